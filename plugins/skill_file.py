@@ -1,0 +1,449 @@
+"""Read, validate and write SKILL.md files (the Agent Skills open format).
+
+A SKILL.md is YAML frontmatter between two ``---`` lines followed by a markdown body.
+
+Two levels of strictness, because the format has two audiences:
+
+* **Loading** (:func:`parse_skill_text`, :func:`read_skill_file`) follows the client guide's
+  lenient parsing: a skill written for another client should still load. Only files that cannot
+  be understood at all are refused — too large, binary, not UTF-8, no frontmatter, unparseable or
+  hostile YAML, no description. Everything else is reported as a *warning* and the skill loads.
+  Contract: the returned document is ``None`` exactly when there is at least one ``error``
+  finding.
+* **Validating** (:func:`validate_skill`, :func:`validate_name`) applies the spec as written and
+  reports violations as *errors*; that is what ``skillbank skills validate`` and skill authoring
+  use.
+
+Files are untrusted input (they come from git clones and models), so parsing is bounded: file
+size, frontmatter size, YAML alias count, node count and nesting depth are all capped before a
+Python object is ever built.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+from collections import Counter
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+
+from skillbank.records import Finding
+
+__all__ = [
+    "MAX_SKILL_BYTES",
+    "MAX_FRONTMATTER_CHARS",
+    "KNOWN_KEYS",
+    "SkillFileError",
+    "SkillDocument",
+    "parse_skill_text",
+    "read_skill_file",
+    "validate_skill",
+    "validate_name",
+    "render_skill",
+    "load_or_raise",
+]
+
+#: Largest SKILL.md we read. Skills are prompts; a bigger file is a mistake or an attack.
+MAX_SKILL_BYTES = 1 << 20
+#: Largest frontmatter block (characters). Real frontmatter is a few hundred bytes.
+MAX_FRONTMATTER_CHARS = 64 * 1024
+#: YAML bomb guards (billion laughs, deep nesting, self-referencing anchors).
+MAX_ALIASES = 100
+MAX_NODES = 10_000
+MAX_DEPTH = 20
+
+MAX_NAME = 64
+MAX_DESCRIPTION = 1024
+MAX_COMPATIBILITY = 500
+KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+
+# libyaml's parser is ~10x faster; fall back to pure Python where it is not compiled in.
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+_OPEN = re.compile(r"\A(?:[ \t]*\r?\n)*?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
+_NAME_CHARS = re.compile(r"[a-z0-9-]+")
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+# A top-level `key: value` line whose plain value may hold a colon (repair candidates).
+_PLAIN_LINE = re.compile(r"([A-Za-z0-9_][\w.-]*[ \t]*:[ \t]+)(.*)")
+_NOT_PLAIN = tuple("'\"|>[{&*!#%@`")
+
+Severity = Literal["error", "warning"]
+
+
+class SkillFileError(ValueError):
+    """A SKILL.md that cannot be loaded at all; ``findings`` says why."""
+
+    def __init__(self, message: str, findings: list[Finding]):
+        super().__init__(message)
+        self.findings = findings
+
+
+@dataclass
+class SkillDocument:
+    """A parsed SKILL.md: the frontmatter mapping verbatim (file order, unknown keys kept) and body.
+
+    ``fallback_name`` is the skill folder's name; it stands in for a missing ``name`` so that a
+    lenient load still yields a usable skill, and it is what ``name`` must match.
+    """
+
+    frontmatter: dict[str, Any]
+    body: str
+    fallback_name: str | None = None
+
+    @property
+    def name(self) -> str:
+        value = self.frontmatter.get("name")
+        if value is None or value == "":
+            return self.fallback_name or ""
+        return str(value)
+
+    @property
+    def description(self) -> str:
+        value = self.frontmatter.get("description")
+        return "" if value is None else str(value)
+
+
+def _finding(severity: Severity, code: str, message: str, path: str | None) -> Finding:
+    return Finding(severity=severity, code=code, message=message, path=path)
+
+
+# --------------------------------------------------------------------------------------- parsing
+
+
+class _TooComplex(Exception):
+    """Frontmatter that would be too expensive to build (a YAML bomb or absurd nesting)."""
+
+
+def _check_graph(root: yaml.Node) -> list[str]:
+    """Walk the composed node graph as it would be expanded and refuse bombs.
+
+    The composer shares one node object for an anchor and all its aliases, so a billion-laughs
+    document is small here; counting nodes *as expanded* (with early exit) catches it before the
+    constructor would build the exponential object. Returns duplicate top-level keys.
+    """
+    seen: set[int] = set()
+    aliases = 0
+    nodes = 0
+    stack: list[tuple[yaml.Node, int]] = [(root, 1)]
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if id(node) in seen:  # the composer shares one node per anchor: this is an alias use
+            aliases += 1
+        seen.add(id(node))
+        if depth > MAX_DEPTH:
+            raise _TooComplex(f"nesting deeper than {MAX_DEPTH}")
+        if nodes > MAX_NODES:
+            raise _TooComplex(f"more than {MAX_NODES} nodes once aliases are expanded")
+        if aliases > MAX_ALIASES:
+            raise _TooComplex(f"more than {MAX_ALIASES} aliases")
+        if isinstance(node, yaml.SequenceNode):
+            stack.extend((child, depth + 1) for child in node.value)
+        elif isinstance(node, yaml.MappingNode):
+            for key, value in node.value:
+                stack.append((key, depth + 1))
+                stack.append((value, depth + 1))
+    if not isinstance(root, yaml.MappingNode):
+        return []
+    counts = Counter(k.value for k, _ in root.value if isinstance(k, yaml.ScalarNode))
+    return [k for k, n in counts.items() if n > 1]
+
+
+def _load_yaml(text: str) -> tuple[Any, list[str]]:
+    """``safe_load`` with the bomb guards; returns (data, duplicate top-level keys)."""
+    loader = _Loader(text)
+    try:
+        node = loader.get_single_node()
+        if node is None:
+            return None, []
+        duplicates = _check_graph(node)
+        try:
+            return loader.construct_document(node), duplicates
+        except yaml.YAMLError:
+            raise
+        except Exception as exc:  # e.g. `date: 2024-13-45` raises ValueError in the constructor
+            raise yaml.constructor.ConstructorError(None, None, f"cannot build value ({exc})") from exc
+    finally:
+        loader.dispose()
+
+
+def _repair_colons(text: str) -> str:
+    """Quote top-level plain values that contain a colon (``description: Use when: X``).
+
+    Such lines are invalid YAML but common in hand-written skills, and lenient clients accept
+    them. Only single-line plain values are touched, and only after a strict parse has failed,
+    so no valid file ever changes meaning.
+    """
+    out = []
+    for line in text.split("\n"):
+        m = _PLAIN_LINE.fullmatch(line)
+        if m:
+            value = m.group(2).rstrip()  # also drops a CRLF's '\r'
+            if ":" in value and not value.startswith(_NOT_PLAIN):
+                line = m.group(1) + "'" + value.replace("'", "''") + "'"
+        out.append(line)
+    return "\n".join(out)
+
+
+def _yaml_problem(exc: yaml.YAMLError, line_offset: int) -> str:
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f" (line {mark.line + 1 + line_offset})" if mark is not None else ""
+    return f"{problem}{where}"
+
+
+def parse_skill_text(
+    text: str, *, path: str | None = None, folder_name: str | None = None
+) -> tuple[SkillDocument | None, list[Finding]]:
+    """Leniently parse SKILL.md text. Returns ``(doc, findings)``; ``doc`` is None iff any error.
+
+    Load errors: no frontmatter, frontmatter too large / too complex, unparseable YAML, a
+    frontmatter that is not a mapping, missing or empty description. Every spec violation that
+    :func:`validate_skill` would report as an error is downgraded to a warning here, because the
+    client guide says to load such skills and tell the user. ``folder_name`` becomes the
+    document's ``fallback_name`` (used when ``name`` is missing, and checked against ``name``).
+    """
+    label = path or "SKILL.md"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    opening = _OPEN.match(text)
+    if not opening:
+        return None, [_finding("error", "no-frontmatter",
+                               f"{label} does not start with a '---' frontmatter line", path)]
+    findings: list[Finding] = []
+    if not text.startswith("---"):
+        findings.append(_finding("warning", "leading-blank-lines",
+                                 "blank lines before the opening '---'", path))
+    start = opening.end()
+    closing = _CLOSE.search(text, start)
+    if not closing:
+        return None, [_finding("error", "no-frontmatter",
+                               f"{label}: frontmatter opened with '---' is never closed", path)]
+    raw = text[start:closing.start()]
+    end = closing.end()
+    body = text[end + 1:] if text.startswith("\n", end) else text[end:]
+    if len(raw) > MAX_FRONTMATTER_CHARS:
+        return None, [_finding("error", "frontmatter-too-large",
+                               f"{label}: frontmatter exceeds {MAX_FRONTMATTER_CHARS} characters",
+                               path)]
+
+    line_offset = text.count("\n", 0, start)
+    try:
+        try:
+            data, duplicates = _load_yaml(raw)
+        except yaml.YAMLError as first:
+            repaired = _repair_colons(raw)
+            if repaired == raw:
+                raise
+            try:
+                data, duplicates = _load_yaml(repaired)
+            except yaml.YAMLError:
+                raise first from None
+            findings.append(_finding("warning", "yaml-repaired",
+                                     "frontmatter values containing ':' were quoted to parse it",
+                                     path))
+    except (_TooComplex, RecursionError) as exc:
+        reason = str(exc) if isinstance(exc, _TooComplex) else "nesting too deep"
+        return None, [_finding("error", "yaml-too-complex",
+                               f"{label}: frontmatter refused: {reason}", path)]
+    except yaml.YAMLError as exc:
+        if "nesting depth" in str(exc):  # libyaml's own flow-nesting guard fired
+            return None, [_finding("error", "yaml-too-complex",
+                                   f"{label}: frontmatter refused: nesting too deep", path)]
+        return None, [_finding("error", "yaml", f"invalid YAML frontmatter in {label}: "
+                               f"{_yaml_problem(exc, line_offset)}", path)]
+
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return None, [_finding("error", "frontmatter-type",
+                               f"{label}: frontmatter must be a mapping, got "
+                               f"{type(data).__name__}", path)]
+    for key in duplicates:
+        findings.append(_finding("warning", "duplicate-key",
+                                 f"key {key!r} appears more than once; the last value wins", path))
+    description = data.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        return None, [*findings, _finding("error", "missing-description",
+                                          f"{label}: 'description' is missing or empty; the "
+                                          "skill cannot be offered to a model without it", path)]
+
+    doc = SkillDocument(frontmatter=data, body=body, fallback_name=folder_name)
+    for f in validate_skill(doc, folder_name=folder_name, path=path):
+        findings.append(f.model_copy(update={"severity": "warning"}) if f.severity == "error" else f)
+    return doc, findings
+
+
+def read_skill_file(path: str | os.PathLike[str]) -> tuple[SkillDocument | None, list[Finding]]:
+    """Read and leniently parse a SKILL.md; never raises for bad content or an unreadable path.
+
+    Size is checked before reading (at most ``MAX_SKILL_BYTES + 1`` bytes are ever read), and
+    only regular files are opened, so a FIFO or device cannot block or flood the loader.
+    """
+    p = Path(path)
+    where = str(p)
+    try:
+        st = p.stat()
+        if not stat.S_ISREG(st.st_mode):
+            return None, [_finding("error", "unreadable", f"{where} is not a regular file", where)]
+        if st.st_size > MAX_SKILL_BYTES:
+            return None, [_too_large(where)]
+        with open(p, "rb") as fh:
+            data = fh.read(MAX_SKILL_BYTES + 1)
+    except OSError as exc:
+        return None, [_finding("error", "unreadable", f"cannot read {where}: {exc.strerror or exc}",
+                               where)]
+    if len(data) > MAX_SKILL_BYTES:  # grew between stat and read
+        return None, [_too_large(where)]
+    if b"\x00" in data:
+        return None, [_finding("error", "binary", f"{where} contains NUL bytes; not a text file",
+                               where)]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return None, [_finding("error", "encoding",
+                               f"{where} is not valid UTF-8 (byte {exc.start})", where)]
+    return parse_skill_text(text, path=where, folder_name=p.absolute().parent.name or None)
+
+
+def _too_large(where: str) -> Finding:
+    return _finding("error", "too-large", f"{where} is larger than {MAX_SKILL_BYTES} bytes", where)
+
+
+def load_or_raise(path: str | os.PathLike[str]) -> tuple[SkillDocument, list[Finding]]:
+    """Like :func:`read_skill_file` but raise :class:`SkillFileError` when nothing loads."""
+    doc, findings = read_skill_file(path)
+    if doc is None:
+        errors = [f for f in findings if f.severity == "error"] or findings
+        raise SkillFileError("; ".join(str(f) for f in errors), findings)
+    return doc, findings
+
+
+# ------------------------------------------------------------------------------------ validation
+
+
+def validate_name(name: str) -> list[Finding]:
+    """The spec's rules for a skill name, as errors (checked before a skill is created)."""
+    if not isinstance(name, str):
+        return [_finding("error", "name-type", f"name must be a string, got {type(name).__name__}",
+                         None)]
+    out: list[Finding] = []
+    if not 1 <= len(name) <= MAX_NAME:
+        out.append(_finding("error", "name-length",
+                            f"name must be 1-{MAX_NAME} characters, got {len(name)}", None))
+    if name and not _NAME_CHARS.fullmatch(name):
+        out.append(_finding("error", "name-chars",
+                            f"name {name[:80]!r} may only contain a-z, 0-9 and '-'", None))
+    if name.startswith("-") or name.endswith("-") or "--" in name:
+        out.append(_finding("error", "name-hyphen",
+                            f"name {name[:80]!r} must not start or end with '-' or contain '--'",
+                            None))
+    return out
+
+
+def validate_skill(
+    doc: SkillDocument, *, folder_name: str | None = None, path: str | None = None
+) -> list[Finding]:
+    """Strict spec check of a parsed skill: violations are errors, unknown keys are warnings.
+
+    ``folder_name`` defaults to ``doc.fallback_name``; the name is only compared to the folder
+    when one of them is known.
+    """
+    fm = doc.frontmatter
+    folder = folder_name if folder_name is not None else doc.fallback_name
+    out: list[Finding] = []
+
+    def err(code: str, message: str) -> None:
+        out.append(_finding("error", code, message, path))
+
+    name = fm.get("name")
+    if name is None or name == "":
+        fallback = f"; using folder name {folder!r}" if folder else ""
+        err("missing-name", f"'name' is missing{fallback}")
+    elif not isinstance(name, str):
+        err("name-type", f"'name' must be a string, got {type(name).__name__}")
+    else:
+        out.extend(f.model_copy(update={"path": path}) for f in validate_name(name))
+        if folder is not None and name != folder:
+            err("name-mismatch", f"name {name!r} does not match its folder {folder!r}")
+
+    description = fm.get("description")
+    if description is None or (isinstance(description, str) and not description.strip()):
+        err("missing-description", "'description' is missing or empty")
+    elif not isinstance(description, str):
+        err("description-type", f"'description' must be a string, got {type(description).__name__}")
+    else:
+        if len(description) > MAX_DESCRIPTION:
+            err("description-length",
+                f"description must be at most {MAX_DESCRIPTION} characters, got {len(description)}")
+        if _CONTROL.search(description):
+            err("description-control", "description contains control characters")
+
+    if "license" in fm and not isinstance(fm["license"], str):
+        err("license-type", f"'license' must be a string, got {type(fm['license']).__name__}")
+
+    if "compatibility" in fm:
+        compat = fm["compatibility"]
+        if not isinstance(compat, str):
+            err("compatibility-type",
+                f"'compatibility' must be a string, got {type(compat).__name__}")
+        elif not 1 <= len(compat) <= MAX_COMPATIBILITY:
+            err("compatibility-length",
+                f"compatibility must be 1-{MAX_COMPATIBILITY} characters, got {len(compat)}")
+
+    if "metadata" in fm:
+        meta = fm["metadata"]
+        if not isinstance(meta, dict):
+            err("metadata-type", f"'metadata' must be a mapping, got {type(meta).__name__}")
+        else:
+            bad = [k for k, v in meta.items() if not isinstance(k, str) or not isinstance(v, str)]
+            if bad:
+                err("metadata-type", "'metadata' must map strings to strings; not so for "
+                    + ", ".join(repr(k) for k in bad[:5]))
+
+    if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
+        err("allowed-tools-type", "'allowed-tools' must be a space-separated string, got "
+            f"{type(fm['allowed-tools']).__name__}")
+
+    for key in fm:
+        if key not in KNOWN_KEYS:
+            out.append(_finding("warning", "unknown-key",
+                                f"unknown frontmatter key {key!r} (kept, but not in the spec)",
+                                path))
+    return out
+
+
+# ------------------------------------------------------------------------------------- rendering
+
+
+class _Dumper(yaml.SafeDumper):
+    """SafeDumper that double-quotes strings holding Unicode line breaks (NEL, LS, PS).
+
+    PyYAML otherwise writes them raw inside single quotes, where YAML folds them into spaces,
+    so the value would not survive a round trip; in double quotes they are escaped instead.
+    """
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render_skill(doc: SkillDocument) -> str:
+    """Serialise back to SKILL.md text; ``parse_skill_text`` of the result gives the same doc.
+
+    Always the pure-Python dumper so that output is byte-identical whether or not libyaml is
+    installed (rendering is rare; parsing is the hot path). Keys keep their order; width is
+    unbounded so long descriptions are not folded across lines.
+    """
+    dumped = yaml.dump(doc.frontmatter, Dumper=_Dumper, sort_keys=False,
+                       allow_unicode=True, default_flow_style=False, width=10**9)
+    return f"---\n{dumped}---\n{doc.body}"

@@ -1,0 +1,536 @@
+"""The skill library: SKILL.md folders on disk, indexed in Chroma, routed by hybrid search.
+
+Files are the truth. The library scans its roots (the bank's writable `<root>/skills` first,
+then read-only roots such as `.claude/skills`), keeps the index equal to what is on disk by
+content hash, and discloses a skill in three steps: catalog (name + description), body, then
+one resource at a time.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from skillbank.errors import (
+    AlreadyExistsError,
+    InvalidInputError,
+    NotFoundError,
+    ReadOnlyError,
+)
+from skillbank.fsutil import atomic_write, check_slug, safe_join
+from skillbank.index import HybridIndex, IndexItem
+from skillbank.plugins.skill_file import (
+    MAX_SKILL_BYTES,
+    SkillDocument,
+    read_skill_file,
+    render_skill,
+    validate_name,
+    validate_skill,
+)
+from skillbank.records import Finding, Hit, Resource, Skill, SyncReport
+from skillbank.tokens import count_tokens
+from skillbank.usage import UsageLog
+
+log = logging.getLogger("skillbank.skills")
+
+SKILL_FILE = "SKILL.md"
+MAX_RESOURCE_BYTES = 1 << 20
+MAX_RESOURCES = 500
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
+_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
+MAX_SECTIONS = 8
+SECTION_CHARS = 600
+
+
+@dataclass
+class CatalogEntry:
+    name: str
+    description: str
+    path: str
+
+
+@dataclass
+class Catalog:
+    """The first step of progressive disclosure: what skills exist, within a token budget."""
+
+    entries: list[CatalogEntry] = field(default_factory=list)
+    omitted: int = 0
+    tokens: int = 0
+
+    @property
+    def text(self) -> str:
+        return "\n".join(catalog_line(e) for e in self.entries)
+
+
+def catalog_line(entry: CatalogEntry) -> str:
+    return f"- **{entry.name}**: {entry.description}"
+
+
+@dataclass
+class _Found:
+    """One SKILL.md seen by a scan."""
+
+    path: Path
+    root: Path
+    writable: bool
+    digest: str
+    data: bytes | None = None
+
+
+def _humanise(name: str) -> str:
+    return name.replace("-", " ").replace("_", " ")
+
+
+def skill_sections(body: str) -> list[tuple[str, str]]:
+    """Split a body at its headings: (heading, text) pairs, the preamble under ''."""
+    sections: list[tuple[str, str]] = []
+    last_title, last_start = "", 0
+    for match in _HEADING.finditer(body):
+        sections.append((last_title, body[last_start : match.start()].strip()))
+        last_title, last_start = match.group(2).strip(), match.end()
+    sections.append((last_title, body[last_start:].strip()))
+    return [(t, s) for t, s in sections if t or s]
+
+
+def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
+                   writable: bool) -> IndexItem:
+    """What a skill is found by.
+
+    Dense: the name and description (what the author says the skill is for) carry the most
+    weight, so they are the first text; each body section, prefixed by the skill's name and
+    description's opening, is another, so a task that matches one part of a long skill finds it.
+    Keyword: name and description repeated to weigh as fields, then headings and body.
+    """
+    description = doc.description.strip()
+    title = _humanise(name)
+    sections = skill_sections(doc.body)
+    headings = [t for t, _ in sections if t]
+    texts = [f"{title}: {description}"]
+    for heading, text in sections[:MAX_SECTIONS]:
+        snippet = " ".join(text.split())[:SECTION_CHARS]
+        if snippet or heading:
+            texts.append(f"{title} — {heading}: {snippet}" if heading else f"{title}: {snippet}")
+    keyword_text = "\n".join(
+        [title, title, title, description, description, " ".join(headings), doc.body[:20_000]]
+    )
+    metadata = {
+        "name": name,
+        "description": description[:1024],
+        "path": str(path),
+        "root": str(root),
+        "hash": digest,
+        "writable": writable,
+    }
+    return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
+
+
+class SkillLibrary:
+    """Skills across several roots, with one writable root; search, disclosure and authoring."""
+
+    def __init__(
+        self,
+        writable_root: Path,
+        read_only_roots: list[Path],
+        index: HybridIndex,
+        usage: UsageLog,
+        *,
+        write_lock: Any = None,
+        min_score: float = 0.30,
+        min_keyword: float = 0.25,
+        max_depth: int = 6,
+        max_dirs: int = 20_000,
+    ) -> None:
+        self.writable_root = writable_root
+        self.read_only_roots = [r for r in read_only_roots if r.resolve() != writable_root.resolve()]
+        self.index = index
+        self.usage = usage
+        self.write_lock = write_lock or threading.RLock()
+        self.min_score = min_score
+        self.min_keyword = min_keyword
+        self.max_depth = max_depth
+        self.max_dirs = max_dirs
+        self._sync_lock = threading.RLock()
+        writable_root.mkdir(parents=True, exist_ok=True)
+
+    # Roots and scanning ------------------------------------------------------------------------
+    @property
+    def roots(self) -> list[tuple[Path, bool]]:
+        """Every root in precedence order, with whether skillbank may write there."""
+        return [(self.writable_root, True)] + [(r, False) for r in self.read_only_roots]
+
+    def _walk(self, root: Path) -> Iterator[Path]:
+        """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops."""
+        if not root.is_dir():
+            return
+        seen: set[str] = set()
+        budget = [self.max_dirs]
+
+        def visit(folder: Path, depth: int) -> Iterator[Path]:
+            real = os.path.realpath(folder)
+            if real in seen or budget[0] <= 0:
+                return
+            seen.add(real)
+            budget[0] -= 1
+            try:
+                entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            except OSError:
+                return
+            if any(e.name == SKILL_FILE and e.is_file() for e in entries):
+                yield Path(folder) / SKILL_FILE
+                return  # a skill's own subfolders are its resources, not more skills
+            if depth >= self.max_depth:
+                return
+            for entry in entries:
+                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
+                    continue
+                if entry.is_dir():
+                    yield from visit(Path(entry.path), depth + 1)
+
+        yield from visit(root, 0)
+
+    def _scan(self) -> tuple[list[_Found], list[Finding]]:
+        found: list[_Found] = []
+        findings: list[Finding] = []
+        for root, writable in self.roots:
+            for path in self._walk(root):
+                try:
+                    size = path.stat().st_size
+                    if size > MAX_SKILL_BYTES:
+                        findings.append(Finding(severity="error", code="too-large", path=str(path),
+                                                message=f"{size} bytes; a SKILL.md may be at most {MAX_SKILL_BYTES}"))
+                        continue
+                    data = path.read_bytes()
+                except OSError as exc:
+                    findings.append(Finding(severity="error", code="unreadable", message=str(exc), path=str(path)))
+                    continue
+                digest = hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+                found.append(_Found(path, root, writable, digest, data))
+        return found, findings
+
+    # Sync --------------------------------------------------------------------------------------
+    def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
+        """Make the index equal to the files: embed only what is new or changed."""
+        started = time.perf_counter()
+        with self._sync_lock:
+            report = SyncReport()
+            found, report.findings = self._scan()
+            indexed = {meta.get("path"): (item_id, meta.get("hash"))
+                       for item_id in self.index.ids()
+                       if (meta := self.index.metadata(item_id)) is not None}
+            winners: dict[str, _Found] = {}
+            pending: list[tuple[_Found, str, SkillDocument | None]] = []
+            for entry in found:
+                known = indexed.get(str(entry.path))
+                if known and known[1] == entry.digest:
+                    name, doc = known[0], None  # unchanged: no parse, no embedding
+                else:
+                    doc, file_findings = _parse_bytes(entry)
+                    report.findings.extend(file_findings)
+                    if doc is None:
+                        report.skipped.append(str(entry.path))
+                        continue
+                    name = doc.name
+                if name in winners:
+                    report.findings.append(Finding(
+                        severity="warning", code="shadowed", path=str(entry.path),
+                        message=f"skill {name!r} is also at {winners[name].path}, which wins"))
+                    continue
+                winners[name] = entry
+                pending.append((entry, name, doc))
+            current = self.index.hashes()
+            items = []
+            for entry, name, doc in pending:
+                if current.get(name) == entry.digest:
+                    report.unchanged += 1
+                    continue
+                if doc is None:  # known hash under another name: re-read
+                    doc, _ = _parse_bytes(entry)
+                    if doc is None:
+                        continue
+                (report.changed if name in current else report.added).append(name)
+                items.append(index_item_for(doc, name, entry.path, entry.root, entry.digest,
+                                            entry.writable))
+            removed = [name for name in current if name not in winners]
+            batch = 64
+            for start in range(0, len(items), batch):
+                report.embedded += self.index.upsert(items[start : start + batch])
+                if progress:
+                    progress(min(start + batch, len(items)), len(items))
+            if removed:
+                self.index.delete(removed)
+                report.removed = sorted(removed)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def watch(self, stop_event: threading.Event | None = None,
+              on_sync: Callable[[SyncReport], None] | None = None) -> None:
+        """Block, re-syncing whenever a file under a root changes (until `stop_event` is set)."""
+        from watchfiles import watch
+
+        roots = [str(r) for r, _ in self.roots if r.is_dir()]
+        if not roots:
+            return
+        for _changes in watch(*roots, stop_event=stop_event, debounce=300, step=50,
+                              rust_timeout=500, yield_on_timeout=False):
+            report = self.sync()
+            if on_sync and report.changed_anything:
+                on_sync(report)
+
+    def start_watching(self, on_sync: Callable[[SyncReport], None] | None = None
+                       ) -> tuple[threading.Thread, threading.Event]:
+        """Watch in a daemon thread; set the returned event to stop."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self.watch, args=(stop, on_sync), daemon=True,
+                                  name="skillbank-watch")
+        thread.start()
+        return thread, stop
+
+    # Reading -----------------------------------------------------------------------------------
+    def names(self) -> list[str]:
+        return sorted(self.index.ids())
+
+    def list(self) -> list[Skill]:
+        """Every indexed skill as a catalog-level record (no body)."""
+        return [self._summary(name) for name in self.names()]
+
+    def _summary(self, name: str) -> Skill:
+        meta = self.index.metadata(name)
+        if meta is None:
+            raise NotFoundError(f"no skill named {name!r}; list skills with `skillbank skills list`")
+        return Skill(name=name, description=str(meta.get("description", "")),
+                     path=str(meta.get("path", "")), root=str(meta.get("root", "")),
+                     writable=bool(meta.get("writable")), content_hash=str(meta.get("hash", "")),
+                     usage=self.usage.get(name))
+
+    def __contains__(self, name: str) -> bool:
+        return self.index.metadata(name) is not None
+
+    def load(self, name: str) -> Skill:
+        """Step two of disclosure: the whole skill, body and the list of its resources."""
+        summary = self._summary(name)
+        path = Path(summary.path)
+        doc, findings = read_skill_file(path)
+        if doc is None:
+            raise InvalidInputError(
+                f"skill {name!r} at {path} can no longer be loaded: "
+                + "; ".join(f.message for f in findings if f.severity == "error"), findings)
+        return summary.model_copy(update={
+            "description": doc.description, "body": doc.body,
+            "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
+
+    def read_resource(self, name: str, relative: str) -> str:
+        """Step three: one file of the skill, as text. Binary or huge files are refused."""
+        folder = Path(self._summary(name).path).parent
+        path = safe_join(folder, relative)
+        if not path.is_file():
+            raise NotFoundError(f"skill {name!r} has no file {relative!r}")
+        size = path.stat().st_size
+        if size > MAX_RESOURCE_BYTES:
+            raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "
+                                    f"{MAX_RESOURCE_BYTES} bytes are not returned")
+        data = path.read_bytes()
+        if b"\0" in data:
+            raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
+        try:
+            return data.decode("utf-8")
+        except UnicodeDecodeError:
+            raise InvalidInputError(f"{relative!r} is not UTF-8 text") from None
+
+    # Search and catalog ------------------------------------------------------------------------
+    def search(self, task: str, k: int = 5, *, min_score: float | None = None) -> list[Hit[Skill]]:
+        """Skills for a task, best first; empty when nothing matches well enough.
+
+        A hit must have real evidence: a dense similarity of at least `min_score`, or BM25
+        matching at least `min_keyword` of what the query could match. Ranks are then fused
+        and nudged by how often the skill helped.
+        """
+        floor = self.min_score if min_score is None else min_score
+        raw = self.index.search(task, k=0, candidates=max(50, k * 4))
+        hits: list[Hit[Skill]] = []
+        for hit in raw:
+            dense_ok = hit.dense is not None and hit.dense >= floor
+            keyword_ok = hit.keyword is not None and hit.keyword >= self.min_keyword
+            if not (dense_ok or keyword_ok):
+                continue
+            score = hit.score + self.usage.prior(hit.id)
+            hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
+                                   record=self._summary(hit.id)))
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:k]
+
+    def catalog(self, budget_tokens: int | None = None, task: str | None = None) -> Catalog:
+        """Names and descriptions, best first (by relevance to `task`, else by use), in budget."""
+        if task:
+            ordered = [h.name for h in self.search(task, k=len(self.names()) or 1)]
+            ordered += [n for n in self.names() if n not in set(ordered)]
+        else:
+            counts = self.usage.all()
+            ordered = sorted(self.names(), key=lambda n: (-(counts[n].uses if n in counts else 0), n))
+        catalog = Catalog()
+        for name in ordered:
+            summary = self._summary(name)
+            entry = CatalogEntry(name, summary.description, summary.path)
+            cost = count_tokens(catalog_line(entry) + "\n")
+            if budget_tokens is not None and catalog.tokens + cost > budget_tokens:
+                catalog.omitted += 1
+                continue
+            catalog.entries.append(entry)
+            catalog.tokens += cost
+        return catalog
+
+    def record_use(self, name: str, success: bool | None = None) -> None:
+        """Count that a skill was used, and whether it worked; it feeds ranking."""
+        self._summary(name)
+        self.usage.record(name, ok=success)
+
+    # Authoring ---------------------------------------------------------------------------------
+    def _writable_dir(self, name: str) -> Path:
+        check_slug(name, "skill name")
+        errors = [f for f in validate_name(name) if f.severity == "error"]
+        if errors:
+            raise InvalidInputError("; ".join(f.message for f in errors), errors)
+        return safe_join(self.writable_root, name)
+
+    def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None
+               ) -> Path:
+        findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
+        if findings:
+            raise InvalidInputError(
+                "skill is not valid: " + "; ".join(f.message for f in findings), findings)
+        text = render_skill(doc)
+        if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
+            raise InvalidInputError(f"SKILL.md would exceed {MAX_SKILL_BYTES} bytes")
+        targets = []
+        for relative, content in (resources or {}).items():
+            if relative == SKILL_FILE:
+                raise InvalidInputError("pass the SKILL.md content as description and body")
+            target = safe_join(folder, relative) if folder.exists() else None
+            if target is None:
+                folder.mkdir(parents=True, exist_ok=True)
+                target = safe_join(folder, relative)
+            size = len(content.encode("utf-8") if isinstance(content, str) else content)
+            if size > MAX_RESOURCE_BYTES:
+                raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
+            targets.append((target, content))
+        for target, content in targets:
+            atomic_write(target, content)
+        path = folder / SKILL_FILE
+        atomic_write(path, text)
+        return path
+
+    def _index_one(self, path: Path) -> None:
+        data = path.read_bytes()
+        digest = hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+        doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
+        if doc is not None:
+            self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
+
+    def create(self, name: str, description: str, body: str = "", *,
+               frontmatter: dict[str, Any] | None = None,
+               resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Write a new skill into the writable root (validated, atomic) and index it."""
+        folder = self._writable_dir(name)
+        with self.write_lock:
+            if name in self or (folder / SKILL_FILE).exists():
+                raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
+            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
+            doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
+                                body=_normalise_body(body))
+            path = self._write(folder, doc, resources)
+            self._index_one(path)
+        return self.load(name)
+
+    def update(self, name: str, *, description: str | None = None, body: str | None = None,
+               frontmatter: dict[str, Any] | None = None,
+               resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Change a skill in the writable root; unknown frontmatter keys are kept."""
+        current = self.load(name)
+        if not current.writable:
+            raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
+                                "copy it into the bank's own library to change it")
+        folder = Path(current.path).parent
+        with self.write_lock:
+            merged = dict(current.frontmatter)
+            merged.update({k: v for k, v in (frontmatter or {}).items() if k != "name"})
+            if description is not None:
+                merged["description"] = description
+            doc = SkillDocument(frontmatter=merged,
+                                body=current.body if body is None else _normalise_body(body))
+            path = self._write(folder, doc, resources)
+            self._index_one(path)
+        return self.load(name)
+
+    def rename(self, name: str, new_name: str) -> Skill:
+        current = self.load(name)
+        if not current.writable:
+            raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
+        target = self._writable_dir(new_name)
+        with self.write_lock:
+            if new_name in self or target.exists():
+                raise AlreadyExistsError(f"skill {new_name!r} already exists")
+            source = Path(current.path).parent
+            frontmatter = dict(current.frontmatter)
+            frontmatter["name"] = new_name
+            os.replace(source, target)
+            atomic_write(target / SKILL_FILE, render_skill(SkillDocument(frontmatter, current.body)))
+            self.index.delete([name])
+            self._index_one(target / SKILL_FILE)
+        return self.load(new_name)
+
+    def delete(self, name: str) -> Path:
+        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
+        current = self._summary(name)
+        if not current.writable:
+            raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
+        folder = Path(current.path).parent
+        trash = self.writable_root.parent / ".trash" / f"{name}-{int(time.time() * 1000)}"
+        with self.write_lock:
+            trash.parent.mkdir(parents=True, exist_ok=True)
+            shutil.move(str(folder), str(trash))
+            self.index.delete([name])
+        return trash
+
+
+def _normalise_body(body: str) -> str:
+    body = body.replace("\r\n", "\n")
+    return body if body.endswith("\n") or not body else body + "\n"
+
+
+def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:
+    """Parse scanned bytes through the file module (its size, binary and YAML rules apply)."""
+    return read_skill_file(entry.path)
+
+
+def list_resources(folder: Path) -> list[Resource]:
+    """Files beside a SKILL.md (recursively), with sizes and sha256, skipping hidden ones."""
+    resources: list[Resource] = []
+    folder_real = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        for filename in sorted(filenames):
+            if filename.startswith(".") or (Path(dirpath) == folder and filename == SKILL_FILE):
+                continue
+            path = Path(dirpath) / filename
+            try:
+                real = path.resolve()
+                if folder_real not in real.parents:
+                    continue  # a symlink pointing out of the skill is not its resource
+                digest = hashlib.sha256()
+                with path.open("rb") as handle:
+                    for block in iter(lambda: handle.read(1 << 16), b""):
+                        digest.update(block)
+                resources.append(Resource(path=path.relative_to(folder).as_posix(),
+                                          size=path.stat().st_size, sha256=digest.hexdigest()))
+            except OSError:
+                continue
+            if len(resources) >= MAX_RESOURCES:
+                return resources
+    return resources

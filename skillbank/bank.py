@@ -1,0 +1,285 @@
+"""The facade: `Skillbank` opens a memory root and owns its three memories.
+
+Every face (CLI, MCP server, LangChain and LlamaIndex adapters) talks to this class and the
+records, never to a memory's internals, so behaviour is the same wherever an agent plugs in.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from skillbank.settings import Settings, load_settings
+
+if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
+    from skillbank.context import MemoryContext
+    from skillbank.distill import Distiller
+    from skillbank.plugins.experience_memory import ExperienceMemory
+    from skillbank.plugins.guideline_memory import GuidelineMemory
+    from skillbank.plugins.skill_library import SkillLibrary
+
+log = logging.getLogger("skillbank")
+
+COLLECTIONS = {"skills": "skills", "experiences": "experiences", "guidelines": "guidelines"}
+
+
+def bundled_skills_dir() -> Path | None:
+    """The skills that ship with skillbank, found the same way in a wheel and an editable install.
+
+    A built wheel carries them as the `skillbank.skills` package; an editable install maps that
+    package to the repository's `skills/` folder, which `importlib.resources` cannot always see,
+    so the repository layout is the fallback.
+    """
+    candidates: list[Path] = []
+    try:
+        from importlib.resources import files
+
+        candidates.append(Path(str(files("skillbank.skills"))))
+    except (ImportError, ModuleNotFoundError, TypeError):
+        pass
+    candidates.append(Path(__file__).resolve().parent.parent / "skills")
+    for folder in candidates:
+        if folder.is_dir() and any(folder.glob("*/SKILL.md")):
+            return folder
+    return None
+
+
+def _default_embedding(settings: Settings) -> Any:
+    from skillbank.embeddings import MiniLMEmbedding
+
+    return MiniLMEmbedding(model_dir=str(settings.model_dir) if settings.model_dir else None)
+
+
+class Skillbank:
+    """A memory root: skill library, experience memory and guideline memory over one Chroma."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        embedding_function: Any = None,
+        distiller: "Distiller | None" = None,
+        client: Any = None,
+        include_bundled: bool = True,
+        lock_timeout: float = 10.0,
+    ) -> None:
+        from filelock import FileLock, Timeout
+
+        from skillbank.errors import BusyError
+
+        self.settings = settings
+        self.root = settings.root
+        self.root.mkdir(parents=True, exist_ok=True)
+        self._owner_lock = None
+        if client is None and not settings.chroma_url:
+            # Embedded Chroma keeps its vector index in this process's memory: a second process
+            # writing the same folder would never be seen here. One process at a time, then.
+            self._owner_lock = FileLock(str(self.root / ".owner.lock"))
+            try:
+                self._owner_lock.acquire(timeout=lock_timeout)
+            except Timeout:
+                raise BusyError(
+                    f"another skillbank process has {self.root} open with the embedded index; "
+                    "close it, or share the memory through a Chroma server "
+                    "(`chroma run --path DIR` and --chroma-url / SKILLBANK_CHROMA_URL)"
+                ) from None
+        self.write_lock = FileLock(str(self.root / ".write.lock"), timeout=60)
+        self.embedding_function = embedding_function or _default_embedding(settings)
+        self._distiller = distiller
+        self._client = client
+        self._indexes: dict[str, Any] = {}
+        self._memories: dict[str, Any] = {}
+        self._guard = threading.RLock()
+        self._watch: tuple[threading.Thread, threading.Event] | None = None
+        bundled = bundled_skills_dir() if include_bundled else None
+        roots = [Path(r).expanduser() for r in settings.skill_roots]
+        self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
+
+    # Opening ------------------------------------------------------------------------------------
+    @classmethod
+    def open(
+        cls,
+        root: str | os.PathLike | None = None,
+        *,
+        skill_roots: Sequence[str | os.PathLike] | None = None,
+        chroma_url: str | None = None,
+        namespace: str | None = None,
+        model_dir: str | os.PathLike | None = None,
+        embedding_function: Any = None,
+        distiller: "Distiller | None" = None,
+        client: Any = None,
+        include_bundled: bool = True,
+        sync: bool = True,
+        **overrides: Any,
+    ) -> "Skillbank":
+        """Open (creating if missing) a memory root and bring its index up to date with files."""
+        settings = load_settings(
+            root,
+            skill_roots=tuple(skill_roots) if skill_roots is not None else None,
+            chroma_url=chroma_url,
+            namespace=namespace,
+            model_dir=model_dir,
+            **overrides,
+        )
+        bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
+                   client=client, include_bundled=include_bundled)
+        if sync:
+            bank.sync()
+        return bank
+
+    def close(self) -> None:
+        self.stop_watching()
+        if self._owner_lock is not None and self._owner_lock.is_locked:
+            self._owner_lock.release()
+
+    def __enter__(self) -> "Skillbank":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # Kernel parts ---------------------------------------------------------------------------------
+    @property
+    def client(self) -> Any:
+        with self._guard:
+            if self._client is None:
+                from skillbank.index import make_client
+
+                if self.settings.chroma_url:
+                    self._client = make_client(url=self.settings.chroma_url)
+                else:
+                    self._client = make_client(path=str(self.settings.chroma_path))
+            return self._client
+
+    def index(self, kind: str) -> Any:
+        """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""
+        with self._guard:
+            if kind not in self._indexes:
+                from skillbank.index import HybridIndex
+
+                name = f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}"
+                self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function)
+            return self._indexes[kind]
+
+    @property
+    def distiller(self) -> "Distiller":
+        if self._distiller is None:
+            from skillbank.distill import RuleDistiller
+
+            self._distiller = RuleDistiller(
+                same_threshold=self.settings.merge_threshold,
+                related_threshold=self.settings.related_threshold,
+            )
+        return self._distiller
+
+    @distiller.setter
+    def distiller(self, value: "Distiller | None") -> None:
+        self._distiller = value
+
+    def embed(self, texts: list[str]) -> Any:
+        """Embed texts with the bank's embedding function (for similarity checks in memories)."""
+        from skillbank.embeddings import embed_texts
+
+        return embed_texts(self.embedding_function, texts)
+
+    # Memories -----------------------------------------------------------------------------------
+    @property
+    def skills(self) -> "SkillLibrary":
+        with self._guard:
+            if "skills" not in self._memories:
+                from skillbank.plugins.skill_library import SkillLibrary
+                from skillbank.usage import UsageLog
+
+                self._memories["skills"] = SkillLibrary(
+                    self.root / "skills",
+                    self.skill_roots,
+                    self.index("skills"),
+                    UsageLog(self.root / "usage" / "skills.jsonl"),
+                    write_lock=self.write_lock,
+                    min_score=self.settings.min_score,
+                    max_depth=self.settings.max_skill_roots_depth,
+                    max_dirs=self.settings.max_scan_dirs,
+                )
+            return self._memories["skills"]
+
+    @property
+    def experiences(self) -> "ExperienceMemory":
+        with self._guard:
+            if "experiences" not in self._memories:
+                from skillbank.plugins.experience_memory import ExperienceMemory
+                from skillbank.usage import UsageLog
+
+                self._memories["experiences"] = ExperienceMemory(
+                    self.root / "experiences",
+                    self.index("experiences"),
+                    UsageLog(self.root / "usage" / "experiences.jsonl"),
+                    settings=self.settings,
+                    distiller=lambda: self.distiller,
+                    write_lock=self.write_lock,
+                )
+            return self._memories["experiences"]
+
+    @property
+    def guidelines(self) -> "GuidelineMemory":
+        with self._guard:
+            if "guidelines" not in self._memories:
+                from skillbank.plugins.guideline_memory import GuidelineMemory
+
+                self._memories["guidelines"] = GuidelineMemory(
+                    self.root / "guidelines",
+                    self.index("guidelines"),
+                    settings=self.settings,
+                    distiller=lambda: self.distiller,
+                    embed=self.embed,
+                    write_lock=self.write_lock,
+                )
+            return self._memories["guidelines"]
+
+    # Whole-bank operations ------------------------------------------------------------------------
+    def sync(self) -> dict[str, Any]:
+        """Bring every index up to date with the files; repairs what a crash left behind."""
+        return {
+            "skills": self.skills.sync(),
+            "guidelines": self.guidelines.sync(),
+            "experiences": self.experiences.sync(),
+        }
+
+    def reindex(self) -> dict[str, Any]:
+        """Drop every index and rebuild it from the files (the files are the truth)."""
+        for kind in COLLECTIONS:
+            self.index(kind).reset()
+        return self.sync()
+
+    def watch(self) -> None:
+        """Keep the skill index current in a background thread while this process runs."""
+        if self._watch is None:
+            self._watch = self.skills.start_watching()
+
+    def stop_watching(self) -> None:
+        if self._watch is not None:
+            self._watch[1].set()
+            self._watch[0].join(timeout=5)
+            self._watch = None
+
+    def context_for(self, task: str, budget_tokens: int = 1500, *,
+                    namespace: str | None = None, **options: Any) -> "MemoryContext":
+        """What a model should remember for `task`, as one markdown block within a token budget."""
+        from skillbank.context import build_context
+
+        return build_context(self, task, budget_tokens=budget_tokens,
+                             namespace=namespace or self.settings.namespace, **options)
+
+    def stats(self) -> dict[str, Any]:
+        """Counts for dashboards and the MCP `skillbank://stats` resource."""
+        return {
+            "root": str(self.root),
+            "chroma": self.settings.chroma_url or str(self.settings.chroma_path),
+            "skills": self.index("skills").count(),
+            "skill_roots": [str(r) for r, _ in self.skills.roots],
+            "guidelines": self.guidelines.counts(),
+            "experiences": self.index("experiences").count(),
+            "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),
+        }

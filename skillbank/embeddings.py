@@ -1,0 +1,246 @@
+"""Embedding functions, registered with Chroma under skillbank's own names.
+
+`MiniLMEmbedding` runs the same all-MiniLM-L6-v2 ONNX model as Chroma's default, with the same
+vectors, about 10x faster: Chroma's class pads every input to 256 tokens, while mean pooling with
+the attention mask makes padding irrelevant to the result, so we pad only to the longest text of
+a length-sorted batch. One session is built once and reused.
+
+`HashEmbedding` is a tiny deterministic function (feature hashing of words) for fast tests and
+for measuring everything but the model; it is honest about being lexical.
+
+Both are Chroma `EmbeddingFunction`s registered by name, so a collection records which embedding
+made it and reopening it with another one is caught.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
+from chromadb.utils.embedding_functions import register_embedding_function
+
+MODEL_NAME = "all-MiniLM-L6-v2"
+MODEL_FILES = (
+    "model.onnx",
+    "tokenizer.json",
+    "vocab.txt",
+    "config.json",
+    "special_tokens_map.json",
+    "tokenizer_config.json",
+)
+MAX_TOKENS = 256
+_QUERY_CACHE_SIZE = 512
+
+
+def chroma_model_dir() -> Path:
+    """Where Chroma itself keeps (and downloads) the default model."""
+    return Path.home() / ".cache" / "chroma" / "onnx_models" / MODEL_NAME / "onnx"
+
+
+def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
+    """Find the ONNX model folder: the argument, `SKILLBANK_MODEL_DIR`, then Chroma's cache.
+
+    Accepts either the `onnx/` folder itself or its parent. When nothing is found locally,
+    Chroma's own downloader fetches the model into its cache (needs network, as Chroma does).
+    """
+    candidates = [model_dir, os.environ.get("SKILLBANK_MODEL_DIR"), chroma_model_dir()]
+    for candidate in candidates:
+        if not candidate:
+            continue
+        path = Path(candidate).expanduser()
+        for folder in (path, path / "onnx"):
+            if (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file():
+                return folder
+    from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
+
+    ONNXMiniLM_L6_V2()._download_model_if_not_exists()
+    return chroma_model_dir()
+
+
+@register_embedding_function
+class MiniLMEmbedding(EmbeddingFunction[Documents]):
+    """all-MiniLM-L6-v2 through onnxruntime with dynamic padding; vectors equal Chroma's default."""
+
+    def __init__(self, model_dir: str | None = None, batch_size: int = 32, threads: int = 0) -> None:
+        self._model_dir_arg = model_dir
+        self.batch_size = batch_size
+        self.threads = threads
+        self._session: Any = None
+        self._tokenizer: Any = None
+        self._lock = threading.Lock()
+        self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.calls = 0  # how many texts were embedded: lets tests and benchmarks count work
+
+    # Chroma's registry protocol -------------------------------------------------------------
+    @staticmethod
+    def name() -> str:
+        return "skillbank-minilm-l6-v2"
+
+    def get_config(self) -> dict[str, Any]:
+        # The model dir is where to find the weights, not what they are: it is not part of the
+        # config, so a collection opens on any machine with the same model.
+        return {"model": MODEL_NAME, "max_tokens": MAX_TOKENS}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "MiniLMEmbedding":
+        return MiniLMEmbedding()
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine", "l2", "ip"]
+
+    def is_legacy(self) -> bool:
+        return False
+
+    # Model ----------------------------------------------------------------------------------
+    def _load(self) -> None:
+        import onnxruntime as ort
+        from tokenizers import Tokenizer
+
+        folder = resolve_model_dir(self._model_dir_arg)
+        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        tokenizer.enable_truncation(max_length=MAX_TOKENS)
+        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
+        options = ort.SessionOptions()
+        options.log_severity_level = 3
+        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        if self.threads:
+            options.intra_op_num_threads = self.threads
+        self._session = ort.InferenceSession(
+            str(folder / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
+        )
+        self._tokenizer = tokenizer
+
+    def _embed_batch(self, texts: list[str]) -> np.ndarray:
+        encoded = self._tokenizer.encode_batch(texts)
+        ids = np.array([e.ids for e in encoded], dtype=np.int64)
+        mask = np.array([e.attention_mask for e in encoded], dtype=np.int64)
+        feeds = {"input_ids": ids, "attention_mask": mask, "token_type_ids": np.zeros_like(ids)}
+        hidden = self._session.run(None, feeds)[0]
+        weights = mask[..., None].astype(np.float32)
+        pooled = (hidden * weights).sum(axis=1) / np.clip(weights.sum(axis=1), 1e-9, None)
+        norms = np.linalg.norm(pooled, axis=1, keepdims=True)
+        norms[norms == 0] = 1e-12
+        return (pooled / norms).astype(np.float32)
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        """Embed texts as an (n, 384) float32 array, sorting by length so padding stays small."""
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        with self._lock:
+            if self._session is None:
+                self._load()
+            self.calls += len(texts)
+            order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+            out = np.empty((len(texts), 384), dtype=np.float32)
+            for start in range(0, len(order), self.batch_size):
+                chunk = order[start : start + self.batch_size]
+                out[chunk] = self._embed_batch([texts[i] or " " for i in chunk])
+            return out
+
+    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - Chroma requires `input`
+        return list(self.embed(list(input)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        """Embed one query, remembering recent ones (agents ask the same thing repeatedly)."""
+        cached = self._query_cache.get(text)
+        if cached is not None:
+            self._query_cache.move_to_end(text)
+            return cached
+        vector = self.embed([text])[0]
+        self._query_cache[text] = vector
+        if len(self._query_cache) > _QUERY_CACHE_SIZE:
+            self._query_cache.popitem(last=False)
+        return vector
+
+
+_WORD = re.compile(r"[a-z0-9]+")
+
+
+@register_embedding_function
+class HashEmbedding(EmbeddingFunction[Documents]):
+    """Deterministic bag-of-words feature hashing: no model, microseconds per text.
+
+    For unit tests and for benchmarks that want to separate embedding cost from the rest.
+    """
+
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+        self.calls = 0
+
+    @staticmethod
+    def name() -> str:
+        return "skillbank-hash"
+
+    def get_config(self) -> dict[str, Any]:
+        return {"dim": self.dim}
+
+    @staticmethod
+    def build_from_config(config: dict[str, Any]) -> "HashEmbedding":
+        return HashEmbedding(dim=int(config.get("dim", 384)))
+
+    def default_space(self) -> str:  # type: ignore[override]
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:  # type: ignore[override]
+        return ["cosine", "l2", "ip"]
+
+    def is_legacy(self) -> bool:
+        return False
+
+    def _one(self, text: str) -> np.ndarray:
+        vector = np.zeros(self.dim, dtype=np.float32)
+        words = _WORD.findall(text.lower())
+        for token in words + [a + "_" + b for a, b in zip(words, words[1:])]:
+            digest = hashlib.blake2b(token.encode(), digest_size=8).digest()
+            bucket = int.from_bytes(digest[:4], "little") % self.dim
+            vector[bucket] += 1.0 if digest[4] & 1 else -1.0
+        norm = float(np.linalg.norm(vector))
+        return vector / norm if norm else vector
+
+    def embed(self, texts: list[str]) -> np.ndarray:
+        self.calls += len(texts)
+        if not texts:
+            return np.zeros((0, self.dim), dtype=np.float32)
+        return np.stack([self._one(t) for t in texts])
+
+    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002
+        return list(self.embed(list(input)))
+
+    def embed_query(self, text: str) -> np.ndarray:
+        return self.embed([text])[0]
+
+
+def embed_texts(function: Any, texts: list[str]) -> np.ndarray:
+    """Embed with any Chroma embedding function, using our fast path when it has one."""
+    if isinstance(function, (MiniLMEmbedding, HashEmbedding)):
+        return function.embed(texts)
+    if not texts:
+        return np.zeros((0, 0), dtype=np.float32)
+    return np.asarray(function(texts), dtype=np.float32)
+
+
+def embed_query(function: Any, text: str) -> np.ndarray:
+    if isinstance(function, (MiniLMEmbedding, HashEmbedding)):
+        return function.embed_query(text)
+    return np.asarray(function([text])[0], dtype=np.float32)
+
+
+def fingerprint(function: Any) -> str:
+    """Name + config of an embedding function: what a collection records about its vectors."""
+    name = function.name() if hasattr(function, "name") else type(function).__name__
+    try:
+        config = function.get_config()
+    except Exception:  # legacy functions have no config
+        config = {}
+    items = ",".join(f"{k}={config[k]}" for k in sorted(config) if k != "model_dir")
+    return f"{name}({items})"

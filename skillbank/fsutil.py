@@ -1,0 +1,111 @@
+"""Safe file operations: atomic writes, names that cannot leave their folder, a writer lock.
+
+Files are skillbank's source of truth, so every write goes through here: a crash mid-write leaves
+the old file or the new one, never half of either, and no name from a model or a network can
+point outside the memory root.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tempfile
+from pathlib import Path
+
+from skillbank.errors import InvalidInputError
+
+_SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
+
+
+class UnsafePathError(InvalidInputError):
+    """A name or relative path that would escape its root, or is not allowed as a file name."""
+
+
+def check_slug(value: str, what: str = "name") -> str:
+    """Return `value` if it is a safe slug (a-z, 0-9, single hyphens, 1–64 chars), else raise.
+
+    Slugs are the only names that become folders (skills, guideline topics and ids), which rules
+    out `..`, separators of any platform, encoded tricks and reserved device names in one check.
+    """
+    if not isinstance(value, str) or not _SLUG.match(value) or "--" in value:
+        raise UnsafePathError(
+            f"invalid {what} {value!r}: use 1-64 lowercase letters, digits and single hyphens, "
+            "not starting or ending with a hyphen"
+        )
+    return value
+
+
+def slugify(text: str, max_len: int = 48) -> str:
+    """Make a slug from free text (for topics and ids derived from rules)."""
+    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
+    slug = re.sub(r"-{2,}", "-", slug)[:max_len].strip("-")
+    return slug or "general"
+
+
+def safe_join(root: Path, relative: str) -> Path:
+    """Join a user-supplied relative path under `root`, refusing anything that leaves it.
+
+    Refuses absolute paths, drive letters, backslashes, `..` parts, NUL bytes, percent-encoded
+    separators, and symlinks anywhere on the way that resolve outside the root.
+    """
+    if not isinstance(relative, str) or not relative or "\x00" in relative:
+        raise UnsafePathError(f"invalid path {relative!r}")
+    lowered = relative.lower()
+    if "\\" in relative or "%2f" in lowered or "%5c" in lowered or "%2e" in lowered:
+        raise UnsafePathError(f"path {relative!r}: separators must be plain '/'")
+    if relative.startswith("/") or re.match(r"^[a-zA-Z]:", relative):
+        raise UnsafePathError(f"path {relative!r} must be relative")
+    parts = relative.split("/")
+    if any(part in ("..", "") for part in parts) or parts[0] == ".":
+        raise UnsafePathError(f"path {relative!r} must stay inside its folder (no '..')")
+    root_resolved = root.resolve()
+    candidate = (root / relative).resolve()
+    if candidate != root_resolved and root_resolved not in candidate.parents:
+        raise UnsafePathError(f"path {relative!r} resolves outside its folder")
+    return root / relative
+
+
+def atomic_write(path: Path, data: str | bytes) -> None:
+    """Write `data` to `path` so readers see the old content or the new, never a mix.
+
+    Temp file in the same folder, fsync, rename over the target, fsync the folder.
+    """
+    path.parent.mkdir(parents=True, exist_ok=True)
+    payload = data.encode("utf-8") if isinstance(data, str) else data
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(payload)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    fsync_dir(path.parent)
+
+
+def append_line(path: Path, line: str) -> None:
+    """Append one line to a journal and fsync it. A torn last line is skipped on replay."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("ab") as handle:
+        handle.write(line.rstrip("\n").encode("utf-8") + b"\n")
+        handle.flush()
+        os.fsync(handle.fileno())
+
+
+def fsync_dir(folder: Path) -> None:
+    """Make a rename durable (POSIX); a no-op where folders cannot be opened."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

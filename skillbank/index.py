@@ -1,0 +1,436 @@
+"""The search index: one Chroma collection per memory, plus BM25, fused by reciprocal rank.
+
+Chroma holds the vectors and the filterable metadata (and is the only thing that survives a
+restart); BM25 is rebuilt in memory from the documents Chroma stores, lazily and only after a
+change. Local Chroma has no keyword search, and dense search alone misses exact names and rare
+terms while keyword search alone misses paraphrases: fusing ranks gets both without having to
+calibrate one score against the other.
+
+An item may be embedded as several texts (a skill's summary and the sections of a long body);
+its dense score is the best of its texts. Items are what callers see; chunks stay in here.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import threading
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Sequence
+from urllib.parse import urlparse
+
+import numpy as np
+
+from skillbank.embeddings import embed_query, embed_texts, fingerprint
+
+RRF_K = 60
+_TOKEN = re.compile(r"[a-z0-9]+")
+_STOPWORDS = frozenset(
+    """a an and are as at be but by for from has have how i if in into is it its me my of on or
+    our so that the their them then there these they this to was we what when where which who
+    why will with you your can do does should would could i'm want need please use using""".split()
+)
+
+
+class IndexError_(RuntimeError):
+    """Base for index problems the caller should see as a clear message."""
+
+
+class EmbeddingMismatchError(IndexError_):
+    """The collection was built with another embedding; mixing vectors would corrupt search."""
+
+
+@dataclass
+class IndexItem:
+    """What a memory hands the index for one record."""
+
+    id: str
+    embed_texts: list[str]  # first: the main text; more: sections (best one wins)
+    keyword_text: str
+    metadata: dict[str, Any] = field(default_factory=dict)  # filterable fields + "hash"
+
+
+@dataclass
+class IndexHit:
+    id: str
+    score: float  # fused rank score (higher is better), before any caller prior
+    dense: float | None  # best cosine similarity of the item's texts, when it was a dense hit
+    keyword: float | None  # BM25 normalised to 0..1 by the query's best possible score
+    why: str  # "dense" | "keyword" | "both"
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+def make_client(path: str | None = None, url: str | None = None) -> Any:
+    """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+    if url:
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        return chromadb.HttpClient(
+            host=parsed.hostname or "127.0.0.1",
+            port=port,
+            ssl=parsed.scheme == "https",
+            settings=chroma_settings,
+        )
+    if path is None:
+        return chromadb.EphemeralClient(settings=chroma_settings)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+_stemmer: Any = None
+
+
+def tokenize(text: str) -> list[str]:
+    """Lowercase words, stop words out, English stems (so 'deploying' finds 'deploy')."""
+    global _stemmer
+    if _stemmer is None:
+        try:
+            import Stemmer
+
+            _stemmer = Stemmer.Stemmer("english").stemWords
+        except ImportError:  # PyStemmer is optional: plain words still work
+            _stemmer = lambda words: words  # noqa: E731
+    words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1]
+    return _stemmer(words)
+
+
+def matches(where: dict[str, Any] | None, metadata: dict[str, Any]) -> bool:
+    """Evaluate a Chroma `where` filter on one metadata dict (for the in-memory BM25 side)."""
+    if not where:
+        return True
+    for key, condition in where.items():
+        if key == "$and":
+            if not all(matches(c, metadata) for c in condition):
+                return False
+            continue
+        if key == "$or":
+            if not any(matches(c, metadata) for c in condition):
+                return False
+            continue
+        value = metadata.get(key)
+        if not isinstance(condition, dict):
+            condition = {"$eq": condition}
+        for op, expected in condition.items():
+            if not _compare(op, value, expected):
+                return False
+    return True
+
+
+def _compare(op: str, value: Any, expected: Any) -> bool:
+    if op == "$eq":
+        return value == expected
+    if op == "$ne":
+        return value != expected
+    if op == "$in":
+        return value in expected
+    if op == "$nin":
+        return value not in expected
+    if op == "$contains":
+        return isinstance(value, (list, tuple)) and expected in value
+    if op == "$not_contains":
+        return not (isinstance(value, (list, tuple)) and expected in value)
+    if value is None:
+        return False
+    if op == "$gt":
+        return value > expected
+    if op == "$gte":
+        return value >= expected
+    if op == "$lt":
+        return value < expected
+    if op == "$lte":
+        return value <= expected
+    raise ValueError(f"unsupported filter operator {op!r}")
+
+
+class _Keyword:
+    """BM25 over the items' keyword texts, with a 0..1 normalisation for score floors."""
+
+    def __init__(self, ids: list[str], texts: list[str]) -> None:
+        import bm25s
+
+        self.ids = ids
+        self.position = {item_id: i for i, item_id in enumerate(ids)}
+        tokens = [tokenize(t) for t in texts]
+        self.k1 = 1.2
+        self.retriever = bm25s.BM25(k1=self.k1, b=0.75)
+        vocabulary = {tok for doc in tokens for tok in doc}
+        self.retriever.index(tokens, show_progress=False) if vocabulary else None
+        self.empty = not vocabulary
+        df: Counter[str] = Counter()
+        for doc in tokens:
+            df.update(set(doc))
+        n = max(len(ids), 1)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+
+    def scores(self, query: str) -> tuple[np.ndarray, float] | None:
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in self.idf]
+        if self.empty or not terms:
+            return None
+        scores = self.retriever.get_scores(terms)
+        best_possible = sum(self.idf[t] * (self.k1 + 1) for t in terms)
+        return np.asarray(scores, dtype=np.float32), best_possible
+
+
+class HybridIndex:
+    """Dense (Chroma) + keyword (BM25) search over one collection of items."""
+
+    def __init__(self, client: Any, name: str, embedding_function: Any) -> None:
+        self.client = client
+        self.name = name
+        self.embedding_function = embedding_function
+        self._lock = threading.RLock()
+        self._collection = self._open_collection()
+        self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
+        self._keyword: _Keyword | None = None
+
+    # Collection --------------------------------------------------------------------------------
+    def _open_collection(self) -> Any:
+        wanted = fingerprint(self.embedding_function)
+        collection = self.client.get_or_create_collection(
+            name=self.name,
+            embedding_function=self.embedding_function,
+            metadata={"skillbank_embedding": wanted, "hnsw:space": "cosine"},
+        )
+        recorded = (collection.metadata or {}).get("skillbank_embedding")
+        if recorded and recorded != wanted:
+            raise EmbeddingMismatchError(
+                f"collection {self.name!r} was built with embedding {recorded}, not {wanted}; "
+                "open it with the same embedding, or run `skillbank reindex` to rebuild it"
+            )
+        return collection
+
+    def reset(self) -> None:
+        """Drop every vector; the caller re-adds from its files (reindex)."""
+        with self._lock:
+            try:
+                self.client.delete_collection(self.name)
+            except Exception:
+                pass
+            self._collection = self._open_collection()
+            self._mirror = {}
+            self._keyword = None
+
+    def count(self) -> int:
+        return len(self._load_mirror())
+
+    def _batch_size(self) -> int:
+        try:
+            return max(1, min(int(self.client.get_max_batch_size()), 5000))
+        except Exception:
+            return 1000
+
+    def _load_mirror(self) -> dict[str, tuple[str, dict[str, Any]]]:
+        """Keyword texts and metadata of every item, read once from Chroma, then kept current."""
+        with self._lock:
+            if self._mirror is not None:
+                return self._mirror
+            mirror: dict[str, tuple[str, dict[str, Any]]] = {}
+            page = self._batch_size()
+            offset = 0
+            while True:
+                got = self._collection.get(
+                    where={"chunk": 0},
+                    include=["documents", "metadatas"],
+                    limit=page,
+                    offset=offset,
+                )
+                for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+                    mirror[item_id] = (doc or "", dict(meta or {}))
+                if len(got["ids"]) < page:
+                    break
+                offset += page
+            self._mirror = mirror
+            return mirror
+
+    def ids(self) -> list[str]:
+        return list(self._load_mirror())
+
+    def metadata(self, item_id: str) -> dict[str, Any] | None:
+        entry = self._load_mirror().get(item_id)
+        return None if entry is None else entry[1]
+
+    def hashes(self) -> dict[str, str]:
+        return {i: str(m.get("hash", "")) for i, (_, m) in self._load_mirror().items()}
+
+    # Writes ------------------------------------------------------------------------------------
+    def upsert(self, items: Sequence[IndexItem]) -> int:
+        """Add or replace items; returns how many texts were embedded."""
+        if not items:
+            return 0
+        with self._lock:
+            mirror = self._load_mirror()
+            texts = [text or " " for item in items for text in item.embed_texts[:32] or [" "]]
+            vectors = embed_texts(self.embedding_function, texts)
+            ids: list[str] = []
+            docs: list[str] = []
+            metas: list[dict[str, Any]] = []
+            stale: list[str] = []
+            cursor = 0
+            for item in items:
+                chunk_texts = item.embed_texts[:32] or [" "]
+                old = mirror.get(item.id)
+                old_chunks = int(old[1].get("chunks", 1)) if old else 0
+                for number, text in enumerate(chunk_texts):
+                    meta = {k: v for k, v in item.metadata.items() if v is not None}
+                    meta.update(parent=item.id, chunk=number, chunks=len(chunk_texts))
+                    ids.append(item.id if number == 0 else f"{item.id}#{number}")
+                    docs.append(item.keyword_text if number == 0 else text)
+                    metas.append(meta)
+                    cursor += 1
+                stale.extend(f"{item.id}#{n}" for n in range(len(chunk_texts), old_chunks))
+            step = self._batch_size()
+            for start in range(0, len(ids), step):
+                self._collection.upsert(
+                    ids=ids[start : start + step],
+                    embeddings=vectors[start : start + step],
+                    documents=docs[start : start + step],
+                    metadatas=metas[start : start + step],
+                )
+            if stale:
+                self._collection.delete(ids=stale)
+            for item in items:
+                meta = {k: v for k, v in item.metadata.items() if v is not None}
+                meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
+                mirror[item.id] = (item.keyword_text, meta)
+            self._keyword = None
+            return len(texts)
+
+    def update_metadata(self, item_id: str, **fields: Any) -> None:
+        """Change filterable fields of an item (all its chunks) without embedding again."""
+        with self._lock:
+            mirror = self._load_mirror()
+            if item_id not in mirror:
+                raise KeyError(item_id)
+            text, meta = mirror[item_id]
+            meta = {**meta, **fields}
+            chunk_ids = [item_id] + [f"{item_id}#{n}" for n in range(1, int(meta.get("chunks", 1)))]
+            metas = []
+            for number in range(len(chunk_ids)):
+                metas.append({k: v for k, v in {**meta, "chunk": number}.items() if v is not None})
+            self._collection.update(ids=chunk_ids, metadatas=metas)
+            mirror[item_id] = (text, meta)
+
+    def delete(self, item_ids: Iterable[str]) -> int:
+        with self._lock:
+            mirror = self._load_mirror()
+            doomed: list[str] = []
+            removed = 0
+            for item_id in item_ids:
+                entry = mirror.pop(item_id, None)
+                if entry is None:
+                    continue
+                removed += 1
+                doomed.append(item_id)
+                doomed.extend(f"{item_id}#{n}" for n in range(1, int(entry[1].get("chunks", 1))))
+            step = self._batch_size()
+            for start in range(0, len(doomed), step):
+                self._collection.delete(ids=doomed[start : start + step])
+            if removed:
+                self._keyword = None
+            return removed
+
+    # Search ------------------------------------------------------------------------------------
+    def _keyword_index(self) -> _Keyword:
+        with self._lock:
+            if self._keyword is None:
+                mirror = self._load_mirror()
+                ids = list(mirror)
+                self._keyword = _Keyword(ids, [mirror[i][0] for i in ids])
+            return self._keyword
+
+    def dense(
+        self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
+    ) -> dict[str, float]:
+        """Best cosine similarity per item among its `n` nearest chunks."""
+        total = self._collection.count()
+        if total == 0 or n <= 0:
+            return {}
+        result = self._collection.query(
+            query_embeddings=[query_vector],
+            n_results=min(n, total),
+            where=where or None,
+            include=["metadatas", "distances"],
+        )
+        best: dict[str, float] = {}
+        for meta, distance in zip(result["metadatas"][0], result["distances"][0]):
+            parent = str((meta or {}).get("parent"))
+            similarity = 1.0 - float(distance)
+            if similarity > best.get(parent, -2.0):
+                best[parent] = similarity
+        return best
+
+    def keyword(
+        self, query: str, n: int, where: dict[str, Any] | None = None
+    ) -> dict[str, float]:
+        """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
+        index = self._keyword_index()
+        scored = index.scores(query)
+        if scored is None:
+            return {}
+        scores, best_possible = scored
+        if where:
+            mirror = self._load_mirror()
+            mask = np.fromiter(
+                (matches(where, mirror[i][1]) if i in mirror else False for i in index.ids),
+                dtype=bool,
+                count=len(index.ids),
+            )
+            scores = np.where(mask, scores, 0.0)
+        positive = int((scores > 0).sum())
+        if positive == 0:
+            return {}
+        take = min(n, positive)
+        top = np.argpartition(-scores, take - 1)[:take]
+        return {index.ids[i]: float(scores[i]) / best_possible for i in top}
+
+    def search(
+        self,
+        query: str,
+        k: int = 5,
+        *,
+        where: dict[str, Any] | None = None,
+        candidates: int = 50,
+        dense_weight: float = 1.0,
+        keyword_weight: float = 1.0,
+        query_vector: np.ndarray | None = None,
+    ) -> list[IndexHit]:
+        """Fuse dense and keyword ranks (reciprocal rank fusion) and return the best `k` items."""
+        if not query or not query.strip():
+            return []
+        with self._lock:
+            mirror = self._load_mirror()
+            if not mirror:
+                return []
+            vector = query_vector if query_vector is not None else embed_query(
+                self.embedding_function, query
+            )
+            dense = self.dense(vector, candidates * 2, where)
+            keyword = self.keyword(query, candidates, where)
+        fused: dict[str, float] = {}
+        for weight, scores in ((dense_weight, dense), (keyword_weight, keyword)):
+            ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+            for rank, item_id in enumerate(ranked):
+                fused[item_id] = fused.get(item_id, 0.0) + weight / (RRF_K + rank + 1)
+        hits = []
+        for item_id, score in fused.items():
+            entry = mirror.get(item_id)
+            if entry is None:
+                continue
+            in_dense, in_keyword = item_id in dense, item_id in keyword
+            why = "both" if in_dense and in_keyword else ("dense" if in_dense else "keyword")
+            hits.append(
+                IndexHit(
+                    id=item_id,
+                    score=score,
+                    dense=dense.get(item_id),
+                    keyword=keyword.get(item_id),
+                    why=why,
+                    metadata=entry[1],
+                )
+            )
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[: max(k, 0)] if k else hits

@@ -1,0 +1,204 @@
+"""The records every layer speaks: skills, experiences, guidelines and search hits.
+
+Pydantic models so that faces (MCP, LangChain, LlamaIndex, the CLI) can hand them straight to
+JSON schemas and structured output without a second set of types.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Any, Generic, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+#: Upper bounds on free-text fields. Memory is fed by models and networks; a record that carries
+#: a megabyte of "feedback" is an attack or a bug, and must be refused, not stored.
+MAX_TEXT = 20_000
+MAX_SHORT = 2_000
+MAX_STEPS = 500
+MAX_TAGS = 32
+
+Outcome = Literal["success", "failure", "partial", "unknown"]
+GuidelineStatus = Literal["active", "pending", "retired", "superseded"]
+Why = Literal["dense", "keyword", "both"]
+
+
+def utcnow() -> datetime:
+    """Timezone-aware now, so stored timestamps compare and sort correctly everywhere."""
+    return datetime.now(timezone.utc)
+
+
+class Usage(BaseModel):
+    """How often an item was shown to a model and how often that helped.
+
+    Feeds the utility prior in ranking and the pruning of memories that keep not helping.
+    """
+
+    uses: int = 0
+    successes: int = 0
+    failures: int = 0
+    last_used: datetime | None = None
+
+    @property
+    def success_rate(self) -> float | None:
+        judged = self.successes + self.failures
+        return None if judged == 0 else self.successes / judged
+
+
+class Resource(BaseModel):
+    """A file shipped beside a SKILL.md (scripts/, references/, assets/ …)."""
+
+    path: str  # relative to the skill folder, with forward slashes
+    size: int
+    sha256: str
+
+
+class Skill(BaseModel):
+    """A skill as loaded from its SKILL.md. The file is the truth; this is a view of it."""
+
+    model_config = ConfigDict(frozen=False)
+
+    name: str
+    description: str
+    body: str = ""
+    path: str = ""  # absolute path of the SKILL.md
+    root: str = ""  # the skill root it was found in
+    frontmatter: dict[str, Any] = Field(default_factory=dict)  # every key, verbatim
+    resources: list[Resource] = Field(default_factory=list)
+    content_hash: str = ""
+    writable: bool = False
+    usage: Usage = Field(default_factory=Usage)
+
+
+class Step(BaseModel):
+    """One step of an agent trajectory."""
+
+    thought: str | None = None
+    action: str | None = None  # a tool name or a plain description of what was done
+    action_input: Any = None
+    observation: str | None = None  # the tool result or what was seen
+
+    @field_validator("thought", "action", "observation")
+    @classmethod
+    def _bounded(cls, value: str | None) -> str | None:
+        if value is not None and len(value) > MAX_TEXT:
+            return value[:MAX_TEXT]  # observations are routinely huge tool dumps: keep the head
+        return value
+
+
+class Lesson(BaseModel):
+    """Something learned from one or more experiences, phrased to be reused."""
+
+    kind: Literal["success_pattern", "failure_trigger", "comparison", "note"] = "note"
+    text: str = Field(min_length=1, max_length=MAX_SHORT)
+    when_to_use: str = Field(default="", max_length=MAX_SHORT)
+
+
+class Experience(BaseModel):
+    """What an agent tried on a task and how it went. Appended to a journal, never edited."""
+
+    id: str = ""
+    task: str = Field(min_length=1, max_length=MAX_TEXT)
+    steps: list[Step] = Field(default_factory=list, max_length=MAX_STEPS)
+    outcome: Outcome = "unknown"
+    score: float | None = None
+    feedback: str | None = Field(default=None, max_length=MAX_TEXT)
+    lessons: list[Lesson] = Field(default_factory=list)
+    when_to_use: str = Field(default="", max_length=MAX_SHORT)
+    tags: list[str] = Field(default_factory=list, max_length=MAX_TAGS)
+    namespace: str = "default"
+    source: str | None = None  # which experience(s) a distilled record came from
+    kind: Literal["experience", "lesson"] = "experience"
+    created: datetime = Field(default_factory=utcnow)
+    usage: Usage = Field(default_factory=Usage)
+    status: Literal["active", "retired"] = "active"
+    duplicates: int = 0  # near-identical records folded into this one
+
+
+class GuidelineSource(BaseModel):
+    """A critique a guideline came from, kept so a person can see why the rule exists."""
+
+    critique: str = Field(max_length=MAX_TEXT)
+    task: str | None = Field(default=None, max_length=MAX_TEXT)
+    source: str = "user"
+    score: float | None = None
+    at: datetime = Field(default_factory=utcnow)
+
+
+class Guideline(BaseModel):
+    """One durable rule for the agent, stored as `<root>/guidelines/<topic>/<id>.md`."""
+
+    id: str
+    topic: str = "general"
+    text: str = Field(min_length=1, max_length=MAX_SHORT)
+    when_to_use: str = Field(default="", max_length=MAX_SHORT)
+    status: GuidelineStatus = "active"
+    helpful: int = 0
+    harmful: int = 0
+    reinforcements: int = 0
+    sources: list[GuidelineSource] = Field(default_factory=list)
+    supersedes: list[str] = Field(default_factory=list)
+    superseded_by: str | None = None
+    namespace: str = "default"
+    created: datetime = Field(default_factory=utcnow)
+    updated: datetime = Field(default_factory=utcnow)
+    path: str = ""
+
+
+T = TypeVar("T")
+
+
+class Hit(BaseModel, Generic[T]):
+    """A search result: the record, a score (higher is better) and why it matched."""
+
+    id: str
+    score: float
+    why: Why
+    record: T
+
+    # Convenience accessors so callers can write hit.name / hit.text without digging.
+    @property
+    def name(self) -> str:
+        return getattr(self.record, "name", self.id)
+
+    @property
+    def path(self) -> str:
+        return getattr(self.record, "path", "")
+
+    @property
+    def text(self) -> str:
+        return getattr(self.record, "text", "") or getattr(self.record, "task", "")
+
+    @property
+    def status(self) -> str | None:
+        return getattr(self.record, "status", None)
+
+
+class Finding(BaseModel):
+    """One validation result for a file: what is wrong, how bad, where."""
+
+    severity: Literal["error", "warning"]
+    code: str
+    message: str
+    path: str | None = None
+
+    def __str__(self) -> str:
+        where = f"{self.path}: " if self.path else ""
+        return f"{where}{self.severity} [{self.code}] {self.message}"
+
+
+class SyncReport(BaseModel):
+    """What a sync did, so a CLI, a log or a test can say exactly what changed."""
+
+    added: list[str] = Field(default_factory=list)
+    changed: list[str] = Field(default_factory=list)
+    removed: list[str] = Field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[str] = Field(default_factory=list)  # paths that could not be loaded
+    findings: list[Finding] = Field(default_factory=list)
+    embedded: int = 0  # how many texts were sent to the embedding function
+    seconds: float = 0.0
+
+    @property
+    def changed_anything(self) -> bool:
+        return bool(self.added or self.changed or self.removed)

@@ -1,0 +1,91 @@
+"""Settings: explicit arguments win, then environment variables, then `<root>/skillbank.toml`.
+
+One small object, resolved once when a bank opens, so every face (CLI, MCP, adapters) configures
+skillbank the same way.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - exercised only on 3.10
+    import tomli as tomllib  # type: ignore[no-redef]
+
+DEFAULT_ROOT = Path("~/.skillbank")
+ENV_PREFIX = "SKILLBANK_"
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Everything a bank needs to open. Defaults are the embedded, offline-friendly setup."""
+
+    root: Path = DEFAULT_ROOT
+    skill_roots: tuple[Path, ...] = ()  # extra read-only skill roots; earlier roots win
+    chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a `chroma run` server
+    model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
+    namespace: str = "default"
+    collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
+    # Retrieval
+    min_score: float = 0.30  # skills whose best evidence is below this are "no match"
+    # Guidelines
+    merge_threshold: float = 0.86  # cosine above which a new rule is the same as an old one
+    related_threshold: float = 0.60  # cosine above which two rules speak of the same matter
+    retire_harmful_margin: int = 3  # retire when harmful - helpful >= this
+    # Experiences
+    prune_min_uses: int = 5  # prune only what was recalled at least this often …
+    prune_max_help_rate: float = 0.2  # … and helped in at most this share of those uses
+    duplicate_threshold: float = 0.97  # cosine above which two experiences of one task are one
+    # Limits
+    max_skill_roots_depth: int = 6
+    max_scan_dirs: int = 20_000
+
+    @property
+    def chroma_path(self) -> Path:
+        return self.root / "chroma"
+
+
+def _coerce(name: str, raw: Any) -> Any:
+    """Turn an environment/TOML value into the field's type."""
+    kind = {f.name: f.type for f in fields(Settings)}[name]
+    if name == "skill_roots":
+        items = raw.split(os.pathsep) if isinstance(raw, str) else list(raw)
+        return tuple(Path(p).expanduser() for p in items if p)
+    if name in ("root", "model_dir"):
+        return Path(raw).expanduser()
+    if "float" in str(kind):
+        return float(raw)
+    if "int" in str(kind):
+        return int(raw)
+    return raw
+
+
+def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Settings:
+    """Resolve settings: arguments, then `SKILLBANK_*` environment, then `<root>/skillbank.toml`."""
+    env = os.environ
+    root_path = Path(root or env.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT).expanduser()
+    values: dict[str, Any] = {}
+    toml_file = root_path / "skillbank.toml"
+    if toml_file.is_file():
+        with toml_file.open("rb") as handle:
+            data = tomllib.load(handle)
+        for key, raw in data.items():
+            key = key.replace("-", "_")
+            if key in {f.name for f in fields(Settings)} and key != "root":
+                values[key] = _coerce(key, raw)
+    for f in fields(Settings):
+        raw = env.get(ENV_PREFIX + f.name.upper())
+        if raw and f.name != "root":
+            values[f.name] = _coerce(f.name, raw)
+    for key, raw in overrides.items():
+        if raw is None:
+            continue
+        if key not in {f.name for f in fields(Settings)}:
+            raise TypeError(f"unknown setting {key!r}")
+        values[key] = _coerce(key, raw) if key in ("skill_roots", "model_dir") else raw
+    return replace(Settings(root=root_path), **values)
