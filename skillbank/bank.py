@@ -272,6 +272,27 @@ class Skillbank:
         return build_context(self, task, budget_tokens=budget_tokens,
                              namespace=namespace or self.settings.namespace, **options)
 
+    def rate(self, item_id: str, helpful: bool) -> dict[str, Any]:
+        """Say whether a remembered item helped; routes by id prefix to the right memory."""
+        from skillbank.errors import InvalidInputError
+
+        if not isinstance(item_id, str) or not item_id:
+            raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
+        if item_id.startswith("skill:"):
+            name = item_id.split(":", 1)[1]
+            self.skills.record_use(name, success=helpful)
+            return {"id": item_id, "kind": "skill", "helpful": helpful}
+        if item_id.startswith("gl-"):
+            guideline = self.guidelines.vote(item_id, helpful=helpful)
+            return {"id": item_id, "kind": "guideline", "helpful": helpful,
+                    "status": guideline.status}
+        if item_id.startswith(("exp-", "lsn-")):
+            self.experiences.mark(item_id, helped=helpful)
+            return {"id": item_id, "kind": "experience", "helpful": helpful}
+        raise InvalidInputError(
+            f"unknown id {item_id!r}: rate ids as shown in memory context, e.g. 'gl-…' "
+            "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
+
     def stats(self) -> dict[str, Any]:
         """Counts for dashboards and the MCP `skillbank://stats` resource."""
         return {
