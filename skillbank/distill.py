@@ -146,6 +146,12 @@ _PERSON_SUBJECT = frozenset(
     "anyone anybody".split()
 )
 _DEICTIC = frozenset("it this that these those them here".split())
+_PREPOSITIONS = frozenset(
+    "for in on at with from by after before during as to of into onto about without unless until "
+    "if when while because since although though".split()
+)
+_DETERMINERS = frozenset("the a an some any each every all no your our".split())
+_NP_ADVERBS = frozenset("now already still also just then again even only really currently".split())
 
 _NEGATORS = frozenset("never not no don't dont do-not avoid without stop".split())
 #: Verbs whose meaning is "do not have / do not do"; counted with the negators by parity.
@@ -330,7 +336,7 @@ def _protect(text: str, *, quotes: bool = False) -> tuple[str, list[str]]:
 
     text = _CODE_RE.sub(keep, text)
     if quotes:
-        text = re.sub(r"(?<![\w])'[^'\n]{1,200}?'(?![\w])", keep, text)
+        text = re.sub(r"(?<![\w])'(?:[^'\n]|'(?=\w)){1,200}?'(?![\w])", keep, text)
         text = re.sub(r'"[^"\n]{1,200}?"|“[^”\n]{1,200}?”|‘[^’\n]{1,200}?’', keep, text)
         text = re.sub(r"\([^()\n]{1,200}\)", keep, text)
     return text, spans
@@ -387,7 +393,7 @@ def split_sentences(text: str) -> list[str]:
             token = last[0].lower().rstrip(".") if last else ""
             if m.group(1) == "." and (
                 token in _ABBREVIATIONS
-                or (len(last[0]) == 1 and last[0].isupper())  # initials: "J. Smith"
+                or (bool(last) and len(last[0]) == 1 and last[0].isupper())  # initials: "J. Smith"
             ):
                 continue
             piece = block[start:m.end(2)].strip()
@@ -495,12 +501,12 @@ _VAGUE_WORDS = frozenset(
     "somehow differently".split()
 )
 _VAGUE_VERBS = frozenset(
-    "make do fix improve change tweak polish clean rework redo keep look".split()
+    "make do fix improve change tweak polish clean rework redo keep look use try consider".split()
 )
 _ONE_OFF_VERBS = frozenset("fix correct update change adjust tweak".split())
 _NO_IDIOMS = frozenset(
     "one need problem problems issue issues change changes complaint complaints worries worry "
-    "concerns concern notes comment comments way idea doubt big longer more matter".split()
+    "concerns concern notes comment comments way idea doubt big longer more matter such".split()
 )
 _PRAISE_RE = re.compile(
     r"\b(?:good|great|nice|excellent|fantastic|awesome|lovely|solid)\s+(?:job|work)\b|"
@@ -509,8 +515,8 @@ _PRAISE_RE = re.compile(
 )
 
 _DISCOURSE_RE = re.compile(
-    r"^(?:also|and|but|so|then|finally|still|however|ideally|honestly|overall|otherwise|"
-    r"again|plus|oh|ok|okay|instead|lastly|additionally|moreover|next time|in future|"
+    r"^(?:also|and|but|so|then|finally|either|still|however|ideally|honestly|overall|otherwise|"
+    r"again|plus|oh|ok|okay|instead(?=,)|lastly|additionally|moreover|next time|in future|"
     r"in the future|going forward|from now on|for next time|for future reference|for the future|"
     r"as a rule|in general|generally|in short|ultimately|really|actually|basically)\b[,:]?\s+",
     re.I,
@@ -529,7 +535,7 @@ def _cap(text: str) -> str:
 def _finish(text: str) -> str:
     """Capitalise, tidy whitespace and end with exactly one full stop."""
     text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"\s+([,.;:!?])", r"\1", text)
+    text = re.sub(r"\s+([,;:!?]|\.(?!\.))", r"\1", text)
     text = text.rstrip(" ,;:-–—")
     text = re.sub(r"[.!?]+$", "", text).rstrip(" ,;:")
     return _cap(text) + "." if text else ""
@@ -548,14 +554,25 @@ def _np_ok(np: str, *, allow_deictic: bool = True, max_words: int = 8) -> bool:
         return False
     if re.search(r",|\b(?:if|when|because|since|which|who|so)\b", np, re.I):
         return False
-    if _FINITE_RE.search(np):
+    if _FINITE_RE.search(np) or re.search(r"\b(?:that|it|there|what|who|here|he|she)['’]s\b", np, re.I):
         return False
-    first = words[0].lower()
+    first, last = words[0].lower(), words[-1].lower()
     if first in _PERSON_SUBJECT or first in ("you", "we"):
         return False
+    if first in _PREPOSITIONS or (len(words) == 1 and first in _DETERMINERS):
+        return False
+    if last in _NP_ADVERBS or (last.endswith("ly") and len(words) > 1):
+        return False  # "billing now has to ...": a narrative, not a subject to advise about
     if not allow_deictic and first in _DEICTIC and len(words) == 1:
         return False
     return True
+
+
+def _subject(np: str) -> str:
+    """Drop a leading prepositional phrase before a deictic subject: 'For an API this' -> 'this'."""
+    np = _strip_np(np)
+    m = re.match(r"^(?:for|in|on|at|with|from|by|after|before|during|as)\b.*?\b(this|it|that|these|those)$", np, re.I)
+    return m.group(1) if m else np
 
 
 def _obj_np(np: str) -> str:
@@ -566,8 +583,11 @@ def _obj_np(np: str) -> str:
         return "it"
     if low in ("these", "those", "they"):
         return "them"
+    first = np.split()[0] if np.split() else ""
     if re.match(r"^(?:the|a|an|this|that|these|those|each|every|all|your|our|its|any|some)\b", np, re.I):
         return np[:1].lower() + np[1:]
+    if len(first) > 1 and first[0].isupper() and first[1:].islower() and first.isalpha():
+        return np[:1].lower() + np[1:]  # capitalised only because it opened the sentence
     return np
 
 
@@ -575,8 +595,14 @@ def _starts_imperative(text: str) -> bool:
     words = _words(text)
     if not words:
         return False
+    if len(words[0]) > 1 and words[0].isupper():
+        return False  # "JOIN ... ON keeps them apart": code or an acronym, not a verb
     first = words[0].lower()
-    if first in ("always", "never", "don't", "dont"):
+    if first in ("always", "never"):
+        # "Never use X" is advice; "never says where X comes from" is a complaint.
+        nxt = words[1].lower() if len(words) > 1 else ""
+        return nxt in _VERBS or nxt in ("be", "do", "let", "just", "again", "ever")
+    if first in ("don't", "dont"):
         return True
     if first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
@@ -626,30 +652,39 @@ def _imperative_text(text: str) -> str | None:
     return _guard(_finish(t))
 
 
-def _after_participle(rest: str) -> tuple[str | None, str]:
-    """Split 'written in Python' -> ('write', ' in Python'), allowing one leading -ly adverb."""
+def _after_participle(rest: str) -> tuple[str | None, str, str]:
+    """'silently skipped in CI' -> ('skip', ' in CI', 'silently'): lemma, tail, adverb."""
     m = re.match(r"^(?:(\w+ly)\s+)?([\w-]+)(.*)$", rest.strip(), re.S)
     if not m:
-        return None, ""
+        return None, "", ""
     adverb, word, tail = m.groups()
     lemma = _lemma(word)
     if lemma is None:
-        return None, ""
-    return lemma, ((" " + adverb) if adverb else "") + tail
+        return None, "", ""
+    return lemma, tail, adverb or ""
+
+
+def _with_adverb(adverb: str, verb: str) -> str:
+    return f"{adverb} {verb}" if adverb else verb
+
+
+_PARTICIPLE_END = ("ed", "en", "wn", "lt", "pt", "ut", "et", "id", "ld", "ng", "ck", "ad", "ot", "it")
 
 
 def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat list of shapes
-    """One clause -> an imperative rule text, or None when it gives no advice."""
+    """One clause -> an imperative rule text, or None when it gives no advice.
+
+    The shapes are tried in order; the first that fits wins. Each is commented with an example.
+    """
     if depth > 4:
         return None
     c = clause.strip().strip("-–—*• ").strip()
-    c = re.sub(r"^[\"'“‘]+|[\"'”’]+$", "", c) if c.count('"') == 2 and c.startswith('"') else c
     if not c or not re.search(r"[A-Za-z]", c) or _SCORE_RE.match(c):
         return None
     question = c.rstrip().endswith("?")
     c = c.rstrip(" .!?")
     # Trailing / leading politeness and discourse markers.
-    c = re.sub(r",?\s+please$", "", c, flags=re.I)
+    c = re.sub(r",?\s+(?:please|though|thanks|either|too|as well)$", "", c, flags=re.I)
     prev = None
     while prev != c:
         prev = c
@@ -661,19 +696,21 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
 
     # Questions: only requests and "why not" suggestions carry advice.
     if question:
+        # "Why not use a CTE?" / "How about adding a test?"
         m = re.match(r"^(?:why not(?: just)?|why don't you(?: just)?|how about|what about)\s+(.+)$", c, re.I)
         if m:
             inner = m.group(1)
-            lemma, tail = _after_participle(inner)
+            lemma, tail, _ = _after_participle(inner)
             if lemma and inner.split()[0].lower().endswith("ing"):
                 return _imperative_text(lemma + tail)
-            return _imperative_text(inner) or (_finish("Use " + inner) if len(_words(inner)) <= 6 else None)
+            return _imperative_text(inner)
+        # "Can you add a test for the empty case?"
         m = re.match(r"^(?:can|could|would|will)\s+(?:you|we)\s+(?:please\s+)?(?:also\s+|just\s+)?(.+)$", c, re.I)
         if m:
             return _imperative_text(m.group(1))
         return None
 
-    # Already an imperative.
+    # "Use X", "Never do Y", "Please add Z".
     direct = _imperative_text(c)
     if direct:
         return direct
@@ -688,7 +725,7 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             return _finish(f"Use {m.group(2)} instead of {m.group(1)}")
         return None
 
-    # you / we + modal.
+    # "You should have used X" -> "Use X"; "We must not X" -> "Do not X".
     m = re.match(
         r"^(?:you|we)(?:'d| would)?\s+(?:really\s+|probably\s+|definitely\s+)?"
         r"(should|must|need to|needs to|ought to|have to|has to|will want to|want to|might want to|may want to)"
@@ -698,7 +735,7 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     if m and not re.match(r"^(?:you|we)\s+(?:want|need) to know", c, re.I):
         _, neg, adv, have, rest = m.groups()
         if have:
-            lemma, tail = _after_participle(rest)
+            lemma, tail, adverb = _after_participle(rest)
             if not lemma:
                 return None
             rest = lemma + tail
@@ -711,11 +748,10 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
         if adv and adv.lower() in ("always", "never"):
             return _guard(_finish(adv.capitalize() + " " + body[:1].lower() + body[1:]))
         return base
-    m = re.match(r"^(?:you|we)\s+(?:should|must)(?:n't| not)\b", c, re.I)
-    if m:
+    if re.match(r"^(?:you|we)\s+(?:should|must)(?:n't| not)\b", c, re.I):
         return None
 
-    # "It would be better to X", "Better to X", "It's best to X".
+    # "It would be better to X", "Better to X", "It's best if you X".
     m = re.match(
         r"^(?:(?:it|this|that)(?:'d|'s| would| is| will)?\s+(?:be\s+)?|)(?:much |far |a lot |probably |)"
         r"(?:better|best|nicer|clearer|safer|cleaner|wiser|preferable|good|simpler|easier)\s+"
@@ -726,31 +762,33 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
         rest = m.group(1)
         first = rest.split()[0].lower() if rest.split() else ""
         if first not in _VERBS:
-            lemma, tail = _after_participle(rest)
+            lemma, tail, _ = _after_participle(rest)
             if lemma:
                 rest = lemma + tail
         return _imperative_text(rest)
 
-    # "I'd X", "I would suggest X-ing", "I suggest you X", "My suggestion is to X".
-    m = re.match(
-        r"^(?:i(?:'d| would)|i)\s+(?:also\s+|strongly\s+|really\s+)?"
-        r"(?:(?:suggest|recommend|prefer|advise|propose)(?:\s+that)?\s+(?:you\s+|we\s+)?|"
-        r"(?:rather|like)\s+(?:you\s+|us\s+)?(?:to\s+)?|)(.+)$",
-        c, re.I,
-    )
-    if m and re.match(r"^i(?:'d|\s+would|\s+suggest|\s+recommend|\s+advise|\s+propose)\b", low):
-        rest = m.group(1)
-        first = rest.split()[0].lower() if rest.split() else ""
-        if first.endswith("ing"):
-            lemma, tail = _after_participle(rest)
-            if lemma:
-                rest = lemma + tail
-        return _imperative_text(rest)
+    # "I'd split X", "I would suggest adding X", "I recommend you X".
+    if re.match(r"^i(?:'d|\s+would|\s+suggest|\s+recommend|\s+advise|\s+propose)\b", low):
+        m = re.match(
+            r"^(?:i(?:'d| would)|i)\s+(?:also\s+|strongly\s+|really\s+)?"
+            r"(?:(?:suggest|recommend|prefer|advise|propose)(?:\s+that)?\s+(?:you\s+|we\s+)?|"
+            r"(?:rather|like)\s+(?:you\s+|us\s+)?(?:to\s+)?|)(.+)$",
+            c, re.I,
+        )
+        if m:
+            rest = m.group(1)
+            first = rest.split()[0].lower() if rest.split() else ""
+            if first.endswith("ing"):
+                lemma, tail, _ = _after_participle(rest)
+                if lemma:
+                    rest = lemma + tail
+            return _imperative_text(rest)
+    # "My suggestion is to X".
     m = re.match(r"^(?:my\s+|one\s+|a\s+)?(?:suggestion|recommendation|advice|tip)\s+(?:is|would be)\s+(?:to\s+)?(.+)$", c, re.I)
     if m:
         return _imperative_text(m.group(1))
 
-    # "You forgot to X", "You missed X", "You didn't X".
+    # "You forgot to X" -> "X"; "You missed the tests" -> "Include the tests"; "You didn't X" -> "X".
     m = re.match(r"^you(?:'ve)?\s+(?:forgot|forgotten|neglected|failed)\s+to\s+(.+)$", c, re.I)
     if m:
         return _imperative_text(m.group(1))
@@ -761,7 +799,7 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     if m:
         return _imperative_text(m.group(1))
 
-    # Team conventions: "We use X", "We no longer X", "We're switching to X".
+    # Team conventions: "We're dropping X" -> "Drop X"; "We no longer X" -> "Do not X"; "We use X".
     m = re.match(r"^we(?:'re| are)\s+(?:now\s+)?(dropping|moving to|moving away from|switching to|standardi[sz]ing on|using)\s+(.+)$", c, re.I)
     if m:
         verb = {"dropping": "Drop", "moving to": "Move to", "moving away from": "Move away from",
@@ -777,65 +815,68 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             return _guard(_finish("Always " + text))
         return _guard(_finish(text))
 
+    # Subjectless complaint "never acknowledges X" -> "Always acknowledge X".
+    m = re.match(r"^never\s+(\w+)(.*)$", c, re.I)
+    if m and m.group(1).lower().endswith("s"):
+        lemma = _lemma(m.group(1))
+        if lemma:
+            return _guard(_finish(f"Always {lemma}{m.group(2)}"))
+
+    # "<thing> now V" (a new convention): "Replies now sign off as X" -> "Make replies sign off as X".
+    m = re.match(r"^(?P<np>.+?)\s+now\s+(?P<verb>\w+)(?P<tail>.*)$", c, re.I)
+    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False, max_words=6):
+        lemma = _lemma(m.group("verb"))
+        if lemma and m.group("verb").lower() not in ("is", "are", "has", "have"):
+            return _guard(_finish(f"Make {_obj_np(_strip_np(m.group('np')))} {lemma}{m.group('tail')}"))
+
     # "<thing> should / must / needs to (not) ...".
     m = re.match(
         r"^(?P<np>.+?)\s+(?P<modal>should|must|needs to|need to|has to|have to|ought to|shouldn't|mustn't)"
         r"(?P<neg>\s+not|\s+never)?(?:\s+(?:always|also|really|probably|just|still|now))?\s+(?P<rest>.+)$",
         c, re.I,
     )
-    if m and _np_ok(_strip_np(m.group("np"))):
-        np = _obj_np(_strip_np(m.group("np")))
+    if m and _np_ok(_subject(m.group("np"))):
+        np = _obj_np(_subject(m.group("np")))
         neg = bool(m.group("neg")) or m.group("modal").lower().endswith("n't")
         rest = m.group("rest").strip()
         pm = re.match(r"^(?:have\s+)?been\s+(.+)$|^be\s+(.+)$", rest, re.I)
         if pm:
             after = pm.group(1) or pm.group(2)
-            lemma, tail = _after_participle(after)
-            if lemma and _words(after)[0].lower() not in _VERBS | {"able"}:
+            lemma, tail, adverb = _after_participle(after)
+            first = _words(after)[0].lower() if _words(after) else ""
+            if lemma and first not in _VERBS and not first.endswith("ly"):
                 # Passive: "The prompts should be removed" -> "Remove the prompts".
-                text = f"{lemma} {np}{tail}"
+                text = f"{_with_adverb(adverb, lemma)} {np}{tail}"
                 return _guard(_finish(("Do not " if neg else "") + text))
-            text = f"make {np} {after}"
-            return _guard(_finish(("Do not " if neg else "") + text))
+            if lemma and first.endswith("ly"):
+                text = f"{_with_adverb(adverb, lemma)} {np}{tail}"
+                return _guard(_finish(("Do not " if neg else "") + text))
+            # "Commands should be bare" -> "Make commands bare".
+            return _guard(_finish(("Do not " if neg else "") + f"make {np} {after}"))
         hm = re.match(r"^have\s+(.+)$", rest, re.I)
         if hm:
-            lemma, tail = _after_participle(hm.group(1))
-            if not lemma:
-                return None
-            rest = lemma + tail
+            lemma, tail, _ = _after_participle(hm.group(1))
+            first = _words(hm.group(1))[0].lower() if _words(hm.group(1)) else ""
+            if lemma and first.endswith(_PARTICIPLE_END) and first not in _VERBS:
+                rest = lemma + tail  # "should have used X": perfect tense
+            # else "have" is the main verb: "Slides should have one idea each".
         verb = _words(rest)[0].lower() if _words(rest) else ""
         if not re.match(r"^[a-z-]+$", verb):
             return None
+        # "Shell commands should start with $" -> "Make shell commands start with $".
         if neg:
             return _guard(_finish(f"Do not let {np} {rest}"))
         return _guard(_finish(f"Make {np} {rest}"))
 
-    # "<thing> needs X" / "Needs X".
-    m = re.match(r"^(?:(?P<np>.+?)\s+)?(?:needs|need|requires|require|deserves|deserve|could use|wants|lacks|is lacking|are lacking)\s+(?P<rest>.+)$", c, re.I)
-    if m and (m.group("np") is None or _np_ok(_strip_np(m.group("np")))):
-        rest = m.group("rest").strip()
-        np = _strip_np(m.group("np") or "")
-        if re.match(r"^(?:more|less|fewer|to be|a lot|much)\b", rest, re.I) and np:
-            rest2 = re.sub(r"^to be\s+", "", rest, flags=re.I)
-            return _guard(_finish(f"Give {_obj_np(np)} {rest2}" if not rest.lower().startswith("to be") else f"Make {_obj_np(np)} {rest2}"))
-        first = _words(rest)[0] if _words(rest) else ""
-        if first.lower().endswith("ing"):
-            lemma, tail = _after_participle(rest)
-            if lemma:
-                return _guard(_finish(f"{lemma} {_obj_np(np) if np else 'it'}{tail}"))
-        verb_word = re.match(r"^(needs|need|requires|require|deserves|deserve|could use|wants|lacks|is lacking|are lacking)", c[len(m.group("np") or ""):].strip(), re.I)
-        if not np or np.lower() in _DEICTIC:
-            return _guard(_finish("Add " + rest))
-        if verb_word and verb_word.group(1).lower() in ("lacks", "is lacking", "are lacking"):
-            return _guard(_finish(f"Add {rest} to {_obj_np(np)}"))
-        return _guard(_finish(f"Give {_obj_np(np)} {rest}"))
-
-    # "<thing> is missing (X)", "Missing X".
+    # "<thing> is missing" -> "Include <thing>"; "Missing X" -> "Include X".
     m = re.match(r"^(?P<np>.+?)\s+(?:is|are)\s+(?:still\s+|also\s+)?missing(?:\s+(?P<what>.+))?$", c, re.I)
-    if m and _np_ok(_strip_np(m.group("np"))):
-        np = _strip_np(m.group("np"))
-        if m.group("what"):
-            return _guard(_finish(f"Add {m.group('what')} to {_obj_np(np)}"))
+    if m and _np_ok(_subject(m.group("np"))):
+        np = _subject(m.group("np"))
+        what = m.group("what")
+        if what and what.split()[0].lower() in _PREPOSITIONS:
+            return _guard(_finish(f"Include {_obj_np(np)} {what}"))  # "Tests are missing for X"
+        if what:
+            return _guard(_finish(f"Add {what} to {_obj_np(np)}"))
         if np.lower() in _DEICTIC:
             return None
         return _guard(_finish("Include " + _obj_np(np)))
@@ -843,13 +884,34 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     if m and len(_words(m.group(1))) <= 8:
         return _guard(_finish("Include " + m.group(1)))
 
-    # "There is no X", "<thing> has no X", "No X".
+    # "<thing> needs X" -> "Give <thing> X"; "Needs a docstring" -> "Add a docstring";
+    # "<thing> needs translating" -> "Translate <thing>".
+    m = re.match(r"^(?:(?P<np>.+?)\s+)?(?P<verb>needs|need|deserves|deserve|could use|lacks|is lacking|are lacking)\s+(?P<rest>.+)$", c, re.I)
+    if m and (m.group("np") is None or _np_ok(_subject(m.group("np")))) \
+            and not _FINITE_RE.search(" ".join(_words(m.group("rest"))[:3])):
+        rest = m.group("rest").strip()
+        np = _subject(m.group("np") or "")
+        if re.match(r"^to be\s+", rest, re.I) and np:
+            return _guard(_finish(f"Make {_obj_np(np)} {rest[6:]}"))
+        first = _words(rest)[0] if _words(rest) else ""
+        if first.lower().endswith("ing"):
+            lemma, tail, _ = _after_participle(rest)
+            if lemma:
+                return _guard(_finish(f"{lemma} {_obj_np(np) if np else 'it'}{tail}"))
+        if not np or np.lower() in _DEICTIC:
+            return _guard(_finish("Add " + rest))
+        if m.group("verb").lower() in ("lacks", "is lacking", "are lacking"):
+            return _guard(_finish(f"Add {rest} to {_obj_np(np)}"))
+        return _guard(_finish(f"Give {_obj_np(np)} {rest}"))
+
+    # "There is no X" -> "Add X"; "<thing> has no X" -> "Add X to <thing>"; "No X" -> "Add X".
     m = re.match(r"^there(?:'s| is| are)\s+(?:still\s+)?no\s+(.+)$", c, re.I)
     if m and _words(m.group(1)) and _words(m.group(1))[0].lower() not in _NO_IDIOMS:
         return _guard(_finish("Add " + m.group(1)))
     m = re.match(r"^(?P<np>.+?)\s+(?:has|have|had|contains?|includes?|gives?|shows?)\s+no\s+(?P<what>.+)$", c, re.I)
-    if m and _np_ok(_strip_np(m.group("np"))) and _words(m.group("what"))[0].lower() not in _NO_IDIOMS:
-        np = _strip_np(m.group("np"))
+    if m and _np_ok(_subject(m.group("np"))) and _words(m.group("what")) \
+            and _words(m.group("what"))[0].lower() not in _NO_IDIOMS:
+        np = _subject(m.group("np"))
         if np.lower() in _DEICTIC:
             return _guard(_finish("Add " + m.group("what")))
         return _guard(_finish(f"Add {m.group('what')} to {_obj_np(np)}"))
@@ -858,25 +920,27 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
         if _words(m.group(1))[0].lower() not in _NO_IDIOMS:
             return _guard(_finish("Add " + m.group(1)))
 
-    # "<thing> is never / not X-ed" -> "(Always) X <thing>".
+    # "<thing> is never closed" -> "Always close <thing>"; "<thing> isn't labelled" -> "Label <thing>".
     m = re.match(
         r"^(?P<np>.+?)\s+(?:(?:is|are|was|were)\s+(?P<how>never|not)|(?P<neg>isn't|aren't|wasn't|weren't))"
         r"\s+(?:(?:ever|always|even|properly|actually|clearly)\s+)?(?P<rest>.+)$",
         c, re.I,
     )
     if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False):
-        lemma, tail = _after_participle(m.group("rest"))
+        lemma, tail, adverb = _after_participle(m.group("rest"))
         first = _words(m.group("rest"))[0].lower() if _words(m.group("rest")) else ""
-        if lemma and first not in _VERBS and first.endswith(("ed", "en", "wn", "lt", "pt", "ut", "et", "id", "ld", "ng", "ck", "ad")):
+        if first.endswith("ly"):
+            first = _words(m.group("rest"))[1].lower() if len(_words(m.group("rest"))) > 1 else ""
+        if lemma and first not in _VERBS and first.endswith(_PARTICIPLE_END) and "until" not in tail.lower():
             prefix = "Always " if (m.group("how") or "").lower() == "never" else ""
-            return _guard(_finish(f"{prefix}{lemma} {_obj_np(_strip_np(m.group('np')))}{tail}"))
+            return _guard(_finish(f"{prefix}{_with_adverb(adverb, lemma)} {_obj_np(_strip_np(m.group('np')))}{tail}"))
 
-    # "<thing> doesn't / never V" -> "Make <thing> V".
+    # "<thing> doesn't explain X" -> "Make <thing> explain X" (not "... doesn't show up until Y").
     m = re.match(
-        r"^(?P<np>.+?)\s+(?:doesn't|does not|don't|do not|didn't|did not|won't|will not|never)\s+(?P<rest>.+)$",
+        r"^(?P<np>.+?)\s+(?:doesn't|does not|don't|do not|didn't|did not|won't|will not)\s+(?P<rest>.+)$",
         c, re.I,
     )
-    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False):
+    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False) and not re.search(r"\buntil\b", m.group("rest"), re.I):
         np = _strip_np(m.group("np"))
         if np.split()[0].lower() not in _DEICTIC:
             words = _words(m.group("rest"))
@@ -885,15 +949,15 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
                 tail = m.group("rest").strip()[len(words[0]):]
                 return _guard(_finish(f"Make {_obj_np(np)} {lemma}{tail}"))
 
-    # "<thing> is too long" and friends.
+    # "<thing> is too long" -> "Keep <thing> concise"; "too many bullets" -> "Use fewer bullets".
     m = re.match(
         r"^(?:(?P<np>.+?)\s+(?:is|are|was|were|feels|feel|seems|seem|looks|look|reads|read|gets|get|runs|run)\s+)?"
         r"(?:a bit\s+|a little\s+|way\s+|much\s+|far\s+|slightly\s+|still\s+|just\s+|rather\s+|also\s+)*too\s+"
         r"(?P<adj>many|much|[\w-]+)(?:\s+(?P<what>.+))?$",
         c, re.I,
     )
-    if m and (m.group("np") is None or _np_ok(_strip_np(m.group("np")))):
-        np = _strip_np(m.group("np") or "")
+    if m and (m.group("np") is None or _np_ok(_subject(m.group("np")))):
+        np = _subject(m.group("np") or "")
         target = "the response" if not np or np.lower() in _DEICTIC else _obj_np(np)
         adj = m.group("adj").lower()
         what = (m.group("what") or "").strip()
@@ -911,80 +975,80 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             return _guard(_finish(f"Make {target} larger"))
         if adj in ("slow",):
             return _guard(_finish(f"Make {target} faster"))
-        if re.match(r"^[a-z-]+$", adj) and adj not in ("bad", "good", "much", "many"):
+        if re.match(r"^[a-z-]+$", adj) and adj not in ("bad", "good", "much", "many", "late", "early"):
             return _guard(_finish(f"Make {target} less {adj}"))
         return None
 
-    # "<thing> is hard to read" -> "Make <thing> easier to read"; "X makes it hard to V" -> "Avoid X".
+    # "Nested subqueries make this hard to review" -> "Avoid nested subqueries".
     m = re.match(
-        r"^(?P<np>.+?)\s+(?:make|makes|made)\s+(?:it|this|them|the \w+)\s+(?:very\s+|really\s+|much\s+|so\s+)?"
+        r"^(?P<np>.+?)\s+(?:make|makes|made)\s+(?:it|this|them|the \w+)\s+(?:very\s+|really\s+|much\s+|so\s+|genuinely\s+)?"
         r"(?:hard|harder|difficult|impossible|confusing)\s+to\s+\w+",
         c, re.I,
     )
     if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False, max_words=10):
         return _guard(_finish("Avoid " + _obj_np(_strip_np(m.group("np")))))
+    # "<thing> is hard to read" -> "Make <thing> easier to read".
     m = re.match(
         r"^(?P<np>.+?)\s+(?:is|are|was|were)\s+(?:very\s+|really\s+|quite\s+|a bit\s+|pretty\s+|genuinely\s+|so\s+)?"
         r"(?:hard|difficult|impossible|tricky)\s+to\s+(?P<verb>\w+)(?P<tail>.*)$",
         c, re.I,
     )
-    if m and _np_ok(_strip_np(m.group("np"))):
-        np = _strip_np(m.group("np"))
+    if m and _np_ok(_subject(m.group("np"))):
+        np = _subject(m.group("np"))
         target = "the response" if np.lower() in _DEICTIC else _obj_np(np)
         return _guard(_finish(f"Make {target} easier to {m.group('verb')}"))
 
-    # "<thing> would help / would have saved ..." -> "Use <thing>".
+    # "A numbered list would help" / "would have saved ..." -> "Use a numbered list".
     m = re.match(
         r"^(?P<np>.+?)\s+(?:would|could|might)\s+(?:really\s+|also\s+|probably\s+)?(?:have\s+)?"
         r"(?:help(?:ed)?|save[d]?|fix(?:ed)?|improve[d]?|work(?:ed)?|solve[d]?|prevent(?:ed)?|"
-        r"avoid(?:ed)?|make|made|be (?:better|clearer|nicer|easier|safer|cleaner|simpler)|"
+        r"avoid(?:ed)?|make|made|tell you|show you|catch(?:es)?|be (?:better|clearer|nicer|easier|safer|cleaner|simpler)|"
         r"been (?:better|clearer|nicer|easier|safer|cleaner|simpler)|go a long way|read better)\b",
         c, re.I,
     )
     if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False, max_words=12):
         np = _strip_np(m.group("np"))
         if np.split()[0].lower() not in _DEICTIC | {"what", "which", "nothing", "anything"}:
-            return _guard(_finish("Use " + np[:1].lower() + np[1:] if np[:1].isupper() and not np[:2].isupper() else "Use " + np))
+            return _guard(_finish("Use " + _obj_np(np)))
 
-    # "<X> could (just) be <Y>" -> "Replace <X> with <Y>".
+    # "'lag on our CDN edge' could just be 'some pages are stale'" -> "Replace X with Y" (only when
+    # the replacement is quoted, code or a count, so speculation like "could be noise" is left alone).
     m = re.match(r"^(?P<np>.+?)\s+(?:could|can)\s+(?:just\s+|simply\s+|easily\s+|instead\s+|also\s+)?be\s+(?P<what>.+)$", c, re.I)
     if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False, max_words=14):
-        what = m.group("what")
-        first = _words(what)[0].lower() if _words(what) else ""
-        if first and first not in {"in", "on", "at", "from", "by", "with", "due", "because", "related",
-                                    "caused", "wrong", "right", "fine", "ok", "okay", "better", "worse",
-                                    "a", "an"} and not first.endswith(("ed", "ly")):
+        what = m.group("what").strip()
+        if re.match(r"^(?:\u27e6\d+\u27e7|\d|(?:one|two|three|four|five|a single|separate)\b)", what, re.I):
             return _guard(_finish(f"Replace {_obj_np(_strip_np(m.group('np')))} with {what}"))
 
-    # "<X> rather than <Y>" / "<X>, not <Y>" without a verb.
-    m = re.match(r"^(?P<a>.+?),?\s+(?:rather than|instead of|over|not)\s+(?P<b>.+)$", c, re.I)
+    # "<X> rather than <Y>" without a verb -> "Use X rather than Y".
+    m = re.match(r"^(?P<a>.+?),?\s+(?:rather than|instead of)\s+(?P<b>.+)$", c, re.I)
     if m and len(_words(m.group("a"))) <= 8 and not _FINITE_RE.search(m.group("a")) \
             and not re.search(r"\b(?:should|must|need|needs)\b", c, re.I):
-        if re.search(r"(?:rather than|instead of)", c, re.I):
-            return _guard(_finish(f"Use {m.group('a')} rather than {m.group('b')}"))
+        return _guard(_finish(f"Use {m.group('a')} rather than {m.group('b')}"))
 
-    # "<thing> first" -> "Put <thing> first".
+    # "Decision and impact first" -> "Put decision and impact first".
     m = re.match(r"^(?P<np>[^,]+?)\s+(?:first|up front|upfront|at the top|on top)$", c, re.I)
     if m and _np_ok(m.group("np"), allow_deictic=False, max_words=6):
-        return _guard(_finish(f"Put {m.group('np')} first"))
-
-    # "<thing> now V" (a new convention) -> "Make <thing> V".
-    m = re.match(r"^(?P<np>.+?)\s+now\s+(?P<verb>\w+)(?P<tail>.*)$", c, re.I)
-    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False, max_words=6):
-        lemma = _lemma(m.group("verb"))
-        if lemma and m.group("verb").lower() not in ("is", "are", "has", "have"):
-            return _guard(_finish(f"Make {_obj_np(_strip_np(m.group('np')))} {lemma}{m.group('tail')}"))
+        return _guard(_finish(f"Put {_obj_np(m.group('np'))} first"))
     return None
 
 
 # Clause splitting ------------------------------------------------------------------------------
 
+#: Joints after which the rest of a sentence is a reason or an aside, not part of the advice.
 _WEAK_SPLIT_RE = re.compile(
     r",\s+(?:but|so|because|since|though|although|which|as|whereas|while|otherwise)\s+|"
     r"\s+(?:but|whereas)\s+|\s+[—–]\s+|\s+--\s+",
     re.I,
 )
-_AND_VERB_RE = re.compile(r"(?:,\s*|\s+)(?:and|then|,)\s+(?=(\w+)\b)", re.I)
+#: ", and" before an independent clause (it has its own verb), or "and never / and doesn't".
+_AND_CLAUSE_RE = re.compile(
+    r",\s+and\s+(?=(?:\S+\s+){0,5}?(?:is|are|was|were|has|have|had|should|must|needs?|isn't|aren't|"
+    r"doesn't|don't|didn't|won't|can't|never)\b)|"
+    r",\s+and\s+(?=(?:it|they|this|that|there|he|she|we|you|i|nothing|everything|nobody)\b)|"
+    r"\s+and\s+(?=(?:never|doesn't|does not|don't|didn't)\b)|"
+    r"\s+and\s+(?=(?:nothing|everything|nobody|none|it|this|that|they|there)\s+(?:is|are|was|were|isn't|aren't)\b)",
+    re.I,
+)
 
 
 def _split_compound(rule: str) -> list[str]:
@@ -992,7 +1056,7 @@ def _split_compound(rule: str) -> list[str]:
     body = rule.rstrip(".")
     parts: list[str] = []
     start = 0
-    for m in re.finditer(r"(?:,\s*and|\s+and|,\s*then|;)\s+(\w+)", body, re.I):
+    for m in re.finditer(r"(?:,\s*and|\s+and|;)\s+(\w+)", body, re.I):
         word = m.group(1).lower()
         if word in _VERBS and word not in ("set", "order", "number", "state", "name", "list", "test", "type", "log"):
             left = body[start:m.start()]
@@ -1030,6 +1094,15 @@ def _clauses(sentence: str) -> list[str]:
     return out
 
 
+def _pieces(clause: str) -> list[str]:
+    """A clause cut at weak joints and before independent ", and" clauses."""
+    out: list[str] = []
+    for part in _WEAK_SPLIT_RE.split(clause):
+        if part and part.strip():
+            out.extend(p for p in _AND_CLAUSE_RE.split(part) if p and p.strip())
+    return out
+
+
 def _rules_in_sentence(sentence: str) -> list[str]:
     protected, spans = _protect(sentence, quotes=True)
     rules: list[str] = []
@@ -1037,21 +1110,21 @@ def _rules_in_sentence(sentence: str) -> list[str]:
     for clause in _clauses(protected):
         is_label = clause.startswith("\x00label\x00")
         clause = clause.replace("\x00label\x00", "")
-        found = _rewrite(clause)
-        if found:
-            (label_rules if is_label else rules).extend(_split_compound(found))
-            continue
-        if is_label:
-            continue
-        parts = [p for p in _WEAK_SPLIT_RE.split(clause) if p and p.strip()]
-        if len(parts) == 1:
-            parts = [p for p in re.split(r",\s+and\s+|,\s+", clause) if p.strip()]
-            if len(parts) == 1:
-                continue
-        for part in parts:
-            found = _rewrite(part)
+        target = label_rules if is_label else rules
+        for piece in _pieces(clause):
+            found = _rewrite(piece)
             if found:
-                rules.extend(_split_compound(found))
+                target.extend(_split_compound(found))
+                continue
+            if is_label:
+                continue
+            # Last resort: a leading condition or aside ("If you show output, put it ...").
+            sub = [p for p in re.split(r",\s+", piece) if p.strip()]
+            if len(sub) > 1:
+                for p in sub:
+                    found = _rewrite(p)
+                    if found:
+                        target.extend(_split_compound(found))
     if not rules:
         rules = label_rules
     return [_restore(r, spans) for r in rules]
@@ -1101,7 +1174,10 @@ def _task_kind(task: str | None, *, max_words: int = 14) -> str:
             words.pop()
         words[-1] = words[-1].rstrip(",;:")
     head = words[0].lower().strip(",")
-    if head in _VERBS or head in ("draft", "create", "build", "design", "debug", "investigate",
+    second = words[1].lower() if len(words) > 1 else ""
+    # An unknown first word followed by a determiner is almost always a verb: "Deploy the app".
+    looks_like_verb = head.isalpha() and second in _DETERMINERS | {"my", "this", "that", "these", "those", "their", "his", "her", "its"}
+    if looks_like_verb or head in _VERBS or head in ("draft", "create", "build", "design", "debug", "investigate",
                                   "analyse", "analyze", "compute", "find", "prepare", "generate",
                                   "make", "produce", "implement", "draw", "respond", "reply"):
         words = [_gerund(head)] + words[1:]
@@ -1178,6 +1254,7 @@ def _stem(word: str) -> str:
 def _polarity(text: str) -> int:
     """+1 positive, -1 negative; negators and negative verbs combine by parity."""
     t = text.lower().replace("do not", "do-not").replace("don't", "do-not").replace("dont", "do-not")
+    t = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b", "at-most", t)
     t = re.sub(r"\bno longer\b", "no-longer", t)
     count = 0
     for w in re.findall(r"[a-z'-]+", t):
@@ -1222,26 +1299,52 @@ def _antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
     return None
 
 
+_CONTRAST_RE = re.compile(r",\s*(?:and |but )?not\b\s*|\s*\b(?:rather than|instead of)\b\s*", re.I)
+
+
+def _main_and_contrast(rule: str) -> tuple[str, str]:
+    """'Use A, not B' -> ('Use A', 'B'): the part a rule rejects is kept apart.
+
+    Only a *trailing* contrast counts ("Do not use B" has no main/contrast split).
+    """
+    m = None
+    for m in _CONTRAST_RE.finditer(rule):
+        if m.start() > 0 and len(_words(rule[: m.start()])) >= 2:
+            break
+    else:
+        m = None
+    if m is None:
+        return rule, ""
+    return rule[: m.start()], rule[m.end():]
+
+
 @dataclass
 class _Comparison:
     shared: set[str]
     polarity_conflict: bool
     antonym: tuple[str, str] | None
     override: bool
+    rejects: set[str]
 
     @property
     def conflict(self) -> bool:
+        if self.rejects:
+            return True
         return bool(self.shared) and (self.polarity_conflict or self.antonym is not None or self.override)
 
 
 def _compare(new: str, old: str) -> _Comparison:
-    cn, co = _content(new), _content(old)
+    new_main, new_contrast = _main_and_contrast(new)
+    old_main, old_contrast = _main_and_contrast(old)
+    cn, co = _content(new_main), _content(old_main)
     shared = cn & co
-    polarity_conflict = _polarity(new) != _polarity(old)
-    antonym = _antonym_conflict(new, old)
+    polarity_conflict = _polarity(new_main) != _polarity(old_main)
+    antonym = _antonym_conflict(new_main, old_main)
+    # One rule explicitly rejects what the other asks for: "Sign as the team, not with your name".
+    rejects = ((_content(new_contrast) & co) - cn) | ((_content(old_contrast) & cn) - co)
     # An override word only counts when the new rule says something the old one does not.
     override = bool(_OVERRIDE_RE.search(new)) and not _OVERRIDE_RE.search(old) and bool(cn ^ co)
-    return _Comparison(shared, polarity_conflict, antonym, override)
+    return _Comparison(shared, polarity_conflict, antonym, override, rejects)
 
 
 class RuleDistiller:
@@ -1381,6 +1484,8 @@ class RuleDistiller:
             cues.append(f"antonyms {cmp.antonym[0]}/{cmp.antonym[1]}")
         if cmp.override:
             cues.append("override wording")
+        if cmp.rejects:
+            cues.append(f"rejects {', '.join(sorted(cmp.rejects))}")
         shared = ", ".join(sorted(cmp.shared)) or "nothing"
         return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"
 

@@ -1,0 +1,348 @@
+"""Routing lab: what to embed, how to weigh BM25 fields, how to fuse, how to gate "none".
+
+    .venv/bin/python benchmarks/experiments/routing_lab.py [--set FOLDER] [--section NAME ...]
+
+Everything is computed in numpy over cached embeddings (benchmarks/experiments/cache/), so a
+variant costs milliseconds once its texts have been embedded once. Skills are keyed by library
+`id` (not by name: two skills share the name `skill-creator`).
+
+Robustness: every row is reported overall, per kind (direct/indirect), and for anything with a
+parameter, by 2-fold cross-validation (tune on one half of the queries, test on the other,
+both ways; folds stratified by kind, fixed seed).
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import random
+import re
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Callable
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parents[2]
+sys.path.insert(0, str(ROOT))
+from plugins.skill_library import _humanise, skill_sections  # noqa: E402
+from skillbank.index import tokenize  # noqa: E402
+from skillbank.plugins.skill_file import read_skill_file  # noqa: E402
+
+CACHE = Path(__file__).resolve().parent / "cache"
+MODEL_DIR = "/work/shared/models/all-MiniLM-L6-v2"
+DEFAULT_SET = Path("/work/shared/benchmarks/skill-routing")
+
+
+# ----------------------------------------------------------------------------------------------
+# Embedding cache: text -> vector, stored as texts.json + vectors.npy, appended to as needed.
+class EmbCache:
+    def __init__(self, folder: Path = CACHE) -> None:
+        self.folder = folder
+        folder.mkdir(parents=True, exist_ok=True)
+        self.keys: list[str] = []
+        self.vectors = np.zeros((0, 384), dtype=np.float32)
+        if (folder / "keys.json").exists():
+            self.keys = json.loads((folder / "keys.json").read_text())
+            self.vectors = np.load(folder / "vectors.npy")
+        self.index = {k: i for i, k in enumerate(self.keys)}
+        self.model = None
+        self.embed_seconds = 0.0
+
+    @staticmethod
+    def key(text: str) -> str:
+        return hashlib.sha1(text.encode()).hexdigest()
+
+    def get(self, texts: list[str]) -> np.ndarray:
+        texts = [t or " " for t in texts]
+        missing = list(dict.fromkeys(t for t in texts if self.key(t) not in self.index))
+        if missing:
+            if self.model is None:
+                from skillbank.embeddings import MiniLMEmbedding
+
+                self.model = MiniLMEmbedding(model_dir=MODEL_DIR)
+            started = time.perf_counter()
+            new = self.model.embed(missing)
+            self.embed_seconds += time.perf_counter() - started
+            print(f"  embedded {len(missing)} new texts in {time.perf_counter() - started:.1f}s",
+                  file=sys.stderr)
+            for t in missing:
+                self.index[self.key(t)] = len(self.keys)
+                self.keys.append(self.key(t))
+            self.vectors = np.concatenate([self.vectors, new.astype(np.float32)])
+            (self.folder / "keys.json").write_text(json.dumps(self.keys))
+            np.save(self.folder / "vectors.npy", self.vectors)
+        if not texts:
+            return np.zeros((0, 384), dtype=np.float32)
+        return self.vectors[[self.index[self.key(t)] for t in texts]]
+
+
+# ----------------------------------------------------------------------------------------------
+# Data
+@dataclass
+class Skill:
+    id: str
+    name: str
+    title: str
+    description: str
+    body: str
+    sections: list[tuple[str, str]]
+
+    @property
+    def headings(self) -> list[str]:
+        return [t for t, _ in self.sections if t]
+
+
+def load(folder: Path) -> tuple[list[Skill], list[dict]]:
+    library = [json.loads(line) for line in (folder / "library.jsonl").open()]
+    queries = [json.loads(line) for line in (folder / "queries.jsonl").open()]
+    skills = []
+    for item in library:
+        doc, _ = read_skill_file(folder / item["path"])
+        name = doc.name if doc else item["name"]
+        body = doc.body if doc else ""
+        skills.append(Skill(item["id"], name, _humanise(name), (doc.description if doc else "").strip(),
+                            body, skill_sections(body)))
+    return skills, queries
+
+
+# ----------------------------------------------------------------------------------------------
+# Text families to embed. Each returns, per skill, a list of texts (may be empty).
+def section_texts(s: Skill, max_sections: int | None, chars: int, with_text: bool = True,
+                  skip_empty_heading: bool = False) -> list[str]:
+    out = []
+    secs = s.sections if max_sections is None else s.sections[:max_sections]
+    for heading, text in secs:
+        if skip_empty_heading and not heading:
+            continue
+        snippet = " ".join(text.split())[:chars] if with_text else ""
+        if with_text and (snippet or heading):
+            out.append(f"{s.title} — {heading}: {snippet}" if heading else f"{s.title}: {snippet}")
+        elif not with_text and heading:
+            out.append(f"{s.title} — {heading}")
+    return out
+
+
+FAMILIES: dict[str, Callable[[Skill], list[str]]] = {
+    "nd": lambda s: [f"{s.title}: {s.description}"],  # current first text
+    "d": lambda s: [s.description],
+    "ndh": lambda s: [f"{s.title}: {s.description} Sections: " + "; ".join(s.headings[:20])],
+    "h1": lambda s: [f"{s.title}: " + "; ".join(s.headings[:30])] if s.headings else [],
+    "lead": lambda s: [f"{s.title}: " + " ".join(s.body.split())[:1200]],
+    "sec600x8": lambda s: section_texts(s, 8, 600),  # current sections
+    "sec200x8": lambda s: section_texts(s, 8, 200),
+    "sec300x4": lambda s: section_texts(s, 4, 300),
+    "headx8": lambda s: section_texts(s, 8, 0, with_text=False),
+}
+
+
+def family_vectors(cache: EmbCache, skills: list[Skill], family: str):
+    """(matrix of vectors, owner index per row, number of texts)."""
+    texts, owner = [], []
+    for i, s in enumerate(skills):
+        for t in FAMILIES[family](s):
+            texts.append(t)
+            owner.append(i)
+    return cache.get(texts), np.array(owner, dtype=int), len(texts)
+
+
+def pooled(sims: np.ndarray, owner: np.ndarray, n_items: int, how: str = "max") -> np.ndarray:
+    """Per-item pooling of chunk similarities (Q x chunks -> Q x items); -1 where no chunk."""
+    out = np.full((sims.shape[0], n_items), -1.0, dtype=np.float32)
+    if how == "max":
+        for j in range(n_items):
+            cols = np.where(owner == j)[0]
+            if len(cols):
+                out[:, j] = sims[:, cols].max(axis=1)
+    elif how == "top2":
+        for j in range(n_items):
+            cols = np.where(owner == j)[0]
+            if len(cols):
+                top = -np.sort(-sims[:, cols], axis=1)[:, :2]
+                out[:, j] = top.mean(axis=1)
+    return out
+
+
+# ----------------------------------------------------------------------------------------------
+# BM25
+class BM25:
+    def __init__(self, texts: list[str], k1: float = 1.2, b: float = 0.75) -> None:
+        import bm25s
+
+        tokens = [tokenize(t) for t in texts]
+        self.k1 = k1
+        self.r = bm25s.BM25(k1=k1, b=b)
+        self.r.index(tokens, show_progress=False)
+        df: dict[str, int] = {}
+        for doc in tokens:
+            for t in set(doc):
+                df[t] = df.get(t, 0) + 1
+        n = len(texts)
+        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
+        self.n = n
+
+    def scores(self, query: str) -> tuple[np.ndarray, float]:
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in self.idf]
+        if not terms:
+            return np.zeros(self.n, dtype=np.float32), 1.0
+        best = sum(self.idf[t] * (self.k1 + 1) for t in terms)
+        return np.asarray(self.r.get_scores(terms), dtype=np.float32), best
+
+    def matrix(self, queries: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        raw, best = zip(*(self.scores(q) for q in queries))
+        return np.stack(raw), np.array(best, dtype=np.float32)
+
+
+def keyword_text(s: Skill, scheme: str) -> str:
+    t, d, h, b = s.title, s.description, " ".join(s.headings), s.body
+    if scheme == "current":
+        return "\n".join([t, t, t, d, d, h, b[:20_000]])
+    if scheme == "flat":
+        return "\n".join([t, d, b])
+    if scheme == "nd":
+        return "\n".join([t, d])
+    if scheme == "nd_x2":
+        return "\n".join([t, t, d, d])
+    if scheme == "ndh":
+        return "\n".join([t, d, h])
+    if scheme == "cur_body5k":
+        return "\n".join([t, t, t, d, d, h, b[:5_000]])
+    if scheme == "cur_body2k":
+        return "\n".join([t, t, t, d, d, h, b[:2_000]])
+    if scheme == "body":
+        return "\n".join([h, b[:20_000]])
+    raise KeyError(scheme)
+
+
+# ----------------------------------------------------------------------------------------------
+# Evaluation
+def ranks_of(scores: np.ndarray, queries: list[dict], ids: list[str]) -> list[int | None]:
+    """Rank (0-based) of the first expected item per query; None for none-queries."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    out: list[int | None] = []
+    for qi, q in enumerate(queries):
+        exp = set(q["expected"])
+        if not exp:
+            out.append(None)
+            continue
+        pos = [r for r, j in enumerate(order[qi]) if ids[j] in exp]
+        out.append(pos[0] if pos else 10**6)
+    return out
+
+
+def metrics(ranks: list[int | None], queries: list[dict], subset: list[int] | None = None,
+            kind: str | None = None) -> dict[str, float]:
+    idx = subset if subset is not None else range(len(queries))
+    rs = [ranks[i] for i in idx if queries[i]["expected"] and (kind is None or queries[i]["kind"] == kind)]
+    n = max(len(rs), 1)
+    return {"R@1": sum(r == 0 for r in rs) / n, "R@3": sum(r < 3 for r in rs) / n,
+            "MRR": sum(1 / (r + 1) for r in rs) / n, "n": len(rs)}
+
+
+def folds(queries: list[dict], seed: int = 13) -> list[list[int]]:
+    rng = random.Random(seed)
+    a, b = [], []
+    for kind in ("direct", "indirect", "none"):
+        idx = [i for i, q in enumerate(queries) if q["kind"] == kind]
+        rng.shuffle(idx)
+        a += idx[: len(idx) // 2]
+        b += idx[len(idx) // 2:]
+    return [sorted(a), sorted(b)]
+
+
+def objective(m: dict[str, float]) -> float:
+    return m["R@1"] + m["R@3"] + m["MRR"]
+
+
+def cv(grid: dict, score_fn: Callable, queries, ids, fold_sets) -> tuple[dict, dict]:
+    """2-fold: pick best params on one fold, test on the other; returns (test metrics, picks)."""
+    cache = {}
+    for key, params in grid.items():
+        cache[key] = ranks_of(score_fn(**params), queries, ids)
+    tests, picks = [], []
+    for tr, te in ((fold_sets[0], fold_sets[1]), (fold_sets[1], fold_sets[0])):
+        best = max(cache, key=lambda k: objective(metrics(cache[k], queries, tr)))
+        picks.append(best)
+        tests.append((metrics(cache[best], queries, te), len(te)))
+    # pooled test metrics over both halves
+    tot = {m: sum(t[0][m] * t[0]["n"] for t in tests) / sum(t[0]["n"] for t in tests)
+           for m in ("R@1", "R@3", "MRR")}
+    return tot, {"picks": picks, "all": cache}
+
+
+def fmt(m: dict[str, float]) -> str:
+    return f"{m['R@1']:.3f} {m['R@3']:.3f} {m['MRR']:.3f}"
+
+
+def row(label: str, scores: np.ndarray, queries, ids, texts: int | str = "", extra: str = "") -> list[int | None]:
+    r = ranks_of(scores, queries, ids)
+    a, d, i = metrics(r, queries), metrics(r, queries, kind="direct"), metrics(r, queries, kind="indirect")
+    f = folds(queries)
+    f0, f1 = metrics(r, queries, f[0]), metrics(r, queries, f[1])
+    print(f"{label:46} {fmt(a)} | dir {d['R@1']:.3f} {d['R@3']:.3f} | ind {i['R@1']:.3f} {i['R@3']:.3f}"
+          f" | halves R@1 {f0['R@1']:.3f}/{f1['R@1']:.3f} | texts {texts} {extra}")
+    return r
+
+
+# ----------------------------------------------------------------------------------------------
+# Fusion
+def rank_matrix(scores: np.ndarray) -> np.ndarray:
+    """0-based rank of every item per query (ties broken by index)."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks = np.empty_like(order)
+    rows = np.arange(scores.shape[0])[:, None]
+    ranks[rows, order] = np.arange(scores.shape[1])[None, :]
+    return ranks
+
+
+def rrf(parts: list[tuple[float, np.ndarray]], k: float = 60, depth: int | None = None,
+        valid: list[np.ndarray | None] | None = None) -> np.ndarray:
+    out = np.zeros_like(parts[0][1], dtype=np.float64)
+    for n, (w, s) in enumerate(parts):
+        r = rank_matrix(s)
+        contrib = w / (k + r + 1)
+        mask = np.ones_like(contrib, dtype=bool)
+        if depth is not None:
+            mask &= r < depth
+        if valid is not None and valid[n] is not None:
+            mask &= valid[n]
+        out += np.where(mask, contrib, 0.0)
+    return out
+
+
+def norm(s: np.ndarray, how: str) -> np.ndarray:
+    if how == "minmax":
+        lo, hi = s.min(axis=1, keepdims=True), s.max(axis=1, keepdims=True)
+        return (s - lo) / np.maximum(hi - lo, 1e-9)
+    if how == "z":
+        return (s - s.mean(axis=1, keepdims=True)) / np.maximum(s.std(axis=1, keepdims=True), 1e-9)
+    if how == "max":  # divide by the query's best
+        return s / np.maximum(s.max(axis=1, keepdims=True), 1e-9)
+    raise KeyError(how)
+
+
+def current_system(dense_chunks: np.ndarray, owner: np.ndarray, bm: np.ndarray, n_items: int,
+                   candidates: int = 50) -> np.ndarray:
+    """Replicates HybridIndex.search: dense = best of the top 2*candidates chunks, BM25 top
+    `candidates` with score > 0, plain RRF k=60 over those lists only."""
+    Q = dense_chunks.shape[0]
+    fused = np.zeros((Q, n_items))
+    for q in range(Q):
+        top = np.argsort(-dense_chunks[q])[: candidates * 2]
+        best: dict[int, float] = {}
+        for c in top:
+            j = owner[c]
+            if dense_chunks[q, c] > best.get(j, -2):
+                best[j] = dense_chunks[q, c]
+        for r, j in enumerate(sorted(best, key=best.__getitem__, reverse=True)):
+            fused[q, j] += 1 / (60 + r + 1)
+        pos = np.where(bm[q] > 0)[0]
+        take = pos[np.argsort(-bm[q, pos], kind="stable")][:candidates]
+        for r, j in enumerate(take):
+            fused[q, j] += 1 / (60 + r + 1)
+    # items with no evidence at all rank last
+    return fused

@@ -1,0 +1,264 @@
+"""What every `skillbank` command shares: the per-run state, opening the bank, and output.
+
+The CLI is a thin face over `skillbank.Skillbank`: commands parse arguments, call the facade and
+print what comes back, as rich tables for people or as one JSON document (`--json`) for scripts.
+Nothing heavy is imported here, so `skillbank --help` and `skillbank skills validate` stay fast.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from dataclasses import asdict, dataclass, field, is_dataclass
+from datetime import date, datetime
+from enum import Enum
+from pathlib import Path
+from typing import Any, Callable, Iterable, Sequence
+
+import click
+import typer
+
+#: `SKILLBANK_EMBEDDING=hash` opens banks with `skillbank.embeddings.HashEmbedding` instead of
+#: the MiniLM model: for tests and benchmarks that must not load a model. Not for real memory —
+#: a root built with one embedding refuses the other.
+EMBEDDING_ENV = "SKILLBANK_EMBEDDING"
+
+
+def embedding_from_env() -> Any:
+    """The embedding function `SKILLBANK_EMBEDDING` asks for (None: the bank's default)."""
+    choice = os.environ.get(EMBEDDING_ENV, "").strip().lower()
+    if choice in ("", "default", "minilm"):
+        return None
+    if choice == "hash":
+        from skillbank.embeddings import HashEmbedding
+
+        return HashEmbedding()
+    from skillbank.errors import InvalidInputError
+
+    raise InvalidInputError(f"{EMBEDDING_ENV}={choice!r} is not known; use 'hash' (tests and "
+                            "benchmarks) or 'minilm' (the default)")
+
+
+@dataclass
+class State:
+    """The root callback's options, and the bank, opened on first use and closed at exit."""
+
+    root: Path | None = None
+    skills_dirs: list[Path] = field(default_factory=list)
+    chroma_url: str | None = None
+    namespace: str | None = None
+    model_dir: Path | None = None
+    json: bool = False
+    include_bundled: bool = True
+    debug: bool = False
+    _bank: Any = None
+    _out: "Output | None" = None
+
+    @property
+    def out(self) -> "Output":
+        if self._out is None:
+            self._out = Output(self.json)
+        return self._out
+
+    def bank(self, sync: str | Sequence[str] | None = "all", **overrides: Any) -> Any:
+        """Open the bank (once per run) and bring the named memories' indexes up to date.
+
+        `sync` is "all", None, or memory names ("skills", "guidelines", "experiences"): a
+        command syncs only what it reads, so it neither pays for nor depends on the others.
+        """
+        if self._bank is None:
+            from skillbank.bank import Skillbank
+
+            options: dict[str, Any] = dict(
+                skill_roots=[str(p) for p in self.skills_dirs] or None,
+                chroma_url=self.chroma_url,
+                namespace=self.namespace,
+                model_dir=self.model_dir,
+                embedding_function=embedding_from_env(),
+                include_bundled=self.include_bundled,
+            )
+            options.update(overrides)
+            self._bank = Skillbank.open(self.root, sync=False, **options)
+        if sync == "all":
+            self._bank.sync()
+        elif sync:
+            for kind in ([sync] if isinstance(sync, str) else sync):
+                getattr(self._bank, kind).sync()
+        return self._bank
+
+    def close(self) -> None:
+        if self._bank is not None:
+            bank, self._bank = self._bank, None
+            bank.close()
+
+
+def state(ctx: typer.Context) -> State:
+    """The run's state (a command invoked without the root callback gets a default one)."""
+    root = ctx.find_root()
+    if not isinstance(root.obj, State):
+        root.obj = State()
+        root.call_on_close(root.obj.close)
+    return root.obj
+
+
+# ----------------------------------------------------------------------------------------- JSON
+
+
+def jsonable(value: Any) -> Any:
+    """Records, dataclasses, paths and datetimes as plain JSON values."""
+    if hasattr(value, "model_dump"):
+        return jsonable(value.model_dump(mode="json"))
+    if is_dataclass(value) and not isinstance(value, type):
+        data = asdict(value)
+        # Derived properties people and scripts expect (e.g. Catalog.text) ride along.
+        for name in ("text",):
+            if name not in data and isinstance(getattr(type(value), name, None), property):
+                data[name] = getattr(value, name)
+        return jsonable(data)
+    if isinstance(value, dict):
+        return {str(k): jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return [jsonable(v) for v in value]
+    if isinstance(value, Path):
+        return str(value)
+    if isinstance(value, (datetime, date)):
+        return value.isoformat()
+    if isinstance(value, Enum):
+        return value.value
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    return str(value)
+
+
+# --------------------------------------------------------------------------------------- output
+
+
+class Output:
+    """Human output through rich (tables, progress), or exactly one JSON document on stdout."""
+
+    def __init__(self, json_mode: bool) -> None:
+        self.json = json_mode
+        self._console: Any = None
+        self._err: Any = None
+
+    @property
+    def console(self) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(file=sys.stdout, highlight=False, emoji=False)
+        return self._console
+
+    @property
+    def err(self) -> Any:
+        if self._err is None:
+            from rich.console import Console
+
+            self._err = Console(file=sys.stderr, highlight=False, emoji=False)
+        return self._err
+
+    def emit(self, data: Any, human: Callable[[], None]) -> None:
+        """Print `data` as JSON in --json mode, else call `human` to render it."""
+        if self.json:
+            self.write_json(data)
+        else:
+            human()
+
+    def write_json(self, data: Any) -> None:
+        sys.stdout.write(json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+
+    def print(self, *renderables: Any, **kwargs: Any) -> None:
+        """Rich output; markup only where the caller writes it (see `text`)."""
+        self.console.print(*renderables, **kwargs)
+
+    def plain(self, text: str) -> None:
+        """User content, printed exactly (no markup, no wrapping games)."""
+        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+
+    def note(self, message: str) -> None:
+        """A side remark for people (stderr, so piped stdout stays clean)."""
+        if not self.json:
+            self.err.print(message, highlight=False)
+
+
+def text(value: Any, style: str | None = None) -> Any:
+    """A rich Text: user content never becomes markup."""
+    from rich.text import Text
+
+    return Text("" if value is None else str(value), style=style or "")
+
+
+def short(value: Any, limit: int = 80) -> str:
+    flat = " ".join(str(value or "").split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def table(title: str | None, columns: Sequence[str | tuple[str, dict[str, Any]]],
+          rows: Iterable[Sequence[Any]]) -> Any:
+    """A rich table whose cells are literal text (no markup from memory content)."""
+    from rich.table import Table
+
+    result = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
+    for column in columns:
+        name, options = (column, {}) if isinstance(column, str) else column
+        result.add_column(name, **options)
+    for row in rows:
+        result.add_row(*[cell if hasattr(cell, "__rich_console__") or hasattr(cell, "__rich__")
+                         else text(cell) for cell in row])
+    return result
+
+
+def key_values(pairs: Iterable[tuple[str, Any]]) -> Any:
+    """A two-column table for one record's fields."""
+    from rich.table import Table
+
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold")
+    grid.add_column()
+    for key, value in pairs:
+        if value is None or value == "" or value == []:
+            continue
+        grid.add_row(text(key, "bold"), value if hasattr(value, "__rich_console__") else text(value))
+    return grid
+
+
+def score(value: Any) -> str:
+    try:
+        return f"{float(value):.3f}"
+    except (TypeError, ValueError):
+        return ""
+
+
+def when(value: Any) -> str:
+    if isinstance(value, datetime):
+        return value.strftime("%Y-%m-%d %H:%M")
+    return str(value or "")
+
+
+def findings_table(findings: Sequence[Any], title: str | None = None, limit: int | None = None
+                   ) -> Any:
+    rows = []
+    shown = list(findings) if limit is None else list(findings)[:limit]
+    for f in shown:
+        style = "red" if f.severity == "error" else "yellow"
+        rows.append([f.path or "", text(f.severity, style), f.code, f.message])
+    grid = table(title, ["path", "severity", "code", ("message", {"overflow": "fold"})], rows)
+    if limit is not None and len(findings) > limit:
+        grid.caption = f"… and {len(findings) - limit} more (see --json)"
+    return grid
+
+
+def read_text_arg(value: str | None, path: Path | None, what: str) -> str | None:
+    """A text option that may instead come from a file (`-` is stdin)."""
+    if value is not None and path is not None:
+        raise click.UsageError(f"give {what} either inline or as a file, not both")
+    if path is None:
+        return value
+    if str(path) == "-":
+        return sys.stdin.read()
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise click.BadParameter(f"cannot read {path}: {exc}") from None

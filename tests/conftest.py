@@ -1,0 +1,92 @@
+"""Shared fixtures: temp banks with the fast hash embedding or the real offline model."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+SHARED = REPO.parent / "shared"
+MODEL_DIR = SHARED / "models" / "all-MiniLM-L6-v2"
+
+
+@pytest.fixture(scope="session")
+def model_dir() -> Path:
+    if not (MODEL_DIR / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    return MODEL_DIR
+
+
+@pytest.fixture(scope="session")
+def minilm(model_dir):
+    """One real embedding function for the whole session (loading it costs ~0.5 s)."""
+    from skillbank.embeddings import MiniLMEmbedding
+
+    return MiniLMEmbedding(model_dir=str(model_dir))
+
+
+@pytest.fixture
+def hash_bank(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, sync=False)
+    yield bank
+    bank.close()
+
+
+def write_skill(root: Path, name: str, description: str, body: str = "# Steps\n\nDo it.\n",
+                extra: str = "") -> Path:
+    folder = root / name
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / "SKILL.md"
+    path.write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}")
+    return path
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.fixture(scope="session")
+def chroma_server(tmp_path_factory):
+    """A real `chroma run` server on loopback, for the HttpClient paths."""
+    chroma = Path(sys.executable).parent / "chroma"
+    if not chroma.exists():
+        pytest.skip("chroma CLI not installed")
+    port = free_port()
+    data = tmp_path_factory.mktemp("chroma-server")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.Popen(
+        [str(chroma), "run", "--path", str(data), "--host", "127.0.0.1", "--port", str(port)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env)
+    import urllib.request
+
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        try:
+            urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
+            break
+        except OSError:
+            if proc.poll() is not None:
+                pytest.fail("chroma run exited early")
+            time.sleep(0.3)
+    else:
+        proc.kill()
+        pytest.fail("chroma run did not start within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
