@@ -16,7 +16,6 @@ from enum import Enum
 from pathlib import Path
 from typing import Any, Callable, Iterable, Sequence
 
-import click
 import typer
 
 #: `SKILLBANK_EMBEDDING=hash` opens banks with `skillbank.embeddings.HashEmbedding` instead of
@@ -52,6 +51,7 @@ class State:
     json: bool = False
     include_bundled: bool = True
     debug: bool = False
+    root_explicit: bool = False  # --root given on the command line (not from SKILLBANK_ROOT)
     _bank: Any = None
     _out: "Output | None" = None
 
@@ -253,7 +253,7 @@ def findings_table(findings: Sequence[Any], title: str | None = None, limit: int
 def read_text_arg(value: str | None, path: Path | None, what: str) -> str | None:
     """A text option that may instead come from a file (`-` is stdin)."""
     if value is not None and path is not None:
-        raise click.UsageError(f"give {what} either inline or as a file, not both")
+        raise invalid(f"give {what} either inline or as a file, not both")
     if path is None:
         return value
     if str(path) == "-":
@@ -261,4 +261,10 @@ def read_text_arg(value: str | None, path: Path | None, what: str) -> str | None
     try:
         return path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
-        raise click.BadParameter(f"cannot read {path}: {exc}") from None
+        raise invalid(f"cannot read {path}: {exc}") from None
+
+
+def invalid(message: str) -> Exception:
+    from skillbank.errors import InvalidInputError
+
+    return InvalidInputError(message)

@@ -35,8 +35,12 @@ words of the rule>".
 :meth:`RuleDistiller.relate` decides same / contradiction / distinct from the caller's embedding
 similarity plus explainable cues: polarity (never / don't / avoid / remove ... counted with
 parity, so "never skip tests" agrees with "always add tests"), antonym pairs (British/American,
-tabs/spaces ...), and override words in the new rule ("switch to", "no longer", "instead",
-"from now on"), each required to be about the same matter (a shared key word).
+tabs/spaces ...), override words in the new rule ("switch to", "no longer", "instead",
+"from now on"), each required to be about the same matter (a shared key word, or nothing but the
+cue tells the two apart), and explicit rejection ("Sign as the team, not with your name" rejects
+"Sign with your first name"). Similarity >= ``same_threshold`` without a cue is "same"; a cue on
+the same matter with similarity >= ``related_threshold - 0.15`` is "contradiction"; else
+"distinct". :meth:`RuleDistiller.explain_relation` prints the reason.
 """
 
 from __future__ import annotations
@@ -61,6 +65,7 @@ __all__ = [
     "split_sentences",
     "normalise_rule",
     "guess_topic",
+    "extract_json",
     "TOPIC_KEYWORDS",
     "RULES_PROMPT",
     "LESSONS_PROMPT",
@@ -426,6 +431,18 @@ _IRREGULAR = {
 }
 
 
+_VERB_PREFIXES = frozenset("re pre co double cross auto de un over under hard soft fact spell".split())
+
+
+def _is_base_verb(word: str) -> bool:
+    """A known base-form verb, including prefixed ones: 're-run', 'hard-code', 'double-check'."""
+    w = word.lower()
+    if w in _VERBS or w == "hardcode":
+        return True
+    head, _, last = w.rpartition("-")
+    return bool(head) and head in _VERB_PREFIXES and (last in _VERBS or last == "code")
+
+
 def _lemma(word: str) -> str | None:
     """Base form of a verb form (used, adding, splits, written) when it is a known verb."""
     w = word.lower().strip(".,;:!?'\"")
@@ -561,7 +578,7 @@ def _np_ok(np: str, *, allow_deictic: bool = True, max_words: int = 8) -> bool:
         return False
     if first in _PREPOSITIONS or (len(words) == 1 and first in _DETERMINERS):
         return False
-    if last in _NP_ADVERBS or (last.endswith("ly") and len(words) > 1):
+    if last in _NP_ADVERBS:
         return False  # "billing now has to ...": a narrative, not a subject to advise about
     if not allow_deictic and first in _DEICTIC and len(words) == 1:
         return False
@@ -601,12 +618,12 @@ def _starts_imperative(text: str) -> bool:
     if first in ("always", "never"):
         # "Never use X" is advice; "never says where X comes from" is a complaint.
         nxt = words[1].lower() if len(words) > 1 else ""
-        return nxt in _VERBS or nxt in ("be", "do", "let", "just", "again", "ever")
+        return _is_base_verb(nxt) or nxt in ("be", "do", "let", "just", "again", "ever")
     if first in ("don't", "dont"):
         return True
     if first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
-    if first not in _VERBS:
+    if not _is_base_verb(first):
         return False
     if len(words) > 1 and words[1].lower() in _NOT_IMPERATIVE_NEXT:
         return False
@@ -935,6 +952,15 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             prefix = "Always " if (m.group("how") or "").lower() == "never" else ""
             return _guard(_finish(f"{prefix}{_with_adverb(adverb, lemma)} {_obj_np(_strip_np(m.group('np')))}{tail}"))
 
+    # "The reply never acknowledges X" -> "Always acknowledge X" (not "... never matches anything").
+    m = re.match(r"^(?P<np>.+?)\s+never\s+(?P<verb>\w+s)\b(?P<tail>.*)$", c, re.I)
+    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False) \
+            and _strip_np(m.group("np")).split()[0].lower() not in _DEICTIC \
+            and not re.match(r"^\s*(?:any|anything|nothing|everything|anyone)\b", m.group("tail"), re.I):
+        lemma = _lemma(m.group("verb"))
+        if lemma:
+            return _guard(_finish(f"Always {lemma}{m.group('tail')}"))
+
     # "<thing> doesn't explain X" -> "Make <thing> explain X" (not "... doesn't show up until Y").
     m = re.match(
         r"^(?P<np>.+?)\s+(?:doesn't|does not|don't|do not|didn't|did not|won't|will not)\s+(?P<rest>.+)$",
@@ -1023,7 +1049,7 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     m = re.match(r"^(?P<a>.+?),?\s+(?:rather than|instead of)\s+(?P<b>.+)$", c, re.I)
     if m and len(_words(m.group("a"))) <= 8 and not _FINITE_RE.search(m.group("a")) \
             and not re.search(r"\b(?:should|must|need|needs)\b", c, re.I):
-        return _guard(_finish(f"Use {m.group('a')} rather than {m.group('b')}"))
+        return _guard(_finish(f"Use {_obj_np(m.group('a'))} rather than {m.group('b')}"))
 
     # "Decision and impact first" -> "Put decision and impact first".
     m = re.match(r"^(?P<np>[^,]+?)\s+(?:first|up front|upfront|at the top|on top)$", c, re.I)
@@ -1224,7 +1250,11 @@ def _key(text: str) -> str:
 
 
 def normalise_rule(sentence: str) -> str | None:
-    """A sentence as an imperative rule ("Use parameterised queries."), or None if no advice."""
+    """A sentence as an imperative rule ("Use parameterised queries."), or None if no advice.
+
+    A sentence holding several pieces of advice ("Use X and label Y.") comes back as one string
+    of several imperative sentences; :meth:`RuleDistiller.rules_from_critique` keeps them apart.
+    """
     if not sentence or not sentence.strip():
         return None
     rules = _rules_in_sentence(sentence.strip())
@@ -1325,12 +1355,13 @@ class _Comparison:
     antonym: tuple[str, str] | None
     override: bool
     rejects: set[str]
+    same_matter: bool
 
     @property
     def conflict(self) -> bool:
         if self.rejects:
             return True
-        return bool(self.shared) and (self.polarity_conflict or self.antonym is not None or self.override)
+        return self.same_matter and (self.polarity_conflict or self.antonym is not None or self.override)
 
 
 def _compare(new: str, old: str) -> _Comparison:
@@ -1344,7 +1375,10 @@ def _compare(new: str, old: str) -> _Comparison:
     rejects = ((_content(new_contrast) & co) - cn) | ((_content(old_contrast) & cn) - co)
     # An override word only counts when the new rule says something the old one does not.
     override = bool(_OVERRIDE_RE.search(new)) and not _OVERRIDE_RE.search(old) and bool(cn ^ co)
-    return _Comparison(shared, polarity_conflict, antonym, override, rejects)
+    # Same matter: a shared key word, or nothing but antonyms / polarity tells them apart
+    # ("Use tabs." vs "Use spaces.").
+    same_matter = bool(shared) or (cn == co and (antonym is not None or polarity_conflict))
+    return _Comparison(shared, polarity_conflict, antonym, override, rejects, same_matter)
 
 
 class RuleDistiller:
@@ -1695,21 +1729,24 @@ def _balanced(text: str, start: int) -> str | None:
 
 
 def _loads_lenient(candidate: str) -> Any:
+    """json.loads, then without trailing commas, then as a Python literal (single quotes)."""
     try:
         return json.loads(candidate)
-    except (ValueError, TypeError):
+    except Exception:  # noqa: BLE001 - ValueError, RecursionError on absurd nesting ...
         pass
     fixed = re.sub(r",\s*([}\]])", r"\1", candidate)
     try:
         return json.loads(fixed)
-    except (ValueError, TypeError):
+    except Exception:  # noqa: BLE001
         pass
+    if len(fixed) > 200_000:
+        return None
     py = re.sub(r"\btrue\b", "True", fixed)
     py = re.sub(r"\bfalse\b", "False", py)
     py = re.sub(r"\bnull\b", "None", py)
     try:
         return ast.literal_eval(py)
-    except (ValueError, SyntaxError, TypeError, MemoryError, RecursionError):
+    except Exception:  # noqa: BLE001 - SyntaxError, ValueError, MemoryError, RecursionError
         return None
 
 
@@ -1730,8 +1767,12 @@ def extract_json(reply: str) -> Any:
             value = _loads_lenient(stripped)
             if value is not None:
                 return value
+        tries = 0
         for i, ch in enumerate(text):
             if ch in "[{":
+                tries += 1
+                if tries > 20:  # bounded work on pathological replies
+                    break
                 chunk = _balanced(text, i)
                 if chunk is None:
                     continue
@@ -1899,7 +1940,13 @@ class LLMDistiller:
                 if isinstance(value.get(k), str):
                     reply = value[k]
                     break
-        m = _RELATION_RE.search(reply)
+        m = None
+        for cand in _RELATION_RE.finditer(reply):
+            before = reply[max(0, cand.start() - 16): cand.start()].lower()
+            if re.search(r"\b(?:not|no|isn't|aren't|neither|nor)\b(?:\s+(?:a|an|the|quite|really))?\s*$", before):
+                continue  # "not the same", "not a contradiction"
+            m = cand
+            break
         if not m:
             return None
         word = m.group(1).lower()

@@ -32,7 +32,7 @@ class Settings:
     namespace: str = "default"
     collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
     # Retrieval
-    min_score: float = 0.30  # skills whose best evidence is below this are "no match"
+    min_score: float = 0.18  # best skill cosine below this (and weak BM25): "no skill fits"
     # Guidelines
     merge_threshold: float = 0.86  # cosine above which a new rule is the same as an old one
     related_threshold: float = 0.60  # cosine above which two rules speak of the same matter

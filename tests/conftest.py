@@ -15,6 +15,11 @@ REPO = Path(__file__).resolve().parents[1]
 SHARED = REPO.parent / "shared"
 MODEL_DIR = SHARED / "models" / "all-MiniLM-L6-v2"
 
+# No network at test time: every bank (and every subprocess a test starts) finds the model here.
+if (MODEL_DIR / "onnx" / "model.onnx").is_file():
+    os.environ.setdefault("SKILLBANK_MODEL_DIR", str(MODEL_DIR))
+os.environ.setdefault("ANONYMIZED_TELEMETRY", "False")
+
 
 @pytest.fixture(scope="session")
 def model_dir() -> Path:

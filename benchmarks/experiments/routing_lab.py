@@ -346,3 +346,141 @@ def current_system(dense_chunks: np.ndarray, owner: np.ndarray, bm: np.ndarray, 
             fused[q, j] += 1 / (60 + r + 1)
     # items with no evidence at all rank last
     return fused
+
+
+# ----------------------------------------------------------------------------------------------
+# Summary run
+def gated_ranks(scores: np.ndarray, allowed: np.ndarray, queries: list[dict], ids: list[str]):
+    """Ranks when only `allowed` (Q x N bool) items may be returned; none-queries answered =
+    any item allowed."""
+    order = np.argsort(-scores, axis=1, kind="stable")
+    ranks, answered = [], 0
+    for qi, q in enumerate(queries):
+        kept = [j for j in order[qi] if allowed[qi, j]]
+        if not q["expected"]:
+            answered += bool(kept)
+            ranks.append(None)
+            continue
+        pos = [r for r, j in enumerate(kept) if ids[j] in q["expected"]]
+        ranks.append(pos[0] if pos else 10**6)
+    return ranks, answered
+
+
+def report(label: str, ranks, queries, texts, none_answered: str, cvtxt: str = "") -> None:
+    a = metrics(ranks, queries)
+    d, i = metrics(ranks, queries, kind="direct"), metrics(ranks, queries, kind="indirect")
+    f = folds(queries)
+    h0, h1 = metrics(ranks, queries, f[0]), metrics(ranks, queries, f[1])
+    print(f"| {label} | {a['R@1']:.3f} | {a['R@3']:.3f} | {a['MRR']:.3f} | {none_answered} | {texts} | "
+          f"{d['R@1']:.3f}/{d['R@3']:.3f} | {i['R@1']:.3f}/{i['R@3']:.3f} | "
+          f"{h0['R@1']:.3f}/{h1['R@1']:.3f} | {cvtxt} |")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET)
+    args = parser.parse_args()
+    skills, queries = load(args.set)
+    ids, n = [s.id for s in skills], len(skills)
+    cache = EmbCache()
+    qtexts = [q["query"] for q in queries]
+    qv = cache.get(qtexts)
+    fam = {f: family_vectors(cache, skills, f) for f in ("nd", "sec600x8", "sec300x4", "lead", "h1")}
+
+    def dense(f: str) -> np.ndarray:
+        v, o, _ = fam[f]
+        return pooled(qv @ v.T, o, n)
+
+    def with_sections(f: str, penalty: float) -> np.ndarray:
+        s = dense(f)
+        return np.maximum(dense("nd"), np.where(s <= -1, -1, s - penalty))
+
+    def count(*fs: str) -> int:
+        return sum(fam[f][2] for f in fs)
+
+    def kw(body: int) -> tuple[np.ndarray, np.ndarray]:
+        return BM25(["\n".join([s.title] * 3 + [s.description] * 2 + [" ".join(s.headings),
+                                                                      s.body[:body]])
+                     for s in skills]).matrix(qtexts)
+
+    def zfuse(d: np.ndarray, b: np.ndarray, a: float = 0.5) -> np.ndarray:
+        return a * norm(d, "z") + (1 - a) * norm(b, "z")
+
+    f = folds(queries)
+    none_total = sum(not q["expected"] for q in queries)
+    everything = np.ones((len(queries), n), dtype=bool)
+    print("| variant | R@1 | R@3 | MRR | none answered | texts embedded | direct R@1/R@3 | "
+          "indirect R@1/R@3 | half A/B R@1 | 2-fold CV (tuned on one half, tested on other) |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+
+    # Current system (replica of HybridIndex.search + SkillLibrary.search)
+    b20, best20 = kw(20_000)
+    v0, o0, _ = fam["nd"]
+    v1, o1, _ = fam["sec600x8"]
+    chunk_sims = np.concatenate([qv @ v0.T, qv @ v1.T], 1)
+    owner = np.concatenate([o0, o1])
+    cur = current_system(chunk_sims, owner, b20, n)
+    dmax = pooled(chunk_sims, owner, n)
+    allowed = (dmax >= 0.30) | (b20 / best20[:, None] >= 0.25)
+    r, ans = gated_ranks(cur, allowed, queries, ids)
+    report("current: nd+8x600 sections, BM25 body20k, RRF60 (lists 100/50), per-hit gate", r,
+           queries, count("nd", "sec600x8"), f"{ans}/{none_total}")
+    r, _ = gated_ranks(cur, everything, queries, ids)
+    report("current, no gate", r, queries, count("nd", "sec600x8"), "-")
+    sec = with_sections("sec600x8", 0.0)
+    r, _ = gated_ranks(zfuse(sec, b20), everything, queries, ids)
+    report("current texts, z-score fusion 0.5", r, queries, count("nd", "sec600x8"), "-")
+
+    b3, best3 = kw(3_000)
+    nd = dense("nd")
+    r, _ = gated_ranks(rrf([(1, nd), (1, b3)], 60), everything, queries, ids)
+    report("nd + BM25 body3k, RRF k=60", r, queries, count("nd"), "-")
+    grid = {(k, w): dict(k=k, w=w) for k in (5, 10, 20, 30, 60, 100) for w in (0.5, 0.67, 1, 1.5, 2)}
+    tot, info = cv(grid, lambda k, w: rrf([(w, nd), (1, b3)], k), queries, ids, f)
+    print(f"|  ... weighted RRF, (k, dense weight) tuned | | | | | | | | | {fmt(tot)} picks {info['picks']} |")
+    r, _ = gated_ranks(zfuse(nd, b20), everything, queries, ids)
+    report("nd + BM25 body20k, z 0.5", r, queries, count("nd"), "-")
+    r, _ = gated_ranks(norm(nd, "minmax") * 0.5 + norm(b3, "minmax") * 0.5, everything, queries, ids)
+    report("nd + BM25 body3k, min-max 0.5", r, queries, count("nd"), "-")
+    r, _ = gated_ranks(nd + 3 * b3 / best3[:, None], everything, queries, ids)
+    report("nd + BM25 body3k, cos + 3*bm25/best", r, queries, count("nd"), "-")
+    zrec = zfuse(nd, b3)
+    r, _ = gated_ranks(zrec, everything, queries, ids)
+    grid = {a: dict(a=a) for a in (0.3, 0.4, 0.5, 0.6, 0.7)}
+    tot, info = cv(grid, lambda a: zfuse(nd, b3, a), queries, ids, f)
+    report("**nd + BM25 body3k, z-score 0.5** (ranking)", r, queries, count("nd"), "-",
+           f"weight a: {fmt(tot)} picks {info['picks']}")
+    bodies = {b: kw(b)[0] for b in (1000, 2000, 3000, 5000, 10000, 20000)}
+    tot, info = cv({b: dict(b=b) for b in bodies}, lambda b: zfuse(nd, bodies[b]), queries, ids, f)
+    print(f"|  ... BM25 body length tuned (1k..20k) | | | | | | | | | {fmt(tot)} picks {info['picks']} |")
+    for label, d, c in (("nd + max(8x600 sections)-0.05", with_sections("sec600x8", 0.05),
+                         count("nd", "sec600x8")),
+                        ("nd + max(4x300 sections)-0.05", with_sections("sec300x4", 0.05),
+                         count("nd", "sec300x4")),
+                        ("nd + max(body lead 1200ch)", with_sections("lead", 0.0), count("nd", "lead")),
+                        ("nd + max(headings text)-0.05", with_sections("h1", 0.05), count("nd", "h1"))):
+        r, _ = gated_ranks(zfuse(d, b3), everything, queries, ids)
+        report(f"{label} + BM25 body3k, z 0.5", r, queries, c, "-")
+
+    # Gate: answer only when the best name+description cosine reaches a floor (or BM25 covers a
+    # quarter of what the query could match, the existing min_keyword escape for exact names).
+    cos_max, bmn_max = nd.max(1), (b3 / best3[:, None]).max(1)
+    print()
+    print("gate curve on the recommended ranking (query-level: answer iff max nd cosine >= t "
+          "or max BM25/best >= 0.25):")
+    for t in np.round(np.arange(0.14, 0.32, 0.02), 2):
+        ok = (cos_max >= t) | (bmn_max >= 0.25)
+        r, ans = gated_ranks(zrec, np.repeat(ok[:, None], n, 1), queries, ids)
+        m = metrics(r, queries)
+        silenced = sum(1 for i, q in enumerate(queries) if q["expected"] and not ok[i])
+        print(f"  t={t:.2f}: none answered {ans}/{none_total}, answerable silenced {silenced}/108, "
+              f"R@1 {m['R@1']:.3f} R@3 {m['R@3']:.3f}")
+    ok = (cos_max >= 0.20) | (bmn_max >= 0.25)
+    r, ans = gated_ranks(zrec, np.repeat(ok[:, None], n, 1), queries, ids)
+    print()
+    report("**recommended: above + gate max nd cosine >= 0.20**", r, queries, count("nd"),
+           f"{ans}/{none_total}")
+
+
+if __name__ == "__main__":
+    main()

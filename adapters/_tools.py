@@ -1,0 +1,418 @@
+"""The memory tools every framework adapter offers, defined once and framework-free.
+
+Each tool is a name, a description written for a model, a pydantic schema for its arguments and
+a function over the `Skillbank` facade. The LangChain and LlamaIndex adapters wrap these same
+definitions, so a model sees the same tools, arguments and replies whichever framework runs it.
+Nothing here imports a framework, and nothing here holds memory logic: every call goes straight
+to `Skillbank` (`bank.skills`, `bank.experiences`, `bank.guidelines`, `bank.context_for`,
+`bank.rate`).
+
+Also here: how a search hit becomes a retriever document (`hit_document`), shared by the
+LangChain and LlamaIndex retrievers.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
+
+from pydantic import BaseModel, Field, ValidationError
+
+from skillbank.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+__all__ = [
+    "TOOL_NAMES",
+    "ToolDef",
+    "tool_defs",
+    "run_tool",
+    "validation_message",
+    "hit_document",
+    "search_hits",
+    "normalise_kind",
+    "RETRIEVER_KINDS",
+    "NO_MEMORY",
+]
+
+Outcome = Literal["success", "failure", "partial", "unknown"]
+NO_MEMORY = "No relevant memory for this task."
+
+# --------------------------------------------------------------------------------------------
+# Argument schemas (what the model fills in)
+# --------------------------------------------------------------------------------------------
+
+_TASK = "The task or question, in plain words (what you are trying to do)."
+
+
+class FindSkillsArgs(BaseModel):
+    task: str = Field(min_length=1, max_length=4000, description=_TASK)
+    k: int = Field(default=5, ge=1, le=20, description="How many skills to return at most.")
+
+
+class LoadSkillArgs(BaseModel):
+    name: str = Field(min_length=1, max_length=200,
+                      description="The skill's name, exactly as find_skills returned it.")
+
+
+class ReadSkillResourceArgs(BaseModel):
+    name: str = Field(min_length=1, max_length=200, description="The skill's name.")
+    path: str = Field(min_length=1, max_length=1000,
+                      description="A file path relative to the skill folder, as listed by "
+                                  "load_skill under resources, e.g. 'references/api.md'.")
+
+
+class MemoryContextArgs(BaseModel):
+    task: str = Field(min_length=1, max_length=4000, description=_TASK)
+    budget_tokens: int = Field(default=1500, ge=50, le=8000,
+                               description="Most tokens the returned memory may take.")
+
+
+class StepArgs(BaseModel):
+    action: str | None = Field(default=None, description="What was done: a tool name or a short description.")
+    action_input: Any = Field(default=None, description="The arguments or input of the action.")
+    observation: str | None = Field(default=None, description="What came back or was seen.")
+    thought: str | None = Field(default=None, description="Why the action was taken.")
+
+
+class RecordExperienceArgs(BaseModel):
+    task: str = Field(min_length=1, max_length=20_000, description="The task that was attempted.")
+    outcome: Outcome = Field(default="unknown", description="How it went.")
+    steps: list[StepArgs] = Field(default_factory=list, max_length=200,
+                                  description="The main steps taken, in order.")
+    feedback: str | None = Field(default=None, max_length=20_000,
+                                 description="Feedback received on the result, if any.")
+    lessons: list[str] = Field(default_factory=list, max_length=20,
+                               description="What to remember next time, as short sentences.")
+    when_to_use: str = Field(default="", max_length=2000,
+                             description="The kind of future task this experience helps with.")
+    tags: list[str] = Field(default_factory=list, max_length=32, description="Short labels.")
+
+
+class RecallExperiencesArgs(BaseModel):
+    task: str = Field(min_length=1, max_length=4000, description=_TASK)
+    k: int = Field(default=5, ge=1, le=20, description="How many experiences to return at most.")
+    outcome: Outcome | None = Field(default=None,
+                                    description="Only experiences with this outcome (optional).")
+
+
+class LearnFromCritiqueArgs(BaseModel):
+    critique: str = Field(min_length=1, max_length=20_000,
+                          description="The critique or feedback, verbatim.")
+    task: str | None = Field(default=None, max_length=20_000,
+                             description="The task the critique is about (optional).")
+    response: str | None = Field(default=None, max_length=20_000,
+                                 description="The response that was critiqued (optional).")
+    score: float | None = Field(default=None, description="A score that came with it (optional).")
+
+
+class AddGuidelineArgs(BaseModel):
+    text: str = Field(min_length=1, max_length=2000,
+                      description="The rule, as one short imperative sentence.")
+    topic: str | None = Field(default=None, max_length=100,
+                              description="A short lowercase topic slug, e.g. 'python' (optional).")
+    when_to_use: str = Field(default="", max_length=2000,
+                             description="The kind of task the rule applies to.")
+
+
+class SearchGuidelinesArgs(BaseModel):
+    task: str = Field(min_length=1, max_length=4000, description=_TASK)
+    k: int = Field(default=5, ge=1, le=20, description="How many guidelines to return at most.")
+    topic: str | None = Field(default=None, max_length=100, description="Only this topic (optional).")
+
+
+class RateMemoryArgs(BaseModel):
+    id: str = Field(min_length=1, max_length=300,
+                    description="The id shown in memory, e.g. 'gl-…', 'exp-…', 'lsn-…' or 'skill:<name>'.")
+    helpful: bool = Field(description="True if the item helped with the task, false if it misled.")
+
+
+# --------------------------------------------------------------------------------------------
+# Rendering records for a model (compact, JSON-serialisable)
+# --------------------------------------------------------------------------------------------
+
+def _round(score: Any) -> Any:
+    return round(float(score), 4) if isinstance(score, (int, float)) else score
+
+
+def _skill_hit(hit: Any) -> dict[str, Any]:
+    return {"name": hit.name, "description": hit.record.description,
+            "score": _round(hit.score), "why": hit.why}
+
+
+def _experience(record: Any) -> dict[str, Any]:
+    out: dict[str, Any] = {"id": record.id, "kind": record.kind, "task": record.task,
+                           "outcome": record.outcome}
+    if record.lessons:
+        out["lessons"] = [lesson.text for lesson in record.lessons]
+    if record.when_to_use:
+        out["when_to_use"] = record.when_to_use
+    if record.feedback:
+        out["feedback"] = record.feedback
+    actions = [s.action for s in record.steps if s.action][:8]
+    if actions:
+        out["steps"] = actions
+    if record.tags:
+        out["tags"] = list(record.tags)
+    return out
+
+
+def _guideline(record: Any) -> dict[str, Any]:
+    out = {"id": record.id, "text": record.text, "topic": record.topic, "status": record.status}
+    if record.when_to_use:
+        out["when_to_use"] = record.when_to_use
+    return out
+
+
+def _entry(entry: Any) -> dict[str, Any]:
+    out = {"action": entry.action, "guideline_id": entry.guideline_id, "text": entry.text}
+    for key in ("superseded_id", "detail"):
+        value = getattr(entry, key, None)
+        if value:
+            out[key] = value
+    return out
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, ensure_ascii=False, default=str)
+
+
+# --------------------------------------------------------------------------------------------
+# The tools
+# --------------------------------------------------------------------------------------------
+
+@dataclass(frozen=True)
+class _Options:
+    namespace: str | None
+    trusted: bool
+
+
+def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
+    hits = bank.skills.search(a.task, k=a.k)
+    if not hits:
+        return {"skills": [], "note": "No skill fits this task; go ahead without one."}
+    return {"skills": [_skill_hit(h) for h in hits],
+            "next": "Call load_skill with a name to read its instructions."}
+
+
+def _load_skill(bank: "Skillbank", a: LoadSkillArgs, o: _Options) -> Any:
+    skill = bank.skills.load(a.name)
+    return {"name": skill.name, "description": skill.description, "body": skill.body,
+            "resources": [r.path for r in skill.resources]}
+
+
+def _read_skill_resource(bank: "Skillbank", a: ReadSkillResourceArgs, o: _Options) -> Any:
+    return bank.skills.read_resource(a.name, a.path)
+
+
+def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
+    ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace)
+    return ctx.text or NO_MEMORY
+
+
+def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) -> Any:
+    eid = bank.experiences.record(
+        task=a.task, outcome=a.outcome,
+        steps=[s.model_dump(exclude_none=True) for s in a.steps],
+        feedback=a.feedback, lessons=list(a.lessons), when_to_use=a.when_to_use,
+        tags=list(a.tags), namespace=o.namespace)
+    return {"id": eid, "recorded": True}
+
+
+def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options) -> Any:
+    hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.namespace)
+    if not hits:
+        return {"experiences": [], "note": "No similar past experience."}
+    return {"experiences": [{**_experience(h.record), "score": _round(h.score)} for h in hits]}
+
+
+def _learn_from_critique(bank: "Skillbank", a: LearnFromCritiqueArgs, o: _Options) -> Any:
+    report = bank.guidelines.learn(a.critique, task=a.task, response=a.response, score=a.score,
+                                   source="agent", trusted=o.trusted, namespace=o.namespace)
+    return {"entries": [_entry(e) for e in report.entries]}
+
+
+def _add_guideline(bank: "Skillbank", a: AddGuidelineArgs, o: _Options) -> Any:
+    entry = bank.guidelines.add(a.text, topic=a.topic, when_to_use=a.when_to_use,
+                                source="agent", trusted=o.trusted, namespace=o.namespace)
+    return _entry(entry)
+
+
+def _search_guidelines(bank: "Skillbank", a: SearchGuidelinesArgs, o: _Options) -> Any:
+    hits = bank.guidelines.search(a.task, k=a.k, namespace=o.namespace, topic=a.topic)
+    if not hits:
+        return {"guidelines": [], "note": "No guideline applies."}
+    return {"guidelines": [{**_guideline(h.record), "score": _round(h.score)} for h in hits]}
+
+
+def _rate_memory(bank: "Skillbank", a: RateMemoryArgs, o: _Options) -> Any:
+    return bank.rate(a.id, helpful=a.helpful)
+
+
+@dataclass(frozen=True)
+class ToolDef:
+    """One memory tool: what a model is told about it and the facade call behind it."""
+
+    name: str
+    description: str
+    args_schema: type[BaseModel]
+    fn: Callable[["Skillbank", Any, _Options], Any]
+
+
+_DEFS: tuple[ToolDef, ...] = (
+    ToolDef("find_skills",
+            "Search the skill library for skills (reusable instructions) that fit a task. Returns "
+            "names, descriptions and scores, best first; an empty list means no skill fits. "
+            "Then call load_skill with a name to read that skill's instructions.",
+            FindSkillsArgs, _find_skills),
+    ToolDef("load_skill",
+            "Read a skill's full instructions (its SKILL.md body) and the list of files it ships "
+            "with. Use after find_skills when a skill fits the task.",
+            LoadSkillArgs, _load_skill),
+    ToolDef("read_skill_resource",
+            "Read one text file that a skill ships with (a reference, script or template), when "
+            "the skill's instructions point to it.",
+            ReadSkillResourceArgs, _read_skill_resource),
+    ToolDef("memory_context",
+            "Get everything remembered that is relevant to a task in one block: guidelines "
+            "learned from feedback, skills that may apply and past experiences. Call it at the "
+            "start of a new task. Ids in [brackets] can be passed to rate_memory.",
+            MemoryContextArgs, _memory_context),
+    ToolDef("record_experience",
+            "Save what you did on a task and how it went, so that similar tasks later can learn "
+            "from it. Include the main steps, the outcome, any feedback and the lessons.",
+            RecordExperienceArgs, _record_experience),
+    ToolDef("recall_experiences",
+            "Find past attempts at similar tasks: what was done, how it went and the lessons "
+            "learned. Filter by outcome to see only failures or only successes.",
+            RecallExperiencesArgs, _recall_experiences),
+    ToolDef("learn_from_critique",
+            "Turn a user's critique or feedback into durable guidelines that will be applied to "
+            "future tasks. Pass the critique verbatim. Returns what was added, merged, "
+            "superseded or ignored.",
+            LearnFromCritiqueArgs, _learn_from_critique),
+    ToolDef("add_guideline",
+            "Store one rule to follow on future tasks, as a short imperative sentence, when the "
+            "user states a lasting preference or a rule.",
+            AddGuidelineArgs, _add_guideline),
+    ToolDef("search_guidelines",
+            "Find the guidelines (rules learned from earlier feedback) that apply to a task.",
+            SearchGuidelinesArgs, _search_guidelines),
+    ToolDef("rate_memory",
+            "Say whether a remembered item (guideline, experience, lesson or skill, by the id "
+            "shown in memory) helped with the task. Helpful items rank higher later; harmful "
+            "ones are retired.",
+            RateMemoryArgs, _rate_memory),
+)
+
+TOOL_NAMES: tuple[str, ...] = tuple(d.name for d in _DEFS)
+_BY_NAME = {d.name: d for d in _DEFS}
+
+
+def tool_defs(include: Sequence[str] | None = None) -> list[ToolDef]:
+    """The tool definitions, all of them or the named ones (in the order given)."""
+    if include is None:
+        return list(_DEFS)
+    if isinstance(include, str):
+        include = [include]
+    unknown = [n for n in include if n not in _BY_NAME]
+    if unknown:
+        raise InvalidInputError(
+            f"unknown skillbank tool(s) {unknown}; choose from {list(TOOL_NAMES)}")
+    return [_BY_NAME[n] for n in dict.fromkeys(include)]
+
+
+def validation_message(name: str, error: ValidationError) -> str:
+    """A pydantic error as one sentence a model can act on."""
+    parts = []
+    for err in error.errors():
+        where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        parts.append(f"{where}: {err.get('msg', 'invalid')}")
+    return f"invalid arguments for {name}: " + "; ".join(parts)
+
+
+def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = None, *,
+             namespace: str | None = None, trusted: bool = True) -> str:
+    """Validate `arguments`, call the facade, and return the reply as text for a model.
+
+    Raises `skillbank.errors.SkillbankError` (bad arguments become `InvalidInputError`); each
+    adapter turns that into its framework's tool-error reply.
+    """
+    definition = tool_defs([name])[0]
+    try:
+        args = definition.args_schema.model_validate(dict(arguments or {}))
+    except ValidationError as exc:
+        raise InvalidInputError(validation_message(name, exc)) from None
+    try:
+        result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
+    except ValidationError as exc:  # a record refused what the model sent
+        raise InvalidInputError(validation_message(name, exc)) from None
+    return result if isinstance(result, str) else _json(result)
+
+
+# --------------------------------------------------------------------------------------------
+# Retriever documents
+# --------------------------------------------------------------------------------------------
+
+RETRIEVER_KINDS = ("skills", "guidelines", "experiences")
+_KIND_ALIASES = {"skill": "skills", "skills": "skills", "guideline": "guidelines",
+                 "guidelines": "guidelines", "experience": "experiences",
+                 "experiences": "experiences", "lessons": "experiences"}
+
+
+def normalise_kind(kind: str) -> str:
+    try:
+        return _KIND_ALIASES[str(kind).lower()]
+    except KeyError:
+        raise InvalidInputError(
+            f"unknown retriever kind {kind!r}; use one of {list(RETRIEVER_KINDS)}") from None
+
+
+def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
+                namespace: str | None = None) -> list[Any]:
+    """The facade search behind a retriever of `kind`."""
+    kind = normalise_kind(kind)
+    if kind == "skills":
+        return bank.skills.search(query, k=k)
+    if kind == "guidelines":
+        return bank.guidelines.search(query, k=k, namespace=namespace)
+    return bank.experiences.recall(query, k=k, namespace=namespace)
+
+
+def _plain(value: Any) -> Any:
+    """Metadata values that every vector store and serializer accepts."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def hit_document(kind: str, hit: Any) -> tuple[str, str, dict[str, Any]]:
+    """(id, text, metadata) for one search hit; metadata always has kind, score and why."""
+    kind = normalise_kind(kind)
+    record = hit.record
+    meta: dict[str, Any] = {"score": _round(hit.score), "why": hit.why}
+    if kind == "skills":
+        text = f"{record.name}: {record.description}"
+        meta.update(kind="skill", name=record.name, description=record.description,
+                    path=record.path)
+        return f"skill:{record.name}", text, meta
+    if kind == "guidelines":
+        meta.update(kind="guideline", topic=record.topic, status=record.status,
+                    when_to_use=record.when_to_use)
+        return record.id, record.text, meta
+    lines = [f"Task: {record.task}", f"Outcome: {record.outcome}"]
+    if record.lessons:
+        lines.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
+    if record.feedback:
+        lines.append(f"Feedback: {record.feedback}")
+    actions = [s.action for s in record.steps if s.action][:8]
+    if actions:
+        lines.append("Steps: " + " -> ".join(actions))
+    meta.update(kind=record.kind, outcome=record.outcome, when_to_use=record.when_to_use,
+                tags=list(record.tags), namespace=record.namespace,
+                created=record.created.isoformat() if record.created else None)
+    return record.id, "\n".join(lines), {k: _plain(v) for k, v in meta.items()}

@@ -1,0 +1,211 @@
+"""Critique -> guideline quality: skillbank's guideline memory vs. notes-as-files, same run.
+
+    python benchmarks/guidelines.py                       # dev set, deterministic distiller
+    python benchmarks/guidelines.py --data heldout --json out.json
+
+Every critique of `<set>/<data>/critiques.jsonl` goes, in time order, through
+`bank.guidelines.learn(critique, task=..., response=..., score=...)` with the deterministic
+`RuleDistiller` and the real all-MiniLM-L6-v2 model. The prediction file for the set's `score.py`
+is then built from what the memory did:
+
+* assignments: critique id -> ids of the guidelines its rules created, merged into or
+  superseded with (the ids in the learn report's added / merged / superseded / pending entries);
+* guidelines: every guideline file, "active" when its status is active, "retired" otherwise
+  (superseded, retired and pending alike: none of them is served by search, so none is part of
+  what the agent is told);
+* retrievals: task id -> ids of `bank.guidelines.search(task, k=10)`.
+
+Baseline (the memory-as-files approach): every actionable critique sentence (the same distiller
+decides which) is stored as its own note, nothing is merged or retired, and a task retrieves the
+notes nearest by dense cosine, with the same model.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED, default_model_dir  # noqa: E402
+
+DEFAULT_SET = SHARED / "benchmarks" / "critique-guidelines"
+KS = (1, 3, 5, 10)
+
+
+def load_scorer(set_dir: Path) -> Any:
+    """The set's own score.py, imported as a module (standard library only)."""
+    spec = importlib.util.spec_from_file_location("critique_guidelines_score", set_dir / "score.py")
+    if spec is None or spec.loader is None:
+        raise SystemExit(f"no score.py in {set_dir}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_data(set_dir: Path, data: str) -> tuple[list[dict], list[dict], list[dict]]:
+    folder = Path(data) if Path(data).is_dir() else set_dir / data
+    read = lambda name: [json.loads(x) for x in (folder / name).open(encoding="utf-8") if x.strip()]  # noqa: E731
+    rules, crits, tasks = read("rules.jsonl"), read("critiques.jsonl"), read("tasks.jsonl")
+    crits.sort(key=lambda c: c["t"])
+    return rules, crits, tasks
+
+
+def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: Any = None,
+               **settings: Any) -> tuple[dict, dict]:
+    """Stream the critiques through a fresh bank's guideline memory; return predictions, stats."""
+    from skillbank import Skillbank
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bank = Skillbank.open(tmp, embedding_function=embedding, include_bundled=False,
+                              sync=False, distiller=distiller, **settings)
+        memory = bank.guidelines
+        memory.sync()
+        started = time.perf_counter()
+        assignments: dict[str, list[str]] = {}
+        actions: dict[str, int] = {}
+        for crit in crits:
+            report = memory.learn(crit["critique"], task=crit.get("task"),
+                                  response=crit.get("response_excerpt"), score=crit.get("score"))
+            assignments[crit["cid"]] = report.ids("added", "merged", "superseded", "pending")
+            for entry in report.entries:
+                actions[entry.action] = actions.get(entry.action, 0) + 1
+        learn_seconds = time.perf_counter() - started
+        guidelines = {g.id: {"text": g.text, "status": "active" if g.status == "active" else "retired",
+                             "memory_status": g.status, "topic": g.topic,
+                             "reinforcements": g.reinforcements}
+                      for g in memory.list(namespace="*")}
+        started = time.perf_counter()
+        retrievals = {t["tid"]: [h.id for h in memory.search(t["task"], k=max(KS))] for t in tasks}
+        search_ms = (time.perf_counter() - started) * 1000 / max(1, len(tasks))
+        stats = {"learn_seconds": learn_seconds, "search_ms": search_ms, "actions": actions,
+                 "counts": memory.counts()}
+        bank.close()
+    return {"assignments": assignments, "guidelines": guidelines, "retrievals": retrievals}, stats
+
+
+def run_baseline(crits: list[dict], tasks: list[dict], embedding: Any) -> tuple[dict, dict]:
+    """Every actionable critique sentence is a note of its own; dense cosine retrieval."""
+    from skillbank.distill import RuleDistiller
+
+    distiller = RuleDistiller()
+    started = time.perf_counter()
+    notes: list[tuple[str, str]] = []
+    assignments: dict[str, list[str]] = {}
+    for crit in crits:
+        ids: list[str] = []
+        seen: set[str] = set()
+        for rule in distiller.rules_from_critique(crit["critique"], task=crit.get("task"),
+                                                  response=crit.get("response_excerpt"),
+                                                  score=crit.get("score")):
+            sentence = (rule.source_sentence or rule.text).strip()
+            if not rule.actionable or sentence in seen:
+                continue
+            seen.add(sentence)
+            note_id = f"note-{len(notes):04d}"
+            notes.append((note_id, sentence))
+            ids.append(note_id)
+        assignments[crit["cid"]] = ids
+    vectors = embedding.embed([text for _, text in notes]) if notes else np.zeros((0, 384))
+    queries = embedding.embed([t["task"] for t in tasks])
+    retrievals = {}
+    for task, query in zip(tasks, queries):
+        order = np.argsort(-(vectors @ query))[: max(KS)] if len(notes) else []
+        retrievals[task["tid"]] = [notes[i][0] for i in order]
+    guidelines = {note_id: {"text": text, "status": "active"} for note_id, text in notes}
+    stats = {"learn_seconds": time.perf_counter() - started, "notes": len(notes)}
+    return {"assignments": assignments, "guidelines": guidelines, "retrievals": retrievals}, stats
+
+
+ROWS = (
+    ("active guidelines", lambda m: m["counts"]["pred_active_guidelines"], "{:d}"),
+    ("all guidelines", lambda m: m["counts"]["pred_guidelines"], "{:d}"),
+    ("active / true active rules", lambda m: m["counts"]["active_ratio"], "{:.2f}"),
+    ("rule coverage", lambda m: m["counts"]["rule_coverage"], "{:.3f}"),
+    ("redundant active", lambda m: m["counts"]["redundant_active_guidelines"], "{:d}"),
+    ("spurious active", lambda m: m["counts"]["spurious_active_guidelines"], "{:d}"),
+    ("B-cubed F1", lambda m: m["clustering"]["bcubed_f1"], "{:.3f}"),
+    ("B-cubed precision (strict)", lambda m: m["clustering"]["bcubed_strict"]["precision"], "{:.3f}"),
+    ("B-cubed recall (strict)", lambda m: m["clustering"]["bcubed_strict"]["recall"], "{:.3f}"),
+    ("labelled critiques assigned", lambda m: m["clustering"]["labelled_critiques_assigned"], "{:.3f}"),
+    ("noise critiques absorbed", lambda m: m["clustering"]["noise_critiques_absorbed"], "{:.3f}"),
+    ("Recall@1", lambda m: m["retrieval"]["@1"]["recall"], "{:.3f}"),
+    ("Recall@3", lambda m: m["retrieval"]["@3"]["recall"], "{:.3f}"),
+    ("Recall@5", lambda m: m["retrieval"]["@5"]["recall"], "{:.3f}"),
+    ("Precision@5", lambda m: m["retrieval"]["@5"]["precision"], "{:.3f}"),
+    ("Recall@10", lambda m: m["retrieval"]["@10"]["recall"], "{:.3f}"),
+    ("stale retrieval rate @5", lambda m: m["retrieval"]["@5"]["stale_retrieval_rate"], "{:.3f}"),
+    ("supersede pairs ok", lambda m: m["supersession"]["pairs_ok"], "{:d}"),
+)
+
+
+def table(metrics: dict[str, dict], stats: dict[str, dict]) -> str:
+    names = list(metrics)
+    head = f"| metric | {' | '.join(names)} | ratio |"
+    lines = [head, "|" + "---|" * (len(names) + 2)]
+    for label, get, fmt in ROWS:
+        values = [get(metrics[n]) for n in names]
+        ratio = ""
+        if len(values) == 2 and isinstance(values[1], (int, float)) and values[1]:
+            ratio = f"{values[0] / values[1]:.2f}x"
+        lines.append(f"| {label} | {' | '.join(fmt.format(v) for v in values)} | {ratio} |")
+    lines.append("| learn time (s) | " + " | ".join(f"{stats[n]['learn_seconds']:.1f}" for n in names)
+                 + " | |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__,
+                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--set", type=Path, default=DEFAULT_SET, help="the benchmark folder")
+    parser.add_argument("--data", default="dev", help="dev, heldout, or a folder of the 3 files")
+    parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--json", type=Path, help="write metrics, stats and predictions here")
+    parser.add_argument("--pred", type=Path, help="write skillbank's prediction file here")
+    parser.add_argument("--merge-threshold", type=float, default=None,
+                        help="override settings.merge_threshold (default: the bank's setting)")
+    parser.add_argument("--related-threshold", type=float, default=None,
+                        help="override settings.related_threshold")
+    args = parser.parse_args(argv)
+
+    from skillbank.embeddings import MiniLMEmbedding
+
+    scorer = load_scorer(args.set)
+    rules, crits, tasks = load_data(args.set, args.data)
+    embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
+
+    memory_pred, memory_stats = run_memory(crits, tasks, embedding,
+                                           merge_threshold=args.merge_threshold,
+                                           related_threshold=args.related_threshold)
+    baseline_pred, baseline_stats = run_baseline(crits, tasks, embedding)
+    metrics = {
+        "skillbank": scorer.score(rules, crits, tasks, memory_pred, KS),
+        "notes baseline": scorer.score(rules, crits, tasks, baseline_pred, KS),
+    }
+    stats = {"skillbank": memory_stats, "notes baseline": baseline_stats}
+    print(f"critique-guidelines/{args.data}: {len(crits)} critiques, {len(rules)} true rules, "
+          f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller RuleDistiller")
+    print(table(metrics, stats))
+    print(f"\nskillbank actions: {memory_stats['actions']}; final statuses: "
+          f"{memory_stats['counts']}; search {memory_stats['search_ms']:.1f} ms/task")
+    pairs = metrics["skillbank"]["supersession"]["pairs"]
+    print("supersede pairs: " + ", ".join(f"{k} {v['final_state']}" for k, v in pairs.items()))
+    if args.pred:
+        args.pred.write_text(json.dumps(memory_pred, indent=1))
+    if args.json:
+        args.json.write_text(json.dumps({"metrics": metrics, "stats": stats,
+                                         "predictions": {"skillbank": memory_pred,
+                                                         "notes baseline": baseline_pred}},
+                                        indent=1, default=str))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

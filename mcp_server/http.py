@@ -1,0 +1,139 @@
+"""Streamable HTTP serving: the SDK's ASGI app behind a small guard, run by uvicorn.
+
+The guard answers before the MCP app sees a request:
+- 401 when a bearer token is configured and the request does not carry it (every path);
+- 403 when an Origin header names anything but this machine (DNS-rebinding and browser pages);
+- 413 when the body is larger than the limit (declared or streamed).
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import logging
+import sys
+from typing import Any, Awaitable, Callable
+from urllib.parse import urlsplit
+
+from skillbank.mcp_server.options import is_loopback
+
+log = logging.getLogger("skillbank.mcp")
+
+Scope = dict[str, Any]
+Receive = Callable[[], Awaitable[dict[str, Any]]]
+Send = Callable[[dict[str, Any]], Awaitable[None]]
+
+
+class BodyTooLarge(Exception):
+    pass
+
+
+def origin_allowed(origin: str | None) -> bool:
+    """Absent Origin (non-browser clients) and origins on this machine are allowed."""
+    if not origin:
+        return True
+    if origin == "null":
+        return False
+    try:
+        parts = urlsplit(origin)
+    except ValueError:
+        return False
+    return parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback(parts.hostname)
+
+
+class GuardMiddleware:
+    """ASGI middleware: bearer token, Origin and body size checks."""
+
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int) -> None:
+        self.app = app
+        self.token = token
+        self.max_body_bytes = max_body_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)  # lifespan (the session manager) passes through
+            return
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.token is not None and not self._authorised(headers.get("authorization", "")):
+            await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
+                         [(b"www-authenticate", b'Bearer realm="skillbank"')])
+            return
+        if not origin_allowed(headers.get("origin")):
+            await _reply(send, 403, "requests from this Origin are not allowed")
+            return
+        declared = headers.get("content-length")
+        if declared is not None:
+            try:
+                if int(declared) > self.max_body_bytes:
+                    await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
+                    return
+            except ValueError:
+                await _reply(send, 400, "bad Content-Length")
+                return
+        received = 0
+        started = False
+
+        async def limited_receive() -> dict[str, Any]:
+            nonlocal received
+            message = await receive()
+            if message["type"] == "http.request":
+                received += len(message.get("body", b""))
+                if received > self.max_body_bytes:
+                    raise BodyTooLarge
+            return message
+
+        async def tracking_send(message: dict[str, Any]) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, limited_receive, tracking_send)
+        except BodyTooLarge:
+            if not started:
+                await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
+
+    def _authorised(self, header: str) -> bool:
+        scheme, _, value = header.partition(" ")
+        if scheme.lower() != "bearer" or not value:
+            return False
+        assert self.token is not None
+        return hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+
+async def _reply(send: Send, status: int, message: str,
+                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
+    body = json.dumps({"error": message}).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode())] + (extra or [])})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int) -> Any:
+    """The guarded ASGI app: streamable HTTP at /mcp."""
+    from mcp.server.transport_security import TransportSecuritySettings
+
+    security = None
+    if not is_loopback(host):
+        # The Host header is whatever name clients use for this machine; the token guards it.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
+                                     transport_security=security,
+                                     max_request_body_size=max_body_bytes)
+    return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes)
+
+
+async def serve_http(server: Any, *, host: str, port: int, token: str | None,
+                     max_body_bytes: int, log_level: str = "warning") -> None:
+    import uvicorn
+
+    app = build_app(server, host=host, token=token, max_body_bytes=max_body_bytes)
+    config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
+                            access_log=False, lifespan="on", log_config=None)
+    userver = uvicorn.Server(config)
+    shown = f"[{host}]" if ":" in host else host
+    print(f"skillbank MCP server on http://{shown}:{port}/mcp"
+          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+    await userver.serve()

@@ -1,0 +1,184 @@
+"""Open the bank in the background so the server can answer `initialize` at once.
+
+Importing Chroma and loading the embedding model take longer than importing mcp. The client
+waits for neither: the server starts serving while a thread opens the bank, syncs the skill
+index (and warms the model and the keyword index with one search), then syncs guidelines and
+experiences, then starts watching skill files. Each tool awaits only the stage it reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+import time
+from typing import Any, Callable
+
+log = logging.getLogger("skillbank.mcp")
+
+STAGES = ("open", "skills", "guidelines", "experiences")
+
+
+class BankUnavailable(Exception):
+    """The bank could not be opened (or a stage failed); the message says why and what to do."""
+
+
+class BankHandle:
+    """A bank that is, or is becoming, ready; stages become ready in order."""
+
+    def __init__(self, bank: Any = None, *, opener: Callable[[], Any] | None = None,
+                 sync: bool = True, watch: bool = False, warm: bool = True) -> None:
+        self._bank = bank
+        self._opener = opener
+        self._sync = sync
+        self._watch = watch
+        self._warm = warm
+        self._events = {stage: threading.Event() for stage in STAGES}
+        self._errors: dict[str, BaseException] = {}
+        self._thread: threading.Thread | None = None
+        self.timings: dict[str, float] = {}
+        self._started = time.perf_counter()
+        if bank is not None and opener is None and not sync:
+            for event in self._events.values():
+                event.set()
+
+    @classmethod
+    def ready(cls, bank: Any) -> "BankHandle":
+        """A handle over an already opened (and synced, if the caller wanted) bank."""
+        return cls(bank, sync=False)
+
+    # Loading ----------------------------------------------------------------------------------
+    def start(self) -> "BankHandle":
+        if self._thread is None and not all(e.is_set() for e in self._events.values()):
+            self._thread = threading.Thread(target=self._load, name="skillbank-open", daemon=True)
+            self._thread.start()
+        return self
+
+    def _mark(self, stage: str) -> None:
+        self.timings[stage] = round(time.perf_counter() - self._started, 3)
+        self._events[stage].set()
+
+    def _fail_from(self, stage: str, exc: BaseException) -> None:
+        index = STAGES.index(stage)
+        for later in STAGES[index:]:
+            self._errors.setdefault(later, exc)
+            self._events[later].set()
+
+    def _load(self) -> None:
+        stage = "open"
+        try:
+            if self._bank is None:
+                assert self._opener is not None
+                self._bank = self._opener()
+            self._mark("open")
+            stage = "skills"
+            if self._sync:
+                report = self._bank.skills.sync()
+                if report.findings:
+                    for finding in report.findings[:20]:
+                        log.info("skill sync: %s", finding)
+            if self._warm:
+                # Loads the ONNX session and the keyword index before the first real call.
+                self._bank.skills.search("warm up the skill index", k=1)
+            self._mark("skills")
+            for stage in ("guidelines", "experiences"):
+                if self._sync:
+                    getattr(self._bank, stage).sync()
+                self._mark(stage)
+            if self._warm:
+                try:
+                    from skillbank.tokens import count_tokens
+
+                    count_tokens("warm up the tokenizer")
+                except Exception:  # noqa: BLE001 - warming is best effort
+                    pass
+            if self._watch:
+                self._bank.watch()
+            log.info("bank ready: %s", self.timings)
+        except BaseException as exc:  # noqa: BLE001 - reported to every waiting tool
+            log.error("skillbank: could not %s: %s", "open the bank" if stage == "open"
+                      else f"sync {stage}", exc)
+            self._fail_from(stage, exc)
+
+    # Waiting ----------------------------------------------------------------------------------
+    def _check(self, stage: str) -> Any:
+        error = self._errors.get(stage)
+        if error is not None:
+            raise BankUnavailable(_describe(error, stage)) from error
+        return self._bank
+
+    def get(self, stage: str = "experiences", timeout: float | None = None) -> Any:
+        """Block until `stage` is ready and return the bank (raises BankUnavailable)."""
+        self.start()
+        if not self._events[stage].wait(timeout):
+            raise BankUnavailable(f"the memory is still loading ({stage}); try again in a moment")
+        return self._check(stage)
+
+    async def aget(self, stage: str = "experiences") -> Any:
+        """Await `stage` without blocking the event loop."""
+        if self._events[stage].is_set():
+            return self._check(stage)
+        self.start()
+        import anyio
+
+        await anyio.to_thread.run_sync(self._events[stage].wait, abandon_on_cancel=True)
+        return self._check(stage)
+
+    @property
+    def bank(self) -> Any:
+        return self._bank
+
+    def is_ready(self, stage: str = "experiences") -> bool:
+        return self._events[stage].is_set() and stage not in self._errors
+
+    def close(self, wait: float = 30.0) -> None:
+        """Stop watching and release the root; waits up to `wait` s for a load in progress."""
+        if self._thread is not None:
+            self._thread.join(timeout=wait)
+            if self._thread.is_alive():
+                return  # still opening: the process is exiting, the OS releases the lock
+        if self._bank is not None:
+            try:
+                self._bank.close()
+            except Exception:  # noqa: BLE001
+                log.debug("closing the bank failed", exc_info=True)
+
+
+def _describe(error: BaseException, stage: str) -> str:
+    from skillbank.errors import SkillbankError
+
+    if isinstance(error, SkillbankError):
+        return str(error)
+    what = "open the memory root" if stage == "open" else f"load the {stage} memory"
+    return (f"the skillbank server could not {what}: {type(error).__name__}: {error}. "
+            "This is a server-side problem; check the server's stderr log.")
+
+
+def opener_for(options: Any) -> Callable[[], Any]:
+    """A function that opens the bank the options describe (without syncing)."""
+
+    def open_bank() -> Any:
+        from skillbank.bank import Skillbank
+
+        embedding = None
+        choice = os.environ.get("SKILLBANK_EMBEDDING", "").strip().lower()
+        if choice == "hash":
+            from skillbank.embeddings import HashEmbedding
+
+            embedding = HashEmbedding()
+        elif choice not in ("", "default", "minilm"):
+            from skillbank.errors import InvalidInputError
+
+            raise InvalidInputError(f"SKILLBANK_EMBEDDING={choice!r} is not known; use 'hash' or 'minilm'")
+        return Skillbank.open(
+            options.root,
+            skill_roots=list(options.skills_dirs) or None,
+            chroma_url=options.chroma_url,
+            namespace=options.namespace,
+            model_dir=options.model_dir,
+            embedding_function=embedding,
+            include_bundled=options.include_bundled,
+            sync=False,
+        )
+
+    return open_bank

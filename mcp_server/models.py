@@ -1,0 +1,136 @@
+"""What the tools return: small pydantic models, so clients get an output schema and
+structured content, and the model gets field names that say what each value is."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel, Field
+
+Outcome = Literal["success", "failure", "partial", "unknown"]
+
+
+class SkillMatch(BaseModel):
+    name: str = Field(description="pass this to load_skill")
+    description: str
+    score: float = Field(description="relevance, higher is better")
+    why: str = Field(description="which search matched: dense, keyword or both")
+    uri: str = Field(description="MCP resource of the SKILL.md")
+
+
+class SkillSearch(BaseModel):
+    task: str
+    skills: list[SkillMatch] = Field(description="best first; empty when no skill fits")
+    hint: str = ""
+
+
+class SkillFileInfo(BaseModel):
+    path: str = Field(description="relative to the skill folder; pass to read_skill_resource")
+    size: int
+    sha256: str
+    uri: str
+
+
+class SkillDocument(BaseModel):
+    name: str
+    description: str
+    body: str = Field(description="the SKILL.md instructions (without frontmatter)")
+    frontmatter: dict[str, Any] = Field(default_factory=dict)
+    files: list[SkillFileInfo] = Field(default_factory=list,
+                                       description="supporting files, read with read_skill_resource")
+    writable: bool = Field(description="true when save_skill can change this skill")
+    uri: str
+
+
+class SkillFile(BaseModel):
+    name: str
+    path: str
+    text: str
+
+
+class SavedSkill(BaseModel):
+    name: str
+    action: Literal["created", "updated"]
+    description: str
+    uri: str
+
+
+class MemoryContextResult(BaseModel):
+    text: str = Field(description="markdown block to keep in mind; empty when nothing is remembered")
+    ids: list[str] = Field(default_factory=list, description="ids you can rate with rate_memory")
+    tokens: int
+    budget_tokens: int
+    omitted: int = Field(0, description="relevant items left out to stay within the budget")
+
+
+class StepInput(BaseModel):
+    """One step of what was done."""
+
+    action: str | None = Field(None, description="tool name or what was done", max_length=2_000)
+    observation: str | None = Field(None, description="what came back / what was seen",
+                                    max_length=20_000)
+    thought: str | None = Field(None, description="why this step", max_length=2_000)
+
+
+class RecordedExperience(BaseModel):
+    id: str = Field(description="experience id, e.g. exp-…; rate it later with rate_memory")
+    task: str
+    outcome: str
+    lessons: list[str] = Field(default_factory=list)
+
+
+class ExperienceMatch(BaseModel):
+    id: str
+    score: float
+    kind: str = Field(description="experience, or lesson distilled from experiences")
+    task: str
+    outcome: str
+    feedback: str | None = None
+    lessons: list[str] = Field(default_factory=list)
+    when_to_use: str = ""
+    steps: list[str] = Field(default_factory=list, description="the recorded actions, in order")
+    tags: list[str] = Field(default_factory=list)
+
+
+class ExperienceSearch(BaseModel):
+    task: str
+    experiences: list[ExperienceMatch]
+
+
+class GuidelineChange(BaseModel):
+    action: str = Field(description="added | merged | superseded | ignored | pending")
+    guideline_id: str | None = None
+    text: str = ""
+    superseded_id: str | None = None
+    detail: str = ""
+
+
+class LearnResult(BaseModel):
+    entries: list[GuidelineChange]
+    distilled_by: Literal["client_model", "rules"] = Field(
+        description="client_model when your client's LLM (MCP sampling) extracted the rules")
+    pending_review: bool = Field(
+        description="true when new rules wait for a person to approve them before they apply")
+    note: str = ""
+
+
+class GuidelineMatch(BaseModel):
+    id: str
+    text: str
+    topic: str
+    when_to_use: str = ""
+    score: float
+    helpful: int = 0
+    harmful: int = 0
+
+
+class GuidelineSearch(BaseModel):
+    task: str
+    guidelines: list[GuidelineMatch]
+
+
+class Rating(BaseModel):
+    id: str
+    kind: str
+    helpful: bool
+    status: str | None = None

@@ -1,0 +1,230 @@
+"""Skills as MCP resources, in the form of the MCP Skills extension (SEP-2640).
+
+Every skill file is a resource `skill://<name>/<path>` (the SKILL.md is `skill://<name>/SKILL.md`).
+`resources/list` carries each file's `size`, its digest in `_meta` and its modification time, and
+the extension's `skills/list` / `skills/get` return the manifest in the spec's own shape:
+`{uri, frontmatter, resources: [{uri, digest: "sha256:<hex>", size}]}`.
+
+Skills change while the server runs, so listings are computed on each request. Digests are
+cached per file by (size, mtime), so a repeated listing only stats the files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import mimetypes
+import os
+import threading
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+from urllib.parse import quote, unquote
+
+SKILL_SCHEME = "skill://"
+GUIDELINES_PREFIX = "skillbank://guidelines/"
+STATS_URI = "skillbank://stats"
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is in skills/list
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
+MAX_FILES = 512  # the extension's per-skill limit
+MAX_BINARY_BYTES = 1 << 20
+
+
+def skill_uri(name: str, path: str = "SKILL.md") -> str:
+    return f"{SKILL_SCHEME}{name}/{quote(path, safe='/-_.~')}"
+
+
+def parse_skill_uri(uri: str) -> tuple[str, str] | None:
+    """(name, relative path) of a `skill://` URI, or None when it is not one."""
+    if not uri.startswith(SKILL_SCHEME):
+        return None
+    rest = uri[len(SKILL_SCHEME):]
+    name, _, path = rest.partition("/")
+    name, path = unquote(name), unquote(path)
+    if not name:
+        return None
+    return name, path or "SKILL.md"
+
+
+def mime_type_for(path: str) -> str:
+    if path.endswith(".md"):
+        return "text/markdown"
+    guess, _ = mimetypes.guess_type(path)
+    return guess or "text/plain"
+
+
+@dataclass
+class FileEntry:
+    path: str  # relative, forward slashes; "SKILL.md" first
+    size: int
+    sha256: str
+    mtime: float
+
+
+@dataclass
+class SkillManifest:
+    name: str
+    description: str
+    frontmatter: dict[str, Any]
+    files: list[FileEntry] = field(default_factory=list)
+    folder: str = ""
+
+    @property
+    def uri(self) -> str:
+        return skill_uri(self.name)
+
+    def entry(self) -> dict[str, Any]:
+        """The extension's `Skill` entry."""
+        return {
+            "uri": self.uri,
+            "frontmatter": _jsonable({"name": self.name, "description": self.description,
+                                      **self.frontmatter}),
+            "resources": [{"uri": skill_uri(self.name, f.path), "digest": f"sha256:{f.sha256}",
+                           "size": f.size} for f in self.files],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, (str, int, float, bool)) or value is None:
+        return value
+    if hasattr(value, "isoformat"):
+        return value.isoformat()
+    return str(value)
+
+
+def _walk(folder: Path) -> list[tuple[str, os.stat_result]]:
+    """Files of a skill folder with their stat, skipping hidden and vendored entries and
+    symlinks that lead out of the folder (the same rules the skill library applies)."""
+    out: list[tuple[str, os.stat_result]] = []
+    real_folder = folder.resolve()
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        for filename in sorted(filenames):
+            if filename.startswith("."):
+                continue
+            path = Path(dirpath) / filename
+            try:
+                if path.is_symlink() and real_folder not in path.resolve().parents:
+                    continue
+                stat = path.stat()
+            except OSError:
+                continue
+            out.append((path.relative_to(folder).as_posix(), stat))
+            if len(out) >= MAX_FILES:
+                return out
+    return out
+
+
+class ManifestCache:
+    """Skill manifests computed from the files, re-hashing only files whose stat changed."""
+
+    def __init__(self) -> None:
+        self._digests: dict[str, tuple[int, int, str]] = {}  # abs path -> (size, mtime_ns, hex)
+        self._frontmatter: dict[str, tuple[str, dict[str, Any], str]] = {}  # name -> (hash, fm, desc)
+        self._lock = threading.Lock()
+
+    def _digest(self, path: Path, stat: os.stat_result) -> str:
+        key = str(path)
+        cached = self._digests.get(key)
+        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
+            return cached[2]
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 16), b""):
+                digest.update(block)
+        value = digest.hexdigest()
+        with self._lock:
+            self._digests[key] = (stat.st_size, stat.st_mtime_ns, value)
+        return value
+
+    def manifest(self, bank: Any, name: str, summary: Any = None) -> SkillManifest:
+        """The manifest of one skill (raises the bank's NotFoundError for unknown names).
+
+        `summary` is a catalog-level Skill (from `skills.list()`); without it the skill is loaded.
+        """
+        loaded = None
+        if summary is None:
+            loaded = summary = bank.skills.load(name)
+        skill_md = Path(summary.path)
+        folder = skill_md.parent
+        skill_stat = skill_md.stat()
+        files = [FileEntry("SKILL.md", skill_stat.st_size, self._digest(skill_md, skill_stat),
+                           skill_stat.st_mtime)]
+        for relative, stat in _walk(folder):
+            if relative == "SKILL.md":
+                continue
+            try:
+                files.append(FileEntry(relative, stat.st_size,
+                                       self._digest(folder / relative, stat), stat.st_mtime))
+            except OSError:
+                continue
+        content_hash = files[0].sha256
+        cached = self._frontmatter.get(name)
+        if cached and cached[0] == content_hash:
+            frontmatter, description = cached[1], cached[2]
+        else:
+            skill = loaded if loaded is not None else bank.skills.load(name)
+            frontmatter = {k: v for k, v in dict(skill.frontmatter).items()
+                           if k not in ("name", "description")}
+            description = skill.description
+            with self._lock:
+                self._frontmatter[name] = (content_hash, frontmatter, description)
+        return SkillManifest(name=name, description=description, frontmatter=frontmatter,
+                             files=files, folder=str(folder))
+
+    def all(self, bank: Any) -> list[SkillManifest]:
+        out = []
+        for summary in bank.skills.list():
+            try:
+                out.append(self.manifest(bank, summary.name, summary))
+            except Exception:  # noqa: BLE001 - a skill deleted mid-listing is simply skipped
+                continue
+        return out
+
+
+def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
+    """`resources/list` entries (as dicts for mcp_types.Resource) for every skill file."""
+    out: list[dict[str, Any]] = []
+    for manifest in manifests:
+        for f in manifest.files:
+            is_main = f.path == "SKILL.md"
+            out.append({
+                "uri": skill_uri(manifest.name, f.path),
+                "name": manifest.name if is_main else f"{manifest.name}/{f.path}",
+                "title": None,
+                "description": manifest.description if is_main else
+                f"File {f.path} of skill {manifest.name}",
+                "mime_type": "text/markdown" if is_main else mime_type_for(f.path),
+                "size": f.size,
+                "annotations": {"last_modified": datetime.fromtimestamp(f.mtime, timezone.utc)
+                                .isoformat().replace("+00:00", "Z")},
+                "meta": {DIGEST_META: f"sha256:{f.sha256}"},
+            })
+    return out
+
+
+def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
+    """Content and mime type of one skill file. Text through the library (which refuses unsafe
+    paths); binary files within the size limit are returned as bytes."""
+    from skillbank.errors import InvalidInputError, NotFoundError
+    from skillbank.fsutil import safe_join
+
+    try:
+        return bank.skills.read_resource(name, path), mime_type_for(path)
+    except InvalidInputError as exc:
+        message = str(exc)
+        if "binary" not in message and "UTF-8" not in message:
+            raise
+        folder = Path(bank.skills.load(name).path).parent
+        target = safe_join(folder, path)
+        if not target.is_file():
+            raise NotFoundError(f"skill {name!r} has no file {path!r}") from None
+        if target.stat().st_size > MAX_BINARY_BYTES:
+            raise
+        guess, _ = mimetypes.guess_type(path)
+        return target.read_bytes(), guess or "application/octet-stream"

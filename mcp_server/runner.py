@@ -1,0 +1,125 @@
+"""Start the server: `main(argv)` for `python -m skillbank.mcp_server`, `run(options)` for the CLI.
+
+Startup order is what makes the first answer fast:
+1. (stdio) take the protocol's stdin/stdout away from everything else at once: fd 1 points at
+   stderr from here on, so nothing a library prints can corrupt the wire;
+2. start the thread that opens the bank (Chroma, the model, index sync, then file watching);
+3. import mcp and build the server (tools need no bank to be listed);
+4. serve. `initialize`, `tools/list` and `prompts/list` are answered while the bank is still
+   opening; each tool awaits only the part of the bank it reads.
+"""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import sys
+from typing import Any, Sequence
+
+from skillbank.mcp_server.options import ServeOptions, is_loopback, parse_args
+
+log = logging.getLogger("skillbank.mcp")
+
+
+class StartupError(Exception):
+    """A configuration the server refuses to start with; the message says how to fix it."""
+
+
+def _configure_logging(level: str) -> None:
+    root = logging.getLogger()
+    if not any(getattr(h, "_skillbank", False) for h in root.handlers):
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        handler._skillbank = True  # type: ignore[attr-defined]
+        root.addHandler(handler)
+    for handler in root.handlers:
+        if getattr(handler, "_skillbank", False):
+            handler.setLevel(level.upper())
+    root.setLevel(level.upper())
+
+
+def _claim_stdio() -> tuple[io.TextIOWrapper, io.TextIOWrapper]:
+    """Private duplicates of fd 0/1 for the protocol; fd 0 -> /dev/null, fd 1 -> stderr."""
+    wire_in = os.dup(0)
+    wire_out = os.dup(1)
+    for fd in (wire_in, wire_out):
+        os.set_inheritable(fd, False)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    stdin = io.TextIOWrapper(os.fdopen(wire_in, "rb", buffering=0), encoding="utf-8",
+                             errors="replace", newline=None)
+    stdout = io.TextIOWrapper(os.fdopen(wire_out, "wb", buffering=0), encoding="utf-8",
+                              newline="\n", write_through=True)
+    return stdin, stdout
+
+
+def check_options(options: ServeOptions) -> str | None:
+    """The token HTTP requires, after refusing unsafe setups (raises StartupError)."""
+    if options.transport not in ("stdio", "http"):
+        raise StartupError(f"unknown transport {options.transport!r}; use 'stdio' or 'http'")
+    if options.transport != "http":
+        return None
+    token = options.resolved_token()
+    if not is_loopback(options.host) and not token:
+        raise StartupError(
+            f"refusing to serve on {options.host}: any machine that can reach it could read and "
+            "write this memory. Set a bearer token with --token or SKILLBANK_TOKEN, or bind "
+            "to 127.0.0.1.")
+    if not 0 < options.port < 65536:
+        raise StartupError(f"--port must be between 1 and 65535, not {options.port}")
+    return token
+
+
+def run(options: Any = None) -> int:
+    """Serve until the client goes away (stdio) or the process is stopped (HTTP). Returns an
+    exit code; refuses to start (code 2, message on stderr) on an unsafe configuration."""
+    opts = ServeOptions.coerce(options)
+    _configure_logging(opts.log_level)
+    try:
+        token = check_options(opts)
+    except StartupError as exc:
+        print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
+        return 2
+    wire = _claim_stdio() if opts.transport == "stdio" else None
+
+    from skillbank.mcp_server.loader import BankHandle, opener_for
+
+    handle = BankHandle(opener=opener_for(opts), sync=True, watch=opts.watch).start()
+    try:
+        import anyio
+
+        from skillbank.mcp_server.server import build_server
+
+        trusted = opts.transport == "stdio" or opts.trust
+        server = build_server(handle, trusted=trusted, log_level=opts.log_level)
+        if wire is not None:
+            anyio.run(serve_stdio, server, wire)
+        else:
+            from skillbank.mcp_server.http import serve_http
+
+            anyio.run(lambda: serve_http(server, host=opts.host, port=opts.port, token=token,
+                                         max_body_bytes=opts.max_body_bytes,
+                                         log_level=opts.log_level))
+    except KeyboardInterrupt:
+        pass
+    finally:
+        handle.close(wait=5.0)
+    return 0
+
+
+async def serve_stdio(server: Any, wire: tuple[io.TextIOWrapper, io.TextIOWrapper]) -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+
+    stdin, stdout = wire
+    lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async drives, with our streams
+    async with stdio_server(stdin=anyio.wrap_file(stdin), stdout=anyio.wrap_file(stdout)) as (r, w):
+        await lowlevel.run(r, w, lowlevel.create_initialization_options())
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """`python -m skillbank.mcp_server [options]`."""
+    return run(parse_args(argv))

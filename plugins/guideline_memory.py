@@ -1,0 +1,1153 @@
+"""Guideline memory: critiques in, durable de-duplicated rules out, retrieved for new tasks.
+
+A guideline is one markdown file, ``<folder>/<topic>/<id>.md``: YAML frontmatter (id, topic,
+when_to_use, status, counters, sources, supersession links, namespace, timestamps) and the rule
+text as the body. Files are the truth; the hybrid index (dense Chroma + BM25) is rebuilt from
+them by :meth:`GuidelineMemory.sync`, which compares content hashes, so a person may edit, move
+or delete a file by hand.
+
+Learning (:meth:`GuidelineMemory.learn`): the distiller turns a critique into candidate rules.
+Each actionable candidate is compared with the guidelines of its namespace that are still in
+play (active and pending). Similarity is measured against a guideline's *profile*: the mean of
+the vectors of every wording that ever reinforced it (the rule text plus, for each source, the
+candidate rule and the critique sentence it came from). A critique's words rarely repeat the
+rule's words, so a profile that grows with each reinforcement recognises the next paraphrase far
+better than the first wording alone does. The nearest guidelines are handed to
+``distiller.relate`` in similarity order:
+
+* ``same`` -> merge: one more reinforcement, the source is kept, the wording stays unless the
+  new wording is clearly more specific (it contains every content word of the old one and adds
+  at least one; see :func:`more_specific`).
+* ``contradiction`` -> the new rule is added and the old one marked ``superseded`` (links both
+  ways). A rule never supersedes one created or merged by the same call, and an untrusted source
+  never supersedes anything: its rule waits as ``pending`` and supersedes on approval.
+* otherwise -> added (``pending`` when the source is not trusted).
+
+Critique text is data. It is stored verbatim in the sources and only ever reaches the distiller
+as text to read; no status, trust or routing decision looks at its words.
+
+Retrieval (:meth:`GuidelineMemory.search`): active guidelines of one namespace only. What is
+embedded decides retrieval, because task wording rarely repeats critique wording: the rule text
+with its when_to_use, the when_to_use alone, and the tasks the rule was learned from (a rule that
+three critiques of "write a runbook" produced applies to the next runbook). Keyword text adds the
+topic and the source critiques. A small prior from votes and reinforcements reorders near ties.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import math
+import os
+import re
+import secrets
+import threading
+import time
+from datetime import datetime
+from pathlib import Path
+from typing import Any, Callable, Iterable, Literal, Sequence
+
+import numpy as np
+import yaml
+from pydantic import BaseModel, Field, ValidationError
+
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join, slugify
+from skillbank.index import HybridIndex, IndexItem, tokenize
+from skillbank.records import (
+    MAX_SHORT,
+    MAX_TEXT,
+    Finding,
+    Guideline,
+    GuidelineSource,
+    Hit,
+    SyncReport,
+    utcnow,
+)
+
+log = logging.getLogger("skillbank.guidelines")
+
+__all__ = [
+    "GuidelineMemory",
+    "LearnEntry",
+    "LearnReport",
+    "render_guideline",
+    "parse_guideline",
+    "more_specific",
+]
+
+ID_RE = re.compile(r"^gl-[0-9a-f]{12}$")
+STATUSES = ("active", "pending", "retired", "superseded")
+IN_PLAY = ("active", "pending")  # what new rules are compared with
+MAX_FILE_BYTES = 1 << 20
+MAX_SOURCES = 20  # kept per file: the first source and the most recent ones
+MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
+MAX_PROFILE_TEXTS = 24  # wordings averaged into a guideline's matching profile
+MAX_NEIGHBOURS = 3  # nearest guidelines handed to distiller.relate per candidate
+MAX_KEYWORD_CHARS = 20_000
+MAX_SOURCE_NAME = 200
+MAX_NAMESPACE = 128
+ALL_NAMESPACES = "*"
+
+# Prior added to fused reciprocal-rank scores (~1/61 at rank 1, ~0.00026 between neighbouring
+# ranks): at most ~0.0006, about two rank steps near the top, so it only reorders near ties.
+VOTE_PRIOR = 0.0004
+REINFORCEMENT_PRIOR = 0.0002
+
+# A search hit needs some evidence: dense cosine or normalised BM25 at least this high.
+MIN_DENSE = 0.15
+MIN_KEYWORD = 0.15
+
+Action = Literal["added", "merged", "superseded", "ignored", "pending"]
+
+
+class LearnEntry(BaseModel):
+    """What happened to one candidate rule."""
+
+    action: Action
+    guideline_id: str | None = None
+    text: str
+    superseded_id: str | None = None
+    detail: str = ""
+
+
+class LearnReport(BaseModel):
+    """What one `learn` call did, candidate by candidate."""
+
+    entries: list[LearnEntry] = Field(default_factory=list)
+
+    def ids(self, *actions: str) -> list[str]:
+        """Guideline ids touched (created, merged, superseding), optionally only for `actions`."""
+        out: list[str] = []
+        for entry in self.entries:
+            if entry.guideline_id and (not actions or entry.action in actions):
+                if entry.guideline_id not in out:
+                    out.append(entry.guideline_id)
+        return out
+
+    @property
+    def added(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "added"]
+
+    @property
+    def merged(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "merged"]
+
+    @property
+    def superseded(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "superseded"]
+
+    @property
+    def pending(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "pending"]
+
+    @property
+    def ignored(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "ignored"]
+
+
+class SourceRecord(GuidelineSource):
+    """A source as stored in the file: the critique plus the wording it contributed.
+
+    ``rule`` is the candidate rule the critique was distilled into and ``sentence`` the critique
+    sentence it came from; both feed the guideline's matching profile and show a person which
+    wording each reinforcement brought.
+    """
+
+    rule: str | None = Field(default=None, max_length=MAX_SHORT)
+    sentence: str | None = Field(default=None, max_length=MAX_SHORT)
+
+
+# ------------------------------------------------------------------------------------ file format
+
+_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
+_FRONTMATTER_KEYS = (
+    "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
+    "supersedes", "superseded_by", "namespace", "created", "updated",
+)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+def render_guideline(g: Guideline) -> str:
+    """The file text of a guideline: YAML frontmatter (fixed key order) and the rule as body."""
+    sources = []
+    for s in g.sources:
+        item: dict[str, Any] = {
+            "critique": s.critique,
+            "task": s.task,
+            "source": s.source,
+            "score": s.score,
+            "at": _iso(s.at),
+        }
+        rule = getattr(s, "rule", None)
+        sentence = getattr(s, "sentence", None)
+        if rule:
+            item["rule"] = rule
+        if sentence:
+            item["sentence"] = sentence
+        sources.append(item)
+    data = {
+        "id": g.id,
+        "topic": g.topic,
+        "when_to_use": g.when_to_use,
+        "status": g.status,
+        "helpful": g.helpful,
+        "harmful": g.harmful,
+        "reinforcements": g.reinforcements,
+        "sources": sources,
+        "supersedes": list(g.supersedes),
+        "superseded_by": g.superseded_by,
+        "namespace": g.namespace,
+        "created": _iso(g.created),
+        "updated": _iso(g.updated),
+    }
+    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000,
+                           default_flow_style=False)
+    body = " ".join(g.text.split())
+    return f"---\n{front}---\n{body}\n"
+
+
+def _load_yaml(text: str) -> Any:
+    """Bounded YAML load (the SKILL.md loader's bomb guards), falling back to safe_load."""
+    try:
+        from skillbank.plugins.skill_file import _load_yaml as guarded
+    except ImportError:  # pragma: no cover - the sibling module ships with skillbank
+        return yaml.safe_load(text)
+    data, _duplicates = guarded(text)
+    return data
+
+
+def parse_guideline(text: str, *, path: str | None = None, expected_id: str | None = None,
+                    expected_topic: str | None = None) -> tuple[Guideline | None, list[Finding]]:
+    """Parse a guideline file. Returns (guideline, findings); None when it cannot be used.
+
+    The file name and folder are authoritative for id and topic (a person moving a file to
+    another topic folder re-files it); a frontmatter that disagrees gets a warning.
+    """
+    findings: list[Finding] = []
+
+    def error(code: str, message: str) -> tuple[None, list[Finding]]:
+        findings.append(Finding(severity="error", code=code, message=message, path=path))
+        return None, findings
+
+    def warn(code: str, message: str) -> None:
+        findings.append(Finding(severity="warning", code=code, message=message, path=path))
+
+    opening = _OPEN.match(text)
+    if not opening:
+        return error("no-frontmatter", "a guideline file starts with a '---' frontmatter line")
+    closing = _CLOSE.search(text, opening.end())
+    if not closing:
+        return error("no-frontmatter", "the frontmatter opened with '---' is never closed")
+    raw = text[opening.end():closing.start()]
+    body = text[closing.end():].strip()
+    try:
+        data = _load_yaml(raw)
+    except yaml.YAMLError as exc:
+        return error("yaml", f"invalid YAML frontmatter: {str(exc).splitlines()[0]}")
+    except Exception as exc:  # bomb guard, recursion, constructor errors
+        return error("yaml", f"frontmatter refused: {exc}")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return error("frontmatter-type", f"frontmatter must be a mapping, got {type(data).__name__}")
+    if not body:
+        return error("empty-rule", "the rule text (the body after the frontmatter) is empty")
+    body = " ".join(body.split())
+    if len(body) > MAX_SHORT:
+        return error("rule-too-long", f"the rule text is {len(body)} characters; at most {MAX_SHORT}")
+
+    gid = data.get("id")
+    if expected_id is not None:
+        if gid is not None and gid != expected_id:
+            warn("id-mismatch", f"frontmatter id {gid!r} differs from the file name; "
+                                f"using {expected_id!r}")
+        gid = expected_id
+    if not isinstance(gid, str) or not ID_RE.match(gid):
+        return error("bad-id", f"guideline id {gid!r} must look like gl-<12 hex digits>")
+    topic = data.get("topic")
+    if expected_topic is not None:
+        if topic is not None and topic != expected_topic:
+            warn("topic-mismatch", f"frontmatter topic {topic!r} differs from the folder; "
+                                   f"using {expected_topic!r}")
+        topic = expected_topic
+    topic = topic if topic is not None else "general"
+    try:
+        check_slug(str(topic), "topic")
+    except UnsafePathError as exc:
+        return error("bad-topic", str(exc))
+    unknown = [k for k in data if k not in _FRONTMATTER_KEYS]
+    if unknown:
+        warn("unknown-key", "unknown frontmatter keys ignored: " + ", ".join(map(str, unknown[:5])))
+
+    raw_sources = data.get("sources") or []
+    if not isinstance(raw_sources, list):
+        return error("sources-type", "'sources' must be a list")
+    sources: list[SourceRecord] = []
+    for number, item in enumerate(raw_sources):
+        if isinstance(item, str):
+            item = {"critique": item}
+        if not isinstance(item, dict):
+            warn("source-type", f"source {number + 1} is not a mapping; dropped")
+            continue
+        try:
+            sources.append(SourceRecord.model_validate(
+                {k: v for k, v in item.items() if v is not None or k == "score"}))
+        except ValidationError as exc:
+            warn("source-invalid", f"source {number + 1} dropped: {_first_error(exc)}")
+    supersedes = data.get("supersedes") or []
+    if isinstance(supersedes, str):
+        supersedes = [supersedes]
+    if not isinstance(supersedes, list) or not all(isinstance(x, str) for x in supersedes):
+        return error("supersedes-type", "'supersedes' must be a list of guideline ids")
+    values = {
+        "id": gid,
+        "topic": topic,
+        "text": body,
+        "when_to_use": "" if data.get("when_to_use") is None else str(data.get("when_to_use")),
+        "status": data.get("status", "active"),
+        "helpful": data.get("helpful", 0) or 0,
+        "harmful": data.get("harmful", 0) or 0,
+        "reinforcements": data.get("reinforcements", 0) or 0,
+        "sources": sources,
+        "supersedes": supersedes,
+        "superseded_by": data.get("superseded_by"),
+        "namespace": str(data.get("namespace") or "default"),
+        "path": path or "",
+    }
+    for key in ("created", "updated"):
+        if data.get(key) is not None:
+            values[key] = data[key]
+    try:
+        guideline = Guideline.model_validate(values)
+    except ValidationError as exc:
+        return error("invalid", f"guideline does not validate: {_first_error(exc)}")
+    if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
+        return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
+    return guideline, findings
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+
+
+# ------------------------------------------------------------------------------------ wording
+
+_CONTENT_RE = re.compile(r"[a-z0-9][a-z0-9_'-]*")
+_FILLER = frozenset(
+    """a an the and or but to of in on at by for with from into as is are be it its this that
+    these those you your we our they them their do does did not no never always please also just
+    so very should must can could would will make use using""".split()
+)
+
+
+def _content_words(text: str) -> set[str]:
+    return {w for w in tokenize(text) if w not in _FILLER}
+
+
+def more_specific(new: str, old: str) -> bool:
+    """True when `new` says everything `old` says and more (wording replaced on merge).
+
+    Content words are compared after stemming (the index's tokenizer): the new wording must
+    contain every content word of the old one and add at least one, and stay a short rule.
+    "Add tests." -> "Add tests for edge cases and failure paths." is taken; a paraphrase that
+    drops a word of the old wording is not, so the wording a person reviewed stays put.
+    """
+    old_words, new_words = _content_words(old), _content_words(new)
+    if not old_words or len(new) > 400:
+        return False
+    return old_words < new_words
+
+
+def _clean(text: str, limit: int) -> str:
+    text = " ".join(str(text or "").split())
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ------------------------------------------------------------------------------------ the memory
+
+
+class GuidelineMemory:
+    """Guidelines on disk, indexed for search, learned from critiques."""
+
+    def __init__(
+        self,
+        folder: Path | str,
+        index: HybridIndex,
+        *,
+        settings: Any = None,
+        distiller: Any = None,
+        embed: Callable[[list[str]], np.ndarray] | None = None,
+        write_lock: Any = None,
+    ) -> None:
+        self.folder = Path(folder)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        self.index = index
+        self.settings = settings
+        self._distiller_source = distiller
+        self._embed_fn = embed
+        self.write_lock = write_lock if write_lock is not None else threading.RLock()
+        self._lock = threading.RLock()
+        self._items: dict[str, Guideline] = {}
+        self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
+        self._loaded = False
+        self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
+        self._profiles: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+
+    # Settings and collaborators ------------------------------------------------------------------
+    def _setting(self, name: str, default: Any) -> Any:
+        return getattr(self.settings, name, default) if self.settings is not None else default
+
+    @property
+    def default_namespace(self) -> str:
+        return str(self._setting("namespace", "default"))
+
+    @property
+    def retire_margin(self) -> int:
+        return int(self._setting("retire_harmful_margin", 3))
+
+    @property
+    def match_floor(self) -> float:
+        """Neighbours below this similarity are not even shown to the distiller.
+
+        The distiller's own "same matter" floor for contradictions is ``related_threshold``
+        minus a margin; going lower would only cost relate calls (model calls, for an LLM).
+        """
+        return float(self._setting("related_threshold", 0.60)) - 0.25
+
+    @property
+    def distiller(self) -> Any:
+        source = self._distiller_source
+        if source is None:
+            from skillbank.distill import RuleDistiller
+
+            self._distiller_source = source = RuleDistiller(
+                same_threshold=float(self._setting("merge_threshold", 0.86)),
+                related_threshold=float(self._setting("related_threshold", 0.60)),
+            )
+        if hasattr(source, "rules_from_critique"):
+            return source
+        return source()  # the bank passes a factory so the distiller can be swapped later
+
+    def _embed(self, texts: list[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, 0), dtype=np.float32)
+        if self._embed_fn is not None:
+            vectors = np.asarray(self._embed_fn(texts), dtype=np.float32)
+        else:
+            from skillbank.embeddings import embed_texts
+
+            vectors = np.asarray(embed_texts(self.index.embedding_function, texts), dtype=np.float32)
+        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+        norms[norms == 0] = 1.0
+        return vectors / norms
+
+    def _vectors_for(self, texts: Sequence[str]) -> np.ndarray:
+        missing = [t for t in dict.fromkeys(texts) if t not in self._vectors]
+        if missing:
+            for text, vector in zip(missing, self._embed(missing)):
+                self._vectors[text] = vector
+            if len(self._vectors) > 50_000:  # a cache, not a store: drop the oldest half
+                for key in list(self._vectors)[:25_000]:
+                    del self._vectors[key]
+        return np.stack([self._vectors[t] for t in texts])
+
+    # Validation ----------------------------------------------------------------------------------
+    @staticmethod
+    def _check_id(gid: str) -> str:
+        if not isinstance(gid, str):
+            raise InvalidInputError(f"guideline id must be a string, got {type(gid).__name__}")
+        check_slug(gid, "guideline id")
+        if not ID_RE.match(gid):
+            raise InvalidInputError(
+                f"{gid!r} is not a guideline id: they look like gl-<12 hex digits>; "
+                "find ids with bank.guidelines.list() or search()")
+        return gid
+
+    @staticmethod
+    def _check_topic(topic: str) -> str:
+        return check_slug(topic, "topic")
+
+    def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str:
+        if namespace is None:
+            return self.default_namespace
+        if not isinstance(namespace, str) or not namespace.strip():
+            raise InvalidInputError("namespace must be a non-empty string")
+        if namespace == ALL_NAMESPACES and not allow_all:
+            raise InvalidInputError(f"namespace {ALL_NAMESPACES!r} (all) is only for list/counts")
+        if len(namespace) > MAX_NAMESPACE or any(ord(ch) < 32 for ch in namespace):
+            raise InvalidInputError(
+                f"namespace must be at most {MAX_NAMESPACE} printable characters")
+        return namespace
+
+    def _path_for(self, topic: str, gid: str) -> Path:
+        return safe_join(self.folder, f"{self._check_topic(topic)}/{self._check_id(gid)}.md")
+
+    def _new_id(self) -> str:
+        while True:
+            gid = "gl-" + secrets.token_hex(6)
+            if gid not in self._items and self.index.metadata(gid) is None:
+                return gid
+
+    # Scanning and sync ---------------------------------------------------------------------------
+    def _scan(self) -> tuple[dict[str, Path], list[Finding]]:
+        """Guideline files on disk: `<topic>/<id>.md`; anything else is reported, not read."""
+        found: dict[str, Path] = {}
+        findings: list[Finding] = []
+        if not self.folder.is_dir():
+            return found, findings
+        for topic_dir in sorted(os.scandir(self.folder), key=lambda e: e.name):
+            if topic_dir.name.startswith("."):
+                continue
+            if not topic_dir.is_dir(follow_symlinks=False):
+                if topic_dir.name.endswith(".md"):
+                    findings.append(Finding(severity="warning", code="stray-file",
+                                            path=topic_dir.path,
+                                            message="guideline files live in <topic>/<id>.md; "
+                                                    "this one is not read"))
+                continue
+            try:
+                check_slug(topic_dir.name, "topic")
+            except UnsafePathError:
+                findings.append(Finding(severity="warning", code="bad-topic-folder",
+                                        path=topic_dir.path,
+                                        message="topic folders are slugs (a-z, 0-9, '-'); "
+                                                "files in this one are not read"))
+                continue
+            for entry in sorted(os.scandir(topic_dir.path), key=lambda e: e.name):
+                if entry.name.startswith(".") or not entry.name.endswith(".md"):
+                    continue
+                gid = entry.name[:-3]
+                if not entry.is_file(follow_symlinks=False):
+                    findings.append(Finding(severity="warning", code="not-a-file",
+                                            path=entry.path, message="not a regular file; skipped"))
+                    continue
+                if not ID_RE.match(gid):
+                    findings.append(Finding(severity="warning", code="bad-file-name",
+                                            path=entry.path,
+                                            message="guideline files are named gl-<12 hex>.md; "
+                                                    "this one is not read"))
+                    continue
+                if gid in found:
+                    findings.append(Finding(severity="error", code="duplicate-id", path=entry.path,
+                                            message=f"{gid} is also at {found[gid]}, which wins"))
+                    continue
+                found[gid] = Path(entry.path)
+        return found, findings
+
+    def _stat_all(self) -> dict[str, tuple[int, int]]:
+        out: dict[str, tuple[int, int]] = {}
+        found, _ = self._scan()
+        for path in found.values():
+            try:
+                st = path.stat()
+            except OSError:
+                continue
+            out[str(path)] = (st.st_mtime_ns, st.st_size)
+        return out
+
+    @staticmethod
+    def _digest(path: Path, data: bytes) -> str:
+        return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+
+    def _read(self, gid: str, path: Path) -> tuple[Guideline | None, str, list[Finding]]:
+        try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                return None, "", [Finding(severity="error", code="too-large", path=str(path),
+                                          message=f"{size} bytes; at most {MAX_FILE_BYTES}")]
+            data = path.read_bytes()
+        except OSError as exc:
+            return None, "", [Finding(severity="error", code="unreadable", path=str(path),
+                                      message=str(exc))]
+        if b"\0" in data:
+            return None, "", [Finding(severity="error", code="binary", path=str(path),
+                                      message="contains NUL bytes; not a text file")]
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, "", [Finding(severity="error", code="encoding", path=str(path),
+                                      message=f"not valid UTF-8 (byte {exc.start})")]
+        guideline, findings = parse_guideline(text, path=str(path), expected_id=gid,
+                                              expected_topic=path.parent.name)
+        return guideline, self._digest(path, data), findings
+
+    def sync(self) -> SyncReport:
+        """Make memory and index equal to the files: re-read changed files, drop deleted ones.
+
+        Unparseable files are reported (``skipped`` + ``findings``) and left out; sync never
+        raises for a bad file.
+        """
+        started = time.perf_counter()
+        report = SyncReport()
+        with self._lock:
+            found, report.findings = self._scan()
+            indexed = self.index.hashes()
+            items: dict[str, Guideline] = {}
+            files: dict[str, tuple[int, int]] = {}
+            to_index: list[IndexItem] = []
+            for gid, path in found.items():
+                guideline, digest, findings = self._read(gid, path)
+                report.findings.extend(findings)
+                if guideline is None:
+                    report.skipped.append(str(path))
+                    continue
+                items[gid] = guideline
+                try:
+                    st = path.stat()
+                    files[str(path)] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    pass
+                if indexed.get(gid) == digest:
+                    report.unchanged += 1
+                    continue
+                (report.changed if gid in indexed else report.added).append(gid)
+                to_index.append(self._index_item(guideline, digest))
+            removed = sorted(gid for gid in indexed if gid not in items)
+            for start in range(0, len(to_index), 64):
+                report.embedded += self.index.upsert(to_index[start:start + 64])
+            if removed:
+                self.index.delete(removed)
+                report.removed = removed
+            self._items = items
+            self._files = files
+            self._profiles = {k: v for k, v in self._profiles.items() if k in items}
+            self._loaded = True
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _ensure_loaded(self) -> None:
+        if not self._loaded:
+            self.sync()
+
+    def _refresh(self) -> None:
+        """Before a write: pick up files changed by hand (or another process) since last read."""
+        if not self._loaded or self._stat_all() != self._files:
+            self.sync()
+
+    # Index items ---------------------------------------------------------------------------------
+    @staticmethod
+    def _source_tasks(g: Guideline) -> list[str]:
+        tasks: list[str] = []
+        for source in reversed(g.sources):  # most recent first
+            task = " ".join((source.task or "").split())
+            if task and task not in tasks:
+                tasks.append(task[:MAX_SHORT])
+            if len(tasks) >= MAX_TASK_CHUNKS:
+                break
+        return tasks
+
+    def _index_item(self, g: Guideline, digest: str) -> IndexItem:
+        """What a guideline is found by (see the module docstring)."""
+        when = " ".join(g.when_to_use.split())
+        texts = [f"{g.text} {when}".strip()]
+        if when:
+            texts.append(when)
+        texts.extend(self._source_tasks(g))
+        critiques = "\n".join(s.critique for s in g.sources)
+        tasks = "\n".join(self._source_tasks(g))
+        keyword = "\n".join(
+            [g.text, g.text, when, g.topic.replace("-", " "), tasks, critiques])[:MAX_KEYWORD_CHARS]
+        metadata = {
+            "kind": "guideline",
+            "status": g.status,
+            "topic": g.topic,
+            "namespace": g.namespace,
+            "hash": digest,
+            "path": g.path,
+            "helpful": g.helpful,
+            "harmful": g.harmful,
+            "reinforcements": g.reinforcements,
+        }
+        return IndexItem(id=g.id, embed_texts=texts, keyword_text=keyword, metadata=metadata)
+
+    # Writing -------------------------------------------------------------------------------------
+    def _save(self, g: Guideline, *, reembed: bool = True) -> Guideline:
+        """Write the file atomically, then bring the index and the in-memory map up to date.
+
+        Call with the write lock held. ``reembed=False`` (votes, status changes) only updates
+        the index's filterable metadata; content changes re-embed.
+        """
+        path = self._path_for(g.topic, g.id)
+        previous = self._items.get(g.id)
+        g = g.model_copy(update={"path": str(path), "sources": _trim_sources(g.sources)})
+        text = render_guideline(g)
+        data = text.encode("utf-8")
+        if len(data) > MAX_FILE_BYTES:
+            raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
+        atomic_write(path, data)
+        if previous is not None and previous.path and Path(previous.path) != path:
+            try:
+                Path(previous.path).unlink()
+            except FileNotFoundError:
+                pass
+            self._files.pop(previous.path, None)
+        digest = self._digest(path, data)
+        if reembed or self.index.metadata(g.id) is None or (
+                previous is not None and previous.path != str(path)):
+            self.index.upsert([self._index_item(g, digest)])
+        else:
+            self.index.update_metadata(g.id, status=g.status, hash=digest, helpful=g.helpful,
+                                       harmful=g.harmful, reinforcements=g.reinforcements)
+        st = path.stat()
+        self._files[str(path)] = (st.st_mtime_ns, st.st_size)
+        self._items[g.id] = g
+        return g
+
+    # Matching ------------------------------------------------------------------------------------
+    @staticmethod
+    def _profile_texts(g: Guideline) -> tuple[str, ...]:
+        texts = [g.text]
+        for source in g.sources:
+            for wording in (getattr(source, "rule", None), getattr(source, "sentence", None)):
+                wording = " ".join((wording or "").split())
+                if wording and wording not in texts:
+                    texts.append(wording)
+        return tuple(texts[:1] + texts[1:][-(MAX_PROFILE_TEXTS - 1):])
+
+    def _profile(self, g: Guideline) -> np.ndarray:
+        texts = self._profile_texts(g)
+        cached = self._profiles.get(g.id)
+        if cached is not None and cached[0] == texts:
+            return cached[1]
+        vectors = self._vectors_for(list(texts))
+        centroid = vectors.mean(axis=0)
+        norm = float(np.linalg.norm(centroid)) or 1.0
+        profile = (centroid / norm).astype(np.float32)
+        self._profiles[g.id] = (texts, profile)
+        return profile
+
+    def _candidate_vector(self, text: str, sentence: str) -> np.ndarray:
+        texts = [text] + ([sentence] if sentence and sentence != text else [])
+        vectors = self._vectors_for(texts)
+        centroid = vectors.mean(axis=0)
+        return centroid / (float(np.linalg.norm(centroid)) or 1.0)
+
+    def _nearest(self, vector: np.ndarray, namespace: str, n: int = MAX_NEIGHBOURS
+                 ) -> list[tuple[float, str]]:
+        pool = [g for g in self._items.values()
+                if g.namespace == namespace and g.status in IN_PLAY]
+        if not pool:
+            return []
+        profiles = np.stack([self._profile(g) for g in pool])
+        sims = profiles @ vector
+        order = np.argsort(-sims)[:n]
+        floor = self.match_floor
+        return [(float(sims[i]), pool[i].id) for i in order if sims[i] >= floor]
+
+    # Learning ------------------------------------------------------------------------------------
+    def learn(
+        self,
+        critique: str,
+        task: str | None = None,
+        response: str | None = None,
+        score: float | None = None,
+        source: str = "user",
+        trusted: bool = True,
+        namespace: str | None = None,
+        candidates: Sequence[Any] | None = None,
+    ) -> LearnReport:
+        """Turn a critique into guidelines: add, merge, supersede, or ignore each candidate rule.
+
+        ``candidates`` (``CandidateRule`` objects or dicts) skips the distiller's extraction; the
+        store's dedup and supersede logic still applies. ``trusted=False`` (e.g. a critique from
+        an untrusted channel) adds rules as ``pending`` and never supersedes an existing rule
+        until a person approves.
+        """
+        if not isinstance(critique, str):
+            raise InvalidInputError("critique must be a string")
+        if len(critique) > MAX_TEXT:
+            raise InvalidInputError(f"critique is {len(critique)} characters; at most {MAX_TEXT}")
+        if task is not None and (not isinstance(task, str) or len(task) > MAX_TEXT):
+            raise InvalidInputError(f"task must be a string of at most {MAX_TEXT} characters")
+        if response is not None and not isinstance(response, str):
+            raise InvalidInputError("response must be a string")
+        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
+                                  or not math.isfinite(score)):
+            raise InvalidInputError("score must be a finite number")
+        source = self._check_source(source)
+        ns = self._namespace(namespace)
+        if candidates is None:
+            if not critique.strip():
+                return LearnReport(entries=[LearnEntry(action="ignored", text="",
+                                                       detail="empty critique")])
+            rules = list(self.distiller.rules_from_critique(
+                critique, task=task, response=response, score=score))
+        else:
+            rules = [self._as_candidate(c) for c in candidates]
+        report = LearnReport()
+        touched: set[str] = set()
+        with self._lock, self.write_lock:
+            self._refresh()
+            for rule in rules:
+                if not getattr(rule, "actionable", True) or not str(rule.text).strip():
+                    report.entries.append(LearnEntry(
+                        action="ignored", text=_clean(rule.text, MAX_SHORT),
+                        detail="no reusable advice (praise, a score, a one-off fix or a vague "
+                               "reaction)"))
+                    continue
+                src = SourceRecord(critique=critique, task=task, source=source, score=score,
+                                   rule=_clean(rule.text, MAX_SHORT),
+                                   sentence=_clean(getattr(rule, "source_sentence", "") or "",
+                                                   MAX_SHORT) or None)
+                entry = self._learn_one(
+                    text=_clean(rule.text, MAX_SHORT),
+                    topic=slugify(str(rule.topic or "general")),
+                    when_to_use=_clean(getattr(rule, "when_to_use", "") or "", MAX_SHORT),
+                    sentence=src.sentence or "",
+                    source=src, namespace=ns, trusted=trusted, touched=touched)
+                report.entries.append(entry)
+        return report
+
+    def add(self, text: str, topic: str | None = None, when_to_use: str = "",
+            source: str = "agent", trusted: bool = True, namespace: str | None = None
+            ) -> LearnEntry:
+        """Add one rule (the agent-controlled path) with the same dedup / supersede logic.
+
+        The wording is kept as given; when ``topic`` (or ``when_to_use``) is missing the
+        distiller proposes one from the rule text.
+        """
+        if not isinstance(text, str) or not text.strip():
+            raise InvalidInputError("rule text must be a non-empty string")
+        text = " ".join(text.split())
+        if len(text) > MAX_SHORT:
+            raise InvalidInputError(f"rule text is {len(text)} characters; at most {MAX_SHORT}")
+        if not isinstance(when_to_use, str) or len(when_to_use) > MAX_SHORT:
+            raise InvalidInputError(f"when_to_use must be a string of at most {MAX_SHORT} characters")
+        if topic is not None:
+            self._check_topic(topic)
+        source = self._check_source(source)
+        ns = self._namespace(namespace)
+        when = " ".join(when_to_use.split())
+        if topic is None or not when:
+            guess_topic, guess_when = self._guess(text)
+            topic = topic or guess_topic
+            when = when or guess_when
+        with self._lock, self.write_lock:
+            self._refresh()
+            return self._learn_one(
+                text=text, topic=topic, when_to_use=when, sentence="",
+                source=SourceRecord(critique=text, task=None, source=source, rule=text),
+                namespace=ns, trusted=trusted, touched=set())
+
+    def _guess(self, text: str) -> tuple[str, str]:
+        """Topic and when_to_use for a bare rule, from the distiller (never fails)."""
+        try:
+            for rule in self.distiller.rules_from_critique(text):
+                if getattr(rule, "actionable", True):
+                    return slugify(str(rule.topic or "general")), _clean(rule.when_to_use, MAX_SHORT)
+        except Exception as exc:  # noqa: BLE001 - a guess is optional
+            log.warning("topic guess failed: %s", exc)
+        try:
+            from skillbank.distill import guess_topic
+
+            return slugify(guess_topic(text)), ""
+        except Exception:  # noqa: BLE001
+            return "general", ""
+
+    @staticmethod
+    def _check_source(source: str) -> str:
+        if not isinstance(source, str) or not source.strip() or len(source) > MAX_SOURCE_NAME:
+            raise InvalidInputError(
+                f"source must be a short non-empty label (at most {MAX_SOURCE_NAME} characters)")
+        return source
+
+    @staticmethod
+    def _as_candidate(value: Any) -> Any:
+        from skillbank.distill import CandidateRule
+
+        if isinstance(value, CandidateRule):
+            return value
+        if isinstance(value, str):
+            return CandidateRule(text=value)
+        try:
+            return CandidateRule.model_validate(
+                value if isinstance(value, dict) else value.model_dump())
+        except (ValidationError, AttributeError) as exc:
+            raise InvalidInputError(f"candidates must be CandidateRule objects or dicts: {exc}") from None
+
+    def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
+                   source: SourceRecord, namespace: str, trusted: bool, touched: set[str]
+                   ) -> LearnEntry:
+        distiller = self.distiller
+        vector = self._candidate_vector(text, sentence)
+        same: tuple[float, str] | None = None
+        contradicted: list[tuple[float, str]] = []
+        for similarity, gid in self._nearest(vector, namespace):
+            old = self._items[gid]
+            relation = distiller.relate(text, old.text, similarity=similarity)
+            if relation == "same":
+                same = (similarity, gid)
+                break
+            if relation == "contradiction" and gid not in touched:
+                contradicted.append((similarity, gid))
+        now = utcnow()
+        if same is not None:
+            similarity, gid = same
+            old = self._items[gid]
+            update: dict[str, Any] = {
+                "reinforcements": old.reinforcements + 1,
+                "sources": [*old.sources, source],
+                "updated": now,
+            }
+            notes = [f"same as {gid} (similarity {similarity:.2f}); "
+                     f"reinforcements now {old.reinforcements + 1}"]
+            if more_specific(text, old.text):
+                update["text"] = text
+                notes.append("took the new, more specific wording")
+            if old.status == "pending" and trusted:
+                update["status"] = "active"
+                notes.append("confirmed by a trusted source: now active")
+            merged = self._save(old.model_copy(update=update))
+            touched.add(gid)
+            return LearnEntry(action="merged", guideline_id=gid, text=merged.text,
+                              detail="; ".join(notes))
+
+        gid = self._new_id()
+        olds = [g for _, g in contradicted]
+        status = "active" if trusted else "pending"
+        new = Guideline(id=gid, topic=topic, text=text, when_to_use=when_to_use, status=status,
+                        sources=[source], supersedes=olds, namespace=namespace,
+                        created=now, updated=now)
+        new = self._save(new)
+        touched.add(gid)
+        if olds and trusted:
+            for old_id in olds:
+                self._mark_superseded(old_id, gid, now)
+            detail = f"supersedes {', '.join(olds)} (contradiction)"
+            return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
+                              superseded_id=olds[0], detail=detail)
+        if not trusted:
+            detail = "untrusted source: waits for approve() or reject()"
+            if olds:
+                detail += f"; would supersede {', '.join(olds)} once approved"
+            return LearnEntry(action="pending", guideline_id=gid, text=new.text,
+                              superseded_id=olds[0] if olds else None, detail=detail)
+        return LearnEntry(action="added", guideline_id=gid, text=new.text, detail="new rule")
+
+    def _mark_superseded(self, old_id: str, new_id: str, now: datetime) -> None:
+        old = self._items.get(old_id)
+        if old is None or old.status in ("superseded", "retired"):
+            return
+        self._save(old.model_copy(update={"status": "superseded", "superseded_by": new_id,
+                                          "updated": now}), reembed=False)
+
+    # Search --------------------------------------------------------------------------------------
+    def search(self, task: str, k: int = 5, namespace: str | None = None,
+               topic: str | None = None) -> list[Hit[Guideline]]:
+        """Active guidelines for a task, best first; [] when nothing has real evidence."""
+        if not isinstance(task, str):
+            raise InvalidInputError("task must be a string")
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InvalidInputError("k must be a non-negative integer")
+        ns = self._namespace(namespace)
+        if topic is not None:
+            self._check_topic(topic)
+        if k == 0 or not task.strip():
+            return []
+        with self._lock:
+            self._ensure_loaded()
+            clauses: list[dict[str, Any]] = [{"namespace": ns}, {"status": "active"}]
+            if topic is not None:
+                clauses.append({"topic": topic})
+            raw = self.index.search(task[:MAX_TEXT], k=0, where={"$and": clauses},
+                                    candidates=max(50, k * 4))
+            hits: list[Hit[Guideline]] = []
+            for hit in raw:
+                g = self._items.get(hit.id)
+                if g is None or g.status != "active" or g.namespace != ns:
+                    continue  # the files are the truth, even before the index catches up
+                if topic is not None and g.topic != topic:
+                    continue
+                dense_ok = hit.dense is not None and hit.dense >= MIN_DENSE
+                keyword_ok = hit.keyword is not None and hit.keyword >= MIN_KEYWORD
+                if not (dense_ok or keyword_ok):
+                    continue
+                hits.append(Hit[Guideline](id=g.id, score=round(hit.score + self.prior(g), 6),
+                                           why=hit.why, record=g))
+        hits.sort(key=lambda h: h.score, reverse=True)
+        return hits[:k]
+
+    @staticmethod
+    def prior(g: Guideline) -> float:
+        """Votes and reinforcements as a nudge, sized to reorder near ties only."""
+        votes = math.tanh((g.helpful - g.harmful) / 3.0) * VOTE_PRIOR
+        reinforced = math.tanh(g.reinforcements / 5.0) * REINFORCEMENT_PRIOR
+        return votes + reinforced
+
+    # Reading -------------------------------------------------------------------------------------
+    def get(self, gid: str) -> Guideline:
+        self._check_id(gid)
+        with self._lock:
+            self._ensure_loaded()
+            g = self._items.get(gid)
+        if g is None:
+            raise NotFoundError(
+                f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
+                "or run sync() if the file was just added by hand")
+        return g
+
+    def __contains__(self, gid: object) -> bool:
+        self._ensure_loaded()
+        return isinstance(gid, str) and gid in self._items
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._items)
+
+    def list(self, status: str | None = None, topic: str | None = None,
+             namespace: str | None = None) -> list[Guideline]:
+        """Guidelines, newest first. ``namespace=None`` lists every namespace (an inventory)."""
+        if status is not None and status not in STATUSES:
+            raise InvalidInputError(f"status must be one of {', '.join(STATUSES)}")
+        if topic is not None:
+            self._check_topic(topic)
+        ns = None if namespace is None else self._namespace(namespace, allow_all=True)
+        with self._lock:
+            self._ensure_loaded()
+            items = list(self._items.values())
+        out = [g for g in items
+               if (status is None or g.status == status)
+               and (topic is None or g.topic == topic)
+               and (ns is None or ns == ALL_NAMESPACES or g.namespace == ns)]
+        out.sort(key=lambda g: (g.created, g.id), reverse=True)
+        return out
+
+    def topics(self, namespace: str | None = None) -> list[str]:
+        """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
+        ns = self._namespace(namespace, allow_all=True)
+        with self._lock:
+            self._ensure_loaded()
+            return sorted({g.topic for g in self._items.values()
+                           if g.status in IN_PLAY and (ns == ALL_NAMESPACES or g.namespace == ns)})
+
+    def counts(self, namespace: str | None = None) -> dict[str, int]:
+        """Guidelines by status; ``namespace=None`` counts every namespace."""
+        ns = None if namespace is None else self._namespace(namespace, allow_all=True)
+        out = {status: 0 for status in STATUSES}
+        with self._lock:
+            self._ensure_loaded()
+            for g in self._items.values():
+                if ns is None or ns == ALL_NAMESPACES or g.namespace == ns:
+                    out[g.status] = out.get(g.status, 0) + 1
+        return out
+
+    def playbook(self, topic: str | None = None, namespace: str | None = None) -> str:
+        """Markdown: a heading per topic, its active rules with when_to_use and counts.
+
+        ``topic=None`` gives every topic of the namespace.
+        """
+        if topic is not None:
+            self._check_topic(topic)
+        ns = self._namespace(namespace)
+        with self._lock:
+            self._ensure_loaded()
+            active = [g for g in self._items.values()
+                      if g.status == "active" and g.namespace == ns
+                      and (topic is None or g.topic == topic)]
+        topics = [topic] if topic is not None else sorted({g.topic for g in active})
+        lines: list[str] = []
+        for name in topics:
+            rules = sorted((g for g in active if g.topic == name),
+                           key=lambda g: (-(g.helpful - g.harmful), -g.reinforcements, g.created))
+            if lines:
+                lines.append("")
+            lines.append(f"## {name}")
+            if not rules:
+                lines.append("")
+                lines.append("_No active guidelines._")
+                continue
+            lines.append("")
+            for g in rules:
+                line = f"- **{g.text}**"
+                if g.when_to_use:
+                    line += f" — {g.when_to_use}"
+                line += (f" (reinforced {g.reinforcements}×, helpful {g.helpful}, "
+                         f"harmful {g.harmful}; `{g.id}`)")
+                lines.append(line)
+        if not lines:
+            lines = ["_No active guidelines._"]
+        return "\n".join(lines) + "\n"
+
+    # Feedback and review -------------------------------------------------------------------------
+    def _change(self, gid: str, update: Callable[[Guideline], dict[str, Any] | None]) -> Guideline:
+        self._check_id(gid)
+        with self._lock, self.write_lock:
+            self._refresh()
+            g = self._items.get(gid)
+            if g is None:
+                raise NotFoundError(
+                    f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list()")
+            changes = update(g)
+            if not changes:
+                return g
+            return self._save(g.model_copy(update={**changes, "updated": utcnow()}),
+                              reembed=False)
+
+    def vote(self, gid: str, helpful: bool = True) -> Guideline:
+        """Count whether a guideline helped; retire it when harmful - helpful reaches the margin."""
+        def apply(g: Guideline) -> dict[str, Any]:
+            changes: dict[str, Any] = {"helpful": g.helpful + (1 if helpful else 0),
+                                       "harmful": g.harmful + (0 if helpful else 1)}
+            if (changes["harmful"] - changes["helpful"] >= self.retire_margin
+                    and g.status in IN_PLAY):
+                changes["status"] = "retired"
+                log.info("guideline %s retired by votes", gid)
+            return changes
+        return self._change(gid, apply)
+
+    def approve(self, gid: str) -> Guideline:
+        """pending -> active; applies the supersessions it proposed. Active: no change."""
+        def apply(g: Guideline) -> dict[str, Any] | None:
+            if g.status == "active":
+                return None
+            if g.status != "pending":
+                raise InvalidInputError(
+                    f"guideline {gid} is {g.status}; only pending guidelines can be approved "
+                    "(add the rule again to bring it back)")
+            return {"status": "active"}
+        with self._lock, self.write_lock:
+            g = self._change(gid, apply)
+            now = utcnow()
+            for old_id in g.supersedes:
+                old = self._items.get(old_id)
+                if old is not None and old.status in IN_PLAY and old.superseded_by in (None, gid):
+                    self._mark_superseded(old_id, gid, now)
+            return g
+
+    def reject(self, gid: str) -> Guideline:
+        """pending -> retired."""
+        def apply(g: Guideline) -> dict[str, Any] | None:
+            if g.status == "retired":
+                return None
+            if g.status != "pending":
+                raise InvalidInputError(
+                    f"guideline {gid} is {g.status}; only pending guidelines can be rejected "
+                    "(use retire() for an active one)")
+            return {"status": "retired"}
+        return self._change(gid, apply)
+
+    def retire(self, gid: str) -> Guideline:
+        """Stop serving a guideline (active or pending -> retired); the file is kept."""
+        def apply(g: Guideline) -> dict[str, Any] | None:
+            if g.status in ("retired", "superseded"):
+                return None
+            return {"status": "retired"}
+        return self._change(gid, apply)
+
+
+def _trim_sources(sources: Iterable[GuidelineSource]) -> list[GuidelineSource]:
+    """Keep the first source (why the rule exists) and the most recent ones."""
+    sources = list(sources)
+    if len(sources) <= MAX_SOURCES:
+        return sources
+    return sources[:1] + sources[-(MAX_SOURCES - 1):]

@@ -1,0 +1,323 @@
+"""The `skillbank` command line: a thin face over `skillbank.Skillbank`.
+
+    skillbank skills list | show | validate | new | search | sync | watch | delete | rename
+    skillbank guidelines list | show | learn | search | vote | approve | reject | retire
+    skillbank experiences list | show | record | search | distill | prune | export | import
+    skillbank reindex | stats | context | serve | demo
+
+People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.
+Exit codes: 0 ok, 1 error, 2 invalid input or validation errors, 3 not found, 4 already
+exists, 5 read-only, 6 memory root busy (see `skillbank.errors`), 130 interrupted. Errors are one
+line on stderr (one JSON line with --json); `--debug` shows the traceback instead.
+
+Environment: SKILLBANK_ROOT, SKILLBANK_SKILL_ROOTS, SKILLBANK_CHROMA_URL, SKILLBANK_NAMESPACE,
+SKILLBANK_MODEL_DIR as in `skillbank.settings`; SKILLBANK_EMBEDDING=hash opens banks with the
+tiny hash embedding instead of the model, for tests and benchmarks only.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from typer.core import TyperGroup
+
+from skillbank.cli_common import State, key_values, state, table, text
+from skillbank.cli_memory import experiences_app, guidelines_app
+from skillbank.cli_skills import app as skills_app
+from skillbank.cli_skills import render_sync_report
+
+INTERRUPTED = 130
+
+
+def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
+    """Exit code, one-line message and findings for an exception a command raised."""
+    from pydantic import ValidationError
+
+    from skillbank.errors import SkillbankError
+
+    if isinstance(exc, SkillbankError):
+        return exc.exit_code, str(exc), list(getattr(exc, "findings", []) or [])
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ())) or 'input'}: {err.get('msg')}"
+            for err in exc.errors()[:5])
+        return 2, f"invalid input: {problems}", []
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):
+        return 1, (f"network error: {exc}. The Chroma server (--chroma-url) or the embedding "
+                   "model download could not be reached; offline, point --model-dir or "
+                   "SKILLBANK_MODEL_DIR at a local all-MiniLM-L6-v2 folder"), []
+    if isinstance(exc, OSError):
+        return 1, str(exc), []
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
+
+
+def report_error(exc: BaseException, json_mode: bool) -> int:
+    code, message, findings = _error_details(exc)
+    if json_mode:
+        payload = {"error": message, "type": type(exc).__name__, "exit_code": code}
+        if findings:
+            payload["findings"] = [f.model_dump(mode="json") if hasattr(f, "model_dump") else str(f)
+                                   for f in findings]
+        typer.echo(json.dumps(payload, ensure_ascii=False), err=True)
+    else:
+        typer.echo(f"Error: {message}", err=True)
+        for finding in findings:
+            typer.echo(f"  {finding}", err=True)
+    return code
+
+
+class SkillbankGroup(TyperGroup):
+    """Turns every error a command raises into a clear line on stderr and its exit code."""
+
+    def invoke(self, ctx: Any) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException):
+            raise
+        except KeyboardInterrupt:
+            typer.echo("interrupted", err=True)
+            raise typer.Exit(INTERRUPTED) from None
+        except Exception as exc:
+            st = ctx.obj if isinstance(ctx.obj, State) else State()
+            if st.debug:
+                raise
+            raise typer.Exit(report_error(exc, st.json)) from None
+
+
+app = typer.Typer(
+    cls=SkillbankGroup,
+    help="Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    context_settings={"help_option_names": ["-h", "--help"]},
+)
+app.add_typer(skills_app, name="skills")
+app.add_typer(guidelines_app, name="guidelines")
+app.add_typer(experiences_app, name="experiences")
+
+
+def _version(value: bool) -> None:
+    if value:
+        from skillbank import __version__
+
+        typer.echo(f"skillbank {__version__}")
+        raise typer.Exit()
+
+
+@app.callback()
+def root(
+    ctx: typer.Context,
+    root_dir: Annotated[Optional[Path], typer.Option(
+        "--root", envvar="SKILLBANK_ROOT", metavar="DIR", help="Memory root (default ~/.skillbank).")] = None,
+    skills_dir: Annotated[Optional[list[Path]], typer.Option(
+        "--skills-dir", metavar="DIR",
+        help="Extra read-only skill root (repeatable; earlier roots win).")] = None,
+    chroma_url: Annotated[Optional[str], typer.Option(
+        envvar="SKILLBANK_CHROMA_URL", metavar="URL", help="Chroma server URL (default: embedded index).")] = None,
+    namespace: Annotated[Optional[str], typer.Option(
+        envvar="SKILLBANK_NAMESPACE", metavar="NAME", help="Namespace for experiences and guidelines.")] = None,
+    model_dir: Annotated[Optional[Path], typer.Option(
+        envvar="SKILLBANK_MODEL_DIR", metavar="DIR", help="Folder with onnx/model.onnx (all-MiniLM-L6-v2).")] = None,
+    json_mode: Annotated[bool, typer.Option(
+        "--json", help="Machine output: one JSON document on stdout.")] = False,
+    no_bundled: Annotated[bool, typer.Option(
+        "--no-bundled", help="Do not serve the skills that ship with skillbank.")] = False,
+    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    version: Annotated[bool, typer.Option(
+        "--version", callback=_version, is_eager=True, help="Print the version.")] = False,
+) -> None:
+    """Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma."""
+    st = State(root=root_dir, skills_dirs=list(skills_dir or []), chroma_url=chroma_url,
+               namespace=namespace, model_dir=model_dir, json=json_mode,
+               include_bundled=not no_bundled, debug=debug)
+    source = ctx.get_parameter_source("root_dir")
+    st.root_explicit = root_dir is not None and getattr(source, "name", "") == "COMMANDLINE"
+    ctx.obj = st
+    ctx.call_on_close(st.close)
+
+
+# ---------------------------------------------------------------------------------- whole bank
+
+
+def _render_memory_sync(st: State, name: str, result: Any) -> None:
+    if hasattr(result, "added") and hasattr(result, "findings"):
+        render_sync_report(st.out, result, title=name)
+        return
+    if hasattr(result, "model_dump"):
+        result = result.model_dump(mode="json")
+    if isinstance(result, dict):
+        summary = ", ".join(f"{k} {len(v) if isinstance(v, list) else v}" for k, v in result.items()
+                            if not isinstance(v, dict))
+        st.out.print(text(f"{name}: {summary}", "bold"))
+    else:
+        st.out.print(text(f"{name}: {result}", "bold"))
+
+
+@app.command()
+def reindex(ctx: typer.Context) -> None:
+    """Drop every index and rebuild it from the files (the files are the truth)."""
+    st = state(ctx)
+    result = st.bank(sync=None).reindex()
+
+    def human() -> None:
+        for name, report in result.items():
+            _render_memory_sync(st, name, report)
+
+    st.out.emit(result, human)
+
+
+@app.command()
+def stats(ctx: typer.Context) -> None:
+    """Counts: skills, guidelines by status, experiences; where memory lives."""
+    st = state(ctx)
+    data = st.bank(sync="all").stats()
+
+    def human() -> None:
+        pairs = []
+        for key, value in data.items():
+            if isinstance(value, dict):
+                value = ", ".join(f"{k} {v}" for k, v in value.items()) or "0"
+            elif isinstance(value, list):
+                value = "\n".join(str(v) for v in value)
+            pairs.append((key.replace("_", " "), value))
+        st.out.print(key_values(pairs))
+
+    st.out.emit(data, human)
+
+
+@app.command()
+def context(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="The task a model is about to do.")],
+    budget: Annotated[int, typer.Option(min=0, help="Token budget (tiktoken cl100k).")] = 1500,
+) -> None:
+    """The memory block a model should see for a task, within a token budget."""
+    st = state(ctx)
+    memory = st.bank(sync="all").context_for(task, budget_tokens=budget)
+
+    def human() -> None:
+        if not memory.text:
+            st.out.note("No memory is relevant to this task.")
+            return
+        st.out.plain(memory.text)
+        st.out.note(f"[dim]{memory.tokens}/{budget} tokens · ids: {', '.join(memory.ids)}"
+                    + (f" · {memory.omitted} omitted for budget" if memory.omitted else "") + "[/]")
+
+    st.out.emit(memory.to_dict(), human)
+
+
+# --------------------------------------------------------------------------------------- serve
+
+_SERVE_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
+
+
+class Transport(str, Enum):
+    stdio = "stdio"
+    http = "http"
+
+
+@app.command(context_settings=_SERVE_SETTINGS)
+def serve(
+    ctx: typer.Context,
+    transport: Annotated[Transport, typer.Option(
+        help="stdio (a local client starts the server) or http (streamable HTTP at /mcp).")
+    ] = Transport.stdio,
+    host: Annotated[Optional[str], typer.Option(help="Bind address for HTTP transports.")] = None,
+    port: Annotated[Optional[int], typer.Option(help="Port for HTTP transports.")] = None,
+    token: Annotated[Optional[str], typer.Option(
+        envvar="SKILLBANK_TOKEN", show_envvar=True, help="Bearer token HTTP clients must send.")] = None,
+    trust: Annotated[bool, typer.Option(
+        "--trust", help="Treat critiques from clients as trusted (no pending review).")] = False,
+    root_dir: Annotated[Optional[Path], typer.Option("--root", help="Memory root.")] = None,
+    skills_dir: Annotated[Optional[list[Path]], typer.Option(
+        "--skills-dir", help="Extra read-only skill root (repeatable).")] = None,
+    chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
+    namespace: Annotated[Optional[str], typer.Option(help="Default namespace.")] = None,
+    model_dir: Annotated[Optional[Path], typer.Option(help="Embedding model folder.")] = None,
+) -> None:
+    """Run the MCP server (stdio by default). Options not listed here are passed through."""
+    st = state(ctx)
+    argv = serve_argv(st, transport=transport.value, host=host, port=port, token=token, trust=trust,
+                      root=root_dir, skills_dirs=skills_dir, chroma_url=chroma_url,
+                      namespace=namespace, model_dir=model_dir, extra=list(ctx.args))
+    from skillbank.errors import SkillbankError
+
+    try:
+        from skillbank import mcp_server
+    except ImportError as exc:
+        raise SkillbankError(f"the MCP server cannot be imported: {exc}") from None
+    server_main = getattr(mcp_server, "main", None)
+    if server_main is None:
+        raise SkillbankError("this install's skillbank.mcp_server has no main(); "
+                             "reinstall skillbank")
+    code = server_main(argv)
+    if isinstance(code, int) and code:
+        raise typer.Exit(code)
+
+
+def serve_argv(st: State, *, transport: str, host: str | None, port: int | None,
+               token: str | None, trust: bool, root: Path | None, skills_dirs: list[Path] | None,
+               chroma_url: str | None, namespace: str | None, model_dir: Path | None,
+               extra: list[str]) -> list[str]:
+    """The MCP server's argv: the command's options, falling back to the global ones."""
+    argv = ["--transport", transport]
+    for flag, value in (("--root", root or st.root), ("--chroma-url", chroma_url or st.chroma_url),
+                        ("--namespace", namespace or st.namespace),
+                        ("--model-dir", model_dir or st.model_dir),
+                        ("--host", host), ("--port", port), ("--token", token)):
+        if value is not None:
+            argv += [flag, str(value)]
+    for folder in (skills_dirs or []) or st.skills_dirs:
+        argv += ["--skills-dir", str(folder)]
+    if trust:
+        argv.append("--trust")
+    if not st.include_bundled and "--no-bundled" not in extra:
+        argv.append("--no-bundled")
+    return argv + extra
+
+
+# ---------------------------------------------------------------------------------------- demo
+
+
+@app.command()
+def demo(
+    ctx: typer.Context,
+    root_dir: Annotated[Optional[Path], typer.Option(
+        "--root", help="Use this memory root (default: a fresh temporary one).")] = None,
+    skills_dir: Annotated[Optional[list[Path]], typer.Option(
+        "--skills-dir", help="More skill roots to include (repeatable).")] = None,
+) -> None:
+    """A tour on the embedded default: routing, disclosure, then learning from feedback."""
+    import io
+
+    from rich.console import Console
+
+    from skillbank.cli_common import embedding_from_env
+    from skillbank.demo import run_demo
+
+    st = state(ctx)
+    # With --json the tour is not printed; its summary is the one JSON document.
+    console = Console(file=io.StringIO()) if st.json else st.out.console
+    # SKILLBANK_ROOT must not pull the demo into a real memory: only an explicit --root does.
+    summary = run_demo(root=root_dir or (st.root if st.root_explicit else None),
+                       skill_roots=list(skills_dir or []) + st.skills_dirs,
+                       model_dir=st.model_dir, include_bundled=st.include_bundled,
+                       embedding_function=embedding_from_env(), console=console)
+    if st.json:
+        st.out.write_json(summary)
+
+
+def main(argv: list[str] | None = None) -> Any:
+    """Console-script entry point."""
+    return app(args=argv, prog_name="skillbank")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

@@ -1,0 +1,400 @@
+"""`skillbank guidelines …` and `skillbank experiences …`: the two learning memories."""
+
+from __future__ import annotations
+
+import json
+import sys
+from enum import Enum
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from skillbank.cli_common import invalid, key_values, score, short, state, table, text, when
+
+guidelines_app = typer.Typer(help="Guidelines: rules learned from critiques.", no_args_is_help=True)
+experiences_app = typer.Typer(help="Experiences: what was tried, how it went, lessons.",
+                              no_args_is_help=True)
+
+
+class Status(str, Enum):
+    active = "active"
+    pending = "pending"
+    retired = "retired"
+    superseded = "superseded"
+
+
+class Outcome(str, Enum):
+    success = "success"
+    failure = "failure"
+    partial = "partial"
+    unknown = "unknown"
+
+
+class Kind(str, Enum):
+    experience = "experience"
+    lesson = "lesson"
+
+
+def _value(option: Enum | None) -> str | None:
+    return option.value if option is not None else None
+
+
+def _stdin_or(value: str) -> str:
+    return sys.stdin.read() if value == "-" else value
+
+
+# ------------------------------------------------------------------------------------ guidelines
+
+ACTION_STYLES = {"added": "green", "merged": "cyan", "superseded": "magenta", "ignored": "dim",
+                 "pending": "yellow"}
+STATUS_STYLES = {"active": "green", "pending": "yellow", "retired": "dim", "superseded": "magenta"}
+
+
+def guideline_rows(items: list[Any]) -> list[list[Any]]:
+    return [[g.id, g.topic, text(g.status, STATUS_STYLES.get(g.status)), f"+{g.helpful}/-{g.harmful}",
+             short(g.text, 100)] for g in items]
+
+
+GUIDELINE_COLUMNS = ["id", "topic", "status", "votes", ("rule", {"ratio": 1})]
+
+
+def render_learn_report(out: Any, report: Any) -> None:
+    entries = list(getattr(report, "entries", []) or [])
+    if not entries:
+        out.print("Nothing to learn from this critique.")
+        return
+    rows = []
+    for e in entries:
+        detail = getattr(e, "detail", "") or ""
+        if getattr(e, "superseded_id", None):
+            detail = f"supersedes {e.superseded_id}" + (f"; {detail}" if detail else "")
+        rows.append([text(e.action, ACTION_STYLES.get(e.action)), e.guideline_id or "",
+                     short(e.text, 90), short(detail, 70)])
+    out.print(table(None, ["action", "id", ("rule", {"ratio": 2}), ("detail", {"ratio": 1})], rows))
+
+
+def render_guideline(out: Any, g: Any) -> None:
+    out.print(key_values([
+        ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
+        ("rule", g.text), ("when to use", g.when_to_use),
+        ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"),
+        ("supersedes", ", ".join(g.supersedes)), ("superseded by", g.superseded_by),
+        ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),
+        ("file", g.path),
+    ]))
+    if g.sources:
+        out.print(table("sources", ["when", "source", "score", ("critique", {"ratio": 1})],
+                        [[when(s.at), s.source, "" if s.score is None else s.score,
+                          short(s.critique, 160)] for s in g.sources]))
+
+
+@guidelines_app.command("list")
+def guidelines_list(
+    ctx: typer.Context,
+    status: Annotated[Optional[Status], typer.Option(help="Only this status.")] = None,
+    topic: Annotated[Optional[str], typer.Option(help="Only this topic.")] = None,
+) -> None:
+    """List guidelines (all statuses unless --status)."""
+    st = state(ctx)
+    # No --namespace: every namespace (an inventory); with it, only that one.
+    items = st.bank(sync=["guidelines"]).guidelines.list(status=_value(status), topic=topic,
+                                                         namespace=st.namespace)
+
+    def human() -> None:
+        if not items:
+            st.out.print("No guidelines. Teach some with `skillbank guidelines learn \"…\"`.")
+            return
+        st.out.print(table(f"{len(items)} guidelines", GUIDELINE_COLUMNS, guideline_rows(items)))
+
+    st.out.emit(items, human)
+
+
+@guidelines_app.command("show")
+def guidelines_show(
+    ctx: typer.Context,
+    guideline_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Guideline id (gl-…).")] = None,
+    topic: Annotated[Optional[str], typer.Option(help="Render this topic's playbook instead.")] = None,
+) -> None:
+    """Show one guideline with its sources, or a topic's playbook (--topic)."""
+    st = state(ctx)
+    if (guideline_id is None) == (topic is None):
+        raise invalid("give a guideline ID or --topic TOPIC (one of them)")
+    memory = st.bank(sync=["guidelines"]).guidelines
+    if topic is not None:
+        playbook = memory.playbook(topic)
+        st.out.emit({"topic": topic, "playbook": playbook}, lambda: st.out.plain(playbook))
+        return
+    g = memory.get(guideline_id)
+    st.out.emit(g, lambda: render_guideline(st.out, g))
+
+
+@guidelines_app.command("learn")
+def guidelines_learn(
+    ctx: typer.Context,
+    critique: Annotated[str, typer.Argument(help="The critique or correction ('-' reads stdin).")],
+    task: Annotated[Optional[str], typer.Option(help="The task the critique was about.")] = None,
+    response: Annotated[Optional[str], typer.Option(help="The response that was criticised.")] = None,
+    score_: Annotated[Optional[float], typer.Option("--score", help="A rating that came with it.")] = None,
+    untrusted: Annotated[bool, typer.Option(
+        "--untrusted", help="The critique's source is not trusted: new rules wait as pending.")] = False,
+) -> None:
+    """Turn a critique into guidelines: added, merged, superseded or ignored."""
+    st = state(ctx)
+    report = st.bank(sync=["guidelines"]).guidelines.learn(
+        _stdin_or(critique), task=task, response=response, score=score_, trusted=not untrusted)
+    st.out.emit(report, lambda: render_learn_report(st.out, report))
+
+
+@guidelines_app.command("search")
+def guidelines_search(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="The task at hand.")],
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="How many at most.")] = 5,
+    topic: Annotated[Optional[str], typer.Option(help="Only this topic.")] = None,
+) -> None:
+    """Active guidelines that apply to a task, best first."""
+    st = state(ctx)
+    hits = st.bank(sync=["guidelines"]).guidelines.search(task, k=k, topic=topic)
+
+    def human() -> None:
+        if not hits:
+            st.out.print("No guideline applies to this task.")
+            return
+        st.out.print(table(None, ["id", "score", "topic", ("rule", {"ratio": 1})],
+                           [[h.id, score(h.score), h.record.topic, short(h.record.text, 110)]
+                            for h in hits]))
+
+    st.out.emit(hits, human)
+
+
+@guidelines_app.command("vote")
+def guidelines_vote(
+    ctx: typer.Context,
+    guideline_id: Annotated[str, typer.Argument(metavar="ID")],
+    helpful: Annotated[bool, typer.Option("--helpful/--harmful",
+                                          help="Whether following the rule helped.")],
+) -> None:
+    """Vote a guideline helpful or harmful (harmful ones retire themselves)."""
+    st = state(ctx)
+    g = st.bank(sync=["guidelines"]).guidelines.vote(guideline_id, helpful=helpful)
+    st.out.emit(g, lambda: st.out.print(text(
+        f"{g.id}: {g.helpful} helpful, {g.harmful} harmful — status {g.status}")))
+
+
+def _status_command(action: str, doc: str) -> None:
+    def command(ctx: typer.Context,
+                guideline_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+        st = state(ctx)
+        memory = st.bank(sync=["guidelines"]).guidelines
+        result = getattr(memory, action)(guideline_id)
+        g = result if hasattr(result, "status") else memory.get(guideline_id)
+        st.out.emit(g, lambda: st.out.print(text(f"{g.id}: {g.status}",
+                                                 STATUS_STYLES.get(g.status))))
+
+    command.__doc__ = doc
+    guidelines_app.command(action)(command)
+
+
+_status_command("approve", "Approve a pending guideline (it becomes active).")
+_status_command("reject", "Reject a pending guideline.")
+_status_command("retire", "Retire a guideline: kept for the record, never recalled.")
+
+
+# ----------------------------------------------------------------------------------- experiences
+
+OUTCOME_STYLES = {"success": "green", "failure": "red", "partial": "yellow", "unknown": "dim"}
+
+
+def experience_summary(e: Any) -> str:
+    if e.kind == "lesson" and e.lessons:
+        return e.lessons[0].text
+    return e.task
+
+
+def experience_rows(items: list[Any]) -> list[list[Any]]:
+    return [[e.id, e.kind, text(e.outcome, OUTCOME_STYLES.get(e.outcome)), when(e.created),
+             e.usage.uses, short(experience_summary(e), 90)] for e in items]
+
+
+EXPERIENCE_COLUMNS = ["id", "kind", "outcome", "created", "uses", ("task / lesson", {"ratio": 1})]
+
+
+def render_experience(out: Any, e: Any) -> None:
+    out.print(key_values([
+        ("id", e.id), ("kind", e.kind), ("task", e.task),
+        ("outcome", text(e.outcome, OUTCOME_STYLES.get(e.outcome))),
+        ("score", None if e.score is None else str(e.score)), ("feedback", e.feedback),
+        ("when to use", e.when_to_use), ("tags", ", ".join(e.tags)), ("namespace", e.namespace),
+        ("source", e.source), ("status", e.status), ("created", when(e.created)),
+        ("uses", f"{e.usage.uses} ({e.usage.successes} helped, {e.usage.failures} did not)"),
+    ]))
+    if e.lessons:
+        out.print(table("lessons", ["kind", ("lesson", {"ratio": 2}), ("when", {"ratio": 1})],
+                        [[l.kind, l.text, l.when_to_use] for l in e.lessons]))
+    if e.steps:
+        out.print(table("steps", ["#", ("action", {"ratio": 1}), ("observation", {"ratio": 1})],
+                        [[i, short(s.action or s.thought, 80), short(s.observation, 80)]
+                         for i, s in enumerate(e.steps, 1)]))
+
+
+def _read_steps(path: Path | None) -> list[Any]:
+    if path is None:
+        return []
+    try:
+        raw = sys.stdin.read() if str(path) == "-" else path.read_text(encoding="utf-8")
+        data = json.loads(raw)
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise invalid(f"--steps-file: cannot read steps from {path}: {exc}") from None
+    if isinstance(data, dict) and isinstance(data.get("steps"), list):
+        data = data["steps"]
+    if not isinstance(data, list) or not all(isinstance(s, (dict, str)) for s in data):
+        raise invalid("--steps-file: expected a JSON list of steps (objects with thought, "
+                      "action, action_input, observation)")
+    return [{"action": s} if isinstance(s, str) else s for s in data]
+
+
+@experiences_app.command("list")
+def experiences_list(
+    ctx: typer.Context,
+    kind: Annotated[Optional[Kind], typer.Option(help="Only experiences or only lessons.")] = None,
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 50,
+) -> None:
+    """List recent experiences and lessons."""
+    st = state(ctx)
+    items = st.bank(sync=["experiences"]).experiences.list(kind=_value(kind), limit=limit)
+
+    def human() -> None:
+        if not items:
+            st.out.print("No experiences yet. Record one with `skillbank experiences record`.")
+            return
+        st.out.print(table(f"{len(items)} experiences", EXPERIENCE_COLUMNS, experience_rows(items)))
+
+    st.out.emit(items, human)
+
+
+@experiences_app.command("show")
+def experiences_show(ctx: typer.Context,
+                     experience_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Show one experience or lesson in full."""
+    st = state(ctx)
+    e = st.bank(sync=["experiences"]).experiences.get(experience_id)
+    st.out.emit(e, lambda: render_experience(st.out, e))
+
+
+@experiences_app.command("record")
+def experiences_record(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Option(help="What the agent was asked to do.")],
+    outcome: Annotated[Outcome, typer.Option(help="How it went.")],
+    feedback: Annotated[Optional[str], typer.Option(help="What the user or a check said.")] = None,
+    score_: Annotated[Optional[float], typer.Option("--score", help="A rating, if any.")] = None,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
+    lesson: Annotated[Optional[list[str]], typer.Option("--lesson", help="A lesson (repeatable).")] = None,
+    when_to_use: Annotated[str, typer.Option(help="When this experience is worth recalling.")] = "",
+    steps_file: Annotated[Optional[Path], typer.Option(
+        help="JSON list of steps ({thought, action, action_input, observation}); '-' is stdin.",
+        allow_dash=True)] = None,
+    distill: Annotated[bool, typer.Option(help="Also distill lessons from it now.")] = False,
+) -> None:
+    """Record what an agent tried on a task and how it went."""
+    st = state(ctx)
+    steps = _read_steps(steps_file)
+    memory = st.bank(sync=["experiences"]).experiences
+    eid = memory.record(task=task, outcome=outcome.value, steps=steps, score=score_,
+                        feedback=feedback, lessons=list(lesson or []), when_to_use=when_to_use,
+                        tags=list(tag or []), distill=distill)
+    st.out.emit({"id": eid}, lambda: st.out.print(text(f"recorded {eid}", "green")))
+
+
+@experiences_app.command("search")
+def experiences_search(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="The task at hand.")],
+    outcome: Annotated[Optional[Outcome], typer.Option(help="Only this outcome.")] = None,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="How many at most.")] = 5,
+    tag: Annotated[Optional[list[str]], typer.Option("--tag", help="Only with this tag.")] = None,
+    kind: Annotated[Optional[Kind], typer.Option(help="Only experiences or only lessons.")] = None,
+) -> None:
+    """Recall past experiences and lessons for a task (counts as a use of each hit)."""
+    st = state(ctx)
+    hits = st.bank(sync=["experiences"]).experiences.recall(
+        task, k=k, outcome=_value(outcome), tags=list(tag) if tag else None, kind=_value(kind))
+
+    def human() -> None:
+        if not hits:
+            st.out.print("Nothing relevant remembered.")
+            return
+        st.out.print(table(None, ["id", "score", "kind", "outcome", ("task / lesson", {"ratio": 1})],
+                           [[h.id, score(h.score), h.record.kind,
+                             text(h.record.outcome, OUTCOME_STYLES.get(h.record.outcome)),
+                             short(experience_summary(h.record), 100)] for h in hits]))
+
+    st.out.emit(hits, human)
+
+
+@experiences_app.command("distill")
+def experiences_distill(ctx: typer.Context,
+                        experience_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Distill lessons from one experience (stored as lesson records)."""
+    st = state(ctx)
+    memory = st.bank(sync=["experiences"]).experiences
+    lesson_ids = list(memory.distill(experience_id))
+
+    def human() -> None:
+        if not lesson_ids:
+            st.out.print("No lesson could be distilled from this experience.")
+            return
+        rows = []
+        for lid in lesson_ids:
+            record = memory.get(lid)
+            rows.append([lid, short(experience_summary(record), 110)])
+        st.out.print(table(f"{len(lesson_ids)} lessons", ["id", ("lesson", {"ratio": 1})], rows))
+
+    st.out.emit({"source": experience_id, "lessons": lesson_ids}, human)
+
+
+@experiences_app.command("prune")
+def experiences_prune(
+    ctx: typer.Context,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run/--apply", help="Only show what would be retired (default), or retire it.")] = True,
+) -> None:
+    """Retire experiences recalled often that rarely helped."""
+    st = state(ctx)
+    retired = list(st.bank(sync=["experiences"]).experiences.prune(dry_run=dry_run))
+
+    def human() -> None:
+        verb = "would retire" if dry_run else "retired"
+        if not retired:
+            st.out.print(f"Nothing to prune: no experience is recalled often and rarely helpful.")
+            return
+        st.out.print(table(f"{verb} {len(retired)}", EXPERIENCE_COLUMNS, experience_rows(retired)))
+        if dry_run:
+            st.out.print(text("run again with --apply to retire them", "dim"))
+
+    st.out.emit({"dry_run": dry_run, "retired": retired}, human)
+
+
+@experiences_app.command("export")
+def experiences_export(ctx: typer.Context,
+                       file: Annotated[Path, typer.Argument(help="JSONL file to write.")]) -> None:
+    """Export every experience and lesson as JSONL (a backup, or to move memory)."""
+    st = state(ctx)
+    result = st.bank(sync=["experiences"]).experiences.export(file)
+    data = {"file": str(file), "result": result}
+    st.out.emit(data, lambda: st.out.print(text(
+        f"exported {result if isinstance(result, int) else 'experiences'} to {file}", "green")))
+
+
+@experiences_app.command("import")
+def experiences_import(
+    ctx: typer.Context,
+    file: Annotated[Path, typer.Argument(help="JSONL file written by export.",
+                                         exists=True, dir_okay=False)],
+) -> None:
+    """Import experiences from a JSONL export."""
+    st = state(ctx)
+    result = st.bank(sync=["experiences"]).experiences.import_(file)
+    st.out.emit({"file": str(file), "result": result}, lambda: st.out.print(text(
+        f"imported {result if isinstance(result, int) else 'experiences'} from {file}", "green")))

@@ -1,0 +1,344 @@
+"""`skillbank skills …`: list, show, validate, new, search, sync, watch, delete, rename."""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+
+from skillbank.cli_common import (
+    Output,
+    findings_table,
+    key_values,
+    read_text_arg,
+    score,
+    short,
+    state,
+    table,
+    text,
+)
+
+app = typer.Typer(help="Skills: SKILL.md folders, indexed for routing.", no_args_is_help=True)
+
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
+
+
+# ------------------------------------------------------------------------------------- rendering
+
+
+def sync_summary(report: Any) -> str:
+    parts = [f"{len(report.added)} added", f"{len(report.changed)} changed",
+             f"{len(report.removed)} removed", f"{report.unchanged} unchanged"]
+    if report.skipped:
+        parts.append(f"{len(report.skipped)} skipped")
+    return ", ".join(parts) + f" ({report.embedded} texts embedded, {report.seconds:.1f} s)"
+
+
+def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
+    out.print(text(f"{title}: {sync_summary(report)}", "bold"))
+    for label, names in (("added", report.added), ("changed", report.changed),
+                         ("removed", report.removed)):
+        if names:
+            shown = ", ".join(names[:20]) + (f", … ({len(names) - 20} more)" if len(names) > 20 else "")
+            out.print(text(f"  {label}: {shown}"))
+    for path in report.skipped[:20]:
+        out.print(text(f"  skipped: {path}", "red"))
+    serious = [f for f in report.findings if f.severity == "error" or f.code == "shadowed"]
+    if serious:
+        out.print(findings_table(serious, title="findings", limit=20))
+    warnings = len(report.findings) - len(serious)
+    if warnings:
+        out.print(text(f"  {warnings} other warnings (run `skillbank skills validate` on the "
+                       "roots, or use --json, to see them)", "dim"))
+
+
+class SyncProgress:
+    """A spinner while roots are scanned, then a bar once embedding spans several batches."""
+
+    def __init__(self, out: Output) -> None:
+        self.out = out
+        self.enabled = not out.json and out.err.is_terminal
+        self._status: Any = None
+        self._progress: Any = None
+        self._task: Any = None
+
+    def __enter__(self) -> "SyncProgress":
+        if self.enabled:
+            self._status = self.out.err.status("scanning skill roots…")
+            self._status.start()
+        return self
+
+    def __call__(self, done: int, total: int) -> None:
+        if not self.enabled:
+            return
+        if self._progress is None:
+            if done >= total:  # one batch: nothing worth a bar
+                return
+            from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn,
+                                       TimeElapsedColumn)
+
+            self._stop_status()
+            self._progress = Progress(TextColumn("embedding skills"), BarColumn(),
+                                      MofNCompleteColumn(), TimeElapsedColumn(),
+                                      console=self.out.err, transient=True)
+            self._progress.start()
+            self._task = self._progress.add_task("sync", total=total)
+        self._progress.update(self._task, completed=done, total=total)
+
+    def _stop_status(self) -> None:
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop_status()
+        if self._progress is not None:
+            self._progress.stop()
+
+
+# -------------------------------------------------------------------------------------- commands
+
+
+@app.command("list")
+def list_(ctx: typer.Context) -> None:
+    """List every indexed skill (name, description, where it lives)."""
+    st = state(ctx)
+    skills = st.bank(sync=["skills"]).skills.list()
+
+    def human() -> None:
+        if not skills:
+            st.out.print("No skills yet. Add roots with --skills-dir or create one with "
+                         "`skillbank skills new`.")
+            return
+        rows = [[s.name, short(s.description, 90), "yes" if s.writable else "no",
+                 s.usage.uses] for s in skills]
+        st.out.print(table(f"{len(skills)} skills", ["name", ("description", {"ratio": 1}),
+                                                     "writable", "uses"], rows))
+
+    st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
+
+
+@app.command()
+def show(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+    resource: Annotated[Optional[str], typer.Option(
+        "--resource", "-r", help="Print one file of the skill (path relative to its folder).")] = None,
+) -> None:
+    """Show a skill: metadata, resources and body (or one resource with --resource)."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    if resource is not None:
+        content = bank.skills.read_resource(name, resource)
+        st.out.emit({"name": name, "resource": resource, "text": content},
+                    lambda: st.out.plain(content))
+        return
+    skill = bank.skills.load(name)
+
+    def human() -> None:
+        st.out.print(key_values([
+            ("name", skill.name), ("description", skill.description), ("path", skill.path),
+            ("writable", "yes" if skill.writable else "no (read-only root)"),
+            ("uses", f"{skill.usage.uses} ({skill.usage.successes} helped, "
+                     f"{skill.usage.failures} did not)"),
+            *[(k, str(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
+        ]))
+        if skill.resources:
+            st.out.print(table("resources", ["path", ("bytes", {"justify": "right"}), "sha256"],
+                               [[r.path, r.size, r.sha256[:12]] for r in skill.resources]))
+        st.out.print(text("─" * 40, "dim"))
+        st.out.plain(skill.body.rstrip())
+
+    st.out.emit(skill, human)
+
+
+def _skill_files(path: Path) -> list[Path]:
+    """SKILL.md files named by a path: the file itself, or every SKILL.md under a folder."""
+    if path.is_file():
+        return [path]
+    found: list[Path] = []
+    for dirpath, dirnames, filenames in os.walk(path):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        if "SKILL.md" in filenames:
+            found.append(Path(dirpath) / "SKILL.md")
+    return sorted(found)
+
+
+def validate_file(path: Path) -> list[Any]:
+    """Strict findings for one SKILL.md: load problems plus every spec rule as an error."""
+    from skillbank.plugins.skill_file import read_skill_file, validate_skill
+
+    doc, loaded = read_skill_file(path)
+    if doc is None:
+        return loaded
+    strict = validate_skill(doc, path=str(path))
+    # Loading downgrades spec errors to warnings; keep the strict copy, not both.
+    seen = {(f.code, f.message) for f in strict}
+    return [f for f in loaded if (f.code, f.message) not in seen] + strict
+
+
+@app.command()
+def validate(
+    ctx: typer.Context,
+    paths: Annotated[list[Path], typer.Argument(
+        help="SKILL.md files or folders (searched recursively for SKILL.md).")],
+) -> None:
+    """Check SKILL.md files against the Agent Skills spec; exit 2 when any has an error.
+
+    Works on files alone: no bank is opened.
+    """
+    from skillbank.records import Finding
+
+    st = state(ctx)
+    files: list[dict[str, Any]] = []
+    for given in paths:
+        if not given.exists():
+            files.append({"path": str(given), "findings": [Finding(
+                severity="error", code="missing", message="no such file or folder",
+                path=str(given))]})
+            continue
+        found = _skill_files(given)
+        if not found:
+            files.append({"path": str(given), "findings": [Finding(
+                severity="error", code="no-skills", message="no SKILL.md found under this folder",
+                path=str(given))]})
+        for path in found:
+            files.append({"path": str(path), "findings": validate_file(path)})
+    for entry in files:
+        entry["valid"] = not any(f.severity == "error" for f in entry["findings"])
+    errors = sum(1 for e in files for f in e["findings"] if f.severity == "error")
+    warnings = sum(1 for e in files for f in e["findings"] if f.severity == "warning")
+    invalid = sum(1 for e in files if not e["valid"])
+
+    def human() -> None:
+        every = [f for e in files for f in e["findings"]]
+        if every:
+            st.out.print(findings_table(every))
+        style = "red" if errors else "green"
+        st.out.print(text(f"{len(files)} checked: {len(files) - invalid} valid, {invalid} invalid "
+                          f"({errors} errors, {warnings} warnings)", style))
+
+    st.out.emit({"files": files, "errors": errors, "warnings": warnings, "valid": not errors},
+                human)
+    if errors:
+        raise typer.Exit(2)
+
+
+@app.command()
+def new(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name: lowercase letters, digits, hyphens.")],
+    description: Annotated[str, typer.Option("--description", "-d",
+                                             help="What it does and when to use it.")],
+    body: Annotated[Optional[str], typer.Option("--body", "-b", help="Markdown instructions.")] = None,
+    body_file: Annotated[Optional[Path], typer.Option(
+        "--body-file", "-f", help="Read the body from a file ('-' for stdin).",
+        allow_dash=True)] = None,
+) -> None:
+    """Create a skill in the bank's own library (validated, written atomically, indexed)."""
+    st = state(ctx)
+    content = read_text_arg(body, body_file, "the body") or ""
+    skill = st.bank(sync=None).skills.create(name, description, content)
+    st.out.emit(skill, lambda: st.out.print(text(f"created {skill.name} at {skill.path}", "green")))
+
+
+@app.command()
+def search(
+    ctx: typer.Context,
+    task: Annotated[str, typer.Argument(help="The task, in the words a user would use.")],
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="How many skills at most.")] = 5,
+) -> None:
+    """Route a task to the skills that fit it (none when nothing fits)."""
+    st = state(ctx)
+    hits = st.bank(sync=["skills"]).skills.search(task, k=k)
+
+    def human() -> None:
+        if not hits:
+            st.out.print("No skill fits this task.")
+            return
+        st.out.print(table(None, ["#", "skill", "score", "why", ("description", {"ratio": 1})],
+                           [[i, h.name, score(h.score), h.why, short(h.record.description, 100)]
+                            for i, h in enumerate(hits, 1)]))
+
+    st.out.emit([{"name": h.name, "score": h.score, "why": h.why,
+                  "description": h.record.description, "path": h.path} for h in hits], human)
+
+
+@app.command()
+def sync(ctx: typer.Context) -> None:
+    """Bring the skill index up to date with the files (embeds only what changed)."""
+    st = state(ctx)
+    bank = st.bank(sync=None)
+    with SyncProgress(st.out) as progress:
+        report = bank.skills.sync(progress=progress)
+    st.out.emit(report, lambda: render_sync_report(st.out, report))
+
+
+@app.command()
+def watch(
+    ctx: typer.Context,
+    timeout: Annotated[Optional[float], typer.Option(
+        help="Stop after this many seconds (for scripts and tests); default: until Ctrl-C.")] = None,
+) -> None:
+    """Keep the skill index current, printing each change, until Ctrl-C."""
+    st = state(ctx)
+    bank = st.bank(sync=None)
+    report = bank.skills.sync()
+    roots = [str(r) for r, _ in bank.skills.roots if r.is_dir()]
+    if st.out.json:
+        st.out.write_json({"event": "start", "roots": roots, "report": report})
+    else:
+        st.out.print(text(f"watching {len(roots)} roots: {sync_summary(report)}", "bold"))
+        for root in roots:
+            st.out.print(text(f"  {root}", "dim"))
+        st.out.print(text("Ctrl-C to stop", "dim"))
+
+    def on_sync(change: Any) -> None:
+        if st.out.json:
+            st.out.write_json({"event": "sync", "report": change})
+        else:
+            st.out.print(text(time.strftime("%H:%M:%S "), "dim"), end="")
+            render_sync_report(st.out, change, title="changed")
+
+    stop = threading.Event()
+    timer = threading.Timer(timeout, stop.set) if timeout else None
+    if timer:
+        timer.daemon = True
+        timer.start()
+    try:
+        bank.skills.watch(stop_event=stop, on_sync=on_sync)
+    except KeyboardInterrupt:
+        stop.set()
+        st.out.note("stopped")
+    finally:
+        if timer:
+            timer.cancel()
+
+
+@app.command()
+def delete(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name (in the bank's own library).")],
+) -> None:
+    """Delete a skill from the bank's library (its folder is kept in <root>/.trash)."""
+    st = state(ctx)
+    trash = st.bank(sync=["skills"]).skills.delete(name)
+    st.out.emit({"deleted": name, "trash": str(trash)},
+                lambda: st.out.print(text(f"deleted {name} (kept at {trash})", "green")))
+
+
+@app.command()
+def rename(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(help="Current name.")],
+    new_name: Annotated[str, typer.Argument(metavar="NEW", help="New name.")],
+) -> None:
+    """Rename a skill in the bank's library (folder and frontmatter name)."""
+    st = state(ctx)
+    skill = st.bank(sync=["skills"]).skills.rename(old, new_name)
+    st.out.emit(skill, lambda: st.out.print(text(f"renamed {old} → {skill.name} ({skill.path})",
+                                                 "green")))
