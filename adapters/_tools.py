@@ -64,6 +64,17 @@ class ReadSkillResourceArgs(BaseModel):
                                   "load_skill under resources, e.g. 'references/api.md'.")
 
 
+class SaveSkillArgs(BaseModel):
+    name: str = Field(min_length=1, max_length=64,
+                      description="Lowercase letters, digits and hyphens, e.g. 'deploy-to-fly'.")
+    description: str = Field(min_length=1, max_length=1024,
+                             description="What the skill does and when to use it, in one or two "
+                                         "sentences.")
+    body: str = Field(min_length=1, max_length=100_000,
+                      description="Markdown instructions: steps, pitfalls, examples (no "
+                                  "frontmatter).")
+
+
 class MemoryContextArgs(BaseModel):
     task: str = Field(min_length=1, max_length=4000, description=_TASK)
     budget_tokens: int = Field(default=1500, ge=50, le=8000,
@@ -71,8 +82,10 @@ class MemoryContextArgs(BaseModel):
 
 
 class StepArgs(BaseModel):
-    action: str | None = Field(default=None, description="What was done: a tool name or a short description.")
-    action_input: Any = Field(default=None, description="The arguments or input of the action.")
+    action: str | None = Field(default=None,
+                               description="What was done: a tool name or a short description.")
+    action_input: str | None = Field(default=None,
+                                     description="The input of the action, as short text or JSON.")
     observation: str | None = Field(default=None, description="What came back or was seen.")
     thought: str | None = Field(default=None, description="Why the action was taken.")
 
@@ -89,6 +102,7 @@ class RecordExperienceArgs(BaseModel):
     when_to_use: str = Field(default="", max_length=2000,
                              description="The kind of future task this experience helps with.")
     tags: list[str] = Field(default_factory=list, max_length=32, description="Short labels.")
+    score: float | None = Field(default=None, ge=0, le=1, description="A graded result, 0..1.")
 
 
 class RecallExperiencesArgs(BaseModel):
@@ -125,7 +139,8 @@ class SearchGuidelinesArgs(BaseModel):
 
 class RateMemoryArgs(BaseModel):
     id: str = Field(min_length=1, max_length=300,
-                    description="The id shown in memory, e.g. 'gl-…', 'exp-…', 'lsn-…' or 'skill:<name>'.")
+                    description="The id shown in memory, e.g. 'gl-…', 'exp-…', 'lsn-…' or "
+                                "'skill:<name>'.")
     helpful: bool = Field(description="True if the item helped with the task, false if it misled.")
 
 
@@ -207,6 +222,20 @@ def _read_skill_resource(bank: "Skillbank", a: ReadSkillResourceArgs, o: _Option
     return bank.skills.read_resource(a.name, a.path)
 
 
+def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
+    # Create, or update the bank's own copy; the same rule as the MCP server's save_skill.
+    from skillbank.errors import ReadOnlyError
+
+    if a.name in bank.skills:
+        if not bank.skills.load(a.name).writable:
+            raise ReadOnlyError(f"skill {a.name!r} comes from a read-only skill folder and cannot "
+                                "be changed here; save your version under a new name")
+        skill, action = bank.skills.update(a.name, description=a.description, body=a.body), "updated"
+    else:
+        skill, action = bank.skills.create(a.name, a.description, a.body), "created"
+    return {"name": skill.name, "action": action, "description": skill.description}
+
+
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
     ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace)
     return ctx.text or NO_MEMORY
@@ -217,7 +246,7 @@ def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) 
         task=a.task, outcome=a.outcome,
         steps=[s.model_dump(exclude_none=True) for s in a.steps],
         feedback=a.feedback, lessons=list(a.lessons), when_to_use=a.when_to_use,
-        tags=list(a.tags), namespace=o.namespace)
+        tags=list(a.tags), score=a.score, namespace=o.namespace)
     return {"id": eid, "recorded": True}
 
 
@@ -275,6 +304,11 @@ _DEFS: tuple[ToolDef, ...] = (
             "Read one text file that a skill ships with (a reference, script or template), when "
             "the skill's instructions point to it.",
             ReadSkillResourceArgs, _read_skill_resource),
+    ToolDef("save_skill",
+            "Save reusable instructions as a skill: creates it, or updates it when a skill of that "
+            "name already exists in the bank's own library. Use it after you worked out a "
+            "procedure worth repeating.",
+            SaveSkillArgs, _save_skill),
     ToolDef("memory_context",
             "Get everything remembered that is relevant to a task in one block: guidelines "
             "learned from feedback, skills that may apply and past experiences. Call it at the "

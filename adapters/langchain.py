@@ -36,8 +36,11 @@ from langchain.agents.middleware.types import (
     OmitFromInput,
     PrivateStateAttr,
 )
-from langchain_core.callbacks import BaseCallbackHandler, CallbackManagerForRetrieverRun
-from langchain_core.callbacks import AsyncCallbackManagerForRetrieverRun
+from langchain_core.callbacks import (
+    AsyncCallbackManagerForRetrieverRun,
+    BaseCallbackHandler,
+    CallbackManagerForRetrieverRun,
+)
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
 from langchain_core.retrievers import BaseRetriever
@@ -76,6 +79,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("skillbank.adapters.langchain")
+
 
 # --------------------------------------------------------------------------------------------
 # Messages
@@ -156,8 +160,8 @@ class SkillbankState(AgentState):
     model was shown, for `bank.rate`) and ``skillbank_experience_id`` (the recorded run).
     """
 
-    outcome: NotRequired[str]
-    feedback: NotRequired[str]
+    outcome: NotRequired[str | None]
+    feedback: NotRequired[str | None]
     skillbank_context: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
     skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput]]
     skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput]]
@@ -273,25 +277,30 @@ class SkillbankMiddleware(AgentMiddleware):
 
     def _record(self, state: dict[str, Any], outcome: str, feedback: str | None) -> dict[str, Any]:
         update: dict[str, Any] = {"skillbank_context": None}
-        if not self.record:
-            return update
+        # Outcome and feedback describe this run only: with a checkpointer the state outlives
+        # the run, and the next turn must not be recorded (or learned from) with them again.
+        update.update({key: None for key in ("outcome", "feedback") if state.get(key) is not None})
         messages = list(state.get("messages") or [])
         start = max((i for i, m in enumerate(messages) if _is_human(m)), default=None)
         if start is None:
             return update
         run = messages[start:]  # this run: from the task to the answer
-        task = _text(messages[start]).strip()
-        answer = next((_text(m) for m in reversed(run) if isinstance(m, AIMessage) and _text(m)), None)
-        try:
-            eid = self.bank.experiences.record_messages(
-                run, task=task or None, outcome=outcome, feedback=feedback,
-                namespace=self.namespace)
-            update["skillbank_experience_id"] = eid
-            if feedback:
-                self.bank.guidelines.learn(feedback, task=task or None, response=answer,
+        task = _text(messages[start]).strip() or None
+        if self.record:
+            update["skillbank_experience_id"] = None
+            try:
+                update["skillbank_experience_id"] = self.bank.experiences.record_messages(
+                    run, task=task, outcome=outcome, feedback=feedback, namespace=self.namespace)
+            except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+                self._failed("recording", exc)
+        if feedback:
+            answer = next((_text(m) for m in reversed(run)
+                           if isinstance(m, AIMessage) and _text(m).strip()), None)
+            try:
+                self.bank.guidelines.learn(feedback, task=task, response=answer,
                                            namespace=self.namespace)
-        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
-            self._failed("recording", exc)
+            except Exception as exc:  # noqa: BLE001
+                self._failed("learning from feedback", exc)
         return update
 
     def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:

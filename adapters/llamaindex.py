@@ -70,10 +70,20 @@ def _text(message: ChatMessage) -> str:
     return "\n".join(b.text for b in message.blocks if isinstance(b, TextBlock))
 
 
-def _latest_user_text(messages: Sequence[ChatMessage] | None) -> tuple[str, int]:
-    """(text of the latest user message, how many user messages there are)."""
-    users = [m for m in (messages or []) if _role(m) == "user"]
-    return (_text(users[-1]).strip() if users else ""), len(users)
+def _latest_user_turn(messages: Sequence[ChatMessage] | None) -> tuple[str, int]:
+    """(text of the latest user message, its position in the conversation).
+
+    `FunctionAgent` reads memory with the user message appended once more (``aget(input=…)``)
+    while it loops over tool calls; that echo is not a new turn, so it is dropped first.
+    """
+    items = list(messages or [])
+    if (len(items) >= 2 and _role(items[-1]) == "user" and _role(items[-2]) == "user"
+            and _text(items[-1]) == _text(items[-2])):
+        items.pop()
+    for position in range(len(items) - 1, -1, -1):
+        if _role(items[position]) == "user":
+            return _text(items[position]).strip(), position
+    return "", -1
 
 
 # --------------------------------------------------------------------------------------------
@@ -131,6 +141,10 @@ class SkillbankToolSpec(BaseToolSpec):
         """Read one text file that a skill ships with."""
         return self._call("read_skill_resource", name=name, path=path)
 
+    def save_skill(self, name: str, description: str, body: str) -> str:
+        """Save reusable instructions as a skill (create or update)."""
+        return self._call("save_skill", name=name, description=description, body=body)
+
     def memory_context(self, task: str, budget_tokens: int = 1500) -> str:
         """Everything remembered that is relevant to a task, in one block."""
         return self._call("memory_context", task=task, budget_tokens=budget_tokens)
@@ -138,10 +152,12 @@ class SkillbankToolSpec(BaseToolSpec):
     def record_experience(self, task: str, outcome: str = "unknown",
                           steps: Optional[List[dict]] = None, feedback: Optional[str] = None,
                           lessons: Optional[List[str]] = None, when_to_use: str = "",
-                          tags: Optional[List[str]] = None) -> str:
+                          tags: Optional[List[str]] = None,
+                          score: Optional[float] = None) -> str:
         """Save what was done on a task and how it went."""
         return self._call("record_experience", task=task, outcome=outcome, steps=steps,
-                          feedback=feedback, lessons=lessons, when_to_use=when_to_use, tags=tags)
+                          feedback=feedback, lessons=lessons, when_to_use=when_to_use, tags=tags,
+                          score=score)
 
     def recall_experiences(self, task: str, k: int = 5, outcome: Optional[str] = None) -> str:
         """Find past attempts at similar tasks and their lessons."""
@@ -168,6 +184,7 @@ class SkillbankToolSpec(BaseToolSpec):
     afind_skills = _async_twin("find_skills")
     aload_skill = _async_twin("load_skill")
     aread_skill_resource = _async_twin("read_skill_resource")
+    asave_skill = _async_twin("save_skill")
     amemory_context = _async_twin("memory_context")
     arecord_experience = _async_twin("record_experience")
     arecall_experiences = _async_twin("recall_experiences")
@@ -270,10 +287,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
-        task, turns = _latest_user_text(messages)
+        task, position = _latest_user_turn(messages)
         if not task:
             return ""
-        key = (block_kwargs.get("session_id"), turns, task)
+        key = (block_kwargs.get("session_id"), position, task)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
@@ -293,25 +310,28 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         answer = next((_text(m) for m in reversed(messages)
                        if _role(m) == "assistant" and _text(m).strip()), None)
+        eid = None
         try:
             eid = self.bank.experiences.record_messages(
                 messages, task=task or None, outcome=outcome,
                 feedback=feedback, namespace=self.namespace)
-            if feedback:
-                self.bank.guidelines.learn(feedback, task=task or None, response=answer,
-                                           namespace=self.namespace)
-            return eid
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("recording", exc)
-            return None
+        if feedback:
+            try:
+                self.bank.guidelines.learn(feedback, task=task or None, response=answer,
+                                           namespace=self.namespace)
+            except Exception as exc:  # noqa: BLE001
+                self._failed("learning from feedback", exc)
+        return eid
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
                           feedback: Optional[str] = None) -> Optional[str]:
         """Record a run as an experience, and learn guidelines from `feedback` if given.
 
-        `messages` is a list of `ChatMessage`s or a `Memory` (its whole active chat history is
-        recorded from the latest user message on). Returns the experience id, or None when
-        recording failed (see ``last_error``).
+        `messages` is a list of `ChatMessage`s or a `Memory`; the run is taken from the latest
+        user message on. It is recorded whatever ``record`` says (that flag is about flushes).
+        Returns the experience id, or None when recording failed (see ``last_error``).
         """
         if hasattr(messages, "aget_all"):
             messages = await messages.aget_all()

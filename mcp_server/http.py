@@ -24,10 +24,6 @@ Receive = Callable[[], Awaitable[dict[str, Any]]]
 Send = Callable[[dict[str, Any]], Awaitable[None]]
 
 
-class BodyTooLarge(Exception):
-    pass
-
-
 def origin_allowed(origin: str | None) -> bool:
     """Absent Origin (non-browser clients) and origins on this machine are allowed."""
     if not origin:
@@ -70,29 +66,32 @@ class GuardMiddleware:
             except ValueError:
                 await _reply(send, 400, "bad Content-Length")
                 return
-        received = 0
-        started = False
-
-        async def limited_receive() -> dict[str, Any]:
-            nonlocal received
+        # Read the whole body (at most the limit) before the app sees it: a streamed body that
+        # grows past the limit is refused here, not half-way through the MCP transport.
+        chunks: list[bytes] = []
+        size = 0
+        more = True
+        while more:
             message = await receive()
-            if message["type"] == "http.request":
-                received += len(message.get("body", b""))
-                if received > self.max_body_bytes:
-                    raise BodyTooLarge
-            return message
-
-        async def tracking_send(message: dict[str, Any]) -> None:
-            nonlocal started
-            if message["type"] == "http.response.start":
-                started = True
-            await send(message)
-
-        try:
-            await self.app(scope, limited_receive, tracking_send)
-        except BodyTooLarge:
-            if not started:
+            if message["type"] == "http.disconnect":
+                return
+            chunk = message.get("body", b"")
+            size += len(chunk)
+            if size > self.max_body_bytes:
                 await _reply(send, 413, f"request body over {self.max_body_bytes} bytes")
+                return
+            chunks.append(chunk)
+            more = bool(message.get("more_body", False))
+        replayed = False
+
+        async def replay() -> dict[str, Any]:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+            return await receive()
+
+        await self.app(scope, replay, send)
 
     def _authorised(self, header: str) -> bool:
         scheme, _, value = header.partition(" ")

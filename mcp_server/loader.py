@@ -1,9 +1,14 @@
 """Open the bank in the background so the server can answer `initialize` at once.
 
-Importing Chroma and loading the embedding model take longer than importing mcp. The client
-waits for neither: the server starts serving while a thread opens the bank, syncs the skill
-index (and warms the model and the keyword index with one search), then syncs guidelines and
-experiences, then starts watching skill files. Each tool awaits only the stage it reads.
+Importing Chroma, loading the embedding model and building the keyword indexes take longer than
+importing mcp. The client waits for none of it: the server starts serving while a thread
+- opens the bank and starts watching the skill folders (first, so an edit made during startup
+  is not missed);
+- makes skills searchable: one warm-up search loads the model and builds the keyword index. An
+  index left by an earlier run answers as soon as that is done, while the sync compares it with
+  the files (as every later re-sync by the watcher does); a fresh root waits for its first sync;
+- syncs and warms the guidelines, then the experiences and the tokenizer.
+Each tool awaits only the stage it reads, so `find_skills` does not wait for 10,000 experiences.
 """
 
 from __future__ import annotations
@@ -27,12 +32,14 @@ class BankHandle:
     """A bank that is, or is becoming, ready; stages become ready in order."""
 
     def __init__(self, bank: Any = None, *, opener: Callable[[], Any] | None = None,
-                 sync: bool = True, watch: bool = False, warm: bool = True) -> None:
+                 sync: bool = True, watch: bool = False, warm: bool = True,
+                 serve_stale: bool = True) -> None:
         self._bank = bank
         self._opener = opener
         self._sync = sync
         self._watch = watch
-        self._warm = warm
+        self._warm_up = warm
+        self._serve_stale = serve_stale
         self._events = {stage: threading.Event() for stage in STAGES}
         self._errors: dict[str, BaseException] = {}
         self._thread: threading.Thread | None = None
@@ -70,35 +77,64 @@ class BankHandle:
             if self._bank is None:
                 assert self._opener is not None
                 self._bank = self._opener()
+            bank = self._bank
             self._mark("open")
             stage = "skills"
-            if self._sync:
-                report = self._bank.skills.sync()
-                if report.findings:
-                    for finding in report.findings[:20]:
-                        log.info("skill sync: %s", finding)
-            if self._warm:
-                # Loads the ONNX session and the keyword index before the first real call.
-                self._bank.skills.search("warm up the skill index", k=1)
-            self._mark("skills")
-            for stage in ("guidelines", "experiences"):
-                if self._sync:
-                    getattr(self._bank, stage).sync()
-                self._mark(stage)
-            if self._warm:
-                try:
-                    from skillbank.tokens import count_tokens
-
-                    count_tokens("warm up the tokenizer")
-                except Exception:  # noqa: BLE001 - warming is best effort
-                    pass
             if self._watch:
-                self._bank.watch()
+                # Before the first sync, so an edit made while it runs is not missed.
+                bank.watch()
+            # An index left by an earlier run answers at once while the sync checks the files
+            # (as the watcher's re-syncs do later); a fresh root waits for its first sync.
+            early = self._sync and self._serve_stale and bank.index("skills").count() > 0
+            if early:
+                self._warm_skills(bank)
+                self._mark("skills")
+            if self._sync:
+                report = bank.skills.sync()
+                for finding in report.findings[:20]:
+                    log.info("skill sync: %s", finding)
+                if report.changed_anything:
+                    log.info("skill sync: %d added, %d changed, %d removed", len(report.added),
+                             len(report.changed), len(report.removed))
+            if not early:
+                self._warm_skills(bank)
+                self._mark("skills")
+            stage = "guidelines"
+            if self._sync:
+                bank.guidelines.sync()
+            self._warm(lambda: bank.guidelines.search("warm up the guideline index", k=1))
+            self._mark("guidelines")
+            stage = "experiences"
+            if self._sync:
+                bank.experiences.sync()
+            self._warm(self._warm_experiences)
+            self._warm(_warm_tokenizer)
+            self._mark("experiences")
             log.info("bank ready: %s", self.timings)
         except BaseException as exc:  # noqa: BLE001 - reported to every waiting tool
             log.error("skillbank: could not %s: %s", "open the bank" if stage == "open"
-                      else f"sync {stage}", exc)
+                      else f"load the {stage}", exc)
             self._fail_from(stage, exc)
+
+    def _warm(self, fn: Callable[[], Any]) -> None:
+        """Build lazy indexes and load models before the first real call needs them."""
+        if not self._warm_up:
+            return
+        try:
+            fn()
+        except Exception:  # noqa: BLE001 - warming is best effort; the real call reports errors
+            log.debug("warming up failed", exc_info=True)
+
+    def _warm_skills(self, bank: Any) -> None:
+        # Loads the ONNX session and builds the skills' keyword index.
+        self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
+
+    def _warm_experiences(self) -> None:
+        memory = self._bank.experiences
+        try:  # count_use=False: warming up must not count as a use of what it finds
+            memory.recall("warm up the experience index", k=1, count_use=False)
+        except TypeError:
+            pass
 
     # Waiting ----------------------------------------------------------------------------------
     def _check(self, stage: str) -> Any:
@@ -142,6 +178,12 @@ class BankHandle:
                 self._bank.close()
             except Exception:  # noqa: BLE001
                 log.debug("closing the bank failed", exc_info=True)
+
+
+def _warm_tokenizer() -> None:
+    from skillbank.tokens import count_tokens
+
+    count_tokens("warm up the tokenizer")
 
 
 def _describe(error: BaseException, stage: str) -> str:

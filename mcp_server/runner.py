@@ -106,7 +106,7 @@ def run(options: Any = None) -> int:
     except KeyboardInterrupt:
         pass
     finally:
-        handle.close(wait=5.0)
+        handle.close(wait=1.0)
     return 0
 
 

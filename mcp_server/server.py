@@ -10,8 +10,12 @@ and the sampling resolver is a closure that must be resolvable from the annotati
 """
 
 import functools
+import inspect
 import json
 import logging
+import os
+import time
+import warnings
 from typing import Annotated, Any, Callable, Literal
 
 import anyio
@@ -41,6 +45,8 @@ guidelines learned from feedback.
 """
 
 Stage = Literal["skills", "guidelines", "experiences"]
+TIMING_ENV = "SKILLBANK_MCP_TIMING"
+TIMING_META = "skillbank/server_ms"
 
 # Argument types, written for the model that fills them in.
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
@@ -79,11 +85,28 @@ def _validation_message(exc: ValidationError) -> str:
 class SkillbankServer(MCPServer):
     """MCPServer whose resource list is computed from the bank on every request."""
 
-    def __init__(self, handle: BankHandle, **kwargs: Any) -> None:
+    def __init__(self, handle: BankHandle, *, report_timing: bool = False, **kwargs: Any) -> None:
         self.handle = handle
         self.manifests = res.ManifestCache()
+        self.report_timing = report_timing
+        #: CPU seconds this process had used when its first tool call succeeded: on an idle
+        #: machine that is about the wall time from start to first answer, whatever the load.
+        self.first_call: dict[str, Any] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
         super().__init__(**kwargs)
+
+    async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
+        started = time.perf_counter()
+        result = await super().call_tool(name, arguments, context)
+        if not isinstance(result, types.CallToolResult) or result.is_error:
+            return result
+        if self.first_call is None:
+            self.first_call = {"tool": name, "process_cpu_seconds": round(time.process_time(), 3)}
+        if self.report_timing:  # lets a benchmark split a round trip into server and protocol
+            meta = dict(result.meta or {})
+            meta[TIMING_META] = round((time.perf_counter() - started) * 1000, 3)
+            result = result.model_copy(update={"meta": meta})
+        return result
 
     # Calling the bank -------------------------------------------------------------------------
     async def bank(self, stage: str = "experiences") -> Any:
@@ -266,26 +289,39 @@ def _change(entry: Any) -> m.GuidelineChange:
 
 
 def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str = SERVER_NAME,
-                 log_level: str = "WARNING") -> SkillbankServer:
+                 log_level: str = "WARNING", report_timing: bool | None = None) -> SkillbankServer:
     """An MCP server over `bank` (a `Skillbank`, or a `BankHandle` that is still opening it).
 
     `trusted`: critiques and guidelines from this server's clients become active at once;
     otherwise they wait as pending for a person to approve. `sampling`: let `learn_from_critique`
     ask the client's LLM (MCP sampling) to extract rules when the client offers it.
+    `report_timing` (default: `SKILLBANK_MCP_TIMING=1`): add the server-side milliseconds of each
+    tool call to its result's `_meta["skillbank/server_ms"]`.
     """
+    if report_timing is None:
+        report_timing = os.environ.get(TIMING_ENV, "") not in ("", "0", "false")
     handle = bank if isinstance(bank, BankHandle) else BankHandle.ready(bank)
     extension = SkillsExtension()
     from skillbank import __version__
 
-    server = SkillbankServer(handle, name=name, version=__version__, instructions=INSTRUCTIONS,
-                             extensions=[extension], log_level=log_level)  # type: ignore[arg-type]
+    server = SkillbankServer(handle, report_timing=report_timing, name=name, version=__version__,
+                             instructions=INSTRUCTIONS, extensions=[extension],
+                             log_level=log_level)  # type: ignore[arg-type]
     extension.server = server
+    def tool(annotations: types.ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
+        """`server.tool()` with the docstring dedented: it is what the model reads."""
+        def register(fn: Callable[..., Any]) -> Any:
+            return server.tool(description=inspect.cleandoc(fn.__doc__ or ""),
+                               annotations=annotations)(fn)
+
+        return register
+
     read_only = types.ToolAnnotations(read_only_hint=True, open_world_hint=False)
     writes = types.ToolAnnotations(read_only_hint=False, destructive_hint=False,
                                    open_world_hint=False)
 
     # Skills -------------------------------------------------------------------------------------
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def find_skills(task: Task, k: K = 5) -> m.SkillSearch:
         """Find skills (reusable SKILL.md instructions) that fit a task, best first.
 
@@ -303,7 +339,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                 else "No skill fits this task; proceed without one.")
         return m.SkillSearch(task=task, skills=skills, hint=hint)
 
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def load_skill(name: SkillName) -> m.SkillDocument:
         """Read a skill's full instructions (its SKILL.md body) and the list of its files.
 
@@ -324,7 +360,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                                    uri=res.skill_uri(skill.name, r.path)) for r in skill.resources],
             writable=skill.writable, uri=res.skill_uri(skill.name))
 
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def read_skill_resource(
         name: SkillName,
         path: Annotated[str, Field(min_length=1, max_length=512,
@@ -342,7 +378,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
             hint="Call load_skill(name) to see the skill's files, or find_skills(task) for names")
         return m.SkillFile(name=name, path=path, text=text)
 
-    @server.tool(annotations=writes)
+    @tool(writes)
     async def save_skill(
         name: Annotated[str, Field(min_length=1, max_length=64,
                                    description="lowercase letters, digits and hyphens, e.g. 'deploy-to-fly'")],
@@ -372,7 +408,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                             uri=res.skill_uri(skill.name))
 
     # Whole memory -------------------------------------------------------------------------------
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def memory_context(
         task: Task,
         budget_tokens: Annotated[int, Field(ge=50, le=20_000,
@@ -389,7 +425,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted)
 
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def rate_memory(
         id: Annotated[str, Field(min_length=3, max_length=200,
                                  description="an id from memory_context or a search: 'gl-…', "
@@ -408,7 +444,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                         helpful=bool(result.get("helpful", helpful)), status=result.get("status"))
 
     # Experiences -------------------------------------------------------------------------------
-    @server.tool(annotations=writes)
+    @tool(writes)
     async def record_experience(
         task: Task,
         outcome: Annotated[m.Outcome, Field(description="how it went")],
@@ -438,7 +474,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         lessons = [getattr(lesson, "text", str(lesson)) for lesson in getattr(exp, "lessons", []) or []]
         return m.RecordedExperience(id=eid, task=task, outcome=outcome, lessons=lessons)
 
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def recall_experiences(
         task: Task,
         k: K = 5,
@@ -466,7 +502,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                                              content=types.TextContent(type="text", text=prompt))],
                       max_tokens=1500, temperature=0.0)
 
-    @server.tool(annotations=writes)
+    @tool(writes)
     async def learn_from_critique(
         critique: Annotated[str, Field(min_length=1, max_length=20_000,
                                        description="the feedback, verbatim")],
@@ -493,10 +529,12 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                 return reply
         elif sampling and not _modern(ctx) and _client_samples(ctx) and ctx.session.can_send_request:
             async def acomplete(prompt: str) -> str:
-                result = await ctx.session.create_message(
-                    [types.SamplingMessage(role="user",
-                                           content=types.TextContent(type="text", text=prompt))],
-                    max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
+                with warnings.catch_warnings():  # deprecated in 2026-07-28, current before it
+                    warnings.simplefilter("ignore")
+                    result = await ctx.session.create_message(
+                        [types.SamplingMessage(role="user",
+                                               content=types.TextContent(type="text", text=prompt))],
+                        max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
                 text = _sample_text(result)
                 if text is None:
                     raise RuntimeError("the client's model returned no text")
@@ -529,7 +567,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         return m.LearnResult(entries=entries, distilled_by=distilled_by, pending_review=pending,
                              note=note)
 
-    @server.tool(annotations=writes)
+    @tool(writes)
     async def add_guideline(
         text: Annotated[str, Field(min_length=3, max_length=2_000,
                                    description="one rule as a short imperative sentence")],
@@ -547,7 +585,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
 
         return _change(await server.run_bank("guidelines", add))
 
-    @server.tool(annotations=read_only)
+    @tool(read_only)
     async def search_guidelines(task: Task, k: K = 5) -> m.GuidelineSearch:
         """Active guidelines that apply to a task, best first."""
 
@@ -568,7 +606,8 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
             data = await server.run_bank("experiences", collect)
         except ToolError as exc:
             raise ResourceError(str(exc)) from None
-        data["server"] = {"trusted_clients": trusted, "startup_seconds": dict(handle.timings)}
+        data["server"] = {"trusted_clients": trusted, "startup_seconds": dict(handle.timings),
+                          "first_call": server.first_call}
         return json.dumps(data, indent=2, default=str)
 
     # Prompts ------------------------------------------------------------------------------------

@@ -401,7 +401,8 @@ class GuidelineMemory:
         self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
         self._loaded = False
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
-        self._profiles: dict[str, tuple[tuple[str, ...], np.ndarray]] = {}
+        self._profiles: dict[str, tuple[Any, np.ndarray]] = {}
+        self._bags: dict[str, tuple[Any, dict[str, float], frozenset[str]]] = {}
 
     # Settings and collaborators ------------------------------------------------------------------
     def _setting(self, name: str, default: Any) -> Any:
@@ -621,6 +622,7 @@ class GuidelineMemory:
             self._items = items
             self._files = files
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
+            self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
         report.seconds = time.perf_counter() - started
         return report
@@ -704,42 +706,116 @@ class GuidelineMemory:
         return g
 
     # Matching ------------------------------------------------------------------------------------
+    # How a wording is turned into a matching vector: the rule, the critique sentence it came
+    # from and (with a lower weight) the whole critique, which carries the context a short rule
+    # loses ("Lead with it." says little; the critique around it says what "it" is).
+    MEMBER_WEIGHTS = {"rule": 1.0, "sentence": 1.0, "critique": 1.0}
+    #: Subtracted from the similarity of a guideline filed under another topic (neither being
+    #: "general"): the same words mean different rules in different domains ("signature").
+    TOPIC_PENALTY = 0.1
+
+    def _member_vector(self, rule: str, sentence: str | None, critique: str | None) -> np.ndarray:
+        parts = [(rule, self.MEMBER_WEIGHTS["rule"])]
+        if sentence and sentence != rule:
+            parts.append((sentence, self.MEMBER_WEIGHTS["sentence"]))
+        if critique and critique not in (rule, sentence) and self.MEMBER_WEIGHTS["critique"]:
+            parts.append((critique[:2000], self.MEMBER_WEIGHTS["critique"]))
+        parts = [(t, w) for t, w in parts if t and w]
+        vectors = self._vectors_for([t for t, _ in parts])
+        weights = np.asarray([w for _, w in parts], dtype=np.float32)[:, None]
+        total = (vectors * weights).sum(axis=0)
+        return total / (float(np.linalg.norm(total)) or 1.0)
+
     @staticmethod
-    def _profile_texts(g: Guideline) -> tuple[str, ...]:
-        texts = [g.text]
+    def _members(g: Guideline) -> tuple[tuple[str, str | None, str | None], ...]:
+        """(rule, sentence, critique) of each wording that reinforced `g`, most recent last."""
+        members: list[tuple[str, str | None, str | None]] = [(g.text, None, None)]
         for source in g.sources:
-            for wording in (getattr(source, "rule", None), getattr(source, "sentence", None)):
-                wording = " ".join((wording or "").split())
-                if wording and wording not in texts:
-                    texts.append(wording)
-        return tuple(texts[:1] + texts[1:][-(MAX_PROFILE_TEXTS - 1):])
+            rule = " ".join((getattr(source, "rule", None) or "").split())
+            if rule:
+                members.append((rule, getattr(source, "sentence", None), source.critique))
+        return tuple(members[:1] + members[1:][-(MAX_PROFILE_TEXTS - 1):])
 
     def _profile(self, g: Guideline) -> np.ndarray:
-        texts = self._profile_texts(g)
+        """Mean of the member vectors: the guideline as all its paraphrases say it."""
+        members = self._members(g)
         cached = self._profiles.get(g.id)
-        if cached is not None and cached[0] == texts:
+        if cached is not None and cached[0] == members:
             return cached[1]
-        vectors = self._vectors_for(list(texts))
-        centroid = vectors.mean(axis=0)
-        norm = float(np.linalg.norm(centroid)) or 1.0
-        profile = (centroid / norm).astype(np.float32)
-        self._profiles[g.id] = (texts, profile)
+        total = np.sum([self._member_vector(*m) for m in members], axis=0)
+        profile = (total / (float(np.linalg.norm(total)) or 1.0)).astype(np.float32)
+        self._profiles[g.id] = (members, profile)
         return profile
 
-    def _candidate_vector(self, text: str, sentence: str) -> np.ndarray:
-        texts = [text] + ([sentence] if sentence and sentence != text else [])
-        vectors = self._vectors_for(texts)
-        centroid = vectors.mean(axis=0)
-        return centroid / (float(np.linalg.norm(centroid)) or 1.0)
+    #: Weight of the lexical evidence added to the dense similarity. Critiques of one rule
+    #: share its jargon ("sign-off", "NULL", "`$` prompt") even when their sentences differ.
+    LEXICAL_WEIGHT = 1.0
 
-    def _nearest(self, vector: np.ndarray, namespace: str, n: int = MAX_NEIGHBOURS
-                 ) -> list[tuple[float, str]]:
+    def _bag(self, g: Guideline) -> tuple[dict[str, float], frozenset[str]]:
+        """A guideline's words (text and every member's rule, sentence and critique)."""
+        members = self._members(g)
+        cached = self._bags.get(g.id)
+        if cached is not None and cached[0] == members:
+            return cached[1], cached[2]
+        counts: dict[str, int] = {}
+        seen: set[str] = set()
+        for rule, sentence, critique in members:
+            for text in (rule, sentence, critique):
+                if text and text not in seen:
+                    seen.add(text)
+                    for token in tokenize(text[:4000]):
+                        counts[token] = counts.get(token, 0) + 1
+        tf = {t: 1.0 + math.log(c) for t, c in counts.items()}
+        self._bags[g.id] = (members, tf, frozenset(tf))
+        return tf, frozenset(tf)
+
+    @staticmethod
+    def _tfidf(tf: dict[str, float], idf: Callable[[str], float]) -> dict[str, float]:
+        weighted = {t: w * idf(t) for t, w in tf.items()}
+        norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
+        return {t: v / norm for t, v in weighted.items()}
+
+    def _lexical(self, query: str, pool: list[Guideline]) -> np.ndarray:
+        """TF-IDF cosine of the query with each guideline's words (idf over the pool)."""
+        bags = [self._bag(g) for g in pool]
+        df: dict[str, int] = {}
+        for _, words in bags:
+            for t in words:
+                df[t] = df.get(t, 0) + 1
+        n = len(pool)
+        idf = lambda t: math.log(1.0 + (n + 1) / (df.get(t, 0) + 1))  # noqa: E731
+        counts: dict[str, int] = {}
+        for token in tokenize(query):
+            counts[token] = counts.get(token, 0) + 1
+        q = self._tfidf({t: 1.0 + math.log(c) for t, c in counts.items()}, idf)
+        out = np.zeros(n, dtype=np.float32)
+        for i, (tf, words) in enumerate(bags):
+            shared = words.intersection(q)
+            if shared:
+                d = self._tfidf(tf, idf)
+                out[i] = sum(q[t] * d[t] for t in shared)
+        return out
+
+    def _nearest(self, vector: np.ndarray, query: str, namespace: str, topic: str,
+                 n: int = MAX_NEIGHBOURS) -> list[tuple[float, str]]:
+        """In-play guidelines of the namespace most like a candidate, best first.
+
+        Similarity = cosine with the guideline's profile + LEXICAL_WEIGHT x TF-IDF cosine of
+        words - TOPIC_PENALTY across topics; neighbours under `match_floor` are dropped.
+        """
         pool = [g for g in self._items.values()
                 if g.namespace == namespace and g.status in IN_PLAY]
         if not pool:
             return []
         profiles = np.stack([self._profile(g) for g in pool])
         sims = profiles @ vector
+        if self.LEXICAL_WEIGHT:
+            sims = sims + self.LEXICAL_WEIGHT * self._lexical(query, pool)
+        if self.TOPIC_PENALTY:
+            other = np.asarray([g.topic != topic and "general" not in (g.topic, topic)
+                                for g in pool])
+            sims = sims - self.TOPIC_PENALTY * other
+        sims = np.minimum(sims, 1.0)
         order = np.argsort(-sims)[:n]
         floor = self.match_floor
         return [(float(sims[i]), pool[i].id) for i in order if sims[i] >= floor]
@@ -879,16 +955,16 @@ class GuidelineMemory:
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str]
                    ) -> LearnEntry:
         distiller = self.distiller
-        vector = self._candidate_vector(text, sentence)
+        vector = self._member_vector(text, sentence or None, source.critique)
+        query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         same: tuple[float, str] | None = None
         contradicted: list[tuple[float, str]] = []
-        for similarity, gid in self._nearest(vector, namespace):
+        for similarity, gid in self._nearest(vector, query, namespace, topic):
             old = self._items[gid]
             relation = distiller.relate(text, old.text, similarity=similarity)
-            if relation == "same":
+            if relation == "same" and same is None:
                 same = (similarity, gid)
-                break
-            if relation == "contradiction" and gid not in touched:
+            elif relation == "contradiction" and gid not in touched:
                 contradicted.append((similarity, gid))
         now = utcnow()
         if same is not None:
@@ -907,10 +983,20 @@ class GuidelineMemory:
             if old.status == "pending" and trusted:
                 update["status"] = "active"
                 notes.append("confirmed by a trusted source: now active")
+            # A trusted restatement of a rule also overrules what still contradicts it (say an
+            # older paraphrase the first contradiction did not reach).
+            olds = [o for _, o in contradicted if o != gid] if trusted else []
+            if olds and update.get("status", old.status) == "active":
+                update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
+                notes.append(f"supersedes {', '.join(olds)} (contradiction)")
+            else:
+                olds = []
             merged = self._save(old.model_copy(update=update))
             touched.add(gid)
+            for old_id in olds:
+                self._mark_superseded(old_id, gid, now)
             return LearnEntry(action="merged", guideline_id=gid, text=merged.text,
-                              detail="; ".join(notes))
+                              superseded_id=olds[0] if olds else None, detail="; ".join(notes))
 
         gid = self._new_id()
         olds = [g for _, g in contradicted]

@@ -261,6 +261,8 @@ class SkillLibrary:
                                             entry.writable))
             removed = [name for name in current if name not in winners]
             batch = 64
+            if progress and items:
+                progress(0, len(items))
             for start in range(0, len(items), batch):
                 report.embedded += self.index.upsert(items[start : start + batch])
                 if progress:
@@ -305,7 +307,7 @@ class SkillLibrary:
     def _summary(self, name: str) -> Skill:
         meta = self.index.metadata(name)
         if meta is None:
-            raise NotFoundError(f"no skill named {name!r}; list skills with `skillbank skills list`")
+            raise NotFoundError(f"no skill named {name!r}; search or list the skills to find its name")
         return Skill(name=name, description=str(meta.get("description", "")),
                      path=str(meta.get("path", "")), root=str(meta.get("root", "")),
                      writable=bool(meta.get("writable")), content_hash=str(meta.get("hash", "")),
@@ -466,6 +468,27 @@ class SkillLibrary:
                 merged["description"] = description
             doc = SkillDocument(frontmatter=merged,
                                 body=current.body if body is None else _normalise_body(body))
+            path = self._write(folder, doc, resources)
+            self._index_one(path)
+        return self.load(name)
+
+    def save(self, name: str, description: str, body: str = "", *,
+             frontmatter: dict[str, Any] | None = None,
+             resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Create the skill, or update the bank's own copy if it already has one.
+
+        A skill of that name in a read-only root is not changed: the new one is written to the
+        writable root, which comes first, so it takes precedence from now on.
+        """
+        existing = self.index.metadata(name)
+        if existing is not None and existing.get("writable"):
+            return self.update(name, description=description, body=body,
+                               frontmatter=frontmatter, resources=resources)
+        folder = self._writable_dir(name)
+        with self.write_lock:
+            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
+            doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
+                                body=_normalise_body(body))
             path = self._write(folder, doc, resources)
             self._index_one(path)
         return self.load(name)

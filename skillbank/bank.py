@@ -63,7 +63,7 @@ class Skillbank:
         embedding_function: Any = None,
         distiller: "Distiller | None" = None,
         client: Any = None,
-        include_bundled: bool = True,
+        include_bundled: bool = False,
         lock_timeout: float = 10.0,
     ) -> None:
         from filelock import FileLock, Timeout
@@ -111,11 +111,17 @@ class Skillbank:
         embedding_function: Any = None,
         distiller: "Distiller | None" = None,
         client: Any = None,
-        include_bundled: bool = True,
+        include_bundled: bool = False,
         sync: bool = True,
         **overrides: Any,
     ) -> "Skillbank":
-        """Open (creating if missing) a memory root and bring its index up to date with files."""
+        """Open (creating if missing) a memory root and bring its index up to date with files.
+
+        `include_bundled` adds the skills shipped with skillbank (how to use this memory) as the
+        last read-only root. They teach an assistant that calls memory tools itself (the MCP
+        server and the CLI turn them on); an agent whose memory is injected by a middleware
+        does not need them, so the Python default is off.
+        """
         settings = load_settings(
             root,
             skill_roots=tuple(skill_roots) if skill_roots is not None else None,

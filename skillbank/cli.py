@@ -17,7 +17,10 @@ tiny hash embedding instead of the model, for tests and benchmarks only.
 
 from __future__ import annotations
 
+import io
 import json
+import logging
+import os
 import sys
 from enum import Enum
 from pathlib import Path
@@ -26,7 +29,7 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from skillbank.cli_common import State, key_values, state, table, text
+from skillbank.cli_common import State, key_values, state, text
 from skillbank.cli_memory import experiences_app, guidelines_app
 from skillbank.cli_skills import app as skills_app
 from skillbank.cli_skills import render_sync_report
@@ -66,9 +69,8 @@ def report_error(exc: BaseException, json_mode: bool) -> int:
                                    for f in findings]
         typer.echo(json.dumps(payload, ensure_ascii=False), err=True)
     else:
+        # One line: a message with findings already names them (--json lists them one by one).
         typer.echo(f"Error: {message}", err=True)
-        for finding in findings:
-            typer.echo(f"  {finding}", err=True)
     return code
 
 
@@ -83,6 +85,15 @@ class SkillbankGroup(TyperGroup):
         except KeyboardInterrupt:
             typer.echo("interrupted", err=True)
             raise typer.Exit(INTERRUPTED) from None
+        except BrokenPipeError:
+            # `skillbank … | head`: the reader left; say nothing more, and keep Python's exit
+            # flush from failing on the closed pipe.
+            try:
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
+                pass
+            raise typer.Exit(1) from None
         except Exception as exc:
             st = ctx.obj if isinstance(ctx.obj, State) else State()
             if st.debug:
@@ -115,21 +126,26 @@ def _version(value: bool) -> None:
 def root(
     ctx: typer.Context,
     root_dir: Annotated[Optional[Path], typer.Option(
-        "--root", envvar="SKILLBANK_ROOT", metavar="DIR", help="Memory root (default ~/.skillbank).")] = None,
+        "--root", envvar="SKILLBANK_ROOT", metavar="DIR",
+        help="Memory root (default ~/.skillbank).")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
         "--skills-dir", metavar="DIR",
         help="Extra read-only skill root (repeatable; earlier roots win).")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_CHROMA_URL", metavar="URL", help="Chroma server URL (default: embedded index).")] = None,
+        envvar="SKILLBANK_CHROMA_URL", metavar="URL",
+        help="Chroma server URL (default: embedded index).")] = None,
     namespace: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_NAMESPACE", metavar="NAME", help="Namespace for experiences and guidelines.")] = None,
+        envvar="SKILLBANK_NAMESPACE", metavar="NAME",
+        help="Namespace for experiences and guidelines.")] = None,
     model_dir: Annotated[Optional[Path], typer.Option(
-        envvar="SKILLBANK_MODEL_DIR", metavar="DIR", help="Folder with onnx/model.onnx (all-MiniLM-L6-v2).")] = None,
+        envvar="SKILLBANK_MODEL_DIR", metavar="DIR",
+        help="Folder with onnx/model.onnx (all-MiniLM-L6-v2).")] = None,
     json_mode: Annotated[bool, typer.Option(
         "--json", help="Machine output: one JSON document on stdout.")] = False,
     no_bundled: Annotated[bool, typer.Option(
         "--no-bundled", help="Do not serve the skills that ship with skillbank.")] = False,
-    debug: Annotated[bool, typer.Option("--debug", help="Show tracebacks on errors.")] = False,
+    debug: Annotated[bool, typer.Option(
+        "--debug", help="Show tracebacks on errors and skillbank's debug log.")] = False,
     version: Annotated[bool, typer.Option(
         "--version", callback=_version, is_eager=True, help="Print the version.")] = False,
 ) -> None:
@@ -137,6 +153,12 @@ def root(
     st = State(root=root_dir, skills_dirs=list(skills_dir or []), chroma_url=chroma_url,
                namespace=namespace, model_dir=model_dir, json=json_mode,
                include_bundled=not no_bundled, debug=debug)
+    if debug:
+        handler = logging.StreamHandler(sys.stderr)
+        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+        logger = logging.getLogger("skillbank")
+        logger.addHandler(handler)
+        logger.setLevel(logging.DEBUG)
     source = ctx.get_parameter_source("root_dir")
     st.root_explicit = root_dir is not None and getattr(source, "name", "") == "COMMANDLINE"
     ctx.obj = st
@@ -232,7 +254,7 @@ def serve(
     host: Annotated[Optional[str], typer.Option(help="Bind address for HTTP transports.")] = None,
     port: Annotated[Optional[int], typer.Option(help="Port for HTTP transports.")] = None,
     token: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_TOKEN", show_envvar=True, help="Bearer token HTTP clients must send.")] = None,
+        envvar="SKILLBANK_TOKEN", help="Bearer token HTTP clients must send.")] = None,
     trust: Annotated[bool, typer.Option(
         "--trust", help="Treat critiques from clients as trusted (no pending review).")] = False,
     root_dir: Annotated[Optional[Path], typer.Option("--root", help="Memory root.")] = None,
@@ -295,8 +317,6 @@ def demo(
         "--skills-dir", help="More skill roots to include (repeatable).")] = None,
 ) -> None:
     """A tour on the embedded default: routing, disclosure, then learning from feedback."""
-    import io
-
     from rich.console import Console
 
     from skillbank.cli_common import embedding_from_env

@@ -165,8 +165,10 @@ class Output:
         else:
             human()
 
-    def write_json(self, data: Any) -> None:
-        sys.stdout.write(json.dumps(jsonable(data), indent=2, ensure_ascii=False) + "\n")
+    def write_json(self, data: Any, *, compact: bool = False) -> None:
+        """One JSON document; `compact` puts it on one line (for event streams such as watch)."""
+        indent = None if compact else 2
+        sys.stdout.write(json.dumps(jsonable(data), indent=indent, ensure_ascii=False) + "\n")
         sys.stdout.flush()
 
     def print(self, *renderables: Any, **kwargs: Any) -> None:
@@ -195,14 +197,24 @@ def short(value: Any, limit: int = 80) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
 
 
+NO_WRAP = frozenset({"#", "id", "name", "skill", "kind", "outcome", "status", "action", "score",
+                     "votes", "uses", "created", "when", "why", "writable", "severity", "code",
+                     "bytes", "sha256", "topic", "source"})
+
+
 def table(title: str | None, columns: Sequence[str | tuple[str, dict[str, Any]]],
           rows: Iterable[Sequence[Any]]) -> Any:
     """A rich table whose cells are literal text (no markup from memory content)."""
     from rich.table import Table
 
-    result = Table(title=title, title_justify="left", show_lines=False, pad_edge=False)
-    for column in columns:
-        name, options = (column, {}) if isinstance(column, str) else column
+    specs = [(column, {}) if isinstance(column, str) else column for column in columns]
+    # Columns with a ratio share the width left over; ids and short fields never wrap (people
+    # copy ids from here).
+    result = Table(title=title, title_justify="left", show_lines=False, pad_edge=False,
+                   expand=any("ratio" in options for _, options in specs))
+    for name, options in specs:
+        if name in NO_WRAP and "no_wrap" not in options:
+            options = {**options, "no_wrap": True}
         result.add_column(name, **options)
     for row in rows:
         result.add_row(*[cell if hasattr(cell, "__rich_console__") or hasattr(cell, "__rich__")

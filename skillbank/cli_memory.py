@@ -113,8 +113,10 @@ def guidelines_list(
 @guidelines_app.command("show")
 def guidelines_show(
     ctx: typer.Context,
-    guideline_id: Annotated[Optional[str], typer.Argument(metavar="[ID]", help="Guideline id (gl-…).")] = None,
-    topic: Annotated[Optional[str], typer.Option(help="Render this topic's playbook instead.")] = None,
+    guideline_id: Annotated[Optional[str], typer.Argument(
+        metavar="[ID]", help="Guideline id (gl-…).")] = None,
+    topic: Annotated[Optional[str], typer.Option(
+        help="Render this topic's playbook instead.")] = None,
 ) -> None:
     """Show one guideline with its sources, or a topic's playbook (--topic)."""
     st = state(ctx)
@@ -134,10 +136,13 @@ def guidelines_learn(
     ctx: typer.Context,
     critique: Annotated[str, typer.Argument(help="The critique or correction ('-' reads stdin).")],
     task: Annotated[Optional[str], typer.Option(help="The task the critique was about.")] = None,
-    response: Annotated[Optional[str], typer.Option(help="The response that was criticised.")] = None,
-    score_: Annotated[Optional[float], typer.Option("--score", help="A rating that came with it.")] = None,
+    response: Annotated[Optional[str], typer.Option(
+        help="The response that was criticised.")] = None,
+    score_: Annotated[Optional[float], typer.Option(
+        "--score", help="A rating that came with it.")] = None,
     untrusted: Annotated[bool, typer.Option(
-        "--untrusted", help="The critique's source is not trusted: new rules wait as pending.")] = False,
+        "--untrusted",
+        help="The critique's source is not trusted: new rules wait as pending.")] = False,
 ) -> None:
     """Turn a critique into guidelines: added, merged, superseded or ignored."""
     st = state(ctx)
@@ -213,7 +218,7 @@ def experience_summary(e: Any) -> str:
 
 
 def experience_rows(items: list[Any]) -> list[list[Any]]:
-    return [[e.id, e.kind, text(e.outcome, OUTCOME_STYLES.get(e.outcome)), when(e.created),
+    return [[e.id, e.kind, text(e.outcome, OUTCOME_STYLES.get(e.outcome)), e.created.date(),
              e.usage.uses, short(experience_summary(e), 90)] for e in items]
 
 
@@ -290,7 +295,8 @@ def experiences_record(
     feedback: Annotated[Optional[str], typer.Option(help="What the user or a check said.")] = None,
     score_: Annotated[Optional[float], typer.Option("--score", help="A rating, if any.")] = None,
     tag: Annotated[Optional[list[str]], typer.Option("--tag", help="A tag (repeatable).")] = None,
-    lesson: Annotated[Optional[list[str]], typer.Option("--lesson", help="A lesson (repeatable).")] = None,
+    lesson: Annotated[Optional[list[str]], typer.Option(
+        "--lesson", help="A lesson (repeatable).")] = None,
     when_to_use: Annotated[str, typer.Option(help="When this experience is worth recalling.")] = "",
     steps_file: Annotated[Optional[Path], typer.Option(
         help="JSON list of steps ({thought, action, action_input, observation}); '-' is stdin.",

@@ -12,7 +12,6 @@ import typer
 
 from skillbank.cli_common import (
     Output,
-    findings_table,
     key_values,
     read_text_arg,
     score,
@@ -38,22 +37,51 @@ def sync_summary(report: Any) -> str:
     return ", ".join(parts) + f" ({report.embedded} texts embedded, {report.seconds:.1f} s)"
 
 
+def print_findings(out: Output, findings: list[Any], limit: int | None = None) -> int:
+    """Linter style: each file, then one line per finding (paths stay whole). Returns how many
+    findings were left out by `limit`."""
+    by_path: dict[str, list[Any]] = {}
+    for f in findings:
+        by_path.setdefault(f.path or "", []).append(f)
+    shown = 0
+    for path, items in by_path.items():
+        if limit is not None and shown >= limit:
+            break
+        if path:
+            out.print(text(path, "bold"), soft_wrap=True)
+        for f in items:
+            line = text(f"  {f.severity:<8}", "red" if f.severity == "error" else "yellow")
+            line.append(f"{f.code:<20} ")
+            line.append(f.message)
+            out.print(line, soft_wrap=True)
+            shown += 1
+    return len(findings) - shown
+
+
 def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     out.print(text(f"{title}: {sync_summary(report)}", "bold"))
     for label, names in (("added", report.added), ("changed", report.changed),
                          ("removed", report.removed)):
         if names:
-            shown = ", ".join(names[:20]) + (f", … ({len(names) - 20} more)" if len(names) > 20 else "")
+            more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
+            shown = ", ".join(names[:10]) + more
             out.print(text(f"  {label}: {shown}"))
-    for path in report.skipped[:20]:
-        out.print(text(f"  skipped: {path}", "red"))
-    serious = [f for f in report.findings if f.severity == "error" or f.code == "shadowed"]
-    if serious:
-        out.print(findings_table(serious, title="findings", limit=20))
-    warnings = len(report.findings) - len(serious)
+    errors = [f for f in report.findings if f.severity == "error"]
+    if errors:
+        out.print(text(f"  {len(report.skipped)} files could not be loaded:", "red"))
+        left = print_findings(out, errors, limit=10)
+        if left:
+            out.print(text(f"  … and {left} more errors", "dim"))
+    shadowed = sum(1 for f in report.findings if f.code == "shadowed")
+    warnings = sum(1 for f in report.findings if f.severity == "warning") - shadowed
+    notes = []
+    if shadowed:
+        notes.append(f"{shadowed} skills shadowed by a same-named skill in an earlier root")
     if warnings:
-        out.print(text(f"  {warnings} other warnings (run `skillbank skills validate` on the "
-                       "roots, or use --json, to see them)", "dim"))
+        notes.append(f"{warnings} warnings")
+    if notes:
+        out.print(text("  " + "; ".join(notes) + " (details: `skillbank skills validate ROOT` "
+                       "or --json)", "dim"))
 
 
 class SyncProgress:
@@ -114,7 +142,7 @@ def list_(ctx: typer.Context) -> None:
             st.out.print("No skills yet. Add roots with --skills-dir or create one with "
                          "`skillbank skills new`.")
             return
-        rows = [[s.name, short(s.description, 90), "yes" if s.writable else "no",
+        rows = [[s.name, short(s.description, 70), "yes" if s.writable else "no",
                  s.usage.uses] for s in skills]
         st.out.print(table(f"{len(skills)} skills", ["name", ("description", {"ratio": 1}),
                                                      "writable", "uses"], rows))
@@ -145,7 +173,7 @@ def show(
             ("writable", "yes" if skill.writable else "no (read-only root)"),
             ("uses", f"{skill.usage.uses} ({skill.usage.successes} helped, "
                      f"{skill.usage.failures} did not)"),
-            *[(k, str(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
+            *[(k, _field(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
         ]))
         if skill.resources:
             st.out.print(table("resources", ["path", ("bytes", {"justify": "right"}), "sha256"],
@@ -154,6 +182,14 @@ def show(
         st.out.plain(skill.body.rstrip())
 
     st.out.emit(skill, human)
+
+
+def _field(value: Any) -> str:
+    if isinstance(value, dict):
+        return ", ".join(f"{k}: {v}" for k, v in value.items())
+    if isinstance(value, list):
+        return ", ".join(str(v) for v in value)
+    return str(value)
 
 
 def _skill_files(path: Path) -> list[Path]:
@@ -215,9 +251,7 @@ def validate(
     invalid = sum(1 for e in files if not e["valid"])
 
     def human() -> None:
-        every = [f for e in files for f in e["findings"]]
-        if every:
-            st.out.print(findings_table(every))
+        print_findings(st.out, [f for e in files for f in e["findings"]])
         style = "red" if errors else "green"
         st.out.print(text(f"{len(files)} checked: {len(files) - invalid} valid, {invalid} invalid "
                           f"({errors} errors, {warnings} warnings)", style))
@@ -261,7 +295,7 @@ def search(
             st.out.print("No skill fits this task.")
             return
         st.out.print(table(None, ["#", "skill", "score", "why", ("description", {"ratio": 1})],
-                           [[i, h.name, score(h.score), h.why, short(h.record.description, 100)]
+                           [[i, h.name, score(h.score), h.why, short(h.record.description, 70)]
                             for i, h in enumerate(hits, 1)]))
 
     st.out.emit([{"name": h.name, "score": h.score, "why": h.why,
@@ -284,13 +318,16 @@ def watch(
     timeout: Annotated[Optional[float], typer.Option(
         help="Stop after this many seconds (for scripts and tests); default: until Ctrl-C.")] = None,
 ) -> None:
-    """Keep the skill index current, printing each change, until Ctrl-C."""
+    """Keep the skill index current, printing each change, until Ctrl-C.
+
+    With --json, each event is one JSON object on its own line (JSON Lines).
+    """
     st = state(ctx)
     bank = st.bank(sync=None)
     report = bank.skills.sync()
     roots = [str(r) for r, _ in bank.skills.roots if r.is_dir()]
     if st.out.json:
-        st.out.write_json({"event": "start", "roots": roots, "report": report})
+        st.out.write_json({"event": "start", "roots": roots, "report": report}, compact=True)
     else:
         st.out.print(text(f"watching {len(roots)} roots: {sync_summary(report)}", "bold"))
         for root in roots:
@@ -299,7 +336,7 @@ def watch(
 
     def on_sync(change: Any) -> None:
         if st.out.json:
-            st.out.write_json({"event": "sync", "report": change})
+            st.out.write_json({"event": "sync", "report": change}, compact=True)
         else:
             st.out.print(text(time.strftime("%H:%M:%S "), "dim"), end="")
             render_sync_report(st.out, change, title="changed")

@@ -107,7 +107,13 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         per_kind["skill"].append(_Item("skill", f"skill:{hit.name}",
                                        f"- **{hit.name}** [skill:{hit.name}]: "
                                        f"{_one_line(hit.record.description)}"))
+    shown = {h.id: {l.text for l in h.record.lessons} for h in experiences
+             if h.record.kind == "experience"}
     for hit in experiences:
+        record = hit.record
+        if record.kind == "lesson" and record.source in shown and any(
+                l.text in shown[record.source] for l in record.lessons):
+            continue  # its experience already carries this lesson: don't pay for it twice
         per_kind["experience"].append(_Item("experience", hit.id, _experience_line(hit)))
     # Interleave by rank so the best of each kind comes before the second best of any.
     ordered: list[_Item] = []

@@ -123,9 +123,19 @@ def run_demo(root: str | Path | None = None, skill_roots: Sequence[str | Path] =
     root_path = Path(tempfile.mkdtemp(prefix="skillbank-demo-")) if temporary else Path(root)
     summary: dict[str, Any] = {"root": str(root_path), "temporary": temporary}
     try:
-        bank = Skillbank.open(root_path, skill_roots=[str(r) for r in skill_roots],
-                              model_dir=model_dir, embedding_function=embedding_function,
-                              include_bundled=include_bundled, sync=False)
+        if temporary:
+            # A throwaway root gets plain defaults: SKILLBANK_CHROMA_URL or a tuned setting in
+            # the environment must not send the demo into someone's real memory server.
+            from skillbank.settings import Settings
+
+            settings = Settings(root=root_path, skill_roots=tuple(Path(r) for r in skill_roots),
+                                model_dir=Path(model_dir) if model_dir else None)
+            bank = Skillbank(settings, embedding_function=embedding_function,
+                             include_bundled=include_bundled)
+        else:
+            bank = Skillbank.open(root_path, skill_roots=[str(r) for r in skill_roots],
+                                  model_dir=model_dir, embedding_function=embedding_function,
+                                  include_bundled=include_bundled, sync=False)
         try:
             _skills_part(tour, bank, summary)
             _learning_part(tour, bank, summary)
@@ -180,13 +190,20 @@ def _skills_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
 
     tour.section("Routing", "Hybrid search (dense + keyword); a score floor means "
                             "\"no skill fits\" is a possible answer.")
-    table = _table(("task", {"ratio": 3}), ("best skill", {"ratio": 2}), "why", "runner-up")
+    results = [(task, bank.skills.search(task, k=2)) for task in ROUTING_TASKS]
+    longest = max((len(h.name) for _, hits in results for h in hits), default=10)
+    names = {"no_wrap": True, "min_width": min(longest, 32)}  # skill names never wrap
+    wide = tour.console.width >= 100  # room for the runner-up too
+    columns: list[Any] = [("task", {"min_width": 30}), ("best skill", names), "why"]
+    table = _table(*columns, *([("runner-up", names)] if wide else []))
     routes: dict[str, str | None] = {}
-    for task in ROUTING_TASKS:
-        hits = bank.skills.search(task, k=2)
+    for task, hits in results:
         routes[task] = hits[0].name if hits else None
-        table.add_row(_text(task), _text(hits[0].name if hits else "— none fits", "bold" if hits else "dim"),
-                      _text(hits[0].why if hits else ""), _text(hits[1].name if len(hits) > 1 else "", "dim"))
+        best = _text(hits[0].name, "bold") if hits else _text("— none fits", "dim")
+        cells = [_text(task), best, _text(hits[0].why if hits else "")]
+        if wide:
+            cells.append(_text(hits[1].name if len(hits) > 1 else "", "dim"))
+        table.add_row(*cells)
     tour.console.print(table)
     summary["routes"] = routes
 

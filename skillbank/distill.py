@@ -39,8 +39,8 @@ tabs/spaces ...), override words in the new rule ("switch to", "no longer", "ins
 "from now on"), each required to be about the same matter (a shared key word, or nothing but the
 cue tells the two apart), and explicit rejection ("Sign as the team, not with your name" rejects
 "Sign with your first name"). Similarity >= ``same_threshold`` without a cue is "same"; a cue on
-the same matter with similarity >= ``related_threshold - 0.15`` is "contradiction"; else
-"distinct". :meth:`RuleDistiller.explain_relation` prints the reason.
+the same matter with similarity >= ``related_threshold`` is "contradiction" (antonyms and
+rejections already from ``related_threshold - 0.15``); else "distinct". :meth:`RuleDistiller.explain_relation` prints the reason.
 """
 
 from __future__ import annotations
@@ -1281,19 +1281,35 @@ def _stem(word: str) -> str:
     return w
 
 
+def _strip_mentions(text: str) -> str:
+    """Drop inline code and quoted text: words inside them are mentioned, not used."""
+    text = _CODE_RE.sub(" ", text)
+    text = re.sub(r"(?<![\w])'(?:[^'\n]|'(?=\w)){1,200}?'(?![\w])", " ", text)
+    return re.sub(r'"[^"\n]{1,200}?"|“[^”\n]{1,200}?”|‘[^’\n]{1,200}?’', " ", text)
+
+
 def _polarity(text: str) -> int:
-    """+1 positive, -1 negative; negators and negative verbs combine by parity."""
-    t = text.lower().replace("do not", "do-not").replace("don't", "do-not").replace("dont", "do-not")
+    """+1 positive, -1 negative, read from the head of the rule up to its main verb.
+
+    Negators ("never", "do not", "no longer") and negative verbs ("avoid", "skip", "remove")
+    combine by parity: "Never skip tests" is positive. Words after the main verb ("... without
+    editing code") do not count, so an aside cannot flip a rule.
+    """
+    t = _strip_mentions(text).lower()
+    t = t.replace("do not", "do-not").replace("don't", "do-not").replace("dont", "do-not")
     t = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b", "at-most", t)
     t = re.sub(r"\bno longer\b", "no-longer", t)
     count = 0
     for w in re.findall(r"[a-z'-]+", t):
-        if w in _NEGATORS or w == "no-longer" or w in ("n't", "cannot"):
+        if w in _NEGATORS or w in ("do-not", "no-longer", "cannot") or w.endswith("n't"):
             count += 1
-        elif w.endswith("n't") and w not in ("don't",):
-            count += 1
+            if w in _NEGATIVE_VERBS:  # "avoid", "stop": a negator that is also the main verb
+                break
         elif w in _NEGATIVE_VERBS or _lemma(w) in _NEGATIVE_VERBS:
             count += 1
+            break
+        elif _is_base_verb(w) and w not in ("do", "be"):
+            break  # the main verb: the rest of the rule is its object
     return -1 if count % 2 else 1
 
 
@@ -1359,9 +1375,12 @@ class _Comparison:
 
     @property
     def conflict(self) -> bool:
-        if self.rejects:
-            return True
-        return self.same_matter and (self.polarity_conflict or self.antonym is not None or self.override)
+        return self.lexical_conflict or (self.same_matter and (self.polarity_conflict or self.override))
+
+    @property
+    def lexical_conflict(self) -> bool:
+        """An explicit contrast in the words: antonyms on the same matter, or a rejection."""
+        return bool(self.rejects) or (self.same_matter and self.antonym is not None)
 
 
 def _compare(new: str, old: str) -> _Comparison:
@@ -1370,7 +1389,7 @@ def _compare(new: str, old: str) -> _Comparison:
     cn, co = _content(new_main), _content(old_main)
     shared = cn & co
     polarity_conflict = _polarity(new_main) != _polarity(old_main)
-    antonym = _antonym_conflict(new_main, old_main)
+    antonym = _antonym_conflict(_strip_mentions(new_main), _strip_mentions(old_main))
     # One rule explicitly rejects what the other asks for: "Sign as the team, not with your name".
     rejects = ((_content(new_contrast) & co) - cn) | ((_content(old_contrast) & cn) - co)
     # An override word only counts when the new rule says something the old one does not.
@@ -1387,8 +1406,8 @@ class RuleDistiller:
     def __init__(self, same_threshold: float = 0.86, related_threshold: float = 0.6) -> None:
         self.same_threshold = same_threshold
         self.related_threshold = related_threshold
-        #: Rules on the same matter with a clear conflict cue count as contradicting even when
-        #: their embeddings are this much below ``related_threshold``.
+        #: Rules on the same matter with an antonym pair or an explicit rejection count as
+        #: contradicting even when their embeddings are this much below ``related_threshold``.
         self.matter_margin = 0.15
 
     # -- critiques ------------------------------------------------------------------------
@@ -1499,7 +1518,11 @@ class RuleDistiller:
         if _key(new_rule) == _key(old_rule):
             return "same"
         cmp = _compare(new_rule, old_rule)
-        if cmp.conflict and similarity >= self.related_threshold - self.matter_margin:
+        # Antonyms / an explicit rejection on a shared key word are strong enough a little below
+        # related_threshold; a polarity flip or override wording needs the rules to be related.
+        if cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin:
+            return "contradiction"
+        if cmp.conflict and similarity >= self.related_threshold:
             return "contradiction"
         if similarity >= self.same_threshold and not (cmp.polarity_conflict or cmp.antonym):
             return "same"

@@ -60,7 +60,16 @@ def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
                 return folder
     from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
 
-    ONNXMiniLM_L6_V2()._download_model_if_not_exists()
+    try:
+        ONNXMiniLM_L6_V2()._download_model_if_not_exists()
+    except Exception as exc:  # offline, proxy, disk: say what to do instead of a network trace
+        from skillbank.errors import SkillbankError
+
+        raise SkillbankError(
+            f"the embedding model {MODEL_NAME} is not on this machine and could not be "
+            f"downloaded ({type(exc).__name__}: {exc}); set SKILLBANK_MODEL_DIR (or --model-dir) "
+            "to a folder holding onnx/model.onnx and tokenizer.json"
+        ) from exc
     return chroma_model_dir()
 
 

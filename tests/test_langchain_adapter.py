@@ -103,6 +103,7 @@ def spy_context(bank, monkeypatch) -> list:
 
 # -- import hygiene ----------------------------------------------------------------------------
 
+@pytest.mark.slow
 def test_imports_stay_apart():
     code = (
         "import sys\n"
@@ -212,6 +213,7 @@ def test_state_feedback_and_multi_turn_with_checkpointer(bank, monkeypatch):
     one = bank.experiences.get(first["skillbank_experience_id"])
     two = bank.experiences.get(second["skillbank_experience_id"])
     assert one.task == TASK and two.task == "Write a haiku about rain"
+    assert one.feedback and two.feedback is None  # the first turn's feedback is not carried over
     assert all("sales" not in (s.observation or "") for s in two.steps)  # only this run's messages
     assert any("bar chart" in g.record.text for g in bank.guidelines.search("sales report totals", k=5))
 
@@ -266,11 +268,20 @@ def test_every_tool_works(bank):
     assert "revenue in EUR" in tools["read_skill_resource"].invoke(
         {"name": "sales-report", "path": "references/columns.md"})
     assert "<skillbank-memory>" in tools["memory_context"].invoke({"task": TASK})
+    saved = json.loads(tools["save_skill"].invoke({
+        "name": "csv-cleanup", "description": "Cleans a CSV export: trims spaces, fixes encodings.",
+        "body": "# CSV cleanup\n\n1. Re-encode as UTF-8.\n"}))
+    assert saved["action"] == "created" and "csv-cleanup" in bank.skills
+    saved = json.loads(tools["save_skill"].invoke({
+        "name": "csv-cleanup", "description": "Cleans a CSV export before analysis.",
+        "body": "# CSV cleanup\n\n1. Re-encode as UTF-8.\n2. Drop empty rows.\n"}))
+    assert saved["action"] == "updated" and "Drop empty rows" in bank.skills.load("csv-cleanup").body
 
     recorded = json.loads(tools["record_experience"].invoke({
         "task": "Fix the failing CSV import", "outcome": "failure",
-        "steps": [{"action": "run import", "observation": "UnicodeDecodeError"}],
+        "steps": [{"action": "run import", "observation": "UnicodeDecodeError"}], "score": 0.2,
         "lessons": ["Open CSV exports with encoding='utf-8-sig'."]}))
+    assert bank.experiences.get(recorded["id"]).score == 0.2
     recalled = json.loads(tools["recall_experiences"].invoke(
         {"task": "CSV import fails with a decode error", "outcome": "failure"}))
     assert recorded["id"] in [e["id"] for e in recalled["experiences"]]
@@ -356,6 +367,17 @@ def test_callback_handler_records_a_plain_chain(bank):
     assert hits[0].id == experience.id
 
 
+async def test_callback_handler_in_an_async_run(bank):
+    async def analyse(question: str, config) -> str:
+        return await load_csv.ainvoke({"path": "q4.csv"}, config=config)
+
+    handler = SkillbankCallbackHandler(bank)
+    await RunnableLambda(analyse).ainvoke("Q4 revenue per region", config={"callbacks": [handler]})
+    experience = bank.experiences.get(handler.last_experience_id)
+    assert experience.task == "Q4 revenue per region" and experience.outcome == "unknown"
+    assert [s.action for s in experience.steps] == ["load_csv", "final_answer"]
+
+
 def test_callback_handler_records_failures(bank):
     def explode(_: Any) -> str:
         raise RuntimeError("disk full")
@@ -390,3 +412,9 @@ async def test_chat_model_distiller(bank):
 
     fallback = distiller.rules_from_critique("You should always use parameterised queries.")
     assert distiller.last_error and fallback and "parameterised" in fallback[0].text.lower()
+
+    # Plugged into the bank, the chat model distils what guidelines.learn stores.
+    bank.distiller = ChatModelDistiller(GenericFakeChatModel(messages=iter([AIMessage(content=reply)])))
+    report = bank.guidelines.learn("Your functions have no type hints.", task="review a module")
+    assert [(e.action, e.text) for e in report.entries] == [
+        ("added", "Add type hints to public functions.")]

@@ -302,7 +302,7 @@ def test_http_client_against_a_real_chroma_server(tmp_path, ro_roots, chroma_ser
 def test_routing_with_the_real_model(tmp_path, minilm):
     from skillbank.bank import bundled_skills_dir
 
-    bank = Skillbank.open(tmp_path / "bank", embedding_function=minilm, sync=False)
+    bank = Skillbank.open(tmp_path / "bank", embedding_function=minilm, include_bundled=True, sync=False)
     bank.skills.sync()
     assert len(bank.skills.names()) >= 5
     cases = {

@@ -1,0 +1,69 @@
+"""`skillbank demo` with the real embedding model: the tour runs offline and says what it should."""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[1]
+MODEL_DIR = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
+
+
+@pytest.mark.slow
+def test_demo_runs_offline_with_minilm(tmp_path):
+    if not (MODEL_DIR / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    script = Path(sys.executable).parent / "skillbank"
+    command = [str(script)] if script.exists() else [sys.executable, "-m", "skillbank.cli"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
+    env.update(SKILLBANK_MODEL_DIR=str(MODEL_DIR), ANONYMIZED_TELEMETRY="False", COLUMNS="120",
+               SKILLBANK_ROOT=str(tmp_path / "must-not-be-used"),
+               # No network: a download attempt would fail fast instead of hanging.
+               HTTPS_PROXY="http://127.0.0.1:9", HTTP_PROXY="http://127.0.0.1:9")
+    started = time.perf_counter()
+    done = subprocess.run([*command, "demo"], capture_output=True, text=True, env=env,
+                          timeout=180, cwd=tmp_path)
+    seconds = time.perf_counter() - started
+    out = done.stdout
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert seconds < 60, f"demo took {seconds:.1f} s"
+
+    # Sections, in order.
+    titles = ["Skill library", "Catalog", "Routing", "Loaded skill", "Critiques become guidelines",
+              "A later task gets them back", "Experience: a failure is remembered",
+              "The memory block for a task"]
+    positions = [out.find(t) for t in titles]
+    assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
+
+    assert "skillbank-minilm-l6-v2" in out  # the real model, not the hash stand-in
+    assert re.search(r"synced \d+ skills", out)
+    # Routing: bundled skills are found for fitting tasks, and an off-topic task gets none.
+    assert "review-a-skill" in out and "prune-memory" in out
+    assert "none fits" in out
+    assert "scripts/check_skill.py" in out  # the loaded skill's resources
+    # The learning loop: every kind of outcome appears.
+    for action in ("added", "merged", "ignored", "superseded"):
+        assert re.search(rf"│\s*\d+\s*│\s*{action}\s", out), action
+    assert "Great job, this is perfect!" in out
+    assert "American spelling" in out.split("A later task gets them back")[1]
+    later = out.split("A later task gets them back")[1].split("Experience:")[0]
+    assert "British" not in later  # superseded rules are not served
+    recalled = out.split("Experience: a failure is remembered")[1].split("The memory block")[0]
+    assert "Back up the database" in recalled
+    block = out.split("The memory block for a task")[1]
+    assert "<skillbank-memory>" in block and "</skillbank-memory>" in block
+    tokens = re.search(r"(\d+)/600 tokens", block)
+    assert tokens and int(tokens.group(1)) <= 600
+    assert "temporary root, now removed" in out
+    assert not (tmp_path / "must-not-be-used").exists()
+    # Each section fits on a screen.
+    chunks = re.split(r"\n\d\. [^\n]*─{3,}\n", out)[1:]
+    assert len(chunks) == len(titles)
+    for title, chunk in zip(titles, chunks):
+        assert chunk.count("\n") <= 45, (title, chunk.count("\n"))

@@ -1,0 +1,378 @@
+"""The MCP server as clients start it: stdio subprocesses (including the exact commands in
+docs/mcp.md), streamable HTTP on a loopback port with its guard, and the MCP Inspector CLI as an
+independent client."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+import threading
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+from mcp import Client, StdioServerParameters
+
+from conftest import REPO, free_port, write_skill
+
+MODEL_DIR = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
+BIN = Path(sys.executable).parent
+TOOLS = {"find_skills", "load_skill", "read_skill_resource", "save_skill", "memory_context",
+         "record_experience", "recall_experiences", "learn_from_critique", "add_guideline",
+         "search_guidelines", "rate_memory"}
+
+
+def base_env(**extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SKILLBANK_") or k == "SKILLBANK_MODEL_DIR"}
+    env["ANONYMIZED_TELEMETRY"] = "False"
+    env.update(extra)
+    return env
+
+
+@pytest.fixture(scope="module")
+def model_root(tmp_path_factory) -> Path:
+    """One memory root for the real-model subprocesses: they run one after another, and only the
+    first pays for embedding the bundled skills."""
+    return tmp_path_factory.mktemp("model-root") / "root"
+
+
+def model_env(root: Path) -> dict[str, str]:
+    if not (MODEL_DIR / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    return base_env(SKILLBANK_ROOT=str(root), SKILLBANK_MODEL_DIR=str(MODEL_DIR))
+
+
+def shared_skills(tmp: Path) -> Path:
+    folder = tmp / "team-skills"
+    write_skill(folder, "pdf-tables", "Extract tables and text from PDF files with pdfplumber",
+                body="# Steps\n\n1. Open with pdfplumber.\n2. See references/guide.md.\n")
+    (folder / "pdf-tables" / "references").mkdir(exist_ok=True)
+    (folder / "pdf-tables" / "references" / "guide.md").write_text("# Guide\n\nextract_tables()\n")
+    return folder
+
+
+# stdio --------------------------------------------------------------------------------------------
+@pytest.mark.slow
+async def test_stdio_subprocess_with_the_real_model(tmp_path, model_root):
+    env = model_env(model_root)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillbank.mcp_server", "--skills-dir", str(shared_skills(tmp_path))],
+        env=env, cwd=str(tmp_path))
+    started = time.perf_counter()
+    async with Client(params, read_timeout_seconds=120) as client:
+        initialized = time.perf_counter() - started
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        result = await client.call_tool("find_skills", {"task": "get the tables out of a PDF"})
+        first = time.perf_counter() - started
+        assert not result.is_error, result.content[0].text
+        assert result.structured_content["skills"][0]["name"] == "pdf-tables"
+        recorded = await client.call_tool("record_experience", {
+            "task": "Extract the tables of an invoice PDF", "outcome": "success",
+            "steps": ["pdfplumber open", "page.extract_tables()"]})
+        assert not recorded.is_error, recorded.content[0].text
+        ctx = await client.call_tool("memory_context", {"task": "extract tables from a PDF invoice"})
+        assert recorded.structured_content["id"] in ctx.structured_content["ids"]
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert "skill://pdf-tables/references/guide.md" in uris
+    print(f"\nstdio cold start: initialize {initialized:.2f} s, first find_skills {first:.2f} s")
+
+
+def test_stdout_carries_only_protocol_messages():
+    """Anything printed after startup (Python or C level) lands on stderr, not on the wire."""
+    code = ("import os, sys\n"
+            "from skillbank.mcp_server.runner import _claim_stdio\n"
+            "stdin, stdout = _claim_stdio()\n"
+            "print('stray print'); sys.stdout.flush(); os.write(1, b'stray C write\\n')\n"
+            "stdout.write('{\"jsonrpc\": \"2.0\"}\\n'); stdout.flush()\n"
+            "print('stdin now reads:', repr(sys.stdin.read()), file=sys.stderr)\n")
+    done = subprocess.run([sys.executable, "-c", code], input="secret\n", capture_output=True,
+                          text=True, timeout=60, env=base_env())
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == '{"jsonrpc": "2.0"}\n'
+    assert "stray print" in done.stderr and "stray C write" in done.stderr
+    assert "stdin now reads: ''" in done.stderr
+
+
+def test_stdio_server_answers_initialize_on_a_clean_stdout(tmp_path):
+    """Raw JSON-RPC over the pipe: every stdout line is a protocol message."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"),
+         "--no-bundled", "--log-level", "DEBUG"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+        env=base_env(SKILLBANK_EMBEDDING="hash"))
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    replies: list[dict[str, Any]] = []
+    try:
+        messages = [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "clientInfo": {"name": "raw", "version": "0"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "find_skills", "arguments": {"task": "anything"}}},
+        ]
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write("".join(json.dumps(m) + "\n" for m in messages))
+        proc.stdin.flush()
+        while not any(r.get("id") == 2 for r in replies):
+            line = proc.stdout.readline()
+            if not line:
+                break
+            replies.append(json.loads(line))  # every stdout line parses as JSON-RPC
+        proc.stdin.close()
+        proc.stdin = None  # communicate() must not flush the closed pipe
+        rest, err = proc.communicate(timeout=30)
+        replies.extend(json.loads(line) for line in rest.splitlines() if line.strip())
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    assert {r.get("id") for r in replies} >= {1, 2}, (replies, err[-2000:])
+    init = next(r for r in replies if r.get("id") == 1)
+    assert init["result"]["serverInfo"]["name"] == "skillbank"
+    call = next(r for r in replies if r.get("id") == 2)
+    assert call["result"]["structuredContent"]["skills"] == []
+    assert "DEBUG" in err  # logs went to stderr
+
+
+def docs_servers() -> list[tuple[str, dict[str, Any]]]:
+    text = (REPO / "docs" / "mcp.md").read_text()
+    blocks = re.findall(r"```json\n(.*?)```", text, flags=re.S)
+    assert len(blocks) >= 4
+    found = []
+    for block in blocks:
+        config = json.loads(block)
+        for key in ("mcpServers", "servers"):
+            for name, server in config.get(key, {}).items():
+                found.append((name, server))
+    return found
+
+
+def resolve_command(command: str) -> str:
+    if command in ("python", "python3"):
+        return sys.executable  # the interpreter skillbank is installed in
+    local = BIN / command
+    return str(local) if local.exists() else (shutil.which(command) or command)
+
+
+@pytest.mark.slow
+async def test_every_config_in_the_docs_starts_a_working_server(tmp_path, model_root):
+    """Each distinct command in docs/mcp.md, started as written (with a temporary root), lists
+    the tools; the first also answers find_skills with the real model. They run side by side."""
+    import anyio
+
+    servers = docs_servers()
+    assert len(servers) >= 4
+    commands: list[tuple[tuple[str, ...], dict[str, str]]] = []
+    for name, server in servers:
+        assert name == "skillbank" and server.get("type", "stdio") == "stdio"
+        command = (server["command"], *server.get("args", []))
+        if command not in [c for c, _ in commands]:
+            commands.append((command, dict(server.get("env", {}))))
+    assert ("skillbank", "serve") in [c for c, _ in commands]
+    listed: dict[tuple[str, ...], set[str]] = {}
+
+    async def check(index: int, command: tuple[str, ...], extra_env: dict[str, str]) -> None:
+        root = model_root if index == 0 else tmp_path / f"root{index}"
+        cwd = tmp_path / f"cwd{index}"
+        cwd.mkdir()
+        env = {**model_env(root), **extra_env, "SKILLBANK_ROOT": str(root)}
+        params = StdioServerParameters(command=resolve_command(command[0]), args=list(command[1:]),
+                                       env=env, cwd=str(cwd))
+        async with Client(params, read_timeout_seconds=120) as client:
+            listed[command] = {t.name for t in (await client.list_tools()).tools}
+            if index == 0:
+                result = await client.call_tool("find_skills", {"task": "write a new SKILL.md skill"})
+                assert not result.is_error, (command, result.content[0].text)
+                assert result.structured_content["skills"][0]["name"] == "write-a-skill"
+
+    async with anyio.create_task_group() as group:
+        for index, (command, extra_env) in enumerate(commands):
+            group.start_soon(check, index, command, extra_env)
+    assert listed == {command: TOOLS for command, _ in commands}
+
+
+# HTTP ---------------------------------------------------------------------------------------------
+TOKEN = "test-token-0123456789"
+
+
+@pytest.fixture(scope="module")
+def http_server(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("http")
+    port = free_port()
+    log = (tmp / "server.log").open("w")
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--port", str(port),
+         "--root", str(tmp / "root"), "--skills-dir", str(shared_skills(tmp)), "--no-bundled",
+         "--max-body-bytes", str(64 * 1024)],
+        stdout=log, stderr=subprocess.STDOUT, env=base_env(SKILLBANK_EMBEDDING="hash",
+                                                          SKILLBANK_TOKEN=TOKEN))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail("server exited: " + (tmp / "server.log").read_text()[-3000:])
+        try:
+            httpx.get(url + "/mcp", timeout=1)
+            break
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    else:
+        proc.kill()
+        pytest.fail("HTTP server did not start within 60 s")
+    yield url
+    proc.terminate()
+    try:
+        proc.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+    log.close()
+
+
+@asynccontextmanager
+async def http_client(url: str, token: str = TOKEN, mode: str = "auto") -> AsyncIterator[Client]:
+    import httpx2
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                  timeout=60) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http), mode=mode) as client:
+            yield client
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_http_lists_and_calls_every_tool(http_server, mode):
+    async with http_client(http_server, mode=mode) as client:
+        assert {t.name for t in (await client.list_tools()).tools} == TOOLS
+        assert {p.name for p in (await client.list_prompts()).prompts} == {"start_task", "reflect"}
+
+        async def ok(name: str, args: dict[str, Any]) -> dict[str, Any]:
+            result = await client.call_tool(name, args)
+            assert not result.is_error, (name, result.content[0].text)
+            return result.structured_content
+
+        found = await ok("find_skills", {"task": "extract tables from a PDF"})
+        assert found["skills"][0]["name"] == "pdf-tables"
+        assert "pdfplumber" in (await ok("load_skill", {"name": "pdf-tables"}))["body"]
+        assert "extract_tables" in (await ok("read_skill_resource", {
+            "name": "pdf-tables", "path": "references/guide.md"}))["text"]
+        saved = await ok("save_skill", {"name": f"http-skill-{mode}", "description": "Made over HTTP",
+                                        "body": "# Steps\n\nDo it.\n"})
+        assert saved["action"] == "created"
+        eid = (await ok("record_experience", {"task": "Parse a CSV over HTTP", "outcome": "partial",
+                                              "feedback": "encoding was wrong"}))["id"]
+        assert (await ok("recall_experiences", {"task": "parse csv"}))["experiences"][0]["id"] == eid
+        assert eid in (await ok("memory_context", {"task": "parse a csv file"}))["ids"]
+        rule = "Always state the file encoding." if mode == "auto" else "Always check the delimiter before parsing CSV files."
+        learned = await ok("learn_from_critique", {"critique": rule, "task": "Parse CSV"})
+        assert learned["pending_review"] is True  # HTTP clients are untrusted without --trust
+        added = await ok("add_guideline", {"text": f"Check CSV headers first ({mode})"})
+        assert added["action"] == "pending"
+        assert (await ok("search_guidelines", {"task": "parse csv"}))["guidelines"] == []
+        assert (await ok("rate_memory", {"id": eid, "helpful": True}))["kind"] == "experience"
+        bad = await client.call_tool("find_skills", {"task": "x", "k": 500})
+        assert bad.is_error and "k" in bad.content[0].text
+        missing = await client.call_tool("load_skill", {"name": "nope"})
+        assert missing.is_error and "find_skills" in missing.content[0].text
+        uris = {str(r.uri) for r in (await client.list_resources()).resources}
+        assert {"skill://pdf-tables/SKILL.md", "skill://pdf-tables/references/guide.md",
+                "skillbank://stats"} <= uris
+        text = (await client.read_resource("skill://pdf-tables/references/guide.md")).contents[0].text
+        assert "extract_tables" in text
+        stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
+        assert stats["server"]["trusted_clients"] is False
+        prompt = await client.get_prompt("start_task", {"task": "parse a csv file"})
+        assert "record_experience" in prompt.messages[0].content.text
+
+
+def mcp_post(url: str, **kw: Any) -> httpx.Response:
+    headers = {"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+               **kw.pop("headers", {})}
+    body = kw.pop("content", json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"}))
+    return httpx.post(url + "/mcp", headers=headers, content=body, timeout=10, **kw)
+
+
+def test_http_requires_the_bearer_token_on_every_path(http_server):
+    assert mcp_post(http_server).status_code == 401
+    wrong = mcp_post(http_server, headers={"Authorization": "Bearer nope"})
+    assert wrong.status_code == 401 and wrong.headers["www-authenticate"].startswith("Bearer")
+    assert mcp_post(http_server, headers={"Authorization": TOKEN}).status_code == 401
+    for path in ("/", "/mcp", "/health", "/anything/else"):
+        assert httpx.get(http_server + path, timeout=10).status_code == 401
+    good = mcp_post(http_server, headers={"Authorization": f"Bearer {TOKEN}"})
+    assert good.status_code not in (401, 403, 413)
+
+
+def test_http_refuses_foreign_origins(http_server):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    for origin in ("http://evil.example", "https://localhost.evil.example", "null"):
+        refused = mcp_post(http_server, headers={**auth, "Origin": origin})
+        assert refused.status_code == 403, origin
+    for origin in ("http://localhost:6274", "http://127.0.0.1:3000"):
+        assert mcp_post(http_server, headers={**auth, "Origin": origin}).status_code != 403
+
+
+def test_http_refuses_oversized_bodies(http_server):
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
+        "name": "learn_from_critique", "arguments": {"critique": "x" * 200_000}}})
+    assert mcp_post(http_server, headers=auth, content=big).status_code == 413
+
+    def chunks():
+        for _ in range(100):
+            yield b"x" * 4096
+
+    streamed = httpx.post(http_server + "/mcp", content=chunks(), timeout=10,
+                          headers={**auth, "Content-Type": "application/json"})
+    assert streamed.status_code == 413
+
+
+def test_binding_beyond_loopback_without_a_token_refuses_to_start(tmp_path):
+    started = time.perf_counter()
+    done = subprocess.run(
+        [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--host", "0.0.0.0",
+         "--root", str(tmp_path / "root")], capture_output=True, text=True, timeout=60,
+        env=base_env())
+    assert done.returncode == 2
+    assert "token" in done.stderr and "0.0.0.0" in done.stderr and done.stdout == ""
+    assert time.perf_counter() - started < 10
+    assert not (tmp_path / "root").exists()  # refused before touching anything
+
+
+# An independent client ----------------------------------------------------------------------------
+@pytest.mark.slow
+def test_mcp_inspector_cli_lists_and_calls_tools(tmp_path):
+    npx = shutil.which("npx")
+    if npx is None:
+        pytest.skip("npx is not installed")
+    server = [sys.executable, "-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"),
+              "--skills-dir", str(shared_skills(tmp_path)), "--no-bundled"]
+    env = base_env(SKILLBANK_EMBEDDING="hash", npm_config_yes="true")
+
+    def inspect(*method: str) -> dict[str, Any]:
+        try:
+            done = subprocess.run([npx, "-y", "@modelcontextprotocol/inspector", "--cli", *server,
+                                   "--method", *method], capture_output=True, text=True,
+                                  timeout=180, env=env, cwd=tmp_path)
+        except subprocess.TimeoutExpired:
+            pytest.skip("the MCP Inspector did not finish in time (not installable here?)")
+        if done.returncode != 0 and ("npm ERR" in done.stderr or "ENOTFOUND" in done.stderr
+                                     or "E404" in done.stderr):
+            pytest.skip(f"the MCP Inspector could not be installed: {done.stderr[-300:]}")
+        assert done.returncode == 0, done.stderr[-3000:]
+        return json.loads(done.stdout)
+
+    called = inspect("tools/call", "--tool-name", "find_skills", "--tool-arg",
+                     "task=extract tables from a PDF")
+    assert called.get("isError") in (None, False), called
+    assert called["structuredContent"]["skills"][0]["name"] == "pdf-tables"
