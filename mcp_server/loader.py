@@ -4,9 +4,8 @@ Importing Chroma, loading the embedding model and building the keyword indexes t
 importing mcp. The client waits for none of it: the server starts serving while a thread
 - opens the bank and starts watching the skill folders (first, so an edit made during startup
   is not missed);
-- makes skills searchable: one warm-up search loads the model and builds the keyword index. An
-  index left by an earlier run answers as soon as that is done, while the sync compares it with
-  the files (as every later re-sync by the watcher does); a fresh root waits for its first sync;
+- syncs the skill index with the files, then makes it fast: one warm-up search loads the model
+  and builds the keyword index;
 - syncs and warms the guidelines, then the experiences and the tokenizer.
 Each tool awaits only the stage it reads, so `find_skills` does not wait for 10,000 experiences.
 """
@@ -32,14 +31,12 @@ class BankHandle:
     """A bank that is, or is becoming, ready; stages become ready in order."""
 
     def __init__(self, bank: Any = None, *, opener: Callable[[], Any] | None = None,
-                 sync: bool = True, watch: bool = False, warm: bool = True,
-                 serve_stale: bool = True) -> None:
+                 sync: bool = True, watch: bool = False, warm: bool = True) -> None:
         self._bank = bank
         self._opener = opener
         self._sync = sync
         self._watch = watch
         self._warm_up = warm
-        self._serve_stale = serve_stale
         self._events = {stage: threading.Event() for stage in STAGES}
         self._errors: dict[str, BaseException] = {}
         self._thread: threading.Thread | None = None
@@ -83,12 +80,6 @@ class BankHandle:
             if self._watch:
                 # Before the first sync, so an edit made while it runs is not missed.
                 bank.watch()
-            # An index left by an earlier run answers at once while the sync checks the files
-            # (as the watcher's re-syncs do later); a fresh root waits for its first sync.
-            early = self._sync and self._serve_stale and bank.index("skills").count() > 0
-            if early:
-                self._warm_skills(bank)
-                self._mark("skills")
             if self._sync:
                 report = bank.skills.sync()
                 for finding in report.findings[:20]:
@@ -96,9 +87,9 @@ class BankHandle:
                 if report.changed_anything:
                     log.info("skill sync: %d added, %d changed, %d removed", len(report.added),
                              len(report.changed), len(report.removed))
-            if not early:
-                self._warm_skills(bank)
-                self._mark("skills")
+            # One search loads the ONNX session and builds the skills' keyword index.
+            self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
+            self._mark("skills")
             stage = "guidelines"
             if self._sync:
                 bank.guidelines.sync()
@@ -124,10 +115,6 @@ class BankHandle:
             fn()
         except Exception:  # noqa: BLE001 - warming is best effort; the real call reports errors
             log.debug("warming up failed", exc_info=True)
-
-    def _warm_skills(self, bank: Any) -> None:
-        # Loads the ONNX session and builds the skills' keyword index.
-        self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
 
     def _warm_experiences(self) -> None:
         memory = self._bank.experiences

@@ -53,6 +53,7 @@ class SavedSkill(BaseModel):
     action: Literal["created", "updated"]
     description: str
     uri: str
+    note: str = ""
 
 
 class MemoryContextResult(BaseModel):

@@ -37,6 +37,7 @@ class ServeOptions:
     watch: bool = True  # re-sync skills when files change
     log_level: str = "WARNING"
     max_body_bytes: int = DEFAULT_MAX_BODY
+    http_sse: bool = False  # answer HTTP POSTs with SSE streams instead of single JSON bodies
 
     @classmethod
     def coerce(cls, value: Any) -> "ServeOptions":
@@ -55,8 +56,7 @@ class ServeOptions:
         for key in ("root", "model_dir"):
             if data.get(key) is not None:
                 data[key] = str(data[key])
-        data = {k: v for k, v in data.items() if v is not None or k in ("token",)}
-        return cls(**data)
+        return cls(**{k: v for k, v in data.items() if v is not None})
 
     def resolved_token(self) -> str | None:
         token = self.token if self.token is not None else os.environ.get(TOKEN_ENV)
@@ -100,6 +100,9 @@ def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.Argum
                         choices=("DEBUG", "INFO", "WARNING", "ERROR"), help="stderr log level")
     parser.add_argument("--max-body-bytes", type=int, default=DEFAULT_MAX_BODY,
                         help="largest HTTP request body accepted (default 1 MiB)")
+    parser.add_argument("--http-sse", action="store_true",
+                        help="answer HTTP requests with SSE streams (lets pre-2026 clients be "
+                             "sampled mid-call) instead of plain JSON bodies")
     return parser
 
 

@@ -3,8 +3,9 @@
 Startup order is what makes the first answer fast:
 1. (stdio) take the protocol's stdin/stdout away from everything else at once: fd 1 points at
    stderr from here on, so nothing a library prints can corrupt the wire;
-2. start the thread that opens the bank (Chroma, the model, index sync, then file watching);
-3. import mcp and build the server (tools need no bank to be listed);
+2. import mcp and build the server (tools need no bank to be listed);
+3. start the thread that opens the bank (Chroma, the model, index sync and warm-up, file
+   watching; see `loader.py`);
 4. serve. `initialize`, `tools/list` and `prompts/list` are answered while the bank is still
    opening; each tool awaits only the part of the bank it reads.
 """
@@ -70,6 +71,8 @@ def check_options(options: ServeOptions) -> str | None:
             "to 127.0.0.1.")
     if not 0 < options.port < 65536:
         raise StartupError(f"--port must be between 1 and 65535, not {options.port}")
+    if options.max_body_bytes < 1024:
+        raise StartupError("--max-body-bytes must be at least 1024")
     return token
 
 
@@ -87,22 +90,29 @@ def run(options: Any = None) -> int:
 
     from skillbank.mcp_server.loader import BankHandle, opener_for
 
-    handle = BankHandle(opener=opener_for(opts), sync=True, watch=opts.watch).start()
+    handle = BankHandle(opener=opener_for(opts), sync=True, watch=opts.watch)
     try:
         import anyio
 
         from skillbank.mcp_server.server import build_server
 
+        if wire is None:
+            import uvicorn  # noqa: F401 - imported before the loader thread starts importing
+
+            from skillbank.mcp_server.http import serve_http
         trusted = opts.transport == "stdio" or opts.trust
         server = build_server(handle, trusted=trusted, log_level=opts.log_level)
+        # Started once mcp is imported: the two imports would only take turns on the GIL (and
+        # importing in two threads at once risks import-lock trouble), so this answers
+        # `initialize` sooner and the first tool call no later.
+        handle.start()
         if wire is not None:
             anyio.run(serve_stdio, server, wire)
         else:
-            from skillbank.mcp_server.http import serve_http
-
             anyio.run(lambda: serve_http(server, host=opts.host, port=opts.port, token=token,
                                          max_body_bytes=opts.max_body_bytes,
-                                         log_level=opts.log_level))
+                                         log_level=opts.log_level,
+                                         json_response=not opts.http_sse))
     except KeyboardInterrupt:
         pass
     finally:

@@ -16,7 +16,7 @@ import logging
 import os
 import time
 import warnings
-from typing import Annotated, Any, Callable, Literal
+from typing import Annotated, Any, Callable
 
 import anyio
 import mcp_types as types
@@ -25,7 +25,7 @@ from mcp.server.mcpserver import Context, Extension, MCPServer, MethodBinding, R
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import is_version_at_least
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server import resources as res
@@ -44,7 +44,6 @@ guidelines learned from feedback.
 - Tell the memory what helped: rate_memory(id, helpful) with ids shown in [brackets].
 """
 
-Stage = Literal["skills", "guidelines", "experiences"]
 TIMING_ENV = "SKILLBANK_MCP_TIMING"
 TIMING_META = "skillbank/server_ms"
 
@@ -329,7 +328,12 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         the skill that fits. An empty list means no skill fits; do not force one."""
 
         def search(b: Any) -> list[Any]:
-            return b.skills.search(task, k=k)
+            from skillbank.errors import NotFoundError
+
+            try:
+                return b.skills.search(task, k=k)
+            except NotFoundError:  # a skill was removed by a re-sync mid-search: ask again
+                return b.skills.search(task, k=k)
 
         hits = await server.run_bank("skills", search)
         skills = [m.SkillMatch(name=h.name, description=h.record.description,
@@ -387,25 +391,20 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         body: Annotated[str, Field(min_length=1, max_length=100_000,
                                    description="markdown instructions: steps, pitfalls, examples")],
     ) -> m.SavedSkill:
-        """Save reusable instructions as a skill: creates it, or updates it when a skill of that
-        name already exists in the bank's own library. Use it after you worked out a procedure
-        worth repeating."""
+        """Save reusable instructions as a skill: creates it, or updates the bank's own copy when
+        it already has one. Use it after you worked out a procedure worth repeating. A skill of
+        that name from a read-only folder is left as it is; the saved one takes precedence."""
 
-        def save(b: Any) -> tuple[str, Any]:
-            from skillbank.errors import ReadOnlyError
+        def save(b: Any) -> tuple[Any, Any]:
+            before = b.skills.load(name) if name in b.skills else None
+            return before, b.skills.save(name, description, body)
 
-            if name in b.skills:
-                current = b.skills.load(name)
-                if not current.writable:
-                    raise ReadOnlyError(
-                        f"skill {name!r} comes from a read-only skill folder and cannot be changed "
-                        "here; save your version under a new name")
-                return "updated", b.skills.update(name, description=description, body=body)
-            return "created", b.skills.create(name, description, body)
-
-        action, skill = await server.run_bank("skills", save)
+        before, skill = await server.run_bank("skills", save)
+        action = "updated" if before is not None and before.writable else "created"
+        note = (f"takes precedence over the read-only copy in {before.root}"
+                if before is not None and not before.writable else "")
         return m.SavedSkill(name=skill.name, action=action, description=skill.description,
-                            uri=res.skill_uri(skill.name))
+                            uri=res.skill_uri(skill.name), note=note)
 
     # Whole memory -------------------------------------------------------------------------------
     @tool(read_only)

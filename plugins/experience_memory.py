@@ -50,7 +50,7 @@ import uuid
 from collections import OrderedDict
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator, Mapping, Sequence
+from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from pydantic import ValidationError
 
@@ -91,16 +91,20 @@ MAX_RECORD_BYTES = 1 << 20  # a stored record (steps included) is at most 1 MiB 
 MAX_K = 200
 TASK_EMBED_CHARS = 1_500  # the model reads ~256 tokens: keep room for when_to_use
 
-#: Ranking prior (see the module docstring). Reciprocal-rank scores step by ~0.0003 per place.
+#: Ranking prior (see the module docstring). Near the top, a fused reciprocal-rank score drops
+#: by ~0.0005 per place (two lists, ~0.00026 each), so: marks can move a record up to ~8 places
+#: once many agree (as `UsageLog.prior` does for skills), exploration ~1 place, recency ~1.
 UTILITY_WEIGHT = 0.004  # ± at most this, from the marks (helped / not helped)
-EXPLORE_WEIGHT = 0.0015  # + this / sqrt(1 + uses): rarely recalled records get a look
-RECENCY_WEIGHT = 0.001  # + this, halving every RECENCY_HALF_LIFE_DAYS
+EXPLORE_WEIGHT = 0.0005  # + this / sqrt(1 + uses): rarely recalled records get a look
+RECENCY_WEIGHT = 0.0005  # + this, halving every RECENCY_HALF_LIFE_DAYS
 RECENCY_HALF_LIFE_DAYS = 30.0
 MIN_KEYWORD = 0.25  # BM25 share of the query's best possible score that counts as evidence
 DUPLICATE_CANDIDATES = 20
 #: Filters are applied by over-fetching unfiltered results (cheap in Chroma and BM25) and keeping
 #: those that pass; only when too few pass is the filter handed to the index (exact either way).
 OVERFETCH = 4
+MAX_OVERFETCH = 16  # dense: Chroma's cost grows with n (100k records: n=1600 ~15 ms)
+MAX_OVERFETCH_KEYWORD = 64  # BM25's top-n is cheap; scanning what it returns is the cost
 _CACHE_SIZE = 4096
 _BATCH = 2048
 
@@ -685,15 +689,22 @@ class ExperienceMemory:
         if steps is not None and (isinstance(steps, (str, bytes, Mapping))
                                   or not isinstance(steps, Iterable)):
             raise InvalidInputError("steps must be a list of Step objects or dicts")
+        if steps is not None:
+            steps = list(steps)
+            if len(steps) > MAX_STEPS:
+                raise InvalidInputError(
+                    f"{len(steps)} steps; at most {MAX_STEPS} are stored (keep the key ones, or "
+                    "pass the raw messages, whose long runs are cut in the middle)")
         step_list = [_coerce_step(s, i) for i, s in enumerate(steps or [])] or message_steps
         if isinstance(lessons, (str, Lesson)):
             lessons = [lessons]
         if lessons is not None and (isinstance(lessons, (bytes, Mapping))
                                     or not isinstance(lessons, Iterable)):
             raise InvalidInputError("lessons must be a list of strings or Lesson objects")
-        lesson_list = [_coerce_lesson(l, i, when_to_use.strip()) for i, l in enumerate(lessons or [])]
-        if len(lesson_list) > MAX_LESSONS:
-            raise InvalidInputError(f"{len(lesson_list)} lessons; at most {MAX_LESSONS} per record")
+        lessons = list(lessons or [])
+        if len(lessons) > MAX_LESSONS:
+            raise InvalidInputError(f"{len(lessons)} lessons; at most {MAX_LESSONS} per record")
+        lesson_list = [_coerce_lesson(l, i, when_to_use.strip()) for i, l in enumerate(lessons)]
         data: dict[str, Any] = {
             "id": record_id or _new_id("lsn" if kind == "lesson" else "exp"),
             "task": task.strip(),
@@ -1163,32 +1174,53 @@ class ExperienceMemory:
         return {"$and": clauses}
 
     def _filtered(self, fetch: Callable[[int, Any], dict[str, float]], where: dict[str, Any],
-                  n: int) -> dict[str, float]:
-        """The top `n` of `fetch` among items passing `where`, the same as `fetch(n, where)`.
+                  n: int, *, enough: int | None = None, cap: int = MAX_OVERFETCH
+                  ) -> dict[str, float]:
+        """The top `n` of `fetch` among items passing `where`, as `fetch(n, where)` gives them.
 
         Both sides of the index are much cheaper unfiltered (Chroma's filtered query and the
-        BM25 filter mask cost time in proportion to the collection), so fetch `OVERFETCH` times
-        more unfiltered and keep what passes. That is exact when `n` pass (nothing that passes
-        can rank below an item that was fetched) or when fewer came back than asked (every
-        candidate was seen); otherwise the filter is handed to the index.
+        BM25 filter mask cost time in proportion to the collection: 0.1-0.5 s at 100k records),
+        so fetch more unfiltered and keep what passes, widening by the share that passed, up to
+        `cap` times `n`. What is returned is always the exact head of the filtered ranking
+        (nothing that passes can rank below an item that was fetched): all `n` of it, or every
+        candidate there is, or, once the cap is reached, at least `enough` of it. A filter too
+        rare for that is handed to the index.
         """
-        wide = n * OVERFETCH
-        got = fetch(wide, None)
-        kept: dict[str, float] = {}
-        for item_id, score in sorted(got.items(), key=lambda kv: kv[1], reverse=True):
-            meta = self.index.metadata(item_id)
-            if meta is not None and matches(where, meta):
-                kept[item_id] = score
-                if len(kept) >= n:
-                    return kept
-        if len(got) < wide:
-            return kept
-        return fetch(n, where)
+        enough = n if enough is None else min(enough, n)
+        limit = n * cap
+        wide = min(n * OVERFETCH, limit)
+        scanned: dict[str, bool] = {}
+        while True:
+            got = fetch(wide, None)
+            kept: dict[str, float] = {}
+            for item_id, score in sorted(got.items(), key=lambda kv: kv[1], reverse=True):
+                passed = scanned.get(item_id)
+                if passed is None:
+                    meta = self.index.metadata(item_id)
+                    passed = scanned[item_id] = meta is not None and matches(where, meta)
+                if passed:
+                    kept[item_id] = score
+                    if len(kept) >= n:
+                        return kept
+            if len(got) < wide:
+                return kept
+            if wide >= limit:
+                return kept if len(kept) >= enough else fetch(n, where)
+            share = len(kept) / len(got)
+            if not kept:  # too small a sample to judge the filter: look as wide as allowed
+                wide = limit
+                continue
+            if share * limit < enough:  # even the widest fetch would not find enough
+                return fetch(n, where)
+            wide = min(limit, max(wide * 2, math.ceil(1.3 * n / share)))
 
-    def _search(self, task: str, where: dict[str, Any], candidates: int) -> list[IndexHit]:
+    def _search(self, task: str, where: dict[str, Any], candidates: int,
+                enough: int | None = None) -> list[IndexHit]:
         """`HybridIndex.search(task, where=where, candidates=candidates)`, filtering adaptively.
 
-        Same candidates, same reciprocal-rank fusion, same result; see `_filtered` for why.
+        The same reciprocal-rank fusion over the same ranked lists, except that equal scores
+        share a rank (so the prior, not list order, decides between twins); under a selective
+        filter a list may be cut shorter, but never below `enough` (see `_filtered`).
         """
         from skillbank.embeddings import embed_query
 
@@ -1196,12 +1228,18 @@ class ExperienceMemory:
         if not index.count():
             return []
         vector = embed_query(index.embedding_function, task)
-        dense = self._filtered(lambda n, w: self._dense(vector, n, w), where, candidates * 2)
-        keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates)
+        dense = self._filtered(lambda n, w: self._dense(vector, n, w), where, candidates * 2,
+                               enough=enough)
+        keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
+                                 enough=enough, cap=MAX_OVERFETCH_KEYWORD)
         fused: dict[str, float] = {}
         for scores in (dense, keyword):
             ranked = sorted(scores, key=scores.__getitem__, reverse=True)
-            for rank, item_id in enumerate(ranked):
+            rank, previous = 0, None
+            for position, item_id in enumerate(ranked):
+                value = round(scores[item_id], 6)
+                if value != previous:  # equal scores share a rank: the prior breaks the tie
+                    rank, previous = position, value
                 fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + rank + 1)
         hits = []
         for item_id, score in fused.items():
@@ -1259,7 +1297,8 @@ class ExperienceMemory:
             return []
         where = self._where(self._namespace(namespace), outcome, tags, since, kind)
         floor = self.settings.min_score if min_score is None else float(min_score)
-        raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k))
+        raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
+                           enough=max(10, 2 * k))
         now = time.time()
         scored = []
         for hit in raw:

@@ -648,17 +648,27 @@ class GuidelineMemory:
                 break
         return tasks
 
+    INDEX_CHUNKS = ("main", "use", "when", "tasks")
+    KEYWORD_CRITIQUES = True
+    SEARCH_WEIGHTS = (1.0, 1.0)  # dense, keyword
+
     def _index_item(self, g: Guideline, digest: str) -> IndexItem:
         """What a guideline is found by (see the module docstring)."""
         when = " ".join(g.when_to_use.split())
-        texts = [f"{g.text} {when}".strip()]
-        if when:
-            texts.append(when)
-        texts.extend(self._source_tasks(g))
-        critiques = "\n".join(s.critique for s in g.sources)
-        tasks = "\n".join(self._source_tasks(g))
-        keyword = "\n".join(
-            [g.text, g.text, when, g.topic.replace("-", " "), tasks, critiques])[:MAX_KEYWORD_CHARS]
+        tasks = self._source_tasks(g)
+        texts: list[str] = []
+        for chunk in self.INDEX_CHUNKS:
+            if chunk == "main":
+                texts.append(f"{g.text} {when}".strip())
+            elif chunk == "use" and tasks:
+                texts.append(f"{g.text} {when} Tasks: {'; '.join(tasks)}".strip())
+            elif chunk == "when" and when:
+                texts.append(when)
+            elif chunk == "tasks":
+                texts.extend(tasks)
+        critiques = "\n".join(s.critique for s in g.sources) if self.KEYWORD_CRITIQUES else ""
+        keyword = "\n".join([g.text, g.text, when, g.topic.replace("-", " "), "\n".join(tasks),
+                             critiques])[:MAX_KEYWORD_CHARS]
         metadata = {
             "kind": "guideline",
             "status": g.status,
@@ -1046,7 +1056,9 @@ class GuidelineMemory:
             if topic is not None:
                 clauses.append({"topic": topic})
             raw = self.index.search(task[:MAX_TEXT], k=0, where={"$and": clauses},
-                                    candidates=max(50, k * 4))
+                                    candidates=max(50, k * 4),
+                                    dense_weight=self.SEARCH_WEIGHTS[0],
+                                    keyword_weight=self.SEARCH_WEIGHTS[1])
             hits: list[Hit[Guideline]] = []
             for hit in raw:
                 g = self._items.get(hit.id)

@@ -87,6 +87,7 @@ class _Found:
     writable: bool
     digest: str
     data: bytes | None = None
+    stat: str = ""  # "mtime_ns:size": when it matches the index, the file is not even read
 
 
 def _humanise(name: str) -> str:
@@ -105,7 +106,7 @@ def skill_sections(body: str) -> list[tuple[str, str]]:
 
 
 def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
-                   writable: bool) -> IndexItem:
+                   writable: bool, stat: str = "") -> IndexItem:
     """What a skill is found by.
 
     Dense: one text, the name and description — what the author says the skill is for and when
@@ -128,6 +129,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
         "path": str(path),
         "root": str(root),
         "hash": digest,
+        "stat": stat or _stat_key(path),
         "writable": writable,
     }
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
@@ -197,23 +199,33 @@ class SkillLibrary:
 
         yield from visit(root, 0)
 
-    def _scan(self) -> tuple[list[_Found], list[Finding]]:
+    def _scan(self, known: dict[str, tuple[str, str]]) -> tuple[list[_Found], list[Finding]]:
+        """Every SKILL.md under the roots with its content hash.
+
+        `known` maps indexed paths to (stat key, hash): a file whose size and mtime are what the
+        index recorded is taken as unchanged without reading it, which keeps a no-change sync of
+        thousands of skills well under a second.
+        """
         found: list[_Found] = []
         findings: list[Finding] = []
         for root, writable in self.roots:
             for path in self._walk(root):
                 try:
-                    size = path.stat().st_size
-                    if size > MAX_SKILL_BYTES:
+                    stat = path.stat()
+                    key = f"{stat.st_mtime_ns}:{stat.st_size}"
+                    seen = known.get(str(path))
+                    if seen and seen[0] == key:
+                        found.append(_Found(path, root, writable, seen[1], None, key))
+                        continue
+                    if stat.st_size > MAX_SKILL_BYTES:
                         findings.append(Finding(severity="error", code="too-large", path=str(path),
-                                                message=f"{size} bytes; a SKILL.md may be at most {MAX_SKILL_BYTES}"))
+                                                message=f"{stat.st_size} bytes; a SKILL.md may be at most {MAX_SKILL_BYTES}"))
                         continue
                     data = path.read_bytes()
                 except OSError as exc:
                     findings.append(Finding(severity="error", code="unreadable", message=str(exc), path=str(path)))
                     continue
-                digest = hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
-                found.append(_Found(path, root, writable, digest, data))
+                found.append(_Found(path, root, writable, _digest(path, data), data, key))
         return found, findings
 
     # Sync --------------------------------------------------------------------------------------
@@ -222,10 +234,11 @@ class SkillLibrary:
         started = time.perf_counter()
         with self._sync_lock:
             report = SyncReport()
-            found, report.findings = self._scan()
-            indexed = {meta.get("path"): (item_id, meta.get("hash"))
-                       for item_id in self.index.ids()
-                       if (meta := self.index.metadata(item_id)) is not None}
+            metas = {item_id: meta for item_id in self.index.ids()
+                     if (meta := self.index.metadata(item_id)) is not None}
+            found, report.findings = self._scan(
+                {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()})
+            indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
             pending: list[tuple[_Found, str, SkillDocument | None]] = []
             for entry in found:
@@ -258,7 +271,7 @@ class SkillLibrary:
                         continue
                 (report.changed if name in current else report.added).append(name)
                 items.append(index_item_for(doc, name, entry.path, entry.root, entry.digest,
-                                            entry.writable))
+                                            entry.writable, entry.stat))
             removed = [name for name in current if name not in winners]
             batch = 64
             if progress and items:
@@ -357,16 +370,15 @@ class SkillLibrary:
         instead silenced correct low-cosine hits (R@1 -0.04 on the routing set).
         """
         floor = self.min_score if min_score is None else min_score
-        raw = self.index.search(task, k=0, fusion="z")
-        best_dense = max((h.dense for h in raw if h.dense is not None), default=0.0)
-        best_keyword = max((h.keyword for h in raw if h.keyword is not None), default=0.0)
-        if best_dense < floor and best_keyword < self.min_keyword:
+        raw = self.index.search(task, k=max(k * 4, 20), fusion="z")
+        if raw.best_dense < floor and raw.best_keyword < self.min_keyword:
             return []
         hits: list[Hit[Skill]] = []
-        for hit in raw[: max(k * 4, 20)]:
+        for hit in raw:
             score = hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE)
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
-                                   record=self._summary(hit.id)))
+                                   record=self._summary(hit.id), dense=hit.dense,
+                                   keyword=hit.keyword))
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:k]
 
@@ -432,7 +444,7 @@ class SkillLibrary:
 
     def _index_one(self, path: Path) -> None:
         data = path.read_bytes()
-        digest = hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+        digest = _digest(path, data)
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
@@ -522,6 +534,19 @@ class SkillLibrary:
             shutil.move(str(folder), str(trash))
             self.index.delete([name])
         return trash
+
+
+def _digest(path: Path, data: bytes) -> str:
+    """Content hash of a SKILL.md, salted with its path (a moved file is re-indexed)."""
+    return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+
+
+def _stat_key(path: Path) -> str:
+    try:
+        stat = path.stat()
+    except OSError:
+        return ""
+    return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def _normalise_body(body: str) -> str:

@@ -32,6 +32,7 @@ SECTION_ORDER = ("guideline", "skill", "body", "experience")
 #: A skill's body is included only when it clearly matches: strong dense evidence, seen by
 #: both searches, and well ahead of the runner-up.
 BODY_MIN_DENSE = 0.45
+BODY_MIN_LEAD = 0.5  # in z-score units of the skill search: half a standard deviation
 
 
 @dataclass
@@ -121,21 +122,17 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         for kind in ("guideline", "skill", "experience"):
             if rank < len(per_kind[kind]):
                 ordered.append(per_kind[kind][rank])
-        if rank == 0 and include_body and skills and _clear_match(bank, task, skills):
+        if rank == 0 and include_body and skills and _clear_match(skills):
             skill = bank.skills.load(skills[0].name)
             ordered.append(_Item("body", f"skill:{skill.name}",
                                  f"### {skill.name}\n{skill.body.strip()}"))
     return ordered, skills, guidelines, experiences
 
 
-def _clear_match(bank: "Skillbank", task: str, skills: list[Any]) -> bool:
+def _clear_match(skills: list[Any]) -> bool:
     top = skills[0]
-    if top.why != "both":
-        return False
-    raw = bank.index("skills").search(task, k=2, candidates=20)
-    dense = next((h.dense for h in raw if h.id == top.id), None)
-    ahead = len(skills) == 1 or top.score - skills[1].score > 0.001
-    return dense is not None and dense >= BODY_MIN_DENSE and ahead
+    ahead = len(skills) == 1 or top.score - skills[1].score >= BODY_MIN_LEAD
+    return top.why == "both" and (top.dense or 0.0) >= BODY_MIN_DENSE and ahead
 
 
 def render(items: list[_Item]) -> str:

@@ -49,6 +49,14 @@ class IndexItem:
     embed_texts: list[str]  # first: the main text; more: sections (best one wins)
     keyword_text: str
     metadata: dict[str, Any] = field(default_factory=dict)  # filterable fields + "hash"
+    vectors: Any = None  # precomputed embeddings of embed_texts (skip embedding them again)
+
+
+class Hits(list):
+    """Search results, plus the best raw evidence seen for the query (for "nothing fits")."""
+
+    best_dense: float = 0.0
+    best_keyword: float = 0.0
 
 
 @dataclass
@@ -186,6 +194,8 @@ class HybridIndex:
         self._collection = self._open_collection()
         self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
         self._keyword: _Keyword | None = None
+        self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
+        self._masks: dict[str, np.ndarray] = {}  # BM25 filter masks per `where`, per version
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
@@ -213,6 +223,7 @@ class HybridIndex:
             self._collection = self._open_collection()
             self._mirror = {}
             self._keyword = None
+            self._chunks = 0
 
     def count(self) -> int:
         return len(self._load_mirror())
@@ -230,20 +241,21 @@ class HybridIndex:
                 return self._mirror
             mirror: dict[str, tuple[str, dict[str, Any]]] = {}
             page = self._batch_size()
-            offset = 0
+            offset = chunks = 0
             while True:
+                # No `where`: filtering in Chroma costs more than skipping section rows here.
                 got = self._collection.get(
-                    where={"chunk": 0},
-                    include=["documents", "metadatas"],
-                    limit=page,
-                    offset=offset,
+                    include=["documents", "metadatas"], limit=page, offset=offset
                 )
                 for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                    mirror[item_id] = (doc or "", dict(meta or {}))
+                    chunks += 1
+                    if (meta or {}).get("chunk", 0) == 0:
+                        mirror[item_id] = (doc or "", dict(meta or {}))
                 if len(got["ids"]) < page:
                     break
                 offset += page
             self._mirror = mirror
+            self._chunks = chunks
             return mirror
 
     def ids(self) -> list[str]:
@@ -264,12 +276,17 @@ class HybridIndex:
         with self._lock:
             mirror = self._load_mirror()
             texts = [text or " " for item in items for text in item.embed_texts[:32] or [" "]]
-            vectors = embed_texts(self.embedding_function, texts)
+            if all(item.vectors is not None for item in items):
+                vectors = np.concatenate([np.asarray(item.vectors, dtype=np.float32).reshape(
+                    len(item.embed_texts[:32] or [" "]), -1) for item in items])
+                embedded = 0
+            else:
+                vectors = embed_texts(self.embedding_function, texts)
+                embedded = len(texts)
             ids: list[str] = []
             docs: list[str] = []
             metas: list[dict[str, Any]] = []
             stale: list[str] = []
-            cursor = 0
             for item in items:
                 chunk_texts = item.embed_texts[:32] or [" "]
                 old = mirror.get(item.id)
@@ -280,8 +297,8 @@ class HybridIndex:
                     ids.append(item.id if number == 0 else f"{item.id}#{number}")
                     docs.append(item.keyword_text if number == 0 else text)
                     metas.append(meta)
-                    cursor += 1
                 stale.extend(f"{item.id}#{n}" for n in range(len(chunk_texts), old_chunks))
+                self._chunks += len(chunk_texts) - old_chunks
             step = self._batch_size()
             for start in range(0, len(ids), step):
                 self._collection.upsert(
@@ -297,7 +314,8 @@ class HybridIndex:
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
             self._keyword = None
-            return len(texts)
+            self._masks.clear()
+            return embedded
 
     def update_metadata(self, item_id: str, **fields: Any) -> None:
         """Change filterable fields of an item (all its chunks) without embedding again."""
@@ -307,6 +325,7 @@ class HybridIndex:
                 raise KeyError(item_id)
             text, meta = mirror[item_id]
             meta = {**meta, **fields}
+            self._masks.clear()
             chunk_ids = [item_id] + [f"{item_id}#{n}" for n in range(1, int(meta.get("chunks", 1)))]
             metas = []
             for number in range(len(chunk_ids)):
@@ -324,6 +343,7 @@ class HybridIndex:
                 if entry is None:
                     continue
                 removed += 1
+                self._chunks -= int(entry[1].get("chunks", 1))
                 doomed.append(item_id)
                 doomed.extend(f"{item_id}#{n}" for n in range(1, int(entry[1].get("chunks", 1))))
             step = self._batch_size()
@@ -331,6 +351,7 @@ class HybridIndex:
                 self._collection.delete(ids=doomed[start : start + step])
             if removed:
                 self._keyword = None
+                self._masks.clear()
             return removed
 
     # Search ------------------------------------------------------------------------------------
@@ -345,23 +366,46 @@ class HybridIndex:
     def dense(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
-        """Best cosine similarity per item among its `n` nearest chunks."""
-        total = self._collection.count()
-        if total == 0 or n <= 0:
+        """Best cosine similarity per item among its `n` nearest texts.
+
+        Only distances are fetched: asking Chroma for metadata too made a 1,000-result query
+        20x slower. A text's item is its id before `#` (section texts are `<id>#<n>`).
+        """
+        self._load_mirror()
+        total = self._chunks
+        if total <= 0 or n <= 0:
             return {}
         result = self._collection.query(
             query_embeddings=[query_vector],
             n_results=min(n, total),
             where=where or None,
-            include=["metadatas", "distances"],
+            include=["distances"],
         )
         best: dict[str, float] = {}
-        for meta, distance in zip(result["metadatas"][0], result["distances"][0]):
-            parent = str((meta or {}).get("parent"))
+        for chunk_id, distance in zip(result["ids"][0], result["distances"][0]):
+            parent = chunk_id.split("#", 1)[0]
             similarity = 1.0 - float(distance)
             if similarity > best.get(parent, -2.0):
                 best[parent] = similarity
         return best
+
+    def _mask(self, index: _Keyword, where: dict[str, Any]) -> np.ndarray:
+        """Which BM25 rows pass `where`, computed once per filter until the index changes."""
+        import json
+
+        key = json.dumps(where, sort_keys=True, default=str)
+        mask = self._masks.get(key)
+        if mask is None:
+            mirror = self._load_mirror()
+            mask = np.fromiter(
+                (matches(where, mirror[i][1]) if i in mirror else False for i in index.ids),
+                dtype=bool,
+                count=len(index.ids),
+            )
+            if len(self._masks) > 64:
+                self._masks.clear()
+            self._masks[key] = mask
+        return mask
 
     def keyword(
         self, query: str, n: int, where: dict[str, Any] | None = None
@@ -373,13 +417,7 @@ class HybridIndex:
             return {}
         scores, best_possible = scored
         if where:
-            mirror = self._load_mirror()
-            mask = np.fromiter(
-                (matches(where, mirror[i][1]) if i in mirror else False for i in index.ids),
-                dtype=bool,
-                count=len(index.ids),
-            )
-            scores = np.where(mask, scores, 0.0)
+            scores = np.where(self._mask(index, where), scores, 0.0)
         positive = int((scores > 0).sum())
         if positive == 0:
             return {}
@@ -398,21 +436,23 @@ class HybridIndex:
         dense_weight: float = 1.0,
         keyword_weight: float = 1.0,
         query_vector: np.ndarray | None = None,
-    ) -> list[IndexHit]:
+    ) -> Hits:
         """Fuse dense and keyword evidence and return the best `k` items (all when k=0).
 
         `fusion="rrf"` (reciprocal rank) needs no calibration and suits large collections where
-        only the top candidates are seen. `fusion="z"` standardises each side's scores over the
-        candidate set and averages them, which keeps *how much* better an item is, not just its
-        place; it needs the scores of (nearly) every item, so use it for small collections such
-        as skill libraries. On the routing set it lifted R@1 from 0.80 to 0.90 (docs/benchmarks.md).
+        only the top candidates are seen. `fusion="z"` standardises each side's scores over
+        every item and averages them, which keeps *how much* better an item is, not just its
+        place; it needs (nearly) every item's score, so it is for small collections such as
+        skill libraries. On the routing set it lifted R@1 from 0.80 to 0.90 (docs/benchmarks.md).
+        The result also carries the best raw dense and keyword evidence, for "nothing fits".
         """
+        hits = Hits()
         if not query or not query.strip():
-            return []
+            return hits
         with self._lock:
             mirror = self._load_mirror()
             if not mirror:
-                return []
+                return hits
             vector = query_vector if query_vector is not None else embed_query(
                 self.embedding_function, query
             )
@@ -422,27 +462,29 @@ class HybridIndex:
             else:
                 dense = self.dense(vector, candidates * 2, where)
                 keyword = self.keyword(query, candidates, where)
-        fused = (_z_fuse if fusion == "z" else _rrf_fuse)(
-            dense, keyword, dense_weight, keyword_weight, mirror, where)
-        hits = []
-        for item_id, score in fused.items():
-            entry = mirror.get(item_id)
-            if entry is None:
-                continue
+            fuse = _z_fuse if fusion == "z" else _rrf_fuse
+            ids, scores = fuse(dense, keyword, dense_weight, keyword_weight, mirror, where)
+        hits.best_dense = max(dense.values(), default=0.0)
+        hits.best_keyword = max(keyword.values(), default=0.0)
+        if k and len(ids) > k:
+            top = np.argpartition(-scores, k - 1)[:k]
+        else:
+            top = np.arange(len(ids))
+        for position in top[np.argsort(-scores[top], kind="stable")]:
+            item_id = ids[position]
             in_dense, in_keyword = item_id in dense, item_id in keyword
             why = "both" if in_dense and in_keyword else ("dense" if in_dense else "keyword")
             hits.append(
                 IndexHit(
                     id=item_id,
-                    score=score,
+                    score=float(scores[position]),
                     dense=dense.get(item_id),
                     keyword=keyword.get(item_id),
                     why=why,
-                    metadata=entry[1],
+                    metadata=mirror[item_id][1],
                 )
             )
-        hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[: max(k, 0)] if k else hits
+        return hits
 
 
 #: How many nearest chunks z-fusion asks Chroma for; items beyond it get the lowest seen score.
@@ -450,29 +492,36 @@ Z_CANDIDATES = 1000
 
 
 def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
-              keyword_weight: float, mirror: dict, where: dict[str, Any] | None) -> dict[str, float]:
+              keyword_weight: float, mirror: dict, where: dict[str, Any] | None
+              ) -> tuple[list[str], np.ndarray]:
     fused: dict[str, float] = {}
     for weight, scores in ((dense_weight, dense), (keyword_weight, keyword)):
         ranked = sorted(scores, key=scores.__getitem__, reverse=True)
         for rank, item_id in enumerate(ranked):
             fused[item_id] = fused.get(item_id, 0.0) + weight / (RRF_K + rank + 1)
-    return fused
+    ids = [i for i in fused if i in mirror]
+    return ids, np.array([fused[i] for i in ids], dtype=np.float64)
 
 
 def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
-            keyword_weight: float, mirror: dict, where: dict[str, Any] | None) -> dict[str, float]:
-    """Average of per-query z-scores over every item that passes the filter."""
+            keyword_weight: float, mirror: dict, where: dict[str, Any] | None
+            ) -> tuple[list[str], np.ndarray]:
+    """Average of per-query z-scores over every item that passes the filter.
+
+    Items beyond the dense candidate list get the lowest similarity seen; items BM25 did not
+    match score 0 on that side.
+    """
     ids = [i for i, (_, meta) in mirror.items() if not where or matches(where, meta)]
     if not ids:
-        return {}
+        return [], np.zeros(0)
     floor = min(dense.values()) if dense else 0.0
     d = np.array([dense.get(i, floor) for i in ids], dtype=np.float64)
-    kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
     total = dense_weight + keyword_weight
     score = dense_weight / total * _standardise(d)
     if keyword:
+        kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
         score = score + keyword_weight / total * _standardise(kw)
-    return {i: float(s) for i, s in zip(ids, score)}
+    return ids, score
 
 
 def _standardise(values: np.ndarray) -> np.ndarray:

@@ -155,6 +155,8 @@ class Hit(BaseModel, Generic[T]):
     score: float
     why: Why
     record: T
+    dense: float | None = None  # cosine similarity of the best embedded text, when seen densely
+    keyword: float | None = None  # share of the query's best possible BM25 score matched
 
     # Convenience accessors so callers can write hit.name / hit.text without digging.
     @property

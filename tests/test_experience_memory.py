@@ -22,7 +22,7 @@ from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding, embed_query
 from skillbank.index import matches
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.records import MAX_STEPS, MAX_TEXT, Experience, Lesson, Step
+from skillbank.records import MAX_STEPS, MAX_TEXT, Lesson, Step
 from skillbank.plugins.experience_memory import (
     CHECKPOINT,
     MAX_RECORD_BYTES,
@@ -443,6 +443,15 @@ def test_adaptive_filtering_equals_filtering_in_the_index(mem):
                     assert all(matches(where, mem.index.metadata(i)) for i in mine)
         hits = mem.recall(query, k=10, count_use=False)
         assert all(h.record.namespace == "default" for h in hits)
+
+
+def test_recall_prior_explores_rarely_recalled_records(mem):
+    worn = mem.record(task="Rotate the database credentials", outcome="success", feedback="vault")
+    fresh = mem.record(task="Rotate the database credentials", outcome="success", feedback="env")
+    mem.usage.record(worn, use=50)  # recalled fifty times, never judged
+    hits = mem.recall("rotate the database credentials", k=2, count_use=False)
+    assert ids(hits) == [fresh, worn]
+    assert hits[0].score - hits[1].score < 0.001  # a nudge between ties, not a jump
 
 
 _NS = st.sampled_from(["alice", "bob", "team-x", "proj/one", "default", "Ünïcode ns"])

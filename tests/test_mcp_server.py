@@ -110,7 +110,7 @@ async def test_find_load_and_read_a_skill(server, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
-async def test_save_skill_creates_then_updates_and_refuses_read_only(server, bank, mode):
+async def test_save_skill_creates_updates_and_overrides_read_only_copies(server, bank, mode):
     async with Client(server, mode=mode) as client:
         created = await call(client, "save_skill", {
             "name": "deploy-fly", "description": "Deploy a Python web app to fly.io",
@@ -123,9 +123,11 @@ async def test_save_skill_creates_then_updates_and_refuses_read_only(server, ban
         assert "fly secrets" in bank.skills.load("deploy-fly").body
         found = await call(client, "find_skills", {"task": "deploy my python app on fly.io"})
         assert found["skills"][0]["name"] == "deploy-fly"
-        message = await fails(client, "save_skill", {"name": "pdf-tables", "description": "x" * 20,
-                                                     "body": "new body"})
-        assert "read-only" in message and "new name" in message
+        own = await call(client, "save_skill", {"name": "pdf-tables", "description": "My PDF tables recipe",
+                                                "body": "# Steps\n\nUse camelot.\n"})
+        assert own["action"] == "created" and "read-only" in own["note"]
+        mine = bank.skills.load("pdf-tables")
+        assert mine.writable and "camelot" in mine.body  # the bank's own copy now wins
         bad = await fails(client, "save_skill", {"name": "Bad Name!", "description": "A skill",
                                                  "body": "body"})
         assert "name" in bad.lower()

@@ -276,7 +276,8 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         rule = "Always state the file encoding." if mode == "auto" else "Always check the delimiter before parsing CSV files."
         learned = await ok("learn_from_critique", {"critique": rule, "task": "Parse CSV"})
         assert learned["pending_review"] is True  # HTTP clients are untrusted without --trust
-        added = await ok("add_guideline", {"text": f"Check CSV headers first ({mode})"})
+        text = "Check the CSV header row first" if mode == "auto" else "Log every retry with its cause"
+        added = await ok("add_guideline", {"text": text})
         assert added["action"] == "pending"
         assert (await ok("search_guidelines", {"task": "parse csv"}))["guidelines"] == []
         assert (await ok("rate_memory", {"id": eid, "helpful": True}))["kind"] == "experience"
@@ -293,6 +294,33 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         assert stats["server"]["trusted_clients"] is False
         prompt = await client.get_prompt("start_task", {"task": "parse a csv file"})
         assert "record_experience" in prompt.messages[0].content.text
+
+
+@pytest.mark.parametrize("mode,expected", [("auto", "client_model"), ("legacy", "rules")])
+async def test_http_sampling(http_server, mode, expected):
+    """2026-07-28 sessions sample the client's model through the input-required flow; older
+    sessions cannot be sent requests mid-call on JSON responses and use the rule distiller."""
+    import httpx2
+    import mcp_types as types
+    from mcp.client.streamable_http import streamable_http_client
+
+    reply = json.dumps([{"text": "Quote every identifier in generated SQL.", "topic": "sql",
+                         "when_to_use": "When generating SQL", "actionable": True}])
+    asked: list[str] = []
+
+    async def sample(context: Any, params: Any) -> Any:
+        asked.append(params.messages[0].content.text)
+        return types.CreateMessageResult(role="assistant", model="fake",
+                                         content=types.TextContent(type="text", text=reply))
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"}, timeout=60) as http:
+        async with Client(streamable_http_client(http_server + "/mcp", http_client=http), mode=mode,
+                          sampling_callback=sample) as client:
+            result = await client.call_tool("learn_from_critique", {
+                "critique": f"The columns were not quoted ({mode}).", "task": "Generate SQL"})
+    assert not result.is_error, result.content[0].text
+    assert result.structured_content["distilled_by"] == expected
+    assert bool(asked) == (expected == "client_model")
 
 
 def mcp_post(url: str, **kw: Any) -> httpx.Response:
@@ -376,3 +404,57 @@ def test_mcp_inspector_cli_lists_and_calls_tools(tmp_path):
                      "task=extract tables from a PDF")
     assert called.get("isError") in (None, False), called
     assert called["structuredContent"]["skills"][0]["name"] == "pdf-tables"
+
+
+# The pieces behind the guard and the command line ------------------------------------------------
+def test_origin_and_loopback_rules():
+    from skillbank.mcp_server.http import origin_allowed
+    from skillbank.mcp_server.options import is_loopback
+
+    assert origin_allowed(None) and origin_allowed("")
+    for ok in ("http://localhost", "http://localhost:6274", "https://127.0.0.1:8443",
+               "http://[::1]:3000", "http://127.0.0.2"):
+        assert origin_allowed(ok), ok
+    for bad in ("null", "http://evil.example", "http://localhost.evil.example", "file://",
+                "http://192.168.1.10:8765", "ftp://localhost", "not a url"):
+        assert not origin_allowed(bad), bad
+    assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("[::1]")
+    assert is_loopback("localhost") and not is_loopback("0.0.0.0") and not is_loopback("example.com")
+
+
+def test_options_from_argv_objects_and_mappings(monkeypatch):
+    from skillbank.mcp_server.options import ServeOptions, parse_args
+    from skillbank.mcp_server.runner import StartupError, check_options
+
+    opts = parse_args(["--root", "/tmp/r", "--skills-dir", "a", "--skills-dir", "b",
+                       "--transport", "http", "--port", "9000", "--trust"])
+    assert opts.root == "/tmp/r" and opts.skills_dirs == ["a", "b"] and opts.port == 9000
+    assert opts.transport == "http" and opts.trust and opts.watch and opts.include_bundled
+
+    class FromCli:  # what a CLI might hand over: Paths, None for unset values
+        root = Path("/tmp/x")
+        skills_dirs = [Path("/s")]
+        chroma_url = None
+        transport = "stdio"
+
+    coerced = ServeOptions.coerce(FromCli())
+    assert coerced.root == "/tmp/x" and coerced.skills_dirs == ["/s"] and coerced.port == 8765
+    assert ServeOptions.coerce({"host": "::1", "bogus": 1}).host == "::1"
+
+    monkeypatch.delenv("SKILLBANK_TOKEN", raising=False)
+    with pytest.raises(StartupError, match="token"):
+        check_options(ServeOptions(transport="http", host="0.0.0.0"))
+    assert check_options(ServeOptions(transport="http", host="127.0.0.1")) is None
+    monkeypatch.setenv("SKILLBANK_TOKEN", "s3cret")
+    assert check_options(ServeOptions(transport="http", host="0.0.0.0")) == "s3cret"
+    assert check_options(ServeOptions(transport="stdio")) is None
+    with pytest.raises(StartupError):
+        check_options(ServeOptions(transport="sse"))
+
+
+def test_importing_the_package_does_not_import_mcp():
+    code = ("import sys, skillbank.mcp_server as m; "
+            "assert callable(m.parse_args); "
+            "print('mcp' in sys.modules, 'chromadb' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.stdout.strip() == "False False", done.stderr
