@@ -2,10 +2,10 @@
 
 Importing Chroma, loading the embedding model and building the keyword indexes take longer than
 importing mcp. The client waits for none of it: the server starts serving while a thread
-- opens the bank and starts watching the skill folders (first, so an edit made during startup
-  is not missed);
-- syncs the skill index with the files, then makes it fast: one warm-up search loads the model
-  and builds the keyword index;
+- opens the bank and syncs the skill index with the files;
+- makes skills fast: one warm-up search loads the model and builds the keyword index; from here
+  on `find_skills` answers;
+- starts watching the skill folders and syncs once more, for edits made during startup;
 - syncs and warms the guidelines, then the experiences and the tokenizer.
 Each tool awaits only the stage it reads, so `find_skills` does not wait for 10,000 experiences.
 """
@@ -77,19 +77,17 @@ class BankHandle:
             bank = self._bank
             self._mark("open")
             stage = "skills"
-            if self._watch:
-                # Before the first sync, so an edit made while it runs is not missed.
-                bank.watch()
             if self._sync:
-                report = bank.skills.sync()
-                for finding in report.findings[:20]:
-                    log.info("skill sync: %s", finding)
-                if report.changed_anything:
-                    log.info("skill sync: %d added, %d changed, %d removed", len(report.added),
-                             len(report.changed), len(report.removed))
+                self._sync_skills(bank)
             # One search loads the ONNX session and builds the skills' keyword index.
             self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
             self._mark("skills")
+            if self._watch:
+                # Started once skills answer (starting it costs CPU the first call would wait
+                # for); the sync after it catches what changed between the first sync and now.
+                bank.watch()
+                if self._sync:
+                    self._sync_skills(bank)
             stage = "guidelines"
             if self._sync:
                 bank.guidelines.sync()
@@ -106,6 +104,15 @@ class BankHandle:
             log.error("skillbank: could not %s: %s", "open the bank" if stage == "open"
                       else f"load the {stage}", exc)
             self._fail_from(stage, exc)
+
+    @staticmethod
+    def _sync_skills(bank: Any) -> None:
+        report = bank.skills.sync()
+        for finding in report.findings[:20]:
+            log.info("skill sync: %s", finding)
+        if report.changed_anything:
+            log.info("skill sync: %d added, %d changed, %d removed", len(report.added),
+                     len(report.changed), len(report.removed))
 
     def _warm(self, fn: Callable[[], Any]) -> None:
         """Build lazy indexes and load models before the first real call needs them."""

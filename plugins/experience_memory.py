@@ -544,6 +544,46 @@ def _digest(line: str) -> str:
     return hashlib.sha256(line.encode("utf-8")).hexdigest()[:32]
 
 
+def _predicate(where: dict[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
+    """`index.matches(where, meta)` as one flat function, for the `$and` filters recall builds.
+
+    Scanning thousands of candidates per query is where the time goes under a selective filter;
+    a flat list of checks costs about half of the generic recursive evaluation.
+    """
+    clauses = where.get("$and") if list(where) == ["$and"] else [where]
+    checks: list[tuple[str, str, Any]] = []
+    for clause in clauses or []:
+        if not isinstance(clause, dict) or len(clause) != 1:
+            return lambda meta: matches(where, meta)
+        (key, condition), = clause.items()
+        if key.startswith("$"):
+            return lambda meta: matches(where, meta)
+        if not isinstance(condition, dict):
+            condition = {"$eq": condition}
+        for op, value in condition.items():
+            if op not in ("$eq", "$in", "$contains", "$gte"):
+                return lambda meta: matches(where, meta)
+            checks.append((key, op, frozenset(value) if op == "$in" else value))
+
+    def passes(meta: Mapping[str, Any]) -> bool:
+        for key, op, value in checks:
+            found = meta.get(key)
+            if op == "$eq":
+                if found != value:
+                    return False
+            elif op == "$in":
+                if found not in value:
+                    return False
+            elif op == "$contains":
+                if not isinstance(found, (list, tuple)) or value not in found:
+                    return False
+            elif found is None or found < value:
+                return False
+        return True
+
+    return passes
+
+
 class _Pending:
     """The folded state of one record while a sync replays events."""
 
@@ -584,7 +624,6 @@ class ExperienceMemory:
         self.write_lock = write_lock or threading.RLock()
         self._cache: OrderedDict[str, Experience] = OrderedDict()
         self._cache_lock = threading.Lock()
-        self._chroma: Any = None
         self.folder.mkdir(parents=True, exist_ok=True)
 
     # Properties ---------------------------------------------------------------------------------
@@ -741,34 +780,43 @@ class ExperienceMemory:
     def _store(self, experience: Experience, *, with_lessons: bool = True,
                status: str = "active") -> str:
         """Journal and index one record (and its lesson records) unless it is a duplicate."""
-        existing = self._find_duplicate(experience)
+        existing, vector = self._find_duplicate(experience)
         if existing is not None:
             self._fold(experience.id, existing)
             return existing
         records = [experience]
+        vectors = {experience.id: vector}
         if with_lessons and experience.kind == "experience" and experience.lessons:
             seen: set[str] = set()
             for lesson in self._lesson_records(experience, experience.lessons):
                 key = _normalise_text(embed_text(lesson))
-                if key not in seen and self._find_duplicate(lesson) is None:
-                    records.append(lesson)
+                if key not in seen:
+                    twin, vectors[lesson.id] = self._find_duplicate(lesson)
+                    if twin is None:
+                        records.append(lesson)
                 seen.add(key)
         events = [{"op": "add", "record": self._dump(r)} for r in records]
         if status != "active":
             events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
                            "at": utcnow().isoformat()})
-        self._append(events)
+        self._append(events, vectors)
         return experience.id
 
     def _dump(self, record: Experience) -> dict[str, Any]:
         return record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
 
-    def _find_duplicate(self, record: Experience) -> str | None:
-        """The id of an active record this one would only repeat, if any."""
+    def _find_duplicate(self, record: Experience) -> tuple[str | None, Any]:
+        """The id of an active record this one would only repeat (or None), and its vector.
+
+        The vector of the embedded text is returned so that storing the record does not embed
+        it a second time.
+        """
+        from skillbank.embeddings import embed_query
+
+        vector = embed_query(self.index.embedding_function, embed_text(record))
         threshold = float(self.settings.duplicate_threshold)
         if threshold > 1.0:
-            return None
-        from skillbank.embeddings import embed_query
+            return None, vector
 
         clauses: list[dict[str, Any]] = [
             {"namespace": record.namespace}, {"status": "active"}, {"kind": record.kind},
@@ -776,24 +824,24 @@ class ExperienceMemory:
         if record.kind == "experience":
             clauses.append({"content": content_key(record)})
         where = {"$and": clauses}
-        vector = embed_query(self.index.embedding_function, embed_text(record))
         # Nearest records of any namespace first (an unfiltered query is the cheap one); only
         # when all of them are that close and none qualifies is the filter given to Chroma.
-        nearest = self._dense(vector, DUPLICATE_CANDIDATES, None)
+        nearest = self.index.dense(vector, DUPLICATE_CANDIDATES, None)
         ranked = sorted(nearest.items(), key=lambda kv: kv[1], reverse=True)
         for found, similarity in ranked:
             if similarity < threshold - 1e-6:
-                return None
+                return None, vector
             meta = self.index.metadata(found)
             if found != record.id and meta is not None and matches(where, meta):
-                return found
+                return found, vector
         if len(ranked) < DUPLICATE_CANDIDATES:
-            return None
-        best = self._dense(vector, DUPLICATE_CANDIDATES, where)
-        if not best:
-            return None
-        found, similarity = max(best.items(), key=lambda kv: kv[1])
-        return found if similarity >= threshold - 1e-6 and found != record.id else None
+            return None, vector
+        best = self.index.dense(vector, DUPLICATE_CANDIDATES, where)
+        if best:
+            found, similarity = max(best.items(), key=lambda kv: kv[1])
+            if similarity >= threshold - 1e-6 and found != record.id:
+                return found, vector
+        return None, vector
 
     def _fold(self, new_id: str, existing: str) -> None:
         meta = self.index.metadata(existing) or {}
@@ -813,7 +861,8 @@ class ExperienceMemory:
     def _current_journal(self) -> Path:
         return self.folder / f"{utcnow():%Y-%m}.jsonl"
 
-    def _append(self, events: list[dict[str, Any]]) -> None:
+    def _append(self, events: list[dict[str, Any]], vectors: Mapping[str, Any] | None = None
+                ) -> None:
         """Append events to this month's journal (one fsync), then apply them to the index.
 
         Called with the write lock held. The checkpoint moves past the new lines only when it
@@ -836,7 +885,7 @@ class ExperienceMemory:
             parsed.append((event, f"{path.name}:{offset}", _digest(line)))
             offset += len(line.encode("utf-8")) + 1
         checkpoint = self._read_checkpoint()
-        self._apply(parsed)
+        self._apply(parsed, vectors=vectors)
         if checkpoint.get("collection") == self._collection_id() and \
                 int(checkpoint.get("files", {}).get(path.name, 0)) == size and \
                 all(int(checkpoint.get("files", {}).get(p.name, -1)) == p.stat().st_size
@@ -845,7 +894,8 @@ class ExperienceMemory:
             self._write_checkpoint(checkpoint)
 
     def _apply(self, parsed: list[tuple[dict[str, Any], str, str]],
-               report: SyncReport | None = None) -> None:
+               report: SyncReport | None = None, vectors: Mapping[str, Any] | None = None
+               ) -> None:
         """Apply journal events to the index: adds (upsert, skipping same-hash), status events."""
         state: dict[str, _Pending] = {}
         order: list[str] = []
@@ -910,7 +960,10 @@ class ExperienceMemory:
                     elif report is not None:
                         report.unchanged += 1
                     continue
-                upserts.append(_index_item(entry.record, entry.loc, entry.digest, status, duplicates))
+                item = _index_item(entry.record, entry.loc, entry.digest, status, duplicates)
+                if vectors and vectors.get(record_id) is not None:
+                    item.vectors = [vectors[record_id]]
+                upserts.append(item)
                 if report is not None:
                     (report.changed if current is not None else report.added).append(record_id)
                 with self._cache_lock:
@@ -959,54 +1012,28 @@ class ExperienceMemory:
         return events, offset
 
     # Checkpoint ---------------------------------------------------------------------------------
-    def _collection(self, fresh: bool = False) -> Any:
-        """The index's Chroma collection, looked up by name through the index's client.
+    def _collection(self) -> Any:
+        """The index's Chroma collection, looked up by name through the index's public client.
 
-        Kept between calls; `fresh` looks it up again (after a reset it is a new collection).
+        Only for its id and count, which need no mirror load: `HybridIndex.count()` reads
+        every item's metadata from Chroma first (tens of seconds at 100k records), and a no-change
+        sync must stay a few milliseconds.
         """
-        if fresh or self._chroma is None:
-            self._chroma = self.index.client.get_collection(
-                self.index.name, embedding_function=self.index.embedding_function)
-        return self._chroma
+        return self.index.client.get_collection(
+            self.index.name, embedding_function=self.index.embedding_function)
 
     def _collection_id(self) -> str:
         """The id of the Chroma collection: a new one (reindex, new server) means replay all."""
         try:
-            return str(self._collection(fresh=True).id)
+            return str(self._collection().id)
         except Exception:
             return ""
 
     def _collection_count(self) -> int:
         try:
-            return int(self._collection(fresh=True).count())
+            return int(self._collection().count())
         except Exception:
             return self.index.count()
-
-    def _dense(self, vector: Any, n: int, where: dict[str, Any] | None) -> dict[str, float]:
-        """Cosine similarity of the `n` nearest records: `HybridIndex.dense` without metadata.
-
-        Chroma returns ids and distances almost for free, while each row of metadata costs
-        ~0.15 ms (n=600: 98 ms against 2 ms); the index's in-memory mirror already holds the
-        metadata. Every experience is one chunk, so a Chroma id is a record id.
-        """
-        if n <= 0:
-            return {}
-        for attempt in (0, 1):
-            try:
-                collection = self._collection(fresh=attempt == 1)
-                result = collection.query(query_embeddings=[vector], n_results=n,
-                                          where=where or None, include=["distances"])
-                break
-            except Exception:
-                if attempt == 1:
-                    raise
-        best: dict[str, float] = {}
-        for chunk_id, distance in zip(result["ids"][0], result["distances"][0]):
-            parent = chunk_id.split("#", 1)[0]
-            similarity = 1.0 - float(distance)
-            if similarity > best.get(parent, -2.0):
-                best[parent] = similarity
-        return best
 
     def _read_checkpoint(self) -> dict[str, Any]:
         try:
@@ -1187,6 +1214,7 @@ class ExperienceMemory:
         rare for that is handed to the index.
         """
         enough = n if enough is None else min(enough, n)
+        passes = _predicate(where)
         limit = n * cap
         wide = min(n * OVERFETCH, limit)
         scanned: dict[str, bool] = {}
@@ -1197,7 +1225,7 @@ class ExperienceMemory:
                 passed = scanned.get(item_id)
                 if passed is None:
                     meta = self.index.metadata(item_id)
-                    passed = scanned[item_id] = meta is not None and matches(where, meta)
+                    passed = scanned[item_id] = meta is not None and passes(meta)
                 if passed:
                     kept[item_id] = score
                     if len(kept) >= n:
@@ -1206,13 +1234,10 @@ class ExperienceMemory:
                 return kept
             if wide >= limit:
                 return kept if len(kept) >= enough else fetch(n, where)
+            # Widen by the share that passed (all the way when none did): even the widest
+            # unfiltered fetch costs less than a filtered one on a large collection.
             share = len(kept) / len(got)
-            if not kept:  # too small a sample to judge the filter: look as wide as allowed
-                wide = limit
-                continue
-            if share * limit < enough:  # even the widest fetch would not find enough
-                return fetch(n, where)
-            wide = min(limit, max(wide * 2, math.ceil(1.3 * n / share)))
+            wide = limit if not kept else min(limit, max(wide * 2, math.ceil(1.3 * n / share)))
 
     def _search(self, task: str, where: dict[str, Any], candidates: int,
                 enough: int | None = None) -> list[IndexHit]:
@@ -1228,7 +1253,7 @@ class ExperienceMemory:
         if not index.count():
             return []
         vector = embed_query(index.embedding_function, task)
-        dense = self._filtered(lambda n, w: self._dense(vector, n, w), where, candidates * 2,
+        dense = self._filtered(lambda n, w: index.dense(vector, n, w), where, candidates * 2,
                                enough=enough)
         keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
                                  enough=enough, cap=MAX_OVERFETCH_KEYWORD)
@@ -1315,7 +1340,8 @@ class ExperienceMemory:
             except NotFoundError:
                 log.warning("recall: %s is indexed but missing from the journal", hit.id)
                 continue
-            hits.append(Hit[Experience](id=hit.id, score=round(score, 6), why=hit.why, record=record))
+            hits.append(Hit[Experience](id=hit.id, score=round(score, 6), why=hit.why,
+                                        record=record, dense=hit.dense, keyword=hit.keyword))
         if count_use:
             for hit in hits:
                 self.usage.record(hit.id, use=1)

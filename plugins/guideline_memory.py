@@ -84,6 +84,7 @@ MAX_SOURCES = 20  # kept per file: the first source and the most recent ones
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_PROFILE_TEXTS = 24  # wordings averaged into a guideline's matching profile
 MAX_NEIGHBOURS = 3  # nearest guidelines handed to distiller.relate per candidate
+SHORTLIST = 24  # guidelines the index proposes for a profile comparison (large pools)
 MAX_KEYWORD_CHARS = 20_000
 MAX_SOURCE_NAME = 200
 MAX_NAMESPACE = 128
@@ -590,24 +591,24 @@ class GuidelineMemory:
         """
         started = time.perf_counter()
         report = SyncReport()
-        with self._lock:
+        with self._lock, self.write_lock:
             found, report.findings = self._scan()
             indexed = self.index.hashes()
             items: dict[str, Guideline] = {}
             files: dict[str, tuple[int, int]] = {}
             to_index: list[IndexItem] = []
             for gid, path in found.items():
+                try:  # before reading, so an edit made while we read is seen next time
+                    st = path.stat()
+                    files[str(path)] = (st.st_mtime_ns, st.st_size)
+                except OSError:
+                    pass
                 guideline, digest, findings = self._read(gid, path)
                 report.findings.extend(findings)
                 if guideline is None:
                     report.skipped.append(str(path))
                     continue
                 items[gid] = guideline
-                try:
-                    st = path.stat()
-                    files[str(path)] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    pass
                 if indexed.get(gid) == digest:
                     report.unchanged += 1
                     continue
@@ -648,25 +649,16 @@ class GuidelineMemory:
                 break
         return tasks
 
-    INDEX_CHUNKS = ("main", "use", "when", "tasks")
-    KEYWORD_CRITIQUES = True
-    SEARCH_WEIGHTS = (1.0, 1.0)  # dense, keyword
-
     def _index_item(self, g: Guideline, digest: str) -> IndexItem:
         """What a guideline is found by (see the module docstring)."""
         when = " ".join(g.when_to_use.split())
         tasks = self._source_tasks(g)
-        texts: list[str] = []
-        for chunk in self.INDEX_CHUNKS:
-            if chunk == "main":
-                texts.append(f"{g.text} {when}".strip())
-            elif chunk == "use" and tasks:
-                texts.append(f"{g.text} {when} Tasks: {'; '.join(tasks)}".strip())
-            elif chunk == "when" and when:
-                texts.append(when)
-            elif chunk == "tasks":
-                texts.extend(tasks)
-        critiques = "\n".join(s.critique for s in g.sources) if self.KEYWORD_CRITIQUES else ""
+        texts = [f"{g.text} {when}".strip()]  # the rule and when it applies
+        if when:
+            texts.append(when)  # when it applies, alone: the kind of task decides
+        if tasks:  # the rule as used: what it was learned on (one text, so it reads as a whole)
+            texts.append(f"{g.text} {when} Tasks: {'; '.join(tasks)}".strip())
+        critiques = "\n".join(s.critique for s in g.sources)
         keyword = "\n".join([g.text, g.text, when, g.topic.replace("-", " "), "\n".join(tasks),
                              critiques])[:MAX_KEYWORD_CHARS]
         metadata = {
@@ -785,12 +777,11 @@ class GuidelineMemory:
         norm = math.sqrt(sum(v * v for v in weighted.values())) or 1.0
         return {t: v / norm for t, v in weighted.items()}
 
-    def _lexical(self, query: str, pool: list[Guideline]) -> np.ndarray:
-        """TF-IDF cosine of the query with each guideline's words (idf over the pool)."""
-        bags = [self._bag(g) for g in pool]
+    def _lexical(self, query: str, pool: list[Guideline], scored: list[Guideline]) -> np.ndarray:
+        """TF-IDF cosine of the query with the words of each `scored` guideline (idf: `pool`)."""
         df: dict[str, int] = {}
-        for _, words in bags:
-            for t in words:
+        for g in pool:
+            for t in self._bag(g)[1]:
                 df[t] = df.get(t, 0) + 1
         n = len(pool)
         idf = lambda t: math.log(1.0 + (n + 1) / (df.get(t, 0) + 1))  # noqa: E731
@@ -798,37 +789,67 @@ class GuidelineMemory:
         for token in tokenize(query):
             counts[token] = counts.get(token, 0) + 1
         q = self._tfidf({t: 1.0 + math.log(c) for t, c in counts.items()}, idf)
-        out = np.zeros(n, dtype=np.float32)
-        for i, (tf, words) in enumerate(bags):
+        out = np.zeros(len(scored), dtype=np.float32)
+        for i, g in enumerate(scored):
+            tf, words = self._bag(g)
             shared = words.intersection(q)
             if shared:
                 d = self._tfidf(tf, idf)
                 out[i] = sum(q[t] * d[t] for t in shared)
         return out
 
+    def _shortlist(self, query: str, namespace: str, pool: list[Guideline]) -> list[Guideline]:
+        """The guidelines worth a profile comparison: all of a small pool, else the index's best.
+
+        Profiles need every member embedded; the persistent index narrows a large pool first so
+        the first learn after a restart does not embed the whole memory.
+        """
+        if len(pool) <= SHORTLIST:
+            return pool
+        where = {"$and": [{"namespace": namespace}, {"status": {"$in": list(IN_PLAY)}}]}
+        hits = self.index.search(query[:MAX_SHORT], k=SHORTLIST, where=where,
+                                 candidates=SHORTLIST * 2)
+        by_id = {g.id: g for g in pool}
+        return [by_id[h.id] for h in hits if h.id in by_id]
+
     def _nearest(self, vector: np.ndarray, query: str, namespace: str, topic: str,
+                 rule_vector: np.ndarray | None = None, touched: frozenset[str] = frozenset(),
                  n: int = MAX_NEIGHBOURS) -> list[tuple[float, str]]:
         """In-play guidelines of the namespace most like a candidate, best first.
 
         Similarity = cosine with the guideline's profile + LEXICAL_WEIGHT x TF-IDF cosine of
         words - TOPIC_PENALTY across topics; neighbours under `match_floor` are dropped.
+        Guidelines this very critique already created or reinforced (`touched`) share its text,
+        which says nothing about whether two of its rules are one: they are compared by rule and
+        sentence alone (`rule_vector` against what this critique contributed to them), so two
+        rules from one sentence tend to merge and rules from different sentences stand apart.
         """
         pool = [g for g in self._items.values()
                 if g.namespace == namespace and g.status in IN_PLAY]
         if not pool:
             return []
-        profiles = np.stack([self._profile(g) for g in pool])
+        scored = self._shortlist(query, namespace, pool)
+        if not scored:
+            return []
+        profiles = np.stack([self._profile(g) for g in scored])
         sims = profiles @ vector
         if self.LEXICAL_WEIGHT:
-            sims = sims + self.LEXICAL_WEIGHT * self._lexical(query, pool)
+            sims = sims + self.LEXICAL_WEIGHT * self._lexical(query, pool, scored)
         if self.TOPIC_PENALTY:
             other = np.asarray([g.topic != topic and "general" not in (g.topic, topic)
-                                for g in pool])
+                                for g in scored])
             sims = sims - self.TOPIC_PENALTY * other
+        if touched and rule_vector is not None:
+            for i, g in enumerate(scored):
+                if g.id in touched:
+                    last = g.sources[-1]
+                    mine = self._member_vector(getattr(last, "rule", None) or g.text,
+                                               getattr(last, "sentence", None), None)
+                    sims[i] = float(mine @ rule_vector)
         sims = np.minimum(sims, 1.0)
         order = np.argsort(-sims)[:n]
         floor = self.match_floor
-        return [(float(sims[i]), pool[i].id) for i in order if sims[i] >= floor]
+        return [(float(sims[i]), scored[i].id) for i in order if sims[i] >= floor]
 
     # Learning ------------------------------------------------------------------------------------
     def learn(
@@ -969,7 +990,9 @@ class GuidelineMemory:
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         same: tuple[float, str] | None = None
         contradicted: list[tuple[float, str]] = []
-        for similarity, gid in self._nearest(vector, query, namespace, topic):
+        rule_vector = self._member_vector(text, sentence or None, None)
+        for similarity, gid in self._nearest(vector, query, namespace, topic, rule_vector,
+                                             frozenset(touched)):
             old = self._items[gid]
             relation = distiller.relate(text, old.text, similarity=similarity)
             if relation == "same" and same is None:
@@ -1056,9 +1079,7 @@ class GuidelineMemory:
             if topic is not None:
                 clauses.append({"topic": topic})
             raw = self.index.search(task[:MAX_TEXT], k=0, where={"$and": clauses},
-                                    candidates=max(50, k * 4),
-                                    dense_weight=self.SEARCH_WEIGHTS[0],
-                                    keyword_weight=self.SEARCH_WEIGHTS[1])
+                                    candidates=max(50, k * 4))
             hits: list[Hit[Guideline]] = []
             for hit in raw:
                 g = self._items.get(hit.id)

@@ -193,7 +193,11 @@ class HybridIndex:
         self._lock = threading.RLock()
         self._collection = self._open_collection()
         self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
-        self._keyword: _Keyword | None = None
+        self._keyword: _Keyword | None = None  # BM25 over every item, built lazily
+        # Items written since that build: their rows in it are stale, and they are scored by a
+        # small second BM25 instead, so a write costs a rebuild of the delta, not of everything.
+        self._changed: set[str] = set()
+        self._delta: _Keyword | None = None
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
         self._masks: dict[str, np.ndarray] = {}  # BM25 filter masks per `where`, per version
 
@@ -313,8 +317,7 @@ class HybridIndex:
                 meta = {k: v for k, v in item.metadata.items() if v is not None}
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
-            self._keyword = None
-            self._masks.clear()
+            self._note_changed(item.id for item in items)
             return embedded
 
     def update_metadata(self, item_id: str, **fields: Any) -> None:
@@ -350,9 +353,17 @@ class HybridIndex:
             for start in range(0, len(doomed), step):
                 self._collection.delete(ids=doomed[start : start + step])
             if removed:
-                self._keyword = None
-                self._masks.clear()
+                self._note_changed(doomed)
             return removed
+
+    def _note_changed(self, item_ids: Iterable[str]) -> None:
+        """Mark items written or removed since the full BM25 build; rebuild when many are."""
+        if self._keyword is None:
+            return
+        self._changed.update(item_ids)
+        self._delta = None
+        if len(self._changed) > max(DELTA_MIN, DELTA_SHARE * len(self._keyword.ids)):
+            self._keyword = None
 
     # Search ------------------------------------------------------------------------------------
     def _keyword_index(self) -> _Keyword:
@@ -361,7 +372,19 @@ class HybridIndex:
                 mirror = self._load_mirror()
                 ids = list(mirror)
                 self._keyword = _Keyword(ids, [mirror[i][0] for i in ids])
+                self._changed = set()
+                self._delta = None
+                self._masks.clear()
             return self._keyword
+
+    def _delta_index(self) -> _Keyword | None:
+        if not self._changed:
+            return None
+        if self._delta is None:
+            mirror = self._load_mirror()
+            ids = [i for i in self._changed if i in mirror]
+            self._delta = _Keyword(ids, [mirror[i][0] for i in ids]) if ids else None
+        return self._delta
 
     def dense(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
@@ -411,19 +434,35 @@ class HybridIndex:
         self, query: str, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
         """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
-        index = self._keyword_index()
-        scored = index.scores(query)
-        if scored is None:
-            return {}
-        scores, best_possible = scored
-        if where:
-            scores = np.where(self._mask(index, where), scores, 0.0)
-        positive = int((scores > 0).sum())
-        if positive == 0:
-            return {}
-        take = min(n, positive)
-        top = np.argpartition(-scores, take - 1)[:take]
-        return {index.ids[i]: float(scores[i]) / best_possible for i in top}
+        with self._lock:
+            index = self._keyword_index()
+            found: dict[str, float] = {}
+            scored = index.scores(query)
+            if scored is not None:
+                scores, best_possible = scored
+                if self._changed:
+                    stale = [index.position[i] for i in self._changed if i in index.position]
+                    scores = scores.copy()
+                    scores[stale] = 0.0
+                if where:
+                    scores = np.where(self._mask(index, where), scores, 0.0)
+                positive = int((scores > 0).sum())
+                if positive:
+                    take = min(n, positive)
+                    top = np.argpartition(-scores, take - 1)[:take]
+                    found = {index.ids[i]: float(scores[i]) / best_possible for i in top}
+            delta = self._delta_index()
+            scored = delta.scores(query) if delta is not None else None
+            if scored is not None:
+                mirror = self._load_mirror()
+                scores, best_possible = scored
+                for row, value in enumerate(scores):
+                    item_id = delta.ids[row]
+                    if value > 0 and (not where or matches(where, mirror[item_id][1])):
+                        found[item_id] = float(value) / best_possible
+        if len(found) > n:
+            found = dict(sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:n])
+        return found
 
     def search(
         self,
@@ -487,6 +526,9 @@ class HybridIndex:
         return hits
 
 
+#: Written items are scored by a delta BM25 until they are this many, or this share of the whole.
+DELTA_MIN = 2000
+DELTA_SHARE = 0.2
 #: How many nearest chunks z-fusion asks Chroma for; items beyond it get the lowest seen score.
 Z_CANDIDATES = 1000
 

@@ -1,0 +1,92 @@
+"""The hybrid index: filters, incremental keyword search, fusion, chunked items."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from skillbank.embeddings import HashEmbedding
+from skillbank.index import HybridIndex, IndexItem, make_client, matches, tokenize
+
+
+@pytest.fixture
+def index(tmp_path):
+    return HybridIndex(make_client(path=str(tmp_path / "chroma")), "t_index", HashEmbedding())
+
+
+def item(i: int, text: str, **meta) -> IndexItem:
+    return IndexItem(id=f"it-{i}", embed_texts=[text], keyword_text=text,
+                     metadata={"hash": str(i), **meta})
+
+
+def test_where_evaluator_matches_chroma_semantics():
+    meta = {"ns": "a", "n": 3, "tags": ["x", "y"]}
+    assert matches({"ns": "a"}, meta) and not matches({"ns": "b"}, meta)
+    assert matches({"$and": [{"n": {"$gte": 3}}, {"ns": {"$in": ["a", "c"]}}]}, meta)
+    assert matches({"$or": [{"n": {"$lt": 1}}, {"tags": {"$contains": "y"}}]}, meta)
+    assert not matches({"missing": {"$gt": 1}}, meta)
+    with pytest.raises(ValueError):
+        matches({"n": {"$near": 1}}, meta)
+
+
+def test_tokenize_stems_and_drops_stop_words():
+    assert tokenize("Deploying the apps to Kubernetes") == ["deploy", "app", "kubernet"]
+
+
+def test_written_items_are_found_without_rebuilding_the_whole_keyword_index(index):
+    index.upsert([item(i, f"common words number {i} filler") for i in range(50)])
+    assert index.keyword("filler", 5)
+    full = index._keyword
+    index.upsert([item(100, "a rare zeppelin word")])
+    assert "it-100" in index.keyword("zeppelin", 5)
+    assert index._keyword is full  # scored by the delta, no full rebuild
+    index.upsert([item(3, "now about zeppelin too")])  # a changed item: stale row masked
+    assert set(index.keyword("zeppelin", 5)) == {"it-100", "it-3"}
+    assert "it-3" not in index.keyword("number 3", 50) or index.keyword("number 3", 50)["it-3"] < 1
+    index.delete(["it-100"])
+    assert set(index.keyword("zeppelin", 5)) == {"it-3"}
+    # Same answers as a freshly built index.
+    fresh = HybridIndex(index.client, index.name, index.embedding_function)
+    assert set(fresh.keyword("zeppelin", 5)) == {"it-3"}
+
+
+def test_filters_apply_to_both_sides(index):
+    index.upsert([item(1, "deploy the service", ns="a"), item(2, "deploy the service", ns="b")])
+    hits = index.search("deploy service", k=5, where={"ns": "b"})
+    assert [h.id for h in hits] == ["it-2"] and hits[0].why == "both"
+    assert index.search("deploy service", k=5, where={"ns": "c"}) == []
+
+
+def test_z_fusion_reports_the_best_evidence(index):
+    index.upsert([item(i, t) for i, t in enumerate(
+        ["pdf reports with tables", "sql query tuning", "kafka consumer lag", "css grid layout"])])
+    hits = index.search("tune a slow sql query", k=2, fusion="z")
+    assert hits[0].id == "it-1" and len(hits) == 2
+    assert hits.best_keyword > 0 and hits.best_dense > 0
+    empty = index.search("zzz qqq", k=2, fusion="z")
+    assert empty.best_keyword == 0
+
+
+def test_sections_are_one_item_and_shrink_cleanly(index):
+    index.upsert([IndexItem("doc", ["summary text", "section one", "section two"], "kw", {"hash": "1"})])
+    assert index.count() == 1 and index._chunks == 3
+    index.upsert([IndexItem("doc", ["summary text"], "kw", {"hash": "2"})])
+    assert index._collection.count() == 1 and index._chunks == 1
+    assert [h.id for h in index.search("section two", k=3)] == ["doc"]
+
+
+def test_precomputed_vectors_skip_embedding(index):
+    embedding = index.embedding_function
+    vector = embedding.embed(["hello there"])
+    before = embedding.calls
+    assert index.upsert([IndexItem("v", ["hello there"], "hello", {"hash": "1"}, vectors=vector)]) == 0
+    assert embedding.calls == before
+    assert index.search("hello there", k=1)[0].id == "v"
+
+
+def test_metadata_updates_change_filters_without_embedding(index):
+    index.upsert([item(1, "guideline text", status="active")])
+    calls = index.embedding_function.calls
+    index.update_metadata("it-1", status="retired")
+    assert index.search("guideline text", k=1, where={"status": "active"}) == []
+    assert index.embedding_function.calls == calls + 1  # the query only, not the item

@@ -1,0 +1,1 @@
+"""Helper processes for the reliability tests (crash, concurrency, reindex). Not tests."""

@@ -1,0 +1,71 @@
+"""Reindex worker: write a fixed data set, or print what searches return, as JSON.
+
+    python snapshot.py write ROOT       # fixed experiences, guidelines and skills
+    python snapshot.py query ROOT OUT   # search results for fixed queries -> OUT (JSON)
+
+Used across processes: chroma/ is deleted between them and rebuilt by `skillbank reindex`.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from common import open_bank, words  # noqa: E402
+
+
+
+def dataset() -> dict[str, list]:
+    rng = random.Random(1234)
+    experiences = [dict(task=f"snapshot task {i} {words(rng, 5)}",
+                        outcome=rng.choice(["success", "failure", "partial"]),
+                        feedback=f"snapshot feedback {i} {words(rng, 3)}",
+                        lessons=[f"Remember to {words(rng, 3)} first"] if i % 5 == 0 else [],
+                        tags=[rng.choice(["alpha", "beta"])]) for i in range(30)]
+    rules = [f"Always {words(rng, 4)} before {words(rng, 2)} number {i}." for i in range(10)]
+    skills = [(f"snap-skill-{i}", f"Use to {words(rng, 5)} for case {i}.") for i in range(8)]
+    queries = [words(rng, 3) for _ in range(12)] + [e["task"] for e in experiences[:5]] \
+        + rules[:3] + [d for _, d in skills[:3]]
+    return {"experiences": experiences, "rules": rules, "skills": skills, "queries": queries}
+
+
+def write(root: str) -> None:
+    data = dataset()
+    bank = open_bank(root)
+    for e in data["experiences"]:
+        bank.experiences.record(**e)
+    for rule in data["rules"]:
+        bank.guidelines.add(rule, topic="snapshot")
+    for name, description in data["skills"]:
+        bank.skills.create(name, description, f"# Steps\n\nDo {name}.\n")
+    bank.close()
+
+
+def query(root: str, out: str) -> None:
+    data = dataset()
+    bank = open_bank(root)
+    result: dict[str, object] = {"queries": {}}
+    for q in data["queries"]:
+        result["queries"][q] = {
+            "experiences": [(h.id, h.score) for h in
+                            bank.experiences.recall(q, k=5, count_use=False)],
+            "guidelines": [(h.id, h.score) for h in bank.guidelines.search(q, k=5)],
+            "skills": [(h.name, h.score) for h in bank.skills.search(q, k=5)],
+        }
+    result["counts"] = {"experiences": bank.experiences.count(namespace="*"),
+                        "guidelines": bank.guidelines.counts(),
+                        "skills": sorted(bank.skills.names())}
+    bank.close()
+    Path(out).write_text(json.dumps(result, indent=1, sort_keys=True))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "write":
+        write(sys.argv[2])
+    elif sys.argv[1] == "query":
+        query(sys.argv[2], sys.argv[3])
+    else:
+        raise SystemExit(__doc__)
