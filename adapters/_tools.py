@@ -223,17 +223,10 @@ def _read_skill_resource(bank: "Skillbank", a: ReadSkillResourceArgs, o: _Option
 
 
 def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
-    # Create, or update the bank's own copy; the same rule as the MCP server's save_skill.
-    from skillbank.errors import ReadOnlyError
-
-    if a.name in bank.skills:
-        if not bank.skills.load(a.name).writable:
-            raise ReadOnlyError(f"skill {a.name!r} comes from a read-only skill folder and cannot "
-                                "be changed here; save your version under a new name")
-        skill, action = bank.skills.update(a.name, description=a.description, body=a.body), "updated"
-    else:
-        skill, action = bank.skills.create(a.name, a.description, a.body), "created"
-    return {"name": skill.name, "action": action, "description": skill.description}
+    existed = a.name in bank.skills and bank.skills.load(a.name).writable
+    skill = bank.skills.save(a.name, a.description, a.body)
+    return {"name": skill.name, "action": "updated" if existed else "created",
+            "description": skill.description}
 
 
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:

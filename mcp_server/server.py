@@ -395,6 +395,12 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         it already has one. Use it after you worked out a procedure worth repeating. A skill of
         that name from a read-only folder is left as it is; the saved one takes precedence."""
 
+        if not trusted:
+            # A skill steers every later task that routes to it: from an untrusted client that
+            # is a poisoning channel, so it needs a server started with --trust.
+            raise ToolError("this server does not accept skills from untrusted clients; ask the "
+                            "user to save it, or to restart the server with --trust")
+
         def save(b: Any) -> tuple[Any, Any]:
             before = b.skills.load(name) if name in b.skills else None
             return before, b.skills.save(name, description, body)

@@ -375,10 +375,13 @@ class SkillLibrary:
             return []
         hits: list[Hit[Skill]] = []
         for hit in raw:
+            try:
+                record = self._summary(hit.id)
+            except NotFoundError:  # removed by a concurrent sync since the search began
+                continue
             score = hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE)
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
-                                   record=self._summary(hit.id), dense=hit.dense,
-                                   keyword=hit.keyword))
+                                   record=record, dense=hit.dense, keyword=hit.keyword))
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits[:k]
 

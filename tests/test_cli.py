@@ -330,7 +330,7 @@ def test_sync_with_many_skills_passes_progress(run, tmp_path, monkeypatch):
                                                    original(self, done, total)))
     data = run.json("--no-bundled", "--skills-dir", extra, "skills", "sync")
     assert len(data["added"]) == 70
-    assert calls == [(64, 70), (70, 70)]
+    assert calls == [(0, 70), (64, 70), (70, 70)]
 
 
 def test_skills_watch_prints_changes_until_timeout(run, tmp_path):

@@ -266,9 +266,9 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         assert "pdfplumber" in (await ok("load_skill", {"name": "pdf-tables"}))["body"]
         assert "extract_tables" in (await ok("read_skill_resource", {
             "name": "pdf-tables", "path": "references/guide.md"}))["text"]
-        saved = await ok("save_skill", {"name": f"http-skill-{mode}", "description": "Made over HTTP",
-                                        "body": "# Steps\n\nDo it.\n"})
-        assert saved["action"] == "created"
+        refused = await client.call_tool("save_skill", {
+            "name": f"http-skill-{mode}", "description": "Made over HTTP", "body": "# Steps\n"})
+        assert refused.is_error and "--trust" in refused.content[0].text  # untrusted: no skills
         eid = (await ok("record_experience", {"task": "Parse a CSV over HTTP", "outcome": "partial",
                                               "feedback": "encoding was wrong"}))["id"]
         assert (await ok("recall_experiences", {"task": "parse csv"}))["experiences"][0]["id"] == eid

@@ -1,0 +1,180 @@
+"""Many processes, one memory: embedded mode serialises whole processes through the owner lock,
+server mode lets them write at once through `.write.lock`; either way every write is there
+afterwards, exactly once, and journal and index agree.
+
+`SKILLBANK_STRESS_WRITES` sets the experiences each of the 8 server-mode writers records
+(default 150: 1,200 writes, ~40 s on the 2-core CI machine; the issue's full load is 500).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from workers.checks import check_files_match_index, journal_lines
+from workers.common import open_bank, subprocess_env, worker_cmd
+
+pytestmark = pytest.mark.slow
+
+STRESS_WRITERS = 8
+STRESS_WRITES = int(os.environ.get("SKILLBANK_STRESS_WRITES") or 150)
+
+
+def start(root: Path, worker: int, *args: object) -> subprocess.Popen:
+    return subprocess.Popen(worker_cmd("exp_writer.py", root, "--worker", worker, *args),
+                            env=subprocess_env(), stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+
+
+def collect(procs: list[subprocess.Popen], timeout: float) -> list[dict]:
+    """Wait for every worker; their ACKs and open/close times."""
+    deadline = time.monotonic() + timeout
+    results = []
+    try:
+        for proc in procs:
+            out, err = proc.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            assert proc.returncode == 0, f"worker failed ({proc.returncode}):\n{err[-4000:]}"
+            result: dict = {"acks": []}
+            for line in out.splitlines():
+                word, _, rest = line.partition(" ")
+                if word == "ACK":
+                    eid, _, task = rest.partition(" ")
+                    result["acks"].append((eid, json.loads(task)))
+                elif word in ("OPENED", "CLOSING", "CLOSED"):
+                    result[word] = float(rest)
+            results.append(result)
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+    return results
+
+
+def journal_by_id(root: Path) -> dict[str, tuple[str, dict]]:
+    """id -> ("<file>:<offset>", record) of every `add` event, read straight from the files."""
+    out: dict[str, tuple[str, dict]] = {}
+    for path in sorted((root / "experiences").glob("*.jsonl")):
+        offset = 0
+        with path.open("rb") as handle:
+            for raw in handle:
+                if raw.endswith(b"\n") and raw.strip():
+                    event = json.loads(raw)
+                    if event.get("op") == "add":
+                        record = event["record"]
+                        assert record["id"] not in out, f"{record['id']} added twice"
+                        out[record["id"]] = (f"{path.name}:{offset}", record)
+                offset += len(raw)
+    return out
+
+
+def check_every_write(bank, root: Path, results: list[dict], expected: int) -> None:
+    acks = [ack for r in results for ack in r["acks"]]
+    assert len(acks) == expected
+    assert len({eid for eid, _ in acks}) == expected, "two writes got the same id"
+    journal = journal_by_id(root)
+    assert set(journal) == {eid for eid, _ in acks}, "journal and acknowledged ids differ"
+    assert bank.experiences.count(namespace="*") == expected
+    index = bank.index("experiences")
+    assert set(index.ids()) == set(journal), "journal and index disagree"
+    _, bad, torn = journal_lines(root)
+    assert not bad and not torn
+    missed = []
+    for eid, task in acks:
+        loc, record = journal[eid]
+        meta = index.metadata(eid)
+        assert meta["loc"] == loc and meta["status"] == "active", (eid, meta)
+        got = bank.experiences.get(eid)
+        assert got.task == task == record["task"]
+        assert got.feedback == record["feedback"]
+        hits = bank.experiences.recall(task, k=3, count_use=False)
+        if not hits or hits[0].id != eid:
+            missed.append((eid, task, [h.id for h in hits]))
+    assert not missed, f"{len(missed)} records not recalled first by their own task: {missed[:5]}"
+
+
+# Embedded mode ---------------------------------------------------------------------------------
+def test_embedded_processes_take_turns_and_every_write_lands(tmp_path):
+    """4 processes open one root at once with a generous lock timeout: they run one after the
+    other (the owner lock), and all 4 x 20 experiences are there, indexed, afterwards."""
+    root = tmp_path / "root"
+    procs = [start(root, w, "--count", 20, "--lock-timeout", 180) for w in range(4)]
+    results = collect(procs, timeout=240)
+    spans = sorted((r["OPENED"], r["CLOSING"]) for r in results)
+    for (_, closing), (opened, _) in zip(spans, spans[1:]):
+        assert opened >= closing, f"two processes had the root open at once: {spans}"
+    bank = open_bank(root)
+    try:
+        check_every_write(bank, root, results, 4 * 20)
+        check_files_match_index(bank, root)
+    finally:
+        bank.close()
+
+
+@pytest.fixture
+def holder(tmp_path):
+    """Another process that owns a root (embedded) until the test ends."""
+    root = tmp_path / "held"
+    proc = start(root, 99, "--count", 1, "--hold", 120)
+    line = proc.stdout.readline()
+    assert line.startswith("OPENED"), proc.stderr.read()[-3000:]
+    yield root
+    proc.kill()
+    proc.wait()
+
+
+def test_a_process_that_cannot_get_the_root_gets_busy_error(holder):
+    from skillbank.errors import BusyError
+
+    started = time.monotonic()
+    with pytest.raises(BusyError) as caught:
+        open_bank(holder, lock_timeout=0.5)
+    waited = time.monotonic() - started
+    assert 0.4 <= waited < 10, waited
+    message = str(caught.value)
+    assert str(holder) in message
+    assert "Chroma server" in message and "chroma run" in message and "SKILLBANK_CHROMA_URL" in message
+    assert caught.value.exit_code == 6
+
+
+def test_open_accepts_lock_timeout(holder):
+    """`Skillbank.open` is the documented way in, so it must take the lock timeout too (the
+    constructor has it; `open` forwards unknown keywords to settings, which refuse it)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import BusyError
+
+    started = time.monotonic()
+    with pytest.raises(BusyError):
+        Skillbank.open(holder, embedding_function=HashEmbedding(), lock_timeout=0.5)
+    assert time.monotonic() - started < 5
+
+
+# Server mode -----------------------------------------------------------------------------------
+def test_server_mode_many_writers_lose_nothing(tmp_path, chroma_server):
+    """8 processes write at once through one Chroma server and one root (shared collection
+    prefix); a fresh bank then counts exactly 8 x N, and every record's journal line, index
+    entry and recall agree."""
+    root = tmp_path / "root"
+    prefix = f"stress{os.getpid()}x{time.monotonic_ns() % 10**6}"
+    started = time.monotonic()
+    procs = [start(root, w, "--count", STRESS_WRITES, "--chroma-url", chroma_server,
+                   "--prefix", prefix) for w in range(STRESS_WRITERS)]
+    results = collect(procs, timeout=600)
+    wrote = time.monotonic() - started
+    spans = sorted((r["OPENED"], r["CLOSED"]) for r in results)
+    overlapping = sum(1 for (_, end), (begin, _) in zip(spans, spans[1:]) if begin < end)
+    print(f"\nserver mode: {STRESS_WRITERS} x {STRESS_WRITES} writes in {wrote:.1f}s "
+          f"({STRESS_WRITERS * STRESS_WRITES / wrote:.0f}/s incl. start-up), "
+          f"{overlapping} overlapping process pairs")
+    assert overlapping, "server mode should let processes work at the same time"
+    bank = open_bank(root, chroma_url=chroma_server, prefix=prefix)
+    try:
+        check_every_write(bank, root, results, STRESS_WRITERS * STRESS_WRITES)
+    finally:
+        bank.close()
