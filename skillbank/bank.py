@@ -113,6 +113,7 @@ class Skillbank:
         client: Any = None,
         include_bundled: bool = False,
         sync: bool = True,
+        lock_timeout: float = 10.0,
         **overrides: Any,
     ) -> "Skillbank":
         """Open (creating if missing) a memory root and bring its index up to date with files.
@@ -131,7 +132,7 @@ class Skillbank:
             **overrides,
         )
         bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
-                   client=client, include_bundled=include_bundled)
+                   client=client, include_bundled=include_bundled, lock_timeout=lock_timeout)
         if sync:
             bank.sync()
         return bank
