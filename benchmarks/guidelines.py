@@ -25,6 +25,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
+import re
 import sys
 import tempfile
 import time
@@ -38,6 +39,55 @@ from _common import SHARED, default_model_dir  # noqa: E402
 
 DEFAULT_SET = SHARED / "benchmarks" / "critique-guidelines"
 KS = (1, 3, 5, 10)
+
+
+# ---------------------------------------------------------------------------------------------
+# Experiment: a proposed RuleDistiller.relate (for skillbank/distill.py's owner). Off by default;
+# `--proposed-relate` patches it in for this process only, to measure the gain.
+#
+# Today's relate calls two rules contradictory when they share any content word and differ in
+# *sentence* polarity ("Avoid nested subqueries." vs "Use CTEs instead of subqueries."), when an
+# override word such as "instead" / "now" / "rather than" appears, or, above the same-threshold,
+# on a polarity difference with no shared word at all. Paraphrases of one rule trip all three.
+# The proposal reads the stance per *object*: words after "instead of / rather than / not /
+# over / without / no" are rejected, everything else takes the sentence's polarity (negative
+# when it opens with never / don't / avoid / stop / drop / remove ...). Two rules contradict when
+# a shared word is wanted by one and rejected by the other, on an antonym pair about a shared
+# word, or when the new rule announces a change ("switch to", "from now on", "no longer") about
+# a shared word; otherwise they are the same above the same-threshold, else distinct.
+# ---------------------------------------------------------------------------------------------
+_NEG_START = re.compile(r"^\s*(?:never|do not|don't|dont|avoid|stop|no longer|drop|remove|skip|"
+                        r"omit|eliminate|exclude|strip|delete|hide|disable)\b", re.I)
+_FLIP = re.compile(r"\b(?:instead of|rather than|not|over|without|no)\b", re.I)
+_CHANGE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not anymore|"
+                     r"going forward|moving forward)\b", re.I)
+
+
+def _stance(text: str) -> dict[str, int]:
+    from skillbank import distill
+
+    lowered = text.lower().replace("`", " ")
+    base = -1 if _NEG_START.match(lowered) else 1
+    out: dict[str, int] = {}
+    for number, piece in enumerate(_FLIP.split(lowered)):
+        for word in distill._content(piece):
+            out.setdefault(word, base if number == 0 else -base)
+    return out
+
+
+def proposed_relate(self: Any, new_rule: str, old_rule: str, *, similarity: float) -> str:
+    from skillbank import distill
+
+    if distill._key(new_rule) == distill._key(old_rule):
+        return "same"
+    new, old = _stance(new_rule), _stance(old_rule)
+    shared = set(new) & set(old)
+    opposed = any(new[w] != old[w] for w in shared)
+    antonym = bool(shared) and distill._antonym_conflict(new_rule, old_rule) is not None
+    change = bool(shared) and bool(_CHANGE.search(new_rule))
+    if (opposed or antonym or change) and similarity >= self.related_threshold - self.matter_margin:
+        return "contradiction"
+    return "same" if similarity >= self.same_threshold else "distinct"
 
 
 def load_scorer(set_dir: Path) -> Any:
@@ -86,7 +136,9 @@ def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: 
         retrievals = {t["tid"]: [h.id for h in memory.search(t["task"], k=max(KS))] for t in tasks}
         search_ms = (time.perf_counter() - started) * 1000 / max(1, len(tasks))
         stats = {"learn_seconds": learn_seconds, "search_ms": search_ms, "actions": actions,
-                 "counts": memory.counts()}
+                 "counts": memory.counts(),
+                 "settings": {"merge_threshold": bank.settings.merge_threshold,
+                              "related_threshold": bank.settings.related_threshold}}
         bank.close()
     return {"assignments": assignments, "guidelines": guidelines, "retrievals": retrievals}, stats
 
@@ -173,10 +225,15 @@ def main(argv: list[str] | None = None) -> int:
                         help="override settings.merge_threshold (default: the bank's setting)")
     parser.add_argument("--related-threshold", type=float, default=None,
                         help="override settings.related_threshold")
+    parser.add_argument("--proposed-relate", action="store_true",
+                        help="experiment: patch in the proposed RuleDistiller.relate (see above)")
     args = parser.parse_args(argv)
 
+    from skillbank.distill import RuleDistiller
     from skillbank.embeddings import MiniLMEmbedding
 
+    if args.proposed_relate:
+        RuleDistiller.relate = proposed_relate  # type: ignore[method-assign]
     scorer = load_scorer(args.set)
     rules, crits, tasks = load_data(args.set, args.data)
     embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
@@ -190,8 +247,12 @@ def main(argv: list[str] | None = None) -> int:
         "notes baseline": scorer.score(rules, crits, tasks, baseline_pred, KS),
     }
     stats = {"skillbank": memory_stats, "notes baseline": baseline_stats}
+    settings = memory_stats["settings"]
     print(f"critique-guidelines/{args.data}: {len(crits)} critiques, {len(rules)} true rules, "
-          f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller RuleDistiller")
+          f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller RuleDistiller"
+          f"{' with the proposed relate' if args.proposed_relate else ''}; "
+          f"merge_threshold {settings['merge_threshold']}, "
+          f"related_threshold {settings['related_threshold']}")
     print(table(metrics, stats))
     print(f"\nskillbank actions: {memory_stats['actions']}; final statuses: "
           f"{memory_stats['counts']}; search {memory_stats['search_ms']:.1f} ms/task")

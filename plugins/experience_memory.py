@@ -43,7 +43,6 @@ import logging
 import math
 import os
 import re
-import tempfile
 import threading
 import time
 import uuid
@@ -55,7 +54,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import append_line, atomic_write, fsync_dir
+from skillbank.fsutil import append_line, atomic_write
 from skillbank.index import RRF_K, HybridIndex, IndexHit, IndexItem, matches
 from skillbank.records import (
     MAX_SHORT,
@@ -1424,22 +1423,8 @@ class ExperienceMemory:
         target.parent.mkdir(parents=True, exist_ok=True)
         selected = self._selected(namespace, None, include_retired)
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]))
-        fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as handle:
-                for record_id, meta in selected:
-                    record = self._read_record(record_id, meta)
-                    handle.write(record.model_dump_json() + "\n")
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp, target)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-            raise
-        fsync_dir(target.parent)
+        atomic_write(target, (self._read_record(record_id, meta).model_dump_json() + "\n"
+                              for record_id, meta in selected))
         return len(selected)
 
     def import_(self, path: str | os.PathLike) -> SyncReport:

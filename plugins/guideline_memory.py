@@ -9,18 +9,20 @@ or delete a file by hand.
 Learning (:meth:`GuidelineMemory.learn`): the distiller turns a critique into candidate rules.
 Each actionable candidate is compared with the guidelines of its namespace that are still in
 play (active and pending). Similarity is measured against a guideline's *profile*: the mean of
-the vectors of every wording that ever reinforced it (the rule text plus, for each source, the
-candidate rule and the critique sentence it came from). A critique's words rarely repeat the
-rule's words, so a profile that grows with each reinforcement recognises the next paraphrase far
-better than the first wording alone does. The nearest guidelines are handed to
-``distiller.relate`` in similarity order:
+the vectors of every wording that ever reinforced it (for each source: the candidate rule, the
+critique sentence it came from and the critique), plus the TF-IDF overlap of their words, minus
+a small penalty across topics. Critiques of one rule rarely share a sentence but do share the
+rule's context and jargon, so a profile that grows with each reinforcement recognises the next
+paraphrase far better than the first wording alone does. The nearest guidelines (at most three)
+are handed to ``distiller.relate`` with that similarity:
 
 * ``same`` -> merge: one more reinforcement, the source is kept, the wording stays unless the
   new wording is clearly more specific (it contains every content word of the old one and adds
   at least one; see :func:`more_specific`).
 * ``contradiction`` -> the new rule is added and the old one marked ``superseded`` (links both
-  ways). A rule never supersedes one created or merged by the same call, and an untrusted source
-  never supersedes anything: its rule waits as ``pending`` and supersedes on approval.
+  ways); a merge also supersedes the other neighbours that contradict it. A rule never
+  supersedes one created or merged by the same call, and an untrusted source never supersedes
+  anything: its rule waits as ``pending`` and supersedes on approval.
 * otherwise -> added (``pending`` when the source is not trusted).
 
 Critique text is data. It is stored verbatim in the sources and only ever reaches the distiller
@@ -28,9 +30,10 @@ as text to read; no status, trust or routing decision looks at its words.
 
 Retrieval (:meth:`GuidelineMemory.search`): active guidelines of one namespace only. What is
 embedded decides retrieval, because task wording rarely repeats critique wording: the rule text
-with its when_to_use, the when_to_use alone, and the tasks the rule was learned from (a rule that
-three critiques of "write a runbook" produced applies to the next runbook). Keyword text adds the
-topic and the source critiques. A small prior from votes and reinforcements reorders near ties.
+with its when_to_use, the when_to_use alone, and the rule with the tasks it was learned from (a
+rule that three critiques of "write a runbook" produced applies to the next runbook). Keyword
+text adds the topic, the source tasks and the source critiques. A small prior from votes and
+reinforcements reorders near ties.
 """
 
 from __future__ import annotations
@@ -708,9 +711,9 @@ class GuidelineMemory:
         return g
 
     # Matching ------------------------------------------------------------------------------------
-    # How a wording is turned into a matching vector: the rule, the critique sentence it came
-    # from and (with a lower weight) the whole critique, which carries the context a short rule
-    # loses ("Lead with it." says little; the critique around it says what "it" is).
+    #: How one wording becomes a matching vector: the weighted mean of the vectors of the rule,
+    #: the critique sentence it came from and the whole critique, which carries the context a
+    #: short rule loses ("Lead with it." says little; the critique around it says what "it" is).
     MEMBER_WEIGHTS = {"rule": 1.0, "sentence": 1.0, "critique": 1.0}
     #: Subtracted from the similarity of a guideline filed under another topic (neither being
     #: "general"): the same words mean different rules in different domains ("signature").
@@ -798,7 +801,8 @@ class GuidelineMemory:
                 out[i] = sum(q[t] * d[t] for t in shared)
         return out
 
-    def _shortlist(self, query: str, namespace: str, pool: list[Guideline]) -> list[Guideline]:
+    def _shortlist(self, query: str, namespace: str, pool: list[Guideline],
+                   always: frozenset[str] = frozenset()) -> list[Guideline]:
         """The guidelines worth a profile comparison: all of a small pool, else the index's best.
 
         Profiles need every member embedded; the persistent index narrows a large pool first so
@@ -810,7 +814,8 @@ class GuidelineMemory:
         hits = self.index.search(query[:MAX_SHORT], k=SHORTLIST, where=where,
                                  candidates=SHORTLIST * 2)
         by_id = {g.id: g for g in pool}
-        return [by_id[h.id] for h in hits if h.id in by_id]
+        ids = list(dict.fromkeys([h.id for h in hits] + sorted(always)))
+        return [by_id[i] for i in ids if i in by_id]
 
     def _nearest(self, vector: np.ndarray, query: str, namespace: str, topic: str,
                  rule_vector: np.ndarray | None = None, touched: frozenset[str] = frozenset(),
@@ -828,7 +833,7 @@ class GuidelineMemory:
                 if g.namespace == namespace and g.status in IN_PLAY]
         if not pool:
             return []
-        scored = self._shortlist(query, namespace, pool)
+        scored = self._shortlist(query, namespace, pool, touched)
         if not scored:
             return []
         profiles = np.stack([self._profile(g) for g in scored])

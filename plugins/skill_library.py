@@ -456,9 +456,14 @@ class SkillLibrary:
                frontmatter: dict[str, Any] | None = None,
                resources: dict[str, str | bytes] | None = None) -> Skill:
         """Write a new skill into the writable root (validated, atomic) and index it."""
+        return self._write_new(name, description, body, frontmatter, resources, exclusive=True)
+
+    def _write_new(self, name: str, description: str, body: str,
+                   frontmatter: dict[str, Any] | None,
+                   resources: dict[str, str | bytes] | None, *, exclusive: bool) -> Skill:
         folder = self._writable_dir(name)
         with self.write_lock:
-            if name in self or (folder / SKILL_FILE).exists():
+            if exclusive and (name in self or (folder / SKILL_FILE).exists()):
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
             extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
             doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
@@ -499,14 +504,7 @@ class SkillLibrary:
         if existing is not None and existing.get("writable"):
             return self.update(name, description=description, body=body,
                                frontmatter=frontmatter, resources=resources)
-        folder = self._writable_dir(name)
-        with self.write_lock:
-            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
-            doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
-                                body=_normalise_body(body))
-            path = self._write(folder, doc, resources)
-            self._index_one(path)
-        return self.load(name)
+        return self._write_new(name, description, body, frontmatter, resources, exclusive=False)
 
     def rename(self, name: str, new_name: str) -> Skill:
         current = self.load(name)

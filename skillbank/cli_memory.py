@@ -373,7 +373,7 @@ def experiences_prune(
     def human() -> None:
         verb = "would retire" if dry_run else "retired"
         if not retired:
-            st.out.print(f"Nothing to prune: no experience is recalled often and rarely helpful.")
+            st.out.print("Nothing to prune: no experience is recalled often and rarely helpful.")
             return
         st.out.print(table(f"{verb} {len(retired)}", EXPERIENCE_COLUMNS, experience_rows(retired)))
         if dry_run:

@@ -11,6 +11,7 @@ import os
 import re
 import tempfile
 from pathlib import Path
+from typing import Iterable
 
 from skillbank.errors import InvalidInputError
 
@@ -65,17 +66,21 @@ def safe_join(root: Path, relative: str) -> Path:
     return root / relative
 
 
-def atomic_write(path: Path, data: str | bytes) -> None:
+def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
     """Write `data` to `path` so readers see the old content or the new, never a mix.
 
-    Temp file in the same folder, fsync, rename over the target, fsync the folder.
+    Temp file in the same folder, fsync, rename over the target, fsync the folder. An iterable
+    of strings is streamed (for exports larger than memory should hold at once).
     """
     path.parent.mkdir(parents=True, exist_ok=True)
-    payload = data.encode("utf-8") if isinstance(data, str) else data
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            handle.write(payload)
+            if isinstance(data, (str, bytes)):
+                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+            else:
+                for chunk in data:
+                    handle.write(chunk.encode("utf-8"))
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)

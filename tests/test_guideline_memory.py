@@ -116,6 +116,58 @@ def test_two_same_candidates_in_one_call_merge(gm):
     assert gm.get(report.entries[0].guideline_id).reinforcements == 1
 
 
+def test_two_pieces_of_advice_in_one_critique_stay_two_rules(gm):
+    report = gm.learn("Always add type hints to public functions. Also, please use the logging "
+                      "module instead of print for diagnostics.", task="Review the worker")
+    assert [e.action for e in report.entries] == ["added", "added"]
+    assert len(set(report.ids())) == 2
+
+
+def test_a_large_memory_still_finds_the_duplicate(gm):
+    topics = ["sql", "python", "slides"]
+    for n in range(40):
+        gm.learn(f"critique {n}", candidates=[CandidateRule(
+            text=f"Rule {n}: prefer option{n} over variant{n} in module{n}.", topic=topics[n % 3])])
+    assert gm.counts()["active"] == 40
+    again = gm.learn("critique again", candidates=[CandidateRule(
+        text="Rule 17: prefer option17 over variant17 in module17.", topic="slides")])
+    assert again.entries[0].action == "merged"
+    assert gm.get(again.entries[0].guideline_id).text.startswith("Rule 17:")
+
+
+def test_a_restatement_also_supersedes_what_still_contradicts_it(bank, gm):
+    """Fragments of an old rule that the first contradiction missed are retired later."""
+
+    class Scripted(RuleDistiller):
+        def relate(self, new_rule, old_rule, *, similarity):
+            new_team, old_team = "team" in new_rule, "team" in old_rule
+            if new_team and old_team:
+                return "same"
+            if new_team != old_team:
+                return "contradiction" if new_team else "distinct"
+            return "distinct"
+
+    bank.distiller = Scripted()
+    old = [gm.learn("sign-off", candidates=[CandidateRule(text=t, topic="support")]).entries[0]
+           for t in ("Sign off replies with your first name.",
+                     "Sign off replies with your own first name.",
+                     "Sign off support replies with your first name.",
+                     "Sign off every reply with your first name.")]
+    assert [e.action for e in old] == ["added"] * 4
+    first = gm.learn("policy", candidates=[CandidateRule(
+        text="Sign off replies with the team name.", topic="support")]).entries[0]
+    assert first.action == "superseded"
+    left = [e.guideline_id for e in old if gm.get(e.guideline_id).status == "active"]
+    assert len(left) == 1  # three neighbours at most per candidate
+    again = gm.learn("policy again", candidates=[CandidateRule(
+        text="Sign off replies with the team name, please.", topic="support")]).entries[0]
+    assert again.action == "merged" and again.guideline_id == first.guideline_id
+    assert again.superseded_id == left[0]
+    assert gm.get(left[0]).status == "superseded"
+    assert gm.get(left[0]).superseded_by == first.guideline_id
+    assert gm.counts() == {"active": 1, "pending": 0, "retired": 0, "superseded": 4}
+
+
 def test_contradiction_supersedes_and_search_never_returns_the_old_rule(gm):
     old = gm.learn(BRITISH, task="Write the README").entries[0]
     assert old.action == "added"
