@@ -1,7 +1,12 @@
 """Critique -> guideline quality: skillbank's guideline memory vs. notes-as-files, same run.
 
-    python benchmarks/guidelines.py                       # dev set, deterministic distiller
+    python benchmarks/guidelines.py                       # dev set, the bank's settings
+    python benchmarks/guidelines.py --merge-threshold 0.5 # the recommended merge threshold
     python benchmarks/guidelines.py --data heldout --json out.json
+
+Experiments (clearly labelled in the output): `--proposed-relate` patches in the
+RuleDistiller.relate proposed below for skillbank/distill.py; `--oracle-distiller` extracts the
+true rules from the labels, an upper bound for the memory given perfect extraction.
 
 Every critique of `<set>/<data>/critiques.jsonl` goes, in time order, through
 `bank.guidelines.learn(critique, task=..., response=..., score=...)` with the deterministic
@@ -88,6 +93,33 @@ def proposed_relate(self: Any, new_rule: str, old_rule: str, *, similarity: floa
     if (opposed or antonym or change) and similarity >= self.related_threshold - self.matter_margin:
         return "contradiction"
     return "same" if similarity >= self.same_threshold else "distinct"
+
+
+def oracle_distiller(rules: list[dict], crits: list[dict], **thresholds: float) -> Any:
+    """Diagnostic only (it reads the labels): a distiller that turns each critique into the true
+    rules it expresses, worded exactly as in rules.jsonl, and relates rules like RuleDistiller.
+    It measures the memory's merging, supersession and retrieval given a perfect extraction
+    step (what a good LLM distiller approaches), separately from the deterministic extraction.
+    """
+    from skillbank import distill
+    from skillbank.distill import CandidateRule, RuleDistiller, guess_topic
+
+    text_of = {r["rule_id"]: r["guideline"] for r in rules}
+    rules_of = {c["critique"]: c["rule_ids"] for c in crits}
+
+    class OracleDistiller(RuleDistiller):
+        def rules_from_critique(self, critique: str, *, task: str | None = None,
+                                response: str | None = None, score: float | None = None
+                                ) -> list[CandidateRule]:
+            out = []
+            for rule_id in rules_of.get(critique, []):
+                text = text_of[rule_id]
+                topic = guess_topic(text, task, critique)
+                out.append(CandidateRule(text=text, topic=topic, source_sentence=critique,
+                                         when_to_use=distill._when_to_use(text, topic, task)))
+            return out or [CandidateRule(text=critique, actionable=False)]
+
+    return OracleDistiller(**thresholds)
 
 
 def load_scorer(set_dir: Path) -> Any:
@@ -227,6 +259,9 @@ def main(argv: list[str] | None = None) -> int:
                         help="override settings.related_threshold")
     parser.add_argument("--proposed-relate", action="store_true",
                         help="experiment: patch in the proposed RuleDistiller.relate (see above)")
+    parser.add_argument("--oracle-distiller", action="store_true",
+                        help="diagnostic: extract the true rules from the labels (an upper bound "
+                             "for the memory given perfect extraction; not a result)")
     args = parser.parse_args(argv)
 
     from skillbank.distill import RuleDistiller
@@ -238,7 +273,15 @@ def main(argv: list[str] | None = None) -> int:
     rules, crits, tasks = load_data(args.set, args.data)
     embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
 
-    memory_pred, memory_stats = run_memory(crits, tasks, embedding,
+    distiller = None
+    if args.oracle_distiller:
+        from skillbank.settings import Settings
+
+        distiller = oracle_distiller(
+            rules, crits,
+            same_threshold=args.merge_threshold or Settings.merge_threshold,
+            related_threshold=args.related_threshold or Settings.related_threshold)
+    memory_pred, memory_stats = run_memory(crits, tasks, embedding, distiller,
                                            merge_threshold=args.merge_threshold,
                                            related_threshold=args.related_threshold)
     baseline_pred, baseline_stats = run_baseline(crits, tasks, embedding)
@@ -249,7 +292,8 @@ def main(argv: list[str] | None = None) -> int:
     stats = {"skillbank": memory_stats, "notes baseline": baseline_stats}
     settings = memory_stats["settings"]
     print(f"critique-guidelines/{args.data}: {len(crits)} critiques, {len(rules)} true rules, "
-          f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller RuleDistiller"
+          f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller "
+          f"{'ORACLE (reads the labels: a diagnostic)' if args.oracle_distiller else 'RuleDistiller'}"
           f"{' with the proposed relate' if args.proposed_relate else ''}; "
           f"merge_threshold {settings['merge_threshold']}, "
           f"related_threshold {settings['related_threshold']}")

@@ -39,6 +39,8 @@ from __future__ import annotations
 
 import hashlib
 import json
+
+from pydantic_core import PydanticSerializationError
 import logging
 import math
 import os
@@ -54,7 +56,7 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import append_line, atomic_write
+from skillbank.fsutil import append_line, atomic_write, check_text
 from skillbank.index import RRF_K, HybridIndex, IndexHit, IndexItem, matches
 from skillbank.records import (
     MAX_SHORT,
@@ -679,9 +681,16 @@ class ExperienceMemory:
         and dropping punctuation), a `duplicate` event counts one more on it and its id is
         returned. Differing feedback or lessons are new knowledge, so they are kept.
         """
-        experience = self._build(task=task, outcome=outcome, steps=steps, score=score,
-                                 feedback=feedback, lessons=lessons, when_to_use=when_to_use,
-                                 tags=tags, namespace=namespace, messages=messages)
+        try:
+            experience = self._build(task=task, outcome=outcome, steps=steps, score=score,
+                                     feedback=feedback, lessons=lessons, when_to_use=when_to_use,
+                                     tags=tags, namespace=namespace, messages=messages)
+            # Lone surrogates pass pydantic but cannot be journaled as UTF-8: refuse them first.
+            check_text(json.dumps(experience.model_dump(mode="python"), default=str,
+                                  ensure_ascii=False), "experience")
+        except (UnicodeError, PydanticSerializationError):
+            raise InvalidInputError("the experience contains characters that are not valid "
+                                    "Unicode text (lone surrogates)") from None
         with self.write_lock:
             eid = self._store(experience)
         if distill:

@@ -46,7 +46,7 @@ import re
 import secrets
 import threading
 import time
-from datetime import datetime
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterable, Literal, Sequence
 
@@ -176,6 +176,19 @@ def _iso(value: datetime | None) -> str | None:
     return value.isoformat() if value is not None else None
 
 
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper whose strings read back exactly: YAML folds NEL and the Unicode line and
+    paragraph separators in plain and single-quoted scalars, so those get double quotes."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in data for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
 def render_guideline(g: Guideline) -> str:
     """The file text of a guideline: YAML frontmatter (fixed key order) and the rule as body."""
     sources = []
@@ -209,9 +222,9 @@ def render_guideline(g: Guideline) -> str:
         "created": _iso(g.created),
         "updated": _iso(g.updated),
     }
-    front = yaml.safe_dump(data, sort_keys=False, allow_unicode=True, width=1_000_000,
-                           default_flow_style=False)
-    body = " ".join(g.text.split())
+    front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
+                      default_flow_style=False)
+    body = _one_line(g.text)
     return f"---\n{front}---\n{body}\n"
 
 
@@ -261,7 +274,9 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         return error("frontmatter-type", f"frontmatter must be a mapping, got {type(data).__name__}")
     if not body:
         return error("empty-rule", "the rule text (the body after the frontmatter) is empty")
-    body = " ".join(body.split())
+    body = _one_line(body)
+    if not body:
+        return error("empty-rule", "the rule text (the body after the frontmatter) is empty")
     if len(body) > MAX_SHORT:
         return error("rule-too-long", f"the rule text is {len(body)} characters; at most {MAX_SHORT}")
 
@@ -330,9 +345,18 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         guideline = Guideline.model_validate(values)
     except ValidationError as exc:
         return error("invalid", f"guideline does not validate: {_first_error(exc)}")
+    # Hand-written times without a zone ("created: 2024-05-01") are read as UTC, so that every
+    # time compares with every other.
+    guideline = guideline.model_copy(update={
+        "created": _aware(guideline.created), "updated": _aware(guideline.updated),
+        "sources": [src.model_copy(update={"at": _aware(src.at)}) for src in guideline.sources]})
     if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
         return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
     return guideline, findings
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _first_error(exc: ValidationError) -> str:
@@ -372,9 +396,34 @@ def more_specific(new: str, old: str) -> bool:
     return old_words < new_words
 
 
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def _one_line(text: str) -> str:
+    """One line of plain text: control characters, stray BOMs and surrogates become spaces."""
+    return " ".join(_INVISIBLE.sub(" ", str(text or "")).split())
+
+
 def _clean(text: str, limit: int) -> str:
-    text = " ".join(str(text or "").split())
+    text = _one_line(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _check_text(value: Any, what: str, limit: int, *, optional: bool = False) -> str | None:
+    """A caller's string: the right type, not too long, and encodable as UTF-8."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInputError(f"{what} is {len(value)} characters; at most {limit}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(
+            f"{what} is not valid Unicode text (it holds a lone surrogate); "
+            "send UTF-8 text") from None
+    return value
 
 
 # ------------------------------------------------------------------------------------ the memory
@@ -403,6 +452,7 @@ class GuidelineMemory:
         self._lock = threading.RLock()
         self._items: dict[str, Guideline] = {}
         self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
+        self._digests: dict[str, str] = {}  # id -> content hash of the file last read
         self._loaded = False
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
         self._profiles: dict[str, tuple[Any, np.ndarray]] = {}
@@ -485,13 +535,15 @@ class GuidelineMemory:
     def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str:
         if namespace is None:
             return self.default_namespace
-        if not isinstance(namespace, str) or not namespace.strip():
+        _check_text(namespace, "namespace", MAX_NAMESPACE)
+        if not namespace.strip():
             raise InvalidInputError("namespace must be a non-empty string")
         if namespace == ALL_NAMESPACES and not allow_all:
             raise InvalidInputError(f"namespace {ALL_NAMESPACES!r} (all) is only for list/counts")
-        if len(namespace) > MAX_NAMESPACE or any(ord(ch) < 32 for ch in namespace):
+        if _INVISIBLE.search(namespace) or namespace != namespace.strip():
             raise InvalidInputError(
-                f"namespace must be at most {MAX_NAMESPACE} printable characters")
+                f"namespace must be at most {MAX_NAMESPACE} printable characters, with no "
+                "control characters or surrounding spaces")
         return namespace
 
     def _path_for(self, topic: str, gid: str) -> Path:
@@ -599,6 +651,7 @@ class GuidelineMemory:
             indexed = self.index.hashes()
             items: dict[str, Guideline] = {}
             files: dict[str, tuple[int, int]] = {}
+            digests: dict[str, str] = {}
             to_index: list[IndexItem] = []
             for gid, path in found.items():
                 try:  # before reading, so an edit made while we read is seen next time
@@ -612,6 +665,7 @@ class GuidelineMemory:
                     report.skipped.append(str(path))
                     continue
                 items[gid] = guideline
+                digests[gid] = digest
                 if indexed.get(gid) == digest:
                     report.unchanged += 1
                     continue
@@ -625,6 +679,7 @@ class GuidelineMemory:
                 report.removed = removed
             self._items = items
             self._files = files
+            self._digests = digests
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
@@ -636,7 +691,10 @@ class GuidelineMemory:
             self.sync()
 
     def _refresh(self) -> None:
-        """Before a write: pick up files changed by hand (or another process) since last read."""
+        """Pick up files changed by hand (or by another process) since they were last read.
+
+        A stat of every file (no reading, no embedding unless something changed): done before
+        every write and by the inventory views (list, counts, topics, playbook)."""
         if not self._loaded or self._stat_all() != self._files:
             self.sync()
 
@@ -708,6 +766,7 @@ class GuidelineMemory:
         st = path.stat()
         self._files[str(path)] = (st.st_mtime_ns, st.st_size)
         self._items[g.id] = g
+        self._digests[g.id] = digest
         return g
 
     # Matching ------------------------------------------------------------------------------------
@@ -819,7 +878,8 @@ class GuidelineMemory:
 
     def _nearest(self, vector: np.ndarray, query: str, namespace: str, topic: str,
                  rule_vector: np.ndarray | None = None, touched: frozenset[str] = frozenset(),
-                 n: int = MAX_NEIGHBOURS) -> list[tuple[float, str]]:
+                 n: int = MAX_NEIGHBOURS, only: Iterable[str] | None = None,
+                 floor: float | None = None) -> list[tuple[float, str]]:
         """In-play guidelines of the namespace most like a candidate, best first.
 
         Similarity = cosine with the guideline's profile + LEXICAL_WEIGHT x TF-IDF cosine of
@@ -828,12 +888,17 @@ class GuidelineMemory:
         which says nothing about whether two of its rules are one: they are compared by rule and
         sentence alone (`rule_vector` against what this critique contributed to them), so two
         rules from one sentence tend to merge and rules from different sentences stand apart.
+        ``only`` scores just those guidelines; ``floor`` replaces `match_floor`.
         """
         pool = [g for g in self._items.values()
                 if g.namespace == namespace and g.status in IN_PLAY]
         if not pool:
             return []
-        scored = self._shortlist(query, namespace, pool, touched)
+        if only is not None:
+            wanted = set(only)
+            scored = [g for g in pool if g.id in wanted]
+        else:
+            scored = self._shortlist(query, namespace, pool, touched)
         if not scored:
             return []
         profiles = np.stack([self._profile(g) for g in scored])
@@ -853,7 +918,7 @@ class GuidelineMemory:
                     sims[i] = float(mine @ rule_vector)
         sims = np.minimum(sims, 1.0)
         order = np.argsort(-sims)[:n]
-        floor = self.match_floor
+        floor = self.match_floor if floor is None else floor
         return [(float(sims[i]), scored[i].id) for i in order if sims[i] >= floor]
 
     # Learning ------------------------------------------------------------------------------------
@@ -875,17 +940,21 @@ class GuidelineMemory:
         an untrusted channel) adds rules as ``pending`` and never supersedes an existing rule
         until a person approves.
         """
-        if not isinstance(critique, str):
-            raise InvalidInputError("critique must be a string")
-        if len(critique) > MAX_TEXT:
-            raise InvalidInputError(f"critique is {len(critique)} characters; at most {MAX_TEXT}")
-        if task is not None and (not isinstance(task, str) or len(task) > MAX_TEXT):
-            raise InvalidInputError(f"task must be a string of at most {MAX_TEXT} characters")
-        if response is not None and not isinstance(response, str):
-            raise InvalidInputError("response must be a string")
-        if score is not None and (isinstance(score, bool) or not isinstance(score, (int, float))
-                                  or not math.isfinite(score)):
-            raise InvalidInputError("score must be a finite number")
+        critique = _check_text(critique, "critique", MAX_TEXT)
+        task = _check_text(task, "task", MAX_TEXT, optional=True)
+        if response is not None:  # context for the distiller only: cut, not refused
+            response = _check_text(response[:MAX_TEXT] if isinstance(response, str) else response,
+                                   "response", MAX_TEXT)
+        if score is not None:
+            try:
+                finite = not isinstance(score, bool) and math.isfinite(float(score))
+            except (TypeError, ValueError, OverflowError):
+                finite = False
+            if not finite:
+                raise InvalidInputError("score must be a finite number")
+            score = float(score)
+        if not isinstance(trusted, bool):
+            raise InvalidInputError("trusted must be true or false")
         source = self._check_source(source)
         ns = self._namespace(namespace)
         if candidates is None:
@@ -895,13 +964,16 @@ class GuidelineMemory:
             rules = list(self.distiller.rules_from_critique(
                 critique, task=task, response=response, score=score))
         else:
+            if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
+                raise InvalidInputError(
+                    "candidates must be a list of CandidateRule objects or dicts")
             rules = [self._as_candidate(c) for c in candidates]
         report = LearnReport()
         touched: set[str] = set()
         with self._lock, self.write_lock:
             self._refresh()
             for rule in rules:
-                if not getattr(rule, "actionable", True) or not str(rule.text).strip():
+                if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
                     report.entries.append(LearnEntry(
                         action="ignored", text=_clean(rule.text, MAX_SHORT),
                         detail="no reusable advice (praise, a score, a one-off fix or a vague "
@@ -928,18 +1000,21 @@ class GuidelineMemory:
         The wording is kept as given; when ``topic`` (or ``when_to_use``) is missing the
         distiller proposes one from the rule text.
         """
-        if not isinstance(text, str) or not text.strip():
+        text = _check_text(text, "rule text", 4 * MAX_SHORT)
+        text = _one_line(text)
+        if not text:
             raise InvalidInputError("rule text must be a non-empty string")
-        text = " ".join(text.split())
         if len(text) > MAX_SHORT:
             raise InvalidInputError(f"rule text is {len(text)} characters; at most {MAX_SHORT}")
-        if not isinstance(when_to_use, str) or len(when_to_use) > MAX_SHORT:
-            raise InvalidInputError(f"when_to_use must be a string of at most {MAX_SHORT} characters")
+        when_to_use = _check_text(when_to_use if when_to_use is not None else "", "when_to_use",
+                                  MAX_SHORT)
+        if not isinstance(trusted, bool):
+            raise InvalidInputError("trusted must be true or false")
         if topic is not None:
             self._check_topic(topic)
         source = self._check_source(source)
         ns = self._namespace(namespace)
-        when = " ".join(when_to_use.split())
+        when = _one_line(when_to_use)
         if topic is None or not when:
             guess_topic, guess_when = self._guess(text)
             topic = topic or guess_topic
@@ -968,10 +1043,11 @@ class GuidelineMemory:
 
     @staticmethod
     def _check_source(source: str) -> str:
-        if not isinstance(source, str) or not source.strip() or len(source) > MAX_SOURCE_NAME:
+        source = _check_text(source, "source", MAX_SOURCE_NAME)
+        if not _one_line(source):
             raise InvalidInputError(
                 f"source must be a short non-empty label (at most {MAX_SOURCE_NAME} characters)")
-        return source
+        return _one_line(source)
 
     @staticmethod
     def _as_candidate(value: Any) -> Any:
@@ -985,7 +1061,8 @@ class GuidelineMemory:
             return CandidateRule.model_validate(
                 value if isinstance(value, dict) else value.model_dump())
         except (ValidationError, AttributeError) as exc:
-            raise InvalidInputError(f"candidates must be CandidateRule objects or dicts: {exc}") from None
+            raise InvalidInputError(
+                f"candidates must be CandidateRule objects or dicts: {exc}") from None
 
     def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str]
@@ -996,14 +1073,18 @@ class GuidelineMemory:
         same: tuple[float, str] | None = None
         contradicted: list[tuple[float, str]] = []
         rule_vector = self._member_vector(text, sentence or None, None)
-        for similarity, gid in self._nearest(vector, query, namespace, topic, rule_vector,
-                                             frozenset(touched)):
+        neighbours = self._nearest(vector, query, namespace, topic, rule_vector, frozenset(touched))
+        for similarity, gid in neighbours:
             old = self._items[gid]
             relation = distiller.relate(text, old.text, similarity=similarity)
             if relation == "same" and same is None:
                 same = (similarity, gid)
             elif relation == "contradiction" and gid not in touched:
                 contradicted.append((similarity, gid))
+        if contradicted and trusted:
+            contradicted += self._more_contradicted(
+                text, vector, query, namespace, topic, contradicted,
+                skip={gid for _, gid in neighbours} | touched)
         now = utcnow()
         if same is not None:
             similarity, gid = same
@@ -1058,6 +1139,33 @@ class GuidelineMemory:
                               superseded_id=olds[0] if olds else None, detail=detail)
         return LearnEntry(action="added", guideline_id=gid, text=new.text, detail="new rule")
 
+    def _more_contradicted(self, text: str, vector: np.ndarray, query: str, namespace: str,
+                           topic: str, contradicted: list[tuple[float, str]], skip: set[str]
+                           ) -> list[tuple[float, str]]:
+        """Other wordings of an overruled rule, which the candidate did not rank among its own
+        neighbours: an old rule often lives on in a second guideline. Each is still put to
+        ``distiller.relate``, with the stronger of two pieces of evidence that it is about the
+        same matter: its similarity to the candidate, or to the rule the candidate overrules."""
+        via: dict[str, float] = {}
+        for _, old_id in contradicted:
+            old = self._items[old_id]
+            old_query = " ".join(dict.fromkeys(m[0] for m in self._members(old)))
+            near = self._nearest(self._profile(old), old_query, namespace, old.topic,
+                                 n=MAX_NEIGHBOURS + len(skip) + 1)
+            near = [(sim, gid) for sim, gid in near if gid != old_id and gid not in skip]
+            for sim, gid in near[:MAX_NEIGHBOURS]:
+                via[gid] = max(via.get(gid, -1.0), sim)
+        found: list[tuple[float, str]] = []
+        if not via:
+            return found
+        for similarity, gid in self._nearest(vector, query, namespace, topic, n=len(via),
+                                             only=via, floor=-1.0):
+            similarity = max(similarity, via[gid])
+            relation = self.distiller.relate(text, self._items[gid].text, similarity=similarity)
+            if relation == "contradiction":
+                found.append((similarity, gid))
+        return found
+
     def _mark_superseded(self, old_id: str, new_id: str, now: datetime) -> None:
         old = self._items.get(old_id)
         if old is None or old.status in ("superseded", "retired"):
@@ -1069,8 +1177,7 @@ class GuidelineMemory:
     def search(self, task: str, k: int = 5, namespace: str | None = None,
                topic: str | None = None) -> list[Hit[Guideline]]:
         """Active guidelines for a task, best first; [] when nothing has real evidence."""
-        if not isinstance(task, str):
-            raise InvalidInputError("task must be a string")
+        task = _check_text(task, "task", 4 * MAX_TEXT)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInputError("k must be a non-negative integer")
         ns = self._namespace(namespace)
@@ -1083,23 +1190,59 @@ class GuidelineMemory:
             clauses: list[dict[str, Any]] = [{"namespace": ns}, {"status": "active"}]
             if topic is not None:
                 clauses.append({"topic": topic})
-            raw = self.index.search(task[:MAX_TEXT], k=0, where={"$and": clauses},
-                                    candidates=max(50, k * 4))
+            where = {"$and": clauses}
+            fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
+            if any(gid not in self._items or self._digests.get(gid) != meta.get("hash")
+                   for gid, *_, meta in fused):
+                # Another process sharing a Chroma server wrote guidelines: read the files.
+                self._refresh()
+                fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
             hits: list[Hit[Guideline]] = []
-            for hit in raw:
-                g = self._items.get(hit.id)
+            for gid, score, dense, keyword, meta in fused:
+                g = self._items.get(gid)
                 if g is None or g.status != "active" or g.namespace != ns:
                     continue  # the files are the truth, even before the index catches up
                 if topic is not None and g.topic != topic:
                     continue
-                dense_ok = hit.dense is not None and hit.dense >= MIN_DENSE
-                keyword_ok = hit.keyword is not None and hit.keyword >= MIN_KEYWORD
+                dense_ok = dense is not None and dense >= MIN_DENSE
+                keyword_ok = keyword is not None and keyword >= MIN_KEYWORD
                 if not (dense_ok or keyword_ok):
                     continue
-                hits.append(Hit[Guideline](id=g.id, score=round(hit.score + self.prior(g), 6),
-                                           why=hit.why, record=g))
-        hits.sort(key=lambda h: h.score, reverse=True)
+                why = "both" if dense is not None and keyword is not None else (
+                    "dense" if dense is not None else "keyword")
+                hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
+                                           why=why, record=g))
+        hits.sort(key=lambda h: (-h.score, h.id))
         return hits[:k]
+
+    def _fuse(self, query: str, where: dict[str, Any], candidates: int
+              ) -> list[tuple[str, float, float | None, float | None, dict[str, Any]]]:
+        """Reciprocal-rank fusion of the index's dense and keyword scores, tie-proof.
+
+        Items with equal scores share a rank (and ties are listed by id), so the result does
+        not depend on the order the index happens to return them in: a reindex from the files
+        gives the same ranking.
+        """
+        from skillbank.embeddings import embed_query
+        from skillbank.index import RRF_K
+
+        vector = embed_query(self.index.embedding_function, query)
+        dense = self.index.dense(vector, candidates * 2, where)
+        keyword = self.index.keyword(query, candidates, where)
+        fused: dict[str, float] = {}
+        for scores in (dense, keyword):
+            rounded = {i: round(v, 6) for i, v in scores.items()}
+            rank, previous = 0, None
+            for position, item in enumerate(sorted(rounded, key=lambda i: (-rounded[i], i))):
+                if rounded[item] != previous:
+                    rank, previous = position, rounded[item]
+                fused[item] = fused.get(item, 0.0) + 1.0 / (RRF_K + rank + 1)
+        out = []
+        for item, score in fused.items():
+            meta = self.index.metadata(item) or {}
+            out.append((item, score, dense.get(item), keyword.get(item), meta))
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return out
 
     @staticmethod
     def prior(g: Guideline) -> float:
@@ -1114,6 +1257,9 @@ class GuidelineMemory:
         with self._lock:
             self._ensure_loaded()
             g = self._items.get(gid)
+            if g is None or self._file_changed(g):
+                self._refresh()  # written by another process, or edited by hand
+                g = self._items.get(gid)
         if g is None:
             raise NotFoundError(
                 f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
@@ -1121,8 +1267,20 @@ class GuidelineMemory:
         return g
 
     def __contains__(self, gid: object) -> bool:
-        self._ensure_loaded()
-        return isinstance(gid, str) and gid in self._items
+        if not isinstance(gid, str) or not ID_RE.match(gid):
+            return False
+        try:
+            self.get(gid)
+        except NotFoundError:
+            return False
+        return True
+
+    def _file_changed(self, g: Guideline) -> bool:
+        try:
+            st = os.stat(g.path)
+        except OSError:
+            return True
+        return self._files.get(g.path) != (st.st_mtime_ns, st.st_size)
 
     def __len__(self) -> int:
         self._ensure_loaded()
@@ -1137,7 +1295,7 @@ class GuidelineMemory:
             self._check_topic(topic)
         ns = None if namespace is None else self._namespace(namespace, allow_all=True)
         with self._lock:
-            self._ensure_loaded()
+            self._refresh()
             items = list(self._items.values())
         out = [g for g in items
                if (status is None or g.status == status)
@@ -1150,7 +1308,7 @@ class GuidelineMemory:
         """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
         ns = self._namespace(namespace, allow_all=True)
         with self._lock:
-            self._ensure_loaded()
+            self._refresh()
             return sorted({g.topic for g in self._items.values()
                            if g.status in IN_PLAY and (ns == ALL_NAMESPACES or g.namespace == ns)})
 
@@ -1159,7 +1317,7 @@ class GuidelineMemory:
         ns = None if namespace is None else self._namespace(namespace, allow_all=True)
         out = {status: 0 for status in STATUSES}
         with self._lock:
-            self._ensure_loaded()
+            self._refresh()
             for g in self._items.values():
                 if ns is None or ns == ALL_NAMESPACES or g.namespace == ns:
                     out[g.status] = out.get(g.status, 0) + 1
@@ -1174,7 +1332,7 @@ class GuidelineMemory:
             self._check_topic(topic)
         ns = self._namespace(namespace)
         with self._lock:
-            self._ensure_loaded()
+            self._refresh()
             active = [g for g in self._items.values()
                       if g.status == "active" and g.namespace == ns
                       and (topic is None or g.topic == topic)]

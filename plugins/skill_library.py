@@ -25,7 +25,7 @@ from skillbank.errors import (
     NotFoundError,
     ReadOnlyError,
 )
-from skillbank.fsutil import atomic_write, check_slug, safe_join
+from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.plugins.skill_file import (
     MAX_SKILL_BYTES,
@@ -420,6 +420,17 @@ class SkillLibrary:
 
     def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None
                ) -> Path:
+        if folder.is_symlink() or (folder.exists() and
+                                   self.writable_root.resolve() not in folder.resolve().parents):
+            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library; "
+                                  "it is never written through")
+        for key, value in doc.frontmatter.items():
+            if isinstance(value, str):
+                check_text(value, f"frontmatter {key!r}")
+        check_text(doc.body, "skill body")
+        for relative, content in (resources or {}).items():
+            if isinstance(content, str):
+                check_text(content, f"resource {relative!r}")
         findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
         if findings:
             raise InvalidInputError(

@@ -168,7 +168,8 @@ class Skillbank:
                 from skillbank.index import HybridIndex
 
                 name = f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}"
-                self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function)
+                self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function,
+                                                  shared=bool(self.settings.chroma_url))
             return self._indexes[kind]
 
     @property

@@ -8,6 +8,7 @@ and added whole, best first, until the budget is reached; nothing is cut mid-ite
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -64,9 +65,16 @@ class _Item:
     text: str
 
 
+_DELIMITER = re.compile(r"<(\s*/?)\s*(skillbank-memory)(\s*)>", re.IGNORECASE)
+
+
 def _defang(text: str) -> str:
-    """Memory text must not be able to close the block it sits in and speak as the system."""
-    return text.replace(CLOSE, "</ skillbank-memory>").replace(OPEN, "< skillbank-memory>")
+    """Memory text must not be able to close the block it sits in and speak as the system.
+
+    Any spelling of the delimiter (case, spaces) is broken with a character models and parsers
+    do not read as a tag: `<_skillbank-memory>`.
+    """
+    return _DELIMITER.sub(lambda m: f"<_{m.group(1).strip()}{m.group(2)}>", text)
 
 
 def _one_line(text: str, limit: int = 400) -> str:

@@ -15,6 +15,10 @@ from typing import Iterable
 
 from skillbank.errors import InvalidInputError
 
+#: Names Windows reserves for devices: a folder called `con` cannot be created or copied there.
+_DEVICE_NAMES = frozenset(
+    ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
+)
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
 
 
@@ -28,6 +32,8 @@ def check_slug(value: str, what: str = "name") -> str:
     Slugs are the only names that become folders (skills, guideline topics and ids), which rules
     out `..`, separators of any platform, encoded tricks and reserved device names in one check.
     """
+    if isinstance(value, str) and value in _DEVICE_NAMES:
+        raise UnsafePathError(f"invalid {what} {value!r}: reserved as a device name on Windows")
     if not isinstance(value, str) or not _SLUG.match(value) or "--" in value:
         raise UnsafePathError(
             f"invalid {what} {value!r}: use 1-64 lowercase letters, digits and single hyphens, "
@@ -59,11 +65,33 @@ def safe_join(root: Path, relative: str) -> Path:
     parts = relative.split("/")
     if any(part in ("..", "") for part in parts) or parts[0] == ".":
         raise UnsafePathError(f"path {relative!r} must stay inside its folder (no '..')")
+    if len(relative) > 1024 or any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
+        raise UnsafePathError(f"path {relative[:80]!r}… is too long")
     root_resolved = root.resolve()
-    candidate = (root / relative).resolve()
+    try:
+        candidate = (root / relative).resolve()
+    except OSError as exc:
+        raise UnsafePathError(f"path {relative!r} cannot be used: {exc.strerror or exc}") from None
     if candidate != root_resolved and root_resolved not in candidate.parents:
         raise UnsafePathError(f"path {relative!r} resolves outside its folder")
+    for parent in candidate.parents:
+        if parent == root_resolved:
+            break
+        if parent.exists() and not parent.is_dir():
+            raise UnsafePathError(f"path {relative!r} goes through {parent.name!r}, which is a file")
     return root / relative
+
+
+def check_text(value: str, what: str = "text") -> str:
+    """Refuse text that cannot be stored as UTF-8 (lone surrogates) or that hides NUL bytes."""
+    if "\x00" in value:
+        raise InvalidInputError(f"{what} contains a NUL character")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} contains characters that are not valid Unicode text "
+                                "(lone surrogates)") from None
+    return value
 
 
 def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:

@@ -186,8 +186,12 @@ class _Keyword:
 class HybridIndex:
     """Dense (Chroma) + keyword (BM25) search over one collection of items."""
 
-    def __init__(self, client: Any, name: str, embedding_function: Any) -> None:
+    def __init__(self, client: Any, name: str, embedding_function: Any, *,
+                 shared: bool = False) -> None:
         self.client = client
+        # On a Chroma server other processes write too: an id this process has not seen is
+        # looked up in Chroma before it is called missing.
+        self.shared = shared
         self.name = name
         self.embedding_function = embedding_function
         self._lock = threading.RLock()
@@ -267,7 +271,23 @@ class HybridIndex:
 
     def metadata(self, item_id: str) -> dict[str, Any] | None:
         entry = self._load_mirror().get(item_id)
+        if entry is None and self.shared:
+            entry = self._fetch(item_id)
         return None if entry is None else entry[1]
+
+    def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
+        """Read one item another process wrote to a shared server, and keep it."""
+        got = self._collection.get(ids=[item_id], include=["documents", "metadatas"])
+        if not got["ids"]:
+            return None
+        entry = (got["documents"][0] or "", dict(got["metadatas"][0] or {}))
+        with self._lock:
+            mirror = self._load_mirror()
+            if item_id not in mirror:
+                mirror[item_id] = entry
+                self._chunks += int(entry[1].get("chunks", 1))
+                self._note_changed([item_id])
+        return entry
 
     def hashes(self) -> dict[str, str]:
         return {i: str(m.get("hash", "")) for i, (_, m) in self._load_mirror().items()}

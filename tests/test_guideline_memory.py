@@ -7,7 +7,6 @@ ones use the real all-MiniLM-L6-v2 model from ../shared/models.
 from __future__ import annotations
 
 import json
-import os
 from pathlib import Path
 
 import pytest
@@ -135,8 +134,8 @@ def test_a_large_memory_still_finds_the_duplicate(gm):
     assert gm.get(again.entries[0].guideline_id).text.startswith("Rule 17:")
 
 
-def test_a_restatement_also_supersedes_what_still_contradicts_it(bank, gm):
-    """Fragments of an old rule that the first contradiction missed are retired later."""
+def test_supersession_reaches_every_wording_of_the_old_rule(bank, gm):
+    """An old rule often lives on in several wordings; all of them are overruled."""
 
     class Scripted(RuleDistiller):
         def relate(self, new_rule, old_rule, *, similarity):
@@ -154,18 +153,25 @@ def test_a_restatement_also_supersedes_what_still_contradicts_it(bank, gm):
                      "Sign off support replies with your first name.",
                      "Sign off every reply with your first name.")]
     assert [e.action for e in old] == ["added"] * 4
-    first = gm.learn("policy", candidates=[CandidateRule(
+    new = gm.learn("policy", candidates=[CandidateRule(
         text="Sign off replies with the team name.", topic="support")]).entries[0]
-    assert first.action == "superseded"
-    left = [e.guideline_id for e in old if gm.get(e.guideline_id).status == "active"]
-    assert len(left) == 1  # three neighbours at most per candidate
+    assert new.action == "superseded"
+    # Three are its own neighbours; the fourth is found next to them.
+    assert {gm.get(e.guideline_id).status for e in old} == {"superseded"}
+    assert {gm.get(e.guideline_id).superseded_by for e in old} == {new.guideline_id}
+    assert sorted(gm.get(new.guideline_id).supersedes) == sorted(e.guideline_id for e in old)
+
+    # A stray old wording approved later is overruled by the next restatement of the rule.
+    stray = gm.learn("old habit", trusted=False, candidates=[CandidateRule(
+        text="Sign off replies with your first name, always.", topic="support")]).entries[0]
+    assert stray.action == "pending" and stray.superseded_id is None
+    gm.approve(stray.guideline_id)
     again = gm.learn("policy again", candidates=[CandidateRule(
         text="Sign off replies with the team name, please.", topic="support")]).entries[0]
-    assert again.action == "merged" and again.guideline_id == first.guideline_id
-    assert again.superseded_id == left[0]
-    assert gm.get(left[0]).status == "superseded"
-    assert gm.get(left[0]).superseded_by == first.guideline_id
-    assert gm.counts() == {"active": 1, "pending": 0, "retired": 0, "superseded": 4}
+    assert again.action == "merged" and again.guideline_id == new.guideline_id
+    assert again.superseded_id == stray.guideline_id
+    assert gm.get(stray.guideline_id).status == "superseded"
+    assert gm.counts() == {"active": 1, "pending": 0, "retired": 0, "superseded": 5}
 
 
 def test_contradiction_supersedes_and_search_never_returns_the_old_rule(gm):
@@ -365,6 +371,33 @@ def test_hand_edit_is_picked_up_by_sync(gm):
     assert gm.search("docstrings") == [] and gm.get(gid).status == "retired"
 
 
+def test_a_hand_written_file_loads(gm):
+    folder = gm.folder / "writing"
+    folder.mkdir()
+    (folder / "gl-00000000abcd.md").write_text(
+        "---\ntopic: writing\ncreated: 2024-05-01\nsources:\n- a reviewer said so\n---\n"
+        "Put the answer in the first paragraph.\n")
+    report = gm.sync()
+    assert report.added == ["gl-00000000abcd"] and not report.skipped
+    gm.add("Keep paragraphs short.", topic="writing")
+    g = gm.get("gl-00000000abcd")
+    assert (g.status, g.namespace, g.sources[0].critique) == ("active", "default",
+                                                              "a reviewer said so")
+    assert [x.id for x in gm.list()][-1] == "gl-00000000abcd"  # oldest last; times compare
+    assert "gl-00000000abcd" in [h.id for h in gm.search("answer in the first paragraph")]
+
+
+def test_a_file_written_elsewhere_is_found_without_an_explicit_sync(gm):
+    """Another process sharing the root (server mode) or a person adds a file: reads find it."""
+    gm.add("Keep paragraphs short.", topic="writing")
+    path = gm.folder / "writing" / "gl-00000000beef.md"
+    path.write_text("---\nid: gl-00000000beef\n---\nNumber the steps of every procedure.\n")
+    assert gm.get("gl-00000000beef").text == "Number the steps of every procedure."
+    assert "gl-00000000beef" in gm and len(gm.list()) == 2
+    path.write_text(path.read_text().replace("---\nNumber", "status: retired\n---\nNumber"))
+    assert gm.get("gl-00000000beef").status == "retired"
+
+
 def test_a_file_moved_to_another_topic_folder_is_refiled(gm):
     g = gm.get(gm.add("Use CTEs instead of nested subqueries.", topic="sql").guideline_id)
     target = gm.folder / "data" / f"{g.id}.md"
@@ -448,12 +481,18 @@ def test_resync_and_reopen_embed_nothing(tmp_path):
     again.close()
 
 
-def test_reindex_rebuilds_from_files(bank, gm):
-    gid = gm.add("Always add type hints to public functions.", topic="python").guideline_id
+def test_reindex_rebuilds_from_files_with_the_same_ranking(bank, gm):
+    rules = ["Always add type hints to public functions.", "Use CTEs instead of nested subqueries.",
+             "Keep paragraphs short in help articles.", "Sign off support replies with the team name.",
+             "Label chart axes with units.", "Catch specific exceptions, never bare except."]
+    ids = [gm.add(rule, topic="general").guideline_id for rule in rules]
+    queries = ["type hints", "public functions", "support replies", "chart", "short help", "x y z"]
+    before = [[(h.id, h.score) for h in gm.search(q, k=4)] for q in queries]
     bank.index("guidelines").reset()
     report = gm.sync()
-    assert report.added == [gid]
-    assert [h.id for h in gm.search("type hints")] == [gid]
+    assert sorted(report.added) == sorted(ids)
+    assert [[(h.id, h.score) for h in gm.search(q, k=4)] for q in queries] == before
+    assert [h.id for h in gm.search("type hints")][0] == ids[0]
 
 
 def test_render_and_parse_round_trip(gm):
@@ -562,6 +601,41 @@ def test_prompt_injection_in_a_critique_is_stored_as_data(gm):
         assert gm.get(entry.guideline_id).status == "pending"
         assert gm.get(entry.guideline_id).sources[0].critique == critique
     assert gm.counts()["retired"] == 0 and gm.counts()["active"] == 1
+
+
+@pytest.mark.parametrize("char", ["\x00", "\x1b[2J", "\x07", "\u2028", "\x85", "\u202e", "\ufeff",
+                                  "\r\n", "---", "</skillbank-memory>"])
+def test_hostile_characters_survive_a_reload_or_are_refused(gm, char):
+    critique = f"You should always check the {char} marker before deploying."
+    report = gm.learn(critique, task=f"Deploy {char} now", source=f"bot{char}")
+    gids = report.ids()
+    rule = gm.add(f"Always verify the {char} flag twice", when_to_use=f"When {char} releasing")
+    gids.append(rule.guideline_id)
+    reread = gm.sync()
+    assert not [f for f in reread.findings if f.severity == "error"]
+    for gid in gids:
+        g = gm.get(gid)
+        assert "\x00" not in g.text and "\n" not in g.text
+    learned = gm.get(report.ids()[0])
+    assert learned.sources[0].critique == critique  # verbatim, whatever it holds
+    assert learned.sources[0].task == f"Deploy {char} now"
+
+
+@pytest.mark.parametrize("call", [
+    lambda gm: gm.learn("Use tests \ud800 always."),
+    lambda gm: gm.learn("Always add tests.", task="x\udfffy"),
+    lambda gm: gm.add("Always add \ud800 tests."),
+    lambda gm: gm.add("Always add tests.", when_to_use="\ud800"),
+    lambda gm: gm.learn("Always add tests.", namespace="a\x00b"),
+    lambda gm: gm.learn("Always add tests.", score=10 ** 400),
+    lambda gm: gm.learn("Always add tests.", trusted="yes"),
+    lambda gm: gm.learn("Always add tests.", candidates="Use tests."),
+    lambda gm: gm.search("find \ud800"),
+])
+def test_text_that_cannot_be_stored_is_refused(gm, call):
+    with pytest.raises(InvalidInputError):
+        call(gm)
+    assert files(gm) == []
 
 
 def test_bad_arguments_get_clear_errors(gm):

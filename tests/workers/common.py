@@ -47,22 +47,10 @@ def worker_cmd(script: str, *args: object) -> list[str]:
 
 def open_bank(root: str | os.PathLike, *, chroma_url: str | None = None,
               prefix: str | None = None, lock_timeout: float | None = None, sync: bool = True):
-    """A bank with the hash embedding and no bundled skills.
-
-    `lock_timeout` goes through the constructor: `Skillbank.open` does not take one (see
-    test_concurrency.test_open_accepts_lock_timeout).
-    """
+    """A bank with the hash embedding and no bundled skills."""
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding
-    from skillbank.settings import load_settings
 
-    overrides = {"chroma_url": chroma_url, "collection_prefix": prefix}
-    if lock_timeout is None:
-        return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                              sync=sync, **overrides)
-    settings = load_settings(root, **overrides)
-    bank = Skillbank(settings, embedding_function=HashEmbedding(), include_bundled=False,
-                     lock_timeout=lock_timeout)
-    if sync:
-        bank.sync()
-    return bank
+    extra = {} if lock_timeout is None else {"lock_timeout": lock_timeout}
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                          sync=sync, chroma_url=chroma_url, collection_prefix=prefix, **extra)

@@ -14,8 +14,7 @@ import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import open_bank, words  # noqa: E402
-
+from common import VOCAB, open_bank, words  # noqa: E402
 
 
 def dataset() -> dict[str, list]:
@@ -25,10 +24,20 @@ def dataset() -> dict[str, list]:
                         feedback=f"snapshot feedback {i} {words(rng, 3)}",
                         lessons=[f"Remember to {words(rng, 3)} first"] if i % 5 == 0 else [],
                         tags=[rng.choice(["alpha", "beta"])]) for i in range(30)]
-    rules = [f"Always {words(rng, 4)} before {words(rng, 2)} number {i}." for i in range(10)]
+    rules = [(f"Always {words(rng, 4)} before {words(rng, 2)} number {i}.", f"When case {i}")
+             for i in range(10)]
+    # Twins: two rules of the same shape sharing one word. A search for that word finds both
+    # with exactly equal evidence, so their order must not depend on how the index was built.
+    twins = []
+    for i in range(8):
+        taken = " ".join(r for r, _ in rules)
+        shared, *rest = rng.sample([w for w in VOCAB if w not in taken], 9)
+        twins.append(shared)
+        rules.append((f"Always {shared} {' '.join(rest[:4])} twin{i}a.", f"When {shared} case {i}a"))
+        rules.append((f"Always {shared} {' '.join(rest[4:])} twin{i}b.", f"When {shared} case {i}b"))
     skills = [(f"snap-skill-{i}", f"Use to {words(rng, 5)} for case {i}.") for i in range(8)]
     queries = [words(rng, 3) for _ in range(12)] + [e["task"] for e in experiences[:5]] \
-        + rules[:3] + [d for _, d in skills[:3]]
+        + [r for r, _ in rules[:3]] + [d for _, d in skills[:3]] + twins
     return {"experiences": experiences, "rules": rules, "skills": skills, "queries": queries}
 
 
@@ -37,8 +46,8 @@ def write(root: str) -> None:
     bank = open_bank(root)
     for e in data["experiences"]:
         bank.experiences.record(**e)
-    for rule in data["rules"]:
-        bank.guidelines.add(rule, topic="snapshot")
+    for rule, when in data["rules"]:
+        bank.guidelines.add(rule, topic="snapshot", when_to_use=when)
     for name, description in data["skills"]:
         bank.skills.create(name, description, f"# Steps\n\nDo {name}.\n")
     bank.close()

@@ -1,6 +1,7 @@
 """Durability worker: open a bank and write experiences, guidelines and skills until killed.
 
-    python writer.py ROOT --seed N [--kinds exp,gl,skill] [--crash-at POINT]
+    python writer.py ROOT --seed N [--kinds exp,gl,skill] [--cycle] [--limit N]
+                     [--crash-at POINT] [--chroma-url URL --prefix P]
 
 Prints `SYNC <json>` (what the opening sync repaired) and `READY`, then, after each call has
 returned, one flushed line `ACK <kind> <id> <json text>`; the test SIGKILLs it at a random moment
@@ -89,9 +90,12 @@ def main() -> None:
     parser.add_argument("--kinds", default="exp,gl,skill")
     parser.add_argument("--crash-at", default=None)
     parser.add_argument("--limit", type=int, default=100_000)
+    parser.add_argument("--cycle", action="store_true", help="kinds in turn, not at random")
+    parser.add_argument("--chroma-url", default=None)
+    parser.add_argument("--prefix", default=None)
     args = parser.parse_args()
 
-    bank = open_bank(args.root, sync=False)
+    bank = open_bank(args.root, chroma_url=args.chroma_url, prefix=args.prefix, sync=False)
     report = bank.sync()
     say("SYNC", json.dumps({kind: {"added": len(r.added), "changed": len(r.changed),
                                    "removed": len(r.removed), "skipped": len(r.skipped)}
@@ -115,7 +119,7 @@ def main() -> None:
         say("SURVIVED")  # the crash point was not reached: the test fails on this
         return
     for i in range(args.limit):
-        kind = rng.choice(kinds)
+        kind = kinds[i % len(kinds)] if args.cycle else rng.choice(kinds)
         t = texts(args.seed, i, rng)
         if kind == "exp":
             eid = bank.experiences.record(task=t["task"], outcome=rng.choice(["success", "failure"]),
