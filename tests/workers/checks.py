@@ -93,11 +93,15 @@ def check_acks(bank: Any, acks: list[Ack]) -> None:
             assert ack.id in [h.id for h in hits], f"recall by exact text misses {ack}"
         elif ack.kind == "gl":
             g = bank.guidelines.get(ack.id)
+            # A rule the memory took as the same as an older one is merged into it: the write is
+            # then one more source of that guideline (sources are capped, oldest dropped).
+            wordings = {g.text} | {getattr(s, "rule", None) or s.critique for s in g.sources}
+            assert ack.text in wordings or g.reinforcements >= 19, (ack, g.text)
             if g.status == "superseded":  # a later rule contradicted it: still there, not served
                 superseded.add(ack.id)
                 continue
             assert g.status == "active", (ack, g.status)
-            hits = bank.guidelines.search(ack.text, k=5)
+            hits = bank.guidelines.search(g.text, k=5)
             assert ack.id in [h.id for h in hits], f"search by exact text misses {ack}"
         elif ack.kind == "skill":
             skill = bank.skills.load(ack.id)
