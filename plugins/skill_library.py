@@ -30,6 +30,7 @@ from skillbank.index import HybridIndex, IndexItem
 from skillbank.plugins.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
+    parse_skill_text,
     read_skill_file,
     render_skill,
     validate_name,
@@ -435,7 +436,17 @@ class SkillLibrary:
         if findings:
             raise InvalidInputError(
                 "skill is not valid: " + "; ".join(f.message for f in findings), findings)
-        text = render_skill(doc)
+        try:
+            text = render_skill(doc)
+        except Exception as exc:  # yaml cannot represent it: nothing is written
+            raise InvalidInputError(f"the frontmatter cannot be written as YAML: {exc}") from None
+        # Write only what this library can load back: a file the loader refuses (too deep, too
+        # large, unrepresentable) would sit on disk unloadable and block the name.
+        parsed, read_back = parse_skill_text(text, folder_name=folder.name)
+        if parsed is None:
+            errors = [f for f in read_back if f.severity == "error"]
+            raise InvalidInputError("skill would not load back: " +
+                                    "; ".join(f.message for f in errors), errors)
         if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
             raise InvalidInputError(f"SKILL.md would exceed {MAX_SKILL_BYTES} bytes")
         targets = []

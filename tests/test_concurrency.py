@@ -3,7 +3,7 @@ server mode lets them write at once through `.write.lock`; either way every writ
 afterwards, exactly once, and journal and index agree.
 
 `SKILLBANK_STRESS_WRITES` sets the experiences each of the 8 server-mode writers records
-(default 100: 800 writes, 30-45 s on the 2-core machine; 8 x 500 took about 4 minutes there).
+(default 100: 800 writes, 30-45 s on the 2-core machine; 8 x 500 took 6 minutes there, under load).
 """
 
 from __future__ import annotations

@@ -603,3 +603,37 @@ def test_hostile_characters_are_refused_or_survive_a_reload(bank, entry, char):
         check_guidelines_reload(bank, {gid: "" for gid in gids})
     else:
         check_skill_reload(bank, result)
+
+
+def _deep(depth: int) -> Any:
+    value: Any = "leaf"
+    for _ in range(depth):
+        value = {"k": value}
+    return value
+
+
+UNLOADABLE_FRONTMATTER = {
+    "nested-too-deep": {"metadata": {"a": "b"}, "x-deep": _deep(MAX_DEPTH + 5)},
+    "too-many-nodes": {"x-list": list(range(MAX_NODES + 10))},
+    "frontmatter-too-large": {"x-notes": "n" * (70 * 1024)},
+    "nested-surrogate": {"x-extra": {"note": "bad \ud800 text"}},
+    "nested-nul-key": {"x-extra": {"k\x00": "v"}},
+}
+
+
+@pytest.mark.parametrize("case", list(UNLOADABLE_FRONTMATTER))
+def test_a_skill_the_loader_would_refuse_is_never_written(bank, case):
+    """create/save must not write a SKILL.md that the next load refuses (the skill would be
+    written, then skipped by every sync, and create itself fails with NotFoundError): refuse it
+    with InvalidInputError before writing, or write what loads back the same."""
+    name = f"unloadable-{case}"
+    extra = UNLOADABLE_FRONTMATTER[case]
+    try:
+        skill = bank.skills.create(name, "A skill with odd frontmatter", "# Steps\n",
+                                   frontmatter=extra)
+    except InvalidInputError:
+        assert not (bank.root / "skills" / name / "SKILL.md").exists()
+        assert name not in bank.skills
+    else:
+        assert {k: skill.frontmatter[k] for k in extra} == extra
+        check_skill_reload(bank, skill)
