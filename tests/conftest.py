@@ -90,6 +90,11 @@ def chroma_server(tmp_path_factory):
         proc.kill()
         pytest.fail("chroma run did not start within 60 s")
     yield url
+    stop_process(proc)
+
+
+def stop_process(proc: subprocess.Popen) -> None:
+    """Terminate a server a test started, killing it if it does not stop within 10 s."""
     proc.terminate()
     try:
         proc.wait(timeout=10)

@@ -20,7 +20,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from conftest import REPO, free_port, write_skill
+from conftest import REPO, free_port, stop_process, write_skill
 
 MODEL_DIR = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
 BIN = Path(sys.executable).parent
@@ -231,11 +231,7 @@ def http_server(tmp_path_factory):
         proc.kill()
         pytest.fail("HTTP server did not start within 60 s")
     yield url
-    proc.terminate()
-    try:
-        proc.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        proc.kill()
+    stop_process(proc)
     log.close()
 
 
