@@ -566,10 +566,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
 
         report = await server.run_bank("guidelines", learn)
         entries = [_change(e) for e in report.entries]
-        # From an untrusted client every rule waits for a person, also when it merged into a
-        # guideline that is itself still pending.
-        pending = any(e.action == "pending" or (not trusted and e.action != "ignored")
-                      for e in entries)
+        pending = report.pending_review
         note = ("New rules are pending: a person must approve them before they apply."
                 if pending else "")
         return m.LearnResult(entries=entries, distilled_by=distilled_by, pending_review=pending,

@@ -119,6 +119,8 @@ class LearnReport(BaseModel):
     """What one `learn` call did, candidate by candidate."""
 
     entries: list[LearnEntry] = Field(default_factory=list)
+    #: Some rule this call added or reinforced is waiting for a person's approval.
+    pending_review: bool = False
 
     def ids(self, *actions: str) -> list[str]:
         """Guideline ids touched (created, merged, superseding), optionally only for `actions`."""
@@ -990,6 +992,7 @@ class GuidelineMemory:
                     sentence=src.sentence or "",
                     source=src, namespace=ns, trusted=trusted, touched=touched)
                 report.entries.append(entry)
+        report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
         return report
 
     def add(self, text: str, topic: str | None = None, when_to_use: str = "",
