@@ -4,9 +4,9 @@
     python benchmarks/guidelines.py --merge-threshold 0.5 # the recommended merge threshold
     python benchmarks/guidelines.py --data heldout --json out.json
 
-Experiments (clearly labelled in the output): `--proposed-relate` patches in the
-RuleDistiller.relate proposed below for skillbank/distill.py; `--oracle-distiller` extracts the
-true rules from the labels, an upper bound for the memory given perfect extraction.
+Diagnostic (clearly labelled in the output): `--oracle-distiller` extracts the true rules from
+the labels, an upper bound for the memory given perfect extraction. How far the deterministic
+signals can go at all is measured by `benchmarks/experiments/guideline_bounds.py`.
 
 Every critique of `<set>/<data>/critiques.jsonl` goes, in time order, through
 `bank.guidelines.learn(critique, task=..., response=..., score=...)` with the deterministic
@@ -30,7 +30,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import re
 import sys
 import tempfile
 import time
@@ -44,55 +43,6 @@ from _common import SHARED, default_model_dir  # noqa: E402
 
 DEFAULT_SET = SHARED / "benchmarks" / "critique-guidelines"
 KS = (1, 3, 5, 10)
-
-
-# ---------------------------------------------------------------------------------------------
-# Experiment: a proposed RuleDistiller.relate (for skillbank/distill.py's owner). Off by default;
-# `--proposed-relate` patches it in for this process only, to measure the gain.
-#
-# Today's relate calls two rules contradictory when they share any content word and differ in
-# *sentence* polarity ("Avoid nested subqueries." vs "Use CTEs instead of subqueries."), when an
-# override word such as "instead" / "now" / "rather than" appears, or, above the same-threshold,
-# on a polarity difference with no shared word at all. Paraphrases of one rule trip all three.
-# The proposal reads the stance per *object*: words after "instead of / rather than / not /
-# over / without / no" are rejected, everything else takes the sentence's polarity (negative
-# when it opens with never / don't / avoid / stop / drop / remove ...). Two rules contradict when
-# a shared word is wanted by one and rejected by the other, on an antonym pair about a shared
-# word, or when the new rule announces a change ("switch to", "from now on", "no longer") about
-# a shared word; otherwise they are the same above the same-threshold, else distinct.
-# ---------------------------------------------------------------------------------------------
-_NEG_START = re.compile(r"^\s*(?:never|do not|don't|dont|avoid|stop|no longer|drop|remove|skip|"
-                        r"omit|eliminate|exclude|strip|delete|hide|disable)\b", re.I)
-_FLIP = re.compile(r"\b(?:instead of|rather than|not|over|without|no)\b", re.I)
-_CHANGE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not anymore|"
-                     r"going forward|moving forward)\b", re.I)
-
-
-def _stance(text: str) -> dict[str, int]:
-    from skillbank import distill
-
-    lowered = text.lower().replace("`", " ")
-    base = -1 if _NEG_START.match(lowered) else 1
-    out: dict[str, int] = {}
-    for number, piece in enumerate(_FLIP.split(lowered)):
-        for word in distill._content(piece):
-            out.setdefault(word, base if number == 0 else -base)
-    return out
-
-
-def proposed_relate(self: Any, new_rule: str, old_rule: str, *, similarity: float) -> str:
-    from skillbank import distill
-
-    if distill._key(new_rule) == distill._key(old_rule):
-        return "same"
-    new, old = _stance(new_rule), _stance(old_rule)
-    shared = set(new) & set(old)
-    opposed = any(new[w] != old[w] for w in shared)
-    antonym = bool(shared) and distill._antonym_conflict(new_rule, old_rule) is not None
-    change = bool(shared) and bool(_CHANGE.search(new_rule))
-    if (opposed or antonym or change) and similarity >= self.related_threshold - self.matter_margin:
-        return "contradiction"
-    return "same" if similarity >= self.same_threshold else "distinct"
 
 
 def oracle_distiller(rules: list[dict], crits: list[dict], **thresholds: float) -> Any:
@@ -257,18 +207,13 @@ def main(argv: list[str] | None = None) -> int:
                         help="override settings.merge_threshold (default: the bank's setting)")
     parser.add_argument("--related-threshold", type=float, default=None,
                         help="override settings.related_threshold")
-    parser.add_argument("--proposed-relate", action="store_true",
-                        help="experiment: patch in the proposed RuleDistiller.relate (see above)")
     parser.add_argument("--oracle-distiller", action="store_true",
                         help="diagnostic: extract the true rules from the labels (an upper bound "
                              "for the memory given perfect extraction; not a result)")
     args = parser.parse_args(argv)
 
-    from skillbank.distill import RuleDistiller
     from skillbank.embeddings import MiniLMEmbedding
 
-    if args.proposed_relate:
-        RuleDistiller.relate = proposed_relate  # type: ignore[method-assign]
     scorer = load_scorer(args.set)
     rules, crits, tasks = load_data(args.set, args.data)
     embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
@@ -294,7 +239,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"critique-guidelines/{args.data}: {len(crits)} critiques, {len(rules)} true rules, "
           f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller "
           f"{'ORACLE (reads the labels: a diagnostic)' if args.oracle_distiller else 'RuleDistiller'}"
-          f"{' with the proposed relate' if args.proposed_relate else ''}; "
+          f"; "
           f"merge_threshold {settings['merge_threshold']}, "
           f"related_threshold {settings['related_threshold']}")
     print(table(metrics, stats))

@@ -201,13 +201,6 @@ _ANTONYMS: tuple[tuple[str, str], ...] = (
     ("increase", "decrease"),
 )
 
-#: Words in a new rule that announce it replaces an older practice.
-_OVERRIDE_RE = re.compile(
-    r"\b(switch(?:ed|ing)? to|from now on|no longer|instead|rather than|not anymore|any ?more|"
-    r"stop|now|going forward|moving forward|replace[sd]?|dropping|drop)\b",
-    re.I,
-)
-
 #: Light verbs and fillers that say nothing about what a rule is about.
 _LIGHT_WORDS = frozenset(
     """
@@ -1345,59 +1338,66 @@ def _antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
     return None
 
 
-_CONTRAST_RE = re.compile(r",\s*(?:and |but )?not\b\s*|\s*\b(?:rather than|instead of)\b\s*", re.I)
+#: Words after which the rest of a rule is what it rejects ("X instead of Y", "X, not Y").
+_FLIP_RE = re.compile(r"\b(?:instead of|rather than|not|over|without|no)\b", re.I)
+#: Wording with which a new rule announces that it changes an older practice.
+_CHANGE_RE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not anymore|"
+                        r"going forward|moving forward)\b", re.I)
 
 
-def _main_and_contrast(rule: str) -> tuple[str, str]:
-    """'Use A, not B' -> ('Use A', 'B'): the part a rule rejects is kept apart.
+def _stance(rule: str) -> dict[str, int]:
+    """Content word -> +1 (the rule asks for it) or -1 (the rule rejects it).
 
-    Only a *trailing* contrast counts ("Do not use B" has no main/contrast split).
+    Stance is read per *object*, not per sentence: in "Use CTEs instead of nested subqueries"
+    CTEs are wanted and subqueries rejected. Words before the first flip word ("instead of",
+    "rather than", "not", "over", "without", "no") take the sentence's polarity (negative when
+    its head is negated: "Never use ...", "Avoid ...", but not "Never skip ..."); words after it
+    take the opposite. A word keeps
+    the stance of its first mention.
     """
-    m = None
-    for m in _CONTRAST_RE.finditer(rule):
-        if m.start() > 0 and len(_words(rule[: m.start()])) >= 2:
-            break
-    else:
-        m = None
-    if m is None:
-        return rule, ""
-    return rule[: m.start()], rule[m.end():]
+    lowered = _strip_mentions(rule).lower().replace("`", " ")
+    lowered = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b",
+                     "at most", lowered)
+    base = _polarity(rule)
+    # Only a flip after the rule's head counts: "Do not prefix ..." is a negated head, not a
+    # rejection of what follows.
+    cuts = [m.start() for m in _FLIP_RE.finditer(lowered) if len(_words(lowered[: m.start()])) >= 2]
+    pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
+    out: dict[str, int] = {}
+    for number, piece in enumerate(pieces):
+        for word in _content(piece):
+            out.setdefault(word, base if number == 0 else -base)
+    return out
 
 
 @dataclass
 class _Comparison:
     shared: set[str]
-    polarity_conflict: bool
+    opposed: set[str]
     antonym: tuple[str, str] | None
-    override: bool
-    rejects: set[str]
+    change: bool
     same_matter: bool
 
     @property
     def conflict(self) -> bool:
-        return self.lexical_conflict or (self.same_matter and (self.polarity_conflict or self.override))
-
-    @property
-    def lexical_conflict(self) -> bool:
-        """An explicit contrast in the words: antonyms on the same matter, or a rejection."""
-        return bool(self.rejects) or (self.same_matter and self.antonym is not None)
+        """The rules disagree about something they share: one wants what the other rejects,
+        antonyms on the same matter, or the new rule announces a change to a shared practice."""
+        return bool(self.opposed) or (self.same_matter and self.antonym is not None) or (
+            bool(self.shared) and self.change)
 
 
 def _compare(new: str, old: str) -> _Comparison:
-    new_main, new_contrast = _main_and_contrast(new)
-    old_main, old_contrast = _main_and_contrast(old)
-    cn, co = _content(new_main), _content(old_main)
-    shared = cn & co
-    polarity_conflict = _polarity(new_main) != _polarity(old_main)
-    antonym = _antonym_conflict(_strip_mentions(new_main), _strip_mentions(old_main))
-    # One rule explicitly rejects what the other asks for: "Sign as the team, not with your name".
-    rejects = ((_content(new_contrast) & co) - cn) | ((_content(old_contrast) & cn) - co)
-    # An override word only counts when the new rule says something the old one does not.
-    override = bool(_OVERRIDE_RE.search(new)) and not _OVERRIDE_RE.search(old) and bool(cn ^ co)
-    # Same matter: a shared key word, or nothing but antonyms / polarity tells them apart
-    # ("Use tabs." vs "Use spaces.").
-    same_matter = bool(shared) or (cn == co and (antonym is not None or polarity_conflict))
-    return _Comparison(shared, polarity_conflict, antonym, override, rejects, same_matter)
+    new_stance, old_stance = _stance(new), _stance(old)
+    shared = set(new_stance) & set(old_stance)
+    opposed = {w for w in shared if new_stance[w] != old_stance[w]}
+    antonym = _antonym_conflict(_strip_mentions(new), _strip_mentions(old))
+    # Change wording counts only when the new rule also says something the old one does not.
+    change = (bool(_CHANGE_RE.search(new)) and not _CHANGE_RE.search(old)
+              and bool(set(new_stance) ^ set(old_stance)))
+    # Same matter: a shared key word, or nothing but antonyms tells them apart ("Use tabs." vs
+    # "Use spaces.").
+    same_matter = bool(shared) or (set(new_stance) == set(old_stance) and antonym is not None)
+    return _Comparison(shared, opposed, antonym, change, same_matter)
 
 
 class RuleDistiller:
@@ -1514,35 +1514,33 @@ class RuleDistiller:
 
     # -- relations ------------------------------------------------------------------------
     def relate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
-        """same / contradiction / distinct from embedding similarity plus explainable cues."""
+        """same / contradiction / distinct from embedding similarity plus explainable cues.
+
+        A conflict (see :class:`_Comparison`) on rules that are at least loosely related
+        (``related_threshold - matter_margin``) is a contradiction; otherwise the rules are the
+        same above ``same_threshold`` and distinct below. Sentence polarity alone is not a
+        conflict: paraphrases of one rule often differ in it ("Avoid nested subqueries." /
+        "Use CTEs instead of subqueries." both reject subqueries), and reading it as one made
+        the memory supersede rules with their own rewordings (measured on the critique set).
+        """
         if _key(new_rule) == _key(old_rule):
             return "same"
         cmp = _compare(new_rule, old_rule)
-        # Antonyms / an explicit rejection on a shared key word are strong enough a little below
-        # related_threshold; a polarity flip or override wording needs the rules to be related.
-        if cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin:
+        if cmp.conflict and similarity >= self.related_threshold - self.matter_margin:
             return "contradiction"
-        if cmp.conflict and similarity >= self.related_threshold:
-            return "contradiction"
-        if similarity >= self.same_threshold and not (cmp.polarity_conflict or cmp.antonym):
-            return "same"
-        if similarity >= self.same_threshold and (cmp.polarity_conflict or cmp.antonym):
-            return "contradiction"
-        return "distinct"
+        return "same" if similarity >= self.same_threshold else "distinct"
 
     def explain_relation(self, new_rule: str, old_rule: str, *, similarity: float) -> str:
         """A one-line reason for :meth:`relate`'s answer (for logs and reports)."""
         cmp = _compare(new_rule, old_rule)
         rel = self.relate(new_rule, old_rule, similarity=similarity)
         cues = []
-        if cmp.polarity_conflict:
-            cues.append("opposite polarity")
+        if cmp.opposed:
+            cues.append(f"opposite stance on {', '.join(sorted(cmp.opposed))}")
         if cmp.antonym:
             cues.append(f"antonyms {cmp.antonym[0]}/{cmp.antonym[1]}")
-        if cmp.override:
-            cues.append("override wording")
-        if cmp.rejects:
-            cues.append(f"rejects {', '.join(sorted(cmp.rejects))}")
+        if cmp.change:
+            cues.append("change wording")
         shared = ", ".join(sorted(cmp.shared)) or "nothing"
         return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"
 
