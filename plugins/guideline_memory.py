@@ -1291,19 +1291,20 @@ class GuidelineMemory:
 
     def list(self, status: str | None = None, topic: str | None = None,
              namespace: str | None = None) -> list[Guideline]:
-        """Guidelines, newest first. ``namespace=None`` lists every namespace (an inventory)."""
+        """Guidelines, newest first. ``namespace=None`` is the bank's namespace; ``"*"`` lists
+        every namespace (an inventory), as for experiences."""
         if status is not None and status not in STATUSES:
             raise InvalidInputError(f"status must be one of {', '.join(STATUSES)}")
         if topic is not None:
             self._check_topic(topic)
-        ns = None if namespace is None else self._namespace(namespace, allow_all=True)
+        ns = self._namespace(namespace, allow_all=True)
         with self._lock:
             self._refresh()
             items = list(self._items.values())
         out = [g for g in items
                if (status is None or g.status == status)
                and (topic is None or g.topic == topic)
-               and (ns is None or ns == ALL_NAMESPACES or g.namespace == ns)]
+               and (ns == ALL_NAMESPACES or g.namespace == ns)]
         out.sort(key=lambda g: (g.created, g.id), reverse=True)
         return out
 
@@ -1316,13 +1317,13 @@ class GuidelineMemory:
                            if g.status in IN_PLAY and (ns == ALL_NAMESPACES or g.namespace == ns)})
 
     def counts(self, namespace: str | None = None) -> dict[str, int]:
-        """Guidelines by status; ``namespace=None`` counts every namespace."""
-        ns = None if namespace is None else self._namespace(namespace, allow_all=True)
+        """Guidelines by status; ``namespace=None`` is the bank's namespace, ``"*"`` all."""
+        ns = self._namespace(namespace, allow_all=True)
         out = {status: 0 for status in STATUSES}
         with self._lock:
             self._refresh()
             for g in self._items.values():
-                if ns is None or ns == ALL_NAMESPACES or g.namespace == ns:
+                if ns == ALL_NAMESPACES or g.namespace == ns:
                     out[g.status] = out.get(g.status, 0) + 1
         return out
 

@@ -577,7 +577,8 @@ def test_namespaces_never_leak(gm):
     assert flip.action == "added"
     assert gm.counts(namespace="team-a") == {"active": 2, "pending": 0, "retired": 0,
                                              "superseded": 0}
-    assert len(gm.list(namespace="team-b")) == 2 and len(gm.list()) == 4
+    assert len(gm.list(namespace="team-b")) == 2 and gm.list() == []  # default: the bank's namespace
+    assert len(gm.list(namespace="*")) == 4 and gm.counts(namespace="*")["active"] == 4
     assert gm.topics(namespace="team-a") and gm.topics() == []
     assert "type hints" in gm.playbook(namespace="team-a") and "hints" not in gm.playbook()
     with pytest.raises(InvalidInputError):
