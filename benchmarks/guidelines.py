@@ -3,6 +3,11 @@
     python benchmarks/guidelines.py                       # dev set, the bank's settings
     python benchmarks/guidelines.py --merge-threshold 0.5 # the recommended merge threshold
     python benchmarks/guidelines.py --data heldout --json out.json
+    python benchmarks/guidelines.py --llm openai:gpt-4o-mini   # your model and key
+
+`--llm PROVIDER:MODEL` measures the LLM distiller instead: any chat model LangChain's
+`init_chat_model` can build (its provider package and API key are yours to supply; nothing here
+calls a model by default), wrapped by `skillbank.adapters.langchain.ChatModelDistiller`.
 
 Diagnostic (clearly labelled in the output): `--oracle-distiller` extracts the true rules from
 the labels, an upper bound for the memory given perfect extraction. How far the deterministic
@@ -210,7 +215,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--oracle-distiller", action="store_true",
                         help="diagnostic: extract the true rules from the labels (an upper bound "
                              "for the memory given perfect extraction; not a result)")
+    parser.add_argument("--llm", metavar="PROVIDER:MODEL", default=None,
+                        help="distil with this LangChain chat model (init_chat_model spec), "
+                             "e.g. openai:gpt-4o-mini; needs its provider package and API key")
     args = parser.parse_args(argv)
+    if args.llm and args.oracle_distiller:
+        parser.error("--llm and --oracle-distiller are two different distillers: pick one")
 
     from skillbank.embeddings import MiniLMEmbedding
 
@@ -219,13 +229,21 @@ def main(argv: list[str] | None = None) -> int:
     embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
 
     distiller = None
-    if args.oracle_distiller:
+    if args.llm:
+        from langchain.chat_models import init_chat_model
+
+        from skillbank.adapters.langchain import ChatModelDistiller
+
+        distiller = ChatModelDistiller(init_chat_model(args.llm, temperature=0))
+    elif args.oracle_distiller:
         from skillbank.settings import Settings
 
         distiller = oracle_distiller(
             rules, crits,
             same_threshold=args.merge_threshold or Settings.merge_threshold,
             related_threshold=args.related_threshold or Settings.related_threshold)
+    distiller_name = ("ORACLE (reads the labels: a diagnostic)" if args.oracle_distiller
+                      else f"LLMDistiller ({args.llm})" if args.llm else "RuleDistiller")
     memory_pred, memory_stats = run_memory(crits, tasks, embedding, distiller,
                                            merge_threshold=args.merge_threshold,
                                            related_threshold=args.related_threshold)
@@ -238,13 +256,16 @@ def main(argv: list[str] | None = None) -> int:
     settings = memory_stats["settings"]
     print(f"critique-guidelines/{args.data}: {len(crits)} critiques, {len(rules)} true rules, "
           f"{len(tasks)} tasks; model all-MiniLM-L6-v2; distiller "
-          f"{'ORACLE (reads the labels: a diagnostic)' if args.oracle_distiller else 'RuleDistiller'}"
+          f"{distiller_name}"
           f"; "
           f"merge_threshold {settings['merge_threshold']}, "
           f"related_threshold {settings['related_threshold']}")
     print(table(metrics, stats))
     print(f"\nskillbank actions: {memory_stats['actions']}; final statuses: "
           f"{memory_stats['counts']}; search {memory_stats['search_ms']:.1f} ms/task")
+    if args.llm and getattr(distiller, "last_error", None):
+        print(f"LLM distiller fell back to the rule distiller at least once; last error: "
+              f"{distiller.last_error}")
     pairs = metrics["skillbank"]["supersession"]["pairs"]
     print("supersede pairs: " + ", ".join(f"{k} {v['final_state']}" for k, v in pairs.items()))
     if args.pred:
