@@ -65,10 +65,12 @@ class Skillbank:
         client: Any = None,
         include_bundled: bool = False,
         lock_timeout: float = 10.0,
+        write_lock_timeout: float = 60.0,
     ) -> None:
         from filelock import FileLock, Timeout
 
         from skillbank.errors import BusyError
+        from skillbank.locks import write_lock
 
         self.settings = settings
         self.root = settings.root
@@ -86,7 +88,9 @@ class Skillbank:
                     "close it, or share the memory through a Chroma server "
                     "(`chroma run --path DIR` and --chroma-url / SKILLBANK_CHROMA_URL)"
                 ) from None
-        self.write_lock = FileLock(str(self.root / ".write.lock"), timeout=60)
+        # Serialises file writes between processes sharing the root (server mode); waiting
+        # longer than `write_lock_timeout` raises BusyError, never filelock.Timeout.
+        self.write_lock = write_lock(self.root, timeout=write_lock_timeout)
         self.embedding_function = embedding_function or _default_embedding(settings)
         self._distiller = distiller
         self._client = client
@@ -114,9 +118,14 @@ class Skillbank:
         include_bundled: bool = False,
         sync: bool = True,
         lock_timeout: float = 10.0,
+        write_lock_timeout: float = 60.0,
         **overrides: Any,
     ) -> "Skillbank":
         """Open (creating if missing) a memory root and bring its index up to date with files.
+
+        `lock_timeout` is how long to wait for another process to close an embedded root;
+        `write_lock_timeout` how long each write waits for another process's write to finish.
+        Either running out raises `BusyError`.
 
         `include_bundled` adds the skills shipped with skillbank (how to use this memory) as the
         last read-only root. They teach an assistant that calls memory tools itself (the MCP
@@ -132,9 +141,14 @@ class Skillbank:
             **overrides,
         )
         bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
-                   client=client, include_bundled=include_bundled, lock_timeout=lock_timeout)
+                   client=client, include_bundled=include_bundled, lock_timeout=lock_timeout,
+                   write_lock_timeout=write_lock_timeout)
         if sync:
-            bank.sync()
+            try:
+                bank.sync()
+            except BaseException:
+                bank.close()  # the caller never gets the bank: let go of the root now
+                raise
         return bank
 
     def close(self) -> None:

@@ -1,0 +1,44 @@
+"""The root's write lock, which reports a timeout as skillbank's own `BusyError`.
+
+`<root>/.write.lock` serialises file writes between the processes that share a memory root
+(server mode lets several do so at once). A process that waits too long for it gets `BusyError`,
+which every face turns into a clear message (CLI exit code 6, an MCP tool error), instead of
+`filelock.Timeout`. Imported lazily by `skillbank.bank`: `import skillbank` stays light.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from filelock import FileLock, Timeout
+
+from skillbank.errors import BusyError
+
+WRITE_LOCK_FILE = ".write.lock"
+
+#: Seconds a write waits for another process to finish writing before `BusyError`.
+DEFAULT_WRITE_LOCK_TIMEOUT = 60.0
+
+
+class WriteLock(FileLock):
+    """A `FileLock` whose every acquisition (`with lock:`, `lock.acquire(...)`) raises
+    `BusyError` rather than `filelock.Timeout` when another process holds it too long."""
+
+    def acquire(self, timeout: float | None = None, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return super().acquire(timeout, *args, **kwargs)
+        except Timeout:
+            waited = self.timeout if timeout is None else timeout
+            blocking = kwargs.get("blocking", True)
+            how_long = f"within {waited:g} s" if blocking is not False and waited else "at once"
+            root = Path(self.lock_file).parent
+            raise BusyError(
+                f"another process is writing to the memory at {root} and did not release its "
+                f"write lock ({self.lock_file}) {how_long}; try again when it has finished"
+            ) from None
+
+
+def write_lock(root: Path, timeout: float = DEFAULT_WRITE_LOCK_TIMEOUT) -> WriteLock:
+    """The write lock of the memory root `root` (a negative timeout waits for ever)."""
+    return WriteLock(str(Path(root) / WRITE_LOCK_FILE), timeout=timeout)
