@@ -322,7 +322,7 @@ class Skillbank:
             "chroma": self.settings.chroma_url or str(self.settings.chroma_path),
             "skills": self.index("skills").count(),
             "skill_roots": [str(r) for r, _ in self.skills.roots],
-            "guidelines": self.guidelines.counts(),
+            "guidelines": self.guidelines.counts(namespace="*"),
             "experiences": self.index("experiences").count(),
             "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),
         }
