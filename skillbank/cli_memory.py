@@ -99,7 +99,7 @@ def guidelines_list(
     st = state(ctx)
     # No --namespace: every namespace (an inventory); with it, only that one.
     items = st.bank(sync=["guidelines"]).guidelines.list(status=_value(status), topic=topic,
-                                                         namespace=st.namespace)
+                                                         namespace=st.namespace or "*")
 
     def human() -> None:
         if not items:

@@ -422,6 +422,16 @@ def test_guidelines_learn_list_show_search_vote(run):
     run("guidelines", "vote", "gl-000000000000", "--helpful", code=3)
 
 
+
+def test_guidelines_list_is_an_inventory_of_every_namespace_unless_one_is_given(run):
+    a = run.json("--namespace", "team-a", "guidelines", "learn", "Use British spelling in docs.")
+    b = run.json("--namespace", "team-b", "guidelines", "learn", "Keep slides to five bullets.")
+    ids = {e["guideline_id"] for r in (a, b) for e in r["entries"] if e["action"] == "added"}
+    assert len(ids) == 2
+    assert {g["id"] for g in run.json("guidelines", "list")} == ids
+    only_a = run.json("--namespace", "team-a", "guidelines", "list")
+    assert [g["namespace"] for g in only_a] == ["team-a"]
+
 def test_guidelines_review_pending_approve_reject_retire(run):
     first = run.json("guidelines", "learn", "Never push directly to the main branch.",
                      "--untrusted")
