@@ -56,8 +56,8 @@ def oracle_distiller(rules: list[dict], crits: list[dict], **thresholds: float) 
     It measures the memory's merging, supersession and retrieval given a perfect extraction
     step (what a good LLM distiller approaches), separately from the deterministic extraction.
     """
-    from skillbank import distill
     from skillbank.distill import CandidateRule, RuleDistiller, guess_topic
+    from skillbank.distill.topics import _when_to_use
 
     text_of = {r["rule_id"]: r["guideline"] for r in rules}
     rules_of = {c["critique"]: c["rule_ids"] for c in crits}
@@ -71,7 +71,7 @@ def oracle_distiller(rules: list[dict], crits: list[dict], **thresholds: float) 
                 text = text_of[rule_id]
                 topic = guess_topic(text, task, critique)
                 out.append(CandidateRule(text=text, topic=topic, source_sentence=critique,
-                                         when_to_use=distill._when_to_use(text, topic, task)))
+                                         when_to_use=_when_to_use(text, topic, task)))
             return out or [CandidateRule(text=critique, actionable=False)]
 
     return OracleDistiller(**thresholds)

@@ -40,7 +40,7 @@ def unit(vectors: np.ndarray) -> np.ndarray:
 
 def tfidf_cosine(texts: list[str]) -> np.ndarray:
     """Plain sublinear TF-IDF cosine over content words (the distiller's stopword list)."""
-    from skillbank.distill import _STOPWORDS
+    from skillbank.distill.vocabulary import _STOPWORDS
 
     docs = [[w for w in re.findall(r"[a-z][a-z0-9_'-]+", t.lower()) if w not in _STOPWORDS]
             for t in texts]

@@ -1,0 +1,108 @@
+"""Experience -> lesson helpers: outcome classes, key steps, what went wrong, and the contrast
+between a successful and a failed attempt.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from skillbank.distill.text import _clip, _finish
+from skillbank.records import Experience, Step
+
+
+def _outcome_class(exp: Experience) -> str:
+    if exp.outcome == "success":
+        return "success"
+    if exp.outcome in ("failure", "partial"):
+        return "failure"
+    return "unknown"
+
+
+def _step_label(step: Step, limit: int = 80) -> str:
+    label = (step.action or "").strip() or (step.thought or "").strip()
+    if not label:
+        return ""
+    arg = step.action_input
+    if step.action and arg not in (None, "", {}, []):
+        if isinstance(arg, dict):
+            arg_text = ", ".join(f"{k}={v!r}" for k, v in list(arg.items())[:3])
+        else:
+            arg_text = str(arg)
+        label = f"{label}({_clip(arg_text, 40)})"
+    return _clip(label, limit)
+
+
+def _key_steps(steps: Sequence[Step], limit: int = 6) -> list[str]:
+    out: list[str] = []
+    for s in steps:
+        label = _step_label(s)
+        if label and (not out or out[-1] != label):
+            out.append(label)
+    if len(out) > limit:
+        out = out[: limit - 2] + ["…"] + out[-1:]
+    return out
+
+
+_ERROR_RE = re.compile(
+    r"error|exception|traceback|failed|failure|denied|not found|timed? ?out|invalid|refused|"
+    r"cannot|can't|unable|forbidden|crash|panic",
+    re.I,
+)
+
+
+def _what_went_wrong(exp: Experience) -> str:
+    status = "it failed" if exp.outcome == "failure" else "it only partly worked"
+    error = ""
+    at = ""
+    for step in reversed(exp.steps):
+        if step.observation and _ERROR_RE.search(step.observation):
+            error = step.observation
+            at = step.action or ""
+            break
+    if not error and exp.steps:
+        last = exp.steps[-1]
+        error = last.observation or ""
+        at = last.action or ""
+    text = status
+    if at:
+        text += f" after {_clip(at, 60)}"
+    if error:
+        first_line = next((ln for ln in error.strip().splitlines() if _ERROR_RE.search(ln)), error.strip().splitlines()[0] if error.strip() else "")
+        text += f" ({_clip(first_line, 200)})"
+    return text
+
+
+def _actions(exp: Experience) -> list[str]:
+    out: list[str] = []
+    for s in exp.steps:
+        label = (s.action or "").strip()
+        if label and label.lower() not in [o.lower() for o in out]:
+            out.append(label)
+    return out
+
+
+def _contrast(kind: str, good: Experience, bad: Experience) -> str:
+    good_actions, bad_actions = _actions(good), _actions(bad)
+    bad_set = {a.lower() for a in bad_actions}
+    good_set = {a.lower() for a in good_actions}
+    only_good = [a for a in good_actions if a.lower() not in bad_set][:4]
+    only_bad = [a for a in bad_actions if a.lower() not in good_set][:4]
+    if only_good or only_bad:
+        text = f"When {kind}, the successful attempt"
+        text += f" did {', '.join(only_good)}" if only_good else " skipped " + ", ".join(only_bad)
+        if only_bad and only_good:
+            text += f" where the failed attempt did {', '.join(only_bad)}"
+        elif only_good:
+            text += " which the failed attempt did not"
+        if bad.feedback:
+            text += f". The failure: {_clip(bad.feedback, 300)}"
+        return _finish(text)
+    if good.feedback or bad.feedback:
+        text = f"When {kind}, the same steps both succeeded and failed"
+        if bad.feedback:
+            text += f"; the failure was: {_clip(bad.feedback, 300)}"
+        if good.feedback:
+            text += f"; the success: {_clip(good.feedback, 300)}"
+        return _finish(text)
+    return ""

@@ -1,0 +1,265 @@
+"""The LLM distiller: any ``prompt -> text`` callable, with a deterministic fallback."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+from typing import Awaitable, Callable, Sequence
+
+from skillbank.distill.base import CandidateRule, Distiller, Relation
+from skillbank.distill.json_reply import _as_bool, _items, extract_json
+from skillbank.distill.lessons import _actions, _step_label
+from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT, _fmt
+from skillbank.distill.rule_distiller import RuleDistiller
+from skillbank.distill.text import _clip, _finish, _key
+from skillbank.distill.topics import _slug, _task_kind, _when_to_use, guess_topic
+from skillbank.records import MAX_SHORT, Experience, Lesson
+
+
+_LESSON_KINDS = {"success_pattern", "failure_trigger", "comparison", "note"}
+
+
+_RELATION_RE = re.compile(r"\b(contradict\w*|conflict\w*|same|duplicate|equivalent|distinct|different|unrelated)\b", re.I)
+
+
+class LLMDistiller:
+    """Distil with any ``prompt -> text`` callable; fall back to ``fallback`` on any failure."""
+
+    def __init__(
+        self,
+        complete: Callable[[str], str],
+        *,
+        fallback: Distiller | None = None,
+        acomplete: Callable[[str], Awaitable[str]] | None = None,
+    ) -> None:
+        self.complete = complete
+        self.acomplete = acomplete
+        self.fallback: Distiller = fallback if fallback is not None else RuleDistiller()
+        #: The last failure (exception text or "unparseable reply"), for logs and tests.
+        self.last_error: str | None = None
+
+    # -- prompts --------------------------------------------------------------------------
+    @staticmethod
+    def _rules_prompt(critique: str, task: str | None, response: str | None, score: float | None) -> str:
+        return _fmt(
+            RULES_PROMPT,
+            task=_clip(task or "(not given)", 2000),
+            response=_clip(response or "(not given)", 2000),
+            score="(not given)" if score is None else str(score),
+            critique=_clip(critique, 8000),
+        )
+
+    @staticmethod
+    def _lessons_prompt(exp: Experience, similar: Sequence[Experience]) -> str:
+        steps = "\n".join(
+            f"{i + 1}. {_step_label(s, 160)} -> {_clip(s.observation or '', 300)}"
+            for i, s in enumerate(exp.steps[:30])
+        ) or "(none recorded)"
+        sims = "\n".join(
+            f"- [{o.outcome}] {_clip(o.task, 200)}; actions: {', '.join(_actions(o)[:8]) or '-'}; "
+            f"feedback: {_clip(o.feedback or '-', 200)}"
+            for o in list(similar)[:5]
+        ) or "(none)"
+        return _fmt(
+            LESSONS_PROMPT,
+            task=_clip(exp.task, 2000),
+            outcome=exp.outcome,
+            score="(not given)" if exp.score is None else str(exp.score),
+            feedback=_clip(exp.feedback or "(none)", 2000),
+            steps=steps,
+            similar=sims,
+        )
+
+    @staticmethod
+    def _relate_prompt(new_rule: str, old_rule: str, similarity: float) -> str:
+        return _fmt(RELATE_PROMPT, new=_clip(new_rule, 2000), old=_clip(old_rule, 2000), similarity=float(similarity))
+
+    # -- parsing --------------------------------------------------------------------------
+    def _parse_rules(self, reply: str, critique: str, task: str | None, response: str | None) -> list[CandidateRule] | None:
+        items = _items(extract_json(reply), "rules", "items", "candidates", "guidelines")
+        if items is None:
+            return None
+        out: list[CandidateRule] = []
+        seen: set[str] = set()
+        for item in items:
+            if isinstance(item, str):
+                item = {"text": item}
+            if not isinstance(item, dict):
+                continue
+            text = item.get("text") or item.get("rule") or item.get("guideline")
+            if not isinstance(text, str) or not text.strip():
+                continue
+            actionable = _as_bool(item.get("actionable", True))
+            text = _finish(text) if actionable else re.sub(r"\s+", " ", text).strip()
+            text = _clip(text, MAX_SHORT)
+            key = ("" if actionable else "\x00") + _key(text)
+            if not key.strip("\x00") or key in seen:
+                continue
+            seen.add(key)
+            topic = _slug(str(item.get("topic") or "")) or guess_topic(text, task, critique + "\n" + (response or ""))
+            when = item.get("when_to_use") or item.get("applies_when") or ""
+            when = _clip(str(when), MAX_SHORT) if when else _when_to_use(text, topic, task)
+            source = item.get("source_sentence") or item.get("source") or ""
+            out.append(CandidateRule(text=text, topic=topic, when_to_use=when, actionable=actionable,
+                                     source_sentence=_clip(str(source), MAX_SHORT)))
+        if not out:
+            if items == []:
+                # The model found nothing actionable: report the critique as ignored.
+                text = re.sub(r"\s+", " ", critique).strip()
+                if not text:
+                    return []
+                topic = guess_topic(text, task, response)
+                return [CandidateRule(text=_clip(text, MAX_SHORT), topic=topic, actionable=False,
+                                      when_to_use=_when_to_use(text, topic, task), source_sentence=_clip(text, MAX_SHORT))]
+            return None
+        return out
+
+    def _parse_lessons(self, reply: str, exp: Experience) -> list[Lesson] | None:
+        items = _items(extract_json(reply), "lessons", "items")
+        if items is None:
+            return None
+        when_default = exp.when_to_use or f"When {_task_kind(exp.task) or 'doing this task'}"
+        out: list[Lesson] = []
+        for item in items:
+            if isinstance(item, str):
+                item = {"text": item}
+            if not isinstance(item, dict):
+                continue
+            text = item.get("text") or item.get("lesson")
+            if not isinstance(text, str) or not text.strip():
+                continue
+            kind = str(item.get("kind") or "note").strip().lower().replace(" ", "_").replace("-", "_")
+            if kind not in _LESSON_KINDS:
+                kind = "note"
+            when = item.get("when_to_use") or when_default
+            out.append(Lesson(kind=kind, text=_clip(text, MAX_SHORT), when_to_use=_clip(str(when), MAX_SHORT)))  # type: ignore[arg-type]
+        if not out and items != []:
+            return None
+        return out
+
+    @staticmethod
+    def _parse_relation(reply: str) -> Relation | None:
+        if not isinstance(reply, str):
+            return None
+        value = extract_json(reply) if reply.strip()[:1] in "[{" else None
+        if isinstance(value, dict):
+            for k in ("relation", "answer", "label", "result"):
+                if isinstance(value.get(k), str):
+                    reply = value[k]
+                    break
+        m = None
+        for cand in _RELATION_RE.finditer(reply):
+            before = reply[max(0, cand.start() - 16): cand.start()].lower()
+            if re.search(r"\b(?:not|no|isn't|aren't|neither|nor)\b(?:\s+(?:a|an|the|quite|really))?\s*$", before):
+                continue  # "not the same", "not a contradiction"
+            m = cand
+            break
+        if not m:
+            return None
+        word = m.group(1).lower()
+        if word.startswith(("contradict", "conflict")):
+            return "contradiction"
+        if word in ("same", "duplicate", "equivalent"):
+            return "same"
+        return "distinct"
+
+    # -- sync API -------------------------------------------------------------------------
+    def _call(self, prompt: str) -> str | None:
+        try:
+            reply = self.complete(prompt)
+        except Exception as exc:  # noqa: BLE001 - any model/client failure means: fall back
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return None
+        if not isinstance(reply, str):
+            reply = getattr(reply, "content", None) or getattr(reply, "text", None) or (str(reply) if reply is not None else None)
+        return reply
+
+    async def _acall(self, prompt: str) -> str | None:
+        try:
+            if self.acomplete is not None:
+                reply = await self.acomplete(prompt)
+            else:
+                reply = await asyncio.to_thread(self.complete, prompt)
+        except Exception as exc:  # noqa: BLE001
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return None
+        if not isinstance(reply, str):
+            reply = getattr(reply, "content", None) or getattr(reply, "text", None) or (str(reply) if reply is not None else None)
+        return reply
+
+    def _finish_rules(self, reply: str | None, critique: str, task, response, score) -> list[CandidateRule]:
+        if reply is not None:
+            try:
+                parsed = self._parse_rules(reply, critique, task, response)
+            except Exception as exc:  # noqa: BLE001
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                parsed = None
+            if parsed is not None:
+                return parsed
+            self.last_error = self.last_error or "unparseable reply"
+        return self.fallback.rules_from_critique(critique, task=task, response=response, score=score)
+
+    def _finish_lessons(self, reply: str | None, experience: Experience, similar: Sequence[Experience]) -> list[Lesson]:
+        if reply is not None:
+            try:
+                parsed = self._parse_lessons(reply, experience)
+            except Exception as exc:  # noqa: BLE001
+                self.last_error = f"{type(exc).__name__}: {exc}"
+                parsed = None
+            if parsed is not None:
+                return parsed
+            self.last_error = self.last_error or "unparseable reply"
+        return self.fallback.lessons_from_experience(experience, similar=similar)
+
+    def _finish_relation(self, reply: str | None, new_rule: str, old_rule: str, similarity: float) -> Relation:
+        if reply is not None:
+            parsed = self._parse_relation(reply)
+            if parsed is not None:
+                return parsed
+            self.last_error = "unparseable reply"
+        return self.fallback.relate(new_rule, old_rule, similarity=similarity)
+
+    def rules_from_critique(
+        self,
+        critique: str,
+        *,
+        task: str | None = None,
+        response: str | None = None,
+        score: float | None = None,
+    ) -> list[CandidateRule]:
+        self.last_error = None
+        reply = self._call(self._rules_prompt(critique, task, response, score))
+        return self._finish_rules(reply, critique, task, response, score)
+
+    def lessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
+        self.last_error = None
+        reply = self._call(self._lessons_prompt(experience, similar))
+        return self._finish_lessons(reply, experience, similar)
+
+    def relate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
+        self.last_error = None
+        reply = self._call(self._relate_prompt(new_rule, old_rule, similarity))
+        return self._finish_relation(reply, new_rule, old_rule, similarity)
+
+    # -- async API ------------------------------------------------------------------------
+    async def arules_from_critique(
+        self,
+        critique: str,
+        *,
+        task: str | None = None,
+        response: str | None = None,
+        score: float | None = None,
+    ) -> list[CandidateRule]:
+        self.last_error = None
+        reply = await self._acall(self._rules_prompt(critique, task, response, score))
+        return self._finish_rules(reply, critique, task, response, score)
+
+    async def alessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
+        self.last_error = None
+        reply = await self._acall(self._lessons_prompt(experience, similar))
+        return self._finish_lessons(reply, experience, similar)
+
+    async def arelate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
+        self.last_error = None
+        reply = await self._acall(self._relate_prompt(new_rule, old_rule, similarity))
+        return self._finish_relation(reply, new_rule, old_rule, similarity)

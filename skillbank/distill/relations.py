@@ -1,0 +1,158 @@
+"""Comparing two rules: stems, content words, polarity, per-object stance and antonym pairs.
+
+These are the explainable cues behind :meth:`RuleDistiller.relate`.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skillbank.distill.morphology import _is_base_verb, _lemma
+from skillbank.distill.sentences import _CODE_RE
+from skillbank.distill.text import _words
+from skillbank.distill.vocabulary import _ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VERBS, _NEGATORS, _STOPWORDS
+
+
+def _stem(word: str) -> str:
+    w = word.lower().strip("'’.-")
+    w = re.sub(r"'s$", "", w)
+    for suffix, repl in (("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ies", "y"),
+                         ("ers", ""), ("er", ""), ("ed", "")):
+        if w.endswith(suffix) and len(w) - len(suffix) >= 3:
+            w = w[: len(w) - len(suffix)] + repl
+            break
+    else:
+        if re.search(r"(?:s|x|ch|sh)es$", w) and len(w) > 4:
+            w = w[:-2]
+        elif w.endswith("s") and not w.endswith("ss") and len(w) > 3:
+            w = w[:-1]
+    if w.endswith("e") and len(w) > 3:
+        w = w[:-1]
+    return w
+
+
+def _strip_mentions(text: str) -> str:
+    """Drop inline code and quoted text: words inside them are mentioned, not used."""
+    text = _CODE_RE.sub(" ", text)
+    text = re.sub(r"(?<![\w])'(?:[^'\n]|'(?=\w)){1,200}?'(?![\w])", " ", text)
+    return re.sub(r'"[^"\n]{1,200}?"|“[^”\n]{1,200}?”|‘[^’\n]{1,200}?’', " ", text)
+
+
+def _polarity(text: str) -> int:
+    """+1 positive, -1 negative, read from the head of the rule up to its main verb.
+
+    Negators ("never", "do not", "no longer") and negative verbs ("avoid", "skip", "remove")
+    combine by parity: "Never skip tests" is positive. Words after the main verb ("... without
+    editing code") do not count, so an aside cannot flip a rule.
+    """
+    t = _strip_mentions(text).lower()
+    t = t.replace("do not", "do-not").replace("don't", "do-not").replace("dont", "do-not")
+    t = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b", "at-most", t)
+    t = re.sub(r"\bno longer\b", "no-longer", t)
+    count = 0
+    for w in re.findall(r"[a-z'-]+", t):
+        if w in _NEGATORS or w in ("do-not", "no-longer", "cannot") or w.endswith("n't"):
+            count += 1
+            if w in _NEGATIVE_VERBS:  # "avoid", "stop": a negator that is also the main verb
+                break
+        elif w in _NEGATIVE_VERBS or _lemma(w) in _NEGATIVE_VERBS:
+            count += 1
+            break
+        elif _is_base_verb(w) and w not in ("do", "be"):
+            break  # the main verb: the rest of the rule is its object
+    return -1 if count % 2 else 1
+
+
+def _antonym_words() -> frozenset[str]:
+    return frozenset(w for pair in _ANTONYMS for w in pair)
+
+
+_ANTONYM_WORDS = _antonym_words()
+
+
+def _content(text: str) -> set[str]:
+    out = set()
+    for w in re.findall(r"[a-z][a-z0-9_'-]*", text.lower()):
+        if w in _LIGHT_WORDS or w in _STOPWORDS or w in _NEGATORS or w in _NEGATIVE_VERBS:
+            continue
+        if w in _ANTONYM_WORDS or _stem(w) in {_stem(a) for a in _ANTONYM_WORDS}:
+            continue
+        if len(w) < 3:
+            continue
+        out.add(_stem(w))
+    return out
+
+
+def _antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
+    wa = {_stem(w) for w in re.findall(r"[a-z_]+", a.lower())} | set(re.findall(r"[a-z_]+", a.lower()))
+    wb = {_stem(w) for w in re.findall(r"[a-z_]+", b.lower())} | set(re.findall(r"[a-z_]+", b.lower()))
+    for x, y in _ANTONYMS:
+        sx, sy = _stem(x), _stem(y)
+        ax, ay = (x in wa or sx in wa), (y in wa or sy in wa)
+        bx, by = (x in wb or sx in wb), (y in wb or sy in wb)
+        if (ax and by and not ay and not bx) or (ay and bx and not ax and not by):
+            return (x, y)
+    return None
+
+
+#: Words after which the rest of a rule is what it rejects ("X instead of Y", "X, not Y").
+_FLIP_RE = re.compile(r"\b(?:instead of|rather than|not|over|without|no)\b", re.I)
+#: Wording with which a new rule announces that it changes an older practice.
+_CHANGE_RE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not anymore|"
+                        r"going forward|moving forward)\b", re.I)
+
+
+def _stance(rule: str) -> dict[str, int]:
+    """Content word -> +1 (the rule asks for it) or -1 (the rule rejects it).
+
+    Stance is read per *object*, not per sentence: in "Use CTEs instead of nested subqueries"
+    CTEs are wanted and subqueries rejected. Words before the first flip word ("instead of",
+    "rather than", "not", "over", "without", "no") take the sentence's polarity (negative when
+    its head is negated: "Never use ...", "Avoid ...", but not "Never skip ..."); words after it
+    take the opposite. A word keeps
+    the stance of its first mention.
+    """
+    lowered = _strip_mentions(rule).lower().replace("`", " ")
+    lowered = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b",
+                     "at most", lowered)
+    base = _polarity(rule)
+    # Only a flip after the rule's head counts: "Do not prefix ..." is a negated head, not a
+    # rejection of what follows.
+    cuts = [m.start() for m in _FLIP_RE.finditer(lowered) if len(_words(lowered[: m.start()])) >= 2]
+    pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
+    out: dict[str, int] = {}
+    for number, piece in enumerate(pieces):
+        for word in _content(piece):
+            out.setdefault(word, base if number == 0 else -base)
+    return out
+
+
+@dataclass
+class _Comparison:
+    shared: set[str]
+    opposed: set[str]
+    antonym: tuple[str, str] | None
+    change: bool
+    same_matter: bool
+
+    @property
+    def conflict(self) -> bool:
+        """The rules disagree about something they share: one wants what the other rejects,
+        antonyms on the same matter, or the new rule announces a change to a shared practice."""
+        return bool(self.opposed) or (self.same_matter and self.antonym is not None) or (
+            bool(self.shared) and self.change)
+
+
+def _compare(new: str, old: str) -> _Comparison:
+    new_stance, old_stance = _stance(new), _stance(old)
+    shared = set(new_stance) & set(old_stance)
+    opposed = {w for w in shared if new_stance[w] != old_stance[w]}
+    antonym = _antonym_conflict(_strip_mentions(new), _strip_mentions(old))
+    # Change wording counts only when the new rule also says something the old one does not.
+    change = (bool(_CHANGE_RE.search(new)) and not _CHANGE_RE.search(old)
+              and bool(set(new_stance) ^ set(old_stance)))
+    # Same matter: a shared key word, or nothing but antonyms tells them apart ("Use tabs." vs
+    # "Use spaces.").
+    same_matter = bool(shared) or (set(new_stance) == set(old_stance) and antonym is not None)
+    return _Comparison(shared, opposed, antonym, change, same_matter)

@@ -1,0 +1,160 @@
+"""The deterministic distiller (no model); how it works is described in the package docstring."""
+
+from __future__ import annotations
+
+import re
+from typing import Sequence
+
+from skillbank.distill.base import CandidateRule, Relation
+from skillbank.distill.lessons import _contrast, _key_steps, _outcome_class, _what_went_wrong
+from skillbank.distill.relations import _compare
+from skillbank.distill.rewrite import _resolve_pronoun, _rules_in_sentence
+from skillbank.distill.sentences import split_sentences
+from skillbank.distill.text import _clip, _finish, _key
+from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
+from skillbank.records import MAX_SHORT, Experience, Lesson
+
+
+class RuleDistiller:
+    """Deterministic distiller: no model, explainable rules (see the module docstring)."""
+
+    def __init__(self, same_threshold: float = 0.86, related_threshold: float = 0.6) -> None:
+        self.same_threshold = same_threshold
+        self.related_threshold = related_threshold
+        #: Rules on the same matter with an antonym pair or an explicit rejection count as
+        #: contradicting even when their embeddings are this much below ``related_threshold``.
+        self.matter_margin = 0.15
+
+    # -- critiques ------------------------------------------------------------------------
+    def rules_from_critique(
+        self,
+        critique: str,
+        *,
+        task: str | None = None,
+        response: str | None = None,
+        score: float | None = None,
+    ) -> list[CandidateRule]:
+        """One candidate per piece of advice; one non-actionable candidate per other sentence.
+
+        ``score`` and ``response`` are accepted for protocol compatibility; the response only
+        feeds the topic guess (it often shows the language: SQL, Python ...).
+        """
+        out: list[CandidateRule] = []
+        seen: set[str] = set()
+        previous: str | None = None
+        for sentence in split_sentences(critique or ""):
+            rules = _rules_in_sentence(sentence)
+            if rules:
+                for rule in rules:
+                    rule = _resolve_pronoun(rule, previous)
+                    key = _key(rule)
+                    if not key or key in seen:
+                        continue
+                    seen.add(key)
+                    topic = guess_topic(rule, task, (critique or "") + "\n" + (response or ""))
+                    out.append(
+                        CandidateRule(
+                            text=rule[:MAX_SHORT],
+                            topic=topic,
+                            when_to_use=_when_to_use(rule, topic, task),
+                            actionable=True,
+                            source_sentence=sentence[:MAX_SHORT],
+                        )
+                    )
+            else:
+                text = re.sub(r"\s+", " ", sentence).strip()
+                key = "\x00" + _key(text)
+                if key not in seen and text:
+                    seen.add(key)
+                    topic = guess_topic(text, task, response)
+                    out.append(
+                        CandidateRule(
+                            text=text[:MAX_SHORT],
+                            topic=topic,
+                            when_to_use=_when_to_use(text, topic, task),
+                            actionable=False,
+                            source_sentence=sentence[:MAX_SHORT],
+                        )
+                    )
+            previous = sentence
+        return out
+
+    # -- experiences ----------------------------------------------------------------------
+    def lessons_from_experience(
+        self, experience: Experience, *, similar: Sequence[Experience] = ()
+    ) -> list[Lesson]:
+        exp = experience
+        kind = _task_kind(exp.task) or "doing this task"
+        when = exp.when_to_use or f"When {kind}"
+        lessons: list[Lesson] = []
+        feedback = _clip(exp.feedback or "", 600)
+        outcome = _outcome_class(exp)
+        if outcome == "success":
+            steps = _key_steps(exp.steps)
+            parts = [f"When {kind}, this worked"]
+            parts.append(": " + " -> ".join(steps) if steps else "")
+            text = "".join(parts) + "."
+            if feedback:
+                text += f" Feedback: {feedback}"
+            lessons.append(Lesson(kind="success_pattern", text=_clip(text, MAX_SHORT), when_to_use=when[:MAX_SHORT]))
+        elif outcome == "failure":
+            what = _what_went_wrong(exp)
+            text = f"When {kind}, {what}"
+            if feedback and feedback.lower() not in what.lower():
+                text += f": {feedback}"
+            lessons.append(Lesson(kind="failure_trigger", text=_clip(_finish(text), MAX_SHORT), when_to_use=when[:MAX_SHORT]))
+        elif feedback:
+            lessons.append(Lesson(kind="note", text=_clip(f"When {kind}: {feedback}", MAX_SHORT), when_to_use=when[:MAX_SHORT]))
+
+        comparisons = 0
+        seen: set[str] = set()
+        for other in similar:
+            if comparisons >= 3:
+                break
+            if other is exp or (other.id and other.id == exp.id):
+                continue
+            other_class = _outcome_class(other)
+            if outcome == "success" and other_class == "failure":
+                good, bad = exp, other
+            elif outcome == "failure" and other_class == "success":
+                good, bad = other, exp
+            else:
+                continue
+            text = _contrast(kind, good, bad)
+            if text and _key(text) not in seen:
+                seen.add(_key(text))
+                comparisons += 1
+                lessons.append(Lesson(kind="comparison", text=_clip(text, MAX_SHORT), when_to_use=when[:MAX_SHORT]))
+        return lessons
+
+    # -- relations ------------------------------------------------------------------------
+    def relate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
+        """same / contradiction / distinct from embedding similarity plus explainable cues.
+
+        A conflict (see :class:`_Comparison`) on rules that are at least loosely related
+        (``related_threshold - matter_margin``) is a contradiction; otherwise the rules are the
+        same above ``same_threshold`` and distinct below. Sentence polarity alone is not a
+        conflict: paraphrases of one rule often differ in it ("Avoid nested subqueries." /
+        "Use CTEs instead of subqueries." both reject subqueries), and reading it as one made
+        the memory supersede rules with their own rewordings (measured on the critique set).
+        """
+        if _key(new_rule) == _key(old_rule):
+            return "same"
+        cmp = _compare(new_rule, old_rule)
+        if cmp.conflict and similarity >= self.related_threshold - self.matter_margin:
+            return "contradiction"
+        return "same" if similarity >= self.same_threshold else "distinct"
+
+    def explain_relation(self, new_rule: str, old_rule: str, *, similarity: float) -> str:
+        """A one-line reason for :meth:`relate`'s answer (for logs and reports)."""
+        cmp = _compare(new_rule, old_rule)
+        rel = self.relate(new_rule, old_rule, similarity=similarity)
+        cues = []
+        if cmp.opposed:
+            cues.append(f"opposite stance on {', '.join(sorted(cmp.opposed))}")
+        if cmp.antonym:
+            cues.append(f"antonyms {cmp.antonym[0]}/{cmp.antonym[1]}")
+        if cmp.change:
+            cues.append("change wording")
+        shared = ", ".join(sorted(cmp.shared)) or "nothing"
+        return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"

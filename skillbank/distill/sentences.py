@@ -1,0 +1,95 @@
+"""Sentence splitting and protection of code, quotes and parentheses."""
+
+from __future__ import annotations
+
+import re
+
+
+_ABBREVIATIONS = frozenset(
+    "e.g i.e etc vs cf approx fig no mr mrs ms dr prof st jr sr inc ltd co eg ie al incl "
+    "min max esp resp dept est ca ref sec".split()
+)
+_BULLET_RE = re.compile(r"^\s*(?:[-*•‣◦·+]|\(?\d{1,3}[.)]|\(?[a-zA-Z][.)](?=\s))\s+")
+_CODE_RE = re.compile(r"```.*?```|`[^`\n]*`", re.S)
+_PH = "\u27e6{}\u27e7"  # ⟦n⟧
+_PH_RE = re.compile("\u27e6(\\d+)\u27e7")
+
+
+def _protect(text: str, *, quotes: bool = False) -> tuple[str, list[str]]:
+    """Replace inline code (and optionally quotes and parentheses) by placeholders."""
+    spans: list[str] = []
+
+    def keep(m: re.Match[str]) -> str:
+        spans.append(m.group(0))
+        return _PH.format(len(spans) - 1)
+
+    text = _CODE_RE.sub(keep, text)
+    if quotes:
+        text = re.sub(r"(?<![\w])'(?:[^'\n]|'(?=\w)){1,200}?'(?![\w])", keep, text)
+        text = re.sub(r'"[^"\n]{1,200}?"|“[^”\n]{1,200}?”|‘[^’\n]{1,200}?’', keep, text)
+        text = re.sub(r"\([^()\n]{1,200}\)", keep, text)
+    return text, spans
+
+
+def _restore(text: str, spans: list[str]) -> str:
+    for _ in range(3):  # spans may nest (a quote inside parentheses)
+        new = _PH_RE.sub(lambda m: spans[int(m.group(1))], text)
+        if new == text:
+            break
+        text = new
+    return text
+
+
+_TERMINATOR_RE = re.compile(r"(?<=[^\s.])([.!?]+)(['\"’”)\]]*)(\s+)(?=[\"'‘“(\[`\u27e6]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Split text into sentences; bullet and numbered lines are sentences of their own.
+
+    Abbreviations ("e.g.", "i.e.", "vs."), decimals ("3.5%") and inline code are not split.
+    """
+    if not text or not text.strip():
+        return []
+    protected, spans = _protect(text)
+    # Group lines into blocks: every bullet starts a block, blank lines end one.
+    blocks: list[str] = []
+    current: list[str] = []
+    for line in protected.splitlines():
+        if not line.strip():
+            if current:
+                blocks.append(" ".join(current))
+                current = []
+            continue
+        m = _BULLET_RE.match(line)
+        if m:
+            if current:
+                blocks.append(" ".join(current))
+            current = [line[m.end():].strip()]
+        elif current and current[0].rstrip().endswith(":") and len(current) == 1:
+            blocks.append(" ".join(current))  # a heading line like "Issues:" stands alone
+            current = [line.strip()]
+        else:
+            current.append(line.strip())
+    if current:
+        blocks.append(" ".join(current))
+
+    out: list[str] = []
+    for block in blocks:
+        start = 0
+        for m in _TERMINATOR_RE.finditer(block):
+            before = block[start:m.start(1)]
+            last = re.findall(r"[\w.]+$", before)
+            token = last[0].lower().rstrip(".") if last else ""
+            if m.group(1) == "." and (
+                token in _ABBREVIATIONS
+                or (bool(last) and len(last[0]) == 1 and last[0].isupper())  # initials: "J. Smith"
+            ):
+                continue
+            piece = block[start:m.end(2)].strip()
+            if piece:
+                out.append(piece)
+            start = m.end()
+        tail = block[start:].strip()
+        if tail:
+            out.append(tail)
+    return [_restore(s, spans) for s in out if re.search(r"\w", _restore(s, spans))]

@@ -1,0 +1,35 @@
+"""Small text helpers shared by every stage: word tokens, finishing a sentence, clipping, keys."""
+
+from __future__ import annotations
+
+import re
+
+
+_WORD_RE = re.compile(r"[\w\u27e6\u27e7'’-]+")
+
+
+def _words(text: str) -> list[str]:
+    return _WORD_RE.findall(text)
+
+
+def _cap(text: str) -> str:
+    text = text.strip()
+    return text[:1].upper() + text[1:] if text else text
+
+
+def _finish(text: str) -> str:
+    """Capitalise, tidy whitespace and end with exactly one full stop."""
+    text = re.sub(r"\s+", " ", text).strip()
+    text = re.sub(r"\s+([,;:!?]|\.(?!\.))", r"\1", text)
+    text = text.rstrip(" ,;:-–—")
+    text = re.sub(r"[.!?]+$", "", text).rstrip(" ,;:")
+    return _cap(text) + "." if text else ""
+
+
+def _clip(text: str, limit: int) -> str:
+    text = re.sub(r"\s+", " ", text or "").strip()
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _key(text: str) -> str:
+    return " ".join(w.lower() for w in re.findall(r"[a-z0-9]+", text.lower()))

@@ -1,0 +1,163 @@
+"""Topics (``TOPIC_KEYWORDS``, :func:`guess_topic`), task kinds and ``when_to_use`` lines."""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.distill.morphology import _gerund
+from skillbank.distill.sentences import _PH_RE, split_sentences
+from skillbank.distill.text import _words
+from skillbank.distill.vocabulary import _DETERMINERS, _LIGHT_WORDS, _STOPWORDS, _VERBS
+from skillbank.records import MAX_SHORT
+
+
+#: topic slug -> (description used in when_to_use, weight, keyword pattern). Small and generic:
+#: a rough domain guess for filing guidelines, not a classifier. Ties go to the earlier row.
+TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
+    (
+        "python",
+        "writing or reviewing Python code",
+        1.0,
+        r"python|pip|pytest|pep ?8|mypy|dataclass(?:es)?|docstrings?|type hints?|type annotations?"
+        r"|def|django|flask|fastapi|pandas|asyncio|decorators?|f-strings?|venv|kwargs|__init__"
+        r"|tracebacks?|context managers?|except",
+    ),
+    (
+        "javascript",
+        "writing or reviewing JavaScript or TypeScript code",
+        1.0,
+        r"javascript|typescript|js|ts|node(?:js)?|npm|react|vue|eslint|jsx|tsx|console\.log",
+    ),
+    (
+        "sql",
+        "writing or reviewing SQL queries",
+        1.0,
+        r"sql|select|joins?|quer(?:y|ies)|ctes?|subquer(?:y|ies)|where clause|group by|order by"
+        r"|indexes|schemas?|postgres(?:ql)?|mysql|sqlite|bigquery|snowflake|nulls?|primary keys?"
+        r"|foreign keys?|tables?|columns?",
+    ),
+    (
+        "data",
+        "analysing data and reporting results",
+        1.0,
+        r"analys(?:is|es|e|ing)|metrics?|sample sizes?|confidence intervals?|intervals?"
+        r"|significan(?:t|ce)|p-values?|regression|correlat(?:ion|ed)|causa(?:l|tion)|cohorts?"
+        r"|dashboards?|datasets?|statistic(?:s|al)?|averages?|medians?|percentiles?"
+        r"|a/b tests?|experiments?|kpis?|trends?|segments?|denominators?|rates?",
+    ),
+    (
+        "writing",
+        "writing or editing documentation and prose",
+        1.0,
+        r"documentation|docs|readmes?|paragraphs?|sentences?|spelling|grammar|prose|articles?"
+        r"|headings?|wording|style guides?|tutorials?|guides?|acronyms?|jargon|readers?|blog"
+        r"|essays?|copywriting|punctuation|glossary|passive voice|pages?|intro(?:duction)?s?",
+    ),
+    (
+        "support",
+        "replying to customers in support conversations",
+        1.0,
+        r"customers?|tickets?|repl(?:y|ies)|refunds?|apolog\w*|support|agents?|escalat\w*"
+        r"|sign-?offs?|inquir(?:y|ies)|complaints?|billing|empathy|csat",
+    ),
+    (
+        "slides",
+        "designing slides or presentation decks",
+        1.0,
+        r"slides?|decks?|presentations?|fonts?|\d+ ?pt|bullets?|charts?|speaker notes|audience"
+        r"|titles?|legends?|axis|axes|colou?rs?|contrast|visuals?|graphs?|keynote|powerpoint",
+    ),
+    (
+        "code",
+        "writing or reviewing code",
+        0.5,
+        r"code|functions?|variables?|class(?:es)?|methods?|tests?|bugs?|exceptions?|errors?"
+        r"|logging|loggers?|refactor\w*|commits?|apis?|endpoints?|modules?|librar(?:y|ies)"
+        r"|dependenc(?:y|ies)|lint\w*|compil\w*|loops?|git|pull requests?|scripts?|snippets?",
+    ),
+)
+_TOPIC_RES = tuple(
+    (slug, desc, weight, re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])", re.I))
+    for slug, desc, weight, pattern in TOPIC_KEYWORDS
+)
+_TOPIC_DESC = {slug: desc for slug, desc, _, _ in TOPIC_KEYWORDS}
+_TOPIC_DESC["general"] = "doing any task"
+
+
+def guess_topic(rule: str, task: str | None = None, context: str | None = None) -> str:
+    """A short topic slug from keyword hits (rule counts most, then task, then context)."""
+    best, best_score = "general", 0.0
+    for slug, _, weight, rx in _TOPIC_RES:
+        score = weight * (
+            3 * len(rx.findall(rule or ""))
+            + 2 * len(rx.findall(task or ""))
+            + 1 * len(rx.findall(context or ""))
+        )
+        if score > best_score:
+            best, best_score = slug, score
+    return best
+
+
+def _slug(value: str) -> str:
+    s = re.sub(r"[^a-z0-9]+", "-", (value or "").lower()).strip("-")
+    return s[:40].strip("-")
+
+
+# Task kinds and when_to_use ----------------------------------------------------------------
+
+
+def _task_kind(task: str | None, *, max_words: int = 14) -> str:
+    """'Write a FAQ entry on X.' -> 'writing a FAQ entry on X' (a gerund phrase, one line)."""
+    if not task or not task.strip():
+        return ""
+    first = split_sentences(task.strip())
+    text = (first[0] if first else task).strip()
+    text = re.sub(r"\s+", " ", text).rstrip(" .!?:;")
+    text = re.sub(r"^(?:please|task:|your task is to|you are asked to|help me|can you|could you)\s+", "", text, flags=re.I)
+    words = text.split()
+    if not words:
+        return ""
+    if len(words) > max_words:
+        words = words[:max_words]
+        while words and words[-1].lower() in _STOPWORDS:
+            words.pop()
+        words[-1] = words[-1].rstrip(",;:")
+    head = words[0].lower().strip(",")
+    second = words[1].lower() if len(words) > 1 else ""
+    # An unknown first word followed by a determiner is almost always a verb: "Deploy the app".
+    looks_like_verb = head.isalpha() and second in _DETERMINERS | {"my", "this", "that", "these", "those", "their", "his", "her", "its"}
+    if looks_like_verb or head in _VERBS or head in ("draft", "create", "build", "design", "debug", "investigate",
+                                  "analyse", "analyze", "compute", "find", "prepare", "generate",
+                                  "make", "produce", "implement", "draw", "respond", "reply"):
+        words = [_gerund(head)] + words[1:]
+        return " ".join(words)
+    return "working on: " + " ".join(words)
+
+
+def _keywords(text: str, limit: int = 4) -> list[str]:
+    out: list[str] = []
+    skip_first = True
+    for w in _words(_PH_RE.sub(" ", text)):
+        lw = w.lower().strip("'’-")
+        if skip_first:
+            skip_first = False
+            if lw in _VERBS or lw in ("always", "never", "do"):
+                continue
+        if len(lw) < 3 or lw in _STOPWORDS or lw in _VERBS and lw in _LIGHT_WORDS or lw.isdigit():
+            continue
+        if lw in ("not",):
+            continue
+        if lw not in out:
+            out.append(lw)
+        if len(out) >= limit:
+            break
+    return out
+
+
+def _when_to_use(rule: str, topic: str, task: str | None) -> str:
+    desc = _TOPIC_DESC.get(topic, _TOPIC_DESC["general"])
+    kind = _task_kind(task)
+    head = f"When {kind} ({desc})" if kind else f"When {desc}"
+    keys = _keywords(rule)
+    line = head + (f"; about {', '.join(keys)}" if keys else "")
+    return line[:MAX_SHORT]

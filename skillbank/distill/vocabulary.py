@@ -1,0 +1,117 @@
+"""Vocabulary shared by every stage. Small, generic, documented. Nothing here is derived from
+evaluation data.
+"""
+
+from __future__ import annotations
+
+
+#: Base-form verbs that commonly open an instruction, across code review, writing, data work,
+#: customer support and presentations. A clause starting with one of these is an imperative.
+_VERBS = frozenset(
+    """
+    abbreviate acknowledge add address adjust adopt aggregate aim alias align annotate answer
+    apologise apologize append apply archive ask assert assign attach attribute avoid batch begin
+    benchmark bold break build bump cache calculate call cap capitalise capitalize caption cast
+    catch center centre change check choose chunk cite clarify clean close coalesce collapse
+    colour color combine comment commit compare compute condense confirm consider consolidate
+    control convert copy correct count cover create credit cut darken declare decouple default
+    define delete deprecate describe disable document double-check drop emphasise emphasize
+    empathise empathize enable encode end enforce ensure enumerate escalate escape estimate
+    exclude expand explain expose extract factor favour favor filter finish fix flag flatten
+    follow format free give go greet group guard handle hide highlight hoist illustrate implement
+    import improve include increase decrease indent index inline insert introduce isolate
+    italicise italicize join justify keep label lead leave lighten limit link list localise
+    localize lock log look lower make mark match measure mention merge migrate minimise minimize
+    mock move name narrow normalise normalize note notify number offer omit open order organise
+    organize paginate parameterise parameterize paraphrase parse pass patch personalise
+    personalize phrase pick pin place plot point polish prefer prefix present preserve prioritise
+    prioritize promote proofread propagate provide pull punctuate push put qualify quantify
+    quote raise rank read reassure recap recognise recognize redo reduce refactor reference
+    reflect reframe release remember remove rename reorder repeat rephrase replace reply report
+    reproduce request resize respect respond restate restructure retry return reuse review
+    rework rewrite round run sanitise sanitize say scale scope separate serialise serialize set
+    shade shorten show shrink sign simplify size skip soften sort specify spell split start state
+    stay stick stop store strike strip structure stub summarise summarize supply surface swap
+    switch tag tell test thank tighten translate trim truncate try turn tweak type underline
+    unify update upgrade use validate verify visualise visualize warn wrap write
+    """.split()
+)
+
+#: Words after which a leading verb-looking word is really a noun subject ("Test coverage is ...").
+_NOT_IMPERATIVE_NEXT = frozenset(
+    "is are was were has have had 's looks look seems seem does did isn't aren't wasn't weren't "
+    "doesn't didn't hasn't haven't of".split()
+)
+
+#: Subjects that name somebody other than the agent; modal advice about them is not a rule.
+_PERSON_SUBJECT = frozenset(
+    "i he she they them his her their its nobody noone someone somebody everybody everyone "
+    "anyone anybody".split()
+)
+_DEICTIC = frozenset("it this that these those them here".split())
+_PREPOSITIONS = frozenset(
+    "for in on at with from by after before during as to of into onto about without unless until "
+    "if when while because since although though".split()
+)
+_DETERMINERS = frozenset("the a an some any each every all no your our".split())
+_NP_ADVERBS = frozenset("now already still also just then again even only really currently".split())
+
+_NEGATORS = frozenset("never not no don't dont do-not avoid without stop".split())
+#: Verbs whose meaning is "do not have / do not do"; counted with the negators by parity.
+_NEGATIVE_VERBS = frozenset(
+    "avoid skip omit remove drop stop disable exclude forbid ban eliminate strip delete "
+    "hide".split()
+)
+
+#: Pairs of words that, used on the same matter, make two rules disagree.
+_ANTONYMS: tuple[tuple[str, str], ...] = (
+    ("british", "american"),
+    ("uk", "us"),
+    ("tab", "space"),
+    ("single", "double"),
+    ("short", "long"),
+    ("shorter", "longer"),
+    ("formal", "informal"),
+    ("formal", "casual"),
+    ("before", "after"),
+    ("ascending", "descending"),
+    ("upper", "lower"),
+    ("uppercase", "lowercase"),
+    ("more", "less"),
+    ("more", "fewer"),
+    ("first", "last"),
+    ("top", "bottom"),
+    ("start", "end"),
+    ("light", "dark"),
+    ("sync", "async"),
+    ("synchronous", "asynchronous"),
+    ("absolute", "relative"),
+    ("active", "passive"),
+    ("metric", "imperial"),
+    ("personal", "team"),
+    ("individual", "team"),
+    ("camelcase", "snake_case"),
+    ("left", "right"),
+    ("inline", "separate"),
+    ("bare", "prefixed"),
+    ("plural", "singular"),
+    ("minimum", "maximum"),
+    ("increase", "decrease"),
+)
+
+#: Light verbs and fillers that say nothing about what a rule is about.
+_LIGHT_WORDS = frozenset(
+    """
+    a an the and or but to of in on at by for with from into onto as is are be been being was
+    were it its this that these those there their them they you your we our us i me my he she
+    his her always never not no don't dont do does did done use using used make making made keep
+    add put give get have has had should must need needs please also just only so very more less
+    any all each every some one ones than then when if instead rather switch now from longer
+    avoid prefer ensure sure try stop start can could would will may might up out over
+    """.split()
+)
+
+_STOPWORDS = _LIGHT_WORDS | frozenset(
+    "what which who whom how why where while about after before because since until own same "
+    "such too other others another both either neither nor yet still even much many few".split()
+)
