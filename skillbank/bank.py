@@ -154,6 +154,11 @@ class Skillbank:
     def close(self) -> None:
         self.stop_watching()
         if self._owner_lock is not None and self._owner_lock.is_locked:
+            # Still the only process on this root: leave the keyword side for the next one.
+            with self._guard:
+                indexes = list(self._indexes.values())
+            for index in indexes:
+                index.save_snapshot()
             self._owner_lock.release()
 
     def __enter__(self) -> "Skillbank":
@@ -182,8 +187,14 @@ class Skillbank:
                 from skillbank.index import HybridIndex
 
                 name = f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}"
+                snapshot = None
+                if self._owner_lock is not None:  # embedded and exclusive: a snapshot is safe
+                    from skillbank.index_snapshot import KeywordSnapshot
+
+                    snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name)
                 self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function,
-                                                  shared=bool(self.settings.chroma_url))
+                                                  shared=bool(self.settings.chroma_url),
+                                                  snapshot=snapshot)
             return self._indexes[kind]
 
     @property

@@ -17,12 +17,15 @@ import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Iterable, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
 
 from skillbank.embeddings import embed_query, embed_texts, fingerprint
+
+if TYPE_CHECKING:
+    from skillbank.index_snapshot import KeywordSnapshot
 
 RRF_K = 60
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -174,6 +177,19 @@ class _Keyword:
         n = max(len(ids), 1)
         self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
 
+    @classmethod
+    def restored(cls, ids: list[str], retriever: Any, idf: dict[str, float], k1: float
+                 ) -> "_Keyword":
+        """One read back from a snapshot (skillbank.index_snapshot), without re-tokenising."""
+        self = cls.__new__(cls)
+        self.ids = ids
+        self.position = {item_id: i for i, item_id in enumerate(ids)}
+        self.k1 = k1
+        self.retriever = retriever
+        self.empty = not idf
+        self.idf = idf
+        return self
+
     def scores(self, query: str) -> tuple[np.ndarray, float] | None:
         terms = [t for t in dict.fromkeys(tokenize(query)) if t in self.idf]
         if self.empty or not terms:
@@ -187,7 +203,7 @@ class HybridIndex:
     """Dense (Chroma) + keyword (BM25) search over one collection of items."""
 
     def __init__(self, client: Any, name: str, embedding_function: Any, *,
-                 shared: bool = False) -> None:
+                 shared: bool = False, snapshot: "KeywordSnapshot | None" = None) -> None:
         self.client = client
         # On a Chroma server other processes write too: an id this process has not seen is
         # looked up in Chroma before it is called missing.
@@ -204,6 +220,11 @@ class HybridIndex:
         self._delta: _Keyword | None = None
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
         self._masks: dict[str, np.ndarray] = {}  # BM25 filter masks per `where`, per version
+        # The mirror and BM25 saved by the last process (embedded mode only; see
+        # skillbank.index_snapshot). `_unsaved`: this process has state the snapshot lacks.
+        self._snapshot = None if shared else snapshot
+        self._unsaved = False
+        self._in_write = False
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
@@ -224,6 +245,7 @@ class HybridIndex:
     def reset(self) -> None:
         """Drop every vector; the caller re-adds from its files (reindex)."""
         with self._lock:
+            self._before_write()
             try:
                 self.client.delete_collection(self.name)
             except Exception:
@@ -232,6 +254,7 @@ class HybridIndex:
             self._mirror = {}
             self._keyword = None
             self._chunks = 0
+            self._write_done()
 
     def count(self) -> int:
         return len(self._load_mirror())
@@ -247,6 +270,14 @@ class HybridIndex:
         with self._lock:
             if self._mirror is not None:
                 return self._mirror
+            if self._snapshot is not None:
+                restored = self._snapshot.load(str(self._collection.id), self._collection.count())
+                if restored is not None:
+                    self._mirror, self._chunks = restored.mirror, restored.chunks
+                    if restored.keyword is not None:
+                        self._keyword, self._changed, self._delta = restored.keyword, set(), None
+                    return self._mirror
+                self._unsaved = True  # whatever is built below is worth saving at close
             mirror: dict[str, tuple[str, dict[str, Any]]] = {}
             page = self._batch_size()
             offset = chunks = 0
@@ -299,6 +330,7 @@ class HybridIndex:
             return 0
         with self._lock:
             mirror = self._load_mirror()
+            self._before_write()
             texts = [text or " " for item in items for text in item.embed_texts[:32] or [" "]]
             if all(item.vectors is not None for item in items):
                 vectors = np.concatenate([np.asarray(item.vectors, dtype=np.float32).reshape(
@@ -338,6 +370,7 @@ class HybridIndex:
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
             self._note_changed(item.id for item in items)
+            self._write_done()
             return embedded
 
     def update_metadata(self, item_id: str, **fields: Any) -> None:
@@ -346,6 +379,7 @@ class HybridIndex:
             mirror = self._load_mirror()
             if item_id not in mirror:
                 raise KeyError(item_id)
+            self._before_write()
             text, meta = mirror[item_id]
             meta = {**meta, **fields}
             self._masks.clear()
@@ -355,10 +389,12 @@ class HybridIndex:
                 metas.append({k: v for k, v in {**meta, "chunk": number}.items() if v is not None})
             self._collection.update(ids=chunk_ids, metadatas=metas)
             mirror[item_id] = (text, meta)
+            self._write_done()
 
     def delete(self, item_ids: Iterable[str]) -> int:
         with self._lock:
             mirror = self._load_mirror()
+            self._before_write()
             doomed: list[str] = []
             removed = 0
             for item_id in item_ids:
@@ -374,7 +410,30 @@ class HybridIndex:
                 self._collection.delete(ids=doomed[start : start + step])
             if removed:
                 self._note_changed(doomed)
+            self._write_done()
             return removed
+
+    def _before_write(self) -> None:
+        """A write is coming: the saved snapshot stops being the truth until the next save."""
+        if self._snapshot is not None:
+            self._snapshot.mark_dirty()
+            self._unsaved = True
+            self._in_write = True  # stays set if the write fails: Chroma and mirror may differ
+
+    def _write_done(self) -> None:
+        self._in_write = False
+
+    def save_snapshot(self) -> None:
+        """Save the mirror and BM25 for the next process, if this one has anything new.
+
+        Called by ``Skillbank.close``; cheap when nothing changed (no file is written)."""
+        with self._lock:
+            if (self._snapshot is None or self._mirror is None or not self._unsaved
+                    or self._in_write):  # a failed write: leave DIRTY, the next process rebuilds
+                return
+            exact = None if self._changed else self._keyword  # never the delta approximation
+            self._snapshot.save(str(self._collection.id), self._mirror, self._chunks, exact)
+            self._unsaved = False
 
     def _note_changed(self, item_ids: Iterable[str]) -> None:
         """Mark items written or removed since the full BM25 build; rebuild when many are."""
@@ -395,6 +454,8 @@ class HybridIndex:
                 self._changed = set()
                 self._delta = None
                 self._masks.clear()
+                if self._snapshot is not None:
+                    self._unsaved = True  # a BM25 worth keeping for the next process
             return self._keyword
 
     def _delta_index(self) -> _Keyword | None:
