@@ -392,6 +392,36 @@ def test_relate(rd, new, old, similarity, expected):
     assert rd.relate(new, old, similarity=similarity) == expected
 
 
+@pytest.mark.parametrize(
+    "new, old, similarity, expected",
+    [
+        # a negated head is polarity, not a rejection of what follows
+        ("You should not use SELECT *.", "Never use SELECT *.", 0.9, "same"),
+        ("You should not use SELECT *.", "Always use SELECT *.", 0.7, "contradiction"),
+        ("Please do not use global variables.", "Avoid global variables.", 0.9, "same"),
+        ("We must not commit secrets.", "Never commit secrets to the repository.", 0.5, "distinct"),
+        # "Don't forget to X" wants X
+        ("Don't forget to run the tests.", "Always run the tests.", 0.5, "distinct"),
+        ("Never forget to run the tests.", "Never run the tests.", 0.7, "contradiction"),
+        # "no longer than" is a limit, not change wording; "over" only rejects after a choice
+        ("Keep functions no longer than 50 lines.", "Split long functions into helpers.", 0.5,
+         "distinct"),
+        ("Use enumerate when looping over the list.", "Loop over the list with enumerate.", 0.5,
+         "distinct"),
+        ("Prefer f-strings over format calls.", "Use format calls for strings.", 0.6,
+         "contradiction"),
+        # announced change needs clearly related rules
+        ("From now on, add type hints to public functions.",
+         "Add docstrings to public functions.", 0.5, "distinct"),
+        ("From now on, sign off as the team.", "Sign off with your first name.", 0.65,
+         "contradiction"),
+    ],
+)
+def test_relate_reads_heads_limits_and_choices(rd, new, old, similarity, expected):
+    assert rd.relate(new, old, similarity=similarity) == expected, rd.explain_relation(
+        new, old, similarity=similarity)
+
+
 def test_relate_thresholds_are_configurable():
     strict = RuleDistiller(same_threshold=0.95, related_threshold=0.9)
     assert strict.relate("Use parameterised queries.", "Use parameterized SQL queries.", similarity=0.93) == "distinct"

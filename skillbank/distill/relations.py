@@ -98,6 +98,10 @@ def _antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
 
 #: Words after which the rest of a rule is what it rejects ("X instead of Y", "X, not Y").
 _FLIP_RE = re.compile(r"\b(?:instead of|rather than|not|over|without|no)\b", re.I)
+#: "over" rejects only after a verb of choosing ("prefer X over Y", not "loop over the list").
+_CHOOSING_RE = re.compile(r"\b(?:prefer|favou?r|choos|pick|select|opt)\w*\b", re.I)
+_AT_MOST_RE = re.compile(
+    r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller|wider) than\b", re.I)
 #: Wording with which a new rule announces that it changes an older practice.
 _CHANGE_RE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not anymore|"
                         r"going forward|moving forward)\b", re.I)
@@ -110,16 +114,19 @@ def _stance(rule: str) -> dict[str, int]:
     CTEs are wanted and subqueries rejected. Words before the first flip word ("instead of",
     "rather than", "not", "over", "without", "no") take the sentence's polarity (negative when
     its head is negated: "Never use ...", "Avoid ...", but not "Never skip ..."); words after it
-    take the opposite. A word keeps
-    the stance of its first mention.
+    take the opposite. A word keeps the stance of its first mention.
+
+    Only a flip after something the rule is about counts: in "Do not prefix ...", "You should
+    not use ..." or "Please don't ..." the negation is the rule's head (its polarity), not a
+    rejection of what follows. Known limits: a negated sentence's polarity reaches every word,
+    its verb included ("Never log passwords" vs "Log errors, not passwords" disagree on "log").
     """
     lowered = _strip_mentions(rule).lower().replace("`", " ")
-    lowered = re.sub(r"\bno (?:more|less|fewer|longer|shorter|later|earlier|bigger|smaller) than\b",
-                     "at most", lowered)
+    lowered = _AT_MOST_RE.sub("at most", lowered)
     base = _polarity(rule)
-    # Only a flip after the rule's head counts: "Do not prefix ..." is a negated head, not a
-    # rejection of what follows.
-    cuts = [m.start() for m in _FLIP_RE.finditer(lowered) if len(_words(lowered[: m.start()])) >= 2]
+    cuts = [m.start() for m in _FLIP_RE.finditer(lowered)
+            if _content(lowered[: m.start()])
+            and (m.group(0) != "over" or _CHOOSING_RE.search(lowered[: m.start()]))]
     pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
     out: dict[str, int] = {}
     for number, piece in enumerate(pieces):
@@ -137,11 +144,16 @@ class _Comparison:
     same_matter: bool
 
     @property
-    def conflict(self) -> bool:
-        """The rules disagree about something they share: one wants what the other rejects,
-        antonyms on the same matter, or the new rule announces a change to a shared practice."""
-        return bool(self.opposed) or (self.same_matter and self.antonym is not None) or (
-            bool(self.shared) and self.change)
+    def lexical_conflict(self) -> bool:
+        """A contrast in the words: one rule wants what the other rejects, or antonyms on the
+        same matter."""
+        return bool(self.opposed) or (self.same_matter and self.antonym is not None)
+
+    @property
+    def announced_change(self) -> bool:
+        """The new rule announces a change ("from now on", "switch to") to a shared practice:
+        weaker evidence, so it needs rules that are clearly related."""
+        return bool(self.shared) and self.change
 
 
 def _compare(new: str, old: str) -> _Comparison:
@@ -150,7 +162,8 @@ def _compare(new: str, old: str) -> _Comparison:
     opposed = {w for w in shared if new_stance[w] != old_stance[w]}
     antonym = _antonym_conflict(_strip_mentions(new), _strip_mentions(old))
     # Change wording counts only when the new rule also says something the old one does not.
-    change = (bool(_CHANGE_RE.search(new)) and not _CHANGE_RE.search(old)
+    new_plain, old_plain = _AT_MOST_RE.sub("at most", new), _AT_MOST_RE.sub("at most", old)
+    change = (bool(_CHANGE_RE.search(new_plain)) and not _CHANGE_RE.search(old_plain)
               and bool(set(new_stance) ^ set(old_stance)))
     # Same matter: a shared key word, or nothing but antonyms tells them apart ("Use tabs." vs
     # "Use spaces.").

@@ -60,7 +60,7 @@ _NEGATORS = frozenset("never not no don't dont do-not avoid without stop".split(
 #: Verbs whose meaning is "do not have / do not do"; counted with the negators by parity.
 _NEGATIVE_VERBS = frozenset(
     "avoid skip omit remove drop stop disable exclude forbid ban eliminate strip delete "
-    "hide".split()
+    "hide forget neglect hesitate".split()  # "Don't forget to X": two negations, X is wanted
 )
 
 #: Pairs of words that, used on the same matter, make two rules disagree.
