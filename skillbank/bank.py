@@ -152,14 +152,18 @@ class Skillbank:
         return bank
 
     def close(self) -> None:
-        self.stop_watching()
+        watcher_stopped = self.stop_watching()
         if self._owner_lock is not None and self._owner_lock.is_locked:
-            # Still the only process on this root: leave the keyword side for the next one.
-            with self._guard:
-                indexes = list(self._indexes.values())
-            for index in indexes:
-                index.save_snapshot()
-            self._owner_lock.release()
+            try:
+                # Still the only process on this root: leave the keyword side for the next
+                # one, unless the file watcher may still be writing.
+                if watcher_stopped:
+                    with self._guard:
+                        indexes = list(self._indexes.values())
+                    for index in indexes:
+                        index.save_snapshot()
+            finally:
+                self._owner_lock.release()
 
     def __enter__(self) -> "Skillbank":
         return self
@@ -188,10 +192,14 @@ class Skillbank:
 
                 name = f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}"
                 snapshot = None
-                if self._owner_lock is not None:  # embedded and exclusive: a snapshot is safe
+                if not self.settings.chroma_url:
                     from skillbank.index_snapshot import KeywordSnapshot
 
-                    snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name)
+                    # Embedded and exclusive (the owner lock): a snapshot is safe to use. With
+                    # a caller's own client this bank may share the folder's Chroma with an
+                    # embedded one, so it only invalidates the snapshot when it writes.
+                    snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name,
+                                               saves=self._owner_lock is not None)
                 self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function,
                                                   shared=bool(self.settings.chroma_url),
                                                   snapshot=snapshot)
@@ -291,11 +299,15 @@ class Skillbank:
         if self._watch is None:
             self._watch = self.skills.start_watching()
 
-    def stop_watching(self) -> None:
-        if self._watch is not None:
-            self._watch[1].set()
-            self._watch[0].join(timeout=5)
-            self._watch = None
+    def stop_watching(self) -> bool:
+        """Stop the file watcher; False if its thread was still running after 5 s."""
+        if self._watch is None:
+            return True
+        thread, stop = self._watch
+        stop.set()
+        thread.join(timeout=5)
+        self._watch = None
+        return not thread.is_alive()
 
     def context_for(self, task: str, budget_tokens: int = 1500, *,
                     namespace: str | None = None, **options: Any) -> "MemoryContext":

@@ -28,6 +28,8 @@ if TYPE_CHECKING:
     from skillbank.index_snapshot import KeywordSnapshot
 
 RRF_K = 60
+#: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
+TOKENIZER_VERSION = 1
 _TOKEN = re.compile(r"[a-z0-9]+")
 _STOPWORDS = frozenset(
     """a an and are as at be but by for from has have how i if in into is it its me my of on or
@@ -107,6 +109,16 @@ def tokenize(text: str) -> list[str]:
             _stemmer = lambda words: words  # noqa: E731
     words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1]
     return _stemmer(words)
+
+
+def keyword_format() -> str:
+    """What a saved BM25 depends on: the tokenizer (its version, whether words are stemmed)
+    and the bm25s version. A snapshot built under another one is not restored."""
+    import bm25s
+
+    tokenize("warm")  # decides the stemmer
+    stemmed = getattr(_stemmer, "__self__", None) is not None
+    return f"tokenize-v{TOKENIZER_VERSION}:{'stem' if stemmed else 'plain'}:bm25s-{bm25s.__version__}"
 
 
 def matches(where: dict[str, Any] | None, metadata: dict[str, Any]) -> bool:
@@ -224,7 +236,7 @@ class HybridIndex:
         # skillbank.index_snapshot). `_unsaved`: this process has state the snapshot lacks.
         self._snapshot = None if shared else snapshot
         self._unsaved = False
-        self._in_write = False
+        self._in_write = self._write_failed = False
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
@@ -254,6 +266,7 @@ class HybridIndex:
             self._mirror = {}
             self._keyword = None
             self._chunks = 0
+            self._write_failed = False  # everything is re-added from the files
             self._write_done()
 
     def count(self) -> int:
@@ -271,7 +284,8 @@ class HybridIndex:
             if self._mirror is not None:
                 return self._mirror
             if self._snapshot is not None:
-                restored = self._snapshot.load(str(self._collection.id), self._collection.count())
+                restored = self._snapshot.load(str(self._collection.id), self._collection.count(),
+                                               keyword_format())
                 if restored is not None:
                     self._mirror, self._chunks = restored.mirror, restored.chunks
                     if restored.keyword is not None:
@@ -418,7 +432,10 @@ class HybridIndex:
         if self._snapshot is not None:
             self._snapshot.mark_dirty()
             self._unsaved = True
-            self._in_write = True  # stays set if the write fails: Chroma and mirror may differ
+            # Still set from the last write: that one failed part-way, so Chroma and the mirror
+            # may differ for the rest of this process. Nothing it holds is saved.
+            self._write_failed = self._write_failed or self._in_write
+            self._in_write = True
 
     def _write_done(self) -> None:
         self._in_write = False
@@ -429,10 +446,11 @@ class HybridIndex:
         Called by ``Skillbank.close``; cheap when nothing changed (no file is written)."""
         with self._lock:
             if (self._snapshot is None or self._mirror is None or not self._unsaved
-                    or self._in_write):  # a failed write: leave DIRTY, the next process rebuilds
-                return
+                    or self._in_write or self._write_failed or not self._snapshot.saves):
+                return  # after a failed write DIRTY stays: the next process rebuilds
             exact = None if self._changed else self._keyword  # never the delta approximation
-            self._snapshot.save(str(self._collection.id), self._mirror, self._chunks, exact)
+            self._snapshot.save(str(self._collection.id), self._mirror, self._chunks, exact,
+                                keyword_format())
             self._unsaved = False
 
     def _note_changed(self, item_ids: Iterable[str]) -> None:

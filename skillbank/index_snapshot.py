@@ -59,8 +59,12 @@ class Restored:
 class KeywordSnapshot:
     """Save and restore one index's mirror and BM25 (see the module docstring)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, *, saves: bool = True) -> None:
         self.folder = folder
+        #: False for a bank that cannot know it is the only writer (one opened with its own
+        #: Chroma client on a root that may also be used embedded): it only marks DIRTY, so a
+        #: snapshot taken by an embedded bank is never trusted after this one wrote.
+        self.saves = saves
         self._dirty_marked = False
 
     # Dirty marker -----------------------------------------------------------------------------
@@ -69,16 +73,26 @@ class KeywordSnapshot:
         return self.folder / "DIRTY"
 
     def mark_dirty(self) -> None:
-        """Called before a write: until the next save, no snapshot here may be trusted."""
+        """Called before a write: until the next save, no snapshot here may be trusted.
+
+        If the marker cannot be written (a read-only or full disk), the snapshot is removed
+        instead; only if neither works does the write fail, since a stale snapshot would
+        otherwise be restored by the next process."""
         if self._dirty_marked:
             return
-        self.folder.mkdir(parents=True, exist_ok=True)
-        atomic_write(self._dirty, b"a write is in progress or was not snapshotted\n")
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            atomic_write(self._dirty, b"a write is in progress or was not snapshotted\n")
+        except OSError:
+            (self.folder / "CURRENT").unlink(missing_ok=True)
         self._dirty_marked = True
 
     # Restore ----------------------------------------------------------------------------------
-    def load(self, collection_id: str, chunks_in_chroma: int) -> Restored | None:
+    def load(self, collection_id: str, chunks_in_chroma: int, keyword_format: str
+             ) -> Restored | None:
         """The saved state, or None when there is none or it may be stale (never raises)."""
+        if not self.saves:
+            return None
         try:
             if self._dirty.exists():
                 return None
@@ -86,6 +100,8 @@ class KeywordSnapshot:
             if (current.get("format") != FORMAT or current.get("collection") != collection_id
                     or current.get("chunks") != chunks_in_chroma):
                 return None
+            if current.get("keyword_format") != keyword_format:
+                return None  # BM25 built by another tokenizer or bm25s: rebuild both
             snap = self.folder / current["snapshot"]
             raw = orjson.loads((snap / "mirror.json").read_bytes())
             mirror = {item_id: (text, meta)
@@ -102,7 +118,7 @@ class KeywordSnapshot:
 
     # Save -------------------------------------------------------------------------------------
     def save(self, collection_id: str, mirror: dict[str, tuple[str, dict[str, Any]]],
-             chunks: int, keyword: Any | None) -> None:
+             chunks: int, keyword: Any | None, keyword_format: str) -> None:
         """Write a new snapshot folder, switch ``CURRENT`` to it, clear the dirty marker.
 
         ``keyword`` must be a full BM25 build over exactly ``mirror`` (or None): a snapshot
@@ -110,11 +126,11 @@ class KeywordSnapshot:
         items, not on which process wrote them when. Its files are hard-linked from the last
         snapshot when that one holds the same build.
         """
-        self.folder.mkdir(parents=True, exist_ok=True)
         token = secrets.token_hex(6)
         snap = self.folder / f"snap-{token}"
         tmp = self.folder / f".tmp-{token}"
         try:
+            self.folder.mkdir(parents=True, exist_ok=True)
             tmp.mkdir()
             ids = list(mirror)
             (tmp / "mirror.json").write_bytes(orjson.dumps({
@@ -126,16 +142,15 @@ class KeywordSnapshot:
             os.replace(tmp, snap)
             atomic_write(self.folder / "CURRENT", orjson.dumps({
                 "format": FORMAT, "snapshot": snap.name, "collection": collection_id,
-                "chunks": chunks, "items": len(ids)}))
+                "chunks": chunks, "items": len(ids), "keyword_format": keyword_format}))
             self._dirty.unlink(missing_ok=True)
             self._dirty_marked = False
-        except Exception as exc:
+            for old in self.folder.iterdir():
+                if old.is_dir() and old.name != snap.name:
+                    shutil.rmtree(old, ignore_errors=True)
+        except Exception as exc:  # a cache: a failed save costs the next process a rebuild
             log.warning("could not save the index snapshot in %s: %s", self.folder, exc)
             shutil.rmtree(tmp, ignore_errors=True)
-            return
-        for old in self.folder.iterdir():
-            if old.is_dir() and old.name != snap.name:
-                shutil.rmtree(old, ignore_errors=True)
 
     def _previous_keyword_folder(self, keyword: Any) -> Path | None:
         folder = getattr(keyword, "snapshot_folder", None)
@@ -143,17 +158,23 @@ class KeywordSnapshot:
 
 
 def _save_keyword(keyword: Any, folder: Path, previous: Path | None) -> None:
-    if previous is not None:  # the same BM25 as the last snapshot: link its files
-        for name in ("keyword.json",):
-            os.link(previous / name, folder / name)
+    if previous is not None:  # the same BM25 as the last snapshot: link (or copy) its files
+        _link_or_copy(previous / "keyword.json", folder / "keyword.json")
         (folder / "bm25").mkdir()
         for part in (previous / "bm25").iterdir():
-            os.link(part, folder / "bm25" / part.name)
+            _link_or_copy(part, folder / "bm25" / part.name)
     else:
         keyword.retriever.save(str(folder / "bm25"), show_progress=False)
         (folder / "keyword.json").write_bytes(orjson.dumps({
             "ids": keyword.ids, "idf": keyword.idf, "k1": keyword.k1}))
     keyword.snapshot_folder = folder.parent / folder.name.replace(".tmp-", "snap-")
+
+
+def _link_or_copy(source: Path, target: Path) -> None:
+    try:
+        os.link(source, target)
+    except OSError:  # a filesystem without hard links
+        shutil.copyfile(source, target)
 
 
 def _load_keyword(folder: Path) -> Any:

@@ -172,3 +172,51 @@ def test_a_failed_write_is_never_snapshotted(tmp_path, monkeypatch):
     assert (_folder(root) / "DIRTY").exists()  # Chroma and the mirror may differ: not saved
     with _open(root) as bank:
         assert bank.index("experiences").count() == len(bank.experiences.list(namespace="*", limit=10_000))
+
+
+def test_a_later_good_write_does_not_launder_a_failed_one(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    with _open(root) as bank:
+        ids = _fill(bank)
+        _recall(bank)
+    with _open(root) as bank:
+        index = bank.index("experiences")
+        _recall(bank)
+        monkeypatch.setattr(index._collection, "upsert",
+                            lambda **kw: (_ for _ in ()).throw(RuntimeError("disk full")))
+        with pytest.raises(Exception):
+            bank.experiences.record(task="deploy the billing service at dawn", outcome="success")
+        monkeypatch.undo()
+        bank.experiences.mark(ids[0], helped=True)  # a later write that succeeds
+    assert (_folder(root) / "DIRTY").exists()
+
+
+def test_a_bank_on_its_own_client_invalidates_but_never_trusts_the_snapshot(tmp_path):
+    from skillbank.index import make_client
+
+    root = tmp_path / "root"
+    with _open(root) as bank:
+        _fill(bank, n=10)
+        _recall(bank)
+    other = _open(root, client=make_client(path=root / "chroma"))
+    assert other.index("experiences")._snapshot.saves is False
+    new = other.experiences.record(task="deploy the billing service on Friday",
+                                   outcome="failure", feedback="nobody was on call")
+    other.close()
+    assert (_folder(root) / "DIRTY").exists()
+    with _open(root) as bank:
+        assert new in [h.id for h in bank.experiences.recall(QUERY, k=10, count_use=False)]
+
+
+def test_a_snapshot_from_another_tokenizer_is_rebuilt(tmp_path, monkeypatch):
+    import skillbank.index as index_module
+
+    root = tmp_path / "root"
+    with _open(root) as bank:
+        _fill(bank)
+        before = _recall(bank)
+    monkeypatch.setattr(index_module, "TOKENIZER_VERSION", index_module.TOKENIZER_VERSION + 1)
+    builds = _NoRebuild(monkeypatch)
+    with _open(root) as bank:
+        assert _recall(bank) == before
+    assert builds.builds >= 1
