@@ -527,7 +527,7 @@ class GuidelineMemory:
         if not ID_RE.match(gid):
             raise InvalidInputError(
                 f"{gid!r} is not a guideline id: they look like gl-<12 hex digits>; "
-                "find ids with bank.guidelines.list() or search()")
+                "find ids with bank.guidelines.list(namespace=\"*\") or search()")
         return gid
 
     @staticmethod
