@@ -40,7 +40,7 @@ from typing import Any
 
 import orjson
 
-from skillbank.fsutil import atomic_write
+from skillbank.fsutil import atomic_write, fsync_dir
 
 log = logging.getLogger(__name__)
 
@@ -190,16 +190,10 @@ def _load_keyword(folder: Path) -> Any:
 
 
 def _fsync_tree(folder: Path) -> None:
+    """Files and folders of a new snapshot on disk before ``CURRENT`` names it."""
     for path in folder.rglob("*"):
         if path.is_file():
             with open(path, "rb") as handle:
                 os.fsync(handle.fileno())
     for path in [folder, *[p for p in folder.rglob("*") if p.is_dir()]]:
-        try:
-            fd = os.open(path, os.O_RDONLY)
-        except OSError:
-            continue
-        try:
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        fsync_dir(path)
