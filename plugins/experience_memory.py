@@ -817,6 +817,8 @@ class ExperienceMemory:
         returned. Differing feedback or lessons are new knowledge, so they are kept.
         To store many at once, `record_many` is the same in one journal write and one upsert.
         """
+        if not isinstance(distill, bool):
+            raise InvalidInputError("distill must be true or false")
         experience = self._prepare(task=task, outcome=outcome, steps=steps, score=score,
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
@@ -859,7 +861,10 @@ class ExperienceMemory:
                 bound.apply_defaults()
                 arguments = dict(bound.arguments)
                 del arguments["self"]
-                distill.append(bool(arguments.pop("distill")))
+                wanted = arguments.pop("distill")
+                if not isinstance(wanted, bool):  # "no" is not False
+                    raise InvalidInputError("distill must be true or false")
+                distill.append(wanted)
                 prepared.append(self._prepare(**arguments))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None

@@ -446,3 +446,14 @@ def test_cli_import_batches_and_reports_as_before(tmp_path, monkeypatch):
         again.stdout.split())
     listed = runner.invoke(app, ["--json", "--root", root, "experiences", "list", "--limit", "100"])
     assert len(json.loads(listed.stdout)) == 30
+
+
+def test_distill_must_be_a_real_boolean(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        with pytest.raises(InvalidInputError, match=r"records\[1\].*distill"):
+            bank.experiences.record_many([{"task": "a", "outcome": "success"},
+                                          {"task": "b", "outcome": "success", "distill": "no"}])
+        with pytest.raises(InvalidInputError, match="distill"):
+            bank.experiences.record(task="c", outcome="success", distill="yes")
+        assert bank.experiences.count() == 0  # nothing was written
