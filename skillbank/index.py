@@ -604,11 +604,13 @@ class HybridIndex:
             ids, scores = fuse(dense, keyword, dense_weight, keyword_weight, mirror, where)
         hits.best_dense = max(dense.values(), default=0.0)
         hits.best_keyword = max(keyword.values(), default=0.0)
-        if k and len(ids) > k:
-            top = np.argpartition(-scores, k - 1)[:k]
-        else:
-            top = np.arange(len(ids))
-        for position in top[np.argsort(-scores[top], kind="stable")]:
+        # Best first, ties by id: the same items give the same order however the index was
+        # built (Chroma and BM25 return equal scores in no fixed order).
+        by_id = np.argsort(np.array(ids, dtype=object), kind="stable")
+        id_rank = np.empty(len(ids), dtype=np.int64)
+        id_rank[by_id] = np.arange(len(ids))
+        ordered = np.lexsort((id_rank, -scores))
+        for position in ordered[:k] if k else ordered:
             item_id = ids[position]
             in_dense, in_keyword = item_id in dense, item_id in keyword
             why = "both" if in_dense and in_keyword else ("dense" if in_dense else "keyword")
@@ -637,7 +639,7 @@ def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: 
               ) -> tuple[list[str], np.ndarray]:
     fused: dict[str, float] = {}
     for weight, scores in ((dense_weight, dense), (keyword_weight, keyword)):
-        ranked = sorted(scores, key=scores.__getitem__, reverse=True)
+        ranked = sorted(scores, key=lambda item_id: (-scores[item_id], item_id))
         for rank, item_id in enumerate(ranked):
             fused[item_id] = fused.get(item_id, 0.0) + weight / (RRF_K + rank + 1)
     ids = [i for i in fused if i in mirror]

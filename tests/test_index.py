@@ -90,3 +90,20 @@ def test_metadata_updates_change_filters_without_embedding(index):
     index.update_metadata("it-1", status="retired")
     assert index.search("guideline text", k=1, where={"status": "active"}) == []
     assert index.embedding_function.calls == calls + 1  # the query only, not the item
+
+
+def test_equal_scores_are_ordered_by_id_whatever_the_insertion_order(tmp_path):
+    """Identical texts score identically: their order must not depend on how they went in."""
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.index import HybridIndex, IndexItem, make_client
+
+    orders = []
+    for run, ids in enumerate((["b", "a", "d", "c"], ["c", "d", "a", "b"])):
+        index = HybridIndex(make_client(path=str(tmp_path / f"c{run}")), "ties", HashEmbedding())
+        index.upsert([IndexItem(id=i, embed_texts=["rotate the database credentials"],
+                                keyword_text="rotate the database credentials",
+                                metadata={"kind": "x"}) for i in ids])
+        for fusion in ("rrf", "z"):
+            orders.append([h.id for h in index.search("rotate database credentials", k=3,
+                                                      fusion=fusion)])
+    assert all(order == ["a", "b", "c"] for order in orders), orders
