@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.errors import InvalidInputError
+from skillbank.tool_text import TOOL_DESCRIPTIONS
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -283,55 +284,20 @@ class ToolDef:
     fn: Callable[["Skillbank", Any, _Options], Any]
 
 
-_DEFS: tuple[ToolDef, ...] = (
-    ToolDef("find_skills",
-            "Search the skill library for skills (reusable instructions) that fit a task. Returns "
-            "names, descriptions and scores, best first; an empty list means no skill fits. "
-            "Then call load_skill with a name to read that skill's instructions.",
-            FindSkillsArgs, _find_skills),
-    ToolDef("load_skill",
-            "Read a skill's full instructions (its SKILL.md body) and the list of files it ships "
-            "with. Use after find_skills when a skill fits the task.",
-            LoadSkillArgs, _load_skill),
-    ToolDef("read_skill_resource",
-            "Read one text file that a skill ships with (a reference, script or template), when "
-            "the skill's instructions point to it.",
-            ReadSkillResourceArgs, _read_skill_resource),
-    ToolDef("save_skill",
-            "Save reusable instructions as a skill: creates it, or updates it when a skill of that "
-            "name already exists in the bank's own library. Use it after you worked out a "
-            "procedure worth repeating.",
-            SaveSkillArgs, _save_skill),
-    ToolDef("memory_context",
-            "Get everything remembered that is relevant to a task in one block: guidelines "
-            "learned from feedback, skills that may apply and past experiences. Call it at the "
-            "start of a new task. Ids in [brackets] can be passed to rate_memory.",
-            MemoryContextArgs, _memory_context),
-    ToolDef("record_experience",
-            "Save what you did on a task and how it went, so that similar tasks later can learn "
-            "from it. Include the main steps, the outcome, any feedback and the lessons.",
-            RecordExperienceArgs, _record_experience),
-    ToolDef("recall_experiences",
-            "Find past attempts at similar tasks: what was done, how it went and the lessons "
-            "learned. Filter by outcome to see only failures or only successes.",
-            RecallExperiencesArgs, _recall_experiences),
-    ToolDef("learn_from_critique",
-            "Turn a user's critique or feedback into durable guidelines that will be applied to "
-            "future tasks. Pass the critique verbatim. Returns what was added, merged, "
-            "superseded or ignored.",
-            LearnFromCritiqueArgs, _learn_from_critique),
-    ToolDef("add_guideline",
-            "Store one rule to follow on future tasks, as a short imperative sentence, when the "
-            "user states a lasting preference or a rule.",
-            AddGuidelineArgs, _add_guideline),
-    ToolDef("search_guidelines",
-            "Find the guidelines (rules learned from earlier feedback) that apply to a task.",
-            SearchGuidelinesArgs, _search_guidelines),
-    ToolDef("rate_memory",
-            "Say whether a remembered item (guideline, experience, lesson or skill, by the id "
-            "shown in memory) helped with the task. Helpful items rank higher later; harmful "
-            "ones are retired.",
-            RateMemoryArgs, _rate_memory),
+_DEFS: tuple[ToolDef, ...] = tuple(
+    ToolDef(name, TOOL_DESCRIPTIONS[name], schema, fn) for name, schema, fn in (
+        ("find_skills", FindSkillsArgs, _find_skills),
+        ("load_skill", LoadSkillArgs, _load_skill),
+        ("read_skill_resource", ReadSkillResourceArgs, _read_skill_resource),
+        ("save_skill", SaveSkillArgs, _save_skill),
+        ("memory_context", MemoryContextArgs, _memory_context),
+        ("record_experience", RecordExperienceArgs, _record_experience),
+        ("recall_experiences", RecallExperiencesArgs, _recall_experiences),
+        ("learn_from_critique", LearnFromCritiqueArgs, _learn_from_critique),
+        ("add_guideline", AddGuidelineArgs, _add_guideline),
+        ("search_guidelines", SearchGuidelinesArgs, _search_guidelines),
+        ("rate_memory", RateMemoryArgs, _rate_memory),
+    )
 )
 
 TOOL_NAMES: tuple[str, ...] = tuple(d.name for d in _DEFS)

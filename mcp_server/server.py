@@ -10,7 +10,6 @@ and the sampling resolver is a closure that must be resolvable from the annotati
 """
 
 import functools
-import inspect
 import json
 import logging
 import os
@@ -30,6 +29,7 @@ from pydantic import Field, ValidationError
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.loader import BankHandle, BankUnavailable
+from skillbank.tool_text import TOOL_DESCRIPTIONS
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -308,9 +308,9 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                              log_level=log_level)  # type: ignore[arg-type]
     extension.server = server
     def tool(annotations: types.ToolAnnotations) -> Callable[[Callable[..., Any]], Any]:
-        """`server.tool()` with the docstring dedented: it is what the model reads."""
+        """`server.tool()` described by the table the adapters share (skillbank.tool_text)."""
         def register(fn: Callable[..., Any]) -> Any:
-            return server.tool(description=inspect.cleandoc(fn.__doc__ or ""),
+            return server.tool(description=TOOL_DESCRIPTIONS[fn.__name__],
                                annotations=annotations)(fn)
 
         return register
@@ -322,11 +322,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     # Skills -------------------------------------------------------------------------------------
     @tool(read_only)
     async def find_skills(task: Task, k: K = 5) -> m.SkillSearch:
-        """Find skills (reusable SKILL.md instructions) that fit a task, best first.
-
-        Call this before unfamiliar work. Then call load_skill(name) to read the instructions of
-        the skill that fits. An empty list means no skill fits; do not force one."""
-
         def search(b: Any) -> list[Any]:
             from skillbank.errors import NotFoundError
 
@@ -345,11 +340,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
 
     @tool(read_only)
     async def load_skill(name: SkillName) -> m.SkillDocument:
-        """Read a skill's full instructions (its SKILL.md body) and the list of its files.
-
-        Use a name returned by find_skills. Supporting files listed in `files` can be read with
-        read_skill_resource(name, path) when the instructions refer to them."""
-
         def load(b: Any) -> Any:
             _require_skill(b, name)
             return b.skills.load(name)
@@ -371,8 +361,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                                    description="file path relative to the skill folder, as listed "
                                                "in load_skill's files, e.g. 'references/guide.md'")],
     ) -> m.SkillFile:
-        """Read one supporting text file of a skill (scripts, references, templates)."""
-
         def read(b: Any) -> str:
             _require_skill(b, name)
             return b.skills.read_resource(name, path)
@@ -391,10 +379,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         body: Annotated[str, Field(min_length=1, max_length=100_000,
                                    description="markdown instructions: steps, pitfalls, examples")],
     ) -> m.SavedSkill:
-        """Save reusable instructions as a skill: creates it, or updates the bank's own copy when
-        it already has one. Use it after you worked out a procedure worth repeating. A skill of
-        that name from a read-only folder is left as it is; the saved one takes precedence."""
-
         if not trusted:
             # A skill steers every later task that routes to it: from an untrusted client that
             # is a poisoning channel, so it needs a server started with --trust.
@@ -419,10 +403,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         budget_tokens: Annotated[int, Field(ge=50, le=20_000,
                                             description="most tokens the returned text may use")] = 1500,
     ) -> m.MemoryContextResult:
-        """Everything the memory holds that is relevant to a task — guidelines, skills, past
-        experiences — as one markdown block within a token budget. Call it when starting a task.
-        Ids in [brackets] can be rated with rate_memory after the task."""
-
         def context(b: Any) -> Any:
             return b.context_for(task, budget_tokens=budget_tokens)
 
@@ -437,9 +417,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                                              "'exp-…', 'lsn-…' or 'skill:<name>'")],
         helpful: Annotated[bool, Field(description="true if it helped, false if it misled you")],
     ) -> m.Rating:
-        """Tell the memory whether a remembered item helped. Items that keep not helping fade out
-        and helpful ones rank higher."""
-
         def rate(b: Any) -> dict[str, Any]:
             return b.rate(id, helpful=helpful)
 
@@ -464,8 +441,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         when_to_use: Annotated[str | None, Field(max_length=2_000,
                                                  description="the kind of future task this applies to")] = None,
     ) -> m.RecordedExperience:
-        """Remember how a task went, so a later attempt at a similar task can reuse what worked
-        and avoid what failed. Call it when a task ends, especially after a failure or feedback."""
         step_dicts = [({"action": s} if isinstance(s, str) else s.model_dump(exclude_none=True))
                       for s in (steps or [])]
 
@@ -485,9 +460,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         k: K = 5,
         outcome: Annotated[m.Outcome | None, Field(description="only experiences with this outcome")] = None,
     ) -> m.ExperienceSearch:
-        """Past attempts at similar tasks (and lessons drawn from them), best first. Use it to
-        see what worked and what failed before trying something."""
-
         def recall(b: Any) -> list[Any]:
             return b.experiences.recall(task, k=k, outcome=outcome)
 
@@ -519,9 +491,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         sampled: Annotated[Any, Resolve(_sample_rules)],
         ctx: Context,
     ) -> m.LearnResult:
-        """Turn feedback on your work into durable guidelines (rules) for future tasks. Call it
-        whenever the user corrects or criticises what you did. Duplicates are merged and
-        contradicted rules are superseded."""
         from skillbank.distill import LLMDistiller
 
         acomplete = None
@@ -581,9 +550,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
         when_to_use: Annotated[str | None, Field(max_length=2_000,
                                                  description="the kind of task the rule applies to")] = None,
     ) -> m.GuidelineChange:
-        """Add one rule you were told to follow from now on (use learn_from_critique for raw
-        feedback). A rule that repeats an existing one is merged into it."""
-
         def add(b: Any) -> Any:
             return b.guidelines.add(text, topic=topic, when_to_use=when_to_use or "",
                                     source="mcp", trusted=trusted)
@@ -592,8 +558,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
 
     @tool(read_only)
     async def search_guidelines(task: Task, k: K = 5) -> m.GuidelineSearch:
-        """Active guidelines that apply to a task, best first."""
-
         def search(b: Any) -> list[Any]:
             return b.guidelines.search(task, k=k)
 

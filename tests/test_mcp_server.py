@@ -78,8 +78,13 @@ async def test_tools_are_listed_with_input_and_output_schemas(server, mode):
     async with Client(server, mode=mode) as client:
         tools = {t.name: t for t in (await client.list_tools()).tools}
         assert set(tools) == TOOLS
+        from skillbank.adapters._tools import tool_defs
+
+        adapters = {d.name: d.description for d in tool_defs()}
         for tool in tools.values():
             assert tool.description and len(tool.description) > 40, tool.name
+            # One wording for every face: MCP, LangChain and LlamaIndex read the same table.
+            assert tool.description == adapters[tool.name], tool.name
             assert tool.output_schema is not None, tool.name
             assert "ctx" not in tool.input_schema["properties"]
             assert "sampled" not in tool.input_schema["properties"]

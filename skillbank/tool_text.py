@@ -1,0 +1,56 @@
+"""What a model is told about each memory tool, written once for every face.
+
+The MCP server (`skillbank.mcp_server`) and the LangChain and LlamaIndex adapters
+(`skillbank.adapters`) offer the same eleven tools. A model should read the same description
+whichever face it meets them through, and a fix to the wording should reach all of them, so the
+descriptions live here and nowhere else. Argument descriptions stay with each face's schema.
+"""
+
+from __future__ import annotations
+
+TOOL_DESCRIPTIONS: dict[str, str] = {
+    "find_skills":
+        "Find skills (reusable SKILL.md instructions) that fit a task, best first, with their "
+        "descriptions and scores. Call it before unfamiliar work, then call load_skill with the "
+        "name of the skill that fits. An empty list means no skill fits; do not force one.",
+    "load_skill":
+        "Read a skill's full instructions (its SKILL.md body) and the list of files it ships "
+        "with. Use a name returned by find_skills; read a listed file with read_skill_resource "
+        "when the instructions refer to it.",
+    "read_skill_resource":
+        "Read one supporting text file of a skill (a reference, script or template), when the "
+        "skill's instructions point to it.",
+    "save_skill":
+        "Save reusable instructions as a skill: creates it, or updates the bank's own copy when "
+        "it already has one. Use it after you worked out a procedure worth repeating. A skill of "
+        "that name from a read-only folder is left as it is; the saved one takes precedence.",
+    "memory_context":
+        "Everything the memory holds that is relevant to a task (guidelines learned from "
+        "feedback, skills that may apply, past experiences) as one markdown block within a token "
+        "budget. Call it when starting a task. Ids in [brackets] can be rated with rate_memory "
+        "after the task.",
+    "record_experience":
+        "Remember how a task went (the main steps, the outcome, any feedback and the lessons), "
+        "so a later attempt at a similar task can reuse what worked and avoid what failed. Call "
+        "it when a task ends, especially after a failure or feedback.",
+    "recall_experiences":
+        "Past attempts at similar tasks and the lessons drawn from them, best first: what was "
+        "done and how it went. Use it before trying something; filter by outcome to see only "
+        "failures or only successes.",
+    "learn_from_critique":
+        "Turn feedback on your work into durable guidelines (rules) for future tasks. Call it "
+        "whenever the user corrects or criticises what you did, passing the critique verbatim. "
+        "Duplicates are merged and contradicted rules superseded; the reply says what was added, "
+        "merged, superseded or ignored.",
+    "add_guideline":
+        "Store one rule to follow on future tasks, as a short imperative sentence, when the user "
+        "states a lasting preference or rule (use learn_from_critique for raw feedback). A rule "
+        "that repeats an existing one is merged into it.",
+    "search_guidelines":
+        "Find the active guidelines (rules learned from earlier feedback) that apply to a task, "
+        "best first.",
+    "rate_memory":
+        "Say whether a remembered item (a guideline, experience, lesson or skill, by the id shown "
+        "in memory) helped with the task. Helpful items rank higher later; ones that keep not "
+        "helping fade out.",
+}
