@@ -48,11 +48,11 @@ import threading
 import time
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Callable, Iterable, Literal, Sequence
+from typing import Any, Callable, Iterable, Sequence
 
 import numpy as np
 import yaml
-from pydantic import BaseModel, Field, ValidationError
+from pydantic import Field, ValidationError
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join, slugify
@@ -64,6 +64,8 @@ from skillbank.records import (
     Guideline,
     GuidelineSource,
     Hit,
+    LearnEntry,
+    LearnReport,
     SyncReport,
     utcnow,
 )
@@ -101,56 +103,6 @@ REINFORCEMENT_PRIOR = 0.0002
 # A search hit needs some evidence: dense cosine or normalised BM25 at least this high.
 MIN_DENSE = 0.15
 MIN_KEYWORD = 0.15
-
-Action = Literal["added", "merged", "superseded", "ignored", "pending"]
-
-
-class LearnEntry(BaseModel):
-    """What happened to one candidate rule."""
-
-    action: Action
-    guideline_id: str | None = None
-    text: str
-    superseded_id: str | None = None
-    detail: str = ""
-
-
-class LearnReport(BaseModel):
-    """What one `learn` call did, candidate by candidate."""
-
-    entries: list[LearnEntry] = Field(default_factory=list)
-    #: Some rule this call added or reinforced is waiting for a person's approval.
-    pending_review: bool = False
-
-    def ids(self, *actions: str) -> list[str]:
-        """Guideline ids touched (created, merged, superseding), optionally only for `actions`."""
-        out: list[str] = []
-        for entry in self.entries:
-            if entry.guideline_id and (not actions or entry.action in actions):
-                if entry.guideline_id not in out:
-                    out.append(entry.guideline_id)
-        return out
-
-    @property
-    def added(self) -> list[LearnEntry]:
-        return [e for e in self.entries if e.action == "added"]
-
-    @property
-    def merged(self) -> list[LearnEntry]:
-        return [e for e in self.entries if e.action == "merged"]
-
-    @property
-    def superseded(self) -> list[LearnEntry]:
-        return [e for e in self.entries if e.action == "superseded"]
-
-    @property
-    def pending(self) -> list[LearnEntry]:
-        return [e for e in self.entries if e.action == "pending"]
-
-    @property
-    def ignored(self) -> list[LearnEntry]:
-        return [e for e in self.entries if e.action == "ignored"]
-
 
 class SourceRecord(GuidelineSource):
     """A source as stored in the file: the critique plus the wording it contributed.

@@ -148,6 +148,57 @@ class Guideline(BaseModel):
 T = TypeVar("T")
 
 
+#: What `GuidelineMemory.learn` did with one candidate rule.
+LearnAction = Literal["added", "merged", "superseded", "ignored", "pending"]
+
+
+class LearnEntry(BaseModel):
+    """What happened to one candidate rule."""
+
+    action: LearnAction
+    guideline_id: str | None = None
+    text: str
+    superseded_id: str | None = None
+    detail: str = ""
+
+
+class LearnReport(BaseModel):
+    """What one `learn` call did, candidate by candidate."""
+
+    entries: list[LearnEntry] = Field(default_factory=list)
+    #: Some rule this call added or reinforced is waiting for a person's approval.
+    pending_review: bool = False
+
+    def ids(self, *actions: str) -> list[str]:
+        """Guideline ids touched (created, merged, superseding), optionally only for `actions`."""
+        out: list[str] = []
+        for entry in self.entries:
+            if entry.guideline_id and (not actions or entry.action in actions):
+                if entry.guideline_id not in out:
+                    out.append(entry.guideline_id)
+        return out
+
+    @property
+    def added(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "added"]
+
+    @property
+    def merged(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "merged"]
+
+    @property
+    def superseded(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "superseded"]
+
+    @property
+    def pending(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "pending"]
+
+    @property
+    def ignored(self) -> list[LearnEntry]:
+        return [e for e in self.entries if e.action == "ignored"]
+
+
 class Hit(BaseModel, Generic[T]):
     """A search result: the record, a score (higher is better) and why it matched."""
 
