@@ -77,8 +77,15 @@ class BankHandle:
             bank = self._bank
             self._mark("open")
             stage = "skills"
+            model = None
+            if self._warm_up:  # load the embedding model while the skill files are read
+                model = threading.Thread(target=self._warm, name="skillbank-model", daemon=True,
+                                         args=(lambda: bank.embedding_function(["warm up"]),))
+                model.start()
             if self._sync:
                 self._sync_skills(bank)
+            if model is not None:
+                model.join()
             # One search loads the ONNX session and builds the skills' keyword index.
             self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
             self._mark("skills")
