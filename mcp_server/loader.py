@@ -2,9 +2,10 @@
 
 Importing Chroma, loading the embedding model and building the keyword indexes take longer than
 importing mcp. The client waits for none of it: the server starts serving while a thread
-- opens the bank and syncs the skill index with the files;
-- makes skills fast: one warm-up search loads the model and builds the keyword index; from here
-  on `find_skills` answers;
+- opens the bank, then syncs the skill index with the files while a second thread loads the
+  embedding model (the two overlap: file reading and hashing against the ONNX session);
+- makes skills fast: one warm-up search loads the keyword index; from here on `find_skills`
+  answers;
 - starts watching the skill folders and syncs once more, for edits made during startup;
 - syncs and warms the guidelines, then the experiences and the tokenizer.
 Each tool awaits only the stage it reads, so `find_skills` does not wait for 10,000 experiences.
@@ -82,11 +83,13 @@ class BankHandle:
                 model = threading.Thread(target=self._warm, name="skillbank-model", daemon=True,
                                          args=(lambda: bank.embedding_function(["warm up"]),))
                 model.start()
-            if self._sync:
-                self._sync_skills(bank)
-            if model is not None:
-                model.join()
-            # One search loads the ONNX session and builds the skills' keyword index.
+            try:
+                if self._sync:
+                    self._sync_skills(bank)
+            finally:
+                if model is not None:
+                    model.join()
+            # One search loads the skills' keyword index (and the model, if warming was off).
             self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
             self._mark("skills")
             if self._watch:

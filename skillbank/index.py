@@ -481,7 +481,7 @@ class HybridIndex:
             return None
         if self._delta is None:
             mirror = self._load_mirror()
-            ids = [i for i in self._changed if i in mirror]
+            ids = sorted(i for i in self._changed if i in mirror)
             self._delta = _Keyword(ids, [mirror[i][0] for i in ids]) if ids else None
         return self._delta
 
@@ -547,8 +547,7 @@ class HybridIndex:
                     scores = np.where(self._mask(index, where), scores, 0.0)
                 positive = int((scores > 0).sum())
                 if positive:
-                    take = min(n, positive)
-                    top = np.argpartition(-scores, take - 1)[:take]
+                    top = best_first(scores, index.ids, min(n, positive))
                     found = {index.ids[i]: float(scores[i]) / best_possible for i in top}
             delta = self._delta_index()
             scored = delta.scores(query) if delta is not None else None
@@ -560,7 +559,7 @@ class HybridIndex:
                     if value > 0 and (not where or matches(where, mirror[item_id][1])):
                         found[item_id] = float(value) / best_possible
         if len(found) > n:
-            found = dict(sorted(found.items(), key=lambda kv: kv[1], reverse=True)[:n])
+            found = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
         return found
 
     def search(
@@ -604,13 +603,7 @@ class HybridIndex:
             ids, scores = fuse(dense, keyword, dense_weight, keyword_weight, mirror, where)
         hits.best_dense = max(dense.values(), default=0.0)
         hits.best_keyword = max(keyword.values(), default=0.0)
-        # Best first, ties by id: the same items give the same order however the index was
-        # built (Chroma and BM25 return equal scores in no fixed order).
-        by_id = np.argsort(np.array(ids, dtype=object), kind="stable")
-        id_rank = np.empty(len(ids), dtype=np.int64)
-        id_rank[by_id] = np.arange(len(ids))
-        ordered = np.lexsort((id_rank, -scores))
-        for position in ordered[:k] if k else ordered:
+        for position in best_first(scores, ids, k):
             item_id = ids[position]
             in_dense, in_keyword = item_id in dense, item_id in keyword
             why = "both" if in_dense and in_keyword else ("dense" if in_dense else "keyword")
@@ -632,6 +625,29 @@ DELTA_MIN = 2000
 DELTA_SHARE = 0.2
 #: How many nearest chunks z-fusion asks Chroma for; items beyond it get the lowest seen score.
 Z_CANDIDATES = 1000
+
+
+def best_first(scores: np.ndarray, ids: Sequence[str], k: int) -> np.ndarray:
+    """Positions of the `k` best scores (all when k=0), best first, equal scores by id.
+
+    Chroma and BM25 return equal scores in no fixed order; breaking ties by id makes the same
+    candidates come back in the same order however the index was built. Only the items scoring
+    at least the k-th best are sorted, so a small `k` over thousands of items stays cheap.
+    (Which tied items Chroma itself returns at its `n_results` cut is up to Chroma.)
+    """
+    n = len(scores)
+    if n == 0:
+        return np.zeros(0, dtype=np.int64)
+    if k and k < n:
+        kth_best = -np.partition(-scores, k - 1)[k - 1]
+        chosen = np.nonzero(scores >= kth_best)[0]
+    else:
+        chosen = np.arange(n)
+    names = np.array([ids[i] for i in chosen], dtype=object)
+    id_rank = np.empty(len(chosen), dtype=np.int64)
+    id_rank[np.argsort(names, kind="stable")] = np.arange(len(chosen))
+    ordered = chosen[np.lexsort((id_rank, -scores[chosen]))]
+    return ordered[:k] if k else ordered
 
 
 def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,

@@ -41,7 +41,7 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
         "Turn feedback on your work into durable guidelines (rules) for future tasks. Call it "
         "whenever the user corrects or criticises what you did, passing the critique verbatim. "
         "Duplicates are merged and contradicted rules superseded; the reply says what was added, "
-        "merged, superseded or ignored.",
+        "merged, superseded, ignored or left pending review.",
     "add_guideline":
         "Store one rule to follow on future tasks, as a short imperative sentence, when the user "
         "states a lasting preference or rule (use learn_from_critique for raw feedback). A rule "

@@ -107,3 +107,36 @@ def test_equal_scores_are_ordered_by_id_whatever_the_insertion_order(tmp_path):
             orders.append([h.id for h in index.search("rotate database credentials", k=3,
                                                       fusion=fusion)])
     assert all(order == ["a", "b", "c"] for order in orders), orders
+
+
+def test_ties_at_the_keyword_cut_are_broken_by_id(tmp_path):
+    """More tied items than candidates: which ones make the cut must not depend on insertion."""
+    import random
+
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.index import HybridIndex, IndexItem, make_client
+
+    names = [f"item-{n:02d}" for n in range(60)]
+    results = []
+    for run in range(3):
+        order = names[:]
+        random.Random(run).shuffle(order)
+        index = HybridIndex(make_client(path=str(tmp_path / f"c{run}")), "ties", HashEmbedding())
+        index.upsert([IndexItem(id=i, embed_texts=["rotate the database credentials"],
+                                keyword_text="rotate the database credentials",
+                                metadata={"kind": "x"}) for i in order])
+        results.append(list(index.keyword("rotate database credentials", 5)))
+    assert all(r == names[:5] for r in results), results
+
+
+def test_best_first_matches_a_full_sort():
+    import numpy as np
+
+    from skillbank.index import best_first
+
+    rng = np.random.default_rng(3)
+    scores = rng.integers(0, 5, 400).astype(float)  # many ties
+    ids = [f"id-{n:03d}" for n in rng.permutation(400)]
+    full = sorted(range(400), key=lambda i: (-scores[i], ids[i]))
+    for k in (0, 1, 7, 50, 399, 400, 1000):
+        assert list(best_first(scores, ids, k)) == (full[:k] if k else full)
