@@ -410,6 +410,11 @@ def test_relate(rd, new, old, similarity, expected):
          "distinct"),
         ("Prefer f-strings over format calls.", "Use format calls for strings.", 0.6,
          "contradiction"),
+        # "us" the pronoun is not the country
+        ("Email us the weekly report.", "Copy the UK office on the weekly report.", 0.6,
+         "distinct"),
+        ("Use US spelling in the weekly report.", "Use UK spelling in the weekly report.", 0.7,
+         "contradiction"),
         # announced change needs clearly related rules
         ("From now on, add type hints to public functions.",
          "Add docstrings to public functions.", 0.5, "distinct"),

@@ -84,9 +84,16 @@ def _content(text: str) -> set[str]:
     return out
 
 
+def _antonym_words_of(text: str) -> set[str]:
+    # "us" the pronoun is not "US" the country: only the capitalised one can pair with "UK".
+    words = set(re.findall(r"[a-z_]+", re.sub(r"\bus\b", " ", text).lower()))
+    if re.search(r"\bUS\b", text):
+        words.add("us")
+    return words | {_stem(w) for w in words}
+
+
 def _antonym_conflict(a: str, b: str) -> tuple[str, str] | None:
-    wa = {_stem(w) for w in re.findall(r"[a-z_]+", a.lower())} | set(re.findall(r"[a-z_]+", a.lower()))
-    wb = {_stem(w) for w in re.findall(r"[a-z_]+", b.lower())} | set(re.findall(r"[a-z_]+", b.lower()))
+    wa, wb = _antonym_words_of(a), _antonym_words_of(b)
     for x, y in _ANTONYMS:
         sx, sy = _stem(x), _stem(y)
         ax, ay = (x in wa or sx in wa), (y in wa or sy in wa)
