@@ -37,6 +37,19 @@ def minilm(model_dir):
 
 
 @pytest.fixture
+def cli_root(tmp_path, monkeypatch) -> Path:
+    """A clean environment for the CLI: no inherited SKILLBANK_ settings (but the offline
+    model), the hash embedding, a temp root (returned), wide tables for text assertions."""
+    for name in list(os.environ):
+        if name.startswith("SKILLBANK_") and name != "SKILLBANK_MODEL_DIR":
+            monkeypatch.delenv(name)
+    monkeypatch.setenv("SKILLBANK_EMBEDDING", "hash")
+    monkeypatch.setenv("SKILLBANK_ROOT", str(tmp_path / "root"))
+    monkeypatch.setenv("COLUMNS", "200")  # rich tables: no wrapping inside the assertions
+    return tmp_path / "root"
+
+
+@pytest.fixture
 def hash_bank(tmp_path):
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding

@@ -26,14 +26,8 @@ BUNDLED = sorted(p.parent.name for p in (REPO / "skills").glob("*/SKILL.md"))
 
 
 @pytest.fixture
-def env(tmp_path, monkeypatch):
-    """A clean environment: a temp root, the hash embedding, nothing inherited."""
-    for name in list(os.environ):
-        if name.startswith("SKILLBANK_") and name != "SKILLBANK_MODEL_DIR":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SKILLBANK_EMBEDDING", "hash")
-    monkeypatch.setenv("SKILLBANK_ROOT", str(tmp_path / "root"))
-    monkeypatch.setenv("COLUMNS", "200")  # rich tables: no wrapping inside the assertions
+def env(cli_root, tmp_path):
+    """A clean environment (see conftest.cli_root); the test's temp folder."""
     return tmp_path
 
 

@@ -249,16 +249,11 @@ def test_server_mode_a_writer_that_outlasts_the_timeout_is_busy(tmp_path, hold, 
 
 # CLI --------------------------------------------------------------------------------------------
 @pytest.fixture
-def cli_env(tmp_path, monkeypatch):
-    """The CLI on a temp root with the hash embedding, its banks' write lock timeout short."""
+def cli_env(cli_root, monkeypatch):
+    """The CLI on a clean temp root (conftest.cli_root), its banks' write lock timeout short."""
     from skillbank.bank import Skillbank
 
-    for name in list(os.environ):
-        if name.startswith("SKILLBANK_") and name != "SKILLBANK_MODEL_DIR":
-            monkeypatch.delenv(name)
-    monkeypatch.setenv("SKILLBANK_EMBEDDING", "hash")
-    root = tmp_path / "root"
-    monkeypatch.setenv("SKILLBANK_ROOT", str(root))
+    root = cli_root
     original = Skillbank.open.__func__
 
     def short_open(cls, *args, **kwargs):
