@@ -54,10 +54,9 @@ def test_a_fresh_process_restores_the_same_keyword_side(tmp_path, monkeypatch):
 
     builds = _NoRebuild(monkeypatch)
     with _open(root) as bank:
-        calls = []
         index = bank.index("experiences")
         monkeypatch.setattr(index._collection, "get",
-                            lambda *a, **k: calls.append(1) or pytest.fail("paged Chroma"))
+                            lambda *a, **k: pytest.fail("paged Chroma"))
         assert _recall(bank) == before
     assert builds.builds == 0  # neither the experience BM25 nor a mirror read from Chroma
 
@@ -146,7 +145,6 @@ def test_a_damaged_snapshot_is_ignored_and_replaced(tmp_path):
 def test_no_snapshot_when_other_processes_may_write(tmp_path, chroma_server):
     root = tmp_path / "root"
     with _open(root, chroma_url=chroma_server, namespace="snapshot-test") as bank:
-        bank.settings  # noqa: B018
         _fill(bank, n=5)
         _recall(bank)
         assert bank.index("experiences")._snapshot is None
