@@ -40,7 +40,7 @@ def slugify(text: str, fallback: str = "skill") -> str:
 @lru_cache(maxsize=1)
 def corpus_skills() -> tuple[tuple[Any, str], ...]:
     """(SkillDocument, slug) for every corpus SKILL.md that loads, in a stable order."""
-    from skillbank.plugins.skill_file import read_skill_file
+    from skillbank.memories.skills.skill_file import read_skill_file
 
     out = []
     for path in sorted(SKILL_CORPUS.rglob("SKILL.md")):
@@ -62,7 +62,7 @@ def build_skill_library(dest: Path, n: int, start: int = 0) -> list[Path]:
     Files whose frontmatter cannot be rendered again are skipped (the next corpus file is used),
     so exactly `n` skills are written.
     """
-    from skillbank.plugins.skill_file import SkillDocument, render_skill
+    from skillbank.memories.skills.skill_file import SkillDocument, render_skill
 
     corpus = corpus_skills()
     if not corpus:

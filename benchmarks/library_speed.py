@@ -128,8 +128,8 @@ def minilm_query_times(model_dir: str | None, queries: list[str]) -> dict[str, f
 def measure(size: int, kind: str, model_dir: str | None, queries: list[str], workdir: Path,
             profile: bool, resync_repeats: int = 3) -> dict[str, Any]:
     from skillbank import Skillbank
-    from skillbank.plugins.skill_file import SkillDocument, read_skill_file, render_skill
-    from skillbank.plugins.skill_library import index_item_for
+    from skillbank.memories.skills.skill_file import SkillDocument, read_skill_file, render_skill
+    from skillbank.memories.skills.library import index_item_for
 
     row: dict[str, Any] = {"size": size, "embedding": kind}
     skills_root = workdir / f"skills-{size}"
@@ -270,7 +270,7 @@ def main() -> None:
 
     # Baseline on texts a library really embeds, sampled across the corpus.
     from _synthetic import corpus_skills
-    from skillbank.plugins.skill_library import index_item_for
+    from skillbank.memories.skills.library import index_item_for
 
     rng = random.Random(5)
     pool = []

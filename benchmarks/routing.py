@@ -53,7 +53,7 @@ def run(folder: Path, model_dir: str | None) -> dict[str, dict[str, float]]:
     from skillbank import Skillbank
     from skillbank.embeddings import MiniLMEmbedding
     from skillbank.index import tokenize
-    from skillbank.plugins.skill_file import read_skill_file
+    from skillbank.memories.skills.skill_file import read_skill_file
 
     library, queries = load_set(folder)
     path_to_id = {str((folder / item["path"]).resolve()): item["id"] for item in library}

@@ -17,9 +17,9 @@ from skillbank.settings import Settings, load_settings
 if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
     from skillbank.context import MemoryContext
     from skillbank.distill import Distiller
-    from skillbank.plugins.experience_memory import ExperienceMemory
-    from skillbank.plugins.guideline_memory import GuidelineMemory
-    from skillbank.plugins.skill_library import SkillLibrary
+    from skillbank.memories.experiences.memory import ExperienceMemory
+    from skillbank.memories.guidelines.memory import GuidelineMemory
+    from skillbank.memories.skills.library import SkillLibrary
 
 log = logging.getLogger("skillbank")
 
@@ -231,7 +231,7 @@ class Skillbank:
     def skills(self) -> "SkillLibrary":
         with self._guard:
             if "skills" not in self._memories:
-                from skillbank.plugins.skill_library import SkillLibrary
+                from skillbank.memories.skills.library import SkillLibrary
                 from skillbank.usage import UsageLog
 
                 self._memories["skills"] = SkillLibrary(
@@ -250,7 +250,7 @@ class Skillbank:
     def experiences(self) -> "ExperienceMemory":
         with self._guard:
             if "experiences" not in self._memories:
-                from skillbank.plugins.experience_memory import ExperienceMemory
+                from skillbank.memories.experiences.memory import ExperienceMemory
                 from skillbank.usage import UsageLog
 
                 self._memories["experiences"] = ExperienceMemory(
@@ -267,7 +267,7 @@ class Skillbank:
     def guidelines(self) -> "GuidelineMemory":
         with self._guard:
             if "guidelines" not in self._memories:
-                from skillbank.plugins.guideline_memory import GuidelineMemory
+                from skillbank.memories.guidelines.memory import GuidelineMemory
 
                 self._memories["guidelines"] = GuidelineMemory(
                     self.root / "guidelines",

@@ -294,8 +294,8 @@ def test_skills_sync_reports_changes(run, tmp_path):
 def test_sync_progress_bar_draws_on_a_terminal():
     from rich.console import Console
 
-    from skillbank.cli_common import Output
-    from skillbank.cli_skills import SyncProgress
+    from skillbank.cli.common import Output
+    from skillbank.cli.skills import SyncProgress
 
     out = Output(json_mode=False)
     buffer = io.StringIO()
@@ -316,7 +316,7 @@ def test_sync_with_many_skills_passes_progress(run, tmp_path, monkeypatch):
     for i in range(70):
         write_skill(extra, f"skill-{i:03d}", f"Skill number {i} for task {i}.")
     calls = []
-    from skillbank.cli_skills import SyncProgress
+    from skillbank.cli.skills import SyncProgress
 
     original = SyncProgress.__call__
     monkeypatch.setattr(SyncProgress, "__call__",
@@ -563,7 +563,7 @@ def test_serve_passes_options_through(run, monkeypatch, tmp_path):
 
 def test_serve_argv_parses_with_the_real_server_parser(run, tmp_path):
     from skillbank.cli import serve_argv
-    from skillbank.cli_common import State
+    from skillbank.cli.common import State
     from skillbank.mcp_server.options import parse_args
 
     st = State(root=tmp_path, skills_dirs=[tmp_path / "a", tmp_path / "b"], namespace="ns",

@@ -18,8 +18,8 @@ from typer.testing import CliRunner
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError
-from skillbank.plugins import experience_memory
-from skillbank.plugins.experience_memory import ExperienceMemory
+from skillbank.memories.experiences import memory as experience_memory
+from skillbank.memories.experiences.memory import ExperienceMemory
 from skillbank.records import Lesson, Step
 
 

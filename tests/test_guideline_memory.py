@@ -17,7 +17,7 @@ from skillbank.distill import CandidateRule, LLMDistiller, RuleDistiller
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import UnsafePathError
-from skillbank.plugins.guideline_memory import (GuidelineMemory, LearnReport, more_specific,
+from skillbank.memories.guidelines.memory import (GuidelineMemory, LearnReport, more_specific,
                                                 parse_guideline, render_guideline)
 
 REPO = Path(__file__).resolve().parents[1]

@@ -17,7 +17,7 @@ import importlib, json, sys
 import skillbank
 from skillbank.bank import bundled_skills_dir
 mods = {m: importlib.import_module(m).__file__ for m in
-        ("skillbank.plugins.skill_file", "skillbank.adapters", "skillbank.mcp_server",
+        ("skillbank.memories.skills.skill_file", "skillbank.adapters", "skillbank.mcp_server",
          "skillbank.distill.llm")}
 bare = []
 for name in ("adapters", "plugins", "mcp_server", "skills"):

@@ -29,7 +29,7 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
-from skillbank.plugins.skill_file import (
+from skillbank.memories.skills.skill_file import (
     MAX_DEPTH,
     MAX_NODES,
     SkillDocument,
@@ -313,7 +313,7 @@ def bank(tmp_path_factory):
 
 def reread_experience(bank, eid: str) -> Experience:
     """The record as a fresh memory reads it from the journal (no cache)."""
-    from skillbank.plugins.experience_memory import ExperienceMemory
+    from skillbank.memories.experiences.memory import ExperienceMemory
     from skillbank.usage import UsageLog
 
     fresh = ExperienceMemory(bank.root / "experiences", bank.index("experiences"),

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from skillbank.plugins.skill_file import (
+from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
     SkillFileError,
@@ -329,7 +329,7 @@ def test_yaml_bombs_are_refused_quickly(text):
 def test_python_loader_fallback_also_guards(monkeypatch):
     import yaml
 
-    import skillbank.plugins.skill_file as sf
+    import skillbank.memories.skills.skill_file as sf
 
     monkeypatch.setattr(sf, "_Loader", yaml.SafeLoader)
     assert codes(parse_skill_text(BILLION_LAUGHS)[1]) == {"yaml-too-complex"}

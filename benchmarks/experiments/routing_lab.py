@@ -29,9 +29,9 @@ import numpy as np
 
 ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(ROOT))
-from plugins.skill_library import _humanise, skill_sections  # noqa: E402
+from skillbank.memories.skills.library import _humanise, skill_sections  # noqa: E402
 from skillbank.index import tokenize  # noqa: E402
-from skillbank.plugins.skill_file import read_skill_file  # noqa: E402
+from skillbank.memories.skills.skill_file import read_skill_file  # noqa: E402
 
 CACHE = Path(__file__).resolve().parent / "cache"
 MODEL_DIR = "/work/shared/models/all-MiniLM-L6-v2"

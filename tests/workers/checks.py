@@ -53,8 +53,8 @@ def temp_files(root: Path) -> list[Path]:
 
 def check_files_match_index(bank: Any, root: Path) -> dict[str, Any]:
     """Every record in the files is in the index and nothing else is; every file loads."""
-    from skillbank.plugins.guideline_memory import ID_RE
-    from skillbank.plugins.skill_file import read_skill_file
+    from skillbank.memories.guidelines.memory import ID_RE
+    from skillbank.memories.skills.skill_file import read_skill_file
 
     # Skills: each SKILL.md in the bank's own library loads and is indexed; nothing else is.
     on_disk = {}

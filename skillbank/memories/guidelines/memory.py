@@ -185,7 +185,7 @@ def render_guideline(g: Guideline) -> str:
 def _load_yaml(text: str) -> Any:
     """Bounded YAML load (the SKILL.md loader's bomb guards), falling back to safe_load."""
     try:
-        from skillbank.plugins.skill_file import _load_yaml as guarded
+        from skillbank.memories.skills.skill_file import _load_yaml as guarded
     except ImportError:  # pragma: no cover - the sibling module ships with skillbank
         return yaml.safe_load(text)
     data, _duplicates = guarded(text)

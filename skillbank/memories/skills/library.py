@@ -27,7 +27,7 @@ from skillbank.errors import (
 )
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.index import HybridIndex, IndexItem
-from skillbank.plugins.skill_file import (
+from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
     parse_skill_text,

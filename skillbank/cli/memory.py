@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from skillbank.cli_common import invalid, key_values, score, short, state, table, text, when
+from skillbank.cli.common import invalid, key_values, score, short, state, table, text, when
 
 guidelines_app = typer.Typer(help="Guidelines: rules learned from critiques.", no_args_is_help=True)
 experiences_app = typer.Typer(help="Experiences: what was tried, how it went, lessons.",

@@ -29,10 +29,10 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
-from skillbank.cli_common import State, key_values, state, text
-from skillbank.cli_memory import experiences_app, guidelines_app
-from skillbank.cli_skills import app as skills_app
-from skillbank.cli_skills import render_sync_report
+from skillbank.cli.common import State, key_values, state, text
+from skillbank.cli.memory import experiences_app, guidelines_app
+from skillbank.cli.skills import app as skills_app
+from skillbank.cli.skills import render_sync_report
 
 INTERRUPTED = 130
 
@@ -319,7 +319,7 @@ def demo(
     """A tour on the embedded default: routing, disclosure, then learning from feedback."""
     from rich.console import Console
 
-    from skillbank.cli_common import embedding_from_env
+    from skillbank.cli.common import embedding_from_env
     from skillbank.demo import run_demo
 
     st = state(ctx)

@@ -10,7 +10,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from skillbank.cli_common import (
+from skillbank.cli.common import (
     Output,
     key_values,
     read_text_arg,
@@ -206,7 +206,7 @@ def _skill_files(path: Path) -> list[Path]:
 
 def validate_file(path: Path) -> list[Any]:
     """Strict findings for one SKILL.md: load problems plus every spec rule as an error."""
-    from skillbank.plugins.skill_file import read_skill_file, validate_skill
+    from skillbank.memories.skills.skill_file import read_skill_file, validate_skill
 
     doc, loaded = read_skill_file(path)
     if doc is None:
