@@ -57,11 +57,7 @@ class IndexItem:
     vectors: Any = None  # precomputed embeddings of embed_texts (skip embedding them again)
 
 
-class Hits(list):
-    """Search results, plus the best raw evidence seen for the query (for "nothing fits")."""
-
-    best_dense: float = 0.0
-    best_keyword: float = 0.0
+from skillbank.records import Hits  # noqa: E402 - re-exported: results cross processes as records
 
 
 @dataclass

@@ -199,6 +199,13 @@ class LearnReport(BaseModel):
         return [e for e in self.entries if e.action == "ignored"]
 
 
+class Hits(list):
+    """Search results, plus the best raw evidence seen for the query (for "nothing fits")."""
+
+    best_dense: float = 0.0
+    best_keyword: float = 0.0
+
+
 class Hit(BaseModel, Generic[T]):
     """A search result: the record, a score (higher is better) and why it matched."""
 
