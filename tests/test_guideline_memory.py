@@ -17,8 +17,8 @@ from skillbank.distill import CandidateRule, LLMDistiller, RuleDistiller
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import UnsafePathError
-from skillbank.memories.guidelines.memory import (GuidelineMemory, LearnReport, more_specific,
-                                                parse_guideline, render_guideline)
+from skillbank.memories.guidelines import (GuidelineMemory, LearnReport, more_specific,
+                                         parse_guideline, render_guideline)
 
 REPO = Path(__file__).resolve().parents[1]
 MODEL = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"

@@ -1,0 +1,286 @@
+"""The guideline file format: one markdown file per rule, YAML frontmatter and the rule as body.
+
+Also the text helpers every part of guideline memory shares (one-line cleaning, the caller's
+string checks), so that the file format and the callers agree on what a rule's text may hold.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import datetime, timezone
+from typing import Any, Iterable
+
+import yaml
+from pydantic import Field, ValidationError
+
+from skillbank.errors import InvalidInputError
+from skillbank.fsutil import UnsafePathError, check_slug
+from skillbank.records import MAX_SHORT, Finding, Guideline, GuidelineSource
+
+ID_RE = re.compile(r"^gl-[0-9a-f]{12}$")
+STATUSES = ("active", "pending", "retired", "superseded")
+IN_PLAY = ("active", "pending")  # what new rules are compared with
+MAX_FILE_BYTES = 1 << 20
+MAX_SOURCES = 20  # kept per file: the first source and the most recent ones
+MAX_SOURCE_NAME = 200
+MAX_NAMESPACE = 128
+ALL_NAMESPACES = "*"
+
+
+class SourceRecord(GuidelineSource):
+    """A source as stored in the file: the critique plus the wording it contributed.
+
+    ``rule`` is the candidate rule the critique was distilled into and ``sentence`` the critique
+    sentence it came from; both feed the guideline's matching profile and show a person which
+    wording each reinforcement brought.
+    """
+
+    rule: str | None = Field(default=None, max_length=MAX_SHORT)
+    sentence: str | None = Field(default=None, max_length=MAX_SHORT)
+
+
+# ------------------------------------------------------------------------------------ file format
+
+_OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
+_CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
+_FRONTMATTER_KEYS = (
+    "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
+    "supersedes", "superseded_by", "namespace", "created", "updated",
+)
+
+
+def _iso(value: datetime | None) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+class _Dumper(yaml.SafeDumper):
+    """Safe dumper whose strings read back exactly: YAML folds NEL and the Unicode line and
+    paragraph separators in plain and single-quoted scalars, so those get double quotes."""
+
+
+def _represent_str(dumper: yaml.SafeDumper, data: str) -> yaml.ScalarNode:
+    style = '"' if any(ch in data for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", data, style=style)
+
+
+_Dumper.add_representer(str, _represent_str)
+
+
+def render_guideline(g: Guideline) -> str:
+    """The file text of a guideline: YAML frontmatter (fixed key order) and the rule as body."""
+    sources = []
+    for s in g.sources:
+        item: dict[str, Any] = {
+            "critique": s.critique,
+            "task": s.task,
+            "source": s.source,
+            "score": s.score,
+            "at": _iso(s.at),
+        }
+        rule = getattr(s, "rule", None)
+        sentence = getattr(s, "sentence", None)
+        if rule:
+            item["rule"] = rule
+        if sentence:
+            item["sentence"] = sentence
+        sources.append(item)
+    data = {
+        "id": g.id,
+        "topic": g.topic,
+        "when_to_use": g.when_to_use,
+        "status": g.status,
+        "helpful": g.helpful,
+        "harmful": g.harmful,
+        "reinforcements": g.reinforcements,
+        "sources": sources,
+        "supersedes": list(g.supersedes),
+        "superseded_by": g.superseded_by,
+        "namespace": g.namespace,
+        "created": _iso(g.created),
+        "updated": _iso(g.updated),
+    }
+    front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
+                      default_flow_style=False)
+    body = _one_line(g.text)
+    return f"---\n{front}---\n{body}\n"
+
+
+def _load_yaml(text: str) -> Any:
+    """Bounded YAML load (the SKILL.md loader's bomb guards), falling back to safe_load."""
+    try:
+        from skillbank.memories.skills.skill_file import _load_yaml as guarded
+    except ImportError:  # pragma: no cover - the sibling module ships with skillbank
+        return yaml.safe_load(text)
+    data, _duplicates = guarded(text)
+    return data
+
+
+def parse_guideline(text: str, *, path: str | None = None, expected_id: str | None = None,
+                    expected_topic: str | None = None) -> tuple[Guideline | None, list[Finding]]:
+    """Parse a guideline file. Returns (guideline, findings); None when it cannot be used.
+
+    The file name and folder are authoritative for id and topic (a person moving a file to
+    another topic folder re-files it); a frontmatter that disagrees gets a warning.
+    """
+    findings: list[Finding] = []
+
+    def error(code: str, message: str) -> tuple[None, list[Finding]]:
+        findings.append(Finding(severity="error", code=code, message=message, path=path))
+        return None, findings
+
+    def warn(code: str, message: str) -> None:
+        findings.append(Finding(severity="warning", code=code, message=message, path=path))
+
+    opening = _OPEN.match(text)
+    if not opening:
+        return error("no-frontmatter", "a guideline file starts with a '---' frontmatter line")
+    closing = _CLOSE.search(text, opening.end())
+    if not closing:
+        return error("no-frontmatter", "the frontmatter opened with '---' is never closed")
+    raw = text[opening.end():closing.start()]
+    body = text[closing.end():].strip()
+    try:
+        data = _load_yaml(raw)
+    except yaml.YAMLError as exc:
+        return error("yaml", f"invalid YAML frontmatter: {str(exc).splitlines()[0]}")
+    except Exception as exc:  # bomb guard, recursion, constructor errors
+        return error("yaml", f"frontmatter refused: {exc}")
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        return error("frontmatter-type", f"frontmatter must be a mapping, got {type(data).__name__}")
+    if not body:
+        return error("empty-rule", "the rule text (the body after the frontmatter) is empty")
+    body = _one_line(body)
+    if not body:
+        return error("empty-rule", "the rule text (the body after the frontmatter) is empty")
+    if len(body) > MAX_SHORT:
+        return error("rule-too-long", f"the rule text is {len(body)} characters; at most {MAX_SHORT}")
+
+    gid = data.get("id")
+    if expected_id is not None:
+        if gid is not None and gid != expected_id:
+            warn("id-mismatch", f"frontmatter id {gid!r} differs from the file name; "
+                                f"using {expected_id!r}")
+        gid = expected_id
+    if not isinstance(gid, str) or not ID_RE.match(gid):
+        return error("bad-id", f"guideline id {gid!r} must look like gl-<12 hex digits>")
+    topic = data.get("topic")
+    if expected_topic is not None:
+        if topic is not None and topic != expected_topic:
+            warn("topic-mismatch", f"frontmatter topic {topic!r} differs from the folder; "
+                                   f"using {expected_topic!r}")
+        topic = expected_topic
+    topic = topic if topic is not None else "general"
+    try:
+        check_slug(str(topic), "topic")
+    except UnsafePathError as exc:
+        return error("bad-topic", str(exc))
+    unknown = [k for k in data if k not in _FRONTMATTER_KEYS]
+    if unknown:
+        warn("unknown-key", "unknown frontmatter keys ignored: " + ", ".join(map(str, unknown[:5])))
+
+    raw_sources = data.get("sources") or []
+    if not isinstance(raw_sources, list):
+        return error("sources-type", "'sources' must be a list")
+    sources: list[SourceRecord] = []
+    for number, item in enumerate(raw_sources):
+        if isinstance(item, str):
+            item = {"critique": item}
+        if not isinstance(item, dict):
+            warn("source-type", f"source {number + 1} is not a mapping; dropped")
+            continue
+        try:
+            sources.append(SourceRecord.model_validate(
+                {k: v for k, v in item.items() if v is not None or k == "score"}))
+        except ValidationError as exc:
+            warn("source-invalid", f"source {number + 1} dropped: {_first_error(exc)}")
+    supersedes = data.get("supersedes") or []
+    if isinstance(supersedes, str):
+        supersedes = [supersedes]
+    if not isinstance(supersedes, list) or not all(isinstance(x, str) for x in supersedes):
+        return error("supersedes-type", "'supersedes' must be a list of guideline ids")
+    values = {
+        "id": gid,
+        "topic": topic,
+        "text": body,
+        "when_to_use": "" if data.get("when_to_use") is None else str(data.get("when_to_use")),
+        "status": data.get("status", "active"),
+        "helpful": data.get("helpful", 0) or 0,
+        "harmful": data.get("harmful", 0) or 0,
+        "reinforcements": data.get("reinforcements", 0) or 0,
+        "sources": sources,
+        "supersedes": supersedes,
+        "superseded_by": data.get("superseded_by"),
+        "namespace": str(data.get("namespace") or "default"),
+        "path": path or "",
+    }
+    for key in ("created", "updated"):
+        if data.get(key) is not None:
+            values[key] = data[key]
+    try:
+        guideline = Guideline.model_validate(values)
+    except ValidationError as exc:
+        return error("invalid", f"guideline does not validate: {_first_error(exc)}")
+    # Hand-written times without a zone ("created: 2024-05-01") are read as UTC, so that every
+    # time compares with every other.
+    guideline = guideline.model_copy(update={
+        "created": _aware(guideline.created), "updated": _aware(guideline.updated),
+        "sources": [src.model_copy(update={"at": _aware(src.at)}) for src in guideline.sources]})
+    if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
+        return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
+    return guideline, findings
+
+
+def _aware(value: datetime) -> datetime:
+    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
+
+
+def _first_error(exc: ValidationError) -> str:
+    errors = exc.errors()
+    if not errors:
+        return str(exc)
+    first = errors[0]
+    where = ".".join(str(p) for p in first.get("loc", ()))
+    return f"{where}: {first.get('msg')}" if where else str(first.get("msg"))
+
+
+# ------------------------------------------------------------------------------------ text
+
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
+
+
+def _one_line(text: str) -> str:
+    """One line of plain text: control characters, stray BOMs and surrogates become spaces."""
+    return " ".join(_INVISIBLE.sub(" ", str(text or "")).split())
+
+
+def _clean(text: str, limit: int) -> str:
+    text = _one_line(text)
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+def _check_text(value: Any, what: str, limit: int, *, optional: bool = False) -> str | None:
+    """A caller's string: the right type, not too long, and encodable as UTF-8."""
+    if value is None and optional:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
+    if len(value) > limit:
+        raise InvalidInputError(f"{what} is {len(value)} characters; at most {limit}")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(
+            f"{what} is not valid Unicode text (it holds a lone surrogate); "
+            "send UTF-8 text") from None
+    return value
+
+
+
+def _trim_sources(sources: Iterable[GuidelineSource]) -> list[GuidelineSource]:
+    """Keep the first source (why the rule exists) and the most recent ones."""
+    sources = list(sources)
+    if len(sources) <= MAX_SOURCES:
+        return sources
+    return sources[:1] + sources[-(MAX_SOURCES - 1):]

@@ -1,0 +1,210 @@
+"""Reading guidelines: search for a task, get, list, topics, counts and the playbook.
+
+A mixin of ``GuidelineMemory``.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.memories.guidelines.files import (
+    ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
+from skillbank.records import MAX_TEXT, Guideline, Hit
+
+
+# Prior added to fused reciprocal-rank scores (~1/61 at rank 1, ~0.00026 between neighbouring
+# ranks): at most ~0.0006, about two rank steps near the top, so it only reorders near ties.
+VOTE_PRIOR = 0.0004
+REINFORCEMENT_PRIOR = 0.0002
+
+# A search hit needs some evidence: dense cosine or normalised BM25 at least this high.
+MIN_DENSE = 0.15
+MIN_KEYWORD = 0.15
+
+
+class GuidelineSearch:
+    """Search and the inventory views (see the module docstring)."""
+
+    # Search --------------------------------------------------------------------------------------
+    def search(self, task: str, k: int = 5, namespace: str | None = None,
+               topic: str | None = None) -> list[Hit[Guideline]]:
+        """Active guidelines for a task, best first; [] when nothing has real evidence."""
+        task = _check_text(task, "task", 4 * MAX_TEXT)
+        if isinstance(k, bool) or not isinstance(k, int) or k < 0:
+            raise InvalidInputError("k must be a non-negative integer")
+        ns = self._namespace(namespace)
+        if topic is not None:
+            self._check_topic(topic)
+        if k == 0 or not task.strip():
+            return []
+        with self._lock:
+            self._ensure_loaded()
+            clauses: list[dict[str, Any]] = [{"namespace": ns}, {"status": "active"}]
+            if topic is not None:
+                clauses.append({"topic": topic})
+            where = {"$and": clauses}
+            fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
+            if any(gid not in self._items or self._digests.get(gid) != meta.get("hash")
+                   for gid, *_, meta in fused):
+                # Another process sharing a Chroma server wrote guidelines: read the files.
+                self._refresh()
+                fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
+            hits: list[Hit[Guideline]] = []
+            for gid, score, dense, keyword, meta in fused:
+                g = self._items.get(gid)
+                if g is None or g.status != "active" or g.namespace != ns:
+                    continue  # the files are the truth, even before the index catches up
+                if topic is not None and g.topic != topic:
+                    continue
+                dense_ok = dense is not None and dense >= MIN_DENSE
+                keyword_ok = keyword is not None and keyword >= MIN_KEYWORD
+                if not (dense_ok or keyword_ok):
+                    continue
+                why = "both" if dense is not None and keyword is not None else (
+                    "dense" if dense is not None else "keyword")
+                hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
+                                           why=why, record=g))
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits[:k]
+
+    def _fuse(self, query: str, where: dict[str, Any], candidates: int
+              ) -> list[tuple[str, float, float | None, float | None, dict[str, Any]]]:
+        """Reciprocal-rank fusion of the index's dense and keyword scores, tie-proof.
+
+        Items with equal scores share a rank (and ties are listed by id), so the result does
+        not depend on the order the index happens to return them in: a reindex from the files
+        gives the same ranking.
+        """
+        from skillbank.embeddings import embed_query
+        from skillbank.index import RRF_K
+
+        vector = embed_query(self.index.embedding_function, query)
+        dense = self.index.dense(vector, candidates * 2, where)
+        keyword = self.index.keyword(query, candidates, where)
+        fused: dict[str, float] = {}
+        for scores in (dense, keyword):
+            rounded = {i: round(v, 6) for i, v in scores.items()}
+            rank, previous = 0, None
+            for position, item in enumerate(sorted(rounded, key=lambda i: (-rounded[i], i))):
+                if rounded[item] != previous:
+                    rank, previous = position, rounded[item]
+                fused[item] = fused.get(item, 0.0) + 1.0 / (RRF_K + rank + 1)
+        out = []
+        for item, score in fused.items():
+            meta = self.index.metadata(item) or {}
+            out.append((item, score, dense.get(item), keyword.get(item), meta))
+        out.sort(key=lambda x: (-x[1], x[0]))
+        return out
+
+    @staticmethod
+    def prior(g: Guideline) -> float:
+        """Votes and reinforcements as a nudge, sized to reorder near ties only."""
+        votes = math.tanh((g.helpful - g.harmful) / 3.0) * VOTE_PRIOR
+        reinforced = math.tanh(g.reinforcements / 5.0) * REINFORCEMENT_PRIOR
+        return votes + reinforced
+
+    # Reading -------------------------------------------------------------------------------------
+    def get(self, gid: str) -> Guideline:
+        self._check_id(gid)
+        with self._lock:
+            self._ensure_loaded()
+            g = self._items.get(gid)
+            if g is None or self._file_changed(g):
+                self._refresh()  # written by another process, or edited by hand
+                g = self._items.get(gid)
+        if g is None:
+            raise NotFoundError(
+                f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
+                "or run sync() if the file was just added by hand")
+        return g
+
+    def __contains__(self, gid: object) -> bool:
+        if not isinstance(gid, str) or not ID_RE.match(gid):
+            return False
+        try:
+            self.get(gid)
+        except NotFoundError:
+            return False
+        return True
+
+    def __len__(self) -> int:
+        self._ensure_loaded()
+        return len(self._items)
+
+    def list(self, status: str | None = None, topic: str | None = None,
+             namespace: str | None = None) -> list[Guideline]:
+        """Guidelines, newest first. ``namespace=None`` is the bank's namespace; ``"*"`` lists
+        every namespace (an inventory), as for experiences."""
+        if status is not None and status not in STATUSES:
+            raise InvalidInputError(f"status must be one of {', '.join(STATUSES)}")
+        if topic is not None:
+            self._check_topic(topic)
+        ns = self._namespace(namespace, allow_all=True)
+        with self._lock:
+            self._refresh()
+            items = list(self._items.values())
+        out = [g for g in items
+               if (status is None or g.status == status)
+               and (topic is None or g.topic == topic)
+               and (ns == ALL_NAMESPACES or g.namespace == ns)]
+        out.sort(key=lambda g: (g.created, g.id), reverse=True)
+        return out
+
+    def topics(self, namespace: str | None = None) -> list[str]:
+        """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
+        ns = self._namespace(namespace, allow_all=True)
+        with self._lock:
+            self._refresh()
+            return sorted({g.topic for g in self._items.values()
+                           if g.status in IN_PLAY and (ns == ALL_NAMESPACES or g.namespace == ns)})
+
+    def counts(self, namespace: str | None = None) -> dict[str, int]:
+        """Guidelines by status; ``namespace=None`` is the bank's namespace, ``"*"`` all."""
+        ns = self._namespace(namespace, allow_all=True)
+        out = {status: 0 for status in STATUSES}
+        with self._lock:
+            self._refresh()
+            for g in self._items.values():
+                if ns == ALL_NAMESPACES or g.namespace == ns:
+                    out[g.status] = out.get(g.status, 0) + 1
+        return out
+
+    def playbook(self, topic: str | None = None, namespace: str | None = None) -> str:
+        """Markdown: a heading per topic, its active rules with when_to_use and counts.
+
+        ``topic=None`` gives every topic of the namespace.
+        """
+        if topic is not None:
+            self._check_topic(topic)
+        ns = self._namespace(namespace)
+        with self._lock:
+            self._refresh()
+            active = [g for g in self._items.values()
+                      if g.status == "active" and g.namespace == ns
+                      and (topic is None or g.topic == topic)]
+        topics = [topic] if topic is not None else sorted({g.topic for g in active})
+        lines: list[str] = []
+        for name in topics:
+            rules = sorted((g for g in active if g.topic == name),
+                           key=lambda g: (-(g.helpful - g.harmful), -g.reinforcements, g.created))
+            if lines:
+                lines.append("")
+            lines.append(f"## {name}")
+            if not rules:
+                lines.append("")
+                lines.append("_No active guidelines._")
+                continue
+            lines.append("")
+            for g in rules:
+                line = f"- **{g.text}**"
+                if g.when_to_use:
+                    line += f" — {g.when_to_use}"
+                line += (f" (reinforced {g.reinforcements}×, helpful {g.helpful}, "
+                         f"harmful {g.harmful}; `{g.id}`)")
+                lines.append(line)
+        if not lines:
+            lines = ["_No active guidelines._"]
+        return "\n".join(lines) + "\n"
+
