@@ -3,7 +3,7 @@
     skillbank skills list | show | validate | new | search | sync | watch | delete | rename
     skillbank guidelines list | show | learn | search | vote | approve | reject | retire
     skillbank experiences list | show | record | search | distill | prune | export | import
-    skillbank reindex | stats | context | serve | demo
+    skillbank reindex | stats | context | serve | ui | demo
 
 People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.
 Exit codes: 0 ok, 1 error, 2 invalid input or validation errors, 3 not found, 4 already
@@ -33,6 +33,7 @@ from skillbank.cli.common import State, key_values, state, text
 from skillbank.cli.memory import experiences_app, guidelines_app
 from skillbank.cli.skills import app as skills_app
 from skillbank.cli.skills import render_sync_report
+from skillbank.cli.ui import ui as ui_command
 
 INTERRUPTED = 130
 
@@ -112,6 +113,7 @@ app = typer.Typer(
 app.add_typer(skills_app, name="skills")
 app.add_typer(guidelines_app, name="guidelines")
 app.add_typer(experiences_app, name="experiences")
+app.command(name="ui")(ui_command)
 
 
 def _version(value: bool) -> None:

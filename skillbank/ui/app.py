@@ -1,0 +1,222 @@
+"""The memory browser's routes: server-rendered pages over the facade, writes only by POST.
+
+`create_app(bank)` returns a Starlette app. Every bank call runs in a worker thread under one
+lock (the page is for one person; a slow call must not stall the event loop, and the facade
+is called one request at a time, as a CLI would). Every write checks the per-process CSRF token
+here and the request's origin in `GuardMiddleware`, then redirects back (POST/redirect/GET),
+except the context preview, which shows its result directly.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any, Callable
+from urllib.parse import urlencode
+
+from starlette.applications import Starlette
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Mount, Route
+from starlette.staticfiles import StaticFiles
+from starlette.templating import Jinja2Templates
+
+from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
+from skillbank.ui import views
+from skillbank.ui.render import FILTERS
+from skillbank.ui.security import Guard, GuardMiddleware
+
+HERE = Path(__file__).resolve().parent
+GUIDELINE_ACTIONS = ("approve", "reject", "retire", "helpful", "harmful")
+
+
+def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
+    """A browser over `bank` (an in-process or client bank: only its public API is used)."""
+    guard = guard or Guard()
+    templates = Jinja2Templates(directory=str(HERE / "templates"))
+    templates.env.filters.update(FILTERS)
+    templates.env.globals.update(csrf=guard.csrf, outcomes=views.OUTCOMES)
+    lock = threading.Lock()
+
+    async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        def locked() -> Any:
+            with lock:
+                return fn(*args, **kwargs)
+
+        return await run_in_threadpool(locked)
+
+    def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+        context = {"nav": name.split(".")[0].split("_")[0], "msg": request.query_params.get("msg", ""),
+                   "error": context.pop("error", ""), **context}
+        return templates.TemplateResponse(request, name, context, status_code=status)
+
+    def failed(request: Request, exc: SkillbankError, name: str = "error.html",
+               context: dict[str, Any] | None = None) -> Response:
+        status = 404 if isinstance(exc, NotFoundError) else 400 if isinstance(
+            exc, InvalidInputError) else 409
+        return page(request, name, {**(context or {}), "error": str(exc)}, status=status)
+
+    async def form_of(request: Request) -> Any:
+        form = await request.form()
+        if not guard.csrf_ok(form.get("csrf")):
+            raise PermissionError
+        return form
+
+    def back(form: Any, fallback: str, msg: str) -> Response:
+        target = str(form.get("next") or fallback)
+        if not target.startswith("/") or target.startswith(("//", "/\\")):
+            target = fallback
+        sep = "&" if "?" in target else "?"
+        return RedirectResponse(f"{target}{sep}{urlencode({'msg': msg})}", status_code=303)
+
+    def write(handler: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
+        """A POST route: CSRF-checked form, errors shown on the error page."""
+        async def endpoint(request: Request) -> Response:
+            try:
+                form = await form_of(request)
+            except PermissionError:
+                return page(request, "error.html", {"error": "This form has expired (the "
+                            "browser's server was restarted): reload the page and try again."},
+                            status=403)
+            try:
+                return await handler(request, form)
+            except SkillbankError as exc:
+                return failed(request, exc)
+        return endpoint
+
+    # Pages ------------------------------------------------------------------------------------
+    async def home(request: Request) -> Response:
+        return RedirectResponse("/skills", status_code=307)
+
+    async def skills(request: Request) -> Response:
+        q = request.query_params.get("q", "")
+        try:
+            pg = int(request.query_params.get("page", "1") or 1)
+        except ValueError:
+            pg = 1
+        try:
+            data = await call(views.skills_page, bank, q, pg)
+        except SkillbankError as exc:
+            return failed(request, exc, "skills.html", {"query": q, "hits": [], "skills": [],
+                                                        "drafts": None, "page": 1, "pages": 1})
+        return page(request, "skills.html", data)
+
+    async def skill(request: Request) -> Response:
+        try:
+            data = await call(views.skill_detail, bank, request.path_params["name"])
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "skill.html", data)
+
+    async def draft_action(request: Request, form: Any) -> Response:
+        name, action = request.path_params["name"], request.path_params["action"]
+        if action not in ("adopt", "discard"):
+            raise InvalidInputError(f"unknown draft action {action!r}")
+        fn = getattr(bank.skills, action, None)
+        if not callable(fn):
+            raise SkillbankError(f"this skillbank cannot {action} drafts")
+        await call(fn, name)
+        return back(form, "/skills", f"{'Adopted' if action == 'adopt' else 'Discarded'} "
+                                     f"draft {name}.")
+
+    async def guidelines(request: Request) -> Response:
+        params = request.query_params
+        try:
+            data = await call(views.guidelines_page, bank, params.get("topic", ""),
+                              params.get("status", ""))
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "guidelines.html", data)
+
+    async def guideline(request: Request) -> Response:
+        try:
+            data = await call(views.guideline_detail, bank, request.path_params["gid"])
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "guideline.html", data)
+
+    async def guideline_action(request: Request, form: Any) -> Response:
+        gid, action = request.path_params["gid"], request.path_params["action"]
+        if action not in GUIDELINE_ACTIONS:
+            raise InvalidInputError(f"unknown guideline action {action!r}")
+        g = bank.guidelines
+        if action in ("helpful", "harmful"):
+            result = await call(g.vote, gid, helpful=action == "helpful")
+        else:
+            result = await call(getattr(g, action), gid)
+        done = {"approve": "Approved", "reject": "Rejected", "retire": "Retired",
+                "helpful": "Voted helpful on", "harmful": "Voted harmful on"}[action]
+        return back(form, "/guidelines", f"{done} {gid}; it is now {result.status}.")
+
+    async def experiences(request: Request) -> Response:
+        f = views.TimelineFilter.parse(request.query_params)
+        base = {"f": f, "rows": [], "total": None, "more": False}
+        try:
+            data = await call(views.experiences_page, bank, f)
+            forget_ok = await call(views.can_forget, bank)
+        except SkillbankError as exc:
+            return failed(request, exc, "experiences.html", {**base, "can_forget": False})
+        return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
+                                                  "error": "; ".join(f.problems)})
+
+    async def experience(request: Request) -> Response:
+        try:
+            data = await call(views.experience_detail, bank, request.path_params["eid"])
+            forget_ok = await call(views.can_forget, bank)
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "experience.html", {**data, "can_forget": forget_ok})
+
+    async def forget(request: Request, form: Any) -> Response:
+        eid = request.path_params["eid"]
+        await call(views.forget, bank, eid)
+        return back(form, "/experiences", f"Forgot {eid}.")
+
+    async def context_form(request: Request) -> Response:
+        return page(request, "context.html", {"task": "", "budget": 1500, "namespace": ""})
+
+    async def context_preview(request: Request, form: Any) -> Response:
+        task, budget = str(form.get("task", "")), str(form.get("budget", ""))
+        namespace = str(form.get("namespace", "")).strip()
+        shown = {"task": task, "budget": budget, "namespace": namespace}
+        try:
+            data = await call(views.context_preview, bank, task, budget, namespace)
+        except SkillbankError as exc:
+            return failed(request, exc, "context.html", shown)
+        return page(request, "context.html", {**shown, **data})
+
+    async def rate(request: Request, form: Any) -> Response:
+        item_id = str(form.get("id", ""))
+        helpful = form.get("helpful") == "1"
+        await call(bank.rate, item_id, helpful)
+        return back(form, "/context", f"Rated {item_id} as {'helpful' if helpful else 'not helpful'}.")
+
+    async def stats(request: Request) -> Response:
+        try:
+            data = await call(views.stats_page, bank)
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "stats.html", data)
+
+    routes = [
+        Route("/", home),
+        Route("/skills", skills),
+        Route("/skills/{name}", skill),
+        Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
+        Route("/guidelines", guidelines),
+        Route("/guidelines/{gid}", guideline),
+        Route("/guidelines/{gid}/{action}", write(guideline_action), methods=["POST"]),
+        Route("/experiences", experiences),
+        Route("/experiences/{eid}", experience),
+        Route("/experiences/{eid}/forget", write(forget), methods=["POST"]),
+        Route("/context", context_form),
+        Route("/context", write(context_preview), methods=["POST"]),
+        Route("/rate", write(rate), methods=["POST"]),
+        Route("/stats", stats),
+        Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
+    ]
+    app = Starlette(routes=routes)
+    app.add_middleware(GuardMiddleware, guard=guard)
+    app.state.guard = guard
+    return app

@@ -1,0 +1,280 @@
+"""What each page shows, gathered from the facade's public API only.
+
+Nothing here touches a memory's internals or `bank.index(...)`: the browser must work the same
+on an in-process bank and on a client bank that forwards calls to the process owning the root.
+Optional features of newer banks (skill drafts, forgetting) are looked up by name and shown only
+when the bank has them.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+from skillbank.errors import InvalidInputError, SkillbankError
+from skillbank.ui.charts import PALETTE, Series, bar_chart, line_chart
+from skillbank.ui.render import help_rate, percent
+
+PAGE_SIZE = 50
+TIMELINE_SIZE = 100
+OUTCOMES = ("success", "failure", "partial", "unknown")
+
+
+# ----------------------------------------------------------------------------------- skills
+
+
+def skills_page(bank: Any, query: str, page: int) -> dict[str, Any]:
+    """The library, or ranked search results with their scores and why they matched."""
+    query = query.strip()
+    if query:
+        hits = bank.skills.search(query, k=20)
+        return {"query": query, "hits": hits, "skills": [], "page": 1, "pages": 1,
+                "total": len(hits), "drafts": drafts(bank)}
+    everything = bank.skills.list()
+    pages = max(1, -(-len(everything) // PAGE_SIZE))
+    page = min(max(page, 1), pages)
+    shown = everything[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    return {"query": "", "hits": [], "skills": shown, "page": page, "pages": pages,
+            "total": len(everything), "drafts": drafts(bank)}
+
+
+def drafts(bank: Any) -> list[Any] | None:
+    """Skill drafts written from experience, when this bank can draft (None: it cannot)."""
+    lister = getattr(bank.skills, "drafts", None)
+    if not callable(lister):
+        return None
+    return list(lister())
+
+
+def skill_detail(bank: Any, name: str) -> dict[str, Any]:
+    skill = bank.skills.load(name)
+    usage = skill.usage
+    return {"skill": skill, "findings": validation_findings(skill.path),
+            "help_rate": percent(usage.success_rate),
+            "extra_frontmatter": {k: v for k, v in skill.frontmatter.items()
+                                  if k not in ("name", "description")}}
+
+
+def validation_findings(path: str) -> list[Any]:
+    """The Agent Skills spec check of a skill file, strictly (as `skillbank skills validate`)."""
+    from skillbank.memories.skills.skill_file import read_skill_file, validate_skill
+
+    if not path:
+        return []
+    doc, loaded = read_skill_file(path)
+    if doc is None:
+        return loaded
+    strict = validate_skill(doc, path=path)
+    seen = {(f.code, f.message) for f in strict}
+    return [f for f in loaded if (f.code, f.message) not in seen] + strict
+
+
+# ------------------------------------------------------------------------------- guidelines
+
+
+def guidelines_page(bank: Any, topic: str, status: str) -> dict[str, Any]:
+    """Pending queue first, then rules by topic with votes and what they replaced."""
+    everything = bank.guidelines.list(namespace="*")
+    by_id = {g.id: g for g in everything}
+    pending = [g for g in everything if g.status == "pending"]
+    wanted = status or "active"
+    shown = [g for g in everything
+             if (wanted == "all" or g.status == wanted) and (not topic or g.topic == topic)]
+    topics: dict[str, list[Any]] = {}
+    for g in sorted(shown, key=lambda g: (g.topic, -g.created.timestamp())):
+        topics.setdefault(g.topic, []).append(g)
+    counts = {s: sum(1 for g in everything if g.status == s)
+              for s in ("active", "pending", "superseded", "retired")}
+    return {"pending": pending, "topics": topics, "topic": topic, "status": wanted,
+            "all_topics": sorted({g.topic for g in everything}), "counts": counts,
+            "chains": {g.id: chain(by_id, g) for g in shown if g.supersedes}}
+
+
+def chain(by_id: dict[str, Any], guideline: Any) -> list[Any]:
+    """The rules this one replaced, newest first, following `supersedes` back (cycle-safe)."""
+    out, seen, todo = [], {guideline.id}, list(guideline.supersedes)
+    while todo:
+        gid = todo.pop(0)
+        if gid in seen:
+            continue
+        seen.add(gid)
+        older = by_id.get(gid)
+        if older is None:
+            continue
+        out.append(older)
+        todo.extend(older.supersedes)
+    return out
+
+
+def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
+    g = bank.guidelines.get(gid)
+    everything = {x.id: x for x in bank.guidelines.list(namespace="*")}
+    newer = []
+    seen = {g.id}
+    nxt = g.superseded_by
+    while nxt and nxt not in seen and nxt in everything:
+        seen.add(nxt)
+        newer.append(everything[nxt])
+        nxt = everything[nxt].superseded_by
+    return {"g": g, "older": chain(everything, g), "newer": newer,
+            "help_rate": percent(help_rate(g.helpful, g.harmful))}
+
+
+# ------------------------------------------------------------------------------ experiences
+
+
+@dataclass
+class TimelineFilter:
+    """The timeline's filters as typed in the page; `parse` checks them."""
+
+    query: str = ""
+    outcome: str = ""
+    namespace: str = ""
+    tag: str = ""
+    since: date | None = None
+    until: date | None = None
+    kind: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, params: Any) -> "TimelineFilter":
+        f = cls(query=params.get("q", "").strip(), outcome=params.get("outcome", "").strip(),
+                namespace=params.get("namespace", "").strip(), tag=params.get("tag", "").strip(),
+                kind=params.get("kind", "").strip())
+        if f.outcome and f.outcome not in OUTCOMES:
+            f.problems.append(f"unknown outcome {f.outcome!r}")
+            f.outcome = ""
+        if f.kind and f.kind not in ("experience", "lesson"):
+            f.problems.append(f"unknown kind {f.kind!r}")
+            f.kind = ""
+        for name in ("since", "until"):
+            raw = params.get(name, "").strip()
+            if raw:
+                try:
+                    setattr(f, name, date.fromisoformat(raw))
+                except ValueError:
+                    f.problems.append(f"{name} must be a date like 2026-12-01, not {raw!r}")
+        return f
+
+    def keeps(self, record: Any) -> bool:
+        created = record.created.astimezone(timezone.utc).date()
+        return ((not self.outcome or record.outcome == self.outcome)
+                and (not self.tag or self.tag in record.tags)
+                and (not self.namespace or record.namespace == self.namespace)
+                and (self.since is None or created >= self.since)
+                and (self.until is None or created <= self.until))
+
+
+def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
+    """Newest first, filtered; with a query, ranked by recall (the namespace then defaults to
+    the bank's, as recall always filters by one)."""
+    kind = f.kind or None
+    if f.query:
+        since = (datetime.combine(f.since, time.min, tzinfo=timezone.utc)
+                 if f.since else None)
+        hits = bank.experiences.recall(
+            f.query, k=TIMELINE_SIZE, outcome=f.outcome or None, tags=[f.tag] if f.tag else None,
+            namespace=f.namespace or None, since=since, kind=kind, count_use=False)
+        rows = [(h.record, h) for h in hits if f.keeps(h.record)]
+        return {"rows": rows, "total": None, "more": False}
+    namespace = f.namespace or "*"
+    total = bank.experiences.count(namespace=namespace, kind=kind)
+    wanted = TIMELINE_SIZE
+    limit = wanted * 2
+    while True:
+        batch = bank.experiences.list(namespace=namespace, kind=kind, limit=min(limit, total))
+        rows = [(e, None) for e in batch if f.keeps(e)]
+        older_than_window = (f.since is not None and batch and
+                             batch[-1].created.astimezone(timezone.utc).date() < f.since)
+        if len(rows) > wanted or len(batch) >= total or older_than_window:
+            break
+        limit *= 4
+    return {"rows": rows[:wanted], "total": total, "more": len(rows) > wanted}
+
+
+def can_forget(bank: Any) -> bool:
+    return callable(getattr(bank, "forget", None)) or \
+        callable(getattr(bank.experiences, "forget", None))
+
+
+def forget(bank: Any, item_id: str) -> Any:
+    """Forget one experience or lesson through the facade (`bank.forget`, else the memory's)."""
+    fn = getattr(bank, "forget", None)
+    if not callable(fn):
+        fn = getattr(bank.experiences, "forget", None)
+    if not callable(fn):
+        raise SkillbankError("this skillbank cannot forget records yet (no forget in its API)")
+    return fn(item_id)
+
+
+def experience_detail(bank: Any, eid: str) -> dict[str, Any]:
+    e = bank.experiences.get(eid)
+    return {"e": e, "help_rate": percent(e.usage.success_rate)}
+
+
+# ---------------------------------------------------------------------------------- context
+
+
+def context_preview(bank: Any, task: str, budget_raw: str, namespace: str) -> dict[str, Any]:
+    try:
+        budget = int(budget_raw or 1500)
+    except ValueError:
+        raise InvalidInputError(f"the budget must be a whole number of tokens, not "
+                                f"{budget_raw!r}") from None
+    if budget < 0 or budget > 200_000:
+        raise InvalidInputError("the budget must be between 0 and 200,000 tokens")
+    if not task.strip():
+        raise InvalidInputError("type the task an agent is about to do")
+    ctx = bank.context_for(task, budget_tokens=budget, namespace=namespace or None)
+    return {"ctx": ctx, "budget": budget}
+
+
+# ------------------------------------------------------------------------------------ stats
+
+
+def stats_page(bank: Any) -> dict[str, Any]:
+    """Counts, growth over time, help rate per kind and most-used skills, as SVG pictures."""
+    counts = bank.stats()
+    skills = bank.skills.list()
+    guidelines = bank.guidelines.list(namespace="*")
+    n_exp = bank.experiences.count(namespace="*")
+    records = bank.experiences.list(namespace="*", limit=n_exp)
+    growth = line_chart([
+        _running("experiences", [r.created for r in records if r.kind == "experience"]),
+        _running("lessons", [r.created for r in records if r.kind == "lesson"]),
+        _running("guidelines", [g.created for g in guidelines]),
+    ], title="Memory growth over time")
+
+    def rate_row(label: str, good: int, bad: int) -> tuple[str, float, str]:
+        rate = help_rate(good, bad)
+        shown = f"{percent(rate)} of {good + bad} judged" if rate is not None else "not judged yet"
+        return label, (rate or 0.0) * 100, shown
+
+    s_good = sum(s.usage.successes for s in skills)
+    s_bad = sum(s.usage.failures for s in skills)
+    e_good = sum(r.usage.successes for r in records)
+    e_bad = sum(r.usage.failures for r in records)
+    g_good = sum(g.helpful for g in guidelines)
+    g_bad = sum(g.harmful for g in guidelines)
+    rates = bar_chart([rate_row("skills", s_good, s_bad), rate_row("guidelines", g_good, g_bad),
+                       rate_row("experiences and lessons", e_good, e_bad)],
+                      max_value=100, title="Help rate per kind", colour=PALETTE[1])
+    used = sorted((s for s in skills if s.usage.uses), key=lambda s: (-s.usage.uses, s.name))[:10]
+    most = bar_chart([(s.name, s.usage.uses, f"{s.usage.uses} uses · helped "
+                       f"{percent(s.usage.success_rate)}") for s in used],
+                     title="Most-used skills", colour=PALETTE[2])
+    return {"counts": counts, "growth": growth, "rates": rates, "most": most,
+            "n_skills": len(skills), "n_experiences": n_exp}
+
+
+def _running(name: str, stamps: list[datetime]) -> Series:
+    per_day: dict[date, int] = {}
+    for stamp in stamps:
+        day = stamp.astimezone(timezone.utc).date()
+        per_day[day] = per_day.get(day, 0) + 1
+    total, points = 0, []
+    for day in sorted(per_day):
+        total += per_day[day]
+        points.append((day, total))
+    return Series(name, points)
