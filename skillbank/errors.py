@@ -36,6 +36,12 @@ class InvalidInputError(SkillbankError, ValueError):
         self.findings = list(findings or [])
 
 
+class PermissionDeniedError(SkillbankError):
+    """The caller is not trusted for this operation (e.g. an untrusted client asking to forget)."""
+
+    exit_code = 7
+
+
 class BusyError(SkillbankError):
     """Another process holds the memory root (embedded mode allows one process at a time)."""
 

@@ -139,6 +139,11 @@ class Guideline(BaseModel):
     sources: list[GuidelineSource] = Field(default_factory=list)
     supersedes: list[str] = Field(default_factory=list)
     superseded_by: str | None = None
+    #: Guidelines that looked alike without strong evidence of being one rule (kept apart).
+    related: list[str] = Field(default_factory=list)
+    #: Votes from untrusted callers: recorded, never a reason to change the status.
+    untrusted_helpful: int = 0
+    untrusted_harmful: int = 0
     namespace: str = "default"
     created: datetime = Field(default_factory=utcnow)
     updated: datetime = Field(default_factory=utcnow)
