@@ -98,6 +98,8 @@ class Skillbank:
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
         self._watch: tuple[threading.Thread, threading.Event] | None = None
+        self._background: Any = None  # skillbank.background.BackgroundWriter, made on first use
+        self._usage_logs: dict[str, Any] = {}
         bundled = bundled_skills_dir() if include_bundled else None
         roots = [Path(r).expanduser() for r in settings.skill_roots]
         self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
@@ -152,6 +154,12 @@ class Skillbank:
         return bank
 
     def close(self) -> None:
+        try:
+            self.flush()  # queued writes and buffered usage counts, before letting go of the root
+        except OSError as exc:
+            log.error("skillbank: could not write buffered usage counts on close: %s", exc)
+        if self._background is not None:
+            self._background.close()
         watcher_stopped = self.stop_watching()
         if self._owner_lock is not None and self._owner_lock.is_locked:
             try:
@@ -164,6 +172,39 @@ class Skillbank:
                         index.save_snapshot()
             finally:
                 self._owner_lock.release()
+
+    def __repr__(self) -> str:
+        where = self.settings.chroma_url or str(self.root)
+        return f"Skillbank({where!r})"
+
+    @property
+    def background(self) -> Any:
+        """The bank's `skillbank.background.BackgroundWriter`: writes off an agent's hot path."""
+        with self._guard:
+            if self._background is None:
+                from skillbank.background import BackgroundWriter
+
+                self._background = BackgroundWriter(name=f"skillbank-writer:{self.root.name}")
+            return self._background
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Make every write handed to the background and every buffered usage count durable.
+
+        Returns False if background writes were still running after `timeout` seconds.
+        """
+        done = self._background.flush(timeout) if self._background is not None else True
+        with self._guard:
+            logs = list(self._usage_logs.values())
+        for usage_log in logs:
+            usage_log.flush()
+        return done
+
+    def _usage(self, memory: str) -> Any:
+        from skillbank.usage import UsageLog
+
+        if memory not in self._usage_logs:
+            self._usage_logs[memory] = UsageLog(self.root / "usage" / f"{memory}.jsonl")
+        return self._usage_logs[memory]
 
     def __enter__(self) -> "Skillbank":
         return self
@@ -232,13 +273,12 @@ class Skillbank:
         with self._guard:
             if "skills" not in self._memories:
                 from skillbank.memories.skills.library import SkillLibrary
-                from skillbank.usage import UsageLog
 
                 self._memories["skills"] = SkillLibrary(
                     self.root / "skills",
                     self.skill_roots,
                     self.index("skills"),
-                    UsageLog(self.root / "usage" / "skills.jsonl"),
+                    self._usage("skills"),
                     write_lock=self.write_lock,
                     min_score=self.settings.min_score,
                     max_depth=self.settings.max_skill_roots_depth,
@@ -251,12 +291,11 @@ class Skillbank:
         with self._guard:
             if "experiences" not in self._memories:
                 from skillbank.memories.experiences.memory import ExperienceMemory
-                from skillbank.usage import UsageLog
 
                 self._memories["experiences"] = ExperienceMemory(
                     self.root / "experiences",
                     self.index("experiences"),
-                    UsageLog(self.root / "usage" / "experiences.jsonl"),
+                    self._usage("experiences"),
                     settings=self.settings,
                     distiller=lambda: self.distiller,
                     write_lock=self.write_lock,

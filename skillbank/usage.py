@@ -1,19 +1,35 @@
 """Usage counters kept as an append-only event log per memory.
 
 Counting a use must be cheap (it happens on every retrieval) and must never rewrite a user's
-files, so events are appended to `<root>/<memory>/usage.jsonl` and summed when the bank opens.
+files, so events are appended to `<root>/usage/<memory>.jsonl` and summed when the bank opens.
 A torn last line from a crash is skipped.
+
+Plain use counts are buffered: they are applied in memory at once and written in one append
+(one fsync) per `FLUSH_EVERY` events or `FLUSH_SECONDS`, on `flush()` (which
+`Skillbank.flush()` and `close()` call) and at interpreter exit — a recall no longer pays an
+fsync per hit. A crash can lose the last few use counts, never anything else: a rating
+(`ok=True/False`, a person or agent saying whether an item helped) is written through at once.
 """
 
 from __future__ import annotations
 
+import atexit
 import json
+import logging
+import os
 import threading
+import time
+import weakref
 from datetime import datetime
 from pathlib import Path
 
-from skillbank.fsutil import append_line
 from skillbank.records import Usage, utcnow
+
+log = logging.getLogger("skillbank.usage")
+
+#: Buffered use events are written once this many are waiting, or this long after the first.
+FLUSH_EVERY = 256
+FLUSH_SECONDS = 5.0
 
 
 class UsageLog:
@@ -23,7 +39,10 @@ class UsageLog:
         self.path = path
         self._lock = threading.Lock()
         self._counts: dict[str, Usage] = {}
+        self._pending: list[str] = []  # event lines applied in memory, not yet on disk
+        self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         self._load()
+        _open_logs.add(self)
 
     def _load(self) -> None:
         if not self.path.is_file():
@@ -50,15 +69,46 @@ class UsageLog:
                 pass
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None) -> Usage:
-        """Count `use` uses of an item, and optionally whether it helped (`ok`)."""
+        """Count `use` uses of an item, and optionally whether it helped (`ok`).
+
+        A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
+        module docstring).
+        """
         at = utcnow().isoformat()
         event = {"id": item_id, "use": use, "at": at}
         if ok is not None:
             event["ok"] = ok
         with self._lock:
-            append_line(self.path, json.dumps(event))
+            if not self._pending:
+                self._since = time.monotonic()
+            self._pending.append(json.dumps(event))
             self._apply(item_id, use, ok, at)
-            return self._counts[item_id].model_copy()
+            usage = self._counts[item_id].model_copy()
+            if ok is not None or len(self._pending) >= FLUSH_EVERY or \
+                    time.monotonic() - self._since >= FLUSH_SECONDS:
+                self._write_pending()
+            return usage
+
+    def flush(self) -> None:
+        """Write every buffered event (one append, one fsync)."""
+        with self._lock:
+            self._write_pending()
+
+    def _write_pending(self) -> None:
+        if not self._pending:
+            return
+        data = "".join(line + "\n" for line in self._pending).encode("utf-8")
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+        with self.path.open("ab") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        self._pending.clear()
+
+    @property
+    def buffered(self) -> int:
+        """Events counted in memory and not yet written."""
+        return len(self._pending)
 
     def get(self, item_id: str) -> Usage:
         usage = self._counts.get(item_id)
@@ -81,3 +131,16 @@ class UsageLog:
             return 0.0
         confidence = judged / (judged + 3)
         return scale * (usage.successes / judged - 0.5) * 2 * confidence
+
+
+_open_logs: "weakref.WeakSet[UsageLog]" = weakref.WeakSet()
+
+
+@atexit.register
+def _flush_at_exit() -> None:
+    for usage_log in list(_open_logs):
+        try:
+            usage_log.flush()
+        except OSError as exc:  # exiting anyway; say what was not written
+            log.warning("skillbank: could not write %d usage events to %s: %s",
+                        usage_log.buffered, usage_log.path, exc)
