@@ -66,28 +66,43 @@ class Skillbank:
         include_bundled: bool = False,
         lock_timeout: float = 10.0,
         write_lock_timeout: float = 60.0,
+        owner_lock: Any = None,
+        serve: bool = False,
     ) -> None:
-        from filelock import FileLock, Timeout
+        from filelock import Timeout
 
         from skillbank.errors import BusyError
         from skillbank.locks import write_lock
+        from skillbank.sharing import owner_lock as root_owner_lock
 
         self.settings = settings
         self.root = settings.root
         self.root.mkdir(parents=True, exist_ok=True)
         self._owner_lock = None
+        self._server: Any = None
+        self._own_client = client is None
+        #: Server mode: how processes sharing a Chroma server learn of each other's writes.
+        self.changes: Any = None
+        if settings.chroma_url:
+            from skillbank.sharing.changes import ChangeFeed
+
+            self.changes = ChangeFeed(self.root)
         if client is None and not settings.chroma_url:
             # Embedded Chroma keeps its vector index in this process's memory: a second process
-            # writing the same folder would never be seen here. One process at a time, then.
-            self._owner_lock = FileLock(str(self.root / ".owner.lock"))
-            try:
-                self._owner_lock.acquire(timeout=lock_timeout)
-            except Timeout:
-                raise BusyError(
-                    f"another skillbank process has {self.root} open with the embedded index; "
-                    "close it, or share the memory through a Chroma server "
-                    "(`chroma run --path DIR` and --chroma-url / SKILLBANK_CHROMA_URL)"
-                ) from None
+            # writing the same folder would never be seen here. One owner process at a time;
+            # `Skillbank.open` makes the others its clients (skillbank.sharing).
+            if owner_lock is not None:
+                self._owner_lock = owner_lock  # acquired by the caller
+            else:
+                self._owner_lock = root_owner_lock(self.root)
+                try:
+                    self._owner_lock.acquire(timeout=lock_timeout)
+                except Timeout:
+                    raise BusyError(
+                        f"another skillbank process has {self.root} open with the embedded "
+                        "index; open it with Skillbank.open (which shares it with that "
+                        "process), or close that process"
+                    ) from None
         # Serialises file writes between processes sharing the root (server mode); waiting
         # longer than `write_lock_timeout` raises BusyError, never filelock.Timeout.
         self.write_lock = write_lock(self.root, timeout=write_lock_timeout)
@@ -103,6 +118,10 @@ class Skillbank:
         bundled = bundled_skills_dir() if include_bundled else None
         roots = [Path(r).expanduser() for r in settings.skill_roots]
         self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
+        if serve and self._owner_lock is not None:
+            from skillbank.sharing.owner import OwnerServer
+
+            self._server = OwnerServer(self).start()
 
     # Opening ------------------------------------------------------------------------------------
     @classmethod
@@ -121,13 +140,17 @@ class Skillbank:
         sync: bool = True,
         lock_timeout: float = 10.0,
         write_lock_timeout: float = 60.0,
+        share: bool = True,
         **overrides: Any,
     ) -> "Skillbank":
         """Open (creating if missing) a memory root and bring its index up to date with files.
 
-        `lock_timeout` is how long to wait for another process to close an embedded root;
-        `write_lock_timeout` how long each write waits for another process's write to finish.
-        Either running out raises `BusyError`.
+        With the embedded index, the first process to open a root owns it and serves it to the
+        others (`share=True`, the default): a later process gets a `BankClient` with the same
+        public API that forwards each call to the owner, and takes over if the owner exits.
+        `lock_timeout` is how long a later process waits to reach the owner (or, with
+        `share=False`, for the owner to close the root); `write_lock_timeout` how long each write
+        waits for another process's write to finish. Either running out raises `BusyError`.
 
         `include_bundled` adds the skills shipped with skillbank (how to use this memory) as the
         last read-only root. They teach an assistant that calls memory tools itself (the MCP
@@ -142,6 +165,16 @@ class Skillbank:
             model_dir=model_dir,
             **overrides,
         )
+        if share and client is None and not settings.chroma_url:
+            from skillbank.sharing import open_shared
+
+            def become_owner(lock: Any) -> "Skillbank":
+                return cls(settings, embedding_function=embedding_function, distiller=distiller,
+                           include_bundled=include_bundled, write_lock_timeout=write_lock_timeout,
+                           owner_lock=lock, serve=True)
+
+            return open_shared(settings, become_owner, sync=sync,  # type: ignore[return-value]
+                               connect_timeout=lock_timeout)
         bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
                    client=client, include_bundled=include_bundled, lock_timeout=lock_timeout,
                    write_lock_timeout=write_lock_timeout)
@@ -154,6 +187,9 @@ class Skillbank:
         return bank
 
     def close(self) -> None:
+        if self._server is not None:
+            server, self._server = self._server, None
+            server.stop()  # no new calls from other processes: they fail over
         try:
             self.flush()  # queued writes and buffered usage counts, before letting go of the root
         except OSError as exc:
@@ -171,7 +207,28 @@ class Skillbank:
                     for index in indexes:
                         index.save_snapshot()
             finally:
+                self._release_chroma()
                 self._owner_lock.release()
+        else:
+            self._release_chroma()
+
+    def _release_chroma(self) -> None:
+        """Let go of Chroma's per-path system, so reopening this root later reads it afresh.
+
+        chromadb caches one system per persist path for the life of the process; a root
+        reopened after another process wrote would otherwise be served from the stale one.
+        """
+        with self._guard:
+            client = self._client if self._own_client else None
+            if self._own_client:
+                self._client = None
+                self._indexes.clear()
+                self._memories.clear()
+        if client is not None and hasattr(client, "close"):
+            try:
+                client.close()
+            except Exception:  # noqa: BLE001 - closing is best effort
+                log.debug("closing the Chroma client failed", exc_info=True)
 
     def __repr__(self) -> str:
         where = self.settings.chroma_url or str(self.root)
@@ -241,10 +298,25 @@ class Skillbank:
                     # embedded one, so it only invalidates the snapshot when it writes.
                     snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name,
                                                saves=self._owner_lock is not None)
-                self._indexes[kind] = HybridIndex(self.client, name, self.embedding_function,
-                                                  shared=bool(self.settings.chroma_url),
-                                                  snapshot=snapshot)
+                index = HybridIndex(self.client, name, self.embedding_function,
+                                    shared=bool(self.settings.chroma_url), snapshot=snapshot)
+                if self.changes is not None:
+                    self.changes.start(kind)
+                    index.after_write = lambda: self.changes.wrote(kind)
+                self._indexes[kind] = index
             return self._indexes[kind]
+
+    def _catch_up(self, kind: str) -> None:
+        """Server mode: if another process wrote to `kind`, re-read it before this read.
+
+        One `stat` when nothing changed (see skillbank.sharing.changes)."""
+        if self.changes is None or kind not in self._memories:
+            return
+        if self.changes.others_wrote(kind):
+            with self._guard:
+                self._indexes[kind].invalidate()
+                memory = self._memories[kind]
+            memory.sync()
 
     @property
     def distiller(self) -> "Distiller":
@@ -270,6 +342,7 @@ class Skillbank:
     # Memories -----------------------------------------------------------------------------------
     @property
     def skills(self) -> "SkillLibrary":
+        self._catch_up("skills")
         with self._guard:
             if "skills" not in self._memories:
                 from skillbank.memories.skills.library import SkillLibrary
@@ -288,6 +361,7 @@ class Skillbank:
 
     @property
     def experiences(self) -> "ExperienceMemory":
+        self._catch_up("experiences")
         with self._guard:
             if "experiences" not in self._memories:
                 from skillbank.memories.experiences.memory import ExperienceMemory
@@ -304,6 +378,7 @@ class Skillbank:
 
     @property
     def guidelines(self) -> "GuidelineMemory":
+        self._catch_up("guidelines")
         with self._guard:
             if "guidelines" not in self._memories:
                 from skillbank.memories.guidelines.memory import GuidelineMemory

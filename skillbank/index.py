@@ -233,6 +233,8 @@ class HybridIndex:
         self._snapshot = None if shared else snapshot
         self._unsaved = False
         self._in_write = self._write_failed = False
+        #: Called after every write (server mode: tells other processes through the change feed).
+        self.after_write: Any = None
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
@@ -435,6 +437,19 @@ class HybridIndex:
 
     def _write_done(self) -> None:
         self._in_write = False
+        if self.after_write is not None:
+            self.after_write()
+
+    def invalidate(self) -> None:
+        """Forget what this process holds in memory (mirror, BM25): another process wrote.
+
+        The next read loads it again from Chroma (server mode's change feed calls this)."""
+        with self._lock:
+            self._mirror = None
+            self._keyword = None
+            self._changed = set()
+            self._delta = None
+            self._masks.clear()
 
     def save_snapshot(self) -> None:
         """Save the mirror and BM25 for the next process, if this one has anything new.

@@ -1,0 +1,64 @@
+"""One memory root, many local processes: the first to open an embedded root owns it.
+
+The owner keeps Chroma and the embedding model in its own memory (embedded Chroma cannot be
+written by two processes at once) and serves the facade to every later process over a private
+Unix socket; those get a `BankClient` with the same public API. See `owner` and `client`.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Callable
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+    from skillbank.settings import Settings
+    from skillbank.sharing.client import BankClient
+
+
+def owner_lock(root: Any) -> Any:
+    """The root's owner lock (not yet acquired)."""
+    from filelock import FileLock
+
+    from skillbank.sharing.endpoint import OWNER_LOCK
+
+    return FileLock(str(root / OWNER_LOCK))
+
+
+def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"], *,
+                sync: bool = True, connect_timeout: float = 30.0) -> "Skillbank | BankClient":
+    """The root's owner bank if no process owns it yet, else a client of the process that does.
+
+    `become_owner(lock)` opens the bank in this process given the acquired owner lock (it starts
+    serving the other processes); it is also what a client calls when the owner goes away.
+    """
+    from filelock import Timeout
+
+    from skillbank.sharing.client import BankClient
+
+    root = settings.root
+    root.mkdir(parents=True, exist_ok=True)
+
+    def try_lock() -> Any:
+        lock = owner_lock(root)
+        try:
+            lock.acquire(timeout=0)
+        except Timeout:
+            return None
+        return lock
+
+    lock = try_lock()
+    if lock is None:
+        return BankClient(settings, become_owner=become_owner, try_lock=try_lock, sync=sync,
+                          connect_timeout=connect_timeout).connect()
+    try:
+        bank = become_owner(lock)
+    except BaseException:
+        lock.release()
+        raise
+    if sync:
+        try:
+            bank.sync()
+        except BaseException:
+            bank.close()  # the caller never gets the bank: let go of the root now
+            raise
+    return bank

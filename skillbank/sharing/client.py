@@ -1,0 +1,311 @@
+"""The client side: a bank whose owner is another local process, with the same public API.
+
+`BankClient` forwards `bank.skills.search(...)`, `bank.guidelines.learn(...)`,
+`bank.context_for(...)` and every other public call to the owner over its socket and returns
+the same record types. It loads neither Chroma nor the embedding model, so a CLI command on a
+served root answers in a fraction of a second.
+
+Failover: when the owner exits or dies, the next call takes the root's owner lock itself (and
+from then on runs in process and serves the others) or connects to whichever process did. A call
+that never reached the owner is simply sent again. A call the owner was running when it died is
+sent again only if it cannot change memory (reads); a write then raises `OwnerLostError`, because
+it may or may not have been applied — retrying it is the caller's decision.
+"""
+
+from __future__ import annotations
+
+import logging
+import secrets
+import threading
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Callable
+
+import orjson
+
+from skillbank.errors import BusyError
+from skillbank.sharing import endpoint as ep
+from skillbank.sharing import wire
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+    from skillbank.settings import Settings
+
+log = logging.getLogger("skillbank.sharing")
+
+#: Calls that change nothing (or whose repetition is harmless): safe to send again after the
+#: owner died while running them.
+SAFE_TO_REPEAT = frozenset({
+    "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
+    "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
+    "validate", "sync", "resources", "find", "export",
+})
+
+
+class OwnerLostError(BusyError):
+    """The owner process died while running a call that writes; it may or may not have happened."""
+
+
+class _Untrusted(Exception):
+    """The process on the socket could not prove it is the root's owner."""
+
+
+class _Connection:
+    """One verified connection to an owner process."""
+
+    def __init__(self, endpoint: ep.Endpoint, timeout: float) -> None:
+        import httpx
+
+        self.endpoint = endpoint
+        self._http = httpx.Client(
+            transport=httpx.HTTPTransport(uds=endpoint.socket),
+            base_url="http://skillbank-owner",
+            headers={"x-skillbank-token": endpoint.token, "content-type": "application/json"},
+            timeout=httpx.Timeout(connect=timeout, read=None, write=60.0, pool=60.0),
+        )
+        self.members: dict[str, dict[str, list[str]]] = {}
+        self.namespace = "default"
+        self.skill_roots: list[Path] = []
+
+    def hello(self) -> None:
+        nonce = secrets.token_hex(16)
+        response = self._http.post("/hello", content=orjson.dumps({"nonce": nonce}))
+        if response.status_code != 200:
+            raise _Untrusted(f"the owner refused our secret (HTTP {response.status_code})")
+        data = orjson.loads(response.content)
+        if not secrets.compare_digest(str(data.get("proof", "")), self.endpoint.proof(nonce)):
+            raise _Untrusted("the process on the socket does not know the root's secret")
+        self.members = data["members"]
+        self.namespace = data.get("namespace", "default")
+        self.skill_roots = [Path(p) for p in data.get("skill_roots", [])]
+
+    def call(self, payload: bytes) -> Any:
+        response = self._http.post("/call", content=payload)
+        data = orjson.loads(response.content)
+        if "error" in data:
+            raise wire.decode_error(data["error"])
+        return wire.decode(data["ok"])
+
+    def close(self) -> None:
+        self._http.close()
+
+
+class _MemoryProxy:
+    """`client.skills`, `client.experiences`, `client.guidelines`: forwards each public call."""
+
+    def __init__(self, client: "BankClient", target: str) -> None:
+        self._client = client
+        self._target = target
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._client._member(self._target, name)
+
+    def __repr__(self) -> str:
+        return f"<{self._target} of {self._client!r}>"
+
+
+class BankClient:
+    """A memory root owned by another process, used through that process (same public API)."""
+
+    def __init__(self, settings: "Settings", *, become_owner: Callable[[Any], "Skillbank"],
+                 try_lock: Callable[[], Any], sync: bool = True,
+                 connect_timeout: float = 30.0) -> None:
+        self.settings = settings
+        self.root = Path(settings.root)
+        self._become_owner = become_owner
+        self._try_lock = try_lock
+        self._sync_on_promotion = sync
+        self._connect_timeout = connect_timeout
+        self._conn: _Connection | None = None
+        self._local: "Skillbank | None" = None
+        self._watching = False
+        self._closed = False
+        self._switch = threading.RLock()
+        self.skills = _MemoryProxy(self, "skills")
+        self.experiences = _MemoryProxy(self, "experiences")
+        self.guidelines = _MemoryProxy(self, "guidelines")
+
+    # Who serves us ------------------------------------------------------------------------------
+    @property
+    def is_remote(self) -> bool:
+        """True while calls go to another process; False once this process became the owner."""
+        return self._local is None
+
+    @property
+    def owner_pid(self) -> int | None:
+        conn = self._conn
+        return conn.endpoint.pid if conn is not None and self._local is None else None
+
+    def connect(self) -> "BankClient":
+        """Reach the owner now (or become it): open-time errors surface at open time."""
+        self._ensure()
+        return self
+
+    def _ensure(self) -> "_Connection | None":
+        """A live connection, or None when this process now owns the root itself."""
+        with self._switch:
+            if self._closed:
+                raise BusyError(f"this bank on {self.root} is closed")
+            if self._local is not None:
+                return None
+            if self._conn is not None:
+                return self._conn
+            deadline = time.monotonic() + self._connect_timeout
+            delay = 0.02
+            reason = "it has not published its endpoint yet"
+            endpoint = None
+            while True:
+                lock = self._try_lock()
+                if lock is not None:
+                    self._promote(lock)
+                    return None
+                endpoint = ep.read_endpoint(self.root)
+                if endpoint is not None:
+                    reason = ep.check_socket(endpoint.socket) or ""
+                    if not reason:
+                        conn = _Connection(endpoint, timeout=max(1.0, deadline - time.monotonic()))
+                        try:
+                            conn.hello()
+                        except _Untrusted as exc:
+                            conn.close()
+                            reason = str(exc)
+                        except Exception as exc:  # noqa: BLE001 - not answering (yet)
+                            conn.close()
+                            reason = f"it does not answer on {endpoint.socket} ({type(exc).__name__})"
+                        else:
+                            self._conn = conn
+                            self._check_roots(conn)
+                            return conn
+                if time.monotonic() >= deadline:
+                    holder = ep.describe_holder(endpoint.pid if endpoint else None)
+                    raise BusyError(
+                        f"{holder} holds the memory root {self.root}, but this process cannot "
+                        f"use it through that process: {reason}. Wait for that process to "
+                        "finish starting, or stop it; if no skillbank process is running, "
+                        f"remove {self.root / ep.ENDPOINT_FILE} and try again.")
+                time.sleep(delay)
+                delay = min(delay * 1.5, 0.5)
+
+    def _promote(self, lock: Any) -> None:
+        """The owner is gone and we hold the lock: open the root here and serve the others."""
+        log.info("skillbank: this process now owns %s", self.root)
+        if self._conn is not None:
+            self._conn.close()
+            self._conn = None
+        local = self._become_owner(lock)
+        try:
+            if self._sync_on_promotion:
+                local.sync()
+            if self._watching:
+                local.watch()
+        except BaseException:
+            local.close()
+            raise
+        self._local = local
+
+    def _check_roots(self, conn: _Connection) -> None:
+        wanted = {Path(r).expanduser().resolve() for r in self.settings.skill_roots}
+        served = {p.resolve() for p in conn.skill_roots}
+        missing = wanted - served
+        if missing:
+            log.warning("skillbank: %s serves %s without the skill folders %s that this process "
+                        "asked for; start the first process with them (or stop it and retry)",
+                        ep.describe_holder(conn.endpoint.pid), self.root,
+                        ", ".join(map(str, sorted(missing))))
+
+    # Calls ------------------------------------------------------------------------------------
+    def _member(self, target: str, name: str) -> Any:
+        conn = self._ensure()
+        if conn is None:
+            obj = self._local if target == "bank" else getattr(self._local, target)
+            return getattr(obj, name)
+        members = conn.members.get(target, {})
+        if name in members.get("methods", ()):
+            def remote_method(*args: Any, **kwargs: Any) -> Any:
+                return self._invoke(target, "call", name, args, kwargs)
+
+            remote_method.__name__ = name
+            remote_method.__qualname__ = f"{target}.{name}"
+            return remote_method
+        if name in members.get("values", ()):
+            return self._invoke(target, "get", name, (), {})
+        raise AttributeError(f"{target}.{name} is not part of the memory API served by "
+                             f"{ep.describe_holder(conn.endpoint.pid)}")
+
+    def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+        payload = orjson.dumps({"target": target, "op": op, "name": name,
+                                "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
+                                "namespace": self.settings.namespace})
+        import httpx
+
+        while True:
+            conn = self._ensure()
+            if conn is None:  # we own the root now: run it here
+                obj = self._local if target == "bank" else getattr(self._local, target)
+                member = getattr(obj, name)
+                return member if op == "get" else member(*args, **kwargs)
+            try:
+                return conn.call(payload)
+            except (httpx.ConnectError, httpx.ConnectTimeout, FileNotFoundError,
+                    ConnectionRefusedError):
+                self._drop(conn)  # never sent: safe to send again to the next owner
+            except (httpx.TransportError, orjson.JSONDecodeError) as exc:
+                self._drop(conn)
+                if op == "get" or name in SAFE_TO_REPEAT:
+                    continue
+                raise OwnerLostError(
+                    f"the process that owned {self.root} stopped while running {target}.{name}; "
+                    "it may or may not have been applied. Check (e.g. list or search) and run "
+                    f"it again if needed ({type(exc).__name__})") from exc
+
+    def _drop(self, conn: _Connection) -> None:
+        with self._switch:
+            if self._conn is conn:
+                self._conn = None
+        conn.close()
+
+    def __getattr__(self, name: str) -> Any:
+        if name.startswith("_"):
+            raise AttributeError(name)
+        return self._member("bank", name)
+
+    # The facade's own process-local parts ---------------------------------------------------------
+    @property
+    def skill_roots(self) -> list[Path]:
+        conn = self._ensure()
+        return list(self._local.skill_roots) if conn is None else list(conn.skill_roots)
+
+    def watch(self) -> None:
+        """Keep the skill index current: asks the owner to watch (and watch here if we own)."""
+        self._watching = True
+        self._member("bank", "watch")()
+
+    def stop_watching(self) -> bool:
+        self._watching = False
+        return self._local.stop_watching() if self._local is not None else True
+
+    def close(self) -> None:
+        with self._switch:
+            if self._closed:
+                return
+            self._closed = True
+            conn, self._conn = self._conn, None
+            local, self._local = self._local, None
+        if conn is not None:
+            conn.close()
+        if local is not None:
+            local.close()
+
+    def __enter__(self) -> "BankClient":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        if self._local is not None:
+            return f"<BankClient {self.root} (now the owner)>"
+        pid = self.owner_pid
+        return f"<BankClient {self.root} via owner pid {pid}>" if pid else f"<BankClient {self.root}>"

@@ -1,0 +1,159 @@
+"""Where an owner process listens, and how a client knows it is talking to the real owner.
+
+The owner of an embedded root holds `<root>/.owner.lock` (an OS lock: it is released when the
+process dies, however it dies) and serves the facade on a Unix socket that only this user can
+reach: `<root>/.owner.sock`, or, when that path is too long for a socket, a file in a private
+per-user folder. `<root>/.owner.json` (mode 0600) names the socket, the owner's pid and a fresh
+random secret. A client sends the secret with every call, and first checks the owner proves it
+knows the secret too (HMAC of a nonce), so neither a foreign process that took the socket's
+place nor a client without the secret is ever trusted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import json
+import os
+import secrets
+import socket
+import stat
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from skillbank.fsutil import atomic_write
+
+OWNER_LOCK = ".owner.lock"
+ENDPOINT_FILE = ".owner.json"
+SOCKET_FILE = ".owner.sock"
+PROTOCOL = 1
+_MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes depending on the OS
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """What `<root>/.owner.json` holds."""
+
+    socket: str
+    token: str
+    pid: int
+    root: str
+    started: float
+    protocol: int = PROTOCOL
+
+    def proof(self, nonce: str) -> str:
+        return prove(self.token, nonce)
+
+
+def prove(token: str, nonce: str) -> str:
+    """The owner's answer to a client's nonce: only a holder of the secret can compute it."""
+    return hmac.new(token.encode(), nonce.encode(), hashlib.sha256).hexdigest()
+
+
+def socket_path(root: Path) -> Path:
+    """The owner's socket: inside the root when the path fits, else in a private folder."""
+    inside = root / SOCKET_FILE
+    if len(os.fsencode(str(inside))) <= _MAX_SOCKET_PATH:
+        return inside
+    digest = hashlib.sha256(str(root.resolve()).encode()).hexdigest()[:24]
+    return private_dir() / f"{digest}.sock"
+
+
+def private_dir() -> Path:
+    """A folder only this user can enter (XDG_RUNTIME_DIR, or one made under the temp dir)."""
+    runtime = os.environ.get("XDG_RUNTIME_DIR")
+    base = Path(runtime) if runtime and Path(runtime).is_dir() else Path(tempfile.gettempdir())
+    folder = base / f"skillbank-{os.getuid()}"
+    folder.mkdir(mode=0o700, exist_ok=True)
+    info = folder.lstat()
+    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+        raise PermissionError(f"{folder} is not a private folder of this user; remove it")
+    return folder
+
+
+def new_endpoint(root: Path) -> Endpoint:
+    return Endpoint(socket=str(socket_path(root)), token=secrets.token_hex(32), pid=os.getpid(),
+                    root=str(root), started=time.time())
+
+
+def write_endpoint(root: Path, endpoint: Endpoint) -> None:
+    """Publish the endpoint atomically, readable by this user only."""
+    atomic_write(root / ENDPOINT_FILE, json.dumps(asdict(endpoint)))  # mkstemp: mode 0600
+
+
+def read_endpoint(root: Path) -> Endpoint | None:
+    """The published endpoint, or None when there is none (or it is not this user's)."""
+    path = root / ENDPOINT_FILE
+    try:
+        info = path.lstat()
+        if not stat.S_ISREG(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
+            return None  # not ours, or readable by others: never trust its secret
+        data = json.loads(path.read_text())
+        endpoint = Endpoint(**{k: data[k] for k in ("socket", "token", "pid", "root", "started")},
+                           protocol=int(data.get("protocol", 0)))
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return endpoint if endpoint.protocol == PROTOCOL else None
+
+
+def remove_endpoint(root: Path, endpoint: Endpoint) -> None:
+    """Withdraw our endpoint (only if it is still ours) and its socket."""
+    current = read_endpoint(root)
+    if current is not None and current.token == endpoint.token:
+        try:
+            (root / ENDPOINT_FILE).unlink()
+        except OSError:
+            pass
+    try:
+        Path(endpoint.socket).unlink()
+    except OSError:
+        pass
+
+
+def check_socket(path: str) -> str | None:
+    """Why the socket at `path` must not be trusted, or None when it is this user's socket."""
+    try:
+        info = os.lstat(path)
+    except FileNotFoundError:
+        return "its socket is gone"
+    except OSError as exc:
+        return f"its socket cannot be read ({exc})"
+    if not stat.S_ISSOCK(info.st_mode):
+        return f"{path} is not a socket"
+    if info.st_uid != os.getuid():
+        return f"{path} belongs to another user"
+    return None
+
+
+def bind_socket(path: str) -> socket.socket:
+    """A listening Unix socket at `path`, reachable by this user only (a stale file is replaced)."""
+    try:
+        info = os.lstat(path)
+        if stat.S_ISSOCK(info.st_mode) and info.st_uid == os.getuid():
+            os.unlink(path)  # left by an owner that died: we hold the lock, so it is stale
+        else:
+            raise PermissionError(f"{path} exists and is not a stale skillbank socket; remove it")
+    except FileNotFoundError:
+        pass
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    old_umask = os.umask(0o177)
+    try:
+        sock.bind(path)
+    finally:
+        os.umask(old_umask)
+    os.chmod(path, 0o600)
+    sock.listen(128)
+    return sock
+
+
+def describe_holder(pid: int | None) -> str:
+    """'process 1234 (skillbank serve)' for error messages."""
+    if not pid:
+        return "another process"
+    try:
+        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode().strip()
+    except OSError:
+        cmdline = ""
+    return f"process {pid}" + (f" ({cmdline[:80]})" if cmdline else "")

@@ -1,0 +1,205 @@
+"""The owner side: serve an open bank's public API to the other local processes.
+
+A small Starlette app on the root's Unix socket, run by uvicorn in a daemon thread of the
+owning process. Each request names a public method of the facade or of one of its memories;
+arguments and results travel as `skillbank.sharing.wire` JSON. Calls run in the server's thread
+pool against the same objects the owner's own faces use, so a client sees exactly what the owner
+sees, and writes from every process go through one writer.
+"""
+
+from __future__ import annotations
+
+import hmac
+import inspect
+import logging
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import orjson
+
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.sharing import endpoint as ep
+from skillbank.sharing import wire
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+log = logging.getLogger("skillbank.sharing")
+
+MEMORIES = ("skills", "experiences", "guidelines")
+#: Facade members a client may not reach: process-local plumbing, not memory operations.
+_PRIVATE_BANK = frozenset({"open", "close", "index", "embed", "client", "distiller",
+                           "embedding_function", "write_lock", "stop_watching", "serve", "background",
+                           "changes",
+                           "sharing"})
+_PRIVATE_MEMORY = frozenset({"start_watching", "close"})
+TOKEN_HEADER = "x-skillbank-token"
+
+
+def describe(bank: "Skillbank") -> dict[str, dict[str, list[str]]]:
+    """Which public names of the facade and of each memory are methods and which are values."""
+    result = {}
+    for target in ("bank", *MEMORIES):
+        obj = bank if target == "bank" else getattr(bank, target)
+        hidden = _PRIVATE_BANK if target == "bank" else _PRIVATE_MEMORY
+        methods, values = [], []
+        for name in dir(type(obj)):
+            if name.startswith("_") or name in hidden or name in MEMORIES:
+                continue
+            static = inspect.getattr_static(type(obj), name)
+            if isinstance(static, property):
+                values.append(name)
+            elif callable(static) and not isinstance(static, type):
+                methods.append(name)
+        result[target] = {"methods": sorted(methods), "values": sorted(values)}
+    result["bank"]["values"] = sorted({*result["bank"]["values"], "root", "skill_roots"})
+    return result
+
+
+def _member(bank: "Skillbank", target: str, name: str) -> Any:
+    if not isinstance(name, str) or not name or name.startswith("_"):
+        raise InvalidInputError(f"{name!r} is not a public name")
+    if target == "bank":
+        if name in _PRIVATE_BANK or name in MEMORIES:
+            raise InvalidInputError(f"{name!r} cannot be called from another process")
+        obj: Any = bank
+    elif target in MEMORIES:
+        if name in _PRIVATE_MEMORY:
+            raise InvalidInputError(f"{target}.{name} cannot be called from another process")
+        obj = getattr(bank, target)
+    else:
+        raise InvalidInputError(f"unknown target {target!r}")
+    try:
+        return getattr(obj, name)
+    except AttributeError:
+        raise NotFoundError(f"the memory has no {target}.{name}; the owner process may run "
+                            "another skillbank version") from None
+
+
+def dispatch(bank: "Skillbank", request: dict[str, Any]) -> Any:
+    """Run one call from a client against the owner's bank and return its (plain) result."""
+    target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
+    member = _member(bank, target, name)
+    if op == "get":
+        return member
+    if op != "call" or not callable(member):
+        raise InvalidInputError(f"{target}.{name} is not callable")
+    args = wire.decode(request.get("args") or [])
+    kwargs = wire.decode(request.get("kwargs") or {})
+    if not isinstance(args, list) or not isinstance(kwargs, dict):
+        raise InvalidInputError("args must be a list and kwargs an object")
+    namespace = request.get("namespace")
+    if namespace and namespace != bank.settings.namespace:
+        _default_namespace(member, args, kwargs, namespace)
+    return member(*args, **kwargs)
+
+
+def _default_namespace(method: Any, args: list[Any], kwargs: dict[str, Any], namespace: str) -> None:
+    """A client's own default namespace where the call leaves it to the bank's default."""
+    try:
+        signature = inspect.signature(method)
+    except (TypeError, ValueError):
+        return
+    parameter = signature.parameters.get("namespace")
+    if parameter is None or parameter.default is not None or "namespace" in kwargs:
+        return
+    positional = [p for p in signature.parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    if parameter in positional and positional.index(parameter) < len(args):
+        return
+    kwargs["namespace"] = namespace
+
+
+def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
+    from starlette.applications import Starlette
+    from starlette.requests import Request
+    from starlette.responses import Response
+    from starlette.routing import Route
+
+    token = endpoint.token.encode()
+
+    def reply(payload: Any, status: int = 200) -> Response:
+        return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
+
+    def authorised(request: Request) -> bool:
+        given = request.headers.get(TOKEN_HEADER, "").encode()
+        return hmac.compare_digest(given, token)
+
+    async def hello(request: Request) -> Response:
+        if not authorised(request):
+            return reply({"error": {"message": "wrong or missing secret"}}, 401)
+        body = orjson.loads(await request.body() or b"{}")
+        nonce = str(body.get("nonce", ""))
+        from starlette.concurrency import run_in_threadpool
+
+        members = await run_in_threadpool(describe, bank)
+        return reply({"proof": endpoint.proof(nonce), "pid": endpoint.pid, "root": endpoint.root,
+                      "namespace": bank.settings.namespace, "members": members,
+                      "skill_roots": [str(p) for p in bank.skill_roots]})
+
+    def call(request_body: bytes) -> Response:
+        try:
+            request = orjson.loads(request_body)
+            if not isinstance(request, dict):
+                raise InvalidInputError("a call must be a JSON object")
+            return reply({"ok": wire.encode(dispatch(bank, request))})
+        except Exception as exc:  # noqa: BLE001 - every error goes back to the caller
+            if not isinstance(exc, (InvalidInputError, NotFoundError)):
+                log.debug("call %s failed", request_body[:200], exc_info=True)
+            return reply({"error": wire.encode_error(exc)})
+
+    async def call_route(request: Request) -> Response:
+        if not authorised(request):
+            return reply({"error": {"message": "wrong or missing secret"}}, 401)
+        body = await request.body()
+        from starlette.concurrency import run_in_threadpool
+
+        return await run_in_threadpool(call, body)
+
+    return Starlette(routes=[Route("/hello", hello, methods=["POST"]),
+                             Route("/call", call_route, methods=["POST"])])
+
+
+class OwnerServer:
+    """Serves `bank` on the root's socket from a daemon thread until `stop()`."""
+
+    def __init__(self, bank: "Skillbank") -> None:
+        self.bank = bank
+        self.root = Path(bank.root)
+        self.endpoint = ep.new_endpoint(self.root)
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self.ready = threading.Event()
+        self.error: BaseException | None = None
+
+    def start(self) -> "OwnerServer":
+        """Bind the socket and publish the endpoint from a background thread (open never waits)."""
+        self._thread = threading.Thread(target=self._run, name="skillbank-owner", daemon=True)
+        self._thread.start()
+        return self
+
+    def _run(self) -> None:
+        try:
+            import uvicorn
+
+            sock = ep.bind_socket(self.endpoint.socket)
+            config = uvicorn.Config(_app(self.bank, self.endpoint), log_level="warning",
+                                    lifespan="off", access_log=False, timeout_keep_alive=60)
+            self._server = uvicorn.Server(config)
+            ep.write_endpoint(self.root, self.endpoint)
+            self.ready.set()
+            self._server.run(sockets=[sock])
+        except BaseException as exc:  # noqa: BLE001 - clients then report who holds the root
+            self.error = exc
+            log.warning("skillbank: could not serve %s to other processes: %s", self.root, exc)
+        finally:
+            self.ready.set()
+
+    def stop(self, timeout: float = 5.0) -> None:
+        """Stop answering, withdraw the endpoint; in-flight calls get up to `timeout` s to end."""
+        ep.remove_endpoint(self.root, self.endpoint)
+        if self._server is not None:
+            self._server.should_exit = True
+        if self._thread is not None:
+            self._thread.join(timeout)
