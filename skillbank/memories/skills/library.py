@@ -12,43 +12,34 @@ import hashlib
 import logging
 import os
 import re
-import shutil
 import threading
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
-from skillbank.errors import (
-    AlreadyExistsError,
-    InvalidInputError,
-    NotFoundError,
-    ReadOnlyError,
-)
-from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.fsutil import safe_join
 from skillbank.index import HybridIndex, IndexItem
+from skillbank.memories.skills import checks
+from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
+from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
-    parse_skill_text,
     read_skill_file,
-    render_skill,
-    validate_name,
-    validate_skill,
 )
-from skillbank.records import Finding, Hit, Resource, Skill, SyncReport
+from skillbank.records import Finding, Hit, Skill, SyncReport
 from skillbank.tokens import count_tokens
 from skillbank.usage import UsageLog
 
 log = logging.getLogger("skillbank.skills")
 
 SKILL_FILE = "SKILL.md"
-MAX_RESOURCE_BYTES = 1 << 20
 MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 #: Only the opening of a body is keyword-indexed: long bodies otherwise drown their own name and
 #: description in BM25's length normalisation (R@1 0.69 -> 0.82 for BM25 alone on the routing set).
@@ -136,7 +127,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
 
-class SkillLibrary:
+class SkillLibrary(SkillAuthoring):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
 
     def __init__(
@@ -370,6 +361,9 @@ class SkillLibrary:
         must match at least `min_keyword` of what the query could match. Judging each hit alone
         instead silenced correct low-cosine hits (R@1 -0.04 on the routing set).
         """
+        checks.check_str(task, "task")
+        checks.check_k(k)
+        min_score = checks.check_score(min_score)
         floor = self.min_score if min_score is None else min_score
         raw = self.index.search(task, k=max(k * 4, 20), fusion="z")
         if raw.best_dense < floor and raw.best_keyword < self.min_keyword:
@@ -388,6 +382,8 @@ class SkillLibrary:
 
     def catalog(self, budget_tokens: int | None = None, task: str | None = None) -> Catalog:
         """Names and descriptions, best first (by relevance to `task`, else by use), in budget."""
+        checks.check_budget(budget_tokens)
+        checks.check_str(task, "task", optional=True)
         if task:
             ordered = [h.name for h in self.search(task, k=len(self.names()) or 1)]
             ordered += [n for n in self.names() if n not in set(ordered)]
@@ -408,155 +404,17 @@ class SkillLibrary:
 
     def record_use(self, name: str, success: bool | None = None) -> None:
         """Count that a skill was used, and whether it worked; it feeds ranking."""
+        checks.check_flag(success, "success")
         self._summary(name)
         self.usage.record(name, ok=success)
 
-    # Authoring ---------------------------------------------------------------------------------
-    def _writable_dir(self, name: str) -> Path:
-        check_slug(name, "skill name")
-        errors = [f for f in validate_name(name) if f.severity == "error"]
-        if errors:
-            raise InvalidInputError("; ".join(f.message for f in errors), errors)
-        return safe_join(self.writable_root, name)
-
-    def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None
-               ) -> Path:
-        if folder.is_symlink() or (folder.exists() and
-                                   self.writable_root.resolve() not in folder.resolve().parents):
-            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library; "
-                                  "it is never written through")
-        for key, value in doc.frontmatter.items():
-            if isinstance(value, str):
-                check_text(value, f"frontmatter {key!r}")
-        check_text(doc.body, "skill body")
-        for relative, content in (resources or {}).items():
-            if isinstance(content, str):
-                check_text(content, f"resource {relative!r}")
-        findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
-        if findings:
-            raise InvalidInputError(
-                "skill is not valid: " + "; ".join(f.message for f in findings), findings)
-        try:
-            text = render_skill(doc)
-        except Exception as exc:  # yaml cannot represent it: nothing is written
-            raise InvalidInputError(f"the frontmatter cannot be written as YAML: {exc}") from None
-        # Write only what this library can load back: a file the loader refuses (too deep, too
-        # large, unrepresentable) would sit on disk unloadable and block the name.
-        parsed, read_back = parse_skill_text(text, folder_name=folder.name)
-        if parsed is None:
-            errors = [f for f in read_back if f.severity == "error"]
-            raise InvalidInputError("skill would not load back: " +
-                                    "; ".join(f.message for f in errors), errors)
-        if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
-            raise InvalidInputError(f"SKILL.md would exceed {MAX_SKILL_BYTES} bytes")
-        targets = []
-        for relative, content in (resources or {}).items():
-            if relative == SKILL_FILE:
-                raise InvalidInputError("pass the SKILL.md content as description and body")
-            target = safe_join(folder, relative) if folder.exists() else None
-            if target is None:
-                folder.mkdir(parents=True, exist_ok=True)
-                target = safe_join(folder, relative)
-            size = len(content.encode("utf-8") if isinstance(content, str) else content)
-            if size > MAX_RESOURCE_BYTES:
-                raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
-            targets.append((target, content))
-        for target, content in targets:
-            atomic_write(target, content)
-        path = folder / SKILL_FILE
-        atomic_write(path, text)
-        return path
-
+    # Authoring lives in authoring.SkillAuthoring (create, update, save, rename, delete).
     def _index_one(self, path: Path) -> None:
         data = path.read_bytes()
         digest = _digest(path, data)
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
-
-    def create(self, name: str, description: str, body: str = "", *,
-               frontmatter: dict[str, Any] | None = None,
-               resources: dict[str, str | bytes] | None = None) -> Skill:
-        """Write a new skill into the writable root (validated, atomic) and index it."""
-        return self._write_new(name, description, body, frontmatter, resources, exclusive=True)
-
-    def _write_new(self, name: str, description: str, body: str,
-                   frontmatter: dict[str, Any] | None,
-                   resources: dict[str, str | bytes] | None, *, exclusive: bool) -> Skill:
-        folder = self._writable_dir(name)
-        with self.write_lock:
-            if exclusive and (name in self or (folder / SKILL_FILE).exists()):
-                raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
-            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
-            doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
-                                body=_normalise_body(body))
-            path = self._write(folder, doc, resources)
-            self._index_one(path)
-        return self.load(name)
-
-    def update(self, name: str, *, description: str | None = None, body: str | None = None,
-               frontmatter: dict[str, Any] | None = None,
-               resources: dict[str, str | bytes] | None = None) -> Skill:
-        """Change a skill in the writable root; unknown frontmatter keys are kept."""
-        current = self.load(name)
-        if not current.writable:
-            raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
-                                "copy it into the bank's own library to change it")
-        folder = Path(current.path).parent
-        with self.write_lock:
-            merged = dict(current.frontmatter)
-            merged.update({k: v for k, v in (frontmatter or {}).items() if k != "name"})
-            if description is not None:
-                merged["description"] = description
-            doc = SkillDocument(frontmatter=merged,
-                                body=current.body if body is None else _normalise_body(body))
-            path = self._write(folder, doc, resources)
-            self._index_one(path)
-        return self.load(name)
-
-    def save(self, name: str, description: str, body: str = "", *,
-             frontmatter: dict[str, Any] | None = None,
-             resources: dict[str, str | bytes] | None = None) -> Skill:
-        """Create the skill, or update the bank's own copy if it already has one.
-
-        A skill of that name in a read-only root is not changed: the new one is written to the
-        writable root, which comes first, so it takes precedence from now on.
-        """
-        existing = self.index.metadata(name)
-        if existing is not None and existing.get("writable"):
-            return self.update(name, description=description, body=body,
-                               frontmatter=frontmatter, resources=resources)
-        return self._write_new(name, description, body, frontmatter, resources, exclusive=False)
-
-    def rename(self, name: str, new_name: str) -> Skill:
-        current = self.load(name)
-        if not current.writable:
-            raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
-        target = self._writable_dir(new_name)
-        with self.write_lock:
-            if new_name in self or target.exists():
-                raise AlreadyExistsError(f"skill {new_name!r} already exists")
-            source = Path(current.path).parent
-            frontmatter = dict(current.frontmatter)
-            frontmatter["name"] = new_name
-            os.replace(source, target)
-            atomic_write(target / SKILL_FILE, render_skill(SkillDocument(frontmatter, current.body)))
-            self.index.delete([name])
-            self._index_one(target / SKILL_FILE)
-        return self.load(new_name)
-
-    def delete(self, name: str) -> Path:
-        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
-        current = self._summary(name)
-        if not current.writable:
-            raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
-        folder = Path(current.path).parent
-        trash = self.writable_root.parent / ".trash" / f"{name}-{int(time.time() * 1000)}"
-        with self.write_lock:
-            trash.parent.mkdir(parents=True, exist_ok=True)
-            shutil.move(str(folder), str(trash))
-            self.index.delete([name])
-        return trash
 
 
 def _digest(path: Path, data: bytes) -> str:
@@ -572,38 +430,6 @@ def _stat_key(path: Path) -> str:
     return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
-def _normalise_body(body: str) -> str:
-    body = body.replace("\r\n", "\n")
-    return body if body.endswith("\n") or not body else body + "\n"
-
-
 def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:
     """Parse scanned bytes through the file module (its size, binary and YAML rules apply)."""
     return read_skill_file(entry.path)
-
-
-def list_resources(folder: Path) -> list[Resource]:
-    """Files beside a SKILL.md (recursively), with sizes and sha256, skipping hidden ones."""
-    resources: list[Resource] = []
-    folder_real = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for filename in sorted(filenames):
-            if filename.startswith(".") or (Path(dirpath) == folder and filename == SKILL_FILE):
-                continue
-            path = Path(dirpath) / filename
-            try:
-                real = path.resolve()
-                if folder_real not in real.parents:
-                    continue  # a symlink pointing out of the skill is not its resource
-                digest = hashlib.sha256()
-                with path.open("rb") as handle:
-                    for block in iter(lambda: handle.read(1 << 16), b""):
-                        digest.update(block)
-                resources.append(Resource(path=path.relative_to(folder).as_posix(),
-                                          size=path.stat().st_size, sha256=digest.hexdigest()))
-            except OSError:
-                continue
-            if len(resources) >= MAX_RESOURCES:
-                return resources
-    return resources

@@ -1,0 +1,319 @@
+"""Writing skills: create, update, save, rename and delete, with the library's integrity rules.
+
+Kept apart from search and sync (library.py) because writes have their own invariants:
+
+* a name from a SKILL.md's frontmatter never becomes a path (trash paths come from folders);
+* a link out of the library is never written through (create, update, save *and* rename);
+* a folder never ends up holding another skill's SKILL.md — `save` refuses, `rename` builds
+  the renamed copy aside and swaps it in with one rename, so a crash cannot leave that state;
+* writes and sync are serialised (the library's sync lock, then the root's write lock), so the
+  watcher's sync cannot drop a skill being written, and a write always finds what it wrote.
+
+`SkillAuthoring` is a mixin of `SkillLibrary`; it relies on the library's `load`, `_summary`,
+`_index_one`, `index`, `writable_root`, `write_lock` and `_sync_lock`.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat as stat_module
+import tempfile
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from skillbank.errors import AlreadyExistsError, InvalidInputError, ReadOnlyError
+from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
+from skillbank.memories.skills import checks
+from skillbank.memories.skills.resources import SKILL_FILE
+from skillbank.memories.skills.skill_file import (
+    MAX_SKILL_BYTES,
+    SkillDocument,
+    parse_skill_text,
+    read_skill_file,
+    render_skill,
+    validate_name,
+    validate_skill,
+)
+from skillbank.records import Skill
+
+if TYPE_CHECKING:
+    import threading
+
+    from skillbank.index import HybridIndex  # noqa: F401 - for the annotations below
+
+MAX_RESOURCE_BYTES = 1 << 20
+
+
+class SkillAuthoring:
+    """The write half of the skill library (see the module docstring for its rules)."""
+
+    writable_root: Path
+    index: "HybridIndex"
+    write_lock: Any
+    _sync_lock: "threading.RLock"
+
+    def load(self, name: str) -> Skill:  # provided by SkillLibrary
+        raise NotImplementedError
+
+    def _summary(self, name: str) -> Skill:  # provided by SkillLibrary
+        raise NotImplementedError
+
+    def _index_one(self, path: Path) -> None:  # provided by SkillLibrary
+        raise NotImplementedError
+
+    def __contains__(self, name: str) -> bool:  # provided by SkillLibrary
+        raise NotImplementedError
+
+    def _writable_dir(self, name: str) -> Path:
+        check_slug(name, "skill name")
+        errors = [f for f in validate_name(name) if f.severity == "error"]
+        if errors:
+            raise InvalidInputError("; ".join(f.message for f in errors), errors)
+        return safe_join(self.writable_root, name)
+
+    def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None
+               ) -> Path:
+        if folder.is_symlink() or (folder.exists() and
+                                   self.writable_root.resolve() not in folder.resolve().parents):
+            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library; "
+                                  "it is never written through")
+        for key, value in doc.frontmatter.items():
+            if isinstance(value, str):
+                check_text(value, f"frontmatter {key!r}")
+        check_text(doc.body, "skill body")
+        for relative, content in (resources or {}).items():
+            if isinstance(content, str):
+                check_text(content, f"resource {relative!r}")
+        findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
+        if findings:
+            raise InvalidInputError(
+                "skill is not valid: " + "; ".join(f.message for f in findings), findings)
+        try:
+            text = render_skill(doc)
+        except Exception as exc:  # yaml cannot represent it: nothing is written
+            raise InvalidInputError(f"the frontmatter cannot be written as YAML: {exc}") from None
+        # Write only what this library can load back: a file the loader refuses (too deep, too
+        # large, unrepresentable) would sit on disk unloadable and block the name.
+        parsed, read_back = parse_skill_text(text, folder_name=folder.name)
+        if parsed is None:
+            errors = [f for f in read_back if f.severity == "error"]
+            raise InvalidInputError("skill would not load back: " +
+                                    "; ".join(f.message for f in errors), errors)
+        if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
+            raise InvalidInputError(f"SKILL.md would exceed {MAX_SKILL_BYTES} bytes")
+        targets = []
+        for relative, content in (resources or {}).items():
+            if relative == SKILL_FILE:
+                raise InvalidInputError("pass the SKILL.md content as description and body")
+            target = safe_join(folder, relative) if folder.exists() else None
+            if target is None:
+                folder.mkdir(parents=True, exist_ok=True)
+                target = safe_join(folder, relative)
+            size = len(content.encode("utf-8") if isinstance(content, str) else content)
+            if size > MAX_RESOURCE_BYTES:
+                raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
+            targets.append((target, content))
+        for target, content in targets:
+            atomic_write(target, content)
+        path = folder / SKILL_FILE
+        atomic_write(path, text)
+        return path
+
+    def create(self, name: str, description: str, body: str = "", *,
+               frontmatter: dict[str, Any] | None = None,
+               resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Write a new skill into the writable root (validated, atomic) and index it."""
+        return self._write_new(name, description, body, frontmatter, resources, exclusive=True)
+
+    def _write_new(self, name: str, description: str, body: str,
+                   frontmatter: dict[str, Any] | None,
+                   resources: dict[str, str | bytes] | None, *, exclusive: bool) -> Skill:
+        _check_content(description, body, frontmatter, resources)
+        folder = self._writable_dir(name)
+        # Sync and writes are serialised: a sync between its scan and its removal pass would
+        # otherwise drop a skill written meanwhile (and the load below would not find it).
+        with self._sync_lock, self.write_lock:
+            if exclusive and (name in self or (folder / SKILL_FILE).exists()):
+                raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
+            self._claim_folder(folder, name)
+            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
+            doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
+                                body=_normalise_body(body))
+            path = self._write(folder, doc, resources)
+            self._index_one(path)
+            return self.load(name)
+
+    def _claim_folder(self, folder: Path, name: str) -> None:
+        """Refuse to write `name` into a folder whose SKILL.md is another skill's.
+
+        The folder name is the skill name, but a hand-edited or half-renamed folder can hold a
+        SKILL.md that says otherwise; overwriting it would silently delete that skill. A file
+        that does not load at all is kept in the trash before it is replaced.
+        """
+        current = folder / SKILL_FILE
+        if not (current.exists() or current.is_symlink()):
+            return
+        doc, _ = read_skill_file(current)
+        if doc is None:
+            self._trash(folder, copy=True)
+            return
+        owner = doc.frontmatter.get("name")
+        if owner not in (None, "", name):
+            raise AlreadyExistsError(
+                f"folder {folder.name!r} holds the skill {str(owner)[:80]!r}, not {name!r}; "
+                f"rename or move that skill first (nothing was written)")
+
+    def update(self, name: str, *, description: str | None = None, body: str | None = None,
+               frontmatter: dict[str, Any] | None = None,
+               resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Change a skill in the writable root; unknown frontmatter keys are kept."""
+        checks.check_str(name, "name")
+        _check_content(description, body, frontmatter, resources, optional=True)
+        with self._sync_lock, self.write_lock:
+            current = self.load(name)
+            if not current.writable:
+                raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
+                                    "copy it into the bank's own library to change it")
+            folder = Path(current.path).parent
+            merged = dict(current.frontmatter)
+            merged.update({k: v for k, v in (frontmatter or {}).items() if k != "name"})
+            if description is not None:
+                merged["description"] = description
+            doc = SkillDocument(frontmatter=merged,
+                                body=current.body if body is None else _normalise_body(body))
+            path = self._write(folder, doc, resources)
+            self._index_one(path)
+            return self.load(name)
+
+    def save(self, name: str, description: str, body: str = "", *,
+             frontmatter: dict[str, Any] | None = None,
+             resources: dict[str, str | bytes] | None = None) -> Skill:
+        """Create the skill, or update the bank's own copy if it already has one.
+
+        A skill of that name in a read-only root is not changed: the new one is written to the
+        writable root, which comes first, so it takes precedence from now on.
+        """
+        checks.check_str(name, "name")
+        _check_content(description, body, frontmatter, resources)
+        with self._sync_lock, self.write_lock:
+            existing = self.index.metadata(name)
+            if existing is not None and existing.get("writable"):
+                return self.update(name, description=description, body=body,
+                                   frontmatter=frontmatter, resources=resources)
+            return self._write_new(name, description, body, frontmatter, resources,
+                                   exclusive=False)
+
+    def _own_folder(self, skill: Skill) -> Path:
+        """The folder of a writable skill, refused when it is a link or lies outside the root."""
+        folder = Path(skill.path).parent
+        root = self.writable_root
+        if (folder.is_symlink() or root not in folder.parents
+                or root.resolve() not in folder.resolve().parents):
+            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library "
+                                  "(or outside it); it is never written through")
+        return folder
+
+    def rename(self, name: str, new_name: str) -> Skill:
+        """Give a skill a new name (folder and frontmatter), crash-safely.
+
+        The renamed copy is built in a hidden staging folder (files hard-linked, SKILL.md
+        rewritten) and moved into place in one rename; only then does the old folder go to the
+        trash. A crash leaves the old skill, or both, never a folder naming another skill.
+        """
+        checks.check_str(name, "name")
+        target = self._writable_dir(new_name)
+        with self._sync_lock, self.write_lock:
+            current = self.load(name)
+            if not current.writable:
+                raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
+            if new_name in self or target.exists() or target.is_symlink():
+                raise AlreadyExistsError(f"skill {new_name!r} already exists")
+            source = self._own_folder(current)
+            frontmatter = dict(current.frontmatter)
+            frontmatter["name"] = new_name
+            staging = Path(tempfile.mkdtemp(prefix=f".rename-{new_name}-", dir=self.writable_root))
+            try:
+                staged = staging / new_name
+                shutil.copytree(source, staged, symlinks=True, ignore=_special_files,
+                                copy_function=_link_or_copy)
+                atomic_write(staged / SKILL_FILE, render_skill(SkillDocument(frontmatter, current.body)))
+                os.replace(staged, target)
+            finally:
+                shutil.rmtree(staging, ignore_errors=True)
+            self._trash(source)
+            self.index.delete([name])
+            self._index_one(target / SKILL_FILE)
+            return self.load(new_name)
+
+    def _trash(self, folder: Path, *, copy: bool = False) -> Path:
+        """Move (or copy) a skill folder into `<root>/.trash`, named after the folder itself.
+
+        Never after the frontmatter name: a SKILL.md saying `name: ../../../x` must not choose
+        where anything goes.
+        """
+        trash_dir = self.writable_root.parent / ".trash"
+        trash_dir.mkdir(parents=True, exist_ok=True)
+        stamp = int(time.time() * 1000)
+        trash = Path(tempfile.mkdtemp(prefix=f"{folder.name}-{stamp}-", dir=trash_dir))
+        if copy:
+            shutil.copytree(folder, trash / folder.name, symlinks=True, ignore=_special_files)
+            return trash / folder.name
+        destination = trash / folder.name
+        shutil.move(str(folder), str(destination))
+        return destination
+
+    def delete(self, name: str) -> Path:
+        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
+        checks.check_str(name, "name")
+        with self._sync_lock, self.write_lock:
+            current = self._summary(name)
+            if not current.writable:
+                raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
+            folder = Path(current.path).parent
+            if self.writable_root not in folder.parents:
+                raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
+            trash = self._trash(folder)
+            self.index.delete([name])
+            return trash
+
+
+def _normalise_body(body: str) -> str:
+    body = body.replace("\r\n", "\n")
+    return body if body.endswith("\n") or not body else body + "\n"
+
+
+def _check_content(description: Any, body: Any, frontmatter: Any, resources: Any, *,
+                   optional: bool = False) -> None:
+    """Types of what authoring writes, checked before anything touches the disk."""
+    checks.check_str(description, "description", optional=optional, non_empty=not optional)
+    checks.check_str(body, "body", optional=optional)
+    checks.check_mapping(frontmatter, "frontmatter")
+    checks.check_mapping(resources, "resources")
+    for relative, content in (resources or {}).items():
+        if not isinstance(content, (str, bytes)):
+            raise InvalidInputError(f"resource {relative!r} must be text or bytes, "
+                                    f"got {type(content).__name__}")
+
+
+def _special_files(folder: str, names: list[str]) -> set[str]:
+    """copytree's ignore: FIFOs, sockets and devices are not copied (opening one can block)."""
+    skipped = set()
+    for entry in names:
+        try:
+            mode = os.lstat(os.path.join(folder, entry)).st_mode
+        except OSError:
+            skipped.add(entry)
+            continue
+        if not (stat_module.S_ISREG(mode) or stat_module.S_ISDIR(mode) or stat_module.S_ISLNK(mode)):
+            skipped.add(entry)
+    return skipped
+
+
+def _link_or_copy(source: str, destination: str) -> None:
+    """Hard-link a file into a staging copy (no bytes copied), or copy where links fail."""
+    try:
+        os.link(source, destination, follow_symlinks=False)
+    except OSError:
+        shutil.copy2(source, destination)
