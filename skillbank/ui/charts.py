@@ -7,7 +7,7 @@ Content-Security-Policy needs no `unsafe-inline`.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import date
+from datetime import date, timedelta
 from html import escape
 
 from markupsafe import Markup
@@ -30,10 +30,14 @@ def _nice_max(value: float) -> float:
     return float(((int(value) // step) + 1) * step)
 
 
-def line_chart(series: list[Series], *, width: int = 720, height: int = 260,
+def line_chart(series: list[Series], *, width: int = 1040, height: int = 280,
                title: str = "") -> Markup:
     """Running totals over time, one polyline per series, with a legend and date axis."""
     left, right, top, bottom = 56, 16, 28, 40
+    starts = [min(d for d, _ in s.points) for s in series if s.points]
+    if starts:  # every line starts from zero the day before anything was recorded
+        zero = min(starts) - timedelta(days=1)
+        series = [Series(s.name, [(zero, 0)] + s.points) if s.points else s for s in series]
     days = sorted({d for s in series for d, _ in s.points})
     top_value = _nice_max(max((v for s in series for _, v in s.points), default=0))
     parts = [f'<svg class="chart" role="img" viewBox="0 0 {width} {height}" '
@@ -83,10 +87,10 @@ def line_chart(series: list[Series], *, width: int = 720, height: int = 260,
     return Markup("".join(parts))
 
 
-def bar_chart(rows: list[tuple[str, float, str]], *, width: int = 720, max_value: float | None = None,
+def bar_chart(rows: list[tuple[str, float, str]], *, width: int = 540, max_value: float | None = None,
               title: str = "", colour: str = PALETTE[0]) -> Markup:
     """Horizontal bars: (label, value, text shown after the bar), one row each."""
-    row_h, label_w, text_w = 26, 200, 110
+    row_h, label_w, text_w = 26, 170, 150
     height = max(len(rows), 1) * row_h + 10
     top_value = max_value if max_value is not None else max((v for _, v, _ in rows), default=0)
     top_value = top_value or 1.0
@@ -98,7 +102,7 @@ def bar_chart(rows: list[tuple[str, float, str]], *, width: int = 720, max_value
                      'fill="#6b7280">nothing to show yet</text>')
     for i, (label, value, shown) in enumerate(rows):
         y = 5 + i * row_h
-        short = label if len(label) <= 28 else label[:27] + "…"
+        short = label if len(label) <= 24 else label[:23] + "…"
         bar = max(bar_space * max(value, 0) / top_value, 1.5)
         parts.append(f'<text x="{label_w - 8}" y="{y + 16}" text-anchor="end" font-size="12" '
                      f'fill="#111827">{escape(short)}</text>')

@@ -1,0 +1,219 @@
+"""The memory browser's guards, over HTTP without a browser: Host, token, origin, CSRF, escaping,
+and `skillbank ui` as a real process (port, token when not on loopback, clear errors)."""
+
+from __future__ import annotations
+
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+
+import httpx
+import pytest
+
+from test_ui_support import seed
+
+BASE = "http://127.0.0.1:8766"
+SAME = {"origin": BASE}
+
+
+@pytest.fixture
+def seeded(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "root", skill_roots=[tmp_path / "skills"],
+                          embedding_function=HashEmbedding(), sync=False)
+    ids = seed(bank, tmp_path / "skills")
+    yield bank, ids
+    bank.close()
+
+
+def client(bank, **guard):
+    from starlette.testclient import TestClient
+
+    from skillbank.ui import Guard, create_app
+
+    app = create_app(bank, Guard(**guard))
+    return TestClient(app, base_url=BASE), app.state.guard
+
+
+def test_every_page_renders_with_strict_headers(seeded):
+    bank, ids = seeded
+    c, _ = client(bank)
+    for url in ("/skills", "/skills?q=pdf+form", "/skills/pdf-forms", "/guidelines",
+                f"/guidelines/{ids['pending']}", "/guidelines?status=all", "/experiences",
+                f"/experiences/{ids['failed']}", "/experiences?q=table&outcome=failure",
+                "/context", "/stats"):
+        response = c.get(url)
+        assert response.status_code == 200, url
+        assert "script-src 'self'" in response.headers["content-security-policy"]
+        assert response.headers["x-frame-options"] == "DENY"
+        assert not re.search(r"<script>(?!\s*$)|https?://(?!127\.0\.0\.1)", response.text
+                             .replace('http://www.w3.org/2000/svg', '')), url
+
+
+def test_skill_bodies_are_escaped_and_links_are_safe(tmp_path):
+    from skillbank.ui.render import markdown
+
+    html = str(markdown("<img src=x onerror=alert(1)> [x](javascript:alert(1)) **ok**"))
+    assert "<img" not in html and "&lt;img" in html
+    assert 'href="javascript:' not in html
+    assert "<strong>ok</strong>" in html
+
+
+def test_writes_need_the_csrf_token_and_our_origin(seeded):
+    bank, ids = seeded
+    c, guard = client(bank)
+    gid = ids["pending"]
+    url = f"/guidelines/{gid}/approve"
+    assert c.post(url, data={"csrf": "forged"}, headers=SAME).status_code == 403
+    assert c.post(url, data={}, headers=SAME).status_code == 403
+    assert c.post(url, data={"csrf": guard.csrf},
+                  headers={"origin": "http://evil.example"}).status_code == 403
+    assert c.post(url, data={"csrf": guard.csrf}).status_code == 403  # no Origin, no Referer
+    assert c.post(url, data={"csrf": guard.csrf},
+                  headers={"referer": "http://evil.example/x"}).status_code == 403
+    assert bank.guidelines.get(gid).status == "pending"
+    assert c.get(url).status_code == 405  # a link can never write
+    assert c.put(url, data={"csrf": guard.csrf}, headers=SAME).status_code == 405
+    done = c.post(url, data={"csrf": guard.csrf, "next": "//evil.example/"}, headers=SAME,
+                  follow_redirects=False)
+    assert done.status_code == 303 and done.headers["location"].startswith("/guidelines?")
+    assert bank.guidelines.get(gid).status == "active"
+    by_referer = c.post(f"/guidelines/{gid}/retire", data={"csrf": guard.csrf},
+                        headers={"referer": f"{BASE}/guidelines"}, follow_redirects=False)
+    assert by_referer.status_code == 303 and bank.guidelines.get(gid).status == "retired"
+
+
+def test_dns_rebinding_is_refused(seeded):
+    bank, _ = seeded
+    c, _ = client(bank)
+    assert c.get("/skills", headers={"host": "attacker.example:8766"}).status_code == 421
+    assert c.get("/skills", headers={"host": "localhost:8766"}).status_code == 200
+
+
+def test_a_token_guards_every_page_and_becomes_a_cookie(seeded):
+    bank, _ = seeded
+    token = "t" * 24
+    c, _ = client(bank, host="0.0.0.0", token=token)
+    assert c.get("/skills").status_code == 401
+    assert c.get("/skills?token=wrong").status_code == 401
+    first = c.get(f"/skills?q=pdf&token={token}", follow_redirects=False)
+    assert first.status_code == 303 and first.headers["location"] == "/skills?q=pdf"
+    assert "httponly" in first.headers["set-cookie"].lower()
+    assert "samesite=strict" in first.headers["set-cookie"].lower()
+    assert c.get("/skills?q=pdf").status_code == 200  # the cookie now
+    fresh, _ = client(bank, host="0.0.0.0", token=token)
+    assert fresh.get("/stats", headers={"authorization": f"Bearer {token}"}).status_code == 200
+
+
+def test_bad_input_is_a_clear_message_and_nothing_changes(seeded):
+    bank, ids = seeded
+    c, guard = client(bank)
+    missing = c.get("/skills/no-such-skill")
+    assert missing.status_code == 404 and "no skill named" in missing.text
+    assert c.get("/guidelines/gl-000000000000").status_code == 404
+    bad = c.post("/context", data={"csrf": guard.csrf, "task": "x", "budget": "lots"},
+                 headers=SAME)
+    assert bad.status_code == 400 and "whole number of tokens" in bad.text
+    dates = c.get("/experiences?since=yesterday")
+    assert dates.status_code == 200 and "since must be a date" in dates.text
+    rate = c.post("/rate", data={"csrf": guard.csrf, "id": "nope", "helpful": "1"},
+                  headers=SAME)
+    assert rate.status_code == 400 and "unknown id" in rate.text
+    assert c.post(f"/guidelines/{ids['pending']}/explode", data={"csrf": guard.csrf},
+                  headers=SAME).status_code == 400
+    assert bank.guidelines.get(ids["pending"]).status == "pending"
+
+
+def test_context_preview_is_the_facade_block(seeded):
+    bank, _ = seeded
+    c, guard = client(bank)
+    task = "Write a migration that adds a column to the users table"
+    page = c.post("/context", data={"csrf": guard.csrf, "task": task, "budget": "250"},
+                  headers=SAME)
+    tokens = int(re.search(r'id="ctx-tokens">(\d+)<', page.text).group(1))
+    expected = bank.context_for(task, budget_tokens=250)
+    assert tokens == expected.tokens and 0 < tokens <= 250
+    assert all(i in page.text for i in expected.ids)
+
+
+# ------------------------------------------------------------------- `skillbank ui` as a process
+
+
+def _start(args, env, tmp_path):
+    proc = subprocess.Popen([sys.executable, "-c", "from skillbank.cli import main; main()",
+                             *args], env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    line = ""
+    deadline = time.monotonic() + 120  # generous bound for a loaded machine
+    while time.monotonic() < deadline and proc.poll() is None:
+        line = proc.stdout.readline()
+        if "http://" in line:
+            break
+    return proc, line
+
+
+@pytest.fixture
+def ui_env(cli_root):
+    env = dict(os.environ)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+@pytest.mark.slow
+def test_cli_serves_loopback_without_a_token(ui_env, tmp_path):
+    proc, line = _start(["--no-bundled", "ui", "--port", "0", "--no-browser"], ui_env,
+                        tmp_path)
+    try:
+        url = re.search(r"(http://127\.0\.0\.1:\d+/)\s", line).group(1)
+        response = httpx.get(url + "skills", timeout=30)
+        assert response.status_code == 200 and "Skills" in response.text
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+@pytest.mark.slow
+def test_cli_on_all_interfaces_makes_up_a_token(ui_env, tmp_path):
+    proc, line = _start(["--no-bundled", "ui", "--host", "0.0.0.0", "--port", "0",
+                         "--no-browser"], ui_env, tmp_path)
+    try:
+        match = re.search(r"http://127\.0\.0\.1:(\d+)/\?token=(\S+)", line)
+        assert match, line
+        port, token = match.groups()
+        base = f"http://127.0.0.1:{port}"
+        assert httpx.get(base + "/skills", timeout=30).status_code == 401
+        ok = httpx.get(base + "/skills", headers={"authorization": f"Bearer {token}"},
+                       timeout=30)
+        assert ok.status_code == 200
+    finally:
+        proc.terminate()
+        proc.wait(timeout=30)
+
+
+def test_cli_busy_port_is_a_clear_error(cli_root):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen(1)
+        port = taken.getsockname()[1]
+        result = CliRunner().invoke(app, ["--no-bundled", "ui", "--port", str(port),
+                                          "--no-browser"])
+    assert result.exit_code == 1
+    assert "cannot listen on 127.0.0.1" in result.output and "--port" in result.output
+
+
+def test_cli_refuses_a_short_token(cli_root):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    result = CliRunner().invoke(app, ["ui", "--token", "short", "--no-browser"])
+    assert result.exit_code == 2 and "at least 16 characters" in result.output
