@@ -235,11 +235,15 @@ def test_an_untrusted_contradiction_supersedes_only_once_approved(gm):
     assert gm.get(old.guideline_id).superseded_by == proposal.guideline_id
 
 
-def test_a_trusted_restatement_activates_a_pending_rule(gm):
+def test_a_trusted_restatement_confirms_the_trusted_wording_not_the_pending_one(gm):
     pending = gm.learn("Always add type hints to public functions.", trusted=False).entries[0]
-    merged = gm.learn("Always add type hints to public functions.").entries[0]
-    assert merged.action == "merged" and merged.guideline_id == pending.guideline_id
-    assert gm.get(pending.guideline_id).status == "active"
+    confirmed = gm.learn("Always add type hints to public functions.").entries[0]
+    # A new active rule in the trusted wording; the untrusted proposal never becomes active.
+    assert confirmed.guideline_id != pending.guideline_id
+    assert gm.get(confirmed.guideline_id).status == "active"
+    assert "confirms pending" in confirmed.detail
+    old = gm.get(pending.guideline_id)
+    assert old.status == "superseded" and old.superseded_by == confirmed.guideline_id
 
 
 def test_votes_count_and_auto_retire(bank, gm):

@@ -176,3 +176,50 @@ def _compare(new: str, old: str) -> _Comparison:
     # "Use spaces.").
     same_matter = bool(shared) or (set(new_stance) == set(old_stance) and antonym is not None)
     return _Comparison(shared, opposed, antonym, change, same_matter)
+
+
+_HEAD_WORDS = frozenset("always never do not don't dont please also just only still".split())
+
+
+def _action(rule: str) -> str | None:
+    """The rule's main verb as a lemma ("Never put SQL ..." -> "put"), or None."""
+    for word in re.findall(r"[A-Za-z][A-Za-z'-]*", _strip_mentions(rule)):
+        low = word.lower()
+        if low in _HEAD_WORDS:
+            continue
+        return _lemma(low) or (low if _is_base_verb(low) else None)
+    return None
+
+
+def _objects(rule: str, action: str | None) -> set[str]:
+    """Stems of what the rule is about: its content words, antonyms included, minus the verb."""
+    out = set()
+    for w in re.findall(r"[a-z0-9][a-z0-9_'-]*", _strip_mentions(rule).lower()):
+        if len(w) < 3 or w in _STOPWORDS or w in _NEGATORS or w in _HEAD_WORDS:
+            continue
+        if w in _LIGHT_WORDS and w != action:
+            continue
+        out.add(_stem(w))
+    if action:
+        out.discard(_stem(action))
+    return out
+
+
+def same_action_object(new: str, old: str) -> str | None:
+    """Strong lexical evidence that two rules are one: the same main verb, the same polarity and
+    mostly the same objects (at least 60% of the smaller object set shared). Returns the words
+    that decided it ("same action 'add' on 'test'"), or None.
+
+    "Add tests." / "Add tests for edge cases." -> one rule; "Use British spelling." / "Use
+    parameterised queries." share only the verb -> not one rule.
+    """
+    action = _action(new)
+    if action is None or action != _action(old) or _polarity(new) != _polarity(old):
+        return None
+    a, b = _objects(new, action), _objects(old, action)
+    if not a or not b:
+        return None
+    shared = a & b
+    if len(shared) < 0.6 * min(len(a), len(b)):
+        return None
+    return f"same action {action!r} on {', '.join(repr(w) for w in sorted(shared))}"

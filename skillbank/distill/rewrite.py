@@ -119,7 +119,8 @@ def _starts_imperative(text: str) -> bool:
     if first in ("always", "never"):
         # "Never use X" is advice; "never says where X comes from" is a complaint.
         nxt = words[1].lower() if len(words) > 1 else ""
-        return _is_base_verb(nxt) or nxt in ("be", "do", "let", "just", "again", "ever")
+        return (_is_base_verb(nxt) or nxt in ("be", "do", "let", "just", "again", "ever")
+                or _plausible_base_verb(words[1] if len(words) > 1 else "", words[2:]))
     if first in ("don't", "dont"):
         return True
     if first == "do" and len(words) > 1 and words[1].lower() == "not":
@@ -131,6 +132,23 @@ def _starts_imperative(text: str) -> bool:
     if len(words) > 2 and words[2].lower() in ("is", "are", "was", "were", "has", "have"):
         return False
     if first == "thank" and len(words) > 1 and words[1].lower() == "you":
+        return False
+    return True
+
+
+_NOT_VERBS_AFTER_NEVER = frozenset(
+    "the a an this that these those it its they we you he she i my our your their his her "
+    "been being had was were is are has have ever again once enough really mind".split())
+
+
+def _plausible_base_verb(word: str, rest: list[str]) -> bool:
+    """A word after "Always"/"Never" that reads as an imperative verb although it is not in the
+    vocabulary ("Never hotfix production"): lowercase, not an inflected form ("says", "used",
+    "going") and followed by something for it to act on. Short imperatives are rules."""
+    w = word
+    if not w or not w.isalpha() or not w.islower() or w in _NOT_VERBS_AFTER_NEVER or not rest:
+        return False
+    if (w.endswith("s") and not w.endswith("ss")) or w.endswith(("ed", "ing", "ly")):
         return False
     return True
 

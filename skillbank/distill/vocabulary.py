@@ -34,6 +34,9 @@ _VERBS = frozenset(
     stay stick stop store strike strip structure stub summarise summarize supply surface swap
     switch tag tell test thank tighten translate trim truncate try turn tweak type underline
     unify update upgrade use validate verify visualise visualize warn wrap write
+    assume blame bypass cancel deliver deploy disclose email encrypt guarantee guess interrupt
+    leak overwrite ping post print promise publish rebase refund reopen reveal rotate schedule
+    send share ship squash upload waive
     """.split()
 )
 

@@ -37,6 +37,9 @@ class SourceRecord(GuidelineSource):
 
     rule: str | None = Field(default=None, max_length=MAX_SHORT)
     sentence: str | None = Field(default=None, max_length=MAX_SHORT)
+    #: False for a critique or rule from an untrusted caller; None in files written before
+    #: trust was recorded per source (read as trusted, as those files were).
+    trusted: bool | None = None
 
 
 # ------------------------------------------------------------------------------------ file format
@@ -45,7 +48,8 @@ _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
 _FRONTMATTER_KEYS = (
     "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
-    "supersedes", "superseded_by", "namespace", "created", "updated",
+    "supersedes", "superseded_by", "related", "untrusted_helpful", "untrusted_harmful",
+    "namespace", "created", "updated",
 )
 
 
@@ -83,6 +87,8 @@ def render_guideline(g: Guideline) -> str:
             item["rule"] = rule
         if sentence:
             item["sentence"] = sentence
+        if getattr(s, "trusted", None) is False:
+            item["trusted"] = False
         sources.append(item)
     data = {
         "id": g.id,
@@ -95,10 +101,16 @@ def render_guideline(g: Guideline) -> str:
         "sources": sources,
         "supersedes": list(g.supersedes),
         "superseded_by": g.superseded_by,
+        "related": list(g.related),
+        "untrusted_helpful": g.untrusted_helpful,
+        "untrusted_harmful": g.untrusted_harmful,
         "namespace": g.namespace,
         "created": _iso(g.created),
         "updated": _iso(g.updated),
     }
+    for optional in ("related", "untrusted_helpful", "untrusted_harmful"):
+        if not data[optional]:  # written only when there is something to say
+            del data[optional]
     front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
                       default_flow_style=False)
     body = _one_line(g.text)
@@ -200,6 +212,12 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         supersedes = [supersedes]
     if not isinstance(supersedes, list) or not all(isinstance(x, str) for x in supersedes):
         return error("supersedes-type", "'supersedes' must be a list of guideline ids")
+    related = data.get("related") or []
+    if isinstance(related, str):
+        related = [related]
+    if not isinstance(related, list) or not all(isinstance(x, str) for x in related):
+        warn("related-type", "'related' must be a list of guideline ids; ignored")
+        related = []
     values = {
         "id": gid,
         "topic": topic,
@@ -212,6 +230,9 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         "sources": sources,
         "supersedes": supersedes,
         "superseded_by": data.get("superseded_by"),
+        "related": related,
+        "untrusted_helpful": data.get("untrusted_helpful", 0) or 0,
+        "untrusted_harmful": data.get("untrusted_harmful", 0) or 0,
         "namespace": str(data.get("namespace") or "default"),
         "path": path or "",
     }

@@ -17,6 +17,8 @@ from skillbank.errors import InvalidInputError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
     MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
+from skillbank.memories.guidelines.agent_rules import agent_rules
+from skillbank.memories.guidelines.decisions import Plan, merge_evidence, same_wording
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 
@@ -37,13 +39,17 @@ class GuidelineLearning:
         trusted: bool = True,
         namespace: str | None = None,
         candidates: Sequence[Any] | None = None,
+        rules: Sequence[Any] | None = None,
     ) -> LearnReport:
         """Turn a critique into guidelines: add, merge, supersede, or ignore each candidate rule.
 
-        ``candidates`` (``CandidateRule`` objects or dicts) skips the distiller's extraction; the
-        store's dedup and supersede logic still applies. ``trusted=False`` (e.g. a critique from
-        an untrusted channel) adds rules as ``pending`` and never supersedes an existing rule
-        until a person approves.
+        ``rules`` are the rules the calling model already read from the critique
+        (``[{"text": ..., "when_to_use": ...}]``, ``topic`` optional): they are stored as given,
+        with the verbatim critique as their source, instead of the distiller's extraction (the
+        agent's own reading usually beats a model-free one). ``candidates`` (``CandidateRule``
+        objects or dicts) is the older form of the same. The store's dedup and supersede logic
+        applies either way. ``trusted=False`` (e.g. a critique from an untrusted channel) never
+        changes an active rule: its rules wait as ``pending`` proposals until approve().
         """
         critique = _check_text(critique, "critique", MAX_TEXT)
         task = _check_text(task, "task", MAX_TEXT, optional=True)
@@ -62,22 +68,27 @@ class GuidelineLearning:
             raise InvalidInputError("trusted must be true or false")
         source = self._check_source(source)
         ns = self._namespace(namespace)
+        if rules is not None:
+            if candidates is not None:
+                raise InvalidInputError("pass the agent's rules as rules=[...] or candidates=[...], "
+                                        "not both")
+            candidates = agent_rules(rules, critique=critique, task=task)
         if candidates is None:
             if not critique.strip():
                 return LearnReport(entries=[LearnEntry(action="ignored", text="",
                                                        detail="empty critique")])
-            rules = list(self.distiller.rules_from_critique(
+            found = list(self.distiller.rules_from_critique(
                 critique, task=task, response=response, score=score))
         else:
             if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
                 raise InvalidInputError(
                     "candidates must be a list of CandidateRule objects or dicts")
-            rules = [self._as_candidate(c) for c in candidates]
+            found = [self._as_candidate(c) for c in candidates]
         report = LearnReport()
         touched: set[str] = set()
         with self._lock, self.write_lock:
             self._refresh()
-            for rule in rules:
+            for rule in found:
                 if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
                     report.entries.append(LearnEntry(
                         action="ignored", text=_clean(rule.text, MAX_SHORT),
@@ -85,7 +96,7 @@ class GuidelineLearning:
                                "reaction)"))
                     continue
                 src = SourceRecord(critique=critique, task=task, source=source, score=score,
-                                   rule=_clean(rule.text, MAX_SHORT),
+                                   trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
                                    sentence=_clean(getattr(rule, "source_sentence", "") or "",
                                                    MAX_SHORT) or None)
                 entry = self._learn_one(
@@ -129,7 +140,8 @@ class GuidelineLearning:
             self._refresh()
             return self._learn_one(
                 text=text, topic=topic, when_to_use=when, sentence="",
-                source=SourceRecord(critique=text, task=None, source=source, rule=text),
+                source=SourceRecord(critique=text, task=None, source=source, rule=text,
+                                    trusted=trusted),
                 namespace=ns, trusted=trusted, touched=set())
 
     def _guess(self, text: str) -> tuple[str, str]:
@@ -173,77 +185,143 @@ class GuidelineLearning:
     def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str]
                    ) -> LearnEntry:
-        distiller = self.distiller
+        """Decide what one candidate rule does to the memory (see ``decisions``) and do it."""
         vector = self._member_vector(text, sentence or None, source.critique)
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
-        same: tuple[float, str] | None = None
-        contradicted: list[tuple[float, str]] = []
         rule_vector = self._member_vector(text, sentence or None, None)
         neighbours = self._nearest(vector, query, namespace, topic, rule_vector, frozenset(touched))
-        for similarity, gid in neighbours:
-            old = self._items[gid]
-            relation = distiller.relate(text, old.text, similarity=similarity)
-            if relation == "same" and same is None:
-                same = (similarity, gid)
-            elif relation == "contradiction" and gid not in touched:
-                contradicted.append((similarity, gid))
-        if contradicted and trusted:
-            contradicted += self._more_contradicted(
-                text, vector, query, namespace, topic, contradicted,
+        plan = self._plan(text, neighbours, touched)
+        if plan.contradicted and trusted:
+            plan.contradicted += self._more_contradicted(
+                text, vector, query, namespace, topic, plan.contradicted,
                 skip={gid for _, gid in neighbours} | touched)
         now = utcnow()
-        if same is not None:
-            similarity, gid = same
-            old = self._items[gid]
-            update: dict[str, Any] = {
-                "reinforcements": old.reinforcements + 1,
-                "sources": [*old.sources, source],
-                "updated": now,
-            }
-            notes = [f"same as {gid} (similarity {similarity:.2f}); "
-                     f"reinforcements now {old.reinforcements + 1}"]
-            if more_specific(text, old.text):
-                update["text"] = text
-                notes.append("took the new, more specific wording")
-            if old.status == "pending" and trusted:
-                update["status"] = "active"
-                notes.append("confirmed by a trusted source: now active")
-            # A trusted restatement of a rule also overrules what still contradicts it (say an
-            # older paraphrase the first contradiction did not reach).
-            olds = [o for _, o in contradicted if o != gid] if trusted else []
-            if olds and update.get("status", old.status) == "active":
-                update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
-                notes.append(f"supersedes {', '.join(olds)} (contradiction)")
+        if plan.same is not None:
+            target = self._items[plan.same[1]]
+            if trusted and target.status == "active":
+                return self._merge(target, text, source, plan, touched, now)
+            if not trusted and target.status == "pending":
+                return self._merge(target, text, source, plan, touched, now)
+            # Untrusted input never changes an active rule, and a trusted restatement of a
+            # pending (untrusted) rule confirms the trusted wording, never the pending one: in
+            # both cases the candidate becomes a guideline of its own, linked to the other.
+            if trusted:  # the pending proposal is replaced by the trusted wording
+                plan.confirms = target.id
+                plan.note = (f"confirms pending {target.id} ({plan.same[2]}) with this trusted "
+                             f"wording; {target.id} is superseded by it, its untrusted wording "
+                             "never becomes active")
             else:
-                olds = []
-            merged = self._save(old.model_copy(update=update))
-            touched.add(gid)
-            for old_id in olds:
-                self._mark_superseded(old_id, gid, now)
-            return LearnEntry(action="merged", guideline_id=gid, text=merged.text,
-                              superseded_id=olds[0] if olds else None, detail="; ".join(notes))
+                plan.related.insert(0, target.id)
+                plan.note = (f"same rule as active {target.id} ({plan.same[2]}): kept as a "
+                             "proposal, since untrusted input never changes an active rule")
+            plan.same = None
+        entry = self._add_new(text, topic, when_to_use, source, namespace, trusted, plan,
+                              touched, now)
+        if plan.confirms and entry.guideline_id:
+            self._mark_superseded(plan.confirms, entry.guideline_id, now)
+        return entry
 
+    def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str]) -> Plan:
+        """Relate the candidate to its neighbours: one merge target (strong evidence only),
+        contradicted rules, and look-alikes kept apart as related."""
+        plan = Plan()
+        for similarity, gid in neighbours:
+            old = self._items[gid]
+            if gid in touched:
+                # Rules of one critique are never merged into (or against) each other; only the
+                # very same wording twice is one rule.
+                if plan.same is None and same_wording(text, old.text):
+                    plan.same = (similarity, gid, "the same wording twice in one critique")
+                continue
+            relation = self.distiller.relate(text, old.text, similarity=similarity)
+            if relation == "contradiction":
+                plan.contradicted.append((similarity, gid))
+                plan.why[gid] = self._explain(text, old.text, similarity)
+            elif relation == "same":
+                evidence = merge_evidence(text, self._members(old), similarity,
+                                          self.paraphrase_bar)
+                if evidence and plan.same is None:
+                    plan.same = (similarity, gid, evidence)
+                else:
+                    plan.related.append(gid)
+                    plan.why.setdefault(gid, f"similarity {similarity:.2f} but "
+                                             "no shared action and object")
+        return plan
+
+    def _explain(self, new: str, old: str, similarity: float) -> str:
+        explain = getattr(self.distiller, "explain_relation", None)
+        if explain is None:
+            return f"similarity {similarity:.2f}"
+        try:
+            return str(explain(new, old, similarity=similarity))
+        except Exception:  # noqa: BLE001 - an explanation is optional
+            return f"similarity {similarity:.2f}"
+
+    def _merge(self, old: Guideline, text: str, source: SourceRecord, plan: Plan,
+               touched: set[str], now: datetime) -> LearnEntry:
+        similarity, gid, evidence = plan.same  # type: ignore[misc]
+        update: dict[str, Any] = {
+            "reinforcements": old.reinforcements + 1,
+            "sources": [*old.sources, source],
+            "updated": now,
+        }
+        notes = [f"same as {gid} ({evidence}; similarity {similarity:.2f}); "
+                 f"reinforcements now {old.reinforcements + 1}"]
+        if more_specific(text, old.text):
+            update["text"] = text
+            notes.append("took the new, more specific wording")
+        # A trusted restatement of an active rule also overrules what still contradicts it (say
+        # an older paraphrase the first contradiction did not reach). Pending rules (untrusted)
+        # only propose: their supersessions wait for approve().
+        olds = [o for _, o in plan.contradicted if o != gid]
+        if olds and old.status == "active":
+            update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
+            notes.append(f"supersedes {', '.join(olds)} ({plan.why.get(olds[0], '')})")
+        elif olds:
+            update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
+            notes.append(f"would supersede {', '.join(olds)} once approved")
+            olds = []
+        merged = self._save(old.model_copy(update=update))
+        touched.add(gid)
+        for old_id in olds:
+            self._mark_superseded(old_id, gid, now)
+        return LearnEntry(action="merged", guideline_id=gid, text=merged.text,
+                          superseded_id=olds[0] if olds else None, detail="; ".join(notes))
+
+    def _add_new(self, text: str, topic: str, when_to_use: str, source: SourceRecord,
+                 namespace: str, trusted: bool, plan: Plan, touched: set[str], now: datetime
+                 ) -> LearnEntry:
         gid = self._new_id()
-        olds = [g for _, g in contradicted]
-        status = "active" if trusted else "pending"
-        new = Guideline(id=gid, topic=topic, text=text, when_to_use=when_to_use, status=status,
-                        sources=[source], supersedes=olds, namespace=namespace,
+        olds = [g for _, g in plan.contradicted]
+        related = [r for r in dict.fromkeys(plan.related) if r not in olds]
+        if plan.confirms:
+            olds = list(dict.fromkeys([*olds, plan.confirms]))
+        new = Guideline(id=gid, topic=topic, text=text, when_to_use=when_to_use,
+                        status="active" if trusted else "pending", sources=[source],
+                        supersedes=olds, related=related, namespace=namespace,
                         created=now, updated=now)
         new = self._save(new)
         touched.add(gid)
+        notes = [plan.note] if plan.note else []
+        if related and not plan.note:
+            notes.append("kept apart from look-alike " + ", ".join(
+                f"{r} ({plan.why.get(r, 'related')})" for r in related) + "; linked as related")
         if olds and trusted:
             for old_id in olds:
                 self._mark_superseded(old_id, gid, now)
-            detail = f"supersedes {', '.join(olds)} (contradiction)"
+            detail = "; ".join([f"supersedes {o} ({plan.why.get(o, 'contradiction')})"
+                                for o in olds] + notes)
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
-            detail = "untrusted source: waits for approve() or reject()"
+            detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
             if olds:
                 detail += f"; would supersede {', '.join(olds)} once approved"
             return LearnEntry(action="pending", guideline_id=gid, text=new.text,
-                              superseded_id=olds[0] if olds else None, detail=detail)
-        return LearnEntry(action="added", guideline_id=gid, text=new.text, detail="new rule")
+                              superseded_id=olds[0] if olds else None,
+                              detail="; ".join([detail] + notes))
+        return LearnEntry(action="added", guideline_id=gid, text=new.text,
+                          detail="; ".join(["new rule"] + notes))
 
     def _more_contradicted(self, text: str, vector: np.ndarray, query: str, namespace: str,
                            topic: str, contradicted: list[tuple[float, str]], skip: set[str]

@@ -50,6 +50,7 @@ from typing import Any, Callable
 import numpy as np
 
 from skillbank.index import HybridIndex
+from skillbank.memories.guidelines.decisions import PARAPHRASE_BAR
 from skillbank.memories.guidelines.files import (
     ID_RE, IN_PLAY, STATUSES, SourceRecord, parse_guideline, render_guideline)
 from skillbank.memories.guidelines.learning import GuidelineLearning
@@ -124,6 +125,11 @@ class GuidelineMemory(GuidelineLearning, GuidelineReview, GuidelineSearch, Guide
         minus a margin; going lower would only cost relate calls (model calls, for an LLM).
         """
         return float(self._setting("related_threshold", 0.60)) - 0.25
+
+    @property
+    def paraphrase_bar(self) -> float:
+        """Similarity above which two rules merge without the same action and object."""
+        return float(self._setting("paraphrase_threshold", PARAPHRASE_BAR))
 
     @property
     def distiller(self) -> Any:

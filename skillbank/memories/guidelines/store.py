@@ -18,9 +18,9 @@ from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join
 from skillbank.index import IndexItem
 from skillbank.memories.guidelines.files import (
-    _INVISIBLE, ALL_NAMESPACES, ID_RE, MAX_FILE_BYTES, MAX_NAMESPACE, _check_text, _trim_sources,
+    _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_FILE_BYTES, MAX_NAMESPACE, _check_text, _trim_sources,
     parse_guideline, render_guideline)
-from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport
+from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
@@ -196,8 +196,37 @@ class GuidelineStore:
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
+            for old_id, new_id in self._repair_supersessions():
+                report.findings.append(Finding(
+                    severity="warning", code="supersede-repaired", path=self._items[old_id].path,
+                    message=f"{old_id} marked superseded by {new_id}, whose 'supersedes' lists it "
+                            "(an interrupted write had left both active)"))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _repair_supersessions(self) -> list[tuple[str, str]]:
+        """Finish supersessions a crash split: an active guideline lists ``supersedes: [old]``
+        but `old` is still in play, unlinked, and untouched since (older file, older update).
+
+        Superseding writes the new file first and marks the old one second; a kill between the
+        two left both active. The new file's frontmatter is the record of intent, so opening or
+        syncing completes it. An old rule a person edited later (newer file) is left alone.
+        """
+        repaired: list[tuple[str, str]] = []
+        for new in list(self._items.values()):
+            if new.status != "active" or not new.supersedes:
+                continue
+            new_mtime = self._files.get(new.path, (0, 0))[0]
+            for old_id in new.supersedes:
+                old = self._items.get(old_id)
+                if (old is None or old_id == new.id or old.status not in IN_PLAY
+                        or old.superseded_by not in (None, new.id)
+                        or old.namespace != new.namespace or old.updated > new.updated
+                        or self._files.get(old.path, (0, 0))[0] > new_mtime):
+                    continue
+                self._mark_superseded(old_id, new.id, utcnow())
+                repaired.append((old_id, new.id))
+        return repaired
 
     def _ensure_loaded(self) -> None:
         if not self._loaded:
