@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 
 __all__ = [
     "TOOL_NAMES",
+    "COMPACT_TOOLS",
+    "MIDDLEWARE_TOOLS",
     "ToolDef",
     "tool_defs",
+    "select_tools",
     "run_tool",
     "validation_message",
     "hit_document",
@@ -303,6 +306,16 @@ _DEFS: tuple[ToolDef, ...] = tuple(
 TOOL_NAMES: tuple[str, ...] = tuple(d.name for d in _DEFS)
 _BY_NAME = {d.name: d for d in _DEFS}
 
+#: The default tool set of a toolkit or tool spec: every tool's schema is sent with every model
+#: call (all eleven cost ~2,500 tokens), so by default four that cover the loop: read the
+#: memory for a task, open a skill, turn a correction into rules, say what helped.
+COMPACT_TOOLS: tuple[str, ...] = ("memory_context", "load_skill", "learn_from_critique",
+                                  "rate_memory")
+#: The default for `SkillbankMiddleware(tools=True)`: the middleware already puts the memory
+#: for the task in the prompt, so `find_skills` (look beyond it) replaces `memory_context`.
+MIDDLEWARE_TOOLS: tuple[str, ...] = ("find_skills", "load_skill", "learn_from_critique",
+                                     "rate_memory")
+
 
 def tool_defs(include: Sequence[str] | None = None) -> list[ToolDef]:
     """The tool definitions, all of them or the named ones (in the order given)."""
@@ -315,6 +328,17 @@ def tool_defs(include: Sequence[str] | None = None) -> list[ToolDef]:
         raise InvalidInputError(
             f"unknown skillbank tool(s) {unknown}; choose from {list(TOOL_NAMES)}")
     return [_BY_NAME[n] for n in dict.fromkeys(include)]
+
+
+def select_tools(include: Sequence[str] | str | None = None,
+                 default: Sequence[str] = COMPACT_TOOLS) -> list[ToolDef]:
+    """The tools a face offers: `default` when `include` is None, every tool for ``"all"``,
+    else the named ones."""
+    if include is None:
+        return tool_defs(list(default))
+    if include == "all":
+        return tool_defs(None)
+    return tool_defs(include)
 
 
 def validation_message(name: str, error: ValidationError) -> str:
@@ -363,15 +387,22 @@ def normalise_kind(kind: str) -> str:
             f"unknown retriever kind {kind!r}; use one of {list(RETRIEVER_KINDS)}") from None
 
 
+#: Filters the facade applies itself (so they do not cost recall); others are applied to the
+#: documents' metadata after a wider search.
+_NATIVE_FILTERS = {"experiences": ("outcome", "tags", "kind"), "guidelines": ("topic",),
+                   "skills": ()}
+
+
 def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
-                namespace: str | None = None) -> list[Any]:
-    """The facade search behind a retriever of `kind`."""
+                namespace: str | None = None, native: dict[str, Any] | None = None) -> list[Any]:
+    """The facade search behind a retriever of `kind` (with the filters it understands)."""
     kind = normalise_kind(kind)
+    native = native or {}
     if kind == "skills":
         return bank.skills.search(query, k=k)
     if kind == "guidelines":
-        return bank.guidelines.search(query, k=k, namespace=namespace)
-    return bank.experiences.recall(query, k=k, namespace=namespace)
+        return bank.guidelines.search(query, k=k, namespace=namespace, topic=native.get("topic"))
+    return bank.experiences.recall(query, k=k, namespace=namespace, **native)
 
 
 def _plain(value: Any) -> Any:
@@ -383,20 +414,27 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def hit_document(kind: str, hit: Any) -> tuple[str, str, dict[str, Any]]:
-    """(id, text, metadata) for one search hit; metadata always has kind, score and why."""
+def hit_document(kind: str, hit: Any, body: str | None = None) -> tuple[str, str, dict[str, Any]]:
+    """(id, text, metadata) for one search hit, as a model should read it.
+
+    The text carries the content once (a skill's name and description, and its SKILL.md body
+    when `body` is given; a rule; an experience's task, outcome, lessons, feedback and steps);
+    metadata has ``kind``, ``score`` and ``why`` plus the fields worth filtering on, never an
+    empty one and never a file path.
+    """
     kind = normalise_kind(kind)
     record = hit.record
     meta: dict[str, Any] = {"score": _round(hit.score), "why": hit.why}
     if kind == "skills":
         text = f"{record.name}: {record.description}"
-        meta.update(kind="skill", name=record.name, description=record.description,
-                    path=record.path)
+        if body:
+            text = f"{text}\n\n{body.strip()}"
+        meta.update(kind="skill", name=record.name)
         return f"skill:{record.name}", text, meta
     if kind == "guidelines":
         meta.update(kind="guideline", topic=record.topic, status=record.status,
                     when_to_use=record.when_to_use)
-        return record.id, record.text, meta
+        return record.id, record.text, _clean(meta)
     lines = [f"Task: {record.task}", f"Outcome: {record.outcome}"]
     if record.lessons:
         lines.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
@@ -408,4 +446,65 @@ def hit_document(kind: str, hit: Any) -> tuple[str, str, dict[str, Any]]:
     meta.update(kind=record.kind, outcome=record.outcome, when_to_use=record.when_to_use,
                 tags=list(record.tags), namespace=record.namespace,
                 created=record.created.isoformat() if record.created else None)
-    return record.id, "\n".join(lines), {k: _plain(v) for k, v in meta.items()}
+    return record.id, "\n".join(lines), _clean(meta)
+
+
+def _clean(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in meta.items() if v not in (None, "", [], ())}
+
+
+def _matches(meta: dict[str, Any], filters: dict[str, Any]) -> bool:
+    """Metadata equality filters: a value, a list of allowed values, or {"$in"/"$nin"/"$ne"}."""
+    for key, wanted in filters.items():
+        have = meta.get(key)
+        values = have if isinstance(have, list) else [have]
+        if isinstance(wanted, dict):
+            for op, operand in wanted.items():
+                if op == "$eq" and operand not in values:
+                    return False
+                if op == "$ne" and operand in values:
+                    return False
+                if op == "$in" and not set(values) & set(operand):
+                    return False
+                if op == "$nin" and set(values) & set(operand):
+                    return False
+                if op not in ("$eq", "$ne", "$in", "$nin"):
+                    raise InvalidInputError(
+                        f"unsupported filter operator {op!r}; use $eq, $ne, $in or $nin")
+        elif isinstance(wanted, (list, tuple, set)):
+            if not set(values) & set(wanted):
+                return False
+        elif wanted not in values:
+            return False
+    return True
+
+
+def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str | None = None,
+             filters: dict[str, Any] | None = None,
+             include_body: bool = False) -> list[tuple[str, str, dict[str, Any], float]]:
+    """What a retriever returns: (id, text, metadata, score), at most `k`, best first.
+
+    `filters` match the documents' metadata (``{"outcome": "failure"}``, ``{"tags": "csv"}``,
+    ``{"topic": {"$in": ["data", "python"]}}``); the ones the facade knows are applied in the
+    search, the rest to a wider candidate list. `include_body` adds each skill's instructions.
+    """
+    kind = normalise_kind(kind)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k must be a positive integer, not {k!r}")
+    filters = dict(filters or {})
+    native: dict[str, Any] = {}
+    for key in _NATIVE_FILTERS[kind]:
+        if isinstance(filters.get(key), str):
+            value = filters.pop(key)
+            native[key] = [value] if key == "tags" else value
+    fetch = k if not filters else min(max(4 * k, 20), 100)
+    out = []
+    for hit in search_hits(bank, kind, query, fetch, namespace=namespace, native=native):
+        body = bank.skills.load(hit.name).body if include_body and kind == "skills" else None
+        doc_id, text, meta = hit_document(kind, hit, body)
+        if filters and not _matches(meta, filters):
+            continue
+        out.append((doc_id, text, meta, float(hit.score)))
+        if len(out) >= k:
+            break
+    return out

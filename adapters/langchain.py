@@ -4,14 +4,16 @@ A thin face over `skillbank.Skillbank`: every piece here calls the facade (`bank
 `bank.skills`, `bank.experiences`, `bank.guidelines`, `bank.rate`) and holds no memory logic.
 
 * `SkillbankMiddleware` — add to `create_agent(..., middleware=[...])`: before every model call
-  the memory for the current task (the latest human message) is appended to the system prompt,
-  computed once per task within a run; after the run the trajectory is recorded as an
-  experience, and feedback (state key ``feedback`` or ``config["configurable"]
-  ["skillbank_feedback"]``) is learned as guidelines. ``tools=True`` also gives the agent the
-  skillbank tools.
-* `skillbank_tools(bank)` — the memory tools as `StructuredTool`s (sync and async).
+  the memory for the thread's goal and latest request is appended to the system prompt (once
+  per run); every run, failures included, is recorded as an experience in the background, and
+  feedback (state key ``feedback`` or ``config["configurable"]["skillbank_feedback"]``) is
+  learned as guidelines. ``namespace="{user_id}"`` scopes memory per run; ``tools=True`` adds
+  a compact tool set (see `skillbank.adapters._lc_middleware`).
+* `skillbank_tools(bank)` / `SkillbankToolkit(bank=bank)` — the memory tools as
+  `StructuredTool`s (sync and async): a compact set by default, ``include="all"`` for all.
 * `SkillbankRetriever` / `SkillRetriever` / `GuidelineRetriever` / `ExperienceRetriever` —
-  `BaseRetriever`s returning `Document`s (id, page_content, metadata with kind, score, why).
+  `BaseRetriever`s returning `Document`s (id, clean page_content, metadata with kind, score,
+  why); ``k``, ``search_kwargs={"k": …, "filter": {…}}`` and ``invoke(q, k=…)`` as usual.
 * `SkillbankCallbackHandler` — records a run of any Runnable (not built with `create_agent`)
   as an experience: the root input as the task, tool calls as steps, the final output.
 * `ChatModelDistiller(chat_model)` — a `skillbank.distill.LLMDistiller` whose model is any
@@ -24,43 +26,39 @@ import llama_index, and `import skillbank` does not import this module.
 from __future__ import annotations
 
 import asyncio
+import copy
 import json
 import logging
 import threading
-from typing import TYPE_CHECKING, Annotated, Any, Callable, Sequence
+from typing import TYPE_CHECKING, Any, Sequence
 from uuid import UUID
 
-from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
-from langchain.agents.middleware.types import (
-    ExtendedModelResponse,
-    OmitFromInput,
-    PrivateStateAttr,
-)
 from langchain_core.callbacks import (
     AsyncCallbackManagerForRetrieverRun,
     BaseCallbackHandler,
     CallbackManagerForRetrieverRun,
 )
 from langchain_core.documents import Document
-from langchain_core.messages import AIMessage, BaseMessage, SystemMessage
+from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.retrievers import BaseRetriever
-from langchain_core.tools import StructuredTool, ToolException
-from langgraph.types import Command
-from pydantic import ConfigDict, field_validator
-from typing_extensions import NotRequired
+from pydantic import ConfigDict, Field, field_validator
 
+from skillbank.adapters._lc_common import (
+    SkillbankToolkit,
+    latest_human_text,
+    skillbank_tools,
+)
+from skillbank.adapters._lc_common import text_of as _text
+from skillbank.adapters._lc_middleware import SkillbankMiddleware, SkillbankState
 from skillbank.adapters._tools import (
+    COMPACT_TOOLS,
+    MIDDLEWARE_TOOLS,
     TOOL_NAMES,
-    ToolDef,
-    hit_document,
     normalise_kind,
-    run_tool,
-    search_hits,
-    tool_defs,
-    validation_message,
+    retrieve,
 )
 from skillbank.distill import Distiller, LLMDistiller
-from skillbank.errors import SkillbankError
+from skillbank.errors import InvalidInputError
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -69,267 +67,51 @@ __all__ = [
     "SkillbankMiddleware",
     "SkillbankState",
     "skillbank_tools",
+    "SkillbankToolkit",
     "TOOL_NAMES",
+    "COMPACT_TOOLS",
+    "MIDDLEWARE_TOOLS",
     "SkillbankRetriever",
     "SkillRetriever",
     "GuidelineRetriever",
     "ExperienceRetriever",
     "SkillbankCallbackHandler",
     "ChatModelDistiller",
+    "latest_human_text",
 ]
 
 log = logging.getLogger("skillbank.adapters.langchain")
 
 
 # --------------------------------------------------------------------------------------------
-# Messages
-# --------------------------------------------------------------------------------------------
-
-def _text(message: Any) -> str:
-    """The text of a message whatever its content shape (string or content blocks)."""
-    if isinstance(message, BaseMessage):
-        return str(message.text)
-    if isinstance(message, dict):
-        content = message.get("content", "")
-        if isinstance(content, list):
-            return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
-        return str(content or "")
-    return str(message)
-
-
-def _is_human(message: Any) -> bool:
-    if isinstance(message, BaseMessage):
-        return message.type == "human"
-    return isinstance(message, dict) and message.get("role") in ("user", "human")
-
-
-def latest_human_text(messages: Sequence[Any]) -> str:
-    """The current task: the text of the latest human message ('' when there is none)."""
-    for message in reversed(list(messages or [])):
-        if _is_human(message):
-            return _text(message).strip()
-    return ""
-
-
-# --------------------------------------------------------------------------------------------
-# Tools
-# --------------------------------------------------------------------------------------------
-
-def _structured_tool(bank: "Skillbank", definition: ToolDef, namespace: str | None,
-                     trusted: bool) -> StructuredTool:
-    name = definition.name
-
-    def func(**kwargs: Any) -> str:
-        try:
-            return run_tool(bank, name, kwargs, namespace=namespace, trusted=trusted)
-        except SkillbankError as exc:
-            raise ToolException(str(exc)) from exc
-
-    async def coroutine(**kwargs: Any) -> str:
-        return await asyncio.to_thread(func, **kwargs)
-
-    func.__name__ = coroutine.__name__ = name
-    return StructuredTool.from_function(
-        func=func, coroutine=coroutine, name=name, description=definition.description,
-        args_schema=definition.args_schema, handle_tool_error=True,
-        handle_validation_error=lambda exc: validation_message(name, exc),
-    )
-
-
-def skillbank_tools(bank: "Skillbank", include: Sequence[str] | None = None,
-                    namespace: str | None = None, *, trusted: bool = True) -> list[StructuredTool]:
-    """The skillbank memory tools for a LangChain agent.
-
-    `include` picks tools by name (see `TOOL_NAMES`); `namespace` scopes experiences and
-    guidelines. With `trusted=False`, guidelines a model adds or learns arrive as `pending`
-    until a person approves them. A skillbank error becomes the tool's error reply to the model,
-    never an exception that ends the run.
-    """
-    return [_structured_tool(bank, d, namespace, trusted) for d in tool_defs(include)]
-
-
-# --------------------------------------------------------------------------------------------
-# Middleware
-# --------------------------------------------------------------------------------------------
-
-class SkillbankState(AgentState):
-    """Agent state with the keys `SkillbankMiddleware` reads and writes.
-
-    Input: ``outcome`` (success / failure / partial / unknown) and ``feedback`` (a critique to
-    learn from) describe the run being recorded. Output: ``skillbank_memory_ids`` (the ids the
-    model was shown, for `bank.rate`) and ``skillbank_experience_id`` (the recorded run).
-    """
-
-    outcome: NotRequired[str | None]
-    feedback: NotRequired[str | None]
-    skillbank_context: NotRequired[Annotated[dict[str, Any] | None, PrivateStateAttr]]
-    skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput]]
-    skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput]]
-
-
-def _run_config() -> dict[str, Any]:
-    try:
-        from langgraph.config import get_config
-
-        return dict(get_config().get("configurable") or {})
-    except Exception:  # noqa: BLE001 - outside a graph run there is no config
-        return {}
-
-
-def _with_memory(request: ModelRequest, text: str) -> ModelRequest:
-    """The request with `text` appended to its system message (or as the system message)."""
-    if not text:
-        return request
-    current = request.system_message
-    if current is None:
-        return request.override(system_message=SystemMessage(content=text))
-    if isinstance(current.content, str):
-        content: Any = f"{current.content.rstrip()}\n\n{text}" if current.content.strip() else text
-    else:
-        content = [*current.content, {"type": "text", "text": text}]
-    return request.override(system_message=current.model_copy(update={"content": content}))
-
-
-class SkillbankMiddleware(AgentMiddleware):
-    """Memory for a `create_agent` agent: context in, experience and feedback out.
-
-    ``create_agent(model, tools, middleware=[SkillbankMiddleware(bank)])``. Options:
-    ``budget_tokens`` for the injected block, ``record`` to record each run as an experience,
-    ``namespace`` for experiences and guidelines, ``tools`` (True or a list of tool names) to add
-    the skillbank tools, ``raise_errors`` to let memory errors stop the run (by default they are
-    logged and the agent goes on without memory; the last one is in ``last_error``).
-    """
-
-    state_schema = SkillbankState
-
-    def __init__(self, bank: "Skillbank", budget_tokens: int = 1500, record: bool = True,
-                 namespace: str | None = None, tools: bool | Sequence[str] = False, *,
-                 trusted: bool = True, raise_errors: bool = False) -> None:
-        super().__init__()
-        self.bank = bank
-        self.budget_tokens = budget_tokens
-        self.record = record
-        self.namespace = namespace
-        self.raise_errors = raise_errors
-        self.last_error: BaseException | None = None
-        if tools:
-            include = None if tools is True else list(tools)  # type: ignore[arg-type]
-            self.tools = skillbank_tools(bank, include=include, namespace=namespace,
-                                         trusted=trusted)
-        else:
-            self.tools = []
-
-    # -- errors -----------------------------------------------------------------------------
-    def _failed(self, what: str, exc: BaseException) -> None:
-        self.last_error = exc
-        if self.raise_errors:
-            raise exc
-        log.warning("skillbank %s failed; the agent goes on without it: %s", what, exc,
-                    exc_info=not isinstance(exc, SkillbankError))
-
-    # -- context before each model call ---------------------------------------------------------
-    def _cached(self, request: ModelRequest) -> tuple[str, dict[str, Any] | None]:
-        task = latest_human_text(request.messages)
-        cached = (request.state or {}).get("skillbank_context") if request.state else None
-        if isinstance(cached, dict) and cached.get("task") == task:
-            return task, cached
-        return task, None
-
-    def _compute(self, task: str) -> dict[str, Any] | None:
-        try:
-            ctx = self.bank.context_for(task, budget_tokens=self.budget_tokens,
-                                        namespace=self.namespace)
-        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
-            self._failed("context", exc)
-            return None
-        return {"task": task, "text": ctx.text, "ids": list(ctx.ids)}
-
-    @staticmethod
-    def _respond(response: ModelResponse, entry: dict[str, Any] | None, fresh: bool) -> Any:
-        if not fresh or entry is None:
-            return response
-        update = {"skillbank_context": entry, "skillbank_memory_ids": entry["ids"]}
-        return ExtendedModelResponse(model_response=response, command=Command(update=update))
-
-    def wrap_model_call(self, request: ModelRequest,
-                        handler: Callable[[ModelRequest], ModelResponse]) -> Any:
-        task, entry = self._cached(request)
-        fresh = entry is None and bool(task)
-        if fresh:
-            entry = self._compute(task)
-        response = handler(_with_memory(request, entry["text"]) if entry else request)
-        return self._respond(response, entry, fresh)
-
-    async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
-        task, entry = self._cached(request)
-        fresh = entry is None and bool(task)
-        if fresh:
-            entry = await asyncio.to_thread(self._compute, task)
-        response = await handler(_with_memory(request, entry["text"]) if entry else request)
-        return self._respond(response, entry, fresh)
-
-    # -- recording after the run ----------------------------------------------------------------
-    def _run_facts(self, state: dict[str, Any]) -> tuple[str | None, str | None]:
-        config = _run_config()
-        outcome = state.get("outcome") or config.get("skillbank_outcome") or "unknown"
-        feedback = state.get("feedback") or config.get("skillbank_feedback") or None
-        return str(outcome), (str(feedback) if feedback else None)
-
-    def _record(self, state: dict[str, Any], outcome: str, feedback: str | None) -> dict[str, Any]:
-        update: dict[str, Any] = {"skillbank_context": None}
-        # Outcome and feedback describe this run only: with a checkpointer the state outlives
-        # the run, and the next turn must not be recorded (or learned from) with them again.
-        update.update({key: None for key in ("outcome", "feedback") if state.get(key) is not None})
-        messages = list(state.get("messages") or [])
-        start = max((i for i, m in enumerate(messages) if _is_human(m)), default=None)
-        if start is None:
-            return update
-        run = messages[start:]  # this run: from the task to the answer
-        task = _text(messages[start]).strip() or None
-        if self.record:
-            update["skillbank_experience_id"] = None
-            try:
-                update["skillbank_experience_id"] = self.bank.experiences.record_messages(
-                    run, task=task, outcome=outcome, feedback=feedback, namespace=self.namespace)
-            except Exception as exc:  # noqa: BLE001 - memory must not break the agent
-                self._failed("recording", exc)
-        if feedback:
-            answer = next((_text(m) for m in reversed(run)
-                           if isinstance(m, AIMessage) and _text(m).strip()), None)
-            try:
-                self.bank.guidelines.learn(feedback, task=task, response=answer,
-                                           namespace=self.namespace)
-            except Exception as exc:  # noqa: BLE001
-                self._failed("learning from feedback", exc)
-        return update
-
-    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        outcome, feedback = self._run_facts(state)
-        return self._record(state, outcome, feedback)
-
-    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        outcome, feedback = self._run_facts(state)
-        return await asyncio.to_thread(self._record, state, outcome, feedback)
-
-
-# --------------------------------------------------------------------------------------------
 # Retrievers
 # --------------------------------------------------------------------------------------------
+
+_SEARCH_OPTIONS = ("k", "filter", "include_body", "namespace")
+
 
 class SkillbankRetriever(BaseRetriever):
     """Skills, guidelines or experiences for a query, as LangChain `Document`s.
 
     ``SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences", k=5)``. Each
-    document has ``id`` (``skill:<name>``, ``gl-…``, ``exp-…`` / ``lsn-…``), readable
-    ``page_content`` and metadata with ``kind``, ``score`` and ``why`` (dense / keyword / both).
+    document has ``id`` (``skill:<name>``, ``gl-…``, ``exp-…`` / ``lsn-…``), ``page_content``
+    a model can read (the content once; a skill's instructions too with ``include_body=True``)
+    and metadata with ``kind``, ``score``, ``why`` and the fields worth filtering on.
+
+    As with vector-store retrievers, ``search_kwargs={"k": 2, "filter": {"outcome":
+    "failure"}}`` sets search options and ``retriever.invoke(query, k=1, filter=…)`` overrides
+    them for one call. The configuration is plain data: ``model_dump_json()`` and
+    ``copy.deepcopy`` work (a copy shares the bank).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    bank: Any
+    bank: Any = Field(exclude=True, repr=False)
     kind: str = "skills"
-    k: int = 5
+    k: int = Field(default=5, ge=1, le=100)
     namespace: str | None = None
+    include_body: bool = False
+    search_kwargs: dict[str, Any] = Field(default_factory=dict)
 
     def __init__(self, bank: "Skillbank | None" = None, **kwargs: Any) -> None:
         if bank is not None:
@@ -341,25 +123,49 @@ class SkillbankRetriever(BaseRetriever):
     def _kind(cls, value: str) -> str:
         return normalise_kind(value)
 
-    def _documents(self, query: str) -> list[Document]:
-        hits = search_hits(self.bank, self.kind, query, self.k, namespace=self.namespace)
-        docs = []
-        for hit in hits:
-            doc_id, text, metadata = hit_document(self.kind, hit)
-            docs.append(Document(id=doc_id, page_content=text, metadata=metadata))
-        return docs
+    @field_validator("search_kwargs")
+    @classmethod
+    def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
+        unknown = sorted(set(value) - set(_SEARCH_OPTIONS))
+        if unknown:
+            raise InvalidInputError(f"unknown search option(s) {unknown}; use {list(_SEARCH_OPTIONS)}")
+        return value
 
-    def _get_relevant_documents(self, query: str, *,
-                                run_manager: CallbackManagerForRetrieverRun) -> list[Document]:
-        return self._documents(query)
+    def __repr_args__(self) -> Any:
+        yield "bank", self.bank
+        yield from super().__repr_args__()
+
+    def __deepcopy__(self, memo: dict[int, Any] | None = None) -> "SkillbankRetriever":
+        clone = self.model_copy()
+        object.__setattr__(clone, "search_kwargs", copy.deepcopy(self.search_kwargs, memo))
+        object.__setattr__(clone, "metadata", copy.deepcopy(self.metadata, memo))
+        object.__setattr__(clone, "tags", copy.deepcopy(self.tags, memo))
+        return clone
+
+    def _documents(self, query: str, **options: Any) -> list[Document]:
+        opts = {**self.search_kwargs, **options}
+        unknown = sorted(set(opts) - set(_SEARCH_OPTIONS))
+        if unknown:
+            raise InvalidInputError(f"unknown search option(s) {unknown}; use {list(_SEARCH_OPTIONS)}")
+        found = retrieve(self.bank, self.kind, query, opts.get("k", self.k),
+                         namespace=opts.get("namespace", self.namespace),
+                         filters=opts.get("filter"),
+                         include_body=opts.get("include_body", self.include_body))
+        return [Document(id=doc_id, page_content=text, metadata=meta)
+                for doc_id, text, meta, _ in found]
+
+    def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
+                                **options: Any) -> list[Document]:
+        return self._documents(query, **options)
 
     async def _aget_relevant_documents(
-            self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun) -> list[Document]:
-        return await asyncio.to_thread(self._documents, query)
+            self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
+            **options: Any) -> list[Document]:
+        return await asyncio.to_thread(self._documents, query, **options)
 
 
 class SkillRetriever(SkillbankRetriever):
-    """Skills (name and description) that fit a query."""
+    """Skills (name and description; the instructions with ``include_body=True``)."""
 
     kind: str = "skills"
 

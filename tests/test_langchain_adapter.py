@@ -24,7 +24,7 @@ from langchain_core.runnables import RunnableLambda  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
-from skillbank.adapters._tools import TOOL_NAMES  # noqa: E402
+from skillbank.adapters._tools import COMPACT_TOOLS, MIDDLEWARE_TOOLS, TOOL_NAMES  # noqa: E402
 from skillbank.adapters.langchain import (  # noqa: E402
     ChatModelDistiller,
     ExperienceRetriever,
@@ -144,14 +144,16 @@ def test_agent_sees_memory_uses_tools_and_is_remembered(bank, monkeypatch):
         assert "Round money in sales reports to two decimals." in system
         assert "sales-report" in system
     assert calls == [TASK]  # computed once for the run, not once per model call
-    # The skillbank tools were offered and one of them answered.
-    assert set(TOOL_NAMES) <= set(model.bound) and "load_csv" in model.bound
+    # The compact skillbank tool set was offered and one of them answered.
+    assert sorted(model.bound) == sorted([*MIDDLEWARE_TOOLS, "load_csv"])
     found = [m for m in out["messages"] if isinstance(m, ToolMessage) and m.name == "find_skills"]
     assert json.loads(found[0].content)["skills"][0]["name"] == "sales-report"
     assert out["skillbank_memory_ids"] and any(i.startswith("gl-") for i in out["skillbank_memory_ids"])
 
-    # The run was recorded and comes back for a similar task.
-    eid = out["skillbank_experience_id"]
+    # The run was recorded (in the background: durable after flush) and comes back.
+    assert "skillbank_experience_id" not in out
+    assert bank.flush(timeout=60)
+    eid = middleware.last_experience_id
     assert eid.startswith("exp-") and middleware.last_error is None
     experience = bank.experiences.get(eid)
     assert experience.task == TASK
@@ -169,7 +171,7 @@ async def test_async_run_records_outcome_and_learns_feedback(bank, monkeypatch):
         call("find_skills", {"task": TASK, "k": 500}, "c3"),
         AIMessage(content="Report written."),
     ]))
-    middleware = SkillbankMiddleware(bank, tools=True, raise_errors=True)
+    middleware = SkillbankMiddleware(bank, tools="all", raise_errors=True, background=False)
     agent = create_agent(model, [load_csv], middleware=[middleware])
     feedback = "Always put the totals row at the top of the report."
 
@@ -200,10 +202,12 @@ def test_state_feedback_and_multi_turn_with_checkpointer(bank, monkeypatch):
         AIMessage(content="Here is the sales report."),
         AIMessage(content="Here is a haiku."),
     ]))
-    agent = create_agent(model, [], middleware=[SkillbankMiddleware(bank, raise_errors=True)],
+    agent = create_agent(model, [], middleware=[SkillbankMiddleware(bank, raise_errors=True,
+                                                                    background=False)],
                          checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t1"}}
-    first = agent.invoke({"messages": [{"role": "user", "content": TASK}],
+    # An outcome ends the episode: the next request in the thread is a new task.
+    first = agent.invoke({"messages": [{"role": "user", "content": TASK}], "outcome": "success",
                           "feedback": "Use a bar chart for the totals per region."}, config)
     second = agent.invoke({"messages": [{"role": "user", "content": "Write a haiku about rain"}]},
                           config)
@@ -223,6 +227,9 @@ def test_middleware_options(bank):
     assert quiet.tools == []
     some = SkillbankMiddleware(bank, tools=["find_skills", "rate_memory"])
     assert [t.name for t in some.tools] == ["find_skills", "rate_memory"]
+    assert [t.name for t in SkillbankMiddleware(bank, tools=True).tools] == list(MIDDLEWARE_TOOLS)
+    assert [t.name for t in SkillbankMiddleware(bank, tools="all").tools] == list(TOOL_NAMES)
+    assert "SkillbankMiddleware" in repr(some) and str(bank.root) in repr(some)
 
     model = ScriptedChatModel(messages=iter([AIMessage(content="ok")]))
     agent = create_agent(model, [], middleware=[SkillbankMiddleware(bank, record=False)])
@@ -254,7 +261,8 @@ def test_memory_failure_does_not_break_the_agent(bank, monkeypatch):
 # -- tools on their own ----------------------------------------------------------------------------
 
 def test_every_tool_works(bank):
-    tools = {t.name: t for t in skillbank_tools(bank)}
+    assert [t.name for t in skillbank_tools(bank)] == list(COMPACT_TOOLS)
+    tools = {t.name: t for t in skillbank_tools(bank, include="all")}
     assert list(tools) == list(TOOL_NAMES)
     for t in tools.values():
         assert t.args_schema is not None and t.coroutine is not None and t.description

@@ -1,0 +1,130 @@
+"""LangChain pieces shared by the middleware and the rest of `skillbank.adapters.langchain`:
+reading messages, and the memory tools as `StructuredTool`s (and a `BaseToolkit`).
+
+Tools take their namespace either fixed or from a resolver called at each tool call, so a
+middleware with ``namespace="{user_id}"`` gives its tools the same per-run namespace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+
+from langchain_core.messages import BaseMessage
+from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
+from pydantic import ConfigDict, Field
+
+from skillbank.adapters._tools import run_tool, select_tools
+from skillbank.errors import SkillbankError
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+#: A namespace, or a function giving the namespace of the current run.
+NamespaceLike = Union[str, None, Callable[[], Union[str, None]]]
+
+
+# --------------------------------------------------------------------------------------------
+# Messages
+# --------------------------------------------------------------------------------------------
+
+def text_of(message: Any) -> str:
+    """The text of a message whatever its content shape (string or content blocks)."""
+    if isinstance(message, BaseMessage):
+        return str(message.text)
+    if isinstance(message, dict):
+        content = message.get("content", "")
+        if isinstance(content, list):
+            return "\n".join(b.get("text", "") if isinstance(b, dict) else str(b) for b in content)
+        return str(content or "")
+    return str(message)
+
+
+def is_human(message: Any) -> bool:
+    if isinstance(message, BaseMessage):
+        return message.type == "human"
+    return isinstance(message, dict) and message.get("role") in ("user", "human")
+
+
+def is_summary(message: Any) -> bool:
+    """A summary of earlier turns written by `SummarizationMiddleware` (a HumanMessage)."""
+    extra = getattr(message, "additional_kwargs", None) or {}
+    return is_human(message) and extra.get("lc_source") == "summarization"
+
+
+def latest_human_text(messages: Sequence[Any]) -> str:
+    """The text of the latest human message that is a request ('' when there is none)."""
+    for message in reversed(list(messages or [])):
+        if is_human(message) and not is_summary(message):
+            return text_of(message).strip()
+    return ""
+
+
+# --------------------------------------------------------------------------------------------
+# Tools
+# --------------------------------------------------------------------------------------------
+
+def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any,
+                     namespace: NamespaceLike, trusted: bool) -> StructuredTool:
+    def func(**kwargs: Any) -> str:
+        try:
+            scope = namespace() if callable(namespace) else namespace
+            return run_tool(bank, name, kwargs, namespace=scope, trusted=trusted)
+        except SkillbankError as exc:
+            raise ToolException(str(exc)) from exc
+
+    async def coroutine(**kwargs: Any) -> str:
+        return await asyncio.to_thread(func, **kwargs)
+
+    from skillbank.adapters._tools import validation_message
+
+    func.__name__ = coroutine.__name__ = name
+    return StructuredTool.from_function(
+        func=func, coroutine=coroutine, name=name, description=description,
+        args_schema=schema, handle_tool_error=True,
+        handle_validation_error=lambda exc: validation_message(name, exc),
+    )
+
+
+def skillbank_tools(bank: "Skillbank", include: Sequence[str] | str | None = None,
+                    namespace: NamespaceLike = None, *, trusted: bool = True
+                    ) -> list[StructuredTool]:
+    """The skillbank memory tools for a LangChain agent.
+
+    By default the compact set (`COMPACT_TOOLS`: four tools, about 760 schema tokens);
+    ``include="all"`` gives all eleven (`TOOL_NAMES`, about 2,500 tokens), a list of names picks
+    some. `namespace` scopes experiences and guidelines (a function is called at each tool call,
+    for per-run namespaces). With `trusted=False`, guidelines a model adds or learns arrive as
+    `pending` until a person approves them. A skillbank error becomes the tool's error reply to
+    the model, never an exception that ends the run.
+    """
+    return [_structured_tool(bank, d.name, d.description, d.args_schema, namespace, trusted)
+            for d in select_tools(include)]
+
+
+class SkillbankToolkit(BaseToolkit):
+    """The skillbank memory tools as a LangChain `BaseToolkit`.
+
+    ``SkillbankToolkit(bank=bank).get_tools()`` — the compact set by default,
+    ``include="all"`` for every tool; `namespace` and `trusted` as in `skillbank_tools`.
+    """
+
+    model_config = ConfigDict(arbitrary_types_allowed=True)
+
+    bank: Any = Field(exclude=True, repr=False)
+    include: Union[str, list[str], None] = None
+    namespace: Union[str, None] = None
+    trusted: bool = True
+
+    def __init__(self, bank: "Skillbank | None" = None, **kwargs: Any) -> None:
+        if bank is not None:
+            kwargs["bank"] = bank
+        super().__init__(**kwargs)
+
+    def get_tools(self) -> list[BaseTool]:
+        return list(skillbank_tools(self.bank, self.include, self.namespace,
+                                    trusted=self.trusted))
+
+    def __repr_args__(self) -> Any:
+        yield "bank", self.bank
+        yield from super().__repr_args__()

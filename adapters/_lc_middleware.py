@@ -1,0 +1,413 @@
+"""`SkillbankMiddleware`: memory for a LangChain 1.x `create_agent` agent.
+
+Imported from `skillbank.adapters.langchain`. A thin face: what the task is, where memory goes
+and when a run is over is decided here; every read and write goes through the facade
+(`bank.context_for`, `bank.experiences.record_messages`, `bank.guidelines.learn`), and writes go
+through the bank's background writer so the agent's turn does not wait for them.
+
+How a run goes (see `skillbank.adapters._runs` for the rules):
+
+* ``before_agent``: the run's request is the latest human message; its goal is the thread's
+  open goal (a follow-up), an explicit ``skillbank_task``, or the request; the namespace
+  template is filled from ``configurable`` and the runtime context.
+* ``wrap_model_call``: the memory for goal + request is computed once per run and appended to
+  the system message of every model call, also after a summary replaced the messages.
+* ``wrap_model_call`` / ``wrap_tool_call`` (and async twins): an exception from the model or a
+  tool records the run as a failure (type and message as feedback, the steps up to it) before
+  it propagates; ``after_agent`` never runs for such a run. Interrupts are not failures.
+* ``after_agent``: the run is recorded under its goal and feedback is learned; an outcome
+  (success / failure / partial) ends the episode.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import uuid
+from typing import TYPE_CHECKING, Annotated, Any, Callable, Sequence
+
+from langchain.agents.middleware import AgentMiddleware, AgentState, ModelRequest, ModelResponse
+from langchain.agents.middleware.types import (
+    ExtendedModelResponse,
+    OmitFromInput,
+    PrivateStateAttr,
+)
+from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, ToolMessage
+from langgraph.types import Command
+from typing_extensions import NotRequired
+
+from skillbank.adapters._lc_common import is_human, is_summary, skillbank_tools, text_of
+from skillbank.adapters._runs import (
+    closes_episode,
+    context_value,
+    failure_feedback,
+    fill_namespace,
+    plan_run,
+    submit,
+    template_fields,
+)
+from skillbank.adapters._tools import MIDDLEWARE_TOOLS
+from skillbank.errors import SkillbankError
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+log = logging.getLogger("skillbank.adapters.langchain")
+
+#: Exceptions that pause or steer a graph (interrupts, parent commands): never a failure.
+try:
+    from langgraph.errors import GraphBubbleUp as _Bubble
+except ImportError:  # pragma: no cover - every supported langgraph has it
+    _Bubble = ()  # type: ignore[assignment]
+
+
+def _merge(left: dict[str, Any] | None, right: dict[str, Any] | None) -> dict[str, Any]:
+    """Per-instance private state: each middleware instance replaces only its own entry."""
+    return {**(left or {}), **(right or {})}
+
+
+def _last(left: Any, right: Any) -> Any:
+    """Last write wins, also when two instances write in one step."""
+    return right
+
+
+class SkillbankState(AgentState):
+    """Agent state with the keys `SkillbankMiddleware` reads and writes.
+
+    Input: ``outcome`` (success / failure / partial / unknown) and ``feedback`` (a critique to
+    learn from) describe the run being recorded; ``skillbank_task`` names the thread's goal
+    explicitly. Output: ``skillbank_memory_ids`` (the ids the model was shown, for
+    `bank.rate`) and, with ``background=False``, ``skillbank_experience_id``.
+    """
+
+    outcome: NotRequired[str | None]
+    feedback: NotRequired[str | None]
+    skillbank_task: NotRequired[str | None]
+    skillbank: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, _merge]]
+    skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput, _last]]
+    skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput, _last]]
+
+
+def _run_config() -> dict[str, Any]:
+    try:
+        from langgraph.config import get_config
+
+        return dict(get_config().get("configurable") or {})
+    except Exception:  # noqa: BLE001 - outside a graph run there is no config
+        return {}
+
+
+def _current_context() -> Any:
+    try:
+        from langgraph.runtime import get_runtime
+
+        return getattr(get_runtime(), "context", None)
+    except Exception:  # noqa: BLE001 - outside a graph run there is no runtime
+        return None
+
+
+def _with_memory(request: ModelRequest, text: str) -> ModelRequest:
+    """The request with `text` appended to its system message (or as the system message)."""
+    if not text:
+        return request
+    current = request.system_message
+    if current is None:
+        return request.override(system_message=SystemMessage(content=text))
+    if isinstance(current.content, str):
+        content: Any = f"{current.content.rstrip()}\n\n{text}" if current.content.strip() else text
+    else:
+        content = [*current.content, {"type": "text", "text": text}]
+    return request.override(system_message=current.model_copy(update={"content": content}))
+
+
+def _request_of(messages: Sequence[Any]) -> Any:
+    """The run's request: the latest human message that is not a summary (or None)."""
+    return next((m for m in reversed(list(messages)) if is_human(m) and not is_summary(m)), None)
+
+
+def _run_messages(messages: Sequence[Any], request_id: str | None) -> list[Any]:
+    """This run's messages: from its request on (or, if a summary replaced it, from the
+    summary on), system messages left out."""
+    items = [m for m in messages if getattr(m, "type", None) != "system"]
+    start = next((i for i, m in enumerate(items) if request_id and getattr(m, "id", None)
+                  == request_id), None)
+    if start is None:
+        start = next((i for i, m in enumerate(items) if is_summary(m)), None)
+    if start is None:
+        start = max((i for i, m in enumerate(items) if is_human(m)), default=0)
+    return items[start:]
+
+
+class SkillbankMiddleware(AgentMiddleware):
+    """Memory for a `create_agent` agent: context in, every run (failures too) recorded.
+
+    ``create_agent(model, tools, middleware=[SkillbankMiddleware(bank)])``. Options:
+
+    * ``budget_tokens`` for the injected block; ``record`` to record runs as experiences.
+    * ``namespace`` scopes experiences and guidelines; a template such as ``"{user_id}"`` is
+      filled per run from ``config["configurable"]`` and the runtime context. Several
+      instances (a team and a user namespace) may serve one agent; each needs its own ``name``
+      (by default derived from the namespace).
+    * ``tools``: True for a compact set (find_skills, load_skill, learn_from_critique,
+      rate_memory), ``"all"`` for every tool, or a list of names.
+    * ``background`` (default True): recording, learning and distilling run on the bank's
+      background writer, durable after ``bank.flush()`` / ``bank.close()``; False writes in
+      the turn and puts ``skillbank_experience_id`` in the state.
+    * ``raise_errors``: let memory errors stop the run (by default they are logged and the
+      agent goes on without memory; the last one is in ``last_error``).
+
+    Put it first in ``middleware=[...]`` so retries of other middleware happen inside it: a
+    failure it sees is a failure of the run.
+    """
+
+    state_schema = SkillbankState
+
+    def __init__(self, bank: "Skillbank", budget_tokens: int = 1500, record: bool = True,
+                 namespace: str | None = None, tools: bool | str | Sequence[str] = False, *,
+                 trusted: bool = True, raise_errors: bool = False, background: bool = True,
+                 distill: bool = False, name: str | None = None) -> None:
+        super().__init__()
+        self.bank = bank
+        self.budget_tokens = budget_tokens
+        self.record = record
+        self.namespace = namespace
+        self.raise_errors = raise_errors
+        self.background = background
+        self.distill = distill
+        self.last_error: BaseException | None = None
+        self.last_experience_id: str | None = None
+        template_fields(namespace)  # a malformed template fails here, not mid-run
+        self._name = name or (f"SkillbankMiddleware[{namespace}]" if namespace
+                              else "SkillbankMiddleware")
+        self.tools = []
+        if tools:
+            include = list(MIDDLEWARE_TOOLS) if tools is True else tools
+            self.tools = skillbank_tools(bank, include=include, trusted=trusted,
+                                         namespace=self._tool_namespace)
+
+    @property
+    def name(self) -> str:
+        return self._name
+
+    def __repr__(self) -> str:
+        return (f"SkillbankMiddleware(bank={self.bank!r}, name={self._name!r}, "
+                f"namespace={self.namespace!r}, tools={[t.name for t in self.tools]})")
+
+    # -- errors -----------------------------------------------------------------------------
+    def _failed(self, what: str, exc: BaseException) -> None:
+        self.last_error = exc
+        if self.raise_errors:
+            raise exc
+        log.warning("skillbank %s failed; the agent goes on without it: %s", what, exc,
+                    exc_info=not isinstance(exc, SkillbankError))
+
+    # -- the run ------------------------------------------------------------------------------
+    def _mine(self, state: Any) -> dict[str, Any]:
+        shared = (state or {}).get("skillbank") or {}
+        return dict(shared.get(self._name) or {})
+
+    def _tool_namespace(self) -> str | None:
+        return fill_namespace(self.namespace, _run_config(), _current_context())
+
+    def _plan(self, state: Any, context: Any) -> dict[str, Any]:
+        """Work out this run's goal, query and namespace (see the module docstring)."""
+        config = _run_config()
+        messages = list((state or {}).get("messages") or [])
+        request = _request_of(messages)
+        explicit = ((state or {}).get("skillbank_task") or config.get("skillbank_task")
+                    or context_value(context, "skillbank_task"))
+        mine = self._mine(state)
+        run = plan_run(mine, text_of(request) if request is not None else "",
+                       str(explicit) if explicit else None)
+        run.update(key=uuid.uuid4().hex, request_id=getattr(request, "id", None), context=None,
+                   skip=False, namespace=None,
+                   outcome=(state or {}).get("outcome"), feedback=(state or {}).get("feedback"))
+        try:
+            run["namespace"] = fill_namespace(self.namespace, config, context)
+        except SkillbankError as exc:
+            run["skip"] = True  # no memory rather than another user's memory
+            self._failed("namespace", exc)
+        return run
+
+    def _start(self, state: Any, runtime: Any) -> dict[str, Any]:
+        run = self._plan(state, getattr(runtime, "context", None))
+        entry = {"goal": run["goal"], "open": True, "run": run}
+        return {"skillbank": {self._name: entry}}
+
+    def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self._start(state, runtime)
+
+    async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self._start(state, runtime)
+
+    def _current_run(self, state: Any, runtime: Any) -> dict[str, Any]:
+        run = self._mine(state).get("run")
+        if not run:  # before_agent did not run for this state (e.g. an older checkpoint)
+            run = self._plan(state, getattr(runtime, "context", None))
+        return dict(run)
+
+    # -- context before each model call ---------------------------------------------------------
+    def _compute(self, run: dict[str, Any]) -> dict[str, Any] | None:
+        try:
+            ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
+                                        namespace=run.get("namespace"))
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+            self._failed("context", exc)
+            return None
+        return {"text": ctx.text, "ids": list(ctx.ids)}
+
+    def _needs_context(self, run: dict[str, Any]) -> bool:
+        return run.get("context") is None and bool(run.get("query")) and not run.get("skip")
+
+    def _respond(self, state: Any, response: ModelResponse, run: dict[str, Any],
+                 entry: dict[str, Any] | None) -> Any:
+        if entry is None:
+            return response
+        mine = self._mine(state)
+        mine["run"] = {**run, "context": entry}
+        update = {"skillbank": {self._name: mine}, "skillbank_memory_ids": entry["ids"]}
+        return ExtendedModelResponse(model_response=response, command=Command(update=update))
+
+    def wrap_model_call(self, request: ModelRequest,
+                        handler: Callable[[ModelRequest], ModelResponse]) -> Any:
+        run = self._current_run(request.state, request.runtime)
+        fresh = self._compute(run) if self._needs_context(run) else None
+        entry = fresh or run.get("context")
+        try:
+            response = handler(_with_memory(request, entry["text"]) if entry else request)
+        except Exception as exc:
+            self._on_failure(request.state, run, exc)
+            raise
+        return self._respond(request.state, response, run, fresh)
+
+    async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
+        run = self._current_run(request.state, request.runtime)
+        fresh = await asyncio.to_thread(self._compute, run) if self._needs_context(run) else None
+        entry = fresh or run.get("context")
+        try:
+            response = await handler(_with_memory(request, entry["text"]) if entry else request)
+        except Exception as exc:
+            self._on_failure(request.state, run, exc)
+            raise
+        return self._respond(request.state, response, run, fresh)
+
+    # -- failures in tools ----------------------------------------------------------------------
+    def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
+        try:
+            return handler(request)
+        except Exception as exc:
+            self._on_failure(request.state, self._current_run(request.state, request.runtime),
+                             exc, request.tool_call)
+            raise
+
+    async def awrap_tool_call(self, request: Any, handler: Callable[..., Any]) -> Any:
+        try:
+            return await handler(request)
+        except Exception as exc:
+            self._on_failure(request.state, self._current_run(request.state, request.runtime),
+                             exc, request.tool_call)
+            raise
+
+    def _on_failure(self, state: Any, run: dict[str, Any], exc: BaseException,
+                    tool_call: dict[str, Any] | None = None) -> None:
+        """Record the run as a failure, once, unless the exception only pauses the graph."""
+        if isinstance(exc, _Bubble) or not self.record or run.get("skip") or not run.get("goal"):
+            return
+        seen = getattr(exc, "_skillbank_recorded", None)
+        if seen is None:
+            seen = set()
+            try:
+                exc._skillbank_recorded = seen  # type: ignore[attr-defined]
+            except AttributeError:
+                pass
+        if self._name in seen:
+            return
+        seen.add(self._name)
+        messages = _run_messages(list((state or {}).get("messages") or []), run.get("request_id"))
+        feedback = failure_feedback(exc, run.get("feedback") or (state or {}).get("feedback"))
+        if tool_call:
+            messages.append(ToolMessage(content=f"error: {failure_feedback(exc)}",
+                                        tool_call_id=str(tool_call.get("id") or "call"),
+                                        name=tool_call.get("name"), status="error"))
+        else:
+            messages.append(AIMessage(content=f"(the model call failed: {failure_feedback(exc)})"))
+        self._write(run, messages, "failure", feedback, learn=None)
+
+    # -- recording after the run ----------------------------------------------------------------
+    def _write(self, run: dict[str, Any], messages: list[Any], outcome: str,
+               feedback: str | None, learn: str | None) -> str | None:
+        """Record the run (and learn `learn` as guidelines): in the background by default."""
+        goal = run["goal"]
+        if run.get("followup") or not messages or not is_human(messages[0]) \
+                or text_of(messages[0]).strip() != goal:
+            messages = [HumanMessage(content=goal), *messages]  # the request becomes a step
+        answer = next((text_of(m) for m in reversed(messages)
+                       if isinstance(m, AIMessage) and text_of(m).strip()), None)
+        namespace = run.get("namespace")
+        result: dict[str, Any] = {}
+
+        def job() -> str | None:
+            eid = None
+            if self.record:
+                try:
+                    eid = self.bank.experiences.record_messages(
+                        messages, task=goal, outcome=outcome, feedback=feedback,
+                        namespace=namespace, distill=self.distill)
+                    self.last_experience_id = eid
+                except Exception as exc:  # noqa: BLE001 - logged, kept, never silent
+                    result["error"] = exc
+                    self._failed_quietly("recording", exc)
+            if learn:
+                try:
+                    self.bank.guidelines.learn(learn, task=goal, response=answer,
+                                               namespace=namespace)
+                except Exception as exc:  # noqa: BLE001
+                    result.setdefault("error", exc)
+                    self._failed_quietly("learning from feedback", exc)
+            result["id"] = eid
+            return eid
+
+        future = submit(self.bank, job, background=self.background, what="recording a run")
+        if not self.background:
+            future.result()
+            if self.raise_errors and result.get("error") is not None:
+                raise result["error"]
+        return result.get("id")
+
+    def _failed_quietly(self, what: str, exc: BaseException) -> None:
+        """A failed background write: logged and kept, never raised into another thread."""
+        self.last_error = exc
+        log.warning("skillbank %s failed: %s", what, exc,
+                    exc_info=not isinstance(exc, SkillbankError))
+
+    def _finish(self, state: Any, runtime: Any) -> dict[str, Any]:
+        run = self._current_run(state, runtime)
+        config = _run_config()
+        outcome = (state.get("outcome") or run.get("outcome") or config.get("skillbank_outcome")
+                   or "unknown")
+        feedback = (state.get("feedback") or run.get("feedback")
+                    or config.get("skillbank_feedback") or None)
+        outcome, feedback = str(outcome), (str(feedback) if feedback else None)
+        # Outcome, feedback and task describe this run only: with a checkpointer the state
+        # outlives the run, and the next turn must not be recorded (or learned from) with them.
+        update: dict[str, Any] = {key: None for key in ("outcome", "feedback", "skillbank_task")
+                                  if state.get(key) is not None}
+        update["skillbank"] = {self._name: {"goal": run.get("goal"),
+                                            "open": not closes_episode(outcome), "run": None}}
+        if run.get("skip") or not run.get("goal"):
+            return update
+        if not self.record and not feedback:
+            return update
+        messages = _run_messages(list(state.get("messages") or []), run.get("request_id"))
+        eid = self._write(run, messages, outcome, feedback, learn=feedback)
+        if not self.background and self.record:
+            update["skillbank_experience_id"] = eid
+        return update
+
+    def after_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        return self._finish(state, runtime)
+
+    async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
+        if self.background:
+            return self._finish(state, runtime)
+        return await asyncio.to_thread(self._finish, state, runtime)

@@ -1,0 +1,148 @@
+"""What both agent adapters need to know about a run, framework-free.
+
+* **The task.** A thread has a goal: the first request of its episode, or what the caller names
+  explicitly (``skillbank_task``). A later "yes, go ahead" or a summary of the conversation is a
+  follow-up attached to that goal, never a new task: memory is searched for the goal plus the
+  latest request, and the run is recorded under the goal with the follow-up as a step. An
+  episode ends when a run is given an outcome (success, failure, partial), so the next request
+  starts a new goal.
+* **The namespace.** ``namespace="{user_id}"`` is a template filled per run from the run's
+  ``configurable`` and its runtime context, the way LangMem fills ``{langgraph_user_id}``.
+* **Recording.** A run (or a failure: the exception's type and message become the feedback) is
+  recorded and its feedback learned through the bank's background writer, off the agent's turn.
+
+Nothing here imports a framework, and nothing holds memory logic: the records are written by
+`bank.experiences.record_messages` and `bank.guidelines.learn`.
+"""
+
+from __future__ import annotations
+
+import logging
+import string
+from concurrent.futures import Future
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+from skillbank.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+__all__ = ["fill_namespace", "template_fields", "plan_run", "failure_feedback", "closes_episode",
+           "submit", "context_value", "MAX_QUERY_CHARS"]
+
+log = logging.getLogger("skillbank.adapters")
+
+#: The memory query is the goal plus the latest request, cut to this many characters.
+MAX_QUERY_CHARS = 4000
+#: Outcomes that end an episode: the next request is a new task.
+_FINAL = ("success", "failure", "partial")
+
+
+# --------------------------------------------------------------------------------------------
+# Namespace templates
+# --------------------------------------------------------------------------------------------
+
+def template_fields(template: str | None) -> list[str]:
+    """The ``{names}`` a namespace template needs ([] for a plain namespace)."""
+    if not template:
+        return []
+    try:
+        return [field for _, field, _, _ in string.Formatter().parse(template) if field]
+    except ValueError as exc:
+        raise InvalidInputError(f"invalid namespace template {template!r}: {exc}") from None
+
+
+def context_value(context: Any, key: str) -> Any:
+    """`key` from a runtime context: a mapping, a dataclass or a pydantic model (else None)."""
+    if context is None:
+        return None
+    if isinstance(context, Mapping):
+        return context.get(key)
+    return getattr(context, key, None)
+
+
+def fill_namespace(template: str | None, configurable: Mapping[str, Any] | None,
+                   context: Any = None) -> str | None:
+    """The namespace for one run: `template` with each ``{name}`` taken from the run's
+    ``configurable`` first, then from its runtime context.
+
+    A plain namespace (no braces) is returned as it is. A missing value raises
+    `InvalidInputError` naming it: silently falling back to a shared namespace would mix one
+    user's memory into another's.
+    """
+    fields = template_fields(template)
+    if not fields:
+        return template
+    values: dict[str, str] = {}
+    configurable = configurable or {}
+    for field in fields:
+        value = configurable.get(field)
+        if value is None:
+            value = context_value(context, field)
+        if value is None or str(value).strip() == "":
+            raise InvalidInputError(
+                f"namespace template {template!r} needs {field!r}: pass it in "
+                f"config['configurable'] or in the agent's runtime context")
+        values[field] = str(value)
+    return template.format(**values)  # type: ignore[union-attr]
+
+
+# --------------------------------------------------------------------------------------------
+# The task of a run
+# --------------------------------------------------------------------------------------------
+
+def plan_run(previous: Mapping[str, Any] | None, request: str,
+             explicit: str | None = None) -> dict[str, Any]:
+    """The goal and memory query of a run that starts with `request`.
+
+    `previous` is what the last run of the thread left (``goal`` and ``open``: whether its
+    episode goes on). The goal is `explicit` when given, else the open episode's goal, else the
+    request itself. Returns ``goal``, ``request``, ``query`` and ``followup``.
+    """
+    request = (request or "").strip()
+    explicit = (explicit or "").strip() or None
+    previous = previous or {}
+    if explicit:
+        goal = explicit
+    elif previous.get("open") and previous.get("goal"):
+        goal = str(previous["goal"])
+    else:
+        goal = request
+    followup = bool(request) and request != goal
+    query = f"{goal}\n{request}" if followup else goal
+    return {"goal": goal, "request": request, "followup": followup,
+            "query": query[:MAX_QUERY_CHARS]}
+
+
+def closes_episode(outcome: str | None) -> bool:
+    """Whether a run with this outcome ends its thread's episode (the next request is new)."""
+    return str(outcome or "").strip().lower() in _FINAL
+
+
+def failure_feedback(exc: BaseException, feedback: str | None = None) -> str:
+    """What a failed run is recorded with: the exception's type and message (and any feedback)."""
+    message = str(exc).strip()
+    text = f"{type(exc).__name__}: {message}" if message else type(exc).__name__
+    text = text[:2000]
+    return f"{feedback}\n{text}" if feedback else text
+
+
+# --------------------------------------------------------------------------------------------
+# Writing off the hot path
+# --------------------------------------------------------------------------------------------
+
+def submit(bank: "Skillbank", fn: Callable[..., Any], *args: Any, background: bool = True,
+           what: str = "", **kwargs: Any) -> Future:
+    """Run a write on the bank's background writer (or inline), as a `Future` either way.
+
+    A bank without a writer (a client of another process's bank) writes inline.
+    """
+    writer = getattr(bank, "background", None) if background else None
+    if writer is not None:
+        return writer.submit(fn, *args, what=what, **kwargs)
+    future: Future = Future()
+    try:
+        future.set_result(fn(*args, **kwargs))
+    except Exception as exc:  # noqa: BLE001 - handed back on the future, as in the background
+        future.set_exception(exc)
+    return future
