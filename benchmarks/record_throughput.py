@@ -76,7 +76,7 @@ def run(kind: str, experiences: list[dict[str, Any]], batches: list[int],
         print(f"{name:34} {row['rate']:14.1f} {row['s']:8.2f} {row['stored']:7d} "
               f"{row['folded']:7d} {row['rate'] / base['rate']:11.1f}x   ({row['load']})")
     # The ceiling: the same texts embedded in one call, nothing stored.
-    from skillbank.memories.experiences.memory import embed_text
+    from skillbank.memories.experiences import embed_text
     from skillbank.records import Experience
 
     texts = [embed_text(Experience(task=e["task"], when_to_use=e.get("when_to_use", "")))

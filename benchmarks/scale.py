@@ -384,7 +384,7 @@ def run(args: argparse.Namespace, model_dir: str | None, workdir: Path) -> None:
 def experiences_phase(args: argparse.Namespace, model_dir: str | None, workdir: Path, bank: Any,
                       embedding: Any, results: dict[str, Any]) -> None:
     try:
-        import skillbank.memories.experiences.memory  # noqa: F401
+        import skillbank.memories.experiences  # noqa: F401
     except ImportError:
         print("experience memory not available yet: experiences part skipped")
         return

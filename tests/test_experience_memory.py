@@ -23,7 +23,7 @@ from skillbank.embeddings import HashEmbedding, embed_query
 from skillbank.index import matches
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_STEPS, MAX_TEXT, Lesson, Step
-from skillbank.memories.experiences.memory import (
+from skillbank.memories.experiences import (
     CHECKPOINT,
     MAX_RECORD_BYTES,
     ExperienceMemory,
@@ -474,7 +474,7 @@ def test_recall_prior_explores_rarely_recalled_records(mem):
        tags=st.lists(st.sampled_from(["x", "y"]), max_size=2),
        since=st.sampled_from([None, 5.0]), kind=st.sampled_from([None, "lesson"]))
 def test_fast_filter_predicate_agrees_with_the_index(meta, outcome, tags, since, kind):
-    from skillbank.memories.experiences.memory import _predicate
+    from skillbank.memories.experiences.recall import _predicate
 
     memory = ExperienceMemory.__new__(ExperienceMemory)
     memory.settings = type("S", (), {"namespace": "a"})()

@@ -18,8 +18,9 @@ from typer.testing import CliRunner
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError
-from skillbank.memories.experiences import memory as experience_memory
-from skillbank.memories.experiences.memory import ExperienceMemory
+from skillbank.memories.experiences import journal as experience_journal
+from skillbank.memories.experiences import portability as experience_portability
+from skillbank.memories.experiences import ExperienceMemory
 from skillbank.records import Lesson, Step
 
 
@@ -218,7 +219,7 @@ def test_one_embedding_call_one_append_one_upsert(mem, monkeypatch):
     embedding = mem.index.embedding_function
     calls = {"embed": [], "append": 0, "upsert": []}
     real_embed, real_upsert = embedding.embed, mem.index.upsert
-    real_append = experience_memory.append_line
+    real_append = experience_journal.append_line
 
     def embed(texts):
         calls["embed"].append(len(texts))
@@ -233,7 +234,7 @@ def test_one_embedding_call_one_append_one_upsert(mem, monkeypatch):
         return real_upsert(items)
 
     monkeypatch.setattr(embedding, "embed", embed)
-    monkeypatch.setattr(experience_memory, "append_line", append)
+    monkeypatch.setattr(experience_journal, "append_line", append)
     monkeypatch.setattr(mem.index, "upsert", upsert)
     records = [{"task": f"Migrate service {i} to the new cluster {i * 7}", "outcome": "success",
                 "lessons": [f"Drain node pool {i} first"]} for i in range(40)]
@@ -368,7 +369,7 @@ def test_import_in_batches_equals_import_line_by_line(tmp_path, monkeypatch):
     doubled.write_text("\n".join(lines + lines[::-1]) + "\n")
     results = []
     for size in (1, 4, 256):
-        monkeypatch.setattr(experience_memory, "IMPORT_BATCH", size)
+        monkeypatch.setattr(experience_portability, "IMPORT_BATCH", size)
         bank = open_bank(tmp_path / f"import-{size}")
         try:
             mem = bank.experiences
@@ -431,7 +432,7 @@ def test_cli_import_batches_and_reports_as_before(tmp_path, monkeypatch):
             monkeypatch.delenv(name)
     monkeypatch.setenv("SKILLBANK_EMBEDDING", "hash")
     monkeypatch.setenv("COLUMNS", "200")
-    monkeypatch.setattr(experience_memory, "IMPORT_BATCH", 7)
+    monkeypatch.setattr(experience_portability, "IMPORT_BATCH", 7)
     path = tmp_path / "many.jsonl"
     path.write_text("".join(json.dumps({"task": f"Imported task {i} about topic {i * 31}",
                                         "outcome": "success"}) + "\n" for i in range(30)))

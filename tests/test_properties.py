@@ -313,7 +313,7 @@ def bank(tmp_path_factory):
 
 def reread_experience(bank, eid: str) -> Experience:
     """The record as a fresh memory reads it from the journal (no cache)."""
-    from skillbank.memories.experiences.memory import ExperienceMemory
+    from skillbank.memories.experiences import ExperienceMemory
     from skillbank.usage import UsageLog
 
     fresh = ExperienceMemory(bank.root / "experiences", bank.index("experiences"),

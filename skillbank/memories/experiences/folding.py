@@ -1,0 +1,242 @@
+"""Writing records with near-duplicates folded: one batch, one journal append, one upsert.
+
+`record` and `record_many` share one path. Records are validated first (a batch is refused whole
+when one is invalid), every text is embedded in one call outside the write lock, then, under it,
+near-duplicates are decided in order as if each earlier record of the batch were already indexed,
+and the batch is one journal append (one fsync) and one index upsert. A near-duplicate is folded
+(a `duplicate` event counts one more on the record it repeats) instead of being stored twice.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING, Any, Mapping, Sequence
+
+import numpy as np
+
+from skillbank.index import HybridIndex, matches
+from skillbank.records import Experience, Lesson, utcnow
+from skillbank.memories.experiences.indexing import _normalise_text, content_key, embed_text
+from skillbank.memories.experiences.validation import _new_id
+
+if TYPE_CHECKING:
+    from skillbank.memories.experiences.memory import ExperienceMemory
+
+DUPLICATE_CANDIDATES = 20
+
+
+def _duplicate_clauses(record: Experience) -> list[dict[str, Any]]:
+    """What an active record must share with this one to be its near-duplicate (see `record`)."""
+    clauses: list[dict[str, Any]] = [
+        {"namespace": record.namespace}, {"status": "active"}, {"kind": record.kind},
+        {"outcome": record.outcome}]
+    if record.kind == "experience":
+        clauses.append({"content": content_key(record)})
+    return clauses
+
+
+def _bucket(record: Experience) -> tuple[str, ...]:
+    """`_duplicate_clauses` as a key: records in one bucket may fold into each other."""
+    return (record.namespace, record.kind, record.outcome, content_key(record))
+
+
+class _Pool:
+    """Unit vectors of the records a batch added to one duplicate bucket, for exact cosines."""
+
+    __slots__ = ("ids", "matrix")
+
+    def __init__(self, dim: int) -> None:
+        self.ids: list[str] = []
+        self.matrix = np.empty((8, dim), dtype=np.float32)
+
+    def add(self, record_id: str, unit: np.ndarray) -> None:
+        if len(self.ids) == len(self.matrix):
+            self.matrix = np.concatenate([self.matrix, np.empty_like(self.matrix)])
+        self.matrix[len(self.ids)] = unit
+        self.ids.append(record_id)
+
+    def best(self, unit: np.ndarray) -> tuple[str, float]:
+        similarities = self.matrix[:len(self.ids)] @ unit
+        position = int(np.argmax(similarities))
+        return self.ids[position], float(similarities[position])
+
+
+def _unit(vector: Any) -> np.ndarray:
+    array = np.asarray(vector, dtype=np.float32).ravel()
+    norm = float(np.linalg.norm(array))
+    return array / norm if norm else array
+
+
+class _Batch:
+    """Records being stored together, made with the write lock held (see `record_many`).
+
+    `store` decides for one record what `record` decides (fold it into a near-duplicate, or add
+    it and its lesson records) as if every record stored before it in the batch were already
+    indexed: the index holds what it held before the batch, and the batch's own adds are
+    compared here, exactly, bucketed by what a duplicate must share. A near-duplicate is the
+    most similar qualifying record at or above the threshold, wherever it is. `flush` appends
+    every event to the journal at once and applies them to the index in one upsert.
+    """
+
+    def __init__(self, memory: "ExperienceMemory", vectors: Mapping[str, Any]) -> None:
+        self.memory = memory
+        self.vectors = vectors  # embedded text -> vector (ExperienceMemory._embed)
+        self.threshold = float(memory.settings.duplicate_threshold)
+        self.events: list[dict[str, Any]] = []
+        self.record_vectors: dict[str, Any] = {}  # id -> vector, so the upsert embeds nothing
+        self.added: set[str] = set()
+        self.counts: dict[str, int] = {}  # duplicate counts of records folded into so far
+        self.pools: dict[tuple[str, ...], _Pool] = {}
+
+    def taken(self, record_id: str) -> bool:
+        """Whether an id is in use, in the index or in this batch."""
+        return record_id in self.added or self.memory.index.metadata(record_id) is not None
+
+    def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
+        if self.threshold > 1.0:
+            return None
+        found, similarity = self.memory._nearest_indexed(record, vector)
+        pool = self.pools.get(_bucket(record))
+        if pool is not None:
+            twin, twin_similarity = pool.best(_unit(vector))
+            if twin_similarity >= self.threshold - 1e-6 and twin != record.id and \
+                    (found is None or twin_similarity > similarity):
+                found = twin
+        return found
+
+    def store(self, experience: Experience, *, with_lessons: bool = True,
+              status: str = "active") -> str:
+        """Plan one record (and its lesson records) unless it is a duplicate; returns its id,
+        or the id of the record it was folded into."""
+        vector = self.vectors[embed_text(experience)]
+        existing = self._duplicate_of(experience, vector)
+        if existing is not None:
+            if existing in self.counts:
+                count = self.counts[existing] + 1
+            else:
+                meta = self.memory.index.metadata(existing) or {}
+                count = int(meta.get("duplicates", 0) or 0) + 1
+            self.counts[existing] = count
+            self.events.append({"op": "duplicate", "id": experience.id, "of": existing,
+                                "count": count, "at": utcnow().isoformat()})
+            return existing
+        records = [(experience, vector)]
+        if with_lessons and experience.kind == "experience" and experience.lessons:
+            # Lessons are checked against what was stored before this record, not each other.
+            for lesson in self.memory._lesson_candidates(experience):
+                lesson_vector = self.vectors[embed_text(lesson)]
+                if self._duplicate_of(lesson, lesson_vector) is None:
+                    records.append((lesson, lesson_vector))
+        for record, record_vector in records:
+            self.events.append({"op": "add", "record": self.memory._dump(record)})
+            self.record_vectors[record.id] = record_vector
+            self.added.add(record.id)
+        if status != "active":
+            self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
+                                "at": utcnow().isoformat()})
+        for record, record_vector in records:
+            if record is experience and status != "active":
+                continue  # a retired record is no one's twin
+            unit = _unit(record_vector)
+            pool = self.pools.get(_bucket(record))
+            if pool is None:
+                pool = self.pools[_bucket(record)] = _Pool(len(unit))
+            pool.add(record.id, unit)
+        return experience.id
+
+    def flush(self) -> None:
+        """One journal append (one fsync) for every event, then one upsert of the adds."""
+        if self.events:
+            self.memory._append(self.events, self.record_vectors)
+        self.events = []
+
+
+class FoldingMixin:
+    """The write path of `ExperienceMemory`: lesson records, embedding, folding, committing."""
+
+    index: HybridIndex
+    settings: Any
+    write_lock: threading.RLock
+
+    def _lesson_records(self, experience: Experience, lessons: Sequence[Lesson]) -> list[Experience]:
+        out = []
+        for lesson in lessons:
+            out.append(Experience(
+                id=_new_id("lsn"), task=lesson.text, lessons=[lesson],
+                when_to_use=lesson.when_to_use or experience.when_to_use,
+                outcome=experience.outcome, tags=list(experience.tags),
+                namespace=experience.namespace, kind="lesson", source=experience.id,
+            ))
+        return out
+
+    def _lesson_candidates(self, experience: Experience) -> list[Experience]:
+        """The lesson records an experience brings, one per distinct lesson text."""
+        seen: set[str] = set()
+        out = []
+        for lesson in self._lesson_records(experience, experience.lessons):
+            key = _normalise_text(embed_text(lesson))
+            if key not in seen:
+                out.append(lesson)
+            seen.add(key)
+        return out
+
+    def _embed(self, items: Sequence[tuple[Experience, bool]]) -> dict[str, Any]:
+        """Vectors of every text these records (and, when flagged, their lessons) would embed.
+
+        One embedding call for the lot, each distinct text once; keyed by text, because the
+        ids of lesson records (and of imported records) are only settled when they are stored.
+        """
+        from skillbank.embeddings import embed_texts
+
+        texts: dict[str, None] = {}
+        for record, with_lessons in items:
+            texts[embed_text(record)] = None
+            if with_lessons and record.kind == "experience" and record.lessons:
+                for lesson in self._lesson_candidates(record):
+                    texts[embed_text(lesson)] = None
+        order = list(texts)
+        vectors = embed_texts(self.index.embedding_function, order) if order else []
+        return dict(zip(order, vectors))
+
+    def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True) -> list[str]:
+        """Store prepared records as `record` would one by one: one embedding call (made
+        before the write lock is taken), one journal append, one index upsert. Returns the id
+        each record was stored or folded under, in order."""
+        if not records:
+            return []
+        vectors = self._embed([(record, with_lessons) for record in records])
+        with self.write_lock:
+            batch = _Batch(self, vectors)
+            ids = [batch.store(record, with_lessons=with_lessons) for record in records]
+            batch.flush()
+        return ids
+
+    def _dump(self, record: Experience) -> dict[str, Any]:
+        return record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
+
+    def _nearest_indexed(self, record: Experience, vector: Any) -> tuple[str | None, float]:
+        """The indexed active record this one would only repeat (or None), and its cosine.
+
+        That is the most similar record at or above `settings.duplicate_threshold` that has
+        the same namespace, kind, outcome and content key (see `record`).
+        """
+        threshold = float(self.settings.duplicate_threshold)
+        where = {"$and": _duplicate_clauses(record)}
+        # Nearest records of any namespace first (an unfiltered query is the cheap one); only
+        # when all of them are that close and none qualifies is the filter given to Chroma.
+        nearest = self.index.dense(vector, DUPLICATE_CANDIDATES, None)
+        ranked = sorted(nearest.items(), key=lambda kv: kv[1], reverse=True)
+        for found, similarity in ranked:
+            if similarity < threshold - 1e-6:
+                return None, 0.0
+            meta = self.index.metadata(found)
+            if found != record.id and meta is not None and matches(where, meta):
+                return found, similarity
+        if len(ranked) < DUPLICATE_CANDIDATES:
+            return None, 0.0
+        best = self.index.dense(vector, DUPLICATE_CANDIDATES, where)
+        if best:
+            found, similarity = max(best.items(), key=lambda kv: kv[1])
+            if similarity >= threshold - 1e-6 and found != record.id:
+                return found, similarity
+        return None, 0.0
