@@ -403,8 +403,19 @@ class Skillbank:
         }
 
     def reindex(self) -> dict[str, Any]:
-        """Drop every index and rebuild it from the files (the files are the truth)."""
+        """Drop every index and rebuild it from the files (the files are the truth).
+
+        Also how to switch embeddings: a collection not opened yet is dropped before it is
+        opened, since one built with another embedding cannot be opened with this one."""
         for kind in COLLECTIONS:
+            with self._guard:
+                opened = kind in self._indexes
+            if not opened:
+                try:
+                    self.client.delete_collection(
+                        f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
+                except Exception:  # noqa: BLE001 - not there yet: nothing to drop
+                    pass
             self.index(kind).reset()
         return self.sync()
 
@@ -431,10 +442,16 @@ class Skillbank:
         return build_context(self, task, budget_tokens=budget_tokens,
                              namespace=namespace or self.settings.namespace, **options)
 
-    def rate(self, item_id: str, helpful: bool) -> dict[str, Any]:
-        """Say whether a remembered item helped; routes by id prefix to the right memory."""
+    def rate(self, item_id: str, helpful: bool, *, trusted: bool = True) -> dict[str, Any]:
+        """Say whether a remembered item helped; routes by id prefix to the right memory.
+
+        ``trusted=False`` (an untrusted client): a guideline vote is recorded but never changes
+        the rule's status (no retiring by anonymous votes).
+        """
         from skillbank.errors import InvalidInputError
 
+        if not isinstance(helpful, bool) or not isinstance(trusted, bool):
+            raise InvalidInputError("helpful and trusted must be true or false")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
         if item_id.startswith("skill:"):
@@ -442,7 +459,7 @@ class Skillbank:
             self.skills.record_use(name, success=helpful)
             return {"id": item_id, "kind": "skill", "helpful": helpful}
         if item_id.startswith("gl-"):
-            guideline = self.guidelines.vote(item_id, helpful=helpful)
+            guideline = self.guidelines.vote(item_id, helpful=helpful, trusted=trusted)
             return {"id": item_id, "kind": "guideline", "helpful": helpful,
                     "status": guideline.status}
         if item_id.startswith(("exp-", "lsn-")):
@@ -450,6 +467,35 @@ class Skillbank:
             return {"id": item_id, "kind": "experience", "helpful": helpful}
         raise InvalidInputError(
             f"unknown id {item_id!r}: rate ids as shown in memory context, e.g. 'gl-…' "
+            "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
+
+    def forget(self, item_id: str, *, trusted: bool = True) -> dict[str, Any]:
+        """Delete a remembered item by id (trusted callers only); routes by prefix like rate().
+
+        ``gl-…`` guideline file and ``exp-…``/``lsn-…`` records are removed with their index
+        entries and the removal recorded; ``skill:<name>`` moves a bank-owned skill to the trash.
+        """
+        from skillbank.errors import InvalidInputError, PermissionDeniedError
+
+        if not isinstance(trusted, bool):
+            raise InvalidInputError("trusted must be true or false")
+        if not isinstance(item_id, str) or not item_id:
+            raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
+        if not trusted:
+            raise PermissionDeniedError(
+                f"forgetting {item_id} needs a trusted caller; an untrusted client cannot delete "
+                "memory; a trusted user can (the CLI, or a client started with trust)")
+        if item_id.startswith("gl-"):
+            return self.guidelines.forget(item_id, trusted=True)
+        if item_id.startswith(("exp-", "lsn-")):
+            result = self.experiences.forget(item_id)
+            return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
+                                                             "forgotten": True}
+        if item_id.startswith("skill:"):
+            trash = self.skills.delete(item_id.split(":", 1)[1])
+            return {"id": item_id, "kind": "skill", "forgotten": True, "trash": str(trash)}
+        raise InvalidInputError(
+            f"unknown id {item_id!r}: forget ids as shown in memory context, e.g. 'gl-…' "
             "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
 
     def stats(self) -> dict[str, Any]:
