@@ -357,7 +357,16 @@ class Skillbank:
                     max_depth=self.settings.max_skill_roots_depth,
                     max_dirs=self.settings.max_scan_dirs,
                 )
+                # Drafting skills from experience (skills.propose) reads experiences through
+                # the experience memory's public API; the memories never import each other.
+                self._memories["skills"].experience_source = self._experiences_for_drafting
+                self._memories["skills"].distiller_source = lambda: self.distiller
             return self._memories["skills"]
+
+    def _experiences_for_drafting(self, namespace: str | None) -> list[Any]:
+        from skillbank.memories.skills.grouping import MAX_EXPERIENCES
+
+        return self.experiences.list(namespace, kind="experience", limit=MAX_EXPERIENCES)
 
     @property
     def experiences(self) -> "ExperienceMemory":

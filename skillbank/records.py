@@ -209,6 +209,10 @@ class Hits(list):
 
     best_dense: float = 0.0
     best_keyword: float = 0.0
+    # False while some items are searchable by keyword only (first index still embedding, or
+    # no embedding model: keyword-only mode); `pending` says how many.
+    dense_complete: bool = True
+    pending: int = 0
 
 
 class Hit(BaseModel, Generic[T]):
@@ -237,6 +241,37 @@ class Hit(BaseModel, Generic[T]):
     @property
     def status(self) -> str | None:
         return getattr(self.record, "status", None)
+
+
+class SkillDraft(BaseModel):
+    """A skill written from experience, waiting outside the routed library for a person.
+
+    Lives at `<root>/drafts/<name>/SKILL.md` until `adopt` moves it into the skills folder;
+    `sources` are the experience ids it was drawn from, `revises` the skill it would replace
+    (with `diff` against that skill's current SKILL.md).
+    """
+
+    name: str
+    path: str
+    description: str
+    sources: list[str] = Field(default_factory=list)
+    revises: str | None = None
+    diff: str | None = None
+    reason: str = ""
+    drafted_by: str = "rules"  # "rules", or "model" when an LLM wrote the text
+    created: datetime = Field(default_factory=utcnow)
+    status: Literal["pending", "adopted", "discarded"] = "pending"
+
+
+class SkillVersion(BaseModel):
+    """An earlier SKILL.md of a skill, kept as a file under `<skill>/.versions/`."""
+
+    name: str
+    version: str  # file stem: a sortable UTC stamp
+    path: str
+    saved: datetime
+    reason: str = ""
+    description: str = ""
 
 
 class Finding(BaseModel):

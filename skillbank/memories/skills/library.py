@@ -23,13 +23,14 @@ from skillbank.fsutil import safe_join
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
+from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
     read_skill_file,
 )
-from skillbank.records import Finding, Hit, Skill, SyncReport
+from skillbank.records import Finding, Hit, Hits, Skill, SyncReport
 from skillbank.tokens import count_tokens
 from skillbank.usage import UsageLog
 
@@ -127,7 +128,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
 
-class SkillLibrary(SkillAuthoring):
+class SkillLibrary(SkillAuthoring, SkillDrafts):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
 
     def __init__(
@@ -221,9 +222,37 @@ class SkillLibrary(SkillAuthoring):
         return found, findings
 
     # Sync --------------------------------------------------------------------------------------
-    def sync(self, progress: Callable[[int, int], None] | None = None) -> SyncReport:
-        """Make the index equal to the files: embed only what is new or changed."""
+    def sync(self, progress: Callable[[int, int], None] | None = None, *,
+             embed: bool = True) -> SyncReport:
+        """Make the index equal to the files: embed only what is new or changed.
+
+        Two steps: every new or changed skill is first staged (parsed and searchable by
+        keyword at once), then embedded in batches, shortest texts first (`fill_dense`). With
+        `embed=False` only the first step runs and the caller fills the vectors in later (the
+        MCP server does, so `find_skills` answers within seconds of a first start). `progress`
+        is called with (texts embedded, texts to embed) after each batch.
+        """
         started = time.perf_counter()
+        report = self._stage_files()
+        if embed:
+            report.embedded += self.fill_dense(progress=progress)
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def fill_dense(self, progress: Callable[[int, int], None] | None = None,
+                   stop: threading.Event | None = None, wait: bool = True) -> int:
+        """Embed what sync staged; resumable (what is embedded is in Chroma, with its hash).
+
+        `wait=False`: return at once when another thread is already filling (it takes the
+        newly staged items too)."""
+        return self.index.fill(progress=progress, stop=stop, wait=wait)
+
+    @property
+    def dense_complete(self) -> bool:
+        """Every skill is searchable by its vector too (False while filling, or no model)."""
+        return self.index.dense_complete
+
+    def _stage_files(self) -> SyncReport:
         with self._sync_lock:
             report = SyncReport()
             metas = {item_id: meta for item_id in self.index.ids()
@@ -265,17 +294,10 @@ class SkillLibrary(SkillAuthoring):
                 items.append(index_item_for(doc, name, entry.path, entry.root, entry.digest,
                                             entry.writable, entry.stat))
             removed = [name for name in current if name not in winners]
-            batch = 64
-            if progress and items:
-                progress(0, len(items))
-            for start in range(0, len(items), batch):
-                report.embedded += self.index.upsert(items[start : start + batch])
-                if progress:
-                    progress(min(start + batch, len(items)), len(items))
+            self.index.stage(items)
             if removed:
                 self.index.delete(removed)
                 report.removed = sorted(removed)
-        report.seconds = time.perf_counter() - started
         return report
 
     def watch(self, stop_event: threading.Event | None = None,
@@ -288,7 +310,8 @@ class SkillLibrary(SkillAuthoring):
             return
         for _changes in watch(*roots, stop_event=stop_event, debounce=300, step=50,
                               rust_timeout=500, yield_on_timeout=False):
-            report = self.sync()
+            report = self.sync(embed=False)  # searchable by keyword at once
+            self.fill_dense(stop=stop_event, wait=False)
             if on_sync and report.changed_anything:
                 on_sync(report)
 
@@ -366,9 +389,10 @@ class SkillLibrary(SkillAuthoring):
         min_score = checks.check_score(min_score)
         floor = self.min_score if min_score is None else min_score
         raw = self.index.search(task, k=max(k * 4, 20), fusion="z")
+        hits: Hits = Hits()
+        hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if raw.best_dense < floor and raw.best_keyword < self.min_keyword:
-            return []
-        hits: list[Hit[Skill]] = []
+            return hits
         for hit in raw:
             try:
                 record = self._summary(hit.id)
@@ -378,7 +402,8 @@ class SkillLibrary(SkillAuthoring):
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
         hits.sort(key=lambda h: h.score, reverse=True)
-        return hits[:k]
+        del hits[k:]
+        return hits
 
     def catalog(self, budget_tokens: int | None = None, task: str | None = None) -> Catalog:
         """Names and descriptions, best first (by relevance to `task`, else by use), in budget."""

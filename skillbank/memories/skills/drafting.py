@@ -1,0 +1,335 @@
+"""Write the text of a skill from a group of experiences: deterministic, or through a model.
+
+`gather()` reads a group of experiences into `DraftMaterial`: its tasks (most typical first),
+when-to-use phrases, the steps that worked (ranked by how many successful runs took them, then
+success lessons), pitfalls (failure lessons and feedback) and checks (lesson sentences that
+verify something). `RuleDrafter` turns that into a description and body sections with no model;
+`LLMDrafter` asks any ``prompt -> text`` callable (a LangChain chat model, a LlamaIndex LLM, MCP
+sampling) for the same JSON fields and falls back to the rules on any failure. The name and the
+provenance section are always deterministic, so proposing twice names the same draft and every
+claim in the body can be traced to an experience id.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any, Callable, Protocol, Sequence
+
+from skillbank.distill.json_reply import extract_json
+from skillbank.memories.skills.grouping import central_order, tokens
+from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, validate_name
+from skillbank.records import Experience
+
+MAX_ITEMS = {"steps": 8, "pitfalls": 8, "checks": 5}
+ITEM_CHARS = 300
+_SENTENCE = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
+_CHECK = re.compile(r"\b(verify|verif\w+|check\w*|ensure|confirm\w*|validat\w+|make sure|"
+                    r"double-check|test\w*|assert\w*)\b", re.I)
+_FAIL = re.compile(r"\b(fail\w*|error\w*|wrong|incorrect\w*|forgot|missed|mistake\w*|avoid|"
+                   r"never|don't|do not|instead of|invalid|non-existent|lower-scoring)\b", re.I)
+_SUCCEED = re.compile(r"\b(succeed\w*|success\w*|worked|correct\w*|higher-scoring|properly)\b", re.I)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_NAME_STOP = frozenset({"file", "all", "new", "given", "get", "one", "each", "every", "them",
+                        "and", "list", "per", "via", "much", "since", "already", "went",
+                        "involving", "respective", "maintaining", "day", "days", "year", "keep",
+                        "enough", "least", "last", "today", "yesterday", "many", "any", "whose"})
+
+
+@dataclass
+class DraftMaterial:
+    """What one group of experiences says, before any wording is chosen."""
+
+    sources: list[str]
+    tasks: list[str]
+    when_to_use: list[str]
+    steps: list[tuple[str, int]]  # (text, support)
+    pitfalls: list[tuple[str, int]]
+    checks: list[tuple[str, int]]
+    successes: int
+    failures: int
+    keywords: list[str] = field(default_factory=list)
+    outcomes: dict[str, str] = field(default_factory=dict)  # source id -> outcome
+
+
+@dataclass
+class DraftText:
+    """The model-facing parts of a draft: description and the body's three lists."""
+
+    description: str
+    steps: list[str]
+    pitfalls: list[str]
+    checks: list[str]
+    drafted_by: str = "rules"
+
+
+class SkillDrafter(Protocol):
+    def write(self, material: DraftMaterial) -> DraftText: ...
+
+
+# ----------------------------------------------------------------------------- reading a group
+
+def _clip(text: str, limit: int = ITEM_CHARS) -> str:
+    text = re.sub(r"\s+", " ", _CONTROL.sub(" ", text)).strip()
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    stop = max(cut.rfind(". "), cut.rfind("; "))
+    return (cut[:stop + 1] if stop > limit // 2 else cut.rsplit(" ", 1)[0] + " …").strip()
+
+
+def sentences(text: str) -> list[str]:
+    return [s.strip() for s in _SENTENCE.split(re.sub(r"\s+", " ", text or "")) if s.strip()]
+
+
+def _step_text(step: Any) -> str:
+    action = (step.action or "").strip()
+    if action and step.action_input not in (None, "", {}, []):
+        detail = step.action_input if isinstance(step.action_input, str) else str(step.action_input)
+        action = f"{action} ({_clip(detail, 120)})"
+    return action or (step.thought or "").strip()
+
+
+class _Tally:
+    """Items folded by word overlap (Jaccard >= 0.6), counted once per experience."""
+
+    def __init__(self) -> None:
+        self.items: list[tuple[str, set[str], set[int]]] = []
+
+    def add(self, text: str, who: int) -> None:
+        text = _clip(text)
+        words = set(tokens(text))
+        if not text or not words:
+            return
+        for i, (kept, kept_words, seen) in enumerate(self.items):
+            if len(words & kept_words) / len(words | kept_words) >= 0.6:
+                seen.add(who)
+                if len(text) < len(kept):  # keep the tighter wording
+                    self.items[i] = (text, kept_words | words, seen)
+                return
+        self.items.append((text, words, {who}))
+
+    def ranked(self, limit: int) -> list[tuple[str, int]]:
+        order = sorted(range(len(self.items)), key=lambda i: (-len(self.items[i][2]), i))
+        return [(self.items[i][0], len(self.items[i][2])) for i in order[:limit]]
+
+
+def gather(experiences: Sequence[Experience], members: Sequence[int],
+           keywords: Sequence[str] = ()) -> DraftMaterial:
+    """Read a group: steps ranked by successful runs, pitfalls from failures, checks."""
+    ordered = central_order(experiences, members)
+    group = [experiences[i] for i in ordered]
+    steps, pitfalls, checks = _Tally(), _Tally(), _Tally()
+    tasks: list[str] = []
+    whens: Counter[str] = Counter()
+    for who, exp in enumerate(group):
+        if exp.task not in tasks:
+            tasks.append(exp.task)
+        for when in [exp.when_to_use] + [lesson.when_to_use for lesson in exp.lessons]:
+            if when and when.strip():
+                whens[_clip(when, 200)] += 1
+        if exp.outcome == "success":
+            for step in exp.steps:
+                label = _step_text(step)
+                if label:
+                    steps.add(label, who)
+        for lesson in exp.lessons:
+            for sentence in sentences(lesson.text):
+                if _CHECK.search(sentence) and not _FAIL.search(sentence):
+                    checks.add(sentence, who)
+                    continue
+                if lesson.kind == "failure_trigger" or (
+                        exp.outcome == "failure" and lesson.kind != "success_pattern"):
+                    pitfalls.add(sentence, who)
+                elif lesson.kind == "success_pattern" or exp.outcome == "success":
+                    steps.add(sentence, who)
+                elif _FAIL.search(sentence) and not _SUCCEED.search(sentence):
+                    pitfalls.add(sentence, who)
+                else:
+                    steps.add(sentence, who)
+        if exp.outcome == "failure" and exp.feedback:
+            for sentence in sentences(exp.feedback)[:3]:
+                pitfalls.add(sentence, who)
+    when_order = sorted(whens, key=lambda w: (-whens[w], list(whens).index(w)))
+    return DraftMaterial(
+        sources=[e.id for e in group], tasks=tasks, when_to_use=when_order[:5],
+        steps=steps.ranked(MAX_ITEMS["steps"]), pitfalls=pitfalls.ranked(MAX_ITEMS["pitfalls"]),
+        checks=checks.ranked(MAX_ITEMS["checks"]),
+        successes=sum(e.outcome == "success" for e in group),
+        failures=sum(e.outcome == "failure" for e in group), keywords=list(keywords),
+        outcomes={e.id: e.outcome for e in group})
+
+
+# ------------------------------------------------------------------------------------- naming
+
+def draft_name(material: DraftMaterial, taken: Callable[[str], bool]) -> str:
+    """A spec-valid name from the group's most distinctive words, unique against `taken`.
+
+    The three best keywords of the group, written as they appear in its most typical task and
+    in that task's word order ("spotify-song-libraries"), so the name reads like the task.
+    """
+    typical = material.tasks[0] if material.tasks else ""
+    surface: dict[str, tuple[int, str]] = {}
+    for position, word in enumerate(re.findall(r"[a-z0-9]+", typical.lower())):
+        for stem in tokens(word):
+            surface.setdefault(stem, (position, word))
+    picked = [w for w in material.keywords if w not in _NAME_STOP and w in surface][:3]
+    if len(picked) < 2:
+        picked += [w for w in tokens(typical) if w in surface and w not in picked
+                   and w not in _NAME_STOP][:3 - len(picked)]
+    words = [surface[w][1] for w in sorted(picked, key=lambda w: surface[w][0])]
+    base = "-".join(words)[:48].strip("-") or "recurring-task"
+    if validate_name(base):
+        base = "recurring-task"
+    name, n = base, 2
+    while taken(name):
+        name = f"{base}-{n}"
+        n += 1
+    return name
+
+
+# ------------------------------------------------------------------------------------ drafters
+
+def _describe(material: DraftMaterial) -> str:
+    example = _clip(material.tasks[0], 180) if material.tasks else "this kind of task"
+    when = material.when_to_use[0] if material.when_to_use else ""
+    what = (f"Steps that worked and pitfalls to avoid, learned from {len(material.sources)} "
+            f"recorded runs of tasks like: {example.rstrip('.!?')}.")
+    use = f" Use {when[0].lower() + when[1:]}" if when.lower().startswith("when") else (
+        f" Use when {when[0].lower() + when[1:]}" if when else " Use for tasks of this kind")
+    return _clip(what + use.rstrip(".") + ".", MAX_DESCRIPTION)
+
+
+class RuleDrafter:
+    """No model: the description from the most typical task and when-to-use, lists as ranked."""
+
+    def write(self, material: DraftMaterial) -> DraftText:
+        steps = [t for t, _ in material.steps]
+        pitfalls = [t for t, _ in material.pitfalls]
+        checks = [t for t, _ in material.checks]
+        if not checks:
+            checks = ["Before reporting success, re-read the task and confirm every part of it "
+                      f"is done ({material.failures} of {len(material.sources)} recorded runs "
+                      "of this kind failed)."]
+        return DraftText(_describe(material), steps, pitfalls, checks)
+
+
+DRAFT_PROMPT = """You write an Agent Skill (a SKILL.md) from an agent's recorded runs of one kind of task.
+
+Tasks (most typical first):
+{tasks}
+
+When these tasks come up: {when}
+
+Steps seen in successful runs (support = runs):
+{steps}
+
+Lessons from failures (support = runs):
+{pitfalls}
+
+Checks mentioned:
+{checks}
+
+Reply with JSON only:
+{{"description": "what the skill does and when to use it, one or two sentences, at most 900 characters",
+ "steps": ["imperative step", ...], "pitfalls": ["what to avoid and why", ...],
+ "checks": ["how to verify the result", ...]}}
+Use only what the runs above show; do not invent tools or facts."""
+
+
+def _listing(items: Sequence[tuple[str, int]]) -> str:
+    return "\n".join(f"- ({n}) {t}" for t, n in items) or "(none)"
+
+
+def draft_prompt(material: DraftMaterial) -> str:
+    return DRAFT_PROMPT.format(
+        tasks="\n".join(f"- {_clip(t, 300)}" for t in material.tasks[:6]),
+        when="; ".join(material.when_to_use[:3]) or "(not recorded)",
+        steps=_listing(material.steps), pitfalls=_listing(material.pitfalls),
+        checks=_listing(material.checks))
+
+
+def _strings(value: Any, limit: int) -> list[str] | None:
+    if not isinstance(value, list):
+        return None
+    out = [_clip(v) for v in value if isinstance(v, str) and v.strip()]
+    return out[:limit]
+
+
+class LLMDrafter:
+    """Draft text through any ``prompt -> text`` callable; the rules on any failure.
+
+    Build one from a model with `from_chat_model` (LangChain), `from_llamaindex` (LlamaIndex),
+    or pass a sampling function (`complete`) directly. Each reply is checked: the description
+    must be a non-empty string within the spec's 1024 characters, and the lists strings; what
+    fails is taken from the rule drafter, and `last_error` says why.
+    """
+
+    def __init__(self, complete: Callable[[str], Any], *, fallback: SkillDrafter | None = None) -> None:
+        self.complete = complete
+        self.fallback = fallback or RuleDrafter()
+        self.last_error: str | None = None
+
+    @classmethod
+    def from_chat_model(cls, chat_model: Any, **kw: Any) -> "LLMDrafter":
+        return cls(lambda prompt: chat_model.invoke(prompt), **kw)
+
+    @classmethod
+    def from_llamaindex(cls, llm: Any, **kw: Any) -> "LLMDrafter":
+        return cls(lambda prompt: llm.complete(prompt).text, **kw)
+
+    @classmethod
+    def from_distiller(cls, distiller: Any) -> "LLMDrafter | None":
+        """The model behind an `LLMDistiller` (chat model, LlamaIndex, sampling), if any."""
+        complete = getattr(distiller, "complete", None)
+        return cls(complete) if callable(complete) else None
+
+    def write(self, material: DraftMaterial) -> DraftText:
+        self.last_error = None
+        rules = self.fallback.write(material)
+        try:
+            reply = self.complete(draft_prompt(material))
+            if not isinstance(reply, str):
+                reply = getattr(reply, "content", None) or getattr(reply, "text", None)
+            data = extract_json(reply) if isinstance(reply, str) else None
+        except Exception as exc:  # noqa: BLE001 - any model failure means: use the rules
+            self.last_error = f"{type(exc).__name__}: {exc}"
+            return rules
+        if not isinstance(data, dict):
+            self.last_error = "unparseable reply"
+            return rules
+        description = data.get("description")
+        if (not isinstance(description, str) or not description.strip()
+                or len(description) > MAX_DESCRIPTION or _CONTROL.search(description)):
+            self.last_error = "no usable description in the reply"
+            description = rules.description
+        lists = {}
+        for key in ("steps", "pitfalls", "checks"):
+            got = _strings(data.get(key), MAX_ITEMS[key])
+            lists[key] = got if got else getattr(rules, key)
+        return DraftText(re.sub(r"\s+", " ", description).strip(), lists["steps"],
+                         lists["pitfalls"], lists["checks"], drafted_by="model")
+
+
+# ------------------------------------------------------------------------------------ rendering
+
+def render_body(title: str, text: DraftText, material: DraftMaterial,
+                outcomes: dict[str, str] | None = None) -> str:
+    """The SKILL.md body: steps, pitfalls, checks, then provenance (always deterministic)."""
+    outcomes = outcomes or {}
+    lines = [f"# {title}", "",
+             f"Drawn from {len(material.sources)} recorded runs ({material.successes} succeeded, "
+             f"{material.failures} failed) of tasks such as:", ""]
+    lines += [f"- {_clip(t, 200)}" for t in material.tasks[:3]]
+    lines += ["", "## Steps that worked", ""]
+    lines += [f"{i}. {s}" for i, s in enumerate(text.steps, 1)] or ["(no successful run recorded steps)"]
+    lines += ["", "## Pitfalls", ""]
+    lines += [f"- {p}" for p in text.pitfalls] or ["- (no failure recorded a lesson)"]
+    lines += ["", "## Checks", ""]
+    lines += [f"- {c}" for c in text.checks]
+    lines += ["", "## Provenance", "",
+              f"Drafted by skillbank ({text.drafted_by}) from these experiences:", ""]
+    lines += [f"- {eid}" + (f" ({outcomes[eid]})" if eid in outcomes else "")
+              for eid in material.sources]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,472 @@
+"""The library's write phase: skills proposed from experience, revised, adopted, versioned.
+
+`propose()` groups the experiences that recur for one kind of task (`grouping`), writes one
+draft per group of at least `min_support` experiences (`drafting`), and a revision draft for a
+skill that keeps failing with lessons it does not contain. Drafts live in `<root>/drafts/<name>/`
+— outside every skill root, so nothing routes to them — until a person adopts or discards them.
+
+Idempotent by construction: `<root>/drafts/.ledger.jsonl` records every proposal, adoption and
+discard with its source experience ids, and a group whose sources are all covered by one entry
+is not proposed again. Adoption is atomic: a new skill is staged in a hidden folder and moved
+into place with one rename; a revision keeps the previous SKILL.md under `.versions/` first and
+then replaces SKILL.md with one atomic write. A crash leaves the draft pending or the skill
+adopted, never half a skill; a draft whose text is already the skill's is treated as adopted.
+
+The library never reads the experience memory itself (memories do not import each other): the
+facade sets `experience_source` to a function returning `Experience` records through that
+memory's public API, or callers pass `experiences=` directly.
+"""
+
+from __future__ import annotations
+
+import difflib
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any, Callable, Sequence
+
+from skillbank.errors import AlreadyExistsError, InvalidInputError, NotFoundError
+from skillbank.fsutil import append_line, atomic_write, check_slug
+from skillbank.memories.skills import checks
+from skillbank.memories.skills.drafting import (
+    DraftMaterial,
+    LLMDrafter,
+    RuleDrafter,
+    SkillDrafter,
+    _clip,
+    draft_name,
+    gather,
+    render_body,
+    sentences,
+)
+from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
+from skillbank.memories.skills.resources import SKILL_FILE
+from skillbank.memories.skills.skill_file import (
+    SkillDocument,
+    parse_skill_text,
+    read_skill_file,
+    render_skill,
+    validate_skill,
+)
+from skillbank.memories.skills.versions import keep_version, list_versions, read_version
+from skillbank.records import Experience, Skill, SkillDraft, SkillVersion, utcnow
+
+log = logging.getLogger("skillbank.skills")
+
+META_FILE = ".draft.json"
+LEDGER = ".ledger.jsonl"
+#: A lesson counts as already in a skill when this share of its words is in the skill's text.
+COVERED = 0.7
+#: Defaults for flagging a skill for review: used this often, helping at most this share.
+REVIEW_MIN_USES = 5
+REVIEW_MAX_HELP_RATE = 0.2
+
+
+class SkillDrafts:
+    """Propose, revise, adopt, discard and version skills (a mixin of `SkillLibrary`)."""
+
+    #: Set by the facade: namespace -> experiences (through the experience memory's public API).
+    experience_source: Callable[[str | None], list[Experience]] | None = None
+    #: Set by the facade: returns the bank's distiller; an LLM distiller's model drafts too.
+    distiller_source: Callable[[], Any] | None = None
+
+    # Supplied by SkillLibrary / SkillAuthoring.
+    writable_root: Path
+    index: Any
+    usage: Any
+    write_lock: Any
+    _sync_lock: Any
+
+    # Where drafts live -------------------------------------------------------------------------
+    @property
+    def drafts_root(self) -> Path:
+        return self.writable_root.parent / "drafts"
+
+    def _draft_dir(self, name: str) -> Path:
+        check_slug(name, "draft name")
+        return self.drafts_root / name
+
+    def _ledger(self) -> list[dict[str, Any]]:
+        path = self.drafts_root / LEDGER
+        if not path.is_file():
+            return []
+        out = []
+        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
+            try:
+                event = json.loads(raw)
+            except ValueError:
+                continue  # a torn last line
+            if isinstance(event, dict) and isinstance(event.get("sources"), list):
+                out.append(event)
+        return out
+
+    def _note(self, op: str, draft: SkillDraft) -> None:
+        append_line(self.drafts_root / LEDGER, json.dumps({
+            "op": op, "name": draft.name, "revises": draft.revises, "sources": draft.sources,
+            "at": utcnow().isoformat()}))
+
+    def _read_draft(self, folder: Path) -> SkillDraft | None:
+        try:
+            meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
+            return SkillDraft.model_validate(meta)
+        except (OSError, ValueError):
+            return None
+
+    # Reading drafts ----------------------------------------------------------------------------
+    def drafts(self) -> list[SkillDraft]:
+        """Pending drafts, by name. A draft already adopted (a crash after the swap) is closed."""
+        out = []
+        if not self.drafts_root.is_dir():
+            return out
+        for folder in sorted(self.drafts_root.iterdir()):
+            if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
+                continue
+            draft = self._read_draft(folder)
+            if draft is None or not (folder / SKILL_FILE).is_file():
+                continue
+            if self._already_adopted(draft):
+                self._close(draft, "adopted")
+                continue
+            out.append(draft)
+        return out
+
+    def draft(self, name: str) -> SkillDraft:
+        """One pending draft by name."""
+        checks.check_str(name, "name")
+        for draft in self.drafts():
+            if draft.name == name:
+                return draft
+        raise NotFoundError(f"no pending draft named {name!r}; drafts() lists them")
+
+    def _already_adopted(self, draft: SkillDraft) -> bool:
+        target = self.writable_root / draft.name / SKILL_FILE
+        try:
+            return target.read_bytes() == Path(draft.path).read_bytes()
+        except OSError:
+            return False
+
+    # Proposing ---------------------------------------------------------------------------------
+    def propose(self, namespace: str | None = None, min_support: int = 3, *,
+                experiences: Sequence[Experience] | None = None,
+                drafter: SkillDrafter | None = None,
+                threshold: float = DEFAULT_THRESHOLD) -> list[SkillDraft]:
+        """Draft skills from recurring experience; returns the drafts written by this call.
+
+        New-skill drafts come from groups of at least `min_support` experiences of one kind of
+        task; revision drafts (`revises=<skill>`, with a diff) from skills that failed at least
+        twice with lessons their text does not hold. Nothing is proposed twice for the same
+        experiences, nor again after a person adopted or discarded it.
+        """
+        checks.check_k(min_support, "min_support")
+        checks.check_score(threshold, "threshold")
+        pool = self._experiences(namespace, experiences)
+        drafter = drafter or self._default_drafter()
+        with self._sync_lock, self.write_lock:
+            ledger = self._ledger()
+            pending = {d.name: d for d in self.drafts()}
+            written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending)
+            written += self._propose_revisions(pool, drafter, ledger, pending)
+        return written
+
+    def _experiences(self, namespace: str | None,
+                     experiences: Sequence[Experience] | None) -> list[Experience]:
+        if experiences is None:
+            if self.experience_source is None:
+                raise InvalidInputError("this library has no experiences to draft from: pass "
+                                        "experiences=[...] or open it through Skillbank")
+            experiences = self.experience_source(namespace)
+        pool = [e for e in experiences if isinstance(e, Experience)
+                and e.kind == "experience" and e.status == "active" and e.id]
+        if len(pool) != len(list(experiences)):
+            bad = [e for e in experiences if not isinstance(e, Experience)]
+            if bad:
+                raise InvalidInputError("experiences must be Experience records "
+                                        f"(got {type(bad[0]).__name__})")
+        pool.sort(key=lambda e: (e.created, e.id), reverse=True)
+        return sorted(pool[:MAX_EXPERIENCES], key=lambda e: e.id)
+
+    def _default_drafter(self) -> SkillDrafter:
+        if self.distiller_source is not None:
+            drafter = LLMDrafter.from_distiller(self.distiller_source())
+            if drafter is not None:
+                return drafter
+        return RuleDrafter()
+
+    @staticmethod
+    def _covered(sources: list[str], ledger: list[dict[str, Any]], revises: str | None) -> bool:
+        wanted = set(sources)
+        return any(e.get("revises") == revises and wanted <= set(e["sources"]) for e in ledger)
+
+    def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
+                     drafter: SkillDrafter, ledger: list[dict[str, Any]],
+                     pending: dict[str, SkillDraft]) -> list[SkillDraft]:
+        written: list[SkillDraft] = []
+        for group in group_experiences(pool, threshold=threshold):
+            if len(group.members) < min_support:
+                continue
+            material = gather(pool, group.members, group.keywords)
+            if self._covered(material.sources, ledger, None):
+                continue
+            # New experience joined a group already drafted: refresh that draft, same name.
+            previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
+            name = previous if previous and (previous in pending or not self._skill_exists(previous)) \
+                else draft_name(material, lambda n: self._skill_exists(n) or n in pending
+                                or (self.drafts_root / n).exists())
+            if previous and self._skill_exists(previous) and previous not in pending:
+                continue  # adopted already: new evidence reaches it through revisions
+            written.append(self._write_draft(name, material, drafter, revises=None))
+            pending[name] = written[-1]
+        return written
+
+    def _skill_exists(self, name: str) -> bool:
+        return self.index.metadata(name) is not None or (self.writable_root / name).exists()
+
+    def _write_draft(self, name: str, material: DraftMaterial, drafter: SkillDrafter, *,
+                     revises: str | None, body: str | None = None, description: str | None = None,
+                     frontmatter: dict[str, Any] | None = None, base_text: str | None = None,
+                     reason: str = "") -> SkillDraft:
+        text = None if body is not None else drafter.write(material)
+        fm = dict(frontmatter or {})
+        fm["name"] = name
+        fm["description"] = description if description is not None else text.description
+        if body is None:
+            body = render_body(name.replace("-", " ").capitalize(), text, material, material.outcomes)
+        doc = SkillDocument(frontmatter=fm, body=body)
+        errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"]
+        if errors:
+            if text is not None and text.drafted_by == "model":  # the spec refuses the model's text
+                return self._write_draft(name, material, RuleDrafter(), revises=revises, reason=reason)
+            raise InvalidInputError("the drafted skill is not valid: "
+                                    + "; ".join(f.message for f in errors), errors)
+        rendered = render_skill(doc)
+        folder = self._draft_dir(name)
+        draft = SkillDraft(
+            name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
+            sources=material.sources, revises=revises,
+            diff=_diff(base_text, rendered, name) if base_text is not None else None,
+            reason=reason or (f"{len(material.sources)} runs of one kind of task "
+                              f"({material.successes} succeeded, {material.failures} failed)"),
+            drafted_by="model" if text is not None and text.drafted_by == "model" else "rules")
+        atomic_write(folder / SKILL_FILE, rendered)
+        atomic_write(folder / META_FILE, draft.model_dump_json(indent=2) + "\n")
+        self._note("proposed", draft)
+        return draft
+
+    # Revisions -----------------------------------------------------------------------------------
+    def _propose_revisions(self, pool: list[Experience], drafter: SkillDrafter,
+                           ledger: list[dict[str, Any]],
+                           pending: dict[str, SkillDraft]) -> list[SkillDraft]:
+        written = []
+        failures = [e for e in pool if e.outcome == "failure"]
+        for name in sorted(self.index.ids()):
+            usage = self.usage.get(name)
+            linked = [e for e in failures if _mentions(e, name)]
+            if usage.failures and not linked:
+                linked = [e for e in failures if self._routes_to(e.task, name)]
+            if len(linked) + (usage.failures if linked else 0) < 2 or name in pending:
+                continue
+            try:
+                skill = self.load(name)  # type: ignore[attr-defined]
+                current = Path(skill.path).read_text(encoding="utf-8")
+            except (OSError, InvalidInputError, NotFoundError):
+                continue
+            known = set(tokens(current))
+            lessons: list[str] = []
+            for exp in linked:
+                for lesson in exp.lessons:
+                    for sentence in sentences(lesson.text):
+                        words = set(tokens(sentence))
+                        if words and len(words & known) / len(words) < COVERED and all(
+                                _clip(sentence) != kept for kept in lessons):
+                            lessons.append(_clip(sentence))
+                            known |= words
+            sources = sorted(e.id for e in linked)
+            if not lessons or self._covered(sources, ledger, name):
+                continue
+            body = _add_pitfalls(skill.body, lessons, sources)
+            material = DraftMaterial(sources=sources, tasks=[e.task for e in linked], when_to_use=[],
+                                     steps=[], pitfalls=[(x, 1) for x in lessons], checks=[],
+                                     successes=0, failures=len(linked))
+            try:
+                written.append(self._write_draft(
+                    name, material, drafter, revises=name, body=body,
+                    description=skill.description, frontmatter=dict(skill.frontmatter),
+                    base_text=current,
+                    reason=(f"failed in {len(linked)} recorded runs (usage: {usage.failures} "
+                            f"failures in {usage.uses} uses) with {len(lessons)} lessons it lacks")))
+            except InvalidInputError as exc:  # e.g. a read-only skill that breaks the spec
+                log.warning("no revision drafted for %s: %s", name, exc)
+        return written
+
+    def _routes_to(self, task: str, name: str) -> bool:
+        try:
+            hits = self.search(task, k=1)  # type: ignore[attr-defined]
+        except InvalidInputError:
+            return False
+        return bool(hits) and hits[0].name == name
+
+    # Adopting and discarding ---------------------------------------------------------------------
+    def adopt(self, name: str) -> Skill:
+        """Move a draft into the skills folder and index it; a revision keeps the old version."""
+        with self._sync_lock, self.write_lock:
+            draft = self.draft(name)
+            folder = Path(draft.path).parent
+            text = Path(draft.path).read_text(encoding="utf-8")
+            doc, findings = parse_skill_text(text, folder_name=name)
+            errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
+                if doc is not None else findings
+            if errors:
+                raise InvalidInputError("the draft is not a valid skill: "
+                                        + "; ".join(f.message for f in errors), errors)
+            target = self._writable_dir(name)  # type: ignore[attr-defined]
+            if target.is_symlink():
+                raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
+            if target.exists():
+                if draft.revises != name:
+                    raise AlreadyExistsError(f"skill {name!r} already exists; discard the draft "
+                                             "or rename the skill first")
+                current = target / SKILL_FILE
+                keep_version(target, current.read_text(encoding="utf-8"),
+                             f"before adopting a revision drawn from {len(draft.sources)} experiences")
+                atomic_write(current, text)  # one atomic replace: old text or new, never half
+            else:
+                self._stage_in(folder, target, draft)
+            self._index_one(target / SKILL_FILE)  # type: ignore[attr-defined]
+            self._close(draft, "adopted")
+            return self.load(name)  # type: ignore[attr-defined]
+
+    def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft) -> None:
+        """Copy the draft beside the library, then move it into place in one rename."""
+        staging = Path(tempfile.mkdtemp(prefix=f".adopt-{target.name}-", dir=self.writable_root))
+        try:
+            staged = staging / target.name
+            shutil.copytree(draft_folder, staged, ignore=shutil.ignore_patterns(META_FILE))
+            if draft.revises:  # shadowing a read-only skill: keep what it was, too
+                try:
+                    previous = Path(self._summary(draft.revises).path)  # type: ignore[attr-defined]
+                    keep_version(staged, previous.read_text(encoding="utf-8"),
+                                 f"the skill as found in {previous.parent.parent}")
+                except (OSError, NotFoundError):
+                    pass
+            os.replace(staged, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+
+    def _close(self, draft: SkillDraft, status: str) -> None:
+        """Record the outcome and move the draft folder out of the pending ones."""
+        self._note(status, draft)
+        folder = Path(draft.path).parent
+        done = self.drafts_root / ".closed"
+        done.mkdir(parents=True, exist_ok=True)
+        closed = draft.model_copy(update={"status": status})
+        try:
+            atomic_write(folder / META_FILE, closed.model_dump_json(indent=2) + "\n")
+            os.replace(folder, done / f"{folder.name}-{status}-{int(time.time() * 1000)}")
+        except OSError:
+            pass
+
+    def discard(self, name: str) -> SkillDraft:
+        """Drop a pending draft; it is not proposed again for the same experiences."""
+        with self._sync_lock, self.write_lock:
+            draft = self.draft(name)
+            self._close(draft, "discarded")
+            return draft.model_copy(update={"status": "discarded"})
+
+    # Versions --------------------------------------------------------------------------------------
+    def history(self, name: str) -> list[SkillVersion]:
+        """Earlier versions of a skill in the bank's own library, newest first."""
+        checks.check_str(name, "name")
+        check_slug(name, "skill name")
+        return list_versions(name, self.writable_root / name)
+
+    def restore(self, name: str, version: str) -> Skill:
+        """Make an earlier version current again; the current one is kept as a version first."""
+        checks.check_str(name, "name")
+        with self._sync_lock, self.write_lock:
+            folder = self._writable_dir(name)  # type: ignore[attr-defined]
+            if folder.is_symlink():
+                raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
+            text = read_version(name, folder, version)
+            doc, findings = parse_skill_text(text, folder_name=name)
+            errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
+                if doc is not None else findings
+            if errors:
+                raise InvalidInputError(f"version {version} is not a valid skill named {name!r}: "
+                                        + "; ".join(f.message for f in errors), errors)
+            current = folder / SKILL_FILE
+            if current.is_file():
+                keep_version(folder, current.read_text(encoding="utf-8"), f"before restoring {version}")
+            atomic_write(current, text)
+            self._index_one(current)  # type: ignore[attr-defined]
+            return self.load(name)  # type: ignore[attr-defined]
+
+    # Review ----------------------------------------------------------------------------------------
+    def review(self, min_uses: int = REVIEW_MIN_USES,
+               max_help_rate: float = REVIEW_MAX_HELP_RATE) -> list[Skill]:
+        """Skills used at least `min_uses` times that helped in at most `max_help_rate` of them.
+
+        Flagged for a person to revise or retire, never deleted. Only skills someone judged at
+        least once are flagged: a bank whose agents never rate anything flags nothing.
+        """
+        checks.check_k(min_uses, "min_uses")
+        rate = checks.check_score(max_help_rate, "max_help_rate")
+        flagged = []
+        for name in sorted(self.index.ids()):
+            usage = self.usage.get(name)
+            if usage.uses < min_uses or usage.successes + usage.failures == 0:
+                continue
+            if usage.successes / usage.uses <= (rate or 0.0):
+                flagged.append(self._summary(name))  # type: ignore[attr-defined]
+        return flagged
+
+
+def _best_overlap(sources: list[str], entries: list[dict[str, Any]]) -> str | None:
+    """The name of the ledger entry sharing most sources with a group (at least half of it)."""
+    wanted = set(sources)
+    best, best_share = None, 0.5
+    for entry in entries:
+        share = len(wanted & set(entry["sources"])) / max(1, len(set(entry["sources"])))
+        if share >= best_share and isinstance(entry.get("name"), str):
+            best, best_share = entry["name"], share
+    return best
+
+
+def _mentions(exp: Experience, name: str) -> bool:
+    """Whether a run says it used the skill: a `skill:<name>` tag, or a step loading it."""
+    if f"skill:{name}" in exp.tags or name in exp.tags:
+        return True
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+    for step in exp.steps:
+        blob = f"{step.action or ''} {step.action_input if step.action_input is not None else ''}"
+        if "skill" in blob.lower() and pattern.search(blob):
+            return True
+    return False
+
+
+def _add_pitfalls(body: str, lessons: list[str], sources: list[str]) -> str:
+    """The body with new pitfalls added to its Pitfalls section (or a new one), and provenance."""
+    items = "\n".join(f"- {lesson}" for lesson in lessons)
+    note = (f"\n\nRevised by skillbank after failures in: {', '.join(sources)}.\n")
+    match = re.search(r"^#{1,3}\s+(pitfalls|gotchas|common mistakes)\b.*$", body, re.I | re.M)
+    if match:
+        following = re.search(r"^#{1,3}\s+", body[match.end():], re.M)
+        end = match.end() + following.start() if following else len(body)
+        merged = body[:end].rstrip() + "\n" + items + "\n\n" + body[end:].lstrip("\n")
+        return merged.rstrip() + note
+    provenance = re.search(r"^#{1,3}\s+provenance\b", body, re.I | re.M)
+    block = f"## Pitfalls\n\n{items}\n\n"
+    if provenance:
+        return (body[:provenance.start()] + block + body[provenance.start():]).rstrip() + note
+    return body.rstrip() + "\n\n" + block.rstrip() + note
+
+
+def _diff(before: str, after: str, name: str) -> str:
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        fromfile=f"skills/{name}/SKILL.md",
+                                        tofile=f"drafts/{name}/SKILL.md"))

@@ -1,0 +1,82 @@
+"""Earlier versions of a skill, kept as plain files under `<skill>/.versions/`.
+
+Each version is the SKILL.md verbatim as `<stamp>.md` (readable and diffable in git), with an
+optional `<stamp>.json` beside it saying why it was kept. The folder is hidden, so the loader,
+the resource listing and every client that follows the Agent Skills layout ignore it.
+Stamps are UTC times to the microsecond, so names sort in the order versions were kept.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from pathlib import Path
+
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.fsutil import atomic_write
+from skillbank.memories.skills.skill_file import parse_skill_text
+from skillbank.records import SkillVersion
+
+VERSIONS_DIR = ".versions"
+_STAMP = "%Y%m%dT%H%M%S%fZ"
+
+
+def _new_stamp(folder: Path) -> str:
+    stamp = datetime.now(timezone.utc).strftime(_STAMP)
+    candidate, n = stamp, 1
+    while (folder / f"{candidate}.md").exists():
+        candidate = f"{stamp}-{n}"
+        n += 1
+    return candidate
+
+
+def keep_version(skill_folder: Path, text: str, reason: str) -> Path:
+    """Store `text` (a SKILL.md) as the newest version of the skill in `skill_folder`."""
+    folder = skill_folder / VERSIONS_DIR
+    folder.mkdir(parents=True, exist_ok=True)
+    stamp = _new_stamp(folder)
+    atomic_write(folder / f"{stamp}.json", json.dumps({"reason": reason}) + "\n")
+    path = folder / f"{stamp}.md"
+    atomic_write(path, text)
+    return path
+
+
+def _saved(stamp: str) -> datetime:
+    try:
+        return datetime.strptime(stamp.split("-")[0], _STAMP).replace(tzinfo=timezone.utc)
+    except ValueError:
+        return datetime.fromtimestamp(0, timezone.utc)
+
+
+def list_versions(name: str, skill_folder: Path) -> list[SkillVersion]:
+    """Every kept version, newest first."""
+    folder = skill_folder / VERSIONS_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    out = []
+    for path in sorted(folder.glob("*.md"), reverse=True):
+        if not path.is_file():
+            continue
+        reason, description = "", ""
+        try:
+            reason = str(json.loads(path.with_suffix(".json").read_text()).get("reason", ""))
+        except (OSError, ValueError, AttributeError):
+            pass
+        try:
+            doc, _ = parse_skill_text(path.read_text(encoding="utf-8"), path=str(path))
+            description = doc.description if doc is not None else ""
+        except (OSError, UnicodeDecodeError):
+            pass
+        out.append(SkillVersion(name=name, version=path.stem, path=str(path),
+                                saved=_saved(path.stem), reason=reason, description=description))
+    return out
+
+
+def read_version(name: str, skill_folder: Path, version: str) -> str:
+    """The text of one kept version; refuses anything that is not a listed version."""
+    if not isinstance(version, str) or not version:
+        raise InvalidInputError("version must be a version id as listed by history()")
+    for kept in list_versions(name, skill_folder):
+        if kept.version == version:
+            return Path(kept.path).read_text(encoding="utf-8")
+    raise NotFoundError(f"skill {name!r} has no version {version!r}; history() lists them")
