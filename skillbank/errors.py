@@ -36,6 +36,10 @@ class InvalidInputError(SkillbankError, ValueError):
         self.findings = list(findings or [])
 
 
+class UnsafePathError(InvalidInputError):
+    """A name or relative path that would escape its root, or is not allowed as a file name."""
+
+
 class PermissionDeniedError(SkillbankError):
     """The caller is not trusted for this operation (e.g. an untrusted client asking to forget)."""
 
@@ -46,3 +50,20 @@ class BusyError(SkillbankError):
     """Another process holds the memory root (embedded mode allows one process at a time)."""
 
     exit_code = 6
+
+
+class IndexError_(RuntimeError):
+    """Base for index problems the caller should see as a clear message."""
+
+
+class EmbeddingMismatchError(IndexError_, SkillbankError):
+    """The collection was built with another embedding; mixing vectors would corrupt search.
+
+    `skillbank reindex` (`Skillbank.reindex()`) drops the collections and rebuilds them from the
+    files with the embedding in use now: the way to switch embeddings.
+    """
+
+    @classmethod
+    def for_collection(cls, name: str, recorded: str, wanted: str) -> "EmbeddingMismatchError":
+        return cls(f"collection {name!r} was built with embedding {recorded}, not {wanted}; "
+                   "open it with the same embedding, or run `skillbank reindex` to rebuild it")

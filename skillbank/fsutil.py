@@ -13,17 +13,13 @@ import tempfile
 from pathlib import Path
 from typing import Iterable
 
-from skillbank.errors import InvalidInputError
+from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
 
 #: Names Windows reserves for devices: a folder called `con` cannot be created or copied there.
 _DEVICE_NAMES = frozenset(
     ["con", "prn", "aux", "nul"] + [f"com{i}" for i in range(10)] + [f"lpt{i}" for i in range(10)]
 )
 _SLUG = re.compile(r"^[a-z0-9](?:[a-z0-9-]{0,62}[a-z0-9])?$")
-
-
-class UnsafePathError(InvalidInputError):
-    """A name or relative path that would escape its root, or is not allowed as a file name."""
 
 
 def check_slug(value: str, what: str = "name") -> str:

@@ -545,6 +545,7 @@ def test_serve_passes_options_through(run, monkeypatch, tmp_path):
         return 0
 
     monkeypatch.setattr(mcp_server, "main", fake_main, raising=False)
+    (tmp_path / "a").mkdir()
     run("--root", tmp_path / "r", "--skills-dir", tmp_path / "a", "--no-bundled", "serve",
         "--transport", "http", "--host", "127.0.0.1", "--port", "9001", "--token", "s3cret",
         "--trust", "--namespace", "team", "--model-dir", tmp_path / "m", "--no-watch")

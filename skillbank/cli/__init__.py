@@ -30,7 +30,10 @@ import typer
 from typer.core import TyperGroup
 
 from skillbank.cli.common import State, key_values, state, text
+from skillbank.cli.hints import cli_terms
 from skillbank.cli.memory import experiences_app, guidelines_app
+from skillbank.cli.parsing import hoist_global_options, tidy_metavars
+from skillbank.cli.serve import SERVE_SETTINGS, serve, serve_argv
 from skillbank.cli.skills import app as skills_app
 from skillbank.cli.skills import render_sync_report
 from skillbank.cli.ui import ui as ui_command
@@ -63,6 +66,7 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
 
 def report_error(exc: BaseException, json_mode: bool) -> int:
     code, message, findings = _error_details(exc)
+    message = cli_terms(message)
     if json_mode:
         payload = {"error": message, "type": type(exc).__name__, "exit_code": code}
         if findings:
@@ -76,7 +80,16 @@ def report_error(exc: BaseException, json_mode: bool) -> int:
 
 
 class SkillbankGroup(TyperGroup):
-    """Turns every error a command raises into a clear line on stderr and its exit code."""
+    """Turns every error a command raises into a clear line on stderr and its exit code, takes
+    global options after the subcommand too, and keeps type placeholders out of the help."""
+
+    def make_context(self, info_name: Any, args: list[str], parent: Any = None,
+                     **extra: Any) -> Any:
+        tidy_metavars(self)  # here, not in __init__: Typer adds the completion options later
+        return super().make_context(info_name, args, parent=parent, **extra)
+
+    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
+        return super().parse_args(ctx, hoist_global_options(self, ctx, args))
 
     def invoke(self, ctx: Any) -> Any:
         try:
@@ -106,7 +119,7 @@ app = typer.Typer(
     cls=SkillbankGroup,
     help="Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma.",
     no_args_is_help=True,
-    add_completion=False,
+    add_completion=True,
     pretty_exceptions_enable=False,
     context_settings={"help_option_names": ["-h", "--help"]},
 )
@@ -114,6 +127,7 @@ app.add_typer(skills_app, name="skills")
 app.add_typer(guidelines_app, name="guidelines")
 app.add_typer(experiences_app, name="experiences")
 app.command(name="ui")(ui_command)
+app.command(context_settings=SERVE_SETTINGS)(serve)
 
 
 def _version(value: bool) -> None:
@@ -131,7 +145,7 @@ def root(
         "--root", envvar="SKILLBANK_ROOT", metavar="DIR",
         help="Memory root (default ~/.skillbank).")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", metavar="DIR",
+        "--skills-dir", metavar="DIR", exists=True, file_okay=False,
         help="Extra read-only skill root (repeatable; earlier roots win).")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(
         envvar="SKILLBANK_CHROMA_URL", metavar="URL",
@@ -227,6 +241,12 @@ def context(
     memory = st.bank(sync="all").context_for(task, budget_tokens=budget)
 
     def human() -> None:
+        if not memory.text and memory.omitted:
+            items = "1 relevant item was" if memory.omitted == 1 else \
+                f"{memory.omitted} relevant items were"
+            st.out.note(f"Nothing fits in {budget} tokens: {items} left out for the budget; "
+                        "raise --budget.")
+            return
         if not memory.text:
             st.out.note("No memory is relevant to this task.")
             return
@@ -237,76 +257,6 @@ def context(
     st.out.emit(memory.to_dict(), human)
 
 
-# --------------------------------------------------------------------------------------- serve
-
-_SERVE_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-
-class Transport(str, Enum):
-    stdio = "stdio"
-    http = "http"
-
-
-@app.command(context_settings=_SERVE_SETTINGS)
-def serve(
-    ctx: typer.Context,
-    transport: Annotated[Transport, typer.Option(
-        help="stdio (a local client starts the server) or http (streamable HTTP at /mcp).")
-    ] = Transport.stdio,
-    host: Annotated[Optional[str], typer.Option(help="Bind address for HTTP transports.")] = None,
-    port: Annotated[Optional[int], typer.Option(help="Port for HTTP transports.")] = None,
-    token: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_TOKEN", help="Bearer token HTTP clients must send.")] = None,
-    trust: Annotated[bool, typer.Option(
-        "--trust", help="Treat critiques from clients as trusted (no pending review).")] = False,
-    root_dir: Annotated[Optional[Path], typer.Option("--root", help="Memory root.")] = None,
-    skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", help="Extra read-only skill root (repeatable).")] = None,
-    chroma_url: Annotated[Optional[str], typer.Option(help="Chroma server URL.")] = None,
-    namespace: Annotated[Optional[str], typer.Option(help="Default namespace.")] = None,
-    model_dir: Annotated[Optional[Path], typer.Option(help="Embedding model folder.")] = None,
-) -> None:
-    """Run the MCP server (stdio by default). Options not listed here are passed through."""
-    st = state(ctx)
-    argv = serve_argv(st, transport=transport.value, host=host, port=port, token=token, trust=trust,
-                      root=root_dir, skills_dirs=skills_dir, chroma_url=chroma_url,
-                      namespace=namespace, model_dir=model_dir, extra=list(ctx.args))
-    from skillbank.errors import SkillbankError
-
-    try:
-        from skillbank import mcp_server
-    except ImportError as exc:
-        raise SkillbankError(f"the MCP server cannot be imported: {exc}") from None
-    server_main = getattr(mcp_server, "main", None)
-    if server_main is None:
-        raise SkillbankError("this install's skillbank.mcp_server has no main(); "
-                             "reinstall skillbank")
-    code = server_main(argv)
-    if isinstance(code, int) and code:
-        raise typer.Exit(code)
-
-
-def serve_argv(st: State, *, transport: str, host: str | None, port: int | None,
-               token: str | None, trust: bool, root: Path | None, skills_dirs: list[Path] | None,
-               chroma_url: str | None, namespace: str | None, model_dir: Path | None,
-               extra: list[str]) -> list[str]:
-    """The MCP server's argv: the command's options, falling back to the global ones."""
-    argv = ["--transport", transport]
-    for flag, value in (("--root", root or st.root), ("--chroma-url", chroma_url or st.chroma_url),
-                        ("--namespace", namespace or st.namespace),
-                        ("--model-dir", model_dir or st.model_dir),
-                        ("--host", host), ("--port", port), ("--token", token)):
-        if value is not None:
-            argv += [flag, str(value)]
-    for folder in (skills_dirs or []) or st.skills_dirs:
-        argv += ["--skills-dir", str(folder)]
-    if trust:
-        argv.append("--trust")
-    if not st.include_bundled and "--no-bundled" not in extra:
-        argv.append("--no-bundled")
-    return argv + extra
-
-
 # ---------------------------------------------------------------------------------------- demo
 
 
@@ -314,9 +264,11 @@ def serve_argv(st: State, *, transport: str, host: str | None, port: int | None,
 def demo(
     ctx: typer.Context,
     root_dir: Annotated[Optional[Path], typer.Option(
-        "--root", help="Use this memory root (default: a fresh temporary one).")] = None,
+        "--root", metavar="DIR",
+        help="Use this memory root (default: a fresh temporary one).")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", help="More skill roots to include (repeatable).")] = None,
+        "--skills-dir", metavar="DIR", exists=True, file_okay=False,
+        help="More skill roots to include (repeatable).")] = None,
 ) -> None:
     """A tour on the embedded default: routing, disclosure, then learning from feedback."""
     from rich.console import Console

@@ -11,6 +11,8 @@ from typing import Annotated, Any, Optional
 import typer
 
 from skillbank.cli.common import invalid, key_values, score, short, state, table, text, when
+from skillbank.cli.hints import cli_terms
+from skillbank.cli.skills import print_findings
 
 guidelines_app = typer.Typer(help="Guidelines: rules learned from critiques.", no_args_is_help=True)
 experiences_app = typer.Typer(help="Experiences: what was tried, how it went, lessons.",
@@ -66,7 +68,7 @@ def render_learn_report(out: Any, report: Any) -> None:
         return
     rows = []
     for e in entries:
-        detail = getattr(e, "detail", "") or ""
+        detail = cli_terms(getattr(e, "detail", "") or "")
         if getattr(e, "superseded_id", None):
             detail = f"supersedes {e.superseded_id}" + (f"; {detail}" if detail else "")
         rows.append([text(e.action, ACTION_STYLES.get(e.action)), e.guideline_id or "",
@@ -399,8 +401,27 @@ def experiences_import(
     file: Annotated[Path, typer.Argument(help="JSONL file written by export.",
                                          exists=True, dir_okay=False)],
 ) -> None:
-    """Import experiences from a JSONL export."""
+    """Import experiences from a JSONL export (exit 2 when any line could not be read)."""
     st = state(ctx)
     result = st.bank(sync=["experiences"]).experiences.import_(file)
-    st.out.emit({"file": str(file), "result": result}, lambda: st.out.print(text(
-        f"imported {result if isinstance(result, int) else 'experiences'} from {file}", "green")))
+    added, skipped = len(result.added), len(result.skipped)
+    errors = [f for f in result.findings if f.severity == "error"]
+
+    def human() -> None:
+        known = result.unchanged + len(result.changed)
+        style = "green" if not skipped else ("yellow" if added or known else "red")
+        st.out.print(text(f"imported {added} new from {file} ({known} already known, "
+                          f"{skipped} lines could not be read)", style))
+        if errors:
+            left = print_findings(st.out, errors, limit=10)
+            if left:
+                st.out.print(text(f"  … and {left} more", "dim"))
+
+    st.out.emit({"file": str(file), "result": result}, human)
+    if skipped:
+        nothing = " nothing was imported;" if not (added or result.unchanged or result.changed) \
+            else ""
+        raise invalid(f"{skipped} lines of {file} are not experiences written by "
+                      f"`skillbank experiences export`;{nothing} first problem: "
+                      f"{errors[0].path}: {errors[0].message}" if errors else
+                      f"{skipped} lines of {file} could not be imported")

@@ -1,4 +1,4 @@
-"""`skillbank skills …`: list, show, validate, new, search, sync, watch, delete, rename."""
+"""`skillbank skills …`: list, show, validate, new, update, search, sync, watch, delete, rename."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import typer
 
 from skillbank.cli.common import (
     Output,
+    invalid,
     key_values,
     read_text_arg,
     score,
@@ -132,22 +133,49 @@ class SyncProgress:
 
 
 @app.command("list")
-def list_(ctx: typer.Context) -> None:
-    """List every indexed skill (name, description, where it lives)."""
+def list_(
+    ctx: typer.Context,
+    match: Annotated[Optional[str], typer.Argument(
+        metavar="[FILTER]", help="Only skills whose name or description contains this text "
+                                 "(case-insensitive).")] = None,
+    limit: Annotated[Optional[int], typer.Option(
+        "--limit", "-n", min=1, metavar="N", help="Show at most N skills (by name).")] = None,
+) -> None:
+    """List indexed skills: name, description, where the file lives, uses."""
     st = state(ctx)
-    skills = st.bank(sync=["skills"]).skills.list()
+    everything = st.bank(sync=["skills"]).skills.list()
+    needle = (match or "").strip().lower()
+    matching = [s for s in everything
+                if not needle or needle in s.name.lower() or needle in s.description.lower()]
+    skills = matching[:limit] if limit else matching
 
     def human() -> None:
-        if not skills:
+        if not everything:
             st.out.print("No skills yet. Add roots with --skills-dir or create one with "
                          "`skillbank skills new`.")
             return
-        rows = [[s.name, short(s.description, 70), "yes" if s.writable else "no",
+        if not skills:
+            st.out.print(f"No skill name or description contains {match!r} "
+                         f"({len(everything)} skills in all).")
+            return
+        rows = [[s.name, short(s.description, 70), _where(s), "yes" if s.writable else "no",
                  s.usage.uses] for s in skills]
-        st.out.print(table(f"{len(skills)} skills", ["name", ("description", {"ratio": 1}),
-                                                     "writable", "uses"], rows))
+        title = f"{len(skills)} skills" if len(skills) == len(everything) else \
+            f"{len(skills)} of {len(everything)} skills"
+        if len(skills) < len(matching):
+            title += f" (--limit {limit}; {len(matching)} match)"
+        st.out.print(table(title, ["name", ("description", {"ratio": 2}),
+                                   ("path", {"ratio": 1, "overflow": "fold"}), "writable", "uses"],
+                           rows))
 
     st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
+
+
+def _where(skill: Any) -> str:
+    """The SKILL.md path, with the home folder as ~ (shorter, and what people type)."""
+    path = str(skill.path or "")
+    home = str(Path.home())
+    return "~" + path[len(home):] if home != "/" and path.startswith(home + os.sep) else path
 
 
 @app.command()
@@ -278,6 +306,27 @@ def new(
     content = read_text_arg(body, body_file, "the body") or ""
     skill = st.bank(sync=None).skills.create(name, description, content)
     st.out.emit(skill, lambda: st.out.print(text(f"created {skill.name} at {skill.path}", "green")))
+
+
+@app.command()
+def update(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name (in the bank's own library).")],
+    description: Annotated[Optional[str], typer.Option(
+        "--description", "-d", help="New description.")] = None,
+    body: Annotated[Optional[str], typer.Option("--body", "-b", help="New body (markdown).")
+                    ] = None,
+    body_file: Annotated[Optional[Path], typer.Option(
+        "--body-file", "-f", help="Read the new body from a file ('-' for stdin).",
+        allow_dash=True)] = None,
+) -> None:
+    """Change a skill's description or body (validated, written atomically, re-indexed)."""
+    st = state(ctx)
+    content = read_text_arg(body, body_file, "the body")
+    if description is None and content is None:
+        raise invalid("nothing to change: give --description, --body or --body-file")
+    skill = st.bank(sync=["skills"]).skills.update(name, description=description, body=content)
+    st.out.emit(skill, lambda: st.out.print(text(f"updated {skill.name} at {skill.path}", "green")))
 
 
 @app.command()

@@ -1,0 +1,40 @@
+"""Messages in CLI terms.
+
+The memories write their errors for whoever calls the facade, and some of them name a Python
+call as the fix ("use retire()", "find ids with bank.guidelines.search(task) or list()"). A
+person at a shell needs the command instead; this table says which. tests/test_cli_messages.py
+triggers each of these errors through the CLI and fails if a Python call leaks through, so a
+reworded message shows up there.
+"""
+
+from __future__ import annotations
+
+import re
+
+#: (pattern, replacement): applied in order to every message the CLI prints.
+HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
+    (r"find ids with bank\.guidelines\.list\([^)]*\) or search\(\)",
+     "find ids with `skillbank guidelines list` or `skillbank guidelines search TASK`"),
+    (r"find ids with bank\.guidelines\.search\(task\) or list\(\)",
+     "find ids with `skillbank guidelines search TASK` or `skillbank guidelines list`"),
+    # Every CLI command syncs what it reads first: a file added by hand is already seen.
+    (r",? or run sync\(\) if the file was just added by hand", ""),
+    (r"run sync\(\)", "run `skillbank reindex`"),
+    (r"use retire\(\) for an active one", "use `skillbank guidelines retire ID` for an active one"),
+    (r"waits for approve\(\) or reject\(\)",
+     "waits for `skillbank guidelines approve ID` or `skillbank guidelines reject ID`"),
+    (r"(skill '([^']+)' already exists); update it instead",
+     r"\1; change it with `skillbank skills update \2`"),
+    (r"run `skillbank reindex` to rebuild it",
+     "run `skillbank reindex` to rebuild every index with the embedding you use now"),
+))
+
+#: What a Python call looks like in a message (`retire()`, `bank.skills.load(name)`).
+PYTHON_CALL = re.compile(r"\b[a-z_][a-z_.]*\([^()]*\)")
+
+
+def cli_terms(message: str) -> str:
+    """`message` with the Python calls the facade names replaced by the CLI commands."""
+    for pattern, replacement in HINTS:
+        message = pattern.sub(replacement, message)
+    return message
