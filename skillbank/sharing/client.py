@@ -46,6 +46,10 @@ class OwnerLostError(BusyError):
     """The owner process died while running a call that writes; it may or may not have happened."""
 
 
+class _OwnerChanged(Exception):
+    """The socket now belongs to a newer owner; reconnect (the call was refused unrun)."""
+
+
 class _Untrusted(Exception):
     """The process on the socket could not prove it is the root's owner."""
 
@@ -81,6 +85,9 @@ class _Connection:
 
     def call(self, payload: bytes) -> Any:
         response = self._http.post("/call", content=payload)
+        if response.status_code == 401:
+            # A new owner on the same socket path, with a new secret: the call was not run.
+            raise _OwnerChanged()
         data = orjson.loads(response.content)
         if "error" in data:
             raise wire.decode_error(data["error"])
@@ -249,7 +256,7 @@ class BankClient:
             try:
                 return conn.call(payload)
             except (httpx.ConnectError, httpx.ConnectTimeout, FileNotFoundError,
-                    ConnectionRefusedError):
+                    ConnectionRefusedError, _OwnerChanged):
                 self._drop(conn)  # never sent: safe to send again to the next owner
             except (httpx.TransportError, orjson.JSONDecodeError) as exc:
                 self._drop(conn)

@@ -21,6 +21,7 @@ from typing import Any
 from skillbank.errors import InvalidInputError, SkillbankError
 
 TAG = "$t"
+RECORDS = "skillbank.records"
 
 #: Built-in exceptions a call may raise that a client re-raises as the same type.
 _BUILTIN_ERRORS: dict[str, type[BaseException]] = {
@@ -67,6 +68,9 @@ def encode(value: Any) -> Any:
     if hasattr(value, "model_dump") and hasattr(type(value), "model_fields"):
         cls = type(value)
         origin = getattr(cls, "__pydantic_generic_metadata__", {}).get("origin") or cls
+        # A memory's private subclass of a record travels as the record: the other side then
+        # needs only skillbank.records (no memory module, no Chroma) to read it.
+        origin = next((c for c in origin.__mro__ if c.__module__ == RECORDS), origin)
         fields = {name: encode(getattr(value, name)) for name in cls.model_fields}
         extra = getattr(value, "__pydantic_extra__", None) or {}
         fields.update({k: encode(v) for k, v in extra.items()})
