@@ -42,6 +42,10 @@ class BankHandle:
         self._errors: dict[str, BaseException] = {}
         self._thread: threading.Thread | None = None
         self.timings: dict[str, float] = {}
+        self._fill: threading.Thread | None = None
+        self._stop_fill = threading.Event()
+        #: Called with (skills embedded, skills to embed) while vectors fill in (MCP progress).
+        self.fill_listeners: list[Callable[[int, int], None]] = []
         self._started = time.perf_counter()
         if bank is not None and opener is None and not sync:
             for event in self._events.values():
@@ -98,6 +102,11 @@ class BankHandle:
                 bank.watch()
                 if self._sync:
                     self._sync_skills(bank)
+            # Skills answer by keyword from here; their vectors fill in behind (a first start
+            # on a thousand skills embeds for minutes), and hybrid search takes over item by item.
+            self._fill = threading.Thread(target=self._fill_skills, args=(bank,), daemon=True,
+                                          name="skillbank-embed")
+            self._fill.start()
             stage = "guidelines"
             if self._sync:
                 bank.guidelines.sync()
@@ -115,9 +124,28 @@ class BankHandle:
                       else f"load the {stage}", exc)
             self._fail_from(stage, exc)
 
+    def _fill_skills(self, bank: Any) -> None:
+        started = time.perf_counter()
+        try:
+            embedded = bank.skills.fill_dense(progress=self._fill_progress, stop=self._stop_fill)
+        except Exception as exc:  # noqa: BLE001 - keyword search keeps answering
+            log.error("skillbank: embedding the skills failed, keyword search only: %s", exc)
+            return
+        if embedded:
+            log.info("skill vectors: %d embedded in %.1f s", embedded,
+                     time.perf_counter() - started)
+        self.timings["skills_dense"] = round(time.perf_counter() - self._started, 3)
+
+    def _fill_progress(self, done: int, total: int) -> None:
+        for listener in list(self.fill_listeners):
+            try:
+                listener(done, total)
+            except Exception:  # noqa: BLE001 - a listener must not stop the embedding
+                log.debug("fill progress listener failed", exc_info=True)
+
     @staticmethod
     def _sync_skills(bank: Any) -> None:
-        report = bank.skills.sync()
+        report = bank.skills.sync(embed=False)  # keyword-searchable now; vectors: _fill_skills
         for finding in report.findings[:20]:
             log.info("skill sync: %s", finding)
         if report.changed_anything:
@@ -173,10 +201,15 @@ class BankHandle:
 
     def close(self, wait: float = 30.0) -> None:
         """Stop watching and release the root; waits up to `wait` s for a load in progress."""
+        self._stop_fill.set()  # a fill stops after its current batch; the rest resumes later
         if self._thread is not None:
             self._thread.join(timeout=wait)
             if self._thread.is_alive():
                 return  # still opening: the process is exiting, the OS releases the lock
+        if self._fill is not None:
+            self._fill.join(timeout=wait)
+            if self._fill.is_alive():
+                return
         if self._bank is not None:
             try:
                 self._bank.close()

@@ -26,6 +26,8 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from skillbank.errors import SkillbankError
+
 MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_FILES = (
     "model.onnx",
@@ -58,19 +60,34 @@ def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
         for folder in (path, path / "onnx"):
             if (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file():
                 return folder
+    explicit = [str(c) for c in candidates[:2] if c]
+    if explicit:  # a folder was named and holds no model: say so, do not go to the network
+        raise ModelUnavailableError(
+            f"the embedding model {MODEL_NAME} is not in {' or '.join(explicit)} (no "
+            "onnx/model.onnx + tokenizer.json there); set SKILLBANK_MODEL_DIR (or --model-dir) "
+            "to a folder holding them")
     from chromadb.utils.embedding_functions.onnx_mini_lm_l6_v2 import ONNXMiniLM_L6_V2
 
     try:
         ONNXMiniLM_L6_V2()._download_model_if_not_exists()
     except Exception as exc:  # offline, proxy, disk: say what to do instead of a network trace
-        from skillbank.errors import SkillbankError
-
-        raise SkillbankError(
+        raise ModelUnavailableError(
             f"the embedding model {MODEL_NAME} is not on this machine and could not be "
             f"downloaded ({type(exc).__name__}: {exc}); set SKILLBANK_MODEL_DIR (or --model-dir) "
             "to a folder holding onnx/model.onnx and tokenizer.json"
         ) from exc
     return chroma_model_dir()
+
+
+class ModelUnavailableError(SkillbankError):
+    """No embedding model can be loaded here (offline, no model folder, no cache).
+
+    The index answers from keyword search alone while this is so (keyword-only mode) and tries
+    the model again after `MODEL_RETRY_SECONDS`, so dense search resumes once it is present."""
+
+
+#: After a failed model load, how long before the next embedding call tries again.
+MODEL_RETRY_SECONDS = 30.0
 
 
 @register_embedding_function
@@ -86,6 +103,7 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         self._lock = threading.Lock()
         self._query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
         self.calls = 0  # how many texts were embedded: lets tests and benchmarks count work
+        self._failed: tuple[float, ModelUnavailableError] | None = None  # last failed load
 
     # Chroma's registry protocol -------------------------------------------------------------
     @staticmethod
@@ -112,6 +130,24 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
 
     # Model ----------------------------------------------------------------------------------
     def _load(self) -> None:
+        """Build the session, or raise ModelUnavailableError (again only every 30 s)."""
+        import time
+
+        if self._failed is not None and time.monotonic() - self._failed[0] < MODEL_RETRY_SECONDS:
+            raise self._failed[1]
+        try:
+            self._load_model()
+        except ModelUnavailableError as exc:
+            self._failed = (time.monotonic(), exc)
+            raise
+        except Exception as exc:  # a broken or unreadable model file: the same degraded mode
+            error = ModelUnavailableError(f"the embedding model {MODEL_NAME} could not be "
+                                          f"loaded: {type(exc).__name__}: {exc}")
+            self._failed = (time.monotonic(), error)
+            raise error from exc
+        self._failed = None
+
+    def _load_model(self) -> None:
         import onnxruntime as ort
         from tokenizers import Tokenizer
 

@@ -12,22 +12,29 @@ its dense score is the best of its texts. Items are what callers see; chunks sta
 
 from __future__ import annotations
 
+import dataclasses
+import logging
 import math
 import re
 import threading
 from collections import Counter
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
 
-from skillbank.embeddings import embed_query, embed_texts, fingerprint
+from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
+from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 
 if TYPE_CHECKING:
     from skillbank.index_snapshot import KeywordSnapshot
 
+log = logging.getLogger("skillbank.index")
 RRF_K = 60
+#: Texts embedded per step while dense vectors fill in behind keyword search.
+FILL_BATCH = 64
+_warned_keyword_only = False
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
 TOKENIZER_VERSION = 1
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -36,14 +43,6 @@ _STOPWORDS = frozenset(
     our so that the their them then there these they this to was we what when where which who
     why will with you your can do does should would could i'm want need please use using""".split()
 )
-
-
-class IndexError_(RuntimeError):
-    """Base for index problems the caller should see as a clear message."""
-
-
-class EmbeddingMismatchError(IndexError_):
-    """The collection was built with another embedding; mixing vectors would corrupt search."""
 
 
 @dataclass
@@ -233,23 +232,32 @@ class HybridIndex:
         self._snapshot = None if shared else snapshot
         self._unsaved = False
         self._in_write = self._write_failed = False
+        # Items keyword search knows but Chroma does not hold yet (or holds an older version
+        # of): staged by `stage`, embedded by `fill`. Their mirror metadata counts only the
+        # chunks Chroma really holds (0 for a new item), so deletes and updates stay exact.
+        self._pending: dict[str, IndexItem] = {}
+        self._fill_lock = threading.Lock()
+        self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
         #: Called after every write (server mode: tells other processes through the change feed).
         self.after_write: Any = None
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
         wanted = fingerprint(self.embedding_function)
-        collection = self.client.get_or_create_collection(
-            name=self.name,
-            embedding_function=self.embedding_function,
-            metadata={"skillbank_embedding": wanted, "hnsw:space": "cosine"},
-        )
+        try:
+            collection = self.client.get_or_create_collection(
+                name=self.name,
+                embedding_function=self.embedding_function,
+                metadata={"skillbank_embedding": wanted, "hnsw:space": "cosine"},
+            )
+        except ValueError as exc:  # Chroma itself refuses a collection's other embedding
+            if "embedding function conflict" not in str(exc).lower():
+                raise
+            recorded = str(exc).rsplit("persisted:", 1)[-1].strip()
+            raise EmbeddingMismatchError.for_collection(self.name, recorded, wanted) from None
         recorded = (collection.metadata or {}).get("skillbank_embedding")
         if recorded and recorded != wanted:
-            raise EmbeddingMismatchError(
-                f"collection {self.name!r} was built with embedding {recorded}, not {wanted}; "
-                "open it with the same embedding, or run `skillbank reindex` to rebuild it"
-            )
+            raise EmbeddingMismatchError.for_collection(self.name, recorded, wanted)
         return collection
 
     def reset(self) -> None:
@@ -264,6 +272,7 @@ class HybridIndex:
             self._mirror = {}
             self._keyword = None
             self._chunks = 0
+            self._pending.clear()
             self._write_failed = False  # everything is re-added from the files
             self._write_done()
 
@@ -342,15 +351,21 @@ class HybridIndex:
             return 0
         with self._lock:
             mirror = self._load_mirror()
-            self._before_write()
             texts = [text or " " for item in items for text in item.embed_texts[:32] or [" "]]
             if all(item.vectors is not None for item in items):
                 vectors = np.concatenate([np.asarray(item.vectors, dtype=np.float32).reshape(
                     len(item.embed_texts[:32] or [" "]), -1) for item in items])
                 embedded = 0
             else:
-                vectors = embed_texts(self.embedding_function, texts)
+                try:
+                    vectors = embed_texts(self.embedding_function, texts)
+                except ModelUnavailableError as exc:  # keyword-only until the model is back
+                    self._model_unavailable(exc)
+                    self.stage(items)
+                    return 0
+                self.dense_error = None
                 embedded = len(texts)
+            self._before_write()
             ids: list[str] = []
             docs: list[str] = []
             metas: list[dict[str, Any]] = []
@@ -381,9 +396,95 @@ class HybridIndex:
                 meta = {k: v for k, v in item.metadata.items() if v is not None}
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
+                self._pending.pop(item.id, None)
             self._note_changed(item.id for item in items)
             self._write_done()
             return embedded
+
+    def stage(self, items: Sequence[IndexItem]) -> None:
+        """Make items searchable by keyword now; their vectors come later (`fill`).
+
+        This is what makes a first run useful in seconds: parsing a thousand files is quick,
+        embedding them is not. Nothing is written to Chroma, so an interrupted first run loses
+        no embedding work: what `fill` wrote is in Chroma (with its hash), the rest is staged
+        again by the next sync and embedded once.
+        """
+        if not items:
+            return
+        with self._lock:
+            mirror = self._load_mirror()
+            for item in items:
+                old = mirror.get(item.id)
+                in_chroma = 0 if old is None else int(old[1].get("chunks", 1))
+                meta = {k: v for k, v in item.metadata.items() if v is not None}
+                meta.update(parent=item.id, chunk=0, chunks=in_chroma)
+                mirror[item.id] = (item.keyword_text, meta)
+                self._pending[item.id] = item
+            self._note_changed(item.id for item in items)
+
+    @property
+    def pending(self) -> int:
+        """How many items are searchable by keyword but not (yet) by their current vectors."""
+        return len(self._pending)
+
+    @property
+    def dense_complete(self) -> bool:
+        return not self._pending and self.dense_error is None
+
+    def fill(self, batch: int = FILL_BATCH,
+             progress: "Callable[[int, int], None] | None" = None,
+             stop: threading.Event | None = None, wait: bool = True) -> int:
+        """Embed staged items, shortest texts first, a batch at a time; returns texts embedded.
+
+        Searches run between batches (the index lock is not held while the model works), and
+        each batch is in Chroma as soon as it is embedded, so hybrid search takes over item by
+        item. Stops early when `stop` is set or the model is unavailable (keyword-only mode).
+        With `wait=False` it returns at once if another thread is filling: that one takes
+        whatever was staged meanwhile before it stops.
+        """
+        embedded = done = 0
+        if not self._fill_lock.acquire(blocking=wait):
+            return 0
+        try:
+            while stop is None or not stop.is_set():
+                with self._lock:
+                    todo = sorted(self._pending.values(),
+                                  key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id))
+                    chunk = todo[:batch]
+                total = done + len(todo)
+                if not chunk:
+                    break
+                texts = [t or " " for item in chunk for t in item.embed_texts[:32] or [" "]]
+                try:
+                    vectors = embed_texts(self.embedding_function, texts)
+                except ModelUnavailableError as exc:
+                    self._model_unavailable(exc)
+                    break
+                self.dense_error = None
+                ready, row = [], 0
+                for item in chunk:
+                    width = len(item.embed_texts[:32] or [" "])
+                    ready.append(dataclasses.replace(item, vectors=vectors[row:row + width]))
+                    row += width
+                with self._lock:  # an item staged again meanwhile waits for its new text
+                    fresh = [new for new, old in zip(ready, chunk) if self._pending.get(old.id) is old]
+                    self.upsert(fresh)
+                embedded += len(texts)
+                done += len(chunk)
+                if progress is not None:
+                    progress(done, total)
+        finally:
+            self._fill_lock.release()
+        return embedded
+
+    def _model_unavailable(self, exc: Exception) -> None:
+        """Switch to keyword-only search; say so once per process on stderr (a log warning)."""
+        global _warned_keyword_only
+        self.dense_error = str(exc)
+        if not _warned_keyword_only:
+            _warned_keyword_only = True
+            log.warning("skillbank: no embedding model, searching by keyword only until one is "
+                        "available (%s)", exc)
 
     def update_metadata(self, item_id: str, **fields: Any) -> None:
         """Change filterable fields of an item (all its chunks) without embedding again."""
@@ -395,11 +496,17 @@ class HybridIndex:
             text, meta = mirror[item_id]
             meta = {**meta, **fields}
             self._masks.clear()
-            chunk_ids = [item_id] + [f"{item_id}#{n}" for n in range(1, int(meta.get("chunks", 1)))]
+            pending = self._pending.get(item_id)
+            if pending is not None:  # written with these fields once it is embedded
+                self._pending[item_id] = dataclasses.replace(
+                    pending, metadata={**pending.metadata, **fields})
+            in_chroma = int(meta.get("chunks", 1))
+            chunk_ids = [item_id] + [f"{item_id}#{n}" for n in range(1, in_chroma)]
             metas = []
             for number in range(len(chunk_ids)):
                 metas.append({k: v for k, v in {**meta, "chunk": number}.items() if v is not None})
-            self._collection.update(ids=chunk_ids, metadatas=metas)
+            if in_chroma:
+                self._collection.update(ids=chunk_ids, metadatas=metas)
             mirror[item_id] = (text, meta)
             self._write_done()
 
@@ -411,6 +518,7 @@ class HybridIndex:
             removed = 0
             for item_id in item_ids:
                 entry = mirror.pop(item_id, None)
+                self._pending.pop(item_id, None)
                 if entry is None:
                     continue
                 removed += 1
@@ -457,8 +565,11 @@ class HybridIndex:
         Called by ``Skillbank.close``; cheap when nothing changed (no file is written)."""
         with self._lock:
             if (self._snapshot is None or self._mirror is None or not self._unsaved
-                    or self._in_write or self._write_failed or not self._snapshot.saves):
-                return  # after a failed write DIRTY stays: the next process rebuilds
+                    or self._in_write or self._write_failed or not self._snapshot.saves
+                    or self._pending):
+                # After a failed write DIRTY stays: the next process rebuilds. Staged items
+                # are not in Chroma: the next process finds them missing and stages them again.
+                return
             exact = None if self._changed else self._keyword  # never the delta approximation
             self._snapshot.save(str(self._collection.id), self._mirror, self._chunks, exact,
                                 keyword_format())
@@ -515,8 +626,11 @@ class HybridIndex:
             include=["distances"],
         )
         best: dict[str, float] = {}
+        stale = self._pending  # Chroma still holds their old text's vector, or none
         for chunk_id, distance in zip(result["ids"][0], result["distances"][0]):
             parent = chunk_id.split("#", 1)[0]
+            if parent in stale:
+                continue
             similarity = 1.0 - float(distance)
             if similarity > best.get(parent, -2.0):
                 best[parent] = similarity
@@ -601,17 +715,29 @@ class HybridIndex:
             mirror = self._load_mirror()
             if not mirror:
                 return hits
-            vector = query_vector if query_vector is not None else embed_query(
-                self.embedding_function, query
-            )
+        vector = query_vector
+        if vector is None:
+            try:  # outside the lock: a model still loading must not hold up keyword search
+                vector = embed_query(self.embedding_function, query)
+            except ModelUnavailableError as exc:
+                self._model_unavailable(exc)
+        with self._lock:
+            mirror = self._load_mirror()
+            dense: dict[str, float] = {}
             if fusion == "z":
-                dense = self.dense(vector, Z_CANDIDATES, where)
+                if vector is not None:
+                    dense = self.dense(vector, Z_CANDIDATES, where)
                 keyword = self.keyword(query, len(mirror), where)
+                ids, scores = _z_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
+                                      where, set(self._pending) if vector is not None else set(mirror))
             else:
-                dense = self.dense(vector, candidates * 2, where)
+                if vector is not None:
+                    dense = self.dense(vector, candidates * 2, where)
                 keyword = self.keyword(query, candidates, where)
-            fuse = _z_fuse if fusion == "z" else _rrf_fuse
-            ids, scores = fuse(dense, keyword, dense_weight, keyword_weight, mirror, where)
+                ids, scores = _rrf_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
+                                        where)
+            hits.dense_complete = vector is not None and not self._pending
+            hits.pending = len(mirror) if vector is None else len(self._pending)
         hits.best_dense = max(dense.values(), default=0.0)
         hits.best_keyword = max(keyword.values(), default=0.0)
         for position in best_first(scores, ids, k):
@@ -674,23 +800,34 @@ def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: 
 
 
 def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
-            keyword_weight: float, mirror: dict, where: dict[str, Any] | None
+            keyword_weight: float, mirror: dict, where: dict[str, Any] | None,
+            pending: set[str] = frozenset()  # type: ignore[assignment]
             ) -> tuple[list[str], np.ndarray]:
     """Average of per-query z-scores over every item that passes the filter.
 
     Items beyond the dense candidate list get the lowest similarity seen; items BM25 did not
-    match score 0 on that side.
+    match score 0 on that side. Items without a current vector (`pending`: still being
+    embedded, or no model at all) are scored by their keyword z-score alone, so the lowest
+    similarity does not bury them while the dense side fills in.
     """
     ids = [i for i, (_, meta) in mirror.items() if not where or matches(where, meta)]
     if not ids:
         return [], np.zeros(0)
+    embedded = [i for i in ids if i not in pending]
     floor = min(dense.values()) if dense else 0.0
     d = np.array([dense.get(i, floor) for i in ids], dtype=np.float64)
     total = dense_weight + keyword_weight
-    score = dense_weight / total * _standardise(d)
-    if keyword:
-        kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
-        score = score + keyword_weight / total * _standardise(kw)
+    kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
+    kw_z = _standardise(kw) if keyword else np.zeros(len(ids))
+    if len(embedded) == len(ids):
+        return ids, dense_weight / total * _standardise(d) + keyword_weight / total * kw_z
+    has_vector = np.array([i not in pending for i in ids], dtype=bool)
+    score = kw_z.copy()
+    if has_vector.any():
+        d_z = np.zeros(len(ids))
+        d_z[has_vector] = _standardise(d[has_vector])
+        fused = dense_weight / total * d_z + keyword_weight / total * kw_z
+        score = np.where(has_vector, fused, kw_z)
     return ids, score
 
 
