@@ -1,0 +1,36 @@
+"""The house rules of the layout (issue #16): modules of one job, and no Python in `plugins/`.
+
+`plugins/` holds assistant plugins only (manifests, MCP configs, skills); installing one must not
+copy Python into a user's plugin folder. Source modules stay under the hard limit of 700 lines
+(the aim is ~500): a module that grows past it has more than one job and should be split, as
+`skillbank/distill/` and `skillbank/memories/*/` were.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+PACKAGES = ("skillbank", "adapters", "mcp_server")
+HARD_LIMIT = 700
+
+
+def source_modules() -> list[Path]:
+    return sorted(p for package in PACKAGES for p in (REPO / package).rglob("*.py")
+                  if "__pycache__" not in p.parts)
+
+
+def test_no_source_module_is_over_the_hard_limit():
+    sizes = {str(p.relative_to(REPO)): len(p.read_text(encoding="utf-8").splitlines())
+             for p in source_modules()}
+    assert len(sizes) > 20  # the packages are where this test thinks they are
+    over = {path: lines for path, lines in sorted(sizes.items()) if lines > HARD_LIMIT}
+    assert not over, f"modules over {HARD_LIMIT} lines (split them by job): {over}"
+
+
+def test_plugins_hold_no_python():
+    plugins = REPO / "plugins"
+    assert (plugins / "claude-code").is_dir()
+    python = sorted(str(p.relative_to(REPO)) for p in plugins.rglob("*")
+                    if p.suffix in (".py", ".pyc") or p.name == "__pycache__")
+    assert not python, f"plugins/ must hold no Python: {python}"
