@@ -310,7 +310,7 @@ class Skillbank:
         """Server mode: if another process wrote to `kind`, re-read it before this read.
 
         One `stat` when nothing changed (see skillbank.sharing.changes)."""
-        if True or self.changes is None or kind not in self._memories:
+        if self.changes is None or kind not in self._memories:
             return
         if self.changes.others_wrote(kind):
             with self._guard:
