@@ -3,14 +3,17 @@
 A thin face over `skillbank.Skillbank`: every piece calls the facade and holds no memory logic.
 
 * `SkillbankToolSpec(bank)` — the memory tools as a `BaseToolSpec`
-  (``FunctionAgent(tools=SkillbankToolSpec(bank).to_tool_list(), ...)``), sync and async.
-* `SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences", k=5)` — a
-  `BaseRetriever` returning `NodeWithScore`s (node id = memory id, metadata with kind, why).
+  (``FunctionAgent(tools=SkillbankToolSpec(bank).to_tool_list(), ...)``), sync and async: a
+  compact set by default, ``include="all"`` for all eleven.
+* `SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences",
+  similarity_top_k=5, filters=...)` — a `BaseRetriever` returning `NodeWithScore`s (node id =
+  memory id; the LLM reads the content once, the metadata stays out of its view).
 * `SkillbankMemoryBlock(bank)` — a `BaseMemoryBlock` for
-  ``Memory.from_defaults(memory_blocks=[...])``: the memory for the latest user message reaches
-  the LLM inside ``<memory>…</memory>``; messages flushed out of the short-term queue are
-  recorded as an experience, and ``await block.arecord_run(memory, outcome=..., feedback=...)``
-  records a whole run (and learns from feedback) when you know how it went.
+  ``Memory.from_defaults(memory_blocks=[...])``: the memory for the session's goal and latest
+  request reaches the LLM inside ``<memory><skillbank-memory>…``; messages flushed out of the
+  short-term queue are recorded as an experience, and ``await block.arecord_run(memory,
+  outcome=..., feedback=..., error=...)`` records a whole run, failures too (and learns from
+  feedback). With `ReActAgent`, give the agent a ``system_prompt`` (see the class docstring).
 * `LlamaIndexDistiller(llm)` — a `skillbank.distill.LLMDistiller` whose model is any LlamaIndex
   LLM (``llm.complete`` / ``llm.acomplete``), for ``Skillbank.open(..., distiller=...)``. Named
   apart from `skillbank.distill.LLMDistiller`, which takes a plain ``prompt -> text`` callable.
@@ -34,16 +37,19 @@ from llama_index.core.tools import ToolMetadata
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from pydantic import ConfigDict, Field, PrivateAttr
 
+from skillbank.adapters._runs import closes_episode, failure_feedback, plan_run, submit
 from skillbank.adapters._tools import (
+    COMPACT_TOOLS,
     TOOL_NAMES,
-    hit_document,
     normalise_kind,
+    retrieve,
     run_tool,
-    search_hits,
+    select_tools,
     tool_defs,
 )
+from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
-from skillbank.errors import SkillbankError
+from skillbank.errors import InvalidInputError, SkillbankError
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -51,6 +57,7 @@ if TYPE_CHECKING:
 __all__ = [
     "SkillbankToolSpec",
     "TOOL_NAMES",
+    "COMPACT_TOOLS",
     "SkillbankRetriever",
     "SkillbankMemoryBlock",
     "LlamaIndexDistiller",
@@ -102,7 +109,8 @@ def _async_twin(name: str) -> Any:
 class SkillbankToolSpec(BaseToolSpec):
     """The skillbank memory tools for a LlamaIndex agent.
 
-    ``SkillbankToolSpec(bank).to_tool_list()``. `include` picks tools by name (see `TOOL_NAMES`),
+    ``SkillbankToolSpec(bank).to_tool_list()``: the compact set (`COMPACT_TOOLS`) by default,
+    ``include="all"`` for every tool, or a list of names (see `TOOL_NAMES`);
     `namespace` scopes experiences and guidelines, and with `trusted=False` guidelines the model
     adds or learns arrive as `pending` until a person approves them. Each tool has a sync and an
     async function and a pydantic schema; a skillbank error is raised with a message written for
@@ -116,7 +124,7 @@ class SkillbankToolSpec(BaseToolSpec):
         self.bank = bank
         self.namespace = namespace
         self.trusted = trusted
-        self.spec_functions = [(d.name, f"a{d.name}") for d in tool_defs(include)]
+        self.spec_functions = [(d.name, f"a{d.name}") for d in select_tools(include)]
 
     def get_metadata_from_fn_name(self, fn_name: str,
                                   spec_functions: Any = None) -> Optional[ToolMetadata]:
@@ -198,32 +206,80 @@ class SkillbankToolSpec(BaseToolSpec):
 # Retriever
 # --------------------------------------------------------------------------------------------
 
+_OPERATORS = {"==": None, "!=": "$ne", "in": "$in", "nin": "$nin"}
+
+
+def _filters(filters: Any) -> dict[str, Any] | None:
+    """LlamaIndex `MetadataFilters` (AND of ==, !=, in, nin) or a plain dict, as a dict."""
+    if filters is None or isinstance(filters, dict):
+        return filters
+    condition = str(getattr(getattr(filters, "condition", None), "value", "and") or "and")
+    if condition != "and":
+        raise InvalidInputError("only AND metadata filters are supported")
+    out: dict[str, Any] = {}
+    for item in getattr(filters, "filters", []):
+        if not hasattr(item, "key"):
+            raise InvalidInputError("nested metadata filters are not supported")
+        operator = str(getattr(item.operator, "value", item.operator))
+        if operator not in _OPERATORS:
+            raise InvalidInputError(f"unsupported filter operator {operator!r}; use "
+                                    f"{list(_OPERATORS)}")
+        op = _OPERATORS[operator]
+        out[item.key] = item.value if op is None else {op: item.value}
+    return out
+
+
 class SkillbankRetriever(BaseRetriever):
     """Skills, guidelines or experiences for a query, as `NodeWithScore`s.
 
-    Node ids are the memory ids (``skill:<name>``, ``gl-…``, ``exp-…`` / ``lsn-…``); metadata
-    has ``kind``, ``score`` and ``why`` (the last two are kept out of the LLM's view).
+    ``SkillbankRetriever(bank, kind=..., similarity_top_k=5, filters=...)`` (``k`` is the same
+    as ``similarity_top_k``). Node ids are the memory ids (``skill:<name>``, ``gl-…``, ``exp-…``
+    / ``lsn-…``); the text is what the LLM reads (a skill's instructions too with
+    ``include_body=True``); metadata (kind, score, why, outcome, topic, tags…) can be filtered
+    on with `MetadataFilters` or a dict and is kept out of the LLM's view except ``kind``.
     """
 
-    def __init__(self, bank: "Skillbank", kind: str = "skills", k: int = 5,
-                 namespace: str | None = None, **kwargs: Any) -> None:
+    def __init__(self, bank: "Skillbank", kind: str = "skills", k: int | None = None,
+                 namespace: str | None = None, *, similarity_top_k: int | None = None,
+                 filters: Any = None, include_body: bool = False, **kwargs: Any) -> None:
         # Not a pydantic model: attributes go in before the base initialiser runs.
+        if k is not None and similarity_top_k is not None and k != similarity_top_k:
+            raise InvalidInputError("give k or similarity_top_k, not both")
         self.bank = bank
         self.kind = normalise_kind(kind)
-        self.k = k
+        self.similarity_top_k = similarity_top_k or k or 5
         self.namespace = namespace
+        self.filters = _filters(filters)
+        self.include_body = include_body
         super().__init__(**kwargs)
 
+    @property
+    def k(self) -> int:
+        return self.similarity_top_k
+
+    def __repr__(self) -> str:
+        return (f"SkillbankRetriever(bank={self.bank!r}, kind={self.kind!r}, "
+                f"similarity_top_k={self.similarity_top_k}, namespace={self.namespace!r}, "
+                f"filters={self.filters!r}, include_body={self.include_body})")
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "SkillbankRetriever":
+        import copy
+
+        return SkillbankRetriever(self.bank, self.kind, namespace=self.namespace,
+                                  similarity_top_k=self.similarity_top_k,
+                                  filters=copy.deepcopy(self.filters, memo),
+                                  include_body=self.include_body)
+
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
-        hits = search_hits(self.bank, self.kind, query_bundle.query_str, self.k,
-                           namespace=self.namespace)
+        found = retrieve(self.bank, self.kind, query_bundle.query_str, self.similarity_top_k,
+                         namespace=self.namespace, filters=self.filters,
+                         include_body=self.include_body)
         nodes = []
-        for hit in hits:
-            node_id, text, metadata = hit_document(self.kind, hit)
+        for node_id, text, metadata, score in found:
+            hidden = [key for key in metadata if key != "kind"]
             node = TextNode(id_=node_id, text=text, metadata=metadata,
-                            excluded_llm_metadata_keys=["score", "why"],
-                            excluded_embed_metadata_keys=["score", "why"])
-            nodes.append(NodeWithScore(node=node, score=float(hit.score)))
+                            excluded_llm_metadata_keys=hidden, excluded_embed_metadata_keys=hidden)
+            nodes.append(NodeWithScore(node=node, score=score))
         return nodes
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
@@ -238,17 +294,24 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     """skillbank as a LlamaIndex long-term memory block.
 
     ``Memory.from_defaults(session_id=..., memory_blocks=[SkillbankMemoryBlock(bank)])``.
-    On every read the block returns ``bank.context_for(latest user message).text`` (computed once
-    per session and user turn); it is never truncated by `Memory` (priority 0) since the
-    context already fits ``budget_tokens``. With ``record=True``, messages flushed out of the
-    short-term queue are recorded as an experience. A short run is rarely flushed: call
-    ``await block.arecord_run(memory_or_messages, outcome=..., feedback=...)`` at its end.
+    On every read the block returns the memory for the session's goal (its first request, until
+    `arecord_run` ends the episode with an outcome) plus the latest request, computed once per
+    session and user turn; `Memory` puts it in ``<memory><skillbank-memory>…`` (the block's
+    own delimiters are dropped: wrapped once). It is never truncated (priority 0) since it fits
+    ``budget_tokens``. With ``record=True``, messages flushed out of the short-term queue are
+    recorded as an experience in the background. A short run is rarely flushed: call
+    ``await block.arecord_run(memory, outcome=..., feedback=...)`` at its end, or
+    ``arecord_run(memory, error=exc)`` when the run raised.
+
+    `ReActAgent` drops the first system message of its input (it writes its own ReAct prompt):
+    without a ``system_prompt`` that message is this memory. Give the agent any
+    ``system_prompt``, or build the memory with ``insert_method=InsertMethod.USER``.
     Memory errors are logged (last one in ``last_error``) unless ``raise_errors=True``.
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
 
-    name: str = Field(default="skillbank", description="The name of the memory block.")
+    name: str = Field(default="skillbank-memory", description="The name of the memory block.")
     description: Optional[str] = Field(
         default="Skills, guidelines and past experiences relevant to the current task.")
     priority: int = Field(default=0, description="0: never truncated (the context is budgeted).")
@@ -257,14 +320,20 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     record: bool = Field(default=True, description="Record flushed messages as experiences.")
     namespace: Optional[str] = None
     raise_errors: bool = False
+    background: bool = Field(default=True, description="Write off the agent's turn.")
 
     _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
+    _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
     _last_error: Optional[BaseException] = PrivateAttr(default=None)
 
     def __init__(self, bank: "Skillbank | None" = None, **data: Any) -> None:
         if bank is not None:
             data["bank"] = bank
         super().__init__(**data)
+
+    def __repr_args__(self) -> Any:
+        yield "bank", self.bank
+        yield from ((k, v) for k, v in super().__repr_args__() if k != "bank")
 
     @property
     def last_error(self) -> Optional[BaseException]:
@@ -277,24 +346,37 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         log.warning("skillbank %s failed; going on without it: %s", what, exc,
                     exc_info=not isinstance(exc, SkillbankError))
 
-    def _context_text(self, task: str) -> str:
+    def _context_text(self, query: str) -> str:
         try:
-            return self.bank.context_for(task, budget_tokens=self.budget_tokens,
+            text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
                                          namespace=self.namespace).text
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return ""
+        # Memory wraps the block in <{name}>: with our own name that is the one wrapper needed.
+        return unwrap(text) if self.name == OPEN.strip("<>") else text
+
+    def _plan(self, session: Any, request: str, task: Optional[str] = None) -> dict[str, Any]:
+        """This turn's goal and query; the goal stays for the session until an outcome."""
+        plan = plan_run(self._goals.get(session), request, task)
+        self._goals[session] = {"goal": plan["goal"], "open": True}
+        self._goals.move_to_end(session)
+        while len(self._goals) > 1024:
+            self._goals.popitem(last=False)
+        return plan
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
-        task, position = _latest_user_turn(messages)
-        if not task:
+        request, position = _latest_user_turn(messages)
+        if not request:
             return ""
-        key = (block_kwargs.get("session_id"), position, task)
+        session = block_kwargs.get("session_id")
+        key = (session, position, request)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
-        text = await asyncio.to_thread(self._context_text, task)
+        plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
+        text = await asyncio.to_thread(self._context_text, plan["query"])
         self._cache[key] = text
         while len(self._cache) > 64:
             self._cache.popitem(last=False)
@@ -303,36 +385,45 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     async def _aput(self, messages: List[ChatMessage]) -> None:
         if not self.record or not messages:
             return
-        await asyncio.to_thread(self._record, list(messages), "unknown", None)
-
-    def _record(self, messages: List[ChatMessage], outcome: str,
-                feedback: Optional[str]) -> Optional[str]:
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
+        if task:
+            submit(self.bank, self._record, list(messages), task, "unknown", None, None,
+                   background=self.background, what="recording flushed messages")
+
+    def _record(self, messages: List[ChatMessage], task: str, outcome: str,
+                feedback: Optional[str], learn: Optional[str]) -> Optional[str]:
         answer = next((_text(m) for m in reversed(messages)
                        if _role(m) == "assistant" and _text(m).strip()), None)
         eid = None
         try:
             eid = self.bank.experiences.record_messages(
-                messages, task=task or None, outcome=outcome,
-                feedback=feedback, namespace=self.namespace)
+                messages, task=task, outcome=outcome, feedback=feedback,
+                namespace=self.namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("recording", exc)
-        if feedback:
+        if learn:
             try:
-                self.bank.guidelines.learn(feedback, task=task or None, response=answer,
+                self.bank.guidelines.learn(learn, task=task, response=answer,
                                            namespace=self.namespace)
             except Exception as exc:  # noqa: BLE001
                 self._failed("learning from feedback", exc)
         return eid
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
-                          feedback: Optional[str] = None) -> Optional[str]:
+                          feedback: Optional[str] = None, error: Optional[BaseException] = None,
+                          task: Optional[str] = None, wait: bool = True) -> Optional[str]:
         """Record a run as an experience, and learn guidelines from `feedback` if given.
 
         `messages` is a list of `ChatMessage`s or a `Memory`; the run is taken from the latest
-        user message on. It is recorded whatever ``record`` says (that flag is about flushes).
-        Returns the experience id, or None when recording failed (see ``last_error``).
+        user message on. Its task is `task`, else the session's goal (its first request until
+        an outcome ends the episode), so "yes, go ahead" is recorded as a step of the task it
+        answers. `error` (the exception a failed run raised) records it as a failure with the
+        exception's type and message as feedback. An outcome of success, failure or partial
+        ends the session's episode. It is recorded whatever ``record`` says (that flag is about
+        flushes). With ``wait=False`` the write happens in the background and None is returned;
+        otherwise the experience id, or None when recording failed (see ``last_error``).
         """
+        session = getattr(messages, "session_id", None)
         if hasattr(messages, "aget_all"):
             messages = await messages.aget_all()
         messages = [m for m in messages if _role(m) != "system"]
@@ -340,7 +431,25 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         run = messages[users[-1]:] if users else messages
         if not run:
             return None
-        return await asyncio.to_thread(self._record, run, outcome, feedback)
+        request = _text(run[0]).strip() if users else ""
+        state = self._goals.get(session) if session is not None else None
+        plan = plan_run(state, request, task)
+        if error is not None:
+            outcome = "failure"
+            feedback_text: Optional[str] = failure_feedback(error, feedback)
+            run = [*run, ChatMessage(role="assistant",
+                                     content=f"(the run failed: {failure_feedback(error)})")]
+        else:
+            feedback_text = feedback
+        if plan["followup"] or not users:
+            run = [ChatMessage(role="user", content=plan["goal"]), *run]
+        if session is not None:
+            self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
+        args = (run, plan["goal"] or "(no task text)", outcome, feedback_text, feedback)
+        if not self.background:  # in a worker thread: never block the event loop
+            return await asyncio.to_thread(self._record, *args)
+        future = submit(self.bank, self._record, *args, what="recording a run")
+        return await asyncio.wrap_future(future) if wait else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -65,14 +65,15 @@ class _Item:
     text: str
 
 
-_DELIMITER = re.compile(r"<(\s*/?)\s*(skillbank-memory)(\s*)>", re.IGNORECASE)
+_DELIMITER = re.compile(r"<(\s*/?)\s*(skillbank-memory|memory)(\s*)>", re.IGNORECASE)
 
 
 def _defang(text: str) -> str:
     """Memory text must not be able to close the block it sits in and speak as the system.
 
     Any spelling of the delimiter (case, spaces) is broken with a character models and parsers
-    do not read as a tag: `<_skillbank-memory>`.
+    do not read as a tag: `<_skillbank-memory>`. LlamaIndex's `<memory>` wrapper around memory
+    blocks is broken the same way.
     """
     return _DELIMITER.sub(lambda m: f"<_{m.group(1).strip()}{m.group(2)}>", text)
 
@@ -156,6 +157,17 @@ def render(items: list[_Item]) -> str:
             lines.extend(_defang(i.text) for i in group)
     lines.append(CLOSE)
     return "\n".join(lines)
+
+
+def unwrap(text: str) -> str:
+    """The block without its own `<skillbank-memory>` delimiters, for a host that puts memory
+    inside a tag of the same name already (LlamaIndex memory blocks): wrapped once, not twice.
+
+    Safe because item text never holds the delimiter (see `_defang`)."""
+    lines = text.strip().splitlines()
+    if len(lines) >= 2 and lines[0] == OPEN and lines[-1] == CLOSE:
+        return "\n".join(lines[1:-1]).strip()
+    return text
 
 
 def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,

@@ -29,7 +29,7 @@ from llama_index.core.schema import QueryBundle  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
-from skillbank.adapters._tools import TOOL_NAMES  # noqa: E402
+from skillbank.adapters._tools import COMPACT_TOOLS, TOOL_NAMES  # noqa: E402
 from skillbank.adapters.llamaindex import (  # noqa: E402
     LlamaIndexDistiller,
     SkillbankMemoryBlock,
@@ -110,7 +110,8 @@ async def test_function_agent_with_memory_block_and_tools(bank, monkeypatch):
     ])
     block = SkillbankMemoryBlock(bank, budget_tokens=800, raise_errors=True)
     memory = Memory.from_defaults(session_id="run-1", token_limit=8000, memory_blocks=[block])
-    tools = [FunctionTool.from_defaults(load_csv), *SkillbankToolSpec(bank).to_tool_list()]
+    tools = [FunctionTool.from_defaults(load_csv),
+             *SkillbankToolSpec(bank, include="all").to_tool_list()]
     agent = FunctionAgent(tools=tools, llm=llm, system_prompt="You are a data analyst.")
 
     handler = agent.run(user_msg=TASK, memory=memory)
@@ -127,6 +128,7 @@ async def test_function_agent_with_memory_block_and_tools(bank, monkeypatch):
         system = "\n".join(m.content or "" for m in prompt if m.role.value == "system")
         assert "You are a data analyst." in system
         assert "<memory>" in system and "<skillbank-memory>" in system
+        assert system.count("<skillbank-memory>") == 1  # wrapped once, by Memory
         assert "Round money in sales reports to two decimals." in system
     assert calls == [TASK]
     # The tool spec's tools ran: a result, a model-readable error, and the agent's own tool.
@@ -156,6 +158,7 @@ async def test_flushed_messages_are_recorded(bank):
         ChatMessage(role="user", content="Now do the same for Q2"),
         ChatMessage(role="assistant", content=filler),
     ])
+    assert bank.flush(timeout=60)  # flushed messages are recorded in the background
     assert bank.experiences.count() == 1 and block.last_error is None
     hit = bank.experiences.recall("Summarise the Q3 sales CSV per region", k=1)[0]
     assert hit.record.task == "Summarise the Q1 sales CSV per region"
@@ -173,7 +176,8 @@ async def test_memory_block_reads_and_fails_softly(bank, monkeypatch):
     block = SkillbankMemoryBlock(bank)
     turn = [ChatMessage(role="user", content=TASK)]
     text = await block.aget(turn, session_id="s")
-    assert text.startswith("<skillbank-memory>") and "sales-report" in text
+    assert text.startswith("Memory from earlier work") and "sales-report" in text
+    assert "<skillbank-memory>" not in text  # Memory wraps it in <skillbank-memory> itself
     assert await block.aget(turn + turn, session_id="s") == text  # the agent's echo of the input
     turn += [ChatMessage(role="assistant", content="Done."), ChatMessage(role="user", content=TASK)]
     assert await block.aget(turn, session_id="s") == text  # the same words, a new turn
@@ -193,7 +197,8 @@ async def test_memory_block_reads_and_fails_softly(bank, monkeypatch):
 
 
 async def test_tool_spec(bank):
-    spec = SkillbankToolSpec(bank)
+    assert [t.metadata.name for t in SkillbankToolSpec(bank).to_tool_list()] == list(COMPACT_TOOLS)
+    spec = SkillbankToolSpec(bank, include="all")
     tools = {t.metadata.name: t for t in spec.to_tool_list()}
     assert list(tools) == list(TOOL_NAMES)
     for t in tools.values():
