@@ -402,3 +402,92 @@ def test_soak_owner_killed_at_random_loses_no_acknowledged_write(tmp_path):
         assert bank.experiences.count(namespace="*") == len(listed)
     finally:
         bank.close()
+
+
+# Server mode (a Chroma server): each process sees the others' writes before its next read ----
+def server_bank(root: Path, url: str, prefix: str):
+    return open_bank(root, chroma_url=url, prefix=prefix)
+
+
+def in_other_process(root: Path, url: str, prefix: str, body: str) -> str:
+    return python(root, f"""
+from workers.common import open_bank
+bank = open_bank({str(root)!r}, chroma_url={url!r}, prefix={prefix!r})
+try:
+{body}
+finally:
+    bank.close()
+""")
+
+
+@pytest.fixture
+def server_root(tmp_path, chroma_server):
+    prefix = f"mp{os.getpid()}x{time.monotonic_ns() % 10**9}"
+    return tmp_path / "root", chroma_server, prefix
+
+
+def test_server_mode_a_process_that_opened_empty_sees_new_experiences(server_root):
+    root, url, prefix = server_root
+    bank = server_bank(root, url, prefix)
+    try:
+        assert bank.experiences.count(namespace="*") == 0
+        assert bank.experiences.recall("rotate the api keys") == []
+        eid = in_other_process(root, url, prefix, "    print(bank.experiences.record("
+                               "task='rotate the api keys', outcome='success', steps=[]))")
+        assert bank.experiences.count(namespace="*") == 1
+        assert [h.id for h in bank.experiences.recall("rotate the api keys")] == [eid]
+    finally:
+        bank.close()
+
+
+def test_server_mode_guideline_search_sees_rules_added_elsewhere(server_root):
+    root, url, prefix = server_root
+    bank = server_bank(root, url, prefix)
+    try:
+        assert bank.guidelines.search("deploying on friday") == []
+        in_other_process(root, url, prefix,
+                         "    bank.guidelines.add('Never deploy to production on Fridays.')")
+        hits = bank.guidelines.search("deploying on friday")
+        assert hits and "Fridays" in hits[0].record.text
+    finally:
+        bank.close()
+
+
+def test_server_mode_a_skill_deleted_elsewhere_is_not_found(server_root):
+    root, url, prefix = server_root
+    write_skill(root / "skills", "pdf-tables", "Extract tables from PDF files")
+    bank = server_bank(root, url, prefix)
+    try:
+        assert [h.name for h in bank.skills.search("tables in a pdf")] == ["pdf-tables"]
+        in_other_process(root, url, prefix, "    bank.skills.delete('pdf-tables')")
+        assert bank.skills.search("tables in a pdf") == []
+    finally:
+        bank.close()
+
+
+def test_server_mode_concurrent_updates_are_not_lost(server_root):
+    """update() reads the skill under the write lock: two processes updating different
+    frontmatter keys of one skill at the same time both land, every time."""
+    root, url, prefix = server_root
+    write_skill(root / "skills", "release-notes", "Write release notes from merged PRs")
+    bank = server_bank(root, url, prefix)
+    other = subprocess.Popen([sys.executable, "-c", f"""
+from workers.common import open_bank
+bank = open_bank({str(root)!r}, chroma_url={url!r}, prefix={prefix!r})
+print("ready", flush=True)
+for n in range(15):
+    bank.skills.update("release-notes", frontmatter={{"theirs-" + str(n): n}})
+bank.close()
+"""], env=env_for(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert other.stdout.readline().strip() == "ready", other.stderr.read()[-3000:]
+        for n in range(15):
+            bank.skills.update("release-notes", frontmatter={"ours-" + str(n): n})
+        assert other.wait(timeout=120) == 0, other.stderr.read()[-3000:]
+        frontmatter = bank.skills.load("release-notes").frontmatter
+        missing = [f"{who}-{n}" for who in ("ours", "theirs") for n in range(15)
+                   if f"{who}-{n}" not in frontmatter]
+        assert not missing, missing
+    finally:
+        other.kill()
+        bank.close()
