@@ -113,9 +113,12 @@ class SkillDrafts:
     def _read_draft(self, folder: Path) -> SkillDraft | None:
         try:
             meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))
-            return SkillDraft.model_validate(meta)
+            draft = SkillDraft.model_validate(meta)
         except (OSError, ValueError):
             return None
+        if draft.name != folder.name:
+            return None  # a hand-edited record: the folder, not the record, says what it is
+        return draft.model_copy(update={"path": str(folder / SKILL_FILE)})
 
     # Reading drafts ----------------------------------------------------------------------------
     def drafts(self) -> list[SkillDraft]:
@@ -138,6 +141,7 @@ class SkillDrafts:
     def draft(self, name: str) -> SkillDraft:
         """One pending draft by name."""
         checks.check_str(name, "name")
+        check_slug(name, "draft name")
         for draft in self.drafts():
             if draft.name == name:
                 return draft
@@ -188,7 +192,7 @@ class SkillDrafts:
                 raise InvalidInputError("experiences must be Experience records "
                                         f"(got {type(bad[0]).__name__})")
         pool.sort(key=lambda e: (e.created, e.id), reverse=True)
-        return sorted(pool[:MAX_EXPERIENCES], key=lambda e: e.id)
+        return sorted(pool[:MAX_EXPERIENCES], key=lambda e: (e.created, e.id))
 
     def _default_drafter(self) -> SkillDrafter:
         if self.distiller_source is not None:
