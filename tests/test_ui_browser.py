@@ -227,18 +227,25 @@ def test_stats_pictures(page, world, shots):
     page.screenshot(path=str(shots / "ui-stats.png"), full_page=True)
 
 
-def test_drafts_adopt_when_the_bank_drafts(page, world):
+def test_a_draft_is_shown_and_adopted(page, world, shots):
     bank = world["bank"]
     if not callable(getattr(bank.skills, "drafts", None)):
         pytest.skip("this bank has no skill drafts yet (bank.skills.drafts): the page hides "
                     "the section")
     drafts = bank.skills.drafts()
-    page.goto(world["url"] + "/skills")
-    if not drafts:
-        assert page.locator("section.drafts").count() == 0
-        return
+    assert drafts, "the seeded CSV imports should have given a draft"
     name = drafts[0].name
-    page.locator("section.drafts tr", has_text=name).get_by_role("button", name="Adopt").click()
+    page.goto(world["url"] + "/skills")
+    row = page.locator("section.drafts tr", has_text=name)
+    row.locator("a.name").click()
+    page.wait_for_url(re.compile(rf"/drafts/{re.escape(name)}$"))
+    assert page.locator("#draft-body h1, #draft-body h2").count() >= 1
+    assert page.get_by_text("Valid Agent Skill: no findings.").count() == 1
+    assert set(drafts[0].sources) <= set(page.locator(".resources code").all_inner_texts())
+    page.screenshot(path=str(shots / "ui-draft.png"), full_page=True)
+    page.locator("#draft-actions").get_by_role("button", name="Adopt into the library").click()
     page.wait_for_selector(".flash")
     assert f"Adopted draft {name}." in page.locator(".flash").inner_text()
     assert name in bank.skills.names()
+    assert page.locator("section.drafts tr", has_text=name).count() == 0
+    assert page.locator("#library").get_by_text(name, exact=True).count() == 1

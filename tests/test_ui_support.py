@@ -28,6 +28,13 @@ python scripts/fields.py in.pdf
 """
 
 
+CSV_TASKS = [
+    "Import the sales CSV file into the orders database table",
+    "Import the customers CSV file into the accounts database table",
+    "Import the returns CSV file into the refunds database table",
+]
+
+
 def seed(bank: Any, skills_root: Path) -> dict[str, str]:
     """A small but varied memory: skills, guidelines (one pending), experiences and lessons."""
     write_skill(skills_root, "pdf-forms", "Fill, flatten and merge PDF forms. Use when a task "
@@ -60,6 +67,14 @@ def seed(bank: Any, skills_root: Path) -> dict[str, str]:
                                  tags=["deploy"])
     other = bank.experiences.record(task="Summarise the quarterly report", outcome="partial",
                                     tags=["docs"], namespace="research")
+    if callable(getattr(bank.skills, "propose", None)):  # skills written from experience
+        for task in CSV_TASKS:
+            bank.experiences.record(
+                task=task, outcome="success", namespace="imports",
+                when_to_use="When loading CSV exports into a SQL database",
+                steps=[{"action": "detect_encoding"}, {"action": "copy_into_table"}],
+                lessons=["Detect the file encoding before parsing."])
+        bank.skills.propose(namespace="imports", min_support=3)
     return {"pending": pending.entries[0].guideline_id or "", "failed": failed, "ok": ok,
             "other": other, "old_rule": british.entries[0].guideline_id or "",
             "new_rule": american.entries[0].guideline_id or ""}

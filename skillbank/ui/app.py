@@ -38,6 +38,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
     templates.env.filters.update(FILTERS)
     templates.env.globals.update(csrf=guard.csrf, outcomes=views.OUTCOMES)
     lock = threading.Lock()
+    stats_cache = views.StatsCache()
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
@@ -83,6 +84,8 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
                 return await handler(request, form)
             except SkillbankError as exc:
                 return failed(request, exc)
+            finally:
+                stats_cache.clear()
         return endpoint
 
     # Pages ------------------------------------------------------------------------------------
@@ -109,6 +112,13 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
             return failed(request, exc)
         return page(request, "skill.html", data)
 
+    async def draft(request: Request) -> Response:
+        try:
+            data = await call(views.draft_detail, bank, request.path_params["name"])
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "draft.html", data)
+
     async def draft_action(request: Request, form: Any) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
         if action not in ("adopt", "discard"):
@@ -134,7 +144,8 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
             data = await call(views.guideline_detail, bank, request.path_params["gid"])
         except SkillbankError as exc:
             return failed(request, exc)
-        return page(request, "guideline.html", data)
+        forget_ok = callable(getattr(bank, "forget", None))
+        return page(request, "guideline.html", {**data, "can_forget": forget_ok})
 
     async def guideline_action(request: Request, form: Any) -> Response:
         gid, action = request.path_params["gid"], request.path_params["action"]
@@ -169,9 +180,10 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         return page(request, "experience.html", {**data, "can_forget": forget_ok})
 
     async def forget(request: Request, form: Any) -> Response:
-        eid = request.path_params["eid"]
-        await call(views.forget, bank, eid)
-        return back(form, "/experiences", f"Forgot {eid}.")
+        item_id = request.path_params.get("eid") or request.path_params["gid"]
+        await call(views.forget, bank, item_id)
+        fallback = "/experiences" if "eid" in request.path_params else "/guidelines"
+        return back(form, fallback, f"Forgot {item_id}.")
 
     async def context_form(request: Request) -> Response:
         return page(request, "context.html", {"task": "", "budget": 1500, "namespace": ""})
@@ -194,7 +206,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
 
     async def stats(request: Request) -> Response:
         try:
-            data = await call(views.stats_page, bank)
+            data = await call(stats_cache.get, bank)
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "stats.html", data)
@@ -203,9 +215,11 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/", home),
         Route("/skills", skills),
         Route("/skills/{name}", skill),
+        Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
         Route("/guidelines", guidelines),
         Route("/guidelines/{gid}", guideline),
+        Route("/guidelines/{gid}/forget", write(forget), methods=["POST"]),
         Route("/guidelines/{gid}/{action}", write(guideline_action), methods=["POST"]),
         Route("/experiences", experiences),
         Route("/experiences/{eid}", experience),
@@ -219,4 +233,5 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
     app = Starlette(routes=routes)
     app.add_middleware(GuardMiddleware, guard=guard)
     app.state.guard = guard
+    app.state.stats_cache = stats_cache
     return app

@@ -8,11 +8,13 @@ when the bank has them.
 
 from __future__ import annotations
 
+import threading
+import time as clock
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Any
 
-from skillbank.errors import InvalidInputError, SkillbankError
+from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui.charts import PALETTE, Series, bar_chart, line_chart
 from skillbank.ui.render import help_rate, percent
 
@@ -45,6 +47,19 @@ def drafts(bank: Any) -> list[Any] | None:
     if not callable(lister):
         return None
     return list(lister())
+
+
+def draft_detail(bank: Any, name: str) -> dict[str, Any]:
+    """One pending draft: its SKILL.md rendered, validated, and the diff when it revises."""
+    from skillbank.memories.skills.skill_file import read_skill_file
+
+    found = [d for d in (drafts(bank) or []) if d.name == name]
+    if not found:
+        raise NotFoundError(f"no pending draft named {name!r}")
+    draft = found[0]
+    doc, _ = read_skill_file(draft.path)
+    return {"draft": draft, "body": doc.body if doc is not None else "",
+            "findings": validation_findings(draft.path)}
 
 
 def skill_detail(bank: Any, name: str) -> dict[str, Any]:
@@ -181,7 +196,8 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
     namespace = f.namespace or "*"
     total = bank.experiences.count(namespace=namespace, kind=kind)
     wanted = TIMELINE_SIZE
-    limit = wanted * 2
+    filtered = bool(f.outcome or f.tag or f.since or f.until)
+    limit = wanted * 4 if filtered else wanted + 1
     while True:
         batch = bank.experiences.list(namespace=namespace, kind=kind, limit=min(limit, total))
         rows = [(e, None) for e in batch if f.keeps(e)]
@@ -199,9 +215,9 @@ def can_forget(bank: Any) -> bool:
 
 
 def forget(bank: Any, item_id: str) -> Any:
-    """Forget one experience or lesson through the facade (`bank.forget`, else the memory's)."""
+    """Forget one record through the facade (`bank.forget`, else the experience memory's)."""
     fn = getattr(bank, "forget", None)
-    if not callable(fn):
+    if not callable(fn) and item_id.startswith(("exp-", "lsn-")):
         fn = getattr(bank.experiences, "forget", None)
     if not callable(fn):
         raise SkillbankError("this skillbank cannot forget records yet (no forget in its API)")
@@ -233,9 +249,9 @@ def context_preview(bank: Any, task: str, budget_raw: str, namespace: str) -> di
 # ------------------------------------------------------------------------------------ stats
 
 
-def stats_page(bank: Any) -> dict[str, Any]:
+def stats_page(bank: Any, counts: dict[str, Any] | None = None) -> dict[str, Any]:
     """Counts, growth over time, help rate per kind and most-used skills, as SVG pictures."""
-    counts = bank.stats()
+    counts = counts if counts is not None else bank.stats()
     skills = bank.skills.list()
     guidelines = bank.guidelines.list(namespace="*")
     n_exp = bank.experiences.count(namespace="*")
@@ -266,6 +282,38 @@ def stats_page(bank: Any) -> dict[str, Any]:
                      title="Most-used skills", colour=PALETTE[2])
     return {"counts": counts, "growth": growth, "rates": rates, "most": most,
             "n_skills": len(skills), "n_experiences": n_exp}
+
+
+class StatsCache:
+    """The stats page reads every experience (10,000 records: ~1.5-3 s here), so its result is
+    kept until memory changes or `ttl` seconds pass, whichever is first.
+
+    "Changes" is judged cheaply: the counts in `bank.stats()` and the newest record's id. Votes
+    and ratings by other processes change no count; they show after at most `ttl` seconds
+    (writes made through this page clear the cache at once).
+    """
+
+    def __init__(self, ttl: float = 30.0) -> None:
+        self.ttl = ttl
+        self._lock = threading.Lock()
+        self._entry: tuple[Any, float, dict[str, Any]] | None = None
+
+    def get(self, bank: Any) -> dict[str, Any]:
+        counts = bank.stats()
+        newest = bank.experiences.list(namespace="*", limit=1)
+        key = (repr(sorted(counts.items())), newest[0].id if newest else "")
+        with self._lock:
+            entry = self._entry
+        if entry is not None and entry[0] == key and clock.monotonic() - entry[1] < self.ttl:
+            return entry[2]
+        data = {**stats_page(bank, counts), "as_of": datetime.now(timezone.utc)}
+        with self._lock:
+            self._entry = (key, clock.monotonic(), data)
+        return data
+
+    def clear(self) -> None:
+        with self._lock:
+            self._entry = None
 
 
 def _running(name: str, stamps: list[datetime]) -> Series:
