@@ -1,9 +1,19 @@
 """Streamable HTTP serving: the SDK's ASGI app behind a small guard, run by uvicorn.
 
 The guard answers before the MCP app sees a request:
-- 401 when a bearer token is configured and the request does not carry it (every path);
+- 404 for the OAuth discovery documents (`/.well-known/oauth-protected-resource…`,
+  `/.well-known/oauth-authorization-server…`, `/.well-known/openid-configuration…`), with or
+  without a token: this server does not do OAuth, and saying so is what keeps MCP clients from
+  starting an OAuth flow (the MCP authorization spec has clients look for these documents after
+  a 401; a 401 there too reads as "protected metadata", a 404 as "no OAuth here");
+- 401 when a bearer token is configured and the request does not carry it (every other path),
+  with `WWW-Authenticate: Bearer realm="skillbank"` (plus `error="invalid_token"` when a wrong
+  token was sent, RFC 6750) and no `resource_metadata`, and a JSON-RPC error body that says how
+  to send the token;
 - 403 when an Origin header names anything but this machine (DNS-rebinding and browser pages);
-- 413 when the body is larger than the limit (declared or streamed).
+- 413 when the body is larger than the limit (declared or streamed);
+- 400 with a JSON-RPC error for a POST body that is not one JSON-RPC message (invalid JSON, a
+  lone surrogate, a batch, a missing method): see `wire.py`.
 """
 
 from __future__ import annotations
@@ -15,9 +25,14 @@ import sys
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
+from skillbank.mcp_server import wire
 from skillbank.mcp_server.options import is_loopback
 
 log = logging.getLogger("skillbank.mcp")
+
+OAUTH_DISCOVERY = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
+                   "/.well-known/openid-configuration")
+UNAUTHORIZED = -32001  # server-defined JSON-RPC code for "not authorised"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -50,9 +65,20 @@ class GuardMiddleware:
             await self.app(scope, receive, send)  # lifespan (the session manager) passes through
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
-        if self.token is not None and not self._authorised(headers.get("authorization", "")):
-            await _reply(send, 401, "missing or wrong bearer token: send 'Authorization: Bearer <token>'",
-                         [(b"www-authenticate", b'Bearer realm="skillbank"')])
+        if str(scope.get("path", "")).startswith(OAUTH_DISCOVERY):
+            await _reply(send, 404, "this server does not use OAuth; send the bearer token you "
+                         "were given as 'Authorization: Bearer <token>'")
+            return
+        sent = headers.get("authorization", "")
+        if self.token is not None and not self._authorised(sent):
+            challenge = b'Bearer realm="skillbank"'
+            if sent:
+                challenge += (b', error="invalid_token", error_description="the bearer token is '
+                              b'not the one this server was started with"')
+            await _reply(send, 401, ("wrong bearer token" if sent else "missing bearer token")
+                         + ": send the token the server was started with (--token or "
+                         "SKILLBANK_TOKEN) as 'Authorization: Bearer <token>'; this server does "
+                         "not use OAuth", [(b"www-authenticate", challenge)], rpc=True)
             return
         if not origin_allowed(headers.get("origin")):
             await _reply(send, 403, "requests from this Origin are not allowed")
@@ -82,13 +108,20 @@ class GuardMiddleware:
                 return
             chunks.append(chunk)
             more = bool(message.get("more_body", False))
+        body = b"".join(chunks)
+        if scope.get("method") == "POST" and body.strip():
+            replies = wire.screen(body)
+            if replies:
+                # One HTTP body answers one message; a batch gets the first request's error.
+                await _reply(send, 400, "", payload=replies[0])
+                return
         replayed = False
 
         async def replay() -> dict[str, Any]:
             nonlocal replayed
             if not replayed:
                 replayed = True
-                return {"type": "http.request", "body": b"".join(chunks), "more_body": False}
+                return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
         await self.app(scope, replay, send)
@@ -102,8 +135,12 @@ class GuardMiddleware:
 
 
 async def _reply(send: Send, status: int, message: str,
-                 extra: list[tuple[bytes, bytes]] | None = None) -> None:
-    body = json.dumps({"error": message}).encode()
+                 extra: list[tuple[bytes, bytes]] | None = None, *, rpc: bool = False,
+                 payload: dict[str, Any] | None = None) -> None:
+    """A JSON answer: `payload` as given, a JSON-RPC error (`rpc`) or {"error": message}."""
+    if payload is None:
+        payload = (wire.error_reply(UNAUTHORIZED, message) if rpc else {"error": message})
+    body = json.dumps(payload).encode()
     await send({"type": "http.response.start", "status": status,
                 "headers": [(b"content-type", b"application/json"),
                             (b"content-length", str(len(body)).encode())] + (extra or [])})

@@ -22,6 +22,9 @@ class SkillSearch(BaseModel):
     task: str
     skills: list[SkillMatch] = Field(description="best first; empty when no skill fits")
     hint: str = ""
+    search_mode: Literal["hybrid", "keyword"] = Field(
+        "hybrid", description="keyword while the embedding model is unavailable or still "
+                              "indexing: results come from keyword search alone")
 
 
 class SkillFileInfo(BaseModel):
@@ -62,6 +65,7 @@ class MemoryContextResult(BaseModel):
     tokens: int
     budget_tokens: int
     omitted: int = Field(0, description="relevant items left out to stay within the budget")
+    search_mode: Literal["hybrid", "keyword"] = "hybrid"
 
 
 class StepInput(BaseModel):
@@ -78,6 +82,10 @@ class RecordedExperience(BaseModel):
     task: str
     outcome: str
     lessons: list[str] = Field(default_factory=list)
+    status: Literal["active", "pending"] = Field(
+        "active", description="pending when it waits for a person to approve it before it is "
+                              "recalled in trusted sessions")
+    note: str = ""
 
 
 class ExperienceMatch(BaseModel):
@@ -96,6 +104,7 @@ class ExperienceMatch(BaseModel):
 class ExperienceSearch(BaseModel):
     task: str
     experiences: list[ExperienceMatch]
+    search_mode: Literal["hybrid", "keyword"] = "hybrid"
 
 
 class GuidelineChange(BaseModel):
@@ -128,6 +137,7 @@ class GuidelineMatch(BaseModel):
 class GuidelineSearch(BaseModel):
     task: str
     guidelines: list[GuidelineMatch]
+    search_mode: Literal["hybrid", "keyword"] = "hybrid"
 
 
 class Rating(BaseModel):
@@ -135,3 +145,32 @@ class Rating(BaseModel):
     kind: str
     helpful: bool
     status: str | None = None
+    counted: bool = Field(True, description="false when the vote was recorded for review but "
+                                            "cannot change the item's status on its own")
+    note: str = ""
+
+
+class Forgotten(BaseModel):
+    id: str
+    kind: str = Field(description="guideline, experience, lesson or skill")
+    detail: str = Field("", description="where it went, e.g. the trash folder of a skill")
+
+
+class PendingItem(BaseModel):
+    id: str = Field(description="pass to review_memory to approve or reject it")
+    kind: Literal["guideline", "experience"]
+    text: str = Field(description="the rule, or the task of the experience")
+    source: str = ""
+    created: str = ""
+
+
+class PendingList(BaseModel):
+    items: list[PendingItem]
+    note: str = ""
+
+
+class Reviewed(BaseModel):
+    id: str
+    kind: str
+    decision: Literal["approve", "reject"]
+    status: str = ""

@@ -26,13 +26,17 @@ GUIDELINES_PREFIX = "skillbank://guidelines/"
 STATS_URI = "skillbank://stats"
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is in skills/list
+#: `_meta` key listing how a skill's name breaks the Agent Skills rules (absent when it does not)
+NAME_ISSUES_META = "skillbank/name_issues"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 MAX_FILES = 512  # the extension's per-skill limit
 MAX_BINARY_BYTES = 1 << 20
 
 
 def skill_uri(name: str, path: str = "SKILL.md") -> str:
-    return f"{SKILL_SCHEME}{name}/{quote(path, safe='/-_.~')}"
+    """`skill://<name>/<path>` with both parts percent-encoded (RFC 3986): a name or file with
+    spaces, '#', '?' or non-ASCII letters still gives one valid URI that reads back the same."""
+    return f"{SKILL_SCHEME}{quote(name, safe='-_.~')}/{quote(path, safe='/-_.~')}"
 
 
 def parse_skill_uri(uri: str) -> tuple[str, str] | None:
@@ -47,11 +51,35 @@ def parse_skill_uri(uri: str) -> tuple[str, str] | None:
     return name, path or "SKILL.md"
 
 
-def mime_type_for(path: str) -> str:
-    if path.endswith(".md"):
-        return "text/markdown"
-    guess, _ = mimetypes.guess_type(path)
-    return guess or "text/plain"
+TEXT_TYPES = {".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain",
+              ".py": "text/x-python", ".sh": "text/x-shellscript", ".yaml": "application/yaml",
+              ".yml": "application/yaml", ".toml": "application/toml", ".json": "application/json",
+              ".csv": "text/csv", ".ts": "text/x-typescript", ".js": "text/javascript"}
+BINARY = "application/octet-stream"
+
+
+def looks_binary(head: bytes) -> bool:
+    """True for content that is not UTF-8 text (a NUL byte, or bytes that do not decode)."""
+    if b"\0" in head:
+        return True
+    try:
+        head.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return exc.start < len(head) - 4  # a character cut at the end of the sample is fine
+    return False
+
+
+def mime_type_for(path: str, binary: bool | None = None) -> str:
+    """The MIME type of a skill file: by extension, and by content when that is known (a file
+    that is not UTF-8 text is never labelled as text, whatever its name says)."""
+    suffix = os.path.splitext(path)[1].lower()
+    guess = TEXT_TYPES.get(suffix) or mimetypes.guess_type(path)[0]
+    textual = guess is None or guess.startswith("text/") or guess in TEXT_TYPES.values()
+    if binary is True and textual:
+        return BINARY
+    if binary is False and guess is None:
+        return "text/plain"
+    return guess or BINARY
 
 
 @dataclass
@@ -60,6 +88,11 @@ class FileEntry:
     size: int
     sha256: str
     mtime: float
+    binary: bool = False
+
+    @property
+    def mime_type(self) -> str:
+        return "text/markdown" if self.path == "SKILL.md" else mime_type_for(self.path, self.binary)
 
 
 @dataclass
@@ -74,6 +107,17 @@ class SkillManifest:
     def uri(self) -> str:
         return skill_uri(self.name)
 
+    @property
+    def name_issues(self) -> list[str]:
+        """Where the name breaks the Agent Skills rules; such skills are served, but flagged."""
+        from skillbank.memories.skills.skill_file import validate_name
+
+        issues = [f.message for f in validate_name(self.name)]
+        folder = os.path.basename(self.folder) if self.folder else self.name
+        if folder != self.name:
+            issues.append(f"name {self.name[:80]!r} differs from its folder {folder[:80]!r}")
+        return issues
+
     def entry(self) -> dict[str, Any]:
         """The extension's `Skill` entry."""
         return {
@@ -81,7 +125,8 @@ class SkillManifest:
             "frontmatter": _jsonable({"name": self.name, "description": self.description,
                                       **self.frontmatter}),
             "resources": [{"uri": skill_uri(self.name, f.path), "digest": f"sha256:{f.sha256}",
-                           "size": f.size} for f in self.files],
+                           "size": f.size, "mimeType": f.mime_type} for f in self.files],
+            **({"_meta": {NAME_ISSUES_META: self.name_issues}} if self.name_issues else {}),
         }
 
 
@@ -124,23 +169,28 @@ class ManifestCache:
     """Skill manifests computed from the files, re-hashing only files whose stat changed."""
 
     def __init__(self) -> None:
-        self._digests: dict[str, tuple[int, int, str]] = {}  # abs path -> (size, mtime_ns, hex)
+        # abs path -> (size, mtime_ns, hex digest, binary?)
+        self._digests: dict[str, tuple[int, int, str, bool]] = {}
         self._frontmatter: dict[str, tuple[str, dict[str, Any], str]] = {}  # name -> (hash, fm, desc)
         self._lock = threading.Lock()
 
-    def _digest(self, path: Path, stat: os.stat_result) -> str:
+    def _digest(self, path: Path, stat: os.stat_result) -> tuple[str, bool]:
+        """(sha256 hex, whether the content is binary), cached by size and mtime."""
         key = str(path)
         cached = self._digests.get(key)
         if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
-            return cached[2]
+            return cached[2], cached[3]
         digest = hashlib.sha256()
+        head = b""
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 16), b""):
+                if not head:
+                    head = block[:8192]
                 digest.update(block)
-        value = digest.hexdigest()
+        value, binary = digest.hexdigest(), looks_binary(head)
         with self._lock:
-            self._digests[key] = (stat.st_size, stat.st_mtime_ns, value)
-        return value
+            self._digests[key] = (stat.st_size, stat.st_mtime_ns, value, binary)
+        return value, binary
 
     def manifest(self, bank: Any, name: str, summary: Any = None) -> SkillManifest:
         """The manifest of one skill (raises the bank's NotFoundError for unknown names).
@@ -153,16 +203,16 @@ class ManifestCache:
         skill_md = Path(summary.path)
         folder = skill_md.parent
         skill_stat = skill_md.stat()
-        files = [FileEntry("SKILL.md", skill_stat.st_size, self._digest(skill_md, skill_stat),
+        files = [FileEntry("SKILL.md", skill_stat.st_size, self._digest(skill_md, skill_stat)[0],
                            skill_stat.st_mtime)]
         for relative, stat in _walk(folder):
             if relative == "SKILL.md":
                 continue
             try:
-                files.append(FileEntry(relative, stat.st_size,
-                                       self._digest(folder / relative, stat), stat.st_mtime))
+                digest, binary = self._digest(folder / relative, stat)
             except OSError:
                 continue
+            files.append(FileEntry(relative, stat.st_size, digest, stat.st_mtime, binary))
         content_hash = files[0].sha256
         cached = self._frontmatter.get(name)
         if cached and cached[0] == content_hash:
@@ -191,19 +241,23 @@ def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
     """`resources/list` entries (as dicts for mcp_types.Resource) for every skill file."""
     out: list[dict[str, Any]] = []
     for manifest in manifests:
+        issues = manifest.name_issues
         for f in manifest.files:
             is_main = f.path == "SKILL.md"
+            meta: dict[str, Any] = {DIGEST_META: f"sha256:{f.sha256}"}
+            if issues:
+                meta[NAME_ISSUES_META] = issues
             out.append({
                 "uri": skill_uri(manifest.name, f.path),
                 "name": manifest.name if is_main else f"{manifest.name}/{f.path}",
                 "title": None,
                 "description": manifest.description if is_main else
                 f"File {f.path} of skill {manifest.name}",
-                "mime_type": "text/markdown" if is_main else mime_type_for(f.path),
+                "mime_type": f.mime_type,
                 "size": f.size,
                 "annotations": {"last_modified": datetime.fromtimestamp(f.mtime, timezone.utc)
                                 .isoformat().replace("+00:00", "Z")},
-                "meta": {DIGEST_META: f"sha256:{f.sha256}"},
+                "meta": meta,
             })
     return out
 
@@ -215,7 +269,8 @@ def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
     from skillbank.fsutil import safe_join
 
     try:
-        return bank.skills.read_resource(name, path), mime_type_for(path)
+        return bank.skills.read_resource(name, path), (
+            "text/markdown" if path == "SKILL.md" else mime_type_for(path, False))
     except InvalidInputError as exc:
         message = str(exc)
         if "binary" not in message and "UTF-8" not in message:
@@ -226,5 +281,4 @@ def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
             raise NotFoundError(f"skill {name!r} has no file {path!r}") from None
         if target.stat().st_size > MAX_BINARY_BYTES:
             raise
-        guess, _ = mimetypes.guess_type(path)
-        return target.read_bytes(), guess or "application/octet-stream"
+        return target.read_bytes(), mime_type_for(path, True)

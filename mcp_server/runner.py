@@ -120,14 +120,88 @@ def run(options: Any = None) -> int:
     return 0
 
 
+class _WireOut:
+    """stdout for the SDK's writer and for our error replies: one whole line at a time."""
+
+    def __init__(self, stream: io.TextIOWrapper) -> None:
+        import anyio
+
+        self._file = anyio.wrap_file(stream)
+        self._lock = anyio.Lock()
+
+    async def write(self, text: str) -> None:
+        async with self._lock:
+            await self._file.write(text)
+
+    async def flush(self) -> None:
+        await self._file.flush()
+
+
+class _WireIn:
+    """stdin lines for the SDK, after `wire.screen`: a malformed line is answered here with a
+    JSON-RPC error (the SDK would drop it silently) and not handed on."""
+
+    def __init__(self, stream: io.TextIOWrapper, out: _WireOut) -> None:
+        import anyio
+
+        self._file = anyio.wrap_file(stream)
+        self._out = out
+
+    def __aiter__(self) -> Any:
+        return self._lines()
+
+    async def _reply(self, replies: list[dict[str, Any]]) -> None:
+        from skillbank.mcp_server import wire
+
+        for reply in replies:
+            await self._out.write(wire.dumps(reply) + "\n")
+        await self._out.flush()
+
+    async def _lines(self) -> Any:
+        import mcp_types as types
+        from pydantic import ValidationError
+
+        from skillbank.mcp_server import wire
+
+        async for line in self._file:
+            replies = wire.screen(line)
+            if replies:
+                log.info("answered a malformed message: %s", replies[0]["error"]["message"])
+                await self._reply(replies)
+                continue
+            if not line.strip():
+                continue
+            try:
+                types.jsonrpc_message_adapter.validate_json(line, by_name=False)
+            except ValidationError as exc:
+                fields = sorted({".".join(str(p) for p in e["loc"][1:]) or "message"
+                                 for e in exc.errors()})[:5]
+                await self._reply([wire.error_reply(
+                    wire.INVALID_REQUEST, "Invalid request: check the fields "
+                    + ", ".join(fields) + "; " + wire.VALID_FORM, wire._usable_id(
+                        _peek_id(line)))])
+                continue
+            yield line
+
+
+def _peek_id(line: str) -> Any:
+    import json
+
+    try:
+        parsed = json.loads(line)
+    except ValueError:
+        return None
+    return parsed.get("id") if isinstance(parsed, dict) else None
+
+
 async def serve_stdio(server: Any, wire: tuple[io.TextIOWrapper, io.TextIOWrapper]) -> None:
-    import anyio
     from mcp.server.stdio import stdio_server
 
     stdin, stdout = wire
+    out = _WireOut(stdout)
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async drives, with our streams
-    async with stdio_server(stdin=anyio.wrap_file(stdin), stdout=anyio.wrap_file(stdout)) as (r, w):
-        await lowlevel.run(r, w, lowlevel.create_initialization_options())
+    async with stdio_server(stdin=_WireIn(stdin, out), stdout=out) as (r, w):  # type: ignore[arg-type]
+        await lowlevel.run(r, w, server.initialization_options())
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,7 +1,8 @@
 """What a model is told about each memory tool, written once for every face.
 
 The MCP server (`skillbank.mcp_server`) and the LangChain and LlamaIndex adapters
-(`skillbank.adapters`) offer the same eleven tools. A model should read the same description
+(`skillbank.adapters`) offer the same eleven memory tools (the MCP server adds `forget`,
+`list_pending` and `review_memory` for reviewing what untrusted clients sent). A model should read the same description
 whichever face it meets them through, and a fix to the wording should reach all of them, so the
 descriptions live here and nowhere else. Argument descriptions stay with each face's schema.
 """
@@ -53,4 +54,34 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
         "Say whether a remembered item (a guideline, experience, lesson or skill, by the id shown "
         "in memory) helped with the task. Helpful items rank higher later; ones that keep not "
         "helping fade out.",
+    "forget":
+        "Remove a remembered item for good, by its id: a guideline ('gl-…'), an experience "
+        "('exp-…'), a lesson ('lsn-…') or one of the memory's own skills ('skill:<name>', moved "
+        "to the trash). Use it only when the user asks to delete something or an item is wrong "
+        "or harmful; to say an item did not help, use rate_memory instead.",
+    "list_pending":
+        "List what waits for a person's review: rules and experiences that came from untrusted "
+        "clients and are not used until approved. Show them to the user and act on their decision "
+        "with review_memory.",
+    "review_memory":
+        "Approve or reject one pending item (an id from list_pending) on the user's decision: "
+        "approved items are used from now on, rejected ones never are.",
+}
+
+#: Short human-readable names (the MCP `title` of each tool).
+TOOL_TITLES: dict[str, str] = {
+    "find_skills": "Find skills for a task",
+    "load_skill": "Read a skill's instructions",
+    "read_skill_resource": "Read a file of a skill",
+    "save_skill": "Save (create or overwrite) a skill",
+    "memory_context": "Recall memory for a task",
+    "record_experience": "Record how a task went",
+    "recall_experiences": "Recall past attempts at a task",
+    "learn_from_critique": "Learn rules from feedback",
+    "add_guideline": "Add a rule",
+    "search_guidelines": "Search the rules",
+    "rate_memory": "Rate a remembered item",
+    "forget": "Forget a remembered item",
+    "list_pending": "List items awaiting review",
+    "review_memory": "Approve or reject a pending item",
 }

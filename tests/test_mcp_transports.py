@@ -26,7 +26,8 @@ MODEL_DIR = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
 BIN = Path(sys.executable).parent
 TOOLS = {"find_skills", "load_skill", "read_skill_resource", "save_skill", "memory_context",
          "record_experience", "recall_experiences", "learn_from_critique", "add_guideline",
-         "search_guidelines", "rate_memory"}
+         "search_guidelines", "rate_memory", "forget", "list_pending", "review_memory"}
+PROMPTS = {"start_task", "reflect", "review_pending", "clean_up"}
 
 
 def base_env(**extra: str) -> dict[str, str]:
@@ -250,7 +251,7 @@ async def http_client(url: str, token: str = TOKEN, mode: str = "auto") -> Async
 async def test_http_lists_and_calls_every_tool(http_server, mode):
     async with http_client(http_server, mode=mode) as client:
         assert {t.name for t in (await client.list_tools()).tools} == TOOLS
-        assert {p.name for p in (await client.list_prompts()).prompts} == {"start_task", "reflect"}
+        assert {p.name for p in (await client.list_prompts()).prompts} == PROMPTS
 
         async def ok(name: str, args: dict[str, Any]) -> dict[str, Any]:
             result = await client.call_tool(name, args)
@@ -265,10 +266,13 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         refused = await client.call_tool("save_skill", {
             "name": f"http-skill-{mode}", "description": "Made over HTTP", "body": "# Steps\n"})
         assert refused.is_error and "--trust" in refused.content[0].text  # untrusted: no skills
-        eid = (await ok("record_experience", {"task": "Parse a CSV over HTTP", "outcome": "partial",
-                                              "feedback": "encoding was wrong"}))["id"]
-        assert (await ok("recall_experiences", {"task": "parse csv"}))["experiences"][0]["id"] == eid
-        assert eid in (await ok("memory_context", {"task": "parse a csv file"}))["ids"]
+        recorded = await ok("record_experience", {"task": "Parse a CSV over HTTP",
+                                                  "outcome": "partial", "feedback": "encoding was wrong"})
+        eid = recorded["id"]
+        # Untrusted: stored as pending, not recalled until a person approves it.
+        assert recorded["status"] == "pending" and "approve" in recorded["note"]
+        assert eid not in {e["id"] for e in (await ok("recall_experiences", {"task": "parse csv"}))["experiences"]}
+        assert eid not in (await ok("memory_context", {"task": "parse a csv file"}))["ids"]
         rule = "Always state the file encoding." if mode == "auto" else "Always check the delimiter before parsing CSV files."
         learned = await ok("learn_from_critique", {"critique": rule, "task": "Parse CSV"})
         assert learned["pending_review"] is True  # HTTP clients are untrusted without --trust
@@ -276,7 +280,7 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         added = await ok("add_guideline", {"text": text})
         assert added["action"] == "pending"
         assert (await ok("search_guidelines", {"task": "parse csv"}))["guidelines"] == []
-        assert (await ok("rate_memory", {"id": eid, "helpful": True}))["kind"] == "experience"
+        assert eid in {i["id"] for i in (await ok("list_pending", {}))["items"]}
         bad = await client.call_tool("find_skills", {"task": "x", "k": 500})
         assert bad.is_error and "k" in bad.content[0].text
         missing = await client.call_tool("load_skill", {"name": "nope"})

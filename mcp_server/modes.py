@@ -1,0 +1,34 @@
+"""Keyword-only answers as the MCP face reports them.
+
+Until every item has its vector (a first index still embedding behind keyword search), or while
+no embedding model can be loaded at all (offline, no `SKILLBANK_MODEL_DIR`: keyword-only mode,
+which the index announces once on stderr and retries every 30 s), searches answer from keywords
+alone. The bank marks such results (`Hits.dense_complete`); the face passes that on in every
+search result (`search_mode: "keyword"` and a sentence in the hint), so a model knows why a match
+may be literal. Results say `"hybrid"` again as soon as dense search is back.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+KEYWORD_NOTE = ("Keyword search only for now: the embedding model is unavailable or still "
+                "indexing, so matches rely on shared words (set SKILLBANK_MODEL_DIR to a folder "
+                "with the model, or allow its download, for meaning-based search).")
+
+
+def mode_of(hits: Any) -> str:
+    """'keyword' when these results came (partly) from keyword search alone, else 'hybrid'."""
+    return "hybrid" if getattr(hits, "dense_complete", True) else "keyword"
+
+
+def skills_mode(bank: Any) -> str:
+    """The mode of the skill index as a whole (for answers that are not one search)."""
+    complete = getattr(bank.skills, "dense_complete", True)
+    if callable(complete):
+        complete = complete()
+    return "hybrid" if complete else "keyword"
+
+
+def note_mode(hint: str, mode: str) -> str:
+    return f"{hint} {KEYWORD_NOTE}".strip() if mode == "keyword" else hint

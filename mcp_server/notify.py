@@ -1,0 +1,153 @@
+"""Change notifications: tell clients when skill files and guideline topics change.
+
+The bank keeps its skill index in step with the files (a watcher re-syncs within about a second);
+this monitor turns those changes into MCP notifications, using only the facade's public API, so
+it works the same over a bank that another process owns:
+
+- every `interval` seconds (only while some client is connected) a worker thread computes the
+  served resource list (skill files with their digests, guideline topics) and, for topics,
+  a digest of each playbook;
+- when the set of URIs changed: `notifications/resources/list_changed`;
+- when a URI's content changed: `notifications/resources/updated` for it.
+
+Delivery follows the client's protocol era. Sessions that did the `initialize` handshake
+(2025-11-25 and before) get list changes, and updates for the URIs they `resources/subscribe`d
+to, on their session. 2026-07-28 clients get both through `subscriptions/listen` streams (the
+SDK's bus filters by what each stream asked for).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import threading
+import weakref
+from typing import Any
+
+import anyio
+import anyio.from_thread
+import anyio.lowlevel
+from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from skillbank.mcp_server import resources as res
+
+log = logging.getLogger("skillbank.mcp")
+
+POLL_ENV = "SKILLBANK_MCP_POLL_SECONDS"
+
+
+class ChangeMonitor:
+    """Watches what `resources/list` would return and notifies sessions of changes."""
+
+    def __init__(self, server: Any, interval: float | None = None) -> None:
+        self.server = server
+        if interval is None:
+            interval = float(os.environ.get(POLL_ENV, "") or 1.0)
+        self.interval = max(0.05, interval)
+        #: handshake-era sessions -> the URIs each subscribed to
+        self._sessions: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        self._token: Any = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._lock = threading.Lock()
+        self._seen: dict[str, str] | None = None  # uri -> digest at the last poll
+
+    # Registration (event loop) -------------------------------------------------------------
+    @staticmethod
+    def _connection(session: Any) -> Any:
+        """The connection behind a request's session: the SDK builds a `ServerSession` per
+        request, the `Connection` (with its standalone channel) lives as long as the client."""
+        return getattr(session, "_connection", None) or session
+
+    def attach(self, session: Any, protocol_version: str | None) -> None:
+        """Called on every request: remember handshake connections, start polling."""
+        if protocol_version not in MODERN_PROTOCOL_VERSIONS and session is not None:
+            with self._lock:
+                self._sessions.setdefault(self._connection(session), set())
+        self._start()
+
+    def subscribe(self, session: Any, uri: str) -> None:
+        with self._lock:
+            self._sessions.setdefault(self._connection(session), set()).add(uri)
+        self._start()
+
+    def unsubscribe(self, session: Any, uri: str) -> None:
+        with self._lock:
+            self._sessions.get(self._connection(session), set()).discard(uri)
+
+    def _start(self) -> None:
+        try:
+            token = anyio.lowlevel.current_token()
+        except RuntimeError:
+            return
+        if self._thread is not None and self._thread.is_alive() and token == self._token:
+            return
+        self._token = token
+        if self._thread is None or not self._thread.is_alive():
+            self._stop.clear()
+            self._thread = threading.Thread(target=self._run, name="skillbank-notify",
+                                            daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+
+    # Polling (worker thread) ---------------------------------------------------------------
+    def snapshot(self) -> dict[str, str] | None:
+        """uri -> digest of everything `resources/list` serves from the bank (None: not ready)."""
+        handle = self.server.handle
+        if not handle.is_ready("guidelines"):
+            return None
+        bank = handle.bank
+        out: dict[str, str] = {}
+        for manifest in self.server.manifests.all(bank):
+            for f in manifest.files:
+                out[res.skill_uri(manifest.name, f.path)] = f.sha256
+        for topic in bank.guidelines.topics():
+            text = bank.guidelines.playbook(topic)
+            out[res.GUIDELINES_PREFIX + topic] = hashlib.sha256(text.encode()).hexdigest()
+        return out
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.interval):
+            try:
+                current = self.snapshot()
+            except Exception:  # noqa: BLE001 - a failed poll is retried at the next tick
+                log.debug("change poll failed", exc_info=True)
+                continue
+            if current is None:
+                continue
+            previous, self._seen = self._seen, current
+            if previous is None:
+                continue
+            listed = set(current) != set(previous)
+            updated = sorted(u for u, d in current.items() if u in previous and previous[u] != d)
+            if not listed and not updated:
+                continue
+            try:
+                anyio.from_thread.run(self._deliver, listed, updated, token=self._token)
+            except Exception:  # noqa: BLE001 - the event loop is gone: stop until re-attached
+                log.debug("change delivery stopped", exc_info=True)
+                return
+
+    async def _deliver(self, listed: bool, updated: list[str]) -> None:
+        bus = self.server.bus
+        if listed:
+            await bus.publish(ResourcesListChanged())
+        for uri in updated:
+            await bus.publish(ResourceUpdated(uri=uri))
+        with self._lock:
+            sessions = list(self._sessions.items())
+        for session, uris in sessions:
+            try:
+                if listed:
+                    await session.send_resource_list_changed()
+                for uri in updated:
+                    if uri in uris:
+                        await session.send_resource_updated(uri)
+            except Exception:  # noqa: BLE001 - a closed session is forgotten
+                log.debug("dropping a session that could not be notified", exc_info=True)
+                with self._lock:
+                    self._sessions.pop(session, None)

@@ -1,0 +1,274 @@
+"""The experience and guideline tools of the MCP face, with the server's trust passed through.
+
+Trust is the bank's to enforce: every writing call hands `trusted=` to the facade, which keeps
+an untrusted client's votes from changing a status on their own, stores its experiences as
+pending (never recalled in trusted sessions until approved) and its rules as pending. The face
+only reports what happened. No `from __future__ import annotations` (the SDK reads these).
+"""
+
+import logging
+import warnings
+from typing import Annotated, Any
+
+import mcp_types as types
+from mcp.server.mcpserver import Context, Resolve, Sample
+from mcp_types.version import is_version_at_least
+from pydantic import Field
+
+from skillbank.mcp_server import models as m
+from skillbank.mcp_server.annotations import Registrar
+from skillbank.mcp_server.modes import mode_of, skills_mode
+from skillbank.mcp_server.tools_skills import K, Task
+
+log = logging.getLogger("skillbank.mcp")
+
+ItemId = Annotated[str, Field(min_length=3, max_length=200,
+                              description="an id from memory_context or a search: 'gl-…', "
+                                          "'exp-…', 'lsn-…' or 'skill:<name>'")]
+PENDING_EXPERIENCE = ("Stored as pending: this server does not trust its clients, so the "
+                      "experience is not recalled in trusted sessions until a person approves it "
+                      "(review_memory in a trusted session, or the skillbank CLI).")
+UNCOUNTED_VOTE = ("Recorded for review: votes from untrusted clients never change a rule's "
+                  "status on their own.")
+
+
+def with_trust(method: Any, *args: Any, trusted: bool, **kwargs: Any) -> Any:
+    """Call a writing facade method with `trusted=`. Until the core takes the argument (it is
+    being added), a trusted call goes through without it and an untrusted one is refused: an
+    untrusted write must never land as if it were trusted."""
+    import inspect
+
+    try:
+        accepts = "trusted" in inspect.signature(method).parameters
+    except (TypeError, ValueError):
+        accepts = True
+    if accepts:
+        return method(*args, trusted=trusted, **kwargs)
+    if not trusted:
+        from skillbank.errors import SkillbankError
+
+        raise SkillbankError("this server cannot yet contain writes from untrusted clients here; "
+                             "ask the user, or restart the server with --trust")
+    return method(*args, **kwargs)
+
+
+def _modern(ctx: Context) -> bool:
+    version = ctx.protocol_version
+    return bool(version) and is_version_at_least(version, "2026-07-28")
+
+
+def _client_samples(ctx: Context) -> bool:
+    caps = ctx.client_capabilities
+    return caps is not None and caps.sampling is not None
+
+
+def _sample_text(result: Any) -> str | None:
+    content = getattr(result, "content", None)
+    if isinstance(content, list):  # a result with tool-use content: take the text blocks
+        texts = [getattr(c, "text", None) for c in content]
+        return "\n".join(t for t in texts if t) or None
+    return getattr(content, "text", None)
+
+
+def experience_match(hit: Any) -> m.ExperienceMatch:
+    record = hit.record
+    lessons = [getattr(lesson, "text", str(lesson)) for lesson in getattr(record, "lessons", []) or []]
+    steps = [s.action for s in getattr(record, "steps", []) or [] if getattr(s, "action", None)]
+    return m.ExperienceMatch(
+        id=hit.id, score=round(float(hit.score), 6), kind=getattr(record, "kind", "experience"),
+        task=record.task, outcome=str(record.outcome), feedback=record.feedback,
+        lessons=lessons, when_to_use=getattr(record, "when_to_use", "") or "",
+        steps=steps[:20], tags=list(getattr(record, "tags", []) or []))
+
+
+def guideline_match(hit: Any) -> m.GuidelineMatch:
+    g = hit.record
+    return m.GuidelineMatch(id=g.id, text=g.text, topic=g.topic, when_to_use=g.when_to_use or "",
+                            score=round(float(hit.score), 6), helpful=g.helpful, harmful=g.harmful)
+
+
+def change(entry: Any) -> m.GuidelineChange:
+    return m.GuidelineChange(
+        action=str(getattr(entry, "action", "")), guideline_id=getattr(entry, "guideline_id", None),
+        text=getattr(entry, "text", "") or "", superseded_id=getattr(entry, "superseded_id", None),
+        detail=getattr(entry, "detail", "") or "")
+
+
+def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> None:
+    """Add the whole-memory, experience and guideline tools to `server`."""
+
+    @tool("read")
+    async def memory_context(
+        task: Task,
+        budget_tokens: Annotated[int, Field(ge=50, le=20_000, strict=True,
+                                            description="most tokens the returned text may use")] = 1500,
+    ) -> m.MemoryContextResult:
+        def context(b: Any) -> tuple[Any, str]:
+            return b.context_for(task, budget_tokens=budget_tokens), skills_mode(b)
+
+        ctx, mode = await server.run_bank("experiences", context)
+        return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
+                                     budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
+                                     search_mode=mode)
+
+    @tool("vote")
+    async def rate_memory(
+        id: ItemId,
+        helpful: Annotated[bool, Field(strict=True,
+                                       description="true if it helped, false if it misled you")],
+    ) -> m.Rating:
+        def rate(b: Any) -> dict[str, Any]:
+            return with_trust(b.rate, id, helpful=helpful, trusted=trusted)
+
+        result = await server.run_bank("experiences", rate,
+                                       hint="Rate only ids shown by memory_context or a search")
+        # Untrusted votes on rules are kept for review but never move a rule's status.
+        counted = bool(result.get("counted", trusted or result.get("kind") != "guideline"))
+        return m.Rating(id=result.get("id", id), kind=result.get("kind", ""),
+                        helpful=bool(result.get("helpful", helpful)), status=result.get("status"),
+                        counted=counted, note="" if counted else UNCOUNTED_VOTE)
+
+    @tool("add")
+    async def record_experience(
+        task: Task,
+        outcome: Annotated[m.Outcome, Field(description="how it went: success, failure, partial or unknown")],
+        steps: Annotated[list[m.StepInput | str] | None,
+                         Field(max_length=200, description="key steps in order: objects with "
+                               "action/observation/thought, or plain strings")] = None,
+        score: Annotated[float | None, Field(ge=0, le=1, description="graded result, 0..1")] = None,
+        feedback: Annotated[str | None, Field(max_length=20_000,
+                                              description="what the user or a check said about the result")] = None,
+        tags: Annotated[list[Annotated[str, Field(max_length=64)]] | None,
+                        Field(max_length=32, description="short labels, e.g. ['python', 'deploy']")] = None,
+        when_to_use: Annotated[str | None, Field(max_length=2_000,
+                                                 description="the kind of future task this applies to")] = None,
+    ) -> m.RecordedExperience:
+        step_dicts = [({"action": s} if isinstance(s, str) else s.model_dump(exclude_none=True))
+                      for s in (steps or [])]
+
+        def record(b: Any) -> Any:
+            eid = with_trust(b.experiences.record, task=task, outcome=outcome, steps=step_dicts,
+                             score=score, feedback=feedback, tags=list(tags or []),
+                             when_to_use=when_to_use or "", trusted=trusted)
+            return eid, b.experiences.get(eid)
+
+        eid, exp = await server.run_bank("experiences", record)
+        lessons = [getattr(lesson, "text", str(lesson)) for lesson in getattr(exp, "lessons", []) or []]
+        status = str(getattr(exp, "status", "") or "")
+        pending = status == "pending" or (not trusted and status in ("", "quarantined"))
+        return m.RecordedExperience(id=eid, task=task, outcome=outcome, lessons=lessons,
+                                    status="pending" if pending else "active",
+                                    note=PENDING_EXPERIENCE if pending else "")
+
+    @tool("read")
+    async def recall_experiences(
+        task: Task,
+        k: K = 5,
+        outcome: Annotated[m.Outcome | None, Field(description="only experiences with this outcome")] = None,
+    ) -> m.ExperienceSearch:
+        def recall(b: Any) -> tuple[list[Any], str]:
+            hits = b.experiences.recall(task, k=k, outcome=outcome)
+            return hits, mode_of(hits)
+
+        hits, mode = await server.run_bank("experiences", recall)
+        return m.ExperienceSearch(task=task, experiences=[experience_match(h) for h in hits],
+                                  search_mode=mode)
+
+    async def _sample_rules(critique: str, task: str | None, response: str | None,
+                            score: float | None, ctx: Context) -> Sample | None:
+        """Ask the client's LLM to extract rules (2026-07-28+: through the input-required flow)."""
+        if not sampling or not _modern(ctx) or not _client_samples(ctx):
+            return None
+        from skillbank.distill import LLMDistiller
+
+        prompt = LLMDistiller._rules_prompt(critique, task, response, score)
+        return Sample([types.SamplingMessage(role="user",
+                                             content=types.TextContent(type="text", text=prompt))],
+                      max_tokens=1500, temperature=0.0)
+
+    @tool("vote")
+    async def learn_from_critique(
+        critique: Annotated[str, Field(min_length=1, max_length=20_000,
+                                       description="the feedback, verbatim")],
+        task: Annotated[str | None, Field(max_length=20_000, description="the task it was about")] = None,
+        response: Annotated[str | None, Field(max_length=20_000,
+                                              description="excerpt of the work that was criticised")] = None,
+        score: Annotated[float | None, Field(description="grade given, if any")] = None,
+        *,
+        sampled: Annotated[Any, Resolve(_sample_rules)],
+        ctx: Context,
+    ) -> m.LearnResult:
+        from skillbank.distill import LLMDistiller
+
+        acomplete = None
+        if sampled is not None:
+            reply = _sample_text(sampled)
+
+            async def acomplete(prompt: str) -> str:
+                if reply is None:
+                    raise RuntimeError("the client's model returned no text")
+                return reply
+        elif sampling and not _modern(ctx) and _client_samples(ctx) and ctx.session.can_send_request:
+            async def acomplete(prompt: str) -> str:
+                with warnings.catch_warnings():  # deprecated in 2026-07-28, current before it
+                    warnings.simplefilter("ignore")
+                    result = await ctx.session.create_message(
+                        [types.SamplingMessage(role="user",
+                                               content=types.TextContent(type="text", text=prompt))],
+                        max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
+                text = _sample_text(result)
+                if text is None:
+                    raise RuntimeError("the client's model returned no text")
+                return text
+
+        candidates = None
+        distilled_by = "rules"
+        if acomplete is not None:
+            def no_sync(prompt: str) -> str:
+                raise RuntimeError("sampling is asynchronous")
+
+            distiller = LLMDistiller(no_sync, acomplete=acomplete)
+            candidates = await distiller.arules_from_critique(critique, task=task, response=response,
+                                                              score=score)
+            if distiller.last_error is None:
+                distilled_by = "client_model"
+            else:
+                log.info("sampling did not give rules (%s); used the rule-based distiller",
+                         distiller.last_error)
+
+        def learn(b: Any) -> Any:
+            return b.guidelines.learn(critique, task=task, response=response, score=score,
+                                      source="mcp", trusted=trusted, candidates=candidates)
+
+        report = await server.run_bank("guidelines", learn)
+        pending = report.pending_review
+        note = ("New rules are pending: a person must approve them before they apply "
+                "(review_memory in a trusted session, or `skillbank guidelines approve <id>`)."
+                if pending else "")
+        return m.LearnResult(entries=[change(e) for e in report.entries],
+                             distilled_by=distilled_by, pending_review=pending, note=note)
+
+    @tool("add")
+    async def add_guideline(
+        text: Annotated[str, Field(min_length=3, max_length=2_000,
+                                   description="one rule as a short imperative sentence")],
+        topic: Annotated[str | None, Field(max_length=64,
+                                           description="short lowercase slug, e.g. 'python', 'sql', 'writing'")] = None,
+        when_to_use: Annotated[str | None, Field(max_length=2_000,
+                                                 description="the kind of task the rule applies to")] = None,
+    ) -> m.GuidelineChange:
+        def add(b: Any) -> Any:
+            return b.guidelines.add(text, topic=topic, when_to_use=when_to_use or "",
+                                    source="mcp", trusted=trusted)
+
+        return change(await server.run_bank("guidelines", add))
+
+    @tool("read")
+    async def search_guidelines(task: Task, k: K = 5) -> m.GuidelineSearch:
+        def search(b: Any) -> tuple[list[Any], str]:
+            hits = b.guidelines.search(task, k=k)
+            return hits, mode_of(hits)
+
+        hits, mode = await server.run_bank("guidelines", search)
+        return m.GuidelineSearch(task=task, guidelines=[guideline_match(h) for h in hits],
+                                 search_mode=mode)

@@ -1,0 +1,112 @@
+"""The skill tools of the MCP face: find, load, read a file, save.
+
+Thin: each validates its arguments (the schema does), awaits the skills stage of the bank and
+calls one `bank.skills` method on a worker thread. No `from __future__ import annotations`:
+the SDK reads these annotations when the tools are registered.
+"""
+
+from typing import Annotated, Any
+
+from mcp.server.mcpserver.exceptions import ToolError
+from pydantic import Field
+
+from skillbank.mcp_server import models as m
+from skillbank.mcp_server import resources as res
+from skillbank.mcp_server.annotations import Registrar
+from skillbank.mcp_server.modes import mode_of, note_mode
+
+Task = Annotated[str, Field(min_length=1, max_length=20_000,
+                            description="the task in plain words, as the user would state it")]
+K = Annotated[int, Field(ge=1, le=50, strict=True, description="how many results at most (1-50)")]
+SkillName = Annotated[str, Field(min_length=1, max_length=64,
+                                 description="skill name as returned by find_skills, e.g. 'write-a-skill'")]
+
+UNTRUSTED_SKILL = ("this server does not accept skills from untrusted clients (a skill steers every "
+                   "later task that routes to it); ask the user to save it with `skillbank skills "
+                   "new`, or to restart the server with --trust")
+
+
+def require_skill(bank: Any, name: str) -> None:
+    from skillbank.errors import NotFoundError
+
+    if name not in bank.skills:
+        raise NotFoundError(f"no skill named {name!r}")
+
+
+def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
+    """Add the skill tools to `server` through `tool` (see annotations.Registrar)."""
+
+    @tool("read")
+    async def find_skills(task: Task, k: K = 5) -> m.SkillSearch:
+        def search(b: Any) -> tuple[list[Any], str]:
+            from skillbank.errors import NotFoundError
+
+            try:
+                hits = b.skills.search(task, k=k)
+            except NotFoundError:  # a skill was removed by a re-sync mid-search: ask again
+                hits = b.skills.search(task, k=k)
+            return hits, mode_of(hits)
+
+        hits, mode = await server.run_bank("skills", search)
+        skills = [m.SkillMatch(name=h.name, description=h.record.description,
+                               score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name))
+                  for h in hits]
+        hint = ("Call load_skill with the best name to read its instructions." if skills
+                else "No skill fits this task; proceed without one.")
+        return m.SkillSearch(task=task, skills=skills, hint=note_mode(hint, mode),
+                             search_mode=mode)
+
+    @tool("read")
+    async def load_skill(name: SkillName) -> m.SkillDocument:
+        def load(b: Any) -> Any:
+            require_skill(b, name)
+            return b.skills.load(name)
+
+        skill = await server.run_bank("skills", load,
+                                      hint="Call find_skills(task) to get the names of skills that exist")
+        return m.SkillDocument(
+            name=skill.name, description=skill.description, body=skill.body,
+            frontmatter=res._jsonable({k: v for k, v in skill.frontmatter.items()
+                                       if k not in ("name", "description")}),
+            files=[m.SkillFileInfo(path=r.path, size=r.size, sha256=r.sha256,
+                                   uri=res.skill_uri(skill.name, r.path)) for r in skill.resources],
+            writable=skill.writable, uri=res.skill_uri(skill.name))
+
+    @tool("read")
+    async def read_skill_resource(
+        name: SkillName,
+        path: Annotated[str, Field(min_length=1, max_length=512,
+                                   description="file path relative to the skill folder, as listed "
+                                               "in load_skill's files, e.g. 'references/guide.md'")],
+    ) -> m.SkillFile:
+        def read(b: Any) -> str:
+            require_skill(b, name)
+            return b.skills.read_resource(name, path)
+
+        text = await server.run_bank(
+            "skills", read,
+            hint="Call load_skill(name) to see the skill's files, or find_skills(task) for names")
+        return m.SkillFile(name=name, path=path, text=text)
+
+    @tool("overwrite")
+    async def save_skill(
+        name: Annotated[str, Field(min_length=1, max_length=64,
+                                   description="lowercase letters, digits and hyphens, e.g. 'deploy-to-fly'")],
+        description: Annotated[str, Field(min_length=1, max_length=1024,
+                                          description="what the skill does and when to use it, in one or two sentences")],
+        body: Annotated[str, Field(min_length=1, max_length=100_000,
+                                   description="markdown instructions: steps, pitfalls, examples")],
+    ) -> m.SavedSkill:
+        if not trusted:
+            raise ToolError(UNTRUSTED_SKILL)
+
+        def save(b: Any) -> tuple[Any, Any]:
+            before = b.skills.load(name) if name in b.skills else None
+            return before, b.skills.save(name, description, body)
+
+        before, skill = await server.run_bank("skills", save)
+        action = "updated" if before is not None and before.writable else "created"
+        note = (f"takes precedence over the read-only copy in {before.root}"
+                if before is not None and not before.writable else "")
+        return m.SavedSkill(name=skill.name, action=action, description=skill.description,
+                            uri=res.skill_uri(skill.name), note=note)

@@ -1,0 +1,293 @@
+"""The MCP server's protocol surface through real SDK clients (in process, both eras) and raw
+stdio: honest annotations and titles, errors that say what to fix, resources/list pagination,
+percent-encoded skill URIs, MIME types from content, flagged skill names, change notifications
+and subscriptions, and an error reply for every malformed message."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+
+from conftest import write_skill
+from test_mcp_server import MODES, TOOLS, make_bank
+from test_mcp_transports import base_env
+
+READ_ONLY = {"find_skills", "load_skill", "read_skill_resource", "memory_context",
+             "recall_experiences", "search_guidelines", "list_pending"}
+
+
+@pytest.fixture
+def bank(tmp_path):
+    bank = make_bank(tmp_path)
+    yield bank
+    bank.close()
+
+
+def server_over(bank: Any, *, trusted: bool = True) -> Any:
+    from skillbank.mcp_server import build_server
+
+    return build_server(bank, trusted=trusted)
+
+
+# Annotations -------------------------------------------------------------------------------------
+@pytest.mark.parametrize("trusted", [True, False])
+async def test_every_tool_has_a_title_and_honest_hints(bank, trusted):
+    async with Client(server_over(bank, trusted=trusted), mode="legacy") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+    assert set(tools) == TOOLS
+    for name, tool in tools.items():
+        hints = tool.annotations
+        assert tool.title and hints.title == tool.title, name
+        assert hints.read_only_hint is (name in READ_ONLY), name
+        assert hints.open_world_hint is False, name
+        assert hints.idempotent_hint is not None and hints.destructive_hint is not None, name
+    # rate_memory writes: it changes counters and (trusted) can retire a rule.
+    assert tools["rate_memory"].annotations.read_only_hint is False
+    assert tools["rate_memory"].annotations.destructive_hint is trusted
+    assert tools["learn_from_critique"].annotations.destructive_hint is trusted
+    save = tools["save_skill"].annotations
+    assert save.destructive_hint is True and save.idempotent_hint is True  # it overwrites
+    assert tools["forget"].annotations.destructive_hint is True
+    record = tools["record_experience"].annotations
+    assert record.destructive_hint is False and record.idempotent_hint is False
+
+
+# Errors ------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("mode", MODES)
+async def test_argument_errors_name_the_argument_and_the_valid_form(bank, mode):
+    async with Client(server_over(bank), mode=mode) as client:
+        for args, expected in [({"task": "x", "k": True}, "k must be a whole number (got true)"),
+                               ({"task": "x", "k": 0}, "k must be at least 1"),
+                               ({"k": 3}, "task is required")]:
+            result = await client.call_tool("find_skills", args)
+            text = result.content[0].text
+            assert result.is_error and expected in text, text
+            assert "find_skills(task, k=5)" in text
+            assert "pydantic" not in text and "https://" not in text and "bank." not in text
+        unknown = await client.call_tool("find_skill", {"task": "x"})
+        assert unknown.is_error and "find_skills" in unknown.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_resource_reads_outside_a_skill_are_invalid_params(bank, mode):
+    async with Client(server_over(bank), mode=mode) as client:
+        for uri in ("skill://pdf-tables/../../etc/passwd", "skill://pdf-tables/%2e%2e/%2e%2e/x"):
+            with pytest.raises(MCPError) as refused:
+                await client.read_resource(uri)
+            assert refused.value.error.code == types.INVALID_PARAMS
+            assert "inside its folder" in refused.value.error.message
+
+
+# Resources (#12) ---------------------------------------------------------------------------------
+async def test_resources_list_pages_with_a_cursor(bank, monkeypatch, tmp_path):
+    monkeypatch.setenv("SKILLBANK_MCP_PAGE_SIZE", "3")
+    for number in range(5):
+        write_skill(tmp_path / "shared-skills", f"extra-{number}", f"Extra skill number {number}")
+    bank.skills.sync()
+    async with Client(server_over(bank), mode="legacy") as client:
+        seen: list[str] = []
+        cursor = None
+        pages = 0
+        while True:
+            page = await client.session.list_resources(
+                params=types.PaginatedRequestParams(cursor=cursor) if cursor else None)
+            assert len(page.resources) <= 3
+            seen.extend(str(r.uri) for r in page.resources)
+            pages += 1
+            cursor = page.next_cursor
+            if cursor is None:
+                break
+        with pytest.raises(MCPError) as bad:
+            await client.session.list_resources(params=types.PaginatedRequestParams(cursor="zzz"))
+        assert bad.value.error.code == types.INVALID_PARAMS
+    assert len(seen) == len(set(seen)) and pages >= 4
+    assert "skill://extra-4/SKILL.md" in seen and "skillbank://stats" in seen
+
+
+async def test_uris_are_percent_encoded_mime_types_follow_content_and_odd_names_are_flagged(
+        bank, tmp_path):
+    shared = tmp_path / "shared-skills"
+    folder = write_skill(shared, "Data Cleaning", "Clean messy CSV data before analysis").parent
+    (folder / "notes #1.md").write_text("# Notes\n\nSee the checklist.\n")
+    (folder / "blob.md").write_bytes(b"\x00\x01\x02binary pretending to be markdown\xff")
+    bank.skills.sync()
+    async with Client(server_over(bank), mode="legacy") as client:
+        listed = {str(r.uri): r for r in (await client.list_resources()).resources}
+        main = listed["skill://Data%20Cleaning/SKILL.md"]
+        assert main.meta and main.meta["skillbank/name_issues"]  # served, but flagged
+        assert "skillbank/name_issues" not in (listed["skill://pdf-tables/SKILL.md"].meta or {})
+        assert "skill://Data%20Cleaning/notes%20%231.md" in listed
+        assert listed["skill://Data%20Cleaning/blob.md"].mime_type == "application/octet-stream"
+        assert listed["skill://pdf-tables/assets/logo.png"].mime_type == "image/png"
+        assert listed["skill://pdf-tables/references/guide.md"].mime_type == "text/markdown"
+        notes = await client.read_resource("skill://Data%20Cleaning/notes%20%231.md")
+        assert "checklist" in notes.contents[0].text
+        blob = await client.read_resource("skill://Data%20Cleaning/blob.md")
+        assert isinstance(blob.contents[0], types.BlobResourceContents)
+        assert blob.contents[0].mime_type == "application/octet-stream"
+        found = await client.call_tool("find_skills", {"task": "clean messy csv data"})
+        assert found.structured_content["skills"][0]["uri"] == "skill://Data%20Cleaning/SKILL.md"
+
+
+# Change notifications ----------------------------------------------------------------------------
+def watched_server(tmp_path: Path, monkeypatch: Any) -> tuple[Any, Any]:
+    from skillbank.mcp_server import build_server
+    from skillbank.mcp_server.loader import BankHandle
+
+    monkeypatch.setenv("SKILLBANK_MCP_POLL_SECONDS", "0.1")
+    handle = BankHandle(make_bank(tmp_path, sync=False), sync=True, watch=True).start()
+    return build_server(handle, trusted=True), handle
+
+
+async def wait_for(condition: Any, what: str, timeout: float = 20) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            pytest.fail(f"never saw {what}")
+        await anyio.sleep(0.05)
+
+
+async def test_handshake_clients_get_list_changes_and_updates_they_subscribed_to(tmp_path,
+                                                                                monkeypatch):
+    server, handle = watched_server(tmp_path, monkeypatch)
+    seen: list[Any] = []
+
+    async def on_message(message: Any) -> None:
+        seen.append(getattr(message, "root", message))
+
+    def methods() -> set[str]:
+        return {getattr(m, "method", "") for m in seen}
+
+    try:
+        async with Client(server, mode="legacy", message_handler=on_message) as client:
+            caps = client.server_capabilities
+            assert caps.resources.list_changed is True and caps.resources.subscribe is True
+            assert caps.tools.list_changed is False  # the tool list never changes
+            await client.list_resources()
+            await client.session.subscribe_resource("skill://pdf-tables/SKILL.md")
+            await client.session.subscribe_resource("skillbank://guidelines/python")
+            await anyio.sleep(0.5)  # let the monitor take its first look
+            write_skill(tmp_path / "shared-skills", "svg-icons", "Draw small SVG icons by hand")
+            await wait_for(lambda: "notifications/resources/list_changed" in methods(),
+                           "resources/list_changed")
+            write_skill(tmp_path / "shared-skills", "pdf-tables", "Extract tables from PDFs",
+                        body="# Steps\n\nUse camelot now.\n")
+            await wait_for(lambda: any(getattr(m, "method", "") == "notifications/resources/updated"
+                                       and str(m.params.uri) == "skill://pdf-tables/SKILL.md"
+                                       for m in seen), "the update of pdf-tables")
+            # A topic appears (list change), then its playbook changes (an update).
+            await client.call_tool("add_guideline", {"text": "Use pathlib for paths",
+                                                     "topic": "python"})
+            await client.call_tool("add_guideline", {"text": "Type-hint public functions",
+                                                     "topic": "python"})
+            await wait_for(lambda: any(getattr(m, "method", "") == "notifications/resources/updated"
+                                       and str(m.params.uri) == "skillbank://guidelines/python"
+                                       for m in seen), "the update of the python playbook")
+            updated = {str(m.params.uri) for m in seen
+                       if getattr(m, "method", "") == "notifications/resources/updated"}
+            assert "skill://git-bisect/SKILL.md" not in updated  # only what was subscribed
+    finally:
+        server.monitor.stop()
+        handle.close()
+
+
+async def test_2026_clients_get_changes_on_a_listen_stream(tmp_path, monkeypatch):
+    server, handle = watched_server(tmp_path, monkeypatch)
+    events: list[Any] = []
+    try:
+        async with Client(server) as client:
+            await client.list_resources()
+            async with client.listen(resources_list_changed=True,
+                                     resource_subscriptions=["skill://git-bisect/SKILL.md"]) as sub:
+                async def collect() -> None:
+                    async for event in sub:
+                        events.append(event)
+
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(collect)
+                    await anyio.sleep(0.5)
+                    write_skill(tmp_path / "shared-skills", "git-bisect",
+                                "Find the commit that introduced a bug, with git bisect run")
+                    write_skill(tmp_path / "shared-skills", "svg-icons", "Draw SVG icons by hand")
+                    await wait_for(lambda: {type(e).__name__ for e in events}
+                                   >= {"ResourcesListChanged", "ResourceUpdated"},
+                                   "a list change and an update on the listen stream")
+                    tg.cancel_scope.cancel()
+        assert any(getattr(e, "uri", None) == "skill://git-bisect/SKILL.md" for e in events)
+    finally:
+        server.monitor.stop()
+        handle.close()
+
+
+# Malformed messages over raw stdio ----------------------------------------------------------------
+def test_every_malformed_stdio_message_gets_an_error_reply(tmp_path):
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"),
+         "--no-bundled"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env=base_env(SKILLBANK_EMBEDDING="hash"))
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    init = {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-11-25", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "0"}}}
+    lines = [
+        json.dumps(init).encode(),
+        b'{"jsonrpc": "2.0", "method": "notifications/initialized"}',
+        b"{this is not json",                                                   # -> -32700
+        b'{"jsonrpc": "2.0", "id": 3, "method": "tools/list", "params": {"x": "\\ud800"}}',
+        json.dumps([{"jsonrpc": "2.0", "id": 4, "method": "tools/list"},
+                    {"jsonrpc": "2.0", "id": 5, "method": "prompts/list"}]).encode(),
+        b'{"jsonrpc": "2.0", "id": 6}',                                          # no method
+        b'"just a string"',
+        json.dumps({"jsonrpc": "2.0", "id": 7, "method": "resources/read",
+                    "params": {"uri": "skill://x/../../etc/passwd"}}).encode(),
+        json.dumps({"jsonrpc": "2.0", "id": 8, "method": "tools/call",
+                    "params": {"name": "find_skills", "arguments": {"task": "x", "k": True}}}).encode(),
+        json.dumps({"jsonrpc": "2.0", "id": 9, "method": "tools/list"}).encode(),
+    ]
+    replies: list[dict[str, Any]] = []
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"\n".join(lines) + b"\n")
+        proc.stdin.flush()
+        while not {r.get("id") for r in replies} >= {1, 3, 4, 5, 6, 7, 8, 9}:
+            line = proc.stdout.readline()
+            if not line:
+                break
+            replies.append(json.loads(line))  # every reply is one JSON line
+        proc.stdin.close()
+        proc.stdin = None
+        _, err = proc.communicate(timeout=30)
+    finally:
+        watchdog.cancel()
+        if proc.poll() is None:
+            proc.kill()
+    err = err.decode(errors="replace") if isinstance(err, bytes) else str(err)
+    by_id: dict[Any, list[dict[str, Any]]] = {}
+    for reply in replies:
+        by_id.setdefault(reply.get("id"), []).append(reply)
+    nulls = [r["error"]["code"] for r in by_id.get(None, [])]
+    assert sorted(nulls) == [-32700, -32600], (replies, err[-2000:])  # the junk line, the string
+    assert by_id[3][0]["error"]["code"] == -32700 and "surrogate" in by_id[3][0]["error"]["message"]
+    assert by_id[4][0]["error"]["code"] == -32600 and by_id[5][0]["error"]["code"] == -32600
+    assert "batch" in by_id[4][0]["error"]["message"]
+    assert by_id[6][0]["error"]["code"] == -32600 and "method" in by_id[6][0]["error"]["message"]
+    assert by_id[7][0]["error"]["code"] == -32602
+    assert by_id[8][0]["result"]["isError"] is True
+    assert "k must be a whole number" in by_id[8][0]["result"]["content"][0]["text"]
+    assert len(by_id[9][0]["result"]["tools"]) == len(TOOLS)  # the connection carried on
+    for reply in replies:
+        if "error" in reply:
+            assert "pydantic" not in reply["error"]["message"]
