@@ -394,3 +394,34 @@ def test_low_help_rate_skills_are_flagged_for_review_not_deleted(bank):
     assert [s.name for s in bank.skills.review()] == ["flaky-skill"]
     assert [s.name for s in bank.skills.review(min_uses=7)] == []
     assert "flaky-skill" in bank.skills.names()
+
+
+# ------------------------------------------------------------------------------------ the CLI
+
+def test_cli_propose_drafts_adopt_discard_history(cli_root):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    bank = open_bank(cli_root)
+    record_groups(bank)
+    bank.close()
+    runner = CliRunner()
+
+    def run(*args: str, code: int = 0) -> Any:
+        result = runner.invoke(app, list(args))
+        assert result.exit_code == code, (args, result.stdout, result.stderr, result.exception)
+        return result
+
+    proposed = json.loads(run("--json", "skills", "propose").stdout)
+    assert len(proposed) == 2 and all(len(d["sources"]) >= 3 for d in proposed)
+    names = sorted(proposed, key=lambda d: -len(d["sources"]))
+    assert "Nothing new to propose" in run("skills", "propose").stdout
+    listed = json.loads(run("--json", "skills", "drafts").stdout)
+    assert sorted(d["name"] for d in listed["drafts"]) == sorted(d["name"] for d in proposed)
+    assert "adopted " + names[0]["name"] in run("skills", "adopt", names[0]["name"]).stdout
+    assert "discarded draft" in run("skills", "discard", names[1]["name"]).stdout
+    assert "No pending drafts" in run("skills", "drafts").stdout
+    assert "no earlier versions" in run("skills", "history", names[0]["name"]).stdout
+    run("skills", "adopt", names[1]["name"], code=3)  # discarded: not found
+    run("skills", "adopt", "../escape", code=2)

@@ -1,6 +1,7 @@
 """The `skillbank` command line: a thin face over `skillbank.Skillbank`.
 
     skillbank skills list | show | validate | new | search | sync | watch | delete | rename
+    skillbank skills propose | drafts | adopt | discard | history
     skillbank guidelines list | show | learn | search | vote | approve | reject | retire
     skillbank experiences list | show | record | search | distill | prune | export | import
     skillbank reindex | stats | context | serve | ui | demo

@@ -1,4 +1,5 @@
-"""`skillbank skills …`: list, show, validate, new, update, search, sync, watch, delete, rename."""
+"""`skillbank skills …`: list, show, validate, new, update, search, sync, watch, delete, rename
+(and, from skill_drafts.py, propose, drafts, adopt, discard, history)."""
 
 from __future__ import annotations
 
@@ -428,3 +429,7 @@ def rename(
     skill = st.bank(sync=["skills"]).skills.rename(old, new_name)
     st.out.emit(skill, lambda: st.out.print(text(f"renamed {old} → {skill.name} ({skill.path})",
                                                  "green")))
+
+
+# Drafting from experience (propose, drafts, adopt, discard, history) registers on this app.
+from skillbank.cli import skill_drafts as _skill_drafts  # noqa: E402,F401

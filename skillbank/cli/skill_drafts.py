@@ -1,0 +1,124 @@
+"""`skillbank skills propose | drafts | adopt | discard | history`: skills written from experience.
+
+A thin face over `bank.skills` (see skillbank/memories/skills/drafts.py): proposing writes
+drafts to `<root>/drafts/`, which nothing routes to until a person adopts one.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Optional
+
+import typer
+
+from skillbank.cli.common import short, state, table, text
+from skillbank.cli.skills import app
+
+
+def _draft_rows(drafts: list[Any]) -> list[list[Any]]:
+    return [[d.name, d.revises or "-", len(d.sources), d.drafted_by, short(d.description, 70)]
+            for d in drafts]
+
+
+_DRAFT_COLUMNS = ["name", "revises", "sources", "by", ("description", {"ratio": 1})]
+
+
+@app.command()
+def propose(
+    ctx: typer.Context,
+    min_support: Annotated[int, typer.Option(
+        "--min-support", min=1, help="Fewest experiences of one kind of task to draft a skill.")] = 3,
+    namespace: Annotated[Optional[str], typer.Option(
+        "--namespace", help="Experiences of this namespace ('*' for all; default: the bank's).")] = None,
+) -> None:
+    """Draft skills from recurring experience, and revisions of skills that keep failing."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills", "experiences"])
+    drafts = bank.skills.propose(namespace=namespace, min_support=min_support)
+
+    def human() -> None:
+        if not drafts:
+            st.out.print("Nothing new to propose (no new group of experiences reaches "
+                         f"--min-support {min_support}, and no skill keeps failing).")
+            return
+        st.out.print(table(f"{len(drafts)} new drafts in {bank.root / 'drafts'}", _DRAFT_COLUMNS,
+                           _draft_rows(drafts)))
+        st.out.print(text("Review them, then `skillbank skills adopt NAME` or "
+                          "`skillbank skills discard NAME`.", "dim"))
+
+    st.out.emit(drafts, human)
+
+
+@app.command()
+def drafts(
+    ctx: typer.Context,
+    diff: Annotated[bool, typer.Option("--diff", help="Show each revision's diff.")] = False,
+) -> None:
+    """Pending drafts, and skills flagged for review (used often, rarely helpful)."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    pending = bank.skills.drafts()
+    flagged = bank.skills.review()
+
+    def human() -> None:
+        if pending:
+            st.out.print(table(f"{len(pending)} pending drafts", _DRAFT_COLUMNS, _draft_rows(pending)))
+            for draft in pending:
+                if diff and draft.diff:
+                    st.out.print(text(draft.diff), soft_wrap=True)
+        else:
+            st.out.print("No pending drafts (`skillbank skills propose` writes some).")
+        if flagged:
+            st.out.print(table(f"{len(flagged)} skills flagged for review", [
+                "name", "uses", "helped", "failed"],
+                [[s.name, s.usage.uses, s.usage.successes, s.usage.failures] for s in flagged]))
+
+    st.out.emit({"drafts": pending, "flagged_for_review": [s.name for s in flagged]}, human)
+
+
+@app.command()
+def adopt(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Draft name (as listed by `skills drafts`).")],
+) -> None:
+    """Move a draft into the bank's skills (a revision keeps the previous version)."""
+    st = state(ctx)
+    skill = st.bank(sync=["skills"]).skills.adopt(name)
+    st.out.emit(skill, lambda: st.out.print(text(f"adopted {skill.name} at {skill.path}", "green")))
+
+
+@app.command()
+def discard(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Draft name (as listed by `skills drafts`).")],
+) -> None:
+    """Drop a draft; it is not proposed again for the same experiences."""
+    st = state(ctx)
+    draft = st.bank(sync=None).skills.discard(name)
+    st.out.emit(draft, lambda: st.out.print(text(f"discarded draft {draft.name}", "green")))
+
+
+@app.command()
+def history(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name (in the bank's own library).")],
+    restore: Annotated[Optional[str], typer.Option(
+        "--restore", metavar="VERSION", help="Make this version current again.")] = None,
+) -> None:
+    """Earlier versions of a skill (files under <skill>/.versions/); --restore one."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    if restore is not None:
+        skill = bank.skills.restore(name, restore)
+        st.out.emit(skill, lambda: st.out.print(text(f"restored {name} to {restore}", "green")))
+        return
+    versions = bank.skills.history(name)
+
+    def human() -> None:
+        if not versions:
+            st.out.print(f"{name} has no earlier versions.")
+            return
+        st.out.print(table(f"{len(versions)} earlier versions of {name}",
+                           ["version", "reason", ("description", {"ratio": 1})],
+                           [[v.version, v.reason, short(v.description, 60)] for v in versions]))
+
+    st.out.emit(versions, human)
