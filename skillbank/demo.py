@@ -57,9 +57,8 @@ FAILURE: dict[str, Any] = {
         {"action": "restore staging database", "observation": "no backup found"},
     ],
     "feedback": "The deploy broke staging: a migration failed halfway and there was no backup "
-                "to roll back to.",
-    "lessons": ["Back up the database before running migrations, and check that the backup "
-                "restores, so a failed migration can be rolled back."],
+                "to roll back to. Back up the database before running migrations, and check "
+                "that the backup restores.",
     "when_to_use": "Before deploying a service whose release includes database migrations",
     "tags": ["deploy", "database"],
 }
@@ -213,9 +212,10 @@ def _skills_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
     skill = bank.skills.load(name)
     tour.section(f"Loaded skill: {skill.name}", "Step two of disclosure: the body, then "
                                                  "resources one at a time.")
-    lines = [l for l in skill.body.strip().splitlines()]
+    lines = skill.body.strip().splitlines()
     for line in lines[:14]:
-        tour.line(_short(line, 110) if line.strip() else "")
+        # Verbatim: indentation and code kept, long lines left to the terminal (no re-wrap).
+        tour.console.print(_text(line.rstrip()), soft_wrap=True)
     if len(lines) > 14:
         tour.line(f"… {len(lines) - 14} more lines", "dim")
     if skill.resources:
@@ -278,6 +278,16 @@ def _learning_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
     tour.section("Experience: a failure is remembered", f"“{FAILURE['task']}”")
     eid = bank.experiences.record(**FAILURE)
     tour.line(f"recorded {eid} ({FAILURE['outcome']}): {_short(FAILURE['feedback'], 110)}")
+    # Distilled for real, by the deterministic rule distiller (no model): what it returns is
+    # what is shown, and what is recalled below.
+    lesson_ids = bank.experiences.distill(eid)
+    distiller = type(bank.distiller).__name__
+    tour.line(f"distilled {len(lesson_ids)} lesson{'s' if len(lesson_ids) != 1 else ''} with "
+              f"{distiller} (no model):", "dim")
+    for lesson_id in lesson_ids:
+        for lesson in bank.experiences.get(lesson_id).lessons:
+            tour.console.print(_text(f"  {lesson_id} [{lesson.kind}] {lesson.text}"),
+                               soft_wrap=True)
     tour.line(f"related task: “{RELATED_TASK}”", "italic")
     hits = bank.experiences.recall(RELATED_TASK, k=3)
     if hits:
@@ -291,7 +301,8 @@ def _learning_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
         tour.console.print(table)
     else:
         tour.line("nothing recalled", "dim")
-    summary["experience"] = {"recorded": eid, "recalled": [h.id for h in hits]}
+    summary["experience"] = {"recorded": eid, "lessons": list(lesson_ids),
+                             "recalled": [h.id for h in hits]}
 
     tour.section("The memory block for a task", f"bank.context_for(“{CONTEXT_TASK}”, "
                                                 f"budget_tokens={CONTEXT_BUDGET})")

@@ -56,6 +56,20 @@ def test_demo_runs_offline_with_minilm(tmp_path):
     assert "British" not in later  # superseded rules are not served
     recalled = out.split("Experience: a failure is remembered")[1].split("The memory block")[0]
     assert "Back up the database" in recalled
+    # The lesson shown was distilled by the rule distiller in this run, not written by hand, and
+    # it is what the related task recalls.
+    from skillbank.demo import FAILURE
+
+    assert "lessons" not in FAILURE
+    distilled = re.search(r"distilled (\d+) lessons? with RuleDistiller \(no model\):\n"
+                          r"\s+(lsn-[0-9a-f]{12}) \[", recalled)
+    assert distilled and int(distilled.group(1)) >= 1, recalled
+    assert recalled.count(distilled.group(2)) >= 2  # shown when distilled, and recalled
+    # The loaded skill's body is printed verbatim: indentation kept, lines never re-wrapped.
+    body = (REPO / "skills" / "review-a-skill" / "SKILL.md").read_text().split("\n---\n", 1)[1]
+    lines = set(out.splitlines())
+    for line in body.strip().splitlines()[:14]:
+        assert line.rstrip() in lines, line
     block = out.split("The memory block for a task")[1]
     assert "<skillbank-memory>" in block and "</skillbank-memory>" in block
     tokens = re.search(r"(\d+)/600 tokens", block)
