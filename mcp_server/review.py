@@ -160,6 +160,9 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                          f"task={json.dumps(task)}, so the feedback becomes guidelines.")
         lines.append(f"{3 if feedback.strip() else 2}. Call rate_memory(id, helpful) for each "
                      "remembered item you used during the task.")
+        lines.append(f"{4 if feedback.strip() else 3}. If tasks of this kind keep coming up, "
+                     "call propose_skills to draft a skill from the recorded experience (the "
+                     "drafts wait for the user to adopt them).")
         return "\n".join(lines)
 
     @server.prompt(title="Review what waits for approval")

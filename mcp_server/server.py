@@ -350,7 +350,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     when the client offers it. `report_timing` (default: `SKILLBANK_MCP_TIMING=1`): add the
     server-side milliseconds of each tool call to its result's `_meta["skillbank/server_ms"]`.
     """
-    from skillbank.mcp_server import review, tools_memory, tools_skills
+    from skillbank.mcp_server import review, tools_drafts, tools_memory, tools_skills
 
     if report_timing is None:
         report_timing = os.environ.get(TIMING_ENV, "") not in ("", "0", "false")
@@ -366,6 +366,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     tools_skills.register(tool, server, trusted=trusted)
     tools_memory.register(tool, server, trusted=trusted, sampling=sampling)
     review.register(tool, server, trusted=trusted)
+    tools_drafts.register(tool, server, trusted=trusted)
 
     @server.resource(res.STATS_URI, name="stats", mime_type="application/json",
                      description="Counts of skills, guidelines and experiences, and where they live")

@@ -66,6 +66,12 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
     "review_memory":
         "Approve or reject one pending item (an id from list_pending) on the user's decision: "
         "approved items are used from now on, rejected ones never are.",
+    "propose_skills":
+        "Draft skills from the memory's recorded experience: one draft per kind of task that "
+        "recurs in at least min_support experiences (steps that worked, pitfalls from failures, "
+        "checks, and the experience ids it came from), plus revisions of skills that keep "
+        "failing. Drafts are not used until a person adopts them; show them to the user. Call "
+        "it after several tasks of one kind were recorded.",
 }
 
 #: Short human-readable names (the MCP `title` of each tool).
@@ -84,4 +90,5 @@ TOOL_TITLES: dict[str, str] = {
     "forget": "Forget a remembered item",
     "list_pending": "List items awaiting review",
     "review_memory": "Approve or reject a pending item",
+    "propose_skills": "Draft skills from experience",
 }

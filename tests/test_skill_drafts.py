@@ -425,3 +425,34 @@ def test_cli_propose_drafts_adopt_discard_history(cli_root):
     assert "no earlier versions" in run("skills", "history", names[0]["name"]).stdout
     run("skills", "adopt", names[1]["name"], code=3)  # discarded: not found
     run("skills", "adopt", "../escape", code=2)
+
+
+# ------------------------------------------------------------------------------------- MCP trust
+
+async def test_propose_skills_over_mcp_is_for_trusted_sessions_and_only_drafts(bank):
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    record_groups(bank)
+    async with Client(build_server(bank, trusted=False)) as client:
+        tools = {t.name for t in (await client.list_tools()).tools}
+        assert "propose_skills" in tools and not {"adopt_skill", "adopt"} & tools
+        result = await client.call_tool("propose_skills", {"min_support": 3})
+        assert result.is_error and "trusted" in result.content[0].text
+    assert bank.skills.drafts() == [] and not (bank.root / "drafts").exists()
+
+    async with Client(build_server(bank, trusted=True)) as client:
+        result = await client.call_tool("propose_skills", {"min_support": 3})
+        assert not result.is_error, result.content[0].text
+        data = result.structured_content
+        assert len(data["drafts"]) == 2 and data["pending_review"] is True
+        assert "adopt" in data["note"]
+        again = (await client.call_tool("propose_skills", {})).structured_content
+        assert again["drafts"] == [] and again["pending_review"] is False
+        bad = await client.call_tool("propose_skills", {"min_support": 0})
+        assert bad.is_error
+        prompt = await client.get_prompt("reflect", {"task": "Import a CSV", "outcome": "success"})
+        assert "propose_skills" in prompt.messages[0].content.text
+    # Drafts pending a person: nothing was adopted, nothing routes to them.
+    assert len(bank.skills.drafts()) == 2 and bank.skills.names() == []
