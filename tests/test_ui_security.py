@@ -217,3 +217,39 @@ def test_cli_refuses_a_short_token(cli_root):
 
     result = CliRunner().invoke(app, ["ui", "--token", "short", "--no-browser"])
     assert result.exit_code == 2 and "at least 16 characters" in result.output
+
+
+def test_every_page_and_a_write_work_on_a_client_bank(tmp_path):
+    """The page uses only the public API, so a client bank (another process's root, issue #10;
+    here the second open of a root this process owns) serves it the same."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    root, skills = tmp_path / "root", tmp_path / "skills"
+    owner = Skillbank.open(root, skill_roots=[skills], embedding_function=HashEmbedding(),
+                           sync=False)
+    try:
+        ids = seed(owner, skills)
+        remote = Skillbank.open(root, skill_roots=[skills], embedding_function=HashEmbedding(),
+                                sync=False)
+        if not getattr(remote, "is_remote", False):
+            remote.close()
+            pytest.skip("this skillbank has no client banks (issue #10) yet")
+        try:
+            c, guard = client(remote)
+            for url in ("/skills", "/skills?q=pdf+form", "/skills/pdf-forms", "/guidelines",
+                        f"/guidelines/{ids['new_rule']}", "/experiences",
+                        "/experiences?outcome=failure", f"/experiences/{ids['failed']}",
+                        "/context", "/stats"):
+                assert c.get(url).status_code == 200, url
+            preview = c.post("/context", data={"csrf": guard.csrf, "task": "migrate a table",
+                                               "budget": "400"}, headers=SAME)
+            assert preview.status_code == 200 and "ctx-tokens" in preview.text
+            done = c.post(f"/guidelines/{ids['pending']}/approve", data={"csrf": guard.csrf},
+                          headers=SAME, follow_redirects=False)
+            assert done.status_code == 303
+            assert owner.guidelines.get(ids["pending"]).status == "active"
+        finally:
+            remote.close()
+    finally:
+        owner.close()

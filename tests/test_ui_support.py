@@ -56,7 +56,7 @@ def seed(bank: Any, skills_root: Path) -> dict[str, str]:
     american = bank.guidelines.learn("Use American spelling in all documentation.",
                                      task="Write the install guide")
     bank.guidelines.learn("Indent Python code with four spaces.")
-    pending = bank.guidelines.learn("Never build SQL queries with f-strings; pass parameters.",
+    pending = bank.guidelines.learn("Never build SQL queries with f-strings.",
                                     trusted=False, source="web-page")
     failed = bank.experiences.record(
         task="Migrate the users table to add an email column", outcome="failure",

@@ -24,10 +24,16 @@ class Series:
 
 
 def _nice_max(value: float) -> float:
+    """The smallest 4 x (1, 2, 2.5 or 5 x 10^k) holding `value`: four whole-number grid steps."""
     if value <= 0:
-        return 1.0
-    step = 10 ** (len(str(int(value))) - 1)
-    return float(((int(value) // step) + 1) * step)
+        return 4.0
+    magnitude = 1.0
+    while True:
+        for base in ((1, 2, 5) if magnitude < 10 else (1, 2, 2.5, 5)):
+            step = base * magnitude
+            if 4 * step >= value:
+                return 4 * step
+        magnitude *= 10
 
 
 def line_chart(series: list[Series], *, width: int = 1040, height: int = 280,

@@ -277,7 +277,7 @@ def stats_page(bank: Any, counts: dict[str, Any] | None = None) -> dict[str, Any
                        rate_row("experiences and lessons", e_good, e_bad)],
                       max_value=100, title="Help rate per kind", colour=PALETTE[1])
     used = sorted((s for s in skills if s.usage.uses), key=lambda s: (-s.usage.uses, s.name))[:10]
-    most = bar_chart([(s.name, s.usage.uses, f"{s.usage.uses} uses · helped "
+    most = bar_chart([(s.name, s.usage.uses, f"{s.usage.uses} use{'s' * (s.usage.uses != 1)} · helped "
                        f"{percent(s.usage.success_rate)}") for s in used],
                      title="Most-used skills", colour=PALETTE[2])
     return {"counts": counts, "growth": growth, "rates": rates, "most": most,
