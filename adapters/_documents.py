@@ -1,0 +1,166 @@
+"""How memory search hits become retriever documents, for the LangChain and LlamaIndex retrievers.
+
+One text for the model (the content once; a skill's instructions on request), metadata worth
+filtering on (never empty, never a file path), and the filters both retrievers accept. Calls the
+facade only (`bank.skills.search`, `bank.guidelines.search`, `bank.experiences.recall`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from skillbank.errors import InvalidInputError
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+
+__all__ = ["RETRIEVER_KINDS", "normalise_kind", "search_hits", "hit_document", "retrieve"]
+
+
+def _round(score: Any) -> Any:
+    return round(float(score), 4) if isinstance(score, (int, float)) else score
+
+
+# --------------------------------------------------------------------------------------------
+# Retriever documents
+# --------------------------------------------------------------------------------------------
+
+RETRIEVER_KINDS = ("skills", "guidelines", "experiences")
+_KIND_ALIASES = {"skill": "skills", "skills": "skills", "guideline": "guidelines",
+                 "guidelines": "guidelines", "experience": "experiences",
+                 "experiences": "experiences", "lessons": "experiences"}
+
+
+def normalise_kind(kind: str) -> str:
+    try:
+        return _KIND_ALIASES[str(kind).lower()]
+    except KeyError:
+        raise InvalidInputError(
+            f"unknown retriever kind {kind!r}; use one of {list(RETRIEVER_KINDS)}") from None
+
+
+#: Filters the facade applies itself (so they do not cost recall); others are applied to the
+#: documents' metadata after a wider search.
+_NATIVE_FILTERS = {"experiences": ("outcome", "tags", "kind"), "guidelines": ("topic",),
+                   "skills": ()}
+
+
+def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
+                namespace: str | None = None, native: dict[str, Any] | None = None) -> list[Any]:
+    """The facade search behind a retriever of `kind` (with the filters it understands)."""
+    kind = normalise_kind(kind)
+    native = native or {}
+    if kind == "skills":
+        return bank.skills.search(query, k=k)
+    if kind == "guidelines":
+        return bank.guidelines.search(query, k=k, namespace=namespace, topic=native.get("topic"))
+    return bank.experiences.recall(query, k=k, namespace=namespace, **native)
+
+
+def _plain(value: Any) -> Any:
+    """Metadata values that every vector store and serializer accepts."""
+    if value is None or isinstance(value, (str, int, float, bool)):
+        return value
+    if isinstance(value, (list, tuple)):
+        return [_plain(v) for v in value]
+    return str(value)
+
+
+def hit_document(kind: str, hit: Any, body: str | None = None) -> tuple[str, str, dict[str, Any]]:
+    """(id, text, metadata) for one search hit, as a model should read it.
+
+    The text carries the content once (a skill's name and description, and its SKILL.md body
+    when `body` is given; a rule; an experience's task, outcome, lessons, feedback and steps);
+    metadata has ``kind``, ``score`` and ``why`` plus the fields worth filtering on, never an
+    empty one and never a file path.
+    """
+    kind = normalise_kind(kind)
+    record = hit.record
+    meta: dict[str, Any] = {"score": _round(hit.score), "why": hit.why}
+    if kind == "skills":
+        text = f"{record.name}: {record.description}"
+        if body:
+            text = f"{text}\n\n{body.strip()}"
+        meta.update(kind="skill", name=record.name)
+        return f"skill:{record.name}", text, meta
+    if kind == "guidelines":
+        meta.update(kind="guideline", topic=record.topic, status=record.status,
+                    when_to_use=record.when_to_use)
+        return record.id, record.text, _clean(meta)
+    lines = [f"Task: {record.task}", f"Outcome: {record.outcome}"]
+    if record.lessons:
+        lines.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
+    if record.feedback:
+        lines.append(f"Feedback: {record.feedback}")
+    actions = [s.action for s in record.steps if s.action][:8]
+    if actions:
+        lines.append("Steps: " + " -> ".join(actions))
+    meta.update(kind=record.kind, outcome=record.outcome, when_to_use=record.when_to_use,
+                tags=list(record.tags), namespace=record.namespace,
+                created=record.created.isoformat() if record.created else None)
+    return record.id, "\n".join(lines), _clean(meta)
+
+
+def _clean(meta: dict[str, Any]) -> dict[str, Any]:
+    return {k: _plain(v) for k, v in meta.items() if v not in (None, "", [], ())}
+
+
+def _matches(meta: dict[str, Any], filters: dict[str, Any]) -> bool:
+    """Metadata equality filters: a value, a list of allowed values, or {"$in"/"$nin"/"$ne"}."""
+    for key, wanted in filters.items():
+        have = meta.get(key)
+        values = have if isinstance(have, list) else [have]
+        if isinstance(wanted, dict):
+            for op, operand in wanted.items():
+                if op == "$eq" and operand not in values:
+                    return False
+                if op == "$ne" and operand in values:
+                    return False
+                if op == "$in" and not set(values) & set(operand):
+                    return False
+                if op == "$nin" and set(values) & set(operand):
+                    return False
+        elif isinstance(wanted, (list, tuple, set)):
+            if not set(values) & set(wanted):
+                return False
+        elif wanted not in values:
+            return False
+    return True
+
+
+def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str | None = None,
+             filters: dict[str, Any] | None = None,
+             include_body: bool = False) -> list[tuple[str, str, dict[str, Any], float]]:
+    """What a retriever returns: (id, text, metadata, score), at most `k`, best first.
+
+    `filters` match the documents' metadata (``{"outcome": "failure"}``, ``{"tags": "csv"}``,
+    ``{"topic": {"$in": ["data", "python"]}}``); the ones the facade knows are applied in the
+    search, the rest to a wider candidate list. `include_body` adds each skill's instructions.
+    """
+    kind = normalise_kind(kind)
+    if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+        raise InvalidInputError(f"k must be a positive integer, not {k!r}")
+    if filters is not None and not isinstance(filters, dict):
+        raise InvalidInputError("filter must be a dict of metadata key -> value")
+    filters = dict(filters or {})
+    for wanted in filters.values():
+        bad = sorted(set(wanted) - {"$eq", "$ne", "$in", "$nin"}) if isinstance(wanted, dict) else []
+        if bad:
+            raise InvalidInputError(f"unsupported filter operator(s) {bad}; use $eq, $ne, $in "
+                                    "or $nin")
+    native: dict[str, Any] = {}
+    for key in _NATIVE_FILTERS[kind]:
+        if isinstance(filters.get(key), str):
+            value = filters.pop(key)
+            native[key] = [value] if key == "tags" else value
+    fetch = k if not filters else min(max(4 * k, 20), 100)
+    out = []
+    for hit in search_hits(bank, kind, query, fetch, namespace=namespace, native=native):
+        body = bank.skills.load(hit.name).body if include_body and kind == "skills" else None
+        doc_id, text, meta = hit_document(kind, hit, body)
+        if filters and not _matches(meta, filters):
+            continue
+        out.append((doc_id, text, meta, float(hit.score)))
+        if len(out) >= k:
+            break
+    return out
