@@ -563,7 +563,6 @@ def test_no_change_sync_reads_and_embeds_nothing(tmp_path):
         report = bank.experiences.sync()
         assert embedding.calls == 0 and report.embedded == 0
         assert not report.changed_anything and report.unchanged == 20
-        assert report.seconds < 0.5
         checkpoint = json.loads((bank.experiences.folder / CHECKPOINT).read_text())
         assert sum(checkpoint["files"].values()) == sum(
             p.stat().st_size for p in bank.experiences.folder.glob("*.jsonl"))

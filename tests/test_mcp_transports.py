@@ -366,14 +366,12 @@ def test_http_refuses_oversized_bodies(http_server):
 
 
 def test_binding_beyond_loopback_without_a_token_refuses_to_start(tmp_path):
-    started = time.perf_counter()
     done = subprocess.run(
         [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--host", "0.0.0.0",
          "--root", str(tmp_path / "root")], capture_output=True, text=True, timeout=60,
         env=base_env())
     assert done.returncode == 2
     assert "token" in done.stderr and "0.0.0.0" in done.stderr and done.stdout == ""
-    assert time.perf_counter() - started < 10
     assert not (tmp_path / "root").exists()  # refused before touching anything
 
 

@@ -51,12 +51,12 @@ class Holder:
             self.proc.stdin.write("go\n")
             self.proc.stdin.flush()
             assert self.proc.stdout.readline().strip() == "RELEASED"
-            self.proc.wait(timeout=10)
+            self.proc.wait(timeout=120)
 
     def stop(self) -> None:
         if self.proc.poll() is None:
             self.proc.kill()
-        self.proc.wait(timeout=10)
+        self.proc.wait(timeout=120)
         for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
             stream.close()
 
