@@ -12,7 +12,7 @@ from __future__ import annotations
 import threading
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import urlencode
+from urllib.parse import parse_qsl, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -29,6 +29,11 @@ from skillbank.ui.security import Guard, GuardMiddleware
 
 HERE = Path(__file__).resolve().parent
 GUIDELINE_ACTIONS = ("approve", "reject", "retire", "helpful", "harmful")
+#: Which tab of the top bar a template belongs to.
+NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
+       "guidelines.html": "guidelines", "guideline.html": "guidelines",
+       "experiences.html": "experiences", "experience.html": "experiences",
+       "context.html": "context", "stats.html": "stats"}
 
 
 def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
@@ -48,7 +53,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         return await run_in_threadpool(locked)
 
     def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-        context = {"nav": name.split(".")[0].split("_")[0], "msg": request.query_params.get("msg", ""),
+        context = {"nav": NAV.get(name, ""), "msg": request.query_params.get("msg", ""),
                    "error": context.pop("error", ""), **context}
         return templates.TemplateResponse(request, name, context, status_code=status)
 
@@ -67,9 +72,10 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
     def back(form: Any, fallback: str, msg: str) -> Response:
         target = str(form.get("next") or fallback)
         if not target.startswith("/") or target.startswith(("//", "/\\")):
-            target = fallback
-        sep = "&" if "?" in target else "?"
-        return RedirectResponse(f"{target}{sep}{urlencode({'msg': msg})}", status_code=303)
+            target = fallback  # only back to this site: never an open redirect
+        path, _, query = target.partition("?")
+        params = [(k, v) for k, v in parse_qsl(query) if k != "msg"] + [("msg", msg)]
+        return RedirectResponse(f"{path}?{urlencode(params)}", status_code=303)
 
     def write(handler: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
         """A POST route: CSRF-checked form, errors shown on the error page."""
