@@ -3,16 +3,22 @@
 Trusted sessions only (stdio, or HTTP with --trust): a drafted skill steers every later task
 that routes to it once adopted, and proposing writes files. Even then the tool only writes
 drafts to `<root>/drafts/`, which nothing routes to: a person adopts or discards each one
-(`skillbank skills drafts | adopt | discard`). Thin: the logic is `bank.skills.propose`.
+(`skillbank skills drafts | adopt | discard`). Thin: the logic is `bank.skills.propose`; in a
+legacy-protocol session whose client offers sampling, the client's model writes the drafts.
 No `from __future__ import annotations` (the SDK reads these annotations).
 """
 
+import warnings
 from typing import Annotated, Any, Optional
 
+import anyio
+import mcp_types as types
+from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from skillbank.mcp_server.annotations import Registrar
+from skillbank.mcp_server.tools_memory import _client_samples, _modern, _sample_text
 
 UNTRUSTED_PROPOSE = ("propose_skills needs a trusted session: this server does not trust its "
                      "clients (HTTP without --trust). Ask the user to run `skillbank skills "
@@ -29,6 +35,7 @@ class DraftedSkill(BaseModel):
     sources: list[str] = Field(description="ids of the experiences it was drawn from")
     path: str
     diff: Optional[str] = Field(None, description="for a revision: unified diff against the skill")
+    drafted_by: str = Field("rules", description="'model' when the client's LLM wrote the text")
 
 
 class ProposedSkills(BaseModel):
@@ -37,7 +44,32 @@ class ProposedSkills(BaseModel):
     note: str = ""
 
 
-def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
+def _sampling_drafter(ctx: Context) -> Any:
+    """An `LLMDrafter` over the client's model (MCP sampling), when the session offers it.
+
+    Drafting runs on a worker thread and asks once per group, so each prompt is sent back to
+    the event loop with `anyio.from_thread.run`. Sessions of the 2026-07-28 protocol sample
+    only through the input-required flow (one sample per call): they get the rule drafter.
+    """
+    if _modern(ctx) or not _client_samples(ctx) or not ctx.session.can_send_request:
+        return None
+    from skillbank.memories.skills.drafting import LLMDrafter
+
+    async def acomplete(prompt: str) -> str:
+        with warnings.catch_warnings():  # deprecated in 2026-07-28, current before it
+            warnings.simplefilter("ignore")
+            result = await ctx.session.create_message(
+                [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
+                max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
+        text = _sample_text(result)
+        if text is None:
+            raise RuntimeError("the client's model returned no text")
+        return text
+
+    return LLMDrafter(lambda prompt: anyio.from_thread.run(acomplete, prompt))
+
+
+def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = True) -> None:
     """Add `propose_skills` to `server`."""
 
     @tool("add")
@@ -46,16 +78,20 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
             "fewest recorded experiences of one kind of task to draft a skill from"))] = 3,
         namespace: Annotated[Optional[str], Field(max_length=64, description=(
             "experiences of this namespace ('*' for all); default: the memory's"))] = None,
+        *,
+        ctx: Context,
     ) -> ProposedSkills:
         if not trusted:
             raise ToolError(UNTRUSTED_PROPOSE)
+        drafter = _sampling_drafter(ctx) if sampling else None
 
         def propose(b: Any) -> list[Any]:
-            return b.skills.propose(namespace=namespace, min_support=min_support)
+            return b.skills.propose(namespace=namespace, min_support=min_support, drafter=drafter)
 
         drafts = await server.run_bank("experiences", propose)
         return ProposedSkills(
             drafts=[DraftedSkill(name=d.name, description=d.description, revises=d.revises,
-                                 sources=list(d.sources), path=d.path, diff=d.diff) for d in drafts],
+                                 sources=list(d.sources), path=d.path, diff=d.diff,
+                                 drafted_by=d.drafted_by) for d in drafts],
             pending_review=bool(drafts),
             note=PENDING_NOTE if drafts else "Nothing new to propose from the recorded experience.")

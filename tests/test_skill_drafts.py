@@ -456,3 +456,27 @@ async def test_propose_skills_over_mcp_is_for_trusted_sessions_and_only_drafts(b
         assert "propose_skills" in prompt.messages[0].content.text
     # Drafts pending a person: nothing was adopted, nothing routes to them.
     assert len(bank.skills.drafts()) == 2 and bank.skills.names() == []
+
+
+async def test_propose_skills_drafts_with_the_clients_model_through_sampling(bank):
+    import mcp_types as types
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    record_groups(bank)
+    prompts: list[str] = []
+
+    async def sample(context: Any, params: types.CreateMessageRequestParams) -> types.CreateMessageResult:
+        prompts.append(params.messages[0].content.text)
+        return types.CreateMessageResult(role="assistant", model="fake-llm",
+                                         content=types.TextContent(type="text", text=scripted_reply()))
+
+    async with Client(build_server(bank, trusted=True), mode="legacy", sampling_callback=sample) as client:
+        result = await client.call_tool("propose_skills", {"min_support": 3})
+        assert not result.is_error, result.content[0].text
+    drafts = result.structured_content["drafts"]
+    assert len(prompts) == 2 and "Tasks (most typical first)" in prompts[0]
+    assert [d["drafted_by"] for d in drafts] == ["model", "model"]
+    for draft in bank.skills.drafts():
+        assert_valid_agent_skill(draft.path)
