@@ -438,8 +438,9 @@ class Skillbank:
 
     def watch(self) -> None:
         """Keep the skill index current in a background thread while this process runs."""
-        if self._watch is None:
-            self._watch = self.skills.start_watching()
+        with self._guard:
+            if self._watch is None:
+                self._watch = self.skills.start_watching()
 
     def stop_watching(self) -> bool:
         """Stop the file watcher; False if its thread was still running after 5 s."""

@@ -80,11 +80,12 @@ class State:
             )
             options.update(overrides)
             self._bank = Skillbank.open(self.root, sync=False, **options)
-        if sync == "all":
-            self._bank.sync()
-        elif sync:
-            for kind in ([sync] if isinstance(sync, str) else sync):
-                getattr(self._bank, kind).sync()
+        kinds = (["skills", "guidelines", "experiences"] if sync == "all"
+                 else [sync] if isinstance(sync, str) else list(sync or []))
+        for kind in kinds:
+            if kind == "skills" and getattr(self._bank, "is_remote", False):
+                continue  # another process owns the root and watches its skill folders
+            getattr(self._bank, kind).sync()
         return self._bank
 
     def close(self) -> None:

@@ -134,6 +134,9 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
         from starlette.concurrency import run_in_threadpool
 
         members = await run_in_threadpool(describe, bank)
+        # From now on another process relies on this one's index: keep it current with the
+        # skill folders (clients then need not re-scan them before each read).
+        await run_in_threadpool(bank.watch)
         return reply({"proof": endpoint.proof(nonce), "pid": endpoint.pid, "root": endpoint.root,
                       "namespace": bank.settings.namespace, "members": members,
                       "skill_roots": [str(p) for p in bank.skill_roots]})
