@@ -174,7 +174,7 @@ class Skillbank:
                            owner_lock=lock, serve=True)
 
             return open_shared(settings, become_owner, sync=sync,  # type: ignore[return-value]
-                               connect_timeout=lock_timeout)
+                               connect_timeout=lock_timeout, distiller=distiller)
         bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
                    client=client, include_bundled=include_bundled, lock_timeout=lock_timeout,
                    write_lock_timeout=write_lock_timeout)

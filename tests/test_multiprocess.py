@@ -491,3 +491,55 @@ bank.close()
     finally:
         other.kill()
         bank.close()
+
+
+def test_a_clients_own_distiller_reads_the_critique(tmp_path):
+    """A process opened with its own distiller (e.g. a chat model) that turns out to be a client
+    still has its critiques read by that distiller; the owner stores the rules it found."""
+    from skillbank import Skillbank
+    from skillbank.distill.base import CandidateRule
+    from skillbank.embeddings import HashEmbedding
+
+    class Scripted:
+        def __init__(self) -> None:
+            self.seen: list[str] = []
+
+        def rules_from_critique(self, critique, *, task=None, response=None, score=None):
+            self.seen.append(critique)
+            return [CandidateRule(text="Use British spelling in user-facing text.",
+                                  topic="style", when_to_use="writing for users")]
+
+    root = tmp_path / "root"
+    owner = open_bank(root)
+    distiller = Scripted()
+    client = Skillbank.open(root, embedding_function=HashEmbedding(), distiller=distiller)
+    try:
+        assert client.is_remote
+        report = client.guidelines.learn("colour, not color, please", task="write the docs")
+        assert distiller.seen == ["colour, not color, please"]
+        added = [e for e in report.entries if e.action == "added"]
+        assert added and added[0].text == "Use British spelling in user-facing text."
+        assert owner.guidelines.get(added[0].guideline_id).text.startswith("Use British spelling")
+    finally:
+        client.close()
+        owner.close()
+
+
+def test_a_held_root_that_never_answers_gets_a_clear_busy_error(tmp_path):
+    from skillbank.errors import BusyError
+    from skillbank.sharing import owner_lock
+
+    root = tmp_path / "root"
+    root.mkdir()
+    lock = owner_lock(root)
+    lock.acquire()  # held, but nobody serves it
+    try:
+        started = time.monotonic()
+        with pytest.raises(BusyError) as caught:
+            open_bank(root, lock_timeout=1)
+        assert time.monotonic() - started < 30
+        message = str(caught.value)
+        assert str(root) in message and "has not published its endpoint" in message
+        assert ".owner.json" in message
+    finally:
+        lock.release()

@@ -25,7 +25,8 @@ def owner_lock(root: Any) -> Any:
 
 
 def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"], *,
-                sync: bool = True, connect_timeout: float = 30.0) -> "Skillbank | BankClient":
+                sync: bool = True, connect_timeout: float = 30.0,
+                distiller: Any = None) -> "Skillbank | BankClient":
     """The root's owner bank if no process owns it yet, else a client of the process that does.
 
     `become_owner(lock)` opens the bank in this process given the acquired owner lock (it starts
@@ -49,7 +50,7 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
     lock = try_lock()
     if lock is None:
         return BankClient(settings, become_owner=become_owner, try_lock=try_lock, sync=sync,
-                          connect_timeout=connect_timeout).connect()
+                          connect_timeout=connect_timeout, distiller=distiller).connect()
     try:
         bank = become_owner(lock)
     except BaseException:

@@ -118,8 +118,11 @@ class BankClient:
 
     def __init__(self, settings: "Settings", *, become_owner: Callable[[Any], "Skillbank"],
                  try_lock: Callable[[], Any], sync: bool = True,
-                 connect_timeout: float = 30.0) -> None:
+                 connect_timeout: float = 30.0, distiller: Any = None) -> None:
         self.settings = settings
+        #: This process's own distiller (e.g. a chat model): it reads critiques here, and the
+        #: owner stores the rules it found (a model cannot be sent to another process).
+        self.distiller = distiller
         self.root = Path(settings.root)
         self._become_owner = become_owner
         self._try_lock = try_lock
@@ -231,6 +234,8 @@ class BankClient:
         members = conn.members.get(target, {})
         if name in members.get("methods", ()):
             def remote_method(*args: Any, **kwargs: Any) -> Any:
+                if (target, name) == ("guidelines", "learn") and self.distiller is not None:
+                    kwargs = self._distil_here(args, kwargs)
                 return self._invoke(target, "call", name, args, kwargs)
 
             remote_method.__name__ = name
@@ -266,6 +271,18 @@ class BankClient:
                     f"the process that owned {self.root} stopped while running {target}.{name}; "
                     "it may or may not have been applied. Check (e.g. list or search) and run "
                     f"it again if needed ({type(exc).__name__})") from exc
+
+    def _distil_here(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """Read the critique with this process's distiller; the owner gets the candidate rules."""
+        if kwargs.get("candidates") is not None or kwargs.get("rules") is not None:
+            return kwargs
+        given = {**dict(zip(("critique", "task", "response", "score"), args)), **kwargs}
+        if not isinstance(given.get("critique"), str):
+            return kwargs  # the owner reports the bad argument
+        found = self.distiller.rules_from_critique(
+            given["critique"], task=given.get("task"), response=given.get("response"),
+            score=given.get("score"))
+        return {**kwargs, "candidates": list(found)}
 
     def _drop(self, conn: _Connection) -> None:
         with self._switch:
