@@ -22,6 +22,11 @@ Instructions:
 - Read the critique sentence by sentence. For each piece of advice, write ONE rule as a short
   imperative sentence that generalises beyond this one task ("Use parameterised queries.",
   "Always add type hints to public functions."). Turn complaints into the behaviour to adopt.
+- Never fold two instructions into one rule and never drop one: "Use British spelling, and never
+  put SQL in f-strings." gives two rules; "Dates must be ISO 8601. Times must be in UTC." gives
+  two. A short imperative ("Never deploy on Fridays.") is a rule as it stands.
+- When the critique replaces an earlier practice ("Stop X; do Y instead"), write both the rule
+  to stop X and the rule to do Y.
 - Do not turn praise, bare scores, vague reactions ("meh"), questions without advice, or one-off
   factual corrections about this specific artefact into rules; list them with "actionable": false.
 - topic: a short lowercase slug for the domain, preferably one of: python, javascript, sql, data,

@@ -11,7 +11,8 @@ from dataclasses import dataclass
 from skillbank.distill.morphology import _is_base_verb, _lemma
 from skillbank.distill.sentences import _CODE_RE
 from skillbank.distill.text import _words
-from skillbank.distill.vocabulary import _ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VERBS, _NEGATORS, _STOPWORDS
+from skillbank.distill.vocabulary import (_ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VERBS, _NEGATORS,
+                                          _PREPOSITIONS, _STOPWORDS)
 
 
 def _stem(word: str) -> str:
@@ -137,8 +138,42 @@ def _stance(rule: str) -> dict[str, int]:
     pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
     out: dict[str, int] = {}
     for number, piece in enumerate(pieces):
+        context = ""
+        if number == 0 and base < 0:
+            # A negated rule rejects its action and object, not the setting it names: "Avoid
+            # jargon in error messages" rejects jargon, not error messages; "Never deploy on
+            # Fridays" rejects deploying (on Fridays). Words after the first preposition that
+            # follows the object are context: stance 0, shared but never opposed.
+            m = _CONTEXT_RE.search(piece)
+            if m and _content(piece[: m.start()]):
+                piece, context = piece[: m.start()], piece[m.start():]
         for word in _content(piece):
             out.setdefault(word, base if number == 0 else -base)
+        for word in _content(context):
+            out.setdefault(word, 0)
+    return out
+
+
+_CONTEXT_RE = re.compile(r"\b(?:in|on|at|for|with|to|from|when|during|inside|within|into|under)\b")
+
+
+def _antonym_stance(rule: str) -> dict[str, int]:
+    """Antonym-pair words (stems) -> +1 wanted / -1 rejected, read like :func:`_stance`:
+    "Indent with spaces, not tabs" wants spaces and rejects tabs."""
+    lowered = _strip_mentions(rule).lower().replace("`", " ")
+    lowered = _AT_MOST_RE.sub("at most", lowered)
+    base = _polarity(rule)
+    cuts = [m.start() for m in _FLIP_RE.finditer(lowered)
+            if _content(lowered[: m.start()]) or _antonym_words_of(lowered[: m.start()]) & _ANTONYM_WORDS
+            if m.group(0) != "over" or _CHOOSING_RE.search(lowered[: m.start()])]
+    pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
+    stems = {_stem(a): a for a in _ANTONYM_WORDS}
+    out: dict[str, int] = {}
+    for number, piece in enumerate(pieces):
+        for word in re.findall(r"[a-z_]+", piece):
+            key = word if word in _ANTONYM_WORDS else stems.get(_stem(word))
+            if key:
+                out.setdefault(key, base if number == 0 else -base)
     return out
 
 
@@ -166,7 +201,13 @@ class _Comparison:
 def _compare(new: str, old: str) -> _Comparison:
     new_stance, old_stance = _stance(new), _stance(old)
     shared = set(new_stance) & set(old_stance)
-    opposed = {w for w in shared if new_stance[w] != old_stance[w]}
+    opposed = {w for w in shared
+               if new_stance[w] and old_stance[w] and new_stance[w] != old_stance[w]}
+    # One antonym wanted by one rule and rejected by the other ("with spaces, not tabs" after
+    # "with tabs") is opposition too, once the rules share what they are about.
+    new_ant, old_ant = _antonym_stance(new), _antonym_stance(old)
+    if shared:
+        opposed |= {w for w in set(new_ant) & set(old_ant) if new_ant[w] != old_ant[w]}
     antonym = _antonym_conflict(_strip_mentions(new), _strip_mentions(old))
     # Change wording counts only when the new rule also says something the old one does not.
     new_plain, old_plain = _AT_MOST_RE.sub("at most", new), _AT_MOST_RE.sub("at most", old)
@@ -179,6 +220,7 @@ def _compare(new: str, old: str) -> _Comparison:
 
 
 _HEAD_WORDS = frozenset("always never do not don't dont please also just only still".split())
+_LIMIT_WORDS = frozenset("under over above below per than least most every each all".split())
 
 
 def _action(rule: str) -> str | None:
@@ -195,7 +237,11 @@ def _objects(rule: str, action: str | None) -> set[str]:
     """Stems of what the rule is about: its content words, antonyms included, minus the verb."""
     out = set()
     for w in re.findall(r"[a-z0-9][a-z0-9_'-]*", _strip_mentions(rule).lower()):
-        if len(w) < 3 or w in _STOPWORDS or w in _NEGATORS or w in _HEAD_WORDS:
+        if w.isdigit():
+            out.add(w)  # "50 lines" and "60 characters" are different limits
+            continue
+        if (len(w) < 3 or w in _STOPWORDS or w in _NEGATORS or w in _HEAD_WORDS
+                or w in _PREPOSITIONS or w in _LIMIT_WORDS):
             continue
         if w in _LIGHT_WORDS and w != action:
             continue
@@ -215,6 +261,9 @@ def same_action_object(new: str, old: str) -> str | None:
     """
     action = _action(new)
     if action is None or action != _action(old) or _polarity(new) != _polarity(old):
+        return None
+    cmp = _compare(new, old)
+    if cmp.lexical_conflict:
         return None
     a, b = _objects(new, action), _objects(old, action)
     if not a or not b:

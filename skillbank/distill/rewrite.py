@@ -251,6 +251,12 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     if direct:
         return direct
 
+    # "One message per slide." -> "Keep one message per slide." (a limit stated without a verb)
+    m = re.match(r"^(one|a single|no more than \w+|at most \w+|\d+)\s+([\w-]+(?:\s+[\w-]+){0,3}?)"
+                 r"\s+per\s+([\w-]+(?:\s+[\w-]+){0,2})$", c, re.I)
+    if m:
+        return _finish(f"Keep {m.group(1).lower()} {m.group(2)} per {m.group(3)}")
+
     # "Instead of X, Y" -> "Y instead of X".
     m = re.match(r"^instead of\s+(.+?),\s*(.+)$", c, re.I)
     if m:
@@ -601,9 +607,15 @@ def _split_compound(rule: str) -> list[str]:
     body = rule.rstrip(".")
     parts: list[str] = []
     start = 0
-    for m in re.finditer(r"(?:,\s*and|\s+and|;)\s+(\w+)", body, re.I):
+    for m in re.finditer(r"(?:,\s*and|\s+and|;)\s+(\w+)(?=\s+(\w+))?", body, re.I):
         word = m.group(1).lower()
-        if word in _VERBS and word not in ("set", "order", "number", "state", "name", "list", "test", "type", "log"):
+        # After ", and" a word followed by a determiner is a second imperative even when it
+        # could be a noun ("..., and state the sample size", "..., and page the on-call").
+        verb_then_object = (m.group(0).lstrip().startswith(",") and word.isalpha()
+                            and (m.group(2) or "").lower() in _DETERMINERS
+                            and not word.endswith(("ed", "ing")) and word not in _DETERMINERS)
+        if verb_then_object or (word in _VERBS and word not in (
+                "set", "order", "number", "state", "name", "list", "test", "type", "log")):
             left = body[start:m.start()]
             if len(_words(left)) >= 2 and len(_words(body[m.start(1):])) >= 2:
                 parts.append(left)

@@ -36,7 +36,7 @@ _VERBS = frozenset(
     unify update upgrade use validate verify visualise visualize warn wrap write
     assume blame bypass cancel deliver deploy disclose email encrypt guarantee guess interrupt
     leak overwrite ping post print promise publish rebase refund reopen reveal rotate schedule
-    send share ship squash upload waive
+    send share ship squash upload waive await hash refer version
     """.split()
 )
 

@@ -16,7 +16,7 @@ from pydantic import ValidationError
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
-    MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
+    IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
 from skillbank.memories.guidelines.agent_rules import agent_rules
 from skillbank.memories.guidelines.decisions import Plan, merge_evidence, same_wording
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
@@ -265,7 +265,7 @@ class GuidelineLearning:
             "sources": [*old.sources, source],
             "updated": now,
         }
-        notes = [f"same as {gid} ({evidence}; similarity {similarity:.2f}); "
+        notes = [f"same as {gid} {old.text!r} ({evidence}; similarity {similarity:.2f}); "
                  f"reinforcements now {old.reinforcements + 1}"]
         if more_specific(text, old.text):
             update["text"] = text
@@ -309,7 +309,8 @@ class GuidelineLearning:
         if olds and trusted:
             for old_id in olds:
                 self._mark_superseded(old_id, gid, now)
-            detail = "; ".join([f"supersedes {o} ({plan.why.get(o, 'contradiction')})"
+            detail = "; ".join([f"supersedes {o} {self._items[o].text!r} "
+                                f"({plan.why.get(o, 'contradiction')})"
                                 for o in olds] + notes)
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
@@ -331,6 +332,7 @@ class GuidelineLearning:
         ``distiller.relate``, with the stronger of two pieces of evidence that it is about the
         same matter: its similarity to the candidate, or to the rule the candidate overrules."""
         via: dict[str, float] = {}
+        similarity_of = {old_id: sim for sim, old_id in contradicted}
         for _, old_id in contradicted:
             old = self._items[old_id]
             old_query = " ".join(dict.fromkeys(m[0] for m in self._members(old)))
@@ -339,6 +341,13 @@ class GuidelineLearning:
             near = [(sim, gid) for sim, gid in near if gid != old_id and gid not in skip]
             for sim, gid in near[:MAX_NEIGHBOURS]:
                 via[gid] = max(via.get(gid, -1.0), sim)
+            # Look-alikes kept apart from the overruled rule (linked as related either way)
+            # are the wordings most likely to say the same old thing.
+            for other in self._items.values():
+                linked = other.id in old.related or old_id in other.related
+                if (linked and other.id != old_id and other.id not in skip
+                        and other.status in IN_PLAY and other.namespace == namespace):
+                    via[other.id] = max(via.get(other.id, -1.0), similarity_of[old_id])
         found: list[tuple[float, str]] = []
         if not via:
             return found
