@@ -543,3 +543,23 @@ def test_a_held_root_that_never_answers_gets_a_clear_busy_error(tmp_path):
         assert ".owner.json" in message
     finally:
         lock.release()
+
+
+def test_a_client_has_its_own_background_writer(tmp_path):
+    """The agent faces hand writes to `bank.background`; on a client they run in this process
+    (as calls to the owner) and `flush()` / `close()` make them durable."""
+    root = tmp_path / "root"
+    owner = open_bank(root)
+    client = open_bank(root)
+    try:
+        future = client.background.submit(client.experiences.record, task="written off the turn",
+                                          outcome="success", steps=[], what="recording a run")
+        assert client.flush(timeout=60)
+        assert owner.experiences.get(future.result()).task == "written off the turn"
+        late = client.background.submit(client.experiences.record, task="written at close",
+                                        outcome="success", steps=[])
+        client.close()
+        assert owner.experiences.get(late.result()).task == "written at close"
+    finally:
+        client.close()
+        owner.close()

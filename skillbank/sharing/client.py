@@ -38,7 +38,7 @@ log = logging.getLogger("skillbank.sharing")
 SAFE_TO_REPEAT = frozenset({
     "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
     "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
-    "validate", "sync", "resources", "find", "export",
+    "validate", "sync", "resources", "find", "export", "flush", "watch",
 })
 
 
@@ -132,6 +132,7 @@ class BankClient:
         self._local: "Skillbank | None" = None
         self._watching = False
         self._closed = False
+        self._background: Any = None
         self._switch = threading.RLock()
         self.skills = _MemoryProxy(self, "skills")
         self.experiences = _MemoryProxy(self, "experiences")
@@ -297,6 +298,21 @@ class BankClient:
 
     # The facade's own process-local parts ---------------------------------------------------------
     @property
+    def background(self) -> Any:
+        """This process's writer thread: the faces' writes leave the agent's turn here too."""
+        with self._switch:
+            if self._background is None:
+                from skillbank.background import BackgroundWriter
+
+                self._background = BackgroundWriter(name=f"skillbank-writer:{self.root.name}")
+            return self._background
+
+    def flush(self, timeout: float | None = None) -> bool:
+        """Run every write handed to this process's writer, then make the owner's durable."""
+        done = self._background.flush(timeout) if self._background is not None else True
+        return bool(self._member("bank", "flush")()) and done
+
+    @property
     def skill_roots(self) -> list[Path]:
         conn = self._ensure()
         return list(self._local.skill_roots) if conn is None else list(conn.skill_roots)
@@ -311,6 +327,9 @@ class BankClient:
         return self._local.stop_watching() if self._local is not None else True
 
     def close(self) -> None:
+        if self._background is not None and not self._closed:
+            self._background.flush()  # writes handed over before close still happen
+            self._background.close()
         with self._switch:
             if self._closed:
                 return
