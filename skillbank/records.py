@@ -111,7 +111,8 @@ class Experience(BaseModel):
     kind: Literal["experience", "lesson"] = "experience"
     created: datetime = Field(default_factory=utcnow)
     usage: Usage = Field(default_factory=Usage)
-    status: Literal["active", "retired"] = "active"
+    # "pending": written by an untrusted caller, never recalled until a trusted approve()
+    status: Literal["active", "retired", "pending"] = "active"
     duplicates: int = 0  # near-identical records folded into this one
 
 

@@ -107,9 +107,16 @@ class _Batch:
     def store(self, experience: Experience, *, with_lessons: bool = True,
               status: str = "active") -> str:
         """Plan one record (and its lesson records) unless it is a duplicate; returns its id,
-        or the id of the record it was folded into."""
+        or the id of the record it was folded into.
+
+        `status="retired"` (an import) adds the record and retires it at once. `"pending"` (an
+        untrusted caller) adds it and its lessons quarantined and never folds them: untrusted
+        input must not change an active record, not even its duplicate count, and a pending
+        record is no one's twin (a trusted record folded into it would be hidden).
+        """
+        quarantined = status == "pending"
         vector = self.vectors[embed_text(experience)]
-        existing = self._duplicate_of(experience, vector)
+        existing = None if quarantined else self._duplicate_of(experience, vector)
         if existing is not None:
             if existing in self.counts:
                 count = self.counts[existing] + 1
@@ -125,18 +132,21 @@ class _Batch:
             # Lessons are checked against what was stored before this record, not each other.
             for lesson in self.memory._lesson_candidates(experience):
                 lesson_vector = self.vectors[embed_text(lesson)]
-                if self._duplicate_of(lesson, lesson_vector) is None:
+                if quarantined or self._duplicate_of(lesson, lesson_vector) is None:
                     records.append((lesson, lesson_vector))
         for record, record_vector in records:
-            self.events.append({"op": "add", "record": self.memory._dump(record)})
+            dumped = self.memory._dump(record)
+            if quarantined:
+                dumped["status"] = "pending"
+            self.events.append({"op": "add", "record": dumped})
             self.record_vectors[record.id] = record_vector
             self.added.add(record.id)
-        if status != "active":
+        if status == "retired":
             self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
                                 "at": utcnow().isoformat()})
         for record, record_vector in records:
-            if record is experience and status != "active":
-                continue  # a retired record is no one's twin
+            if quarantined or (record is experience and status != "active"):
+                continue  # a retired or pending record is no one's twin
             unit = _unit(record_vector)
             pool = self.pools.get(_bucket(record))
             if pool is None:
@@ -198,16 +208,20 @@ class FoldingMixin:
         vectors = embed_texts(self.index.embedding_function, order) if order else []
         return dict(zip(order, vectors))
 
-    def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True) -> list[str]:
+    def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,
+                statuses: Sequence[str] | None = None) -> list[str]:
         """Store prepared records as `record` would one by one: one embedding call (made
         before the write lock is taken), one journal append, one index upsert. Returns the id
-        each record was stored or folded under, in order."""
+        each record was stored or folded under, in order. `statuses` (default all "active")
+        says which records are stored "pending" (see `_Batch.store`)."""
         if not records:
             return []
+        statuses = list(statuses) if statuses is not None else ["active"] * len(records)
         vectors = self._embed([(record, with_lessons) for record in records])
         with self.write_lock:
             batch = _Batch(self, vectors)
-            ids = [batch.store(record, with_lessons=with_lessons) for record in records]
+            ids = [batch.store(record, with_lessons=with_lessons, status=status)
+                   for record, status in zip(records, statuses)]
             batch.flush()
         return ids
 

@@ -41,11 +41,22 @@ def keyword_text(record: Experience) -> str:
     return "\n".join(p for p in parts if p)
 
 
+_NUMBER = re.compile(r"\d+")
+
+
 def content_key(record: Experience) -> str:
-    """What two records must share, beyond a near-identical task, to be one (see `record`)."""
+    """What two records must share, beyond a near-identical task, to be one (see `record`).
+
+    The numbers in the task are part of it: "Refund order 1234" and "Refund order 5678" embed
+    almost the same but are two runs on two things, never one experience counted twice. (A task
+    without numbers keeps the key it always had.)
+    """
     if record.kind == "lesson":
         return ""
     text = " | ".join([record.feedback or ""] + [lesson.text for lesson in record.lessons])
+    numbers = _NUMBER.findall(record.task)
+    if numbers:
+        text += " | #" + " ".join(numbers)
     return hashlib.sha256(_normalise_text(text).encode()).hexdigest()[:16]
 
 

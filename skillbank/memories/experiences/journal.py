@@ -3,10 +3,16 @@
 The truth is an append-only journal, one file per month: `<folder>/<yyyy-mm>.jsonl`, one JSON
 event per line, never rewritten:
 
-    {"op": "add", "record": {...Experience...}}          a new experience or lesson
+    {"op": "add", "record": {...Experience...}}          a new experience or lesson ("status":
+                                                          "pending" when an untrusted caller wrote it)
     {"op": "retire", "id": "exp-…", "reason": "…"}       pruned: no longer recalled
     {"op": "duplicate", "id": "exp-…", "of": "exp-…", "count": 3}
                                                           a near-identical record folded into "of"
+    {"op": "approve", "id": "exp-…", "lessons": [...]}   a pending record (and its lessons) made active
+    {"op": "forget", "id": "exp-…", "lessons": [...], "reason": "forget" | "rejected"}
+                                                          removed from the index, never served again;
+                                                          the `add` line stays in the file (the journal
+                                                          is never rewritten)
 
 Chroma (through the hybrid index) is only an index of it, so it can always be rebuilt.
 `sync()` replays the journal into the index from a checkpoint, `<folder>/.indexed.json` (the
@@ -51,7 +57,7 @@ _BATCH = 2048
 class _Pending:
     """The folded state of one record while a sync replays events."""
 
-    __slots__ = ("record", "loc", "digest", "status", "duplicates")
+    __slots__ = ("record", "loc", "digest", "status", "duplicates", "forgotten")
 
     def __init__(self) -> None:
         self.record: Experience | None = None
@@ -59,6 +65,7 @@ class _Pending:
         self.digest = ""
         self.status: str | None = None
         self.duplicates: int | None = None
+        self.forgotten = False  # a `forget` event came after its last `add`
 
 
 
@@ -139,11 +146,30 @@ class JournalMixin:
                 if entry is None:
                     entry = state[record.id] = _Pending()
                     order.append(record.id)
+                elif entry.forgotten:  # an id forgotten, then stored again: a new record
+                    entry = state[record.id] = _Pending()
                 entry.record, entry.loc, entry.digest = record, loc, digest
                 entry.status = entry.status if entry.status is not None else "active"
                 if record.status != "active" and entry.status == "active":
                     entry.status = record.status
                 entry.duplicates = entry.duplicates if entry.duplicates is not None else record.duplicates
+            elif op in ("forget", "approve"):
+                # One event for a record and the lesson records it brought, so a crash cannot
+                # apply half of it (a torn line is never applied).
+                targets = [event.get("id")] + list(event.get("lessons") or [])
+                if not all(isinstance(t, str) for t in targets):
+                    if report is not None:
+                        report.skipped.append(loc)
+                    continue
+                for target in targets:
+                    entry = state.get(target)
+                    if entry is None:
+                        entry = state[target] = _Pending()
+                        order.append(target)
+                    if op == "forget":
+                        entry.forgotten = True
+                    else:
+                        entry.status = "active"
             elif op in ("retire", "duplicate", "restore"):
                 target = event.get("of") if op == "duplicate" else event.get("id")
                 if not isinstance(target, str):
@@ -165,9 +191,16 @@ class JournalMixin:
                         entry.duplicates = (entry.duplicates or 0) + 1
             # unknown ops are ignored: a newer version may write events this one does not know
         upserts: list[IndexItem] = []
+        forgotten: list[str] = []
         for record_id in order:
             entry = state[record_id]
             current = self.index.metadata(record_id)
+            if entry.forgotten:
+                if current is not None:
+                    forgotten.append(record_id)
+                with self._cache_lock:
+                    self._cache.pop(record_id, None)
+                continue
             if entry.record is not None:
                 status = entry.status or "active"
                 duplicates = entry.duplicates or 0
@@ -204,6 +237,10 @@ class JournalMixin:
                     self.index.update_metadata(record_id, **changes)
                     if report is not None:
                         report.changed.append(record_id)
+        if forgotten:
+            self.index.delete(forgotten)
+            if report is not None:
+                report.removed.extend(forgotten)
         for start in range(0, len(upserts), _BATCH):
             embedded = self.index.upsert(upserts[start:start + _BATCH])
             if report is not None:
@@ -310,7 +347,7 @@ class JournalMixin:
                 stale = sorted(known_before - in_journal)
                 if stale:
                     self.index.delete(stale)
-                    report.removed = stale
+                    report.removed.extend(stale)
                 with self._cache_lock:
                     self._cache.clear()
             self._write_checkpoint({"collection": self._collection_id(), "files": ends})

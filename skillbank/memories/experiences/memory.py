@@ -8,7 +8,8 @@
 - `folding`: the write path, near-duplicates folded, one journal append and one upsert a batch;
 - `journal`: the append-only journal (the truth), its checkpoint and `sync` into the index;
 - `recall`: filtered hybrid search ranked with a usage-aware prior;
-- `portability`: export to and import from JSONL.
+- `portability`: export to and import from JSONL;
+- `review`: the quarantine of untrusted records (pending, approve, reject) and `forget`.
 
 This module keeps the public methods that are not one of those jobs: recording, reading and
 listing, marking, distilling and pruning.
@@ -31,6 +32,7 @@ from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
 from skillbank.memories.experiences.portability import PortabilityMixin
 from skillbank.memories.experiences.recall import RecallMixin
+from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
 from skillbank.memories.experiences.validation import (
     _ID,
@@ -44,10 +46,11 @@ log = logging.getLogger("skillbank.experiences")
 
 __all__ = ["ExperienceMemory", "steps_from_messages", "CHECKPOINT"]
 
+STATUSES = ("active", "retired", "pending")
 OPPOSITE = {"success": ["failure", "partial"], "failure": ["success"], "partial": ["success"]}
 
 
-class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin):
+class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin, ReviewMixin):
     """Experiences and lessons: journal on disk, hybrid index in Chroma, usage-aware recall."""
 
     def __init__(
@@ -85,10 +88,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             return value()
         return value
 
-
     def _namespace(self, namespace: str | None) -> str:
         return check_namespace(self.settings.namespace if namespace is None else namespace)
-
 
     # Recording ----------------------------------------------------------------------------------
     def record(
@@ -104,6 +105,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         namespace: str | None = None,
         messages: Sequence[Any] | None = None,
         distill: bool = False,
+        trusted: bool = True,
     ) -> str:
         """Store one experience; returns its id (`exp-…`), or the id of the one it duplicates.
 
@@ -119,22 +121,29 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         and dropping punctuation), a `duplicate` event counts one more on it and its id is
         returned. Differing feedback or lessons are new knowledge, so they are kept.
         To store many at once, `record_many` is the same in one journal write and one upsert.
+
+        `trusted=False` (an untrusted caller, e.g. an MCP client without trust): the experience
+        and its lessons are stored quarantined, status "pending": never folded, never recalled
+        or put in a context, listed by `pending()`, until a trusted `approve()` (or `reject()`).
         """
-        if not isinstance(distill, bool):
-            raise InvalidInputError("distill must be true or false")
+        if not isinstance(distill, bool) or not isinstance(trusted, bool):
+            raise InvalidInputError("distill and trusted must be true or false")
         experience = self._prepare(task=task, outcome=outcome, steps=steps, score=score,
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
-        eid = self._commit([experience])[0]
+        eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
         if distill:
             self._distill_quietly(eid)
         return eid
 
-    def record_many(self, records: Iterable[Mapping[str, Any]]) -> list[str]:
+    def record_many(self, records: Iterable[Mapping[str, Any]], *, trusted: bool = True
+                    ) -> list[str]:
         """Store many experiences at once; returns their ids in input order.
 
         Each item is a dict of `record`'s keyword arguments (task, outcome, steps, score,
-        feedback, lessons, when_to_use, tags, namespace, messages, distill). The result is what
+        feedback, lessons, when_to_use, tags, namespace, messages, distill, trusted); an item
+        is trusted only when both it and the call are (`trusted=False` quarantines the whole
+        batch, whatever its items say). The result is what
         calling `record` on each in turn gives (near-duplicates fold the same way, into earlier
         records of the same batch too, and a folded item returns the id it was counted into),
         but every item is validated before anything is written (an invalid one raises
@@ -147,9 +156,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if isinstance(records, (str, bytes, Mapping)) or not isinstance(records, Iterable):
             raise InvalidInputError("records must be a list of dicts of `record` arguments "
                                     "(task, outcome, steps, …)")
+        if not isinstance(trusted, bool):
+            raise InvalidInputError("trusted must be true or false")
         signature = inspect.signature(ExperienceMemory.record)
         prepared: list[Experience] = []
         distill: list[bool] = []
+        statuses: list[str] = []
         for number, item in enumerate(records):
             try:
                 if not isinstance(item, Mapping):
@@ -165,13 +177,15 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 arguments = dict(bound.arguments)
                 del arguments["self"]
                 wanted = arguments.pop("distill")
-                if not isinstance(wanted, bool):  # "no" is not False
-                    raise InvalidInputError("distill must be true or false")
+                item_trusted = arguments.pop("trusted")
+                if not isinstance(wanted, bool) or not isinstance(item_trusted, bool):
+                    raise InvalidInputError("distill and trusted must be true or false")
                 distill.append(wanted)
+                statuses.append("active" if trusted and item_trusted else "pending")
                 prepared.append(self._prepare(**arguments))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None
-        ids = self._commit(prepared)
+        ids = self._commit(prepared, statuses=statuses)
         for eid, wanted in zip(ids, distill):
             if wanted:
                 self._distill_quietly(eid)
@@ -208,10 +222,17 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return isinstance(record_id, str) and self.index.metadata(record_id) is not None
 
     def _selected(self, namespace: str | None, kind: str | None,
-                  include_retired: bool = False) -> list[tuple[str, dict[str, Any]]]:
+                  include_retired: bool = False, status: str | None = None
+                  ) -> list[tuple[str, dict[str, Any]]]:
+        """Index entries of a namespace ("*": all) and kind: active ones, every status with
+        `include_retired`, or exactly `status`."""
         ns = None if namespace == "*" else self._namespace(namespace)
         if kind not in (None, "experience", "lesson"):
             raise InvalidInputError(f"unknown kind {kind!r}; use 'experience' or 'lesson'")
+        if status not in (None, *STATUSES):
+            raise InvalidInputError(f"unknown status {status!r}; use one of {', '.join(STATUSES)}")
+        if status is None and not include_retired:
+            status = "active"
         out = []
         for record_id in self.index.ids():
             meta = self.index.metadata(record_id) or {}
@@ -219,17 +240,23 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 continue
             if kind is not None and meta.get("kind") != kind:
                 continue
-            if not include_retired and meta.get("status", "active") != "active":
+            if status is not None and meta.get("status", "active") != status:
                 continue
             out.append((record_id, meta))
         return out
 
     def list(self, namespace: str | None = None, kind: str | None = None, limit: int = 50,
-             *, include_retired: bool = False) -> list[Experience]:
-        """Newest first. `namespace=None` is the bank's namespace; "*" lists every namespace."""
-        if not isinstance(limit, int) or limit < 0:
+             *, include_retired: bool = False, status: str | None = None) -> list[Experience]:
+        """Newest first. `namespace=None` is the bank's namespace; "*" lists every namespace.
+
+        Active records by default; `include_retired=True` every status, `status` ("active",
+        "retired" or "pending") exactly that one.
+        """
+        if isinstance(limit, bool) or not isinstance(limit, int) or limit < 0:
             raise InvalidInputError("limit must be a non-negative integer")
-        selected = self._selected(namespace, kind, include_retired)
+        if not isinstance(include_retired, bool):
+            raise InvalidInputError("include_retired must be true or false")
+        selected = self._selected(namespace, kind, include_retired, status)
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]), reverse=True)
         return [self._read_record(i, m) for i, m in selected[:limit]]
 
@@ -240,8 +267,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
     # Learning -----------------------------------------------------------------------------------
     def mark(self, record_id: str, helped: bool = True) -> Experience:
         """Say whether a recalled experience or lesson helped; feeds ranking and pruning."""
+        if not isinstance(helped, bool):  # "no" is truthy: it must not count as helpful
+            raise InvalidInputError(f"helped must be true or false, not {helped!r}")
         self.get(record_id)
-        self.usage.record(record_id.strip(), use=0, ok=bool(helped))
+        self.usage.record(record_id.strip(), use=0, ok=helped)
         return self.get(record_id)
 
     def distill(self, record_id: str) -> list[str]:
@@ -249,7 +278,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
         The distiller sees a few similar experiences of the same namespace with the opposite
         outcome, so it can write comparisons. Lessons it repeats are folded into the existing
-        lesson records (their ids are returned), so distilling twice stores nothing new.
+        lesson records (their ids are returned), so distilling twice stores nothing new. The
+        lessons of a pending (untrusted) experience are pending too, and never folded.
         """
         experience = self.get(record_id)
         if experience.kind != "experience":
@@ -263,7 +293,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         raw = self.distiller.lessons_from_experience(experience, similar=similar) or []
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
-        return list(dict.fromkeys(self._commit(records, with_lessons=False)))
+        status = "pending" if experience.status == "pending" else "active"
+        return list(dict.fromkeys(self._commit(records, with_lessons=False,
+                                               statuses=[status] * len(records))))
 
     def prune(self, dry_run: bool = True, namespace: str | None = "*") -> list[Experience]:
         """Retire what keeps being recalled without helping; returns what is (or would be) retired.
@@ -278,6 +310,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         relevant, records. Retiring journals a `retire` event and flags the index entry, so the
         record stays readable with `get` and in `export`; recall no longer returns it.
         """
+        if not isinstance(dry_run, bool):
+            raise InvalidInputError("dry_run must be true or false")
         min_uses = int(self.settings.prune_min_uses)
         max_rate = float(self.settings.prune_max_help_rate)
         counts = self.usage.all()

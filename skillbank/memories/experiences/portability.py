@@ -12,6 +12,7 @@ from typing import Any
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import atomic_write
+from skillbank.index import HybridIndex
 from skillbank.records import Experience, Finding, SyncReport
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.validation import _ID
@@ -22,14 +23,27 @@ IMPORT_BATCH = 256  # import lines stored per batch (see `record_many`)
 class PortabilityMixin:
     """`export` and `import_` of `ExperienceMemory`."""
 
+    index: HybridIndex
     write_lock: threading.RLock
 
     def export(self, path: str | os.PathLike, namespace: str | None = "*",
                include_retired: bool = True) -> int:
-        """Write every record (all namespaces by default) as JSONL; returns how many."""
-        target = Path(path).expanduser()
-        target.parent.mkdir(parents=True, exist_ok=True)
+        """Write every record (all namespaces by default) as JSONL; returns how many.
+
+        `path` is a file, replaced atomically; a directory is refused (InvalidInputError naming
+        a file to give instead) rather than guessing a name inside it. Every status is
+        exported unless `include_retired=False` (then active records only); a record keeps its
+        status, so a pending one stays pending when imported.
+        """
+        target = _path(path, "export")
+        if target.is_dir():
+            raise InvalidInputError(
+                f"{str(target)!r} is a directory; export writes one JSONL file: give a file "
+                f"path such as {str(target / 'experiences.jsonl')!r}")
+        if not isinstance(include_retired, bool):
+            raise InvalidInputError("include_retired must be true or false")
         selected = self._selected(namespace, None, include_retired)
+        target.parent.mkdir(parents=True, exist_ok=True)
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]))
         atomic_write(target, (self._read_record(record_id, meta).model_dump_json() + "\n"
                               for record_id, meta in selected))
@@ -39,18 +53,26 @@ class PortabilityMixin:
         """Read records written by `export` (or any JSONL of experience dicts) and record them.
 
         Ids are kept when they are well-formed and not taken; a lesson's `source` follows its
-        experience when that got a new id. Near-duplicates fold as in `record` (counted in
-        `unchanged`); lines that are not valid records are listed in `skipped` with findings.
+        experience when that got a new id. A line whose id is already stored with the same
+        content is skipped (counted in `unchanged`), so importing one export again adds
+        nothing; the stored record's status is kept. Near-duplicates fold as in `record`
+        (counted in `unchanged`); lines that are not valid records are listed in `skipped`
+        with findings. A line's status "retired" or "pending" is kept.
         Lines are stored in batches of `IMPORT_BATCH` as `record_many` stores them (one
         embedding call, journal append and index upsert each), with the same result as one by
         one.
         """
         started = time.perf_counter()
         report = SyncReport()
-        source_path = Path(path).expanduser()
+        source_path = _path(path, "import")
+        if source_path.is_dir():
+            raise InvalidInputError(
+                f"{str(source_path)!r} is a directory; import reads one JSONL file written by "
+                "export (`skillbank experiences export FILE`)")
         if not source_path.is_file():
             raise NotFoundError(f"no file {str(source_path)!r} to import")
         renamed: dict[str, str] = {}
+        kept: dict[str, dict[str, Any]] = {}  # ids this import stored as given -> their content
         has_lesson_records: set[str] = set()  # experiences whose lessons the file carries itself
         with source_path.open("rb") as handle:
             for raw in handle:
@@ -93,15 +115,20 @@ class PortabilityMixin:
                     continue
                 chunk.append((data, record))
                 if len(chunk) >= IMPORT_BATCH:
-                    self._import_batch(chunk, report, renamed, has_lesson_records)
+                    self._import_batch(chunk, report, renamed, has_lesson_records, kept)
                     chunk = []
-            self._import_batch(chunk, report, renamed, has_lesson_records)
+            self._import_batch(chunk, report, renamed, has_lesson_records, kept)
         report.seconds = time.perf_counter() - started
         return report
 
     def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience]], report: SyncReport,
-                      renamed: dict[str, str], has_lesson_records: set[str]) -> None:
-        """Store parsed import lines (write lock held), settling ids and sources line by line."""
+                      renamed: dict[str, str], has_lesson_records: set[str],
+                      kept: dict[str, dict[str, Any]]) -> None:
+        """Store parsed import lines (write lock held), settling ids and sources line by line.
+
+        A line whose id is already stored (before this import, or by it under that id) with
+        the same content is skipped, so the same file imported again, or twice in one go,
+        adds nothing."""
         if not chunk:
             return
 
@@ -114,14 +141,20 @@ class PortabilityMixin:
         for data, record in chunk:
             wanted = wanted_id(data)
             prefix = "lsn" if record.kind == "lesson" else "exp"
-            update: dict[str, Any] = {}
-            if _ID.match(wanted) and wanted.startswith(prefix) and not batch.taken(wanted):
-                update["id"] = wanted
             if record.source is not None and record.source in renamed:
-                update["source"] = renamed[record.source]
-            if update:
-                record = record.model_copy(update=update)
-            status = "retired" if data.get("status") == "retired" else "active"
+                record = record.model_copy(update={"source": renamed[record.source]})
+            if _ID.match(wanted) and wanted.startswith(prefix):
+                content = self._dump(record.model_copy(update={"id": wanted}))
+                same = kept[wanted] == content if wanted in kept \
+                    else self._stored_as(wanted, content)
+                if same:
+                    report.unchanged += 1  # this very record is here already: importing again
+                    continue
+                if not batch.taken(wanted):
+                    record = record.model_copy(update={"id": wanted})
+                    kept[wanted] = content
+            status = data.get("status") if data.get("status") in ("retired", "pending") \
+                else "active"
             stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
                                  status=status)
             if wanted and wanted != stored:
@@ -131,3 +164,19 @@ class PortabilityMixin:
             else:
                 report.unchanged += 1
         batch.flush()
+
+    def _stored_as(self, record_id: str, content: dict[str, Any]) -> bool:
+        """Whether the index holds `record_id` with this content (`_dump` of a record)."""
+        meta = self.index.metadata(record_id)
+        if meta is None:
+            return False
+        try:
+            return self._dump(self._read_record(record_id, meta)) == content
+        except NotFoundError:
+            return False
+
+
+def _path(path: Any, verb: str) -> Path:
+    if not isinstance(path, (str, os.PathLike)) or not str(path).strip():
+        raise InvalidInputError(f"{verb} takes a file path, not {path!r}")
+    return Path(path).expanduser()

@@ -226,6 +226,12 @@ class RecallMixin:
         if k == 0:
             return []
         where = self._where(self._namespace(namespace), outcome, tags, since, kind)
+        if min_score is not None and (isinstance(min_score, bool)
+                                      or not isinstance(min_score, (int, float))
+                                      or not math.isfinite(min_score)):
+            raise InvalidInputError(f"min_score must be a number such as 0.3, not {min_score!r}")
+        if not isinstance(count_use, bool):
+            raise InvalidInputError("count_use must be true or false")
         floor = self.settings.min_score if min_score is None else float(min_score)
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
                            enough=max(10, 2 * k))

@@ -167,11 +167,15 @@ def _outcomes(outcome: Any) -> list[str] | None:
 
 
 def check_namespace(value: Any) -> str:
-    """A namespace as given, or InvalidInputError: 1-128 printable characters."""
+    """A namespace as given, or InvalidInputError: 1-128 printable characters, not "*"."""
     if not isinstance(value, str) or not value.strip() or len(value) > MAX_NAMESPACE \
             or any(ord(c) < 32 for c in value):
         raise InvalidInputError(
             f"invalid namespace {value!r}: use 1-{MAX_NAMESPACE} printable characters")
+    if value.strip() == "*":  # "*" means "every namespace" to list/count/export/prune
+        raise InvalidInputError(
+            'namespace "*" means every namespace, which only listing, counting, export and '
+            "prune accept; give one namespace (e.g. 'default') to record or recall")
     return value
 
 

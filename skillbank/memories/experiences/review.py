@@ -1,0 +1,96 @@
+"""Trust and removal: the quarantine of untrusted records, its review, and `forget`.
+
+An experience recorded with `trusted=False` (an MCP client without trust, any untrusted face) is
+stored with status "pending", and so are the lessons it brings or that are distilled from it:
+recall filters on status "active", so nothing pending reaches `recall`, `context_for` or a
+duplicate fold until a trusted caller approves it. `approve` and `forget` are single journal
+events naming the record and the lesson records it brought, so a crash applies all of the
+event or none of it (a torn line is never replayed), and `sync` on the next open honours them.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from skillbank.errors import InvalidInputError
+from skillbank.index import HybridIndex
+from skillbank.records import Experience, utcnow
+
+class ReviewMixin:
+    """`pending`, `approve`, `reject` and `forget` of `ExperienceMemory` (trusted callers)."""
+
+    index: HybridIndex
+    write_lock: threading.RLock
+
+    def pending(self, namespace: str | None = None, limit: int = 50) -> list[Experience]:
+        """Quarantined records waiting for review, newest first ("*": every namespace)."""
+        return self.list(namespace, limit=limit, status="pending")
+
+    def _owned_lessons(self, record: Experience, status: str | None = None) -> list[str]:
+        """Ids of the lesson records an experience brought (their `source` is its id)."""
+        if record.kind != "experience":
+            return []
+        out = []
+        for record_id in self.index.ids():
+            meta = self.index.metadata(record_id) or {}
+            if meta.get("kind") == "lesson" and meta.get("source") == record.id and \
+                    (status is None or meta.get("status") == status):
+                out.append(record_id)
+        return sorted(out)
+
+    def _checked(self, record_id: Any, verb: str) -> Experience:
+        if not isinstance(record_id, str) or not record_id.strip():
+            raise InvalidInputError(
+                f"{verb} takes an id such as 'exp-…' or 'lsn-…' (as `pending` or `recall` show)")
+        return self.get(record_id)  # NotFoundError when unknown
+
+    def approve(self, record_id: str) -> dict[str, Any]:
+        """Make a pending record active (an experience with its pending lessons): recall
+        serves it from now on. Approving an active record changes nothing; a retired one is
+        refused. Returns {"id", "kind", "status", "approved": [ids made active]}."""
+        with self.write_lock:
+            record = self._checked(record_id, "approve")
+            if record.status == "retired":
+                raise InvalidInputError(f"{record.id} is retired, not pending: nothing to approve")
+            if record.status == "active":
+                return {"id": record.id, "kind": record.kind, "status": "active", "approved": []}
+            lessons = self._owned_lessons(record, status="pending")
+            self._append([{"op": "approve", "id": record.id, "lessons": lessons,
+                           "at": utcnow().isoformat()}])
+        return {"id": record.id, "kind": record.kind, "status": "active",
+                "approved": [record.id, *lessons]}
+
+    def reject(self, record_id: str) -> dict[str, Any]:
+        """Drop a pending record (and its lessons) as `forget` does; an active one is refused
+        (use `forget` for that, so a slip cannot delete reviewed memory)."""
+        with self.write_lock:
+            record = self._checked(record_id, "reject")
+            if record.status != "pending":
+                raise InvalidInputError(
+                    f"{record.id} is {record.status}, not pending: only pending records are "
+                    "rejected; to delete it, forget it (`skillbank experiences forget`)")
+            result = self._forget(record, reason="rejected")
+        return {**result, "rejected": True}
+
+    def forget(self, record_id: str) -> dict[str, Any]:
+        """Delete an experience or lesson by id: it leaves the index and is never served again.
+
+        Forgetting an experience also forgets the lesson records it brought (`source` is its
+        id); forgetting a lesson leaves its experience, whose own `lessons` field keeps the
+        text. One `forget` journal event, so a crash cannot half-apply it; the `add` line stays
+        in the journal file, which is never rewritten. Unknown id: NotFoundError. Returns
+        {"id", "kind": "experience" | "lesson", "forgotten": True, "status" (before),
+        "lessons": [lesson ids forgotten with it]}.
+        """
+        with self.write_lock:
+            record = self._checked(record_id, "forget")
+            return self._forget(record, reason="forget")
+
+    def _forget(self, record: Experience, *, reason: str) -> dict[str, Any]:
+        """Journal one `forget` event for a record and its lessons (write lock held)."""
+        lessons = self._owned_lessons(record)
+        self._append([{"op": "forget", "id": record.id, "lessons": lessons,
+                       "reason": reason, "at": utcnow().isoformat()}])
+        return {"id": record.id, "kind": record.kind, "forgotten": True,
+                "status": record.status, "lessons": lessons}
