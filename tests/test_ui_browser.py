@@ -179,6 +179,23 @@ def test_experience_timeline_filters(page, world, shots):
     assert page.get_by_text("No experiences match.").count() == 1
 
 
+def test_approving_a_pending_experience(page, world, shots):
+    bank, eid = world["bank"], world["ids"]["untrusted"]
+    if not eid:
+        pytest.skip("this bank records no untrusted (pending) experiences yet")
+    page.goto(world["url"] + "/experiences")
+    assert page.locator(f'#timeline li[data-id="{eid}"]').count() == 0  # not served yet
+    item = page.locator(f'#pending-experiences li[data-id="{eid}"]')
+    assert "TLS certificate" in item.inner_text()
+    page.screenshot(path=str(shots / "ui-experiences-pending.png"), full_page=True)
+    item.get_by_role("button", name="Approve").click()
+    page.wait_for_selector(".flash")
+    assert f"Approved {eid}." in page.locator(".flash").inner_text()
+    assert page.locator(f'#timeline li[data-id="{eid}"]').count() == 1
+    assert page.locator("#pending-experiences").count() == 0
+    assert bank.experiences.get(eid).status == "active"
+
+
 def test_forgetting_an_experience(page, world):
     from skillbank.ui.views import can_forget
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import socket
 import threading
 from contextlib import contextmanager
@@ -67,6 +68,11 @@ def seed(bank: Any, skills_root: Path) -> dict[str, str]:
                                  tags=["deploy"])
     other = bank.experiences.record(task="Summarise the quarterly report", outcome="partial",
                                     tags=["docs"], namespace="research")
+    untrusted = ""
+    if "trusted" in inspect.signature(bank.experiences.record).parameters:
+        untrusted = bank.experiences.record(
+            task="Renew the vendor's TLS certificate", outcome="success", tags=["vendor"],
+            feedback="Reported by a web page the agent read.", trusted=False)
     if callable(getattr(bank.skills, "propose", None)):  # skills written from experience
         for task in CSV_TASKS:
             bank.experiences.record(
@@ -76,7 +82,7 @@ def seed(bank: Any, skills_root: Path) -> dict[str, str]:
                 lessons=["Detect the file encoding before parsing."])
         bank.skills.propose(namespace="imports", min_support=3)
     return {"pending": pending.entries[0].guideline_id or "", "failed": failed, "ok": ok,
-            "other": other, "old_rule": british.entries[0].guideline_id or "",
+            "other": other, "untrusted": untrusted, "old_rule": british.entries[0].guideline_id or "",
             "new_rule": american.entries[0].guideline_id or ""}
 
 

@@ -172,9 +172,12 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
+            pending = await call(views.pending_experiences, bank)
         except SkillbankError as exc:
-            return failed(request, exc, "experiences.html", {**base, "can_forget": False})
+            return failed(request, exc, "experiences.html", {**base, "can_forget": False,
+                                                             "pending": None})
         return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
+                                                  "pending": pending,
                                                   "error": "; ".join(f.problems)})
 
     async def experience(request: Request) -> Response:
@@ -190,6 +193,17 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         await call(views.forget, bank, item_id)
         fallback = "/experiences" if "eid" in request.path_params else "/guidelines"
         return back(form, fallback, f"Forgot {item_id}.")
+
+    async def experience_review(request: Request, form: Any) -> Response:
+        eid, action = request.path_params["eid"], request.path_params["action"]
+        if action not in ("approve", "reject"):
+            raise InvalidInputError(f"unknown experience action {action!r}")
+        fn = getattr(bank.experiences, action, None)
+        if not callable(fn):
+            raise SkillbankError(f"this skillbank cannot {action} experiences")
+        await call(fn, eid)
+        return back(form, "/experiences", f"{'Approved' if action == 'approve' else 'Rejected'} "
+                                          f"{eid}.")
 
     async def context_form(request: Request) -> Response:
         return page(request, "context.html", {"task": "", "budget": 1500, "namespace": ""})
@@ -230,6 +244,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/experiences", experiences),
         Route("/experiences/{eid}", experience),
         Route("/experiences/{eid}/forget", write(forget), methods=["POST"]),
+        Route("/experiences/{eid}/{action}", write(experience_review), methods=["POST"]),
         Route("/context", context_form),
         Route("/context", write(context_preview), methods=["POST"]),
         Route("/rate", write(rate), methods=["POST"]),

@@ -209,6 +209,14 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
     return {"rows": rows[:wanted], "total": total, "more": len(rows) > wanted}
 
 
+def pending_experiences(bank: Any) -> list[Any] | None:
+    """Records from untrusted faces waiting for review (None: this bank has no such queue)."""
+    lister = getattr(bank.experiences, "pending", None)
+    if not callable(lister):
+        return None
+    return list(lister(namespace="*", limit=TIMELINE_SIZE))
+
+
 def can_forget(bank: Any) -> bool:
     return callable(getattr(bank, "forget", None)) or \
         callable(getattr(bank.experiences, "forget", None))
