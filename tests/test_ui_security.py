@@ -253,3 +253,21 @@ def test_every_page_and_a_write_work_on_a_client_bank(tmp_path):
             remote.close()
     finally:
         owner.close()
+
+
+def test_stats_of_a_large_memory_are_drawn_in_the_background(seeded):
+    bank, _ = seeded
+    c, _ = client(bank)
+    cache = c.app.state.stats_cache
+    cache.sync_limit = 0  # treat the seeded memory as large
+    first = c.get("/stats")
+    assert first.status_code == 200 and 'id="stats-drawing"' in first.text
+    assert '<meta http-equiv="refresh"' in first.text
+    assert cache.wait(timeout=120)  # a bound for a loaded machine, not a timing assertion
+    done = c.get("/stats")
+    assert done.text.count('class="chart"') == 3 and "refresh" not in done.text
+    bank.experiences.record(task="One more deploy", outcome="success")  # memory changed
+    stale = c.get("/stats")
+    assert 'id="stats-updating"' in stale.text and stale.text.count('class="chart"') == 3
+    assert cache.wait(timeout=120)
+    assert 'id="stats-updating"' not in c.get("/stats").text

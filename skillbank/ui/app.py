@@ -26,6 +26,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui import views
 from skillbank.ui.render import FILTERS
 from skillbank.ui.security import Guard, GuardMiddleware
+from skillbank.ui.stats import StatsCache
 
 HERE = Path(__file__).resolve().parent
 GUIDELINE_ACTIONS = ("approve", "reject", "retire", "helpful", "harmful")
@@ -43,7 +44,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
     templates.env.filters.update(FILTERS)
     templates.env.globals.update(csrf=guard.csrf, outcomes=views.OUTCOMES)
     lock = threading.Lock()
-    stats_cache = views.StatsCache()
+    stats_cache = StatsCache(lock)
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
@@ -229,6 +230,8 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
             data = await call(stats_cache.get, bank)
         except SkillbankError as exc:
             return failed(request, exc)
+        if data is None:  # a large memory's first drawing runs in the background
+            return page(request, "stats.html", {"drawing": True})
         return page(request, "stats.html", data)
 
     routes = [

@@ -8,14 +8,11 @@ when the bank has them.
 
 from __future__ import annotations
 
-import threading
-import time as clock
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
 from typing import Any
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
-from skillbank.ui.charts import PALETTE, Series, bar_chart, line_chart
 from skillbank.ui.render import help_rate, percent
 
 PAGE_SIZE = 50
@@ -252,85 +249,3 @@ def context_preview(bank: Any, task: str, budget_raw: str, namespace: str) -> di
         raise InvalidInputError("type the task an agent is about to do")
     ctx = bank.context_for(task, budget_tokens=budget, namespace=namespace or None)
     return {"ctx": ctx, "budget": budget}
-
-
-# ------------------------------------------------------------------------------------ stats
-
-
-def stats_page(bank: Any, counts: dict[str, Any] | None = None) -> dict[str, Any]:
-    """Counts, growth over time, help rate per kind and most-used skills, as SVG pictures."""
-    counts = counts if counts is not None else bank.stats()
-    skills = bank.skills.list()
-    guidelines = bank.guidelines.list(namespace="*")
-    n_exp = bank.experiences.count(namespace="*")
-    records = bank.experiences.list(namespace="*", limit=n_exp)
-    growth = line_chart([
-        _running("experiences", [r.created for r in records if r.kind == "experience"]),
-        _running("lessons", [r.created for r in records if r.kind == "lesson"]),
-        _running("guidelines", [g.created for g in guidelines]),
-    ], title="Memory growth over time")
-
-    def rate_row(label: str, good: int, bad: int) -> tuple[str, float, str]:
-        rate = help_rate(good, bad)
-        shown = f"{percent(rate)} of {good + bad} judged" if rate is not None else "not judged yet"
-        return label, (rate or 0.0) * 100, shown
-
-    s_good = sum(s.usage.successes for s in skills)
-    s_bad = sum(s.usage.failures for s in skills)
-    e_good = sum(r.usage.successes for r in records)
-    e_bad = sum(r.usage.failures for r in records)
-    g_good = sum(g.helpful for g in guidelines)
-    g_bad = sum(g.harmful for g in guidelines)
-    rates = bar_chart([rate_row("skills", s_good, s_bad), rate_row("guidelines", g_good, g_bad),
-                       rate_row("experiences and lessons", e_good, e_bad)],
-                      max_value=100, title="Help rate per kind", colour=PALETTE[1])
-    used = sorted((s for s in skills if s.usage.uses), key=lambda s: (-s.usage.uses, s.name))[:10]
-    most = bar_chart([(s.name, s.usage.uses, f"{s.usage.uses} use{'s' * (s.usage.uses != 1)} · helped "
-                       f"{percent(s.usage.success_rate)}") for s in used],
-                     title="Most-used skills", colour=PALETTE[2])
-    return {"counts": counts, "growth": growth, "rates": rates, "most": most,
-            "n_skills": len(skills), "n_experiences": n_exp}
-
-
-class StatsCache:
-    """The stats page reads every experience (10,000 records: ~1.5-3 s here), so its result is
-    kept until memory changes or `ttl` seconds pass, whichever is first.
-
-    "Changes" is judged cheaply: the counts in `bank.stats()` and the newest record's id. Votes
-    and ratings by other processes change no count; they show after at most `ttl` seconds
-    (writes made through this page clear the cache at once).
-    """
-
-    def __init__(self, ttl: float = 30.0) -> None:
-        self.ttl = ttl
-        self._lock = threading.Lock()
-        self._entry: tuple[Any, float, dict[str, Any]] | None = None
-
-    def get(self, bank: Any) -> dict[str, Any]:
-        counts = bank.stats()
-        newest = bank.experiences.list(namespace="*", limit=1)
-        key = (repr(sorted(counts.items())), newest[0].id if newest else "")
-        with self._lock:
-            entry = self._entry
-        if entry is not None and entry[0] == key and clock.monotonic() - entry[1] < self.ttl:
-            return entry[2]
-        data = {**stats_page(bank, counts), "as_of": datetime.now(timezone.utc)}
-        with self._lock:
-            self._entry = (key, clock.monotonic(), data)
-        return data
-
-    def clear(self) -> None:
-        with self._lock:
-            self._entry = None
-
-
-def _running(name: str, stamps: list[datetime]) -> Series:
-    per_day: dict[date, int] = {}
-    for stamp in stamps:
-        day = stamp.astimezone(timezone.utc).date()
-        per_day[day] = per_day.get(day, 0) + 1
-    total, points = 0, []
-    for day in sorted(per_day):
-        total += per_day[day]
-        points.append((day, total))
-    return Series(name, points)
