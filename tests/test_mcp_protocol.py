@@ -150,7 +150,8 @@ def watched_server(tmp_path: Path, monkeypatch: Any) -> tuple[Any, Any]:
     return build_server(handle, trusted=True), handle
 
 
-async def wait_for(condition: Any, what: str, timeout: float = 20) -> None:
+async def wait_for(condition: Any, what: str, timeout: float = 180) -> None:
+    """Poll `condition` until true; the ceiling is generous (a loaded machine is slow)."""
     deadline = time.monotonic() + timeout
     while not condition():
         if time.monotonic() > deadline:
@@ -177,7 +178,8 @@ async def test_handshake_clients_get_list_changes_and_updates_they_subscribed_to
             await client.list_resources()
             await client.session.subscribe_resource("skill://pdf-tables/SKILL.md")
             await client.session.subscribe_resource("skillbank://guidelines/python")
-            await anyio.sleep(0.5)  # let the monitor take its first look
+            # The monitor's first look is the baseline: write only after it (an event, no sleep).
+            await wait_for(lambda: server.monitor._seen is not None, "the monitor's first look")
             write_skill(tmp_path / "shared-skills", "svg-icons", "Draw small SVG icons by hand")
             await wait_for(lambda: "notifications/resources/list_changed" in methods(),
                            "resources/list_changed")
@@ -189,6 +191,10 @@ async def test_handshake_clients_get_list_changes_and_updates_they_subscribed_to
             # A topic appears (list change), then its playbook changes (an update).
             await client.call_tool("add_guideline", {"text": "Use pathlib for paths",
                                                      "topic": "python"})
+            # Change the playbook only once the monitor has seen the topic (else both writes
+            # may land between two polls: one list change, no update).
+            await wait_for(lambda: "skillbank://guidelines/python" in (server.monitor._seen or {}),
+                           "the python topic in the monitor's view")
             await client.call_tool("add_guideline", {"text": "Type-hint public functions",
                                                      "topic": "python"})
             await wait_for(lambda: any(getattr(m, "method", "") == "notifications/resources/updated"
@@ -216,7 +222,8 @@ async def test_2026_clients_get_changes_on_a_listen_stream(tmp_path, monkeypatch
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(collect)
-                    await anyio.sleep(0.5)
+                    await wait_for(lambda: server.monitor._seen is not None,
+                                   "the monitor's first look")
                     write_skill(tmp_path / "shared-skills", "git-bisect",
                                 "Find the commit that introduced a bug, with git bisect run")
                     write_skill(tmp_path / "shared-skills", "svg-icons", "Draw SVG icons by hand")
@@ -288,6 +295,33 @@ def test_every_malformed_stdio_message_gets_an_error_reply(tmp_path):
     assert by_id[8][0]["result"]["isError"] is True
     assert "k must be a whole number" in by_id[8][0]["result"]["content"][0]["text"]
     assert len(by_id[9][0]["result"]["tools"]) == len(TOOLS)  # the connection carried on
+    assert len(by_id[1]) == 1  # answered early, and the SDK's own reply was not sent again
     for reply in replies:
         if "error" in reply:
             assert "pydantic" not in reply["error"]["message"]
+
+
+# Early initialize ---------------------------------------------------------------------------------
+async def test_the_early_initialize_reply_is_the_one_the_sdk_gives(bank):
+    from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+
+    from skillbank.mcp_server import early
+
+    assert early.HANDSHAKE_VERSIONS == tuple(HANDSHAKE_PROTOCOL_VERSIONS)
+    async with Client(server_over(bank), mode="legacy") as client:
+        sdk = {"capabilities": client.server_capabilities.model_dump(by_alias=True, exclude_none=True),
+               "instructions": client.instructions,
+               "serverInfo": client.server_info.model_dump(by_alias=True, exclude_none=True),
+               "protocolVersion": client.protocol_version}
+    request = {"jsonrpc": "2.0", "id": 7, "method": "initialize", "params": {
+        "protocolVersion": sdk["protocolVersion"], "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"}}}
+    assert early.initialize_reply(request)["result"] == sdk
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        request["params"]["protocolVersion"] = version
+        assert early.initialize_reply(request)["result"]["protocolVersion"] == version
+    request["params"]["protocolVersion"] = "1999-01-01"  # unknown: the latest handshake version
+    assert early.initialize_reply(request)["result"]["protocolVersion"] == HANDSHAKE_PROTOCOL_VERSIONS[-1]
+    for broken in ({**request, "params": {"capabilities": {}}}, {**request, "id": None},
+                   {**request, "method": "tools/list"}):
+        assert early.initialize_reply(broken) is None  # left to the SDK, which says what is wrong
