@@ -2,9 +2,10 @@
 
 Without skillbank this is an ordinary `create_agent` agent with one tool, `order_status`. The
 lines marked `# + skillbank` are all that changes: the middleware puts what the bank remembers
-about the task into the system prompt, records every run as an experience, and (tools=True)
-gives the model the skillbank tools. The user's critique of the first answer becomes a
-guideline, and the second run follows it.
+about the task into the system prompt, records every run (failures too) as an experience in the
+background, and (tools=True) gives the model a compact set of skillbank tools. The user's
+critique of the first answer becomes a guideline, and the second run follows it. Memory is
+per user: `namespace="{user_id}"` is filled from each run's `configurable`.
 
 Run offline (a scripted model, no API key needed):
 
@@ -113,7 +114,8 @@ def open_bank(root: str, hash_embedding: bool) -> Skillbank:
 def ask(agent: Any, question: str) -> dict:
     print(f"\nUser: {question}")
     state = agent.invoke({"messages": [{"role": "user", "content": question}]},
-                         config={"callbacks": [ShowPrompt()]})
+                         config={"callbacks": [ShowPrompt()],
+                                 "configurable": {"user_id": "shop-support"}})
     print(f"Agent: {state['messages'][-1].text}")
     return state
 
@@ -129,24 +131,28 @@ def main(argv: list[str] | None = None) -> int:
     root = args.root or tempfile.mkdtemp(prefix="skillbank-example-")
 
     with open_bank(root, args.hash_embedding) as bank:  # + skillbank
+        memory = SkillbankMiddleware(bank, namespace="{user_id}", tools=True)  # + skillbank
         agent = create_agent(
             make_model(args.fake),
             tools=[order_status],
             system_prompt="You are a friendly support agent for an online shop.",
-            middleware=[SkillbankMiddleware(bank, tools=True)],  # + skillbank
+            middleware=[memory],  # + skillbank
         )
 
-        first = ask(agent, "Where is my order 1234?")
+        ask(agent, "Where is my order 1234?")
+        bank.flush()  # + skillbank: the run is recorded in the background; make it visible now
+        first = memory.last_experience_id
         critique = "Always include the tracking link, and apologise when an order is late."
         print(f"\nUser feedback: {critique}")
-        report = bank.guidelines.learn(critique, task="Where is my order 1234?")  # + skillbank
+        report = bank.guidelines.learn(critique, task="Where is my order 1234?",  # + skillbank
+                                       namespace="shop-support")
         for entry in report.entries:
             print(f"  learned ({entry.action}): {entry.text}")
 
         second = ask(agent, "My order 5678 is late. Where is it?")
+        bank.flush()
 
-        print(f"\nRecorded experiences: {first['skillbank_experience_id']}, "
-              f"{second['skillbank_experience_id']}")
+        print(f"\nRecorded experiences: {first}, {memory.last_experience_id}")
         print(f"Memory shown in run 2: {second.get('skillbank_memory_ids', [])}")
         print(f"Memory folder: {root}")
     return 0

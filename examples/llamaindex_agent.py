@@ -3,7 +3,8 @@
 Without skillbank this is an ordinary `FunctionAgent` with one tool, `order_status`, and a
 `Memory`. The lines marked `# + skillbank` are all that changes: a memory block puts what the
 bank remembers about the task in front of the LLM (inside <memory>), the tool spec gives the
-LLM the skillbank tools, and `arecord_run` records each run as an experience. The user's
+LLM a compact set of skillbank tools, and `arecord_run` records each run as an experience (a
+run that raises too, with `error=`). The user's
 critique of the first answer becomes a guideline, and the second run follows it.
 
 Run offline (a scripted LLM, no API key needed):
@@ -99,7 +100,11 @@ async def ask(agent: FunctionAgent, bank_block: SkillbankMemoryBlock, question: 
     print(f"\nUser: {question}")
     memory = Memory.from_defaults(session_id=session, token_limit=8000,
                                   memory_blocks=[bank_block])  # + skillbank (memory_blocks)
-    answer = await agent.run(user_msg=question, memory=memory)
+    try:
+        answer = await agent.run(user_msg=question, memory=memory)
+    except Exception as exc:
+        await bank_block.arecord_run(memory, error=exc)  # + skillbank: record the failure
+        raise
     print(f"Agent: {answer}")
     return await bank_block.arecord_run(memory)  # + skillbank: record the run
 
