@@ -2,7 +2,9 @@
 
 Startup order is what makes the first answer fast:
 1. (stdio) take the protocol's stdin/stdout away from everything else at once: fd 1 points at
-   stderr from here on, so nothing a library prints can corrupt the wire;
+   stderr from here on, so nothing a library prints can corrupt the wire; a thread starts
+   reading the wire and answers a first `initialize` at once (`early.py`), before the SDK is
+   imported;
 2. import mcp and build the server (tools need no bank to be listed);
 3. start the thread that opens the bank (Chroma, the model, index sync and warm-up, file
    watching; see `loader.py`);
@@ -86,7 +88,13 @@ def run(options: Any = None) -> int:
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2
-    wire = _claim_stdio() if opts.transport == "stdio" else None
+    wire = None
+    if opts.transport == "stdio":
+        from skillbank.mcp_server.early import EARLY_ENV, EarlyWire
+
+        # Reading starts now, before the SDK is imported: a first `initialize` is answered at once.
+        early = os.environ.get(EARLY_ENV, "1").strip().lower() not in ("0", "false", "no")
+        wire = EarlyWire(*_claim_stdio(), answer_initialize=early).start()
 
     from skillbank.mcp_server.loader import BankHandle, opener_for
 
@@ -121,49 +129,60 @@ def run(options: Any = None) -> int:
 
 
 class _WireOut:
-    """stdout for the SDK's writer and for our error replies: one whole line at a time."""
+    """stdout for the SDK's writer: one whole line at a time under the wire's lock (the early
+    `initialize` reply and our error replies share it), minus the SDK's reply to an
+    `initialize` that was answered early."""
 
-    def __init__(self, stream: io.TextIOWrapper) -> None:
-        import anyio
-
-        self._file = anyio.wrap_file(stream)
-        self._lock = anyio.Lock()
+    def __init__(self, wire: Any) -> None:
+        self._wire = wire
+        self._pending: list[str] = []
 
     async def write(self, text: str) -> None:
-        async with self._lock:
-            await self._file.write(text)
+        import anyio
+
+        self._pending.append(text)
+        if not text.endswith("\n"):
+            return
+        line, self._pending = "".join(self._pending), []
+        if self._wire.drop_reply(line):
+            return
+        await anyio.to_thread.run_sync(self._wire.write_line, line)
 
     async def flush(self) -> None:
-        await self._file.flush()
+        return None
 
 
 class _WireIn:
-    """stdin lines for the SDK, after `wire.screen`: a malformed line is answered here with a
-    JSON-RPC error (the SDK would drop it silently) and not handed on."""
+    """stdin lines for the SDK, from the wire's reader thread, after `wire.screen`: a malformed
+    line is answered here with a JSON-RPC error (the SDK would drop it silently) and not handed
+    on."""
 
-    def __init__(self, stream: io.TextIOWrapper, out: _WireOut) -> None:
-        import anyio
-
-        self._file = anyio.wrap_file(stream)
+    def __init__(self, wire: Any, out: _WireOut) -> None:
+        self._wire = wire
         self._out = out
 
     def __aiter__(self) -> Any:
         return self._lines()
 
     async def _reply(self, replies: list[dict[str, Any]]) -> None:
+        import anyio
+
         from skillbank.mcp_server import wire
 
         for reply in replies:
-            await self._out.write(wire.dumps(reply) + "\n")
-        await self._out.flush()
+            await anyio.to_thread.run_sync(self._wire.write_line, wire.dumps(reply))
 
     async def _lines(self) -> Any:
+        import anyio
         import mcp_types as types
         from pydantic import ValidationError
 
         from skillbank.mcp_server import wire
 
-        async for line in self._file:
+        while True:
+            line = await anyio.to_thread.run_sync(self._wire.lines.get, abandon_on_cancel=True)
+            if line is None:
+                return
             replies = wire.screen(line)
             if replies:
                 log.info("answered a malformed message: %s", replies[0]["error"]["message"])
@@ -194,13 +213,13 @@ def _peek_id(line: str) -> Any:
     return parsed.get("id") if isinstance(parsed, dict) else None
 
 
-async def serve_stdio(server: Any, wire: tuple[io.TextIOWrapper, io.TextIOWrapper]) -> None:
+async def serve_stdio(server: Any, wire: Any) -> None:
+    """Serve one stdio client over `wire` (an `early.EarlyWire`, already reading)."""
     from mcp.server.stdio import stdio_server
 
-    stdin, stdout = wire
-    out = _WireOut(stdout)
+    out = _WireOut(wire)
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async drives, with our streams
-    async with stdio_server(stdin=_WireIn(stdin, out), stdout=out) as (r, w):  # type: ignore[arg-type]
+    async with stdio_server(stdin=_WireIn(wire, out), stdout=out) as (r, w):  # type: ignore[arg-type]
         await lowlevel.run(r, w, server.initialization_options())
 
 

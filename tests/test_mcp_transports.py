@@ -26,7 +26,8 @@ MODEL_DIR = REPO.parent / "shared" / "models" / "all-MiniLM-L6-v2"
 BIN = Path(sys.executable).parent
 TOOLS = {"find_skills", "load_skill", "read_skill_resource", "save_skill", "memory_context",
          "record_experience", "recall_experiences", "learn_from_critique", "add_guideline",
-         "search_guidelines", "rate_memory", "forget", "list_pending", "review_memory"}
+         "search_guidelines", "rate_memory", "forget", "list_pending", "review_memory",
+         "propose_skills"}
 PROMPTS = {"start_task", "reflect", "review_pending", "clean_up"}
 
 
