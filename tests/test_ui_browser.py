@@ -105,6 +105,10 @@ def test_skills_library_search_and_a_rendered_skill(page, world, shots):
     assert "<script>" in body.inner_text()  # shown as text, never run
     assert page.locator("#skill-body script").count() == 0
     assert page.locator(".resources code").all_inner_texts() == ["scripts/fields.py"]
+    page.locator(".resources a").click()
+    page.wait_for_url(re.compile(r"/skills/pdf-forms/files/scripts"))
+    assert page.locator("#resource-text").inner_text().strip() == "print('fields')"
+    page.go_back()
     assert page.get_by_text("Valid Agent Skill: no findings.").count() == 1
     assert page.locator(".facts").get_by_text("3", exact=True).count() >= 1  # uses
     page.screenshot(path=str(shots / "ui-skill.png"), full_page=True)

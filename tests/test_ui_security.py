@@ -116,6 +116,9 @@ def test_bad_input_is_a_clear_message_and_nothing_changes(seeded):
     missing = c.get("/skills/no-such-skill")
     assert missing.status_code == 404 and "no skill named" in missing.text
     assert c.get("/guidelines/gl-000000000000").status_code == 404
+    assert c.get("/skills/pdf-forms/files/scripts/fields.py").status_code == 200
+    outside = c.get("/skills/pdf-forms/files/..%2Fslide-deck%2FSKILL.md")  # another folder
+    assert outside.status_code == 400 and "meeting notes" not in outside.text
     bad = c.post("/context", data={"csrf": guard.csrf, "task": "x", "budget": "lots"},
                  headers=SAME)
     assert bad.status_code == 400 and "whole number of tokens" in bad.text

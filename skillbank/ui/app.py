@@ -32,6 +32,7 @@ HERE = Path(__file__).resolve().parent
 GUIDELINE_ACTIONS = ("approve", "reject", "retire", "helpful", "harmful")
 #: Which tab of the top bar a template belongs to.
 NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
+       "resource.html": "skills",
        "guidelines.html": "guidelines", "guideline.html": "guidelines",
        "experiences.html": "experiences", "experience.html": "experiences",
        "context.html": "context", "stats.html": "stats"}
@@ -118,6 +119,14 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "skill.html", data)
+
+    async def resource(request: Request) -> Response:
+        name, relative = request.path_params["name"], request.path_params["path"]
+        try:
+            text = await call(bank.skills.read_resource, name, relative)
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "resource.html", {"name": name, "path": relative, "text": text})
 
     async def draft(request: Request) -> Response:
         try:
@@ -238,6 +247,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/", home),
         Route("/skills", skills),
         Route("/skills/{name}", skill),
+        Route("/skills/{name}/files/{path:path}", resource),
         Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
         Route("/guidelines", guidelines),
