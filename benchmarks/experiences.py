@@ -1,6 +1,7 @@
-"""Experience recall quality: skillbank's recall vs. dense cosine over the raw text, same run.
+"""Experience recall quality: skillbank's recall vs. BM25 and dense cosine over the raw text.
 
-    python benchmarks/experiences.py                     # ../shared/benchmarks/experience-recall
+    python benchmarks/experiences.py                     # both dev sets, side by side
+    python benchmarks/experiences.py --set ../shared/benchmarks/experience-recall  # ReMe only
     python benchmarks/experiences.py --store lessons     # content stored as a lesson record
     python benchmarks/experiences.py --json results.json
 
@@ -14,8 +15,18 @@ lessons` — outcome with "comparative" mapped to "partial", tags). For each que
 asks for 10 + the number of excluded experiences (uses not counted), the excluded ones are
 dropped, and the first 10 are scored: Recall@5, MRR, nDCG@10 (gain = grade) and P@5.
 
-Baseline, in the same run and with the same model: dense cosine (numpy) over the raw text
-"task + when_to_use + content" of every experience — what a plain vector store would do.
+Baselines, in the same run and with the same model: dense cosine (numpy) over the raw text
+"task + when_to_use + content" of every experience — what a plain vector store would do — and
+BM25 (bm25s, skillbank's tokenizer) over the same text plus the tags. skillbank fuses exactly these
+two kinds of evidence, so it should never score below either of them.
+
+Second dev set ("reflexion"): ../shared/benchmarks/experience-recall/reflexion_alfworld.jsonl, the
+reflections ALFWorld agents wrote after failed trials (Reflexion, MIT). Every reflection is an
+experience (task: "ALFWorld household task", outcome failure, content: the reflection); each
+environment with reflections and an inferred task type asks with its first reflection for the
+reflections of *other* environments of the same task type (its own are excluded). Task types
+come from a keyword heuristic in the source file, not from people: compare systems, not absolute
+numbers. There is no cross-scenario mode on this set.
 """
 
 from __future__ import annotations
@@ -42,7 +53,37 @@ MODES = {
 METRICS = ("R@5", "MRR", "nDCG@10", "P@5")
 
 
+def reflexion_set(path: Path) -> tuple[list[dict], list[dict]]:
+    """Experiences and queries in this benchmark's format from the Reflexion ALFWorld file."""
+    envs = [json.loads(line) for line in path.open() if line.strip()]
+    experiences: list[dict] = []
+    own: dict[str, list[str]] = {}
+    for env in envs:
+        texts = [r["text"] for r in env.get("reflections") or []]
+        texts += [r["text"] for r in (env.get("base_run") or {}).get("reflections") or []]
+        for number, text in enumerate(dict.fromkeys(t.strip() for t in texts if t.strip())):
+            eid = f"{env['env_id']}#{number}"
+            experiences.append({"eid": eid, "task": "ALFWorld household task",
+                                "when_to_use": "", "content": text, "outcome": "failure",
+                                "tags": ["alfworld"], "type": env.get("inferred_task_type")})
+            own.setdefault(env["env_id"], []).append(eid)
+    queries: list[dict] = []
+    for env in envs:
+        kind, mine = env.get("inferred_task_type"), own.get(env["env_id"])
+        if not kind or not mine:
+            continue
+        relevant = [e["eid"] for e in experiences
+                    if e["type"] == kind and e["eid"].split("#")[0] != env["env_id"]]
+        if relevant:
+            first = next(e for e in experiences if e["eid"] == mine[0])
+            queries.append({"query": first["content"], "exclude_eids": mine,
+                            "relevant": relevant, "grades": {}})
+    return experiences, queries
+
+
 def load_set(folder: Path) -> tuple[list[dict], list[dict]]:
+    if folder.is_file():
+        return reflexion_set(folder)
     experiences = [json.loads(line) for line in (folder / "experiences.jsonl").open() if line.strip()]
     queries = [json.loads(line) for line in (folder / "queries.jsonl").open() if line.strip()]
     return experiences, queries
@@ -130,6 +171,23 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
     baseline_scores = evaluate(baseline, queries)
     baseline_seconds = time.perf_counter() - started
 
+    import bm25s
+
+    from skillbank.index import tokenize
+
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index([tokenize(f"{text}\n{' '.join(e.get('tags') or [])}")
+                     for text, e in zip(raw, experiences)], show_progress=False)
+
+    def bm25(query: str, n: int) -> list[str]:
+        terms = [t for t in dict.fromkeys(tokenize(query)) if t in retriever.vocab_dict]
+        if not terms:
+            return []
+        scores = retriever.get_scores(terms)
+        return [eids[i] for i in np.argsort(-scores, kind="stable")[:n] if scores[i] > 0]
+
+    bm25_scores = evaluate(bm25, queries)
+
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
         bank, id_to_eid, folded = build_bank(experiences, embedding, store, Path(tmp) / "root")
@@ -157,7 +215,7 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
     return {
         "set": str(folder), "store": store, "min_score": min_score,
         "experiences": len(experiences), "queries": len(queries), "folded": folded,
-        "skillbank": ours, "baseline": baseline_scores,
+        "skillbank": ours, "baseline": baseline_scores, "bm25": bm25_scores,
         "build_seconds": round(build_seconds, 1), "baseline_seconds": round(baseline_seconds, 1),
         "recall_ms_p50": round(1000 * latencies[len(latencies) // 2], 2),
         "recall_ms_p95": round(1000 * latencies[int(len(latencies) * 0.95)], 2),
@@ -171,19 +229,28 @@ def print_table(result: dict[str, Any]) -> None:
     print(header)
     print("-" * len(header))
     for mode in MODES:
-        ours, base = result["skillbank"][mode], result["baseline"][mode]
+        ours, base, bm25 = (result["skillbank"][mode], result["baseline"][mode],
+                            result["bm25"][mode])
+        if not ours["queries"]:
+            continue
         print(f"{mode:<15} {'skillbank':<10}" + "".join(f"{ours[m]:>9.3f}" for m in METRICS))
-        print(f"{'':<15} {'baseline':<10}" + "".join(f"{base[m]:>9.3f}" for m in METRICS))
-        ratios = [(ours[m] / base[m]) if base[m] else float("nan") for m in METRICS]
-        print(f"{'':<15} {'ratio':<10}" + "".join(f"{r:>8.2f}x" for r in ratios)
+        print(f"{'':<15} {'dense':<10}" + "".join(f"{base[m]:>9.3f}" for m in METRICS))
+        print(f"{'':<15} {'BM25':<10}" + "".join(f"{bm25[m]:>9.3f}" for m in METRICS))
+        ratios = [(ours[m] / max(base[m], bm25[m])) if max(base[m], bm25[m]) else float("nan")
+                  for m in METRICS]
+        print(f"{'':<15} {'vs best':<10}" + "".join(f"{r:>8.2f}x" for r in ratios)
               + f"   ({ours['queries']} queries)")
+        lost = [m for m in ("MRR", "R@5") if ours[m] < max(base[m], bm25[m]) - 1e-9]
+        print(f"{'':<15} guard: skillbank >= both on MRR and R@5: "
+              f"{'yes' if not lost else 'NO (' + ', '.join(lost) + ')'}")
     print(f"recall latency p50 {result['recall_ms_p50']} ms, p95 {result['recall_ms_p95']} ms "
           f"(query embedding excluded); bank built in {result['build_seconds']} s")
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--set", type=Path, default=SHARED / "benchmarks" / "experience-recall")
+    parser.add_argument("--set", type=Path, action="append", default=None,
+                        help="a set folder, or the reflexion .jsonl file (repeatable; default both)")
     parser.add_argument("--model-dir", default=default_model_dir())
     parser.add_argument("--store", choices=("feedback", "lessons"), default="feedback",
                         help="store each experience's content as feedback or as a lesson")
@@ -191,10 +258,16 @@ def main(argv: list[str] | None = None) -> int:
                         help="recall's dense floor (default: the bank's setting)")
     parser.add_argument("--json", type=Path, help="also write the results here")
     args = parser.parse_args(argv)
-    result = run(args.set, args.model_dir, args.store, args.min_score)
-    print_table(result)
+    folder = SHARED / "benchmarks" / "experience-recall"
+    sets = args.set or [folder, folder / "reflexion_alfworld.jsonl"]
+    results = []
+    for chosen in sets:
+        result = run(chosen, args.model_dir, args.store, args.min_score)
+        print(f"\n== {chosen.name}")
+        print_table(result)
+        results.append(result)
     if args.json:
-        args.json.write_text(json.dumps(result, indent=2))
+        args.json.write_text(json.dumps(results if len(results) > 1 else results[0], indent=2))
     return 0
 
 

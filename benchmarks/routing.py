@@ -1,10 +1,18 @@
 """Skill routing quality: skillbank's search vs. two baselines, measured in the same run.
 
     python benchmarks/routing.py --set ../shared/benchmarks/skill-routing
+    python benchmarks/routing.py --corpus-root /tmp/corpus-root   # keep the corpus index
 
 The set folder holds `library.jsonl` ({id, name, path}), `queries.jsonl` ({qid, query, expected,
 kind}) and the skill files. Baselines: dense cosine over the description alone (what most skill
 MCP servers do) and BM25 alone over name, description and body. All three use the same model.
+
+Abstention ("no skill fits" = an empty answer): the set's own "none" queries plus the 160
+out-of-scope requests in benchmarks/data/out_of_scope.jsonl (general knowledge, chit-chat, tasks
+near but outside any skill), asked of the dev library and of the whole corpus
+(../shared/corpora/skills, ~1,750 skills; answerable dev queries there count by skill name).
+Reported: the share of out-of-scope requests answered empty (target >= 0.9) and the guard, the
+share of answerable requests wrongly emptied (<= 0.03); plus the skill search scores' range.
 """
 
 from __future__ import annotations
@@ -19,7 +27,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_model_dir  # noqa: E402
+from _common import SHARED, default_model_dir  # noqa: E402
 
 
 def load_set(folder: Path) -> tuple[list[dict], list[dict]]:
@@ -49,6 +57,53 @@ def score(ranked: list[list[str]], queries: list[dict]) -> dict[str, float]:
             "none_total": none_total}
 
 
+OUT_OF_SCOPE = Path(__file__).resolve().parent / "data" / "out_of_scope.jsonl"
+
+
+def abstention(bank, queries: list[dict], out_of_scope: list[dict], names: dict[str, str]
+               ) -> dict[str, float]:
+    """Share of out-of-scope requests answered empty, of answerable ones wrongly emptied, and
+    R@1/R@3 by skill name, on one bank."""
+    answerable = [q for q in queries if q["expected"]]
+    none = [q for q in queries if not q["expected"]] + out_of_scope
+    emptied = r1 = r3 = 0
+    scores: list[float] = []
+    for query in answerable:
+        hits = bank.skills.search(query["query"], k=5)
+        scores += [h.score for h in hits]
+        expected = {names[e] for e in query["expected"]}
+        got = [h.name for h in hits]
+        emptied += not got
+        r1 += bool(got) and got[0] in expected
+        r3 += any(g in expected for g in got[:3])
+    answered_empty = 0
+    for query in none:
+        hits = bank.skills.search(query["query"], k=5)
+        scores += [h.score for h in hits]
+        answered_empty += not hits
+    return {"R@1": r1 / len(answerable), "R@3": r3 / len(answerable),
+            "oos_empty": answered_empty / len(none), "oos_total": len(none),
+            "wrongly_emptied": emptied / len(answerable), "answerable": len(answerable),
+            "score_min": min(scores, default=0.0), "score_max": max(scores, default=0.0)}
+
+
+def corpus_run(corpus: Path, root: Path, model_dir: str | None, queries: list[dict],
+               out_of_scope: list[dict], names: dict[str, str]) -> dict[str, float]:
+    from skillbank import Skillbank
+    from skillbank.embeddings import MiniLMEmbedding
+
+    started = time.perf_counter()
+    bank = Skillbank.open(root, skill_roots=[corpus], include_bundled=False, sync=False,
+                          embedding_function=MiniLMEmbedding(model_dir=model_dir))
+    try:
+        report = bank.skills.sync()
+        print(f"corpus: {bank.index('skills').count()} skills ({report.embedded} texts embedded) "
+              f"in {time.perf_counter() - started:.1f}s", file=sys.stderr)
+        return abstention(bank, queries, out_of_scope, names)
+    finally:
+        bank.close()
+
+
 def run(folder: Path, model_dir: str | None) -> dict[str, dict[str, float]]:
     from skillbank import Skillbank
     from skillbank.embeddings import MiniLMEmbedding
@@ -72,6 +127,9 @@ def run(folder: Path, model_dir: str | None) -> dict[str, dict[str, float]]:
             hits = bank.skills.search(query["query"], k=5)
             ranked.append([path_to_id.get(str(Path(h.path).resolve()), h.name) for h in hits])
         results["skillbank search"] = score(ranked, queries)
+        names = {item["id"]: item["name"] for item in library}
+        out_of_scope = [json.loads(line) for line in OUT_OF_SCOPE.open() if line.strip()]
+        results["abstention: dev library"] = abstention(bank, queries, out_of_scope, names)
         bank.close()
 
     # Baselines over the same library, same model.
@@ -104,15 +162,37 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=None, help="routing set folder")
     parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--corpus", type=Path, default=SHARED / "corpora" / "skills")
+    parser.add_argument("--corpus-root", type=Path, default=None,
+                        help="memory root for the corpus index (kept; default: a temp dir)")
+    parser.add_argument("--no-corpus", action="store_true", help="skip the whole-corpus run")
     args = parser.parse_args()
-    folder = args.set or Path(__file__).resolve().parents[2] / "shared/benchmarks/skill-routing"
-    results = run(folder, args.model_dir or default_model_dir())
+    folder = args.set or SHARED / "benchmarks" / "skill-routing"
+    model_dir = args.model_dir or default_model_dir()
+    results = run(folder, model_dir)
+    library, queries = load_set(folder)
+    if not args.no_corpus and args.corpus.is_dir():
+        out_of_scope = [json.loads(line) for line in OUT_OF_SCOPE.open() if line.strip()]
+        names = {item["id"]: item["name"] for item in library}
+        with tempfile.TemporaryDirectory() as tmp:
+            results["abstention: whole corpus"] = corpus_run(
+                args.corpus, args.corpus_root or Path(tmp), model_dir, queries, out_of_scope, names)
     print(f"{'system':28} {'R@1':>6} {'R@3':>6} {'MRR':>6}  none answered wrongly")
     for system, row in results.items():
-        print(f"{system:28} {row['R@1']:6.3f} {row['R@3']:6.3f} {row['MRR']:6.3f}  "
-              f"{row['none_wrong']}/{row['none_total']}")
+        if "MRR" in row:
+            print(f"{system:28} {row['R@1']:6.3f} {row['R@3']:6.3f} {row['MRR']:6.3f}  "
+                  f"{row['none_wrong']}/{row['none_total']}")
     base = results["BM25 alone"]["R@1"] or 1e-9
     print(f"ratio skillbank/BM25 R@1: {results['skillbank search']['R@1'] / base:.2f}x")
+    print(f"\n{'abstention':28} {'R@1':>6} {'R@3':>6} {'oos empty':>10} {'wrongly emptied':>16}"
+          "  scores")
+    for system, row in results.items():
+        if "oos_empty" in row:
+            print(f"{system:28} {row['R@1']:6.3f} {row['R@3']:6.3f} "
+                  f"{row['oos_empty']:10.3f} {row['wrongly_emptied']:16.3f}  "
+                  f"[{row['score_min']:.3f}, {row['score_max']:.3f}]  "
+                  f"({row['oos_total']} out of scope, {row['answerable']} answerable)")
+    print("targets: out-of-scope answered empty >= 0.9; guard: answerable wrongly emptied <= 0.03")
 
 
 if __name__ == "__main__":

@@ -160,6 +160,10 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
         if self.threads:
             options.intra_op_num_threads = self.threads
+        # Threads sleep instead of spinning between ops: same speed on an idle machine, and on
+        # a busy one (a server beside an agent, or a shared CI box) 400 skill texts cost
+        # 10.2 CPU-s instead of 12.8 (benchmarks: docs/benchmarks.md, "Embedding throughput").
+        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
         self._session = ort.InferenceSession(
             str(folder / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
         )

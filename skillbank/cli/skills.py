@@ -87,11 +87,18 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
 
 
 class SyncProgress:
-    """A spinner while roots are scanned, then a bar once embedding spans several batches."""
+    """A spinner while roots are scanned, then a bar once embedding spans several batches.
+
+    Not on a terminal (a log, CI, a pipe): a plain line on stderr at most every 10 s and at the
+    end, so a long first sync is never silent."""
+
+    LOG_EVERY_S = 10.0
 
     def __init__(self, out: Output) -> None:
         self.out = out
         self.enabled = not out.json and out.err.is_terminal
+        self.log_lines = not out.json and not out.err.is_terminal
+        self._last_line = 0.0
         self._status: Any = None
         self._progress: Any = None
         self._task: Any = None
@@ -103,6 +110,15 @@ class SyncProgress:
         return self
 
     def __call__(self, done: int, total: int) -> None:
+        if self.log_lines:
+            import sys
+            import time
+
+            now = time.monotonic()
+            if done >= total or now - self._last_line >= self.LOG_EVERY_S:
+                self._last_line = now
+                print(f"skillbank: embedding skills {done}/{total} ({100 * done // max(total, 1)}%)",
+                      file=sys.stderr, flush=True)
         if not self.enabled:
             return
         if self._progress is None:
