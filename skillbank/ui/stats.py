@@ -71,8 +71,9 @@ def _running(name: str, stamps: list[datetime]) -> Series:
 class StatsCache:
     """The last pictures, kept until memory changes or `ttl` seconds pass.
 
-    "Changes" is judged cheaply: the counts in `bank.stats()` and the newest record's id. Votes
-    and ratings by other processes change no count; they show after at most `ttl` seconds
+    "Changes" is judged cheaply, by the counts in `bank.stats()` (index sizes: a write adds or
+    removes an entry). Votes and ratings by other processes, or an add and a forget between two
+    visits, change no count; they show after at most `ttl` seconds
     (writes made through this page clear the cache at once). Above `sync_limit` records the
     pictures are drawn by a background thread holding `bank_lock` (the lock every page's facade
     calls take), so the facade is never called from two threads at once.
@@ -99,8 +100,7 @@ class StatsCache:
 
             raise SkillbankError(f"drawing the stats failed: {error}")
         counts = bank.stats()
-        newest = bank.experiences.list(namespace="*", limit=1)
-        key = (repr(sorted(counts.items())), newest[0].id if newest else "")
+        key = repr(sorted(counts.items()))
         with self._guard:
             entry = self._entry
         if entry is not None and entry[0] == key and time.monotonic() - entry[1] < self.ttl:
