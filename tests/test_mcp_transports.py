@@ -457,3 +457,56 @@ def test_importing_the_package_does_not_import_mcp():
             "print('mcp' in sys.modules, 'chromadb' in sys.modules)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout.strip() == "False False", done.stderr
+
+
+def test_http_answers_every_malformed_message_with_a_json_rpc_error(http_server):
+    auth = {"Authorization": f"Bearer {TOKEN}", "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2025-11-25"}
+    cases = [
+        (b"{not json", -32700, None),
+        (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"x": "\\ud800"}}',
+         -32700, 5),
+        (json.dumps([{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}]).encode(), -32600, 6),
+        (b'{"jsonrpc": "2.0", "id": 7}', -32600, 7),
+        (b'{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', -32600, 8),
+    ]
+    for body, code, request_id in cases:
+        reply = httpx.post(http_server + "/mcp", content=body, headers=auth, timeout=10)
+        assert reply.status_code == 400, body
+        error = reply.json()
+        assert error["id"] == request_id and error["error"]["code"] == code, (body, error)
+        assert "pydantic" not in error["error"]["message"] and "https://" not in error["error"]["message"]
+
+
+async def test_http_clients_see_titles_and_honest_hints_and_get_change_notifications(http_server):
+    async with http_client(http_server, mode="legacy") as client:
+        tools = {t.name: t for t in (await client.list_tools()).tools}
+        assert all(t.title for t in tools.values())
+        assert tools["rate_memory"].annotations.read_only_hint is False
+        assert tools["rate_memory"].annotations.destructive_hint is False  # untrusted: votes wait
+        assert tools["save_skill"].annotations.destructive_hint is True
+        stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
+    team = next(Path(r) for r in stats["skill_roots"] if r.endswith("team-skills"))
+    events: list[Any] = []
+    async with http_client(http_server) as client:  # 2026-07-28: a subscriptions/listen stream
+        async with client.listen(resources_list_changed=True,
+                                 resource_subscriptions=["skill://csv-cleaning/SKILL.md"]) as sub:
+            import anyio
+
+            async def collect() -> None:
+                async for event in sub:
+                    events.append(type(event).__name__)
+
+            async with anyio.create_task_group() as group:
+                group.start_soon(collect)
+                await anyio.sleep(1.5)
+                write_skill(team, "csv-cleaning", "Clean messy CSV files before loading them")
+                with anyio.fail_after(30):
+                    while "ResourcesListChanged" not in events:
+                        await anyio.sleep(0.1)
+                write_skill(team, "csv-cleaning", "Clean messy CSV files before loading them",
+                            body="# Steps\n\nCheck the encoding first.\n")
+                with anyio.fail_after(30):
+                    while "ResourceUpdated" not in events:
+                        await anyio.sleep(0.1)
+                group.cancel_scope.cancel()
