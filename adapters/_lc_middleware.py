@@ -408,6 +408,6 @@ class SkillbankMiddleware(AgentMiddleware):
         return self._finish(state, runtime)
 
     async def aafter_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        if self.background:
-            return self._finish(state, runtime)
+        # In a worker thread even with the background writer: handing over a job waits when
+        # its queue is full, and that wait must not stall the event loop.
         return await asyncio.to_thread(self._finish, state, runtime)
