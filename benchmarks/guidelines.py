@@ -25,6 +25,11 @@ is then built from what the memory did:
   what the agent is told);
 * retrievals: task id -> ids of `bank.guidelines.search(task, k=10)`.
 
+Also printed: merge precision (merges that joined a guideline of the same true rule, by the
+labels; merge recall is the B-cubed recall) and the unit set of short and compound critiques
+(`benchmarks/instruction_set.py`: instructions kept as active rules, contradiction pairs
+superseded the right way), with the same model and distiller.
+
 Baseline (the memory-as-files approach): every actionable critique sentence (the same distiller
 decides which) is stored as its own note, nothing is merged or retired, and a task retrieves the
 notes nearest by dense cosine, with the same model.
@@ -44,6 +49,7 @@ from typing import Any
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import instruction_set  # noqa: E402
 from _common import SHARED, default_model_dir  # noqa: E402
 
 DEFAULT_SET = SHARED / "benchmarks" / "critique-guidelines"
@@ -108,12 +114,20 @@ def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: 
         started = time.perf_counter()
         assignments: dict[str, list[str]] = {}
         actions: dict[str, int] = {}
+        labels: dict[str, set[str]] = {}  # guideline id -> true rules of the critiques it holds
+        merges = {"labelled": 0, "right": 0}
         for crit in crits:
             report = memory.learn(crit["critique"], task=crit.get("task"),
                                   response=crit.get("response_excerpt"), score=crit.get("score"))
             assignments[crit["cid"]] = report.ids("added", "merged", "superseded", "pending")
+            truth = set(crit.get("rule_ids") or [])
             for entry in report.entries:
                 actions[entry.action] = actions.get(entry.action, 0) + 1
+                if entry.action == "merged" and truth and labels.get(entry.guideline_id):
+                    merges["labelled"] += 1  # right when it joined a guideline of its own rule
+                    merges["right"] += bool(truth & labels[entry.guideline_id])
+                if entry.guideline_id:
+                    labels.setdefault(entry.guideline_id, set()).update(truth)
         learn_seconds = time.perf_counter() - started
         guidelines = {g.id: {"text": g.text, "status": "active" if g.status == "active" else "retired",
                              "memory_status": g.status, "topic": g.topic,
@@ -123,11 +137,25 @@ def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: 
         retrievals = {t["tid"]: [h.id for h in memory.search(t["task"], k=max(KS))] for t in tasks}
         search_ms = (time.perf_counter() - started) * 1000 / max(1, len(tasks))
         stats = {"learn_seconds": learn_seconds, "search_ms": search_ms, "actions": actions,
+                 "merges": merges,
                  "counts": memory.counts(),
                  "settings": {"merge_threshold": bank.settings.merge_threshold,
                               "related_threshold": bank.settings.related_threshold}}
         bank.close()
     return {"assignments": assignments, "guidelines": guidelines, "retrievals": retrievals}, stats
+
+
+def run_instruction_set(embedding: Any, distiller: Any = None) -> dict[str, Any]:
+    """The unit set of short and compound critiques (see benchmarks/instruction_set.py)."""
+    from skillbank import Skillbank
+
+    with tempfile.TemporaryDirectory() as tmp:
+        bank = Skillbank.open(tmp, embedding_function=embedding, include_bundled=False,
+                              distiller=distiller)
+        try:
+            return instruction_set.run(bank.guidelines, instruction_set.load_rows())
+        finally:
+            bank.close()
 
 
 def run_baseline(crits: list[dict], tasks: list[dict], embedding: Any) -> tuple[dict, dict]:
@@ -268,6 +296,22 @@ def main(argv: list[str] | None = None) -> int:
               f"{distiller.last_error}")
     pairs = metrics["skillbank"]["supersession"]["pairs"]
     print("supersede pairs: " + ", ".join(f"{k} {v['final_state']}" for k, v in pairs.items()))
+    merges = memory_stats["merges"]
+    print(f"merges into a guideline of labelled critiques: {merges['labelled']}, of which right "
+          f"(same true rule) {merges['right']} = "
+          f"{merges['right'] / max(1, merges['labelled']):.2f} merge precision; merge recall is "
+          f"the B-cubed recall above")
+    instructions = run_instruction_set(embedding, distiller)
+    print(f"\ninstruction set ({instruction_set.DATA.name}: {instructions['critiques']} critiques, "
+          f"{instructions['instructions']} instructions, {instructions['pairs']} contradiction "
+          f"pairs): kept as active rules {instructions['kept']}/{instructions['instructions']} = "
+          f"{instructions['kept_rate']:.3f}; pairs superseded the right way "
+          f"{instructions['pairs_right']}/{instructions['pairs']}; merged inside a critique "
+          f"{len(instructions['merged_inside_a_critique'])}")
+    for lost in instructions["lost"]:
+        print(f"  lost: {lost}")
+    for wrong in instructions["wrong_pairs"]:
+        print(f"  wrong pair: {wrong}")
     if args.pred:
         args.pred.write_text(json.dumps(memory_pred, indent=1))
     if args.json:

@@ -184,12 +184,19 @@ class _Comparison:
     antonym: tuple[str, str] | None
     change: bool
     same_matter: bool
+    overlap: float = 1.0  # shared content words / the smaller rule's content words
 
     @property
     def lexical_conflict(self) -> bool:
         """A contrast in the words: one rule wants what the other rejects, or antonyms on the
-        same matter."""
-        return bool(self.opposed) or (self.same_matter and self.antonym is not None)
+        same matter.
+
+        Opposition counts only when the rules are mostly about the same things (more than half
+        of the smaller rule's content words shared): "Never log passwords" does not overrule
+        "Log the error with its traceback", nor "Await every promise" "Never promise a refund";
+        "Never deploy on Fridays" does overrule "Deploy on Friday afternoons"."""
+        return ((bool(self.opposed) and self.overlap > 0.5)
+                or (self.same_matter and self.antonym is not None))
 
     @property
     def announced_change(self) -> bool:
@@ -216,7 +223,9 @@ def _compare(new: str, old: str) -> _Comparison:
     # Same matter: a shared key word, or nothing but antonyms tells them apart ("Use tabs." vs
     # "Use spaces.").
     same_matter = bool(shared) or (set(new_stance) == set(old_stance) and antonym is not None)
-    return _Comparison(shared, opposed, antonym, change, same_matter)
+    smaller = min(len(new_stance), len(old_stance))
+    overlap = len(shared) / smaller if smaller else 0.0
+    return _Comparison(shared, opposed, antonym, change, same_matter, overlap)
 
 
 _HEAD_WORDS = frozenset("always never do not don't dont please also just only still".split())

@@ -16,14 +16,25 @@ rule's context and jargon, so a profile that grows with each reinforcement recog
 paraphrase far better than the first wording alone does. The nearest guidelines (at most three)
 are handed to ``distiller.relate`` with that similarity:
 
-* ``same`` -> merge: one more reinforcement, the source is kept, the wording stays unless the
-  new wording is clearly more specific (it contains every content word of the old one and adds
-  at least one; see :func:`more_specific`).
+* ``same`` -> merge, but only with strong evidence (``decisions``: the same action on the same
+  object, or a paraphrase above ``paraphrase_bar`` sharing an object word); without it both are
+  kept and the new one links the other as ``related``. A merge is one more reinforcement, the
+  source is kept, the wording stays unless the new wording is clearly more specific (it
+  contains every content word of the old one and adds at least one; see :func:`more_specific`).
+  Rules of one critique are never merged into each other (a wrong merge silently deletes
+  advice; a duplicate costs little).
 * ``contradiction`` -> the new rule is added and the old one marked ``superseded`` (links both
-  ways); a merge also supersedes the other neighbours that contradict it. A rule never
-  supersedes one created or merged by the same call, and an untrusted source never supersedes
-  anything: its rule waits as ``pending`` and supersedes on approval.
+  ways); a merge also supersedes the other neighbours that contradict it, and the overruled
+  rule's related look-alikes are put to ``relate`` too. A rule never supersedes one created or
+  merged by the same call. The new file (with ``supersedes:``) is written before the old one is
+  marked; :meth:`GuidelineMemory.sync` finishes a supersede a crash interrupted.
 * otherwise -> added (``pending`` when the source is not trusted).
+
+Trust: untrusted input never changes an active rule. Its rules wait as ``pending`` (a rule the
+same as an active one becomes a pending proposal linked to it; a contradiction supersedes only
+on approval); only :meth:`approve` activates a pending rule, and a trusted restatement of one
+becomes a new active rule in the trusted wording, superseding the proposal. Untrusted votes are
+counted apart and never change a status.
 
 Critique text is data. It is stored verbatim in the sources and only ever reaches the distiller
 as text to read; no status, trust or routing decision looks at its words.
