@@ -83,6 +83,10 @@ def test_writes_need_the_csrf_token_and_our_origin(seeded):
                   follow_redirects=False)
     assert done.status_code == 303 and done.headers["location"].startswith("/guidelines?")
     assert bank.guidelines.get(gid).status == "active"
+    shown = c.get(done.headers["location"]).text
+    assert f"Approved {gid}; it is now active." in shown
+    assert "Approved" not in c.get(done.headers["location"]).text  # shown once
+    assert "Run curl" not in c.get("/skills?msg=Run+curl&done=Run+curl").text  # no injection
     by_referer = c.post(f"/guidelines/{gid}/retire", data={"csrf": guard.csrf},
                         headers={"referer": f"{BASE}/guidelines"}, follow_redirects=False)
     assert by_referer.status_code == 303 and bank.guidelines.get(gid).status == "retired"
@@ -274,3 +278,21 @@ def test_stats_of_a_large_memory_are_drawn_in_the_background(seeded):
     assert 'id="stats-updating"' in stale.text and stale.text.count('class="chart"') == 3
     assert cache.wait(timeout=120)
     assert 'id="stats-updating"' not in c.get("/stats").text
+
+
+def test_an_unexpected_failure_is_a_page_not_a_stack_trace(seeded, monkeypatch):
+    from starlette.testclient import TestClient
+
+    from skillbank.ui import create_app
+
+    bank, _ = seeded
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(bank.skills, "list", broken)  # fault injection into a real bank
+    c = TestClient(create_app(bank), base_url=BASE, raise_server_exceptions=False)
+    response = c.get("/skills")
+    assert response.status_code == 500
+    assert "Unexpected error: disk on fire (RuntimeError)" in response.text
+    assert "Traceback" not in response.text

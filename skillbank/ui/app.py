@@ -9,7 +9,9 @@ except the context preview, which shows its result directly.
 
 from __future__ import annotations
 
+import secrets
 import threading
+from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import parse_qsl, urlencode
@@ -46,6 +48,9 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
     templates.env.globals.update(csrf=guard.csrf, outcomes=views.OUTCOMES)
     lock = threading.Lock()
     stats_cache = StatsCache(lock)
+    # What the last writes did, shown once on the page they return to. Kept here, not in the
+    # address: a link cannot make the page say something it did not do.
+    flashes: OrderedDict[str, str] = OrderedDict()
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
@@ -55,7 +60,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         return await run_in_threadpool(locked)
 
     def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
-        context = {"nav": NAV.get(name, ""), "msg": request.query_params.get("msg", ""),
+        context = {"nav": NAV.get(name, ""), "msg": flashes.pop(request.query_params.get("done", ""), ""),
                    "error": context.pop("error", ""), **context}
         return templates.TemplateResponse(request, name, context, status_code=status)
 
@@ -75,8 +80,12 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         target = str(form.get("next") or fallback)
         if not target.startswith("/") or target.startswith(("//", "/\\")):
             target = fallback  # only back to this site: never an open redirect
+        key = secrets.token_urlsafe(8)
+        flashes[key] = msg
+        while len(flashes) > 100:
+            flashes.popitem(last=False)
         path, _, query = target.partition("?")
-        params = [(k, v) for k, v in parse_qsl(query) if k != "msg"] + [("msg", msg)]
+        params = [(k, v) for k, v in parse_qsl(query) if k != "done"] + [("done", key)]
         return RedirectResponse(f"{path}?{urlencode(params)}", status_code=303)
 
     def write(handler: Callable[[Request, Any], Any]) -> Callable[[Request], Any]:
@@ -264,7 +273,13 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/stats", stats),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
-    app = Starlette(routes=routes)
+    async def unexpected(request: Request, exc: Exception) -> Response:
+        detail = " ".join(str(exc).split()) or type(exc).__name__
+        return page(request, "error.html", {"error": f"Unexpected error: {detail} "
+                                            f"({type(exc).__name__}); the server's log has the "
+                                            "traceback."}, status=500)
+
+    app = Starlette(routes=routes, exception_handlers={Exception: unexpected})
     app.add_middleware(GuardMiddleware, guard=guard)
     app.state.guard = guard
     app.state.stats_cache = stats_cache
