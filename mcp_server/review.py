@@ -16,7 +16,7 @@ from pydantic import Field
 
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
-from skillbank.mcp_server.tools_memory import ItemId, with_trust
+from skillbank.mcp_server.tools_memory import ItemId
 
 UNTRUSTED = ("{what} needs a trusted session: this server does not trust its clients (HTTP "
              "without --trust). Ask the user to {how}, or to restart the server with --trust.")
@@ -62,12 +62,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                                              "CLI"))
 
         def drop(b: Any) -> Any:
-            forget_item = getattr(b, "forget", None)
-            if forget_item is None:
-                from skillbank.errors import SkillbankError
-
-                raise SkillbankError("this version of the memory cannot forget items yet")
-            return with_trust(forget_item, id, trusted=trusted)
+            return b.forget(id, trusted=trusted)
 
         result = await server.run_bank("experiences", drop,
                                        hint="Forget only ids shown by memory_context, a search or "

@@ -32,26 +32,6 @@ UNCOUNTED_VOTE = ("Recorded for review: votes from untrusted clients never chang
                   "status on their own.")
 
 
-def with_trust(method: Any, *args: Any, trusted: bool, **kwargs: Any) -> Any:
-    """Call a writing facade method with `trusted=`. Until the core takes the argument (it is
-    being added), a trusted call goes through without it and an untrusted one is refused: an
-    untrusted write must never land as if it were trusted."""
-    import inspect
-
-    try:
-        accepts = "trusted" in inspect.signature(method).parameters
-    except (TypeError, ValueError):
-        accepts = True
-    if accepts:
-        return method(*args, trusted=trusted, **kwargs)
-    if not trusted:
-        from skillbank.errors import SkillbankError
-
-        raise SkillbankError("this server cannot yet contain writes from untrusted clients here; "
-                             "ask the user, or restart the server with --trust")
-    return method(*args, **kwargs)
-
-
 def _modern(ctx: Context) -> bool:
     version = ctx.protocol_version
     return bool(version) and is_version_at_least(version, "2026-07-28")
@@ -118,7 +98,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                        description="true if it helped, false if it misled you")],
     ) -> m.Rating:
         def rate(b: Any) -> dict[str, Any]:
-            return with_trust(b.rate, id, helpful=helpful, trusted=trusted)
+            return b.rate(id, helpful=helpful, trusted=trusted)
 
         result = await server.run_bank("experiences", rate,
                                        hint="Rate only ids shown by memory_context or a search")
@@ -147,15 +127,14 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                       for s in (steps or [])]
 
         def record(b: Any) -> Any:
-            eid = with_trust(b.experiences.record, task=task, outcome=outcome, steps=step_dicts,
-                             score=score, feedback=feedback, tags=list(tags or []),
-                             when_to_use=when_to_use or "", trusted=trusted)
+            eid = b.experiences.record(task=task, outcome=outcome, steps=step_dicts, score=score,
+                                       feedback=feedback, tags=list(tags or []),
+                                       when_to_use=when_to_use or "", trusted=trusted)
             return eid, b.experiences.get(eid)
 
         eid, exp = await server.run_bank("experiences", record)
         lessons = [getattr(lesson, "text", str(lesson)) for lesson in getattr(exp, "lessons", []) or []]
-        status = str(getattr(exp, "status", "") or "")
-        pending = status == "pending" or (not trusted and status in ("", "quarantined"))
+        pending = str(getattr(exp, "status", "") or "") == "pending"
         return m.RecordedExperience(id=eid, task=task, outcome=outcome, lessons=lessons,
                                     status="pending" if pending else "active",
                                     note=PENDING_EXPERIENCE if pending else "")
