@@ -69,7 +69,7 @@ class ReviewMixin:
             if record.status != "pending":
                 raise InvalidInputError(
                     f"{record.id} is {record.status}, not pending: only pending records are "
-                    "rejected; to delete it, forget it (`skillbank experiences forget`)")
+                    "rejected; to delete a reviewed record, forget it by id instead")
             result = self._forget(record, reason="rejected")
         return {**result, "rejected": True}
 
