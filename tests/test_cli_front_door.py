@@ -163,6 +163,14 @@ def test_messages_name_cli_commands_not_python_calls(run):
     no_python(exists)
     assert "skillbank skills update hello-world" in exists
 
+    no_draft = run("skills", "adopt", "no-such-draft", code=3).stderr
+    no_python(no_draft)
+    assert "`skillbank skills drafts`" in no_draft
+    no_version = run("skills", "history", "hello-world", "--restore", "20260101T000000Z",
+                     code=3).stderr
+    no_python(no_version)
+    assert "`skillbank skills history hello-world`" in no_version
+
 
 def test_skills_update_changes_description_and_body(run, tmp_path):
     run("skills", "new", "release-notes", "-d", "Write release notes.", "-b", "Old body.")
