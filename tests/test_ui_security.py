@@ -64,6 +64,20 @@ def test_skill_bodies_are_escaped_and_links_are_safe(tmp_path):
     assert "<strong>ok</strong>" in html
 
 
+def test_memory_text_is_escaped_on_every_page(seeded):
+    bank, _ = seeded
+    entry = bank.guidelines.add("Never call <script>alert(1)</script> eval on input.",
+                                topic="security")
+    eid = bank.experiences.record(task="Check <img src=x onerror=alert(2)> handling",
+                                  outcome="failure", feedback="<script>alert(3)</script>")
+    c, _ = client(bank)
+    for url in ("/guidelines", f"/guidelines/{entry.guideline_id}", "/experiences",
+                f"/experiences/{eid}"):
+        html = c.get(url).text
+        assert "<script>alert" not in html and "<img src=x" not in html, url
+        assert "&lt;script&gt;" in html or "&lt;img" in html, url
+
+
 def test_writes_need_the_csrf_token_and_our_origin(seeded):
     bank, ids = seeded
     c, guard = client(bank)
