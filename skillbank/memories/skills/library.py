@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import logging
+import math
 import os
 import re
 import threading
@@ -38,6 +39,13 @@ log = logging.getLogger("skillbank.skills")
 
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCES = 500
+#: "No skill fits" (docs/benchmarks.md, "Abstention"): the best name+description cosine must
+#: beat what chance gives in a library of n skills, 0.09 + 0.025 ln n (0.21 at 140 skills, 0.28
+#: at 1,750), and never less than 0.2 (unrelated sentences reach ~0.17 even among 6 skills); a
+#: fit probability of 0.5 sits there, rising and falling over ~0.04 of cosine.
+ABSTAIN_BELOW = 0.5
+CHANCE_BASE, CHANCE_PER_LOG_N, CHANCE_FLOOR, COSINE_SLOPE = 0.09, 0.025, 0.2, 0.04
+KEYWORD_SLOPE = 0.05
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
@@ -377,22 +385,43 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
 
     # Search and catalog ------------------------------------------------------------------------
     def search(self, task: str, k: int = 5, *, min_score: float | None = None) -> list[Hit[Skill]]:
-        """Skills for a task, best first; empty when no skill fits.
+        """Skills for a task, best first, scored in [0, 1]; empty when no skill fits.
 
-        Dense and keyword scores are fused by per-query z-score. Whether *any* skill fits is one
-        decision per query: the best name+description cosine must reach `min_score`, or BM25
-        must match at least `min_keyword` of what the query could match. Judging each hit alone
-        instead silenced correct low-cosine hits (R@1 -0.04 on the routing set).
+        Ranking: dense and keyword scores fused by per-query z-score, plus the usage prior.
+        Score: how likely it is that a skill fits at all (`fit_probability`: the best
+        name+description cosine against what chance gives in a library this size), times each
+        hit's evidence relative to the best hit, so the first hit's score means the same for
+        every query and library size and later hits never score above it. Below `min_score`
+        (default `ABSTAIN_BELOW`, 0.5) the answer is empty: "no skill fits". Items without a
+        vector yet (first index still embedding, or no model) count by their keyword evidence.
         """
         checks.check_str(task, "task")
         checks.check_k(k)
         min_score = checks.check_score(min_score)
-        floor = self.min_score if min_score is None else min_score
+        floor = ABSTAIN_BELOW if min_score is None else min_score
         raw = self.index.search(task, k=max(k * 4, 20), fusion="z")
         hits: Hits = Hits()
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
-        if raw.best_dense < floor and raw.best_keyword < self.min_keyword:
+        if not raw:
             return hits
+        fit = fit_probability(raw.best_dense, self.index.count()) if raw.best_dense else 0.0
+        if raw.pending:  # keyword-only items: a strong word match is evidence on its own
+            fit = max(fit, _sigmoid((raw.best_keyword - self.min_keyword) / KEYWORD_SLOPE))
+        if fit < floor:
+            return hits
+        ranked = []
+        for hit in raw:
+            try:
+                record = self._summary(hit.id)
+            except NotFoundError:  # removed by a concurrent sync since the search began
+                continue
+            ranked.append((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit, record))
+        ranked.sort(key=lambda entry: entry[0], reverse=True)
+        for z, hit, record in ranked[:k]:
+            score = fit * math.exp(min(0.0, z - ranked[0][0]))
+            hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
+                                   record=record, dense=hit.dense, keyword=hit.keyword))
+        return hits
         for hit in raw:
             try:
                 record = self._summary(hit.id)
@@ -440,6 +469,22 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
+
+
+def _sigmoid(x: float) -> float:
+    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
+
+
+def fit_probability(best_cosine: float, library_size: int) -> float:
+    """How likely some skill fits, from the best cosine in a library of `library_size` skills.
+
+    The best similarity an unrelated request reaches grows with the library (more skills,
+    more near-misses by chance): on the 160 out-of-scope requests the median best cosine is
+    0.16 among 140 skills and 0.22 among 1,750. The chance level 0.09 + 0.025 ln n follows
+    that, so a score means the same at either size.
+    """
+    chance = max(CHANCE_FLOOR, CHANCE_BASE + CHANCE_PER_LOG_N * math.log(max(library_size, 2)))
+    return _sigmoid((best_cosine - chance) / COSINE_SLOPE)
 
 
 def _digest(path: Path, data: bytes) -> str:
