@@ -459,9 +459,14 @@ async def test_edited_skill_files_show_up_without_restart(tmp_path):
             assert "pdfplumber" in (await call(client, "load_skill", {"name": "pdf-tables"}))["body"]
             write_skill(tmp_path / "shared-skills", "pdf-tables", "Extract tables from PDFs",
                         body="# Steps\n\nUse camelot now.\n")
-            write_skill(tmp_path / "shared-skills", "svg-icons", "Draw small SVG icons by hand")
-            deadline = time.monotonic() + 15
+            deadline = time.monotonic() + 300  # generous: a loaded machine is slow
+            version, written = 0, 0.0
             while time.monotonic() < deadline:
+                if time.monotonic() - written > 5:  # again until seen: the watcher may have
+                    version += 1                    # started after the previous write
+                    write_skill(tmp_path / "shared-skills", "svg-icons",
+                                f"Draw small SVG icons by hand (version {version})")
+                    written = time.monotonic()
                 found = await call(client, "find_skills", {"task": "draw an svg icon"})
                 if found["skills"] and found["skills"][0]["name"] == "svg-icons":
                     break

@@ -220,7 +220,7 @@ def http_server(tmp_path_factory):
         stdout=log, stderr=subprocess.STDOUT, env=base_env(SKILLBANK_EMBEDDING="hash",
                                                           SKILLBANK_TOKEN=TOKEN))
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
+    deadline = time.time() + 300  # generous: start-up under load
     while time.time() < deadline:
         if proc.poll() is not None:
             pytest.fail("server exited: " + (tmp / "server.log").read_text()[-3000:])

@@ -47,7 +47,7 @@ async def http_server(root: Path) -> AsyncIterator[str]:
         env=base_env(SKILLBANK_EMBEDDING="hash", SKILLBANK_TOKEN=TOKEN))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 60
+        deadline = time.time() + 300  # generous: start-up under load
         while True:
             if proc.poll() is not None:
                 pytest.fail("server exited: " + (root.parent / "http.log").read_text()[-3000:])

@@ -256,11 +256,17 @@ def test_watch_picks_up_new_and_edited_files(tmp_path):
     seen = threading.Event()
     thread, stop = bank.skills.start_watching(on_sync=lambda report: seen.set())
     try:
-        time.sleep(0.5)
-        write_skill(root, "second-skill", "Appears while watching.")
-        assert seen.wait(15), "watch did not re-sync"
-        deadline = time.time() + 10
-        while "second-skill" not in bank.skills and time.time() < deadline:
+        # No sleep for the watcher to start: write (again) until it reports a re-sync, within
+        # a generous ceiling; a write before it started is simply not seen.
+        deadline = time.monotonic() + 300
+        version = 0
+        while not seen.is_set():
+            assert time.monotonic() < deadline, "watch did not re-sync"
+            version += 1
+            write_skill(root, "second-skill", f"Appears while watching (version {version}).")
+            seen.wait(5)
+        deadline = time.monotonic() + 300
+        while "second-skill" not in bank.skills and time.monotonic() < deadline:
             time.sleep(0.1)
         assert "second-skill" in bank.skills
     finally:
