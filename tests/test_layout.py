@@ -41,3 +41,28 @@ def test_plugins_hold_no_python():
         python += [str(relative / n) for n in names if n.endswith((".py", ".pyc"))
                    and relative.name != "scripts"]
     assert not python, f"plugins/ must hold no Python: {sorted(python)}"
+
+
+def test_every_package_folder_is_listed_for_the_wheel():
+    """A package folder missing from pyproject's list is left out of the wheel (the editable
+    install used in development would not notice)."""
+    import tomllib
+
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["setuptools"]
+    mapped = config.get("package-dir", {})
+
+    def folder(name: str) -> Path:
+        """Where setuptools looks for a package: its own mapping, else its nearest parent's."""
+        parts = name.split(".")
+        for cut in range(len(parts), 0, -1):
+            prefix = ".".join(parts[:cut])
+            if prefix in mapped:
+                return REPO / mapped[prefix] / Path(*parts[cut:])
+        return REPO / Path(*parts)
+
+    folders = {name: folder(name) for name in config["packages"]}
+    listed = {folder.resolve() for folder in folders.values()}
+    found = {p.parent.resolve() for package in PACKAGES for p in (REPO / package).rglob("__init__.py")
+             if "__pycache__" not in p.parts}
+    missing = sorted(str(p.relative_to(REPO)) for p in found - listed)
+    assert not missing, f"add these to [tool.setuptools] packages in pyproject.toml: {missing}"
