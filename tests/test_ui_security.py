@@ -64,6 +64,25 @@ def test_skill_bodies_are_escaped_and_links_are_safe(tmp_path):
     assert "<strong>ok</strong>" in html
 
 
+def test_guidelines_filter_by_status_topic_and_namespace(seeded):
+    bank, ids = seeded
+    other = bank.guidelines.add("Cite the source of every figure.", topic="writing",
+                                namespace="research").guideline_id
+    c, _ = client(bank)
+
+    def shown(query: str) -> set[str]:
+        html = c.get(f"/guidelines?{query}").text
+        topics = html.split('<form class="filters"')[1]  # the rules below the review queue
+        return set(re.findall(r'class="rule" data-id="([^"]+)"', topics))
+
+    assert other in shown("") and ids["new_rule"] in shown("")
+    assert shown("namespace=research") == {other}
+    assert ids["new_rule"] not in shown("namespace=research")
+    assert shown("status=superseded") == {ids["old_rule"]}
+    assert other not in shown("topic=python")
+    assert ids["pending"] in shown("status=pending")
+
+
 def test_memory_text_is_escaped_on_every_page(seeded):
     bank, _ = seeded
     entry = bank.guidelines.add("Never call <script>alert(1)</script> eval on input.",

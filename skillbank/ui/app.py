@@ -159,7 +159,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         params = request.query_params
         try:
             data = await call(views.guidelines_page, bank, params.get("topic", ""),
-                              params.get("status", ""))
+                              params.get("status", ""), params.get("namespace", ""))
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "guidelines.html", data)

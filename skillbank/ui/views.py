@@ -85,9 +85,12 @@ def validation_findings(path: str) -> list[Any]:
 # ------------------------------------------------------------------------------- guidelines
 
 
-def guidelines_page(bank: Any, topic: str, status: str) -> dict[str, Any]:
+def guidelines_page(bank: Any, topic: str, status: str, namespace: str = "") -> dict[str, Any]:
     """Pending queue first, then rules by topic with votes and what they replaced."""
     everything = bank.guidelines.list(namespace="*")
+    namespaces = sorted({g.namespace for g in everything})
+    if namespace:
+        everything = [g for g in everything if g.namespace == namespace]
     by_id = {g.id: g for g in everything}
     pending = [g for g in everything if g.status == "pending"]
     wanted = status or "active"
@@ -99,6 +102,7 @@ def guidelines_page(bank: Any, topic: str, status: str) -> dict[str, Any]:
     counts = {s: sum(1 for g in everything if g.status == s)
               for s in ("active", "pending", "superseded", "retired")}
     return {"pending": pending, "topics": topics, "topic": topic, "status": wanted,
+            "namespace": namespace, "namespaces": namespaces,
             "all_topics": sorted({g.topic for g in everything}), "counts": counts,
             "chains": {g.id: chain(by_id, g) for g in shown if g.supersedes}}
 
