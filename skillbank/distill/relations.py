@@ -177,6 +177,22 @@ def _antonym_stance(rule: str) -> dict[str, int]:
     return out
 
 
+def _choices_differ(pair: tuple[str, str], new: dict[str, int], old: dict[str, int]) -> bool:
+    """Whether two rules choose different sides of an antonym pair, reading rejections too:
+    wanting "team" and rejecting "individual" are the same choice."""
+    x, y = pair
+
+    def choice(stance: dict[str, int]) -> str | None:
+        if stance.get(x, 0) > 0 or stance.get(y, 0) < 0:
+            return x
+        if stance.get(y, 0) > 0 or stance.get(x, 0) < 0:
+            return y
+        return None
+
+    a, b = choice(new), choice(old)
+    return a is None or b is None or a != b
+
+
 @dataclass
 class _Comparison:
     shared: set[str]
@@ -216,6 +232,9 @@ def _compare(new: str, old: str) -> _Comparison:
     if shared:
         opposed |= {w for w in set(new_ant) & set(old_ant) if new_ant[w] != old_ant[w]}
     antonym = _antonym_conflict(_strip_mentions(new), _strip_mentions(old))
+    if antonym is not None and not _choices_differ(antonym, _antonym_stance(new),
+                                                   _antonym_stance(old)):
+        antonym = None  # "Sign as the team" agrees with "..., rather than individual names"
     # Change wording counts only when the new rule also says something the old one does not.
     new_plain, old_plain = _AT_MOST_RE.sub("at most", new), _AT_MOST_RE.sub("at most", old)
     change = (bool(_CHANGE_RE.search(new_plain)) and not _CHANGE_RE.search(old_plain)

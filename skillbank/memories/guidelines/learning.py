@@ -194,7 +194,8 @@ class GuidelineLearning:
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
-                skip={gid for _, gid in neighbours} | touched)
+                skip={gid for _, gid in plan.contradicted} | touched
+                | ({plan.same[1]} if plan.same else set()))
         now = utcnow()
         if plan.same is not None:
             target = self._items[plan.same[1]]
@@ -343,11 +344,11 @@ class GuidelineLearning:
                 via[gid] = max(via.get(gid, -1.0), sim)
             # Look-alikes kept apart from the overruled rule (linked as related either way)
             # are the wordings most likely to say the same old thing.
-            for other in self._items.values():
-                linked = other.id in old.related or old_id in other.related
-                if (linked and other.id != old_id and other.id not in skip
-                        and other.status in IN_PLAY and other.namespace == namespace):
-                    via[other.id] = max(via.get(other.id, -1.0), similarity_of[old_id])
+            for other_id in self._related_closure(old_id, hops=2):
+                other = self._items[other_id]
+                if (other_id not in skip and other.status in IN_PLAY
+                        and other.namespace == namespace):
+                    via[other_id] = max(via.get(other_id, -1.0), similarity_of[old_id])
         found: list[tuple[float, str]] = []
         if not via:
             return found
@@ -358,6 +359,24 @@ class GuidelineLearning:
             if relation == "contradiction":
                 found.append((similarity, gid))
         return found
+
+    def _related_closure(self, gid: str, hops: int) -> list[str]:
+        """Guidelines linked to `gid` as related (either direction), up to `hops` links away."""
+        seen = {gid}
+        frontier = [gid]
+        for _ in range(hops):
+            found: list[str] = []
+            for g in self._items.values():
+                if g.id in seen:
+                    continue
+                if any(g.id in self._items[f].related or f in g.related for f in frontier):
+                    found.append(g.id)
+            seen.update(found)
+            frontier = found
+            if not frontier:
+                break
+        seen.discard(gid)
+        return sorted(seen)
 
     def _mark_superseded(self, old_id: str, new_id: str, now: datetime) -> None:
         old = self._items.get(old_id)

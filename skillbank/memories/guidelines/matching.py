@@ -18,7 +18,8 @@ from skillbank.memories.guidelines.files import IN_PLAY
 from skillbank.records import MAX_SHORT, Guideline
 
 MAX_PROFILE_TEXTS = 24  # wordings averaged into a guideline's matching profile
-MAX_NEIGHBOURS = 3  # nearest guidelines handed to distiller.relate per candidate
+MAX_NEIGHBOURS = 5  # nearest guidelines handed to distiller.relate per candidate (look-alikes are
+#                    kept apart now, so an overruled rule often has several wordings)
 SHORTLIST = 24  # guidelines the index proposes for a profile comparison (large pools)
 
 # ------------------------------------------------------------------------------------ wording

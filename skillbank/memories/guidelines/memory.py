@@ -13,7 +13,7 @@ the vectors of every wording that ever reinforced it (for each source: the candi
 critique sentence it came from and the critique), plus the TF-IDF overlap of their words, minus
 a small penalty across topics. Critiques of one rule rarely share a sentence but do share the
 rule's context and jargon, so a profile that grows with each reinforcement recognises the next
-paraphrase far better than the first wording alone does. The nearest guidelines (at most three)
+paraphrase far better than the first wording alone does. The nearest guidelines (at most five)
 are handed to ``distiller.relate`` with that similarity:
 
 * ``same`` -> merge, but only with strong evidence (``decisions``: the same action on the same
