@@ -16,8 +16,16 @@ def _open(root, **kw):
 
 
 def _fill(bank, n=120):
+    # Distinct words per task: near-identical texts give Chroma equal distances, and which of
+    # those ties it returns differs between its in-memory index and the one it loads from disk
+    # (a reopen releases Chroma's cached system, as a new process would).
+    import random
+
+    from workers.common import words
+
+    rng = random.Random(3)
     return bank.experiences.record_many(
-        [{"task": f"deploy the service number {i} to staging", "feedback": f"note {i}",
+        [{"task": f"deploy the {words(rng, 3)} service {i} to staging", "feedback": f"note {i}",
           "outcome": "success" if i % 3 else "failure"} for i in range(n)]
         + [{"task": "deploy the billing service to staging", "outcome": "failure",
             "feedback": "forgot the migration"}])
