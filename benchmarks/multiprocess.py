@@ -1,0 +1,184 @@
+"""One root, many processes: what a client pays, how fast a CLI answers, how fast failover is.
+
+    python benchmarks/multiprocess.py                 # 300 skills from the corpus, real model
+    python benchmarks/multiprocess.py --skills 1000 --calls 200
+
+Measured in one run on one root (real MiniLM model, skills copied from ../shared/corpora/skills):
+* CLI wall time (`skillbank guidelines list`, `skillbank skills search`): on an unserved root,
+  where the command opens the bank itself (Chroma, the model, a sync — what every command cost
+  before the root could be shared: the baseline), and on a served root, where it asks the owner;
+* per-call latency p50/p95 of `skills.search`, `guidelines.list` and `context_for`: in the owner
+  process (baseline) and from a client process over the socket; "overhead" is the difference;
+* failover: the owner is SIGKILLed; the time from the kill to a client's next answered call
+  (the client takes the root over: it opens Chroma and the model itself);
+* guard: writes acknowledged before the kill that the new owner cannot find (must be 0).
+Timings are printed, never asserted; the load average is printed with them.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED, default_model_dir  # noqa: E402
+
+BIN = Path(sys.executable).parent
+QUERIES = ["extract tables from a pdf", "write a changelog from commits", "review a pull request",
+           "deploy a web app", "debug a failing test", "design a REST API", "make a slide deck",
+           "analyse a csv with pandas", "set up continuous integration", "write unit tests"]
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))]
+
+
+def copy_skills(target: Path, count: int) -> None:
+    corpus = SHARED / "corpora" / "skills"
+    files = sorted(corpus.rglob("SKILL.md"))[:count]
+    seen: set[str] = set()
+    for path in files:
+        name = path.parent.name
+        if name in seen:
+            continue
+        seen.add(name)
+        shutil.copytree(path.parent, target / name, ignore=shutil.ignore_patterns("*.png", "*.pdf"))
+
+
+def env_for(root: Path) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
+    env.update(ANONYMIZED_TELEMETRY="False", SKILLBANK_ROOT=str(root), PYTHONUNBUFFERED="1")
+    model = default_model_dir()
+    if model:
+        env["SKILLBANK_MODEL_DIR"] = model
+    return env
+
+
+def cli_wall(root: Path, skills: Path, args: list[str], runs: int) -> list[float]:
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        done = subprocess.run([str(BIN / "skillbank"), "--skills-dir", str(skills), "--no-bundled",
+                               *args], env=env_for(root), capture_output=True, text=True)
+        times.append(time.perf_counter() - started)
+        if done.returncode != 0:
+            raise SystemExit(f"skillbank {' '.join(args)} failed: {done.stderr[-2000:]}")
+    return times
+
+
+OWNER = """
+import json, sys, time
+from skillbank import Skillbank
+bank = Skillbank.open(skill_roots=[sys.argv[1]], include_bundled=False)
+bank.guidelines.add("Always pin dependency versions in requirements files.")
+ids = [bank.experiences.record(task=f"acknowledged task {n}", outcome="success", steps=[])
+       for n in range(5)]
+print(json.dumps({"ready": True, "ids": ids}), flush=True)
+time.sleep(3600)
+"""
+
+CLIENT = """
+import json, statistics, sys, time
+from skillbank import Skillbank
+calls, queries = int(sys.argv[2]), json.loads(sys.argv[3])
+bank = Skillbank.open(skill_roots=[sys.argv[1]], include_bundled=False)
+remote = getattr(bank, "is_remote", False)
+def timed(fn):
+    for q in queries: fn(q)  # warm: every path runs with the query embedding cached
+    out = []
+    for n in range(calls):
+        q = queries[n % len(queries)]
+        t = time.perf_counter(); fn(q); out.append((time.perf_counter() - t) * 1000)
+    return out
+result = {"remote": remote,
+          "skills.search": timed(lambda q: bank.skills.search(q, k=5)),
+          "guidelines.list": timed(lambda q: bank.guidelines.list()),
+          "context_for": timed(lambda q: bank.context_for(q, budget_tokens=800))}
+print(json.dumps(result), flush=True)
+if len(sys.argv) > 4:  # failover: wait for the owner to die, then time the next call
+    print(json.dumps({"waiting": True}), flush=True)
+    sys.stdin.readline()
+    t = time.perf_counter()
+    bank.skills.search("extract tables from a pdf")
+    found = [bank.experiences.get(i).id for i in json.loads(sys.argv[4])]
+    print(json.dumps({"failover_s": time.perf_counter() - t, "found": found,
+                      "owner_now": not getattr(bank, "is_remote", True)}), flush=True)
+bank.close()
+"""
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--skills", type=int, default=300)
+    parser.add_argument("--calls", type=int, default=100)
+    parser.add_argument("--cli-runs", type=int, default=5)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="skillbank-mp-"))
+    skills = work / "skills"
+    skills.mkdir()
+    copy_skills(skills, args.skills)
+    root = work / "root"
+    print(f"# {len(list(skills.iterdir()))} skills, real model, load average "
+          f"{os.getloadavg()[0]:.2f}\n")
+
+    # Baseline CLI: no owner, every command opens the bank itself (first run builds the index).
+    cli_wall(root, skills, ["skills", "search", "warm up the index"], 1)
+    alone = {cmd: cli_wall(root, skills, cmd.split(), args.cli_runs)
+             for cmd in ("guidelines list", "skills search pdf-tables")}
+    env = env_for(root)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(skills)], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        ready = json.loads(owner.stdout.readline())
+        served = {cmd: cli_wall(root, skills, cmd.split(), args.cli_runs)
+                  for cmd in ("guidelines list", "skills search pdf-tables")}
+        # In-process baseline: the same calls in a process that owns its own copy of the root.
+        local = subprocess.run([sys.executable, "-c", CLIENT, str(skills), str(args.calls),
+                                json.dumps(QUERIES)], env=env_for(work / "alone-root"),
+                               capture_output=True, text=True, check=True)
+        local_times = json.loads(local.stdout.splitlines()[0])
+        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(skills), str(args.calls),
+                                   json.dumps(QUERIES), json.dumps(ready["ids"])], env=env,
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        client_times = json.loads(client.stdout.readline())
+        assert client_times["remote"] and not local_times["remote"]
+        json.loads(client.stdout.readline())  # waiting
+        os.kill(owner.pid, signal.SIGKILL)
+        owner.wait()
+        client.stdin.write("go\n")
+        client.stdin.flush()
+        failover = json.loads(client.stdout.readline())
+        client.wait(timeout=120)
+    finally:
+        owner.kill()
+    print("| CLI command | unserved root (opens the bank) p50 | served root (asks the owner) p50 | ratio |")
+    print("|---|---|---|---|")
+    for cmd in alone:
+        a, s = statistics.median(alone[cmd]), statistics.median(served[cmd])
+        print(f"| `skillbank {cmd}` | {a:.2f} s | {s:.2f} s | {a / s:.1f}x faster |")
+    print("\n| call | in the owner p50 / p95 | from a client p50 / p95 | overhead p50 |")
+    print("|---|---|---|---|")
+    for name in ("skills.search", "guidelines.list", "context_for"):
+        lo, cl = local_times[name], client_times[name]
+        print(f"| `{name}` | {statistics.median(lo):.1f} / {percentile(lo, .95):.1f} ms | "
+              f"{statistics.median(cl):.1f} / {percentile(cl, .95):.1f} ms | "
+              f"+{statistics.median(cl) - statistics.median(lo):.1f} ms |")
+    lost = sorted(set(ready["ids"]) - set(failover["found"]))
+    print(f"\nfailover (owner SIGKILLed -> the client's next answer, the client now owning the "
+          f"root: {failover['owner_now']}): {failover['failover_s']:.2f} s; "
+          f"guard: acknowledged writes lost {len(lost)} of {len(ready['ids'])}")
+    shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
