@@ -46,7 +46,8 @@ Layout (each module has one job; lower ones never import higher ones):
 
 * ``vocabulary`` - word lists; ``text`` - tokens, finishing, clipping, keys;
   ``sentences`` - sentence splitting; ``morphology`` - base verbs, lemmas, gerunds;
-* ``topics`` - topic guess, task kinds, when_to_use; ``rewrite`` - critique -> rules;
+* ``topics`` - topic guess, task kinds, when_to_use; ``rewrite`` - advice shapes -> imperative
+  rules; ``clauses`` - sentence -> clauses -> rules;
   ``relations`` - stance, polarity, antonyms; ``lessons`` - experience -> lesson helpers;
 * ``base`` - the protocol and types; ``rule_distiller`` - :class:`RuleDistiller`;
   ``prompts``, ``json_reply`` and ``llm`` - :class:`LLMDistiller`.
@@ -58,7 +59,7 @@ from skillbank.distill.base import CandidateRule, Distiller, Relation
 from skillbank.distill.json_reply import extract_json
 from skillbank.distill.llm import LLMDistiller
 from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT
-from skillbank.distill.rewrite import normalise_rule
+from skillbank.distill.clauses import normalise_rule
 from skillbank.distill.rule_distiller import RuleDistiller
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.topics import TOPIC_KEYWORDS, guess_topic

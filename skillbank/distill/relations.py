@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 from skillbank.distill.morphology import _is_base_verb, _lemma
 from skillbank.distill.sentences import _CODE_RE
-from skillbank.distill.text import _words
 from skillbank.distill.vocabulary import (_ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VERBS, _NEGATORS,
                                           _PREPOSITIONS, _STOPWORDS)
 
@@ -164,7 +163,8 @@ def _antonym_stance(rule: str) -> dict[str, int]:
     lowered = _AT_MOST_RE.sub("at most", lowered)
     base = _polarity(rule)
     cuts = [m.start() for m in _FLIP_RE.finditer(lowered)
-            if _content(lowered[: m.start()]) or _antonym_words_of(lowered[: m.start()]) & _ANTONYM_WORDS
+            if _content(lowered[: m.start()])
+            or _antonym_words_of(lowered[: m.start()]) & _ANTONYM_WORDS
             if m.group(0) != "over" or _CHOOSING_RE.search(lowered[: m.start()])]
     pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
     stems = {_stem(a): a for a in _ANTONYM_WORDS}

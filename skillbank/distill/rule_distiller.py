@@ -8,7 +8,7 @@ from typing import Sequence
 from skillbank.distill.base import CandidateRule, Relation
 from skillbank.distill.lessons import _contrast, _key_steps, _outcome_class, _what_went_wrong
 from skillbank.distill.relations import _compare
-from skillbank.distill.rewrite import _resolve_pronoun, _rules_in_sentence
+from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic

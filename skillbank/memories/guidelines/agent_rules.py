@@ -41,7 +41,8 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
         unknown = sorted(str(k) for k in item if k not in _KEYS)
         if unknown:
             raise InvalidInputError(
-                f"rule {number} has unknown keys {', '.join(unknown)}; use text, when_to_use, topic")
+                f"rule {number} has unknown keys {', '.join(unknown)}; "
+                "use text, when_to_use, topic")
         values = {}
         for key in ("text", "when_to_use", "topic"):
             value = item.get(key)

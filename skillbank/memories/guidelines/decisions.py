@@ -18,16 +18,18 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Sequence
 
-from skillbank.distill.relations import _ANTONYM_WORDS, _action, _objects, _stem, same_action_object
+from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
+                                         same_action_object)
 
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
 _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
 
 #: Matching similarity (profile cosine + TF-IDF overlap, capped at 1) above which two rules are
 #: taken as paraphrases without the same action and object (more than half of the candidate's
-#: object words must still occur in the guideline's wordings). On the critique-stream dev set, merges the distiller called "same" were right 56% of
-#: the time at 0.50-0.60 and 73% at 0.60-0.65, but 88% from 0.65 up (more bar bought no more
-#: precision); settings.merge_threshold (0.5) stays the distiller's own floor.
+#: object words must still occur in the guideline's wordings). On the critique-stream dev set,
+#: merges the distiller called "same" were right 56% of the time at 0.50-0.60 and 73% at
+#: 0.60-0.65, but 88% from 0.65 up (a higher bar bought no more precision);
+#: settings.merge_threshold (0.5) stays the distiller's own floor.
 PARAPHRASE_BAR = 0.65
 
 

@@ -316,7 +316,8 @@ class GuidelineLearning:
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
-            detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
+            detail = ("untrusted source: a pending proposal; a trusted reviewer approves or "
+                      "rejects it")
             if olds:
                 detail += f"; would supersede {', '.join(olds)} once approved"
             return LearnEntry(action="pending", guideline_id=gid, text=new.text,

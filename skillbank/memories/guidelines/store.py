@@ -18,7 +18,8 @@ from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join
 from skillbank.index import IndexItem
 from skillbank.memories.guidelines.files import (
-    _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_FILE_BYTES, MAX_NAMESPACE, _check_text, _trim_sources,
+    _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_FILE_BYTES, MAX_NAMESPACE, _check_text,
+    _trim_sources,
     parse_guideline, render_guideline)
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 

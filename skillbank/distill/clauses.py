@@ -1,0 +1,156 @@
+"""Critique sentence -> rules: clause splitting around the shape rewrites of ``rewrite``.
+
+A sentence is cut at strong joints (";", a label's colon), then at weak ones (", but", ", so"),
+and each piece goes through :func:`skillbank.distill.rewrite._rewrite`; compound imperatives
+("Use X, and label Y") are split so that one critique sentence never folds two instructions into
+one rule.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.distill.rewrite import _guard, _rewrite, _starts_imperative
+from skillbank.distill.sentences import _protect, _restore
+from skillbank.distill.text import _finish, _words
+from skillbank.distill.vocabulary import _DETERMINERS, _VERBS
+
+
+# Clause splitting ------------------------------------------------------------------------------
+
+#: Joints after which the rest of a sentence is a reason or an aside, not part of the advice.
+_WEAK_SPLIT_RE = re.compile(
+    r",\s+(?:but|so|because|since|though|although|which|as|whereas|while|otherwise)\s+|"
+    r"\s+(?:but|whereas)\s+|\s+[—–]\s+|\s+--\s+",
+    re.I,
+)
+#: ", and" before an independent clause (it has its own verb), or "and never / and doesn't".
+_AND_CLAUSE_RE = re.compile(
+    r",\s+and\s+(?=(?:\S+\s+){0,5}?(?:is|are|was|were|has|have|had|should|must|needs?|isn't|aren't|"
+    r"doesn't|don't|didn't|won't|can't|never)\b)|"
+    r",\s+and\s+(?=(?:it|they|this|that|there|he|she|we|you|i|nothing|everything|nobody)\b)|"
+    r"\s+and\s+(?=(?:never|doesn't|does not|don't|didn't)\b)|"
+    r"\s+and\s+(?=(?:nothing|everything|nobody|none|it|this|that|they|there)\s+(?:is|are|was|were|isn't|aren't)\b)",
+    re.I,
+)
+
+
+def _split_compound(rule: str) -> list[str]:
+    """"Use X and label Y." -> ["Use X.", "Label Y."] when each part is an imperative."""
+    body = rule.rstrip(".")
+    parts: list[str] = []
+    start = 0
+    for m in re.finditer(r"(?:,\s*and|\s+and|;)\s+(\w+)(?=\s+(\w+))?", body, re.I):
+        word = m.group(1).lower()
+        # After ", and" a word followed by a determiner is a second imperative even when it
+        # could be a noun ("..., and state the sample size", "..., and page the on-call").
+        verb_then_object = (m.group(0).lstrip().startswith(",") and word.isalpha()
+                            and (m.group(2) or "").lower() in _DETERMINERS
+                            and not word.endswith(("ed", "ing")) and word not in _DETERMINERS)
+        if verb_then_object or (word in _VERBS and word not in (
+                "set", "order", "number", "state", "name", "list", "test", "type", "log")):
+            left = body[start:m.start()]
+            if len(_words(left)) >= 2 and len(_words(body[m.start(1):])) >= 2:
+                parts.append(left)
+                start = m.start(1)
+    parts.append(body[start:])
+    if len(parts) == 1:
+        return [rule]
+    out = []
+    for p in parts:
+        g = _guard(_finish(p))
+        if g:
+            out.append(g)
+    return out or [rule]
+
+
+def _clauses(sentence: str) -> list[str]:
+    """Strong clause boundaries: ';' and a colon (after a short label, the label is dropped)."""
+    pieces = [p for p in re.split(r"\s*;\s+", sentence) if p.strip()]
+    out: list[str] = []
+    for p in pieces:
+        m = re.match(r"^([^:]{1,60}):\s+(.+)$", p)
+        if m and not re.match(r"^\s*\S+://", p):
+            left, right = m.group(1), m.group(2)
+            if _starts_imperative(left.strip()):
+                out.append(p)  # "Use the house style: X" keeps its explanation
+            elif len(_words(left)) <= 5:
+                out.append(right)
+                out.append("\x00label\x00" + left)  # a label; used only if the rest gives nothing
+            else:
+                out.extend([left, right])
+        else:
+            out.append(p)
+    return out
+
+
+def _pieces(clause: str) -> list[str]:
+    """A clause cut at weak joints and before independent ", and" clauses."""
+    out: list[str] = []
+    for part in _WEAK_SPLIT_RE.split(clause):
+        if part and part.strip():
+            out.extend(p for p in _AND_CLAUSE_RE.split(part) if p and p.strip())
+    return out
+
+
+def _rules_in_sentence(sentence: str) -> list[str]:
+    protected, spans = _protect(sentence, quotes=True)
+    rules: list[str] = []
+    label_rules: list[str] = []
+    for clause in _clauses(protected):
+        is_label = clause.startswith("\x00label\x00")
+        clause = clause.replace("\x00label\x00", "")
+        target = label_rules if is_label else rules
+        for piece in _pieces(clause):
+            found = _rewrite(piece)
+            if found:
+                target.extend(_split_compound(found))
+                continue
+            if is_label:
+                continue
+            # Last resort: a leading condition or aside ("If you show output, put it ...").
+            sub = [p for p in re.split(r",\s+", piece) if p.strip()]
+            if len(sub) > 1:
+                for p in sub:
+                    found = _rewrite(p)
+                    if found:
+                        target.extend(_split_compound(found))
+    if not rules:
+        rules = label_rules
+    return [_restore(r, spans) for r in rules]
+
+
+def _resolve_pronoun(rule: str, previous: str | None) -> str:
+    """'Number them.' after 'The steps are bullets.' -> 'Number the steps.' (short rules only)."""
+    if not previous or len(_words(rule)) > 5:
+        return rule
+    m = re.search(r"\b(them|it)\b", rule)
+    if not m:
+        return rule
+    pm = re.match(
+        r"^(?:[A-Z][a-z]+,\s+)?((?:the|these|those|your|our|all|every|each)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+        r"(?:is|are|was|were|has|have|had|still|only|don't|doesn't|never|all)\b",
+        previous.strip(), re.I,
+    )
+    if not pm:
+        return rule
+    np = pm.group(1)
+    plural = np.split()[-1].lower().endswith("s") and not np.split()[-1].lower().endswith("ss")
+    if (m.group(1) == "them") != plural:
+        return rule
+    np = np[:1].lower() + np[1:]
+    return rule[: m.start()] + np + rule[m.end():]
+
+
+def normalise_rule(sentence: str) -> str | None:
+    """A sentence as an imperative rule ("Use parameterised queries."), or None if no advice.
+
+    A sentence holding several pieces of advice ("Use X and label Y.") comes back as one string
+    of several imperative sentences; :meth:`RuleDistiller.rules_from_critique` keeps them apart.
+    """
+    if not sentence or not sentence.strip():
+        return None
+    rules = _rules_in_sentence(sentence.strip())
+    if not rules:
+        return None
+    return rules[0] if len(rules) == 1 else " ".join(rules)
