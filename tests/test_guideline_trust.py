@@ -371,6 +371,16 @@ def test_forget_is_for_trusted_callers_only(bank, gm):
         bank.forget("xyz-1")
 
 
+def test_forget_routes_an_experience_to_its_memory(bank):
+    exp = bank.experiences.record(task="Cut the 2.4 release", outcome="success",
+                                  feedback="Tagging first saved a rollback.")
+    exp_id = exp if isinstance(exp, str) else exp.id
+    result = bank.forget(exp_id)
+    assert result["id"] == exp_id and result["forgotten"]
+    with pytest.raises(PermissionDeniedError):
+        bank.forget(exp_id, trusted=False)
+
+
 def test_forget_routes_a_skill_to_the_trash(bank):
     bank.skills.create("release-checklist", "Steps to cut a release", "# Steps\n\nTag it.\n")
     result = bank.forget("skill:release-checklist")
