@@ -224,7 +224,7 @@ def test_sql_critique(rd):
     rules = rd.rules_from_critique(critique, task="Write a SQL query for monthly revenue by region.")
     texts = actionable(rules)
     assert "List the columns explicitly instead of SELECT *." in texts
-    assert "Make the join conditions in the ON clause, not in WHERE." in texts
+    assert "Keep the join conditions in the ON clause, not in WHERE." in texts
     assert "Use CTEs rather than nested subqueries." in texts
     assert all(r.topic == "sql" for r in rules if r.actionable)
 

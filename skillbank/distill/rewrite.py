@@ -392,6 +392,10 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             if lemma and first.endswith("ly"):
                 text = f"{_with_adverb(adverb, lemma)} {np}{tail}"
                 return _guard(_finish(("Do not " if neg else "") + text))
+            # "Times must be in UTC" -> "Keep times in UTC" (a place or state, not a quality).
+            if re.match(r"^(?:in|on|at(?!\s+(?:least|most))|under|within|inside|below|above)\b",
+                        after, re.I):
+                return _guard(_finish(("Do not " if neg else "") + f"keep {np} {after}"))
             # "Commands should be bare" -> "Make commands bare".
             return _guard(_finish(("Do not " if neg else "") + f"make {np} {after}"))
         hm = re.match(r"^have\s+(.+)$", rest, re.I)
