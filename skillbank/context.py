@@ -8,9 +8,12 @@ and added whole, best first, until the budget is reached; nothing is cut mid-ite
 
 from __future__ import annotations
 
+import os
 import re
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Callable
 
 from skillbank.tokens import count_tokens
 
@@ -101,13 +104,52 @@ def _experience_line(hit: Any) -> str:
     return " ".join(parts)
 
 
+_pool: ThreadPoolExecutor | None = None
+_pool_lock = threading.Lock()
+#: Run the three searches side by side (Chroma's queries and the model release the GIL).
+PARALLEL_SEARCHES = True
+
+
+_pool_pid = 0
+
+
+def _parallel(calls: list[Callable[[], Any]]) -> list[Any]:
+    global _pool, _pool_pid
+    with _pool_lock:
+        if _pool is None or _pool_pid != os.getpid():  # a forked child has no pool threads
+            _pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="skillbank-context")
+            _pool_pid = os.getpid()
+        pool = _pool
+    return [f.result() for f in [pool.submit(call) for call in calls]]
+
+
+def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
+                k_guidelines: int, k_experiences: int) -> list[list[Any]]:
+    """The three memories' hits for `task`: one query embedding, three searches at once.
+
+    An agent waits for this on every new task, so its latency is the latency of the slowest
+    search rather than the sum. A bank served by another process is asked one call at a time.
+    """
+    calls: list[Callable[[], Any]] = [
+        lambda: bank.skills.search(task, k=k_skills) if k_skills else [],
+        lambda: (bank.guidelines.search(task, k=k_guidelines, namespace=namespace)
+                 if k_guidelines else []),
+        lambda: (bank.experiences.recall(task, k=k_experiences, namespace=namespace)
+                 if k_experiences else []),
+    ]
+    if not PARALLEL_SEARCHES or getattr(bank, "is_remote", False):
+        return [call() for call in calls]
+    function = getattr(bank, "embedding_function", None)
+    if hasattr(function, "embed_query"):
+        function.embed_query(task)  # once, cached: the three searches reuse it
+    return _parallel(calls)
+
+
 def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 k_guidelines: int, k_experiences: int, include_body: bool
                 ) -> tuple[list[_Item], list[Any], list[Any], list[Any]]:
-    skills = bank.skills.search(task, k=k_skills) if k_skills else []
-    guidelines = bank.guidelines.search(task, k=k_guidelines, namespace=namespace) if k_guidelines else []
-    experiences = (bank.experiences.recall(task, k=k_experiences, namespace=namespace)
-                   if k_experiences else [])
+    skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
+                                                  k_guidelines, k_experiences)
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     for hit in guidelines:
         g = hit.record
