@@ -2,9 +2,9 @@
 
 The MCP server (`skillbank.mcp_server`) and the LangChain and LlamaIndex adapters
 (`skillbank.adapters`) offer the same eleven memory tools (the MCP server adds `forget`,
-`list_pending` and `review_memory` for reviewing what untrusted clients sent). A model should read the same description
-whichever face it meets them through, and a fix to the wording should reach all of them, so the
-descriptions live here and nowhere else. Argument descriptions stay with each face's schema.
+`list_pending` and `review_memory` for reviewing what untrusted clients sent). A model should
+read the same description whichever face it meets them through, and a fix to the wording should
+reach all of them, so the descriptions (and the MCP titles) live here and nowhere else. Argument descriptions stay with each face's schema.
 """
 
 from __future__ import annotations
