@@ -179,12 +179,14 @@ def test_a_follow_up_is_attached_to_the_thread_goal(bank, spy):
                          checkpointer=InMemorySaver())
     config = {"configurable": {"thread_id": "t"}}
     agent.invoke({"messages": [{"role": "user", "content": "Migrate the orders table"}]}, config)
+    assert bank.flush(timeout=WAIT)
     agent.invoke({"messages": [{"role": "user", "content": "yes, go ahead"}], "outcome": "success"},
                  config)
     # The memory query is the goal plus the latest request, never "yes, go ahead" alone.
     assert [task for task, _ in spy] == ["Migrate the orders table",
                                          "Migrate the orders table\nyes, go ahead"]
-    assert "db-migration" in system_text(model.seen[1])
+    # The follow-up run is shown the memory of the goal (here: the first run, just recorded).
+    assert "Task: Migrate the orders table" in system_text(model.seen[1])
     first, second = recorded(bank)
     assert first.task == second.task == "Migrate the orders table"
     assert second.outcome == "success" and second.steps[0].observation == "User: yes, go ahead"
