@@ -316,3 +316,17 @@ def test_recording_waits_in_the_background_not_in_the_turn(bank):
     assert experience.feedback == "Say how many rows were copied."
     assert middleware.last_experience_id == experience.id
     assert any("rows" in h.record.text for h in bank.guidelines.search("rows copied migration"))
+
+
+def test_distilling_happens_in_the_background_too(bank):
+    gate = threading.Event()
+    bank.background.submit(gate.wait, WAIT)
+    middleware = SkillbankMiddleware(bank, distill=True)
+    agent = create_agent(script(AIMessage(content="Copied.")), [], middleware=[middleware])
+    agent.invoke({"messages": [{"role": "user", "content": "Migrate the users table"}],
+                  "outcome": "failure",
+                  "feedback": "You forgot to lock the table before copying rows; always lock it."})
+    assert bank.experiences.count(kind="lesson") == 0  # nothing distilled in the turn
+    gate.set()
+    assert bank.flush(timeout=WAIT)
+    assert bank.experiences.count(kind="lesson") >= 1
