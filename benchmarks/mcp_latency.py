@@ -3,6 +3,8 @@
     python benchmarks/mcp_latency.py                      # 1,000 skills, 10,000 experiences
     python benchmarks/mcp_latency.py --calls 100 --cold-runs 3
     python benchmarks/mcp_latency.py --rebuild            # rebuild the cached memory root
+    python benchmarks/mcp_latency.py --skills 140 --experiences 1000 --cold-only --cold-runs 5
+                                    # the cold start alone, on a library of the usual size
 
 One memory root (real MiniLM model) holds 1,000 skills copied from the real SKILL.md corpus in
 ../shared/corpora/skills and 10,000 experiences varied from ../shared/benchmarks/experience-recall
@@ -14,6 +16,10 @@ Measured in one run, on the same root and the same queries:
   subprocesses, time to `initialize` and to the first `find_skills` result (target < 2 s), with
   the CPU seconds the server had used by then (what the wall time would be on an idle machine;
   this one is shared); plus a fresh root holding only the bundled skills, for scale;
+* the same cold start with the early `initialize` reply turned off (SKILLBANK_MCP_EARLY_INIT=0),
+  an A/B of that change in the same sitting;
+* where a cold start goes: the import time of each heavy package alone in a fresh interpreter
+  (median of 3), and `python -X importtime` of the server module grouped by top-level package;
 * warm round trips of `find_skills` and `memory_context`, p50/p95, made
   - in process on the facade (`bank.skills.search`, `bank.context_for`): the baseline,
   - through `mcp.Client(server)` in process (the SDK's dispatch, no transport),
@@ -148,10 +154,12 @@ def server_env() -> dict[str, str]:
 
 
 # Cold start -------------------------------------------------------------------------------------
-async def cold_start(command: list[str], task: str) -> dict[str, float]:
+async def cold_start(command: list[str], task: str, env: dict[str, str] | None = None
+                     ) -> dict[str, float]:
     from mcp import Client, StdioServerParameters
 
-    params = StdioServerParameters(command=command[0], args=command[1:], env=server_env())
+    params = StdioServerParameters(command=command[0], args=command[1:],
+                                   env={**server_env(), **(env or {})})
     started = time.perf_counter()
     async with Client(params, read_timeout_seconds=300) as client:
         initialized = time.perf_counter() - started
@@ -164,6 +172,57 @@ async def cold_start(command: list[str], task: str) -> dict[str, float]:
     return {"initialize": initialized, "first_find": first,
             "server_cpu_at_first": server["first_call"]["process_cpu_seconds"],
             "stages": server["startup_seconds"]}
+
+
+# Where the time goes ----------------------------------------------------------------------------
+IMPORTS = ["skillbank", "skillbank.mcp_server.runner", "mcp.server.mcpserver", "mcp_types",
+           "pydantic", "anyio", "uvicorn", "chromadb", "onnxruntime", "tokenizers", "bm25s",
+           "skillbank.bank", "skillbank.mcp_server.server"]
+
+
+def import_seconds(module: str, runs: int = 3) -> float:
+    """Median wall time of `import module` in a fresh interpreter (nothing imported before)."""
+    code = (f"import time; t = time.perf_counter(); import {module}; "
+            "print(time.perf_counter() - t)")
+    times = []
+    for _ in range(runs):
+        done = subprocess.run([PY, "-c", code], capture_output=True, text=True,
+                              env=server_env(), timeout=300)
+        if done.returncode != 0:
+            return float("nan")
+        times.append(float(done.stdout.strip().splitlines()[-1]))
+    return statistics.median(times)
+
+
+def importtime_by_package(module: str) -> list[tuple[str, float]]:
+    """`python -X importtime -c 'import module'`, self time summed per top-level package."""
+    done = subprocess.run([PY, "-X", "importtime", "-c", f"import {module}"], capture_output=True,
+                          text=True, env=server_env(), timeout=300)
+    totals: dict[str, float] = {}
+    for line in done.stderr.splitlines():
+        if not line.startswith("import time:") or "|" not in line:
+            continue
+        parts = [p.strip() for p in line[len("import time:"):].split("|")]
+        if not parts[0].isdigit():
+            continue
+        top = parts[2].strip().split(".")[0]
+        totals[top] = totals.get(top, 0.0) + int(parts[0]) / 1e6
+    return sorted(totals.items(), key=lambda kv: -kv[1])
+
+
+def import_report() -> dict[str, Any]:
+    alone = {m: import_seconds(m) for m in IMPORTS}
+    grouped = importtime_by_package("skillbank.mcp_server.server")
+    print()
+    print("imports, each alone in a fresh interpreter (median of 3 runs):")
+    for module, seconds in alone.items():
+        print(f"  import {module:<34} {seconds:>6.2f} s")
+    total = sum(s for _, s in grouped)
+    print(f"python -X importtime -c 'import skillbank.mcp_server.server': {total:.2f} s of module "
+          "code, by top-level package:")
+    for package, seconds in grouped[:10]:
+        print(f"  {package:<36} {seconds:>6.2f} s")
+    return {"alone_s": alone, "server_module_by_package_s": dict(grouped)}
 
 
 # Warm round trips -------------------------------------------------------------------------------
@@ -294,6 +353,8 @@ def report(cold: dict[str, list[dict[str, Any]]], warm: dict[str, dict[str, list
               f" {cpu:>10.2f}s  {'ok' if med < TARGET_COLD_S else 'MISSED'} (< {TARGET_COLD_S:.0f} s)")
     print(f"{'':<36} medians of {len(next(iter(cold.values())))} runs; server CPU = CPU seconds "
           "the server process had used at its first answer (≈ wall time on an idle machine)")
+    if not warm:
+        return summary
     print()
     print(f"{'call':<15} {'path':<32} {'p50 ms':>7} {'p95 ms':>7} {'vs facade':>10} {'ratio':>6}"
           f" {'protocol p50':>12} {'p95':>6}  target")
@@ -347,17 +408,29 @@ async def main_async(args: argparse.Namespace) -> None:
     if not (SKILLBANK_BIN.exists() and subprocess.run(
             [str(SKILLBANK_BIN), "serve", "--help"], capture_output=True).returncode == 0):
         del commands["skillbank serve"]
-    cold: dict[str, list[dict[str, Any]]] = {name: [] for name in commands}
+    late = {"SKILLBANK_MCP_EARLY_INIT": "0"}
+    variants = {name: (command, None) for name, command in commands.items()}
+    variants["python -m …, initialize after import"] = (commands["python -m skillbank.mcp_server"],
+                                                        late)
+    cold: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for command in commands.values():  # the first start after a build warms the OS file cache
         await cold_start(command, task)
     for run in range(args.cold_runs):
-        for name, command in commands.items():
-            cold[name].append(await cold_start(command, task))
+        for name, (command, env) in variants.items():
+            cold[name].append(await cold_start(command, task, env))
         say(f"  cold start run {run + 1}/{args.cold_runs}: "
             + ", ".join(f"{k} {v[-1]['first_find']:.2f} s (server CPU "
                         f"{v[-1]['server_cpu_at_first']:.2f} s, stages {v[-1]['stages']})"
                         for k, v in cold.items()))
 
+    imports = import_report()
+    if args.cold_only:
+        meta["load_after"] = load_note()
+        summary = report(cold, {}, meta)
+        summary["imports"] = imports
+        if args.json:
+            Path(args.json).write_text(json.dumps(summary, indent=2))
+        return
     say("warm round trips: in process …")
     warm = await in_process(root, skills, model_dir, skill_queries, context_queries)
     say("warm round trips: stdio …")
@@ -367,6 +440,7 @@ async def main_async(args: argparse.Namespace) -> None:
                                                         context_queries)
     meta["load_after"] = load_note()
     summary = report(cold, warm, meta)
+    summary["imports"] = imports
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
 
@@ -383,6 +457,8 @@ def main(argv: list[str] | None = None) -> None:
                         help="where the memory root is built and kept between runs")
     parser.add_argument("--rebuild", action="store_true", help="rebuild the cached root")
     parser.add_argument("--json", help="also write the numbers to this file")
+    parser.add_argument("--cold-only", action="store_true",
+                        help="measure cold starts and imports only (no warm round trips)")
     args = parser.parse_args(argv)
     import anyio
 
