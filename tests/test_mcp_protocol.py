@@ -325,3 +325,34 @@ async def test_the_early_initialize_reply_is_the_one_the_sdk_gives(bank):
     for broken in ({**request, "params": {"capabilities": {}}}, {**request, "id": None},
                    {**request, "method": "tools/list"}):
         assert early.initialize_reply(broken) is None  # left to the SDK, which says what is wrong
+
+
+# Keyword-only mode -------------------------------------------------------------------------------
+@pytest.mark.slow  # a stdio subprocess
+async def test_without_a_model_tools_answer_by_keyword_and_say_so(tmp_path):
+    """Offline, no model anywhere: the server starts, searches answer from keywords, results say
+    `search_mode: "keyword"`, and stderr warns once."""
+    from mcp import StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    skills = tmp_path / "skills"
+    write_skill(skills, "pdf-merge", "Merge several PDF files into one document")
+    write_skill(skills, "docker-debug", "Debug a docker container that exits at start")
+    env = {k: v for k, v in base_env().items() if k != "SKILLBANK_MODEL_DIR"}
+    env["HOME"] = str(tmp_path / "home")  # no model cache either
+    errlog = (tmp_path / "stderr.txt").open("w")
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"), "--no-bundled",
+              "--skills-dir", str(skills), "--model-dir", str(tmp_path / "no-model-here")],
+        env=env, cwd=str(tmp_path))
+    async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
+        found = (await client.call_tool("find_skills", {"task": "merge pdf files"})).structured_content
+        assert found["skills"][0]["name"] == "pdf-merge"
+        assert found["search_mode"] == "keyword" and "Keyword search only" in found["hint"]
+        recalled = await client.call_tool("recall_experiences", {"task": "merge pdf files"})
+        assert not recalled.is_error and recalled.structured_content["search_mode"] == "keyword"
+        await client.call_tool("find_skills", {"task": "debug a docker container"})
+    errlog.close()
+    log = (tmp_path / "stderr.txt").read_text()
+    assert log.count("keyword only") == 1, log[-3000:]
