@@ -103,7 +103,7 @@ async def test_tools_are_listed_with_input_and_output_schemas(server, mode):
 @pytest.mark.parametrize("mode", MODES)
 async def test_find_load_and_read_a_skill(server, mode):
     async with Client(server, mode=mode) as client:
-        found = await call(client, "find_skills", {"task": "pull the tables out of a PDF report"})
+        found = await call(client, "find_skills", {"task": "extract the tables from a PDF report"})
         assert found["skills"][0]["name"] == "pdf-tables"
         assert found["skills"][0]["uri"] == "skill://pdf-tables/SKILL.md"
         skill = await call(client, "load_skill", {"name": "pdf-tables"})

@@ -187,7 +187,7 @@ async def test_every_config_in_the_docs_starts_a_working_server(tmp_path, model_
     async def check(index: int, command: tuple[str, ...], extra_env: dict[str, str]) -> None:
         root = model_root if index == 0 else tmp_path / f"root{index}"
         cwd = tmp_path / f"cwd{index}"
-        cwd.mkdir()
+        (cwd / ".cursor" / "skills").mkdir(parents=True)  # the Cursor config names this folder
         env = {**model_env(root), **extra_env, "SKILLBANK_ROOT": str(root)}
         params = StdioServerParameters(command=resolve_command(command[0]), args=list(command[1:]),
                                        env=env, cwd=str(cwd))
