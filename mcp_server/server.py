@@ -165,13 +165,13 @@ class SkillbankServer(MCPServer):
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
         except NotFoundError as exc:
-            raise ToolError(f"{exc}{'. ' + hint if hint else ''}") from None
+            raise ToolError(messages.mcp_terms(f"{exc}{'. ' + hint if hint else ''}")) from None
         except SkillbankError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(messages.mcp_terms(str(exc))) from None
         except ValidationError as exc:
             raise ToolError(_validation_message(exc)) from None
         except ValueError as exc:
-            raise ToolError(str(exc)) from None
+            raise ToolError(messages.mcp_terms(str(exc))) from None
 
     # Prompts ----------------------------------------------------------------------------------
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,

@@ -356,3 +356,23 @@ async def test_without_a_model_tools_answer_by_keyword_and_say_so(tmp_path):
     errlog.close()
     log = (tmp_path / "stderr.txt").read_text()
     assert log.count("keyword only") == 1, log[-3000:]
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_errors_name_tools_not_python_calls(bank, mode):
+    import re
+
+    python_call = re.compile(r"\b(bank\.[a-z_.]+|approve|reject|retire|sync|list|search)\([^()]*\)")
+    async with Client(server_over(bank), mode=mode) as client:
+        texts = []
+        for name, args in [("rate_memory", {"id": "gl-doesnotexist", "helpful": True}),
+                           ("forget", {"id": "gl-doesnotexist"}),
+                           ("review_memory", {"id": "gl-doesnotexist", "decision": "approve"}),
+                           ("rate_memory", {"id": "zz-1", "helpful": True}),
+                           ("load_skill", {"name": "nope"})]:
+            result = await client.call_tool(name, args)
+            assert result.is_error, (name, result.structured_content)
+            texts.append(result.content[0].text)
+    for text in texts:
+        assert not python_call.search(text), text
+    assert any("search_guidelines" in t for t in texts[:3]), texts
