@@ -16,7 +16,7 @@ import time
 from typing import Any, Callable, Mapping, Sequence
 
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.index import RRF_K, HybridIndex, IndexHit, matches
+from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
@@ -162,15 +162,11 @@ class RecallMixin:
                                enough=enough)
         keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
                                  enough=enough, cap=MAX_OVERFETCH_KEYWORD)
-        fused: dict[str, float] = {}
-        for scores in (dense, keyword):
-            ranked = sorted(scores, key=scores.__getitem__, reverse=True)
-            rank, previous = 0, None
-            for position, item_id in enumerate(ranked):
-                value = round(scores[item_id], 6)
-                if value != previous:  # equal scores share a rank: the prior breaks the tie
-                    rank, previous = position, value
-                fused[item_id] = fused.get(item_id, 0.0) + 1.0 / (RRF_K + rank + 1)
+        # z-score fusion over the candidates (skillbank.index.fuse_candidates): equal evidence
+        # gives equal scores (the prior breaks the tie), and a side with nothing to say (flat
+        # scores) does not outvote the other, as rank fusion did.
+        fused = {item_id: FUSED_SCALE * value
+                 for item_id, value in fuse_candidates(dense, keyword).items()}
         hits = []
         for item_id, score in fused.items():
             meta = index.metadata(item_id)
