@@ -287,7 +287,7 @@ def _normalise_body(body: str) -> str:
 def _check_content(description: Any, body: Any, frontmatter: Any, resources: Any, *,
                    optional: bool = False) -> None:
     """Types of what authoring writes, checked before anything touches the disk."""
-    checks.check_str(description, "description", optional=optional, non_empty=not optional)
+    checks.check_str(description, "description", optional=optional)  # emptiness: the validator
     checks.check_str(body, "body", optional=optional)
     checks.check_mapping(frontmatter, "frontmatter")
     checks.check_mapping(resources, "resources")
