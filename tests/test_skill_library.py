@@ -230,21 +230,29 @@ def test_embedding_mismatch_is_a_clear_error(tmp_path):
         open_bank(tmp_path / "bank", embedding=HashEmbedding(dim=128)).skills
 
 
-def test_second_process_in_embedded_mode_gets_busy(tmp_path):
+def test_second_process_in_embedded_mode_is_served_by_the_first(tmp_path):
+    """Embedded mode: a second process is a client of the first (it used to get BusyError);
+    asking for the root exclusively (share=False) still waits, then BusyError."""
     import subprocess
     import sys
 
+    write_skill(tmp_path / "bank" / "skills", "pdf-tables", "Extract tables from PDF files")
     bank = open_bank(tmp_path / "bank")
+    bank.skills.sync()
     code = ("from skillbank import Skillbank\nfrom skillbank.embeddings import HashEmbedding\n"
             "from skillbank.errors import BusyError\n"
+            f"root = {str(tmp_path / 'bank')!r}\n"
+            "client = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)\n"
+            "print('CLIENT', client.is_remote, client.skills.names())\n"
+            "client.close()\n"
             "try:\n"
-            f"    Skillbank.open({str(tmp_path / 'bank')!r}, embedding_function=HashEmbedding(),"
-            " include_bundled=False, sync=False, lock_timeout=0.5)\n"
+            "    Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,"
+            " share=False, lock_timeout=0.5)\n"
             "except BusyError as e:\n    print('BUSY', e)\n")
-    out = subprocess.run([sys.executable, "-c", code.replace("sync=False, lock_timeout=0.5", "sync=False")],
-                         capture_output=True, text=True, timeout=60,
-                         env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
-    assert "BUSY" in out.stdout and "chroma" in out.stdout.lower()
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                         timeout=300, env={**os.environ, "PYTHONPATH": str(Path(__file__).parent)})
+    assert "CLIENT True ['pdf-tables']" in out.stdout, out.stderr[-3000:]
+    assert "BUSY" in out.stdout and "Skillbank.open" in out.stdout
     bank.close()
 
 
