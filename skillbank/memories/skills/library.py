@@ -40,11 +40,11 @@ log = logging.getLogger("skillbank.skills")
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCES = 500
 #: "No skill fits" (docs/benchmarks.md, "Abstention"): the best name+description cosine must
-#: beat what chance gives in a library of n skills, 0.09 + 0.025 ln n (0.21 at 140 skills, 0.28
+#: beat what chance gives in a library of n skills, 0.08 + 0.025 ln n (0.20 at 140 skills, 0.27
 #: at 1,750), and never less than 0.2 (unrelated sentences reach ~0.17 even among 6 skills); a
 #: fit probability of 0.5 sits there, rising and falling over ~0.04 of cosine.
 ABSTAIN_BELOW = 0.5
-CHANCE_BASE, CHANCE_PER_LOG_N, CHANCE_FLOOR, COSINE_SLOPE = 0.09, 0.025, 0.2, 0.04
+CHANCE_BASE, CHANCE_PER_LOG_N, CHANCE_FLOOR, COSINE_SLOPE = 0.08, 0.025, 0.2, 0.04
 KEYWORD_SLOPE = 0.05
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
@@ -481,7 +481,9 @@ def fit_probability(best_cosine: float, library_size: int) -> float:
     The best similarity an unrelated request reaches grows with the library (more skills,
     more near-misses by chance): on the 160 out-of-scope requests the median best cosine is
     0.16 among 140 skills and 0.22 among 1,750. The chance level 0.09 + 0.025 ln n follows
-    that, so a score means the same at either size.
+    that, so a score means the same at either size. (0.09 instead of 0.08 answers 2 more
+    out-of-scope requests in 100 with "no skill", but empties a second answerable dev request,
+    which costs R@1 0.02.)
     """
     chance = max(CHANCE_FLOOR, CHANCE_BASE + CHANCE_PER_LOG_N * math.log(max(library_size, 2)))
     return _sigmoid((best_cosine - chance) / COSINE_SLOPE)
