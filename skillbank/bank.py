@@ -334,12 +334,15 @@ class Skillbank:
         self._distiller = value
 
     def search_mode(self) -> str:
-        """'keyword' while no embedding model can be loaded (keyword-only mode), else 'hybrid'.
-
-        Skills whose vectors are still being embedded on a first run are reported per search
-        (`Hits.dense_complete`, hits with why="keyword"); this is about the model itself."""
+        """'keyword' while no embedding model can be loaded (keyword-only mode) or skills still
+        wait for their vectors (first index filling in), else 'hybrid'. Per search, the same is
+        in `Hits.dense_complete` / `Hits.pending` and hits with why="keyword"."""
         index = self._indexes.get("skills")
-        return "keyword" if index is not None and getattr(index, "dense_error", None) else "hybrid"
+        if index is None:
+            return "hybrid"
+        # No model, or a first index still embedding: (some) skills answer by keyword only.
+        return "keyword" if getattr(index, "dense_error", None) or getattr(index, "pending", 0) \
+            else "hybrid"
 
     def embed(self, texts: list[str]) -> Any:
         """Embed texts with the bank's embedding function (for similarity checks in memories)."""

@@ -46,7 +46,7 @@ def test_keyword_answers_before_any_vector_and_hybrid_takes_over(tmp_path):
         assert hits and hits[0].name == "pdf-merge"
         assert hits[0].why == "keyword" and hits[0].dense is None
         assert hits.dense_complete is False and hits.pending == 5
-        assert not bank.skills.dense_complete
+        assert not bank.skills.dense_complete and bank.search_mode() == "keyword"
 
         # Half filled: the embedded skills are hybrid, the others still keyword-only.
         stop = threading.Event()
@@ -58,6 +58,7 @@ def test_keyword_answers_before_any_vector_and_hybrid_takes_over(tmp_path):
         assert bank.skills.fill_dense() > 0
         done = bank.skills.search("merge pdf files")
         assert done.dense_complete is True and done.pending == 0
+        assert bank.search_mode() == "hybrid"
         assert done[0].name == "pdf-merge" and done[0].why == "both"
     finally:
         bank.close()
@@ -140,7 +141,8 @@ def test_keyword_only_mode_without_a_model_and_dense_resumes(tmp_path, monkeypat
         assert first[0].name == "pdf-merge" and first[0].why == "keyword"
         assert second[0].name == "docker-debug"
         assert first.dense_complete is False and first.pending == 5
-        assert "keyword only" in (bank.skills.index.dense_error or "") or bank.skills.index.dense_error
+        assert str(missing) in (bank.skills.index.dense_error or "")
+        assert bank.search_mode() == "keyword"
         warnings = [r for r in caplog.records if "keyword only" in r.getMessage()]
         assert len(warnings) == 1 and str(missing) in warnings[0].getMessage()
 
@@ -150,6 +152,6 @@ def test_keyword_only_mode_without_a_model_and_dense_resumes(tmp_path, monkeypat
         assert bank.skills.fill_dense() == 5
         hits = bank.skills.search("merge pdf files")
         assert hits.dense_complete is True and hits[0].why == "both"
-        assert hits[0].name == "pdf-merge"
+        assert hits[0].name == "pdf-merge" and bank.search_mode() == "hybrid"
     finally:
         bank.close()

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterator
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join
+from skillbank.embeddings import MiniLMEmbedding
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
@@ -404,9 +405,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if not raw:
             return hits
-        fit = fit_probability(raw.best_dense, self.index.count()) if raw.best_dense else 0.0
-        if raw.pending:  # keyword-only items: a strong word match is evidence on its own
-            fit = max(fit, _sigmoid((raw.best_keyword - self.min_keyword) / KEYWORD_SLOPE))
+        keyword_fit = _sigmoid((raw.best_keyword - self.min_keyword) / KEYWORD_SLOPE)
+        if not isinstance(self.index.embedding_function, MiniLMEmbedding):
+            # The chance level is measured for all-MiniLM-L6-v2; another embedding keeps the
+            # plain rule (cosine floor `min_score` or a quarter of the query's BM25), as a score.
+            fit = max(_sigmoid((raw.best_dense - self.min_score) / COSINE_SLOPE), keyword_fit)
+        else:
+            fit = fit_probability(raw.best_dense, self.index.count()) if raw.best_dense else 0.0
+            if raw.pending:  # keyword-only items: a strong word match is evidence on its own
+                fit = max(fit, keyword_fit)
         if fit < floor:
             return hits
         ranked = []
