@@ -141,7 +141,12 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         return [call() for call in calls]
     function = getattr(bank, "embedding_function", None)
     if hasattr(function, "embed_query"):
-        function.embed_query(task)  # once, cached: the three searches reuse it
+        from skillbank.errors import SkillbankError
+
+        try:
+            function.embed_query(task)  # once, cached: the three searches reuse it
+        except SkillbankError:
+            pass  # no model (keyword-only mode): each search answers by keyword and says so
     return _parallel(calls)
 
 

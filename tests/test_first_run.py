@@ -155,3 +155,22 @@ def test_keyword_only_mode_without_a_model_and_dense_resumes(tmp_path, monkeypat
         assert hits[0].name == "pdf-merge" and bank.search_mode() == "hybrid"
     finally:
         bank.close()
+
+
+def test_keyword_only_mode_serves_guidelines_and_context(tmp_path, monkeypatch, minilm):
+    """Without a model, guideline search and the memory block answer by keyword too (they
+    used to fail with the model-unavailable error)."""
+    import skillbank.index as index
+
+    root = tmp_path / "root"
+    with open_bank(root, library(tmp_path / "skills"), minilm) as bank:
+        bank.guidelines.add("Never deploy to production on Fridays.")
+    monkeypatch.delenv("SKILLBANK_MODEL_DIR", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(index, "_warned_keyword_only", False)
+    missing = MiniLMEmbedding(model_dir=str(tmp_path / "no-model-here"))
+    with open_bank(root, library(tmp_path / "skills"), missing) as bank:
+        hits = bank.guidelines.search("can we deploy to production on friday")
+        assert hits and "Fridays" in hits[0].record.text and hits[0].why == "keyword"
+        context = bank.context_for("deploy the release to production on friday")
+        assert hits[0].id in context.ids

@@ -77,11 +77,14 @@ class GuidelineSearch:
         not depend on the order the index happens to return them in: a reindex from the files
         gives the same ranking.
         """
-        from skillbank.embeddings import embed_query
+        from skillbank.embeddings import ModelUnavailableError, embed_query
         from skillbank.index import RRF_K
 
-        vector = embed_query(self.index.embedding_function, query)
-        dense = self.index.dense(vector, candidates * 2, where)
+        try:
+            vector = embed_query(self.index.embedding_function, query)
+        except ModelUnavailableError:  # keyword-only mode: no model here (yet)
+            vector = None
+        dense = self.index.dense(vector, candidates * 2, where) if vector is not None else {}
         keyword = self.index.keyword(query, candidates, where)
         fused: dict[str, float] = {}
         for scores in (dense, keyword):
