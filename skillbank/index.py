@@ -14,10 +14,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
-import re
 import threading
-from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 from urllib.parse import urlparse
@@ -26,25 +23,30 @@ import numpy as np
 
 from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
+from skillbank.filters import matches  # noqa: F401 - re-exported
+from skillbank.keyword import (  # noqa: F401 - re-exported
+    TOKENIZER_VERSION,
+    _Keyword,
+    keyword_format,
+    tokenize,
+)
+from skillbank.fusion import (  # noqa: F401 - re-exported
+    FUSED_SCALE,
+    RRF_K,
+    _rrf_fuse,
+    _standardise,
+    _z_fuse,
+    best_first,
+    fuse_candidates,
+)
 
 if TYPE_CHECKING:
     from skillbank.index_snapshot import KeywordSnapshot
 
 log = logging.getLogger("skillbank.index")
-RRF_K = 60
 #: Texts embedded per step while dense vectors fill in behind keyword search.
 FILL_BATCH = 64
 _warned_keyword_only = False
-#: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
-TOKENIZER_VERSION = 1
-_TOKEN = re.compile(r"[a-z0-9]+")
-_STOPWORDS = frozenset(
-    """a an and are as at be but by for from has have how i if in into is it its me my of on or
-    our so that the their them then there these they this to was we what when where which who
-    why will with you your can do does should would could i'm want need please use using""".split()
-)
-
-
 @dataclass
 class IndexItem:
     """What a memory hands the index for one record."""
@@ -87,123 +89,6 @@ def make_client(path: str | None = None, url: str | None = None) -> Any:
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-
-
-_stemmer: Any = None
-
-
-def tokenize(text: str) -> list[str]:
-    """Lowercase words, stop words out, English stems (so 'deploying' finds 'deploy')."""
-    global _stemmer
-    if _stemmer is None:
-        try:
-            import Stemmer
-
-            _stemmer = Stemmer.Stemmer("english").stemWords
-        except ImportError:  # PyStemmer is optional: plain words still work
-            _stemmer = lambda words: words  # noqa: E731
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1]
-    return _stemmer(words)
-
-
-def keyword_format() -> str:
-    """What a saved BM25 depends on: the tokenizer (its version, whether words are stemmed)
-    and the bm25s version. A snapshot built under another one is not restored."""
-    import bm25s
-
-    tokenize("warm")  # decides the stemmer
-    stemmed = getattr(_stemmer, "__self__", None) is not None
-    return f"tokenize-v{TOKENIZER_VERSION}:{'stem' if stemmed else 'plain'}:bm25s-{bm25s.__version__}"
-
-
-def matches(where: dict[str, Any] | None, metadata: dict[str, Any]) -> bool:
-    """Evaluate a Chroma `where` filter on one metadata dict (for the in-memory BM25 side)."""
-    if not where:
-        return True
-    for key, condition in where.items():
-        if key == "$and":
-            if not all(matches(c, metadata) for c in condition):
-                return False
-            continue
-        if key == "$or":
-            if not any(matches(c, metadata) for c in condition):
-                return False
-            continue
-        value = metadata.get(key)
-        if not isinstance(condition, dict):
-            condition = {"$eq": condition}
-        for op, expected in condition.items():
-            if not _compare(op, value, expected):
-                return False
-    return True
-
-
-def _compare(op: str, value: Any, expected: Any) -> bool:
-    if op == "$eq":
-        return value == expected
-    if op == "$ne":
-        return value != expected
-    if op == "$in":
-        return value in expected
-    if op == "$nin":
-        return value not in expected
-    if op == "$contains":
-        return isinstance(value, (list, tuple)) and expected in value
-    if op == "$not_contains":
-        return not (isinstance(value, (list, tuple)) and expected in value)
-    if value is None:
-        return False
-    if op == "$gt":
-        return value > expected
-    if op == "$gte":
-        return value >= expected
-    if op == "$lt":
-        return value < expected
-    if op == "$lte":
-        return value <= expected
-    raise ValueError(f"unsupported filter operator {op!r}")
-
-
-class _Keyword:
-    """BM25 over the items' keyword texts, with a 0..1 normalisation for score floors."""
-
-    def __init__(self, ids: list[str], texts: list[str]) -> None:
-        import bm25s
-
-        self.ids = ids
-        self.position = {item_id: i for i, item_id in enumerate(ids)}
-        tokens = [tokenize(t) for t in texts]
-        self.k1 = 1.2
-        self.retriever = bm25s.BM25(k1=self.k1, b=0.75)
-        vocabulary = {tok for doc in tokens for tok in doc}
-        self.retriever.index(tokens, show_progress=False) if vocabulary else None
-        self.empty = not vocabulary
-        df: Counter[str] = Counter()
-        for doc in tokens:
-            df.update(set(doc))
-        n = max(len(ids), 1)
-        self.idf = {t: math.log(1 + (n - c + 0.5) / (c + 0.5)) for t, c in df.items()}
-
-    @classmethod
-    def restored(cls, ids: list[str], retriever: Any, idf: dict[str, float], k1: float
-                 ) -> "_Keyword":
-        """One read back from a snapshot (skillbank.index_snapshot), without re-tokenising."""
-        self = cls.__new__(cls)
-        self.ids = ids
-        self.position = {item_id: i for i, item_id in enumerate(ids)}
-        self.k1 = k1
-        self.retriever = retriever
-        self.empty = not idf
-        self.idf = idf
-        return self
-
-    def scores(self, query: str) -> tuple[np.ndarray, float] | None:
-        terms = [t for t in dict.fromkeys(tokenize(query)) if t in self.idf]
-        if self.empty or not terms:
-            return None
-        scores = self.retriever.get_scores(terms)
-        best_possible = sum(self.idf[t] * (self.k1 + 1) for t in terms)
-        return np.asarray(scores, dtype=np.float32), best_possible
 
 
 class HybridIndex:
@@ -762,107 +647,3 @@ DELTA_MIN = 2000
 DELTA_SHARE = 0.2
 #: How many nearest chunks z-fusion asks Chroma for; items beyond it get the lowest seen score.
 Z_CANDIDATES = 1000
-
-
-def best_first(scores: np.ndarray, ids: Sequence[str], k: int) -> np.ndarray:
-    """Positions of the `k` best scores (all when k=0), best first, equal scores by id.
-
-    Chroma and BM25 return equal scores in no fixed order; breaking ties by id makes the same
-    candidates come back in the same order however the index was built. Only the items scoring
-    at least the k-th best are sorted, so a small `k` over thousands of items stays cheap.
-    (Which tied items Chroma itself returns at its `n_results` cut is up to Chroma.)
-    """
-    n = len(scores)
-    if n == 0:
-        return np.zeros(0, dtype=np.int64)
-    if k and k < n:
-        kth_best = -np.partition(-scores, k - 1)[k - 1]
-        chosen = np.nonzero(scores >= kth_best)[0]
-    else:
-        chosen = np.arange(n)
-    names = np.array([ids[i] for i in chosen], dtype=object)
-    id_rank = np.empty(len(chosen), dtype=np.int64)
-    id_rank[np.argsort(names, kind="stable")] = np.arange(len(chosen))
-    ordered = chosen[np.lexsort((id_rank, -scores[chosen]))]
-    return ordered[:k] if k else ordered
-
-
-def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
-              keyword_weight: float, mirror: dict, where: dict[str, Any] | None
-              ) -> tuple[list[str], np.ndarray]:
-    fused: dict[str, float] = {}
-    for weight, scores in ((dense_weight, dense), (keyword_weight, keyword)):
-        ranked = sorted(scores, key=lambda item_id: (-scores[item_id], item_id))
-        for rank, item_id in enumerate(ranked):
-            fused[item_id] = fused.get(item_id, 0.0) + weight / (RRF_K + rank + 1)
-    ids = [i for i in fused if i in mirror]
-    return ids, np.array([fused[i] for i in ids], dtype=np.float64)
-
-
-def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
-            keyword_weight: float, mirror: dict, where: dict[str, Any] | None,
-            pending: set[str] = frozenset()  # type: ignore[assignment]
-            ) -> tuple[list[str], np.ndarray]:
-    """Average of per-query z-scores over every item that passes the filter.
-
-    Items beyond the dense candidate list get the lowest similarity seen; items BM25 did not
-    match score 0 on that side. Items without a current vector (`pending`: still being
-    embedded, or no model at all) are scored by their keyword z-score alone, so the lowest
-    similarity does not bury them while the dense side fills in.
-    """
-    ids = [i for i, (_, meta) in mirror.items() if not where or matches(where, meta)]
-    if not ids:
-        return [], np.zeros(0)
-    embedded = [i for i in ids if i not in pending]
-    floor = min(dense.values()) if dense else 0.0
-    d = np.array([dense.get(i, floor) for i in ids], dtype=np.float64)
-    total = dense_weight + keyword_weight
-    kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
-    kw_z = _standardise(kw) if keyword else np.zeros(len(ids))
-    if len(embedded) == len(ids):
-        return ids, dense_weight / total * _standardise(d) + keyword_weight / total * kw_z
-    has_vector = np.array([i not in pending for i in ids], dtype=bool)
-    score = kw_z.copy()
-    if has_vector.any():
-        d_z = np.zeros(len(ids))
-        d_z[has_vector] = _standardise(d[has_vector])
-        fused = dense_weight / total * d_z + keyword_weight / total * kw_z
-        score = np.where(has_vector, fused, kw_z)
-    return ids, score
-
-
-#: z units of `fuse_candidates` to the scale rank fusion scores had (one standard deviation is
-#: about the rank-fusion gap between first and fifth place), so priors tuned on it keep their say.
-FUSED_SCALE = 0.003
-
-
-def fuse_candidates(dense: dict[str, float], keyword: dict[str, float],
-                    dense_weight: float = 1.0, keyword_weight: float = 1.0) -> dict[str, float]:
-    """z-score fusion over the candidates either side returned (for large collections).
-
-    Each side's scores are standardised over the union of candidates (a dense miss gets the
-    lowest similarity seen, a keyword miss 0), then averaged. Unlike rank fusion this adapts per
-    query: a side whose scores are flat (every text alike, or no word in common) adds nearly
-    nothing, a side with a clear standout adds a lot. Rank fusion gives both sides the same say
-    whatever they know, and lost to a component: on the Reflexion ALFWorld lessons MRR 0.811 vs
-    BM25's 0.873, in ReMe's cross-scenario mode 0.728 vs dense's 0.739; this fusion scores 0.873
-    and 0.784 there, and ties or beats rank fusion elsewhere (docs/benchmarks.md).
-    """
-    ids = sorted(set(dense) | set(keyword))
-    if not ids:
-        return {}
-    floor = min(dense.values()) if dense else 0.0
-    total = dense_weight + keyword_weight
-    score = np.zeros(len(ids))
-    for weight, values in ((dense_weight, [dense.get(i, floor) for i in ids] if dense else None),
-                           (keyword_weight, [keyword.get(i, 0.0) for i in ids] if keyword else None)):
-        if values is not None:
-            v = np.asarray(values, dtype=np.float64)
-            # A spread below float noise is no evidence (identical texts): it must not be
-            # blown up into standard deviations.
-            score += weight / total * (v - v.mean()) / max(float(v.std()), 1e-4)
-    return dict(zip(ids, score.tolist()))
-
-
-def _standardise(values: np.ndarray) -> np.ndarray:
-    return (values - values.mean()) / max(float(values.std()), 1e-9)
