@@ -43,6 +43,16 @@ def test_plugins_hold_no_python():
     assert not python, f"plugins/ must hold no Python: {sorted(python)}"
 
 
+def test_the_plugin_links_every_bundled_skill():
+    """plugins/claude-code/skills holds one link per bundled skill (not the package folder)."""
+    linked = REPO / "plugins" / "claude-code" / "skills"
+    bundled = {p.parent.name for p in (REPO / "skills").glob("*/SKILL.md")}
+    links = {p.name for p in linked.iterdir()}
+    assert links == bundled
+    for name in links:
+        assert (linked / name).is_symlink() and (linked / name / "SKILL.md").is_file()
+
+
 def test_every_package_folder_is_listed_for_the_wheel():
     """A package folder missing from pyproject's list is left out of the wheel (the editable
     install used in development would not notice)."""
