@@ -92,7 +92,7 @@ def skillbank_tools(bank: "Skillbank", include: Sequence[str] | str | None = Non
     """The skillbank memory tools for a LangChain agent.
 
     By default the compact set (`COMPACT_TOOLS`: four tools, about 760 schema tokens);
-    ``include="all"`` gives all eleven (`TOOL_NAMES`, about 2,500 tokens), a list of names picks
+    ``include="all"`` gives all twelve (`TOOL_NAMES`, about 2,600 tokens; `propose_skills` is refused unless trusted), a list of names picks
     some. `namespace` scopes experiences and guidelines (a function is called at each tool call,
     for per-run namespaces). With `trusted=False`, guidelines a model adds or learns arrive as
     `pending` until a person approves them. A skillbank error becomes the tool's error reply to

@@ -148,6 +148,12 @@ class RateMemoryArgs(BaseModel):
     helpful: bool = Field(description="True if the item helped with the task, false if it misled.")
 
 
+class ProposeSkillsArgs(BaseModel):
+    min_support: int = Field(default=3, ge=1, le=1000, strict=True,
+                             description="Fewest recorded experiences of one kind of task to "
+                                         "draft a skill from.")
+
+
 # --------------------------------------------------------------------------------------------
 # Rendering records for a model (compact, JSON-serialisable)
 # --------------------------------------------------------------------------------------------
@@ -277,6 +283,20 @@ def _rate_memory(bank: "Skillbank", a: RateMemoryArgs, o: _Options) -> Any:
     return bank.rate(a.id, helpful=a.helpful)
 
 
+def _propose_skills(bank: "Skillbank", a: ProposeSkillsArgs, o: _Options) -> Any:
+    if not o.trusted:
+        from skillbank.errors import PermissionDeniedError
+
+        raise PermissionDeniedError(
+            "propose_skills needs a trusted caller: ask the user to run `skillbank skills propose`")
+    drafts = bank.skills.propose(namespace=o.namespace, min_support=a.min_support)
+    return {"drafts": [{"name": d.name, "description": d.description, "revises": d.revises,
+                        "sources": list(d.sources)} for d in drafts],
+            "note": ("Drafts wait for a person: `skillbank skills adopt NAME` or `skillbank "
+                     "skills discard NAME`. Nothing is routed to a draft until it is adopted.")
+            if drafts else "No kind of task has recurred often enough to draft a skill."}
+
+
 @dataclass(frozen=True)
 class ToolDef:
     """One memory tool: what a model is told about it and the facade call behind it."""
@@ -300,6 +320,7 @@ _DEFS: tuple[ToolDef, ...] = tuple(
         ("add_guideline", AddGuidelineArgs, _add_guideline),
         ("search_guidelines", SearchGuidelinesArgs, _search_guidelines),
         ("rate_memory", RateMemoryArgs, _rate_memory),
+        ("propose_skills", ProposeSkillsArgs, _propose_skills),
     )
 )
 
@@ -307,7 +328,7 @@ TOOL_NAMES: tuple[str, ...] = tuple(d.name for d in _DEFS)
 _BY_NAME = {d.name: d for d in _DEFS}
 
 #: The default tool set of a toolkit or tool spec: every tool's schema is sent with every model
-#: call (all eleven cost ~2,500 tokens), so by default four that cover the loop: read the
+#: call (all twelve cost ~2,600 tokens), so by default four that cover the loop: read the
 #: memory for a task, open a skill, turn a correction into rules, say what helped.
 COMPACT_TOOLS: tuple[str, ...] = ("memory_context", "load_skill", "learn_from_critique",
                                   "rate_memory")

@@ -4,7 +4,7 @@ A thin face over `skillbank.Skillbank`: every piece calls the facade and holds n
 
 * `SkillbankToolSpec(bank)` — the memory tools as a `BaseToolSpec`
   (``FunctionAgent(tools=SkillbankToolSpec(bank).to_tool_list(), ...)``), sync and async: a
-  compact set by default, ``include="all"`` for all eleven.
+  compact set by default, ``include="all"`` for all twelve.
 * `SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences",
   similarity_top_k=5, filters=...)` — a `BaseRetriever` returning `NodeWithScore`s (node id =
   memory id; the LLM reads the content once, the metadata stays out of its view).
@@ -189,6 +189,10 @@ class SkillbankToolSpec(BaseToolSpec):
         """Say whether a remembered item helped."""
         return self._call("rate_memory", id=id, helpful=helpful)
 
+    def propose_skills(self, min_support: int = 3) -> str:
+        """Draft skills from recurring experience, for a person to adopt."""
+        return self._call("propose_skills", min_support=min_support)
+
     afind_skills = _async_twin("find_skills")
     aload_skill = _async_twin("load_skill")
     aread_skill_resource = _async_twin("read_skill_resource")
@@ -200,6 +204,7 @@ class SkillbankToolSpec(BaseToolSpec):
     aadd_guideline = _async_twin("add_guideline")
     asearch_guidelines = _async_twin("search_guidelines")
     arate_memory = _async_twin("rate_memory")
+    apropose_skills = _async_twin("propose_skills")
 
 
 # --------------------------------------------------------------------------------------------
