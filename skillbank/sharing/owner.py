@@ -175,6 +175,7 @@ class OwnerServer:
         self._thread: threading.Thread | None = None
         self.ready = threading.Event()
         self.error: BaseException | None = None
+        self._stopping = threading.Event()
 
     def start(self) -> "OwnerServer":
         """Bind the socket and publish the endpoint from a background thread (open never waits)."""
@@ -186,23 +187,31 @@ class OwnerServer:
         try:
             import uvicorn
 
+            if self._stopping.is_set():
+                return  # a short-lived process closed the bank before serving began
             sock = ep.bind_socket(self.endpoint.socket)
             config = uvicorn.Config(_app(self.bank, self.endpoint), log_level="warning",
                                     lifespan="off", access_log=False, timeout_keep_alive=60)
             self._server = uvicorn.Server(config)
+            if self._stopping.is_set():
+                sock.close()
+                return
             ep.write_endpoint(self.root, self.endpoint)
             self.ready.set()
             self._server.run(sockets=[sock])
         except BaseException as exc:  # noqa: BLE001 - clients then report who holds the root
             self.error = exc
-            log.warning("skillbank: could not serve %s to other processes: %s", self.root, exc)
+            if not self._stopping.is_set():
+                log.warning("skillbank: could not serve %s to other processes: %s", self.root, exc)
         finally:
             self.ready.set()
 
     def stop(self, timeout: float = 5.0) -> None:
         """Stop answering, withdraw the endpoint; in-flight calls get up to `timeout` s to end."""
+        self._stopping.set()
         ep.remove_endpoint(self.root, self.endpoint)
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
             self._thread.join(timeout)
+        ep.remove_endpoint(self.root, self.endpoint)  # in case it was published meanwhile
