@@ -173,11 +173,14 @@ class Skillbank:
                            include_bundled=include_bundled, write_lock_timeout=write_lock_timeout,
                            owner_lock=lock, serve=True)
 
-            return open_shared(settings, become_owner, sync=sync,  # type: ignore[return-value]
-                               connect_timeout=lock_timeout, distiller=distiller)
-        bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
-                   client=client, include_bundled=include_bundled, lock_timeout=lock_timeout,
-                   write_lock_timeout=write_lock_timeout)
+            bank = open_shared(settings, become_owner, sync=sync, connect_timeout=lock_timeout,
+                               distiller=distiller)
+            if getattr(bank, "is_remote", False):
+                return bank  # type: ignore[return-value] - the owner keeps the index in sync
+        else:
+            bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
+                       client=client, include_bundled=include_bundled,
+                       lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout)
         if sync:
             try:
                 bank.sync()

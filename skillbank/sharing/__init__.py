@@ -31,6 +31,8 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
 
     `become_owner(lock)` opens the bank in this process given the acquired owner lock (it starts
     serving the other processes); it is also what a client calls when the owner goes away.
+    `sync` is what a client does when it takes the root over; an owner returned here is synced
+    by the caller.
     """
     from filelock import Timeout
 
@@ -52,14 +54,7 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
         return BankClient(settings, become_owner=become_owner, try_lock=try_lock, sync=sync,
                           connect_timeout=connect_timeout, distiller=distiller).connect()
     try:
-        bank = become_owner(lock)
+        return become_owner(lock)  # the caller syncs it (Skillbank.open)
     except BaseException:
         lock.release()
         raise
-    if sync:
-        try:
-            bank.sync()
-        except BaseException:
-            bank.close()  # the caller never gets the bank: let go of the root now
-            raise
-    return bank
