@@ -4,7 +4,7 @@ The bank keeps its skill index in step with the files (a watcher re-syncs within
 this monitor turns those changes into MCP notifications, using only the facade's public API, so
 it works the same over a bank that another process owns:
 
-- every `interval` seconds (only while some client is connected) a worker thread computes the
+- every `interval` seconds, while some client is connected, a worker thread computes the
   served resource list (skill files with their digests, guideline topics) and, for topics,
   a digest of each playbook;
 - when the set of URIs changed: `notifications/resources/list_changed`;
@@ -14,6 +14,11 @@ Delivery follows the client's protocol era. Sessions that did the `initialize` h
 (2025-11-25 and before) get list changes, and updates for the URIs they `resources/subscribe`d
 to, on their session. 2026-07-28 clients get both through `subscriptions/listen` streams (the
 SDK's bus filters by what each stream asked for).
+
+The thread starts on a connection's first request and stops when the server's last connection
+ends (`SkillbankServer` counts them around the SDK's per-connection `run`); a later connection
+starts a new one. Without that, every server a process ever served kept a thread polling its
+bank every second until the process exited.
 """
 
 from __future__ import annotations
@@ -50,8 +55,9 @@ class ChangeMonitor:
         self._sessions: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
         self._token: Any = None
         self._thread: threading.Thread | None = None
-        self._stop = threading.Event()
+        self._stop = threading.Event()  # the running thread's own: a stopped one stays stopped
         self._lock = threading.Lock()
+        self._connections = 0
         self._seen: dict[str, str] | None = None  # uri -> digest at the last poll
 
     # Registration (event loop) -------------------------------------------------------------
@@ -82,17 +88,33 @@ class ChangeMonitor:
             token = anyio.lowlevel.current_token()
         except RuntimeError:
             return
-        if self._thread is not None and self._thread.is_alive() and token == self._token:
-            return
-        self._token = token
-        if self._thread is None or not self._thread.is_alive():
-            self._stop.clear()
-            self._thread = threading.Thread(target=self._run, name="skillbank-notify",
-                                            daemon=True)
+        with self._lock:
+            self._token = token
+            if self._thread is not None and self._thread.is_alive() and not self._stop.is_set():
+                return
+            self._stop = threading.Event()
+            self._thread = threading.Thread(target=self._run, args=(self._stop,),
+                                            name="skillbank-notify", daemon=True)
             self._thread.start()
 
+    def connection_opened(self) -> None:
+        with self._lock:
+            self._connections += 1
+
+    def connection_closed(self) -> None:
+        """The last connection ending stops the polling thread."""
+        with self._lock:
+            self._connections = max(0, self._connections - 1)
+            last = self._connections == 0
+        if last:
+            self.stop()
+
     def stop(self) -> None:
-        self._stop.set()
+        """Stop polling now (the thread ends at once, or after the poll it is in); the next
+        request that attaches starts a new thread."""
+        with self._lock:
+            self._stop.set()
+            self._seen = None  # a new thread takes a new baseline
 
     # Polling (worker thread) ---------------------------------------------------------------
     def snapshot(self) -> dict[str, str] | None:
@@ -110,14 +132,14 @@ class ChangeMonitor:
             out[res.GUIDELINES_PREFIX + topic] = hashlib.sha256(text.encode()).hexdigest()
         return out
 
-    def _run(self) -> None:
-        while not self._stop.wait(self.interval):
+    def _run(self, stop: threading.Event) -> None:
+        while not stop.wait(self.interval):
             try:
                 current = self.snapshot()
             except Exception:  # noqa: BLE001 - a failed poll is retried at the next tick
                 log.debug("change poll failed", exc_info=True)
                 continue
-            if current is None:
+            if current is None or stop.is_set():
                 continue
             previous, self._seen = self._seen, current
             if previous is None:

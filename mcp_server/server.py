@@ -15,12 +15,13 @@ No `from __future__ import annotations` here: the SDK reads tool annotations at 
 """
 
 import base64
+import contextlib
 import functools
 import json
 import logging
 import os
 import time
-from typing import Any, Callable
+from typing import Any, AsyncIterator, Callable
 
 import anyio
 import mcp_types as types
@@ -87,8 +88,9 @@ class SkillbankServer(MCPServer):
         self.first_call: dict[str, Any] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
         self.bus = InMemorySubscriptionBus()
-        super().__init__(subscriptions=self.bus, middleware=[self._middleware], **kwargs)
         self.monitor = ChangeMonitor(self)
+        super().__init__(subscriptions=self.bus, middleware=[self._middleware],
+                         lifespan=self._lifespan, **kwargs)
         low = self._lowlevel_server
         low.add_request_handler("resources/subscribe", types.SubscribeRequestParams,
                                 self._subscribe)
@@ -98,6 +100,16 @@ class SkillbankServer(MCPServer):
         low.create_initialization_options = (  # type: ignore[method-assign]
             lambda notification_options=None, *a, **kw:
             default_options(notification_options or NOTIFICATIONS, *a, **kw))
+
+    @contextlib.asynccontextmanager
+    async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
+        """Entered once per connection (stdio, in process) or for the app's life (HTTP): the
+        change monitor's thread stops when the last one ends (it used to outlive them all)."""
+        self.monitor.connection_opened()
+        try:
+            yield {}
+        finally:
+            self.monitor.connection_closed()
 
     def initialization_options(self) -> Any:
         return self._lowlevel_server.create_initialization_options()

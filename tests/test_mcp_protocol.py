@@ -237,6 +237,43 @@ async def test_2026_clients_get_changes_on_a_listen_stream(tmp_path, monkeypatch
         handle.close()
 
 
+def notify_threads(exclude: set[Any]) -> list[threading.Thread]:
+    return [t for t in threading.enumerate() if t.name == "skillbank-notify" and t not in exclude]
+
+
+async def wait_until_gone(threads: list[threading.Thread], timeout: float = 30) -> None:
+    deadline = time.monotonic() + timeout
+    while any(t.is_alive() for t in threads) and time.monotonic() < deadline:
+        await anyio.sleep(0.02)
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_the_change_monitor_stops_when_the_last_session_ends(bank, mode):
+    """The monitor's polling thread lives as long as some client is connected: once the last
+    session ends it stops (it used to poll the bank every second for the rest of the process,
+    one thread per server ever served), and the next session starts it again."""
+    server = server_over(bank)
+    before = set(threading.enumerate())
+    async with Client(server, mode=mode) as client:
+        await client.list_tools()
+        started = notify_threads(before)
+        assert len(started) == 1 and started[0].is_alive()
+    await wait_until_gone(started)
+    assert not any(t.is_alive() for t in started), "the change monitor outlived its session"
+
+    async with Client(server, mode=mode) as first:
+        await first.list_tools()
+        async with Client(server, mode=mode) as second:
+            await second.list_tools()
+            running = [t for t in notify_threads(before) if t.is_alive()]
+            assert len(running) == 1  # one monitor per server, whatever the number of clients
+        await anyio.sleep(0.2)
+        assert running[0].is_alive(), "a session that ended stopped the monitor of another"
+        await first.list_resources()
+    await wait_until_gone(running)
+    assert not any(t.is_alive() for t in notify_threads(before))
+
+
 # Malformed messages over raw stdio ----------------------------------------------------------------
 def test_every_malformed_stdio_message_gets_an_error_reply(tmp_path):
     proc = subprocess.Popen(
