@@ -412,6 +412,8 @@ async def main_async(args: argparse.Namespace) -> None:
     variants = {name: (command, None) for name, command in commands.items()}
     variants["python -m …, initialize after import"] = (commands["python -m skillbank.mcp_server"],
                                                         late)
+    variants["python -m …, no model preload"] = (commands["python -m skillbank.mcp_server"],
+                                                 {"SKILLBANK_MCP_PRELOAD_MODEL": "0"})
     cold: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for command in commands.values():  # the first start after a build warms the OS file cache
         await cold_start(command, task)

@@ -63,8 +63,12 @@ class BankHandle:
             self._thread.start()
         return self
 
+    def note(self, step: str) -> None:
+        """Record when a startup step ended (seconds since this handle was made; in stats)."""
+        self.timings[step] = round(time.perf_counter() - self._started, 3)
+
     def _mark(self, stage: str) -> None:
-        self.timings[stage] = round(time.perf_counter() - self._started, 3)
+        self.note(stage)
         self._events[stage].set()
 
     def _fail_from(self, stage: str, exc: BaseException) -> None:
@@ -90,9 +94,16 @@ class BankHandle:
             try:
                 if self._sync:
                     self._sync_skills(bank)
+                    self.note("skills_synced")
             finally:
                 if model is not None:
                     model.join()
+                    self.note("model")
+                # The bank has its model now; a preload it did not take (a client of another
+                # process's root, another model folder or embedding) would only hold memory.
+                from skillbank import onnx_model
+
+                onnx_model.discard()
             # One search loads the skills' keyword index (and the model, if warming was off).
             self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
             self._mark("skills")

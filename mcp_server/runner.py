@@ -78,6 +78,28 @@ def check_options(options: ServeOptions) -> str | None:
     return token
 
 
+PRELOAD_ENV = "SKILLBANK_MCP_PRELOAD_MODEL"
+
+
+def _preload_model(opts: ServeOptions) -> None:
+    """Start building the embedding model's session now, on a thread: onnxruntime builds it
+    mostly without the GIL, so it is done while mcp and Chroma import, instead of being waited
+    for once the bank has opened (see `skillbank.onnx_model`). `SKILLBANK_MCP_PRELOAD_MODEL=0`
+    turns this off."""
+    if os.environ.get(PRELOAD_ENV, "1").strip().lower() in ("0", "false", "no"):
+        return
+    if os.environ.get("SKILLBANK_EMBEDDING", "").strip().lower() == "hash":
+        return
+    from skillbank import onnx_model
+    from skillbank.settings import load_settings
+
+    try:  # the folder the bank will use: options, then SKILLBANK_MODEL_DIR, then skillbank.toml
+        model_dir = load_settings(opts.root, model_dir=opts.model_dir).model_dir
+    except Exception:  # noqa: BLE001 - the bank reports a bad setting when it opens
+        return
+    onnx_model.preload(model_dir)
+
+
 def run(options: Any = None) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP). Returns an
     exit code; refuses to start (code 2, message on stderr) on an unsafe configuration."""
@@ -95,6 +117,7 @@ def run(options: Any = None) -> int:
         # Reading starts now, before the SDK is imported: a first `initialize` is answered at once.
         early = os.environ.get(EARLY_ENV, "1").strip().lower() not in ("0", "false", "no")
         wire = EarlyWire(*_claim_stdio(), answer_initialize=early).start()
+    _preload_model(opts)
 
     from skillbank.mcp_server.loader import BankHandle, opener_for
 
@@ -104,12 +127,15 @@ def run(options: Any = None) -> int:
 
         from skillbank.mcp_server.server import build_server
 
+        handle.note("mcp_imported")
+
         if wire is None:
             import uvicorn  # noqa: F401 - imported before the loader thread starts importing
 
             from skillbank.mcp_server.http import serve_http
         trusted = opts.transport == "stdio" or opts.trust
         server = build_server(handle, trusted=trusted, log_level=opts.log_level)
+        handle.note("server_built")
         # Started once mcp is imported: the two imports would only take turns on the GIL.
         # Measured again with `initialize` answered early (A/B, 5 alternating cold starts, 140
         # skills): starting it before the mcp import made the first find_skills slower

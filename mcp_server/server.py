@@ -151,6 +151,7 @@ class SkillbankServer(MCPServer):
             return result
         if self.first_call is None:
             self.first_call = {"tool": name, "process_cpu_seconds": round(time.process_time(), 3)}
+            self.handle.note("first_call")
         if self.report_timing:  # lets a benchmark split a round trip into server and protocol
             meta = dict(result.meta or {})
             meta[TIMING_META] = round((time.perf_counter() - started) * 1000, 3)

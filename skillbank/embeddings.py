@@ -26,9 +26,15 @@ import numpy as np
 from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
 from chromadb.utils.embedding_functions import register_embedding_function
 
+from skillbank import onnx_model
 from skillbank.errors import SkillbankError
+from skillbank.onnx_model import (  # noqa: F401 - chroma_model_dir is re-exported
+    MAX_TOKENS,
+    MODEL_NAME,
+    chroma_model_dir,
+    local_model_dir,
+)
 
-MODEL_NAME = "all-MiniLM-L6-v2"
 MODEL_FILES = (
     "model.onnx",
     "tokenizer.json",
@@ -37,13 +43,7 @@ MODEL_FILES = (
     "special_tokens_map.json",
     "tokenizer_config.json",
 )
-MAX_TOKENS = 256
 _QUERY_CACHE_SIZE = 512
-
-
-def chroma_model_dir() -> Path:
-    """Where Chroma itself keeps (and downloads) the default model."""
-    return Path.home() / ".cache" / "chroma" / "onnx_models" / MODEL_NAME / "onnx"
 
 
 def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
@@ -52,15 +52,11 @@ def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
     Accepts either the `onnx/` folder itself or its parent. When nothing is found locally,
     Chroma's own downloader fetches the model into its cache (needs network, as Chroma does).
     """
-    candidates = [model_dir, os.environ.get("SKILLBANK_MODEL_DIR"), chroma_model_dir()]
-    for candidate in candidates:
-        if not candidate:
-            continue
-        path = Path(candidate).expanduser()
-        for folder in (path, path / "onnx"):
-            if (folder / "model.onnx").is_file() and (folder / "tokenizer.json").is_file():
-                return folder
-    explicit = [str(c) for c in candidates[:2] if c]
+    found = local_model_dir(model_dir)
+    if found is not None:
+        return found
+    candidates = [model_dir, os.environ.get("SKILLBANK_MODEL_DIR")]
+    explicit = [str(c) for c in candidates if c]
     if explicit:  # a folder was named and holds no model: say so, do not go to the network
         raise ModelUnavailableError(
             f"the embedding model {MODEL_NAME} is not in {' or '.join(explicit)} (no "
@@ -148,26 +144,10 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         self._failed = None
 
     def _load_model(self) -> None:
-        import onnxruntime as ort
-        from tokenizers import Tokenizer
-
         folder = resolve_model_dir(self._model_dir_arg)
-        tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
-        tokenizer.enable_truncation(max_length=MAX_TOKENS)
-        tokenizer.enable_padding(pad_id=0, pad_token="[PAD]")  # to the longest in the batch
-        options = ort.SessionOptions()
-        options.log_severity_level = 3
-        options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-        if self.threads:
-            options.intra_op_num_threads = self.threads
-        # Threads sleep instead of spinning between ops: same speed on an idle machine, and on
-        # a busy one (a server beside an agent, or a shared CI box) 400 skill texts cost
-        # 10.2 CPU-s instead of 12.8 (benchmarks: docs/benchmarks.md, "Embedding throughput").
-        options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-        self._session = ort.InferenceSession(
-            str(folder / "model.onnx"), sess_options=options, providers=["CPUExecutionProvider"]
-        )
-        self._tokenizer = tokenizer
+        # A server may have started building this session before Chroma was even imported.
+        loaded = onnx_model.take(folder, self.threads) or onnx_model.build(folder, self.threads)
+        self._session, self._tokenizer = loaded
 
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch(texts)
