@@ -21,9 +21,10 @@ from typing import Any, Callable, Iterator
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join
-from skillbank.embeddings import MiniLMEmbedding
+from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
 from skillbank.index import HybridIndex, IndexItem
-from skillbank.memories.skills import checks
+from skillbank.memories.skills import checks, fit as fitting
+from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
@@ -40,13 +41,6 @@ log = logging.getLogger("skillbank.skills")
 
 SKILL_FILE = "SKILL.md"
 MAX_RESOURCES = 500
-#: "No skill fits" (docs/benchmarks.md, "Abstention"): the best name+description cosine must
-#: beat what chance gives in a library of n skills, 0.08 + 0.025 ln n (0.20 at 140 skills, 0.27
-#: at 1,750), and never less than 0.2 (unrelated sentences reach ~0.17 even among 6 skills); a
-#: fit probability of 0.5 sits there, rising and falling over ~0.04 of cosine.
-ABSTAIN_BELOW = 0.5
-CHANCE_BASE, CHANCE_PER_LOG_N, CHANCE_FLOOR, COSINE_SLOPE = 0.08, 0.025, 0.2, 0.04
-KEYWORD_SLOPE = 0.05
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
@@ -163,6 +157,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         self.max_depth = max_depth
         self.max_dirs = max_dirs
         self._sync_lock = threading.RLock()
+        self._background: fitting.Background | None = None
         writable_root.mkdir(parents=True, exist_ok=True)
 
     # Roots and scanning ------------------------------------------------------------------------
@@ -389,31 +384,27 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         """Skills for a task, best first, scored in [0, 1]; empty when no skill fits.
 
         Ranking: dense and keyword scores fused by per-query z-score, plus the usage prior.
-        Score: how likely it is that a skill fits at all (`fit_probability`: the best
-        name+description cosine against what chance gives in a library this size), times each
-        hit's evidence relative to the best hit, so the first hit's score means the same for
-        every query and library size and later hits never score above it. Below `min_score`
-        (default `ABSTAIN_BELOW`, 0.5) the answer is empty: "no skill fits". Items without a
-        vector yet (first index still embedding, or no model) count by their keyword evidence.
+        Score: how likely it is that a skill fits at all (`fit.fit_probability`: the best
+        name+description cosine against chance in a library this size, a higher bar when that
+        skill shares no word with the task, and the background prototypes), times each hit's
+        evidence relative to the best hit, so the first hit's score means the same for every
+        query and library size and later hits never score above it. Below `min_score` (default
+        `ABSTAIN_BELOW`, 0.5) the answer is empty: "no skill fits". Items without a vector yet
+        (first index still embedding, or no model) count by their keyword evidence.
         """
         checks.check_str(task, "task")
         checks.check_k(k)
         min_score = checks.check_score(min_score)
         floor = ABSTAIN_BELOW if min_score is None else min_score
-        raw = self.index.search(task, k=max(k * 4, 20), fusion="z")
+        calibrated = isinstance(self.index.embedding_function, MiniLMEmbedding)
+        vector = self._query_vector(task) if calibrated else None
+        raw = self.index.search(task, k=max(k * 4, 20), fusion="z", query_vector=vector)
         hits: Hits = Hits()
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if not raw:
             return hits
-        keyword_fit = _sigmoid((raw.best_keyword - self.min_keyword) / KEYWORD_SLOPE)
-        if not isinstance(self.index.embedding_function, MiniLMEmbedding):
-            # The chance level is measured for all-MiniLM-L6-v2; another embedding keeps the
-            # plain rule (cosine floor `min_score` or a quarter of the query's BM25), as a score.
-            fit = max(_sigmoid((raw.best_dense - self.min_score) / COSINE_SLOPE), keyword_fit)
-        else:
-            fit = fit_probability(raw.best_dense, self.index.count()) if raw.best_dense else 0.0
-            if raw.pending:  # keyword-only items: a strong word match is evidence on its own
-                fit = max(fit, keyword_fit)
+        fit = self._fit(raw, vector, task) if calibrated else fitting.plain_fit(
+            raw.best_dense, raw.best_keyword, self.min_score, self.min_keyword)
         if fit < floor:
             return hits
         ranked = []
@@ -429,17 +420,39 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
         return hits
-        for hit in raw:
-            try:
-                record = self._summary(hit.id)
-            except NotFoundError:  # removed by a concurrent sync since the search began
-                continue
-            score = hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE)
-            hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
-                                   record=record, dense=hit.dense, keyword=hit.keyword))
-        hits.sort(key=lambda h: h.score, reverse=True)
-        del hits[k:]
-        return hits
+
+    def _query_vector(self, task: str) -> Any:
+        """The task's vector, embedded once for the index and the background prototypes."""
+        try:
+            return embed_query(self.index.embedding_function, task)
+        except ModelUnavailableError:
+            return None  # the index answers by keyword alone and records why
+
+    def _fit(self, raw: Any, vector: Any, task: str) -> float:
+        """Fit probability under all-MiniLM-L6-v2 (see `fit`), from one search's evidence."""
+        keyword = fitting.keyword_fit(raw.best_keyword, self.min_keyword)
+        embedded = [h for h in raw if h.dense is not None]
+        if vector is None or not embedded or not raw.best_dense:
+            return keyword if raw.pending else 0.0
+        size, best = self.index.count(), raw.best_dense
+        top = max(embedded, key=lambda h: (h.dense, h.id))
+        if top.dense < best - 1e-9:
+            # The best skill by cosine fell out of the fused hits (weak keyword evidence, as a
+            # rule): look at every item once to learn whether it shares a word with the task.
+            every = self.index.search(task, k=0, fusion="z", query_vector=vector)
+            top = max((h for h in every if h.dense is not None), key=lambda h: (h.dense, h.id),
+                      default=top)
+        shares_word = bool(top.keyword)
+        if self._background is None:
+            self._background = fitting.Background(self.index.embedding_function)
+        meta = top.metadata or {}
+        bar = fitting.chance_level(size) + (0.0 if shares_word else fitting.NO_SHARED_WORD_MARGIN)
+        background = self._background.bar(
+            self._background.similarities(vector), str(meta.get("hash") or top.id),
+            lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", bar)
+        fit = fitting.fit_probability(best, size, shares_word=shares_word,
+                                      background=background)
+        return max(fit, keyword) if raw.pending else fit
 
     def catalog(self, budget_tokens: int | None = None, task: str | None = None) -> Catalog:
         """Names and descriptions, best first (by relevance to `task`, else by use), in budget."""
@@ -476,24 +489,6 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
-
-
-def _sigmoid(x: float) -> float:
-    return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
-
-
-def fit_probability(best_cosine: float, library_size: int) -> float:
-    """How likely some skill fits, from the best cosine in a library of `library_size` skills.
-
-    The best similarity an unrelated request reaches grows with the library (more skills,
-    more near-misses by chance): on the 160 out-of-scope requests the median best cosine is
-    0.16 among 140 skills and 0.22 among 1,750. The chance level 0.09 + 0.025 ln n follows
-    that, so a score means the same at either size. (0.09 instead of 0.08 answers 2 more
-    out-of-scope requests in 100 with "no skill", but empties a second answerable dev request,
-    which costs R@1 0.02.)
-    """
-    chance = max(CHANCE_FLOOR, CHANCE_BASE + CHANCE_PER_LOG_N * math.log(max(library_size, 2)))
-    return _sigmoid((best_cosine - chance) / COSINE_SLOPE)
 
 
 def _digest(path: Path, data: bytes) -> str:
