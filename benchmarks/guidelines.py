@@ -26,7 +26,8 @@ is then built from what the memory did:
 * retrievals: task id -> ids of `bank.guidelines.search(task, k=10)`.
 
 Also printed: merge precision (merges that joined a guideline of the same true rule, by the
-labels; merge recall is the B-cubed recall) and the unit set of short and compound critiques
+labels), merge recall (of the critiques, with at least one rule kept, whose true rule already had
+a guideline: the share that merged into one of those) and the unit set of short and compound critiques
 (`benchmarks/instruction_set.py`: instructions kept as active rules, contradiction pairs
 superseded the right way), with the same model and distiller.
 
@@ -115,12 +116,19 @@ def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: 
         assignments: dict[str, list[str]] = {}
         actions: dict[str, int] = {}
         labels: dict[str, set[str]] = {}  # guideline id -> true rules of the critiques it holds
-        merges = {"labelled": 0, "right": 0}
+        merges = {"labelled": 0, "right": 0, "opportunities": 0, "found": 0}
         for crit in crits:
             report = memory.learn(crit["critique"], task=crit.get("task"),
                                   response=crit.get("response_excerpt"), score=crit.get("score"))
             assignments[crit["cid"]] = report.ids("added", "merged", "superseded", "pending")
             truth = set(crit.get("rule_ids") or [])
+            # Merge recall: a critique whose true rule already has a guideline (by the labels)
+            # is an opportunity; found when one of its rules merged into such a guideline.
+            known = {gid for gid, rules in labels.items() if truth & rules}
+            if truth and known and report.ids("added", "merged", "superseded", "pending"):
+                merges["opportunities"] += 1
+                merges["found"] += any(e.action == "merged" and e.guideline_id in known
+                                       for e in report.entries)
             for entry in report.entries:
                 actions[entry.action] = actions.get(entry.action, 0) + 1
                 if entry.action == "merged" and truth and labels.get(entry.guideline_id):
@@ -299,8 +307,10 @@ def main(argv: list[str] | None = None) -> int:
     merges = memory_stats["merges"]
     print(f"merges into a guideline of labelled critiques: {merges['labelled']}, of which right "
           f"(same true rule) {merges['right']} = "
-          f"{merges['right'] / max(1, merges['labelled']):.2f} merge precision; merge recall is "
-          f"the B-cubed recall above")
+          f"{merges['right'] / max(1, merges['labelled']):.2f} merge precision; merge recall "
+          f"{merges['found']}/{merges['opportunities']} = "
+          f"{merges['found'] / max(1, merges['opportunities']):.2f} (critiques whose true rule "
+          f"already had a guideline and that merged into one of them)")
     instructions = run_instruction_set(embedding, distiller)
     print(f"\ninstruction set ({instruction_set.DATA.name}: {instructions['critiques']} critiques, "
           f"{instructions['instructions']} instructions, {instructions['pairs']} contradiction "

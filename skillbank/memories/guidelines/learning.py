@@ -18,7 +18,8 @@ from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
     IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
 from skillbank.memories.guidelines.agent_rules import agent_rules
-from skillbank.memories.guidelines.decisions import Plan, merge_evidence, same_wording
+from skillbank.memories.guidelines.decisions import (Plan, critique_context, merge_evidence,
+                                                     same_wording)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 
@@ -190,7 +191,8 @@ class GuidelineLearning:
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         rule_vector = self._member_vector(text, sentence or None, None)
         neighbours = self._nearest(vector, query, namespace, topic, rule_vector, frozenset(touched))
-        plan = self._plan(text, neighbours, touched)
+        plan = self._plan(text, neighbours, touched, vector=vector,
+                          context=critique_context(source.critique[:2000], sentence or text))
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
@@ -222,9 +224,15 @@ class GuidelineLearning:
             self._mark_superseded(plan.confirms, entry.guideline_id, now)
         return entry
 
-    def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str]) -> Plan:
+    def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str], *,
+              vector: np.ndarray | None = None, context: str = "") -> Plan:
         """Relate the candidate to its neighbours: one merge target (strong evidence only),
-        contradicted rules, and look-alikes kept apart as related."""
+        contradicted rules, and look-alikes kept apart as related.
+
+        ``vector`` (the candidate's matching vector) and ``context`` (its critique without the
+        rule's sentence) feed the model-only evidence of ``merge_evidence``: the dense cosine
+        with the guideline's profile and the cosine of the two critiques' contexts.
+        """
         plan = Plan()
         for similarity, gid in neighbours:
             old = self._items[gid]
@@ -239,8 +247,11 @@ class GuidelineLearning:
                 plan.contradicted.append((similarity, gid))
                 plan.why[gid] = self._explain(text, old.text, similarity)
             elif relation == "same":
+                dense = (float(self._profile(old) @ vector)
+                         if vector is not None and vector.size else None)
                 evidence = merge_evidence(text, self._members(old), similarity,
-                                          self.paraphrase_bar)
+                                          self.paraphrase_bar, dense=dense,
+                                          context=self._context_similarity(context, old))
                 if evidence and plan.same is None:
                     plan.same = (similarity, gid, evidence)
                 else:

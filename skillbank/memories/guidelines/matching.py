@@ -14,6 +14,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from skillbank.index import tokenize
+from skillbank.memories.guidelines.decisions import critique_context
 from skillbank.memories.guidelines.files import IN_PLAY
 from skillbank.records import MAX_SHORT, Guideline
 
@@ -118,6 +119,22 @@ class GuidelineMatching:
         profile = (total / (float(np.linalg.norm(total)) or 1.0)).astype(np.float32)
         self._profiles[g.id] = (members, profile)
         return profile
+
+    def _context_similarity(self, context: str, g: Guideline) -> float | None:
+        """Best cosine of a candidate's critique context with the contexts of `g`'s critiques.
+
+        None when either side has no context (a critique that is only its rule): then the
+        decision rests on the rule wordings alone.
+        """
+        if not context:
+            return None
+        theirs = list(dict.fromkeys(
+            c for c in (critique_context(critique[:2000] if critique else None, sentence or rule)
+                        for rule, sentence, critique in self._members(g)[1:]) if c))
+        if not theirs:
+            return None
+        vectors = self._vectors_for([context] + theirs)
+        return float(np.max(vectors[1:] @ vectors[0]))
 
     #: Weight of the lexical evidence added to the dense similarity. Critiques of one rule
     #: share its jargon ("sign-off", "NULL", "`$` prompt") even when their sentences differ.

@@ -1,0 +1,84 @@
+"""Merge evidence across critiques: paraphrases by meaning and by context (issue #11).
+
+Rules of different critiques may merge on the model's own evidence (its cosine with the
+guideline's profile, or alike critique contexts around the rule); rules of one critique never
+do, and a bare rule brings no context. The pure decisions are tested directly; one slow test
+runs the real model.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.memories.guidelines.decisions import (CONTEXT_BAR, DENSE_BAR, EVIDENCE_FLOOR,
+                                                     critique_context, merge_evidence)
+
+MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2"
+MEMBERS = (("Start the axis at zero.", "Start the axis at zero.",
+            "The y axis starts at 40, which exaggerates the dip. Start the axis at zero."),)
+
+
+def test_a_high_model_cosine_is_paraphrase_evidence_and_says_so():
+    why = merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6,
+                         dense=DENSE_BAR + 0.05)
+    assert why is not None and "paraphrase by meaning" in why and "model cosine" in why
+
+
+def test_model_evidence_needs_the_matching_floor_and_the_bar():
+    text = "Begin the value axis at 0."
+    assert merge_evidence(text, MEMBERS, similarity=EVIDENCE_FLOOR - 0.01, dense=0.99) is None
+    assert merge_evidence(text, MEMBERS, similarity=0.6, dense=DENSE_BAR - 0.01) is None
+    assert merge_evidence(text, MEMBERS, similarity=0.6) is None  # no model evidence given
+
+
+def test_alike_critique_contexts_are_evidence_and_say_so():
+    why = merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6,
+                         dense=0.3, context=CONTEXT_BAR + 0.1)
+    assert why is not None and "context cosine" in why
+    assert merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6, dense=0.3,
+                          context=CONTEXT_BAR - 0.01) is None
+
+
+def test_a_critique_that_is_only_its_rule_has_no_context():
+    assert critique_context("Never deploy on Fridays.", "Never deploy on Fridays.") == ""
+    assert critique_context("Good. Never deploy on Fridays.", "Never deploy on Fridays.") == ""
+    rest = critique_context("The release went out at 5 pm on a Friday and nobody was on call. "
+                            "Never deploy on Fridays.", "Never deploy on Fridays.")
+    assert rest == "The release went out at 5 pm on a Friday and nobody was on call."
+
+
+def test_bare_rules_of_one_domain_do_not_merge_on_word_overlap(tmp_path):
+    """'Keep X under N' rules share words, not meaning: no context, dense cosine low."""
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "r", embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    gm = bank.guidelines
+    first = gm.learn("Keep subject lines under 60 characters.").entries[0]
+    second = gm.learn("Keep functions under 50 lines.").entries[0]
+    assert second.action == "added" and second.guideline_id != first.guideline_id
+    bank.close()
+
+
+@pytest.mark.slow
+def test_real_model_merges_a_reworded_rule_of_another_critique(tmp_path):
+    if not (MODEL / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    from skillbank.embeddings import MiniLMEmbedding
+
+    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
+                          include_bundled=False)
+    gm = bank.guidelines
+    first = gm.learn("The chart has no units and the y axis starts at 40, which exaggerates the "
+                     "dip. Start the axis at zero.", task="Review the quarterly slides")
+    start = next(e for e in first.entries if e.text == "Start the axis at zero.")
+    again = gm.learn("The bars look like revenue halved, but the axis begins at 90. Begin the "
+                     "value axis at 0.", task="Review the board deck")
+    merged = [e for e in again.entries if e.action == "merged"]
+    assert [e.guideline_id for e in merged] == [start.guideline_id]
+    assert "paraphrase by meaning" in merged[0].detail
+    assert gm.get(start.guideline_id).reinforcements == 1
+    bank.close()
