@@ -103,9 +103,70 @@ def test_record_embeds_each_text_once(mem):
     assert embedding.calls - before == 1  # the duplicate check's vector is the one stored
     before = embedding.calls
     mem.record(task="Upgrade the Redis cluster", outcome="failure", lessons=["Drain first", "Pin"])
-    assert embedding.calls - before == 3
+    # the task, the experience's second vector (its lessons), and one per lesson record
+    assert embedding.calls - before == 4
     hit = mem.recall("upgrade the postgres cluster", k=1, count_use=False)[0]
     assert hit.dense is not None and hit.dense > 0.5 and hit.why == "both"
+
+
+def test_generic_task_records_are_told_apart_by_what_was_learnt(bank, mem):
+    """Many runs recorded under one generic task (the Reflexion shape: "ALFWorld household
+    task", no when_to_use) differ only in their feedback: that is embedded too, so dense search
+    tells them apart (before, every record had the same vector and the dense side was flat)."""
+    feedback = {
+        "refund": "I refunded the order before checking the receipt; verify the receipt first.",
+        "password": "Reset the password only after the account email is confirmed by the user.",
+        "shipping": "Quote the carrier tracking number when the parcel is late.",
+    }
+    ids = {key: mem.record(task="Support ticket", feedback=text, outcome="failure")
+           for key, text in feedback.items()}
+    hits = mem.recall("reset a user's password once their email is confirmed", k=3,
+                      count_use=False, min_score=-1.0)
+    assert hits[0].id == ids["password"]
+    dense = {hit.id: hit.dense for hit in hits}
+    assert dense[ids["password"]] > max(dense[ids["refund"]], dense[ids["shipping"]])
+    # the same vectors come back after a rebuild from the journal (no second code path)
+    bank.reindex()
+    again = bank.experiences.recall("reset a user's password once their email is confirmed", k=3,
+                       count_use=False, min_score=-1.0)
+    assert {hit.id: round(hit.dense, 5) for hit in again} == \
+        {hit_id: round(value, 5) for hit_id, value in dense.items()}
+
+
+def test_different_lessons_under_one_generic_task_are_not_folded_but_repeats_are(mem):
+    """Folding is on task *and* content: 300 runs under one generic task with 300 different
+    lessons stay 300 records; recording one of them again (any case, spacing) folds into it.
+    With 300 identical task vectors every nearest-task hit is a twin of the task only, and the
+    filtered graph query that followed missed ~40% of exact repeats (8 of the Reflexion set's
+    9): the repeat is now found by its content vector."""
+    advice = [f"trial {i}: I should have checked receptacle {i * 7} before taking object {i}"
+              for i in range(300)]
+    ids = mem.record_many([{"task": "ALFWorld household task", "feedback": text,
+                            "outcome": "failure"} for text in advice[:150]])
+    # one by one, as an agent records runs (the graph misses twins after such inserts)
+    ids += [mem.record(task="ALFWorld household task", feedback=text, outcome="failure")
+            for text in advice[150:]]
+    assert len(set(ids)) == len(advice)
+    for position in range(0, 300, 10):
+        again = mem.record(task="  alfworld household TASK ", feedback=advice[position].upper(),
+                           outcome="failure")
+        assert again == ids[position]
+    assert mem.get(ids[10]).duplicates == 1 and mem.get(ids[11]).duplicates == 0
+    # a different outcome is a different experience, even with the same words
+    assert mem.record(task="ALFWorld household task", feedback=advice[0],
+                      outcome="success") not in ids
+
+
+def test_dense_side_counts_records_not_texts(mem):
+    """A record has two vectors once it has feedback; asking the dense side for n records must
+    give n (Chroma counts texts: n texts are as few as n/2 records), or recall's filtering
+    reads the short answer as "nothing more" and drops candidates."""
+    for i in range(12):
+        mem.record(task=f"Deploy service {i}", feedback=f"service {i} needed its cache warmed")
+    vector = embed_query(mem.index.embedding_function, "deploy a service")
+    assert len(mem._dense_items(vector)(12, None)) == 12
+    assert len(mem._dense_items(vector)(5, None)) == 5
+    assert len(mem.recall("deploy a service", k=12, count_use=False, min_score=-1.0)) == 12
 
 
 def test_get_unknown_and_malformed_ids(mem):
@@ -440,7 +501,7 @@ def test_adaptive_filtering_equals_filtering_in_the_index(mem):
             where = mem._where(filters.get("namespace", "default"), filters.get("outcome"),
                                filters.get("tags"), None, filters.get("kind"))
             vector = embed_query(mem.index.embedding_function, query)
-            sides = [(lambda n, w: mem.index.dense(vector, n, w)),
+            sides = [mem._dense_items(vector),  # n records, each by its best vector
                      (lambda n, w: mem.index.keyword(query, n, w))]
             for n in (3, 10, 50, 200):
                 for fetch in sides:
@@ -534,7 +595,8 @@ def test_reindex_and_lost_chroma_restore_identical_recall(tmp_path):
 
     bank.index("experiences").reset()  # what bank.reindex() does
     report = mem.sync()
-    assert len(report.added) == 10 and report.embedded == 10
+    # 5 experiences (task + their lessons: two texts each) and 5 lesson records (one text)
+    assert len(report.added) == 10 and report.embedded == 15
     assert [ids(mem.recall(q, k=10, count_use=False)) for q in queries] == expected
     assert mem.get(retired).status == "retired"
     bank.close()

@@ -14,9 +14,11 @@ from typing import TYPE_CHECKING, Any, Mapping, Sequence
 
 import numpy as np
 
+from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, matches
 from skillbank.records import Experience, Lesson, utcnow
-from skillbank.memories.experiences.indexing import _normalise_text, content_key, embed_text
+from skillbank.memories.experiences.indexing import (
+    MAX_EMBED_TEXTS, _normalise_text, content_key, embed_text, embed_texts_of)
 from skillbank.memories.experiences.validation import _new_id
 
 if TYPE_CHECKING:
@@ -83,7 +85,7 @@ class _Batch:
         self.vectors = vectors  # embedded text -> vector (ExperienceMemory._embed)
         self.threshold = float(memory.settings.duplicate_threshold)
         self.events: list[dict[str, Any]] = []
-        self.record_vectors: dict[str, Any] = {}  # id -> vector, so the upsert embeds nothing
+        self.record_vectors: dict[str, Any] = {}  # id -> vectors, so the upsert embeds nothing
         self.added: set[str] = set()
         self.counts: dict[str, int] = {}  # duplicate counts of records folded into so far
         self.pools: dict[tuple[str, ...], _Pool] = {}
@@ -95,7 +97,9 @@ class _Batch:
     def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
         if self.threshold > 1.0:
             return None
-        found, similarity = self.memory._nearest_indexed(record, vector)
+        texts = embed_texts_of(record)
+        content_vector = self.vectors.get(texts[1]) if len(texts) > 1 else None
+        found, similarity = self.memory._nearest_indexed(record, vector, content_vector)
         pool = self.pools.get(_bucket(record))
         if pool is not None:
             twin, twin_similarity = pool.best(_unit(vector))
@@ -139,7 +143,7 @@ class _Batch:
             if quarantined:
                 dumped["status"] = "pending"
             self.events.append({"op": "add", "record": dumped})
-            self.record_vectors[record.id] = record_vector
+            self.record_vectors[record.id] = [self.vectors[text] for text in embed_texts_of(record)]
             self.added.add(record.id)
         if status == "retired":
             self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
@@ -200,10 +204,10 @@ class FoldingMixin:
 
         texts: dict[str, None] = {}
         for record, with_lessons in items:
-            texts[embed_text(record)] = None
+            texts.update(dict.fromkeys(embed_texts_of(record)))
             if with_lessons and record.kind == "experience" and record.lessons:
                 for lesson in self._lesson_candidates(record):
-                    texts[embed_text(lesson)] = None
+                    texts.update(dict.fromkeys(embed_texts_of(lesson)))
         order = list(texts)
         vectors = embed_texts(self.index.embedding_function, order) if order else []
         return dict(zip(order, vectors))
@@ -228,7 +232,8 @@ class FoldingMixin:
     def _dump(self, record: Experience) -> dict[str, Any]:
         return record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
 
-    def _nearest_indexed(self, record: Experience, vector: Any) -> tuple[str | None, float]:
+    def _nearest_indexed(self, record: Experience, vector: Any, content_vector: Any = None
+                         ) -> tuple[str | None, float]:
         """The indexed active record this one would only repeat (or None), and its cosine.
 
         That is the most similar record at or above `settings.duplicate_threshold` that has
@@ -238,7 +243,9 @@ class FoldingMixin:
         where = {"$and": _duplicate_clauses(record)}
         # Nearest records of any namespace first (an unfiltered query is the cheap one); only
         # when all of them are that close and none qualifies is the filter given to Chroma.
-        nearest = self.index.dense(vector, DUPLICATE_CANDIDATES, None)
+        # A record has up to MAX_EMBED_TEXTS vectors and `dense` counts texts: this many texts
+        # hold DUPLICATE_CANDIDATES records unless the collection is smaller (checked below).
+        nearest = self.index.dense(vector, DUPLICATE_CANDIDATES * MAX_EMBED_TEXTS, None)
         ranked = sorted(nearest.items(), key=lambda kv: kv[1], reverse=True)
         for found, similarity in ranked:
             if similarity < threshold - 1e-6:
@@ -248,9 +255,38 @@ class FoldingMixin:
                 return found, similarity
         if len(ranked) < DUPLICATE_CANDIDATES:
             return None, 0.0
-        best = self.index.dense(vector, DUPLICATE_CANDIDATES, where)
+        # Every nearest record has (nearly) this task and none has this content: many runs
+        # recorded under one generic task. Their task vectors are one point repeated, where
+        # Chroma's graph search is unreliable (a filtered query missed an exact repeat), so
+        # look for the twin by what tells them apart: its content vector.
+        if content_vector is not None:
+            twin = self._twin_by_content(record, content_vector, where, threshold)
+            if twin is not None:
+                return twin, 1.0
+        best = self.index.dense(vector, DUPLICATE_CANDIDATES * MAX_EMBED_TEXTS, where)
         if best:
             found, similarity = max(best.items(), key=lambda kv: kv[1])
             if similarity >= threshold - 1e-6 and found != record.id:
                 return found, similarity
         return None, 0.0
+
+    def _twin_by_content(self, record: Experience, content_vector: Any, where: dict[str, Any],
+                         threshold: float) -> str | None:
+        """An indexed record with this content (key) and the same task text, found by the
+        content vector; its task is compared as text (equal once normalised), since only the
+        item's best vector is known."""
+        nearest = self.index.dense(content_vector, DUPLICATE_CANDIDATES * MAX_EMBED_TEXTS, None)
+        task = _normalise_text(embed_text(record))
+        for found, similarity in sorted(nearest.items(), key=lambda kv: kv[1], reverse=True):
+            if similarity < threshold - 1e-6:
+                break
+            meta = self.index.metadata(found)
+            if found == record.id or meta is None or not matches(where, meta):
+                continue
+            try:
+                other = self._read_record(found, meta)  # type: ignore[attr-defined]
+            except NotFoundError:  # a record missing from the journal is no one's twin
+                continue
+            if _normalise_text(embed_text(other)) == task:
+                return found
+        return None

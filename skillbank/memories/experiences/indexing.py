@@ -2,7 +2,11 @@
 
 What is embedded is what a future task will resemble: the task and its `when_to_use` line (for a
 lesson, the lesson text and its `when_to_use`), never the whole trajectory, whose tool dumps would
-drown the signal. The keyword side (BM25) also sees the feedback, lesson texts, tags and outcome.
+drown the signal. An experience that carries feedback or lessons gets a second vector for them
+(the index keeps an item's best-matching vector): agents often record many runs under one generic
+task ("ALFWorld household task", "support ticket") where only what was learnt tells them apart,
+and a new task often resembles the advice more than the old task's wording. The keyword side
+(BM25) also sees the feedback, lesson texts, tags and outcome.
 Every record's metadata carries `loc` ("<file>:<byte offset>"), so reading a recalled record is
 one seek in the journal, and the index stays small.
 """
@@ -17,6 +21,11 @@ from skillbank.records import Experience
 from skillbank.memories.experiences.validation import _timestamp
 
 TASK_EMBED_CHARS = 1_500  # the model reads ~256 tokens: keep room for when_to_use
+CONTENT_EMBED_CHARS = 1_200  # the head of feedback + lessons: what fits the model's window
+#: The most vectors one record has (`embed_texts_of`). A dense query for `n` texts returns the
+#: best text of each item among them, so fewer than `n` items; asking for `n * MAX_EMBED_TEXTS`
+#: texts gives at least `n` items unless the collection holds fewer (what callers rely on).
+MAX_EMBED_TEXTS = 2
 
 
 def _normalise_text(text: str) -> str:
@@ -30,6 +39,30 @@ def embed_text(record: Experience) -> str:
         head = head[:TASK_EMBED_CHARS].rsplit(" ", 1)[0]
     when = record.when_to_use.strip()
     return f"{head}\n{when}" if when and when not in head else head
+
+
+def content_embed_text(record: Experience) -> str:
+    """The second vector of an experience: its feedback and lesson texts ("" when it has none).
+
+    Lesson records are their own lesson text already, so they have no second vector.
+    """
+    if record.kind == "lesson":
+        return ""
+    parts = [record.feedback or ""] + [lesson.text for lesson in record.lessons]
+    text = "\n".join(p.strip() for p in parts if p and p.strip())
+    if len(text) > CONTENT_EMBED_CHARS:
+        text = text[:CONTENT_EMBED_CHARS].rsplit(" ", 1)[0]
+    return text
+
+
+def embed_texts_of(record: Experience) -> list[str]:
+    """Every text embedded for a record: `embed_text` first (folding compares that one), then
+    `content_embed_text` when there is one and it says something the first does not."""
+    main = embed_text(record)
+    content = content_embed_text(record)
+    if content and _normalise_text(content) not in _normalise_text(main):
+        return [main, content]
+    return [main]
 
 
 def keyword_text(record: Experience) -> str:
@@ -75,7 +108,7 @@ def _index_item(record: Experience, loc: str, digest: str, status: str, duplicat
         "loc": loc,
         "duplicates": int(duplicates),
     }
-    return IndexItem(id=record.id, embed_texts=[embed_text(record)],
+    return IndexItem(id=record.id, embed_texts=embed_texts_of(record),
                      keyword_text=keyword_text(record), metadata=metadata)
 
 

@@ -221,7 +221,7 @@ class JournalMixin:
                     continue
                 item = _index_item(entry.record, entry.loc, entry.digest, status, duplicates)
                 if vectors and vectors.get(record_id) is not None:
-                    item.vectors = [vectors[record_id]]
+                    item.vectors = list(vectors[record_id])
                 upserts.append(item)
                 if report is not None:
                     (report.changed if current is not None else report.added).append(record_id)

@@ -19,6 +19,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
+from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
 
 log = logging.getLogger("skillbank.experiences")
@@ -144,6 +145,24 @@ class RecallMixin:
             share = len(kept) / len(got)
             wide = limit if not kept else min(limit, max(wide * 2, math.ceil(1.3 * n / share)))
 
+    def _dense_items(self, vector: Any) -> Callable[[int, Any], dict[str, float]]:
+        """`fetch(n, where)`: the `n` records nearest to `vector` (each by its best vector).
+
+        `HybridIndex.dense` counts texts, and a record has up to MAX_EMBED_TEXTS of them, so it
+        may return fewer than `n` records while more exist; `_filtered` reads "fewer than
+        asked" as "no more there". Asking for `n * MAX_EMBED_TEXTS` texts gives `n` records
+        unless the collection holds fewer.
+        """
+        index = self.index
+
+        def fetch(n: int, where: Any) -> dict[str, float]:
+            got = index.dense(vector, n * MAX_EMBED_TEXTS, where)
+            if len(got) > n:
+                got = dict(sorted(got.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
+            return got
+
+        return fetch
+
     def _search(self, task: str, where: dict[str, Any], candidates: int,
                 enough: int | None = None) -> list[IndexHit]:
         """`HybridIndex.search(task, where=where, candidates=candidates)`, filtering adaptively.
@@ -158,8 +177,7 @@ class RecallMixin:
         if not index.count():
             return []
         vector = embed_query(index.embedding_function, task)
-        dense = self._filtered(lambda n, w: index.dense(vector, n, w), where, candidates * 2,
-                               enough=enough)
+        dense = self._filtered(self._dense_items(vector), where, candidates * 2, enough=enough)
         keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
                                  enough=enough, cap=MAX_OVERFETCH_KEYWORD)
         # z-score fusion over the candidates (skillbank.index.fuse_candidates): equal evidence
