@@ -442,14 +442,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
             every = self.index.search(task, k=0, fusion="z", query_vector=vector)
             top = max((h for h in every if h.dense is not None), key=lambda h: (h.dense, h.id),
                       default=top)
-        shares_word = bool(top.keyword)
         if self._background is None:
             self._background = fitting.Background(self.index.embedding_function)
         meta = top.metadata or {}
-        bar = fitting.chance_level(size) + (0.0 if shares_word else fitting.NO_SHARED_WORD_MARGIN)
-        background = self._background.bar(
+        shares_word, background = self._background.evidence(
             self._background.similarities(vector), str(meta.get("hash") or top.id),
-            lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", bar)
+            lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", size,
+            bool(top.keyword))
         fit = fitting.fit_probability(best, size, shares_word=shares_word,
                                       background=background)
         return max(fit, keyword) if raw.pending else fit
