@@ -379,7 +379,13 @@ def report(label: str, ranks, queries, texts, none_answered: str, cvtxt: str = "
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--set", type=Path, default=DEFAULT_SET)
+    parser.add_argument("--section", choices=("ranking", "abstain"), default="ranking")
+    parser.add_argument("--corpus-root", type=Path, default=Path("/tmp/corpus-root"),
+                        help="abstain: memory root of the whole-corpus index (benchmarks/routing.py)")
     args = parser.parse_args()
+    if args.section == "abstain":
+        abstain_section(args.set, args.corpus_root)
+        return
     skills, queries = load(args.set)
     ids, n = [s.id for s in skills], len(skills)
     cache = EmbCache()
@@ -480,6 +486,195 @@ def main() -> None:
     print()
     report("**recommended: above + gate max nd cosine >= 0.20**", r, queries, count("nd"),
            f"{ans}/{none_total}")
+
+
+# ----------------------------------------------------------------------------------------------
+# Abstention (issue #12): which evidence says "no skill fits", measured on the real index.
+def abstain_evidence(folder: Path, corpus_root: Path) -> dict[str, dict]:
+    """Per library (dev, corpus) and request: every item's cosine and keyword share, as
+    `HybridIndex.search(k=0, fusion="z")` gives them (cached under CACHE/abstain-*.pkl)."""
+    import pickle
+    import tempfile
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import MiniLMEmbedding
+
+    here = Path(__file__).resolve().parents[1] / "data"
+    names = {i["id"]: i["name"] for i in (json.loads(x) for x in (folder / "library.jsonl").open())}
+    queries = [json.loads(x) for x in (folder / "queries.jsonl").open()]
+    requests = ([dict(q, group="answerable" if q["expected"] else "oos",
+                      expected=[names[e] for e in q["expected"]]) for q in queries]
+                + [dict(q, group="oos", expected=[]) for q in map(json.loads, (here / "out_of_scope.jsonl").open())]
+                + [dict(q, group="held", expected=[]) for q in map(json.loads, (here / "out_of_scope_heldout.jsonl").open())])
+    out = {}
+    emb = None
+    for label in ("dev", "corpus"):
+        path = CACHE / f"abstain-{label}.pkl"
+        if path.exists():
+            out[label] = pickle.loads(path.read_bytes())
+            continue
+        emb = emb or MiniLMEmbedding(model_dir=MODEL_DIR)
+        with tempfile.TemporaryDirectory() as tmp:
+            root, roots = (Path(tmp), [folder / "skills"]) if label == "dev" else (
+                corpus_root, [ROOT.parent / "shared" / "corpora" / "skills"])
+            bank = Skillbank.open(root, skill_roots=roots, embedding_function=emb,
+                                  include_bundled=False, sync=False)
+            bank.skills.sync()
+            index, rows = bank.skills.index, []
+            vectors = emb.embed([r["query"] for r in requests])
+            for vector, request in zip(vectors, requests):
+                raw = index.search(request["query"], k=0, fusion="z", query_vector=vector)
+                rows.append(dict(ids=[h.id for h in raw],
+                                 dense=np.array([np.nan if h.dense is None else h.dense for h in raw]),
+                                 kw=np.array([h.keyword or 0.0 for h in raw])))
+            texts = {i: f"{_humanise(i)}: {index.metadata(i).get('description', '')}" for i in index.ids()}
+            out[label] = dict(requests=requests, rows=rows, n=index.count(), texts=texts)
+            bank.close()
+        path.write_bytes(pickle.dumps(out[label]))
+    return out
+
+
+def abstain_features(data: dict, cache: EmbCache) -> list[dict]:
+    """The candidate evidence per request (see the section's printout for what each means)."""
+    from skillbank.memories.skills import fit
+
+    protos = cache.get(list(fit.BACKGROUND))
+    qv = cache.get([r["query"] for r in data["requests"]])
+    tops = []
+    feats = []
+    for request, row, q in zip(data["requests"], data["rows"], qv):
+        ok = ~np.isnan(row["dense"])
+        order = np.argsort(-np.where(ok, row["dense"], -9))
+        ds = row["dense"][order[: int(ok.sum())]]
+        top = row["ids"][order[0]]
+        tops.append(top)
+        feats.append(dict(group=request["group"], query=request["query"], n=data["n"], top=top,
+                          c1=ds[0], gap5=ds[0] - ds[4], gap20=ds[0] - ds[19],
+                          z=(ds[0] - ds.mean()) / ds.std(), std=ds.std(), mean=ds.mean(),
+                          kw_top=row["kw"][order[0]], bk=row["kw"].max(),
+                          protos=protos @ q, expected=request["expected"],
+                          dense_order=order, dense=row["dense"], kw=row["kw"], ids=row["ids"]))
+    skill_vectors = cache.get([data["texts"][t] for t in tops])
+    for f, v in zip(feats, skill_vectors):
+        f["covers"] = protos @ v >= fit.COVERS_BACKGROUND
+    return feats
+
+
+def _logistic(x: np.ndarray, y: np.ndarray, iters: int = 50) -> np.ndarray:
+    """Class-balanced logistic regression by Newton steps; returns weights incl. bias (last)."""
+    z = np.c_[x, np.ones(len(x))]
+    w = np.zeros(z.shape[1])
+    cw = np.where(y == 1, 0.5 / y.mean(), 0.5 / (1 - y.mean()))
+    for _ in range(iters):
+        p = 1 / (1 + np.exp(-z @ w))
+        g = z.T @ (cw * (p - y)) / len(y) + 1e-3 * np.r_[w[:-1], 0]
+        h = (z * (cw * p * (1 - p))[:, None]).T @ z / len(y) + 1e-3 * np.eye(len(w))
+        w -= np.linalg.solve(h, g)
+    return w
+
+
+def shipped_rule(f: dict, c1: float | None = None, per: float = 0.028, delta: float = 0.15,
+                 margin: float | None = 0.02, kw_top: float | None = None) -> bool:
+    """`fit.fit_probability < 0.5` with the library's inputs; parameters for the grid
+    (`margin=None`: no background prototypes)."""
+    from skillbank.memories.skills import fit
+
+    c1 = f["c1"] if c1 is None else c1
+    kw_top = f["kw_top"] if kw_top is None else kw_top
+    base = 0.08 + 0.025 * math.log(142) - per * math.log(142)  # chance at 140 skills kept
+    chance = max(fit.CHANCE_FLOOR, base + per * math.log(f["n"]))
+    covered = f["covers"].any()
+    shares = kw_top > 0 or covered
+    background = float(np.where(f["covers"], -1, f["protos"]).max())
+    bar = chance + (0 if shares else delta)
+    if margin is not None:
+        bar = max(bar, background - margin)
+    return c1 < bar
+
+
+def abstain_section(folder: Path, corpus_root: Path) -> None:
+    cache = EmbCache()
+    data = abstain_evidence(folder, corpus_root)
+    feats = {label: abstain_features(d, cache) for label, d in data.items()}
+    groups = {"answerable": ("answerable",), "in-sample oos": ("oos",), "held-out oos": ("held",)}
+
+    def share(fs, groups_, test) -> float:
+        chosen = [f for f in fs if f["group"] in groups_]
+        return sum(map(test, chosen)) / max(len(chosen), 1)
+
+    print("## single evidence: medians, AUC (answerable vs in-sample oos), and the share of oos "
+          "emptied when a threshold empties 3/108 answerable")
+    keys = ("c1", "gap5", "gap20", "z", "std", "mean", "kw_top", "bk")
+    for label, fs in feats.items():
+        print(f"\n{label} ({fs[0]['n']} skills)\n| evidence | answerable | oos | held-out | AUC | "
+              "oos empty | held-out empty |\n|---|---|---|---|---|---|---|")
+        for key in keys:
+            a = np.array([f[key] for f in fs if f["group"] == "answerable"])
+            o = np.array([f[key] for f in fs if f["group"] == "oos"])
+            h = np.array([f[key] for f in fs if f["group"] == "held"])
+            auc = float(np.mean(a[:, None] > o[None, :]) + 0.5 * np.mean(a[:, None] == o[None, :]))
+            t = np.sort(a)[3]
+            print(f"| {key} | {np.median(a):.3f} | {np.median(o):.3f} | {np.median(h):.3f} | "
+                  f"{auc:.3f} | {np.mean(o < t):.3f} | {np.mean(h < t):.3f} |")
+
+    print("\n## logistic fits over the query's similarity distribution (in-sample fit, threshold "
+          "at 3/108 answerable emptied per library) and the niche simulation")
+    lnn = lambda f: math.log(f["n"])  # noqa: E731
+    variants = {"c1, ln n": ("c1",), "c1, ln n, gap5": ("c1", "gap5"),
+                "c1, ln n, z": ("c1", "z"), "c1, ln n, std": ("c1", "std")}
+    allf = [f for fs in feats.values() for f in fs]
+    fit_on = [f for f in allf if f["group"] != "held"]
+    for name, cols in variants.items():
+        xs = lambda fs: np.array([[f[c] for c in cols] + [lnn(f)] for f in fs])  # noqa: E731
+        mu, sd = xs(fit_on).mean(0), xs(fit_on).std(0)
+        w = _logistic((xs(fit_on) - mu) / sd, np.array([f["group"] == "answerable" for f in fit_on], float))
+        score = lambda fs: np.c_[(xs(fs) - mu) / sd, np.ones(len(fs))] @ w  # noqa: E731
+        t = min(np.sort(score([f for f in fs if f["group"] == "answerable"]))[3] for fs in feats.values())
+        line = []
+        for label, fs in feats.items():
+            a = score([f for f in fs if f["group"] == "answerable"])
+            o, h = score([f for f in fs if f["group"] == "oos"]), score([f for f in fs if f["group"] == "held"])
+            niche = [dict(f, **_niche(f, 30)) for f in fs if f["group"] == "answerable"]
+            niche = [f for f in niche if f["c1"] is not None]
+            line.append(f"{label}: wrongly emptied {np.mean(a < t):.3f}, oos {np.mean(o < t):.3f}, "
+                        f"held-out {np.mean(h < t):.3f}, niche emptied {np.mean(score(niche) < t):.3f}")
+        raw = w[:-1] / sd
+        print(f"- {name} (weights {dict(zip(cols + ('ln n',), raw.round(1)))}): " + "; ".join(line))
+    line = []
+    for label, fs in feats.items():
+        niche = [dict(f, **_niche(f, 30)) for f in fs if f["group"] == "answerable"]
+        niche = [f for f in niche if f["c1"] is not None]
+        line.append(f"{label}: niche emptied {np.mean([shipped_rule(f) for f in niche]):.3f}")
+    print("- shipped rule: " + "; ".join(line))
+
+    print("\n## the shipped rule's grid (chosen on in-sample columns only; held-out shown after)")
+    print("| chance per ln n | no-word margin | background margin | dev wrongly | dev oos | "
+          "corpus wrongly | corpus oos | dev held-out | corpus held-out |\n|---|---|---|---|---|---|---|---|---|")
+    for per in (0.025, 0.028, 0.03):
+        for delta in (0.0, 0.1, 0.15):
+            for margin in (None, 0.0, 0.02, 0.04):
+                cells = []
+                for label, fs in feats.items():
+                    rule = lambda f: shipped_rule(f, per=per, delta=delta, margin=margin)  # noqa: E731
+                    cells.append((share(fs, groups["answerable"], rule), share(fs, groups["in-sample oos"], rule),
+                                  share(fs, groups["held-out oos"], rule)))
+                (dw, do, dh), (cw, co, ch) = cells
+                mark = " **shipped**" if (per, delta, margin) == (0.028, 0.15, 0.02) else ""
+                print(f"| {per}{mark} | {delta} | {'off' if margin is None else margin} | {dw:.3f} | "
+                      f"{do:.3f} | {cw:.3f} | {co:.3f} | {dh:.3f} | {ch:.3f} |")
+
+
+def _niche(f: dict, drop: int) -> dict:
+    """The request's evidence if its expected skill had no neighbours: the `drop` items most
+    similar to it (other than an expected one) removed from the library."""
+    order = [i for i in f["dense_order"] if not np.isnan(f["dense"][i])]
+    target = [i for i in order if f["ids"][i] in f["expected"]]
+    if not target:
+        return dict(c1=None)
+    others = [i for i in order if f["ids"][i] not in f["expected"]][drop:]
+    ds = np.sort(np.r_[f["dense"][target[0]], f["dense"][others]])[::-1]
+    return dict(c1=ds[0], gap5=ds[0] - ds[4], gap20=ds[0] - ds[19], z=(ds[0] - ds.mean()) / ds.std(),
+                std=ds.std(), mean=ds.mean(), n=f["n"] - drop, kw_top=f["kw"][target[0]])
 
 
 if __name__ == "__main__":
