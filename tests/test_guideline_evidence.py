@@ -82,3 +82,25 @@ def test_real_model_merges_a_reworded_rule_of_another_critique(tmp_path):
     assert "paraphrase by meaning" in merged[0].detail
     assert gm.get(start.guideline_id).reinforcements == 1
     bank.close()
+
+
+def test_look_alikes_kept_apart_rank_on_their_own_merit(tmp_path, monkeypatch):
+    """A look-alike linked as related is a distinct instruction until shown otherwise: search
+    ranks it where its relevance puts it (demoting it cost the critique stream Recall@5
+    0.522 -> 0.503 and hid compound critiques' second instruction)."""
+    from skillbank.distill import RuleDistiller
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "r", embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    gm = bank.guidelines
+    subject = gm.add("Keep subject lines short.", topic="writing").guideline_id
+    gm.add("Sign off with your first name.", topic="writing")
+    monkeypatch.setattr(RuleDistiller, "relate", lambda self, new, old, *, similarity: "same")
+    paragraphs = gm.add("Keep paragraphs short.", topic="writing")
+    monkeypatch.undo()
+    assert paragraphs.action == "added" and subject in gm.get(paragraphs.guideline_id).related
+    query = "keep subject lines short, keep paragraphs short, sign with a name"
+    top = [h.id for h in gm.search(query, k=2)]
+    assert sorted(top) == sorted([subject, paragraphs.guideline_id])
+    bank.close()

@@ -247,11 +247,11 @@ class GuidelineLearning:
                 plan.contradicted.append((similarity, gid))
                 plan.why[gid] = self._explain(text, old.text, similarity)
             elif relation == "same":
-                dense = (float(self._profile(old) @ vector)
-                         if vector is not None and vector.size else None)
-                evidence = merge_evidence(text, self._members(old), similarity,
-                                          self.paraphrase_bar, dense=dense,
-                                          context=self._context_similarity(context, old))
+                model = self._model_evidence and vector is not None and vector.size > 0
+                evidence = merge_evidence(
+                    text, self._members(old), similarity, self.paraphrase_bar,
+                    dense=float(self._profile(old) @ vector) if model else None,
+                    context=self._context_similarity(context, old) if model else None)
                 if evidence and plan.same is None:
                     plan.same = (similarity, gid, evidence)
                 else:

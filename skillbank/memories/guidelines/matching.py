@@ -120,6 +120,15 @@ class GuidelineMatching:
         self._profiles[g.id] = (members, profile)
         return profile
 
+    @property
+    def _model_evidence(self) -> bool:
+        """Whether vector cosines are a model's evidence of meaning (what ``merge_evidence``'s
+        dense and context bars assume). The hash embedding's cosine is word overlap, which the
+        lexical part of the similarity already counts, so it is none."""
+        from skillbank.embeddings import HashEmbedding
+
+        return not isinstance(getattr(self.index, "embedding_function", None), HashEmbedding)
+
     def _context_similarity(self, context: str, g: Guideline) -> float | None:
         """Best cosine of a candidate's critique context with the contexts of `g`'s critiques.
 
