@@ -126,13 +126,20 @@ def evaluate(rank_fn, queries: list[dict]) -> dict[str, dict[str, float]]:
 
 
 def build_bank(experiences: list[dict], embedding: Any, store: str, root: Path):
-    """Record every experience; returns the bank and a map from record id to eid."""
+    """Record every experience; returns the bank, a map from record id to the eids it stands
+    for, and how many experiences were folded into an earlier one.
+
+    A folded experience (a near-duplicate of one already stored: same outcome and lesson text,
+    near-identical task) is counted on the record it repeats, so that record stands for both:
+    a recall of it returns every eid folded into it, in recording order, as the baselines
+    return two identical texts next to each other.
+    """
     from skillbank import Skillbank
 
     bank = Skillbank.open(root, embedding_function=embedding, include_bundled=False, sync=False)
     memory = bank.experiences
     memory.sync()
-    id_to_eid: dict[str, str] = {}
+    id_to_eids: dict[str, list[str]] = {}
     folded = 0
     for exp in experiences:
         content = exp.get("content") or ""
@@ -141,14 +148,28 @@ def build_bank(experiences: list[dict], embedding: Any, store: str, root: Path):
         record_id = memory.record(task=exp["task"], when_to_use=exp.get("when_to_use", ""),
                                   outcome=OUTCOME.get(exp.get("outcome"), "unknown"),
                                   tags=exp.get("tags") or [], **kwargs)
-        if record_id in id_to_eid:
+        if record_id in id_to_eids:
             folded += 1
-            continue
-        id_to_eid[record_id] = exp["eid"]
+        id_to_eids.setdefault(record_id, []).append(exp["eid"])
     for lesson in memory.list(kind="lesson", limit=10 * len(experiences)):
-        if lesson.source in id_to_eid:
-            id_to_eid[lesson.id] = id_to_eid[lesson.source]
-    return bank, id_to_eid, folded
+        if lesson.source in id_to_eids:
+            id_to_eids[lesson.id] = id_to_eids[lesson.source]
+    return bank, id_to_eids, folded
+
+
+def unrelated_queries(folder: Path) -> dict[str, list[str]]:
+    """Queries no experience of `folder`'s set answers, for the abstention guard: the other dev
+    set's queries (household chores vs. phone-app tasks) and the routing set's off-topic
+    requests (kind "none": history, photography, pets ...). A recall that returns nothing for
+    them says "no relevant experience"; the guard is the share answered so."""
+    base = SHARED / "benchmarks"
+    other = (base / "experience-recall" if folder.is_file()
+             else base / "experience-recall" / "reflexion_alfworld.jsonl")
+    groups = {"other set": [q["query"] for q in load_set(other)[1]] if other.exists() else []}
+    routing = base / "skill-routing" / "queries.jsonl"
+    groups["off-topic"] = [q["query"] for q in map(json.loads, routing.open())
+                           if q.get("kind") == "none"] if routing.exists() else []
+    return groups
 
 
 def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
@@ -190,7 +211,7 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
 
     with tempfile.TemporaryDirectory() as tmp:
         started = time.perf_counter()
-        bank, id_to_eid, folded = build_bank(experiences, embedding, store, Path(tmp) / "root")
+        bank, id_to_eids, folded = build_bank(experiences, embedding, store, Path(tmp) / "root")
         build_seconds = time.perf_counter() - started
         memory = bank.experiences
         latencies: list[float] = []
@@ -204,18 +225,27 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
             latencies.append(time.perf_counter() - t0)
             out: list[str] = []
             for hit in hits:
-                eid = id_to_eid.get(hit.id)
-                if eid and eid not in out:
-                    out.append(eid)
+                out.extend(e for e in id_to_eids.get(hit.id, []) if e not in out)
             return out
 
         ours = evaluate(recall, queries)
+        # Abstention: the share of real queries answered with nothing (should be ~0) and of
+        # unrelated ones (should be high), at the bank's own floor.
+        answered_empty = sum(not memory.recall(q["query"], k=5, count_use=False,
+                                               min_score=min_score) for q in queries)
+        unrelated = {group: sum(not memory.recall(text, k=5, count_use=False,
+                                                  min_score=min_score) for text in texts)
+                     / max(len(texts), 1)
+                     for group, texts in unrelated_queries(folder).items()}
+        unrelated_sizes = {group: len(texts) for group, texts in unrelated_queries(folder).items()}
         bank.close()
     latencies.sort()
     return {
         "set": str(folder), "store": store, "min_score": min_score,
         "experiences": len(experiences), "queries": len(queries), "folded": folded,
         "skillbank": ours, "baseline": baseline_scores, "bm25": bm25_scores,
+        "real_empty": answered_empty / max(len(queries), 1),
+        "unrelated_empty": unrelated, "unrelated_queries": unrelated_sizes,
         "build_seconds": round(build_seconds, 1), "baseline_seconds": round(baseline_seconds, 1),
         "recall_ms_p50": round(1000 * latencies[len(latencies) // 2], 2),
         "recall_ms_p95": round(1000 * latencies[int(len(latencies) * 0.95)], 2),
@@ -243,6 +273,10 @@ def print_table(result: dict[str, Any]) -> None:
         lost = [m for m in ("MRR", "R@5") if ours[m] < max(base[m], bm25[m]) - 1e-9]
         print(f"{'':<15} guard: skillbank >= both on MRR and R@5: "
               f"{'yes' if not lost else 'NO (' + ', '.join(lost) + ')'}")
+    shares = ", ".join(f"{group} {share:.0%} of {result['unrelated_queries'][group]}"
+                       for group, share in result["unrelated_empty"].items())
+    print(f"abstention (answered with nothing): unrelated queries: {shares}; "
+          f"this set's queries {result['real_empty']:.0%}")
     print(f"recall latency p50 {result['recall_ms_p50']} ms, p95 {result['recall_ms_p95']} ms "
           f"(query embedding excluded); bank built in {result['build_seconds']} s")
 

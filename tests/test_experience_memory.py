@@ -107,6 +107,11 @@ def test_record_embeds_each_text_once(mem):
     assert embedding.calls - before == 4
     hit = mem.recall("upgrade the postgres cluster", k=1, count_use=False)[0]
     assert hit.dense is not None and hit.dense > 0.5 and hit.why == "both"
+    # a record that says when it applies is embedded by that alone (and its lesson record)
+    before = embedding.calls
+    mem.record(task="Rotate the TLS certificates", when_to_use="Before a certificate expires",
+               outcome="success", lessons=["Reload nginx after the swap"])
+    assert embedding.calls - before == 2
 
 
 def test_generic_task_records_are_told_apart_by_what_was_learnt(bank, mem):
