@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 
 from skillbank import Skillbank
-from skillbank.memories.guidelines.decisions import (CONTEXT_BAR, DENSE_BAR, EVIDENCE_FLOOR,
-                                                     critique_context, merge_evidence)
+from skillbank.memories.guidelines.decisions import (CONTEXT_BAR, CONTEXT_DENSE_FLOOR, DENSE_BAR,
+                                                     EVIDENCE_FLOOR, critique_context,
+                                                     merge_evidence)
 
 MODEL = Path(__file__).resolve().parents[2] / "shared" / "models" / "all-MiniLM-L6-v2"
 MEMBERS = (("Start the axis at zero.", "Start the axis at zero.",
@@ -35,11 +36,18 @@ def test_model_evidence_needs_the_matching_floor_and_the_bar():
 
 
 def test_alike_critique_contexts_are_evidence_and_say_so():
+    half = CONTEXT_DENSE_FLOOR + 0.01  # the model half sees the rule, below DENSE_BAR
     why = merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6,
-                         dense=0.3, context=CONTEXT_BAR + 0.1)
+                         dense=half, context=CONTEXT_BAR + 0.1)
     assert why is not None and "context cosine" in why
-    assert merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6, dense=0.3,
+    assert merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6, dense=half,
                           context=CONTEXT_BAR - 0.01) is None
+
+
+def test_an_alike_context_alone_is_no_evidence():
+    """One review's preamble repeated before two different instructions."""
+    assert merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6,
+                          dense=CONTEXT_DENSE_FLOOR - 0.01, context=1.0) is None
 
 
 def test_a_critique_that_is_only_its_rule_has_no_context():
@@ -103,4 +111,24 @@ def test_look_alikes_kept_apart_rank_on_their_own_merit(tmp_path, monkeypatch):
     query = "keep subject lines short, keep paragraphs short, sign with a name"
     top = [h.id for h in gm.search(query, k=2)]
     assert sorted(top) == sorted([subject, paragraphs.guideline_id])
+    bank.close()
+
+
+@pytest.mark.slow
+def test_real_model_keeps_two_instructions_after_one_reviews_preamble(tmp_path):
+    """Two comments of one review share their first sentence; each is its own instruction."""
+    if not (MODEL / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    from skillbank.embeddings import MiniLMEmbedding
+
+    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
+                          include_bundled=False)
+    gm = bank.guidelines
+    preamble = ("This pull request adds the CSV export to the reporting service and the diff is "
+                "hard to review. ")
+    gm.learn(preamble + "Move the refactor into its own commit.")
+    second = gm.learn(preamble + "Add a test for empty files.")
+    assert [e.action for e in second.entries if e.action != "ignored"] == ["added"]
+    texts = [g.text for g in gm.list(status="active")]
+    assert any("refactor" in t for t in texts) and any("empty files" in t for t in texts)
     bank.close()

@@ -17,8 +17,10 @@ paraphrase far better than the first wording alone does. The nearest guidelines 
 are handed to ``distiller.relate`` with that similarity:
 
 * ``same`` -> merge, but only with strong evidence (``decisions``: the same action on the same
-  object, or a paraphrase above ``paraphrase_bar`` sharing an object word); without it both are
-  kept and the new one links the other as ``related``. A merge is one more reinforcement, the
+  object, a paraphrase above ``paraphrase_bar`` sharing an object word, or, from a lower floor, a
+  paraphrase by the model's own measure: a high dense cosine with the guideline's profile, or
+  alike critique contexts around the two rules); without it both are kept and the new one links
+  the other as ``related`` (search ranks each on its own relevance). A merge is one more reinforcement, the
   source is kept, the wording stays unless the new wording is clearly more specific (it
   contains every content word of the old one and adds at least one; see :func:`more_specific`).
   Rules of one critique are never merged into each other (a wrong merge silently deletes
