@@ -317,7 +317,9 @@ def main(argv: list[str] | None = None) -> int:
           f"pairs): kept as active rules {instructions['kept']}/{instructions['instructions']} = "
           f"{instructions['kept_rate']:.3f}; pairs superseded the right way "
           f"{instructions['pairs_right']}/{instructions['pairs']}; merged inside a critique "
-          f"{len(instructions['merged_inside_a_critique'])}")
+          f"{len(instructions['merged_inside_a_critique'])}; compound critiques' instructions in "
+          f"their own top 5 {instructions['compound_in_top5']}/"
+          f"{instructions['compound_instructions']}")
     for lost in instructions["lost"]:
         print(f"  lost: {lost}")
     for wrong in instructions["wrong_pairs"]:

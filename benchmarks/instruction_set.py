@@ -13,7 +13,8 @@ Scored: an instruction is *kept* when an active guideline's text contains all of
 (so a rule merged into another, dropped as "no advice" or superseded by mistake is lost); a
 contradiction pair is *right* when the old rule ends superseded and the new one active. Guard
 figure: guidelines whose text holds the key words of two instructions of one critique (a merge
-inside a critique).
+inside a critique). Retrieval figure: with each compound critique as the task, how many of its
+instructions are among the top 5 guidelines.
 """
 
 from __future__ import annotations
@@ -55,6 +56,13 @@ def run(memory: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         for g in active:
             if sum(_has(g.text, words) for words in row["instructions"]) > 1:
                 merged_inside.append(f"{row['id']}: {g.text}")
+    # Retrieval guard: with a compound critique itself as the task, its instructions should all
+    # be in the top 5 (a ranking that hides one of them hides an instruction from the agent).
+    compound = [r for r in regular if len(r["instructions"]) > 1]
+    in_top5 = 0
+    for row in compound:
+        texts = [h.record.text for h in memory.search(row["critique"], k=5)]
+        in_top5 += sum(any(_has(t, words) for t in texts) for words in row["instructions"])
     wrong_pairs: list[str] = []
     for pair in pairs:
         old = [g for g in everything if _has(g.text, pair["old"])]
@@ -73,6 +81,8 @@ def run(memory: Any, rows: list[dict[str, Any]]) -> dict[str, Any]:
         "pairs": len(pairs),
         "pairs_right": len(pairs) - len(wrong_pairs),
         "wrong_pairs": wrong_pairs,
+        "compound_instructions": sum(len(r["instructions"]) for r in compound),
+        "compound_in_top5": in_top5,
         "active": len(active),
         "counts": memory.counts(namespace="*"),
     }

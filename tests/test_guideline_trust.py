@@ -142,6 +142,8 @@ def test_the_instruction_set_keeps_95_percent_and_supersedes_every_pair(bank):
     assert result["kept_rate"] >= 0.95, result["lost"]
     assert result["pairs"] >= 5 and result["pairs_right"] == result["pairs"], result["wrong_pairs"]
     assert result["merged_inside_a_critique"] == []
+    # A compound critique asked as the task finds its own instructions (ranking hides none).
+    assert result["compound_in_top5"] >= 0.95 * result["compound_instructions"]
 
 
 # Supersede is atomic ---------------------------------------------------------------------------
