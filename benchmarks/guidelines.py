@@ -27,7 +27,8 @@ is then built from what the memory did:
 
 Also printed: merge precision (merges that joined a guideline of the same true rule, by the
 labels), merge recall (of the critiques, with at least one rule kept, whose true rule already had
-a guideline: the share that merged into one of those) and the unit set of short and compound critiques
+a guideline: the share that merged into one of those) and the unit set of short and compound
+critiques
 (`benchmarks/instruction_set.py`: instructions kept as active rules, contradiction pairs
 superseded the right way), with the same model and distiller.
 

@@ -20,9 +20,10 @@ are handed to ``distiller.relate`` with that similarity:
   object, a paraphrase above ``paraphrase_bar`` sharing an object word, or, from a lower floor, a
   paraphrase by the model's own measure: a high dense cosine with the guideline's profile, or
   alike critique contexts around the two rules); without it both are kept and the new one links
-  the other as ``related`` (search ranks each on its own relevance). A merge is one more reinforcement, the
-  source is kept, the wording stays unless the new wording is clearly more specific (it
-  contains every content word of the old one and adds at least one; see :func:`more_specific`).
+  the other as ``related`` (search ranks each on its own relevance). A merge is one more
+  reinforcement, the source is kept, the wording stays unless the new wording is clearly more
+  specific (it contains every content word of the old one and adds at least one; see
+  :func:`more_specific`).
   Rules of one critique are never merged into each other (a wrong merge silently deletes
   advice; a duplicate costs little).
 * ``contradiction`` -> the new rule is added and the old one marked ``superseded`` (links both
