@@ -495,10 +495,23 @@ class HybridIndex:
     def dense(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
-        """Best cosine similarity per item among its `n` nearest texts.
+        """Best cosine similarity per item among its `n` nearest texts."""
+        best: dict[str, float] = {}
+        for text_id, similarity in self.dense_texts(query_vector, n, where).items():
+            parent = text_id.split("#", 1)[0]
+            if similarity > best.get(parent, -2.0):
+                best[parent] = similarity
+        return best
+
+    def dense_texts(
+        self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
+    ) -> dict[str, float]:
+        """Cosine similarity of each of the `n` nearest texts, by text id: an item's first
+        text is `<id>`, its k-th `<id>#<k>`. For a memory whose items embed texts of different
+        kinds (an experience's task and its lessons) that need different evidence.
 
         Only distances are fetched: asking Chroma for metadata too made a 1,000-result query
-        20x slower. A text's item is its id before `#` (section texts are `<id>#<n>`).
+        20x slower.
         """
         self._load_mirror()
         total = self._chunks
@@ -510,16 +523,10 @@ class HybridIndex:
             where=where or None,
             include=["distances"],
         )
-        best: dict[str, float] = {}
         stale = self._pending  # Chroma still holds their old text's vector, or none
-        for chunk_id, distance in zip(result["ids"][0], result["distances"][0]):
-            parent = chunk_id.split("#", 1)[0]
-            if parent in stale:
-                continue
-            similarity = 1.0 - float(distance)
-            if similarity > best.get(parent, -2.0):
-                best[parent] = similarity
-        return best
+        return {text_id: 1.0 - float(distance)
+                for text_id, distance in zip(result["ids"][0], result["distances"][0])
+                if text_id.split("#", 1)[0] not in stale}
 
     def _mask(self, index: _Keyword, where: dict[str, Any]) -> np.ndarray:
         """Which BM25 rows pass `where`, computed once per filter until the index changes."""

@@ -1052,3 +1052,53 @@ def test_real_model_lessons_and_duplicates(minilm_bank):
     assert mem.get(eid).duplicates == 1
     assert mem.record(task="Write a SQL query for weekly revenue", outcome="success") != eid
     assert mem.recall("which pizza topping is best", k=3, count_use=False) == []
+
+
+@pytest.fixture(scope="module")
+def generic_task_bank(tmp_path_factory):
+    """The Reflexion shape with the real model: runs under one generic task, no when_to_use,
+    told apart only by their reflections (the second vector)."""
+    if not (MODEL_DIR / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    from skillbank.embeddings import MiniLMEmbedding
+
+    b = open_bank(tmp_path_factory.mktemp("generic") / "root",
+                  embedding=MiniLMEmbedding(model_dir=str(MODEL_DIR)))
+    reflections = [
+        "I looked for the mug on every countertop first. Next time I will open the cabinets, "
+        "take the mug, heat it in the microwave and then put it in the coffee machine.",
+        "I tried to clean the pan before picking it up. I should take the pan to the sink, "
+        "rinse it with the sink basin, then put it on the stove burner.",
+        "I kept examining the desk lamp instead of turning it on. To look at the book under the "
+        "lamp I must first go to the desk, take the book and use the desklamp.",
+        "I put the apple in the fridge without cooling it. The plan should be: find the apple, "
+        "go to the fridge, cool it there, then place it on the dining table.",
+    ]
+    for text in reflections:
+        b.experiences.record(task="Household task", feedback=text, outcome="failure")
+    yield b
+    b.close()
+
+
+@pytest.mark.slow
+def test_a_lesson_vector_needs_more_evidence_than_a_task_vector(generic_task_bank, monkeypatch):
+    """Off-topic requests resemble long reflections a little (cosine 0.19-0.24 here, above the
+    task floor 0.18): a match on the feedback/lessons vector must clear the floor by
+    CONTENT_FLOOR_MARGIN, so they come back empty, while a request a reflection is about still
+    finds it. With the margin at 0, three of them were answered. (A request close to the
+    generic task itself, "what should I cook for dinner tonight" vs "Household task", still
+    passes on the task vector: that is the task floor's call.)"""
+    from skillbank.memories.experiences import recall as recall_module
+
+    mem = generic_task_bank.experiences
+    off_topic = ["What is the capital of Australia?", "Recommend a good science fiction novel",
+                 "tell me a joke about penguins", "how do I fix a leaking tap",
+                 "book a table at an italian restaurant", "help me pick a laptop"]
+    assert all(mem.recall(q, k=3, count_use=False) == [] for q in off_topic)
+    hits = mem.recall("heat a mug and put it in the coffee machine", k=3, count_use=False)
+    assert hits and "mug" in hits[0].record.feedback
+    hits = mem.recall("cool an apple and put it on the dining table", k=3, count_use=False)
+    assert hits and "apple" in hits[0].record.feedback
+
+    monkeypatch.setattr(recall_module, "CONTENT_FLOOR_MARGIN", 0.0)
+    assert any(mem.recall(q, k=3, count_use=False) for q in off_topic)

@@ -33,6 +33,13 @@ EXPLORE_WEIGHT = 0.0005  # + this / sqrt(1 + uses): rarely recalled records get 
 RECENCY_WEIGHT = 0.0005  # + this, halving every RECENCY_HALF_LIFE_DAYS
 RECENCY_HALF_LIFE_DAYS = 30.0
 MIN_KEYWORD = 0.25  # BM25 share of the query's best possible score that counts as evidence
+#: A match on an experience's second vector (its feedback and lessons: `indexing.embed_texts_of`)
+#: counts as evidence only this far above the floor that a task match needs. Lessons are long,
+#: varied sentences that any request resembles a little (an off-topic request's best cosine with
+#: a reflection: median 0.19), while a task is short and close to the new task when it applies.
+#: 0.17 puts the lesson floor at 0.35 for the default 0.18 (docs/benchmarks.md, "Experience
+#: recall"); ranking still uses the best of the two similarities.
+CONTENT_FLOOR_MARGIN = 0.17
 #: Filters are applied by over-fetching unfiltered results (cheap in Chroma and BM25) and keeping
 #: those that pass; only when too few pass is the filter handed to the index (exact either way).
 OVERFETCH = 4
@@ -145,18 +152,27 @@ class RecallMixin:
             share = len(kept) / len(got)
             wide = limit if not kept else min(limit, max(wide * 2, math.ceil(1.3 * n / share)))
 
-    def _dense_items(self, vector: Any) -> Callable[[int, Any], dict[str, float]]:
+    def _dense_items(self, vector: Any, evidence: dict[str, float] | None = None
+                     ) -> Callable[[int, Any], dict[str, float]]:
         """`fetch(n, where)`: the `n` records nearest to `vector` (each by its best vector).
 
-        `HybridIndex.dense` counts texts, and a record has up to MAX_EMBED_TEXTS of them, so it
-        may return fewer than `n` records while more exist; `_filtered` reads "fewer than
-        asked" as "no more there". Asking for `n * MAX_EMBED_TEXTS` texts gives `n` records
-        unless the collection holds fewer.
+        The index counts texts, and a record has up to MAX_EMBED_TEXTS of them, so `n` texts
+        may be fewer than `n` records while more exist; `_filtered` reads "fewer than asked"
+        as "no more there". Asking for `n * MAX_EMBED_TEXTS` texts gives `n` records unless
+        the collection holds fewer. `evidence` (when given) collects each record's similarity
+        as the floor sees it: a second-vector match counts `CONTENT_FLOOR_MARGIN` less.
         """
         index = self.index
 
         def fetch(n: int, where: Any) -> dict[str, float]:
-            got = index.dense(vector, n * MAX_EMBED_TEXTS, where)
+            got: dict[str, float] = {}
+            for text_id, similarity in index.dense_texts(vector, n * MAX_EMBED_TEXTS,
+                                                         where).items():
+                record_id, _, second = text_id.partition("#")
+                got[record_id] = max(got.get(record_id, -2.0), similarity)
+                if evidence is not None:
+                    counted = similarity - CONTENT_FLOOR_MARGIN if second else similarity
+                    evidence[record_id] = max(evidence.get(record_id, -2.0), counted)
             if len(got) > n:
                 got = dict(sorted(got.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
             return got
@@ -164,12 +180,13 @@ class RecallMixin:
         return fetch
 
     def _search(self, task: str, where: dict[str, Any], candidates: int,
-                enough: int | None = None) -> list[IndexHit]:
+                enough: int | None = None, evidence: dict[str, float] | None = None
+                ) -> list[IndexHit]:
         """`HybridIndex.search(task, where=where, candidates=candidates)`, filtering adaptively.
 
-        The same reciprocal-rank fusion over the same ranked lists, except that equal scores
-        share a rank (so the prior, not list order, decides between twins); under a selective
-        filter a list may be cut shorter, but never below `enough` (see `_filtered`).
+        z-score fusion of the dense and keyword candidates; under a selective filter a list may
+        be cut shorter, but never below `enough` (see `_filtered`). `evidence` collects each
+        dense candidate's similarity as the floor sees it (`_dense_items`).
         """
         from skillbank.embeddings import embed_query
 
@@ -177,7 +194,8 @@ class RecallMixin:
         if not index.count():
             return []
         vector = embed_query(index.embedding_function, task)
-        dense = self._filtered(self._dense_items(vector), where, candidates * 2, enough=enough)
+        dense = self._filtered(self._dense_items(vector, evidence), where, candidates * 2,
+                               enough=enough)
         keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
                                  enough=enough, cap=MAX_OVERFETCH_KEYWORD)
         # z-score fusion over the candidates (skillbank.index.fuse_candidates): equal evidence
@@ -230,8 +248,8 @@ class RecallMixin:
         a timedelta meaning "within the last …"), `kind` ("experience" or "lesson"). The
         namespace is always a filter (`None` is the bank's namespace) and retired records never
         come back. A hit needs a dense similarity of at least `min_score` (default
-        `settings.min_score`) or BM25 evidence; each returned hit counts a use unless
-        `count_use=False`.
+        `settings.min_score`; `CONTENT_FLOOR_MARGIN` more when only its feedback/lessons vector
+        matched) or BM25 evidence; each returned hit counts a use unless `count_use=False`.
         """
         if not isinstance(task, str) or not task.strip():
             return []
@@ -247,12 +265,13 @@ class RecallMixin:
         if not isinstance(count_use, bool):
             raise InvalidInputError("count_use must be true or false")
         floor = self.settings.min_score if min_score is None else float(min_score)
+        evidence: dict[str, float] = {}
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
-                           enough=max(10, 2 * k))
+                           enough=max(10, 2 * k), evidence=evidence)
         now = time.time()
         scored = []
         for hit in raw:
-            dense_ok = hit.dense is not None and hit.dense >= floor
+            dense_ok = evidence.get(hit.id, -2.0) >= floor
             keyword_ok = hit.keyword is not None and hit.keyword >= MIN_KEYWORD
             if not (dense_ok or keyword_ok):
                 continue
