@@ -16,7 +16,7 @@ import dataclasses
 import logging
 import threading
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
 
 import numpy as np
@@ -211,6 +211,20 @@ class HybridIndex:
         if entry is None and self.shared:
             entry = self._fetch(item_id)
         return None if entry is None else entry[1]
+
+    def ids_where(self, where: dict[str, Any], page: int = 200) -> Iterator[str]:
+        """Ids of the items whose metadata match `where`, by an exact filter (no vector search),
+        a page at a time: for finding an item by a key where the nearest-neighbour graph is
+        approximate (many near-identical vectors)."""
+        self._load_mirror()
+        offset = 0
+        while True:
+            got = self._collection.get(where={"$and": [where, {"chunk": 0}]}, limit=page,
+                                       offset=offset, include=[])
+            yield from got["ids"]
+            if len(got["ids"]) < page:
+                return
+            offset += page
 
     def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
         """Read one item another process wrote to a shared server, and keep it."""

@@ -257,10 +257,10 @@ class FoldingMixin:
             return None, 0.0
         # Every nearest record has (nearly) this task and none has this content: many runs
         # recorded under one generic task. Their task vectors are one point repeated, where
-        # Chroma's graph search is unreliable (a filtered query missed an exact repeat), so
-        # look for the twin by what tells them apart: its content vector.
+        # Chroma's graph search is approximate (a filtered query, and a search by the content
+        # vector too, missed exact repeats), so look the twin up by its key, exactly.
         if content_vector is not None:
-            twin = self._twin_by_content(record, content_vector, where, threshold)
+            twin = self._twin_by_key(record, where)
             if twin is not None:
                 return twin, 1.0
         best = self.index.dense(vector, DUPLICATE_CANDIDATES * MAX_EMBED_TEXTS, where)
@@ -270,18 +270,13 @@ class FoldingMixin:
                 return found, similarity
         return None, 0.0
 
-    def _twin_by_content(self, record: Experience, content_vector: Any, where: dict[str, Any],
-                         threshold: float) -> str | None:
-        """An indexed record with this content (key) and the same task text, found by the
-        content vector; its task is compared as text (equal once normalised), since only the
-        item's best vector is known."""
-        nearest = self.index.dense(content_vector, DUPLICATE_CANDIDATES * MAX_EMBED_TEXTS, None)
+    def _twin_by_key(self, record: Experience, where: dict[str, Any]) -> str | None:
+        """An indexed record this one repeats word for word: the same namespace, kind, outcome
+        and content key (`where`, an exact metadata filter) and the same task once normalised."""
         task = _normalise_text(embed_text(record))
-        for found, similarity in sorted(nearest.items(), key=lambda kv: kv[1], reverse=True):
-            if similarity < threshold - 1e-6:
-                break
+        for found in self.index.ids_where(where):
             meta = self.index.metadata(found)
-            if found == record.id or meta is None or not matches(where, meta):
+            if found == record.id or meta is None:
                 continue
             try:
                 other = self._read_record(found, meta)  # type: ignore[attr-defined]
