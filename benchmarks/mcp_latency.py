@@ -12,7 +12,8 @@ One memory root (real MiniLM model) holds 1,000 skills copied from the real SKIL
 takes minutes; later runs reuse it.
 
 Measured in one run, on the same root and the same queries:
-* cold start: spawn `python -m skillbank.mcp_server` and `skillbank serve` as stdio
+* cold start: spawn `python -m skillbank.mcp_server`, `skillbank-mcp-server` (what the plugin
+  launcher runs) and `skillbank serve` as stdio
   subprocesses, time to `initialize` and to the first `find_skills` result (target < 2 s), with
   the CPU seconds the server had used by then (what the wall time would be on an idle machine;
   this one is shared); plus a fresh root holding only the bundled skills, for scale;
@@ -401,6 +402,8 @@ async def main_async(args: argparse.Namespace) -> None:
     commands = {
         "python -m skillbank.mcp_server": [PY, "-m", "skillbank.mcp_server",
                                            *server_args(root, skills, model_dir)],
+        "skillbank-mcp-server (the plugin's)": [str(SKILLBANK_BIN.parent / "skillbank-mcp-server"),
+                                                *server_args(root, skills, model_dir)],
         "skillbank serve": [str(SKILLBANK_BIN), "serve", *server_args(root, skills, model_dir)],
         "python -m …, fresh root (7 skills)": [PY, "-m", "skillbank.mcp_server",
                                                *server_args(small, None, model_dir)],
@@ -408,6 +411,8 @@ async def main_async(args: argparse.Namespace) -> None:
     if not (SKILLBANK_BIN.exists() and subprocess.run(
             [str(SKILLBANK_BIN), "serve", "--help"], capture_output=True).returncode == 0):
         del commands["skillbank serve"]
+    if not (SKILLBANK_BIN.parent / "skillbank-mcp-server").exists():
+        del commands["skillbank-mcp-server (the plugin's)"]
     late = {"SKILLBANK_MCP_EARLY_INIT": "0"}
     variants = {name: (command, None) for name, command in commands.items()}
     variants["python -m …, initialize after import"] = (commands["python -m skillbank.mcp_server"],

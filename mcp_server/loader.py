@@ -72,6 +72,9 @@ class BankHandle:
         self._events[stage].set()
 
     def _fail_from(self, stage: str, exc: BaseException) -> None:
+        from skillbank import onnx_model
+
+        onnx_model.discard()  # a bank that failed to open never takes its preloaded model
         index = STAGES.index(stage)
         for later in STAGES[index:]:
             self._errors.setdefault(later, exc)

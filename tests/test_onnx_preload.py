@@ -106,3 +106,18 @@ def test_the_server_preloads_unless_told_not_to(model_dir, tmp_path):
     assert preloads() == "1"
     assert preloads(SKILLBANK_MCP_PRELOAD_MODEL="0") == "0"
     assert preloads(SKILLBANK_EMBEDDING="hash") == "0"
+
+
+def test_a_bank_that_fails_to_open_drops_the_preload(model_dir):
+    """The server preloads before it knows whether the bank opens; when the open fails (root
+    busy, bad setting) the session must not stay in memory for the server's whole life."""
+    from skillbank.errors import BusyError
+    from skillbank.mcp_server.loader import BankHandle
+
+    def busy():
+        raise BusyError("another skillbank process has the root open")
+
+    assert onnx_model.preload(model_dir)
+    handle = BankHandle(opener=busy).start()
+    handle._thread.join(timeout=60)
+    assert onnx_model._preloads == {}

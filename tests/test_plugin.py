@@ -158,8 +158,15 @@ async def test_launcher_sets_up_a_fresh_machine_and_serves(tmp_path):
                            stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
     assert again.returncode == 0 and "creating" not in again.stderr  # reused
 
+    assert (venv / "bin" / "skillbank-mcp-server").is_file()
+    # Clients start MCP servers in the user's project: nothing there may shadow a module the
+    # server imports (`python -m` would put this folder first on sys.path).
+    project = tmp_path / "project"
+    (project / "skillbank").mkdir(parents=True)
+    (project / "skillbank" / "__init__.py").write_text("raise SystemExit('shadowed skillbank')\n")
+    (project / "anyio.py").write_text("raise SystemExit('shadowed anyio')\n")
     params = StdioServerParameters(command="sh", args=[str(plugin / "bin" / "skillbank-mcp"),
-                                                       "--no-bundled"], env=env, cwd=str(home))
+                                                       "--no-bundled"], env=env, cwd=str(project))
     async with Client(params, read_timeout_seconds=300) as client:
         tools = {t.name for t in (await client.list_tools()).tools}
     assert {"find_skills", "memory_context", "forget"} <= tools
