@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding, embed_query
-from skillbank.index import matches
+from skillbank.index import IndexItem, matches
+from skillbank.memories.experiences.indexing import embed_text
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_STEPS, MAX_TEXT, Lesson, Step
 from skillbank.memories.experiences import (
@@ -143,7 +144,8 @@ def test_different_lessons_under_one_generic_task_are_not_folded_but_repeats_are
     lessons stay 300 records; recording one of them again (any case, spacing) folds into it.
     With 300 identical task vectors every nearest-task hit is a twin of the task only, and the
     filtered graph query that followed missed ~40% of exact repeats (8 of the Reflexion set's
-    9): the repeat is now found by its content vector."""
+    9), and a search by the content vector missed one now and then (1 run in ~13): the repeat
+    is now looked up exactly, by its content key and its normalised task."""
     advice = [f"trial {i}: I should have checked receptacle {i * 7} before taking object {i}"
               for i in range(300)]
     ids = mem.record_many([{"task": "ALFWorld household task", "feedback": text,
@@ -1102,3 +1104,26 @@ def test_a_lesson_vector_needs_more_evidence_than_a_task_vector(generic_task_ban
 
     monkeypatch.setattr(recall_module, "CONTENT_FLOOR_MARGIN", 0.0)
     assert any(mem.recall(q, k=3, count_use=False) for q in off_topic)
+
+
+def test_an_index_from_before_the_second_vector_gets_it_at_the_next_sync(mem):
+    """A record without when_to_use indexed by an older version has one vector, and that
+    version's checkpoint says the journal is all indexed: the checkpoint's missing layout makes
+    the next sync replay the journal once and embed just that record again, instead of leaving
+    it to a manual reindex."""
+    eid = mem.record(task="Support ticket", feedback="Verify the receipt before any refund.",
+                     outcome="failure")
+    kept = mem.record(task="Rotate the keys", when_to_use="When credentials leak",
+                      feedback="Revoke the old key first.", outcome="success")
+    assert mem.index.metadata(eid)["chunks"] == 2 and mem.index.metadata(kept)["chunks"] == 1
+    old = mem.index.metadata(eid)
+    mem.index.upsert([IndexItem(id=eid, embed_texts=[embed_text(mem.get(eid))],
+                                keyword_text="Support ticket", metadata=dict(old))])
+    assert mem.index.metadata(eid)["chunks"] == 1  # what an older version left
+    checkpoint = json.loads(mem.checkpoint_path.read_text())
+    checkpoint.pop("layout", None)  # ... with its checkpoint, at the end of the journal
+    mem.checkpoint_path.write_text(json.dumps(checkpoint))
+    report = mem.sync()
+    assert eid in report.changed and kept not in report.changed
+    assert mem.index.metadata(eid)["chunks"] == 2
+    assert mem.sync().changed == []  # and only once

@@ -30,6 +30,10 @@ CONTENT_EMBED_CHARS = 1_200  # the head of feedback + lessons: what fits the mod
 #: best text of each item among them, so fewer than `n` items; asking for `n * MAX_EMBED_TEXTS`
 #: texts gives at least `n` items unless the collection holds fewer (what callers rely on).
 MAX_EMBED_TEXTS = 2
+#: What an index built by this version embeds, kept in the sync checkpoint: 1, task and
+#: when_to_use only; 2, also a second vector for records without when_to_use. An index built
+#: with another layout is replayed in full once, and records whose vectors differ are re-embedded.
+EMBED_LAYOUT = 2
 
 
 def _normalise_text(text: str) -> str:

@@ -45,7 +45,8 @@ from skillbank.fsutil import append_line, atomic_write
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.records import Experience, SyncReport, utcnow
 from skillbank.usage import UsageLog
-from skillbank.memories.experiences.indexing import _digest, _index_item
+from skillbank.memories.experiences.indexing import (
+    EMBED_LAYOUT, _digest, _index_item, embed_texts_of)
 from skillbank.memories.experiences.validation import MAX_RECORD_BYTES
 
 CHECKPOINT = ".indexed.json"
@@ -204,7 +205,8 @@ class JournalMixin:
             if entry.record is not None:
                 status = entry.status or "active"
                 duplicates = entry.duplicates or 0
-                if current is not None and current.get("hash") == entry.digest:
+                if (current is not None and current.get("hash") == entry.digest
+                        and _vectors_current(entry.record, current)):
                     changes = {}
                     if current.get("status") != status:
                         changes["status"] = status
@@ -325,6 +327,7 @@ class JournalMixin:
             sizes = {p.name: p.stat().st_size for p in files}
             collection = self._collection_id()
             full = (checkpoint.get("collection") != collection
+                    or int(checkpoint.get("layout", 1)) != EMBED_LAYOUT
                     or any(done.get(n, 0) > s for n, s in sizes.items())
                     or any(n not in sizes for n in done))
             if not full and any(sizes.values()) and self._collection_count() == 0:
@@ -350,7 +353,8 @@ class JournalMixin:
                     report.removed.extend(stale)
                 with self._cache_lock:
                     self._cache.clear()
-            self._write_checkpoint({"collection": self._collection_id(), "files": ends})
+            self._write_checkpoint({"collection": self._collection_id(), "files": ends,
+                                    "layout": EMBED_LAYOUT})
         report.seconds = time.perf_counter() - started
         return report
 
@@ -405,3 +409,13 @@ def _ends_with_newline(path: Path) -> bool:
     with path.open("rb") as handle:
         handle.seek(-1, os.SEEK_END)
         return handle.read(1) == b"\n"
+
+
+def _vectors_current(record: Experience, meta: dict[str, Any]) -> bool:
+    """Whether the index holds the vectors this version embeds for `record`: a record indexed
+    before experiences without `when_to_use` got a second vector (their feedback and lessons)
+    has one, and is embedded again when the sync replays an index of an older `EMBED_LAYOUT`,
+    instead of waiting for a `reindex`."""
+    if record.kind != "experience" or record.when_to_use or not (record.feedback or record.lessons):
+        return True  # one vector, as always: no need to build the texts
+    return int(meta.get("chunks", 1) or 1) == len(embed_texts_of(record))
