@@ -114,8 +114,9 @@ class Background:
     """The background prototypes for one embedding function, and which skills cover which.
 
     Prototypes are embedded once, on first use; a skill's coverage (its description's cosine
-    with each prototype) is computed only when a prototype is the binding bar for it, and kept
-    by content hash (a changed skill is measured again).
+    with each prototype) is computed only when it could change the answer (the skill shares no
+    word with the request, or a prototype is above the bar), and kept by content hash (a
+    changed skill is measured again).
     """
 
     def __init__(self, embedding_function: Any) -> None:
