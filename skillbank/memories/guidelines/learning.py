@@ -18,8 +18,9 @@ from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
     IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
 from skillbank.memories.guidelines.agent_rules import agent_rules
-from skillbank.memories.guidelines.decisions import (Plan, critique_context, merge_evidence,
-                                                     same_wording)
+from skillbank.memories.guidelines.decisions import (
+    CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
+    same_wording)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 
@@ -247,11 +248,17 @@ class GuidelineLearning:
                 plan.contradicted.append((similarity, gid))
                 plan.why[gid] = self._explain(text, old.text, similarity)
             elif relation == "same":
-                model = self._model_evidence and vector is not None and vector.size > 0
-                evidence = merge_evidence(
-                    text, self._members(old), similarity, self.paraphrase_bar,
-                    dense=float(self._profile(old) @ vector) if model else None,
-                    context=self._context_similarity(context, old) if model else None)
+                # The model's evidence is worked out only where it can decide (from the
+                # evidence floor up; the critiques' contexts, which embed up to a guideline's
+                # every source, only between the context floor and the dense bar).
+                dense = contexts = None
+                if (similarity >= EVIDENCE_FLOOR and self._model_evidence and vector is not None
+                        and vector.size > 0):
+                    dense = float(self._profile(old) @ vector)
+                    if CONTEXT_DENSE_FLOOR <= dense < DENSE_BAR:
+                        contexts = self._context_similarity(context, old)
+                evidence = merge_evidence(text, self._members(old), similarity,
+                                          self.paraphrase_bar, dense=dense, context=contexts)
                 if evidence and plan.same is None:
                     plan.same = (similarity, gid, evidence)
                 else:
