@@ -21,14 +21,20 @@ SKILLS = [
 ]
 
 
-@pytest.fixture(scope="module")
-def real_bank(tmp_path_factory, minilm):
+def _bank_of(tmp_path_factory, minilm, skills):
+    """A synced bank on the real model whose library is `skills` ((name, description[, body]))."""
     folder = tmp_path_factory.mktemp("skills")
-    for name, description in SKILLS:
-        write_skill(folder, name, description)
+    for skill in skills:
+        write_skill(folder, *skill)
     bank = Skillbank.open(tmp_path_factory.mktemp("root"), skill_roots=[folder],
                           embedding_function=minilm, include_bundled=False, sync=False)
     bank.skills.sync()
+    return bank
+
+
+@pytest.fixture(scope="module")
+def real_bank(tmp_path_factory, minilm):
+    bank = _bank_of(tmp_path_factory, minilm, SKILLS)
     yield bank
     bank.close()
 
@@ -103,14 +109,7 @@ OWN_SKILLS = [
 
 @pytest.fixture(scope="module")
 def own_bank(tmp_path_factory, minilm):
-    folder = tmp_path_factory.mktemp("own-skills")
-    for name, description in SKILLS:
-        write_skill(folder, name, description)
-    for name, description, body in OWN_SKILLS:
-        write_skill(folder, name, description, body)
-    bank = Skillbank.open(tmp_path_factory.mktemp("own-root"), skill_roots=[folder],
-                          embedding_function=minilm, include_bundled=False, sync=False)
-    bank.skills.sync()
+    bank = _bank_of(tmp_path_factory, minilm, list(SKILLS) + list(OWN_SKILLS))
     yield bank
     bank.close()
 

@@ -22,6 +22,19 @@ MEMBERS = (("Start the axis at zero.", "Start the axis at zero.",
             "The y axis starts at 40, which exaggerates the dip. Start the axis at zero."),)
 
 
+@pytest.fixture
+def gm(tmp_path):
+    """The guideline memory of a fresh bank on the real model (skipped without it)."""
+    if not (MODEL / "onnx" / "model.onnx").is_file():
+        pytest.skip("the offline MiniLM model is not at ../shared/models")
+    from skillbank.embeddings import MiniLMEmbedding
+
+    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
+                          include_bundled=False)
+    yield bank.guidelines
+    bank.close()
+
+
 def test_a_high_model_cosine_is_paraphrase_evidence_and_says_so():
     why = merge_evidence("Begin the value axis at 0.", MEMBERS, similarity=0.6,
                          dense=DENSE_BAR + 0.05)
@@ -59,33 +72,18 @@ def test_a_critique_that_is_only_its_rule_has_no_context():
 
 
 @pytest.mark.slow
-def test_bare_rules_of_one_domain_do_not_merge_on_word_overlap(tmp_path):
+def test_bare_rules_of_one_domain_do_not_merge_on_word_overlap(gm):
     """'Keep X under N' rules share words, not meaning: their matching similarity is high
     (~0.80, mostly the lexical part), but they have no context and the model's own cosine is
     low (0.54 < DENSE_BAR), so the new evidence must not merge them. With the real model: the
     hash embedding never consults that evidence at all."""
-    if not (MODEL / "onnx" / "model.onnx").is_file():
-        pytest.skip("the offline MiniLM model is not at ../shared/models")
-    from skillbank.embeddings import MiniLMEmbedding
-
-    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
-                          include_bundled=False)
-    gm = bank.guidelines
     first = gm.learn("Keep subject lines under 60 characters.").entries[0]
     second = gm.learn("Keep functions under 50 lines.").entries[0]
     assert second.action == "added" and second.guideline_id != first.guideline_id
-    bank.close()
 
 
 @pytest.mark.slow
-def test_real_model_merges_a_reworded_rule_of_another_critique(tmp_path):
-    if not (MODEL / "onnx" / "model.onnx").is_file():
-        pytest.skip("the offline MiniLM model is not at ../shared/models")
-    from skillbank.embeddings import MiniLMEmbedding
-
-    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
-                          include_bundled=False)
-    gm = bank.guidelines
+def test_real_model_merges_a_reworded_rule_of_another_critique(gm):
     first = gm.learn("The chart has no units and the y axis starts at 40, which exaggerates the "
                      "dip. Start the axis at zero.", task="Review the quarterly slides")
     start = next(e for e in first.entries if e.text == "Start the axis at zero.")
@@ -95,7 +93,6 @@ def test_real_model_merges_a_reworded_rule_of_another_critique(tmp_path):
     assert [e.guideline_id for e in merged] == [start.guideline_id]
     assert "paraphrase by meaning" in merged[0].detail
     assert gm.get(start.guideline_id).reinforcements == 1
-    bank.close()
 
 
 def test_look_alikes_kept_apart_rank_on_their_own_merit(tmp_path, monkeypatch):
@@ -121,15 +118,8 @@ def test_look_alikes_kept_apart_rank_on_their_own_merit(tmp_path, monkeypatch):
 
 
 @pytest.mark.slow
-def test_real_model_keeps_two_instructions_after_one_reviews_preamble(tmp_path):
+def test_real_model_keeps_two_instructions_after_one_reviews_preamble(gm):
     """Two comments of one review share their first sentence; each is its own instruction."""
-    if not (MODEL / "onnx" / "model.onnx").is_file():
-        pytest.skip("the offline MiniLM model is not at ../shared/models")
-    from skillbank.embeddings import MiniLMEmbedding
-
-    bank = Skillbank.open(tmp_path / "r", embedding_function=MiniLMEmbedding(str(MODEL)),
-                          include_bundled=False)
-    gm = bank.guidelines
     preamble = ("This pull request adds the CSV export to the reporting service and the diff is "
                 "hard to review. ")
     gm.learn(preamble + "Move the refactor into its own commit.")
@@ -137,4 +127,3 @@ def test_real_model_keeps_two_instructions_after_one_reviews_preamble(tmp_path):
     assert [e.action for e in second.entries if e.action != "ignored"] == ["added"]
     texts = [g.text for g in gm.list(status="active")]
     assert any("refactor" in t for t in texts) and any("empty files" in t for t in texts)
-    bank.close()
