@@ -573,15 +573,20 @@ def _logistic(x: np.ndarray, y: np.ndarray, iters: int = 50) -> np.ndarray:
     return w
 
 
-def shipped_rule(f: dict, c1: float | None = None, per: float = 0.028, delta: float = 0.15,
-                 margin: float | None = 0.02, kw_top: float | None = None) -> bool:
-    """`fit.fit_probability < 0.5` with the library's inputs; parameters for the grid
-    (`margin=None`: no background prototypes)."""
+def shipped_rule(f: dict, c1: float | None = None, per: float | None = None,
+                 delta: float | None = None, margin: float | None | str = "shipped",
+                 kw_top: float | None = None) -> bool:
+    """`fit.fit_probability < 0.5` with the library's inputs; parameters for the grid, each
+    defaulting to `fit.py`'s value (`margin=None`: no background prototypes)."""
     from skillbank.memories.skills import fit
 
+    per = fit.CHANCE_PER_LOG_N if per is None else per
+    delta = fit.NO_SHARED_WORD_MARGIN if delta is None else delta
+    margin = fit.BACKGROUND_MARGIN if margin == "shipped" else margin
     c1 = f["c1"] if c1 is None else c1
     kw_top = f["kw_top"] if kw_top is None else kw_top
-    base = 0.08 + 0.025 * math.log(142) - per * math.log(142)  # chance at 140 skills kept
+    # the grid keeps the chance level at 140 skills where fit.py has it and varies its growth
+    base = fit.CHANCE_BASE + (fit.CHANCE_PER_LOG_N - per) * math.log(142)
     chance = max(fit.CHANCE_FLOOR, base + per * math.log(f["n"]))
     covered = f["covers"].any()
     shares = kw_top > 0 or covered
@@ -593,6 +598,8 @@ def shipped_rule(f: dict, c1: float | None = None, per: float = 0.028, delta: fl
 
 
 def abstain_section(folder: Path, corpus_root: Path) -> None:
+    from skillbank.memories.skills import fit
+
     cache = EmbCache()
     data = abstain_evidence(folder, corpus_root)
     feats = {label: abstain_features(d, cache) for label, d in data.items()}
@@ -659,7 +666,8 @@ def abstain_section(folder: Path, corpus_root: Path) -> None:
                     cells.append((share(fs, groups["answerable"], rule), share(fs, groups["in-sample oos"], rule),
                                   share(fs, groups["held-out oos"], rule)))
                 (dw, do, dh), (cw, co, ch) = cells
-                mark = " **shipped**" if (per, delta, margin) == (0.028, 0.15, 0.02) else ""
+                shipped = (fit.CHANCE_PER_LOG_N, fit.NO_SHARED_WORD_MARGIN, fit.BACKGROUND_MARGIN)
+                mark = " **shipped**" if (per, delta, margin) == shipped else ""
                 print(f"| {per}{mark} | {delta} | {'off' if margin is None else margin} | {dw:.3f} | "
                       f"{do:.3f} | {cw:.3f} | {co:.3f} | {dh:.3f} | {ch:.3f} |")
 
