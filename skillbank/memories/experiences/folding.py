@@ -97,9 +97,7 @@ class _Batch:
     def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
         if self.threshold > 1.0:
             return None
-        texts = embed_texts_of(record)
-        content_vector = self.vectors.get(texts[1]) if len(texts) > 1 else None
-        found, similarity = self.memory._nearest_indexed(record, vector, content_vector)
+        found, similarity = self.memory._nearest_indexed(record, vector)
         pool = self.pools.get(_bucket(record))
         if pool is not None:
             twin, twin_similarity = pool.best(_unit(vector))
@@ -232,8 +230,7 @@ class FoldingMixin:
     def _dump(self, record: Experience) -> dict[str, Any]:
         return record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
 
-    def _nearest_indexed(self, record: Experience, vector: Any, content_vector: Any = None
-                         ) -> tuple[str | None, float]:
+    def _nearest_indexed(self, record: Experience, vector: Any) -> tuple[str | None, float]:
         """The indexed active record this one would only repeat (or None), and its cosine.
 
         That is the most similar record at or above `settings.duplicate_threshold` that has
@@ -258,8 +255,9 @@ class FoldingMixin:
         # Every nearest record has (nearly) this task and none has this content: many runs
         # recorded under one generic task. Their task vectors are one point repeated, where
         # Chroma's graph search is approximate (a filtered query, and a search by the content
-        # vector too, missed exact repeats), so look the twin up by its key, exactly.
-        if content_vector is not None:
+        # vector too, missed exact repeats), so look the twin up by its key, exactly (only an
+        # experience has a content key to narrow the lookup).
+        if record.kind == "experience":
             twin = self._twin_by_key(record, where)
             if twin is not None:
                 return twin, 1.0
