@@ -115,6 +115,10 @@ class Skillbank:
         self._watch: tuple[threading.Thread, threading.Event] | None = None
         self._background: Any = None  # skillbank.background.BackgroundWriter, made on first use
         self._usage_logs: dict[str, Any] = {}
+        from skillbank.audit import open_log as open_audit_log
+
+        #: Who did what (skillbank.audit); the memories note every write into it.
+        self.audit: Any = open_audit_log(self.root)
         bundled = bundled_skills_dir() if include_bundled else None
         roots = [Path(r).expanduser() for r in settings.skill_roots]
         self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
@@ -375,6 +379,7 @@ class Skillbank:
                 # the experience memory's public API; the memories never import each other.
                 self._memories["skills"].experience_source = self._experiences_for_drafting
                 self._memories["skills"].distiller_source = lambda: self.distiller
+                self._memories["skills"].audit = self.audit
             return self._memories["skills"]
 
     def _experiences_for_drafting(self, namespace: str | None) -> list[Any]:
@@ -397,6 +402,7 @@ class Skillbank:
                     distiller=lambda: self.distiller,
                     write_lock=self.write_lock,
                 )
+                self._memories["experiences"].audit = self.audit
             return self._memories["experiences"]
 
     @property
@@ -414,6 +420,7 @@ class Skillbank:
                     embed=self.embed,
                     write_lock=self.write_lock,
                 )
+                self._memories["guidelines"].audit = self.audit
             return self._memories["guidelines"]
 
     # Whole-bank operations ------------------------------------------------------------------------

@@ -24,6 +24,7 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
+from skillbank.audit import kind_of, note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Lesson, Step, utcnow
@@ -132,6 +133,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
         eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
+        note(self, "record", "experience", eid, namespace=experience.namespace)
         if distill:
             self._distill_quietly(eid)
         return eid
@@ -186,6 +188,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None
         ids = self._commit(prepared, statuses=statuses)
+        note(self, "record", "experience", ids)
         for eid, wanted in zip(ids, distill):
             if wanted:
                 self._distill_quietly(eid)
@@ -271,6 +274,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             raise InvalidInputError(f"helped must be true or false, not {helped!r}")
         self.get(record_id)
         self.usage.record(record_id.strip(), use=0, ok=helped)
+        note(self, "vote", kind_of(record_id.strip()), record_id.strip())
         return self.get(record_id)
 
     def distill(self, record_id: str) -> list[str]:
@@ -294,8 +298,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
         status = "pending" if experience.status == "pending" else "active"
-        return list(dict.fromkeys(self._commit(records, with_lessons=False,
-                                               statuses=[status] * len(records))))
+        ids = list(dict.fromkeys(self._commit(records, with_lessons=False,
+                                              statuses=[status] * len(records))))
+        note(self, "distill", "lesson", ids, namespace=experience.namespace)
+        return ids
 
     def prune(self, dry_run: bool = True, namespace: str | None = "*") -> list[Experience]:
         """Retire what keeps being recalled without helping; returns what is (or would be) retired.
@@ -332,4 +338,5 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             events = [{"op": "retire", "id": record_id, "reason": "prune", "at": now}
                       for record_id, _ in doomed]
             self._append(events)
+        note(self, "prune", "experience", [record_id for record_id, _ in doomed])
         return [r.model_copy(update={"status": "retired"}) for r in records]

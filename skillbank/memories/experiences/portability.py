@@ -10,6 +10,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
@@ -118,6 +119,7 @@ class PortabilityMixin:
                     self._import_batch(chunk, report, renamed, has_lesson_records, kept)
                     chunk = []
             self._import_batch(chunk, report, renamed, has_lesson_records, kept)
+        note(self, "import", None, report.added)
         report.seconds = time.perf_counter() - started
         return report
 

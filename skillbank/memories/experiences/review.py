@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from skillbank.audit import note
 from skillbank.errors import InvalidInputError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, utcnow
@@ -58,6 +59,7 @@ class ReviewMixin:
             lessons = self._owned_lessons(record, status="pending")
             self._append([{"op": "approve", "id": record.id, "lessons": lessons,
                            "at": utcnow().isoformat()}])
+            note(self, "approve", record.kind, record.id, namespace=record.namespace)
         return {"id": record.id, "kind": record.kind, "status": "active",
                 "approved": [record.id, *lessons]}
 
@@ -71,6 +73,7 @@ class ReviewMixin:
                     f"{record.id} is {record.status}, not pending: only pending records are "
                     "rejected; to delete a reviewed record, forget it by id instead")
             result = self._forget(record, reason="rejected")
+            note(self, "reject", record.kind, record.id, namespace=record.namespace)
         return {**result, "rejected": True}
 
     def forget(self, record_id: str) -> dict[str, Any]:
@@ -85,7 +88,9 @@ class ReviewMixin:
         """
         with self.write_lock:
             record = self._checked(record_id, "forget")
-            return self._forget(record, reason="forget")
+            result = self._forget(record, reason="forget")
+            note(self, "forget", record.kind, record.id, namespace=record.namespace)
+            return result
 
     def _forget(self, record: Experience, *, reason: str) -> dict[str, Any]:
         """Journal one `forget` event for a record and its lessons (write lock held)."""

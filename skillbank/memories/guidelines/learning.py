@@ -13,6 +13,7 @@ from typing import Any, Iterable, Sequence
 import numpy as np
 from pydantic import ValidationError
 
+from skillbank.audit import note
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
@@ -109,6 +110,7 @@ class GuidelineLearning:
                     source=src, namespace=ns, trusted=trusted, touched=touched)
                 report.entries.append(entry)
         report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
+        note(self, "learn", "guideline", report.ids(), namespace=ns)
         return report
 
     def add(self, text: str, topic: str | None = None, when_to_use: str = "",
@@ -140,11 +142,13 @@ class GuidelineLearning:
             when = when or guess_when
         with self._lock, self.write_lock:
             self._refresh()
-            return self._learn_one(
+            entry = self._learn_one(
                 text=text, topic=topic, when_to_use=when, sentence="",
                 source=SourceRecord(critique=text, task=None, source=source, rule=text,
                                     trusted=trusted),
                 namespace=ns, trusted=trusted, touched=set())
+        note(self, "add", "guideline", entry.guideline_id, namespace=ns)
+        return entry
 
     def _guess(self, text: str) -> tuple[str, str]:
         """Topic and when_to_use for a bare rule, from the distiller (never fails)."""

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.fsutil import fsync_dir
 from skillbank.memories.guidelines.files import IN_PLAY
@@ -58,7 +59,9 @@ class GuidelineReview:
                 changes["status"] = "retired"
                 log.info("guideline %s retired by votes", gid)
             return changes
-        return self._change(gid, apply)
+        voted = self._change(gid, apply)
+        note(self, "vote", "guideline", gid, namespace=voted.namespace)
+        return voted
 
     def approve(self, gid: str) -> Guideline:
         """pending -> active; applies the supersessions it proposed. Active: no change."""
@@ -77,6 +80,7 @@ class GuidelineReview:
                 old = self._items.get(old_id)
                 if old is not None and old.status in IN_PLAY and old.superseded_by in (None, gid):
                     self._mark_superseded(old_id, gid, now)
+            note(self, "approve", "guideline", gid, namespace=g.namespace)
             return g
 
     def reject(self, gid: str) -> Guideline:
@@ -89,7 +93,9 @@ class GuidelineReview:
                     f"guideline {gid} is {g.status}; only pending guidelines can be rejected "
                     "(use retire() for an active one)")
             return {"status": "retired"}
-        return self._change(gid, apply)
+        rejected = self._change(gid, apply)
+        note(self, "reject", "guideline", gid, namespace=rejected.namespace)
+        return rejected
 
     def retire(self, gid: str) -> Guideline:
         """Stop serving a guideline (active or pending -> retired); the file is kept."""
@@ -97,7 +103,9 @@ class GuidelineReview:
             if g.status in ("retired", "superseded"):
                 return None
             return {"status": "retired"}
-        return self._change(gid, apply)
+        retired = self._change(gid, apply)
+        note(self, "retire", "guideline", gid, namespace=retired.namespace)
+        return retired
 
 
 
@@ -138,6 +146,7 @@ class GuidelineReview:
             self._profiles.pop(gid, None)
             self._bags.pop(gid, None)
             self.index.delete([gid])
+            note(self, "forget", "guideline", gid, namespace=g.namespace)
         return {"id": gid, "kind": "guideline", "forgotten": True, "trash": str(target)}
 
 

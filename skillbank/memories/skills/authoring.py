@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from skillbank.audit import note
 from skillbank.errors import AlreadyExistsError, InvalidInputError, ReadOnlyError
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.memories.skills import checks
@@ -143,6 +144,7 @@ class SkillAuthoring:
                                 body=_normalise_body(body))
             path = self._write(folder, doc, resources)
             self._index_one(path)
+            note(self, "save", "skill", f"skill:{name}")
             return self.load(name)
 
     def _claim_folder(self, folder: Path, name: str) -> None:
@@ -185,6 +187,7 @@ class SkillAuthoring:
                                 body=current.body if body is None else _normalise_body(body))
             path = self._write(folder, doc, resources)
             self._index_one(path)
+            note(self, "update", "skill", f"skill:{name}")
             return self.load(name)
 
     def save(self, name: str, description: str, body: str = "", *,
@@ -245,6 +248,7 @@ class SkillAuthoring:
             self._trash(source)
             self.index.delete([name])
             self._index_one(target / SKILL_FILE)
+            note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
             return self.load(new_name)
 
     def _trash(self, folder: Path, *, copy: bool = False) -> Path:
@@ -276,6 +280,7 @@ class SkillAuthoring:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
             trash = self._trash(folder)
             self.index.delete([name])
+            note(self, "delete", "skill", f"skill:{name}")
             return trash
 
 

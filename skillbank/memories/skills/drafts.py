@@ -30,6 +30,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from skillbank.audit import note
 from skillbank.errors import AlreadyExistsError, InvalidInputError, NotFoundError
 from skillbank.fsutil import append_line, atomic_write, check_slug
 from skillbank.memories.skills import checks
@@ -175,6 +176,7 @@ class SkillDrafts:
             pending = {d.name: d for d in self.drafts()}
             written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending)
             written += self._propose_revisions(pool, drafter, ledger, pending)
+        note(self, "propose", "draft", [d.name for d in written])
         return written
 
     def _experiences(self, namespace: str | None,
@@ -342,6 +344,7 @@ class SkillDrafts:
                 self._stage_in(folder, target, draft)
             self._index_one(target / SKILL_FILE)  # type: ignore[attr-defined]
             self._close(draft, "adopted")
+            note(self, "adopt", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
 
     def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft) -> None:
@@ -379,6 +382,7 @@ class SkillDrafts:
         with self._sync_lock, self.write_lock:
             draft = self.draft(name)
             self._close(draft, "discarded")
+            note(self, "discard", "draft", name)
             return draft.model_copy(update={"status": "discarded"})
 
     # Versions --------------------------------------------------------------------------------------
@@ -407,6 +411,7 @@ class SkillDrafts:
                 keep_version(folder, current.read_text(encoding="utf-8"), f"before restoring {version}")
             atomic_write(current, text)
             self._index_one(current)  # type: ignore[attr-defined]
+            note(self, "restore", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
 
     # Review ----------------------------------------------------------------------------------------

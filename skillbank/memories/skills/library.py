@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
@@ -480,6 +481,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         checks.check_flag(success, "success")
         self._summary(name)
         self.usage.record(name, ok=success)
+        if success is not None:  # a judgement (a vote); a bare use is not a change of memory
+            note(self, "vote", "skill", f"skill:{name}")
 
     # Authoring lives in authoring.SkillAuthoring (create, update, save, rename, delete).
     def _index_one(self, path: Path) -> None:

@@ -1,0 +1,264 @@
+"""Who did what: an append-only audit log of every write, review, vote, prune and forget.
+
+Each event names the principal, its role, the face it came through, the namespace, the action,
+the kind of item and its id, and the time — and never any memory text: a forgotten item's words
+must not survive in the log that records its forgetting, so an event has no free-text field at
+all (`AuditEvent` only takes short identifiers, checked on the way in).
+
+The log is behind a tiny interface (`AuditLog`: `append`, `query`) so a deployment can keep it
+elsewhere; `FileAuditLog` is the embedded one: JSON lines under `<root>/audit/<yyyy-mm>.jsonl`,
+one file per month (rotation that needs no renaming, and old months can be archived whole).
+Every event is one `write()` on a file opened with O_APPEND and then fsync'd, so two processes
+sharing a root (server mode) never interleave half lines and a crash loses at most the event
+being written, never one before it.
+
+The memories call `note(self, action, kind, ids)` at each write point: one line each, reading
+the caller's scope from `skillbank.scope.current`, so no write path needs a new parameter.
+A failure to audit is logged and does not undo the write (the write is already durable; losing
+the note is better than answering "failed" for a change that happened).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import threading
+from dataclasses import asdict, dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
+
+log = logging.getLogger("skillbank.audit")
+
+#: What the log records; anything else is a programming error, caught at the write point.
+ACTIONS = frozenset({
+    "record", "import", "distill", "mark", "forget", "prune", "approve", "reject", "retire",
+    "learn", "add", "vote", "save", "update", "rename", "delete", "adopt", "discard", "restore",
+    "propose", "use",
+})
+KINDS = frozenset({"experience", "lesson", "guideline", "skill", "draft"})
+_MONTH_FILE = re.compile(r"^(\d{4})-(\d{2})\.jsonl$")
+_TOKEN = re.compile(r"^[^\x00-\x1f\x7f]{0,200}$")
+
+
+@dataclass(frozen=True)
+class AuditEvent:
+    """One audited change. Identifiers only: no field can carry memory text."""
+
+    at: str              # ISO 8601 UTC
+    principal: str
+    role: str
+    face: str
+    namespace: str
+    action: str
+    kind: str
+    id: str
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_json(cls, data: Any) -> "AuditEvent | None":
+        if not isinstance(data, dict):
+            return None
+        try:
+            return cls(**{name: str(data[name]) for name in cls.__dataclass_fields__})
+        except (KeyError, TypeError):
+            return None
+
+
+@runtime_checkable
+class AuditLog(Protocol):
+    """Where audit events go. A store (files here, a database in team mode) implements both."""
+
+    def append(self, events: Iterable[AuditEvent]) -> None: ...
+
+    def query(self, *, principal: str | None = None, action: str | None = None,
+              since: datetime | None = None, item_id: str | None = None,
+              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]: ...
+
+
+def matches(event: AuditEvent, *, principal: str | None = None, action: str | None = None,
+            since: datetime | None = None, item_id: str | None = None,
+            namespace: str | None = None) -> bool:
+    """The filters every `AuditLog.query` applies (shared so implementations agree)."""
+    if principal is not None and event.principal != principal:
+        return False
+    if action is not None and event.action != action:
+        return False
+    if item_id is not None and event.id != item_id:
+        return False
+    if namespace is not None and event.namespace != namespace:
+        return False
+    if since is not None:
+        try:
+            if _parse_time(event.at) < _aware(since):
+                return False
+        except ValueError:
+            return False
+    return True
+
+
+class FileAuditLog:
+    """JSON lines under `<folder>/<yyyy-mm>.jsonl`: O_APPEND, one write and one fsync an event."""
+
+    def __init__(self, folder: str | os.PathLike) -> None:
+        self.folder = Path(folder)
+        self._lock = threading.Lock()
+
+    def _file_for(self, at: str) -> Path:
+        return self.folder / f"{at[:7]}.jsonl"
+
+    def append(self, events: Iterable[AuditEvent]) -> None:
+        by_file: dict[Path, list[bytes]] = {}
+        for event in events:
+            line = json.dumps(event.to_json(), ensure_ascii=False, separators=(",", ":"))
+            by_file.setdefault(self._file_for(event.at), []).append(line.encode("utf-8") + b"\n")
+        if not by_file:
+            return
+        with self._lock:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            for path, lines in by_file.items():
+                created = not path.exists()
+                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+                try:
+                    data = b"".join(lines)
+                    written = 0
+                    while written < len(data):  # one write() in practice; a short one continues
+                        written += os.write(fd, data[written:])
+                    os.fsync(fd)
+                finally:
+                    os.close(fd)
+                if created:
+                    from skillbank.fsutil import fsync_dir
+
+                    fsync_dir(self.folder)
+
+    def files(self) -> list[Path]:
+        try:
+            return sorted(self.folder / e.name for e in os.scandir(self.folder)
+                          if e.is_file() and _MONTH_FILE.match(e.name))
+        except FileNotFoundError:
+            return []
+
+    def events(self, since: datetime | None = None) -> Iterator[AuditEvent]:
+        """Every event, oldest first (months before `since` are not read). Bad lines skipped."""
+        first = f"{_aware(since):%Y-%m}" if since is not None else ""
+        for path in self.files():
+            if path.name[:7] < first:
+                continue
+            try:
+                handle = path.open("rb")
+            except OSError:
+                continue
+            with handle:
+                for raw in handle:
+                    if not raw.endswith(b"\n"):
+                        break  # a torn last line (crash mid-write): not an event
+                    try:
+                        event = AuditEvent.from_json(json.loads(raw))
+                    except ValueError:
+                        event = None
+                    if event is not None:
+                        yield event
+
+    def query(self, *, principal: str | None = None, action: str | None = None,
+              since: datetime | None = None, item_id: str | None = None,
+              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
+        """Matching events, oldest first; `limit` keeps the newest `limit` of them."""
+        found = [e for e in self.events(since) if matches(
+            e, principal=principal, action=action, since=since, item_id=item_id,
+            namespace=namespace)]
+        if limit is not None:
+            found = found[-limit:] if limit > 0 else []
+        return found
+
+
+def open_log(root: str | os.PathLike) -> FileAuditLog:
+    """The embedded audit log of a memory root."""
+    return FileAuditLog(Path(root) / "audit")
+
+
+def event(action: str, kind: str, item_id: str, *, namespace: str | None = None,
+          default_namespace: str = "default", at: datetime | None = None) -> AuditEvent:
+    """An event for the caller's scope (`skillbank.scope.current`) now."""
+    from skillbank import scope as scopes
+
+    if action not in ACTIONS:
+        raise ValueError(f"unknown audit action {action!r}")
+    if kind not in KINDS:
+        raise ValueError(f"unknown audit kind {kind!r}")
+    caller = scopes.current(default_namespace)
+    item = str(item_id)
+    if not _TOKEN.match(item):  # an id is a short identifier; anything else is not stored
+        item = item[:200].translate({c: None for c in range(32)})
+    when = (at or datetime.now(timezone.utc)).astimezone(timezone.utc)
+    return AuditEvent(at=when.isoformat(timespec="microseconds"), principal=caller.principal,
+                      role=caller.role.value, face=caller.face,
+                      namespace=namespace or caller.namespace, action=action, kind=kind,
+                      id=item)
+
+
+def kind_of(item_id: str) -> str:
+    """The kind of item an id names, by its prefix (as `Skillbank.rate` and `forget` route)."""
+    text = str(item_id)
+    if text.startswith("lsn-"):
+        return "lesson"
+    if text.startswith("gl-"):
+        return "guideline"
+    if text.startswith("skill:"):
+        return "skill"
+    return "experience"
+
+
+def note(owner: Any, action: str, kind: str | None, ids: Any, *,
+         namespace: str | None = None) -> None:
+    """Audit `action` on `ids` (one id or several) if `owner` (a memory or the bank) has a log.
+
+    The one helper every write point calls. `owner.audit` is the log the bank attached (None,
+    or absent, when a memory is used on its own: nothing is recorded). `kind=None` tells each
+    id's kind from its prefix.
+    """
+    audit_log = getattr(owner, "audit", None)
+    if audit_log is None or ids is None:
+        return
+    if isinstance(ids, str):
+        ids = [ids]
+    settings = getattr(owner, "settings", None)
+    default_ns = getattr(settings, "namespace", None) or "default"
+    try:
+        events = [event(action, kind or kind_of(i), i, namespace=namespace,
+                        default_namespace=default_ns)
+                  for i in dict.fromkeys(str(i) for i in ids)]
+        audit_log.append(events)
+    except (OSError, ValueError) as exc:
+        log.error("skillbank: could not write the audit log (%s %s): %s", action, kind, exc)
+
+
+def _aware(moment: datetime) -> datetime:
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def _parse_time(text: str) -> datetime:
+    return _aware(datetime.fromisoformat(text))
+
+
+def parse_since(text: str) -> datetime:
+    """`--since` values: an ISO date or time, or a span back from now such as 30m, 12h, 7d."""
+    from datetime import timedelta
+
+    from skillbank.errors import InvalidInputError
+
+    value = (text or "").strip()
+    span = re.fullmatch(r"(\d+)\s*([smhdw])", value)
+    if span:
+        seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[span.group(2)]
+        return datetime.now(timezone.utc) - timedelta(seconds=int(span.group(1)) * seconds)
+    try:
+        return _aware(datetime.fromisoformat(value))
+    except ValueError:
+        raise InvalidInputError(
+            f"invalid time {text!r}: use an ISO date (2026-12-01), a time "
+            "(2026-12-01T08:00) or a span back from now (30m, 12h, 7d)") from None

@@ -1,0 +1,140 @@
+"""The audit log: every write, review, vote, prune and forget, by whom — and never any text."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+from datetime import datetime, timedelta, timezone
+
+import pytest
+
+from skillbank import scope as scopes
+from skillbank.audit import AuditLog, FileAuditLog, event, open_log, parse_since
+
+ALICE = scopes.Scope(principal="alice", namespace="alice", role="admin", face="test")
+BOB = scopes.Scope(principal="bob", namespace="bob", role="admin", face="test")
+
+
+def _events(bank, **filters):
+    return bank.audit.query(**filters)
+
+
+def test_every_write_is_audited_once_with_its_principal(hash_bank):
+    bank = hash_bank
+    with scopes.using(ALICE):
+        eid = bank.experiences.record(task="Migrate the users table", outcome="failure",
+                                      feedback="Lock the table first.")
+        bank.experiences.mark(eid, helped=True)
+        report = bank.guidelines.learn("Never put SQL in f-strings.")
+        gid = report.ids()[0]
+        bank.guidelines.vote(gid, helpful=True)
+        bank.skills.save("slide-deck", "Turn notes into slides.", "# Steps\n\n1. One idea.\n")
+        bank.skills.update("slide-deck", description="Turn meeting notes into slides.")
+        bank.skills.record_use("slide-deck", success=True)
+        bank.skills.record_use("slide-deck")  # a bare use: not a change
+    with scopes.using(BOB):
+        other = bank.experiences.record(task="Write release notes", outcome="success")
+        bank.forget(other)
+    rows = [(e.principal, e.action, e.kind, e.id) for e in _events(bank)]
+    assert rows == [
+        ("alice", "record", "experience", eid),
+        ("alice", "vote", "experience", eid),
+        ("alice", "learn", "guideline", gid),
+        ("alice", "vote", "guideline", gid),
+        ("alice", "save", "skill", "skill:slide-deck"),
+        ("alice", "update", "skill", "skill:slide-deck"),
+        ("alice", "vote", "skill", "skill:slide-deck"),
+        ("bob", "record", "experience", other),
+        ("bob", "forget", "experience", other),
+    ]
+    first = _events(bank)[0]
+    with scopes.using(ALICE):  # the namespace the record went to (alice's, once scoped)
+        written_to = bank.experiences.get(eid).namespace
+    assert (first.role, first.face, first.namespace) == ("admin", "test", written_to)
+    assert [e.id for e in _events(bank, principal="bob", action="forget")] == [other]
+    assert [e.action for e in _events(bank, item_id=gid)] == ["learn", "vote"]
+
+
+def test_reviews_prunes_and_batches_are_audited(hash_bank):
+    bank = hash_bank
+    untrusted = scopes.Scope(principal="mcp-client", namespace="default", role="contributor",
+                             trusted=False, face="mcp")
+    with scopes.using(untrusted):
+        pending = bank.experiences.record(task="Deploy on Friday", outcome="failure",
+                                          trusted=False)
+    ids = bank.experiences.record_many([{"task": "Rotate the keys", "outcome": "success"},
+                                        {"task": "Renew the certificate", "outcome": "success"}])
+    bank.experiences.approve(pending)
+    entry = bank.guidelines.add("Always pin dependency versions.", topic="deps", trusted=False)
+    bank.guidelines.reject(entry.guideline_id)
+    for _ in range(5):  # recalled five times, helped none: a prune candidate
+        bank.experiences.usage.record(ids[0], use=1, ok=None)
+    bank.experiences.usage.record(ids[0], use=0, ok=False)
+    pruned = bank.experiences.prune(dry_run=False, namespace="*")
+    assert [r.id for r in pruned] == [ids[0]]
+    actions = [(e.principal, e.action, e.id) for e in _events(bank)]
+    me = scopes.local_principal()
+    assert actions == [
+        ("mcp-client", "record", pending),
+        (me, "record", ids[0]), (me, "record", ids[1]),
+        (me, "approve", pending),
+        (me, "add", entry.guideline_id),
+        (me, "reject", entry.guideline_id),
+        (me, "prune", ids[0]),
+    ]
+
+
+def test_the_log_never_holds_memory_text(hash_bank):
+    bank = hash_bank
+    secret = "zebra-quartz-7731 lives in the vault"
+    eid = bank.experiences.record(task=secret, outcome="success", feedback=secret)
+    gid = bank.guidelines.add(f"Never mention {secret}.", topic="secrets").guideline_id
+    bank.forget(eid)
+    bank.forget(gid)
+    data = b"".join(p.read_bytes() for p in bank.audit.files())
+    assert data.count(b"\n") == 4
+    assert b"zebra" not in data and b"vault" not in data
+
+
+def test_file_log_appends_whole_lines_from_many_threads(tmp_path):
+    audit = FileAuditLog(tmp_path / "audit")
+    assert isinstance(audit, AuditLog)
+
+    def write(n: int) -> None:
+        with scopes.using(scopes.Scope(principal=f"p{n}", namespace="ns", face="test")):
+            for i in range(50):
+                audit.append([event("record", "experience", f"exp-{n:03d}{i:09d}")])
+
+    threads = [threading.Thread(target=write, args=(n,)) for n in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    (only,) = audit.files()
+    lines = only.read_bytes().splitlines()
+    assert len(lines) == 200 and all(json.loads(line)["action"] == "record" for line in lines)
+    assert oct(os.stat(only).st_mode & 0o777) == oct(0o600)
+    assert len(audit.query(principal="p2")) == 50
+    assert len(audit.query(limit=7)) == 7
+
+
+def test_rotation_by_month_and_since(tmp_path):
+    audit = open_log(tmp_path)
+    old = datetime(2025, 1, 31, 23, 0, tzinfo=timezone.utc)
+    audit.append([event("record", "experience", "exp-000000000001", at=old)])
+    audit.append([event("record", "experience", "exp-000000000002")])
+    assert len(audit.files()) == 2 and audit.files()[0].name == "2025-01.jsonl"
+    assert [e.id for e in audit.query(since=parse_since("7d"))] == ["exp-000000000002"]
+    assert len(audit.query(since=old - timedelta(days=1))) == 2
+    # A torn last line (a crash mid-write) and junk are skipped, not fatal.
+    with audit.files()[0].open("ab") as handle:
+        handle.write(b"not json\n{\"at\": \"x\"}\n{\"partial")
+    assert len(audit.query()) == 2
+
+
+def test_since_rejects_nonsense():
+    from skillbank.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="invalid time"):
+        parse_since("yesterday-ish")
