@@ -42,7 +42,9 @@ from skillbank.adapters._runs import (
     context_value,
     failure_feedback,
     fill_namespace,
+    plain_messages,
     plan_run,
+    recording_failed,
     submit,
     template_fields,
 )
@@ -351,7 +353,7 @@ class SkillbankMiddleware(AgentMiddleware):
             if self.record:
                 try:
                     eid = self.bank.experiences.record_messages(
-                        messages, task=goal, outcome=outcome, feedback=feedback,
+                        plain_messages(messages), task=goal, outcome=outcome, feedback=feedback,
                         namespace=namespace, distill=self.distill)
                     self.last_experience_id = eid
                 except Exception as exc:  # noqa: BLE001 - logged, kept, never silent
@@ -377,8 +379,8 @@ class SkillbankMiddleware(AgentMiddleware):
     def _failed_quietly(self, what: str, exc: BaseException) -> None:
         """A failed background write: logged and kept, never raised into another thread."""
         self.last_error = exc
-        log.warning("skillbank %s failed: %s", what, exc,
-                    exc_info=not isinstance(exc, SkillbankError))
+        recording_failed(self.bank, what, exc)  # counted, warned once, reported by flush()
+        log.debug("skillbank %s failed", what, exc_info=not isinstance(exc, SkillbankError))
 
     def _finish(self, state: Any, runtime: Any) -> dict[str, Any]:
         run = self._current_run(state, runtime)

@@ -327,7 +327,9 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
                 tags=self.tags, namespace=self.namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the run
             self.last_error = exc
-            log.warning("skillbank could not record the run: %s", exc)
+            from skillbank.adapters._runs import recording_failed
+
+            recording_failed(self.bank, "recording a run", exc)  # counted, warned once
             return
         with self._lock:
             self.experience_ids.append(eid)

@@ -37,7 +37,14 @@ from llama_index.core.tools import ToolMetadata
 from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from pydantic import ConfigDict, Field, PrivateAttr
 
-from skillbank.adapters._runs import closes_episode, failure_feedback, plan_run, submit
+from skillbank.adapters._runs import (
+    closes_episode,
+    failure_feedback,
+    plain_messages,
+    plan_run,
+    recording_failed,
+    submit,
+)
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     TOOL_NAMES,
@@ -344,12 +351,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     def last_error(self) -> Optional[BaseException]:
         return self._last_error
 
-    def _failed(self, what: str, exc: BaseException) -> None:
+    def _failed(self, what: str, exc: BaseException, warn: bool = True) -> None:
         self._last_error = exc
         if self.raise_errors:
             raise exc
-        log.warning("skillbank %s failed; going on without it: %s", what, exc,
-                    exc_info=not isinstance(exc, SkillbankError))
+        if warn:  # a failed recording is counted and warned once (skillbank.recording)
+            log.warning("skillbank %s failed; going on without it: %s", what, exc,
+                        exc_info=not isinstance(exc, SkillbankError))
 
     def _context_text(self, query: str) -> str:
         try:
@@ -402,16 +410,18 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         eid = None
         try:
             eid = self.bank.experiences.record_messages(
-                messages, task=task, outcome=outcome, feedback=feedback,
+                plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
                 namespace=self.namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
-            self._failed("recording", exc)
+            recording_failed(self.bank, "recording a run", exc)
+            self._failed("recording", exc, warn=False)
         if learn:
             try:
                 self.bank.guidelines.learn(learn, task=task, response=answer,
                                            namespace=self.namespace)
             except Exception as exc:  # noqa: BLE001
-                self._failed("learning from feedback", exc)
+                recording_failed(self.bank, "learning from feedback", exc)
+                self._failed("learning from feedback", exc, warn=False)
         return eid
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",

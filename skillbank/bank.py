@@ -254,14 +254,17 @@ class Skillbank:
     def flush(self, timeout: float | None = None) -> bool:
         """Make every write handed to the background and every buffered usage count durable.
 
-        Returns False if background writes were still running after `timeout` seconds.
+        Returns False if background writes were still running after `timeout` seconds, or if
+        an agent run could not be recorded since the last flush (`skillbank.recording`).
         """
+        from skillbank.recording import failures_of
+
         done = self._background.flush(timeout) if self._background is not None else True
         with self._guard:
             logs = list(self._usage_logs.values())
         for usage_log in logs:
             usage_log.flush()
-        return done
+        return failures_of(self).report() and done
 
     def _usage(self, memory: str) -> Any:
         from skillbank.usage import UsageLog
@@ -539,4 +542,5 @@ class Skillbank:
             "guidelines": self.guidelines.counts(namespace="*"),
             "experiences": self.index("experiences").count(),
             "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),
+            "recording_failures": getattr(getattr(self, "recording_failures", None), "count", 0),
         }

@@ -134,6 +134,10 @@ class BankClient:
         self._closed = False
         self._background: Any = None
         self._switch = threading.RLock()
+        from skillbank.recording import RecordingFailures
+
+        #: Agent runs this process's faces could not record (see skillbank.recording).
+        self.recording_failures = RecordingFailures()
         self.skills = _MemoryProxy(self, "skills")
         self.experiences = _MemoryProxy(self, "experiences")
         self.guidelines = _MemoryProxy(self, "guidelines")
@@ -308,9 +312,19 @@ class BankClient:
             return self._background
 
     def flush(self, timeout: float | None = None) -> bool:
-        """Run every write handed to this process's writer, then make the owner's durable."""
+        """Run every write handed to this process's writer, then make the owner's durable.
+
+        False if writes were still running after `timeout`, or if an agent run of this process
+        could not be recorded since the last flush."""
         done = self._background.flush(timeout) if self._background is not None else True
-        return bool(self._member("bank", "flush")()) and done
+        durable = bool(self._member("bank", "flush")())
+        return self.recording_failures.report() and durable and done
+
+    def stats(self) -> dict[str, Any]:
+        """The owner's counts, with this process's own failed recordings."""
+        stats = dict(self._member("bank", "stats")())
+        stats["recording_failures"] = self.recording_failures.count
+        return stats
 
     @property
     def skill_roots(self) -> list[Path]:

@@ -1,10 +1,17 @@
 """JSON on the wire between an owner process and its clients: values, records and errors.
 
-Calls and results cross the socket as JSON, never pickle: a value a client sends can only ever
-become plain data or one of skillbank's own record types (pydantic models, dataclasses and
-list subclasses defined under `skillbank.`), so no message can make the other side run code.
-Records keep their type, so a client bank returns the same `Hit[Skill]`, `Guideline` or
-`MemoryContext` objects an in-process bank does.
+Calls and results cross the socket as JSON, never pickle, and a tagged value can only ever
+become plain data or one of the types in `REGISTRY` — an explicit table of skillbank's record
+types. A type name read off the wire is only ever a key into that table: a name that is not in
+it (say `skillbank.cli.__main__:x`) is refused before anything is imported, so no message can
+make the other side import or run code. Records keep their type, so a client bank returns the
+same `Hit[Skill]`, `Guideline` or `MemoryContext` objects an in-process bank does.
+
+The sender refuses what the receiver would refuse: a framework object (a LangChain message, a
+LlamaIndex ChatMessage) cannot be encoded, so the caller gets `InvalidInputError` at once rather
+than a call that fails on the other side. Values JSON cannot carry exactly — NaN, infinities and
+integers beyond 64 bits — travel tagged, so the owner sees the value the caller passed and
+answers the way an in-process bank does.
 """
 
 from __future__ import annotations
@@ -12,6 +19,7 @@ from __future__ import annotations
 import base64
 import dataclasses
 import importlib
+import math
 import types
 from datetime import date, datetime
 from enum import Enum
@@ -21,7 +29,27 @@ from typing import Any
 from skillbank.errors import InvalidInputError, SkillbankError
 
 TAG = "$t"
-RECORDS = "skillbank.records"
+
+#: Every type that may cross the wire, by module. The modules are imported only when one of
+#: their types is first decoded (a client that never sees a `Catalog` never loads Chroma).
+#: A new record type that a public method returns or accepts is added here.
+REGISTRY: dict[str, tuple[str, ...]] = {
+    "skillbank.records": (
+        "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
+        "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft", "SkillVersion",
+        "Finding", "SyncReport", "SecurityFinding"),
+    "skillbank.context": ("MemoryContext",),
+    "skillbank.distill.base": ("CandidateRule",),
+    "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),
+    "skillbank.errors": (
+        "SkillbankError", "NotFoundError", "AlreadyExistsError", "ReadOnlyError",
+        "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "BusyError",
+        "EmbeddingMismatchError"),
+    "skillbank.embeddings": ("ModelUnavailableError",),
+    "skillbank.sharing.client": ("OwnerLostError",),
+}
+_NAMES = frozenset(f"{module}:{name}" for module, names in REGISTRY.items() for name in names)
+_INT64 = 2 ** 63
 
 #: Built-in exceptions a call may raise that a client re-raises as the same type.
 _BUILTIN_ERRORS: dict[str, type[BaseException]] = {
@@ -35,25 +63,47 @@ def _qualified(cls: type) -> str:
     return f"{cls.__module__}:{cls.__qualname__}"
 
 
-def _skillbank_class(name: str) -> type:
-    """The class `module:qualname` names, only if skillbank defines it (never anything else)."""
+def registered(name: Any) -> type:
+    """The registered type `name` ('module:Class') stands for; anything else is refused unread.
+
+    The name is looked up in `REGISTRY` before any import: only a module listed there is ever
+    imported, and only to fetch a class listed there."""
+    if not isinstance(name, str) or name not in _NAMES:
+        raise InvalidInputError(f"refusing to decode a value of unregistered type {name!r}")
     module_name, _, qualname = name.partition(":")
-    if not (module_name == "skillbank" or module_name.startswith("skillbank.")) or not qualname:
-        raise InvalidInputError(f"refusing to decode a value of foreign type {name!r}")
-    target: Any = importlib.import_module(module_name)
-    for part in qualname.split("."):
-        if part.startswith("__"):
-            raise InvalidInputError(f"refusing to decode a value of type {name!r}")
-        target = getattr(target, part)
+    target = getattr(importlib.import_module(module_name), qualname, None)
     if not isinstance(target, type):
         raise InvalidInputError(f"{name!r} is not a type")
     return target
 
 
+def _wire_class(cls: type) -> str | None:
+    """The registered name `cls` travels as: itself, or the nearest registered base class
+    (a memory's private subclass of a record travels as the record, so the other side needs
+    only the registered module to read it)."""
+    for base in cls.__mro__:
+        name = _qualified(base)
+        if name in _NAMES:
+            return name
+    return None
+
+
+def _refuse(value: Any) -> InvalidInputError:
+    cls = type(value)
+    return InvalidInputError(
+        f"a {cls.__module__}.{cls.__qualname__} cannot be sent to the process that owns the "
+        "memory root; pass plain values (text, numbers, lists, dicts) or skillbank records "
+        "(chat messages: convert them to dicts with role and content first)")
+
+
 def encode(value: Any) -> Any:
-    """A JSON-ready form of `value` (records and paths tagged so `decode` restores them)."""
-    if value is None or isinstance(value, (bool, int, float, str)):
+    """A JSON-ready form of `value` (records, paths and odd numbers tagged for `decode`)."""
+    if value is None or isinstance(value, (bool, str)):
         return value
+    if isinstance(value, int) and not isinstance(value, Enum):
+        return value if -_INT64 <= value < _INT64 else {TAG: "int", "v": str(value)}
+    if isinstance(value, float) and not isinstance(value, Enum):
+        return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
     if isinstance(value, Enum):
         return encode(value.value)
     if isinstance(value, dict):
@@ -62,21 +112,27 @@ def encode(value: Any) -> Any:
         return {TAG: "dict", "items": [[encode(k), encode(v)] for k, v in value.items()]}
     if type(value) in (list, tuple, set, frozenset) or isinstance(value, types.GeneratorType):
         return [encode(v) for v in value]
-    if isinstance(value, list):  # a list subclass of ours, e.g. index.Hits with its attributes
-        return {TAG: "list", "cls": _qualified(type(value)), "items": [encode(v) for v in value],
+    if isinstance(value, list):  # a list subclass of ours, e.g. records.Hits with its attributes
+        name = _wire_class(type(value))
+        if name is None:
+            raise _refuse(value)
+        return {TAG: "list", "cls": name, "items": [encode(v) for v in value],
                 "attrs": {k: encode(v) for k, v in vars(value).items()}}
     if hasattr(value, "model_dump") and hasattr(type(value), "model_fields"):
         cls = type(value)
         origin = getattr(cls, "__pydantic_generic_metadata__", {}).get("origin") or cls
-        # A memory's private subclass of a record travels as the record: the other side then
-        # needs only skillbank.records (no memory module, no Chroma) to read it.
-        origin = next((c for c in origin.__mro__ if c.__module__ == RECORDS), origin)
-        fields = {name: encode(getattr(value, name)) for name in cls.model_fields}
+        name = _wire_class(origin)
+        if name is None:
+            raise _refuse(value)
+        fields = {field: encode(getattr(value, field)) for field in cls.model_fields}
         extra = getattr(value, "__pydantic_extra__", None) or {}
         fields.update({k: encode(v) for k, v in extra.items()})
-        return {TAG: "model", "cls": _qualified(origin), "fields": fields}
+        return {TAG: "model", "cls": name, "fields": fields}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {TAG: "dc", "cls": _qualified(type(value)),
+        name = _wire_class(type(value))
+        if name is None:
+            raise _refuse(value)
+        return {TAG: "dc", "cls": name,
                 "fields": {f.name: encode(getattr(value, f.name))
                            for f in dataclasses.fields(value)}}
     if isinstance(value, PurePath):
@@ -87,15 +143,13 @@ def encode(value: Any) -> Any:
         return {TAG: "date", "v": value.isoformat()}
     if isinstance(value, (bytes, bytearray)):
         return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
-    if hasattr(value, "tolist"):  # numpy scalars and arrays
+    if hasattr(value, "tolist") and type(value).__module__.split(".")[0] == "numpy":
         return encode(value.tolist())
-    raise InvalidInputError(
-        f"a {type(value).__name__} cannot be sent to the process that owns the memory root; "
-        "pass plain values (text, numbers, lists, dicts) or skillbank records")
+    raise _refuse(value)
 
 
 def decode(value: Any) -> Any:
-    """The inverse of `encode`; unknown tags and foreign types are refused."""
+    """The inverse of `encode`; unknown tags and unregistered types are refused."""
     if isinstance(value, list):
         return [decode(v) for v in value]
     if not isinstance(value, dict):
@@ -103,8 +157,24 @@ def decode(value: Any) -> Any:
     tag = value.get(TAG)
     if tag is None:
         return {k: decode(v) for k, v in value.items()}
+    try:
+        return _decode_tagged(tag, value)
+    except InvalidInputError:
+        raise
+    except (KeyError, TypeError, ValueError, AttributeError) as exc:
+        raise InvalidInputError(f"a malformed {tag!r} value on the wire ({exc})") from None
+
+
+def _decode_tagged(tag: Any, value: dict[str, Any]) -> Any:
     if tag == "dict":
         return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
+    if tag == "int":
+        return int(str(value["v"]))
+    if tag == "float":
+        text = str(value["v"])
+        if text not in ("nan", "inf", "-inf"):
+            raise InvalidInputError(f"unexpected float {text!r} on the wire")
+        return float(text)
     if tag == "path":
         return Path(value["v"])
     if tag == "datetime":
@@ -114,22 +184,24 @@ def decode(value: Any) -> Any:
     if tag == "bytes":
         return base64.b64decode(value["v"])
     if tag == "list":
-        cls = _skillbank_class(value["cls"])
+        cls = registered(value["cls"])
         if not issubclass(cls, list):
             raise InvalidInputError(f"{value['cls']!r} is not a list type")
         result = cls(decode(v) for v in value["items"])
         for key, item in value.get("attrs", {}).items():
+            if not isinstance(key, str) or key.startswith("__"):
+                raise InvalidInputError(f"refusing attribute {key!r}")
             setattr(result, key, decode(item))
         return result
     if tag == "model":
-        cls = _skillbank_class(value["cls"])
+        cls = registered(value["cls"])
         if not hasattr(cls, "model_construct"):
             raise InvalidInputError(f"{value['cls']!r} is not a record type")
         # The sender built this record through validation; rebuilding field by field keeps
         # nested records (Hit.record) as their own types.
         return cls.model_construct(**{k: decode(v) for k, v in value["fields"].items()})
     if tag == "dc":
-        cls = _skillbank_class(value["cls"])
+        cls = registered(value["cls"])
         if not dataclasses.is_dataclass(cls):
             raise InvalidInputError(f"{value['cls']!r} is not a dataclass")
         fields = {k: decode(v) for k, v in value["fields"].items()}
@@ -148,7 +220,8 @@ def _hashable(value: Any) -> Any:
 
 def encode_error(exc: BaseException) -> dict[str, Any]:
     """An exception raised by a call, as the client should re-raise it."""
-    error: dict[str, Any] = {"cls": _qualified(type(exc)), "message": str(exc)}
+    name = _wire_class(type(exc)) if isinstance(exc, SkillbankError) else None
+    error: dict[str, Any] = {"cls": name or _qualified(type(exc)), "message": str(exc)}
     if isinstance(exc, SkillbankError):
         findings = getattr(exc, "findings", None)
         if findings:
@@ -168,8 +241,8 @@ def decode_error(error: dict[str, Any]) -> BaseException:
     if name.startswith("builtins:") and name[9:] in _BUILTIN_ERRORS:
         return _BUILTIN_ERRORS[name[9:]](message)
     try:
-        cls = _skillbank_class(name)
-    except (InvalidInputError, ImportError, AttributeError):
+        cls: type | None = registered(name)
+    except (InvalidInputError, ImportError):
         cls = None
     if cls is None or not issubclass(cls, SkillbankError):
         return SkillbankError(f"the owner process raised {name.split(':')[-1]}: {message}")
@@ -178,5 +251,8 @@ def decode_error(error: dict[str, Any]) -> BaseException:
     except TypeError:  # an error type with another constructor: keep its class name in the text
         return SkillbankError(message)
     if "findings" in error and hasattr(exc, "findings"):
-        exc.findings = decode(error["findings"])
+        try:
+            exc.findings = decode(error["findings"])
+        except InvalidInputError:
+            pass
     return exc

@@ -1,0 +1,217 @@
+"""A shared root that never drops a run, never hangs and never crosses roots (issue 23).
+
+Real processes: the root's owner is another Python process (hash embedding), and this process is
+its client; agents are real LangChain `create_agent` and LlamaIndex `FunctionAgent` runs driven
+by scripted models.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from conftest import REPO
+from workers.common import open_bank
+
+OWNER = """
+import os, sys, time
+from workers.common import open_bank
+bank = open_bank(os.environ['SKILLBANK_ROOT'])
+print('ready', os.getpid(), flush=True)
+for line in sys.stdin:
+    pass
+bank.close()
+"""
+
+
+def env_for(root: Path, **extra: str) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("SKILLBANK_") or k == "SKILLBANK_MODEL_DIR"}
+    env.update(ANONYMIZED_TELEMETRY="False", SKILLBANK_ROOT=str(root), SKILLBANK_EMBEDDING="hash",
+               PYTHONUNBUFFERED="1", COLUMNS="200")
+    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests"),
+                                                      env.get("PYTHONPATH", "")]))
+    env.update(extra)
+    return env
+
+
+@contextlib.contextmanager
+def owner_process(root: Path) -> Iterator[subprocess.Popen]:
+    """Another process that owns `root` until the block ends (stdin closed: it closes the bank)."""
+    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env_for(root), text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        line = proc.stdout.readline().split()
+        assert line and line[0] == "ready", "the owner process did not start"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGCONT)
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+# 1. Agents beside an owner record their runs ----------------------------------------------------
+
+def test_a_langchain_agent_beside_an_owner_process_records_its_run(tmp_path):
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+
+    from skillbank.adapters.langchain import SkillbankMiddleware
+
+    class Scripted(GenericFakeChatModel):
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+            return self
+
+    @tool
+    def migrate(table: str) -> str:
+        """Run the schema migration of a table."""
+        return f"{table} migrated"
+
+    root = tmp_path / "root"
+    with owner_process(root) as owner:
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote and bank.owner_pid == owner.pid
+            model = Scripted(messages=iter([
+                AIMessage(content="", tool_calls=[{"name": "migrate", "args": {"table": "orders"},
+                                                   "id": "c1"}]),
+                AIMessage(content="The orders table is migrated.")]))
+            agent = create_agent(model, [migrate], middleware=[SkillbankMiddleware(bank)])
+            agent.invoke({"messages": [{"role": "user", "content": "Migrate the orders table"}]})
+            assert bank.flush(timeout=60)
+            [experience] = bank.experiences.list(kind="experience")
+            assert experience.task == "Migrate the orders table"
+            assert [(s.action, s.observation) for s in experience.steps][0] == \
+                ("migrate", "orders migrated")
+            assert bank.stats()["recording_failures"] == 0
+        finally:
+            bank.close()
+
+
+async def test_a_llamaindex_agent_beside_an_owner_process_records_its_run(tmp_path):
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.memory import Memory
+    from llama_index.core.tools import FunctionTool
+
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock
+
+    def migrate(table: str) -> str:
+        """Run the schema migration of a table."""
+        return f"{table} migrated"
+
+    replies = iter([
+        ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id="t1", tool_name="migrate",
+                                                            tool_kwargs={"table": "users"})]),
+        ChatMessage(role="assistant", content="Migrated.")])
+    llm = MockFunctionCallingLLM(response_generator=lambda messages, **kw: next(replies))
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote
+            block = SkillbankMemoryBlock(bank)
+            memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])
+            agent = FunctionAgent(tools=[FunctionTool.from_defaults(migrate)], llm=llm,
+                                  system_prompt="You are a DBA.")
+            await agent.run(user_msg="Migrate the users table", memory=memory)
+            eid = await block.arecord_run(memory, outcome="success")
+            assert eid and eid.startswith("exp-"), block.last_error
+            experience = bank.experiences.get(eid)
+            assert experience.task == "Migrate the users table"
+            assert experience.steps[0].action == "migrate"
+            assert experience.steps[0].observation == "users migrated"
+        finally:
+            bank.close()
+
+
+async def test_a_recording_that_fails_is_counted_warned_once_and_flush_says_so(tmp_path, caplog):
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            block = SkillbankMemoryBlock(bank)
+            run = [ChatMessage(role="user", content="Migrate the users table"),
+                   ChatMessage(role="assistant", content="Done.")]
+            with caplog.at_level(logging.WARNING, logger="skillbank"):
+                for _ in range(3):  # the bank refuses the outcome: three runs fail
+                    assert await block.arecord_run(run, outcome="not-an-outcome") is None
+            warnings = [r for r in caplog.records if r.levelno == logging.WARNING
+                        and "recording" in r.getMessage()]
+            assert len(warnings) == 1, [r.getMessage() for r in warnings]
+            assert bank.stats()["recording_failures"] == 3
+            assert bank.flush(timeout=60) is False  # flush reports the failed runs …
+            assert bank.flush(timeout=60) is True   # … once
+        finally:
+            bank.close()
+
+
+def test_framework_messages_become_plain_chat_dicts():
+    pytest.importorskip("langchain_core")
+    from langchain_core.messages import AIMessage, HumanMessage, ToolMessage
+
+    from skillbank.adapters._runs import plain_messages
+    from skillbank.errors import InvalidInputError
+    from skillbank.sharing import wire
+
+    messages = [HumanMessage(content="Migrate the users table"),
+                AIMessage(content="", tool_calls=[{"name": "migrate", "args": {"t": "users"},
+                                                   "id": "c1"}]),
+                ToolMessage(content="users migrated", tool_call_id="c1", name="migrate")]
+    plain = plain_messages(messages)
+    assert plain[0] == {"role": "human", "content": "Migrate the users table"}
+    assert plain[1]["tool_calls"] == [{"id": "c1", "name": "migrate", "args": {"t": "users"}}]
+    assert plain[2]["tool_call_id"] == "c1" and plain[2]["name"] == "migrate"
+    assert wire.decode(wire.encode(plain)) == plain
+    with pytest.raises(InvalidInputError, match="HumanMessage cannot be sent"):
+        wire.encode(messages)  # the wire refuses framework objects at the sender
+    with pytest.raises(InvalidInputError, match="not a chat message"):
+        plain_messages([object()])
+
+
+def test_the_wire_never_imports_a_module_a_value_names():
+    """A value naming `skillbank.cli.__main__:x` is refused before anything is imported."""
+    out = subprocess.run([sys.executable, "-c", """
+import sys
+from skillbank.errors import InvalidInputError
+from skillbank.sharing import wire
+refused = 0
+for tag in ("model", "dc", "list"):
+    for name in ("skillbank.cli.__main__:x", "skillbank.cli.__main__:main", "os:system",
+                 "skillbank.records:__class__", "skillbank.records:BaseModel"):
+        try:
+            wire.decode({"$t": tag, "cls": name, "fields": {}, "items": []})
+        except InvalidInputError:
+            refused += 1
+err = wire.decode_error({"cls": "skillbank.cli.__main__:Boom", "message": "m"})
+print(refused, type(err).__name__, "skillbank.cli.__main__" in sys.modules,
+      "skillbank.cli" in sys.modules)
+"""], capture_output=True, text=True, env=env_for(Path("/nonexistent")), timeout=120)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert out.stdout.split() == ["15", "SkillbankError", "False", "False"]
