@@ -1,0 +1,251 @@
+"""Routing on every set, skillbank beside its components, measured in the same run.
+
+    python benchmarks/routing_sets.py                 # dev set + the public sets
+    python benchmarks/routing_sets.py --sets metatool bfcl --json out.json
+    python benchmarks/routing_sets.py --scale 2000    # p50 search time at 2,000 skills too
+
+Sets: the dev set (../shared/benchmarks/skill-routing) and the public ones under
+benchmarks/data/public (written by others; see its README). A set whose library.jsonl rows
+carry a description (tool catalogs) is written out as SKILL.md folders first, the way a user
+would put such a catalog into a skill library; a set whose rows carry a path is read as is.
+
+Per set, on the answerable requests: top-1 (R@1), R@3 and MRR for
+- skillbank: `bank.skills.search(query, k=5)` on a fresh bank (real MiniLM, real Chroma);
+- dense: MiniLM cosine over "name: description" (what most skill MCP servers do);
+- BM25: bm25s over name, description and body, skillbank's tokenizer;
+- RRF: reciprocal-rank fusion (k=60) of those two.
+The baselines always answer. skillbank may answer empty ("no skill fits"): reported are the
+share of answerable requests it empties (guard <= 0.03), the share of requests labelled as
+needing no tool/skill it empties (target >= 0.85, only where a set labels them), and for
+near-miss trigger evals how often the skill that must not fire is ranked first.
+Times: p50/p95 of `skills.search` per request, including the query embedding, with the load.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _common import SHARED, default_model_dir  # noqa: E402
+
+PUBLIC = Path(__file__).resolve().parent / "data" / "public"
+SETS = {
+    "dev": SHARED / "benchmarks" / "skill-routing",
+    "metatool": PUBLIC / "metatool",
+    "bfcl": PUBLIC / "bfcl",
+    "agent-skills-jason": PUBLIC / "agent-skills-jason",
+}
+
+
+def read_jsonl(path: Path) -> list[dict]:
+    return [json.loads(line) for line in path.open() if line.strip()]
+
+
+def skill_md(name: str, description: str, body: str) -> str:
+    return ("---\n" + f"name: {name}\n" + "description: " + json.dumps(description) + "\n---\n\n"
+            + (body or f"# {name}\n"))
+
+
+def materialise(folder: Path, into: Path) -> tuple[Path, list[dict]]:
+    """The set's skills root, and its library rows with `path` filled in."""
+    library = read_jsonl(folder / "library.jsonl")
+    if all("path" in row for row in library):
+        root = folder / "skills"
+        for row in library:
+            row["path"] = str((folder / row["path"]).resolve())
+        return root, library
+    root = into / "skills"
+    for row in library:
+        target = root / row["id"] / "SKILL.md"
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(skill_md(row["name"], row["description"], row.get("body", "")))
+        row["path"] = str(target.resolve())
+    return root, library
+
+
+def metrics(ranked: list[list[str]], queries: list[dict]) -> dict[str, float]:
+    answerable = [(ids, q) for ids, q in zip(ranked, queries) if q["expected"]]
+    r1 = r3 = rr = emptied = 0.0
+    for ids, q in answerable:
+        expected = set(q["expected"])
+        emptied += not ids
+        ranks = [i for i, item in enumerate(ids) if item in expected]
+        if ranks:
+            r1 += ranks[0] == 0
+            r3 += ranks[0] < 3
+            rr += 1.0 / (ranks[0] + 1)
+    n = max(len(answerable), 1)
+    none = [ids for ids, q in zip(ranked, queries) if not q["expected"] and q["kind"] == "none"]
+    near = [(ids, q) for ids, q in zip(ranked, queries) if q.get("not") and not q["expected"]]
+    return {"R@1": r1 / n, "R@3": r3 / n, "MRR": rr / n, "emptied": emptied / n,
+            "answerable": len(answerable),
+            "oos_empty": (sum(not ids for ids in none) / len(none)) if none else None,
+            "oos": len(none),
+            "misfired": (sum(bool(ids) and ids[0] in q["not"] for ids, q in near) / len(near))
+            if near else None, "near_miss": len(near)}
+
+
+def baselines(library: list[dict], queries: list[dict], embedding) -> dict[str, list[list[str]]]:
+    import bm25s
+
+    from skillbank.index import tokenize
+    from skillbank.memories.skills.skill_file import read_skill_file
+
+    docs = [read_skill_file(row["path"])[0] for row in library]
+    ids = [row["id"] for row in library]
+    names = [d.name if d else "" for d in docs]
+    dense_docs = embedding.embed([f"{n.replace('-', ' ')}: {d.description}" if d else ""
+                                  for n, d in zip(names, docs)])
+    qvecs = embedding.embed([q["query"] for q in queries])
+    retriever = bm25s.BM25(k1=1.2, b=0.75)
+    retriever.index([tokenize(f"{d.name} {d.description} {d.body}" if d else "") for d in docs],
+                    show_progress=False)
+    out: dict[str, list[list[str]]] = {"dense": [], "BM25": [], "RRF": []}
+    for q, qv in zip(queries, qvecs):
+        sims = dense_docs @ qv
+        dense_order = list(np.argsort(-sims))
+        terms = [t for t in tokenize(q["query"]) if t in retriever.vocab_dict]
+        scores = retriever.get_scores(terms) if terms else np.zeros(len(docs))
+        kw_order = [i for i in np.argsort(-scores) if scores[i] > 0]
+        fused: dict[int, float] = {}
+        for order in (dense_order, kw_order):
+            for rank, i in enumerate(order):
+                fused[i] = fused.get(i, 0.0) + 1.0 / (60 + rank + 1)
+        rrf_order = sorted(fused, key=lambda i: -fused[i])
+        out["dense"].append([ids[i] for i in dense_order[:5]])
+        out["BM25"].append([ids[i] for i in kw_order[:5]])
+        out["RRF"].append([ids[i] for i in rrf_order[:5]])
+    return out
+
+
+def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
+    from skillbank import Skillbank
+    from skillbank.embeddings import MiniLMEmbedding
+
+    queries = read_jsonl(folder / "queries.jsonl")
+    for q in queries:
+        q.setdefault("kind", "skill" if q["expected"] else "none")
+    embedding = MiniLMEmbedding(model_dir=model_dir)
+    with tempfile.TemporaryDirectory() as tmp:
+        root, library = materialise(folder, Path(tmp))
+        by_path = {row["path"]: row["id"] for row in library}
+        started = time.perf_counter()
+        bank = Skillbank.open(Path(tmp) / "bank", skill_roots=[root], include_bundled=False,
+                              sync=False, embedding_function=embedding)
+        try:
+            bank.skills.sync()
+            load_s = time.perf_counter() - started
+            bank.skills.search("warm up the model", k=5)
+            ranked, times = [], []
+            for q in queries:
+                t0 = time.perf_counter()
+                hits = bank.skills.search(q["query"], k=5)
+                times.append(time.perf_counter() - t0)
+                ranked.append([by_path.get(str(Path(h.path).resolve()), h.name) for h in hits])
+        finally:
+            bank.close()
+        rows = {"skillbank": metrics(ranked, queries)}
+        for system, system_ranked in baselines(library, queries, embedding).items():
+            rows[system] = metrics(system_ranked, queries)
+    return {"set": name, "skills": len(library), "queries": len(queries), "index_s": load_s,
+            "p50_ms": 1000 * statistics.median(times),
+            "p95_ms": 1000 * float(np.percentile(times, 95)), "systems": rows}
+
+
+def scale_run(size: int, model_dir: str | None) -> dict:
+    """p50 search time at `size` skills: the shared corpus plus the public tool catalogs."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import MiniLMEmbedding
+
+    with tempfile.TemporaryDirectory() as tmp:
+        roots = []
+        corpus = SHARED / "corpora" / "skills"
+        if corpus.is_dir():
+            roots.append(corpus)
+        for name in ("metatool", "bfcl"):
+            sub = Path(tmp) / name
+            root, _ = materialise(SETS[name], sub)
+            roots.append(root)
+        bank = Skillbank.open(Path(tmp) / "bank", skill_roots=roots, include_bundled=False,
+                              sync=False, embedding_function=MiniLMEmbedding(model_dir=model_dir))
+        try:
+            t0 = time.perf_counter()
+            bank.skills.sync()
+            index_s = time.perf_counter() - t0
+            count = bank.index("skills").count()
+            queries = [q["query"] for q in read_jsonl(SETS["metatool"] / "queries.jsonl")][:300]
+            bank.skills.search("warm up", k=5)
+            times = []
+            for text in queries:
+                t1 = time.perf_counter()
+                bank.skills.search(text, k=5)
+                times.append(time.perf_counter() - t1)
+        finally:
+            bank.close()
+    return {"skills": count, "wanted": size, "index_s": index_s,
+            "p50_ms": 1000 * statistics.median(times),
+            "p95_ms": 1000 * float(np.percentile(times, 95))}
+
+
+def fmt(value: float | None) -> str:
+    return "   -  " if value is None else f"{value:6.3f}"
+
+
+def report(results: list[dict]) -> None:
+    for result in results:
+        print(f"\n{result['set']}: {result['skills']} skills, {result['queries']} requests; "
+              f"index {result['index_s']:.1f}s; skillbank search p50 {result['p50_ms']:.1f} ms, "
+              f"p95 {result['p95_ms']:.1f} ms")
+        print(f"  {'system':10} {'top-1':>6} {'R@3':>6} {'MRR':>6} {'emptied':>8} "
+              f"{'oos empty':>9} {'misfired':>8}")
+        best = max(result["systems"][s]["R@1"] for s in ("dense", "BM25", "RRF"))
+        for system, row in result["systems"].items():
+            flag = ""
+            if system == "skillbank":
+                flag = "  >= best component" if row["R@1"] >= best - 1e-9 else "  BELOW a component"
+            print(f"  {system:10} {row['R@1']:6.3f} {row['R@3']:6.3f} {row['MRR']:6.3f} "
+                  f"{fmt(row['emptied'] if system == 'skillbank' else None):>8} "
+                  f"{fmt(row['oos_empty'] if system == 'skillbank' else None):>9} "
+                  f"{fmt(row['misfired']):>8}{flag}")
+        sb = result["systems"]["skillbank"]
+        print(f"  ({sb['answerable']} answerable, {sb['oos']} labelled no-tool, "
+              f"{sb['near_miss']} near-miss)")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--sets", nargs="*", default=list(SETS), choices=list(SETS))
+    parser.add_argument("--model-dir", default=None)
+    parser.add_argument("--scale", type=int, default=0, help="also time search at N skills")
+    parser.add_argument("--json", type=Path, default=None)
+    args = parser.parse_args()
+    model_dir = args.model_dir or default_model_dir()
+    import skillbank
+
+    print(f"skillbank from {Path(skillbank.__file__).parent}; load {os.getloadavg()[0]:.2f} "
+          f"(1 min) on {os.cpu_count()} cores", file=sys.stderr)
+    results = [run_set(name, SETS[name], model_dir) for name in args.sets
+               if (SETS[name] / "queries.jsonl").exists()]
+    report(results)
+    out = {"sets": results, "load_before": os.getloadavg()[0]}
+    if args.scale:
+        scale = scale_run(args.scale, model_dir)
+        out["scale"] = scale
+        print(f"\nscale: {scale['skills']} skills indexed in {scale['index_s']:.0f}s; search p50 "
+              f"{scale['p50_ms']:.1f} ms, p95 {scale['p95_ms']:.1f} ms (incl. query embedding)")
+    print(f"load after: {os.getloadavg()[0]:.2f}")
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    main()
