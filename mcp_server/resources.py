@@ -282,3 +282,46 @@ def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
         if target.stat().st_size > MAX_BINARY_BYTES:
             raise
         return target.read_bytes(), mime_type_for(path, True)
+
+
+# The audit log for reviewers ------------------------------------------------------------------
+AUDIT_URI = "skillbank://audit"
+AUDIT_LIMIT = 500
+
+
+def register_audit(server: Any, *, trusted: bool) -> None:
+    """`skillbank://audit`: the newest audit events (never memory text) for reviewers.
+
+    Listed only by a server that may have reviewers (trusted clients, or a tokens file with
+    principals); each read checks the caller's own scope: a session whose role is below
+    reviewer gets a clear error, and a reviewer sees only the namespaces it reviews.
+    """
+    from mcp.server.mcpserver.exceptions import ResourceError
+
+    @server.resource(AUDIT_URI, name="audit", mime_type="application/json",
+                     description="Who wrote, reviewed, voted, pruned or forgot what (reviewers)")
+    async def audit() -> str:
+        import json
+
+        from skillbank import scope as scopes
+
+        def collect(bank: Any) -> list[dict[str, Any]]:
+            caller = scopes.active() or scopes.default_scope(
+                getattr(getattr(bank, "settings", None), "namespace", None) or "default",
+                trusted=trusted, face="mcp")
+            if not caller.trusted or not caller.role.allows(scopes.Role.REVIEWER):
+                raise PermissionError(
+                    f"{AUDIT_URI} is for reviewers; {caller.principal} is "
+                    f"{'an untrusted ' if not caller.trusted else 'a '}{caller.role.value}")
+            from skillbank.ui.audit_view import audit_log_of
+
+            events = [e for e in audit_log_of(bank).query() if caller.can_review(e.namespace)]
+            return [e.to_json() for e in events[-AUDIT_LIMIT:]]
+
+        try:
+            rows = await server.run_bank("experiences", collect)
+        except PermissionError as exc:
+            raise ResourceError(str(exc)) from None
+        except Exception as exc:  # noqa: BLE001 - a clear message, never a traceback
+            raise ResourceError(f"{AUDIT_URI}: {exc}") from None
+        return json.dumps({"events": rows, "newest_last": True}, indent=2)

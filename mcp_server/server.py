@@ -371,6 +371,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     tools_memory.register(tool, server, trusted=trusted, sampling=sampling)
     review.register(tool, server, trusted=trusted)
     tools_drafts.register(tool, server, trusted=trusted, sampling=sampling)
+    res.register_audit(server, trusted=trusted)
 
     @server.resource(res.STATS_URI, name="stats", mime_type="application/json",
                      description="Counts of skills, guidelines and experiences, and where they live")

@@ -138,3 +138,82 @@ def test_since_rejects_nonsense():
 
     with pytest.raises(InvalidInputError, match="invalid time"):
         parse_since("yesterday-ish")
+
+
+# ------------------------------------------------------------------------------------ faces
+
+
+def test_cli_audit_filters_and_json(cli_root):
+    from typer.testing import CliRunner
+
+    from skillbank import Skillbank
+    from skillbank.cli import app
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(cli_root, embedding_function=HashEmbedding(), sync=False)
+    with scopes.using(ALICE):
+        eid = bank.experiences.record(task="Rotate the keys", outcome="success")
+    with scopes.using(BOB):
+        other = bank.experiences.record(task="Renew the certificate", outcome="success")
+        bank.forget(other)
+    bank.close()
+    runner = CliRunner()
+    result = runner.invoke(app, ["--json", "audit", "--principal", "bob"])
+    assert result.exit_code == 0, result.output
+    rows = json.loads(result.stdout)
+    assert [(r["action"], r["id"]) for r in rows] == [("record", other), ("forget", other)]
+    result = runner.invoke(app, ["--json", "audit", "--action", "record", "--id", eid])
+    assert [r["principal"] for r in json.loads(result.stdout)] == ["alice"]
+    table = runner.invoke(app, ["audit", "--since", "1h"])
+    assert table.exit_code == 0 and "forget" in table.stdout and "bob" in table.stdout
+    bad = runner.invoke(app, ["audit", "--since", "last tuesday"])
+    assert bad.exit_code == 2 and "invalid time" in bad.stderr and "Traceback" not in bad.output
+    bad = runner.invoke(app, ["audit", "--action", "explode"])
+    assert bad.exit_code == 2 and "unknown action" in bad.stderr
+
+
+def test_browser_audit_page(hash_bank):
+    import httpx
+
+    from skillbank.ui import Guard, create_app
+    from test_ui_support import served
+
+    with scopes.using(ALICE):
+        eid = hash_bank.experiences.record(task="Rotate the keys", outcome="success")
+    guard = Guard()
+    with served(create_app(hash_bank, guard)) as url:
+        headers = {"host": url.split("//")[1]}
+        cookies = {}
+        if guard.token:
+            first = httpx.get(f"{url}/audit?token={guard.token}", follow_redirects=True)
+            cookies = dict(first.cookies)
+        page = httpx.get(f"{url}/audit", cookies=cookies, headers=headers)
+        assert page.status_code == 200 and eid in page.text and "alice" in page.text
+        page = httpx.get(f"{url}/audit?principal=nobody", cookies=cookies, headers=headers)
+        assert page.status_code == 200 and eid not in page.text
+        page = httpx.get(f"{url}/audit?since=soonish&action=zap", cookies=cookies,
+                         headers=headers)
+        assert page.status_code == 200
+        assert "invalid time" in page.text and "unknown action" in page.text
+
+
+def test_mcp_audit_resource_is_for_reviewers(hash_bank):
+    import anyio
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    eid = hash_bank.experiences.record(task="Rotate the keys", outcome="success")
+
+    async def read(server) -> tuple[bool, str]:
+        async with Client(server) as client:
+            try:
+                result = await client.read_resource("skillbank://audit")
+            except Exception as exc:  # noqa: BLE001 - the error the client sees
+                return False, str(exc)
+            return True, result.contents[0].text
+
+    ok, text = anyio.run(read, build_server(hash_bank, trusted=True))
+    assert ok and [e["id"] for e in json.loads(text)["events"]] == [eid]
+    ok, text = anyio.run(read, build_server(hash_bank, trusted=False))
+    assert not ok and "for reviewers" in text

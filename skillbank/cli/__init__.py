@@ -30,6 +30,7 @@ from typing import Annotated, Any, Optional
 import typer
 from typer.core import TyperGroup
 
+from skillbank.cli.audit import audit as audit_command
 from skillbank.cli.common import State, key_values, state, text
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.memory import experiences_app, guidelines_app
@@ -128,6 +129,7 @@ app.add_typer(skills_app, name="skills")
 app.add_typer(guidelines_app, name="guidelines")
 app.add_typer(experiences_app, name="experiences")
 app.command(name="ui")(ui_command)
+app.command(name="audit")(audit_command)
 app.command(context_settings=SERVE_SETTINGS)(serve)
 
 

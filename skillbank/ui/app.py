@@ -37,7 +37,7 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
        "resource.html": "skills",
        "guidelines.html": "guidelines", "guideline.html": "guidelines",
        "experiences.html": "experiences", "experience.html": "experiences",
-       "context.html": "context", "stats.html": "stats"}
+       "context.html": "context", "stats.html": "stats", "audit.html": "audit"}
 
 
 def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
@@ -252,6 +252,12 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
             return page(request, "stats.html", {"drawing": True})
         return page(request, "stats.html", data)
 
+    async def audit(request: Request) -> Response:
+        from skillbank.ui.audit_view import AuditFilter, audit_page
+
+        data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
+        return page(request, "audit.html", data)
+
     routes = [
         Route("/", home),
         Route("/skills", skills),
@@ -271,6 +277,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/context", write(context_preview), methods=["POST"]),
         Route("/rate", write(rate), methods=["POST"]),
         Route("/stats", stats),
+        Route("/audit", audit),
         Mount("/static", StaticFiles(directory=str(HERE / "static")), name="static"),
     ]
     async def unexpected(request: Request, exc: Exception) -> Response:

@@ -1,0 +1,62 @@
+"""`skillbank audit`: who wrote, reviewed, voted, pruned or forgot what, and when.
+
+Reads the root's audit log (`skillbank.audit`) directly: no index is opened, so it answers in a
+moment even while another process owns the root. Filters combine (all must match); `--json`
+prints one JSON document (a list of events) for scripts.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from skillbank.cli.common import state, table
+
+
+def audit(
+    ctx: typer.Context,
+    principal: Annotated[Optional[str], typer.Option(
+        "--principal", metavar="WHO", help="Only this principal's events.")] = None,
+    action: Annotated[Optional[str], typer.Option(
+        "--action", metavar="ACTION",
+        help="Only this action (record, vote, forget, approve, prune, save, …).")] = None,
+    since: Annotated[Optional[str], typer.Option(
+        "--since", metavar="WHEN",
+        help="Only events from then on: an ISO date or time, or a span (30m, 12h, 7d).")] = None,
+    item_id: Annotated[Optional[str], typer.Option(
+        "--id", metavar="ID", help="Only events about this item (exp-…, gl-…, skill:<name>).")
+    ] = None,
+    namespace: Annotated[Optional[str], typer.Option(
+        "--in", metavar="NAMESPACE", help="Only events in this namespace.")] = None,
+    limit: Annotated[int, typer.Option(
+        min=0, help="Show at most this many (the newest).")] = 200,
+) -> None:
+    """Who did what: every write, review, vote, prune and forget (never the memory's text)."""
+    from skillbank.audit import ACTIONS, open_log, parse_since
+    from skillbank.errors import InvalidInputError
+    from skillbank.settings import load_settings
+
+    st = state(ctx)
+    if action is not None and action not in ACTIONS:
+        raise InvalidInputError(f"unknown action {action!r}; one of {', '.join(sorted(ACTIONS))}")
+    moment = parse_since(since) if since is not None else None
+    root = load_settings(Path(st.root) if st.root else None).root
+    events = open_log(root).query(principal=principal, action=action, since=moment,
+                                  item_id=item_id, namespace=namespace, limit=limit)
+    rows = [e.to_json() for e in events]
+
+    def human() -> None:
+        if not rows:
+            st.out.note("No audited events match." if any(
+                v is not None for v in (principal, action, since, item_id, namespace))
+                else f"Nothing audited yet in {root}.")
+            return
+        st.out.print(table(f"Audit log ({len(rows)})",
+                           ["time", "principal", "role", "face", "namespace", "action", "kind",
+                            "id"],
+                           [[r["at"][:19].replace("T", " "), r["principal"], r["role"], r["face"],
+                             r["namespace"], r["action"], r["kind"], r["id"]] for r in rows]))
+
+    st.out.emit(rows, human)

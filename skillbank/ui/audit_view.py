@@ -1,0 +1,62 @@
+"""The memory browser's audit page: who wrote, reviewed, voted, pruned or forgot what.
+
+The browser is the local user's window on their own root (as the CLI is), so it shows the
+whole log, filtered by what is typed in the page; bad filters are named on the page, never a
+500. The log is read from the bank's `audit` (an in-process bank) or from the root's files (a
+client bank forwarding to the owner process: the log is plain files under the same root).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+PAGE_LIMIT = 500
+
+
+@dataclass
+class AuditFilter:
+    """The page's filters as typed; `parse` checks them and names what was wrong."""
+
+    principal: str = ""
+    action: str = ""
+    item_id: str = ""
+    since: str = ""
+    problems: list[str] = field(default_factory=list)
+
+    @classmethod
+    def parse(cls, params: Any) -> "AuditFilter":
+        from skillbank.audit import ACTIONS
+
+        f = cls(principal=params.get("principal", "").strip(),
+                action=params.get("action", "").strip(), item_id=params.get("id", "").strip(),
+                since=params.get("since", "").strip())
+        if f.action and f.action not in ACTIONS:
+            f.problems.append(f"unknown action {f.action!r}")
+            f.action = ""
+        return f
+
+
+def audit_log_of(bank: Any) -> Any:
+    from skillbank.audit import open_log
+
+    log = getattr(bank, "audit", None)
+    return log if hasattr(log, "query") else open_log(bank.root)
+
+
+def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
+    from skillbank.audit import ACTIONS, parse_since
+    from skillbank.errors import InvalidInputError
+
+    since = None
+    if f.since:
+        try:
+            since = parse_since(f.since)
+        except InvalidInputError as exc:
+            f.problems.append(str(exc))
+    events = audit_log_of(bank).query(principal=f.principal or None, action=f.action or None,
+                                      item_id=f.item_id or None, since=since,
+                                      limit=PAGE_LIMIT + 1)
+    more = len(events) > PAGE_LIMIT
+    rows = list(reversed(events[-PAGE_LIMIT:]))  # newest first
+    return {"f": f, "rows": rows, "more": more, "actions": sorted(ACTIONS)}
