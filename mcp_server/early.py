@@ -36,7 +36,15 @@ guidelines learned from feedback.
 #: The handshake protocol versions of the installed SDK (mcp 2.3), newest last; a test checks
 #: them against `mcp_types.version.HANDSHAKE_PROTOCOL_VERSIONS`.
 HANDSHAKE_VERSIONS = ("2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25")
-CAPABILITIES = {"prompts": {"listChanged": False},
+#: The Agent Skills extension (modelcontextprotocol/ext-skills, "Capability Negotiation"): a
+#: server that serves `skills/list` and `skills/get` declares it under `capabilities.extensions`;
+#: an empty object = no optional feature (this server does not serve `resources/directory/read`,
+#: so no `directoryRead`). Declared on every protocol version: the 2025 handshake schemas have no
+#: `extensions` field and the SDK drops it, yet clients (MCP Inspector) look for it there.
+SKILLS_EXTENSION_ID = "io.modelcontextprotocol/skills"
+EXTENSIONS = {SKILLS_EXTENSION_ID: {}}
+CAPABILITIES = {"extensions": EXTENSIONS,
+                "prompts": {"listChanged": False},
                 "resources": {"listChanged": True, "subscribe": True},
                 "tools": {"listChanged": False}}
 EARLY_ENV = "SKILLBANK_MCP_EARLY_INIT"

@@ -13,7 +13,8 @@ The guard answers before the MCP app sees a request:
 - 403 when an Origin header names anything but this machine (DNS-rebinding and browser pages);
 - 413 when the body is larger than the limit (declared or streamed);
 - 400 with a JSON-RPC error for a POST body that is not one JSON-RPC message (invalid JSON, a
-  lone surrogate, a batch, a missing method): see `wire.py`.
+  lone surrogate, a missing method): see `wire.py`; a batch gets an array of errors, one per
+  request in it, as on stdio.
 """
 
 from __future__ import annotations
@@ -112,8 +113,10 @@ class GuardMiddleware:
         if scope.get("method") == "POST" and body.strip():
             replies = wire.screen(body)
             if replies:
-                # One HTTP body answers one message; a batch gets the first request's error.
-                await _reply(send, 400, "", payload=replies[0])
+                # A batch (a JSON array) is answered as stdio answers it: one error per request
+                # in it, sent back as a JSON array (JSON-RPC's batch reply); one message, one.
+                batch = body.lstrip()[:1] == b"["
+                await _reply(send, 400, "", payload=replies if batch else replies[0])
                 return
         replayed = False
 
@@ -136,7 +139,7 @@ class GuardMiddleware:
 
 async def _reply(send: Send, status: int, message: str,
                  extra: list[tuple[bytes, bytes]] | None = None, *, rpc: bool = False,
-                 payload: dict[str, Any] | None = None) -> None:
+                 payload: dict[str, Any] | list[dict[str, Any]] | None = None) -> None:
     """A JSON answer: `payload` as given, a JSON-RPC error (`rpc`) or {"error": message}."""
     if payload is None:
         payload = (wire.error_reply(UNAUTHORIZED, message) if rpc else {"error": message})

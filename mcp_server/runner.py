@@ -63,6 +63,14 @@ def check_options(options: ServeOptions) -> str | None:
     """The token HTTP requires, after refusing unsafe setups (raises StartupError)."""
     if options.transport not in ("stdio", "http"):
         raise StartupError(f"unknown transport {options.transport!r}; use 'stdio' or 'http'")
+    if options.model_dir:  # named explicitly: it wins over SKILLBANK_MODEL_DIR, so it must hold one
+        from skillbank.onnx_model import local_model_dir
+
+        if local_model_dir(options.model_dir) is None:
+            raise StartupError(
+                f"--model-dir {options.model_dir}: no all-MiniLM-L6-v2 model there (looked for "
+                "onnx/model.onnx and tokenizer.json in it and in its onnx/ folder); name the "
+                "folder that holds them, or leave --model-dir out to use SKILLBANK_MODEL_DIR")
     if options.transport != "http":
         return None
     token = options.resolved_token()

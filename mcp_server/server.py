@@ -36,7 +36,7 @@ from pydantic import ValidationError
 from skillbank.mcp_server import messages
 from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import registrar
-from skillbank.mcp_server.early import INSTRUCTIONS, SERVER_NAME
+from skillbank.mcp_server.early import EXTENSIONS, INSTRUCTIONS, SERVER_NAME
 from skillbank.mcp_server.loader import BankHandle, BankUnavailable
 from skillbank.mcp_server.notify import ChangeMonitor
 
@@ -73,6 +73,20 @@ def _offset(cursor: str | None) -> int:
     raise MCPError(code=types.INVALID_PARAMS,
                    message="resources/list: the cursor is not one this server gave out; pass the "
                            "nextCursor of the previous page unchanged, or omit it for page one")
+
+
+def _declare_extensions(result: dict[str, Any]) -> dict[str, Any]:
+    """The `initialize` result with `capabilities.extensions` as the Skills extension spec has it.
+
+    The SDK builds the declaration but sieves the handshake-era (2025) result through that
+    revision's schema, which has no `extensions`, so it never reached a client; the early reply
+    (early.py) carries the same map."""
+    capabilities = dict(result.get("capabilities") or {})
+    declared = dict(capabilities.get("extensions") or {})
+    for identifier, settings in EXTENSIONS.items():
+        declared.setdefault(identifier, dict(settings))
+    capabilities["extensions"] = declared
+    return {**result, "capabilities": dict(sorted(capabilities.items()))}
 
 
 class SkillbankServer(MCPServer):
@@ -119,11 +133,14 @@ class SkillbankServer(MCPServer):
         refuses become a -32602 that names the fields."""
         self.monitor.attach(getattr(ctx, "session", None), getattr(ctx, "protocol_version", None))
         try:
-            return await call_next(ctx)
+            result = await call_next(ctx)
         except ValidationError as exc:
             raise MCPError(code=types.INVALID_PARAMS, message=(
                 f"{ctx.method}: invalid params: " + "; ".join(messages.describe_errors(exc.errors()))
                 + ". See the MCP specification of this method for its params.")) from None
+        if ctx.method == "initialize" and isinstance(result, dict):
+            result = _declare_extensions(result)
+        return result
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self.monitor.subscribe(ctx.session, str(params.uri))
@@ -136,6 +153,16 @@ class SkillbankServer(MCPServer):
     # Tools ------------------------------------------------------------------------------------
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         started = time.perf_counter()
+        tool = self._tool_manager.get_tool(name)
+        if tool is not None and isinstance(arguments, dict):
+            # The SDK drops arguments its schema does not name; a caller that misspelt one
+            # (`kk` for `k`) would get an answer computed without it and never know.
+            known = set((tool.parameters or {}).get("properties", {}))
+            extra = [key for key in arguments if key not in known]
+            if extra:
+                raise ToolError(messages.tool_arguments(
+                    name, [{"type": "extra_forbidden", "loc": (key,), "input": arguments[key]}
+                           for key in extra], tool.parameters))
         try:
             result = await super().call_tool(name, arguments, context)
         except ToolError as exc:

@@ -55,7 +55,7 @@ def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
     found = local_model_dir(model_dir)
     if found is not None:
         return found
-    candidates = [model_dir, os.environ.get("SKILLBANK_MODEL_DIR")]
+    candidates = [model_dir] if model_dir else [os.environ.get("SKILLBANK_MODEL_DIR")]
     explicit = [str(c) for c in candidates if c]
     if explicit:  # a folder was named and holds no model: say so, do not go to the network
         raise ModelUnavailableError(

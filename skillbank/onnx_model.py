@@ -31,8 +31,12 @@ def chroma_model_dir() -> Path:
 
 def local_model_dir(model_dir: str | os.PathLike | None = None) -> Path | None:
     """The first of the argument, `SKILLBANK_MODEL_DIR` and Chroma's cache that holds the model
-    (either the `onnx/` folder itself or its parent), or None."""
-    for candidate in (model_dir, os.environ.get("SKILLBANK_MODEL_DIR"), chroma_model_dir()):
+    (either the `onnx/` folder itself or its parent), or None. A folder named as the argument is
+    the only one looked at: an explicit `--model-dir` that holds no model must not be replaced
+    silently by the environment's (#27)."""
+    candidates = ((model_dir,) if model_dir else
+                  (os.environ.get("SKILLBANK_MODEL_DIR"), chroma_model_dir()))
+    for candidate in candidates:
         if not candidate:
             continue
         path = Path(candidate).expanduser()

@@ -80,6 +80,33 @@ async def test_argument_errors_name_the_argument_and_the_valid_form(bank, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_unknown_tool_arguments_are_refused_by_name(bank, mode):
+    """(#27) the SDK dropped arguments its schema does not name: a misspelt `kk` for `k` got an
+    answer computed without it."""
+    async with Client(server_over(bank), mode=mode) as client:
+        result = await client.call_tool("find_skills", {"task": "x", "extra": 1, "kk": 2})
+        text = result.content[0].text
+        assert result.is_error, text
+        assert "extra is not an argument of this tool (got 1)" in text
+        assert "kk is not an argument of this tool" in text and "find_skills(task, k=5)" in text
+        fine = await client.call_tool("find_skills", {"task": "x", "k": 2})
+        assert not fine.is_error
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_initialize_declares_the_agent_skills_extension(bank, mode):
+    """(#27) ext-skills "Capability Negotiation": `capabilities.extensions` names
+    io.modelcontextprotocol/skills (an empty object: no directoryRead), on every era; the 2025
+    handshake schema dropped it, so Inspector's `skills/list --verify` refused the server."""
+    from skillbank.mcp_server import resources as res
+
+    async with Client(server_over(bank), mode=mode) as client:
+        caps = client.server_capabilities
+        assert caps.extensions == {res.EXTENSION_ID: {}}, caps
+        assert caps.resources is not None  # the extension requires the resources capability
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_resource_reads_outside_a_skill_are_invalid_params(bank, mode):
     async with Client(server_over(bank), mode=mode) as client:
         for uri in ("skill://pdf-tables/../../etc/passwd", "skill://pdf-tables/%2e%2e/%2e%2e/x"):
@@ -375,13 +402,15 @@ async def test_without_a_model_tools_answer_by_keyword_and_say_so(tmp_path):
     skills = tmp_path / "skills"
     write_skill(skills, "pdf-merge", "Merge several PDF files into one document")
     write_skill(skills, "docker-debug", "Debug a docker container that exits at start")
-    env = {k: v for k, v in base_env().items() if k != "SKILLBANK_MODEL_DIR"}
-    env["HOME"] = str(tmp_path / "home")  # no model cache either
+    # The environment names a folder without a model (an explicit --model-dir like that is
+    # refused at start since #27); no model cache either.
+    env = base_env(SKILLBANK_MODEL_DIR=str(tmp_path / "no-model-here"))
+    env["HOME"] = str(tmp_path / "home")
     errlog = (tmp_path / "stderr.txt").open("w")
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"), "--no-bundled",
-              "--skills-dir", str(skills), "--model-dir", str(tmp_path / "no-model-here")],
+              "--skills-dir", str(skills)],
         env=env, cwd=str(tmp_path))
     async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
         found = (await client.call_tool("find_skills", {"task": "merge pdf files"})).structured_content

@@ -378,31 +378,54 @@ def test_binding_beyond_loopback_without_a_token_refuses_to_start(tmp_path):
 
 # An independent client ----------------------------------------------------------------------------
 @pytest.mark.slow
-def test_mcp_inspector_cli_lists_and_calls_tools(tmp_path):
-    npx = shutil.which("npx")
-    if npx is None:
-        pytest.skip("npx is not installed")
+def test_mcp_inspector_cli_lists_verifies_and_calls(tmp_path):
+    """The MCP Inspector CLI (2.x, from .ci/node): tools/list --strict (tool-schema portability),
+    skills/list --verify (SEP-2640 conformance and digests; refused before #27 because
+    `initialize` did not declare the extension) and a tool call, all exit 0."""
+    from node_tools import tool
+
+    inspector = tool("mcp-inspector")
     server = [sys.executable, "-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"),
-              "--skills-dir", str(shared_skills(tmp_path)), "--no-bundled"]
-    env = base_env(SKILLBANK_EMBEDDING="hash", npm_config_yes="true")
+              "--skills-dir", str(shared_skills(tmp_path)), "--no-bundled", "--no-watch"]
+    env = base_env(SKILLBANK_EMBEDDING="hash")
 
-    def inspect(*method: str) -> dict[str, Any]:
-        try:
-            done = subprocess.run([npx, "-y", "@modelcontextprotocol/inspector", "--cli", *server,
-                                   "--method", *method], capture_output=True, text=True,
-                                  timeout=180, env=env, cwd=tmp_path)
-        except subprocess.TimeoutExpired:
-            pytest.skip("the MCP Inspector did not finish in time (not installable here?)")
-        if done.returncode != 0 and ("npm ERR" in done.stderr or "ENOTFOUND" in done.stderr
-                                     or "E404" in done.stderr):
-            pytest.skip(f"the MCP Inspector could not be installed: {done.stderr[-300:]}")
-        assert done.returncode == 0, done.stderr[-3000:]
-        return json.loads(done.stdout)
+    def inspect(*method: str) -> str:
+        done = subprocess.run([inspector, "--cli", *server, "--method", *method],
+                              capture_output=True, text=True, timeout=180, env=env, cwd=tmp_path)
+        assert done.returncode == 0, (method, done.stdout[-2000:], done.stderr[-3000:])
+        return done.stdout
 
-    called = inspect("tools/call", "--tool-name", "find_skills", "--tool-arg",
-                     "task=extract tables from a PDF")
+    listed = json.loads(inspect("tools/list", "--strict"))
+    assert {t["name"] for t in listed["tools"]} >= {"find_skills", "load_skill"}
+    reports = [json.loads(line) for line in inspect("skills/list", "--verify").splitlines()
+               if line.startswith("{")]
+    assert reports and all(r["ok"] and r["outcome"] == "verified" for r in reports), reports
+    assert "pdf-tables" in {r["name"] for r in reports}
+    got = json.loads(inspect("skills/get", "--uri", "skill://pdf-tables/SKILL.md", "--verify"))
+    assert got["ok"], got
+    called = json.loads(inspect("tools/call", "--tool-name", "find_skills", "--tool-arg",
+                                "task=extract tables from a PDF"))
     assert called.get("isError") in (None, False), called
     assert called["structuredContent"]["skills"][0]["name"] == "pdf-tables"
+
+
+def test_an_explicit_model_dir_wins_and_a_missing_one_is_an_error(tmp_path):
+    """(#27) `--model-dir /nonexistent` was ignored when SKILLBANK_MODEL_DIR was set."""
+    from skillbank import onnx_model
+
+    env_model = os.environ.get("SKILLBANK_MODEL_DIR") or str(tmp_path / "env-model")
+    missing = tmp_path / "nonexistent"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("SKILLBANK_MODEL_DIR", env_model)
+        assert onnx_model.local_model_dir(missing) is None
+    done = subprocess.run([sys.executable, "-m", "skillbank.mcp_server", "--root",
+                           str(tmp_path / "root"), "--model-dir", str(missing)],
+                          capture_output=True, text=True, timeout=60, stdin=subprocess.DEVNULL,
+                          env=base_env(SKILLBANK_MODEL_DIR=env_model))
+    assert done.returncode == 2, done.stderr
+    assert f"--model-dir {missing}" in done.stderr and "no all-MiniLM-L6-v2 model" in done.stderr
+    assert done.stdout == "" and "Traceback" not in done.stderr
+    assert not (tmp_path / "root").exists()  # refused before touching anything
 
 
 # The pieces behind the guard and the command line ------------------------------------------------
@@ -466,7 +489,6 @@ def test_http_answers_every_malformed_message_with_a_json_rpc_error(http_server)
         (b"{not json", -32700, None),
         (b'{"jsonrpc": "2.0", "id": 5, "method": "tools/list", "params": {"x": "\\ud800"}}',
          -32700, 5),
-        (json.dumps([{"jsonrpc": "2.0", "id": 6, "method": "tools/list"}]).encode(), -32600, 6),
         (b'{"jsonrpc": "2.0", "id": 7}', -32600, 7),
         (b'{"jsonrpc": "1.0", "id": 8, "method": "tools/list"}', -32600, 8),
     ]
@@ -476,6 +498,16 @@ def test_http_answers_every_malformed_message_with_a_json_rpc_error(http_server)
         error = reply.json()
         assert error["id"] == request_id and error["error"]["code"] == code, (body, error)
         assert "pydantic" not in error["error"]["message"] and "https://" not in error["error"]["message"]
+    # (#27) a batch is answered per request, as on stdio: one error for each id, in an array
+    batch = [{"jsonrpc": "2.0", "id": 6, "method": "tools/list"},
+             {"jsonrpc": "2.0", "method": "notifications/initialized"},
+             {"jsonrpc": "2.0", "id": "seven", "method": "prompts/list"}]
+    reply = httpx.post(http_server + "/mcp", content=json.dumps(batch).encode(), headers=auth,
+                       timeout=10)
+    assert reply.status_code == 400
+    errors = reply.json()
+    assert isinstance(errors, list) and [e["id"] for e in errors] == [6, "seven"], errors
+    assert all(e["error"]["code"] == -32600 and "batch" in e["error"]["message"] for e in errors)
 
 
 async def test_http_clients_see_titles_and_honest_hints_and_get_change_notifications(http_server):
