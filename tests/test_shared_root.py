@@ -215,3 +215,62 @@ print(refused, type(err).__name__, "skillbank.cli.__main__" in sys.modules,
 """], capture_output=True, text=True, env=env_for(Path("/nonexistent")), timeout=120)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split() == ["15", "SkillbankError", "False", "False"]
+
+
+# 2. Deadlines: a stopped owner gives BusyError, never a hang -----------------------------------
+
+def run_python(root: Path, code: str, timeout: float = 120) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", code], env=env_for(root), capture_output=True,
+                          text=True, timeout=timeout)
+
+
+def test_a_stopped_owner_gives_busy_error_naming_its_pid(tmp_path):
+    """Ctrl-Z on the owner: a new open and a call of an already connected client both end in
+    BusyError within about lock_timeout (the kernel still accepts the connection)."""
+    root = tmp_path / "root"
+    with owner_process(root) as owner:
+        connected = subprocess.Popen([sys.executable, "-c", """
+import os, sys, time
+from skillbank.errors import BusyError
+from workers.common import open_bank
+bank = open_bank(os.environ["SKILLBANK_ROOT"], lock_timeout=2)
+print(bank.owner_pid, flush=True)
+sys.stdin.readline()  # the owner is stopped now
+started = time.monotonic()
+try:
+    bank.experiences.record(task="written while the owner is stopped", outcome="success", steps=[])
+    print("NO ERROR")
+except BusyError as exc:
+    print(round(time.monotonic() - started, 1), exc)
+"""], env=env_for(root), text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE)
+        try:
+            assert connected.stdout.readline().strip() == str(owner.pid)
+            os.kill(owner.pid, signal.SIGSTOP)
+            started = time.monotonic()
+            opened = run_python(root, """
+import time
+from skillbank.errors import BusyError
+from workers.common import open_bank
+import os
+started = time.monotonic()
+try:
+    open_bank(os.environ["SKILLBANK_ROOT"], lock_timeout=2)
+    print("NO ERROR")
+except BusyError as exc:
+    print(round(time.monotonic() - started, 1), exc)
+""", timeout=90)
+            connected.stdin.write("go\n")
+            connected.stdin.flush()
+            out, err = connected.communicate(timeout=90)
+            for text in (opened.stdout, out):
+                assert "NO ERROR" not in text, text
+                assert f"process {owner.pid}" in text, (text, opened.stderr[-2000:], err[-2000:])
+                assert "stopped" in text and f"kill -CONT {owner.pid}" in text, text
+                assert float(text.split()[0]) < 30  # about lock_timeout, with room for a loaded box
+            assert "may or may not have been applied" in out
+            assert time.monotonic() - started < 120
+        finally:
+            os.kill(owner.pid, signal.SIGCONT)
+            if connected.poll() is None:
+                connected.kill()

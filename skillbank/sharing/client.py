@@ -10,6 +10,12 @@ from then on runs in process and serves the others) or connects to whichever pro
 that never reached the owner is simply sent again. A call the owner was running when it died is
 sent again only if it cannot change memory (reads); a write then raises `OwnerLostError`, because
 it may or may not have been applied — retrying it is the caller's decision.
+
+Deadlines: connecting, the handshake and every read have a deadline of `lock_timeout` seconds
+(the owner streams a space every half second while a call runs, so a long call is never cut
+off). An owner that holds the root but does not answer — stopped with Ctrl-Z or SIGSTOP, or
+hung — gives `OwnerNotAnsweringError` (a `BusyError`) naming its pid and what to do, never a
+hang.
 """
 
 from __future__ import annotations
@@ -46,6 +52,24 @@ class OwnerLostError(BusyError):
     """The owner process died while running a call that writes; it may or may not have happened."""
 
 
+class OwnerNotAnsweringError(BusyError):
+    """The owner holds the root but did not answer within the deadline (stopped or hung)."""
+
+
+def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "") -> str:
+    """Why the owner did not answer, and what to do about it, for a BusyError."""
+    holder = ep.describe_holder(pid)
+    state = ep.process_state(pid)
+    if state == "stopped":
+        advice = (f"it is stopped (Ctrl-Z or SIGSTOP): resume it (`fg` in its terminal, or "
+                  f"`kill -CONT {pid}`) or end it, then try again")
+    else:
+        advice = (f"it may be hung or overloaded: wait and try again, or end it "
+                  f"(`kill {pid}`) so that another process can take the root over")
+    return (f"{holder} holds the memory root {root} but did not answer within {seconds:g} s"
+            f"{doing}; {advice}")
+
+
 class _OwnerChanged(Exception):
     """The socket now belongs to a newer owner; reconnect (the call was refused unrun)."""
 
@@ -61,19 +85,23 @@ class _Connection:
         import httpx
 
         self.endpoint = endpoint
+        self.timeout = timeout
+        # Every phase has a deadline: the owner streams a space every half second while it
+        # works, so `read` bounds silence, not the length of a call.
         self._http = httpx.Client(
             transport=httpx.HTTPTransport(uds=endpoint.socket),
             base_url="http://skillbank-owner",
             headers={"x-skillbank-token": endpoint.token, "content-type": "application/json"},
-            timeout=httpx.Timeout(connect=timeout, read=None, write=60.0, pool=60.0),
+            timeout=httpx.Timeout(timeout),
         )
         self.members: dict[str, dict[str, list[str]]] = {}
         self.namespace = "default"
         self.skill_roots: list[Path] = []
 
-    def hello(self) -> None:
+    def hello(self, timeout: float | None = None) -> None:
         nonce = secrets.token_hex(16)
-        response = self._http.post("/hello", content=orjson.dumps({"nonce": nonce}))
+        response = self._http.post("/hello", content=orjson.dumps({"nonce": nonce}),
+                                   timeout=timeout if timeout is not None else self.timeout)
         if response.status_code != 200:
             raise _Untrusted(f"the owner refused our secret (HTTP {response.status_code})")
         data = orjson.loads(response.content)
@@ -128,6 +156,8 @@ class BankClient:
         self._try_lock = try_lock
         self._sync_on_promotion = sync
         self._connect_timeout = connect_timeout
+        #: How long a call may go without a byte from the owner (it streams one every 0.5 s).
+        self._read_timeout = max(1.0, connect_timeout)
         self._conn: _Connection | None = None
         self._local: "Skillbank | None" = None
         self._watching = False
@@ -180,14 +210,18 @@ class BankClient:
                 if endpoint is not None:
                     reason = ep.check_socket(endpoint.socket) or ""
                     if not reason:
-                        conn = _Connection(endpoint, timeout=max(1.0, deadline - time.monotonic()))
+                        conn = _Connection(endpoint, timeout=self._read_timeout)
                         try:
-                            conn.hello()
+                            conn.hello(timeout=max(0.2, deadline - time.monotonic()))
                         except _Untrusted as exc:
                             conn.close()
                             reason = str(exc)
                         except Exception as exc:  # noqa: BLE001 - not answering (yet)
                             conn.close()
+                            if ep.process_state(endpoint.pid) == "stopped" or (
+                                    time.monotonic() >= deadline):
+                                raise OwnerNotAnsweringError(not_answering(
+                                    self.root, endpoint.pid, self._connect_timeout)) from None
                             reason = f"it does not answer on {endpoint.socket} ({type(exc).__name__})"
                         else:
                             self._conn = conn
@@ -265,9 +299,17 @@ class BankClient:
                 return member if op == "get" else member(*args, **kwargs)
             try:
                 return conn.call(payload)
-            except (httpx.ConnectError, httpx.ConnectTimeout, FileNotFoundError,
-                    ConnectionRefusedError, _OwnerChanged):
+            except (httpx.ConnectError, FileNotFoundError, ConnectionRefusedError, _OwnerChanged):
                 self._drop(conn)  # never sent: safe to send again to the next owner
+            except httpx.TimeoutException as exc:
+                # Silent past the deadline (a live owner streams a byte every half second):
+                # stopped or hung. Another try would hang again; say who and what to do.
+                self._drop(conn)
+                maybe = "" if op == "get" or name in SAFE_TO_REPEAT else \
+                    "; it may or may not have been applied"
+                raise OwnerNotAnsweringError(not_answering(
+                    self.root, conn.endpoint.pid, self._read_timeout,
+                    f" to {target}.{name}{maybe}")) from exc
             except (httpx.TransportError, orjson.JSONDecodeError) as exc:
                 self._drop(conn)
                 if op == "get" or name in SAFE_TO_REPEAT:

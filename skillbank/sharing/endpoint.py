@@ -157,3 +157,21 @@ def describe_holder(pid: int | None) -> str:
     except OSError:
         cmdline = ""
     return f"process {pid}" + (f" ({cmdline[:80]})" if cmdline else "")
+
+
+def process_state(pid: int | None) -> str | None:
+    """'stopped' (Ctrl-Z, SIGSTOP, a debugger), 'running', 'gone', or None when unknown."""
+    if not pid:
+        return None
+    try:
+        stat_line = Path(f"/proc/{pid}/stat").read_text()
+    except FileNotFoundError:
+        return "gone"
+    except OSError:
+        return None
+    state = stat_line.rpartition(")")[2].split()[:1]  # the name may hold spaces and parentheses
+    if not state:
+        return None
+    if state[0] in ("T", "t"):
+        return "stopped"
+    return "gone" if state[0] in ("Z", "X") else "running"

@@ -4,11 +4,17 @@ A small Starlette app on the root's Unix socket, run by uvicorn in a daemon thre
 owning process. Each request names a public method of the facade or of one of its memories;
 arguments and results travel as `skillbank.sharing.wire` JSON. Calls run in the server's thread
 pool against the same objects the owner's own faces use, so a client sees exactly what the owner
-sees, and writes from every process go through one writer.
+sees. Reads run side by side; writes from clients run one at a time, in the order they arrive.
+
+Liveness: while a call runs, the reply streams a space every `KEEPALIVE` seconds before the JSON
+(JSON allows leading whitespace). A client can therefore give every read a short deadline — an
+owner that is stopped (Ctrl-Z, SIGSTOP) or hung sends nothing and the client says so after
+`lock_timeout` — without cutting off a legitimately long call such as a reindex.
 """
 
 from __future__ import annotations
 
+import asyncio
 import hmac
 import inspect
 import logging
@@ -35,6 +41,14 @@ _PRIVATE_BANK = frozenset({"open", "close", "index", "embed", "client", "distill
                            "sharing"})
 _PRIVATE_MEMORY = frozenset({"start_watching", "close"})
 TOKEN_HEADER = "x-skillbank-token"
+#: Seconds between the spaces a running call's reply streams to show the owner is alive.
+KEEPALIVE = 0.5
+#: Calls that change nothing: they run concurrently; every other call takes the write turn.
+READS = frozenset({
+    "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
+    "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
+    "validate", "resources", "find", "export", "search_mode", "changes_since", "identity",
+})
 
 
 def describe(bank: "Skillbank") -> dict[str, dict[str, list[str]]]:
@@ -113,11 +127,26 @@ def _default_namespace(method: Any, args: list[Any], kwargs: dict[str, Any], nam
 
 def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
     from starlette.applications import Starlette
+    from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
-    from starlette.responses import Response
+    from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
     token = endpoint.token.encode()
+    writes = threading.Lock()  # one client write at a time (reads never wait for it)
+
+    def kept_alive(work: Any, *args: Any) -> StreamingResponse:
+        """Run `work(*args) -> bytes` in the thread pool; stream spaces until it is done."""
+        async def body() -> Any:
+            task = asyncio.ensure_future(run_in_threadpool(work, *args))
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=KEEPALIVE)
+                if done:
+                    break
+                yield b" "
+            yield task.result()
+
+        return StreamingResponse(body(), media_type="application/json")
 
     def reply(payload: Any, status: int = 200) -> Response:
         return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
@@ -126,39 +155,46 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
         given = request.headers.get(TOKEN_HEADER, "").encode()
         return hmac.compare_digest(given, token)
 
+    def greet(nonce: str) -> bytes:
+        members = describe(bank)
+        # From now on another process relies on this one's index: keep it current with the
+        # skill folders (clients then need not re-scan them before each read).
+        bank.watch()
+        return orjson.dumps({"proof": endpoint.proof(nonce), "pid": endpoint.pid,
+                             "root": endpoint.root, "namespace": bank.settings.namespace,
+                             "members": members,
+                             "skill_roots": [str(p) for p in bank.skill_roots]})
+
     async def hello(request: Request) -> Response:
         if not authorised(request):
             return reply({"error": {"message": "wrong or missing secret"}}, 401)
-        body = orjson.loads(await request.body() or b"{}")
-        nonce = str(body.get("nonce", ""))
-        from starlette.concurrency import run_in_threadpool
+        try:
+            body = orjson.loads(await request.body() or b"{}")
+        except orjson.JSONDecodeError:
+            body = {}
+        nonce = str(body.get("nonce", "")) if isinstance(body, dict) else ""
+        return kept_alive(greet, nonce)
 
-        members = await run_in_threadpool(describe, bank)
-        # From now on another process relies on this one's index: keep it current with the
-        # skill folders (clients then need not re-scan them before each read).
-        await run_in_threadpool(bank.watch)
-        return reply({"proof": endpoint.proof(nonce), "pid": endpoint.pid, "root": endpoint.root,
-                      "namespace": bank.settings.namespace, "members": members,
-                      "skill_roots": [str(p) for p in bank.skill_roots]})
-
-    def call(request_body: bytes) -> Response:
+    def call(request_body: bytes) -> bytes:
         try:
             request = orjson.loads(request_body)
             if not isinstance(request, dict):
                 raise InvalidInputError("a call must be a JSON object")
-            return reply({"ok": wire.encode(dispatch(bank, request))})
+            if request.get("op", "call") == "get" or request.get("name") in READS:
+                result = dispatch(bank, request)
+            else:
+                with writes:
+                    result = dispatch(bank, request)
+            return orjson.dumps({"ok": wire.encode(result)})
         except Exception as exc:  # noqa: BLE001 - every error goes back to the caller
             if not isinstance(exc, (InvalidInputError, NotFoundError)):
                 log.debug("call %s failed", request_body[:200], exc_info=True)
-            return reply({"error": wire.encode_error(exc)})
+            return orjson.dumps({"error": wire.encode_error(exc)})
 
     async def call_route(request: Request) -> Response:
         if not authorised(request):
             return reply({"error": {"message": "wrong or missing secret"}}, 401)
-        body = await request.body()
-        from starlette.concurrency import run_in_threadpool
-
-        return await run_in_threadpool(call, body)
+        return kept_alive(call, await request.body())
 
     return Starlette(routes=[Route("/hello", hello, methods=["POST"]),
                              Route("/call", call_route, methods=["POST"])])
