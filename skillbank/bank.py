@@ -109,6 +109,8 @@ class Skillbank:
         self.embedding_function = embedding_function or _default_embedding(settings)
         self._distiller = distiller
         self._client = client
+        #: Where the collections live and whose entries this bank owns (skillbank.index_ownership).
+        self._placement: Any = None
         self._indexes: dict[str, Any] = {}
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
@@ -227,15 +229,22 @@ class Skillbank:
         """
         with self._guard:
             client = self._client if self._own_client else None
+            placed = self._placement.client if self._placement is not None else None
             if self._own_client:
                 self._client = None
+                self._placement = None
                 self._indexes.clear()
                 self._memories.clear()
-        if client is not None and hasattr(client, "close"):
-            try:
-                client.close()
-            except Exception:  # noqa: BLE001 - closing is best effort
-                log.debug("closing the Chroma client failed", exc_info=True)
+        # A placed client (this deployment's database on the same Chroma) is ours even when
+        # the caller's client is not; each holds a reference to the shared Chroma system.
+        base = client if client is not None else self._client
+        closing = [placed] if placed is not None and placed is not base else []
+        for one in closing + [client]:
+            if one is not None and hasattr(one, "close"):
+                try:
+                    one.close()
+                except Exception:  # noqa: BLE001 - closing is best effort
+                    log.debug("closing the Chroma client failed", exc_info=True)
 
     def __repr__(self) -> str:
         where = self.settings.chroma_url or str(self.root)
@@ -283,14 +292,19 @@ class Skillbank:
     @property
     def client(self) -> Any:
         with self._guard:
-            if self._client is None:
-                from skillbank.index import make_client
+            if self._placement is None:
+                from skillbank.index_ownership import place
 
-                if self.settings.chroma_url:
-                    self._client = make_client(url=self.settings.chroma_url)
-                else:
-                    self._client = make_client(path=str(self.settings.chroma_path))
-            return self._client
+                if self._client is None:
+                    from skillbank.index import make_client
+
+                    if self.settings.chroma_url:
+                        self._client = make_client(url=self.settings.chroma_url)
+                    else:
+                        self._client = make_client(path=str(self.settings.chroma_path))
+                # A Chroma others reach: this deployment's own database (issue 24).
+                self._placement = place(self.settings, self._client, own_client=self._own_client)
+            return self._placement.client
 
     def index(self, kind: str) -> Any:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""
@@ -308,8 +322,11 @@ class Skillbank:
                     # embedded one, so it only invalidates the snapshot when it writes.
                     snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name,
                                                saves=self._owner_lock is not None)
-                index = HybridIndex(self.client, name, self.embedding_function,
-                                    shared=bool(self.settings.chroma_url), snapshot=snapshot)
+                client = self.client
+                index = HybridIndex(client, name, self.embedding_function,
+                                    shared=bool(self.settings.chroma_url), snapshot=snapshot,
+                                    owner=self._placement.owner,
+                                    adopt_untagged=self._placement.private)
                 if self.changes is not None:
                     self.changes.start(kind)
                     index.after_write = lambda: self.changes.wrote(kind)
@@ -443,8 +460,8 @@ class Skillbank:
         for kind in COLLECTIONS:
             with self._guard:
                 opened = kind in self._indexes
-            if not opened:
-                try:
+            if not opened and self.client is not None and self._placement.private:
+                try:  # a collection shared with other deployments is never dropped
                     self.client.delete_collection(
                         f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
                 except Exception:  # noqa: BLE001 - not there yet: nothing to drop

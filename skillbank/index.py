@@ -24,6 +24,7 @@ import numpy as np
 from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
+from skillbank.index_ownership import OWNER_KEY
 from skillbank.keyword import (  # noqa: F401 - re-exported
     TOKENIZER_VERSION,
     _Keyword,
@@ -95,10 +96,19 @@ class HybridIndex:
     """Dense (Chroma) + keyword (BM25) search over one collection of items."""
 
     def __init__(self, client: Any, name: str, embedding_function: Any, *,
-                 shared: bool = False, snapshot: "KeywordSnapshot | None" = None) -> None:
+                 shared: bool = False, snapshot: "KeywordSnapshot | None" = None,
+                 owner: str | None = None, adopt_untagged: bool = True) -> None:
         self.client = client
         # On a Chroma server other processes write too: an id this process has not seen is
         # looked up in Chroma before it is called missing.
+        # Ownership (skillbank.index_ownership): entries are tagged with `owner`; this index
+        # sees, syncs and deletes only its own. `adopt_untagged`: the collection is this
+        # owner's alone, so entries written before tags existed are its own too.
+        self.owner = owner
+        self._adopt = adopt_untagged
+        # The collection holds (or, when shared by configuration, may hold) entries that are
+        # not ours: queries filter by owner.
+        self._foreign = owner is not None and not adopt_untagged
         self.shared = shared
         self.name = name
         self.embedding_function = embedding_function
@@ -149,10 +159,13 @@ class HybridIndex:
         """Drop every vector; the caller re-adds from its files (reindex)."""
         with self._lock:
             self._before_write()
-            try:
-                self.client.delete_collection(self.name)
-            except Exception:
-                pass
+            if self._foreign or not self._adopt:  # others' entries live here: drop only ours
+                self._delete_own_entries()
+            else:
+                try:
+                    self.client.delete_collection(self.name)
+                except Exception:
+                    pass
             self._collection = self._open_collection()
             self._mirror = {}
             self._keyword = None
@@ -167,6 +180,34 @@ class HybridIndex:
     def _batch_size(self) -> int:
         try:
             return max(1, min(int(self.client.get_max_batch_size()), 5000))
+    # Ownership ---------------------------------------------------------------------------------
+    def _owns(self, meta: dict[str, Any] | None) -> bool:
+        """Whether an entry is this index's to show, sync and delete."""
+        if self.owner is None:
+            return True
+        tag = (meta or {}).get(OWNER_KEY)
+        return tag == self.owner or (tag is None and self._adopt)
+
+    def _tag(self, meta: dict[str, Any]) -> dict[str, Any]:
+        if self.owner is not None:
+            meta[OWNER_KEY] = self.owner
+        return meta
+
+    def _owned_where(self, where: dict[str, Any] | None) -> dict[str, Any] | None:
+        """`where`, narrowed to this owner's entries when the collection holds others'."""
+        if not self._foreign or self.owner is None:
+            return where or None
+        mine = {OWNER_KEY: self.owner}
+        return {"$and": [where, mine]} if where else mine
+
+    def _delete_own_entries(self) -> None:
+        page = self._batch_size()
+        while True:
+            got = self._collection.get(where={OWNER_KEY: self.owner}, limit=page, include=[])
+            if not got["ids"]:
+                break
+            self._collection.delete(ids=got["ids"])
+
         except Exception:
             return 1000
 
@@ -190,18 +231,33 @@ class HybridIndex:
             while True:
                 # No `where`: filtering in Chroma costs more than skipping section rows here.
                 got = self._collection.get(
+            untagged: dict[str, dict[str, Any]] = {}
                     include=["documents", "metadatas"], limit=page, offset=offset
                 )
                 for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
                     chunks += 1
                     if (meta or {}).get("chunk", 0) == 0:
                         mirror[item_id] = (doc or "", dict(meta or {}))
+                    if not self._owns(meta):
+                        self._foreign = True  # another deployment's: never shown, never deleted
+                        continue
                 if len(got["ids"]) < page:
+                    if self.owner is not None and (meta or {}).get(OWNER_KEY) is None:
+                        untagged[item_id] = dict(meta or {})
                     break
                 offset += page
             self._mirror = mirror
             self._chunks = chunks
             return mirror
+            if untagged and self._foreign:  # queries filter by owner now: tag what we adopted
+                ids = list(untagged)
+                for start in range(0, len(ids), page):
+                    batch = ids[start:start + page]
+                    self._collection.update(ids=batch,
+                                            metadatas=[self._tag(untagged[i]) for i in batch])
+                for item_id in mirror:
+                    if item_id in untagged:
+                        self._tag(mirror[item_id][1])
 
     def ids(self) -> list[str]:
         return list(self._load_mirror())
@@ -219,8 +275,8 @@ class HybridIndex:
         self._load_mirror()
         offset = 0
         while True:
-            got = self._collection.get(where={"$and": [where, {"chunk": 0}]}, limit=page,
-                                       offset=offset, include=[])
+            got = self._collection.get(where=self._owned_where({"$and": [where, {"chunk": 0}]}),
+                                       limit=page, offset=offset, include=[])
             yield from got["ids"]
             if len(got["ids"]) < page:
                 return
@@ -229,7 +285,7 @@ class HybridIndex:
     def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
         """Read one item another process wrote to a shared server, and keep it."""
         got = self._collection.get(ids=[item_id], include=["documents", "metadatas"])
-        if not got["ids"]:
+        if not got["ids"] or not self._owns(got["metadatas"][0]):
             return None
         entry = (got["documents"][0] or "", dict(got["metadatas"][0] or {}))
         with self._lock:
@@ -274,7 +330,7 @@ class HybridIndex:
                 old = mirror.get(item.id)
                 old_chunks = int(old[1].get("chunks", 1)) if old else 0
                 for number, text in enumerate(chunk_texts):
-                    meta = {k: v for k, v in item.metadata.items() if v is not None}
+                    meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
                     meta.update(parent=item.id, chunk=number, chunks=len(chunk_texts))
                     ids.append(item.id if number == 0 else f"{item.id}#{number}")
                     docs.append(item.keyword_text if number == 0 else text)
@@ -292,7 +348,7 @@ class HybridIndex:
             if stale:
                 self._collection.delete(ids=stale)
             for item in items:
-                meta = {k: v for k, v in item.metadata.items() if v is not None}
+                meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending.pop(item.id, None)
@@ -315,7 +371,7 @@ class HybridIndex:
             for item in items:
                 old = mirror.get(item.id)
                 in_chroma = 0 if old is None else int(old[1].get("chunks", 1))
-                meta = {k: v for k, v in item.metadata.items() if v is not None}
+                meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
                 meta.update(parent=item.id, chunk=0, chunks=in_chroma)
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending[item.id] = item
@@ -534,7 +590,7 @@ class HybridIndex:
         result = self._collection.query(
             query_embeddings=[query_vector],
             n_results=min(n, total),
-            where=where or None,
+            where=self._owned_where(where),
             include=["distances"],
         )
         stale = self._pending  # Chroma still holds their old text's vector, or none

@@ -31,6 +31,12 @@ class Settings:
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
     collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
+    # Index ownership (skillbank.index_ownership): whose index entries these are (default: the
+    # root's id in <root>/.skillbank-id), and where on a shared Chroma they live (default: the
+    # server's default tenant, a database named after the deployment).
+    deployment: str | None = None
+    chroma_tenant: str | None = None
+    chroma_database: str | None = None
     # Retrieval
     min_score: float = 0.18  # best skill cosine below this (and weak BM25): "no skill fits"
     # Guidelines

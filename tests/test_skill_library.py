@@ -299,15 +299,16 @@ def test_reopen_keeps_index_and_reindex_restores_it(tmp_path, ro_roots):
 
 def test_http_client_against_a_real_chroma_server(tmp_path, ro_roots, chroma_server):
     bank = open_bank(tmp_path / "bank", ro_roots, chroma_url=chroma_server,
-                     collection_prefix="t" + str(os.getpid()))
+                     collection_prefix="t" + str(os.getpid()), deployment=f"d{os.getpid()}")
     report = bank.skills.sync()
     assert sorted(report.added) == ["pdf-report", "sql-tuning"]
     assert bank.skills.search("speed up a slow SQL query", k=1)[0].name == "sql-tuning"
     bank.close()
-    # A second bank (another root, same server and prefix) sees the same index: no re-embedding.
+    # A second bank of the same deployment (another root, same server and prefix) sees the same
+    # index: no re-embedding. (Another deployment gets its own database: test_index_ownership.)
     embedding = HashEmbedding()
     other = open_bank(tmp_path / "bank2", ro_roots, embedding, chroma_url=chroma_server,
-                      collection_prefix="t" + str(os.getpid()))
+                      collection_prefix="t" + str(os.getpid()), deployment=f"d{os.getpid()}")
     assert other.skills.sync().embedded == 0 and embedding.calls == 0
     other.close()
 

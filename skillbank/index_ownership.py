@@ -1,0 +1,147 @@
+"""Who owns which index entries, and where in Chroma a root keeps them.
+
+Two roots used to share a Chroma server's `default_database` and its collections: opening one
+made the shared collections match that root's files and deleted everything else, so a second
+user merely opening their root wiped the first user's index (issue 24). Two rules stop that:
+
+1. **Placement** — a Chroma that others can reach (a `chroma run` server, or a caller's client
+   on a folder that is not this root's own `chroma/`) holds each deployment in its own
+   database (`chroma_tenant` / `chroma_database`; by default one named after the deployment).
+   The embedded default, a `PersistentClient` on `<root>/chroma`, is private to the root by
+   construction and stays exactly where it was (`default_database`), so a single user's index
+   is never moved or re-embedded.
+2. **Ownership** — every entry is tagged with its deployment (`OWNER_KEY` in the metadata). An
+   index sees, syncs and deletes only its own entries; entries another deployment wrote to the
+   same collection (two roots configured onto one database on purpose) are never touched.
+
+The deployment is the `deployment` setting, or else the root's identity: a random id written
+once to `<root>/.skillbank-id`, so every process and machine that opens the same root folder is
+the same deployment (they share its entries and its change feed), and a new root is a new one.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import secrets
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+#: Metadata key of every index entry: the deployment that wrote it.
+OWNER_KEY = "sb_owner"
+#: The root's identity file (a random id, written once, never changed).
+IDENTITY_FILE = ".skillbank-id"
+_NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,126}[A-Za-z0-9]$")
+
+
+def root_identity(root: Path) -> str:
+    """The root's id, created on first use; race-free between processes (link, not write)."""
+    path = Path(root) / IDENTITY_FILE
+    try:
+        found = path.read_text("ascii").strip()
+        if found:
+            return found
+    except (FileNotFoundError, UnicodeDecodeError):
+        pass
+    Path(root).mkdir(parents=True, exist_ok=True)
+    fresh = secrets.token_hex(8)
+    tmp = path.with_name(f"{IDENTITY_FILE}.{fresh}.tmp")
+    tmp.write_text(fresh + "\n", "ascii")
+    try:
+        os.link(tmp, path)  # fails if another process got there first: use theirs
+    except FileExistsError:
+        pass
+    except OSError:  # a file system without hard links: a plain replace, first one wins mostly
+        if not path.exists():
+            os.replace(tmp, path)
+    finally:
+        tmp.unlink(missing_ok=True)
+    return path.read_text("ascii").strip() or fresh
+
+
+def deployment_of(settings: Any) -> str:
+    """The owner tag of a bank's index entries: the `deployment` setting or the root's id."""
+    explicit = getattr(settings, "deployment", None)
+    return str(explicit) if explicit else root_identity(settings.root)
+
+
+def database_for(deployment: str) -> str:
+    """A Chroma database name for a deployment (3-128 of [A-Za-z0-9._-])."""
+    name = f"skillbank-{deployment}"
+    if _NAME.match(name):
+        return name
+    return "skillbank-" + hashlib.sha256(deployment.encode()).hexdigest()[:24]
+
+
+@dataclass(frozen=True)
+class Placement:
+    """Where a bank's collections live and whose entries it may touch."""
+
+    client: Any
+    owner: str
+    #: Nobody else writes here (the root's own folder, or this deployment's own database):
+    #: entries written before ownership tags existed are this root's, and may be synced away.
+    private: bool
+    tenant: str | None = None
+    database: str | None = None
+
+
+def _own_folder(client: Any, root: Path) -> bool:
+    try:
+        chroma = client.get_settings()
+    except Exception:  # noqa: BLE001 - not a chromadb client we can inspect: assume shared
+        return False
+    if not getattr(chroma, "is_persistent", False):
+        return False
+    try:
+        return Path(chroma.persist_directory).resolve() == (Path(root) / "chroma").resolve()
+    except OSError:
+        return False
+
+
+def ensure_database(client: Any, tenant: str, database: str) -> None:
+    """Create `tenant` and `database` on the client's Chroma if missing (safe to race)."""
+    from chromadb.api.client import AdminClient
+    from chromadb.errors import NotFoundError
+
+    admin = AdminClient.from_system(client._system)
+    try:
+        admin.get_tenant(tenant)
+    except NotFoundError:
+        try:
+            admin.create_tenant(tenant)
+        except Exception:  # noqa: BLE001 - another process created it meanwhile
+            admin.get_tenant(tenant)
+    try:
+        admin.get_database(database, tenant=tenant)
+    except NotFoundError:
+        try:
+            admin.create_database(database, tenant=tenant)
+        except Exception:  # noqa: BLE001 - another process created it meanwhile
+            admin.get_database(database, tenant=tenant)
+
+
+def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
+    """Choose the database a bank's collections live in, and whether it is the root's alone.
+
+    `own_client`: the bank made `client` itself (embedded on `<root>/chroma`, or an HttpClient
+    to `chroma_url`); otherwise the caller handed it in and it may be shared with anyone.
+    """
+    owner = deployment_of(settings)
+    tenant = getattr(settings, "chroma_tenant", None)
+    database = getattr(settings, "chroma_database", None)
+    if not settings.chroma_url and not tenant and not database and (
+            own_client or _own_folder(client, settings.root)):
+        return Placement(client, owner, private=True)  # the embedded default: unchanged
+    from chromadb.api.client import Client
+    from chromadb.config import DEFAULT_TENANT
+
+    tenant = tenant or DEFAULT_TENANT
+    # A database named after the deployment belongs to it; one set by hand may be shared.
+    private = not database
+    database = database or database_for(owner)
+    ensure_database(client, tenant, database)
+    placed = Client(tenant=tenant, database=database, settings=client.get_settings())
+    return Placement(placed, owner, private=private, tenant=tenant, database=database)
