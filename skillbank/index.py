@@ -99,8 +99,6 @@ class HybridIndex:
                  shared: bool = False, snapshot: "KeywordSnapshot | None" = None,
                  owner: str | None = None, adopt_untagged: bool = True) -> None:
         self.client = client
-        # On a Chroma server other processes write too: an id this process has not seen is
-        # looked up in Chroma before it is called missing.
         # Ownership (skillbank.index_ownership): entries are tagged with `owner`; this index
         # sees, syncs and deletes only its own. `adopt_untagged`: the collection is this
         # owner's alone, so entries written before tags existed are its own too.
@@ -109,6 +107,8 @@ class HybridIndex:
         # The collection holds (or, when shared by configuration, may hold) entries that are
         # not ours: queries filter by owner.
         self._foreign = owner is not None and not adopt_untagged
+        # On a Chroma server other processes write too: an id this process has not seen is
+        # looked up in Chroma before it is called missing.
         self.shared = shared
         self.name = name
         self.embedding_function = embedding_function
@@ -177,9 +177,6 @@ class HybridIndex:
     def count(self) -> int:
         return len(self._load_mirror())
 
-    def _batch_size(self) -> int:
-        try:
-            return max(1, min(int(self.client.get_max_batch_size()), 5000))
     # Ownership ---------------------------------------------------------------------------------
     def _owns(self, meta: dict[str, Any] | None) -> bool:
         """Whether an entry is this index's to show, sync and delete."""
@@ -208,6 +205,9 @@ class HybridIndex:
                 break
             self._collection.delete(ids=got["ids"])
 
+    def _batch_size(self) -> int:
+        try:
+            return max(1, min(int(self.client.get_max_batch_size()), 5000))
         except Exception:
             return 1000
 
@@ -228,27 +228,24 @@ class HybridIndex:
             mirror: dict[str, tuple[str, dict[str, Any]]] = {}
             page = self._batch_size()
             offset = chunks = 0
+            untagged: dict[str, dict[str, Any]] = {}
             while True:
                 # No `where`: filtering in Chroma costs more than skipping section rows here.
                 got = self._collection.get(
-            untagged: dict[str, dict[str, Any]] = {}
                     include=["documents", "metadatas"], limit=page, offset=offset
                 )
                 for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                    chunks += 1
-                    if (meta or {}).get("chunk", 0) == 0:
-                        mirror[item_id] = (doc or "", dict(meta or {}))
                     if not self._owns(meta):
                         self._foreign = True  # another deployment's: never shown, never deleted
                         continue
-                if len(got["ids"]) < page:
+                    chunks += 1
                     if self.owner is not None and (meta or {}).get(OWNER_KEY) is None:
                         untagged[item_id] = dict(meta or {})
+                    if (meta or {}).get("chunk", 0) == 0:
+                        mirror[item_id] = (doc or "", dict(meta or {}))
+                if len(got["ids"]) < page:
                     break
                 offset += page
-            self._mirror = mirror
-            self._chunks = chunks
-            return mirror
             if untagged and self._foreign:  # queries filter by owner now: tag what we adopted
                 ids = list(untagged)
                 for start in range(0, len(ids), page):
@@ -258,6 +255,9 @@ class HybridIndex:
                 for item_id in mirror:
                     if item_id in untagged:
                         self._tag(mirror[item_id][1])
+            self._mirror = mirror
+            self._chunks = chunks
+            return mirror
 
     def ids(self) -> list[str]:
         return list(self._load_mirror())
