@@ -248,7 +248,7 @@ def test_a_foreign_process_on_the_socket_is_never_trusted(tmp_path):
 
     from skillbank.errors import BusyError
     from skillbank.sharing import owner_lock
-    from skillbank.sharing.endpoint import Endpoint, socket_path, write_endpoint
+    from skillbank.sharing.endpoint import Endpoint, ensure_root_id, socket_path, write_endpoint
 
     root = tmp_path / "root"
     root.mkdir()
@@ -275,7 +275,7 @@ def test_a_foreign_process_on_the_socket_is_never_trusted(tmp_path):
 
     threading.Thread(target=answer, daemon=True).start()
     write_endpoint(root, Endpoint(socket=path, token="f" * 64, pid=os.getpid(), root=str(root),
-                                  started=time.time()))
+                                  started=time.time(), root_id=ensure_root_id(root)))
     try:
         with pytest.raises(BusyError) as caught:
             open_bank(root, lock_timeout=1)

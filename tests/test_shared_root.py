@@ -274,3 +274,56 @@ except BusyError as exc:
             os.kill(owner.pid, signal.SIGCONT)
             if connected.poll() is None:
                 connected.kill()
+
+
+# 3. Root identity: a copied root never reaches the original's owner ---------------------------
+
+def test_a_copy_of_a_served_root_never_reaches_the_original_owner(tmp_path):
+    import shutil
+
+    from skillbank.errors import BusyError
+    from skillbank.sharing import owner_lock
+
+    original, copy = tmp_path / "original", tmp_path / "copy"
+    with owner_process(original) as owner:
+        bank = open_bank(original)
+        try:
+            bank.experiences.record(task="a task of the original root", outcome="success", steps=[])
+        finally:
+            bank.close()
+        # Copied while its owner runs: the copy carries the original's .owner.json (and secret).
+        shutil.copytree(original, copy, ignore=shutil.ignore_patterns("*.sock"))
+        assert json.loads((copy / ".owner.json").read_text())["pid"] == owner.pid
+
+        # The copy's own owner has not published yet: the copied endpoint is not used.
+        lock = owner_lock(copy)
+        lock.acquire()
+        try:
+            with pytest.raises(BusyError) as caught:
+                open_bank(copy, lock_timeout=1)
+            assert "has not published its endpoint" in str(caught.value)
+        finally:
+            lock.release()
+
+        # Opened normally, the copy gets its own owner and its own identity.
+        copied = open_bank(copy)
+        try:
+            assert not getattr(copied, "is_remote", False)
+            copied.experiences.record(task="a task of the copy", outcome="success", steps=[])
+            client = open_bank(copy)
+            try:
+                assert client.is_remote and client.owner_pid == os.getpid()
+                assert client.experiences.count(namespace="*") == 2
+            finally:
+                client.close()
+        finally:
+            copied.close()
+        bank = open_bank(original)
+        try:
+            assert bank.owner_pid == owner.pid
+            assert [e.task for e in bank.experiences.list(namespace="*")] == \
+                ["a task of the original root"]
+        finally:
+            bank.close()
+        assert json.loads((copy / ".root-id.json").read_text())["id"] != \
+            json.loads((original / ".root-id.json").read_text())["id"]

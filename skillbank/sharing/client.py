@@ -107,6 +107,9 @@ class _Connection:
         data = orjson.loads(response.content)
         if not secrets.compare_digest(str(data.get("proof", "")), self.endpoint.proof(nonce)):
             raise _Untrusted("the process on the socket does not know the root's secret")
+        if data.get("root_id") != self.endpoint.root_id:
+            raise _Untrusted(f"the process on the socket serves another memory root "
+                             f"({data.get('root')})")
         self.members = data["members"]
         self.namespace = data.get("namespace", "default")
         self.skill_roots = [Path(p) for p in data.get("skill_roots", [])]
@@ -207,6 +210,11 @@ class BankClient:
                     self._promote(lock)
                     return None
                 endpoint = ep.read_endpoint(self.root)
+                if endpoint is not None and not ep.serves(endpoint, self.root):
+                    # Copied with the root from another folder, or left by an older owner:
+                    # it leads to another root's owner. This root's owner will publish its own.
+                    endpoint = None
+                    reason = "it has not published its endpoint yet (the one there is another root's)"
                 if endpoint is not None:
                     reason = ep.check_socket(endpoint.socket) or ""
                     if not reason:

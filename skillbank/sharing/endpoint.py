@@ -7,6 +7,12 @@ per-user folder. `<root>/.owner.json` (mode 0600) names the socket, the owner's 
 random secret. A client sends the secret with every call, and first checks the owner proves it
 knows the secret too (HMAC of a nonce), so neither a foreign process that took the socket's
 place nor a client without the secret is ever trusted.
+
+Root identity: `<root>/.root-id.json` holds a random id with the device and inode of the root
+folder. A copy of the root (made while its owner ran, so it carries `.owner.json`) has another
+inode: its id does not count until its own owner gives it a new one. The endpoint and the
+owner's handshake name the id; a client uses only an endpoint of *this* root, so a copied
+endpoint never leads it to the original's owner (whose secret it would otherwise know).
 """
 
 from __future__ import annotations
@@ -28,7 +34,8 @@ from skillbank.fsutil import atomic_write
 OWNER_LOCK = ".owner.lock"
 ENDPOINT_FILE = ".owner.json"
 SOCKET_FILE = ".owner.sock"
-PROTOCOL = 1
+ROOT_ID_FILE = ".root-id.json"
+PROTOCOL = 2
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes depending on the OS
 
 
@@ -42,6 +49,7 @@ class Endpoint:
     root: str
     started: float
     protocol: int = PROTOCOL
+    root_id: str = ""
 
     def proof(self, nonce: str) -> str:
         return prove(self.token, nonce)
@@ -74,8 +82,38 @@ def private_dir() -> Path:
 
 
 def new_endpoint(root: Path) -> Endpoint:
+    """A fresh endpoint for the owner of `root` (which holds the owner lock)."""
     return Endpoint(socket=str(socket_path(root)), token=secrets.token_hex(32), pid=os.getpid(),
-                    root=str(root), started=time.time())
+                    root=str(root), started=time.time(), root_id=ensure_root_id(root))
+
+
+def _folder_key(root: Path) -> tuple[int, int]:
+    info = os.stat(root)
+    return info.st_dev, info.st_ino
+
+
+def root_id(root: Path) -> str | None:
+    """This root's id, or None when it has none yet or the id was copied from another folder."""
+    try:
+        data = json.loads((Path(root) / ROOT_ID_FILE).read_text())
+        if (int(data["device"]), int(data["inode"])) != _folder_key(Path(root)):
+            return None  # a copy (or a restored backup) until its owner identifies it again
+        value = data["id"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
+    return value if isinstance(value, str) and value else None
+
+
+def ensure_root_id(root: Path) -> str:
+    """The root's id, made (or made again for a copied root) by its owner."""
+    current = root_id(root)
+    if current is not None:
+        return current
+    new = secrets.token_hex(16)
+    device, inode = _folder_key(Path(root))
+    atomic_write(Path(root) / ROOT_ID_FILE,
+                 json.dumps({"id": new, "device": device, "inode": inode}))
+    return new
 
 
 def write_endpoint(root: Path, endpoint: Endpoint) -> None:
@@ -92,10 +130,17 @@ def read_endpoint(root: Path) -> Endpoint | None:
             return None  # not ours, or readable by others: never trust its secret
         data = json.loads(path.read_text())
         endpoint = Endpoint(**{k: data[k] for k in ("socket", "token", "pid", "root", "started")},
-                           protocol=int(data.get("protocol", 0)))
+                           protocol=int(data.get("protocol", 0)),
+                           root_id=str(data.get("root_id") or ""))
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return endpoint if endpoint.protocol == PROTOCOL else None
+
+
+def serves(endpoint: Endpoint, root: Path) -> bool:
+    """Whether `endpoint` was published by an owner of this very root (not of a copy's original)."""
+    own = root_id(root)
+    return own is not None and hmac.compare_digest(endpoint.root_id, own)
 
 
 def remove_endpoint(root: Path, endpoint: Endpoint) -> None:

@@ -161,7 +161,8 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
         # skill folders (clients then need not re-scan them before each read).
         bank.watch()
         return orjson.dumps({"proof": endpoint.proof(nonce), "pid": endpoint.pid,
-                             "root": endpoint.root, "namespace": bank.settings.namespace,
+                             "root": endpoint.root, "root_id": endpoint.root_id,
+                             "namespace": bank.settings.namespace,
                              "members": members,
                              "skill_roots": [str(p) for p in bank.skill_roots]})
 
