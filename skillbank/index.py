@@ -27,7 +27,9 @@ from skillbank.filters import matches  # noqa: F401 - re-exported
 from skillbank.index_ownership import OWNER_KEY
 from skillbank.keyword import (  # noqa: F401 - re-exported
     TOKENIZER_VERSION,
+    KeywordStats,
     _Keyword,
+    union_stats,
     keyword_format,
     tokenize,
 )
@@ -120,6 +122,7 @@ class HybridIndex:
         # small second BM25 instead, so a write costs a rebuild of the delta, not of everything.
         self._changed: set[str] = set()
         self._delta: _Keyword | None = None
+        self._stats_cache: tuple[Any, KeywordStats] | None = None  # see _keyword_stats
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
         self._masks: dict[str, np.ndarray] = {}  # BM25 filter masks per `where`, per version
         # The mirror and BM25 saved by the last process (embedded mode only; see
@@ -562,6 +565,22 @@ class HybridIndex:
             self._delta = _Keyword(ids, [mirror[i][0] for i in ids]) if ids else None
         return self._delta
 
+    def _keyword_stats(self, index: _Keyword, delta: _Keyword | None) -> KeywordStats:
+        """BM25 statistics of the items as they are now (the full build minus its stale rows,
+        plus the delta), so keyword scores after a write equal a fresh build's: the delta's own
+        statistics (a few items) would inflate the idf of every word a new item brings."""
+        if not self._changed:
+            return index.stats()
+        key = (index, delta, len(self._changed))
+        cached = self._stats_cache
+        if cached is not None and all(a is b for a, b in zip(cached[0][:2], key[:2])) \
+                and cached[0][2] == key[2]:
+            return cached[1]
+        stale = [index.position[i] for i in self._changed if i in index.position]
+        stats = union_stats(index, stale, delta)
+        self._stats_cache = (key, stats)
+        return stats
+
     def dense(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
@@ -622,8 +641,10 @@ class HybridIndex:
         """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
         with self._lock:
             index = self._keyword_index()
+            delta = self._delta_index()
+            stats = self._keyword_stats(index, delta)  # of all items now: exact, as a rebuild
             found: dict[str, float] = {}
-            scored = index.scores(query)
+            scored = index.scores(query, stats)
             if scored is not None:
                 scores, best_possible = scored
                 if self._changed:
@@ -636,8 +657,7 @@ class HybridIndex:
                 if positive:
                     top = best_first(scores, index.ids, min(n, positive))
                     found = {index.ids[i]: float(scores[i]) / best_possible for i in top}
-            delta = self._delta_index()
-            scored = delta.scores(query) if delta is not None else None
+            scored = delta.scores(query, stats) if delta is not None else None
             if scored is not None:
                 mirror = self._load_mirror()
                 scores, best_possible = scored

@@ -18,13 +18,14 @@ A snapshot is a cache, never the truth, so it is used only when it cannot be sta
   different collection (a reindex, a deleted folder) or count means rebuild.
 
 BM25 is saved only when it is a full build over the current items: after writes, a process
-scores new items with a small delta BM25 (see ``HybridIndex``), an approximation that must not
-outlive it, so then only the mirror is saved and the next process builds BM25 on its first
+scores new items with a small delta BM25 (see ``HybridIndex``; exact, with the statistics of
+all items, but not a build the next process can load), so then only the mirror is saved and the next process builds BM25 on its first
 keyword search (and saves that build when it closes).
 
 Layout under ``<root>/.cache/index/<collection>/``: ``CURRENT`` (JSON: which snapshot folder is
 valid, the collection id and counts), ``snap-<token>/`` (``mirror.json`` and, when BM25 was
-built, ``bm25/`` in bm25s's own format plus ``keyword.json`` with ids and idf), ``DIRTY``.
+built, ``bm25/arrays.npz`` (skillbank.keyword's arrays) plus ``keyword.json`` with ids and
+terms), ``DIRTY``.
 Everything is written to a new folder first and switched to by an atomic write of ``CURRENT``.
 """
 
@@ -164,9 +165,10 @@ def _save_keyword(keyword: Any, folder: Path, previous: Path | None) -> None:
         for part in (previous / "bm25").iterdir():
             _link_or_copy(part, folder / "bm25" / part.name)
     else:
-        keyword.retriever.save(str(folder / "bm25"), show_progress=False)
+        (folder / "bm25").mkdir()
+        keyword.save(folder / "bm25")
         (folder / "keyword.json").write_bytes(orjson.dumps({
-            "ids": keyword.ids, "idf": keyword.idf, "k1": keyword.k1}))
+            "ids": keyword.ids, "terms": keyword.terms}))
     keyword.snapshot_folder = folder.parent / folder.name.replace(".tmp-", "snap-")
 
 
@@ -178,13 +180,10 @@ def _link_or_copy(source: Path, target: Path) -> None:
 
 
 def _load_keyword(folder: Path) -> Any:
-    import bm25s
-
     from skillbank.index import _Keyword
 
     data = orjson.loads((folder / "keyword.json").read_bytes())
-    retriever = bm25s.BM25.load(str(folder / "bm25"), show_progress=False)
-    keyword = _Keyword.restored(data["ids"], retriever, data["idf"], float(data["k1"]))
+    keyword = _Keyword.load(folder / "bm25", data["ids"], data["terms"])
     keyword.snapshot_folder = folder
     return keyword
 
