@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -129,44 +130,247 @@ def installed_dependencies(tmp: Path) -> Path:
     return deps
 
 
+class Machine:
+    """A fresh machine for the launcher: an empty HOME, a bare python3 on PATH, skillbank's
+    dependencies visible through PYTHONPATH and no package index (pip needs no network)."""
+
+    def __init__(self, tmp: Path, plugin: Path) -> None:
+        self.tmp = tmp
+        self.plugin = plugin
+        self.launcher = plugin / "bin" / "skillbank-mcp"
+        self.bin = tmp / "bin"
+        self.bin.mkdir(exist_ok=True)
+        base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+        if not (self.bin / "python3").exists():
+            (self.bin / "python3").symlink_to(base)  # a bare interpreter, outside any venv
+        self.home = tmp / "home"
+        self.home.mkdir(exist_ok=True)
+        deps = tmp / "deps"
+        self.env = {"PATH": f"{self.bin}:/usr/bin:/bin", "HOME": str(self.home),
+                    "LANG": "C.UTF-8", "PIP_NO_INDEX": "1", "ANONYMIZED_TELEMETRY": "False",
+                    "PYTHONPATH": str(deps if deps.exists() else installed_dependencies(tmp)),
+                    "SKILLBANK_EMBEDDING": "hash"}
+        self.plugin_home = self.home / ".local" / "share" / "skillbank" / "plugin"
+
+    def run(self, *args: str, timeout: float = 900, **env: str) -> subprocess.CompletedProcess:
+        return subprocess.run(["sh", str(self.launcher), *args], env={**self.env, **env},
+                              stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                              timeout=timeout)
+
+    def start(self, *args: str, **env: str) -> "RawClient":
+        return RawClient(subprocess.Popen(
+            ["sh", str(self.launcher), *args], env={**self.env, **env}, stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, bufsize=1))
+
+
+class RawClient:
+    """JSON-RPC lines to and from a launcher; stderr collected on a thread."""
+
+    def __init__(self, proc: subprocess.Popen) -> None:
+        import threading
+
+        self.proc = proc
+        self.stderr: list[str] = []
+        self._next = 0
+        self._reader = threading.Thread(target=self._drain, daemon=True)
+        self._reader.start()
+
+    def _drain(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.stderr.append(line)
+
+    def request(self, method: str, params: dict[str, Any] | None = None,
+                timeout: float = 120) -> dict[str, Any]:
+        import select
+
+        self._next += 1
+        message: dict[str, Any] = {"jsonrpc": "2.0", "id": self._next, "method": method}
+        if params is not None:
+            message["params"] = params
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        self.proc.stdin.write(json.dumps(message) + "\n")
+        self.proc.stdin.flush()
+        while True:
+            ready, _, _ = select.select([self.proc.stdout], [], [], timeout)
+            assert ready, f"no answer to {method} in {timeout} s; stderr: {''.join(self.stderr)[-3000:]}"
+            line = self.proc.stdout.readline()
+            assert line, f"the launcher closed the wire; stderr: {''.join(self.stderr)[-3000:]}"
+            reply = json.loads(line)
+            if reply.get("id") == self._next:
+                return reply
+
+    def notify(self, method: str) -> None:
+        assert self.proc.stdin is not None
+        self.proc.stdin.write(json.dumps({"jsonrpc": "2.0", "method": method}) + "\n")
+        self.proc.stdin.flush()
+
+    def handshake(self) -> dict[str, Any]:
+        reply = self.request("initialize", {"protocolVersion": "2025-11-25", "capabilities": {},
+                                            "clientInfo": {"name": "test", "version": "1"}})
+        self.notify("notifications/initialized")
+        return reply["result"]
+
+    def close(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.proc.wait(30)
+
+
+def lock_is_free(lock: Path) -> bool:
+    import fcntl
+
+    fd = os.open(lock, os.O_RDWR)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return True
+    except BlockingIOError:
+        return False
+    finally:
+        os.close(fd)
+
+
+def kill_setups(home: Path) -> None:
+    """SIGKILL the processes this test's launcher started (found by the HOME in their command
+    line or environment), pip included: the launcher and its setup, as a crash would."""
+    import signal
+
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit() or int(proc.name) == os.getpid():
+            continue
+        try:
+            seen = (proc / "cmdline").read_bytes() + (proc / "environ").read_bytes()
+        except OSError:
+            continue
+        if str(home).encode() in seen:
+            try:
+                os.kill(int(proc.name), signal.SIGKILL)
+            except OSError:
+                pass
+
+
 @pytest.mark.slow
-async def test_launcher_sets_up_a_fresh_machine_and_serves(tmp_path):
+def test_launcher_survives_sigkill_mid_install_and_serves(tmp_path):
+    """(#27) A first start answers initialize and tools/list at once and tool calls say "not
+    ready yet, retry"; SIGKILL of the launcher and its setup mid-install leaves no lock behind
+    (an OS file lock, not a folder); the next start removes the half-built virtualenv, installs
+    again and serves; `--setup` in a terminal and a Claude Code start use one home."""
     plugin = tmp_path / "plugin"
     shutil.copytree(PLUGIN, plugin, symlinks=True)
     (plugin / "wheels").mkdir()
     shutil.copy2(build_wheel(tmp_path), plugin / "wheels")
-    bin_dir = tmp_path / "bin"
-    bin_dir.mkdir()
-    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
-    (bin_dir / "python3").symlink_to(base)  # a bare interpreter, outside any virtualenv
-    home = tmp_path / "home"
-    home.mkdir()
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(home), "LANG": "C.UTF-8",
-           "PYTHONPATH": str(installed_dependencies(tmp_path)), "PIP_NO_INDEX": "1",
-           "ANONYMIZED_TELEMETRY": "False"}
+    machine = Machine(tmp_path, plugin)
 
-    first = subprocess.run(["sh", str(plugin / "bin" / "skillbank-mcp"), "--setup"], env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=900)
-    assert first.returncode == 0, first.stderr[-4000:]
-    assert first.stdout == ""  # stdout is the MCP wire: the launcher never writes to it
-    assert "creating a private virtualenv" in first.stderr
-    assert "installing skillbank from the wheel shipped with the plugin" in first.stderr
-    venv = home / ".local" / "share" / "skillbank" / "claude-plugin" / "venv"
-    assert (venv / "bin" / "skillbank").is_file()
+    first = machine.start("--no-bundled")
+    try:
+        result = first.handshake()
+        assert result["serverInfo"]["name"] == "skillbank"
+        assert "io.modelcontextprotocol/skills" in result["capabilities"]["extensions"]
+        tools = {t["name"] for t in first.request("tools/list")["result"]["tools"]}
+        assert {"find_skills", "memory_context", "forget"} <= tools
+        early = first.request("tools/call", {"name": "find_skills", "arguments": {"task": "x"}})
+        assert early["result"]["isError"] is True
+        assert "not ready yet" in early["result"]["content"][0]["text"]
+        assert "Retry in" in early["result"]["content"][0]["text"]
+        deadline = time.monotonic() + 600
+        while "installing skillbank from" not in "".join(first.stderr):
+            assert time.monotonic() < deadline and first.proc.poll() is None, first.stderr
+            time.sleep(0.2)
+        time.sleep(1.0)  # pip is at work
+        kill_setups(machine.home)
+    finally:
+        first.close()
+    lock = machine.plugin_home / "install.lock"
+    assert lock.is_file() and lock_is_free(lock)  # the kernel released it with its holder
+    assert not (machine.plugin_home / "current").exists()
+    half_built = list((machine.plugin_home / "venvs").iterdir())
+    assert half_built  # what the killed setup left
 
-    again = subprocess.run(["sh", str(plugin / "bin" / "skillbank-mcp"), "--setup"], env=env,
-                           stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=120)
-    assert again.returncode == 0 and "creating" not in again.stderr  # reused
+    second = machine.start("--no-bundled", CLAUDE_PLUGIN_DATA=str(tmp_path / "claude-data"))
+    try:
+        second.handshake()
+        assert second.request("tools/list")["result"]["tools"]
+        deadline = time.monotonic() + 900
+        while True:
+            called = second.request("tools/call", {"name": "find_skills",
+                                                   "arguments": {"task": "x"}}, timeout=300)
+            if not called["result"].get("isError"):
+                break
+            assert "could not be set up" not in called["result"]["content"][0]["text"], called
+            assert time.monotonic() < deadline, second.stderr
+            time.sleep(2)
+        assert "removing the unfinished virtualenv" in "".join(second.stderr)
+    finally:
+        second.close()
+    for old in half_built:
+        assert not (old / "bin" / "skillbank-mcp-server").exists() or old.name in \
+            (machine.plugin_home / "current").read_text()
+    assert not (tmp_path / "claude-data").exists()  # one home, whatever starts it
 
-    assert (venv / "bin" / "skillbank-mcp-server").is_file()
+    again = machine.run("--setup", CLAUDE_PLUGIN_DATA=str(tmp_path / "other"), timeout=120)
+    assert again.returncode == 0 and "creating" not in again.stderr, again.stderr
+    assert again.stdout == ""
+
+    # A corrupt virtualenv (its python gone) is set up again, not exec'd.
+    venv = Path((machine.plugin_home / "current").read_text().split("\t")[1])
+    (venv / "bin" / "python").unlink()
+    repaired = machine.run("--setup", timeout=900)
+    assert repaired.returncode == 0 and "creating a private virtualenv" in repaired.stderr
+
     # Clients start MCP servers in the user's project: nothing there may shadow a module the
     # server imports (`python -m` would put this folder first on sys.path).
     project = tmp_path / "project"
     (project / "skillbank").mkdir(parents=True)
     (project / "skillbank" / "__init__.py").write_text("raise SystemExit('shadowed skillbank')\n")
     (project / "anyio.py").write_text("raise SystemExit('shadowed anyio')\n")
-    params = StdioServerParameters(command="sh", args=[str(plugin / "bin" / "skillbank-mcp"),
-                                                       "--no-bundled"], env=env, cwd=str(project))
-    async with Client(params, read_timeout_seconds=300) as client:
-        tools = {t.name for t in (await client.list_tools()).tools}
-    assert {"find_skills", "memory_context", "forget"} <= tools
+    params = StdioServerParameters(command="sh", args=[str(machine.launcher), "--no-bundled"],
+                                   env=machine.env, cwd=str(project))
+
+    async def list_tools() -> set[str]:
+        async with Client(params, read_timeout_seconds=300) as client:
+            return {t.name for t in (await client.list_tools()).tools}
+
+    import anyio
+
+    assert {"find_skills", "memory_context", "forget"} <= anyio.run(list_tools)
+
+
+def test_the_bootstrap_lists_what_the_server_lists():
+    """The tool and prompt lists the bootstrap answers while installing are the server's own
+    (regenerate with `python -m skillbank.mcp_server.plugin_snapshot`)."""
+    from skillbank.mcp_server import plugin_snapshot
+
+    shipped = json.loads(plugin_snapshot.TARGET.read_text())
+    assert shipped == json.loads(plugin_snapshot.render(plugin_snapshot.snapshot())), (
+        "plugins/claude-code/bin/mcp-snapshot.json is stale: run "
+        "`python -m skillbank.mcp_server.plugin_snapshot`")
+
+
+@pytest.mark.parametrize("case", ["no-python", "old-python", "unwritable-home", "no-source"])
+def test_launcher_bad_input_is_a_clear_message_never_a_hang(tmp_path, case):
+    plugin = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, plugin, symlinks=True)  # outside a checkout: no source nearby
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("sed", "head", "cat", "dirname"):
+        found = shutil.which(tool)
+        assert found
+        (bin_dir / tool).symlink_to(found)
+    base = Path(getattr(sys, "_base_executable", sys.executable)).resolve()
+    env = {"PATH": str(bin_dir), "HOME": str(tmp_path / "home"), "LANG": "C.UTF-8"}
+    if case == "old-python":
+        (bin_dir / "python3").write_text("#!/bin/sh\necho 'Python 3.8.10'; exit 1\n")
+        (bin_dir / "python3").chmod(0o755)
+    elif case != "no-python":
+        (bin_dir / "python3").symlink_to(base)
+    if case == "unwritable-home":
+        (tmp_path / "a-file").write_text("")
+        env["SKILLBANK_PLUGIN_HOME"] = str(tmp_path / "a-file" / "plugin")
+    done = subprocess.run([shutil.which("sh") or "/bin/sh", str(plugin / "bin" / "skillbank-mcp")],
+                          env=env, stdin=subprocess.DEVNULL, capture_output=True, text=True,
+                          timeout=60)
+    assert done.returncode == 1 and done.stdout == "", done
+    expected = {"no-python": "no python3 on PATH", "old-python": "older than Python 3.10",
+                "unwritable-home": "cannot write to", "no-source": "SKILLBANK_SOURCE"}[case]
+    assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
+    assert "pip" not in done.stderr.replace("SKILLBANK_PIP_ARGS", "")  # never went to an index
