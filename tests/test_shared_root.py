@@ -327,3 +327,72 @@ def test_a_copy_of_a_served_root_never_reaches_the_original_owner(tmp_path):
             bank.close()
         assert json.loads((copy / ".root-id.json").read_text())["id"] != \
             json.loads((original / ".root-id.json").read_text())["id"]
+
+
+# 4. Watching per process --------------------------------------------------------------------
+
+def write_skill_file(folder: Path, name: str, description: str) -> None:
+    (folder / name).mkdir(parents=True, exist_ok=True)
+    (folder / name / "SKILL.md").write_text(
+        f"---\nname: {name}\ndescription: {description}\n---\n# Steps\n\nDo it.\n")
+
+
+def test_many_client_watchers_hold_no_owner_thread_and_see_changes(tmp_path):
+    """Watchers follow the owner's change events; 45 of them (one owner thread each used to be
+    held for good: a fresh client hung after 41) leave the owner free for a fresh client."""
+    import threading
+
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    with owner_process(root):
+        bank = open_bank(root)
+        seen: list[Any] = []
+        got = threading.Event()
+        watchers = []
+        try:
+            assert bank.is_remote
+            for _ in range(45):
+                watchers.append(bank.skills.start_watching(
+                    on_sync=lambda report: (seen.append(report), got.set())))
+            time.sleep(1.0)
+            fresh = run_python(root, """
+import os
+from workers.common import open_bank
+bank = open_bank(os.environ["SKILLBANK_ROOT"], lock_timeout=20)
+print(bank.is_remote, len(bank.skills.list()))
+bank.close()
+""", timeout=120)
+            assert fresh.returncode == 0, fresh.stderr[-2000:]
+            assert fresh.stdout.split() == ["True", "0"]
+            write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+            assert got.wait(60), "no watcher saw the new skill"
+            deadline = time.monotonic() + 30
+            while len(seen) < 45 and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert len(seen) == 45 and all("pdf-tables" in r.added for r in seen)
+        finally:
+            for thread, stop in watchers:
+                stop.set()
+            for thread, _ in watchers:
+                thread.join(10)
+            bank.close()
+
+
+def test_the_cli_watches_a_served_root(tmp_path):
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    with owner_process(root):
+        watch = subprocess.Popen([str(Path(sys.executable).parent / "skillbank"), "--json",
+                                  "skills", "watch", "--timeout", "40"],
+                                 env=env_for(root), text=True, stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE)
+        try:
+            start = json.loads(watch.stdout.readline() or "{}")
+            assert start.get("event") == "start", watch.stderr.read()[-2000:] if watch.poll() \
+                is not None else start
+            write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+            event = json.loads(watch.stdout.readline() or "{}")
+            assert event.get("event") == "sync" and event["report"]["added"] == ["pdf-tables"]
+        finally:
+            watch.kill()
+            watch.wait()

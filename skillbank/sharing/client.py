@@ -124,6 +124,17 @@ class _Connection:
             raise wire.decode_error(data["error"])
         return wire.decode(data["ok"])
 
+    def changes(self, since: int, wait: float) -> dict[str, Any]:
+        """The owner's skill change events after `since` (a long poll of up to `wait` s)."""
+        response = self._http.post("/changes", content=orjson.dumps({"since": since,
+                                                                     "wait": wait}))
+        if response.status_code == 401:
+            raise _OwnerChanged()
+        data = orjson.loads(response.content)
+        if "error" in data:
+            raise wire.decode_error(data["error"])
+        return {**data["ok"], "reports": wire.decode(data["ok"]["reports"])}
+
     def close(self) -> None:
         self._http.close()
 
@@ -138,6 +149,8 @@ class _MemoryProxy:
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):
             raise AttributeError(name)
+        if self._target == "skills" and name in ("watch", "start_watching"):
+            return getattr(self._client, f"_skills_{name}")  # run here, not in the owner
         return self._client._member(self._target, name)
 
     def __repr__(self) -> str:
@@ -294,9 +307,10 @@ class BankClient:
                              f"{ep.describe_holder(conn.endpoint.pid)}")
 
     def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+        # The caller's scope goes with every call; the owner runs it as that caller.
         payload = orjson.dumps({"target": target, "op": op, "name": name,
                                 "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
-                                "namespace": self.settings.namespace})
+                                "scope": self.caller_scope().to_wire()})
         import httpx
 
         while True:
@@ -350,6 +364,21 @@ class BankClient:
             raise AttributeError(name)
         return self._member("bank", name)
 
+    # Who is asking (skillbank.scope) ---------------------------------------------------------
+    def caller_scope(self) -> Any:
+        """The scope a call from here runs as: the active one, else this process's default —
+        the local user, admin of `settings.namespace` (trusted, as a local process always was)."""
+        from skillbank import scope as scopes
+
+        return scopes.current(self.settings.namespace)
+
+    def scoped(self, scope: Any) -> Any:
+        """This bank as seen by one caller (`skillbank.scoped.ScopedBank`): every call, sent to
+        the owner or run here, carries `scope`."""
+        from skillbank.scoped import ScopedBank
+
+        return ScopedBank(self, scope)
+
     # The facade's own process-local parts ---------------------------------------------------------
     @property
     def background(self) -> Any:
@@ -385,6 +414,46 @@ class BankClient:
         """Keep the skill index current: asks the owner to watch (and watch here if we own)."""
         self._watching = True
         self._member("bank", "watch")()
+
+    def _skills_watch(self, stop_event: threading.Event | None = None,
+                      on_sync: Callable[[Any], None] | None = None) -> None:
+        """`skills.watch` on a client: block, calling `on_sync(report)` for each change the
+        owner's index takes from the skill folders, until `stop_event` is set.
+
+        Follows the owner's change events by long polls answered on its event loop, so a
+        watcher ties up no thread of the owner. If this process takes the root over, it
+        watches the folders itself from then on."""
+        import httpx
+
+        stop = stop_event or threading.Event()
+        seen = -1  # first ask only for the current number: what came before is already synced
+        conn: _Connection | None = None
+        while not stop.is_set():
+            current = self._ensure()
+            if current is None:  # this process owns the root now
+                self._local.skills.watch(stop_event=stop, on_sync=on_sync)
+                return
+            if current is not conn:
+                conn, seen = current, -1  # a new owner numbers its events afresh
+            try:
+                got = conn.changes(seen, wait=min(5.0, self._read_timeout))
+            except (httpx.TransportError, orjson.JSONDecodeError, _OwnerChanged):
+                self._drop(conn)
+                stop.wait(0.1)
+                continue
+            seen = int(got["seq"])
+            for report in got["reports"]:
+                if on_sync is not None and not stop.is_set():
+                    on_sync(report)
+
+    def _skills_start_watching(self, on_sync: Callable[[Any], None] | None = None
+                               ) -> tuple[threading.Thread, threading.Event]:
+        """Watch in a daemon thread of this process; set the returned event to stop."""
+        stop = threading.Event()
+        thread = threading.Thread(target=self._skills_watch, args=(stop, on_sync), daemon=True,
+                                  name="skillbank-watch-client")
+        thread.start()
+        return thread, stop
 
     def stop_watching(self) -> bool:
         self._watching = False

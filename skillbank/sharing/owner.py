@@ -38,7 +38,7 @@ MEMORIES = ("skills", "experiences", "guidelines")
 _PRIVATE_BANK = frozenset({"open", "close", "index", "embed", "client", "distiller",
                            "embedding_function", "write_lock", "stop_watching", "serve", "background",
                            "changes",
-                           "sharing"})
+                           "sharing", "scoped", "caller_scope"})
 _PRIVATE_MEMORY = frozenset({"start_watching", "close"})
 TOKEN_HEADER = "x-skillbank-token"
 #: Seconds between the spaces a running call's reply streams to show the owner is alive.
@@ -92,40 +92,42 @@ def _member(bank: "Skillbank", target: str, name: str) -> Any:
 
 
 def dispatch(bank: "Skillbank", request: dict[str, Any]) -> Any:
-    """Run one call from a client against the owner's bank and return its (plain) result."""
-    target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
-    member = _member(bank, target, name)
-    if op == "get":
-        return member
-    if op != "call" or not callable(member):
-        raise InvalidInputError(f"{target}.{name} is not callable")
-    args = wire.decode(request.get("args") or [])
-    kwargs = wire.decode(request.get("kwargs") or {})
-    if not isinstance(args, list) or not isinstance(kwargs, dict):
-        raise InvalidInputError("args must be a list and kwargs an object")
+    """Run one call from a client against the owner's bank and return its (plain) result.
+
+    The call runs as the client's caller (`scope` in the envelope: skillbank.scope), never as
+    the owner: `namespace=None` and every method without a namespace parameter then mean the
+    client's namespaces, and ids are checked against the client's scope."""
+    from skillbank import scope as scopes
+
+    caller = _caller(request)
+    with scopes.using(caller):
+        target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
+        member = _member(bank, target, name)
+        if op == "get":
+            return member
+        if op != "call" or not callable(member):
+            raise InvalidInputError(f"{target}.{name} is not callable")
+        args = wire.decode(request.get("args") or [])
+        kwargs = wire.decode(request.get("kwargs") or {})
+        if not isinstance(args, list) or not isinstance(kwargs, dict):
+            raise InvalidInputError("args must be a list and kwargs an object")
+        return member(*args, **kwargs)
+
+
+def _caller(request: dict[str, Any]) -> Any:
+    """The scope a call carries; a client of an earlier version sent only its namespace (it
+    then runs as that namespace's local user, as it did). Malformed: InvalidInputError."""
+    from skillbank import scope as scopes
+
+    if "scope" in request:
+        return scopes.Scope.from_wire(request["scope"])
     namespace = request.get("namespace")
-    if namespace and namespace != bank.settings.namespace:
-        _default_namespace(member, args, kwargs, namespace)
-    return member(*args, **kwargs)
+    if namespace is None:
+        raise InvalidInputError("a call must carry its caller's scope")
+    return scopes.default_scope(scopes.check_namespace(namespace))
 
 
-def _default_namespace(method: Any, args: list[Any], kwargs: dict[str, Any], namespace: str) -> None:
-    """A client's own default namespace where the call leaves it to the bank's default."""
-    try:
-        signature = inspect.signature(method)
-    except (TypeError, ValueError):
-        return
-    parameter = signature.parameters.get("namespace")
-    if parameter is None or parameter.default is not None or "namespace" in kwargs:
-        return
-    positional = [p for p in signature.parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    if parameter in positional and positional.index(parameter) < len(args):
-        return
-    kwargs["namespace"] = namespace
-
-
-def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
+def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -155,8 +157,13 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
         given = request.headers.get(TOKEN_HEADER, "").encode()
         return hmac.compare_digest(given, token)
 
+    from skillbank.sharing.feed import ChangeEvents, follow_syncs
+
+    events = events if events is not None else ChangeEvents()
+
     def greet(nonce: str) -> bytes:
         members = describe(bank)
+        follow_syncs(bank.skills, events)  # clients' watch() follows these (see /changes)
         # From now on another process relies on this one's index: keep it current with the
         # skill folders (clients then need not re-scan them before each read).
         bank.watch()
@@ -197,8 +204,38 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint) -> Any:
             return reply({"error": {"message": "wrong or missing secret"}}, 401)
         return kept_alive(call, await request.body())
 
+    async def changes(request: Request) -> Response:
+        """Skill change events after `since`, waiting up to `wait` s for one: a long poll on
+        the event loop, so a watching client holds no thread of the owner."""
+        if not authorised(request):
+            return reply({"error": {"message": "wrong or missing secret"}}, 401)
+        try:
+            asked = orjson.loads(await request.body() or b"{}")
+            since = int(asked.get("since", -1))
+            wait = min(max(float(asked.get("wait", 5.0)), 0.0), 30.0)
+        except (orjson.JSONDecodeError, AttributeError, TypeError, ValueError):
+            return reply({"error": wire.encode_error(InvalidInputError("bad change request"))})
+
+        async def body() -> Any:
+            loop = asyncio.get_running_loop()
+            end = loop.time() + wait
+            beat = loop.time() + KEEPALIVE
+            while True:
+                latest, reports, dropped = events.since(since)
+                if reports or since < 0 or loop.time() >= end:
+                    break
+                await asyncio.sleep(0.1)
+                if loop.time() >= beat:
+                    beat = loop.time() + KEEPALIVE
+                    yield b" "
+            yield orjson.dumps({"ok": {"seq": latest, "reports": wire.encode(reports),
+                                       "dropped": dropped}})
+
+        return StreamingResponse(body(), media_type="application/json")
+
     return Starlette(routes=[Route("/hello", hello, methods=["POST"]),
-                             Route("/call", call_route, methods=["POST"])])
+                             Route("/call", call_route, methods=["POST"]),
+                             Route("/changes", changes, methods=["POST"])])
 
 
 class OwnerServer:
