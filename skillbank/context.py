@@ -160,10 +160,13 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         g = hit.record
         when = f" (when: {_one_line(g.when_to_use, 160)})" if g.when_to_use else ""
         per_kind["guideline"].append(_Item("guideline", g.id, f"- [{g.id}] {_one_line(g.text)}{when}"))
-    for hit in skills:
+    from skillbank.memories.skills.trust import as_data, summary_note
+
+    for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
         per_kind["skill"].append(_Item("skill", f"skill:{hit.name}",
                                        f"- **{hit.name}** [skill:{hit.name}]: "
-                                       f"{_one_line(hit.record.description)}"))
+                                       f"{_one_line(hit.record.description)}"
+                                       f"{summary_note(hit.record)}"))
     shown = {h.id: {l.text for l in h.record.lessons} for h in experiences
              if h.record.kind == "experience"}
     for hit in experiences:
@@ -180,8 +183,10 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 ordered.append(per_kind[kind][rank])
         if rank == 0 and include_body and skills and _clear_match(skills):
             skill = bank.skills.load(skills[0].name)
-            ordered.append(_Item("body", f"skill:{skill.name}",
-                                 f"### {skill.name}\n{skill.body.strip()}"))
+            # A body from a folder not fully trusted is fenced and labelled as data.
+            body = (f"### {skill.name}\n{skill.body.strip()}" if skill.trust == "own"
+                    else as_data(skill.name, skill.trust, skill.body))
+            ordered.append(_Item("body", f"skill:{skill.name}", body))
     return ordered, skills, guidelines, experiences
 
 

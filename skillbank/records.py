@@ -53,6 +53,21 @@ class Resource(BaseModel):
     sha256: str
 
 
+class SecurityFinding(BaseModel):
+    """One thing a security scan of a skill found (skillbank.memories.skills.scan).
+
+    Kept apart from `Finding` (a file's validation result): its severity scale is the
+    scanner's, and what it does depends on the skill's trust level (skills/trust.py)."""
+
+    severity: Literal["critical", "high", "medium", "low", "info"]
+    rule: str
+    title: str = ""
+    category: str = ""
+    file: str | None = None  # relative to the skill folder
+    line: int | None = None
+    snippet: str = ""
+
+
 class Skill(BaseModel):
     """A skill as loaded from its SKILL.md. The file is the truth; this is a view of it."""
 
@@ -68,6 +83,14 @@ class Skill(BaseModel):
     content_hash: str = ""
     writable: bool = False
     usage: Usage = Field(default_factory=Usage)
+    # Trust (skillbank.memories.skills.trust): who the skill's folder belongs to, what a scan
+    # found, where review stands, and whether it is kept out of routing and disclosure.
+    trust: Literal["own", "team", "third-party"] = "own"
+    scan: str = ""  # "clean" | "findings" | "not scanned" | "scan failed: <why>" | "" (not asked)
+    findings: list[SecurityFinding] = Field(default_factory=list)
+    review: str = ""  # "" (none needed) | "accepted" | "pending: <why>" | "rejected"
+    held: bool = False  # kept out of search, catalog, context and disclosure until accepted
+    notes: list[str] = Field(default_factory=list)  # shown beside the skill to agent and person
 
 
 class Step(BaseModel):

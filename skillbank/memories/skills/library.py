@@ -25,6 +25,7 @@ from skillbank.fsutil import safe_join
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.memories.skills import checks, fit as fitting
+from skillbank.memories.skills import gate, skill_trust_api
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
@@ -132,7 +133,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
 
-class SkillLibrary(SkillAuthoring, SkillDrafts):
+class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
 
     def __init__(
@@ -239,6 +240,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         """
         started = time.perf_counter()
         report = self._stage_files()
+        self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
             report.embedded += self.fill_dense(progress=progress)
         report.seconds = time.perf_counter() - started
@@ -333,25 +335,32 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
     def names(self) -> list[str]:
         return sorted(self.index.ids())
 
-    def list(self) -> list[Skill]:
-        """Every indexed skill as a catalog-level record (no body)."""
-        return [self._summary(name) for name in self.names()]
+    def list(self, include_held: bool = False) -> list[Skill]:
+        """Every indexed skill as a catalog-level record (no body); held skills (trust.py) only
+        with `include_held` (for the person reviewing them)."""
+        everything = [self._summary(name) for name in self.names()]
+        return everything if include_held else gate.shown(everything)
 
     def _summary(self, name: str) -> Skill:
         meta = self.index.metadata(name)
         if meta is None:
             raise NotFoundError(f"no skill named {name!r}; search or list the skills to find its name")
-        return Skill(name=name, description=str(meta.get("description", "")),
-                     path=str(meta.get("path", "")), root=str(meta.get("root", "")),
-                     writable=bool(meta.get("writable")), content_hash=str(meta.get("hash", "")),
-                     usage=self.usage.get(name))
+        return self._trusted(Skill(
+            name=name, description=str(meta.get("description", "")),
+            path=str(meta.get("path", "")), root=str(meta.get("root", "")),
+            writable=bool(meta.get("writable")), content_hash=str(meta.get("hash", "")),
+            usage=self.usage.get(name)))
 
     def __contains__(self, name: str) -> bool:
         return self.index.metadata(name) is not None
 
-    def load(self, name: str) -> Skill:
-        """Step two of disclosure: the whole skill, body and the list of its resources."""
+    def load(self, name: str, include_held: bool = False) -> Skill:
+        """Step two of disclosure: the whole skill, body and the list of its resources.
+
+        A held skill (trust.py) raises HeldError unless `include_held` (a person reviewing it)."""
         summary = self._summary(name)
+        if not include_held:
+            self._disclosable(summary)
         path = Path(summary.path)
         doc, findings = read_skill_file(path)
         if doc is None:
@@ -364,7 +373,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
 
     def read_resource(self, name: str, relative: str) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused."""
-        folder = Path(self._summary(name).path).parent
+        folder = Path(self._disclosable(self._summary(name)).path).parent
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
@@ -420,7 +429,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
             score = fit * math.exp(min(0.0, z - ranked[0][0]))
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
-        return hits
+        # Trust gate, after ranking: a held skill is never routed to, and the others keep the
+        # scores they earned behind it (so a held best match does not promote a poor one).
+        return gate.visible(hits)
 
     def _query_vector(self, task: str) -> Any:
         """The task's vector, embedded once for the index and the background prototypes."""
@@ -467,6 +478,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts):
         catalog = Catalog()
         for name in ordered:
             summary = self._summary(name)
+            if summary.held:  # trust gate (gate.py): never in the catalog until accepted
+                continue
             entry = CatalogEntry(name, summary.description, summary.path)
             cost = count_tokens(catalog_line(entry) + "\n")
             if budget_tokens is not None and catalog.tokens + cost > budget_tokens:

@@ -1,0 +1,200 @@
+"""What a skill's files are, byte for byte: per-file SHA-256 digests and the lock file.
+
+Accepting a skill from a folder the bank does not fully trust pins it: the SHA-256 of every
+file, the same digests the MCP skills extension publishes per file (`sha256:<hex>`), go into
+`<root>/skills.lock` — a plain JSON file a team can commit next to its skill folders. A later
+change to any of those files no longer matches the pin, and the skill goes back to review
+instead of its new content being served silently.
+
+Why per-file and not the SKILL.md hash the index keeps: an attack rarely touches the SKILL.md;
+it changes `scripts/setup.sh`. Digests are cached per file by (size, mtime) so checking a pin
+costs a walk of the folder and a few `stat` calls.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from skillbank.fsutil import atomic_write
+
+LOCK_FILE = "skills.lock"
+LOCK_VERSION = 1
+#: Where accepted versions of non-own skills are kept, one folder per version digest.
+SNAPSHOTS = "skill-versions"
+SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
+MAX_FILES = 512  # as the MCP skills extension and mcp_server/resources.py
+MAX_SNAPSHOT_BYTES = 20 << 20
+
+
+def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
+    """Files of a skill folder with their stat, as `mcp_server/resources.py` walks them:
+    hidden and vendored entries skipped, symlinks that leave the folder skipped."""
+    out: list[tuple[str, os.stat_result]] = []
+    try:
+        real_folder = folder.resolve()
+    except OSError:
+        return out
+    for dirpath, dirnames, filenames in os.walk(folder):
+        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
+        for filename in sorted(filenames):
+            if filename.startswith("."):
+                continue
+            path = Path(dirpath) / filename
+            try:
+                if path.is_symlink() and real_folder not in path.resolve().parents:
+                    continue
+                stat = path.stat()
+            except OSError:
+                continue
+            out.append((path.relative_to(folder).as_posix(), stat))
+            if len(out) >= MAX_FILES:
+                return out
+    return out
+
+
+class DigestCache:
+    """sha256 of files, recomputed only when a file's size or mtime changed."""
+
+    def __init__(self) -> None:
+        self._cache: dict[str, tuple[int, int, str]] = {}
+        self._lock = threading.Lock()
+
+    def file_digest(self, path: Path, stat: os.stat_result) -> str:
+        key = str(path)
+        cached = self._cache.get(key)
+        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
+            return cached[2]
+        digest = hashlib.sha256()
+        with path.open("rb") as handle:
+            for block in iter(lambda: handle.read(1 << 16), b""):
+                digest.update(block)
+        value = digest.hexdigest()
+        with self._lock:
+            self._cache[key] = (stat.st_size, stat.st_mtime_ns, value)
+        return value
+
+    def digests(self, folder: Path) -> dict[str, str]:
+        """{relative path: "sha256:<hex>"} for every file of the skill folder."""
+        out: dict[str, str] = {}
+        for relative, stat in skill_files(folder):
+            try:
+                out[relative] = "sha256:" + self.file_digest(folder / relative, stat)
+            except OSError:
+                continue  # vanished between the walk and the read: the next look sees it
+        return out
+
+
+def version_of(digests: dict[str, str]) -> str:
+    """One short id for a set of file digests: what `NAME@VERSION` names, what scans key on."""
+    joined = "\n".join(f"{path}\0{digest}" for path, digest in sorted(digests.items()))
+    return hashlib.sha256(joined.encode()).hexdigest()[:16]
+
+
+def re_version(text: str) -> bool:
+    """Is `text` shaped like a version id (what `version_of` returns)?"""
+    return len(text) == 16 and all(c in "0123456789abcdef" for c in text)
+
+
+def changed_files(pinned: dict[str, str], current: dict[str, str]) -> list[str]:
+    """Paths added, removed or changed between a pin and the folder as it is now."""
+    return sorted(p for p in set(pinned) | set(current) if pinned.get(p) != current.get(p))
+
+
+def _now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+class LockFile:
+    """`<root>/skills.lock`: the reviewed state of every skill that needed review.
+
+    One entry per skill name: `decision` ("accepted" | "rejected"), the folder it was decided
+    for, the `version` and per-file `files` digests decided on, who decided and when, and the
+    `history` of earlier accepted versions (for `skills versions` / `skills restore`).
+    JSON with sorted keys and one entry per name, so a team's diff of it reads well.
+    """
+
+    def __init__(self, root: Path) -> None:
+        self.path = root / LOCK_FILE
+        self._lock = threading.RLock()
+        self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
+
+    def entries(self) -> dict[str, dict[str, Any]]:
+        with self._lock:
+            try:
+                stat = self.path.stat()
+            except OSError:
+                return {}
+            key = (stat.st_mtime_ns, stat.st_size)
+            if self._cache and self._cache[0] == key:
+                return self._cache[1]
+            try:
+                data = json.loads(self.path.read_text(encoding="utf-8"))
+                skills = data.get("skills", {}) if isinstance(data, dict) else {}
+                skills = {str(k): v for k, v in skills.items() if isinstance(v, dict)}
+            except (OSError, ValueError):
+                # A lock file someone broke by hand holds nothing: every non-own skill is then
+                # pending review, which is the safe reading of "I cannot tell what was accepted".
+                skills = {}
+            self._cache = (key, skills)
+            return skills
+
+    def get(self, name: str) -> dict[str, Any] | None:
+        return self.entries().get(name)
+
+    def decide(self, name: str, decision: str, *, folder: str, digests: dict[str, str],
+               by: str, reason: str = "") -> dict[str, Any]:
+        with self._lock:
+            entries = dict(self.entries())
+            previous = entries.get(name) or {}
+            history = list(previous.get("history", []))
+            if previous.get("decision") == "accepted" and previous.get("version") \
+                    and previous.get("version") != version_of(digests):
+                history.append({k: previous[k] for k in ("version", "files", "by", "at")
+                                if k in previous})
+            entry = {"decision": decision, "folder": folder, "version": version_of(digests),
+                     "files": dict(sorted(digests.items())), "by": by, "at": _now(),
+                     "history": history[-20:]}
+            if reason:
+                entry["reason"] = reason
+            entries[name] = entry
+            self._write(entries)
+            return entry
+
+    def forget(self, name: str) -> None:
+        with self._lock:
+            entries = dict(self.entries())
+            if entries.pop(name, None) is not None:
+                self._write(entries)
+
+    def _write(self, entries: dict[str, Any]) -> None:
+        text = json.dumps({"lock_version": LOCK_VERSION, "skills": entries}, indent=2,
+                          sort_keys=True, ensure_ascii=False)
+        atomic_write(self.path, text + "\n")
+        self._cache = None
+
+
+def snapshot(root: Path, name: str, version: str, folder: Path) -> Path | None:
+    """Keep a copy of an accepted version (`<root>/skill-versions/<name>/<version>/`).
+
+    Returns None (no copy) for a folder over `MAX_SNAPSHOT_BYTES`: the pin still holds."""
+    target = root / SNAPSHOTS / name / version
+    if target.is_dir():
+        return target
+    files = skill_files(folder)
+    if sum(stat.st_size for _, stat in files) > MAX_SNAPSHOT_BYTES:
+        return None
+    staging = target.with_name(f".{version}.tmp")
+    shutil.rmtree(staging, ignore_errors=True)
+    for relative, _ in files:
+        destination = staging / relative
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(folder / relative, destination)
+    os.replace(staging, target)
+    return target

@@ -1,0 +1,391 @@
+"""Security scans of skills, in the background, cached by content digest.
+
+The optional extra `skillbank[scan]` installs `cisco-ai-skill-scanner` (Apache-2.0; static
+YAML/YARA-X rules, AST and dataflow analysis, SARIF output). Its offline analyzers run in a
+worker process (`scan_worker.py`) fed one skill folder at a time, the way the index fills
+vectors: sync stays fast, scans catch up behind it, and a skill is scanned again only when one
+of its files changes (results are keyed by the version digest of all its files, `pins.py`).
+
+Results live in `<root>/skill-scans/<version>.json`, beside the files that are the truth, so
+they survive `reindex`; every process opening the root reads the same results.
+
+Failure is a result, never an exception: a scan that crashes or times out, a binary or huge
+script, a skill that changed while it was scanned — each is stored as `scan failed: <why>` and
+the skill counts as unscanned. The worker is killed after `timeout` seconds and restarted.
+
+The scanner's interpreter: `SKILLBANK_SCANNER_PYTHON` (or `[skill_scan] python` in
+skillbank.toml) names one — useful because the scanner pins dependencies (litellm, protobuf
+6, rich 14 …) a bank's own venv may not want; otherwise this interpreter, when the scanner is
+importable here. Without either, scanning is unavailable and third-party skills say
+"not scanned".
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import logging
+import os
+import queue
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillbank.fsutil import atomic_write
+from skillbank.memories.skills import pins
+from skillbank.records import SecurityFinding
+
+log = logging.getLogger("skillbank.skills.scan")
+
+SCANS_DIR = "skill-scans"
+WORKER = Path(__file__).with_name("scan_worker.py")
+#: A scan of one skill taking longer than this is a failed scan (the worker is restarted).
+DEFAULT_TIMEOUT = 60.0
+#: How long the worker may take to load its rules before the scanner counts as broken.
+START_TIMEOUT = 180.0
+#: Scripts the scanner would have to read whole: refused over this size, or when binary.
+MAX_SCRIPT_BYTES = 1 << 20
+SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb",
+                             ".pl", ".ps1", ".php", ".lua", ".bat", ".cmd"})
+SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
+INSTALL_HINT = ("install the scanner to scan skills: pip install 'skillbank[scan]' (Python >= "
+                "3.11), or put cisco-ai-skill-scanner in another venv and set "
+                "SKILLBANK_SCANNER_PYTHON to its python")
+
+
+@dataclass
+class ScanResult:
+    """What one scan of one version of a skill found (or why it could not say)."""
+
+    version: str
+    status: str  # "clean" | "findings" | "scan failed: <why>"
+    findings: list[SecurityFinding] = field(default_factory=list)
+    seconds: float = 0.0
+    scanner: str = ""
+    at: float = 0.0
+
+    @property
+    def failed(self) -> bool:
+        return self.status.startswith("scan failed")
+
+    @property
+    def worst(self) -> str | None:
+        for severity in SEVERITY_ORDER:
+            if any(f.severity == severity for f in self.findings):
+                return severity
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"version": self.version, "status": self.status, "seconds": self.seconds,
+                "scanner": self.scanner, "at": self.at,
+                "findings": [f.model_dump() for f in self.findings]}
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> "ScanResult":
+        return cls(version=str(data["version"]), status=str(data["status"]),
+                   findings=[SecurityFinding(**f) for f in data.get("findings", [])],
+                   seconds=float(data.get("seconds", 0.0)), scanner=str(data.get("scanner", "")),
+                   at=float(data.get("at", 0.0)))
+
+
+def scanner_python(configured: str | None = None) -> str | None:
+    """The interpreter to scan with, or None when no scanner is installed anywhere we know."""
+    named = os.environ.get("SKILLBANK_SCANNER_PYTHON") or configured
+    if named:
+        return named
+    if importlib.util.find_spec("skill_scanner") is not None:
+        return sys.executable
+    return None
+
+
+def precheck(folder: Path) -> str | None:
+    """Why a folder cannot be scanned (a binary or huge script), before a worker sees it."""
+    for relative, stat in pins.skill_files(folder):
+        if Path(relative).suffix.lower() not in SCRIPT_SUFFIXES:
+            continue
+        if stat.st_size > MAX_SCRIPT_BYTES:
+            return f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
+        try:
+            with (folder / relative).open("rb") as handle:
+                head = handle.read(8192)
+        except OSError as exc:
+            return f"script {relative} cannot be read: {exc}"
+        if b"\0" in head:
+            return f"script {relative} is a binary file"
+    return None
+
+
+class ScanStore:
+    """Results on disk, one file per version digest (`<root>/skill-scans/<version>.json`)."""
+
+    def __init__(self, root: Path) -> None:
+        self.folder = root / SCANS_DIR
+        self._memo: dict[str, ScanResult] = {}
+        self._lock = threading.Lock()
+
+    def get(self, version: str) -> ScanResult | None:
+        with self._lock:
+            if version in self._memo:
+                return self._memo[version]
+        path = self.folder / f"{version}.json"
+        try:
+            result = ScanResult.from_json(json.loads(path.read_text(encoding="utf-8")))
+        except (OSError, ValueError, KeyError, TypeError):
+            return None  # absent or unreadable: scan again
+        with self._lock:
+            self._memo[version] = result
+        return result
+
+    def put(self, result: ScanResult) -> None:
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write(self.folder / f"{result.version}.json",
+                     json.dumps(result.to_json(), ensure_ascii=False) + "\n")
+        with self._lock:
+            self._memo[result.version] = result
+
+
+class _Worker:
+    """One scanner process; restarted after a crash or a timeout."""
+
+    def __init__(self, python: str) -> None:
+        self.python = python
+        self.proc: subprocess.Popen[str] | None = None
+        self.version = ""
+        self._lines: queue.Queue[str | None] = queue.Queue()
+
+    def _read(self, proc: subprocess.Popen[str], lines: "queue.Queue[str | None]") -> None:
+        assert proc.stdout is not None
+        for line in proc.stdout:
+            lines.put(line)
+        lines.put(None)
+
+    def start(self) -> None:
+        self.stop()
+        self._lines = queue.Queue()
+        env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
+        self.proc = subprocess.Popen(
+            [self.python, "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+            stderr=subprocess.DEVNULL, text=True, env=env, cwd="/")
+        threading.Thread(target=self._read, args=(self.proc, self._lines), daemon=True,
+                         name="skillbank-scan-reader").start()
+        hello = self._next(START_TIMEOUT)
+        if not hello.get("ready"):
+            self.stop()
+            raise RuntimeError(hello.get("error") or "the scanner did not start")
+        self.version = str(hello.get("version", ""))
+
+    def _next(self, timeout: float) -> dict[str, Any]:
+        try:
+            line = self._lines.get(timeout=timeout)
+        except queue.Empty:
+            raise TimeoutError from None
+        if line is None:
+            code = self.proc.wait(timeout=5) if self.proc else None
+            raise ChildProcessError(f"the scanner exited (code {code})")
+        try:
+            return json.loads(line)
+        except ValueError:
+            return {"ok": False, "error": "the scanner wrote something that is not JSON"}
+
+    def scan(self, folder: Path, timeout: float) -> dict[str, Any]:
+        if self.proc is None or self.proc.poll() is not None:
+            self.start()
+        assert self.proc is not None and self.proc.stdin is not None
+        try:
+            self.proc.stdin.write(json.dumps({"path": str(folder)}) + "\n")
+            self.proc.stdin.flush()
+        except OSError as exc:
+            self.stop()
+            raise ChildProcessError(f"the scanner exited ({exc})") from None
+        try:
+            return self._next(timeout)
+        except (TimeoutError, ChildProcessError):
+            self.stop()
+            raise
+
+    def stop(self) -> None:
+        proc, self.proc = self.proc, None
+        if proc is None:
+            return
+        if proc.poll() is None:
+            proc.kill()
+        try:
+            proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            pass
+        for stream in (proc.stdin, proc.stdout):
+            try:
+                if stream:
+                    stream.close()
+            except OSError:
+                pass
+
+
+class Scanner:
+    """Scans skills in one background thread, each version once; results in a ScanStore."""
+
+    def __init__(self, root: Path, *, python: str | None = None,
+                 timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.store = ScanStore(root)
+        self.python = python
+        self.timeout = timeout
+        self.digests = pins.DigestCache()
+        self._queue: dict[str, Path] = {}  # version -> folder, oldest first
+        self._cv = threading.Condition()
+        self._thread: threading.Thread | None = None
+        self._busy = False
+        self._worker: _Worker | None = None
+        self._stopped = False
+        self._scan_lock = threading.Lock()  # one worker process, one scan at a time
+        self.broken = ""  # why the scanner cannot run at all (then nothing is queued)
+
+    @property
+    def available(self) -> bool:
+        return bool(self.python) and not self.broken
+
+    def submit(self, folder: Path, version: str) -> None:
+        """Scan this version of a skill in the background (a no-op when already known)."""
+        if not self.available or self.store.get(version) is not None:
+            return
+        with self._cv:
+            if version in self._queue or self._stopped:
+                return
+            self._queue[version] = folder
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="skillbank-scan")
+                self._thread.start()
+            self._cv.notify_all()
+
+    @property
+    def pending(self) -> int:
+        with self._cv:
+            return len(self._queue) + (1 if self._busy else 0)
+
+    def wait(self, timeout: float | None = None) -> bool:
+        """Block until every submitted scan is done; False if `timeout` passed first."""
+        deadline = None if timeout is None else time.monotonic() + timeout
+        with self._cv:
+            while self._queue or self._busy:
+                left = None if deadline is None else deadline - time.monotonic()
+                if left is not None and left <= 0:
+                    return False
+                self._cv.wait(timeout=left if left is not None else 1.0)
+        return True
+
+    def _run(self) -> None:
+        while True:
+            with self._cv:
+                if not self._queue or self._stopped:
+                    self._busy = False
+                    self._cv.notify_all()
+                    self._thread = None
+                    break
+                version = next(iter(self._queue))
+                folder = self._queue.pop(version)
+                self._busy = True
+            try:
+                self.store.put(self.scan_now(folder, version))
+            except Exception:  # noqa: BLE001 - never let one skill stop the queue
+                log.exception("scanning %s failed", folder)
+            finally:
+                with self._cv:
+                    self._busy = False
+                    self._cv.notify_all()
+        with self._scan_lock:  # idle: let the worker go (a foreground scan may hold it)
+            if self._worker is not None and self._thread is None:
+                self._worker.stop()
+                self._worker = None
+
+    def scan_now(self, folder: Path, version: str) -> ScanResult:
+        """Scan one folder in this thread (the worker process is shared and reused)."""
+        with self._scan_lock:
+            return self._scan_locked(folder, version)
+
+    def _scan_locked(self, folder: Path, version: str) -> ScanResult:
+        started = time.time()
+        reason = precheck(folder)
+        if reason:
+            return ScanResult(version, f"scan failed: {reason}", at=started)
+        if self._worker is None:
+            self._worker = _Worker(str(self.python))
+        try:
+            reply = self._worker.scan(folder, self.timeout)
+        except TimeoutError:
+            return ScanResult(version, f"scan failed: timed out after {self.timeout:g} s",
+                              at=started, seconds=time.time() - started)
+        except ChildProcessError as exc:
+            return ScanResult(version, f"scan failed: {exc}", at=started)
+        except (RuntimeError, OSError) as exc:
+            self.broken = f"the scanner cannot start: {exc}"
+            with self._cv:
+                self._queue.clear()
+            return ScanResult(version, f"scan failed: {self.broken}", at=started)
+        scanner = f"cisco-ai-skill-scanner {self._worker.version}".strip()
+        after = pins.version_of(self.digests.digests(folder))
+        if after != version:
+            return ScanResult(version, "scan failed: the skill changed while it was scanned",
+                              at=started, scanner=scanner)
+        if not reply.get("ok"):
+            return ScanResult(version, f"scan failed: {reply.get('error', 'unknown error')}",
+                              seconds=float(reply.get("seconds", 0.0)), at=started,
+                              scanner=scanner)
+        findings = []
+        for raw in reply.get("findings", []):
+            try:
+                findings.append(SecurityFinding(**{**raw, "file": _relative(raw.get("file"),
+                                                                          folder)}))
+            except (TypeError, ValueError):
+                continue
+        findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), f.file or "", f.line or 0))
+        return ScanResult(version, "findings" if any(f.severity != "info" for f in findings)
+                          else "clean", findings, float(reply.get("seconds", 0.0)), scanner,
+                          started)
+
+    def close(self) -> None:
+        with self._cv:
+            self._stopped = True
+            self._queue.clear()
+            self._cv.notify_all()
+        thread = self._thread
+        if thread is not None:
+            thread.join(timeout=2)
+        if self._worker is not None:
+            self._worker.stop()
+
+
+def _relative(path: Any, folder: Path) -> str | None:
+    if not path:
+        return None
+    text = str(path)
+    prefix = str(folder).rstrip("/") + "/"
+    return text[len(prefix):] if text.startswith(prefix) else text
+
+
+def sarif(results: list[tuple[str, str, ScanResult]]) -> dict[str, Any]:
+    """SARIF 2.1.0 for (skill name, skill folder, result) triples: one run, one result a finding."""
+    levels = {"critical": "error", "high": "error", "medium": "warning", "low": "note",
+              "info": "note"}
+    rules: dict[str, dict[str, Any]] = {}
+    out: list[dict[str, Any]] = []
+    for name, folder, result in results:
+        for f in result.findings:
+            rules.setdefault(f.rule, {"id": f.rule, "shortDescription": {"text": f.title or f.rule},
+                                      "properties": {"category": f.category}})
+            location: dict[str, Any] = {"artifactLocation": {
+                "uri": str(Path(folder) / (f.file or "SKILL.md"))}}
+            if f.line:
+                location["region"] = {"startLine": f.line}
+            out.append({"ruleId": f.rule, "level": levels[f.severity],
+                        "message": {"text": f"{name}: {f.title or f.rule}"},
+                        "locations": [{"physicalLocation": location}],
+                        "properties": {"severity": f.severity, "skill": name}})
+    return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
+            "runs": [{"tool": {"driver": {"name": "skillbank (cisco-ai-skill-scanner)",
+                                          "rules": list(rules.values())}},
+                      "results": out}]}
+

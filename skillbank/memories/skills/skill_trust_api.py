@@ -1,0 +1,293 @@
+"""The skill library's trust methods: review, scans, pinned versions and rollback by outcome.
+
+A mixin of `SkillLibrary` (like `SkillAuthoring` and `SkillDrafts`), so every face reaches
+these through `bank.skills` — in process or over the client wire — and none holds trust logic.
+The state itself lives in files under the root (`skills.lock`, `skill-scans/`,
+`skill-versions/`), never in the index: `reindex` cannot lose a review.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import threading
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from skillbank.audit import note
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.memories.skills import checks, pins
+from skillbank.memories.skills.trust import HeldError, TrustBook
+from skillbank.records import Skill, SkillVersion
+
+#: Rollback by outcome: a changed skill is flagged when its success rate since the change is at
+#: least this much below its previous version's, each judged at least `OUTCOME_MIN_JUDGED` times.
+OUTCOME_DROP = 0.25
+OUTCOME_MIN_JUDGED = 5
+TIMELINE = "timeline.jsonl"
+
+
+def _bundled_root() -> Path | None:
+    """The skills shipped with skillbank (the same two places `bank.bundled_skills_dir` looks)."""
+    candidates: list[Path] = []
+    try:
+        from importlib.resources import files
+
+        candidates.append(Path(str(files("skillbank.skills"))))
+    except (ImportError, ModuleNotFoundError, TypeError):
+        pass
+    candidates.append(Path(__file__).resolve().parents[3] / "skills")
+    for folder in candidates:
+        if folder.is_dir() and any(folder.glob("*/SKILL.md")):
+            return folder
+    return None
+
+
+class SkillTrust:
+    """Trust levels, review, scans, versions; mixed into SkillLibrary."""
+
+    writable_root: Path
+    index: Any
+    usage: Any
+    #: Set before first use to scan with a particular interpreter (tests, a separate venv).
+    scanner_python: str | None = None
+    scan_timeout: float | None = None
+
+    # The book --------------------------------------------------------------------------------
+    @property
+    def trust_book(self) -> TrustBook:
+        book = self.__dict__.get("_trust_book")
+        if book is None:
+            lock = self.__dict__.setdefault("_trust_lock", threading.Lock())
+            with lock:
+                book = self.__dict__.get("_trust_book")
+                if book is None:
+                    book = TrustBook(self.writable_root.parent, self.writable_root,
+                                     _bundled_root(), scanner_python=self.scanner_python,
+                                     scan_timeout=self.scan_timeout)
+                    self.__dict__["_trust_book"] = book
+        return book
+
+    def _trusted(self, skill: Skill) -> Skill:
+        annotated = self.trust_book.annotate(skill)
+        self._note_version(annotated)
+        return annotated
+
+    def _disclosable(self, skill: Skill) -> Skill:
+        if skill.held:
+            raise HeldError(
+                f"skill {skill.name!r} is held for review ({skill.review or 'held'}); it is not "
+                f"served until a reviewer accepts it: skillbank skills review {skill.name} accept")
+        return skill
+
+    def _scan_changed(self, report: Any) -> None:
+        """After a sync: look at new and changed skills in the background, which queues their
+        scans (a first sync of thousands of skills must not wait for digests or scans)."""
+        names = list(getattr(report, "added", [])) + list(getattr(report, "changed", []))
+        if not names or not self.trust_book.scanner.available:
+            return
+
+        def look() -> None:
+            for name in names:
+                try:
+                    self._summary(name)  # type: ignore[attr-defined]
+                except Exception:  # noqa: BLE001 - removed meanwhile, or unreadable: skip
+                    continue
+
+        threading.Thread(target=look, daemon=True, name="skillbank-scan-queue").start()
+
+    # Review ----------------------------------------------------------------------------------
+    def review_queue(self) -> list[Skill]:
+        """Skills kept out of routing, waiting for a reviewer (or rejected), by name."""
+        return [s for s in self.list(include_held=True) if s.held]  # type: ignore[attr-defined]
+
+    def review_skill(self, name: str, decision: str, reason: str = "") -> Skill:
+        """Accept or reject a skill from a folder the bank does not fully trust (reviewers only).
+
+        Accepting pins its files (per-file SHA-256 in `skills.lock`) and keeps a copy of that
+        version; any later change sends it back to review. Rejecting keeps it out for good (until
+        accepted)."""
+        from skillbank import scope
+
+        checks.check_str(name, "name")
+        checks.check_str(reason, "reason", optional=True)
+        who = scope.current()
+        if not who.trusted:
+            raise PermissionDeniedError("an untrusted caller cannot review skills")
+        who.require(scope.Role.REVIEWER, "reviewing a skill")
+        if decision not in ("accept", "reject"):
+            raise InvalidInputError("a review decision is 'accept' or 'reject'")
+        skill = self._summary(name)  # type: ignore[attr-defined]
+        if skill.trust == "own":
+            raise InvalidInputError(f"skill {name!r} is the bank's own; only skills from team "
+                                    "or third-party folders are reviewed")
+        self.trust_book.decide(skill, decision, by=who.principal, reason=reason or "")
+        note(self, "review", "skill", f"skill:{name}")
+        return self._summary(name)  # type: ignore[attr-defined]
+
+    # Scans -----------------------------------------------------------------------------------
+    def scan(self, name: str | None = None, wait: bool = True) -> list[Skill]:
+        """Scan one skill (or all) now where no result is cached; the skills with their findings.
+
+        With `wait=False` the scans are only queued (the background does them)."""
+        checks.check_str(name, "name", optional=True)
+        skills = [self._summary(name)] if name else self.list(include_held=True)  # type: ignore[attr-defined]
+        book = self.trust_book
+        if wait:
+            for skill in skills:
+                book.scan_now(skill)
+            return [self._summary(s.name) for s in skills]  # type: ignore[attr-defined]
+        return skills
+
+    def scan_status(self) -> dict[str, Any]:
+        scanner = self.trust_book.scanner
+        return {"available": scanner.available, "python": scanner.python,
+                "broken": scanner.broken, "pending": scanner.pending}
+
+    def wait_for_scans(self, timeout: float | None = None) -> bool:
+        """Block until the background scans are done (False: `timeout` passed first)."""
+        return self.trust_book.scanner.wait(timeout)
+
+    # Versions --------------------------------------------------------------------------------
+    def skill_versions(self, name: str) -> list[SkillVersion]:
+        """Versions of a skill, newest first: the current one, then earlier ones (the bank's own
+        kept SKILL.md files, or the accepted versions of a reviewed skill)."""
+        skill = self._summary(name)  # type: ignore[attr-defined]
+        version, _ = self.trust_book.version(skill)
+        now = datetime.now(timezone.utc)
+        out = [SkillVersion(name=name, version=version, path=skill.path, saved=now,
+                            reason=f"current ({skill.review or 'in use'})",
+                            description=skill.description)]
+        if skill.writable:
+            out.extend(self.history(name))  # type: ignore[attr-defined]
+            return out
+        entry = self.trust_book.lock.get(name) or {}
+        accepted = ([entry] if entry.get("decision") == "accepted" else []) + \
+            list(reversed(entry.get("history", [])))
+        for item in accepted:
+            if item.get("version") == version:
+                continue
+            folder = self.writable_root.parent / pins.SNAPSHOTS / name / str(item["version"])
+            out.append(SkillVersion(
+                name=name, version=str(item["version"]), path=str(folder / "SKILL.md"),
+                saved=_when(item.get("at")), reason=f"accepted by {item.get('by', '?')}"))
+        return out
+
+    def restore_version(self, name: str, version: str) -> Skill:
+        """Make an earlier version current: the bank's own skill from its kept versions; a
+        reviewed skill from the copy kept when it was accepted, into the bank's own library
+        (which wins over read-only folders) — a reviewer's act, so reviewers only."""
+        from skillbank import scope
+
+        checks.check_str(name, "name")
+        checks.check_str(version, "version")
+        skill = self._summary(name)  # type: ignore[attr-defined]
+        if skill.writable:
+            return self.restore(name, version)  # type: ignore[attr-defined]
+        who = scope.current()
+        who.require(scope.Role.REVIEWER, "restoring a reviewed skill's version")
+        if not pins.re_version(version):
+            raise InvalidInputError(f"{version!r} is not a version id; `skills versions {name}` "
+                                    "lists them")
+        source = self.writable_root.parent / pins.SNAPSHOTS / name / version
+        if not source.is_dir():
+            raise NotFoundError(f"skill {name!r} has no kept version {version!r}; "
+                                f"`skills versions {name}` lists them")
+        target = self.writable_root / name
+        if target.exists():
+            raise InvalidInputError(f"the bank's own library already has {name!r}; restore "
+                                    "that one with its own versions")
+        with self.write_lock:  # type: ignore[attr-defined]
+            shutil.copytree(source, target)
+            self._index_one(target / "SKILL.md")  # type: ignore[attr-defined]
+        note(self, "restore", "skill", f"skill:{name}")
+        return self._summary(name)  # type: ignore[attr-defined]
+
+    # Rollback by outcome ---------------------------------------------------------------------
+    def _timeline_path(self) -> Path:
+        return self.writable_root.parent / "skill-scans" / TIMELINE
+
+    def _note_version(self, skill: Skill) -> None:
+        """Remember when a skill's version was first seen (what outcome rollback compares)."""
+        seen = self.__dict__.setdefault("_versions_seen", None)
+        if seen is None:
+            seen = {}
+            for line in _lines(self._timeline_path()):
+                seen[line.get("name")] = line.get("version")
+            self.__dict__["_versions_seen"] = seen
+        version = self.trust_book.versions.get(skill.name, "")
+        if not version or seen.get(skill.name) == version:
+            return
+        seen[skill.name] = version
+        path = self._timeline_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps({"name": skill.name, "version": version,
+                                     "at": datetime.now(timezone.utc).isoformat()}) + "\n")
+
+    def outcome_flags(self) -> list[dict[str, Any]]:
+        """Changed skills whose success rate since the change fell well below the previous
+        version's (ratings from the usage log, split at the moment the new version appeared)."""
+        changes: dict[str, list[tuple[str, datetime]]] = {}
+        for line in _lines(self._timeline_path()):
+            changes.setdefault(str(line.get("name")), []).append(
+                (str(line.get("version")), _when(line.get("at"))))
+        changes = {n: v for n, v in changes.items() if len(v) >= 2}
+        if not changes:
+            return []
+        ratings: dict[str, list[tuple[datetime, bool]]] = {}
+        for event in _lines(Path(self.usage.path)):
+            if event.get("id") in changes and isinstance(event.get("ok"), bool):
+                ratings.setdefault(event["id"], []).append((_when(event.get("at")), event["ok"]))
+        flags = []
+        for name, versions in changes.items():
+            (old, old_at), (new, new_at) = versions[-2], versions[-1]
+            before = [ok for at, ok in ratings.get(name, []) if old_at <= at < new_at]
+            after = [ok for at, ok in ratings.get(name, []) if at >= new_at]
+            if len(before) < OUTCOME_MIN_JUDGED or len(after) < OUTCOME_MIN_JUDGED:
+                continue
+            rate_before, rate_after = sum(before) / len(before), sum(after) / len(after)
+            if rate_before - rate_after >= OUTCOME_DROP:
+                flags.append({"name": name, "version": new, "previous": old,
+                              "success_rate": round(rate_after, 3),
+                              "previous_success_rate": round(rate_before, 3),
+                              "judged": len(after), "previous_judged": len(before),
+                              "hint": f"skillbank skills restore {name}@{old}"})
+        return flags
+
+    def trust_summary(self) -> dict[str, Any]:
+        """Counts for `stats`: skills by trust level, held for review, flagged by outcome."""
+        skills = self.list(include_held=True)  # type: ignore[attr-defined]
+        by_level: dict[str, int] = {}
+        for s in skills:
+            by_level[s.trust] = by_level.get(s.trust, 0) + 1
+        return {"by_trust": by_level, "held": sum(s.held for s in skills),
+                "not_scanned": sum(s.scan in ("not scanned", "scan pending") or
+                                   s.scan.startswith("scan failed") for s in skills
+                                   if s.trust != "own"),
+                "flagged_by_outcome": [f["name"] for f in self.outcome_flags()]}
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    out = []
+    try:
+        with path.open("rb") as handle:
+            for raw in handle:
+                try:
+                    value = json.loads(raw)
+                except ValueError:
+                    continue
+                if isinstance(value, dict):
+                    out.append(value)
+    except OSError:
+        pass
+    return out
+
+
+def _when(text: Any) -> datetime:
+    try:
+        moment = datetime.fromisoformat(str(text))
+    except ValueError:
+        return datetime.fromtimestamp(0, timezone.utc)
+    return moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc)
