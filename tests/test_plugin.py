@@ -217,17 +217,23 @@ class RawClient:
         self.proc.wait(30)
 
 
-def lock_is_free(lock: Path) -> bool:
+def lock_is_free(lock: Path, within: float = 30.0) -> bool:
+    """Whether the install lock can be taken (waiting for killed holders to be gone: SIGKILL
+    is delivered, the process ends and the kernel drops its locks a moment later)."""
     import fcntl
 
-    fd = os.open(lock, os.O_RDWR)
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        return True
-    except BlockingIOError:
-        return False
-    finally:
-        os.close(fd)
+    deadline = time.monotonic() + within
+    while True:
+        fd = os.open(lock, os.O_RDWR)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return True
+        except BlockingIOError:
+            if time.monotonic() > deadline:
+                return False
+        finally:
+            os.close(fd)
+        time.sleep(0.1)
 
 
 def kill_setups(home: Path) -> None:
@@ -374,3 +380,64 @@ def test_launcher_bad_input_is_a_clear_message_never_a_hang(tmp_path, case):
                 "unwritable-home": "cannot write to", "no-source": "SKILLBANK_SOURCE"}[case]
     assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert "pip" not in done.stderr.replace("SKILLBANK_PIP_ARGS", "")  # never went to an index
+
+
+@pytest.mark.slow
+def test_claude_code_installs_the_plugin_from_a_local_marketplace(tmp_path):
+    """(#27 acceptance) `claude` from npm on a fresh HOME: marketplace add, plugin install,
+    `claude mcp list` connects while skillbank is still installing; SIGKILL of everything the
+    launcher started mid-install; the next start connects, the setup completes and the real
+    server answers tools/list and a tool call; `claude mcp list` shows it connected."""
+    from node_tools import tool
+
+    claude = tool("claude")
+    market = tmp_path / "market"  # a copy: pip builds in the source folder
+    market.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, market / name)
+    for name in ("skillbank", "adapters", "mcp_server", "skills", "plugins", ".claude-plugin"):
+        shutil.copytree(REPO / name, market / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "wheels"))
+    machine = Machine(tmp_path, market / "plugins" / "claude-code")
+    env = {**machine.env, "PATH": f"{machine.bin}:{Path(claude).parent}:/usr/bin:/bin",
+           "SKILLBANK_PIP_ARGS": "--no-build-isolation", "DISABLE_TELEMETRY": "1",
+           "CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC": "1", "DISABLE_AUTOUPDATER": "1"}
+
+    def run_claude(*args: str) -> subprocess.CompletedProcess:
+        done = subprocess.run([claude, *args], env=env, cwd=tmp_path, capture_output=True,
+                              text=True, timeout=300, stdin=subprocess.DEVNULL)
+        assert done.returncode == 0, (args, done.stdout[-2000:], done.stderr[-2000:])
+        return done
+
+    run_claude("plugin", "marketplace", "add", str(market))
+    run_claude("plugin", "install", "skillbank@skillbank")
+
+    def connected() -> bool:
+        listed = run_claude("mcp", "list").stdout
+        line = next((ln for ln in listed.splitlines() if "skillbank" in ln), "")
+        assert line, listed
+        return "Connected" in line and "Failed" not in line
+
+    assert connected()  # answered while the setup had just begun
+    setup_log = machine.plugin_home / "setup.log"
+    deadline = time.monotonic() + 600
+    while "installing skillbank from" not in (setup_log.read_text() if setup_log.exists() else ""):
+        assert time.monotonic() < deadline, "the setup never started"
+        time.sleep(0.2)
+    time.sleep(1.0)
+    kill_setups(machine.home)  # the launcher, its detached setup and pip: SIGKILL
+    assert lock_is_free(machine.plugin_home / "install.lock")
+
+    assert connected()  # a new start, a new setup
+    ready = machine.run("--setup", timeout=900, SKILLBANK_PIP_ARGS="--no-build-isolation")
+    assert ready.returncode == 0, ready.stderr[-3000:]
+    client = machine.start("--no-bundled")
+    try:
+        client.handshake()
+        assert {t["name"] for t in client.request("tools/list")["result"]["tools"]} >= {"find_skills"}
+        called = client.request("tools/call", {"name": "find_skills", "arguments": {"task": "x"}},
+                                timeout=300)
+        assert not called["result"].get("isError"), called
+    finally:
+        client.close()
+    assert connected()
