@@ -113,3 +113,36 @@ def stop_process(proc: subprocess.Popen) -> None:
         proc.wait(timeout=10)
     except subprocess.TimeoutExpired:
         proc.kill()
+
+
+@pytest.fixture(scope="session")
+def postgres():
+    """A private PostgreSQL 15 cluster on loopback for the session (tests/pg_cluster.py)."""
+    yield from _postgres_cluster()
+
+
+@pytest.fixture
+def own_postgres():
+    """A private cluster for one test (one that stops or restarts it)."""
+    yield from _postgres_cluster()
+
+
+def _postgres_cluster():
+    sys.path.insert(0, str(Path(__file__).parent))
+    import pg_cluster
+
+    why = pg_cluster.missing()
+    if why and os.environ.get("SKILLBANK_REQUIRE_POSTGRES"):  # CI: never a silent skip
+        pytest.fail(why)
+    if why:
+        pytest.skip(why)
+    cluster = pg_cluster.Cluster()
+    try:
+        cluster.init()
+    except subprocess.CalledProcessError as exc:
+        cluster.destroy()
+        pytest.fail(f"PostgreSQL did not start: {exc.stderr or exc.stdout}\n{cluster.log()}")
+    try:
+        yield cluster
+    finally:
+        cluster.destroy()

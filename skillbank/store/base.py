@@ -1,0 +1,106 @@
+"""The storage interface the memories speak to, whichever column they run in.
+
+Each protocol is the shape today's file-backed class already has (so the files column is those
+classes, unchanged), and what the PostgreSQL column implements again:
+
+- `ChangeFeed` — "another process wrote to this memory since I last looked" (server mode's
+  file log; LISTEN/NOTIFY in PostgreSQL).
+- `WriteLock` — serialises writers across processes and machines (a lock file; an advisory
+  lock). A context manager that raises `BusyError` when it waits too long.
+- `UsageCounters` — uses / successes / failures per item, untrusted signals kept apart until
+  accepted (an append-only event log; a counters table).
+- `ExperienceLog` — the experience journal as events in order, read back from a cursor
+  (month files with byte offsets; a table with a sequence).
+- `AuditLog` — who did what (`skillbank.audit.AuditLog`: files; a table).
+
+Still to come behind this interface (issue 24): guideline records with their statuses, links
+and votes, the pending queue, drafts and forgotten ids.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
+
+from skillbank.errors import SkillbankError
+
+if TYPE_CHECKING:
+    from skillbank.audit import AuditLog
+    from skillbank.records import Usage
+
+
+class StoreUnavailableError(SkillbankError):
+    """The store's database cannot be reached or refused us; the message names what to fix."""
+
+
+@runtime_checkable
+class ChangeFeed(Protocol):
+    token: str
+
+    def start(self, kind: str) -> None:
+        """Everything written to `kind` so far is in what this process is about to load."""
+
+    def wrote(self, kind: str) -> None:
+        """Tell the other processes this one changed `kind` (after the write is durable)."""
+
+    def others_wrote(self, kind: str) -> bool:
+        """Whether another process wrote to `kind` since this one last asked (cheap)."""
+
+
+@runtime_checkable
+class WriteLock(Protocol):
+    def acquire(self, timeout: float | None = None, *args: Any, **kwargs: Any) -> Any: ...
+
+    def release(self, force: bool = False) -> None: ...
+
+    @property
+    def is_locked(self) -> bool: ...
+
+    def __enter__(self) -> Any: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+@runtime_checkable
+class UsageCounters(Protocol):
+    def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
+               trusted: bool = True) -> "Usage": ...
+
+    def get(self, item_id: str) -> "Usage": ...
+
+    def all(self) -> dict[str, "Usage"]: ...
+
+    def untrusted(self, item_id: str) -> "Usage": ...
+
+    def accept(self, item_id: str) -> "Usage": ...
+
+    def prior(self, item_id: str, scale: float = 0.004) -> float: ...
+
+    def flush(self) -> None: ...
+
+
+@runtime_checkable
+class ExperienceLog(Protocol):
+    """The experience journal's events (`{"op": "add", "record": {...}}`, `retire`, …)."""
+
+    def append(self, events: list[dict[str, Any]]) -> list[str]:
+        """Append events durably, in order; returns each one's cursor."""
+
+    def read(self, after: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
+        """Events after the cursor `after` (all when None), oldest first, with their cursors."""
+
+
+@runtime_checkable
+class Store(Protocol):
+    """One column's implementation of everything above."""
+
+    def change_feed(self) -> ChangeFeed: ...
+
+    def write_lock(self, timeout: float = 60.0) -> WriteLock: ...
+
+    def usage(self, memory: str) -> UsageCounters: ...
+
+    def experiences(self) -> ExperienceLog: ...
+
+    def audit(self) -> "AuditLog": ...
+
+    def close(self) -> None: ...

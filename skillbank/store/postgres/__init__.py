@@ -1,0 +1,89 @@
+"""The PostgreSQL column (team mode): the store every worker of a deployment shares.
+
+psycopg 3 with a connection pool (`db.Database`); versioned migrations run on open
+(`migrations`); a session advisory lock for writers (`locks`); LISTEN/NOTIFY for the change
+feed (`changes`); usage counters, the experience journal and the audit log as tables. Rows
+carry their deployment, so several deployments can share one database without seeing each
+other's rows. Imported only in team mode (`skillbank.store.open_store` with a database URL):
+psycopg is the optional extra `skillbank[team]`.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+try:
+    import psycopg  # noqa: F401
+    import psycopg_pool  # noqa: F401
+except ImportError as exc:  # pragma: no cover - depends on the install
+    from skillbank.store.base import StoreUnavailableError
+
+    raise StoreUnavailableError(
+        "team mode stores its memory in PostgreSQL and needs psycopg: "
+        "pip install 'skillbank[team]'") from exc
+
+from skillbank.store.postgres.audit import PostgresAuditLog
+from skillbank.store.postgres.changes import PostgresChangeFeed
+from skillbank.store.postgres.db import Database
+from skillbank.store.postgres.experiences import PostgresExperienceLog
+from skillbank.store.postgres.locks import AdvisoryWriteLock
+from skillbank.store.postgres.migrations import migrate, schema_version
+from skillbank.store.postgres.usage import PostgresUsageCounters
+
+
+class PostgresStore:
+    """One deployment's store in PostgreSQL (`skillbank.store.base.Store`)."""
+
+    def __init__(self, url: str, *, deployment: str = "default", min_size: int = 1,
+                 max_size: int = 8, timeout: float = 5.0, migrate_schema: bool = True) -> None:
+        self.deployment = deployment
+        self.db = Database(url, min_size=min_size, max_size=max_size, timeout=timeout)
+        self._feed: PostgresChangeFeed | None = None
+        self._usage: dict[str, PostgresUsageCounters] = {}
+        try:
+            self.applied = migrate(self.db) if migrate_schema else []
+        except BaseException:
+            self.db.close()
+            raise
+
+    def migrate(self) -> list[int]:
+        """Apply missing migrations (a no-op when the schema is current)."""
+        return migrate(self.db)
+
+    @property
+    def schema_version(self) -> int:
+        return schema_version(self.db)
+
+    def change_feed(self) -> PostgresChangeFeed:
+        if self._feed is None:
+            self._feed = PostgresChangeFeed(self.db, self.deployment)
+        return self._feed
+
+    def write_lock(self, timeout: float = 60.0) -> AdvisoryWriteLock:
+        return AdvisoryWriteLock(self.db, self.deployment, timeout=timeout)
+
+    def usage(self, memory: str) -> PostgresUsageCounters:
+        if memory not in self._usage:
+            self._usage[memory] = PostgresUsageCounters(self.db, self.deployment, memory)
+        return self._usage[memory]
+
+    def experiences(self) -> PostgresExperienceLog:
+        return PostgresExperienceLog(self.db, self.deployment)
+
+    def audit(self) -> PostgresAuditLog:
+        return PostgresAuditLog(self.db, self.deployment)
+
+    def ping(self) -> None:
+        """Raise `StoreUnavailableError` unless PostgreSQL answers (for /readyz)."""
+        self.db.execute("SELECT 1")
+
+    def close(self) -> None:
+        if self._feed is not None:
+            self._feed.close()
+        self.db.close()
+
+    def __enter__(self) -> "PostgresStore":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()

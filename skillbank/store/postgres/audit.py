@@ -1,0 +1,52 @@
+"""The audit log on PostgreSQL: `skillbank.audit.AuditLog` (append, query) over a table."""
+
+from __future__ import annotations
+
+from datetime import datetime, timezone
+from typing import Iterable
+
+from skillbank.audit import AuditEvent, _aware
+from skillbank.store.postgres.db import Database
+
+_FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id")
+
+
+class PostgresAuditLog:
+    def __init__(self, db: Database, deployment: str) -> None:
+        self.db = db
+        self.deployment = deployment
+
+    def append(self, events: Iterable[AuditEvent]) -> None:
+        rows = [(self.deployment, *(getattr(e, f) for f in _FIELDS)) for e in events]
+        if not rows:
+            return
+        with self.db.transaction() as conn:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "
+                    "action, kind, item_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+
+    def query(self, *, principal: str | None = None, action: str | None = None,
+              since: datetime | None = None, item_id: str | None = None,
+              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
+        """Matching events, oldest first; `limit` keeps the newest `limit` (as the files do)."""
+        if limit is not None and limit <= 0:
+            return []
+        where, params = ["deployment = %s"], [self.deployment]
+        for column, value in (("principal", principal), ("action", action),
+                              ("item_id", item_id), ("namespace", namespace)):
+            if value is not None:
+                where.append(f"{column} = %s")
+                params.append(value)
+        if since is not None:
+            where.append("at >= %s")
+            params.append(_aware(since))
+        sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id FROM sb_audit "
+               f"WHERE {' AND '.join(where)} ORDER BY seq DESC")
+        if limit is not None:
+            sql += " LIMIT %s"
+            params.append(limit)
+        rows = self.db.execute(sql, params)
+        return [AuditEvent(at=row[0].astimezone(timezone.utc).isoformat(timespec="microseconds"), principal=row[1],
+                           role=row[2], face=row[3], namespace=row[4], action=row[5],
+                           kind=row[6], id=row[7]) for row in reversed(rows)]

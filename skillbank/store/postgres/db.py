@@ -1,0 +1,117 @@
+"""Connecting to PostgreSQL: one pool per store, and errors that say what to fix.
+
+psycopg's own messages name a libpq detail ("connection refused", "password authentication
+failed for user x") but not which setting is wrong, and a pool that cannot connect only says it
+timed out. Every error leaving this column is a `StoreUnavailableError` naming the database (its
+URL with the password hidden), what went wrong and what to check. The pool checks a connection
+before lending it, so after PostgreSQL restarts the next call reconnects: the store is never
+recreated.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import re
+from typing import Any, Iterator
+from urllib.parse import urlsplit, urlunsplit
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from skillbank.store.base import StoreUnavailableError
+
+SETTING = "database_url (SKILLBANK_DATABASE_URL)"
+
+
+def masked(url: str) -> str:
+    """The URL with its password replaced by ***, for messages and logs."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "<unparseable URL>"
+    if parts.password is None:
+        return url
+    netloc = parts.netloc.replace(f":{parts.password}@", ":***@", 1)
+    return urlunsplit(parts._replace(netloc=netloc))
+
+
+def explain(url: str, exc: BaseException) -> StoreUnavailableError:
+    """A clear error for a failure to reach or use the database at `url`."""
+    where = f"PostgreSQL at {masked(url)}"
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+    low = str(exc).lower()
+    if isinstance(exc, psycopg.ProgrammingError) and ("invalid" in low or "missing" in low
+                                                       or "uri" in low):
+        return StoreUnavailableError(
+            f"{SETTING} {masked(url)!r} is not a PostgreSQL URL ({text}); write it as "
+            "postgresql://user:password@host:5432/dbname")
+    if "password authentication failed" in low or "no password supplied" in low:
+        return StoreUnavailableError(
+            f"{where} refused the login ({text}); check the user name and password in {SETTING}")
+    if re.search(r'database ".*" does not exist', low):
+        return StoreUnavailableError(
+            f"{where}: {text}; create it (createdb) or fix the database name in {SETTING}")
+    if isinstance(exc, PoolTimeout):
+        text = "no connection could be made in time"
+    return StoreUnavailableError(
+        f"{where} is unreachable ({text}); check that PostgreSQL is running and that the host "
+        f"and port in {SETTING} are right")
+
+
+class Database:
+    """A connection pool with clear errors; connections are autocommit unless in `transaction`."""
+
+    def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
+                 timeout: float = 5.0) -> None:
+        if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
+            raise StoreUnavailableError(
+                f"{SETTING} {masked(str(url))!r} is not a PostgreSQL URL; write it as "
+                "postgresql://user:password@host:5432/dbname")
+        self.url = url
+        self.timeout = timeout
+        # One direct attempt first: the pool would only report a timeout, not the reason.
+        try:
+            psycopg.connect(url, connect_timeout=max(2, int(timeout)), autocommit=True).close()
+        except psycopg.Error as exc:
+            raise explain(url, exc) from None
+        self.pool = ConnectionPool(
+            url, min_size=min_size, max_size=max_size, timeout=timeout, open=False,
+            check=ConnectionPool.check_connection, name="skillbank-store",
+            kwargs={"autocommit": True, "connect_timeout": max(2, int(timeout))})
+        self.pool.open(wait=False)
+
+    @contextlib.contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        try:
+            with self.pool.connection() as conn:
+                yield conn
+        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
+            raise explain(self.url, exc) from None
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[psycopg.Connection]:
+        with self.connection() as conn:
+            try:
+                with conn.transaction():
+                    yield conn
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise explain(self.url, exc) from None
+
+    def execute(self, sql: str, params: Any = None) -> list[tuple]:
+        with self.connection() as conn:
+            try:
+                cur = conn.execute(sql, params)
+                return cur.fetchall() if cur.description else []
+            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
+                raise explain(self.url, exc) from None
+
+    def close(self) -> None:
+        self.pool.close()
+
+
+def lock_key(*parts: str) -> int:
+    """A signed 64-bit advisory lock key for a name (the same in every process)."""
+    import hashlib
+
+    digest = hashlib.sha256("\x1f".join(parts).encode()).digest()
+    return int.from_bytes(digest[:8], "big", signed=True)

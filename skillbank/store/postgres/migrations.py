@@ -1,0 +1,91 @@
+"""Versioned schema migrations: each runs once, in order, in its own transaction.
+
+`migrate()` takes a transaction-scoped advisory lock first, so two workers starting together
+do not race (the second waits, then finds nothing to do), and records each applied version in
+`skillbank_schema`. Running it again is a no-op. A database migrated by a newer skillbank (a
+version this one does not know) is refused with a clear error instead of being used half-known.
+"""
+
+from __future__ import annotations
+
+from skillbank.store.base import StoreUnavailableError
+from skillbank.store.postgres.db import Database, lock_key, masked
+
+#: (version, name, SQL). Append only: never edit a migration that has shipped.
+MIGRATIONS: list[tuple[int, str, str]] = [
+    (1, "change feed, usage counters, experience events, audit", """
+        CREATE TABLE sb_changes (
+            seq bigserial PRIMARY KEY,
+            deployment text NOT NULL,
+            kind text NOT NULL,
+            token text NOT NULL,
+            at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX sb_changes_by_kind ON sb_changes (deployment, kind, seq);
+        CREATE TABLE sb_usage (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            trusted boolean NOT NULL,
+            uses bigint NOT NULL DEFAULT 0,
+            successes bigint NOT NULL DEFAULT 0,
+            failures bigint NOT NULL DEFAULT 0,
+            last_used timestamptz,
+            PRIMARY KEY (deployment, memory, item_id, trusted)
+        );
+        CREATE TABLE sb_experience_events (
+            seq bigserial PRIMARY KEY,
+            deployment text NOT NULL,
+            event jsonb NOT NULL,
+            at timestamptz NOT NULL DEFAULT now()
+        );
+        CREATE INDEX sb_experience_events_by_deployment ON sb_experience_events (deployment, seq);
+        CREATE TABLE sb_audit (
+            seq bigserial PRIMARY KEY,
+            deployment text NOT NULL,
+            at timestamptz NOT NULL,
+            principal text NOT NULL,
+            role text NOT NULL,
+            face text NOT NULL,
+            namespace text NOT NULL,
+            action text NOT NULL,
+            kind text NOT NULL,
+            item_id text NOT NULL
+        );
+        CREATE INDEX sb_audit_by_deployment ON sb_audit (deployment, seq);
+        CREATE INDEX sb_audit_by_item ON sb_audit (deployment, item_id);
+    """),
+]
+
+LATEST = max(version for version, _, _ in MIGRATIONS)
+
+
+def migrate(db: Database) -> list[int]:
+    """Apply the migrations this database lacks; returns the versions applied (none: [])."""
+    applied_now: list[int] = []
+    with db.transaction() as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("skillbank", "migrate"),))
+        conn.execute("""CREATE TABLE IF NOT EXISTS skillbank_schema (
+                            version integer PRIMARY KEY,
+                            name text NOT NULL,
+                            applied_at timestamptz NOT NULL DEFAULT now())""")
+        done = {row[0] for row in conn.execute("SELECT version FROM skillbank_schema")}
+        unknown = sorted(v for v in done if v > LATEST)
+        if unknown:
+            raise StoreUnavailableError(
+                f"the database at {masked(db.url)} "
+                f"has schema version {unknown[-1]}, newer than this skillbank knows ({LATEST}); "
+                "upgrade skillbank on this machine")
+        for version, name, sql in MIGRATIONS:
+            if version in done:
+                continue
+            conn.execute(sql)
+            conn.execute("INSERT INTO skillbank_schema (version, name) VALUES (%s, %s)",
+                         (version, name))
+            applied_now.append(version)
+    return applied_now
+
+
+def schema_version(db: Database) -> int:
+    rows = db.execute("SELECT coalesce(max(version), 0) FROM skillbank_schema")
+    return int(rows[0][0])

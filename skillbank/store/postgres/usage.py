@@ -1,0 +1,98 @@
+"""Usage counters on PostgreSQL: one row per item (and trust), incremented in place.
+
+The files column appends events and sums them at open; here every worker increments the same
+row (`INSERT … ON CONFLICT DO UPDATE`), so a count is durable when `record` returns and every
+worker reads the same totals. Untrusted signals get their own row until `accept` folds them
+into the trusted one (one transaction), as in `skillbank.usage.UsageLog`.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from typing import Any
+
+from skillbank.records import Usage, utcnow
+from skillbank.store.postgres.db import Database
+
+_COLUMNS = "uses, successes, failures, last_used"
+
+
+def _usage(row: Any) -> Usage:
+    return Usage() if row is None else Usage(uses=int(row[0]), successes=int(row[1]),
+                                             failures=int(row[2]), last_used=row[3])
+
+
+class PostgresUsageCounters:
+    def __init__(self, db: Database, deployment: str, memory: str) -> None:
+        self.db = db
+        self.key = (deployment, memory)
+
+    def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
+               trusted: bool = True) -> Usage:
+        at: datetime = utcnow()
+        rows = self.db.execute(
+            f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                    uses = sb_usage.uses + excluded.uses,
+                    successes = sb_usage.successes + excluded.successes,
+                    failures = sb_usage.failures + excluded.failures,
+                    last_used = greatest(sb_usage.last_used, excluded.last_used)
+                RETURNING {_COLUMNS}""",
+            (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at))
+        return _usage(rows[0])
+
+    def _get(self, item_id: str, trusted: bool) -> Usage:
+        rows = self.db.execute(
+            f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
+            "AND item_id = %s AND trusted = %s", (*self.key, item_id, trusted))
+        return _usage(rows[0] if rows else None)
+
+    def get(self, item_id: str) -> Usage:
+        return self._get(item_id, True)
+
+    def untrusted(self, item_id: str) -> Usage:
+        return self._get(item_id, False)
+
+    def all(self) -> dict[str, Usage]:
+        rows = self.db.execute(
+            f"SELECT item_id, {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
+            "AND trusted", self.key)
+        return {row[0]: _usage(row[1:]) for row in rows}
+
+    def accept(self, item_id: str) -> Usage:
+        with self.db.transaction() as conn:
+            extra = conn.execute(
+                f"DELETE FROM sb_usage WHERE deployment = %s AND memory = %s AND item_id = %s "
+                f"AND NOT trusted RETURNING {_COLUMNS}", (*self.key, item_id)).fetchone()
+            if extra is None:
+                row = conn.execute(
+                    f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
+                    "AND item_id = %s AND trusted", (*self.key, item_id)).fetchone()
+                return _usage(row)
+            row = conn.execute(
+                f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
+                    VALUES (%s, %s, %s, true, %s, %s, %s, %s)
+                    ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                        uses = sb_usage.uses + excluded.uses,
+                        successes = sb_usage.successes + excluded.successes,
+                        failures = sb_usage.failures + excluded.failures,
+                        last_used = greatest(sb_usage.last_used, excluded.last_used)
+                    RETURNING {_COLUMNS}""", (*self.key, item_id, *extra)).fetchone()
+            return _usage(row)
+
+    def prior(self, item_id: str, scale: float = 0.004) -> float:
+        """The same rank bonus as `skillbank.usage.UsageLog.prior`, from this row."""
+        usage = self.get(item_id)
+        judged = usage.successes + usage.failures
+        if judged == 0:
+            return 0.0
+        confidence = judged / (judged + 3)
+        return scale * (usage.successes / judged - 0.5) * 2 * confidence
+
+    def flush(self) -> None:
+        """Nothing is buffered: every count is written through."""
+
+    @property
+    def buffered(self) -> int:
+        return 0
