@@ -217,6 +217,10 @@ class Skillbank:
                         index.save_snapshot()
             finally:
                 self._release_chroma()
+                if not self.settings.chroma_url:  # what hnswlib wrote from uninitialised memory
+                    from skillbank.forgetting import scrub_vector_files
+
+                    scrub_vector_files(self.settings.chroma_path)
                 self._owner_lock.release()
         else:
             self._release_chroma()
@@ -543,8 +547,12 @@ class Skillbank:
             return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
                                                              "forgotten": True}
         if item_id.startswith("skill:"):
-            trash = self.skills.delete(item_id.split(":", 1)[1])
-            return {"id": item_id, "kind": "skill", "forgotten": True, "trash": str(trash)}
+            from skillbank.forgetting import erase_skill
+
+            name = item_id.split(":", 1)[1]
+            erase_skill(self.skills, name, self.skills.delete(name))  # gone, not in the trash
+            return {"id": item_id, "kind": "skill", "forgotten": True,
+                    "detail": "deleted for good (no copy kept in the trash)"}
         raise InvalidInputError(
             f"unknown id {item_id!r}: forget ids as shown in memory context, e.g. 'gl-…' "
             "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")

@@ -346,14 +346,14 @@ def test_rate_refuses_a_non_boolean_helpful(bank, gm):
 # Forget ----------------------------------------------------------------------------------------
 
 
-def test_forget_moves_the_file_to_the_trash_and_drops_the_index_entry(bank, gm):
+def test_forget_deletes_the_file_and_drops_the_index_entry(bank, gm):
     gid = gm.add("Never deploy on Fridays.").guideline_id
     path = Path(gm.get(gid).path)
     result = bank.forget(gid)
-    assert result["forgotten"] and not path.exists()
-    assert Path(result["trash"]).parent == gm.folder / ".trash" and Path(result["trash"]).exists()
+    assert result["forgotten"] and not path.exists() and "trash" not in result
+    assert list((gm.folder / ".trash").glob("*.md")) == []  # gone for good (issue 22)
     record = json.loads((gm.folder / ".trash" / "forgotten.jsonl").read_text().splitlines()[-1])
-    assert record["id"] == gid and record["text"] == "Never deploy on Fridays."
+    assert record["id"] == gid and "text" not in record and record["kind"] == "guideline"
     assert gid not in gm and gm.index.metadata(gid) is None
     assert gm.search("deploy on Fridays") == []
     gm.sync()  # the trash is not read back
@@ -383,10 +383,11 @@ def test_forget_routes_an_experience_to_its_memory(bank):
         bank.forget(exp_id, trusted=False)
 
 
-def test_forget_routes_a_skill_to_the_trash(bank):
+def test_forget_deletes_a_skill_for_good(bank):
     bank.skills.create("release-checklist", "Steps to cut a release", "# Steps\n\nTag it.\n")
     result = bank.forget("skill:release-checklist")
-    assert result["kind"] == "skill" and Path(result["trash"]).exists()
+    assert result["kind"] == "skill" and result["forgotten"] and "trash" not in result
+    assert not any((bank.root / ".trash").rglob("SKILL.md"))  # not kept in the trash
     assert "release-checklist" not in [s.name for s in bank.skills.list()]
 
 

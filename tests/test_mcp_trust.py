@@ -130,7 +130,7 @@ async def test_an_untrusted_http_client_cannot_retire_poison_or_forget(tmp_path)
         await ok(user, "save_skill", {"name": "release-notes", "description": "Write release notes",
                                       "body": "# Steps\n\nList the changes.\n"})
         trashed = await ok(user, "forget", {"id": "skill:release-notes"})
-        assert trashed["kind"] == "skill" and ".trash" in trashed["detail"]
+        assert trashed["kind"] == "skill" and "for good" in trashed["detail"]
         assert "release-notes" not in {s["name"] for s in
                                        (await ok(user, "find_skills", {"task": "write release notes"}))["skills"]}
 

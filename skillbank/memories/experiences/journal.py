@@ -1,7 +1,8 @@
 """The journal (the truth) and its replay into the index (a rebuildable copy).
 
 The truth is an append-only journal, one file per month: `<folder>/<yyyy-mm>.jsonl`, one JSON
-event per line, never rewritten:
+event per line, appended to and never reordered (a forget overwrites the forgotten record's
+lines in place with same-length tombstones, so every byte offset stays valid):
 
     {"op": "add", "record": {...Experience...}}          a new experience or lesson ("status":
                                                           "pending" when an untrusted caller wrote it)
@@ -11,8 +12,9 @@ event per line, never rewritten:
     {"op": "approve", "id": "exp-…", "lessons": [...]}   a pending record (and its lessons) made active
     {"op": "forget", "id": "exp-…", "lessons": [...], "reason": "forget" | "rejected"}
                                                           removed from the index, never served again;
-                                                          the `add` line stays in the file (the journal
-                                                          is never rewritten)
+                                                          its `add` lines are then overwritten in place
+                                                          by same-length `{"op": "erased"}` tombstones
+                                                          (skillbank.forgetting: forget means gone)
 
 Chroma (through the hybrid index) is only an index of it, so it can always be rebuilt.
 `sync()` replays the journal into the index from a checkpoint, `<folder>/.indexed.json` (the

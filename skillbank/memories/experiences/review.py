@@ -14,6 +14,7 @@ import threading
 from typing import Any
 
 from skillbank.audit import note
+from skillbank.forgetting import erase_experiences as erase
 from skillbank.errors import InvalidInputError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, utcnow
@@ -81,8 +82,9 @@ class ReviewMixin:
 
         Forgetting an experience also forgets the lesson records it brought (`source` is its
         id); forgetting a lesson leaves its experience, whose own `lessons` field keeps the
-        text. One `forget` journal event, so a crash cannot half-apply it; the `add` line stays
-        in the journal file, which is never rewritten. Unknown id: NotFoundError. Returns
+        text. One `forget` journal event, so a crash cannot half-apply it; then its `add` lines
+        are overwritten in the journal and its text erased from Chroma's file
+        (`skillbank.forgetting`). Unknown id: NotFoundError. Returns
         {"id", "kind": "experience" | "lesson", "forgotten": True, "status" (before),
         "lessons": [lesson ids forgotten with it]}.
         """
@@ -97,5 +99,6 @@ class ReviewMixin:
         lessons = self._owned_lessons(record)
         self._append([{"op": "forget", "id": record.id, "lessons": lessons,
                        "reason": reason, "at": utcnow().isoformat()}])
+        erase(self, [record.id, *lessons])  # the text leaves the journal and Chroma's file
         return {"id": record.id, "kind": record.kind, "forgotten": True,
                 "status": record.status, "lessons": lessons}

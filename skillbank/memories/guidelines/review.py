@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from skillbank.audit import note
+from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.fsutil import fsync_dir
 from skillbank.memories.guidelines.files import IN_PLAY
@@ -110,13 +111,13 @@ class GuidelineReview:
 
 
     def forget(self, gid: str, *, trusted: bool = True) -> dict[str, Any]:
-        """Delete a guideline: its file moves to ``<folder>/.trash/`` and its index entry goes.
+        """Delete a guideline for good: its file, its index entry and its text in the index.
 
-        Trusted callers only (an untrusted one gets PermissionDeniedError). The move is one
-        atomic rename, done first: if the index delete fails afterwards, the next sync drops
-        the entry, since files are the truth. Each forget is recorded as a JSON line in
-        ``.trash/forgotten.jsonl`` (id, topic, text, time), so a deletion can be traced and the
-        file restored by moving it back and running sync.
+        Trusted callers only (an untrusted one gets PermissionDeniedError). The file is
+        deleted first: if the index delete fails afterwards, the next sync drops the entry,
+        since files are the truth. Each forget is recorded as a JSON line in
+        ``.trash/forgotten.jsonl`` with id, kind, time and principal only — never the text
+        (``skillbank.forgetting``); there is no copy to restore.
         """
         self._check_id(gid)
         _check_flag(trusted, "trusted")
@@ -130,24 +131,19 @@ class GuidelineReview:
             g = self._items.get(gid)
             if g is None:
                 raise NotFoundError(f"no guideline {gid!r}; find ids with search or list")
-            trash = self.folder / ".trash"
-            trash.mkdir(exist_ok=True)
-            stamp = utcnow().strftime("%Y%m%dT%H%M%S%fZ")
-            target = trash / f"{gid}-{stamp}.md"
-            os.replace(g.path, target)  # atomic: the guideline is gone from disk in one step
+            os.unlink(g.path)  # gone for good, not to a trash (skillbank.forgetting)
             fsync_dir(Path(g.path).parent)
-            record = {"id": gid, "topic": g.topic, "namespace": g.namespace, "status": g.status,
-                      "text": g.text, "at": utcnow().isoformat(), "trash": target.name}
-            with open(trash / "forgotten.jsonl", "a", encoding="utf-8") as log_file:
-                log_file.write(json.dumps(record, ensure_ascii=False) + "\n")
+            note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
+                           utcnow().isoformat())
             self._items.pop(gid, None)
             self._digests.pop(gid, None)
             self._files.pop(g.path, None)
             self._profiles.pop(gid, None)
             self._bags.pop(gid, None)
             self.index.delete([gid])
+            erase_from_chroma(self.index, [gid])
             note(self, "forget", "guideline", gid, namespace=g.namespace)
-        return {"id": gid, "kind": "guideline", "forgotten": True, "trash": str(target)}
+        return {"id": gid, "kind": "guideline", "forgotten": True}
 
 
 def _check_flag(value: Any, what: str) -> None:

@@ -1,0 +1,312 @@
+"""Forget means gone: the bytes of a forgotten item leave every file under the root.
+
+Removing an item from the index and journaling a `forget` event hides it, but its text stays on
+disk in three places this module cleans, each right after the forget, under the root's write lock:
+
+- **The experience journal.** An append-only journal keeps the `add` line. `erase_journal_lines`
+  rewrites each journal file that holds one (temp file, fsync, rename: a crash leaves the old
+  file or the new one), replacing the line by a same-length tombstone, `{"op":"erased",...}`
+  padded with spaces. Same length on purpose: the index's pointers into the journal (`loc`, a
+  byte offset) and the sync checkpoint (a byte offset per file) stay valid, so nothing needs
+  re-indexing and a concurrent reader holding an offset never lands mid-line. Replay ignores
+  the unknown op (as it always has), and the `forget` event stays: it holds ids only.
+- **Chroma's SQLite file** (embedded index, `chroma.sqlite3`). Chroma 1.5 deletes a record's
+  rows from `embedding_metadata` and its full-text table, but (1) its write-ahead log,
+  `embeddings_queue`, keeps every upsert with the document and metadata until the vector
+  segment persists and the log is purged (`automatically_purge` waits for the HNSW index's
+  `sync_threshold`, 1,000 writes by default), (2) the FTS5 index keeps a deleted document's
+  tokens until its segments are merged, and (3) SQLite leaves deleted rows' bytes in free pages
+  and in the free space of pages (its `secure_delete` is off in Chroma's bundled build).
+  `erase_from_chroma` clears the `metadata` of the forgotten ids' log rows (the vector stays,
+  so a replay of the log still adds and then deletes it, as before), merges the FTS5 index
+  (`'optimize'`), and `VACUUM`s the file with `secure_delete` on, which rewrites it from live
+  rows only. With a Chroma server the index is not ours to rewrite: its operator purges it.
+- **Guideline files.** A forgotten guideline's file is deleted (it used to move to `.trash/`),
+  and `forgotten.jsonl` keeps id, kind, time and principal only (older lines are rewritten to
+  those fields, and the files they moved to `.trash/` are deleted).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sqlite3
+import struct
+import time
+from pathlib import Path
+from typing import Any, Iterable
+
+from skillbank.fsutil import atomic_write
+
+log = logging.getLogger("skillbank.forgetting")
+
+#: The fields `forgotten.jsonl` keeps: never text, topic or anything else an item said.
+FORGOTTEN_FIELDS = ("id", "kind", "at", "principal")
+_JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+
+
+# The experience journal -------------------------------------------------------------------------
+def _tombstone(record_id: str, length: int) -> bytes:
+    """A JSON line of exactly `length` bytes (newline excluded) saying an add was erased."""
+    line = json.dumps({"op": "erased", "id": record_id}, separators=(",", ":")).encode()
+    if len(line) > length:  # an add line is always longer; never write a longer one
+        line = b"{}"
+    return line + b" " * (length - len(line))
+
+
+def erase_journal_lines(folder: Path, ids: Iterable[str]) -> list[Path]:
+    """Overwrite every `add` line of `ids` in the journal files of `folder` (write lock held).
+
+    Returns the files rewritten. Each is replaced atomically (temp + fsync + rename)."""
+    wanted = {i for i in ids if isinstance(i, str) and i}
+    if not wanted:
+        return []
+    needles = [i.encode() for i in wanted]
+    changed: list[Path] = []
+    try:
+        names = sorted(e.name for e in os.scandir(folder) if e.is_file() and _JOURNAL.match(e.name))
+    except FileNotFoundError:
+        return []
+    for name in names:
+        path = folder / name
+        data = path.read_bytes()
+        if not any(n in data for n in needles):
+            continue
+        out: list[bytes] = []
+        hit = False
+        for raw in data.splitlines(keepends=True):
+            body = raw.rstrip(b"\r\n")
+            if any(n in body for n in needles):
+                record_id = _added_id(body)
+                if record_id in wanted:
+                    raw = _tombstone(record_id, len(body)) + raw[len(body):]
+                    hit = True
+            out.append(raw)
+        if hit:
+            atomic_write(path, b"".join(out))
+            changed.append(path)
+    return changed
+
+
+def _added_id(line: bytes) -> str | None:
+    try:
+        event = json.loads(line)
+    except ValueError:
+        return None
+    if isinstance(event, dict) and event.get("op") == "add" and isinstance(event.get("record"), dict):
+        record_id = event["record"].get("id")
+        return record_id if isinstance(record_id, str) else None
+    return None
+
+
+def erase_experiences(memory: Any, ids: list[str]) -> None:
+    """After a journaled `forget` (write lock held): the journal lines, then Chroma's file."""
+    erase_journal_lines(memory.folder, ids)
+    with getattr(memory, "_cache_lock"):
+        for record_id in ids:
+            memory._cache.pop(record_id, None)
+    erase_from_chroma(memory.index, ids)
+
+
+def erase_skill(library: Any, name: str, trash: Path) -> None:
+    """After `delete` moved a skill's folder to the trash: remove that copy and its index text.
+
+    (`skillbank skills delete` keeps the trash copy; `forget skill:<name>` means gone.)"""
+    import shutil
+
+    trash = Path(trash)
+    holder = trash.parent  # the unique folder `_trash` made for it, inside `<root>/.trash`
+    shutil.rmtree(holder if holder.name.startswith(f"{trash.name}-") else trash,
+                  ignore_errors=True)
+    erase_from_chroma(library.index, [name])
+
+
+# Chroma's SQLite --------------------------------------------------------------------------------
+def chroma_sqlite_path(index: Any) -> Path | None:
+    """The SQLite file of an embedded (persistent) Chroma behind `index`, else None."""
+    client = getattr(index, "client", None)
+    try:
+        settings = client.get_settings()
+    except Exception:  # noqa: BLE001 - not a Chroma client we can look into
+        return None
+    if not getattr(settings, "is_persistent", False):
+        return None
+    folder = getattr(settings, "persist_directory", None)
+    path = Path(folder) / "chroma.sqlite3" if folder else None
+    return path if path is not None and path.is_file() else None
+
+
+def _collection_id(index: Any) -> str | None:
+    try:
+        return str(index.client.get_collection(index.name).id)
+    except Exception:  # noqa: BLE001 - no collection: nothing of it to erase
+        return None
+
+
+def erase_from_chroma(index: Any, ids: Iterable[str], *, timeout: float = 30.0) -> bool:
+    """Remove the forgotten ids' text from an embedded Chroma's SQLite file (see module doc).
+
+    Call after the index delete. Returns False when there is nothing of ours to rewrite (a
+    Chroma server). A failure is logged, not raised: the item is already forgotten (hidden
+    and journaled), and the next forget or `skillbank reindex` vacuums again."""
+    path = chroma_sqlite_path(index)
+    wanted = [i for i in ids if isinstance(i, str) and i]
+    if path is None or not wanted:
+        return False
+    collection = _collection_id(index)
+    started = time.perf_counter()
+    drop_snapshot(path.parent.parent / ".cache" / "index" / str(getattr(index, "name", "")))
+    try:
+        con = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
+    except sqlite3.Error as exc:
+        log.error("skillbank: could not open %s to erase forgotten text: %s", path, exc)
+        return False
+    try:
+        con.execute("PRAGMA secure_delete = ON")
+        con.execute("BEGIN IMMEDIATE")
+        for item in wanted:
+            pattern = item.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "#%"
+            if collection:
+                con.execute(
+                    "UPDATE embeddings_queue SET metadata = NULL WHERE metadata IS NOT NULL "
+                    "AND (id = ? OR id LIKE ? ESCAPE '\\') AND topic LIKE ?",
+                    (item, pattern, f"%{collection}"))
+            else:
+                con.execute(
+                    "UPDATE embeddings_queue SET metadata = NULL WHERE metadata IS NOT NULL "
+                    "AND (id = ? OR id LIKE ? ESCAPE '\\')", (item, pattern))
+        con.execute("COMMIT")
+        try:
+            con.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) "
+                        "VALUES('optimize')")
+        except sqlite3.OperationalError as exc:  # an older layout without the FTS table
+            log.debug("FTS optimize skipped: %s", exc)
+        con.execute("VACUUM")
+    except sqlite3.Error as exc:
+        log.error("skillbank: could not erase forgotten text from %s: %s", path, exc)
+        try:
+            con.execute("ROLLBACK")
+        except sqlite3.Error:
+            pass
+        return False
+    finally:
+        con.close()
+    scrub_vector_files(path.parent)
+    log.debug("erased %d ids from %s in %.3f s", len(wanted), path, time.perf_counter() - started)
+    return True
+
+
+def drop_snapshot(folder: Path) -> None:
+    """Delete an index's saved keyword snapshots (they hold every text they index).
+
+    Marked dirty first, as any write does, so a crash in between never restores one; the bank
+    saves a fresh snapshot (without the forgotten text) when it closes."""
+    import shutil
+
+    if not folder.name or not folder.is_dir():
+        return
+    try:
+        atomic_write(folder / "DIRTY", b"a forget removed the snapshot\n")
+        (folder / "CURRENT").unlink(missing_ok=True)
+    except OSError as exc:
+        log.error("skillbank: could not mark %s dirty: %s", folder, exc)
+        return
+    for old in folder.iterdir():
+        if old.is_dir():
+            shutil.rmtree(old, ignore_errors=True)
+
+
+# Chroma's vector files --------------------------------------------------------------------------
+#: hnswlib's header as Chroma 1.5 writes it (`header.bin`): a u32 version, then u64 fields.
+_HEADER = struct.Struct("<IQQQQQQ")
+
+
+def scrub_vector_files(chroma_dir: Path) -> int:
+    """Zero the unused capacity of every HNSW segment file under `chroma_dir`.
+
+    hnswlib allocates room for `max_elements` with malloc and writes the whole allocation to
+    `data_level0.bin`; the slots past `cur_element_count` are uninitialised memory, which we
+    found holding text the process had handled (a forgotten record's feedback among it). Used
+    slots are zeroed by hnswlib when a point is added, so only the tail needs clearing; Chroma
+    never reads it. Call with the write lock held (between writes) or after the index is
+    closed. Returns the number of files changed; unknown layouts are left alone."""
+    changed = 0
+    try:
+        folders = [p for p in Path(chroma_dir).iterdir() if p.is_dir()]
+    except OSError:
+        return 0
+    for folder in folders:
+        header = folder / "header.bin"
+        try:
+            raw = header.read_bytes()
+            if len(raw) < _HEADER.size:
+                continue
+            version, offset0, max_elements, count, per_element, _label, _offset = \
+                _HEADER.unpack_from(raw)
+            if version != 1 or offset0 != 0 or not 0 <= count <= max_elements or \
+                    per_element <= 0:
+                continue  # not the layout we know: never guess
+            # data_level0.bin: one slot of `per_element` bytes per element; length.bin: one
+            # 4-byte level per element. Both are dumped at full capacity.
+            for name, width in (("data_level0.bin", per_element), ("length.bin", 4)):
+                changed += _zero_tail(folder / name, count * width, max_elements * width)
+        except OSError as exc:
+            log.debug("could not scrub %s: %s", folder, exc)
+    return changed
+
+
+def _zero_tail(path: Path, start: int, size: int) -> int:
+    """Zero `path` from `start` when it is exactly `size` bytes long; 1 if it changed."""
+    if not path.is_file() or path.stat().st_size != size or start >= size:
+        return 0
+    with path.open("r+b") as handle:
+        handle.seek(start)
+        tail = handle.read()
+        if not tail.strip(b"\0"):
+            return 0
+        handle.seek(start)
+        handle.write(bytes(len(tail)))
+        handle.flush()
+        os.fsync(handle.fileno())
+    return 1
+
+
+# Guidelines -------------------------------------------------------------------------------------
+def note_forgotten(log_path: Path, item_id: str, kind: str, at: str,
+                   principal: str | None = None) -> None:
+    """Append one `forgotten.jsonl` line (id, kind, time, principal) and rewrite older lines to
+    those fields only; files an older version moved to the trash for these ids are deleted.
+
+    `principal` defaults to the caller's (`skillbank.scope.current`)."""
+    if principal is None:
+        from skillbank import scope as scopes
+
+        principal = scopes.current().principal
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    lines: list[str] = []
+    ids: set[str] = {item_id}
+    try:
+        old = log_path.read_text("utf-8").splitlines()
+    except FileNotFoundError:
+        old = []
+    for raw in old:
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            continue  # a torn or foreign line: not kept (it could hold text)
+        if not isinstance(data, dict) or not isinstance(data.get("id"), str):
+            continue
+        ids.add(data["id"])
+        data.setdefault("kind", "guideline")
+        lines.append(json.dumps({k: data.get(k) for k in FORGOTTEN_FIELDS}, ensure_ascii=False))
+    lines.append(json.dumps({"id": item_id, "kind": kind, "at": at, "principal": principal},
+                            ensure_ascii=False))
+    atomic_write(log_path, "\n".join(lines) + "\n")
+    for leftover in log_path.parent.glob("*.md"):
+        if any(leftover.name.startswith(f"{gid}-") for gid in ids):
+            try:
+                leftover.unlink()
+            except OSError as exc:
+                log.error("skillbank: could not delete %s: %s", leftover, exc)
