@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+from stat import S_ISREG
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -53,6 +54,8 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
                 stat = path.stat()
             except OSError:
                 continue
+            if not S_ISREG(stat.st_mode):
+                continue  # a FIFO, socket or device: reading it would block or never end
             out.append((path.relative_to(folder).as_posix(), stat))
             if len(out) >= MAX_FILES:
                 return out
