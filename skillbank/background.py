@@ -15,11 +15,15 @@ What it promises:
   would wait on itself) a job runs inline in the caller, so it still happens.
 * **In order.** One thread runs jobs first in, first out, so a run's experience is written
   before the guideline learned from its feedback, as it would be inline.
+* **As the caller.** A job runs in a copy of the context it was submitted from
+  (`contextvars.copy_context`), so the caller's `skillbank.scope` travels with it: a write
+  queued by user A's run lands in A's namespace, as A, even when user B's job runs next.
 """
 
 from __future__ import annotations
 
 import atexit
+import contextvars
 import logging
 import threading
 import time
@@ -45,7 +49,8 @@ class BackgroundWriter:
         self.done = 0
         self.failed = 0
         self.last_error: BaseException | None = None
-        self._jobs: deque[tuple[Future, Callable[..., Any], tuple, dict, str]] = deque()
+        self._jobs: deque[tuple[Future, Callable[..., Any], tuple, dict, str,
+                                contextvars.Context]] = deque()
         self._running = 0  # jobs taken off the queue and not finished yet
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
@@ -60,6 +65,7 @@ class BackgroundWriter:
         """
         future: Future = Future()
         what = what or getattr(fn, "__name__", "a write")
+        context = contextvars.copy_context()  # the caller's scope goes with the job
         with self._cond:
             inline = self._closed or threading.current_thread() is self._thread
             if not inline:
@@ -69,11 +75,11 @@ class BackgroundWriter:
                 inline = self._closed
             self.submitted += 1
             if not inline:
-                self._jobs.append((future, fn, args, kwargs, what))
+                self._jobs.append((future, fn, args, kwargs, what, context))
                 self._cond.notify_all()
                 return future
             self._running += 1
-        self._run(future, fn, args, kwargs, what)
+        self._run(future, fn, args, kwargs, what, context)
         return future
 
     def _start(self) -> None:
@@ -96,11 +102,11 @@ class BackgroundWriter:
             self._run(*job)
 
     def _run(self, future: Future, fn: Callable[..., Any], args: tuple, kwargs: dict,
-             what: str) -> None:
+             what: str, context: contextvars.Context) -> None:
         error: BaseException | None = None
         if future.set_running_or_notify_cancel():
             try:
-                future.set_result(fn(*args, **kwargs))
+                future.set_result(context.run(fn, *args, **kwargs))
             except BaseException as exc:  # noqa: BLE001 - kept on the future and logged
                 error = exc
                 future.set_exception(exc)

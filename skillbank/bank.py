@@ -121,6 +121,17 @@ class Skillbank:
 
         #: Who did what (skillbank.audit); the memories note every write into it.
         self.audit: Any = open_audit_log(self.root)
+        #: Team mode (a `database_url`): lock, change feed, usage and audit in PostgreSQL.
+        self.store: Any = None
+        if getattr(settings, "database_url", None):
+            from skillbank.team import attach_store
+
+            try:
+                attach_store(self, write_lock_timeout)
+            except BaseException:
+                if owner_lock is None and self._owner_lock is not None:
+                    self._owner_lock.release()  # the caller never gets this bank
+                raise
         bundled = bundled_skills_dir() if include_bundled else None
         roots = [Path(r).expanduser() for r in settings.skill_roots]
         self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
@@ -205,6 +216,8 @@ class Skillbank:
             log.error("skillbank: could not write buffered usage counts on close: %s", exc)
         if self._background is not None:
             self._background.close()
+        if self.store is not None:
+            self.store.close()  # after the last queued write has taken and released its lock
         watcher_stopped = self.stop_watching()
         if self._owner_lock is not None and self._owner_lock.is_locked:
             try:

@@ -8,6 +8,7 @@ and added whole, best first, until the budget is reached; nothing is cut mid-ite
 
 from __future__ import annotations
 
+import contextvars
 import os
 import re
 import threading
@@ -120,7 +121,10 @@ def _parallel(calls: list[Callable[[], Any]]) -> list[Any]:
             _pool = ThreadPoolExecutor(max_workers=3, thread_name_prefix="skillbank-context")
             _pool_pid = os.getpid()
         pool = _pool
-    return [f.result() for f in [pool.submit(call) for call in calls]]
+    # Each search runs in a copy of the caller's context: its scope (skillbank.scope) is
+    # what the search filters by, and pool threads would otherwise see none.
+    return [f.result() for f in [pool.submit(contextvars.copy_context().run, call)
+                                 for call in calls]]
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
@@ -228,7 +232,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     """Select and render memory for `task`, never over `budget_tokens` (counted with tiktoken)."""
     if budget_tokens < 0:
         raise ValueError("budget_tokens must be >= 0")
-    namespace = namespace or bank.settings.namespace
+    # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
     ordered, skills, guidelines, experiences = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body)
     chosen: list[_Item] = []

@@ -19,6 +19,16 @@ Rules every memory follows:
 - An id outside `read_namespaces()` is "not found" (no existence oracle), never changed.
 - Only `Role.REVIEWER` and `Role.ADMIN` approve, reject, or change another principal's items;
   an untrusted caller's writes are pending and its votes are kept apart.
+- Pending items are shown only to whoever may review them (`can_review`): a contributor, trusted
+  or not, lists none (pending records carry no principal, so "its own" cannot be told apart
+  from another untrusted client's in the same namespace; showing none is the safe answer).
+
+`"*"` in `reads` (or `reviews`) means every namespace. The bank's own default scope — the
+operating-system user who opened the root — is admin of its namespace with `reads=("*",)`:
+that user owns every file under the root anyway, so a single user's bank behaves as before
+(`namespace=None` is the bank's namespace, an explicit namespace or `"*"` reaches any). Isolation
+between users comes from the scope a face activates for each of them (`bank.scoped(scope)`, a
+token, an adapter's `"{user_id}"`), never from which process happens to own the root.
 """
 
 from __future__ import annotations
@@ -31,7 +41,12 @@ from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import Any, Iterator
 
-NAMESPACE_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$")
+#: A namespace is data, never syntax or a path: 1-128 printable characters (letters of any
+#: script, digits, spaces inside, punctuation such as `/ @ . -`), no surrounding whitespace, no
+#: control or invisible characters, and not `"*"` (which means "every namespace" to a read).
+MAX_NAMESPACE = 128
+#: In `reads` / `reviews` (and as a read's `namespace`): every namespace.
+ALL = "*"
 PRINCIPAL_PATTERN = re.compile(r"^[^\x00-\x1f\x7f]{1,200}$")
 
 
@@ -56,13 +71,17 @@ _RANKS = {Role.READER: 0, Role.CONTRIBUTOR: 1, Role.REVIEWER: 2, Role.ADMIN: 3}
 
 def check_namespace(namespace: Any) -> str:
     """A namespace name, or InvalidInputError naming the problem."""
+    if isinstance(namespace, str) and 0 < len(namespace) <= MAX_NAMESPACE \
+            and namespace.isprintable() and namespace == namespace.strip() and namespace != ALL:
+        return namespace
     from skillbank.errors import InvalidInputError
 
-    if not isinstance(namespace, str) or not NAMESPACE_PATTERN.match(namespace):
-        raise InvalidInputError(
-            f"invalid namespace {namespace!r}: use 1-64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit")
-    return namespace
+    if namespace == ALL:
+        raise InvalidInputError('namespace "*" means every namespace: give one namespace to '
+                                "write to (or read with '*' where a list or count accepts it)")
+    raise InvalidInputError(
+        f"invalid namespace {str(namespace)[:80]!r}: use 1-{MAX_NAMESPACE} printable characters "
+        "with no surrounding spaces")
 
 
 @dataclass(frozen=True)
@@ -89,9 +108,14 @@ class Scope:
         if not isinstance(self.principal, str) or not PRINCIPAL_PATTERN.match(self.principal):
             raise InvalidInputError(f"invalid principal {self.principal!r}")
         check_namespace(self.namespace)
-        object.__setattr__(self, "reads", tuple(check_namespace(n) for n in self.reads
-                                                if n != self.namespace))
-        object.__setattr__(self, "reviews", tuple(check_namespace(n) for n in self.reviews))
+        for key in ("reads", "reviews"):
+            value = getattr(self, key)
+            if isinstance(value, str) or not isinstance(value, (tuple, list)):
+                raise InvalidInputError(f"scope {key} must be a list of namespaces")
+            names = tuple(dict.fromkeys(n if n == ALL else check_namespace(n) for n in value))
+            if key == "reads":
+                names = tuple(n for n in names if n != self.namespace)
+            object.__setattr__(self, key, names)
         if not isinstance(self.role, Role):
             try:
                 object.__setattr__(self, "role", Role(self.role))
@@ -101,27 +125,57 @@ class Scope:
                     + ", ".join(r.value for r in Role)) from None
         if not isinstance(self.trusted, bool):
             raise InvalidInputError("trusted must be true or false")
+        if not isinstance(self.face, str) or not PRINCIPAL_PATTERN.match(self.face) \
+                or len(self.face) > 40:
+            raise InvalidInputError(f"invalid face {self.face!r}")
 
     # What it may see and change -------------------------------------------------------------
     @property
     def readable(self) -> tuple[str, ...]:
-        """Every namespace this scope reads: its own first, then the shared ones."""
-        return (self.namespace, *self.reads)
+        """The namespaces a read with `namespace=None` covers: its own first, then the shared
+        ones it names (a `"*"` grant is not listed: it is `reads_all`)."""
+        return (self.namespace, *(n for n in self.reads if n != ALL))
+
+    @property
+    def reads_all(self) -> bool:
+        """True when this scope may read every namespace (`"*"` in `reads`)."""
+        return ALL in self.reads
 
     @property
     def reviewable(self) -> tuple[str, ...]:
-        if not self.role.allows(Role.REVIEWER):
+        """Namespaces whose pending items this scope approves or rejects (`("*",)`: all)."""
+        if not self.trusted or not self.role.allows(Role.REVIEWER):
             return ()
-        return self.reviews or self.readable
+        if self.reviews:
+            return self.reviews
+        return (ALL,) if self.reads_all else self.readable
 
     def can_read(self, namespace: str | None) -> bool:
-        return namespace in self.readable
+        return namespace in self.readable or (self.reads_all and isinstance(namespace, str))
 
     def can_write(self) -> bool:
         return self.role.allows(Role.CONTRIBUTOR)
 
     def can_review(self, namespace: str | None) -> bool:
-        return namespace in self.reviewable
+        reviewable = self.reviewable
+        return namespace in reviewable or (ALL in reviewable and isinstance(namespace, str))
+
+    def can_change(self, namespace: str | None) -> bool:
+        """May this scope delete or overwrite an item of `namespace` (not only add to it)?
+
+        A trusted contributor may, in its own namespace; anything else needs the reviewer role
+        for that namespace. An untrusted caller never deletes."""
+        if not self.trusted:
+            return False
+        if namespace == self.namespace and self.role.allows(Role.CONTRIBUTOR):
+            return True
+        return self.can_review(namespace)
+
+    def untrusted(self) -> "Scope":
+        """This scope, untrusted: what `trusted=False` on a call means. The same principal and
+        namespaces; its writes wait as pending, its votes are kept apart, and it never
+        reviews or deletes (`reviewable` is empty and `can_change` false while untrusted)."""
+        return self if not self.trusted else replace(self, trusted=False)
 
     def write_namespace(self, namespace: str | None = None) -> str:
         """Where a write goes: the caller's own namespace, or one it reviews (admins, reviewers).
@@ -142,13 +196,15 @@ class Scope:
     def read_namespaces(self, namespace: str | None = None) -> tuple[str, ...]:
         """What a read covers: every readable namespace (None), or the one asked for if readable.
 
-        A namespace outside the scope reads as empty (never an error saying it exists)."""
+        A namespace outside the scope reads as empty (never an error saying it exists).
+        `("*",)` (only for `namespace="*"` with a `"*"` grant) means every namespace: test a
+        record with `covers(result, record_namespace)`, filter an index with `where(result)`."""
         if namespace is None:
             return self.readable
-        if namespace == "*":  # "all I may read", as the CLI and stats ask
-            return self.readable
+        if namespace == ALL:  # "all I may read", as the CLI and stats ask
+            return (ALL,) if self.reads_all else self.readable
         check_namespace(namespace)
-        return (namespace,) if namespace in self.readable else ()
+        return (namespace,) if self.can_read(namespace) else ()
 
     def require(self, role: Role, action: str) -> None:
         from skillbank.errors import PermissionDeniedError
@@ -165,10 +221,13 @@ class Scope:
 
     @classmethod
     def from_wire(cls, data: Any) -> "Scope":
+        """A scope sent by a client: every field checked, anything malformed InvalidInputError."""
         from skillbank.errors import InvalidInputError
 
         if not isinstance(data, dict):
             raise InvalidInputError("a scope must be an object")
+        if not all(isinstance(key, str) for key in data):
+            raise InvalidInputError("scope fields must be named by strings")
         known = {"principal", "namespace", "reads", "role", "trusted", "face", "reviews"}
         unknown = set(data) - known
         if unknown:
@@ -185,6 +244,63 @@ class Scope:
         return replace(self, face=face)
 
 
+def covers(namespaces: tuple[str, ...], namespace: Any) -> bool:
+    """Does a `read_namespaces()` result include a record of `namespace`?"""
+    return namespace in namespaces or (ALL in namespaces and isinstance(namespace, str))
+
+
+def where(namespaces: tuple[str, ...]) -> dict[str, Any] | None:
+    """An index filter clause for a `read_namespaces()` result; None means no filter (all)."""
+    if ALL in namespaces:
+        return None
+    if len(namespaces) == 1:
+        return {"namespace": namespaces[0]}
+    return {"namespace": {"$in": list(namespaces)}}
+
+
+_UNTRUSTED_CACHE: dict[Scope, Scope] = {}
+
+
+def caller(default_namespace: str = "default", trusted: Any = True) -> Scope:
+    """The caller's scope, with a call's old `trusted=False` flag mapped onto it.
+
+    `trusted=False` on a call narrows the caller to an untrusted contributor for that call; it
+    never widens anything (`trusted=True` under an untrusted scope stays untrusted)."""
+    from skillbank.errors import InvalidInputError
+
+    if not isinstance(trusted, bool):
+        raise InvalidInputError("trusted must be true or false")
+    scope = current(default_namespace)
+    if trusted or not scope.trusted:
+        return scope
+    narrowed = _UNTRUSTED_CACHE.get(scope)
+    if narrowed is None:
+        if len(_UNTRUSTED_CACHE) > 256:
+            _UNTRUSTED_CACHE.clear()
+        narrowed = _UNTRUSTED_CACHE[scope] = scope.untrusted()
+    return narrowed
+
+
+def narrowed(namespace: str | None, *, trusted: bool = True, face: str = "python"
+             ) -> Scope | None:
+    """The scope for a face configured with one namespace (an adapter's `"{user_id}"` run).
+
+    With no scope active (the bank's own default, i.e. the person who set the face up), the
+    face's calls run as a principal of that namespace alone — it reads and writes that
+    namespace, and decides on items only there (admin of it when trusted, an untrusted
+    contributor otherwise) — so one user's run can never reach another user's ids. With a scope
+    already active (a face that resolved its caller), None: that scope stays, and the explicit
+    namespace is checked against it as any other. With no namespace, None as well."""
+    if namespace is None or _current.get() is not None:
+        return None
+    check_namespace(namespace)
+    if trusted:
+        return Scope(principal=f"{face}:{namespace}", namespace=namespace, role=Role.ADMIN,
+                     face=face)
+    return Scope(principal=f"{face}:{namespace}", namespace=namespace, role=Role.CONTRIBUTOR,
+                 trusted=False, face=face)
+
+
 def local_principal() -> str:
     """The operating-system user: who a process that opened the root itself is acting for."""
     try:
@@ -195,14 +311,27 @@ def local_principal() -> str:
 
 def default_scope(namespace: str = "default", *, trusted: bool = True,
                   face: str = "python") -> Scope:
-    """The scope of a process that opened the root itself: its user, admin of its namespace.
+    """The scope of a process that opened the root itself: its user, admin of its namespace,
+    reading (and reviewing) every namespace (see the module docstring for why).
 
-    `trusted=False` maps the old flag onto the roles: an untrusted contributor."""
-    if trusted:
-        return Scope(principal=local_principal(), namespace=namespace, role=Role.ADMIN,
-                     face=face)
-    return Scope(principal=f"untrusted:{face}", namespace=namespace, role=Role.CONTRIBUTOR,
-                 trusted=False, face=face)
+    `trusted=False` maps the old flag onto the roles: an untrusted contributor that may still
+    read any namespace it names, as an untrusted client could before (reads change nothing)."""
+    key = (namespace, trusted, face)
+    scope = _DEFAULTS.get(key)
+    if scope is None:
+        if trusted:
+            scope = Scope(principal=local_principal(), namespace=namespace, reads=(ALL,),
+                          role=Role.ADMIN, face=face)
+        else:
+            scope = Scope(principal=f"untrusted:{face}", namespace=namespace, reads=(ALL,),
+                          role=Role.CONTRIBUTOR, trusted=False, face=face)
+        if len(_DEFAULTS) > 256:
+            _DEFAULTS.clear()
+        _DEFAULTS[key] = scope
+    return scope
+
+
+_DEFAULTS: dict[tuple[str, bool, str], Scope] = {}
 
 
 _current: contextvars.ContextVar[Scope | None] = contextvars.ContextVar(

@@ -37,6 +37,9 @@ class Settings:
     deployment: str | None = None
     chroma_tenant: str | None = None
     chroma_database: str | None = None
+    # Team mode: PostgreSQL holds the write lock, change feed, usage counters and audit log
+    # (skillbank.team), e.g. postgresql://user:password@host:5432/skillbank.
+    database_url: str | None = None
     # Retrieval
     min_score: float = 0.18  # best skill cosine below this (and weak BM25): "no skill fits"
     # Guidelines

@@ -9,6 +9,11 @@ Plain use counts are buffered: they are applied in memory at once and written in
 `Skillbank.flush()` and `close()` call) and at interpreter exit — a recall no longer pays an
 fsync per hit. A crash can lose the last few use counts, never anything else: a rating
 (`ok=True/False`, a person or agent saying whether an item helped) is written through at once.
+
+Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`): they are
+counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
+move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
+journals one `accept` event folding them into the trusted counts.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ class UsageLog:
         self.path = path
         self._lock = threading.Lock()
         self._counts: dict[str, Usage] = {}
+        self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         self._load()
@@ -51,12 +57,17 @@ class UsageLog:
             for raw in handle:
                 try:
                     event = json.loads(raw)
-                    self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"))
+                    if event.get("accept"):
+                        self._accept(event["id"])
+                        continue
+                    self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
+                                untrusted=bool(event.get("u")))
                 except (ValueError, KeyError, TypeError):
                     continue  # a torn or foreign line: skip, never fail the open
 
-    def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None) -> None:
-        usage = self._counts.setdefault(item_id, Usage())
+    def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None, *,
+               untrusted: bool = False) -> None:
+        usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
         usage.uses += int(uses)
         if ok is True:
             usage.successes += 1
@@ -68,26 +79,57 @@ class UsageLog:
             except ValueError:
                 pass
 
-    def record(self, item_id: str, *, use: int = 1, ok: bool | None = None) -> Usage:
+    def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
+               trusted: bool = True) -> Usage:
         """Count `use` uses of an item, and optionally whether it helped (`ok`).
 
         A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
-        module docstring).
+        module docstring). `trusted=False` counts it apart (returns the untrusted counts).
         """
         at = utcnow().isoformat()
-        event = {"id": item_id, "use": use, "at": at}
+        event: dict[str, object] = {"id": item_id, "use": use, "at": at}
         if ok is not None:
             event["ok"] = ok
+        if not trusted:
+            event["u"] = 1
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
             self._pending.append(json.dumps(event))
-            self._apply(item_id, use, ok, at)
-            usage = self._counts[item_id].model_copy()
+            self._apply(item_id, use, ok, at, untrusted=not trusted)
+            usage = (self._counts if trusted else self._untrusted)[item_id].model_copy()
             if ok is not None or len(self._pending) >= FLUSH_EVERY or \
                     time.monotonic() - self._since >= FLUSH_SECONDS:
                 self._write_pending()
             return usage
+
+    def untrusted(self, item_id: str) -> Usage:
+        """Untrusted uses and votes of an item, not yet accepted (they move nothing)."""
+        usage = self._untrusted.get(item_id)
+        return usage.model_copy() if usage else Usage()
+
+    def accept(self, item_id: str) -> Usage:
+        """A reviewer accepts an item's untrusted signals: they join its trusted counts.
+
+        One `accept` event, written through; returns the item's trusted counts after it."""
+        at = utcnow().isoformat()
+        with self._lock:
+            self._pending.append(json.dumps({"id": item_id, "accept": 1, "at": at}))
+            self._accept(item_id)
+            self._write_pending()
+            usage = self._counts.get(item_id)
+            return usage.model_copy() if usage else Usage()
+
+    def _accept(self, item_id: str) -> None:
+        extra = self._untrusted.pop(item_id, None)
+        if extra is None:
+            return
+        usage = self._counts.setdefault(item_id, Usage())
+        usage.uses += extra.uses
+        usage.successes += extra.successes
+        usage.failures += extra.failures
+        if extra.last_used and (usage.last_used is None or extra.last_used > usage.last_used):
+            usage.last_used = extra.last_used
 
     def flush(self) -> None:
         """Write every buffered event (one append, one fsync)."""

@@ -25,7 +25,8 @@ from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from skillbank.audit import kind_of, note
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank import scope as scopes
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Lesson, Step, utcnow
 from skillbank.usage import UsageLog
@@ -92,6 +93,27 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
     def _namespace(self, namespace: str | None) -> str:
         return check_namespace(self.settings.namespace if namespace is None else namespace)
 
+    # The caller's scope (skillbank.scope): every read, write and id is checked against it ----
+    def _scope(self, trusted: Any = True) -> scopes.Scope:
+        """The caller's scope; the bank's own default is the local user (admin)."""
+        return scopes.caller(self.settings.namespace, trusted)
+
+    def _read_spaces(self, namespace: str | None, scope: scopes.Scope | None = None
+                     ) -> tuple[str, ...]:
+        """What a read covers: `scope.read_namespaces` after the memory's own checks ("*" is
+        valid here: it means every namespace the caller may read)."""
+        if namespace is not None and namespace != scopes.ALL:
+            check_namespace(namespace)
+        return (scope or self._scope()).read_namespaces(namespace)
+
+    def _visible(self, record_id: str, meta: Mapping[str, Any] | None,
+                 scope: scopes.Scope | None = None) -> Mapping[str, Any]:
+        """The index entry of an id the caller may read, else NotFoundError exactly as for an
+        id that does not exist (no existence oracle)."""
+        if meta is None or not (scope or self._scope()).can_read(meta.get("namespace")):
+            raise NotFoundError(f"no experience or lesson with id {record_id!r}")
+        return meta
+
     # Recording ----------------------------------------------------------------------------------
     def record(
         self,
@@ -132,6 +154,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         experience = self._prepare(task=task, outcome=outcome, steps=steps, score=score,
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
+        trusted = self._scope(trusted).trusted
         eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
         note(self, "record", "experience", eid, namespace=experience.namespace)
         if distill:
@@ -160,6 +183,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                     "(task, outcome, steps, …)")
         if not isinstance(trusted, bool):
             raise InvalidInputError("trusted must be true or false")
+        trusted = self._scope(trusted).trusted  # the caller's scope, as in `record`
         signature = inspect.signature(ExperienceMemory.record)
         prepared: list[Experience] = []
         distill: list[bool] = []
@@ -206,7 +230,14 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             log.warning("distilling %s failed: %s", eid, exc)
 
     def _prepare(self, **fields: Any) -> Experience:
-        """Validate one record's fields (see `validation.build`) so it can be journaled."""
+        """Validate one record's fields (see `validation.build`) so it can be journaled.
+
+        The namespace is the caller's (`scope.write_namespace`: None is its own, another one
+        needs the reviewer role for it, a reader writes nothing)."""
+        namespace = fields.get("namespace")
+        if namespace is not None:
+            check_namespace(namespace)  # this memory's own messages first ("*" is not one)
+        fields["namespace"] = self._scope().write_namespace(namespace)
         return prepare(default_namespace=self.settings.namespace, **fields)
 
     # Reading ----------------------------------------------------------------------------------
@@ -216,20 +247,25 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             raise NotFoundError(
                 f"no experience {record_id!r}: ids look like 'exp-' or 'lsn-' and 12 hex digits")
         record_id = record_id.strip()
-        meta = self.index.metadata(record_id)
-        if meta is None:
-            raise NotFoundError(f"no experience or lesson with id {record_id!r}")
+        meta = self._visible(record_id, self.index.metadata(record_id))
         return self._read_record(record_id, meta)
 
     def __contains__(self, record_id: object) -> bool:
-        return isinstance(record_id, str) and self.index.metadata(record_id) is not None
+        if not isinstance(record_id, str):
+            return False
+        meta = self.index.metadata(record_id)
+        return meta is not None and self._scope().can_read(meta.get("namespace"))
 
     def _selected(self, namespace: str | None, kind: str | None,
                   include_retired: bool = False, status: str | None = None
                   ) -> list[tuple[str, dict[str, Any]]]:
         """Index entries of a namespace ("*": all) and kind: active ones, every status with
-        `include_retired`, or exactly `status`."""
-        ns = None if namespace == "*" else self._namespace(namespace)
+        `include_retired`, or exactly `status`.
+
+        Only what the caller's scope reads ("*": every namespace it may read; None: its own
+        and shared ones), and pending records only where it reviews (`skillbank.scope`)."""
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, scope)
         if kind not in (None, "experience", "lesson"):
             raise InvalidInputError(f"unknown kind {kind!r}; use 'experience' or 'lesson'")
         if status not in (None, *STATUSES):
@@ -239,12 +275,14 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         out = []
         for record_id in self.index.ids():
             meta = self.index.metadata(record_id) or {}
-            if ns is not None and meta.get("namespace") != ns:
+            if not scopes.covers(spaces, meta.get("namespace")):
                 continue
             if kind is not None and meta.get("kind") != kind:
                 continue
             if status is not None and meta.get("status", "active") != status:
                 continue
+            if meta.get("status") == "pending" and not scope.can_review(meta.get("namespace")):
+                continue  # pending items are shown only to whoever may decide on them
             out.append((record_id, meta))
         return out
 
@@ -268,12 +306,18 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return len(self._selected(namespace, kind))
 
     # Learning -----------------------------------------------------------------------------------
-    def mark(self, record_id: str, helped: bool = True) -> Experience:
-        """Say whether a recalled experience or lesson helped; feeds ranking and pruning."""
+    def mark(self, record_id: str, helped: bool = True, *, trusted: bool = True) -> Experience:
+        """Say whether a recalled experience or lesson helped; feeds ranking and pruning.
+
+        An untrusted mark (`trusted=False`, or an untrusted scope) is kept apart: it moves no
+        ranking and makes no prune candidate until a reviewer accepts it (`UsageLog.accept`).
+        An id outside the caller's scope is not found; a reader may not mark."""
         if not isinstance(helped, bool):  # "no" is truthy: it must not count as helpful
             raise InvalidInputError(f"helped must be true or false, not {helped!r}")
+        scope = self._scope(trusted)
         self.get(record_id)
-        self.usage.record(record_id.strip(), use=0, ok=helped)
+        scope.require(scopes.Role.CONTRIBUTOR, "rating memory")
+        self.usage.record(record_id.strip(), use=0, ok=helped, trusted=scope.trusted)
         note(self, "vote", kind_of(record_id.strip()), record_id.strip())
         return self.get(record_id)
 
@@ -288,6 +332,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         experience = self.get(record_id)
         if experience.kind != "experience":
             raise InvalidInputError(f"{record_id} is a lesson; distill experiences (exp-…)")
+        caller = self._scope()
+        caller.write_namespace(experience.namespace)  # lessons go where the experience is
         similar: list[Experience] = []
         opposite = OPPOSITE.get(experience.outcome)
         if opposite:
@@ -297,7 +343,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         raw = self.distiller.lessons_from_experience(experience, similar=similar) or []
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
-        status = "pending" if experience.status == "pending" else "active"
+        status = "pending" if experience.status == "pending" or not caller.trusted else "active"
         ids = list(dict.fromkeys(self._commit(records, with_lessons=False,
                                               statuses=[status] * len(records))))
         note(self, "distill", "lesson", ids, namespace=experience.namespace)
@@ -320,9 +366,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             raise InvalidInputError("dry_run must be true or false")
         min_uses = int(self.settings.prune_min_uses)
         max_rate = float(self.settings.prune_max_help_rate)
-        counts = self.usage.all()
+        counts = self.usage.all()  # trusted counts only: untrusted signals never prune
         doomed: list[tuple[str, dict[str, Any]]] = []
+        scope = self._scope()
         for record_id, meta in self._selected(namespace, None):
+            if not scope.can_review(meta.get("namespace")):
+                continue  # pruning retires memory: only where the caller reviews
             usage = counts.get(record_id)
             if usage is None or usage.uses < min_uses or usage.uses == 0:
                 continue

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbank.audit import note
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Finding, SyncReport
@@ -109,7 +109,8 @@ class PortabilityMixin:
                         if isinstance(created, str) else None,
                         kind=kind,
                         source=data.get("source") if isinstance(data.get("source"), str) else None)
-                except (InvalidInputError, ValueError, TypeError) as exc:
+                except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
+                    # (a line for a namespace the caller may not write is skipped, named)
                     report.skipped.append(where)
                     report.findings.append(Finding(severity="error", code="invalid-record",
                                                    message=str(exc), path=where))
@@ -157,6 +158,8 @@ class PortabilityMixin:
                     kept[wanted] = content
             status = data.get("status") if data.get("status") in ("retired", "pending") \
                 else "active"
+            if status == "active" and not self._scope().trusted:  # type: ignore[attr-defined]
+                status = "pending"  # an untrusted caller's import waits for review
             stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
                                  status=status)
             if wanted and wanted != stored:

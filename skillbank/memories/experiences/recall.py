@@ -15,6 +15,7 @@ import math
 import time
 from typing import Any, Callable, Mapping, Sequence
 
+from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.records import MAX_TEXT, Experience, Hit
@@ -95,9 +96,11 @@ class RecallMixin:
     usage: UsageLog
     settings: Any
 
-    def _where(self, namespace: str, outcome: Any, tags: Any, since: Any, kind: Any,
-               ) -> dict[str, Any]:
-        clauses: list[dict[str, Any]] = [{"namespace": namespace}, {"status": "active"}]
+    def _where(self, namespace: str | tuple[str, ...], outcome: Any, tags: Any, since: Any,
+               kind: Any) -> dict[str, Any]:
+        """The filter of a recall; `namespace` is one namespace or a `read_namespaces` tuple."""
+        spaces = scopes.where((namespace,) if isinstance(namespace, str) else namespace)
+        clauses: list[dict[str, Any]] = [*([spaces] if spaces else []), {"status": "active"}]
         outcomes = _outcomes(outcome)
         if outcomes:
             clauses.append({"outcome": outcomes[0]} if len(outcomes) == 1
@@ -111,7 +114,7 @@ class RecallMixin:
             if kind not in ("experience", "lesson"):
                 raise InvalidInputError(f"unknown kind {kind!r}; use 'experience' or 'lesson'")
             clauses.append({"kind": kind})
-        return {"$and": clauses}
+        return {"$and": clauses} if len(clauses) > 1 else clauses[0]
 
     def _filtered(self, fetch: Callable[[int, Any], dict[str, float]], where: dict[str, Any],
                   n: int, *, enough: int | None = None, cap: int = MAX_OVERFETCH
@@ -246,7 +249,8 @@ class RecallMixin:
         Filters (all applied inside the search, never after it): `outcome` (one or a list),
         `tags` (every tag given must be on the record), `since` (datetime, ISO date, unix time, or
         a timedelta meaning "within the last …"), `kind` ("experience" or "lesson"). The
-        namespace is always a filter (`None` is the bank's namespace) and retired records never
+        namespace is always a filter (`None`: the caller's own and shared namespaces, see
+        `skillbank.scope`; one outside the caller's scope recalls nothing) and retired records never
         come back. A hit needs a dense similarity of at least `min_score` (default
         `settings.min_score`; `CONTENT_FLOOR_MARGIN` more when only its feedback/lessons vector
         matched) or BM25 evidence; each returned hit counts a use unless `count_use=False`.
@@ -257,7 +261,13 @@ class RecallMixin:
             raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
         if k == 0:
             return []
-        where = self._where(self._namespace(namespace), outcome, tags, since, kind)
+        if namespace is not None:
+            self._namespace(namespace)  # "*" is not a namespace to recall from
+        scope = self._scope()  # type: ignore[attr-defined]
+        spaces = self._read_spaces(namespace, scope)  # type: ignore[attr-defined]
+        where = self._where(spaces or ("-",), outcome, tags, since, kind)
+        if not spaces:
+            return []  # outside the caller's scope: empty, as if nothing were there
         if min_score is not None and (isinstance(min_score, bool)
                                       or not isinstance(min_score, (int, float))
                                       or not math.isfinite(min_score)):
@@ -287,6 +297,6 @@ class RecallMixin:
             hits.append(Hit[Experience](id=hit.id, score=round(score, 6), why=hit.why,
                                         record=record, dense=hit.dense, keyword=hit.keyword))
         if count_use:
-            for hit in hits:
-                self.usage.record(hit.id, use=1)
+            for hit in hits:  # an untrusted caller's recalls are counted apart
+                self.usage.record(hit.id, use=1, trusted=scope.trusted)
         return hits

@@ -15,7 +15,7 @@ from typing import Any
 
 from skillbank.audit import note
 from skillbank.forgetting import erase_experiences as erase
-from skillbank.errors import InvalidInputError
+from skillbank.errors import InvalidInputError, PermissionDeniedError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, utcnow
 
@@ -26,7 +26,10 @@ class ReviewMixin:
     write_lock: threading.RLock
 
     def pending(self, namespace: str | None = None, limit: int = 50) -> list[Experience]:
-        """Quarantined records waiting for review, newest first ("*": every namespace)."""
+        """Quarantined records waiting for review, newest first ("*": every namespace).
+
+        Only those the caller may review (`Scope.can_review`): a contributor, trusted or not,
+        gets none (see `skillbank.scope`)."""
         return self.list(namespace, limit=limit, status="pending")
 
     def _owned_lessons(self, record: Experience, status: str | None = None) -> list[str]:
@@ -45,7 +48,17 @@ class ReviewMixin:
         if not isinstance(record_id, str) or not record_id.strip():
             raise InvalidInputError(
                 f"{verb} takes an id such as 'exp-…' or 'lsn-…' (as `pending` or `recall` show)")
-        return self.get(record_id)  # NotFoundError when unknown
+        record = self.get(record_id)  # NotFoundError when unknown or outside the caller's scope
+        scope = self._scope()  # type: ignore[attr-defined]
+        allowed = scope.can_change(record.namespace) if verb == "forget" \
+            else scope.can_review(record.namespace)
+        if not allowed:
+            raise PermissionDeniedError(
+                f"{verb} {record.id} needs the reviewer role for namespace {record.namespace!r}"
+                f"{'' if verb != 'forget' else ' (or a trusted contributor of it)'}; "
+                f"{scope.principal} is {'an untrusted ' if not scope.trusted else 'a '}"
+                f"{scope.role.value}")
+        return record
 
     def approve(self, record_id: str) -> dict[str, Any]:
         """Make a pending record active (an experience with its pending lessons): recall

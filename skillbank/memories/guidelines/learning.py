@@ -70,7 +70,8 @@ class GuidelineLearning:
         if not isinstance(trusted, bool):
             raise InvalidInputError("trusted must be true or false")
         source = self._check_source(source)
-        ns = self._namespace(namespace)
+        ns = self._write_ns(namespace)  # the caller's namespace (skillbank.scope)
+        trusted = self._scope(trusted).trusted
         if rules is not None:
             if candidates is not None:
                 raise InvalidInputError("pass the agent's rules as rules=[...] or candidates=[...], "
@@ -134,7 +135,8 @@ class GuidelineLearning:
         if topic is not None:
             self._check_topic(topic)
         source = self._check_source(source)
-        ns = self._namespace(namespace)
+        ns = self._write_ns(namespace)  # the caller's namespace (skillbank.scope)
+        trusted = self._scope(trusted).trusted
         when = _one_line(when_to_use)
         if topic is None or not when:
             guess_topic, guess_when = self._guess(text)

@@ -11,6 +11,7 @@ import os
 from pathlib import Path
 from typing import Any, Callable
 
+from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
@@ -25,14 +26,18 @@ class GuidelineReview:
     """Status changes a person or an agent asks for (see the module docstring)."""
 
     # Feedback and review -------------------------------------------------------------------------
-    def _change(self, gid: str, update: Callable[[Guideline], dict[str, Any] | None]) -> Guideline:
+    def _change(self, gid: str, update: Callable[[Guideline], dict[str, Any] | None], *,
+                verb: str = "review") -> Guideline:
+        """Apply `update` to a guideline the caller may `verb` ("vote": any it reads, as a
+        contributor; "review": one in a namespace it reviews). Out of scope: not found."""
         self._check_id(gid)
+        scope = self._scope()
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
-            if g is None:
-                raise NotFoundError(
-                    f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list()")
+            if g is None or not scope.can_read(g.namespace):
+                raise self._not_found(gid)
+            _allowed(scope, verb, gid, g.namespace)
             changes = update(g)
             if not changes:
                 return g
@@ -48,6 +53,7 @@ class GuidelineReview:
         """
         _check_flag(helpful, "helpful")
         _check_flag(trusted, "trusted")
+        trusted = self._scope(trusted).trusted  # an untrusted scope votes apart too
 
         def apply(g: Guideline) -> dict[str, Any]:
             if not trusted:
@@ -60,7 +66,7 @@ class GuidelineReview:
                 changes["status"] = "retired"
                 log.info("guideline %s retired by votes", gid)
             return changes
-        voted = self._change(gid, apply)
+        voted = self._change(gid, apply, verb="vote")
         note(self, "vote", "guideline", gid, namespace=voted.namespace)
         return voted
 
@@ -121,7 +127,8 @@ class GuidelineReview:
         """
         self._check_id(gid)
         _check_flag(trusted, "trusted")
-        if not trusted:
+        scope = self._scope(trusted)
+        if not scope.trusted:
             raise PermissionDeniedError(
                 f"forgetting {gid} needs a trusted caller; an untrusted client can vote or "
                 "propose rules, and a trusted reviewer removes them (skillbank guidelines "
@@ -129,8 +136,9 @@ class GuidelineReview:
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
-            if g is None:
-                raise NotFoundError(f"no guideline {gid!r}; find ids with search or list")
+            if g is None or not scope.can_read(g.namespace):
+                raise self._not_found(gid)
+            _allowed(scope, "forget", gid, g.namespace)
             os.unlink(g.path)  # gone for good, not to a trash (skillbank.forgetting)
             fsync_dir(Path(g.path).parent)
             note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
@@ -144,6 +152,21 @@ class GuidelineReview:
             erase_from_chroma(self.index, [gid])
             note(self, "forget", "guideline", gid, namespace=g.namespace)
         return {"id": gid, "kind": "guideline", "forgotten": True}
+
+
+def _allowed(scope: "scopes.Scope", verb: str, gid: str, namespace: str) -> None:
+    """PermissionDeniedError unless `scope` may `verb` a guideline of `namespace` (see
+    `skillbank.scope`: voting needs a contributor, forgetting a trusted contributor of the
+    namespace or its reviewer, approve/reject/retire its reviewer)."""
+    if verb == "vote":
+        scope.require(scopes.Role.CONTRIBUTOR, "voting on a guideline")
+        return
+    allowed = scope.can_change(namespace) if verb == "forget" else scope.can_review(namespace)
+    if not allowed:
+        raise PermissionDeniedError(
+            f"{verb} {gid} needs the reviewer role for namespace {namespace!r}; "
+            f"{scope.principal} is {'an untrusted ' if not scope.trusted else 'a '}"
+            f"{scope.role.value}")
 
 
 def _check_flag(value: Any, what: str) -> None:

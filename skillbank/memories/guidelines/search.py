@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
@@ -34,17 +35,19 @@ class GuidelineSearch:
         task = _check_text(task, "task", 4 * MAX_TEXT)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInputError("k must be a non-negative integer")
-        ns = self._namespace(namespace)
+        spaces = self._read_spaces(namespace)  # the caller's own and shared namespaces
         if topic is not None:
             self._check_topic(topic)
-        if k == 0 or not task.strip():
+        if k == 0 or not task.strip() or not spaces:
             return []
         with self._lock:
             self._ensure_loaded()
-            clauses: list[dict[str, Any]] = [{"namespace": ns}, {"status": "active"}]
+            in_scope = scopes.where(spaces)
+            clauses: list[dict[str, Any]] = [*([in_scope] if in_scope else []),
+                                             {"status": "active"}]
             if topic is not None:
                 clauses.append({"topic": topic})
-            where = {"$and": clauses}
+            where = {"$and": clauses} if len(clauses) > 1 else clauses[0]
             fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
             if any(gid not in self._items or self._digests.get(gid) != meta.get("hash")
                    for gid, *_, meta in fused):
@@ -54,7 +57,7 @@ class GuidelineSearch:
             hits: list[Hit[Guideline]] = []
             for gid, score, dense, keyword, meta in fused:
                 g = self._items.get(gid)
-                if g is None or g.status != "active" or g.namespace != ns:
+                if g is None or g.status != "active" or not scopes.covers(spaces, g.namespace):
                     continue  # the files are the truth, even before the index catches up
                 if topic is not None and g.topic != topic:
                     continue
@@ -120,10 +123,8 @@ class GuidelineSearch:
             if g is None or self._file_changed(g):
                 self._refresh()  # written by another process, or edited by hand
                 g = self._items.get(gid)
-        if g is None:
-            raise NotFoundError(
-                f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
-                "or run sync() if the file was just added by hand")
+        if g is None or not self._scope().can_read(g.namespace):
+            raise self._not_found(gid)  # outside the caller's scope: the same answer
         return g
 
     def __contains__(self, gid: object) -> bool:
@@ -147,33 +148,36 @@ class GuidelineSearch:
             raise InvalidInputError(f"status must be one of {', '.join(STATUSES)}")
         if topic is not None:
             self._check_topic(topic)
-        ns = self._namespace(namespace, allow_all=True)
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         with self._lock:
             self._refresh()
             items = list(self._items.values())
         out = [g for g in items
                if (status is None or g.status == status)
                and (topic is None or g.topic == topic)
-               and (ns == ALL_NAMESPACES or g.namespace == ns)]
+               and self._shown(g, spaces, scope)]
         out.sort(key=lambda g: (g.created, g.id), reverse=True)
         return out
 
     def topics(self, namespace: str | None = None) -> list[str]:
         """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
-        ns = self._namespace(namespace, allow_all=True)
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         with self._lock:
             self._refresh()
             return sorted({g.topic for g in self._items.values()
-                           if g.status in IN_PLAY and (ns == ALL_NAMESPACES or g.namespace == ns)})
+                           if g.status in IN_PLAY and self._shown(g, spaces, scope)})
 
     def counts(self, namespace: str | None = None) -> dict[str, int]:
         """Guidelines by status; ``namespace=None`` is the bank's namespace, ``"*"`` all."""
-        ns = self._namespace(namespace, allow_all=True)
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         out = {status: 0 for status in STATUSES}
         with self._lock:
             self._refresh()
             for g in self._items.values():
-                if ns == ALL_NAMESPACES or g.namespace == ns:
+                if self._shown(g, spaces, scope):
                     out[g.status] = out.get(g.status, 0) + 1
         return out
 
@@ -184,11 +188,11 @@ class GuidelineSearch:
         """
         if topic is not None:
             self._check_topic(topic)
-        ns = self._namespace(namespace)
+        spaces = self._read_spaces(namespace)
         with self._lock:
             self._refresh()
             active = [g for g in self._items.values()
-                      if g.status == "active" and g.namespace == ns
+                      if g.status == "active" and scopes.covers(spaces, g.namespace)
                       and (topic is None or g.topic == topic)]
         topics = [topic] if topic is not None else sorted({g.topic for g in active})
         lines: list[str] = []

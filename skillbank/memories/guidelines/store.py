@@ -14,7 +14,8 @@ import secrets
 import time
 from pathlib import Path
 
-from skillbank.errors import InvalidInputError
+from skillbank import scope as scopes
+from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join
 from skillbank.index import IndexItem
 from skillbank.memories.guidelines.files import (
@@ -59,6 +60,36 @@ class GuidelineStore:
                 f"namespace must be at most {MAX_NAMESPACE} printable characters, with no "
                 "control characters or surrounding spaces")
         return namespace
+
+    # The caller's scope (skillbank.scope) ------------------------------------------------------
+    def _scope(self, trusted: object = True) -> "scopes.Scope":
+        """The caller's scope; the bank's own default is the local user (admin)."""
+        return scopes.caller(self.default_namespace, trusted)
+
+    def _read_spaces(self, namespace: str | None, *, allow_all: bool = False,
+                     scope: "scopes.Scope | None" = None) -> tuple[str, ...]:
+        """What a read covers (`Scope.read_namespaces`) after this memory's own checks."""
+        if namespace is not None:
+            self._namespace(namespace, allow_all=allow_all)
+        return (scope or self._scope()).read_namespaces(namespace)
+
+    def _write_ns(self, namespace: str | None, scope: "scopes.Scope | None" = None) -> str:
+        """Where a write goes (`Scope.write_namespace`) after this memory's own checks."""
+        if namespace is not None:
+            self._namespace(namespace)
+        return (scope or self._scope()).write_namespace(namespace)
+
+    def _shown(self, g: Guideline, spaces: tuple[str, ...], scope: "scopes.Scope") -> bool:
+        """Listed to this caller: in a namespace it reads, and if pending, one it reviews."""
+        return scopes.covers(spaces, g.namespace) and (
+            g.status != "pending" or scope.can_review(g.namespace))
+
+    @staticmethod
+    def _not_found(gid: str) -> NotFoundError:
+        """The one answer for an unknown id and for an id outside the caller's scope."""
+        return NotFoundError(
+            f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
+            "or run sync() if the file was just added by hand")
 
     def _path_for(self, topic: str, gid: str) -> Path:
         return safe_join(self.folder, f"{self._check_topic(topic)}/{self._check_id(gid)}.md")

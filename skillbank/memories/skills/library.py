@@ -24,6 +24,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
 from skillbank.index import HybridIndex, IndexItem
+from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import gate, skill_trust_api
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
@@ -489,11 +490,17 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             catalog.tokens += cost
         return catalog
 
-    def record_use(self, name: str, success: bool | None = None) -> None:
-        """Count that a skill was used, and whether it worked; it feeds ranking."""
+    def record_use(self, name: str, success: bool | None = None, *, trusted: bool = True
+                   ) -> None:
+        """Count that a skill was used, and whether it worked; it feeds ranking.
+
+        An untrusted use or vote (`trusted=False`, or an untrusted scope) is kept apart and
+        never moves ranking until a reviewer accepts it (`UsageLog.accept`)."""
         checks.check_flag(success, "success")
         self._summary(name)
-        self.usage.record(name, ok=success)
+        if success is not None:
+            scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
+        self.usage.record(name, ok=success, trusted=scope.trusted)
         if success is not None:  # a judgement (a vote); a bare use is not a change of memory
             note(self, "vote", "skill", f"skill:{name}")
 
@@ -522,3 +529,4 @@ def _stat_key(path: Path) -> str:
 def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:
     """Parse scanned bytes through the file module (its size, binary and YAML rules apply)."""
     return read_skill_file(entry.path)
+        scope = scopes.caller("default", trusted)

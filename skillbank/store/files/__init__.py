@@ -1,6 +1,6 @@
 """The files column: a memory root's own files, exactly as the embedded default keeps them.
 
-Each part is today's class, unchanged (`skillbank.sharing.changes.ChangeFeed`,
+Each part is today's class, unchanged (`skillbank.changes.ChangeFeed`,
 `skillbank.locks.WriteLock`, `skillbank.usage.UsageLog`, `skillbank.audit.FileAuditLog`), plus
 `FileExperienceLog`, the experience journal's month files read and appended as events.
 """
@@ -21,7 +21,10 @@ class FileStore:
         self._usage: dict[str, Any] = {}
 
     def change_feed(self) -> Any:
-        from skillbank.sharing.changes import ChangeFeed
+        try:
+            from skillbank.changes import ChangeFeed
+        except ImportError:  # before the feed moved out of skillbank.sharing
+            from skillbank.sharing.changes import ChangeFeed  # type: ignore[no-redef]
 
         return ChangeFeed(self.root)
 
