@@ -49,6 +49,7 @@ from skillbank.adapters._runs import (
     template_fields,
 )
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
+from skillbank.scope import narrowed, using
 from skillbank.errors import SkillbankError
 
 if TYPE_CHECKING:
@@ -251,8 +252,10 @@ class SkillbankMiddleware(AgentMiddleware):
     # -- context before each model call ---------------------------------------------------------
     def _compute(self, run: dict[str, Any]) -> dict[str, Any] | None:
         try:
-            ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
-                                        namespace=run.get("namespace"))
+            # The run's namespace ("{user_id}") is its principal's alone (skillbank.scope).
+            with using(narrowed(run.get("namespace"), face="langchain")):
+                ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
+                                            namespace=run.get("namespace"))
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return None
@@ -369,7 +372,9 @@ class SkillbankMiddleware(AgentMiddleware):
             result["id"] = eid
             return eid
 
-        future = submit(self.bank, job, background=self.background, what="recording a run")
+        # The job runs later, maybe on the writer thread: it carries the run's scope with it.
+        with using(narrowed(namespace, face="langchain")):
+            future = submit(self.bank, job, background=self.background, what="recording a run")
         if not self.background:
             future.result()
             if self.raise_errors and result.get("error") is not None:

@@ -383,8 +383,13 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
         args = definition.args_schema.model_validate(dict(arguments or {}))
     except ValidationError as exc:
         raise InvalidInputError(validation_message(name, exc)) from None
+    from skillbank.scope import narrowed, using
+
     try:
-        result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
+        # A tool set for one namespace (a fixed one, or a run's "{user_id}") acts as that
+        # namespace's principal alone, unless a face already set the caller's scope.
+        with using(narrowed(namespace, trusted=trusted, face="agent")):
+            result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
     except ValidationError as exc:  # a record refused what the model sent
         raise InvalidInputError(validation_message(name, exc)) from None
     return result if isinstance(result, str) else _json(result)

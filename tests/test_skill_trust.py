@@ -441,3 +441,41 @@ def test_findings_are_cached_by_digest_and_travel_over_the_client_wire(tmp_path)
         assert list((root / "skill-scans").glob("*.json")) == scans
     finally:
         bank.close()
+
+
+# The CLI face -------------------------------------------------------------------------------------
+def test_cli_lists_trust_shows_the_queue_reviews_and_restores(cli_root, tmp_path, vendor):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    def run(*args: str, code: int = 0):
+        result = CliRunner().invoke(app, ["--skills-dir", str(vendor), "--no-bundled", *args])
+        assert result.exit_code == code, (args, result.stdout, result.stderr, result.exception)
+        return result
+
+    listed = {s["name"]: s for s in json.loads(run("--json", "skills", "list").stdout)}
+    assert listed["csv-report"]["trust"] == "third-party"
+    assert listed["csv-report"]["scan"] == "not scanned"
+    assert "No skill is waiting for review." in run("skills", "review").stdout
+    scanned = run("skills", "scan", "csv-report")
+    assert "not scanned" in scanned.stdout and "skillbank[scan]" in scanned.stderr
+    sarif = json.loads(run("skills", "scan", "--sarif").stdout)
+    assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
+    run("skills", "review", "csv-report", "maybe", code=2)
+    rejected = json.loads(run("--json", "skills", "review", "csv-report", "reject",
+                              "--reason", "phones home").stdout)
+    assert rejected["held"] and rejected["review"] == "rejected"
+    queue = run("skills", "review").stdout
+    assert "csv-report" in queue and "rejected" in queue
+    assert "HELD: rejected" in run("skills", "show", "csv-report").stdout
+    accepted = json.loads(run("--json", "skills", "review", "csv-report", "accept").stdout)
+    assert accepted["review"] == "accepted" and not accepted["held"]
+    version = json.loads(run("--json", "skills", "versions", "csv-report").stdout)[0]["version"]
+    (vendor / "csv-report" / "SKILL.md").write_text(
+        "---\nname: csv-report\ndescription: Summarise a CSV file.\n---\n# Now different\n")
+    assert "changed since accepted (SKILL.md)" in run("skills", "review").stdout
+    run("skills", "restore", "csv-report", code=2)  # no @VERSION
+    restored = json.loads(run("--json", "skills", "restore", f"csv-report@{version}").stdout)
+    assert restored["trust"] == "own" and "Read the CSV" in (
+        cli_root / "skills" / "csv-report" / "SKILL.md").read_text()

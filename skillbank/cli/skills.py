@@ -160,7 +160,7 @@ def list_(
 ) -> None:
     """List indexed skills: name, description, where the file lives, uses."""
     st = state(ctx)
-    everything = st.bank(sync=["skills"]).skills.list()
+    everything = st.bank(sync=["skills"]).skills.list(include_held=True)  # the person sees all
     needle = (match or "").strip().lower()
     matching = [s for s in everything
                 if not needle or needle in s.name.lower() or needle in s.description.lower()]
@@ -176,14 +176,14 @@ def list_(
                          f"({len(everything)} skills in all).")
             return
         rows = [[s.name, short(s.description, 70), _where(s), "yes" if s.writable else "no",
-                 s.usage.uses] for s in skills]
+                 s.usage.uses, s.trust + (" (held)" if s.held else "")] for s in skills]
         title = f"{len(skills)} skills" if len(skills) == len(everything) else \
             f"{len(skills)} of {len(everything)} skills"
         if len(skills) < len(matching):
             title += f" (--limit {limit}; {len(matching)} match)"
         st.out.print(table(title, ["name", ("description", {"ratio": 2}),
-                                   ("path", {"ratio": 1, "overflow": "fold"}), "writable", "uses"],
-                           rows))
+                                   ("path", {"ratio": 1, "overflow": "fold"}), "writable", "uses",
+                                   "trust"], rows))
 
     st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
 
@@ -210,11 +210,15 @@ def show(
         st.out.emit({"name": name, "resource": resource, "text": content},
                     lambda: st.out.plain(content))
         return
-    skill = bank.skills.load(name)
+    skill = bank.skills.load(name, include_held=True)  # a person may read a held skill
 
     def human() -> None:
         st.out.print(key_values([
             ("name", skill.name), ("description", skill.description), ("path", skill.path),
+            ("trust", f"{skill.trust}; scan: {skill.scan or '-'}"
+                      + (f"; {len(skill.findings)} findings" if skill.findings else "")
+                      + (f"; HELD: {skill.review}" if skill.held else
+                         f"; {skill.review}" if skill.review else "")),
             ("writable", "yes" if skill.writable else "no (read-only root)"),
             ("uses", f"{skill.usage.uses} ({skill.usage.successes} helped, "
                      f"{skill.usage.failures} did not)"),
@@ -223,6 +227,9 @@ def show(
         if skill.resources:
             st.out.print(table("resources", ["path", ("bytes", {"justify": "right"}), "sha256"],
                                [[r.path, r.size, r.sha256[:12]] for r in skill.resources]))
+        for f in skill.findings:  # security scan (skills/trust.py)
+            st.out.print(text(f"{f.severity} {f.rule}: {f.title} ({f.file or 'SKILL.md'}"
+                              f"{f':{f.line}' if f.line else ''})", "yellow"))
         st.out.print(text("─" * 40, "dim"))
         st.out.plain(skill.body.rstrip())
 
@@ -449,3 +456,4 @@ def rename(
 
 # Drafting from experience (propose, drafts, adopt, discard, history) registers on this app.
 from skillbank.cli import skill_drafts as _skill_drafts  # noqa: E402,F401
+from skillbank.cli import skill_trust as _skill_trust  # noqa: E402,F401  (scan, review, versions)

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillbank.audit import note
-from skillbank.errors import AlreadyExistsError, InvalidInputError, ReadOnlyError
+from skillbank import scope as scopes
+from skillbank.errors import (AlreadyExistsError, InvalidInputError, PermissionDeniedError,
+                              ReadOnlyError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.resources import SKILL_FILE
@@ -45,6 +47,51 @@ if TYPE_CHECKING:
     from skillbank.index import HybridIndex  # noqa: F401 - for the annotations below
 
 MAX_RESOURCE_BYTES = 1 << 20
+#: Who wrote a skill through skillbank: a key of the SKILL.md `metadata` map (the Agent Skills
+#: spec's place for properties it does not define: string keys to string values).
+AUTHOR_KEY = "skillbank-author"
+
+
+def author_of(frontmatter: dict[str, Any]) -> str | None:
+    """The principal that wrote a skill through skillbank (None: written by hand or elsewhere)."""
+    metadata = frontmatter.get("metadata")
+    author = metadata.get(AUTHOR_KEY) if isinstance(metadata, dict) else None
+    return author if isinstance(author, str) and author else None
+
+
+def _with_author(frontmatter: dict[str, Any], author: str | None) -> dict[str, Any]:
+    """`frontmatter` whose metadata names `author` (a caller cannot name someone else)."""
+    out = dict(frontmatter)
+    metadata = out.get("metadata")
+    if metadata is None:
+        metadata = {}
+    if not isinstance(metadata, dict):
+        return out  # a hand-written non-map: left as it is (validation reports it)
+    metadata = {k: v for k, v in metadata.items() if k != AUTHOR_KEY}
+    if author:
+        metadata[AUTHOR_KEY] = author
+    if metadata:
+        out["metadata"] = metadata
+    else:
+        out.pop("metadata", None)
+    return out
+
+
+def check_may_change(frontmatter: dict[str, Any], name: str, verb: str) -> None:
+    """PermissionDeniedError unless the caller may `verb` this skill: a contributor changes the
+    skills it wrote; another author's skill, or one written outside skillbank (no author),
+    needs the reviewer role (see `skillbank.scope`)."""
+    scope = scopes.caller("default")
+    scope.require(scopes.Role.CONTRIBUTOR, f"{verb} a skill")
+    author = author_of(frontmatter)
+    if author is not None and author == scope.principal:
+        return
+    if scope.trusted and scope.role.allows(scopes.Role.REVIEWER):
+        return
+    whose = f"{author}'s skill" if author else "a skill written outside skillbank"
+    raise PermissionDeniedError(
+        f"{verb} skill {name!r} ({whose}) needs the reviewer role; {scope.principal} is "
+        f"{'an untrusted ' if not scope.trusted else 'a '}{scope.role.value}")
 
 
 class SkillAuthoring:
@@ -135,11 +182,14 @@ class SkillAuthoring:
         folder = self._writable_dir(name)
         # Sync and writes are serialised: a sync between its scan and its removal pass would
         # otherwise drop a skill written meanwhile (and the load below would not find it).
+        scope = scopes.caller("default")
+        scope.require(scopes.Role.CONTRIBUTOR, "writing a skill")
         with self._sync_lock, self.write_lock:
             if exclusive and (name in self or (folder / SKILL_FILE).exists()):
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
             self._claim_folder(folder, name)
-            extra = {k: v for k, v in (frontmatter or {}).items() if k not in ("name", "description")}
+            extra = {k: v for k, v in _with_author(frontmatter or {}, scope.principal).items()
+                     if k not in ("name", "description")}
             doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
                                 body=_normalise_body(body))
             path = self._write(folder, doc, resources)
@@ -178,9 +228,14 @@ class SkillAuthoring:
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
                                     "copy it into the bank's own library to change it")
+            check_may_change(current.frontmatter, name, "changing")
             folder = Path(current.path).parent
             merged = dict(current.frontmatter)
             merged.update({k: v for k, v in (frontmatter or {}).items() if k != "name"})
+            # The author stays who wrote it (or, for a skill written by hand, who first
+            # changed it through skillbank); no caller names another author.
+            merged = _with_author(merged, author_of(current.frontmatter)
+                                  or scopes.caller("default").principal)
             if description is not None:
                 merged["description"] = description
             doc = SkillDocument(frontmatter=merged,
@@ -231,6 +286,7 @@ class SkillAuthoring:
             current = self.load(name)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
+            check_may_change(current.frontmatter, name, "renaming")
             if new_name in self or target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"skill {new_name!r} already exists")
             source = self._own_folder(current)
@@ -275,6 +331,7 @@ class SkillAuthoring:
             current = self._summary(name)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
+            check_may_change(_frontmatter_of(Path(current.path)), name, "forgetting")
             folder = Path(current.path).parent
             if self.writable_root not in folder.parents:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
@@ -282,6 +339,12 @@ class SkillAuthoring:
             self.index.delete([name])
             note(self, "delete", "skill", f"skill:{name}")
             return trash
+
+
+def _frontmatter_of(path: Path) -> dict[str, Any]:
+    """A skill file's frontmatter ({} when it does not parse: then only a reviewer deletes)."""
+    doc, _ = read_skill_file(path)
+    return dict(doc.frontmatter) if doc is not None else {}
 
 
 def _normalise_body(body: str) -> str:

@@ -366,26 +366,28 @@ def _relative(path: Any, folder: Path) -> str | None:
     return text[len(prefix):] if text.startswith(prefix) else text
 
 
-def sarif(results: list[tuple[str, str, ScanResult]]) -> dict[str, Any]:
-    """SARIF 2.1.0 for (skill name, skill folder, result) triples: one run, one result a finding."""
+def sarif(skills: list[Any]) -> dict[str, Any]:
+    """SARIF 2.1.0 for Skill records with findings: one run, one result per finding."""
     levels = {"critical": "error", "high": "error", "medium": "warning", "low": "note",
               "info": "note"}
     rules: dict[str, dict[str, Any]] = {}
     out: list[dict[str, Any]] = []
-    for name, folder, result in results:
-        for f in result.findings:
+    for skill in skills:
+        folder = Path(skill.path).parent
+        for f in skill.findings:
             rules.setdefault(f.rule, {"id": f.rule, "shortDescription": {"text": f.title or f.rule},
                                       "properties": {"category": f.category}})
             location: dict[str, Any] = {"artifactLocation": {
-                "uri": str(Path(folder) / (f.file or "SKILL.md"))}}
+                "uri": (folder / (f.file or "SKILL.md")).as_uri()}}
             if f.line:
                 location["region"] = {"startLine": f.line}
             out.append({"ruleId": f.rule, "level": levels[f.severity],
-                        "message": {"text": f"{name}: {f.title or f.rule}"},
+                        "message": {"text": f"{skill.name}: {f.title or f.rule}"},
                         "locations": [{"physicalLocation": location}],
-                        "properties": {"severity": f.severity, "skill": name}})
+                        "properties": {"severity": f.severity, "skill": skill.name,
+                                       "trust": skill.trust, "held": skill.held}})
     return {"$schema": "https://json.schemastore.org/sarif-2.1.0.json", "version": "2.1.0",
             "runs": [{"tool": {"driver": {"name": "skillbank (cisco-ai-skill-scanner)",
+                                          "informationUri": "https://github.com/cisco-ai-defense/skill-scanner",
                                           "rules": list(rules.values())}},
                       "results": out}]}
-

@@ -123,7 +123,7 @@ class SkillTrust:
             raise InvalidInputError(f"skill {name!r} is the bank's own; only skills from team "
                                     "or third-party folders are reviewed")
         self.trust_book.decide(skill, decision, by=who.principal, reason=reason or "")
-        note(self, "review", "skill", f"skill:{name}")
+        note(self, "approve" if decision == "accept" else "reject", "skill", f"skill:{name}")
         return self._summary(name)  # type: ignore[attr-defined]
 
     # Scans -----------------------------------------------------------------------------------

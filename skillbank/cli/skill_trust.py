@@ -1,0 +1,130 @@
+"""`skillbank skills scan | review | versions | restore`: skills you can trust (#28).
+
+A thin face over `bank.skills` (skillbank/memories/skills/trust.py and skill_trust_api.py):
+scans, the review queue, accept/reject, pinned versions and restoring one.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Annotated, Any, Optional
+
+import typer
+
+from skillbank.cli.common import short, state, table, text
+from skillbank.cli.skills import app
+
+_SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan",
+                   "info": "dim"}
+
+
+def _status(skill: Any) -> str:
+    if skill.held:
+        return "held: " + (skill.review or "pending review")
+    return skill.review or "served"
+
+
+@app.command()
+def scan(
+    ctx: typer.Context,
+    name: Annotated[Optional[str], typer.Argument(
+        help="Skill name (default: every skill).")] = None,
+    sarif: Annotated[bool, typer.Option(
+        "--sarif", help="Print the findings as SARIF 2.1.0 (for code-scanning tools).")] = False,
+) -> None:
+    """Scan skills for security problems (cached by content); show findings and trust."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    status = bank.skills.scan_status()
+    if not status["available"]:
+        from rich.markup import escape
+
+        from skillbank.memories.skills.scan import INSTALL_HINT
+
+        st.out.note(escape(f"no scanner: {INSTALL_HINT}"))
+    skills = bank.skills.scan(name)
+    if sarif:
+        from skillbank.memories.skills.scan import sarif as to_sarif
+
+        st.out.plain(json.dumps(to_sarif(skills), indent=2))
+        return
+
+    def human() -> None:
+        rows = [[s.name, s.trust, s.scan, len(s.findings), _status(s)] for s in skills]
+        st.out.print(table(f"{len(skills)} skills", ["name", "trust", "scan", "findings",
+                                                     ("status", {"ratio": 1})], rows))
+        for s in skills:
+            for f in s.findings:
+                where = f"{f.file or 'SKILL.md'}{f':{f.line}' if f.line else ''}"
+                st.out.print(text(f"  {s.name}: {f.severity} {f.rule} — {short(f.title, 70)} "
+                                  f"({where})", _SEVERITY_STYLE.get(f.severity)))
+
+    st.out.emit(skills, human)
+
+
+@app.command("review")
+def review_skill(
+    ctx: typer.Context,
+    name: Annotated[Optional[str], typer.Argument(
+        help="Skill name (without it: the skills waiting for review).")] = None,
+    decision: Annotated[Optional[str], typer.Argument(
+        metavar="[accept|reject]", help="accept (pins its files) or reject.")] = None,
+    reason: Annotated[Optional[str], typer.Option("--reason", help="Why, for the record.")] = None,
+) -> None:
+    """The review queue, or accept/reject a team or third-party skill (pins its file digests)."""
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    if name is None:
+        queue = bank.skills.review_queue()
+
+        def human_queue() -> None:
+            if not queue:
+                st.out.print("No skill is waiting for review.")
+                return
+            st.out.print(table(f"{len(queue)} skills held for review",
+                               ["name", "trust", "scan", ("why", {"ratio": 1})],
+                               [[s.name, s.trust, s.scan, s.review] for s in queue]))
+            st.out.print(text("Read them (`skillbank skills show NAME`), then `skillbank skills "
+                              "review NAME accept` or `… reject`.", "dim"))
+
+        st.out.emit(queue, human_queue)
+        return
+    if decision not in ("accept", "reject"):
+        raise typer.BadParameter("say accept or reject after the skill name", param_hint="DECISION")
+    skill = bank.skills.review_skill(name, decision, reason or "")
+    st.out.emit(skill, lambda: st.out.print(text(
+        f"{decision}ed {name} ({skill.trust}); {_status(skill)}", "green")))
+
+
+@app.command()
+def versions(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Skill name.")],
+) -> None:
+    """A skill's versions: the current one and earlier kept or accepted ones."""
+    st = state(ctx)
+    found = st.bank(sync=["skills"]).skills.skill_versions(name)
+
+    def human() -> None:
+        st.out.print(table(f"versions of {name}", ["version", "saved", ("reason", {"ratio": 1})],
+                           [[v.version, v.saved.strftime("%Y-%m-%d %H:%M"), v.reason]
+                            for v in found]))
+        st.out.print(text(f"Restore one with `skillbank skills restore {name}@VERSION`.", "dim"))
+
+    st.out.emit(found, human)
+
+
+@app.command()
+def restore(
+    ctx: typer.Context,
+    target: Annotated[str, typer.Argument(metavar="NAME@VERSION",
+                                          help="As listed by `skills versions NAME`.")],
+) -> None:
+    """Make an earlier version of a skill current again."""
+    st = state(ctx)
+    name, at, version = target.partition("@")
+    if not at or not name or not version:
+        raise typer.BadParameter("write NAME@VERSION, e.g. csv-report@3f2a9c0d1e4b5a6f")
+    skill = st.bank(sync=["skills"]).skills.restore_version(name, version)
+    st.out.emit(skill, lambda: st.out.print(text(f"restored {name} to {version} ({skill.path})",
+                                                 "green")))
