@@ -247,6 +247,22 @@ def _describe(error: BaseException, stage: str) -> str:
             "This is a server-side problem; check the server's stderr log.")
 
 
+def _skill_roots(options: Any) -> list[str] | None:
+    """The folders the root remembers (`<root>/skillbank.toml`) plus any `--skills-dir` not
+    among them: a server started without one must not drop a folder the CLI indexed (#27).
+    The server does not write the record; the CLI does."""
+    from pathlib import Path
+
+    from skillbank.remember import recorded, resolve_root
+
+    given = [str(p) for p in options.skills_dirs or []]
+    known = recorded(resolve_root(Path(options.root) if options.root else None))
+    if not known:
+        return given or None
+    seen = {str(Path(p).resolve()) for p in known}
+    return known + [p for p in given if str(Path(p).resolve()) not in seen]
+
+
 def opener_for(options: Any) -> Callable[[], Any]:
     """A function that opens the bank the options describe (without syncing)."""
 
@@ -265,7 +281,7 @@ def opener_for(options: Any) -> Callable[[], Any]:
             raise InvalidInputError(f"SKILLBANK_EMBEDDING={choice!r} is not known; use 'hash' or 'minilm'")
         return Skillbank.open(
             options.root,
-            skill_roots=list(options.skills_dirs) or None,
+            skill_roots=_skill_roots(options),
             chroma_url=options.chroma_url,
             namespace=options.namespace,
             model_dir=options.model_dir,

@@ -32,6 +32,7 @@ from typer.core import TyperGroup
 
 from skillbank.cli.audit import audit as audit_command
 from skillbank.cli.common import State, key_values, state, text
+from skillbank.cli.config import app as config_app
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.memory import experiences_app, guidelines_app
 from skillbank.cli.parsing import hoist_global_options, tidy_metavars
@@ -128,6 +129,7 @@ app = typer.Typer(
 app.add_typer(skills_app, name="skills")
 app.add_typer(guidelines_app, name="guidelines")
 app.add_typer(experiences_app, name="experiences")
+app.add_typer(config_app, name="config")
 app.command(name="ui")(ui_command)
 app.command(name="audit")(audit_command)
 app.command(context_settings=SERVE_SETTINGS)(serve)
@@ -149,7 +151,9 @@ def root(
         help="Memory root (default ~/.skillbank).")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
         "--skills-dir", metavar="DIR", exists=True, file_okay=False,
-        help="Extra read-only skill root (repeatable; earlier roots win).")] = None,
+        help="Extra read-only skill root (repeatable; earlier roots win). Remembered in "
+             "<root>/skillbank.toml: later commands keep indexing it without the flag "
+             "(`skillbank config` shows and changes the folders).")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(
         envvar="SKILLBANK_CHROMA_URL", metavar="URL",
         help="Chroma server URL (default: embedded index).")] = None,
@@ -219,6 +223,11 @@ def stats(ctx: typer.Context) -> None:
     """Counts: skills, guidelines by status, experiences; where memory lives."""
     st = state(ctx)
     data = st.bank(sync="all").stats()
+    from skillbank import remember
+
+    config_file = remember.resolve_root(st.root) / remember.CONFIG
+    data["remembered_skill_roots"] = remember.recorded(config_file.parent) or []
+    data["config"] = str(config_file)
 
     def human() -> None:
         pairs = []

@@ -71,7 +71,7 @@ class State:
             from skillbank.bank import Skillbank
 
             options: dict[str, Any] = dict(
-                skill_roots=[str(p) for p in self.skills_dirs] or None,
+                skill_roots=self.skill_roots(),
                 chroma_url=self.chroma_url,
                 namespace=self.namespace,
                 model_dir=self.model_dir,
@@ -87,6 +87,19 @@ class State:
                 continue  # another process owns the root and watches its skill folders
             getattr(self._bank, kind).sync()
         return self._bank
+
+    def skill_roots(self) -> list[str] | None:
+        """The skill folders to open the bank with: those the root remembers plus any new
+        `--skills-dir` (recorded now, said on stderr); see `skillbank.remember`."""
+        from skillbank import remember
+
+        root = remember.resolve_root(self.root)
+        roots, new = remember.effective(root, self.skills_dirs)
+        for folder in new:
+            self.out.note(f"Indexing the skills in {folder} and remembering it in "
+                          f"{root / remember.CONFIG}: later commands keep it without "
+                          "--skills-dir (`skillbank config` changes it).")
+        return roots or None
 
     def close(self) -> None:
         if self._bank is not None:

@@ -1,0 +1,59 @@
+"""The memory root remembers its skill folders (#27): leaving `--skills-dir` out once must not
+drop a folder from the index, and giving it again must not embed anything again. Changing the
+folders is explicit (`skillbank config add-skills-dir / remove-skills-dir`) and says what the
+index gains or loses. Hash embedding, CliRunner (the CLI in process)."""
+
+from __future__ import annotations
+
+import json
+
+from conftest import write_skill
+from test_cli import Run
+import pytest
+
+
+@pytest.fixture
+def run(cli_root) -> Run:
+    return Run()
+
+
+def sync(run: Run, *args) -> dict:
+    return json.loads(run(*args, "--no-bundled", "--json", "skills", "sync").stdout)
+
+
+def test_leaving_out_skills_dir_once_drops_nothing_and_reembeds_nothing(run, cli_root, tmp_path):
+    folder = tmp_path / "library"
+    for name in ("pdf-merge", "csv-clean", "deploy-app"):
+        write_skill(folder, name, f"Do {name.replace('-', ' ')} with care")
+    first = sync(run, "--skills-dir", folder)
+    assert sorted(first["added"]) == ["csv-clean", "deploy-app", "pdf-merge"]
+    assert "skill_roots" in (cli_root / "skillbank.toml").read_text()
+
+    stats = json.loads(run("--no-bundled", "--json", "stats").stdout)  # no --skills-dir
+    assert stats["skills"] == 3 and stats["remembered_skill_roots"] == [str(folder.resolve())]
+    without = sync(run)
+    assert without["removed"] == [] and without["unchanged"] == 3
+    listed = json.loads(run("--no-bundled", "--json", "skills", "list").stdout)
+    assert len(listed) == 3
+
+    again = sync(run, "--skills-dir", folder)
+    assert again["added"] == [] and again["removed"] == [] and again["embedded"] == 0
+
+
+def test_changing_the_folders_is_explicit_and_says_what_it_reindexes(run, cli_root, tmp_path):
+    first, second = tmp_path / "first", tmp_path / "second"
+    write_skill(first, "pdf-merge", "Merge PDF files")
+    write_skill(second, "csv-clean", "Clean a CSV file")
+    write_skill(second, "csv-join", "Join two CSV files")
+    sync(run, "--skills-dir", first)
+    added = run("--no-bundled", "config", "add-skills-dir", second)
+    assert "2 SKILL.md files" in added.stderr and str(second.resolve()) in added.stdout
+    assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 3
+    shown = json.loads(run("--json", "config").stdout)
+    assert shown["skill_roots"] == [str(first.resolve()), str(second.resolve())]
+    removed = run("--no-bundled", "config", "remove-skills-dir", first)
+    assert "1 SKILL.md files leave the index" in removed.stderr
+    assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 2
+    missing = run("config", "remove-skills-dir", first, code=3)
+    assert "not one of this root's skill folders" in missing.stderr
+    assert "skillbank.toml" in run("--help").stdout.replace("\n", " ")
