@@ -1,0 +1,94 @@
+"""A view of a bank whose every call runs as one caller: `bank.scoped(scope)`.
+
+Faces that serve several people from one process (an MCP HTTP server with a token per person,
+the memory browser, a LangChain app with a user per run) resolve the caller's `Scope` once and
+then use `bank.scoped(scope)` exactly like the bank: `view.skills.search(...)`,
+`view.experiences.record(...)`, `view.context_for(...)`, `view.rate(...)`. Each call runs
+inside `skillbank.scope.using(scope)`, so the memories filter reads, place writes and check ids
+by that caller; for a bank served by another process (`BankClient`), the scope travels in the
+call's envelope. Nothing is copied: a view is a few bytes and as fast as the bank.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from skillbank.scope import Scope, using
+
+_MEMORIES = frozenset({"skills", "experiences", "guidelines"})
+
+
+def _bound(fn: Any, scope: Scope) -> Any:
+    @functools.wraps(fn)
+    def call(*args: Any, **kwargs: Any) -> Any:
+        with using(scope):
+            return fn(*args, **kwargs)
+
+    return call
+
+
+class _ScopedMember:
+    """`view.skills` / `.experiences` / `.guidelines`: each method call runs as the scope."""
+
+    __slots__ = ("_target", "_scope")
+
+    def __init__(self, target: Any, scope: Scope) -> None:
+        self._target = target
+        self._scope = scope
+
+    def __getattr__(self, name: str) -> Any:
+        with using(self._scope):  # a property may read memory too
+            value = getattr(self._target, name)
+        return _bound(value, self._scope) if callable(value) else value
+
+    def __contains__(self, item: object) -> bool:
+        with using(self._scope):
+            return item in self._target
+
+    def __len__(self) -> int:
+        with using(self._scope):
+            return len(self._target)
+
+    def __repr__(self) -> str:
+        return f"<{self._target!r} as {self._scope.principal}>"
+
+
+class ScopedBank:
+    """The same API as the bank it wraps; every call runs as `scope` (see the module doc)."""
+
+    def __init__(self, bank: Any, scope: Scope) -> None:
+        if not isinstance(scope, Scope):
+            from skillbank.errors import InvalidInputError
+
+            raise InvalidInputError(f"expected a skillbank Scope, got {type(scope).__name__}")
+        object.__setattr__(self, "_bank", bank)
+        object.__setattr__(self, "scope", scope)
+
+    @property
+    def bank(self) -> Any:
+        """The bank this view wraps (process-local plumbing: close, flush, background)."""
+        return self._bank
+
+    def scoped(self, scope: Scope) -> "ScopedBank":
+        """Another caller's view of the same bank."""
+        return ScopedBank(self._bank, scope)
+
+    def __getattr__(self, name: str) -> Any:
+        with using(self.scope):
+            value = getattr(self._bank, name)
+        if name in _MEMORIES:
+            return _ScopedMember(value, self.scope)
+        return _bound(value, self.scope) if callable(value) else value
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        raise AttributeError("a scoped view is read-only; set attributes on the bank itself")
+
+    def __enter__(self) -> "ScopedBank":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        """Leaving a view does not close the bank: other callers share it."""
+
+    def __repr__(self) -> str:
+        return f"<{self._bank!r} as {self.scope.principal} ({self.scope.role.value})>"
