@@ -507,8 +507,58 @@ class Skillbank:
         """What a model should remember for `task`, as one markdown block within a token budget."""
         from skillbank.context import build_context
 
-        return build_context(self, task, budget_tokens=budget_tokens,
-                             namespace=namespace or self.settings.namespace, **options)
+        # namespace=None: the caller's own and shared namespaces (skillbank.scope)
+        return build_context(self, task, budget_tokens=budget_tokens, namespace=namespace,
+                             **options)
+
+    # Scope: who is asking (skillbank.scope) ----------------------------------------------------
+    def scoped(self, scope: Any) -> Any:
+        """This bank as seen by one caller: the same API, every call run as `scope`.
+
+        What faces serving several people use (`skillbank.scoped.ScopedBank`): reads cover the
+        caller's namespaces, writes go to its own, ids outside its scope are not found."""
+        from skillbank.scoped import ScopedBank
+
+        return ScopedBank(self, scope)
+
+    def caller_scope(self) -> Any:
+        """The scope the current call runs as: the active one (`skillbank.scope.using`, a
+        scoped view, a client's envelope), else this bank's default — the local user, admin of
+        `settings.namespace`. The one place a face or the audit log learns who writes."""
+        from skillbank import scope as scopes
+
+        return scopes.current(self.settings.namespace)
+
+    def accept_votes(self, item_id: str) -> dict[str, Any]:
+        """A reviewer accepts an item's untrusted uses and votes (kept apart until now): from
+        now on they count in its ranking and pruning. Ids as for `rate`; out of scope: not found."""
+        from skillbank import scope as scopes
+        from skillbank.errors import InvalidInputError, PermissionDeniedError
+
+        if not isinstance(item_id, str) or not item_id:
+            raise InvalidInputError("id must be a non-empty string such as 'exp-…' or "
+                                    "'skill:<name>'")
+        scope = self.caller_scope()
+        if item_id.startswith("skill:"):
+            name = item_id.split(":", 1)[1]
+            self.skills._summary(name)  # NotFoundError for an unknown skill
+            if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
+                raise PermissionDeniedError(
+                    f"accepting votes on {item_id} needs the reviewer role; {scope.principal} "
+                    f"is a {scope.role.value}")
+            usage = self.skills.usage.accept(name)
+            return {"id": item_id, "kind": "skill", "usage": usage.model_dump()}
+        if item_id.startswith(("exp-", "lsn-")):
+            record = self.experiences.get(item_id)  # out of scope: not found
+            if not scope.can_review(record.namespace):
+                raise PermissionDeniedError(
+                    f"accepting votes on {item_id} needs the reviewer role for namespace "
+                    f"{record.namespace!r}; {scope.principal} is a {scope.role.value}")
+            usage = self.experiences.usage.accept(record.id)
+            return {"id": record.id, "kind": "experience", "usage": usage.model_dump()}
+        raise InvalidInputError(
+            f"unknown id {item_id!r}: votes are kept apart for 'exp-…', 'lsn-…' and "
+            "'skill:<name>' (a guideline's untrusted votes stay in its untrusted counters)")
 
     def rate(self, item_id: str, helpful: bool, *, trusted: bool = True) -> dict[str, Any]:
         """Say whether a remembered item helped; routes by id prefix to the right memory.
@@ -524,14 +574,14 @@ class Skillbank:
             raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
         if item_id.startswith("skill:"):
             name = item_id.split(":", 1)[1]
-            self.skills.record_use(name, success=helpful)
+            self.skills.record_use(name, success=helpful, trusted=trusted)
             return {"id": item_id, "kind": "skill", "helpful": helpful}
         if item_id.startswith("gl-"):
             guideline = self.guidelines.vote(item_id, helpful=helpful, trusted=trusted)
             return {"id": item_id, "kind": "guideline", "helpful": helpful,
                     "status": guideline.status}
         if item_id.startswith(("exp-", "lsn-")):
-            self.experiences.mark(item_id, helped=helpful)
+            self.experiences.mark(item_id, helped=helpful, trusted=trusted)
             return {"id": item_id, "kind": "experience", "helpful": helpful}
         raise InvalidInputError(
             f"unknown id {item_id!r}: rate ids as shown in memory context, e.g. 'gl-…' "
@@ -549,7 +599,9 @@ class Skillbank:
             raise InvalidInputError("trusted must be true or false")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
-        if not trusted:
+        from skillbank import scope as scopes
+
+        if not scopes.caller(self.settings.namespace, trusted).trusted:
             raise PermissionDeniedError(
                 f"forgetting {item_id} needs a trusted caller; an untrusted client cannot delete "
                 "memory; a trusted user can (the CLI, or a client started with trust)")
