@@ -67,13 +67,12 @@ class Skillbank:
         lock_timeout: float = 10.0,
         write_lock_timeout: float = 60.0,
         owner_lock: Any = None,
-        serve: bool = False,
     ) -> None:
         from filelock import Timeout
 
         from skillbank.errors import BusyError
+        from skillbank.locks import owner_lock as root_owner_lock
         from skillbank.locks import write_lock
-        from skillbank.sharing import owner_lock as root_owner_lock
 
         self.settings = settings
         self.root = settings.root
@@ -84,7 +83,7 @@ class Skillbank:
         #: Server mode: how processes sharing a Chroma server learn of each other's writes.
         self.changes: Any = None
         if settings.chroma_url:
-            from skillbank.sharing.changes import ChangeFeed
+            from skillbank.changes import ChangeFeed
 
             self.changes = ChangeFeed(self.root)
         if client is None and not settings.chroma_url:
@@ -135,10 +134,6 @@ class Skillbank:
         bundled = bundled_skills_dir() if include_bundled else None
         roots = [Path(r).expanduser() for r in settings.skill_roots]
         self.skill_roots: list[Path] = roots + ([bundled] if bundled and bundled not in roots else [])
-        if serve and self._owner_lock is not None:
-            from skillbank.sharing.owner import OwnerServer
-
-            self._server = OwnerServer(self).start()
 
     # Opening ------------------------------------------------------------------------------------
     @classmethod
@@ -173,38 +168,18 @@ class Skillbank:
         last read-only root. They teach an assistant that calls memory tools itself (the MCP
         server and the CLI turn them on); an agent whose memory is injected by a middleware
         does not need them, so the Python default is off.
+
+        Implemented in `skillbank.opening`, which sees both this facade and the sharing layer
+        (the facade itself never imports `skillbank.sharing`).
         """
-        settings = load_settings(
-            root,
-            skill_roots=tuple(skill_roots) if skill_roots is not None else None,
-            chroma_url=chroma_url,
-            namespace=namespace,
-            model_dir=model_dir,
-            **overrides,
-        )
-        if share and client is None and not settings.chroma_url:
-            from skillbank.sharing import open_shared
+        from skillbank.opening import open_bank
 
-            def become_owner(lock: Any) -> "Skillbank":
-                return cls(settings, embedding_function=embedding_function, distiller=distiller,
-                           include_bundled=include_bundled, write_lock_timeout=write_lock_timeout,
-                           owner_lock=lock, serve=True)
-
-            bank = open_shared(settings, become_owner, sync=sync, connect_timeout=lock_timeout,
-                               distiller=distiller)
-            if getattr(bank, "is_remote", False):
-                return bank  # type: ignore[return-value] - the owner keeps the index in sync
-        else:
-            bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
-                       client=client, include_bundled=include_bundled,
-                       lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout)
-        if sync:
-            try:
-                bank.sync()
-            except BaseException:
-                bank.close()  # the caller never gets the bank: let go of the root now
-                raise
-        return bank
+        return open_bank(cls, root, skill_roots=skill_roots, chroma_url=chroma_url,
+                         namespace=namespace, model_dir=model_dir,
+                         embedding_function=embedding_function, distiller=distiller,
+                         client=client, include_bundled=include_bundled, sync=sync,
+                         lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout,
+                         share=share, **overrides)
 
     def close(self) -> None:
         if self._server is not None:
@@ -353,7 +328,7 @@ class Skillbank:
     def _catch_up(self, kind: str) -> None:
         """Server mode: if another process wrote to `kind`, re-read it before this read.
 
-        One `stat` when nothing changed (see skillbank.sharing.changes)."""
+        One `stat` when nothing changed (see skillbank.changes)."""
         if self.changes is None or kind not in self._memories:
             return
         if self.changes.others_wrote(kind):

@@ -16,6 +16,8 @@ from filelock import FileLock, Timeout
 from skillbank.errors import BusyError
 
 WRITE_LOCK_FILE = ".write.lock"
+#: Held by the process that owns an embedded root (skillbank.sharing serves it to the others).
+OWNER_LOCK_FILE = ".owner.lock"
 
 #: Seconds a write waits for another process to finish writing before `BusyError`.
 DEFAULT_WRITE_LOCK_TIMEOUT = 60.0
@@ -42,3 +44,9 @@ class WriteLock(FileLock):
 def write_lock(root: Path, timeout: float = DEFAULT_WRITE_LOCK_TIMEOUT) -> WriteLock:
     """The write lock of the memory root `root` (a negative timeout waits for ever)."""
     return WriteLock(str(Path(root) / WRITE_LOCK_FILE), timeout=timeout)
+
+
+def owner_lock(root: Path) -> FileLock:
+    """The owner lock of the memory root `root` (not yet acquired): an OS lock, released when
+    the owning process ends however it ends."""
+    return FileLock(str(Path(root) / OWNER_LOCK_FILE))

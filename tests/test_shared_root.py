@@ -25,8 +25,11 @@ from workers.common import open_bank
 
 OWNER = """
 import os, sys, time
-from workers.common import open_bank
-bank = open_bank(os.environ['SKILLBANK_ROOT'])
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
+bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=HashEmbedding(),
+                      include_bundled=False, skill_roots=roots)
 print('ready', os.getpid(), flush=True)
 for line in sys.stdin:
     pass
@@ -46,9 +49,10 @@ def env_for(root: Path, **extra: str) -> dict[str, str]:
 
 
 @contextlib.contextmanager
-def owner_process(root: Path) -> Iterator[subprocess.Popen]:
+def owner_process(root: Path, skill_roots: tuple[Path, ...] = ()) -> Iterator[subprocess.Popen]:
     """Another process that owns `root` until the block ends (stdin closed: it closes the bank)."""
-    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env_for(root), text=True,
+    env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)))
+    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         line = proc.stdout.readline().split()
@@ -396,3 +400,66 @@ def test_the_cli_watches_a_served_root(tmp_path):
         finally:
             watch.kill()
             watch.wait()
+
+
+# 5 and 10. What a root serves survives a takeover; the takeover is announced and timed ----------
+
+def hash_bank(root: Path, skill_roots: tuple[Path, ...] = ()):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                          skill_roots=[str(p) for p in skill_roots])
+
+
+def test_a_takeover_serves_what_the_root_served_and_is_announced(tmp_path):
+    root, team = tmp_path / "root", tmp_path / "team-skills"
+    write_skill_file(team, "pdf-tables", "Extract tables from PDF files")
+    with owner_process(root, skill_roots=(team,)) as owner:
+        asked_team = hash_bank(root, (team,))
+        plain = hash_bank(root)  # asks for no extra folder: nothing to tell
+        try:
+            assert asked_team.is_remote and asked_team.note is None and plain.note is None
+            assert [h.name for h in asked_team.skills.search("tables in a pdf")] == ["pdf-tables"]
+            os.kill(owner.pid, signal.SIGKILL)
+            owner.wait(timeout=30)
+            plain.experiences.count(namespace="*")  # the first call after the owner died …
+            assert not plain.is_remote  # … took the root over, serving the team's folder
+            assert [h.name for h in asked_team.skills.search("tables in a pdf")] == ["pdf-tables"]
+            notes = plain.take_notes()
+            assert any(f"from process {owner.pid}" in n and "took over" in n for n in notes), notes
+            assert plain.take_notes() == []  # told once
+            assert plain.takeover["from_pid"] == owner.pid and plain.takeover["seconds"] > 0
+            assert plain.stats()["takeover"]["seconds"] == plain.takeover["seconds"]
+
+            other = tmp_path / "other-skills"
+            write_skill_file(other, "slide-deck", "Turn notes into slides")
+            wants_more = hash_bank(root, (other,))  # asks for a folder the root does not serve
+            try:
+                assert wants_more.is_remote
+                assert wants_more.note and str(other.resolve()) in wants_more.note
+                hits = wants_more.skills.search("tables in a pdf")
+                assert getattr(hits, "note", None) == wants_more.note
+                assert wants_more.stats()["served_note"] == wants_more.note
+            finally:
+                wants_more.close()
+        finally:
+            asked_team.close()
+            plain.close()
+
+
+# 12. Arrows point one way -------------------------------------------------------------------
+
+def test_the_facade_does_not_import_the_sharing_layer():
+    import ast
+
+    tree = ast.parse((REPO / "skillbank" / "bank.py").read_text())
+    imported = {node.module for node in ast.walk(tree)
+                if isinstance(node, ast.ImportFrom) and node.module}
+    imported |= {alias.name for node in ast.walk(tree) if isinstance(node, ast.Import)
+                 for alias in node.names}
+    assert not {m for m in imported if m.startswith("skillbank.sharing")}, imported
+    from skillbank import Skillbank
+    from skillbank.opening import open_bank
+
+    assert Skillbank.open.__doc__ and callable(open_bank)

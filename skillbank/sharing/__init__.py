@@ -17,22 +17,23 @@ if TYPE_CHECKING:
 
 def owner_lock(root: Any) -> Any:
     """The root's owner lock (not yet acquired)."""
-    from filelock import FileLock
+    from skillbank.locks import owner_lock as lock
 
-    from skillbank.sharing.endpoint import OWNER_LOCK
-
-    return FileLock(str(root / OWNER_LOCK))
+    return lock(root)
 
 
 def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"], *,
+                take_over: Callable[[Any], "Skillbank"] | None = None,
                 sync: bool = True, connect_timeout: float = 30.0,
-                distiller: Any = None) -> "Skillbank | BankClient":
+                distiller: Any = None, asked: dict[str, Any] | None = None,
+                ) -> "Skillbank | BankClient":
     """The root's owner bank if no process owns it yet, else a client of the process that does.
 
     `become_owner(lock)` opens the bank in this process given the acquired owner lock (it starts
-    serving the other processes); it is also what a client calls when the owner goes away.
-    `sync` is what a client does when it takes the root over; an owner returned here is synced
-    by the caller.
+    serving the other processes); `take_over(lock)` (default: the same) is what a client calls
+    when the owner goes away. `sync` is what a client does when it takes the root over; an
+    owner returned here is synced by the caller. `asked` is what this process asked the root to
+    serve (`served.request`): a client is told where the owner serves something else.
     """
     from filelock import Timeout
 
@@ -51,8 +52,9 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
 
     lock = try_lock()
     if lock is None:
-        return BankClient(settings, become_owner=become_owner, try_lock=try_lock, sync=sync,
-                          connect_timeout=connect_timeout, distiller=distiller).connect()
+        return BankClient(settings, become_owner=take_over or become_owner, try_lock=try_lock,
+                          sync=sync, connect_timeout=connect_timeout, distiller=distiller,
+                          asked=asked).connect()
     try:
         return become_owner(lock)  # the caller syncs it (Skillbank.open)
     except BaseException:

@@ -21,6 +21,7 @@ hang.
 from __future__ import annotations
 
 import logging
+import os
 import secrets
 import threading
 import time
@@ -31,7 +32,7 @@ import orjson
 
 from skillbank.errors import BusyError
 from skillbank.sharing import endpoint as ep
-from skillbank.sharing import wire
+from skillbank.sharing import served, wire
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -97,6 +98,7 @@ class _Connection:
         self.members: dict[str, dict[str, list[str]]] = {}
         self.namespace = "default"
         self.skill_roots: list[Path] = []
+        self.served: dict[str, Any] | None = None
 
     def hello(self, timeout: float | None = None) -> None:
         nonce = secrets.token_hex(16)
@@ -113,6 +115,7 @@ class _Connection:
         self.members = data["members"]
         self.namespace = data.get("namespace", "default")
         self.skill_roots = [Path(p) for p in data.get("skill_roots", [])]
+        self.served = data.get("served") if isinstance(data.get("served"), dict) else None
 
     def call(self, payload: bytes) -> Any:
         response = self._http.post("/call", content=payload)
@@ -162,7 +165,8 @@ class BankClient:
 
     def __init__(self, settings: "Settings", *, become_owner: Callable[[Any], "Skillbank"],
                  try_lock: Callable[[], Any], sync: bool = True,
-                 connect_timeout: float = 30.0, distiller: Any = None) -> None:
+                 connect_timeout: float = 30.0, distiller: Any = None,
+                 asked: dict[str, Any] | None = None) -> None:
         self.settings = settings
         #: This process's own distiller (e.g. a chat model): it reads critiques here, and the
         #: owner stores the rules it found (a model cannot be sent to another process).
@@ -175,6 +179,14 @@ class BankClient:
         #: How long a call may go without a byte from the owner (it streams one every 0.5 s).
         self._read_timeout = max(1.0, connect_timeout)
         self._conn: _Connection | None = None
+        #: What this process asked the root to serve, and what it was told about it.
+        self._asked = asked or {}
+        #: Why what this process gets differs from what it asked for (None: it does not).
+        self.note: str | None = None
+        #: The last takeover by this process: from which pid, how long it took.
+        self.takeover: dict[str, Any] | None = None
+        self._notes: list[str] = []  # told with the next result (take_notes)
+        self._last_owner: int | None = None
         self._local: "Skillbank | None" = None
         self._watching = False
         self._closed = False
@@ -246,6 +258,7 @@ class BankClient:
                             reason = f"it does not answer on {endpoint.socket} ({type(exc).__name__})"
                         else:
                             self._conn = conn
+                            self._last_owner = endpoint.pid
                             self._check_roots(conn)
                             return conn
                 if time.monotonic() >= deadline:
@@ -259,8 +272,12 @@ class BankClient:
                 delay = min(delay * 1.5, 0.5)
 
     def _promote(self, lock: Any) -> None:
-        """The owner is gone and we hold the lock: open the root here and serve the others."""
-        log.info("skillbank: this process now owns %s", self.root)
+        """The owner is gone and we hold the lock: open the root here and serve the others.
+
+        Serves what the root served (`served.json`), is timed, and is announced: logged, and
+        told with the next result (`take_notes`, which the MCP server sends as a log message)."""
+        started = time.monotonic()
+        previous = self._last_owner
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -274,16 +291,32 @@ class BankClient:
             local.close()
             raise
         self._local = local
+        seconds = time.monotonic() - started
+        self.takeover = {"from_pid": previous, "seconds": round(seconds, 3), "at": time.time()}
+        message = (f"skillbank: process {os.getpid()} took over the memory root {self.root}"
+                   + (f" from process {previous}, which stopped," if previous else "")
+                   + f" in {seconds:.2f} s")
+        log.warning("%s", message)
+        self._notes.append(message)
+        self._tell(served.differences(self._asked, served.read(self.root)), os.getpid())
 
     def _check_roots(self, conn: _Connection) -> None:
-        wanted = {Path(r).expanduser().resolve() for r in self.settings.skill_roots}
-        served = {p.resolve() for p in conn.skill_roots}
-        missing = wanted - served
-        if missing:
-            log.warning("skillbank: %s serves %s without the skill folders %s that this process "
-                        "asked for; start the first process with them (or stop it and retry)",
-                        ep.describe_holder(conn.endpoint.pid), self.root,
-                        ", ".join(map(str, sorted(missing))))
+        self._tell(served.differences(self._asked, conn.served), conn.endpoint.pid)
+
+    def _tell(self, found: list[str], pid: int | None) -> None:
+        """What this process asked for and does not get: kept in `note`, logged, and told with
+        the next result."""
+        self.note = served.note(self.root, pid, found)
+        if self.note:
+            log.warning("skillbank: %s", self.note)
+            self._notes.append(self.note)
+
+    def take_notes(self) -> list[str]:
+        """What this process should be told since the last call (a takeover, what is not
+        served as asked), once; the faces show it with their next result."""
+        with self._switch:
+            notes, self._notes = self._notes, []
+        return notes
 
     # Calls ------------------------------------------------------------------------------------
     def _member(self, target: str, name: str) -> Any:
@@ -296,7 +329,13 @@ class BankClient:
             def remote_method(*args: Any, **kwargs: Any) -> Any:
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
                     kwargs = self._distil_here(args, kwargs)
-                return self._invoke(target, "call", name, args, kwargs)
+                result = self._invoke(target, "call", name, args, kwargs)
+                if self.note and isinstance(result, list) and type(result) is not list:
+                    try:  # search results say what is not served as asked (records.Hits)
+                        result.note = self.note  # type: ignore[attr-defined]
+                    except AttributeError:
+                        pass
+                return result
 
             remote_method.__name__ = name
             remote_method.__qualname__ = f"{target}.{name}"
@@ -403,6 +442,8 @@ class BankClient:
         """The owner's counts, with this process's own failed recordings."""
         stats = dict(self._member("bank", "stats")())
         stats["recording_failures"] = self.recording_failures.count
+        stats["served_note"] = self.note
+        stats["takeover"] = self.takeover
         return stats
 
     @property

@@ -26,7 +26,7 @@ import orjson
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.sharing import endpoint as ep
-from skillbank.sharing import wire
+from skillbank.sharing import served, wire
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -170,7 +170,7 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
         return orjson.dumps({"proof": endpoint.proof(nonce), "pid": endpoint.pid,
                              "root": endpoint.root, "root_id": endpoint.root_id,
                              "namespace": bank.settings.namespace,
-                             "members": members,
+                             "members": members, "served": served.read(bank.root),
                              "skill_roots": [str(p) for p in bank.skill_roots]})
 
     async def hello(request: Request) -> Response:

@@ -1,0 +1,94 @@
+"""`Skillbank.open`: open a memory root in this process, or share it with the process that owns it.
+
+This sits above both the facade (`skillbank.bank`) and the sharing layer (`skillbank.sharing`):
+it makes the facade, makes the facade's owner serve it to other processes, or makes this
+process a client of that owner. So the facade never imports the sharing layer, and the sharing
+layer (owner and client) only ever sees a finished facade — the arrows point one way.
+`Skillbank.open` is the public API; it calls `open_bank` here.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Sequence
+
+from skillbank.settings import load_settings
+
+if TYPE_CHECKING:
+    from skillbank.bank import Skillbank
+    from skillbank.distill import Distiller
+
+
+def open_bank(
+    cls: "type[Skillbank]",
+    root: str | os.PathLike | None = None,
+    *,
+    skill_roots: Sequence[str | os.PathLike] | None = None,
+    chroma_url: str | None = None,
+    namespace: str | None = None,
+    model_dir: str | os.PathLike | None = None,
+    embedding_function: Any = None,
+    distiller: "Distiller | None" = None,
+    client: Any = None,
+    include_bundled: bool = False,
+    sync: bool = True,
+    lock_timeout: float = 10.0,
+    write_lock_timeout: float = 60.0,
+    share: bool = True,
+    **overrides: Any,
+) -> "Skillbank":
+    """See `Skillbank.open`."""
+    settings = load_settings(
+        root,
+        skill_roots=tuple(skill_roots) if skill_roots is not None else None,
+        chroma_url=chroma_url,
+        namespace=namespace,
+        model_dir=model_dir,
+        **overrides,
+    )
+    if share and client is None and not settings.chroma_url:
+        from skillbank.sharing import open_shared, served
+        from skillbank.sharing.owner import OwnerServer
+
+        def owner(lock: Any, chosen: Any, bundled: bool) -> "Skillbank":
+            bank = cls(chosen, embedding_function=embedding_function, distiller=distiller,
+                       include_bundled=bundled, write_lock_timeout=write_lock_timeout,
+                       owner_lock=lock)
+            # What this owner serves, so that a process taking over serves the same.
+            served.record(chosen.root, served.request(chosen, bundled, bank.embedding_function))
+            bank._server = OwnerServer(bank).start()  # closed (stopped) by bank.close()
+            return bank
+
+        def become_owner(lock: Any) -> "Skillbank":
+            return owner(lock, settings, include_bundled)
+
+        def take_over(lock: Any) -> "Skillbank":
+            """The owner went away: serve what it served (the other clients rely on it)."""
+            recorded = served.read(settings.root)
+            if not recorded:
+                return become_owner(lock)
+            chosen = dataclasses.replace(
+                settings,
+                skill_roots=tuple(Path(p) for p in recorded.get("skill_roots") or ()),
+                model_dir=Path(recorded["model_dir"]) if recorded.get("model_dir")
+                else settings.model_dir)
+            return owner(lock, chosen, bool(recorded.get("include_bundled")))
+
+        bank = open_shared(settings, become_owner, take_over=take_over, sync=sync,
+                           connect_timeout=lock_timeout, distiller=distiller,
+                           asked=served.request(settings, include_bundled, embedding_function))
+        if getattr(bank, "is_remote", False):
+            return bank  # type: ignore[return-value] - the owner keeps the index in sync
+    else:
+        bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
+                   client=client, include_bundled=include_bundled,
+                   lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout)
+    if sync:
+        try:
+            bank.sync()
+        except BaseException:
+            bank.close()  # the caller never gets the bank: let go of the root now
+            raise
+    return bank
