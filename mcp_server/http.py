@@ -56,10 +56,13 @@ def origin_allowed(origin: str | None) -> bool:
 class GuardMiddleware:
     """ASGI middleware: bearer token, Origin and body size checks."""
 
-    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int) -> None:
+    def __init__(self, app: Any, *, token: str | None, max_body_bytes: int,
+                 tokens: Any = None) -> None:
         self.app = app
         self.token = token
         self.max_body_bytes = max_body_bytes
+        #: `identity.TokensFile`: tokens that map to principals, each request in its scope.
+        self.tokens = tokens
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -71,7 +74,16 @@ class GuardMiddleware:
                          "were given as 'Authorization: Bearer <token>'")
             return
         sent = headers.get("authorization", "")
-        if self.token is not None and not self._authorised(sent):
+        principal = None
+        if self.tokens is not None:
+            from skillbank.mcp_server.identity import check_bearer
+
+            principal, refusal = check_bearer(self.tokens, sent, self._authorised(sent)
+                                              if self.token is not None else False)
+            if refusal is not None:
+                await _reply(send, 401, refusal[0], [(b"www-authenticate", refusal[1])], rpc=True)
+                return
+        elif self.token is not None and not self._authorised(sent):
             challenge = b'Bearer realm="skillbank"'
             if sent:
                 challenge += (b', error="invalid_token", error_description="the bearer token is '
@@ -127,7 +139,13 @@ class GuardMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        await self.app(scope, replay, send)
+        if principal is None:
+            await self.app(scope, replay, send)
+            return
+        from skillbank import scope as scopes
+
+        with scopes.using(principal.scope()):  # the MCP SDK carries it to the tool
+            await self.app(scope, replay, send)
 
     def _authorised(self, header: str) -> bool:
         scheme, _, value = header.partition(" ")
@@ -151,7 +169,7 @@ async def _reply(send: Send, status: int, message: str,
 
 
 def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
-              json_response: bool = True) -> Any:
+              json_response: bool = True, tokens: Any = None) -> Any:
     """The guarded ASGI app: streamable HTTP at /mcp.
 
     `json_response`: answer each POST with one JSON body rather than an SSE stream. About 2 ms
@@ -167,20 +185,21 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
                                      transport_security=security, json_response=json_response,
                                      max_request_body_size=max_body_bytes)
-    return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes)
+    return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens)
 
 
 async def serve_http(server: Any, *, host: str, port: int, token: str | None,
                      max_body_bytes: int, log_level: str = "warning",
-                     json_response: bool = True) -> None:
+                     json_response: bool = True, tokens: Any = None) -> None:
     import uvicorn
 
     app = build_app(server, host=host, token=token, max_body_bytes=max_body_bytes,
-                    json_response=json_response)
+                    json_response=json_response, tokens=tokens)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
                             access_log=False, lifespan="on", log_config=None)
     userver = uvicorn.Server(config)
     shown = f"[{host}]" if ":" in host else host
     print(f"skillbank MCP server on http://{shown}:{port}/mcp"
-          + (" (bearer token required)" if token else ""), file=sys.stderr, flush=True)
+          + (f" ({len(tokens.principals())} principals from {tokens.path})" if tokens else
+             " (bearer token required)" if token else ""), file=sys.stderr, flush=True)
     await userver.serve()

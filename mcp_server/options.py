@@ -32,6 +32,7 @@ class ServeOptions:
     host: str = "127.0.0.1"
     port: int = 8765
     token: str | None = None  # bearer token for HTTP; SKILLBANK_TOKEN when unset
+    tokens: str | None = None  # HTTP tokens file: each token a principal (mcp_server.identity)
     trust: bool = False  # HTTP critiques become active guidelines, not pending ones
     include_bundled: bool = True
     watch: bool = True  # re-sync skills when files change
@@ -53,7 +54,7 @@ class ServeOptions:
             data = {n: getattr(value, n) for n in names if hasattr(value, n)}
         if "skills_dirs" in data:
             data["skills_dirs"] = [str(p) for p in (data["skills_dirs"] or [])]
-        for key in ("root", "model_dir"):
+        for key in ("root", "model_dir", "tokens"):
             if data.get(key) is not None:
                 data[key] = str(data[key])
         return cls(**{k: v for k, v in data.items() if v is not None})
@@ -90,6 +91,9 @@ def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.Argum
     parser.add_argument("--port", type=int, default=8765, help="HTTP port (default 8765)")
     parser.add_argument("--token", default=None,
                         help=f"bearer token HTTP clients must send (default: ${TOKEN_ENV})")
+    parser.add_argument("--tokens", default=None, metavar="FILE",
+                        help="HTTP tokens file mapping each bearer token (stored as sha256) to "
+                             "a principal, its namespaces and role (skillbank tokens add)")
     parser.add_argument("--trust", action="store_true",
                         help="treat HTTP clients as trusted: their critiques become active guidelines")
     parser.add_argument("--no-bundled", dest="include_bundled", action="store_false",

@@ -74,7 +74,7 @@ def check_options(options: ServeOptions) -> str | None:
     if options.transport != "http":
         return None
     token = options.resolved_token()
-    if not is_loopback(options.host) and not token:
+    if not is_loopback(options.host) and not token and not options.tokens:
         raise StartupError(
             f"refusing to serve on {options.host}: any machine that can reach it could read and "
             "write this memory. Set a bearer token with --token or SKILLBANK_TOKEN, or bind "
@@ -115,6 +115,18 @@ def run(options: Any = None) -> int:
     _configure_logging(opts.log_level)
     try:
         token = check_options(opts)
+        tokens = None
+        if opts.tokens and opts.transport == "http":
+            from skillbank.errors import InvalidInputError
+            from skillbank.mcp_server.identity import TokensFile
+
+            try:
+                tokens = TokensFile(opts.tokens)
+            except InvalidInputError as exc:
+                raise StartupError(str(exc)) from None
+        elif opts.tokens:
+            raise StartupError("--tokens is for --transport http (a stdio server serves the "
+                               "one local user who started it)")
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -141,7 +153,8 @@ def run(options: Any = None) -> int:
             import uvicorn  # noqa: F401 - imported before the loader thread starts importing
 
             from skillbank.mcp_server.http import serve_http
-        trusted = opts.transport == "stdio" or opts.trust
+        # With a tokens file each principal's own scope says what it may do (role, trust).
+        trusted = opts.transport == "stdio" or opts.trust or tokens is not None
         server = build_server(handle, trusted=trusted, log_level=opts.log_level)
         handle.note("server_built")
         # Started once mcp is imported: the two imports would only take turns on the GIL.
@@ -155,7 +168,7 @@ def run(options: Any = None) -> int:
             anyio.run(lambda: serve_http(server, host=opts.host, port=opts.port, token=token,
                                          max_body_bytes=opts.max_body_bytes,
                                          log_level=opts.log_level,
-                                         json_response=not opts.http_sse))
+                                         json_response=not opts.http_sse, tokens=tokens))
     except KeyboardInterrupt:
         pass
     finally:

@@ -31,6 +31,7 @@ import typer
 from typer.core import TyperGroup
 
 from skillbank.cli.audit import audit as audit_command
+from skillbank.cli.tokens import app as tokens_app
 from skillbank.cli.common import State, key_values, state, text
 from skillbank.cli.config import app as config_app
 from skillbank.cli.hints import cli_terms
@@ -132,6 +133,7 @@ app.add_typer(experiences_app, name="experiences")
 app.add_typer(config_app, name="config")
 app.command(name="ui")(ui_command)
 app.command(name="audit")(audit_command)
+app.add_typer(tokens_app, name="tokens")
 app.command(context_settings=SERVE_SETTINGS)(serve)
 
 

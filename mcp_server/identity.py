@@ -1,0 +1,327 @@
+"""HTTP identity for one host: bearer tokens mapped to principals, each with its own scope.
+
+`skillbank serve --transport http --tokens FILE` lets a small team share one server: each
+person's token maps to a principal with the namespace it writes, the namespaces it also reads
+(a team's), its role and whether it is trusted; every MCP request then runs in that
+principal's `skillbank.scope.Scope` (the guard activates it around the request, and the MCP SDK
+carries the request's context variables to the tool that answers it).
+
+The tokens file (TOML, or JSON when its name ends in .json) stores only SHA-256 hashes:
+
+    [principals.alice]
+    sha256 = "9f86d081…"          # sha256 of the token, hex; the token itself is never stored
+    namespace = "alice"
+    reads = ["team"]              # optional: namespaces shared with alice
+    role = "contributor"          # reader | contributor | reviewer | admin
+    trusted = true                # optional (default true): false makes writes pending
+
+`skillbank tokens add NAME --namespace … --role …` writes an entry and prints the new token
+once. The file is refused at start-up when group or others can read or write it, or when it is
+malformed, with an error naming the file and the problem. It is re-read when it changes (a
+token added while the server runs works at once; a broken edit keeps the last good version and
+is logged). Team mode across machines (OIDC/JWT) only adds another way to find the principal;
+the scope it produces is the same.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import re
+import secrets
+import stat
+import sys
+import threading
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Mapping
+
+from skillbank.errors import InvalidInputError
+
+log = logging.getLogger("skillbank.mcp")
+
+FACE = "mcp-http"
+NAME_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@-]{0,63}$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+FIELDS = {"sha256", "namespace", "reads", "role", "trusted", "reviews"}
+TOKEN_PREFIX = "sbk_"
+
+
+class TokensFileError(InvalidInputError):
+    """The tokens file cannot be used; the message names the file and the problem."""
+
+
+def hash_token(token: str) -> str:
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def new_token() -> str:
+    """A fresh bearer token (256 random bits, URL-safe)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+@dataclass(frozen=True)
+class Principal:
+    """One entry of the tokens file."""
+
+    name: str
+    sha256: str
+    namespace: str
+    reads: tuple[str, ...] = ()
+    role: str = "contributor"
+    trusted: bool = True
+    reviews: tuple[str, ...] = ()
+
+    def scope(self) -> Any:
+        from skillbank.scope import Scope
+
+        return Scope(principal=self.name, namespace=self.namespace, reads=self.reads,
+                     role=self.role, trusted=self.trusted, face=FACE, reviews=self.reviews)
+
+    def to_entry(self) -> dict[str, Any]:
+        entry: dict[str, Any] = {"sha256": self.sha256, "namespace": self.namespace}
+        if self.reads:
+            entry["reads"] = list(self.reads)
+        entry["role"] = self.role
+        entry["trusted"] = self.trusted
+        if self.reviews:
+            entry["reviews"] = list(self.reviews)
+        return entry
+
+
+# Reading ------------------------------------------------------------------------------------------
+def check_permissions(path: Path) -> None:
+    """Refuse a tokens file that group or others may read or write (POSIX only)."""
+    if sys.platform == "win32":
+        return
+    mode = stat.S_IMODE(path.stat().st_mode)
+    if mode & 0o077:
+        who = " and ".join(w for w, bits in (("its group", 0o070), ("others", 0o007))
+                           if mode & bits)
+        raise TokensFileError(
+            f"tokens file {path} can be read or written by {who} (mode {mode:04o}); it holds "
+            f"the hashes every token is checked against: run `chmod 600 {path}`")
+
+
+def _parse(path: Path, raw: bytes) -> Mapping[str, Any]:
+    if path.suffix.lower() == ".json":
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise TokensFileError(f"tokens file {path} is not valid JSON: {exc}") from None
+    else:
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError) as exc:
+            raise TokensFileError(f"tokens file {path} is not valid TOML: {exc}") from None
+    if not isinstance(data, dict):
+        raise TokensFileError(f"tokens file {path}: expected a table of principals")
+    return data
+
+
+def parse_principals(path: Path, raw: bytes) -> dict[str, Principal]:
+    """sha256 -> Principal, or TokensFileError naming the entry and what is wrong with it."""
+    from skillbank.scope import Role, check_namespace
+
+    data = _parse(path, raw)
+    unknown = set(data) - {"principals"}
+    if unknown:
+        raise TokensFileError(f"tokens file {path}: unknown top-level keys "
+                              f"{', '.join(sorted(unknown))}; entries go under [principals.NAME]")
+    table = data.get("principals", {})
+    if not isinstance(table, dict):
+        raise TokensFileError(f"tokens file {path}: 'principals' must be a table of NAME = entry")
+    by_hash: dict[str, Principal] = {}
+    for name, entry in table.items():
+        where = f"tokens file {path}, principal {name!r}"
+        if not NAME_PATTERN.match(str(name)):
+            raise TokensFileError(f"{where}: a name is 1-64 letters, digits, '.', '_', '@' or "
+                                  "'-', starting with a letter or digit")
+        if not isinstance(entry, dict):
+            raise TokensFileError(f"{where}: expected a table with sha256, namespace and role")
+        extra = set(entry) - FIELDS
+        if extra:
+            raise TokensFileError(f"{where}: unknown keys {', '.join(sorted(extra))} (known: "
+                                  f"{', '.join(sorted(FIELDS))}); tokens are never stored, "
+                                  "only their sha256")
+        digest = entry.get("sha256")
+        if not isinstance(digest, str) or not _HEX64.match(digest):
+            raise TokensFileError(f"{where}: sha256 must be the token's SHA-256 as 64 lowercase "
+                                  "hex digits (`skillbank tokens add` writes it)")
+        if digest in by_hash:
+            raise TokensFileError(f"{where}: same token hash as {by_hash[digest].name!r}; each "
+                                  "principal needs its own token")
+        try:
+            namespace = check_namespace(entry.get("namespace"))
+            reads = _namespaces(entry.get("reads", []), "reads")
+            reviews = _namespaces(entry.get("reviews", []), "reviews")
+            role = entry.get("role", "contributor")
+            if role not in {r.value for r in Role}:
+                raise InvalidInputError(f"role {role!r} is not one of "
+                                        + ", ".join(r.value for r in Role))
+            trusted = entry.get("trusted", True)
+            if not isinstance(trusted, bool):
+                raise InvalidInputError("trusted must be true or false")
+        except InvalidInputError as exc:
+            raise TokensFileError(f"{where}: {exc}") from None
+        by_hash[digest] = Principal(name=str(name), sha256=digest, namespace=namespace,
+                                    reads=reads, role=role, trusted=trusted, reviews=reviews)
+    return by_hash
+
+
+def _namespaces(value: Any, what: str) -> tuple[str, ...]:
+    from skillbank.scope import check_namespace
+
+    if not isinstance(value, list):
+        raise InvalidInputError(f"{what} must be a list of namespaces")
+    return tuple(check_namespace(v) for v in value)
+
+
+class TokensFile:
+    """The principals of a tokens file, re-read when the file changes (see the module doc)."""
+
+    def __init__(self, path: str | os.PathLike) -> None:
+        self.path = Path(path).expanduser()
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int, int] | None = None
+        self._by_hash: dict[str, Principal] = {}
+        self.reload(strict=True)
+
+    def _read(self) -> tuple[tuple[int, int, int], dict[str, Principal]]:
+        try:
+            info = self.path.stat()
+        except FileNotFoundError:
+            raise TokensFileError(f"tokens file {self.path} does not exist; create it with "
+                                  "`skillbank tokens add NAME --namespace NS --role ROLE "
+                                  f"--file {self.path}`") from None
+        if not self.path.is_file():
+            raise TokensFileError(f"tokens file {self.path} is not a file")
+        check_permissions(self.path)
+        raw = self.path.read_bytes()
+        return (info.st_mtime_ns, info.st_size, info.st_ino), parse_principals(self.path, raw)
+
+    def reload(self, *, strict: bool = False) -> None:
+        """Re-read the file if it changed. `strict`: raise on a bad file (start-up); otherwise
+        keep the last good principals and log the problem."""
+        try:
+            info = self.path.stat()
+            stamp = (info.st_mtime_ns, info.st_size, info.st_ino)
+        except OSError:
+            stamp = None
+        if stamp is not None and stamp == self._stamp:
+            return
+        with self._lock:
+            try:
+                self._stamp, self._by_hash = self._read()
+            except (TokensFileError, OSError) as exc:
+                if strict:
+                    raise TokensFileError(str(exc)) from None
+                self._stamp = stamp  # do not log the same broken version on every request
+                log.error("skillbank: %s; still using the tokens read before", exc)
+
+    def lookup(self, token: str) -> Principal | None:
+        """The principal a bearer token maps to, or None."""
+        self.reload()
+        return self._by_hash.get(hash_token(token))
+
+    def principals(self) -> list[Principal]:
+        return sorted(self._by_hash.values(), key=lambda p: p.name)
+
+
+# Writing (`skillbank tokens add`) -------------------------------------------------------------------
+def render(principals: list[Principal], *, as_json: bool) -> str:
+    entries = {p.name: p.to_entry() for p in sorted(principals, key=lambda p: p.name)}
+    if as_json:
+        return json.dumps({"principals": entries}, indent=2) + "\n"
+    lines = ["# skillbank tokens: sha256 hashes of bearer tokens, never the tokens themselves.",
+             "# Keep this file private (chmod 600); `skillbank tokens add` adds entries.", ""]
+    for name, entry in entries.items():
+        lines.append(f"[principals.{json.dumps(name)}]")
+        for key, value in entry.items():
+            lines.append(f"{key} = {json.dumps(value)}")  # strings, lists, booleans: valid TOML
+        lines.append("")
+    return "\n".join(lines)
+
+
+def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: str,
+                  reads: list[str] | None = None, trusted: bool = True,
+                  reviews: list[str] | None = None, replace: bool = False) -> str:
+    """Add (or with `replace`, re-issue) a principal; returns its new token (shown once).
+
+    The file is written atomically with mode 0600; an existing file must already be private
+    and valid (the same checks as at start-up)."""
+    from skillbank.fsutil import atomic_write
+
+    target = Path(path).expanduser()
+    current: dict[str, Principal] = {}
+    if target.exists():
+        check_permissions(target)
+        current = {p.name: p for p in parse_principals(target, target.read_bytes()).values()}
+    if not NAME_PATTERN.match(name or ""):
+        raise TokensFileError(f"principal name {name!r}: use 1-64 letters, digits, '.', '_', "
+                              "'@' or '-', starting with a letter or digit")
+    if name in current and not replace:
+        raise TokensFileError(f"principal {name!r} is already in {target}; pass --replace to "
+                              "issue a new token for it (the old one stops working)")
+    token = new_token()
+    entry = {"sha256": hash_token(token), "namespace": namespace, "reads": list(reads or []),
+             "role": role, "trusted": trusted, "reviews": list(reviews or [])}
+    # Validate the new entry exactly as the server will read it.
+    probe = parse_principals(target, json.dumps({"principals": {name: entry}}).encode()
+                             if target.suffix.lower() == ".json" else
+                             render([Principal(name=name, sha256=entry["sha256"],
+                                               namespace=str(namespace), reads=tuple(reads or ()),
+                                               role=str(role), trusted=trusted,
+                                               reviews=tuple(reviews or ()))],
+                                    as_json=False).encode())
+    current[name] = next(iter(probe.values()))
+    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"))
+    os.chmod(target, 0o600)
+    return token
+
+
+# The guard's question -------------------------------------------------------------------------------
+def check_bearer(tokens: TokensFile, header: str, static_ok: bool
+                 ) -> tuple[Principal | None, tuple[str, bytes] | None]:
+    """(principal, None) for a token of the file; (None, None) for the server's own static
+    token (`--token`: the server's default scope, as before); else (None, (message, challenge))
+    for the 401 the guard sends — a clear body, never a traceback."""
+    scheme, _, value = header.partition(" ")
+    value = value.strip()
+    if scheme.lower() == "bearer" and value:
+        principal = tokens.lookup(value)
+        if principal is not None:
+            return principal, None
+        if static_ok:
+            return None, None
+        return None, ("unknown bearer token: it maps to no principal in this server's tokens "
+                      "file; ask its admin for a token (`skillbank tokens add NAME`) and send it "
+                      "as 'Authorization: Bearer <token>'",
+                      b'Bearer realm="skillbank", error="invalid_token", '
+                      b'error_description="the token maps to no principal"')
+    return None, ("missing bearer token: this server maps each token to a principal; send "
+                  "yours as 'Authorization: Bearer <token>'; this server does not use OAuth",
+                  b'Bearer realm="skillbank"')
+
+
+def remove_principal(path: str | os.PathLike, name: str) -> None:
+    """Drop a principal from the tokens file (its token stops working); NotFoundError if absent."""
+    from skillbank.errors import NotFoundError
+    from skillbank.fsutil import atomic_write
+
+    target = Path(path).expanduser()
+    if not target.exists():
+        raise NotFoundError(f"no tokens file {target}")
+    check_permissions(target)
+    current = {p.name: p for p in parse_principals(target, target.read_bytes()).values()}
+    if name not in current:
+        raise NotFoundError(f"no principal {name!r} in {target}")
+    del current[name]
+    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"))
+    os.chmod(target, 0o600)

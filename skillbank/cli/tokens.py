@@ -1,0 +1,106 @@
+"""`skillbank tokens`: the principals an HTTP server maps bearer tokens to.
+
+    skillbank tokens add alice --namespace alice --role contributor [--reads team]
+    skillbank tokens list
+    skillbank tokens remove alice
+
+The file (default `<root>/tokens.toml`, or --file) stores only SHA-256 hashes; `add` prints the
+new token once, and nothing can show it again. Serve with
+`skillbank serve --transport http --tokens FILE` (see `skillbank.mcp_server.identity`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from skillbank.cli.common import state, table
+
+app = typer.Typer(help="Bearer tokens for `skillbank serve --transport http --tokens FILE`.",
+                  no_args_is_help=True)
+
+FileOption = Annotated[Optional[Path], typer.Option(
+    "--file", metavar="FILE", help="Tokens file (default <root>/tokens.toml).")]
+
+
+def _file(ctx: typer.Context, given: Path | None) -> Path:
+    if given is not None:
+        return given.expanduser()
+    from skillbank.settings import load_settings
+
+    st = state(ctx)
+    return load_settings(Path(st.root) if st.root else None).root / "tokens.toml"
+
+
+@app.command("add")
+def add(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="The principal (a person or an agent).")],
+    namespace: Annotated[str, typer.Option(
+        "--namespace", metavar="NS", help="The namespace it writes (and reads).")],
+    role: Annotated[str, typer.Option(
+        "--role", metavar="ROLE", help="reader, contributor, reviewer or admin.")
+    ] = "contributor",
+    reads: Annotated[Optional[list[str]], typer.Option(
+        "--reads", metavar="NS", help="A shared namespace it also reads (repeatable).")] = None,
+    reviews: Annotated[Optional[list[str]], typer.Option(
+        "--reviews", metavar="NS",
+        help="A namespace it reviews (repeatable; default: the ones it reads).")] = None,
+    untrusted: Annotated[bool, typer.Option(
+        "--untrusted", help="Its writes wait for review and its votes are kept apart.")] = False,
+    replace: Annotated[bool, typer.Option(
+        "--replace", help="Issue a new token for an existing principal.")] = False,
+    file: FileOption = None,
+) -> None:
+    """Add a principal and print its new token (shown once; only its hash is stored)."""
+    from skillbank.mcp_server.identity import add_principal
+
+    st = state(ctx)
+    path = _file(ctx, file)
+    token = add_principal(path, name, namespace=namespace, role=role, reads=list(reads or []),
+                          reviews=list(reviews or []), trusted=not untrusted, replace=replace)
+    data = {"name": name, "token": token, "file": str(path), "namespace": namespace,
+            "role": role, "reads": list(reads or []), "trusted": not untrusted}
+
+    def human() -> None:
+        st.out.plain(token)
+        st.out.note(f"Token for {name} ({role} of {namespace!r}) — shown only now; {path} "
+                    "keeps its sha256. Serve with: skillbank serve --transport http "
+                    f"--tokens {path}")
+
+    st.out.emit(data, human)
+
+
+@app.command("list")
+def list_(ctx: typer.Context, file: FileOption = None) -> None:
+    """The principals in the tokens file (never the tokens)."""
+    from skillbank.mcp_server.identity import TokensFile
+
+    st = state(ctx)
+    tokens = TokensFile(_file(ctx, file))
+    rows = [{"name": p.name, "namespace": p.namespace, "reads": list(p.reads), "role": p.role,
+             "trusted": p.trusted, "sha256": p.sha256[:12] + "…"} for p in tokens.principals()]
+
+    def human() -> None:
+        st.out.print(table(f"Principals in {tokens.path}", ["name", "namespace", "reads",
+                                                             "role", "trusted"],
+                           [[r["name"], r["namespace"], ", ".join(r["reads"]), r["role"],
+                             "yes" if r["trusted"] else "no"] for r in rows]))
+
+    st.out.emit(rows, human)
+
+
+@app.command("remove")
+def remove(ctx: typer.Context,
+           name: Annotated[str, typer.Argument(help="The principal whose token stops working.")],
+           file: FileOption = None) -> None:
+    """Remove a principal: its token stops working (a running server re-reads the file)."""
+    from skillbank.mcp_server.identity import remove_principal
+
+    st = state(ctx)
+    path = _file(ctx, file)
+    remove_principal(path, name)
+    st.out.emit({"removed": name, "file": str(path)},
+                lambda: st.out.note(f"Removed {name} from {path}."))

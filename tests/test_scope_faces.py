@@ -1,0 +1,318 @@
+"""The scope matrix, face rows: MCP HTTP with two tokens, MCP stdio, LlamaIndex with
+`{user_id}`, the memory browser — × search, recall, context, list, list_pending, get, rate,
+forget, review. User A's items are never shown to user B nor changed by B, and every write
+appears once in the audit log with its principal. (The core rows are in tests/test_scope.py.)
+
+Plus the bad input of these faces: a world-readable or malformed tokens file, a token that maps
+to no principal, a template naming an unknown field — a clear error, never a traceback.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+
+from conftest import free_port, stop_process
+from test_mcp_transports import base_env
+
+# Distinctive words of user A's memory: none may reach user B.
+A_TASK = "Rotate the Zephyrwood signing keys for the billing cluster"
+A_RULE = "Always escort the Quokkamere auditors through the vault"
+A_PENDING = "Deploy the Brindlemoor hotfix straight to production"
+A_WORDS = ("zephyrwood", "quokkamere", "brindlemoor")
+
+
+def shows_a(payload: Any) -> list[str]:
+    """Which of A's distinctive words a tool result (any JSON) contains (not counting the
+    query it echoes back as `task`)."""
+    if isinstance(payload, dict):
+        payload = {k: v for k, v in payload.items() if k != "task"}
+    text = json.dumps(payload, default=str).lower()
+    return [w for w in A_WORDS if w in text]
+
+
+def audit_rows(root: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in sorted((root / "audit").glob("*.jsonl")):
+        rows += [json.loads(line) for line in path.read_text().splitlines()]
+    return rows
+
+
+# ------------------------------------------------------------------------------- MCP over HTTP
+
+
+@asynccontextmanager
+async def http_server(root: Path, tokens: Path, *extra: str) -> AsyncIterator[str]:
+    port = free_port()
+    log_path = root.parent / f"http-{port}.log"
+    with log_path.open("w") as log:
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--port",
+             str(port), "--root", str(root), "--no-bundled", "--tokens", str(tokens), *extra],
+            stdout=log, stderr=subprocess.STDOUT, env=base_env(SKILLBANK_EMBEDDING="hash"))
+        url = f"http://127.0.0.1:{port}"
+        try:
+            deadline = time.time() + 300  # generous: start-up under load
+            while True:
+                if proc.poll() is not None:
+                    pytest.fail("server exited: " + log_path.read_text()[-3000:])
+                try:
+                    httpx.get(url + "/mcp", timeout=1)
+                    break
+                except httpx.HTTPError:
+                    if time.time() > deadline:
+                        pytest.fail("HTTP server did not start")
+                    time.sleep(0.1)
+            yield url
+        finally:
+            stop_process(proc)
+
+
+@asynccontextmanager
+async def session(url: str, token: str) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
+                                  timeout=120) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
+            yield client
+
+
+async def call(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
+    """(ok, structured result or the error text)."""
+    result = await client.call_tool(name, args)
+    if result.is_error:
+        return False, result.content[0].text
+    return True, result.structured_content
+
+
+def issue_tokens(path: Path) -> dict[str, str]:
+    from skillbank.mcp_server.identity import add_principal
+
+    return {
+        "alice": add_principal(path, "alice", namespace="alice", role="contributor"),
+        "alice-bot": add_principal(path, "alice-bot", namespace="alice", role="contributor",
+                                   trusted=False),
+        "rita": add_principal(path, "rita", namespace="alice", role="reviewer"),
+        "bob": add_principal(path, "bob", namespace="bob", role="reviewer"),
+    }
+
+
+@pytest.mark.slow  # a server process
+async def test_mcp_http_two_tokens_scope_matrix(tmp_path):
+    root = tmp_path / "root"
+    tokens_file = tmp_path / "tokens.toml"
+    tokens = issue_tokens(tokens_file)
+    async with http_server(root, tokens_file) as url:
+        async with session(url, tokens["alice"]) as alice:
+            ok, exp = await call(alice, "record_experience", {
+                "task": A_TASK, "outcome": "failure", "feedback": "Zephyrwood keys expired."})
+            assert ok, exp
+            ok, rule = await call(alice, "add_guideline", {"text": A_RULE})
+            assert ok, rule
+        async with session(url, tokens["alice-bot"]) as bot:
+            ok, pending = await call(bot, "record_experience", {"task": A_PENDING,
+                                                                "outcome": "success"})
+            assert ok and pending["status"] == "pending", pending
+        a_ids = {"exp": exp["id"], "rule": rule["guideline_id"], "pending": pending["id"]}
+
+        async with session(url, tokens["bob"]) as bob:
+            # Bob's own write, so his reads are not empty by construction.
+            ok, mine = await call(bob, "record_experience", {
+                "task": "Rotate the signing keys for the billing cluster", "outcome": "success"})
+            assert ok, mine
+            reads = {
+                "search": ("search_guidelines", {"task": "escort the auditors through the vault"}),
+                "recall": ("recall_experiences", {"task": A_TASK}),
+                "context": ("memory_context", {"task": A_TASK}),
+                "list_pending": ("list_pending", {}),
+            }
+            for row, (tool, args) in reads.items():
+                ok, result = await call(bob, tool, args)
+                assert ok, (row, result)
+                assert shows_a(result) == [], (row, result)
+            ok, result = await call(bob, "recall_experiences", {"task": A_TASK})
+            assert mine["id"] in json.dumps(result)  # he does see his own
+            # list and get: the guideline resources (topics, one topic's rules).
+            listed = await bob.list_resources()
+            for resource in listed.resources:
+                if str(resource.uri).startswith("skillbank://guidelines/"):
+                    text = (await bob.read_resource(str(resource.uri))).contents[0].text
+                    assert shows_a(text) == [], resource.uri
+            # rate, forget, review by id: "not found", nothing changed.
+            for row, tool, args in [
+                ("rate", "rate_memory", {"id": a_ids["exp"], "helpful": False}),
+                ("rate", "rate_memory", {"id": a_ids["rule"], "helpful": False}),
+                ("forget", "forget", {"id": a_ids["exp"]}),
+                ("forget", "forget", {"id": a_ids["rule"]}),
+                ("review", "review_memory", {"id": a_ids["pending"], "decision": "approve"}),
+            ]:
+                ok, result = await call(bob, tool, args)
+                assert not ok, (row, result)
+                assert "not found" in result.lower() or "no " in result.lower(), (row, result)
+                assert "Traceback" not in result
+
+        async with session(url, tokens["rita"]) as rita:  # A's reviewer: review works
+            ok, result = await call(rita, "list_pending", {})
+            assert ok and a_ids["pending"] in json.dumps(result), result
+            ok, result = await call(rita, "review_memory", {"id": a_ids["pending"],
+                                                            "decision": "approve"})
+            assert ok, result
+        async with session(url, tokens["alice"]) as alice:  # untouched by Bob
+            ok, result = await call(alice, "recall_experiences", {"task": A_TASK})
+            assert ok and a_ids["exp"] in json.dumps(result)
+            ok, result = await call(alice, "search_guidelines",
+                                    {"task": "escort the auditors through the vault"})
+            assert ok and a_ids["rule"] in json.dumps(result)
+
+    # Audit: every write once, with its principal; Bob's refused attempts changed nothing.
+    rows = audit_rows(root)
+    writes = [(r["principal"], r["action"], r["id"]) for r in rows]
+    assert writes.count(("alice", "record", a_ids["exp"])) == 1
+    assert writes.count(("alice", "add", a_ids["rule"])) == 1
+    assert writes.count(("alice-bot", "record", a_ids["pending"])) == 1
+    assert writes.count(("bob", "record", mine["id"])) == 1
+    assert writes.count(("rita", "approve", a_ids["pending"])) == 1
+    assert not [w for w in writes if w[0] == "bob" and w[2] in a_ids.values()]
+    assert {r["face"] for r in rows} == {"mcp-http"}
+
+
+# ----------------------------------------------------------------------- bad input: tokens file
+
+
+def start_server(root: Path, tokens: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--port",
+         str(free_port()), "--root", str(root), "--no-bundled", "--tokens", str(tokens)],
+        capture_output=True, text=True, timeout=120, env=base_env(SKILLBANK_EMBEDDING="hash"))
+
+
+@pytest.mark.slow  # server processes (each refuses to start)
+@pytest.mark.parametrize("problem", ["world-readable", "group-readable", "not-toml",
+                                     "no-hash", "bad-role", "unknown-key", "missing"])
+def test_a_bad_tokens_file_is_refused_at_start_up(tmp_path, problem):
+    from skillbank.mcp_server.identity import add_principal
+
+    path = tmp_path / "tokens.toml"
+    add_principal(path, "alice", namespace="alice", role="contributor")
+    text = path.read_text()
+    expected = {
+        "world-readable": "can be read or written by others (mode 0604)",
+        "group-readable": "can be read or written by its group (mode 0640)",
+        "not-toml": "is not valid TOML",
+        "no-hash": "sha256 must be the token's SHA-256",
+        "bad-role": "role 'boss' is not one of reader, contributor, reviewer, admin",
+        "unknown-key": "unknown keys token",
+        "missing": "does not exist",
+    }[problem]
+    if problem == "world-readable":
+        path.chmod(0o604)
+    elif problem == "group-readable":
+        path.chmod(0o640)
+    elif problem == "not-toml":
+        path.write_text(text + "\n[principals.bob\n")
+    elif problem == "no-hash":
+        path.write_text(text.replace('sha256 = "', 'sha256 = "zz'))
+    elif problem == "bad-role":
+        path.write_text(text.replace('"contributor"', '"boss"'))
+    elif problem == "unknown-key":
+        path.write_text(text + 'token = "sbk_plain"\n')
+    elif problem == "missing":
+        path.unlink()
+    done = start_server(tmp_path / "root", path)
+    assert done.returncode == 2, done.stderr
+    assert expected in done.stderr and str(path) in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_tokens_file_parsing_names_each_problem(tmp_path):
+    from skillbank.mcp_server.identity import TokensFile, TokensFileError, add_principal
+
+    path = tmp_path / "tokens.json"
+    token = add_principal(path, "alice", namespace="alice", role="reviewer", reads=["team"])
+    assert oct(path.stat().st_mode & 0o777) == oct(0o600)
+    stored = path.read_text()
+    assert token not in stored and json.loads(stored)["principals"]["alice"]["reads"] == ["team"]
+    tokens = TokensFile(path)
+    scope = tokens.lookup(token).scope()
+    assert (scope.principal, scope.namespace, scope.reads, scope.role.value, scope.face) == (
+        "alice", "alice", ("team",), "reviewer", "mcp-http")
+    assert tokens.lookup("sbk_not-a-token") is None
+    with pytest.raises(TokensFileError, match="already in"):
+        add_principal(path, "alice", namespace="alice", role="reader")
+    with pytest.raises(TokensFileError, match="invalid namespace"):
+        add_principal(path, "bob", namespace="", role="reader")
+    with pytest.raises(TokensFileError, match="role 'owner'"):
+        add_principal(path, "bob", namespace="bob", role="owner")
+    second = add_principal(path, "bob", namespace="bob", role="reader")
+    assert TokensFile(path).lookup(second).namespace == "bob"  # a running server re-reads it
+    assert tokens.lookup(second) is not None
+    data = json.loads(path.read_text())
+    data["principals"]["carol"] = dict(data["principals"]["bob"])  # the same hash twice
+    path.write_text(json.dumps(data))
+    with pytest.raises(TokensFileError, match="same token hash"):
+        TokensFile(path)
+    assert tokens.lookup(second) is not None  # a broken edit keeps the last good version
+
+
+@pytest.mark.slow  # a server process
+async def test_unknown_and_static_tokens_over_http(tmp_path):
+    tokens_file = tmp_path / "tokens.toml"
+    tokens = issue_tokens(tokens_file)
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
+    headers = {"Accept": "application/json, text/event-stream"}
+    async with http_server(tmp_path / "root", tokens_file, "--token", "static-admin") as url:
+        for sent, wanted in (("Bearer sbk_nobody", "maps to no principal"),
+                             ("", "missing bearer token")):
+            answer = httpx.post(url + "/mcp", json=body, timeout=30,
+                                headers={**headers, **({"Authorization": sent} if sent else {})})
+            assert answer.status_code == 401, answer.text
+            assert wanted in answer.json()["error"]["message"]
+            assert "Traceback" not in answer.text
+        async with session(url, "static-admin") as admin:  # the single static token still works
+            ok, result = await call(admin, "record_experience", {"task": "Static token task",
+                                                                 "outcome": "success"})
+            assert ok, result
+        async with session(url, tokens["bob"]) as bob:
+            ok, result = await call(bob, "recall_experiences", {"task": "Static token task"})
+            assert ok and result["experiences"] == [], result
+
+
+def test_cli_tokens_add_list_remove(cli_root, tmp_path):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+    from skillbank.mcp_server.identity import TokensFile
+
+    runner = CliRunner()
+    added = runner.invoke(app, ["--json", "tokens", "add", "alice", "--namespace", "alice",
+                                "--role", "reviewer", "--reads", "team"])
+    assert added.exit_code == 0, added.output
+    issued = json.loads(added.stdout)
+    path = Path(issued["file"])
+    assert path == cli_root / "tokens.toml" and issued["token"] not in path.read_text()
+    assert TokensFile(path).lookup(issued["token"]).reads == ("team",)
+    listed = runner.invoke(app, ["--json", "tokens", "list"])
+    assert [r["name"] for r in json.loads(listed.stdout)] == ["alice"]
+    assert issued["token"] not in listed.stdout
+    bad = runner.invoke(app, ["tokens", "add", "bob", "--namespace", "bob", "--role", "boss"])
+    assert bad.exit_code == 2 and "role 'boss'" in bad.stderr and "Traceback" not in bad.output
+    path.chmod(0o644)
+    bad = runner.invoke(app, ["tokens", "list"])
+    assert bad.exit_code == 2 and "chmod 600" in bad.stderr
+    path.chmod(0o600)
+    gone = runner.invoke(app, ["tokens", "remove", "alice"])
+    assert gone.exit_code == 0 and TokensFile(path).lookup(issued["token"]) is None
+    missing = runner.invoke(app, ["tokens", "remove", "alice"])
+    assert missing.exit_code == 3 and "no principal 'alice'" in missing.stderr
