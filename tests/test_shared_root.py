@@ -52,7 +52,7 @@ def env_for(root: Path, **extra: str) -> dict[str, str]:
 def owner_process(root: Path, skill_roots: tuple[Path, ...] = ()) -> Iterator[subprocess.Popen]:
     """Another process that owns `root` until the block ends (stdin closed: it closes the bank)."""
     env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)))
-    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True,
+    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
         line = proc.stdout.readline().split()
@@ -463,3 +463,37 @@ def test_the_facade_does_not_import_the_sharing_layer():
     from skillbank.opening import open_bank
 
     assert Skillbank.open.__doc__ and callable(open_bank)
+
+
+# 6. Paths are resolved by the caller --------------------------------------------------------
+
+def test_relative_paths_resolve_in_the_callers_folder(tmp_path):
+    root, work = tmp_path / "root", tmp_path / "work"
+    work.mkdir()
+    skillbank_cli = str(Path(sys.executable).parent / "skillbank")
+    with owner_process(root):  # its working folder is tmp_path
+        bank = open_bank(root)
+        try:
+            bank.experiences.record(task="rotate the api keys", outcome="success", steps=[])
+        finally:
+            bank.close()
+        done = subprocess.run([skillbank_cli, "experiences", "export", "backup.jsonl"], cwd=work,
+                              env=env_for(root), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        assert (work / "backup.jsonl").exists() and not (tmp_path / "backup.jsonl").exists()
+        assert "rotate the api keys" in (work / "backup.jsonl").read_text()
+
+        (work / "mine.jsonl").write_text(json.dumps(
+            {"task": "renew the tls certificate", "outcome": "success", "steps": []}) + "\n")
+        (tmp_path / "mine.jsonl").write_text(json.dumps(
+            {"task": "the owner's own file, not this one", "outcome": "success",
+             "steps": []}) + "\n")
+        done = subprocess.run([skillbank_cli, "experiences", "import", "mine.jsonl"], cwd=work,
+                              env=env_for(root), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr[-2000:]
+        bank = open_bank(root)
+        try:
+            tasks = {e.task for e in bank.experiences.list(namespace="*")}
+        finally:
+            bank.close()
+        assert tasks == {"rotate the api keys", "renew the tls certificate"}

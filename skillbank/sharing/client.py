@@ -49,6 +49,36 @@ SAFE_TO_REPEAT = frozenset({
 })
 
 
+#: Parameters that name a file or folder, by method: resolved in the caller's working folder
+#: before the call travels (the owner's working folder is another one). `None`: any method.
+PATH_PARAMETERS: dict[tuple[str, str] | None, tuple[int | None, str]] = {
+    ("experiences", "export"): (0, "path"),
+    ("experiences", "import_"): (0, "path"),
+}
+
+
+def resolve_paths(target: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+                  ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`args`/`kwargs` with relative paths made absolute here, in the caller's working folder:
+    every `Path` value, and the known path parameters (`PATH_PARAMETERS`) given as text."""
+    def absolute(value: Any) -> Any:
+        if isinstance(value, (str, os.PathLike)) and not isinstance(value, bytes):
+            text = os.fspath(value)
+            if text and "\0" not in text:
+                resolved = os.path.abspath(os.path.expanduser(text))
+                return Path(resolved) if isinstance(value, os.PathLike) else resolved
+        return value
+
+    args = tuple(absolute(a) if isinstance(a, os.PathLike) else a for a in args)
+    kwargs = {k: absolute(v) if isinstance(v, os.PathLike) else v for k, v in kwargs.items()}
+    position, keyword = PATH_PARAMETERS.get((target, name), (None, ""))
+    if keyword and keyword in kwargs:
+        kwargs[keyword] = absolute(kwargs[keyword])
+    elif position is not None and position < len(args):
+        args = (*args[:position], absolute(args[position]), *args[position + 1:])
+    return args, kwargs
+
+
 class OwnerLostError(BusyError):
     """The owner process died while running a call that writes; it may or may not have happened."""
 
@@ -329,6 +359,7 @@ class BankClient:
             def remote_method(*args: Any, **kwargs: Any) -> Any:
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
                     kwargs = self._distil_here(args, kwargs)
+                args, kwargs = resolve_paths(target, name, args, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs)
                 if self.note and isinstance(result, list) and type(result) is not list:
                     try:  # search results say what is not served as asked (records.Hits)
