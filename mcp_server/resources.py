@@ -28,6 +28,8 @@ EXTENSION_ID = "io.modelcontextprotocol/skills"
 DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is in skills/list
 #: `_meta` key listing how a skill's name breaks the Agent Skills rules (absent when it does not)
 NAME_ISSUES_META = "skillbank/name_issues"
+#: `_meta` key with a skill's trust level, scan state, review state and findings (#28)
+TRUST_META = "skillbank/trust"
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 MAX_FILES = 512  # the extension's per-skill limit
 MAX_BINARY_BYTES = 1 << 20
@@ -102,6 +104,7 @@ class SkillManifest:
     frontmatter: dict[str, Any]
     files: list[FileEntry] = field(default_factory=list)
     folder: str = ""
+    trust: dict[str, Any] = field(default_factory=dict)
 
     @property
     def uri(self) -> str:
@@ -126,8 +129,16 @@ class SkillManifest:
                                       **self.frontmatter}),
             "resources": [{"uri": skill_uri(self.name, f.path), "digest": f"sha256:{f.sha256}",
                            "size": f.size, "mimeType": f.mime_type} for f in self.files],
-            **({"_meta": {NAME_ISSUES_META: self.name_issues}} if self.name_issues else {}),
+            "_meta": {**({NAME_ISSUES_META: self.name_issues} if self.name_issues else {}),
+                      TRUST_META: self.trust},
         }
+
+
+def trust_meta(skill: Any) -> dict[str, Any]:
+    """A skill's trust for MCP metadata: level, scan, review, notes and findings (#28)."""
+    return {"level": getattr(skill, "trust", "own"), "scan": getattr(skill, "scan", ""),
+            "review": getattr(skill, "review", ""), "notes": list(getattr(skill, "notes", [])),
+            "findings": [f.model_dump() for f in getattr(skill, "findings", [])]}
 
 
 def _jsonable(value: Any) -> Any:
@@ -225,7 +236,7 @@ class ManifestCache:
             with self._lock:
                 self._frontmatter[name] = (content_hash, frontmatter, description)
         return SkillManifest(name=name, description=description, frontmatter=frontmatter,
-                             files=files, folder=str(folder))
+                             files=files, folder=str(folder), trust=trust_meta(summary))
 
     def all(self, bank: Any) -> list[SkillManifest]:
         out = []
@@ -247,6 +258,8 @@ def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
             meta: dict[str, Any] = {DIGEST_META: f"sha256:{f.sha256}"}
             if issues:
                 meta[NAME_ISSUES_META] = issues
+            if is_main:
+                meta[TRUST_META] = manifest.trust
             out.append({
                 "uri": skill_uri(manifest.name, f.path),
                 "name": manifest.name if is_main else f"{manifest.name}/{f.path}",

@@ -49,7 +49,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
 
         hits, mode = await server.run_bank("skills", search)
         skills = [m.SkillMatch(name=h.name, description=h.record.description,
-                               score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name))
+                               score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name),
+                               trust=h.record.trust, notes=list(h.record.notes))
                   for h in hits]
         hint = ("Call load_skill with the best name to read its instructions." if skills
                 else "No skill fits this task; proceed without one.")
@@ -70,7 +71,9 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                                        if k not in ("name", "description")}),
             files=[m.SkillFileInfo(path=r.path, size=r.size, sha256=r.sha256,
                                    uri=res.skill_uri(skill.name, r.path)) for r in skill.resources],
-            writable=skill.writable, uri=res.skill_uri(skill.name))
+            writable=skill.writable, uri=res.skill_uri(skill.name), trust=skill.trust,
+            scan=skill.scan, findings=[f.model_dump() for f in skill.findings],
+            notes=list(skill.notes))
 
     @tool("read")
     async def read_skill_resource(

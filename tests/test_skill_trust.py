@@ -479,3 +479,31 @@ def test_cli_lists_trust_shows_the_queue_reviews_and_restores(cli_root, tmp_path
     restored = json.loads(run("--json", "skills", "restore", f"csv-report@{version}").stdout)
     assert restored["trust"] == "own" and "Read the CSV" in (
         cli_root / "skills" / "csv-report" / "SKILL.md").read_text()
+
+
+async def test_mcp_tools_and_resources_carry_trust_and_findings(tmp_path, vendor):
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+    from test_mcp_server import ListSkillsRequest, SkillsResult
+
+    bank = open_bank(tmp_path / "root", [vendor])
+    try:
+        _store_result(bank, "csv-report", "medium", "Undeclared network use")
+        async with Client(build_server(bank, trusted=True)) as client:
+            found = (await client.call_tool("find_skills", {"task": "summarise a csv file report"})
+                     ).structured_content["skills"][0]
+            assert (found["name"], found["trust"]) == ("csv-report", "third-party")
+            assert found["notes"] == ["medium: Undeclared network use"]
+            loaded = (await client.call_tool("load_skill", {"name": "csv-report"})
+                      ).structured_content
+            assert loaded["trust"] == "third-party" and loaded["scan"] == "findings"
+            assert loaded["findings"][0]["severity"] == "medium"
+            listed = await client.session.send_request(ListSkillsRequest(), SkillsResult)
+            meta = listed.skills[0]["_meta"]["skillbank/trust"]
+            assert meta["level"] == "third-party" and meta["findings"][0]["rule"] == "TEST_RULE"
+            resources = {str(r.uri): r for r in (await client.list_resources()).resources}
+            main = resources["skill://csv-report/SKILL.md"].meta["skillbank/trust"]
+            assert main["level"] == "third-party" and main["notes"]
+    finally:
+        bank.close()
