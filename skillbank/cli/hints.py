@@ -23,6 +23,10 @@ HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p,
     (r"use retire\(\) for an active one", "use `skillbank guidelines retire ID` for an active one"),
     (r"waits for approve\(\) or reject\(\)",
      "waits for `skillbank guidelines approve ID` or `skillbank guidelines reject ID`"),
+    (r"(skill '([^']+)' lives in read-only root [^;]+); copy it into the bank's own library "
+     r"to change it",
+     r"\1; make it the bank's own with `skillbank skills copy \2`, then change it with "
+     r"`skillbank skills update \2`"),
     (r"(skill '([^']+)' already exists); update it instead",
      r"\1; change it with `skillbank skills update \2`"),
     (r"; drafts\(\) lists them", "; `skillbank skills drafts` lists them"),

@@ -326,10 +326,67 @@ def new(
         allow_dash=True)] = None,
 ) -> None:
     """Create a skill in the bank's own library (validated, written atomically, indexed)."""
+    from skillbank.errors import AlreadyExistsError
+    from skillbank.fsutil import check_slug
+
+    check_slug(name, "skill name")  # before opening the bank: a typo costs no start-up (#27)
     st = state(ctx)
     content = read_text_arg(body, body_file, "the body") or ""
-    skill = st.bank(sync=None).skills.create(name, description, content)
+    bank = st.bank(sync=["skills"])  # a name taken in a read-only folder is seen, not shadowed
+    try:
+        skill = bank.skills.create(name, description, content)
+    except AlreadyExistsError:
+        existing = _existing(bank, name)
+        if existing is not None and not existing.writable:
+            raise AlreadyExistsError(
+                f"skill {name!r} already exists in the read-only folder {existing.root}; "
+                + COPY_ADVICE.format(name=name)) from None
+        raise
     st.out.emit(skill, lambda: st.out.print(text(f"created {skill.name} at {skill.path}", "green")))
+
+
+#: The one way to make a read-only skill the bank's own, named by `new`, `update` (through
+#: `hints.py`) and `copy` itself.
+COPY_ADVICE = ("make it the bank's own with `skillbank skills copy {name}`, then change it "
+               "with `skillbank skills update {name}`")
+
+
+def _existing(bank: Any, name: str) -> Any:
+    from skillbank.errors import SkillbankError
+
+    try:
+        return bank.skills.load(name)
+    except SkillbankError:
+        return None
+
+
+@app.command()
+def copy(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="A skill from a read-only folder.")],
+) -> None:
+    """Make a read-only skill the bank's own: copy it (SKILL.md and its files) into the bank's
+    library, where it takes precedence and `skills update` can change it."""
+    from skillbank.errors import AlreadyExistsError
+
+    st = state(ctx)
+    bank = st.bank(sync=["skills"])
+    skill = bank.skills.load(name)
+    if skill.writable:
+        raise AlreadyExistsError(f"skill {name!r} is already the bank's own ({skill.path}); "
+                                 f"change it with `skillbank skills update {name}`")
+    folder = Path(skill.path).parent
+    resources: dict[str, str | bytes] = {}
+    for item in sorted(folder.rglob("*")):
+        if item.is_file() and not item.is_symlink() and item.name != "SKILL.md" \
+                and not any(part in SKIP_DIRS for part in item.relative_to(folder).parts):
+            resources[item.relative_to(folder).as_posix()] = item.read_bytes()
+    extra = {k: v for k, v in skill.frontmatter.items() if k not in ("name", "description")}
+    copied = bank.skills.save(name, skill.description, skill.body, frontmatter=extra,
+                              resources=resources or None)
+    st.out.emit(copied, lambda: st.out.print(text(
+        f"copied {name} from {skill.root} to {copied.path}; it now takes precedence, and "
+        f"`skillbank skills update {name}` changes it", "green")))
 
 
 @app.command()
