@@ -1,0 +1,157 @@
+"""`skillbank server`: one team-mode worker — MCP over streamable HTTP, plus /healthz and /readyz.
+
+Run N of them (any machines, behind any load balancer) with the same `--database-url`
+(PostgreSQL: write lock, change feed, usage counters, audit) and `--chroma-url` (the derived
+index, in this deployment's own Chroma database). A worker keeps no state another worker needs:
+what one acknowledges, the others see within a second through LISTEN/NOTIFY.
+
+- `/healthz`: the process is up and serving (200), for a liveness probe; it never touches a
+  dependency, so a database outage does not get healthy workers restarted.
+- `/readyz`: PostgreSQL and Chroma both answer (200), else 503 with a JSON body naming each
+  failing dependency and what to check, for a load balancer to route around the worker.
+- `/mcp`: the same MCP server `skillbank serve --transport http` runs (its guard: bearer token,
+  Origin check, body limit).
+
+Still on the root's files in this first step (see docs/team.md): skills, guideline records and
+the experience journal, so every worker must see the same root folder.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import logging
+import os
+import sys
+from typing import Any, Sequence
+
+log = logging.getLogger("skillbank.team")
+
+
+def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
+    """Whether each dependency answers; a failing one's message says what to fix."""
+    checks: dict[str, str] = {}
+    store = getattr(bank, "store", None)
+    if store is not None:
+        try:
+            store.ping()
+            checks["postgres"] = "ok"
+        except Exception as exc:  # noqa: BLE001 - StoreUnavailableError names the fix
+            checks["postgres"] = str(exc)
+    try:
+        bank.client.heartbeat()
+        checks["chroma"] = "ok"
+    except Exception as exc:  # noqa: BLE001 - any failure means not ready
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        checks["chroma"] = (f"Chroma at {bank.settings.chroma_url or bank.settings.chroma_path} "
+                            f"is unreachable ({first}); check that it is running and that "
+                            "chroma_url (SKILLBANK_CHROMA_URL) is right")
+    return all(v == "ok" for v in checks.values()), checks
+
+
+class HealthRoutes:
+    """ASGI: answer /healthz and /readyz here, pass everything else (and lifespan) through."""
+
+    def __init__(self, app: Any, bank: Any) -> None:
+        self.app = app
+        self.bank = bank
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        path = scope.get("path") if scope.get("type") == "http" else None
+        if path == "/healthz":
+            await _json(send, 200, {"status": "ok", "pid": os.getpid()})
+        elif path == "/readyz":
+            import anyio
+
+            ready, checks = await anyio.to_thread.run_sync(readiness, self.bank)
+            await _json(send, 200 if ready else 503,
+                        {"status": "ready" if ready else "not ready", "checks": checks})
+        else:
+            await self.app(scope, receive, send)
+
+
+async def _json(send: Any, status: int, payload: dict[str, Any]) -> None:
+    body = json.dumps(payload).encode()
+    await send({"type": "http.response.start", "status": status,
+                "headers": [(b"content-type", b"application/json"),
+                            (b"content-length", str(len(body)).encode()),
+                            (b"cache-control", b"no-store")]})
+    await send({"type": "http.response.body", "body": body})
+
+
+def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
+                     max_body_bytes: int | None = None) -> Any:
+    from skillbank.mcp_server.http import build_app
+    from skillbank.mcp_server.options import ServeOptions
+    from skillbank.mcp_server.server import build_server
+
+    server = build_server(bank, trusted=trusted)
+    limit = max_body_bytes or ServeOptions.max_body_bytes
+    return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit), bank)
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    env = os.environ.get
+    parser = argparse.ArgumentParser(prog="skillbank server", description=__doc__.split("\n")[0])
+    parser.add_argument("--root", default=env("SKILLBANK_ROOT"),
+                        help="the memory root every worker shares (SKILLBANK_ROOT)")
+    parser.add_argument("--database-url", default=env("SKILLBANK_DATABASE_URL"),
+                        help="PostgreSQL, e.g. postgresql://user:pw@host:5432/skillbank")
+    parser.add_argument("--chroma-url", default=env("SKILLBANK_CHROMA_URL"),
+                        help="the Chroma server, e.g. http://chroma:8000")
+    parser.add_argument("--deployment", default=env("SKILLBANK_DEPLOYMENT"),
+                        help="this deployment's name (default: the root's id)")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8080)
+    parser.add_argument("--token", default=env("SKILLBANK_TOKEN"),
+                        help="bearer token every /mcp request must carry (SKILLBANK_TOKEN)")
+    parser.add_argument("--trust", action="store_true",
+                        help="treat this server's clients as trusted (writes are not pending)")
+    parser.add_argument("--log-level", default="warning")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    missing = [flag for flag, value in (("--database-url", args.database_url),
+                                        ("--chroma-url", args.chroma_url)) if not value]
+    if missing:
+        print(f"skillbank server: {' and '.join(missing)} needed: a team worker keeps its shared "
+              "state in PostgreSQL and its index on a Chroma server (docs/team.md)",
+              file=sys.stderr)
+        return 2
+    from skillbank.mcp_server.options import is_loopback
+
+    if not is_loopback(args.host) and not args.token:
+        print(f"skillbank server: refusing to serve on {args.host} without --token "
+              "(SKILLBANK_TOKEN): anyone who can reach it could read and write this memory",
+              file=sys.stderr)
+        return 2
+    import uvicorn
+
+    from skillbank import Skillbank
+    from skillbank.cli.common import embedding_from_env
+    from skillbank.errors import SkillbankError
+
+    try:
+        bank = Skillbank.open(args.root, chroma_url=args.chroma_url,
+                              database_url=args.database_url, deployment=args.deployment,
+                              embedding_function=embedding_from_env(), include_bundled=True)
+    except SkillbankError as exc:
+        print(f"skillbank server: {exc}", file=sys.stderr)
+        return 1
+    try:
+        app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust)
+        print(f"skillbank team worker {os.getpid()} on http://{args.host}:{args.port} "
+              "(/mcp, /healthz, /readyz)", file=sys.stderr, flush=True)
+        uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
+                    access_log=False, lifespan="on", log_config=None)
+    finally:
+        bank.close()
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

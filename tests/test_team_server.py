@@ -1,0 +1,141 @@
+"""`skillbank server`: two real worker processes on loopback over a private PostgreSQL cluster
+and a real `chroma run` server, driven through real MCP client sessions.
+
+A write acknowledged by worker A is read from worker B within a second; /healthz and /readyz
+answer; PostgreSQL restarted: /readyz names it (503), then both workers are ready again with no
+restart, and a write on one is again seen on the other.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import subprocess
+import sys
+import time
+import uuid
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any, AsyncIterator
+
+import httpx
+import pytest
+
+from conftest import free_port, stop_process
+
+REPO = Path(__file__).resolve().parents[1]
+TOKEN = "team-test-token"
+
+
+def _start(root: Path, chroma: str, database: str, deployment: str, log: Path) -> tuple[Any, str]:
+    port = free_port()
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+           or k == "SKILLBANK_MODEL_DIR"}
+    env.update(SKILLBANK_EMBEDDING="hash", ANONYMIZED_TELEMETRY="False",
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
+         chroma, "--database-url", database, "--deployment", deployment, "--port", str(port),
+         "--token", TOKEN, "--trust"],
+        env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(root.parent))
+    url = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if proc.poll() is not None:
+            pytest.fail("worker exited: " + log.read_text()[-3000:])
+        try:
+            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
+                return proc, url
+        except httpx.HTTPError:
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    pytest.fail("worker did not start within 180 s: " + log.read_text()[-3000:])
+
+
+@asynccontextmanager
+async def mcp(url: str) -> AsyncIterator[Any]:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                  timeout=60) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
+            yield client
+
+
+async def _call(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    result = await client.call_tool(name, args)
+    assert not result.is_error, (name, result.content[0].text)
+    return result.structured_content
+
+
+async def _seen_within(client: Any, seconds: float, probe) -> float:
+    started = time.monotonic()
+    while True:
+        if await probe(client):
+            return time.monotonic() - started
+        assert time.monotonic() - started < seconds, "not seen by the other worker in time"
+        await asyncio.sleep(0.02)
+
+
+async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
+        tmp_path, chroma_server, own_postgres):
+    root = tmp_path / "root"
+    root.mkdir()
+    deployment = uuid.uuid4().hex[:12]
+    workers = [_start(root, chroma_server, own_postgres.url, deployment, tmp_path / f"w{n}.log")
+               for n in range(2)]
+    (a_proc, a), (b_proc, b) = workers
+    try:
+        for url in (a, b):
+            ready = httpx.get(url + "/readyz", timeout=30)
+            assert ready.status_code == 200, ready.text
+            assert ready.json()["checks"] == {"postgres": "ok", "chroma": "ok"}
+        async with mcp(a) as on_a, mcp(b) as on_b:
+            learned = await _call(on_a, "learn_from_critique", {
+                "critique": "Always quote identifiers in generated SQL.", "task": "Write SQL"})
+            assert learned["pending_review"] is False
+
+            async def b_finds_rule(client: Any) -> bool:
+                found = await _call(client, "search_guidelines", {"task": "quote sql identifiers"})
+                return any("quote" in g["text"].lower() for g in found["guidelines"])
+
+            assert await _seen_within(on_b, 1.0, b_finds_rule) < 1.0
+            recorded = await _call(on_b, "record_experience", {
+                "task": "Rotate the database password", "outcome": "failure",
+                "feedback": "the old password was cached by the workers"})
+
+            async def a_recalls(client: Any) -> bool:
+                found = await _call(client, "recall_experiences",
+                                    {"task": "rotate the database password"})
+                return recorded["id"] in {e["id"] for e in found["experiences"]}
+
+            await _seen_within(on_a, 1.0, a_recalls)
+
+            own_postgres.stop()
+            for url in (a, b):
+                down = httpx.get(url + "/readyz", timeout=30)
+                assert down.status_code == 503
+                assert "PostgreSQL at" in down.json()["checks"]["postgres"]
+                assert down.json()["checks"]["chroma"] == "ok"
+                assert httpx.get(url + "/healthz", timeout=5).status_code == 200  # still alive
+            own_postgres.start()
+            deadline = time.monotonic() + 30
+            for url in (a, b):  # the same processes: no restart
+                while httpx.get(url + "/readyz", timeout=30).status_code != 200:
+                    assert time.monotonic() < deadline, "worker not ready 30 s after PostgreSQL"
+                    time.sleep(0.2)
+            await _call(on_a, "learn_from_critique", {
+                "critique": "Never log secrets such as passwords or tokens.", "task": "Logging"})
+
+            async def b_finds_second(client: Any) -> bool:
+                found = await _call(client, "search_guidelines", {"task": "log secrets passwords"})
+                return any("secret" in g["text"].lower() for g in found["guidelines"])
+
+            await _seen_within(on_b, 5.0, b_finds_second)
+        assert a_proc.poll() is None and b_proc.poll() is None
+    finally:
+        for proc, _ in workers:
+            stop_process(proc)
