@@ -139,3 +139,15 @@ async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
     finally:
         for proc, _ in workers:
             stop_process(proc)
+
+
+def test_the_cli_door_says_what_a_worker_needs(tmp_path, monkeypatch):
+    for name in list(os.environ):
+        if name.startswith("SKILLBANK_") and name != "SKILLBANK_MODEL_DIR":
+            monkeypatch.delenv(name)
+    done = subprocess.run([str(Path(sys.executable).parent / "skillbank"), "--root",
+                           str(tmp_path / "root"), "server", "--chroma-url", "http://127.0.0.1:9"],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 2, done.stderr
+    assert "--database-url" in done.stderr and "docs/team.md" in done.stderr
+    assert "Traceback" not in done.stderr

@@ -135,6 +135,10 @@ app.command(name="ui")(ui_command)
 app.command(name="audit")(audit_command)
 app.add_typer(tokens_app, name="tokens")
 app.command(context_settings=SERVE_SETTINGS)(serve)
+# Team mode's worker (issue 24): skillbank/team/cli.py, a thin door to skillbank.team.server.
+from skillbank.team.cli import SETTINGS as TEAM_SERVER_SETTINGS, server as team_server  # noqa: E402
+
+app.command(name="server", context_settings=TEAM_SERVER_SETTINGS)(team_server)
 
 
 def _version(value: bool) -> None:
