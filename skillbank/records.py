@@ -189,6 +189,9 @@ class LearnEntry(BaseModel):
     text: str
     superseded_id: str | None = None
     detail: str = ""
+    #: The existing rules nearest to this one when it was learnt (id, text, status, similarity),
+    #: so a curating agent can replace (``replaces=<id>``), retire or leave them.
+    nearest: list[dict[str, Any]] = Field(default_factory=list)
 
 
 class LearnReport(BaseModel):

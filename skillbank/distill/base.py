@@ -20,6 +20,9 @@ class CandidateRule(BaseModel):
     when_to_use: str = ""
     actionable: bool = True
     source_sentence: str = ""
+    #: The id of an existing guideline this rule replaces (the agent as curator): that one is
+    #: superseded by this rule, never merged with it.
+    replaces: str | None = None
 
 
 @runtime_checkable

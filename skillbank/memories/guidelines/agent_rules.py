@@ -15,7 +15,7 @@ from skillbank.memories.guidelines.files import _one_line
 from skillbank.records import MAX_SHORT
 
 MAX_AGENT_RULES = 20
-_KEYS = frozenset({"text", "when_to_use", "topic"})
+_KEYS = frozenset({"text", "when_to_use", "topic", "replaces"})
 
 
 def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> list[Any]:
@@ -42,9 +42,9 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
         if unknown:
             raise InvalidInputError(
                 f"rule {number} has unknown keys {', '.join(unknown)}; "
-                "use text, when_to_use, topic")
+                "use text, when_to_use, topic, replaces")
         values = {}
-        for key in ("text", "when_to_use", "topic"):
+        for key in ("text", "when_to_use", "topic", "replaces"):
             value = item.get(key)
             if value is None:
                 continue
@@ -65,5 +65,6 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
         topic = slugify(values.get("topic") or guess_topic(text, task, critique))
         when = values.get("when_to_use") or _when_to_use(text, topic, task)
         out.append(CandidateRule(text=text, topic=topic, when_to_use=when[:MAX_SHORT],
-                                 actionable=True, source_sentence=""))
+                                 actionable=True, source_sentence="",
+                                 replaces=values.get("replaces") or None))
     return out

@@ -22,6 +22,8 @@ from skillbank.memories.guidelines.agent_rules import agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
     same_wording)
+from skillbank.distill.supersession import other_terms, overrules
+from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 
@@ -43,6 +45,7 @@ class GuidelineLearning:
         namespace: str | None = None,
         candidates: Sequence[Any] | None = None,
         rules: Sequence[Any] | None = None,
+        replaces: str | None = None,
     ) -> LearnReport:
         """Turn a critique into guidelines: add, merge, supersede, or ignore each candidate rule.
 
@@ -53,6 +56,10 @@ class GuidelineLearning:
         objects or dicts) is the older form of the same. The store's dedup and supersede logic
         applies either way. ``trusted=False`` (e.g. a critique from an untrusted channel) never
         changes an active rule: its rules wait as ``pending`` proposals until approve().
+
+        ``replaces=<id>`` (or ``"replaces"`` in one of ``rules``) says the new rule replaces
+        that existing one: it is superseded, never merged (see ``curation``). Each entry of the
+        report lists the ``nearest`` existing rules with their ids, to replace, retire or leave.
         """
         critique = _check_text(critique, "critique", MAX_TEXT)
         task = _check_text(task, "task", MAX_TEXT, optional=True)
@@ -88,10 +95,21 @@ class GuidelineLearning:
                 raise InvalidInputError(
                     "candidates must be a list of CandidateRule objects or dicts")
             found = [self._as_candidate(c) for c in candidates]
+        if replaces is not None:
+            actionable = [r for r in found if getattr(r, "actionable", True)]
+            if len(actionable) != 1:
+                raise InvalidInputError(
+                    f"replaces= names one rule, but this critique gave {len(actionable)}; pass "
+                    "rules=[{\"text\": ..., \"replaces\": \"gl-...\"}] to say which one replaces it")
+            found = [r.model_copy(update={"replaces": replaces})
+                     if getattr(r, "actionable", True) else r for r in found]
         report = LearnReport()
         touched: set[str] = set()
         with self._lock, self.write_lock:
             self._refresh()
+            for rule in found:  # every replace is checked before anything is written
+                if getattr(rule, "replaces", None):
+                    check_replaces(self, rule.replaces, ns)
             for rule in found:
                 if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
                     report.entries.append(LearnEntry(
@@ -108,19 +126,21 @@ class GuidelineLearning:
                     topic=slugify(str(rule.topic or "general")),
                     when_to_use=_clean(getattr(rule, "when_to_use", "") or "", MAX_SHORT),
                     sentence=src.sentence or "",
-                    source=src, namespace=ns, trusted=trusted, touched=touched)
+                    source=src, namespace=ns, trusted=trusted, touched=touched,
+                    replaces=getattr(rule, "replaces", None))
                 report.entries.append(entry)
         report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
         note(self, "learn", "guideline", report.ids(), namespace=ns)
         return report
 
     def add(self, text: str, topic: str | None = None, when_to_use: str = "",
-            source: str = "agent", trusted: bool = True, namespace: str | None = None
-            ) -> LearnEntry:
+            source: str = "agent", trusted: bool = True, namespace: str | None = None,
+            replaces: str | None = None) -> LearnEntry:
         """Add one rule (the agent-controlled path) with the same dedup / supersede logic.
 
         The wording is kept as given; when ``topic`` (or ``when_to_use``) is missing the
-        distiller proposes one from the rule text.
+        distiller proposes one from the rule text. ``replaces=<id>``: this rule replaces that
+        existing one (superseded, never merged; see ``curation``).
         """
         text = _check_text(text, "rule text", 4 * MAX_SHORT)
         text = _one_line(text)
@@ -148,7 +168,8 @@ class GuidelineLearning:
                 text=text, topic=topic, when_to_use=when, sentence="",
                 source=SourceRecord(critique=text, task=None, source=source, rule=text,
                                     trusted=trusted),
-                namespace=ns, trusted=trusted, touched=set())
+                namespace=ns, trusted=trusted, touched=set(),
+                replaces=None if replaces is None else check_replaces(self, replaces, ns))
         note(self, "add", "guideline", entry.guideline_id, namespace=ns)
         return entry
 
@@ -191,15 +212,38 @@ class GuidelineLearning:
                 f"candidates must be CandidateRule objects or dicts: {exc}") from None
 
     def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
-                   source: SourceRecord, namespace: str, trusted: bool, touched: set[str]
-                   ) -> LearnEntry:
+                   source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
+                   replaces: str | None = None) -> LearnEntry:
         """Decide what one candidate rule does to the memory (see ``decisions``) and do it."""
+        entry = self._decide(text=text, topic=topic, when_to_use=when_to_use, sentence=sentence,
+                             source=source, namespace=namespace, trusted=trusted,
+                             touched=touched, replaces=replaces)
+        entry.nearest = [n for n in getattr(self, "_last_nearest", [])
+                         if n["id"] != entry.guideline_id]
+        self._last_nearest = []
+        return entry
+
+    def _decide(self, *, text: str, topic: str, when_to_use: str, sentence: str,
+                source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
+                replaces: str | None) -> LearnEntry:
         vector = self._member_vector(text, sentence or None, source.critique)
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         rule_vector = self._member_vector(text, sentence or None, None)
         neighbours = self._nearest(vector, query, namespace, topic, rule_vector, frozenset(touched))
         plan = self._plan(text, neighbours, touched, vector=vector,
-                          context=critique_context(source.critique[:2000], sentence or text))
+                          context=critique_context(source.critique[:2000], sentence or text),
+                          sentence=sentence or text)
+        # What a curating agent is shown: the nearest rules, also below the merge floor.
+        self._last_nearest = nearest_view(self, neighbours if len(neighbours) >= 3 else
+                                          self._nearest(vector, query, namespace, topic, n=3,
+                                                        floor=NEAREST_FLOOR))
+        if replaces is not None:  # the caller's word: supersede it, never merge into it
+            plan.related = [r for r in plan.related if r != replaces]
+            if plan.same is not None and plan.same[1] == replaces:
+                plan.same = None
+            if all(gid != replaces for _, gid in plan.contradicted):
+                plan.contradicted.insert(0, (1.0, replaces))
+            plan.why[replaces] = "replaced, as the caller asked (replaces=)"
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
@@ -232,7 +276,7 @@ class GuidelineLearning:
         return entry
 
     def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str], *,
-              vector: np.ndarray | None = None, context: str = "") -> Plan:
+              vector: np.ndarray | None = None, context: str = "", sentence: str = "") -> Plan:
         """Relate the candidate to its neighbours: one merge target (strong evidence only),
         contradicted rules, and look-alikes kept apart as related.
 
@@ -249,10 +293,17 @@ class GuidelineLearning:
                 if plan.same is None and same_wording(text, old.text):
                     plan.same = (similarity, gid, "the same wording twice in one critique")
                 continue
-            relation = self.distiller.relate(text, old.text, similarity=similarity)
+            # A negation or a replacement in plain words is never "the same rule": the newer
+            # instruction wins (see skillbank.distill.supersession), whatever the distiller says.
+            overruled = overrules(text, old.text, sentence or text)
+            relation = ("contradiction" if overruled
+                        else self.distiller.relate(text, old.text, similarity=similarity))
             if relation == "contradiction":
                 plan.contradicted.append((similarity, gid))
-                plan.why[gid] = self._explain(text, old.text, similarity)
+                plan.why[gid] = overruled or self._explain(text, old.text, similarity)
+            elif relation == "same" and other_terms(text, old.text):
+                plan.related.append(gid)  # "Use 'must' ..." is not "Use 'shall' ..."
+                plan.why.setdefault(gid, "prescribes other exact terms")
             elif relation == "same":
                 # The model's evidence is worked out only where it can decide (from the
                 # evidence floor up; the critiques' contexts, which embed up to a guideline's

@@ -1,0 +1,162 @@
+"""When a newer instruction overrules an older one, read from plain language (no model).
+
+People correct their own rules in passing: "Use 'must' instead of 'shall' for obligations",
+"Tests now go beside the code they test, not in a separate tests/ folder", "Stop using tabs;
+indent Python with 4 spaces", "From now on, sign replies as the team", "We changed our commit
+convention: write commit messages in the imperative mood". Read as paraphrases (they share most
+words with the rule they replace), each was merged into the old rule and the user's newest word
+was lost. This module says when a new rule *overrules* an old one, before any merge is weighed:
+
+* **rejection**: the new rule rejects (``instead of``, ``not``, ``rather than``, ``stop``,
+  ``never``, ``no longer`` ...) something the old rule asks for, or asks for what the old one
+  rejects, and the two are about the same things (at least half of the smaller rule's content
+  words shared). Quoted words count here: in "Use 'must' instead of 'shall'" the quotes *are* the
+  subject.
+* **announced change**: the critique sentence announces a change ("from now on", "we changed",
+  "no longer", "going forward", "switch to", "as of today") and the new rule has the same action
+  on the same subject as the old one but asks for something else (the old rule's objects are not
+  all in the new one: "Add tests for edge cases from now on" refines "Add tests", it does not
+  overrule it).
+
+A negation or replacement is therefore never "the same rule": the caller supersedes the old one
+and the newer instruction is the one served.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _FLIP_RE, _action,
+                                         _CONTEXT_RE, _antonym_conflict, _choices_differ, _content,
+                                         _objects,
+                                         _polarity, _stem)
+
+#: A sentence that announces a change of practice.
+CHANGE_RE = re.compile(
+    r"\b(?:from now on|going forward|moving forward|no longer|not anymore|any ?more|"
+    r"we(?:'ve| have)? (?:changed|switched|moved|updated|decided)|(?:has|have) changed|"
+    r"switch(?:ed|ing)? (?:to|over)|as of (?:today|now|this)|starting (?:today|now)|"
+    r"from today|(?:the )?new (?:rule|convention|policy|style|standard) is|changed to)\b",
+    re.I)
+_QUOTES = re.compile(r"[`'\"“”‘’]")
+
+
+_QUOTED = re.compile(r"`([^`]{1,40})`|'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"|“([^”]{1,40})”|‘([^’]{1,40})’")
+
+
+def _plain(text: str) -> str:
+    """Quotes and backticks removed: here a quoted word is what the rule is about."""
+    return _QUOTES.sub(" ", text)
+
+
+def _words(piece: str, quoted: set[str]) -> set[str]:
+    """Content words, antonym-pair words ("tabs") and quoted words ("'shall'") of a piece."""
+    out = set(_content(piece))
+    for word in re.findall(r"[a-z0-9_$/-]+", piece):
+        stem = _stem(word)
+        if word in _ANTONYM_WORDS or stem in _ANTONYM_STEMS or word in quoted:
+            out.add(stem)
+    return out
+
+
+_ANTONYM_STEMS = frozenset(_stem(w) for w in _ANTONYM_WORDS)
+
+
+def stance(rule: str) -> dict[str, int]:
+    """Word stem -> +1 asked for / -1 rejected. Words before the first flip word ("instead
+    of", "rather than", "not", "over" after a verb of choosing, "without") take the rule's
+    polarity, words after it the opposite; unlike the merge cues, quoted words and antonym-pair
+    words count, and a flip needs only *some* word before it ("Use 'must' instead of 'shall'")."""
+    quoted = {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g
+              for w in re.findall(r"[A-Za-z0-9_$/-]+", g)}
+    plain = _plain(rule).lower()
+    base = _polarity(_plain(rule))
+    cut = None
+    for m in _FLIP_RE.finditer(plain):
+        before = plain[: m.start()]
+        if m.group(0) == "over" and not _CHOOSING_RE.search(before):
+            continue
+        if _words(before, quoted) or (m.group(0) in ("instead of", "rather than")
+                                      and re.search(r"[a-z]", before)):
+            cut = m.start()
+            break
+    pieces = [plain] if cut is None else [plain[:cut], plain[cut:]]
+    out: dict[str, int] = {}
+    for number, piece in enumerate(pieces):
+        context = ""
+        if number == 0 and base < 0:
+            # A negated rule rejects its object, not the setting it names: "Do not use tables
+            # in slides" rejects tables, not slides (as relations._stance reads it).
+            m = _CONTEXT_RE.search(piece)
+            if m and _words(piece[: m.start()], quoted):
+                piece, context = piece[: m.start()], piece[m.start():]
+        for word in _words(piece, quoted):
+            out.setdefault(word, base if number == 0 else -base)
+        for word in _words(context, quoted):
+            out.setdefault(word, 0)
+    return out
+
+
+def has_flip(rule: str) -> bool:
+    """Whether the rule names what it replaces ("X instead of Y", "X, not Y")."""
+    n = stance(rule)
+    return any(v > 0 for v in n.values()) and any(v < 0 for v in n.values())
+
+
+def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
+    """Why `new` (from critique `sentence`) overrules `old`, or None when it does not."""
+    if not new or not old:
+        return None
+    n, o = stance(new), stance(old)
+    for verb in (_action(_plain(new)), _action(_plain(old))):
+        if verb:  # "Never log passwords" does not overrule "Log errors": objects decide
+            n.pop(_stem(verb), None)
+            o.pop(_stem(verb), None)
+    pair = _antonym_conflict(_plain(new), _plain(old))
+    if pair is not None and not _choices_differ(pair, n, o):
+        # "Don't write long paragraphs" agrees with "Keep paragraphs short": both choose short.
+        return None
+    shared = set(n) & set(o)
+    smaller = min(len(n), len(o))
+    overlap = len(shared) / smaller if smaller else 0.0
+    rejected = sorted(w for w in shared if n[w] < 0 < o[w])
+    wanted = sorted(w for w in shared if n[w] > 0 > o[w])
+    # Naming both sides ("X instead of Y") is stronger evidence than a bare negation, which
+    # must be about mostly the same things ("Stop using conventional commit messages" does not
+    # overrule "Move the refactor into its own commit").
+    enough = overlap >= 0.5 if has_flip(new) else overlap > 0.5
+    # One shared word is enough only for a one-word rule ("Stop using tabs"): "Sign as the
+    # team, not with your name" does not overrule "Address the customer by name".
+    enough = enough and (len(shared) >= 2 or smaller <= 1)
+    if (rejected or wanted) and enough:
+        stems = set(rejected or wanted)
+        surface = list(dict.fromkeys(w for w in re.findall(r"[a-z0-9_$/-]+", _plain(new).lower())
+                                     if _stem(w) in stems)) or sorted(stems)
+        words = ", ".join(repr(w) for w in surface)
+        verb = "rejects" if rejected else "asks for"
+        other = "asks for" if rejected else "rejects"
+        return f"opposite stance: the newer rule {verb} {words}, which the older one {other}"
+    said = " ".join(t for t in (sentence, new) if t)
+    if CHANGE_RE.search(said) and not CHANGE_RE.search(old):
+        action = _action(_plain(new))
+        if action is not None and action == _action(_plain(old)):
+            mine, theirs = _objects(_plain(new), action), _objects(_plain(old), action)
+            common = mine & theirs
+            if common and not theirs <= mine and mine - theirs:
+                return (f"announced change: the same action {action!r} on "
+                        f"{', '.join(repr(w) for w in sorted(common))}, asking for "
+                        f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
+    return None
+
+
+def quoted_terms(rule: str) -> set[str]:
+    """Words a rule puts in quotes or backticks: the exact terms it prescribes."""
+    return {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g
+            for w in re.findall(r"[A-Za-z0-9_$/-]+", g)}
+
+
+def other_terms(new: str, old: str) -> bool:
+    """Both rules prescribe exact terms and they differ ("Use 'must' ..." / "Use 'shall' ..."):
+    not one rule, whatever the other words share."""
+    a, b = quoted_terms(new), quoted_terms(old)
+    return bool(a - b) and bool(b - a)
