@@ -286,19 +286,26 @@ def narrowed(namespace: str | None, *, trusted: bool = True, face: str = "python
     """The scope for a face configured with one namespace (an adapter's `"{user_id}"` run).
 
     With no scope active (the bank's own default, i.e. the person who set the face up), the
-    face's calls run as a principal of that namespace alone — it reads and writes that
-    namespace, and decides on items only there (admin of it when trusted, an untrusted
-    contributor otherwise) — so one user's run can never reach another user's ids. With a scope
-    already active (a face that resolved its caller), None: that scope stays, and the explicit
-    namespace is checked against it as any other. With no namespace, None as well."""
+    face's calls run as the principal named by that namespace, a contributor of it alone: it
+    reads and writes that namespace, forgets only there (when trusted), reviews nothing, and
+    changes only the skills it wrote — so one user's run can never reach another user's ids or
+    skills. With a scope already active (a face that resolved its caller), None: that scope
+    stays, and the explicit namespace is checked against it as any other. No namespace: None."""
     if namespace is None or _current.get() is not None:
         return None
     check_namespace(namespace)
-    if trusted:
-        return Scope(principal=f"{face}:{namespace}", namespace=namespace, role=Role.ADMIN,
-                     face=face)
-    return Scope(principal=f"{face}:{namespace}", namespace=namespace, role=Role.CONTRIBUTOR,
-                 trusted=False, face=face)
+    key = (namespace, trusted, face)
+    scope = _NARROWED.get(key)
+    if scope is None:
+        scope = Scope(principal=namespace, namespace=namespace, role=Role.CONTRIBUTOR,
+                      trusted=trusted, face=face)
+        if len(_NARROWED) > 1024:
+            _NARROWED.clear()
+        _NARROWED[key] = scope
+    return scope
+
+
+_NARROWED: dict[tuple[str, bool, str], Scope] = {}
 
 
 def local_principal() -> str:
