@@ -507,3 +507,33 @@ async def test_mcp_tools_and_resources_carry_trust_and_findings(tmp_path, vendor
             assert main["level"] == "third-party" and main["notes"]
     finally:
         bank.close()
+
+
+# The memory browser ------------------------------------------------------------------------------
+def test_the_browser_shows_the_review_queue_and_a_reviewer_accepts(tmp_path, vendor):
+    from starlette.testclient import TestClient
+
+    from skillbank.ui import Guard, create_app
+
+    base = "http://127.0.0.1:8766"
+    bank = open_bank(tmp_path / "root", [vendor])
+    try:
+        _store_result(bank, "csv-report", "critical", "Uploads <b>keys</b>")
+        app = create_app(bank, Guard())
+        client = TestClient(app, base_url=base)
+        page = client.get("/review")
+        assert page.status_code == 200
+        assert 'id="review-csv-report"' in page.text and "Uploads &lt;b&gt;keys&lt;/b&gt;" in page.text
+        assert "No security scanner" in page.text
+        assert client.post("/review/csv-report/accept", data={"csrf": "forged"},
+                           headers={"origin": base}).status_code == 403
+        assert bank.skills.load("csv-report", include_held=True).held
+        done = client.post("/review/csv-report/accept",
+                           data={"csrf": app.state.guard.csrf, "next": "/review"},
+                           headers={"origin": base}, follow_redirects=False)
+        assert done.status_code == 303
+        assert not bank.skills.load("csv-report").held
+        assert "Accepted skill csv-report." in client.get(done.headers["location"]).text
+        assert "No skill is waiting for review." in client.get("/review").text
+    finally:
+        bank.close()

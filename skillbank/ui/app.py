@@ -37,7 +37,8 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
        "resource.html": "skills",
        "guidelines.html": "guidelines", "guideline.html": "guidelines",
        "experiences.html": "experiences", "experience.html": "experiences",
-       "context.html": "context", "stats.html": "stats", "audit.html": "audit"}
+       "context.html": "context", "stats.html": "stats", "audit.html": "audit",
+       "skill_review.html": "review"}
 
 
 def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
@@ -155,6 +156,23 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         return back(form, "/skills", f"{'Adopted' if action == 'adopt' else 'Discarded'} "
                                      f"draft {name}.")
 
+    async def skill_review(request: Request) -> Response:
+        from skillbank.ui.skill_review import review_page
+
+        try:
+            data = await call(review_page, bank)
+        except SkillbankError as exc:
+            return failed(request, exc)
+        return page(request, "skill_review.html", data)
+
+    async def skill_review_action(request: Request, form: Any) -> Response:
+        name, action = request.path_params["name"], request.path_params["action"]
+        if action not in ("accept", "reject"):
+            raise InvalidInputError(f"unknown review action {action!r}")
+        await call(bank.skills.review_skill, name, action)
+        return back(form, "/review", f"{'Accepted' if action == 'accept' else 'Rejected'} "
+                                     f"skill {name}.")
+
     async def guidelines(request: Request) -> Response:
         params = request.query_params
         try:
@@ -265,6 +283,8 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
         Route("/skills/{name}/files/{path:path}", resource),
         Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
+        Route("/review", skill_review),
+        Route("/review/{name}/{action}", write(skill_review_action), methods=["POST"]),
         Route("/guidelines", guidelines),
         Route("/guidelines/{gid}", guideline),
         Route("/guidelines/{gid}/forget", write(forget), methods=["POST"]),
