@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 import pytest
+from hypothesis import HealthCheck, given, settings, strategies as st
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
@@ -393,3 +394,70 @@ def test_invalid_namespaces_and_views(bank):
     with pytest.raises(InvalidInputError, match="expected a skillbank Scope"):
         bank.scoped({"principal": "alice"})
     assert Scope.from_wire(ALICE.to_wire()) == ALICE
+
+
+# ---------------------------------------------------------------------------------------------
+# Property: two users' calls interleaved through an owner and a client never read across scopes
+# ---------------------------------------------------------------------------------------------
+
+WORDS = ["invoice", "migration", "backup", "release", "rollback", "cache", "deploy", "audit"]
+
+
+@pytest.fixture(scope="module")
+def owner_and_client(tmp_path_factory):
+    """An owner bank and a client of it (over the root's socket), shared by the examples."""
+    root = tmp_path_factory.mktemp("prop") / "root"
+    owner = open_bank(root)
+    client = open_bank(root)
+    assert client.is_remote
+    known: dict[str, list[str]] = {"alice": [], "bob": []}
+    yield owner, client, known
+    client.close()
+    owner.close()
+
+
+OPS = st.tuples(st.sampled_from(["alice", "bob"]), st.sampled_from(["owner", "client"]),
+                st.sampled_from(["record", "add", "recall", "search", "context", "list",
+                                 "pending", "get", "rate"]),
+                st.lists(st.sampled_from(WORDS), min_size=2, max_size=4), st.integers(0, 50))
+
+
+@settings(max_examples=20, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@given(ops=st.lists(OPS, min_size=1, max_size=10))
+def test_interleaved_users_never_read_across_scopes(owner_and_client, ops):
+    owner, client, known = owner_and_client
+    scopes_of = {"alice": ALICE, "bob": BOB}
+    for user, via, op, words, pick in ops:
+        other = "bob" if user == "alice" else "alice"
+        view = (owner if via == "owner" else client).scoped(scopes_of[user])
+        text = " ".join(words)
+        if op == "record":
+            known[user].append(view.experiences.record(task=f"{user} {text}", outcome="success"))
+        elif op == "add":
+            known[user].append(view.guidelines.add(f"Always check the {text} twice.").guideline_id)
+        elif op == "recall":
+            assert {h.record.namespace for h in view.experiences.recall(text, k=20)} <= {user}
+        elif op == "search":
+            assert {h.record.namespace for h in view.guidelines.search(text, k=20)} <= {user}
+        elif op == "context":
+            ids = set(view.context_for(text).ids)
+            assert not ids & set(known[other])
+        elif op == "list":
+            assert {e.namespace for e in view.experiences.list("*", limit=500)} <= {user}
+            assert {g.namespace for g in view.guidelines.list(namespace="*")} <= {user}
+        elif op == "pending":
+            assert view.experiences.pending("*") == []
+        elif op in ("get", "rate") and known[other]:
+            target = known[other][pick % len(known[other])]
+            with pytest.raises(NotFoundError):
+                if op == "get":
+                    (view.guidelines.get if target.startswith("gl-")
+                     else view.experiences.get)(target)
+                else:
+                    view.rate(target, helpful=False)
+    for user in ("alice", "bob"):  # and nothing of either was changed by the other
+        for item in known[user]:
+            if item.startswith("gl-"):
+                assert owner.guidelines.get(item).harmful == 0
+            else:
+                assert owner.experiences.get(item).usage.failures == 0
