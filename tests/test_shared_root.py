@@ -497,3 +497,38 @@ def test_relative_paths_resolve_in_the_callers_folder(tmp_path):
         finally:
             bank.close()
         assert tasks == {"rotate the api keys", "renew the tls certificate"}
+
+
+# 7. The private socket folder ---------------------------------------------------------------
+
+def test_a_squatted_socket_folder_does_not_stop_a_long_root_from_opening(tmp_path):
+    """Another user (here: a symlink to a folder of theirs) took `skillbank-<uid>` in the temp
+    folder: a root whose socket path is too long for the root itself still opens and serves."""
+    import shutil
+    import tempfile
+
+    tmp = Path(tempfile.mkdtemp(prefix="sb23-", dir="/tmp"))  # short: sockets live under it
+    elsewhere = tmp_path / "theirs"
+    elsewhere.mkdir(mode=0o777)
+    (tmp / f"skillbank-{os.getuid()}").symlink_to(elsewhere)
+    root = tmp_path / ("a-root-with-a-long-name-" * 5) / "root"
+    out = subprocess.run([sys.executable, "-c", """
+import os, sys
+from workers.common import open_bank
+from skillbank.sharing.endpoint import read_endpoint, private_dir
+root = sys.argv[1]
+owner = open_bank(root)
+owner._server.ready.wait(30)
+client = open_bank(root)
+endpoint = read_endpoint(owner.root)
+folder = os.path.dirname(endpoint.socket)
+print(client.is_remote, client.experiences.count(namespace="*"))
+print(folder.startswith(sys.argv[2]), oct(os.stat(folder).st_mode & 0o777), os.listdir(sys.argv[3]))
+client.close()
+owner.close()
+""", str(root), str(tmp), str(elsewhere)], env={**env_for(root), "TMPDIR": str(tmp),
+                                               "XDG_RUNTIME_DIR": ""},
+        capture_output=True, text=True, timeout=120)
+    shutil.rmtree(tmp, ignore_errors=True)
+    assert out.returncode == 0, out.stderr[-3000:]
+    assert out.stdout.split() == ["True", "0", "True", "0o700", "[]"]

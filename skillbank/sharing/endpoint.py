@@ -70,15 +70,40 @@ def socket_path(root: Path) -> Path:
 
 
 def private_dir() -> Path:
-    """A folder only this user can enter (XDG_RUNTIME_DIR, or one made under the temp dir)."""
+    """A folder only this user can enter, for sockets whose path in the root is too long.
+
+    `skillbank-<uid>` under XDG_RUNTIME_DIR or the temp folder, when it is ours: a real folder
+    (not a symlink), owned by this user, mode 0700 (our own folder with a looser mode is
+    tightened). If another user took that name first (or put a symlink there), a fresh private
+    folder is made instead (`mkdtemp`, 0700): the endpoint file names the socket's full path,
+    so clients find it wherever it is, and a squatter can no longer stop the root from opening.
+    """
     runtime = os.environ.get("XDG_RUNTIME_DIR")
     base = Path(runtime) if runtime and Path(runtime).is_dir() else Path(tempfile.gettempdir())
     folder = base / f"skillbank-{os.getuid()}"
-    folder.mkdir(mode=0o700, exist_ok=True)
-    info = folder.lstat()
-    if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid() or info.st_mode & 0o077:
-        raise PermissionError(f"{folder} is not a private folder of this user; remove it")
-    return folder
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        pass
+    except OSError:
+        return Path(tempfile.mkdtemp(prefix=f"skillbank-{os.getuid()}-", dir=base))
+    if _private(folder):
+        return folder
+    return Path(tempfile.mkdtemp(prefix=f"skillbank-{os.getuid()}-", dir=base))
+
+
+def _private(folder: Path) -> bool:
+    """Whether `folder` is a real folder of this user that only it can enter (made so if ours)."""
+    try:
+        info = folder.lstat()
+        if not stat.S_ISDIR(info.st_mode) or info.st_uid != os.getuid():
+            return False
+        if info.st_mode & 0o077:
+            os.chmod(folder, 0o700, follow_symlinks=False)
+            return not folder.lstat().st_mode & 0o077
+    except OSError:
+        return False
+    return True
 
 
 def new_endpoint(root: Path) -> Endpoint:
