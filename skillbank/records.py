@@ -240,6 +240,10 @@ class Hits(list):
     # no embedding model: keyword-only mode); `pending` says how many.
     dense_complete: bool = True
     pending: int = 0
+    # Skills left out because the caller lacks tools they declare: {name: [missing tools]}
+    # (skills.search(..., available_tools=[...]); see memories/skills/dependencies.py).
+    missing_tools: dict = {}
+    reason: str = ""  # why the answer is empty when it is not "no skill fits" (skills.search)
 
 
 class Hit(BaseModel, Generic[T]):

@@ -18,7 +18,8 @@ def visible(hits: Any) -> Any:
         return hits
     out = type(hits)()
     out.extend(kept)
-    for attribute in ("best_dense", "best_keyword", "dense_complete", "pending"):
+    for attribute in ("best_dense", "best_keyword", "dense_complete", "pending",
+                      "missing_tools"):
         if hasattr(hits, attribute):
             setattr(out, attribute, getattr(hits, attribute))
     return out

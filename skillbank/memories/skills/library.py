@@ -26,6 +26,7 @@ from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_q
 from skillbank.index import HybridIndex, IndexItem
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
+from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, skill_trust_api
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
@@ -391,8 +392,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             raise InvalidInputError(f"{relative!r} is not UTF-8 text") from None
 
     # Search and catalog ------------------------------------------------------------------------
-    def search(self, task: str, k: int = 5, *, min_score: float | None = None) -> list[Hit[Skill]]:
+    def search(self, task: str, k: int = 5, *, min_score: float | None = None,
+               available_tools: Any = None) -> list[Hit[Skill]]:
         """Skills for a task, best first, scored in [0, 1]; empty when no skill fits.
+
+        `available_tools`: the calling agent's tool names. A skill declaring tools it lacks
+        (`allowed-tools`, `requires`; see `dependencies`) is left out, and named with what it
+        lacks in `hits.missing_tools`. None (the default): no tool gate.
 
         Ranking: dense and keyword scores fused by per-query z-score, plus the usage prior.
         Score: how likely it is that a skill fits at all (`fit.fit_probability`: the best
@@ -406,10 +412,19 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         checks.check_str(task, "task")
         checks.check_k(k)
         min_score = checks.check_score(min_score)
+        available = dependencies.check_available(available_tools)
+        task, unroutable = routing.routable(task)  # a clear error for a 100 KB request
+        if unroutable:  # only emoji or punctuation: nothing to route on, and say so
+            empty = Hits()
+            empty.reason = unroutable
+            return empty
         floor = ABSTAIN_BELOW if min_score is None else min_score
         calibrated = isinstance(self.index.embedding_function, MiniLMEmbedding)
         vector = self._query_vector(task) if calibrated else None
-        raw = self.index.search(task, k=max(k * 4, 20), fusion="z", query_vector=vector)
+        # Each side's say follows its evidence in this library and request (search.py).
+        dense_weight, keyword_weight = routing.weights(task, routing.words_per_item(self.index))
+        raw = self.index.search(task, k=max(k * 4, 20), fusion="z", query_vector=vector,
+                                dense_weight=dense_weight, keyword_weight=keyword_weight)
         hits: Hits = Hits()
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if not raw:
@@ -426,13 +441,33 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
                 continue
             ranked.append((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit, record))
         ranked.sort(key=lambda entry: entry[0], reverse=True)
+        best_z = ranked[0][0] if ranked else 0.0
+        if available is not None:
+            ranked = self._tool_gate(ranked, available, hits)
+            if not ranked:
+                return hits
         for z, hit, record in ranked[:k]:
-            score = fit * math.exp(min(0.0, z - ranked[0][0]))
+            score = fit * math.exp(min(0.0, z - best_z))
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
         # Trust gate, after ranking: a held skill is never routed to, and the others keep the
         # scores they earned behind it (so a held best match does not promote a poor one).
         return gate.visible(hits)
+
+    def _tool_gate(self, ranked: list, available: list[str], hits: Hits) -> list:
+        """Drop the skills whose declared tools the agent lacks; say which, and what they lack.
+        The others keep the scores they earned (a gated best match does not promote a poor one)."""
+        kept, hits.missing_tools = [], {}
+        for entry in ranked:
+            record = entry[2]
+            need = dependencies.of_file(record.path, record.content_hash)
+            dependencies.warn_once(record.name, need)
+            lacking = dependencies.missing(need, available) if need else []
+            if lacking:
+                hits.missing_tools[record.name] = lacking
+            else:
+                kept.append(entry)
+        return kept
 
     def _query_vector(self, task: str) -> Any:
         """The task's vector, embedded once for the index and the background prototypes."""
@@ -447,6 +482,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         embedded = [h for h in raw if h.dense is not None]
         if vector is None or not embedded or not raw.best_dense:
             return keyword if raw.pending else 0.0
+        if routing.readable_share(task) < routing.READABLE_FOR_FIT:
+            # The English model cannot read it: its cosine is no evidence, the words are.
+            return fitting.keyword_fit(raw.best_keyword, routing.UNREADABLE_MIN_KEYWORD)
         size, best = self.index.count(), raw.best_dense
         top = max(embedded, key=lambda h: (h.dense, h.id))
         if top.dense < best - 1e-9:
@@ -455,13 +493,18 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             every = self.index.search(task, k=0, fusion="z", query_vector=vector)
             top = max((h for h in every if h.dense is not None), key=lambda h: (h.dense, h.id),
                       default=top)
+        # A shared word with any of the skills nearest in meaning, not only the nearest: in a
+        # catalog of one-line descriptions the right one is often second or third by cosine
+        # and the only one that shares a word (search.SHARED_WORD_AMONG).
+        nearest = sorted(embedded, key=lambda h: (-h.dense, h.id))[:routing.SHARED_WORD_AMONG]
+        shares = bool(top.keyword) or any(h.keyword for h in nearest)
         if self._background is None:
             self._background = fitting.Background(self.index.embedding_function)
         meta = top.metadata or {}
         shares_word, background = self._background.evidence(
             self._background.similarities(vector), str(meta.get("hash") or top.id),
             lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", size,
-            bool(top.keyword))
+            shares)
         fit = fitting.fit_probability(best, size, shares_word=shares_word,
                                       background=background)
         return max(fit, keyword) if raw.pending else fit
@@ -497,6 +540,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         An untrusted use or vote (`trusted=False`, or an untrusted scope) is kept apart and
         never moves ranking until a reviewer accepts it (`UsageLog.accept`)."""
         checks.check_flag(success, "success")
+        scope = scopes.caller("default", trusted)
         self._summary(name)
         if success is not None:
             scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
@@ -529,4 +573,3 @@ def _stat_key(path: Path) -> str:
 def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:
     """Parse scanned bytes through the file module (its size, binary and YAML rules apply)."""
     return read_skill_file(entry.path)
-        scope = scopes.caller("default", trusted)

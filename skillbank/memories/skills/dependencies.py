@@ -1,0 +1,146 @@
+"""Which tools a skill declares it needs, and whether the calling agent has them.
+
+A skill that runs `git` through the Bash tool is no help to an agent without a shell; routing it
+there wastes a turn (raised on the MCP skills extension and the Agent Skills spec). What a
+SKILL.md declares, read leniently (skills come from many clients):
+
+* `allowed-tools` (spec, experimental): space-separated tool names, optionally with an argument
+  pattern, e.g. `Bash(git:*) Read Write` -> bash, read, write. A YAML list is accepted too.
+* `requires: {tools: [...], mcp: [...]}` (a non-spec key common in published skill sets): tool
+  names, and MCP servers whose tools must be present (server `rube` is there when some tool is
+  named `rube`, `mcp__rube__*`, `rube__*`, `rube_*` or `rube.*`).
+* `compatibility`: free text in the spec ("Requires git and docker"), so it is not parsed for
+  names; a mapping with `tools` (some clients write one) is.
+
+Names compare case-insensitively. Anything malformed (a number, a nested mapping where names
+belong) is a warning in the log and declares nothing: it never hides a skill or crashes search.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import Any, Iterable
+
+log = logging.getLogger("skillbank.skills")
+_PATTERN = re.compile(r"\(.*\)$")
+_MAX_NAMES = 64
+
+
+@dataclass(frozen=True)
+class Declared:
+    """What one skill needs: tool names and MCP servers (lowercase), and what was unreadable."""
+
+    tools: frozenset[str] = frozenset()
+    servers: frozenset[str] = frozenset()
+    warnings: tuple[str, ...] = field(default=())
+
+    def __bool__(self) -> bool:
+        return bool(self.tools or self.servers)
+
+
+def _names(value: Any, where: str, warnings: list[str], split: bool) -> set[str]:
+    if value is None or value == "":
+        return set()
+    if isinstance(value, str):
+        items: Iterable[Any] = value.replace(",", " ").split() if split else [value]
+    elif isinstance(value, (list, tuple)):
+        items = value
+    else:
+        warnings.append(f"{where} must be a string or a list of names, "
+                        f"got {type(value).__name__}; ignored")
+        return set()
+    names = set()
+    for item in list(items)[:_MAX_NAMES]:
+        if not isinstance(item, str) or not item.strip():
+            warnings.append(f"{where} has a {type(item).__name__} where a tool name belongs; "
+                            "ignored")
+            continue
+        names.add(_PATTERN.sub("", item.strip()).strip().lower())
+    return {n for n in names if n}
+
+
+def declared(frontmatter: Any) -> Declared:
+    """The tools and MCP servers a skill's frontmatter declares (see the module docstring)."""
+    if not isinstance(frontmatter, dict):
+        return Declared()
+    warnings: list[str] = []
+    tools = _names(frontmatter.get("allowed-tools"), "allowed-tools", warnings, split=True)
+    servers: set[str] = set()
+    requires = frontmatter.get("requires")
+    if isinstance(requires, dict):
+        tools |= _names(requires.get("tools"), "requires.tools", warnings, split=True)
+        servers |= _names(requires.get("mcp"), "requires.mcp", warnings, split=True)
+    elif requires not in (None, ""):
+        warnings.append(f"requires must be a mapping, got {type(requires).__name__}; ignored")
+    compatibility = frontmatter.get("compatibility")
+    if isinstance(compatibility, dict):
+        tools |= _names(compatibility.get("tools"), "compatibility.tools", warnings, split=True)
+    return Declared(frozenset(tools), frozenset(servers), tuple(warnings))
+
+
+def _server_present(server: str, available: set[str]) -> bool:
+    return server in available or any(
+        name.startswith((f"mcp__{server}__", f"{server}__", f"{server}_", f"{server}."))
+        for name in available)
+
+
+def missing(need: Declared, available: Iterable[str]) -> list[str]:
+    """What of `need` the agent lacks, sorted ('mcp:<server>' for a missing server)."""
+    have = {str(name).strip().lower() for name in available if str(name).strip()}
+    lacking = sorted(t for t in need.tools if t not in have)
+    lacking += sorted(f"mcp:{s}" for s in need.servers if not _server_present(s, have))
+    return lacking
+
+
+def check_available(available_tools: Any) -> list[str] | None:
+    """`available_tools` as a list of names, or None (no gate). A clear error otherwise."""
+    from skillbank.errors import InvalidInputError
+
+    if available_tools is None:
+        return None
+    if isinstance(available_tools, str) or not isinstance(available_tools, (list, tuple, set,
+                                                                            frozenset)):
+        raise InvalidInputError("available_tools must be a list of tool names (or None for no "
+                                f"tool gate), got {type(available_tools).__name__}")
+    names = []
+    for name in available_tools:
+        if not isinstance(name, str):
+            raise InvalidInputError("available_tools must hold tool names (strings), got "
+                                    f"{type(name).__name__}")
+        names.append(name)
+    if len(names) > 10_000:
+        raise InvalidInputError("available_tools holds more than 10,000 names")
+    return names
+
+
+def warn_once(name: str, need: Declared, _seen: set[tuple[str, tuple[str, ...]]] = set()) -> None:
+    """Log a skill's unreadable declarations once per process (search runs often)."""
+    key = (name, need.warnings)
+    if need.warnings and key not in _seen:
+        _seen.add(key)
+        for warning in need.warnings:
+            log.warning("skill %r: %s", name, warning)
+
+
+_by_hash: dict[tuple[str, str], Declared] = {}
+
+
+def of_file(path: str, content_hash: str) -> Declared:
+    """What the SKILL.md at `path` declares, kept by content hash (a changed file is read again).
+    An unreadable file declares nothing (search does not fail on it)."""
+    key = (path, content_hash)
+    known = _by_hash.get(key)
+    if known is None:
+        from skillbank.memories.skills.skill_file import read_skill_file
+
+        try:
+            doc, _ = read_skill_file(path)
+        except OSError:
+            doc = None
+        known = declared(doc.frontmatter if doc is not None else None)
+        if len(_by_hash) > 20_000:
+            _by_hash.clear()
+        _by_hash[key] = known
+    return known

@@ -1,0 +1,98 @@
+"""How much each side of skill search is worth for this library and this request.
+
+Skill search fuses a dense side (MiniLM cosine over "name: description") and a keyword side
+(BM25 over name, description, headings and the opening of the body) by per-query z-score. Equal
+weights were tuned on libraries whose skills have bodies; on a catalog of one-line tool
+descriptions (MetaTool's 199 plugins) they lost to the dense side alone (top-1 0.625 vs 0.637):
+BM25 over ten words per item mostly sees a request's filler. Two properties decide the weights,
+both read off the library and the request, none fitted to a set (docs/benchmarks.md, "Routing
+on libraries it was never tuned on"):
+
+* **The keyword side's say grows with how much text it has per item**:
+  `min(1, ln(words) / ln(256))`, full once an item offers as many words as MiniLM reads in one
+  window (256 word pieces); a one-line catalog gets ~0.6.
+* **The dense side's say is the share of the request the model can read**: all-MiniLM-L6-v2
+  is an English model, so a request in Chinese is matched on its characters (the keyword side
+  indexes CJK text as bigrams) and the fit is decided on keyword evidence.
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+from typing import Any
+
+#: Words per item at which the keyword side gets its full say: one MiniLM window.
+FULL_TEXT_WORDS = 256
+#: Neither side is ever switched off entirely (a stray English word in a Chinese request, an
+#: exact name in a one-line catalog still count a little).
+MIN_WEIGHT = 0.05
+#: The fit's "no shared word" bar (fit.py) looks for a shared word among this many skills nearest
+#: in meaning (the hits a caller sees by default), not only the nearest: on MetaTool's one-line
+#: catalog the nearest alone emptied 8.3 % of answerable requests (guard 3 %), the five 2.7 %.
+SHARED_WORD_AMONG = 5
+#: Below this share of readable letters the model's cosine is not evidence for the fit, and
+#: the fit is the keyword side's: a match on at least one twentieth of the request's best
+#: possible BM25 (one character bigram of a twenty-bigram request) against the library.
+READABLE_FOR_FIT = 0.5
+UNREADABLE_MIN_KEYWORD = 0.05
+
+_cache: dict[int, tuple[int, float]] = {}
+_lock = threading.Lock()
+
+
+def words_per_item(index: Any) -> float:
+    """Mean whitespace words of the items' keyword texts (cached per index and item count)."""
+    count = index.count()
+    with _lock:
+        known = _cache.get(id(index))
+    if known is not None and known[0] == count:
+        return known[1]
+    with index._lock:  # {id: (keyword text, metadata)}; read-only here
+        texts = [text for text, _ in index._load_mirror().values()]
+    mean = sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0
+    with _lock:
+        if len(_cache) > 64:
+            _cache.clear()
+        _cache[id(index)] = (count, mean)
+    return mean
+
+
+def keyword_weight(words: float) -> float:
+    if words <= 1:
+        return MIN_WEIGHT
+    return max(MIN_WEIGHT, min(1.0, math.log(words) / math.log(FULL_TEXT_WORDS)))
+
+
+def readable_share(task: str) -> float:
+    """Share of the request's letters in the Latin script (what the English model reads)."""
+    letters = [c for c in task if c.isalpha()]
+    if not letters:
+        return 1.0  # digits, symbols, emoji: nothing to gain by trusting either side less
+    return sum(c.isascii() for c in letters) / len(letters)
+
+
+def weights(task: str, words: float) -> tuple[float, float]:
+    """(dense_weight, keyword_weight) for z-score fusion of this request in this library."""
+    return max(MIN_WEIGHT, readable_share(task)), keyword_weight(words)
+
+
+#: A request longer than this is refused with a clear error (a pasted document is not a request);
+#: up to it, routing reads the first ROUTED_CHARS (MiniLM reads ~256 word pieces anyway, and
+#: BM25 over a whole document would match every skill on some word).
+MAX_TASK_CHARS = 50_000
+ROUTED_CHARS = 4_000
+
+
+def routable(task: str) -> tuple[str, str]:
+    """(the part of `task` to route on, why nothing can be routed or ''); raises
+    InvalidInputError for a request over MAX_TASK_CHARS."""
+    from skillbank.errors import InvalidInputError
+
+    if len(task) > MAX_TASK_CHARS:
+        raise InvalidInputError(
+            f"task is {len(task):,} characters; skill search routes requests of at most "
+            f"{MAX_TASK_CHARS:,} (describe the task and leave the document out)")
+    if not any(c.isalnum() for c in task):
+        return task, "the request has no letters or digits to route on"
+    return task[:ROUTED_CHARS], ""
