@@ -604,6 +604,8 @@ class Skillbank:
             "chroma": self.settings.chroma_url or str(self.settings.chroma_path),
             "skills": self.index("skills").count(),
             "skill_roots": [str(r) for r, _ in self.skills.roots],
+            # Skills by trust level, held for review, worse since a change (skills/trust.py).
+            "skill_trust": self.skills.trust_summary(),
             "guidelines": self.guidelines.counts(namespace="*"),
             "experiences": self.index("experiences").count(),
             "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),

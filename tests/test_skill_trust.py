@@ -314,7 +314,7 @@ def test_a_changed_skill_that_works_worse_is_flagged(tmp_path):
         flags = bank.skills.outcome_flags()
         assert [(f["name"], f["previous_success_rate"], f["success_rate"]) for f in flags] == \
             [("fix-flaky-tests", 1.0, 0.2)]
-        assert bank.skills.trust_summary()["flagged_by_outcome"] == ["fix-flaky-tests"]
+        assert bank.stats()["skill_trust"]["flagged_by_outcome"] == ["fix-flaky-tests"]
     finally:
         bank.close()
 

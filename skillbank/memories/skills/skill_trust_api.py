@@ -26,6 +26,7 @@ from skillbank.records import Skill, SkillVersion
 OUTCOME_DROP = 0.25
 OUTCOME_MIN_JUDGED = 5
 TIMELINE = "timeline.jsonl"
+SUMMARY_SECONDS = 5.0
 
 
 def _bundled_root() -> Path | None:
@@ -257,7 +258,20 @@ class SkillTrust:
         return flags
 
     def trust_summary(self) -> dict[str, Any]:
-        """Counts for `stats`: skills by trust level, held for review, flagged by outcome."""
+        """Counts for `stats`: skills by trust level, held for review, flagged by outcome.
+
+        Looks at every skill's folder (about 1 s for 1,800 skills), so a dashboard polling
+        `stats` gets the same answer for `SUMMARY_SECONDS`."""
+        import time
+
+        cached = self.__dict__.get("_trust_summary")
+        if cached and time.monotonic() - cached[0] < SUMMARY_SECONDS:
+            return cached[1]
+        summary = self._trust_summary()
+        self.__dict__["_trust_summary"] = (time.monotonic(), summary)
+        return summary
+
+    def _trust_summary(self) -> dict[str, Any]:
         skills = self.list(include_held=True)  # type: ignore[attr-defined]
         by_level: dict[str, int] = {}
         for s in skills:
