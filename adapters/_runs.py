@@ -53,9 +53,23 @@ def template_fields(template: str | None) -> list[str]:
     if not template:
         return []
     try:
-        return [field for _, field, _, _ in string.Formatter().parse(template) if field]
+        parts = list(string.Formatter().parse(template))
     except ValueError as exc:
         raise InvalidInputError(f"invalid namespace template {template!r}: {exc}") from None
+    fields = []
+    for _, field, spec, conversion in parts:
+        if field is None:
+            continue
+        # Only plain names are filled ({user_id}); an index, attribute, position, conversion or
+        # format spec would fail mid-run with a KeyError, or read what nobody meant to share.
+        if not field.isidentifier() or spec or conversion:
+            shown = "{" + field + (f"!{conversion}" if conversion else "") + \
+                (f":{spec}" if spec else "") + "}"
+            raise InvalidInputError(
+                f"namespace template {template!r} names the unknown field {shown}: a field is "
+                "a plain name filled per run, such as {user_id} or {team}")
+        fields.append(field)
+    return fields
 
 
 def context_value(context: Any, key: str) -> Any:

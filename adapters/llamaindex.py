@@ -8,6 +8,9 @@ A thin face over `skillbank.Skillbank`: every piece calls the facade and holds n
 * `SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences",
   similarity_top_k=5, filters=...)` — a `BaseRetriever` returning `NodeWithScore`s (node id =
   memory id; the LLM reads the content once, the metadata stays out of its view).
+* Every piece takes ``namespace="{user_id}"`` like the LangChain middleware: filled from the
+  workflow's Context store (``await ctx.store.set("user_id", ...)``) or the memory's session;
+  no value: the same warning and no memory; a field that is not a plain name: an error at once.
 * `SkillbankMemoryBlock(bank)` — a `BaseMemoryBlock` for
   ``Memory.from_defaults(memory_blocks=[...])``: the memory for the session's goal and latest
   request reaches the LLM inside ``<memory><skillbank-memory>…``; messages flushed out of the
@@ -25,6 +28,7 @@ import langchain, and `import skillbank` does not import this module.
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence
@@ -40,10 +44,12 @@ from pydantic import ConfigDict, Field, PrivateAttr
 from skillbank.adapters._runs import (
     closes_episode,
     failure_feedback,
+    fill_namespace,
     plain_messages,
     plan_run,
     recording_failed,
     submit,
+    template_fields,
 )
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
@@ -57,6 +63,7 @@ from skillbank.adapters._tools import (
 from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError, SkillbankError
+from skillbank.scope import narrowed, using
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -71,6 +78,7 @@ __all__ = [
 ]
 
 log = logging.getLogger("skillbank.adapters.llamaindex")
+FACE = "llamaindex"
 
 # --------------------------------------------------------------------------------------------
 # Messages
@@ -101,11 +109,74 @@ def _latest_user_turn(messages: Sequence[ChatMessage] | None) -> tuple[str, int]
 
 
 # --------------------------------------------------------------------------------------------
+# Namespace templates ("{user_id}"), as in the LangChain middleware
+# --------------------------------------------------------------------------------------------
+
+#: The namespace a templated piece resolved for the current call (set by its async method, read
+#: by the sync work it hands to a thread: `asyncio.to_thread` copies context variables).
+_RESOLVED: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "skillbank_llamaindex_namespace", default=None)
+
+
+async def _step_values(fields: Sequence[str]) -> dict[str, Any]:
+    """`fields` from the workflow's `Context` store of the running step (`FunctionAgent` and
+    other agent workflows): ``await ctx.store.set("user_id", "alice")`` before the run."""
+    try:
+        from workflows import Context
+
+        ctx = Context.get_step_context()
+    except Exception:  # noqa: BLE001 - not inside a workflow step: no values from there
+        return {}
+    values: dict[str, Any] = {}
+    for field in fields:
+        try:
+            value = await ctx.store.get(field, default=None)
+        except Exception:  # noqa: BLE001 - a typed store without the key
+            value = None
+        if value is not None:
+            values[field] = value
+    return values
+
+
+async def resolve_namespace(template: Optional[str], values: Optional[dict[str, Any]] = None
+                            ) -> Optional[str]:
+    """The namespace of this call: `template` filled from `values` (the memory's session:
+    ``session_id`` and what the caller passed to ``memory.aget(...)``), then from the
+    workflow's Context store. A missing value raises `InvalidInputError` naming it."""
+    fields = template_fields(template)
+    if not fields:
+        return template
+    known = {k: v for k, v in (values or {}).items() if v is not None and str(v).strip()}
+    missing = [f for f in fields if f not in known]
+    if missing:
+        known.update(await _step_values(missing))
+    try:
+        return fill_namespace(template, known)
+    except InvalidInputError as exc:
+        field = next((f for f in fields if f not in known), fields[0])
+        raise InvalidInputError(
+            f"namespace template {template!r} needs {field!r}: set it in the workflow's Context "
+            f"(await ctx.store.set({field!r}, ...) before agent.run(..., ctx=ctx)), or pass it "
+            f"to memory.aget({field}=...)") from exc
+
+
+def _namespace_failed(exc: BaseException) -> None:
+    """The LangChain middleware's warning, word for word: no memory rather than another's."""
+    log.warning("skillbank %s failed; the agent goes on without it: %s", "namespace", exc)
+
+
+# --------------------------------------------------------------------------------------------
 # Tools
 # --------------------------------------------------------------------------------------------
 
 def _async_twin(name: str) -> Any:
     async def method(self: "SkillbankToolSpec", **kwargs: Any) -> str:
+        if template_fields(self.namespace):
+            token = _RESOLVED.set(await resolve_namespace(self.namespace))
+            try:
+                return await asyncio.to_thread(getattr(self, name), **kwargs)
+            finally:
+                _RESOLVED.reset(token)
         return await asyncio.to_thread(getattr(self, name), **kwargs)
 
     method.__name__ = method.__qualname__ = f"a{name}"
@@ -119,7 +190,11 @@ class SkillbankToolSpec(BaseToolSpec):
     ``SkillbankToolSpec(bank).to_tool_list()``: the compact set (`COMPACT_TOOLS`) by default,
     ``include="all"`` for every tool, or a list of names (see `TOOL_NAMES`);
     `namespace` scopes experiences and guidelines, and with `trusted=False` guidelines the model
-    adds or learns arrive as `pending` until a person approves them. Each tool has a sync and an
+    adds or learns arrive as `pending` until a person approves them. A template such as
+    ``"{user_id}"`` is filled at each call from the workflow's Context store (``await
+    ctx.store.set("user_id", "alice")``), as the LangChain middleware fills it from the run's
+    config; a call with no value is refused (the model sees why), never served from a shared
+    namespace. Each tool has a sync and an
     async function and a pydantic schema; a skillbank error is raised with a message written for
     the model, which agents turn into an error tool result.
     """
@@ -128,6 +203,7 @@ class SkillbankToolSpec(BaseToolSpec):
 
     def __init__(self, bank: "Skillbank", include: Sequence[str] | None = None,
                  namespace: str | None = None, *, trusted: bool = True) -> None:
+        template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.namespace = namespace
         self.trusted = trusted
@@ -142,7 +218,14 @@ class SkillbankToolSpec(BaseToolSpec):
 
     def _call(self, _tool: str, **kwargs: Any) -> str:
         arguments = {k: v for k, v in kwargs.items() if v is not None}
-        return run_tool(self.bank, _tool, arguments, namespace=self.namespace, trusted=self.trusted)
+        namespace = self.namespace
+        if template_fields(namespace):
+            namespace = _RESOLVED.get()
+            if namespace is None:  # a sync call outside an agent's step: no run to fill it from
+                raise InvalidInputError(
+                    f"namespace template {self.namespace!r} has no value outside an agent run: "
+                    "call the async tool inside the workflow, with the field set in its Context")
+        return run_tool(self.bank, _tool, arguments, namespace=namespace, trusted=self.trusted)
 
     def find_skills(self, task: str, k: int = 5) -> str:
         """Search the skill library for skills that fit a task."""
@@ -257,6 +340,7 @@ class SkillbankRetriever(BaseRetriever):
         # Not a pydantic model: attributes go in before the base initialiser runs.
         if k is not None and similarity_top_k is not None and k != similarity_top_k:
             raise InvalidInputError("give k or similarity_top_k, not both")
+        template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.kind = normalise_kind(kind)
         self.similarity_top_k = similarity_top_k or k or 5
@@ -283,9 +367,18 @@ class SkillbankRetriever(BaseRetriever):
                                   include_body=self.include_body)
 
     def _retrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
-        found = retrieve(self.bank, self.kind, query_bundle.query_str, self.similarity_top_k,
-                         namespace=self.namespace, filters=self.filters,
-                         include_body=self.include_body)
+        namespace = self.namespace
+        if template_fields(namespace):  # "{user_id}": filled by `_aretrieve` in a workflow step
+            namespace = _RESOLVED.get()
+            if namespace is None:
+                _namespace_failed(InvalidInputError(
+                    f"namespace template {self.namespace!r} has no value: retrieve with "
+                    "aretrieve inside a workflow step whose Context store holds it"))
+                return []
+        with using(narrowed(namespace, face=FACE)):  # "{user_id}": that principal's alone
+            found = retrieve(self.bank, self.kind, query_bundle.query_str, self.similarity_top_k,
+                             namespace=namespace, filters=self.filters,
+                             include_body=self.include_body)
         nodes = []
         for node_id, text, metadata, score in found:
             hidden = [key for key in metadata if key != "kind"]
@@ -295,6 +388,17 @@ class SkillbankRetriever(BaseRetriever):
         return nodes
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        if template_fields(self.namespace):
+            try:
+                namespace = await resolve_namespace(self.namespace)
+            except InvalidInputError as exc:
+                _namespace_failed(exc)
+                return []  # no memory rather than a shared namespace's
+            token = _RESOLVED.set(namespace)
+            try:
+                return await asyncio.to_thread(self._retrieve, query_bundle)
+            finally:
+                _RESOLVED.reset(token)
         return await asyncio.to_thread(self._retrieve, query_bundle)
 
 
@@ -319,6 +423,12 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     without a ``system_prompt`` that message is this memory. Give the agent any
     ``system_prompt``, or build the memory with ``insert_method=InsertMethod.USER``.
     Memory errors are logged (last one in ``last_error``) unless ``raise_errors=True``.
+
+    ``namespace="{user_id}"`` (any ``{field}``) is filled per session from the memory's session
+    (``{session_id}``, and whatever is passed to ``memory.aget(...)``), then from the workflow's
+    Context store (``await ctx.store.set("user_id", "alice")`` before ``agent.run(..., ctx=ctx)``),
+    and kept for the session's later writes. With no value the block warns as the LangChain
+    middleware does and gives no memory (nothing read, nothing recorded).
     """
 
     model_config = ConfigDict(arbitrary_types_allowed=True)
@@ -336,12 +446,38 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
 
     _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
     _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
+    _namespaces: "OrderedDict[Any, str]" = PrivateAttr(default_factory=OrderedDict)
     _last_error: Optional[BaseException] = PrivateAttr(default=None)
 
     def __init__(self, bank: "Skillbank | None" = None, **data: Any) -> None:
         if bank is not None:
             data["bank"] = bank
+        template_fields(data.get("namespace"))  # a malformed template fails here, not mid-run
         super().__init__(**data)
+
+    async def _namespace_for(self, session: Any, values: Optional[dict[str, Any]] = None
+                             ) -> tuple[bool, Optional[str]]:
+        """(ok, namespace) for a session: a template is filled from the session (`values`) and
+        the workflow's Context store, and remembered for the session's later writes
+        (`arecord_run` runs after the workflow). Not ok: warned, and no memory is used."""
+        if not template_fields(self.namespace):
+            return True, self.namespace
+        try:
+            namespace = await resolve_namespace(self.namespace,
+                                                {"session_id": session, **(values or {})})
+        except InvalidInputError as exc:
+            if session in self._namespaces:
+                return True, self._namespaces[session]
+            self._last_error = exc
+            if self.raise_errors:
+                raise
+            _namespace_failed(exc)
+            return False, None
+        self._namespaces[session] = namespace  # type: ignore[assignment]
+        self._namespaces.move_to_end(session)
+        while len(self._namespaces) > 1024:
+            self._namespaces.popitem(last=False)
+        return True, namespace
 
     def __repr_args__(self) -> Any:
         yield "bank", self.bank
@@ -359,10 +495,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             log.warning("skillbank %s failed; going on without it: %s", what, exc,
                         exc_info=not isinstance(exc, SkillbankError))
 
-    def _context_text(self, query: str) -> str:
+    def _context_text(self, query: str, namespace: Optional[str] = None) -> str:
         try:
-            text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
-                                         namespace=self.namespace).text
+            with using(narrowed(namespace, face=FACE)):  # that namespace's principal alone
+                text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
+                                             namespace=namespace).text
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return ""
@@ -384,12 +521,15 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if not request:
             return ""
         session = block_kwargs.get("session_id")
-        key = (session, position, request)
+        ok, namespace = await self._namespace_for(session, block_kwargs)
+        if not ok:
+            return ""  # no memory rather than another user's (warned)
+        key = (session, namespace, position, request)
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
         plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
-        text = await asyncio.to_thread(self._context_text, plan["query"])
+        text = await asyncio.to_thread(self._context_text, plan["query"], namespace)
         self._cache[key] = text
         while len(self._cache) > 64:
             self._cache.popitem(last=False)
@@ -400,25 +540,34 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         if task:
+            session = next((m.additional_kwargs.get("session_id") for m in messages
+                            if m.additional_kwargs.get("session_id") is not None), None)
+            ok, namespace = await self._namespace_for(session)
+            if not ok:
+                return
             submit(self.bank, self._record, list(messages), task, "unknown", None, None,
-                   background=self.background, what="recording flushed messages")
+                   namespace, background=self.background, what="recording flushed messages")
 
     def _record(self, messages: List[ChatMessage], task: str, outcome: str,
-                feedback: Optional[str], learn: Optional[str]) -> Optional[str]:
+                feedback: Optional[str], learn: Optional[str],
+                namespace: Optional[str] = None) -> Optional[str]:
         answer = next((_text(m) for m in reversed(messages)
                        if _role(m) == "assistant" and _text(m).strip()), None)
         eid = None
+        scope = narrowed(namespace, face=FACE)
         try:
-            eid = self.bank.experiences.record_messages(
-                plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
-                namespace=self.namespace)
+            with using(scope):
+                eid = self.bank.experiences.record_messages(
+                    plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
+                    namespace=namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             recording_failed(self.bank, "recording a run", exc)
             self._failed("recording", exc, warn=False)
         if learn:
             try:
-                self.bank.guidelines.learn(learn, task=task, response=answer,
-                                           namespace=self.namespace)
+                with using(scope):
+                    self.bank.guidelines.learn(learn, task=task, response=answer,
+                                               namespace=namespace)
             except Exception as exc:  # noqa: BLE001
                 recording_failed(self.bank, "learning from feedback", exc)
                 self._failed("learning from feedback", exc, warn=False)
@@ -439,6 +588,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         otherwise the experience id, or None when recording failed (see ``last_error``).
         """
         session = getattr(messages, "session_id", None)
+        ok, namespace = await self._namespace_for(session)
+        if not ok:
+            return None  # no value for the template: nothing recorded (warned)
         if hasattr(messages, "aget_all"):
             messages = await messages.aget_all()
         messages = [m for m in messages if _role(m) != "system"]
@@ -460,7 +612,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
         if session is not None:
             self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
-        args = (run, plan["goal"] or "(no task text)", outcome, feedback_text, feedback)
+        args = (run, plan["goal"] or "(no task text)", outcome, feedback_text, feedback,
+                namespace)
         if not self.background:  # in a worker thread: never block the event loop
             return await asyncio.to_thread(self._record, *args)
         future = submit(self.bank, self._record, *args, what="recording a run")

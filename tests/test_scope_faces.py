@@ -316,3 +316,186 @@ def test_cli_tokens_add_list_remove(cli_root, tmp_path):
     assert gone.exit_code == 0 and TokensFile(path).lookup(issued["token"]) is None
     missing = runner.invoke(app, ["tokens", "remove", "alice"])
     assert missing.exit_code == 3 and "no principal 'alice'" in missing.stderr
+
+
+# ------------------------------------------------------------------- LlamaIndex with {user_id}
+
+
+def _scripted(replies: list) -> tuple[Any, list]:
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+
+    seen: list = []
+    queue = iter(replies)
+
+    def generate(messages, **kwargs):
+        seen.append([m.model_copy(deep=True) for m in messages])
+        return next(queue)
+
+    return MockFunctionCallingLLM(response_generator=generate), seen
+
+
+def _tool_call(name: str, kwargs: dict, cid: str) -> Any:
+    from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+
+    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=cid, tool_name=name,
+                                                               tool_kwargs=kwargs)])
+
+
+async def _run_as(bank: Any, user: str | None, replies: list, *, session: str) -> tuple[list, Any]:
+    """One real FunctionAgent run with the {user_id} tool spec and memory block; `user` goes in
+    the workflow's Context store (None: not set)."""
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.memory import Memory
+    from llama_index.core.workflow import Context
+
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock, SkillbankToolSpec
+
+    llm, seen = _scripted(replies)
+    block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+    memory = Memory.from_defaults(session_id=session, memory_blocks=[block])
+    agent = FunctionAgent(tools=SkillbankToolSpec(bank, include="all",
+                                                  namespace="{user_id}").to_tool_list(),
+                          llm=llm, system_prompt="You are a helpful agent.")
+    ctx = Context(agent)
+    if user is not None:
+        await ctx.store.set("user_id", user)
+    await agent.run(user_msg="Rotate the signing keys for the billing cluster", ctx=ctx,
+                    memory=memory)
+    return seen, block
+
+
+def _tool_outputs(seen: list) -> dict[str, str]:
+    """What each tool answered, by tool call id, as the LLM saw it last."""
+    out: dict[str, str] = {}
+    for message in seen[-1]:
+        if message.role.value == "tool":
+            out[message.additional_kwargs.get("tool_call_id", "")] = message.content or ""
+    return out
+
+
+@pytest.mark.slow  # real FunctionAgent runs
+async def test_llamaindex_user_id_scope_matrix(tmp_path):
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from skillbank import Skillbank
+    from skillbank.adapters.llamaindex import SkillbankRetriever
+    from skillbank.embeddings import HashEmbedding
+
+    root = tmp_path / "root"
+    bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        # Alice's run writes her memory through the tools.
+        seen, _ = await _run_as(bank, "alice", [
+            _tool_call("record_experience", {"task": A_TASK, "outcome": "failure",
+                                             "feedback": "Zephyrwood keys expired."}, "a1"),
+            _tool_call("add_guideline", {"text": A_RULE}, "a2"),
+            ChatMessage(role="assistant", content="Noted."),
+        ], session="alice-1")
+        outputs = _tool_outputs(seen)
+        a_exp = json.loads(outputs["a1"])["id"]
+        a_rule = json.loads(outputs["a2"])["guideline_id"]
+        # Bob's run: every read and the rating of Alice's id, inside the agent.
+        seen, block = await _run_as(bank, "bob", [
+            _tool_call("recall_experiences", {"task": A_TASK}, "b1"),
+            _tool_call("search_guidelines", {"task": "escort the auditors through the vault"},
+                       "b2"),
+            _tool_call("memory_context", {"task": A_TASK}, "b3"),
+            _tool_call("rate_memory", {"id": a_exp, "helpful": False}, "b4"),
+            _tool_call("rate_memory", {"id": a_rule, "helpful": False}, "b5"),
+            _tool_call("record_experience", {"task": "Rotate the signing keys",
+                                             "outcome": "success"}, "b6"),
+            ChatMessage(role="assistant", content="Done."),
+        ], session="bob-1")
+        outputs = _tool_outputs(seen)
+        for cid, row in (("b1", "recall"), ("b2", "search"), ("b3", "context")):
+            assert shows_a(outputs[cid]) == [], (row, outputs[cid])
+        for cid in ("b4", "b5"):  # rate by id: not found, nothing changed
+            assert "not found" in outputs[cid].lower() or "no " in outputs[cid].lower(), outputs
+        system = "\n".join(m.content or "" for m in seen[0] if m.role.value == "system")
+        assert shows_a(system) == []  # the memory block's context for Bob
+        b_exp = json.loads(outputs["b6"])["id"]
+        # The retriever, filled from the same Context in a workflow step, and with no value.
+        from workflows import Context, Workflow, step
+        from workflows.events import StartEvent, StopEvent
+
+        class Retrieve(Workflow):
+            @step
+            async def go(self, ctx: Context, ev: StartEvent) -> StopEvent:
+                found = {}
+                for kind in ("experiences", "guidelines"):
+                    nodes = await SkillbankRetriever(bank, kind=kind, namespace="{user_id}"
+                                                     ).aretrieve(A_TASK + " " + A_RULE)
+                    found[kind] = [n.node.node_id for n in nodes]
+                return StopEvent(result=found)
+
+        flow = Retrieve()
+        ctx = Context(flow)
+        await ctx.store.set("user_id", "bob")
+        found = await flow.run(ctx=ctx)
+        assert a_exp not in found["experiences"] and a_rule not in found["guidelines"]
+        assert b_exp in found["experiences"]
+        ctx = Context(flow)
+        await ctx.store.set("user_id", "alice")
+        found = await flow.run(ctx=ctx)
+        assert a_exp in found["experiences"] and a_rule in found["guidelines"]
+        # Alice's items are untouched by Bob.
+        from skillbank.scope import narrowed, using
+
+        with using(narrowed("alice")):
+            assert bank.experiences.get(a_exp).usage.failures == 0
+            assert bank.guidelines.get(a_rule).harmful == 0
+        bank.flush()
+    finally:
+        bank.close()
+    rows = [(r["principal"], r["action"], r["id"]) for r in audit_rows(root)]
+    assert rows.count(("alice", "record", a_exp)) == 1
+    assert rows.count(("alice", "add", a_rule)) == 1
+    assert rows.count(("bob", "record", b_exp)) == 1
+    assert not [r for r in rows if r[0] == "bob" and r[2] in (a_exp, a_rule)]
+
+
+@pytest.mark.slow  # a real FunctionAgent run
+async def test_llamaindex_template_without_a_value_warns_and_uses_no_memory(tmp_path, caplog):
+    import logging
+
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    try:
+        with caplog.at_level(logging.WARNING, logger="skillbank"):
+            seen, block = await _run_as(bank, None, [
+                _tool_call("record_experience", {"task": "Rotate keys", "outcome": "success"},
+                           "c1"),
+                ChatMessage(role="assistant", content="Done."),
+            ], session="nobody")
+            assert await block.arecord_run(seen and [], outcome="success") is None
+        warned = [r.getMessage() for r in caplog.records]
+        assert any("skillbank namespace failed; the agent goes on without it: namespace "
+                   "template '{user_id}' needs 'user_id'" in w for w in warned), warned
+        output = _tool_outputs(seen)["c1"]
+        assert "needs 'user_id'" in output and "Traceback" not in output
+        assert bank.experiences.list("*", limit=10) == []  # nothing in any namespace
+        assert "{user_id}" not in json.dumps([r for r in audit_rows(tmp_path / "root")])
+    finally:
+        bank.close()
+
+
+@pytest.mark.parametrize("template", ["{user.id}", "{0}", "{}", "{user_id!r}", "{user[0]}",
+                                      "{user_id:>8}", "{unclosed"])
+def test_a_template_naming_an_unknown_field_is_a_clear_error(hash_bank, template):
+    from skillbank.adapters.langchain import SkillbankMiddleware
+    from skillbank.adapters.llamaindex import (SkillbankMemoryBlock, SkillbankRetriever,
+                                               SkillbankToolSpec)
+    from skillbank.errors import InvalidInputError
+
+    for build in (lambda: SkillbankToolSpec(hash_bank, namespace=template),
+                  lambda: SkillbankRetriever(hash_bank, namespace=template),
+                  lambda: SkillbankMemoryBlock(hash_bank, namespace=template),
+                  lambda: SkillbankMiddleware(hash_bank, namespace=template)):
+        with pytest.raises(InvalidInputError, match="namespace template") as caught:
+            build()
+        assert template.split("!")[0].split(":")[0].split("[")[0].rstrip("}") in str(caught.value)
