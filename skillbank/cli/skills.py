@@ -514,3 +514,4 @@ def rename(
 # Drafting from experience (propose, drafts, adopt, discard, history) registers on this app.
 from skillbank.cli import skill_drafts as _skill_drafts  # noqa: E402,F401
 from skillbank.cli import skill_trust as _skill_trust  # noqa: E402,F401  (scan, review, versions)
+from skillbank.cli import skill_eval as _skill_eval  # noqa: E402,F401  (eval: trigger evals, #26)

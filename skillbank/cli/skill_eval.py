@@ -1,0 +1,75 @@
+"""`skillbank skills eval [NAME]`: run a skill's trigger evals against the whole library (#26).
+
+A thin face over `skillbank.memories.skills.trigger_evals`: finds each skill's trigger-eval file
+(the Agent Skills `{"query", "should_trigger"}` format), routes every query with
+`skills.search`, and reports misfires both ways.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from skillbank.cli.common import short, state, table, text
+from skillbank.cli.skills import app
+
+
+@app.command(name="eval")
+def eval_(
+    ctx: typer.Context,
+    name: Annotated[Optional[str], typer.Argument(
+        help="Skill name (default: every skill that keeps a trigger-eval file).")] = None,
+    file: Annotated[Optional[Path], typer.Option(
+        "--file", help="The eval file (JSON array or JSON lines of {query, should_trigger}); "
+        "default: the skill's evals/trigger_evals.json.")] = None,
+    k: Annotated[int, typer.Option("-k", "--k", min=1, max=20,
+                                   help="A query triggers the skill when it is among the "
+                                   "first K hits.")] = 1,
+) -> None:
+    """Run trigger evals: should-trigger queries that route elsewhere, and should-not queries
+    that route to the skill."""
+    from skillbank.errors import InvalidInputError, NotFoundError
+    from skillbank.memories.skills import trigger_evals
+
+    st = state(ctx)
+    if file is not None and name is None:
+        raise InvalidInputError("--file needs the skill NAME it tests")
+    skills = st.bank(sync=["skills"]).skills
+    targets: list[tuple[str, Path]] = []
+    if name is not None:
+        folder = Path(skills.load(name).path).parent
+        found = file or trigger_evals.find_file(folder)
+        if found is None:
+            raise NotFoundError(f"skill {name!r} keeps no trigger evals (looked for "
+                                f"{', '.join(trigger_evals.TRIGGER_FILES)} in {folder}); "
+                                "pass --file")
+        targets.append((name, found))
+    else:
+        for skill in skills.list():
+            found = trigger_evals.find_file(Path(skill.path).parent)
+            if found is not None:
+                targets.append((skill.name, found))
+    reports = [trigger_evals.run(skills, skill, trigger_evals.load(path), str(path), k=k)
+               for skill, path in targets]
+
+    def human() -> None:
+        if not reports:
+            st.out.print("No skill keeps trigger evals (evals/trigger_evals.json).")
+            return
+        rows = [[r.skill, f"{r.passed}/{len(r.results)}", len(r.misses), len(r.false_triggers)]
+                for r in reports]
+        st.out.print(table(f"trigger evals (triggered = among the first {k} hits)",
+                           ["skill", "passed", "misses", "false triggers"], rows))
+        for r in reports:
+            for res in r.misses:
+                where = ", ".join(res.routed_to) or "nothing fits"
+                st.out.print(text(f"  {r.skill}: missed {short(res.query, 70)!r} -> {where}",
+                                  "yellow"))
+            for res in r.false_triggers:
+                st.out.print(text(f"  {r.skill}: fired on {short(res.query, 70)!r}", "red"))
+
+    st.out.emit({"skills": [r.as_dict() for r in reports],
+                 "passed": sum(r.passed for r in reports),
+                 "total": sum(len(r.results) for r in reports)}, human)

@@ -1,0 +1,175 @@
+"""Trigger evals for skill authors: does the library route a skill's own test queries to it?
+
+The Agent Skills guide ("Optimizing descriptions") has authors keep queries labelled with
+whether the skill should fire, as a JSON array of `{"query": ..., "should_trigger": true|false}`
+(skill-creator's scripts also take `{"evals": [...]}` and `"prompt"` for `"query"`); JSON lines
+with the same objects are read too. Where a skill keeps them: `evals/trigger_evals.json` (the
+name skill collections use with skill-creator's `run_eval.py`), or one of `TRIGGER_FILES`.
+
+Here the "agent" is skillbank's own router over the whole library: a query triggers the skill
+when it is among the first `k` hits of `skills.search` (an empty answer triggers nothing). A
+should-trigger query that routes elsewhere is a *miss* (its top hits are reported); a
+should-not query that routes to the skill is a *false trigger*. Routing is deterministic, so
+each query runs once (the guide's runs-per-query and trigger-rate threshold are for sampled
+models).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillbank.errors import InvalidInputError
+
+TRIGGER_FILES = ("evals/trigger_evals.json", "evals/trigger-evals.json", "evals/trigger_evals.jsonl",
+                 "evals/eval_queries.json", "eval_queries.json")
+MAX_EVAL_BYTES = 2_000_000
+MAX_CASES = 2_000
+
+
+@dataclass
+class Case:
+    query: str
+    should_trigger: bool
+    where: str  # "file:line" or "file: item N", for messages
+
+
+@dataclass
+class CaseResult:
+    query: str
+    should_trigger: bool
+    triggered: bool
+    routed_to: list[str]  # the first hits' names, best first ([] when nothing fits)
+    where: str
+
+    @property
+    def passed(self) -> bool:
+        return self.triggered == self.should_trigger
+
+
+@dataclass
+class SkillEval:
+    skill: str
+    file: str
+    k: int
+    results: list[CaseResult] = field(default_factory=list)
+
+    @property
+    def passed(self) -> int:
+        return sum(r.passed for r in self.results)
+
+    @property
+    def misses(self) -> list[CaseResult]:
+        return [r for r in self.results if r.should_trigger and not r.triggered]
+
+    @property
+    def false_triggers(self) -> list[CaseResult]:
+        return [r for r in self.results if not r.should_trigger and r.triggered]
+
+    def as_dict(self) -> dict[str, Any]:
+        return {"skill": self.skill, "file": self.file, "k": self.k, "total": len(self.results),
+                "passed": self.passed, "misses": len(self.misses),
+                "false_triggers": len(self.false_triggers),
+                "results": [{"query": r.query, "should_trigger": r.should_trigger,
+                             "triggered": r.triggered, "passed": r.passed,
+                             "routed_to": r.routed_to, "where": r.where} for r in self.results]}
+
+
+def find_file(skill_folder: Path) -> Path | None:
+    """The skill's trigger-eval file, if it keeps one in a known place."""
+    for relative in TRIGGER_FILES:
+        candidate = skill_folder / relative
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
+    if not isinstance(obj, dict):
+        problems.append(f"{where}: expected an object with \"query\" and \"should_trigger\", "
+                        f"got {type(obj).__name__}")
+        return None
+    query = obj.get("query", obj.get("prompt"))
+    if not isinstance(query, str) or not query.strip():
+        problems.append(f"{where}: \"query\" must be a non-empty string")
+        return None
+    flag = obj.get("should_trigger")
+    if not isinstance(flag, bool):
+        problems.append(f"{where}: \"should_trigger\" must be true or false, got "
+                        f"{json.dumps(flag) if flag is not None else 'nothing'}")
+        return None
+    return Case(query=query.strip(), should_trigger=flag, where=where)
+
+
+def load(path: Path) -> list[Case]:
+    """The cases of one eval file; every bad line or item is named in one clear error."""
+    try:
+        size = path.stat().st_size
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the eval file {path}: {exc.strerror}") from None
+    if size > MAX_EVAL_BYTES:
+        raise InvalidInputError(f"{path} is {size:,} bytes; trigger-eval files over "
+                                f"{MAX_EVAL_BYTES:,} bytes are not read")
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError:
+        raise InvalidInputError(f"{path} is not UTF-8 text") from None
+    problems: list[str] = []
+    cases: list[Case] = []
+    name = path.name
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError:
+        document = None
+    if isinstance(document, dict) and "evals" not in document and (
+            "query" in document or "prompt" in document):
+        document = None  # one line of JSON lines
+    if document is None:
+        for number, line in enumerate(text.splitlines(), 1):  # JSON lines
+            if not line.strip():
+                continue
+            try:
+                obj = json.loads(line)
+            except json.JSONDecodeError as exc:
+                problems.append(f"{name}:{number}: not JSON ({exc.msg})")
+                continue
+            case = _case(obj, f"{name}:{number}", problems)
+            if case:
+                cases.append(case)
+    if document is not None:
+        items = document.get("evals") if isinstance(document, dict) else document
+        if not isinstance(items, list):
+            raise InvalidInputError(f"{path}: expected a JSON array of {{\"query\", "
+                                    "\"should_trigger\"}} objects (or {\"evals\": [...]})")
+        for number, obj in enumerate(items, 1):
+            case = _case(obj, f"{name}: item {number}", problems)
+            if case:
+                cases.append(case)
+    if problems:
+        shown = "; ".join(problems[:10])
+        more = f" (and {len(problems) - 10} more)" if len(problems) > 10 else ""
+        raise InvalidInputError(f"{len(problems)} bad entr{'y' if len(problems) == 1 else 'ies'}"
+                                f" in {path}: {shown}{more}")
+    if not cases:
+        raise InvalidInputError(f"{path} holds no trigger queries")
+    if len(cases) > MAX_CASES:
+        raise InvalidInputError(f"{path} holds {len(cases)} queries; at most {MAX_CASES}")
+    seen: dict[str, bool] = {}
+    for case in cases:
+        if seen.setdefault(case.query, case.should_trigger) != case.should_trigger:
+            raise InvalidInputError(f"{path}: the query {case.query!r} is labelled both ways")
+    return cases
+
+
+def run(skills: Any, name: str, cases: list[Case], file: str, k: int = 1,
+        available_tools: Any = None) -> SkillEval:
+    """Route every case through `skills.search` over the whole library."""
+    report = SkillEval(skill=name, file=file, k=k)
+    for case in cases:
+        hits = skills.search(case.query, k=max(k, 3), available_tools=available_tools)
+        routed = [h.name for h in hits]
+        report.results.append(CaseResult(case.query, case.should_trigger, name in routed[:k],
+                                         routed[:3], case.where))
+    return report
