@@ -163,8 +163,11 @@ def _round(score: Any) -> Any:
 
 
 def _skill_hit(hit: Any) -> dict[str, Any]:
-    return {"name": hit.name, "description": hit.record.description,
-            "score": _round(hit.score), "why": hit.why}
+    out = {"name": hit.name, "description": hit.record.description,
+           "score": _round(hit.score), "why": hit.why}
+    if getattr(hit.record, "trust", "own") != "own":  # skills/trust.py: say whose it is
+        out.update(trust=hit.record.trust, notes=list(hit.record.notes))
+    return out
 
 
 def _experience(record: Any) -> dict[str, Any]:
@@ -224,8 +227,14 @@ def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
 
 def _load_skill(bank: "Skillbank", a: LoadSkillArgs, o: _Options) -> Any:
     skill = bank.skills.load(a.name)
-    return {"name": skill.name, "description": skill.description, "body": skill.body,
-            "resources": [r.path for r in skill.resources]}
+    out = {"name": skill.name, "description": skill.description, "body": skill.body,
+           "resources": [r.path for r in skill.resources]}
+    if skill.trust != "own":  # a body from a folder not fully trusted is data (skills/trust.py)
+        from skillbank.memories.skills.trust import DATA_LABEL
+
+        out.update(trust=skill.trust, notice=f"{skill.trust} {DATA_LABEL}",
+                   notes=list(skill.notes))
+    return out
 
 
 def _read_skill_resource(bank: "Skillbank", a: ReadSkillResourceArgs, o: _Options) -> Any:

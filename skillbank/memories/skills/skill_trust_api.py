@@ -264,11 +264,11 @@ class SkillTrust:
         `stats` gets the same answer for `SUMMARY_SECONDS`."""
         import time
 
-        cached = self.__dict__.get("_trust_summary")
+        cached = self.__dict__.get("_trust_summary_cache")
         if cached and time.monotonic() - cached[0] < SUMMARY_SECONDS:
             return cached[1]
         summary = self._trust_summary()
-        self.__dict__["_trust_summary"] = (time.monotonic(), summary)
+        self.__dict__["_trust_summary_cache"] = (time.monotonic(), summary)
         return summary
 
     def _trust_summary(self) -> dict[str, Any]:
