@@ -3,7 +3,8 @@ and a real `chroma run` server, driven through real MCP client sessions.
 
 A write acknowledged by worker A is read from worker B within a second; /healthz and /readyz
 answer; PostgreSQL restarted: /readyz names it (503), then both workers are ready again with no
-restart, and a write on one is again seen on the other.
+restart, and a write on one is again seen on the other; worker A SIGKILLed right after
+acknowledging writes loses none of them (worker B serves them).
 """
 
 from __future__ import annotations
@@ -135,7 +136,18 @@ async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
                 return any("secret" in g["text"].lower() for g in found["guidelines"])
 
             await _seen_within(on_b, 5.0, b_finds_second)
-        assert a_proc.poll() is None and b_proc.poll() is None
+            assert a_proc.poll() is None and b_proc.poll() is None
+            # Worker A SIGKILLed right after acknowledging writes: none is lost, B serves them.
+            acked = [(await _call(on_a, "record_experience", {
+                "task": f"Restore the {word} replica from backup", "outcome": "success"}))["id"]
+                for word in ("amber", "cobalt", "jade")]
+        a_proc.kill()
+        a_proc.wait(10)
+        async with mcp(b) as on_b:
+            for word, eid in zip(("amber", "cobalt", "jade"), acked):
+                found = await _call(on_b, "recall_experiences",
+                                    {"task": f"restore the {word} replica from backup"})
+                assert eid in {e["id"] for e in found["experiences"]}
     finally:
         for proc, _ in workers:
             stop_process(proc)
