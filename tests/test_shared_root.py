@@ -532,3 +532,79 @@ owner.close()
     shutil.rmtree(tmp, ignore_errors=True)
     assert out.returncode == 0, out.stderr[-3000:]
     assert out.stdout.split() == ["True", "0", "True", "0o700", "[]"]
+
+
+# 9. Wire parity: the same outcome in-process and through a client -----------------------------
+
+@pytest.fixture(scope="module")
+def both(tmp_path_factory):
+    """An in-process bank and a client of another bank (owned by this process, over its socket)."""
+    local = open_bank(tmp_path_factory.mktemp("local") / "root")
+    served = tmp_path_factory.mktemp("served") / "root"
+    owner = open_bank(served)
+    client = open_bank(served)
+    assert client.is_remote
+    yield local, client
+    client.close()
+    owner.close()
+    local.close()
+
+
+def outcome(call: Any) -> str:
+    try:
+        call()
+    except Exception as exc:  # noqa: BLE001 - the class is the outcome compared
+        return type(exc).__name__
+    return "ok"
+
+
+@pytest.mark.parametrize("call", [
+    lambda b: b.skills.search("migrate a table", k=2**70),
+    lambda b: b.skills.search("migrate a table", k=float("nan")),
+    lambda b: b.skills.search("migrate a table", k=-2**80),
+    lambda b: b.experiences.record(task="t", outcome="success", score=float("nan")),
+    lambda b: b.experiences.record(task="t", outcome="success", score=float("inf")),
+    lambda b: b.experiences.record(task="t", outcome="success", score=-float("inf")),
+    lambda b: b.experiences.record(task="lone \ud800 surrogate", outcome="success"),
+    lambda b: b.experiences.record(task="t", outcome="success", tags={"\udfff": 1}),
+    lambda b: b.guidelines.add("Always write tests first.", topic=2**70),
+    lambda b: b.rate("gl-" + "0" * 12, helpful=float("nan")),
+])
+def test_bad_numbers_and_text_give_the_same_error_both_ways(both, call):
+    local, client = both
+    in_process = outcome(lambda: call(local))
+    assert in_process == outcome(lambda: call(client))
+    assert in_process != "TypeError"
+
+
+def test_the_api_fuzz_corpus_has_the_same_outcomes_through_a_client(both):
+    """The strategies of tests/test_properties.py (hostile text, any JSON value, NaN, huge
+    integers, bytes) against record, learn and add: in-process and remote agree on
+    InvalidInputError vs stored, every time."""
+    hypothesis = pytest.importorskip("hypothesis")
+    from hypothesis import HealthCheck, given, settings
+
+    import test_properties as corpus
+
+    local, client = both
+    targets = {
+        "record": lambda b, kw: b.experiences.record(**kw),
+        "learn": lambda b, kw: b.guidelines.learn(**kw),
+        "add": lambda b, kw: b.guidelines.add(**kw),
+    }
+    strategies = {"record": corpus.record_kwargs(), "learn": corpus.learn_kwargs,
+                  "add": corpus.add_kwargs}
+    mismatches: list[str] = []
+    for name, strategy in strategies.items():
+        @settings(max_examples=40, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(kwargs=strategy)
+        def check(kwargs: dict[str, Any]) -> None:
+            here = outcome(lambda: targets[name](local, kwargs))
+            there = outcome(lambda: targets[name](client, kwargs))
+            if here != there:
+                mismatches.append(f"{name}({kwargs!r:.300}): {here} in-process, {there} remote")
+
+        check()
+    assert not mismatches, mismatches[:5]
+    del hypothesis

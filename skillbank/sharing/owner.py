@@ -197,7 +197,11 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
         except Exception as exc:  # noqa: BLE001 - every error goes back to the caller
             if not isinstance(exc, (InvalidInputError, NotFoundError)):
                 log.debug("call %s failed", request_body[:200], exc_info=True)
-            return orjson.dumps({"error": wire.encode_error(exc)})
+            try:
+                return orjson.dumps({"error": wire.encode_error(exc)})
+            except Exception:  # noqa: BLE001 - an error that cannot be written: say what it was
+                return orjson.dumps({"error": {"cls": wire._qualified(type(exc)),
+                                               "message": repr(str(exc))[:2000]}})
 
     async def call_route(request: Request) -> Response:
         if not authorised(request):

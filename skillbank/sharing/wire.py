@@ -96,10 +96,24 @@ def _refuse(value: Any) -> InvalidInputError:
         "(chat messages: convert them to dicts with role and content first)")
 
 
+def _utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def encode(value: Any) -> Any:
     """A JSON-ready form of `value` (records, paths and odd numbers tagged for `decode`)."""
-    if value is None or isinstance(value, (bool, str)):
+    if value is None or isinstance(value, bool):
         return value
+    if isinstance(value, str):
+        if _utf8(value):
+            return value
+        # Lone surrogates are not UTF-8, so JSON cannot carry them; the owner must see the
+        # same text the caller passed (and refuse it the way an in-process bank does).
+        return {TAG: "str", "v": value.encode("utf-8", "surrogatepass").hex()}
     if isinstance(value, int) and not isinstance(value, Enum):
         return value if -_INT64 <= value < _INT64 else {TAG: "int", "v": str(value)}
     if isinstance(value, float) and not isinstance(value, Enum):
@@ -107,7 +121,7 @@ def encode(value: Any) -> Any:
     if isinstance(value, Enum):
         return encode(value.value)
     if isinstance(value, dict):
-        if all(isinstance(k, str) for k in value) and TAG not in value:
+        if all(isinstance(k, str) and _utf8(k) for k in value) and TAG not in value:
             return {k: encode(v) for k, v in value.items()}
         return {TAG: "dict", "items": [[encode(k), encode(v)] for k, v in value.items()]}
     if type(value) in (list, tuple, set, frozenset) or isinstance(value, types.GeneratorType):
@@ -168,6 +182,8 @@ def decode(value: Any) -> Any:
 def _decode_tagged(tag: Any, value: dict[str, Any]) -> Any:
     if tag == "dict":
         return {_hashable(decode(k)): decode(v) for k, v in value["items"]}
+    if tag == "str":
+        return bytes.fromhex(str(value["v"])).decode("utf-8", "surrogatepass")
     if tag == "int":
         return int(str(value["v"]))
     if tag == "float":
@@ -221,7 +237,7 @@ def _hashable(value: Any) -> Any:
 def encode_error(exc: BaseException) -> dict[str, Any]:
     """An exception raised by a call, as the client should re-raise it."""
     name = _wire_class(type(exc)) if isinstance(exc, SkillbankError) else None
-    error: dict[str, Any] = {"cls": name or _qualified(type(exc)), "message": str(exc)}
+    error: dict[str, Any] = {"cls": name or _qualified(type(exc)), "message": encode(str(exc))}
     if isinstance(exc, SkillbankError):
         findings = getattr(exc, "findings", None)
         if findings:
@@ -237,7 +253,10 @@ def encode_error(exc: BaseException) -> dict[str, Any]:
 def decode_error(error: dict[str, Any]) -> BaseException:
     """The exception `encode_error` described (skillbank's own, or a plain built-in one)."""
     name = str(error.get("cls", ""))
-    message = str(error.get("message", ""))
+    try:
+        message = str(decode(error.get("message", "")))
+    except InvalidInputError:
+        message = str(error.get("message", ""))
     if name.startswith("builtins:") and name[9:] in _BUILTIN_ERRORS:
         return _BUILTIN_ERRORS[name[9:]](message)
     try:
