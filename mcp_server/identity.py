@@ -325,3 +325,20 @@ def remove_principal(path: str | os.PathLike, name: str) -> None:
     del current[name]
     atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"))
     os.chmod(target, 0o600)
+
+
+# stdio ---------------------------------------------------------------------------------------------
+def stdio_scope(namespace: str | None) -> Any:
+    """The scope of a stdio session: the local user who started the server.
+
+    Started for one namespace (`--namespace NS`), the session is that namespace's: it reads,
+    writes and reviews NS alone, so two assistants started for two users on one root (the
+    second a client of the first's process) never see each other's memory. Without one, the
+    bank's default scope (the local user, every namespace) applies, as before: None."""
+    if not namespace:
+        return None
+    from skillbank.scope import Role, Scope, check_namespace, local_principal
+
+    check_namespace(namespace)
+    return Scope(principal=local_principal(), namespace=namespace, role=Role.ADMIN,
+                 trusted=True, face="mcp-stdio", reviews=(namespace,))

@@ -127,6 +127,15 @@ def run(options: Any = None) -> int:
         elif opts.tokens:
             raise StartupError("--tokens is for --transport http (a stdio server serves the "
                                "one local user who started it)")
+        session_scope = None
+        if opts.transport == "stdio":
+            from skillbank.errors import InvalidInputError
+            from skillbank.mcp_server.identity import stdio_scope
+
+            try:
+                session_scope = stdio_scope(opts.namespace)
+            except InvalidInputError as exc:
+                raise StartupError(f"--namespace: {exc}") from None
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2
@@ -163,7 +172,10 @@ def run(options: Any = None) -> int:
         # (2.91 s vs 2.65 s median), not faster.
         handle.start()
         if wire is not None:
-            anyio.run(serve_stdio, server, wire)
+            from skillbank import scope as scopes
+
+            with scopes.using(session_scope):  # every request of the session
+                anyio.run(serve_stdio, server, wire)
         else:
             anyio.run(lambda: serve_http(server, host=opts.host, port=opts.port, token=token,
                                          max_body_bytes=opts.max_body_bytes,

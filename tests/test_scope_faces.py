@@ -499,3 +499,71 @@ def test_a_template_naming_an_unknown_field_is_a_clear_error(hash_bank, template
         with pytest.raises(InvalidInputError, match="namespace template") as caught:
             build()
         assert template.split("!")[0].split(":")[0].split("[")[0].rstrip("}") in str(caught.value)
+
+
+# ----------------------------------------------------------------------------------- MCP stdio
+
+
+@asynccontextmanager
+async def stdio_session(root: Path, namespace: str) -> AsyncIterator[Any]:
+    from mcp import Client, StdioServerParameters
+
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "skillbank.mcp_server", "--root", str(root),
+                                      "--no-bundled", "--namespace", namespace],
+        env=base_env(SKILLBANK_EMBEDDING="hash"), cwd=str(root.parent))
+    async with Client(params, read_timeout_seconds=120) as client:
+        yield client
+
+
+@pytest.mark.slow  # two server processes on one root: the second is a client of the first
+async def test_mcp_stdio_scope_matrix(tmp_path):
+    root = tmp_path / "root"
+    async with stdio_session(root, "alice") as alice:
+        ok, exp = await call(alice, "record_experience", {
+            "task": A_TASK, "outcome": "failure", "feedback": "Zephyrwood keys expired."})
+        assert ok, exp
+        ok, rule = await call(alice, "add_guideline", {"text": A_RULE})
+        assert ok, rule
+        ok, pending = await call(alice, "learn_from_critique", {
+            "critique": "Always escort the Quokkamere auditors out of the building too."})
+        assert ok, pending
+        a_ids = {"exp": exp["id"], "rule": rule["guideline_id"]}
+        async with stdio_session(root, "bob") as bob:  # a client of alice's process
+            ok, mine = await call(bob, "record_experience", {
+                "task": "Rotate the signing keys for the billing cluster", "outcome": "success"})
+            assert ok, mine
+            for row, (tool, args) in {
+                "search": ("search_guidelines", {"task": "escort the auditors through the vault"}),
+                "recall": ("recall_experiences", {"task": A_TASK}),
+                "context": ("memory_context", {"task": A_TASK}),
+                "list_pending": ("list_pending", {}),
+            }.items():
+                ok, result = await call(bob, tool, args)
+                assert ok, (row, result)
+                assert shows_a(result) == [], (row, result)
+            listed = await bob.list_resources()
+            for resource in listed.resources:
+                if str(resource.uri).startswith("skillbank://guidelines/"):
+                    text = (await bob.read_resource(str(resource.uri))).contents[0].text
+                    assert shows_a(text) == [], resource.uri
+            for row, tool, args in [
+                ("rate", "rate_memory", {"id": a_ids["exp"], "helpful": False}),
+                ("rate", "rate_memory", {"id": a_ids["rule"], "helpful": False}),
+                ("forget", "forget", {"id": a_ids["exp"]}),
+                ("forget", "forget", {"id": a_ids["rule"]}),
+                ("review", "review_memory", {"id": a_ids["rule"], "decision": "reject"}),
+            ]:
+                ok, result = await call(bob, tool, args)
+                assert not ok, (row, result)
+                assert "Traceback" not in result
+        ok, result = await call(alice, "recall_experiences", {"task": A_TASK})
+        assert ok and a_ids["exp"] in json.dumps(result)
+        ok, result = await call(alice, "search_guidelines",
+                                {"task": "escort the auditors through the vault"})
+        assert ok and a_ids["rule"] in json.dumps(result)
+    rows = [(r["namespace"], r["action"], r["id"], r["face"]) for r in audit_rows(root)]
+    assert rows.count(("alice", "record", a_ids["exp"], "mcp-stdio")) == 1
+    assert rows.count(("alice", "add", a_ids["rule"], "mcp-stdio")) == 1
+    assert rows.count(("bob", "record", mine["id"], "mcp-stdio")) == 1
+    assert not [r for r in rows if r[0] == "bob" and r[2] in a_ids.values()]
