@@ -84,6 +84,9 @@ class ScopedBank:
     def __setattr__(self, name: str, value: Any) -> None:
         raise AttributeError("a scoped view is read-only; set attributes on the bank itself")
 
+    def close(self) -> None:
+        """Nothing: other callers share the bank. Close it through `view.bank` (its owner)."""
+
     def __enter__(self) -> "ScopedBank":
         return self
 
