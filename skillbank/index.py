@@ -47,6 +47,8 @@ if TYPE_CHECKING:
     from skillbank.index_snapshot import KeywordSnapshot
 
 log = logging.getLogger("skillbank.index")
+#: How `dense_error` begins while a Chroma server does not answer.
+CHROMA_DOWN = "the Chroma server does not answer"
 #: Texts embedded per step while dense vectors fill in behind keyword search.
 FILL_BATCH = 64
 _warned_keyword_only = False
@@ -617,6 +619,30 @@ class HybridIndex:
                 for text_id, distance in zip(result["ids"][0], result["distances"][0])
                 if text_id.split("#", 1)[0] not in stale}
 
+    def _dense_or_none(self, vector: np.ndarray, n: int,
+                       where: dict[str, Any] | None) -> dict[str, float] | None:
+        """Dense scores, or None while a Chroma server does not answer (issue 24).
+
+        The keyword side lives in this process (the mirror and BM25), so a search can still
+        answer by keyword, saying so through `dense_error` and `Hits.dense_complete`, instead
+        of failing every read while the server is down."""
+        try:
+            found = self.dense(vector, n, where)
+        except Exception as exc:
+            import httpx
+
+            if not self.shared or not isinstance(exc, httpx.TransportError):
+                raise
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            if not (self.dense_error or "").startswith(CHROMA_DOWN):
+                log.warning("skillbank: the Chroma server does not answer (%s); searching by "
+                            "keyword only until it does", first)
+            self.dense_error = f"{CHROMA_DOWN} ({first}); searching by keyword only"
+            return None
+        if (self.dense_error or "").startswith(CHROMA_DOWN):
+            self.dense_error = None  # back
+        return found
+
     def _mask(self, index: _Keyword, where: dict[str, Any]) -> np.ndarray:
         """Which BM25 rows pass `where`, computed once per filter until the index changes."""
         import json
@@ -708,13 +734,17 @@ class HybridIndex:
             dense: dict[str, float] = {}
             if fusion == "z":
                 if vector is not None:
-                    dense = self.dense(vector, Z_CANDIDATES, where)
+                    dense = self._dense_or_none(vector, Z_CANDIDATES, where)
+                    vector = None if dense is None else vector
+                    dense = dense or {}
                 keyword = self.keyword(query, len(mirror), where)
                 ids, scores = _z_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
                                       where, set(self._pending) if vector is not None else set(mirror))
             else:
                 if vector is not None:
-                    dense = self.dense(vector, candidates * 2, where)
+                    dense = self._dense_or_none(vector, candidates * 2, where)
+                    vector = None if dense is None else vector
+                    dense = dense or {}
                 keyword = self.keyword(query, candidates, where)
                 ids, scores = _rrf_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
                                         where)

@@ -1,0 +1,80 @@
+"""A Chroma server that stops answering: reads degrade to keyword search with a note, and dense
+search comes back when the server does (issue 24). Before, every search failed with a
+connection error while the server was down.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port, stop_process
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+
+class ChromaServer:
+    def __init__(self, folder: Path) -> None:
+        self.folder, self.port, self.proc = folder, free_port(), None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def start(self) -> None:
+        chroma = Path(sys.executable).parent / "chroma"
+        self.proc = subprocess.Popen(
+            [str(chroma), "run", "--path", str(self.folder), "--host", "127.0.0.1", "--port",
+             str(self.port)], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+        deadline = time.time() + 300
+        while time.time() < deadline:
+            try:
+                urllib.request.urlopen(f"{self.url}/api/v2/heartbeat", timeout=1)
+                return
+            except OSError:
+                assert self.proc.poll() is None, "chroma run exited early"
+                time.sleep(0.2)
+        pytest.fail("chroma run did not start within 300 s")
+
+    def stop(self) -> None:
+        if self.proc is not None:
+            stop_process(self.proc)
+            self.proc = None
+
+
+@pytest.fixture
+def own_chroma(tmp_path):
+    if not (Path(sys.executable).parent / "chroma").exists():
+        pytest.skip("chroma CLI not installed")
+    server = ChromaServer(tmp_path / "chroma-data")
+    server.start()
+    yield server
+    server.stop()
+
+
+def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        bank.skills.save("sql-tuning", "Speed up a slow SQL query by reading its query plan.",
+                         "# Steps\n")
+        bank.skills.save("slide-deck", "Turn meeting notes into a short slide deck.", "# Steps\n")
+        assert bank.skills.search("slow sql query plan", k=1)[0].why == "both"
+        own_chroma.stop()
+        hits = bank.skills.search("slow sql query plan", k=1)
+        assert [h.name for h in hits] == ["sql-tuning"] and hits[0].why == "keyword"
+        assert bank.search_mode() == "keyword"
+        assert "Chroma server does not answer" in bank.index("skills").dense_error
+        own_chroma.start()  # same folder and port
+        hits = bank.skills.search("slow sql query plan", k=1)
+        assert hits[0].name == "sql-tuning" and hits[0].why == "both"
+        assert bank.search_mode() == "hybrid"
+    finally:
+        bank.close()
