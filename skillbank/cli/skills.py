@@ -25,6 +25,8 @@ from skillbank.cli.common import (
 
 app = typer.Typer(help="Skills: SKILL.md folders, indexed for routing.", no_args_is_help=True)
 
+#: Rows a `skills list` table shows unless --limit or --all says otherwise.
+PAGE = 50
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 
@@ -156,7 +158,10 @@ def list_(
         metavar="[FILTER]", help="Only skills whose name or description contains this text "
                                  "(case-insensitive).")] = None,
     limit: Annotated[Optional[int], typer.Option(
-        "--limit", "-n", min=1, metavar="N", help="Show at most N skills (by name).")] = None,
+        "--limit", "-n", min=1, metavar="N",
+        help=f"Show at most N skills (by name; a table shows {PAGE} unless --all).")] = None,
+    show_all: Annotated[bool, typer.Option(
+        "--all", "-a", help="Show every skill in the table (--json always lists all).")] = False,
 ) -> None:
     """List indexed skills: name, description, where the file lives, uses."""
     st = state(ctx)
@@ -164,6 +169,8 @@ def list_(
     needle = (match or "").strip().lower()
     matching = [s for s in everything
                 if not needle or needle in s.name.lower() or needle in s.description.lower()]
+    if limit is None and not show_all and not st.out.json:
+        limit = PAGE if len(matching) > PAGE else None  # a table of 1,750 rows helps nobody
     skills = matching[:limit] if limit else matching
 
     def human() -> None:
@@ -175,17 +182,32 @@ def list_(
             st.out.print(f"No skill name or description contains {match!r} "
                          f"({len(everything)} skills in all).")
             return
-        rows = [[s.name, short(s.description, 70), _where(s), "yes" if s.writable else "no",
-                 s.usage.uses, s.trust + (" (held)" if s.held else "")] for s in skills]
+        # Fit the terminal: a long name must not squeeze the path to one character printed
+        # vertically (#27: 196,303 lines at 80 columns). Narrow: no path column (`skills show`
+        # has it); wide: the path's tail, which is the part that tells folders apart.
+        wide = st.out.console.width >= 110
+        rows = [[s.name, short(s.description, 70)]
+                + ([_tail(_where(s), 48), "yes" if s.writable else "no"] if wide else [])
+                + [s.usage.uses, s.trust + (" (held)" if s.held else "")] for s in skills]
         title = f"{len(skills)} skills" if len(skills) == len(everything) else \
             f"{len(skills)} of {len(everything)} skills"
         if len(skills) < len(matching):
             title += f" (--limit {limit}; {len(matching)} match)"
-        st.out.print(table(title, ["name", ("description", {"ratio": 2}),
-                                   ("path", {"ratio": 1, "overflow": "fold"}), "writable", "uses",
-                                   "trust"], rows))
+        columns: list[Any] = ["name", ("description", {"ratio": 2, "min_width": 16,
+                                                       "overflow": "ellipsis", "no_wrap": True})]
+        if wide:
+            columns += [("path", {"ratio": 1, "min_width": 16, "overflow": "ellipsis",
+                                  "no_wrap": True}), "writable"]
+        st.out.print(table(title, columns + ["uses", "trust"], rows))
+        if len(skills) < len(matching):
+            st.out.note(f"{len(matching) - len(skills)} more: --limit N or --all shows them, "
+                        "--json lists every one.")
 
     st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
+
+
+def _tail(path: str, limit: int) -> str:
+    return path if len(path) <= limit else "…" + path[-(limit - 1):]
 
 
 def _where(skill: Any) -> str:
@@ -421,12 +443,21 @@ def search(
     hits = st.bank(sync=["skills"]).skills.search(task, k=k)
 
     def human() -> None:
-        if not hits:
+        shown = [h for h in hits if round(float(h.score or 0), 3) > 0]  # 0.000: no evidence
+        if not shown:
             st.out.print("No skill fits this task.")
             return
-        st.out.print(table(None, ["#", "skill", "score", "why", ("description", {"ratio": 1})],
-                           [[i, h.name, score(h.score), h.why, short(h.record.description, 70)]
-                            for i, h in enumerate(hits, 1)]))
+        # Narrow terminals: names may wrap and `why` goes (--json has it), so the description
+        # keeps room to be read instead of ~15 characters.
+        wide = st.out.console.width >= 110
+        columns: list[Any] = ["#", ("skill", {"no_wrap": not (not wide), "overflow": "fold",
+                                              "max_width": None if wide else 28}), "score"]
+        if wide:
+            columns.append(("why", {"no_wrap": False, "max_width": 28}))
+        columns.append(("description", {"ratio": 1, "min_width": 30}))
+        st.out.print(table(None, columns,
+                           [[i, h.name, score(h.score)] + ([h.why] if wide else [])
+                            + [short(h.record.description, 100)] for i, h in enumerate(shown, 1)]))
 
     st.out.emit([{"name": h.name, "score": h.score, "why": h.why,
                   "description": h.record.description, "path": h.path} for h in hits], human)
