@@ -49,6 +49,7 @@ from skillbank.adapters._runs import (
     template_fields,
 )
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
+from skillbank.memories.skills.dependencies import agent_tools
 from skillbank.scope import narrowed, using
 from skillbank.errors import SkillbankError
 
@@ -276,7 +277,8 @@ class SkillbankMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        fresh = self._compute(run) if self._needs_context(run) else None
+        with agent_tools(_tool_names(request)):  # skills needing tools it lacks stay out
+            fresh = self._compute(run) if self._needs_context(run) else None
         entry = fresh or run.get("context")
         try:
             response = handler(_with_memory(request, entry["text"]) if entry else request)
@@ -287,7 +289,9 @@ class SkillbankMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        fresh = await asyncio.to_thread(self._compute, run) if self._needs_context(run) else None
+        with agent_tools(_tool_names(request)):  # to_thread carries the context variable
+            fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
+                     else None)
         entry = fresh or run.get("context")
         try:
             response = await handler(_with_memory(request, entry["text"]) if entry else request)
@@ -418,3 +422,18 @@ class SkillbankMiddleware(AgentMiddleware):
         # In a worker thread even with the background writer: handing over a job waits when
         # its queue is full, and that wait must not stall the event loop.
         return await asyncio.to_thread(self._finish, state, runtime)
+
+
+def _tool_names(request: Any) -> list[str] | None:
+    """The agent's tool names for this model call (LangChain tools or provider tool dicts), so
+    skill search leaves out skills whose declared tools the agent lacks (#26). None when the
+    request carries no tool list."""
+    tools = getattr(request, "tools", None)
+    if tools is None:
+        return None
+    names = []
+    for tool in tools:
+        name = tool.get("name") if isinstance(tool, dict) else getattr(tool, "name", None)
+        if isinstance(name, str) and name:
+            names.append(name)
+    return names

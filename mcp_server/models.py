@@ -29,6 +29,9 @@ class SkillSearch(BaseModel):
     search_mode: Literal["hybrid", "keyword"] = Field(
         "hybrid", description="keyword while the embedding model is unavailable or still "
                               "indexing: results come from keyword search alone")
+    missing_tools: dict[str, list[str]] = Field(
+        default_factory=dict, description="skills left out because they need tools the caller "
+                                          "lacks (given available_tools): name -> missing tools")
 
 
 class SkillFileInfo(BaseModel):

@@ -5,7 +5,7 @@ calls one `bank.skills` method on a worker thread. No `from __future__ import an
 the SDK reads these annotations when the tools are registered.
 """
 
-from typing import Annotated, Any
+from typing import Annotated, Any, Optional
 
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import Field
@@ -18,6 +18,9 @@ from skillbank.mcp_server.modes import mode_of, note_mode
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
                             description="the task in plain words, as the user would state it")]
 K = Annotated[int, Field(ge=1, le=50, strict=True, description="how many results at most (1-50)")]
+AvailableTools = Annotated[Optional[list[Annotated[str, Field(min_length=1, max_length=200)]]], Field(
+    max_length=2000, description="your tool names, if you know them: skills that need tools you "
+    "lack (their allowed-tools / requires) are left out and named in missing_tools")]
 SkillName = Annotated[str, Field(min_length=1, max_length=64,
                                  description="skill name as returned by find_skills, e.g. 'write-a-skill'")]
 
@@ -37,14 +40,15 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     """Add the skill tools to `server` through `tool` (see annotations.Registrar)."""
 
     @tool("read")
-    async def find_skills(task: Task, k: K = 5) -> m.SkillSearch:
+    async def find_skills(task: Task, k: K = 5,
+                          available_tools: AvailableTools = None) -> m.SkillSearch:
         def search(b: Any) -> tuple[list[Any], str]:
             from skillbank.errors import NotFoundError
 
             try:
-                hits = b.skills.search(task, k=k)
+                hits = b.skills.search(task, k=k, available_tools=available_tools)
             except NotFoundError:  # a skill was removed by a re-sync mid-search: ask again
-                hits = b.skills.search(task, k=k)
+                hits = b.skills.search(task, k=k, available_tools=available_tools)
             return hits, mode_of(hits)
 
         hits, mode = await server.run_bank("skills", search)
@@ -55,7 +59,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         hint = ("Call load_skill with the best name to read its instructions." if skills
                 else "No skill fits this task; proceed without one.")
         return m.SkillSearch(task=task, skills=skills, hint=note_mode(hint, mode),
-                             search_mode=mode)
+                             search_mode=mode,
+                             missing_tools=dict(getattr(hits, "missing_tools", {}) or {}))
 
     @tool("read")
     async def load_skill(name: SkillName) -> m.SkillDocument:

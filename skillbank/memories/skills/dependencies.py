@@ -144,3 +144,31 @@ def of_file(path: str, content_hash: str) -> Declared:
             _by_hash.clear()
         _by_hash[key] = known
     return known
+
+
+# The calling agent's tools, for faces that know them but reach skill search through another
+# call (the LangChain middleware builds memory context with `bank.context_for`): set around that
+# call, read by `skills.search` when it is given no `available_tools` of its own.
+_agent_tools: "contextvars.ContextVar[tuple[str, ...] | None]"
+
+
+import contextvars  # noqa: E402
+from contextlib import contextmanager  # noqa: E402
+
+_agent_tools = contextvars.ContextVar("skillbank_agent_tools", default=None)
+
+
+@contextmanager
+def agent_tools(names: Iterable[str] | None) -> Any:
+    """Within this block, skill search gates on these tool names (None: no gate)."""
+    value = None if names is None else tuple(str(n) for n in names if n)
+    token = _agent_tools.set(value)
+    try:
+        yield
+    finally:
+        _agent_tools.reset(token)
+
+
+def current_agent_tools() -> list[str] | None:
+    value = _agent_tools.get()
+    return None if value is None else list(value)

@@ -413,6 +413,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         checks.check_k(k)
         min_score = checks.check_score(min_score)
         available = dependencies.check_available(available_tools)
+        if available is None:  # a face that knows the agent's tools set them around this call
+            available = dependencies.current_agent_tools()
         task, unroutable = routing.routable(task)  # a clear error for a 100 KB request
         if unroutable:  # only emoji or punctuation: nothing to route on, and say so
             empty = Hits()
