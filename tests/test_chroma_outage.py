@@ -72,6 +72,10 @@ def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
         assert [h.name for h in hits] == ["sql-tuning"] and hits[0].why == "keyword"
         assert bank.search_mode() == "keyword"
         assert "Chroma server does not answer" in bank.index("skills").dense_error
+        from skillbank.team.server import readiness
+
+        ready, checks = readiness(bank)  # what a team worker's /readyz answers
+        assert not ready and checks["chroma"].startswith(f"Chroma at {own_chroma.url}")
         own_chroma.start()  # same folder and port
         hits = bank.skills.search("slow sql query plan", k=1)
         assert hits[0].name == "sql-tuning" and hits[0].why == "both"
