@@ -335,10 +335,6 @@ def stdio_scope(namespace: str | None) -> Any:
     writes and reviews NS alone, so two assistants started for two users on one root (the
     second a client of the first's process) never see each other's memory. Without one, the
     bank's default scope (the local user, every namespace) applies, as before: None."""
-    if not namespace:
-        return None
-    from skillbank.scope import Role, Scope, check_namespace, local_principal
+    from skillbank.local_scope import local_session_scope
 
-    check_namespace(namespace)
-    return Scope(principal=local_principal(), namespace=namespace, role=Role.ADMIN,
-                 trusted=True, face="mcp-stdio", reviews=(namespace,))
+    return local_session_scope(namespace, "mcp-stdio")

@@ -567,3 +567,80 @@ async def test_mcp_stdio_scope_matrix(tmp_path):
     assert rows.count(("alice", "add", a_ids["rule"], "mcp-stdio")) == 1
     assert rows.count(("bob", "record", mine["id"], "mcp-stdio")) == 1
     assert not [r for r in rows if r[0] == "bob" and r[2] in a_ids.values()]
+
+
+# ------------------------------------------------------------------------------ memory browser
+
+
+def test_memory_browser_scope_matrix(tmp_path):
+    from starlette.testclient import TestClient
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.local_scope import local_session_scope
+    from skillbank.scope import Scope, using
+    from skillbank.ui import Guard, create_app
+
+    root = tmp_path / "root"
+    bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        alice = local_session_scope("alice", "test")
+        with using(alice):
+            a_exp = bank.experiences.record(task=A_TASK, outcome="failure",
+                                            feedback="Zephyrwood keys expired.")
+            a_rule = bank.guidelines.add(A_RULE, topic="audits").guideline_id
+        with using(Scope(principal="alice-bot", namespace="alice", role="contributor",
+                         trusted=False, face="test")):
+            a_pending = bank.experiences.record(task=A_PENDING, outcome="success", trusted=False)
+        with using(local_session_scope("bob", "test")):
+            b_exp = bank.experiences.record(task="Rotate the signing keys for the billing cluster",
+                                            outcome="success")
+        base = "http://127.0.0.1:8766"
+        app = create_app(bank, Guard(), local_session_scope("bob", "ui"))
+        c = TestClient(app, base_url=base)
+        csrf = app.state.guard.csrf
+        same = {"origin": base}
+        query = "Rotate the signing keys for the billing cluster"  # none of A's words
+        pages = {
+            "list": ["/guidelines", "/guidelines?status=all", "/experiences",
+                     "/experiences?kind=lesson", "/audit"],
+            "list_pending": ["/experiences", "/guidelines?status=pending"],
+            "search": [f"/experiences?q={query}", "/skills?q=auditors"],
+        }
+        for row, urls in pages.items():
+            for url in urls:
+                page = c.get(url)
+                assert page.status_code == 200, (row, url)
+                assert shows_a(page.text) == [] and a_exp not in page.text, (row, url)
+        assert b_exp in c.get(f"/experiences?q={query}").text  # Bob sees his own
+        page = c.post("/context", data={"csrf": csrf, "task": query, "budget": "1500"},
+                      headers=same)
+        assert page.status_code == 200 and shows_a(page.text) == [], "context"
+        for url in (f"/experiences/{a_exp}", f"/guidelines/{a_rule}",
+                    f"/experiences/{a_pending}"):  # get: not found, and nothing of it shown
+            page = c.get(url)
+            assert page.status_code == 404 and shows_a(page.text) == [], url
+        for row, url, data in [
+            ("rate", "/rate", {"id": a_exp, "helpful": "0"}),
+            ("rate", "/rate", {"id": a_rule, "helpful": "0"}),
+            ("forget", f"/experiences/{a_exp}/forget", {}),
+            ("forget", f"/guidelines/{a_rule}/forget", {}),
+            ("review", f"/experiences/{a_pending}/approve", {}),
+            ("review", f"/guidelines/{a_rule}/retire", {}),
+        ]:
+            page = c.post(url, data={"csrf": csrf, **data}, headers=same,
+                          follow_redirects=False)
+            assert page.status_code in (403, 404), (row, url, page.status_code)
+            assert "Traceback" not in page.text
+        done = c.post("/rate", data={"csrf": csrf, "id": b_exp, "helpful": "1"}, headers=same,
+                      follow_redirects=False)
+        assert done.status_code == 303
+        with using(alice):  # untouched
+            assert bank.experiences.get(a_exp).usage.failures == 0
+            assert bank.guidelines.get(a_rule).status == "active"
+            assert bank.experiences.get(a_pending).status == "pending"
+    finally:
+        bank.close()
+    rows = [(r["principal"], r["face"], r["action"], r["id"]) for r in audit_rows(root)]
+    assert [r for r in rows if r[1] == "ui"] == [(rows[0][0], "ui", "vote", b_exp)]
+    assert not [r for r in rows if r[1] == "ui" and r[3] in (a_exp, a_rule, a_pending)]

@@ -58,7 +58,8 @@ def ui(
             except SkillbankError:
                 pass
         url = _address(host, sock.getsockname()[1], token)
-        _serve(bank, sock, host, token, url, open_browser=not no_browser)
+        _serve(bank, sock, host, token, url, open_browser=not no_browser,
+               namespace=st.namespace)
     finally:
         sock.close()
 
@@ -88,13 +89,16 @@ def _address(host: str, port: int, token: str | None) -> str:
 
 
 def _serve(bank: Any, sock: socket.socket, host: str, token: str | None, url: str, *,
-           open_browser: bool) -> None:
+           open_browser: bool, namespace: str | None = None) -> None:
     import uvicorn
 
     from skillbank.ui import Guard, create_app
 
     guard = Guard(host=host.strip("[]"), port=sock.getsockname()[1], token=token)
-    config = uvicorn.Config(create_app(bank, guard), log_level="warning", access_log=False,
+    from skillbank.local_scope import local_session_scope
+
+    scope = local_session_scope(namespace, "ui")  # --namespace NS: the page shows NS alone
+    config = uvicorn.Config(create_app(bank, guard, scope), log_level="warning", access_log=False,
                             lifespan="off")
     server = uvicorn.Server(config)
 

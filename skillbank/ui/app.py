@@ -41,8 +41,13 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
        "skill_review.html": "review"}
 
 
-def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
-    """A browser over `bank` (an in-process or client bank: only its public API is used)."""
+def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Starlette:
+    """A browser over `bank` (an in-process or client bank: only its public API is used).
+
+    `scope` (a `skillbank.scope.Scope`): every bank call of the page runs in it — the browser
+    started for one namespace (`skillbank --namespace NS ui`) shows and changes NS alone."""
+    from skillbank import scope as scopes
+
     guard = guard or Guard()
     templates = Jinja2Templates(directory=str(HERE / "templates"))
     templates.env.filters.update(FILTERS)
@@ -55,7 +60,7 @@ def create_app(bank: Any, guard: Guard | None = None) -> Starlette:
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
-            with lock:
+            with lock, scopes.using(scope):
                 return fn(*args, **kwargs)
 
         return await run_in_threadpool(locked)

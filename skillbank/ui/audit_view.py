@@ -1,7 +1,8 @@
 """The memory browser's audit page: who wrote, reviewed, voted, pruned or forgot what.
 
 The browser is the local user's window on their own root (as the CLI is), so it shows the
-whole log, filtered by what is typed in the page; bad filters are named on the page, never a
+whole log (a browser started for one namespace: that namespace's events), filtered by what is
+typed in the page; bad filters are named on the page, never a
 500. The log is read from the bank's `audit` (an in-process bank) or from the root's files (a
 client bank forwarding to the owner process: the log is plain files under the same root).
 """
@@ -55,8 +56,13 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
         except InvalidInputError as exc:
             f.problems.append(str(exc))
     events = audit_log_of(bank).query(principal=f.principal or None, action=f.action or None,
-                                      item_id=f.item_id or None, since=since,
-                                      limit=PAGE_LIMIT + 1)
+                                      item_id=f.item_id or None, since=since)
+    from skillbank import scope as scopes
+
+    caller = scopes.active()  # a browser started for one namespace shows that namespace's
+    if caller is not None:
+        events = [e for e in events if caller.can_read(e.namespace)]
+    events = events[-(PAGE_LIMIT + 1):]
     more = len(events) > PAGE_LIMIT
     rows = list(reversed(events[-PAGE_LIMIT:]))  # newest first
     return {"f": f, "rows": rows, "more": more, "actions": sorted(ACTIONS)}
