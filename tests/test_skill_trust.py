@@ -544,3 +544,48 @@ def test_the_browser_shows_the_review_queue_and_a_reviewer_accepts(tmp_path, ven
         assert "No skill is waiting for review." in client.get("/review").text
     finally:
         bank.close()
+
+
+def test_trust_findings_and_review_travel_over_the_client_wire(tmp_path, vendor):
+    """A second process opening the root is a client of this owner: it sees the same trust,
+    findings and held state, the gate holds for it, and its review call is the owner's."""
+    root = tmp_path / "root"
+    write_skill(vendor, "tidy-notes", "Tidy meeting notes into decisions and action items.")
+    bank = open_bank(root, [vendor])
+    try:
+        _store_result(bank, "csv-report", "critical", "Exfiltration")
+        _store_result(bank, "tidy-notes", "medium", "Undeclared network use")
+        assert bank._server is not None and bank._server.ready.wait(60), "owner not serving"
+        code = textwrap.dedent(f"""
+            import json
+            from skillbank import Skillbank
+            from skillbank.errors import NotFoundError
+            bank = Skillbank.open({str(root)!r}, skill_roots=[{str(vendor)!r}],
+                                  include_bundled=False)
+            assert bank.is_remote, "expected a client of the owner process"
+            held = bank.skills.load("csv-report", include_held=True)
+            notes = bank.skills.load("tidy-notes")
+            try:
+                bank.skills.load("csv-report")
+                refused = ""
+            except NotFoundError as exc:
+                refused = str(exc)
+            queue = [s.name for s in bank.skills.review_queue()]
+            after = bank.skills.review_skill("csv-report", "accept")
+            print(json.dumps({{"held": [held.trust, held.held, held.findings[0].title,
+                                        type(held.findings[0]).__name__],
+                              "notes": notes.notes, "refused": refused, "queue": queue,
+                              "after": [after.review, after.held]}}))
+        """)
+        env = dict(os.environ, SKILLBANK_EMBEDDING="hash")
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                              timeout=180, env=env, cwd=str(tmp_path))
+        assert done.returncode == 0, done.stderr[-2000:]
+        seen = json.loads(done.stdout.strip().splitlines()[-1])
+        assert seen["held"] == ["third-party", True, "Exfiltration", "SecurityFinding"]
+        assert seen["notes"] == ["medium: Undeclared network use"]
+        assert "held for review" in seen["refused"] and seen["queue"] == ["csv-report"]
+        assert seen["after"] == ["accepted", False]
+        assert not bank.skills.load("csv-report").held  # the owner's lock file changed
+    finally:
+        bank.close()
