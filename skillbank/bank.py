@@ -508,6 +508,7 @@ class Skillbank:
         """A reviewer accepts an item's untrusted uses and votes (kept apart until now): from
         now on they count in its ranking and pruning. Ids as for `rate`; out of scope: not found."""
         from skillbank import scope as scopes
+        from skillbank.audit import note as audit_note
         from skillbank.errors import InvalidInputError, PermissionDeniedError
 
         if not isinstance(item_id, str) or not item_id:
@@ -522,6 +523,7 @@ class Skillbank:
                     f"accepting votes on {item_id} needs the reviewer role; {scope.principal} "
                     f"is a {scope.role.value}")
             usage = self.skills.usage.accept(name)
+            audit_note(self, "accept", "skill", item_id)
             return {"id": item_id, "kind": "skill", "usage": usage.model_dump()}
         if item_id.startswith(("exp-", "lsn-")):
             record = self.experiences.get(item_id)  # out of scope: not found
@@ -530,6 +532,7 @@ class Skillbank:
                     f"accepting votes on {item_id} needs the reviewer role for namespace "
                     f"{record.namespace!r}; {scope.principal} is a {scope.role.value}")
             usage = self.experiences.usage.accept(record.id)
+            audit_note(self, "accept", record.kind, record.id, namespace=record.namespace)
             return {"id": record.id, "kind": "experience", "usage": usage.model_dump()}
         raise InvalidInputError(
             f"unknown id {item_id!r}: votes are kept apart for 'exp-…', 'lsn-…' and "

@@ -461,3 +461,26 @@ def test_interleaved_users_never_read_across_scopes(owner_and_client, ops):
                 assert owner.guidelines.get(item).harmful == 0
             else:
                 assert owner.experiences.get(item).usage.failures == 0
+
+
+def test_scope_rules_in_isolation():
+    team = Scope(principal="alice", namespace="alice", reads=("team",), role="contributor")
+    assert team.read_namespaces(None) == ("alice", "team")
+    assert team.read_namespaces("*") == ("alice", "team")
+    assert team.read_namespaces("bob") == ()
+    assert team.write_namespace(None) == "alice"
+    assert team.reviewable == () and not team.can_review("alice")
+    admin = scopes.default_scope("default")
+    assert admin.read_namespaces(None) == ("default",) and admin.read_namespaces("*") == ("*",)
+    assert admin.write_namespace("ops") == "ops" and admin.can_review("anything")
+    # trusted=False narrows a call, never widens one; an untrusted scope reviews nothing.
+    with using(team.untrusted()):
+        assert scopes.caller("default", True).trusted is False
+    assert scopes.caller("default", False).trusted is False
+    assert not scopes.default_scope("x").untrusted().can_review("x")
+    # A face's namespace narrows only the bank's own default, never an active caller's scope.
+    assert scopes.narrowed("bob").principal == "bob" and scopes.narrowed(None) is None
+    with using(ALICE):
+        assert scopes.narrowed("bob") is None
+    assert scopes.covers(("*",), "x") and not scopes.covers(("a",), "x")
+    assert scopes.where(("*",)) is None and scopes.where(("a",)) == {"namespace": "a"}
