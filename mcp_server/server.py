@@ -89,6 +89,10 @@ def _declare_extensions(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "capabilities": dict(sorted(capabilities.items()))}
 
 
+#: Tool calls one MCP server runs at once (SKILLBANK_MCP_CONCURRENCY overrides it).
+MCP_CONCURRENCY = 8
+
+
 class SkillbankServer(MCPServer):
     """MCPServer whose resource list is computed from the bank on every request."""
 
@@ -194,13 +198,16 @@ class SkillbankServer(MCPServer):
 
     async def run_bank(self, stage: str, fn: Callable[..., Any], *args: Any,
                        hint: str = "", **kwargs: Any) -> Any:
-        """Run `fn(bank, *args, **kwargs)` on a worker thread, one call at a time, and turn the
-        errors a caller can fix into ToolError messages."""
+        """Run `fn(bank, *args, **kwargs)` on a worker thread, several calls at once (the bank
+        is shared by threads already: the owner serves other processes from its thread pool;
+        a write waiting for a lock no longer holds up every read), and turn the errors a caller
+        can fix into ToolError messages."""
         from skillbank.errors import NotFoundError, SkillbankError
 
         bank = await self.bank(stage)
         if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(1)
+            self._limiter = anyio.CapacityLimiter(
+                int(os.environ.get("SKILLBANK_MCP_CONCURRENCY", "") or MCP_CONCURRENCY))
         call = functools.partial(fn, bank, *args, **kwargs)
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)

@@ -608,3 +608,51 @@ def test_the_api_fuzz_corpus_has_the_same_outcomes_through_a_client(both):
         check()
     assert not mismatches, mismatches[:5]
     del hypothesis
+
+
+# 11. The MCP server serves several calls at once -------------------------------------------------
+
+async def test_an_mcp_read_is_not_held_up_by_a_write_waiting_for_a_lock(tmp_path):
+    """A write waits for the root's write lock (held by another process); a read on the same
+    MCP server answers meanwhile (one call at a time made it wait for the write)."""
+    import anyio
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    root = tmp_path / "root"
+    write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+    bank = open_bank(root)
+    holder = subprocess.Popen([sys.executable, "-c", """
+import sys
+from filelock import FileLock
+lock = FileLock(sys.argv[1])
+lock.acquire()
+print("held", flush=True)
+sys.stdin.readline()
+lock.release()
+""", str(root / ".write.lock")], text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        server = build_server(bank, trusted=True)
+        async with Client(server) as client:
+            async with anyio.create_task_group() as tasks:
+                written: list[Any] = []
+
+                async def write() -> None:
+                    written.append(await client.call_tool("record_experience", {
+                        "task": "migrate the orders table", "outcome": "success"}))
+
+                tasks.start_soon(write)
+                await anyio.sleep(1.0)  # the write is waiting for the lock now
+                with anyio.fail_after(30):
+                    found = await client.call_tool("find_skills", {"task": "tables in a pdf"})
+                assert not found.is_error
+                assert not written  # the read answered while the write still waited
+                holder.stdin.write("release\n")
+                holder.stdin.flush()
+            assert written and not written[0].is_error
+    finally:
+        if holder.poll() is None:
+            holder.kill()
+        bank.close()
