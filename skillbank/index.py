@@ -24,6 +24,7 @@ import numpy as np
 from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
+from skillbank.index_outage import clear_outage, is_outage
 from skillbank.index_ownership import OWNER_KEY
 from skillbank.keyword import (  # noqa: F401 - re-exported
     TOKENIZER_VERSION,
@@ -216,6 +217,7 @@ class HybridIndex:
         except Exception:
             return 1000
 
+    @clear_outage("this memory's index could not be read")
     def _load_mirror(self) -> dict[str, tuple[str, dict[str, Any]]]:
         """Keyword texts and metadata of every item, read once from Chroma, then kept current."""
         with self._lock:
@@ -287,6 +289,7 @@ class HybridIndex:
                 return
             offset += page
 
+    @clear_outage("this memory's index could not be read")
     def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
         """Read one item another process wrote to a shared server, and keep it."""
         got = self._collection.get(ids=[item_id], include=["documents", "metadatas"])
@@ -305,6 +308,7 @@ class HybridIndex:
         return {i: str(m.get("hash", "")) for i, (_, m) in self._load_mirror().items()}
 
     # Writes ------------------------------------------------------------------------------------
+    @clear_outage("the change was not written to the index")
     def upsert(self, items: Sequence[IndexItem]) -> int:
         """Add or replace items; returns how many texts were embedded."""
         if not items:
@@ -446,6 +450,7 @@ class HybridIndex:
             log.warning("skillbank: no embedding model, searching by keyword only until one is "
                         "available (%s)", exc)
 
+    @clear_outage("the change was not written to the index")
     def update_metadata(self, item_id: str, **fields: Any) -> None:
         """Change filterable fields of an item (all its chunks) without embedding again."""
         with self._lock:
@@ -470,6 +475,7 @@ class HybridIndex:
             mirror[item_id] = (text, meta)
             self._write_done()
 
+    @clear_outage("the removal was not written to the index")
     def delete(self, item_ids: Iterable[str]) -> int:
         with self._lock:
             mirror = self._load_mirror()
@@ -629,9 +635,7 @@ class HybridIndex:
         try:
             found = self.dense(vector, n, where)
         except Exception as exc:
-            import httpx
-
-            if not self.shared or not isinstance(exc, httpx.TransportError):
+            if not self.shared or not is_outage(exc):
                 raise
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
             if not (self.dense_error or "").startswith(CHROMA_DOWN):

@@ -1,6 +1,6 @@
-"""A Chroma server that stops answering: reads degrade to keyword search with a note, and dense
-search comes back when the server does (issue 24). Before, every search failed with a
-connection error while the server was down.
+"""A Chroma server that stops answering: reads degrade to keyword search with a note, writes
+fail with a clear error, and both come back when the server does (issue 24). Before, every
+call failed with httpx's ConnectError while the server was down.
 """
 
 from __future__ import annotations
@@ -76,9 +76,15 @@ def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
 
         ready, checks = readiness(bank)  # what a team worker's /readyz answers
         assert not ready and checks["chroma"].startswith(f"Chroma at {own_chroma.url}")
+        from skillbank.index_outage import ChromaUnavailableError
+
+        with pytest.raises(ChromaUnavailableError, match="does not answer.*chroma_url"):
+            bank.guidelines.learn("Never put SQL in f-strings.")  # a write: a clear error
         own_chroma.start()  # same folder and port
         hits = bank.skills.search("slow sql query plan", k=1)
         assert hits[0].name == "sql-tuning" and hits[0].why == "both"
         assert bank.search_mode() == "hybrid"
+        bank.guidelines.learn("Never put SQL in f-strings.")  # writes work again
+        assert bank.guidelines.search("sql f-strings", k=1)
     finally:
         bank.close()
