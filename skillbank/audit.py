@@ -36,7 +36,7 @@ log = logging.getLogger("skillbank.audit")
 ACTIONS = frozenset({
     "record", "import", "distill", "mark", "forget", "prune", "approve", "reject", "retire",
     "learn", "add", "vote", "save", "update", "rename", "delete", "adopt", "discard", "restore",
-    "propose", "use",
+    "propose", "use", "accept",
 })
 KINDS = frozenset({"experience", "lesson", "guideline", "skill", "draft"})
 _MONTH_FILE = re.compile(r"^(\d{4})-(\d{2})\.jsonl$")

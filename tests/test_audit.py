@@ -217,3 +217,14 @@ def test_mcp_audit_resource_is_for_reviewers(hash_bank):
     assert ok and [e["id"] for e in json.loads(text)["events"]] == [eid]
     ok, text = anyio.run(read, build_server(hash_bank, trusted=False))
     assert not ok and "for reviewers" in text
+
+
+def test_accepting_untrusted_votes_is_audited(hash_bank):
+    eid = hash_bank.experiences.record(task="Rotate the keys", outcome="success")
+    stranger = scopes.Scope(principal="mcp-client", namespace="default", role="contributor",
+                            trusted=False, face="mcp")
+    with scopes.using(stranger):
+        hash_bank.experiences.mark(eid, helped=False)
+    hash_bank.accept_votes(eid)
+    rows = [(e.principal, e.action, e.id) for e in hash_bank.audit.query()]
+    assert rows[-2:] == [("mcp-client", "vote", eid), (scopes.local_principal(), "accept", eid)]
