@@ -587,6 +587,10 @@ class Skillbank:
             return self.guidelines.forget(item_id, trusted=True)
         if item_id.startswith(("exp-", "lsn-")):
             result = self.experiences.forget(item_id)
+            if isinstance(result, dict):  # drafts written from it hold its text: gone too
+                from skillbank.forgetting import erase_drafts
+
+                erase_drafts(self.skills.drafts_root, [result["id"], *result.get("lessons", [])])
             return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
                                                              "forgotten": True}
         if item_id.startswith("skill:"):

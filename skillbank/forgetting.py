@@ -21,6 +21,8 @@ disk in three places this module cleans, each right after the forget, under the 
   so a replay of the log still adds and then deletes it, as before), merges the FTS5 index
   (`'optimize'`), and `VACUUM`s the file with `secure_delete` on, which rewrites it from live
   rows only. With a Chroma server the index is not ours to rewrite: its operator purges it.
+- **Skill drafts** drawn from a forgotten experience (pending or closed) are deleted: their
+  text is made of the experiences' tasks and lessons (`erase_drafts`).
 - **Guideline files.** A forgotten guideline's file is deleted (it used to move to `.trash/`),
   and `forgotten.jsonl` keeps id, kind, time and principal only (older lines are rewritten to
   those fields, and the files they moved to `.trash/` are deleted).
@@ -108,6 +110,32 @@ def erase_experiences(memory: Any, ids: list[str]) -> None:
         for record_id in ids:
             memory._cache.pop(record_id, None)
     erase_from_chroma(memory.index, ids)
+
+
+def erase_drafts(drafts_root: Path, ids: Iterable[str]) -> int:
+    """Delete the skill drafts (pending or closed) drawn from any of `ids`: a draft's text is
+    made of its source experiences' tasks and lessons. Adopted skills are a person's decision
+    and stay. Returns the number of drafts deleted."""
+    import shutil
+
+    wanted = {i for i in ids if isinstance(i, str)}
+    if not wanted or not drafts_root.is_dir():
+        return 0
+    folders = [p for p in drafts_root.iterdir() if p.is_dir() and p.name != ".closed"]
+    closed = drafts_root / ".closed"
+    if closed.is_dir():
+        folders += [p for p in closed.iterdir() if p.is_dir()]
+    removed = 0
+    for folder in folders:
+        try:
+            meta = json.loads((folder / ".draft.json").read_text("utf-8"))
+        except (OSError, ValueError):
+            continue
+        sources = meta.get("sources") if isinstance(meta, dict) else None
+        if isinstance(sources, list) and wanted & {str(s) for s in sources}:
+            shutil.rmtree(folder, ignore_errors=True)
+            removed += 1
+    return removed
 
 
 def erase_skill(library: Any, name: str, trash: Path) -> None:

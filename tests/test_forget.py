@@ -147,3 +147,24 @@ def test_a_crash_after_forget_leaves_no_text_in_the_keyword_snapshot(tmp_path):
     assert leaks(root) == {}  # before any close
     bank.close()
     assert leaks(root) == {}
+
+
+def test_skill_drafts_drawn_from_a_forgotten_experience_are_deleted(tmp_path):
+    root = tmp_path / "root"
+    bank = open_bank(root)
+    try:
+        ids = [bank.experiences.record(
+            task=f"Export the monthly invoices to CSV for client {n}", outcome="success",
+            when_to_use="When exporting invoices to CSV",
+            steps=[{"action": "query_invoices"}, {"action": "write_csv"}],
+            lessons=[SECRET_LESSON if n == 0 else "Quote every CSV field."]) for n in range(4)]
+        drafts = bank.skills.propose(min_support=3)
+        assert drafts, "a draft is proposed from the recurring task"
+        assert any(w.lower() in p.read_bytes().lower() for p in (root / "drafts").rglob("*")
+                   if p.is_file() for w in WORDS)  # the draft really holds the lesson
+        bank.forget(ids[0])
+        assert bank.skills.drafts() == [] or all(ids[0] not in d.sources
+                                                 for d in bank.skills.drafts())
+    finally:
+        bank.close()
+    assert leaks(root) == {}
