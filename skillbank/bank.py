@@ -56,6 +56,10 @@ def _default_embedding(settings: Settings) -> Any:
 class Skillbank:
     """A memory root: skill library, experience memory and guideline memory over one Chroma."""
 
+    #: False: this process opened the root itself (a client of another process's bank says
+    #: True), so `bank.is_remote` works on every bank docs/api.md shows.
+    is_remote = False
+
     def __init__(
         self,
         settings: Settings,

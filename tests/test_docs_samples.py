@@ -27,8 +27,11 @@ FENCE = re.compile(r"^```(\w*)\s*$")
 RUNNER = r"""
 import json, sys, traceback
 blocks = json.load(open(sys.argv[1]))
+alone = len(sys.argv) > 2 and sys.argv[2] == "alone"
 namespace = {"__name__": "__docs__"}
 for block in blocks:
+    if alone:  # each block in a namespace of its own: it must import what it uses
+        namespace = {"__name__": "__docs__"}
     try:
         exec(compile(block["code"], f"{block['file']}:{block['line']}", "exec"), namespace)
     except BaseException:
@@ -90,6 +93,27 @@ def test_python_samples_run_as_written(doc, tmp_path, model_dir):
     if doc == "README.md":
         # The quick start wrote where it says: the default root under the (temporary) home.
         assert (home / ".skillbank" / "skills" / "slide-deck" / "SKILL.md").is_file()
+
+
+@pytest.mark.slow
+def test_each_api_sample_runs_on_its_own(tmp_path, model_dir):
+    """(#27) A reader copies one block, not the page: two blocks used `Skillbank` without
+    importing it. Each block runs in a fresh namespace (the memory root on disk is shared, as
+    it would be for that reader); an unclosed fence would swallow the rest of the page."""
+    text = (REPO / "docs" / "api.md").read_text(encoding="utf-8")
+    assert all(re.match(r"^```\w*\s*$", line) for line in text.splitlines()
+               if "```" in line and line.lstrip().startswith("```")), "a fence with text after it"
+    assert text.count("\n```") % 2 == 0
+    blocks = [b for b in code_blocks(REPO / "docs" / "api.md")
+              if b["lang"] == "python" and not b["skip"]]
+    home, work = tmp_path / "home", tmp_path / "work"
+    home.mkdir()
+    work.mkdir()
+    spec = tmp_path / "blocks.json"
+    spec.write_text(json.dumps(blocks))
+    done = subprocess.run([sys.executable, "-c", RUNNER, str(spec), "alone"], cwd=work,
+                          env=clean_env(home), capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, f"{done.stdout[-3000:]}\n{done.stderr[-6000:]}"
 
 
 def test_readme_starts_with_the_two_commands_that_set_everything_up():
