@@ -1,0 +1,216 @@
+"""Team mode under load: 8 MCP clients against one and then two `skillbank server` workers.
+
+    python benchmarks/team_load.py                       # 60 s per round, hash embedding
+    python benchmarks/team_load.py --seconds 20 --embedding minilm
+
+Each round starts from a fresh root and deployment over the same private PostgreSQL cluster
+(tests/pg_cluster.py: Debian's PostgreSQL 15 on a loopback port) and a `chroma run` server, with
+N worker processes (`python -m skillbank.team.server`). The clients are spread over the workers
+round-robin (what a load balancer does) and each calls, for the whole round, a mix of tools:
+40% find_skills, 20% memory_context, 25% record_experience, 15% learn_from_critique (seeded,
+so both rounds ask the same). Printed per round: calls, throughput, p50/p95 latency, errors, and
+lost writes — experiences a worker acknowledged that are not in the journal afterwards (must be
+0). Then the throughput of two workers against one. Timings are printed, never asserted; the
+machine load is printed with them (on a shared 2-core machine two workers cannot show their
+scaling: they compete for the same cores as the clients, PostgreSQL and Chroma).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import random
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO / "tests"))
+MIX = [("find_skills", 40), ("memory_context", 20), ("record_experience", 25),
+       ("learn_from_critique", 15)]
+TOKEN = "team-load"
+WORDS = ("report invoice deploy migrate schema backup restore rotate secret release notes "
+         "slide deck query index cache latency test flaky retry queue worker config").split()
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def start_chroma(folder: Path) -> tuple[subprocess.Popen, str]:
+    port = free_port()
+    proc = subprocess.Popen([str(Path(sys.executable).parent / "chroma"), "run", "--path",
+                             str(folder), "--host", "127.0.0.1", "--port", str(port)],
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                            env={**os.environ, "ANONYMIZED_TELEMETRY": "False"})
+    url = f"http://127.0.0.1:{port}"
+    for _ in range(1500):
+        try:
+            urllib.request.urlopen(url + "/api/v2/heartbeat", timeout=1)
+            return proc, url
+        except OSError:
+            time.sleep(0.2)
+    raise SystemExit("chroma run did not start")
+
+
+def seed_skills(root: Path, n: int = 30) -> None:
+    rng = random.Random(7)
+    for i in range(n):
+        folder = root / "skills" / f"skill-{i:02d}"
+        folder.mkdir(parents=True, exist_ok=True)
+        words = " ".join(rng.sample(WORDS, 5))
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{i:02d}\ndescription: How to {words}."
+                                         f"\n---\n# Steps\n\n1. {words}\n")
+
+
+def start_workers(n: int, root: Path, chroma: str, database: str, embedding: str,
+                  logs: Path) -> list[tuple[subprocess.Popen, str]]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+           or k == "SKILLBANK_MODEL_DIR"}
+    env.update(ANONYMIZED_TELEMETRY="False", SKILLBANK_EMBEDDING=embedding,
+               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
+    deployment = uuid.uuid4().hex[:12]
+    workers = []
+    for i in range(n):
+        port = free_port()
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
+             chroma, "--database-url", database, "--deployment", deployment, "--port", str(port),
+             "--token", TOKEN, "--trust"], env=env,
+            stdout=(logs / f"worker-{n}-{i}.log").open("w"), stderr=subprocess.STDOUT)
+        workers.append((proc, f"http://127.0.0.1:{port}"))
+    for proc, url in workers:
+        for _ in range(1500):
+            try:
+                if urllib.request.urlopen(url + "/readyz", timeout=5).status == 200:
+                    break
+            except OSError:
+                if proc.poll() is not None:
+                    raise SystemExit(f"worker exited; see {logs}")
+                time.sleep(0.2)
+    return workers
+
+
+def args_for(tool: str, rng: random.Random) -> dict[str, Any]:
+    words = " ".join(rng.sample(WORDS, 4))
+    if tool == "record_experience":
+        return {"task": f"{words} {rng.randrange(10**6)}", "outcome": rng.choice(
+            ["success", "failure", "partial"]), "feedback": f"remember to {words}"}
+    if tool == "learn_from_critique":
+        return {"critique": f"Always {words} before you answer.", "task": words}
+    return {"task": f"how do I {words}"}
+
+
+async def client(url: str, seed: int, deadline: float, out: dict[str, Any]) -> None:
+    import httpx2
+    from mcp import Client
+    from mcp.client.streamable_http import streamable_http_client
+
+    rng = random.Random(seed)
+    tools = [t for t, w in MIX for _ in range(w)]
+    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
+                                  timeout=120) as http:
+        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as session:
+            while time.monotonic() < deadline:
+                tool = rng.choice(tools)
+                started = time.perf_counter()
+                try:
+                    result = await session.call_tool(tool, args_for(tool, rng))
+                    failed = result.is_error
+                except Exception:  # noqa: BLE001 - counted, the run goes on
+                    failed, result = True, None
+                out["latencies"].append(time.perf_counter() - started)
+                if failed:
+                    out["errors"] += 1
+                elif tool == "record_experience":
+                    out["acked"].append(result.structured_content["id"])
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
+
+
+def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
+              work: Path) -> dict[str, Any]:
+    root = work / f"root-{n}"
+    seed_skills(root)
+    workers = start_workers(n, root, chroma, database, args.embedding, work)
+    out: dict[str, Any] = {"latencies": [], "errors": 0, "acked": []}
+    try:
+        deadline = time.monotonic() + args.seconds
+        started = time.monotonic()
+
+        async def all_clients() -> None:
+            await asyncio.gather(*(client(workers[i % n][1], i, deadline, out)
+                                   for i in range(args.clients)))
+
+        asyncio.run(all_clients())
+        elapsed = time.monotonic() - started
+    finally:
+        for proc, _ in workers:
+            proc.terminate()
+            try:
+                proc.wait(20)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+    journal = "".join(p.read_text("utf-8", "replace")
+                      for p in (root / "experiences").glob("*.jsonl"))
+    lost = [eid for eid in out["acked"] if f'"{eid}"' not in journal]
+    calls = len(out["latencies"])
+    return {"workers": n, "calls": calls, "seconds": round(elapsed, 1),
+            "calls_per_s": round(calls / elapsed, 2),
+            "p50_ms": round(percentile(out["latencies"], 0.5) * 1000, 1),
+            "p95_ms": round(percentile(out["latencies"], 0.95) * 1000, 1),
+            "errors": out["errors"], "acknowledged_writes": len(out["acked"]),
+            "lost_writes": len(lost)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--seconds", type=float, default=60)
+    parser.add_argument("--clients", type=int, default=8)
+    parser.add_argument("--workers", default="1,2")
+    parser.add_argument("--embedding", default="hash", choices=["hash", "minilm"])
+    args = parser.parse_args()
+    import pg_cluster
+
+    why = pg_cluster.missing()
+    if why:
+        raise SystemExit(why)
+    work = Path(tempfile.mkdtemp(prefix="skillbank-team-load-"))
+    cluster = pg_cluster.Cluster().init()
+    chroma_proc, chroma = start_chroma(work / "chroma")
+    print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
+          f"({os.cpu_count()} cores); {args.clients} clients, {args.seconds:g} s a round, "
+          f"embedding {args.embedding}", flush=True)
+    rows = []
+    try:
+        for n in [int(x) for x in args.workers.split(",")]:
+            row = run_round(n, args, chroma, cluster.url, work)
+            row["load_after"] = " ".join(f"{x:.2f}" for x in os.getloadavg())
+            rows.append(row)
+            print(json.dumps(row), flush=True)
+    finally:
+        chroma_proc.terminate()
+        chroma_proc.wait(20)
+        cluster.destroy()
+    if len(rows) >= 2 and rows[0]["calls_per_s"]:
+        print(f"throughput {rows[-1]['workers']} workers / {rows[0]['workers']}: "
+              f"{rows[-1]['calls_per_s'] / rows[0]['calls_per_s']:.2f}x (target >= 1.6x on a "
+              "machine with cores to spare)")
+
+
+if __name__ == "__main__":
+    main()
