@@ -144,7 +144,22 @@ class SkillbankServer(MCPServer):
                 + ". See the MCP specification of this method for its params.")) from None
         if ctx.method == "initialize" and isinstance(result, dict):
             result = _declare_extensions(result)
+        if ctx.method == "tools/call":
+            await self._tell_notes(ctx)
         return result
+
+    async def _tell_notes(self, ctx: Any) -> None:
+        """What the bank has to tell (another process's root taken over, skill folders not
+        served as asked: `BankClient.take_notes`) goes to the client as a warning log message,
+        once, with the call that first sees it."""
+        take = getattr(self.handle.bank, "take_notes", None)
+        notes = take() if callable(take) else []
+        session = getattr(ctx, "session", None)
+        for note in notes if session is not None else ():
+            try:
+                await session.send_log_message(level="warning", data=note, logger="skillbank")
+            except Exception:  # noqa: BLE001 - a client that takes no log messages
+                log.debug("could not send a log message", exc_info=True)
 
     async def _subscribe(self, ctx: Any, params: types.SubscribeRequestParams) -> types.EmptyResult:
         self.monitor.subscribe(ctx.session, str(params.uri))

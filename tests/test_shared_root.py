@@ -656,3 +656,32 @@ lock.release()
         if holder.poll() is None:
             holder.kill()
         bank.close()
+
+
+# 10. An MCP server that takes a root over says so -------------------------------------------
+
+async def test_an_mcp_server_that_takes_the_root_over_sends_a_log_message(tmp_path):
+    from mcp import Client, StdioServerParameters
+
+    root = tmp_path / "root"
+    write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+    logged: list[str] = []
+
+    async def on_log(params: Any) -> None:
+        logged.append(str(params.data))
+
+    with owner_process(root) as owner:
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "skillbank.mcp_server", "--no-bundled"],
+                                       env=env_for(root), cwd=str(tmp_path))
+        async with Client(params, read_timeout_seconds=120, logging_callback=on_log,
+                          log_level="info") as client:
+            found = await client.call_tool("find_skills", {"task": "tables in a pdf"})
+            assert not found.is_error
+            assert not any("took over" in line for line in logged)
+            os.kill(owner.pid, signal.SIGKILL)
+            owner.wait(timeout=30)
+            found = await client.call_tool("find_skills", {"task": "tables in a pdf"})
+            assert not found.is_error, found.content[0].text
+            assert any("took over" in line and f"from process {owner.pid}" in line
+                       for line in logged), logged
