@@ -93,6 +93,10 @@ def test_trust_levels_come_from_the_folder_and_the_root_configuration(tmp_path, 
         assert levels["deploy-service"] == "team"
         assert levels["my-own"] == "own"
         assert levels["write-a-skill"] == "own"  # bundled with skillbank
+        catalog = bank.skills.catalog().text
+        assert "- **csv-report**: Summarise a CSV file into a short report with totals. " \
+               "(third-party; not scanned)" in catalog
+        assert "(team)" in catalog and "**my-own**: Something the user wrote themselves.\n" in catalog
         assert bank.skills.load("csv-report").scan == "not scanned"
         assert "not scanned" in bank.skills.load("csv-report").notes
     finally:

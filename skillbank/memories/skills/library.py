@@ -27,7 +27,7 @@ from skillbank.index import HybridIndex, IndexItem
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
-from skillbank.memories.skills import gate, skill_trust_api
+from skillbank.memories.skills import gate, skill_trust_api, trust
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
@@ -59,6 +59,7 @@ class CatalogEntry:
     name: str
     description: str
     path: str
+    note: str = ""  # trust level and scan notes of a skill not the bank's own (trust.py)
 
 
 @dataclass
@@ -75,7 +76,7 @@ class Catalog:
 
 
 def catalog_line(entry: CatalogEntry) -> str:
-    return f"- **{entry.name}**: {entry.description}"
+    return f"- **{entry.name}**: {entry.description}{entry.note}"
 
 
 @dataclass
@@ -526,7 +527,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             summary = self._summary(name)
             if summary.held:  # trust gate (gate.py): never in the catalog until accepted
                 continue
-            entry = CatalogEntry(name, summary.description, summary.path)
+            entry = CatalogEntry(name, summary.description, summary.path,
+                                 trust.summary_note(summary))
             cost = count_tokens(catalog_line(entry) + "\n")
             if budget_tokens is not None and catalog.tokens + cost > budget_tokens:
                 catalog.omitted += 1
