@@ -168,3 +168,31 @@ def test_skill_drafts_drawn_from_a_forgotten_experience_are_deleted(tmp_path):
     finally:
         bank.close()
     assert leaks(root) == {}
+
+
+def test_forgetting_a_lesson_removes_its_text_from_its_experience_too(tmp_path):
+    root = tmp_path / "root"
+    bank = open_bank(root)
+    try:
+        eid = bank.experiences.record(task="Close the quarter's books", outcome="success",
+                                      lessons=[SECRET_LESSON, "Reconcile the ledgers first."])
+        lesson = next(r.id for r in bank.experiences.list(kind="lesson", limit=10)
+                      if "Wolfberry" in r.task)
+        other = bank.experiences.get(eid)
+        bank.forget(lesson)
+        kept = bank.experiences.get(eid)
+        assert [l.text for l in kept.lessons] == ["Reconcile the ledgers first."]
+        assert kept.task == other.task and kept.status == "active"
+        assert any(h.id == eid for h in bank.experiences.recall("Close the quarter's books"))
+    finally:
+        bank.close()
+    assert leaks(root) == {}
+    bank = open_bank(root)
+    try:
+        assert [l.text for l in bank.experiences.get(eid).lessons] == [
+            "Reconcile the ledgers first."]
+        bank.reindex()
+        assert [l.text for l in bank.experiences.get(eid).lessons] == [
+            "Reconcile the ledgers first."]
+    finally:
+        bank.close()

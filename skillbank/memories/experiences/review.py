@@ -94,9 +94,9 @@ class ReviewMixin:
         """Delete an experience or lesson by id: it leaves the index and is never served again.
 
         Forgetting an experience also forgets the lesson records it brought (`source` is its
-        id); forgetting a lesson leaves its experience, whose own `lessons` field keeps the
-        text. One `forget` journal event, so a crash cannot half-apply it; then its `add` lines
-        are overwritten in the journal and its text erased from Chroma's file
+        id); forgetting a lesson leaves its experience, minus that lesson's text in its own
+        `lessons` field. One `forget` journal event, so a crash cannot half-apply it; then its
+        `add` lines are overwritten in the journal and its text erased from Chroma's file
         (`skillbank.forgetting`). Unknown id: NotFoundError. Returns
         {"id", "kind": "experience" | "lesson", "forgotten": True, "status" (before),
         "lessons": [lesson ids forgotten with it]}.
@@ -112,6 +112,6 @@ class ReviewMixin:
         lessons = self._owned_lessons(record)
         self._append([{"op": "forget", "id": record.id, "lessons": lessons,
                        "reason": reason, "at": utcnow().isoformat()}])
-        erase(self, [record.id, *lessons])  # the text leaves the journal and Chroma's file
+        erase(self, [record.id, *lessons], record)  # its text leaves the journal and Chroma
         return {"id": record.id, "kind": record.kind, "forgotten": True,
                 "status": record.status, "lessons": lessons}
