@@ -54,8 +54,8 @@ def audit(
                 else f"Nothing audited yet in {root}.")
             return
         st.out.print(table(f"Audit log ({len(rows)})",
-                           ["time", "principal", "role", "face", "namespace", "action", "kind",
-                            "id"],
+                           [("time", {"no_wrap": True}), "principal", ("role", {"no_wrap": True}),
+                            "face", "namespace", "action", "kind", "id"],
                            [[r["at"][:19].replace("T", " "), r["principal"], r["role"], r["face"],
                              r["namespace"], r["action"], r["kind"], r["id"]] for r in rows]))
 
