@@ -163,8 +163,11 @@ def test_server_mode_many_writers_lose_nothing(tmp_path, chroma_server):
     root = tmp_path / "root"
     prefix = f"stress{os.getpid()}x{time.monotonic_ns() % 10**6}"
     started = time.monotonic()
+    # (#27) A write waits for the others' as long as the test waits for the writers: with the
+    # bank's 60 s default, 8 writers at load ~20 hit BusyError (a machine-speed assumption).
     procs = [start(root, w, "--count", STRESS_WRITES, "--chroma-url", chroma_server,
-                   "--prefix", prefix) for w in range(STRESS_WRITERS)]
+                   "--prefix", prefix, "--write-lock-timeout", 600)
+             for w in range(STRESS_WRITERS)]
     results = collect(procs, timeout=600)
     wrote = time.monotonic() - started
     spans = sorted((r["OPENED"], r["CLOSED"]) for r in results)

@@ -46,11 +46,14 @@ def worker_cmd(script: str, *args: object) -> list[str]:
 
 
 def open_bank(root: str | os.PathLike, *, chroma_url: str | None = None,
-              prefix: str | None = None, lock_timeout: float | None = None, sync: bool = True):
+              prefix: str | None = None, lock_timeout: float | None = None, sync: bool = True,
+              write_lock_timeout: float | None = None):
     """A bank with the hash embedding and no bundled skills."""
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding
 
     extra = {} if lock_timeout is None else {"lock_timeout": lock_timeout}
+    if write_lock_timeout is not None:
+        extra["write_lock_timeout"] = write_lock_timeout
     return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
                           sync=sync, chroma_url=chroma_url, collection_prefix=prefix, **extra)

@@ -32,12 +32,14 @@ def main() -> None:
     parser.add_argument("--chroma-url", default=None)
     parser.add_argument("--prefix", default=None)
     parser.add_argument("--lock-timeout", type=float, default=None)
+    parser.add_argument("--write-lock-timeout", type=float, default=None,
+                        help="how long a write waits for another process's (default: the bank's)")
     parser.add_argument("--hold", type=float, default=0.0, help="seconds to keep the root open")
     args = parser.parse_args()
 
     rng = random.Random(args.worker)
     bank = open_bank(args.root, chroma_url=args.chroma_url, prefix=args.prefix,
-                     lock_timeout=args.lock_timeout)
+                     lock_timeout=args.lock_timeout, write_lock_timeout=args.write_lock_timeout)
     print("OPENED", time.time(), flush=True)
     out = []
     for i in range(args.count):
