@@ -68,7 +68,7 @@ class GuidelineSearch:
                 why = "both" if dense is not None and keyword is not None else (
                     "dense" if dense is not None else "keyword")
                 hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
-                                           why=why, record=g))
+                                           why=why, record=g, dense=dense, keyword=keyword))
         hits.sort(key=lambda h: (-h.score, h.id))
         # Look-alikes linked as related are not moved behind other hits: they were kept apart
         # because nothing showed they are one rule, so each ranks on its own relevance (moving
