@@ -272,7 +272,15 @@ class SkillTrust:
         return summary
 
     def _trust_summary(self) -> dict[str, Any]:
-        skills = self.list(include_held=True)  # type: ignore[attr-defined]
+        book, skills = self.trust_book, []
+        for name in self.names():  # type: ignore[attr-defined]
+            meta = self.index.metadata(name)
+            if meta is None:
+                continue
+            skill = Skill(name=name, description="", path=str(meta.get("path", "")),
+                          root=str(meta.get("root", "")))
+            known = book.versions.get(name)  # as last seen: no walk of the folder
+            skills.append(book.annotate(skill, known) if known else self._summary(name))  # type: ignore[attr-defined]
         by_level: dict[str, int] = {}
         for s in skills:
             by_level[s.trust] = by_level.get(s.trust, 0) + 1

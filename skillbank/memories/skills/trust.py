@@ -160,9 +160,16 @@ class TrustBook:
         self._lock = threading.RLock()
         #: The version each skill had when last looked at (name -> version id).
         self.versions: dict[str, str] = {}
+        self._levels_memo: dict[str, str] = {}
 
     # Levels --------------------------------------------------------------------------------
     def level(self, skill_root: str | Path) -> str:
+        key = str(skill_root)
+        if key not in self._levels_memo:
+            self._levels_memo[key] = self._level(skill_root)
+        return self._levels_memo[key]
+
+    def _level(self, skill_root: str | Path) -> str:
         real = _real(Path(skill_root))
         if real == self.writable_root or (self.bundled_root is not None
                                           and real == self.bundled_root):
@@ -176,13 +183,18 @@ class TrustBook:
         return best[1] if best else "third-party"
 
     # Judging one skill ---------------------------------------------------------------------
-    def annotate(self, skill: Any) -> Any:
-        """`skill` (a Skill record) with trust, scan, findings, review, held and notes set."""
+    def annotate(self, skill: Any, version: str | None = None) -> Any:
+        """`skill` (a Skill record) with trust, scan, findings, review, held and notes set.
+
+        `version`: the skill's version as last seen (`versions`), for counts that may be a
+        moment stale (`stats`): the folder is then not walked."""
         trust = self.level(skill.root)
         folder = Path(skill.path).parent
-        digests = self.digests.digests(folder) if skill.path else {}
-        version = pins.version_of(digests)
-        self.versions[skill.name] = version
+        digests: dict[str, str] | None = None
+        if version is None:
+            digests = self.digests.digests(folder) if skill.path else {}
+            version = pins.version_of(digests)
+            self.versions[skill.name] = version
         result = self.scanner.store.get(version)
         if result is None and digests:
             self.scanner.submit(folder, version)
@@ -221,7 +233,7 @@ class TrustBook:
         entry = self.lock.get(skill.name) if trust != "own" else None
         if entry is not None:
             pinned = entry.get("files") or {}
-            same = entry.get("version") == version and not pins.changed_files(pinned, digests)
+            same = entry.get("version") == version
             if entry.get("decision") == "rejected":
                 update.update(review="rejected", held=True)
                 notes.insert(0, f"rejected by {entry.get('by', '?')}")
@@ -229,7 +241,8 @@ class TrustBook:
                 update["review"] = "accepted"  # a reviewer saw these findings and accepted
                 held_by = []
             else:
-                changed = ", ".join(pins.changed_files(pinned, digests)[:5])
+                changed = ", ".join(pins.changed_files(
+                    pinned, digests if digests is not None else self.digests.digests(folder))[:5])
                 update.update(review=f"pending: changed since accepted ({changed})", held=True)
         if held_by and update["review"] != "accepted":
             update["held"] = True
