@@ -9,8 +9,12 @@ Measured in one run on one root (real MiniLM model, skills copied from ../shared
   before the root could be shared: the baseline), and on a served root, where it asks the owner;
 * per-call latency p50/p95 of `skills.search`, `guidelines.list` and `context_for`: in the owner
   process (baseline) and from a client process over the socket; "overhead" is the difference;
+* read throughput: 1 and then 6 client processes call `skills.search` (rotating queries) as fast
+  as they can for `--seconds` each; calls per second over all clients, and six against one (the
+  owner serves reads side by side; target >= 2.5x);
 * failover: the owner is SIGKILLed; the time from the kill to a client's next answered call
-  (the client takes the root over: it opens Chroma and the model itself);
+  (the client takes the root over: it opens Chroma and the model itself), and the part of it
+  the takeover itself took (`BankClient.takeover["seconds"]`: open, sync, serve);
 * guard: writes acknowledged before the kill that the new owner cannot find (must be 0).
 Timings are printed, never asserted; the load average is printed with them.
 """
@@ -112,9 +116,46 @@ if len(sys.argv) > 4:  # failover: wait for the owner to die, then time the next
     bank.skills.search("extract tables from a pdf")
     found = [bank.experiences.get(i).id for i in json.loads(sys.argv[4])]
     print(json.dumps({"failover_s": time.perf_counter() - t, "found": found,
-                      "owner_now": not getattr(bank, "is_remote", True)}), flush=True)
+                      "owner_now": not getattr(bank, "is_remote", True),
+                      "takeover": getattr(bank, "takeover", None)}), flush=True)
 bank.close()
 """
+
+
+READER = """
+import json, sys, time
+from skillbank import Skillbank
+queries, seconds = json.loads(sys.argv[2]), float(sys.argv[3])
+bank = Skillbank.open(skill_roots=[sys.argv[1]], include_bundled=False)
+assert getattr(bank, "is_remote", False)
+for q in queries: bank.skills.search(q, k=5)  # warm: the query embeddings are cached
+print("ready", flush=True)
+sys.stdin.readline()
+calls, end = 0, time.perf_counter() + seconds
+while time.perf_counter() < end:
+    bank.skills.search(queries[calls % len(queries)], k=5)
+    calls += 1
+print(calls, flush=True)
+bank.close()
+"""
+
+
+def throughput(root: Path, skills: Path, clients: int, seconds: float) -> float:
+    """Reads per second over `clients` client processes started together."""
+    procs = [subprocess.Popen([sys.executable, "-c", READER, str(skills), json.dumps(QUERIES),
+                               str(seconds)], env=env_for(root), stdin=subprocess.PIPE,
+                              stdout=subprocess.PIPE, text=True) for _ in range(clients)]
+    try:
+        for proc in procs:
+            if proc.stdout.readline().strip() != "ready":
+                raise SystemExit("a reader did not start")
+        for proc in procs:
+            proc.stdin.write("go\n")
+            proc.stdin.flush()
+        return sum(int(proc.stdout.readline()) for proc in procs) / seconds
+    finally:
+        for proc in procs:
+            proc.wait(timeout=120)
 
 
 def main() -> None:
@@ -122,6 +163,9 @@ def main() -> None:
     parser.add_argument("--skills", type=int, default=300)
     parser.add_argument("--calls", type=int, default=100)
     parser.add_argument("--cli-runs", type=int, default=5)
+    parser.add_argument("--seconds", type=float, default=10.0,
+                        help="how long each read-throughput pass runs")
+    parser.add_argument("--clients", type=int, default=6)
     args = parser.parse_args()
     work = Path(tempfile.mkdtemp(prefix="skillbank-mp-"))
     skills = work / "skills"
@@ -147,6 +191,7 @@ def main() -> None:
                                 json.dumps(QUERIES)], env=env_for(work / "alone-root"),
                                capture_output=True, text=True, check=True)
         local_times = json.loads(local.stdout.splitlines()[0])
+        rates = {n: throughput(root, skills, n, args.seconds) for n in (1, args.clients)}
         client = subprocess.Popen([sys.executable, "-c", CLIENT, str(skills), str(args.calls),
                                    json.dumps(QUERIES), json.dumps(ready["ids"])], env=env,
                                   stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
@@ -161,6 +206,11 @@ def main() -> None:
         client.wait(timeout=120)
     finally:
         owner.kill()
+    print("| concurrent clients | skills.search calls/s (all clients) |\n|---|---|")
+    for n, rate in rates.items():
+        print(f"| {n} | {rate:.1f} |")
+    print(f"\n{args.clients} clients vs 1: {rates[args.clients] / rates[1]:.2f}x "
+          f"(load average {os.getloadavg()[0]:.2f})\n")
     print("| CLI command | unserved root (opens the bank) p50 | served root (asks the owner) p50 | ratio |")
     print("|---|---|---|---|")
     for cmd in alone:
@@ -175,7 +225,8 @@ def main() -> None:
               f"+{statistics.median(cl) - statistics.median(lo):.1f} ms |")
     lost = sorted(set(ready["ids"]) - set(failover["found"]))
     print(f"\nfailover (owner SIGKILLed -> the client's next answer, the client now owning the "
-          f"root: {failover['owner_now']}): {failover['failover_s']:.2f} s; "
+          f"root: {failover['owner_now']}): {failover['failover_s']:.2f} s, of which the "
+          f"takeover (open, sync, serve) {(failover['takeover'] or {}).get('seconds', 0):.2f} s; "
           f"guard: acknowledged writes lost {len(lost)} of {len(ready['ids'])}")
     shutil.rmtree(work, ignore_errors=True)
 

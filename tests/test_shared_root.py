@@ -685,3 +685,111 @@ async def test_an_mcp_server_that_takes_the_root_over_sends_a_log_message(tmp_pa
             assert not found.is_error, found.content[0].text
             assert any("took over" in line and f"from process {owner.pid}" in line
                        for line in logged), logged
+
+
+# Soak: two MCP servers, a LangChain agent, a LlamaIndex agent and a CLI loop on one root -------
+SOAK_SECONDS = float(os.environ.get("SKILLBANK_SOAK_SECONDS", "60"))
+
+
+def soak_worker(root: Path, name: str, mode: str, seconds: float) -> subprocess.Popen:
+    return subprocess.Popen([sys.executable, str(REPO / "tests" / "workers" / "soak.py"),
+                             str(root), name, mode, f"{seconds:.1f}"],
+                            env=env_for(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True)
+
+
+@pytest.mark.slow
+@pytest.mark.soak
+def test_soak_owner_killed_stopped_and_continued_at_random(tmp_path):
+    """While the root's owner is SIGKILLed or SIGSTOPped/SIGCONTed at random: every agent run
+    is recorded exactly once or reported as failed, no call passes its deadline, no
+    acknowledged write is lost, and rebuilding the index from the files changes nothing."""
+    import random
+
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("llama_index.core")
+    rng = random.Random(23)
+    root = tmp_path / "root"
+    write_skill_file(root / "skills", "db-migrations", "Run database schema migrations safely")
+    deadline = time.monotonic() + SOAK_SECONDS
+    modes = {"mcp1": "mcp", "mcp2": "mcp", "cli": "cli", "langchain": "langchain",
+             "llamaindex": "llamaindex"}
+    workers = {name: soak_worker(root, name, mode, SOAK_SECONDS) for name, mode in modes.items()}
+    outputs: list[str] = []
+    kills = stops = 0
+    try:
+        while time.monotonic() < deadline - 8:
+            time.sleep(rng.uniform(3.0, 6.0))
+            pid = owner_pid_or_none(root)
+            if pid is None or not alive(pid):
+                continue
+            if rng.random() < 0.5:
+                os.kill(pid, signal.SIGSTOP)
+                stops += 1
+                time.sleep(rng.uniform(1.0, 6.0))
+                os.kill(pid, signal.SIGCONT)
+                continue
+            os.kill(pid, signal.SIGKILL)
+            kills += 1
+            for name, proc in list(workers.items()):
+                if proc.pid == pid:  # a Python worker was the owner itself: start it again
+                    proc.wait(timeout=30)
+                    outputs.append(proc.stdout.read())
+                    remaining = max(1.0, deadline - time.monotonic())
+                    workers[name] = soak_worker(root, name, modes[name], remaining)
+        for name, proc in workers.items():
+            out, err = proc.communicate(timeout=240)
+            outputs.append(out)
+            assert proc.returncode == 0, f"{name}: {err[-3000:]}"
+    finally:
+        for proc in workers.values():
+            if proc.poll() is None:
+                os.kill(proc.pid, signal.SIGCONT)
+                proc.kill()
+    lines = [line.split(" ", 2) for out in outputs for line in out.splitlines() if line.strip()]
+    acked = {parts[1]: parts[2] for parts in lines if parts[0] in ("ACK", "RUN")}
+    runs = {parts[2]: parts[1] for parts in lines if parts[0] == "RUN"}
+    failed = [parts for parts in lines if parts[0] in ("FAILED", "BUSY", "RETRY", "KILLED")]
+    errors = [" ".join(parts) for parts in lines if parts[0] == "ERR"]
+    slow = [" ".join(parts) for parts in lines if parts[0] == "SLOW"]
+    print(f"\nsoak: {SOAK_SECONDS:.0f} s, {kills} owner kills, {stops} stops, {len(acked)} "
+          f"acknowledged writes ({len(runs)} agent runs), {len(failed)} reported failures, "
+          f"{len(errors)} errors, {len(slow)} calls past the deadline")
+    assert kills + stops >= 4 and len(runs) >= 10
+    assert not errors, errors[:5]
+    assert not slow, slow[:5]
+
+    bank = open_bank(root)
+    try:
+        listed = [(e.id, e.task) for e in bank.experiences.list(namespace="*", limit=100_000)]
+        ids = {eid for eid, _ in listed}
+        lost = {eid: task for eid, task in acked.items() if eid not in ids}
+        assert not lost, f"{len(lost)} acknowledged writes lost: {list(lost.items())[:5]}"
+        tasks = [task for _, task in listed]
+        twice = [task for task in runs if tasks.count(task) != 1]
+        assert not twice, f"agent runs not recorded exactly once: {twice[:5]}"
+        indexed = set(bank.index("experiences").ids())
+        recalled = {q: {h.id for h in bank.experiences.recall(q, k=5)}
+                    for q in ("langchain run 3", "llamaindex run 5", "cli task 2")}
+        bank.reindex()
+        assert set(bank.index("experiences").ids()) == indexed
+        for query, before in recalled.items():  # a recall's ids stay the stored ones
+            assert {h.id for h in bank.experiences.recall(query, k=5)} <= ids, query
+            assert before <= ids
+    finally:
+        bank.close()
+
+
+def owner_pid_or_none(root: Path) -> int | None:
+    try:
+        return json.loads((root / ".owner.json").read_text())["pid"]
+    except (OSError, ValueError, KeyError):
+        return None
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
