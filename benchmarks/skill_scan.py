@@ -11,6 +11,12 @@ binary/huge-script precheck). Prints the worker's start-up time, the scan time p
 policy would hold if the corpus were a third-party folder, and the failures with their reasons.
 `--out` writes every result (for reviewing a sample of findings by hand). The machine load is
 printed with the figures: this machine is shared.
+
+`--first-answer`: the first-run measurement of benchmarks/first_run.py (`skillbank serve
+--skills-dir <corpus>` over stdio, `find_skills` asked every second until the expected skill is
+in the top 5), twice in one run: without a scanner, then with it configured in the fresh root's
+skillbank.toml (the corpus is a third-party folder, so every skill is queued for a scan in the
+background while the index fills). Target: < 30 s to the first useful answer either way.
 """
 
 from __future__ import annotations
@@ -41,17 +47,54 @@ def folders(corpus: Path) -> list[Path]:
     return sorted(p.parent for p in corpus.rglob("SKILL.md"))
 
 
+def first_answers(corpus: Path, python: str, timeout: float) -> int:
+    """First useful find_skills answer on the corpus, without and with background scans."""
+    import asyncio
+
+    import first_run
+    from _common import default_model_dir
+
+    real_mkdtemp = tempfile.mkdtemp
+    for arm in ("no scanner", "scanner"):
+        def mkdtemp(*args, **kwargs):  # first_run makes a fresh root: configure it
+            root = Path(real_mkdtemp(*args, **kwargs))
+            if arm == "scanner":
+                (root / "skillbank.toml").write_text(f'[skill_scan]\npython = "{python}"\n')
+            return str(root)
+
+        tempfile.mkdtemp = mkdtemp  # type: ignore[assignment]
+        try:
+            print(f"{arm}: load before {load()}", flush=True)
+            cpu = os.times()
+            out = asyncio.run(first_run.first_run(first_run.REPO, corpus, default_model_dir(),
+                                                  timeout))
+            children = os.times()
+            used = (children.children_user + children.children_system
+                    - cpu.children_user - cpu.children_system)
+        finally:
+            tempfile.mkdtemp = real_mkdtemp  # type: ignore[assignment]
+        print(f"{arm}: initialize {out.get('initialize', 0):.1f} s, first answer "
+              f"{out.get('first_answer', 0):.1f} s, first useful {out.get('useful', float('nan')):.1f} s "
+              f"(rank {out.get('rank')}), complete hybrid {out.get('complete') or float('nan'):.1f} s, "
+              f"server CPU-s at first call {out.get('server_cpu_at_first_call')}, load after {load()}",
+              flush=True)
+    return 0
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--corpus", type=Path, default=SHARED / "corpora" / "skills")
     parser.add_argument("--limit", type=int, default=0)
     parser.add_argument("--timeout", type=float, default=60.0)
     parser.add_argument("--out", type=Path, default=None)
+    parser.add_argument("--first-answer", action="store_true")
     args = parser.parse_args()
     python = scanner_python()
     if python is None:
         print("no scanner: pip install 'skillbank[scan]' or set SKILLBANK_SCANNER_PYTHON")
         return 2
+    if args.first_answer:
+        return first_answers(args.corpus, python, 600.0)
     skills = folders(args.corpus)
     if args.limit:
         skills = skills[: args.limit]
