@@ -46,6 +46,9 @@ def serve(
     trust: Annotated[bool, typer.Option(
         "--trust", help="HTTP clients are trusted: their critiques become active guidelines.")
     ] = False,
+    tokens: Annotated[Optional[Path], typer.Option(
+        "--tokens", metavar="FILE", help="HTTP: a tokens file mapping each bearer token to a "
+        "principal, its namespaces and role (skillbank tokens add).")] = None,
     root_dir: Annotated[Optional[Path], typer.Option(
         "--root", metavar="DIR", help="Memory root (default: the global --root).")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
@@ -82,6 +85,8 @@ def serve(
         extra += ["--max-body-bytes", str(max_body_bytes)]
     if http_sse:
         extra.append("--http-sse")
+    if tokens is not None:
+        extra += ["--tokens", str(tokens)]
     argv = serve_argv(st, transport=transport.value, host=host, port=port, token=token, trust=trust,
                       root=root_dir, skills_dirs=skills_dir, chroma_url=chroma_url,
                       namespace=namespace, model_dir=model_dir, extra=extra)
