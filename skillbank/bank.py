@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from skillbank.settings import Settings, load_settings
+from skillbank.skill_ids import skill_name
 
 if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
     from skillbank.context import MemoryContext
@@ -520,7 +521,7 @@ class Skillbank:
                                     "'skill:<name>'")
         scope = self.caller_scope()
         if item_id.startswith("skill:"):
-            name = item_id.split(":", 1)[1]
+            name = skill_name(item_id)
             self.skills._summary(name)  # NotFoundError for an unknown skill
             if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
                 raise PermissionDeniedError(
@@ -555,7 +556,7 @@ class Skillbank:
         if not isinstance(item_id, str) or not item_id:
             raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
         if item_id.startswith("skill:"):
-            name = item_id.split(":", 1)[1]
+            name = skill_name(item_id)
             self.skills.record_use(name, success=helpful, trusted=trusted)
             return {"id": item_id, "kind": "skill", "helpful": helpful}
         if item_id.startswith("gl-"):
@@ -600,7 +601,7 @@ class Skillbank:
         if item_id.startswith("skill:"):
             from skillbank.forgetting import erase_skill
 
-            name = item_id.split(":", 1)[1]
+            name = skill_name(item_id)
             erase_skill(self.skills, name, self.skills.delete(name))  # gone, not in the trash
             return {"id": item_id, "kind": "skill", "forgotten": True,
                     "detail": "deleted for good (no copy kept in the trash)"}

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillbank.tokens import count_tokens
+from skillbank.skill_ids import skill_id
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -184,7 +185,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     from skillbank.memories.skills.trust import as_data, summary_note
 
     for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
-        per_kind["skill"].append(_Item("skill", f"skill:{hit.name}",
+        per_kind["skill"].append(_Item("skill", skill_id(hit.name),
                                        f"- **{hit.name}** [skill:{hit.name}]: "
                                        f"{_one_line(hit.record.description)}"
                                        f"{summary_note(hit.record)}"))
@@ -207,7 +208,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
             # A body from a folder not fully trusted is fenced and labelled as data.
             body = (f"### {skill.name}\n{skill.body.strip()}" if skill.trust == "own"
                     else as_data(skill.name, skill.trust, skill.body))
-            ordered.append(_Item("body", f"skill:{skill.name}", body))
+            ordered.append(_Item("body", skill_id(skill.name), body))
     return ordered, skills, guidelines, experiences
 
 
@@ -268,7 +269,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     included = set(ids)
     return MemoryContext(
         task=task, text=text, ids=ids, tokens=count_tokens(text), budget_tokens=budget_tokens,
-        skills=[h for h in skills if f"skill:{h.name}" in included],
+        skills=[h for h in skills if skill_id(h.name) in included],
         guidelines=[h for h in guidelines if h.id in included],
         experiences=[h for h in experiences if h.id in included],
         omitted=omitted,

@@ -62,6 +62,12 @@ def print_findings(out: Output, findings: list[Any], limit: int | None = None) -
     return len(findings) - shown
 
 
+#: Warning codes that are only warnings; any other warning in a sync report is a spec error
+#: the lenient loader downgraded (see `skill_file.parse_skill_text`).
+PLAIN_WARNINGS = frozenset({"shadowed", "unknown-key", "yaml-repaired", "duplicate-key",
+                            "leading-blank-lines"})
+
+
 def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     out.print(text(f"{title}: {sync_summary(report)}", "bold"))
     for label, names in (("added", report.added), ("changed", report.changed),
@@ -77,7 +83,19 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
         if left:
             out.print(text(f"  … and {left} more errors", "dim"))
     shadowed = sum(1 for f in report.findings if f.code == "shadowed")
-    warnings = sum(1 for f in report.findings if f.severity == "warning") - shadowed
+    # Loading downgrades Agent Skills spec violations to warnings (skills that break the spec
+    # are still served, as the spec's client guide says); they are errors under `skills
+    # validate`, so they are counted apart, by skill, not drowned among the warnings (#27).
+    broken = sorted({f.path or "" for f in report.findings
+                     if f.severity == "warning" and f.code not in PLAIN_WARNINGS})
+    if broken:
+        names = [Path(p).parent.name for p in broken]
+        more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
+        out.print(text(f"  {len(broken)} skills break the Agent Skills spec (invalid name or "
+                       "frontmatter; served, flagged): " + ", ".join(names[:10]) + more,
+                       "yellow"))
+    warnings = sum(1 for f in report.findings if f.severity == "warning"
+                   and f.code in PLAIN_WARNINGS) - shadowed
     notes = []
     if shadowed:
         notes.append(f"{shadowed} skills shadowed by a same-named skill in an earlier root")
