@@ -65,7 +65,7 @@ FAILURE: dict[str, Any] = {
 RELATED_TASK = "Roll out the orders API to production; the release adds a database migration"
 CONTEXT_TASK = "Deploy the orders service and write its release notes"
 CONTEXT_BUDGET = 600
-CATALOG_BUDGET = 400
+CATALOG_BUDGET = 1200  # every bundled skill fits (400 dropped 3 of the 7, #27)
 
 
 def _text(value: Any, style: str = "") -> Any:
@@ -252,7 +252,9 @@ def _learning_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
             elif entry.action == "ignored":
                 detail = f"{detail} — {entry.detail}" if entry.detail else detail
             elif entry.action == "merged":
-                detail = f"{detail}  ({entry.detail or 'reinforced ' + str(entry.guideline_id)})"
+                # The merge's own detail names the stems it matched on ('one-lin'): internal
+                # evidence, not something to show a person (#27).
+                detail = f"{detail}  (the same rule as {entry.guideline_id}: reinforced)"
             table.add_row(_text(number), _text(entry.action, ACTION_STYLES.get(entry.action, "")),
                           _text(_short(detail, 150)))
             actions.append({"critique": number, "action": entry.action,

@@ -50,6 +50,10 @@ def test_demo_runs_offline_with_minilm(tmp_path):
     # The learning loop: every kind of outcome appears.
     for action in ("added", "merged", "ignored", "superseded"):
         assert re.search(rf"│\s*\d+\s*│\s*{action}\s", out), action
+    # (#27) the merge detail is for a person (no stemmer output such as 'one-lin'), and the
+    # catalog shows every bundled skill.
+    assert "'one-lin'" not in out and "the same rule as gl-" in out
+    assert re.search(r"\b7 entries", out) and "omitted to fit" not in out
     assert "Great job, this is perfect!" in out
     assert "American spelling" in out.split("A later task gets them back")[1]
     later = out.split("A later task gets them back")[1].split("Experience:")[0]
