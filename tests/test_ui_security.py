@@ -329,3 +329,19 @@ def test_an_unexpected_failure_is_a_page_not_a_stack_trace(seeded, monkeypatch):
     assert response.status_code == 500
     assert "Unexpected error: disk on fire (RuntimeError)" in response.text
     assert "Traceback" not in response.text
+
+
+def test_a_context_link_fills_the_form_in_and_counts_nothing(seeded):
+    """(#27) `/context?task=…` showed an empty form. It fills the form in; the preview stays a
+    POST (it counts a recall, which a link must not do)."""
+    import html
+
+    bank, _ = seeded
+    c, _guard = client(bank)
+    task = "Write a migration that adds a column to the users table"
+    before = bank.stats()
+    page = c.get("/context", params={"task": task, "budget": "300"})
+    assert page.status_code == 200
+    assert f'value="{html.escape(task, quote=True)}"' in page.text and 'value="300"' in page.text
+    assert 'id="ctx-prefilled"' in page.text and 'id="ctx-text"' not in page.text
+    assert bank.stats()["experiences"] == before["experiences"]

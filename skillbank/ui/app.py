@@ -248,7 +248,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                                           f"{eid}.")
 
     async def context_form(request: Request) -> Response:
-        return page(request, "context.html", {"task": "", "budget": 1500, "namespace": ""})
+        # `/context?task=…` (a link from elsewhere) fills the form in; the preview itself stays a
+        # POST, because building it counts a recall (a write a link must not trigger) (#27).
+        q = request.query_params
+        task = q.get("task", "")
+        return page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
+                                              "namespace": q.get("namespace", ""),
+                                              "prefilled": bool(task)})
 
     async def context_preview(request: Request, form: Any) -> Response:
         task, budget = str(form.get("task", "")), str(form.get("budget", ""))
