@@ -109,7 +109,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
             raise ToolError(UNTRUSTED_SKILL)
 
         def save(b: Any) -> tuple[Any, Any]:
-            before = b.skills.load(name) if name in b.skills else None
+            # include_held: a user's own skill may take the name of a held third-party one
+            before = b.skills.load(name, include_held=True) if name in b.skills else None
             return before, b.skills.save(name, description, body)
 
         before, skill = await server.run_bank("skills", save)

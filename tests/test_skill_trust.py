@@ -49,10 +49,7 @@ def open_bank(root: Path, skill_roots: list[Path], *, scanner: str | None = None
 
     bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=bundled,
                           skill_roots=[str(r) for r in skill_roots], sync=False)
-    bank.skills.scanner_python = scanner or "/nonexistent/python-without-a-scanner"
-    if scanner is None:
-        bank.skills.scanner_python = None
-        os.environ.pop("SKILLBANK_SCANNER_PYTHON", None)
+    bank.skills.scanner_python = scanner or ""  # "": no scanner, whatever is installed
     bank.skills.scan_timeout = timeout
     bank.skills.sync()
     return bank
@@ -191,7 +188,7 @@ def test_context_for_fences_a_third_party_body_and_leaves_the_own_one_plain(tmp_
     bank = Skillbank.open(tmp_path / "root", embedding_function=minilm, include_bundled=False,
                           skill_roots=[str(vendor)], sync=False)
     try:
-        bank.skills.scanner_python = None
+        bank.skills.scanner_python = ""
         bank.skills.sync()
         text = bank.context_for("rotate and compress the application log files on my linux "
                                 "server with logrotate", budget_tokens=2000).text
@@ -265,6 +262,13 @@ async def test_a_rejected_skill_reaches_no_face(tmp_path, vendor):
                     params=GetSkillRequestParams(uri="skill://csv-report/SKILL.md")), SkillsResult)
             with pytest.raises(MCPError):
                 await client.read_resource("skill://csv-report/scripts/totals.py")
+            # The user's own skill may take the held one's name; it wins and is served.
+            saved = await client.call_tool("save_skill", {
+                "name": "csv-report", "description": "Summarise a CSV file, my own way.",
+                "body": "# Steps\n\nUse pandas.\n"})
+            assert not saved.is_error, saved.content
+            mine = (await client.call_tool("load_skill", {"name": "csv-report"})).structured_content
+            assert mine["trust"] == "own" and "pandas" in mine["body"]
     finally:
         bank.close()
 

@@ -51,7 +51,8 @@ class SkillTrust:
     writable_root: Path
     index: Any
     usage: Any
-    #: Set before first use to scan with a particular interpreter (tests, a separate venv).
+    #: Set before first use to scan with a particular interpreter (tests, a separate venv);
+    #: "" turns scanning off; None finds one (SKILLBANK_SCANNER_PYTHON, skillbank.toml, here).
     scanner_python: str | None = None
     scan_timeout: float | None = None
 

@@ -152,7 +152,11 @@ class TrustBook:
         self.levels, self.policy, configured_python = read_config(bank_root)
         from skillbank.memories.skills.scan import DEFAULT_TIMEOUT, scanner_python as find
 
-        python = scanner_python or (find(configured_python) if scan else None)
+        # None: find one (environment, skillbank.toml, this interpreter); "": scan nothing.
+        if scanner_python is not None:
+            python = scanner_python or None
+        else:
+            python = find(configured_python) if scan else None
         self.scanner = Scanner(bank_root, python=python,
                                timeout=scan_timeout or DEFAULT_TIMEOUT)
         self.lock = pins.LockFile(bank_root)
