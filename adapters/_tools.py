@@ -133,6 +133,10 @@ class AddGuidelineArgs(BaseModel):
                               description="A short lowercase topic slug, e.g. 'python' (optional).")
     when_to_use: str = Field(default="", max_length=2000,
                              description="The kind of task the rule applies to.")
+    replaces: str | None = Field(
+        default=None, max_length=64,
+        description="Id of an existing guideline this rule replaces (from a learn result's "
+                    "'nearest' or search_guidelines); that rule is superseded, not merged.")
 
 
 class SearchGuidelinesArgs(BaseModel):
@@ -196,7 +200,7 @@ def _guideline(record: Any) -> dict[str, Any]:
 
 def _entry(entry: Any) -> dict[str, Any]:
     out = {"action": entry.action, "guideline_id": entry.guideline_id, "text": entry.text}
-    for key in ("superseded_id", "detail"):
+    for key in ("superseded_id", "detail", "nearest"):  # nearest: rules to replace or leave
         value = getattr(entry, key, None)
         if value:
             out[key] = value
@@ -277,7 +281,8 @@ def _learn_from_critique(bank: "Skillbank", a: LearnFromCritiqueArgs, o: _Option
 
 def _add_guideline(bank: "Skillbank", a: AddGuidelineArgs, o: _Options) -> Any:
     entry = bank.guidelines.add(a.text, topic=a.topic, when_to_use=a.when_to_use,
-                                source="agent", trusted=o.trusted, namespace=o.namespace)
+                                source="agent", trusted=o.trusted, namespace=o.namespace,
+                                replaces=a.replaces)
     return _entry(entry)
 
 

@@ -126,6 +126,9 @@ class GuidelineChange(BaseModel):
     text: str = ""
     superseded_id: str | None = None
     detail: str = ""
+    nearest: list[dict[str, Any]] = Field(
+        default_factory=list, description="the existing rules nearest to this one (id, text, "
+        "status, similarity): pass an id as replaces= to replace it, or leave it")
 
 
 class LearnResult(BaseModel):

@@ -71,7 +71,8 @@ def change(entry: Any) -> m.GuidelineChange:
     return m.GuidelineChange(
         action=str(getattr(entry, "action", "")), guideline_id=getattr(entry, "guideline_id", None),
         text=getattr(entry, "text", "") or "", superseded_id=getattr(entry, "superseded_id", None),
-        detail=getattr(entry, "detail", "") or "")
+        detail=getattr(entry, "detail", "") or "",
+        nearest=list(getattr(entry, "nearest", None) or []))
 
 
 def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> None:
@@ -235,10 +236,14 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                            description="short lowercase slug, e.g. 'python', 'sql', 'writing'")] = None,
         when_to_use: Annotated[str | None, Field(max_length=2_000,
                                                  description="the kind of task the rule applies to")] = None,
+        replaces: Annotated[str | None, Field(
+            max_length=64, description="id of an existing guideline this rule replaces (from a "
+                                       "result's 'nearest' or search_guidelines); that one is "
+                                       "superseded, not merged")] = None,
     ) -> m.GuidelineChange:
         def add(b: Any) -> Any:
             return b.guidelines.add(text, topic=topic, when_to_use=when_to_use or "",
-                                    source="mcp", trusted=trusted)
+                                    source="mcp", trusted=trusted, replaces=replaces)
 
         return change(await server.run_bank("guidelines", add))
 
