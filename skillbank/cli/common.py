@@ -79,6 +79,7 @@ class State:
                 include_bundled=self.include_bundled,
             )
             options.update(overrides)
+            self._attach_to_background_owner(options)
             self._bank = Skillbank.open(self.root, sync=False, **options)
         kinds = (["skills", "guidelines", "experiences"] if sync == "all"
                  else [sync] if isinstance(sync, str) else list(sync or []))
@@ -87,6 +88,19 @@ class State:
                 continue  # another process owns the root and watches its skill folders
             getattr(self._bank, kind).sync()
         return self._bank
+
+    def _attach_to_background_owner(self, options: dict[str, Any]) -> None:
+        """Interactive commands attach to a short-lived background owner of the root instead
+        of opening Chroma and the model themselves (see `skillbank.cli.owner`)."""
+        from skillbank.cli import owner
+
+        if options.get("chroma_url") or not owner.wanted(self.json):
+            return
+        from skillbank import remember
+
+        root = remember.resolve_root(self.root)
+        if owner.ensure(root, options):
+            self._owner_root = root
 
     def skill_roots(self) -> list[str] | None:
         """The skill folders to open the bank with: those the root remembers plus any new
@@ -102,6 +116,10 @@ class State:
         return roots or None
 
     def close(self) -> None:
+        if getattr(self, "_owner_root", None) is not None:
+            from skillbank.cli import owner
+
+            owner.touch(self._owner_root)
         if self._bank is not None:
             bank, self._bank = self._bank, None
             bank.close()

@@ -1,0 +1,162 @@
+"""A short-lived background owner of the memory root, for people typing commands (#27).
+
+Why: a cold `skillbank stats` on a 1,750-skill library paid seconds to import Chroma and the
+model, open the index and check every skill folder; while another process owns the root
+(`skillbank serve`), a command attaches to it over the root's socket and skips all that
+(1.1-1.3 s in the issue's measurements). So an interactive command (stdout or stderr is a
+terminal) that finds no owner starts one in the background (its own session, output in
+`<root>/.cli-owner.log`) and attaches to it; the owner watches the skill folders, and exits once
+no command has touched `<root>/.cli-owner.touch` for `SKILLBANK_CLI_OWNER_IDLE` seconds
+(default 600). Nothing lingers after a script or a test: they are not terminals, so they open
+the root themselves as before. `SKILLBANK_CLI_OWNER=1` asks for the owner anyway, `=0` never.
+
+Chosen over a long-lived daemon (nothing to install or stop; it ends by itself) and over making
+the cold path itself fast (the imports alone, Chroma and onnxruntime, cost more than the
+one-second target on this machine).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ENV = "SKILLBANK_CLI_OWNER"
+IDLE_ENV = "SKILLBANK_CLI_OWNER_IDLE"
+TOUCH = ".cli-owner.touch"
+PIDFILE = ".cli-owner.pid"
+LOG = ".cli-owner.log"
+
+
+def wanted(json_mode: bool) -> bool:
+    """Whether this command should use (and start) a background owner."""
+    choice = os.environ.get(ENV, "").strip().lower()
+    if choice in ("0", "false", "no"):
+        return False
+    if choice in ("1", "true", "yes"):
+        return True
+    try:
+        return sys.stdout.isatty() or sys.stderr.isatty()
+    except (AttributeError, ValueError):
+        return False
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _running(root: Path) -> tuple[int, bool] | None:
+    """(pid, ready) of a live background owner of `root`, or None."""
+    try:
+        pid_text, _, state = (root / PIDFILE).read_text().partition(" ")
+        pid = int(pid_text)
+    except (OSError, ValueError):
+        return None
+    return (pid, state.strip() == "ready") if _alive(pid) else None
+
+
+def _recently_started(root: Path, within: float = 120.0) -> bool:
+    """An owner was started less than `within` s ago and may still be opening the root (its
+    pid file is written once it owns it): do not start a second one."""
+    try:
+        return time.time() - (root / LOG).stat().st_mtime < within \
+            and (root / LOG).read_text().endswith("starting\n")
+    except OSError:
+        return False
+
+
+def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
+    """Touch the root's activity mark, start a background owner when none runs, and wait until
+    it owns the root. False when it could not (the caller opens the root itself)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        (root / TOUCH).touch()
+    except OSError:
+        return False
+    found = _running(root)
+    if found is None and not _recently_started(root):
+        argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
+        for folder in options.get("skill_roots") or []:
+            argv += ["--skills-dir", str(folder)]
+        if options.get("model_dir"):
+            argv += ["--model-dir", str(options["model_dir"])]
+        if options.get("namespace"):
+            argv += ["--namespace", str(options["namespace"])]
+        if not options.get("include_bundled", True):
+            argv.append("--no-bundled")
+        with open(root / LOG, "a") as log:
+            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
+            log.flush()
+            subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                             start_new_session=True, cwd=str(root))
+    deadline = time.monotonic() + wait
+    while time.monotonic() < deadline:
+        found = _running(root)
+        if found and found[1]:
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def touch(root: Path) -> None:
+    """A command is done: the owner's idle time counts from now."""
+    try:
+        (root / TOUCH).touch()
+    except OSError:
+        pass
+
+
+def serve(args: argparse.Namespace) -> int:
+    from skillbank.bank import Skillbank
+    from skillbank.cli.common import embedding_from_env
+
+    root = Path(args.root)
+    pidfile = root / PIDFILE
+    idle = float(os.environ.get(IDLE_ENV, "") or 600)
+    bank = Skillbank.open(root, skill_roots=args.skills_dirs or None, model_dir=args.model_dir,
+                          namespace=args.namespace, include_bundled=args.include_bundled,
+                          embedding_function=embedding_from_env())
+    try:
+        if getattr(bank, "is_remote", False):
+            return 0  # another process owns the root already: commands attach to it
+        bank.watch()  # clients skip their own skill sync: the owner keeps the index current
+        (root / TOUCH).touch()  # idle from now, not from the command that started it
+        pidfile.write_text(f"{os.getpid()} ready")
+        while True:
+            time.sleep(2.0)
+            try:
+                quiet = time.time() - (root / TOUCH).stat().st_mtime
+            except OSError:
+                break
+            if quiet > idle:
+                break
+    finally:
+        try:
+            if pidfile.read_text().split(" ")[0] == str(os.getpid()):
+                pidfile.unlink()
+        except OSError:
+            pass
+        bank.close()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m skillbank.cli.owner")
+    parser.add_argument("--root", required=True)
+    parser.add_argument("--skills-dir", dest="skills_dirs", action="append", default=[])
+    parser.add_argument("--model-dir")
+    parser.add_argument("--namespace")
+    parser.add_argument("--no-bundled", dest="include_bundled", action="store_false")
+    return serve(parser.parse_args(argv))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
