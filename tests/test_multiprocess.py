@@ -172,7 +172,7 @@ def test_a_client_gets_the_same_records_and_errors(tmp_path):
     owner = open_bank(root)
     client = open_bank(root)  # this process already owns the root: the second open is a client
     try:
-        assert client.is_remote and not hasattr(owner, "is_remote")
+        assert client.is_remote and not owner.is_remote
         gid = owner.guidelines.add("Always write tests before fixing a bug.").guideline_id
         guideline = client.guidelines.get(gid)
         assert isinstance(guideline, Guideline) and guideline.text.startswith("Always write tests")

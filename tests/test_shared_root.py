@@ -793,3 +793,4 @@ def alive(pid: int) -> bool:
     except ProcessLookupError:
         return False
     return True
+

@@ -79,6 +79,13 @@ def resolve_paths(target: str, name: str, args: tuple[Any, ...], kwargs: dict[st
     return args, kwargs
 
 
+def _warm_model(bank: Any) -> None:
+    try:
+        bank.embedding_function(["warm up"])
+    except Exception:  # noqa: BLE001 - keyword-only mode or no model: the first search says so
+        log.debug("warming the model after a takeover failed", exc_info=True)
+
+
 class OwnerLostError(BusyError):
     """The owner process died while running a call that writes; it may or may not have happened."""
 
@@ -312,6 +319,11 @@ class BankClient:
             self._conn.close()
             self._conn = None
         local = self._become_owner(lock)
+        # The model loads (mostly outside the GIL) while the sync runs, as the MCP server's
+        # own start does: the first search after a takeover no longer pays for it alone.
+        warm = threading.Thread(target=_warm_model, args=(local,), daemon=True,
+                                name="skillbank-takeover-model")
+        warm.start()
         try:
             if self._sync_on_promotion:
                 local.sync()
