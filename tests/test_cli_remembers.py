@@ -56,4 +56,5 @@ def test_changing_the_folders_is_explicit_and_says_what_it_reindexes(run, cli_ro
     assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 2
     missing = run("config", "remove-skills-dir", first, code=3)
     assert "not one of this root's skill folders" in missing.stderr
-    assert "skillbank.toml" in run("--help").stdout.replace("\n", " ")
+    shown = " ".join(run("--help").stdout.split())
+    assert "skillbank.toml" in shown and str(second.resolve()) in shown  # what it remembers

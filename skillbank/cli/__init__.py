@@ -90,6 +90,8 @@ class SkillbankGroup(TyperGroup):
     def make_context(self, info_name: Any, args: list[str], parent: Any = None,
                      **extra: Any) -> Any:
         tidy_metavars(self)  # here, not in __init__: Typer adds the completion options later
+        if parent is None and any(a in ("--help", "-h") for a in args):
+            self.epilog = _remembered_epilog(args)
         return super().make_context(info_name, args, parent=parent, **extra)
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
@@ -117,6 +119,27 @@ class SkillbankGroup(TyperGroup):
             if st.debug:
                 raise
             raise typer.Exit(report_error(exc, st.json)) from None
+
+
+def _remembered_epilog(args: list[str]) -> str | None:
+    """What the root of this command line remembers, for `skillbank --help` (#27): its skill
+    folders, read from `<root>/skillbank.toml` without opening the bank."""
+    from skillbank import remember
+
+    root_arg = None
+    for i, arg in enumerate(args):
+        if arg == "--root" and i + 1 < len(args):
+            root_arg = Path(args[i + 1])
+        elif arg.startswith("--root="):
+            root_arg = Path(arg.split("=", 1)[1])
+    root = remember.resolve_root(root_arg)
+    try:
+        folders = remember.recorded(root) or []
+    except Exception:  # noqa: BLE001 - help must print whatever the file holds
+        return None
+    kept = ", ".join(folders) if folders else "none yet"
+    return (f"Memory root {root}: skill folders remembered in {root / remember.CONFIG}: {kept} "
+            "(`skillbank config` changes them).")
 
 
 app = typer.Typer(
