@@ -326,7 +326,10 @@ class Skillbank:
                                     adopt_untagged=self._placement.private)
                 if self.changes is not None:
                     self.changes.start(kind)
-                    index.after_write = lambda: self.changes.wrote(kind)
+                    if hasattr(self.changes, "take"):  # team mode's feed carries the ids
+                        index.after_write = lambda: self.changes.wrote(kind, index.last_written)
+                    else:
+                        index.after_write = lambda: self.changes.wrote(kind)
                 self._indexes[kind] = index
             return self._indexes[kind]
 
@@ -336,10 +339,17 @@ class Skillbank:
         One `stat` when nothing changed (see skillbank.changes)."""
         if self.changes is None or kind not in self._memories:
             return
-        if self.changes.others_wrote(kind):
+        take = getattr(self.changes, "take", None)  # team mode: which ids, or None for all
+        written = take(kind) if take is not None else (
+            None if self.changes.others_wrote(kind) else False)
+        if written is not False:
             with self._guard:
-                self._indexes[kind].invalidate()
+                index = self._indexes[kind]
                 memory = self._memories[kind]
+            if written is None:
+                index.invalidate()
+            else:  # just what the other worker wrote, not the whole collection again
+                index.refresh(written)
             memory.sync()
 
     @property

@@ -141,6 +141,7 @@ class HybridIndex:
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
         #: Called after every write (server mode: tells other processes through the change feed).
         self.after_write: Any = None
+        self.last_written: list[str] | None = None
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
@@ -362,7 +363,7 @@ class HybridIndex:
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending.pop(item.id, None)
             self._note_changed(item.id for item in items)
-            self._write_done()
+            self._write_done([item.id for item in items])
             return embedded
 
     def stage(self, items: Sequence[IndexItem]) -> None:
@@ -473,7 +474,7 @@ class HybridIndex:
             if in_chroma:
                 self._collection.update(ids=chunk_ids, metadatas=metas)
             mirror[item_id] = (text, meta)
-            self._write_done()
+            self._write_done([item_id])
 
     @clear_outage("the removal was not written to the index")
     def delete(self, item_ids: Iterable[str]) -> int:
@@ -496,7 +497,7 @@ class HybridIndex:
                 self._collection.delete(ids=doomed[start : start + step])
             if removed:
                 self._note_changed(doomed)
-            self._write_done()
+            self._write_done([d for d in doomed if "#" not in d])
             return removed
 
     def _before_write(self) -> None:
@@ -509,10 +510,43 @@ class HybridIndex:
             self._write_failed = self._write_failed or self._in_write
             self._in_write = True
 
-    def _write_done(self) -> None:
+    def _write_done(self, written: list[str] | None = None) -> None:
         self._in_write = False
+        #: The items the last write touched (None: any of them), for `after_write` to announce.
+        self.last_written = written
         if self.after_write is not None:
             self.after_write()
+
+    @clear_outage("this memory's index could not be read")
+    def refresh(self, item_ids: Iterable[str]) -> None:
+        """Re-read just these items from Chroma: another worker wrote them (team mode).
+
+        What `invalidate` does for everything, for a few items: their mirror rows are replaced
+        (or dropped when gone) and they are scored by the delta BM25, so hearing of another
+        worker's write costs one `get` of those ids instead of reloading the whole collection
+        and rebuilding BM25."""
+        ids = list(dict.fromkeys(item_ids))
+        with self._lock:
+            if self._mirror is None or not ids:
+                return  # nothing loaded yet: the first read loads everything fresh
+            found: dict[str, tuple[str, dict[str, Any]]] = {}
+            step = self._batch_size()
+            for start in range(0, len(ids), step):
+                got = self._collection.get(ids=ids[start:start + step],
+                                           include=["documents", "metadatas"])
+                for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
+                    if self._owns(meta):
+                        found[item_id] = (doc or "", dict(meta or {}))
+            for item_id in ids:
+                old = self._mirror.pop(item_id, None)
+                if old is not None:
+                    self._chunks -= int(old[1].get("chunks", 1))
+                new = found.get(item_id)
+                if new is not None:
+                    self._mirror[item_id] = new
+                    self._chunks += int(new[1].get("chunks", 1))
+            self._masks.clear()
+            self._note_changed(ids)
 
     def invalidate(self) -> None:
         """Forget what this process holds in memory (mirror, BM25): another process wrote.

@@ -96,3 +96,31 @@ def test_a_wrong_database_url_fails_the_open_and_lets_go_of_the_root(tmp_path, p
     with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
                         lock_timeout=2) as bank:
         assert bank.store is None
+
+
+def _until(check, seconds: float = 1.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, "not seen by the other worker in time"
+        time.sleep(0.02)
+
+
+def test_a_worker_refreshes_only_what_another_wrote(workers):
+    """The notification carries the written ids: the other worker re-reads just those from
+    Chroma instead of reloading the whole collection and rebuilding BM25 (what made two
+    workers slower than one in benchmarks/team_load.py)."""
+    a, b = workers
+
+    def listed() -> list[str]:
+        return [g.id for g in b.guidelines.list(namespace="*")]
+
+    first = a.guidelines.learn("Use British spelling in user-facing text.").ids()[0]
+    _until(lambda: first in listed())
+    mirror = b.index("guidelines")._mirror
+    second = a.guidelines.learn("Never put SQL in f-strings.").ids()[0]
+    _until(lambda: second in listed())
+    assert b.index("guidelines")._mirror is mirror  # refreshed in place, not reloaded
+    assert b.guidelines.search("never put sql in f-strings", k=1)[0].id == second
+    a.forget(second)
+    _until(lambda: second not in listed())
+    assert second not in b.index("guidelines").ids() and first in b.index("guidelines").ids()

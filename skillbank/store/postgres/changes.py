@@ -14,6 +14,7 @@ re-read once for nothing, never miss a write.
 
 from __future__ import annotations
 
+import json
 import logging
 import secrets
 import threading
@@ -26,6 +27,18 @@ from skillbank.store.postgres.db import Database
 log = logging.getLogger("skillbank.store.postgres")
 CHANNEL = "skillbank_changes"
 ALL = "*"
+#: Longest id list sent in a notification (PostgreSQL caps a payload at 8000 bytes).
+MAX_IDS_BYTES = 7000
+
+
+def _ids(listed: str) -> "set[str] | None":
+    if listed == "*":
+        return None
+    try:
+        found = json.loads(listed)
+    except ValueError:
+        return None
+    return {str(i) for i in found} if isinstance(found, list) else None
 
 
 class PostgresChangeFeed:
@@ -34,7 +47,9 @@ class PostgresChangeFeed:
         self.deployment = deployment
         self.token = secrets.token_hex(8)
         self._lock = threading.Lock()
-        self._changed: set[str] = set()
+        # Per memory: the ids other workers wrote since this one last took them, or None for
+        # "unknown, re-read everything" (no ids sent, too many, or the listener reconnected).
+        self._changed: dict[str, set[str] | None] = {}
         self._started: set[str] = set()
         self._stop = threading.Event()
         self._listening = threading.Event()
@@ -47,22 +62,29 @@ class PostgresChangeFeed:
     def start(self, kind: str) -> None:
         with self._lock:
             self._started.add(kind)
-            self._changed.discard(kind)
+            self._changed.pop(kind, None)
 
-    def wrote(self, kind: str) -> None:
+    def wrote(self, kind: str, ids: list[str] | None = None) -> None:
+        """Announce a committed write; with the `ids` it touched, readers refresh only those."""
+        listed = "*" if ids is None else json.dumps(ids, separators=(",", ":"))
+        if len(listed) > MAX_IDS_BYTES:
+            listed = "*"  # NOTIFY payloads stop at 8000 bytes: say "everything"
         with self.db.transaction() as conn:
             conn.execute("INSERT INTO sb_changes (deployment, kind, token) VALUES (%s, %s, %s)",
                          (self.deployment, kind, self.token))
             conn.execute("SELECT pg_notify(%s, %s)",
-                         (CHANNEL, f"{self.deployment}\t{kind}\t{self.token}"))
+                         (CHANNEL, f"{self.deployment}\t{kind}\t{self.token}\t{listed}"))
 
     # Readers ------------------------------------------------------------------------------------
     def others_wrote(self, kind: str) -> bool:
         with self._lock:
-            if kind in self._changed:
-                self._changed.discard(kind)
-                return True
-            return False
+            return self._changed.pop(kind, False) is not False
+
+    def take(self, kind: str) -> "set[str] | None | bool":
+        """What other workers wrote to `kind` since the last call: False (nothing), a set of
+        item ids (refresh just those), or None (re-read everything)."""
+        with self._lock:
+            return self._changed.pop(kind, False)
 
     def wait(self, kind: str, timeout: float) -> bool:
         """Block until another process writes to `kind` (or `timeout` passes)."""
@@ -73,12 +95,17 @@ class PostgresChangeFeed:
             time.sleep(0.01)
         return self.others_wrote(kind)
 
-    def _flag(self, kind: str) -> None:
+    def _flag(self, kind: str, ids: "set[str] | None" = None) -> None:
         with self._lock:
             if kind == ALL:
-                self._changed.update(self._started | {"skills", "guidelines", "experiences"})
+                for one in self._started | {"skills", "guidelines", "experiences"}:
+                    self._changed[one] = None
+                return
+            known = self._changed.get(kind, set())
+            if ids is None or known is None:
+                self._changed[kind] = None
             else:
-                self._changed.add(kind)
+                self._changed[kind] = known | ids
 
     def _listen(self) -> None:
         backoff = 0.2
@@ -94,10 +121,10 @@ class PostgresChangeFeed:
                     self._listening.set()
                     while not self._stop.is_set():
                         for note in conn.notifies(timeout=0.5):
-                            deployment, _, rest = note.payload.partition("\t")
-                            kind, _, token = rest.partition("\t")
+                            deployment, kind, token, listed = (
+                                note.payload.split("\t", 3) + ["*"] * 3)[:4]
                             if deployment == self.deployment and token != self.token:
-                                self._flag(kind)
+                                self._flag(kind, _ids(listed))
             except psycopg.Error as exc:
                 if self._stop.is_set():
                     return
