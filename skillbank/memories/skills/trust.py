@@ -123,9 +123,17 @@ def fence(text: str) -> str:
     return "`" * max(4, longest + 1)
 
 
+#: Characters a person cannot see but a model reads: Unicode tag characters ("ASCII
+#: smuggling"), zero-width and bidirectional controls. Dropped from bodies shown as data.
+_INVISIBLE = re.compile("[\U000E0000-\U000E007F\u200B-\u200F\u202A-\u202E\u2060-\u2064"
+                        "\u2066-\u2069\uFEFF]")
+
+
 def as_data(name: str, trust: str, body: str) -> str:
     """A skill body from a folder not fully trusted, as the memory block shows it: fenced and
-    labelled as data, so a model reads it as material to weigh, never as instructions."""
+    labelled as data, so a model reads it as material to weigh, never as instructions; with
+    the characters a reviewer could not have seen removed."""
+    body = _INVISIBLE.sub("", body)
     mark = fence(body)
     return (f"### {name} ({trust} {DATA_LABEL})\n{mark}text\n{body.strip()}\n{mark}")
 
