@@ -498,8 +498,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
                       default=top)
         # A shared word with any of the skills nearest in meaning, not only the nearest: in a
         # catalog of one-line descriptions the right one is often second or third by cosine
-        # and the only one that shares a word (search.SHARED_WORD_AMONG).
-        nearest = sorted(embedded, key=lambda h: (-h.dense, h.id))[:routing.SHARED_WORD_AMONG]
+        # and the only one that shares a word (search.shared_word_among).
+        among = routing.shared_word_among(routing.words_per_item(self.index))
+        nearest = sorted(embedded, key=lambda h: (-h.dense, h.id))[:among]
         shares = bool(top.keyword) or any(h.keyword for h in nearest)
         if self._background is None:
             self._background = fitting.Background(self.index.embedding_function)

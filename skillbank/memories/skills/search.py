@@ -28,9 +28,17 @@ FULL_TEXT_WORDS = 256
 #: exact name in a one-line catalog still count a little).
 MIN_WEIGHT = 0.05
 #: The fit's "no shared word" bar (fit.py) looks for a shared word among this many skills nearest
-#: in meaning (the hits a caller sees by default), not only the nearest: on MetaTool's one-line
-#: catalog the nearest alone emptied 8.3 % of answerable requests (guard 3 %), the five 2.7 %.
+#: in meaning (the hits a caller sees by default) where skills carry less text than one MiniLM
+#: window, not only the nearest: on MetaTool's one-line catalog the nearest alone emptied 8.3 %
+#: of answerable requests (guard 3 %), the five 2.7 %. Where skills have bodies the nearest
+#: shares a word with every answerable dev request, and looking further only lets unrelated
+#: requests through (out of scope answered empty on the dev library 0.924 -> 0.907).
 SHARED_WORD_AMONG = 5
+
+
+def shared_word_among(words: float) -> int:
+    """How many of the nearest skills may supply the shared word, for this library."""
+    return 1 if words >= FULL_TEXT_WORDS else SHARED_WORD_AMONG
 #: Below this share of readable letters the model's cosine is not evidence for the fit, and
 #: the fit is the keyword side's: a match on at least one twentieth of the request's best
 #: possible BM25 (one character bigram of a twenty-bigram request) against the library.
