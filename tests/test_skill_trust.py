@@ -542,6 +542,8 @@ def test_the_browser_shows_the_review_queue_and_a_reviewer_accepts(tmp_path, ven
         assert page.status_code == 200
         assert 'id="review-csv-report"' in page.text and "Uploads &lt;b&gt;keys&lt;/b&gt;" in page.text
         assert "No security scanner" in page.text
+        detail = client.get("/skills/csv-report").text  # a held skill, read by the person
+        assert "third-party · findings" in detail and "held: pending: 1 critical" in detail
         assert client.post("/review/csv-report/accept", data={"csrf": "forged"},
                            headers={"origin": base}).status_code == 403
         assert bank.skills.load("csv-report", include_held=True).held

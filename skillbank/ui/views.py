@@ -60,7 +60,7 @@ def draft_detail(bank: Any, name: str) -> dict[str, Any]:
 
 
 def skill_detail(bank: Any, name: str) -> dict[str, Any]:
-    skill = bank.skills.load(name)
+    skill = bank.skills.load(name, include_held=True)  # a person may read a held skill
     usage = skill.usage
     return {"skill": skill, "findings": validation_findings(skill.path),
             "help_rate": percent(usage.success_rate),
