@@ -383,6 +383,8 @@ def test_soak_owner_killed_at_random_loses_no_acknowledged_write(tmp_path):
     acked = {parts[1]: parts[2] for parts in lines if parts[0] == "ACK"}
     errors = [" ".join(parts) for parts in lines if parts[0] == "ERR"]
     retries = sum(parts[0] == "RETRY" for parts in lines)
+    print("soak lines:", {kind: sum(parts[0] == kind for parts in lines)
+                          for kind in {parts[0] for parts in lines}})
     print(f"\nsoak: {SOAK_SECONDS:.0f} s, {kills} owner kills, {len(acked)} acknowledged writes, "
           f"{retries} documented retries, {len(errors)} errors")
     assert kills >= 3 and len(acked) >= 20
