@@ -322,6 +322,14 @@ def test_a_changed_skill_that_works_worse_is_flagged(tmp_path):
         for ok in (False, False, True, False, False):
             bank.skills.record_use("fix-flaky-tests", success=ok)
         flags = bank.skills.outcome_flags()
+        from typer.testing import CliRunner
+
+        from skillbank.cli import app
+
+        shown = CliRunner().invoke(app, ["--root", str(bank.root), "--no-bundled", "skills",
+                                         "review"])
+        assert shown.exit_code == 0, shown.output
+        assert "worse since a change" in shown.stdout and "fix-flaky-tests" in shown.stdout
         assert [(f["name"], f["previous_success_rate"], f["success_rate"]) for f in flags] == \
             [("fix-flaky-tests", 1.0, 0.2)]
         from skillbank.memories.skills import skill_trust_api

@@ -76,8 +76,15 @@ def review_skill(
     bank = st.bank(sync=["skills"])
     if name is None:
         queue = bank.skills.review_queue()
+        flagged = bank.skills.outcome_flags()
 
         def human_queue() -> None:
+            if flagged:  # rollback by outcome: changed skills that work worse than before
+                st.out.print(table(f"{len(flagged)} skills worse since a change",
+                                   ["name", "success now", "before", ("restore", {"ratio": 1})],
+                                   [[f["name"], f"{f['success_rate']:.0%} of {f['judged']}",
+                                     f"{f['previous_success_rate']:.0%} of "
+                                     f"{f['previous_judged']}", f["hint"]] for f in flagged]))
             if not queue:
                 st.out.print("No skill is waiting for review.")
                 return
@@ -87,7 +94,7 @@ def review_skill(
             st.out.print(text("Read them (`skillbank skills show NAME`), then `skillbank skills "
                               "review NAME accept` or `… reject`.", "dim"))
 
-        st.out.emit(queue, human_queue)
+        st.out.emit({"held": queue, "flagged_by_outcome": flagged}, human_queue)
         return
     if decision not in ("accept", "reject"):
         raise typer.BadParameter("say accept or reject after the skill name", param_hint="DECISION")
