@@ -9,6 +9,7 @@ from skillbank.distill.base import CandidateRule, Relation
 from skillbank.distill.lessons import _contrast, _key_steps, _outcome_class, _what_went_wrong
 from skillbank.distill.relations import _compare
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
+from skillbank.distill.standalone import keep_subjects
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
@@ -43,7 +44,7 @@ class RuleDistiller:
         seen: set[str] = set()
         previous: str | None = None
         for sentence in split_sentences(critique or ""):
-            rules = _rules_in_sentence(sentence)
+            rules = keep_subjects(_rules_in_sentence(sentence))  # "Never X; use Y." is one rule
             if rules:
                 for rule in rules:
                     rule = _resolve_pronoun(rule, previous)

@@ -67,6 +67,12 @@ def stance(rule: str) -> dict[str, int]:
     of", "rather than", "not", "over" after a verb of choosing, "without") take the rule's
     polarity, words after it the opposite; unlike the merge cues, quoted words and antonym-pair
     words count, and a flip needs only *some* word before it ("Use 'must' instead of 'shall'")."""
+    if ";" in rule:  # "Never put SQL in f-strings; use bound parameters": each part its own
+        out: dict[str, int] = {}
+        for part in rule.split(";"):
+            for word, value in stance(part).items():
+                out.setdefault(word, value)
+        return out
     quoted = {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g
               for w in re.findall(r"[A-Za-z0-9_$/-]+", g)}
     plain = _plain(rule).lower()

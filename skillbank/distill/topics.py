@@ -155,8 +155,17 @@ def _keywords(text: str, limit: int = 4) -> list[str]:
 
 
 def _when_to_use(rule: str, topic: str, task: str | None) -> str:
+    from skillbank.distill.standalone import task_kind
+
     desc = _TOPIC_DESC.get(topic, _TOPIC_DESC["general"])
     kind = _task_kind(task)
+    # The kind of task, not the one task ("summarising a news article", not "... about the new
+    # climate bill"): a rule's "when" must fit the next task of its kind.
+    if kind.startswith("working on: "):
+        kind = "working on: " + task_kind(kind[len("working on: "):])
+        kind = "" if kind == "working on: " else kind
+    else:
+        kind = task_kind(kind)
     head = f"When {kind} ({desc})" if kind else f"When {desc}"
     keys = _keywords(rule)
     line = head + (f"; about {', '.join(keys)}" if keys else "")

@@ -301,7 +301,10 @@ class GuidelineLearning:
             if relation == "contradiction":
                 plan.contradicted.append((similarity, gid))
                 plan.why[gid] = overruled or self._explain(text, old.text, similarity)
-            elif relation == "same" and other_terms(text, old.text):
+            elif relation == "same" and (other_terms(text, old.text)
+                                         or (";" in text) != (";" in old.text)):
+                # A negation joined to its alternative ("Never X; use Y.") is not one plain
+                # instruction that happens to share its words ("Put the chart on slide two").
                 plan.related.append(gid)  # "Use 'must' ..." is not "Use 'shall' ..."
                 plan.why.setdefault(gid, "prescribes other exact terms")
             elif relation == "same":

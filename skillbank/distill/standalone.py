@@ -1,0 +1,83 @@
+"""Rules that stand alone: a split never leaves a rule without its subject, and a rule's
+"when" names the kind of task, not the one task it came from.
+
+"Never put SQL in f-strings; use bound parameters." split in two gave "Use bound parameters."
+with no word of SQL, and "Never load the file in one go; always stream it in chunks." gave
+"Always stream it in chunks." (stream what?). A negation followed by its alternative is one
+instruction: the second half only makes sense with the first. Two instructions that each stand
+alone ("Use at least 24 pt text on slides; never paste screenshots of code.") stay apart.
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.distill.relations import _action, _objects, _polarity
+
+_PRONOUN = re.compile(r"\b(?:it|them|this|that|these|those|one)\b", re.I)
+
+
+def needs_previous(first: str, second: str) -> bool:
+    """Whether `second` is the alternative `first` asks for, and means nothing alone: the first
+    rejects something, the second asks for something, and the second either points back
+    ("stream it") or names nothing of the first's subject ("use bound parameters")."""
+    if _polarity(first) >= 0 or _polarity(second) < 0:
+        return False
+    if _PRONOUN.search(second):
+        return True
+    # An alternative is chosen, not done: "use bound parameters", "prefer X", "... instead".
+    # A second action of its own ("log the error with its traceback") stands alone.
+    if _action(second) not in _CHOOSING and not re.search(r"\binstead\b", second, re.I):
+        return False
+    mine = _objects(second, _action(second))
+    theirs = _objects(first, _action(first))
+    return bool(mine) and not (mine & theirs)
+
+
+_CHOOSING = frozenset("use prefer choose pick switch opt rely stick go".split())
+
+
+def keep_subjects(rules: list[str]) -> list[str]:
+    """Join each alternative to the negation it completes ("Never X; use Y.")."""
+    out: list[str] = []
+    for rule in rules:
+        if out and needs_previous(out[-1], rule):
+            out[-1] = f"{out[-1].rstrip(' .')}; {rule[:1].lower()}{rule[1:]}"
+        else:
+            out.append(rule)
+    return out
+
+
+_STOP = frozenset("""about on for with from that which who whom where when while in of regarding
+    asking using after before so because by since whose than into onto per via""".split())
+_SPECIFIC = frozenset("this that these those my our your their his her its the".split())
+_UNITS = frozenset("kb mb gb tb k m % percent rows lines pages users items".split())
+
+
+def task_kind(phrase: str, max_words: int = 6) -> str:
+    """'summarising this news article about the new climate bill' -> 'summarising a news
+    article': the kind of task, without what made it one task (its topic, names, sizes)."""
+    words = [w for w in re.sub(r"[`'\"“”‘’]", " ", phrase).split() if w]
+    out: list[str] = []
+    skip_unit = False
+    for number, word in enumerate(words):
+        low = word.lower().strip(",;:.")
+        if number and low in _STOP:
+            break
+        if any(c.isdigit() for c in low):
+            skip_unit = True
+            continue
+        if skip_unit and low in _UNITS:
+            skip_unit = False
+            continue
+        skip_unit = False
+        if number and low in _SPECIFIC:
+            word = "a"
+        if out and out[-1] == "a" and word == "a":
+            continue
+        out.append(word.strip(",;:."))
+        if len(out) >= max_words:
+            break
+    while out and out[-1].lower() in ("a", "an", "the", "to"):
+        out.pop()
+    return " ".join(out)

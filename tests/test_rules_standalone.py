@@ -1,0 +1,39 @@
+"""Rules that stand alone: a split keeps the subject; "when" names the kind of task."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillbank.distill import RuleDistiller
+
+
+@pytest.fixture
+def rd():
+    return RuleDistiller()
+
+
+@pytest.mark.parametrize("critique, words", [
+    ("Never put SQL in f-strings; use bound parameters.", ("SQL", "bound parameters")),
+    ("Never load the file in one go; always stream it in chunks.", ("file", "chunks")),
+    ("Do not use tables in slides; use bar charts instead.", ("tables", "bar charts")),
+])
+def test_an_alternative_keeps_the_subject_it_replaces(rd, critique, words):
+    rules = [r.text for r in rd.rules_from_critique(critique) if r.actionable]
+    assert len(rules) == 1, rules
+    assert all(w in rules[0] for w in words), rules
+
+
+def test_two_instructions_that_stand_alone_stay_apart(rd):
+    rules = [r.text for r in rd.rules_from_critique(
+        "Don't catch bare exceptions; log the error with its traceback.")]
+    assert rules == ["Do not catch bare exceptions.", "Log the error with its traceback."]
+
+
+def test_when_to_use_names_the_kind_of_task_not_the_task(rd):
+    (rule,) = rd.rules_from_critique(
+        "Cite the source for every figure.",
+        task="Summarise this news article about the new climate bill")
+    assert rule.when_to_use.startswith("When summarising a news article (")
+    assert "climate" not in rule.when_to_use
+    (rule,) = rd.rules_from_critique("Stream large files.", task="Import the 2 GB CSV")
+    assert rule.when_to_use.startswith("When importing a CSV")
