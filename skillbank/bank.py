@@ -199,6 +199,8 @@ class Skillbank:
         if self.store is not None:
             self.store.close()  # after the last queued write has taken and released its lock
         watcher_stopped = self.stop_watching()
+        if "skills" in self._memories:
+            self._memories["skills"].stop_scans()  # a background security scan (#28)
         if self._owner_lock is not None and self._owner_lock.is_locked:
             try:
                 # Still the only process on this root: leave the keyword side for the next

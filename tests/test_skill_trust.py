@@ -609,3 +609,19 @@ def test_trust_findings_and_review_travel_over_the_client_wire(tmp_path, vendor)
         assert not bank.skills.load("csv-report").held  # the owner's lock file changed
     finally:
         bank.close()
+
+
+def test_closing_the_bank_stops_a_background_scan(tmp_path, vendor):
+    import time
+
+    hanging = fake_scanner(tmp_path, 'echo \'{"ready": true}\'\nsleep 120\n')
+    bank = open_bank(tmp_path / "root", [vendor], scanner=hanging, timeout=100)
+    scanner = bank.skills.trust_book.scanner
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and (scanner._worker is None or scanner._worker.proc is None):
+        time.sleep(0.1)  # the sync queued a scan; its worker starts in the background
+    assert scanner._worker is not None and scanner._worker.proc is not None
+    proc = scanner._worker.proc
+    started = time.monotonic()
+    bank.close()
+    assert proc.wait(timeout=10) is not None and time.monotonic() - started < 15

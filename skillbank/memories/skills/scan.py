@@ -27,6 +27,7 @@ import json
 import logging
 import os
 import queue
+import signal
 import subprocess
 import sys
 import threading
@@ -169,7 +170,8 @@ class _Worker:
         env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1")
         self.proc = subprocess.Popen(
             [self.python, "-I", str(WORKER)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL, text=True, env=env, cwd="/")
+            stderr=subprocess.DEVNULL, text=True, env=env, cwd="/",
+            start_new_session=True)  # its own process group: stopping it stops its children
         threading.Thread(target=self._read, args=(self.proc, self._lines), daemon=True,
                          name="skillbank-scan-reader").start()
         hello = self._next(START_TIMEOUT)
@@ -211,18 +213,20 @@ class _Worker:
         proc, self.proc = self.proc, None
         if proc is None:
             return
-        if proc.poll() is None:
-            proc.kill()
+        try:
+            os.killpg(proc.pid, signal.SIGKILL)  # the worker and anything it started
+        except (ProcessLookupError, PermissionError):
+            if proc.poll() is None:
+                proc.kill()
         try:
             proc.wait(timeout=5)
         except subprocess.TimeoutExpired:
             pass
-        for stream in (proc.stdin, proc.stdout):
-            try:
-                if stream:
-                    stream.close()
-            except OSError:
-                pass
+        try:  # stdout is left to the reader thread: closing it under a blocked read would wait
+            if proc.stdin:
+                proc.stdin.close()
+        except OSError:
+            pass
 
 
 class Scanner:

@@ -99,6 +99,12 @@ class SkillTrust:
 
         threading.Thread(target=look, daemon=True, name="skillbank-scan-queue").start()
 
+    def stop_scans(self) -> None:
+        """Stop background scans and their worker process (the bank calls this on close)."""
+        book = self.__dict__.get("_trust_book")
+        if book is not None:
+            book.close()
+
     # Review ----------------------------------------------------------------------------------
     def review_queue(self) -> list[Skill]:
         """Skills kept out of routing, waiting for a reviewer (or rejected), by name."""
