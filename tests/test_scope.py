@@ -484,3 +484,32 @@ def test_scope_rules_in_isolation():
         assert scopes.narrowed("bob") is None
     assert scopes.covers(("*",), "x") and not scopes.covers(("a",), "x")
     assert scopes.where(("*",)) is None and scopes.where(("a",)) == {"namespace": "a"}
+
+
+def test_clients_opened_with_a_namespace_keep_it_on_every_call(tmp_path):
+    """Issue 22's first finding: a client's namespace was dropped by calls without a namespace
+    parameter (record_many, record_messages, import_), so bob's context showed alice's run."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        alice = Skillbank.open(root, embedding_function=HashEmbedding(), namespace="alice")
+        bob = Skillbank.open(root, embedding_function=HashEmbedding(), namespace="bob")
+        try:
+            assert alice.is_remote and bob.is_remote
+            ids = alice.experiences.record_many([{"task": TASK, "outcome": "failure",
+                                                  "feedback": f"{SECRET} lock forgotten"}])
+            ids.append(alice.experiences.record_messages(
+                [{"role": "user", "content": f"{SECRET} second run"}]))
+            lines = tmp_path / "runs.jsonl"  # lines that name no namespace
+            lines.write_text('{"task": "imported run", "outcome": "success"}\n')
+            assert {e.namespace for e in alice.experiences.list("*")} == {"alice"}
+            assert bob.experiences.list() == [] and bob.experiences.recall(TASK) == []
+            assert SECRET not in bob.context_for(TASK).text
+            report = bob.experiences.import_(lines)  # import_ follows bob's namespace
+            assert report.added and [e.namespace for e in bob.experiences.list()] == ["bob"]
+            assert SECRET in alice.context_for(TASK).text
+        finally:
+            alice.close()
+            bob.close()
