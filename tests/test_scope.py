@@ -513,3 +513,20 @@ def test_clients_opened_with_a_namespace_keep_it_on_every_call(tmp_path):
         finally:
             alice.close()
             bob.close()
+
+
+def test_skill_drafts_wait_for_a_reviewer(tmp_path):
+    bank = open_bank(tmp_path / "root")
+    try:
+        reader = bank.scoped(Scope(principal="viewer", namespace="alice", role="reader"))
+        with pytest.raises(PermissionDeniedError, match="contributor role"):
+            reader.skills.propose()
+        for verb, call in (("adopting", lambda v: v.skills.adopt("any-draft")),
+                           ("discarding", lambda v: v.skills.discard("any-draft")),
+                           ("restoring", lambda v: v.skills.restore("any-skill", "v1"))):
+            with pytest.raises(PermissionDeniedError, match=f"{verb}.*reviewer role"):
+                call(bank.scoped(ALICE))
+            with pytest.raises(PermissionDeniedError, match="reviewer role"):
+                call(bank.scoped(ALICE_REVIEWER.untrusted()))
+    finally:
+        bank.close()

@@ -30,8 +30,10 @@ import time
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
+from skillbank import scope as scopes
 from skillbank.audit import note
-from skillbank.errors import AlreadyExistsError, InvalidInputError, NotFoundError
+from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
+                              PermissionDeniedError)
 from skillbank.fsutil import append_line, atomic_write, check_slug
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.drafting import (
@@ -169,6 +171,7 @@ class SkillDrafts:
         """
         checks.check_k(min_support, "min_support")
         checks.check_score(threshold, "threshold")
+        scopes.caller("default").require(scopes.Role.CONTRIBUTOR, "proposing skills")
         pool = self._experiences(namespace, experiences)
         drafter = drafter or self._default_drafter()
         with self._sync_lock, self.write_lock:
@@ -319,6 +322,7 @@ class SkillDrafts:
     # Adopting and discarding ---------------------------------------------------------------------
     def adopt(self, name: str) -> Skill:
         """Move a draft into the skills folder and index it; a revision keeps the old version."""
+        _decider("adopting a draft")
         with self._sync_lock, self.write_lock:
             draft = self.draft(name)
             folder = Path(draft.path).parent
@@ -379,6 +383,7 @@ class SkillDrafts:
 
     def discard(self, name: str) -> SkillDraft:
         """Drop a pending draft; it is not proposed again for the same experiences."""
+        _decider("discarding a draft")
         with self._sync_lock, self.write_lock:
             draft = self.draft(name)
             self._close(draft, "discarded")
@@ -395,6 +400,7 @@ class SkillDrafts:
     def restore(self, name: str, version: str) -> Skill:
         """Make an earlier version current again; the current one is kept as a version first."""
         checks.check_str(name, "name")
+        _decider("restoring a skill version")
         with self._sync_lock, self.write_lock:
             folder = self._writable_dir(name)  # type: ignore[attr-defined]
             if folder.is_symlink():
@@ -479,3 +485,13 @@ def _diff(before: str, after: str, name: str) -> str:
                                         after.splitlines(keepends=True),
                                         fromfile=f"skills/{name}/SKILL.md",
                                         tofile=f"drafts/{name}/SKILL.md"))
+
+
+def _decider(action: str) -> None:
+    """Drafts and versions wait for a person: adopting, discarding and restoring need a trusted
+    reviewer (skillbank.scope; the bank's own local user is one)."""
+    scope = scopes.caller("default")
+    if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
+        raise PermissionDeniedError(
+            f"{action} needs the reviewer role; {scope.principal} is "
+            f"{'an untrusted ' if not scope.trusted else 'a '}{scope.role.value}")
