@@ -278,7 +278,9 @@ class Skillbank:
         from skillbank.usage import UsageLog
 
         if memory not in self._usage_logs:
-            self._usage_logs[memory] = UsageLog(self.root / "usage" / f"{memory}.jsonl")
+            # Server mode: other processes append to the same logs; reads pick their events up.
+            self._usage_logs[memory] = UsageLog(self.root / "usage" / f"{memory}.jsonl",
+                                                shared=bool(self.settings.chroma_url))
         return self._usage_logs[memory]
 
     def __enter__(self) -> "Skillbank":

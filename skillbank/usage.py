@@ -35,18 +35,26 @@ log = logging.getLogger("skillbank.usage")
 #: Buffered use events are written once this many are waiting, or this long after the first.
 FLUSH_EVERY = 256
 FLUSH_SECONDS = 5.0
+#: Server mode: how often a read looks for events other processes appended (one `stat`).
+REFRESH_SECONDS = 0.2
 
 
 class UsageLog:
     """Per-item uses / successes / failures, durable and cheap to update."""
 
-    def __init__(self, path: Path) -> None:
+    def __init__(self, path: Path, *, shared: bool = False) -> None:
         self.path = path
         self._lock = threading.Lock()
         self._counts: dict[str, Usage] = {}
         self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
+        #: Server mode (several processes append to this file): reads pick up the events the
+        #: others appended since (`_refresh`), so their votes and uses count here too.
+        self.shared = shared
+        self._offset = 0  # bytes of the file applied here, own appends included
+        self._own: list[tuple[int, int]] = []  # own appends beyond `_offset` (start, end)
+        self._checked = 0.0
         self._load()
         _open_logs.add(self)
 
@@ -55,15 +63,46 @@ class UsageLog:
             return
         with self.path.open("rb") as handle:
             for raw in handle:
-                try:
-                    event = json.loads(raw)
-                    if event.get("accept"):
-                        self._accept(event["id"])
-                        continue
-                    self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
-                                untrusted=bool(event.get("u")))
-                except (ValueError, KeyError, TypeError):
-                    continue  # a torn or foreign line: skip, never fail the open
+                if raw.endswith(b"\n"):
+                    self._offset += len(raw)
+                self._apply_line(raw)
+
+    def _apply_line(self, raw: bytes) -> None:
+        try:
+            event = json.loads(raw)
+            if event.get("accept"):
+                self._accept(event["id"])
+                return
+            self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
+                        untrusted=bool(event.get("u")))
+        except (ValueError, KeyError, TypeError, AttributeError):
+            return  # a torn or foreign line: skip, never fail the open
+
+    def _refresh(self) -> None:
+        """Server mode: apply the complete event lines other processes appended since the last
+        look (our own appends are skipped: they are counted already). Called with the lock."""
+        now = time.monotonic()
+        if not self.shared or now - self._checked < REFRESH_SECONDS:
+            return
+        self._checked = now
+        try:
+            size = self.path.stat().st_size
+        except OSError:
+            return
+        if size <= self._offset:
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self._offset)
+            data = handle.read(size - self._offset)
+        position = self._offset
+        for raw in data.splitlines(keepends=True):
+            if not raw.endswith(b"\n"):
+                break  # another process is still writing this line
+            if not any(start <= position < end for start, end in self._own):
+                self._apply_line(raw)
+            position += len(raw)
+        self._offset = position
+        self._own = [(start, end) for start, end in self._own if end > position]
 
     def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None, *,
                untrusted: bool = False) -> None:
@@ -145,6 +184,11 @@ class UsageLog:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
+            end = handle.tell()
+        if end - len(data) == self._offset:
+            self._offset = end  # nobody else appended in between
+        else:
+            self._own.append((end - len(data), end))
         self._pending.clear()
 
     @property
@@ -153,10 +197,16 @@ class UsageLog:
         return len(self._pending)
 
     def get(self, item_id: str) -> Usage:
+        if self.shared:
+            with self._lock:
+                self._refresh()
         usage = self._counts.get(item_id)
         return usage.model_copy() if usage else Usage()
 
     def all(self) -> dict[str, Usage]:
+        if self.shared:
+            with self._lock:
+                self._refresh()
         return {k: v.model_copy() for k, v in self._counts.items()}
 
     def prior(self, item_id: str, scale: float = 0.004) -> float:
@@ -165,6 +215,9 @@ class UsageLog:
         Sized against reciprocal-rank scores (~1/61 for a first place), so it reorders near
         ties but never lets a poorly matching item jump over a clearly better one.
         """
+        if self.shared:
+            with self._lock:
+                self._refresh()
         usage = self._counts.get(item_id)
         if not usage:
             return 0.0

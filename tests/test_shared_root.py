@@ -794,3 +794,33 @@ def alive(pid: int) -> bool:
         return False
     return True
 
+
+
+# 8. Server mode: votes and usage counts reach the other processes -------------------------------
+
+def test_server_mode_votes_and_usage_reach_other_processes(tmp_path, chroma_server):
+    prefix = f"sr{os.getpid()}x{time.monotonic_ns() % 10**9}"
+    root = tmp_path / "root"
+    write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+    bank = open_bank(root, chroma_url=chroma_server, prefix=prefix)
+    try:
+        gid = bank.guidelines.add("Always pin dependency versions.").guideline_id
+        eid = bank.experiences.record(task="rotate the api keys", outcome="success", steps=[])
+        bank.rate("skill:pdf-tables", helpful=False)  # this process's own vote counts once
+        assert bank.skills.load("pdf-tables").usage.failures == 1
+        done = run_python(root, f"""
+from workers.common import open_bank
+bank = open_bank({str(root)!r}, chroma_url={chroma_server!r}, prefix={prefix!r})
+bank.rate({gid!r}, helpful=True)
+bank.rate("skill:pdf-tables", helpful=True)
+bank.rate({eid!r}, helpful=True)
+bank.close()
+""")
+        assert done.returncode == 0, done.stderr[-2000:]
+        time.sleep(0.3)  # reads look for other processes' usage events at most every 0.2 s
+        assert bank.guidelines.get(gid).helpful == 1
+        usage = bank.skills.load("pdf-tables").usage
+        assert (usage.successes, usage.failures) == (1, 1)
+        assert bank.experiences.get(eid).usage.successes == 1
+    finally:
+        bank.close()
