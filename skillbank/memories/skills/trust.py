@@ -214,7 +214,10 @@ class TrustBook:
                                   "findings": []}
         policy = self.policy[trust]
         if result is None:
-            update["scan"] = "not scanned" if not self.scanner.available else "scan pending"
+            if self.scanner.broken:  # the scanner could not run at all: say why
+                update["scan"] = f"scan failed: {self.scanner.broken}"
+            else:
+                update["scan"] = "scan pending" if self.scanner.available else "not scanned"
         else:
             update["scan"] = result.status
             update["findings"] = [f for f in result.findings
@@ -226,7 +229,8 @@ class TrustBook:
             if result is not None:
                 reason = result.status
             else:
-                reason = "not scanned yet" if self.scanner.available else "not scanned"
+                reason = ("not scanned yet" if update["scan"] == "scan pending"
+                          else update["scan"])
             if action == "hold":
                 held_by.append(reason)
             elif action == "warn":
