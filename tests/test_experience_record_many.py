@@ -87,6 +87,7 @@ def index_state(mem: ExperienceMemory, labels: dict[str, str]) -> dict[str, dict
         meta.pop("hash")  # of the journal line, which holds the id and the time
         meta["source"] = labels.get(meta.get("source"), meta.get("source"))
         meta.pop("parent")
+        meta.pop("sb_owner", None)  # which root's index holds the entry: each bank its own
         state[labels[record_id]] = meta
     return state
 
