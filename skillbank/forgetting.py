@@ -165,15 +165,22 @@ def _drop_lesson_texts(memory: Any, parent_id: str, texts: set[str]) -> list[str
     return [parent_id] if events else []
 
 
-def erase_drafts(drafts_root: Path, ids: Iterable[str]) -> int:
+def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | None = None) -> int:
     """Delete the skill drafts (pending or closed) drawn from any of `ids`: a draft's text is
     made of its source experiences' tasks and lessons. Adopted skills are a person's decision
-    and stay. Returns the number of drafts deleted."""
+    and stay. Returns the number of drafts deleted.
+
+    A draft's name is a slug of its experiences' words too ('repair-<word>-pipeline'), and it
+    is also kept by the drafts ledger and by the audit log's draft events: those names are
+    blanked in place (`_blank_draft_names`; `audit_folder` defaults to `<root>/audit` beside
+    `<root>/drafts`). A name that was adopted stays: it is a skill's name now."""
     import shutil
 
     wanted = {i for i in ids if isinstance(i, str)}
     if not wanted or not drafts_root.is_dir():
         return 0
+    _blank_draft_names(drafts_root, wanted,
+                       audit_folder if audit_folder is not None else drafts_root.parent / "audit")
     folders = [p for p in drafts_root.iterdir() if p.is_dir() and p.name != ".closed"]
     closed = drafts_root / ".closed"
     if closed.is_dir():
@@ -189,6 +196,88 @@ def erase_drafts(drafts_root: Path, ids: Iterable[str]) -> int:
             shutil.rmtree(folder, ignore_errors=True)
             removed += 1
     return removed
+
+
+def _blank_draft_names(drafts_root: Path, ids: set[str], audit_folder: Path) -> None:
+    """Blank the names of drafts drawn from `ids` in the ledger and the audit log.
+
+    Each line is rewritten in place at the same length (the name dropped or emptied, padded
+    with spaces), with a positioned write: appends by other processes (O_APPEND) go on past
+    the end meanwhile, so no line written concurrently is lost, unlike a whole-file rewrite."""
+    ledger = drafts_root / ".ledger.jsonl"
+    names: set[str] = set()
+    adopted: set[str] = set()
+    try:
+        lines = ledger.read_bytes().splitlines()
+    except OSError:
+        return
+    for raw in lines:
+        try:
+            entry = json.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(entry, dict) or not isinstance(entry.get("name"), str):
+            continue
+        if entry.get("op") == "adopted":
+            adopted.add(entry["name"])
+        sources = entry.get("sources")
+        if isinstance(sources, list) and ids & {str(s) for s in sources}:
+            names.add(entry["name"])
+    names -= adopted
+    names.discard("")
+    if not names:
+        return
+
+    def ledger_line(entry: dict[str, Any]) -> dict[str, Any] | None:
+        if entry.get("name") in names:
+            return {k: v for k, v in entry.items() if k != "name"}
+        return None
+
+    def audit_line(entry: dict[str, Any]) -> dict[str, Any] | None:
+        if entry.get("kind") == "draft" and entry.get("id") in names:
+            return {**entry, "id": ""}
+        return None
+
+    _rewrite_lines_in_place(ledger, ledger_line, ", ")
+    try:
+        months = sorted(p for p in audit_folder.iterdir() if p.suffix == ".jsonl")
+    except OSError:
+        months = []
+    for path in months:
+        _rewrite_lines_in_place(path, audit_line, ",")
+
+
+def _rewrite_lines_in_place(path: Path, change: Any, separator: str) -> None:
+    """Overwrite the lines `change(entry)` replaces, each at its offset and same length."""
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return
+    patches: list[tuple[int, bytes]] = []
+    offset = 0
+    for raw in data.splitlines(keepends=True):
+        body = raw.rstrip(b"\r\n")
+        try:
+            entry = json.loads(body)
+        except ValueError:
+            entry = None
+        new = change(entry) if isinstance(entry, dict) else None
+        if new is not None:
+            line = json.dumps(new, ensure_ascii=False,
+                              separators=(separator, ": " if separator == ", " else ":")).encode()
+            if len(line) > len(body):
+                line = b"{}"
+            patches.append((offset, line + b" " * (len(body) - len(line))))
+        offset += len(raw)
+    if not patches:
+        return
+    fd = os.open(path, os.O_WRONLY)
+    try:
+        for at, line in patches:
+            os.pwrite(fd, line, at)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def erase_skill(library: Any, name: str, trash: Path) -> None:
