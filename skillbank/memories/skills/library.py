@@ -436,20 +436,25 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             raw.best_dense, raw.best_keyword, self.min_score, self.min_keyword)
         if fit < floor:
             return hits
-        ranked = []
-        for hit in raw:
+        ranked = sorted(((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit)
+                         for hit in raw), key=lambda entry: entry[0], reverse=True)
+        best_z = ranked[0][0] if ranked else 0.0
+        if available is not None:
+            hits.missing_tools = {}
+        chosen = []
+        # Records only for what is returned: a summary carries trust state (files hashed), and
+        # building one per candidate cost a quarter of a search on a 900-skill library.
+        for z, hit in ranked:
+            if len(chosen) == k:
+                break
             try:
                 record = self._summary(hit.id)
             except NotFoundError:  # removed by a concurrent sync since the search began
                 continue
-            ranked.append((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit, record))
-        ranked.sort(key=lambda entry: entry[0], reverse=True)
-        best_z = ranked[0][0] if ranked else 0.0
-        if available is not None:
-            ranked = self._tool_gate(ranked, available, hits)
-            if not ranked:
-                return hits
-        for z, hit, record in ranked[:k]:
+            if available is not None and self._lacks_tools(record, available, hits):
+                continue
+            chosen.append((z, hit, record))
+        for z, hit, record in chosen:
             score = fit * math.exp(min(0.0, z - best_z))
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
@@ -457,20 +462,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         # scores they earned behind it (so a held best match does not promote a poor one).
         return gate.visible(hits)
 
-    def _tool_gate(self, ranked: list, available: list[str], hits: Hits) -> list:
-        """Drop the skills whose declared tools the agent lacks; say which, and what they lack.
-        The others keep the scores they earned (a gated best match does not promote a poor one)."""
-        kept, hits.missing_tools = [], {}
-        for entry in ranked:
-            record = entry[2]
-            need = dependencies.of_file(record.path, record.content_hash)
-            dependencies.warn_once(record.name, need)
-            lacking = dependencies.missing(need, available) if need else []
-            if lacking:
-                hits.missing_tools[record.name] = lacking
-            else:
-                kept.append(entry)
-        return kept
+    def _lacks_tools(self, record: Skill, available: list[str], hits: Hits) -> bool:
+        """Whether the agent lacks tools the skill declares (then noted in `hits.missing_tools`).
+        Skills after it keep the scores they earned (a gated best match promotes nothing)."""
+        need = dependencies.of_file(record.path, record.content_hash)
+        dependencies.warn_once(record.name, need)
+        lacking = dependencies.missing(need, available) if need else []
+        if lacking:
+            hits.missing_tools[record.name] = lacking
+        return bool(lacking)
 
     def _query_vector(self, task: str) -> Any:
         """The task's vector, embedded once for the index and the background prototypes."""
