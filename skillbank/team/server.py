@@ -10,7 +10,10 @@ what one acknowledges, the others see within a second through LISTEN/NOTIFY.
 - `/readyz`: PostgreSQL and Chroma both answer (200), else 503 with a JSON body naming each
   failing dependency and what to check, for a load balancer to route around the worker.
 - `/mcp`: the same MCP server `skillbank serve --transport http` runs (its guard: bearer token,
-  Origin check, body limit).
+  Origin check, body limit). With `--tokens FILE` (the hashed tokens file of
+  `skillbank tokens add`) each person's token maps to a principal and every request runs in
+  that principal's scope; with only `--token`, every caller shares the server's own scope (the
+  local user, admin of every namespace), so one person's memory is not kept from another's.
 
 Still on the root's files in this first step (see docs/team.md): skills, guideline records and
 the experience journal, so every worker must see the same root folder.
@@ -80,14 +83,15 @@ async def _json(send: Any, status: int, payload: dict[str, Any]) -> None:
 
 
 def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
-                     max_body_bytes: int | None = None) -> Any:
+                     max_body_bytes: int | None = None, tokens: Any = None) -> Any:
     from skillbank.mcp_server.http import build_app
     from skillbank.mcp_server.options import ServeOptions
     from skillbank.mcp_server.server import build_server
 
     server = build_server(bank, trusted=trusted)
     limit = max_body_bytes or ServeOptions.max_body_bytes
-    return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit), bank)
+    return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit,
+                                  tokens=tokens), bank)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -105,6 +109,9 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--token", default=env("SKILLBANK_TOKEN"),
                         help="bearer token every /mcp request must carry (SKILLBANK_TOKEN)")
+    parser.add_argument("--tokens", default=env("SKILLBANK_TOKENS"), metavar="FILE",
+                        help="tokens file mapping each bearer token to a principal and its scope "
+                             "(`skillbank tokens add`; SKILLBANK_TOKENS)")
     parser.add_argument("--trust", action="store_true",
                         help="treat this server's clients as trusted (writes are not pending)")
     parser.add_argument("--log-level", default="warning")
@@ -124,11 +131,21 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from skillbank.mcp_server.options import is_loopback
 
-    if not is_loopback(args.host) and not args.token:
-        print(f"skillbank server: refusing to serve on {args.host} without --token "
+    if not is_loopback(args.host) and not args.token and not args.tokens:
+        print(f"skillbank server: refusing to serve on {args.host} without --tokens or --token "
               "(SKILLBANK_TOKEN): anyone who can reach it could read and write this memory",
               file=sys.stderr)
         return 2
+    tokens = None
+    if args.tokens:
+        from skillbank.errors import InvalidInputError
+        from skillbank.mcp_server.identity import TokensFile
+
+        try:
+            tokens = TokensFile(args.tokens)  # refused now, naming the problem, if unsafe
+        except InvalidInputError as exc:
+            print(f"skillbank server: {exc}", file=sys.stderr)
+            return 2
     import uvicorn
 
     from skillbank import Skillbank
@@ -143,7 +160,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1
     try:
-        app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust)
+        app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
+                               tokens=tokens)
         print(f"skillbank team worker {os.getpid()} on http://{args.host}:{args.port} "
               "(/mcp, /healthz, /readyz)", file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
