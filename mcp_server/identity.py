@@ -19,7 +19,7 @@ The tokens file (TOML, or JSON when its name ends in .json) stores only SHA-256 
 once. The file is refused at start-up when group or others can read or write it, or when it is
 malformed, with an error naming the file and the problem. It is re-read when it changes (a
 token added while the server runs works at once; a broken edit keeps the last good version and
-is logged). Team mode across machines (OIDC/JWT) only adds another way to find the principal;
+is logged; a deleted file revokes every token until it is back). Team mode across machines (OIDC/JWT) only adds another way to find the principal;
 the scope it produces is the same.
 """
 
@@ -223,6 +223,10 @@ class TokensFile:
                 if strict:
                     raise TokensFileError(str(exc)) from None
                 self._stamp = stamp  # do not log the same broken version on every request
+                if stamp is None:  # deleted: its tokens are revoked, not kept (fail closed)
+                    self._by_hash = {}
+                    log.error("skillbank: %s; no token is accepted until it is back", exc)
+                    return
                 log.error("skillbank: %s; still using the tokens read before", exc)
 
     def lookup(self, token: str) -> Principal | None:
