@@ -245,11 +245,18 @@ def unwrap(text: str) -> str:
 
 
 def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
-                  namespace: str | None = None, k_skills: int = 3, k_guidelines: int = 8,
-                  k_experiences: int = 3, include_body: bool = True) -> MemoryContext:
-    """Select and render memory for `task`, never over `budget_tokens` (counted with tiktoken)."""
+                  namespace: str | None = None, k_skills: int = 3,
+                  k_guidelines: int | None = None, k_experiences: int = 3,
+                  include_body: bool = True) -> MemoryContext:
+    """Select and render memory for `task`, never over `budget_tokens` (counted with tiktoken).
+
+    ``k_guidelines=None`` scales the guideline candidates with the budget (one per 100 tokens,
+    8 to 20): a larger budget is room for more of the rules of the task's topics (learning
+    loop, dev, 1,600 tokens: the distiller's rules prevented 0.358 -> 0.463)."""
     if budget_tokens < 0:
         raise ValueError("budget_tokens must be >= 0")
+    if k_guidelines is None:
+        k_guidelines = max(8, min(20, budget_tokens // 100))
     # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
     ordered, skills, guidelines, experiences = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body)

@@ -21,3 +21,24 @@ def test_guidelines_of_another_topic_are_not_shown_on_a_shared_word(tmp_path):
         block = bank.context_for(task, budget_tokens=1600)
         assert support not in block.ids
         assert python[0] in block.ids  # the rule the task is about
+
+
+def test_a_larger_budget_shows_more_rules_of_the_task_topic(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        rules = ["Document Python functions with docstrings.", "Annotate Python functions "
+                 "with type hints.", "Open files in Python with pathlib.", "Log Python errors "
+                 "with logging, not print.", "Model Python records as dataclasses.", "Format "
+                 "Python strings with f-strings.", "Stream large Python sequences through "
+                 "generators.", "Close Python resources with context managers.", "Count Python "
+                 "loop indexes with enumerate.", "Raise specific Python exceptions.", "Keep "
+                 "Python asserts out of production checks.", "Name Python constants in "
+                 "capitals.", "Sort Python imports alphabetically.", "Test Python functions "
+                 "with pytest."]
+        for text in rules:
+            bank.guidelines.add(text, topic="python")
+        assert len(bank.guidelines.list(status="active")) >= 12
+        task = "Write Python functions"
+        small = bank.context_for(task, budget_tokens=800)
+        large = bank.context_for(task, budget_tokens=1600)
+        assert len(small.guidelines) <= 8 < len(large.guidelines)
