@@ -22,6 +22,7 @@ the same deployment (they share its entries and its change feed), and a new root
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import re
 import secrets
@@ -61,10 +62,71 @@ def root_identity(root: Path) -> str:
     return path.read_text("ascii").strip() or fresh
 
 
-def deployment_of(settings: Any) -> str:
-    """The owner tag of a bank's index entries: the `deployment` setting or the root's id."""
+def deployment_of(settings: Any, *, shared: bool = False) -> str:
+    """The owner tag of a bank's index entries: the `deployment` setting or the root's id.
+
+    `shared`: the entries live where other roots can reach them (a Chroma server, a caller's
+    client, PostgreSQL): a root that is a copy of another is refused there (`check_not_a_copy`),
+    since it carries the other's id and would sync away, overwrite and forget its entries."""
     explicit = getattr(settings, "deployment", None)
-    return str(explicit) if explicit else root_identity(settings.root)
+    if explicit:
+        return str(explicit)
+    identity = root_identity(settings.root)
+    if shared:
+        check_not_a_copy(settings.root, identity)
+    return identity
+
+
+#: Where the root's id was made: its folder and the id file's inode (`check_not_a_copy`).
+ORIGIN_FILE = ".skillbank-id.origin"
+
+
+def _origin_now(root: Path) -> dict[str, Any]:
+    path = Path(root) / IDENTITY_FILE
+    return {"path": str(Path(root).resolve()), "ino": path.stat().st_ino}
+
+
+def check_not_a_copy(root: Path, identity: str) -> None:
+    """Refuse a root whose id was copied from another root (`cp -r`, a template, a restore
+    beside the original), before it touches a shared index.
+
+    A copy carries the original's `.skillbank-id`, so on a Chroma server both were one
+    deployment: the copy's sync deleted the original's entries its files lacked, its forgets
+    removed the original's items from the index, and its writes appeared in the original's
+    (issue 24's wipe, by another door). A root is a copy when both its folder and its id file
+    differ from where the id was made (moving a root keeps the file's inode; one root mounted
+    at two paths over NFS keeps it too). The fix is named in the error: set `deployment`
+    (the same one to share an index on purpose), or delete the copy's `.skillbank-id`.
+    Roots made before this check record their origin on first use."""
+    root = Path(root)
+    origin_path = root / ORIGIN_FILE
+    try:
+        now = _origin_now(root)
+    except OSError:
+        return
+    try:
+        origin = json.loads(origin_path.read_text("utf-8"))
+    except FileNotFoundError:
+        origin = None
+    except (OSError, ValueError):
+        origin = None
+    if not isinstance(origin, dict) or origin.get("id") != identity:
+        try:  # first use (or an origin of another id): record where this id lives now
+            from skillbank.fsutil import atomic_write
+
+            atomic_write(origin_path, json.dumps({"id": identity, **now}) + "\n")
+        except OSError:
+            pass
+        return
+    if origin.get("path") != now["path"] and origin.get("ino") != now["ino"]:
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(
+            f"root {root} is a copy of the root at {origin.get('path')} (its {IDENTITY_FILE} "
+            f"was made there): on a shared Chroma or database both would be deployment "
+            f"{identity!r} and would delete each other's index entries. Make it a deployment "
+            f"of its own (delete {root / IDENTITY_FILE} and {origin_path}), or set `deployment` "
+            "(SKILLBANK_DEPLOYMENT; the same value on both to share one index on purpose)")
 
 
 def database_for(deployment: str) -> str:
@@ -129,12 +191,13 @@ def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
     `own_client`: the bank made `client` itself (embedded on `<root>/chroma`, or an HttpClient
     to `chroma_url`); otherwise the caller handed it in and it may be shared with anyone.
     """
-    owner = deployment_of(settings)
     tenant = getattr(settings, "chroma_tenant", None)
     database = getattr(settings, "chroma_database", None)
     if not settings.chroma_url and not tenant and not database and (
             own_client or _own_folder(client, settings.root)):
-        return Placement(client, owner, private=True)  # the embedded default: unchanged
+        # the embedded default: unchanged (a copy has its own chroma/ folder: nothing shared)
+        return Placement(client, deployment_of(settings), private=True)
+    owner = deployment_of(settings, shared=True)
     from chromadb.api.client import Client
     from chromadb.config import DEFAULT_TENANT
 

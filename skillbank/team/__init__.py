@@ -30,7 +30,7 @@ def attach_store(bank: Any, write_lock_timeout: float) -> Any:
     from skillbank.store import open_store
 
     store = open_store(bank.root, bank.settings.database_url,
-                       deployment=deployment_of(bank.settings))
+                       deployment=deployment_of(bank.settings, shared=True))
     bank.store = store
     bank.write_lock = store.write_lock(timeout=write_lock_timeout)
     bank.changes = store.change_feed()

@@ -1,0 +1,73 @@
+"""Issue 24's wipe by another door: a copied root (`cp -r`, a template) carried the original's
+`.skillbank-id`, so on a Chroma server both were one deployment and the copy's deletes and
+forgets removed the original's entries (its skill and experience silently unsearchable, even
+after a sync). A copy is now refused before it touches a shared index, with the fix named; a
+moved root, an embedded copy and a copy given its own (or the same, on purpose) `deployment`
+open as before. Real `chroma run` server."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+from skillbank.errors import InvalidInputError
+from skillbank.index_ownership import IDENTITY_FILE, ORIGIN_FILE
+
+
+def _open(root: Path, **kw) -> Skillbank:
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False, **kw)
+
+
+def _fill(root: Path, **kw) -> str:
+    with _open(root, **kw) as bank:
+        bank.skills.save("key-rotation", "Rotate the signing keys safely.", "# Steps\n")
+        return bank.experiences.record(task="Rotate the zanzibar signing keys", outcome="failure")
+
+
+def _indexed(root: Path, **kw) -> dict[str, list[str]]:
+    with _open(root, sync=False, share=False, **kw) as view:
+        return {kind: sorted(view.index(kind).ids()) for kind in ("skills", "experiences")}
+
+
+def test_a_copied_root_is_refused_on_a_chroma_server(tmp_path, chroma_server):
+    a, b = tmp_path / "a", tmp_path / "b"
+    eid = _fill(a, chroma_url=chroma_server)
+    before = _indexed(a, chroma_url=chroma_server)
+    assert before == {"skills": ["key-rotation"], "experiences": [eid]}
+    shutil.copytree(a, b)
+    with pytest.raises(InvalidInputError) as refused:
+        with _open(b, chroma_url=chroma_server) as copy:  # before: it opened ...
+            copy.skills.delete("key-rotation")  # ... and these removed A's entries
+            copy.forget(eid)
+    assert "is a copy of the root at" in str(refused.value)
+    assert "deployment" in str(refused.value) and IDENTITY_FILE in str(refused.value)
+    assert _indexed(a, chroma_url=chroma_server) == before
+    # The named fix: the copy becomes a deployment of its own; A keeps every entry.
+    (b / IDENTITY_FILE).unlink()
+    (b / ORIGIN_FILE).unlink()
+    with _open(b, chroma_url=chroma_server) as copy:
+        copy.skills.delete("key-rotation")
+        copy.forget(eid)
+    assert _indexed(a, chroma_url=chroma_server) == before
+    # Or one index shared on purpose: the same `deployment` opens (the owner's choice).
+    shutil.copytree(a, tmp_path / "c")
+    with _open(tmp_path / "c", chroma_url=chroma_server, deployment="team-x") as same:
+        assert same.index("skills").ids() == ["key-rotation"]
+
+
+def test_a_moved_root_and_an_embedded_copy_open_as_before(tmp_path, chroma_server):
+    a = tmp_path / "a"
+    eid = _fill(a, chroma_url=chroma_server)
+    moved = tmp_path / "moved"
+    os.rename(a, moved)  # same file system: the id file keeps its inode, one deployment
+    assert _indexed(moved, chroma_url=chroma_server)["experiences"] == [eid]
+    embedded = tmp_path / "e"
+    _fill(embedded)
+    shutil.copytree(embedded, tmp_path / "e2")  # its own chroma/ folder: nothing shared
+    with _open(tmp_path / "e2") as copy:
+        assert copy.index("skills").ids() == ["key-rotation"]
