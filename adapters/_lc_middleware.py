@@ -111,12 +111,21 @@ def _current_context() -> Any:
 
 
 def _with_memory(request: ModelRequest, text: str) -> ModelRequest:
-    """The request with `text` appended to its system message (or as the system message)."""
+    """The request with `text` appended to its system message (or as the system message).
+
+    Another SkillbankMiddleware may have put its block there already (a team memory and a
+    personal one): items it shows are not repeated (`skillbank.context.without_shown`)."""
     if not text:
         return request
     current = request.system_message
     if current is None:
         return request.override(system_message=SystemMessage(content=text))
+    from skillbank.context import without_shown
+
+    text = without_shown(text, current.content if isinstance(current.content, str) else "\n".join(
+        str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in current.content))
+    if not text:
+        return request
     if isinstance(current.content, str):
         content: Any = f"{current.content.rstrip()}\n\n{text}" if current.content.strip() else text
     else:

@@ -281,3 +281,54 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         experiences=[h for h in experiences if h.id in included],
         omitted=omitted,
     )
+
+
+_ITEM_ID = re.compile(r"^- (?:\*\*[^*]*\*\* )?\[([^\]]+)\]")
+
+
+def without_shown(text: str, shown: str) -> str:
+    """`text` (a rendered block) without the items `shown` already holds, or "" when nothing
+    new is left: several middleware instances (a team's memory and a personal one) compose
+    into one prompt where each skill, rule or experience appears once.
+
+    Items are recognised by their ``[id]``; a skill's instructions (``### name``) by their
+    heading. Sections left empty are dropped."""
+    if not text or OPEN not in shown:
+        return text
+    seen = set(re.findall(r"\[([^\]\s]+)\]", shown))
+    headings = set(re.findall(r"^### (.+)$", shown, re.M))
+    lines = text.splitlines()
+    if len(lines) < 2 or lines[0] != OPEN or lines[-1] != CLOSE:
+        return text
+    body: list[str] = []
+    skipping = False
+    for line in lines[1:-1]:
+        if line.startswith("### "):
+            skipping = line[4:] in headings
+            if not skipping:
+                body.append(line)
+            continue
+        if line.startswith("## ") or line == "" or line == PREAMBLE:
+            skipping = False
+            body.append(line)
+            continue
+        m = _ITEM_ID.match(line)
+        if m and m.group(1) in seen:
+            continue
+        if not skipping:
+            body.append(line)
+    # Drop section titles with no items under them.
+    kept: list[str] = []
+    for number, line in enumerate(body):
+        if line.startswith("## "):
+            rest = body[number + 1:]
+            nxt = next((r for r in rest if r.startswith("## ")), None)
+            upto = rest[: rest.index(nxt)] if nxt is not None else rest
+            if not any(r.strip() for r in upto):
+                continue
+        kept.append(line)
+    while kept and kept[-1] == "":
+        kept.pop()
+    if not any(_ITEM_ID.match(l) or l.startswith("### ") for l in kept):
+        return ""
+    return "\n".join([OPEN, *kept, CLOSE])

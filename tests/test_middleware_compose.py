@@ -1,0 +1,57 @@
+"""Several SkillbankMiddleware instances (a team memory and a personal one) compose into one
+prompt without showing the same item twice."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
+from pydantic import Field  # noqa: E402
+
+from skillbank import Skillbank  # noqa: E402
+from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
+from skillbank.context import without_shown  # noqa: E402
+from skillbank.embeddings import HashEmbedding  # noqa: E402
+
+
+class Scripted(GenericFakeChatModel):
+    seen: list = Field(default_factory=list)
+
+    def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+        return self
+
+    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+        self.seen.append(list(messages))
+        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+
+def test_two_middlewares_show_each_item_once(tmp_path):
+    with Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.skills.create("sales-report", description="Write the quarterly sales report from "
+                           "a CSV export", body="# Steps\n\n1. Load the CSV.\n")
+        gid = bank.guidelines.add("Round sales report figures to whole dollars.").guideline_id
+        model = Scripted(messages=iter([AIMessage(content="ok")]))
+        agent = create_agent(model, [], middleware=[
+            SkillbankMiddleware(bank, record=False, name="team"),
+            SkillbankMiddleware(bank, record=False, name="personal")])
+        agent.invoke({"messages": [{"role": "user",
+                                    "content": "Write the quarterly sales report from the CSV"}]})
+        system = model.seen[0][0].content
+        assert system.count("[skill:sales-report]") == 1
+        assert system.count(f"[{gid}]") == 1
+
+
+def test_a_block_with_nothing_new_is_left_out():
+    block = ("<skillbank-memory>\nintro\n\n## Guidelines learned from feedback\n- [gl-1] A.\n"
+             "</skillbank-memory>")
+    assert without_shown(block, "System.\n\n" + block) == ""
+    other = block.replace("gl-1] A.", "gl-1] A.\n- [gl-2] B.")
+    assert without_shown(other, block).count("[gl-") == 1
+    assert without_shown(block, "no memory yet") == block
