@@ -37,3 +37,19 @@ def test_when_to_use_names_the_kind_of_task_not_the_task(rd):
     assert "climate" not in rule.when_to_use
     (rule,) = rd.rules_from_critique("Stream large files.", task="Import the 2 GB CSV")
     assert rule.when_to_use.startswith("When importing a CSV")
+
+
+def test_a_comparison_only_compares_runs_of_the_same_task_and_says_so(rd):
+    from skillbank.records import Experience, Step
+
+    failed = Experience(task="Import the refunds CSV.", outcome="failure",
+                        feedback="Wrong delimiter.", steps=[Step(action="load_csv")])
+    other = Experience(task="Import the orders CSV.", outcome="success",
+                       steps=[Step(action="inspect_header"), Step(action="load_csv")])
+    kinds = [l.kind for l in rd.lessons_from_experience(failed, similar=[other])]
+    assert "comparison" not in kinds  # no refunds import ever succeeded
+    again = Experience(task="Import the refunds CSV again.", outcome="success",
+                       steps=[Step(action="inspect_header"), Step(action="load_csv")])
+    lessons = rd.lessons_from_experience(failed, similar=[again])
+    (comparison,) = [l.text for l in lessons if l.kind == "comparison"]
+    assert "inspect_header" in comparison and "refunds CSV" in comparison

@@ -82,7 +82,31 @@ def _actions(exp: Experience) -> list[str]:
     return out
 
 
+_TASK_WORD = re.compile(r"[a-z0-9]+")
+_TASK_FILLER = frozenset("a an the to of for in on at and or with from into this that my our "
+                         "your their please".split())
+
+
+def same_task(a: str, b: str) -> bool:
+    """Whether two runs attempted the same task (one wording's content words all in the other,
+    or three quarters shared): "import the refunds CSV" and "import the orders CSV" are not,
+    so a comparison never tells of a success at a task that never succeeded."""
+    wa = {w for w in _TASK_WORD.findall((a or "").lower()) if w not in _TASK_FILLER}
+    wb = {w for w in _TASK_WORD.findall((b or "").lower()) if w not in _TASK_FILLER}
+    if not wa or not wb:
+        return False
+    return wa <= wb or wb <= wa or len(wa & wb) / len(wa | wb) >= 0.75
+
+
 def _contrast(kind: str, good: Experience, bad: Experience) -> str:
+    """A comparison of a success and a failure of the same task, saying what it compared."""
+    text = _contrast_steps(kind, good, bad)
+    if text:
+        text = f"{text.rstrip('.')} (compared a success and a failure of “{_clip(good.task, 120)}”)."
+    return text
+
+
+def _contrast_steps(kind: str, good: Experience, bad: Experience) -> str:
     good_actions, bad_actions = _actions(good), _actions(bad)
     bad_set = {a.lower() for a in bad_actions}
     good_set = {a.lower() for a in good_actions}

@@ -6,7 +6,8 @@ import re
 from typing import Sequence
 
 from skillbank.distill.base import CandidateRule, Relation
-from skillbank.distill.lessons import _contrast, _key_steps, _outcome_class, _what_went_wrong
+from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
+                                       same_task)
 from skillbank.distill.relations import _compare
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.standalone import keep_subjects
@@ -114,6 +115,8 @@ class RuleDistiller:
                 break
             if other is exp or (other.id and other.id == exp.id):
                 continue
+            if not same_task(exp.task, other.task):
+                continue  # only runs of the same task say what made the difference
             other_class = _outcome_class(other)
             if outcome == "success" and other_class == "failure":
                 good, bad = exp, other
