@@ -100,10 +100,23 @@ def _experience_line(hit: Any) -> str:
     if record.lessons:
         parts.append("Lessons: " + "; ".join(_one_line(l.text, 160) for l in record.lessons[:3]))
     elif record.steps:
-        actions = [s.action for s in record.steps if s.action][:5]
+        actions = [s.action for s in record.steps
+                   if s.action and s.action != "final answer"][:5]
         if actions:
             parts.append("Steps: " + " → ".join(_one_line(a, 60) for a in actions))
+    produced = _produced(record)
+    if produced:
+        parts.append(f"Produced: {produced}")
     return " ".join(parts)
+
+
+def _produced(record: Any) -> str:
+    """A short excerpt of what the run produced: its final answer, else the last observation
+    (a model weighs a past run by what came out of it, not by its step names alone)."""
+    steps = list(getattr(record, "steps", None) or [])
+    final = next((s for s in reversed(steps) if s.action == "final answer" and s.observation),
+                 None) or next((s for s in reversed(steps) if s.observation), None)
+    return _one_line(final.observation, 160) if final is not None else ""
 
 
 _pool: ThreadPoolExecutor | None = None

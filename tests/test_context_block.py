@@ -42,3 +42,16 @@ def test_a_larger_budget_shows_more_rules_of_the_task_topic(tmp_path):
         small = bank.context_for(task, budget_tokens=800)
         large = bank.context_for(task, budget_tokens=1600)
         assert len(small.guidelines) <= 8 < len(large.guidelines)
+
+
+def test_an_experience_is_shown_with_its_outcome_feedback_and_what_it_produced(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.experiences.record_messages(
+            [{"role": "user", "content": "Add an index on the users email column"},
+             {"role": "assistant", "content": "CREATE INDEX users_email_idx ON users (email);"}],
+            outcome="failure", feedback="Locked the table in production; use CONCURRENTLY.")
+        text = bank.context_for("Add an index on the users email column",
+                                budget_tokens=1600).text
+        assert "(failure)" in text and "CONCURRENTLY" in text
+        assert "Produced: CREATE INDEX users_email_idx" in text
