@@ -410,6 +410,7 @@ class Skillbank:
                 # the experience memory's public API; the memories never import each other.
                 self._memories["skills"].experience_source = self._experiences_for_drafting
                 self._memories["skills"].distiller_source = lambda: self.distiller
+                self._memories["skills"].default_namespace = self.settings.namespace
                 self._memories["skills"].audit = self.audit
             return self._memories["skills"]
 

@@ -292,6 +292,10 @@ class SkillDraft(BaseModel):
     drafted_by: str = "rules"  # "rules", or "model" when an LLM wrote the text
     created: datetime = Field(default_factory=utcnow)
     status: Literal["pending", "adopted", "discarded"] = "pending"
+    #: The namespaces of the experiences it was drawn from: only a caller who reads all of them
+    #: sees the draft, only one who reviews all of them adopts or discards it (skillbank.scope).
+    #: None on drafts written before namespaces were recorded (read as the bank's namespace).
+    namespaces: list[str] | None = None
 
 
 class SkillVersion(BaseModel):

@@ -77,6 +77,9 @@ class SkillDrafts:
     experience_source: Callable[[str | None], list[Experience]] | None = None
     #: Set by the facade: returns the bank's distiller; an LLM distiller's model drafts too.
     distiller_source: Callable[[], Any] | None = None
+    #: Set by the facade: the bank's namespace (`settings.namespace`), the caller's default and
+    #: the namespace of drafts written before their sources' namespaces were recorded.
+    default_namespace: str = "default"
 
     # Supplied by SkillLibrary / SkillAuthoring.
     writable_root: Path
@@ -123,9 +126,32 @@ class SkillDrafts:
             return None  # a hand-edited record: the folder, not the record, says what it is
         return draft.model_copy(update={"path": str(folder / SKILL_FILE)})
 
+    # Who sees a draft (skillbank.scope) ---------------------------------------------------------
+    def _draft_namespaces(self, draft: SkillDraft) -> list[str]:
+        """The namespaces a draft was drawn from. Drafts written before these were recorded
+        (`namespaces` None) are taken as the bank's default namespace (`settings.namespace`):
+        that is where every experience lived before scopes, so its owner keeps them and no
+        other user's scope reaches them."""
+        return draft.namespaces if draft.namespaces is not None else [self.default_namespace]
+
+    def _shown(self, draft: SkillDraft, scope: scopes.Scope, *, decide: bool = False) -> bool:
+        """Whether `scope` may read every source namespace of a draft (and, to adopt or discard
+        it, `decide`, review every one). A draft holds its sources' text and ids, so one it may
+        not read is "not found", exactly like a missing draft."""
+        spaces = self._draft_namespaces(draft)
+        if not all(scope.can_read(n) for n in spaces):
+            return False
+        return not decide or all(scope.can_review(n) for n in spaces)
+
     # Reading drafts ----------------------------------------------------------------------------
     def drafts(self) -> list[SkillDraft]:
-        """Pending drafts, by name. A draft already adopted (a crash after the swap) is closed."""
+        """Pending drafts the caller may read (all of whose sources it reads), by name."""
+        scope = scopes.caller(self.default_namespace)
+        return [d for d in self._all_drafts() if self._shown(d, scope)]
+
+    def _all_drafts(self) -> list[SkillDraft]:
+        """Every pending draft, whoever's. A draft already adopted (a crash after the swap) is
+        closed."""
         out = []
         if not self.drafts_root.is_dir():
             return out
@@ -142,11 +168,15 @@ class SkillDrafts:
         return out
 
     def draft(self, name: str) -> SkillDraft:
-        """One pending draft by name."""
+        """One pending draft by name (one outside the caller's scope is not found)."""
+        return self._find_draft(name)
+
+    def _find_draft(self, name: str, *, decide: bool = False) -> SkillDraft:
         checks.check_str(name, "name")
         check_slug(name, "draft name")
-        for draft in self.drafts():
-            if draft.name == name:
+        scope = scopes.caller(self.default_namespace)
+        for draft in self._all_drafts():
+            if draft.name == name and self._shown(draft, scope, decide=decide):
                 return draft
         raise NotFoundError(f"no pending draft named {name!r}; drafts() lists them")
 
@@ -171,12 +201,14 @@ class SkillDrafts:
         """
         checks.check_k(min_support, "min_support")
         checks.check_score(threshold, "threshold")
-        scopes.caller("default").require(scopes.Role.CONTRIBUTOR, "proposing skills")
-        pool = self._experiences(namespace, experiences)
+        scope = scopes.caller(self.default_namespace)
+        scope.require(scopes.Role.CONTRIBUTOR, "proposing skills")
+        pool = [e for e in self._experiences(namespace, experiences) if scope.can_read(e.namespace)]
         drafter = drafter or self._default_drafter()
         with self._sync_lock, self.write_lock:
             ledger = self._ledger()
-            pending = {d.name: d for d in self.drafts()}
+            # Every pending draft, the caller's or not: a new draft never takes another's name.
+            pending = {d.name: d for d in self._all_drafts()}
             written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending)
             written += self._propose_revisions(pool, drafter, ledger, pending)
         note(self, "propose", "draft", [d.name for d in written])
@@ -228,7 +260,8 @@ class SkillDrafts:
                                 or (self.drafts_root / n).exists())
             if previous and self._skill_exists(previous) and previous not in pending:
                 continue  # adopted already: new evidence reaches it through revisions
-            written.append(self._write_draft(name, material, drafter, revises=None))
+            written.append(self._write_draft(name, material, drafter, revises=None,
+                                             namespaces=_namespaces(pool, material.sources)))
             pending[name] = written[-1]
         return written
 
@@ -238,7 +271,7 @@ class SkillDrafts:
     def _write_draft(self, name: str, material: DraftMaterial, drafter: SkillDrafter, *,
                      revises: str | None, body: str | None = None, description: str | None = None,
                      frontmatter: dict[str, Any] | None = None, base_text: str | None = None,
-                     reason: str = "") -> SkillDraft:
+                     reason: str = "", namespaces: list[str] | None = None) -> SkillDraft:
         text = None if body is not None else drafter.write(material)
         fm = dict(frontmatter or {})
         fm["name"] = name
@@ -249,7 +282,8 @@ class SkillDrafts:
         errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"]
         if errors:
             if text is not None and text.drafted_by == "model":  # the spec refuses the model's text
-                return self._write_draft(name, material, RuleDrafter(), revises=revises, reason=reason)
+                return self._write_draft(name, material, RuleDrafter(), revises=revises,
+                                         reason=reason, namespaces=namespaces)
             raise InvalidInputError("the drafted skill is not valid: "
                                     + "; ".join(f.message for f in errors), errors)
         rendered = render_skill(doc)
@@ -260,7 +294,8 @@ class SkillDrafts:
             diff=_diff(base_text, rendered, name) if base_text is not None else None,
             reason=reason or (f"{len(material.sources)} runs of one kind of task "
                               f"({material.successes} succeeded, {material.failures} failed)"),
-            drafted_by="model" if text is not None and text.drafted_by == "model" else "rules")
+            drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
+            namespaces=namespaces if namespaces is not None else [self.default_namespace])
         atomic_write(folder / SKILL_FILE, rendered)
         atomic_write(folder / META_FILE, draft.model_dump_json(indent=2) + "\n")
         self._note("proposed", draft)
@@ -305,7 +340,7 @@ class SkillDrafts:
                 written.append(self._write_draft(
                     name, material, drafter, revises=name, body=body,
                     description=skill.description, frontmatter=dict(skill.frontmatter),
-                    base_text=current,
+                    base_text=current, namespaces=_namespaces(pool, sources),
                     reason=(f"failed in {len(linked)} recorded runs (usage: {usage.failures} "
                             f"failures in {usage.uses} uses) with {len(lessons)} lessons it lacks")))
             except InvalidInputError as exc:  # e.g. a read-only skill that breaks the spec
@@ -324,7 +359,7 @@ class SkillDrafts:
         """Move a draft into the skills folder and index it; a revision keeps the old version."""
         _decider("adopting a draft")
         with self._sync_lock, self.write_lock:
-            draft = self.draft(name)
+            draft = self._find_draft(name, decide=True)
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
             doc, findings = parse_skill_text(text, folder_name=name)
@@ -385,7 +420,7 @@ class SkillDrafts:
         """Drop a pending draft; it is not proposed again for the same experiences."""
         _decider("discarding a draft")
         with self._sync_lock, self.write_lock:
-            draft = self.draft(name)
+            draft = self._find_draft(name, decide=True)
             self._close(draft, "discarded")
             note(self, "discard", "draft", name)
             return draft.model_copy(update={"status": "discarded"})
@@ -440,6 +475,12 @@ class SkillDrafts:
         return flagged
 
 
+def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
+    """The namespaces of a draft's source experiences (recorded in its `.draft.json`)."""
+    wanted = set(sources)
+    return sorted({e.namespace for e in pool if e.id in wanted})
+
+
 def _best_overlap(sources: list[str], entries: list[dict[str, Any]]) -> str | None:
     """The name of the ledger entry sharing most sources with a group (at least half of it)."""
     wanted = set(sources)
@@ -490,7 +531,7 @@ def _diff(before: str, after: str, name: str) -> str:
 def _decider(action: str) -> None:
     """Drafts and versions wait for a person: adopting, discarding and restoring need a trusted
     reviewer (skillbank.scope; the bank's own local user is one)."""
-    scope = scopes.caller("default")
+    scope = scopes.caller("default")  # only its role is read here: the namespace does not matter
     if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
         raise PermissionDeniedError(
             f"{action} needs the reviewer role; {scope.principal} is "

@@ -1,0 +1,117 @@
+"""Scope bugs a review found (issue 22): skill drafts crossed scopes, `stats()` counted every
+user's experiences, and `import_` told a caller whether an id existed in another namespace.
+
+Real parts as in test_scope.py: an embedded root, and a real owner in another process serving
+a client (the hash embedding: this is about who sees what, not retrieval quality).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from skillbank.errors import NotFoundError
+from skillbank.scope import Scope
+from test_scope import owner_process
+from workers.common import open_bank
+
+ALICE = Scope(principal="alice", namespace="alice", role="contributor", face="test")
+BOB = Scope(principal="bob", namespace="bob", role="contributor", face="test")
+ALICE_REVIEWER = Scope(principal="alice-lead", namespace="alice", role="reviewer", face="test")
+BOB_REVIEWER = Scope(principal="bob-lead", namespace="bob", role="reviewer", face="test")
+SECRET = "saffron"  # a word only alice's experiences hold
+TASKS = [f"Import the {SECRET} {what} CSV file into the {table} database table"
+         for what, table in (("sales", "orders"), ("customers", "accounts"),
+                              ("returns", "refunds"))]
+
+
+@pytest.fixture(params=["one-process", "owner-and-client"])
+def bank(request, tmp_path) -> Iterator[Any]:
+    root = tmp_path / "root"
+    if request.param == "one-process":
+        bank = open_bank(root)
+        yield bank
+        bank.close()
+        return
+    with owner_process(root) as owner:
+        client = open_bank(root)
+        try:
+            assert client.is_remote and client.owner_pid == owner.pid
+            yield client
+        finally:
+            client.close()
+
+
+def record_alices_runs(view: Any) -> list[str]:
+    return [view.experiences.record(
+        task=task, outcome="success", when_to_use="When loading CSV exports into SQL",
+        steps=[{"action": "detect_encoding"}, {"action": "copy_into_table"}],
+        lessons=[f"Detect the {SECRET} file encoding before parsing."]) for task in TASKS]
+
+
+def not_found_like_missing(call, name: str) -> None:
+    """`call(name)` fails exactly as it does for a draft no one wrote (no existence oracle)."""
+    with pytest.raises(NotFoundError) as hidden:
+        call(name)
+    with pytest.raises(NotFoundError) as missing:
+        call("no-such-draft")
+    assert str(hidden.value).replace(name, "<n>") == str(missing.value).replace("no-such-draft", "<n>")
+
+
+# ------------------------------------------------------------------------------ 1. drafts
+
+def test_drafts_are_read_and_decided_only_within_the_callers_scope(bank):
+    alice, bob = bank.scoped(ALICE), bank.scoped(BOB)
+    sources = record_alices_runs(alice)
+    bob.experiences.record(task="Deploy the billing service with kubectl", outcome="success")
+    [draft] = alice.skills.propose(min_support=3)
+    assert sorted(draft.sources) == sorted(sources) and draft.namespaces == ["alice"]
+    name = draft.name
+
+    # bob, even as a reviewer of his namespace, neither sees nor decides on alice's draft
+    for view in (bob, bank.scoped(BOB_REVIEWER)):
+        assert view.skills.drafts() == []
+        not_found_like_missing(view.skills.draft, name)
+    not_found_like_missing(bank.scoped(BOB_REVIEWER).skills.adopt, name)
+    not_found_like_missing(bank.scoped(BOB_REVIEWER).skills.discard, name)
+    # ... nor can he draft from her experiences, by default or by naming her namespace
+    assert bob.skills.propose(min_support=1) == [] or \
+        all(d.namespaces == ["bob"] and SECRET not in Path(d.path).read_text()
+            for d in bob.skills.drafts())
+    assert bob.skills.propose(namespace="alice", min_support=3) == []
+    assert all(s not in {d for x in bob.skills.drafts() for d in x.sources} for s in sources)
+
+    # alice's draft is untouched: she reads it, her reviewer adopts it
+    assert [d.name for d in alice.skills.drafts()] == [name]
+    assert alice.skills.draft(name).sources == draft.sources
+    assert bank.scoped(ALICE_REVIEWER).skills.adopt(name).name == name
+    assert bank.skills.load(name).name == name  # the bank's own (admin) view as before
+
+
+def test_the_banks_own_view_still_sees_every_draft(bank):
+    record_alices_runs(bank.scoped(ALICE))
+    [draft] = bank.scoped(ALICE).skills.propose(min_support=3)
+    assert [d.name for d in bank.skills.drafts()] == [draft.name]
+    assert bank.skills.discard(draft.name).status == "discarded"
+
+
+def test_drafts_written_before_namespaces_were_recorded_belong_to_the_banks_namespace(tmp_path):
+    bank = open_bank(tmp_path / "root")
+    try:
+        record_alices_runs(bank)  # the bank's own namespace
+        [draft] = bank.skills.propose(min_support=3)
+        assert draft.namespaces == [bank.settings.namespace]
+        meta = Path(draft.path).parent / ".draft.json"
+        old = json.loads(meta.read_text())
+        del old["namespaces"]  # as written before this change
+        meta.write_text(json.dumps(old))
+        own = Scope(principal="me", namespace=bank.settings.namespace, role="reviewer")
+        assert [d.name for d in bank.scoped(own).skills.drafts()] == [draft.name]
+        assert bank.scoped(BOB).skills.drafts() == []
+        not_found_like_missing(bank.scoped(BOB_REVIEWER).skills.discard, draft.name)
+        assert bank.scoped(own).skills.discard(draft.name).status == "discarded"
+    finally:
+        bank.close()
