@@ -8,6 +8,10 @@ calibrate one score against the other.
 
 An item may be embedded as several texts (a skill's summary and the sections of a long body);
 its dense score is the best of its texts. Items are what callers see; chunks stay in here.
+
+This module is the Chroma side and the fusion; its parts with a job of their own live beside
+it: BM25 kept current after every write (`keyword_live`), whose entries are this index's
+(`index_ownership`), answering by keyword while a Chroma server is down (`index_outage`).
 """
 
 from __future__ import annotations
@@ -24,8 +28,8 @@ import numpy as np
 from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
-from skillbank.index_outage import clear_outage, is_outage
-from skillbank.index_ownership import OWNER_KEY
+from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
+from skillbank.index_ownership import OWNER_KEY, delete_owned, owned_where, owns, tag_entry
 from skillbank.keyword import (  # noqa: F401 - re-exported
     TOKENIZER_VERSION,
     KeywordStats,
@@ -34,6 +38,7 @@ from skillbank.keyword import (  # noqa: F401 - re-exported
     keyword_format,
     tokenize,
 )
+from skillbank.keyword_live import DELTA_MIN, DELTA_SHARE, LiveKeyword  # noqa: F401 - re-exported
 from skillbank.fusion import (  # noqa: F401 - re-exported
     FUSED_SCALE,
     RRF_K,
@@ -48,8 +53,6 @@ if TYPE_CHECKING:
     from skillbank.index_snapshot import KeywordSnapshot
 
 log = logging.getLogger("skillbank.index")
-#: How `dense_error` begins while a Chroma server does not answer.
-CHROMA_DOWN = "the Chroma server does not answer"
 #: Texts embedded per step while dense vectors fill in behind keyword search.
 FILL_BATCH = 64
 _warned_keyword_only = False
@@ -120,18 +123,12 @@ class HybridIndex:
         self._lock = threading.RLock()
         self._collection = self._open_collection()
         self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
-        self._keyword: _Keyword | None = None  # BM25 over every item, built lazily
-        # Items written since that build: their rows in it are stale, and they are scored by a
-        # small second BM25 instead, so a write costs a rebuild of the delta, not of everything.
-        self._changed: set[str] = set()
-        self._delta: _Keyword | None = None
-        self._stats_cache: tuple[Any, KeywordStats] | None = None  # see _keyword_stats
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
-        self._masks: dict[str, np.ndarray] = {}  # BM25 filter masks per `where`, per version
         # The mirror and BM25 saved by the last process (embedded mode only; see
-        # skillbank.index_snapshot). `_unsaved`: this process has state the snapshot lacks.
+        # skillbank.index_snapshot).
         self._snapshot = None if shared else snapshot
-        self._unsaved = False
+        # BM25 over the mirror, kept current after every write (skillbank.keyword_live).
+        self._live = LiveKeyword(self._load_mirror, self._lock, self._snapshot)
         self._in_write = self._write_failed = False
         # Items keyword search knows but Chroma does not hold yet (or holds an older version
         # of): staged by `stage`, embedded by `fill`. Their mirror metadata counts only the
@@ -167,7 +164,7 @@ class HybridIndex:
         with self._lock:
             self._before_write()
             if self._foreign or not self._adopt:  # others' entries live here: drop only ours
-                self._delete_own_entries()
+                delete_owned(self._collection, self.owner, self._batch_size())
             else:
                 try:
                     self.client.delete_collection(self.name)
@@ -175,7 +172,7 @@ class HybridIndex:
                     pass
             self._collection = self._open_collection()
             self._mirror = {}
-            self._keyword = None
+            self._live.invalidate()
             self._chunks = 0
             self._pending.clear()
             self._write_failed = False  # everything is re-added from the files
@@ -183,34 +180,6 @@ class HybridIndex:
 
     def count(self) -> int:
         return len(self._load_mirror())
-
-    # Ownership ---------------------------------------------------------------------------------
-    def _owns(self, meta: dict[str, Any] | None) -> bool:
-        """Whether an entry is this index's to show, sync and delete."""
-        if self.owner is None:
-            return True
-        tag = (meta or {}).get(OWNER_KEY)
-        return tag == self.owner or (tag is None and self._adopt)
-
-    def _tag(self, meta: dict[str, Any]) -> dict[str, Any]:
-        if self.owner is not None:
-            meta[OWNER_KEY] = self.owner
-        return meta
-
-    def _owned_where(self, where: dict[str, Any] | None) -> dict[str, Any] | None:
-        """`where`, narrowed to this owner's entries when the collection holds others'."""
-        if not self._foreign or self.owner is None:
-            return where or None
-        mine = {OWNER_KEY: self.owner}
-        return {"$and": [where, mine]} if where else mine
-
-    def _delete_own_entries(self) -> None:
-        page = self._batch_size()
-        while True:
-            got = self._collection.get(where={OWNER_KEY: self.owner}, limit=page, include=[])
-            if not got["ids"]:
-                break
-            self._collection.delete(ids=got["ids"])
 
     def _batch_size(self) -> int:
         try:
@@ -225,14 +194,10 @@ class HybridIndex:
             if self._mirror is not None:
                 return self._mirror
             if self._snapshot is not None:
-                restored = self._snapshot.load(str(self._collection.id), self._collection.count(),
-                                               keyword_format())
+                restored = self._live.restore(str(self._collection.id), self._collection.count())
                 if restored is not None:
-                    self._mirror, self._chunks = restored.mirror, restored.chunks
-                    if restored.keyword is not None:
-                        self._keyword, self._changed, self._delta = restored.keyword, set(), None
+                    self._mirror, self._chunks = restored
                     return self._mirror
-                self._unsaved = True  # whatever is built below is worth saving at close
             mirror: dict[str, tuple[str, dict[str, Any]]] = {}
             page = self._batch_size()
             offset = chunks = 0
@@ -243,7 +208,7 @@ class HybridIndex:
                     include=["documents", "metadatas"], limit=page, offset=offset
                 )
                 for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                    if not self._owns(meta):
+                    if not owns(self.owner, self._adopt, meta):
                         self._foreign = True  # another deployment's: never shown, never deleted
                         continue
                     chunks += 1
@@ -258,11 +223,11 @@ class HybridIndex:
                 ids = list(untagged)
                 for start in range(0, len(ids), page):
                     batch = ids[start:start + page]
-                    self._collection.update(ids=batch,
-                                            metadatas=[self._tag(untagged[i]) for i in batch])
+                    self._collection.update(
+                        ids=batch, metadatas=[tag_entry(self.owner, untagged[i]) for i in batch])
                 for item_id in mirror:
                     if item_id in untagged:
-                        self._tag(mirror[item_id][1])
+                        tag_entry(self.owner, mirror[item_id][1])
             self._mirror = mirror
             self._chunks = chunks
             return mirror
@@ -283,8 +248,8 @@ class HybridIndex:
         self._load_mirror()
         offset = 0
         while True:
-            got = self._collection.get(where=self._owned_where({"$and": [where, {"chunk": 0}]}),
-                                       limit=page, offset=offset, include=[])
+            mine = owned_where(self.owner, self._foreign, {"$and": [where, {"chunk": 0}]})
+            got = self._collection.get(where=mine, limit=page, offset=offset, include=[])
             yield from got["ids"]
             if len(got["ids"]) < page:
                 return
@@ -294,7 +259,7 @@ class HybridIndex:
     def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:
         """Read one item another process wrote to a shared server, and keep it."""
         got = self._collection.get(ids=[item_id], include=["documents", "metadatas"])
-        if not got["ids"] or not self._owns(got["metadatas"][0]):
+        if not got["ids"] or not owns(self.owner, self._adopt, got["metadatas"][0]):
             return None
         entry = (got["documents"][0] or "", dict(got["metadatas"][0] or {}))
         with self._lock:
@@ -302,7 +267,7 @@ class HybridIndex:
             if item_id not in mirror:
                 mirror[item_id] = entry
                 self._chunks += int(entry[1].get("chunks", 1))
-                self._note_changed([item_id])
+                self._live.note_changed([item_id])
         return entry
 
     def hashes(self) -> dict[str, str]:
@@ -340,7 +305,8 @@ class HybridIndex:
                 old = mirror.get(item.id)
                 old_chunks = int(old[1].get("chunks", 1)) if old else 0
                 for number, text in enumerate(chunk_texts):
-                    meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
+                    meta = tag_entry(self.owner, {k: v for k, v in item.metadata.items()
+                                                  if v is not None})
                     meta.update(parent=item.id, chunk=number, chunks=len(chunk_texts))
                     ids.append(item.id if number == 0 else f"{item.id}#{number}")
                     docs.append(item.keyword_text if number == 0 else text)
@@ -358,11 +324,12 @@ class HybridIndex:
             if stale:
                 self._collection.delete(ids=stale)
             for item in items:
-                meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
+                meta = tag_entry(self.owner, {k: v for k, v in item.metadata.items()
+                                              if v is not None})
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending.pop(item.id, None)
-            self._note_changed(item.id for item in items)
+            self._live.note_changed(item.id for item in items)
             self._write_done([item.id for item in items])
             return embedded
 
@@ -381,11 +348,12 @@ class HybridIndex:
             for item in items:
                 old = mirror.get(item.id)
                 in_chroma = 0 if old is None else int(old[1].get("chunks", 1))
-                meta = self._tag({k: v for k, v in item.metadata.items() if v is not None})
+                meta = tag_entry(self.owner, {k: v for k, v in item.metadata.items()
+                                              if v is not None})
                 meta.update(parent=item.id, chunk=0, chunks=in_chroma)
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending[item.id] = item
-            self._note_changed(item.id for item in items)
+            self._live.note_changed(item.id for item in items)
 
     @property
     def pending(self) -> int:
@@ -461,7 +429,7 @@ class HybridIndex:
             self._before_write()
             text, meta = mirror[item_id]
             meta = {**meta, **fields}
-            self._masks.clear()
+            self._live.clear_masks()
             pending = self._pending.get(item_id)
             if pending is not None:  # written with these fields once it is embedded
                 self._pending[item_id] = dataclasses.replace(
@@ -496,7 +464,7 @@ class HybridIndex:
             for start in range(0, len(doomed), step):
                 self._collection.delete(ids=doomed[start : start + step])
             if removed:
-                self._note_changed(doomed)
+                self._live.note_changed(doomed)
             self._write_done([d for d in doomed if "#" not in d])
             return removed
 
@@ -504,7 +472,7 @@ class HybridIndex:
         """A write is coming: the saved snapshot stops being the truth until the next save."""
         if self._snapshot is not None:
             self._snapshot.mark_dirty()
-            self._unsaved = True
+            self._live.unsaved = True
             # Still set from the last write: that one failed part-way, so Chroma and the mirror
             # may differ for the rest of this process. Nothing it holds is saved.
             self._write_failed = self._write_failed or self._in_write
@@ -535,7 +503,7 @@ class HybridIndex:
                 got = self._collection.get(ids=ids[start:start + step],
                                            include=["documents", "metadatas"])
                 for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                    if self._owns(meta):
+                    if owns(self.owner, self._adopt, meta):
                         found[item_id] = (doc or "", dict(meta or {}))
             for item_id in ids:
                 old = self._mirror.pop(item_id, None)
@@ -545,8 +513,8 @@ class HybridIndex:
                 if new is not None:
                     self._mirror[item_id] = new
                     self._chunks += int(new[1].get("chunks", 1))
-            self._masks.clear()
-            self._note_changed(ids)
+            self._live.clear_masks()
+            self._live.note_changed(ids)
 
     def invalidate(self) -> None:
         """Forget what this process holds in memory (mirror, BM25): another process wrote.
@@ -554,75 +522,22 @@ class HybridIndex:
         The next read loads it again from Chroma (server mode's change feed calls this)."""
         with self._lock:
             self._mirror = None
-            self._keyword = None
-            self._changed = set()
-            self._delta = None
-            self._masks.clear()
+            self._live.invalidate()
 
     def save_snapshot(self) -> None:
         """Save the mirror and BM25 for the next process, if this one has anything new.
 
         Called by ``Skillbank.close``; cheap when nothing changed (no file is written)."""
         with self._lock:
-            if (self._snapshot is None or self._mirror is None or not self._unsaved
+            if (self._snapshot is None or self._mirror is None or not self._live.unsaved
                     or self._in_write or self._write_failed or not self._snapshot.saves
                     or self._pending):
                 # After a failed write DIRTY stays: the next process rebuilds. Staged items
                 # are not in Chroma: the next process finds them missing and stages them again.
                 return
-            exact = None if self._changed else self._keyword  # never the delta approximation
-            self._snapshot.save(str(self._collection.id), self._mirror, self._chunks, exact,
-                                keyword_format())
-            self._unsaved = False
-
-    def _note_changed(self, item_ids: Iterable[str]) -> None:
-        """Mark items written or removed since the full BM25 build; rebuild when many are."""
-        if self._keyword is None:
-            return
-        self._changed.update(item_ids)
-        self._delta = None
-        if len(self._changed) > max(DELTA_MIN, DELTA_SHARE * len(self._keyword.ids)):
-            self._keyword = None
+            self._live.save(str(self._collection.id), self._mirror, self._chunks)
 
     # Search ------------------------------------------------------------------------------------
-    def _keyword_index(self) -> _Keyword:
-        with self._lock:
-            if self._keyword is None:
-                mirror = self._load_mirror()
-                ids = list(mirror)
-                self._keyword = _Keyword(ids, [mirror[i][0] for i in ids])
-                self._changed = set()
-                self._delta = None
-                self._masks.clear()
-                if self._snapshot is not None:
-                    self._unsaved = True  # a BM25 worth keeping for the next process
-            return self._keyword
-
-    def _delta_index(self) -> _Keyword | None:
-        if not self._changed:
-            return None
-        if self._delta is None:
-            mirror = self._load_mirror()
-            ids = sorted(i for i in self._changed if i in mirror)
-            self._delta = _Keyword(ids, [mirror[i][0] for i in ids]) if ids else None
-        return self._delta
-
-    def _keyword_stats(self, index: _Keyword, delta: _Keyword | None) -> KeywordStats:
-        """BM25 statistics of the items as they are now (the full build minus its stale rows,
-        plus the delta), so keyword scores after a write equal a fresh build's: the delta's own
-        statistics (a few items) would inflate the idf of every word a new item brings."""
-        if not self._changed:
-            return index.stats()
-        key = (index, delta, len(self._changed))
-        cached = self._stats_cache
-        if cached is not None and all(a is b for a, b in zip(cached[0][:2], key[:2])) \
-                and cached[0][2] == key[2]:
-            return cached[1]
-        stale = [index.position[i] for i in self._changed if i in index.position]
-        stats = union_stats(index, stale, delta)
-        self._stats_cache = (key, stats)
-        return stats
-
     def dense(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
@@ -651,7 +566,7 @@ class HybridIndex:
         result = self._collection.query(
             query_embeddings=[query_vector],
             n_results=min(n, total),
-            where=self._owned_where(where),
+            where=owned_where(self.owner, self._foreign, where),
             include=["distances"],
         )
         stale = self._pending  # Chroma still holds their old text's vector, or none
@@ -661,77 +576,16 @@ class HybridIndex:
 
     def _dense_or_none(self, vector: np.ndarray, n: int,
                        where: dict[str, Any] | None) -> dict[str, float] | None:
-        """Dense scores, or None while a Chroma server does not answer (issue 24).
-
-        The keyword side lives in this process (the mirror and BM25), so a search can still
-        answer by keyword, saying so through `dense_error` and `Hits.dense_complete`, instead
-        of failing every read while the server is down."""
-        try:
-            found = self.dense(vector, n, where)
-        except Exception as exc:
-            if not self.shared or not is_outage(exc):
-                raise
-            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-            if not (self.dense_error or "").startswith(CHROMA_DOWN):
-                log.warning("skillbank: the Chroma server does not answer (%s); searching by "
-                            "keyword only until it does", first)
-            self.dense_error = f"{CHROMA_DOWN} ({first}); searching by keyword only"
-            return None
-        if (self.dense_error or "").startswith(CHROMA_DOWN):
-            self.dense_error = None  # back
+        """Dense scores, or None while a Chroma server does not answer: search by keyword."""
+        found, self.dense_error = dense_unless_down(lambda: self.dense(vector, n, where),
+                                                    self.shared, self.dense_error)
         return found
-
-    def _mask(self, index: _Keyword, where: dict[str, Any]) -> np.ndarray:
-        """Which BM25 rows pass `where`, computed once per filter until the index changes."""
-        import json
-
-        key = json.dumps(where, sort_keys=True, default=str)
-        mask = self._masks.get(key)
-        if mask is None:
-            mirror = self._load_mirror()
-            mask = np.fromiter(
-                (matches(where, mirror[i][1]) if i in mirror else False for i in index.ids),
-                dtype=bool,
-                count=len(index.ids),
-            )
-            if len(self._masks) > 64:
-                self._masks.clear()
-            self._masks[key] = mask
-        return mask
 
     def keyword(
         self, query: str, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:
         """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
-        with self._lock:
-            index = self._keyword_index()
-            delta = self._delta_index()
-            stats = self._keyword_stats(index, delta)  # of all items now: exact, as a rebuild
-            found: dict[str, float] = {}
-            scored = index.scores(query, stats)
-            if scored is not None:
-                scores, best_possible = scored
-                if self._changed:
-                    stale = [index.position[i] for i in self._changed if i in index.position]
-                    scores = scores.copy()
-                    scores[stale] = 0.0
-                if where:
-                    scores = np.where(self._mask(index, where), scores, 0.0)
-                positive = int((scores > 0).sum())
-                if positive:
-                    top = best_first(scores, index.ids, min(n, positive))
-                    found = {index.ids[i]: float(scores[i]) / best_possible for i in top}
-            scored = delta.scores(query, stats) if delta is not None else None
-            if scored is not None:
-                mirror = self._load_mirror()
-                scores, best_possible = scored
-                for row, value in enumerate(scores):
-                    item_id = delta.ids[row]
-                    if value > 0 and (not where or matches(where, mirror[item_id][1])):
-                        found[item_id] = float(value) / best_possible
-        if len(found) > n:
-            found = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
-        return found
+        return self._live.search(query, n, where)
 
     def search(
         self,
@@ -807,8 +661,5 @@ class HybridIndex:
         return hits
 
 
-#: Written items are scored by a delta BM25 until they are this many, or this share of the whole.
-DELTA_MIN = 2000
-DELTA_SHARE = 0.2
 #: How many nearest chunks z-fusion asks Chroma for; items beyond it get the lowest seen score.
 Z_CANDIDATES = 1000

@@ -4,17 +4,22 @@ On a server (`chroma_url`) every index call is a network call; when the server i
 chromadb's HttpClient raises httpx's `ConnectError` and a face could only say "Error executing
 tool". Index methods that must reach the server are wrapped with `clear_outage`, which turns a
 transport failure into `ChromaUnavailableError` (a `SkillbankError`, so every face shows its
-message). Searches do better still: they answer by keyword (`HybridIndex._dense_or_none`).
+message). Searches do better still: they answer by keyword (`dense_unless_down`).
 """
 
 from __future__ import annotations
 
 import functools
+import logging
 from typing import Any, Callable, TypeVar
 
 from skillbank.errors import SkillbankError
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
+log = logging.getLogger("skillbank.index")
+#: How `dense_error` begins while a Chroma server does not answer.
+CHROMA_DOWN = "the Chroma server does not answer"
 
 
 class ChromaUnavailableError(SkillbankError):
@@ -50,3 +55,24 @@ def clear_outage(what: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def dense_unless_down(dense: Callable[[], T], shared: bool,
+                      error: str | None) -> tuple[T | None, str | None]:
+    """`dense()`, or None while a Chroma server does not answer (issue 24); with what the
+    index's `dense_error` (now `error`) should say after it.
+
+    The keyword side lives in this process (the mirror and BM25), so a search can still
+    answer by keyword, saying so through `dense_error` and `Hits.dense_complete`, instead
+    of failing every read while the server is down."""
+    try:
+        found = dense()
+    except Exception as exc:
+        if not shared or not is_outage(exc):
+            raise
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        if not (error or "").startswith(CHROMA_DOWN):
+            log.warning("skillbank: the Chroma server does not answer (%s); searching by "
+                        "keyword only until it does", first)
+        return None, f"{CHROMA_DOWN} ({first}); searching by keyword only"
+    return found, None if (error or "").startswith(CHROMA_DOWN) else error  # back

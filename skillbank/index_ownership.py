@@ -208,3 +208,38 @@ def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
     ensure_database(client, tenant, database)
     placed = Client(tenant=tenant, database=database, settings=client.get_settings())
     return Placement(placed, owner, private=private, tenant=tenant, database=database)
+
+
+# One index's entries (HybridIndex applies these to every read, write and delete) --------------
+def owns(owner: str | None, adopt_untagged: bool, meta: dict[str, Any] | None) -> bool:
+    """Whether an entry is `owner`'s to show, sync and delete. An untagged one was written
+    before tags existed: it is the owner's when the collection is its alone (`adopt_untagged`)."""
+    if owner is None:
+        return True
+    found = (meta or {}).get(OWNER_KEY)
+    return found == owner or (found is None and adopt_untagged)
+
+
+def tag_entry(owner: str | None, meta: dict[str, Any]) -> dict[str, Any]:
+    """`meta` tagged (in place) with the deployment that writes it."""
+    if owner is not None:
+        meta[OWNER_KEY] = owner
+    return meta
+
+
+def owned_where(owner: str | None, foreign: bool,
+                where: dict[str, Any] | None) -> dict[str, Any] | None:
+    """`where`, narrowed to `owner`'s entries when the collection holds others' (`foreign`)."""
+    if not foreign or owner is None:
+        return where or None
+    mine = {OWNER_KEY: owner}
+    return {"$and": [where, mine]} if where else mine
+
+
+def delete_owned(collection: Any, owner: str | None, page: int) -> None:
+    """Delete `owner`'s entries from a collection others' share, a page at a time."""
+    while True:
+        got = collection.get(where={OWNER_KEY: owner}, limit=page, include=[])
+        if not got["ids"]:
+            break
+        collection.delete(ids=got["ids"])

@@ -36,10 +36,10 @@ def test_tokenize_stems_and_drops_stop_words():
 def test_written_items_are_found_without_rebuilding_the_whole_keyword_index(index):
     index.upsert([item(i, f"common words number {i} filler") for i in range(50)])
     assert index.keyword("filler", 5)
-    full = index._keyword
+    full = index._live.full
     index.upsert([item(100, "a rare zeppelin word")])
     assert "it-100" in index.keyword("zeppelin", 5)
-    assert index._keyword is full  # scored by the delta, no full rebuild
+    assert index._live.full is full  # scored by the delta, no full rebuild
     index.upsert([item(3, "now about zeppelin too")])  # a changed item: stale row masked
     assert set(index.keyword("zeppelin", 5)) == {"it-100", "it-3"}
     assert "it-3" not in index.keyword("number 3", 50) or index.keyword("number 3", 50)["it-3"] < 1

@@ -88,7 +88,7 @@ def test_writes_after_a_restore_are_searchable_now_and_in_the_next_process(tmp_p
         assert new in restored
         # This process wrote after its BM25 was built: only the mirror was saved, never the
         # in-process delta approximation, so results equal a build from scratch.
-        assert not bank.index("experiences")._changed
+        assert not bank.index("experiences")._live.changed
     import shutil
 
     shutil.rmtree(root / ".cache")
