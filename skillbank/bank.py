@@ -634,7 +634,9 @@ class Skillbank:
             # Skills by trust level, held for review, worse since a change (skills/trust.py).
             "skill_trust": self.skills.trust_summary(),
             "guidelines": self.guidelines.counts(namespace="*"),
-            "experiences": self.index("experiences").count(),
+            # What the caller may read, every status (the bank's own admin view: the whole index,
+            # as before); never other users' records.
+            "experiences": self.experiences.count("*", include_retired=True),
             "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),
             "recording_failures": getattr(getattr(self, "recording_failures", None), "count", 0),
         }

@@ -115,3 +115,18 @@ def test_drafts_written_before_namespaces_were_recorded_belong_to_the_banks_name
         assert bank.scoped(own).skills.discard(draft.name).status == "discarded"
     finally:
         bank.close()
+
+
+# ------------------------------------------------------------------------------ 2. stats
+
+def test_stats_count_only_the_experiences_the_caller_reads(bank):
+    alice, bob = bank.scoped(ALICE), bank.scoped(BOB)
+    record_alices_runs(alice)  # 3 experiences, each with a lesson
+    bob.experiences.record(task="Deploy the billing service with kubectl", outcome="success")
+    a, b = alice.stats()["experiences"], bob.stats()["experiences"]
+    # alice: her runs and their lessons (folded when alike); bob: his one run
+    assert a == len(alice.experiences.list(limit=100)) >= 4 and b == 1
+    # the bank's own (single-user, admin) figure is as before: every record of every namespace
+    assert bank.stats()["experiences"] == a + b
+    if not bank.is_remote:
+        assert bank.stats()["experiences"] == bank.index("experiences").count()

@@ -301,9 +301,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]), reverse=True)
         return [self._read_record(i, m) for i, m in selected[:limit]]
 
-    def count(self, namespace: str | None = None, kind: str | None = None) -> int:
-        """Active records (experiences and lessons unless `kind`); "*" counts every namespace."""
-        return len(self._selected(namespace, kind))
+    def count(self, namespace: str | None = None, kind: str | None = None, *,
+              include_retired: bool = False) -> int:
+        """Active records (experiences and lessons unless `kind`; every status with
+        `include_retired`) the caller may read; "*" counts every namespace it reads."""
+        if not isinstance(include_retired, bool):
+            raise InvalidInputError("include_retired must be true or false")
+        return len(self._selected(namespace, kind, include_retired))
 
     # Learning -----------------------------------------------------------------------------------
     def mark(self, record_id: str, helped: bool = True, *, trusted: bool = True) -> Experience:
