@@ -130,3 +130,34 @@ def test_stats_count_only_the_experiences_the_caller_reads(bank):
     assert bank.stats()["experiences"] == a + b
     if not bank.is_remote:
         assert bank.stats()["experiences"] == bank.index("experiences").count()
+
+
+# ------------------------------------------------------------------------------ 3. import
+
+def test_import_never_shows_whether_an_id_exists_in_another_namespace(bank, tmp_path):
+    taken = bank.scoped(ALICE).experiences.record(task=f"{SECRET} vacuum", outcome="success")
+    free = "exp-0123456789ab"
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in (
+        {"id": taken, "task": "Rotate the billing keys", "outcome": "success"},
+        {"id": free, "task": "Resize the billing volume", "outcome": "failure"},
+        {"id": "lsn-0123456789ab", "kind": "lesson", "source": free,
+         "task": "Resize the billing volume", "outcome": "failure",
+         "lessons": ["Snapshot the billing volume before resizing"]})))
+    bob = bank.scoped(BOB)
+    report = bob.experiences.import_(path)
+
+    elsewhere = open_bank(tmp_path / "fresh")  # the same import where no id is taken
+    try:
+        fresh = elsewhere.scoped(BOB).experiences.import_(path)
+    finally:
+        elsewhere.close()
+    assert report.added == fresh.added and len(report.added) == 3
+    assert taken not in report.added and free not in report.added  # taken or not: same answer
+    assert bank.scoped(ALICE).experiences.get(taken).task == f"{SECRET} vacuum"
+    lesson = bob.experiences.get(report.added[2])
+    assert lesson.source == report.added[1]  # the lesson follows its experience's new id
+
+    again = bob.experiences.import_(path)  # a user's own re-import adds nothing
+    assert again.added == [] and again.unchanged == 3
+    assert len(bob.experiences.list("*", limit=100)) == 3

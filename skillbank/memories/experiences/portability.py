@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import threading
@@ -53,8 +54,10 @@ class PortabilityMixin:
     def import_(self, path: str | os.PathLike) -> SyncReport:
         """Read records written by `export` (or any JSONL of experience dicts) and record them.
 
-        Ids are kept when they are well-formed and not taken; a lesson's `source` follows its
-        experience when that got a new id. A line whose id is already stored with the same
+        Ids are kept when they are well-formed and not taken, for a caller who reads every
+        namespace; any other caller's records get ids derived from the file's ids and their
+        namespace (`_derived_id`), so the outcome never shows whether an id exists where it
+        cannot read. A lesson's `source` follows its experience when that got a new id. A line whose id is already stored with the same
         content is skipped (counted in `unchanged`), so importing one export again adds
         nothing; the stored record's status is kept. Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
@@ -141,21 +144,37 @@ class PortabilityMixin:
         vectors = self._embed([(record, wanted_id(data) not in has_lesson_records)
                                for data, record in chunk])
         batch = _Batch(self, vectors)
+        reads_all = self._scope().reads_all  # type: ignore[attr-defined]
         for data, record in chunk:
             wanted = wanted_id(data)
             prefix = "lsn" if record.kind == "lesson" else "exp"
             if record.source is not None and record.source in renamed:
                 record = record.model_copy(update={"source": renamed[record.source]})
             if _ID.match(wanted) and wanted.startswith(prefix):
-                content = self._dump(record.model_copy(update={"id": wanted}))
-                same = kept[wanted] == content if wanted in kept \
-                    else self._stored_as(wanted, content)
-                if same:
+                # Ids are one space across namespaces, so "keep the id unless it is taken" would
+                # tell a caller whether an id exists in a namespace it cannot read (issue 22).
+                # A caller who reads every namespace (the bank's own user) keeps the file's ids
+                # as before: nothing is hidden from it. Any other caller always gets an id
+                # derived from the file's id and the target namespace, whether or not the
+                # file's id is taken anywhere; derived, not random, so re-importing the same
+                # file (or its own export, whose ids are already derived) adds nothing.
+                target = wanted if reads_all else _derived_id(prefix, wanted, record.namespace)
+                contents = {}
+                for candidate in dict.fromkeys((wanted, target)):
+                    contents[candidate] = self._dump(record.model_copy(update={"id": candidate}))
+                    if kept[candidate] == contents[candidate] if candidate in kept \
+                            else self._stored_as(candidate, contents[candidate]):
+                        break
+                else:
+                    candidate = None
+                if candidate is not None:
                     report.unchanged += 1  # this very record is here already: importing again
+                    if candidate != wanted:
+                        renamed[wanted] = candidate  # its lessons' source follows it
                     continue
-                if not batch.taken(wanted):
-                    record = record.model_copy(update={"id": wanted})
-                    kept[wanted] = content
+                if not batch.taken(target):
+                    record = record.model_copy(update={"id": target})
+                    kept[target] = contents[target]
             status = data.get("status") if data.get("status") in ("retired", "pending") \
                 else "active"
             if status == "active" and not self._scope().trusted:  # type: ignore[attr-defined]
@@ -171,14 +190,22 @@ class PortabilityMixin:
         batch.flush()
 
     def _stored_as(self, record_id: str, content: dict[str, Any]) -> bool:
-        """Whether the index holds `record_id` with this content (`_dump` of a record)."""
+        """Whether the index holds `record_id` with this content (`_dump` of a record), where
+        the caller reads it (a record it cannot read is never compared: no existence oracle)."""
         meta = self.index.metadata(record_id)
-        if meta is None:
+        if meta is None or not self._scope().can_read(meta.get("namespace")):  # type: ignore[attr-defined]
             return False
         try:
             return self._dump(self._read_record(record_id, meta)) == content
         except NotFoundError:
             return False
+
+
+def _derived_id(prefix: str, record_id: str, namespace: str) -> str:
+    """The id a record imported as `record_id` gets in `namespace` (callers who do not read
+    every namespace): the same for the same file line, unrelated to any other namespace."""
+    digest = hashlib.sha256(f"{namespace}\0{record_id}".encode("utf-8")).hexdigest()
+    return f"{prefix}-{digest[:12]}"
 
 
 def _path(path: Any, verb: str) -> Path:
