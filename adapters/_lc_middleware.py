@@ -232,8 +232,9 @@ class SkillbankMiddleware(AgentMiddleware):
         mine = self._mine(state)
         run = plan_run(mine, text_of(request) if request is not None else "",
                        str(explicit) if explicit else None)
+        thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
         run.update(key=uuid.uuid4().hex, request_id=getattr(request, "id", None), context=None,
-                   skip=False, namespace=None,
+                   skip=False, namespace=None, thread=str(thread) if thread else None,
                    outcome=(state or {}).get("outcome"), feedback=(state or {}).get("feedback"))
         try:
             run["namespace"] = fill_namespace(self.namespace, config, context)
@@ -264,8 +265,10 @@ class SkillbankMiddleware(AgentMiddleware):
         try:
             # The run's namespace ("{user_id}") is its principal's alone (skillbank.scope).
             with using(narrowed(run.get("namespace"), face="langchain")):
+                # The thread's own record is never shown back to it as a past experience.
+                extra = {"thread": run["thread"]} if run.get("thread") else {}
                 ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
-                                            namespace=run.get("namespace"))
+                                            namespace=run.get("namespace"), **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return None
@@ -362,6 +365,9 @@ class SkillbankMiddleware(AgentMiddleware):
         answer = next((text_of(m) for m in reversed(messages)
                        if isinstance(m, AIMessage) and text_of(m).strip()), None)
         namespace = run.get("namespace")
+        # A thread's turns update one experience (steps appended, the outcome when given).
+        thread = {"thread": run["thread"], "followup": bool(run.get("followup"))} \
+            if run.get("thread") else {}
         result: dict[str, Any] = {}
 
         def job() -> str | None:
@@ -370,7 +376,7 @@ class SkillbankMiddleware(AgentMiddleware):
                 try:
                     eid = self.bank.experiences.record_messages(
                         plain_messages(messages), task=goal, outcome=outcome, feedback=feedback,
-                        namespace=namespace, distill=self.distill)
+                        namespace=namespace, distill=self.distill, **thread)
                     self.last_experience_id = eid
                 except Exception as exc:  # noqa: BLE001 - logged, kept, never silent
                     result["error"] = exc

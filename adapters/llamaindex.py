@@ -495,11 +495,14 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             log.warning("skillbank %s failed; going on without it: %s", what, exc,
                         exc_info=not isinstance(exc, SkillbankError))
 
-    def _context_text(self, query: str, namespace: Optional[str] = None) -> str:
+    def _context_text(self, query: str, namespace: Optional[str] = None,
+                      thread: Optional[str] = None) -> str:
+        # The session's own record is never shown back to it as a past experience.
+        extra = {"thread": thread} if thread else {}
         try:
             with using(narrowed(namespace, face=FACE)):  # that namespace's principal alone
                 text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
-                                             namespace=namespace).text
+                                             namespace=namespace, **extra).text
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return ""
@@ -529,7 +532,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             self._cache.move_to_end(key)
             return self._cache[key]
         plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
-        text = await asyncio.to_thread(self._context_text, plan["query"], namespace)
+        text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
+                                       _thread(session))
         self._cache[key] = text
         while len(self._cache) > 64:
             self._cache.popitem(last=False)
@@ -550,16 +554,19 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
 
     def _record(self, messages: List[ChatMessage], task: str, outcome: str,
                 feedback: Optional[str], learn: Optional[str],
-                namespace: Optional[str] = None) -> Optional[str]:
+                namespace: Optional[str] = None, thread: Optional[str] = None,
+                followup: bool = False) -> Optional[str]:
         answer = next((_text(m) for m in reversed(messages)
                        if _role(m) == "assistant" and _text(m).strip()), None)
         eid = None
         scope = narrowed(namespace, face=FACE)
         try:
             with using(scope):
+                # A session's turns update one experience (steps appended, outcome when given).
+                extra: dict[str, Any] = {"thread": thread, "followup": followup} if thread else {}
                 eid = self.bank.experiences.record_messages(
                     plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
-                    namespace=namespace)
+                    namespace=namespace, **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             recording_failed(self.bank, "recording a run", exc)
             self._failed("recording", exc, warn=False)
@@ -613,11 +620,16 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if session is not None:
             self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
         args = (run, plan["goal"] or "(no task text)", outcome, feedback_text, feedback,
-                namespace)
+                namespace, _thread(session), bool(plan["followup"]))
         if not self.background:  # in a worker thread: never block the event loop
             return await asyncio.to_thread(self._record, *args)
         future = submit(self.bank, self._record, *args, what="recording a run")
         return await asyncio.wrap_future(future) if wait else None
+
+
+def _thread(session: Any) -> Optional[str]:
+    """The conversation a session is, as skillbank keys it (None without a session)."""
+    return str(session) if session is not None and str(session).strip() else None
 
 
 # --------------------------------------------------------------------------------------------

@@ -158,7 +158,8 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP) -> list[Any]:
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
-                k_guidelines: int, k_experiences: int) -> list[list[Any]]:
+                k_guidelines: int, k_experiences: int, thread: str | None = None
+                ) -> list[list[Any]]:
     """The three memories' hits for `task`: one query embedding, three searches at once.
 
     An agent waits for this on every new task, so its latency is the latency of the slowest
@@ -168,7 +169,9 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         lambda: bank.skills.search(task, k=k_skills) if k_skills else [],
         lambda: (bank.guidelines.search(task, k=k_guidelines, namespace=namespace)
                  if k_guidelines else []),
-        lambda: (bank.experiences.recall(task, k=k_experiences, namespace=namespace)
+        lambda: ((bank.experiences.recall(task, k=k_experiences, namespace=namespace,
+                                          exclude_thread=thread) if thread else
+                  bank.experiences.recall(task, k=k_experiences, namespace=namespace))
                  if k_experiences else []),
     ]
     if not PARALLEL_SEARCHES or getattr(bank, "is_remote", False):
@@ -185,10 +188,11 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
 
 
 def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
-                k_guidelines: int, k_experiences: int, include_body: bool
+                k_guidelines: int, k_experiences: int, include_body: bool,
+                thread: str | None = None
                 ) -> tuple[list[_Item], list[Any], list[Any], list[Any]]:
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
-                                                  k_guidelines, k_experiences)
+                                                  k_guidelines, k_experiences, thread)
     guidelines = coherent_guidelines(guidelines)
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     for hit in guidelines:
@@ -260,19 +264,22 @@ def unwrap(text: str) -> str:
 def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
                   namespace: str | None = None, k_skills: int = 3,
                   k_guidelines: int | None = None, k_experiences: int = 3,
-                  include_body: bool = True) -> MemoryContext:
+                  include_body: bool = True, thread: str | None = None) -> MemoryContext:
     """Select and render memory for `task`, never over `budget_tokens` (counted with tiktoken).
 
     ``k_guidelines=None`` scales the guideline candidates with the budget (one per 100 tokens,
     8 to 20): a larger budget is room for more of the rules of the task's topics (learning
-    loop, dev, 1,600 tokens: the distiller's rules prevented 0.358 -> 0.463)."""
+    loop, dev, 1,600 tokens: the distiller's rules prevented 0.358 -> 0.463).
+
+    ``thread``: the conversation asking (a LangChain thread id, a LlamaIndex session): its own
+    record is never shown as a past experience."""
     if budget_tokens < 0:
         raise ValueError("budget_tokens must be >= 0")
     if k_guidelines is None:
         k_guidelines = max(8, min(20, budget_tokens // 100))
     # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
     ordered, skills, guidelines, experiences = _candidates(
-        bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body)
+        bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body, thread)
     chosen: list[_Item] = []
     omitted = 0
     for item in ordered:

@@ -137,6 +137,9 @@ class Experience(BaseModel):
     # "pending": written by an untrusted caller, never recalled until a trusted approve()
     status: Literal["active", "retired", "pending"] = "active"
     duplicates: int = 0  # near-identical records folded into this one
+    #: The conversation this experience is (a LangChain thread id, a LlamaIndex session): each
+    #: later turn of it updates this record instead of adding another (`record_messages`).
+    thread: str | None = Field(default=None, max_length=MAX_SHORT)
 
 
 class GuidelineSource(BaseModel):

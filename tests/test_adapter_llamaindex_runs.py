@@ -94,8 +94,11 @@ async def test_follow_up_keeps_the_session_goal(bank, monkeypatch):
     assert "rollback script" in system_of(seen[-1])
     experience = bank.experiences.get(eid)
     assert experience.task == "Migrate the orders table" and experience.outcome == "success"
-    assert experience.steps[0].observation == "User: yes, go ahead"
-    assert experience.steps[1].action == "migrate"
+    # One session, one experience: the first turn's step, then the follow-up's (issue 25).
+    steps = [(s.action, s.observation) for s in experience.steps]
+    assert steps[0][1] == "Plan ready. Go ahead?"
+    assert steps[1] == (None, "User: yes, go ahead") and steps[2][0] == "migrate"
+    assert [e.id for e in bank.experiences.list(kind="experience")] == [eid]
 
 
 async def test_a_failed_run_is_recorded_with_its_error(bank):

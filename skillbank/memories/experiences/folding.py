@@ -228,7 +228,10 @@ class FoldingMixin:
         return ids
 
     def _dump(self, record: Experience) -> dict[str, Any]:
-        return record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
+        dumped = record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
+        if dumped.get("thread") is None:
+            dumped.pop("thread", None)  # records outside a conversation keep their old lines
+        return dumped
 
     def _nearest_indexed(self, record: Experience, vector: Any) -> tuple[str | None, float]:
         """The indexed active record this one would only repeat (or None), and its cosine.

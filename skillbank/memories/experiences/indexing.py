@@ -116,6 +116,7 @@ def _index_item(record: Experience, loc: str, digest: str, status: str, duplicat
         "content": content_key(record),
         "loc": loc,
         "duplicates": int(duplicates),
+        "thread": record.thread or None,  # a conversation's turns update one record
     }
     return IndexItem(id=record.id, embed_texts=embed_texts_of(record),
                      keyword_text=keyword_text(record), metadata=metadata)

@@ -219,9 +219,35 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return ids
 
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
-                        outcome: str = "unknown", **kw: Any) -> str:
-        """`record` from a raw chat trajectory (LangChain, LlamaIndex or OpenAI-style messages)."""
-        return self.record(task=task, outcome=outcome, messages=messages, **kw)
+                        outcome: str = "unknown", *, thread: str | None = None,
+                        followup: bool = False, **kw: Any) -> str:
+        """`record` from a raw chat trajectory (LangChain, LlamaIndex or OpenAI-style messages).
+
+        `thread` (a conversation's id: a LangChain thread id, a LlamaIndex session) makes each
+        turn of the conversation update one experience: its steps are appended, its outcome and
+        feedback set when given; returns that record's id (see `threads`). `followup` says the
+        turn continues an earlier one, so a missing earlier record is logged (a new one starts).
+        """
+        if thread is None:
+            return self.record(task=task, outcome=outcome, messages=messages, **kw)
+        from skillbank.memories.experiences.threads import check_thread, record_turn
+
+        thread = check_thread(thread)
+        distill, trusted = kw.pop("distill", False), kw.pop("trusted", True)
+        if not isinstance(distill, bool) or not isinstance(trusted, bool) \
+                or not isinstance(followup, bool):
+            raise InvalidInputError("distill, trusted and followup must be true or false")
+        fields = {"steps": None, "score": None, "feedback": None, "lessons": None,
+                  "when_to_use": "", "tags": None, "namespace": None, **kw}
+        experience = self._prepare(task=task, outcome=outcome, messages=messages, **fields)
+        status = "active" if self._scope(trusted).trusted else "pending"
+        eid, updated = record_turn(self, experience, thread=thread, status=status,
+                                   followup=followup)
+        note(self, "update" if updated else "record", "experience", eid,
+             namespace=experience.namespace)
+        if distill:
+            self._distill_quietly(eid)
+        return eid
 
     def _distill_quietly(self, eid: str) -> None:
         try:

@@ -243,6 +243,7 @@ class RecallMixin:
         *,
         count_use: bool = True,
         min_score: float | None = None,
+        exclude_thread: str | None = None,
     ) -> list[Hit[Experience]]:
         """Past experiences and lessons for a task, best first; [] when nothing matches.
 
@@ -254,6 +255,7 @@ class RecallMixin:
         come back. A hit needs a dense similarity of at least `min_score` (default
         `settings.min_score`; `CONTENT_FLOOR_MARGIN` more when only its feedback/lessons vector
         matched) or BM25 evidence; each returned hit counts a use unless `count_use=False`.
+        `exclude_thread`: a conversation's own records are left out (it never recalls itself).
         """
         if not isinstance(task, str) or not task.strip():
             return []
@@ -281,6 +283,8 @@ class RecallMixin:
         now = time.time()
         scored = []
         for hit in raw:
+            if exclude_thread and (hit.metadata or {}).get("thread") == exclude_thread:
+                continue  # the conversation asking: never its own "past experience"
             dense_ok = evidence.get(hit.id, -2.0) >= floor
             keyword_ok = hit.keyword is not None and hit.keyword >= MIN_KEYWORD
             if not (dense_ok or keyword_ok):

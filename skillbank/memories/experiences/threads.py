@@ -1,0 +1,118 @@
+"""A conversation is one experience: each later turn of a thread updates its record.
+
+Users think of "the task plus the three follow-ups" as one piece of work. Recorded turn by turn
+as separate experiences, the follow-ups ("add an index on email", "rename the column") were
+folded away as near-duplicates of the first turn, an outcome given on the last turn left a
+second record beside the first one's `unknown`, and the thread recalled its own first turn as a
+"past experience". So a turn recorded with ``thread=<id>`` (a LangChain thread id, a LlamaIndex
+session) finds the active record of that thread in the caller's namespace with the same task
+(the thread's goal; a new goal after an outcome starts a new record) and writes it again with
+the turn's steps appended and, when given, its outcome and feedback.
+
+The journal stays append-only: an update is one more ``add`` event for the same id (flagged
+``"update": true``), which a replay applies like any add (the last one wins), a forget erases
+with the others, and an older version reads the same way. A thread's records are never folded
+into another conversation's near-duplicate (their later turns would have nothing to update).
+A follow-up whose earlier record is gone (forgotten, pruned, never written) starts a new record
+and logs why: never an error in the agent.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any, Mapping
+
+from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.records import MAX_SHORT, MAX_TAGS, Experience
+from skillbank.memories.experiences.folding import _Batch
+from skillbank.memories.experiences.transcript import _fit_steps
+
+if TYPE_CHECKING:
+    from skillbank.memories.experiences.memory import ExperienceMemory
+
+log = logging.getLogger("skillbank.experiences")
+
+__all__ = ["check_thread", "record_turn"]
+
+
+def check_thread(thread: Any) -> str:
+    """A thread id as stored: a non-empty string of at most MAX_SHORT characters."""
+    if not isinstance(thread, str) or not thread.strip():
+        raise InvalidInputError("thread must be a non-empty string (a conversation's id)")
+    if len(thread) > MAX_SHORT:
+        raise InvalidInputError(f"thread is {len(thread)} characters; at most {MAX_SHORT}")
+    return thread
+
+
+def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task: str,
+                   status: str) -> tuple[str, Mapping[str, Any]] | None:
+    """The newest record of `thread` in `namespace` with this task and status, if any."""
+    where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"},
+                      {"status": status}]}
+    best: tuple[str, Mapping[str, Any]] | None = None
+    for found in memory.index.ids_where(where):
+        meta = memory.index.metadata(found)
+        if meta is None or meta.get("thread") != thread or meta.get("status") != status:
+            continue
+        try:
+            record = memory._read_record(found, meta)
+        except NotFoundError:
+            continue
+        if record.task != task:
+            continue  # an earlier episode of the thread (an outcome closed it)
+        if best is None or float(meta.get("created", 0.0)) > float(best[1].get("created", 0.0)):
+            best = (found, meta)
+    return best
+
+
+def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: str,
+                status: str, followup: bool) -> tuple[str, bool]:
+    """Store one turn of `thread`: update its record, or start one. Returns (id, updated).
+
+    `experience` is the turn as `record` would store it (validated, in the caller's namespace);
+    `status` is what the caller may write ("active", or "pending" for an untrusted caller:
+    untrusted input only ever continues a pending record, never changes an active one)."""
+    experience = experience.model_copy(update={"thread": thread})
+    # Turns of one thread come one after another: the lookup needs no lock, the write takes it.
+    found = _thread_record(memory, thread, experience.namespace, experience.task, status)
+    if found is None:
+        if followup:
+            log.info("thread %r: no record of its earlier turns in %r (forgotten, pruned or "
+                     "never written); this follow-up starts a new experience",
+                     thread, experience.namespace)
+        return _store(memory, experience, status, update=False), False
+    record_id, meta = found
+    old = memory._read_record(record_id, meta)
+    known = {lesson.text for lesson in old.lessons}
+    new_lessons = [lesson for lesson in experience.lessons if lesson.text not in known]
+    merged = Experience.model_validate({
+        **memory._dump(old),
+        "steps": [s.model_dump(mode="json")
+                  for s in _fit_steps([*old.steps, *experience.steps])],
+        "outcome": experience.outcome if experience.outcome != "unknown" else old.outcome,
+        "score": experience.score if experience.score is not None else old.score,
+        "feedback": experience.feedback or old.feedback,
+        "lessons": [l.model_dump(mode="json") for l in [*old.lessons, *new_lessons]],
+        "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
+        "when_to_use": old.when_to_use or experience.when_to_use,
+    })
+    _store(memory, merged, status, update=True)
+    if new_lessons:
+        memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
+                       statuses=[status] * len(new_lessons))
+    return record_id, True
+
+
+def _store(memory: "ExperienceMemory", record: Experience, status: str, *, update: bool) -> str:
+    """One `add` event for `record` (and, when new, its lesson records), never folded."""
+    vectors = memory._embed([(record, not update)])
+    with memory.write_lock:
+        batch = _Batch(memory, vectors)
+        batch.threshold = 2.0  # never folded into another conversation's record
+        eid = batch.store(record, with_lessons=not update, status=status)
+        if update:
+            for event in batch.events:
+                if event.get("op") == "add" and event["record"].get("id") == record.id:
+                    event["update"] = True  # a later turn of the same conversation
+        batch.flush()
+    return eid

@@ -1,0 +1,246 @@
+"""A conversation is one experience (issue 25, item 2): a task plus its follow-ups in one thread
+is one record holding every turn's steps; an outcome on a later turn updates that record (no
+`unknown` twin); a thread never recalls its own record; two threads are two records; a
+follow-up whose earlier record was forgotten starts a new one. Real `create_agent` and
+`FunctionAgent` runs (scripted chat models), a real bank, and once through a client of an
+owner in another process.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+import pytest
+from pydantic import Field
+
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+WAIT = 60
+TASK = "Add a users table to the billing schema"
+FOLLOW_UPS = ["add an index on email", "rename the column to email_address",
+              "also add a created_at timestamp"]
+
+
+@pytest.fixture
+def bank(tmp_path):
+    bank = Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    yield bank
+    bank.close()
+
+
+def experiences(bank) -> list:
+    assert bank.flush(timeout=WAIT)
+    return sorted(bank.experiences.list(namespace="*", kind="experience", limit=100,
+                                        include_retired=True), key=lambda e: e.created)
+
+
+def observations(experience) -> list[str]:
+    return [s.observation for s in experience.steps if s.observation]
+
+
+# -- LangChain ------------------------------------------------------------------------------------
+
+def _langchain():
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
+    from langchain_core.messages import AIMessage, SystemMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+
+    from skillbank.adapters.langchain import SkillbankMiddleware
+
+    class Scripted(GenericFakeChatModel):
+        seen: list = Field(default_factory=list)
+
+        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
+            return self
+
+        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
+            self.seen.append("\n".join(str(m.text) for m in messages
+                                       if isinstance(m, SystemMessage)))
+            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
+
+    @tool
+    def run_sql(statement: str) -> str:
+        """Run one SQL statement."""
+        return f"ok: {statement}"
+
+    def agent(bank, model):
+        return create_agent(model, [run_sql], middleware=[SkillbankMiddleware(bank)],
+                            checkpointer=InMemorySaver())
+
+    def replies():
+        yield AIMessage(content="", tool_calls=[{"name": "run_sql", "id": "c1",
+                                                 "args": {"statement": "CREATE TABLE users"}}])
+        yield AIMessage(content="Created the users table.")
+        for number, text in enumerate(FOLLOW_UPS):
+            yield AIMessage(content=f"Done: {text}.")
+
+    return agent, Scripted, replies
+
+
+def _four_turns(bank, thread: str, outcome: str | None = "success") -> list[str]:
+    """Run the task and its three follow-ups in `thread`; returns each model call's system text."""
+    agent_for, Scripted, replies = _langchain()
+    model = Scripted(messages=replies())
+    agent = agent_for(bank, model)
+    config = {"configurable": {"thread_id": thread}}
+    for number, text in enumerate([TASK, *FOLLOW_UPS]):
+        payload: dict[str, Any] = {"messages": [{"role": "user", "content": text}]}
+        if outcome and number == len(FOLLOW_UPS):
+            payload["outcome"] = outcome
+        agent.invoke(payload, config)
+        assert bank.flush(timeout=WAIT)  # the record exists before the next turn asks
+    return model.seen
+
+
+def test_a_task_and_three_follow_ups_are_one_experience_with_every_step(bank):
+    seen = _four_turns(bank, "thread-a", outcome=None)
+    [experience] = experiences(bank)
+    said = observations(experience)
+    for text in FOLLOW_UPS:  # every follow-up is a step, none lost
+        assert f"User: {text}" in said
+    assert experience.task == TASK and experience.thread == "thread-a"
+    assert experience.steps[0].action == "run_sql"
+    assert "Done: also add a created_at timestamp." in said[-1]
+    # From turn two on, the block never shows the thread's own record.
+    assert len(seen) == 5
+    for system in seen[2:]:
+        assert experience.id not in system and f"Task: {TASK}" not in system
+
+
+def test_an_outcome_on_the_last_turn_updates_the_record_no_unknown_twin(bank):
+    _four_turns(bank, "thread-b", outcome="success")
+    [experience] = experiences(bank)  # every status: no `unknown` record beside it
+    assert experience.outcome == "success"
+    assert f"User: {FOLLOW_UPS[-1]}" in observations(experience)
+    # The journal stays append-only: the updates are further `add` events of the same id.
+    lines = [line for path in sorted((bank.root / "experiences").glob("*.jsonl"))
+             for line in path.read_text().splitlines() if experience.id in line]
+    assert len(lines) == 4 and all('"op":"add"' in line for line in lines)
+    assert sum('"update":true' in line for line in lines) == 3
+    # A reopen replays the journal to the same one record.
+    bank.experiences.sync()
+    assert [e.id for e in experiences(bank)] == [experience.id]
+
+
+def test_two_threads_are_two_records_and_each_recalls_only_the_other(bank):
+    _four_turns(bank, "thread-1")
+    seen = _four_turns(bank, "thread-2")
+    first, second = experiences(bank)
+    assert first.outcome == second.outcome == "success"
+    assert first.id in seen[0]  # another conversation's record is a past experience
+    assert all(second.id not in system for system in seen)
+    assert (first.thread, second.thread) == ("thread-1", "thread-2")
+
+
+def test_a_follow_up_after_its_record_was_forgotten_starts_a_new_one(bank, caplog):
+    agent_for, Scripted, _ = _langchain()
+    from langchain_core.messages import AIMessage
+
+    model = Scripted(messages=iter([AIMessage(content="Created."), AIMessage(content="Indexed.")]))
+    agent = agent_for(bank, model)
+    config = {"configurable": {"thread_id": "gone"}}
+    agent.invoke({"messages": [{"role": "user", "content": TASK}]}, config)
+    [first] = experiences(bank)
+    bank.experiences.forget(first.id)
+    with caplog.at_level(logging.INFO, logger="skillbank.experiences"):
+        result = agent.invoke({"messages": [{"role": "user", "content": FOLLOW_UPS[0]}]}, config)
+        [second] = experiences(bank)
+    assert result["messages"][-1].content == "Indexed."  # the agent went on
+    assert second.id != first.id and second.task == TASK
+    assert observations(second)[0] == f"User: {FOLLOW_UPS[0]}"
+    assert any("starts a new experience" in r.getMessage() for r in caplog.records)
+
+
+def test_a_bad_thread_id_is_a_clear_error_in_the_api(bank):
+    from skillbank.errors import InvalidInputError
+
+    with pytest.raises(InvalidInputError, match="thread"):
+        bank.experiences.record_messages([{"role": "user", "content": TASK}], thread="  ")
+    assert experiences(bank) == []
+
+
+# -- LlamaIndex -----------------------------------------------------------------------------------
+
+async def test_llamaindex_session_is_one_experience(bank):
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
+    from llama_index.core.llms.mock import MockFunctionCallingLLM
+    from llama_index.core.memory import Memory
+    from llama_index.core.tools import FunctionTool
+
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock
+
+    def run_sql(statement: str) -> str:
+        """Run one SQL statement."""
+        return f"ok: {statement}"
+
+    seen: list[str] = []
+    replies = iter([
+        ChatMessage(role="assistant", blocks=[ToolCallBlock(
+            tool_call_id="t1", tool_name="run_sql", tool_kwargs={"statement": "CREATE TABLE"})]),
+        ChatMessage(role="assistant", content="Created the users table."),
+        *[ChatMessage(role="assistant", content=f"Done: {text}.") for text in FOLLOW_UPS],
+        ChatMessage(role="assistant", content="Created it in the other session."),
+    ])
+
+    def generate(messages, **kwargs):
+        seen.append("\n".join(m.content or "" for m in messages if m.role.value == "system"))
+        return next(replies)
+
+    llm = MockFunctionCallingLLM(response_generator=generate)
+    block = SkillbankMemoryBlock(bank, raise_errors=True)
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(run_sql)], llm=llm,
+                          system_prompt="You are a database engineer.")
+    memory = Memory.from_defaults(session_id="session-1", token_limit=8000,
+                                  memory_blocks=[block])
+    ids = []
+    for number, text in enumerate([TASK, *FOLLOW_UPS]):
+        await agent.run(user_msg=text, memory=memory)
+        last = number == len(FOLLOW_UPS)
+        ids.append(await block.arecord_run(memory, outcome="success" if last else "unknown"))
+    assert len(set(ids)) == 1
+    [experience] = experiences(bank)
+    said = observations(experience)
+    for text in FOLLOW_UPS:
+        assert f"User: {text}" in said
+    assert experience.thread == "session-1" and experience.outcome == "success"
+    assert experience.steps[0].action == "run_sql"
+    for system in seen[2:]:  # turns two to four never show the session's own record
+        assert experience.id not in system
+
+    # Another session is another record, and is shown the first session's record.
+    other = Memory.from_defaults(session_id="session-2", token_limit=8000, memory_blocks=[block])
+    await agent.run(user_msg=TASK, memory=other)
+    await block.arecord_run(other, outcome="success")
+    first, second = experiences(bank)
+    assert (first.thread, second.thread) == ("session-1", "session-2")
+    assert experience.id in seen[-1]
+
+
+# -- through a client of an owner in another process -----------------------------------------------
+
+def test_a_thread_through_a_client_of_an_owner_process(tmp_path):
+    from test_shared_root import owner_process
+    from workers.common import open_bank
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote
+            seen = _four_turns(bank, "remote-thread", outcome="success")
+            [experience] = experiences(bank)
+            assert all(f"User: {text}" in observations(experience) for text in FOLLOW_UPS)
+            assert experience.outcome == "success" and experience.thread == "remote-thread"
+            assert all(experience.id not in system for system in seen[2:])
+            assert bank.stats()["recording_failures"] == 0
+        finally:
+            bank.close()
