@@ -73,7 +73,7 @@ async def test_argument_errors_name_the_argument_and_the_valid_form(bank, mode):
             result = await client.call_tool("find_skills", args)
             text = result.content[0].text
             assert result.is_error and expected in text, text
-            assert "find_skills(task, k=5)" in text
+            assert "find_skills(task, k=5, available_tools?)" in text
             assert "pydantic" not in text and "https://" not in text and "bank." not in text
         unknown = await client.call_tool("find_skill", {"task": "x"})
         assert unknown.is_error and "find_skills" in unknown.content[0].text
@@ -88,7 +88,8 @@ async def test_unknown_tool_arguments_are_refused_by_name(bank, mode):
         text = result.content[0].text
         assert result.is_error, text
         assert "extra is not an argument of this tool (got 1)" in text
-        assert "kk is not an argument of this tool" in text and "find_skills(task, k=5)" in text
+        assert "kk is not an argument of this tool" in text
+        assert "find_skills(task, k=5, available_tools?)" in text
         fine = await client.call_tool("find_skills", {"task": "x", "k": 2})
         assert not fine.is_error
 
