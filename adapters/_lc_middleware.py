@@ -49,6 +49,7 @@ from skillbank.adapters._runs import (
     template_fields,
 )
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
+from skillbank.adapters._warm import warm_up
 from skillbank.memories.skills.dependencies import agent_tools
 from skillbank.scope import narrowed, using
 from skillbank.errors import SkillbankError
@@ -190,6 +191,7 @@ class SkillbankMiddleware(AgentMiddleware):
         self.last_error: BaseException | None = None
         self.last_experience_id: str | None = None
         template_fields(namespace)  # a malformed template fails here, not mid-run
+        warm_up(bank)  # the embedding model loads on a thread now, not in the first turn
         self._name = name or (f"SkillbankMiddleware[{namespace}]" if namespace
                               else "SkillbankMiddleware")
         self.tools = []

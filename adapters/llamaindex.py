@@ -51,6 +51,7 @@ from skillbank.adapters._runs import (
     submit,
     template_fields,
 )
+from skillbank.adapters._warm import warm_up
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     TOOL_NAMES,
@@ -454,6 +455,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             data["bank"] = bank
         template_fields(data.get("namespace"))  # a malformed template fails here, not mid-run
         super().__init__(**data)
+        warm_up(self.bank)  # the embedding model loads on a thread now, not in the first turn
 
     async def _namespace_for(self, session: Any, values: Optional[dict[str, Any]] = None
                              ) -> tuple[bool, Optional[str]]:
@@ -549,8 +551,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             ok, namespace = await self._namespace_for(session)
             if not ok:
                 return
-            submit(self.bank, self._record, list(messages), task, "unknown", None, None,
-                   namespace, background=self.background, what="recording flushed messages")
+            # Handing a job over waits when the writer's queue is full: never on the event loop.
+            await asyncio.to_thread(
+                submit, self.bank, self._record, list(messages), task, "unknown", None, None,
+                namespace, background=self.background, what="recording flushed messages")
 
     def _record(self, messages: List[ChatMessage], task: str, outcome: str,
                 feedback: Optional[str], learn: Optional[str],
@@ -623,7 +627,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                 namespace, _thread(session), bool(plan["followup"]))
         if not self.background:  # in a worker thread: never block the event loop
             return await asyncio.to_thread(self._record, *args)
-        future = submit(self.bank, self._record, *args, what="recording a run")
+        future = await asyncio.to_thread(submit, self.bank, self._record, *args,
+                                         what="recording a run")  # a full queue waits there
         return await asyncio.wrap_future(future) if wait else None
 
 

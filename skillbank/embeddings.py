@@ -149,6 +149,14 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
         loaded = onnx_model.take(folder, self.threads) or onnx_model.build(folder, self.threads)
         self._session, self._tokenizer = loaded
 
+    def warm(self) -> None:
+        """Load the model now (no text embedded, nothing counted): what a face calls on a
+        thread at construction, so an agent's first lookup neither waits for the model nor
+        loads it on an event loop. A model that cannot load raises ModelUnavailableError."""
+        with self._lock:
+            if self._session is None:
+                self._load()
+
     def _embed_batch(self, texts: list[str]) -> np.ndarray:
         encoded = self._tokenizer.encode_batch(texts)
         ids = np.array([e.ids for e in encoded], dtype=np.int64)
