@@ -6,6 +6,8 @@ lines in place with same-length tombstones, so every byte offset stays valid):
 
     {"op": "add", "record": {...Experience...}}          a new experience or lesson ("status":
                                                           "pending" when an untrusted caller wrote it)
+    {"op": "add", "record": {...}, "update": true}       a later turn of a conversation: the same id
+                                                          written again, the last add wins (threads)
     {"op": "retire", "id": "exp-…", "reason": "…"}       pruned: no longer recalled
     {"op": "duplicate", "id": "exp-…", "of": "exp-…", "count": 3}
                                                           a near-identical record folded into "of"
