@@ -89,8 +89,37 @@ def preload(model_dir: str | os.PathLike | None = None, threads: int = 0) -> boo
         except BaseException as exc:  # noqa: BLE001 - `take` then builds again and reports it
             future.set_exception(exc)
 
-    threading.Thread(target=run, name="skillbank-model-preload", daemon=True).start()
+    thread = threading.Thread(target=run, name="skillbank-model-preload", daemon=True)
+    thread.start()
+    _wait_at_exit(thread)
     return True
+
+
+#: Preload threads still building when the interpreter exits.
+_building: list[threading.Thread] = []
+
+
+def _wait_at_exit(thread: threading.Thread) -> None:
+    """Let a session build finish before the interpreter exits (at most `EXIT_WAIT` s).
+
+    A process that exits while onnxruntime is still building a session on a daemon thread
+    (a server refusing a bad option right after starting the preload, a short script) dies
+    with "terminate called without an active exception" (SIGABRT) in onnxruntime's teardown:
+    seen in CI-like runs of the preload test under load."""
+    import atexit
+
+    with _lock:
+        if not _building:
+            atexit.register(_join_building)
+        _building.append(thread)
+
+
+EXIT_WAIT = 60.0
+
+
+def _join_building() -> None:
+    for thread in list(_building):
+        thread.join(timeout=EXIT_WAIT)
 
 
 def take(folder: Path, threads: int = 0) -> tuple[Any, Any] | None:
