@@ -30,8 +30,6 @@ DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is
 NAME_ISSUES_META = "skillbank/name_issues"
 #: `_meta` key with a skill's trust level, scan state, review state and findings (#28)
 TRUST_META = "skillbank/trust"
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
-MAX_FILES = 512  # the extension's per-skill limit
 MAX_BINARY_BYTES = 1 << 20
 
 
@@ -154,25 +152,12 @@ def _jsonable(value: Any) -> Any:
 
 
 def _walk(folder: Path) -> list[tuple[str, os.stat_result]]:
-    """Files of a skill folder with their stat, skipping hidden and vendored entries and
-    symlinks that lead out of the folder (the same rules the skill library applies)."""
-    out: list[tuple[str, os.stat_result]] = []
-    real_folder = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for filename in sorted(filenames):
-            if filename.startswith("."):
-                continue
-            path = Path(dirpath) / filename
-            try:
-                if path.is_symlink() and real_folder not in path.resolve().parents:
-                    continue
-                stat = path.stat()
-            except OSError:
-                continue
-            out.append((path.relative_to(folder).as_posix(), stat))
-            if len(out) >= MAX_FILES:
-                return out
+    """Files of a skill folder as the skills extension lists them: the skill library's own walk
+    (hidden and vendored entries, symlinks out of the folder and FIFOs/devices skipped), so the
+    digests published here are the ones a pinned skill was accepted with."""
+    from skillbank.memories.skills.pins import skill_files
+
+    return skill_files(folder)
     return out
 
 

@@ -24,13 +24,13 @@ from pathlib import Path
 from typing import Any
 
 from skillbank.fsutil import atomic_write
+from skillbank.memories.skills.resources import SKIP_DIRS
 
 LOCK_FILE = "skills.lock"
 LOCK_VERSION = 1
 #: Where accepted versions of non-own skills are kept, one folder per version digest.
 SNAPSHOTS = "skill-versions"
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
-MAX_FILES = 512  # as the MCP skills extension and mcp_server/resources.py
+MAX_FILES = 512  # the MCP skills extension's per-skill limit (mcp_server/resources.py walks here)
 MAX_SNAPSHOT_BYTES = 20 << 20
 
 
