@@ -40,3 +40,30 @@ def test_a_skill_with_an_invalid_name_is_reported_and_served_under_a_valid_id(cl
                         skill_roots=[str(library)]) as bank:
         assert bank.rate("skill:Neon%20Automation", helpful=True)["kind"] == "skill"
         assert bank.skills.load("Neon Automation").usage.uses >= 1
+
+
+def test_the_memory_browser_marks_and_lists_skills_that_break_the_spec(tmp_path):
+    """The library marks a served-but-invalid skill, and ?invalid=1 lists only such skills."""
+    from starlette.testclient import TestClient
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.ui import Guard, create_app
+
+    library = tmp_path / "library"
+    folder = library / "Neon Automation"
+    folder.mkdir(parents=True)
+    (folder / "SKILL.md").write_text("---\nname: Neon Automation\ndescription: Automate the "
+                                     "neon sign controller\n---\n# Steps\n\nDo it.\n")
+    write_skill(library, "good-one", "Polish the neon sign glass")
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        skill_roots=[str(library)]) as bank:
+        base = "http://127.0.0.1:8766"
+        c = TestClient(create_app(bank, Guard()), base_url=base)
+        page = c.get("/skills").text
+        row_bad = page[page.index("Neon Automation"):].split("</tr>")[0]
+        row_good = page[page.index("good-one"):].split("</tr>")[0]
+        assert "breaks the spec" in row_bad and "breaks the spec" not in row_good
+        only = c.get("/skills?invalid=1").text
+        assert "Neon Automation" in only and "good-one" not in only
+        assert "may only contain a-z, 0-9" in only  # the reason, as skills validate says it

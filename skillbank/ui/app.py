@@ -122,10 +122,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         except ValueError:
             pg = 1
         try:
-            data = await call(views.skills_page, bank, q, pg)
+            data = await call(views.skills_page, bank, q, pg,
+                              request.query_params.get("invalid") == "1")
         except SkillbankError as exc:
             return failed(request, exc, "skills.html", {"query": q, "hits": [], "skills": [],
-                                                        "drafts": None, "page": 1, "pages": 1})
+                                                        "drafts": None, "page": 1, "pages": 1,
+                                                        "spec": {}, "invalid": False})
         return page(request, "skills.html", data)
 
     async def skill(request: Request) -> Response:

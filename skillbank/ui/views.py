@@ -23,19 +23,38 @@ OUTCOMES = ("success", "failure", "partial", "unknown")
 # ----------------------------------------------------------------------------------- skills
 
 
-def skills_page(bank: Any, query: str, page: int) -> dict[str, Any]:
-    """The library, or ranked search results with their scores and why they matched."""
+def skills_page(bank: Any, query: str, page: int, invalid: bool = False) -> dict[str, Any]:
+    """The library, or ranked search results with their scores and why they matched.
+
+    Skills that break the Agent Skills spec are served (the spec's client guide: warn, load
+    anyway), so the library marks them and `invalid` lists only them: a curator sees what
+    `skillbank skills validate` would refuse without leaving the page."""
     query = query.strip()
     if query:
         hits = bank.skills.search(query, k=20)
         return {"query": query, "hits": hits, "skills": [], "page": 1, "pages": 1,
-                "total": len(hits), "drafts": drafts(bank)}
+                "total": len(hits), "drafts": drafts(bank), "spec": {}, "invalid": False}
     everything = bank.skills.list()
+    spec: dict[str, list[Any]] = {}
+    if invalid:  # one read per skill: only when asked for
+        for skill in everything:
+            errors = spec_errors(skill)
+            if errors:
+                spec[skill.name] = errors
+        everything = [s for s in everything if s.name in spec]
     pages = max(1, -(-len(everything) // PAGE_SIZE))
     page = min(max(page, 1), pages)
     shown = everything[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
+    if not invalid:
+        spec = {s.name: errors for s in shown if (errors := spec_errors(s))}
     return {"query": "", "hits": [], "skills": shown, "page": page, "pages": pages,
-            "total": len(everything), "drafts": drafts(bank)}
+            "total": len(everything), "drafts": drafts(bank), "spec": spec, "invalid": invalid}
+
+
+def spec_errors(skill: Any) -> list[Any]:
+    """How a loaded skill breaks the Agent Skills spec (errors of `skills validate`), or []."""
+    return [f for f in validation_findings(getattr(skill, "path", "") or "")
+            if f.severity == "error"]
 
 
 def drafts(bank: Any) -> list[Any] | None:
