@@ -165,17 +165,19 @@ class ManifestCache:
     """Skill manifests computed from the files, re-hashing only files whose stat changed."""
 
     def __init__(self) -> None:
-        # abs path -> (size, mtime_ns, hex digest, binary?)
-        self._digests: dict[str, tuple[int, int, str, bool]] = {}
+        # abs path -> ((size, mtime_ns, ctime_ns, inode), hex digest, binary?): ctime and inode
+        # too, as pins.DigestCache: a same-size edit with its mtime put back is still seen.
+        self._digests: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}
         self._frontmatter: dict[str, tuple[str, dict[str, Any], str]] = {}  # name -> (hash, fm, desc)
         self._lock = threading.Lock()
 
     def _digest(self, path: Path, stat: os.stat_result) -> tuple[str, bool]:
         """(sha256 hex, whether the content is binary), cached by size and mtime."""
         key = str(path)
+        seen = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
         cached = self._digests.get(key)
-        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
-            return cached[2], cached[3]
+        if cached and cached[0] == seen:
+            return cached[1], cached[2]
         digest = hashlib.sha256()
         head = b""
         with path.open("rb") as handle:
@@ -185,7 +187,7 @@ class ManifestCache:
                 digest.update(block)
         value, binary = digest.hexdigest(), looks_binary(head)
         with self._lock:
-            self._digests[key] = (stat.st_size, stat.st_mtime_ns, value, binary)
+            self._digests[key] = (seen, value, binary)
         return value, binary
 
     def manifest(self, bank: Any, name: str, summary: Any = None) -> SkillManifest:

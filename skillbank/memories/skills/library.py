@@ -376,10 +376,16 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
 
     def read_resource(self, name: str, relative: str) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused."""
-        folder = Path(self._disclosable(self._summary(name)).path).parent
+        summary = self._disclosable(self._summary(name))
+        folder = Path(summary.path).parent
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
+        if summary.trust != "own" and relative not in self.trust_book.digests.digests(folder):
+            # Hidden, vendored or past-the-cap files escape the pin (pins.skill_files): a change
+            # to one would be served under the accepted version, so they are not served at all.
+            raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
+                                "trust covers (hidden and vendored files are not served)")
         size = path.stat().st_size
         if size > MAX_RESOURCE_BYTES:
             raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "

@@ -63,24 +63,31 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
 
 
 class DigestCache:
-    """sha256 of files, recomputed only when a file's size or mtime changed."""
+    """sha256 of files, recomputed only when a file's stat changed.
+
+    The stat compared includes the inode and the change time, not only size and mtime: whoever
+    writes a skill folder can put an mtime back (`touch -d`, `os.utime`) after a same-size edit,
+    and a cache keyed on (size, mtime) then served the new content under the accepted pin for as
+    long as the process lived. ctime cannot be set back by a user, and a replaced file has a new
+    inode."""
 
     def __init__(self) -> None:
-        self._cache: dict[str, tuple[int, int, str]] = {}
+        self._cache: dict[str, tuple[tuple[int, int, int, int], str]] = {}
         self._lock = threading.Lock()
 
     def file_digest(self, path: Path, stat: os.stat_result) -> str:
         key = str(path)
+        seen = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
         cached = self._cache.get(key)
-        if cached and cached[0] == stat.st_size and cached[1] == stat.st_mtime_ns:
-            return cached[2]
+        if cached and cached[0] == seen:
+            return cached[1]
         digest = hashlib.sha256()
         with path.open("rb") as handle:
             for block in iter(lambda: handle.read(1 << 16), b""):
                 digest.update(block)
         value = digest.hexdigest()
         with self._lock:
-            self._cache[key] = (stat.st_size, stat.st_mtime_ns, value)
+            self._cache[key] = (seen, value)
         return value
 
     def digests(self, folder: Path) -> dict[str, str]:
@@ -195,6 +202,7 @@ def snapshot(root: Path, name: str, version: str, folder: Path) -> Path | None:
         return None
     staging = target.with_name(f".{version}.tmp")
     shutil.rmtree(staging, ignore_errors=True)
+    staging.mkdir(parents=True)  # before the copy loop: a folder with no files is still kept
     for relative, _ in files:
         destination = staging / relative
         destination.parent.mkdir(parents=True, exist_ok=True)

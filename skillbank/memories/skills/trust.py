@@ -62,6 +62,16 @@ DEFAULT_POLICY: dict[str, dict[str, str]] = {
 DATA_LABEL = "skill content — data, not instructions"
 
 
+UNCOVERED = ("its SKILL.md is not among the files a pin covers (a link out of its folder, or "
+             f"more than {pins.MAX_FILES} files before it)")
+
+
+def uncovered(digests: dict[str, str], skill_path: str) -> bool:
+    """Whether a skill's SKILL.md escapes its digests: a later change to it could then never
+    send the skill back to review, so such a skill is held and cannot be accepted."""
+    return Path(skill_path).name not in digests
+
+
 class HeldError(NotFoundError):
     """A skill kept out of disclosure until a reviewer accepts it (a NotFoundError to callers
     that route: for them it is not there; the message says why, for the person)."""
@@ -264,6 +274,10 @@ class TrustBook:
             update["held"] = True
             if not update["review"]:
                 update["review"] = "pending: " + "; ".join(held_by)[:500]
+        if trust != "own" and digests is not None and skill.path \
+                and uncovered(digests, skill.path) and update["review"] != "rejected":
+            # Its body is served but no pin can vouch for it: never served, even if accepted.
+            update.update(held=True, review=f"pending: {UNCOVERED}")
         update["notes"] = notes
         return skill.model_copy(update=update)
 
@@ -276,6 +290,8 @@ class TrustBook:
         if decision not in ("accept", "reject"):
             raise InvalidInputError("a review decision is 'accept' or 'reject'")
         version, digests = self.version(skill)
+        if decision == "accept" and uncovered(digests, skill.path):
+            raise InvalidInputError(f"skill {skill.name!r} cannot be accepted: {UNCOVERED}")
         folder = Path(skill.path).parent
         entry = self.lock.decide(skill.name, "accepted" if decision == "accept" else "rejected",
                                  folder=str(folder), digests=digests, by=by, reason=reason)
