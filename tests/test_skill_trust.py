@@ -369,6 +369,16 @@ def test_only_a_reviewer_reviews(tmp_path, vendor):
             assert bank.skills.review_skill("csv-report", "reject").review == "rejected"
         lock = json.loads((bank.root / "skills.lock").read_text())["skills"]["csv-report"]
         assert lock["by"] == "rita"
+        # An untrusted caller holding the reviewer role (a model-driven client) neither reviews
+        # nor restores a reviewed version into the bank's own library.
+        version = bank.skills.review_skill("csv-report", "accept") and json.loads(
+            (bank.root / "skills.lock").read_text())["skills"]["csv-report"]["version"]
+        mallory = scope.Scope(principal="mallory", role=scope.Role.REVIEWER, trusted=False)
+        with scope.using(mallory), pytest.raises(PermissionDeniedError, match="untrusted"):
+            bank.skills.review_skill("csv-report", "reject")
+        with scope.using(mallory), pytest.raises(PermissionDeniedError, match="untrusted"):
+            bank.skills.restore_version("csv-report", version)
+        assert not (bank.skills.writable_root / "csv-report").exists()
     finally:
         bank.close()
 

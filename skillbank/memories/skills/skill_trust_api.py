@@ -194,6 +194,8 @@ class SkillTrust:
         if skill.writable:
             return self.restore(name, version)  # type: ignore[attr-defined]
         who = scope.current()
+        if not who.trusted:  # as review_skill: it makes a reviewed skill the bank's own
+            raise PermissionDeniedError("an untrusted caller cannot restore a reviewed skill")
         who.require(scope.Role.REVIEWER, "restoring a reviewed skill's version")
         if not pins.re_version(version):
             raise InvalidInputError(f"{version!r} is not a version id; `skills versions {name}` "
