@@ -370,8 +370,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             raise InvalidInputError(
                 f"skill {name!r} at {path} can no longer be loaded: "
                 + "; ".join(f.message for f in findings if f.severity == "error"), findings)
+        description, body = doc.description, doc.body
+        if summary.trust != "own" and not include_held:
+            # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
+            # a skill not the bank's own is served without it (trust.visible).
+            description, body = trust.visible(description), trust.visible(body)
         return summary.model_copy(update={
-            "description": doc.description, "body": doc.body,
+            "description": description, "body": body,
             "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
 
     def read_resource(self, name: str, relative: str) -> str:

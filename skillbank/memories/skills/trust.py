@@ -139,6 +139,12 @@ _INVISIBLE = re.compile("[\U000E0000-\U000E007F\u200B-\u200F\u202A-\u202E\u2060-
                         "\u2066-\u2069\uFEFF]")
 
 
+def visible(text: str) -> str:
+    """`text` without the characters a reviewer cannot see (what every face serves of a skill
+    not the bank's own: load_skill, tool results, descriptions in search and the catalog)."""
+    return _INVISIBLE.sub("", text)
+
+
 def as_data(name: str, trust: str, body: str) -> str:
     """A skill body from a folder not fully trusted, as the memory block shows it: fenced and
     labelled as data, so a model reads it as material to weigh, never as instructions; with
@@ -222,6 +228,8 @@ class TrustBook:
             self.scanner.submit(folder, version)
         update: dict[str, Any] = {"trust": trust, "held": False, "review": "", "notes": [],
                                   "findings": []}
+        if trust != "own":
+            update["description"] = visible(skill.description)
         policy = self.policy[trust]
         if result is None:
             if self.scanner.broken:  # the scanner could not run at all: say why
