@@ -11,20 +11,17 @@ from pydantic import Field
 pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
+from scripted import Scripted  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
 
 
-class Echo(GenericFakeChatModel):
+class Echo(Scripted):
     """Answers every request with the same words (the runs differ only in their task)."""
 
     messages: Any = Field(default=None)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "Echo":
-        return self
 
     def _generate(self, messages, stop=None, run_manager=None, **kwargs):
         from langchain_core.outputs import ChatGeneration, ChatResult

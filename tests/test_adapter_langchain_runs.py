@@ -9,20 +9,18 @@ from __future__ import annotations
 import logging
 import threading
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
-from pydantic import Field
 
 pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
 from langchain.agents.middleware import SummarizationMiddleware  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
-from langchain_core.messages import AIMessage, SystemMessage  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 from langgraph.types import Command, interrupt  # noqa: E402
+from scripted import call, script, system_text  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
@@ -30,36 +28,6 @@ from skillbank.embeddings import HashEmbedding  # noqa: E402
 from skillbank.errors import InvalidInputError  # noqa: E402
 
 WAIT = 60
-
-
-class Scripted(GenericFakeChatModel):
-    """Replies from a script; an exception in the script is raised, as a provider error is."""
-
-    seen: list = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.seen.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
-def script(*replies: Any) -> Scripted:
-    def items():
-        for reply in replies:
-            if isinstance(reply, BaseException):
-                raise reply
-            yield reply
-    return Scripted(messages=items())
-
-
-def call(name: str, args: dict, cid: str) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": cid}])
-
-
-def system_text(messages: list) -> str:
-    return "\n".join(str(m.text) for m in messages if isinstance(m, SystemMessage))
 
 
 @tool

@@ -12,8 +12,7 @@ import pytest
 pytest.importorskip("llama_index.core")
 
 from llama_index.core.agent.workflow import FunctionAgent, ReActAgent  # noqa: E402
-from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock  # noqa: E402
-from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 from llama_index.core.memory import InsertMethod, Memory  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
 from llama_index.core.vector_stores.types import (  # noqa: E402
@@ -21,6 +20,7 @@ from llama_index.core.vector_stores.types import (  # noqa: E402
     MetadataFilter,
     MetadataFilters,
 )
+from scripted_llama import scripted, tool_call  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.llamaindex import SkillbankMemoryBlock, SkillbankRetriever  # noqa: E402
@@ -38,25 +38,6 @@ def bank(tmp_path):
                         when_to_use="When migrating a table")
     yield bank
     bank.close()
-
-
-def scripted(replies: list) -> tuple[MockFunctionCallingLLM, list]:
-    seen: list = []
-    queue = iter(replies)
-
-    def generate(messages, **kwargs):
-        seen.append([m.model_copy(deep=True) for m in messages])
-        reply = next(queue)
-        if isinstance(reply, BaseException):
-            raise reply
-        return reply
-
-    return MockFunctionCallingLLM(response_generator=generate), seen
-
-
-def tool_call(name: str, kwargs: dict, cid: str) -> ChatMessage:
-    return ChatMessage(role="assistant",
-                       blocks=[ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs=kwargs)])
 
 
 def migrate(table: str) -> str:

@@ -18,7 +18,6 @@ from typing import Any
 import pytest
 
 from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
 
 GIVE_UP = 30.0  # seconds a gated call waits for ticks before it reports a blocked loop
 
@@ -66,24 +65,17 @@ async def with_ticker(ticker: Ticker, work: Any) -> Any:
 
 
 @pytest.fixture
-def bank(tmp_path):
-    bank = Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
-                          include_bundled=False)
-    yield bank
-    bank.close()
+def bank(hash_bank):
+    return hash_bank  # conftest: a temp root, the hash embedding, no bundled skills
 
 
 async def test_langchain_lookup_and_recording_leave_the_loop_free(bank, monkeypatch):
     pytest.importorskip("langchain.agents")
     from langchain.agents import create_agent
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
     from langchain_core.messages import AIMessage
+    from scripted import Scripted
 
     from skillbank.adapters.langchain import SkillbankMiddleware
-
-    class Scripted(GenericFakeChatModel):
-        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-            return self
 
     ticker = Ticker()
     monkeypatch.setattr(bank, "context_for", gated(ticker, bank.context_for))

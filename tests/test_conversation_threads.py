@@ -13,10 +13,6 @@ import re
 from typing import Any
 
 import pytest
-from pydantic import Field
-
-from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
 
 WAIT = 60
 TASK = "Add a users table to the billing schema"
@@ -25,11 +21,8 @@ FOLLOW_UPS = ["add an index on email", "rename the column to email_address",
 
 
 @pytest.fixture
-def bank(tmp_path):
-    bank = Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
-                          include_bundled=False)
-    yield bank
-    bank.close()
+def bank(hash_bank):
+    return hash_bank  # conftest: a temp root, the hash embedding, no bundled skills
 
 
 def experiences(bank) -> list:
@@ -47,23 +40,12 @@ def observations(experience) -> list[str]:
 def _langchain():
     pytest.importorskip("langchain.agents")
     from langchain.agents import create_agent
-    from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
-    from langchain_core.messages import AIMessage, SystemMessage
+    from langchain_core.messages import AIMessage
     from langchain_core.tools import tool
     from langgraph.checkpoint.memory import InMemorySaver
+    from scripted import Scripted
 
     from skillbank.adapters.langchain import SkillbankMiddleware
-
-    class Scripted(GenericFakeChatModel):
-        seen: list = Field(default_factory=list)
-
-        def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-            return self
-
-        def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-            self.seen.append("\n".join(str(m.text) for m in messages
-                                       if isinstance(m, SystemMessage)))
-            return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
     @tool
     def run_sql(statement: str) -> str:
@@ -87,6 +69,8 @@ def _langchain():
 def _four_turns(bank, thread: str, outcome: str | None = "success") -> list[str]:
     """Run the task and its three follow-ups in `thread`; returns each model call's system text."""
     agent_for, Scripted, replies = _langchain()
+    from scripted import system_text
+
     model = Scripted(messages=replies())
     agent = agent_for(bank, model)
     config = {"configurable": {"thread_id": thread}}
@@ -96,7 +80,7 @@ def _four_turns(bank, thread: str, outcome: str | None = "success") -> list[str]
             payload["outcome"] = outcome
         agent.invoke(payload, config)
         assert bank.flush(timeout=WAIT)  # the record exists before the next turn asks
-    return model.seen
+    return [system_text(messages) for messages in model.seen]
 
 
 def test_a_task_and_three_follow_ups_are_one_experience_with_every_step(bank):

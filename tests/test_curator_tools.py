@@ -8,18 +8,13 @@ import json
 import pytest
 from mcp import Client
 
-from skillbank import Skillbank
 from skillbank.adapters._tools import run_tool
-from skillbank.embeddings import HashEmbedding
 from skillbank.errors import SkillbankError
 
 
 @pytest.fixture
-def bank(tmp_path):
-    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
-                          include_bundled=False)
-    yield bank
-    bank.close()
+def bank(hash_bank):
+    return hash_bank  # conftest: a temp root, the hash embedding, no bundled skills
 
 
 def test_adapter_tools_show_nearest_ids_and_replace(bank):

@@ -20,13 +20,12 @@ from llama_index.core.base.llms.types import (  # noqa: E402
     ChatMessage,
     CompletionResponse,
     LLMMetadata,
-    ToolCallBlock,
 )
 from llama_index.core.llms.custom import CustomLLM  # noqa: E402
-from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
 from llama_index.core.schema import QueryBundle  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
+from scripted_llama import scripted, tool_call  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters._tools import COMPACT_TOOLS, TOOL_NAMES  # noqa: E402
@@ -58,22 +57,6 @@ def bank(tmp_path):
                         when_to_use="When writing a sales report")
     yield bank
     bank.close()
-
-
-def scripted(replies: list[ChatMessage]) -> tuple[MockFunctionCallingLLM, list]:
-    seen: list = []
-    queue = iter(replies)
-
-    def generate(messages, **kwargs):
-        seen.append([m.model_copy(deep=True) for m in messages])
-        return next(queue)
-
-    return MockFunctionCallingLLM(response_generator=generate), seen
-
-
-def tool_call(name: str, kwargs: dict, cid: str) -> ChatMessage:
-    return ChatMessage(role="assistant",
-                       blocks=[ToolCallBlock(tool_call_id=cid, tool_name=name, tool_kwargs=kwargs)])
 
 
 def load_csv(path: str) -> str:

@@ -3,32 +3,18 @@ prompt without showing the same item twice."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-pytest.importorskip("langchain")
+pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
-from pydantic import Field  # noqa: E402
+from scripted import Scripted  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
 from skillbank.context import without_shown  # noqa: E402
 from skillbank.embeddings import HashEmbedding  # noqa: E402
-
-
-class Scripted(GenericFakeChatModel):
-    seen: list = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.seen.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
 
 
 def test_two_middlewares_show_each_item_once(tmp_path):

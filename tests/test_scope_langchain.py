@@ -9,16 +9,14 @@ tests/test_scope.py.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import pytest
-from pydantic import Field
 
 pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
-from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
+from scripted import Scripted, call  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
@@ -31,24 +29,9 @@ TOOLS = ["search_guidelines", "recall_experiences", "memory_context", "rate_memo
          "save_skill"]
 
 
-class Scripted(GenericFakeChatModel):
-    seen: list = Field(default_factory=list)
-
-    def bind_tools(self, tools: Any, **kwargs: Any) -> "Scripted":
-        return self
-
-    def _generate(self, messages, stop=None, run_manager=None, **kwargs):
-        self.seen.append(list(messages))
-        return super()._generate(messages, stop=stop, run_manager=run_manager, **kwargs)
-
-
 @dataclass
 class User:
     user_id: str = ""
-
-
-def call(name: str, args: dict, cid: str) -> AIMessage:
-    return AIMessage(content="", tool_calls=[{"name": name, "args": args, "id": cid}])
 
 
 @pytest.fixture
