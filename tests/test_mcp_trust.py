@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import subprocess
 import sys
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -20,6 +19,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 
 from conftest import free_port, stop_process
+from mcp_http import call_ok as ok
+from mcp_http import wait_until_serving
 from test_mcp_transports import base_env
 
 TOKEN = "trust-test-token"
@@ -47,27 +48,11 @@ async def http_server(root: Path) -> AsyncIterator[str]:
         env=base_env(SKILLBANK_EMBEDDING="hash", SKILLBANK_TOKEN=TOKEN))
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.time() + 300  # generous: start-up under load
-        while True:
-            if proc.poll() is not None:
-                pytest.fail("server exited: " + (root.parent / "http.log").read_text()[-3000:])
-            try:
-                httpx.get(url + "/mcp", timeout=1)
-                break
-            except httpx.HTTPError:
-                if time.time() > deadline:
-                    pytest.fail("HTTP server did not start within 60 s")
-                time.sleep(0.1)
+        wait_until_serving(proc, url, root.parent / "http.log")
         yield url
     finally:
         stop_process(proc)
         log.close()
-
-
-async def ok(client: Client, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(name, args)
-    assert not result.is_error, (name, result.content[0].text)
-    return result.structured_content
 
 
 async def refused(client: Client, name: str, args: dict[str, Any]) -> str:

@@ -9,40 +9,20 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from skillbank.errors import NotFoundError
 from skillbank.scope import Scope
-from test_scope import owner_process
+from test_scope import ALICE, ALICE_REVIEWER, BOB, BOB_REVIEWER
+from test_scope import bank  # noqa: F401 - the fixture: in process, or a client of an owner
 from workers.common import open_bank
 
-ALICE = Scope(principal="alice", namespace="alice", role="contributor", face="test")
-BOB = Scope(principal="bob", namespace="bob", role="contributor", face="test")
-ALICE_REVIEWER = Scope(principal="alice-lead", namespace="alice", role="reviewer", face="test")
-BOB_REVIEWER = Scope(principal="bob-lead", namespace="bob", role="reviewer", face="test")
 SECRET = "saffron"  # a word only alice's experiences hold
 TASKS = [f"Import the {SECRET} {what} CSV file into the {table} database table"
          for what, table in (("sales", "orders"), ("customers", "accounts"),
                               ("returns", "refunds"))]
-
-
-@pytest.fixture(params=["one-process", "owner-and-client"])
-def bank(request, tmp_path) -> Iterator[Any]:
-    root = tmp_path / "root"
-    if request.param == "one-process":
-        bank = open_bank(root)
-        yield bank
-        bank.close()
-        return
-    with owner_process(root) as owner:
-        client = open_bank(root)
-        try:
-            assert client.is_remote and client.owner_pid == owner.pid
-            yield client
-        finally:
-            client.close()
 
 
 def record_alices_runs(view: Any) -> list[str]:

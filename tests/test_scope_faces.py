@@ -13,7 +13,6 @@ import json
 import os
 import subprocess
 import sys
-import time
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any, AsyncIterator
@@ -22,6 +21,7 @@ import httpx
 import pytest
 
 from conftest import free_port, stop_process
+from mcp_http import bearer_session, call, wait_until_serving
 from test_mcp_transports import base_env
 
 # Distinctive words of user A's memory: none may reach user B.
@@ -61,40 +61,48 @@ async def http_server(root: Path, tokens: Path, *extra: str) -> AsyncIterator[st
             stdout=log, stderr=subprocess.STDOUT, env=base_env(SKILLBANK_EMBEDDING="hash"))
         url = f"http://127.0.0.1:{port}"
         try:
-            deadline = time.time() + 300  # generous: start-up under load
-            while True:
-                if proc.poll() is not None:
-                    pytest.fail("server exited: " + log_path.read_text()[-3000:])
-                try:
-                    httpx.get(url + "/mcp", timeout=1)
-                    break
-                except httpx.HTTPError:
-                    if time.time() > deadline:
-                        pytest.fail("HTTP server did not start")
-                    time.sleep(0.1)
+            wait_until_serving(proc, url, log_path)
             yield url
         finally:
             stop_process(proc)
 
 
-@asynccontextmanager
-async def session(url: str, token: str) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
+async def reads_hide_a(bob: Any) -> None:
+    """B's search, recall, context and pending list, and the guideline resources (list and get:
+    topics, one topic's rules), show none of A's words."""
+    for row, (tool, args) in {
+        "search": ("search_guidelines", {"task": "escort the auditors through the vault"}),
+        "recall": ("recall_experiences", {"task": A_TASK}),
+        "context": ("memory_context", {"task": A_TASK}),
+        "list_pending": ("list_pending", {}),
+    }.items():
+        ok, result = await call(bob, tool, args)
+        assert ok, (row, result)
+        assert shows_a(result) == [], (row, result)
+    listed = await bob.list_resources()
+    for resource in listed.resources:
+        if str(resource.uri).startswith("skillbank://guidelines/"):
+            text = (await bob.read_resource(str(resource.uri))).contents[0].text
+            assert shows_a(text) == [], resource.uri
 
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {token}"},
-                                  timeout=120) as http:
-        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
-            yield client
 
-
-async def call(client: Any, name: str, args: dict[str, Any]) -> tuple[bool, Any]:
-    """(ok, structured result or the error text)."""
-    result = await client.call_tool(name, args)
-    if result.is_error:
-        return False, result.content[0].text
-    return True, result.structured_content
+async def changes_refused(bob: Any, a_ids: dict[str, str],
+                          review: dict[str, Any]) -> list[tuple[str, str]]:
+    """B's rate and forget of A's experience and rule, and `review`, each fail with a clear
+    error (never a traceback); returns (row, error text) for the face's own checks."""
+    errors = []
+    for row, tool, args in [
+        ("rate", "rate_memory", {"id": a_ids["exp"], "helpful": False}),
+        ("rate", "rate_memory", {"id": a_ids["rule"], "helpful": False}),
+        ("forget", "forget", {"id": a_ids["exp"]}),
+        ("forget", "forget", {"id": a_ids["rule"]}),
+        ("review", "review_memory", review),
+    ]:
+        ok, result = await call(bob, tool, args)
+        assert not ok, (row, result)
+        assert "Traceback" not in result
+        errors.append((row, result))
+    return errors
 
 
 def issue_tokens(path: Path) -> dict[str, str]:
@@ -115,61 +123,38 @@ async def test_mcp_http_two_tokens_scope_matrix(tmp_path):
     tokens_file = tmp_path / "tokens.toml"
     tokens = issue_tokens(tokens_file)
     async with http_server(root, tokens_file) as url:
-        async with session(url, tokens["alice"]) as alice:
+        async with bearer_session(url, tokens["alice"]) as alice:
             ok, exp = await call(alice, "record_experience", {
                 "task": A_TASK, "outcome": "failure", "feedback": "Zephyrwood keys expired."})
             assert ok, exp
             ok, rule = await call(alice, "add_guideline", {"text": A_RULE})
             assert ok, rule
-        async with session(url, tokens["alice-bot"]) as bot:
+        async with bearer_session(url, tokens["alice-bot"]) as bot:
             ok, pending = await call(bot, "record_experience", {"task": A_PENDING,
                                                                 "outcome": "success"})
             assert ok and pending["status"] == "pending", pending
         a_ids = {"exp": exp["id"], "rule": rule["guideline_id"], "pending": pending["id"]}
 
-        async with session(url, tokens["bob"]) as bob:
+        async with bearer_session(url, tokens["bob"]) as bob:
             # Bob's own write, so his reads are not empty by construction.
             ok, mine = await call(bob, "record_experience", {
                 "task": "Rotate the signing keys for the billing cluster", "outcome": "success"})
             assert ok, mine
-            reads = {
-                "search": ("search_guidelines", {"task": "escort the auditors through the vault"}),
-                "recall": ("recall_experiences", {"task": A_TASK}),
-                "context": ("memory_context", {"task": A_TASK}),
-                "list_pending": ("list_pending", {}),
-            }
-            for row, (tool, args) in reads.items():
-                ok, result = await call(bob, tool, args)
-                assert ok, (row, result)
-                assert shows_a(result) == [], (row, result)
+            await reads_hide_a(bob)
             ok, result = await call(bob, "recall_experiences", {"task": A_TASK})
             assert mine["id"] in json.dumps(result)  # he does see his own
-            # list and get: the guideline resources (topics, one topic's rules).
-            listed = await bob.list_resources()
-            for resource in listed.resources:
-                if str(resource.uri).startswith("skillbank://guidelines/"):
-                    text = (await bob.read_resource(str(resource.uri))).contents[0].text
-                    assert shows_a(text) == [], resource.uri
             # rate, forget, review by id: "not found", nothing changed.
-            for row, tool, args in [
-                ("rate", "rate_memory", {"id": a_ids["exp"], "helpful": False}),
-                ("rate", "rate_memory", {"id": a_ids["rule"], "helpful": False}),
-                ("forget", "forget", {"id": a_ids["exp"]}),
-                ("forget", "forget", {"id": a_ids["rule"]}),
-                ("review", "review_memory", {"id": a_ids["pending"], "decision": "approve"}),
-            ]:
-                ok, result = await call(bob, tool, args)
-                assert not ok, (row, result)
+            for row, result in await changes_refused(bob, a_ids, review={
+                    "id": a_ids["pending"], "decision": "approve"}):
                 assert "not found" in result.lower() or "no " in result.lower(), (row, result)
-                assert "Traceback" not in result
 
-        async with session(url, tokens["rita"]) as rita:  # A's reviewer: review works
+        async with bearer_session(url, tokens["rita"]) as rita:  # A's reviewer: review works
             ok, result = await call(rita, "list_pending", {})
             assert ok and a_ids["pending"] in json.dumps(result), result
             ok, result = await call(rita, "review_memory", {"id": a_ids["pending"],
                                                             "decision": "approve"})
             assert ok, result
-        async with session(url, tokens["alice"]) as alice:  # untouched by Bob
+        async with bearer_session(url, tokens["alice"]) as alice:  # untouched by Bob
             ok, result = await call(alice, "recall_experiences", {"task": A_TASK})
             assert ok and a_ids["exp"] in json.dumps(result)
             ok, result = await call(alice, "search_guidelines",
@@ -280,11 +265,11 @@ async def test_unknown_and_static_tokens_over_http(tmp_path):
             assert answer.status_code == 401, answer.text
             assert wanted in answer.json()["error"]["message"]
             assert "Traceback" not in answer.text
-        async with session(url, "static-admin") as admin:  # the single static token still works
+        async with bearer_session(url, "static-admin") as admin:  # the single static token still works
             ok, result = await call(admin, "record_experience", {"task": "Static token task",
                                                                  "outcome": "success"})
             assert ok, result
-        async with session(url, tokens["bob"]) as bob:
+        async with bearer_session(url, tokens["bob"]) as bob:
             ok, result = await call(bob, "recall_experiences", {"task": "Static token task"})
             assert ok and result["experiences"] == [], result
 
@@ -321,36 +306,17 @@ def test_cli_tokens_add_list_remove(cli_root, tmp_path):
 # ------------------------------------------------------------------- LlamaIndex with {user_id}
 
 
-def _scripted(replies: list) -> tuple[Any, list]:
-    from llama_index.core.llms.mock import MockFunctionCallingLLM
-
-    seen: list = []
-    queue = iter(replies)
-
-    def generate(messages, **kwargs):
-        seen.append([m.model_copy(deep=True) for m in messages])
-        return next(queue)
-
-    return MockFunctionCallingLLM(response_generator=generate), seen
-
-
-def _tool_call(name: str, kwargs: dict, cid: str) -> Any:
-    from llama_index.core.base.llms.types import ChatMessage, ToolCallBlock
-
-    return ChatMessage(role="assistant", blocks=[ToolCallBlock(tool_call_id=cid, tool_name=name,
-                                                               tool_kwargs=kwargs)])
-
-
 async def _run_as(bank: Any, user: str | None, replies: list, *, session: str) -> tuple[list, Any]:
     """One real FunctionAgent run with the {user_id} tool spec and memory block; `user` goes in
     the workflow's Context store (None: not set)."""
     from llama_index.core.agent.workflow import FunctionAgent
     from llama_index.core.memory import Memory
     from llama_index.core.workflow import Context
+    from scripted_llama import scripted
 
     from skillbank.adapters.llamaindex import SkillbankMemoryBlock, SkillbankToolSpec
 
-    llm, seen = _scripted(replies)
+    llm, seen = scripted(replies)
     block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
     memory = Memory.from_defaults(session_id=session, memory_blocks=[block])
     agent = FunctionAgent(tools=SkillbankToolSpec(bank, include="all",
@@ -376,6 +342,7 @@ def _tool_outputs(seen: list) -> dict[str, str]:
 @pytest.mark.slow  # real FunctionAgent runs
 async def test_llamaindex_user_id_scope_matrix(tmp_path):
     from llama_index.core.base.llms.types import ChatMessage
+    from scripted_llama import tool_call
 
     from skillbank import Skillbank
     from skillbank.adapters.llamaindex import SkillbankRetriever
@@ -386,9 +353,9 @@ async def test_llamaindex_user_id_scope_matrix(tmp_path):
     try:
         # Alice's run writes her memory through the tools.
         seen, _ = await _run_as(bank, "alice", [
-            _tool_call("record_experience", {"task": A_TASK, "outcome": "failure",
+            tool_call("record_experience", {"task": A_TASK, "outcome": "failure",
                                              "feedback": "Zephyrwood keys expired."}, "a1"),
-            _tool_call("add_guideline", {"text": A_RULE}, "a2"),
+            tool_call("add_guideline", {"text": A_RULE}, "a2"),
             ChatMessage(role="assistant", content="Noted."),
         ], session="alice-1")
         outputs = _tool_outputs(seen)
@@ -396,13 +363,13 @@ async def test_llamaindex_user_id_scope_matrix(tmp_path):
         a_rule = json.loads(outputs["a2"])["guideline_id"]
         # Bob's run: every read and the rating of Alice's id, inside the agent.
         seen, block = await _run_as(bank, "bob", [
-            _tool_call("recall_experiences", {"task": A_TASK}, "b1"),
-            _tool_call("search_guidelines", {"task": "escort the auditors through the vault"},
+            tool_call("recall_experiences", {"task": A_TASK}, "b1"),
+            tool_call("search_guidelines", {"task": "escort the auditors through the vault"},
                        "b2"),
-            _tool_call("memory_context", {"task": A_TASK}, "b3"),
-            _tool_call("rate_memory", {"id": a_exp, "helpful": False}, "b4"),
-            _tool_call("rate_memory", {"id": a_rule, "helpful": False}, "b5"),
-            _tool_call("record_experience", {"task": "Rotate the signing keys",
+            tool_call("memory_context", {"task": A_TASK}, "b3"),
+            tool_call("rate_memory", {"id": a_exp, "helpful": False}, "b4"),
+            tool_call("rate_memory", {"id": a_rule, "helpful": False}, "b5"),
+            tool_call("record_experience", {"task": "Rotate the signing keys",
                                              "outcome": "success"}, "b6"),
             ChatMessage(role="assistant", content="Done."),
         ], session="bob-1")
@@ -459,6 +426,7 @@ async def test_llamaindex_template_without_a_value_warns_and_uses_no_memory(tmp_
     import logging
 
     from llama_index.core.base.llms.types import ChatMessage
+    from scripted_llama import tool_call
 
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding
@@ -468,7 +436,7 @@ async def test_llamaindex_template_without_a_value_warns_and_uses_no_memory(tmp_
     try:
         with caplog.at_level(logging.WARNING, logger="skillbank"):
             seen, block = await _run_as(bank, None, [
-                _tool_call("record_experience", {"task": "Rotate keys", "outcome": "success"},
+                tool_call("record_experience", {"task": "Rotate keys", "outcome": "success"},
                            "c1"),
                 ChatMessage(role="assistant", content="Done."),
             ], session="nobody")
@@ -533,30 +501,8 @@ async def test_mcp_stdio_scope_matrix(tmp_path):
             ok, mine = await call(bob, "record_experience", {
                 "task": "Rotate the signing keys for the billing cluster", "outcome": "success"})
             assert ok, mine
-            for row, (tool, args) in {
-                "search": ("search_guidelines", {"task": "escort the auditors through the vault"}),
-                "recall": ("recall_experiences", {"task": A_TASK}),
-                "context": ("memory_context", {"task": A_TASK}),
-                "list_pending": ("list_pending", {}),
-            }.items():
-                ok, result = await call(bob, tool, args)
-                assert ok, (row, result)
-                assert shows_a(result) == [], (row, result)
-            listed = await bob.list_resources()
-            for resource in listed.resources:
-                if str(resource.uri).startswith("skillbank://guidelines/"):
-                    text = (await bob.read_resource(str(resource.uri))).contents[0].text
-                    assert shows_a(text) == [], resource.uri
-            for row, tool, args in [
-                ("rate", "rate_memory", {"id": a_ids["exp"], "helpful": False}),
-                ("rate", "rate_memory", {"id": a_ids["rule"], "helpful": False}),
-                ("forget", "forget", {"id": a_ids["exp"]}),
-                ("forget", "forget", {"id": a_ids["rule"]}),
-                ("review", "review_memory", {"id": a_ids["rule"], "decision": "reject"}),
-            ]:
-                ok, result = await call(bob, tool, args)
-                assert not ok, (row, result)
-                assert "Traceback" not in result
+            await reads_hide_a(bob)
+            await changes_refused(bob, a_ids, review={"id": a_ids["rule"], "decision": "reject"})
         ok, result = await call(alice, "recall_experiences", {"task": A_TASK})
         assert ok and a_ids["exp"] in json.dumps(result)
         ok, result = await call(alice, "search_guidelines",

@@ -15,61 +15,35 @@ import subprocess
 import sys
 import time
 import uuid
-from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any
 
 import httpx
-import pytest
 
 from conftest import free_port, stop_process
+from mcp_http import bearer_session, call_ok, team_env, wait_until_serving
 
-REPO = Path(__file__).resolve().parents[1]
 TOKEN = "team-test-token"
 
 
 def _start(root: Path, chroma: str, database: str, deployment: str, log: Path) -> tuple[Any, str]:
     port = free_port()
-    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
-           or k == "SKILLBANK_MODEL_DIR"}
-    env.update(SKILLBANK_EMBEDDING="hash", ANONYMIZED_TELEMETRY="False",
-               PYTHONPATH=os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")])))
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
          chroma, "--database-url", database, "--deployment", deployment, "--port", str(port),
          "--token", TOKEN, "--trust"],
-        env=env, stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(root.parent))
+        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(root.parent))
     url = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 180
-    while time.time() < deadline:
-        if proc.poll() is not None:
-            pytest.fail("worker exited: " + log.read_text()[-3000:])
-        try:
-            if httpx.get(url + "/healthz", timeout=1).status_code == 200:
-                return proc, url
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.2)
-    proc.kill()
-    pytest.fail("worker did not start within 180 s: " + log.read_text()[-3000:])
+    try:
+        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
 
 
-@asynccontextmanager
-async def mcp(url: str) -> AsyncIterator[Any]:
-    import httpx2
-    from mcp import Client
-    from mcp.client.streamable_http import streamable_http_client
-
-    async with httpx2.AsyncClient(headers={"Authorization": f"Bearer {TOKEN}"},
-                                  timeout=60) as http:
-        async with Client(streamable_http_client(url + "/mcp", http_client=http)) as client:
-            yield client
-
-
-async def _call(client: Any, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    result = await client.call_tool(name, args)
-    assert not result.is_error, (name, result.content[0].text)
-    return result.structured_content
+def mcp(url: str) -> Any:
+    return bearer_session(url, TOKEN, timeout=60)
 
 
 async def _seen_within(client: Any, seconds: float, probe) -> float:
@@ -95,21 +69,21 @@ async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
             assert ready.status_code == 200, ready.text
             assert ready.json()["checks"] == {"postgres": "ok", "chroma": "ok"}
         async with mcp(a) as on_a, mcp(b) as on_b:
-            learned = await _call(on_a, "learn_from_critique", {
+            learned = await call_ok(on_a, "learn_from_critique", {
                 "critique": "Always quote identifiers in generated SQL.", "task": "Write SQL"})
             assert learned["pending_review"] is False
 
             async def b_finds_rule(client: Any) -> bool:
-                found = await _call(client, "search_guidelines", {"task": "quote sql identifiers"})
+                found = await call_ok(client, "search_guidelines", {"task": "quote sql identifiers"})
                 return any("quote" in g["text"].lower() for g in found["guidelines"])
 
             assert await _seen_within(on_b, 1.0, b_finds_rule) < 1.0
-            recorded = await _call(on_b, "record_experience", {
+            recorded = await call_ok(on_b, "record_experience", {
                 "task": "Rotate the database password", "outcome": "failure",
                 "feedback": "the old password was cached by the workers"})
 
             async def a_recalls(client: Any) -> bool:
-                found = await _call(client, "recall_experiences",
+                found = await call_ok(client, "recall_experiences",
                                     {"task": "rotate the database password"})
                 return recorded["id"] in {e["id"] for e in found["experiences"]}
 
@@ -128,24 +102,24 @@ async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
                 while httpx.get(url + "/readyz", timeout=30).status_code != 200:
                     assert time.monotonic() < deadline, "worker not ready 30 s after PostgreSQL"
                     time.sleep(0.2)
-            await _call(on_a, "learn_from_critique", {
+            await call_ok(on_a, "learn_from_critique", {
                 "critique": "Never log secrets such as passwords or tokens.", "task": "Logging"})
 
             async def b_finds_second(client: Any) -> bool:
-                found = await _call(client, "search_guidelines", {"task": "log secrets passwords"})
+                found = await call_ok(client, "search_guidelines", {"task": "log secrets passwords"})
                 return any("secret" in g["text"].lower() for g in found["guidelines"])
 
             await _seen_within(on_b, 5.0, b_finds_second)
             assert a_proc.poll() is None and b_proc.poll() is None
             # Worker A SIGKILLed right after acknowledging writes: none is lost, B serves them.
-            acked = [(await _call(on_a, "record_experience", {
+            acked = [(await call_ok(on_a, "record_experience", {
                 "task": f"Restore the {word} replica from backup", "outcome": "success"}))["id"]
                 for word in ("amber", "cobalt", "jade")]
         a_proc.kill()
         a_proc.wait(10)
         async with mcp(b) as on_b:
             for word, eid in zip(("amber", "cobalt", "jade"), acked):
-                found = await _call(on_b, "recall_experiences",
+                found = await call_ok(on_b, "recall_experiences",
                                     {"task": f"restore the {word} replica from backup"})
                 assert eid in {e["id"] for e in found["experiences"]}
     finally:
