@@ -335,6 +335,24 @@ def test_hidden_unicode_in_a_third_party_skill_never_reaches_an_agent(tmp_path, 
         bank.close()
 
 
+def test_the_tool_gate_never_names_a_held_skill(tmp_path):
+    """`missing_tools` goes to the agent (MCP find_skills): a rejected skill's name and the tools
+    it wants must not ride in it."""
+    vendor = tmp_path / "vendor"
+    write_skill(vendor, "csv-report", "Summarise a CSV file into a short report with totals.",
+                extra="allowed-tools: Bash\n")
+    bank = open_bank(tmp_path / "root", [vendor])
+    try:
+        task = "summarise a csv file report totals"
+        assert bank.skills.search(task, available_tools=["Read"]).missing_tools == {
+            "csv-report": ["bash"]}
+        bank.skills.review_skill("csv-report", "reject")
+        hits = bank.skills.search(task, available_tools=["Read"])
+        assert list(hits) == [] and hits.missing_tools == {}
+    finally:
+        bank.close()
+
+
 async def test_a_rejected_skill_reaches_no_face(tmp_path, vendor):
     from mcp import Client
     from mcp.shared.exceptions import MCPError

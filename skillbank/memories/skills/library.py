@@ -462,7 +462,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
                 record = self._summary(hit.id)
             except NotFoundError:  # removed by a concurrent sync since the search began
                 continue
-            if available is not None and self._lacks_tools(record, available, hits):
+            # A held skill is not checked for tools: `missing_tools` would name it to the agent
+            # (it still takes its slot here and is dropped by the trust gate below).
+            if available is not None and not record.held \
+                    and self._lacks_tools(record, available, hits):
                 continue
             chosen.append((z, hit, record))
         for z, hit, record in chosen:
