@@ -396,6 +396,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
             raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "
                                     f"{MAX_RESOURCE_BYTES} bytes are not returned")
         data = path.read_bytes()
+        if summary.review == "accepted" and (self.trust_book.lock.get(name) or {}).get(
+                "files", {}).get(relative) != "sha256:" + hashlib.sha256(data).hexdigest():
+            # Checked on the bytes served, not only on the folder a moment earlier: a file
+            # flipped between the two is never served under the accepted pin.
+            raise trust.HeldError(f"skill {name!r}: {relative!r} is not the accepted version "
+                                  f"(changed while being read); it goes back to review")
         if b"\0" in data:
             raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
