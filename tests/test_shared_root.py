@@ -21,6 +21,7 @@ from typing import Any, Iterator
 import pytest
 
 from conftest import REPO
+from test_multiprocess import env_for, soak_worker
 from workers.common import open_bank
 
 OWNER = """
@@ -35,17 +36,6 @@ for line in sys.stdin:
     pass
 bank.close()
 """
-
-
-def env_for(root: Path, **extra: str) -> dict[str, str]:
-    env = {k: v for k, v in os.environ.items()
-           if not k.startswith("SKILLBANK_") or k == "SKILLBANK_MODEL_DIR"}
-    env.update(ANONYMIZED_TELEMETRY="False", SKILLBANK_ROOT=str(root), SKILLBANK_EMBEDDING="hash",
-               PYTHONUNBUFFERED="1", COLUMNS="200")
-    env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO / "tests"),
-                                                      env.get("PYTHONPATH", "")]))
-    env.update(extra)
-    return env
 
 
 @contextlib.contextmanager
@@ -689,13 +679,6 @@ async def test_an_mcp_server_that_takes_the_root_over_sends_a_log_message(tmp_pa
 
 # Soak: two MCP servers, a LangChain agent, a LlamaIndex agent and a CLI loop on one root -------
 SOAK_SECONDS = float(os.environ.get("SKILLBANK_SOAK_SECONDS", "60"))
-
-
-def soak_worker(root: Path, name: str, mode: str, seconds: float) -> subprocess.Popen:
-    return subprocess.Popen([sys.executable, str(REPO / "tests" / "workers" / "soak.py"),
-                             str(root), name, mode, f"{seconds:.1f}"],
-                            env=env_for(root), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True)
 
 
 @pytest.mark.slow
