@@ -66,3 +66,55 @@ def test_scripts_never_start_one(tmp_path):
     done = cli(root, "--no-bundled", "--json", "stats")  # not a terminal, no SKILLBANK_CLI_OWNER
     assert done.returncode == 0, done.stderr
     assert not (root / ".cli-owner.pid").exists() and not (root / ".cli-owner.log").exists()
+
+
+def test_a_served_root_is_attached_to_without_a_background_owner(tmp_path):
+    """While `skillbank serve`, an MCP server or a Python process owns the root, an interactive
+    command attaches to it. Before, it started a background owner that only became that
+    process's client and exited, and the command waited 120 s for it to say ready."""
+    root = tmp_path / "root"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+           or k == "SKILLBANK_MODEL_DIR"}
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom skillbank import Skillbank\n"
+         "from skillbank.embeddings import HashEmbedding\n"
+         "b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding())\n"
+         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        done = cli(root, "--no-bundled", "--json", "stats", SKILLBANK_CLI_OWNER="1")
+        assert done.returncode == 0, done.stderr
+        assert not (root / ".cli-owner.log").exists()  # no background owner was started
+        assert "onnxruntime" not in done.stderr.split("HEAVY=")[-1]
+    finally:
+        holder.stdin.close()
+        holder.wait(60)
+
+
+def test_an_owner_that_cannot_start_is_not_waited_for(tmp_path):
+    """A background owner that exits without owning the root (here a Python process holds it
+    unshared) is noticed at once: the command answers for itself (busy) instead of waiting
+    120 s for an owner that will never say ready."""
+    root = tmp_path / "root"
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+           or k == "SKILLBANK_MODEL_DIR"}
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys, time\nfrom skillbank import Skillbank\n"
+         "from skillbank.embeddings import HashEmbedding\n"
+         "b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), share=False)\n"
+         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        started = time.monotonic()
+        done = cli(root, "--no-bundled", "--json", "stats", SKILLBANK_CLI_OWNER="1")
+        took = time.monotonic() - started
+    finally:
+        holder.stdin.close()
+        holder.wait(60)
+    assert "BusyError" in done.stderr, done.stderr
+    assert (root / ".cli-owner.log").exists() and not (root / ".cli-owner.pid").exists()
+    assert took < 110, took  # it waited the full 120 s for the owner before

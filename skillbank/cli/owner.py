@@ -82,6 +82,9 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
     except OSError:
         return False
     found = _running(root)
+    if found is None and _served_by_another(root):
+        return False  # `skillbank serve`, the MCP server, a Python process...: attach to it
+    child = None
     if found is None and not _recently_started(root):
         argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
         for folder in options.get("skill_roots") or []:
@@ -95,15 +98,29 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
         with open(root / LOG, "a") as log:
             log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
             log.flush()
-            subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                             start_new_session=True, cwd=str(root))
+            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                     start_new_session=True, cwd=str(root))
     deadline = time.monotonic() + wait
     while time.monotonic() < deadline:
         found = _running(root)
         if found and found[1]:
             return True
+        if child is not None and child.poll() is not None:
+            return False  # it could not become the owner (see the log): open the root here
+        if child is None and _served_by_another(root):
+            return False
         time.sleep(0.1)
     return False
+
+
+def _served_by_another(root: Path) -> bool:
+    """Whether a live process other than a background owner serves `root` already (its
+    endpoint names this very root). A command then attaches to it: a background owner started
+    now would only become that process's client and exit, while the command waited for it."""
+    from skillbank.sharing import endpoint as ep
+
+    found = ep.read_endpoint(root)
+    return found is not None and ep.serves(found, root) and _alive(found.pid)
 
 
 def touch(root: Path) -> None:
