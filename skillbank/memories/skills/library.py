@@ -365,7 +365,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         if not include_held:
             self._disclosable(summary)
         path = Path(summary.path)
-        doc, findings = read_skill_file(path)
+        if summary.review == "accepted" and not include_held:
+            doc, findings = self._read_pinned(name, path)
+        else:
+            doc, findings = read_skill_file(path)
         if doc is None:
             raise InvalidInputError(
                 f"skill {name!r} at {path} can no longer be loaded: "
@@ -378,6 +381,29 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
         return summary.model_copy(update={
             "description": description, "body": body,
             "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
+
+    def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
+        """An accepted skill's SKILL.md, parsed from the very bytes checked against its pin (a
+        file flipped between the trust check and the read is never served as accepted)."""
+        from skillbank.memories.skills.resources import open_for_hash
+        from skillbank.memories.skills.skill_file import parse_skill_text
+
+        try:
+            with open_for_hash(path) as handle:  # regular files only, never blocks
+                data = handle.read(MAX_SKILL_BYTES + 1)
+        except OSError:
+            return read_skill_file(path)  # its clear "unreadable" finding
+        pinned = ((self.trust_book.lock.get(name) or {}).get("files") or {}).get(path.name)
+        if pinned != "sha256:" + hashlib.sha256(data).hexdigest():
+            raise trust.HeldError(f"skill {name!r}: its SKILL.md is not the accepted version "
+                                  "(changed while being read); it goes back to review")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            return read_skill_file(path)
+        if len(data) > MAX_SKILL_BYTES or "\0" in text:
+            return read_skill_file(path)
+        return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
 
     def read_resource(self, name: str, relative: str) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused."""
