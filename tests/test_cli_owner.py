@@ -118,3 +118,24 @@ def test_an_owner_that_cannot_start_is_not_waited_for(tmp_path):
     assert "BusyError" in done.stderr, done.stderr
     assert (root / ".cli-owner.log").exists() and not (root / ".cli-owner.pid").exists()
     assert took < 110, took  # it waited the full 120 s for the owner before
+
+
+def test_a_new_skill_folder_is_served_by_a_fresh_background_owner(tmp_path):
+    """A command that adds a skill folder (remembered from then on) while a background owner
+    serves the old ones gets it served: before, it was attached to the old owner, saw none of
+    the new folder's skills and was told to stop a process it never started."""
+    root = tmp_path / "root"
+    write_skill(tmp_path / "a", "pdf-merge", "Merge PDF files into one document")
+    write_skill(tmp_path / "b", "image-resize", "Resize images to a given width")
+    env = dict(SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="20")
+    first = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "a"), "--json", "stats",
+                **env)
+    assert json.loads(first.stdout)["skills"] == 1, first.stderr
+    old = int((root / ".cli-owner.pid").read_text().split()[0])
+    second = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "b"), "--json", "stats",
+                 **env)
+    stats = json.loads(second.stdout)
+    assert stats["skills"] == 2 and stats["served_note"] is None, second.stderr
+    assert int((root / ".cli-owner.pid").read_text().split()[0]) != old
+    third = cli(root, "--no-bundled", "--json", "stats", **env)  # remembered: same owner
+    assert json.loads(third.stdout)["skills"] == 2

@@ -18,6 +18,7 @@ one-second target on this machine).
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import subprocess
 import sys
@@ -30,6 +31,7 @@ IDLE_ENV = "SKILLBANK_CLI_OWNER_IDLE"
 TOUCH = ".cli-owner.touch"
 PIDFILE = ".cli-owner.pid"
 LOG = ".cli-owner.log"
+ARGS = ".cli-owner.json"  # what the running owner serves (its skill folders, model, bundled)
 
 
 def wanted(json_mode: bool) -> bool:
@@ -84,16 +86,26 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
     found = _running(root)
     if found is None and _served_by_another(root):
         return False  # `skillbank serve`, the MCP server, a Python process...: attach to it
+    asked = _serves([str(f) for f in options.get("skill_roots") or []],
+                    options.get("model_dir"), options.get("include_bundled", True))
+    retired = False
+    if found is not None and _served(root) != asked:
+        # It serves other skill folders (a new --skills-dir, `skillbank config`) or another
+        # model: attached to it, this command would not get what it asked for (and be told
+        # to stop a process it never started). It ends; a fresh one serves what is asked.
+        if not _retire(root, found[0]):
+            return False
+        found, retired = None, True
     child = None
-    if found is None and not _recently_started(root):
+    if found is None and (retired or not _recently_started(root)):
         argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
-        for folder in options.get("skill_roots") or []:
-            argv += ["--skills-dir", str(folder)]
-        if options.get("model_dir"):
-            argv += ["--model-dir", str(options["model_dir"])]
+        for folder in asked["skill_roots"]:
+            argv += ["--skills-dir", folder]
+        if asked["model_dir"]:
+            argv += ["--model-dir", asked["model_dir"]]
         if options.get("namespace"):
             argv += ["--namespace", str(options["namespace"])]
-        if not options.get("include_bundled", True):
+        if not asked["include_bundled"]:
             argv.append("--no-bundled")
         with open(root / LOG, "a") as log:
             log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
@@ -111,6 +123,38 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
             return False
         time.sleep(0.1)
     return False
+
+
+def _serves(skill_roots: list[str], model_dir: Any, include_bundled: bool) -> dict[str, Any]:
+    return {"skill_roots": list(skill_roots), "model_dir": str(model_dir) if model_dir else None,
+            "include_bundled": bool(include_bundled)}
+
+
+def _served(root: Path) -> Any:
+    try:
+        return json.loads((root / ARGS).read_text())
+    except (OSError, ValueError):
+        return None
+
+
+def _retire(root: Path, pid: int, wait: float = 60.0) -> bool:
+    """Ask the background owner `pid` to end now (its activity mark goes; it closes the root
+    within seconds). True once it has ended."""
+    try:
+        (root / TOUCH).unlink()
+    except FileNotFoundError:
+        pass
+    except OSError:
+        return False
+    deadline = time.monotonic() + wait
+    def running() -> bool:  # until it has let go of the root (a zombie's pid stays alive)
+        return _alive(pid) and ((root / PIDFILE).exists() or _served_by_another(root))
+
+    while running() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    ended = not running()
+    touch(root)
+    return ended
 
 
 def _served_by_another(root: Path) -> bool:
@@ -146,6 +190,8 @@ def serve(args: argparse.Namespace) -> int:
             return 0  # another process owns the root already: commands attach to it
         bank.watch()  # clients skip their own skill sync: the owner keeps the index current
         (root / TOUCH).touch()  # idle from now, not from the command that started it
+        (root / ARGS).write_text(json.dumps(_serves(
+            [str(f) for f in args.skills_dirs], args.model_dir, args.include_bundled)))
         pidfile.write_text(f"{os.getpid()} ready")
         while True:
             time.sleep(2.0)
