@@ -336,6 +336,26 @@ def test_a_skill_md_flipped_while_being_loaded_is_never_served_under_the_pin(tmp
         bank.close()
 
 
+def test_accepting_names_the_version_read_and_a_change_meanwhile_is_refused(tmp_path, vendor):
+    """What is pinned must be what the reviewer read: a file changed between reading the skill
+    and accepting it would otherwise be pinned and served (its findings waved through)."""
+    from skillbank.errors import InvalidInputError
+
+    bank = open_bank(tmp_path / "root", [vendor])
+    try:
+        read = bank.skills.skill_versions("csv-report")[0].version
+        (vendor / "csv-report" / "scripts" / "totals.py").write_text("import os\n")
+        with pytest.raises(InvalidInputError, match="files changed"):
+            bank.skills.review_skill("csv-report", "accept", version=read)
+        assert "csv-report" not in json.loads((bank.root / "skills.lock").read_text()
+                                              if (bank.root / "skills.lock").exists()
+                                              else '{"skills": {}}')["skills"]
+        now = bank.skills.skill_versions("csv-report")[0].version
+        assert bank.skills.review_skill("csv-report", "accept", version=now).review == "accepted"
+    finally:
+        bank.close()
+
+
 def test_files_outside_the_pin_are_never_served_from_a_third_party_skill(tmp_path, vendor):
     """Hidden and vendored files escape the per-file digests, so a change to one would be served
     under an accepted version: they are not served from a skill that is not the bank's own."""

@@ -70,6 +70,9 @@ def review_skill(
     decision: Annotated[Optional[str], typer.Argument(
         metavar="[accept|reject]", help="accept (pins its files) or reject.")] = None,
     reason: Annotated[Optional[str], typer.Option("--reason", help="Why, for the record.")] = None,
+    version: Annotated[Optional[str], typer.Option(
+        "--version", help="The version you read (`skills versions NAME`); accepting is refused "
+        "if the files changed since.")] = None,
 ) -> None:
     """The review queue, or accept/reject a team or third-party skill (pins its file digests)."""
     st = state(ctx)
@@ -98,7 +101,7 @@ def review_skill(
         return
     if decision not in ("accept", "reject"):
         raise typer.BadParameter("say accept or reject after the skill name", param_hint="DECISION")
-    skill = bank.skills.review_skill(name, decision, reason or "")
+    skill = bank.skills.review_skill(name, decision, reason or "", version)
     st.out.emit(skill, lambda: st.out.print(text(
         f"{decision}ed {name} ({skill.trust}); {_status(skill)}", "green")))
 

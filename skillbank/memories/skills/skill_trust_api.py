@@ -110,12 +110,15 @@ class SkillTrust:
         """Skills kept out of routing, waiting for a reviewer (or rejected), by name."""
         return [s for s in self.list(include_held=True) if s.held]  # type: ignore[attr-defined]
 
-    def review_skill(self, name: str, decision: str, reason: str = "") -> Skill:
+    def review_skill(self, name: str, decision: str, reason: str = "",
+                     version: str | None = None) -> Skill:
         """Accept or reject a skill from a folder the bank does not fully trust (reviewers only).
 
         Accepting pins its files (per-file SHA-256 in `skills.lock`) and keeps a copy of that
         version; any later change sends it back to review. Rejecting keeps it out for good (until
-        accepted)."""
+        accepted). `version` (from `skill_versions`): the version the reviewer read; accepting
+        is refused when the files are no longer that version (they changed while being read,
+        and what would be pinned is not what was reviewed)."""
         from skillbank import scope
 
         checks.check_str(name, "name")
@@ -130,7 +133,8 @@ class SkillTrust:
         if skill.trust == "own":
             raise InvalidInputError(f"skill {name!r} is the bank's own; only skills from team "
                                     "or third-party folders are reviewed")
-        self.trust_book.decide(skill, decision, by=who.principal, reason=reason or "")
+        self.trust_book.decide(skill, decision, by=who.principal, reason=reason or "",
+                               expected=version)
         note(self, "approve" if decision == "accept" else "reject", "skill", f"skill:{name}")
         return self._summary(name)  # type: ignore[attr-defined]
 

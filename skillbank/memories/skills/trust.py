@@ -294,10 +294,15 @@ class TrustBook:
         return pins.version_of(digests), digests
 
     # Reviewing -----------------------------------------------------------------------------
-    def decide(self, skill: Any, decision: str, *, by: str, reason: str = "") -> dict[str, Any]:
+    def decide(self, skill: Any, decision: str, *, by: str, reason: str = "",
+               expected: str | None = None) -> dict[str, Any]:
         if decision not in ("accept", "reject"):
             raise InvalidInputError("a review decision is 'accept' or 'reject'")
         version, digests = self.version(skill)
+        if expected is not None and decision == "accept" and expected != version:
+            raise InvalidInputError(
+                f"skill {skill.name!r} is now version {version}, not {expected!r} that was "
+                f"reviewed: its files changed; read it again (`skills show {skill.name}`)")
         if decision == "accept" and uncovered(digests, skill.path):
             raise InvalidInputError(f"skill {skill.name!r} cannot be accepted: {UNCOVERED}")
         folder = Path(skill.path).parent
