@@ -156,7 +156,7 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
     fetch = k if not filters else min(max(4 * k, 20), 100)
     out = []
     for hit in search_hits(bank, kind, query, fetch, namespace=namespace, native=native):
-        body = bank.skills.load(hit.name).body if include_body and kind == "skills" else None
+        body = _skill_body(bank, hit.name) if include_body and kind == "skills" else None
         doc_id, text, meta = hit_document(kind, hit, body)
         if filters and not _matches(meta, filters):
             continue
@@ -164,3 +164,13 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         if len(out) >= k:
             break
     return out
+
+
+def _skill_body(bank: Any, name: str) -> str:
+    """A skill's body for a retrieved document: a skill not the bank's own comes fenced and
+    labelled as data, as the memory block shows it (#28), never as bare instructions."""
+    from skillbank.memories.skills.trust import as_data
+
+    skill = bank.skills.load(name)
+    trust = getattr(skill, "trust", "own")
+    return skill.body if trust == "own" else as_data(skill.name, trust, skill.body)

@@ -853,3 +853,30 @@ def test_closing_the_bank_stops_a_background_scan(tmp_path, vendor):
     started = time.monotonic()
     bank.close()
     assert proc.wait(timeout=10) is not None and time.monotonic() - started < 15
+
+
+def test_framework_retrievers_fence_a_third_party_body_as_data(tmp_path, vendor):
+    """LangChain's and LlamaIndex's retrievers with include_body=True hand a third-party body
+    over fenced and labelled, as the memory block does, and the bank's own body plain (found in
+    review: they appended it as bare text)."""
+    from skillbank.adapters.langchain import SkillRetriever
+    from skillbank.adapters.llamaindex import SkillbankRetriever
+    from skillbank.memories.skills.trust import DATA_LABEL
+
+    bank = open_bank(tmp_path / "root", [vendor])
+    try:
+        write_skill(bank.root / "skills", "own-csv", "Summarise a CSV file, my way.",
+                    "# Steps\n\nOpen the CSV my way.\n")
+        bank.skills.sync()
+        docs = SkillRetriever(bank, include_body=True, k=5).invoke("summarise a csv file")
+        by_name = {d.metadata.get("name") or d.id: d.page_content for d in docs}
+        third = next(t for n, t in by_name.items() if "csv-report" in str(n))
+        own = next(t for n, t in by_name.items() if "own-csv" in str(n))
+        assert DATA_LABEL in third and "Read the CSV, total each numeric column" in third
+        assert DATA_LABEL not in own and "Open the CSV my way." in own
+        nodes = SkillbankRetriever(bank, kind="skills", include_body=True,
+                                   similarity_top_k=5).retrieve("summarise a csv file")
+        texts = [n.node.get_content() for n in nodes]
+        assert any(DATA_LABEL in t and "csv-report" in t for t in texts)
+    finally:
+        bank.close()
