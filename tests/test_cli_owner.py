@@ -139,3 +139,21 @@ def test_a_new_skill_folder_is_served_by_a_fresh_background_owner(tmp_path):
     assert int((root / ".cli-owner.pid").read_text().split()[0]) != old
     third = cli(root, "--no-bundled", "--json", "stats", **env)  # remembered: same owner
     assert json.loads(third.stdout)["skills"] == 2
+
+
+def test_a_relative_root_and_model_folder_mean_the_same_to_the_owner(tmp_path):
+    """The background owner runs in the root: before, `--root rel` made it open rel/rel (a
+    stray root inside the user's, owned for ten minutes) while the command waited 120 s."""
+    base = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+            or k == "SKILLBANK_MODEL_DIR"}
+    write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
+    probe = "import sys; from skillbank.cli import main; main(sys.argv[1:])"
+    done = subprocess.run(
+        [sys.executable, "-c", probe, "--root", "rel", "--no-bundled", "--skills-dir", "lib",
+         "--json", "stats"], cwd=tmp_path, capture_output=True, text=True, timeout=100,
+        env={**base, "SKILLBANK_EMBEDDING": "hash", "SKILLBANK_CLI_OWNER": "1",
+             "SKILLBANK_CLI_OWNER_IDLE": "5"})
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["skills"] == 1
+    assert (tmp_path / "rel" / ".cli-owner.pid").exists()
+    assert not (tmp_path / "rel" / "rel").exists()

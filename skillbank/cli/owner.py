@@ -78,6 +78,8 @@ def _recently_started(root: Path, within: float = 120.0) -> bool:
 def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
     """Touch the root's activity mark, start a background owner when none runs, and wait until
     it owns the root. False when it could not (the caller opens the root itself)."""
+    # The owner runs in the root (cwd): every path it is given must not depend on ours.
+    root = Path(os.path.abspath(root))
     try:
         root.mkdir(parents=True, exist_ok=True)
         (root / TOUCH).touch()
@@ -86,8 +88,11 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
     found = _running(root)
     if found is None and _served_by_another(root):
         return False  # `skillbank serve`, the MCP server, a Python process...: attach to it
-    asked = _serves([str(f) for f in options.get("skill_roots") or []],
-                    options.get("model_dir"), options.get("include_bundled", True))
+    model_dir = options.get("model_dir")
+    asked = _serves([os.path.abspath(os.path.expanduser(f))
+                     for f in options.get("skill_roots") or []],
+                    os.path.abspath(os.path.expanduser(model_dir)) if model_dir else None,
+                    options.get("include_bundled", True))
     retired = False
     if found is not None and _served(root) != asked:
         # It serves other skill folders (a new --skills-dir, `skillbank config`) or another
