@@ -157,3 +157,24 @@ def test_a_relative_root_and_model_folder_mean_the_same_to_the_owner(tmp_path):
     assert json.loads(done.stdout)["skills"] == 1
     assert (tmp_path / "rel" / ".cli-owner.pid").exists()
     assert not (tmp_path / "rel" / "rel").exists()
+
+
+def test_only_a_terminal_on_stdout_starts_a_background_owner(monkeypatch):
+    """`skillbank --json stats | jq` (stderr on the terminal, stdout piped) is a script: no
+    background owner that would hold the root for minutes after it (found in review)."""
+    import io
+
+    from skillbank.cli import owner
+
+    class Tty(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    monkeypatch.delenv(owner.ENV, raising=False)
+    monkeypatch.setattr("sys.stdout", io.StringIO())
+    monkeypatch.setattr("sys.stderr", Tty())
+    assert owner.wanted(json_mode=True) is False
+    monkeypatch.setattr("sys.stdout", Tty())
+    assert owner.wanted(json_mode=False) is True
+    monkeypatch.setenv(owner.ENV, "0")
+    assert owner.wanted(json_mode=False) is False

@@ -42,7 +42,11 @@ def wanted(json_mode: bool) -> bool:
     if choice in ("1", "true", "yes"):
         return True
     try:
-        return sys.stdout.isatty() or sys.stderr.isatty()
+        # A person at a terminal reads the answer on stdout; `skillbank --json stats | jq` or a
+        # script is not interactive even with stderr on the terminal, and a background owner
+        # holding the root for minutes would surprise the Python process that opens it next
+        # (found in review).
+        return sys.stdout.isatty()
     except (AttributeError, ValueError):
         return False
 
