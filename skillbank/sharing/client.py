@@ -390,9 +390,9 @@ class BankClient:
 
     def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
         # The caller's scope goes with every call; the owner runs it as that caller.
-        payload = orjson.dumps({"target": target, "op": op, "name": name,
-                                "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
-                                "scope": self.caller_scope().to_wire()})
+        payload = wire.dumps({"target": target, "op": op, "name": name,
+                              "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
+                              "scope": self.caller_scope().to_wire()})
         import httpx
 
         while True:

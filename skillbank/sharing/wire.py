@@ -26,6 +26,8 @@ from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any
 
+import orjson
+
 from skillbank.errors import InvalidInputError, SkillbankError
 
 TAG = "$t"
@@ -104,8 +106,35 @@ def _utf8(text: str) -> bool:
     return True
 
 
+#: How deep a value may nest to travel (orjson itself stops at 254 levels).
+MAX_DEPTH = 200
+
+
+def _too_deep() -> InvalidInputError:
+    return InvalidInputError(f"a value nested more than {MAX_DEPTH} levels deep cannot be sent "
+                             "to the process that owns the memory root; flatten it")
+
+
+def dumps(message: Any) -> bytes:
+    """A call's JSON bytes, or InvalidInputError for a value JSON cannot carry (too deep)."""
+    try:
+        return orjson.dumps(message)
+    except orjson.JSONEncodeError as exc:
+        if "recursion" in str(exc).lower():
+            raise _too_deep() from None
+        raise InvalidInputError(f"a value that cannot be sent to the owner process ({exc})") \
+            from None
+
+
 def encode(value: Any) -> Any:
     """A JSON-ready form of `value` (records, paths and odd numbers tagged for `decode`)."""
+    try:
+        return _encode(value)
+    except RecursionError:  # a value thousands of levels deep: refused as in-process input is
+        raise _too_deep() from None
+
+
+def _encode(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
@@ -119,35 +148,35 @@ def encode(value: Any) -> Any:
     if isinstance(value, float) and not isinstance(value, Enum):
         return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
     if isinstance(value, Enum):
-        return encode(value.value)
+        return _encode(value.value)
     if isinstance(value, dict):
         if all(isinstance(k, str) and _utf8(k) for k in value) and TAG not in value:
-            return {k: encode(v) for k, v in value.items()}
-        return {TAG: "dict", "items": [[encode(k), encode(v)] for k, v in value.items()]}
+            return {k: _encode(v) for k, v in value.items()}
+        return {TAG: "dict", "items": [[_encode(k), _encode(v)] for k, v in value.items()]}
     if type(value) in (list, tuple, set, frozenset) or isinstance(value, types.GeneratorType):
-        return [encode(v) for v in value]
+        return [_encode(v) for v in value]
     if isinstance(value, list):  # a list subclass of ours, e.g. records.Hits with its attributes
         name = _wire_class(type(value))
         if name is None:
             raise _refuse(value)
-        return {TAG: "list", "cls": name, "items": [encode(v) for v in value],
-                "attrs": {k: encode(v) for k, v in vars(value).items()}}
+        return {TAG: "list", "cls": name, "items": [_encode(v) for v in value],
+                "attrs": {k: _encode(v) for k, v in vars(value).items()}}
     if hasattr(value, "model_dump") and hasattr(type(value), "model_fields"):
         cls = type(value)
         origin = getattr(cls, "__pydantic_generic_metadata__", {}).get("origin") or cls
         name = _wire_class(origin)
         if name is None:
             raise _refuse(value)
-        fields = {field: encode(getattr(value, field)) for field in cls.model_fields}
+        fields = {field: _encode(getattr(value, field)) for field in cls.model_fields}
         extra = getattr(value, "__pydantic_extra__", None) or {}
-        fields.update({k: encode(v) for k, v in extra.items()})
+        fields.update({k: _encode(v) for k, v in extra.items()})
         return {TAG: "model", "cls": name, "fields": fields}
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
         name = _wire_class(type(value))
         if name is None:
             raise _refuse(value)
         return {TAG: "dc", "cls": name,
-                "fields": {f.name: encode(getattr(value, f.name))
+                "fields": {f.name: _encode(getattr(value, f.name))
                            for f in dataclasses.fields(value)}}
     if isinstance(value, PurePath):
         return {TAG: "path", "v": str(value)}
@@ -158,7 +187,7 @@ def encode(value: Any) -> Any:
     if isinstance(value, (bytes, bytearray)):
         return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
     if hasattr(value, "tolist") and type(value).__module__.split(".")[0] == "numpy":
-        return encode(value.tolist())
+        return _encode(value.tolist())
     raise _refuse(value)
 
 
