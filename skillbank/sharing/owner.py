@@ -127,7 +127,37 @@ def _caller(request: dict[str, Any]) -> Any:
     return scopes.default_scope(scopes.check_namespace(namespace))
 
 
-def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
+class InFlight:
+    """Counts the clients' calls the owner is running, so closing waits for them to end.
+
+    A client write queued behind others (writes take turns) was cut when the owner closed
+    after its own work: the client got OwnerLostError for a write the owner had accepted
+    (test_concurrency, under load)."""
+
+    def __init__(self) -> None:
+        self._running = 0
+        self._changed = threading.Condition()
+        #: Set when the owner starts closing: new calls are turned away unrun (401, which a
+        #: client takes as "send it to the next owner"), so none is cut half-way.
+        self.closing = threading.Event()
+
+    def __enter__(self) -> "InFlight":
+        with self._changed:
+            self._running += 1
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        with self._changed:
+            self._running -= 1
+            self._changed.notify_all()
+
+    def wait_idle(self, timeout: float) -> bool:
+        with self._changed:
+            return self._changed.wait_for(lambda: self._running == 0, timeout)
+
+
+def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
+         flight: InFlight | None = None) -> Any:
     from starlette.applications import Starlette
     from starlette.concurrency import run_in_threadpool
     from starlette.requests import Request
@@ -183,7 +213,13 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
         nonce = str(body.get("nonce", "")) if isinstance(body, dict) else ""
         return kept_alive(greet, nonce)
 
+    flight = flight if flight is not None else InFlight()
+
     def call(request_body: bytes) -> bytes:
+        with flight:
+            return run_call(request_body)
+
+    def run_call(request_body: bytes) -> bytes:
         try:
             request = orjson.loads(request_body)
             if not isinstance(request, dict):
@@ -204,8 +240,8 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None) -> Any:
                                                "message": repr(str(exc))[:2000]}})
 
     async def call_route(request: Request) -> Response:
-        if not authorised(request):
-            return reply({"error": {"message": "wrong or missing secret"}}, 401)
+        if not authorised(request) or flight.closing.is_set():
+            return reply({"error": {"message": "wrong or missing secret, or closing"}}, 401)
         return kept_alive(call, await request.body())
 
     async def changes(request: Request) -> Response:
@@ -254,6 +290,7 @@ class OwnerServer:
         self.ready = threading.Event()
         self.error: BaseException | None = None
         self._stopping = threading.Event()
+        self._flight = InFlight()
 
     def start(self) -> "OwnerServer":
         """Bind the socket and publish the endpoint from a background thread (open never waits)."""
@@ -268,7 +305,8 @@ class OwnerServer:
             if self._stopping.is_set():
                 return  # a short-lived process closed the bank before serving began
             sock = ep.bind_socket(self.endpoint.socket)
-            config = uvicorn.Config(_app(self.bank, self.endpoint), log_level="warning",
+            config = uvicorn.Config(_app(self.bank, self.endpoint, flight=self._flight),
+                                    log_level="warning",
                                     lifespan="off", access_log=False, timeout_keep_alive=60)
             self._server = uvicorn.Server(config)
             if self._stopping.is_set():
@@ -284,10 +322,16 @@ class OwnerServer:
         finally:
             self.ready.set()
 
-    def stop(self, timeout: float = 5.0) -> None:
-        """Stop answering, withdraw the endpoint; in-flight calls get up to `timeout` s to end."""
+    def stop(self, timeout: float = 5.0, calls_timeout: float = 120.0) -> None:
+        """Stop answering, withdraw the endpoint; calls already accepted run to their end (up to
+        `calls_timeout` s: the bank is still open), other requests (a watch's long poll) get
+        `timeout` s."""
         self._stopping.set()
         ep.remove_endpoint(self.root, self.endpoint)
+        self._flight.closing.set()  # new calls go to the next owner, unrun
+        if not self._flight.wait_idle(calls_timeout):
+            log.warning("skillbank: closing %s with calls from other processes still running",
+                        self.root)
         if self._server is not None:
             self._server.should_exit = True
         if self._thread is not None:
