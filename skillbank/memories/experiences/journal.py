@@ -89,12 +89,9 @@ class JournalMixin:
         return self.folder / CHECKPOINT
 
     def _journal_files(self) -> list[Path]:
-        try:
-            names = sorted(e.name for e in os.scandir(self.folder)
-                           if e.is_file() and _JOURNAL.match(e.name))
-        except FileNotFoundError:
-            return []
-        return [self.folder / name for name in names]
+        from skillbank.store.files.experiences import journal_files
+
+        return journal_files(self.folder)
 
     def _current_journal(self) -> Path:
         return self.folder / f"{utcnow():%Y-%m}.jsonl"

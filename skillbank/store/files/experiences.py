@@ -20,17 +20,22 @@ from skillbank.records import utcnow
 _JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 
 
+def journal_files(folder: Path) -> list[Path]:
+    """The month files of an experience journal, oldest first (the journal lists them here too)."""
+    try:
+        names = sorted(e.name for e in os.scandir(folder)
+                       if e.is_file() and _JOURNAL.match(e.name))
+    except FileNotFoundError:
+        return []
+    return [folder / name for name in names]
+
+
 class FileExperienceLog:
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
 
     def _files(self) -> list[Path]:
-        try:
-            names = sorted(e.name for e in os.scandir(self.folder)
-                           if e.is_file() and _JOURNAL.match(e.name))
-        except FileNotFoundError:
-            return []
-        return [self.folder / name for name in names]
+        return journal_files(self.folder)
 
     def append(self, events: list[dict[str, Any]]) -> list[str]:
         if not events:
