@@ -55,6 +55,54 @@ MIGRATIONS: list[tuple[int, str, str]] = [
         CREATE INDEX sb_audit_by_deployment ON sb_audit (deployment, seq);
         CREATE INDEX sb_audit_by_item ON sb_audit (deployment, item_id);
     """),
+    (2, "experience records and index checkpoints, skill drafts, forgotten ids", """
+        ALTER TABLE sb_experience_events ADD COLUMN IF NOT EXISTS record_id text;
+        ALTER TABLE sb_experience_events ADD COLUMN IF NOT EXISTS digest text;
+        CREATE INDEX IF NOT EXISTS sb_experience_events_by_record
+            ON sb_experience_events (deployment, record_id);
+        CREATE TABLE IF NOT EXISTS sb_experiences (
+            deployment text NOT NULL,
+            id text NOT NULL,
+            record jsonb NOT NULL,
+            loc text NOT NULL,
+            digest text NOT NULL,
+            status text NOT NULL DEFAULT 'active',
+            duplicates integer NOT NULL DEFAULT 0,
+            search tsvector NOT NULL,
+            PRIMARY KEY (deployment, id)
+        );
+        CREATE INDEX IF NOT EXISTS sb_experiences_search ON sb_experiences USING gin (search);
+        CREATE TABLE IF NOT EXISTS sb_index_checkpoints (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            data jsonb NOT NULL,
+            PRIMARY KEY (deployment, memory)
+        );
+        CREATE TABLE IF NOT EXISTS sb_drafts (
+            deployment text NOT NULL,
+            name text NOT NULL,
+            closed boolean NOT NULL DEFAULT false,
+            files jsonb NOT NULL,
+            sources text[] NOT NULL DEFAULT '{}',
+            at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (deployment, name, closed)
+        );
+        CREATE TABLE IF NOT EXISTS sb_draft_ledger (
+            seq bigserial PRIMARY KEY,
+            deployment text NOT NULL,
+            entry jsonb NOT NULL
+        );
+        CREATE INDEX IF NOT EXISTS sb_draft_ledger_by_deployment
+            ON sb_draft_ledger (deployment, seq);
+        CREATE TABLE IF NOT EXISTS sb_forgotten (
+            deployment text NOT NULL,
+            id text NOT NULL,
+            kind text NOT NULL,
+            at timestamptz NOT NULL,
+            principal text NOT NULL DEFAULT '',
+            PRIMARY KEY (deployment, id)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
