@@ -201,6 +201,7 @@ class Skillbank:
         watcher_stopped = self.stop_watching()
         if "skills" in self._memories:
             self._memories["skills"].stop_scans()  # a background security scan (#28)
+            self._memories["skills"].stop_following()  # skills in git: the follow thread
         if self._owner_lock is not None and self._owner_lock.is_locked:
             try:
                 # Still the only process on this root: leave the keyword side for the next
@@ -412,6 +413,14 @@ class Skillbank:
                 self._memories["skills"].distiller_source = lambda: self.distiller
                 self._memories["skills"].default_namespace = self.settings.namespace
                 self._memories["skills"].audit = self.audit
+                if self.settings.skills_repo:  # skills in git (skillbank/team/skills_repo.py)
+                    from skillbank.team.skills_repo import attach
+
+                    try:
+                        attach(self._memories["skills"], self.settings)
+                    except BaseException:
+                        del self._memories["skills"]  # never served without its repository
+                        raise
             return self._memories["skills"]
 
     def _experiences_for_drafting(self, namespace: str | None) -> list[Any]:
@@ -633,6 +642,8 @@ class Skillbank:
             "skill_roots": [str(r) for r, _ in self.skills.roots],
             # Skills by trust level, held for review, worse since a change (skills/trust.py).
             "skill_trust": self.skills.trust_summary(),
+            # Skills in git: the branch and commit served (None: the embedded default).
+            "skills_repo": self.skills.repo_status(),
             "guidelines": self.guidelines.counts(namespace="*"),
             # What the caller may read, every status (the bank's own admin view: the whole index,
             # as before); never other users' records.

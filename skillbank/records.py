@@ -68,6 +68,21 @@ class SecurityFinding(BaseModel):
     snippet: str = ""
 
 
+class SkillProposal(BaseModel):
+    """Skills in git (skillbank/team/skills_repo.py): the commit a save or adoption became, on a
+    proposal branch for a reviewer to merge into the served branch (or, `published`, merged)."""
+
+    branch: str
+    commit: str
+    author: str
+    email: str
+    remote: str
+    served_branch: str
+    published: bool = False
+    changed: bool = True  # False: the branch already held exactly this
+    note: str = ""
+
+
 class Skill(BaseModel):
     """A skill as loaded from its SKILL.md. The file is the truth; this is a view of it."""
 
@@ -91,6 +106,8 @@ class Skill(BaseModel):
     review: str = ""  # "" (none needed) | "accepted" | "pending: <why>" | "rejected"
     held: bool = False  # kept out of search, catalog, context and disclosure until accepted
     notes: list[str] = Field(default_factory=list)  # shown beside the skill to agent and person
+    #: Skills in git: a save or adoption not yet served, as the commit it became (else None).
+    proposal: SkillProposal | None = None
 
 
 class Step(BaseModel):

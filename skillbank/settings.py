@@ -40,6 +40,12 @@ class Settings:
     # Team mode: PostgreSQL holds the write lock, change feed, usage counters and audit log
     # (skillbank.team), e.g. postgresql://user:password@host:5432/skillbank.
     database_url: str | None = None
+    # Skills in git (skillbank/team/skills_repo.py): <root>/skills is a checkout of this remote's
+    # branch, followed every skills_follow_seconds; writes become proposal branches.
+    skills_repo: str | None = None
+    skills_branch: str = "main"
+    skills_follow_seconds: float = 30.0
+    skills_direct_publish: bool = False  # a trusted reviewer may publish (merge) through skillbank
     # Retrieval
     min_score: float = 0.18  # best skill cosine below this (and weak BM25): "no skill fits"
     # Guidelines

@@ -39,7 +39,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.records": (
         "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
         "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft", "SkillVersion",
-        "Finding", "SyncReport", "SecurityFinding"),
+        "Finding", "SyncReport", "SecurityFinding", "SkillProposal"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),
     "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),

@@ -121,10 +121,13 @@ class SkillAuthoring:
             raise InvalidInputError("; ".join(f.message for f in errors), errors)
         return safe_join(self.writable_root, name)
 
-    def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None
-               ) -> Path:
+    def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None,
+               root: Path | None = None) -> Path:
+        """Validate and write a skill into `folder` under `root` (default: the writable root;
+        in git mode a proposal's worktree, repo_api.py)."""
         if folder.is_symlink() or (folder.exists() and
-                                   self.writable_root.resolve() not in folder.resolve().parents):
+                                   (root or self.writable_root).resolve()
+                                   not in folder.resolve().parents):
             raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library; "
                                   "it is never written through")
         for key, value in doc.frontmatter.items():
@@ -192,6 +195,8 @@ class SkillAuthoring:
                      if k not in ("name", "description")}
             doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
                                 body=_normalise_body(body))
+            if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
+                return self._propose(folder, doc, resources, "Add")  # type: ignore[attr-defined]
             path = self._write(folder, doc, resources)
             self._index_one(path)
             note(self, "save", "skill", f"skill:{name}")
@@ -240,6 +245,8 @@ class SkillAuthoring:
                 merged["description"] = description
             doc = SkillDocument(frontmatter=merged,
                                 body=current.body if body is None else _normalise_body(body))
+            if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
+                return self._propose(folder, doc, resources, "Update")  # type: ignore[attr-defined]
             path = self._write(folder, doc, resources)
             self._index_one(path)
             note(self, "update", "skill", f"skill:{name}")
@@ -283,6 +290,7 @@ class SkillAuthoring:
         checks.check_str(name, "name")
         target = self._writable_dir(new_name)
         with self._sync_lock, self.write_lock:
+            self._served_read_only("renaming")  # type: ignore[attr-defined] # git mode
             current = self.load(name)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
@@ -328,6 +336,7 @@ class SkillAuthoring:
         """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
         checks.check_str(name, "name")
         with self._sync_lock, self.write_lock:
+            self._served_read_only("deleting")  # type: ignore[attr-defined] # git mode
             current = self._summary(name)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")

@@ -368,6 +368,11 @@ class SkillDrafts:
             if errors:
                 raise InvalidInputError("the draft is not a valid skill: "
                                         + "; ".join(f.message for f in errors), errors)
+            if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
+                proposed = self._propose_draft(folder, doc, META_FILE)  # type: ignore[attr-defined]
+                self._close(draft, "adopted")
+                note(self, "adopt", "skill", f"skill:{name}")
+                return proposed
             target = self._writable_dir(name)  # type: ignore[attr-defined]
             if target.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
@@ -437,6 +442,7 @@ class SkillDrafts:
         checks.check_str(name, "name")
         _decider("restoring a skill version")
         with self._sync_lock, self.write_lock:
+            self._served_read_only("restoring")  # type: ignore[attr-defined] # git mode
             folder = self._writable_dir(name)  # type: ignore[attr-defined]
             if folder.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")

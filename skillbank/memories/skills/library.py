@@ -31,6 +31,7 @@ from skillbank.memories.skills import gate, skill_trust_api, trust
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
+from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -136,7 +137,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
 
-class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust):
+class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
 
     def __init__(

@@ -1,0 +1,120 @@
+"""The skill library's side of skills in git (team mode): proposals instead of writes.
+
+When the bank's settings name a `skills_repo`, the bank attaches a
+`skillbank.team.skills_repo.SkillsRepo` as `library.skills_repo`; the library's own folder is
+then that repository's served checkout. Authoring (`save`, `create`, `update`) and adopting a
+draft then hand their finished, validated SKILL.md to `_propose` instead of writing it: it
+becomes a commit on the caller's proposal branch, and the `Skill` returned carries a
+`SkillProposal` (branch, commit, author) — nothing is served until a reviewer merges it.
+Renames, deletes and version restores change the served branch itself, so in git mode they
+are refused with the way to do them (a commit a reviewer merges).
+
+Without a `skills_repo` (the embedded default) `skills_repo` is None, every method here is a
+no-op or a clear error, and nothing of `skillbank.team` is imported.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any, Callable
+
+from skillbank.audit import note
+from skillbank.errors import InvalidInputError, ReadOnlyError
+from skillbank.records import Skill, SkillProposal
+
+
+class SkillsInGit:
+    """Mixin of `SkillLibrary`: git-mode writes, following and publishing."""
+
+    #: The served skills repository (`skillbank.team.skills_repo.SkillsRepo`), or None.
+    skills_repo: Any = None
+    writable_root: Path
+    # Provided by SkillLibrary / SkillAuthoring (not defined here: this mixin comes last).
+    _write: Callable[..., Path]
+    load: Callable[..., Skill]
+
+    # Writes -------------------------------------------------------------------------------------
+    def _propose(self, folder: Path, doc: Any, resources: Any, action: str) -> Skill:
+        """Commit `doc` (and `resources`) at `folder`'s place in the repository onto the
+        caller's proposal branch; the served checkout is not touched."""
+        rel = self.skills_repo.relative(folder)
+
+        def write(tree: Path) -> None:
+            self._write(tree / rel, doc, resources, root=tree)
+
+        return self._proposed(doc, rel, self.skills_repo.propose(doc.name, rel, write,
+                                                                  action=action))
+
+    def _propose_draft(self, draft_folder: Path, doc: Any, skip: str) -> Skill:
+        """Commit an adopted draft's folder (SKILL.md and its files, not `skip`) as the skill."""
+        name = doc.name
+        target = self.writable_root / name
+        rel = self.skills_repo.relative(target)
+
+        def write(tree: Path) -> None:
+            destination = tree / rel
+            if destination.is_symlink():
+                raise InvalidInputError(f"skill folder {name!r} is a link in the repository; "
+                                        "it is never written through")
+            shutil.copytree(draft_folder, destination, dirs_exist_ok=True,
+                            ignore=shutil.ignore_patterns(skip))
+
+        return self._proposed(doc, rel, self.skills_repo.propose(name, rel, write,
+                                                                  action="Adopt draft as"))
+
+    def _proposed(self, doc: Any, rel: str, proposal: Any) -> Skill:
+        note(self, "propose", "skill", f"skill:{doc.name}")
+        record = SkillProposal(branch=proposal.branch, commit=proposal.commit,
+                               author=proposal.author, email=proposal.email,
+                               remote=proposal.remote, served_branch=proposal.served_branch,
+                               published=proposal.published, changed=proposal.changed,
+                               note=proposal.note)
+        return Skill(name=doc.name, description=doc.description, body=doc.body,
+                     path=f"{proposal.branch}:{rel}/SKILL.md", root=proposal.remote,
+                     frontmatter=dict(doc.frontmatter), writable=True,
+                     notes=[proposal.note], proposal=record)
+
+    def _served_read_only(self, verb: str) -> None:
+        """In git mode, `verb` (rename, delete, restore) would change the served branch
+        directly: refused, naming the way (a commit a reviewer merges)."""
+        if self.skills_repo is not None:
+            raise ReadOnlyError(
+                f"{verb} a skill is done in the skills repository in git mode: commit it on a "
+                f"branch of {self.skills_repo.url} and have a reviewer merge it into "
+                f"{self.skills_repo.branch} (the served checkout changes only by following it)")
+
+    # Following and publishing -------------------------------------------------------------------
+    def _repo(self, what: str) -> Any:
+        if self.skills_repo is None:
+            raise InvalidInputError(f"{what} needs skills in git: set skills_repo "
+                                    "(SKILLBANK_SKILLS_REPO) to the skills repository's URL")
+        return self.skills_repo
+
+    def follow(self) -> dict[str, Any]:
+        """Fetch the served branch now and serve its newest commit (then sync)."""
+        return self._repo("following a branch").follow()
+
+    def publish(self, name: str, principal: str | None = None) -> Skill:
+        """Merge a proposal branch into the served branch and serve it (a trusted reviewer, and
+        only where `skills_direct_publish` is on); `principal`: whose proposal (default: own)."""
+        repo = self._repo("publishing a skill")
+        proposal = repo.publish(name, principal)
+        note(self, "accept", "skill", f"skill:{name}")
+        skill = self.load(name)
+        return skill.model_copy(update={"proposal": SkillProposal(
+            branch=proposal.branch, commit=proposal.commit, author=proposal.author,
+            email=proposal.email, remote=proposal.remote,
+            served_branch=proposal.served_branch, published=True, note=proposal.note)})
+
+    def proposals(self) -> list[dict[str, str]]:
+        """Open proposal branches (a reviewer sees everyone's, others their own)."""
+        return self._repo("listing proposals").proposals()
+
+    def repo_status(self) -> dict[str, Any] | None:
+        """The served branch and commit (None without skills in git)."""
+        return self.skills_repo.status() if self.skills_repo is not None else None
+
+    def stop_following(self) -> None:
+        if self.skills_repo is not None:
+            self.skills_repo.stop()

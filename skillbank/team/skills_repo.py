@@ -1,0 +1,508 @@
+"""Skills in a git repository: a served checkout that follows one branch, and proposals on others.
+
+With `skills_repo` set (`SKILLBANK_SKILLS_REPO`: the URL or path of a git remote), the bank's own
+skill folder `<root>/skills` is a checkout of that repository's `skills_branch` (default `main`):
+
+- **Served at a known commit.** `status()` names the branch and the commit served (in `stats`
+  and the team worker's `/readyz`). The checkout moves only by fast-forward to a commit of that
+  branch (`follow`: fetch, then `merge --ff-only`), on an interval (`skills_follow_seconds`) or
+  on demand; then the library's normal sync indexes what changed. A rewritten branch, a dirty
+  checkout or an unmerged index stops the following, with an error naming the fix; the commit
+  already served stays served.
+- **Writes become proposals.** A skill saved, updated or adopted from a draft through skillbank
+  becomes a commit on `skillbank/proposals/<principal>/<skill>`, authored by the caller's
+  principal, pushed to the remote for a reviewer to merge. It is not served until merged into
+  the served branch. The commit is built in a separate worktree under `<root>/.skills-work/`:
+  the served checkout (files, index, HEAD) is never touched by a proposal, so a proposal that
+  fails (no remote, a branch that no longer applies, a push refused) leaves nothing behind.
+- **Publishing** (merging a proposal into the served branch through skillbank) is for a trusted
+  reviewer or admin, and only where the deployment allows it (`skills_direct_publish`, off by
+  default); an untrusted caller can propose, never publish.
+
+Why a worktree and not writes into the checkout plus `git stash`: the checkout is what every
+search and load reads at that moment, and a failure halfway through must not change what is
+served. Why a remote is required: a proposal is for a person to review and merge elsewhere
+(a forge, or `git merge` in their own clone); a checkout without one has nowhere to send it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+import re
+import shutil
+import tempfile
+import threading
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Callable, ContextManager, Iterator
+
+from skillbank import scope as scopes
+from skillbank.errors import NotFoundError, PermissionDeniedError, SkillbankError
+from skillbank.team.git import Git, GitError, NETWORK_TIMEOUT, identity_env, reason
+
+log = logging.getLogger("skillbank.skills_repo")
+
+PROPOSALS = "skillbank/proposals"
+WORK_DIR = ".skills-work"
+LOCK_FILE = ".skills-repo.lock"
+COMMITTER = ("skillbank", "skillbank@skillbank.invalid")
+SETTING = "skills_repo (SKILLBANK_SKILLS_REPO)"
+_EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
+_NAMED = re.compile(r"^\s*(?P<name>[^<>]*?)\s*<(?P<email>[^<>\s]+@[^<>\s]+)>\s*$")
+
+
+class SkillsRepoError(SkillbankError):
+    """The skills repository cannot do what was asked; the message names what to fix. Nothing
+    was written and the served checkout did not change."""
+
+    exit_code = 8
+
+
+def flag(value: Any) -> bool:
+    """A boolean setting given as TOML true/false or an environment string ("1", "true")."""
+    if isinstance(value, str):
+        return value.strip().lower() in ("1", "true", "yes", "on")
+    return bool(value)
+
+
+def identity(principal: str) -> tuple[str, str]:
+    """(name, email) for commits authored by `principal`.
+
+    "Ada <ada@example.org>" and "ada@example.org" carry their address; any other principal
+    (a token's name, a JWT subject) gets `<slug>@skillbank.invalid` (RFC 2606: never a real
+    mailbox), so the commit still names exactly who it was."""
+    named = _NAMED.match(principal)
+    if named and named.group("name"):
+        return named.group("name"), named.group("email")
+    if _EMAIL.match(principal):
+        return principal, principal
+    clean = principal.replace("<", "").replace(">", "").strip() or "unknown"
+    return clean, f"{principal_slug(principal)}@skillbank.invalid"
+
+
+def principal_slug(principal: str) -> str:
+    """A branch-safe form of a principal; a short hash is added whenever the slug differs from
+    the principal, so two principals never share a proposal branch."""
+    slug = re.sub(r"[^a-z0-9._-]+", "-", principal.lower())
+    slug = re.sub(r"\.{2,}", ".", slug).strip("-._")[:48].strip("-._") or "user"
+    if slug != principal:
+        slug += "-" + hashlib.sha256(principal.encode("utf-8")).hexdigest()[:6]
+    return slug
+
+
+def proposal_branch(principal: str, skill: str) -> str:
+    return f"{PROPOSALS}/{principal_slug(principal)}/{skill}"
+
+
+def _same_remote(a: str, b: str) -> bool:
+    def norm(url: str) -> str:
+        url = url.strip().rstrip("/")
+        if "://" not in url and not re.match(r"^[\w.-]+@[\w.-]+:", url):
+            try:
+                return str(Path(url).expanduser().resolve())
+            except OSError:
+                return url
+        return url
+    return norm(a) == norm(b)
+
+
+@dataclass
+class Proposal:
+    """What a proposal (or a publish) did: the branch and commit, for the caller to pass on."""
+
+    skill: str
+    branch: str
+    commit: str
+    author: str
+    email: str
+    remote: str
+    served_branch: str
+    published: bool = False
+    changed: bool = True
+
+    @property
+    def note(self) -> str:
+        if self.published:
+            return (f"published: {self.served_branch} is now at {self.commit[:12]} "
+                    f"(merged from {self.branch})")
+        what = "proposed" if self.changed else "already proposed (no change)"
+        return (f"{what} on branch {self.branch} at commit {self.commit[:12]}, pushed to "
+                f"{self.remote}; not served until a reviewer merges it into "
+                f"{self.served_branch}")
+
+
+class SkillsRepo:
+    """The served checkout of one branch, and the proposals made through this bank."""
+
+    def __init__(self, checkout: Path, url: str, branch: str = "main", *,
+                 follow_seconds: float = 30.0, direct_publish: bool = False) -> None:
+        self.checkout = Path(checkout)
+        self.url = url
+        self.branch = branch
+        self.follow_seconds = float(follow_seconds)
+        self.direct_publish = direct_publish
+        self.root = self.checkout.parent
+        self.git = Git(self.checkout)
+        self._lock = threading.RLock()
+        self.followed_at: str | None = None
+        self.last_error: str | None = None
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        #: Set by `attach`: runs the library's sync after the checkout moved.
+        self.on_change: Callable[[], Any] | None = None
+        #: Set by `attach`: held while the checkout's files change (the library's sync lock).
+        self.guard: Callable[[], ContextManager[Any]] = nullcontext
+
+    # Opening ------------------------------------------------------------------------------------
+    def prepare(self) -> "SkillsRepo":
+        """Clone the branch into an empty checkout, or check an existing one (SkillsRepoError
+        naming the fix when it is not a clean checkout of this remote's branch)."""
+        if not Git(self.root).valid_branch(self.branch):
+            raise SkillsRepoError(f"skills_branch {self.branch!r} is not a valid branch name")
+        folder = self.checkout
+        if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+            self._clone()
+        elif not folder.is_dir() or not self.git.is_work_tree():
+            raise SkillsRepoError(
+                f"{folder} is not a git checkout, but {SETTING} is set to {self.url}: move its "
+                "skills into the repository (commit them there), then remove the folder so "
+                "skillbank clones the repository into it; or unset skills_repo")
+        else:
+            self._check_checkout()
+        self.last_error = None
+        return self
+
+    def _clone(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=".skills-clone-", dir=self.root))
+        try:
+            done = Git(staging).run("clone", "--quiet", "--no-tags", "--branch", self.branch,
+                                    "--", self.url, str(staging / "tree"), check=False,
+                                    timeout=NETWORK_TIMEOUT)
+            if done.returncode != 0:
+                why = reason(done.stderr)
+                if "not found in upstream" in why or "Remote branch" in why:
+                    raise SkillsRepoError(
+                        f"the skills repository {self.url} has no branch {self.branch!r}: push "
+                        f"a first commit to it (git push <remote> HEAD:{self.branch}), or set "
+                        "skills_branch (SKILLBANK_SKILLS_BRANCH) to the branch to serve")
+                raise SkillsRepoError(
+                    f"cannot clone the skills repository {self.url} ({why}): check {SETTING}, "
+                    "that it names a git repository, and that this machine may read it")
+            if self.checkout.exists():
+                self.checkout.rmdir()  # empty (checked by the caller)
+            os.replace(staging / "tree", self.checkout)  # a whole clone, or none
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
+        log.info("skills: cloned %s (%s) into %s", self.url, self.branch, self.checkout)
+
+    def _check_checkout(self) -> None:
+        """The served checkout is a clean checkout of this remote's branch, or an error."""
+        where = f"the skills checkout {self.checkout}"
+        origin = self.git.remote_url("origin")
+        if origin is None:
+            raise SkillsRepoError(
+                f"{where} has no remote 'origin', so proposals have nowhere to go: "
+                f"git -C {self.checkout} remote add origin {self.url}")
+        if not _same_remote(origin, self.url):
+            raise SkillsRepoError(
+                f"{where} is a checkout of {origin}, not of {self.url} ({SETTING}): fix the "
+                f"setting, or git -C {self.checkout} remote set-url origin {self.url}")
+        unmerged = self.git.unmerged()
+        if unmerged:
+            raise SkillsRepoError(
+                f"{where} has unmerged files (a merge left conflicts): {', '.join(unmerged[:5])};"
+                f" resolve them or run git -C {self.checkout} merge --abort")
+        current = self.git.current_branch()
+        if current != self.branch:
+            raise SkillsRepoError(
+                f"{where} has {current or 'a detached HEAD'} checked out, but skillbank serves "
+                f"{self.branch!r} (skills_branch): git -C {self.checkout} switch {self.branch}")
+        changes = self.git.changes()
+        if changes:
+            raise SkillsRepoError(
+                f"{where} has local changes ({len(changes)}: {', '.join(changes[:5])}); it "
+                "serves only commits of its branch: propose them through skillbank or commit "
+                f"them elsewhere, then discard them here (git -C {self.checkout} status)")
+
+    # Following ----------------------------------------------------------------------------------
+    @contextmanager
+    def _locked(self) -> Iterator[None]:
+        from filelock import FileLock, Timeout
+
+        with self._lock:
+            try:
+                with FileLock(str(self.root / LOCK_FILE), timeout=NETWORK_TIMEOUT):
+                    yield
+            except Timeout:
+                raise SkillsRepoError(f"another process holds {self.root / LOCK_FILE} (a git "
+                                      "operation on the skills repository); try again") from None
+
+    def commit(self) -> str | None:
+        return self.git.commit_of("HEAD")
+
+    def status(self) -> dict[str, Any]:
+        """Which branch and commit this worker serves, and how following goes."""
+        return {"remote": self.url, "branch": self.branch, "commit": self.commit(),
+                "followed_at": self.followed_at, "follow_seconds": self.follow_seconds,
+                "direct_publish": self.direct_publish, "error": self.last_error}
+
+    def _fetch(self, branch: str, *maybe: str) -> None:
+        """Fetch `branch` (which must exist) and the branches `maybe` (which may not: fetched
+        by pattern, and pruned when gone, so a deleted proposal is not continued)."""
+        specs = [f"+refs/heads/{branch}:refs/remotes/origin/{branch}"]
+        specs += [f"+refs/heads/{r}*:refs/remotes/origin/{r}*" for r in maybe]
+        try:
+            self.git.run("fetch", "--quiet", "--no-tags", "--prune", "origin", *specs,
+                         timeout=NETWORK_TIMEOUT)
+        except GitError as exc:
+            raise SkillsRepoError(
+                f"cannot reach the skills repository's remote origin ({self.url}): "
+                f"{reason(exc.stderr) if exc.stderr else exc}; check {SETTING} and that the "
+                "remote exists and this machine may read it (nothing was written)") from None
+
+    def follow(self) -> dict[str, Any]:
+        """Fetch the served branch and fast-forward to it; the library syncs what changed.
+
+        The checkout moves only to a commit that descends from the one served (a commit of the
+        branch), and only when it is clean; otherwise SkillsRepoError names the fix and the
+        commit served stays as it was."""
+        try:
+            with self._locked():
+                before = self.commit()
+                self._fetch(self.branch)
+                tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
+                if tip is None:
+                    raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+                                          f"{self.branch!r} any more; it keeps serving "
+                                          f"{(before or '?')[:12]}")
+                if tip != before:
+                    if before is not None and not self.git.is_ancestor(before, tip):
+                        raise SkillsRepoError(
+                            f"{self.branch} on {self.url} was rewritten: the served commit "
+                            f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
+                            f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
+                            f"(remove {self.checkout} and reopen)")
+                    self._check_checkout()
+                    with self.guard():
+                        self.git.run("merge", "--ff-only", "--quiet", tip)
+                    if self.commit() != tip:
+                        raise SkillsRepoError(f"the skills checkout did not reach {tip[:12]}")
+                self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+                self.last_error = None
+        except SkillbankError as exc:
+            self.last_error = str(exc)
+            raise
+        changed = tip != before
+        if changed:
+            log.info("skills: %s moved %s -> %s", self.branch, (before or "none")[:12], tip[:12])
+            if self.on_change is not None:
+                self.on_change()
+        return {"branch": self.branch, "commit": tip, "previous": before, "changed": changed}
+
+    def start_following(self) -> None:
+        """Follow the branch every `follow_seconds` in a daemon thread (0 or less: only on
+        demand). A failure is logged once per distinct message and kept in `status()`."""
+        if self.follow_seconds <= 0 or self._thread is not None:
+            return
+        self._stop.clear()
+
+        def loop() -> None:
+            said = None
+            while not self._stop.wait(self.follow_seconds):
+                try:
+                    self.follow()
+                    said = None
+                except Exception as exc:  # noqa: BLE001 - kept in status(), logged once
+                    if str(exc) != said:
+                        log.warning("skills: following %s failed: %s", self.branch, exc)
+                        said = str(exc)
+
+        self._thread = threading.Thread(target=loop, daemon=True, name="skillbank-skills-follow")
+        self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        thread, self._thread = self._thread, None
+        if thread is not None and thread is not threading.current_thread():
+            thread.join(timeout=NETWORK_TIMEOUT)
+
+    # Proposals ----------------------------------------------------------------------------------
+    @contextmanager
+    def _worktree(self, base: str) -> Iterator[Path]:
+        """A detached worktree at `base`, beside (never inside) the served checkout."""
+        work = self.root / WORK_DIR
+        work.mkdir(parents=True, exist_ok=True)
+        holder = Path(tempfile.mkdtemp(prefix="proposal-", dir=work))
+        tree = holder / "tree"
+        try:
+            self.git.run("worktree", "add", "--quiet", "--detach", str(tree), base)
+            yield tree
+        finally:
+            self.git.run("worktree", "remove", "--force", str(tree), check=False)
+            shutil.rmtree(holder, ignore_errors=True)
+            self.git.run("worktree", "prune", check=False)
+
+    def relative(self, folder: Path) -> str:
+        """A served skill folder as a path inside the repository."""
+        try:
+            return Path(folder).relative_to(self.checkout).as_posix()
+        except ValueError:
+            raise SkillsRepoError(f"{folder} is not inside the skills checkout "
+                                  f"{self.checkout}") from None
+
+    def propose(self, skill: str, folder: str, write: Callable[[Path], None], *,
+                action: str) -> Proposal:
+        """Commit what `write(worktree)` writes under `folder` onto the caller's proposal branch
+        for `skill`, authored by the caller's principal, and push it.
+
+        The branch starts from the served branch's newest commit, or continues a proposal not
+        yet merged (then it must still merge cleanly into the served branch). Nothing changes
+        anywhere unless the push succeeds."""
+        scope = scopes.caller("default")
+        scope.require(scopes.Role.CONTRIBUTOR, "proposing a skill")
+        name, email = identity(scope.principal)
+        branch = proposal_branch(scope.principal, skill)
+        with self._locked():
+            self._fetch(self.branch, branch)
+            served = self._served_tip()
+            tip = self.git.commit_of(f"refs/remotes/origin/{branch}")
+            base = served
+            if tip is not None and not self.git.is_ancestor(tip, served):
+                conflicts = self.git.conflicts(served, tip)
+                if conflicts is not None:
+                    raise SkillsRepoError(
+                        f"the proposal branch {branch} no longer applies to {self.branch} "
+                        f"(conflicts in {', '.join(conflicts[:5])}): merge {self.branch} into it "
+                        f"and resolve them, or delete it (git push origin --delete {branch}); "
+                        "nothing was written")
+                base = tip
+            with self._worktree(base) as tree:
+                wt = Git(tree)
+                write(tree)
+                wt.run("add", "--all", "--", folder)
+                if wt.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+                    return Proposal(skill, branch, base, name, email, self.url, self.branch,
+                                    changed=False)
+                message = (f"{action} skill {skill}\n\nProposed through skillbank by "
+                           f"{scope.principal} ({scope.face}, {scope.role.value}"
+                           f"{'' if scope.trusted else ', untrusted'}).\n")
+                wt.run("commit", "--quiet", "--no-verify", "-m", message,
+                       env=identity_env((name, email), COMMITTER))
+                commit = wt.commit_of("HEAD")
+                assert commit is not None
+                self._push(commit, branch, f"the proposal branch {branch}")
+        return Proposal(skill, branch, commit, name, email, self.url, self.branch)
+
+    def _served_tip(self) -> str:
+        served = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
+        if served is None:
+            raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+                                  f"{self.branch!r}; nothing was written")
+        return served
+
+    def _push(self, commit: str, branch: str, what: str) -> None:
+        try:
+            self.git.run("push", "--quiet", "--no-verify", "origin",
+                         f"{commit}:refs/heads/{branch}", timeout=NETWORK_TIMEOUT)
+        except GitError as exc:
+            why = reason(exc.stderr) if exc.stderr else str(exc)
+            moved = "fetch first" in why or "non-fast-forward" in why or "rejected" in why
+            raise SkillsRepoError(
+                f"could not push {what} to {self.url} ({why}): "
+                + ("it moved meanwhile; try again" if moved else
+                   f"check {SETTING} and that this machine may push there")
+                + "; nothing was written") from None
+        self.git.run("update-ref", f"refs/remotes/origin/{branch}", commit, check=False)
+
+    def proposals(self) -> list[dict[str, str]]:
+        """Open proposal branches on the remote (a reviewer sees all, others their own)."""
+        scope = scopes.caller("default")
+        pattern = f"refs/heads/{PROPOSALS}/"
+        if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
+            pattern += principal_slug(scope.principal) + "/"
+        try:
+            text = self.git.out("ls-remote", "origin", pattern + "*", timeout=NETWORK_TIMEOUT)
+        except GitError as exc:
+            raise SkillsRepoError(f"cannot list proposals on {self.url}: {exc}") from None
+        out = []
+        for line in text.splitlines():
+            commit, _, ref = line.partition("\t")
+            branch = ref.removeprefix("refs/heads/")
+            out.append({"branch": branch, "skill": branch.rsplit("/", 1)[-1], "commit": commit})
+        return out
+
+    # Publishing ---------------------------------------------------------------------------------
+    def publish(self, skill: str, principal: str | None = None) -> Proposal:
+        """Merge a proposal branch into the served branch and serve it here at once.
+
+        For a trusted reviewer or admin, and only with `skills_direct_publish` on; an untrusted
+        caller is refused whatever the setting. `principal`: whose proposal (default: the
+        caller's own)."""
+        scope = scopes.caller("default")
+        if not scope.trusted:
+            raise PermissionDeniedError(
+                f"{scope.principal} is untrusted: it can propose skills, never publish them; "
+                f"a reviewer merges its proposal branch into {self.branch}")
+        scope.require(scopes.Role.REVIEWER, "publishing a skill")
+        if not self.direct_publish:
+            raise PermissionDeniedError(
+                f"publishing through skillbank is off in this deployment: merge the proposal "
+                f"branch into {self.branch} in the repository ({self.url}), or set "
+                "skills_direct_publish = true (SKILLBANK_SKILLS_DIRECT_PUBLISH)")
+        whose = principal or scope.principal
+        branch = proposal_branch(whose, skill)
+        name, email = identity(scope.principal)
+        with self._locked():
+            self._fetch(self.branch, branch)
+            served = self._served_tip()
+            tip = self.git.commit_of(f"refs/remotes/origin/{branch}")
+            if tip is None:
+                raise NotFoundError(f"no proposal branch {branch} on {self.url}")
+            if self.git.is_ancestor(tip, served):
+                merged = served  # merged already
+            else:
+                conflicts = self.git.conflicts(served, tip)
+                if conflicts is not None:
+                    raise SkillsRepoError(
+                        f"the proposal branch {branch} no longer applies to {self.branch} "
+                        f"(conflicts in {', '.join(conflicts[:5])}): merge {self.branch} into "
+                        "it and resolve them first; nothing was written")
+                with self._worktree(served) as tree:
+                    wt = Git(tree)
+                    wt.run("merge", "--no-ff", "--no-edit", "--quiet", "-m",
+                           f"Publish skill {skill} (proposed by {whose})\n\nPublished through "
+                           f"skillbank by {scope.principal}.\n", tip,
+                           env=identity_env((name, email), (name, email)))
+                    merged = wt.commit_of("HEAD")
+                    assert merged is not None
+                    self._push(merged, self.branch, self.branch)
+        self.follow()
+        return Proposal(skill, branch, merged, name, email, self.url, self.branch,
+                        published=True)
+
+
+def open_repo(checkout: Path, settings: Any) -> SkillsRepo:
+    """The skills repository a bank's settings name, prepared (cloned or checked)."""
+    return SkillsRepo(checkout, str(settings.skills_repo), settings.skills_branch or "main",
+                      follow_seconds=float(settings.skills_follow_seconds),
+                      direct_publish=flag(settings.skills_direct_publish)).prepare()
+
+
+def attach(library: Any, settings: Any) -> SkillsRepo:
+    """Serve `library`'s own folder from the skills repository: clone or check it, sync after
+    each move of the branch, and follow it on the configured interval."""
+    repo = open_repo(Path(library.writable_root), settings)
+    repo.guard = lambda: library._sync_lock
+    try:
+        repo.follow()  # start at the branch's newest commit (the bank syncs after opening)
+    except SkillbankError as exc:
+        log.warning("skills: serving %s at %s: %s", repo.branch, (repo.commit() or "?")[:12], exc)
+    repo.on_change = library.sync
+    library.skills_repo = repo
+    repo.start_following()
+    return repo
