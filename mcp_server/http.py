@@ -57,25 +57,45 @@ class GuardMiddleware:
     """ASGI middleware: bearer token, Origin and body size checks."""
 
     def __init__(self, app: Any, *, token: str | None, max_body_bytes: int,
-                 tokens: Any = None) -> None:
+                 tokens: Any = None, identity: Any = None,
+                 metadata_url: str | None = None) -> None:
         self.app = app
         self.token = token
         self.max_body_bytes = max_body_bytes
         #: `identity.TokensFile`: tokens that map to principals, each request in its scope.
         self.tokens = tokens
+        #: `skillbank.team.auth.TeamIdentity` (OIDC/JWT, tokens file, static token): when set,
+        #: it alone decides who the caller is, and the SDK publishes the protected-resource
+        #: metadata (RFC 9728) at `metadata_url`, which this guard then lets through.
+        self.identity = identity
+        self.metadata_url = metadata_url
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)  # lifespan (the session manager) passes through
             return
         headers = {k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])}
+        if self.identity is not None and self.metadata_url is not None and str(
+                scope.get("path", "")).startswith(OAUTH_DISCOVERY[0]):
+            await self.app(scope, receive, send)  # the SDK's RFC 9728 metadata: names the issuer
+            return
         if str(scope.get("path", "")).startswith(OAUTH_DISCOVERY):
             await _reply(send, 404, "this server does not use OAuth; send the bearer token you "
                          "were given as 'Authorization: Bearer <token>'")
             return
         sent = headers.get("authorization", "")
         principal = None
-        if self.tokens is not None:
+        if self.identity is not None:
+            from skillbank.team.auth import Refusal, challenge
+
+            verdict = await self.identity.check(sent)
+            if isinstance(verdict, Refusal):
+                await _reply(send, verdict.status, verdict.reason,
+                             [(b"www-authenticate", challenge(verdict, self.metadata_url))],
+                             rpc=True)
+                return
+            principal = verdict if verdict.scope is not None else None
+        elif self.tokens is not None:
             from skillbank.mcp_server.identity import check_bearer
 
             principal, refusal = check_bearer(self.tokens, sent, self._authorised(sent)
@@ -144,7 +164,8 @@ class GuardMiddleware:
             return
         from skillbank import scope as scopes
 
-        with scopes.using(principal.scope()):  # the MCP SDK carries it to the tool
+        active = principal.scope if self.identity is not None else principal.scope()
+        with scopes.using(active):  # the MCP SDK carries it to the tool
             await self.app(scope, replay, send)
 
     def _authorised(self, header: str) -> bool:
@@ -169,7 +190,8 @@ async def _reply(send: Send, status: int, message: str,
 
 
 def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
-              json_response: bool = True, tokens: Any = None) -> Any:
+              json_response: bool = True, tokens: Any = None, identity: Any = None,
+              metadata_url: str | None = None) -> Any:
     """The guarded ASGI app: streamable HTTP at /mcp.
 
     `json_response`: answer each POST with one JSON body rather than an SSE stream. About 2 ms
@@ -185,7 +207,8 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
                                      transport_security=security, json_response=json_response,
                                      max_request_body_size=max_body_bytes)
-    return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens)
+    return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens,
+                           identity=identity, metadata_url=metadata_url)
 
 
 async def serve_http(server: Any, *, host: str, port: int, token: str | None,

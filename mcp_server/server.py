@@ -394,7 +394,8 @@ class GetSkillParams(types.RequestParams):
 
 
 def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str = SERVER_NAME,
-                 log_level: str = "WARNING", report_timing: bool | None = None) -> SkillbankServer:
+                 log_level: str = "WARNING", report_timing: bool | None = None,
+                 auth: Any = None, token_verifier: Any = None) -> SkillbankServer:
     """An MCP server over `bank` (a `Skillbank`, or a `BankHandle` that is still opening it).
 
     `trusted`: whether this server's clients are trusted (stdio: the local user; HTTP: only with
@@ -402,6 +403,8 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     `sampling`: let `learn_from_critique` ask the client's LLM (MCP sampling) to extract rules
     when the client offers it. `report_timing` (default: `SKILLBANK_MCP_TIMING=1`): add the
     server-side milliseconds of each tool call to its result's `_meta["skillbank/server_ms"]`.
+    `auth` / `token_verifier`: the SDK's `AuthSettings` and `TokenVerifier` (`skillbank server`
+    with OIDC, skillbank/team/auth.py): bearer auth on /mcp and the protected-resource metadata.
     """
     from skillbank.mcp_server import review, tools_drafts, tools_memory, tools_skills
 
@@ -413,7 +416,8 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
 
     server = SkillbankServer(handle, report_timing=report_timing, name=name, version=__version__,
                              instructions=INSTRUCTIONS, extensions=[extension],
-                             log_level=log_level)  # type: ignore[arg-type]
+                             log_level=log_level, auth=auth,
+                             token_verifier=token_verifier)  # type: ignore[arg-type]
     extension.server = server
     tool = registrar(server, trusted=trusted)
     tools_skills.register(tool, server, trusted=trusted)

@@ -83,15 +83,24 @@ async def _json(send: Any, status: int, payload: dict[str, Any]) -> None:
 
 
 def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
-                     max_body_bytes: int | None = None, tokens: Any = None) -> Any:
+                     max_body_bytes: int | None = None, tokens: Any = None,
+                     identity: Any = None, resource_url: str | None = None) -> Any:
+    """The worker's ASGI app. `identity` (`skillbank.team.auth.TeamIdentity`, with OIDC) is
+    handed to the MCP SDK as its `TokenVerifier` with `AuthSettings` for `resource_url` (this
+    worker's public /mcp URL), so the SDK guards /mcp and publishes the protected-resource
+    metadata; the guard asks it first, to answer a refused token with its reason."""
     from skillbank.mcp_server.http import build_app
     from skillbank.mcp_server.options import ServeOptions
     from skillbank.mcp_server.server import build_server
 
-    server = build_server(bank, trusted=trusted)
+    auth = identity.auth_settings(resource_url) if identity is not None else None
+    server = build_server(bank, trusted=trusted, auth=auth,
+                          token_verifier=identity if auth is not None else None)
     limit = max_body_bytes or ServeOptions.max_body_bytes
+    metadata_url = identity.metadata_url(resource_url) if identity is not None else None
     return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit,
-                                  tokens=tokens), bank)
+                                  tokens=tokens, identity=identity,
+                                  metadata_url=metadata_url), bank)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -112,6 +121,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--tokens", default=env("SKILLBANK_TOKENS"), metavar="FILE",
                         help="tokens file mapping each bearer token to a principal and its scope "
                              "(`skillbank tokens add`; SKILLBANK_TOKENS)")
+    parser.add_argument("--auth-config", default=env("SKILLBANK_AUTH_CONFIG"), metavar="FILE",
+                        help="TOML file whose [oidc] table configures OIDC/JWT identity (default: "
+                             "the root's skillbank.toml; docs/team.md)")
+    parser.add_argument("--oidc-issuer", default=env("SKILLBANK_OIDC_ISSUER"),
+                        help="the issuer (iss) every JWT must carry")
+    parser.add_argument("--oidc-audience", default=env("SKILLBANK_OIDC_AUDIENCE"),
+                        help="the audience (aud) JWTs carry for this service")
+    parser.add_argument("--oidc-jwks-url", default=env("SKILLBANK_OIDC_JWKS_URL"),
+                        help="where the issuer publishes its signing keys (JWKS)")
+    parser.add_argument("--public-url", default=env("SKILLBANK_PUBLIC_URL"),
+                        help="the URL clients reach this service at, e.g. "
+                             "https://skillbank.example.com (names /mcp in the protected-resource "
+                             "metadata; default http://HOST:PORT)")
     parser.add_argument("--trust", action="store_true",
                         help="treat this server's clients as trusted (writes are not pending)")
     parser.add_argument("--log-level", default="warning")
@@ -131,14 +153,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     from skillbank.mcp_server.options import is_loopback
 
-    if not is_loopback(args.host) and not args.token and not args.tokens:
-        print(f"skillbank server: refusing to serve on {args.host} without --tokens or --token "
-              "(SKILLBANK_TOKEN): anyone who can reach it could read and write this memory",
-              file=sys.stderr)
+    from skillbank.errors import InvalidInputError
+
+    try:
+        oidc = _oidc(args)
+    except InvalidInputError as exc:
+        print(f"skillbank server: {exc}", file=sys.stderr)
+        return 2
+    if not is_loopback(args.host) and not args.token and not args.tokens and oidc is None:
+        print(f"skillbank server: refusing to serve on {args.host} without OIDC ([oidc] or "
+              "--oidc-issuer), --tokens or --token (SKILLBANK_TOKEN): anyone who can reach it "
+              "could read and write this memory", file=sys.stderr)
         return 2
     tokens = None
     if args.tokens:
-        from skillbank.errors import InvalidInputError
         from skillbank.mcp_server.identity import TokensFile
 
         try:
@@ -146,6 +174,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         except InvalidInputError as exc:
             print(f"skillbank server: {exc}", file=sys.stderr)
             return 2
+    identity = None
+    if oidc is not None:
+        from skillbank.team.auth import TeamIdentity
+
+        identity = TeamIdentity(oidc=oidc, tokens=tokens, static_token=args.token)
+    shown = f"[{args.host}]" if ":" in args.host else args.host
+    resource_url = (args.public_url or f"http://{shown}:{args.port}").rstrip("/") + "/mcp"
     import uvicorn
 
     from skillbank import Skillbank
@@ -161,7 +196,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 1
     try:
         app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
-                               tokens=tokens)
+                               tokens=tokens, identity=identity, resource_url=resource_url)
         print(f"skillbank team worker {os.getpid()} on http://{args.host}:{args.port} "
               "(/mcp, /healthz, /readyz)", file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
@@ -169,6 +204,20 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         bank.close()
     return 0
+
+
+def _oidc(args: argparse.Namespace) -> Any:
+    """The OIDC configuration: `--auth-config` (else the root's skillbank.toml) `[oidc]`, with
+    the command line's --oidc-* on top; None when nothing configures it."""
+    from pathlib import Path
+
+    from skillbank.team.auth import load_oidc
+
+    path = args.auth_config or (Path(args.root).expanduser() / "skillbank.toml"
+                                if args.root else None)
+    return load_oidc(path, {"issuer": args.oidc_issuer, "audience": args.oidc_audience,
+                            "jwks_url": args.oidc_jwks_url,
+                            "explicit_file": bool(args.auth_config)})
 
 
 if __name__ == "__main__":

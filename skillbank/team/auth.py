@@ -1,0 +1,471 @@
+"""Identity per request for `skillbank server`: OIDC/JWT bearer tokens, the hashed tokens file,
+and the server's static token, behind one MCP SDK `TokenVerifier`.
+
+Why here and not in a gateway: every request must run in its caller's `skillbank.scope.Scope`
+(whose memory it reads, which namespace it writes, its role), and a worker is stateless, so the
+scope is derived from the request itself. A JWT from the team's identity provider is verified
+against the issuer's published keys (JWKS, fetched and cached by PyJWT's `PyJWKClient`; a key
+rotated by the issuer is picked up on the first token that names it); issuer, audience,
+expiry and not-before are checked; its claims give the principal and personal namespace, its
+groups the role and the shared namespaces (the `[oidc]` table below). Small teams keep the
+hashed tokens file (`skillbank tokens add`); both can be on at once.
+
+The configuration is the `[oidc]` table of `<root>/skillbank.toml` (or `--auth-config FILE`),
+with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
+
+    [oidc]
+    issuer = "https://login.example.com/realms/acme"      # the `iss` every token must carry
+    audience = "skillbank"                               # the `aud` (a string or a list)
+    jwks_url = "https://login.example.com/realms/acme/protocol/openid-connect/certs"
+    principal_claim = "preferred_username"               # default "sub"
+    namespace_claim = "skillbank_namespace"              # absent from a token: the principal
+    groups_claim = "groups"                              # default "groups"
+    default_role = "reader"                              # role of someone in no listed group
+    trusted = true                                       # false: everyone's writes are pending
+    algorithms = ["RS256", "ES256"]                      # default RS256, ES256, PS256, EdDSA
+
+    [oidc.groups.platform]                  # members read (and contribute to their own) + team
+    role = "contributor"
+    reads = ["team-platform"]
+
+    [oidc.groups.platform-leads]            # reviewers of the team namespace (may write to it)
+    role = "reviewer"
+    reads = ["team-platform"]
+    reviews = ["team-platform"]
+
+    [oidc.groups.agents]                    # model-driven clients: their writes wait for review
+    trusted = false
+
+The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
+and `reviews` are the union of those groups'; a listed group with `trusted = false` makes the
+caller untrusted. Groups not listed grant nothing.
+
+A token that does not pass is a 401 whose body and `WWW-Authenticate` say why (expired, issued
+by another issuer, for another audience, unsigned, signed by a key the issuer does not
+publish, a claim missing); the issuer's keys unreachable is a 503 naming the JWKS URL. Never a
+500 and never a traceback.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+import logging
+import threading
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Mapping
+
+from skillbank.errors import InvalidInputError
+
+log = logging.getLogger("skillbank.team.auth")
+
+FACE = "mcp-http"
+DEFAULT_ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
+OIDC_KEYS = {"issuer", "audience", "jwks_url", "principal_claim", "namespace_claim",
+             "groups_claim", "default_role", "trusted", "algorithms", "groups", "leeway",
+             "resource_url", "required_scopes"}
+GROUP_KEYS = {"role", "reads", "reviews", "trusted"}
+#: Verified tokens kept (by hash) so the guard and the SDK's bearer check verify once per token.
+CACHE_SIZE = 4096
+CACHE_SECONDS = 60.0
+#: After a successful JWKS fetch, a token naming an unknown key id refetches only after this
+#: long (PyJWT's cooldown): a flood of made-up key ids cannot hammer the identity provider,
+#: and a key the issuer rotates in is picked up within seconds.
+JWKS_REFRESH_COOLDOWN = 10.0
+
+
+class AuthConfigError(InvalidInputError):
+    """The `[oidc]` configuration cannot be used; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """Why a request is not let in: the HTTP status, a sentence for a person, the RFC 6750 error."""
+
+    status: int
+    reason: str
+    error: str = "invalid_token"
+
+
+@dataclass(frozen=True)
+class GroupGrant:
+    role: str | None = None
+    reads: tuple[str, ...] = ()
+    reviews: tuple[str, ...] = ()
+    trusted: bool | None = None
+
+
+@dataclass(frozen=True)
+class OidcConfig:
+    issuer: str
+    audience: tuple[str, ...]
+    jwks_url: str
+    principal_claim: str = "sub"
+    namespace_claim: str | None = None
+    groups_claim: str = "groups"
+    default_role: str = "reader"
+    trusted: bool = True
+    algorithms: tuple[str, ...] = DEFAULT_ALGORITHMS
+    groups: Mapping[str, GroupGrant] = field(default_factory=dict)
+    leeway: int = 30
+    resource_url: str | None = None
+    required_scopes: tuple[str, ...] = ()
+
+    # Reading the table ----------------------------------------------------------------------
+    @classmethod
+    def from_table(cls, table: Mapping[str, Any], where: str) -> "OidcConfig":
+        from skillbank.scope import Role, check_namespace
+
+        def fail(message: str) -> AuthConfigError:
+            return AuthConfigError(f"{where}: {message}")
+
+        if not isinstance(table, Mapping):
+            raise fail("[oidc] must be a table")
+        unknown = set(table) - OIDC_KEYS
+        if unknown:
+            raise fail(f"unknown keys {', '.join(sorted(unknown))} in [oidc] (known: "
+                       f"{', '.join(sorted(OIDC_KEYS))})")
+        for key in ("issuer", "audience", "jwks_url"):
+            if not table.get(key):
+                raise fail(f"[oidc] needs {key} (or --oidc-{key.replace('_', '-')}): the "
+                           "issuer's URL, the audience its tokens carry for this service, and "
+                           "where the issuer publishes its keys (JWKS)")
+        for key in ("issuer", "jwks_url"):
+            value = table[key]
+            if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+                raise fail(f"[oidc] {key} must be an http(s) URL, not {value!r}")
+        audience = table["audience"]
+        audience = (audience,) if isinstance(audience, str) else audience
+        if not isinstance(audience, (list, tuple)) or not all(
+                isinstance(a, str) and a for a in audience):
+            raise fail("[oidc] audience must be a string or a list of strings")
+        roles = {r.value for r in Role}
+
+        def role_of(value: Any, what: str) -> str:
+            if value not in roles:
+                raise fail(f"{what} {value!r} is not one of {', '.join(sorted(roles))}")
+            return str(value)
+
+        def names(value: Any, what: str) -> tuple[str, ...]:
+            if not isinstance(value, list):
+                raise fail(f"{what} must be a list of namespaces")
+            try:
+                return tuple(check_namespace(v) for v in value)
+            except InvalidInputError as exc:
+                raise fail(f"{what}: {exc}") from None
+
+        groups: dict[str, GroupGrant] = {}
+        raw_groups = table.get("groups", {})
+        if not isinstance(raw_groups, Mapping):
+            raise fail("[oidc.groups] must be a table of group = {role, reads, reviews, trusted}")
+        for name, grant in raw_groups.items():
+            if not isinstance(grant, Mapping):
+                raise fail(f"[oidc.groups.{name}] must be a table")
+            extra = set(grant) - GROUP_KEYS
+            if extra:
+                raise fail(f"[oidc.groups.{name}]: unknown keys {', '.join(sorted(extra))} "
+                           f"(known: {', '.join(sorted(GROUP_KEYS))})")
+            trusted = grant.get("trusted")
+            if trusted is not None and not isinstance(trusted, bool):
+                raise fail(f"[oidc.groups.{name}] trusted must be true or false")
+            groups[str(name)] = GroupGrant(
+                role=role_of(grant["role"], f"[oidc.groups.{name}] role") if "role" in grant
+                else None,
+                reads=names(grant.get("reads", []), f"[oidc.groups.{name}] reads"),
+                reviews=names(grant.get("reviews", []), f"[oidc.groups.{name}] reviews"),
+                trusted=trusted)
+        algorithms = table.get("algorithms", list(DEFAULT_ALGORITHMS))
+        if not isinstance(algorithms, list) or not algorithms or any(
+                not isinstance(a, str) or a.lower() == "none" or a.startswith("HS")
+                for a in algorithms):
+            raise fail("[oidc] algorithms must list asymmetric JWS algorithms (RS256, ES256, "
+                       "PS256, EdDSA …); 'none' and shared-secret HS* are refused")
+        trusted = table.get("trusted", True)
+        if not isinstance(trusted, bool):
+            raise fail("[oidc] trusted must be true or false")
+        leeway = table.get("leeway", 30)
+        if not isinstance(leeway, int) or isinstance(leeway, bool) or not 0 <= leeway <= 300:
+            raise fail("[oidc] leeway must be 0-300 seconds of clock skew")
+        for key in ("principal_claim", "groups_claim", "namespace_claim"):
+            if key in table and (not isinstance(table[key], str) or not table[key]):
+                raise fail(f"[oidc] {key} must be the name of a claim")
+        required = table.get("required_scopes", [])
+        if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
+            raise fail("[oidc] required_scopes must be a list of OAuth scopes")
+        return cls(issuer=table["issuer"], audience=tuple(audience), jwks_url=table["jwks_url"],
+                   principal_claim=table.get("principal_claim", "sub"),
+                   namespace_claim=table.get("namespace_claim"),
+                   groups_claim=table.get("groups_claim", "groups"),
+                   default_role=role_of(table.get("default_role", "reader"),
+                                        "[oidc] default_role"),
+                   trusted=trusted, algorithms=tuple(algorithms), groups=groups, leeway=leeway,
+                   resource_url=table.get("resource_url"), required_scopes=tuple(required))
+
+    # Claims -> scope ------------------------------------------------------------------------
+    def scope_for(self, claims: Mapping[str, Any]) -> Any:
+        """The caller's scope from verified claims; InvalidInputError names a missing claim."""
+        from skillbank.scope import Role, Scope
+
+        principal = claims.get(self.principal_claim)
+        if not isinstance(principal, str) or not principal:
+            raise InvalidInputError(f"the token has no {self.principal_claim!r} claim naming "
+                                    "the caller (principal_claim in [oidc])")
+        namespace = principal
+        if self.namespace_claim and self.namespace_claim in claims:
+            namespace = claims[self.namespace_claim]
+            if not isinstance(namespace, str) or not namespace:
+                raise InvalidInputError(f"the token's {self.namespace_claim!r} claim "
+                                        "(namespace_claim) must name a namespace")
+        raw = claims.get(self.groups_claim, [])
+        member_of = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
+        grants = [self.groups[g] for g in member_of if isinstance(g, str) and g in self.groups]
+        role = Role(self.default_role)
+        for grant in grants:
+            if grant.role is not None and Role(grant.role).rank > role.rank:
+                role = Role(grant.role)
+        reads = tuple(dict.fromkeys(n for g in grants for n in g.reads))
+        reviews = tuple(dict.fromkeys(n for g in grants for n in g.reviews))
+        trusted = self.trusted and all(g.trusted is not False for g in grants)
+        return Scope(principal=principal, namespace=namespace, reads=reads, role=role,
+                     trusted=trusted, face=FACE, reviews=reviews)
+
+
+def load_oidc(path: str | Path | None, overrides: Mapping[str, Any]) -> OidcConfig | None:
+    """The `[oidc]` table of `path` (a skillbank.toml or any TOML file) with `overrides` (from
+    the command line) on top; None when neither configures OIDC."""
+    table: dict[str, Any] = {}
+    where = "command line"
+    if path is not None and Path(path).is_file():
+        try:
+            import tomllib
+        except ImportError:  # Python 3.10
+            import tomli as tomllib  # type: ignore[no-redef]
+        where = str(path)
+        try:
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, ValueError) as exc:
+            raise AuthConfigError(f"{path} is not valid TOML: {exc}") from None
+        table = dict(data.get("oidc") or {})
+    elif path is not None and overrides.get("explicit_file"):
+        raise AuthConfigError(f"auth config {path} does not exist")
+    table.update({k: v for k, v in overrides.items() if v is not None and k != "explicit_file"})
+    if not table:
+        return None
+    return OidcConfig.from_table(table, where)
+
+
+# Verifying ----------------------------------------------------------------------------------------
+def _when(timestamp: Any) -> str:
+    try:
+        return datetime.fromtimestamp(float(timestamp), timezone.utc).strftime(
+            "%Y-%m-%d %H:%M:%S UTC")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return "an unreadable time"
+
+
+class JwtVerifier:
+    """Verifies one JWT against the configured issuer; returns (scope, claims) or a Refusal."""
+
+    def __init__(self, config: OidcConfig) -> None:
+        import jwt
+
+        self.config = config
+        self.jwks = jwt.PyJWKClient(config.jwks_url, cache_keys=True, lifespan=300, timeout=10,
+                                    cooldown_duration=JWKS_REFRESH_COOLDOWN)
+
+    def verify(self, token: str) -> tuple[Any, dict[str, Any]] | Refusal:
+        import jwt
+
+        config = self.config
+        try:
+            header = jwt.get_unverified_header(token)
+            unverified = jwt.decode(token, options={"verify_signature": False})
+        except jwt.InvalidTokenError as exc:
+            return Refusal(401, f"the bearer token is not a readable JWT ({exc})")
+        alg = header.get("alg")
+        if not isinstance(alg, str) or alg.lower() == "none":
+            return Refusal(401, "the JWT is unsigned (alg 'none'); send a token signed by "
+                                f"{config.issuer}")
+        if alg not in config.algorithms:
+            return Refusal(401, f"the JWT is signed with {alg}, which this server does not "
+                                f"accept (it accepts {', '.join(config.algorithms)})")
+        issuer = unverified.get("iss")
+        if issuer != config.issuer:
+            return Refusal(401, f"the JWT was issued by {issuer!r}; this server accepts tokens "
+                                f"from {config.issuer} only")
+        try:
+            key = self.jwks.get_signing_key_from_jwt(token)
+        except jwt.PyJWKClientConnectionError as exc:
+            return Refusal(503, f"the issuer's keys could not be fetched from "
+                                f"{config.jwks_url} ({exc}); check that the identity provider "
+                                "is reachable from this worker and that jwks_url is right",
+                           "temporarily_unavailable")
+        except jwt.PyJWKClientError as exc:
+            return Refusal(401, f"the JWT's signing key (kid {header.get('kid')!r}) is not "
+                                f"among {config.issuer}'s published keys ({exc})")
+        except jwt.InvalidTokenError as exc:
+            return Refusal(401, f"the JWT's signing key cannot be read ({exc})")
+        try:
+            claims = jwt.decode(token, key.key, algorithms=[alg], audience=list(config.audience),
+                                issuer=config.issuer, leeway=config.leeway,
+                                options={"require": ["exp", "iss", "aud"]})
+        except jwt.ExpiredSignatureError:
+            return Refusal(401, f"the JWT expired at {_when(unverified.get('exp'))}; get a "
+                                "fresh token from the identity provider")
+        except jwt.ImmatureSignatureError:
+            return Refusal(401, f"the JWT is not valid before "
+                                f"{_when(unverified.get('nbf', unverified.get('iat')))}; check "
+                                "the clocks of this worker and the identity provider")
+        except jwt.InvalidAudienceError:
+            return Refusal(401, f"the JWT was issued for audience {unverified.get('aud')!r}, "
+                                f"not this service ({', '.join(config.audience)})")
+        except jwt.InvalidSignatureError:
+            return Refusal(401, "the JWT's signature does not verify against "
+                                f"{config.issuer}'s key {header.get('kid')!r}")
+        except jwt.MissingRequiredClaimError as exc:
+            return Refusal(401, f"the JWT has no {exc.claim!r} claim; this server needs exp, "
+                                "iss and aud")
+        except jwt.InvalidTokenError as exc:
+            return Refusal(401, f"the JWT is not valid: {exc}")
+        try:
+            return self.config.scope_for(claims), claims
+        except InvalidInputError as exc:
+            return Refusal(401, f"the JWT's claims give no usable scope: {exc}")
+
+
+def looks_like_jwt(token: str) -> bool:
+    return token.count(".") == 2 and token.startswith("eyJ")
+
+
+@dataclass(frozen=True)
+class Admitted:
+    """A request let in: its scope (None: the server's own default scope) and the SDK's token."""
+
+    scope: Any
+    access: Any
+
+
+class TeamIdentity:
+    """Every way a `skillbank server` request can say who it is, as one MCP `TokenVerifier`.
+
+    `check(header)` is the guard's question (an `Admitted` or a `Refusal` with its reason);
+    `verify_token(token)` is the SDK's (`mcp.server.auth.provider.TokenVerifier`): the SDK's
+    bearer middleware on /mcp asks it again, from the cache, and serves the RFC 9728
+    protected-resource metadata naming the issuer, so an MCP client that gets a 401 finds out
+    where to sign in."""
+
+    def __init__(self, *, oidc: OidcConfig | None = None, tokens: Any = None,
+                 static_token: str | None = None) -> None:
+        self.oidc = oidc
+        self.jwt = JwtVerifier(oidc) if oidc is not None else None
+        self.tokens = tokens
+        self.static_token = static_token
+        self._cache: dict[str, tuple[float, Admitted]] = {}
+        self._lock = threading.Lock()
+
+    # The SDK's protocol -------------------------------------------------------------------
+    async def verify_token(self, token: str) -> Any:
+        verdict = await self.acheck_token(token)
+        return verdict.access if isinstance(verdict, Admitted) else None
+
+    # The guard's question -----------------------------------------------------------------
+    async def check(self, header: str) -> Admitted | Refusal:
+        scheme, _, value = header.partition(" ")
+        value = value.strip()
+        if scheme.lower() != "bearer" or not value:
+            how = (f"a token from {self.oidc.issuer}" if self.oidc else "your token")
+            return Refusal(401, f"missing bearer token: send {how} as "
+                                "'Authorization: Bearer <token>'", "")
+        return await self.acheck_token(value)
+
+    async def acheck_token(self, token: str) -> Admitted | Refusal:
+        key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+        now = time.monotonic()
+        with self._lock:
+            hit = self._cache.get(key)
+        if hit is not None and hit[0] > now and not _expired(hit[1].access):
+            return hit[1]
+        import anyio
+
+        verdict = await anyio.to_thread.run_sync(self.check_token, token)  # JWKS fetch blocks
+        if isinstance(verdict, Admitted):
+            with self._lock:
+                if len(self._cache) >= CACHE_SIZE:
+                    self._cache.clear()
+                self._cache[key] = (now + CACHE_SECONDS, verdict)
+        return verdict
+
+    def check_token(self, token: str) -> Admitted | Refusal:
+        from mcp.server.auth.provider import AccessToken
+
+        if self.static_token is not None and hmac.compare_digest(
+                token.encode("utf-8", "surrogatepass"), self.static_token.encode()):
+            return Admitted(None, AccessToken(token=token, client_id="skillbank-static",
+                                              scopes=list(self._required())))
+        if self.tokens is not None:
+            principal = self.tokens.lookup(token)
+            if principal is not None:
+                return Admitted(principal.scope(), AccessToken(
+                    token=token, client_id=principal.name, subject=principal.name,
+                    scopes=list(self._required())))
+        if self.jwt is not None and looks_like_jwt(token):
+            result = self.jwt.verify(token)
+            if isinstance(result, Refusal):
+                log.info("bearer token refused: %s", result.reason)
+                return result
+            scope, claims = result
+            raw = claims.get("scope", claims.get("scp", ""))
+            scopes = raw.split() if isinstance(raw, str) else [str(s) for s in raw or []]
+            return Admitted(scope, AccessToken(
+                token=token, client_id=str(claims.get("azp") or claims.get("client_id")
+                                           or scope.principal),
+                scopes=scopes, expires_at=int(claims["exp"]), subject=str(claims.get("sub")),
+                claims={"iss": claims.get("iss")}))
+        if self.jwt is not None and self.tokens is None:
+            return Refusal(401, f"the bearer token is not a JWT; send a token issued by "
+                                f"{self.jwt.config.issuer}")
+        return Refusal(401, "unknown bearer token: it maps to no principal in this server's "
+                            "tokens file" + (" and is not a JWT" if self.jwt else "")
+                       + "; ask the server's admin for a token")
+
+    def _required(self) -> tuple[str, ...]:
+        return self.oidc.required_scopes if self.oidc else ()
+
+    # What the SDK is configured with ------------------------------------------------------
+    def auth_settings(self, resource_url: str) -> Any:
+        """The SDK's `AuthSettings` (None without OIDC: no issuer to point clients to)."""
+        if self.oidc is None:
+            return None
+        from mcp.server.auth.settings import AuthSettings
+
+        return AuthSettings(issuer_url=self.oidc.issuer,
+                            resource_server_url=self.oidc.resource_url or resource_url,
+                            required_scopes=list(self.oidc.required_scopes) or None,
+                            validate_token_resource=False)  # PyJWT checks `aud` itself
+
+    def metadata_url(self, resource_url: str) -> str | None:
+        if self.oidc is None:
+            return None
+        from mcp.server.auth.routes import build_resource_metadata_url
+
+        return str(build_resource_metadata_url(self.oidc.resource_url or resource_url))
+
+
+def _expired(access: Any) -> bool:
+    expires = getattr(access, "expires_at", None)
+    return expires is not None and expires < time.time()
+
+
+def challenge(refusal: Refusal, metadata_url: str | None) -> bytes:
+    """The `WWW-Authenticate` header of a 401 (RFC 6750; `resource_metadata`, RFC 9728)."""
+    parts = ['Bearer realm="skillbank"']
+    if refusal.error:
+        parts.append(f'error="{refusal.error}"')
+        description = refusal.reason.replace("\\", "").replace('"', "'")
+        parts.append(f'error_description="{description}"')
+    if metadata_url:
+        parts.append(f'resource_metadata="{metadata_url}"')
+    return ", ".join(parts).encode("latin-1", "replace")
