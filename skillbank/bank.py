@@ -442,6 +442,8 @@ class Skillbank:
                     settings=self.settings,
                     distiller=lambda: self.distiller,
                     write_lock=self.write_lock,
+                    # The journal from the store (PostgreSQL in team mode), else its files.
+                    journal=self.store.experiences() if self.store is not None else None,
                 )
                 self._memories["experiences"].audit = self.audit
             return self._memories["experiences"]

@@ -104,37 +104,51 @@ def _added_id(line: bytes) -> str | None:
 
 
 def erase_experiences(memory: Any, ids: list[str], forgotten: Any = None) -> None:
-    """After a journaled `forget` (write lock held): the journal lines, then Chroma's file.
+    """After a journaled `forget` (write lock held): the journal's copies, then Chroma's file.
 
-    A forgotten lesson record (`forgotten.kind == "lesson"`) also leaves its source experience,
-    whose `lessons` field repeated its text: that record is rewritten without it (same-length
-    line) and indexed again."""
-    erase_journal_lines(memory.folder, ids)
+    The journal is the memory's store (`memory.journal`, `skillbank.store.base.ExperienceLog`):
+    the files column overwrites the add lines in place, PostgreSQL deletes the rows. A forgotten
+    lesson record (`forgotten.kind == "lesson"`) also leaves its source experience, whose
+    `lessons` field repeated its text: that record is rewritten without it and indexed again."""
+    memory.journal.erase(ids)
     parents: list[str] = []
     if forgotten is not None and getattr(forgotten, "kind", None) == "lesson" and \
             getattr(forgotten, "source", None):
         texts = {forgotten.task, *(getattr(l, "text", "") for l in forgotten.lessons)}
-        parents = _drop_lesson_texts(memory, forgotten.source, {t for t in texts if t})
+        events = memory.journal.drop_lessons(forgotten.source, {t for t in texts if t})
+        if events:
+            memory._apply(events)  # the parent's index entry, without the lesson's text
+            parents = [forgotten.source]
     with getattr(memory, "_cache_lock"):
         for record_id in [*ids, *parents]:
             memory._cache.pop(record_id, None)
     erase_from_chroma(memory.index, [*ids, *parents])
 
 
-def _drop_lesson_texts(memory: Any, parent_id: str, texts: set[str]) -> list[str]:
-    """Rewrite the `add` lines of `parent_id` without the lessons whose text is in `texts`;
-    re-apply them to the index. Returns [parent_id] when it changed, else []."""
-    from skillbank.memories.experiences.indexing import _digest
+def without_lessons(record: dict[str, Any], texts: set[str]) -> bool:
+    """Drop from a stored record the lessons whose text is in `texts`; whether any was."""
+    before = record.get("lessons") or []
+    kept = [l for l in before if (l.get("text") if isinstance(l, dict) else l) not in texts]
+    record["lessons"] = kept
+    return len(kept) != len(before)
+
+
+def rewrite_without_lessons(folder: Path, parent_id: str, texts: set[str]
+                            ) -> list[tuple[dict[str, Any], str, str]]:
+    """Rewrite the `add` lines of `parent_id` in the journal files of `folder` without the
+    lessons whose text is in `texts` (same-length lines); returns the rewritten events with
+    their locations and digests, for the index."""
+    from skillbank.store.files.experiences import line_digest
 
     needle = parent_id.encode()
     events: list[tuple[dict[str, Any], str, str]] = []
     try:
-        names = sorted(e.name for e in os.scandir(memory.folder)
+        names = sorted(e.name for e in os.scandir(folder)
                        if e.is_file() and _JOURNAL.match(e.name))
     except FileNotFoundError:
         return []
     for name in names:
-        path = memory.folder / name
+        path = folder / name
         data = path.read_bytes()
         if needle not in data:
             continue
@@ -145,24 +159,18 @@ def _drop_lesson_texts(memory: Any, parent_id: str, texts: set[str]) -> list[str
             body = raw.rstrip(b"\r\n")
             if needle in body and _added_id(body) == parent_id:
                 event = json.loads(body)
-                before = event["record"].get("lessons") or []
-                kept = [l for l in before
-                        if (l.get("text") if isinstance(l, dict) else l) not in texts]
-                if len(kept) != len(before):
-                    event["record"]["lessons"] = kept
+                if without_lessons(event["record"], texts):
                     line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
                     if len(line) <= len(body):
                         line += b" " * (len(body) - len(line))
                         raw = line + raw[len(body):]
-                        events.append((event, f"{name}:{offset}", _digest(line.decode("utf-8"))))
+                        events.append((event, f"{name}:{offset}", line_digest(line.decode("utf-8"))))
                         hit = True
             out.append(raw)
             offset += len(raw)
         if hit:
             atomic_write(path, b"".join(out))
-    if events:
-        memory._apply(events)  # the parent's index entry, without the lesson's text
-    return [parent_id] if events else []
+    return events
 
 
 def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | None = None) -> int:

@@ -55,7 +55,7 @@ def texts(seed: int, i: int, rng: random.Random) -> dict[str, str]:
 def arm(bank, point: str) -> None:
     """Patch the bank so that the next write of one kind dies at `point`."""
     import skillbank.fsutil as fsutil
-    import skillbank.memories.experiences.journal as em
+    import skillbank.store.files.experiences as em  # the journal's files column appends
 
     if point == "exp-index":
         bank.experiences._apply = lambda *a, **k: die()

@@ -33,9 +33,7 @@ replayed and index entries it does not know are removed.
 
 from __future__ import annotations
 
-import json
-import os
-import re
+import logging
 import threading
 import time
 from collections import OrderedDict
@@ -44,17 +42,16 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
-from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import append_line, atomic_write
+from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, IndexItem
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.records import Experience, SyncReport, utcnow
 from skillbank.usage import UsageLog
-from skillbank.memories.experiences.indexing import (
-    EMBED_LAYOUT, _digest, _index_item, embed_texts_of)
+from skillbank.memories.experiences.indexing import EMBED_LAYOUT, _index_item, embed_texts_of
 from skillbank.memories.experiences.validation import MAX_RECORD_BYTES
 
-CHECKPOINT = ".indexed.json"
-_JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+CHECKPOINT = ".indexed.json"  # the files column's checkpoint (skillbank.store.files)
+log = logging.getLogger("skillbank.experiences")
 _CACHE_SIZE = 4096
 _BATCH = 2048
 
@@ -78,6 +75,8 @@ class JournalMixin:
     """Journal I/O, the checkpoint, `sync` and reading records back for `ExperienceMemory`."""
 
     folder: Path
+    journal: Any  # the store's ExperienceLog: month files, or PostgreSQL tables (team mode)
+    index_behind: bool = False
     index: HybridIndex
     usage: UsageLog
     write_lock: threading.RLock
@@ -88,44 +87,29 @@ class JournalMixin:
     def checkpoint_path(self) -> Path:
         return self.folder / CHECKPOINT
 
-    def _journal_files(self) -> list[Path]:
-        from skillbank.store.files.experiences import journal_files
-
-        return journal_files(self.folder)
-
-    def _current_journal(self) -> Path:
-        return self.folder / f"{utcnow():%Y-%m}.jsonl"
-
     def _append(self, events: list[dict[str, Any]], vectors: Mapping[str, Any] | None = None
                 ) -> None:
-        """Append events to this month's journal (one fsync), then apply them to the index.
+        """Append events to the journal (one durable write), then apply them to the index.
 
-        Called with the write lock held. The checkpoint moves past the new lines only when it
-        already covered everything before them; otherwise the next sync catches up.
+        Called with the write lock held. The checkpoint moves past the new events only when it
+        already covered everything before them; otherwise the next sync catches up. When the
+        index cannot be reached (a Chroma server that does not answer), the events are kept in
+        the journal and `index_behind` is set: the next sync (the next recall tries one)
+        indexes them, so an acknowledged write is never lost to an outage.
         """
-        path = self._current_journal()
-        size = path.stat().st_size if path.exists() else 0
-        if size and not _ends_with_newline(path):
-            append_line(path, "")  # end a torn last line so it cannot swallow this event
-            size = path.stat().st_size
-        lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
-        for line in lines:
-            if len(line.encode("utf-8")) > MAX_RECORD_BYTES * 2:
-                raise InvalidInputError("record is too large to store")
-        append_line(path, "\n".join(lines))
-        end = path.stat().st_size
-        offset = size
-        parsed = []
-        for line, event in zip(lines, events):
-            parsed.append((event, f"{path.name}:{offset}", _digest(line)))
-            offset += len(line.encode("utf-8")) + 1
+        parsed, before, after = self.journal.write(events, max_line_bytes=MAX_RECORD_BYTES * 2)
         checkpoint = self._read_checkpoint()
-        self._apply(parsed, vectors=vectors)
+        try:
+            self._apply(parsed, vectors=vectors)
+        except ChromaUnavailableError as exc:
+            self.index_behind = True
+            log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
+                        "the index answers again: %s", len(parsed), exc)
+            return
+        done = {n: int(v) for n, v in checkpoint.get("files", {}).items() if int(v)}
         if checkpoint.get("collection") == self._collection_id() and \
-                int(checkpoint.get("files", {}).get(path.name, 0)) == size and \
-                all(int(checkpoint.get("files", {}).get(p.name, -1)) == p.stat().st_size
-                    for p in self._journal_files() if p != path):
-            checkpoint["files"][path.name] = end
+                done == {n: v for n, v in before.items() if v}:
+            checkpoint["files"] = dict(after)
             self._write_checkpoint(checkpoint)
 
     def _apply(self, parsed: list[tuple[dict[str, Any], str, str]],
@@ -249,34 +233,6 @@ class JournalMixin:
             if report is not None:
                 report.embedded += embedded
 
-    def _read_events(self, path: Path, start: int, report: SyncReport
-                     ) -> tuple[list[tuple[dict[str, Any], str, str]], int]:
-        """Complete lines of one journal file from `start`; returns events and the end offset.
-
-        A last line without its newline is left for later (it may be a crash's torn write).
-        """
-        events: list[tuple[dict[str, Any], str, str]] = []
-        offset = start
-        with path.open("rb") as handle:
-            handle.seek(start)
-            for raw in handle:
-                if not raw.endswith(b"\n"):
-                    break
-                line_offset = offset
-                offset += len(raw)
-                text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
-                if not text.strip():
-                    continue
-                try:
-                    event = json.loads(text)
-                    if not isinstance(event, dict):
-                        raise ValueError("not an object")
-                except ValueError:
-                    report.skipped.append(f"{path.name}:{line_offset}")
-                    continue
-                events.append((event, f"{path.name}:{line_offset}", _digest(text)))
-        return events, offset
-
     # Checkpoint ---------------------------------------------------------------------------------
     def _collection(self) -> Any:
         """The index's Chroma collection, looked up by name through the index's public client.
@@ -302,16 +258,10 @@ class JournalMixin:
             return self.index.count()
 
     def _read_checkpoint(self) -> dict[str, Any]:
-        try:
-            data = json.loads(self.checkpoint_path.read_text("utf-8"))
-            if isinstance(data, dict) and isinstance(data.get("files"), dict):
-                return data
-        except (OSError, ValueError):
-            pass
-        return {"collection": "", "files": {}}
+        return self.journal.read_checkpoint()
 
     def _write_checkpoint(self, checkpoint: dict[str, Any]) -> None:
-        atomic_write(self.checkpoint_path, json.dumps(checkpoint, sort_keys=True))
+        self.journal.write_checkpoint(checkpoint)
 
     # Sync ---------------------------------------------------------------------------------------
     def sync(self) -> SyncReport:
@@ -324,8 +274,7 @@ class JournalMixin:
         with self.write_lock:
             checkpoint = self._read_checkpoint()
             done: dict[str, int] = {str(k): int(v) for k, v in checkpoint.get("files", {}).items()}
-            files = self._journal_files()
-            sizes = {p.name: p.stat().st_size for p in files}
+            sizes = self.journal.positions()
             collection = self._collection_id()
             full = (checkpoint.get("collection") != collection
                     or int(checkpoint.get("layout", 1)) != EMBED_LAYOUT
@@ -338,11 +287,7 @@ class JournalMixin:
                 report.unchanged = self._collection_count() if sizes else 0
                 report.seconds = time.perf_counter() - started
                 return report
-            events: list[tuple[dict[str, Any], str, str]] = []
-            ends: dict[str, int] = {}
-            for path in files:
-                found, ends[path.name] = self._read_events(path, starts[path.name], report)
-                events.extend(found)
+            events, ends = self.journal.events_from(starts, report.skipped)
             known_before = set(self.index.ids()) if full else set()
             self._apply(events, report)
             if full:
@@ -356,6 +301,7 @@ class JournalMixin:
                     self._cache.clear()
             self._write_checkpoint({"collection": self._collection_id(), "files": ends,
                                     "layout": EMBED_LAYOUT})
+            self.index_behind = False
         report.seconds = time.perf_counter() - started
         return report
 
@@ -378,38 +324,14 @@ class JournalMixin:
         })
 
     def _load_from_journal(self, record_id: str, loc: str) -> Experience:
-        name, _, offset = loc.rpartition(":")
-        path = self.folder / name
-        if _JOURNAL.match(name) and offset.isdigit() and path.is_file():
-            with path.open("rb") as handle:
-                handle.seek(int(offset))
-                raw = handle.readline()
+        raw = self.journal.load(record_id, loc)
+        if raw is not None:
             try:
-                event = json.loads(raw)
-                if event.get("op") == "add" and event["record"].get("id") == record_id:
-                    return Experience.model_validate(event["record"])
-            except (ValueError, KeyError, TypeError, AttributeError, ValidationError):
+                return Experience.model_validate(raw)
+            except (ValidationError, TypeError):
                 pass
-        # The pointer is stale (a hand-edited journal): look the record up the slow way.
-        for path in reversed(self._journal_files()):
-            with path.open("rb") as handle:
-                for raw in handle:
-                    if record_id.encode() not in raw:
-                        continue
-                    try:
-                        event = json.loads(raw)
-                        if event.get("op") == "add" and event["record"].get("id") == record_id:
-                            return Experience.model_validate(event["record"])
-                    except (ValueError, KeyError, TypeError, AttributeError, ValidationError):
-                        continue
         raise NotFoundError(
             f"experience {record_id!r} is indexed but not in the journal; run `skillbank reindex`")
-
-
-def _ends_with_newline(path: Path) -> bool:
-    with path.open("rb") as handle:
-        handle.seek(-1, os.SEEK_END)
-        return handle.read(1) == b"\n"
 
 
 def _vectors_current(record: Experience, meta: dict[str, Any]) -> bool:

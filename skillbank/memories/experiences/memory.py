@@ -17,6 +17,7 @@ listing, marking, distilling and pruning.
 
 from __future__ import annotations
 
+import functools
 import inspect
 import logging
 import threading
@@ -28,12 +29,13 @@ from skillbank.audit import kind_of, note
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.index import HybridIndex
-from skillbank.records import Experience, Lesson, Step, utcnow
+from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError
+from skillbank.records import Experience, Hit, Hits, Lesson, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
 from skillbank.memories.experiences.portability import PortabilityMixin
-from skillbank.memories.experiences.recall import RecallMixin
+from skillbank.memories.experiences.recall import MIN_KEYWORD, RecallMixin
 from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
 from skillbank.memories.experiences.validation import (
@@ -64,10 +66,20 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         settings: Any = None,
         distiller: Callable[[], Any] | Any = None,
         write_lock: Any = None,
+        journal: Any = None,
     ) -> None:
         from skillbank.settings import Settings
 
         self.folder = Path(folder)
+        if journal is None:  # the embedded default: the month files in `folder`
+            from skillbank.store.files.experiences import FileExperienceLog
+
+            journal = FileExperienceLog(self.folder)
+        #: The journal, the truth this memory indexes: whichever column of `skillbank.store`
+        #: the bank opened (the root's month files, or PostgreSQL in team mode).
+        self.journal = journal
+        #: Whether the last recall fell back to the journal's own full-text search.
+        self._recalled_by_text = False
         self.index = index
         self.usage = usage
         self.settings = settings or Settings()
@@ -265,6 +277,106 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             check_namespace(namespace)  # this memory's own messages first ("*" is not one)
         fields["namespace"] = self._scope().write_namespace(namespace)
         return prepare(default_namespace=self.settings.namespace, **fields)
+
+    # While the index does not answer -------------------------------------------------------------
+    def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,
+                statuses: Sequence[str] | None = None) -> list[str]:
+        """`FoldingMixin._commit`; when the index cannot be reached to look for near-duplicates
+        (a Chroma server down), the records are journaled unfolded and indexed when it is back
+        (`_append`): the journal is the truth, so an acknowledged write is never lost."""
+        try:
+            return FoldingMixin._commit(self, records, with_lessons=with_lessons,
+                                        statuses=statuses)
+        except ChromaUnavailableError as exc:
+            log.warning("skillbank: near-duplicates not checked (%s); keeping the records in "
+                        "the journal", exc)
+        from skillbank.memories.experiences.folding import _Batch
+
+        statuses = list(statuses) if statuses is not None else ["active"] * len(records)
+        vectors = self._embed([(record, with_lessons) for record in records])
+        with self.write_lock:
+            batch = _Batch(self, vectors)
+            batch.threshold = 2.0  # nothing is compared with the index it cannot read
+            ids = [batch.store(record, with_lessons=with_lessons, status=status)
+                   for record, status in zip(records, statuses)]
+            batch.flush()
+        return ids
+
+    @functools.wraps(RecallMixin.recall)
+    def recall(self, task: str, *args: Any, **kwargs: Any) -> list[Hit[Experience]]:
+        """`RecallMixin.recall`; while the index does not answer, the journal's own full-text
+        search (PostgreSQL's, in team mode) answers instead, with a note in the result
+        (`Hits.reason`, `dense_complete` False). Records written during an outage are indexed
+        by the first recall after it (a sync)."""
+        if self.index_behind or self._recalled_by_text:
+            try:
+                self.sync()
+            except ChromaUnavailableError:
+                pass
+        failed: ChromaUnavailableError | None = None
+        try:
+            hits = RecallMixin.recall(self, task, *args, **kwargs)
+            down = (self.index.dense_error or "").startswith(CHROMA_DOWN)
+        except ChromaUnavailableError as exc:
+            hits, down, failed = None, True, exc
+        if not down:
+            self._recalled_by_text = False
+            return hits  # type: ignore[return-value]
+        found = self._recall_by_text(task, *args, **kwargs)
+        if found is None:  # this column has no search of its own: the index's keyword side
+            if failed is not None:
+                raise failed
+            return hits  # type: ignore[return-value]
+        self._recalled_by_text = True
+        return found
+
+    def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:
+        """Recall by the journal's full-text search, with recall's filters and scope."""
+        from skillbank.memories.experiences.indexing import _index_item
+        from skillbank.memories.experiences.recall import MAX_K, _predicate
+
+        bound = inspect.signature(RecallMixin.recall).bind(self, task, *args, **kwargs)
+        bound.apply_defaults()
+        a = bound.arguments
+        k = a["k"]
+        if not isinstance(task, str) or not task.strip():
+            return Hits()
+        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_K:
+            raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
+        scope = self._scope()
+        spaces = self._read_spaces(a["namespace"], scope)
+        if not spaces or k == 0:
+            return Hits()
+        passes = _predicate(self._where(spaces, a["outcome"], a["tags"], a["since"], a["kind"]))
+        found = self.journal.search(task, max(50, 3 * k))
+        if found is None:
+            return None
+        hits = Hits()
+        for row in found:
+            try:
+                record = Experience.model_validate(row["record"])
+            except (ValueError, TypeError):
+                continue
+            meta = _index_item(record, row["loc"], row["digest"], row["status"],
+                               row["duplicates"]).metadata
+            if a["exclude_thread"] and meta.get("thread") == a["exclude_thread"]:
+                continue
+            if not passes(meta) or row["score"] < MIN_KEYWORD:
+                continue
+            hits.append(Hit[Experience](
+                id=record.id, score=row["score"], why="keyword", keyword=row["score"],
+                record=record.model_copy(update={"status": row["status"],
+                                                 "duplicates": row["duplicates"],
+                                                 "usage": self.usage.get(record.id)})))
+            if len(hits) >= k:
+                break
+        hits.dense_complete = False
+        hits.reason = ("the index does not answer, so these were found by the journal's "
+                       "full-text search (keyword only)")
+        if a["count_use"]:
+            for hit in hits:
+                self.usage.record(hit.id, use=1, trusted=scope.trusted)
+        return hits
 
     # Reading ----------------------------------------------------------------------------------
     def get(self, record_id: str) -> Experience:

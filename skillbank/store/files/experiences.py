@@ -30,7 +30,157 @@ def journal_files(folder: Path) -> list[Path]:
     return [folder / name for name in names]
 
 
-class FileExperienceLog:
+# The journal's own operations (`skillbank.store.base.ExperienceLog`): what the experience
+# memory's `sync`, write path, reads and forget need, kept exactly as the journal did them when
+# it read its files itself (same files, same byte-offset locations, same checkpoint file).
+CHECKPOINT = ".indexed.json"
+Parsed = tuple[dict[str, Any], str, str]  # (event, location "<file>:<offset of its line>", digest)
+
+
+def line_digest(line: str) -> str:
+    """The digest of one journal line (the index keeps it to skip re-embedding the same text)."""
+    import hashlib
+
+    return hashlib.sha256(line.encode("utf-8")).hexdigest()[:32]
+
+
+def _ends_with_newline(path: Path) -> bool:
+    with path.open("rb") as handle:
+        handle.seek(-1, os.SEEK_END)
+        return handle.read(1) == b"\n"
+
+
+class _JournalFiles:
+    folder: Path
+
+    def _files(self) -> list[Path]:  # pragma: no cover - FileExperienceLog's
+        raise NotImplementedError
+
+    def positions(self) -> dict[str, int]:
+        """How far the journal reaches: each month file's size."""
+        return {p.name: p.stat().st_size for p in self._files()}
+
+    def write(self, events: list[dict[str, Any]], max_line_bytes: int | None = None
+              ) -> tuple[list[Parsed], dict[str, int], dict[str, int]]:
+        """Append events to this month's file (one fsync); returns them parsed, and the
+        journal's positions before and after (a torn last line is ended first)."""
+        from skillbank.errors import InvalidInputError
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{utcnow():%Y-%m}.jsonl"
+        size = path.stat().st_size if path.exists() else 0
+        if size and not _ends_with_newline(path):
+            append_line(path, "")  # end a torn last line so it cannot swallow this event
+            size = path.stat().st_size
+        lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
+        if max_line_bytes is not None:
+            for line in lines:
+                if len(line.encode("utf-8")) > max_line_bytes:
+                    raise InvalidInputError("record is too large to store")
+        before = {**self.positions(), path.name: size}
+        append_line(path, "\n".join(lines))
+        parsed, offset = [], size
+        for line, event in zip(lines, events):
+            parsed.append((event, f"{path.name}:{offset}", line_digest(line)))
+            offset += len(line.encode("utf-8")) + 1
+        return parsed, before, {**before, path.name: path.stat().st_size}
+
+    def events_from(self, starts: dict[str, int], skipped: list[str]
+                    ) -> tuple[list[Parsed], dict[str, int]]:
+        """Complete events after `starts` (a position per file); returns them and the ends.
+        A last line without its newline is left for later (it may be a crash's torn write)."""
+        events: list[Parsed] = []
+        ends: dict[str, int] = {}
+        for path in self._files():
+            start = int(starts.get(path.name, 0))
+            offset = start
+            with path.open("rb") as handle:
+                handle.seek(start)
+                for raw in handle:
+                    if not raw.endswith(b"\n"):
+                        break
+                    line_offset = offset
+                    offset += len(raw)
+                    text = raw.decode("utf-8", errors="replace").rstrip("\r\n")
+                    if not text.strip():
+                        continue
+                    try:
+                        event = json.loads(text)
+                        if not isinstance(event, dict):
+                            raise ValueError("not an object")
+                    except ValueError:
+                        skipped.append(f"{path.name}:{line_offset}")
+                        continue
+                    events.append((event, f"{path.name}:{line_offset}", line_digest(text)))
+            ends[path.name] = offset
+        return events, ends
+
+    def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
+        """The record of `record_id`'s add event: one seek at `loc`, else a scan (a stale
+        pointer, e.g. a hand-edited journal); None when the journal does not hold it."""
+        name, _, offset = loc.rpartition(":")
+        path = self.folder / name
+        if _JOURNAL.match(name) and offset.isdigit() and path.is_file():
+            with path.open("rb") as handle:
+                handle.seek(int(offset))
+                raw = handle.readline()
+            found = _added(raw, record_id)
+            if found is not None:
+                return found
+        for path in reversed(self._files()):
+            with path.open("rb") as handle:
+                for raw in handle:
+                    if record_id.encode() in raw:
+                        found = _added(raw, record_id)
+                        if found is not None:
+                            return found
+        return None
+
+    def search(self, text: str, limit: int) -> None:
+        """No full-text search of its own: the index's keyword side answers (None)."""
+        return None
+
+    # The sync checkpoint ------------------------------------------------------------------------
+    def read_checkpoint(self) -> dict[str, Any]:
+        try:
+            data = json.loads((self.folder / CHECKPOINT).read_text("utf-8"))
+            if isinstance(data, dict) and isinstance(data.get("files"), dict):
+                return data
+        except (OSError, ValueError):
+            pass
+        return {"collection": "", "files": {}}
+
+    def write_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        from skillbank.fsutil import atomic_write
+
+        atomic_write(self.folder / CHECKPOINT, json.dumps(checkpoint, sort_keys=True))
+
+    # Forget means gone --------------------------------------------------------------------------
+    def erase(self, ids: list[str]) -> None:
+        """Overwrite the forgotten ids' add lines in place (same-length tombstones)."""
+        from skillbank.forgetting import erase_journal_lines
+
+        erase_journal_lines(self.folder, ids)
+
+    def drop_lessons(self, parent_id: str, texts: set[str]) -> list[Parsed]:
+        """Rewrite `parent_id`'s add lines without the lessons whose text is in `texts`
+        (same-length lines); returns the rewritten events to apply to the index."""
+        from skillbank.forgetting import rewrite_without_lessons
+
+        return rewrite_without_lessons(self.folder, parent_id, texts)
+
+
+def _added(raw: bytes, record_id: str) -> dict[str, Any] | None:
+    try:
+        event = json.loads(raw)
+        if event.get("op") == "add" and event["record"].get("id") == record_id:
+            return event["record"]
+    except (ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
+class FileExperienceLog(_JournalFiles):
     def __init__(self, folder: str | Path) -> None:
         self.folder = Path(folder)
 

@@ -1,18 +1,61 @@
-"""The experience journal on PostgreSQL: events in a table, in the order they were committed.
+"""The experience journal on PostgreSQL: events in a table, and each record's current state.
 
-A cursor is the event's sequence number. Sequence numbers are handed out before commit, so two
-concurrent appends could commit out of order and a reader between them would skip one; each
-append therefore takes a transaction-scoped advisory lock per deployment, which makes commit
-order equal sequence order.
+`sb_experience_events` is the journal itself: events in the order they were committed, which
+the index is replayed from (`events_from`, `sync`). A cursor (and a position) is the event's
+sequence number. Sequence numbers are handed out before commit, so two concurrent appends could
+commit out of order and a reader between them would skip one; each append therefore takes a
+transaction-scoped advisory lock per deployment, which makes commit order equal sequence order.
+
+`sb_experiences` holds each record as it stands now (its last `add`, status and duplicate
+count), kept in the same transaction as the events: reading a recalled record is one primary-key
+lookup, and while the index (Chroma) does not answer, recall falls back to PostgreSQL's own
+full-text search over it (`search`, a GIN index on a `tsvector`).
+
+Forget means gone here too: a `forget` event deletes the forgotten records' rows and their
+`add` events in its own transaction (only the ids-only `forget` event stays). What PostgreSQL
+itself still holds after that — dead tuples until VACUUM, the WAL until it is recycled, and
+backups taken before — is the operator's to purge (docs/team.md).
 """
 
 from __future__ import annotations
 
+import json
+import re
 from typing import Any, Iterator
 
 from psycopg.types.json import Jsonb
 
 from skillbank.store.postgres.db import Database, lock_key
+
+Parsed = tuple[dict[str, Any], str, str]
+#: The text-search configuration of the fallback search (English stemming, stop words).
+TS_CONFIG = "english"
+_WORD = re.compile(r"[^\W_]+", re.UNICODE)
+
+
+def _digest(event: dict[str, Any]) -> str:
+    from skillbank.store.files.experiences import line_digest
+
+    return line_digest(json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+
+
+def searchable(record: dict[str, Any]) -> str:
+    """What the full-text search sees of a record: what the index's keyword side sees."""
+    lessons = record.get("lessons") or []
+    parts = [record.get("task"), record.get("when_to_use"), record.get("feedback")]
+    parts += [l.get("text") if isinstance(l, dict) else l for l in lessons]
+    parts += [" ".join(str(t) for t in record.get("tags") or []), record.get("outcome")]
+    return "\n".join(str(p) for p in parts if p)
+
+
+def _lexemes(vector: str) -> set[str]:
+    """The lexemes of a `tsvector` in its text form ("'plan':4 'queri':3")."""
+    return set(re.findall(r"'((?:[^']|'')*)'", vector or ""))
+
+
+def _targets(event: dict[str, Any]) -> list[str]:
+    ids = [event.get("id"), *(event.get("lessons") or [])]
+    return [i for i in ids if isinstance(i, str)]
 
 
 class PostgresExperienceLog:
@@ -20,19 +63,10 @@ class PostgresExperienceLog:
         self.db = db
         self.deployment = deployment
 
+    # The event log (the storage interface's first two methods) -----------------------------------
     def append(self, events: list[dict[str, Any]]) -> list[str]:
-        if not events:
-            return []
-        with self.db.transaction() as conn:
-            conn.execute("SELECT pg_advisory_xact_lock(%s)",
-                         (lock_key("skillbank", self.deployment, "experience-log"),))
-            cursors = []
-            for event in events:
-                row = conn.execute(
-                    "INSERT INTO sb_experience_events (deployment, event) VALUES (%s, %s) "
-                    "RETURNING seq", (self.deployment, Jsonb(event))).fetchone()
-                cursors.append(str(row[0]))
-        return cursors
+        parsed, _, _ = self.write(events)
+        return [loc for _, loc, _ in parsed]
 
     def read(self, after: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         start = int(after) if after and after.isdigit() else 0
@@ -46,3 +80,182 @@ class PostgresExperienceLog:
             if len(rows) < page:
                 return
             start = rows[-1][0]
+
+    # The journal's operations ---------------------------------------------------------------------
+    def positions(self) -> dict[str, int]:
+        rows = self.db.execute("SELECT max(seq) FROM sb_experience_events WHERE deployment = %s",
+                               (self.deployment,))
+        return {"seq": int(rows[0][0])} if rows and rows[0][0] is not None else {}
+
+    def write(self, events: list[dict[str, Any]], max_line_bytes: int | None = None
+              ) -> tuple[list[Parsed], dict[str, int], dict[str, int]]:
+        """Insert events and fold them into the records table, in one transaction."""
+        if not events:
+            return [], self.positions(), self.positions()
+        from skillbank.errors import InvalidInputError
+
+        lines = [json.dumps(e, ensure_ascii=False, separators=(",", ":")) for e in events]
+        if max_line_bytes is not None and any(len(l.encode("utf-8")) > max_line_bytes
+                                              for l in lines):
+            raise InvalidInputError("record is too large to store")
+        parsed: list[Parsed] = []
+        with self.db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                         (lock_key("skillbank", self.deployment, "experience-log"),))
+            last = conn.execute("SELECT max(seq) FROM sb_experience_events WHERE deployment = %s",
+                                (self.deployment,)).fetchone()[0]
+            before = {"seq": int(last)} if last is not None else {}
+            for event, line in zip(events, lines):
+                parsed.append(self._insert(conn, event, line))
+        return parsed, before, {"seq": int(parsed[-1][1])}
+
+    def _insert(self, conn: Any, event: dict[str, Any], line: str) -> Parsed:
+        from skillbank.store.files.experiences import line_digest
+
+        op = event.get("op")
+        record = event.get("record") if op == "add" else None
+        record_id = record.get("id") if isinstance(record, dict) else None
+        digest = line_digest(line)
+        seq = conn.execute(
+            "INSERT INTO sb_experience_events (deployment, event, record_id, digest) "
+            "VALUES (%s, %s, %s, %s) RETURNING seq",
+            (self.deployment, Jsonb(event), record_id if isinstance(record_id, str) else None,
+             digest)).fetchone()[0]
+        loc = str(seq)
+        key = (self.deployment,)
+        if isinstance(record_id, str):
+            status = record.get("status") if record.get("status") in ("pending", "retired") \
+                else "active"
+            conn.execute(
+                f"""INSERT INTO sb_experiences (deployment, id, record, loc, digest, status,
+                        duplicates, search)
+                    VALUES (%s, %s, %s, %s, %s, %s, %s, to_tsvector('{TS_CONFIG}', %s))
+                    ON CONFLICT (deployment, id) DO UPDATE SET record = excluded.record,
+                        loc = excluded.loc, digest = excluded.digest, search = excluded.search""",
+                (*key, record_id, Jsonb(record), loc, digest, status,
+                 int(record.get("duplicates") or 0), searchable(record)))
+        elif op == "forget":
+            targets = _targets(event)
+            conn.execute("DELETE FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
+                         (*key, targets))
+            conn.execute("DELETE FROM sb_experience_events WHERE deployment = %s "
+                         "AND record_id = ANY(%s)", (*key, targets))
+        elif op in ("approve", "restore", "retire"):
+            targets = _targets(event) if op == "approve" else _targets(event)[:1]
+            conn.execute("UPDATE sb_experiences SET status = %s WHERE deployment = %s "
+                         "AND id = ANY(%s)",
+                         ("retired" if op == "retire" else "active", *key, targets))
+        elif op == "duplicate" and isinstance(event.get("of"), str):
+            try:
+                count = int(event.get("count", 1))
+            except (TypeError, ValueError):
+                count = 1
+            conn.execute("UPDATE sb_experiences SET duplicates = greatest(duplicates, %s) "
+                         "WHERE deployment = %s AND id = %s", (count, *key, event["of"]))
+        return event, loc, digest
+
+    def events_from(self, starts: dict[str, int], skipped: list[str]
+                    ) -> tuple[list[Parsed], dict[str, int]]:
+        start = int(starts.get("seq", 0))
+        events: list[Parsed] = []
+        page = 2000
+        while True:
+            rows = self.db.execute(
+                "SELECT seq, event, digest FROM sb_experience_events WHERE deployment = %s "
+                "AND seq > %s ORDER BY seq LIMIT %s", (self.deployment, start, page))
+            for seq, event, digest in rows:
+                if not isinstance(event, dict):
+                    skipped.append(str(seq))
+                    continue
+                events.append((event, str(seq), digest or _digest(event)))
+            if len(rows) < page:
+                break
+            start = rows[-1][0]
+        ends = {"seq": int(events[-1][1])} if events else (
+            {"seq": start} if start else self.positions())
+        return events, ends
+
+    def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
+        rows = self.db.execute("SELECT record FROM sb_experiences WHERE deployment = %s "
+                               "AND id = %s", (self.deployment, record_id))
+        return rows[0][0] if rows else None
+
+    def search(self, text: str, limit: int) -> list[dict[str, Any]]:
+        """Records matching any word of `text` by PostgreSQL's full-text search, best first:
+        each {"record", "status", "duplicates", "loc", "digest", "score"} (score 0..1, the
+        share of the query's words the record holds)."""
+        words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:64]
+        if not words:
+            return []
+        query = " | ".join(words)
+        rows = self.db.execute(
+            f"""WITH q AS (SELECT to_tsquery('{TS_CONFIG}', %s) AS q)
+                SELECT record, status, duplicates, loc, digest,
+                       ts_rank_cd(search, q.q, 1) AS rank, search
+                FROM sb_experiences, q
+                WHERE deployment = %s AND search @@ q.q
+                ORDER BY rank DESC, id LIMIT %s""", (query, self.deployment, limit))
+        if not rows:
+            return []
+        wanted = _lexemes(self.db.execute(f"SELECT to_tsvector('{TS_CONFIG}', %s)::text",
+                                          (" ".join(words),))[0][0])
+        out = []
+        for record, status, duplicates, loc, digest, rank, vector in rows:
+            share = len(wanted & _lexemes(str(vector))) / len(wanted) if wanted else 0.0
+            out.append({"record": record, "status": status, "duplicates": int(duplicates),
+                        "loc": loc, "digest": digest, "score": round(share, 4)})
+        out.sort(key=lambda r: -r["score"])
+        return out
+
+    # The sync checkpoint: shared, as the index it describes is shared by every worker ---------
+    def read_checkpoint(self) -> dict[str, Any]:
+        rows = self.db.execute("SELECT data FROM sb_index_checkpoints WHERE deployment = %s "
+                               "AND memory = 'experiences'", (self.deployment,))
+        data = rows[0][0] if rows else None
+        if isinstance(data, dict) and isinstance(data.get("files"), dict):
+            return data
+        return {"collection": "", "files": {}}
+
+    def write_checkpoint(self, checkpoint: dict[str, Any]) -> None:
+        self.db.execute(
+            "INSERT INTO sb_index_checkpoints (deployment, memory, data) "
+            "VALUES (%s, 'experiences', %s) ON CONFLICT (deployment, memory) "
+            "DO UPDATE SET data = excluded.data", (self.deployment, Jsonb(checkpoint)))
+
+    # Forget means gone ----------------------------------------------------------------------------
+    def erase(self, ids: list[str]) -> None:
+        """Delete the forgotten ids' records and add events (the `forget` event already did,
+        in its own transaction; this is for callers that erase without one)."""
+        wanted = [i for i in ids if isinstance(i, str) and i]
+        if not wanted:
+            return
+        with self.db.transaction() as conn:
+            conn.execute("DELETE FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
+                         (self.deployment, wanted))
+            conn.execute("DELETE FROM sb_experience_events WHERE deployment = %s "
+                         "AND record_id = ANY(%s)", (self.deployment, wanted))
+
+    def drop_lessons(self, parent_id: str, texts: set[str]) -> list[Parsed]:
+        """Rewrite `parent_id`'s stored record and add events without those lessons."""
+        from skillbank.forgetting import without_lessons
+
+        out: list[Parsed] = []
+        with self.db.transaction() as conn:
+            rows = conn.execute(
+                "SELECT seq, event FROM sb_experience_events WHERE deployment = %s "
+                "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
+            for seq, event in rows:
+                if not isinstance(event.get("record"), dict) or \
+                        not without_lessons(event["record"], texts):
+                    continue
+                digest = _digest(event)
+                conn.execute("UPDATE sb_experience_events SET event = %s, digest = %s "
+                             "WHERE seq = %s", (Jsonb(event), digest, seq))
+                out.append((event, str(seq), digest))
+            if out:
+                record = out[-1][0]["record"]
+                conn.execute(
+                    f"UPDATE sb_experiences SET record = %s, digest = %s, "
+                    f"search = to_tsvector('{TS_CONFIG}', %s) WHERE deployment = %s AND id = %s",
+                    (Jsonb(record), out[-1][2], searchable(record), self.deployment, parent_id))
+        return out
