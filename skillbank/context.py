@@ -150,11 +150,16 @@ COHERENT_TOP = 2
 
 
 def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP) -> list[Any]:
-    """The hits whose topic is one of the best `top` hits' topics (a "general" rule only when
-    it is among those best hits itself)."""
-    topics = {h.record.topic for h in hits[:top]} - {"general"}
+    """The hits whose topic family is one of the best `top` hits' (a "general" rule only when
+    it is among those best hits itself). Families, not slugs: a Python task's "code" rules
+    and an analysis task's "sql" rules are its own (``skillbank.distill.topics.topic_family``;
+    learning loop, dev, agent-written rules, 16 candidates: prevented 0.728 -> 0.772,
+    off-domain 0.269 -> 0.278)."""
+    from skillbank.distill.topics import topic_family
+
+    families = {topic_family(h.record.topic) for h in hits[:top]} - {"general"}
     return [h for rank, h in enumerate(hits)
-            if rank < top or getattr(h.record, "topic", "general") in topics]
+            if rank < top or topic_family(getattr(h.record, "topic", "general")) in families]
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,

@@ -83,6 +83,19 @@ _TOPIC_RES = tuple(
 _TOPIC_DESC = {slug: desc for slug, desc, _, _ in TOPIC_KEYWORDS}
 _TOPIC_DESC["general"] = "doing any task"
 
+#: Topics that are kinds of a broader one: a Python rule and a "code" rule both belong to a
+#: code task, an SQL rule and a data-analysis rule to an analysis task. The keyword guess
+#: often files one rule of a domain under the narrow topic and its neighbour under the broad
+#: one ("Add type hints ..." python, "Give public functions docstrings ..." code), so a block
+#: that keeps to the task's topics compares families, not slugs.
+TOPIC_FAMILY = {"python": "code", "javascript": "code", "sql": "data"}
+
+
+def topic_family(topic: str | None) -> str:
+    """The broader topic `topic` belongs to (itself when it has none)."""
+    topic = topic or "general"
+    return TOPIC_FAMILY.get(topic, topic)
+
 
 def guess_topic(rule: str, task: str | None = None, context: str | None = None) -> str:
     """A short topic slug from keyword hits (rule counts most, then task, then context)."""

@@ -229,8 +229,14 @@ class GuidelineLearning:
         vector = self._member_vector(text, sentence or None, source.critique)
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         rule_vector = self._member_vector(text, sentence or None, None)
-        neighbours = self._nearest(vector, query, namespace, topic, rule_vector, frozenset(touched))
-        plan = self._plan(text, neighbours, touched, vector=vector,
+        # Rules already learnt from this very critique (an agent passing the rules it read one
+        # call at a time) are kept apart as the rules of one call are: the shared critique
+        # says nothing about whether two of its rules are one ("Put the answer first" and
+        # "Keep paragraphs short" from one review were merged at context cosine 1.00).
+        siblings = set(touched) | self._same_critique(source.critique, namespace)
+        neighbours = self._nearest(vector, query, namespace, topic, rule_vector,
+                                   frozenset(siblings))
+        plan = self._plan(text, neighbours, siblings, vector=vector,
                           context=critique_context(source.critique[:2000], sentence or text),
                           sentence=sentence or text)
         # What a curating agent is shown: the nearest rules, also below the merge floor.
@@ -247,7 +253,7 @@ class GuidelineLearning:
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
-                skip={gid for _, gid in plan.contradicted} | touched
+                skip={gid for _, gid in plan.contradicted} | siblings
                 | ({plan.same[1]} if plan.same else set()))
         now = utcnow()
         if plan.same is not None:
@@ -274,6 +280,16 @@ class GuidelineLearning:
         if plan.confirms and entry.guideline_id:
             self._mark_superseded(plan.confirms, entry.guideline_id, now)
         return entry
+
+    def _same_critique(self, critique: str, namespace: str) -> set[str]:
+        """In-play guidelines of `namespace` that this exact critique already created or
+        reinforced (a bare rule passed to add() is its own critique: only its same wording
+        would merge, which ``_plan`` still allows)."""
+        if not critique or not critique.strip():
+            return set()
+        return {gid for gid, g in self._items.items()
+                if g.namespace == namespace and g.status in IN_PLAY
+                and any(s.critique == critique for s in g.sources)}
 
     def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str], *,
               vector: np.ndarray | None = None, context: str = "", sentence: str = "") -> Plan:

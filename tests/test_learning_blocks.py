@@ -1,0 +1,64 @@
+"""The learning loop's blocks: the rule the agent was taught is in the block for its next task.
+
+Found by walking the critique stream (benchmarks/learning_loop.py) and asking, for every miss
+with agent-written rules, why the taught rule was not in the block.
+"""
+
+from __future__ import annotations
+
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+REVIEW = ("Two problems. The reset steps are at the very bottom, after a long intro about why "
+          "2FA matters, and that intro is one enormous paragraph. Lead with the steps; chunk "
+          "whatever explanation you keep.")
+RULES = [
+    {"text": "Put the answer, decision or outcome in the first paragraph, before any "
+             "background or history.",
+     "when_to_use": "Any documentation page or guide where readers arrive with a question."},
+    {"text": "Keep paragraphs short (about three or four sentences) and split dense blocks "
+             "of text.",
+     "when_to_use": "Prose-heavy documentation: concept pages, design docs, help articles."},
+]
+
+
+def test_rules_read_from_one_critique_stay_apart_when_passed_one_call_at_a_time(tmp_path,
+                                                                                 minilm):
+    """An agent may pass the rules it read from one review in separate calls. The shared
+    critique made them look alike (context cosine 1.00) and the second was merged into the
+    first, so "Keep paragraphs short" was never shown again under its own id."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        task = "Write a help-center FAQ entry on resetting two-factor authentication."
+        first = bank.guidelines.learn(REVIEW, task=task, rules=[RULES[0]])
+        second = bank.guidelines.learn(REVIEW, task=task, rules=[RULES[1]])
+        assert first.entries[0].action == "added"
+        assert second.entries[0].action == "added", second.entries[0].detail
+        active = {g.text for g in bank.guidelines.list(status="active")}
+        assert {r["text"] for r in RULES} <= active
+        # The very same rule passed again from the same critique is still one rule.
+        again = bank.guidelines.learn(REVIEW, task=task, rules=[RULES[1]])
+        assert again.entries[0].action == "merged"
+        assert again.entries[0].guideline_id == second.entries[0].guideline_id
+
+
+def test_a_block_keeps_the_rules_of_the_task_topic_family(tmp_path):
+    """A Python task's best hits are filed under "python"; its docstring rule was filed under
+    the broader "code" by the keyword guess and was dropped from the block as off-topic."""
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        g = bank.guidelines
+        python = [g.add(text, topic="python").guideline_id for text in (
+            "Add type hints to every public Python function.",
+            "Raise specific Python exceptions from public functions.")]
+        code = g.add("Give public functions docstrings that describe their arguments.",
+                     topic="code").guideline_id
+        support = g.add("Answer customers' public questions about functions with the "
+                        "arguments they used.",
+                        topic="support").guideline_id
+        task = "Write public Python functions with type hints and exceptions and arguments"
+        assert {code, support} <= {h.id for h in g.search(task, k=8)}
+        block = bank.context_for(task, budget_tokens=1600)
+        assert set(python) <= set(block.ids)
+        assert code in block.ids
+        assert support not in block.ids
