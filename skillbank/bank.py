@@ -351,10 +351,15 @@ class Skillbank:
             with self._guard:
                 index = self._indexes[kind]
                 memory = self._memories[kind]
-            if written is None:
-                index.invalidate()
-            else:  # just what the other worker wrote, not the whole collection again
-                index.refresh(written)
+            from skillbank.index_outage import ChromaUnavailableError
+
+            try:
+                if written is None:
+                    index.invalidate()
+                else:  # just what the other worker wrote, not the whole collection again
+                    index.refresh(written)
+            except ChromaUnavailableError:
+                pass  # the records are read all the same; the memory re-syncs its index later
             memory.sync()
 
     @property
@@ -462,6 +467,8 @@ class Skillbank:
                     distiller=lambda: self.distiller,
                     embed=self.embed,
                     write_lock=self.write_lock,
+                    # team mode: the records in PostgreSQL (skillbank.store), else the files
+                    records=self.store.guidelines() if self.store is not None else None,
                 )
                 self._memories["guidelines"].audit = self.audit
             return self._memories["guidelines"]

@@ -264,6 +264,7 @@ class Hits(list):
     # (skills.search(..., available_tools=[...]); see memories/skills/dependencies.py).
     missing_tools: dict = {}
     reason: str = ""  # why the answer is empty when it is not "no skill fits" (skills.search)
+    note: str = ""  # why these answers came without the index (its server down), if they did
 
 
 class Hit(BaseModel, Generic[T]):

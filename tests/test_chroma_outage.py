@@ -76,15 +76,18 @@ def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
 
         ready, checks = readiness(bank)  # what a team worker's /readyz answers
         assert not ready and checks["chroma"].startswith(f"Chroma at {own_chroma.url}")
-        from skillbank.index_outage import ChromaUnavailableError
-
-        with pytest.raises(ChromaUnavailableError, match="does not answer.*chroma_url"):
-            bank.guidelines.learn("Never put SQL in f-strings.")  # a write: a clear error
+        # A guideline write is kept in its record (the file) and indexed when Chroma is back;
+        # meanwhile a search answers by keyword, saying why (issue 24).
+        gid = bank.guidelines.learn("Never put SQL in f-strings.").ids()[0]
+        down = bank.guidelines.search("sql f-strings", k=1)
+        assert [h.id for h in down] == [gid] and down.note.startswith("the Chroma server")
         own_chroma.start()  # same folder and port
         hits = bank.skills.search("slow sql query plan", k=1)
         assert hits[0].name == "sql-tuning" and hits[0].why == "both"
         assert bank.search_mode() == "hybrid"
-        bank.guidelines.learn("Never put SQL in f-strings.")  # writes work again
-        assert bank.guidelines.search("sql f-strings", k=1)
+        time.sleep(2.1)  # the guideline index retries its catch-up every 2 s
+        bank.guidelines.learn("Never log secrets such as tokens.")  # writes work again
+        assert gid in bank.index("guidelines").ids()  # indexed now that Chroma is back
+        assert bank.guidelines.search("sql f-strings", k=1)[0].why == "both"
     finally:
         bank.close()

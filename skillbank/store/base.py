@@ -13,19 +13,22 @@ classes, unchanged), and what the PostgreSQL column implements again:
   (month files with byte offsets; a table with a sequence).
 - `AuditLog` — who did what (`skillbank.audit.AuditLog`: files; a table).
 
-Still to come behind this interface (issue 24): guideline records with their statuses, links
-and votes, the pending queue, drafts and forgotten ids.
+- `GuidelineRecords` — guideline records with their status, votes and links; pending ones
+  are the proposal queue (markdown files a person can edit; a table, a write per transaction).
+
+Still to come behind this interface (issue 24): drafts and forgotten ids.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
 
 from skillbank.errors import SkillbankError
 
 if TYPE_CHECKING:
     from skillbank.audit import AuditLog
-    from skillbank.records import Usage
+    from skillbank.records import Finding, Guideline, Usage
 
 
 class StoreUnavailableError(SkillbankError):
@@ -89,6 +92,47 @@ class ExperienceLog(Protocol):
         """Events after the cursor `after` (all when None), oldest first, with their cursors."""
 
 
+@dataclass
+class LoadedGuidelines:
+    """Every guideline record a column holds, as `GuidelineRecords.load` returns them."""
+
+    records: "dict[str, tuple[Guideline, str]]" = field(default_factory=dict)  # id -> (rule, digest)
+    findings: "list[Finding]" = field(default_factory=list)  # what could not be read, and why
+    skipped: list[str] = field(default_factory=list)  # where the unreadable ones are
+
+
+@runtime_checkable
+class GuidelineRecords(Protocol):
+    """Guideline records: what the guideline memory keeps, whichever column holds it.
+
+    The memory holds the map and the index; this holds the truth. A `digest` identifies one
+    version of one record (the index stores it, so a stale entry is seen). Every `save` and
+    `delete` is durable and whole when it returns (an atomic file write; one transaction)."""
+
+    def load(self) -> LoadedGuidelines:
+        """Every record, read afresh (bad ones reported in `findings`, never raised)."""
+
+    def stale(self) -> bool:
+        """Whether anything changed since this object last loaded or wrote (cheap)."""
+
+    def changed(self, guideline: "Guideline") -> bool:
+        """Whether this record changed since this object last read or wrote it."""
+
+    def written(self, guideline: "Guideline") -> int:
+        """When this record was last written, comparable between records (ordering only)."""
+
+    def save(self, guideline: "Guideline",
+             previous: "Guideline | None" = None) -> "tuple[Guideline, str]":
+        """Write one record (replacing `previous`); returns it as stored and its digest."""
+
+    def delete(self, guideline: "Guideline") -> None:
+        """Remove one record for good."""
+
+    def search_text(self, query: str, limit: int) -> "dict[str, float] | None":
+        """Active records by the column's own full-text search (id -> share of the query's
+        words matched, 0..1), for when the index cannot answer; None: this column has none."""
+
+
 @runtime_checkable
 class Store(Protocol):
     """One column's implementation of everything above."""
@@ -102,5 +146,7 @@ class Store(Protocol):
     def experiences(self) -> ExperienceLog: ...
 
     def audit(self) -> "AuditLog": ...
+
+    def guidelines(self) -> GuidelineRecords: ...
 
     def close(self) -> None: ...

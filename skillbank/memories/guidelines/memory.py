@@ -65,6 +65,7 @@ import numpy as np
 
 from skillbank.index import HybridIndex
 from skillbank.memories.guidelines.decisions import PARAPHRASE_BAR
+from skillbank.memories.guidelines.fallback import GuidelineFallback
 from skillbank.memories.guidelines.files import (
     ID_RE, IN_PLAY, STATUSES, SourceRecord, parse_guideline, render_guideline)
 from skillbank.memories.guidelines.learning import GuidelineLearning
@@ -89,9 +90,10 @@ __all__ = [
 ]
 
 
-class GuidelineMemory(GuidelineLearning, GuidelineReview, GuidelineSearch, GuidelineMatching,
-                      GuidelineStore):
-    """Guidelines on disk, indexed for search, learned from critiques."""
+class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, GuidelineSearch,
+                      GuidelineMatching, GuidelineStore):
+    """Guideline records (a store's: files or PostgreSQL), indexed for search, learned from
+    critiques."""
 
     def __init__(
         self,
@@ -102,9 +104,15 @@ class GuidelineMemory(GuidelineLearning, GuidelineReview, GuidelineSearch, Guide
         distiller: Any = None,
         embed: Callable[[list[str]], np.ndarray] | None = None,
         write_lock: Any = None,
+        records: Any = None,
     ) -> None:
         self.folder = Path(folder)
-        self.folder.mkdir(parents=True, exist_ok=True)
+        if records is None:  # no store handed in: the embedded default, this folder's files
+            from skillbank.store.files.guidelines import FileGuidelineRecords
+
+            records = FileGuidelineRecords(self.folder)
+        #: Where the records live (`skillbank.store.base.GuidelineRecords`); the truth.
+        self._records = records
         self.index = index
         self.settings = settings
         self._distiller_source = distiller
@@ -112,9 +120,9 @@ class GuidelineMemory(GuidelineLearning, GuidelineReview, GuidelineSearch, Guide
         self.write_lock = write_lock if write_lock is not None else threading.RLock()
         self._lock = threading.RLock()
         self._items: dict[str, Guideline] = {}
-        self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
-        self._digests: dict[str, str] = {}  # id -> content hash of the file last read
+        self._digests: dict[str, str] = {}  # id -> digest of the record last read
         self._loaded = False
+        self._index_behind: float | None = None  # when the index began to miss writes
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
         self._profiles: dict[str, tuple[Any, np.ndarray]] = {}
         self._bags: dict[str, tuple[Any, dict[str, float], frozenset[str]]] = {}

@@ -7,15 +7,12 @@ from __future__ import annotations
 
 import json
 import logging
-import os
-from pathlib import Path
 from typing import Any, Callable
 
 from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
-from skillbank.fsutil import fsync_dir
 from skillbank.memories.guidelines.files import IN_PLAY
 from skillbank.records import Guideline, utcnow
 
@@ -139,13 +136,11 @@ class GuidelineReview:
             if g is None or not scope.can_read(g.namespace):
                 raise self._not_found(gid)
             _allowed(scope, "forget", gid, g.namespace)
-            os.unlink(g.path)  # gone for good, not to a trash (skillbank.forgetting)
-            fsync_dir(Path(g.path).parent)
+            self._records.delete(g)  # gone for good, not to a trash (skillbank.forgetting)
             note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
                            utcnow().isoformat())
             self._items.pop(gid, None)
             self._digests.pop(gid, None)
-            self._files.pop(g.path, None)
             self._profiles.pop(gid, None)
             self._bags.pop(gid, None)
             self.index.delete([gid])

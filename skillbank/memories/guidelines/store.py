@@ -1,35 +1,39 @@
-"""Guideline storage: files on disk <-> the in-memory map <-> the hybrid index.
+"""Guideline storage: the records <-> the in-memory map <-> the hybrid index.
 
-Files are the truth; :meth:`GuidelineStore.sync` re-reads what changed (content hashes), and
-every write goes through :meth:`GuidelineStore._save` (atomic file write, then index and map).
-A mixin of :class:`~skillbank.memories.guidelines.memory.GuidelineMemory`, which owns the state
-(``folder``, ``index``, ``_items`` ...).
+The records are the truth and live behind the store interface
+(`skillbank.store.base.GuidelineRecords`, handed in as ``self._records``): the root's markdown
+files in the embedded default, PostgreSQL rows in team mode. Nothing here knows which.
+:meth:`GuidelineStore.sync` re-reads the records and brings the index level with them (digests),
+and every write goes through :meth:`GuidelineStore._save` (the record first, durably and whole;
+then the map; then the index). The index is derived: when a Chroma server does not answer, a
+write is kept in the records and indexed by the next sync that reaches it
+(``_index_behind``). A mixin of :class:`~skillbank.memories.guidelines.memory.GuidelineMemory`,
+which owns the state (``_records``, ``index``, ``_items`` ...).
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
+import logging
 import secrets
 import time
-from pathlib import Path
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, safe_join
+from skillbank.fsutil import check_slug
 from skillbank.index import IndexItem
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.memories.guidelines.files import (
-    _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_FILE_BYTES, MAX_NAMESPACE, _check_text,
-    _trim_sources,
-    parse_guideline, render_guideline)
+    _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_NAMESPACE, _check_text, _trim_sources)
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 
+log = logging.getLogger("skillbank.guidelines")
+INDEX_RETRY_SECONDS = 2.0  # how often a memory whose index missed writes tries to catch up
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
 
 
 class GuidelineStore:
-    """Scanning, reading, syncing and writing guideline files (see the module docstring)."""
+    """Reading, syncing and writing guideline records (see the module docstring)."""
 
     # Validation ----------------------------------------------------------------------------------
     @staticmethod
@@ -91,143 +95,44 @@ class GuidelineStore:
             f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
             "or run sync() if the file was just added by hand")
 
-    def _path_for(self, topic: str, gid: str) -> Path:
-        return safe_join(self.folder, f"{self._check_topic(topic)}/{self._check_id(gid)}.md")
-
     def _new_id(self) -> str:
         while True:
             gid = "gl-" + secrets.token_hex(6)
-            if gid not in self._items and self.index.metadata(gid) is None:
-                return gid
-
-    # Scanning and sync ---------------------------------------------------------------------------
-    def _scan(self) -> tuple[dict[str, Path], list[Finding]]:
-        """Guideline files on disk: `<topic>/<id>.md`; anything else is reported, not read."""
-        found: dict[str, Path] = {}
-        findings: list[Finding] = []
-        if not self.folder.is_dir():
-            return found, findings
-        for topic_dir in sorted(os.scandir(self.folder), key=lambda e: e.name):
-            if topic_dir.name.startswith("."):
-                continue
-            if not topic_dir.is_dir(follow_symlinks=False):
-                if topic_dir.name.endswith(".md"):
-                    findings.append(Finding(severity="warning", code="stray-file",
-                                            path=topic_dir.path,
-                                            message="guideline files live in <topic>/<id>.md; "
-                                                    "this one is not read"))
+            if gid in self._items:
                 continue
             try:
-                check_slug(topic_dir.name, "topic")
-            except UnsafePathError:
-                findings.append(Finding(severity="warning", code="bad-topic-folder",
-                                        path=topic_dir.path,
-                                        message="topic folders are slugs (a-z, 0-9, '-'); "
-                                                "files in this one are not read"))
-                continue
-            for entry in sorted(os.scandir(topic_dir.path), key=lambda e: e.name):
-                if entry.name.startswith(".") or not entry.name.endswith(".md"):
-                    continue
-                gid = entry.name[:-3]
-                if not entry.is_file(follow_symlinks=False):
-                    findings.append(Finding(severity="warning", code="not-a-file",
-                                            path=entry.path, message="not a regular file; skipped"))
-                    continue
-                if not ID_RE.match(gid):
-                    findings.append(Finding(severity="warning", code="bad-file-name",
-                                            path=entry.path,
-                                            message="guideline files are named gl-<12 hex>.md; "
-                                                    "this one is not read"))
-                    continue
-                if gid in found:
-                    findings.append(Finding(severity="error", code="duplicate-id", path=entry.path,
-                                            message=f"{gid} is also at {found[gid]}, which wins"))
-                    continue
-                found[gid] = Path(entry.path)
-        return found, findings
+                if self.index.metadata(gid) is None:
+                    return gid
+            except ChromaUnavailableError:
+                return gid  # 48 random bits, and not among the records: new
 
-    def _stat_all(self) -> dict[str, tuple[int, int]]:
-        out: dict[str, tuple[int, int]] = {}
-        found, _ = self._scan()
-        for path in found.values():
-            try:
-                st = path.stat()
-            except OSError:
-                continue
-            out[str(path)] = (st.st_mtime_ns, st.st_size)
-        return out
-
-    @staticmethod
-    def _digest(path: Path, data: bytes) -> str:
-        return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
-
-    def _read(self, gid: str, path: Path) -> tuple[Guideline | None, str, list[Finding]]:
-        try:
-            size = path.stat().st_size
-            if size > MAX_FILE_BYTES:
-                return None, "", [Finding(severity="error", code="too-large", path=str(path),
-                                          message=f"{size} bytes; at most {MAX_FILE_BYTES}")]
-            data = path.read_bytes()
-        except OSError as exc:
-            return None, "", [Finding(severity="error", code="unreadable", path=str(path),
-                                      message=str(exc))]
-        if b"\0" in data:
-            return None, "", [Finding(severity="error", code="binary", path=str(path),
-                                      message="contains NUL bytes; not a text file")]
-        try:
-            text = data.decode("utf-8")
-        except UnicodeDecodeError as exc:
-            return None, "", [Finding(severity="error", code="encoding", path=str(path),
-                                      message=f"not valid UTF-8 (byte {exc.start})")]
-        guideline, findings = parse_guideline(text, path=str(path), expected_id=gid,
-                                              expected_topic=path.parent.name)
-        return guideline, self._digest(path, data), findings
-
+    # Sync ------------------------------------------------------------------------------------------
     def sync(self) -> SyncReport:
-        """Make memory and index equal to the files: re-read changed files, drop deleted ones.
+        """Make memory and index equal to the records: re-read them, drop deleted ones.
 
         Unparseable files are reported (``skipped`` + ``findings``) and left out; sync never
-        raises for a bad file.
+        raises for a bad file. While a Chroma server does not answer, the map is still brought
+        up to date (reads and writes go on) and a finding says the index is behind; a later
+        sync that reaches the server catches it up.
         """
         started = time.perf_counter()
         report = SyncReport()
         with self._lock, self.write_lock:
-            found, report.findings = self._scan()
-            indexed = self.index.hashes()
-            items: dict[str, Guideline] = {}
-            files: dict[str, tuple[int, int]] = {}
-            digests: dict[str, str] = {}
-            to_index: list[IndexItem] = []
-            for gid, path in found.items():
-                try:  # before reading, so an edit made while we read is seen next time
-                    st = path.stat()
-                    files[str(path)] = (st.st_mtime_ns, st.st_size)
-                except OSError:
-                    pass
-                guideline, digest, findings = self._read(gid, path)
-                report.findings.extend(findings)
-                if guideline is None:
-                    report.skipped.append(str(path))
-                    continue
-                items[gid] = guideline
-                digests[gid] = digest
-                if indexed.get(gid) == digest:
-                    report.unchanged += 1
-                    continue
-                (report.changed if gid in indexed else report.added).append(gid)
-                to_index.append(self._index_item(guideline, digest))
-            removed = sorted(gid for gid in indexed if gid not in items)
-            for start in range(0, len(to_index), 64):
-                report.embedded += self.index.upsert(to_index[start:start + 64])
-            if removed:
-                self.index.delete(removed)
-                report.removed = removed
+            loaded = self._records.load()
+            report.findings, report.skipped = loaded.findings, loaded.skipped
+            items = {gid: g for gid, (g, _) in loaded.records.items()}
+            digests = {gid: digest for gid, (_, digest) in loaded.records.items()}
             self._items = items
-            self._files = files
             self._digests = digests
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
+            try:
+                self._sync_index(report)
+            except ChromaUnavailableError as exc:
+                self._index_behind = time.monotonic()
+                report.findings.append(Finding(severity="warning", code="index-unavailable",
+                                               path="", message=str(exc)))
             for old_id, new_id in self._repair_supersessions():
                 report.findings.append(Finding(
                     severity="warning", code="supersede-repaired", path=self._items[old_id].path,
@@ -235,6 +140,27 @@ class GuidelineStore:
                             "(an interrupted write had left both active)"))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _sync_index(self, report: SyncReport) -> None:
+        """Upsert what the index lacks or holds an older version of; drop what is gone."""
+        indexed = self.index.hashes()
+        to_index: list[IndexItem] = []
+        for gid, guideline in self._items.items():
+            digest = self._digests[gid]
+            if indexed.get(gid) == digest:
+                report.unchanged += 1
+                continue
+            (report.changed if gid in indexed else report.added).append(gid)
+            to_index.append(self._index_item(guideline, digest))
+        removed = sorted(gid for gid in indexed if gid not in self._items)
+        for start in range(0, len(to_index), 64):
+            report.embedded += self.index.upsert(to_index[start:start + 64])
+        if removed:
+            self.index.delete(removed)
+            report.removed = removed
+        if getattr(self.index, "pending", 0):  # staged while the server was down (`_save`)
+            report.embedded += self.index.fill(wait=False)
+        self._index_behind = None
 
     def _repair_supersessions(self) -> list[tuple[str, str]]:
         """Finish supersessions a crash split: an active guideline lists ``supersedes: [old]``
@@ -248,29 +174,35 @@ class GuidelineStore:
         for new in list(self._items.values()):
             if new.status != "active" or not new.supersedes:
                 continue
-            new_mtime = self._files.get(new.path, (0, 0))[0]
+            new_written = self._records.written(new)
             for old_id in new.supersedes:
                 old = self._items.get(old_id)
                 if (old is None or old_id == new.id or old.status not in IN_PLAY
                         or old.superseded_by not in (None, new.id)
                         or old.namespace != new.namespace or old.updated > new.updated
-                        or self._files.get(old.path, (0, 0))[0] > new_mtime):
+                        or self._records.written(old) > new_written):
                     continue
                 self._mark_superseded(old_id, new.id, utcnow())
                 repaired.append((old_id, new.id))
         return repaired
 
     def _ensure_loaded(self) -> None:
-        if not self._loaded:
+        if not self._loaded or self._index_due():
             self.sync()
 
     def _refresh(self) -> None:
-        """Pick up files changed by hand (or by another process) since they were last read.
+        """Pick up records changed by hand (or by another process) since they were last read.
 
-        A stat of every file (no reading, no embedding unless something changed): done before
-        every write and by the inventory views (list, counts, topics, playbook)."""
-        if not self._loaded or self._stat_all() != self._files:
+        Cheap when nothing changed (files: a stat of each; PostgreSQL: one indexed query; no
+        reading, no embedding): done before every write and by the inventory views (list,
+        counts, topics, playbook)."""
+        if not self._loaded or self._records.stale() or self._index_due():
             self.sync()
+
+    def _index_due(self) -> bool:
+        """The index missed writes while its server was down: time to try again?"""
+        behind = self._index_behind
+        return behind is not None and time.monotonic() - behind >= INDEX_RETRY_SECONDS
 
     # Index items ---------------------------------------------------------------------------------
     @staticmethod
@@ -311,42 +243,39 @@ class GuidelineStore:
 
     # Writing -------------------------------------------------------------------------------------
     def _save(self, g: Guideline, *, reembed: bool = True) -> Guideline:
-        """Write the file atomically, then bring the index and the in-memory map up to date.
+        """Write the record (durably, whole), then bring the map and the index up to date.
 
         Call with the write lock held. ``reembed=False`` (votes, status changes) only updates
-        the index's filterable metadata; content changes re-embed.
+        the index's filterable metadata; content changes re-embed. A Chroma server that does
+        not answer does not fail the write: the record is kept and indexed later.
         """
-        path = self._path_for(g.topic, g.id)
         previous = self._items.get(g.id)
-        g = g.model_copy(update={"path": str(path), "sources": _trim_sources(g.sources)})
-        text = render_guideline(g)
-        data = text.encode("utf-8")
-        if len(data) > MAX_FILE_BYTES:
-            raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
-        atomic_write(path, data)
-        if previous is not None and previous.path and Path(previous.path) != path:
-            try:
-                Path(previous.path).unlink()
-            except FileNotFoundError:
-                pass
-            self._files.pop(previous.path, None)
-        digest = self._digest(path, data)
-        if reembed or self.index.metadata(g.id) is None or (
-                previous is not None and previous.path != str(path)):
-            self.index.upsert([self._index_item(g, digest)])
-        else:
-            self.index.update_metadata(g.id, status=g.status, hash=digest, helpful=g.helpful,
-                                       harmful=g.harmful, reinforcements=g.reinforcements)
-        st = path.stat()
-        self._files[str(path)] = (st.st_mtime_ns, st.st_size)
+        g, digest = self._records.save(
+            g.model_copy(update={"sources": _trim_sources(g.sources)}), previous)
         self._items[g.id] = g
         self._digests[g.id] = digest
+        try:
+            if self._index_behind is not None:
+                raise ChromaUnavailableError("the index is already behind")  # keep the order
+            if reembed or self.index.metadata(g.id) is None or (
+                    previous is not None and previous.path != g.path):
+                self.index.upsert([self._index_item(g, digest)])
+            else:
+                self.index.update_metadata(g.id, status=g.status, hash=digest,
+                                           helpful=g.helpful, harmful=g.harmful,
+                                           reinforcements=g.reinforcements)
+        except ChromaUnavailableError as exc:
+            if self._index_behind is None:
+                self._index_behind = time.monotonic()
+                log.warning("skillbank: guideline %s is kept in the records; it is indexed "
+                            "when the index answers again (%s)", g.id, exc)
+            try:  # searchable by keyword in this process now; embedded by the catch-up's fill
+                self.index.stage([self._index_item(g, digest)])
+            except ChromaUnavailableError:
+                pass  # this process never read the index: the catch-up does it all
         return g
 
     def _file_changed(self, g: Guideline) -> bool:
-        try:
-            st = os.stat(g.path)
-        except OSError:
-            return True
-        return self._files.get(g.path) != (st.st_mtime_ns, st.st_size)
+        """Whether `g`'s record changed since it was read (by hand, or by another process)."""
+        return self._records.changed(g)
 

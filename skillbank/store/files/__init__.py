@@ -48,6 +48,12 @@ class FileStore:
 
         return open_log(self.root)
 
+    def guidelines(self) -> Any:
+        """The guideline records: `<root>/guidelines/<topic>/<id>.md`, as always."""
+        from skillbank.store.files.guidelines import FileGuidelineRecords
+
+        return FileGuidelineRecords(self.root / "guidelines")
+
     def close(self) -> None:
         for counters in self._usage.values():
             counters.flush()

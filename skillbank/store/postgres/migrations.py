@@ -103,6 +103,39 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, id)
         );
     """),
+    (3, "guideline records, their links; pending ones are the proposal queue", """
+        CREATE SEQUENCE IF NOT EXISTS sb_guidelines_rev;
+        CREATE TABLE IF NOT EXISTS sb_guidelines (
+            deployment text NOT NULL,
+            id text NOT NULL,
+            namespace text NOT NULL,
+            topic text NOT NULL,
+            status text NOT NULL,
+            helpful integer NOT NULL DEFAULT 0,
+            harmful integer NOT NULL DEFAULT 0,
+            untrusted_helpful integer NOT NULL DEFAULT 0,
+            untrusted_harmful integer NOT NULL DEFAULT 0,
+            superseded_by text,
+            record jsonb NOT NULL,
+            digest text NOT NULL,
+            document text NOT NULL DEFAULT '',
+            tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', document)) STORED,
+            rev bigint NOT NULL,
+            updated timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (deployment, id)
+        );
+        CREATE INDEX IF NOT EXISTS sb_guidelines_by_rev ON sb_guidelines (deployment, rev);
+        CREATE INDEX IF NOT EXISTS sb_guidelines_pending
+            ON sb_guidelines (deployment, namespace) WHERE status = 'pending';
+        CREATE INDEX IF NOT EXISTS sb_guidelines_search ON sb_guidelines USING gin (tsv);
+        CREATE TABLE IF NOT EXISTS sb_guideline_links (
+            deployment text NOT NULL,
+            id text NOT NULL,
+            link text NOT NULL CHECK (link IN ('supersedes', 'related')),
+            other text NOT NULL,
+            PRIMARY KEY (deployment, id, link, other)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)

@@ -1,0 +1,202 @@
+"""Guideline records in PostgreSQL: one row per rule, its links in a table of their own.
+
+`sb_guidelines` keeps the whole record (jsonb) and, as columns, what is asked of it: namespace,
+topic and status (the pending rows are the proposal queue, with a partial index), the trusted
+and untrusted votes apart, `superseded_by`, and a full-text vector (`tsv`) over the rule, when
+it applies, its topic, and the tasks and critiques it was learnt from: the keyword search that
+answers while the Chroma index cannot. `sb_guideline_links` holds the `supersedes` and `related`
+links, one row per link. Every `save` and `delete` is one transaction: the row, its links and
+the change notification (LISTEN/NOTIFY, as `PostgresChangeFeed.wrote`) commit together or not
+at all, so another worker hears of a write exactly when it is durable, even if the index write
+that follows fails.
+
+`rev` (a sequence) orders writes: `stale()` is one indexed query (row count and highest rev).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+from typing import Any, Iterator
+
+import psycopg
+from psycopg.types.json import Jsonb
+
+from skillbank.records import Guideline
+from skillbank.store.base import LoadedGuidelines, StoreUnavailableError
+from skillbank.store.postgres.changes import CHANNEL, MAX_IDS_BYTES
+from skillbank.store.postgres.db import SETTING, Database, masked
+
+KIND = "guidelines"
+
+
+def _document(g: Guideline) -> str:
+    """The words full-text search looks at (as the index's keyword text does)."""
+    parts = [g.text, g.when_to_use or "", g.topic.replace("-", " ")]
+    for source in g.sources:
+        parts.extend([source.task or "", source.critique or ""])
+    return "\n".join(p for p in parts if p)[:20_000]
+
+
+class PostgresGuidelineRecords:
+    """`skillbank.store.base.GuidelineRecords` for one deployment in PostgreSQL."""
+
+    def __init__(self, db: Database, deployment: str, token: str = "") -> None:
+        self.db = db
+        self.deployment = deployment
+        self.token = token  # this worker's change-feed token: its own notes are not news to it
+        self._seen: tuple[int, int] | None = None  # (rows, highest rev) at the last load/write
+        self._revs: dict[str, int] = {}
+
+    # Reading -------------------------------------------------------------------------------------
+    def _stamp(self, conn: Any = None) -> tuple[int, int]:
+        sql = ("SELECT count(*), coalesce(max(rev), 0) FROM sb_guidelines "
+               "WHERE deployment = %s")
+        if conn is not None:
+            row = conn.execute(sql, (self.deployment,)).fetchone()
+        else:
+            row = self.db.execute(sql, (self.deployment,))[0]
+        return int(row[0]), int(row[1])
+
+    def load(self) -> LoadedGuidelines:
+        loaded = LoadedGuidelines()
+        with self.db.transaction() as conn:  # one snapshot: the rows and their stamp agree
+            conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            rows = conn.execute(
+                "SELECT id, record, digest, rev FROM sb_guidelines WHERE deployment = %s "
+                "ORDER BY id", (self.deployment,)).fetchall()
+            stamp = self._stamp(conn)
+        revs: dict[str, int] = {}
+        for gid, record, digest, rev in rows:
+            loaded.records[gid] = (Guideline.model_validate(record), digest)
+            revs[gid] = int(rev)
+        self._seen, self._revs = stamp, revs
+        return loaded
+
+    def stale(self) -> bool:
+        return self._stamp() != self._seen
+
+    def changed(self, guideline: Guideline) -> bool:
+        rows = self.db.execute("SELECT rev FROM sb_guidelines WHERE deployment = %s AND id = %s",
+                               (self.deployment, guideline.id))
+        return not rows or int(rows[0][0]) != self._revs.get(guideline.id)
+
+    def written(self, guideline: Guideline) -> int:
+        return self._revs.get(guideline.id, 0)
+
+    def search_text(self, query: str, limit: int) -> dict[str, float]:
+        """Active rules sharing words with `query` (English stemming), by the share of the
+        query's words each holds: an any-word match, since a task rarely repeats a rule."""
+        lexemes = [row[0] for row in self.db.execute(
+            "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))", (query,))]
+        if not lexemes:
+            return {}
+        rows = self.db.execute(
+            """SELECT id,
+                      (SELECT count(*) FROM unnest(%(lexemes)s::text[]) AS l
+                        WHERE tsv @@ quote_literal(l)::tsquery) AS matched,
+                      ts_rank_cd(tsv, q) AS rank
+                 FROM sb_guidelines, to_tsquery('simple', %(q)s) AS q
+                WHERE deployment = %(deployment)s AND status = 'active' AND tsv @@ q
+                ORDER BY matched DESC, rank DESC, id LIMIT %(limit)s""",
+            {"lexemes": lexemes, "deployment": self.deployment, "limit": int(limit),
+             "q": " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)})
+        return {gid: round(int(matched) / len(lexemes), 6) for gid, matched, _ in rows}
+
+    # Writing -------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _write(self, what: str) -> Iterator[Any]:
+        """One transaction; any refusal becomes a clear error saying nothing was written."""
+        try:
+            with self.db.transaction() as conn:
+                yield conn
+        except psycopg.Error as exc:
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise StoreUnavailableError(
+                f"PostgreSQL at {masked(self.db.url)} refused {what} ({first}); nothing of it "
+                f"was written. Check the database named by {SETTING} and its log") from None
+
+    def _announce(self, conn: Any, ids: list[str]) -> None:
+        listed = json.dumps(ids, separators=(",", ":"))
+        if len(listed) > MAX_IDS_BYTES:
+            listed = "*"
+        conn.execute("INSERT INTO sb_changes (deployment, kind, token) VALUES (%s, %s, %s)",
+                     (self.deployment, KIND, self.token))
+        conn.execute("SELECT pg_notify(%s, %s)",
+                     (CHANNEL, f"{self.deployment}\t{KIND}\t{self.token}\t{listed}"))
+
+    def _after(self, conn: Any, gid: str, rev: int | None) -> None:
+        """Keep our stamp current with our own write (unless someone else wrote meanwhile)."""
+        rows, top = self._stamp(conn)
+        before = self._seen
+        if rev is None:
+            self._revs.pop(gid, None)
+        else:
+            self._revs[gid] = rev
+        expected_rows = len(self._revs)
+        if before is not None and rows == expected_rows and top == max(self._revs.values(),
+                                                                       default=0):
+            self._seen = (rows, top)
+
+    def save(self, guideline: Guideline,
+             previous: Guideline | None = None) -> tuple[Guideline, str]:
+        g = guideline.model_copy(update={"path": ""})
+        record = g.model_dump(mode="json")
+        text = json.dumps(record, sort_keys=True, ensure_ascii=False)
+        digest = hashlib.sha256(f"{g.id}\0{text}".encode()).hexdigest()
+        with self._write(f"the write of guideline {g.id}") as conn:
+            rev = conn.execute(
+                """INSERT INTO sb_guidelines
+                       (deployment, id, namespace, topic, status, helpful, harmful,
+                        untrusted_helpful, untrusted_harmful, superseded_by, record, digest,
+                        document, rev, updated)
+                   VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
+                           nextval('sb_guidelines_rev'), now())
+                   ON CONFLICT (deployment, id) DO UPDATE SET
+                       namespace = EXCLUDED.namespace, topic = EXCLUDED.topic,
+                       status = EXCLUDED.status, helpful = EXCLUDED.helpful,
+                       harmful = EXCLUDED.harmful,
+                       untrusted_helpful = EXCLUDED.untrusted_helpful,
+                       untrusted_harmful = EXCLUDED.untrusted_harmful,
+                       superseded_by = EXCLUDED.superseded_by, record = EXCLUDED.record,
+                       digest = EXCLUDED.digest, document = EXCLUDED.document,
+                       rev = EXCLUDED.rev, updated = EXCLUDED.updated
+                   RETURNING rev""",
+                (self.deployment, g.id, g.namespace, g.topic, g.status, g.helpful, g.harmful,
+                 g.untrusted_helpful, g.untrusted_harmful, g.superseded_by, Jsonb(record),
+                 digest, _document(g))).fetchone()[0]
+            conn.execute("DELETE FROM sb_guideline_links WHERE deployment = %s AND id = %s",
+                         (self.deployment, g.id))
+            links = [("supersedes", other) for other in dict.fromkeys(g.supersedes)] + [
+                ("related", other) for other in dict.fromkeys(g.related)]
+            if links:
+                with conn.cursor() as cur:
+                    cur.executemany(
+                        "INSERT INTO sb_guideline_links (deployment, id, link, other) "
+                        "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
+                        [(self.deployment, g.id, link, other) for link, other in links])
+            self._announce(conn, [g.id])
+            self._after(conn, g.id, int(rev))
+        return g, digest
+
+    def delete(self, guideline: Guideline) -> None:
+        with self._write(f"the removal of guideline {guideline.id}") as conn:
+            conn.execute("DELETE FROM sb_guideline_links WHERE deployment = %s AND id = %s",
+                         (self.deployment, guideline.id))
+            conn.execute("DELETE FROM sb_guidelines WHERE deployment = %s AND id = %s",
+                         (self.deployment, guideline.id))
+            self._announce(conn, [guideline.id])
+            self._after(conn, guideline.id, None)
+
+    # For operators and tests -------------------------------------------------------------------
+    def pending(self) -> list[str]:
+        """The proposal queue: ids of pending rules, oldest first."""
+        return [row[0] for row in self.db.execute(
+            "SELECT id FROM sb_guidelines WHERE deployment = %s AND status = 'pending' "
+            "ORDER BY (record->>'created'), id", (self.deployment,))]
+
+    def links(self, gid: str) -> list[tuple[str, str]]:
+        return [(row[0], row[1]) for row in self.db.execute(
+            "SELECT link, other FROM sb_guideline_links WHERE deployment = %s AND id = %s "
+            "ORDER BY link, other", (self.deployment, gid))]
