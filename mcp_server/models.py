@@ -66,7 +66,7 @@ class SkillFile(BaseModel):
 
 class SavedSkill(BaseModel):
     name: str
-    action: Literal["created", "updated"]
+    action: Literal["created", "updated", "proposed"]  # proposed: skills in git, not yet served
     description: str
     uri: str
     note: str = ""

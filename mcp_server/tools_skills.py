@@ -105,17 +105,23 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         body: Annotated[str, Field(min_length=1, max_length=100_000,
                                    description="markdown instructions: steps, pitfalls, examples")],
     ) -> m.SavedSkill:
-        if not trusted:
-            raise ToolError(UNTRUSTED_SKILL)
-
         def save(b: Any) -> tuple[Any, Any]:
+            # Skills in git: an untrusted client's skill is a proposal a reviewer merges first
+            # (skillbank/team/skills_repo.py), so only there is it accepted.
+            if not trusted and b.skills.repo_status() is None:
+                raise ToolError(UNTRUSTED_SKILL)
             # include_held: a user's own skill may take the name of a held third-party one
             before = b.skills.load(name, include_held=True) if name in b.skills else None
-            return before, b.skills.save(name, description, body)
+            from skillbank import scope as scopes
+
+            with scopes.using(scopes.caller("default", trusted)):
+                return before, b.skills.save(name, description, body)
 
         before, skill = await server.run_bank("skills", save)
         action = "updated" if before is not None and before.writable else "created"
         note = (f"takes precedence over the read-only copy in {before.root}"
                 if before is not None and not before.writable else "")
+        if skill.proposal is not None:  # skills in git: not served until a reviewer merges it
+            action, note = "proposed", skill.proposal.note
         return m.SavedSkill(name=skill.name, action=action, description=skill.description,
                             uri=res.skill_uri(skill.name), note=note)

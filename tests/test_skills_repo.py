@@ -338,3 +338,33 @@ def test_commit_identities_and_branch_names():
     assert principal_slug("alice") == "alice"
     assert principal_slug("a b") != principal_slug("a-b")  # never one branch for two people
     assert principal_slug("../../x") .startswith("x-")
+
+
+async def test_an_untrusted_mcp_client_proposes_through_save_skill(tmp_path, remote):
+    """Untrusted MCP clients could not save skills at all; with skills in git their skill is a
+    proposal (action "proposed", the branch in the note), and the embedded default still
+    refuses them."""
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    args = {"name": "release-notes", "description": "Write release notes for a version.",
+            "body": "# Steps\n\nList the changes.\n"}
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    plain = Skillbank.open(tmp_path / "plain", embedding_function=HashEmbedding(), share=False)
+    try:
+        async with Client(build_server(bank, trusted=False)) as client:
+            result = await client.call_tool("save_skill", args)
+            assert not result.is_error, result.content[0].text
+            saved = result.structured_content
+        assert saved["action"] == "proposed" and "skillbank/proposals/" in saved["note"]
+        branch = saved["note"].split("branch ", 1)[1].split(" ", 1)[0]
+        assert "Proposed through skillbank" in git(remote, "log", "-1", "--format=%B", branch)
+        assert "untrusted" in git(remote, "log", "-1", "--format=%B", branch)
+        assert "release-notes" not in bank.skills.names()
+        async with Client(build_server(plain, trusted=False)) as client:
+            result = await client.call_tool("save_skill", args)
+            assert result.is_error and "--trust" in result.content[0].text
+    finally:
+        bank.close()
+        plain.close()
