@@ -368,3 +368,21 @@ async def test_an_untrusted_mcp_client_proposes_through_save_skill(tmp_path, rem
     finally:
         bank.close()
         plain.close()
+
+
+async def test_readyz_names_the_branch_and_commit_a_worker_serves(tmp_path, remote):
+    import httpx
+
+    from skillbank.team.server import HealthRoutes
+
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    try:
+        routes = HealthRoutes(None, bank)
+        async with httpx.AsyncClient(transport=httpx.ASGITransport(app=routes),
+                                     base_url="http://worker") as client:
+            body = (await client.get("/readyz")).json()
+        assert body["skills"]["branch"] == "main"
+        assert body["skills"]["commit"] == git(remote, "rev-parse", "main")
+        assert body["skills"]["remote"] == str(remote)
+    finally:
+        bank.close()

@@ -67,8 +67,18 @@ class HealthRoutes:
             import anyio
 
             ready, checks = await anyio.to_thread.run_sync(readiness, self.bank)
-            await _json(send, 200 if ready else 503,
-                        {"status": "ready" if ready else "not ready", "checks": checks})
+            body: dict[str, Any] = {"status": "ready" if ready else "not ready", "checks": checks}
+            # Skills in git: the branch and commit this worker serves (skills_repo.py); a failed
+            # follow is shown there, and does not make the worker unready (it serves a commit).
+            served = await anyio.to_thread.run_sync(lambda: self.bank.skills.repo_status())
+            if served is not None:
+                body["skills"] = served
+            await _json(send, 200 if ready else 503, body)
+            if not ready:
+                log.warning("not ready: %s", "; ".join(v for v in checks.values() if v != "ok"),
+                            extra={"event": "not_ready", "checks": checks})
+        elif path == "/metrics" and self.metrics_app is not None:
+            await self.metrics_app(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
