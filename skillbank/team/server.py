@@ -74,11 +74,6 @@ class HealthRoutes:
             if served is not None:
                 body["skills"] = served
             await _json(send, 200 if ready else 503, body)
-            if not ready:
-                log.warning("not ready: %s", "; ".join(v for v in checks.values() if v != "ok"),
-                            extra={"event": "not_ready", "checks": checks})
-        elif path == "/metrics" and self.metrics_app is not None:
-            await self.metrics_app(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
