@@ -386,3 +386,41 @@ async def test_readyz_names_the_branch_and_commit_a_worker_serves(tmp_path, remo
         assert body["skills"]["remote"] == str(remote)
     finally:
         bank.close()
+
+
+def test_a_rewritten_branch_is_not_followed(tmp_path, remote, reviewer):
+    """The served commit moves only forward along its branch: a force-pushed main whose history
+    no longer holds the served commit stops the following, and the worker keeps serving."""
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    try:
+        served = git(bank.root / "skills", "rev-parse", "HEAD")
+        git(reviewer, "checkout", "--quiet", "--orphan", "rewritten")
+        (reviewer / "greet" / "SKILL.md").write_text(GREET.replace("Say hello.", "Rewritten."))
+        git(reviewer, "add", ".")
+        git(reviewer, "commit", "--quiet", "-m", "rewritten history")
+        git(reviewer, "push", "--quiet", "--force", "origin", "HEAD:main")
+        with pytest.raises(SkillsRepoError, match="was rewritten") as caught:
+            bank.skills.follow()
+        assert served[:12] in str(caught.value)
+        assert git(bank.root / "skills", "rev-parse", "HEAD") == served
+        assert "Say hello." in bank.skills.load("greet").body
+    finally:
+        bank.close()
+
+
+def test_the_git_wrapper_names_the_command_and_finds_conflicts(tmp_path, remote, reviewer):
+    from skillbank.team.git import Git, GitError
+
+    repo = Git(reviewer)
+    with pytest.raises(GitError, match="`git rev-parse --verify no-such-ref` failed"):
+        repo.run("rev-parse", "--verify", "no-such-ref")
+    assert repo.commit_of("no-such-ref") is None and repo.is_work_tree()
+    assert not Git(tmp_path).is_work_tree()
+    base = repo.commit_of("HEAD")
+    for branch, text in (("one", "One."), ("two", "Two.")):
+        git(reviewer, "checkout", "--quiet", "-b", branch, base)
+        (reviewer / "greet" / "SKILL.md").write_text(GREET.replace("Say hello.", text))
+        git(reviewer, "commit", "--quiet", "-am", branch)
+    assert repo.conflicts("one", "two") == ["greet/SKILL.md"]
+    assert repo.conflicts("one", base) is None
+    assert git(reviewer, "status", "--porcelain") == ""  # asking touched nothing
