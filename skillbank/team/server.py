@@ -14,6 +14,9 @@ what one acknowledges, the others see within a second through LISTEN/NOTIFY.
   `skillbank tokens add`) each person's token maps to a principal and every request runs in
   that principal's scope; with only `--token`, every caller shares the server's own scope (the
   local user, admin of every namespace), so one person's memory is not kept from another's.
+  With OIDC (`[oidc]`, skillbank/team/auth.py) each request's JWT gives its principal and scope.
+- `/metrics`: Prometheus metrics (skillbank/team/metrics.py); every tool call is also one JSON
+  log line on stderr (skillbank/team/logs.py).
 
 Still on the root's files in this first step (see docs/team.md): skills, guideline records and
 the experience journal, so every worker must see the same root folder.
@@ -53,11 +56,15 @@ def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
 
 
 class HealthRoutes:
-    """ASGI: answer /healthz and /readyz here, pass everything else (and lifespan) through."""
+    """ASGI: answer /healthz, /readyz and /metrics here, pass everything else (and lifespan)
+    through. /metrics is not behind the bearer guard: Prometheus scrapes it without a token, so
+    it says nothing about anyone's memory (counts and latencies per tool and dependency only);
+    keep it off the public listener with the load balancer's routing if that matters."""
 
-    def __init__(self, app: Any, bank: Any) -> None:
+    def __init__(self, app: Any, bank: Any, metrics: Any = None) -> None:
         self.app = app
         self.bank = bank
+        self.metrics_app = metrics.asgi_app() if metrics is not None else None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path") if scope.get("type") == "http" else None
@@ -74,6 +81,11 @@ class HealthRoutes:
             if served is not None:
                 body["skills"] = served
             await _json(send, 200 if ready else 503, body)
+            if not ready:
+                log.warning("not ready: %s", "; ".join(v for v in checks.values() if v != "ok"),
+                            extra={"event": "not_ready", "checks": checks})
+        elif path == "/metrics" and self.metrics_app is not None:
+            await self.metrics_app(scope, receive, send)
         else:
             await self.app(scope, receive, send)
 
@@ -97,15 +109,20 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     from skillbank.mcp_server.http import build_app
     from skillbank.mcp_server.options import ServeOptions
     from skillbank.mcp_server.server import build_server
+    from skillbank.team.logs import CallObserver
+    from skillbank.team.metrics import Metrics
 
     auth = identity.auth_settings(resource_url) if identity is not None else None
     server = build_server(bank, trusted=trusted, auth=auth,
                           token_verifier=identity if auth is not None else None)
+    metrics = Metrics()
+    metrics.instrument_bank(bank)
+    server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
     return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit,
                                   tokens=tokens, identity=identity,
-                                  metadata_url=metadata_url), bank)
+                                  metadata_url=metadata_url), bank, metrics)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -141,14 +158,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "metadata; default http://HOST:PORT)")
     parser.add_argument("--trust", action="store_true",
                         help="treat this server's clients as trusted (writes are not pending)")
-    parser.add_argument("--log-level", default="warning")
+    parser.add_argument("--log-level", default="warning",
+                        help="level of the worker's own messages; tool-call lines are always "
+                             "logged (one per call)")
+    parser.add_argument("--log-format", choices=("json", "text"), default="json",
+                        help="json: one JSON object per line (default), for a log collector")
     return parser.parse_args(argv)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = parse_args(argv)
-    logging.basicConfig(level=args.log_level.upper(), stream=sys.stderr,
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    from skillbank.team.logs import configure
+
+    configure(args.log_level, args.log_format)
     missing = [flag for flag, value in (("--database-url", args.database_url),
                                         ("--chroma-url", args.chroma_url)) if not value]
     if missing:
@@ -203,7 +225,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
                                tokens=tokens, identity=identity, resource_url=resource_url)
         print(f"skillbank team worker {os.getpid()} on http://{args.host}:{args.port} "
-              "(/mcp, /healthz, /readyz)", file=sys.stderr, flush=True)
+              "(/mcp, /healthz, /readyz, /metrics)", file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
                     access_log=False, lifespan="on", log_config=None)
     finally:

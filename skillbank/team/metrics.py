@@ -1,0 +1,200 @@
+"""Prometheus metrics of a `skillbank server` worker, served at `/metrics` (prometheus-client).
+
+Per tool: calls by outcome, latency, errors by the dependency that failed. Per dependency
+(PostgreSQL, Chroma): calls, latency, errors. Each worker keeps its own registry and answers for
+itself; Prometheus scrapes every worker (they are stateless, so per-worker series add up).
+
+Where the dependency figures come from, and why there: PostgreSQL is timed where the store
+lends a pooled connection (`Database.connection`: every query and transaction of the store goes
+through it; the time is how long the connection was held), Chroma where its HttpClient sends a
+request (the httpx session every call to a Chroma server goes through). Both are wrapped on the
+bank's own instances when the worker starts, so no memory module knows about metrics. A failing
+dependency is also noted on the current call (`note_failure`), which is how a tool error and its
+log line name PostgreSQL or Chroma.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import threading
+import time
+from typing import Any, Callable, Iterator
+
+POSTGRES = "postgres"
+CHROMA = "chroma"
+#: The failures of dependencies seen during the current tool call (a list, shared with the
+#: worker threads the call runs on: they get a copy of the context, the same list).
+_failures: contextvars.ContextVar[list[tuple[str, str]] | None] = contextvars.ContextVar(
+    "skillbank_dependency_failures", default=None)
+
+
+#: How deep the current thread is inside `Database.connection` (its getconn is counted there).
+_inside = threading.local()
+
+
+def note_failure(dependency: str, message: str) -> None:
+    found = _failures.get()
+    if found is not None:
+        found.append((dependency, message))
+
+
+@contextlib.contextmanager
+def collecting_failures() -> Iterator[list[tuple[str, str]]]:
+    found: list[tuple[str, str]] = []
+    token = _failures.set(found)
+    try:
+        yield found
+    finally:
+        _failures.reset(token)
+
+
+def dependency_named(message: str) -> str | None:
+    """Which dependency an error message names (the store's and the index's errors say)."""
+    if "PostgreSQL" in message or "database_url" in message:
+        return POSTGRES
+    if "Chroma" in message or "chroma_url" in message:
+        return CHROMA
+    return None
+
+
+class Metrics:
+    """One worker's metrics, in a registry of its own (two apps in one process never clash)."""
+
+    def __init__(self) -> None:
+        from prometheus_client import CollectorRegistry, Counter, Histogram
+
+        self.registry = CollectorRegistry()
+        self.tool_calls = Counter("skillbank_tool_calls", "MCP tool calls, by tool and outcome",
+                                  ["tool", "outcome"], registry=self.registry)
+        self.tool_seconds = Histogram("skillbank_tool_call_seconds",
+                                      "Latency of MCP tool calls, by tool", ["tool"],
+                                      registry=self.registry)
+        self.tool_errors = Counter("skillbank_tool_errors",
+                                   "MCP tool calls that failed, by tool and the dependency that "
+                                   "failed (none: the caller's input or the memory said no)",
+                                   ["tool", "dependency"], registry=self.registry)
+        self.dependency_calls = Counter("skillbank_dependency_calls",
+                                        "Calls to a dependency (postgres, chroma)",
+                                        ["dependency"], registry=self.registry)
+        self.dependency_seconds = Histogram("skillbank_dependency_seconds",
+                                            "Latency of calls to a dependency", ["dependency"],
+                                            registry=self.registry)
+        self.dependency_errors = Counter("skillbank_dependency_errors",
+                                         "Calls to a dependency that failed (unreachable, "
+                                         "refused, a server error)", ["dependency"],
+                                         registry=self.registry)
+
+    def asgi_app(self) -> Any:
+        from prometheus_client import make_asgi_app
+
+        return make_asgi_app(registry=self.registry)
+
+    def observe_dependency(self, dependency: str, seconds: float, error: str | None) -> None:
+        self.dependency_calls.labels(dependency).inc()
+        self.dependency_seconds.labels(dependency).observe(seconds)
+        if error is not None:
+            self.dependency_errors.labels(dependency).inc()
+            note_failure(dependency, error)
+
+    def observe_tool(self, tool: str, seconds: float, error: str | None,
+                     dependency: str | None) -> None:
+        self.tool_calls.labels(tool, "error" if error is not None else "ok").inc()
+        self.tool_seconds.labels(tool).observe(seconds)
+        if error is not None:
+            self.tool_errors.labels(tool, dependency or "none").inc()
+
+    # The seams ------------------------------------------------------------------------------
+    def instrument_bank(self, bank: Any) -> list[str]:
+        """Time the bank's PostgreSQL connections and Chroma requests; returns what it wraps."""
+        done = []
+        db = getattr(getattr(bank, "store", None), "db", None)
+        if db is not None and callable(getattr(db, "connection", None)):
+            db.connection = self._timed_connection(db.connection)
+            pool = getattr(db, "pool", None)
+            if pool is not None and callable(getattr(pool, "getconn", None)):
+                # Locks and the like borrow a connection from the pool directly.
+                pool.getconn = self._timed_getconn(pool.getconn, db)
+            done.append(POSTGRES)
+        try:
+            session = bank.client._server._session  # chromadb's HttpClient: one httpx session
+        except AttributeError:  # embedded Chroma: no network dependency to time
+            session = None
+        if session is not None and not getattr(session, "_skillbank_timed", False):
+            session.request = self._timed_request(session.request)
+            session._skillbank_timed = True
+            done.append(CHROMA)
+        return done
+
+    def _timed_connection(self, connection: Callable[[], Any]) -> Callable[[], Any]:
+        metrics = self
+
+        @contextlib.contextmanager
+        def timed() -> Iterator[Any]:
+            from skillbank.store.base import StoreUnavailableError
+
+            started = time.perf_counter()
+            error: str | None = None
+            _inside.depth = getattr(_inside, "depth", 0) + 1
+            try:
+                with connection() as conn:
+                    yield conn
+            except StoreUnavailableError as exc:
+                error = str(exc)
+                raise
+            finally:
+                _inside.depth -= 1
+                metrics.observe_dependency(POSTGRES, time.perf_counter() - started, error)
+
+        return timed
+
+    def _timed_getconn(self, getconn: Callable[..., Any], db: Any) -> Callable[..., Any]:
+        """The pool's own `getconn`, counted only when called outside `Database.connection`
+        (which counts itself): a failure to get a connection is an error of PostgreSQL."""
+        metrics = self
+
+        def timed(*args: Any, **kwargs: Any) -> Any:
+            if getattr(_inside, "depth", 0):
+                return getconn(*args, **kwargs)
+            started = time.perf_counter()
+            try:
+                conn = getconn(*args, **kwargs)
+            except Exception as exc:
+                from skillbank.store.postgres.db import explain
+
+                try:
+                    message = str(explain(db.url, exc))
+                except Exception:  # noqa: BLE001 - the message is only for the log
+                    message = f"PostgreSQL: {exc}"
+                metrics.observe_dependency(POSTGRES, time.perf_counter() - started, message)
+                raise
+            metrics.observe_dependency(POSTGRES, time.perf_counter() - started, None)
+            return conn
+
+        return timed
+
+    def _timed_request(self, request: Callable[..., Any]) -> Callable[..., Any]:
+        metrics = self
+
+        def timed(method: str, url: Any, *args: Any, **kwargs: Any) -> Any:
+            import httpx
+
+            started = time.perf_counter()
+            error: str | None = None
+            try:
+                response = request(method, url, *args, **kwargs)
+            except httpx.TransportError as exc:
+                host = httpx.URL(str(url)).host
+                error = (f"Chroma at {host} does not answer ({type(exc).__name__}: {exc}); "
+                         "check that it is running and chroma_url (SKILLBANK_CHROMA_URL)")
+                raise
+            finally:
+                if error is not None:
+                    metrics.observe_dependency(CHROMA, time.perf_counter() - started, error)
+            if response.status_code >= 500:
+                error = (f"Chroma at {response.url.host} answered {response.status_code}; "
+                         "check its logs")
+            metrics.observe_dependency(CHROMA, time.perf_counter() - started, error)
+            return response
+
+        return timed
