@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from skillbank import Skillbank
-from skillbank.distill.supersession import overrules
+from skillbank.distill.supersession import echoes_overruled, overrules
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError, NotFoundError
 
@@ -67,6 +67,31 @@ def test_a_negation_is_read_but_look_alikes_are_not_overruled():
                      "Address the customer by name.") is None
     assert overrules("Keep functions under 50 lines; extract helpers instead of nesting.",
                      "Keep subject lines under 60 characters.") is None
+
+
+def test_every_wording_of_an_overruled_rule_is_overruled_with_it(tmp_path, minilm):
+    """An old rule lives on in several wordings. Only the one sharing two words with the
+    policy change was superseded; "End with your first name ..." shares one word ("names")
+    with it and kept being served after the change (learning loop, dev: stale blocks)."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        g = bank.guidelines
+        first = g.learn("Warm and clear. Only miss: end with your first name (e.g. '- Maya'), "
+                        "per the tone guide.", task="Respond to a confused first-time user.")
+        second = g.learn("Sign off with your first name, not just 'Support'.",
+                         task="Reply to a customer about updating their shipping address.")
+        old = {e.guideline_id for r in (first, second) for e in r.entries
+               if e.action in ("added", "merged")}
+        assert len(old) == 2, (first, second)
+        g.learn("Policy update from this week: replies now sign off as 'The Acme Support Team' "
+                "rather than with individual names.",
+                task="Reply to a customer asking about deleting their data.")
+        assert {g.get(gid).status for gid in old} == {"superseded"}
+        served = " ".join(h.record.text for h in g.search("Reply to a customer", k=10))
+        assert "first name" not in served and "Acme Support Team" in served
+    # ... and a rule that only shares the rejected word stands.
+    assert echoes_overruled("Sign as the team, not with your name.",
+                            "Sign off with your first name.", "Address the customer by name.") is None
 
 
 # --------------------------------------------------------------------------- the curator

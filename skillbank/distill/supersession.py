@@ -155,6 +155,36 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     return None
 
 
+def echoes_overruled(new: str, overruled: str, other: str) -> str | None:
+    """Why `other`, another wording of the rule `new` overrules (`overruled`), is overruled
+    with it, or None.
+
+    An old rule lives on in several wordings: "Sign off with your first name, not just
+    'Support'." and "End with your first name (e.g. '- Maya')." were both active when "Sign
+    off as 'The Acme Support Team' rather than with individual names." arrived; the second
+    shares one word with the new rule, too little for :func:`overrules`, and kept being served.
+    It is overruled when it asks for a word the new rule rejects *and* the overruled rule
+    asked for, and says it of the same things as the overruled rule (at least one more content
+    word in common): "Address the customer by name" shares only "name" and stands."""
+    if not new or not overruled or not other:
+        return None
+    n, o, s = stance(new), stance(overruled), stance(other)
+    for text in (new, overruled, other):
+        verb = _action(_plain(text))
+        if verb:
+            for stances in (n, o, s):
+                stances.pop(_stem(verb), None)
+    rejected = {w for w, v in n.items() if v < 0 and o.get(w, 0) > 0 and s.get(w, 0) > 0}
+    if not rejected:
+        return None
+    alike = {w for w in set(o) & set(s) if w and w not in rejected}
+    if not alike:
+        return None
+    return (f"another wording of the overruled rule: it asks for "
+            f"{', '.join(repr(w) for w in sorted(rejected))}, which the newer rule rejects "
+            f"(both old wordings speak of {', '.join(repr(w) for w in sorted(alike))})")
+
+
 def quoted_terms(rule: str) -> set[str]:
     """Words a rule puts in quotes or backticks: the exact terms it prescribes."""
     return {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g

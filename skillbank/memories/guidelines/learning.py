@@ -22,7 +22,7 @@ from skillbank.memories.guidelines.agent_rules import agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
     same_wording)
-from skillbank.distill.supersession import other_terms, overrules
+from skillbank.distill.supersession import echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -428,6 +428,7 @@ class GuidelineLearning:
         ``distiller.relate``, with the stronger of two pieces of evidence that it is about the
         same matter: its similarity to the candidate, or to the rule the candidate overrules."""
         via: dict[str, float] = {}
+        through: dict[str, set[str]] = {}  # wording -> the overruled rules it is near
         similarity_of = {old_id: sim for sim, old_id in contradicted}
         for _, old_id in contradicted:
             old = self._items[old_id]
@@ -437,6 +438,7 @@ class GuidelineLearning:
             near = [(sim, gid) for sim, gid in near if gid != old_id and gid not in skip]
             for sim, gid in near[:MAX_NEIGHBOURS]:
                 via[gid] = max(via.get(gid, -1.0), sim)
+                through.setdefault(gid, set()).add(old_id)
             # Look-alikes kept apart from the overruled rule (linked as related either way)
             # are the wordings most likely to say the same old thing.
             for other_id in self._related_closure(old_id, hops=2):
@@ -444,14 +446,18 @@ class GuidelineLearning:
                 if (other_id not in skip and other.status in IN_PLAY
                         and other.namespace == namespace):
                     via[other_id] = max(via.get(other_id, -1.0), similarity_of[old_id])
+                    through.setdefault(other_id, set()).add(old_id)
         found: list[tuple[float, str]] = []
         if not via:
             return found
         for similarity, gid in self._nearest(vector, query, namespace, topic, n=len(via),
                                              only=via, floor=-1.0):
             similarity = max(similarity, via[gid])
-            relation = self.distiller.relate(text, self._items[gid].text, similarity=similarity)
-            if relation == "contradiction":
+            other = self._items[gid].text
+            relation = self.distiller.relate(text, other, similarity=similarity)
+            if relation == "contradiction" or any(
+                    echoes_overruled(text, self._items[old_id].text, other)
+                    for old_id in sorted(through.get(gid, ()))):
                 found.append((similarity, gid))
         return found
 
