@@ -251,7 +251,9 @@ def load_oidc(path: str | Path | None, overrides: Mapping[str, Any]) -> OidcConf
         table = dict(data.get("oidc") or {})
     elif path is not None and overrides.get("explicit_file"):
         raise AuthConfigError(f"auth config {path} does not exist")
-    table.update({k: v for k, v in overrides.items() if v is not None and k != "explicit_file"})
+    # An empty value (an unset `${VAR:-}` in compose.yaml) configures nothing.
+    table.update({k: v for k, v in overrides.items() if v not in (None, "")
+                  and k != "explicit_file"})
     if not table:
         return None
     return OidcConfig.from_table(table, where)
