@@ -471,6 +471,8 @@ class Skillbank:
                     records=self.store.guidelines() if self.store is not None else None,
                 )
                 self._memories["guidelines"].audit = self.audit
+                if self.store is not None:  # forgotten ids in PostgreSQL (team mode)
+                    self._memories["guidelines"].forgotten = self.store.forgotten()
             return self._memories["guidelines"]
 
     # Whole-bank operations ------------------------------------------------------------------------
@@ -628,7 +630,8 @@ class Skillbank:
             if isinstance(result, dict):  # drafts written from it hold its text: gone too
                 from skillbank.forgetting import erase_drafts
 
-                erase_drafts(self.skills.drafts_root, [result["id"], *result.get("lessons", [])])
+                erase_drafts(self.skills.drafts_root, [result["id"], *result.get("lessons", [])],
+                             audit=self.audit)
             return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
                                                              "forgotten": True}
         if item_id.startswith("skill:"):

@@ -173,7 +173,8 @@ def rewrite_without_lessons(folder: Path, parent_id: str, texts: set[str]
     return events
 
 
-def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | None = None) -> int:
+def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | None = None,
+                 audit: Any = None) -> int:
     """Delete the skill drafts (pending or closed) drawn from any of `ids`: a draft's text is
     made of its source experiences' tasks and lessons. Adopted skills are a person's decision
     and stay. Returns the number of drafts deleted.
@@ -181,14 +182,17 @@ def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | Non
     A draft's name is a slug of its experiences' words too ('repair-<word>-pipeline'), and it
     is also kept by the drafts ledger and by the audit log's draft events: those names are
     blanked in place (`_blank_draft_names`; `audit_folder` defaults to `<root>/audit` beside
-    `<root>/drafts`). A name that was adopted stays: it is a skill's name now."""
+    `<root>/drafts`), and by `audit` when it is another column's log (PostgreSQL's table,
+    team mode: its rows' names are blanked there). A name that was adopted stays: it is a
+    skill's name now."""
     import shutil
 
     wanted = {i for i in ids if isinstance(i, str)}
     if not wanted or not drafts_root.is_dir():
         return 0
     _blank_draft_names(drafts_root, wanted,
-                       audit_folder if audit_folder is not None else drafts_root.parent / "audit")
+                       audit_folder if audit_folder is not None else drafts_root.parent / "audit",
+                       audit)
     folders = [p for p in drafts_root.iterdir() if p.is_dir() and p.name != ".closed"]
     closed = drafts_root / ".closed"
     if closed.is_dir():
@@ -206,7 +210,8 @@ def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | Non
     return removed
 
 
-def _blank_draft_names(drafts_root: Path, ids: set[str], audit_folder: Path) -> None:
+def _blank_draft_names(drafts_root: Path, ids: set[str], audit_folder: Path,
+                       audit: Any = None) -> None:
     """Blank the names of drafts drawn from `ids` in the ledger and the audit log.
 
     Each line is rewritten in place at the same length (the name dropped or emptied, padded
@@ -235,6 +240,8 @@ def _blank_draft_names(drafts_root: Path, ids: set[str], audit_folder: Path) -> 
     names.discard("")
     if not names:
         return
+    if audit is not None and hasattr(audit, "blank_ids"):  # the audit log in PostgreSQL
+        audit.blank_ids("draft", sorted(names))
 
     def ledger_line(entry: dict[str, Any]) -> dict[str, Any] | None:
         if entry.get("name") in names:

@@ -163,7 +163,9 @@ class HybridIndex:
         """Drop every vector; the caller re-adds from its files (reindex)."""
         with self._lock:
             self._before_write()
-            if self._foreign or not self._adopt:  # others' entries live here: drop only ours
+            # Others' entries live here, or other workers hold this collection open (a server:
+            # dropping it would leave them a handle on a deleted collection): drop only ours.
+            if self._foreign or not self._adopt or self.shared:
                 delete_owned(self._collection, self.owner, self._batch_size())
             else:
                 try:

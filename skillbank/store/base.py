@@ -16,7 +16,11 @@ classes, unchanged), and what the PostgreSQL column implements again:
 - `GuidelineRecords` — guideline records with their status, votes and links; pending ones
   are the proposal queue (markdown files a person can edit; a table, a write per transaction).
 
-Still to come behind this interface (issue 24): drafts and forgotten ids.
+- `ForgottenIds` — what was forgotten, by whom and when, never its text (`forgotten.jsonl`;
+  a table).
+
+Still to come behind this interface (issue 24): skill drafts (team mode keeps them in each
+worker's root; the PostgreSQL tables exist, migration 2).
 """
 
 from __future__ import annotations
@@ -91,6 +95,40 @@ class ExperienceLog(Protocol):
     def read(self, after: str | None = None) -> Iterator[tuple[str, dict[str, Any]]]:
         """Events after the cursor `after` (all when None), oldest first, with their cursors."""
 
+    # What the experience memory's journal needs (its `sync`, write path, reads and forget).
+    # A location is where an event is ("<month file>:<offset of its line>"; a sequence number)
+    # and a position how far the journal reaches ({month file: size}; {"seq": last}).
+    def positions(self) -> dict[str, int]:
+        """How far the journal reaches now."""
+
+    def write(self, events: list[dict[str, Any]], max_line_bytes: int | None = None
+              ) -> tuple[list[tuple[dict[str, Any], str, str]], dict[str, int], dict[str, int]]:
+        """Append durably; (each event with its location and digest, positions before, after)."""
+
+    def events_from(self, starts: dict[str, int], skipped: list[str]
+                    ) -> tuple[list[tuple[dict[str, Any], str, str]], dict[str, int]]:
+        """Events after `starts` with their locations and digests, and the positions reached;
+        unreadable ones are named in `skipped`."""
+
+    def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
+        """A record as its last `add` stored it (None: not in the journal)."""
+
+    def search(self, text: str, limit: int) -> list[dict[str, Any]] | None:
+        """Records by the column's own full-text search, for when the index does not answer
+        (None: this column has none; the index's keyword side answers)."""
+
+    def read_checkpoint(self) -> dict[str, Any]:
+        """How far the index has been brought (shared by every worker of an index)."""
+
+    def write_checkpoint(self, checkpoint: dict[str, Any]) -> None: ...
+
+    def erase(self, ids: list[str]) -> None:
+        """Forget means gone: no copy of these records' text stays in the journal."""
+
+    def drop_lessons(self, parent_id: str, texts: set[str]
+                     ) -> list[tuple[dict[str, Any], str, str]]:
+        """Rewrite a record without the lessons whose text is in `texts` (a forgotten lesson)."""
+
 
 @dataclass
 class LoadedGuidelines:
@@ -134,6 +172,16 @@ class GuidelineRecords(Protocol):
 
 
 @runtime_checkable
+class ForgottenIds(Protocol):
+    """What was forgotten, by whom and when — ids only, never what an item said (a line per
+    forget in `forgotten.jsonl`; `sb_forgotten` rows)."""
+
+    def add(self, item_id: str, kind: str, at: str, principal: str | None = None) -> None: ...
+
+    def list(self) -> list[dict[str, Any]]: ...
+
+
+@runtime_checkable
 class Store(Protocol):
     """One column's implementation of everything above."""
 
@@ -148,5 +196,7 @@ class Store(Protocol):
     def audit(self) -> "AuditLog": ...
 
     def guidelines(self) -> GuidelineRecords: ...
+
+    def forgotten(self) -> "ForgottenIds": ...
 
     def close(self) -> None: ...

@@ -44,7 +44,7 @@ from pydantic import ValidationError
 
 from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, IndexItem
-from skillbank.index_outage import ChromaUnavailableError
+from skillbank.index_outage import ChromaUnavailableError, is_outage
 from skillbank.records import Experience, SyncReport, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import EMBED_LAYOUT, _index_item, embed_texts_of
@@ -101,7 +101,10 @@ class JournalMixin:
         checkpoint = self._read_checkpoint()
         try:
             self._apply(parsed, vectors=vectors)
-        except ChromaUnavailableError as exc:
+        except Exception as exc:  # noqa: BLE001 - only an index outage is kept for later
+            if not isinstance(exc, ChromaUnavailableError) and not (
+                    getattr(self.index, "shared", False) and is_outage(exc)):
+                raise
             self.index_behind = True
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)

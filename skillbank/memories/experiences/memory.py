@@ -29,7 +29,7 @@ from skillbank.audit import kind_of, note
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.index import HybridIndex
-from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError
+from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError, is_outage
 from skillbank.records import Experience, Hit, Hits, Lesson, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
@@ -287,9 +287,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         try:
             return FoldingMixin._commit(self, records, with_lessons=with_lessons,
                                         statuses=statuses)
-        except ChromaUnavailableError as exc:
-            log.warning("skillbank: near-duplicates not checked (%s); keeping the records in "
-                        "the journal", exc)
+        except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
+            if not self._outage(exc):
+                raise
+            log.warning("skillbank: the index does not answer, so near-duplicates were not "
+                        "checked (%s); the records are kept in the journal", exc)
         from skillbank.memories.experiences.folding import _Batch
 
         statuses = list(statuses) if statuses is not None else ["active"] * len(records)
@@ -302,6 +304,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             batch.flush()
         return ids
 
+    def _outage(self, exc: BaseException) -> bool:
+        """Whether `exc` says the index (a Chroma server) does not answer."""
+        return isinstance(exc, ChromaUnavailableError) or (
+            bool(getattr(self.index, "shared", False)) and is_outage(exc))
+
     @functools.wraps(RecallMixin.recall)
     def recall(self, task: str, *args: Any, **kwargs: Any) -> list[Hit[Experience]]:
         """`RecallMixin.recall`; while the index does not answer, the journal's own full-text
@@ -311,13 +318,16 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if self.index_behind or self._recalled_by_text:
             try:
                 self.sync()
-            except ChromaUnavailableError:
-                pass
-        failed: ChromaUnavailableError | None = None
+            except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
+                if not self._outage(exc):
+                    raise
+        failed: Exception | None = None
         try:
             hits = RecallMixin.recall(self, task, *args, **kwargs)
-            down = (self.index.dense_error or "").startswith(CHROMA_DOWN)
-        except ChromaUnavailableError as exc:
+            down = (getattr(self.index, "dense_error", None) or "").startswith(CHROMA_DOWN)
+        except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
+            if not self._outage(exc):
+                raise
             hits, down, failed = None, True, exc
         if not down:
             self._recalled_by_text = False

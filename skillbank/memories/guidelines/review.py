@@ -137,8 +137,12 @@ class GuidelineReview:
                 raise self._not_found(gid)
             _allowed(scope, "forget", gid, g.namespace)
             self._records.delete(g)  # gone for good, not to a trash (skillbank.forgetting)
-            note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
-                           utcnow().isoformat())
+            forgotten = getattr(self, "forgotten", None)  # the store's, set by the bank
+            if forgotten is not None:
+                forgotten.add(gid, "guideline", utcnow().isoformat())
+            else:
+                note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
+                               utcnow().isoformat())
             self._items.pop(gid, None)
             self._digests.pop(gid, None)
             self._profiles.pop(gid, None)

@@ -54,6 +54,12 @@ class FileStore:
 
         return FileGuidelineRecords(self.root / "guidelines")
 
+    def forgotten(self) -> Any:
+        """Forgotten ids (id, kind, time, principal): the guidelines' `forgotten.jsonl`."""
+        from skillbank.store.files.forgotten import FileForgottenIds
+
+        return FileForgottenIds(self.root / "guidelines" / ".trash" / "forgotten.jsonl")
+
     def close(self) -> None:
         for counters in self._usage.values():
             counters.flush()

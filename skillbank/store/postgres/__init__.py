@@ -26,6 +26,7 @@ from skillbank.store.postgres.audit import PostgresAuditLog
 from skillbank.store.postgres.changes import PostgresChangeFeed
 from skillbank.store.postgres.db import Database
 from skillbank.store.postgres.experiences import PostgresExperienceLog
+from skillbank.store.postgres.forgotten import PostgresForgottenIds
 from skillbank.store.postgres.guidelines import PostgresGuidelineRecords
 from skillbank.store.postgres.locks import AdvisoryWriteLock
 from skillbank.store.postgres.migrations import migrate, schema_version
@@ -76,6 +77,9 @@ class PostgresStore:
 
     def guidelines(self) -> PostgresGuidelineRecords:
         return PostgresGuidelineRecords(self.db, self.deployment, self.change_feed().token)
+
+    def forgotten(self) -> PostgresForgottenIds:
+        return PostgresForgottenIds(self.db, self.deployment)
 
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless PostgreSQL answers (for /readyz)."""

@@ -26,6 +26,17 @@ class PostgresAuditLog:
                     "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "
                     "action, kind, item_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
 
+    def blank_ids(self, kind: str, ids: list[str]) -> int:
+        """Blank the item ids of `kind`'s events (a forgotten draft's name is made of its
+        experiences' words: it must not outlive them here); returns the rows changed."""
+        if not ids:
+            return 0
+        with self.db.transaction() as conn:
+            cur = conn.execute("UPDATE sb_audit SET item_id = '' WHERE deployment = %s "
+                               "AND kind = %s AND item_id = ANY(%s)",
+                               (self.deployment, kind, list(ids)))
+            return cur.rowcount
+
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
               namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:

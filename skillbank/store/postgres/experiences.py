@@ -53,6 +53,10 @@ def _lexemes(vector: str) -> set[str]:
     return set(re.findall(r"'((?:[^']|'')*)'", vector or ""))
 
 
+def _kind(item_id: str, number: int) -> str:
+    return "lesson" if item_id.startswith("lsn-") else "experience"
+
+
 def _targets(event: dict[str, Any]) -> list[str]:
     ids = [event.get("id"), *(event.get("lessons") or [])]
     return [i for i in ids if isinstance(i, str)]
@@ -135,7 +139,13 @@ class PostgresExperienceLog:
                 (*key, record_id, Jsonb(record), loc, digest, status,
                  int(record.get("duplicates") or 0), searchable(record)))
         elif op == "forget":
+            from skillbank.store.postgres.forgotten import INSERT, _principal
+
             targets = _targets(event)
+            at = event.get("at") if isinstance(event.get("at"), str) else None
+            for number, target in enumerate(targets):  # ids only: never what they said
+                conn.execute(INSERT, (*key, target, _kind(target, number), at or "now",
+                                      _principal(None)))
             conn.execute("DELETE FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
                          (*key, targets))
             conn.execute("DELETE FROM sb_experience_events WHERE deployment = %s "

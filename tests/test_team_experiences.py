@@ -1,0 +1,173 @@
+"""Team mode's experience journal in PostgreSQL (issue 24): workers with their OWN root folders
+share one memory through the store, on a real PostgreSQL (private cluster) and a real
+`chroma run` server.
+
+Before, the journal was the root's month files even in team mode: a worker on another machine
+(another root) found the other's experience in the shared index but not in its own journal,
+so recall skipped it ("indexed but missing from the journal"), a `reindex` on that worker
+deleted everything it had not written itself, and a write while Chroma was down failed.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+from test_chroma_outage import ChromaServer  # noqa: F401 - the own_chroma fixture's server
+
+pytest.importorskip("psycopg")
+
+
+def _worker(root, chroma_url, url, deployment, **kw) -> Skillbank:
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                          chroma_url=chroma_url, database_url=url, deployment=deployment, **kw)
+
+
+@pytest.fixture
+def two_roots(tmp_path, chroma_server, postgres):
+    """Two workers of one deployment, each with its own root folder (two machines)."""
+    deployment = uuid.uuid4().hex[:16]
+    a = _worker(tmp_path / "machine-a", chroma_server, postgres.url, deployment)
+    b = _worker(tmp_path / "machine-b", chroma_server, postgres.url, deployment)
+    yield a, b
+    b.close()
+    a.close()
+
+
+def _until(check, seconds: float = 1.0):
+    deadline = time.monotonic() + seconds
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"not within {seconds} s"
+        time.sleep(0.02)
+
+
+def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_roots, tmp_path):
+    a, b = two_roots
+    assert b.experiences.recall("rotate the staging database password") == []  # loaded first
+    eid = a.experiences.record("Rotate the staging database password", "success",
+                               feedback="Update the vault entry before restarting the pods.")
+    hits = _until(lambda: b.experiences.recall("rotate the staging database password", k=3))
+    assert hits[0].id == eid
+    assert "vault entry" in b.experiences.get(eid).feedback
+    # The journal is PostgreSQL's: neither root holds a month file.
+    for root in ("machine-a", "machine-b"):
+        assert not list((tmp_path / root / "experiences").glob("*.jsonl"))
+
+
+def test_reindex_on_another_root_rebuilds_the_experience_index_from_postgresql(two_roots):
+    a, b = two_roots
+    ids = [a.experiences.record(f"Deploy service {name} to the cluster", "success",
+                                feedback=f"{name} needs its config map first.")
+           for name in ("billing", "search", "mailer")]
+    b.reindex()  # B's root holds no journal: the rebuild reads PostgreSQL's
+    assert b.index("experiences").count() == 3
+    assert sorted(r.id for r in b.experiences.list(namespace="*")) == sorted(ids)
+    assert b.experiences.recall("deploy the mailer service", k=1)[0].id == ids[2]
+    assert a.experiences.recall("deploy the billing service", k=1)[0].id == ids[0]
+
+
+def test_forget_deletes_the_rows_in_postgresql(two_roots, postgres):
+    import psycopg
+
+    a, b = two_roots
+    eid = a.experiences.record("Reset the kiosk badge printer", "failure",
+                               lessons=["The zebrafinch firmware needs a cold boot."])
+    deployment = a.store.deployment
+
+    def rows() -> int:
+        with psycopg.connect(postgres.url) as conn:
+            return sum(conn.execute(sql, (deployment,)).fetchone()[0] for sql in (
+                "SELECT count(*) FROM sb_experience_events WHERE deployment = %s "
+                "AND event::text LIKE '%%zebrafinch%%'",
+                "SELECT count(*) FROM sb_experiences WHERE deployment = %s "
+                "AND record::text LIKE '%%zebrafinch%%'"))
+
+    assert rows() >= 2  # the experience and its lesson record, events and records
+    result = b.experiences.forget(eid)
+    assert result["forgotten"] and result["lessons"]
+    assert rows() == 0
+    assert a.experiences.recall("kiosk badge printer zebrafinch") == []
+
+
+def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
+        tmp_path, postgres):
+    import sys
+    from pathlib import Path
+
+    if not (Path(sys.executable).parent / "chroma").exists():
+        pytest.skip("chroma CLI not installed")
+    chroma = ChromaServer(tmp_path / "chroma-data")
+    chroma.start()
+    deployment = uuid.uuid4().hex[:16]
+    a = _worker(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
+    b = _worker(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
+    try:
+        first = a.experiences.record("Renew the TLS certificate of the intranet", "success")
+        assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
+        chroma.stop()
+        kept = a.experiences.record("Drain the print queue of the third floor", "success",
+                                    feedback="Pause the spooler, then purge the queue.")
+        hits = b.experiences.recall("drain the third floor print queue", k=2)
+        assert hits and hits[0].id == kept and hits[0].why == "keyword"
+        assert "full-text search" in hits.reason and not hits.dense_complete
+        assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
+        chroma.start()  # same folder and port
+        hits = _until(lambda: [h for h in a.experiences.recall(
+            "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
+        assert hits[0].id == kept  # indexed now that Chroma is back
+        assert not getattr(hits, "reason", "")
+        assert kept in a.index("experiences").ids()
+        hits = _until(lambda: [h for h in b.experiences.recall(
+            "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
+        assert hits[0].id == kept
+    finally:
+        b.close()
+        a.close()
+        chroma.stop()
+
+
+def _count(url: str, sql: str, *params) -> int:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return conn.execute(sql, params).fetchone()[0]
+
+
+def test_a_forgotten_drafts_name_does_not_survive_in_postgresqls_audit_table(two_roots, postgres):
+    a, _ = two_roots
+    ids = [a.experiences.record(
+        task=f"Repair the quokkazanzibar pipeline run {n}", outcome="success",
+        when_to_use="When repairing the quokkazanzibar pipeline",
+        steps=[{"action": "inspect"}, {"action": "restart"}]) for n in range(3)]
+    drafts = a.skills.propose(min_support=3)
+    assert any("quokkazanzibar" in d.name for d in drafts)
+    deployment = a.store.deployment
+    sql = ("SELECT count(*) FROM sb_audit WHERE deployment = %s "
+           "AND item_id LIKE '%%quokkazanzibar%%'")
+    assert _count(postgres.url, sql, deployment) >= 1  # the propose event names the draft
+    for record_id in ids:
+        a.forget(record_id)
+    assert _count(postgres.url, sql, deployment) == 0
+    assert a.skills.drafts() == []
+
+
+def test_forgotten_ids_are_rows_in_postgresql_never_text(two_roots, postgres, tmp_path):
+    a, b = two_roots
+    eid = a.experiences.record("Wipe the ocelotmarmot kiosk", "success",
+                               lessons=["Unplug the ocelotmarmot scanner first."])
+    gid = a.guidelines.learn("Never reboot the ocelotmarmot kiosk during opening hours.").ids()[0]
+    lessons = b.forget(eid)["lessons"]
+    b.forget(gid)
+    rows = b.store.forgotten().list()
+    assert {r["id"]: r["kind"] for r in rows} == {
+        eid: "experience", gid: "guideline", **{l: "lesson" for l in lessons}}
+    assert _count(postgres.url, "SELECT count(*) FROM sb_forgotten WHERE deployment = %s "
+                  "AND (id || kind || principal) LIKE '%%ocelot%%'", a.store.deployment) == 0
+    assert not (tmp_path / "machine-b" / "guidelines" / ".trash" / "forgotten.jsonl").exists()
