@@ -136,6 +136,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, id, link, other)
         );
     """),
+    (4, "what `skillbank migrate` imported from each embedded root (so a rerun adds nothing)", """
+        CREATE TABLE IF NOT EXISTS sb_imports (
+            deployment text NOT NULL,
+            source text NOT NULL,
+            part text NOT NULL,
+            position jsonb NOT NULL,
+            at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (deployment, source, part)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
