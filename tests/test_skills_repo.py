@@ -424,3 +424,38 @@ def test_the_git_wrapper_names_the_command_and_finds_conflicts(tmp_path, remote,
     assert repo.conflicts("one", "two") == ["greet/SKILL.md"]
     assert repo.conflicts("one", base) is None
     assert git(reviewer, "status", "--porcelain") == ""  # asking touched nothing
+
+
+def test_saves_while_the_branch_moves_never_deadlock(tmp_path, remote, reviewer):
+    """A save holds the library's sync lock, then the repository's; following takes them in
+    the same order (it once took the repository's first, and a save meeting a follow that had
+    something to merge waited for ever)."""
+    import threading
+
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0.02)
+    errors: list[BaseException] = []
+
+    def saves() -> None:
+        try:
+            for n in range(12):
+                save(bank, ADA, name=f"skill-{n}")
+        except BaseException as exc:  # noqa: BLE001 - reported below
+            errors.append(exc)
+
+    try:
+        writer = threading.Thread(target=saves, daemon=True)
+        writer.start()
+        for n in range(12):  # main moves all the while: every follow has something to merge
+            (reviewer / f"moved-{n}").mkdir()
+            (reviewer / f"moved-{n}" / "SKILL.md").write_text(
+                f"---\nname: moved-{n}\ndescription: Moved number {n}.\n---\n\nBody.\n")
+            git(reviewer, "add", ".")
+            git(reviewer, "commit", "--quiet", "-m", f"moved {n}")
+            git(reviewer, "push", "--quiet", "origin", "HEAD:main")
+            time.sleep(0.05)
+        writer.join(timeout=DEADLINE)
+        assert not writer.is_alive(), "a save and a follow are waiting for each other"
+        assert errors == []
+        wait_for(lambda: "moved-11" in bank.skills.names(), "the last move served")
+    finally:
+        bank.close()

@@ -148,6 +148,7 @@ class SkillsRepo:
         self.root = self.checkout.parent
         self.git = Git(self.checkout)
         self._lock = threading.RLock()
+        self._file_lock: Any = None
         self.followed_at: str | None = None
         self.last_error: str | None = None
         self._thread: threading.Thread | None = None
@@ -232,11 +233,15 @@ class SkillsRepo:
     # Following ----------------------------------------------------------------------------------
     @contextmanager
     def _locked(self) -> Iterator[None]:
+        """This repository's lock, for threads and for processes sharing the root. Taken after
+        the library's sync lock where both are needed (writes hold that one first)."""
         from filelock import FileLock, Timeout
 
         with self._lock:
+            if self._file_lock is None:
+                self._file_lock = FileLock(str(self.root / LOCK_FILE), timeout=NETWORK_TIMEOUT)
             try:
-                with FileLock(str(self.root / LOCK_FILE), timeout=NETWORK_TIMEOUT):
+                with self._file_lock:
                     yield
             except Timeout:
                 raise SkillsRepoError(f"another process holds {self.root / LOCK_FILE} (a git "
@@ -272,9 +277,11 @@ class SkillsRepo:
         branch), and only when it is clean; otherwise SkillsRepoError names the fix and the
         commit served stays as it was."""
         try:
-            with self._locked():
-                before = self.commit()
+            with self._locked():  # the fetch: no sync lock held, writes go on meanwhile
                 self._fetch(self.branch)
+            # Then the library's sync lock before this one, in the order writes take them.
+            with self.guard(), self._locked():
+                before = self.commit()
                 tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
                 if tip is None:
                     raise SkillsRepoError(f"the skills repository {self.url} has no branch "
@@ -288,8 +295,7 @@ class SkillsRepo:
                             f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
                             f"(remove {self.checkout} and reopen)")
                     self._check_checkout()
-                    with self.guard():
-                        self.git.run("merge", "--ff-only", "--quiet", tip)
+                    self.git.run("merge", "--ff-only", "--quiet", tip)
                     if self.commit() != tip:
                         raise SkillsRepoError(f"the skills checkout did not reach {tip[:12]}")
                 self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
