@@ -209,3 +209,41 @@ def test_a_write_is_one_transaction_and_a_refusal_is_a_clear_error(workers, post
     for bank in (a, b):
         assert [g.id for g in bank.guidelines.list(namespace="*")] == [kept]
         assert bank.guidelines.get(kept).harmful == 0
+
+
+async def test_two_worker_processes_with_their_own_roots_share_guidelines(
+        tmp_path, chroma_server, postgres):
+    """The same through `skillbank server`: two real worker processes, each on its own root,
+    driven by real MCP client sessions."""
+    from test_team_server import _seen_within, _start, call_ok, mcp, stop_process
+
+    deployment = uuid.uuid4().hex[:12]
+    roots = [tmp_path / name for name in ("root-a", "root-b")]
+    for root in roots:
+        root.mkdir()
+    workers = [_start(root, chroma_server, postgres.url, deployment, tmp_path / f"w{n}.log")
+               for n, root in enumerate(roots)]
+    (_, a), (_, b) = workers
+    try:
+        async with mcp(a) as on_a, mcp(b) as on_b:
+            await call_ok(on_a, "learn_from_critique", {
+                "critique": "Always quote identifiers in generated SQL.", "task": "Write SQL"})
+
+            async def b_finds_rule(client: Any) -> bool:
+                found = await call_ok(client, "search_guidelines",
+                                      {"task": "quote sql identifiers"})
+                return any("quote" in g["text"].lower() for g in found["guidelines"])
+
+            assert await _seen_within(on_b, 1.0, b_finds_rule) < 1.0
+            found = await call_ok(on_b, "search_guidelines", {"task": "quote sql identifiers"})
+            gid = found["guidelines"][0]["id"]
+            await call_ok(on_b, "rate_memory", {"id": gid, "helpful": True})
+        for root in roots:
+            assert list((root / "guidelines").rglob("*.md")) == []
+        with psycopg.connect(postgres.url) as conn:
+            helpful = conn.execute("SELECT helpful FROM sb_guidelines WHERE deployment = %s "
+                                   "AND id = %s", (deployment, gid)).fetchone()
+        assert helpful == (1,)
+    finally:
+        for proc, _ in workers:
+            stop_process(proc)
