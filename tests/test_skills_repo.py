@@ -459,3 +459,17 @@ def test_saves_while_the_branch_moves_never_deadlock(tmp_path, remote, reviewer)
         wait_for(lambda: "moved-11" in bank.skills.names(), "the last move served")
     finally:
         bank.close()
+
+
+def test_anyone_may_propose_a_change_to_a_served_skill(workers, remote):
+    """In git mode a change to another author's skill (here one written by hand) is only a
+    proposal, so a contributor, even untrusted, may make it (the embedded default still
+    needs the reviewer role); the commit names who proposed it, and the served skill is
+    unchanged until merged."""
+    a, _ = workers
+    with scopes.using(BOT):
+        changed = a.skills.update("greet", body="Say hello, then ask how to help.\n")
+    branch = changed.proposal.branch
+    assert git(remote, "log", "-1", "--format=%an", branch) == "agent-7"
+    assert "ask how to help" in git(remote, "show", f"{branch}:greet/SKILL.md")
+    assert a.skills.load("greet").body.strip() == "# Greet\n\nSay hello."

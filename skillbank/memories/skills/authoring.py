@@ -233,7 +233,8 @@ class SkillAuthoring:
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
                                     "copy it into the bank's own library to change it")
-            check_may_change(current.frontmatter, name, "changing")
+            if getattr(self, "skills_repo", None) is None:  # git mode: a proposal, which a
+                check_may_change(current.frontmatter, name, "changing")  # reviewer merges
             folder = Path(current.path).parent
             merged = dict(current.frontmatter)
             merged.update({k: v for k, v in (frontmatter or {}).items() if k != "name"})
