@@ -7,6 +7,7 @@ on the order an index happened to return them in.
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any, Sequence
 
 import numpy as np
@@ -62,18 +63,22 @@ def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: fl
     embedded, or no model at all) are scored by their keyword z-score alone, so the lowest
     similarity does not bury them while the dense side fills in.
     """
-    ids = [i for i, (_, meta) in mirror.items() if not where or matches(where, meta)]
+    # Built with map() over dict.get, not per-item comprehensions: this runs on every skill
+    # search over every item, and the comprehensions were a sixth of a warm search at 1,739
+    # skills (cProfile, docs/benchmarks.md "Routing ... search time").
+    ids = list(mirror) if not where else [
+        i for i, (_, meta) in mirror.items() if matches(where, meta)]
     if not ids:
         return [], np.zeros(0)
-    embedded = [i for i in ids if i not in pending]
+    n = len(ids)
     floor = min(dense.values()) if dense else 0.0
-    d = np.array([dense.get(i, floor) for i in ids], dtype=np.float64)
+    d = np.fromiter(map(dense.get, ids, repeat(floor, n)), dtype=np.float64, count=n)
     total = dense_weight + keyword_weight
-    kw = np.array([keyword.get(i, 0.0) for i in ids], dtype=np.float64)
-    kw_z = _standardise(kw) if keyword else np.zeros(len(ids))
-    if len(embedded) == len(ids):
+    kw = np.fromiter(map(keyword.get, ids, repeat(0.0, n)), dtype=np.float64, count=n)
+    kw_z = _standardise(kw) if keyword else np.zeros(n)
+    if not pending or pending.isdisjoint(ids):
         return ids, dense_weight / total * _standardise(d) + keyword_weight / total * kw_z
-    has_vector = np.array([i not in pending for i in ids], dtype=bool)
+    has_vector = np.fromiter((i not in pending for i in ids), dtype=bool, count=n)
     score = kw_z.copy()
     if has_vector.any():
         d_z = np.zeros(len(ids))

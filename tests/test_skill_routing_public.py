@@ -93,6 +93,30 @@ def test_a_request_in_chinese_finds_the_skill_that_shares_its_words(tmp_path, mi
         bank.close()
 
 
+def test_a_request_mixing_scripts_is_answered_on_the_words_the_model_cannot_read(tmp_path,
+                                                                                   minilm):
+    """Fails before: the English model reads only the Latin words, its nearest skill shares no
+    word with the request, and the no-shared-word bar emptied the answer although BM25 over the
+    Chinese bigrams names the skill (the trigger evals' only emptied requests)."""
+    folder = PUBLIC / "agent-skills-jason" / "skills"
+    bank = Skillbank.open(tmp_path / "root", skill_roots=[folder], embedding_function=minilm,
+                          include_bundled=False, sync=False)
+    try:
+        bank.skills.sync()
+        for request, skill in (("导成能进 EndNote 或 Zotero 的参考文献库", "research-to-paper-curate"),
+                               ("我想投 Ecological Indicators，先确定方向和投稿要求",
+                                "research-to-paper-scope")):
+            assert 0.5 < routing.readable_share(request) < 1.0
+            hits = bank.skills.search(request, k=3)
+            assert hits and hits[0].name == skill, (request, [h.name for h in hits])
+        # an accented word in an English request leaves the fit to the dense side
+        assert routing.mixed_min_keyword("Book me a table at the café tonight") > 1.0
+        assert routing.mixed_min_keyword("merge two PDFs") is None
+        assert bank.skills.search("Who painted the Mona Lisa? Réponds vite", k=3) == []
+    finally:
+        bank.close()
+
+
 def test_tool_gate_hides_skills_whose_tools_the_agent_lacks(tmp_path, minilm, caplog):
     bank = _bank(tmp_path, minilm, [
         ("git-cleanup", "Delete stale local git branches after squash merges",

@@ -539,10 +539,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         top = max(embedded, key=lambda h: (h.dense, h.id))
         if top.dense < best - 1e-9:
             # The best skill by cosine fell out of the fused hits (weak keyword evidence, as a
-            # rule): look at every item once to learn whether it shares a word with the task.
-            every = self.index.search(task, k=0, fusion="z", query_vector=vector)
-            top = max((h for h in every if h.dense is not None), key=lambda h: (h.dense, h.id),
-                      default=top)
+            # rule): look it up to learn whether it shares a word with the task.
+            top = routing.nearest_by_cosine(self.index, task, vector, top)
         # A shared word with any of the skills nearest in meaning, not only the nearest: in a
         # catalog of one-line descriptions the right one is often second or third by cosine
         # and the only one that shares a word (search.shared_word_among).
@@ -558,6 +556,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             shares)
         fit = fitting.fit_probability(best, size, shares_word=shares_word,
                                       background=background)
+        mixed = routing.mixed_min_keyword(task)
+        if mixed is not None:  # the part the model cannot read is the keyword side's (search.py)
+            fit = max(fit, fitting.keyword_fit(raw.best_keyword, mixed))
         return max(fit, keyword) if raw.pending else fit
 
     def catalog(self, budget_tokens: int | None = None, task: str | None = None) -> Catalog:

@@ -45,6 +45,24 @@ def shared_word_among(words: float) -> int:
 READABLE_FOR_FIT = 0.5
 UNREADABLE_MIN_KEYWORD = 0.05
 
+
+def mixed_min_keyword(task: str) -> float | None:
+    """The keyword share that answers a request the model reads only in part, or None.
+
+    A request mixing scripts ("导成能进 EndNote 或 Zotero 的参考文献库") is read by the English
+    model on its Latin words alone, so the skill nearest in meaning is often not the one the
+    request names, shares no word with it, and the no-shared-word bar empties the answer (2 of 74
+    answerable trigger-eval requests, the only ones emptied there). The unread part is the
+    keyword side's: a match on `UNREADABLE_MIN_KEYWORD` of the request's best BM25 answers a
+    request that is half unreadable (where the keyword side alone decides, READABLE_FOR_FIT),
+    and the bar rises with the square of how much less is unread, past the whole best BM25
+    (never cleared) once a request is 89 % Latin: an accented word in an English request
+    changes nothing. None for a request the model reads whole."""
+    share = readable_share(task)
+    if share >= 1.0:
+        return None
+    return UNREADABLE_MIN_KEYWORD * ((1.0 - READABLE_FOR_FIT) / max(1.0 - share, 1e-9)) ** 2
+
 _cache: dict[int, tuple[int, float]] = {}
 _lock = threading.Lock()
 
@@ -104,3 +122,25 @@ def routable(task: str) -> tuple[str, str]:
     if not any(c.isalnum() for c in task):
         return task, "the request has no letters or digits to route on"
     return task[:ROUTED_CHARS], ""
+
+
+def nearest_by_cosine(index: Any, task: str, vector: Any, default: Any) -> Any:
+    """The skill nearest the request in meaning, as an IndexHit with its keyword evidence.
+
+    The fit needs it when it fell out of the fused hits (weak keyword evidence, as a rule: about
+    one search in six on a 1,739-skill library). A second fused search over every item cost a
+    whole search again (Chroma's 1,000 nearest, BM25, fusion, a hit per item); the nearest few
+    texts and one BM25 pass are what the answer rests on. `default` when nothing is found.
+    """
+    from skillbank.index import IndexHit
+
+    with index._lock:  # as HybridIndex.search reads both sides (an RLock)
+        found = index.dense(vector, SHARED_WORD_AMONG)
+        mirror = index._load_mirror()
+        found = {i: s for i, s in found.items() if i in mirror}
+        if not found:
+            return default
+        best = max(found, key=lambda i: (found[i], i))
+        keyword = index.keyword(task, len(mirror)).get(best)
+        return IndexHit(id=best, score=0.0, dense=found[best], keyword=keyword,
+                        why="both" if keyword else "dense", metadata=mirror[best][1])
