@@ -190,6 +190,7 @@ class SkillbankMiddleware(AgentMiddleware):
         self.distill = distill
         self.last_error: BaseException | None = None
         self.last_experience_id: str | None = None
+        self._agent_tools: list[str] | None = None  # the last model call's tool names (#26)
         template_fields(namespace)  # a malformed template fails here, not mid-run
         warm_up(bank)  # the embedding model loads on a thread now, not in the first turn
         self._name = name or (f"SkillbankMiddleware[{namespace}]" if namespace
@@ -291,7 +292,8 @@ class SkillbankMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        with agent_tools(_tool_names(request)):  # skills needing tools it lacks stay out
+        self._agent_tools = _tool_names(request)  # find_skills, called later, gates on them too
+        with agent_tools(self._agent_tools):  # skills needing tools it lacks stay out
             fresh = self._compute(run) if self._needs_context(run) else None
         entry = fresh or run.get("context")
         try:
@@ -303,7 +305,8 @@ class SkillbankMiddleware(AgentMiddleware):
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        with agent_tools(_tool_names(request)):  # to_thread carries the context variable
+        self._agent_tools = _tool_names(request)
+        with agent_tools(self._agent_tools):  # to_thread carries the context variable
             fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
                      else None)
         entry = fresh or run.get("context")
@@ -317,7 +320,9 @@ class SkillbankMiddleware(AgentMiddleware):
     # -- failures in tools ----------------------------------------------------------------------
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
-            return handler(request)
+            # find_skills (ours or skillbank_tools') gates on the tools the agent's model saw
+            with agent_tools(self._agent_tools):
+                return handler(request)
         except Exception as exc:
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
                              exc, request.tool_call)
@@ -325,7 +330,8 @@ class SkillbankMiddleware(AgentMiddleware):
 
     async def awrap_tool_call(self, request: Any, handler: Callable[..., Any]) -> Any:
         try:
-            return await handler(request)
+            with agent_tools(self._agent_tools):
+                return await handler(request)
         except Exception as exc:
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
                              exc, request.tool_call)

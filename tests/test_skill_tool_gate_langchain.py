@@ -50,3 +50,39 @@ def test_context_leaves_out_skills_needing_tools_the_agent_lacks(bank, tools, sh
                                                                        raise_errors=True)])
     agent.invoke({"messages": [{"role": "user", "content": "clean up stale git branches"}]})
     assert ("git-branch-cleanup" in system_text(model.seen[0])) is shown
+
+
+@pytest.mark.parametrize("tools, found", [([bash, read_file], True), ([read_file], False)])
+def test_find_skills_called_by_the_agent_gates_on_its_tools(bank, tools, found):
+    """Fails before: the gate reached the memory context only; the agent's own find_skills call
+    (a tool call, outside the model call) listed the skill whatever tools the agent had."""
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from scripted import call
+
+    model = Scripted(messages=iter([call("find_skills", {"task": "clean up stale git branches"},
+                                         "c1"), AIMessage(content="done")]))
+    agent = create_agent(model, tools, middleware=[SkillbankMiddleware(
+        bank, record=False, raise_errors=True, tools=["find_skills"])])
+    out = agent.invoke({"messages": [{"role": "user", "content": "tidy my repository"}]})
+    answer = [m for m in out["messages"] if isinstance(m, ToolMessage)][0]
+    names = [s["name"] for s in json.loads(answer.content)["skills"]]
+    assert ("git-branch-cleanup" in names) is found
+
+
+async def test_find_skills_gates_in_an_async_run_too(bank):
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from scripted import call
+
+    model = Scripted(messages=iter([call("find_skills", {"task": "clean up stale git branches"},
+                                         "c1"), AIMessage(content="done")]))
+    agent = create_agent(model, [read_file], middleware=[SkillbankMiddleware(
+        bank, record=False, raise_errors=True, tools=["find_skills"])])
+    out = await agent.ainvoke({"messages": [{"role": "user", "content": "tidy my repository"}]})
+    answer = [m for m in out["messages"] if isinstance(m, ToolMessage)][0]
+    assert "git-branch-cleanup" not in [s["name"] for s in json.loads(answer.content)["skills"]]
