@@ -77,7 +77,9 @@ class HealthRoutes:
             body: dict[str, Any] = {"status": "ready" if ready else "not ready", "checks": checks}
             # Skills in git: the branch and commit this worker serves (skills_repo.py); a failed
             # follow is shown there, and does not make the worker unready (it serves a commit).
-            served = await anyio.to_thread.run_sync(lambda: self.bank.skills.repo_status())
+            from skillbank.team.skills_repo import served as served_skills
+
+            served = await anyio.to_thread.run_sync(served_skills, self.bank)
             if served is not None:
                 body["skills"] = served
             await _json(send, 200 if ready else 503, body)

@@ -492,6 +492,14 @@ class SkillsRepo:
                         published=True)
 
 
+def served(bank: Any) -> dict[str, Any] | None:
+    """For a worker's /readyz: the branch and commit served, read without opening or syncing
+    the skill library (a probe must not wait on Chroma); None without skills in git."""
+    library = getattr(bank, "_memories", {}).get("skills")
+    repo = getattr(library, "skills_repo", None)
+    return repo.status() if repo is not None else None
+
+
 def open_repo(checkout: Path, settings: Any) -> SkillsRepo:
     """The skills repository a bank's settings name, prepared (cloned or checked)."""
     return SkillsRepo(checkout, str(settings.skills_repo), settings.skills_branch or "main",
