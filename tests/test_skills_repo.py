@@ -473,3 +473,30 @@ def test_anyone_may_propose_a_change_to_a_served_skill(workers, remote):
     assert git(remote, "log", "-1", "--format=%an", branch) == "agent-7"
     assert "ask how to help" in git(remote, "show", f"{branch}:greet/SKILL.md")
     assert a.skills.load("greet").body.strip() == "# Greet\n\nSay hello."
+
+
+def test_a_proposal_cut_short_leaves_nothing_behind(tmp_path, remote):
+    """A process killed while building a proposal leaves a worktree nobody pushed: the next
+    open removes it, and a proposal whose push fails removes its own at once."""
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    checkout = bank.root / "skills"
+    try:
+        bank.skills.skills_repo.git.run("worktree", "add", "--quiet", "--detach",
+                                        str(bank.root / ".skills-work" / "proposal-x" / "tree"))
+    finally:
+        bank.close()
+    assert len(git(checkout, "worktree", "list").splitlines()) == 2
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    try:
+        assert len(git(checkout, "worktree", "list").splitlines()) == 1
+        assert not any((bank.root / ".skills-work").iterdir())
+        (remote / "hooks" / "pre-receive").write_text("#!/bin/sh\necho refused >&2\nexit 1\n")
+        (remote / "hooks" / "pre-receive").chmod(0o755)
+        with pytest.raises(SkillsRepoError, match="could not push") as caught:
+            save(bank, ADA)
+        assert "nothing was written" in str(caught.value)
+        assert not any((bank.root / ".skills-work").iterdir())
+        assert len(git(checkout, "worktree", "list").splitlines()) == 1
+        assert "skillbank/proposals" not in git(remote, "branch", "--list", "--all")
+    finally:
+        bank.close()

@@ -174,8 +174,20 @@ class SkillsRepo:
                 "skillbank clones the repository into it; or unset skills_repo")
         else:
             self._check_checkout()
+        self._clear_leftovers()
         self.last_error = None
         return self
+
+    def _clear_leftovers(self) -> None:
+        """Worktrees a process killed mid-proposal left under `<root>/.skills-work/` (never
+        pushed, so never anyone's proposal): removed, and git's record of them pruned."""
+        work = self.root / WORK_DIR
+        if not work.is_dir():
+            return
+        with self._locked():  # another process's proposal in flight holds this lock
+            for holder in work.iterdir():
+                shutil.rmtree(holder, ignore_errors=True)
+            self.git.run("worktree", "prune", check=False)
 
     def _clone(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
