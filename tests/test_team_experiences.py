@@ -116,13 +116,13 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
                                     feedback="Pause the spooler, then purge the queue.")
         hits = b.experiences.recall("drain the third floor print queue", k=2)
         assert hits and hits[0].id == kept and hits[0].why == "keyword"
-        assert "full-text search" in hits.reason and not hits.dense_complete
+        assert "full-text search" in hits.note and not hits.dense_complete
         assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
         chroma.start()  # same folder and port
         hits = _until(lambda: [h for h in a.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
         assert hits[0].id == kept  # indexed now that Chroma is back
-        assert not getattr(hits, "reason", "")
+        assert not getattr(hits, "note", "")
         assert kept in a.index("experiences").ids()
         hits = _until(lambda: [h for h in b.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)

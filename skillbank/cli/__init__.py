@@ -162,6 +162,9 @@ app.command(context_settings=SERVE_SETTINGS)(serve)
 from skillbank.team.cli import SETTINGS as TEAM_SERVER_SETTINGS, server as team_server  # noqa: E402
 
 app.command(name="server", context_settings=TEAM_SERVER_SETTINGS)(team_server)
+from skillbank.cli.migrate import migrate as migrate_command  # noqa: E402 - team mode (issue 24)
+
+app.command(name="migrate")(migrate_command)
 
 
 def _version(value: bool) -> None:

@@ -313,7 +313,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
     def recall(self, task: str, *args: Any, **kwargs: Any) -> list[Hit[Experience]]:
         """`RecallMixin.recall`; while the index does not answer, the journal's own full-text
         search (PostgreSQL's, in team mode) answers instead, with a note in the result
-        (`Hits.reason`, `dense_complete` False). Records written during an outage are indexed
+        (`Hits.note`, `dense_complete` False). Records written during an outage are indexed
         by the first recall after it (a sync)."""
         if self.index_behind or self._recalled_by_text:
             try:
@@ -381,8 +381,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             if len(hits) >= k:
                 break
         hits.dense_complete = False
-        hits.reason = ("the index does not answer, so these were found by the journal's "
-                       "full-text search (keyword only)")
+        hits.note = (f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
+                     "(keyword only), and records written meanwhile are indexed when it is back")
         if a["count_use"]:
             for hit in hits:
                 self.usage.record(hit.id, use=1, trusted=scope.trusted)

@@ -1,0 +1,244 @@
+"""`skillbank migrate`: bring an embedded root's memory into a team deployment's PostgreSQL.
+
+What moves, from `<root>` into the deployment's rows (`skillbank.store.postgres`):
+
+- the experience journal (`<root>/experiences/*.jsonl`), event by event, in order — records,
+  lessons, statuses, duplicate counts and forgets, exactly as a team worker would have written
+  them (`PostgresExperienceLog`), so its sync indexes them into the team's Chroma;
+- usage counters (`<root>/usage/*.jsonl`, trusted and untrusted apart), the audit log
+  (`<root>/audit/`) and forgotten ids (`forgotten.jsonl`);
+- guideline records (`<root>/guidelines/`), through the guideline store (`store.guidelines()`).
+
+Skills are not rows: a team serves them from a git repository (docs/team.md), and skill drafts
+stay in the root they were drafted in.
+
+Run twice, it changes nothing: `sb_imports` keeps, per deployment and source root (its id
+file), how far each part was imported — the journal's position, the number of audit events —
+so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
+are imported once per root. Everything but the guidelines is one transaction: a failure leaves
+nothing half-written. Guidelines are then saved one transaction each and compared first, so a
+run cut short is finished by running it again.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from skillbank.errors import InvalidInputError
+
+PARTS = ("experiences", "usage", "audit", "forgotten", "guidelines")
+MEMORIES = ("skills", "experiences", "guidelines")
+
+
+@dataclass
+class MigrateReport:
+    """What one run imported, per part (0 everywhere: the deployment already had it all)."""
+
+    source: str
+    root: str
+    deployment: str
+    database: str
+    imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
+    skipped: list[str] = field(default_factory=list)  # what could not be read, and where
+
+    @property
+    def changed(self) -> bool:
+        return any(self.imported.values())
+
+    def summary(self) -> str:
+        if not self.changed:
+            return (f"Nothing to import: deployment {self.deployment!r} at {self.database} "
+                    f"already holds everything in {self.root} (running migrate again changes "
+                    "nothing).")
+        parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
+        return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
+                f"{self.database}. Team workers index the experiences on their next sync "
+                "(they are told now); running migrate again changes nothing.")
+
+    def to_json(self) -> dict[str, Any]:
+        return {"source": self.source, "root": self.root, "deployment": self.deployment,
+                "database": self.database, "imported": dict(self.imported),
+                "changed": self.changed, "skipped": list(self.skipped)}
+
+
+def _check_root(root: Path) -> None:
+    """A clear error naming what to fix when `root` is not a readable memory root."""
+    if not root.exists():
+        raise InvalidInputError(f"the root to migrate, {root}, does not exist; give the folder "
+                                "of the embedded memory (--from, default ~/.skillbank)")
+    if not root.is_dir():
+        raise InvalidInputError(f"the root to migrate, {root}, is not a folder")
+    if not os.access(root, os.R_OK | os.X_OK):
+        raise InvalidInputError(f"cannot read the root to migrate, {root} (permission denied); "
+                                "run migrate as the user who owns it, or fix its permissions")
+    known = ("experiences", "guidelines", "usage", "audit", "skills", "skillbank.toml")
+    if not any((root / name).exists() for name in known):
+        raise InvalidInputError(f"{root} is not a skillbank memory root (none of "
+                                f"{', '.join(known)} is in it); give the root's folder")
+
+
+def _source(root: Path) -> str:
+    """The root's id (`.skillbank-id`), else its absolute path: what `sb_imports` is keyed by."""
+    from skillbank.index_ownership import IDENTITY_FILE
+
+    try:
+        found = (root / IDENTITY_FILE).read_text("ascii").strip()
+    except (OSError, UnicodeDecodeError):
+        found = ""
+    return found or str(root.resolve())
+
+
+def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
+    return InvalidInputError(f"cannot read {path} ({exc.strerror or exc}); nothing was "
+                             "imported. Fix its permissions (or run as its owner) and run "
+                             "migrate again")
+
+
+def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
+                 timeout: float = 5.0) -> MigrateReport:
+    """Import `root` into `deployment` at `database_url` (see the module docstring)."""
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.store.postgres.db import masked
+
+    root = Path(root).expanduser()
+    _check_root(root)
+    if not isinstance(deployment, str) or not deployment.strip():
+        raise InvalidInputError("name the team deployment to import into (--deployment, or "
+                                "the deployment setting / SKILLBANK_DEPLOYMENT)")
+    store = PostgresStore(database_url, deployment=deployment, timeout=timeout)
+    report = MigrateReport(source=_source(root), root=str(root), deployment=deployment,
+                           database=masked(database_url))
+    try:
+        try:
+            _import_rows(store, root, report)
+        except PermissionError as exc:
+            raise _unreadable(Path(exc.filename or root), exc) from None
+        try:
+            report.imported["guidelines"] = _import_guidelines(store, root, report)
+        except PermissionError as exc:
+            raise _unreadable(Path(exc.filename or root), exc) from None
+    finally:
+        store.close()
+    return report
+
+
+def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
+    """Experiences, usage, audit and forgotten ids: one transaction."""
+    from psycopg.types.json import Jsonb
+
+    from skillbank.store.postgres.changes import CHANNEL
+    from skillbank.store.postgres.db import lock_key
+    from skillbank.store.postgres.forgotten import INSERT as FORGOTTEN
+
+    deployment, source = store.deployment, report.source
+    log = store.experiences()
+    with store.db.transaction() as conn:
+        conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                     (lock_key("skillbank", deployment, "migrate"),))
+        conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                     (lock_key("skillbank", deployment, "experience-log"),))
+        done = {part: position for part, position in conn.execute(
+            "SELECT part, position FROM sb_imports WHERE deployment = %s AND source = %s",
+            (deployment, source)).fetchall()}
+        positions: dict[str, Any] = {}
+
+        # The experience journal, from where the last run stopped.
+        from skillbank.store.files.experiences import FileExperienceLog
+
+        journal = FileExperienceLog(root / "experiences")
+        starts = dict((done.get("experiences") or {}).get("files", {}))
+        events, ends = journal.events_from(starts, report.skipped)
+        for event, _loc, _digest in events:
+            if event.get("op") == "erased":
+                continue  # a forgotten record's tombstone: nothing to carry over
+            log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+            report.imported["experiences"] += 1
+        positions["experiences"] = {"files": {**starts, **ends}}
+
+        # Usage counters: once per root (a count cannot be told apart from a later one).
+        if "usage" not in done:
+            from skillbank.usage import UsageLog
+
+            rows = []
+            for memory in MEMORIES:
+                path = root / "usage" / f"{memory}.jsonl"
+                if not path.is_file():
+                    continue
+                counts = UsageLog(path)
+                for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
+                    for item_id, usage in table.items():
+                        rows.append((deployment, memory, item_id, trusted, usage.uses,
+                                     usage.successes, usage.failures, usage.last_used))
+            with conn.cursor() as cur:
+                cur.executemany(
+                    """INSERT INTO sb_usage (deployment, memory, item_id, trusted, uses,
+                           successes, failures, last_used) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                       ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                           uses = sb_usage.uses + excluded.uses,
+                           successes = sb_usage.successes + excluded.successes,
+                           failures = sb_usage.failures + excluded.failures,
+                           last_used = greatest(sb_usage.last_used, excluded.last_used)""", rows)
+            report.imported["usage"] = len(rows)
+            positions["usage"] = {"items": len(rows)}
+
+        # The audit log: the events after those already imported (files keep their order).
+        from skillbank.audit import FileAuditLog
+
+        audit_events = FileAuditLog(root / "audit").query()
+        already = int((done.get("audit") or {}).get("events", 0))
+        fresh = audit_events[already:]
+        if fresh:
+            with conn.cursor() as cur:
+                cur.executemany(
+                    "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "
+                    "action, kind, item_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    [(deployment, e.at, e.principal, e.role, e.face, e.namespace, e.action,
+                      e.kind, e.id) for e in fresh])
+        report.imported["audit"] = len(fresh)
+        positions["audit"] = {"events": max(already, len(audit_events))}
+
+        # Forgotten ids: a row per id, never twice.
+        from skillbank.store.files.forgotten import FileForgottenIds
+
+        for entry in FileForgottenIds(root / "guidelines" / ".trash" / "forgotten.jsonl").list():
+            cur = conn.execute(FORGOTTEN.split(" ON CONFLICT")[0] + " ON CONFLICT DO NOTHING",
+                               (deployment, entry["id"], entry.get("kind") or "guideline",
+                                entry.get("at") or "now", entry.get("principal") or ""))
+            report.imported["forgotten"] += cur.rowcount
+
+        for part, position in positions.items():
+            conn.execute(
+                "INSERT INTO sb_imports (deployment, source, part, position) "
+                "VALUES (%s, %s, %s, %s) ON CONFLICT (deployment, source, part) "
+                "DO UPDATE SET position = excluded.position, at = now()",
+                (deployment, source, part, Jsonb(position)))
+        if report.imported["experiences"]:  # the workers sync the new events into the index
+            conn.execute("INSERT INTO sb_changes (deployment, kind, token) "
+                         "VALUES (%s, 'experiences', 'migrate')", (deployment,))
+            conn.execute("SELECT pg_notify(%s, %s)",
+                         (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _import_guidelines(store: Any, root: Path, report: MigrateReport) -> int:
+    """Guideline records the deployment lacks (or holds differently); one save each."""
+    folder = root / "guidelines"
+    if not folder.is_dir():
+        return 0
+    from skillbank.store.files.guidelines import FileGuidelineRecords
+
+    loaded = FileGuidelineRecords(folder).load()
+    report.skipped.extend(loaded.skipped)
+    target = store.guidelines()
+    have = {gid: g.model_dump(mode="json", exclude={"path"})
+            for gid, (g, _) in target.load().records.items()}
+    saved = 0
+    for gid, (guideline, _) in sorted(loaded.records.items()):
+        if have.get(gid) == guideline.model_dump(mode="json", exclude={"path"}):
+            continue
+        target.save(guideline)
+        saved += 1
+    return saved
