@@ -185,6 +185,33 @@ def _async_twin(name: str) -> Any:
     return method
 
 
+def _names_of(tools: Any) -> Optional[List[str]]:
+    """Tool names from names or LlamaIndex tools (`tool.metadata.name`); None stays None."""
+    if tools is None:
+        return None
+    if isinstance(tools, str):
+        raise InvalidInputError("available_tools: give a list of tool names or tools, not a "
+                                "string")
+    names = []
+    for tool in tools:
+        name = tool if isinstance(tool, str) else getattr(
+            getattr(tool, "metadata", None), "name", None) or getattr(tool, "name", None)
+        if not isinstance(name, str) or not name:
+            raise InvalidInputError(f"available_tools: {tool!r} is neither a tool name nor a "
+                                    "tool with a name")
+        names.append(name)
+    return names
+
+
+def _gated(names: Optional[List[str]]) -> Any:
+    """Skill search within gates on `names` (the agent's tools); no names: as it was."""
+    from contextlib import nullcontext
+
+    from skillbank.memories.skills.dependencies import agent_tools
+
+    return nullcontext() if names is None else agent_tools(names)
+
+
 class SkillbankToolSpec(BaseToolSpec):
     """The skillbank memory tools for a LlamaIndex agent.
 
@@ -203,11 +230,16 @@ class SkillbankToolSpec(BaseToolSpec):
     spec_functions = [(name, f"a{name}") for name in TOOL_NAMES]
 
     def __init__(self, bank: "Skillbank", include: Sequence[str] | None = None,
-                 namespace: str | None = None, *, trusted: bool = True) -> None:
+                 namespace: str | None = None, *, trusted: bool = True,
+                 available_tools: Sequence[Any] | None = None) -> None:
         template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.namespace = namespace
         self.trusted = trusted
+        # The agent's tools (names or LlamaIndex tools): find_skills leaves out skills whose
+        # declared tools are not among them (#26). LlamaIndex does not tell a tool the agent's
+        # other tools, so the caller passes the list it gives the agent. None: no gate.
+        self.available_tools = _names_of(available_tools)
         self.spec_functions = [(d.name, f"a{d.name}") for d in select_tools(include)]
 
     def get_metadata_from_fn_name(self, fn_name: str,
@@ -226,7 +258,9 @@ class SkillbankToolSpec(BaseToolSpec):
                 raise InvalidInputError(
                     f"namespace template {self.namespace!r} has no value outside an agent run: "
                     "call the async tool inside the workflow, with the field set in its Context")
-        return run_tool(self.bank, _tool, arguments, namespace=namespace, trusted=self.trusted)
+        with _gated(self.available_tools):
+            return run_tool(self.bank, _tool, arguments, namespace=namespace,
+                            trusted=self.trusted)
 
     def find_skills(self, task: str, k: int = 5) -> str:
         """Search the skill library for skills that fit a task."""
@@ -444,6 +478,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     namespace: Optional[str] = None
     raise_errors: bool = False
     background: bool = Field(default=True, description="Write off the agent's turn.")
+    available_tools: Optional[List[str]] = Field(
+        default=None, description="The agent's tool names (or tools): skills declaring tools "
+        "not among them stay out of the memory (#26). None: no gate.")
 
     _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
     _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
@@ -453,6 +490,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     def __init__(self, bank: "Skillbank | None" = None, **data: Any) -> None:
         if bank is not None:
             data["bank"] = bank
+        if data.get("available_tools") is not None:
+            data["available_tools"] = _names_of(data["available_tools"])
         template_fields(data.get("namespace"))  # a malformed template fails here, not mid-run
         super().__init__(**data)
         warm_up(self.bank)  # the embedding model loads on a thread now, not in the first turn
@@ -502,7 +541,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         # The session's own record is never shown back to it as a past experience.
         extra = {"thread": thread} if thread else {}
         try:
-            with using(narrowed(namespace, face=FACE)):  # that namespace's principal alone
+            with using(narrowed(namespace, face=FACE)), _gated(self.available_tools):
                 text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
                                              namespace=namespace, **extra).text
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
