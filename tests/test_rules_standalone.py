@@ -39,6 +39,24 @@ def test_when_to_use_names_the_kind_of_task_not_the_task(rd):
     assert rule.when_to_use.startswith("When importing a CSV")
 
 
+def test_topic_and_when_come_from_the_rule_and_read_as_english(rd):
+    """The demo showed "When drafting a release notes (doing any task)" and "When writing a
+    API guide"; a rule about markdown tables learnt on a Python task was filed by the task's
+    words, not its own."""
+    (rule,) = rd.rules_from_critique("Lead with breaking changes before new features.",
+                                     task="Draft the release notes for version 1.4")
+    assert rule.when_to_use.startswith("When drafting release notes")
+    assert "doing any task" not in rule.when_to_use
+    (rule,) = rd.rules_from_critique("Use American spelling in the docs.",
+                                     task="Write the API guide for the payments endpoint")
+    assert rule.when_to_use.startswith("When writing an API guide (")
+    (rule,) = rd.rules_from_critique(
+        "Use markdown tables for comparisons.",
+        task="Write a Python script that compares two exports")
+    assert rule.topic == "writing", rule
+    assert "Python" not in rule.when_to_use.split(";")[0].split("(")[1]
+
+
 def test_a_comparison_only_compares_runs_of_the_same_task_and_says_so(rd):
     from skillbank.records import Experience, Step
 

@@ -80,4 +80,22 @@ def task_kind(phrase: str, max_words: int = 6) -> str:
             break
     while out and out[-1].lower() in ("a", "an", "the", "to"):
         out.pop()
+    return _articles(out)
+
+
+_PLURAL_END = re.compile(r"[^su]s$|ies$", re.I)  # notes, slides, queries (not: class, status)
+_AN_SOUND = re.compile(r"^(?:[aeio]|u(?!ni|s[eu]|ti)|[AEFHILMNORX][A-Z0-9]{0,3}$)")  # "an API", "a README", "a SQL query"
+
+
+def _articles(words: list[str]) -> str:
+    """"a" agreeing with the noun phrase it now opens: "drafting release notes" (not "a
+    release notes"), "writing an API guide" (not "a API guide")."""
+    out: list[str] = []
+    for number, word in enumerate(words):
+        if word == "a" and number + 1 < len(words):
+            if _PLURAL_END.search(words[-1]) and words[-1][:1].islower():
+                continue
+            if _AN_SOUND.match(words[number + 1]):
+                word = "an"
+        out.append(word)
     return " ".join(out)

@@ -34,7 +34,7 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         1.0,
         r"sql|select|joins?|quer(?:y|ies)|ctes?|subquer(?:y|ies)|where clause|group by|order by"
         r"|indexes|schemas?|postgres(?:ql)?|mysql|sqlite|bigquery|snowflake|nulls?|primary keys?"
-        r"|foreign keys?|tables?|columns?",
+        r"|foreign keys?|(?<!markdown )(?<!html )tables?|columns?",
     ),
     (
         "data",
@@ -51,7 +51,8 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         1.0,
         r"documentation|docs|readmes?|paragraphs?|sentences?|spelling|grammar|prose|articles?"
         r"|headings?|wording|style guides?|tutorials?|guides?|acronyms?|jargon|readers?|blog"
-        r"|essays?|copywriting|punctuation|glossary|passive voice|pages?|intro(?:duction)?s?",
+        r"|essays?|copywriting|punctuation|glossary|passive voice|pages?|intro(?:duction)?s?"
+        r"|markdown|release notes|changelogs?",
     ),
     (
         "support",
@@ -98,16 +99,19 @@ def topic_family(topic: str | None) -> str:
 
 
 def guess_topic(rule: str, task: str | None = None, context: str | None = None) -> str:
-    """A short topic slug from keyword hits (rule counts most, then task, then context)."""
-    best, best_score = "general", 0.0
+    """A short topic slug from keyword hits: the rule's own words decide; the task (twice)
+    and the context only break the rule's ties or speak when the rule names no topic.
+
+    Added up, a task's words outweighed the rule's: "Use markdown tables for comparisons."
+    learnt on an SQL report was filed under ``sql`` and told to apply "when writing or
+    reviewing SQL queries" (on the critique stream, dev, the rule-first guess files 91.0% of
+    the rules in their domain's topics against 91.3% for the sum)."""
+    best, best_key = "general", (0.0, 0.0)
     for slug, _, weight, rx in _TOPIC_RES:
-        score = weight * (
-            3 * len(rx.findall(rule or ""))
-            + 2 * len(rx.findall(task or ""))
-            + 1 * len(rx.findall(context or ""))
-        )
-        if score > best_score:
-            best, best_score = slug, score
+        own = weight * len(rx.findall(rule or ""))
+        around = weight * (2 * len(rx.findall(task or "")) + len(rx.findall(context or "")))
+        if (own or around) and (own, around) > best_key:
+            best, best_key = slug, (own, around)
     return best
 
 
@@ -179,7 +183,12 @@ def _when_to_use(rule: str, topic: str, task: str | None) -> str:
         kind = "" if kind == "working on: " else kind
     else:
         kind = task_kind(kind)
-    head = f"When {kind} ({desc})" if kind else f"When {desc}"
+    if topic == "general" or topic not in _TOPIC_DESC:
+        # No topic read from the rule: the task kind alone says when ("(doing any task)"
+        # beside it told the model nothing).
+        head = f"When {kind}" if kind else "When " + desc
+    else:
+        head = f"When {kind} ({desc})" if kind else f"When {desc}"
     keys = _keywords(rule)
     line = head + (f"; about {', '.join(keys)}" if keys else "")
     return line[:MAX_SHORT]
