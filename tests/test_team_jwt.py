@@ -196,7 +196,8 @@ def shows_a(payload: Any) -> list[str]:
 
 async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server, postgres):
     """alice (group platform: contributor, reads team), bob (platform-viewers: reader, reads
-    team), ci (a team service account writing the team namespace), carol (tokens file)."""
+    team), ci (a team service account writing the team namespace), bot (an untrusted agent
+    writing it: pending), lena (platform-leads: the team's reviewer), carol (tokens file)."""
     from skillbank.mcp_server.identity import add_principal
 
     config = tmp_path / "auth.toml"
@@ -209,11 +210,17 @@ async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server
     alice = issuer.token("alice", groups=["platform"])
     bob = issuer.token("bob", groups=["platform-viewers"])
     ci = issuer.token("ci", groups=["platform"], skillbank_namespace="team")
+    bot = issuer.token("bot", groups=["platform", "agents"], skillbank_namespace="team")
+    lead = issuer.token("lena", groups=["platform-leads"])
     try:
         async with bearer_session(url, ci) as team:
             ok, team_exp = await call(team, "record_experience", {"task": T_TASK,
                                                                   "outcome": "success"})
             assert ok, team_exp
+        async with bearer_session(url, bot) as agent:  # untrusted (group agents): pending
+            ok, pending = await call(agent, "record_experience", {
+                "task": "Reset the Quillfeather cache", "outcome": "success"})
+            assert ok and pending["status"] == "pending", pending
         async with bearer_session(url, alice) as on_a:
             ok, exp = await call(on_a, "record_experience", {
                 "task": A_TASK, "outcome": "failure", "feedback": "Halvorsen keys expired."})
@@ -239,6 +246,21 @@ async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server
                                ("forget", {"id": rule["guideline_id"]})):
                 ok, result = await call(on_b, tool, args)
                 assert not ok and "Traceback" not in result, (tool, result)
+            ok, listed = await call(on_b, "list_pending", {})  # a reader reviews nothing
+            assert ok and pending["id"] not in json.dumps(listed), listed
+            ok, result = await call(on_b, "review_memory", {"id": pending["id"],
+                                                            "decision": "approve"})
+            assert not ok and "Traceback" not in result
+        async with bearer_session(url, alice) as on_a:  # a contributor reviews nothing either
+            ok, result = await call(on_a, "review_memory", {"id": pending["id"],
+                                                            "decision": "approve"})
+            assert not ok and "Traceback" not in result
+        async with bearer_session(url, lead) as on_l:  # the team's reviewer (platform-leads)
+            ok, listed = await call(on_l, "list_pending", {})
+            assert ok and pending["id"] in json.dumps(listed), listed
+            ok, result = await call(on_l, "review_memory", {"id": pending["id"],
+                                                            "decision": "approve"})
+            assert ok, result
         async with bearer_session(url, carol) as on_c:  # the tokens file, beside OIDC
             ok, found = await call(on_c, "recall_experiences", {"task": A_TASK})
             assert ok and shows_a(found) == [] and exp["id"] not in json.dumps(found)

@@ -466,7 +466,8 @@ def challenge(refusal: Refusal, metadata_url: str | None) -> bytes:
     parts = ['Bearer realm="skillbank"']
     if refusal.error:
         parts.append(f'error="{refusal.error}"')
-        description = refusal.reason.replace("\\", "").replace('"', "'")
+        description = "".join(c if c.isprintable() else " " for c in refusal.reason)
+        description = description.replace("\\", "").replace('"', "'")
         parts.append(f'error_description="{description}"')
     if metadata_url:
         parts.append(f'resource_metadata="{metadata_url}"')
