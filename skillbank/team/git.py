@@ -116,20 +116,27 @@ class Git:
         done = self.run("symbolic-ref", "--quiet", "--short", "HEAD", check=False)
         return done.stdout.strip() if done.returncode == 0 else None
 
-    def conflicts(self, ours: str, theirs: str) -> list[str] | None:
-        """Files that conflict when `theirs` is merged into `ours` (None: it merges cleanly).
+    def merge_tree(self, ours: str, theirs: str) -> tuple[str | None, list[str]]:
+        """Merge `theirs` into `ours` in memory: (the merged tree, []) or (None, conflicting
+        files).
 
-        `git merge-tree --write-tree` (git 2.38+) merges in memory: no working tree or index is
-        touched, so asking costs nothing a failed answer has to undo."""
+        `git merge-tree --write-tree` (git 2.38+) touches no working tree or index, so asking
+        costs nothing a failed answer has to undo, and a clean answer is a tree to commit."""
         done = self.run("merge-tree", "--write-tree", "--name-only", "--no-messages",
                         ours, theirs, check=False)
-        if done.returncode == 0:
-            return None
+        lines = done.stdout.splitlines()
+        if done.returncode == 0 and lines and _SHA.match(lines[0].strip()):
+            return lines[0].strip(), []
         if done.returncode == 1:
-            lines = done.stdout.splitlines()[1:]  # first line: the (conflicted) tree id
-            return sorted({line.strip() for line in lines if line.strip()}) or ["(unknown)"]
+            return None, sorted({line.strip() for line in lines[1:] if line.strip()}) \
+                or ["(unknown)"]
         raise GitError(f"could not test-merge {theirs} into {ours}: {reason(done.stderr)}",
                        stderr=done.stderr, returncode=done.returncode)
+
+    def conflicts(self, ours: str, theirs: str) -> list[str] | None:
+        """Files that conflict when `theirs` is merged into `ours` (None: it merges cleanly)."""
+        tree, conflicting = self.merge_tree(ours, theirs)
+        return None if tree is not None else conflicting
 
     def valid_branch(self, name: str) -> bool:
         return self.run("check-ref-format", "--branch", name, check=False).returncode == 0

@@ -351,14 +351,21 @@ class SkillsRepo:
 
     # Proposals ----------------------------------------------------------------------------------
     @contextmanager
-    def _worktree(self, base: str) -> Iterator[Path]:
-        """A detached worktree at `base`, beside (never inside) the served checkout."""
+    def _worktree(self, base: str, folder: str) -> Iterator[Path]:
+        """A detached worktree at `base`, beside (never inside) the served checkout, with only
+        `folder` on disk: the index holds every file of `base` (so a commit keeps them), but
+        checking out a whole library of skills for each proposal cost seconds."""
         work = self.root / WORK_DIR
         work.mkdir(parents=True, exist_ok=True)
         holder = Path(tempfile.mkdtemp(prefix="proposal-", dir=work))
         tree = holder / "tree"
         try:
-            self.git.run("worktree", "add", "--quiet", "--detach", str(tree), base)
+            self.git.run("worktree", "add", "--quiet", "--no-checkout", "--detach", str(tree),
+                         base)
+            wt = Git(tree)
+            wt.run("read-tree", base)
+            if wt.out("ls-tree", "--name-only", base, "--", folder):
+                wt.run("checkout", base, "--", folder)
             yield tree
         finally:
             self.git.run("worktree", "remove", "--force", str(tree), check=False)
@@ -399,7 +406,7 @@ class SkillsRepo:
                         f"and resolve them, or delete it (git push origin --delete {branch}); "
                         "nothing was written")
                 base = tip
-            with self._worktree(base) as tree:
+            with self._worktree(base, folder) as tree:
                 wt = Git(tree)
                 write(tree)
                 wt.run("add", "--all", "--", folder)
@@ -484,21 +491,20 @@ class SkillsRepo:
             if self.git.is_ancestor(tip, served):
                 merged = served  # merged already
             else:
-                conflicts = self.git.conflicts(served, tip)
-                if conflicts is not None:
+                # The merge is made in memory and committed from its tree: no worktree, and
+                # nothing to undo when it conflicts.
+                tree, conflicts = self.git.merge_tree(served, tip)
+                if tree is None:
                     raise SkillsRepoError(
                         f"the proposal branch {branch} no longer applies to {self.branch} "
                         f"(conflicts in {', '.join(conflicts[:5])}): merge {self.branch} into "
                         "it and resolve them first; nothing was written")
-                with self._worktree(served) as tree:
-                    wt = Git(tree)
-                    wt.run("merge", "--no-ff", "--no-edit", "--quiet", "-m",
-                           f"Publish skill {skill} (proposed by {whose})\n\nPublished through "
-                           f"skillbank by {scope.principal}.\n", tip,
-                           env=identity_env((name, email), (name, email)))
-                    merged = wt.commit_of("HEAD")
-                    assert merged is not None
-                    self._push(merged, self.branch, self.branch)
+                merged = self.git.out(
+                    "commit-tree", str(tree), "-p", served, "-p", tip, "-m",
+                    f"Publish skill {skill} (proposed by {whose})\n\nPublished through "
+                    f"skillbank by {scope.principal}.\n",
+                    env=identity_env((name, email), (name, email)))
+                self._push(merged, self.branch, self.branch)
         self.follow()
         return Proposal(skill, branch, merged, name, email, self.url, self.branch,
                         published=True)
