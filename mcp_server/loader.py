@@ -263,6 +263,19 @@ def _skill_roots(options: Any) -> list[str] | None:
     return known + [p for p in given if str(Path(p).resolve()) not in seen]
 
 
+def _bundled(options: Any) -> bool:
+    """Whether to serve the bundled skills: not with --no-bundled, nor when the root remembers
+    `include_bundled = false` (`skillbank config bundled off`, a CLI --no-bundled), so the
+    server indexes what the CLI does (#27)."""
+    if not options.include_bundled:
+        return False
+    from pathlib import Path
+
+    from skillbank.remember import bundled, resolve_root
+
+    return bundled(resolve_root(Path(options.root) if options.root else None)) is not False
+
+
 def opener_for(options: Any) -> Callable[[], Any]:
     """A function that opens the bank the options describe (without syncing)."""
 
@@ -286,7 +299,7 @@ def opener_for(options: Any) -> Callable[[], Any]:
             namespace=options.namespace,
             model_dir=options.model_dir,
             embedding_function=embedding,
-            include_bundled=options.include_bundled,
+            include_bundled=_bundled(options),
             sync=False,
         )
 

@@ -8,7 +8,13 @@ configuration, so the root keeps it: the first `--skills-dir DIR` records DIR as
 the MCP server and the adapters open the same folders), and later commands use the recorded
 folders whether or not they repeat the flag. A new `--skills-dir` adds to them (nothing is
 dropped by adding); only `skillbank config remove-skills-dir DIR` removes one, and says how many
-skills leave the index.
+skills leave the index. The other serving option a root is opened with, `--no-bundled`, is kept
+the same way (`include_bundled = false`; `skillbank config bundled on|off` changes it).
+`--no-remember` makes a command's `--skills-dir`/`--no-bundled` a one-off: used, not recorded.
+
+Two commands changing the file at once (two `--skills-dir` in two terminals) both land: each
+change is made under an OS lock on `<root>/.skillbank.toml.lock`, on the file as it is then
+(re-read), and written atomically (a temporary file renamed over it).
 
 Light: tomllib and pathlib only (this runs before any command that needs no bank).
 """
@@ -18,8 +24,10 @@ from __future__ import annotations
 import os
 import re
 import sys
+import threading
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -28,7 +36,12 @@ else:  # pragma: no cover - exercised only on 3.10
 
 CONFIG = "skillbank.toml"
 KEY = "skill_roots"
+BUNDLED = "include_bundled"
+LOCK = ".skillbank.toml.lock"
 _LINE = re.compile(r"^\s*skill[_-]roots\s*=.*$", re.M)
+_HEADER = ("# skillbank settings for this memory root (see skillbank.settings). The skill\n"
+           "# folders are kept here so every command and face indexes the same ones;\n"
+           "# `skillbank config` shows and changes them.\n")
 
 
 def resolve_root(root: Path | None) -> Path:
@@ -42,18 +55,23 @@ def _absolute(path: Path | str) -> str:
     return str(Path(path).expanduser().resolve())
 
 
-def recorded(root: Path) -> list[str] | None:
-    """The skill folders `<root>/skillbank.toml` names (None: no `skill_roots` there)."""
+def _load(root: Path) -> dict | None:
+    """`<root>/skillbank.toml` as a dict (None: no file)."""
     path = root / CONFIG
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            return tomllib.load(handle)
     except FileNotFoundError:
         return None
     except (OSError, tomllib.TOMLDecodeError) as exc:
         from skillbank.errors import InvalidInputError
 
         raise InvalidInputError(f"{path} cannot be read ({exc}); fix or remove it") from None
+
+
+def recorded(root: Path) -> list[str] | None:
+    """The skill folders `<root>/skillbank.toml` names (None: no `skill_roots` there)."""
+    data = _load(root) or {}
     value = data.get(KEY, data.get("skill-roots"))
     if value is None:
         return None
@@ -61,52 +79,117 @@ def recorded(root: Path) -> list[str] | None:
     return [str(Path(p).expanduser()) for p in items if p]
 
 
+def bundled(root: Path) -> bool | None:
+    """Whether the root serves the skills that ship with skillbank, as recorded (None: not
+    recorded, the face's default applies)."""
+    data = _load(root) or {}
+    value = data.get(BUNDLED, data.get("include-bundled"))
+    return value if isinstance(value, bool) else None
+
+
+@contextmanager
+def _changing(root: Path) -> Iterator[None]:
+    """Held while the file is re-read, changed and replaced: the change of another process
+    lands before or after this one, never instead of it (an OS lock: a killed command
+    releases it)."""
+    import fcntl
+
+    root.mkdir(parents=True, exist_ok=True)
+    with open(root / LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
 def _toml_list(folders: Iterable[str]) -> str:
     quoted = ", ".join('"' + f.replace("\\", "\\\\").replace('"', '\\"') + '"' for f in folders)
     return f"{KEY} = [{quoted}]"
 
 
-def write(root: Path, folders: list[str]) -> Path:
-    """Record `folders` as the root's skill folders, keeping the rest of the file as written."""
+def _set_line(root: Path, pattern: "re.Pattern[str]", line: str) -> Path:
+    """Put `line` (one top-level key) in the file in place of what `pattern` matches, keeping
+    the rest as written; atomic. Call under `_changing`."""
     path = root / CONFIG
-    line = _toml_list(folders)
     try:
         text = path.read_text(encoding="utf-8")
     except FileNotFoundError:
-        text = ("# skillbank settings for this memory root (see skillbank.settings). The skill\n"
-                "# folders are kept here so every command and face indexes the same ones;\n"
-                "# `skillbank config` shows and changes them.\n")
-    if _LINE.search(text):
-        matches = _LINE.findall(text)
-        if len(matches) != 1 or "]" not in matches[0]:
+        text = _HEADER
+    if pattern.search(text):
+        matches = pattern.findall(text)
+        if len(matches) != 1 or (pattern is _LINE and "]" not in matches[0]):
             from skillbank.errors import InvalidInputError
 
-            raise InvalidInputError(f"{path}: skill_roots spans several lines; edit it by hand")
-        text = _LINE.sub(lambda _m: line, text)
+            raise InvalidInputError(f"{path}: {line.split(' ')[0]} spans several lines or is "
+                                    "set twice; edit it by hand")
+        text = pattern.sub(lambda _m: line, text)
     else:
         # Before the first table, so the key stays top-level.
         head, sep, tail = text.partition("\n[")
         text = head.rstrip("\n") + "\n" + line + "\n" + (("\n[" + tail) if sep else "")
-    root.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{CONFIG}.{os.getpid()}")
+    tmp = path.with_name(f".{CONFIG}.{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
     return path
 
 
-def effective(root: Path, given: list[Path]) -> tuple[list[str] | None, list[str]]:
+def write(root: Path, folders: list[str]) -> Path:
+    """Record `folders` as the root's skill folders, keeping the rest of the file as written."""
+    with _changing(root):
+        return _set_line(root, _LINE, _toml_list(folders))
+
+
+def add(root: Path, folders: list[Path | str]) -> tuple[list[str], list[str]]:
+    """Record `folders` beside those already recorded (re-read under the lock). Returns (all
+    recorded folders, the ones that were new)."""
+    with _changing(root):
+        known = recorded(root) or []
+        seen = {_absolute(p) for p in known}
+        new = []
+        for folder in folders:
+            if _absolute(folder) not in seen:
+                seen.add(_absolute(folder))
+                new.append(_absolute(folder))
+        if new:
+            _set_line(root, _LINE, _toml_list(known + new))
+        return known + new, new
+
+
+def remove(root: Path, folder: Path | str) -> list[str] | None:
+    """Forget `folder` (re-read under the lock). The folders left, or None if it was not
+    recorded."""
+    with _changing(root):
+        known = recorded(root) or []
+        kept = [p for p in known if _absolute(p) != _absolute(folder)]
+        if len(kept) == len(known):
+            return None
+        _set_line(root, _LINE, _toml_list(kept))
+        return kept
+
+
+_BUNDLED_LINE = re.compile(r"^\s*include[_-]bundled\s*=.*$", re.M)
+
+
+def set_bundled(root: Path, value: bool) -> bool | None:
+    """Record whether the root serves the bundled skills; returns what was recorded before."""
+    with _changing(root):
+        before = bundled(root)
+        if before is not value:
+            _set_line(root, _BUNDLED_LINE, f"{BUNDLED} = {'true' if value else 'false'}")
+        return before
+
+
+def effective(root: Path, given: list[Path], keep: bool = True
+              ) -> tuple[list[str] | None, list[str]]:
     """(the folders to open the bank with, the given folders that were new and are now
-    recorded). No record and nothing given: (None, []), the settings decide as before."""
+    recorded). No record and nothing given: (None, []), the settings decide as before.
+    `keep=False` (`--no-remember`): the given folders are used, not recorded."""
     known = recorded(root)
     if not given:
         return known, []
-    known = known or []
-    seen = {_absolute(p) for p in known}
-    new = []
-    for folder in given:
-        if _absolute(folder) not in seen:
-            seen.add(_absolute(folder))
-            new.append(_absolute(folder))
-    if new:
-        write(root, known + new)
-    return known + new, new
+    if not keep:
+        seen = {_absolute(p) for p in known or []}
+        extra = [_absolute(f) for f in given if _absolute(f) not in seen]
+        return (known or []) + list(dict.fromkeys(extra)), []
+    return add(root, given)

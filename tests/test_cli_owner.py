@@ -30,20 +30,20 @@ def test_commands_attach_to_a_background_owner_that_ends_by_itself(tmp_path):
     root = tmp_path / "root"
     write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
     first = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "stats",
-                SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="20")
+                SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="30")
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["skills"] == 1
     pid = int((root / ".cli-owner.pid").read_text().split()[0])
     os.kill(pid, 0)  # the owner runs
     second = cli(root, "--no-bundled", "--json", "skills", "search", "merge pdf files",
-                 SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="20")
+                 SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="30")
     assert second.returncode == 0, second.stderr
     assert json.loads(second.stdout)[0]["name"] == "pdf-merge"
     # Attached: no model session in this process (the hash embedding these tests use lives in
     # skillbank.embeddings, which imports chromadb; with the real model a client imports neither).
     assert "onnxruntime" not in second.stderr.split("HEAVY=")[-1]
     deadline = time.monotonic() + 300
-    while (root / ".cli-owner.pid").exists():  # idle for 20 s: it closes the root and exits
+    while (root / ".cli-owner.pid").exists():  # idle for 30 s: it closes the root and exits
         assert time.monotonic() < deadline, "the background owner did not end"
         time.sleep(0.5)
     try:
@@ -152,11 +152,34 @@ def test_a_relative_root_and_model_folder_mean_the_same_to_the_owner(tmp_path):
         [sys.executable, "-c", probe, "--root", "rel", "--no-bundled", "--skills-dir", "lib",
          "--json", "stats"], cwd=tmp_path, capture_output=True, text=True, timeout=100,
         env={**base, "SKILLBANK_EMBEDDING": "hash", "SKILLBANK_CLI_OWNER": "1",
-             "SKILLBANK_CLI_OWNER_IDLE": "5"})
+             "SKILLBANK_CLI_OWNER_IDLE": "60"})  # not 5: a loaded machine took longer
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["skills"] == 1
     assert (tmp_path / "rel" / ".cli-owner.pid").exists()
     assert not (tmp_path / "rel" / "rel").exists()
+
+
+def test_an_owner_that_was_starting_and_died_is_not_waited_for(tmp_path):
+    """An owner killed while it opened the root (its log still ends in "starting") does not
+    make the next command wait: before, a command within 120 s of that start waited the full
+    120 s for an owner that was gone, then opened the root itself and started none. Now the
+    starting owner's pid is recorded, a dead one is replaced at once, and the command says
+    plainly that it starts a background process."""
+    root = tmp_path / "root"
+    root.mkdir()
+    write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
+    (root / ".cli-owner.log").write_text("2026-01-01 00:00:00 starting\n")  # mtime: now
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    (root / ".cli-owner.pid").write_text(f"{dead.pid} starting")
+    done = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "stats",
+               SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="60")
+    assert done.returncode == 0, done.stderr
+    assert "Starting a background skillbank process" in done.stderr, done.stderr
+    pid, state = (root / ".cli-owner.pid").read_text().split()
+    assert state == "ready" and int(pid) != dead.pid
+    os.kill(int(pid), 0)  # it serves the root for the commands that follow
+    os.kill(int(pid), 15)  # and ends (closing the root) when told to
 
 
 def test_only_a_terminal_on_stdout_starts_a_background_owner(monkeypatch):

@@ -32,7 +32,7 @@ from typer.core import TyperGroup
 
 from skillbank.cli.audit import audit as audit_command
 from skillbank.cli.tokens import app as tokens_app
-from skillbank.cli.common import State, key_values, state, text
+from skillbank.cli.common import State, bundled_words, key_values, state, text
 from skillbank.cli.config import app as config_app
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.memory import experiences_app, guidelines_app
@@ -138,8 +138,13 @@ def _remembered_epilog(args: list[str]) -> str | None:
     except Exception:  # noqa: BLE001 - help must print whatever the file holds
         return None
     kept = ", ".join(folders) if folders else "none yet"
-    return (f"Memory root {root}: skill folders remembered in {root / remember.CONFIG}: {kept} "
-            "(`skillbank config` changes them).")
+    try:
+        bundled = bundled_words(remember.bundled(root) is not False, remember.bundled(root))
+    except Exception:  # noqa: BLE001
+        bundled = "served"
+    return (f"Memory root {root}: skill folders remembered in {root / remember.CONFIG}: {kept}; "
+            f"bundled skills: {bundled} (`skillbank config` changes them).")
+
 
 
 app = typer.Typer(
@@ -185,7 +190,8 @@ def root(
         "--skills-dir", metavar="DIR", exists=True, file_okay=False,
         help="Extra read-only skill root (repeatable; earlier roots win). Remembered in "
              "<root>/skillbank.toml: later commands keep indexing it without the flag "
-             "(`skillbank config` shows and changes the folders).")] = None,
+             "(`skillbank config` shows and changes the folders; --no-remember: this command "
+             "only).")] = None,
     chroma_url: Annotated[Optional[str], typer.Option(
         envvar="SKILLBANK_CHROMA_URL", metavar="URL",
         help="Chroma server URL (default: embedded index).")] = None,
@@ -198,7 +204,14 @@ def root(
     json_mode: Annotated[bool, typer.Option(
         "--json", help="Machine output: one JSON document on stdout.")] = False,
     no_bundled: Annotated[bool, typer.Option(
-        "--no-bundled", help="Do not serve the skills that ship with skillbank.")] = False,
+        "--no-bundled", help="Do not serve the skills that ship with skillbank. Remembered in "
+                             "<root>/skillbank.toml (`skillbank config bundled on` undoes it).")
+    ] = False,
+    no_remember: Annotated[bool, typer.Option(
+        "--no-remember", help="Use this command's --skills-dir and --no-bundled for this "
+                              "command only: nothing is written to <root>/skillbank.toml (the "
+                              "next command without them leaves those skills out again).")
+    ] = False,
     debug: Annotated[bool, typer.Option(
         "--debug", help="Show tracebacks on errors and skillbank's debug log.")] = False,
     version: Annotated[bool, typer.Option(
@@ -207,7 +220,7 @@ def root(
     """Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma."""
     st = State(root=root_dir, skills_dirs=list(skills_dir or []), chroma_url=chroma_url,
                namespace=namespace, model_dir=model_dir, json=json_mode,
-               include_bundled=not no_bundled, debug=debug)
+               include_bundled=not no_bundled, remember=not no_remember, debug=debug)
     if debug:
         handler = logging.StreamHandler(sys.stderr)
         handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
@@ -259,6 +272,7 @@ def stats(ctx: typer.Context) -> None:
 
     config_file = remember.resolve_root(st.root) / remember.CONFIG
     data["remembered_skill_roots"] = remember.recorded(config_file.parent) or []
+    data["bundled_skills"] = bundled_words(st.bundled(), remember.bundled(config_file.parent))
     data["config"] = str(config_file)
 
     def human() -> None:

@@ -49,7 +49,8 @@ class State:
     namespace: str | None = None
     model_dir: Path | None = None
     json: bool = False
-    include_bundled: bool = True
+    include_bundled: bool = True  # False: --no-bundled was given (see `bundled`)
+    remember: bool = True  # False: --no-remember, the options above are for this command only
     debug: bool = False
     root_explicit: bool = False  # --root given on the command line (not from SKILLBANK_ROOT)
     _bank: Any = None
@@ -76,7 +77,7 @@ class State:
                 namespace=self.namespace,
                 model_dir=self.model_dir,
                 embedding_function=embedding_from_env(),
-                include_bundled=self.include_bundled,
+                include_bundled=self.bundled(),
             )
             options.update(overrides)
             self._attach_to_background_owner(options)
@@ -99,7 +100,7 @@ class State:
         from skillbank import remember
 
         root = remember.resolve_root(self.root)
-        if owner.ensure(root, options):
+        if owner.ensure(root, options, announce=self.out.note):
             self._owner_root = root
 
     def skill_roots(self) -> list[str] | None:
@@ -108,12 +109,30 @@ class State:
         from skillbank import remember
 
         root = remember.resolve_root(self.root)
-        roots, new = remember.effective(root, self.skills_dirs)
+        roots, new = remember.effective(root, self.skills_dirs, keep=self.remember)
         for folder in new:
             self.out.note(f"Indexing the skills in {folder} and remembering it in "
                           f"{root / remember.CONFIG}: later commands keep it without "
-                          "--skills-dir (`skillbank config` changes it).")
+                          "--skills-dir (`skillbank config` changes it; --no-remember uses a "
+                          "folder for one command only).")
         return roots or None
+
+    def bundled(self) -> bool:
+        """Whether the bank serves the skills that ship with skillbank: `--no-bundled` says
+        no (and is remembered in the root, unless --no-remember), else what the root
+        remembers (`skillbank config bundled on|off`), else yes."""
+        from skillbank import remember
+
+        root = remember.resolve_root(self.root)
+        if not self.include_bundled:
+            indexed = (root / "chroma").exists()  # a new root has nothing to take out yet
+            if self.remember and remember.set_bundled(root, False) is not False and indexed:
+                self.out.note(f"Leaving out the skills that ship with skillbank and remembering "
+                              f"it in {root / remember.CONFIG}: later commands keep them out "
+                              "without --no-bundled (`skillbank config bundled on` brings them "
+                              "back).")
+            return False
+        return remember.bundled(root) is not False
 
     def close(self) -> None:
         if getattr(self, "_owner_root", None) is not None:
@@ -123,6 +142,16 @@ class State:
         if self._bank is not None:
             bank, self._bank = self._bank, None
             bank.close()
+
+
+def bundled_words(served: bool, recorded: bool | None) -> str:
+    """How `stats`, `config` and `--help` say whether the bundled skills are served, and
+    whether the root remembers it."""
+    if served:
+        return "served" + (" (remembered)" if recorded else "")
+    if recorded is False:
+        return "left out (remembered; `skillbank config bundled on` serves them again)"
+    return "left out for this command (--no-bundled --no-remember)"
 
 
 def state(ctx: typer.Context) -> State:

@@ -1,17 +1,19 @@
-"""`skillbank config`: what the memory root remembers (its skill folders), shown and changed
-explicitly. Changing them says what the index gains or loses, then brings the index up to date
-(see `skillbank.remember` for why the root remembers)."""
+"""`skillbank config`: what the memory root remembers (its skill folders, whether it serves the
+bundled skills), shown and changed explicitly. Changing them says what the index gains or
+loses, then brings the index up to date (see `skillbank.remember` for why the root remembers)."""
 
 from __future__ import annotations
 
+from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
 
 import typer
 
-from skillbank.cli.common import key_values, state
+from skillbank.cli.common import bundled_words, key_values, state
 
-app = typer.Typer(help="Show or change what this memory root remembers (its skill folders).",
+app = typer.Typer(help="Show or change what this memory root remembers (its skill folders, "
+                       "whether it serves the bundled skills).",
                   invoke_without_command=True, no_args_is_help=False)
 
 
@@ -28,13 +30,17 @@ def _show(ctx: typer.Context) -> None:
     st = state(ctx)
     root = remember.resolve_root(st.root)
     folders = remember.recorded(root) or []
+    recorded_bundled = remember.bundled(root)
     data: dict[str, Any] = {"root": str(root), "config": str(root / remember.CONFIG),
-                            "skill_roots": folders}
+                            "skill_roots": folders,
+                            "include_bundled": recorded_bundled is not False}
 
     def human() -> None:
         pairs: list[tuple[str, Any]] = [("root", data["root"]), ("config file", data["config"])]
         pairs.append(("skill folders", "\n".join(folders) or
                       "none recorded (add one: skillbank config add-skills-dir DIR)"))
+        pairs.append(("bundled skills", bundled_words(recorded_bundled is not False,
+                                                      recorded_bundled)))
         st.out.print(key_values(pairs))
 
     st.out.emit(data, human)
@@ -65,14 +71,13 @@ def add_skills_dir(
 
     st = state(ctx)
     root = remember.resolve_root(st.root)
-    known = remember.recorded(root) or []
     target = str(folder.expanduser().resolve())
-    if target in {str(Path(p).resolve()) for p in known}:
+    if target in {str(Path(p).resolve()) for p in remember.recorded(root) or []}:
         st.out.note(f"{target} is already one of this root's skill folders; nothing to do.")
         return
     st.out.note(f"Adding {target} ({_count_skills(folder)} SKILL.md files): their skills are "
                 "indexed now.")
-    remember.write(root, known + [target])
+    remember.add(root, [target])  # re-read under a lock: another command's change stays
     st.skills_dirs = []
     report = st.bank(sync="skills")
     del report
@@ -92,14 +97,48 @@ def remove_skills_dir(
     root = remember.resolve_root(st.root)
     known = remember.recorded(root) or []
     target = str(folder.expanduser().resolve())
-    kept = [p for p in known if str(Path(p).resolve()) != target]
-    if len(kept) == len(known):
+    if target not in {str(Path(p).resolve()) for p in known}:
         raise NotFoundError(f"{target} is not one of this root's skill folders ("
                             + (", ".join(known) or "none recorded") + "); `skillbank config` "
                             "lists them")
     st.out.note(f"Removing {target}: its {_count_skills(folder)} SKILL.md files leave the index "
                 "now (the files are not touched).")
-    remember.write(root, kept)
+    remember.remove(root, target)  # re-read under a lock: another command's change stays
     st.skills_dirs = []
+    st.bank(sync="skills")
+    _show(ctx)
+
+
+class OnOff(str, Enum):
+    on = "on"
+    off = "off"
+
+
+@app.command("bundled")
+def bundled(
+    ctx: typer.Context,
+    choice: Annotated[OnOff, typer.Argument(metavar="on|off",
+                                            help="on: serve them; off: leave them out.")],
+) -> None:
+    """Serve the skills that ship with skillbank (on, the default) or leave them out (off,
+    what --no-bundled records); the index follows now."""
+    from skillbank import remember
+    from skillbank.bank import bundled_skills_dir
+
+    st = state(ctx)
+    root = remember.resolve_root(st.root)
+    value = choice is OnOff.on
+    if (remember.bundled(root) is not False) == value:
+        st.out.note(f"The bundled skills are already {'served' if value else 'left out'}; "
+                    "nothing to do.")
+        _show(ctx)
+        return
+    folder = bundled_skills_dir()
+    count = _count_skills(folder) if folder is not None else 0
+    st.out.note(f"{'Serving' if value else 'Leaving out'} the {count} skills that ship with "
+                f"skillbank: they {'are indexed' if value else 'leave the index'} now "
+                f"(remembered in {root / remember.CONFIG}).")
+    remember.set_bundled(root, value)
+    st.include_bundled, st.remember = True, True  # the record decides from here
     st.bank(sync="skills")
     _show(ctx)

@@ -20,17 +20,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
-from typing import Any
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator
 
 ENV = "SKILLBANK_CLI_OWNER"
 IDLE_ENV = "SKILLBANK_CLI_OWNER_IDLE"
 TOUCH = ".cli-owner.touch"
 PIDFILE = ".cli-owner.pid"
 LOG = ".cli-owner.log"
+START_LOCK = ".cli-owner.lock"  # held while a command starts an owner (see `_starting`)
 ARGS = ".cli-owner.json"  # what the running owner serves (its skill folders, model, bundled)
 
 
@@ -69,19 +73,25 @@ def _running(root: Path) -> tuple[int, bool] | None:
     return (pid, state.strip() == "ready") if _alive(pid) else None
 
 
-def _recently_started(root: Path, within: float = 120.0) -> bool:
-    """An owner was started less than `within` s ago and may still be opening the root (its
-    pid file is written once it owns it): do not start a second one."""
-    try:
-        return time.time() - (root / LOG).stat().st_mtime < within \
-            and (root / LOG).read_text().endswith("starting\n")
-    except OSError:
-        return False
+@contextmanager
+def _starting(root: Path) -> Iterator[None]:
+    """Held while a command decides to start an owner and records its pid: two commands typed
+    at once start one owner, not two. An OS lock, released by the kernel if the command dies."""
+    import fcntl
+
+    with open(root / START_LOCK, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
 
 
-def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
+def ensure(root: Path, options: dict[str, Any], wait: float = 120.0,
+           announce: Callable[[str], None] | None = None) -> bool:
     """Touch the root's activity mark, start a background owner when none runs, and wait until
-    it owns the root. False when it could not (the caller opens the root itself)."""
+    it owns the root. False when it could not (the caller opens the root itself). `announce`
+    is told, in a sentence for people, when this command starts one."""
     # The owner runs in the root (cwd): every path it is given must not depend on ours.
     root = Path(os.path.abspath(root))
     try:
@@ -97,41 +107,72 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0) -> bool:
                      for f in options.get("skill_roots") or []],
                     os.path.abspath(os.path.expanduser(model_dir)) if model_dir else None,
                     options.get("include_bundled", True))
-    retired = False
+    deadline = time.monotonic() + wait
+    if found is not None and not found[1] and not _await_ready(root, deadline):
+        return False  # another command's owner is still starting: wait for it first
     if found is not None and _served(root) != asked:
         # It serves other skill folders (a new --skills-dir, `skillbank config`) or another
         # model: attached to it, this command would not get what it asked for (and be told
         # to stop a process it never started). It ends; a fresh one serves what is asked.
         if not _retire(root, found[0]):
             return False
-        found, retired = None, True
-    child = None
-    if found is None and (retired or not _recently_started(root)):
-        argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
-        for folder in asked["skill_roots"]:
-            argv += ["--skills-dir", folder]
-        if asked["model_dir"]:
-            argv += ["--model-dir", asked["model_dir"]]
-        if options.get("namespace"):
-            argv += ["--namespace", str(options["namespace"])]
-        if not asked["include_bundled"]:
-            argv.append("--no-bundled")
-        with open(root / LOG, "a") as log:
-            log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
-            log.flush()
-            child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                     start_new_session=True, cwd=str(root))
-    deadline = time.monotonic() + wait
+        found = None
+    if found is None:
+        with _starting(root):
+            found = _running(root)  # another command may have started one meanwhile
+            if found is None:
+                _spawn(root, asked, options.get("namespace"))
+                if announce is not None:
+                    announce(f"Starting a background skillbank process that keeps {root} open, "
+                             "so this and later commands answer without loading the index and "
+                             f"the model again; it ends after {_idle_seconds():.0f} s without a "
+                             f"command (log: {root / LOG}; {ENV}=0 turns this off).")
+    return _await_ready(root, deadline)
+
+
+def _await_ready(root: Path, deadline: float) -> bool:
+    """Wait until the background owner says it owns the root; False if it ended first (it
+    could not become the owner: see its log) or the deadline passed."""
     while time.monotonic() < deadline:
         found = _running(root)
-        if found and found[1]:
-            return True
-        if child is not None and child.poll() is not None:
-            return False  # it could not become the owner (see the log): open the root here
-        if child is None and _served_by_another(root):
+        if found is None:
             return False
-        time.sleep(0.1)
+        if found[1]:
+            return True
+        time.sleep(0.05)
     return False
+
+
+def _spawn(root: Path, asked: dict[str, Any], namespace: Any) -> None:
+    """Start the owner in its own session and record its pid as starting (held under
+    `_starting`); the owner rewrites the file as ready once it owns the root."""
+    argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
+    for folder in asked["skill_roots"]:
+        argv += ["--skills-dir", folder]
+    if asked["model_dir"]:
+        argv += ["--model-dir", asked["model_dir"]]
+    if namespace:
+        argv += ["--namespace", str(namespace)]
+    if not asked["include_bundled"]:
+        argv.append("--no-bundled")
+    with open(root / LOG, "a") as log:
+        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
+        log.flush()
+        child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                 start_new_session=True, cwd=str(root))
+    try:  # unless it is ready already (it takes seconds; this takes microseconds)
+        if (root / PIDFILE).read_text().strip() == f"{child.pid} ready":
+            return
+    except OSError:
+        pass
+    (root / PIDFILE).write_text(f"{child.pid} starting")
+
+
+def _idle_seconds() -> float:
+    try:
+        return float(os.environ.get(IDLE_ENV, "") or 600)
+    except ValueError:
+        return 600.0
 
 
 def _serves(skill_roots: list[str], model_dir: Any, include_bundled: bool) -> dict[str, Any]:
@@ -190,11 +231,23 @@ def serve(args: argparse.Namespace) -> int:
 
     root = Path(args.root)
     pidfile = root / PIDFILE
-    idle = float(os.environ.get(IDLE_ENV, "") or 600)
-    bank = Skillbank.open(root, skill_roots=args.skills_dirs or None, model_dir=args.model_dir,
-                          namespace=args.namespace, include_bundled=args.include_bundled,
-                          embedding_function=embedding_from_env())
+    idle = _idle_seconds()
+    # SIGTERM (a person's `kill`, a shutdown) closes the root like the idle end does.
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    embedding = embedding_from_env()
+    if embedding is None:  # the model's session builds on a thread while Chroma imports
+        from skillbank import onnx_model
+        from skillbank.settings import load_settings
+
+        try:
+            onnx_model.preload(load_settings(root, model_dir=args.model_dir).model_dir)
+        except Exception:  # noqa: BLE001 - the bank reports a bad setting when it opens
+            pass
+    bank = None
     try:
+        bank = Skillbank.open(root, skill_roots=args.skills_dirs or None,
+                              model_dir=args.model_dir, namespace=args.namespace,
+                              include_bundled=args.include_bundled, embedding_function=embedding)
         if getattr(bank, "is_remote", False):
             return 0  # another process owns the root already: commands attach to it
         bank.watch()  # clients skip their own skill sync: the owner keeps the index current
@@ -202,8 +255,10 @@ def serve(args: argparse.Namespace) -> int:
         (root / ARGS).write_text(json.dumps(_serves(
             [str(f) for f in args.skills_dirs], args.model_dir, args.include_bundled)))
         pidfile.write_text(f"{os.getpid()} ready")
+        threading.Thread(target=warm, args=(bank,), name="skillbank-owner-warm",
+                         daemon=True).start()
         while True:
-            time.sleep(2.0)
+            time.sleep(0.5)
             try:
                 quiet = time.time() - (root / TOUCH).stat().st_mtime
             except OSError:
@@ -216,8 +271,29 @@ def serve(args: argparse.Namespace) -> int:
                 pidfile.unlink()
         except OSError:
             pass
-        bank.close()
+        if bank is not None:
+            bank.close()
     return 0
+
+
+def warm(bank: Any) -> None:
+    """What the first command of each kind would otherwise wait for, done once the owner is
+    ready: the model session, each index's first search, the tokenizer, and `stats`' trust
+    summary (which reads every skill's files once: seconds on 1,750 skills). Best effort;
+    nothing here counts as a use of what it finds."""
+    steps: list[Callable[[], Any]] = [
+        lambda: bank.embedding_function(["warm up"]),
+        lambda: bank.skills.search("warm up the skill index", k=1),
+        bank.stats,
+        lambda: bank.guidelines.search("warm up the guideline index", k=1),
+        lambda: bank.experiences.recall("warm up the experience index", k=1, count_use=False),
+        lambda: __import__("skillbank.tokens", fromlist=["count_tokens"]).count_tokens("warm"),
+    ]
+    for step in steps:
+        try:
+            step()
+        except Exception:  # noqa: BLE001 - the real call reports its own errors
+            pass
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -300,11 +300,18 @@ class BankClient:
                             return conn
                 if time.monotonic() >= deadline:
                     holder = ep.describe_holder(endpoint.pid if endpoint else None)
+                    if (self.root / ep.ENDPOINT_FILE).exists():
+                        advice = ("Wait for that process to finish starting, or stop it; if no "
+                                  "skillbank process is running, remove "
+                                  f"{self.root / ep.ENDPOINT_FILE} and try again.")
+                    else:  # nothing published: share=False, or an owner still opening the root
+                        advice = ("A process that opened it with share=False keeps it to itself "
+                                  "until it closes: close that process, or open the root there "
+                                  "with Skillbank.open(...) (shared by default); an owner still "
+                                  "starting publishes its endpoint within seconds: try again.")
                     raise BusyError(
                         f"{holder} holds the memory root {self.root}, but this process cannot "
-                        f"use it through that process: {reason}. Wait for that process to "
-                        "finish starting, or stop it; if no skillbank process is running, "
-                        f"remove {self.root / ep.ENDPOINT_FILE} and try again.")
+                        f"use it through that process: {reason}. {advice}")
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.5)
 
