@@ -29,15 +29,21 @@ class Issuer:
         self.keys: dict[str, Any] = {kid: new_key()}
         self.kid = kid
         self.fetches = 0
+        self.discoveries = 0
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
             def do_GET(self) -> None:  # noqa: N802 - http.server's name
-                if self.path != "/jwks.json":
+                if self.path == "/.well-known/openid-configuration":
+                    issuer.discoveries += 1
+                    document = {"issuer": issuer.url, "jwks_uri": issuer.jwks_url}
+                elif self.path == "/jwks.json":
+                    issuer.fetches += 1
+                    document = issuer.jwks()
+                else:
                     self.send_error(404)
                     return
-                issuer.fetches += 1
-                body = json.dumps(issuer.jwks()).encode()
+                body = json.dumps(document).encode()
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))
@@ -78,11 +84,14 @@ class Issuer:
         return jwt.encode(payload, key or self.keys[self.kid], algorithm="RS256",
                           headers={"kid": kid or self.kid})
 
-    def config_toml(self, **extra: str) -> str:
+    def config_toml(self, *, discover: bool = False, **extra: str) -> str:
         """An `[oidc]` table for this issuer: groups `platform` (contributor, reads the team
-        namespace) and `platform-leads` (reviewer of it)."""
+        namespace) and `platform-leads` (reviewer of it). `discover`: no jwks_url (found in the
+        issuer's OpenID configuration)."""
         lines = ["[oidc]", f'issuer = "{self.url}"', f'audience = "{AUDIENCE}"',
-                 f'jwks_url = "{self.jwks_url}"', 'default_role = "reader"']
+                 'default_role = "reader"']
+        if not discover:
+            lines.append(f'jwks_url = "{self.jwks_url}"')
         lines += [f"{k} = {v}" for k, v in extra.items()]
         lines += ["", "[oidc.groups.platform]", 'role = "contributor"', 'reads = ["team"]', "",
                   "[oidc.groups.platform-leads]", 'role = "reviewer"', 'reads = ["team"]',

@@ -129,6 +129,31 @@ def test_the_issuers_keys_unreachable_is_a_503_naming_the_jwks_url(issuer, tmp_p
     assert issuer.jwks_url in verdict.reason and "reachable" in verdict.reason
 
 
+def test_without_jwks_url_the_keys_are_found_in_the_issuers_openid_configuration(
+        issuer, tmp_path):
+    from skillbank.team.auth import Admitted, TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml(discover=True))
+    identity = TeamIdentity(oidc=load_oidc(config, {}))
+    assert isinstance(check(identity, issuer.token("alice")), Admitted)
+    assert isinstance(check(identity, issuer.token("bob")), Admitted)
+    assert (issuer.discoveries, issuer.fetches) == (1, 1)
+
+
+def test_an_issuer_without_openid_configuration_is_a_503_naming_it(issuer, tmp_path):
+    from skillbank.team.auth import Refusal, TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml(discover=True).replace(
+        f'issuer = "{issuer.url}"', f'issuer = "{issuer.url}/realms/none"'))
+    identity = TeamIdentity(oidc=load_oidc(config, {}))
+    verdict = check(identity, issuer.token("alice", iss=f"{issuer.url}/realms/none"))
+    assert isinstance(verdict, Refusal) and verdict.status == 503, verdict
+    assert "/realms/none/.well-known/openid-configuration" in verdict.reason
+    assert "jwks_url" in verdict.reason
+
+
 def test_a_key_the_issuer_rotates_in_is_fetched_once(issuer, tmp_path, monkeypatch):
     from skillbank.team import auth
     from skillbank.team.auth import Admitted
@@ -148,6 +173,8 @@ def test_a_key_the_issuer_rotates_in_is_fetched_once(issuer, tmp_path, monkeypat
 
 @pytest.mark.parametrize("table, words", [
     ('[oidc]\naudience = "x"\njwks_url = "http://127.0.0.1:9/j"\n', "needs issuer"),
+    ('[oidc]\nissuer = "http://i"\naudience = "x"\njwks_url = "file:///etc/keys"\n',
+     "jwks_url must be an http(s) URL"),
     ('[oidc]\nissuer = "http://i"\naudience = "x"\njwks_url = "http://i/j"\nalgorithms = ["none"]\n',
      "'none'"),
     ('[oidc]\nissuer = "http://i"\naudience = "x"\njwks_url = "http://i/j"\n'
@@ -300,12 +327,12 @@ async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server
 
 def test_a_bad_oidc_table_stops_the_worker_at_start_up(tmp_path):
     config = tmp_path / "auth.toml"
-    config.write_text('[oidc]\nissuer = "https://login.example"\naudience = "skillbank"\n')
+    config.write_text('[oidc]\nissuer = "https://login.example"\njwks_url = "https://k"\n')
     done = subprocess.run(
         [sys.executable, "-m", "skillbank.team.server", "--root", str(tmp_path / "root"),
          "--chroma-url", "http://127.0.0.1:9", "--database-url", "postgresql://x@127.0.0.1:9/x",
          "--auth-config", str(config)], env=team_env(), capture_output=True, text=True,
         timeout=120)
     assert done.returncode == 2, done.stderr
-    assert "jwks_url" in done.stderr and str(config) in done.stderr
+    assert "needs audience" in done.stderr and str(config) in done.stderr
     assert "Traceback" not in done.stderr

@@ -17,6 +17,7 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     issuer = "https://login.example.com/realms/acme"      # the `iss` every token must carry
     audience = "skillbank"                               # the `aud` (a string or a list)
     jwks_url = "https://login.example.com/realms/acme/protocol/openid-connect/certs"
+                                        # optional: else the issuer's OpenID configuration's
     principal_claim = "preferred_username"               # default "sub"
     namespace_claim = "skillbank_namespace"              # absent from a token: the principal
     groups_claim = "groups"                              # default "groups"
@@ -102,6 +103,7 @@ class GroupGrant:
 class OidcConfig:
     issuer: str
     audience: tuple[str, ...]
+    #: Empty: read `jwks_uri` from `<issuer>/.well-known/openid-configuration` on first use.
     jwks_url: str
     principal_claim: str = "sub"
     namespace_claim: str | None = None
@@ -128,12 +130,13 @@ class OidcConfig:
         if unknown:
             raise fail(f"unknown keys {', '.join(sorted(unknown))} in [oidc] (known: "
                        f"{', '.join(sorted(OIDC_KEYS))})")
-        for key in ("issuer", "audience", "jwks_url"):
+        for key in ("issuer", "audience"):
             if not table.get(key):
-                raise fail(f"[oidc] needs {key} (or --oidc-{key.replace('_', '-')}): the "
-                           "issuer's URL, the audience its tokens carry for this service, and "
-                           "where the issuer publishes its keys (JWKS)")
+                raise fail(f"[oidc] needs {key} (or --oidc-{key}): the issuer's URL and the "
+                           "audience its tokens carry for this service")
         for key in ("issuer", "jwks_url"):
+            if key not in table:
+                continue  # no jwks_url: found in the issuer's OpenID configuration
             value = table[key]
             if not isinstance(value, str) or not value.startswith(("https://", "http://")):
                 raise fail(f"[oidc] {key} must be an http(s) URL, not {value!r}")
@@ -195,7 +198,8 @@ class OidcConfig:
         required = table.get("required_scopes", [])
         if not isinstance(required, list) or not all(isinstance(s, str) for s in required):
             raise fail("[oidc] required_scopes must be a list of OAuth scopes")
-        return cls(issuer=table["issuer"], audience=tuple(audience), jwks_url=table["jwks_url"],
+        return cls(issuer=table["issuer"], audience=tuple(audience),
+                   jwks_url=table.get("jwks_url") or "",
                    principal_claim=table.get("principal_claim", "sub"),
                    namespace_claim=table.get("namespace_claim"),
                    groups_claim=table.get("groups_claim", "groups"),
@@ -272,11 +276,53 @@ class JwtVerifier:
     """Verifies one JWT against the configured issuer; returns (scope, claims) or a Refusal."""
 
     def __init__(self, config: OidcConfig) -> None:
+        self.config = config
+        self.jwks_url = config.jwks_url
+        self._jwks: Any = None
+        self._lock = threading.Lock()
+        self._discovery_failed_at = 0.0
+
+    @property
+    def discovery_url(self) -> str:
+        return self.config.issuer.rstrip("/") + "/.well-known/openid-configuration"
+
+    def client(self) -> Any:
+        """PyJWT's JWKS client, for `jwks_url` or the `jwks_uri` the issuer's OpenID
+        configuration names (read once; a failure is retried at most every 10 s)."""
         import jwt
 
-        self.config = config
-        self.jwks = jwt.PyJWKClient(config.jwks_url, cache_keys=True, lifespan=300, timeout=10,
-                                    cooldown_duration=JWKS_REFRESH_COOLDOWN)
+        with self._lock:
+            if self._jwks is None:
+                if not self.jwks_url:
+                    if time.monotonic() - self._discovery_failed_at < JWKS_REFRESH_COOLDOWN:
+                        raise jwt.PyJWKClientConnectionError(
+                            "the last attempt failed moments ago")
+                    try:
+                        self.jwks_url = self._discover()
+                    except jwt.PyJWKClientConnectionError:
+                        self._discovery_failed_at = time.monotonic()
+                        raise
+                self._jwks = jwt.PyJWKClient(self.jwks_url, cache_keys=True, lifespan=300,
+                                             timeout=10, cooldown_duration=JWKS_REFRESH_COOLDOWN)
+            return self._jwks
+
+    def _discover(self) -> str:
+        import json
+        import urllib.request
+
+        import jwt
+
+        try:
+            with urllib.request.urlopen(self.discovery_url, timeout=10) as answer:
+                document = json.loads(answer.read(1_000_000).decode("utf-8"))
+            uri = document["jwks_uri"]
+            if not isinstance(uri, str) or not uri.startswith(("https://", "http://")):
+                raise ValueError(f"jwks_uri {uri!r} is not an http(s) URL")
+            return uri
+        except Exception as exc:  # noqa: BLE001 - any failure: say which document and why
+            raise jwt.PyJWKClientConnectionError(
+                f"reading {self.discovery_url} failed: {type(exc).__name__}: {exc}; set "
+                "jwks_url in [oidc] if the issuer publishes no OpenID configuration") from None
 
     def verify(self, token: str) -> tuple[Any, dict[str, Any]] | Refusal:
         import jwt
@@ -299,12 +345,12 @@ class JwtVerifier:
             return Refusal(401, f"the JWT was issued by {issuer!r}; this server accepts tokens "
                                 f"from {config.issuer} only")
         try:
-            key = self.jwks.get_signing_key_from_jwt(token)
+            key = self.client().get_signing_key_from_jwt(token)
         except jwt.PyJWKClientConnectionError as exc:
             return Refusal(503, f"the issuer's keys could not be fetched from "
-                                f"{config.jwks_url} ({exc}); check that the identity provider "
-                                "is reachable from this worker and that jwks_url is right",
-                           "temporarily_unavailable")
+                                f"{self.jwks_url or self.discovery_url} ({exc}); check that the "
+                                "identity provider is reachable from this worker and that "
+                                "issuer and jwks_url are right", "temporarily_unavailable")
         except jwt.PyJWKClientError as exc:
             return Refusal(401, f"the JWT's signing key (kid {header.get('kid')!r}) is not "
                                 f"among {config.issuer}'s published keys ({exc})")
