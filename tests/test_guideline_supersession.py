@@ -9,7 +9,7 @@ from __future__ import annotations
 import pytest
 
 from skillbank import Skillbank
-from skillbank.distill.supersession import echoes_overruled, overrules
+from skillbank.distill.supersession import drops, echoes_overruled, overrules
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError, NotFoundError
 
@@ -92,6 +92,26 @@ def test_every_wording_of_an_overruled_rule_is_overruled_with_it(tmp_path, minil
     # ... and a rule that only shares the rejected word stands.
     assert echoes_overruled("Sign as the team, not with your name.",
                             "Sign off with your first name.", "Address the customer by name.") is None
+
+
+def test_a_practice_the_critique_says_was_dropped_is_no_longer_served(tmp_path, minilm):
+    """"We moved away from personal sign-offs" is no rule of its own, and the rule beside it
+    ("Sign as the team") shares no word with "Include the personal sign-off.", which kept
+    being served after the team said it was over."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        g = bank.guidelines
+        old = g.learn("nit: the personal sign-off is missing.",
+                      task="Answer a billing question from a long-time customer.")
+        (old_id,) = [e.guideline_id for e in old.entries if e.action == "added"]
+        unrelated = g.add("Address the customer by name in the greeting.").guideline_id
+        report = g.learn("This is exactly why we moved away from personal sign-offs. Sign as "
+                         "the team.", task="Reply to a customer who asked for the same agent.")
+        assert g.get(old_id).status == "superseded", report
+        assert g.get(unrelated).status == "active"
+        assert any("dropped" in (e.detail or "") for e in report.entries), report
+    assert drops("personal sign-offs", "Sign off with your first name.") is None
+    assert drops("the `$ ` prompt prefix", "Avoid the `$ ` prompt prefix.") is None  # a rejection
 
 
 # --------------------------------------------------------------------------- the curator

@@ -185,6 +185,41 @@ def echoes_overruled(new: str, overruled: str, other: str) -> str | None:
             f"(both old wordings speak of {', '.join(repr(w) for w in sorted(alike))})")
 
 
+#: A critique saying a practice was dropped, and naming it: "we moved away from personal
+#: sign-offs", "we're dropping the `$ ` prompt prefix". Often not a rule of its own (the
+#: distiller reads no advice in it), yet it is the user's word that the practice is over.
+DROPPED_RE = re.compile(
+    r"\b(?:mov(?:ed|ing) away from|(?:are |were |'re )?dropp(?:ed|ing)|phas(?:ed|ing) out|"
+    r"got rid of|getting rid of|stopp(?:ed|ing) (?:using|doing|adding|writing)|"
+    r"no longer (?:use|using|do|doing|add|adding|want|allow)|retir(?:ed|ing)|"
+    r"(?:are|is) deprecated:?)\s+(?P<what>[^.;:!?\n]{3,80})", re.I)
+
+
+def dropped(critique: str | None) -> list[str]:
+    """The practices `critique` says were dropped, as it names them."""
+    return [m.group("what").strip() for m in DROPPED_RE.finditer(critique or "")]
+
+
+def drops(practice: str, old: str) -> str | None:
+    """Why the dropped `practice` (see :func:`dropped`) is what the rule `old` asks for, or
+    None: the rule asks for its thing (it is not itself a rejection) and at least two of its
+    content words (its main verb aside), and most of them, are in the practice's words."""
+    if not practice or not old or _polarity(_plain(old)) < 0:
+        return None
+    quoted = quoted_terms(practice)
+    said = _words(_plain(practice).lower(), quoted)
+    said |= {_stem(w) for w in re.findall(r"[a-z0-9_$]+", _plain(practice).lower())}
+    asked = {w for w, v in stance(old).items() if v > 0 and w}
+    verb = _action(_plain(old))
+    asked.discard(_stem(verb) if verb else "")
+    parts = {p for w in asked for p in w.split("-")} if asked else set()
+    covered = {w for w in asked if w in said or all(p in said for p in w.split("-"))}
+    if len(covered) >= 2 and len(covered) * 2 > len(asked) and parts:
+        return (f"the critique says {practice!r} was dropped, which the older rule asks for "
+                f"({', '.join(repr(w) for w in sorted(covered))})")
+    return None
+
+
 def quoted_terms(rule: str) -> set[str]:
     """Words a rule puts in quotes or backticks: the exact terms it prescribes."""
     return {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g

@@ -22,7 +22,7 @@ from skillbank.memories.guidelines.agent_rules import agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
     same_wording)
-from skillbank.distill.supersession import echoes_overruled, other_terms, overrules
+from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -250,6 +250,8 @@ class GuidelineLearning:
             if all(gid != replaces for _, gid in plan.contradicted):
                 plan.contradicted.insert(0, (1.0, replaces))
             plan.why[replaces] = "replaced, as the caller asked (replaces=)"
+        if trusted:
+            self._dropped_practices(plan, source.critique, namespace, siblings)
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
@@ -280,6 +282,28 @@ class GuidelineLearning:
         if plan.confirms and entry.guideline_id:
             self._mark_superseded(plan.confirms, entry.guideline_id, now)
         return entry
+
+    def _dropped_practices(self, plan: Plan, critique: str, namespace: str,
+                           siblings: set[str]) -> None:
+        """Active rules asking for a practice the critique says was dropped ("we moved away
+        from personal sign-offs") are overruled by this critique's rule, even when that rule
+        shares no words with them ("Sign as the team."): the user said the practice is over.
+        """
+        practices = dropped(critique)
+        if not practices:
+            return
+        taken = {gid for _, gid in plan.contradicted} | siblings
+        if plan.same is not None:
+            taken.add(plan.same[1])
+        for gid, g in list(self._items.items()):
+            if gid in taken or g.namespace != namespace or g.status != "active":
+                continue
+            why = next((w for w in (drops(p, g.text) for p in practices) if w), None)
+            if why:
+                plan.contradicted.append((1.0, gid))
+                plan.why[gid] = why
+                if gid in plan.related:
+                    plan.related.remove(gid)
 
     def _same_critique(self, critique: str, namespace: str) -> set[str]:
         """In-play guidelines of `namespace` that this exact critique already created or
