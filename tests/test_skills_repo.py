@@ -151,6 +151,10 @@ def test_after_a_merge_both_workers_serve_it_within_their_follow_interval(worker
         assert status["branch"] == "main" and status["commit"] == merged
         assert status["error"] is None
     assert git(a.root / "skills", "status", "--porcelain") == ""
+    # Once merged, saving what is served proposes nothing, and says so.
+    again = save(a, BOT).proposal
+    assert not again.changed and "nothing was proposed" in again.note
+    assert git(remote, "rev-parse", proposal.branch) == proposal.commit
 
 
 def test_an_adopted_draft_is_a_proposal_too(tmp_path, remote):

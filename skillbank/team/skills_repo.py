@@ -123,9 +123,13 @@ class Proposal:
     served_branch: str
     published: bool = False
     changed: bool = True
+    proposed: bool = True  # False: nothing to propose (the served branch holds exactly this)
 
     @property
     def note(self) -> str:
+        if not self.proposed:
+            return (f"no change: {self.served_branch} at {self.commit[:12]} already holds "
+                    f"exactly this skill; nothing was proposed")
         if self.published:
             return (f"published: {self.served_branch} is now at {self.commit[:12]} "
                     f"(merged from {self.branch})")
@@ -412,7 +416,7 @@ class SkillsRepo:
                 wt.run("add", "--all", "--", folder)
                 if wt.run("diff", "--cached", "--quiet", check=False).returncode == 0:
                     return Proposal(skill, branch, base, name, email, self.url, self.branch,
-                                    changed=False)
+                                    changed=False, proposed=base != served)
                 message = (f"{action} skill {skill}\n\nProposed through skillbank by "
                            f"{scope.principal} ({scope.face}, {scope.role.value}"
                            f"{'' if scope.trusted else ', untrusted'}).\n")
