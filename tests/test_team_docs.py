@@ -10,7 +10,8 @@ What stands in for the machine: a private PostgreSQL 15 cluster (Debian's binari
 folder, superuser `postgres` by peer authentication on its socket, as Debian's own cluster is),
 reached through `PGHOST`/`PGPORT`; a `sudo` on PATH that runs the command as that user with
 `runuser` (this machine has no sudo); free ports in `CHROMA_PORT` and `WORKER_PORTS`; a
-temporary `SKILLBANK_HOME`; this checkout's venv first on PATH (the installed `skillbank`).
+temporary `SKILLBANK_HOME`; this checkout's venv first on PATH (the installed `skillbank`);
+`SKILLBANK_MODEL_DIR` (conftest's offline model) in place of the first start's download.
 Everything the blocks start is stopped afterwards (their process group), pass or fail.
 """
 
