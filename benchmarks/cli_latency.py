@@ -10,14 +10,17 @@ It is built once (`skillbank --skills-dir … skills sync`, minutes with the mod
 the folders are remembered by the root (`skillbank.toml`), so the timed commands name none.
 
 For `--help`, `stats`, `skills search` and `context`, measured in one run, as spawn-to-exit of
-the console script:
-* cold: nothing else holds the root (each run a new process; the OS file cache is warm after
-  the first, as it is for a person who just ran a command);
-* attached: while `skillbank serve --transport http` holds the root, later commands attach to
-  that owner over its socket instead of opening Chroma and the model themselves;
-* background: the short-lived owner an interactive command starts (`skillbank.cli.owner`,
-  forced here with SKILLBANK_CLI_OWNER=1 since the benchmark is not a terminal);
-* baseline: `python -c pass` in the same rounds, and each command as a multiple of it.
+the console script, in the order a person meets them:
+* script: stdout is a pipe, as in a script or CI (SKILLBANK_CLI_OWNER=0 said explicitly): the
+  command opens Chroma and the model itself, every time;
+* first at a terminal: stdout is a pseudo-terminal (`os.openpty`), as for a person typing, and no
+  background owner runs: the command starts one (`skillbank.cli.owner`) and attaches to it. The
+  owner is stopped before each of these runs, so every run is a true first command;
+* warm at a terminal: the same pseudo-terminal, while the owner the first command started still
+  runs (it ends by itself after 10 idle minutes): what every later command costs;
+* attached: while `skillbank serve --transport http` holds the root (`--with-serve`);
+* baseline: `python -c pass` in the same rounds (in the same pseudo-terminal for the terminal
+  rows), and each command as a multiple of it.
 Medians of `--runs`; the machine load is printed before and after. Printed, never asserted.
 """
 
@@ -33,6 +36,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _common import SHARED, default_model_dir  # noqa: E402
@@ -83,23 +87,79 @@ def build(root: Path, env: dict[str, str], rebuild: bool) -> None:
     print(f"  built in {time.perf_counter() - started:.0f} s", flush=True)
 
 
-def timed(argv: list[str], env: dict[str, str]) -> float:
+def timed(argv: list[str], env: dict[str, str], tty: bool = False) -> float:
+    """Spawn to exit of `argv`; `tty`: stdout and stderr are a pseudo-terminal (drained as the
+    command writes), as for a person at a terminal, else pipes. The command's own CPU seconds
+    (user + system; what its wall time would be on an idle machine, without the owner's share)
+    are kept in CPU[-1]."""
+    import pty
+    import select
+
+    if tty:
+        master, slave = pty.openpty()
+        out_fd = err_fd = slave
+    else:
+        master, slave = os.pipe()
+        out_fd, err_fd = subprocess.DEVNULL, slave
+    output = bytearray()
     started = time.perf_counter()
-    done = subprocess.run(argv, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                          text=True, timeout=900)
-    seconds = time.perf_counter() - started
-    if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv)} failed: {done.stderr[-1500:]}")
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=out_fd, stderr=err_fd)
+    os.close(slave)
+    try:
+        while True:
+            ready, _, _ = select.select([master], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(master, 65536)
+                except OSError:  # EIO: every writer has closed the terminal
+                    chunk = b""
+                if not chunk:
+                    break
+                output += chunk
+            elif proc.poll() is not None:
+                break
+        _, status, usage = os.wait4(proc.pid, 0)
+        seconds = time.perf_counter() - started
+        proc.returncode = os.waitstatus_to_exitcode(status)
+    finally:
+        os.close(master)
+    CPU.append(usage.ru_utime + usage.ru_stime)
+    if proc.returncode != 0:
+        raise SystemExit(f"{' '.join(argv)} failed: {output[-1500:].decode(errors='replace')}")
     return seconds
 
 
-def measure(env: dict[str, str], runs: int) -> dict[str, list[float]]:
+CPU: list[float] = []
+
+
+def measure(env: dict[str, str], runs: int, tty: bool = False) -> dict[str, list[float]]:
+    """Wall seconds per command (and, under "<command> cpu", its own CPU seconds)."""
     out: dict[str, list[float]] = {"python -c pass": []}
     for _ in range(runs):
-        out["python -c pass"].append(timed([sys.executable, "-c", "pass"], env))
-        for name, argv in COMMANDS.items():
-            out.setdefault(name, []).append(timed([str(SKILLBANK), *argv], env))
+        for name, argv in [("python -c pass", [sys.executable, "-c", "pass"]),
+                           *[(n, [str(SKILLBANK), *a]) for n, a in COMMANDS.items()]]:
+            out.setdefault(name, []).append(timed(argv, env, tty))
+            out.setdefault(name + " cpu", []).append(CPU[-1])
     return out
+
+
+def stop_background_owner(root: Path) -> None:
+    """End the background owner a terminal command started, and wait until it has let go."""
+    try:
+        pid = int((root / ".cli-owner.pid").read_text().split()[0])
+    except (OSError, ValueError):
+        return
+    try:
+        os.kill(pid, 15)
+    except OSError:
+        return
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except OSError:
+            return
+        time.sleep(0.1)
 
 
 def start_owner(env: dict[str, str]) -> subprocess.Popen:
@@ -126,6 +186,10 @@ def start_owner(env: dict[str, str]) -> subprocess.Popen:
     return owner
 
 
+def median_row(rows: dict[str, list[float]], name: str) -> float:
+    return statistics.median(rows[name]) if rows.get(name) else float("nan")
+
+
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=3)
@@ -134,57 +198,67 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--cache", default=str(Path(tempfile.gettempdir()) / "skillbank-bench"
                                                 / "cli-latency"))
     parser.add_argument("--rebuild", action="store_true")
+    parser.add_argument("--with-serve", action="store_true",
+                        help="also time commands attached to `skillbank serve --transport http`")
     parser.add_argument("--json", help="also write the numbers to this file")
     args = parser.parse_args(argv)
     root = Path(args.cache) / f"root-{args.embedding}"
     env = env_for(args, root)
     build(root, env, args.rebuild)
+    stop_background_owner(root)
     before = load_note()
-    timed([str(SKILLBANK), "stats"], env)  # one untimed start: the OS file cache
-    cold = measure(env, args.runs)
-    owner = start_owner(env)
-    try:
-        attached = measure(env, args.runs)
-    finally:
-        owner.terminate()
-        owner.wait(30)
-    # The background owner an interactive command starts (skillbank.cli.owner); the first run
-    # below starts it, so its median is what the later commands see.
-    background_env = {**env, "SKILLBANK_CLI_OWNER": "1", "SKILLBANK_CLI_OWNER_IDLE": "120"}
-    first_start = timed([str(SKILLBANK), "stats"], background_env)
-    background = measure(background_env, args.runs)
-    try:
-        os.kill(int((root / ".cli-owner.pid").read_text().split()[0]), 15)
-    except (OSError, ValueError):
-        pass
+    script_env = {**env, "SKILLBANK_CLI_OWNER": "0"}
+    timed([str(SKILLBANK), "stats"], script_env)  # one untimed start: the OS file cache
+    script = measure(script_env, args.runs)
+    # A person at a terminal: the first command starts the background owner, later ones attach.
+    terminal_env = {k: v for k, v in env.items() if k != "SKILLBANK_CLI_OWNER"}
+    first: dict[str, list[float]] = {"python -c pass": [], "stats": []}
+    for _ in range(args.runs):
+        stop_background_owner(root)
+        first["python -c pass"].append(timed([sys.executable, "-c", "pass"], terminal_env, True))
+        first.setdefault("python -c pass cpu", []).append(CPU[-1])
+        first["stats"].append(timed([str(SKILLBANK), "stats"], terminal_env, True))
+        first.setdefault("stats cpu", []).append(CPU[-1])
+    time.sleep(5)  # the owner warms up after saying ready; a person reads the first answer
+    warm = measure(terminal_env, args.runs, tty=True)
+    stop_background_owner(root)
+    attached: dict[str, list[float]] = {}
+    if args.with_serve:
+        owner = start_owner(script_env)
+        try:
+            attached = measure(script_env, args.runs)
+        finally:
+            owner.terminate()
+            owner.wait(30)
     after = load_note()
-    skills = json.loads(subprocess.run([str(SKILLBANK), "--json", "stats"], env=env,
+    skills = json.loads(subprocess.run([str(SKILLBANK), "--json", "stats"], env=script_env,
                                        capture_output=True, text=True).stdout)["skills"]
-    base_cold = statistics.median(cold["python -c pass"])
-    base_att = statistics.median(attached["python -c pass"])
-    base_bg = statistics.median(background["python -c pass"])
-    summary_first = first_start
+    columns = [("script", script), ("first at a terminal", first), ("warm at a terminal", warm)]
+    if attached:
+        columns.append(("attached to serve", attached))
     print()
     print(f"CLI latency — {skills} skills indexed, {args.embedding}, medians of {args.runs} runs;"
           f" {before} (before), {after} (after)")
-    print(f"{'command':<16} {'cold s':>8} {'x pass':>8} {'attached s':>11} {'x pass':>8}"
-          f" {'background s':>13} {'x pass':>8}")
-    summary = {"skills": skills, "embedding": args.embedding, "load_before": before,
-               "load_after": after, "rows": {}}
+    print(f"{'command':<16}" + "".join(f" {name + ' s':>24} {'x pass':>7} {'CPU s':>6}"
+                                       for name, _ in columns))
+    summary: dict[str, Any] = {"skills": skills, "embedding": args.embedding,
+                               "load_before": before, "load_after": after, "rows": {}}
     for name in ["python -c pass", *COMMANDS]:
-        c = statistics.median(cold[name])
-        a = statistics.median(attached[name])
-        b = statistics.median(background[name])
-        summary["rows"][name] = {"cold_s": c, "attached_s": a, "background_s": b,
-                                 "cold_runs": cold[name], "attached_runs": attached[name],
-                                 "background_runs": background[name]}
-        print(f"{name:<16} {c:>8.2f} {c / base_cold:>7.1f}x {a:>11.2f} {a / base_att:>7.1f}x"
-              f" {b:>13.2f} {b / base_bg:>7.1f}x")
-    print("cold: nothing else holds the root; attached: while `skillbank serve` owns it (later "
-          "commands attach to the owner instead of opening Chroma and the model); background: "
-          "the short-lived owner an interactive command starts (skillbank.cli.owner; "
-          f"the command that started it took {summary_first:.2f} s).")
-    summary["background_first_start_s"] = summary_first
+        cells, row = "", {}
+        for column, rows in columns:
+            value = median_row(rows, name)
+            base = median_row(rows, "python -c pass")
+            cpu = median_row(rows, name + " cpu")
+            row[column] = {"median_s": value, "runs": rows.get(name, []), "cpu_s": cpu}
+            cells += (f" {value:>24.2f} {value / base:>6.1f}x {cpu:>6.2f}" if value == value
+                      else f" {'-':>24} {'':>7} {'':>6}")
+        summary["rows"][name] = row
+        print(f"{name:<16}{cells}")
+    print("script: stdout a pipe, the command opens the root itself; first at a terminal: stdout "
+          "a pseudo-terminal and no background owner yet, so the command starts one and "
+          "attaches; warm at a terminal: later commands, attached to that owner. CPU s: the "
+          "command's own CPU seconds (user + system), about its wall time on an idle machine "
+          "(the owner's share of an attached call is not in it).")
     if args.json:
         Path(args.json).write_text(json.dumps(summary, indent=2))
 

@@ -50,9 +50,12 @@ def open_bank(
     )
     if share and client is None and not settings.chroma_url:
         from skillbank.sharing import open_shared, served
-        from skillbank.sharing.owner import OwnerServer
 
         def owner(lock: Any, chosen: Any, bundled: bool) -> "Skillbank":
+            # Imported here: a client (a CLI command attached to an owner) never serves, and
+            # the server's asyncio/orjson imports cost it ~0.1 s of its second (#27).
+            from skillbank.sharing.owner import OwnerServer
+
             bank = cls(chosen, embedding_function=embedding_function, distiller=distiller,
                        include_bundled=bundled, write_lock_timeout=write_lock_timeout,
                        owner_lock=lock)
