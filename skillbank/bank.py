@@ -418,6 +418,9 @@ class Skillbank:
                 self._memories["skills"].distiller_source = lambda: self.distiller
                 self._memories["skills"].default_namespace = self.settings.namespace
                 self._memories["skills"].audit = self.audit
+                if self.store is not None:  # drafts and their ledger in PostgreSQL (team mode)
+                    self._memories["skills"].draft_store = self.store.drafts(
+                        self._memories["skills"].drafts_root)
                 if self.settings.skills_repo:  # skills in git (skillbank/team/skills_repo.py)
                     from skillbank.team.skills_repo import attach
 
@@ -631,7 +634,7 @@ class Skillbank:
                 from skillbank.forgetting import erase_drafts
 
                 erase_drafts(self.skills.drafts_root, [result["id"], *result.get("lessons", [])],
-                             audit=self.audit)
+                             audit=self.audit, drafts=self.skills.draft_store)
             return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
                                                              "forgotten": True}
         if item_id.startswith("skill:"):

@@ -174,7 +174,7 @@ def rewrite_without_lessons(folder: Path, parent_id: str, texts: set[str]
 
 
 def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | None = None,
-                 audit: Any = None) -> int:
+                 audit: Any = None, drafts: Any = None) -> int:
     """Delete the skill drafts (pending or closed) drawn from any of `ids`: a draft's text is
     made of its source experiences' tasks and lessons. Adopted skills are a person's decision
     and stay. Returns the number of drafts deleted.
@@ -184,10 +184,16 @@ def erase_drafts(drafts_root: Path, ids: Iterable[str], audit_folder: Path | Non
     blanked in place (`_blank_draft_names`; `audit_folder` defaults to `<root>/audit` beside
     `<root>/drafts`), and by `audit` when it is another column's log (PostgreSQL's table,
     team mode: its rows' names are blanked there). A name that was adopted stays: it is a
-    skill's name now."""
+    skill's name now. `drafts` is the store's drafts column (PostgreSQL in team mode keeps
+    the drafts and their ledger in tables: their rows go, and their names leave the ledger and
+    the audit table; `drafts_root` is then this worker's working copy)."""
     import shutil
 
     wanted = {i for i in ids if isinstance(i, str)}
+    if wanted and drafts is not None:
+        names = drafts.erase(wanted)
+        if names and audit is not None and hasattr(audit, "blank_ids"):
+            audit.blank_ids("draft", names)
     if not wanted or not drafts_root.is_dir():
         return 0
     _blank_draft_names(drafts_root, wanted,

@@ -18,7 +18,7 @@ from typer.testing import CliRunner
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError
-from skillbank.memories.experiences import journal as experience_journal
+from skillbank.store.files import experiences as experience_journal  # the journal's appends
 from skillbank.memories.experiences import portability as experience_portability
 from skillbank.memories.experiences import ExperienceMemory
 from skillbank.records import Lesson, Step

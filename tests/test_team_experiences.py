@@ -155,6 +155,9 @@ def test_a_forgotten_drafts_name_does_not_survive_in_postgresqls_audit_table(two
     for record_id in ids:
         a.forget(record_id)
     assert _count(postgres.url, sql, deployment) == 0
+    for table, column in (("sb_drafts", "files"), ("sb_draft_ledger", "entry")):
+        assert _count(postgres.url, f"SELECT count(*) FROM {table} WHERE deployment = %s "
+                      f"AND {column}::text LIKE '%%quokkazanzibar%%'", deployment) == 0
     assert a.skills.drafts() == []
 
 
@@ -171,3 +174,18 @@ def test_forgotten_ids_are_rows_in_postgresql_never_text(two_roots, postgres, tm
     assert _count(postgres.url, "SELECT count(*) FROM sb_forgotten WHERE deployment = %s "
                   "AND (id || kind || principal) LIKE '%%ocelot%%'", a.store.deployment) == 0
     assert not (tmp_path / "machine-b" / "guidelines" / ".trash" / "forgotten.jsonl").exists()
+
+
+def test_a_draft_proposed_on_one_worker_is_listed_and_discarded_on_the_other(two_roots):
+    a, b = two_roots
+    for n in range(3):
+        a.experiences.record(f"Rebuild the search index of shop {n}", "success",
+                             when_to_use="When rebuilding a shop's search index",
+                             steps=[{"action": "pause_writes"}, {"action": "reindex"}])
+    names = [d.name for d in a.skills.propose(min_support=3)]
+    assert names
+    assert [d.name for d in b.skills.drafts()] == names  # B's own root never saw them
+    assert "reindex" in open(b.skills.draft(names[0]).path, encoding="utf-8").read()
+    b.skills.discard(names[0])
+    assert a.skills.drafts() == []
+    assert a.skills.propose(min_support=3) == []  # the ledger is shared: not proposed again

@@ -19,8 +19,8 @@ classes, unchanged), and what the PostgreSQL column implements again:
 - `ForgottenIds` — what was forgotten, by whom and when, never its text (`forgotten.jsonl`;
   a table).
 
-Still to come behind this interface (issue 24): skill drafts (team mode keeps them in each
-worker's root; the PostgreSQL tables exist, migration 2).
+- `SkillDrafts` — skill drafts and their ledger (a folder per draft; tables, with a working
+  copy in each worker's root, since a person edits a draft as files).
 """
 
 from __future__ import annotations
@@ -182,6 +182,26 @@ class ForgottenIds(Protocol):
 
 
 @runtime_checkable
+class SkillDrafts(Protocol):
+    """Skill drafts and their ledger (`<root>/drafts/`; `sb_drafts` and `sb_draft_ledger`). A
+    person edits a draft as files, so the memory works on a folder; a column that keeps drafts
+    elsewhere mirrors them there (`refresh`) and is written through (`put`, `close`)."""
+
+    def ledger(self) -> list[dict[str, Any]]: ...
+
+    def note(self, entry: dict[str, Any]) -> None: ...
+
+    def refresh(self) -> None: ...
+
+    def put(self, name: str, files: dict[str, str], sources: list[str]) -> None: ...
+
+    def close(self, name: str, status: str) -> None: ...
+
+    def erase(self, ids: set[str]) -> list[str]:
+        """Forget means gone: drafts drawn from `ids` are deleted; returns names blanked."""
+
+
+@runtime_checkable
 class Store(Protocol):
     """One column's implementation of everything above."""
 
@@ -198,5 +218,7 @@ class Store(Protocol):
     def guidelines(self) -> GuidelineRecords: ...
 
     def forgotten(self) -> "ForgottenIds": ...
+
+    def drafts(self, folder: Any) -> "SkillDrafts": ...
 
     def close(self) -> None: ...

@@ -34,7 +34,7 @@ from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError)
-from skillbank.fsutil import append_line, atomic_write, check_slug
+from skillbank.fsutil import atomic_write, check_slug
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.drafting import (
     DraftMaterial,
@@ -97,24 +97,28 @@ class SkillDrafts:
         check_slug(name, "draft name")
         return self.drafts_root / name
 
+    @property
+    def draft_store(self) -> Any:
+        """Where drafts and their ledger are kept (`skillbank.store`): the root's folder, or
+        PostgreSQL in team mode (the bank sets it), with a working copy in `drafts_root`."""
+        store = getattr(self, "_draft_store", None)
+        if store is None:
+            from skillbank.store.files.drafts import FileDrafts
+
+            store = self._draft_store = FileDrafts(self.drafts_root)
+        return store
+
+    @draft_store.setter
+    def draft_store(self, value: Any) -> None:
+        self._draft_store = value
+
     def _ledger(self) -> list[dict[str, Any]]:
-        path = self.drafts_root / LEDGER
-        if not path.is_file():
-            return []
-        out = []
-        for raw in path.read_text(encoding="utf-8", errors="replace").splitlines():
-            try:
-                event = json.loads(raw)
-            except ValueError:
-                continue  # a torn last line
-            if isinstance(event, dict) and isinstance(event.get("sources"), list):
-                out.append(event)
-        return out
+        return self.draft_store.ledger()
 
     def _note(self, op: str, draft: SkillDraft) -> None:
-        append_line(self.drafts_root / LEDGER, json.dumps({
+        self.draft_store.note({
             "op": op, "name": draft.name, "revises": draft.revises, "sources": draft.sources,
-            "at": utcnow().isoformat()}))
+            "at": utcnow().isoformat()})
 
     def _read_draft(self, folder: Path) -> SkillDraft | None:
         try:
@@ -153,6 +157,7 @@ class SkillDrafts:
         """Every pending draft, whoever's. A draft already adopted (a crash after the swap) is
         closed."""
         out = []
+        self.draft_store.refresh()  # team mode: the drafts every worker wrote, here
         if not self.drafts_root.is_dir():
             return out
         for folder in sorted(self.drafts_root.iterdir()):
@@ -296,8 +301,10 @@ class SkillDrafts:
                               f"({material.successes} succeeded, {material.failures} failed)"),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
             namespaces=namespaces if namespaces is not None else [self.default_namespace])
+        meta = draft.model_dump_json(indent=2) + "\n"
         atomic_write(folder / SKILL_FILE, rendered)
-        atomic_write(folder / META_FILE, draft.model_dump_json(indent=2) + "\n")
+        atomic_write(folder / META_FILE, meta)
+        self.draft_store.put(name, {SKILL_FILE: rendered, META_FILE: meta}, draft.sources)
         self._note("proposed", draft)
         return draft
 
@@ -411,6 +418,7 @@ class SkillDrafts:
     def _close(self, draft: SkillDraft, status: str) -> None:
         """Record the outcome and move the draft folder out of the pending ones."""
         self._note(status, draft)
+        self.draft_store.close(draft.name, status)
         folder = Path(draft.path).parent
         done = self.drafts_root / ".closed"
         done.mkdir(parents=True, exist_ok=True)

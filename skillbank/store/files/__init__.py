@@ -54,6 +54,12 @@ class FileStore:
 
         return FileGuidelineRecords(self.root / "guidelines")
 
+    def drafts(self, folder: Any = None) -> Any:
+        """Skill drafts: `<root>/drafts/<name>/` and its `.ledger.jsonl`, as always."""
+        from skillbank.store.files.drafts import FileDrafts
+
+        return FileDrafts(folder if folder is not None else self.root / "drafts")
+
     def forgotten(self) -> Any:
         """Forgotten ids (id, kind, time, principal): the guidelines' `forgotten.jsonl`."""
         from skillbank.store.files.forgotten import FileForgottenIds

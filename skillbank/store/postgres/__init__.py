@@ -25,6 +25,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 from skillbank.store.postgres.audit import PostgresAuditLog
 from skillbank.store.postgres.changes import PostgresChangeFeed
 from skillbank.store.postgres.db import Database
+from skillbank.store.postgres.drafts import PostgresDrafts
 from skillbank.store.postgres.experiences import PostgresExperienceLog
 from skillbank.store.postgres.forgotten import PostgresForgottenIds
 from skillbank.store.postgres.guidelines import PostgresGuidelineRecords
@@ -77,6 +78,10 @@ class PostgresStore:
 
     def guidelines(self) -> PostgresGuidelineRecords:
         return PostgresGuidelineRecords(self.db, self.deployment, self.change_feed().token)
+
+    def drafts(self, folder: Any) -> PostgresDrafts:
+        """Skill drafts in tables, with this worker's working copy in `folder`."""
+        return PostgresDrafts(self.db, self.deployment, folder)
 
     def forgotten(self) -> PostgresForgottenIds:
         return PostgresForgottenIds(self.db, self.deployment)
