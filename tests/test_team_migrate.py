@@ -47,6 +47,12 @@ def test_migrate_round_trip_then_a_team_worker_recalls_and_a_rerun_changes_nothi
             feedback="Stop the wiki first, then restore.",
             lessons=["Check the snapshot's checksum before restoring."])
         gone = bank.experiences.record("Print the seating plan", "success")
+        for n in range(3):
+            bank.experiences.record(f"Rotate the backup tapes of rack {n}", "success",
+                                    when_to_use="When rotating a rack's backup tapes",
+                                    steps=[{"action": "eject"}, {"action": "label"}])
+        drafts = [d.name for d in bank.skills.propose(min_support=3)]
+        assert drafts
         bank.experiences.mark(eid, helped=True)
         gid = bank.guidelines.learn("Never restore a snapshot over a running wiki.").ids()[0]
         bank.forget(gone)
@@ -61,7 +67,7 @@ def test_migrate_round_trip_then_a_team_worker_recalls_and_a_rerun_changes_nothi
     report = json.loads(first.stdout)
     assert report["changed"] and report["imported"]["experiences"] >= 3
     assert report["imported"]["guidelines"] == 1 and report["imported"]["usage"] >= 1
-    assert report["imported"]["audit"] >= 3
+    assert report["imported"]["audit"] >= 3 and report["imported"]["drafts"] >= 2
     assert "test-password" not in first.stdout  # the URL is shown masked
 
     worker = Skillbank.open(tmp_path / "team-worker", embedding_function=HashEmbedding(),
@@ -74,6 +80,8 @@ def test_migrate_round_trip_then_a_team_worker_recalls_and_a_rerun_changes_nothi
         assert gone not in worker.experiences  # forgotten before: still forgotten
         assert worker.guidelines.get(gid).text == "Never restore a snapshot over a running wiki."
         assert any(e.id == eid for e in worker.audit.query(action="record"))
+        assert [d.name for d in worker.skills.drafts()] == drafts
+        assert worker.skills.propose(min_support=3) == []  # the ledger came along
     finally:
         worker.close()
 

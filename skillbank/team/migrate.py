@@ -9,8 +9,9 @@ What moves, from `<root>` into the deployment's rows (`skillbank.store.postgres`
   (`<root>/audit/`) and forgotten ids (`forgotten.jsonl`);
 - guideline records (`<root>/guidelines/`), through the guideline store (`store.guidelines()`).
 
-Skills are not rows: a team serves them from a git repository (docs/team.md), and skill drafts
-stay in the root they were drafted in.
+- skill drafts still pending (`<root>/drafts/<name>/`, their files) and the drafts ledger.
+
+Skills are not rows: a team serves them from a git repository (docs/team.md).
 
 Run twice, it changes nothing: `sb_imports` keeps, per deployment and source root (its id
 file), how far each part was imported — the journal's position, the number of audit events —
@@ -30,7 +31,7 @@ from typing import Any
 
 from skillbank.errors import InvalidInputError
 
-PARTS = ("experiences", "usage", "audit", "forgotten", "guidelines")
+PARTS = ("experiences", "drafts", "usage", "audit", "forgotten", "guidelines")
 MEMORIES = ("skills", "experiences", "guidelines")
 
 
@@ -158,6 +159,34 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
             report.imported["experiences"] += 1
         positions["experiences"] = {"files": {**starts, **ends}}
+
+        # Skill drafts: the ledger after the entries already imported, and the pending drafts.
+        from skillbank.store.files.drafts import FileDrafts
+
+        drafts_root = root / "drafts"
+        ledger = FileDrafts(drafts_root).ledger()
+        already = int((done.get("drafts") or {}).get("entries", 0))
+        for entry in ledger[already:]:
+            conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
+                         (deployment, Jsonb(entry)))
+            report.imported["drafts"] += 1
+        positions["drafts"] = {"entries": max(already, len(ledger))}
+        for folder in sorted(drafts_root.iterdir()) if drafts_root.is_dir() else []:
+            meta_path = folder / ".draft.json"
+            if folder.name.startswith(".") or folder.is_symlink() or not meta_path.is_file():
+                continue
+            files = {str(p.relative_to(folder)): p.read_text("utf-8", errors="replace")
+                     for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+            try:
+                sources = [str(s) for s in json.loads(files[".draft.json"]).get("sources") or []]
+            except (ValueError, AttributeError):
+                report.skipped.append(str(meta_path))
+                continue
+            cur = conn.execute(
+                "INSERT INTO sb_drafts (deployment, name, closed, files, sources) "
+                "VALUES (%s, %s, false, %s, %s) ON CONFLICT DO NOTHING",
+                (deployment, folder.name, Jsonb(files), sources))
+            report.imported["drafts"] += cur.rowcount
 
         # Usage counters: once per root (a count cannot be told apart from a later one).
         if "usage" not in done:
