@@ -13,8 +13,9 @@ share at once:
 
 The memories do not change: they were already handed their lock and counters by the facade,
 and keep using them through the same methods. Without a `database_url` nothing here is imported
-(psycopg is the optional extra `skillbank[team]`). Still on the root's files in team mode (see
-issue 24): skills, guideline records and the experience journal.
+(psycopg is the optional extra `skillbank[team]`). The memories' records are in the store too
+(the bank hands each memory its part): the experience journal, guideline records, skill drafts
+and forgotten ids; skills are served from a git repository (docs/team.md).
 """
 
 from __future__ import annotations
