@@ -428,6 +428,10 @@ def test_the_git_wrapper_names_the_command_and_finds_conflicts(tmp_path, remote,
     assert repo.conflicts("one", "two") == ["greet/SKILL.md"]
     assert repo.conflicts("one", base) is None
     assert git(reviewer, "status", "--porcelain") == ""  # asking touched nothing
+    from skillbank.team.git import MIN_VERSION, version
+
+    assert version("git version 2.39.5") == (2, 39, 5) >= MIN_VERSION
+    assert version("git version 2.37.1.windows.1") < MIN_VERSION
 
 
 def test_saves_while_the_branch_moves_never_deadlock(tmp_path, remote, reviewer):

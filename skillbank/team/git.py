@@ -35,8 +35,18 @@ class GitError(SkillbankError):
         self.returncode = returncode
 
 
+#: `merge-tree --write-tree` (merging in memory, with no worktree to undo) came with git 2.38.
+MIN_VERSION = (2, 38)
+
+
 def available() -> bool:
     return shutil.which("git") is not None
+
+
+def version(text: str) -> tuple[int, ...]:
+    """(2, 39, 5) from `git version 2.39.5` (and from vendor suffixes such as `.windows.1`)."""
+    match = re.search(r"(\d+)\.(\d+)(?:\.(\d+))?", text)
+    return tuple(int(p) for p in match.groups() if p is not None) if match else ()
 
 
 def reason(stderr: str, limit: int = 3) -> str:

@@ -42,7 +42,8 @@ from typing import Any, Callable, ContextManager, Iterator
 
 from skillbank import scope as scopes
 from skillbank.errors import NotFoundError, PermissionDeniedError, SkillbankError
-from skillbank.team.git import Git, GitError, NETWORK_TIMEOUT, identity_env, reason
+from skillbank.team.git import (MIN_VERSION, NETWORK_TIMEOUT, Git, GitError, identity_env,
+                                reason, version)
 
 log = logging.getLogger("skillbank.skills_repo")
 
@@ -166,6 +167,12 @@ class SkillsRepo:
     def prepare(self) -> "SkillsRepo":
         """Clone the branch into an empty checkout, or check an existing one (SkillsRepoError
         naming the fix when it is not a clean checkout of this remote's branch)."""
+        found = version(Git(self.root).out("version"))
+        if found < MIN_VERSION:
+            raise SkillsRepoError(
+                f"skills in git need git {'.'.join(map(str, MIN_VERSION))} or newer (it merges "
+                f"proposals in memory); this machine has {'.'.join(map(str, found)) or '?'}: "
+                "upgrade git, or unset skills_repo")
         if not Git(self.root).valid_branch(self.branch):
             raise SkillsRepoError(f"skills_branch {self.branch!r} is not a valid branch name")
         folder = self.checkout
