@@ -508,3 +508,24 @@ def test_a_proposal_cut_short_leaves_nothing_behind(tmp_path, remote):
         assert "skillbank/proposals" not in git(remote, "branch", "--list", "--all")
     finally:
         bank.close()
+
+
+def test_a_checkout_moved_by_another_worker_on_the_same_root_is_synced(tmp_path, remote,
+                                                                       reviewer):
+    """Workers that share one root share its checkout: the first to follow fast-forwards it,
+    and the others, finding it at the branch's tip already, must still index the change."""
+    bank = open_bank(tmp_path / "root", remote)
+    checkout = bank.root / "skills"
+    try:
+        (reviewer / "rotate-keys").mkdir()
+        (reviewer / "rotate-keys" / "SKILL.md").write_text(
+            "---\nname: rotate-keys\ndescription: Rotate the API keys safely.\n---\n\nSteps.\n")
+        git(reviewer, "add", ".")
+        git(reviewer, "commit", "--quiet", "-m", "rotate-keys")
+        git(reviewer, "push", "--quiet", "origin", "HEAD:main")
+        with bank.skills._sync_lock:  # the other worker's follow, on the shared checkout
+            git(checkout, "fetch", "--quiet", "origin")
+            git(checkout, "merge", "--quiet", "--ff-only", "origin/main")
+        wait_for(lambda: "rotate-keys" in bank.skills.names(), "the moved checkout indexed")
+    finally:
+        bank.close()

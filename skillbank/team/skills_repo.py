@@ -155,6 +155,8 @@ class SkillsRepo:
         self._lock = threading.RLock()
         self._file_lock: Any = None
         self.followed_at: str | None = None
+        #: The commit the library last synced (set by `follow`; the bank's open syncs the first).
+        self._synced: str | None = None
         self.last_error: str | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
@@ -329,8 +331,12 @@ class SkillsRepo:
         changed = tip != before
         if changed:
             log.info("skills: %s moved %s -> %s", self.branch, (before or "none")[:12], tip[:12])
+        # Synced by the commit this library last indexed, not by who moved the checkout: a
+        # worker sharing the root may have fast-forwarded it already.
+        if tip != self._synced:
             if self.on_change is not None:
                 self.on_change()
+            self._synced = tip
         return {"branch": self.branch, "commit": tip, "previous": before, "changed": changed}
 
     def start_following(self) -> None:
