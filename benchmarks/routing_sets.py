@@ -19,6 +19,13 @@ share of answerable requests it empties (guard <= 0.03), the share of requests l
 needing no tool/skill it empties (target >= 0.85, only where a set labels them), and for
 near-miss trigger evals how often the skill that must not fire is ranked first.
 Times: p50/p95 of `skills.search` per request, including the query embedding, with the load.
+
+The dev set and the corpus set (the dev requests asked of the whole shared corpus, ~1,740
+skills, answerable ones counted by skill name) also carry the 160 out-of-scope requests of
+benchmarks/data/out_of_scope.jsonl (counted with the set's own "none" ones) and the 136 held-out
+ones (out_of_scope_heldout.jsonl, "held-out empty"). Where requests are labelled out of scope,
+the fit is also read with `min_score=0` to report what an out-of-scope target would cost:
+the answerable share emptied at the lowest fit bar that empties 85 % of them.
 """
 
 from __future__ import annotations
@@ -43,7 +50,10 @@ SETS = {
     "metatool": PUBLIC / "metatool",
     "bfcl": PUBLIC / "bfcl",
     "agent-skills-jason": PUBLIC / "agent-skills-jason",
+    "corpus": SHARED / "corpora" / "skills",
 }
+DATA = Path(__file__).resolve().parent / "data"
+OOS_TARGET = 0.85
 
 
 def read_jsonl(path: Path) -> list[dict]:
@@ -86,7 +96,9 @@ def metrics(ranked: list[list[str]], queries: list[dict]) -> dict[str, float]:
     n = max(len(answerable), 1)
     none = [ids for ids, q in zip(ranked, queries) if not q["expected"] and q["kind"] == "none"]
     near = [(ids, q) for ids, q in zip(ranked, queries) if q.get("not") and not q["expected"]]
-    return {"R@1": r1 / n, "R@3": r3 / n, "MRR": rr / n, "emptied": emptied / n,
+    held = [ids for ids, q in zip(ranked, queries) if q["kind"] == "heldout"]
+    return {"held_empty": (sum(not ids for ids in held) / len(held)) if held else None,
+            "heldout": len(held),"R@1": r1 / n, "R@3": r3 / n, "MRR": rr / n, "emptied": emptied / n,
             "answerable": len(answerable),
             "oos_empty": (sum(not ids for ids in none) / len(none)) if none else None,
             "oos": len(none),
@@ -94,15 +106,16 @@ def metrics(ranked: list[list[str]], queries: list[dict]) -> dict[str, float]:
             if near else None, "near_miss": len(near)}
 
 
-def baselines(library: list[dict], queries: list[dict], embedding) -> dict[str, list[list[str]]]:
+def baselines(library: list[dict], queries: list[dict], embedding, by_name: bool = False
+              ) -> dict[str, list[list[str]]]:
     import bm25s
 
     from skillbank.index import tokenize
     from skillbank.memories.skills.skill_file import read_skill_file
 
     docs = [read_skill_file(row["path"])[0] for row in library]
-    ids = [row["id"] for row in library]
     names = [d.name if d else "" for d in docs]
+    ids = names if by_name else [row["id"] for row in library]
     dense_docs = embedding.embed([f"{n.replace('-', ' ')}: {d.description}" if d else ""
                                   for n, d in zip(names, docs)])
     qvecs = embedding.embed([q["query"] for q in queries])
@@ -127,55 +140,122 @@ def baselines(library: list[dict], queries: list[dict], embedding) -> dict[str, 
     return out
 
 
+def load_queries(name: str, folder: Path) -> tuple[list[dict], Path, list[dict] | None]:
+    """(requests, skills root, library rows or None for the corpus) of one set."""
+    if name == "corpus":  # the dev requests against the whole corpus, by skill name
+        dev = SETS["dev"]
+        names = {row["id"]: row["name"] for row in read_jsonl(dev / "library.jsonl")}
+        queries = read_jsonl(dev / "queries.jsonl")
+        for q in queries:
+            q["expected"] = [names[e] for e in q["expected"]]
+    else:
+        queries = read_jsonl(folder / "queries.jsonl")
+    for q in queries:
+        q.setdefault("kind", "skill" if q["expected"] else "none")
+    if name in ("dev", "corpus"):
+        queries += [dict(q, expected=[], kind="none") for q in read_jsonl(DATA / "out_of_scope.jsonl")]
+        queries += [dict(q, expected=[], kind="heldout")
+                    for q in read_jsonl(DATA / "out_of_scope_heldout.jsonl")]
+    return queries, folder, None
+
+
+def fit_curve(fits: list[float], queries: list[dict]) -> dict | None:
+    """Answerable share emptied at the lowest fit bar that empties OOS_TARGET of the requests
+    labelled out of scope (`fits`: each request's fit with `min_score=0`, 0 for no hit)."""
+    none = sorted(f for f, q in zip(fits, queries) if q["kind"] == "none" and not q["expected"])
+    answerable = [f for f, q in zip(fits, queries) if q["expected"]]
+    if not none or not answerable:
+        return None
+    bar = none[min(len(none) - 1, int(np.ceil(OOS_TARGET * len(none))) - 1)] + 1e-9
+    return {"bar": bar, "oos_empty": sum(f < bar for f in none) / len(none),
+            "emptied": sum(f < bar for f in answerable) / len(answerable)}
+
+
 def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
     from skillbank import Skillbank
     from skillbank.embeddings import MiniLMEmbedding
 
-    queries = read_jsonl(folder / "queries.jsonl")
-    for q in queries:
-        q.setdefault("kind", "skill" if q["expected"] else "none")
+    queries, _, _ = load_queries(name, folder)
     embedding = MiniLMEmbedding(model_dir=model_dir)
     with tempfile.TemporaryDirectory() as tmp:
-        root, library = materialise(folder, Path(tmp))
-        by_path = {row["path"]: row["id"] for row in library}
+        if name == "corpus":
+            root = folder
+            library = [{"id": path.parent.name, "path": str(path.resolve())}
+                       for path in sorted(folder.rglob("SKILL.md"))]
+            by_path = None
+        else:
+            root, library = materialise(folder, Path(tmp))
+            by_path = {row["path"]: row["id"] for row in library}
         started = time.perf_counter()
         bank = Skillbank.open(Path(tmp) / "bank", skill_roots=[root], include_bundled=False,
                               sync=False, embedding_function=embedding)
         try:
             bank.skills.sync()
             load_s = time.perf_counter() - started
+            indexed = bank.index("skills").count()
             bank.skills.search("warm up the model", k=5)
             ranked, times = [], []
             for q in queries:
                 t0 = time.perf_counter()
                 hits = bank.skills.search(q["query"], k=5)
                 times.append(time.perf_counter() - t0)
-                ranked.append([by_path.get(str(Path(h.path).resolve()), h.name) for h in hits])
+                ranked.append([h.name if by_path is None else
+                               by_path.get(str(Path(h.path).resolve()), h.name) for h in hits])
+            fits = None
+            if any(q["kind"] == "none" and not q["expected"] for q in queries):
+                fits = []
+                for q in queries:
+                    hits = bank.skills.search(q["query"], k=1, min_score=0.0)
+                    fits.append(hits[0].score if hits else 0.0)
         finally:
             bank.close()
         rows = {"skillbank": metrics(ranked, queries)}
-        for system, system_ranked in baselines(library, queries, embedding).items():
+        for system, system_ranked in baselines(library, queries, embedding,
+                                               by_name=by_path is None).items():
             rows[system] = metrics(system_ranked, queries)
-    return {"set": name, "skills": len(library), "queries": len(queries), "index_s": load_s,
+    return {"set": name, "skills": indexed, "queries": len(queries), "index_s": load_s,
             "p50_ms": 1000 * statistics.median(times),
-            "p95_ms": 1000 * float(np.percentile(times, 95)), "systems": rows}
+            "p95_ms": 1000 * float(np.percentile(times, 95)), "systems": rows,
+            "at_oos_target": fit_curve(fits, queries) if fits else None}
 
 
-def scale_run(size: int, model_dir: str | None) -> dict:
-    """p50 search time at `size` skills: the shared corpus plus the public tool catalogs."""
+def scale_run(size: int, model_dir: str | None, keep: Path | None = None) -> dict:
+    """p50 search time at `size` skills: the shared corpus, then the public tool catalogs up to
+    `size` (MetaTool, then BFCL functions). `keep`: build the bank there and reuse it (so code
+    before and after a change is timed on the same index: run once with PYTHONPATH pointing at
+    the old code, once without)."""
     from skillbank import Skillbank
     from skillbank.embeddings import MiniLMEmbedding
 
     with tempfile.TemporaryDirectory() as tmp:
+        home = keep or Path(tmp)
         roots = []
         corpus = SHARED / "corpora" / "skills"
-        if corpus.is_dir():
+        have = 0
+        if corpus.is_dir():  # what the corpus indexes (some of its SKILL.md files are invalid)
             roots.append(corpus)
+            bank = Skillbank.open(home / "bank", skill_roots=roots, include_bundled=False,
+                                  sync=False,
+                                  embedding_function=MiniLMEmbedding(model_dir=model_dir))
+            try:
+                bank.skills.sync()
+                have = bank.index("skills").count()
+            finally:
+                bank.close()
         for name in ("metatool", "bfcl"):
-            sub = Path(tmp) / name
-            root, _ = materialise(SETS[name], sub)
+            library = read_jsonl(SETS[name] / "library.jsonl")[:max(0, size - have)]
+            if not library:
+                continue
+            have += len(library)
+            root = home / name / "skills"
+            for row in library:
+                target = root / row["id"] / "SKILL.md"
+                text = skill_md(row["name"], row["description"], row.get("body", ""))
+                if not target.is_file() or target.read_text() != text:
+                    target.parent.mkdir(parents=True, exist_ok=True)
+                    target.write_text(text)
             roots.append(root)
-        bank = Skillbank.open(Path(tmp) / "bank", skill_roots=roots, include_bundled=False,
+        bank = Skillbank.open(home / "bank", skill_roots=roots, include_bundled=False,
                               sync=False, embedding_function=MiniLMEmbedding(model_dir=model_dir))
         try:
             t0 = time.perf_counter()
@@ -219,13 +299,24 @@ def report(results: list[dict]) -> None:
         sb = result["systems"]["skillbank"]
         print(f"  ({sb['answerable']} answerable, {sb['oos']} labelled no-tool, "
               f"{sb['near_miss']} near-miss)")
+        if sb["held_empty"] is not None:
+            print(f"  held-out out-of-scope answered empty: {sb['held_empty']:.3f} "
+                  f"({sb['heldout']} requests)")
+        cost = result.get("at_oos_target")
+        if cost:
+            print(f"  to answer {cost['oos_empty']:.3f} of out-of-scope requests empty (target "
+                  f"{OOS_TARGET}), the fit bar would move from 0.5 to {cost['bar']:.3f} and empty "
+                  f"{cost['emptied']:.3f} of answerable requests (guard 0.03)")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--sets", nargs="*", default=list(SETS), choices=list(SETS))
+    parser.add_argument("--sets", nargs="*", default=list(SETS), choices=[*SETS, "none"],
+                        help="'none' with --scale: time search only")
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--scale", type=int, default=0, help="also time search at N skills")
+    parser.add_argument("--scale-root", type=Path, default=None,
+                        help="keep the --scale bank here and reuse it (same index, old/new code)")
     parser.add_argument("--json", type=Path, default=None)
     args = parser.parse_args()
     model_dir = args.model_dir or default_model_dir()
@@ -233,12 +324,14 @@ def main() -> None:
 
     print(f"skillbank from {Path(skillbank.__file__).parent}; load {os.getloadavg()[0]:.2f} "
           f"(1 min) on {os.cpu_count()} cores", file=sys.stderr)
-    results = [run_set(name, SETS[name], model_dir) for name in args.sets
-               if (SETS[name] / "queries.jsonl").exists()]
+    sets = [] if args.scale and args.sets == ["none"] else args.sets
+    results = [run_set(name, SETS[name], model_dir) for name in sets
+               if (SETS[name] / "queries.jsonl").exists()
+               or (name == "corpus" and SETS[name].is_dir())]
     report(results)
     out = {"sets": results, "load_before": os.getloadavg()[0]}
     if args.scale:
-        scale = scale_run(args.scale, model_dir)
+        scale = scale_run(args.scale, model_dir, args.scale_root)
         out["scale"] = scale
         print(f"\nscale: {scale['skills']} skills indexed in {scale['index_s']:.0f}s; search p50 "
               f"{scale['p50_ms']:.1f} ms, p95 {scale['p95_ms']:.1f} ms (incl. query embedding)")
