@@ -247,3 +247,40 @@ async def test_two_worker_processes_with_their_own_roots_share_guidelines(
     finally:
         for proc, _ in workers:
             stop_process(proc)
+
+
+@pytest.fixture(params=["files", "postgres"])
+def two_record_stores(request, tmp_path):
+    """The guideline records of one deployment as two workers hold them, in either column."""
+    from skillbank.store import open_store
+
+    if request.param == "files":
+        stores = [open_store(tmp_path / "root"), open_store(tmp_path / "root")]
+    else:
+        url, deployment = request.getfixturevalue("postgres").url, uuid.uuid4().hex
+        stores = [open_store(None, url, deployment=deployment) for _ in range(2)]
+    yield [store.guidelines() for store in stores]
+    for store in stores:
+        store.close()
+
+
+def test_both_columns_keep_guideline_records_alike(two_record_stores):
+    """The contract the guideline memory relies on, whichever column it is handed."""
+    from skillbank.records import Guideline
+    from skillbank.store.base import GuidelineRecords
+
+    a, b = two_record_stores
+    assert isinstance(a, GuidelineRecords)
+    assert a.load().records == {} and not a.stale()
+    rule = Guideline(id="gl-0123456789ab", topic="sql", text="Always quote SQL identifiers.",
+                     namespace="team", supersedes=["gl-ba9876543210"])
+    saved, digest = a.save(rule)
+    assert not a.stale() and b.load().records[rule.id] == (saved, digest)
+    assert saved.model_dump(exclude={"path"}) == rule.model_dump(exclude={"path"})
+    voted, new_digest = b.save(saved.model_copy(update={"untrusted_harmful": 2}), saved)
+    assert new_digest != digest and a.stale() and a.changed(saved)
+    assert a.load().records[rule.id][0].untrusted_harmful == 2 and not a.changed(voted)
+    found = a.search_text("how to quote identifiers in sql", 10)
+    assert found is None or found == {rule.id: 1.0}  # every word of the task, stemmed
+    a.delete(a.load().records[rule.id][0])
+    assert b.stale() and b.load().records == {}
