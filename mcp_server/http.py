@@ -5,7 +5,9 @@ The guard answers before the MCP app sees a request:
   `/.well-known/oauth-authorization-server…`, `/.well-known/openid-configuration…`), with or
   without a token: this server does not do OAuth, and saying so is what keeps MCP clients from
   starting an OAuth flow (the MCP authorization spec has clients look for these documents after
-  a 401; a 401 there too reads as "protected metadata", a 404 as "no OAuth here");
+  a 401; a 401 there too reads as "protected metadata", a 404 as "no OAuth here"); except
+  with OIDC (`skillbank server`, `identity`): then the SDK serves the protected-resource
+  metadata naming the issuer, and a refused token's 401 says why and where that metadata is;
 - 401 when a bearer token is configured and the request does not carry it (every other path),
   with `WWW-Authenticate: Bearer realm="skillbank"` (plus `error="invalid_token"` when a wrong
   token was sent, RFC 6750) and no `resource_metadata`, and a JSON-RPC error body that says how
