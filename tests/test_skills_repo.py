@@ -529,3 +529,68 @@ def test_a_checkout_moved_by_another_worker_on_the_same_root_is_synced(tmp_path,
         wait_for(lambda: "rotate-keys" in bank.skills.names(), "the moved checkout indexed")
     finally:
         bank.close()
+
+
+async def test_two_team_workers_serve_a_merged_proposal(tmp_path, remote, reviewer,
+                                                        chroma_server, postgres):
+    """The same through `skillbank server`: two real worker processes (PostgreSQL, a Chroma
+    server, one root and its checkout between them, as docs/team.md deploys them), untrusted
+    MCP clients. A skill saved on A is a proposal nobody serves; merged by the reviewer, both
+    workers route to it within their follow interval, and /readyz names the commit."""
+    import asyncio
+    import sys
+    import uuid
+
+    import httpx
+
+    from conftest import free_port, stop_process
+    from mcp_http import bearer_session, call_ok, team_env, wait_until_serving
+
+    root = tmp_path / "root"
+    root.mkdir()
+    deployment = uuid.uuid4().hex[:12]
+    env = {**team_env(), "SKILLBANK_SKILLS_REPO": str(remote),
+           "SKILLBANK_SKILLS_FOLLOW_SECONDS": "0.5"}
+    workers = []
+    try:
+        for n in range(2):
+            port = free_port()
+            proc = subprocess.Popen(
+                [sys.executable, "-m", "skillbank.team.server", "--root", str(root),
+                 "--chroma-url", chroma_server, "--database-url", postgres.url,
+                 "--deployment", deployment, "--port", str(port), "--token", "t0ken"],
+                env=env, stdout=(tmp_path / f"w{n}.log").open("w"), stderr=subprocess.STDOUT,
+                cwd=str(tmp_path))
+            workers.append((proc, f"http://127.0.0.1:{port}"))
+        for n, (proc, url) in enumerate(workers):
+            wait_until_serving(proc, url, tmp_path / f"w{n}.log", probe="/healthz", status=200,
+                               seconds=180)
+        (_, a), (_, b) = workers
+        async with bearer_session(a, "t0ken", timeout=60) as on_a, \
+                bearer_session(b, "t0ken", timeout=60) as on_b:
+            saved = await call_ok(on_a, "save_skill", {
+                "name": "rotate-keys", "body": "# Steps\n\nRotate, then revoke the old key.\n",
+                "description": "Rotate the service's API keys without downtime."})
+            assert saved["action"] == "proposed"
+            branch = saved["note"].split("branch ", 1)[1].split(" ", 1)[0]
+            for client in (on_a, on_b):
+                found = await call_ok(client, "find_skills", {"task": "rotate the api keys"})
+                assert "rotate-keys" not in {s["name"] for s in found["skills"]}
+            git(reviewer, "fetch", "--quiet", "origin")
+            git(reviewer, "merge", "--quiet", "--no-ff", "-m", "merge", f"origin/{branch}")
+            git(reviewer, "push", "--quiet", "origin", "HEAD:main")
+            merged = git(reviewer, "rev-parse", "HEAD")
+            started = time.monotonic()
+            for client in (on_a, on_b):
+                while True:
+                    found = await call_ok(client, "find_skills", {"task": "rotate the api keys"})
+                    if "rotate-keys" in {s["name"] for s in found["skills"]}:
+                        break
+                    assert time.monotonic() - started < DEADLINE, "not served after the merge"
+                    await asyncio.sleep(0.1)
+        for _, url in workers:
+            ready = httpx.get(url + "/readyz", timeout=30).json()
+            assert ready["skills"]["commit"] == merged and ready["skills"]["branch"] == "main"
+    finally:
+        for proc, _ in workers:
+            stop_process(proc)

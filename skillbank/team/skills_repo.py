@@ -178,16 +178,18 @@ class SkillsRepo:
         if not Git(self.root).valid_branch(self.branch):
             raise SkillsRepoError(f"skills_branch {self.branch!r} is not a valid branch name")
         folder = self.checkout
-        if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
-            self._clone()
-        elif not folder.is_dir() or not self.git.is_work_tree():
-            raise SkillsRepoError(
-                f"{folder} is not a git checkout, but {SETTING} is set to {self.url}: move its "
-                "skills into the repository (commit them there), then remove the folder so "
-                "skillbank clones the repository into it; or unset skills_repo")
-        else:
-            self._check_checkout()
-        self._clear_leftovers()
+        self.root.mkdir(parents=True, exist_ok=True)
+        with self._locked():  # workers starting together on one root: one clones, one checks
+            if not folder.exists() or (folder.is_dir() and not any(folder.iterdir())):
+                self._clone()
+            elif not folder.is_dir() or not self.git.is_work_tree():
+                raise SkillsRepoError(
+                    f"{folder} is not a git checkout, but {SETTING} is set to {self.url}: move "
+                    "its skills into the repository (commit them there), then remove the folder "
+                    "so skillbank clones the repository into it; or unset skills_repo")
+            else:
+                self._check_checkout()
+            self._clear_leftovers()
         self.last_error = None
         return self
 
