@@ -447,3 +447,40 @@ def test_claude_code_installs_the_plugin_from_a_local_marketplace(tmp_path):
     finally:
         client.close()
     assert connected()
+
+
+def test_the_bootstrap_answers_each_request_of_a_batch_before_the_hand_over(tmp_path):
+    """While skillbank installs, the bootstrap answers in the server's place. A JSON-RPC batch
+    got one error with no id, so a client waiting on each request's id waited for ever; now each
+    request gets its own error, as the server answers on stdio."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
+    # The setup fails at once (pip refuses the option): nothing installs in the background.
+    env.update(SKILLBANK_PLUGIN_HOME=str(tmp_path / "home"), SKILLBANK_SOURCE=str(REPO),
+               SKILLBANK_PIP_ARGS="--no-such-pip-option")
+    proc = subprocess.Popen([sys.executable, str(PLUGIN / "bin" / "skillbank-bootstrap")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True, env=env)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        batch = [{"jsonrpc": "2.0", "id": 7, "method": "tools/list"},
+                 {"jsonrpc": "2.0", "id": "eight", "method": "ping"},
+                 {"jsonrpc": "2.0", "method": "notifications/initialized"}]
+        proc.stdin.write(json.dumps(batch) + "\n")
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 9, "method": "ping"}) + "\n")
+        proc.stdin.flush()
+        replies = {}
+        while 9 not in replies:  # the ping after the batch: every answer to the batch is in
+            line = proc.stdout.readline()
+            assert line, "the bootstrap ended without answering"
+            reply = json.loads(line)
+            if "id" in reply:
+                replies[reply["id"]] = reply
+    finally:
+        if proc.stdin is not None:
+            proc.stdin.close()
+        proc.wait(timeout=120)
+    for request_id in (7, "eight"):
+        assert replies[request_id]["error"]["code"] == -32600
+        assert "batch" in replies[request_id]["error"]["message"]
+    assert replies[9]["result"] == {}
+    assert None not in replies
