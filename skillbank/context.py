@@ -154,12 +154,22 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP) -> list[Any]:
     it is among those best hits itself). Families, not slugs: a Python task's "code" rules
     and an analysis task's "sql" rules are its own (``skillbank.distill.topics.topic_family``;
     learning loop, dev, agent-written rules, 16 candidates: prevented 0.728 -> 0.772,
-    off-domain 0.269 -> 0.278)."""
-    from skillbank.distill.topics import topic_family
+    off-domain 0.269 -> 0.278).
 
-    families = {topic_family(h.record.topic) for h in hits[:top]} - {"general"}
-    return [h for rank, h in enumerate(hits)
-            if rank < top or topic_family(getattr(h.record, "topic", "general")) in families]
+    The best hits are those with evidence of their own (``guidelines.search``'s floors); the
+    others count only as rules of those hits' topics. A rule of the task's topic is often
+    worded far from the task ("Add type hints ..." for "Refactor the CSV export module") and
+    was never shown; with no hit of its own merit the section abstains."""
+    from skillbank.distill.topics import topic_family
+    from skillbank.memories.guidelines.search import has_evidence
+
+    best = [h for h in hits if has_evidence(h.dense, h.keyword)][:top]
+    if not best:
+        return []
+    chosen = {id(h) for h in best}
+    families = {topic_family(h.record.topic) for h in best} - {"general"}
+    return [h for h in hits
+            if id(h) in chosen or topic_family(getattr(h.record, "topic", "general")) in families]
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
@@ -172,7 +182,7 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     """
     calls: list[Callable[[], Any]] = [
         lambda: bank.skills.search(task, k=k_skills) if k_skills else [],
-        lambda: (bank.guidelines.search(task, k=k_guidelines, namespace=namespace)
+        lambda: (bank.guidelines.search_candidates(task, k=k_guidelines, namespace=namespace)
                  if k_guidelines else []),
         lambda: ((bank.experiences.recall(task, k=k_experiences, namespace=namespace,
                                           exclude_thread=thread) if thread else

@@ -62,3 +62,29 @@ def test_a_block_keeps_the_rules_of_the_task_topic_family(tmp_path):
         assert set(python) <= set(block.ids)
         assert code in block.ids
         assert support not in block.ids
+
+
+def test_a_block_shows_the_rules_of_its_topic_worded_far_from_the_task_and_abstains_else(
+        tmp_path):
+    """"Add type hints ..." is a rule of every Python task, but "Refactor the CSV export
+    module" shares no word with it: under the evidence floors it was never shown. Rules of
+    the best hits' topics now come with them; with no hit of its own merit nothing does."""
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        g = bank.guidelines
+        anchor = g.add("Read CSV files in Python with the csv module, not split(',').",
+                       topic="python").guideline_id
+        far = g.add("Annotate every public signature with type hints.",
+                    topic="python").guideline_id
+        other = g.add("Greet the customer by name in every reply.",
+                      topic="support").guideline_id
+        task = "Refactor the Python CSV module"
+        assert far not in {h.id for h in g.search(task, k=20)}  # no evidence of its own
+        block = bank.context_for(task, budget_tokens=1600)
+        assert anchor in block.ids and far in block.ids
+        assert other not in block.ids
+        nothing = bank.context_for("What is the capital of France?", budget_tokens=1600)
+        assert nothing.guidelines == [] and "Guidelines" not in nothing.text
+        # The candidates carry their evidence, and the plain search keeps its floors.
+        weak = {h.id: h for h in g.search_candidates(task, k=20)}
+        assert far in weak and (weak[far].dense or 0) < 0.15

@@ -5,6 +5,7 @@ A mixin of ``GuidelineMemory``.
 
 from __future__ import annotations
 
+import contextvars
 import math
 from typing import Any
 
@@ -25,13 +26,37 @@ MIN_DENSE = 0.15
 MIN_KEYWORD = 0.15
 
 
+_UNFLOORED: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "skillbank_guidelines_unfloored", default=False)
+
+
+def has_evidence(dense: float | None, keyword: float | None) -> bool:
+    """Whether a hit is found on its own merit: dense cosine or normalised BM25 at least
+    the floors above."""
+    return ((dense is not None and dense >= MIN_DENSE)
+            or (keyword is not None and keyword >= MIN_KEYWORD))
+
+
 class GuidelineSearch:
     """Search and the inventory views (see the module docstring)."""
 
     # Search --------------------------------------------------------------------------------------
+    def search_candidates(self, task: str, k: int = 5, namespace: str | None = None
+                          ) -> list[Hit[Guideline]]:
+        """:meth:`search`, with the hits under the evidence floors too (see
+        :func:`has_evidence`), each carrying its dense and keyword evidence: for a caller that
+        keeps them only beside hits that have evidence of their own (the memory block shows
+        the rules of its best hits' topics, see ``skillbank.context.coherent_guidelines``)."""
+        token = _UNFLOORED.set(True)
+        try:
+            return self.search(task, k, namespace)
+        finally:
+            _UNFLOORED.reset(token)
+
     def search(self, task: str, k: int = 5, namespace: str | None = None,
                topic: str | None = None) -> list[Hit[Guideline]]:
         """Active guidelines for a task, best first; [] when nothing has real evidence."""
+        require_evidence = not _UNFLOORED.get()
         task = _check_text(task, "task", 4 * MAX_TEXT)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInputError("k must be a non-negative integer")
@@ -61,9 +86,7 @@ class GuidelineSearch:
                     continue  # the files are the truth, even before the index catches up
                 if topic is not None and g.topic != topic:
                     continue
-                dense_ok = dense is not None and dense >= MIN_DENSE
-                keyword_ok = keyword is not None and keyword >= MIN_KEYWORD
-                if not (dense_ok or keyword_ok):
+                if require_evidence and not has_evidence(dense, keyword):
                     continue
                 why = "both" if dense is not None and keyword is not None else (
                     "dense" if dense is not None else "keyword")
