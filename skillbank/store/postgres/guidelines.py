@@ -47,7 +47,8 @@ class PostgresGuidelineRecords:
         self.deployment = deployment
         self.token = token  # this worker's change-feed token: its own notes are not news to it
         self._seen: tuple[int, int] | None = None  # (rows, highest rev) at the last load/write
-        self._revs: dict[str, int] = {}
+        self._revs: dict[str, int] = {}  # id -> rev of the version this object last read
+        self._read: dict[str, tuple[Guideline, str]] = {}  # id -> (record, digest) at that rev
 
     # Reading -------------------------------------------------------------------------------------
     def _stamp(self, conn: Any = None) -> tuple[int, int]:
@@ -60,18 +61,24 @@ class PostgresGuidelineRecords:
         return int(row[0]), int(row[1])
 
     def load(self) -> LoadedGuidelines:
+        """Every record: ids and revs in one snapshot, then only the rows whose rev this
+        object has not read yet (a worker hearing of one write reads one row, not all)."""
         loaded = LoadedGuidelines()
         with self.db.transaction() as conn:  # one snapshot: the rows and their stamp agree
             conn.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            revs = {gid: int(rev) for gid, rev in conn.execute(
+                "SELECT id, rev FROM sb_guidelines WHERE deployment = %s", (self.deployment,))}
+            wanted = [gid for gid, rev in revs.items() if self._revs.get(gid) != rev
+                      or gid not in self._read]
             rows = conn.execute(
                 "SELECT id, record, digest, rev FROM sb_guidelines WHERE deployment = %s "
-                "ORDER BY id", (self.deployment,)).fetchall()
-            stamp = self._stamp(conn)
-        revs: dict[str, int] = {}
-        for gid, record, digest, rev in rows:
-            loaded.records[gid] = (Guideline.model_validate(record), digest)
-            revs[gid] = int(rev)
-        self._seen, self._revs = stamp, revs
+                "AND id = ANY(%s)", (self.deployment, wanted)).fetchall() if wanted else []
+        read = {gid: self._read[gid] for gid in revs if gid in self._read and gid not in wanted}
+        for gid, record, digest, _ in rows:
+            read[gid] = (Guideline.model_validate(record), digest)
+        loaded.records = {gid: read[gid] for gid in sorted(read)}
+        self._read, self._revs = read, revs
+        self._seen = (len(revs), max(revs.values(), default=0))
         return loaded
 
     def stale(self) -> bool:
@@ -126,17 +133,18 @@ class PostgresGuidelineRecords:
         conn.execute("SELECT pg_notify(%s, %s)",
                      (CHANNEL, f"{self.deployment}\t{KIND}\t{self.token}\t{listed}"))
 
-    def _after(self, conn: Any, gid: str, rev: int | None) -> None:
-        """Keep our stamp current with our own write (unless someone else wrote meanwhile)."""
+    def _after(self, conn: Any, gid: str, written: tuple[Guideline, str, int] | None) -> None:
+        """Keep what this object read current with its own write, and its stamp too unless
+        someone else wrote meanwhile (then the next `stale()` says so)."""
         rows, top = self._stamp(conn)
-        before = self._seen
-        if rev is None:
+        if written is None:
             self._revs.pop(gid, None)
+            self._read.pop(gid, None)
         else:
-            self._revs[gid] = rev
-        expected_rows = len(self._revs)
-        if before is not None and rows == expected_rows and top == max(self._revs.values(),
-                                                                       default=0):
+            self._revs[gid] = written[2]
+            self._read[gid] = (written[0], written[1])
+        if self._seen is not None and (rows, top) == (len(self._revs),
+                                                      max(self._revs.values(), default=0)):
             self._seen = (rows, top)
 
     def save(self, guideline: Guideline,
@@ -177,7 +185,7 @@ class PostgresGuidelineRecords:
                         "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                         [(self.deployment, g.id, link, other) for link, other in links])
             self._announce(conn, [g.id])
-            self._after(conn, g.id, int(rev))
+            self._after(conn, g.id, (g, digest, int(rev)))
         return g, digest
 
     def delete(self, guideline: Guideline) -> None:
