@@ -169,6 +169,9 @@ def test_an_adopted_draft_is_a_proposal_too(tmp_path, remote):
                                     lessons=[{"kind": "success_pattern",
                                               "text": "Wait for rollout status first."}])
         draft = bank.skills.propose(min_support=3)[0]
+        secret = tmp_path / "secret.txt"
+        secret.write_text("not for the repository\n")
+        (Path(draft.path).parent / "notes.md").symlink_to(secret)  # planted in the draft
         with scopes.using(REVIEWER):
             adopted = bank.skills.adopt(draft.name)
         assert adopted.proposal is not None and draft.name in adopted.proposal.branch
@@ -177,6 +180,9 @@ def test_an_adopted_draft_is_a_proposal_too(tmp_path, remote):
         assert "Wait for rollout status" in git(
             remote, "show", f"{adopted.proposal.branch}:{draft.name}/SKILL.md")
         assert draft.name not in bank.skills.names() and bank.skills.drafts() == []
+        files = git(remote, "ls-tree", "-r", "--name-only", adopted.proposal.branch)
+        assert f"{draft.name}/SKILL.md" in files.splitlines()
+        assert "notes.md" not in files and ".draft.json" not in files
         assert not (bank.root / "skills" / draft.name).exists()
     finally:
         bank.close()
@@ -503,6 +509,8 @@ def test_a_proposal_cut_short_leaves_nothing_behind(tmp_path, remote):
         with pytest.raises(SkillsRepoError, match="could not push") as caught:
             save(bank, ADA)
         assert "nothing was written" in str(caught.value)
+        assert "pre-receive hook declined" in str(caught.value)
+        assert "moved meanwhile" not in str(caught.value)  # a refusal, not a race
         assert not any((bank.root / ".skills-work").iterdir())
         assert len(git(checkout, "worktree", "list").splitlines()) == 1
         assert "skillbank/proposals" not in git(remote, "branch", "--list", "--all")

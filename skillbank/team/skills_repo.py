@@ -455,7 +455,7 @@ class SkillsRepo:
                          f"{commit}:refs/heads/{branch}", timeout=NETWORK_TIMEOUT)
         except GitError as exc:
             why = reason(exc.stderr) if exc.stderr else str(exc)
-            moved = "fetch first" in why or "non-fast-forward" in why or "rejected" in why
+            moved = "fetch first" in why or "non-fast-forward" in why
             raise SkillsRepoError(
                 f"could not push {what} to {self.url} ({why}): "
                 + ("it moved meanwhile; try again" if moved else

@@ -24,6 +24,19 @@ from skillbank.errors import InvalidInputError, ReadOnlyError
 from skillbank.records import Skill, SkillProposal
 
 
+def _regular_files_but(skip: str) -> Callable[[str, list[str]], set[str]]:
+    """copytree's ignore for a commit: only regular files and folders, never `skip`. A link in
+    a draft folder would otherwise be followed and whatever it points at committed."""
+    def ignore(folder: str, names: list[str]) -> set[str]:
+        out = {skip}
+        for entry in names:
+            path = Path(folder) / entry
+            if path.is_symlink() or not (path.is_file() or path.is_dir()):
+                out.add(entry)
+        return out
+    return ignore
+
+
 class SkillsInGit:
     """Mixin of `SkillLibrary`: git-mode writes, following and publishing."""
 
@@ -58,7 +71,7 @@ class SkillsInGit:
                 raise InvalidInputError(f"skill folder {name!r} is a link in the repository; "
                                         "it is never written through")
             shutil.copytree(draft_folder, destination, dirs_exist_ok=True,
-                            ignore=shutil.ignore_patterns(skip))
+                            ignore=_regular_files_but(skip))
 
         return self._proposed(doc, rel, self.skills_repo.propose(name, rel, write,
                                                                   action="Adopt draft as"))
