@@ -124,20 +124,20 @@ async def test_401_follows_the_authorization_spec_for_a_server_without_oauth(tmp
     async with http_server(tmp_path / "root") as url:
         body = {"jsonrpc": "2.0", "id": 1, "method": "tools/list"}
         headers = {"Accept": "application/json, text/event-stream"}
-        missing = httpx.post(url + "/mcp", json=body, headers=headers, timeout=10)
+        missing = httpx.post(url + "/mcp", json=body, headers=headers, timeout=120)
         assert missing.status_code == 401
         challenge = missing.headers["www-authenticate"]
         assert challenge.startswith("Bearer") and "resource_metadata" not in challenge
         assert "error=" not in challenge  # no credentials sent: no error code (RFC 6750 3.1)
         error = missing.json()["error"]
         assert "Authorization: Bearer" in error["message"] and "OAuth" in error["message"]
-        wrong = httpx.post(url + "/mcp", json=body, timeout=10,
+        wrong = httpx.post(url + "/mcp", json=body, timeout=120,
                            headers={**headers, "Authorization": "Bearer nope"})
         assert wrong.status_code == 401 and 'error="invalid_token"' in wrong.headers["www-authenticate"]
         assert "resource_metadata" not in wrong.headers["www-authenticate"]
         # The documents a client looks for before an OAuth flow are absent, token or not.
         for path in ("/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp",
                      "/.well-known/oauth-authorization-server", "/.well-known/openid-configuration"):
-            assert httpx.get(url + path, timeout=10).status_code == 404, path
-            assert httpx.get(url + path, timeout=10,
+            assert httpx.get(url + path, timeout=120).status_code == 404, path
+            assert httpx.get(url + path, timeout=120,
                              headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 404, path

@@ -5,6 +5,7 @@ from __future__ import annotations
 import inspect
 import socket
 import threading
+import time
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Iterator
@@ -98,9 +99,8 @@ def served(app: Any) -> Iterator[str]:
     server = uvicorn.Server(uvicorn.Config(app, log_level="warning", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
-    for _ in range(400):  # bounded wait for start-up (20 s), not a timing assertion
-        if server.started:
-            break
+    deadline = time.monotonic() + 300  # a bounded wait for start-up, not a timing assertion
+    while not server.started and time.monotonic() < deadline:  # (20 s was tight at load 20)
         threading.Event().wait(0.05)
     assert server.started, "the browser's server did not start"
     try:
