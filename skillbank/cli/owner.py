@@ -229,6 +229,7 @@ def serve(args: argparse.Namespace) -> int:
     from skillbank.bank import Skillbank
     from skillbank.cli.common import embedding_from_env
 
+    started = time.monotonic()
     root = Path(args.root)
     pidfile = root / PIDFILE
     idle = _idle_seconds()
@@ -255,6 +256,8 @@ def serve(args: argparse.Namespace) -> int:
         (root / ARGS).write_text(json.dumps(_serves(
             [str(f) for f in args.skills_dirs], args.model_dir, args.include_bundled)))
         pidfile.write_text(f"{os.getpid()} ready")
+        print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} ready in "
+              f"{time.monotonic() - started:.1f} s (pid {os.getpid()})", flush=True)
         threading.Thread(target=warm, args=(bank,), name="skillbank-owner-warm",
                          daemon=True).start()
         while True:
