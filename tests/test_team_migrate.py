@@ -129,3 +129,27 @@ def test_a_wrong_database_url_or_a_folder_that_is_no_root_is_a_clear_error(tmp_p
                       "--deployment", "d1")
         assert failed.returncode != 0
         assert says in json.loads(failed.stdout or failed.stderr)["error"]
+
+
+def test_a_line_postgresql_refuses_leaves_nothing_half_written_and_a_rerun_finishes(
+        tmp_path, postgres):
+    from skillbank.errors import InvalidInputError
+    from skillbank.team.migrate import migrate_root
+
+    embedded = tmp_path / "laptop"
+    bank = Skillbank.open(embedded, embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        bank.experiences.record("Renew the office's domain name", "success")
+    finally:
+        bank.close()
+    month = sorted((embedded / "audit").glob("*.jsonl"))[-1]
+    good = month.read_text()
+    bad = {"at": "the day before yesterday", "principal": "me", "role": "admin", "face": "cli",
+           "namespace": "default", "action": "record", "kind": "experience", "id": "exp-1"}
+    month.write_text(good + json.dumps(bad) + "\n")
+    deployment = uuid.uuid4().hex[:16]
+    with pytest.raises(InvalidInputError, match="nothing was imported.*run migrate again"):
+        migrate_root(embedded, postgres.url, deployment=deployment)
+    assert not any(_rows(postgres.url, deployment).values())  # not one row of it
+    month.write_text(good)
+    assert migrate_root(embedded, postgres.url, deployment=deployment).imported["experiences"]

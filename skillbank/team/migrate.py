@@ -102,6 +102,8 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
 def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
                  timeout: float = 5.0) -> MigrateReport:
     """Import `root` into `deployment` at `database_url` (see the module docstring)."""
+    import psycopg
+
     from skillbank.store.postgres import PostgresStore
     from skillbank.store.postgres.db import masked
 
@@ -118,6 +120,11 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
             _import_rows(store, root, report)
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
+        except psycopg.Error as exc:  # a value PostgreSQL refuses (a hand-edited line, …)
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            raise InvalidInputError(
+                f"PostgreSQL at {report.database} refused part of {root} ({first}); nothing "
+                "was imported. Fix that line (or remove it) and run migrate again") from None
         try:
             report.imported["guidelines"] = _import_guidelines(store, root, report)
         except PermissionError as exc:
