@@ -602,3 +602,15 @@ async def test_two_team_workers_serve_a_merged_proposal(tmp_path, remote, review
     finally:
         for proc, _ in workers:
             stop_process(proc)
+
+
+def test_a_proposal_crosses_the_wire_to_a_client_process():
+    """A client of an embedded owner (skillbank.sharing) gets the branch and commit too."""
+    from skillbank.records import Skill, SkillProposal
+    from skillbank.sharing import wire
+
+    skill = Skill(name="deploy-app", description="Deploy.", proposal=SkillProposal(
+        branch="skillbank/proposals/ada/deploy-app", commit="a" * 40, author="Ada",
+        email="ada@example.org", remote="/srv/skills.git", served_branch="main", note="n"))
+    back = wire.decode(wire.encode(skill))
+    assert back == skill and isinstance(back.proposal, SkillProposal)
