@@ -28,6 +28,7 @@ import numpy as np
 from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
+from skillbank import index_batch
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
 from skillbank.index_ownership import OWNER_KEY, delete_owned, owned_where, owns, tag_entry
 from skillbank.keyword import (  # noqa: F401 - re-exported
@@ -136,6 +137,9 @@ class HybridIndex:
         self._pending: dict[str, IndexItem] = {}
         self._fill_lock = threading.Lock()
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
+        # Concurrent searches share Chroma queries (skillbank.index_batch; read by dense_texts).
+        self._combiner = index_batch.Combiner()
+        self._prefetched: dict[Any, tuple[list[str], list[float]]] = {}
         #: Called after every write (server mode: tells other processes through the change feed).
         self.after_write: Any = None
         self.last_written: list[str] | None = None
@@ -565,15 +569,16 @@ class HybridIndex:
         total = self._chunks
         if total <= 0 or n <= 0:
             return {}
-        result = self._collection.query(
-            query_embeddings=[query_vector],
-            n_results=min(n, total),
-            where=owned_where(self.owner, self._foreign, where),
-            include=["distances"],
-        )
+        narrowed = owned_where(self.owner, self._foreign, where)
+        found = self._prefetched.get(index_batch.dense_key(query_vector, n, narrowed)) \
+            if self._prefetched else None
+        if found is None:
+            result = self._collection.query(query_embeddings=[query_vector],
+                                            n_results=min(n, total), where=narrowed,
+                                            include=["distances"])
+            found = (result["ids"][0], result["distances"][0])
         stale = self._pending  # Chroma still holds their old text's vector, or none
-        return {text_id: 1.0 - float(distance)
-                for text_id, distance in zip(result["ids"][0], result["distances"][0])
+        return {text_id: 1.0 - float(distance) for text_id, distance in zip(*found)
                 if text_id.split("#", 1)[0] not in stale}
 
     def _dense_or_none(self, vector: np.ndarray, n: int,
@@ -613,37 +618,64 @@ class HybridIndex:
         hits = Hits()
         if not query or not query.strip():
             return hits
-        with self._lock:
-            mirror = self._load_mirror()
-            if not mirror:
+        with self._combiner.coming():  # a search answered meanwhile may wait for this one
+            # Without the lock once loaded: concurrent searches then meet at the lock together.
+            if not (self._mirror if self._mirror is not None else self._load_mirror()):
                 return hits
-        vector = query_vector
-        if vector is None:
-            try:  # outside the lock: a model still loading must not hold up keyword search
-                vector = embed_query(self.embedding_function, query)
-            except ModelUnavailableError as exc:
-                self._model_unavailable(exc)
-        with self._lock:
-            mirror = self._load_mirror()
-            dense: dict[str, float] = {}
-            if fusion == "z":
-                if vector is not None:
-                    dense = self._dense_or_none(vector, Z_CANDIDATES, where)
-                    vector = None if dense is None else vector
-                    dense = dense or {}
-                keyword = self.keyword(query, len(mirror), where)
-                ids, scores = _z_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
-                                      where, set(self._pending) if vector is not None else set(mirror))
-            else:
-                if vector is not None:
-                    dense = self._dense_or_none(vector, candidates * 2, where)
-                    vector = None if dense is None else vector
-                    dense = dense or {}
-                keyword = self.keyword(query, candidates, where)
-                ids, scores = _rrf_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
-                                        where)
-            hits.dense_complete = vector is not None and not self._pending
-            hits.pending = len(mirror) if vector is None else len(self._pending)
+            vector = query_vector
+            if vector is None:
+                try:  # outside the lock: a model still loading must not hold up keyword search
+                    vector = embed_query(self.embedding_function, query)
+                except ModelUnavailableError as exc:
+                    self._model_unavailable(exc)
+        request = index_batch.Request((query, k, where, candidates, fusion, dense_weight,
+                                       keyword_weight, vector))
+        return self._combiner.run(self._lock, request, self._answer)
+
+    def _answer(self, requests: list[index_batch.Request]) -> None:
+        """Answer concurrent searches in one hold of the lock (held by the caller)."""
+        if len(requests) > 1:
+            self._load_mirror()
+            self._prefetched = index_batch.prefetch(self._collection, [
+                (r.args[7], Z_CANDIDATES if r.args[4] == "z" else r.args[3] * 2,
+                 owned_where(self.owner, self._foreign, r.args[2]))
+                for r in requests if r.args[7] is not None], self._chunks)
+        try:
+            for request in requests:
+                try:
+                    request.result = self._search_locked(*request.args)
+                except Exception as exc:  # noqa: BLE001 - raised in the thread that asked
+                    request.error = exc
+                request.done = True
+        finally:
+            self._prefetched = {}
+
+    def _search_locked(self, query: str, k: int, where: dict[str, Any] | None, candidates: int,
+                       fusion: str, dense_weight: float, keyword_weight: float,
+                       vector: np.ndarray | None) -> Hits:
+        hits = Hits()
+        mirror = self._load_mirror()
+        if not mirror:
+            return hits
+        dense: dict[str, float] = {}
+        if fusion == "z":
+            if vector is not None:
+                dense = self._dense_or_none(vector, Z_CANDIDATES, where)
+                vector = None if dense is None else vector
+                dense = dense or {}
+            keyword = self.keyword(query, len(mirror), where)
+            ids, scores = _z_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
+                                  where, set(self._pending) if vector is not None else set(mirror))
+        else:
+            if vector is not None:
+                dense = self._dense_or_none(vector, candidates * 2, where)
+                vector = None if dense is None else vector
+                dense = dense or {}
+            keyword = self.keyword(query, candidates, where)
+            ids, scores = _rrf_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
+                                    where)
+        hits.dense_complete = vector is not None and not self._pending
+        hits.pending = len(mirror) if vector is None else len(self._pending)
         hits.best_dense = max(dense.values(), default=0.0)
         hits.best_keyword = max(keyword.values(), default=0.0)
         for position in best_first(scores, ids, k):

@@ -372,6 +372,49 @@ bank.close()
             bank.close()
 
 
+def test_a_watch_on_a_stopped_owner_gives_up_within_lock_timeout_naming_its_pid(tmp_path):
+    """Ctrl-Z on the owner while a client watches: the watch ends in BusyError naming the pid
+    after lock_timeout of silence. Before, it reconnected and waited as long again (~2x)."""
+    import threading
+
+    from skillbank.errors import BusyError
+
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    lock_timeout = 4.0
+    with owner_process(root) as owner:
+        bank = open_bank(root, lock_timeout=lock_timeout)
+        ended: dict[str, Any] = {}
+
+        def watch() -> None:
+            try:
+                bank.skills.watch(stop_event=stop)
+                ended["error"] = None
+            except BusyError as exc:
+                ended["error"] = exc
+            ended["at"] = time.monotonic()
+
+        stop = threading.Event()
+        thread = threading.Thread(target=watch, daemon=True)
+        try:
+            assert bank.is_remote
+            thread.start()
+            time.sleep(1.0)  # the watch's long poll is under way
+            os.kill(owner.pid, signal.SIGSTOP)
+            stopped = time.monotonic()
+            thread.join(60)
+            assert not thread.is_alive(), "the watch never gave up"
+            error = ended["error"]
+            assert error is not None and f"process {owner.pid}" in str(error), error
+            assert f"kill -CONT {owner.pid}" in str(error) and "skills.watch" in str(error)
+            # lock_timeout of silence, with room for a loaded machine (2x took >= 8 s).
+            assert ended["at"] - stopped < 1.75 * lock_timeout, ended["at"] - stopped
+        finally:
+            stop.set()
+            os.kill(owner.pid, signal.SIGCONT)
+            bank.close()
+
+
 def test_the_cli_watches_a_served_root(tmp_path):
     root = tmp_path / "root"
     (root / "skills").mkdir(parents=True)
@@ -436,6 +479,59 @@ def test_a_takeover_serves_what_the_root_served_and_is_announced(tmp_path):
         finally:
             asked_team.close()
             plain.close()
+
+
+PREPARING_CLIENT = """
+import json, os, sys, time
+from workers.common import open_bank
+bank = open_bank(os.environ["SKILLBANK_ROOT"])
+bank.experiences.count(namespace="*")
+from skillbank.sharing import prepare
+at_first = prepare.prepared.is_set() or "uvicorn" in sys.modules
+if os.environ.get("SKILLBANK_PREPARE_TAKEOVER") == "0":
+    time.sleep(prepare.PREPARE_IDLE + 1.5)
+    ready = prepare.prepared.is_set()
+else:
+    ready = prepare.prepared.wait(90)
+print(json.dumps({"remote": bank.is_remote, "at_first": at_first, "ready": ready,
+                  "loaded": [m for m in ("chromadb", "onnxruntime", "uvicorn") if m in sys.modules]}),
+      flush=True)
+sys.stdin.readline()  # the owner is gone now
+bank.experiences.count(namespace="*")
+print(json.dumps({"remote": bank.is_remote, "takeover": bank.takeover}), flush=True)
+bank.close()
+"""
+
+
+def test_an_idle_long_lived_client_prepares_a_takeover_and_a_one_shot_does_not(tmp_path):
+    """Most of a takeover was `import chromadb` in the client that becomes the owner. A client
+    idle for PREPARE_IDLE s imports what an owner needs in the background; its first call does
+    not wait for that, and the switch is off with SKILLBANK_PREPARE_TAKEOVER=0."""
+    root = tmp_path / "root"
+    with owner_process(root) as owner:
+        kept_lean = subprocess.run([sys.executable, "-c", PREPARING_CLIENT], input="\n",
+                                   env=env_for(root, SKILLBANK_PREPARE_TAKEOVER="0"),
+                                   capture_output=True, text=True, timeout=120)
+        lean = json.loads(kept_lean.stdout.splitlines()[0]) if kept_lean.stdout else {}
+        assert lean.get("remote") and not lean["ready"], (lean, kept_lean.stderr[-2000:])
+        assert "uvicorn" not in lean["loaded"] and "onnxruntime" not in lean["loaded"]
+        client = subprocess.Popen([sys.executable, "-c", PREPARING_CLIENT], env=env_for(root),
+                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+        try:
+            first = json.loads(client.stdout.readline() or "{}")
+            assert first.get("remote") and first["ready"] and not first["at_first"], first
+            assert set(first["loaded"]) == {"chromadb", "onnxruntime", "uvicorn"}
+            os.kill(owner.pid, signal.SIGKILL)
+            owner.wait(timeout=30)
+            client.stdin.write("go\n")
+            client.stdin.flush()
+            after = json.loads(client.stdout.readline() or "{}")
+            assert after.get("remote") is False and after["takeover"]["prepared"] is True, after
+            assert after["takeover"]["from_pid"] == owner.pid
+        finally:
+            if client.poll() is None:
+                client.stdin.close()
+                client.wait(timeout=60)
 
 
 # 12. Arrows point one way -------------------------------------------------------------------
@@ -601,6 +697,70 @@ def test_the_api_fuzz_corpus_has_the_same_outcomes_through_a_client(both):
 
 
 # 11. The MCP server serves several calls at once -------------------------------------------------
+
+def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_ones_do(tmp_path):
+    """The owner answers concurrent searches of one index together (skillbank.index_batch):
+    one Chroma query for their vectors, and every search gets exactly the hits it gets alone.
+    Before, each asked Chroma on its own (six clients, six queries in a row)."""
+    import threading
+
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.index import HybridIndex, IndexItem, make_client
+
+    index = HybridIndex(make_client(path=str(tmp_path / "chroma")), "t_batch", HashEmbedding())
+    words = ["deploy", "service", "unit", "tests", "review", "pull", "request", "pdf", "tables",
+             "changelog", "commits", "slides"]
+    index.upsert([IndexItem(id=f"it-{i}", embed_texts=[" ".join(words[i % 12:i % 12 + 3])],
+                            keyword_text=" ".join(words[(i * 5) % 12:(i * 5) % 12 + 4]),
+                            metadata={"hash": str(i), "ns": "b" if i % 3 == 0 else "a"})
+                  for i in range(40)])
+    asks = [("deploy the service", {"fusion": "z"}), ("write unit tests", {"fusion": "z"}),
+            ("review a pull request", {"fusion": "z"}), ("deploy the service", {"fusion": "z"}),
+            ("tables from a pdf", {"where": {"ns": "b"}}), ("service tests", {"where": {"ns": "b"}}),
+            ("changelog from commits", {})]
+
+    def seen(hits: Any) -> tuple:
+        return ([(h.id, h.score, h.dense, h.keyword, h.why) for h in hits], hits.best_dense,
+                hits.best_keyword, hits.dense_complete, hits.pending)
+
+    sequential = [seen(index.search(q, k=6, **kw)) for q, kw in asks]
+
+    class Counting:
+        """The real collection; counts queries and holds the first until the rest wait."""
+
+        def __init__(self, real: Any) -> None:
+            self.real, self.calls = real, []
+
+        def __getattr__(self, name: str) -> Any:
+            return getattr(self.real, name)
+
+        def query(self, **kwargs: Any) -> Any:
+            self.calls.append(len(kwargs["query_embeddings"]))
+            if len(self.calls) == 1:  # the first search holds the lock: the others queue up
+                deadline = time.monotonic() + 20
+                while len(index._combiner._waiting) < len(asks) - 1:
+                    assert time.monotonic() < deadline, "the other searches never queued"
+                    time.sleep(0.005)
+            return self.real.query(**kwargs)
+
+    index._collection = counting = Counting(index._collection)
+    results: dict[int, Any] = {}
+
+    def ask(n: int) -> None:
+        try:
+            results[n] = seen(index.search(asks[n][0], k=6, **asks[n][1]))
+        except Exception as exc:  # noqa: BLE001 - reported by the assertion below
+            results[n] = exc
+
+    threads = [threading.Thread(target=ask, args=(n,)) for n in range(len(asks))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert [results.get(n) for n in range(len(asks))] == sequential
+    # The first alone, then one query per (n, where) group: z, rrf in ns b, rrf everywhere.
+    assert len(counting.calls) <= 4 < len(asks), counting.calls
+    assert max(counting.calls) >= 2
 
 async def test_an_mcp_read_is_not_held_up_by_a_write_waiting_for_a_lock(tmp_path):
     """A write waits for the root's write lock (held by another process); a read on the same

@@ -32,7 +32,7 @@ import orjson
 
 from skillbank.errors import BusyError
 from skillbank.sharing import endpoint as ep
-from skillbank.sharing import served, wire
+from skillbank.sharing import prepare, served, wire
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -84,6 +84,10 @@ def _warm_model(bank: Any) -> None:
         bank.embedding_function(["warm up"])
     except Exception:  # noqa: BLE001 - keyword-only mode or no model: the first search says so
         log.debug("warming the model after a takeover failed", exc_info=True)
+
+
+#: The least time a handshake gets (the owner streams a space every 0.5 s while it greets).
+HELLO_AT_LEAST = 1.5
 
 
 class OwnerLostError(BusyError):
@@ -229,6 +233,11 @@ class BankClient:
         self._closed = False
         self._background: Any = None
         self._switch = threading.RLock()
+        # When the last call ended (None while one runs): an idle long-lived client prepares
+        # a takeover (skillbank.sharing.prepare).
+        self._calls_running = 0
+        self._last_call = time.monotonic()
+        self._activity = threading.Lock()
         from skillbank.recording import RecordingFailures
 
         #: Agent runs this process's faces could not record (see skillbank.recording).
@@ -282,7 +291,10 @@ class BankClient:
                     if not reason:
                         conn = _Connection(endpoint, timeout=self._read_timeout)
                         try:
-                            conn.hello(timeout=max(0.2, deadline - time.monotonic()))
+                            # At least a few of the owner's keep-alive spaces: an owner
+                            # that published its endpoint just before our deadline is
+                            # answering, not hung (0.2 s cut off a live owner under load).
+                            conn.hello(timeout=max(HELLO_AT_LEAST, deadline - time.monotonic()))
                         except _Untrusted as exc:
                             conn.close()
                             reason = str(exc)
@@ -297,6 +309,7 @@ class BankClient:
                             self._conn = conn
                             self._last_owner = endpoint.pid
                             self._check_roots(conn)
+                            prepare.start(self._idle_since, self._done)
                             return conn
                 if time.monotonic() >= deadline:
                     holder = ep.describe_holder(endpoint.pid if endpoint else None)
@@ -322,6 +335,7 @@ class BankClient:
         told with the next result (`take_notes`, which the MCP server sends as a log message)."""
         started = time.monotonic()
         previous = self._last_owner
+        ready = prepare.prepared.is_set()  # Chroma, the model runtime, the server imported
         if self._conn is not None:
             self._conn.close()
             self._conn = None
@@ -341,7 +355,8 @@ class BankClient:
             raise
         self._local = local
         seconds = time.monotonic() - started
-        self.takeover = {"from_pid": previous, "seconds": round(seconds, 3), "at": time.time()}
+        self.takeover = {"from_pid": previous, "seconds": round(seconds, 3), "at": time.time(),
+                         "prepared": ready}
         message = (f"skillbank: process {os.getpid()} took over the memory root {self.root}"
                    + (f" from process {previous}, which stopped," if previous else "")
                    + f" in {seconds:.2f} s")
@@ -397,9 +412,32 @@ class BankClient:
 
     def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
         # The caller's scope goes with every call; the owner runs it as that caller.
-        payload = wire.dumps({"target": target, "op": op, "name": name,
-                              "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
-                              "scope": self.caller_scope().to_wire()})
+        envelope = {"target": target, "op": op, "name": name,
+                    "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
+                    "scope": self.caller_scope().to_wire()}
+        from skillbank.memories.skills.dependencies import current_agent_tools
+
+        tools = current_agent_tools()  # an agent face's tool gate (#26) goes with it too
+        if tools is not None:
+            envelope["agent_tools"] = tools
+        payload = wire.dumps(envelope)
+        with self._activity:
+            self._calls_running += 1
+        try:
+            return self._send(target, op, name, args, kwargs, payload)
+        finally:
+            with self._activity:
+                self._calls_running -= 1
+                self._last_call = time.monotonic()
+
+    def _idle_since(self) -> float | None:
+        return None if self._calls_running else self._last_call
+
+    def _done(self) -> bool:
+        return self._closed or self._local is not None
+
+    def _send(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any],
+              payload: bytes) -> Any:
         import httpx
 
         while True:
@@ -528,6 +566,13 @@ class BankClient:
                 conn, seen = current, -1  # a new owner numbers its events afresh
             try:
                 got = conn.changes(seen, wait=min(5.0, self._read_timeout))
+            except httpx.TimeoutException as exc:
+                # Silent for lock_timeout (a live owner streams a space every half second):
+                # stopped or hung. Reconnecting would wait as long again; say who, now.
+                self._drop(conn)
+                raise OwnerNotAnsweringError(not_answering(
+                    self.root, conn.endpoint.pid, self._read_timeout, " to skills.watch")
+                ) from exc
             except (httpx.TransportError, orjson.JSONDecodeError, _OwnerChanged):
                 self._drop(conn)
                 stop.wait(0.1)

@@ -10,6 +10,9 @@ Liveness: while a call runs, the reply streams a space every `KEEPALIVE` seconds
 (JSON allows leading whitespace). A client can therefore give every read a short deadline — an
 owner that is stopped (Ctrl-Z, SIGSTOP) or hung sends nothing and the client says so after
 `lock_timeout` — without cutting off a legitimately long call such as a reindex.
+
+Reads that arrive together are answered together where it pays: concurrent searches of one
+index share one Chroma query (skillbank.index_batch), with exactly the results each gets alone.
 """
 
 from __future__ import annotations
@@ -99,8 +102,12 @@ def dispatch(bank: "Skillbank", request: dict[str, Any]) -> Any:
     client's namespaces, and ids are checked against the client's scope."""
     from skillbank import scope as scopes
 
+    from skillbank.memories.skills import dependencies
+
     caller = _caller(request)
-    with scopes.using(caller):
+    # The agent's tool names the client's face set (#26): skill search gates on them here too.
+    tools = dependencies.check_available(request.get("agent_tools"))
+    with scopes.using(caller), dependencies.agent_tools(tools):
         target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
         member = _member(bank, target, name)
         if op == "get":
@@ -164,6 +171,8 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
     from starlette.responses import Response, StreamingResponse
     from starlette.routing import Route
 
+    from skillbank import index_batch  # the owner's side only (a client loads no numpy)
+
     token = endpoint.token.encode()
     writes = threading.Lock()  # one client write at a time (reads never wait for it)
 
@@ -225,7 +234,8 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
             if not isinstance(request, dict):
                 raise InvalidInputError("a call must be a JSON object")
             if request.get("op", "call") == "get" or request.get("name") in READS:
-                result = dispatch(bank, request)
+                with index_batch.serving():  # concurrent searches share Chroma queries
+                    result = dispatch(bank, request)
             else:
                 with writes:
                     result = dispatch(bank, request)
