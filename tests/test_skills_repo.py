@@ -7,6 +7,7 @@ clone that merges proposal branches the way a person would. No mock of git.
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import time
 from pathlib import Path
@@ -20,8 +21,7 @@ from skillbank.embeddings import HashEmbedding
 from skillbank.errors import NotFoundError, PermissionDeniedError, ReadOnlyError
 from skillbank.team.skills_repo import SkillsRepoError, identity, principal_slug
 
-pytestmark = pytest.mark.skipif(subprocess.run(["git", "--version"], capture_output=True)
-                                .returncode != 0, reason="git is not installed")
+pytestmark = pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 
 ADA = scopes.Scope(principal="Ada <ada@example.org>", namespace="ada", role="contributor")
 BOT = scopes.Scope(principal="agent-7", namespace="agents", role="contributor", trusted=False)
