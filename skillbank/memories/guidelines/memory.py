@@ -1,10 +1,12 @@
 """Guideline memory: critiques in, durable de-duplicated rules out, retrieved for new tasks.
 
-A guideline is one markdown file, ``<folder>/<topic>/<id>.md``: YAML frontmatter (id, topic,
-when_to_use, status, counters, sources, supersession links, namespace, timestamps) and the rule
-text as the body. Files are the truth; the hybrid index (dense Chroma + BM25) is rebuilt from
-them by :meth:`GuidelineMemory.sync`, which compares content hashes, so a person may edit, move
-or delete a file by hand.
+A guideline is one record (id, topic, when_to_use, status, counters, sources, supersession
+links, namespace, timestamps, the rule text) kept by the store it is handed
+(`skillbank.store.base.GuidelineRecords`): in the embedded default one markdown file,
+``<folder>/<topic>/<id>.md`` (YAML frontmatter and the rule as the body), which a person may
+edit, move or delete by hand; in team mode a PostgreSQL row. The records are the truth; the
+hybrid index (dense Chroma + BM25) is rebuilt from them by :meth:`GuidelineMemory.sync`, which
+compares digests. No module of this package knows which store it runs on.
 
 Learning (:meth:`GuidelineMemory.learn`): the distiller turns a critique into candidate rules.
 Each actionable candidate is compared with the guidelines of its namespace that are still in
