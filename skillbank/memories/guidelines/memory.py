@@ -6,7 +6,8 @@ links, namespace, timestamps, the rule text) kept by the store it is handed
 ``<folder>/<topic>/<id>.md`` (YAML frontmatter and the rule as the body), which a person may
 edit, move or delete by hand; in team mode a PostgreSQL row. The records are the truth; the
 hybrid index (dense Chroma + BM25) is rebuilt from them by :meth:`GuidelineMemory.sync`, which
-compares digests. No module of this package knows which store it runs on.
+compares digests. No logic of this package asks which store it runs on (handed none, the
+memory keeps its folder's files: the embedded default).
 
 Learning (:meth:`GuidelineMemory.learn`): the distiller turns a critique into candidate rules.
 Each actionable candidate is compared with the guidelines of its namespace that are still in
