@@ -88,7 +88,8 @@ def _one_line(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
-def _experience_line(hit: Any) -> str:
+def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False) -> str:
+    """One experience as a line; lessons `known` (already said in the block) are left out."""
     record = hit.record
     if record.kind == "lesson":
         when = f" (when: {_one_line(record.when_to_use, 160)})" if record.when_to_use else ""
@@ -97,8 +98,9 @@ def _experience_line(hit: Any) -> str:
     parts = [f"- [{record.id}] ({record.outcome}) Task: {_one_line(record.task, 200)}"]
     if record.feedback:
         parts.append(f"Feedback: {_one_line(record.feedback, 200)}")
-    if record.lessons:
-        parts.append("Lessons: " + "; ".join(_one_line(l.text, 160) for l in record.lessons[:3]))
+    lessons = [l for l in record.lessons if not known(l.text)]
+    if lessons:
+        parts.append("Lessons: " + "; ".join(_one_line(l.text, 160) for l in lessons[:3]))
     elif record.steps:
         actions = [s.action for s in record.steps
                    if s.action and s.action != "final answer"][:5]
@@ -216,6 +218,14 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         per_kind["guideline"].append(_Item("guideline", g.id, f"- [{g.id}] {_one_line(g.text)}{when}"))
     from skillbank.memories.skills.trust import as_data, summary_note
 
+    body: _Item | None = None
+    if include_body and skills and _clear_match(skills):
+        skill = bank.skills.load(skills[0].name)
+        # A body from a folder not fully trusted is fenced and labelled as data.
+        body = _Item("body", skill_id(skill.name),
+                     f"### {skill.name}\n{skill.body.strip()}" if skill.trust == "own"
+                     else as_data(skill.name, skill.trust, skill.body))
+    skills = may_apply(skills)
     for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
         per_kind["skill"].append(_Item("skill", skill_id(hit.name),
                                        f"- **{hit.name}** [skill:{hit.name}]: "
@@ -223,25 +233,75 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                                        f"{summary_note(hit.record)}"))
     shown = {h.id: {l.text for l in h.record.lessons} for h in experiences
              if h.record.kind == "experience"}
+    # One fact shown once: a lesson an adopted skill's instructions already hold, or one
+    # another item already states, is not paid for again (one BOM lesson appeared three times:
+    # in the skill's pitfalls and as two memory items).
+    facts = _fact_key(body.text) if body is not None else ""
+    said = {_fact_key(h.record.text) for h in guidelines}
+
+    def known(text: str) -> bool:
+        key = _fact_key(text)
+        return bool(key) and (key in said or (bool(facts) and key in facts))
+
+    kept_experiences = []
     for hit in experiences:
         record = hit.record
-        if record.kind == "lesson" and record.source in shown and any(
-                l.text in shown[record.source] for l in record.lessons):
-            continue  # its experience already carries this lesson: don't pay for it twice
-        per_kind["experience"].append(_Item("experience", hit.id, _experience_line(hit)))
+        if record.kind == "lesson":
+            if record.source in shown and any(l.text in shown[record.source]
+                                              for l in record.lessons):
+                continue  # its experience already carries this lesson: don't pay twice
+            texts = [l.text for l in record.lessons] or [record.task]
+            if all(known(t) for t in texts):
+                continue
+        line = _experience_line(hit, known)
+        said.update(_fact_key(l.text) for l in record.lessons)
+        kept_experiences.append(hit)
+        per_kind["experience"].append(_Item("experience", hit.id, line))
+    experiences = kept_experiences
     # Interleave by rank so the best of each kind comes before the second best of any.
     ordered: list[_Item] = []
     for rank in range(max((len(v) for v in per_kind.values()), default=0)):
         for kind in ("guideline", "skill", "experience"):
             if rank < len(per_kind[kind]):
                 ordered.append(per_kind[kind][rank])
-        if rank == 0 and include_body and skills and _clear_match(skills):
-            skill = bank.skills.load(skills[0].name)
-            # A body from a folder not fully trusted is fenced and labelled as data.
-            body = (f"### {skill.name}\n{skill.body.strip()}" if skill.trust == "own"
-                    else as_data(skill.name, skill.trust, skill.body))
-            ordered.append(_Item("body", skill_id(skill.name), body))
+        if rank == 0 and body is not None:
+            ordered.append(body)
+    if body is not None and not ordered:
+        ordered.append(body)
     return ordered, skills, guidelines, experiences
+
+
+#: A runner-up skill is listed as "may apply" only with evidence of its own: a dense cosine
+#: at least this share of the best skill's, and at least RUNNER_UP_MIN_DENSE.
+RUNNER_UP_SHARE = 0.5
+RUNNER_UP_MIN_DENSE = 0.2
+
+
+def may_apply(skills: list[Any]) -> list[Any]:
+    """The skills that fit on their own evidence. Search answers only when its best skill
+    fits, but listed the runners-up whatever their own match: "record-experience" (cosine
+    0.06) and "write-a-skill" (0.05) beside "debug-with-past-failures" (0.35) for "Fix the
+    failing login test", on one shared word each. A runner-up's own score is relative to the
+    best hit's (z-scores, harsh in a small library: a second CSV skill at cosine 0.59 scores
+    0.14), so its dense cosine decides; a hit scored at or above the abstention bar, or
+    with no dense evidence to judge (no model), stays."""
+    from skillbank.memories.skills.fit import ABSTAIN_BELOW
+
+    if not skills:
+        return skills
+    best = skills[0].dense
+    out = [skills[0]]
+    for hit in skills[1:]:
+        dense = getattr(hit, "dense", None)
+        if (best is None or dense is None or getattr(hit, "score", 0.0) >= ABSTAIN_BELOW
+                or dense >= max(RUNNER_UP_MIN_DENSE, RUNNER_UP_SHARE * best)):
+            out.append(hit)
+    return out
+
+
+def _fact_key(text: str) -> str:
+    """A statement's words, lowercased and spaced: the same fact however it is punctuated."""
+    return " ".join(re.findall(r"[a-z0-9]+", str(text).lower()))
 
 
 def _clear_match(skills: list[Any]) -> bool:

@@ -88,3 +88,46 @@ def test_a_block_shows_the_rules_of_its_topic_worded_far_from_the_task_and_absta
         # The candidates carry their evidence, and the plain search keeps its floors.
         weak = {h.id: h for h in g.search_candidates(task, k=20)}
         assert far in weak and (weak[far].dense or 0) < 0.15
+
+
+LESSON = "Strip the byte-order mark before reading the CSV header."
+
+
+def test_one_fact_is_shown_once(tmp_path, minilm):
+    """One BOM lesson appeared three times in a block: in the adopted skill's pitfalls and as
+    two memory items (two runs that learnt it)."""
+    from conftest import write_skill
+
+    skills = tmp_path / "skills"
+    write_skill(skills, "import-csv-files", "Import a CSV file into the database.",
+                body=f"# Steps\n\n1. Detect the encoding.\n2. Load in batches.\n\n# Pitfalls\n\n"
+                     f"- {LESSON}\n")
+    with Skillbank.open(tmp_path / "root", skill_roots=[skills], embedding_function=minilm,
+                        include_bundled=False) as bank:
+        for table in ("refunds", "orders"):
+            bank.experiences.record(f"Import the {table} CSV file into the database",
+                                    outcome="failure", lessons=[LESSON],
+                                    feedback="The first column name came out garbled.")
+        block = bank.context_for("Import the customers CSV file into the database",
+                                 budget_tokens=1600)
+        assert "## Skill instructions" in block.text  # the adopted skill, in full
+        assert block.text.count("byte-order mark before reading") == 1, block.text
+        assert block.experiences  # the runs are still shown, by what they did
+
+
+def test_skills_that_may_apply_each_fit_the_task(tmp_path, minilm):
+    """The bundled skills' runners-up were listed as "may apply" whatever their fit:
+    "write-a-skill" and "record-experience" for "Fix the failing login test"."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=True) as bank:
+        from skillbank.memories.skills.fit import ABSTAIN_BELOW
+
+        task = "Fix the failing login test"
+        hits = bank.skills.search(task, k=3)
+        assert hits[0].score >= ABSTAIN_BELOW
+        weak = [h.name for h in hits[1:] if (h.dense or 0) < 0.1]
+        assert weak  # search lists runners-up that share a word and little meaning
+        block = bank.context_for(task, budget_tokens=1600)
+        assert block.skills and hits[0].name in block.text
+        assert not [name for name in weak if name in block.text]
+        assert bank.context_for("Deploy the web app", budget_tokens=1600).skills == []
