@@ -110,7 +110,8 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
     b = _worker(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
     try:
         first = a.experiences.record("Renew the TLS certificate of the intranet", "success")
-        assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
+        assert _until(lambda: b.experiences.recall("renew the intranet TLS certificate",
+                                                   k=1))[0].id == first
         chroma.stop()
         kept = a.experiences.record("Drain the print queue of the third floor", "success",
                                     feedback="Pause the spooler, then purge the queue.")
@@ -189,3 +190,15 @@ def test_a_draft_proposed_on_one_worker_is_listed_and_discarded_on_the_other(two
     b.skills.discard(names[0])
     assert a.skills.drafts() == []
     assert a.skills.propose(min_support=3) == []  # the ledger is shared: not proposed again
+
+
+def test_a_conversation_updated_on_a_reaches_b_even_after_b_read_it(two_roots):
+    a, b = two_roots
+    turn = [{"role": "user", "content": "Plan the team offsite in Lisbon"},
+            {"role": "assistant", "content": "Shortlisted three venues."}]
+    eid = a.experiences.record_messages(turn, thread="offsite-1")
+    assert _until(lambda: eid in b.experiences and b.experiences.get(eid)).outcome == "unknown"
+    a.experiences.record_messages(turn + [{"role": "user", "content": "Book the second one"},
+                                          {"role": "assistant", "content": "Booked."}],
+                                  thread="offsite-1", outcome="success", followup=True)
+    assert _until(lambda: b.experiences.get(eid).outcome == "success")

@@ -80,7 +80,7 @@ class JournalMixin:
     index: HybridIndex
     usage: UsageLog
     write_lock: threading.RLock
-    _cache: OrderedDict[str, Experience]
+    _cache: OrderedDict[str, tuple[tuple[str, str], Experience]]  # id -> ((loc, hash), record)
     _cache_lock: threading.Lock
 
     @property
@@ -310,14 +310,19 @@ class JournalMixin:
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:
+        # A cached record is used only while the index still points at the same version of
+        # it (its location and hash): another worker may have written a newer one (a
+        # conversation's next turn) that this worker's index entry already shows.
+        stamp = (str(meta.get("loc", "")), str(meta.get("hash", "")))
         with self._cache_lock:
-            cached = self._cache.get(record_id)
+            found = self._cache.get(record_id)
+            cached = found[1] if found is not None and found[0] == stamp else None
             if cached is not None:
                 self._cache.move_to_end(record_id)
         if cached is None:
-            cached = self._load_from_journal(record_id, str(meta.get("loc", "")))
+            cached = self._load_from_journal(record_id, stamp[0])
             with self._cache_lock:
-                self._cache[record_id] = cached
+                self._cache[record_id] = (stamp, cached)
                 if len(self._cache) > _CACHE_SIZE:
                     self._cache.popitem(last=False)
         return cached.model_copy(update={

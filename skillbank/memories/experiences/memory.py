@@ -85,7 +85,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         self.settings = settings or Settings()
         self._distiller = distiller
         self.write_lock = write_lock or threading.RLock()
-        self._cache: OrderedDict[str, Experience] = OrderedDict()
+        self._cache: OrderedDict[str, tuple[tuple[str, str], Experience]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.folder.mkdir(parents=True, exist_ok=True)
 
