@@ -131,6 +131,8 @@ def test_while_chroma_is_down_writes_are_kept_and_search_uses_full_text(tmp_path
         assert hits and hits[0].id == second and hits[0].why == "keyword"
         assert hits.note.startswith(CHROMA_DOWN) and "full-text" in hits.note
         assert hits.dense_complete is False  # what the faces report as a keyword-only answer
+        assert a.forget(first)["forgotten"]  # a removal too: the row goes, the entry later
+        _within(1.0, lambda: _status(b, first) is None)
         own_chroma.start()  # same folder and port
         # Indexed when Chroma returns: the next read catches the index up.
         deadline = time.monotonic() + 30
@@ -141,8 +143,8 @@ def test_while_chroma_is_down_writes_are_kept_and_search_uses_full_text(tmp_path
             assert time.monotonic() < deadline, "the write was not indexed after Chroma returned"
             time.sleep(0.5)
         assert hits[0].id == second and hits[0].why == "both"
-        got = a.index("guidelines")._collection.get(ids=[second])
-        assert got["ids"] == [second]  # in Chroma itself, not only in this process's mirror
+        got = a.index("guidelines")._collection.get(ids=[second, first])
+        assert got["ids"] == [second]  # in Chroma itself (and the forgotten one gone from it)
     finally:
         b.close()
         a.close()

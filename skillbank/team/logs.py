@@ -15,11 +15,13 @@ import logging
 import sys
 import time
 from datetime import datetime, timezone
-from typing import Any
+from typing import Any, Callable
 
 from skillbank.team.metrics import Metrics, collecting_failures, dependency_named
 
 calls_log = logging.getLogger("skillbank.calls")
+#: The `tool` label and log field of a call naming no tool of this server.
+UNKNOWN_TOOL = "unknown"
 #: Fields of a LogRecord that are not the caller's `extra`.
 _STANDARD = set(logging.makeLogRecord({}).__dict__) | {"message", "asctime"}
 
@@ -73,16 +75,23 @@ def _error_text(result: Any) -> str | None:
 
 class CallObserver:
     """MCP server middleware (`server.middleware.append(observer)`): every tools/call is timed,
-    counted in the metrics and logged as one JSON line."""
+    counted in the metrics and logged as one JSON line.
 
-    def __init__(self, metrics: Metrics) -> None:
+    `known(name)` says whether the server has a tool of that name. A name it does not know is
+    counted and logged as `unknown`: the name is the caller's input, and a label value per
+    made-up name would grow the worker's registry (and Prometheus) without bound."""
+
+    def __init__(self, metrics: Metrics, known: Callable[[str], bool] | None = None) -> None:
         self.metrics = metrics
+        self.known = known
 
     async def __call__(self, ctx: Any, call_next: Any) -> Any:
         if getattr(ctx, "method", None) != "tools/call":
             return await call_next(ctx)
         params = getattr(ctx, "params", None) or {}
         tool = str(params.get("name", "?") if isinstance(params, dict) else "?")[:64]
+        if self.known is not None and not self.known(tool):
+            tool = UNKNOWN_TOOL
         started = time.perf_counter()
         error: str | None = None
         failures: list[tuple[str, str]] = []

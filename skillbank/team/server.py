@@ -119,7 +119,9 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
                           token_verifier=identity if auth is not None else None)
     metrics = Metrics()
     metrics.instrument_bank(bank)
-    server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
+    # One JSON log line and metrics per call; a name that is no tool here is 'unknown'.
+    server.middleware.append(CallObserver(
+        metrics, known=lambda name: server._tool_manager.get_tool(name) is not None))
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
     return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit,

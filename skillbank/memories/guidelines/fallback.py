@@ -66,7 +66,10 @@ class GuidelineFallback:
         self._refresh()  # type: ignore[attr-defined]  # the records are the truth: read them
         scores = self._records.search_text(query, max(200, candidates * 4))  # type: ignore[attr-defined]
         if scores is None:
-            scores = self.index.keyword(query, candidates, where)  # type: ignore[attr-defined]
+            try:
+                scores = self.index.keyword(query, candidates, where)  # type: ignore[attr-defined]
+            except ChromaUnavailableError:  # not even read once yet (or dropped): no answer
+                scores = {}
         out = []
         rank, previous = 0, None
         for position, gid in enumerate(sorted(scores, key=lambda i: (-scores[i], i))):

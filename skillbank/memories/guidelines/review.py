@@ -147,8 +147,7 @@ class GuidelineReview:
             self._digests.pop(gid, None)
             self._profiles.pop(gid, None)
             self._bags.pop(gid, None)
-            self.index.delete([gid])
-            erase_from_chroma(self.index, [gid])
+            self._unindex([gid], lambda: erase_from_chroma(self.index, [gid]))
             note(self, "forget", "guideline", gid, namespace=g.namespace)
         return {"id": gid, "kind": "guideline", "forgotten": True}
 

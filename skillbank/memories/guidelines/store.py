@@ -16,6 +16,7 @@ from __future__ import annotations
 import logging
 import secrets
 import time
+from typing import Callable
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
@@ -274,6 +275,23 @@ class GuidelineStore:
             except ChromaUnavailableError:
                 pass  # this process never read the index: the catch-up does it all
         return g
+
+    def _unindex(self, gids: list[str], then: "Callable[[], object] | None" = None) -> None:
+        """Drop removed records' entries from the index (then `then`, e.g. erase their text).
+
+        A Chroma server that does not answer does not fail the removal: the records are gone
+        already; this process forgets what it read of the index, and the catch-up reads it
+        again and drops what no record backs any more."""
+        try:
+            self.index.delete(gids)
+            if then is not None:
+                then()
+        except ChromaUnavailableError as exc:
+            if self._index_behind is None:
+                self._index_behind = time.monotonic()
+            self.index.invalidate()
+            log.warning("skillbank: %s removed from the records; the index drops it when it "
+                        "answers again (%s)", ", ".join(gids), exc)
 
     def _file_changed(self, g: Guideline) -> bool:
         """Whether `g`'s record changed since it was read (by hand, or by another process)."""
