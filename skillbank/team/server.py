@@ -115,18 +115,48 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     from skillbank.team.metrics import Metrics
 
     auth = identity.auth_settings(resource_url) if identity is not None else None
-    server = build_server(bank, trusted=trusted, auth=auth,
+    # Per-principal trust: with a tokens file or OIDC each request runs in its principal's
+    # scope, whose `trusted` (the token's entry, the JWT's groups) decides whether its writes
+    # are pending; the tools must not narrow it further, so the server is built trusting and
+    # the scope does the narrowing (`scope.caller` never widens: an untrusted principal stays
+    # untrusted whatever `--trust` says). A request with no principal (the static `--token`)
+    # runs in the server's own scope, trusted only with `--trust` (PrincipallessTrust).
+    per_principal = tokens is not None or identity is not None
+    server = build_server(bank, trusted=trusted or per_principal, auth=auth,
                           token_verifier=identity if auth is not None else None)
     metrics = Metrics()
     metrics.instrument_bank(bank)
-    # One JSON log line and metrics per call; a name that is no tool here is 'unknown'.
-    server.middleware.append(CallObserver(
-        metrics, known=lambda name: server._tool_manager.get_tool(name) is not None))
+    server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
-    return HealthRoutes(build_app(server, host=host, token=token, max_body_bytes=limit,
-                                  tokens=tokens, identity=identity,
-                                  metadata_url=metadata_url), bank, metrics)
+    app = build_app(server, host=host, token=token, max_body_bytes=limit, tokens=tokens,
+                    identity=identity, metadata_url=metadata_url)
+    if per_principal and not trusted:
+        app = PrincipallessTrust(app, bank.settings.namespace)
+    return HealthRoutes(app, bank, metrics)
+
+
+class PrincipallessTrust:
+    """ASGI: run each request in the server's own scope made untrusted, for a worker without
+    `--trust` that also knows principals. The guard inside sets a principal's own scope over
+    it; only a request it admits with no principal (the static `--token`) keeps this one, so
+    its writes wait for a reviewer as before."""
+
+    def __init__(self, app: Any, namespace: str) -> None:
+        from skillbank import scope as scopes
+        from skillbank.team.auth import FACE
+
+        self.app = app
+        self.scope = scopes.default_scope(namespace, trusted=False, face=FACE)
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        from skillbank import scope as scopes
+
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        with scopes.using(self.scope):
+            await self.app(scope, receive, send)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -161,10 +191,19 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                              "https://skillbank.example.com (names /mcp in the protected-resource "
                              "metadata; default http://HOST:PORT)")
     parser.add_argument("--trust", action="store_true",
-                        help="treat this server's clients as trusted (writes are not pending)")
+                        help="trust callers without a principal of their own (the static "
+                             "--token): their writes are not pending. A principal from --tokens "
+                             "or OIDC is as trusted as its token says, with or without it")
     parser.add_argument("--log-level", default="warning",
                         help="level of the worker's own messages; tool-call lines are always "
                              "logged (one per call)")
+    parser.add_argument("--skills-repo", default=None, metavar="URL",
+                        help="the skills git repository (URL or path) whose branch this worker "
+                             "serves; writes become proposal branches (default: "
+                             "SKILLBANK_SKILLS_REPO or skills_repo in the root's skillbank.toml)")
+    parser.add_argument("--skills-branch", default=None, metavar="BRANCH",
+                        help="the branch of --skills-repo to serve and follow (default: "
+                             "SKILLBANK_SKILLS_BRANCH, skills_branch, else main)")
     parser.add_argument("--log-format", choices=("json", "text"), default="json",
                         help="json: one JSON object per line (default), for a log collector")
     return parser.parse_args(argv)
@@ -221,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         bank = Skillbank.open(args.root, chroma_url=args.chroma_url,
                               database_url=args.database_url, deployment=args.deployment,
-                              embedding_function=embedding_from_env(), include_bundled=True)
+                              embedding_function=embedding_from_env(), include_bundled=True,
+                              **skills_overrides(args))
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1
@@ -235,6 +275,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         bank.close()
     return 0
+
+
+def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
+    """--skills-repo / --skills-branch as settings overrides; a flag not given overrides nothing
+    (the environment and the root's skillbank.toml still apply)."""
+    return {key: value for key, value in (("skills_repo", args.skills_repo),
+                                          ("skills_branch", args.skills_branch)) if value}
 
 
 def _oidc(args: argparse.Namespace) -> Any:
