@@ -14,9 +14,10 @@ takes minutes; later runs reuse it.
 Measured in one run, on the same root and the same queries:
 * cold start: spawn `python -m skillbank.mcp_server`, `skillbank-mcp-server` (what the plugin
   launcher runs) and `skillbank serve` (the README's configuration) as stdio
-  subprocesses, time to `initialize` and to the first `find_skills` result (target < 2 s), with
-  the CPU seconds the server had used by then (what the wall time would be on an idle machine;
-  this one is shared); plus a fresh root holding only the bundled skills, for scale; and, in
+  subprocesses, each round in a rotated order (no command always first), time to
+  `initialize` and to the first `find_skills` result (target < 2 s), with the CPU seconds
+  the server had used by then (what the wall time would be on an idle machine; this one is
+  shared); plus a fresh root holding only the bundled skills, for scale; and, in
   the same rounds, a bare `python -c "import mcp.server"` (spawn to exit): each command's first
   answers as a multiple of it (target <= 1.5x), which holds on a loaded or slower machine;
 * the same cold start with the early `initialize` reply turned off (SKILLBANK_MCP_EARLY_INIT=0),
@@ -449,9 +450,18 @@ async def main_async(args: argparse.Namespace) -> None:
     for command in commands.values():  # the first start after a build warms the OS file cache
         await cold_start(command, task)
     bare: list[float] = []
+    # Each round starts at another place in the order, the bare import included: a command
+    # always run first (or right after the bare import) was 0.1-0.2x slower for that alone in
+    # an earlier sitting (`python -m` 1.63x against 1.40-1.47x for the same server; measured
+    # alternately, `-m` and `skillbank-mcp-server` used the same CPU to their first answer).
+    names = ["bare import", *variants]
     for run in range(args.cold_runs):
-        bare.append(bare_import_seconds())
-        for name, (command, env) in variants.items():
+        shift = run % len(names)
+        for name in names[shift:] + names[:shift]:
+            if name == "bare import":
+                bare.append(bare_import_seconds())
+                continue
+            command, env = variants[name]
             cold[name].append(await cold_start(command, task, env))
         say(f"  cold start run {run + 1}/{args.cold_runs}: "
             + ", ".join(f"{k} {v[-1]['first_find']:.2f} s (server CPU "
