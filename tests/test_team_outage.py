@@ -1,0 +1,121 @@
+"""A dependency outage on a real `skillbank server` worker reaches the MCP client as a clear tool
+error naming the dependency and what to check (issue 24, "Bad input and faults"), for reads and
+writes — never an internal error, a bare "Error executing tool", or a call that hangs; and once
+the dependency is back the same worker serves again with no restart.
+
+PostgreSQL (a private cluster, tests/pg_cluster.py) and Chroma (`chroma run`) are each stopped
+for real under a running worker.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+from conftest import free_port, stop_process
+from mcp_http import bearer_session, call, call_ok, team_env, wait_until_serving
+from test_chroma_outage import own_chroma  # noqa: F401 - the fixture
+
+TOKEN = "outage-test-token"
+WRITES = {
+    "record_experience": {"task": "Rotate the Pellucid cache keys", "outcome": "success"},
+    "learn_from_critique": {"critique": "Always drain the Pellucid queue before a deploy.",
+                            "task": "Deploy Pellucid"},
+}
+READS = {
+    "recall_experiences": {"task": "rotate the pellucid cache keys"},
+    "search_guidelines": {"task": "drain the queue before a deploy"},
+    "memory_context": {"task": "deploy pellucid"},
+    "find_skills": {"task": "deploy pellucid"},
+}
+
+
+def _start(tmp_path: Path, chroma: str, database: str) -> tuple[Any, str]:
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    port = free_port()
+    log = tmp_path / f"worker-{port}.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
+         chroma, "--database-url", database, "--deployment", uuid.uuid4().hex[:12],
+         "--port", str(port), "--token", TOKEN, "--trust"],
+        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(tmp_path))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
+
+
+def _clear(tool: str, text: str, dependency: str, check: str) -> None:
+    """The tool error names the dependency and what to check, and nothing internal."""
+    assert dependency in text, (tool, text)
+    assert check in text, (tool, text)
+    assert "Traceback" not in text and "psycopg" not in text and "httpx" not in text, (tool, text)
+    assert text.strip() != f"Error executing tool {tool}", (tool, text)
+
+
+async def test_postgres_stopped_reads_and_writes_are_clear_tool_errors(
+        tmp_path, chroma_server, own_postgres):
+    proc, url = _start(tmp_path, chroma_server, own_postgres.url)
+    try:
+        async with bearer_session(url, TOKEN, timeout=60) as client:
+            for tool, args in WRITES.items():
+                await call_ok(client, tool, args)
+            own_postgres.stop()
+            failed = []
+            for tool, args in {**WRITES, **READS}.items():
+                ok, answer = await call(client, tool, args)
+                if not ok:
+                    failed.append(tool)
+                    _clear(tool, answer, "PostgreSQL at", "check that PostgreSQL is running")
+            assert set(WRITES) <= set(failed), failed  # a write is never acknowledged unstored
+            own_postgres.start()
+            deadline = time.monotonic() + 30
+            while True:  # the same worker, no restart
+                ok, answer = await call(client, "record_experience", WRITES["record_experience"])
+                if ok:
+                    break
+                assert time.monotonic() < deadline, answer
+                time.sleep(0.5)
+        assert proc.poll() is None
+    finally:
+        stop_process(proc)
+
+
+async def test_chroma_stopped_reads_answer_and_writes_are_clear_tool_errors(
+        tmp_path, own_chroma, postgres):  # noqa: F811 - the fixture
+    proc, url = _start(tmp_path, own_chroma.url, postgres.url)
+    try:
+        async with bearer_session(url, TOKEN, timeout=60) as client:
+            for tool, args in WRITES.items():
+                await call_ok(client, tool, args)
+            own_chroma.stop()
+            for tool, args in {**READS, **WRITES}.items():
+                ok, answer = await call(client, tool, args)
+                if not ok:
+                    _clear(tool, answer, "Chroma", "check")
+            for tool in READS:  # reads degrade to keyword search, with a note
+                ok, answer = await call(client, tool, READS[tool])
+                assert ok, (tool, answer)
+            ready = httpx.get(url + "/readyz", timeout=30)
+            assert ready.status_code == 503 and "Chroma" in ready.json()["checks"]["chroma"]
+            own_chroma.start()
+            deadline = time.monotonic() + 60
+            while True:
+                ok, answer = await call(client, "record_experience", WRITES["record_experience"])
+                if ok:
+                    break
+                assert time.monotonic() < deadline, answer
+                time.sleep(0.5)
+        assert proc.poll() is None
+    finally:
+        stop_process(proc)

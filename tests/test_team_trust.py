@@ -1,0 +1,103 @@
+"""Per-principal trust on `skillbank server` (issue 24): a principal's own trust — its tokens-file
+entry, its JWT's groups — decides whether its writes wait for a reviewer, with or without the
+worker's `--trust`; `--trust` only makes callers without a principal (the static `--token`)
+trusted, and never an untrusted principal.
+
+Two real workers (without and with `--trust`) on a private PostgreSQL cluster and `chroma run`,
+an OIDC issuer on loopback (tests/oidc_issuer.py), a hashed tokens file and a static token, all
+through real MCP sessions.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from conftest import stop_process
+from mcp_http import bearer_session, call, call_ok
+from oidc_issuer import Issuer
+from test_team_jwt import start_worker
+
+STATIC = "static-worker-token"
+
+
+@pytest.fixture
+def issuer():
+    made = Issuer()
+    yield made
+    made.close()
+
+
+async def _writes(url: str, token: str, word: str) -> tuple[str, bool, dict[str, Any]]:
+    """(experience status, whether the rule is pending, the recorded experience)."""
+    async with bearer_session(url, token, timeout=60) as client:
+        exp = await call_ok(client, "record_experience", {
+            "task": f"Rotate the {word} signing keys", "outcome": "success"})
+        rule = await call_ok(client, "learn_from_critique", {
+            "critique": f"Always announce a {word} key rotation in the ops channel.",
+            "task": f"Rotate the {word} keys"})
+    return exp["status"], bool(rule["pending_review"]), exp
+
+
+async def test_a_principals_own_trust_decides_with_and_without_trust(
+        tmp_path, issuer, chroma_server, postgres, monkeypatch):
+    from skillbank.mcp_server.identity import add_principal
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml())
+    tokens_file = tmp_path / "tokens.toml"
+    carol = add_principal(tokens_file, "carol", namespace="carol", role="contributor")
+    dave = add_principal(tokens_file, "dave", namespace="dave", role="contributor",
+                         trusted=False)
+    alice = issuer.token("alice", groups=["platform"])
+    bot = issuer.token("bot", groups=["platform", "agents"])
+    common = ("--auth-config", str(config), "--tokens", str(tokens_file), "--token", STATIC)
+
+    import subprocess
+
+    real_popen = subprocess.Popen
+
+    def without_trust(argv: list[str], **kwargs: Any) -> Any:
+        return real_popen([a for a in argv if a != "--trust"], **kwargs)
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "trusting").mkdir()
+    monkeypatch.setattr(subprocess, "Popen", without_trust)
+    try:
+        plain, plain_url = start_worker(tmp_path / "plain", chroma_server, postgres.url, *common)
+    finally:
+        monkeypatch.setattr(subprocess, "Popen", real_popen)
+    trusting = None
+    try:
+        trusting, trusting_url = start_worker(tmp_path / "trusting", chroma_server,
+                                              postgres.url, *common)
+        # Without --trust: trusted principals write active memory, untrusted ones pending.
+        assert (await _writes(plain_url, alice, "Halvorsen"))[:2] == ("active", False)
+        assert (await _writes(plain_url, carol, "Marrowvale"))[:2] == ("active", False)
+        _, _, bots = await _writes(plain_url, bot, "Quillfeather")
+        assert bots["status"] == "pending"
+        assert (await _writes(plain_url, dave, "Tindersnap"))[:2] == ("pending", True)
+        # ... and the static token (no principal of its own) stays untrusted.
+        assert (await _writes(plain_url, STATIC, "Ashgrove"))[:2] == ("pending", True)
+
+        # With --trust: untrusted principals stay untrusted; only the static token is trusted.
+        assert (await _writes(trusting_url, bot, "Brindlecombe"))[:2] == ("pending", True)
+        assert (await _writes(trusting_url, dave, "Cindervale"))[:2] == ("pending", True)
+        assert (await _writes(trusting_url, alice, "Dunmarrow"))[:2] == ("active", False)
+        assert (await _writes(trusting_url, STATIC, "Elderfen"))[:2] == ("active", False)
+
+        # Untrusted input never changes trusted state: neither the untrusted agent nor the
+        # static token of a worker without --trust approves the agent's pending experience.
+        for token in (bot, STATIC):
+            async with bearer_session(plain_url, token, timeout=60) as client:
+                ok, refused = await call(client, "review_memory", {"id": bots["id"],
+                                                                   "decision": "approve"})
+                assert not ok and "Traceback" not in refused, refused
+        async with bearer_session(plain_url, alice, timeout=60) as on_a:
+            ok, refused = await call(on_a, "forget", {"id": bots["id"]})
+            assert not ok, refused  # a contributor forgets only in its own namespace
+    finally:
+        stop_process(plain)
+        if trusting is not None:
+            stop_process(trusting)
