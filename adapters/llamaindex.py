@@ -590,10 +590,18 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             ok, namespace = await self._namespace_for(session)
             if not ok:
                 return
+            # Flushed turns are the session's oldest: they belong to its record (thread), under
+            # its goal, which they open when the session has none yet; a later arecord_run of
+            # the session then updates that one record instead of starting a second one.
+            state = self._goals.get(session) if session is not None else None
+            plan = plan_run(state, task)
+            if session is not None and state is None:
+                self._goals[session] = {"goal": plan["goal"], "open": True}
             # Handing a job over waits when the writer's queue is full: never on the event loop.
             await asyncio.to_thread(
-                submit, self.bank, self._record, list(messages), task, "unknown", None, None,
-                namespace, background=self.background, what="recording flushed messages")
+                submit, self.bank, self._record, list(messages), plan["goal"], "unknown", None,
+                None, namespace, _thread(session), bool(plan["followup"]),
+                background=self.background, what="recording flushed messages")
 
     def _record(self, messages: List[ChatMessage], task: str, outcome: str,
                 feedback: Optional[str], learn: Optional[str],

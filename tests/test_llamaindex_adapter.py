@@ -151,6 +151,32 @@ async def test_flushed_messages_are_recorded(bank):
     assert bank.experiences.count() == 1
 
 
+async def test_flushed_messages_are_recorded_with_their_thread(bank):
+    """Flushed turns were recorded without their session: a later arecord_run of the same
+    session started a second record beside the flushed one's `unknown` (#25: one thread is
+    one experience)."""
+    block = SkillbankMemoryBlock(bank)
+    memory = Memory.from_defaults(session_id="flush-thread", token_limit=120,
+                                  token_flush_size=60, memory_blocks=[block])
+    filler = " ".join(["The north region sold more than the south region this quarter."] * 3)
+    await memory.aput_messages([
+        ChatMessage(role="user", content="Summarise the Q1 sales CSV per region"),
+        ChatMessage(role="assistant", content=filler),
+        ChatMessage(role="user", content="Now do the same for Q2"),
+        ChatMessage(role="assistant", content=filler),
+    ])
+    assert bank.flush(timeout=60)
+    (flushed,) = bank.experiences.list()
+    assert flushed.thread == "flush-thread" and flushed.outcome == "unknown"
+    await memory.aput(ChatMessage(role="user", content="And for Q3, please"))
+    await memory.aput(ChatMessage(role="assistant", content="Q3: north 12, south 9."))
+    eid = await block.arecord_run(memory, outcome="success")
+    assert bank.flush(timeout=60)
+    assert eid == flushed.id and bank.experiences.count() == 1, bank.experiences.list()
+    record = bank.experiences.get(eid)
+    assert record.outcome == "success" and record.task == "Summarise the Q1 sales CSV per region"
+
+
 async def test_memory_block_reads_and_fails_softly(bank, monkeypatch):
     calls: list = []
     real = bank.context_for
