@@ -83,7 +83,9 @@ def adopt(
     """Move a draft into the bank's skills (a revision keeps the previous version)."""
     st = state(ctx)
     skill = st.bank(sync=["skills"]).skills.adopt(name)
-    st.out.emit(skill, lambda: st.out.print(text(f"adopted {skill.name} at {skill.path}", "green")))
+    from skillbank.cli.skills import written
+
+    st.out.emit(skill, lambda: st.out.print(text(written("adopted", skill), "green")))
 
 
 @app.command()

@@ -354,6 +354,15 @@ def validate(
         raise typer.Exit(2)
 
 
+def written(verb: str, skill: Any) -> str:
+    """What a write did: "created NAME at PATH", or with skills in git the proposal's note (the
+    branch and commit a reviewer merges; nothing is served yet)."""
+    proposal = getattr(skill, "proposal", None)
+    if proposal is not None and proposal.note:
+        return f"{skill.name}: {proposal.note}"
+    return f"{verb} {skill.name} at {skill.path}"
+
+
 @app.command()
 def new(
     ctx: typer.Context,
@@ -382,7 +391,7 @@ def new(
                 f"skill {name!r} already exists in the read-only folder {existing.root}; "
                 + COPY_ADVICE.format(name=name)) from None
         raise
-    st.out.emit(skill, lambda: st.out.print(text(f"created {skill.name} at {skill.path}", "green")))
+    st.out.emit(skill, lambda: st.out.print(text(written("created", skill), "green")))
 
 
 #: The one way to make a read-only skill the bank's own, named by `new`, `update` (through
@@ -425,6 +434,7 @@ def copy(
     copied = bank.skills.save(name, skill.description, skill.body, frontmatter=extra,
                               resources=resources or None)
     st.out.emit(copied, lambda: st.out.print(text(
+        written("copied", copied) if copied.proposal is not None else
         f"copied {name} from {skill.root} to {copied.path}; it now takes precedence, and "
         f"`skillbank skills update {name}` changes it", "green")))
 
@@ -447,7 +457,7 @@ def update(
     if description is None and content is None:
         raise invalid("nothing to change: give --description, --body or --body-file")
     skill = st.bank(sync=["skills"]).skills.update(name, description=description, body=content)
-    st.out.emit(skill, lambda: st.out.print(text(f"updated {skill.name} at {skill.path}", "green")))
+    st.out.emit(skill, lambda: st.out.print(text(written("updated", skill), "green")))
 
 
 @app.command()
