@@ -32,6 +32,12 @@ Arms, in the same run and on the same model (all-MiniLM-L6-v2):
   their ``applies_when``, i.e. a perfect reader), with ``replaces=<id>`` when the rule overrules
   one the agent had stored (the set's ``supersedes`` label; the id from the earlier learn report).
   Noise critiques (praise, one-off fixes) make the agent write no rule.
+* ``chat``: as ``skillbank``, with a chat model as the distiller
+  (``adapters.langchain.ChatModelDistiller``; the rule distiller is its fallback). It runs when
+  a chat model is configured: ``SKILLBANK_BENCH_CHAT_MODEL`` (or ``--chat-model``) names a
+  LangChain chat model as ``langchain.chat_models.init_chat_model`` reads it, e.g.
+  ``openai:gpt-4o-mini`` (its provider package installed and its API key set); without one it
+  is reported as skipped.
 
 Nothing here reads the labels inside skillbank's arms except the agent arm's rule texts, which
 is what that arm measures. The machine load is printed with the figures.
@@ -54,7 +60,8 @@ from _common import SHARED, default_model_dir  # noqa: E402
 
 DEFAULT_SET = SHARED / "benchmarks" / "critique-guidelines"
 BUDGETS = (400, 800, 1600)
-ARMS = ("none", "playbook", "skillbank", "agent")
+ARMS = ("none", "playbook", "skillbank", "agent", "chat")
+CHAT_MODEL_ENV = "SKILLBANK_BENCH_CHAT_MODEL"
 
 
 def load_stream(set_dir: Path, data: str) -> tuple[dict[str, dict], list[dict]]:
@@ -133,15 +140,22 @@ class Playbook:
 class SkillbankArm:
     """A fresh bank; a guideline is labelled by the critiques that created or reinforced it."""
 
-    def __init__(self, name: str, embedding: Any, rules: dict[str, dict], agent: bool) -> None:
+    def __init__(self, name: str, embedding: Any, rules: dict[str, dict], agent: bool,
+                 chat_model: Any = None) -> None:
         from skillbank import Skillbank
 
         self.name = name
         self.rules = rules
         self.agent = agent
         self._tmp = tempfile.TemporaryDirectory()
+        extra: dict[str, Any] = {}
+        if chat_model is not None:
+            from skillbank.adapters.langchain import ChatModelDistiller
+
+            self.distiller = ChatModelDistiller(chat_model)
+            extra["distiller"] = self.distiller
         self.bank = Skillbank.open(self._tmp.name, embedding_function=embedding,
-                                   include_bundled=False, sync=False)
+                                   include_bundled=False, sync=False, **extra)
         self.bank.guidelines.sync()
         self.labels: dict[str, Counter[str]] = {}  # guideline id -> true rules of its critiques
         self.domains: dict[str, Counter[str]] = {}
@@ -149,6 +163,7 @@ class SkillbankArm:
         self.learn_seconds = 0.0
         self.block_seconds = 0.0
         self.replace_errors = 0
+        self.model_fallbacks = 0
 
     def _label(self, gid: str) -> tuple[set[str], str | None]:
         labels = self.labels.get(gid)
@@ -177,6 +192,8 @@ class SkillbankArm:
         else:
             report = memory.learn(crit["critique"], task=crit.get("task"),
                                   response=crit.get("response_excerpt"), score=crit.get("score"))
+            if getattr(getattr(self, "distiller", None), "last_error", None):
+                self.model_fallbacks += 1  # the model failed; the rule distiller answered
             for gid in report.ids("added", "merged", "superseded", "pending"):
                 self._tag(gid, truth, crit)
         self.learn_seconds += time.perf_counter() - started
@@ -253,15 +270,32 @@ def walk(arm: Any, rules: dict[str, dict], crits: list[dict], budgets: tuple[int
     return out
 
 
-def make_arms(names: list[str], embedding: Any, rules: dict[str, dict]
-              ) -> dict[str, Callable[[], Any]]:
+def make_arms(names: list[str], embedding: Any, rules: dict[str, dict],
+              chat_model: Any = None) -> dict[str, Callable[[], Any]]:
+    """The arms to run; ``chat`` only with a `chat_model` (see :func:`chat_model_from`)."""
     factories: dict[str, Callable[[], Any]] = {
         "none": NoMemory,
         "playbook": Playbook,
         "skillbank": lambda: SkillbankArm("skillbank", embedding, rules, agent=False),
         "agent": lambda: SkillbankArm("agent", embedding, rules, agent=True),
+        "chat": lambda: SkillbankArm("chat", embedding, rules, agent=False,
+                                     chat_model=chat_model),
     }
-    return {n: factories[n] for n in names}
+    return {n: factories[n] for n in names if n != "chat" or chat_model is not None}
+
+
+def chat_model_from(spec: str | None) -> tuple[Any, str]:
+    """(a LangChain chat model, "") for a configured `spec`, else (None, why it is skipped)."""
+    spec = (spec or "").strip()
+    if not spec:
+        return None, (f"skipped: no chat model configured (set {CHAT_MODEL_ENV}, e.g. "
+                      "openai:gpt-4o-mini, or pass --chat-model)")
+    try:
+        from langchain.chat_models import init_chat_model
+
+        return init_chat_model(spec), ""
+    except Exception as exc:  # noqa: BLE001 - reported, the other arms still run
+        return None, f"skipped: chat model {spec!r} could not be made ({type(exc).__name__}: {exc})"
 
 
 def table(results: dict[str, dict[int, dict]], budgets: tuple[int, ...]) -> str:
@@ -288,6 +322,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--arms", nargs="+", default=list(ARMS), choices=ARMS)
     parser.add_argument("--limit", type=int, default=0, help="first N critiques only (a smoke run)")
     parser.add_argument("--json", type=Path)
+    parser.add_argument("--chat-model", default=os.environ.get(CHAT_MODEL_ENV),
+                        help=f"a LangChain chat model for the chat arm (default: ${CHAT_MODEL_ENV})")
     args = parser.parse_args(argv)
 
     from skillbank.embeddings import MiniLMEmbedding
@@ -301,7 +337,13 @@ def main(argv: list[str] | None = None) -> int:
           f"{len(rules)} rules; model all-MiniLM-L6-v2; budgets {budgets}; {machine_load()}")
     results: dict[str, dict[int, dict]] = {}
     timing: dict[str, dict[str, float]] = {}
-    for name, factory in make_arms(args.arms, embedding, rules).items():
+    skipped: dict[str, str] = {}
+    chat_model = None
+    if "chat" in args.arms:
+        chat_model, why = chat_model_from(args.chat_model)
+        if chat_model is None:
+            skipped["chat"] = why
+    for name, factory in make_arms(args.arms, embedding, rules, chat_model).items():
         started = time.perf_counter()
         arm = factory()
         try:
@@ -312,19 +354,25 @@ def main(argv: list[str] | None = None) -> int:
                         "learn_seconds": getattr(arm, "learn_seconds", 0.0),
                         "block_ms": 1000 * getattr(arm, "block_seconds", 0.0)
                         / max(1, len(crits) * len(budgets)),
-                        "replace_errors": getattr(arm, "replace_errors", 0)}
+                        "replace_errors": getattr(arm, "replace_errors", 0),
+                        "model_fallbacks": getattr(arm, "model_fallbacks", 0)}
     print(table(results, budgets))
+    for name, why in skipped.items():
+        print(f"{name}: {why}")
     for name, t in timing.items():
         print(f"{name}: {t['seconds']:.1f} s (learn {t['learn_seconds']:.1f} s, "
               f"block {t['block_ms']:.1f} ms)"
-              + (f"; replace refused {t['replace_errors']}x" if t["replace_errors"] else ""))
+              + (f"; replace refused {t['replace_errors']}x" if t["replace_errors"] else "")
+              + (f"; model failed, rule distiller used {t['model_fallbacks']}x"
+                 if t["model_fallbacks"] else ""))
         for budget in budgets:
             for example in results[name][budget]["stale_examples"]:
                 print(f"  stale at {budget}: {example}")
     print(f"after the run: {machine_load()}")
     if args.json:
         args.json.write_text(json.dumps({"results": results, "timing": timing,
-                                         "load": machine_load()}, indent=1, default=str))
+                                         "skipped": skipped, "load": machine_load()},
+                                        indent=1, default=str))
     return 0
 
 
