@@ -264,14 +264,18 @@ def scale_run(size: int, model_dir: str | None, keep: Path | None = None) -> dic
             count = bank.index("skills").count()
             queries = [q["query"] for q in read_jsonl(SETS["metatool"] / "queries.jsonl")][:300]
             bank.skills.search("warm up", k=5)
-            times = []
+            times, cpu = [], []
             for text in queries:
-                t1 = time.perf_counter()
+                t1, c1 = time.perf_counter(), time.process_time()
                 bank.skills.search(text, k=5)
                 times.append(time.perf_counter() - t1)
+                cpu.append(time.process_time() - c1)
         finally:
             bank.close()
+    # CPU time (all of the process's threads) says what a search costs however busy the
+    # machine is; wall time on a shared box mostly says how long it waited for a core.
     return {"skills": count, "wanted": size, "index_s": index_s,
+            "cpu_p50_ms": 1000 * statistics.median(cpu),
             "p50_ms": 1000 * statistics.median(times),
             "p95_ms": 1000 * float(np.percentile(times, 95))}
 
@@ -334,7 +338,8 @@ def main() -> None:
         scale = scale_run(args.scale, model_dir, args.scale_root)
         out["scale"] = scale
         print(f"\nscale: {scale['skills']} skills indexed in {scale['index_s']:.0f}s; search p50 "
-              f"{scale['p50_ms']:.1f} ms, p95 {scale['p95_ms']:.1f} ms (incl. query embedding)")
+              f"{scale['p50_ms']:.1f} ms, p95 {scale['p95_ms']:.1f} ms (incl. query embedding); "
+              f"CPU time p50 {scale['cpu_p50_ms']:.1f} ms")
     print(f"load after: {os.getloadavg()[0]:.2f}")
     if args.json:
         args.json.write_text(json.dumps(out, indent=1))
