@@ -39,7 +39,9 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
 
 The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
 and `reviews` are the union of those groups'; a listed group with `trusted = false` makes the
-caller untrusted. Groups not listed grant nothing.
+caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
+namespace is its principal, so a principal named like a namespace the groups share (someone who
+signed up as `team-platform`) is refused rather than made that namespace's owner.
 
 A token that does not pass is a 401 whose body and `WWW-Authenticate` say why (expired, issued
 by another issuer, for another audience, unsigned, signed by a key the issuer does not
@@ -208,6 +210,11 @@ class OidcConfig:
                    trusted=trusted, algorithms=tuple(algorithms), groups=groups, leeway=leeway,
                    resource_url=table.get("resource_url"), required_scopes=tuple(required))
 
+    @property
+    def shared_namespaces(self) -> frozenset[str]:
+        """The namespaces `[oidc.groups]` share (reads, reviews): never anyone's own by name."""
+        return frozenset(n for g in self.groups.values() for n in (*g.reads, *g.reviews))
+
     # Claims -> scope ------------------------------------------------------------------------
     def scope_for(self, claims: Mapping[str, Any]) -> Any:
         """The caller's scope from verified claims; InvalidInputError names a missing claim."""
@@ -223,6 +230,13 @@ class OidcConfig:
             if not isinstance(namespace, str) or not namespace:
                 raise InvalidInputError(f"the token's {self.namespace_claim!r} claim "
                                         "(namespace_claim) must name a namespace")
+        elif principal in self.shared_namespaces:
+            # The principal is often a name people choose (preferred_username): signing up as
+            # a shared namespace's name must not make it one's own (to overwrite and delete).
+            raise InvalidInputError(
+                f"the principal {principal!r} is also the name of a shared namespace in "
+                "[oidc.groups], so it cannot be this caller's own namespace; rename the "
+                "account, or set namespace_claim to a claim the identity provider controls")
         raw = claims.get(self.groups_claim, [])
         member_of = raw.split() if isinstance(raw, str) else raw if isinstance(raw, list) else []
         grants = [self.groups[g] for g in member_of if isinstance(g, str) and g in self.groups]

@@ -1,0 +1,45 @@
+"""A JWT principal never takes over a shared namespace by its name (issue 24, review).
+
+With no `namespace_claim`, a caller's own namespace is its principal, and the principal often
+is a name people choose themselves (`preferred_username`). A person who signs up as `team` (a
+namespace the `[oidc.groups]` share) must not become a contributor whose *own* namespace is the
+team's — which would let them overwrite and delete the team's memory as their own. A real test
+issuer on loopback signs the tokens (tests/oidc_issuer.py)."""
+
+from __future__ import annotations
+
+import pytest
+
+from oidc_issuer import Issuer
+
+
+@pytest.fixture
+def issuer():
+    made = Issuer()
+    yield made
+    made.close()
+
+
+def identity(issuer, tmp_path, **extra: str):
+    from skillbank.team.auth import TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml(**extra))
+    return TeamIdentity(oidc=load_oidc(config, {}))
+
+
+def test_a_principal_named_like_a_shared_namespace_is_refused(issuer, tmp_path):
+    from skillbank.team.auth import Admitted, Refusal
+
+    team = identity(issuer, tmp_path, principal_claim='"preferred_username"')
+    verdict = team.check_token(issuer.token("u-123", preferred_username="team",
+                                            groups=["platform"]))
+    assert isinstance(verdict, Refusal) and verdict.status == 401, verdict
+    assert "'team'" in verdict.reason and "namespace_claim" in verdict.reason, verdict.reason
+    # Everyone else is let in as before, and an explicit namespace claim (set by the identity
+    # provider's admin, not chosen by the person) may still name a shared namespace.
+    alice = team.check_token(issuer.token("u-1", preferred_username="alice", groups=["platform"]))
+    assert isinstance(alice, Admitted) and alice.scope.namespace == "alice"
+    claimed = identity(issuer, tmp_path, namespace_claim='"skillbank_namespace"')
+    bot = claimed.check_token(issuer.token("ci", groups=["agents"], skillbank_namespace="team"))
+    assert isinstance(bot, Admitted) and bot.scope.namespace == "team"
