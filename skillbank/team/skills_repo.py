@@ -85,13 +85,21 @@ def identity(principal: str) -> tuple[str, str]:
     return clean, f"{principal_slug(principal)}@skillbank.invalid"
 
 
+#: The hash a slug carries (hex digits): long enough that no one finds, by trying names, one
+#: whose slug is another person's.
+SLUG_HASH = 12
+_HASHED = re.compile(rf"-[0-9a-f]{{{SLUG_HASH}}}$")
+
+
 def principal_slug(principal: str) -> str:
-    """A branch-safe form of a principal; a short hash is added whenever the slug differs from
-    the principal, so two principals never share a proposal branch."""
+    """A branch-safe form of a principal; a hash of it is added whenever the slug differs from
+    the principal, or the principal itself ends like a hashed slug (`alice-<hash of "Alice">`
+    is a name anyone can compute and sign up as), so two principals never share a proposal
+    branch."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", principal.lower())
     slug = re.sub(r"\.{2,}", ".", slug).strip("-._")[:48].strip("-._") or "user"
-    if slug != principal:
-        slug += "-" + hashlib.sha256(principal.encode("utf-8")).hexdigest()[:6]
+    if slug != principal or _HASHED.search(principal):
+        slug += "-" + hashlib.sha256(principal.encode("utf-8")).hexdigest()[:SLUG_HASH]
     return slug
 
 
