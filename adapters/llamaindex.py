@@ -52,6 +52,7 @@ from skillbank.adapters._runs import (
     template_fields,
 )
 from skillbank.adapters._warm import warm_up
+from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     TOOL_NAMES,
@@ -183,33 +184,6 @@ def _async_twin(name: str) -> Any:
     method.__name__ = method.__qualname__ = f"a{name}"
     method.__doc__ = f"Async `{name}` (runs the facade call in a worker thread)."
     return method
-
-
-def _names_of(tools: Any) -> Optional[List[str]]:
-    """Tool names from names or LlamaIndex tools (`tool.metadata.name`); None stays None."""
-    if tools is None:
-        return None
-    if isinstance(tools, str):
-        raise InvalidInputError("available_tools: give a list of tool names or tools, not a "
-                                "string")
-    names = []
-    for tool in tools:
-        name = tool if isinstance(tool, str) else getattr(
-            getattr(tool, "metadata", None), "name", None) or getattr(tool, "name", None)
-        if not isinstance(name, str) or not name:
-            raise InvalidInputError(f"available_tools: {tool!r} is neither a tool name nor a "
-                                    "tool with a name")
-        names.append(name)
-    return names
-
-
-def _gated(names: Optional[List[str]]) -> Any:
-    """Skill search within gates on `names` (the agent's tools); no names: as it was."""
-    from contextlib import nullcontext
-
-    from skillbank.memories.skills.dependencies import agent_tools
-
-    return nullcontext() if names is None else agent_tools(names)
 
 
 class SkillbankToolSpec(BaseToolSpec):
