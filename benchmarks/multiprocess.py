@@ -12,9 +12,15 @@ Measured in one run on one root (real MiniLM model, skills copied from ../shared
 * read throughput: 1 and then 6 client processes call `skills.search` (rotating queries) as fast
   as they can for `--seconds` each; calls per second over all clients, and six against one (the
   owner serves reads side by side; target >= 2.5x);
+* the owner's side alone: 1 and 6 threads searching one bank in one process, with concurrent
+  searches sharing Chroma queries (skillbank.index_batch) and with one query each (as before),
+  calls/s and CPU per call;
 * failover: the owner is SIGKILLed; the time from the kill to a client's next answered call
   (the client takes the root over: it opens Chroma and the model itself), and the part of it
-  the takeover itself took (`BankClient.takeover["seconds"]`: open, sync, serve);
+  the takeover itself took (`BankClient.takeover["seconds"]`: open, sync, serve). Twice: for a
+  long-lived client that was idle long enough to prepare a takeover (skillbank.sharing.prepare:
+  Chroma, the model runtime and the server imported in the background), and for a client that
+  just connected (`SKILLBANK_PREPARE_TAKEOVER=0`, what every takeover cost before);
 * guard: writes acknowledged before the kill that the new owner cannot find (must be 0).
 Timings are printed, never asserted; the load average is printed with them.
 """
@@ -110,6 +116,9 @@ result = {"remote": remote,
           "context_for": timed(lambda q: bank.context_for(q, budget_tokens=800))}
 print(json.dumps(result), flush=True)
 if len(sys.argv) > 4:  # failover: wait for the owner to die, then time the next call
+    if sys.argv[5] == "prepared":  # a long-lived client: idle, it has prepared a takeover
+        from skillbank.sharing import prepare
+        prepare.prepared.wait(120)
     print(json.dumps({"waiting": True}), flush=True)
     sys.stdin.readline()
     t = time.perf_counter()
@@ -140,10 +149,58 @@ bank.close()
 """
 
 
+THREADS = """
+import json, sys, threading, time
+from skillbank import Skillbank, index_batch
+queries, seconds = json.loads(sys.argv[2]), float(sys.argv[3])
+bank = Skillbank.open(skill_roots=[sys.argv[1]], include_bundled=False, share=False)
+for q in queries: bank.skills.search(q, k=5)
+batched = index_batch.prefetch
+def run(threads):
+    counts = []
+    end = time.perf_counter() + seconds
+    def reader():
+        n = 0
+        while time.perf_counter() < end:
+            with index_batch.serving():  # as the owner marks the reads it serves
+                bank.skills.search(queries[n % len(queries)], k=5)
+            n += 1
+        counts.append(n)
+    cpu = time.process_time()
+    workers = [threading.Thread(target=reader) for _ in range(threads)]
+    for w in workers: w.start()
+    for w in workers: w.join()
+    return sum(counts) / seconds, (time.process_time() - cpu) / max(1, sum(counts)) * 1000
+out = {"one query each": {}, "batched": {}}
+for _ in range(3):  # modes interleaved, best of three each: the load on a shared box moves
+    for mode in out:
+        index_batch.prefetch = batched if mode == "batched" else (lambda *a, **k: {})
+        index_batch.JOIN_WAIT = 0.002 if mode == "batched" else 0.0
+        for n in (1, 6):
+            rate, cpu = run(n)
+            best = out[mode].get(n, (0.0, float("inf")))
+            out[mode][n] = (max(best[0], rate), min(best[1], cpu))
+print(json.dumps(out), flush=True)
+bank.close()
+"""
+
+
+def owner_threads(skills: Path, root: Path, seconds: float) -> dict:
+    """The owner's side alone: 1 and 6 threads searching one bank, with concurrent searches
+    batched (skillbank.index_batch) and with one Chroma query each (as before), same run."""
+    done = subprocess.run([sys.executable, "-c", THREADS, str(skills), json.dumps(QUERIES),
+                           str(seconds)], env=env_for(root), capture_output=True, text=True,
+                          check=True)
+    return json.loads(done.stdout.splitlines()[-1])
+
+
 def throughput(root: Path, skills: Path, clients: int, seconds: float) -> float:
     """Reads per second over `clients` client processes started together."""
+    # Readers waiting for the others to start would prepare a takeover meanwhile (a one-time
+    # cost of a long-lived client, not a cost of reading): off here.
+    env = {**env_for(root), "SKILLBANK_PREPARE_TAKEOVER": "0"}
     procs = [subprocess.Popen([sys.executable, "-c", READER, str(skills), json.dumps(QUERIES),
-                               str(seconds)], env=env_for(root), stdin=subprocess.PIPE,
+                               str(seconds)], env=env, stdin=subprocess.PIPE,
                               stdout=subprocess.PIPE, text=True) for _ in range(clients)]
     try:
         for proc in procs:
@@ -156,6 +213,28 @@ def throughput(root: Path, skills: Path, clients: int, seconds: float) -> float:
     finally:
         for proc in procs:
             proc.wait(timeout=120)
+
+
+def fail_over(owner: subprocess.Popen, root: Path, skills: Path, calls: int,
+              ready: dict, mode: str) -> tuple[dict, dict]:
+    """Time a client's calls, SIGKILL `owner`, time the client's next call (it takes over).
+    `mode` "prepared": the client first waits until it has prepared a takeover while idle;
+    "cold": preparing is switched off (SKILLBANK_PREPARE_TAKEOVER=0)."""
+    env = env_for(root)
+    if mode != "prepared":
+        env["SKILLBANK_PREPARE_TAKEOVER"] = "0"
+    client = subprocess.Popen([sys.executable, "-c", CLIENT, str(skills), str(calls),
+                               json.dumps(QUERIES), json.dumps(ready["ids"]), mode], env=env,
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    times = json.loads(client.stdout.readline())
+    json.loads(client.stdout.readline())  # waiting (prepared, if asked)
+    os.kill(owner.pid, signal.SIGKILL)
+    owner.wait()
+    client.stdin.write("go\n")
+    client.stdin.flush()
+    failover = json.loads(client.stdout.readline())
+    client.wait(timeout=120)
+    return times, failover
 
 
 def main() -> None:
@@ -191,26 +270,36 @@ def main() -> None:
                                 json.dumps(QUERIES)], env=env_for(work / "alone-root"),
                                capture_output=True, text=True, check=True)
         local_times = json.loads(local.stdout.splitlines()[0])
-        rates = {n: throughput(root, skills, n, args.seconds) for n in (1, args.clients)}
-        client = subprocess.Popen([sys.executable, "-c", CLIENT, str(skills), str(args.calls),
-                                   json.dumps(QUERIES), json.dumps(ready["ids"])], env=env,
-                                  stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-        client_times = json.loads(client.stdout.readline())
-        assert client_times["remote"] and not local_times["remote"]
-        json.loads(client.stdout.readline())  # waiting
-        os.kill(owner.pid, signal.SIGKILL)
-        owner.wait()
-        client.stdin.write("go\n")
-        client.stdin.flush()
-        failover = json.loads(client.stdout.readline())
-        client.wait(timeout=120)
+        threads = owner_threads(skills, work / "alone-root", min(args.seconds, 2.0))
+        loads = [os.getloadavg()[0]]
+        rates = {}
+        for n in (1, args.clients):
+            rates[n] = throughput(root, skills, n, args.seconds)
+            loads.append(os.getloadavg()[0])
+        client_times, failover = fail_over(owner, root, skills, args.calls, ready, "prepared")
     finally:
         owner.kill()
+    # Once more for a client that just connected: it prepares nothing (what every takeover
+    # cost before). A new owner process first (the last client closed the root).
+    owner = subprocess.Popen([sys.executable, "-c", OWNER, str(skills)], env=env,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        ready_again = json.loads(owner.stdout.readline())
+        _, cold = fail_over(owner, root, skills, 0, ready_again, "cold")
+    finally:
+        owner.kill()
+    assert client_times["remote"] and not local_times["remote"]
     print("| concurrent clients | skills.search calls/s (all clients) |\n|---|---|")
     for n, rate in rates.items():
         print(f"| {n} | {rate:.1f} |")
     print(f"\n{args.clients} clients vs 1: {rates[args.clients] / rates[1]:.2f}x "
-          f"(load average {os.getloadavg()[0]:.2f})\n")
+          f"(load average before/between/after: {' / '.join(f'{x:.2f}' for x in loads)})\n")
+    print("| in one process (the owner's side), best of 3 interleaved | 1 thread calls/s (CPU "
+          "ms/call) | 6 threads calls/s (CPU ms/call) |\n|---|---|---|")
+    for mode, got in threads.items():
+        print(f"| {mode} | {got['1'][0]:.0f} ({got['1'][1]:.2f}) | "
+              f"{got['6'][0]:.0f} ({got['6'][1]:.2f}) |")
+    print()
     print("| CLI command | unserved root (opens the bank) p50 | served root (asks the owner) p50 | ratio |")
     print("|---|---|---|---|")
     for cmd in alone:
@@ -224,10 +313,16 @@ def main() -> None:
               f"{statistics.median(cl):.1f} / {percentile(cl, .95):.1f} ms | "
               f"+{statistics.median(cl) - statistics.median(lo):.1f} ms |")
     lost = sorted(set(ready["ids"]) - set(failover["found"]))
-    print(f"\nfailover (owner SIGKILLed -> the client's next answer, the client now owning the "
-          f"root: {failover['owner_now']}): {failover['failover_s']:.2f} s, of which the "
-          f"takeover (open, sync, serve) {(failover['takeover'] or {}).get('seconds', 0):.2f} s; "
-          f"guard: acknowledged writes lost {len(lost)} of {len(ready['ids'])}")
+    lost += sorted(set(ready_again["ids"]) - set(cold["found"]))
+    print("\n| failover: owner SIGKILLed -> the client's next answer | total | of which the "
+          "takeover (open, sync, serve) | client now owns the root |\n|---|---|---|---|")
+    for label, got in (("long-lived client, takeover prepared while idle", failover),
+                       ("client that just connected (nothing prepared)", cold)):
+        took = got["takeover"] or {}
+        print(f"| {label} (prepared: {took.get('prepared')}) | {got['failover_s']:.2f} s | "
+              f"{took.get('seconds', 0):.2f} s | {got['owner_now']} |")
+    print(f"\nguard: acknowledged writes lost {len(lost)} of "
+          f"{len(ready['ids']) + len(ready_again['ids'])} (load average {os.getloadavg()[0]:.2f})")
     shutil.rmtree(work, ignore_errors=True)
 
 
