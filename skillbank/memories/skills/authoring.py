@@ -195,12 +195,15 @@ class SkillAuthoring:
                      if k not in ("name", "description")}
             doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
                                 body=_normalise_body(body))
-            if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
-                return self._propose(folder, doc, resources, "Add")  # type: ignore[attr-defined]
-            path = self._write(folder, doc, resources)
-            self._index_one(path)
-            note(self, "save", "skill", f"skill:{name}")
-            return self.load(name)
+            if getattr(self, "skills_repo", None) is None:
+                path = self._write(folder, doc, resources)
+                self._index_one(path)
+                note(self, "save", "skill", f"skill:{name}")
+                return self.load(name)
+        # Git mode: a proposal commit, made outside the root's locks: its push waits on the
+        # network, and it changes nothing they guard (the served checkout is not touched; the
+        # repository's own lock orders proposals).
+        return self._propose(folder, doc, resources, "Add")  # type: ignore[attr-defined]
 
     def _claim_folder(self, folder: Path, name: str) -> None:
         """Refuse to write `name` into a folder whose SKILL.md is another skill's.
@@ -246,12 +249,13 @@ class SkillAuthoring:
                 merged["description"] = description
             doc = SkillDocument(frontmatter=merged,
                                 body=current.body if body is None else _normalise_body(body))
-            if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
-                return self._propose(folder, doc, resources, "Update")  # type: ignore[attr-defined]
-            path = self._write(folder, doc, resources)
-            self._index_one(path)
-            note(self, "update", "skill", f"skill:{name}")
-            return self.load(name)
+            if getattr(self, "skills_repo", None) is None:
+                path = self._write(folder, doc, resources)
+                self._index_one(path)
+                note(self, "update", "skill", f"skill:{name}")
+                return self.load(name)
+        # Git mode: a proposal commit, outside the root's locks (see _write_new).
+        return self._propose(folder, doc, resources, "Update")  # type: ignore[attr-defined]
 
     def save(self, name: str, description: str, body: str = "", *,
              frontmatter: dict[str, Any] | None = None,
@@ -265,11 +269,18 @@ class SkillAuthoring:
         _check_content(description, body, frontmatter, resources)
         with self._sync_lock, self.write_lock:
             existing = self.index.metadata(name)
-            if existing is not None and existing.get("writable"):
-                return self.update(name, description=description, body=body,
-                                   frontmatter=frontmatter, resources=resources)
-            return self._write_new(name, description, body, frontmatter, resources,
-                                   exclusive=False)
+            own = existing is not None and bool(existing.get("writable"))
+            if getattr(self, "skills_repo", None) is None:
+                if own:
+                    return self.update(name, description=description, body=body,
+                                       frontmatter=frontmatter, resources=resources)
+                return self._write_new(name, description, body, frontmatter, resources,
+                                       exclusive=False)
+        # Git mode: each takes the locks only to read, not for the proposal's push.
+        if own:
+            return self.update(name, description=description, body=body,
+                               frontmatter=frontmatter, resources=resources)
+        return self._write_new(name, description, body, frontmatter, resources, exclusive=False)
 
     def _own_folder(self, skill: Skill) -> Path:
         """The folder of a writable skill, refused when it is a link or lies outside the root."""
