@@ -142,6 +142,73 @@ def percentile(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
 
 
+TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+
+
+def _proc_table() -> dict[int, tuple[int, float]]:
+    """pid -> (parent pid, CPU seconds used so far), from /proc (Linux; empty elsewhere)."""
+    table: dict[int, tuple[int, float]] = {}
+    for entry in Path("/proc").glob("[0-9]*/stat") if Path("/proc/stat").exists() else ():
+        try:
+            fields = entry.read_text().rsplit(")", 1)[1].split()
+            table[int(entry.parent.name)] = (int(fields[1]),
+                                             (int(fields[11]) + int(fields[12])) / TICK)
+        except (OSError, ValueError, IndexError):
+            continue
+    return table
+
+
+def cpu_of(roots: dict[str, list[int]]) -> dict[str, float]:
+    """CPU seconds so far of each named group of process trees (a pid and its descendants)."""
+    table = _proc_table()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    out: dict[str, float] = {}
+    for name, pids in roots.items():
+        total, todo = 0.0, list(pids)
+        while todo:
+            pid = todo.pop()
+            total += table.get(pid, (0, 0.0))[1]
+            todo.extend(children.get(pid, []))
+        out[name] = total
+    return out
+
+
+def machine_busy() -> tuple[float, float]:
+    """(busy, total) CPU seconds of the whole machine so far (/proc/stat), all processes."""
+    try:
+        values = [int(v) for v in Path("/proc/stat").read_text().split("\n")[0].split()[1:]]
+    except (OSError, ValueError):
+        return 0.0, 0.0
+    idle = values[3] + (values[4] if len(values) > 4 else 0)
+    return (sum(values) - idle) / TICK, sum(values) / TICK
+
+
+def lost_writes(acked: list[str], database: str, root: Path) -> list[str]:
+    """Acknowledged experience ids that are nowhere: neither in PostgreSQL's experience table
+    (team mode's system of record, every deployment) nor in the root's journal files."""
+    import psycopg
+
+    with psycopg.connect(database, autocommit=True) as conn:
+        stored = {row[0] for row in conn.execute("SELECT id FROM sb_experiences")}
+    journal = "".join(p.read_text("utf-8", "replace")
+                      for p in (root / "experiences").glob("*.jsonl"))
+    return [eid for eid in acked if eid not in stored and f'"{eid}"' not in journal]
+
+
+def profile(pid: int, seconds: float, out: Path) -> subprocess.Popen | None:
+    """py-spy (if installed) sampling worker `pid` for the round: where a call's time goes."""
+    spy = Path(sys.executable).parent / "py-spy"
+    if not spy.exists():
+        print("--profile: py-spy is not installed (pip install py-spy)", file=sys.stderr)
+        return None
+    return subprocess.Popen([str(spy), "record", "--pid", str(pid), "--duration",
+                             str(int(seconds)), "--format", "raw", "--idle", "--threads",
+                             "--output", str(out)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+
+
 def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
               work: Path) -> dict[str, Any]:
     root = work / f"root-{n}"
@@ -151,6 +218,11 @@ def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
     try:
         deadline = time.monotonic() + args.seconds
         started = time.monotonic()
+        groups = {"workers": [p.pid for p, _ in workers], "chroma": [args.chroma_pid],
+                  "postgres": [args.postgres_pid], "clients": [os.getpid()]}
+        cpu_before, busy_before = cpu_of(groups), machine_busy()
+        spy = (profile(workers[0][0].pid, args.seconds, work / f"profile-{n}.txt")
+               if args.profile else None)
 
         async def all_clients() -> None:
             await asyncio.gather(*(client(workers[i % n][1], i, deadline, out)
@@ -158,6 +230,12 @@ def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
 
         asyncio.run(all_clients())
         elapsed = time.monotonic() - started
+        cpu_after, busy_after = cpu_of(groups), machine_busy()
+        cpu = {name: round(cpu_after[name] - cpu_before[name], 1) for name in groups}
+        if spy is not None:
+            spy.wait(60)
+            print(f"profile of worker 0 ({n} workers): {work / f'profile-{n}.txt'}",
+                  flush=True)
     finally:
         for proc, _ in workers:
             proc.terminate()
@@ -165,16 +243,19 @@ def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
                 proc.wait(20)
             except subprocess.TimeoutExpired:
                 proc.kill()
-    journal = "".join(p.read_text("utf-8", "replace")
-                      for p in (root / "experiences").glob("*.jsonl"))
-    lost = [eid for eid in out["acked"] if f'"{eid}"' not in journal]
+    lost = lost_writes(out["acked"], database, root)
     calls = len(out["latencies"])
     return {"workers": n, "calls": calls, "seconds": round(elapsed, 1),
             "calls_per_s": round(calls / elapsed, 2),
             "p50_ms": round(percentile(out["latencies"], 0.5) * 1000, 1),
             "p95_ms": round(percentile(out["latencies"], 0.95) * 1000, 1),
             "errors": out["errors"], "acknowledged_writes": len(out["acked"]),
-            "lost_writes": len(lost)}
+            "lost_writes": len(lost),
+            # CPU seconds each part used in the round, and the whole machine's (every agent's):
+            # when the machine is busy all the time, a second worker only takes turns.
+            "cpu_s": cpu, "cpu_s_per_call": round(sum(cpu.values()) / max(1, calls), 3),
+            "machine_busy": f"{busy_after[0] - busy_before[0]:.0f} of "
+                            f"{busy_after[1] - busy_before[1]:.0f} CPU s"}
 
 
 def main() -> None:
@@ -183,6 +264,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--embedding", default="hash", choices=["hash", "minilm"])
+    parser.add_argument("--profile", action="store_true",
+                        help="sample worker 0 with py-spy for each round (folded stacks)")
     args = parser.parse_args()
     import pg_cluster
 
@@ -192,6 +275,9 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="skillbank-team-load-"))
     cluster = pg_cluster.Cluster().init()
     chroma_proc, chroma = start_chroma(work / "chroma")
+    args.chroma_pid = chroma_proc.pid
+    pid_file = cluster.data / "postmaster.pid"
+    args.postgres_pid = int(pid_file.read_text().split()[0]) if pid_file.exists() else -1
     print(f"load before: {' '.join(f'{x:.2f}' for x in os.getloadavg())} "
           f"({os.cpu_count()} cores); {args.clients} clients, {args.seconds:g} s a round, "
           f"embedding {args.embedding}", flush=True)

@@ -469,7 +469,11 @@ class Skillbank:
                     settings=self.settings,
                     distiller=lambda: self.distiller,
                     embed=self.embed,
-                    write_lock=self.write_lock,
+                    # Team mode: the guidelines' own advisory lock. Their writes touch only
+                    # their records and index, and under the bank's one lock every learn waited
+                    # for every experience write of every worker (benchmarks/team_load.py).
+                    write_lock=(self.store.write_lock(self.write_lock.timeout, name="guidelines")
+                                if self.store is not None else self.write_lock),
                     # team mode: the records in PostgreSQL (skillbank.store), else the files
                     records=self.store.guidelines() if self.store is not None else None,
                 )

@@ -64,7 +64,7 @@ def test_the_write_lock_is_held_across_workers(workers):
     held, done = threading.Event(), threading.Event()
 
     def hold() -> None:
-        with a.write_lock:
+        with a.guidelines.write_lock:  # the guidelines' own lock (tests/test_team_locks.py)
             held.set()
             done.wait(10)
 

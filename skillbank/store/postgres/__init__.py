@@ -62,8 +62,10 @@ class PostgresStore:
             self._feed = PostgresChangeFeed(self.db, self.deployment)
         return self._feed
 
-    def write_lock(self, timeout: float = 60.0) -> AdvisoryWriteLock:
-        return AdvisoryWriteLock(self.db, self.deployment, timeout=timeout)
+    def write_lock(self, timeout: float = 60.0, name: str = "write") -> AdvisoryWriteLock:
+        """The deployment's write lock `name`: "write" (the bank's), or one memory's own (so a
+        guideline write does not queue behind every experience write, docs/team.md)."""
+        return AdvisoryWriteLock(self.db, self.deployment, timeout=timeout, name=name)
 
     def usage(self, memory: str) -> PostgresUsageCounters:
         if memory not in self._usage:
