@@ -18,7 +18,7 @@ from pydantic import Field
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.modes import mode_of, skills_mode
-from skillbank.mcp_server.tools_skills import K, Task
+from skillbank.mcp_server.tools_skills import AvailableTools, K, Task
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -83,9 +83,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         task: Task,
         budget_tokens: Annotated[int, Field(ge=50, le=20_000, strict=True,
                                             description="most tokens the returned text may use")] = 1500,
+        available_tools: AvailableTools = None,
     ) -> m.MemoryContextResult:
         def context(b: Any) -> tuple[Any, str]:
-            return b.context_for(task, budget_tokens=budget_tokens), skills_mode(b)
+            from skillbank.memories.skills.dependencies import agent_tools
+
+            with agent_tools(available_tools):  # skills needing tools it lacks stay out (#26)
+                return b.context_for(task, budget_tokens=budget_tokens), skills_mode(b)
 
         ctx, mode = await server.run_bank("experiences", context)
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,

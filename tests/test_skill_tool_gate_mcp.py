@@ -36,3 +36,19 @@ async def test_find_skills_gates_on_the_callers_tools(server, mode):
         assert having["skills"][0]["name"] == "git-bisect" and having["missing_tools"] == {}
         assert "available_tools" in await fails(client, "find_skills",
                                                 {**task, "available_tools": "Bash"})
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_memory_context_gates_on_the_callers_tools(server, mode):
+    """Fails before: memory_context took no tool names, so a skill needing bash reached the
+    memory of a client that said it has none."""
+    task = {"task": "find the commit that introduced this bug with git bisect"}
+    async with Client(server, mode=mode) as client:
+        assert "git-bisect" in (await call(client, "memory_context", task))["text"]
+        lacking = await call(client, "memory_context", {**task, "available_tools": ["Read"]})
+        assert "git-bisect" not in lacking["text"]
+        having = await call(client, "memory_context",
+                            {**task, "available_tools": ["Bash", "Read"]})
+        assert "git-bisect" in having["text"]
+        assert "available_tools" in await fails(client, "memory_context",
+                                                {**task, "available_tools": "Bash"})
