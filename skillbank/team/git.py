@@ -35,6 +35,11 @@ class GitError(SkillbankError):
         self.returncode = returncode
 
 
+#: The operator's settings for reaching the remote (a deploy key, a private CA, a proxy).
+PASS_THROUGH = frozenset({"GIT_SSH_COMMAND", "GIT_SSH", "GIT_SSH_VARIANT", "GIT_SSL_CAINFO",
+                          "GIT_SSL_CAPATH", "GIT_SSL_CERT", "GIT_SSL_KEY", "GIT_PROXY_COMMAND",
+                          "GIT_CONFIG_GLOBAL", "GIT_CONFIG_NOSYSTEM"})
+
 #: `merge-tree --write-tree` (merging in memory, with no worktree to undo) came with git 2.38.
 MIN_VERSION = (2, 38)
 
@@ -64,7 +69,10 @@ class Git:
             raise GitError("git is not installed (team mode keeps skills in a git repository): "
                            "install it, e.g. `apt-get install -y git`")
         self.cwd = Path(cwd)
-        base = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+        # GIT_DIR, GIT_WORK_TREE, GIT_INDEX_FILE … (set when skillbank runs inside a git hook)
+        # would point git elsewhere: dropped. How to reach the remote is the operator's: kept.
+        base = {k: v for k, v in os.environ.items()
+                if not k.startswith("GIT_") or k in PASS_THROUGH}
         base.update({"GIT_TERMINAL_PROMPT": "0", "LC_ALL": "C", "LANG": "C",
                      "GIT_ASKPASS": "", "SSH_ASKPASS": "", "GIT_EDITOR": "true",
                      "GIT_MERGE_AUTOEDIT": "no"})
@@ -76,8 +84,11 @@ class Git:
         """Run `git <args>`; with `check`, a non-zero exit is a GitError naming the command."""
         command = ["git", *args]
         try:
+            # Never the caller's stdin (under `skillbank serve` the MCP stream): a hook or
+            # helper that reads it gets nothing.
             done = subprocess.run(command, cwd=self.cwd, env={**self.env, **(env or {})},
-                                  capture_output=True, text=True, timeout=timeout, input=input)
+                                  capture_output=True, text=True, timeout=timeout, input=input,
+                                  **({} if input is not None else {"stdin": subprocess.DEVNULL}))
         except subprocess.TimeoutExpired:
             raise GitError(f"`git {' '.join(args[:3])}` in {self.cwd} took longer than "
                            f"{timeout:.0f} s (is the remote reachable?)") from None

@@ -177,6 +177,7 @@ class SkillsRepo:
     def prepare(self) -> "SkillsRepo":
         """Clone the branch into an empty checkout, or check an existing one (SkillsRepoError
         naming the fix when it is not a clean checkout of this remote's branch)."""
+        self.root.mkdir(parents=True, exist_ok=True)  # git runs in it (a root not made yet)
         found = version(Git(self.root).out("version"))
         if found < MIN_VERSION:
             raise SkillsRepoError(
