@@ -43,3 +43,21 @@ def test_a_principal_named_like_a_shared_namespace_is_refused(issuer, tmp_path):
     claimed = identity(issuer, tmp_path, namespace_claim='"skillbank_namespace"')
     bot = claimed.check_token(issuer.token("ci", groups=["agents"], skillbank_namespace="team"))
     assert isinstance(bot, Admitted) and bot.scope.namespace == "team"
+
+
+def test_a_principal_named_like_a_tokens_file_namespace_is_refused(issuer, tmp_path):
+    """Tokens file (bots, small teams) and OIDC at once: someone who signs up as `ci` must not
+    own the namespace of the tokens file's `ci` principal."""
+    from mcp_server.identity import TokensFile, add_principal
+    from skillbank.team.auth import Admitted, Refusal, TeamIdentity, load_oidc
+
+    tokens = tmp_path / "tokens.toml"
+    add_principal(tokens, "ci-bot", namespace="ci", role="contributor")
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml(principal_claim='"preferred_username"'))
+    both = TeamIdentity(oidc=load_oidc(config, {}), tokens=TokensFile(tokens))
+    verdict = both.check_token(issuer.token("u-9", preferred_username="ci"))
+    assert isinstance(verdict, Refusal) and verdict.status == 401, verdict
+    assert "'ci'" in verdict.reason and "tokens file" in verdict.reason, verdict.reason
+    alice = both.check_token(issuer.token("u-1", preferred_username="alice"))
+    assert isinstance(alice, Admitted) and alice.scope.namespace == "alice"

@@ -479,6 +479,10 @@ class TeamIdentity:
                 log.info("bearer token refused: %s", result.reason)
                 return result
             scope, claims = result
+            clash = self._tokens_namespace(scope, claims)
+            if clash is not None:
+                log.info("bearer token refused: %s", clash.reason)
+                return clash
             raw = claims.get("scope", claims.get("scp", ""))
             scopes = raw.split() if isinstance(raw, str) else [str(s) for s in raw or []]
             return Admitted(scope, AccessToken(
@@ -492,6 +496,21 @@ class TeamIdentity:
         return Refusal(401, "unknown bearer token: it maps to no principal in this server's "
                             "tokens file" + (" and is not a JWT" if self.jwt else "")
                        + "; ask the server's admin for a token")
+
+    def _tokens_namespace(self, scope: Any, claims: Mapping[str, Any]) -> Refusal | None:
+        """A JWT whose own namespace is its principal (no namespace claim) may not take one
+        the tokens file gives its principals: the name is often one people choose."""
+        assert self.oidc is not None
+        if self.tokens is None or (self.oidc.namespace_claim
+                                   and self.oidc.namespace_claim in claims):
+            return None
+        for entry in self.tokens.principals():
+            if scope.namespace in (entry.namespace, *entry.reads, *entry.reviews):
+                return Refusal(401, f"the JWT's principal {scope.principal!r} names a "
+                                    "namespace the tokens file gives its principals, so it "
+                                    "cannot be this caller's own; rename the account, or set "
+                                    "namespace_claim in [oidc]")
+        return None
 
     def _required(self) -> tuple[str, ...]:
         return self.oidc.required_scopes if self.oidc else ()
