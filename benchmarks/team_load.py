@@ -137,6 +137,30 @@ async def client(url: str, seed: int, deadline: float, out: dict[str, Any]) -> N
                     out["acked"].append(result.structured_content["id"])
 
 
+async def client_group(urls: list[str], seeds: list[int], deadline: float,
+                       out: dict[str, Any]) -> None:
+    await asyncio.gather(*(client(url, seed, deadline, out) for url, seed in zip(urls, seeds)))
+
+
+CLIENT_START_SECONDS = 20.0  # spawning and importing the client processes, on a loaded machine
+
+
+def client_process(job: tuple[list[str], list[int], float, float]) -> dict[str, Any]:
+    """Some of the clients in a process of their own, from wall time `start_at` for
+    `seconds` (the CPU it uses counted from then, imports left out)."""
+    urls, seeds, start_at, seconds = job
+    import httpx2  # noqa: F401 - imported before the start, like the worker's
+    import mcp.client.streamable_http  # noqa: F401
+
+    time.sleep(max(0.0, start_at - time.time()))
+    out: dict[str, Any] = {"latencies": [], "errors": 0, "acked": []}
+    started = time.process_time()
+    asyncio.run(client_group(urls, seeds, time.monotonic() + seconds, out))
+    out["cpu_s"] = time.process_time() - started
+    out["ended"] = time.time()
+    return out
+
+
 def percentile(values: list[float], q: float) -> float:
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(round(q * (len(ordered) - 1))))] if ordered else 0.0
@@ -219,19 +243,47 @@ def run_round(n: int, args: argparse.Namespace, chroma: str, database: str,
         deadline = time.monotonic() + args.seconds
         started = time.monotonic()
         groups = {"workers": [p.pid for p, _ in workers], "chroma": [args.chroma_pid],
-                  "postgres": [args.postgres_pid], "clients": [os.getpid()]}
+                  "postgres": [args.postgres_pid]}
         cpu_before, busy_before = cpu_of(groups), machine_busy()
+        own_before = time.process_time()
         spy = (profile(workers[0][0].pid, args.seconds, work / f"profile-{n}.txt")
                if args.profile else None)
 
-        async def all_clients() -> None:
-            await asyncio.gather(*(client(workers[i % n][1], i, deadline, out)
-                                   for i in range(args.clients)))
+        urls = [workers[i % n][1] for i in range(args.clients)]
+        procs = max(1, min(args.client_processes, args.clients))
+        if procs == 1:
+            asyncio.run(client_group(urls, list(range(args.clients)), deadline, out))
+        else:  # the MCP client costs more CPU per call than the worker: one GIL is a cap
+            import concurrent.futures
+            import multiprocessing
 
-        asyncio.run(all_clients())
+            shares = [list(range(args.clients))[k::procs] for k in range(procs)]
+            # Every process starts its clients at one wall-clock time, after its imports.
+            start_at = time.time() + CLIENT_START_SECONDS
+            import threading
+
+            def at_start() -> None:  # the CPU window opens when the clients start
+                nonlocal cpu_before, busy_before
+                cpu_before, busy_before = cpu_of(groups), machine_busy()
+
+            threading.Timer(CLIENT_START_SECONDS, at_start).start()
+            with concurrent.futures.ProcessPoolExecutor(
+                    procs, mp_context=multiprocessing.get_context("spawn")) as pool:
+                parts = list(pool.map(client_process, [([urls[i] for i in share], share,
+                                                        start_at, args.seconds)
+                                                       for share in shares]))
+            # the round lasts until its last client's last call came back
+            started = time.monotonic() - (max(p["ended"] for p in parts) - start_at)
+            for part in parts:
+                    for key in ("latencies", "acked"):
+                        out[key].extend(part[key])
+                    out["errors"] += part["errors"]
+                    out["client_cpu_s"] = out.get("client_cpu_s", 0.0) + part["cpu_s"]
         elapsed = time.monotonic() - started
         cpu_after, busy_after = cpu_of(groups), machine_busy()
         cpu = {name: round(cpu_after[name] - cpu_before[name], 1) for name in groups}
+        cpu["clients"] = round(time.process_time() - own_before + out.get("client_cpu_s", 0.0),
+                               1)
         if spy is not None:
             spy.wait(60)
             print(f"profile of worker 0 ({n} workers): {work / f'profile-{n}.txt'}",
@@ -264,6 +316,8 @@ def main() -> None:
     parser.add_argument("--clients", type=int, default=8)
     parser.add_argument("--workers", default="1,2")
     parser.add_argument("--embedding", default="hash", choices=["hash", "minilm"])
+    parser.add_argument("--client-processes", type=int, default=4,
+                        help="processes the clients are spread over (1: all in this one)")
     parser.add_argument("--profile", action="store_true",
                         help="sample worker 0 with py-spy for each round (folded stacks)")
     args = parser.parse_args()
