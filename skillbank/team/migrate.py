@@ -18,7 +18,9 @@ file), how far each part was imported — the journal's position, the number of 
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
 are imported once per root. Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
-run cut short is finished by running it again.
+run cut short is finished by running it again; a rerun saves only rules the root changed since
+it last imported them (the team's votes and approvals stand), never brings back a forgotten one,
+and removes those the root forgot since.
 """
 
 from __future__ import annotations
@@ -260,21 +262,59 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
 
 
 def _import_guidelines(store: Any, root: Path, report: MigrateReport) -> int:
-    """Guideline records the deployment lacks (or holds differently); one save each."""
+    """Guideline records the root gained or changed since it was last imported; one save each.
+
+    `sb_imports` keeps, per rule, the digest of the root's copy last imported: a rerun saves a
+    rule only when the root's copy changed since, so what the team did meanwhile (votes, an
+    approval, an edit) is not overwritten by the root's older copy. A rule forgotten (by the
+    team or on the root) is never brought back, and one the root forgot since the last run
+    leaves the deployment too (forget means gone). Under the deployment's guideline lock, so
+    a worker's write is not interleaved with an import of the same rule."""
     folder = root / "guidelines"
     if not folder.is_dir():
         return 0
+    from psycopg.types.json import Jsonb
+
+    from skillbank.store.files.forgotten import FileForgottenIds
     from skillbank.store.files.guidelines import FileGuidelineRecords
 
+    deployment, source = store.deployment, report.source
     loaded = FileGuidelineRecords(folder).load()
     report.skipped.extend(loaded.skipped)
+    root_forgot = {e["id"] for e in FileForgottenIds(folder / ".trash" / "forgotten.jsonl").list()
+                   if isinstance(e.get("id"), str)}
     target = store.guidelines()
-    have = {gid: g.model_dump(mode="json", exclude={"path"})
-            for gid, (g, _) in target.load().records.items()}
+
+    def mark(digests: dict[str, str]) -> None:
+        if digests:
+            store.db.execute(
+                "INSERT INTO sb_imports (deployment, source, part, position) "
+                "VALUES (%s, %s, 'guidelines', %s) ON CONFLICT (deployment, source, part) "
+                "DO UPDATE SET position = sb_imports.position || excluded.position, at = now()",
+                (deployment, source, Jsonb(digests)))
+
     saved = 0
-    for gid, (guideline, _) in sorted(loaded.records.items()):
-        if have.get(gid) == guideline.model_dump(mode="json", exclude={"path"}):
-            continue
-        target.save(guideline)
-        saved += 1
+    with store.write_lock(name="guidelines"):
+        rows = store.db.execute("SELECT position FROM sb_imports WHERE deployment = %s "
+                                "AND source = %s AND part = 'guidelines'", (deployment, source))
+        imported = rows[0][0] if rows and isinstance(rows[0][0], dict) else {}
+        forgotten = {row[0] for row in store.db.execute(
+            "SELECT id FROM sb_forgotten WHERE deployment = %s", (deployment,))}
+        held = target.load().records
+        for gid in sorted(root_forgot & set(held)):
+            target.delete(held[gid][0])  # forgotten on the root since it was imported
+        have = {gid: g.model_dump(mode="json", exclude={"path"}) for gid, (g, _) in held.items()}
+        unchanged: dict[str, str] = {}
+        for gid, (guideline, digest) in sorted(loaded.records.items()):
+            if gid in forgotten or gid in root_forgot:
+                continue  # forgotten: never brought back
+            if imported.get(gid) == digest:
+                continue  # the root's copy is as imported: the deployment's copy stands
+            if have.get(gid) == guideline.model_dump(mode="json", exclude={"path"}):
+                unchanged[gid] = digest
+                continue
+            target.save(guideline, held[gid][0] if gid in held else None)
+            mark({gid: digest})
+            saved += 1
+        mark(unchanged)
     return saved

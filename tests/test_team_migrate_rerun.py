@@ -1,0 +1,67 @@
+"""`skillbank migrate` run again after the team (or the laptop) moved on (issue 24): a rerun
+"changes nothing" must hold for what the team did since the first run. A guideline the team
+forgot is not brought back (forget means gone), a vote the team cast is not overwritten by
+the root's older copy, and a guideline forgotten on the root since the first run leaves the
+deployment too. Real private PostgreSQL cluster; the team side is the deployment's store.
+"""
+
+from __future__ import annotations
+
+import uuid
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+pytest.importorskip("psycopg")
+
+
+def _open(root):
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+
+
+def test_a_rerun_keeps_what_the_team_did_and_carries_the_roots_forgets(tmp_path, postgres):
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.team.migrate import migrate_root
+
+    embedded = tmp_path / "laptop"
+    bank = _open(embedded)
+    try:
+        voted = bank.guidelines.learn("Pin the base image of every container build.").ids()[0]
+        team_forgets = bank.guidelines.learn("Never paste customer names in tickets.").ids()[0]
+        root_forgets = bank.guidelines.learn("Rotate the staging keys each Friday.").ids()[0]
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    assert migrate_root(embedded, postgres.url, deployment=deployment).imported["guidelines"] == 3
+
+    # The team moves on: a vote on one rule, another forgotten for good.
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        records = store.guidelines()
+        rules = {gid: g for gid, (g, _) in records.load().records.items()}
+        records.save(rules[voted].model_copy(update={"helpful": rules[voted].helpful + 4}),
+                     rules[voted])
+        records.delete(rules[team_forgets])
+        store.forgotten().add(team_forgets, "guideline", "2026-12-02T08:00:00+00:00", "alice")
+    # The laptop moves on too: one of its rules forgotten there.
+    bank = _open(embedded)
+    try:
+        bank.forget(root_forgets)
+    finally:
+        bank.close()
+
+    again = migrate_root(embedded, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        rules = {gid: g for gid, (g, _) in store.guidelines().load().records.items()}
+        texts = [row[0] for row in store.db.execute(
+            "SELECT document FROM sb_guidelines WHERE deployment = %s", (deployment,))]
+    assert team_forgets not in rules, "a rule the team forgot came back from the root"
+    assert not any("customer names" in t for t in texts)
+    assert rules[voted].helpful == 4, "the team's vote was overwritten by the root's copy"
+    assert root_forgets not in rules, "a rule forgotten on the root stays in the deployment"
+    assert not any("staging keys" in t for t in texts)
+    assert again.imported["guidelines"] == 0
+
+    third = migrate_root(embedded, postgres.url, deployment=deployment)
+    assert not third.changed, third.imported
