@@ -329,6 +329,7 @@ class Skillbank:
                                     shared=bool(self.settings.chroma_url), snapshot=snapshot,
                                     owner=self._placement.owner,
                                     adopt_untagged=self._placement.private)
+                index._dense.enabled = kind == "skills"  # exact cosine in memory (dense_live)
                 if self.changes is not None:
                     self.changes.start(kind)
                     if hasattr(self.changes, "take"):  # team mode's feed carries the ids

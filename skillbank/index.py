@@ -32,13 +32,9 @@ from skillbank import index_batch
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
 from skillbank.index_ownership import OWNER_KEY, delete_owned, owned_where, owns, tag_entry
 from skillbank.keyword import (  # noqa: F401 - re-exported
-    TOKENIZER_VERSION,
-    KeywordStats,
-    _Keyword,
-    union_stats,
-    keyword_format,
-    tokenize,
+    TOKENIZER_VERSION, KeywordStats, _Keyword, union_stats, keyword_format, tokenize,
 )
+from skillbank.dense_live import LiveDense
 from skillbank.keyword_live import DELTA_MIN, DELTA_SHARE, LiveKeyword  # noqa: F401 - re-exported
 from skillbank.fusion import (  # noqa: F401 - re-exported
     FUSED_SCALE,
@@ -130,6 +126,7 @@ class HybridIndex:
         self._snapshot = None if shared else snapshot
         # BM25 over the mirror, kept current after every write (skillbank.keyword_live).
         self._live = LiveKeyword(self._load_mirror, self._lock, self._snapshot)
+        self._dense = LiveDense(self)  # exact cosine in memory for a small collection (dense_live)
         self._in_write = self._write_failed = False
         # Items keyword search knows but Chroma does not hold yet (or holds an older version
         # of): staged by `stage`, embedded by `fill`. Their mirror metadata counts only the
@@ -571,7 +568,7 @@ class HybridIndex:
             return {}
         narrowed = owned_where(self.owner, self._foreign, where)
         found = self._prefetched.get(index_batch.dense_key(query_vector, n, narrowed)) \
-            if self._prefetched else None
+            if self._prefetched else self._dense.nearest(query_vector, min(n, total), where)
         if found is None:
             result = self._collection.query(query_embeddings=[query_vector],
                                             n_results=min(n, total), where=narrowed,
@@ -634,7 +631,7 @@ class HybridIndex:
 
     def _answer(self, requests: list[index_batch.Request]) -> None:
         """Answer concurrent searches in one hold of the lock (held by the caller)."""
-        if len(requests) > 1:
+        if len(requests) > 1 and self._dense.declines():
             self._load_mirror()
             self._prefetched = index_batch.prefetch(self._collection, [
                 (r.args[7], Z_CANDIDATES if r.args[4] == "z" else r.args[3] * 2,

@@ -53,6 +53,9 @@ class LiveKeyword:
         #: This process has state the snapshot lacks (the index sets it too: a fresh mirror, a
         #: write).
         self.unsaved = False
+        #: Told of the same changes (`note_changed`, `clear_masks`, `invalidate`): the live dense
+        #: side (skillbank.dense_live) follows every write the index reports here.
+        self.listeners: list[Any] = []
 
     # Lifecycle ---------------------------------------------------------------------------------
     def restore(self, collection_id: str, chunks_in_chroma: int) -> tuple[Mirror, int] | None:
@@ -83,13 +86,20 @@ class LiveKeyword:
             self.changed = set()
             self.delta = None
             self._masks.clear()
+            for listener in self.listeners:
+                listener.invalidate()
 
     def clear_masks(self) -> None:
         """Metadata changed: filter masks computed from the old metadata are wrong."""
         self._masks.clear()
+        for listener in self.listeners:
+            listener.clear_masks()
 
     def note_changed(self, item_ids: Iterable[str]) -> None:
         """Mark items written or removed since the full build; drop it when many are."""
+        item_ids = list(item_ids)  # may be a generator: the listeners read it too
+        for listener in self.listeners:
+            listener.note_changed(item_ids)
         if self.full is None:
             return
         self.changed.update(item_ids)
