@@ -113,9 +113,11 @@ class ExperienceLog(Protocol):
     def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
         """A record as its last `add` stored it (None: not in the journal)."""
 
-    def search(self, text: str, limit: int) -> list[dict[str, Any]] | None:
-        """Records by the column's own full-text search, for when the index does not answer
-        (None: this column has none; the index's keyword side answers)."""
+    def search(self, text: str, limit: int, namespaces: "tuple[str, ...] | None" = None
+               ) -> list[dict[str, Any]] | None:
+        """Active records by the column's own full-text search, for when the index does not
+        answer (None: this column has none; the index's keyword side answers). `namespaces`
+        (None: all) filters before the limit, so other namespaces cannot crowd a caller out."""
 
     def read_checkpoint(self) -> dict[str, Any]:
         """How far the index has been brought (shared by every worker of an index)."""
@@ -166,9 +168,11 @@ class GuidelineRecords(Protocol):
     def delete(self, guideline: "Guideline") -> None:
         """Remove one record for good."""
 
-    def search_text(self, query: str, limit: int) -> "dict[str, float] | None":
+    def search_text(self, query: str, limit: int, namespaces: "tuple[str, ...] | None" = None,
+                    topic: "str | None" = None) -> "dict[str, float] | None":
         """Active records by the column's own full-text search (id -> share of the query's
-        words matched, 0..1), for when the index cannot answer; None: this column has none."""
+        words matched, 0..1), for when the index cannot answer; None: this column has none.
+        `namespaces` (None: all) and `topic` filter before the limit, as the index's `where`."""
 
 
 @runtime_checkable

@@ -358,7 +358,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if not spaces or k == 0:
             return Hits()
         passes = _predicate(self._where(spaces, a["outcome"], a["tags"], a["since"], a["kind"]))
-        found = self.journal.search(task, max(50, 3 * k))
+        found = self.journal.search(task, max(50, 3 * k),
+                                    None if scopes.ALL in spaces else tuple(spaces))
         if found is None:
             return None
         hits = Hits()

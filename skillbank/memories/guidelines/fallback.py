@@ -64,7 +64,9 @@ class GuidelineFallback:
         from skillbank.index import RRF_K
 
         self._refresh()  # type: ignore[attr-defined]  # the records are the truth: read them
-        scores = self._records.search_text(query, max(200, candidates * 4))  # type: ignore[attr-defined]
+        spaces, topic = _scope_of(where)
+        scores = self._records.search_text(  # type: ignore[attr-defined]
+            query, max(200, candidates * 4), spaces, topic)
         if scores is None:
             try:
                 scores = self.index.keyword(query, candidates, where)  # type: ignore[attr-defined]
@@ -78,3 +80,22 @@ class GuidelineFallback:
             meta = {"hash": self._digests.get(gid)}  # type: ignore[attr-defined]
             out.append((gid, 1.0 / (RRF_K + rank + 1), None, scores[gid], meta))
         return out
+
+
+def _scope_of(where: dict[str, Any]) -> tuple[tuple[str, ...] | None, str | None]:
+    """The namespaces (None: all) and topic a search's index filter names (`search` builds it
+    from `scope.where` and the topic), for the records' own search to filter by too."""
+    clauses = where.get("$and", [where]) if isinstance(where, dict) else []
+    spaces: tuple[str, ...] | None = None
+    topic: str | None = None
+    for clause in clauses:
+        if not isinstance(clause, dict):
+            continue
+        ns = clause.get("namespace")
+        if isinstance(ns, str):
+            spaces = (ns,)
+        elif isinstance(ns, dict) and isinstance(ns.get("$in"), list):
+            spaces = tuple(str(n) for n in ns["$in"])
+        if isinstance(clause.get("topic"), str):
+            topic = clause["topic"]
+    return spaces, topic

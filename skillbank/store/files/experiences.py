@@ -136,7 +136,7 @@ class _JournalFiles:
                             return found
         return None
 
-    def search(self, text: str, limit: int) -> None:
+    def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None) -> None:
         """No full-text search of its own: the index's keyword side answers (None)."""
         return None
 

@@ -143,7 +143,8 @@ class FileGuidelineRecords:
     def written(self, guideline: Guideline) -> int:
         return self._files.get(guideline.path, (0, 0))[0]
 
-    def search_text(self, query: str, limit: int) -> dict[str, float] | None:
+    def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
+                    topic: str | None = None) -> dict[str, float] | None:
         return None  # the index's own keyword side (in this process) answers for files
 
     # Writing -------------------------------------------------------------------------------------

@@ -190,21 +190,27 @@ class PostgresExperienceLog:
                                "AND id = %s", (self.deployment, record_id))
         return rows[0][0] if rows else None
 
-    def search(self, text: str, limit: int) -> list[dict[str, Any]]:
-        """Records matching any word of `text` by PostgreSQL's full-text search, best first:
-        each {"record", "status", "duplicates", "loc", "digest", "score"} (score 0..1, the
-        share of the query's words the record holds)."""
+    def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None
+               ) -> list[dict[str, Any]]:
+        """Active records matching any word of `text` by PostgreSQL's full-text search, best
+        first: each {"record", "status", "duplicates", "loc", "digest", "score"} (score 0..1,
+        the share of the query's words the record holds). Only `namespaces` (None: all) and
+        active records, filtered before the limit: another namespace's (or a pending or
+        retired) record must not crowd the caller's own out of it."""
         words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text or "")))[:64]
         if not words:
             return []
         query = " | ".join(words)
+        spaces = None if namespaces is None else list(namespaces)
         rows = self.db.execute(
             f"""WITH q AS (SELECT to_tsquery('{TS_CONFIG}', %s) AS q)
                 SELECT record, status, duplicates, loc, digest,
                        ts_rank_cd(search, q.q, 1) AS rank, search
                 FROM sb_experiences, q
-                WHERE deployment = %s AND search @@ q.q
-                ORDER BY rank DESC, id LIMIT %s""", (query, self.deployment, limit))
+                WHERE deployment = %s AND search @@ q.q AND status = 'active'
+                  AND (%s::text[] IS NULL OR record->>'namespace' = ANY(%s::text[]))
+                ORDER BY rank DESC, id LIMIT %s""",
+            (query, self.deployment, spaces, spaces, limit))
         if not rows:
             return []
         wanted = _lexemes(self.db.execute(f"SELECT to_tsvector('{TS_CONFIG}', %s)::text",

@@ -92,9 +92,12 @@ class PostgresGuidelineRecords:
     def written(self, guideline: Guideline) -> int:
         return self._revs.get(guideline.id, 0)
 
-    def search_text(self, query: str, limit: int) -> dict[str, float]:
+    def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
+                    topic: str | None = None) -> dict[str, float]:
         """Active rules sharing words with `query` (English stemming), by the share of the
-        query's words each holds: an any-word match, since a task rarely repeats a rule."""
+        query's words each holds: an any-word match, since a task rarely repeats a rule. Only
+        `namespaces` (None: all) and `topic`, filtered before the limit (as the index's
+        `where` is): another namespace's rules must not crowd the caller's own out."""
         lexemes = [row[0] for row in self.db.execute(
             "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))", (query,))]
         if not lexemes:
@@ -106,8 +109,11 @@ class PostgresGuidelineRecords:
                       ts_rank_cd(tsv, q) AS rank
                  FROM sb_guidelines, to_tsquery('simple', %(q)s) AS q
                 WHERE deployment = %(deployment)s AND status = 'active' AND tsv @@ q
+                  AND (%(spaces)s::text[] IS NULL OR namespace = ANY(%(spaces)s::text[]))
+                  AND (%(topic)s::text IS NULL OR topic = %(topic)s::text)
                 ORDER BY matched DESC, rank DESC, id LIMIT %(limit)s""",
             {"lexemes": lexemes, "deployment": self.deployment, "limit": int(limit),
+             "spaces": None if namespaces is None else list(namespaces), "topic": topic,
              "q": " | ".join("'" + lx.replace("'", "''") + "'" for lx in lexemes)})
         return {gid: round(int(matched) / len(lexemes), 6) for gid, matched, _ in rows}
 
