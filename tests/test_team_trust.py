@@ -10,14 +10,17 @@ through real MCP sessions.
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import uuid
+from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import stop_process
-from mcp_http import bearer_session, call, call_ok
+from conftest import free_port, stop_process
+from mcp_http import bearer_session, call, call_ok, team_env, wait_until_serving
 from oidc_issuer import Issuer
-from test_team_jwt import start_worker
 
 STATIC = "static-worker-token"
 
@@ -27,6 +30,25 @@ def issuer():
     made = Issuer()
     yield made
     made.close()
+
+
+def start_worker(folder: Path, chroma: str, database: str, *extra: str) -> tuple[Any, str]:
+    """A real worker on its own root and deployment, with `extra` flags (`--trust` or not)."""
+    folder.mkdir()
+    port = free_port()
+    log = folder / "worker.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.team.server", "--root", str(folder / "root"),
+         "--chroma-url", chroma, "--database-url", database, "--deployment",
+         uuid.uuid4().hex[:12], "--port", str(port), *extra],
+        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(folder))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
+    except BaseException:
+        proc.kill()
+        raise
+    return proc, url
 
 
 async def _writes(url: str, token: str, word: str) -> tuple[str, bool, dict[str, Any]]:
@@ -41,7 +63,7 @@ async def _writes(url: str, token: str, word: str) -> tuple[str, bool, dict[str,
 
 
 async def test_a_principals_own_trust_decides_with_and_without_trust(
-        tmp_path, issuer, chroma_server, postgres, monkeypatch):
+        tmp_path, issuer, chroma_server, postgres):
     from skillbank.mcp_server.identity import add_principal
 
     config = tmp_path / "auth.toml"
@@ -54,29 +76,16 @@ async def test_a_principals_own_trust_decides_with_and_without_trust(
     bot = issuer.token("bot", groups=["platform", "agents"])
     common = ("--auth-config", str(config), "--tokens", str(tokens_file), "--token", STATIC)
 
-    import subprocess
-
-    real_popen = subprocess.Popen
-
-    def without_trust(argv: list[str], **kwargs: Any) -> Any:
-        return real_popen([a for a in argv if a != "--trust"], **kwargs)
-
-    (tmp_path / "plain").mkdir()
-    (tmp_path / "trusting").mkdir()
-    monkeypatch.setattr(subprocess, "Popen", without_trust)
-    try:
-        plain, plain_url = start_worker(tmp_path / "plain", chroma_server, postgres.url, *common)
-    finally:
-        monkeypatch.setattr(subprocess, "Popen", real_popen)
+    plain, plain_url = start_worker(tmp_path / "plain", chroma_server, postgres.url, *common)
     trusting = None
     try:
         trusting, trusting_url = start_worker(tmp_path / "trusting", chroma_server,
-                                              postgres.url, *common)
+                                              postgres.url, *common, "--trust")
         # Without --trust: trusted principals write active memory, untrusted ones pending.
         assert (await _writes(plain_url, alice, "Halvorsen"))[:2] == ("active", False)
         assert (await _writes(plain_url, carol, "Marrowvale"))[:2] == ("active", False)
-        _, _, bots = await _writes(plain_url, bot, "Quillfeather")
-        assert bots["status"] == "pending"
+        status, rule_pending, bots = await _writes(plain_url, bot, "Quillfeather")
+        assert (status, rule_pending) == ("pending", True)
         assert (await _writes(plain_url, dave, "Tindersnap"))[:2] == ("pending", True)
         # ... and the static token (no principal of its own) stays untrusted.
         assert (await _writes(plain_url, STATIC, "Ashgrove"))[:2] == ("pending", True)
