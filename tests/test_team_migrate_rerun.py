@@ -65,3 +65,52 @@ def test_a_rerun_keeps_what_the_team_did_and_carries_the_roots_forgets(tmp_path,
 
     third = migrate_root(embedded, postgres.url, deployment=deployment)
     assert not third.changed, third.imported
+
+
+def _holding(url: str, deployment: str, word: str) -> list[str]:
+    """Every table of the deployment whose rows still hold `word` (as text, anywhere)."""
+    import psycopg
+
+    tables = ("sb_experience_events", "sb_experiences", "sb_drafts", "sb_draft_ledger",
+              "sb_guidelines", "sb_audit", "sb_forgotten")
+    with psycopg.connect(url) as conn:
+        return [t for t in tables if conn.execute(
+            f"SELECT count(*) FROM {t} AS r WHERE deployment = %s AND r::text ILIKE %s",
+            (deployment, f"%{word}%")).fetchone()[0]]
+
+
+def test_what_the_root_forgets_after_a_first_run_leaves_the_deployment_on_the_next(
+        tmp_path, postgres):
+    from skillbank.team.migrate import migrate_root
+
+    embedded = tmp_path / "laptop"
+    bank = _open(embedded)
+    try:
+        parent = bank.experiences.record("Restore the wiki snapshot", "success",
+                                         lessons=["Check the zebracrossing checksum first."])
+        lesson = next(e.id for e in bank.experiences.list(namespace="*")
+                      if e.kind == "lesson" and e.source == parent)
+        sources = [bank.experiences.record(f"Rotate the quokkatape of rack {n}", "success",
+                                           when_to_use="When rotating quokkatape racks",
+                                           steps=[{"action": "eject"}, {"action": "label"}])
+                   for n in range(3)]
+        assert bank.skills.propose(min_support=3)
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    assert _holding(postgres.url, deployment, "zebracrossing")
+    assert "sb_drafts" in _holding(postgres.url, deployment, "quokkatape")
+
+    bank = _open(embedded)  # the laptop forgets a lesson and the experiences of a draft
+    try:
+        bank.forget(lesson)
+        for eid in sources:
+            bank.forget(eid)
+    finally:
+        bank.close()
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    assert _holding(postgres.url, deployment, "zebracrossing") == [], \
+        "the forgotten lesson's text stays in its parent's row and event"
+    assert _holding(postgres.url, deployment, "quokkatape") == [], \
+        "a draft drawn from forgotten experiences stays in the deployment"

@@ -162,11 +162,26 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         journal = FileExperienceLog(root / "experiences")
         starts = dict((done.get("experiences") or {}).get("files", {}))
         events, ends = journal.events_from(starts, report.skipped)
+        forgot: list[str] = []
         for event, _loc, _digest in events:
             if event.get("op") == "erased":
                 continue  # a forgotten record's tombstone: nothing to carry over
+            parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
+                else {}
             log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
             report.imported["experiences"] += 1
+            if event.get("op") == "forget":
+                # Forget means gone here too, for what an earlier run imported: the root
+                # rewrote in place what this run's cursor does not reread.
+                forgot += [t for t in [event.get("id"), *(event.get("lessons") or [])]
+                           if isinstance(t, str)]
+                for parent, texts in parents.items():
+                    log.drop_lessons_in(conn, parent, texts)
+        if forgot:
+            names = store.drafts(root / "drafts").erase_in(conn, forgot)
+            if names:
+                conn.execute("UPDATE sb_audit SET item_id = '' WHERE deployment = %s "
+                             "AND kind = 'draft' AND item_id = ANY(%s)", (deployment, names))
         positions["experiences"] = {"files": {**starts, **ends}}
 
         # Skill drafts: the ledger after the entries already imported, and the pending drafts.
@@ -259,6 +274,24 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                          "VALUES (%s, 'experiences', 'migrate')", (deployment,))
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _lesson_parents(conn: Any, deployment: str, event: dict[str, Any]) -> dict[str, set[str]]:
+    """For a `forget` event: the experiences whose stored `lessons` repeat the text of a
+    lesson record it forgets (parent id -> the texts), read before the forget deletes them,
+    as `skillbank.forgetting.erase_experiences` does for a forget made in team mode."""
+    targets = [t for t in [event.get("id"), *(event.get("lessons") or [])] if isinstance(t, str)]
+    out: dict[str, set[str]] = {}
+    for (record,) in conn.execute(
+            "SELECT record FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
+            (deployment, targets)).fetchall():
+        if not isinstance(record, dict) or record.get("kind") != "lesson" or \
+                not isinstance(record.get("source"), str):
+            continue
+        texts = {record.get("task"), *((l.get("text") if isinstance(l, dict) else l)
+                                       for l in record.get("lessons") or [])}
+        out.setdefault(record["source"], set()).update(t for t in texts if isinstance(t, str) and t)
+    return out
 
 
 def _import_guidelines(store: Any, root: Path, report: MigrateReport) -> int:

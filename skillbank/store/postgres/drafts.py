@@ -80,19 +80,25 @@ class PostgresDrafts:
         if not wanted:
             return []
         with self.db.transaction() as conn:
-            conn.execute("DELETE FROM sb_drafts WHERE deployment = %s AND sources && %s",
-                         (self.deployment, wanted))
-            rows = conn.execute("SELECT seq, entry FROM sb_draft_ledger WHERE deployment = %s",
-                                (self.deployment,)).fetchall()
-            adopted = {e.get("name") for _, e in rows if e.get("op") == "adopted"}
-            names: set[str] = set()
-            for seq, entry in rows:
-                sources = entry.get("sources") or []
-                name = entry.get("name")
-                if name and name not in adopted and set(map(str, sources)) & set(wanted):
-                    names.add(name)
-            for seq, entry in rows:
-                if entry.get("name") in names:
-                    conn.execute("UPDATE sb_draft_ledger SET entry = %s WHERE seq = %s",
-                                 (Jsonb({k: v for k, v in entry.items() if k != "name"}), seq))
+            return self.erase_in(conn, wanted)
+
+    def erase_in(self, conn: Any, ids: list[str]) -> list[str]:
+        """`erase` inside the caller's transaction (`skillbank migrate` carries a forget
+        made on an embedded root with the rest of its import)."""
+        wanted = sorted(ids)
+        conn.execute("DELETE FROM sb_drafts WHERE deployment = %s AND sources && %s",
+                     (self.deployment, wanted))
+        rows = conn.execute("SELECT seq, entry FROM sb_draft_ledger WHERE deployment = %s",
+                            (self.deployment,)).fetchall()
+        adopted = {e.get("name") for _, e in rows if e.get("op") == "adopted"}
+        names: set[str] = set()
+        for seq, entry in rows:
+            sources = entry.get("sources") or []
+            name = entry.get("name")
+            if name and name not in adopted and set(map(str, sources)) & set(wanted):
+                names.add(name)
+        for seq, entry in rows:
+            if entry.get("name") in names:
+                conn.execute("UPDATE sb_draft_ledger SET entry = %s WHERE seq = %s",
+                             (Jsonb({k: v for k, v in entry.items() if k != "name"}), seq))
         return sorted(names)

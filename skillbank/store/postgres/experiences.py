@@ -253,25 +253,29 @@ class PostgresExperienceLog:
 
     def drop_lessons(self, parent_id: str, texts: set[str]) -> list[Parsed]:
         """Rewrite `parent_id`'s stored record and add events without those lessons."""
+        with self.db.transaction() as conn:
+            return self.drop_lessons_in(conn, parent_id, texts)
+
+    def drop_lessons_in(self, conn: Any, parent_id: str, texts: set[str]) -> list[Parsed]:
+        """`drop_lessons` inside the caller's transaction."""
         from skillbank.forgetting import without_lessons
 
         out: list[Parsed] = []
-        with self.db.transaction() as conn:
-            rows = conn.execute(
-                "SELECT seq, event FROM sb_experience_events WHERE deployment = %s "
-                "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
-            for seq, event in rows:
-                if not isinstance(event.get("record"), dict) or \
-                        not without_lessons(event["record"], texts):
-                    continue
-                digest = _digest(event)
-                conn.execute("UPDATE sb_experience_events SET event = %s, digest = %s "
-                             "WHERE seq = %s", (Jsonb(event), digest, seq))
-                out.append((event, str(seq), digest))
-            if out:
-                record = out[-1][0]["record"]
-                conn.execute(
-                    f"UPDATE sb_experiences SET record = %s, digest = %s, "
-                    f"search = to_tsvector('{TS_CONFIG}', %s) WHERE deployment = %s AND id = %s",
-                    (Jsonb(record), out[-1][2], searchable(record), self.deployment, parent_id))
+        rows = conn.execute(
+            "SELECT seq, event FROM sb_experience_events WHERE deployment = %s "
+            "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
+        for seq, event in rows:
+            if not isinstance(event.get("record"), dict) or \
+                    not without_lessons(event["record"], texts):
+                continue
+            digest = _digest(event)
+            conn.execute("UPDATE sb_experience_events SET event = %s, digest = %s "
+                         "WHERE seq = %s", (Jsonb(event), digest, seq))
+            out.append((event, str(seq), digest))
+        if out:
+            record = out[-1][0]["record"]
+            conn.execute(
+                f"UPDATE sb_experiences SET record = %s, digest = %s, "
+                f"search = to_tsvector('{TS_CONFIG}', %s) WHERE deployment = %s AND id = %s",
+                (Jsonb(record), out[-1][2], searchable(record), self.deployment, parent_id))
         return out
