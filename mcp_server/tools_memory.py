@@ -103,7 +103,12 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                        description="true if it helped, false if it misled you")],
     ) -> m.Rating:
         def rate(b: Any) -> dict[str, Any]:
-            return b.rate(id, helpful=helpful, trusted=trusted)
+            from skillbank import scope as scopes
+
+            result = b.rate(id, helpful=helpful, trusted=trusted)
+            # The caller's own trust (a tokens-file or JWT principal's), not only the server's.
+            return {"counted": scopes.caller("default", trusted).trusted
+                    or result.get("kind") != "guideline", **result}
 
         result = await server.run_bank("experiences", rate,
                                        hint="Rate only ids shown by memory_context or a search")

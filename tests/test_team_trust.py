@@ -67,13 +67,14 @@ async def test_a_principals_own_trust_decides_with_and_without_trust(
     from skillbank.mcp_server.identity import add_principal
 
     config = tmp_path / "auth.toml"
-    config.write_text(issuer.config_toml())
+    config.write_text(issuer.config_toml(namespace_claim='"skillbank_namespace"'))
     tokens_file = tmp_path / "tokens.toml"
     carol = add_principal(tokens_file, "carol", namespace="carol", role="contributor")
     dave = add_principal(tokens_file, "dave", namespace="dave", role="contributor",
                          trusted=False)
     alice = issuer.token("alice", groups=["platform"])
     bot = issuer.token("bot", groups=["platform", "agents"])
+    ci = issuer.token("ci", groups=["platform"], skillbank_namespace="team")  # writes the team's
     common = ("--auth-config", str(config), "--tokens", str(tokens_file), "--token", STATIC)
 
     plain, plain_url = start_worker(tmp_path / "plain", chroma_server, postgres.url, *common)
@@ -103,6 +104,14 @@ async def test_a_principals_own_trust_decides_with_and_without_trust(
                 ok, refused = await call(client, "review_memory", {"id": bots["id"],
                                                                    "decision": "approve"})
                 assert not ok and "Traceback" not in refused, refused
+        assert (await _writes(plain_url, ci, "Jorvik"))[:2] == ("active", False)
+        async with bearer_session(plain_url, bot, timeout=60) as agent:  # its vote is kept apart
+            found = await call_ok(agent, "search_guidelines", {"task": "announce jorvik key "
+                                                                       "rotation"})
+            assert found["guidelines"], found
+            voted = await call_ok(agent, "rate_memory", {"id": found["guidelines"][0]["id"],
+                                                         "helpful": True})
+            assert voted["counted"] is False, voted
         async with bearer_session(plain_url, alice, timeout=60) as on_a:
             ok, refused = await call(on_a, "forget", {"id": bots["id"]})
             assert not ok, refused  # a contributor forgets only in its own namespace
