@@ -109,6 +109,19 @@ class Database:
         self.pool.close()
 
 
+def without_nul(value: Any) -> Any:
+    """`value` (JSON-like) with every NUL character as U+FFFD: PostgreSQL's text and jsonb
+    refuse NUL, which the files column stores (JSON escapes it), so a record the embedded
+    default keeps would otherwise be refused in team mode with a database error."""
+    if isinstance(value, str):
+        return value.replace("\x00", "\ufffd") if "\x00" in value else value
+    if isinstance(value, dict):
+        return {without_nul(k): without_nul(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [without_nul(v) for v in value]
+    return value
+
+
 def lock_key(*parts: str) -> int:
     """A signed 64-bit advisory lock key for a name (the same in every process)."""
     import hashlib

@@ -25,7 +25,7 @@ from typing import Any, Iterator
 
 from psycopg.types.json import Jsonb
 
-from skillbank.store.postgres.db import Database, lock_key
+from skillbank.store.postgres.db import Database, lock_key, without_nul
 
 Parsed = tuple[dict[str, Any], str, str]
 #: The text-search configuration of the fallback search (English stemming, stop words).
@@ -116,6 +116,9 @@ class PostgresExperienceLog:
     def _insert(self, conn: Any, event: dict[str, Any], line: str) -> Parsed:
         from skillbank.store.files.experiences import line_digest
 
+        if "\\u0000" in line:  # PostgreSQL refuses NUL in text and jsonb
+            event = without_nul(event)
+            line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
         op = event.get("op")
         record = event.get("record") if op == "add" else None
         record_id = record.get("id") if isinstance(record, dict) else None

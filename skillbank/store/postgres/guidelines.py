@@ -26,7 +26,7 @@ from psycopg.types.json import Jsonb
 from skillbank.records import Guideline
 from skillbank.store.base import LoadedGuidelines, StoreUnavailableError
 from skillbank.store.postgres.changes import CHANNEL, MAX_IDS_BYTES
-from skillbank.store.postgres.db import SETTING, Database, masked
+from skillbank.store.postgres.db import SETTING, Database, masked, without_nul
 
 KIND = "guidelines"
 
@@ -99,7 +99,8 @@ class PostgresGuidelineRecords:
         `namespaces` (None: all) and `topic`, filtered before the limit (as the index's
         `where` is): another namespace's rules must not crowd the caller's own out."""
         lexemes = [row[0] for row in self.db.execute(
-            "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))", (query,))]
+            "SELECT DISTINCT lexeme FROM unnest(to_tsvector('english', %s))",
+            (without_nul(query),))]
         if not lexemes:
             return {}
         rows = self.db.execute(
@@ -157,6 +158,9 @@ class PostgresGuidelineRecords:
              previous: Guideline | None = None) -> tuple[Guideline, str]:
         g = guideline.model_copy(update={"path": ""})
         record = g.model_dump(mode="json")
+        if "\\u0000" in json.dumps(record):  # PostgreSQL refuses NUL in text and jsonb
+            record = without_nul(record)
+            g = Guideline.model_validate(record)
         text = json.dumps(record, sort_keys=True, ensure_ascii=False)
         digest = hashlib.sha256(f"{g.id}\0{text}".encode()).hexdigest()
         with self._write(f"the write of guideline {g.id}") as conn:
