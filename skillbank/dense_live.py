@@ -43,6 +43,7 @@ class LiveDense:
         self._lock: threading.RLock = index._lock
         self.matrix: np.ndarray | None = None  # rows: unit vectors, None until loaded
         self.ids: list[str] = []  # row -> text id (`<item>` or `<item>#<k>`)
+        self._names = np.array([], dtype=object)  # the same as an array (set again when stale)
         self.stale: set[str] = set()  # items to read again from Chroma before the next search
         self._masks: dict[str, np.ndarray] = {}
         #: Off: every search asks Chroma (the bank holds only the skill library in memory).
@@ -63,6 +64,7 @@ class LiveDense:
     def invalidate(self) -> None:
         with self._lock:
             self.matrix, self.ids, self.stale = None, [], set()
+            self._names = np.array([], dtype=object)
             self._masks.clear()
 
     # Loading ----------------------------------------------------------------------------------
@@ -97,6 +99,7 @@ class LiveDense:
                 break
             offset += page
         self.matrix, self.ids, self.stale = self._unit(vectors), ids, set()
+        self._names = np.array(ids, dtype=object)
         self._masks.clear()
 
     def _apply_stale(self) -> None:
@@ -126,6 +129,7 @@ class LiveDense:
             kept = np.vstack([kept, new]) if len(kept) else new
             ids += got_ids
         self.matrix, self.ids = kept, ids
+        self._names = np.array(ids, dtype=object)
         self._masks.clear()
 
     def _ready(self) -> bool:
@@ -188,4 +192,8 @@ class LiveDense:
             top = np.argpartition(-similarity, n - 1)[:n] if n < len(self.ids) \
                 else np.arange(len(self.ids))
             top = top[np.argsort(-similarity[top], kind="stable")]
-            return [self.ids[i] for i in top], [float(1.0 - similarity[i]) for i in top]
+            if len(self._names) != len(self.ids):
+                self._names = np.array(self.ids, dtype=object)
+            # Whole-array conversions: a Python loop over 1,000 numpy scalars cost more than the
+            # matrix product.
+            return self._names[top].tolist(), (1.0 - similarity[top].astype(np.float64)).tolist()

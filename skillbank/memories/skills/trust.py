@@ -175,6 +175,7 @@ class TrustBook:
         self.bundled_root = _real(bundled_root) if bundled_root else None
         self.levels, self.policy, configured_python = read_config(bank_root)
         from skillbank.memories.skills.scan import DEFAULT_TIMEOUT, scanner_python as find
+        from skillbank.memories.skills.trust_cache import StampedDigests
 
         # None: find one (environment, skillbank.toml, this interpreter); "": scan nothing.
         if scanner_python is not None:
@@ -184,7 +185,9 @@ class TrustBook:
         self.scanner = Scanner(bank_root, python=python,
                                timeout=scan_timeout or DEFAULT_TIMEOUT)
         self.lock = pins.LockFile(bank_root)
-        self.digests = self.scanner.digests
+        # Folder digests kept while a stamp of the folder is unchanged (trust_cache): a warm
+        # search stats each folder but no longer walks, resolves or looks up every file.
+        self.digests = StampedDigests(self.scanner.digests)
         self._lock = threading.RLock()
         #: The version each skill had when last looked at (name -> version id).
         self.versions: dict[str, str] = {}
