@@ -38,7 +38,8 @@ CONFIG = "skillbank.toml"
 KEY = "skill_roots"
 BUNDLED = "include_bundled"
 LOCK = ".skillbank.toml.lock"
-_LINE = re.compile(r"^\s*skill[_-]roots\s*=.*$", re.M)
+_LINE = re.compile(r"^[ \t]*skill[_-]roots[ \t]*=.*$", re.M)
+_TABLE = re.compile(r"^[ \t]*\[", re.M)  # a table header: [name] or [[name]]
 _HEADER = ("# skillbank settings for this memory root (see skillbank.settings). The skill\n"
            "# folders are kept here so every command and face indexes the same ones;\n"
            "# `skillbank config` shows and changes them.\n")
@@ -125,9 +126,22 @@ def _set_line(root: Path, pattern: "re.Pattern[str]", line: str) -> Path:
                                     "set twice; edit it by hand")
         text = pattern.sub(lambda _m: line, text)
     else:
-        # Before the first table, so the key stays top-level.
-        head, sep, tail = text.partition("\n[")
-        text = head.rstrip("\n") + "\n" + line + "\n" + (("\n[" + tail) if sep else "")
+        # Before the first table, so the key stays top-level (a file may begin with one:
+        # docs/team.md's `[oidc]`).
+        table = _TABLE.search(text)
+        head, tail = (text[:table.start()], text[table.start():]) if table else (text, "")
+        text = (head.rstrip("\n") + "\n" if head.strip() else "") + line + "\n" \
+            + ("\n" + tail if tail else "")
+    key = line.split("=", 1)[0].strip()
+    try:  # never write a file that no longer parses or does not hold the key at the top
+        written = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        written, why = None, str(exc)
+    if written is None or key not in written:
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"{path}: cannot set {key} here without breaking the file"
+                                f"{' (' + why + ')' if written is None else ''}; edit it by hand")
     tmp = path.with_name(f".{CONFIG}.{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(text, encoding="utf-8")
     os.replace(tmp, path)
@@ -168,7 +182,7 @@ def remove(root: Path, folder: Path | str) -> list[str] | None:
         return kept
 
 
-_BUNDLED_LINE = re.compile(r"^\s*include[_-]bundled\s*=.*$", re.M)
+_BUNDLED_LINE = re.compile(r"^[ \t]*include[_-]bundled[ \t]*=.*$", re.M)
 
 
 def set_bundled(root: Path, value: bool) -> bool | None:
