@@ -195,9 +195,17 @@ DROPPED_RE = re.compile(
     r"(?:are|is) deprecated:?)\s+(?P<what>[^.;:!?\n]{3,80})", re.I)
 
 
+#: A negation just before the phrase ("we are NOT moving away from ...", "we haven't dropped
+#: ..."): the critique says the practice stays, the opposite of a drop.
+_NEGATED_RE = re.compile(r"(?:\bnot|n't|\bnever|\bno)\s+(?:[\w'-]+\s+){0,2}$", re.I)
+
+
 def dropped(critique: str | None) -> list[str]:
-    """The practices `critique` says were dropped, as it names them."""
-    return [m.group("what").strip() for m in DROPPED_RE.finditer(critique or "")]
+    """The practices `critique` says were dropped, as it names them (not those it says were
+    not: a trusted rule must not be superseded by a critique that keeps its practice)."""
+    text = critique or ""
+    return [m.group("what").strip() for m in DROPPED_RE.finditer(text)
+            if not _NEGATED_RE.search(text[max(0, m.start() - 40):m.start()])]
 
 
 def drops(practice: str, old: str) -> str | None:
