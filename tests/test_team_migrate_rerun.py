@@ -114,3 +114,20 @@ def test_what_the_root_forgets_after_a_first_run_leaves_the_deployment_on_the_ne
         "the forgotten lesson's text stays in its parent's row and event"
     assert _holding(postgres.url, deployment, "quokkatape") == [], \
         "a draft drawn from forgotten experiences stays in the deployment"
+
+
+def test_a_rule_removed_from_postgresql_is_noted_forgotten_in_the_same_transaction(
+        tmp_path, postgres):
+    """A worker killed between the removal and the forget's note left a rule gone with no
+    `sb_forgotten` row, which is what a migrate rerun reads to never bring a rule back."""
+    from skillbank.records import Guideline
+    from skillbank.store.postgres import PostgresStore
+
+    with PostgresStore(postgres.url, deployment=uuid.uuid4().hex[:16]) as store:
+        records = store.guidelines()
+        g, _ = records.save(Guideline(id="gl-00000000abcd", topic="general",
+                                      text="Keep the release notes short."))
+        records.delete(g)  # ... and the worker is killed here
+        assert [e["id"] for e in store.forgotten().list()] == [g.id]
+        store.forgotten().add(g.id, "guideline", "2026-12-02T09:00:00+00:00", "alice")
+        assert [(e["id"], e["principal"]) for e in store.forgotten().list()] == [(g.id, "alice")]

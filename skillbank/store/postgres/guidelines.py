@@ -199,7 +199,15 @@ class PostgresGuidelineRecords:
         return g, digest
 
     def delete(self, guideline: Guideline) -> None:
+        """Remove the row (its text and full-text vector), its links, and note the id in
+        `sb_forgotten` in the same transaction: a worker killed right after cannot leave a
+        rule gone with no record that it was forgotten (which `skillbank migrate` reads, so
+        a rerun never brings it back). The forget's own note then only updates that row."""
+        from skillbank.store.postgres.forgotten import INSERT, _principal
+
         with self._write(f"the removal of guideline {guideline.id}") as conn:
+            conn.execute(INSERT.split(" ON CONFLICT")[0] + " ON CONFLICT DO NOTHING",
+                         (self.deployment, guideline.id, "guideline", "now", _principal(None)))
             conn.execute("DELETE FROM sb_guideline_links WHERE deployment = %s AND id = %s",
                          (self.deployment, guideline.id))
             conn.execute("DELETE FROM sb_guidelines WHERE deployment = %s AND id = %s",
