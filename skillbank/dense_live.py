@@ -3,7 +3,8 @@
 Asking Chroma for the nearest 1,000 texts was ~45% of a warm skill search at 2,000 skills
 (HNSW plus the round trip through its bindings). For a collection of a few thousand vectors a
 numpy matrix product over all of them is both quicker and exact (HNSW is approximate, so the
-ranking is at least as right). The vectors are read from Chroma once, at the first search, and
+ranking is at least as right). The vectors are read from Chroma once, at the second search (the
+first is answered by Chroma: a one-shot process never pays for the read, CHROMA_FIRST), and
 kept current the way `keyword_live` keeps BM25 current: `LiveKeyword` tells this object of
 every item written, removed, refreshed from another process (server mode's change feed) or of
 the whole index being forgotten, and the changed items are read back from Chroma, so what is
@@ -31,6 +32,9 @@ if TYPE_CHECKING:
 
 #: Collections with more texts (items x their chunks) than this keep Chroma's query.
 MAX_TEXTS = 20_000
+#: Searches Chroma answers before the vectors are read (~0.3-0.6 s at 2,000 skills on a busy
+#: machine): a one-shot process (a CLI search) asks once and never pays for the read.
+CHROMA_FIRST = 1
 
 
 class LiveDense:
@@ -48,6 +52,7 @@ class LiveDense:
         self._masks: dict[str, np.ndarray] = {}
         #: Off: every search asks Chroma (the bank holds only the skill library in memory).
         self.enabled = True
+        self._asked = 0  # searches Chroma answered while nothing was loaded (CHROMA_FIRST)
         index._live.listeners.append(self)
 
     # Told by LiveKeyword ------------------------------------------------------------------------
@@ -137,7 +142,8 @@ class LiveDense:
         if not self.enabled:
             return False
         if self.matrix is None:
-            if self._index._chunks > MAX_TEXTS:
+            if self._index._chunks > MAX_TEXTS or self._asked < CHROMA_FIRST:
+                self._asked += 1
                 return False
             self._load()
         if self.stale:
