@@ -186,11 +186,12 @@ def test_a_write_is_one_transaction_and_a_refusal_is_a_clear_error(workers, post
     kept = a.guidelines.add("Always quote identifiers in generated SQL.").guideline_id
     deployment = a.store.deployment
     with psycopg.connect(postgres.url, autocommit=True) as conn:  # refuse this deployment's
-        conn.execute(f"""  -- change notes: the last statement of every guideline write
+        conn.execute(f"""  -- guideline rows at commit: after every statement of the write
             CREATE FUNCTION refuse_{deployment}() RETURNS trigger LANGUAGE plpgsql AS $$
             BEGIN IF NEW.deployment = '{deployment}' THEN
                 RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$;
-            CREATE TRIGGER refuse_{deployment} BEFORE INSERT ON sb_changes
+            CREATE CONSTRAINT TRIGGER refuse_{deployment} AFTER INSERT OR UPDATE ON sb_guidelines
+                DEFERRABLE INITIALLY DEFERRED
                 FOR EACH ROW EXECUTE FUNCTION refuse_{deployment}();""")
     try:
         with pytest.raises(StoreUnavailableError,
@@ -201,7 +202,7 @@ def test_a_write_is_one_transaction_and_a_refusal_is_a_clear_error(workers, post
             a.guidelines.vote(kept, helpful=False)
     finally:
         with psycopg.connect(postgres.url, autocommit=True) as conn:
-            conn.execute(f"DROP TRIGGER refuse_{deployment} ON sb_changes; "
+            conn.execute(f"DROP TRIGGER refuse_{deployment} ON sb_guidelines; "
                          f"DROP FUNCTION refuse_{deployment}()")
     # Nothing half-written: no row, no vote, and neither worker shows either.
     with psycopg.connect(postgres.url) as conn:

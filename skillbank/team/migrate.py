@@ -270,8 +270,6 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 "DO UPDATE SET position = excluded.position, at = now()",
                 (deployment, source, part, Jsonb(position)))
         if report.imported["experiences"]:  # the workers sync the new events into the index
-            conn.execute("INSERT INTO sb_changes (deployment, kind, token) "
-                         "VALUES (%s, 'experiences', 'migrate')", (deployment,))
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
 

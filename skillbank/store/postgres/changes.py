@@ -1,7 +1,10 @@
 """The change feed on PostgreSQL: LISTEN/NOTIFY instead of `<root>/.changes/*.log`.
 
-`wrote(kind)` inserts a row into `sb_changes` and notifies `skillbank_changes` in the same
-transaction, so the notification goes out exactly when the write it announces is committed.
+`wrote(kind)` notifies `skillbank_changes` (in a transaction of its own, or in the write's, as
+the guideline records do), so the notification goes out exactly when the write it announces is
+committed. Nothing is stored: no reader ever read a change back from a table (the listener
+learns from NOTIFY, and after a reconnect flags everything instead of replaying), so the rows
+`sb_changes` once got on every write only grew; migration 5 empties it.
 Each store holds one listening connection in a daemon thread; a notification from another
 token of the same deployment sets that memory's flag, and `others_wrote(kind)` reads and
 clears it — no query on the read path, and another worker learns of a write within
@@ -70,8 +73,6 @@ class PostgresChangeFeed:
         if len(listed) > MAX_IDS_BYTES:
             listed = "*"  # NOTIFY payloads stop at 8000 bytes: say "everything"
         with self.db.transaction() as conn:
-            conn.execute("INSERT INTO sb_changes (deployment, kind, token) VALUES (%s, %s, %s)",
-                         (self.deployment, kind, self.token))
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{self.deployment}\t{kind}\t{self.token}\t{listed}"))
 

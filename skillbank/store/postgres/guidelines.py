@@ -135,9 +135,7 @@ class PostgresGuidelineRecords:
         listed = json.dumps(ids, separators=(",", ":"))
         if len(listed) > MAX_IDS_BYTES:
             listed = "*"
-        conn.execute("INSERT INTO sb_changes (deployment, kind, token) VALUES (%s, %s, %s)",
-                     (self.deployment, KIND, self.token))
-        conn.execute("SELECT pg_notify(%s, %s)",
+        conn.execute("SELECT pg_notify(%s, %s)",  # sent at commit; no row (see changes.py)
                      (CHANNEL, f"{self.deployment}\t{KIND}\t{self.token}\t{listed}"))
 
     def _after(self, conn: Any, gid: str, written: tuple[Guideline, str, int] | None) -> None:

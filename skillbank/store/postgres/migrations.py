@@ -146,6 +146,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, source, part)
         );
     """),
+    (5, "the change feed is NOTIFY only: empty the rows every write used to add", """
+        DELETE FROM sb_changes;
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
