@@ -15,27 +15,18 @@ import uuid
 
 import pytest
 
-from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
+from team_worker import open_bank, two_banks
 from test_chroma_outage import ChromaServer  # noqa: F401 - the own_chroma fixture's server
 
 pytest.importorskip("psycopg")
 
 
-def _worker(root, chroma_url, url, deployment, **kw) -> Skillbank:
-    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                          chroma_url=chroma_url, database_url=url, deployment=deployment, **kw)
-
-
 @pytest.fixture
 def two_roots(tmp_path, chroma_server, postgres):
     """Two workers of one deployment, each with its own root folder (two machines)."""
-    deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "machine-a", chroma_server, postgres.url, deployment)
-    b = _worker(tmp_path / "machine-b", chroma_server, postgres.url, deployment)
-    yield a, b
-    b.close()
-    a.close()
+    with two_banks(tmp_path / "machine-a", tmp_path / "machine-b", chroma_server,
+                   postgres.url) as pair:
+        yield pair
 
 
 def _until(check, seconds: float = 1.0):
@@ -106,8 +97,8 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
     chroma = ChromaServer(tmp_path / "chroma-data")
     chroma.start()
     deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
-    b = _worker(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
+    a = open_bank(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
+    b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
     try:
         first = a.experiences.record("Renew the TLS certificate of the intranet", "success")
         assert _until(lambda: b.experiences.recall("renew the intranet TLS certificate",

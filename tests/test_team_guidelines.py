@@ -17,11 +17,11 @@ import psycopg
 import pytest
 
 from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
 from skillbank.errors import NotFoundError, PermissionDeniedError
 from skillbank.index_outage import CHROMA_DOWN
 from skillbank.scope import Scope
 from skillbank.store.base import StoreUnavailableError
+from team_worker import open_bank, two_banks
 from test_chroma_outage import ChromaServer, own_chroma  # noqa: F401 - a fixture
 from test_scope import (
     ALICE, ALICE_REVIEWER, ALICE_UNTRUSTED, BOB, MISSING, SECRET, same_answer_as_missing)
@@ -30,21 +30,11 @@ AGENT = Scope(principal="agent", namespace="default", role="contributor", truste
               face="test")
 
 
-def _worker(root, chroma_url: str, database_url: str, deployment: str) -> Skillbank:
-    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                          chroma_url=chroma_url, database_url=database_url,
-                          deployment=deployment)
-
-
 @pytest.fixture
 def workers(tmp_path, chroma_server, postgres):
     """Two workers of one deployment, each with its own root folder."""
-    deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "a", chroma_server, postgres.url, deployment)
-    b = _worker(tmp_path / "b", chroma_server, postgres.url, deployment)
-    yield a, b
-    b.close()
-    a.close()
+    with two_banks(tmp_path / "a", tmp_path / "b", chroma_server, postgres.url) as pair:
+        yield pair
 
 
 def _within(seconds: float, check: Callable[[], Any]) -> float:
@@ -117,8 +107,8 @@ def test_reindex_rebuilds_the_chroma_index_from_postgres(workers):
 def test_while_chroma_is_down_writes_are_kept_and_search_uses_full_text(tmp_path, postgres,
                                                                         own_chroma):
     deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "a", own_chroma.url, postgres.url, deployment)
-    b = _worker(tmp_path / "b", own_chroma.url, postgres.url, deployment)
+    a = open_bank(tmp_path / "a", own_chroma.url, postgres.url, deployment)
+    b = open_bank(tmp_path / "b", own_chroma.url, postgres.url, deployment)
     try:
         first = a.guidelines.add("Always quote identifiers in generated SQL.").guideline_id
         _within(1.0, lambda: _status(b, first) == "active")
@@ -218,13 +208,15 @@ async def test_two_worker_processes_with_their_own_roots_share_guidelines(
         tmp_path, chroma_server, postgres):
     """The same through `skillbank server`: two real worker processes, each on its own root,
     driven by real MCP client sessions."""
-    from test_team_server import _seen_within, _start, call_ok, mcp, stop_process
+    from team_worker import start_server
+    from test_team_server import TOKEN, _seen_within, call_ok, mcp, stop_process
 
     deployment = uuid.uuid4().hex[:12]
     roots = [tmp_path / name for name in ("root-a", "root-b")]
     for root in roots:
         root.mkdir()
-    workers = [_start(root, chroma_server, postgres.url, deployment, tmp_path / f"w{n}.log")
+    workers = [start_server(root, chroma_server, postgres.url, "--token", TOKEN, "--trust",
+                            deployment=deployment, log=tmp_path / f"w{n}.log")
                for n, root in enumerate(roots)]
     (_, a), (_, b) = workers
     try:

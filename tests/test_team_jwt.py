@@ -14,16 +14,16 @@ import json
 import subprocess
 import sys
 import time
-import uuid
 from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from conftest import free_port, stop_process
-from mcp_http import bearer_session, call, team_env, wait_until_serving
+from conftest import stop_process
+from mcp_http import bearer_session, call, team_env
 from oidc_issuer import AUDIENCE, Issuer, new_key, unsigned
+from team_worker import start_server
 
 A_TASK = "Rotate the Halvorsen signing keys of the billing cluster"
 A_RULE = "Always page the Marrowvale on-call before a failover"
@@ -195,25 +195,6 @@ def test_a_bad_oidc_table_names_the_file_and_the_key(tmp_path, table, words):
 # ------------------------------------------------------------------- the worker, end to end
 
 
-def start_worker(tmp_path: Path, chroma: str, database: str, *extra: str) -> tuple[Any, str]:
-    root = tmp_path / "root"
-    root.mkdir(exist_ok=True)
-    port = free_port()
-    log = tmp_path / f"worker-{port}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
-         chroma, "--database-url", database, "--deployment", uuid.uuid4().hex[:12],
-         "--port", str(port), "--trust", *extra],
-        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(tmp_path))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
-    except BaseException:
-        proc.kill()
-        raise
-    return proc, url
-
-
 def shows_a(payload: Any) -> list[str]:
     if isinstance(payload, dict):
         payload = {k: v for k, v in payload.items() if k != "task"}
@@ -232,8 +213,8 @@ async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server
                       + '[oidc.groups.platform-viewers]\nrole = "reader"\nreads = ["team"]\n')
     tokens_file = tmp_path / "tokens.toml"
     carol = add_principal(tokens_file, "carol", namespace="carol", role="contributor")
-    proc, url = start_worker(tmp_path, chroma_server, postgres.url, "--auth-config", str(config),
-                             "--tokens", str(tokens_file))
+    proc, url = start_server(tmp_path / "root", chroma_server, postgres.url, "--trust",
+                             "--auth-config", str(config), "--tokens", str(tokens_file))
     alice = issuer.token("alice", groups=["platform"])
     bob = issuer.token("bob", groups=["platform-viewers"])
     ci = issuer.token("ci", groups=["platform"], skillbank_namespace="team")

@@ -9,30 +9,17 @@ worker B waits at most 0.5 s for a lock.
 
 from __future__ import annotations
 
-import uuid
-
 import pytest
 
-from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
 from skillbank.errors import BusyError
-
-
-def _worker(root, chroma_server, url, deployment, **kw) -> Skillbank:
-    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                          chroma_url=chroma_server, database_url=url, deployment=deployment,
-                          **kw)
+from team_worker import two_banks
 
 
 @pytest.fixture
 def workers(tmp_path, chroma_server, postgres):
-    deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "root", chroma_server, postgres.url, deployment)
-    b = _worker(tmp_path / "root", chroma_server, postgres.url, deployment,
-                write_lock_timeout=0.5)
-    yield a, b
-    b.close()
-    a.close()
+    with two_banks(tmp_path / "root", tmp_path / "root", chroma_server, postgres.url,
+                   write_lock_timeout=0.5) as pair:
+        yield pair
 
 
 def test_a_guideline_write_does_not_wait_for_another_workers_experience_write(workers):

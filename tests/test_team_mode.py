@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import threading
 import time
-import uuid
 
 import pytest
 
@@ -18,23 +17,14 @@ from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import BusyError
 from skillbank.store.base import StoreUnavailableError
-
-
-def _worker(root, chroma_server, url, deployment, **kw) -> Skillbank:
-    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                          chroma_url=chroma_server, database_url=url, deployment=deployment,
-                          **kw)
+from team_worker import two_banks
 
 
 @pytest.fixture
 def workers(tmp_path, chroma_server, postgres):
-    deployment = uuid.uuid4().hex[:16]
-    a = _worker(tmp_path / "root", chroma_server, postgres.url, deployment)
-    b = _worker(tmp_path / "root", chroma_server, postgres.url, deployment,
-                write_lock_timeout=0.5)
-    yield a, b
-    b.close()
-    a.close()
+    with two_banks(tmp_path / "root", tmp_path / "root", chroma_server, postgres.url,
+                   write_lock_timeout=0.5) as pair:
+        yield pair
 
 
 def test_a_write_on_one_worker_reaches_the_other_within_a_second(workers, tmp_path):

@@ -9,17 +9,13 @@ for real under a running worker.
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
-import uuid
-from pathlib import Path
-from typing import Any
 
 import httpx
 
-from conftest import free_port, stop_process
-from mcp_http import bearer_session, call, call_ok, team_env, wait_until_serving
+from conftest import stop_process
+from mcp_http import bearer_session, call, call_ok
+from team_worker import start_server
 from test_chroma_outage import own_chroma  # noqa: F401 - the fixture
 
 TOKEN = "outage-test-token"
@@ -36,25 +32,6 @@ READS = {
 }
 
 
-def _start(tmp_path: Path, chroma: str, database: str) -> tuple[Any, str]:
-    root = tmp_path / "root"
-    root.mkdir(exist_ok=True)
-    port = free_port()
-    log = tmp_path / f"worker-{port}.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
-         chroma, "--database-url", database, "--deployment", uuid.uuid4().hex[:12],
-         "--port", str(port), "--token", TOKEN, "--trust"],
-        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(tmp_path))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
-    except BaseException:
-        proc.kill()
-        raise
-    return proc, url
-
-
 def _clear(tool: str, text: str, dependency: str, check: str) -> None:
     """The tool error names the dependency and what to check, and nothing internal."""
     assert dependency in text, (tool, text)
@@ -65,7 +42,8 @@ def _clear(tool: str, text: str, dependency: str, check: str) -> None:
 
 async def test_postgres_stopped_reads_and_writes_are_clear_tool_errors(
         tmp_path, chroma_server, own_postgres):
-    proc, url = _start(tmp_path, chroma_server, own_postgres.url)
+    proc, url = start_server(tmp_path / "root", chroma_server, own_postgres.url, "--token", TOKEN,
+                             "--trust")
     try:
         async with bearer_session(url, TOKEN, timeout=60) as client:
             for tool, args in WRITES.items():
@@ -93,7 +71,8 @@ async def test_postgres_stopped_reads_and_writes_are_clear_tool_errors(
 
 async def test_chroma_stopped_reads_answer_and_writes_are_clear_tool_errors(
         tmp_path, own_chroma, postgres):  # noqa: F811 - the fixture
-    proc, url = _start(tmp_path, own_chroma.url, postgres.url)
+    proc, url = start_server(tmp_path / "root", own_chroma.url, postgres.url, "--token", TOKEN,
+                             "--trust")
     try:
         async with bearer_session(url, TOKEN, timeout=60) as client:
             for tool, args in WRITES.items():

@@ -20,26 +20,11 @@ from typing import Any
 
 import httpx
 
-from conftest import free_port, stop_process
-from mcp_http import bearer_session, call_ok, team_env, wait_until_serving
+from conftest import stop_process
+from mcp_http import bearer_session, call_ok
+from team_worker import start_server
 
 TOKEN = "team-test-token"
-
-
-def _start(root: Path, chroma: str, database: str, deployment: str, log: Path) -> tuple[Any, str]:
-    port = free_port()
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
-         chroma, "--database-url", database, "--deployment", deployment, "--port", str(port),
-         "--token", TOKEN, "--trust"],
-        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(root.parent))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
-    except BaseException:
-        proc.kill()
-        raise
-    return proc, url
 
 
 def mcp(url: str) -> Any:
@@ -60,7 +45,8 @@ async def test_two_workers_share_one_memory_and_survive_a_postgres_restart(
     root = tmp_path / "root"
     root.mkdir()
     deployment = uuid.uuid4().hex[:12]
-    workers = [_start(root, chroma_server, own_postgres.url, deployment, tmp_path / f"w{n}.log")
+    workers = [start_server(root, chroma_server, own_postgres.url, "--token", TOKEN, "--trust",
+                            deployment=deployment, log=tmp_path / f"w{n}.log")
                for n in range(2)]
     (a_proc, a), (b_proc, b) = workers
     try:

@@ -10,17 +10,14 @@ through real MCP sessions.
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import uuid
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from conftest import free_port, stop_process
-from mcp_http import bearer_session, call, call_ok, team_env, wait_until_serving
+from conftest import stop_process
+from mcp_http import bearer_session, call, call_ok
 from oidc_issuer import Issuer
+from team_worker import start_server
 
 STATIC = "static-worker-token"
 
@@ -30,25 +27,6 @@ def issuer():
     made = Issuer()
     yield made
     made.close()
-
-
-def start_worker(folder: Path, chroma: str, database: str, *extra: str) -> tuple[Any, str]:
-    """A real worker on its own root and deployment, with `extra` flags (`--trust` or not)."""
-    folder.mkdir()
-    port = free_port()
-    log = folder / "worker.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.team.server", "--root", str(folder / "root"),
-         "--chroma-url", chroma, "--database-url", database, "--deployment",
-         uuid.uuid4().hex[:12], "--port", str(port), *extra],
-        env=team_env(), stdout=log.open("w"), stderr=subprocess.STDOUT, cwd=str(folder))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/healthz", status=200, seconds=180)
-    except BaseException:
-        proc.kill()
-        raise
-    return proc, url
 
 
 async def _writes(url: str, token: str, word: str) -> tuple[str, bool, dict[str, Any]]:
@@ -77,10 +55,11 @@ async def test_a_principals_own_trust_decides_with_and_without_trust(
     ci = issuer.token("ci", groups=["platform"], skillbank_namespace="team")  # writes the team's
     common = ("--auth-config", str(config), "--tokens", str(tokens_file), "--token", STATIC)
 
-    plain, plain_url = start_worker(tmp_path / "plain", chroma_server, postgres.url, *common)
+    plain, plain_url = start_server(tmp_path / "plain" / "root", chroma_server, postgres.url,
+                                    *common)
     trusting = None
     try:
-        trusting, trusting_url = start_worker(tmp_path / "trusting", chroma_server,
+        trusting, trusting_url = start_server(tmp_path / "trusting" / "root", chroma_server,
                                               postgres.url, *common, "--trust")
         # Without --trust: trusted principals write active memory, untrusted ones pending.
         assert (await _writes(plain_url, alice, "Halvorsen"))[:2] == ("active", False)
