@@ -967,3 +967,116 @@ bank.close()
         assert bank.experiences.get(eid).usage.successes == 1
     finally:
         bank.close()
+
+
+# Preparing a takeover: threads, forks, exit, several clients (review findings) -----------------
+
+SLOW_MODULE = """
+import os, time
+open(os.environ["SLOW_FLAG"], "w").close()
+time.sleep(float(os.environ.get("SLOW_SECONDS", "2")))
+open(os.environ["SLOW_FLAG"] + ".done", "w").close()
+VALUE = 1
+"""
+
+PREPARE_SCENARIO = """
+import json, os, sys, threading, time
+sys.path.insert(0, os.environ["SLOW_DIR"])
+from skillbank.sharing import prepare
+prepare.PREPARE_IDLE = 0.1
+prepare.MODULES = ("slowmod",)
+flag = os.environ["SLOW_FLAG"]
+idle = lambda: time.monotonic() - 10
+def started():
+    while not os.path.exists(flag):
+        time.sleep(0.01)
+scenario = os.environ["SCENARIO"]
+if scenario == "fork":
+    prepare.start(idle, lambda: False)
+    started()
+    pid = os.fork()
+    if pid == 0:
+        import slowmod
+        os._exit(0 if slowmod.VALUE == 1 else 3)
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        done, status = os.waitpid(pid, os.WNOHANG)
+        if done:
+            print(json.dumps({"child": os.waitstatus_to_exitcode(status)}))
+            sys.exit(0)
+        time.sleep(0.05)
+    os.kill(pid, 9)
+    os.waitpid(pid, 0)
+    print(json.dumps({"child": "hung"}))
+elif scenario == "exit":
+    prepare.start(idle, lambda: False)
+    started()
+    print(json.dumps({"exiting": True}), flush=True)
+elif scenario == "two-clients":
+    first_closed = threading.Event()
+    prepare.start(lambda: None, first_closed.is_set)  # a call under way, then it closes
+    prepare.start(idle, lambda: False)
+    time.sleep(0.3)
+    first_closed.set()
+    print(json.dumps({"prepared": prepare.prepared.wait(20)}))
+elif scenario == "takeover":
+    from pathlib import Path
+    from skillbank.settings import Settings
+    from skillbank.sharing.client import BankClient
+    seen = {}
+    class Local:
+        def embedding_function(self, texts): return [[0.0]]
+        def close(self): pass
+    def become_owner(lock):
+        seen["module_done"] = getattr(sys.modules.get("slowmod"), "VALUE", None) == 1
+        return Local()
+    client = BankClient(Settings(root=Path(os.environ["SKILLBANK_ROOT"])),
+                        become_owner=become_owner, try_lock=lambda: None, sync=False)
+    prepare.start(idle, lambda: False)
+    started()
+    client._promote(object())
+    print(json.dumps(seen))
+"""
+
+
+def _prepare_scenario(tmp_path: Path, scenario: str, seconds: float = 2.0) -> tuple[dict, Path]:
+    slow = tmp_path / "slow"
+    slow.mkdir(exist_ok=True)
+    (slow / "slowmod.py").write_text(SLOW_MODULE)
+    flag = tmp_path / "slow-started"
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    env = env_for(root, SCENARIO=scenario, SLOW_DIR=str(slow), SLOW_FLAG=str(flag),
+                  SLOW_SECONDS=str(seconds))
+    done = subprocess.run([sys.executable, "-c", PREPARE_SCENARIO], env=env, text=True,
+                          capture_output=True, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return json.loads(done.stdout.splitlines()[-1]), flag
+
+
+def test_a_fork_during_the_background_imports_leaves_a_child_that_can_import(tmp_path):
+    """A fork while the background imports a module: the child used to inherit that module's
+    import lock held by a thread it does not have, and hung importing it."""
+    got, _ = _prepare_scenario(tmp_path, "fork")
+    assert got == {"child": 0}, got
+
+
+def test_exit_does_not_wait_for_the_background_imports(tmp_path):
+    """The process exits while the background imports a slow module (up to 30 s waited)."""
+    got, flag = _prepare_scenario(tmp_path, "exit", seconds=8.0)
+    assert got == {"exiting": True}
+    assert not Path(str(flag) + ".done").exists(), "the exit waited for the import to finish"
+
+
+def test_a_process_keeps_preparing_when_its_first_client_closes(tmp_path):
+    """The preparation belongs to the process: the first client closing left the others
+    unprepared for good."""
+    got, _ = _prepare_scenario(tmp_path, "two-clients", seconds=0.0)
+    assert got == {"prepared": True}, got
+
+
+def test_a_takeover_waits_for_the_background_imports_under_way(tmp_path):
+    """A takeover during the background imports waits for them instead of importing the same
+    modules on a second thread at once."""
+    got, _ = _prepare_scenario(tmp_path, "takeover")
+    assert got == {"module_done": True}, got

@@ -86,6 +86,9 @@ def _warm_model(bank: Any) -> None:
         log.debug("warming the model after a takeover failed", exc_info=True)
 
 
+#: The longest a takeover waits for the background imports under way (skillbank.sharing.prepare).
+TAKEOVER_IMPORT_WAIT = 60.0
+
 #: The least time a handshake gets (the owner streams a space every 0.5 s while it greets).
 HELLO_AT_LEAST = 1.5
 
@@ -335,6 +338,9 @@ class BankClient:
         told with the next result (`take_notes`, which the MCP server sends as a log message)."""
         started = time.monotonic()
         previous = self._last_owner
+        # Imports of Chroma and the rest under way in the background: wait for them (bounded)
+        # rather than import the same modules on a second thread at once.
+        prepare.wait_for_import(TAKEOVER_IMPORT_WAIT)
         ready = prepare.prepared.is_set()  # Chroma, the model runtime, the server imported
         if self._conn is not None:
             self._conn.close()
@@ -566,9 +572,10 @@ class BankClient:
                 conn, seen = current, -1  # a new owner numbers its events afresh
             try:
                 got = conn.changes(seen, wait=min(5.0, self._read_timeout))
-            except httpx.TimeoutException as exc:
+            except httpx.ReadTimeout as exc:
                 # Silent for lock_timeout (a live owner streams a space every half second):
                 # stopped or hung. Reconnecting would wait as long again; say who, now.
+                # (Connect and pool timeouts, which a loaded machine raises, are retried below.)
                 self._drop(conn)
                 raise OwnerNotAnsweringError(not_answering(
                     self.root, conn.endpoint.pid, self._read_timeout, " to skills.watch")
@@ -586,8 +593,18 @@ class BankClient:
                                ) -> tuple[threading.Thread, threading.Event]:
         """Watch in a daemon thread of this process; set the returned event to stop."""
         stop = threading.Event()
-        thread = threading.Thread(target=self._skills_watch, args=(stop, on_sync), daemon=True,
-                                  name="skillbank-watch-client")
+
+        def watching() -> None:  # a watch that ends says why (a thread dies silently)
+            try:
+                self._skills_watch(stop, on_sync)
+            except Exception:  # noqa: BLE001 - logged: the thread has no one else to tell
+                log.error("skillbank: watching the skills of %s stopped", self.root,
+                          exc_info=True)
+                return
+            if not stop.is_set():
+                log.warning("skillbank: watching the skills of %s stopped", self.root)
+
+        thread = threading.Thread(target=watching, daemon=True, name="skillbank-watch-client")
         thread.start()
         return thread, stop
 
