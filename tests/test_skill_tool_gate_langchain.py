@@ -12,11 +12,9 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 
-from conftest import write_skill  # noqa: E402
 from scripted import Scripted, system_text  # noqa: E402
-from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
+from tool_gate import bank  # noqa: E402,F401 - the fixture
 
 
 @tool
@@ -29,18 +27,6 @@ def bash(command: str) -> str:
 def read_file(path: str) -> str:
     """Read a file."""
     return "text"
-
-
-@pytest.fixture
-def bank(tmp_path):
-    folder = tmp_path / "skills"
-    write_skill(folder, "git-branch-cleanup", "Clean up stale git branches after merges",
-                extra="allowed-tools: Bash(git:*)\n")
-    bank = Skillbank.open(tmp_path / "root", skill_roots=[folder],
-                          embedding_function=HashEmbedding(), include_bundled=False, sync=False)
-    bank.skills.sync()
-    yield bank
-    bank.close()
 
 
 @pytest.mark.parametrize("tools, shown", [([bash, read_file], True), ([read_file], False)])

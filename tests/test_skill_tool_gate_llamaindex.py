@@ -16,12 +16,10 @@ from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 from llama_index.core.memory import Memory  # noqa: E402
 from llama_index.core.tools import FunctionTool  # noqa: E402
 
-from conftest import write_skill  # noqa: E402
 from scripted_llama import scripted, tool_call  # noqa: E402
-from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.llamaindex import SkillbankMemoryBlock, SkillbankToolSpec  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
 from skillbank.errors import InvalidInputError  # noqa: E402
+from tool_gate import bank  # noqa: E402,F401 - the fixture
 
 
 def bash(command: str) -> str:
@@ -32,18 +30,6 @@ def bash(command: str) -> str:
 def read_file(path: str) -> str:
     """Read a file."""
     return "text"
-
-
-@pytest.fixture
-def bank(tmp_path):
-    folder = tmp_path / "skills"
-    write_skill(folder, "git-branch-cleanup", "Clean up stale git branches after merges",
-                extra="allowed-tools: Bash(git:*)\n")
-    bank = Skillbank.open(tmp_path / "root", skill_roots=[folder],
-                          embedding_function=HashEmbedding(), include_bundled=False, sync=False)
-    bank.skills.sync()
-    yield bank
-    bank.close()
 
 
 @pytest.mark.parametrize("functions, shown", [([bash, read_file], True), ([read_file], False)])
