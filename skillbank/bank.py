@@ -455,6 +455,9 @@ class Skillbank:
                     journal=self.store.experiences() if self.store is not None else None,
                 )
                 self._memories["experiences"].audit = self.audit
+                if self.store is not None:  # its own lock for Chroma's upsert, after the write lock
+                    self._memories["experiences"].index_lock = self.store.write_lock(
+                        self.write_lock.timeout, name="experiences-index")
             return self._memories["experiences"]
 
     @property

@@ -58,3 +58,97 @@ def _try_write(feed) -> bool:
         return True
     except Exception:  # the pool is still reconnecting
         return False
+
+
+# Experience writes: the deployment's write lock is not held across Chroma's upsert ------------
+
+def _bank(root, chroma_url: str, database_url: str, deployment: str):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                          chroma_url=chroma_url, database_url=database_url,
+                          deployment=deployment)
+
+
+def _journaled(url: str, deployment: str, task: str) -> bool:
+    with psycopg.connect(url) as conn:
+        return bool(conn.execute(
+            "SELECT count(*) FROM sb_experience_events WHERE deployment = %s "
+            "AND event->'record'->>'task' = %s", (deployment, task)).fetchone()[0])
+
+
+def test_an_experience_write_lets_go_of_the_write_lock_before_chromas_upsert(
+        tmp_path, chroma_server, postgres):
+    import threading
+    import uuid
+
+    from skillbank.errors import BusyError
+
+    deployment = uuid.uuid4().hex[:12]
+    a = _bank(tmp_path / "a", chroma_server, postgres.url, deployment)
+    b = _bank(tmp_path / "b", chroma_server, postgres.url, deployment)
+    try:
+        index = a.experiences.index
+        upserting, go_on = threading.Event(), threading.Event()
+        real_upsert = index.upsert
+
+        def slow_upsert(*args, **kwargs):
+            upserting.set()
+            assert go_on.wait(60)
+            return real_upsert(*args, **kwargs)
+
+        index.upsert = slow_upsert
+        done: list = []
+        writer = threading.Thread(target=lambda: done.append(a.experiences.record(
+            "Rotate the staging database password", "success",
+            feedback="Update the vault entry first.")))
+        writer.start()
+        try:
+            assert upserting.wait(30)
+            assert _journaled(postgres.url, deployment, "Rotate the staging database password")
+            try:  # another worker takes the deployment's write lock while Chroma is busy
+                b.write_lock.acquire(timeout=1.0)
+            except BusyError:
+                pytest.fail("the write lock is held across Chroma's upsert")
+            b.write_lock.release()
+        finally:
+            go_on.set()
+            writer.join(60)
+        index.upsert = real_upsert
+        eid = done[0]
+        hits = _until(lambda: b.experiences.recall("rotate the staging database password", k=3), 5)
+        assert hits[0].id == eid
+    finally:
+        b.close()
+        a.close()
+
+
+def test_a_crash_between_the_journal_row_and_the_upsert_is_caught_up_by_the_next_sync(
+        tmp_path, chroma_server, postgres):
+    import uuid
+
+    deployment = uuid.uuid4().hex[:12]
+    a = _bank(tmp_path / "a", chroma_server, postgres.url, deployment)
+    try:
+        a.experiences.recall("anything")  # opened and synced
+        index = a.experiences.index
+
+        def crash(*args, **kwargs):
+            raise KeyboardInterrupt("the worker died here")
+
+        index.upsert = crash
+        with pytest.raises(KeyboardInterrupt):
+            a.experiences.record("Drain the node before the kernel upgrade", "success",
+                                 feedback="Cordon it first.")
+        assert _journaled(postgres.url, deployment, "Drain the node before the kernel upgrade")
+        assert not a.experiences.index.ids()
+    finally:
+        a.close()
+    c = _bank(tmp_path / "c", chroma_server, postgres.url, deployment)  # the next worker
+    try:
+        hits = c.experiences.recall("drain the node before the kernel upgrade", k=3)
+        assert hits and hits[0].record.task == "Drain the node before the kernel upgrade"
+        assert c.experiences.index.ids()
+    finally:
+        c.close()

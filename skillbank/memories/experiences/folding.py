@@ -156,11 +156,14 @@ class _Batch:
             pool.add(record.id, unit)
         return experience.id
 
-    def flush(self) -> None:
-        """One journal append (one fsync) for every event, then one upsert of the adds."""
-        if self.events:
-            self.memory._append(self.events, self.record_vectors)
-        self.events = []
+    def flush(self, defer: bool = False) -> Any:
+        """One journal append (one fsync) for every event, then one upsert of the adds; with
+        `defer`, returns that upsert to run once the write lock is let go
+        (`JournalMixin._append`), or None."""
+        events, self.events = self.events, []
+        if events:
+            return self.memory._append(events, self.record_vectors, defer=defer)
+        return None
 
 
 class FoldingMixin:
@@ -224,7 +227,9 @@ class FoldingMixin:
             batch = _Batch(self, vectors)
             ids = [batch.store(record, with_lessons=with_lessons, status=status)
                    for record, status in zip(records, statuses)]
-            batch.flush()
+            index_them = batch.flush(defer=True)
+        if index_them is not None:
+            index_them()  # after the write lock: the journal (the truth) already has them
         return ids
 
     def _dump(self, record: Experience) -> dict[str, Any]:

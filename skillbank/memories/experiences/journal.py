@@ -87,8 +87,8 @@ class JournalMixin:
     def checkpoint_path(self) -> Path:
         return self.folder / CHECKPOINT
 
-    def _append(self, events: list[dict[str, Any]], vectors: Mapping[str, Any] | None = None
-                ) -> None:
+    def _append(self, events: list[dict[str, Any]], vectors: Mapping[str, Any] | None = None,
+                *, defer: bool = False) -> Any:
         """Append events to the journal (one durable write), then apply them to the index.
 
         Called with the write lock held. The checkpoint moves past the new events only when it
@@ -96,8 +96,30 @@ class JournalMixin:
         index cannot be reached (a Chroma server that does not answer), the events are kept in
         the journal and `index_behind` is set: the next sync (the next recall tries one)
         indexes them, so an acknowledged write is never lost to an outage.
+
+        With `defer`, only the journal write happens here: the index lock is taken (before the
+        caller lets the write lock go, so events reach the index in journal order) and a
+        callable is returned that applies them and lets it go. The caller runs it after the
+        write lock, so in team mode other workers' writes do not wait for Chroma's upsert; a
+        crash before it runs leaves the checkpoint behind, and the next sync catches up.
         """
         parsed, before, after = self.journal.write(events, max_line_bytes=MAX_RECORD_BYTES * 2)
+        self.index_lock.acquire()
+
+        def index_them() -> None:
+            try:
+                self._index_appended(parsed, before, after, vectors)
+            finally:
+                self.index_lock.release()
+
+        if defer:
+            return index_them
+        index_them()
+        return None
+
+    def _index_appended(self, parsed: list[tuple[dict[str, Any], str, str]],
+                        before: Mapping[str, int], after: Mapping[str, int],
+                        vectors: Mapping[str, Any] | None) -> None:
         checkpoint = self._read_checkpoint()
         try:
             self._apply(parsed, vectors=vectors)
@@ -292,7 +314,8 @@ class JournalMixin:
                 return report
             events, ends = self.journal.events_from(starts, report.skipped)
             known_before = set(self.index.ids()) if full else set()
-            self._apply(events, report)
+            with self.index_lock:  # after any deferred upsert of earlier events
+                self._apply(events, report)
             if full:
                 in_journal = {e["record"].get("id") for e, _, _ in events
                               if e.get("op") == "add" and isinstance(e.get("record"), dict)}

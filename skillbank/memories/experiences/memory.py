@@ -85,6 +85,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         self.settings = settings or Settings()
         self._distiller = distiller
         self.write_lock = write_lock or threading.RLock()
+        #: Held while journal events are applied to the index, taken before the write lock is
+        #: let go (so the index sees events in journal order). Embedded: the write lock itself
+        #: (nothing changes); team mode gives its own advisory lock, so the deployment's write
+        #: lock is not held across Chroma's upsert (`JournalMixin._append`).
+        self.index_lock = self.write_lock
         self._cache: OrderedDict[str, tuple[tuple[str, str], Experience]] = OrderedDict()
         self._cache_lock = threading.Lock()
         self.folder.mkdir(parents=True, exist_ok=True)
@@ -301,7 +306,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             batch.threshold = 2.0  # nothing is compared with the index it cannot read
             ids = [batch.store(record, with_lessons=with_lessons, status=status)
                    for record, status in zip(records, statuses)]
-            batch.flush()
+            index_them = batch.flush(defer=True)
+        if index_them is not None:
+            index_them()
         return ids
 
     def _outage(self, exc: BaseException) -> bool:
