@@ -9,7 +9,9 @@ import os
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 from conftest import write_skill
 
@@ -24,6 +26,25 @@ def cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-c", probe, "--root", str(root), *args],
                           capture_output=True, text=True, timeout=600,
                           env={**base, "SKILLBANK_EMBEDDING": "hash", **env})
+
+
+@contextmanager
+def holding_root(root: Path, env: dict[str, str], *, share: bool = True) -> Iterator[None]:
+    """Another Python process holds `root` open (shared, or `share=False`: publishing no
+    endpoint) for the block; it closes its bank when the block ends (its stdin closed)."""
+    holder = subprocess.Popen(
+        [sys.executable, "-c",
+         "import sys\nfrom skillbank import Skillbank\n"
+         "from skillbank.embeddings import HashEmbedding\n"
+         f"b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), share={share})\n"
+         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
+    try:
+        assert holder.stdout.readline().strip() == "ready"
+        yield
+    finally:
+        holder.stdin.close()
+        holder.wait(60)
 
 
 def test_commands_attach_to_a_background_owner_that_ends_by_itself(tmp_path):
@@ -75,22 +96,11 @@ def test_a_served_root_is_attached_to_without_a_background_owner(tmp_path):
     root = tmp_path / "root"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
            or k == "SKILLBANK_MODEL_DIR"}
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom skillbank import Skillbank\n"
-         "from skillbank.embeddings import HashEmbedding\n"
-         "b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding())\n"
-         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
+    with holding_root(root, env):
         done = cli(root, "--no-bundled", "--json", "stats", SKILLBANK_CLI_OWNER="1")
         assert done.returncode == 0, done.stderr
         assert not (root / ".cli-owner.log").exists()  # no background owner was started
         assert "onnxruntime" not in done.stderr.split("HEAVY=")[-1]
-    finally:
-        holder.stdin.close()
-        holder.wait(60)
 
 
 def test_an_owner_that_cannot_start_is_not_waited_for(tmp_path):
@@ -100,21 +110,10 @@ def test_an_owner_that_cannot_start_is_not_waited_for(tmp_path):
     root = tmp_path / "root"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
            or k == "SKILLBANK_MODEL_DIR"}
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys, time\nfrom skillbank import Skillbank\n"
-         "from skillbank.embeddings import HashEmbedding\n"
-         "b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), share=False)\n"
-         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
+    with holding_root(root, env, share=False):
         started = time.monotonic()
         done = cli(root, "--no-bundled", "--json", "stats", SKILLBANK_CLI_OWNER="1")
         took = time.monotonic() - started
-    finally:
-        holder.stdin.close()
-        holder.wait(60)
     assert "BusyError" in done.stderr, done.stderr
     assert (root / ".cli-owner.log").exists() and not (root / ".cli-owner.pid").exists()
     assert took < 110, took  # it waited the full 120 s for the owner before

@@ -17,6 +17,7 @@ import pytest
 
 from conftest import write_skill
 from test_cli import Run
+from test_cli_owner import holding_root
 
 
 @pytest.fixture
@@ -119,20 +120,9 @@ def test_a_root_held_unshared_gets_advice_naming_no_missing_file(tmp_path):
 
     root = tmp_path / "root"
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
-    holder = subprocess.Popen(
-        [sys.executable, "-c",
-         "import sys\nfrom skillbank import Skillbank\n"
-         "from skillbank.embeddings import HashEmbedding\n"
-         "b = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), share=False)\n"
-         "print('ready', flush=True)\nsys.stdin.read()\nb.close()\n", str(root)],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True, env=env)
-    try:
-        assert holder.stdout.readline().strip() == "ready"
+    with holding_root(root, env, share=False):
         with pytest.raises(BusyError) as caught:
             Skillbank.open(root, embedding_function=HashEmbedding(), lock_timeout=1.0)
-    finally:
-        holder.stdin.close()
-        holder.wait(60)
     message = str(caught.value)
     assert not (root / ".owner.json").exists()
     assert ".owner.json" not in message, message
