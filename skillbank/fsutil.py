@@ -1,4 +1,5 @@
-"""Safe file operations: atomic writes, names that cannot leave their folder, a writer lock.
+"""Safe file operations: atomic writes, names that cannot leave their folder, a writer lock,
+an exclusive OS lock between processes.
 
 Files are skillbank's source of truth, so every write goes through here: a crash mid-write leaves
 the old file or the new one, never half of either, and no name from a model or a network can
@@ -10,8 +11,9 @@ from __future__ import annotations
 import os
 import re
 import tempfile
+from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Iterator
 
 from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
 
@@ -138,3 +140,18 @@ def fsync_dir(folder: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+@contextmanager
+def exclusive_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive OS lock (`flock`) on `path`, created if missing, for the block: another
+    process taking it waits its turn, and the kernel releases it when a holder dies, so a killed
+    command never leaves a stale lock behind. POSIX only (imported here, not at start-up)."""
+    import fcntl
+
+    with open(path, "a") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)

@@ -25,9 +25,8 @@ import os
 import re
 import sys
 import threading
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import ContextManager, Iterable
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -88,20 +87,14 @@ def bundled(root: Path) -> bool | None:
     return value if isinstance(value, bool) else None
 
 
-@contextmanager
-def _changing(root: Path) -> Iterator[None]:
+def _changing(root: Path) -> ContextManager[None]:
     """Held while the file is re-read, changed and replaced: the change of another process
     lands before or after this one, never instead of it (an OS lock: a killed command
     releases it)."""
-    import fcntl
+    from skillbank.fsutil import exclusive_lock
 
     root.mkdir(parents=True, exist_ok=True)
-    with open(root / LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive_lock(root / LOCK)
 
 
 def _toml_list(folders: Iterable[str]) -> str:

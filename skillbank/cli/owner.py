@@ -26,8 +26,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any, Callable, ContextManager
 
 ENV = "SKILLBANK_CLI_OWNER"
 IDLE_ENV = "SKILLBANK_CLI_OWNER_IDLE"
@@ -73,18 +72,12 @@ def _running(root: Path) -> tuple[int, bool] | None:
     return (pid, state.strip() == "ready") if _alive(pid) else None
 
 
-@contextmanager
-def _starting(root: Path) -> Iterator[None]:
+def _starting(root: Path) -> ContextManager[None]:
     """Held while a command decides to start an owner and records its pid: two commands typed
     at once start one owner, not two. An OS lock, released by the kernel if the command dies."""
-    import fcntl
+    from skillbank.fsutil import exclusive_lock
 
-    with open(root / START_LOCK, "a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(handle, fcntl.LOCK_UN)
+    return exclusive_lock(root / START_LOCK)
 
 
 def ensure(root: Path, options: dict[str, Any], wait: float = 120.0,
