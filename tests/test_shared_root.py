@@ -1080,3 +1080,50 @@ def test_a_takeover_waits_for_the_background_imports_under_way(tmp_path):
     modules on a second thread at once."""
     got, _ = _prepare_scenario(tmp_path, "takeover")
     assert got == {"module_done": True}, got
+
+
+def test_a_client_watch_retries_connect_timeouts_and_a_watch_thread_that_ends_says_why(
+        tmp_path, monkeypatch, caplog):
+    """A connect or pool timeout (a loaded machine) is not a silent owner: the watch retries.
+    It used to raise OwnerNotAnsweringError in start_watching's thread, which died silently."""
+    import threading
+
+    import httpx
+
+    from skillbank.sharing import client as client_module
+
+    real_changes = client_module._Connection.changes
+    failures = {"connect": 1}
+
+    def flaky_changes(self, since, wait):
+        if failures["connect"]:
+            failures["connect"] -= 1
+            raise httpx.ConnectTimeout("connect timed out (a loaded machine)")
+        if failures.get("broken"):
+            raise ValueError("the watch broke")
+        return real_changes(self, since, wait)
+
+    monkeypatch.setattr(client_module._Connection, "changes", flaky_changes)
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    with owner_process(root):
+        bank = open_bank(root)
+        got = threading.Event()
+        try:
+            assert bank.is_remote
+            thread, stop = bank.skills.start_watching(on_sync=lambda report: got.set())
+            deadline = time.monotonic() + 30
+            while failures["connect"] and time.monotonic() < deadline:
+                time.sleep(0.05)
+            time.sleep(1.0)
+            write_skill_file(root / "skills", "pdf-tables", "Extract tables from PDF files")
+            assert got.wait(60), "the watch gave up on a connect timeout"
+            with caplog.at_level(logging.WARNING, logger="skillbank.sharing"):
+                failures["broken"] = True
+                thread.join(30)
+                assert not thread.is_alive()
+            assert any("watching the skills" in r.getMessage() and r.exc_info
+                       for r in caplog.records), caplog.text
+            stop.set()
+        finally:
+            bank.close()
