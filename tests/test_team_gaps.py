@@ -152,3 +152,58 @@ def test_a_crash_between_the_journal_row_and_the_upsert_is_caught_up_by_the_next
         assert c.experiences.index.ids()
     finally:
         c.close()
+
+
+# Forgetting a lesson is one transaction ----------------------------------------------------------
+
+def test_forgetting_a_lesson_and_dropping_its_text_from_the_parent_is_one_transaction(
+        tmp_path, chroma_server, postgres):
+    import uuid
+
+    deployment = uuid.uuid4().hex[:12]
+    secret = "The staging vault token is kept in the ops wiki."
+    a = _bank(tmp_path / "a", chroma_server, postgres.url, deployment)
+    try:
+        eid = a.experiences.record("Rotate the staging database password", "success",
+                                   lessons=[secret, "Restart the pods after rotating."])
+        lesson = next(r.id for r in a.experiences.list(kind="lesson")
+                      if r.task == secret)
+        with psycopg.connect(postgres.url, autocommit=True) as conn:  # refuse, at commit,
+            conn.execute(f"""  -- any rewrite of this deployment's records: a failure there
+                CREATE FUNCTION refuse_{deployment}() RETURNS trigger LANGUAGE plpgsql AS $$
+                BEGIN IF NEW.deployment = '{deployment}' THEN
+                    RAISE EXCEPTION 'refused for the test'; END IF; RETURN NEW; END $$;
+                CREATE CONSTRAINT TRIGGER refuse_{deployment} AFTER UPDATE ON sb_experiences
+                    DEFERRABLE INITIALLY DEFERRED
+                    FOR EACH ROW EXECUTE FUNCTION refuse_{deployment}();""")
+        try:
+            with pytest.raises(Exception):
+                a.experiences.forget(lesson)
+        finally:
+            with psycopg.connect(postgres.url, autocommit=True) as conn:
+                conn.execute(f"DROP TRIGGER refuse_{deployment} ON sb_experiences; "
+                             f"DROP FUNCTION refuse_{deployment}()")
+        with psycopg.connect(postgres.url) as conn:
+            kept = dict(conn.execute(
+                "SELECT id, record::text FROM sb_experiences WHERE deployment = %s",
+                (deployment,)).fetchall())
+        # All or nothing: never the lesson forgotten while its text stays in the parent.
+        assert lesson in kept, "the forget committed without its parent's rewrite"
+        assert secret in kept[eid]
+
+        a.experiences.forget(lesson)  # and when nothing refuses, the text is gone everywhere
+        with psycopg.connect(postgres.url) as conn:
+            everything = conn.execute(
+                "SELECT string_agg(event::text, ' ') FROM sb_experience_events "
+                "WHERE deployment = %s", (deployment,)).fetchone()[0]
+            records = conn.execute(
+                "SELECT string_agg(record::text, ' ') FROM sb_experiences "
+                "WHERE deployment = %s", (deployment,)).fetchone()[0]
+        assert secret not in everything and secret not in records
+        assert "Restart the pods" in records
+        assert [l.text for l in a.experiences.get(eid).lessons] == [
+            "Restart the pods after rotating."]
+        assert all(secret not in (h.record.task or "") for h in
+                   a.experiences.recall("staging vault token ops wiki", k=5))
+    finally:
+        a.close()

@@ -145,6 +145,7 @@ class PostgresExperienceLog:
             from skillbank.store.postgres.forgotten import INSERT, _principal
 
             targets = _targets(event)
+            self._drop_from_parents(conn, targets)
             at = event.get("at") if isinstance(event.get("at"), str) else None
             for number, target in enumerate(targets):  # ids only: never what they said
                 conn.execute(INSERT, (*key, target, _kind(target, number), at or "now",
@@ -255,9 +256,34 @@ class PostgresExperienceLog:
                          "AND record_id = ANY(%s)", (self.deployment, wanted))
 
     def drop_lessons(self, parent_id: str, texts: set[str]) -> list[Parsed]:
-        """Rewrite `parent_id`'s stored record and add events without those lessons."""
+        """Rewrite `parent_id`'s stored record and add events without those lessons; returns
+        its add events as they are now, for the index. A `forget` event already did the
+        rewrite in its own transaction (`_drop_from_parents`), so this mostly just reads."""
         with self.db.transaction() as conn:
-            return self.drop_lessons_in(conn, parent_id, texts)
+            changed = self.drop_lessons_in(conn, parent_id, texts)
+            if changed:
+                return changed
+            rows = conn.execute(
+                "SELECT seq, event, digest FROM sb_experience_events WHERE deployment = %s "
+                "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
+        return [(event, str(seq), digest) for seq, event, digest in rows
+                if isinstance(event, dict) and event.get("op") == "add"]
+
+    def _drop_from_parents(self, conn: Any, targets: list[str]) -> None:
+        """For a `forget` event, in its transaction: each forgotten lesson record's text leaves
+        the `lessons` of the experience it came from (its `source`), so a failure cannot leave
+        the lesson forgotten and its text still stored in the parent."""
+        rows = conn.execute(
+            "SELECT record FROM sb_experiences WHERE deployment = %s AND id = ANY(%s) "
+            "AND record->>'kind' = 'lesson'", (self.deployment, targets)).fetchall()
+        for (record,) in rows:
+            parent = record.get("source")
+            if not isinstance(parent, str) or not parent or parent in targets:
+                continue
+            texts = {record.get("task") or "", *(
+                (l.get("text") if isinstance(l, dict) else l) or ""
+                for l in record.get("lessons") or [])}
+            self.drop_lessons_in(conn, parent, {t for t in texts if isinstance(t, str) and t})
 
     def drop_lessons_in(self, conn: Any, parent_id: str, texts: set[str]) -> list[Parsed]:
         """`drop_lessons` inside the caller's transaction."""
