@@ -207,3 +207,70 @@ def test_forgetting_a_lesson_and_dropping_its_text_from_the_parent_is_one_transa
                    a.experiences.recall("staging vault token ops wiki", k=5))
     finally:
         a.close()
+
+
+# `skillbank migrate`: the root's write lock while reading it; usage counts that grew since ----
+
+def _embedded(root):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    return Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+
+
+def _successes(url: str, deployment: str, item_id: str) -> int:
+    with psycopg.connect(url) as conn:
+        row = conn.execute("SELECT successes FROM sb_usage WHERE deployment = %s AND "
+                           "item_id = %s AND trusted", (deployment, item_id)).fetchone()
+    return row[0] if row else 0
+
+
+def test_a_migrate_rerun_carries_usage_counts_that_grew_since_and_no_more(tmp_path, postgres):
+    import uuid
+
+    from skillbank.team.migrate import migrate_root
+
+    root, deployment = tmp_path / "laptop", uuid.uuid4().hex[:12]
+    bank = _embedded(root)
+    try:
+        eid = bank.experiences.record("Rotate the staging database password", "success")
+        bank.experiences.mark(eid, helped=True)
+    finally:
+        bank.close()
+    migrate_root(root, postgres.url, deployment=deployment)
+    assert _successes(postgres.url, deployment, eid) == 1
+    bank = _embedded(root)  # the laptop goes on using it
+    try:
+        bank.experiences.mark(eid, helped=True)
+        bank.experiences.mark(eid, helped=True)
+    finally:
+        bank.close()
+    again = migrate_root(root, postgres.url, deployment=deployment)
+    assert _successes(postgres.url, deployment, eid) == 3, "the root's newer counts were dropped"
+    assert again.imported["usage"] == 1
+    third = migrate_root(root, postgres.url, deployment=deployment)
+    assert _successes(postgres.url, deployment, eid) == 3 and not third.changed, third.imported
+
+
+def test_migrate_takes_the_roots_write_lock_while_reading_it(tmp_path, postgres):
+    import uuid
+
+    from skillbank.errors import BusyError
+    from skillbank.locks import write_lock
+    from skillbank.team.migrate import migrate_root
+
+    root, deployment = tmp_path / "laptop", uuid.uuid4().hex[:12]
+    bank = _embedded(root)
+    try:
+        bank.experiences.record("Rotate the staging database password", "success")
+        with bank.write_lock:  # the running process is mid-write
+            with pytest.raises(BusyError, match="memory at .*laptop"):
+                migrate_root(root, postgres.url, deployment=deployment, timeout=1.0)
+    finally:
+        bank.close()
+    with psycopg.connect(postgres.url) as conn:
+        assert not conn.execute("SELECT count(*) FROM sb_experience_events WHERE deployment "
+                                "= %s", (deployment,)).fetchone()[0], "imported mid-write"
+    assert migrate_root(root, postgres.url, deployment=deployment).imported["experiences"]
+    with write_lock(root, timeout=0.1):  # and migrate let go of it
+        pass

@@ -16,7 +16,10 @@ Skills are not rows: a team serves them from a git repository (docs/team.md).
 Run twice, it changes nothing: `sb_imports` keeps, per deployment and source root (its id
 file), how far each part was imported — the journal's position, the number of audit events —
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
-are imported once per root. Everything but the guidelines is one transaction: a failure leaves
+carry over by difference: `sb_imports` keeps the counts last imported per item, and a rerun adds
+only what each grew since (a root imported by an older skillbank, which kept no counts, starts
+counting from this run). The root's write lock is held while it is read, so a process still
+running on it cannot write mid-import (it waits, or migrate says the root is busy). Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
 run cut short is finished by running it again; a rerun saves only rules the root changed since
 it last imported them (the team's votes and approvals stand), never brings back a forgotten one,
@@ -114,10 +117,21 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
     if not isinstance(deployment, str) or not deployment.strip():
         raise InvalidInputError("name the team deployment to import into (--deployment, or "
                                 "the deployment setting / SKILLBANK_DEPLOYMENT)")
+    from skillbank.locks import write_lock
+
     store = PostgresStore(database_url, deployment=deployment, timeout=timeout)
     report = MigrateReport(source=_source(root), root=str(root), deployment=deployment,
                            database=masked(database_url))
+    # The root's own write lock while it is read: an embedded process still running on it
+    # cannot write mid-import (BusyError, naming the root, when it holds it past `timeout`).
+    root_lock = write_lock(root, timeout=timeout)
     try:
+        try:
+            root_lock.acquire()
+        except PermissionError as exc:
+            raise InvalidInputError(
+                f"cannot take the write lock of {root} ({exc.strerror or exc}); migrate holds "
+                "it while reading the root, so run it as a user who can write there") from None
         try:
             _import_rows(store, root, report)
         except PermissionError as exc:
@@ -132,6 +146,7 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
     finally:
+        root_lock.release()
         store.close()
     return report
 
@@ -212,31 +227,45 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 (deployment, folder.name, Jsonb(files), sources))
             report.imported["drafts"] += cur.rowcount
 
-        # Usage counters: once per root (a count cannot be told apart from a later one).
-        if "usage" not in done:
-            from skillbank.usage import UsageLog
+        # Usage counters: what each count grew since the last run imported it (the counts
+        # imported are kept in sb_imports; an older run kept none: those count from here).
+        from skillbank.usage import UsageLog
 
-            rows = []
-            for memory in MEMORIES:
-                path = root / "usage" / f"{memory}.jsonl"
-                if not path.is_file():
-                    continue
-                counts = UsageLog(path)
-                for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
-                    for item_id, usage in table.items():
-                        rows.append((deployment, memory, item_id, trusted, usage.uses,
-                                     usage.successes, usage.failures, usage.last_used))
-            with conn.cursor() as cur:
-                cur.executemany(
-                    """INSERT INTO sb_usage (deployment, memory, item_id, trusted, uses,
-                           successes, failures, last_used) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-                       ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
-                           uses = sb_usage.uses + excluded.uses,
-                           successes = sb_usage.successes + excluded.successes,
-                           failures = sb_usage.failures + excluded.failures,
-                           last_used = greatest(sb_usage.last_used, excluded.last_used)""", rows)
-            report.imported["usage"] = len(rows)
-            positions["usage"] = {"items": len(rows)}
+        before = (done.get("usage") or {})
+        imported_counts = before.get("counts") if isinstance(before, dict) else None
+        baseline_only = "usage" in done and not isinstance(imported_counts, dict)
+        imported_counts = imported_counts if isinstance(imported_counts, dict) else {}
+        rows, counts_now = [], {}
+        for memory in MEMORIES:
+            path = root / "usage" / f"{memory}.jsonl"
+            if not path.is_file():
+                continue
+            counts = UsageLog(path)
+            for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
+                for item_id, usage in table.items():
+                    key = f"{memory}\t{item_id}\t{int(trusted)}"
+                    now = [int(usage.uses), int(usage.successes), int(usage.failures)]
+                    counts_now[key] = now
+                    then = imported_counts.get(key) or [0, 0, 0]
+                    if baseline_only:
+                        continue
+                    # A count that shrank (the root's usage reset): all of it is new.
+                    grew = [n - t if n >= t else n for n, t in zip(now, then)]
+                    if any(grew):
+                        rows.append((deployment, memory, item_id, trusted, *grew,
+                                     usage.last_used))
+        with conn.cursor() as cur:
+            cur.executemany(
+                """INSERT INTO sb_usage (deployment, memory, item_id, trusted, uses,
+                       successes, failures, last_used) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                   ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                       uses = sb_usage.uses + excluded.uses,
+                       successes = sb_usage.successes + excluded.successes,
+                       failures = sb_usage.failures + excluded.failures,
+                       last_used = greatest(sb_usage.last_used, excluded.last_used)""", rows)
+        report.imported["usage"] = len(rows)
+        if counts_now != imported_counts:
+            positions["usage"] = {"items": len(counts_now), "counts": counts_now}
 
         # The audit log: the events after those already imported (files keep their order).
         from skillbank.audit import FileAuditLog
