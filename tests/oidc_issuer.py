@@ -74,7 +74,10 @@ class Issuer:
         return {"keys": keys}
 
     def token(self, sub: str, *, groups: list[str] | None = None, lifetime: float = 600,
-              key: Any = None, kid: str | None = None, **claims: Any) -> str:
+              key: Any = None, kid: str | None = None, typ: str | None = "at+jwt",
+              **claims: Any) -> str:
+        """An access token (header typ at+jwt, RFC 9068) unless `typ` says otherwise (None:
+        no typ header beyond PyJWT's "JWT"; "JWT" with `aud` = a client id: an ID token)."""
         now = int(time.time())
         payload = {"iss": self.url, "aud": AUDIENCE, "sub": sub, "iat": now,
                    "exp": now + int(lifetime), **claims}
@@ -82,7 +85,7 @@ class Issuer:
             payload["groups"] = groups
         payload = {k: v for k, v in payload.items() if v is not None}
         return jwt.encode(payload, key or self.keys[self.kid], algorithm="RS256",
-                          headers={"kid": kid or self.kid})
+                          headers={"kid": kid or self.kid, **({"typ": typ} if typ else {})})
 
     def config_toml(self, *, discover: bool = False, **extra: str) -> str:
         """An `[oidc]` table for this issuer: groups `platform` (contributor, reads the team

@@ -274,3 +274,47 @@ def test_migrate_takes_the_roots_write_lock_while_reading_it(tmp_path, postgres)
     assert migrate_root(root, postgres.url, deployment=deployment).imported["experiences"]
     with write_lock(root, timeout=0.1):  # and migrate let go of it
         pass
+
+
+# OIDC: an ID token is not an access token (RFC 9068 `typ: at+jwt`) ------------------------------
+
+@pytest.fixture
+def issuer():
+    from oidc_issuer import Issuer
+
+    made = Issuer()
+    yield made
+    made.close()
+
+
+def _identity(issuer, tmp_path, **extra: str):
+    from skillbank.team.auth import TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml(**extra))
+    return TeamIdentity(oidc=load_oidc(config, {}))
+
+
+def test_an_id_token_whose_audience_is_the_client_id_is_not_an_access_token(issuer, tmp_path):
+    from oidc_issuer import AUDIENCE
+
+    from skillbank.team.auth import Admitted, Refusal
+
+    # The issuer's ID token for a client whose id is the audience configured here: same
+    # issuer, key and `aud`, but it proves a login to that client, not a grant to call us.
+    id_token = issuer.token("alice", typ="JWT", azp=AUDIENCE, nonce="n-0S6_WzA2Mj")
+    access = issuer.token("alice")  # typ at+jwt
+    strict = _identity(issuer, tmp_path)
+    refused = strict.check_token(id_token)
+    assert isinstance(refused, Refusal) and refused.status == 401, refused
+    assert "not an access token" in refused.reason and "require_at_jwt" in refused.reason
+    assert isinstance(strict.check_token(access), Admitted)
+    assert isinstance(strict.check_token(issuer.token("bob", typ="application/at+jwt")),
+                      Admitted)
+
+    # An issuer that does not mark its access tokens: the documented option lets them in,
+    # and a token that says it is an ID token is still refused.
+    lax = _identity(issuer, tmp_path, require_at_jwt="false")
+    assert isinstance(lax.check_token(issuer.token("carol", typ=None)), Admitted)
+    verdict = lax.check_token(issuer.token("dave", typ="id_token"))
+    assert isinstance(verdict, Refusal) and "not an access token" in verdict.reason

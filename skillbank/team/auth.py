@@ -24,6 +24,7 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     default_role = "reader"                              # role of someone in no listed group
     trusted = true                                       # false: everyone's writes are pending
     algorithms = ["RS256", "ES256"]                      # default RS256, ES256, PS256, EdDSA
+    require_at_jwt = true                                # default; see "Access tokens only"
 
     [oidc.groups.platform]                  # members read (and contribute to their own) + team
     role = "contributor"
@@ -42,6 +43,15 @@ and `reviews` are the union of those groups'; a listed group with `trusted = fal
 caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
 namespace is its principal, so a principal named like a namespace the groups share (someone who
 signed up as `team-platform`) is refused rather than made that namespace's owner.
+
+Access tokens only: an OIDC ID token is a JWT from the same issuer, and when the audience set
+here equals the client id it would carry the right `aud` too; it proves who logged in to that
+client, not that the client may call this service. So a token must mark itself as an access
+token the way RFC 9068 says, the header `typ: at+jwt` (or `application/at+jwt`). Issuers that do
+not set it (many do not by default: turn on their RFC 9068 / "JWT access token profile" option
+where they have one) need `require_at_jwt = false`; then a token is still refused when it says
+it is an ID token (a `typ` header other than JWT/at+jwt, or Keycloak's `typ: "ID"` claim), and
+the audience should be one only access tokens carry (the API's, not the client id).
 
 A token that does not pass is a 401 whose body and `WWW-Authenticate` say why (expired, issued
 by another issuer, for another audience, unsigned, signed by a key the issuer does not
@@ -69,7 +79,7 @@ FACE = "mcp-http"
 DEFAULT_ALGORITHMS = ("RS256", "ES256", "PS256", "EdDSA")
 OIDC_KEYS = {"issuer", "audience", "jwks_url", "principal_claim", "namespace_claim",
              "groups_claim", "default_role", "trusted", "algorithms", "groups", "leeway",
-             "resource_url", "required_scopes"}
+             "resource_url", "required_scopes", "require_at_jwt"}
 GROUP_KEYS = {"role", "reads", "reviews", "trusted"}
 #: Verified tokens kept (by hash) so the guard and the SDK's bearer check verify once per token.
 CACHE_SIZE = 4096
@@ -117,6 +127,8 @@ class OidcConfig:
     leeway: int = 30
     resource_url: str | None = None
     required_scopes: tuple[str, ...] = ()
+    #: RFC 9068: only tokens whose header `typ` is `at+jwt` (false: any but a marked ID token).
+    require_at_jwt: bool = True
 
     # Reading the table ----------------------------------------------------------------------
     @classmethod
@@ -191,6 +203,9 @@ class OidcConfig:
         trusted = table.get("trusted", True)
         if not isinstance(trusted, bool):
             raise fail("[oidc] trusted must be true or false")
+        require_at_jwt = table.get("require_at_jwt", True)
+        if not isinstance(require_at_jwt, bool):
+            raise fail("[oidc] require_at_jwt must be true or false")
         leeway = table.get("leeway", 30)
         if not isinstance(leeway, int) or isinstance(leeway, bool) or not 0 <= leeway <= 300:
             raise fail("[oidc] leeway must be 0-300 seconds of clock skew")
@@ -208,7 +223,8 @@ class OidcConfig:
                    default_role=role_of(table.get("default_role", "reader"),
                                         "[oidc] default_role"),
                    trusted=trusted, algorithms=tuple(algorithms), groups=groups, leeway=leeway,
-                   resource_url=table.get("resource_url"), required_scopes=tuple(required))
+                   resource_url=table.get("resource_url"), required_scopes=tuple(required),
+                   require_at_jwt=require_at_jwt)
 
     @property
     def shared_namespaces(self) -> frozenset[str]:
@@ -392,10 +408,31 @@ class JwtVerifier:
                                 "iss and aud")
         except jwt.InvalidTokenError as exc:
             return Refusal(401, f"the JWT is not valid: {exc}")
+        not_access = _not_an_access_token(header, claims, config.require_at_jwt)
+        if not_access:
+            return Refusal(401, not_access)
         try:
             return self.config.scope_for(claims), claims
         except InvalidInputError as exc:
             return Refusal(401, f"the JWT's claims give no usable scope: {exc}")
+
+
+def _not_an_access_token(header: Mapping[str, Any], claims: Mapping[str, Any],
+                         require_at_jwt: bool) -> str | None:
+    """Why a verified JWT is not an access token for this service (RFC 9068), or None."""
+    typ = header.get("typ")
+    kind = typ.lower().removeprefix("application/") if isinstance(typ, str) else ""
+    if kind == "at+jwt":
+        return None
+    if require_at_jwt:
+        return (f"the JWT is not an access token (its header typ is {typ!r}, not 'at+jwt' as "
+                "RFC 9068 access tokens say; an ID token is refused here); send an access "
+                "token, or set require_at_jwt = false in [oidc] for an issuer that does not "
+                "mark its access tokens (docs/team.md)")
+    if kind not in ("", "jwt") or str(claims.get("typ", "")).lower() in ("id", "id_token"):
+        return (f"the JWT says it is not an access token (typ {typ!r}, claim typ "
+                f"{claims.get('typ')!r}); send an access token, not an ID token")
+    return None
 
 
 def looks_like_jwt(token: str) -> bool:
