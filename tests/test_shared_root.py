@@ -698,11 +698,16 @@ def test_the_api_fuzz_corpus_has_the_same_outcomes_through_a_client(both):
 
 # 11. The MCP server serves several calls at once -------------------------------------------------
 
-def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_ones_do(tmp_path):
+def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_ones_do(
+        tmp_path, monkeypatch):
     """The owner answers concurrent searches of one index together (skillbank.index_batch):
     one Chroma query for their vectors, and every search gets exactly the hits it gets alone.
     Before, each asked Chroma on its own (six clients, six queries in a row)."""
     import threading
+
+    # Chroma answers every search, as for a collection too large to hold in memory
+    # (skillbank.dense_live answers a small one from memory after its first search).
+    monkeypatch.setattr("skillbank.dense_live.MAX_TEXTS", 0)
 
     from skillbank.embeddings import HashEmbedding
     from skillbank.index import HybridIndex, IndexItem, make_client
