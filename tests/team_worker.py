@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+import time
 import uuid
 from contextlib import contextmanager
 from pathlib import Path
@@ -74,3 +75,15 @@ def two_banks(root_a: Path, root_b: Path, chroma_url: str, database_url: str,
     finally:
         b.close()
         a.close()
+
+
+def until(check: Any, seconds: float = 1.0) -> Any:
+    """Poll `check` until it returns something truthy (returned) or `seconds` pass (a failed
+    assert): how a test waits for one worker to see what another wrote."""
+    deadline = time.monotonic() + seconds
+    while True:
+        found = check()
+        if found:
+            return found
+        assert time.monotonic() < deadline, f"not seen by the other worker within {seconds} s"
+        time.sleep(0.02)

@@ -10,12 +10,11 @@ deleted everything it had not written itself, and a write while Chroma was down 
 
 from __future__ import annotations
 
-import time
 import uuid
 
 import pytest
 
-from team_worker import open_bank, two_banks
+from team_worker import open_bank, two_banks, until
 from test_chroma_outage import ChromaServer  # noqa: F401 - the own_chroma fixture's server
 
 pytest.importorskip("psycopg")
@@ -29,22 +28,13 @@ def two_roots(tmp_path, chroma_server, postgres):
         yield pair
 
 
-def _until(check, seconds: float = 1.0):
-    deadline = time.monotonic() + seconds
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"not within {seconds} s"
-        time.sleep(0.02)
-
 
 def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_roots, tmp_path):
     a, b = two_roots
     assert b.experiences.recall("rotate the staging database password") == []  # loaded first
     eid = a.experiences.record("Rotate the staging database password", "success",
                                feedback="Update the vault entry before restarting the pods.")
-    hits = _until(lambda: b.experiences.recall("rotate the staging database password", k=3))
+    hits = until(lambda: b.experiences.recall("rotate the staging database password", k=3))
     assert hits[0].id == eid
     assert "vault entry" in b.experiences.get(eid).feedback
     # The journal is PostgreSQL's: neither root holds a month file.
@@ -101,7 +91,7 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
     b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
     try:
         first = a.experiences.record("Renew the TLS certificate of the intranet", "success")
-        assert _until(lambda: b.experiences.recall("renew the intranet TLS certificate",
+        assert until(lambda: b.experiences.recall("renew the intranet TLS certificate",
                                                    k=1))[0].id == first
         chroma.stop()
         kept = a.experiences.record("Drain the print queue of the third floor", "success",
@@ -111,12 +101,12 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
         assert "full-text search" in hits.note and not hits.dense_complete
         assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
         chroma.start()  # same folder and port
-        hits = _until(lambda: [h for h in a.experiences.recall(
+        hits = until(lambda: [h for h in a.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
         assert hits[0].id == kept  # indexed now that Chroma is back
         assert not getattr(hits, "note", "")
         assert kept in a.index("experiences").ids()
-        hits = _until(lambda: [h for h in b.experiences.recall(
+        hits = until(lambda: [h for h in b.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
         assert hits[0].id == kept
     finally:
@@ -188,8 +178,8 @@ def test_a_conversation_updated_on_a_reaches_b_even_after_b_read_it(two_roots):
     turn = [{"role": "user", "content": "Plan the team offsite in Lisbon"},
             {"role": "assistant", "content": "Shortlisted three venues."}]
     eid = a.experiences.record_messages(turn, thread="offsite-1")
-    assert _until(lambda: eid in b.experiences and b.experiences.get(eid)).outcome == "unknown"
+    assert until(lambda: eid in b.experiences and b.experiences.get(eid)).outcome == "unknown"
     a.experiences.record_messages(turn + [{"role": "user", "content": "Book the second one"},
                                           {"role": "assistant", "content": "Booked."}],
                                   thread="offsite-1", outcome="success", followup=True)
-    assert _until(lambda: b.experiences.get(eid).outcome == "success")
+    assert until(lambda: b.experiences.get(eid).outcome == "success")

@@ -8,21 +8,13 @@ index matters, a real `chroma run`.
 
 from __future__ import annotations
 
-import time
 
 import pytest
 
+from team_worker import until
+
 psycopg = pytest.importorskip("psycopg")
 
-
-def _until(check, seconds: float):
-    deadline = time.monotonic() + seconds
-    while True:
-        found = check()
-        if found:
-            return found
-        assert time.monotonic() < deadline, f"not within {seconds} s"
-        time.sleep(0.05)
 
 
 def _rows(url: str, table: str) -> int:
@@ -47,8 +39,8 @@ def test_the_change_feed_stores_no_rows_and_a_reconnected_worker_learns_what_it_
         feed_b.take("experiences")
         own_postgres.stop()
         own_postgres.start()
-        _until(lambda: _try_write(feed_a), 30)
-        assert _until(lambda: feed_b.take("experiences") is not False, 10) is not False
+        until(lambda: _try_write(feed_a), 30)
+        assert until(lambda: feed_b.take("experiences") is not False, 10) is not False
         assert _rows(own_postgres.url, "sb_changes") == 0
 
 
@@ -117,7 +109,7 @@ def test_an_experience_write_lets_go_of_the_write_lock_before_chromas_upsert(
             writer.join(60)
         index.upsert = real_upsert
         eid = done[0]
-        hits = _until(lambda: b.experiences.recall("rotate the staging database password", k=3), 5)
+        hits = until(lambda: b.experiences.recall("rotate the staging database password", k=3), 5)
         assert hits[0].id == eid
     finally:
         b.close()

@@ -17,7 +17,7 @@ from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import BusyError
 from skillbank.store.base import StoreUnavailableError
-from team_worker import two_banks
+from team_worker import two_banks, until
 
 
 @pytest.fixture
@@ -88,12 +88,6 @@ def test_a_wrong_database_url_fails_the_open_and_lets_go_of_the_root(tmp_path, p
         assert bank.store is None
 
 
-def _until(check, seconds: float = 1.0) -> None:
-    deadline = time.monotonic() + seconds
-    while not check():
-        assert time.monotonic() < deadline, "not seen by the other worker in time"
-        time.sleep(0.02)
-
 
 def test_a_worker_refreshes_only_what_another_wrote(workers):
     """The notification carries the written ids: the other worker re-reads just those from
@@ -105,12 +99,12 @@ def test_a_worker_refreshes_only_what_another_wrote(workers):
         return [g.id for g in b.guidelines.list(namespace="*")]
 
     first = a.guidelines.learn("Use British spelling in user-facing text.").ids()[0]
-    _until(lambda: first in listed())
+    until(lambda: first in listed())
     mirror = b.index("guidelines")._mirror
     second = a.guidelines.learn("Never put SQL in f-strings.").ids()[0]
-    _until(lambda: second in listed())
+    until(lambda: second in listed())
     assert b.index("guidelines")._mirror is mirror  # refreshed in place, not reloaded
     assert b.guidelines.search("never put sql in f-strings", k=1)[0].id == second
     a.forget(second)
-    _until(lambda: second not in listed())
+    until(lambda: second not in listed())
     assert second not in b.index("guidelines").ids() and first in b.index("guidelines").ids()
