@@ -88,6 +88,29 @@ def adopt(
     st.out.emit(skill, lambda: st.out.print(text(written("adopted", skill), "green")))
 
 
+@app.command("edit-draft")
+def edit_draft(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Draft name (as listed by `skills drafts`).")],
+    file: Annotated[str, typer.Option(
+        "--file", metavar="PATH", help="The draft's new SKILL.md ('-': standard input).")],
+) -> None:
+    """Replace a draft's SKILL.md before adopting it (in team mode every worker sees it)."""
+    import sys
+    from pathlib import Path
+
+    from skillbank.errors import InvalidInputError
+
+    st = state(ctx)
+    try:
+        body = sys.stdin.read() if file == "-" else Path(file).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise InvalidInputError(f"cannot read the edited draft {file} ({exc}); nothing "
+                                "was changed") from None
+    draft = st.bank(sync=None).skills.edit_draft(name, body)
+    st.out.emit(draft, lambda: st.out.print(text(f"edited draft {draft.name}", "green")))
+
+
 @app.command()
 def discard(
     ctx: typer.Context,

@@ -429,6 +429,44 @@ class SkillDrafts:
         except OSError:
             pass
 
+    def edit_draft(self, name: str, text: str) -> SkillDraft:
+        """Replace a pending draft's SKILL.md with a person's text before it is adopted.
+
+        The text must be a valid skill of the same name (it is what adoption would serve).
+        Embedded, this is the same as editing `<root>/drafts/<name>/SKILL.md`; in team mode the
+        edit is written to the draft's row, so every worker's next read has it (an edit of one
+        worker's working copy only reaches the others once that worker reads its drafts)."""
+        checks.check_str(text, "text")
+        _decider("editing a draft")
+        doc, findings = parse_skill_text(text, folder_name=name)
+        errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
+            if doc is not None else findings
+        if errors:
+            raise InvalidInputError("the edited draft is not a valid skill: "
+                                    + "; ".join(f.message for f in errors), errors)
+        with self._sync_lock, self.write_lock:
+            draft = self._find_draft(name, decide=True)
+            folder = Path(draft.path).parent
+            diff = draft.diff
+            if draft.revises:
+                try:
+                    current = Path(self._summary(draft.revises).path)  # type: ignore[attr-defined]
+                    diff = _diff(current.read_text(encoding="utf-8"), text, name)
+                except (OSError, NotFoundError):
+                    pass
+            edited = draft.model_copy(update={
+                "description": str(doc.frontmatter.get("description") or draft.description),
+                "diff": diff})
+            meta = edited.model_copy(update={"path": str(folder / SKILL_FILE)}) \
+                .model_dump_json(indent=2) + "\n"
+            atomic_write(folder / SKILL_FILE, text)
+            atomic_write(folder / META_FILE, meta)
+            files = {p.relative_to(folder).as_posix(): p.read_text("utf-8", errors="replace")
+                     for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+            self.draft_store.put(name, files, draft.sources)
+            note(self, "update", "draft", name)
+            return edited
+
     def discard(self, name: str) -> SkillDraft:
         """Drop a pending draft; it is not proposed again for the same experiences."""
         _decider("discarding a draft")
