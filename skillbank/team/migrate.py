@@ -9,7 +9,9 @@ What moves, from `<root>` into the deployment's rows (`skillbank.store.postgres`
   (`<root>/audit/`) and forgotten ids (`forgotten.jsonl`);
 - guideline records (`<root>/guidelines/`), through the guideline store (`store.guidelines()`).
 
-- skill drafts still pending (`<root>/drafts/<name>/`, their files) and the drafts ledger.
+- skill drafts still pending (`<root>/drafts/<name>/`, their files) and the drafts ledger; a
+  rerun makes the deployment's pending drafts follow the root's (closed when the root adopted
+  or discarded them, rewritten when it edited them), keeping what the team decided meanwhile.
 
 Skills are not rows: a team serves them from a git repository (docs/team.md).
 
@@ -209,23 +211,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
-        positions["drafts"] = {"entries": max(already, len(ledger))}
-        for folder in sorted(drafts_root.iterdir()) if drafts_root.is_dir() else []:
-            meta_path = folder / ".draft.json"
-            if folder.name.startswith(".") or folder.is_symlink() or not meta_path.is_file():
-                continue
-            files = {str(p.relative_to(folder)): p.read_text("utf-8", errors="replace")
-                     for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
-            try:
-                sources = [str(s) for s in json.loads(files[".draft.json"]).get("sources") or []]
-            except (ValueError, AttributeError):
-                report.skipped.append(str(meta_path))
-                continue
-            cur = conn.execute(
-                "INSERT INTO sb_drafts (deployment, name, closed, files, sources) "
-                "VALUES (%s, %s, false, %s, %s) ON CONFLICT DO NOTHING",
-                (deployment, folder.name, Jsonb(files), sources))
-            report.imported["drafts"] += cur.rowcount
+        positions["drafts"] = {"entries": max(already, len(ledger)),
+                               "pending": _import_pending_drafts(conn, deployment, drafts_root,
+                                                                 done.get("drafts"), report)}
 
         # Usage counters: what each count grew since the last run imported it (the counts
         # imported are kept in sb_imports; an older run kept none: those count from here).
@@ -301,6 +289,56 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         if report.imported["experiences"]:  # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before: Any,
+                           report: MigrateReport) -> dict[str, str]:
+    """Make the deployment's pending drafts follow the root's; returns what `sb_imports`
+    keeps (name -> digest of the root's files as imported).
+
+    A draft new on the root, or edited there since the last run, is written (as pending) —
+    unless the team closed it meanwhile (its row is gone though a run imported it): what the
+    team decided stands. A draft a run imported that the root no longer has pending (adopted,
+    discarded, forgotten there) is closed in the deployment too. A draft the root did not
+    change since is left as the team has it (an edit, a decision)."""
+    from psycopg.types.json import Jsonb
+
+    from skillbank.store.postgres.drafts import digest
+
+    imported = before.get("pending") if isinstance(before, dict) else None
+    imported = imported if isinstance(imported, dict) else {}
+    held = {name for (name,) in conn.execute(
+        "SELECT name FROM sb_drafts WHERE deployment = %s AND NOT closed", (deployment,))}
+    now: dict[str, str] = {}
+    for folder in sorted(drafts_root.iterdir()) if drafts_root.is_dir() else []:
+        meta_path = folder / ".draft.json"
+        if folder.name.startswith(".") or folder.is_symlink() or not meta_path.is_file():
+            continue
+        files = {p.relative_to(folder).as_posix(): p.read_text("utf-8", errors="replace")
+                 for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+        try:
+            sources = [str(s) for s in json.loads(files[".draft.json"]).get("sources") or []]
+        except (ValueError, AttributeError):
+            report.skipped.append(str(meta_path))
+            continue
+        name, now[folder.name] = folder.name, digest(files)
+        if imported.get(name) == now[name]:
+            continue  # as last imported: the deployment's copy stands
+        if name in imported and name not in held:
+            continue  # the team adopted or discarded it since: that stands
+        cur = conn.execute(
+            "INSERT INTO sb_drafts (deployment, name, closed, files, sources) "
+            "VALUES (%s, %s, false, %s, %s) ON CONFLICT (deployment, name, closed) DO UPDATE "
+            "SET files = excluded.files, sources = excluded.sources, at = now() "
+            "WHERE sb_drafts.files IS DISTINCT FROM excluded.files",
+            (deployment, name, Jsonb(files), sources))
+        report.imported["drafts"] += cur.rowcount
+    closed = sorted((set(imported) - set(now)) & held)
+    if closed:  # decided (or forgotten) on the root since a run imported them
+        cur = conn.execute("DELETE FROM sb_drafts WHERE deployment = %s AND name = ANY(%s)",
+                           (deployment, closed))
+        report.imported["drafts"] += cur.rowcount
+    return now
 
 
 def _lesson_parents(conn: Any, deployment: str, event: dict[str, Any]) -> dict[str, set[str]]:
