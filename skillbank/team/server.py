@@ -16,7 +16,11 @@ what one acknowledges, the others see within a second through LISTEN/NOTIFY.
   local user, admin of every namespace), so one person's memory is not kept from another's.
   With OIDC (`[oidc]`, skillbank/team/auth.py) each request's JWT gives its principal and scope.
 - `/metrics`: Prometheus metrics (skillbank/team/metrics.py); every tool call is also one JSON
-  log line on stderr (skillbank/team/logs.py).
+  log line on stderr (skillbank/team/logs.py). As a Prometheus exporter: open by default (counts
+  and latencies per tool and dependency, never a principal or memory text); `--metrics-token`
+  makes it ask for `Authorization: Bearer` (Prometheus's `authorization.credentials_file`),
+  `--metrics-port` moves it to a listener of its own that the load balancer does not route to
+  (then the main listener answers 404 there).
 
 Still on the root's files in this first step (see docs/team.md): skills, guideline records and
 the experience journal, so every worker must see the same root folder.
@@ -57,14 +61,16 @@ def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
 
 class HealthRoutes:
     """ASGI: answer /healthz, /readyz and /metrics here, pass everything else (and lifespan)
-    through. /metrics is not behind the bearer guard: Prometheus scrapes it without a token, so
-    it says nothing about anyone's memory (counts and latencies per tool and dependency only);
-    keep it off the public listener with the load balancer's routing if that matters."""
+    through. /metrics is not behind the /mcp guard (a scraper has no principal): `metrics` is
+    its own app (`metrics_app`: open, or asking for the metrics token); None when it is served
+    on a listener of its own, and then this one answers 404 naming that port."""
 
-    def __init__(self, app: Any, bank: Any, metrics: Any = None) -> None:
+    def __init__(self, app: Any, bank: Any, metrics: Any = None,
+                 elsewhere: str | None = None) -> None:
         self.app = app
         self.bank = bank
-        self.metrics_app = metrics.asgi_app() if metrics is not None else None
+        self.metrics_app = metrics
+        self.elsewhere = elsewhere
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path") if scope.get("type") == "http" else None
@@ -88,8 +94,50 @@ class HealthRoutes:
                             extra={"event": "not_ready", "checks": checks})
         elif path == "/metrics" and self.metrics_app is not None:
             await self.metrics_app(scope, receive, send)
+        elif path == "/metrics" and self.elsewhere:
+            await _json(send, 404, {"error": f"metrics are served at {self.elsewhere}"})
         else:
             await self.app(scope, receive, send)
+
+
+def metrics_app(metrics: Any, token: str | None) -> Any:
+    """The Prometheus endpoint: open, or (with `token`) only for `Authorization: Bearer
+    <token>` (compared in constant time), else 401 — what Prometheus sends with
+    `authorization: {credentials_file: ...}` in its scrape config."""
+    served = metrics.asgi_app()
+    if not token:
+        return served
+    import hmac
+
+    expected = f"Bearer {token}".encode()
+
+    async def gated(scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http":
+            given = dict(scope.get("headers") or []).get(b"authorization", b"")
+            if not hmac.compare_digest(given, expected):
+                body = b"metrics need the metrics token: Authorization: Bearer <token>\n"
+                await send({"type": "http.response.start", "status": 401,
+                            "headers": [(b"content-type", b"text/plain; charset=utf-8"),
+                                        (b"content-length", str(len(body)).encode()),
+                                        (b"www-authenticate", b'Bearer realm="metrics"')]})
+                await send({"type": "http.response.body", "body": body})
+                return
+        await served(scope, receive, send)
+
+    return gated
+
+
+class MetricsOnly:
+    """ASGI for the separate metrics listener: /metrics, and 404 for everything else."""
+
+    def __init__(self, app: Any) -> None:
+        self.app = app
+
+    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope.get("type") == "http" and scope.get("path") == "/metrics":
+            await self.app(scope, receive, send)
+        elif scope.get("type") == "http":
+            await _json(send, 404, {"error": "this listener serves /metrics only"})
 
 
 async def _json(send: Any, status: int, payload: dict[str, Any]) -> None:
@@ -103,8 +151,11 @@ async def _json(send: Any, status: int, payload: dict[str, Any]) -> None:
 
 def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
                      max_body_bytes: int | None = None, tokens: Any = None,
-                     identity: Any = None, resource_url: str | None = None) -> Any:
-    """The worker's ASGI app. `identity` (`skillbank.team.auth.TeamIdentity`, with OIDC) is
+                     identity: Any = None, resource_url: str | None = None,
+                     metrics_token: str | None = None,
+                     metrics_elsewhere: str | None = None) -> Any:
+    """The worker's ASGI app (its metrics app is `.metrics_endpoint`: served at /metrics here,
+    or, with `metrics_elsewhere` naming the other listener, there only). `identity` (`skillbank.team.auth.TeamIdentity`, with OIDC) is
     handed to the MCP SDK as its `TokenVerifier` with `AuthSettings` for `resource_url` (this
     worker's public /mcp URL), so the SDK guards /mcp and publishes the protected-resource
     metadata; the guard asks it first, to answer a refused token with its reason."""
@@ -133,7 +184,11 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
                     identity=identity, metadata_url=metadata_url)
     if per_principal and not trusted:
         app = PrincipallessTrust(app, bank.settings.namespace)
-    return HealthRoutes(app, bank, metrics)
+    endpoint = metrics_app(metrics, metrics_token)
+    routes = HealthRoutes(app, bank, None if metrics_elsewhere else endpoint,
+                          elsewhere=metrics_elsewhere)
+    routes.metrics_endpoint = endpoint  # type: ignore[attr-defined]
+    return routes
 
 
 class PrincipallessTrust:
@@ -194,6 +249,14 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
                         help="trust callers without a principal of their own (the static "
                              "--token): their writes are not pending. A principal from --tokens "
                              "or OIDC is as trusted as its token says, with or without it")
+    parser.add_argument("--metrics-token", default=env("SKILLBANK_METRICS_TOKEN"),
+                        help="bearer token /metrics asks for (SKILLBANK_METRICS_TOKEN; default: "
+                             "none, /metrics is open as a Prometheus exporter's is)")
+    parser.add_argument("--metrics-port", type=int, default=_int(env("SKILLBANK_METRICS_PORT")),
+                        help="serve /metrics on this port only, a listener of its own "
+                             "(SKILLBANK_METRICS_PORT; default: on --port)")
+    parser.add_argument("--metrics-host", default=env("SKILLBANK_METRICS_HOST"),
+                        help="the address of the --metrics-port listener (default: --host)")
     parser.add_argument("--log-level", default="warning",
                         help="level of the worker's own messages; tool-call lines are always "
                              "logged (one per call)")
@@ -207,6 +270,13 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--log-format", choices=("json", "text"), default="json",
                         help="json: one JSON object per line (default), for a log collector")
     return parser.parse_args(argv)
+
+
+def _int(raw: str | None) -> int | None:
+    try:
+        return int(raw) if raw else None
+    except ValueError:
+        raise SystemExit(f"skillbank server: SKILLBANK_METRICS_PORT={raw!r} is not a port number")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -265,16 +335,45 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1
+    metrics_host = args.metrics_host or args.host
+    elsewhere = None
+    if args.metrics_port:
+        shown_m = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
+        elsewhere = f"http://{shown_m}:{args.metrics_port}/metrics"
     try:
         app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
-                               tokens=tokens, identity=identity, resource_url=resource_url)
+                               tokens=tokens, identity=identity, resource_url=resource_url,
+                               metrics_token=args.metrics_token, metrics_elsewhere=elsewhere)
+        if elsewhere:
+            _serve_metrics(app.metrics_endpoint, metrics_host, args.metrics_port,
+                           args.log_level.lower())
+        where = elsewhere or "/metrics"
         print(f"skillbank team worker {os.getpid()} on http://{args.host}:{args.port} "
-              "(/mcp, /healthz, /readyz, /metrics)", file=sys.stderr, flush=True)
+              f"(/mcp, /healthz, /readyz; metrics at {where}"
+              f"{', token required' if args.metrics_token else ''})", file=sys.stderr, flush=True)
         uvicorn.run(app, host=args.host, port=args.port, log_level=args.log_level.lower(),
                     access_log=False, lifespan="on", log_config=None)
     finally:
         bank.close()
     return 0
+
+
+def _serve_metrics(endpoint: Any, host: str, port: int, level: str) -> None:
+    """The metrics listener, on a daemon thread (uvicorn leaves signals to the main thread's
+    server, so stopping the worker stops both); a port it cannot bind stops the worker."""
+    import threading
+
+    import uvicorn
+
+    server = uvicorn.Server(uvicorn.Config(MetricsOnly(endpoint), host=host, port=port,
+                                           log_level=level, access_log=False, lifespan="off",
+                                           log_config=None))
+    thread = threading.Thread(target=server.run, daemon=True, name="skillbank-metrics")
+    thread.start()
+    while not server.started and thread.is_alive():
+        thread.join(0.05)
+    if not server.started:
+        raise SystemExit(f"skillbank server: cannot serve metrics on {host}:{port} (see above)")
 
 
 def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
