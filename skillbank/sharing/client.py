@@ -42,7 +42,10 @@ log = logging.getLogger("skillbank.sharing")
 
 #: Calls that change nothing (or whose repetition is harmless): safe to send again after the
 #: owner died while running them.
+#: The name a membership test (`x in client.skills`) travels under: op "contains".
+CONTAINS = "__contains__"
 SAFE_TO_REPEAT = frozenset({
+    CONTAINS,
     "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
     "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
     "validate", "sync", "resources", "find", "export", "flush", "watch",
@@ -199,6 +202,12 @@ class _MemoryProxy:
         if self._target == "skills" and name in ("watch", "start_watching"):
             return getattr(self._client, f"_skills_{name}")  # run here, not in the owner
         return self._client._member(self._target, name)
+
+    def __contains__(self, item: object) -> bool:
+        """`name in client.skills`, `gid in client.guidelines`: asked of the owner, as the
+        caller (the API says `name in bank.skills`; the adapters' and MCP's save_skill and
+        load_skill use it, and raised TypeError through a client)."""
+        return bool(self._client._invoke(self._target, "contains", CONTAINS, [item], {}))
 
     def __repr__(self) -> str:
         return f"<{self._target} of {self._client!r}>"
@@ -454,8 +463,11 @@ class BankClient:
                 return member if op == "get" else member(*args, **kwargs)
             try:
                 return conn.call(payload)
-            except (httpx.ConnectError, FileNotFoundError, ConnectionRefusedError, _OwnerChanged):
-                self._drop(conn)  # never sent: safe to send again to the next owner
+            except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
+                    FileNotFoundError, ConnectionRefusedError, _OwnerChanged):
+                # Never sent: safe to send again. A connect or pool timeout is a loaded
+                # machine, not a silent owner; the reconnect is bounded by connect_timeout.
+                self._drop(conn)
             except httpx.TimeoutException as exc:
                 # Silent past the deadline (a live owner streams a byte every half second):
                 # stopped or hung. Another try would hang again; say who and what to do.
