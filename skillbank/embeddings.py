@@ -8,8 +8,13 @@ a length-sorted batch. One session is built once and reused.
 `HashEmbedding` is a tiny deterministic function (feature hashing of words) for fast tests and
 for measuring everything but the model; it is honest about being lexical.
 
-Both are Chroma `EmbeddingFunction`s registered by name, so a collection records which embedding
-made it and reopening it with another one is caught.
+Both speak Chroma's embedding-function protocol (name, config, `__call__`) and are registered
+with Chroma by name (`register_with_chroma`, called when an index opens a collection), so a
+collection records which embedding made it and reopening it with another one is caught. They do
+not subclass Chroma's `EmbeddingFunction`: importing this module (and so the index and the skill
+library) must not import Chroma, which costs ~0.5-1 s — the MCP server answers its first skill
+search from a snapshot before Chroma is imported (`skillbank.snapshot_search`, #27). Chroma takes
+any object with these methods (duck typing; its own `__call__` checks are for its classes).
 """
 
 from __future__ import annotations
@@ -23,8 +28,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-from chromadb.api.types import Documents, EmbeddingFunction, Embeddings
-from chromadb.utils.embedding_functions import register_embedding_function
 
 from skillbank import onnx_model
 from skillbank.errors import SkillbankError
@@ -44,6 +47,25 @@ MODEL_FILES = (
     "tokenizer_config.json",
 )
 _QUERY_CACHE_SIZE = 512
+_registered = False
+_register_lock = threading.Lock()
+
+
+def register_with_chroma() -> None:
+    """Register both classes in Chroma's registry of embedding functions (once; imports Chroma).
+
+    Chroma rebuilds a collection's embedding function from its recorded name when the
+    collection is opened without one; the index calls this before opening a collection."""
+    global _registered
+    if _registered:
+        return
+    with _register_lock:
+        if not _registered:
+            from chromadb.utils.embedding_functions import register_embedding_function
+
+            register_embedding_function(MiniLMEmbedding)
+            register_embedding_function(HashEmbedding)
+            _registered = True
 
 
 def resolve_model_dir(model_dir: str | os.PathLike | None = None) -> Path:
@@ -86,8 +108,29 @@ class ModelUnavailableError(SkillbankError):
 MODEL_RETRY_SECONDS = 30.0
 
 
-@register_embedding_function
-class MiniLMEmbedding(EmbeddingFunction[Documents]):
+class _ChromaProtocol:
+    """The parts of Chroma's embedding-function protocol both classes share (Chroma calls them
+    when it creates or reopens a collection)."""
+
+    def default_space(self) -> str:
+        return "cosine"
+
+    def supported_spaces(self) -> list[str]:
+        return ["cosine", "l2", "ip"]
+
+    def is_legacy(self) -> bool:
+        return False
+
+    @staticmethod
+    def validate_config(config: dict[str, Any]) -> None:
+        return None
+
+    def validate_config_update(self, old_config: dict[str, Any],
+                               new_config: dict[str, Any]) -> None:
+        return None
+
+
+class MiniLMEmbedding(_ChromaProtocol):
     """all-MiniLM-L6-v2 through onnxruntime with dynamic padding; vectors equal Chroma's default."""
 
     def __init__(self, model_dir: str | None = None, batch_size: int = 32, threads: int = 0) -> None:
@@ -114,15 +157,6 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
     @staticmethod
     def build_from_config(config: dict[str, Any]) -> "MiniLMEmbedding":
         return MiniLMEmbedding()
-
-    def default_space(self) -> str:  # type: ignore[override]
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:  # type: ignore[override]
-        return ["cosine", "l2", "ip"]
-
-    def is_legacy(self) -> bool:
-        return False
 
     # Model ----------------------------------------------------------------------------------
     def _load(self) -> None:
@@ -184,7 +218,7 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
                 out[chunk] = self._embed_batch([texts[i] or " " for i in chunk])
             return out
 
-    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002 - Chroma requires `input`
+    def __call__(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002 - Chroma requires `input`
         return list(self.embed(list(input)))
 
     def embed_query(self, text: str) -> np.ndarray:
@@ -203,8 +237,7 @@ class MiniLMEmbedding(EmbeddingFunction[Documents]):
 _WORD = re.compile(r"[a-z0-9]+")
 
 
-@register_embedding_function
-class HashEmbedding(EmbeddingFunction[Documents]):
+class HashEmbedding(_ChromaProtocol):
     """Deterministic bag-of-words feature hashing: no model, microseconds per text.
 
     For unit tests and for benchmarks that want to separate embedding cost from the rest.
@@ -225,15 +258,6 @@ class HashEmbedding(EmbeddingFunction[Documents]):
     def build_from_config(config: dict[str, Any]) -> "HashEmbedding":
         return HashEmbedding(dim=int(config.get("dim", 384)))
 
-    def default_space(self) -> str:  # type: ignore[override]
-        return "cosine"
-
-    def supported_spaces(self) -> list[str]:  # type: ignore[override]
-        return ["cosine", "l2", "ip"]
-
-    def is_legacy(self) -> bool:
-        return False
-
     def _one(self, text: str) -> np.ndarray:
         vector = np.zeros(self.dim, dtype=np.float32)
         words = _WORD.findall(text.lower())
@@ -250,7 +274,7 @@ class HashEmbedding(EmbeddingFunction[Documents]):
             return np.zeros((0, self.dim), dtype=np.float32)
         return np.stack([self._one(t) for t in texts])
 
-    def __call__(self, input: Documents) -> Embeddings:  # noqa: A002
+    def __call__(self, input: list[str]) -> list[np.ndarray]:  # noqa: A002
         return list(self.embed(list(input)))
 
     def embed_query(self, text: str) -> np.ndarray:

@@ -25,7 +25,9 @@ from urllib.parse import urlparse
 
 import numpy as np
 
-from skillbank.embeddings import ModelUnavailableError, embed_query, embed_texts, fingerprint
+from skillbank.embeddings import (
+    ModelUnavailableError, embed_query, embed_texts, fingerprint, register_with_chroma,
+)
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
 from skillbank import index_batch
@@ -143,6 +145,7 @@ class HybridIndex:
 
     # Collection --------------------------------------------------------------------------------
     def _open_collection(self) -> Any:
+        register_with_chroma()  # Chroma knows our embeddings by name (not at import: #27)
         wanted = fingerprint(self.embedding_function)
         try:
             collection = self.client.get_or_create_collection(
