@@ -9,6 +9,12 @@ importing mcp. The client waits for none of it: the server starts serving while 
 - starts watching the skill folders and syncs once more, for edits made during startup;
 - syncs and warms the guidelines, then the experiences and the tokenizer.
 Each tool awaits only the stage it reads, so `find_skills` does not wait for 10,000 experiences.
+
+Before all that, when the root's snapshot is provably current (`skillbank.snapshot_search`),
+the skill library is first built over the snapshot, without Chroma: `find_skills` answers from
+it (the same code, the same answers) while the bank opens, and the bank's own skills take over
+once they are ready. Once they are synced and embedded, their vectors are kept beside the
+snapshot for the next start.
 """
 
 from __future__ import annotations
@@ -32,9 +38,17 @@ class BankHandle:
     """A bank that is, or is becoming, ready; stages become ready in order."""
 
     def __init__(self, bank: Any = None, *, opener: Callable[[], Any] | None = None,
-                 sync: bool = True, watch: bool = False, warm: bool = True) -> None:
+                 sync: bool = True, watch: bool = False, warm: bool = True,
+                 early: Callable[[], Any] | None = None) -> None:
         self._bank = bank
         self._opener = opener
+        #: Builds the skill library over the root's snapshot, or returns None (snapshot_search).
+        self._early_opener = early
+        self._early: Any = None  # an _EarlyBank while it answers skill searches
+        self._early_tried = threading.Event()
+        self._early_answered = threading.Event()
+        if early is None:
+            self._early_tried.set()
         self._sync = sync
         self._watch = watch
         self._warm_up = warm
@@ -80,13 +94,42 @@ class BankHandle:
             self._errors.setdefault(later, exc)
             self._events[later].set()
 
+    def _count_early(self) -> None:
+        """Count a search answered from the snapshot (`snapshot_answers` in stats)."""
+        self.timings["snapshot_answers"] = self.timings.get("snapshot_answers", 0) + 1
+
+    def _open_early(self) -> None:
+        """Build the skill library over the snapshot and warm it (BM25, vectors, model); then
+        let the first search run before the bank's imports take the interpreter's turns."""
+        try:
+            library = self._early_opener() if self._early_opener is not None else None
+            if library is not None:
+                self._warm(lambda: library.search("warm up the skill index", k=1))
+                self._early = _EarlyBank(library, self._early_answered, self._count_early)
+                self.note("snapshot_ready")
+        except Exception:  # noqa: BLE001 - the bank answers instead
+            log.debug("the skill snapshot could not answer", exc_info=True)
+        finally:
+            self._early_tried.set()
+        if self._early is not None:
+            try:  # tests hold it longer, to know which answered
+                hold = float(os.environ.get(EARLY_HOLD_ENV, "") or EARLY_HOLD)
+            except ValueError:
+                hold = EARLY_HOLD
+            self._early_answered.wait(hold)
+
     def _load(self) -> None:
         stage = "open"
         try:
+            self._open_early()
             if self._bank is None:
                 assert self._opener is not None
                 self._bank = self._opener()
             bank = self._bank
+            if self._early is not None and not getattr(bank, "is_remote", False):
+                from skillbank.snapshot_search import hand_over
+
+                hand_over(self._early.library, bank.skills)  # one trust book, one scanner
             self._mark("open")
             stage = "skills"
             model = None
@@ -110,6 +153,7 @@ class BankHandle:
             # One search loads the skills' keyword index (and the model, if warming was off).
             self._warm(lambda: bank.skills.search("warm up the skill index", k=1))
             self._mark("skills")
+            self._early = None  # the bank's own skills answer from here
             if self._watch:
                 # Started once skills answer (starting it costs CPU the first call would wait
                 # for); the sync after it catches what changed between the first sync and now.
@@ -149,6 +193,12 @@ class BankHandle:
             log.info("skill vectors: %d embedded in %.1f s", embedded,
                      time.perf_counter() - started)
         self.timings["skills_dense"] = round(time.perf_counter() - self._started, 3)
+        if self._sync and not self._stop_fill.is_set():
+            from skillbank.snapshot_search import save
+
+            index = getattr(bank, "index", None)
+            if callable(index) and not getattr(bank, "is_remote", False) and save(index("skills")):
+                self.note("snapshot_saved")
 
     def _fill_progress(self, done: int, total: int) -> None:
         for listener in list(self.fill_listeners):
@@ -192,15 +242,31 @@ class BankHandle:
     def get(self, stage: str = "experiences", timeout: float | None = None) -> Any:
         """Block until `stage` is ready and return the bank (raises BankUnavailable)."""
         self.start()
+        self._early_answered.set()  # a call needs the bank: its opening waits no longer
         if not self._events[stage].wait(timeout):
             raise BankUnavailable(f"the memory is still loading ({stage}); try again in a moment")
         return self._check(stage)
+
+    async def aget_search(self) -> Any:
+        """What answers a skill search now: the bank once its skills are ready, before that the
+        library over the root's snapshot when there is one, else (waiting) the bank."""
+        if not self._events["skills"].is_set():
+            self.start()
+            import anyio
+
+            if not self._early_tried.is_set():
+                await anyio.to_thread.run_sync(self._early_tried.wait, abandon_on_cancel=True)
+            early = self._early
+            if early is not None and not self._events["skills"].is_set():
+                return early
+        return await self.aget("skills")
 
     async def aget(self, stage: str = "experiences") -> Any:
         """Await `stage` without blocking the event loop."""
         if self._events[stage].is_set():
             return self._check(stage)
         self.start()
+        self._early_answered.set()  # a call needs the bank: its opening waits no longer
         import anyio
 
         await anyio.to_thread.run_sync(self._events[stage].wait, abandon_on_cancel=True)
@@ -229,6 +295,46 @@ class BankHandle:
                 self._bank.close()
             except Exception:  # noqa: BLE001
                 log.debug("closing the bank failed", exc_info=True)
+
+
+#: How long the bank's opening waits, once the snapshot library is ready, for the first skill
+#: search to be answered: its imports would otherwise take turns with that search on the GIL.
+#: A call that needs the bank (memory_context, a resource) ends the wait at once.
+EARLY_HOLD = 1.0
+EARLY_HOLD_ENV = "SKILLBANK_MCP_EARLY_HOLD"
+
+
+class _EarlyBank:
+    """The bank as a skill search sees it before the bank is open: its skills, from the
+    snapshot (`skills.search` only; everything else waits for the bank)."""
+
+    def __init__(self, library: Any, answered: threading.Event,
+                 note: Callable[[], None] | None = None) -> None:
+        self.library = library
+        self._answered = answered
+        self._note = note
+
+    @property
+    def skills(self) -> Any:
+        return _Answering(self.library, self._answered, self._note)
+
+
+class _Answering:
+    """The snapshot library, telling the loader once a search has been answered."""
+
+    def __init__(self, library: Any, answered: threading.Event,
+                 note: Callable[[], None] | None = None) -> None:
+        self._library = library
+        self._answered = answered
+        self._note = note
+
+    def search(self, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return self._library.search(*args, **kwargs)
+        finally:
+            self._answered.set()
+            if self._note is not None:
+                self._note()
 
 
 def _warm_tokenizer() -> None:
@@ -276,22 +382,72 @@ def _bundled(options: Any) -> bool:
     return bundled(resolve_root(Path(options.root) if options.root else None)) is not False
 
 
-def opener_for(options: Any) -> Callable[[], Any]:
+def _embedding(options: Any, made: dict[str, Any]) -> Any:
+    """The embedding function the options ask for (None: the bank's default), made once: the
+    snapshot library and the bank share it (one ONNX session)."""
+    if "embedding" in made:
+        return made["embedding"]
+    embedding = None
+    choice = os.environ.get("SKILLBANK_EMBEDDING", "").strip().lower()
+    if choice == "hash":
+        from skillbank.embeddings import HashEmbedding
+
+        embedding = HashEmbedding()
+    elif choice not in ("", "default", "minilm"):
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"SKILLBANK_EMBEDDING={choice!r} is not known; use 'hash' or 'minilm'")
+    made["embedding"] = embedding
+    return embedding
+
+
+def _settings(options: Any) -> Any:
+    from skillbank.settings import load_settings
+
+    roots = _skill_roots(options)
+    return load_settings(options.root, skill_roots=tuple(roots) if roots is not None else None,
+                         chroma_url=options.chroma_url, namespace=options.namespace,
+                         model_dir=options.model_dir)
+
+
+SNAPSHOT_ENV = "SKILLBANK_MCP_SNAPSHOT"
+
+
+def early_for(options: Any, made: dict[str, Any]) -> Callable[[], Any] | None:
+    """A function that builds the skill library over the root's snapshot (or returns None; see
+    skillbank.snapshot_search); None when SKILLBANK_MCP_SNAPSHOT=0 turns this off."""
+    if os.environ.get(SNAPSHOT_ENV, "1").strip().lower() in ("0", "false", "no"):
+        return None
+
+    def open_early() -> Any:
+        from pathlib import Path
+
+        from skillbank.bank import bundled_skills_dir
+        from skillbank.snapshot_search import open_library
+
+        settings = _settings(options)
+        embedding = _embedding(options, made)
+        if embedding is None:
+            from skillbank.embeddings import MiniLMEmbedding
+
+            embedding = made["embedding"] = MiniLMEmbedding(
+                model_dir=str(settings.model_dir) if settings.model_dir else None)
+        bundled = bundled_skills_dir() if _bundled(options) else None
+        roots = [Path(r).expanduser() for r in settings.skill_roots]
+        return open_library(settings, roots + ([bundled] if bundled and bundled not in roots
+                                               else []), embedding)
+
+    return open_early
+
+
+def opener_for(options: Any, made: dict[str, Any] | None = None) -> Callable[[], Any]:
     """A function that opens the bank the options describe (without syncing)."""
+    made = {} if made is None else made
 
     def open_bank() -> Any:
         from skillbank.bank import Skillbank
 
-        embedding = None
-        choice = os.environ.get("SKILLBANK_EMBEDDING", "").strip().lower()
-        if choice == "hash":
-            from skillbank.embeddings import HashEmbedding
-
-            embedding = HashEmbedding()
-        elif choice not in ("", "default", "minilm"):
-            from skillbank.errors import InvalidInputError
-
-            raise InvalidInputError(f"SKILLBANK_EMBEDDING={choice!r} is not known; use 'hash' or 'minilm'")
+        embedding = _embedding(options, made)
         return Skillbank.open(
             options.root,
             skill_roots=_skill_roots(options),

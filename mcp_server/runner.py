@@ -7,7 +7,9 @@ Startup order is what makes the first answer fast:
    imported;
 2. import mcp and build the server (tools need no bank to be listed);
 3. start the thread that opens the bank (Chroma, the model, index sync and warm-up, file
-   watching; see `loader.py`);
+   watching; see `loader.py`); when the root's snapshot is provably current, that thread first
+   builds the skill library over it, without Chroma, and `find_skills` answers from it until the
+   bank's skills are ready (`skillbank/snapshot_search.py`);
 4. serve. `initialize`, `tools/list` and `prompts/list` are answered while the bank is still
    opening; each tool awaits only the part of the bank it reads.
 """
@@ -151,9 +153,11 @@ def run(options: Any = None) -> int:
 
     skip_override_checks()  # Chroma imports ~0.25 CPU-s faster (see skillbank/quick_chroma.py)
 
-    from skillbank.mcp_server.loader import BankHandle, opener_for
+    from skillbank.mcp_server.loader import BankHandle, early_for, opener_for
 
-    handle = BankHandle(opener=opener_for(opts), sync=True, watch=opts.watch)
+    made: dict[str, Any] = {}  # the embedding function the snapshot library and the bank share
+    handle = BankHandle(opener=opener_for(opts, made), sync=True, watch=opts.watch,
+                        early=early_for(opts, made))
     try:
         import anyio
 
@@ -165,7 +169,8 @@ def run(options: Any = None) -> int:
             import uvicorn  # noqa: F401 - imported before the loader thread starts importing
 
             from skillbank.mcp_server.http import serve_http
-        # With a tokens file each principal's own scope says what it may do (role, trust).
+        # With a tokens file each principal's own scope says what it may do (role, trust); a
+        # request with only the static token has none, and is trusted only with --trust.
         trusted = opts.transport == "stdio" or opts.trust or tokens is not None
         server = build_server(handle, trusted=trusted, log_level=opts.log_level)
         handle.note("server_built")
@@ -183,7 +188,9 @@ def run(options: Any = None) -> int:
             anyio.run(lambda: serve_http(server, host=opts.host, port=opts.port, token=token,
                                          max_body_bytes=opts.max_body_bytes,
                                          log_level=opts.log_level,
-                                         json_response=not opts.http_sse, tokens=tokens))
+                                         json_response=not opts.http_sse, tokens=tokens,
+                                         untrusted_namespace=None if opts.trust or
+                                         tokens is None else _namespace(opts)))
     except KeyboardInterrupt:
         pass
     finally:
@@ -289,3 +296,10 @@ async def serve_stdio(server: Any, wire: Any) -> None:
 def main(argv: Sequence[str] | None = None) -> int:
     """`python -m skillbank.mcp_server [options]`."""
     return run(parse_args(argv))
+
+
+def _namespace(opts: Any) -> str:
+    """The namespace the bank opens with (--namespace, else the root's settings)."""
+    from skillbank.settings import load_settings
+
+    return opts.namespace or load_settings(opts.root).namespace

@@ -206,7 +206,11 @@ class SkillbankServer(MCPServer):
 
     # Calling the bank -------------------------------------------------------------------------
     async def bank(self, stage: str = "experiences") -> Any:
+        """The bank once `stage` is ready; "skill_search": whatever answers a skill search now
+        (the library over the root's snapshot while the bank opens, see loader.py)."""
         try:
+            if stage == "skill_search":
+                return await self.handle.aget_search()
             return await self.handle.aget(stage)
         except BankUnavailable as exc:
             raise ToolError(str(exc)) from None

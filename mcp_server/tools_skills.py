@@ -51,7 +51,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                 hits = b.skills.search(task, k=k, available_tools=available_tools)
             return hits, mode_of(hits)
 
-        hits, mode = await server.run_bank("skills", search)
+        # Before the bank is open, from the root's snapshot when it is current (loader.py).
+        hits, mode = await server.run_bank("skill_search", search)
         skills = [m.SkillMatch(name=h.name, description=h.record.description,
                                score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name),
                                trust=h.record.trust, notes=list(h.record.notes))
