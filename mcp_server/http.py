@@ -213,13 +213,42 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
                            identity=identity, metadata_url=metadata_url)
 
 
+class PrincipallessTrust:
+    """ASGI: run each request in the server's own scope made untrusted, for a server without
+    `--trust` that also knows principals (a tokens file, OIDC) and so is built trusting. The
+    guard inside sets a principal's own scope over it; only a request it admits with no
+    principal (the static `--token`) keeps this one, so its writes wait for a reviewer, as on
+    a server without `--trust` and without principals."""
+
+    def __init__(self, app: Any, namespace: str) -> None:
+        from skillbank import scope as scopes
+        from skillbank.mcp_server.identity import FACE
+
+        self.app = app
+        self.scope = scopes.default_scope(namespace, trusted=False, face=FACE)
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        from skillbank import scope as scopes
+
+        if scope.get("type") != "http":
+            await self.app(scope, receive, send)
+            return
+        with scopes.using(self.scope):
+            await self.app(scope, receive, send)
+
+
 async def serve_http(server: Any, *, host: str, port: int, token: str | None,
                      max_body_bytes: int, log_level: str = "warning",
-                     json_response: bool = True, tokens: Any = None) -> None:
+                     json_response: bool = True, tokens: Any = None,
+                     untrusted_namespace: str | None = None) -> None:
+    """`untrusted_namespace`: with a tokens file and without `--trust`, the namespace of the
+    untrusted scope a request with only the static token runs in (`PrincipallessTrust`)."""
     import uvicorn
 
     app = build_app(server, host=host, token=token, max_body_bytes=max_body_bytes,
                     json_response=json_response, tokens=tokens)
+    if tokens is not None and untrusted_namespace is not None:
+        app = PrincipallessTrust(app, untrusted_namespace)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
                             access_log=False, lifespan="on", log_config=None)
     userver = uvicorn.Server(config)

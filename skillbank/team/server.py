@@ -183,35 +183,14 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     app = build_app(server, host=host, token=token, max_body_bytes=limit, tokens=tokens,
                     identity=identity, metadata_url=metadata_url)
     if per_principal and not trusted:
+        from skillbank.mcp_server.http import PrincipallessTrust
+
         app = PrincipallessTrust(app, bank.settings.namespace)
     endpoint = metrics_app(metrics, metrics_token)
     routes = HealthRoutes(app, bank, None if metrics_elsewhere else endpoint,
                           elsewhere=metrics_elsewhere)
     routes.metrics_endpoint = endpoint  # type: ignore[attr-defined]
     return routes
-
-
-class PrincipallessTrust:
-    """ASGI: run each request in the server's own scope made untrusted, for a worker without
-    `--trust` that also knows principals. The guard inside sets a principal's own scope over
-    it; only a request it admits with no principal (the static `--token`) keeps this one, so
-    its writes wait for a reviewer as before."""
-
-    def __init__(self, app: Any, namespace: str) -> None:
-        from skillbank import scope as scopes
-        from skillbank.team.auth import FACE
-
-        self.app = app
-        self.scope = scopes.default_scope(namespace, trusted=False, face=FACE)
-
-    async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
-        from skillbank import scope as scopes
-
-        if scope.get("type") != "http":
-            await self.app(scope, receive, send)
-            return
-        with scopes.using(self.scope):
-            await self.app(scope, receive, send)
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
