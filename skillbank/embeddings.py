@@ -22,6 +22,7 @@ from __future__ import annotations
 import hashlib
 import os
 import re
+import sys
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -52,12 +53,14 @@ _register_lock = threading.Lock()
 
 
 def register_with_chroma() -> None:
-    """Register both classes in Chroma's registry of embedding functions (once; imports Chroma).
+    """Register both classes in Chroma's registry of embedding functions (once).
 
     Chroma rebuilds a collection's embedding function from its recorded name when the
-    collection is opened without one; the index calls this before opening a collection."""
+    collection is opened without one; the index calls this before opening a collection. Not
+    before Chroma is imported: a Chroma client has imported it, and an index over something
+    else (the snapshot search, `skillbank.snapshot_search`) must not import it."""
     global _registered
-    if _registered:
+    if _registered or "chromadb" not in sys.modules:
         return
     with _register_lock:
         if not _registered:
