@@ -22,6 +22,10 @@ Measured in one run, on the same root and the same queries:
   answers as a multiple of it (target <= 1.5x), which holds on a loaded or slower machine;
 * the same cold start with the early `initialize` reply turned off (SKILLBANK_MCP_EARLY_INIT=0),
   an A/B of that change in the same sitting;
+* the same cold start with the snapshot search turned off (SKILLBANK_MCP_SNAPSHOT=0: the first
+  `find_skills` waits for Chroma's import, the bank's open and the skill sync, as before #27's
+  `skillbank.snapshot_search`), an A/B in the same rounds; each row says in how many runs the
+  first answer came from the snapshot;
 * where a cold start goes: the import time of each heavy package alone in a fresh interpreter
   (median of 3), and `python -X importtime` of the server module grouped by top-level package;
 * warm round trips of `find_skills` and `memory_context`, p50/p95, made
@@ -179,7 +183,9 @@ async def cold_start(command: list[str], task: str, env: dict[str, str] | None =
     server = stats["server"]
     return {"initialize": initialized, "first_find": first,
             "server_cpu_at_first": server["first_call"]["process_cpu_seconds"],
-            "stages": server["startup_seconds"]}
+            "stages": server["startup_seconds"],
+            # answered before the bank opened, from the root's snapshot (skillbank.snapshot_search)
+            "from_snapshot": bool(server["startup_seconds"].get("snapshot_answers"))}
 
 
 # Where the time goes ----------------------------------------------------------------------------
@@ -362,12 +368,17 @@ def report(cold: dict[str, list[dict[str, Any]]], warm: dict[str, dict[str, list
         first = [r["first_find"] for r in runs]
         med = statistics.median(first)
         cpu = statistics.median(r["server_cpu_at_first"] for r in runs)
+        snap = sum(bool(r.get("from_snapshot")) for r in runs)
         summary["cold"][name] = {"initialize_s": init, "first_find_s": med,
-                                 "server_cpu_at_first_s": cpu, "runs": runs}
+                                 "server_cpu_at_first_s": cpu, "from_snapshot": snap,
+                                 "runs": runs}
         print(f"{name:<36} {init:>9.2f}s {med:>15.2f}s {min(first):>5.2f}..{max(first):<5.2f}"
-              f" {cpu:>10.2f}s  {'ok' if med < TARGET_COLD_S else 'MISSED'} (< {TARGET_COLD_S:.0f} s)")
+              f" {cpu:>10.2f}s  {'ok' if med < TARGET_COLD_S else 'MISSED'} (< {TARGET_COLD_S:.0f} s)"
+              f"  snapshot {snap}/{len(runs)}")
     print(f"{'':<36} medians of {len(next(iter(cold.values())))} runs; server CPU = CPU seconds "
-          "the server process had used at its first answer (≈ wall time on an idle machine)")
+          "the server process had used at its first answer (≈ wall time on an idle machine); "
+          "snapshot n/N = runs whose first find_skills came from the root's snapshot, before "
+          "the bank opened (skillbank.snapshot_search)")
     bare = meta.get("bare_import_mcp_server_s")
     if bare:
         print()
@@ -446,6 +457,10 @@ async def main_async(args: argparse.Namespace) -> None:
                                                         late)
     variants["python -m …, no model preload"] = (commands["python -m skillbank.mcp_server"],
                                                  {"SKILLBANK_MCP_PRELOAD_MODEL": "0"})
+    # A/B of #27's snapshot search: the first find_skills waits for the bank (Chroma's import,
+    # the open, the skill sync), as before it.
+    variants["python -m …, no snapshot search"] = (commands["python -m skillbank.mcp_server"],
+                                                   {"SKILLBANK_MCP_SNAPSHOT": "0"})
     cold: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for command in commands.values():  # the first start after a build warms the OS file cache
         await cold_start(command, task)
