@@ -146,3 +146,21 @@ def test_a_write_since_the_snapshot_means_it_is_not_used(tmp_path):
         assert "snapshot_ready" not in startup_seconds
 
     anyio.run(main)
+
+
+def test_not_used_while_another_process_owns_the_root(tmp_path):
+    """Another process owns the root (it may be writing): the server asks it, as a client."""
+    from test_cli_owner import holding_root
+
+    root, folder = library(tmp_path)
+    env = {"SKILLBANK_EMBEDDING": "hash"}
+
+    async def main() -> None:
+        await prime(root, folder, **env)
+        with holding_root(root, base_env()):
+            found, startup_seconds = await answers(root, folder, **env)
+        assert "snapshot_answers" not in startup_seconds
+        assert "snapshot_ready" not in startup_seconds
+        assert found[0]["skills"][0]["name"] == "pdf-tables"
+
+    anyio.run(main)
