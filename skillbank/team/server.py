@@ -314,6 +314,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1
+    except Exception as exc:
+        reason = chroma_unreachable(exc)
+        if reason is None:
+            raise
+        print(f"skillbank server: the Chroma server at {args.chroma_url} does not answer "
+              f"({reason}); start it (chroma run --path DIR --port PORT) or fix --chroma-url "
+              "(SKILLBANK_CHROMA_URL)", file=sys.stderr)
+        return 1
     metrics_host = args.metrics_host or args.host
     elsewhere = None
     if args.metrics_port:
@@ -353,6 +361,19 @@ def _serve_metrics(endpoint: Any, host: str, port: int, level: str) -> None:
         thread.join(0.05)
     if not server.started:
         raise SystemExit(f"skillbank server: cannot serve metrics on {host}:{port} (see above)")
+
+
+def chroma_unreachable(exc: BaseException) -> str | None:
+    """Why opening the bank could not reach the Chroma server (its transport error, or
+    chromadb's "Could not connect" raised from it), or None for any other failure."""
+    from skillbank.index_outage import is_outage
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if is_outage(seen):
+            return (str(seen).strip().splitlines() or [type(seen).__name__])[0]
+        seen = seen.__cause__ or seen.__context__
+    return None
 
 
 def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
