@@ -9,12 +9,10 @@ import subprocess
 import sys
 import uuid
 
-import httpx
 import pytest
 
-from conftest import free_port, stop_process
+from conftest import free_port
 from mcp_http import team_env
-from team_worker import start_server
 
 pytest.importorskip("psycopg")
 
