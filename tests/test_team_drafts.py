@@ -121,3 +121,18 @@ def test_an_edit_that_is_not_a_valid_skill_changes_nothing(workers):
     with pytest.raises(InvalidInputError, match="not a valid skill"):
         a.skills.edit_draft(name, original.replace(f"name: {name}", "name: another-name"))
     assert _text(b, name) == original and _text(a, name) == original
+
+
+def test_embedded_an_edit_is_the_drafts_file_and_adoption_serves_it(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        name = _draft(bank)
+        edited = _edited(_text(bank, name), "Keep the old index until the new one answers.")
+        draft = bank.skills.edit_draft(name, edited)
+        assert draft.name == name and _text(bank, name) == edited
+        assert not (tmp_path / "root" / "drafts" / ".synced").exists()  # files column: no copy
+        skill = bank.skills.adopt(name)
+        assert "until the new one answers" in Path(skill.path).read_text(encoding="utf-8")
