@@ -86,9 +86,11 @@ def _content(text: str) -> set[str]:
 
 def _antonym_words_of(text: str) -> set[str]:
     # "us" the pronoun is not "US" the country: only the capitalised one can pair with "UK".
-    words = set(re.findall(r"[a-z_]+", re.sub(r"\bus\b", " ", text).lower()))
-    if re.search(r"\bUS\b", text):
-        words.add("us")
+    # A word in capitals is code or an acronym ("INNER/LEFT JOIN"), not the adjective: LEFT
+    # is no opposite of "the right grain" (learning loop, dev: a false supersession).
+    text = re.sub(r"\bus\b", " ", text)
+    words = {w.lower() for w in re.findall(r"[A-Za-z_]+", text)
+             if not (len(w) > 1 and w.isupper()) or w in ("UK", "US")}
     return words | {_stem(w) for w in words}
 
 
@@ -114,6 +116,24 @@ _CHANGE_RE = re.compile(r"\b(?:switch(?:ed|ing)? to|from now on|no longer|not an
                         r"going forward|moving forward)\b", re.I)
 
 
+#: Verbs that turn their object into something else: "Turn X into Y", "Replace X with Y",
+#: "Rewrite X as Y". They move away from X and ask for Y ("Turn the nested subqueries into
+#: CTEs" rejects nested subqueries; read as asking for them, "Avoid nested subqueries" overruled
+#: it on the critique stream). Not "change" / "switch" / "move": their object is a slot or a
+#: thing relocated ("Switch the sign-off to the team signature", "Move the detail into notes").
+_TRANSFORM_RE = re.compile(
+    r"^\W*(?:(?:always|never|do not|don't|please)\s+)*(?P<verb>turn|convert|rewrite|replace|swap|"
+    r"translate|refactor)\s+(?P<what>.+?)\s+(?:into|to|with|as|for)\s+(?P<target>.+)$", re.I)
+
+
+def transform_parts(rule: str) -> tuple[str, str, str] | None:
+    """(verb, what is turned away from, what it becomes) of a transforming rule, or None."""
+    m = _TRANSFORM_RE.match(rule.strip())
+    if not m or not _content(m.group("what")):
+        return None
+    return m.group("verb"), m.group("what"), m.group("target")
+
+
 def _stance(rule: str) -> dict[str, int]:
     """Content word -> +1 (the rule asks for it) or -1 (the rule rejects it).
 
@@ -131,11 +151,18 @@ def _stance(rule: str) -> dict[str, int]:
     lowered = _strip_mentions(rule).lower().replace("`", " ")
     lowered = _AT_MOST_RE.sub("at most", lowered)
     base = _polarity(rule)
+    turned = transform_parts(lowered)
+    if turned is not None:  # "Turn X into Y": away from X, towards Y
+        out: dict[str, int] = {}
+        for piece, sign in zip(turned, (base, -base, base)):
+            for word in _content(piece):
+                out.setdefault(word, sign)
+        return out
     cuts = [m.start() for m in _FLIP_RE.finditer(lowered)
             if _content(lowered[: m.start()])
             and (m.group(0) != "over" or _CHOOSING_RE.search(lowered[: m.start()]))]
     pieces = [lowered[: cuts[0]], lowered[cuts[0]:]] if cuts else [lowered]
-    out: dict[str, int] = {}
+    out = {}
     for number, piece in enumerate(pieces):
         context = ""
         if number == 0 and base < 0:

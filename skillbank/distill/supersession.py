@@ -29,7 +29,7 @@ import re
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _FLIP_RE, _action,
                                          _CONTEXT_RE, _antonym_conflict, _choices_differ, _content,
                                          _objects,
-                                         _polarity, _stem)
+                                         _polarity, _stem, transform_parts)
 
 #: A sentence that announces a change of practice.
 CHANGE_RE = re.compile(
@@ -45,8 +45,12 @@ _QUOTED = re.compile(r"`([^`]{1,40})`|'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"|“([
 
 
 def _plain(text: str) -> str:
-    """Quotes and backticks removed: here a quoted word is what the rule is about."""
-    return _QUOTES.sub(" ", text)
+    """Quotes and backticks removed: here a quoted word is what the rule is about. An
+    apostrophe inside a word stays ("Don't" is a negation, "don t" was read as a word)."""
+    return _QUOTES.sub(" ", _APOSTROPHE.sub("\x01", text)).replace("\x01", "'")
+
+
+_APOSTROPHE = re.compile(r"(?<=[A-Za-z])['’](?=[A-Za-z])")
 
 
 def _words(piece: str, quoted: set[str]) -> set[str]:
@@ -77,6 +81,13 @@ def stance(rule: str) -> dict[str, int]:
               for w in re.findall(r"[A-Za-z0-9_$/-]+", g)}
     plain = _plain(rule).lower()
     base = _polarity(_plain(rule))
+    turned = transform_parts(plain)
+    if turned is not None:  # "Turn X into Y": away from X, towards Y (see relations)
+        out: dict[str, int] = {}
+        for piece, sign in zip(turned, (base, -base, base)):
+            for word in _words(piece, quoted):
+                out.setdefault(word, sign)
+        return out
     cut = None
     for m in _FLIP_RE.finditer(plain):
         before = plain[: m.start()]
@@ -87,7 +98,7 @@ def stance(rule: str) -> dict[str, int]:
             cut = m.start()
             break
     pieces = [plain] if cut is None else [plain[:cut], plain[cut:]]
-    out: dict[str, int] = {}
+    out = {}
     for number, piece in enumerate(pieces):
         context = ""
         if number == 0 and base < 0:
@@ -122,6 +133,15 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     if pair is not None and not _choices_differ(pair, n, o):
         # "Don't write long paragraphs" agrees with "Keep paragraphs short": both choose short.
         return None
+    if pair is not None:
+        # Opposite sides of an antonym pair on the same matter: "Sign off as 'The Acme Support
+        # Team' rather than with individual names" overrules "Include the personal sign-off"
+        # (served for weeks after the change before). The matter is a word both rules name
+        # besides their verbs and the antonyms, a compound read in parts ("sign-off").
+        matter = sorted(_matter(new) & _matter(old))
+        if matter:
+            return (f"opposite sides {pair[0]!r} / {pair[1]!r} on the same matter "
+                    f"({', '.join(repr(w) for w in matter)})")
     shared = set(n) & set(o)
     smaller = min(len(n), len(o))
     overlap = len(shared) / smaller if smaller else 0.0
@@ -133,7 +153,10 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     enough = overlap >= 0.5 if has_flip(new) else overlap > 0.5
     # One shared word is enough only for a one-word rule ("Stop using tabs"): "Sign as the
     # team, not with your name" does not overrule "Address the customer by name".
-    enough = enough and (len(shared) >= 2 or smaller <= 1)
+    # The one-word case needs a rule that chooses or rejects ("Use tabs", "Stop using tabs"),
+    # not any action naming the word ("Reference the same subquery" does not overrule "Avoid
+    # nested subqueries"; it did on the critique stream).
+    enough = enough and (len(shared) >= 2 or (smaller <= 1 and _chooses(new)))
     if (rejected or wanted) and enough:
         stems = set(rejected or wanted)
         surface = list(dict.fromkeys(w for w in re.findall(r"[a-z0-9_$/-]+", _plain(new).lower())
@@ -153,6 +176,28 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
                         f"{', '.join(repr(w) for w in sorted(common))}, asking for "
                         f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
     return None
+
+
+_CHOOSING_VERBS = frozenset("use prefer choose pick switch opt stick adopt favour favor".split())
+
+
+def _chooses(rule: str) -> bool:
+    """Whether a rule chooses or rejects something (not just acts on it)."""
+    return (_polarity(_plain(rule)) < 0 or has_flip(rule)
+            or _action(_plain(rule)) in _CHOOSING_VERBS)
+
+
+def _matter(rule: str) -> set[str]:
+    """Content-word stems of a rule besides its verb and antonym-pair words; hyphenated
+    compounds also by their parts ("sign-off" -> "sign", "off")."""
+    plain = _plain(rule).lower()
+    words = set(_content(plain))
+    for compound in re.findall(r"[a-z]+(?:-[a-z]+)+", plain):
+        words |= _content(" ".join(compound.split("-")))
+    verb = _action(_plain(rule))
+    if verb:
+        words.discard(_stem(verb))
+    return words
 
 
 def echoes_overruled(new: str, overruled: str, other: str) -> str | None:
