@@ -385,6 +385,12 @@ def validation_message(name: str, error: ValidationError) -> str:
     return f"invalid arguments for {name}: " + "; ".join(parts)
 
 
+def _bank_namespace(bank: "Skillbank") -> str:
+    """The bank's own namespace (its settings; a client bank has them too)."""
+    settings = getattr(bank, "settings", None)
+    return getattr(settings, "namespace", None) or "default"
+
+
 def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = None, *,
              namespace: str | None = None, trusted: bool = True) -> str:
     """Validate `arguments`, call the facade, and return the reply as text for a model.
@@ -397,12 +403,18 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
         args = definition.args_schema.model_validate(dict(arguments or {}))
     except ValidationError as exc:
         raise InvalidInputError(validation_message(name, exc)) from None
-    from skillbank.scope import narrowed, using
+    from skillbank.scope import caller, narrowed, using
 
+    # A tool set for one namespace (a fixed one, or a run's "{user_id}") acts as that
+    # namespace's principal alone, unless a face already set the caller's scope. An untrusted
+    # tool set without one runs every tool as the untrusted form of the caller's scope: not
+    # only the tools that take `trusted=` (a save_skill or record_experience of a model-driven
+    # agent would otherwise run as the bank's own trusted user).
+    scope = narrowed(namespace, trusted=trusted, face="agent")
+    if scope is None and not trusted:
+        scope = caller(_bank_namespace(bank), False)
     try:
-        # A tool set for one namespace (a fixed one, or a run's "{user_id}") acts as that
-        # namespace's principal alone, unless a face already set the caller's scope.
-        with using(narrowed(namespace, trusted=trusted, face="agent")):
+        with using(scope):
             result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
     except ValidationError as exc:  # a record refused what the model sent
         raise InvalidInputError(validation_message(name, exc)) from None

@@ -77,12 +77,30 @@ def _with_author(frontmatter: dict[str, Any], author: str | None) -> dict[str, A
     return out
 
 
+def check_may_publish(name: str, verb: str) -> None:
+    """PermissionDeniedError for an untrusted caller writing a served skill (embedded mode).
+
+    A skill steers every later task that routes to it, and the library has no namespace and
+    no pending state: what is written is served to every agent at once. So an untrusted
+    caller (a model-driven client: an `--untrusted` token, an adapter tool set with
+    `trusted=False`) may never create or change one here; with skills in git its save is a
+    proposal a reviewer merges first, and that path does not call this."""
+    scope = scopes.caller("default")
+    if not scope.trusted:
+        raise PermissionDeniedError(
+            f"{verb} skill {name!r} needs a trusted caller: a skill is served to every agent "
+            f"at once, and {scope.principal} is untrusted; ask the user to save it with "
+            "`skillbank skills new`")
+
+
 def check_may_change(frontmatter: dict[str, Any], name: str, verb: str) -> None:
-    """PermissionDeniedError unless the caller may `verb` this skill: a contributor changes the
-    skills it wrote; another author's skill, or one written outside skillbank (no author),
-    needs the reviewer role (see `skillbank.scope`)."""
+    """PermissionDeniedError unless the caller may `verb` this skill: a trusted contributor
+    changes the skills it wrote; another author's skill, or one written outside skillbank (no
+    author), needs the reviewer role (see `skillbank.scope`); an untrusted caller changes none
+    (`check_may_publish`)."""
     scope = scopes.caller("default")
     scope.require(scopes.Role.CONTRIBUTOR, f"{verb} a skill")
+    check_may_publish(name, verb)
     author = author_of(frontmatter)
     if author is not None and author == scope.principal:
         return
@@ -187,6 +205,8 @@ class SkillAuthoring:
         # otherwise drop a skill written meanwhile (and the load below would not find it).
         scope = scopes.caller("default")
         scope.require(scopes.Role.CONTRIBUTOR, "writing a skill")
+        if getattr(self, "skills_repo", None) is None:  # git mode: a proposal, reviewed first
+            check_may_publish(name, "writing")
         with self._sync_lock, self.write_lock:
             if exclusive and (name in self or (folder / SKILL_FILE).exists()):
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
