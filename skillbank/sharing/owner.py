@@ -110,6 +110,13 @@ def dispatch(bank: "Skillbank", request: dict[str, Any]) -> Any:
     tools = dependencies.check_available(request.get("agent_tools"))
     with scopes.using(caller), dependencies.agent_tools(tools):
         target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
+        if op == "contains":  # `x in client.skills`: the memory's own membership test
+            if target not in MEMORIES:
+                raise InvalidInputError(f"unknown target {target!r}")
+            args = wire.decode(request.get("args") or [])
+            if not isinstance(args, list) or len(args) != 1:
+                raise InvalidInputError("a membership test takes one item")
+            return args[0] in getattr(bank, target)
         member = _member(bank, target, name)
         if op == "get":
             return member
@@ -234,7 +241,7 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
             request = orjson.loads(request_body)
             if not isinstance(request, dict):
                 raise InvalidInputError("a call must be a JSON object")
-            if request.get("op", "call") == "get" or request.get("name") in READS:
+            if request.get("op", "call") in ("get", "contains") or request.get("name") in READS:
                 with index_batch.serving():  # concurrent searches share Chroma queries
                     result = dispatch(bank, request)
             else:
