@@ -98,9 +98,9 @@ def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False
     parts = [f"- [{record.id}] ({record.outcome}) Task: {_one_line(record.task, 200)}"]
     if record.feedback:
         parts.append(f"Feedback: {_one_line(record.feedback, 200)}")
-    lessons = [l for l in record.lessons if not known(l.text)]
+    lessons = shown_lessons(record, known)
     if lessons:
-        parts.append("Lessons: " + "; ".join(_one_line(l.text, 160) for l in lessons[:3]))
+        parts.append("Lessons: " + "; ".join(_one_line(text, 160) for text in lessons))
     elif record.steps:
         actions = [s.action for s in record.steps
                    if s.action and s.action != "final answer"][:5]
@@ -110,6 +110,18 @@ def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False
     if produced:
         parts.append(f"Produced: {produced}")
     return " ".join(parts)
+
+
+#: Lessons shown on one experience's line; the others are not "already said" in the block.
+LESSONS_PER_EXPERIENCE = 3
+
+
+def shown_lessons(record: Any, known: Callable[[str], bool] = lambda text: False) -> list[str]:
+    """The lesson texts an item of `record` puts in the block: a lesson record's own lesson,
+    an experience's first LESSONS_PER_EXPERIENCE lessons not `known` already."""
+    if record.kind == "lesson":
+        return [record.lessons[0].text] if record.lessons else []
+    return [l.text for l in record.lessons if not known(l.text)][:LESSONS_PER_EXPERIENCE]
 
 
 def _produced(record: Any) -> str:
@@ -143,35 +155,54 @@ def _parallel(calls: list[Callable[[], Any]]) -> list[Any]:
                                  for call in calls]]
 
 
-#: Guidelines are shown only from the topics of the best few hits: keyword and embedding
-#: overlap alone let rules of another domain into a block ("Always cite the source" in a
-#: Python task). On the critique stream (dev, learning-loop benchmark) the top two hits'
-#: topics kept 105 of 125 needed rules among 8 candidates with 21% off-domain, against 93 and
-#: 33% for the plain top 5.
-COHERENT_TOP = 2
+#: Guidelines are shown only from one topic family: keyword and embedding overlap alone let
+#: rules of another domain into a block ("Always cite the source" in a Python task).
+COHERENT_TOP = 2  # the best hits with evidence of their own: a "general" rule only among them
+#: The family is the one the best candidates vote for, each with its fused score. The two
+#: best hits were of two domains on about a quarter of the tasks (critique stream, dev,
+#: agent-written rules: 92 of 396 best hits off-domain), and a block took both families.
+#: Five voters: 3 / 5 / 8 / 12 were tried on the stream and on the set's 26 held-out tasks.
+FAMILY_VOTERS = 5
+#: Candidates the block chooses among (the family's rules, best first, until the budget is
+#: full): a rule of the task's domain worded far from the task ranks 10th-35th.
+FAMILY_POOL = 40
 
 
-def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP) -> list[Any]:
-    """The hits whose topic family is one of the best `top` hits' (a "general" rule only when
-    it is among those best hits itself). Families, not slugs: a Python task's "code" rules
-    and an analysis task's "sql" rules are its own (``skillbank.distill.topics.topic_family``;
-    learning loop, dev, agent-written rules, 16 candidates: prevented 0.728 -> 0.772,
-    off-domain 0.269 -> 0.278).
+def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
+                        voters: int = FAMILY_VOTERS) -> list[Any]:
+    """The hits of the topic family the best candidates vote for, best first (a "general"
+    rule only when it is among the best `top` hits with evidence itself).
 
-    The best hits are those with evidence of their own (``guidelines.search``'s floors); the
-    others count only as rules of those hits' topics. A rule of the task's topic is often
-    worded far from the task ("Add type hints ..." for "Refactor the CSV export module") and
-    was never shown; with no hit of its own merit the section abstains."""
+    Families, not slugs: a Python task's "code" rules and an analysis task's "sql" rules are
+    its own (``skillbank.distill.topics.topic_family``). The family is chosen by the first
+    `voters` hits, each weighted by its score, not by the two best hits alone: the best two
+    were of two domains on about a quarter of the tasks, and the block then showed both
+    families. One family, all of its rules in the pool (not only the first 8-16 candidates):
+    see docs/benchmarks.md (learning loop, session 7) for the figures and for the curve of a
+    second family and of the evidence floors.
+
+    A block still needs a hit with evidence of its own (``guidelines.search``'s floors); a
+    rule of the task's family is often worded far from the task ("Add type hints ..." for
+    "Refactor the CSV export module") and comes with them. With no hit of its own merit the
+    section abstains."""
+    from collections import defaultdict
+
     from skillbank.distill.topics import topic_family
     from skillbank.memories.guidelines.search import has_evidence
 
     best = [h for h in hits if has_evidence(h.dense, h.keyword)][:top]
     if not best:
         return []
-    chosen = {id(h) for h in best}
-    families = {topic_family(h.record.topic) for h in best} - {"general"}
-    return [h for h in hits
-            if id(h) in chosen or topic_family(getattr(h.record, "topic", "general")) in families]
+    family = lambda h: topic_family(getattr(h.record, "topic", "general"))  # noqa: E731
+    votes: dict[str, float] = defaultdict(float)
+    for hit in hits[:voters]:
+        if family(hit) != "general":
+            votes[family(hit)] += max(1e-9, float(getattr(hit, "score", 0.0) or 0.0))
+    chosen = {id(h) for h in best if family(h) == "general"}
+    if not votes:
+        return [h for h in hits if id(h) in chosen]
+    winner = min(votes, key=lambda f: (-votes[f], f))  # ties: by name, the same every run
+    return [h for h in hits if id(h) in chosen or family(h) == winner]
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
@@ -231,8 +262,6 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                                        f"- **{hit.name}** [skill:{hit.name}]: "
                                        f"{_one_line(hit.record.description)}"
                                        f"{summary_note(hit.record)}"))
-    shown = {h.id: {l.text for l in h.record.lessons} for h in experiences
-             if h.record.kind == "experience"}
     # One fact shown once: a lesson an adopted skill's instructions already hold, or one
     # another item already states, is not paid for again (one BOM lesson appeared three times:
     # in the skill's pitfalls and as two memory items).
@@ -240,21 +269,21 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     said = {_fact_key(h.record.text) for h in guidelines}
 
     def known(text: str) -> bool:
+        # Whole words: "log the error" is not said by "Catalog the errors by type".
         key = _fact_key(text)
-        return bool(key) and (key in said or (bool(facts) and key in facts))
+        return bool(key) and (key in said or (bool(facts) and f" {key} " in f" {facts} "))
 
     kept_experiences = []
     for hit in experiences:
         record = hit.record
         if record.kind == "lesson":
-            if record.source in shown and any(l.text in shown[record.source]
-                                              for l in record.lessons):
-                continue  # its experience already carries this lesson: don't pay twice
+            # Its experience's line (or another item) already says it: don't pay twice. Only
+            # what a line showed counts: an experience lists three lessons, not its fourth.
             texts = [l.text for l in record.lessons] or [record.task]
             if all(known(t) for t in texts):
                 continue
         line = _experience_line(hit, known)
-        said.update(_fact_key(l.text) for l in record.lessons)
+        said.update(_fact_key(text) for text in shown_lessons(record, known))
         kept_experiences.append(hit)
         per_kind["experience"].append(_Item("experience", hit.id, line))
     experiences = kept_experiences
@@ -342,16 +371,16 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
                   include_body: bool = True, thread: str | None = None) -> MemoryContext:
     """Select and render memory for `task`, never over `budget_tokens` (counted with tiktoken).
 
-    ``k_guidelines=None`` scales the guideline candidates with the budget (one per 100 tokens,
-    8 to 20): a larger budget is room for more of the rules of the task's topics (learning
-    loop, dev, 1,600 tokens: the distiller's rules prevented 0.358 -> 0.463).
+    ``k_guidelines=None`` takes the first ``FAMILY_POOL`` candidates: the rules of the task's
+    topic family are shown best first until the budget is full, so a larger budget is room
+    for more of them (see :func:`coherent_guidelines`).
 
     ``thread``: the conversation asking (a LangChain thread id, a LlamaIndex session): its own
     record is never shown as a past experience."""
     if budget_tokens < 0:
         raise ValueError("budget_tokens must be >= 0")
     if k_guidelines is None:
-        k_guidelines = max(8, min(20, budget_tokens // 100))
+        k_guidelines = FAMILY_POOL
     # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
     ordered, skills, guidelines, experiences = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body, thread)

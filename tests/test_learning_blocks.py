@@ -131,3 +131,86 @@ def test_skills_that_may_apply_each_fit_the_task(tmp_path, minilm):
         assert block.skills and hits[0].name in block.text
         assert not [name for name in weak if name in block.text]
         assert bank.context_for("Deploy the web app", budget_tokens=1600).skills == []
+
+
+FAMILY_RULES = [
+    ("Reply to the customer about the payment refund in the same ticket.", "support"),
+    ("Add type hints to the payment module's public functions.", "python"),
+    ("Raise specific exceptions from the payment module.", "python"),
+    ("Log every failed call in the payment module with its request id.", "code"),
+    ("Keep each function of a module under fifty lines.", "code"),
+]
+FAMILY_TASK = "Refactor the payment module that answers customer refund tickets"
+
+
+def _family_block(bank) -> None:
+    topic = {bank.guidelines.add(text, topic=t).guideline_id: t for text, t in FAMILY_RULES}
+    hits = bank.guidelines.search_candidates(FAMILY_TASK, k=20)
+    assert topic[hits[0].id] == "support"  # the best hit alone is of another domain
+    block = bank.context_for(FAMILY_TASK, budget_tokens=1600)
+    assert sorted(topic[i] for i in block.ids) == ["code", "code", "python", "python"], block.text
+    nothing = bank.context_for("What is the capital of France?", budget_tokens=1600)
+    assert nothing.guidelines == [] and "Guidelines" not in nothing.text
+
+
+def test_a_block_keeps_to_the_family_its_best_candidates_vote_for(tmp_path):
+    """The two best hits chose the block's topic families, so a code task whose best hit was
+    a support rule sharing its words ("payment", "refund", "customer") got both families: the
+    support rules rode along. The family is now the one most of the best candidates are of
+    (weighted by score), and all of its rules come, best first."""
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        _family_block(bank)
+
+
+def test_a_block_keeps_to_one_family_through_a_client_of_an_owner_process(tmp_path):
+    from test_shared_root import owner_process
+    from workers.common import open_bank
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote
+            _family_block(bank)
+        finally:
+            bank.close()
+
+
+def test_an_experience_lesson_beyond_the_shown_three_is_not_taken_as_said(tmp_path):
+    """An experience's line lists three lessons, but all of its lessons were marked as said:
+    the fourth, recalled as a lesson record of its own, was dropped from the block, and
+    appeared nowhere."""
+    lessons = ["Check the row count after the load.", "Keep the raw file for a week.",
+               "Name the staging table after the date.",
+               "Quote the refunds CSV column names when importing them into the database."]
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.experiences.record("Import the refunds CSV file into the database",
+                                outcome="failure", lessons=lessons)
+        task = "Quote the refunds CSV column names when importing them into the database"
+        kinds = [h.record.kind for h in bank.experiences.recall(task, k=3)]
+        assert "experience" in kinds and "lesson" in kinds
+        block = bank.context_for(task, budget_tokens=1600, k_experiences=5)
+        assert block.text.count(lessons[0]) == 1, block.text
+        assert block.text.count(lessons[3]) == 1, block.text
+
+
+def test_a_lesson_is_said_by_a_skill_only_in_whole_words(tmp_path, minilm):
+    """`known` took a lesson as already in the adopted skill's instructions when its words
+    were a substring of them: "Log the error." inside "Catalog the errors by type"."""
+    from conftest import write_skill
+
+    skills = tmp_path / "skills"
+    write_skill(skills, "import-csv-files", "Import a CSV file into the database.",
+                body="# Steps\n\n1. Detect the encoding.\n2. Catalog the errors by type.\n")
+    lesson = "Log the error."
+    with Skillbank.open(tmp_path / "root", skill_roots=[skills], embedding_function=minilm,
+                        include_bundled=False) as bank:
+        bank.experiences.record("Import the refunds CSV file into the database",
+                                outcome="failure", lessons=[lesson])
+        block = bank.context_for("Import the customers CSV file into the database",
+                                 budget_tokens=1600)
+        assert "## Skill instructions" in block.text
+        assert block.experiences
+        assert lesson in block.text, block.text
