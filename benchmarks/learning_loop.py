@@ -19,6 +19,9 @@ labels:
 * **stale**: blocks that show a rule a newer one had already replaced when the block was built
   (the set's ``supersedes`` pairs, counted from the first critique of the newer rule).
 * **first / second half**: prevented on each half of the stream (is it learning?).
+* **held-out**: after the whole stream, the block for each of the set's future tasks
+  (``tasks.jsonl``, never part of the stream): the share of their relevant rules in the block
+  and the off-domain share, a second check that a change is not fitted to the stream.
 
 Arms, in the same run and on the same model (all-MiniLM-L6-v2):
 
@@ -71,6 +74,15 @@ def load_stream(set_dir: Path, data: str) -> tuple[dict[str, dict], list[dict]]:
     rules = {r["rule_id"]: r for r in read("rules.jsonl")}
     crits = sorted(read("critiques.jsonl"), key=lambda c: c["t"])
     return rules, crits
+
+
+def load_tasks(set_dir: Path, data: str) -> list[dict]:
+    """The set's future tasks (held out of the stream), or [] when it has none."""
+    folder = Path(data) if Path(data).is_dir() else set_dir / data
+    path = folder / "tasks.jsonl"
+    if not path.exists():
+        return []
+    return [json.loads(x) for x in path.open(encoding="utf-8") if x.strip()]
 
 
 def machine_load() -> str:
@@ -270,6 +282,25 @@ def walk(arm: Any, rules: dict[str, dict], crits: list[dict], budgets: tuple[int
     return out
 
 
+def held_out(arm: Any, tasks: list[dict], budgets: tuple[int, ...]) -> dict[int, dict[str, Any]]:
+    """After the stream: the block for each future task; recall of its relevant rules (only
+    the newer rule of a replaced pair is relevant) and the off-domain share of what it shows."""
+    out: dict[int, dict[str, Any]] = {}
+    for budget in budgets:
+        relevant = found = shown = off = 0
+        for task in tasks:
+            block = arm.block({"task": task["task"], "domain": task["domain"]}, budget)
+            wanted = set(task.get("relevant_rule_ids") or [])
+            relevant += len(wanted)
+            found += len(wanted & block.rules)
+            for _, domain in block.units:
+                shown += 1
+                off += int(domain is not None and domain != task["domain"])
+        out[budget] = {"recall": found / max(1, relevant), "off_domain_share": off / max(1, shown),
+                       "shown_per_block": shown / max(1, len(tasks)), "tasks": len(tasks)}
+    return out
+
+
 def make_arms(names: list[str], embedding: Any, rules: dict[str, dict],
               chat_model: Any = None) -> dict[str, Callable[[], Any]]:
     """The arms to run; ``chat`` only with a `chat_model` (see :func:`chat_model_from`)."""
@@ -312,6 +343,17 @@ def table(results: dict[str, dict[int, dict]], budgets: tuple[int, ...]) -> str:
     return "\n".join(lines)
 
 
+def held_table(held: dict[str, dict[int, dict]], budgets: tuple[int, ...]) -> str:
+    lines = ["| arm | budget | relevant rules in the block | off-domain | rules shown/block |",
+             "|---|---|---|---|---|"]
+    for name, per_budget in held.items():
+        for budget in budgets:
+            r = per_budget[budget]
+            lines.append(f"| {name} | {budget} | {r['recall']:.3f} | {r['off_domain_share']:.3f} | "
+                         f"{r['shown_per_block']:.1f} |")
+    return "\n".join(lines)
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -329,6 +371,7 @@ def main(argv: list[str] | None = None) -> int:
     from skillbank.embeddings import MiniLMEmbedding
 
     rules, crits = load_stream(args.set, args.data)
+    tasks = load_tasks(args.set, args.data)
     if args.limit:
         crits = crits[:args.limit]
     embedding = MiniLMEmbedding(model_dir=args.model_dir or default_model_dir())
@@ -336,6 +379,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"learning loop, critique-guidelines/{args.data}: {len(crits)} critiques, "
           f"{len(rules)} rules; model all-MiniLM-L6-v2; budgets {budgets}; {machine_load()}")
     results: dict[str, dict[int, dict]] = {}
+    held: dict[str, dict[int, dict]] = {}
     timing: dict[str, dict[str, float]] = {}
     skipped: dict[str, str] = {}
     chat_model = None
@@ -348,6 +392,8 @@ def main(argv: list[str] | None = None) -> int:
         arm = factory()
         try:
             results[name] = walk(arm, rules, crits, budgets)
+            if tasks:
+                held[name] = held_out(arm, tasks, budgets)
         finally:
             arm.close()
         timing[name] = {"seconds": time.perf_counter() - started,
@@ -357,6 +403,9 @@ def main(argv: list[str] | None = None) -> int:
                         "replace_errors": getattr(arm, "replace_errors", 0),
                         "model_fallbacks": getattr(arm, "model_fallbacks", 0)}
     print(table(results, budgets))
+    if held:
+        print(f"held out: the {len(tasks)} future tasks after the stream")
+        print(held_table(held, budgets))
     for name, why in skipped.items():
         print(f"{name}: {why}")
     for name, t in timing.items():
@@ -370,7 +419,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"  stale at {budget}: {example}")
     print(f"after the run: {machine_load()}")
     if args.json:
-        args.json.write_text(json.dumps({"results": results, "timing": timing,
+        args.json.write_text(json.dumps({"results": results, "held_out": held, "timing": timing,
                                          "skipped": skipped, "load": machine_load()},
                                         indent=1, default=str))
     return 0

@@ -66,6 +66,8 @@ def test_without_a_chat_model_the_chat_arm_is_reported_as_skipped(monkeypatch, c
     out = capsys.readouterr().out
     assert code == 0
     assert "| none | 400 |" in out
+    assert "held out: the 26 future tasks after the stream" in out  # the set's tasks.jsonl
+    assert "| none | 400 | 0.000 | 0.000 | 0.0 |" in out
     assert f"chat: skipped: no chat model configured (set {learning_loop.CHAT_MODEL_ENV}" in out
     model, why = learning_loop.chat_model_from("no-such-provider:some-model")
     assert model is None and why.startswith("skipped: chat model 'no-such-provider:some-model'")
