@@ -301,7 +301,10 @@ class Skillbank:
                     from skillbank.index import make_client
 
                     if self.settings.chroma_url:
-                        self._client = make_client(url=self.settings.chroma_url)
+                        from skillbank.index_outage import server_client
+
+                        self._client = server_client(self.settings.chroma_url,
+                                                     lambda url: make_client(url=url))
                     else:
                         self._client = make_client(path=str(self.settings.chroma_path))
                 # A Chroma others reach: this deployment's own database (issue 24).

@@ -76,3 +76,30 @@ def dense_unless_down(dense: Callable[[], T], shared: bool,
                         "keyword only until it does", first)
         return None, f"{CHROMA_DOWN} ({first}); searching by keyword only"
     return found, None if (error or "").startswith(CHROMA_DOWN) else error  # back
+
+
+def server_client(url: str, make: Callable[[str], T]) -> T:
+    """`make(url)` (chromadb's HttpClient, which asks the server at once), or one clear error
+    naming the URL and what to fix when nobody answers there.
+
+    chromadb turns a refused connection into a bare ValueError ("Could not connect to a Chroma
+    server"), and a connect timeout into "Could not connect to tenant ... Are you sure it
+    exists?": neither names the URL or the setting, so the CLI showed only that."""
+    try:
+        return make(url)
+    except Exception as exc:
+        seen: BaseException | None = exc
+        while seen is not None and not is_outage(seen):
+            seen = seen.__cause__ or seen.__context__
+        if seen is None:
+            raise
+        from urllib.parse import urlsplit
+
+        parts = urlsplit(url)
+        shown = url if "@" not in parts.netloc else \
+            parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()  # no credentials
+        first = (str(seen).strip().splitlines() or [type(seen).__name__])[0]
+        raise ChromaUnavailableError(
+            f"the Chroma server at {shown} does not answer ({first}); start it (chroma run "
+            "--path DIR --port PORT) or fix chroma_url (--chroma-url, SKILLBANK_CHROMA_URL or "
+            "chroma_url in <root>/skillbank.toml)") from None
