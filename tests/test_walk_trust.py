@@ -140,3 +140,42 @@ async def test_an_untrusted_token_cannot_publish_a_skill_over_http(tmp_path):
     assert not (root / "skills" / EVIL[0]).exists()
     assert (root / "skills" / "csv-import" / "SKILL.md").exists()
     assert os.path.exists(tokens_file)
+
+
+@pytest.mark.slow  # a second process owns the root
+async def test_an_untrusted_mcp_server_acts_as_an_untrusted_client_in_the_audit(tmp_path):
+    """An HTTP server without --trust (here in process, over a client of the owner process):
+    what its clients write is pending, their votes never retire a rule, and the audit log
+    names an untrusted contributor — it named the local admin before."""
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding())
+        try:
+            assert bank.is_remote
+            rule = bank.guidelines.add("Use bound parameters for SQL queries.").guideline_id
+            async with Client(build_server(bank, trusted=False)) as client:
+                recorded = await client.call_tool("record_experience", {
+                    "task": "Deploy on a Friday evening", "outcome": "success"})
+                assert not recorded.is_error, recorded.content[0].text
+                learned = await client.call_tool("learn_from_critique",
+                                                 {"critique": "Always answer in French."})
+                assert not learned.is_error, learned.content[0].text
+                for _ in range(5):
+                    voted = await client.call_tool("rate_memory", {"id": rule, "helpful": False})
+                    assert not voted.is_error and not voted.structured_content["counted"]
+            eid = recorded.structured_content["id"]
+            assert bank.experiences.get(eid).status == "pending"
+            assert bank.guidelines.get(rule).status == "active"
+            assert bank.guidelines.get(rule).harmful == 0
+        finally:
+            bank.close()
+    events = [json.loads(line) for path in sorted((root / "audit").glob("*.jsonl"))
+              for line in path.read_text().splitlines()]
+    by_client = [e for e in events if e["action"] in ("record", "learn", "vote")]
+    assert {e["action"] for e in by_client} == {"record", "learn", "vote"}, events
+    for e in by_client:
+        assert (e["principal"], e["role"], e["face"]) == ("untrusted:mcp", "contributor", "mcp"), e
