@@ -46,7 +46,8 @@ class GuidelineSearch:
         """:meth:`search`, with the hits under the evidence floors too (see
         :func:`has_evidence`), each carrying its dense and keyword evidence: for a caller that
         keeps them only beside hits that have evidence of their own (the memory block shows
-        the rules of its best hits' topics, see ``skillbank.context.coherent_guidelines``)."""
+        the rules of the topic family its best candidates vote for, see
+        ``skillbank.context.coherent_guidelines``)."""
         token = _UNFLOORED.set(True)
         try:
             return self.search(task, k, namespace)
