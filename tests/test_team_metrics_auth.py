@@ -44,8 +44,9 @@ def test_a_metrics_token_and_a_listener_of_its_own(tmp_path, chroma_server, post
 
 
 def test_a_metrics_token_on_the_main_listener(tmp_path, chroma_server, postgres):
+    # As read from a secret file, with its newline: Prometheus sends the token without it.
     proc, url = start_server(tmp_path / "root", chroma_server, postgres.url, "--token", "mcp-t",
-                             "--metrics-token", SECRET)
+                             "--metrics-token", SECRET + "\n")
     try:
         assert httpx.get(url + "/metrics", timeout=30).status_code == 401
         ok = httpx.get(url + "/metrics", headers={"Authorization": f"Bearer {SECRET}"},
@@ -80,3 +81,28 @@ def test_a_metrics_port_already_taken_stops_the_worker_with_a_clear_error(tmp_pa
         taken.close()
     assert done.returncode != 0
     assert f"cannot serve metrics on 127.0.0.1:{busy}" in done.stderr, done.stderr[-2000:]
+
+
+def test_a_metrics_token_from_a_secret_file_is_stripped_and_an_empty_one_refused(tmp_path):
+    """A token read from a secret with its trailing newline (a Kubernetes secret, an env file)
+    is the token: Prometheus trims its credentials_file, so it never sends the newline (before,
+    every scrape got 401). An empty one (SKILLBANK_METRICS_TOKEN= set from an unset secret)
+    stops the worker naming it — before, /metrics was served open without a word."""
+    import subprocess
+    import sys
+    import uuid
+
+    from mcp_http import team_env
+    from skillbank.team import server
+
+    assert server.metrics_token_of(f"{SECRET}\n") == SECRET
+    assert server.metrics_token_of(None) is None
+    (tmp_path / "root").mkdir()
+    env = {**team_env(), "SKILLBANK_METRICS_TOKEN": " \n"}
+    done = subprocess.run(
+        [sys.executable, "-m", "skillbank.team.server", "--root", str(tmp_path / "root"),
+         "--chroma-url", "http://127.0.0.1:9", "--database-url", "postgresql://nobody@127.0.0.1:9/x",
+         "--deployment", uuid.uuid4().hex[:12], "--port", str(free_port())],
+        env=env, capture_output=True, text=True, timeout=300, cwd=str(tmp_path))
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert "SKILLBANK_METRICS_TOKEN" in done.stderr and "empty" in done.stderr, done.stderr[-2000:]

@@ -251,6 +251,21 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def metrics_token_of(given: str | None) -> str | None:
+    """The metrics token as given, without the whitespace around it (a token read from a
+    secret keeps its newline; Prometheus trims its credentials_file, so it never sends one).
+    Given but empty (SKILLBANK_METRICS_TOKEN set from an unset secret) is refused: serving
+    /metrics open is a choice made by not setting it, never by an empty value."""
+    from skillbank.errors import InvalidInputError
+
+    if given is None:
+        return None
+    if not given.strip():
+        raise InvalidInputError("the metrics token (--metrics-token / SKILLBANK_METRICS_TOKEN) "
+                                "is empty: give the token, or unset it to serve /metrics open")
+    return given.strip()
+
+
 def _int(raw: str | None) -> int | None:
     try:
         return int(raw) if raw else None
@@ -275,6 +290,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from skillbank.errors import InvalidInputError
 
     try:
+        args.metrics_token = metrics_token_of(args.metrics_token)
         oidc = _oidc(args)
     except InvalidInputError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
