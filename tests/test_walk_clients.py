@@ -66,3 +66,22 @@ async def test_an_mcp_server_that_is_a_client_loads_and_saves_skills(tmp_path):
             assert "Read the header" in loaded.structured_content["body"]
             missing = await client.call_tool("load_skill", {"name": "no-such-skill"})
             assert missing.is_error and "TypeError" not in missing.content[0].text
+
+
+@pytest.mark.slow  # a second process owns the root
+def test_a_rule_of_emoji_alone_is_refused_through_a_client(tmp_path):
+    from skillbank.errors import InvalidInputError
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding())
+        try:
+            assert bank.is_remote
+            for text in ("🔥🚀🎉" * 10, "!!! ??? ...", "👍"):
+                with pytest.raises(InvalidInputError, match="no words"):
+                    bank.guidelines.add(text)
+            assert bank.guidelines.learn("🔥🚀🎉" * 10).entries == []  # learn: nothing to keep
+            assert bank.guidelines.list(status=None) == []
+            assert bank.guidelines.add("Use ✅ in the release checklist.").action == "added"
+        finally:
+            bank.close()

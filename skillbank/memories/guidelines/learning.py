@@ -146,6 +146,11 @@ class GuidelineLearning:
         text = _one_line(text)
         if not text:
             raise InvalidInputError("rule text must be a non-empty string")
+        if not any(ch.isalnum() for ch in text):
+            # Emoji or punctuation alone: nothing to follow, and it would be served (its dense
+            # score is never zero) to every task whose words are as empty.
+            raise InvalidInputError("rule text has no words (only symbols or emoji); write the "
+                                    "rule as a short imperative sentence")
         if len(text) > MAX_SHORT:
             raise InvalidInputError(f"rule text is {len(text)} characters; at most {MAX_SHORT}")
         when_to_use = _check_text(when_to_use if when_to_use is not None else "", "when_to_use",
