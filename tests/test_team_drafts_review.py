@@ -43,3 +43,34 @@ def test_only_a_trusted_reviewer_of_the_drafts_namespaces_edits_it(tmp_path, chr
         assert row[0]["SKILL.md"] == original
         skill = b.skills.adopt(name)
         assert "audit log" not in Path(skill.path).read_text(encoding="utf-8")
+
+
+def test_a_working_copy_without_its_synced_mark_never_overwrites_an_acknowledged_edit(
+        tmp_path, chroma_server, postgres):
+    """A working copy written before `.synced/` marks were kept (a worker upgraded past
+    bf3d707) cannot tell a person's edit from a stale copy. It was taken for an edit whenever its
+    `.draft.json` equalled the row's — which it does after an edit made by a worker whose root
+    has the same path (containers) and the same description — and written over the row: the
+    acknowledged edit was lost, kept nowhere. Now the row wins and the copy is kept under
+    `.conflicts/` (nothing lost either way)."""
+    from psycopg.types.json import Jsonb
+
+    with two_banks(tmp_path / "a", tmp_path / "b", chroma_server, postgres.url) as (a, b):
+        name = _draft(a)
+        original = _text(a, name)
+        folder_a = Path(a.skills.draft(name).path).parent
+        (folder_a.parent / ".synced" / name).unlink()  # as written before the marks
+        edited = _edited(original, "Acknowledged: snapshot the index before the rebuild.")
+        db, deployment = a.store.db, a.store.deployment
+        (row,) = db.execute("SELECT files FROM sb_drafts WHERE deployment = %s AND name = %s "
+                            "AND NOT closed", (deployment, name))
+        # The row as another worker at the same root path writes an edit: only SKILL.md differs.
+        db.execute("UPDATE sb_drafts SET files = %s WHERE deployment = %s AND name = %s AND NOT "
+                   "closed", (Jsonb({**row[0], "SKILL.md": edited}), deployment, name))
+
+        assert _text(a, name) == edited, "the stale working copy was taken for an edit"
+        (after,) = db.execute("SELECT files FROM sb_drafts WHERE deployment = %s AND name = %s "
+                              "AND NOT closed", (deployment, name))
+        assert after[0]["SKILL.md"] == edited and _text(b, name) == edited
+        kept = list((folder_a.parent / ".conflicts").glob(f"{name}-*/SKILL.md"))
+        assert [p.read_text(encoding="utf-8") for p in kept] == [original]

@@ -90,9 +90,8 @@ class PostgresDrafts:
             return
         base = self._base(name)
         if here is not None and META_FILE in here:
-            if base is None:  # a copy written before bases were kept: an edit if the
-                edited = here.get(META_FILE) == row.get(META_FILE)  # record is the row's
-                base = digest(row) if edited else ""
+            if base is None:  # a copy written before bases were kept: an edit and a stale
+                base = ""  # copy look alike, so the row (acknowledged) wins, the copy is kept
             if base == digest(row):  # only the working copy changed: a person's edit
                 if self._publish(name, row, here):
                     return
