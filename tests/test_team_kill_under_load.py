@@ -37,12 +37,16 @@ async def test_sigkill_under_load_loses_no_acknowledged_write(tmp_path, chroma_s
     acked: list[tuple[str, str, str]] = []  # (id, task, the worker that acknowledged it)
     retried: list[int] = []
     killed = asyncio.Event()
+    # Every client has its session on A before any writes, so none is done before the kill.
+    all_on_a = asyncio.Barrier(CLIENTS)
 
     async def client(i: int) -> None:
         url, n = a, 0
         while n < WRITES:
             try:
                 async with bearer_session(url, TOKEN, timeout=60) as session:
+                    if url == a:
+                        await all_on_a.wait()
                     while n < WRITES:
                         task = f"Restore replica zq{i}x{n} of the ledger cluster"
                         done = await call_ok(session, "record_experience",
@@ -51,8 +55,8 @@ async def test_sigkill_under_load_loses_no_acknowledged_write(tmp_path, chroma_s
                         n += 1
                         await asyncio.sleep(0.05)
             except Exception:  # noqa: BLE001 - worker A went away mid-session
-                if url == b:
-                    raise
+                if url == b or not killed.is_set():
+                    raise  # only A's death may fail a call: anything else is a failure here
                 retried.append(i)
                 url = b  # the same write again, on the other worker
 
