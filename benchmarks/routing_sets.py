@@ -3,6 +3,7 @@
     python benchmarks/routing_sets.py                 # dev set + the public sets
     python benchmarks/routing_sets.py --sets metatool bfcl --json out.json
     python benchmarks/routing_sets.py --scale 2000    # p50 search time at 2,000 skills too
+    python benchmarks/routing_sets.py --body-weights 0 0.25 0.5   # the body side's weight, swept
 
 Sets: the dev set (../shared/benchmarks/skill-routing) and the public ones under
 benchmarks/data/public (written by others; see its README). A set whose library.jsonl rows
@@ -19,6 +20,9 @@ share of answerable requests it empties (guard <= 0.03), the share of requests l
 needing no tool/skill it empties (target >= 0.85, only where a set labels them), and for
 near-miss trigger evals how often the skill that must not fire is ranked first.
 Times: p50/p95 of `skills.search` per request, including the query embedding, with the load.
+`--body-weights`: every set's requests asked again on the same bank with the body side (each
+skill's best cosine over its summary and body sections, `search.BODY_WEIGHT`) at each weight;
+0 ranks as the code before the body side did (summary cosine and BM25).
 
 The dev set and the corpus set (the dev requests asked of the whole shared corpus, ~1,740
 skills, answerable ones counted by skill name) also carry the 160 out-of-scope requests of
@@ -171,7 +175,8 @@ def fit_curve(fits: list[float], queries: list[dict]) -> dict | None:
             "emptied": sum(f < bar for f in answerable) / len(answerable)}
 
 
-def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
+def run_set(name: str, folder: Path, model_dir: str | None,
+            body_weights: list[float] | None = None, keep: Path | None = None) -> dict:
     from skillbank import Skillbank
     from skillbank.embeddings import MiniLMEmbedding
 
@@ -187,12 +192,14 @@ def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
             root, library = materialise(folder, Path(tmp))
             by_path = {row["path"]: row["id"] for row in library}
         started = time.perf_counter()
-        bank = Skillbank.open(Path(tmp) / "bank", skill_roots=[root], include_bundled=False,
+        home = keep / name if keep else Path(tmp)  # keep: the bank stays there (reused)
+        bank = Skillbank.open(home / "bank", skill_roots=[root], include_bundled=False,
                               sync=False, embedding_function=embedding)
         try:
             bank.skills.sync()
             load_s = time.perf_counter() - started
             indexed = bank.index("skills").count()
+            texts = index_texts(bank)
             bank.skills.search("warm up the model", k=5)
             ranked, times = [], []
             for q in queries:
@@ -201,6 +208,9 @@ def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
                 times.append(time.perf_counter() - t0)
                 ranked.append([h.name if by_path is None else
                                by_path.get(str(Path(h.path).resolve()), h.name) for h in hits])
+            sweep = {}
+            for weight in body_weights or []:  # the body side's weight, same bank (#26)
+                sweep[weight] = metrics(ask_all(bank, queries, by_path, weight), queries)
             fits = None
             if any(q["kind"] == "none" and not q["expected"] for q in queries):
                 fits = []
@@ -213,10 +223,31 @@ def run_set(name: str, folder: Path, model_dir: str | None) -> dict:
         for system, system_ranked in baselines(library, queries, embedding,
                                                by_name=by_path is None).items():
             rows[system] = metrics(system_ranked, queries)
-    return {"set": name, "skills": indexed, "queries": len(queries), "index_s": load_s,
+    return {"set": name, "skills": indexed, "texts": texts, "queries": len(queries),
+            "index_s": load_s, "body_sweep": sweep,
             "p50_ms": 1000 * statistics.median(times),
             "p95_ms": 1000 * float(np.percentile(times, 95)), "systems": rows,
             "at_oos_target": fit_curve(fits, queries) if fits else None}
+
+
+def ask_all(bank, queries: list[dict], by_path: dict | None, weight: float) -> list[list[str]]:
+    """Every request asked with the body side at `weight` (search.BODY_WEIGHT)."""
+    from skillbank.memories.skills import search as routing
+
+    kept = getattr(routing, "BODY_WEIGHT", None)
+    if kept is None:
+        return []
+    routing.BODY_WEIGHT = weight
+    try:
+        return [[h.name if by_path is None else by_path.get(str(Path(h.path).resolve()), h.name)
+                 for h in bank.skills.search(q["query"], k=5)] for q in queries]
+    finally:
+        routing.BODY_WEIGHT = kept
+
+
+def index_texts(bank) -> int:
+    """Texts (vectors) the skill index holds: skills plus their embedded body sections."""
+    return int(bank.index("skills")._chunks)
 
 
 def scale_run(size: int, model_dir: str | None, keep: Path | None = None) -> dict:
@@ -306,6 +337,12 @@ def report(results: list[dict]) -> None:
         if sb["held_empty"] is not None:
             print(f"  held-out out-of-scope answered empty: {sb['held_empty']:.3f} "
                   f"({sb['heldout']} requests)")
+        print(f"  {result['texts']} texts embedded for {result['skills']} skills")
+        for weight, row in result.get("body_sweep", {}).items():
+            print(f"  body weight {weight:4.2f}: top-1 {row['R@1']:.3f} R@3 {row['R@3']:.3f} "
+                  f"MRR {row['MRR']:.3f} emptied {row['emptied']:.3f} oos empty "
+                  f"{fmt(row['oos_empty'])} held-out empty {fmt(row['held_empty'])} "
+                  f"misfired {fmt(row['misfired'])}")
         cost = result.get("at_oos_target")
         if cost:
             print(f"  to answer {cost['oos_empty']:.3f} of out-of-scope requests empty (target "
@@ -322,6 +359,11 @@ def main() -> None:
     parser.add_argument("--scale-root", type=Path, default=None,
                         help="keep the --scale bank here and reuse it (same index, old/new code)")
     parser.add_argument("--json", type=Path, default=None)
+    parser.add_argument("--body-weights", type=float, nargs="*", default=[],
+                        help="also ask every set with the body side at these weights")
+    parser.add_argument("--keep", type=Path, default=None,
+                        help="build each set's bank in KEEP/<set>/bank and keep it (the corpus "
+                             "bank can seed a --scale-root: copy it to <scale-root>/bank)")
     args = parser.parse_args()
     model_dir = args.model_dir or default_model_dir()
     import skillbank
@@ -329,10 +371,12 @@ def main() -> None:
     print(f"skillbank from {Path(skillbank.__file__).parent}; load {os.getloadavg()[0]:.2f} "
           f"(1 min) on {os.cpu_count()} cores", file=sys.stderr)
     sets = [] if args.scale and args.sets == ["none"] else args.sets
-    results = [run_set(name, SETS[name], model_dir) for name in sets
-               if (SETS[name] / "queries.jsonl").exists()
-               or (name == "corpus" and SETS[name].is_dir())]
-    report(results)
+    results = []
+    for name in sets:
+        if (SETS[name] / "queries.jsonl").exists() or (name == "corpus" and SETS[name].is_dir()):
+            results.append(run_set(name, SETS[name], model_dir, args.body_weights, args.keep))
+            report(results[-1:])  # each set as it finishes, with the load
+            print(f"  (load {os.getloadavg()[0]:.2f})", flush=True)
     out = {"sets": results, "load_before": os.getloadavg()[0]}
     if args.scale:
         scale = scale_run(args.scale, model_dir, args.scale_root)

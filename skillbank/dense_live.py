@@ -53,6 +53,9 @@ class LiveDense:
         #: Off: every search asks Chroma (the bank holds only the skill library in memory).
         self.enabled = True
         self._asked = 0  # searches Chroma answered while nothing was loaded (CHROMA_FIRST)
+        # (query, matrix, cosines) of the last search: a skill search asks twice with one vector
+        # (the summaries alone, then every text for the body side) and pays for one product.
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         index._live.listeners.append(self)
 
     # Told by LiveKeyword ------------------------------------------------------------------------
@@ -69,6 +72,7 @@ class LiveDense:
     def invalidate(self) -> None:
         with self._lock:
             self.matrix, self.ids, self.stale = None, [], set()
+            self._last = None
             self._names = np.array([], dtype=object)
             self._masks.clear()
 
@@ -188,10 +192,16 @@ class LiveDense:
             if not self.ids or n <= 0:
                 return [], []
             query = np.asarray(vector, dtype=np.float32).reshape(-1)
-            norm = float(np.linalg.norm(query))
-            # einsum, not `@`: BLAS threads woken right after the query's embedding (ONNX's
-            # threads still spinning) cost ~2-5 ms on two busy cores; one thread takes ~0.1 ms.
-            similarity = np.einsum("ij,j->i", self.matrix, query / norm if norm > 0 else query)
+            last = self._last
+            if last is not None and last[1] is self.matrix and np.array_equal(last[0], query):
+                similarity = last[2]
+            else:
+                norm = float(np.linalg.norm(query))
+                # einsum, not `@`: BLAS threads woken right after the query's embedding (ONNX's
+                # threads still spinning) cost ~2-5 ms on two busy cores; one thread ~0.1 ms.
+                similarity = np.einsum("ij,j->i", self.matrix,
+                                       query / norm if norm > 0 else query)
+                self._last = (query.copy(), self.matrix, similarity)
             if where:
                 mask = self._mask(where)
                 similarity = np.where(mask, similarity, -np.inf)

@@ -54,14 +54,16 @@ def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: 
 
 def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,
             keyword_weight: float, mirror: dict, where: dict[str, Any] | None,
-            pending: set[str] = frozenset()  # type: ignore[assignment]
+            pending: set[str] = frozenset(),  # type: ignore[assignment]
+            body: dict[str, float] | None = None, body_weight: float = 0.0
             ) -> tuple[list[str], np.ndarray]:
     """Average of per-query z-scores over every item that passes the filter.
 
     Items beyond the dense candidate list get the lowest similarity seen; items BM25 did not
     match score 0 on that side. Items without a current vector (`pending`: still being
     embedded, or no model at all) are scored by their keyword z-score alone, so the lowest
-    similarity does not bury them while the dense side fills in.
+    similarity does not bury them while the dense side fills in. `body`: a third, dense side
+    (each item's best cosine over all its texts), weighted `body_weight`, scored like `dense`.
     """
     # Built with map() over dict.get, not per-item comprehensions: this runs on every skill
     # search over every item, and the comprehensions were a sixth of a warm search at 1,739
@@ -73,17 +75,31 @@ def _z_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: fl
     n = len(ids)
     floor = min(dense.values()) if dense else 0.0
     d = np.fromiter(map(dense.get, ids, repeat(floor, n)), dtype=np.float64, count=n)
-    total = dense_weight + keyword_weight
+    if not body:
+        body_weight = 0.0
+    total = dense_weight + keyword_weight + body_weight
     kw = np.fromiter(map(keyword.get, ids, repeat(0.0, n)), dtype=np.float64, count=n)
     kw_z = _standardise(kw) if keyword else np.zeros(n)
+    b = None
+    if body_weight:
+        assert body
+        b_floor = min(body.values())
+        b = np.fromiter(map(body.get, ids, repeat(b_floor, n)), dtype=np.float64, count=n)
     if not pending or pending.isdisjoint(ids):
-        return ids, dense_weight / total * _standardise(d) + keyword_weight / total * kw_z
+        score = dense_weight / total * _standardise(d) + keyword_weight / total * kw_z
+        if b is not None:
+            score += body_weight / total * _standardise(b)
+        return ids, score
     has_vector = np.fromiter((i not in pending for i in ids), dtype=bool, count=n)
     score = kw_z.copy()
     if has_vector.any():
         d_z = np.zeros(len(ids))
         d_z[has_vector] = _standardise(d[has_vector])
         fused = dense_weight / total * d_z + keyword_weight / total * kw_z
+        if b is not None:
+            b_z = np.zeros(len(ids))
+            b_z[has_vector] = _standardise(b[has_vector])
+            fused += body_weight / total * b_z
         score = np.where(has_vector, fused, kw_z)
     return ids, score
 

@@ -54,6 +54,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("skillbank.index")
 #: Texts embedded per step while dense vectors fill in behind keyword search.
 FILL_BATCH = 64
+#: Metadata of an item written with its first text alone, the rest to come (`fill`).
+PARTIAL = "partial"
 _warned_keyword_only = False
 @dataclass
 class IndexItem:
@@ -134,6 +136,9 @@ class HybridIndex:
         # of): staged by `stage`, embedded by `fill`. Their mirror metadata counts only the
         # chunks Chroma really holds (0 for a new item), so deletes and updates stay exact.
         self._pending: dict[str, IndexItem] = {}
+        # Items in Chroma by their first text alone (PARTIAL), their other texts still to embed:
+        # the item with its first text's vector (`fill(first_texts_first=True)`).
+        self._rest: dict[str, IndexItem] = {}
         self._fill_lock = threading.Lock()
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
         # Concurrent searches share Chroma queries (skillbank.index_batch; read by dense_texts).
@@ -181,6 +186,7 @@ class HybridIndex:
             self._live.invalidate()
             self._chunks = 0
             self._pending.clear()
+            self._rest.clear()
             self._write_failed = False  # everything is re-added from the files
             self._write_done()
 
@@ -240,6 +246,11 @@ class HybridIndex:
 
     def ids(self) -> list[str]:
         return list(self._load_mirror())
+
+    def has_sections(self) -> bool:
+        """Some item is embedded as more than one text (more entries than embedded items)."""
+        mirror = self._load_mirror()
+        return self._chunks > len(mirror) - len(self._pending)
 
     def metadata(self, item_id: str) -> dict[str, Any] | None:
         entry = self._load_mirror().get(item_id)
@@ -335,6 +346,8 @@ class HybridIndex:
                 meta.update(parent=item.id, chunk=0, chunks=len(item.embed_texts[:32] or [" "]))
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending.pop(item.id, None)
+                if not item.metadata.get(PARTIAL):
+                    self._rest.pop(item.id, None)
             self._live.note_changed(item.id for item in items)
             self._write_done([item.id for item in items])
             return embedded
@@ -359,7 +372,12 @@ class HybridIndex:
                 meta.update(parent=item.id, chunk=0, chunks=in_chroma)
                 mirror[item.id] = (item.keyword_text, meta)
                 self._pending[item.id] = item
+                self._rest.pop(item.id, None)
             self._live.note_changed(item.id for item in items)
+
+    def completing(self, item_id: str) -> bool:
+        """The item is in Chroma by its first text and this process is embedding the rest."""
+        return item_id in self._rest
 
     @property
     def pending(self) -> int:
@@ -372,7 +390,8 @@ class HybridIndex:
 
     def fill(self, batch: int = FILL_BATCH,
              progress: "Callable[[int, int], None] | None" = None,
-             stop: threading.Event | None = None, wait: bool = True) -> int:
+             stop: threading.Event | None = None, wait: bool = True,
+             first_texts_first: bool = False) -> int:
         """Embed staged items, shortest texts first, a batch at a time; returns texts embedded.
 
         Searches run between batches (the index lock is not held while the model works), and
@@ -380,6 +399,12 @@ class HybridIndex:
         item. Stops early when `stop` is set or the model is unavailable (keyword-only mode).
         With `wait=False` it returns at once if another thread is filling: that one takes
         whatever was staged meanwhile before it stops.
+
+        `first_texts_first`: every item's first text is embedded before any item's others (a
+        skill's summary before its body sections, ~9x as many tokens): an item with more texts
+        is written with its first alone, marked `PARTIAL` in its metadata (so a sync after an
+        interruption stages it again), and gets the rest once every first text is in.
+        `progress` counts items whose first text is in.
         """
         embedded = done = 0
         if not self._fill_lock.acquire(blocking=wait):
@@ -393,7 +418,10 @@ class HybridIndex:
                 total = done + len(todo)
                 if not chunk:
                     break
-                texts = [t or " " for item in chunk for t in item.embed_texts[:32] or [" "]]
+                widths = [1 if first_texts_first else len(item.embed_texts[:32] or [" "])
+                          for item in chunk]
+                texts = [t or " " for item, width in zip(chunk, widths)
+                         for t in (item.embed_texts[:32] or [" "])[:width]]
                 try:
                     vectors = embed_texts(self.embedding_function, texts)
                 except ModelUnavailableError as exc:
@@ -401,19 +429,63 @@ class HybridIndex:
                     break
                 self.dense_error = None
                 ready, row = [], 0
-                for item in chunk:
-                    width = len(item.embed_texts[:32] or [" "])
-                    ready.append(dataclasses.replace(item, vectors=vectors[row:row + width]))
+                for item, width in zip(chunk, widths):
+                    mine = vectors[row:row + width]
                     row += width
+                    if width < len(item.embed_texts[:32]):  # the rest waits (first_texts_first)
+                        ready.append(dataclasses.replace(
+                            item, embed_texts=item.embed_texts[:1], vectors=mine,
+                            metadata={**item.metadata, PARTIAL: True}))
+                    else:
+                        ready.append(dataclasses.replace(item, vectors=mine))
                 with self._lock:  # an item staged again meanwhile waits for its new text
                     fresh = [new for new, old in zip(ready, chunk) if self._pending.get(old.id) is old]
                     self.upsert(fresh)
+                    written = {id(new) for new in fresh}
+                    for new, old in zip(ready, chunk):
+                        if id(new) in written and new.metadata.get(PARTIAL):
+                            self._rest[old.id] = dataclasses.replace(old, vectors=new.vectors)
                 embedded += len(texts)
                 done += len(chunk)
                 if progress is not None:
                     progress(done, total)
+            if not self._pending:
+                embedded += self._fill_rest(batch, stop)
         finally:
             self._fill_lock.release()
+        return embedded
+
+    def _fill_rest(self, batch: int, stop: threading.Event | None) -> int:
+        """Embed the other texts of items written with their first text alone (`fill`)."""
+        embedded = 0
+        while stop is None or not stop.is_set():
+            with self._lock:
+                chunk = sorted(self._rest.values(),
+                               key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id)
+                               )[:max(1, batch // 4)]  # ~9 texts each: batches of ~FILL_BATCH
+            if not chunk:
+                break
+            texts = [t or " " for item in chunk for t in item.embed_texts[1:32]]
+            try:
+                vectors = embed_texts(self.embedding_function, texts) if texts else []
+            except ModelUnavailableError as exc:
+                self._model_unavailable(exc)
+                break
+            ready, row = [], 0
+            for item in chunk:
+                width = len(item.embed_texts[1:32])
+                first = np.asarray(item.vectors, dtype=np.float32).reshape(1, -1)
+                rest = np.asarray(vectors[row:row + width], dtype=np.float32).reshape(width, -1)
+                ready.append(dataclasses.replace(item, vectors=np.concatenate([first, rest])))
+                row += width
+            with self._lock:  # staged again or removed meanwhile: that wins
+                fresh = [new for new, old in zip(ready, chunk)
+                         if self._rest.get(old.id) is old and old.id not in self._pending]
+                for old in chunk:
+                    if self._rest.get(old.id) is old:
+                        del self._rest[old.id]
+                self.upsert(fresh)
+            embedded += len(texts)
         return embedded
 
     def _model_unavailable(self, exc: Exception) -> None:
@@ -460,6 +532,7 @@ class HybridIndex:
             for item_id in item_ids:
                 entry = mirror.pop(item_id, None)
                 self._pending.pop(item_id, None)
+                self._rest.pop(item_id, None)
                 if entry is None:
                     continue
                 removed += 1
@@ -605,6 +678,7 @@ class HybridIndex:
         dense_weight: float = 1.0,
         keyword_weight: float = 1.0,
         query_vector: np.ndarray | None = None,
+        body_weight: float | None = None,
     ) -> Hits:
         """Fuse dense and keyword evidence and return the best `k` items (all when k=0).
 
@@ -614,6 +688,11 @@ class HybridIndex:
         place; it needs (nearly) every item's score, so it is for small collections such as
         skill libraries. On the routing set it lifted R@1 from 0.80 to 0.90 (docs/benchmarks.md).
         The result also carries the best raw dense and keyword evidence, for "nothing fits".
+
+        `body_weight` (z fusion only): None, an item's dense score is the best of its texts.
+        A number: the dense side scores each item's first text (its summary) alone, so the dense
+        evidence the result carries is the summary's, and a third side, each item's best cosine
+        over all its texts (summary and body sections), is fused at this weight (0: not asked).
         """
         hits = Hits()
         if not query or not query.strip():
@@ -629,7 +708,7 @@ class HybridIndex:
                 except ModelUnavailableError as exc:
                     self._model_unavailable(exc)
         request = index_batch.Request((query, k, where, candidates, fusion, dense_weight,
-                                       keyword_weight, vector))
+                                       keyword_weight, vector, body_weight))
         return self._combiner.run(self._lock, request, self._answer)
 
     def _answer(self, requests: list[index_batch.Request]) -> None:
@@ -652,20 +731,28 @@ class HybridIndex:
 
     def _search_locked(self, query: str, k: int, where: dict[str, Any] | None, candidates: int,
                        fusion: str, dense_weight: float, keyword_weight: float,
-                       vector: np.ndarray | None) -> Hits:
+                       vector: np.ndarray | None, body_weight: float | None = None) -> Hits:
         hits = Hits()
         mirror = self._load_mirror()
         if not mirror:
             return hits
         dense: dict[str, float] = {}
         if fusion == "z":
+            body: dict[str, float] = {}
             if vector is not None:
-                dense = self._dense_or_none(vector, Z_CANDIDATES, where)
+                sections = body_weight is not None and self.has_sections()
+                summary_where = ({"chunk": 0} if not where else {"$and": [where, {"chunk": 0}]}) \
+                    if sections else where
+                dense = self._dense_or_none(vector, Z_CANDIDATES, summary_where)
+                if sections and body_weight and dense is not None:
+                    # The same vector again: dense_live reuses the cosines it just computed.
+                    body = self._dense_or_none(vector, Z_CANDIDATES, where) or {}
                 vector = None if dense is None else vector
                 dense = dense or {}
             keyword = self.keyword(query, len(mirror), where)
             ids, scores = _z_fuse(dense, keyword, dense_weight, keyword_weight, mirror,
-                                  where, set(self._pending) if vector is not None else set(mirror))
+                                  where, set(self._pending) if vector is not None else set(mirror),
+                                  body=body, body_weight=body_weight or 0.0)
         else:
             if vector is not None:
                 dense = self._dense_or_none(vector, candidates * 2, where)

@@ -23,7 +23,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
-from skillbank.index import HybridIndex, IndexItem
+from skillbank.index import PARTIAL, HybridIndex, IndexItem
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
@@ -53,6 +53,16 @@ _HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 #: Only the opening of a body is keyword-indexed: long bodies otherwise drown their own name and
 #: description in BM25's length normalisation (R@1 0.69 -> 0.82 for BM25 alone on the routing set).
 KEYWORD_BODY_CHARS = 3_000
+#: The body side of dense ranking: up to this many sections of a body, each embedded as its
+#: heading and the opening of its text (MiniLM reads ~256 word pieces; 500 characters is ~120).
+BODY_SECTIONS = 8
+SECTION_CHARS = 500
+#: A section of fewer words ("Do it.", a lone command) adds nothing the summary and the keyword
+#: side lack, and costs an embedding (12 % of the corpus's sections).
+SECTION_MIN_WORDS = 10
+#: What a skill's vectors are (metadata "texts"): an index written with other texts is embedded
+#: again by the next sync, so a library indexed before the body side gains it.
+DENSE_TEXTS = "summary+sections-8x500-min10"
 
 
 @dataclass
@@ -107,20 +117,38 @@ def skill_sections(body: str) -> list[tuple[str, str]]:
     return [(t, s) for t, s in sections if t or s]
 
 
+def section_texts(title: str, sections: list[tuple[str, str]]) -> list[str]:
+    """The body's texts for the dense body side: the first BODY_SECTIONS sections of at least
+    SECTION_MIN_WORDS words, each as "title — heading: opening" (a heading alone adds nothing
+    the keyword side lacks)."""
+    texts: list[str] = []
+    for heading, text in sections:
+        words = text.split()
+        if len(words) < SECTION_MIN_WORDS:
+            continue
+        opening = " ".join(words)[:SECTION_CHARS]
+        texts.append(f"{title} — {heading}: {opening}" if heading else f"{title}: {opening}")
+        if len(texts) == BODY_SECTIONS:
+            break
+    return texts
+
+
 def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
                    writable: bool, stat: str = "") -> IndexItem:
-    """What a skill is found by.
+    """What a skill is found by (ranking only: disclosure shows name and description).
 
-    Dense: one text, the name and description — what the author says the skill is for and when
-    to use it. Embedding body sections as well cost 9x the embedding time and added nothing once
-    the two sides were fused by z-score (docs/benchmarks.md). Keyword: name and description
+    Dense: first the name and description — what the author says the skill is for and when to
+    use it; the fit ("does any skill fit?") and the dense side read this text alone. Then up to
+    BODY_SECTIONS sections of the body, for the body side of ranking (`search.BODY_WEIGHT`): a
+    skill whose body names the task ranks higher (#26; docs/benchmarks.md). Section texts stay
+    in the index: no catalog, hit or search result carries them. Keyword: name and description
     repeated so they weigh as fields, then the headings and the opening of the body.
     """
     description = doc.description.strip()
     title = _humanise(name)
     sections = skill_sections(doc.body)
     headings = [t for t, _ in sections if t]
-    texts = [f"{title}: {description}"]
+    texts = [f"{title}: {description}"] + section_texts(title, sections)
     keyword_text = "\n".join(
         [title, title, title, description, description, " ".join(headings),
          doc.body[:KEYWORD_BODY_CHARS]]
@@ -133,6 +161,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
         "hash": digest,
         "stat": stat or _stat_key(path),
         "writable": writable,
+        "texts": DENSE_TEXTS,
     }
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
@@ -255,8 +284,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """Embed what sync staged; resumable (what is embedded is in Chroma, with its hash).
 
         `wait=False`: return at once when another thread is already filling (it takes the
-        newly staged items too)."""
-        return self.index.fill(progress=progress, stop=stop, wait=wait)
+        newly staged items too). Every skill's summary is embedded before any body section
+        (`HybridIndex.fill(first_texts_first=True)`): ranking by summary and keyword is complete
+        as soon as it would be with summaries alone; the body side follows."""
+        return self.index.fill(progress=progress, stop=stop, wait=wait, first_texts_first=True)
 
     @property
     def dense_complete(self) -> bool:
@@ -291,7 +322,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     continue
                 winners[name] = entry
                 pending.append((entry, name, doc))
-            current = self.index.hashes()
+            # An item embedded with other texts (before the body side), or with its summary
+            # alone (a fill stopped before its sections), counts as changed.
+            current = {name: digest if _embedded_whole(metas.get(name))
+                       or self.index.completing(name) else ""
+                       for name, digest in self.index.hashes().items()}
             items = []
             for entry, name, doc in pending:
                 if current.get(name) == entry.digest:
@@ -471,7 +506,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         # Each side's say follows its evidence in this library and request (search.py).
         dense_weight, keyword_weight = routing.weights(task, routing.words_per_item(self.index))
         raw = self.index.search(task, k=max(k * 4, 20), fusion="z", query_vector=vector,
-                                dense_weight=dense_weight, keyword_weight=keyword_weight)
+                                dense_weight=dense_weight, keyword_weight=keyword_weight,
+                                body_weight=routing.body_weight(task))
         hits: Hits = Hits()
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if not raw:
@@ -608,6 +644,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
+
+
+def _embedded_whole(meta: dict[str, Any] | None) -> bool:
+    """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
+    return bool(meta) and meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)
 
 
 def _digest(path: Path, data: bytes) -> str:

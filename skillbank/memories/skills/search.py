@@ -103,6 +103,17 @@ def weights(task: str, words: float) -> tuple[float, float]:
     return max(MIN_WEIGHT, readable_share(task)), keyword_weight(words)
 
 
+#: The say of the body side (each skill's best cosine over its summary and body sections) next
+#: to the summary's dense side and the keyword side, for a request the model reads whole.
+BODY_WEIGHT = 0.75
+
+
+def body_weight(task: str) -> float:
+    """The body side's weight for this request: it is the English model's too, so it follows
+    the share of the request the model can read, as the dense side's does."""
+    return BODY_WEIGHT * readable_share(task)
+
+
 #: A request longer than this is refused with a clear error (a pasted document is not a request);
 #: up to it, routing reads the first ROUTED_CHARS (MiniLM reads ~256 word pieces anyway, and
 #: BM25 over a whole document would match every skill on some word).
@@ -135,7 +146,7 @@ def nearest_by_cosine(index: Any, task: str, vector: Any, default: Any) -> Any:
     from skillbank.index import IndexHit
 
     with index._lock:  # as HybridIndex.search reads both sides (an RLock)
-        found = index.dense(vector, SHARED_WORD_AMONG)
+        found = index.dense(vector, SHARED_WORD_AMONG, {"chunk": 0})  # summaries, not sections
         mirror = index._load_mirror()
         found = {i: s for i, s in found.items() if i in mirror}
         if not found:
