@@ -299,7 +299,8 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
     A draft new on the root, or edited there since the last run, is written (as pending) —
     unless the team closed it meanwhile (its row is gone though a run imported it): what the
     team decided stands. A draft a run imported that the root no longer has pending (adopted,
-    discarded, forgotten there) is closed in the deployment too. A draft the root did not
+    discarded, forgotten there) is closed in the deployment too, if the deployment's row is
+    still the one imported (not edited or proposed anew by the team). A draft the root did not
     change since is left as the team has it (an edit, a decision)."""
     from psycopg.types.json import Jsonb
 
@@ -307,8 +308,9 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
 
     imported = before.get("pending") if isinstance(before, dict) else None
     imported = imported if isinstance(imported, dict) else {}
-    held = {name for (name,) in conn.execute(
-        "SELECT name FROM sb_drafts WHERE deployment = %s AND NOT closed", (deployment,))}
+    rows = {name: digest(files) for name, files in conn.execute(
+        "SELECT name, files FROM sb_drafts WHERE deployment = %s AND NOT closed", (deployment,))}
+    held = set(rows)
     now: dict[str, str] = {}
     for folder in sorted(drafts_root.iterdir()) if drafts_root.is_dir() else []:
         meta_path = folder / ".draft.json"
@@ -333,8 +335,11 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
             "WHERE sb_drafts.files IS DISTINCT FROM excluded.files",
             (deployment, name, Jsonb(files), sources))
         report.imported["drafts"] += cur.rowcount
-    closed = sorted((set(imported) - set(now)) & held)
-    if closed:  # decided (or forgotten) on the root since a run imported them
+    # Decided (or forgotten) on the root since a run imported them: closed here too, unless
+    # the row is no longer the one imported (the team edited it, or has a new draft of that
+    # name, e.g. a revision named after its skill): that is the team's.
+    closed = sorted(n for n in (set(imported) - set(now)) & held if rows[n] == imported[n])
+    if closed:
         cur = conn.execute("DELETE FROM sb_drafts WHERE deployment = %s AND name = ANY(%s)",
                            (deployment, closed))
         report.imported["drafts"] += cur.rowcount
