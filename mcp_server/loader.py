@@ -162,9 +162,10 @@ class BankHandle:
                     self._sync_skills(bank)
             # Skills answer by keyword from here; their vectors fill in behind (a first start
             # on a thousand skills embeds for minutes), and hybrid search takes over item by item.
-            self._fill = threading.Thread(target=self._fill_skills, args=(bank,), daemon=True,
-                                          name="skillbank-embed")
-            self._fill.start()
+            # A client of another process's root leaves that to the owner, which embeds what it
+            # syncs (a progress callback cannot cross the wire anyway).
+            if not getattr(bank, "is_remote", False):
+                self._start_fill(bank)
             stage = "guidelines"
             if self._sync:
                 bank.guidelines.sync()
@@ -181,6 +182,11 @@ class BankHandle:
             log.error("skillbank: could not %s: %s", "open the bank" if stage == "open"
                       else f"load the {stage}", exc)
             self._fail_from(stage, exc)
+
+    def _start_fill(self, bank: Any) -> None:
+        self._fill = threading.Thread(target=self._fill_skills, args=(bank,), daemon=True,
+                                      name="skillbank-embed")
+        self._fill.start()
 
     def _fill_skills(self, bank: Any) -> None:
         started = time.perf_counter()

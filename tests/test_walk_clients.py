@@ -11,6 +11,7 @@ import sys
 
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
 
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
@@ -56,7 +57,8 @@ async def test_an_mcp_server_that_is_a_client_loads_and_saves_skills(tmp_path):
                                        args=["-m", "skillbank.mcp_server", "--root", str(root),
                                              "--no-bundled"],
                                        env=base_env(SKILLBANK_EMBEDDING="hash"))
-        async with Client(params, read_timeout_seconds=120) as client:
+        errlog = (tmp_path / "stderr.txt").open("w")
+        async with Client(stdio_client(params, errlog=errlog), read_timeout_seconds=120) as client:
             saved = await client.call_tool("save_skill", {
                 "name": "csv-import", "description": "Import CSV files into a database table.",
                 "body": "# Steps\n\n1. Read the header.\n"})
@@ -66,6 +68,11 @@ async def test_an_mcp_server_that_is_a_client_loads_and_saves_skills(tmp_path):
             assert "Read the header" in loaded.structured_content["body"]
             missing = await client.call_tool("load_skill", {"name": "no-such-skill"})
             assert missing.is_error and "TypeError" not in missing.content[0].text
+        errlog.close()
+        # The owner embeds; a client server does not try to (its progress callback cannot
+        # cross the wire, so it used to log a false "keyword search only" error).
+        log = (tmp_path / "stderr.txt").read_text()
+        assert "embedding the skills failed" not in log, log[-3000:]
 
 
 @pytest.mark.slow  # a second process owns the root
