@@ -189,7 +189,19 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
 def hand_over(early: Any, library: Any) -> None:
     """The bank's own skill library takes the provisional one's trust state (one trust book:
     one scanner queue, one version timeline) and its background prototypes. Called before the
-    bank's library is first used."""
+    bank's library is first used.
+
+    Both are made here if no search has made them yet (the first search may come after the
+    hold, and the snapshot library answers until the bank's skills are ready): copying only
+    what existed left each library to make its own, a second scanner nobody closed."""
+    early.trust_book  # noqa: B018 - made now, under the library's own lock
+    if early.__dict__.get("_versions_seen") is None:
+        from skillbank.memories.skills.skill_trust_api import _lines
+
+        seen = {line.get("name"): line.get("version") for line in _lines(early._timeline_path())}
+        early.__dict__.setdefault("_versions_seen", seen)
+        if early.__dict__["_versions_seen"] is None:
+            early.__dict__["_versions_seen"] = seen
     for key in ("_trust_lock", "_trust_book", "_versions_seen"):
         if key in early.__dict__ and key not in library.__dict__:
             library.__dict__[key] = early.__dict__[key]

@@ -1,0 +1,98 @@
+"""#27 review of the MCP server's first answers from the root's snapshot (skillbank/snapshot_search).
+
+Real stdio sessions (the helpers of test_mcp_snapshot_search): a skill removed from a
+`--skills-dir` folder, a read-only folder, a request for more results than the first answers
+asked; and the hand-over of the trust book from the snapshot library to the bank's.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+
+import anyio
+import pytest
+
+from test_mcp_snapshot_search import answers, find, library, prime, session, startup
+
+ENV = {"SKILLBANK_EMBEDDING": "hash"}
+
+
+def test_a_skill_removed_since_the_snapshot_is_not_served(tmp_path):
+    root, folder = library(tmp_path)
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        (folder / "git-rebase" / "SKILL.md").unlink()
+        (folder / "git-rebase").rmdir()
+        found, seconds = await answers(root, folder, **ENV)
+        assert "snapshot_ready" not in seconds and "snapshot_answers" not in seconds
+        assert all(s["name"] != "git-rebase" for answer in found for s in answer["skills"])
+
+    anyio.run(main)
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root ignores file modes")
+def test_a_read_only_folder_answers_from_the_snapshot_as_the_bank_does(tmp_path):
+    root, folder = library(tmp_path)
+    modes = {}
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        for path in [folder, *folder.iterdir()]:
+            modes[path] = path.stat().st_mode
+            path.chmod(stat.S_IRUSR | stat.S_IXUSR)
+        try:
+            fast, fast_seconds = await answers(root, folder, **ENV)
+            full, _ = await answers(root, folder, SKILLBANK_MCP_SNAPSHOT="0", **ENV)
+        finally:
+            for path, mode in modes.items():
+                path.chmod(mode)
+        assert fast_seconds.get("snapshot_answers", 0) >= 1, fast_seconds
+        assert fast == full
+
+    anyio.run(main)
+
+
+def test_fifty_results_from_the_snapshot_equal_the_banks(tmp_path):
+    root, folder = library(tmp_path)
+
+    async def many(**env: str) -> tuple[dict, dict]:
+        async with session(root, folder, **env) as client:
+            result = await client.call_tool("find_skills", {"task": "skills for reports", "k": 50})
+            assert not result.is_error, result.content[0].text
+            return result.structured_content, await startup(client)
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        fast, seconds = await many(**ENV)
+        full, _ = await many(SKILLBANK_MCP_SNAPSHOT="0", **ENV)
+        assert seconds.get("snapshot_answers", 0) >= 1, seconds
+        assert fast == full
+
+    anyio.run(main)
+
+
+def test_the_bank_takes_the_snapshot_librarys_trust_book_even_before_its_first_search(tmp_path):
+    """The loader hands the trust book over once the bank is open; when the first search came
+    after the hold (1 s), the snapshot library had made none yet, and a search it answered
+    before the bank's skills were ready made a second book (a second scanner queue, never
+    closed, scanning the same third-party skills again) and a second version timeline."""
+    from skillbank.bank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.settings import load_settings
+    from skillbank.snapshot_search import hand_over, open_library
+
+    root, folder = library(tmp_path)
+    anyio.run(lambda: prime(root, folder, **ENV))
+    embedding = HashEmbedding()
+    early = open_library(load_settings(root, skill_roots=(str(folder),)), [folder], embedding)
+    assert early is not None
+    with Skillbank.open(root, skill_roots=[folder], embedding_function=embedding,
+                        sync=False) as bank:
+        hand_over(early, bank.skills)  # no search yet: the client asked after the hold
+        assert early.search("rebase my branch onto main", k=3)  # answered from the snapshot
+        assert bank.skills.search("rebase my branch onto main", k=3)  # then by the bank
+        assert early.trust_book is bank.skills.trust_book
+        assert early.__dict__["_versions_seen"] is bank.skills.__dict__["_versions_seen"]
