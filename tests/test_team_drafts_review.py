@@ -74,3 +74,35 @@ def test_a_working_copy_without_its_synced_mark_never_overwrites_an_acknowledged
         assert after[0]["SKILL.md"] == edited and _text(b, name) == edited
         kept = list((folder_a.parent / ".conflicts").glob(f"{name}-*/SKILL.md"))
         assert [p.read_text(encoding="utf-8") for p in kept] == [original]
+
+
+def test_two_reads_writing_the_same_edit_keep_no_false_conflict(tmp_path, chroma_server,
+                                                                postgres, monkeypatch):
+    """Two reads of the drafts on one worker (two requests at once) both find the person's edit
+    of the working copy and both write it to the row: the second's compare-and-swap fails
+    because the first already wrote that very text. Before, it kept the copy under
+    `.conflicts/` and logged that another edit was saved meanwhile — an edit that was its own."""
+    from psycopg.types.json import Jsonb
+
+    from skillbank.store.postgres.drafts import PostgresDrafts
+
+    with two_banks(tmp_path / "a", tmp_path / "b", chroma_server, postgres.url) as (a, b):
+        name = _draft(a)
+        original = _text(a, name)
+        folder = Path(a.skills.draft(name).path).parent
+        edited = _edited(original, "Warm the cache after the rebuild.")
+        (folder / "SKILL.md").write_text(edited, encoding="utf-8")  # a person, on A
+
+        real = PostgresDrafts._publish
+
+        def other_read_first(self, name_, row, here):  # the other request's publish wins
+            self.db.execute("UPDATE sb_drafts SET files = %s WHERE deployment = %s AND "
+                            "name = %s AND NOT closed", (Jsonb(here), self.deployment, name_))
+            return real(self, name_, row, here)
+
+        monkeypatch.setattr(PostgresDrafts, "_publish", other_read_first)
+        assert _text(a, name) == edited
+        monkeypatch.setattr(PostgresDrafts, "_publish", real)
+        assert _text(b, name) == edited
+        assert not list((folder.parent / ".conflicts").glob(f"{name}-*")), \
+            "the worker's own edit was kept as a conflict"

@@ -97,6 +97,9 @@ class PostgresDrafts:
                     return
                 fresh = self.db.execute("SELECT files FROM sb_drafts WHERE deployment = %s "
                                         "AND name = %s AND NOT closed", (self.deployment, name))
+                if fresh and fresh[0][0] == here:  # another read here wrote this very edit
+                    self._mark(name, here)
+                    return
                 self._keep_conflict(name, here)  # another edit was saved meanwhile
                 if not fresh:
                     return  # closed meanwhile: the next refresh removes the copy
