@@ -138,6 +138,9 @@ def run(options: Any = None) -> int:
                 session_scope = stdio_scope(opts.namespace)
             except InvalidInputError as exc:
                 raise StartupError(f"--namespace: {exc}") from None
+            from skillbank import scope as scopes
+
+            scopes.set_process_face("mcp-stdio")  # also without --namespace (the audit log)
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2

@@ -350,10 +350,35 @@ def active() -> Scope | None:
     return _current.get()
 
 
+_process_face = "python"
+
+
+def set_process_face(face: str) -> None:
+    """Name the face this whole process serves: the default scope's `face` from now on.
+
+    Why: a process that runs no resolved scope (the CLI, an MCP stdio server started without
+    `--namespace`) acts as the local user's default scope, whose face was always `python`, so
+    the audit log could not tell a CLI command or an assistant's call from a script's. The
+    entry points name themselves once (`cli`, `mcp-stdio`, `ui`); a client of another process
+    carries the face in the scope it sends."""
+    global _process_face
+    if not isinstance(face, str) or not PRINCIPAL_PATTERN.match(face) or len(face) > 40:
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"invalid face {face!r}")
+    _process_face = face
+
+
+def process_face() -> str:
+    """The face of this process's default scope (`set_process_face`; `python` unless named)."""
+    return _process_face
+
+
 def current(default_namespace: str = "default") -> Scope:
-    """The caller's scope: the active one, else the local user as admin of `default_namespace`."""
+    """The caller's scope: the active one, else the local user as admin of `default_namespace`
+    (through this process's face, `set_process_face`)."""
     scope = _current.get()
-    return scope if scope is not None else default_scope(default_namespace)
+    return scope if scope is not None else default_scope(default_namespace, face=_process_face)
 
 
 @contextlib.contextmanager

@@ -348,6 +348,9 @@ def demo(
 
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point."""
+    from skillbank import scope as scopes
+
+    scopes.set_process_face("cli")  # the audit log names the CLI, not `python`
     return app(args=argv, prog_name="skillbank")
 
 

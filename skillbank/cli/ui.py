@@ -98,6 +98,9 @@ def _serve(bank: Any, sock: socket.socket, host: str, token: str | None, url: st
     from skillbank.local_scope import local_session_scope
 
     scope = local_session_scope(namespace, "ui")  # --namespace NS: the page shows NS alone
+    from skillbank import scope as scopes
+
+    scopes.set_process_face("ui")  # without --namespace too (the audit log)
     config = uvicorn.Config(create_app(bank, guard, scope), log_level="warning", access_log=False,
                             lifespan="off")
     server = uvicorn.Server(config)

@@ -1,0 +1,56 @@
+"""Small walk findings (session 7), each through the face a user met it in, and where it is a
+memory operation through a client of another process that owns the root:
+
+- the audit log named a CLI command or an MCP stdio server started without `--namespace` face
+  `python` (the default scope's), not `cli` / `mcp-stdio`;
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.stdio import stdio_client
+
+from test_mcp_transports import base_env
+from test_walk_trust import owner_process
+
+
+def audit_rows(root: Path) -> list[dict[str, Any]]:
+    rows: list[dict[str, Any]] = []
+    for path in sorted((root / "audit").glob("*.jsonl")):
+        rows += [json.loads(line) for line in path.read_text().splitlines()]
+    return rows
+
+
+def cli(root: Path, *args: str, **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-m", "skillbank.cli", "--root", str(root),
+                           "--no-bundled", *args], capture_output=True, text=True, timeout=300,
+                          env=base_env(SKILLBANK_EMBEDDING="hash", **env))
+
+
+# ------------------------------------------------------------------------------- audit face
+@pytest.mark.slow  # an owner process, a CLI process and an MCP server process
+async def test_the_cli_and_a_stdio_server_without_namespace_name_their_face(tmp_path):
+    root = tmp_path / "root"
+    with owner_process(root):
+        done = cli(root, "experiences", "record", "--task", "Import the orders CSV",
+                   "--outcome", "success")
+        assert done.returncode == 0, done.stderr
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "skillbank.mcp_server", "--root", str(root),
+                                             "--no-bundled"],
+                                       env=base_env(SKILLBANK_EMBEDDING="hash"))
+        with (tmp_path / "stderr.txt").open("w") as errlog:
+            async with Client(stdio_client(params, errlog=errlog),
+                              read_timeout_seconds=120) as client:
+                reply = await client.call_tool("record_experience", {
+                    "task": "Export the invoices to PDF", "outcome": "success"})
+                assert not reply.is_error, reply.content[0].text
+    faces = {row["face"] for row in audit_rows(root) if row["action"] == "record"}
+    assert faces == {"cli", "mcp-stdio"}, audit_rows(root)
