@@ -465,6 +465,20 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
         if _words(m.group(1))[0].lower() not in _NO_IDIOMS:
             return _guard(_finish("Add " + m.group(1)))
 
+    # "<thing> is opened without `with`" -> "Open <thing> with `with`"; "<thing> is reported with
+    # no interval" -> "Report <thing> with an interval": what was done, and what it lacked.
+    m = re.match(
+        r"^(?P<np>.+?)\s+(?:is|are|was|were|gets|get|got)\s+(?:(?:all|still|always|often|also)\s+)?"
+        r"(?P<part>[a-z]+)\s+(?:without|with no)\s+(?P<what>.+)$", c, re.I)
+    if m and _np_ok(_strip_np(m.group("np")), allow_deictic=False):
+        part = m.group("part").lower()
+        lemma = _lemma(part)
+        if lemma and part not in _VERBS and part.endswith(_PARTICIPLE_END) \
+                and _strip_np(m.group("np")).split()[0].lower() not in _DEICTIC:
+            what = re.sub(r"\b(?:and|or)\s+no\s+", "and ", m.group("what").strip(), flags=re.I)
+            return _guard(_finish(f"{lemma.capitalize()} {_obj_np(_strip_np(m.group('np')))} "
+                                  f"with {what}"))
+
     # "<thing> is never closed" -> "Always close <thing>"; "<thing> isn't labelled" -> "Label <thing>".
     m = re.match(
         r"^(?P<np>.+?)\s+(?:(?:is|are|was|were)\s+(?P<how>never|not)|(?P<neg>isn't|aren't|wasn't|weren't))"
