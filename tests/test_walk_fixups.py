@@ -3,6 +3,7 @@ memory operation through a client of another process that owns the root:
 
 - the audit log named a CLI command or an MCP stdio server started without `--namespace` face
   `python` (the default scope's), not `cli` / `mcp-stdio`;
+- experience recall answered a 100 KB task with [] silently, where skill search refuses it;
 """
 
 from __future__ import annotations
@@ -54,3 +55,38 @@ async def test_the_cli_and_a_stdio_server_without_namespace_name_their_face(tmp_
                 assert not reply.is_error, reply.content[0].text
     faces = {row["face"] for row in audit_rows(root) if row["action"] == "record"}
     assert faces == {"cli", "mcp-stdio"}, audit_rows(root)
+
+
+# ------------------------------------------------------------------------------- recall, 100 KB
+@pytest.mark.slow  # a second process owns the root
+def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import InvalidInputError
+    from skillbank.memories.experiences.recall import MAX_TASK_CHARS
+    from skillbank.memories.skills.search import MAX_TASK_CHARS as SKILL_SEARCH_LIMIT
+
+    assert MAX_TASK_CHARS == SKILL_SEARCH_LIMIT
+    root = tmp_path / "root"
+    document = "Import the orders CSV into the warehouse table. " * 2_100  # ~100 KB
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding())
+        try:
+            assert bank.is_remote
+            bank.experiences.record(task="Import the orders CSV", outcome="success")
+            with pytest.raises(InvalidInputError) as skill_error:
+                bank.skills.search(document)
+            with pytest.raises(InvalidInputError) as recall_error:
+                bank.experiences.recall(document)
+            shape = "task is {:,} characters; {} of at most 50,000 (describe the task"
+            assert str(skill_error.value).startswith(
+                shape.format(len(document), "skill search routes requests"))
+            assert str(recall_error.value).startswith(
+                shape.format(len(document), "experience recall looks up tasks"))
+            # Up to the limit, it still recalls.
+            assert bank.experiences.recall("Import the orders CSV")
+        finally:
+            bank.close()
+        done = cli(root, "experiences", "search", document)
+        assert done.returncode != 0, done.stdout
+        assert "experience recall looks up tasks of at most 50,000" in done.stdout + done.stderr

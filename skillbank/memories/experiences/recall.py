@@ -23,6 +23,11 @@ from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
 
+#: A task longer than this is refused with a clear error, as skill search refuses it
+#: (`skillbank.memories.skills.search.MAX_TASK_CHARS`, the same figure): a pasted document is
+#: not a task, and recall answered silently (often []) on its first MAX_TEXT characters.
+MAX_TASK_CHARS = 50_000
+
 log = logging.getLogger("skillbank.experiences")
 
 MAX_K = 200
@@ -265,6 +270,10 @@ class RecallMixin:
         matched) or BM25 evidence; each returned hit counts a use unless `count_use=False`.
         `exclude_thread`: a conversation's own records are left out (it never recalls itself).
         """
+        if isinstance(task, str) and len(task) > MAX_TASK_CHARS:
+            raise InvalidInputError(
+                f"task is {len(task):,} characters; experience recall looks up tasks of at "
+                f"most {MAX_TASK_CHARS:,} (describe the task and leave the document out)")
         if not isinstance(task, str) or not task.strip():
             return []
         if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > MAX_K:
