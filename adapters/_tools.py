@@ -257,13 +257,24 @@ def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any
     return ctx.text or NO_MEMORY
 
 
+#: Said with a pending record, as the MCP tool says it (mcp_server/tools_memory.py): the agent
+#: should not expect to recall it, nor tell the user it is remembered, before a person approves it.
+PENDING_EXPERIENCE = ("Stored as pending: this tool set does not trust its caller, so the "
+                      "experience is not recalled in trusted sessions until a person approves it "
+                      "(the Experiences page of `skillbank ui`, or review_memory in a trusted "
+                      "MCP session).")
+
+
 def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) -> Any:
     eid = bank.experiences.record(
         task=a.task, outcome=a.outcome,
         steps=[s.model_dump(exclude_none=True) for s in a.steps],
         feedback=a.feedback, lessons=list(a.lessons), when_to_use=a.when_to_use,
         tags=list(a.tags), score=a.score, namespace=o.namespace)
-    return {"id": eid, "recorded": True}
+    record = bank.experiences.get(eid)
+    if str(getattr(record, "status", "") or "") == "pending":  # an untrusted caller's record
+        return {"id": eid, "recorded": True, "status": "pending", "note": PENDING_EXPERIENCE}
+    return {"id": eid, "recorded": True, "status": "active"}
 
 
 def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options) -> Any:

@@ -4,6 +4,7 @@ memory operation through a client of another process that owns the root:
 - the audit log named a CLI command or an MCP stdio server started without `--namespace` face
   `python` (the default scope's), not `cli` / `mcp-stdio`;
 - experience recall answered a 100 KB task with [] silently, where skill search refuses it;
+- the LangChain / LlamaIndex `record_experience` reply did not say an untrusted record is pending;
 """
 
 from __future__ import annotations
@@ -90,3 +91,35 @@ def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
         done = cli(root, "experiences", "search", document)
         assert done.returncode != 0, done.stdout
         assert "experience recall looks up tasks of at most 50,000" in done.stdout + done.stderr
+
+
+# ------------------------------------------------------------------------------- adapters, pending
+@pytest.mark.slow  # a second process owns the root
+def test_the_adapters_record_experience_says_when_the_record_is_pending(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.adapters.langchain import skillbank_tools
+    from skillbank.adapters.llamaindex import SkillbankToolSpec
+    from skillbank.embeddings import HashEmbedding
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding())
+        try:
+            assert bank.is_remote
+            untrusted = {t.name: t for t in skillbank_tools(bank, include="all", trusted=False)}
+            reply = json.loads(untrusted["record_experience"].invoke(
+                {"task": "Deploy on a Friday evening", "outcome": "success"}))
+            assert bank.experiences.get(reply["id"]).status == "pending"
+            assert reply["status"] == "pending" and "pending" in reply["note"], reply
+            assert "approves" in reply["note"]
+            (record,) = SkillbankToolSpec(bank, include=["record_experience"],
+                                          trusted=False).to_tool_list()
+            reply = json.loads(record.call(task="Skip the tests to ship", outcome="success").content)
+            assert reply["status"] == "pending" and "pending" in reply["note"], reply
+            # A trusted tool set's record is active, and says nothing of review.
+            trusted = {t.name: t for t in skillbank_tools(bank, include="all")}
+            reply = json.loads(trusted["record_experience"].invoke(
+                {"task": "Rotate the signing keys", "outcome": "success"}))
+            assert reply["status"] == "active" and "note" not in reply, reply
+        finally:
+            bank.close()
