@@ -96,3 +96,48 @@ def test_the_bank_takes_the_snapshot_librarys_trust_book_even_before_its_first_s
         assert bank.skills.search("rebase my branch onto main", k=3)  # then by the bank
         assert early.trust_book is bank.skills.trust_book
         assert early.__dict__["_versions_seen"] is bank.skills.__dict__["_versions_seen"]
+
+
+def test_a_write_first_ends_the_hold_and_is_found_next(tmp_path):
+    """The bank's opening waits (here up to 120 s) for the first search from the snapshot: a
+    first call that writes must end that wait, not sit behind it, and a search after the write
+    answers from the bank (the snapshot does not have the new skill)."""
+    root, folder = library(tmp_path)
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        async with session(root, folder, **ENV) as client:
+            with anyio.fail_after(100):  # under the hold: a deadlock fails here
+                async with anyio.create_task_group() as group:
+                    saved: dict = {}
+
+                    async def save() -> None:
+                        saved["r"] = await client.call_tool("save_skill", {
+                            "name": "invoice-ocr",
+                            "description": "Read totals from scanned invoices with OCR",
+                            "body": "# Steps\n\nRun tesseract.\n"})
+
+                    group.start_soon(save)
+                    group.start_soon(find, client, "extract the tables of a PDF report", None)
+            assert not saved["r"].is_error, saved["r"].content[0].text
+            found = await find(client, "read the totals from scanned invoices with OCR", None)
+            assert found["skills"] and found["skills"][0]["name"] == "invoice-ocr"
+
+    anyio.run(main)
+
+
+def test_vectors_of_another_embedding_are_not_used(tmp_path, model_dir):
+    """Primed with the hash embedding, started with MiniLM: the bank refuses the collection
+    (built with another embedding), and the snapshot, whose vectors are the hash embedding's,
+    must not answer in its place."""
+    root, folder = library(tmp_path)
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        async with session(root, folder) as client:
+            result = await client.call_tool("find_skills", {"task": "extract the tables of a "
+                                                            "PDF report"})
+            # an answer would have come from the snapshot: the bank refuses, and says why
+            assert result.is_error and "skillbank-hash" in result.content[0].text
+
+    anyio.run(main)
