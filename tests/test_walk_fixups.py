@@ -5,6 +5,7 @@ memory operation through a client of another process that owns the root:
   `python` (the default scope's), not `cli` / `mcp-stdio`;
 - experience recall answered a 100 KB task with [] silently, where skill search refuses it;
 - the LangChain / LlamaIndex `record_experience` reply did not say an untrusted record is pending;
+- the memory browser echoed a refused 60 KB query whole in its 400 page;
 """
 
 from __future__ import annotations
@@ -121,5 +122,39 @@ def test_the_adapters_record_experience_says_when_the_record_is_pending(tmp_path
             reply = json.loads(trusted["record_experience"].invoke(
                 {"task": "Rotate the signing keys", "outcome": "success"}))
             assert reply["status"] == "active" and "note" not in reply, reply
+        finally:
+            bank.close()
+
+
+# ------------------------------------------------------------------------------- browser echo
+@pytest.mark.slow  # a second process owns the root
+def test_the_browser_echoes_a_refused_query_capped(tmp_path):
+    from starlette.testclient import TestClient
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.ui import Guard, create_app
+
+    root = tmp_path / "root"
+    query = ("Fill in the quarterly PDF form for the tax office. " * 1_200).strip()  # ~60 KB
+    base = "http://127.0.0.1:8766"
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding())
+        try:
+            assert bank.is_remote
+            app = create_app(bank, Guard())
+            c, guard = TestClient(app, base_url=base), app.state.guard
+            refused = c.get("/skills", params={"q": query})
+            assert refused.status_code == 400
+            assert "task is 61,199 characters" in refused.text  # the error says why
+            assert query[:200] in refused.text and "(61,199 characters)" in refused.text
+            assert len(refused.text) < 20_000, len(refused.text)
+            preview = c.post("/context", data={"csrf": guard.csrf, "task": query,
+                                               "budget": "400"}, headers={"origin": base})
+            assert preview.status_code == 400
+            assert len(preview.text) < 20_000, len(preview.text)
+            # A short query is shown whole, as before.
+            shown = c.get("/skills", params={"q": "fill in a pdf form"})
+            assert shown.status_code == 200 and "fill in a pdf form" in shown.text
         finally:
             bank.close()

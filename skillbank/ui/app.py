@@ -41,6 +41,19 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
        "skill_review.html": "review"}
 
 
+#: How much of a refused query or task an error page echoes back into its form.
+ECHO_CHARS = 200
+
+
+def echoed(text: str) -> str:
+    """`text` as a refused request's page shows it again: its first ECHO_CHARS characters and
+    its length. Why: a 60 KB `/skills?q=` came back whole in the 400 page (twice: the search
+    box and the heading), 121 KB to say it was too long."""
+    if len(text) <= ECHO_CHARS:
+        return text
+    return f"{text[:ECHO_CHARS]}… ({len(text):,} characters)"
+
+
 def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Starlette:
     """A browser over `bank` (an in-process or client bank: only its public API is used).
 
@@ -125,9 +138,9 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.skills_page, bank, q, pg,
                               request.query_params.get("invalid") == "1")
         except SkillbankError as exc:
-            return failed(request, exc, "skills.html", {"query": q, "hits": [], "skills": [],
-                                                        "drafts": None, "page": 1, "pages": 1,
-                                                        "spec": {}, "invalid": False})
+            return failed(request, exc, "skills.html", {"query": echoed(q), "hits": [],
+                                                        "skills": [], "drafts": None, "page": 1,
+                                                        "pages": 1, "spec": {}, "invalid": False})
         return page(request, "skills.html", data)
 
     async def skill(request: Request) -> Response:
@@ -265,7 +278,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
-            return failed(request, exc, "context.html", shown)
+            return failed(request, exc, "context.html", {**shown, "task": echoed(task)})
         return page(request, "context.html", {**shown, **data})
 
     async def rate(request: Request, form: Any) -> Response:
