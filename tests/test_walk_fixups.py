@@ -6,6 +6,7 @@ memory operation through a client of another process that owns the root:
 - experience recall answered a 100 KB task with [] silently, where skill search refuses it;
 - the LangChain / LlamaIndex `record_experience` reply did not say an untrusted record is pending;
 - the memory browser echoed a refused 60 KB query whole in its 400 page;
+- `skills list` at 80 columns squeezed the description to "Automa…" beside a long name.
 """
 
 from __future__ import annotations
@@ -158,3 +159,25 @@ def test_the_browser_echoes_a_refused_query_capped(tmp_path):
             assert shown.status_code == 200 and "fill in a pdf form" in shown.text
         finally:
             bank.close()
+
+
+# ------------------------------------------------------------------------------- skills list, 80 cols
+def test_skills_list_at_80_columns_keeps_the_description_readable(tmp_path):
+    from conftest import write_skill
+
+    long_name = "automate-the-quarterly-pdf-tax-form-filling-workflow"  # 52 characters
+    description = "Automates filling in the quarterly PDF tax forms from the ledger export"
+    write_skill(tmp_path / "skills", long_name, description)
+    write_skill(tmp_path / "skills", "csv-import", "Import CSV files into a database table")
+    done = cli(tmp_path / "root", "--skills-dir", str(tmp_path / "skills"), "--no-remember",
+               "skills", "list", COLUMNS="80", SKILLBANK_CLI_OWNER="0")
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    assert all(len(line) <= 80 for line in lines), done.stdout
+    rows = [line.split("│")[1:-1] for line in lines if line.startswith("│")]
+    described = [cells[1].strip() for cells in rows if cells[1].strip()]
+    assert len(described) == 2 and all(len(d) >= 30 for d in described), done.stdout
+    assert description[:29] in done.stdout  # "Automa…" before
+    # The long name whole, on the lines of its row (broken after its hyphens, never cut).
+    assert "".join(cells[0].strip() for cells in rows if cells[0].strip() != "csv-import") \
+        == long_name, done.stdout

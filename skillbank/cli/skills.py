@@ -203,10 +203,20 @@ def list_(
         # Fit the terminal: a long name must not squeeze the path to one character printed
         # vertically (#27: 196,303 lines at 80 columns). Narrow: no path column (`skills show`
         # has it); wide: the path's tail, which is the part that tells folders apart.
-        wide = st.out.console.width >= 110
-        rows = [[s.name, short(s.description, 70)]
+        width = st.out.console.width
+        wide = width >= 110
+        uses = [str(s.usage.uses) for s in skills]
+        trust = [s.trust + (" (held)" if s.held else "") for s in skills]
+        # The description keeps DESCRIPTION_MIN characters: a name longer than what is left is
+        # broken at its hyphens onto more lines (whole, never cut), not the description
+        # squeezed to "Automa…" by one 48-character name (walk finding, 80 columns).
+        others = max(4, *map(len, uses)) + max(5, *map(len, trust)) + 11  # borders, padding
+        if wide:
+            others += 16 + 8 + 6  # path (its min width), writable, their borders and padding
+        name_width = max(16, width - others - DESCRIPTION_MIN)
+        rows = [[_wrap_name(s.name, name_width), short(s.description, 70)]
                 + ([_tail(_where(s), 48), "yes" if s.writable else "no"] if wide else [])
-                + [s.usage.uses, s.trust + (" (held)" if s.held else "")] for s in skills]
+                + [n, t] for s, n, t in zip(skills, uses, trust)]
         title = f"{len(skills)} skills" if len(skills) == len(everything) else \
             f"{len(skills)} of {len(everything)} skills"
         if len(skills) < len(matching):
@@ -222,6 +232,36 @@ def list_(
                         "--json lists every one.")
 
     st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
+
+
+#: What `skills list` keeps of a description's width before a long name may take it.
+DESCRIPTION_MIN = 30
+
+
+def _wrap_name(name: str, width: int) -> str:
+    """`name` in lines of at most `width` characters, broken after its hyphens (a piece longer
+    than `width` is cut at it): every character stays, in order, so it can still be read and
+    copied; a name that fits is returned as it is."""
+    if len(name) <= width:
+        return name
+    pieces = [piece + "-" for piece in name.split("-")]
+    pieces[-1] = pieces[-1][:-1]
+    lines: list[str] = []
+    line = ""
+    for piece in pieces:
+        while len(piece) > width:
+            if line:
+                lines.append(line)
+                line = ""
+            lines.append(piece[:width])
+            piece = piece[width:]
+        if len(line) + len(piece) > width:
+            lines.append(line)
+            line = ""
+        line += piece
+    if line:
+        lines.append(line)
+    return "\n".join(lines)
 
 
 def _tail(path: str, limit: int) -> str:
