@@ -263,7 +263,7 @@ class BankHandle:
             if not self._early_tried.is_set():
                 await anyio.to_thread.run_sync(self._early_tried.wait, abandon_on_cancel=True)
             early = self._early
-            if early is not None and not self._events["skills"].is_set():
+            if early is not None and not self._events["skills"].is_set() and early.current():
                 return early
         return await self.aget("skills")
 
@@ -323,6 +323,13 @@ class _EarlyBank:
     @property
     def skills(self) -> Any:
         return _Answering(self.library, self._answered, self._note)
+
+    def current(self) -> bool:
+        """Whether the snapshot is still the root's (no other process wrote since the check;
+        `snapshot_search.still_current`); if not, the search waits for the bank."""
+        from skillbank.snapshot_search import still_current
+
+        return still_current(self.library)
 
 
 class _Answering:

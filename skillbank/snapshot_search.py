@@ -142,7 +142,8 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
     folder = folder_of(settings)
     if (folder / "DIRTY").exists():
         return _no("a write since the last snapshot")
-    current = orjson.loads((folder / "CURRENT").read_bytes())
+    checked = (folder / "CURRENT").read_bytes()
+    current = orjson.loads(checked)
     snap = folder / current["snapshot"]
     dense = np.load(snap / DENSE_FILE, allow_pickle=False)
     meta = orjson.loads(bytes(dense["meta"]))
@@ -183,7 +184,21 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
     if report.added or report.changed or report.removed:
         return _no(f"the skill files changed ({len(report.added)} added, "
                    f"{len(report.changed)} changed, {len(report.removed)} removed)")
+    library.snapshot_checked = (folder, checked)  # what still_current compares with
     return library
+
+
+def still_current(library: Any) -> bool:
+    """Whether the root's snapshot is still the one `library` was proven current against: the
+    same ``CURRENT``, no ``DIRTY``. Checked before each answer (a read and a stat): while this
+    process's bank is not open yet the owner lock is free, and another process may open the
+    root and write a skill — it marks DIRTY while it writes and leaves a new snapshot when it
+    closes, so either way this says no. Never raises."""
+    try:
+        folder, checked = library.snapshot_checked
+        return not (folder / "DIRTY").exists() and (folder / "CURRENT").read_bytes() == checked
+    except Exception:  # noqa: BLE001 - any doubt means "wait for the bank"
+        return False
 
 
 def hand_over(early: Any, library: Any) -> None:

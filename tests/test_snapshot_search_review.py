@@ -141,3 +141,41 @@ def test_vectors_of_another_embedding_are_not_used(tmp_path, model_dir):
             assert result.is_error and "skillbank-hash" in result.content[0].text
 
     anyio.run(main)
+
+
+WRITER = """
+import sys
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+with Skillbank.open(sys.argv[1], skill_roots=[sys.argv[2]], embedding_function=HashEmbedding(),
+                    include_bundled=False) as bank:
+    bank.skills.save("invoice-ocr", "Read totals from scanned invoices with OCR",
+                     "# Steps\\n\\nRun tesseract.\\n")
+print("saved", flush=True)
+"""
+
+
+@pytest.mark.parametrize("snapshot", ["1", "0"])
+def test_a_skill_written_by_another_process_while_the_server_starts_is_found(tmp_path, snapshot):
+    """The snapshot was current when the server checked it; then, while the bank's opening
+    waited for the first search (the owner lock still free), another process opened the root
+    and saved a skill. A find_skills sent after that process finished must find it: the
+    snapshot it was checked against is no longer the root's (CURRENT moved on, or DIRTY)."""
+    import subprocess
+    import sys as _sys
+
+    from test_mcp_transports import base_env
+
+    root, folder = library(tmp_path)
+
+    async def main() -> None:
+        await prime(root, folder, **ENV)
+        async with session(root, folder, SKILLBANK_MCP_SNAPSHOT=snapshot, **ENV) as client:
+            await anyio.sleep(20)  # the snapshot library is built (the bank waits for a call)
+            done = await anyio.run_process([_sys.executable, "-c", WRITER, str(root), str(folder)],
+                                           env=base_env(), check=False)
+            assert done.returncode == 0, done.stderr.decode()[-2000:]
+            found = await find(client, "read the totals from scanned invoices with OCR", None)
+            assert found["skills"] and found["skills"][0]["name"] == "invoice-ocr", found
+
+    anyio.run(main)
