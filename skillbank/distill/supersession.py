@@ -17,6 +17,9 @@ was lost. This module says when a new rule *overrules* an old one, before any me
   on the same subject as the old one but asks for something else (the old rule's objects are not
   all in the new one: "Add tests for edge cases from now on" refines "Add tests", it does not
   overrule it).
+* **changed number**: the same action on mostly the same objects with another number ("Keep
+  functions under 40 lines" after "... under 50 lines"; a limit, a count, a version), see
+  :func:`number_change`.
 
 A negation or replacement is therefore never "the same rule": the caller supersedes the old one
 and the newer instruction is the one served.
@@ -165,6 +168,9 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         verb = "rejects" if rejected else "asks for"
         other = "asks for" if rejected else "rejects"
         return f"opposite stance: the newer rule {verb} {words}, which the older one {other}"
+    changed = number_change(new, old)
+    if changed:
+        return changed
     said = " ".join(t for t in (sentence, new) if t)
     if CHANGE_RE.search(said) and not CHANGE_RE.search(old):
         action = _action(_plain(new))
@@ -176,6 +182,41 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
                         f"{', '.join(repr(w) for w in sorted(common))}, asking for "
                         f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
     return None
+
+
+#: A number as a rule states it: a limit, a count, a version ("50", "3.12", "0").
+_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
+
+
+def _numbers(rule: str) -> set[str]:
+    return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_plain(rule))}
+
+
+def number_change(new: str, old: str) -> str | None:
+    """Why `new` replaces `old` by a changed number, or None.
+
+    "Keep functions under 40 lines." after "Keep functions under 50 lines." is the same action on
+    the same objects, so it was merged and the new limit lost (issue #25 item 5). A rule that
+    says the same thing with another number (a limit, a count, a version) replaces the older
+    one: the same main verb and polarity, mostly the same objects besides the numbers (as
+    ``same_action_object`` reads them), and each rule has a number the other lacks. The same
+    numbers, or numbers only added ("... and 4 arguments"), are no replacement."""
+    a, b = _numbers(new), _numbers(old)
+    if not a or not b or a <= b or b <= a:
+        return None
+    action = _action(_plain(new))
+    if action is None or action != _action(_plain(old)):
+        return None
+    if _polarity(_plain(new)) != _polarity(_plain(old)):
+        return None
+    mine = {w for w in _objects(_plain(new), action) if not w[:1].isdigit()}
+    theirs = {w for w in _objects(_plain(old), action) if not w[:1].isdigit()}
+    common = mine & theirs
+    if not common or len(common) < 0.6 * min(len(mine), len(theirs)):
+        return None
+    return (f"changed number: the same action {action!r} on "
+            f"{', '.join(repr(w) for w in sorted(common))}, now {', '.join(sorted(a - b))} "
+            f"instead of {', '.join(sorted(b - a))}")
 
 
 _CHOOSING_VERBS = frozenset("use prefer choose pick switch opt stick adopt favour favor".split())

@@ -1,0 +1,74 @@
+"""A newer rule that differs from an older one only in a number (a limit, a count, a version)
+replaces it (issue #25 item 5): "Keep functions under 40 lines." after "Keep functions under 50
+lines." was merged as "the same action on the same objects", the new limit was lost and the old
+rule served. The same numbers still merge; a rule that only adds a number refines the old one."""
+
+from __future__ import annotations
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.distill.supersession import overrules
+from skillbank.embeddings import HashEmbedding
+
+
+CASES = [
+    ("Keep functions under 50 lines.", "Keep functions under 40 lines.", "40 lines"),
+    ("test number 1", "test number 0", "number 0"),
+]
+
+
+def _changed_number(bank, old: str, new: str, served: str) -> None:
+    g = bank.guidelines
+    first = g.add(old).guideline_id
+    g.learn(new)
+    active = [x for x in g.list() if x.status == "active"]
+    assert len(active) == 1, [(x.text, x.status) for x in g.list()]
+    assert served in active[0].text
+    assert g.get(first).status == "superseded"
+    assert g.get(first).superseded_by == active[0].id
+    hits = g.search(old, k=5)
+    assert [h.id for h in hits] == [active[0].id]
+
+
+@pytest.mark.parametrize("old, new, served", CASES)
+def test_a_changed_number_supersedes_the_older_rule(tmp_path, old, new, served):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        _changed_number(bank, old, new, served)
+
+
+def test_a_changed_number_supersedes_through_a_client_of_an_owner_process(tmp_path):
+    from test_shared_root import owner_process
+    from workers.common import open_bank
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote
+            _changed_number(bank, *CASES[0])
+        finally:
+            bank.close()
+
+
+def test_the_same_number_still_merges(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        g = bank.guidelines
+        g.add("Keep functions under 50 lines.")
+        g.learn("Keep all functions under 50 lines.")
+        active = [x for x in g.list() if x.status == "active"]
+        assert len(active) == 1 and "50 lines" in active[0].text
+        assert active[0].reinforcements >= 1
+
+
+def test_number_cues():
+    assert overrules("Keep functions under 40 lines.", "Keep functions under 50 lines.")
+    assert overrules("Pin Python 3.12 in CI.", "Pin Python 3.11 in CI.")
+    # Same numbers, a number only added, or other things counted: not a replacement.
+    assert overrules("Keep all functions under 50 lines.", "Keep functions under 50 lines.") is None
+    assert overrules("Keep functions under 50 lines and 4 arguments.",
+                     "Keep functions under 50 lines.") is None
+    assert overrules("Keep subject lines under 60 characters.",
+                     "Keep functions under 50 lines.") is None
