@@ -11,7 +11,10 @@ stdio with the MCP SDK client (as benchmarks/mcp_latency.py does), then
 * first answer: seconds to the first `find_skills` result, and to the first *useful* one (the
   expected skill among the top 5; asked again every second until it is);
 * complete: seconds until the hybrid index is complete (BEFORE: the first answer waits for it;
-  AFTER: `skillbank://stats` reports `startup_seconds.skills_dense`).
+  AFTER: `skillbank://stats` reports `startup_seconds.skills_summaries`, every summary embedded;
+  code before #26 item 3 reports it as `skills_dense`).
+* sections: seconds until the body sections are embedded too (`startup_seconds.skills_dense`
+  of code with the body side; blank for older code).
 Plus an in-process breakdown of where first-run time goes (scan + hash, parse, embed, Chroma add,
 BM25 build) with the current code, and the CPU seconds used, since this machine is shared:
 wall times depend on the load (printed with them). Targets: < 30 s to the first useful answer,
@@ -102,7 +105,13 @@ async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: fl
                 stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
                 stages = stats.get("server", {}).get("startup_seconds", {})
                 if "skills_dense" in stages or "skills_dense" not in _knows_dense(code):
-                    out["complete"] = stages.get("skills_dense", out["first_answer"])
+                    # complete: every summary embedded (hybrid ranking as complete as before the
+                    # body side: skills_summaries; older code's skills_dense meant that);
+                    # sections: the body sections too (#26 item 3), when the code says so.
+                    out["complete"] = stages.get("skills_summaries",
+                                                 stages.get("skills_dense", out["first_answer"]))
+                    if "skills_summaries" in stages:
+                        out["sections"] = stages.get("skills_dense")
                     break
                 if time.perf_counter() - started > timeout:
                     out["complete"] = None
@@ -198,13 +207,14 @@ def main() -> None:
                     subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force",
                                     str(code)], capture_output=True)
     print(f"\nfirst run over MCP stdio, fresh root, {args.corpus.name} corpus")
-    print(f"{'code':28} {'init':>6} {'first':>7} {'useful':>7} {'complete':>9} {'cpu@1st':>8}  load")
+    print(f"{'code':28} {'init':>6} {'first':>7} {'useful':>7} {'complete':>9} {'sections':>9} {'cpu@1st':>8}  load")
     for label, row in rows.items():
         def f(key: str) -> str:
             value = row.get(key)
             return f"{value:.1f}" if isinstance(value, (int, float)) else "-"
         print(f"{label:28} {f('initialize'):>6} {f('first_answer'):>7} {f('useful'):>7} "
-              f"{f('complete'):>9} {f('server_cpu_at_first_call'):>8}  {row['load']}")
+              f"{f('complete'):>9} {f('sections'):>9} {f('server_cpu_at_first_call'):>8}  "
+              f"{row['load']}")
     if len(rows) == 2:
         before, after = rows.values()
         if before.get("useful") and after.get("useful"):

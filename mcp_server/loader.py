@@ -191,7 +191,10 @@ class BankHandle:
     def _fill_skills(self, bank: Any) -> None:
         started = time.perf_counter()
         try:
-            embedded = bank.skills.fill_dense(progress=self._fill_progress, stop=self._stop_fill)
+            # skills_summaries: every summary is in (ranking as complete as before the body
+            # side); skills_dense: the body sections too (#26 item 3).
+            embedded = bank.skills.fill_dense(progress=self._fill_progress, stop=self._stop_fill,
+                                              summaries_done=self._summaries_done)
         except Exception as exc:  # noqa: BLE001 - keyword search keeps answering
             log.error("skillbank: embedding the skills failed, keyword search only: %s", exc)
             return
@@ -205,6 +208,10 @@ class BankHandle:
             index = getattr(bank, "index", None)
             if callable(index) and not getattr(bank, "is_remote", False) and save(index("skills")):
                 self.note("snapshot_saved")
+
+    def _summaries_done(self) -> None:
+        if "skills_summaries" not in self.timings:
+            self.note("skills_summaries")
 
     def _fill_progress(self, done: int, total: int) -> None:
         for listener in list(self.fill_listeners):

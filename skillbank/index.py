@@ -375,6 +375,45 @@ class HybridIndex:
                 self._rest.pop(item.id, None)
             self._live.note_changed(item.id for item in items)
 
+    def keep_first(self, items: Sequence[IndexItem]) -> list[IndexItem]:
+        """Queue items whose first text's vector Chroma already holds for their other texts
+        alone; returns the items that must be embedded whole (stage them).
+
+        An item qualifies when Chroma holds it as one entry (an index written with one text per
+        item, or a fill stopped after the first texts: `PARTIAL`) under the same keyword text,
+        so the same first text: a skill's summary is built from the name and description its
+        keyword text repeats. Its stored vector is kept and `fill` embeds the rest only.
+        """
+        kept: list[IndexItem] = []
+        whole: list[IndexItem] = []
+        with self._lock:
+            mirror = self._load_mirror()
+            for item in items:
+                old = mirror.get(item.id)
+                if (old is None or item.id in self._pending or old[0] != item.keyword_text
+                        or int(old[1].get("chunks", 1)) != 1 or not item.embed_texts):
+                    whole.append(item)
+                else:
+                    kept.append(item)
+            if not kept:
+                return whole
+            try:
+                got = self._collection.get(ids=[item.id for item in kept],
+                                           include=["embeddings"])
+            except Exception:  # noqa: BLE001 - embedding whole is always correct
+                log.debug("reading stored vectors failed", exc_info=True)
+                return whole + kept
+            stored = dict(zip(got.get("ids") or [], got.get("embeddings")
+                              if got.get("embeddings") is not None else []))
+            for item in kept:
+                vector = stored.get(item.id)
+                if vector is None:
+                    whole.append(item)
+                    continue
+                first = np.asarray(vector, dtype=np.float32).reshape(1, -1)
+                self._rest[item.id] = dataclasses.replace(item, vectors=first)
+        return whole
+
     def completing(self, item_id: str) -> bool:
         """The item is in Chroma by its first text and this process is embedding the rest."""
         return item_id in self._rest
@@ -391,7 +430,9 @@ class HybridIndex:
     def fill(self, batch: int = FILL_BATCH,
              progress: "Callable[[int, int], None] | None" = None,
              stop: threading.Event | None = None, wait: bool = True,
-             first_texts_first: bool = False) -> int:
+             first_texts_first: bool = False,
+             rest_progress: "Callable[[int, int], None] | None" = None,
+             first_texts_done: "Callable[[], None] | None" = None) -> int:
         """Embed staged items, shortest texts first, a batch at a time; returns texts embedded.
 
         Searches run between batches (the index lock is not held while the model works), and
@@ -404,7 +445,9 @@ class HybridIndex:
         skill's summary before its body sections, ~9x as many tokens): an item with more texts
         is written with its first alone, marked `PARTIAL` in its metadata (so a sync after an
         interruption stages it again), and gets the rest once every first text is in.
-        `progress` counts items whose first text is in.
+        `progress` counts items whose first text is in; `first_texts_done` is called once every
+        first text is (before the rest, also when there was nothing to embed), and
+        `rest_progress` counts items whose other texts are in (`_fill_rest`).
         """
         embedded = done = 0
         if not self._fill_lock.acquire(blocking=wait):
@@ -450,19 +493,23 @@ class HybridIndex:
                 if progress is not None:
                     progress(done, total)
             if not self._pending:
-                embedded += self._fill_rest(batch, stop)
+                if first_texts_done is not None:
+                    first_texts_done()
+                embedded += self._fill_rest(batch, stop, rest_progress)
         finally:
             self._fill_lock.release()
         return embedded
 
-    def _fill_rest(self, batch: int, stop: threading.Event | None) -> int:
+    def _fill_rest(self, batch: int, stop: threading.Event | None,
+                   progress: "Callable[[int, int], None] | None" = None) -> int:
         """Embed the other texts of items written with their first text alone (`fill`)."""
-        embedded = 0
+        embedded = done = 0
         while stop is None or not stop.is_set():
             with self._lock:
-                chunk = sorted(self._rest.values(),
-                               key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id)
-                               )[:max(1, batch // 4)]  # ~9 texts each: batches of ~FILL_BATCH
+                todo = sorted(self._rest.values(),
+                              key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id))
+                chunk = todo[:max(1, batch // 4)]  # ~9 texts each: batches of ~FILL_BATCH
+            total = done + len(todo)
             if not chunk:
                 break
             texts = [t or " " for item in chunk for t in item.embed_texts[1:32]]
@@ -475,8 +522,11 @@ class HybridIndex:
             for item in chunk:
                 width = len(item.embed_texts[1:32])
                 first = np.asarray(item.vectors, dtype=np.float32).reshape(1, -1)
-                rest = np.asarray(vectors[row:row + width], dtype=np.float32).reshape(width, -1)
-                ready.append(dataclasses.replace(item, vectors=np.concatenate([first, rest])))
+                mine = first
+                if width:
+                    rest = np.asarray(vectors[row:row + width], dtype=np.float32)
+                    mine = np.concatenate([first, rest.reshape(width, first.shape[1])])
+                ready.append(dataclasses.replace(item, vectors=mine))
                 row += width
             with self._lock:  # staged again or removed meanwhile: that wins
                 fresh = [new for new, old in zip(ready, chunk)
@@ -486,6 +536,9 @@ class HybridIndex:
                         del self._rest[old.id]
                 self.upsert(fresh)
             embedded += len(texts)
+            done += len(chunk)
+            if progress is not None:
+                progress(done, total)
         return embedded
 
     def _model_unavailable(self, exc: Exception) -> None:

@@ -10,6 +10,7 @@ under a heading that does not name it), beside skills whose descriptions are abo
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import subprocess
@@ -205,8 +206,9 @@ def test_an_index_written_before_the_body_side_is_embedded_again_once(tmp_path, 
         bank.close()
     bank = open_bank(tmp_path, minilm, folder)
     try:
-        report = bank.skills.sync()
-        assert report.embedded == TEXTS and sorted(report.changed) == sorted(s[0] for s in SKILLS)
+        report = bank.skills.sync()  # the summaries' vectors are kept: the sections alone
+        assert report.embedded == TEXTS - len(SKILLS)
+        assert sorted(report.changed) == sorted(s[0] for s in SKILLS)
         assert bank.skills.sync().embedded == 0
         assert ranked(bank, TASKS[0])[0] == "platform-runbook"
     finally:
@@ -244,7 +246,7 @@ async def test_search_catalog_and_find_skills_never_carry_the_body(tmp_path, min
 def test_summaries_are_embedded_before_sections_and_a_stopped_fill_resumes(tmp_path, minilm):
     """Every summary is in before any body section (ranking by summary and keyword is complete
     as soon as it was without the body side); a fill stopped between the two leaves skills
-    marked partial, which the next sync embeds again, whole."""
+    marked partial, whose sections the next sync embeds (their summaries' vectors are kept)."""
     import threading
 
     from skillbank.index import PARTIAL
@@ -272,9 +274,179 @@ def test_summaries_are_embedded_before_sections_and_a_stopped_fill_resumes(tmp_p
     bank = open_bank(tmp_path, minilm, folder)
     try:
         report = bank.skills.sync()
-        assert report.changed == ["platform-runbook"] and report.embedded == 1 + 7
+        # its summary's vector is kept: the sections alone are embedded
+        assert report.changed == ["platform-runbook"] and report.embedded == 7
         assert not any(bank.index("skills").metadata(name).get(PARTIAL) for name, _, _ in SKILLS)
         assert ranked(bank, TASKS[0])[0] == "platform-runbook"
         assert bank.skills.sync().embedded == 0
     finally:
         bank.close()
+
+
+def old_format_item(*args, **kwargs):
+    """A skill as the code before the body side indexed it: its summary alone, no "texts"."""
+    item = _INDEX_ITEM_FOR(*args, **kwargs)
+    item.metadata.pop("texts")
+    return dataclasses.replace(item, embed_texts=item.embed_texts[:1])
+
+
+_INDEX_ITEM_FOR = skill_library.index_item_for
+
+
+def embedded_texts(monkeypatch) -> list[str]:
+    """Every text the skill index sends to the model from now on."""
+    import skillbank.index as index_module
+
+    seen: list[str] = []
+    real = index_module.embed_texts
+
+    def counting(function, texts):
+        seen.extend(texts)
+        return real(function, texts)
+
+    monkeypatch.setattr(index_module, "embed_texts", counting)
+    return seen
+
+
+def test_an_upgrade_embeds_the_sections_only_and_keeps_the_summaries(tmp_path, minilm,
+                                                                     monkeypatch):
+    """An index written by the previous code (one text per skill, no "texts" metadata) keeps
+    its summary vectors: the sync after the upgrade embeds the body sections alone, and the
+    ranking then equals a fresh index's. Fails before: every summary was embedded again."""
+    folder = library(tmp_path)
+    with monkeypatch.context() as old:
+        old.setattr(skill_library, "index_item_for", old_format_item)
+        bank = open_bank(tmp_path, minilm, folder)
+        assert bank.skills.sync().embedded == len(SKILLS)
+        assert bank.index("skills").metadata("platform-runbook").get("texts") is None
+        bank.close()
+    bank = open_bank(tmp_path, minilm, folder)
+    try:
+        seen = embedded_texts(monkeypatch)
+        report = bank.skills.sync()
+        summaries = {f"{skill_library._humanise(n)}: {d}" for n, d, _ in SKILLS}
+        assert len(seen) == report.embedded == TEXTS - len(SKILLS)
+        assert not summaries & set(seen), "a summary was embedded again"
+        assert all(text.lower().startswith("platform runbook") for text in seen), seen[:2]
+        assert bank.skills.sync().embedded == 0
+        index = bank.index("skills")
+        assert index._chunks == TEXTS
+        assert index.metadata("deploy-service")["texts"] == skill_library.DENSE_TEXTS
+        assert [ranked(bank, task)[0] for task in TASKS] == ["platform-runbook"] * 2
+        # the kept summary vector is the one a fresh embedding gives
+        got = index._collection.get(ids=["deploy-service"], include=["embeddings"])
+        fresh = minilm([f"{skill_library._humanise('deploy-service')}: {SKILLS[1][1]}"])[0]
+        assert np.allclose(np.asarray(got["embeddings"][0]), np.asarray(fresh), atol=1e-5)
+    finally:
+        bank.close()
+
+
+def test_body_sections_off_embeds_summaries_and_keeps_an_old_index(tmp_path, minilm,
+                                                                  monkeypatch):
+    """SKILLBANK_BODY_SECTIONS=0: an index from the previous code is not embedded again, a new
+    skill is embedded as its summary alone, and switching the body side on later embeds the
+    sections only. Fails before: the old index was embedded again whole."""
+    folder = library(tmp_path)
+    with monkeypatch.context() as old:
+        old.setattr(skill_library, "index_item_for", old_format_item)
+        bank = open_bank(tmp_path, minilm, folder)
+        bank.skills.sync()
+        bank.close()
+    monkeypatch.setenv("SKILLBANK_BODY_SECTIONS", "0")
+    write_skill(folder, "pager-rota", "Set up the on-call pager rotation for a new team.",
+                "# Steps\n\n" + "Add every engineer to the rotation in the paging tool. " * 4)
+    bank = open_bank(tmp_path, minilm, folder)
+    try:
+        seen = embedded_texts(monkeypatch)
+        report = bank.skills.sync()
+        assert report.added == ["pager-rota"] and not report.changed
+        assert seen == [f"{skill_library._humanise('pager-rota')}: Set up the on-call pager "
+                        "rotation for a new team."]
+        assert bank.index("skills")._chunks == len(SKILLS) + 1
+        assert ranked(bank, "roll out the new version of the API to kubernetes")[0] == \
+            "deploy-service"
+    finally:
+        bank.close()
+    monkeypatch.delenv("SKILLBANK_BODY_SECTIONS")
+    bank = open_bank(tmp_path, minilm, folder)
+    try:
+        seen = embedded_texts(monkeypatch)
+        report = bank.skills.sync()
+        assert len(seen) == report.embedded == TEXTS - len(SKILLS) + 1  # pager-rota's section
+        assert ranked(bank, TASKS[0])[0] == "platform-runbook"
+    finally:
+        bank.close()
+
+
+def test_the_mcp_loader_marks_the_summaries_before_the_sections(tmp_path, minilm):
+    """`skills_summaries` is noted once every summary is in and before any section is
+    embedded; `skills_dense` once the sections are. Fails before: one mark, after the
+    sections, so stats and benchmarks/first_run.py could not tell the two apart."""
+    from skillbank.mcp_server.loader import BankHandle
+
+    bank = open_bank(tmp_path, minilm, library(tmp_path))
+    try:
+        bank.skills.sync(embed=False)
+        handle = BankHandle.ready(bank)
+        index = bank.index("skills")
+        texts_at: dict[str, int] = {}
+        note = handle.note
+
+        def noting(step: str) -> None:
+            texts_at[step] = index._chunks
+            note(step)
+
+        handle.note = noting  # type: ignore[method-assign]
+        handle._fill_skills(bank)
+        assert texts_at.get("skills_summaries") == len(SKILLS)  # no section yet
+        assert index._chunks == TEXTS
+        assert handle.timings["skills_summaries"] <= handle.timings["skills_dense"]
+    finally:
+        bank.close()
+
+
+async def test_stats_over_stdio_report_summaries_and_sections(tmp_path):
+    """A real stdio server's `skillbank://stats` carries both marks (first_run.py reads them)."""
+    import anyio
+    from mcp import StdioServerParameters
+
+    from test_mcp_transports import base_env
+
+    root, folder = tmp_path / "root", library(tmp_path)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillbank.mcp_server", "--root", str(root), "--skills-dir", str(folder),
+              "--no-bundled"], env=base_env(), cwd=str(tmp_path))
+    async with Client(params, read_timeout_seconds=180) as client:
+        found = await client.call_tool("find_skills", {"task": TASKS[0], "k": 3})
+        assert not found.is_error
+        with anyio.fail_after(150):
+            while True:
+                stats = json.loads(
+                    (await client.read_resource("skillbank://stats")).contents[0].text)
+                stages = stats["server"]["startup_seconds"]
+                if "skills_dense" in stages:
+                    break
+                await anyio.sleep(0.5)
+    assert 0 < stages["skills_summaries"] <= stages["skills_dense"]
+
+
+def test_cli_sync_says_it_embeds_body_sections_and_that_ctrl_c_is_safe(tmp_path):
+    """`skills sync` in a real process: after the summaries its progress says it is embedding
+    body sections and that Ctrl-C is safe (the stopped-fill test above shows the next sync
+    finishes them). Fails before: the sections were embedded silently after "N/N (100%)"."""
+    folder = library(tmp_path)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
+    env.update(SKILLBANK_EMBEDDING="hash", SKILLBANK_ROOT=str(tmp_path / "root"),
+               SKILLBANK_MODEL_DIR=os.environ.get("SKILLBANK_MODEL_DIR", ""),
+               ANONYMIZED_TELEMETRY="False")
+    done = subprocess.run(
+        [sys.executable, "-m", "skillbank.cli", "--no-bundled", "--skills-dir", str(folder),
+         "skills", "sync"], env=env, capture_output=True, text=True, timeout=300,
+        cwd=str(tmp_path))
+    assert done.returncode == 0, done.stderr
+    lines = done.stderr.splitlines()
+    summaries = [i for i, line in enumerate(lines) if "embedding skills" in line]
+    sections = [i for i, line in enumerate(lines) if "embedding body sections" in line]
+    assert summaries and sections and max(summaries) < min(sections), done.stderr
+    assert "Ctrl-C is safe" in lines[sections[-1]] and "1/1 (100%)" in lines[sections[-1]]

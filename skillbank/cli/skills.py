@@ -110,9 +110,14 @@ class SyncProgress:
     """A spinner while roots are scanned, then a bar once embedding spans several batches.
 
     Not on a terminal (a log, CI, a pipe): a plain line on stderr at most every 10 s and at the
-    end, so a long first sync is never silent."""
+    end, so a long first sync is never silent. Two phases: every skill's summary, then the body
+    sections (`sections`, ~9x the text; a second bar and line say which)."""
 
     LOG_EVERY_S = 10.0
+    SUMMARIES = "embedding skills"
+    #: Ctrl-C is safe: a skill whose sections were not all written keeps its summary's vector
+    #: and the next sync embeds its sections (SkillLibrary._stage_files, HybridIndex.keep_first).
+    SECTIONS = "embedding body sections (Ctrl-C is safe: the next sync finishes them)"
 
     def __init__(self, out: Output) -> None:
         self.out = out
@@ -122,12 +127,23 @@ class SyncProgress:
         self._status: Any = None
         self._progress: Any = None
         self._task: Any = None
+        self._label = self.SUMMARIES
 
     def __enter__(self) -> "SyncProgress":
         if self.enabled:
             self._status = self.out.err.status("scanning skill roots…")
             self._status.start()
         return self
+
+    def sections(self, done: int, total: int) -> None:
+        """Progress of the body sections, after every summary is in (a new bar or line)."""
+        if self._label != self.SECTIONS:
+            self._label = self.SECTIONS
+            self._last_line = 0.0
+            if self._progress is not None:  # the summaries' bar ends; the sections' begins
+                self._progress.stop()
+                self._progress = None
+        self(done, total)
 
     def __call__(self, done: int, total: int) -> None:
         if self.log_lines:
@@ -137,8 +153,8 @@ class SyncProgress:
             now = time.monotonic()
             if done >= total or now - self._last_line >= self.LOG_EVERY_S:
                 self._last_line = now
-                print(f"skillbank: embedding skills {done}/{total} ({100 * done // max(total, 1)}%)",
-                      file=sys.stderr, flush=True)
+                print(f"skillbank: {self._label} {done}/{total} "
+                      f"({100 * done // max(total, 1)}%)", file=sys.stderr, flush=True)
         if not self.enabled:
             return
         if self._progress is None:
@@ -148,7 +164,7 @@ class SyncProgress:
                                        TimeElapsedColumn)
 
             self._stop_status()
-            self._progress = Progress(TextColumn("embedding skills"), BarColumn(),
+            self._progress = Progress(TextColumn(self._label), BarColumn(),
                                       MofNCompleteColumn(), TimeElapsedColumn(),
                                       console=self.out.err, transient=True)
             self._progress.start()
@@ -537,7 +553,7 @@ def sync(ctx: typer.Context) -> None:
     st = state(ctx)
     bank = st.bank(sync=None)
     with SyncProgress(st.out) as progress:
-        report = bank.skills.sync(progress=progress)
+        report = bank.skills.sync(progress=progress, sections_progress=progress.sections)
     st.out.emit(report, lambda: render_sync_report(st.out, report))
 
 

@@ -63,6 +63,17 @@ SECTION_MIN_WORDS = 10
 #: What a skill's vectors are (metadata "texts"): an index written with other texts is embedded
 #: again by the next sync, so a library indexed before the body side gains it.
 DENSE_TEXTS = "summary+sections-8x500-min10"
+#: What a skill's vectors are with the body side off (SKILLBANK_BODY_SECTIONS=0): the summary
+#: alone, as before #26 item 3 (whose index carried no "texts").
+SUMMARY_TEXTS = "summary"
+
+
+def body_sections() -> bool:
+    """The body side is on unless SKILLBANK_BODY_SECTIONS=0 (or false/no/off): off, a skill is
+    embedded as its summary alone and ranks by summary and keyword, as before #26 item 3 — for
+    a big library whose first sync cannot afford ~9x the embedding (docs/benchmarks.md)."""
+    return os.environ.get("SKILLBANK_BODY_SECTIONS", "1").strip().lower() not in (
+        "0", "false", "no", "off")
 
 
 @dataclass
@@ -148,7 +159,8 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     title = _humanise(name)
     sections = skill_sections(doc.body)
     headings = [t for t, _ in sections if t]
-    texts = [f"{title}: {description}"] + section_texts(title, sections)
+    body = body_sections()
+    texts = [f"{title}: {description}"] + (section_texts(title, sections) if body else [])
     keyword_text = "\n".join(
         [title, title, title, description, description, " ".join(headings),
          doc.body[:KEYWORD_BODY_CHARS]]
@@ -161,7 +173,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
         "hash": digest,
         "stat": stat or _stat_key(path),
         "writable": writable,
-        "texts": DENSE_TEXTS,
+        "texts": DENSE_TEXTS if body else SUMMARY_TEXTS,
     }
     return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
@@ -262,32 +274,41 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     # Sync --------------------------------------------------------------------------------------
     def sync(self, progress: Callable[[int, int], None] | None = None, *,
-             embed: bool = True) -> SyncReport:
+             embed: bool = True,
+             sections_progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the index equal to the files: embed only what is new or changed.
 
         Two steps: every new or changed skill is first staged (parsed and searchable by
         keyword at once), then embedded in batches, shortest texts first (`fill_dense`). With
         `embed=False` only the first step runs and the caller fills the vectors in later (the
         MCP server does, so `find_skills` answers within seconds of a first start). `progress`
-        is called with (texts embedded, texts to embed) after each batch.
+        is called with (skills whose summary is in, skills to embed) after each batch, then
+        `sections_progress` likewise for the body sections, which follow every summary.
         """
         started = time.perf_counter()
         report = self._stage_files()
         self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
-            report.embedded += self.fill_dense(progress=progress)
+            report.embedded += self.fill_dense(progress=progress,
+                                               sections_progress=sections_progress)
         report.seconds = time.perf_counter() - started
         return report
 
     def fill_dense(self, progress: Callable[[int, int], None] | None = None,
-                   stop: threading.Event | None = None, wait: bool = True) -> int:
+                   stop: threading.Event | None = None, wait: bool = True,
+                   sections_progress: Callable[[int, int], None] | None = None,
+                   summaries_done: Callable[[], None] | None = None) -> int:
         """Embed what sync staged; resumable (what is embedded is in Chroma, with its hash).
 
         `wait=False`: return at once when another thread is already filling (it takes the
         newly staged items too). Every skill's summary is embedded before any body section
         (`HybridIndex.fill(first_texts_first=True)`): ranking by summary and keyword is complete
-        as soon as it would be with summaries alone; the body side follows."""
-        return self.index.fill(progress=progress, stop=stop, wait=wait, first_texts_first=True)
+        as soon as it would be with summaries alone; the body side follows. `progress` counts
+        skills whose summary is in, `sections_progress` skills whose sections are in;
+        `summaries_done` is called once every summary is in (the MCP server's stats mark)."""
+        return self.index.fill(progress=progress, stop=stop, wait=wait, first_texts_first=True,
+                               rest_progress=sections_progress,
+                               first_texts_done=summaries_done)
 
     @property
     def dense_complete(self) -> bool:
@@ -340,6 +361,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 items.append(index_item_for(doc, name, entry.path, entry.root, entry.digest,
                                             entry.writable, entry.stat))
             removed = [name for name in current if name not in winners]
+            # Unchanged files under an index without their sections (written before the body
+            # side, or a fill stopped after the summaries) keep their summary's vector: only
+            # the sections are embedded (the summary text is the one embedded then).
+            same = {item.id for item in items
+                    if item.id in metas and metas[item.id].get("hash") == item.metadata["hash"]}
+            items = [item for item in items if item.id not in same] + \
+                self.index.keep_first([item for item in items if item.id in same])
             self.index.stage(items)
             if removed:
                 self.index.delete(removed)
@@ -507,7 +535,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         dense_weight, keyword_weight = routing.weights(task, routing.words_per_item(self.index))
         raw = self.index.search(task, k=max(k * 4, 20), fusion="z", query_vector=vector,
                                 dense_weight=dense_weight, keyword_weight=keyword_weight,
-                                body_weight=routing.body_weight(task))
+                                body_weight=routing.body_weight(task) if body_sections()
+                                else 0.0)  # off: the summaries alone, as before the body side
         hits: Hits = Hits()
         hits.dense_complete, hits.pending = raw.dense_complete, raw.pending
         if not raw:
@@ -648,7 +677,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
 def _embedded_whole(meta: dict[str, Any] | None) -> bool:
     """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
-    return bool(meta) and meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)
+    if not meta:
+        return False
+    if not body_sections():  # the summary is all it needs, whatever else the index holds
+        return True
+    return meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)
 
 
 def _digest(path: Path, data: bytes) -> str:
