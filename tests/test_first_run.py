@@ -127,7 +127,7 @@ def test_keyword_only_mode_without_a_model_and_dense_resumes(tmp_path, monkeypat
 
     monkeypatch.delenv("SKILLBANK_MODEL_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))  # no Chroma model cache either
-    monkeypatch.setattr(index, "_warned_keyword_only", False)
+    monkeypatch.setattr("skillbank.index_fill._warned_keyword_only", False)
     missing = tmp_path / "no-model-here"
     skills = library(tmp_path / "skills")
     embedding = MiniLMEmbedding(model_dir=str(missing))
@@ -167,7 +167,7 @@ def test_keyword_only_mode_serves_guidelines_and_context(tmp_path, monkeypatch, 
         bank.guidelines.add("Never deploy to production on Fridays.")
     monkeypatch.delenv("SKILLBANK_MODEL_DIR", raising=False)
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-    monkeypatch.setattr(index, "_warned_keyword_only", False)
+    monkeypatch.setattr("skillbank.index_fill._warned_keyword_only", False)
     missing = MiniLMEmbedding(model_dir=str(tmp_path / "no-model-here"))
     with open_bank(root, library(tmp_path / "skills"), missing) as bank:
         hits = bank.guidelines.search("can we deploy to production on friday")

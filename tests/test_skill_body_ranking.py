@@ -295,7 +295,7 @@ _INDEX_ITEM_FOR = skill_library.index_item_for
 
 def embedded_texts(monkeypatch) -> list[str]:
     """Every text the skill index sends to the model from now on."""
-    import skillbank.index as index_module
+    import skillbank.index_fill as index_module  # where the index's fill calls the model
 
     seen: list[str] = []
     real = index_module.embed_texts

@@ -12,7 +12,6 @@ import hashlib
 import logging
 import math
 import os
-import re
 import threading
 import time
 from dataclasses import dataclass, field
@@ -32,6 +31,10 @@ from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.repo_api import SkillsInGit
+from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
+    BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
+    section_texts, skill_sections,
+)
 from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -49,33 +52,9 @@ MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
-_HEADING = re.compile(r"^(#{1,3})\s+(.+?)\s*#*\s*$", re.MULTILINE)
 #: Only the opening of a body is keyword-indexed: long bodies otherwise drown their own name and
 #: description in BM25's length normalisation (R@1 0.69 -> 0.82 for BM25 alone on the routing set).
 KEYWORD_BODY_CHARS = 3_000
-#: The body side of dense ranking: up to this many sections of a body, each embedded as its
-#: heading and the opening of its text (MiniLM reads ~256 word pieces; 500 characters is ~120).
-BODY_SECTIONS = 8
-SECTION_CHARS = 500
-#: A section of fewer words ("Do it.", a lone command) adds nothing the summary and the keyword
-#: side lack, and costs an embedding (12 % of the corpus's sections).
-SECTION_MIN_WORDS = 10
-#: What a skill's vectors are (metadata "texts"): an index written with other texts is embedded
-#: again by the next sync, so a library indexed before the body side gains it.
-DENSE_TEXTS = "summary+sections-8x500-min10"
-#: What a skill's vectors are with the body side off (SKILLBANK_BODY_SECTIONS=0): the summary
-#: alone, as before #26 item 3 (whose index carried no "texts").
-SUMMARY_TEXTS = "summary"
-
-
-def body_sections() -> bool:
-    """The body side is on unless SKILLBANK_BODY_SECTIONS=0 (or false/no/off): off, a skill is
-    embedded as its summary alone and ranks by summary and keyword, as before #26 item 3 — for
-    a big library whose first sync cannot afford ~9x the embedding (docs/benchmarks.md)."""
-    return os.environ.get("SKILLBANK_BODY_SECTIONS", "1").strip().lower() not in (
-        "0", "false", "no", "off")
-
-
 @dataclass
 class CatalogEntry:
     name: str
@@ -115,33 +94,6 @@ class _Found:
 
 def _humanise(name: str) -> str:
     return name.replace("-", " ").replace("_", " ")
-
-
-def skill_sections(body: str) -> list[tuple[str, str]]:
-    """Split a body at its headings: (heading, text) pairs, the preamble under ''."""
-    sections: list[tuple[str, str]] = []
-    last_title, last_start = "", 0
-    for match in _HEADING.finditer(body):
-        sections.append((last_title, body[last_start : match.start()].strip()))
-        last_title, last_start = match.group(2).strip(), match.end()
-    sections.append((last_title, body[last_start:].strip()))
-    return [(t, s) for t, s in sections if t or s]
-
-
-def section_texts(title: str, sections: list[tuple[str, str]]) -> list[str]:
-    """The body's texts for the dense body side: the first BODY_SECTIONS sections of at least
-    SECTION_MIN_WORDS words, each as "title — heading: opening" (a heading alone adds nothing
-    the keyword side lacks)."""
-    texts: list[str] = []
-    for heading, text in sections:
-        words = text.split()
-        if len(words) < SECTION_MIN_WORDS:
-            continue
-        opening = " ".join(words)[:SECTION_CHARS]
-        texts.append(f"{title} — {heading}: {opening}" if heading else f"{title}: {opening}")
-        if len(texts) == BODY_SECTIONS:
-            break
-    return texts
 
 
 def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
