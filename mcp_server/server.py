@@ -105,9 +105,6 @@ class SkillbankServer(MCPServer):
         #: machine that is about the wall time from start to first answer, whatever the load.
         self.first_call: dict[str, Any] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
-        #: Clients are not trusted (HTTP without --trust): a call with no scope of its own runs
-        #: as an untrusted contributor (set by build_server; see `run_bank`).
-        self.untrusted_clients = False
         self.bus = InMemorySubscriptionBus()
         self.monitor = ChangeMonitor(self)
         super().__init__(subscriptions=self.bus, middleware=[self._middleware],
@@ -231,8 +228,6 @@ class SkillbankServer(MCPServer):
             self._limiter = anyio.CapacityLimiter(
                 int(os.environ.get("SKILLBANK_MCP_CONCURRENCY", "") or MCP_CONCURRENCY))
         call = functools.partial(fn, bank, *args, **kwargs)
-        if self.untrusted_clients:
-            call = functools.partial(_as_untrusted_client, call, bank)
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
         except NotFoundError as exc:
@@ -402,22 +397,6 @@ class GetSkillParams(types.RequestParams):
     uri: str
 
 
-def _as_untrusted_client(call: Callable[[], Any], bank: Any) -> Any:
-    """Run `call` as an untrusted contributor of the bank's namespace, unless the request
-    already runs in a scope of its own (a tokens-file or JWT principal).
-
-    The tools pass `trusted=False` to each write, which the bank enforces; without this the
-    call still ran as the bank's own user, so the audit log said the local admin recorded,
-    learned or voted what an untrusted HTTP client sent."""
-    from skillbank import scope as scopes
-
-    if scopes.active() is not None:
-        return call()
-    namespace = getattr(getattr(bank, "settings", None), "namespace", None) or "default"
-    with scopes.using(scopes.default_scope(namespace, trusted=False, face="mcp")):
-        return call()
-
-
 def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str = SERVER_NAME,
                  log_level: str = "WARNING", report_timing: bool | None = None,
                  auth: Any = None, token_verifier: Any = None) -> SkillbankServer:
@@ -444,7 +423,6 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                              log_level=log_level, auth=auth,
                              token_verifier=token_verifier)  # type: ignore[arg-type]
     extension.server = server
-    server.untrusted_clients = not trusted
     tool = registrar(server, trusted=trusted)
     tools_skills.register(tool, server, trusted=trusted)
     tools_memory.register(tool, server, trusted=trusted, sampling=sampling)
