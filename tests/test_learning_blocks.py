@@ -214,3 +214,57 @@ def test_a_lesson_is_said_by_a_skill_only_in_whole_words(tmp_path, minilm):
         assert "## Skill instructions" in block.text
         assert block.experiences
         assert lesson in block.text, block.text
+
+
+TOPIC_REVIEW = "The refund reply was fine, but sign it with the team's name, not yours."
+
+
+def _stated_topic_block(bank) -> None:
+    """The family vote went to another domain on ~20% of the critique stream's tasks (the
+    code rules here out-vote the support rule for a task that shares words with both), and
+    the block then showed only that domain's rules. An agent that names the task's topic, as
+    it named its rules' topics in ``learn(rules=...)``, gets that topic's rules."""
+    import pytest
+
+    from skillbank.errors import InvalidInputError
+
+    topic = {bank.guidelines.add(text, topic=t).guideline_id: t for text, t in FAMILY_RULES}
+    report = bank.guidelines.learn(TOPIC_REVIEW, task=FAMILY_TASK, rules=[
+        {"text": "Sign support replies with the team's name.",
+         "when_to_use": "Any reply to a customer", "topic": "Customer Support"}])
+    signed = report.entries[0].guideline_id
+    voted = bank.context_for(FAMILY_TASK, budget_tokens=1600)
+    assert {topic.get(i) for i in voted.ids} == {"code", "python"}, voted.text
+    stated = bank.context_for(FAMILY_TASK, budget_tokens=1600, topic="customer support")
+    assert stated.ids == [signed], stated.text
+    assert bank.context_for(FAMILY_TASK, budget_tokens=1600, topic="support").ids == [
+        i for i, t in topic.items() if t == "support"]
+    # A topic with no rule: no guideline section (a filter, as guidelines.search's topic).
+    assert bank.context_for(FAMILY_TASK, budget_tokens=1600, topic="slides").guidelines == []
+    # Nothing fits the task: still no section, whatever the topic.
+    nothing = bank.context_for("What is the capital of France?", budget_tokens=1600,
+                               topic="support")
+    assert nothing.guidelines == [] and "Guidelines" not in nothing.text
+    for bad in ("", "   ", 5, "x" * 101):
+        with pytest.raises(InvalidInputError, match="topic"):
+            bank.context_for(FAMILY_TASK, budget_tokens=1600, topic=bad)
+
+
+def test_a_block_keeps_to_the_topic_the_caller_states(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        _stated_topic_block(bank)
+
+
+def test_a_stated_topic_through_a_client_of_an_owner_process(tmp_path):
+    from test_shared_root import owner_process
+    from workers.common import open_bank
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = open_bank(root)
+        try:
+            assert bank.is_remote
+            _stated_topic_block(bank)
+        finally:
+            bank.close()

@@ -71,3 +71,26 @@ def test_without_a_chat_model_the_chat_arm_is_reported_as_skipped(monkeypatch, c
     assert f"chat: skipped: no chat model configured (set {learning_loop.CHAT_MODEL_ENV}" in out
     model, why = learning_loop.chat_model_from("no-such-provider:some-model")
     assert model is None and why.startswith("skipped: chat model 'no-such-provider:some-model'")
+
+
+def test_the_agent_topic_arm_names_each_rule_and_task_topic():
+    """The agent-topic arm: the agent files each rule it writes under the critique's domain
+    and states the task's domain when it asks for the block, so a block shows one domain."""
+    from skillbank.embeddings import HashEmbedding
+
+    rules, crits = learning_loop.load_stream(learning_loop.DEFAULT_SET, "dev")
+    arms = learning_loop.make_arms(["agent", "agent-topic"], HashEmbedding(), rules)
+    assert list(arms) == ["agent", "agent-topic"]
+    arm = arms["agent-topic"]()
+    try:
+        learning_loop.walk(arm, rules, crits[:30], (1600,))
+        topics = {g.topic for g in arm.bank.guidelines.list(status="active")}
+        assert topics and topics <= {r["domain"].replace("_", "-") for r in rules.values()}
+        for crit in crits[30:40]:
+            arm.block(crit, 1600)
+            block = arm.bank.context_for(crit["task"], budget_tokens=1600,
+                                         topic=crit["domain"])
+            assert {h.record.topic for h in block.guidelines} <= {
+                crit["domain"].replace("_", "-")}
+    finally:
+        arm.close()
