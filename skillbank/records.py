@@ -11,6 +11,11 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+#: Each record builds its validator and schema when first used, not at import (#27): importing
+#: this module is on the path to a server's first answer, which uses a few records (Skill, Hit,
+#: SyncReport …); building all seventeen cost ~0.1-0.2 CPU-s there. Same validation, same schemas.
+_DEFERRED = ConfigDict(defer_build=True)
+
 #: Upper bounds on free-text fields. Memory is fed by models and networks; a record that carries
 #: a megabyte of "feedback" is an attack or a bug, and must be refused, not stored.
 MAX_TEXT = 20_000
@@ -34,6 +39,8 @@ class Usage(BaseModel):
     Feeds the utility prior in ranking and the pruning of memories that keep not helping.
     """
 
+    model_config = _DEFERRED
+
     uses: int = 0
     successes: int = 0
     failures: int = 0
@@ -48,6 +55,8 @@ class Usage(BaseModel):
 class Resource(BaseModel):
     """A file shipped beside a SKILL.md (scripts/, references/, assets/ …)."""
 
+    model_config = _DEFERRED
+
     path: str  # relative to the skill folder, with forward slashes
     size: int
     sha256: str
@@ -58,6 +67,8 @@ class SecurityFinding(BaseModel):
 
     Kept apart from `Finding` (a file's validation result): its severity scale is the
     scanner's, and what it does depends on the skill's trust level (skills/trust.py)."""
+
+    model_config = _DEFERRED
 
     severity: Literal["critical", "high", "medium", "low", "info"]
     rule: str
@@ -71,6 +82,8 @@ class SecurityFinding(BaseModel):
 class SkillProposal(BaseModel):
     """Skills in git (skillbank/team/skills_repo.py): the commit a save or adoption became, on a
     proposal branch for a reviewer to merge into the served branch (or, `published`, merged)."""
+
+    model_config = _DEFERRED
 
     branch: str
     commit: str
@@ -86,7 +99,7 @@ class SkillProposal(BaseModel):
 class Skill(BaseModel):
     """A skill as loaded from its SKILL.md. The file is the truth; this is a view of it."""
 
-    model_config = ConfigDict(frozen=False)
+    model_config = ConfigDict(frozen=False, defer_build=True)
 
     name: str
     description: str
@@ -113,6 +126,8 @@ class Skill(BaseModel):
 class Step(BaseModel):
     """One step of an agent trajectory."""
 
+    model_config = _DEFERRED
+
     thought: str | None = None
     action: str | None = None  # a tool name or a plain description of what was done
     action_input: Any = None
@@ -129,6 +144,8 @@ class Step(BaseModel):
 class Lesson(BaseModel):
     """Something learned from one or more experiences, phrased to be reused."""
 
+    model_config = _DEFERRED
+
     kind: Literal["success_pattern", "failure_trigger", "comparison", "note"] = "note"
     text: str = Field(min_length=1, max_length=MAX_SHORT)
     when_to_use: str = Field(default="", max_length=MAX_SHORT)
@@ -136,6 +153,8 @@ class Lesson(BaseModel):
 
 class Experience(BaseModel):
     """What an agent tried on a task and how it went. Appended to a journal, never edited."""
+
+    model_config = _DEFERRED
 
     id: str = ""
     task: str = Field(min_length=1, max_length=MAX_TEXT)
@@ -162,6 +181,8 @@ class Experience(BaseModel):
 class GuidelineSource(BaseModel):
     """A critique a guideline came from, kept so a person can see why the rule exists."""
 
+    model_config = _DEFERRED
+
     critique: str = Field(max_length=MAX_TEXT)
     task: str | None = Field(default=None, max_length=MAX_TEXT)
     source: str = "user"
@@ -171,6 +192,8 @@ class GuidelineSource(BaseModel):
 
 class Guideline(BaseModel):
     """One durable rule for the agent, stored as `<root>/guidelines/<topic>/<id>.md`."""
+
+    model_config = _DEFERRED
 
     id: str
     topic: str = "general"
@@ -204,6 +227,8 @@ LearnAction = Literal["added", "merged", "superseded", "ignored", "pending"]
 class LearnEntry(BaseModel):
     """What happened to one candidate rule."""
 
+    model_config = _DEFERRED
+
     action: LearnAction
     guideline_id: str | None = None
     text: str
@@ -216,6 +241,8 @@ class LearnEntry(BaseModel):
 
 class LearnReport(BaseModel):
     """What one `learn` call did, candidate by candidate."""
+
+    model_config = _DEFERRED
 
     entries: list[LearnEntry] = Field(default_factory=list)
     #: Some rule this call added or reinforced is waiting for a person's approval.
@@ -270,6 +297,8 @@ class Hits(list):
 class Hit(BaseModel, Generic[T]):
     """A search result: the record, a score (higher is better) and why it matched."""
 
+    model_config = _DEFERRED
+
     id: str
     score: float
     why: Why
@@ -303,6 +332,8 @@ class SkillDraft(BaseModel):
     (with `diff` against that skill's current SKILL.md).
     """
 
+    model_config = _DEFERRED
+
     name: str
     path: str
     description: str
@@ -322,6 +353,8 @@ class SkillDraft(BaseModel):
 class SkillVersion(BaseModel):
     """An earlier SKILL.md of a skill, kept as a file under `<skill>/.versions/`."""
 
+    model_config = _DEFERRED
+
     name: str
     version: str  # file stem: a sortable UTC stamp
     path: str
@@ -332,6 +365,8 @@ class SkillVersion(BaseModel):
 
 class Finding(BaseModel):
     """One validation result for a file: what is wrong, how bad, where."""
+
+    model_config = _DEFERRED
 
     severity: Literal["error", "warning"]
     code: str
@@ -345,6 +380,8 @@ class Finding(BaseModel):
 
 class SyncReport(BaseModel):
     """What a sync did, so a CLI, a log or a test can say exactly what changed."""
+
+    model_config = _DEFERRED
 
     added: list[str] = Field(default_factory=list)
     changed: list[str] = Field(default_factory=list)
