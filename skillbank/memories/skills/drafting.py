@@ -17,7 +17,6 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
-from skillbank.distill.json_reply import extract_json
 from skillbank.memories.skills.grouping import central_order, tokens
 from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, validate_name
 from skillbank.records import Experience
@@ -286,6 +285,10 @@ class LLMDrafter:
         return cls(complete) if callable(complete) else None
 
     def write(self, material: DraftMaterial) -> DraftText:
+        # Imported here: `skillbank.distill` (the rule distiller, ~0.2 CPU-s) is not needed to
+        # import the skill library, which every search imports (#27 cold start).
+        from skillbank.distill.json_reply import extract_json
+
         self.last_error = None
         rules = self.fallback.write(material)
         try:
