@@ -169,21 +169,31 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops."""
         if not root.is_dir():
             return
-        seen: set[str] = set()
+        # A folder is known by its (device, inode) — one stat, where `realpath` took an lstat
+        # per path component; a thousand skill folders made it most of a no-change sync (#27:
+        # every server start runs one on the snapshot). A folder that cannot be stat-ed is
+        # known by its real path, as before.
+        seen: set[object] = set()
         budget = [self.max_dirs]
 
-        def visit(folder: Path, depth: int) -> Iterator[Path]:
-            real = os.path.realpath(folder)
-            if real in seen or budget[0] <= 0:
+        def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
+            try:
+                stat = entry.stat() if entry is not None else os.stat(path)
+            except OSError:
+                return os.path.realpath(path)
+            return (stat.st_dev, stat.st_ino)
+
+        def visit(folder: str, key: object, depth: int) -> Iterator[Path]:
+            if key in seen or budget[0] <= 0:
                 return
-            seen.add(real)
+            seen.add(key)
             budget[0] -= 1
             try:
                 entries = sorted(os.scandir(folder), key=lambda e: e.name)
             except OSError:
                 return
             if any(e.name == SKILL_FILE and e.is_file() for e in entries):
-                yield Path(folder) / SKILL_FILE
+                yield Path(folder, SKILL_FILE)
                 return  # a skill's own subfolders are its resources, not more skills
             if depth >= self.max_depth:
                 return
@@ -191,9 +201,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 if entry.name.startswith(".") or entry.name in SKIP_DIRS:
                     continue
                 if entry.is_dir():
-                    yield from visit(Path(entry.path), depth + 1)
+                    yield from visit(entry.path, identity(entry.path, entry), depth + 1)
 
-        yield from visit(root, 0)
+        yield from visit(str(root), identity(str(root)), 0)
 
     def _scan(self, known: dict[str, tuple[str, str]]) -> tuple[list[_Found], list[Finding]]:
         """Every SKILL.md under the roots with its content hash.
@@ -616,7 +626,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
         self.usage.record(name, ok=success, trusted=scope.trusted)
         if success is not None:  # a judgement (a vote); a bare use is not a change of memory
-            note(self, "vote", "skill", f"skill:{name}")
+            note(self, "vote", "skill", f"skill:{name}", trusted=scope.trusted)
 
     # Authoring lives in authoring.SkillAuthoring (create, update, save, rename, delete).
     def _index_one(self, path: Path) -> None:
