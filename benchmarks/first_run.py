@@ -3,6 +3,7 @@
     python benchmarks/first_run.py                          # corpus ../shared/corpora/skills
     python benchmarks/first_run.py --before a4b0d96         # the code to compare against
     python benchmarks/first_run.py --skip-before --no-breakdown
+    python benchmarks/first_run.py --skip-before --opt-out   # body side off vs on (#26 item 3)
 
 For the code BEFORE (a git revision, checked out into a temporary worktree) and AFTER (this
 checkout), in one run: a fresh empty root, `skillbank serve --skills-dir <corpus>` spawned over
@@ -66,14 +67,16 @@ def checkout(rev: str, where: Path) -> Path:
     return where
 
 
-def server_env(code: Path) -> dict[str, str]:
+def server_env(code: Path, extra: dict[str, str] | None = None) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
     env["ANONYMIZED_TELEMETRY"] = "False"
     env["PYTHONPATH"] = str(code)
+    env.update(extra or {})
     return env
 
 
-async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: float
+async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: float,
+                    extra_env: dict[str, str] | None = None, wait_sections: bool = True
                     ) -> dict[str, Any]:
     from mcp import Client, StdioServerParameters
 
@@ -82,7 +85,8 @@ async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: fl
     args = ["-c", launch, "serve", "--root", str(root), "--skills-dir", str(corpus)]
     args += ["--model-dir", model_dir] if model_dir else []
     # cwd: `python -m` puts the working directory first on sys.path, ahead of PYTHONPATH.
-    params = StdioServerParameters(command=sys.executable, args=args, env=server_env(code),
+    params = StdioServerParameters(command=sys.executable, args=args,
+                                   env=server_env(code, extra_env),
                                    cwd=str(code))
     out: dict[str, Any] = {}
     started = time.perf_counter()
@@ -104,7 +108,8 @@ async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: fl
             while True:
                 stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
                 stages = stats.get("server", {}).get("startup_seconds", {})
-                if "skills_dense" in stages or "skills_dense" not in _knows_dense(code):
+                if ("skills_dense" in stages or "skills_dense" not in _knows_dense(code)
+                        or (not wait_sections and "skills_summaries" in stages)):
                     # complete: every summary embedded (hybrid ranking as complete as before the
                     # body side: skills_summaries; older code's skills_dense meant that);
                     # sections: the body sections too (#26 item 3), when the code says so.
@@ -113,8 +118,9 @@ async def first_run(code: Path, corpus: Path, model_dir: str | None, timeout: fl
                     if "skills_summaries" in stages:
                         out["sections"] = stages.get("skills_dense")
                     break
-                if time.perf_counter() - started > timeout:
-                    out["complete"] = None
+                if time.perf_counter() - started > timeout:  # summaries may be in, sections not
+                    out["complete"] = stages.get("skills_summaries")
+                    out["sections"] = None
                     break
                 await asyncio.sleep(1.0)
             out["skills"] = stats.get("skills")
@@ -185,7 +191,13 @@ def main() -> None:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--before", default=BEFORE_REV, help="git revision of the old code")
     parser.add_argument("--skip-before", action="store_true")
+    parser.add_argument("--opt-out", action="store_true",
+                        help="also this checkout with SKILLBANK_BODY_SECTIONS=0 (summaries "
+                             "alone: the baseline of the body side, #26 item 3), run first")
     parser.add_argument("--no-breakdown", action="store_true")
+    parser.add_argument("--summaries-only", action="store_true",
+                        help="stop at every summary embedded (skills_summaries), not waiting "
+                             "for the body sections (their column stays blank)")
     parser.add_argument("--timeout", type=float, default=600.0, help="per server, seconds")
     args = parser.parse_args()
     model_dir = args.model_dir or default_model_dir()
@@ -193,13 +205,17 @@ def main() -> None:
         f"{os.cpu_count()} CPUs, load {load()}")
     rows: dict[str, dict[str, Any]] = {}
     with tempfile.TemporaryDirectory() as tmp:
-        variants = [] if args.skip_before else [(f"before ({args.before})", args.before)]
-        variants.append(("after (this checkout)", None))
-        for label, rev in variants:
+        variants: list[tuple[str, str | None, dict[str, str] | None]] = (
+            [] if args.skip_before else [(f"before ({args.before})", args.before, None)])
+        if args.opt_out:
+            variants.append(("SKILLBANK_BODY_SECTIONS=0", None, {"SKILLBANK_BODY_SECTIONS": "0"}))
+        variants.append(("after (this checkout)", None, None))
+        for label, rev, extra in variants:
             code = checkout(rev, Path(tmp) / "before") if rev else REPO
             try:
                 say(f"{label}: serving a fresh root ...")
-                rows[label] = asyncio.run(first_run(code, args.corpus, model_dir, args.timeout))
+                rows[label] = asyncio.run(first_run(code, args.corpus, model_dir, args.timeout,
+                                                    extra, not args.summaries_only))
                 rows[label]["load"] = load()
                 say(f"  {rows[label]}")
             finally:
@@ -215,8 +231,8 @@ def main() -> None:
         print(f"{label:28} {f('initialize'):>6} {f('first_answer'):>7} {f('useful'):>7} "
               f"{f('complete'):>9} {f('sections'):>9} {f('server_cpu_at_first_call'):>8}  "
               f"{row['load']}")
-    if len(rows) == 2:
-        before, after = rows.values()
+    if len(rows) >= 2:
+        before, after = list(rows.values())[-2:]
         if before.get("useful") and after.get("useful"):
             print(f"ratio first useful answer before/after: {before['useful'] / after['useful']:.1f}x")
         if before.get("complete") and after.get("complete"):
