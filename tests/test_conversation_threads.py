@@ -212,19 +212,12 @@ async def test_llamaindex_session_is_one_experience(bank):
 # -- through a client of an owner in another process -----------------------------------------------
 
 def test_a_thread_through_a_client_of_an_owner_process(tmp_path):
-    from test_shared_root import owner_process
-    from workers.common import open_bank
+    from owner_client import client_of_owner
 
-    root = tmp_path / "root"
-    with owner_process(root):
-        bank = open_bank(root)
-        try:
-            assert bank.is_remote
-            seen = _four_turns(bank, "remote-thread", outcome="success")
-            [experience] = experiences(bank)
-            assert all(f"User: {text}" in observations(experience) for text in FOLLOW_UPS)
-            assert experience.outcome == "success" and experience.thread == "remote-thread"
-            assert all(experience.id not in system for system in seen[2:])
-            assert bank.stats()["recording_failures"] == 0
-        finally:
-            bank.close()
+    with client_of_owner(tmp_path / "root") as bank:
+        seen = _four_turns(bank, "remote-thread", outcome="success")
+        [experience] = experiences(bank)
+        assert all(f"User: {text}" in observations(experience) for text in FOLLOW_UPS)
+        assert experience.outcome == "success" and experience.thread == "remote-thread"
+        assert all(experience.id not in system for system in seen[2:])
+        assert bank.stats()["recording_failures"] == 0

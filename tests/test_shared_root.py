@@ -7,7 +7,6 @@ by scripted models.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -16,48 +15,14 @@ import subprocess
 import sys
 import time
 from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
 from conftest import REPO
+from owner_client import owner_process
 from test_multiprocess import env_for, soak_worker
 from workers.common import open_bank
-
-OWNER = """
-import os, sys, time
-from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
-roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
-bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=HashEmbedding(),
-                      include_bundled=False, skill_roots=roots)
-print('ready', os.getpid(), flush=True)
-for line in sys.stdin:
-    pass
-bank.close()
-"""
-
-
-@contextlib.contextmanager
-def owner_process(root: Path, skill_roots: tuple[Path, ...] = ()) -> Iterator[subprocess.Popen]:
-    """Another process that owns `root` until the block ends (stdin closed: it closes the bank)."""
-    env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)))
-    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
-                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
-    try:
-        line = proc.stdout.readline().split()
-        assert line and line[0] == "ready", "the owner process did not start"
-        yield proc
-    finally:
-        if proc.poll() is None:
-            with contextlib.suppress(OSError):
-                os.kill(proc.pid, signal.SIGCONT)
-            proc.stdin.close()
-            try:
-                proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
 
 
 # 1. Agents beside an owner record their runs ----------------------------------------------------

@@ -13,40 +13,33 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
+from owner_client import client_of_owner, owner_process
 from test_mcp_transports import base_env
-from test_walk_trust import owner_process
 
 
 @pytest.mark.slow  # a second process owns the root
 def test_membership_tests_through_a_client(tmp_path):
     root = tmp_path / "root"
-    with owner_process(root):
-        bank = Skillbank.open(root, embedding_function=HashEmbedding())
-        try:
-            assert bank.is_remote
-            bank.skills.save("csv-import", "Import CSV files into a database table.", "# Steps\n")
-            eid = bank.experiences.record(task="Import the orders CSV", outcome="success")
-            gid = bank.guidelines.add("Never put SQL in f-strings.").guideline_id
-            assert "csv-import" in bank.skills and "no-such-skill" not in bank.skills
-            assert eid in bank.experiences and "exp-000000000000" not in bank.experiences
-            assert gid in bank.guidelines and "gl-000000000000" not in bank.guidelines
-            # As the caller: an id outside its scope is not there, as in the owner process.
-            from skillbank import Scope
+    with client_of_owner(root) as bank:
+        bank.skills.save("csv-import", "Import CSV files into a database table.", "# Steps\n")
+        eid = bank.experiences.record(task="Import the orders CSV", outcome="success")
+        gid = bank.guidelines.add("Never put SQL in f-strings.").guideline_id
+        assert "csv-import" in bank.skills and "no-such-skill" not in bank.skills
+        assert eid in bank.experiences and "exp-000000000000" not in bank.experiences
+        assert gid in bank.guidelines and "gl-000000000000" not in bank.guidelines
+        # As the caller: an id outside its scope is not there, as in the owner process.
+        from skillbank import Scope
 
-            bob = bank.scoped(Scope(principal="bob", namespace="bob", role="contributor"))
-            assert eid not in bob.experiences and gid not in bob.guidelines
+        bob = bank.scoped(Scope(principal="bob", namespace="bob", role="contributor"))
+        assert eid not in bob.experiences and gid not in bob.guidelines
 
-            from skillbank.adapters.langchain import skillbank_tools
+        from skillbank.adapters.langchain import skillbank_tools
 
-            tools = {t.name: t for t in skillbank_tools(bank, include="all")}
-            reply = tools["save_skill"].invoke({"name": "csv-import", "description":
-                                                "Import CSV files into a table, header first.",
-                                                "body": "# Steps\n\n1. Read the header.\n"})
-            assert '"updated"' in reply, reply
-        finally:
-            bank.close()
+        tools = {t.name: t for t in skillbank_tools(bank, include="all")}
+        reply = tools["save_skill"].invoke({"name": "csv-import", "description":
+                                            "Import CSV files into a table, header first.",
+                                            "body": "# Steps\n\n1. Read the header.\n"})
+        assert '"updated"' in reply, reply
 
 
 @pytest.mark.slow  # an owner process and an MCP server process
@@ -80,15 +73,10 @@ def test_a_rule_of_emoji_alone_is_refused_through_a_client(tmp_path):
     from skillbank.errors import InvalidInputError
 
     root = tmp_path / "root"
-    with owner_process(root):
-        bank = Skillbank.open(root, embedding_function=HashEmbedding())
-        try:
-            assert bank.is_remote
-            for text in ("🔥🚀🎉" * 10, "!!! ??? ...", "👍"):
-                with pytest.raises(InvalidInputError, match="no words"):
-                    bank.guidelines.add(text)
-            assert bank.guidelines.learn("🔥🚀🎉" * 10).entries == []  # learn: nothing to keep
-            assert bank.guidelines.list(status=None) == []
-            assert bank.guidelines.add("Use ✅ in the release checklist.").action == "added"
-        finally:
-            bank.close()
+    with client_of_owner(root) as bank:
+        for text in ("🔥🚀🎉" * 10, "!!! ??? ...", "👍"):
+            with pytest.raises(InvalidInputError, match="no words"):
+                bank.guidelines.add(text)
+        assert bank.guidelines.learn("🔥🚀🎉" * 10).entries == []  # learn: nothing to keep
+        assert bank.guidelines.list(status=None) == []
+        assert bank.guidelines.add("Use ✅ in the release checklist.").action == "added"

@@ -21,8 +21,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
+from owner_client import client_bank, client_of_owner, owner_process
 from test_mcp_transports import base_env
-from test_walk_trust import owner_process
 
 
 def audit_rows(root: Path) -> list[dict[str, Any]]:
@@ -63,8 +63,6 @@ async def test_the_cli_and_a_stdio_server_without_namespace_name_their_face(tmp_
 # ------------------------------------------------------------------------------- recall, 100 KB
 @pytest.mark.slow  # a second process owns the root
 def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
-    from skillbank import Skillbank
-    from skillbank.embeddings import HashEmbedding
     from skillbank.errors import InvalidInputError
     from skillbank.memories.experiences.recall import MAX_TASK_CHARS
     from skillbank.memories.skills.search import MAX_TASK_CHARS as SKILL_SEARCH_LIMIT
@@ -73,9 +71,7 @@ def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
     root = tmp_path / "root"
     document = "Import the orders CSV into the warehouse table. " * 2_100  # ~100 KB
     with owner_process(root):
-        bank = Skillbank.open(root, embedding_function=HashEmbedding())
-        try:
-            assert bank.is_remote
+        with client_bank(root) as bank:
             bank.experiences.record(task="Import the orders CSV", outcome="success")
             with pytest.raises(InvalidInputError) as skill_error:
                 bank.skills.search(document)
@@ -88,8 +84,6 @@ def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
                 shape.format(len(document), "experience recall looks up tasks"))
             # Up to the limit, it still recalls.
             assert bank.experiences.recall("Import the orders CSV")
-        finally:
-            bank.close()
         done = cli(root, "experiences", "search", document)
         assert done.returncode != 0, done.stdout
         assert "experience recall looks up tasks of at most 50,000" in done.stdout + done.stderr
@@ -98,33 +92,26 @@ def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
 # ------------------------------------------------------------------------------- adapters, pending
 @pytest.mark.slow  # a second process owns the root
 def test_the_adapters_record_experience_says_when_the_record_is_pending(tmp_path):
-    from skillbank import Skillbank
     from skillbank.adapters.langchain import skillbank_tools
     from skillbank.adapters.llamaindex import SkillbankToolSpec
-    from skillbank.embeddings import HashEmbedding
 
     root = tmp_path / "root"
-    with owner_process(root):
-        bank = Skillbank.open(root, embedding_function=HashEmbedding())
-        try:
-            assert bank.is_remote
-            untrusted = {t.name: t for t in skillbank_tools(bank, include="all", trusted=False)}
-            reply = json.loads(untrusted["record_experience"].invoke(
-                {"task": "Deploy on a Friday evening", "outcome": "success"}))
-            assert bank.experiences.get(reply["id"]).status == "pending"
-            assert reply["status"] == "pending" and "pending" in reply["note"], reply
-            assert "approves" in reply["note"]
-            (record,) = SkillbankToolSpec(bank, include=["record_experience"],
-                                          trusted=False).to_tool_list()
-            reply = json.loads(record.call(task="Skip the tests to ship", outcome="success").content)
-            assert reply["status"] == "pending" and "pending" in reply["note"], reply
-            # A trusted tool set's record is active, and says nothing of review.
-            trusted = {t.name: t for t in skillbank_tools(bank, include="all")}
-            reply = json.loads(trusted["record_experience"].invoke(
-                {"task": "Rotate the signing keys", "outcome": "success"}))
-            assert reply["status"] == "active" and "note" not in reply, reply
-        finally:
-            bank.close()
+    with client_of_owner(root) as bank:
+        untrusted = {t.name: t for t in skillbank_tools(bank, include="all", trusted=False)}
+        reply = json.loads(untrusted["record_experience"].invoke(
+            {"task": "Deploy on a Friday evening", "outcome": "success"}))
+        assert bank.experiences.get(reply["id"]).status == "pending"
+        assert reply["status"] == "pending" and "pending" in reply["note"], reply
+        assert "approves" in reply["note"]
+        (record,) = SkillbankToolSpec(bank, include=["record_experience"],
+                                      trusted=False).to_tool_list()
+        reply = json.loads(record.call(task="Skip the tests to ship", outcome="success").content)
+        assert reply["status"] == "pending" and "pending" in reply["note"], reply
+        # A trusted tool set's record is active, and says nothing of review.
+        trusted = {t.name: t for t in skillbank_tools(bank, include="all")}
+        reply = json.loads(trusted["record_experience"].invoke(
+            {"task": "Rotate the signing keys", "outcome": "success"}))
+        assert reply["status"] == "active" and "note" not in reply, reply
 
 
 # ------------------------------------------------------------------------------- browser echo
@@ -132,33 +119,26 @@ def test_the_adapters_record_experience_says_when_the_record_is_pending(tmp_path
 def test_the_browser_echoes_a_refused_query_capped(tmp_path):
     from starlette.testclient import TestClient
 
-    from skillbank import Skillbank
-    from skillbank.embeddings import HashEmbedding
     from skillbank.ui import Guard, create_app
 
     root = tmp_path / "root"
     query = ("Fill in the quarterly PDF form for the tax office. " * 1_200).strip()  # ~60 KB
     base = "http://127.0.0.1:8766"
-    with owner_process(root):
-        bank = Skillbank.open(root, embedding_function=HashEmbedding())
-        try:
-            assert bank.is_remote
-            app = create_app(bank, Guard())
-            c, guard = TestClient(app, base_url=base), app.state.guard
-            refused = c.get("/skills", params={"q": query})
-            assert refused.status_code == 400
-            assert "task is 61,199 characters" in refused.text  # the error says why
-            assert query[:200] in refused.text and "(61,199 characters)" in refused.text
-            assert len(refused.text) < 20_000, len(refused.text)
-            preview = c.post("/context", data={"csrf": guard.csrf, "task": query,
-                                               "budget": "400"}, headers={"origin": base})
-            assert preview.status_code == 400
-            assert len(preview.text) < 20_000, len(preview.text)
-            # A short query is shown whole, as before.
-            shown = c.get("/skills", params={"q": "fill in a pdf form"})
-            assert shown.status_code == 200 and "fill in a pdf form" in shown.text
-        finally:
-            bank.close()
+    with client_of_owner(root) as bank:
+        app = create_app(bank, Guard())
+        c, guard = TestClient(app, base_url=base), app.state.guard
+        refused = c.get("/skills", params={"q": query})
+        assert refused.status_code == 400
+        assert "task is 61,199 characters" in refused.text  # the error says why
+        assert query[:200] in refused.text and "(61,199 characters)" in refused.text
+        assert len(refused.text) < 20_000, len(refused.text)
+        preview = c.post("/context", data={"csrf": guard.csrf, "task": query,
+                                           "budget": "400"}, headers={"origin": base})
+        assert preview.status_code == 400
+        assert len(preview.text) < 20_000, len(preview.text)
+        # A short query is shown whole, as before.
+        shown = c.get("/skills", params={"q": "fill in a pdf form"})
+        assert shown.status_code == 200 and "fill in a pdf form" in shown.text
 
 
 # ------------------------------------------------------------------------------- skills list, 80 cols

@@ -1,0 +1,75 @@
+"""A client of another process that owns the root, written once: every test of a memory
+operation runs it also this way (the developer guide), so the owner process and the client
+bank were written again in each such test.
+
+Tests import it as `from owner_client import ...`, as they import `team_worker` and
+`mcp_http`. What a test checks stays in the test; only the two processes are set up here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any, Iterator
+
+from test_multiprocess import env_for
+from workers.common import open_bank
+
+OWNER = """
+import os, sys, time
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
+bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=HashEmbedding(),
+                      include_bundled=False, skill_roots=roots)
+print('ready', os.getpid(), flush=True)
+for line in sys.stdin:
+    pass
+bank.close()
+"""
+
+
+@contextlib.contextmanager
+def owner_process(root: Path, skill_roots: tuple[Path, ...] = ()) -> Iterator[subprocess.Popen]:
+    """Another process that owns `root` (the hash embedding, no bundled skills) until the block
+    ends (stdin closed: it closes the bank)."""
+    env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)))
+    proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    try:
+        line = proc.stdout.readline().split()
+        assert line and line[0] == "ready", "the owner process did not start"
+        yield proc
+    finally:
+        if proc.poll() is None:
+            with contextlib.suppress(OSError):
+                os.kill(proc.pid, signal.SIGCONT)
+            proc.stdin.close()
+            try:
+                proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+
+
+@contextlib.contextmanager
+def client_bank(root: Path) -> Iterator[Any]:
+    """This process's bank on `root`, which another process owns: a client (asserted, so a
+    test never passes in process by mistake), closed when the block ends."""
+    bank = open_bank(root)
+    try:
+        assert bank.is_remote, "the bank is not a client of another process"
+        yield bank
+    finally:
+        bank.close()
+
+
+@contextlib.contextmanager
+def client_of_owner(root: Path) -> Iterator[Any]:
+    """A client bank on `root` while an owner process serves it (both end with the block)."""
+    with owner_process(root), client_bank(root) as bank:
+        yield bank
