@@ -175,6 +175,7 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
 
     index._dense.enabled = True
     index._dense._asked = dense_live.CHROMA_FIRST  # the vectors are here: rank in memory at once
+    _hold_vectors(index, collection)
     library = SkillLibrary(settings.root / "skills", list(skill_roots), index,
                            UsageLog(settings.root / "usage" / "skills.jsonl", shared=False),
                            min_score=settings.min_score,
@@ -186,6 +187,35 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
                    f"{len(report.changed)} changed, {len(report.removed)} removed)")
     library.snapshot_checked = (folder, checked)  # what still_current compares with
     return library
+
+
+def _hold_vectors(index: Any, collection: SnapshotCollection) -> None:
+    """Give the index's in-memory dense side (`dense_live.LiveDense`) the snapshot's matrix as
+    it is, instead of letting its first search read it back text by text.
+
+    Why (#27): that read (a metadata dict and a row per text, then stacked, copied and
+    normalised again: four passes over 8,736 x 384 floats on the benchmark's root) was a
+    third of the snapshot library's warm-up. The saved rows already are `LiveDense`'s unit
+    vectors (`save` keeps its matrix), so they are taken as they are; only the rows
+    `LiveDense._rows` would keep are kept (this deployment's texts, by their item's metadata),
+    in the saved order. Same rows, same vectors as the bank ranks by."""
+    from skillbank.index_ownership import owns
+
+    mirror = index._load_mirror()
+    ids = collection._ids
+    keep = [row for row, text_id in enumerate(ids)
+            if owns(index.owner, index._adopt,
+                    mirror.get(text_id.partition("#")[0], ("", {}))[1])]
+    matrix = collection._matrix
+    if len(keep) != len(ids):
+        matrix = matrix[keep]
+    dense = index._dense
+    with index._lock:
+        dense.matrix = np.ascontiguousarray(matrix, dtype=np.float32)
+        dense.ids = [ids[row] for row in keep]
+        dense.stale = set()
+        dense._names = np.array(dense.ids, dtype=object)
+        dense._masks.clear()
 
 
 def still_current(library: Any) -> bool:

@@ -179,3 +179,37 @@ def test_a_skill_written_by_another_process_while_the_server_starts_is_found(tmp
             assert found["skills"] and found["skills"][0]["name"] == "invoice-ocr", found
 
     anyio.run(main)
+
+
+def test_the_snapshot_library_holds_the_banks_vectors_bit_for_bit_before_any_search(tmp_path,
+                                                                                   model_dir):
+    """#27 cold start: the snapshot library takes the saved matrix as it is at open (its first
+    search no longer reads it back text by text and normalises it again). The rows must be the
+    very vectors the opened bank ranks by: same texts, same order, the same float32 bits (the
+    read-back normalised them a second time: up to 3e-8 off)."""
+    import numpy as np
+
+    from skillbank.bank import Skillbank
+    from skillbank.embeddings import MiniLMEmbedding
+    from skillbank.settings import load_settings
+    from skillbank.snapshot_search import open_library
+
+    root, folder = library(tmp_path)
+    anyio.run(lambda: prime(root, folder, SKILLBANK_EMBEDDING="minilm"))
+    embedding = MiniLMEmbedding(model_dir=str(model_dir))
+    early = open_library(load_settings(root, skill_roots=(str(folder),), model_dir=model_dir),
+                         [folder], embedding)
+    assert early is not None
+    held = early.index._dense
+    assert held.matrix is not None, "the vectors are read back at the first search"
+    with Skillbank.open(root, skill_roots=[folder], embedding_function=embedding,
+                        include_bundled=False, sync=False) as bank:
+        dense = bank.index("skills")._dense
+        with dense._lock:
+            dense._load()  # every vector, from Chroma, as the bank's searches rank by
+            assert held.ids == dense.ids
+            assert held.matrix.dtype == dense.matrix.dtype
+            assert np.array_equal(held.matrix, dense.matrix)
+        query = "extract the tables of a PDF report"
+        assert [(h.id, h.score) for h in early.search(query, k=4)] == \
+            [(h.id, h.score) for h in bank.skills.search(query, k=4)]
