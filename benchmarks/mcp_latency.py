@@ -452,15 +452,27 @@ async def main_async(args: argparse.Namespace) -> None:
     if not (SKILLBANK_BIN.parent / "skillbank-mcp-server").exists():
         del commands["skillbank-mcp-server (the plugin's)"]
     late = {"SKILLBANK_MCP_EARLY_INIT": "0"}
-    variants = {name: (command, None) for name, command in commands.items()}
-    variants["python -m …, initialize after import"] = (commands["python -m skillbank.mcp_server"],
-                                                        late)
-    variants["python -m …, no model preload"] = (commands["python -m skillbank.mcp_server"],
-                                                 {"SKILLBANK_MCP_PRELOAD_MODEL": "0"})
-    # A/B of #27's snapshot search: the first find_skills waits for the bank (Chroma's import,
-    # the open, the skill sync), as before it.
-    variants["python -m …, no snapshot search"] = (commands["python -m skillbank.mcp_server"],
-                                                   {"SKILLBANK_MCP_SNAPSHOT": "0"})
+    variants: dict[str, tuple[list[str], dict[str, str] | None]] = {
+        name: (command, None) for name, command in commands.items()}
+    if args.ab_old:
+        # A/B against other code (`git archive <commit> | tar -x -C DIR`, with mcp_server/ and
+        # adapters/ copied to DIR/skillbank/ as the editable install maps them): the same
+        # commands through PYTHONPATH, in the same rotated rounds.
+        old = {"PYTHONPATH": str(Path(args.ab_old).resolve())}
+        for name in list(commands):
+            if "fresh root" not in name:
+                variants[f"OLD {name}"] = (commands[name], old)
+    if args.commands_only:  # the documented commands (and their A/B) and the bare import only
+        variants.pop("python -m …, fresh root (7 skills)", None)
+    else:
+        variants["python -m …, initialize after import"] = (
+            commands["python -m skillbank.mcp_server"], late)
+        variants["python -m …, no model preload"] = (commands["python -m skillbank.mcp_server"],
+                                                     {"SKILLBANK_MCP_PRELOAD_MODEL": "0"})
+        # A/B of #27's snapshot search: the first find_skills waits for the bank (Chroma's
+        # import, the open, the skill sync), as before it.
+        variants["python -m …, no snapshot search"] = (
+            commands["python -m skillbank.mcp_server"], {"SKILLBANK_MCP_SNAPSHOT": "0"})
     cold: dict[str, list[dict[str, Any]]] = {name: [] for name in variants}
     for command in commands.values():  # the first start after a build warms the OS file cache
         await cold_start(command, task)
@@ -478,13 +490,14 @@ async def main_async(args: argparse.Namespace) -> None:
                 continue
             command, env = variants[name]
             cold[name].append(await cold_start(command, task, env))
-        say(f"  cold start run {run + 1}/{args.cold_runs}: "
+        say(f"  cold start run {run + 1}/{args.cold_runs} (bare import {bare[-1]:.2f} s; "
+            f"{load_note()}): "
             + ", ".join(f"{k} {v[-1]['first_find']:.2f} s (server CPU "
                         f"{v[-1]['server_cpu_at_first']:.2f} s, stages {v[-1]['stages']})"
                         for k, v in cold.items()))
 
     meta["bare_import_mcp_server_s"] = statistics.median(bare)
-    imports = import_report()
+    imports = {} if args.no_import_report else import_report()
     if args.cold_only:
         meta["load_after"] = load_note()
         summary = report(cold, {}, meta)
@@ -520,6 +533,14 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--json", help="also write the numbers to this file")
     parser.add_argument("--cold-only", action="store_true",
                         help="measure cold starts and imports only (no warm round trips)")
+    parser.add_argument("--commands-only", action="store_true",
+                        help="cold starts of the three documented commands (and --ab-old's) "
+                             "and the bare import only: no fresh root, no env A/B rows")
+    parser.add_argument("--ab-old", metavar="DIR",
+                        help="also start each documented command with PYTHONPATH=DIR (another "
+                             "tree's code, e.g. a `git archive` export), in the same rounds")
+    parser.add_argument("--no-import-report", action="store_true",
+                        help="skip the per-package import timings after the rounds")
     args = parser.parse_args(argv)
     import anyio
 
