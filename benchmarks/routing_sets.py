@@ -144,6 +144,32 @@ def baselines(library: list[dict], queries: list[dict], embedding, by_name: bool
     return out
 
 
+def cached_baselines(home: Path | None, library: list[dict], queries: list[dict], embedding,
+                     by_name: bool = False) -> dict[str, list[list[str]]]:
+    """`baselines`, kept in `home` (--keep) and reused while the library's files and the
+    requests are the same: they do not depend on skillbank's code, and on the corpus they cost
+    an embedding of every skill's description again."""
+    import hashlib
+
+    if home is None:
+        return baselines(library, queries, embedding, by_name)
+    key = hashlib.sha256(json.dumps(
+        [[row["id"], row["path"], Path(row["path"]).stat().st_mtime_ns] for row in library]
+        + [q["query"] for q in queries] + [by_name, str(getattr(embedding, "model_dir", ""))]
+    ).encode()).hexdigest()
+    path = home / "baselines.json"
+    try:
+        kept = json.loads(path.read_text())
+        if kept.get("key") == key:
+            return kept["ranked"]
+    except (OSError, ValueError):
+        pass
+    ranked = baselines(library, queries, embedding, by_name)
+    home.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps({"key": key, "ranked": ranked}))
+    return ranked
+
+
 def load_queries(name: str, folder: Path) -> tuple[list[dict], Path, list[dict] | None]:
     """(requests, skills root, library rows or None for the corpus) of one set."""
     if name == "corpus":  # the dev requests against the whole corpus, by skill name
@@ -161,6 +187,11 @@ def load_queries(name: str, folder: Path) -> tuple[list[dict], Path, list[dict] 
         queries += [dict(q, expected=[], kind="heldout")
                     for q in read_jsonl(DATA / "out_of_scope_heldout.jsonl")]
     return queries, folder, None
+
+
+def corpus_library(folder: Path) -> list[dict]:
+    return [{"id": path.parent.name, "path": str(path.resolve())}
+            for path in sorted(folder.rglob("SKILL.md"))]
 
 
 def fit_curve(fits: list[float], queries: list[dict]) -> dict | None:
@@ -185,8 +216,7 @@ def run_set(name: str, folder: Path, model_dir: str | None,
     with tempfile.TemporaryDirectory() as tmp:
         if name == "corpus":
             root = folder
-            library = [{"id": path.parent.name, "path": str(path.resolve())}
-                       for path in sorted(folder.rglob("SKILL.md"))]
+            library = corpus_library(folder)
             by_path = None
         else:
             root, library = materialise(folder, Path(tmp))
@@ -220,8 +250,9 @@ def run_set(name: str, folder: Path, model_dir: str | None,
         finally:
             bank.close()
         rows = {"skillbank": metrics(ranked, queries)}
-        for system, system_ranked in baselines(library, queries, embedding,
-                                               by_name=by_path is None).items():
+        for system, system_ranked in cached_baselines(
+                keep / name if keep else None, library, queries, embedding,
+                by_name=by_path is None).items():
             rows[system] = metrics(system_ranked, queries)
     return {"set": name, "skills": indexed, "texts": texts, "queries": len(queries),
             "index_s": load_s, "body_sweep": sweep,
@@ -363,7 +394,11 @@ def main() -> None:
                         help="also ask every set with the body side at these weights")
     parser.add_argument("--keep", type=Path, default=None,
                         help="build each set's bank in KEEP/<set>/bank and keep it (the corpus "
-                             "bank can seed a --scale-root: copy it to <scale-root>/bank)")
+                             "bank can seed a --scale-root: copy it to <scale-root>/bank), and "
+                             "the baselines' rankings in KEEP/<set>/baselines.json")
+    parser.add_argument("--baselines-only", action="store_true",
+                        help="with --keep: compute and keep the sets' baselines, nothing else "
+                             "(a second process while the bank is embedding)")
     args = parser.parse_args()
     model_dir = args.model_dir or default_model_dir()
     import skillbank
@@ -371,6 +406,18 @@ def main() -> None:
     print(f"skillbank from {Path(skillbank.__file__).parent}; load {os.getloadavg()[0]:.2f} "
           f"(1 min) on {os.cpu_count()} cores", file=sys.stderr)
     sets = [] if args.scale and args.sets == ["none"] else args.sets
+    if args.baselines_only and args.keep:
+        from skillbank.embeddings import MiniLMEmbedding
+
+        for name in sets:
+            library = corpus_library(SETS[name]) if name == "corpus" else None
+            with tempfile.TemporaryDirectory() as tmp:
+                if library is None:
+                    _, library = materialise(SETS[name], Path(tmp))
+                cached_baselines(args.keep / name, library, load_queries(name, SETS[name])[0],
+                                 MiniLMEmbedding(model_dir=model_dir), by_name=name == "corpus")
+            print(f"{name}: baselines kept in {args.keep / name} (load {os.getloadavg()[0]:.2f})")
+        return
     results = []
     for name in sets:
         if (SETS[name] / "queries.jsonl").exists() or (name == "corpus" and SETS[name].is_dir()):
