@@ -122,6 +122,17 @@ def postgres():
 
 
 @pytest.fixture
+def two_machines(tmp_path, chroma_server, postgres):
+    """Two team workers of one fresh deployment, each with its own root (two machines:
+    `tmp_path / "machine-a"` and `"machine-b"`), on the session's PostgreSQL and `chroma run`."""
+    from team_worker import two_banks
+
+    with two_banks(tmp_path / "machine-a", tmp_path / "machine-b", chroma_server,
+                   postgres.url) as pair:
+        yield pair
+
+
+@pytest.fixture
 def own_postgres():
     """A private cluster for one test (one that stops or restarts it)."""
     yield from _postgres_cluster()

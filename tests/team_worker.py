@@ -77,6 +77,18 @@ def two_banks(root_a: Path, root_b: Path, chroma_url: str, database_url: str,
         a.close()
 
 
+def reindex_drafts(bank: Any) -> list[str]:
+    """Three runs of one kind of task (rebuilding a shop's search index) recorded on `bank`,
+    then proposed: the names of the drafts it wrote (at least one, asserted)."""
+    for n in range(3):
+        bank.experiences.record(f"Rebuild the search index of shop {n}", "success",
+                                when_to_use="When rebuilding a shop's search index",
+                                steps=[{"action": "pause_writes"}, {"action": "reindex"}])
+    names = [d.name for d in bank.skills.propose(min_support=3)]
+    assert names
+    return names
+
+
 def until(check: Any, seconds: float = 1.0) -> Any:
     """Poll `check` until it returns something truthy (returned) or `seconds` pass (a failed
     assert): how a test waits for one worker to see what another wrote."""

@@ -21,27 +21,13 @@ from pathlib import Path
 
 import pytest
 
-from team_worker import two_banks, until
+from team_worker import reindex_drafts, until
 
 pytest.importorskip("psycopg")
 
 
-@pytest.fixture
-def workers(tmp_path, chroma_server, postgres):
-    """Two workers of one deployment, each with its own root (two machines)."""
-    with two_banks(tmp_path / "machine-a", tmp_path / "machine-b", chroma_server,
-                   postgres.url) as pair:
-        yield pair
-
-
 def _draft(bank) -> str:
-    for n in range(3):
-        bank.experiences.record(f"Rebuild the search index of shop {n}", "success",
-                                when_to_use="When rebuilding a shop's search index",
-                                steps=[{"action": "pause_writes"}, {"action": "reindex"}])
-    names = [d.name for d in bank.skills.propose(min_support=3)]
-    assert names
-    return names[0]
+    return reindex_drafts(bank)[0]
 
 
 def _text(bank, name: str) -> str:
@@ -65,8 +51,8 @@ def _cli(root: Path, bank, *args: str, stdin: str | None = None) -> subprocess.C
                           timeout=300)
 
 
-def test_an_edit_through_the_cli_is_seen_by_every_worker_and_adopted(workers, tmp_path):
-    a, b = workers
+def test_an_edit_through_the_cli_is_seen_by_every_worker_and_adopted(two_machines, tmp_path):
+    a, b = two_machines
     name = _draft(a)
     before = _text(b, name)  # B's working copy holds the draft as proposed
     assert _text(a, name) == before
@@ -82,8 +68,8 @@ def test_an_edit_through_the_cli_is_seen_by_every_worker_and_adopted(workers, tm
     assert "the index forks" in Path(skill.path).read_text(encoding="utf-8")
 
 
-def test_an_edit_of_a_working_copy_reaches_the_other_worker(workers):
-    a, b = workers
+def test_an_edit_of_a_working_copy_reaches_the_other_worker(two_machines):
+    a, b = two_machines
     name = _draft(a)
     original = _text(b, name)
     assert _text(a, name) == original
@@ -94,8 +80,8 @@ def test_an_edit_of_a_working_copy_reaches_the_other_worker(workers):
     assert until(lambda: _text(a, name) == edited), "worker A never saw B's edit"
 
 
-def test_edits_on_two_workers_at_once_keep_both_texts(workers):
-    a, b = workers
+def test_edits_on_two_workers_at_once_keep_both_texts(two_machines):
+    a, b = two_machines
     name = _draft(a)
     original = _text(a, name)
     assert _text(b, name) == original
@@ -110,10 +96,10 @@ def test_edits_on_two_workers_at_once_keep_both_texts(workers):
     assert [p.read_text(encoding="utf-8") for p in kept] == [mine], "B's person's edit was lost"
 
 
-def test_an_edit_that_is_not_a_valid_skill_changes_nothing(workers):
+def test_an_edit_that_is_not_a_valid_skill_changes_nothing(two_machines):
     from skillbank.errors import InvalidInputError
 
-    a, b = workers
+    a, b = two_machines
     name = _draft(a)
     original = _text(b, name)
     with pytest.raises(InvalidInputError, match="not a valid skill"):

@@ -14,23 +14,14 @@ import uuid
 
 import pytest
 
-from team_worker import open_bank, two_banks, until
+from team_worker import open_bank, reindex_drafts, until
 from test_chroma_outage import ChromaServer  # noqa: F401 - the own_chroma fixture's server
 
 pytest.importorskip("psycopg")
 
 
-@pytest.fixture
-def two_roots(tmp_path, chroma_server, postgres):
-    """Two workers of one deployment, each with its own root folder (two machines)."""
-    with two_banks(tmp_path / "machine-a", tmp_path / "machine-b", chroma_server,
-                   postgres.url) as pair:
-        yield pair
-
-
-
-def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_roots, tmp_path):
-    a, b = two_roots
+def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_machines, tmp_path):
+    a, b = two_machines
     assert b.experiences.recall("rotate the staging database password") == []  # loaded first
     eid = a.experiences.record("Rotate the staging database password", "success",
                                feedback="Update the vault entry before restarting the pods.")
@@ -42,8 +33,8 @@ def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_r
         assert not list((tmp_path / root / "experiences").glob("*.jsonl"))
 
 
-def test_reindex_on_another_root_rebuilds_the_experience_index_from_postgresql(two_roots):
-    a, b = two_roots
+def test_reindex_on_another_root_rebuilds_the_experience_index_from_postgresql(two_machines):
+    a, b = two_machines
     ids = [a.experiences.record(f"Deploy service {name} to the cluster", "success",
                                 feedback=f"{name} needs its config map first.")
            for name in ("billing", "search", "mailer")]
@@ -54,10 +45,10 @@ def test_reindex_on_another_root_rebuilds_the_experience_index_from_postgresql(t
     assert a.experiences.recall("deploy the billing service", k=1)[0].id == ids[0]
 
 
-def test_forget_deletes_the_rows_in_postgresql(two_roots, postgres):
+def test_forget_deletes_the_rows_in_postgresql(two_machines, postgres):
     import psycopg
 
-    a, b = two_roots
+    a, b = two_machines
     eid = a.experiences.record("Reset the kiosk badge printer", "failure",
                                lessons=["The zebrafinch firmware needs a cold boot."])
     deployment = a.store.deployment
@@ -122,8 +113,9 @@ def _count(url: str, sql: str, *params) -> int:
         return conn.execute(sql, params).fetchone()[0]
 
 
-def test_a_forgotten_drafts_name_does_not_survive_in_postgresqls_audit_table(two_roots, postgres):
-    a, _ = two_roots
+def test_a_forgotten_drafts_name_does_not_survive_in_postgresqls_audit_table(two_machines,
+                                                                            postgres):
+    a, _ = two_machines
     ids = [a.experiences.record(
         task=f"Repair the quokkazanzibar pipeline run {n}", outcome="success",
         when_to_use="When repairing the quokkazanzibar pipeline",
@@ -143,8 +135,8 @@ def test_a_forgotten_drafts_name_does_not_survive_in_postgresqls_audit_table(two
     assert a.skills.drafts() == []
 
 
-def test_forgotten_ids_are_rows_in_postgresql_never_text(two_roots, postgres, tmp_path):
-    a, b = two_roots
+def test_forgotten_ids_are_rows_in_postgresql_never_text(two_machines, postgres, tmp_path):
+    a, b = two_machines
     eid = a.experiences.record("Wipe the ocelotmarmot kiosk", "success",
                                lessons=["Unplug the ocelotmarmot scanner first."])
     gid = a.guidelines.learn("Never reboot the ocelotmarmot kiosk during opening hours.").ids()[0]
@@ -158,14 +150,9 @@ def test_forgotten_ids_are_rows_in_postgresql_never_text(two_roots, postgres, tm
     assert not (tmp_path / "machine-b" / "guidelines" / ".trash" / "forgotten.jsonl").exists()
 
 
-def test_a_draft_proposed_on_one_worker_is_listed_and_discarded_on_the_other(two_roots):
-    a, b = two_roots
-    for n in range(3):
-        a.experiences.record(f"Rebuild the search index of shop {n}", "success",
-                             when_to_use="When rebuilding a shop's search index",
-                             steps=[{"action": "pause_writes"}, {"action": "reindex"}])
-    names = [d.name for d in a.skills.propose(min_support=3)]
-    assert names
+def test_a_draft_proposed_on_one_worker_is_listed_and_discarded_on_the_other(two_machines):
+    a, b = two_machines
+    names = reindex_drafts(a)
     assert [d.name for d in b.skills.drafts()] == names  # B's own root never saw them
     assert "reindex" in open(b.skills.draft(names[0]).path, encoding="utf-8").read()
     b.skills.discard(names[0])
@@ -173,8 +160,8 @@ def test_a_draft_proposed_on_one_worker_is_listed_and_discarded_on_the_other(two
     assert a.skills.propose(min_support=3) == []  # the ledger is shared: not proposed again
 
 
-def test_a_conversation_updated_on_a_reaches_b_even_after_b_read_it(two_roots):
-    a, b = two_roots
+def test_a_conversation_updated_on_a_reaches_b_even_after_b_read_it(two_machines):
+    a, b = two_machines
     turn = [{"role": "user", "content": "Plan the team offsite in Lisbon"},
             {"role": "assistant", "content": "Shortlisted three venues."}]
     eid = a.experiences.record_messages(turn, thread="offsite-1")
