@@ -369,12 +369,7 @@ class SkillDrafts:
             draft = self._find_draft(name, decide=True)
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
-            doc, findings = parse_skill_text(text, folder_name=name)
-            errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
-                if doc is not None else findings
-            if errors:
-                raise InvalidInputError("the draft is not a valid skill: "
-                                        + "; ".join(f.message for f in errors), errors)
+            doc = _valid_skill(text, name, "the draft is not a valid skill")
             if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
                 proposed = self._propose_draft(folder, doc, META_FILE)  # type: ignore[attr-defined]
                 self._close(draft, "adopted")
@@ -438,12 +433,7 @@ class SkillDrafts:
         worker's working copy only reaches the others once that worker reads its drafts)."""
         checks.check_str(text, "text")
         _decider("editing a draft")
-        doc, findings = parse_skill_text(text, folder_name=name)
-        errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
-            if doc is not None else findings
-        if errors:
-            raise InvalidInputError("the edited draft is not a valid skill: "
-                                    + "; ".join(f.message for f in errors), errors)
+        doc = _valid_skill(text, name, "the edited draft is not a valid skill")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
             folder = Path(draft.path).parent
@@ -493,12 +483,7 @@ class SkillDrafts:
             if folder.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
             text = read_version(name, folder, version)
-            doc, findings = parse_skill_text(text, folder_name=name)
-            errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
-                if doc is not None else findings
-            if errors:
-                raise InvalidInputError(f"version {version} is not a valid skill named {name!r}: "
-                                        + "; ".join(f.message for f in errors), errors)
+            _valid_skill(text, name, f"version {version} is not a valid skill named {name!r}")
             current = folder / SKILL_FILE
             if current.is_file():
                 keep_version(folder, current.read_text(encoding="utf-8"), f"before restoring {version}")
@@ -525,6 +510,18 @@ class SkillDrafts:
             if usage.successes / usage.uses <= (rate or 0.0):
                 flagged.append(self._summary(name))  # type: ignore[attr-defined]
         return flagged
+
+
+def _valid_skill(text: str, name: str, refusal: str) -> SkillDocument:
+    """`text` parsed as the skill `name`, or InvalidInputError `refusal: <each error>`: a
+    draft being adopted, a person's edit of one and a version being restored become the
+    served SKILL.md, so each must pass the same check (only what is refused is named)."""
+    doc, findings = parse_skill_text(text, folder_name=name)
+    errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"] \
+        if doc is not None else findings
+    if errors:
+        raise InvalidInputError(f"{refusal}: " + "; ".join(f.message for f in errors), errors)
+    return doc
 
 
 def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
