@@ -141,6 +141,11 @@ def run(options: Any = None) -> int:
             from skillbank import scope as scopes
 
             scopes.set_process_face("mcp-stdio")  # also without --namespace (the audit log)
+        else:
+            from skillbank import scope as scopes
+            from skillbank.mcp_server.identity import FACE
+
+            scopes.set_process_face(FACE)  # a call with no principal of its own (the audit log)
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2

@@ -1,7 +1,8 @@
 """Who did what: an append-only audit log of every write, review, vote, prune and forget.
 
-Each event names the principal, its role, the face it came through, the namespace, the action,
-the kind of item and its id, and the time — and never any memory text: a forgotten item's words
+Each event names the principal, its role, the face it came through, whether the call was
+trusted, the namespace, the action, the kind of item and its id, and the time — and never any
+memory text: a forgotten item's words
 must not survive in the log that records its forgetting, so an event has no free-text field at
 all (`AuditEvent` only takes short identifiers, checked on the way in).
 
@@ -55,6 +56,11 @@ class AuditEvent:
     action: str
     kind: str
     id: str
+    #: False: the call ran untrusted (an HTTP client of a server without --trust, a token or an
+    #: adapter marked untrusted; its writes wait for review, its votes are kept apart). Why a
+    #: field: such a call may run under its server's own principal (the local admin), and the
+    #: log must not read as if that person had done it. Lines written before it read as trusted.
+    trusted: bool = True
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)
@@ -63,8 +69,12 @@ class AuditEvent:
     def from_json(cls, data: Any) -> "AuditEvent | None":
         if not isinstance(data, dict):
             return None
+        trusted = data.get("trusted", True)
+        if not isinstance(trusted, bool):
+            return None
         try:
-            return cls(**{name: str(data[name]) for name in cls.__dataclass_fields__})
+            return cls(**{name: str(data[name]) for name in cls.__dataclass_fields__
+                          if name != "trusted"}, trusted=trusted)
         except (KeyError, TypeError):
             return None
 
@@ -182,15 +192,17 @@ def open_log(root: str | os.PathLike) -> FileAuditLog:
 
 
 def event(action: str, kind: str, item_id: str, *, namespace: str | None = None,
-          default_namespace: str = "default", at: datetime | None = None) -> AuditEvent:
-    """An event for the caller's scope (`skillbank.scope.current`) now."""
+          default_namespace: str = "default", at: datetime | None = None,
+          trusted: bool = True) -> AuditEvent:
+    """An event for the caller's scope now: `skillbank.scope.current`, narrowed by the call's
+    own `trusted=False` as the write itself was (`scope.caller`)."""
     from skillbank import scope as scopes
 
     if action not in ACTIONS:
         raise ValueError(f"unknown audit action {action!r}")
     if kind not in KINDS:
         raise ValueError(f"unknown audit kind {kind!r}")
-    caller = scopes.current(default_namespace)
+    caller = scopes.caller(default_namespace, trusted)
     item = str(item_id)
     if not _TOKEN.match(item):  # an id is a short identifier; anything else is not stored
         item = item[:200].translate({c: None for c in range(32)})
@@ -198,7 +210,7 @@ def event(action: str, kind: str, item_id: str, *, namespace: str | None = None,
     return AuditEvent(at=when.isoformat(timespec="microseconds"), principal=caller.principal,
                       role=caller.role.value, face=caller.face,
                       namespace=namespace or caller.namespace, action=action, kind=kind,
-                      id=item)
+                      id=item, trusted=caller.trusted)
 
 
 def kind_of(item_id: str) -> str:
@@ -214,12 +226,13 @@ def kind_of(item_id: str) -> str:
 
 
 def note(owner: Any, action: str, kind: str | None, ids: Any, *,
-         namespace: str | None = None) -> None:
+         namespace: str | None = None, trusted: bool = True) -> None:
     """Audit `action` on `ids` (one id or several) if `owner` (a memory or the bank) has a log.
 
     The one helper every write point calls. `owner.audit` is the log the bank attached (None,
     or absent, when a memory is used on its own: nothing is recorded). `kind=None` tells each
-    id's kind from its prefix.
+    id's kind from its prefix. `trusted`: the write's own flag (`trusted=False` on a call):
+    the event says the call was untrusted even when the scope it ran in is trusted.
     """
     audit_log = getattr(owner, "audit", None)
     if audit_log is None or ids is None:
@@ -230,7 +243,7 @@ def note(owner: Any, action: str, kind: str | None, ids: Any, *,
     default_ns = getattr(settings, "namespace", None) or "default"
     try:
         events = [event(action, kind or kind_of(i), i, namespace=namespace,
-                        default_namespace=default_ns)
+                        default_namespace=default_ns, trusted=trusted)
                   for i in dict.fromkeys(str(i) for i in ids)]
         audit_log.append(events)
     except (OSError, ValueError) as exc:

@@ -56,7 +56,11 @@ def audit(
         st.out.print(table(f"Audit log ({len(rows)})",
                            [("time", {"no_wrap": True}), "principal", ("role", {"no_wrap": True}),
                             "face", "namespace", "action", "kind", "id"],
-                           [[r["at"][:19].replace("T", " "), r["principal"], r["role"], r["face"],
-                             r["namespace"], r["action"], r["kind"], r["id"]] for r in rows]))
+                           [[r["at"][:19].replace("T", " "),
+                             # An untrusted call (an HTTP client of a server without --trust)
+                             # may run under the server's own principal: say so beside it.
+                             r["principal"] + ("" if r["trusted"] else " (untrusted)"),
+                             r["role"], r["face"], r["namespace"], r["action"], r["kind"],
+                             r["id"]] for r in rows]))
 
     st.out.emit(rows, human)

@@ -265,9 +265,10 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "
-                    "action, kind, item_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+                    "action, kind, item_id, trusted) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
                     [(deployment, e.at, e.principal, e.role, e.face, e.namespace, e.action,
-                      e.kind, e.id) for e in fresh])
+                      e.kind, e.id, e.trusted) for e in fresh])
         report.imported["audit"] = len(fresh)
         positions["audit"] = {"events": max(already, len(audit_events))}
 

@@ -173,7 +173,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                    tags=tags, namespace=namespace, messages=messages)
         trusted = self._scope(trusted).trusted
         eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
-        note(self, "record", "experience", eid, namespace=experience.namespace)
+        note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
             self._distill_quietly(eid)
         return eid
@@ -229,7 +229,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None
         ids = self._commit(prepared, statuses=statuses)
-        note(self, "record", "experience", ids)
+        for status in ("active", "pending"):  # the audit says which ones came in untrusted
+            note(self, "record", "experience", [i for i, s in zip(ids, statuses) if s == status],
+                 trusted=status == "active")
         for eid, wanted in zip(ids, distill):
             if wanted:
                 self._distill_quietly(eid)
@@ -261,7 +263,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         eid, updated = record_turn(self, experience, thread=thread, status=status,
                                    followup=followup)
         note(self, "update" if updated else "record", "experience", eid,
-             namespace=experience.namespace)
+             namespace=experience.namespace, trusted=status == "active")
         if distill:
             self._distill_quietly(eid)
         return eid
@@ -478,7 +480,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         self.get(record_id)
         scope.require(scopes.Role.CONTRIBUTOR, "rating memory")
         self.usage.record(record_id.strip(), use=0, ok=helped, trusted=scope.trusted)
-        note(self, "vote", kind_of(record_id.strip()), record_id.strip())
+        note(self, "vote", kind_of(record_id.strip()), record_id.strip(), trusted=scope.trusted)
         return self.get(record_id)
 
     def distill(self, record_id: str) -> list[str]:
@@ -506,7 +508,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         status = "pending" if experience.status == "pending" or not caller.trusted else "active"
         ids = list(dict.fromkeys(self._commit(records, with_lessons=False,
                                               statuses=[status] * len(records))))
-        note(self, "distill", "lesson", ids, namespace=experience.namespace)
+        note(self, "distill", "lesson", ids, namespace=experience.namespace,
+             trusted=status == "active")
         return ids
 
     def prune(self, dry_run: bool = True, namespace: str | None = "*") -> list[Experience]:

@@ -130,7 +130,7 @@ class GuidelineLearning:
                     replaces=getattr(rule, "replaces", None))
                 report.entries.append(entry)
         report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
-        note(self, "learn", "guideline", report.ids(), namespace=ns)
+        note(self, "learn", "guideline", report.ids(), namespace=ns, trusted=trusted)
         return report
 
     def add(self, text: str, topic: str | None = None, when_to_use: str = "",
@@ -175,7 +175,7 @@ class GuidelineLearning:
                                     trusted=trusted),
                 namespace=ns, trusted=trusted, touched=set(),
                 replaces=None if replaces is None else check_replaces(self, replaces, ns))
-        note(self, "add", "guideline", entry.guideline_id, namespace=ns)
+        note(self, "add", "guideline", entry.guideline_id, namespace=ns, trusted=trusted)
         return entry
 
     def _guess(self, text: str) -> tuple[str, str]:

@@ -64,7 +64,7 @@ class GuidelineReview:
                 log.info("guideline %s retired by votes", gid)
             return changes
         voted = self._change(gid, apply, verb="vote")
-        note(self, "vote", "guideline", gid, namespace=voted.namespace)
+        note(self, "vote", "guideline", gid, namespace=voted.namespace, trusted=trusted)
         return voted
 
     def approve(self, gid: str) -> Guideline:

@@ -8,7 +8,7 @@ from typing import Iterable
 from skillbank.audit import AuditEvent, _aware
 from skillbank.store.postgres.db import Database
 
-_FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id")
+_FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id", "trusted")
 
 
 class PostgresAuditLog:
@@ -24,7 +24,8 @@ class PostgresAuditLog:
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "
-                    "action, kind, item_id) VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
+                    "action, kind, item_id, trusted) "
+                    "VALUES (%s, %s, %s, %s, %s, %s, %s, %s, %s, %s)", rows)
 
     def blank_ids(self, kind: str, ids: list[str]) -> int:
         """Blank the item ids of `kind`'s events (a forgotten draft's name is made of its
@@ -52,7 +53,8 @@ class PostgresAuditLog:
         if since is not None:
             where.append("at >= %s")
             params.append(_aware(since))
-        sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id FROM sb_audit "
+        sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id, trusted "
+               "FROM sb_audit "
                f"WHERE {' AND '.join(where)} ORDER BY seq DESC")
         if limit is not None:
             sql += " LIMIT %s"
@@ -60,4 +62,4 @@ class PostgresAuditLog:
         rows = self.db.execute(sql, params)
         return [AuditEvent(at=row[0].astimezone(timezone.utc).isoformat(timespec="microseconds"), principal=row[1],
                            role=row[2], face=row[3], namespace=row[4], action=row[5],
-                           kind=row[6], id=row[7]) for row in reversed(rows)]
+                           kind=row[6], id=row[7], trusted=row[8]) for row in reversed(rows)]

@@ -149,6 +149,9 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (5, "the change feed is NOTIFY only: empty the rows every write used to add", """
         DELETE FROM sb_changes;
     """),
+    (6, "audit events say whether the call was trusted (skillbank.audit.AuditEvent.trusted)", """
+        ALTER TABLE sb_audit ADD COLUMN IF NOT EXISTS trusted boolean NOT NULL DEFAULT true;
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
