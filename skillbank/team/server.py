@@ -109,12 +109,18 @@ def metrics_app(metrics: Any, token: str | None) -> Any:
         return served
     import hmac
 
-    expected = f"Bearer {token}".encode()
+    expected = token.encode()
+
+    def admitted(header: bytes) -> bool:
+        # The scheme is case-insensitive (RFC 7235 section 2.1, RFC 6750): "bearer <token>"
+        # is the same credential; spaces after the scheme are not part of the token.
+        scheme, _, value = header.partition(b" ")
+        return scheme.lower() == b"bearer" and hmac.compare_digest(value.strip(), expected)
 
     async def gated(scope: dict[str, Any], receive: Any, send: Any) -> None:
         if scope.get("type") == "http":
             given = dict(scope.get("headers") or []).get(b"authorization", b"")
-            if not hmac.compare_digest(given, expected):
+            if not admitted(given):
                 body = b"metrics need the metrics token: Authorization: Bearer <token>\n"
                 await send({"type": "http.response.start", "status": 401,
                             "headers": [(b"content-type", b"text/plain; charset=utf-8"),
