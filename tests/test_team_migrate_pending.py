@@ -118,3 +118,54 @@ def test_pending_drafts_and_guidelines_follow_the_root_on_every_run(tmp_path, po
 
     third = migrate_root(laptop, postgres.url, deployment=deployment)
     assert not third.changed, third.imported
+
+
+def test_a_new_draft_under_the_name_of_one_the_team_closed_is_imported(tmp_path, postgres,
+                                                                      chroma_server):
+    """The team discards a draft a first run imported; on the laptop that draft is discarded
+    too and proposed again from new runs, under the same name. The rerun skipped it (the name
+    was imported once and the team had closed it: 'the team's decision stands'), so the new
+    draft never reached the team. The root's ledger says it was proposed since: imported."""
+    from skillbank.team.migrate import migrate_root
+
+    task, when, steps = TASKS["tapes"]
+    laptop = tmp_path / "laptop"
+    bank = _open(laptop)
+    try:
+        for n in range(3):
+            bank.experiences.record(task.format(n=n), "success", when_to_use=when,
+                                    steps=[{"action": s} for s in steps])
+        [first] = bank.skills.propose(min_support=3)
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(laptop, postgres.url, deployment=deployment)
+
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        assert [d.name for d in team.skills.drafts()] == [first.name]
+        team.skills.discard(first.name)
+    finally:
+        team.close()
+
+    bank = _open(laptop)  # the laptop discards it too, and later runs make a new draft of it
+    try:
+        bank.skills.discard(first.name)
+        new_runs = [bank.experiences.record(task.format(n=n), "success", when_to_use=when,
+                                            steps=[{"action": s} for s in steps])
+                    for n in range(3, 6)]
+        [second] = bank.skills.propose(min_support=3)
+        assert second.name == first.name and set(new_runs) <= set(second.sources)
+    finally:
+        bank.close()
+
+    assert migrate_root(laptop, postgres.url, deployment=deployment).changed
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        drafts = team.skills.drafts()
+        assert [d.name for d in drafts] == [second.name], "the new draft was not imported"
+        assert set(new_runs) <= set(drafts[0].sources)
+    finally:
+        team.close()
+    third = migrate_root(laptop, postgres.url, deployment=deployment)
+    assert not third.changed, third.imported

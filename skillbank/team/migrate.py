@@ -34,7 +34,7 @@ import json
 import os
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import AbstractSet, Any
 
 from skillbank.errors import InvalidInputError
 
@@ -211,9 +211,13 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
+        # Proposed on the root since the last run: a new draft, even under the name of one
+        # the team closed meanwhile (a draft discarded there and proposed again from new runs).
+        proposed = {str(e.get("name")) for e in ledger[already:] if e.get("op") == "proposed"}
         positions["drafts"] = {"entries": max(already, len(ledger)),
                                "pending": _import_pending_drafts(conn, deployment, drafts_root,
-                                                                 done.get("drafts"), report)}
+                                                                 done.get("drafts"), report,
+                                                                 proposed)}
 
         # Usage counters: what each count grew since the last run imported it (the counts
         # imported are kept in sb_imports; an older run kept none: those count from here).
@@ -293,16 +297,19 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
 
 
 def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before: Any,
-                           report: MigrateReport) -> dict[str, str]:
+                           report: MigrateReport, proposed: AbstractSet[str] = frozenset()
+                           ) -> dict[str, str]:
     """Make the deployment's pending drafts follow the root's; returns what `sb_imports`
     keeps (name -> digest of the root's files as imported).
 
     A draft new on the root, or edited there since the last run, is written (as pending) —
     unless the team closed it meanwhile (its row is gone though a run imported it): what the
-    team decided stands. A draft a run imported that the root no longer has pending (adopted,
-    discarded, forgotten there) is closed in the deployment too, if the deployment's row is
-    still the one imported (not edited or proposed anew by the team). A draft the root did not
-    change since is left as the team has it (an edit, a decision)."""
+    team decided stands. A name the root's ledger proposed since the last run (`proposed`) is
+    a new draft, not an edit of the closed one: it is written. A draft a run imported that the
+    root no longer has pending (adopted, discarded, forgotten there) is closed in the
+    deployment too, if the deployment's row is still the one imported (not edited or proposed
+    anew by the team). A draft the root did not change since is left as the team has it (an
+    edit, a decision)."""
     from psycopg.types.json import Jsonb
 
     from skillbank.store.postgres.drafts import digest
@@ -327,7 +334,7 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
         name, now[folder.name] = folder.name, digest(files)
         if imported.get(name) == now[name]:
             continue  # as last imported: the deployment's copy stands
-        if name in imported and name not in held:
+        if name in imported and name not in held and name not in proposed:
             continue  # the team adopted or discarded it since: that stands
         cur = conn.execute(
             "INSERT INTO sb_drafts (deployment, name, closed, files, sources) "
