@@ -327,3 +327,40 @@ def same_action_object(new: str, old: str) -> str | None:
     if len(shared) < 0.6 * min(len(a), len(b)):
         return None
     return f"same action {action!r} on {', '.join(repr(w) for w in sorted(shared))}"
+
+
+#: Object pronouns: a rule whose only object is one of these ("Split it.", "Lead with them.")
+#: says its action about what its critique was about, not about nothing.
+_PRONOUN_OBJECTS = frozenset("it them this that these those".split())
+
+
+def same_action_on_referent(new: str, old: str) -> str | None:
+    """The same action, where one rule (or both) names its object only by a pronoun: "Lead
+    with it." / "Lead with the steps.", "Split it." / "Split them.". The words cannot say what
+    "it" is, so this is evidence only beside the matching similarity at the paraphrase bar,
+    which compares both critiques (see ``merge_evidence``). Returns the words that decided it,
+    or None.
+
+    Same verb, same polarity, no contrast in the words, and each rule whose objects are empty
+    has a pronoun object; "Add tests." / "Add it to the changelog." is not one rule (the second
+    has an object of its own).
+    """
+    action = _action(new)
+    if action is None or action != _action(old) or _polarity(new) != _polarity(old):
+        return None
+    if _compare(new, old).lexical_conflict:
+        return None
+    a, b = _objects(new, action), _objects(old, action)
+    if a and b:
+        return None  # both name their objects: same_action_object decides
+    for rule, objects in ((new, a), (old, b)):
+        if not objects and not _PRONOUN_OBJECTS & set(
+                re.findall(r"[a-z]+", _strip_mentions(rule).lower())):
+            return None  # no object at all ("Be concise."), not a pronoun one
+    if a or b:
+        # The named side names one or two things: "Lead with the steps", not "Lead with the
+        # price, the discount code and the renewal date".
+        if len(a | b) > 2:
+            return None
+    return f"same action {action!r} on what the pronoun stands for"
+

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
-                                         same_action_object)
+                                         same_action_object, same_action_on_referent)
 
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
 _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
@@ -90,6 +90,13 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
             if why:
                 return why
     if similarity >= bar:
+        # "Split them." after "Split it.", "Lead with it." after "Lead with the steps.": the
+        # same action on what the critique was about. The words cannot say what "it" is; the
+        # matching similarity at the paraphrase bar (the critiques are part of it) says the
+        # critiques are alike. Critique stream (dev): 2 more merges, both right.
+        why = referent_evidence(text, members)
+        if why:
+            return f"{why} (similarity {similarity:.2f} >= {bar:.2f})"
         # A paraphrase speaks mostly of what the rule's wordings speak of: a candidate sharing
         # one context word ("slides", "chart") but not its object would bring an instruction of
         # its own.
@@ -111,6 +118,16 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
             and dense >= CONTEXT_DENSE_FLOOR):
         return (f"the critiques around both say alike things: context cosine {context:.2f} >= "
                 f"{CONTEXT_BAR:.2f} (similarity {similarity:.2f})")
+    return None
+
+
+def referent_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]]
+                      ) -> str | None:
+    """``same_action_on_referent`` of `text` against any wording of a guideline, or None."""
+    for rule, _sentence, _critique in members:
+        why = same_action_on_referent(text, rule) if rule else None
+        if why:
+            return why
     return None
 
 
