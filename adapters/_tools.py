@@ -83,6 +83,9 @@ class MemoryContextArgs(BaseModel):
     task: str = Field(min_length=1, max_length=4000, description=_TASK)
     budget_tokens: int = Field(default=1500, ge=50, le=8000,
                                description="Most tokens the returned memory may take.")
+    topic: str | None = Field(
+        default=None, min_length=1, max_length=100,
+        description="The task's topic if known, e.g. 'python' (optional): only its guidelines.")
 
 
 class StepArgs(BaseModel):
@@ -253,7 +256,8 @@ def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
 
 
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
-    ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace)
+    ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace,
+                           topic=a.topic)
     return ctx.text or NO_MEMORY
 
 

@@ -252,9 +252,10 @@ class SkillbankToolSpec(BaseToolSpec):
         """Save reusable instructions as a skill (create or update)."""
         return self._call("save_skill", name=name, description=description, body=body)
 
-    def memory_context(self, task: str, budget_tokens: int = 1500) -> str:
+    def memory_context(self, task: str, budget_tokens: int = 1500,
+                       topic: Optional[str] = None) -> str:
         """Everything remembered that is relevant to a task, in one block."""
-        return self._call("memory_context", task=task, budget_tokens=budget_tokens)
+        return self._call("memory_context", task=task, budget_tokens=budget_tokens, topic=topic)
 
     def record_experience(self, task: str, outcome: str = "unknown",
                           steps: Optional[List[dict]] = None, feedback: Optional[str] = None,

@@ -84,12 +84,18 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         budget_tokens: Annotated[int, Field(ge=50, le=20_000, strict=True,
                                             description="most tokens the returned text may use")] = 1500,
         available_tools: AvailableTools = None,
+        topic: Annotated[str | None, Field(
+            min_length=1, max_length=100,
+            description="the task's topic, if you know it (the slug its rules are filed under, "
+                        "e.g. 'python', 'customer-support'): only that topic's guidelines "
+                        "are shown")] = None,
     ) -> m.MemoryContextResult:
         def context(b: Any) -> tuple[Any, str]:
             from skillbank.memories.skills.dependencies import agent_tools
 
             with agent_tools(available_tools):  # skills needing tools it lacks stay out (#26)
-                return b.context_for(task, budget_tokens=budget_tokens), skills_mode(b)
+                return (b.context_for(task, budget_tokens=budget_tokens, topic=topic),
+                        skills_mode(b))
 
         ctx, mode = await server.run_bank("experiences", context)
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,

@@ -293,10 +293,12 @@ def context(
     ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="The task a model is about to do.")],
     budget: Annotated[int, typer.Option(min=0, help="Token budget (tiktoken cl100k).")] = 1500,
+    topic: Annotated[Optional[str], typer.Option(
+        help="The task's topic (e.g. python): only that topic's guidelines.")] = None,
 ) -> None:
     """The memory block a model should see for a task, within a token budget."""
     st = state(ctx)
-    memory = st.bank(sync="all").context_for(task, budget_tokens=budget)
+    memory = st.bank(sync="all").context_for(task, budget_tokens=budget, topic=topic)
 
     def human() -> None:
         if not memory.text and memory.omitted:
