@@ -317,10 +317,17 @@ class HybridIndex:
                 chunk_texts = item.embed_texts[:32] or [" "]
                 old = mirror.get(item.id)
                 old_chunks = int(old[1].get("chunks", 1)) if old else 0
+                # Chroma's upsert merges metadata into what an id had: a key the item no longer
+                # carries (`partial` once a skill's sections are in) is removed only by a None.
+                # Left in place, every reopen read a finished skill as half-embedded and a
+                # sync embedded the whole library again.
+                dropped = {k: None for k in (old[1] if old else {})
+                           if item.metadata.get(k) is None and k != OWNER_KEY}
                 for number, text in enumerate(chunk_texts):
                     meta = tag_entry(self.owner, {k: v for k, v in item.metadata.items()
                                                   if v is not None})
                     meta.update(parent=item.id, chunk=number, chunks=len(chunk_texts))
+                    meta = {**dropped, **meta}
                     ids.append(item.id if number == 0 else f"{item.id}#{number}")
                     docs.append(item.keyword_text if number == 0 else text)
                     metas.append(meta)

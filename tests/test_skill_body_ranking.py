@@ -193,6 +193,44 @@ def test_a_reopen_ranks_by_the_body_without_embedding_again(tmp_path, minilm):
             client.close()
 
 
+def test_a_finished_skill_is_not_embedded_again_when_read_back_from_chroma(tmp_path, minilm):
+    """Fails before: a skill written by its summary first is marked partial, and Chroma's upsert
+    merges metadata, so the finished skill (its sections written after) kept `partial` in
+    Chroma. A process that reads the index back from Chroma (no keyword snapshot: a crash, a
+    kill, a copied root) took every such skill as half-embedded and embedded it whole again:
+    on the 1,739-skill corpus, every reopen re-embedded ~14,800 texts. In process and as the
+    owner another process asks."""
+    import shutil
+
+    from skillbank.index import PARTIAL
+
+    if not os.environ.get("SKILLBANK_MODEL_DIR"):
+        pytest.skip("the owner process finds the model through SKILLBANK_MODEL_DIR")
+    folder = library(tmp_path)
+    root = tmp_path / "root"
+    bank = open_bank(tmp_path, minilm, folder)
+    assert bank.skills.sync().embedded == TEXTS
+    bank.close()
+    shutil.rmtree(root / ".cache" / "index")  # the keyword snapshot gone: read from Chroma
+    bank = open_bank(tmp_path, minilm, folder)
+    try:
+        stored = bank.index("skills")._collection.get(ids=["platform-runbook"])["metadatas"][0]
+        assert not stored.get(PARTIAL), stored
+        report = bank.skills.sync()
+        assert report.embedded == 0 and report.unchanged == len(SKILLS), report
+    finally:
+        bank.close()
+    shutil.rmtree(root / ".cache" / "index")
+    with owner_process(root, folder) as embedded_by_owner:
+        assert embedded_by_owner == 0
+        client = open_bank(tmp_path, minilm, folder)
+        try:
+            assert client.is_remote
+            assert ranked(client, TASKS[0])[0] == "platform-runbook"
+        finally:
+            client.close()
+
+
 def test_an_index_written_before_the_body_side_is_embedded_again_once(tmp_path, minilm,
                                                                       monkeypatch):
     """A library indexed with one text per skill (before #26) gains its body sections at the
