@@ -181,6 +181,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 stat = entry.stat() if entry is not None else os.stat(path)
             except OSError:
                 return os.path.realpath(path)
+            if not stat.st_ino:  # no inode given (a DirEntry's stat on Windows, some mounts)
+                return os.path.realpath(path)
             return (stat.st_dev, stat.st_ino)
 
         def visit(folder: str, key: object, depth: int) -> Iterator[Path]:
