@@ -111,14 +111,15 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
 
     # Prompts ------------------------------------------------------------------------------------
     @server.prompt(title="Start a task with memory")
-    async def start_task(task: str) -> str:
-        """Fetch what the memory holds for a task and ask to apply it."""
+    async def start_task(task: str, topic: str | None = None) -> str:
+        """Fetch what the memory holds for a task (and, given its topic, only that topic's
+        guidelines) and ask to apply it."""
         if not task.strip():
             raise _bad_prompt_argument("start_task: the task argument is empty; pass the task "
                                        "in plain words, e.g. task='fix the failing CI build'")
 
         def context(b: Any) -> Any:
-            return b.context_for(task)
+            return b.context_for(task, topic=topic or None)
 
         try:
             ctx = await server.run_bank("experiences", context)

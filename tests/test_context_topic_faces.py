@@ -90,6 +90,15 @@ async def test_the_mcp_tool_passes_the_stated_topic(tmp_path, mode):
                 "task": FAMILY_TASK, "budget_tokens": 1600, "topic": "support"})
             assert not stated.is_error, stated.content[0].text
             assert stated.structured_content["ids"] == [support]
+            # The start_task prompt (an optional argument; a client's empty one is no topic).
+            code = [i for i, t in topics.items() if t != "support"]
+            prompt = await client.get_prompt("start_task", {"task": FAMILY_TASK,
+                                                            "topic": "support"})
+            text = prompt.messages[0].content.text
+            assert support in text and not any(i in text for i in code), text
+            prompt = await client.get_prompt("start_task", {"task": FAMILY_TASK, "topic": ""})
+            text = prompt.messages[0].content.text
+            assert support not in text and all(i in text for i in code), text
             for bad in ("", "   ", "x" * 101):
                 refused = await client.call_tool("memory_context", {"task": FAMILY_TASK,
                                                                     "topic": bad})
