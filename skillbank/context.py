@@ -88,11 +88,20 @@ def _one_line(text: str, limit: int = 400) -> str:
     return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
 
 
+def _when(when_to_use: str) -> str:
+    """A rule's "when" as the block shows it: the kind of task, without the search-only topic
+    description and key words the distiller appends (learning loop, no model, 400 tokens:
+    6.3 -> 8.3 rules per block; docs/benchmarks.md, session 8)."""
+    from skillbank.distill.topics import brief_when  # loaded with any bank already
+
+    return _one_line(brief_when(when_to_use), 160)
+
+
 def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False) -> str:
     """One experience as a line; lessons `known` (already said in the block) are left out."""
     record = hit.record
     if record.kind == "lesson":
-        when = f" (when: {_one_line(record.when_to_use, 160)})" if record.when_to_use else ""
+        when = f" (when: {_when(record.when_to_use)})" if record.when_to_use else ""
         lesson = record.lessons[0].text if record.lessons else record.task
         return f"- [{record.id}] Lesson: {_one_line(lesson)}{when}"
     parts = [f"- [{record.id}] ({record.outcome}) Task: {_one_line(record.task, 200)}"]
@@ -256,7 +265,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     for hit in guidelines:
         g = hit.record
-        when = f" (when: {_one_line(g.when_to_use, 160)})" if g.when_to_use else ""
+        when = f" (when: {_when(g.when_to_use)})" if g.when_to_use else ""
         per_kind["guideline"].append(_Item("guideline", g.id, f"- [{g.id}] {_one_line(g.text)}{when}"))
     from skillbank.memories.skills.trust import as_data, summary_note
 

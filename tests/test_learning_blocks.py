@@ -268,3 +268,46 @@ def test_a_stated_topic_through_a_client_of_an_owner_process(tmp_path):
             _stated_topic_block(bank)
         finally:
             bank.close()
+
+
+def _brief_when_block(bank) -> None:
+    """A distilled rule's "when" in the block is the kind of task alone: the topic description
+    and the key words the distiller appends for search stay in the stored text (and its
+    search) but no longer take half of the rule's line in the block."""
+    report = bank.guidelines.learn("Never put SQL in f-strings; use bound parameters.",
+                                   task="Write a migration script for the orders table")
+    gid = report.entries[0].guideline_id
+    stored = bank.guidelines.get(gid).when_to_use
+    assert "; about " in stored and "(writing or reviewing SQL queries)" in stored, stored
+    block = bank.context_for("Write a migration script for the invoices table").text
+    line = next(l for l in block.splitlines() if f"[{gid}]" in l)
+    assert "(when: When " in line, line
+    assert "; about" not in line and "writing or reviewing SQL queries" not in line, line
+    assert gid in {h.id for h in bank.guidelines.search("bound parameters in SQL", k=3)}
+
+
+def test_a_block_shows_the_kind_of_task_as_a_rules_when(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        _brief_when_block(bank)
+
+
+def test_a_rules_brief_when_through_a_client_of_an_owner_process(tmp_path):
+    from owner_client import client_of_owner, owner_process
+
+    root = tmp_path / "root"
+    with owner_process(root), client_of_owner(root) as bank:
+        _brief_when_block(bank)
+
+
+def test_brief_when_leaves_text_a_person_wrote():
+    from skillbank.distill.topics import brief_when
+
+    assert brief_when("When writing a migration (writing or reviewing SQL queries); about "
+                      "sql, f-strings, bound, parameters") == "When writing a migration"
+    assert brief_when("When designing slides or presentation decks") == \
+        "When designing slides or presentation decks"
+    assert brief_when("Any prose page (not code); about the reader") == \
+        "Any prose page (not code)"
+    assert brief_when("Prose-heavy documentation: concept pages, design docs") == \
+        "Prose-heavy documentation: concept pages, design docs"
