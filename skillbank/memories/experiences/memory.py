@@ -175,7 +175,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
         note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
-            self._distill_quietly(eid)
+            self._distill_quietly(eid, trusted)
         return eid
 
     def record_many(self, records: Iterable[Mapping[str, Any]], *, trusted: bool = True
@@ -232,9 +232,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         for status in ("active", "pending"):  # the audit says which ones came in untrusted
             note(self, "record", "experience", [i for i, s in zip(ids, statuses) if s == status],
                  trusted=status == "active")
-        for eid, wanted in zip(ids, distill):
+        for eid, wanted, status in zip(ids, distill, statuses):
             if wanted:
-                self._distill_quietly(eid)
+                self._distill_quietly(eid, status == "active")
         return ids
 
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
@@ -265,12 +265,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         note(self, "update" if updated else "record", "experience", eid,
              namespace=experience.namespace, trusted=status == "active")
         if distill:
-            self._distill_quietly(eid)
+            self._distill_quietly(eid, status == "active")
         return eid
 
-    def _distill_quietly(self, eid: str) -> None:
+    def _distill_quietly(self, eid: str, trusted: bool) -> None:
+        """Distill right after a write, as part of it: `trusted` is that write's own trust."""
         try:
-            self.distill(eid)
+            self._distill(eid, trusted)
         except Exception as exc:  # the experience is stored; a distiller failure must not lose it
             log.warning("distilling %s failed: %s", eid, exc)
 
@@ -491,6 +492,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         lesson records (their ids are returned), so distilling twice stores nothing new. The
         lessons of a pending (untrusted) experience are pending too, and never folded.
         """
+        return self._distill(record_id, True)
+
+    def _distill(self, record_id: str, trusted: bool) -> list[str]:
+        """`distill`, with `trusted=False` when it is part of an untrusted write: the audit
+        event says whether the call was untrusted, not whether the experience is pending (a
+        trusted person distilling an untrusted client's record is not that client)."""
         experience = self.get(record_id)
         if experience.kind != "experience":
             raise InvalidInputError(f"{record_id} is a lesson; distill experiences (exp-…)")
@@ -505,11 +512,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         raw = self.distiller.lessons_from_experience(experience, similar=similar) or []
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
-        status = "pending" if experience.status == "pending" or not caller.trusted else "active"
+        trusted = caller.trusted and trusted
+        status = "pending" if experience.status == "pending" or not trusted else "active"
         ids = list(dict.fromkeys(self._commit(records, with_lessons=False,
                                               statuses=[status] * len(records))))
-        note(self, "distill", "lesson", ids, namespace=experience.namespace,
-             trusted=status == "active")
+        note(self, "distill", "lesson", ids, namespace=experience.namespace, trusted=trusted)
         return ids
 
     def prune(self, dry_run: bool = True, namespace: str | None = "*") -> list[Experience]:
