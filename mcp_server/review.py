@@ -112,8 +112,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     # Prompts ------------------------------------------------------------------------------------
     @server.prompt(title="Start a task with memory")
     async def start_task(task: str, topic: str | None = None) -> str:
-        """Fetch what the memory holds for a task (and, given its topic, only that topic's
-        guidelines) and ask to apply it."""
+        """Fetch what the memory holds for a task (a topic: only its guidelines); apply it."""
         if not task.strip():
             raise _bad_prompt_argument("start_task: the task argument is empty; pass the task "
                                        "in plain words, e.g. task='fix the failing CI build'")
