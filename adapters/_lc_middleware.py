@@ -179,9 +179,11 @@ class SkillbankMiddleware(AgentMiddleware):
     def __init__(self, bank: "Skillbank", budget_tokens: int = 1500, record: bool = True,
                  namespace: str | None = None, tools: bool | str | Sequence[str] = False, *,
                  trusted: bool = True, raise_errors: bool = False, background: bool = True,
-                 distill: bool = False, name: str | None = None) -> None:
+                 distill: bool = False, name: str | None = None,
+                 topic: str | None = None) -> None:
         super().__init__()
         self.bank = bank
+        self.topic = topic  # the kind of task: only its guidelines (context_for's topic)
         self.budget_tokens = budget_tokens
         self.record = record
         self.namespace = namespace
@@ -271,7 +273,8 @@ class SkillbankMiddleware(AgentMiddleware):
                 # The thread's own record is never shown back to it as a past experience.
                 extra = {"thread": run["thread"]} if run.get("thread") else {}
                 ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
-                                            namespace=run.get("namespace"), **extra)
+                                            namespace=run.get("namespace"), topic=self.topic,
+                                            **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return None

@@ -456,6 +456,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     available_tools: Optional[List[str]] = Field(
         default=None, description="The agent's tool names (or tools): skills declaring tools "
         "not among them stay out of the memory (#26). None: no gate.")
+    topic: Optional[str] = Field(
+        default=None, description="The kind of task this agent does ('python', "
+        "'customer-support'): its memory shows only that topic's guidelines. None: the "
+        "family the task's best rules vote for.")
 
     _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
     _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
@@ -518,7 +522,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         try:
             with using(narrowed(namespace, face=FACE)), _gated(self.available_tools):
                 text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
-                                             namespace=namespace, **extra).text
+                                             namespace=namespace, topic=self.topic,
+                                             **extra).text
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return ""

@@ -104,3 +104,36 @@ async def test_the_mcp_tool_passes_the_stated_topic(tmp_path, mode):
                                                                     "topic": bad})
                 assert refused.is_error and "topic" in refused.content[0].text
                 assert "Traceback" not in refused.content[0].text
+
+
+async def test_the_automatic_memory_of_both_frameworks_keeps_to_a_stated_topic(tmp_path):
+    """SkillbankMiddleware (LangChain) and SkillbankMemoryBlock (LlamaIndex) put the memory in
+    the prompt themselves: an agent that does one kind of task names it once (topic=)."""
+    pytest.importorskip("langchain.agents")
+    pytest.importorskip("llama_index.core")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from llama_index.core.base.llms.types import ChatMessage
+
+    from skillbank.adapters.langchain import SkillbankMiddleware
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock
+    from test_langchain_adapter import ScriptedChatModel, system_text
+
+    root = tmp_path / "root"
+    topics = _rules(root)
+    support = _support(topics)
+    code = [i for i, t in topics.items() if t != "support"]
+    with owner_process(root), client_bank(root) as bank:
+        for topic, shown, hidden in (("support", [support], code), (None, code, [support])):
+            model = ScriptedChatModel(messages=iter([AIMessage(content="Done.")]))
+            middleware = SkillbankMiddleware(bank, record=False, raise_errors=True,
+                                             background=False, budget_tokens=1600, topic=topic)
+            await create_agent(model, [], middleware=[middleware]).ainvoke(
+                {"messages": [{"role": "user", "content": FAMILY_TASK}]})
+            text = system_text(model.seen[0])
+            assert all(i in text for i in shown) and not any(i in text for i in hidden), text
+
+            block = SkillbankMemoryBlock(bank, record=False, raise_errors=True,
+                                         budget_tokens=1600, topic=topic)
+            text = await block.aget([ChatMessage(role="user", content=FAMILY_TASK)])
+            assert all(i in text for i in shown) and not any(i in text for i in hidden), text
