@@ -169,3 +169,51 @@ def test_a_new_draft_under_the_name_of_one_the_team_closed_is_imported(tmp_path,
         team.close()
     third = migrate_root(laptop, postgres.url, deployment=deployment)
     assert not third.changed, third.imported
+
+
+def test_a_refresh_of_a_draft_the_team_discarded_does_not_bring_it_back(tmp_path, postgres,
+                                                                        chroma_server):
+    """The team discards a draft a first run imported; on the laptop it is still pending, and
+    one new run of that kind of task refreshes it (the ledger notes `proposed` again, same
+    name). That is an edit of the draft the team closed, not a new draft: the rerun must leave
+    it closed (it wrote it as pending again, undoing the team's discard)."""
+    from skillbank.team.migrate import migrate_root
+
+    task, when, steps = TASKS["certs"]
+    laptop = tmp_path / "laptop"
+    bank = _open(laptop)
+    try:
+        for n in range(3):
+            bank.experiences.record(task.format(n=n), "success", when_to_use=when,
+                                    steps=[{"action": s} for s in steps])
+        [first] = bank.skills.propose(min_support=3)
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(laptop, postgres.url, deployment=deployment)
+
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        assert [d.name for d in team.skills.drafts()] == [first.name]
+        team.skills.discard(first.name)
+    finally:
+        team.close()
+
+    bank = _open(laptop)  # still pending here: one more run refreshes it under its name
+    try:
+        new_run = bank.experiences.record(task.format(n=3), "success", when_to_use=when,
+                                          steps=[{"action": s} for s in steps])
+        [refreshed] = bank.skills.propose(min_support=3)
+        assert refreshed.name == first.name and new_run in refreshed.sources
+        assert [d.name for d in bank.skills.drafts()] == [first.name]
+    finally:
+        bank.close()
+
+    migrate_root(laptop, postgres.url, deployment=deployment)
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        assert team.skills.drafts() == [], "the team's discard was undone by the root's refresh"
+    finally:
+        team.close()
+    third = migrate_root(laptop, postgres.url, deployment=deployment)
+    assert not third.changed, third.imported

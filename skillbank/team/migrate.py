@@ -211,9 +211,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
-        # Proposed on the root since the last run: a new draft, even under the name of one
-        # the team closed meanwhile (a draft discarded there and proposed again from new runs).
-        proposed = {str(e.get("name")) for e in ledger[already:] if e.get("op") == "proposed"}
+        # Closed on the root and proposed again since the last run: a new draft, even under
+        # the name of one the team closed meanwhile (a draft discarded there and proposed again
+        # from new runs). A `proposed` entry alone is also written when a still-pending draft is
+        # refreshed: that is an edit of the draft the team closed, and the team's decision stands.
+        proposed = _proposed_anew(ledger[already:])
         positions["drafts"] = {"entries": max(already, len(ledger)),
                                "pending": _import_pending_drafts(conn, deployment, drafts_root,
                                                                  done.get("drafts"), report,
@@ -296,6 +298,23 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
 
 
+def _proposed_anew(entries: list[dict[str, Any]]) -> set[str]:
+    """The names the root's ledger `entries` close (adopted, discarded) and then propose again.
+
+    The ledger notes `proposed` both for a new draft and for a refresh of a draft still
+    pending (new runs joined its group): only a close before the proposal tells a new draft
+    from an edit of the one a run imported."""
+    closed: set[str] = set()
+    anew: set[str] = set()
+    for entry in entries:
+        name, op = str(entry.get("name")), entry.get("op")
+        if op in ("adopted", "discarded"):
+            closed.add(name)
+        elif op == "proposed" and name in closed:
+            anew.add(name)
+    return anew
+
+
 def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before: Any,
                            report: MigrateReport, proposed: AbstractSet[str] = frozenset()
                            ) -> dict[str, str]:
@@ -304,8 +323,8 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
 
     A draft new on the root, or edited there since the last run, is written (as pending) —
     unless the team closed it meanwhile (its row is gone though a run imported it): what the
-    team decided stands. A name the root's ledger proposed since the last run (`proposed`) is
-    a new draft, not an edit of the closed one: it is written. A draft a run imported that the
+    team decided stands. A name the root's ledger closed and then proposed again since the last
+    run (`proposed`) is a new draft, not an edit of the closed one: it is written. A draft a run imported that the
     root no longer has pending (adopted, discarded, forgotten there) is closed in the
     deployment too, if the deployment's row is still the one imported (not edited or proposed
     anew by the team). A draft the root did not change since is left as the team has it (an
