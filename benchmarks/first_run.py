@@ -3,7 +3,7 @@
     python benchmarks/first_run.py                          # corpus ../shared/corpora/skills
     python benchmarks/first_run.py --before a4b0d96         # the code to compare against
     python benchmarks/first_run.py --skip-before --no-breakdown
-    python benchmarks/first_run.py --skip-before --opt-out   # body side off vs on (#26 item 3)
+    python benchmarks/first_run.py --skip-before --body-side   # body side on vs off (#26 item 3)
 
 For the code BEFORE (a git revision, checked out into a temporary worktree) and AFTER (this
 checkout), in one run: a fresh empty root, `skillbank serve --skills-dir <corpus>` spawned over
@@ -191,9 +191,9 @@ def main() -> None:
     parser.add_argument("--model-dir", default=None)
     parser.add_argument("--before", default=BEFORE_REV, help="git revision of the old code")
     parser.add_argument("--skip-before", action="store_true")
-    parser.add_argument("--opt-out", action="store_true",
-                        help="also this checkout with SKILLBANK_BODY_SECTIONS=0 (summaries "
-                             "alone: the baseline of the body side, #26 item 3), run first")
+    parser.add_argument("--body-side", action="store_true",
+                        help="also this checkout with SKILLBANK_BODY_SECTIONS=1 (the opt-in "
+                             "body side, #26 item 3: summaries and body sections), run first")
     parser.add_argument("--no-breakdown", action="store_true")
     parser.add_argument("--summaries-only", action="store_true",
                         help="stop at every summary embedded (skills_summaries), not waiting "
@@ -207,8 +207,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         variants: list[tuple[str, str | None, dict[str, str] | None]] = (
             [] if args.skip_before else [(f"before ({args.before})", args.before, None)])
-        if args.opt_out:
-            variants.append(("SKILLBANK_BODY_SECTIONS=0", None, {"SKILLBANK_BODY_SECTIONS": "0"}))
+        if args.body_side:
+            variants.append(("SKILLBANK_BODY_SECTIONS=1", None, {"SKILLBANK_BODY_SECTIONS": "1"}))
         variants.append(("after (this checkout)", None, None))
         for label, rev, extra in variants:
             code = checkout(rev, Path(tmp) / "before") if rev else REPO

@@ -1,7 +1,7 @@
 """Where the corpus set's R@3 misses are, and whether their labels are ambiguous (#26).
 
-    SKILLBANK_BODY_SECTIONS=0 python benchmarks/routing_misses.py --keep KEEP   # summaries only
-    python benchmarks/routing_misses.py --keep KEEP                             # body side on
+    python benchmarks/routing_misses.py --keep KEEP   # summaries only (the default)
+    SKILLBANK_BODY_SECTIONS=1 python benchmarks/routing_misses.py --keep KEEP   # body side on
     python benchmarks/routing_misses.py --duplicates                            # no model, no bank
 
 `--keep KEEP`: the corpus bank `routing_sets.py --sets corpus --keep KEEP` built (KEEP/corpus/
@@ -118,7 +118,7 @@ def main() -> None:
     args = parser.parse_args()
     docs = corpus_docs()
     print(f"load {os.getloadavg()[0]:.2f}; body sections "
-          f"{os.environ.get('SKILLBANK_BODY_SECTIONS', '1')}", file=sys.stderr)
+          f"{os.environ.get('SKILLBANK_BODY_SECTIONS', '0')}", file=sys.stderr)
     if args.duplicates:
         expected = sorted({e for q in load_queries("corpus", SETS["corpus"])[0]
                            for e in q["expected"]})

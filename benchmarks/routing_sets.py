@@ -3,7 +3,7 @@
     python benchmarks/routing_sets.py                 # dev set + the public sets
     python benchmarks/routing_sets.py --sets metatool bfcl --json out.json
     python benchmarks/routing_sets.py --scale 2000    # p50 search time at 2,000 skills too
-    python benchmarks/routing_sets.py --body-weights 0 0.25 0.5   # the body side's weight, swept
+    SKILLBANK_BODY_SECTIONS=1 python benchmarks/routing_sets.py --body-weights 0 0.25 0.5   # the opt-in body side's weight, swept
 
 Sets: the dev set (../shared/benchmarks/skill-routing) and the public ones under
 benchmarks/data/public (written by others; see its README). A set whose library.jsonl rows

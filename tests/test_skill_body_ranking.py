@@ -89,6 +89,13 @@ TASKS = ["our https certificate on the load balancer expires next week, renew it
 TEXTS = len(SKILLS) + 7
 
 
+@pytest.fixture(autouse=True)
+def body_side_on(monkeypatch):
+    """The body side is opt-in (SKILLBANK_BODY_SECTIONS=1); these tests are about it. Set in
+    os.environ, so the owner and MCP server processes the tests start inherit it."""
+    monkeypatch.setenv("SKILLBANK_BODY_SECTIONS", "1")
+
+
 def library(tmp_path: Path) -> Path:
     folder = tmp_path / "skills"
     for skill in SKILLS:
@@ -148,7 +155,7 @@ bank.close()
 def owner_process(root: Path, folder: Path) -> Iterator[int]:
     """Another process owning `root` with the real model; yields how many texts it embedded
     when it opened the root (and synced it)."""
-    env = env_for(root, OWNER_SKILL_ROOT=str(folder))
+    env = env_for(root, OWNER_SKILL_ROOT=str(folder), SKILLBANK_BODY_SECTIONS="1")
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True,
                             cwd=root.parent, stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
@@ -405,7 +412,7 @@ def test_body_sections_off_embeds_summaries_and_keeps_an_old_index(tmp_path, min
             "deploy-service"
     finally:
         bank.close()
-    monkeypatch.delenv("SKILLBANK_BODY_SECTIONS")
+    monkeypatch.setenv("SKILLBANK_BODY_SECTIONS", "1")
     bank = open_bank(tmp_path, minilm, folder)
     try:
         seen = embedded_texts(monkeypatch)
@@ -454,7 +461,7 @@ async def test_stats_over_stdio_report_summaries_and_sections(tmp_path):
     params = StdioServerParameters(
         command=sys.executable,
         args=["-m", "skillbank.mcp_server", "--root", str(root), "--skills-dir", str(folder),
-              "--no-bundled"], env=base_env(), cwd=str(tmp_path))
+              "--no-bundled"], env=base_env(SKILLBANK_BODY_SECTIONS="1"), cwd=str(tmp_path))
     async with Client(params, read_timeout_seconds=180) as client:
         found = await client.call_tool("find_skills", {"task": TASKS[0], "k": 3})
         assert not found.is_error
@@ -477,7 +484,7 @@ def test_cli_sync_says_it_embeds_body_sections_and_that_ctrl_c_is_safe(tmp_path)
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
     env.update(SKILLBANK_EMBEDDING="hash", SKILLBANK_ROOT=str(tmp_path / "root"),
                SKILLBANK_MODEL_DIR=os.environ.get("SKILLBANK_MODEL_DIR", ""),
-               ANONYMIZED_TELEMETRY="False")
+               ANONYMIZED_TELEMETRY="False", SKILLBANK_BODY_SECTIONS="1")
     done = subprocess.run(
         [sys.executable, "-m", "skillbank.cli", "--no-bundled", "--skills-dir", str(folder),
          "skills", "sync"], env=env, capture_output=True, text=True, timeout=300,
