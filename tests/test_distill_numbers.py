@@ -39,17 +39,10 @@ def test_a_changed_number_supersedes_the_older_rule(tmp_path, old, new, served):
 
 
 def test_a_changed_number_supersedes_through_a_client_of_an_owner_process(tmp_path):
-    from test_shared_root import owner_process
-    from workers.common import open_bank
+    from owner_client import client_of_owner
 
-    root = tmp_path / "root"
-    with owner_process(root):
-        bank = open_bank(root)
-        try:
-            assert bank.is_remote
-            _changed_number(bank, *CASES[0])
-        finally:
-            bank.close()
+    with client_of_owner(tmp_path / "root") as bank:
+        _changed_number(bank, *CASES[0])
 
 
 def test_the_same_number_still_merges(tmp_path):

@@ -40,17 +40,10 @@ def test_a_pronoun_restatement_merges_into_the_named_rule(tmp_path):
 
 
 def test_a_pronoun_restatement_merges_through_a_client_of_an_owner_process(tmp_path):
-    from test_shared_root import owner_process
-    from workers.common import open_bank
+    from owner_client import client_of_owner
 
-    root = tmp_path / "root"
-    with owner_process(root):
-        bank = open_bank(root)
-        try:
-            assert bank.is_remote
-            _pronoun_restatement(bank)
-        finally:
-            bank.close()
+    with client_of_owner(tmp_path / "root") as bank:
+        _pronoun_restatement(bank)
 
 
 def test_referent_cues():

@@ -164,17 +164,10 @@ def test_a_block_keeps_to_the_family_its_best_candidates_vote_for(tmp_path):
 
 
 def test_a_block_keeps_to_one_family_through_a_client_of_an_owner_process(tmp_path):
-    from test_shared_root import owner_process
-    from workers.common import open_bank
+    from owner_client import client_of_owner
 
-    root = tmp_path / "root"
-    with owner_process(root):
-        bank = open_bank(root)
-        try:
-            assert bank.is_remote
-            _family_block(bank)
-        finally:
-            bank.close()
+    with client_of_owner(tmp_path / "root") as bank:
+        _family_block(bank)
 
 
 def test_an_experience_lesson_beyond_the_shown_three_is_not_taken_as_said(tmp_path):
@@ -257,17 +250,10 @@ def test_a_block_keeps_to_the_topic_the_caller_states(tmp_path):
 
 
 def test_a_stated_topic_through_a_client_of_an_owner_process(tmp_path):
-    from test_shared_root import owner_process
-    from workers.common import open_bank
+    from owner_client import client_of_owner
 
-    root = tmp_path / "root"
-    with owner_process(root):
-        bank = open_bank(root)
-        try:
-            assert bank.is_remote
-            _stated_topic_block(bank)
-        finally:
-            bank.close()
+    with client_of_owner(tmp_path / "root") as bank:
+        _stated_topic_block(bank)
 
 
 def _brief_when_block(bank) -> None:
