@@ -120,15 +120,12 @@ def test_pending_drafts_and_guidelines_follow_the_root_on_every_run(tmp_path, po
     assert not third.changed, third.imported
 
 
-def test_a_new_draft_under_the_name_of_one_the_team_closed_is_imported(tmp_path, postgres,
-                                                                      chroma_server):
-    """The team discards a draft a first run imported; on the laptop that draft is discarded
-    too and proposed again from new runs, under the same name. The rerun skipped it (the name
-    was imported once and the team had closed it: 'the team's decision stands'), so the new
-    draft never reached the team. The root's ledger says it was proposed since: imported."""
+def _imported_then_discarded_by_the_team(tmp_path, postgres, chroma_server, kind: str):
+    """A laptop drafts a skill from three runs of `kind`, a first migrate imports the draft,
+    and the team discards it: (laptop root, deployment, the laptop's draft)."""
     from skillbank.team.migrate import migrate_root
 
-    task, when, steps = TASKS["tapes"]
+    task, when, steps = TASKS[kind]
     laptop = tmp_path / "laptop"
     bank = _open(laptop)
     try:
@@ -147,6 +144,20 @@ def test_a_new_draft_under_the_name_of_one_the_team_closed_is_imported(tmp_path,
         team.skills.discard(first.name)
     finally:
         team.close()
+    return laptop, deployment, first
+
+
+def test_a_new_draft_under_the_name_of_one_the_team_closed_is_imported(tmp_path, postgres,
+                                                                      chroma_server):
+    """The team discards a draft a first run imported; on the laptop that draft is discarded
+    too and proposed again from new runs, under the same name. The rerun skipped it (the name
+    was imported once and the team had closed it: 'the team's decision stands'), so the new
+    draft never reached the team. The root's ledger says it was proposed since: imported."""
+    from skillbank.team.migrate import migrate_root
+
+    laptop, deployment, first = _imported_then_discarded_by_the_team(
+        tmp_path, postgres, chroma_server, "tapes")
+    task, when, steps = TASKS["tapes"]
 
     bank = _open(laptop)  # the laptop discards it too, and later runs make a new draft of it
     try:
@@ -179,25 +190,9 @@ def test_a_refresh_of_a_draft_the_team_discarded_does_not_bring_it_back(tmp_path
     it closed (it wrote it as pending again, undoing the team's discard)."""
     from skillbank.team.migrate import migrate_root
 
+    laptop, deployment, first = _imported_then_discarded_by_the_team(
+        tmp_path, postgres, chroma_server, "certs")
     task, when, steps = TASKS["certs"]
-    laptop = tmp_path / "laptop"
-    bank = _open(laptop)
-    try:
-        for n in range(3):
-            bank.experiences.record(task.format(n=n), "success", when_to_use=when,
-                                    steps=[{"action": s} for s in steps])
-        [first] = bank.skills.propose(min_support=3)
-    finally:
-        bank.close()
-    deployment = uuid.uuid4().hex[:16]
-    migrate_root(laptop, postgres.url, deployment=deployment)
-
-    team = _team(tmp_path, chroma_server, postgres, deployment)
-    try:
-        assert [d.name for d in team.skills.drafts()] == [first.name]
-        team.skills.discard(first.name)
-    finally:
-        team.close()
 
     bank = _open(laptop)  # still pending here: one more run refreshes it under its name
     try:
