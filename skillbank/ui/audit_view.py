@@ -13,6 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 PAGE_LIMIT = 500
+#: The `trusted` filter's values ("" = any).
+TRUSTED = ("", "yes", "no")
 
 
 @dataclass
@@ -23,6 +25,10 @@ class AuditFilter:
     action: str = ""
     item_id: str = ""
     since: str = ""
+    #: "yes" (trusted calls only), "no" (untrusted ones: an HTTP client of a server without
+    #: --trust, an adapter marked untrusted; they may run under the server's own principal, so
+    #: the principal alone does not find them), "" (both).
+    trusted: str = ""
     problems: list[str] = field(default_factory=list)
 
     @classmethod
@@ -31,11 +37,19 @@ class AuditFilter:
 
         f = cls(principal=params.get("principal", "").strip(),
                 action=params.get("action", "").strip(), item_id=params.get("id", "").strip(),
-                since=params.get("since", "").strip())
+                since=params.get("since", "").strip(),
+                trusted=params.get("trusted", "").strip().lower())
         if f.action and f.action not in ACTIONS:
             f.problems.append(f"unknown action {f.action!r}")
             f.action = ""
+        if f.trusted not in TRUSTED:
+            f.problems.append(f"trusted must be yes, no or empty, not {f.trusted!r}")
+            f.trusted = ""
         return f
+
+    def admits(self, event: Any) -> bool:
+        """The `trusted` filter (the log's own query filters the rest)."""
+        return not self.trusted or event.trusted == (self.trusted == "yes")
 
 
 def audit_log_of(bank: Any) -> Any:
@@ -62,6 +76,7 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
     caller = scopes.active()  # a browser started for one namespace shows that namespace's
     if caller is not None:
         events = [e for e in events if caller.can_read(e.namespace)]
+    events = [e for e in events if f.admits(e)]
     events = events[-(PAGE_LIMIT + 1):]
     more = len(events) > PAGE_LIMIT
     rows = list(reversed(events[-PAGE_LIMIT:]))  # newest first
