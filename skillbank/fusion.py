@@ -17,13 +17,19 @@ from skillbank.filters import matches
 RRF_K = 60
 
 
-def best_first(scores: np.ndarray, ids: Sequence[str], k: int) -> np.ndarray:
+def best_first(scores: np.ndarray, ids: Sequence[str], k: int,
+               id_rank: np.ndarray | None = None) -> np.ndarray:
     """Positions of the `k` best scores (all when k=0), best first, equal scores by id.
 
     Chroma and BM25 return equal scores in no fixed order; breaking ties by id makes the same
     candidates come back in the same order however the index was built. Only the items scoring
     at least the k-th best are sorted, so a small `k` over thousands of items stays cheap.
     (Which tied items Chroma itself returns at its `n_results` cut is up to Chroma.)
+
+    `id_rank`: each position's place among `ids` sorted (`id_ranks`), for unique ids ranked
+    often: the same order without sorting the chosen ids' strings again. The keyword side asks
+    for every matching item of a skill library on each search, and sorting their names was
+    ~1 ms of a warm search at 2,000 skills (cProfile, docs/benchmarks.md "Session 9").
     """
     n = len(scores)
     if n == 0:
@@ -33,11 +39,22 @@ def best_first(scores: np.ndarray, ids: Sequence[str], k: int) -> np.ndarray:
         chosen = np.nonzero(scores >= kth_best)[0]
     else:
         chosen = np.arange(n)
+    if id_rank is not None:
+        ordered = chosen[np.lexsort((id_rank[chosen], -scores[chosen]))]
+        return ordered[:k] if k else ordered
     names = np.array([ids[i] for i in chosen], dtype=object)
-    id_rank = np.empty(len(chosen), dtype=np.int64)
-    id_rank[np.argsort(names, kind="stable")] = np.arange(len(chosen))
-    ordered = chosen[np.lexsort((id_rank, -scores[chosen]))]
+    rank = np.empty(len(chosen), dtype=np.int64)
+    rank[np.argsort(names, kind="stable")] = np.arange(len(chosen))
+    ordered = chosen[np.lexsort((rank, -scores[chosen]))]
     return ordered[:k] if k else ordered
+
+
+def id_ranks(ids: Sequence[str]) -> np.ndarray:
+    """Each id's place in sorted order (for `best_first`'s `id_rank`; ids must be unique, so
+    ranking the chosen ones among all of them orders them as ranking them among themselves)."""
+    rank = np.empty(len(ids), dtype=np.int64)
+    rank[np.argsort(np.array(list(ids), dtype=object), kind="stable")] = np.arange(len(ids))
+    return rank
 
 
 def _rrf_fuse(dense: dict[str, float], keyword: dict[str, float], dense_weight: float,

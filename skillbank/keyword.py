@@ -13,6 +13,8 @@ from typing import Any, Callable
 
 import numpy as np
 
+from skillbank.fusion import id_ranks
+
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
 #: 2: Chinese/Japanese/Korean text yields character bigrams (it yielded nothing before).
 TOKENIZER_VERSION = 2
@@ -119,6 +121,7 @@ class _Keyword:
                row_terms: np.ndarray, row_tfs: np.ndarray, lengths: np.ndarray) -> None:
         self.ids = ids
         self.position = {item_id: i for i, item_id in enumerate(ids)}
+        self._id_rank: np.ndarray | None = None
         self.terms = terms
         self.vocabulary = {t: i for i, t in enumerate(terms)}
         self.row_ptr, self.row_terms, self.row_tfs, self.lengths = (
@@ -132,6 +135,14 @@ class _Keyword:
         self.doc_freq = counts
         self.empty = not terms
         self.total = float(lengths.sum())
+
+    @property
+    def id_rank(self) -> np.ndarray:
+        """Each row's place among the ids sorted (`fusion.best_first`'s tie order), computed
+        once per build: a search asks for every matching row in that order."""
+        if self._id_rank is None:
+            self._id_rank = id_ranks(self.ids)
+        return self._id_rank
 
     @property
     def idf(self) -> dict[str, float]:
