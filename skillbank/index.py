@@ -499,7 +499,7 @@ class HybridIndex:
     ) -> dict[str, float]:
         """Best cosine similarity per item among its `n` nearest texts."""
         texts = self.dense_texts(query_vector, n, where)
-        if not any("#" in text_id for text_id in texts):  # one text per item: nothing to merge
+        if "#" not in "".join(texts):  # one text per item (no `<id>#<k>`): nothing to merge
             return texts
         best: dict[str, float] = {}
         for text_id, similarity in texts.items():

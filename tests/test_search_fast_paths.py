@@ -90,3 +90,15 @@ def test_dense_text_scores_are_one_minus_each_distance(tmp_path) -> None:
     ids, distances = index._dense.nearest(vector, 25)
     assert index.dense_texts(vector, 25) == {i: 1.0 - float(d) for i, d in zip(ids, distances)}
     assert list(index.dense_texts(vector, 25)) == list(ids)
+
+
+def test_readable_share_of_ascii_requests_is_the_loops() -> None:
+    from skillbank.memories.skills import search as routing
+
+    def loop(task: str) -> float:
+        letters = [c for c in task if c.isalpha()]
+        return sum(c.isascii() for c in letters) / len(letters) if letters else 1.0
+
+    for task in ("deploy the app", "", "123 !!", "naïve café", "导成 EndNote 库", "🙂🙂",
+                 "Ünïcode only", "plain ascii, digits 42 and symbols #$%"):
+        assert routing.readable_share(task) == loop(task), task
