@@ -14,346 +14,50 @@ line on stderr (one JSON line with --json); `--debug` shows the traceback instea
 Environment: SKILLBANK_ROOT, SKILLBANK_SKILL_ROOTS, SKILLBANK_CHROMA_URL, SKILLBANK_NAMESPACE,
 SKILLBANK_MODEL_DIR as in `skillbank.settings`; SKILLBANK_EMBEDDING=hash opens banks with the
 tiny hash embedding instead of the model, for tests and benchmarks only.
+
+This package is the light front door (#27): `main()` starts `skillbank serve` without typer
+(`skillbank.cli.fast`), and loads the typer app (`skillbank.cli.commands`) for everything else.
+Its names (`app`, `report_error`, `serve_argv`, ...) are still importable from here: they are
+forwarded to `skillbank.cli.commands` on first use.
 """
 
 from __future__ import annotations
 
-import io
-import json
-import logging
 import os
 import sys
-from enum import Enum
-from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Any
 
-import typer
-from typer.core import TyperGroup
-
-from skillbank.cli.audit import audit as audit_command
-from skillbank.cli.tokens import app as tokens_app
-from skillbank.cli.common import State, bundled_words, key_values, state, text
-from skillbank.cli.config import app as config_app
-from skillbank.cli.hints import cli_terms
-from skillbank.cli.memory import experiences_app, guidelines_app
-from skillbank.cli.parsing import hoist_global_options, tidy_metavars
-from skillbank.cli.serve import SERVE_SETTINGS, serve, serve_argv
-from skillbank.cli.skills import app as skills_app
-from skillbank.cli.skills import render_sync_report
-from skillbank.cli.ui import ui as ui_command
-
-INTERRUPTED = 130
-
-
-def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
-    """Exit code, one-line message and findings for an exception a command raised."""
-    from pydantic import ValidationError
-
-    from skillbank.errors import SkillbankError
-
-    if isinstance(exc, SkillbankError):
-        return exc.exit_code, str(exc), list(getattr(exc, "findings", []) or [])
-    if isinstance(exc, ValidationError):
-        problems = "; ".join(
-            f"{'.'.join(str(p) for p in err.get('loc', ())) or 'input'}: {err.get('msg')}"
-            for err in exc.errors()[:5])
-        return 2, f"invalid input: {problems}", []
-    if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):
-        return 1, (f"network error: {exc}. The Chroma server (--chroma-url) or the embedding "
-                   "model download could not be reached; offline, point --model-dir or "
-                   "SKILLBANK_MODEL_DIR at a local all-MiniLM-L6-v2 folder"), []
-    if isinstance(exc, OSError):
-        return 1, str(exc), []
-    message = " ".join(str(exc).split()) or type(exc).__name__
-    return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
-
-
-def report_error(exc: BaseException, json_mode: bool) -> int:
-    code, message, findings = _error_details(exc)
-    message = cli_terms(message)
-    if json_mode:
-        payload = {"error": message, "type": type(exc).__name__, "exit_code": code}
-        if findings:
-            payload["findings"] = [f.model_dump(mode="json") if hasattr(f, "model_dump") else str(f)
-                                   for f in findings]
-        typer.echo(json.dumps(payload, ensure_ascii=False), err=True)
-    else:
-        # One line: a message with findings already names them (--json lists them one by one).
-        typer.echo(f"Error: {message}", err=True)
-    return code
-
-
-class SkillbankGroup(TyperGroup):
-    """Turns every error a command raises into a clear line on stderr and its exit code, takes
-    global options after the subcommand too, and keeps type placeholders out of the help."""
-
-    def make_context(self, info_name: Any, args: list[str], parent: Any = None,
-                     **extra: Any) -> Any:
-        tidy_metavars(self)  # here, not in __init__: Typer adds the completion options later
-        if parent is None and any(a in ("--help", "-h") for a in args):
-            self.epilog = _remembered_epilog(args)
-        return super().make_context(info_name, args, parent=parent, **extra)
-
-    def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
-        return super().parse_args(ctx, hoist_global_options(self, ctx, args))
-
-    def invoke(self, ctx: Any) -> Any:
-        try:
-            return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException):
-            raise
-        except KeyboardInterrupt:
-            typer.echo("interrupted", err=True)
-            raise typer.Exit(INTERRUPTED) from None
-        except BrokenPipeError:
-            # `skillbank … | head`: the reader left; say nothing more, and keep Python's exit
-            # flush from failing on the closed pipe.
-            try:
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-            except (OSError, ValueError, AttributeError, io.UnsupportedOperation):
-                pass
-            raise typer.Exit(1) from None
-        except Exception as exc:
-            st = ctx.obj if isinstance(ctx.obj, State) else State()
-            if st.debug:
-                raise
-            raise typer.Exit(report_error(exc, st.json)) from None
-
-
-def _remembered_epilog(args: list[str]) -> str | None:
-    """What the root of this command line remembers, for `skillbank --help` (#27): its skill
-    folders, read from `<root>/skillbank.toml` without opening the bank."""
-    from skillbank import remember
-
-    root_arg = None
-    for i, arg in enumerate(args):
-        if arg == "--root" and i + 1 < len(args):
-            root_arg = Path(args[i + 1])
-        elif arg.startswith("--root="):
-            root_arg = Path(arg.split("=", 1)[1])
-    root = remember.resolve_root(root_arg)
-    try:
-        folders = remember.recorded(root) or []
-    except Exception:  # noqa: BLE001 - help must print whatever the file holds
-        return None
-    kept = ", ".join(folders) if folders else "none yet"
-    try:
-        bundled = bundled_words(remember.bundled(root) is not False, remember.bundled(root))
-    except Exception:  # noqa: BLE001
-        bundled = "served"
-    return (f"Memory root {root}: skill folders remembered in {root / remember.CONFIG}: {kept}; "
-            f"bundled skills: {bundled} (`skillbank config` changes them).")
-
-
-
-app = typer.Typer(
-    cls=SkillbankGroup,
-    help="Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma.",
-    no_args_is_help=True,
-    add_completion=True,
-    pretty_exceptions_enable=False,
-    context_settings={"help_option_names": ["-h", "--help"]},
-)
-app.add_typer(skills_app, name="skills")
-app.add_typer(guidelines_app, name="guidelines")
-app.add_typer(experiences_app, name="experiences")
-app.add_typer(config_app, name="config")
-app.command(name="ui")(ui_command)
-app.command(name="audit")(audit_command)
-app.add_typer(tokens_app, name="tokens")
-app.command(context_settings=SERVE_SETTINGS)(serve)
-# Team mode's worker (issue 24): skillbank/team/cli.py, a thin door to skillbank.team.server.
-from skillbank.team.cli import SETTINGS as TEAM_SERVER_SETTINGS, server as team_server  # noqa: E402
-
-app.command(name="server", context_settings=TEAM_SERVER_SETTINGS)(team_server)
-from skillbank.cli.migrate import migrate as migrate_command  # noqa: E402 - team mode (issue 24)
-
-app.command(name="migrate")(migrate_command)
-
-
-def _version(value: bool) -> None:
-    if value:
-        from skillbank import __version__
-
-        typer.echo(f"skillbank {__version__}")
-        raise typer.Exit()
-
-
-@app.callback()
-def root(
-    ctx: typer.Context,
-    root_dir: Annotated[Optional[Path], typer.Option(
-        "--root", envvar="SKILLBANK_ROOT", metavar="DIR",
-        help="Memory root (default ~/.skillbank).")] = None,
-    skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", metavar="DIR", exists=True, file_okay=False,
-        help="Extra read-only skill root (repeatable; earlier roots win). Remembered in "
-             "<root>/skillbank.toml: later commands keep indexing it without the flag "
-             "(`skillbank config` shows and changes the folders; --no-remember: this command "
-             "only).")] = None,
-    chroma_url: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_CHROMA_URL", metavar="URL",
-        help="Chroma server URL (default: embedded index).")] = None,
-    namespace: Annotated[Optional[str], typer.Option(
-        envvar="SKILLBANK_NAMESPACE", metavar="NAME",
-        help="Namespace for experiences and guidelines.")] = None,
-    model_dir: Annotated[Optional[Path], typer.Option(
-        envvar="SKILLBANK_MODEL_DIR", metavar="DIR",
-        help="Folder with onnx/model.onnx (all-MiniLM-L6-v2).")] = None,
-    json_mode: Annotated[bool, typer.Option(
-        "--json", help="Machine output: one JSON document on stdout.")] = False,
-    no_bundled: Annotated[bool, typer.Option(
-        "--no-bundled", help="Do not serve the skills that ship with skillbank. Remembered in "
-                             "<root>/skillbank.toml (`skillbank config bundled on` undoes it).")
-    ] = False,
-    no_remember: Annotated[bool, typer.Option(
-        "--no-remember", help="Use this command's --skills-dir and --no-bundled for this "
-                              "command only: nothing is written to <root>/skillbank.toml (the "
-                              "next command without them leaves those skills out again).")
-    ] = False,
-    debug: Annotated[bool, typer.Option(
-        "--debug", help="Show tracebacks on errors and skillbank's debug log.")] = False,
-    version: Annotated[bool, typer.Option(
-        "--version", callback=_version, is_eager=True, help="Print the version.")] = False,
-) -> None:
-    """Durable memory for AI agents: skills, experiences and guidelines, backed by Chroma."""
-    st = State(root=root_dir, skills_dirs=list(skills_dir or []), chroma_url=chroma_url,
-               namespace=namespace, model_dir=model_dir, json=json_mode,
-               include_bundled=not no_bundled, remember=not no_remember, debug=debug)
-    if debug:
-        handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
-        logger = logging.getLogger("skillbank")
-        logger.addHandler(handler)
-        logger.setLevel(logging.DEBUG)
-    source = ctx.get_parameter_source("root_dir")
-    st.root_explicit = root_dir is not None and getattr(source, "name", "") == "COMMANDLINE"
-    ctx.obj = st
-    ctx.call_on_close(st.close)
-
-
-# ---------------------------------------------------------------------------------- whole bank
-
-
-def _render_memory_sync(st: State, name: str, result: Any) -> None:
-    if hasattr(result, "added") and hasattr(result, "findings"):
-        render_sync_report(st.out, result, title=name)
-        return
-    if hasattr(result, "model_dump"):
-        result = result.model_dump(mode="json")
-    if isinstance(result, dict):
-        summary = ", ".join(f"{k} {len(v) if isinstance(v, list) else v}" for k, v in result.items()
-                            if not isinstance(v, dict))
-        st.out.print(text(f"{name}: {summary}", "bold"))
-    else:
-        st.out.print(text(f"{name}: {result}", "bold"))
-
-
-@app.command()
-def reindex(ctx: typer.Context) -> None:
-    """Drop every index and rebuild it from the files (the files are the truth)."""
-    st = state(ctx)
-    result = st.bank(sync=None).reindex()
-
-    def human() -> None:
-        for name, report in result.items():
-            _render_memory_sync(st, name, report)
-
-    st.out.emit(result, human)
-
-
-@app.command()
-def stats(ctx: typer.Context) -> None:
-    """Counts: skills, guidelines by status, experiences; where memory lives."""
-    st = state(ctx)
-    data = st.bank(sync="all").stats()
-    from skillbank import remember
-
-    config_file = remember.resolve_root(st.root) / remember.CONFIG
-    data["remembered_skill_roots"] = remember.recorded(config_file.parent) or []
-    data["bundled_skills"] = bundled_words(st.bundled(), remember.bundled(config_file.parent))
-    data["config"] = str(config_file)
-
-    def human() -> None:
-        pairs = []
-        for key, value in data.items():
-            if isinstance(value, dict):
-                value = ", ".join(f"{k} {v}" for k, v in value.items()) or "0"
-            elif isinstance(value, list):
-                value = "\n".join(str(v) for v in value)
-            pairs.append((key.replace("_", " "), value))
-        st.out.print(key_values(pairs))
-
-    st.out.emit(data, human)
-
-
-@app.command()
-def context(
-    ctx: typer.Context,
-    task: Annotated[str, typer.Argument(help="The task a model is about to do.")],
-    budget: Annotated[int, typer.Option(min=0, help="Token budget (tiktoken cl100k).")] = 1500,
-    topic: Annotated[Optional[str], typer.Option(
-        help="The task's topic (e.g. python): only that topic's guidelines.")] = None,
-) -> None:
-    """The memory block a model should see for a task, within a token budget."""
-    st = state(ctx)
-    memory = st.bank(sync="all").context_for(task, budget_tokens=budget, topic=topic)
-
-    def human() -> None:
-        if not memory.text and memory.omitted:
-            items = "1 relevant item was" if memory.omitted == 1 else \
-                f"{memory.omitted} relevant items were"
-            st.out.note(f"Nothing fits in {budget} tokens: {items} left out for the budget; "
-                        "raise --budget.")
-            return
-        if not memory.text:
-            st.out.note("No memory is relevant to this task.")
-            return
-        st.out.plain(memory.text)
-        st.out.note(f"[dim]{memory.tokens}/{budget} tokens · ids: {', '.join(memory.ids)}"
-                    + (f" · {memory.omitted} omitted for budget" if memory.omitted else "") + "[/]")
-
-    st.out.emit(memory.to_dict(), human)
-
-
-# ---------------------------------------------------------------------------------------- demo
-
-
-@app.command()
-def demo(
-    ctx: typer.Context,
-    root_dir: Annotated[Optional[Path], typer.Option(
-        "--root", metavar="DIR",
-        help="Use this memory root (default: a fresh temporary one).")] = None,
-    skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", metavar="DIR", exists=True, file_okay=False,
-        help="More skill roots to include (repeatable).")] = None,
-) -> None:
-    """A tour on the embedded default: routing, disclosure, then learning from feedback."""
-    from rich.console import Console
-
-    from skillbank.cli.common import embedding_from_env
-    from skillbank.demo import run_demo
-
-    st = state(ctx)
-    # With --json the tour is not printed; its summary is the one JSON document.
-    console = Console(file=io.StringIO()) if st.json else st.out.console
-    # SKILLBANK_ROOT must not pull the demo into a real memory: only an explicit --root does.
-    summary = run_demo(root=root_dir or (st.root if st.root_explicit else None),
-                       skill_roots=list(skills_dir or []) + st.skills_dirs,
-                       model_dir=st.model_dir, include_bundled=st.include_bundled,
-                       embedding_function=embedding_from_env(), console=console)
-    if st.json:
-        st.out.write_json(summary)
+if TYPE_CHECKING:
+    from skillbank.cli.commands import SkillbankGroup, app, report_error, serve_argv  # noqa: F401
 
 
 def main(argv: list[str] | None = None) -> Any:
     """Console-script entry point."""
+    from skillbank.cli import fast
+
+    plan = fast.serve_plan(sys.argv[1:] if argv is None else list(argv))
+    if plan is not None:
+        fast.serve(plan)  # exits, as typer would
     from skillbank import scope as scopes
 
     scopes.set_process_face("cli")  # the audit log names the CLI, not `python`
+    from skillbank.cli.commands import app
+
     return app(args=argv, prog_name="skillbank")
+
+
+def __getattr__(name: str) -> Any:
+    """`from skillbank.cli import app` (and the typer module's other names), loaded on use.
+    A submodule's name is not forwarded: `from skillbank.cli import owner` must not import the
+    typer app to find out it is a module."""
+    if name.startswith("__") or os.path.exists(os.path.join(__path__[0], name + ".py")):
+        raise AttributeError(f"module 'skillbank.cli' has no attribute {name!r}")
+    from skillbank.cli import commands
+
+    try:
+        return getattr(commands, name)
+    except AttributeError:
+        raise AttributeError(f"module 'skillbank.cli' has no attribute {name!r}") from None
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -2,7 +2,8 @@
 
 The CLI is a thin face over `skillbank.Skillbank`: commands parse arguments, call the facade and
 print what comes back, as rich tables for people or as one JSON document (`--json`) for scripts.
-Nothing heavy is imported here, so `skillbank --help` and `skillbank skills validate` stay fast.
+Nothing heavy is imported here, so `skillbank --help` and `skillbank skills validate` stay fast;
+not even typer: `skillbank serve` builds a `State` without it (`skillbank.cli.fast`).
 """
 
 from __future__ import annotations
@@ -14,9 +15,10 @@ from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import date, datetime
 from enum import Enum
 from pathlib import Path
-from typing import Any, Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
 
-import typer
+if TYPE_CHECKING:
+    import typer
 
 #: `SKILLBANK_EMBEDDING=hash` opens banks with `skillbank.embeddings.HashEmbedding` instead of
 #: the MiniLM model: for tests and benchmarks that must not load a model. Not for real memory —
@@ -37,6 +39,16 @@ def embedding_from_env() -> Any:
 
     raise InvalidInputError(f"{EMBEDDING_ENV}={choice!r} is not known; use 'hash' (tests and "
                             "benchmarks) or 'minilm' (the default)")
+
+
+def skip_httpx_cli() -> None:
+    """Keep httpx from importing its own command line. httpx's package imports it whenever click
+    and rich are installed (`from ._main import main` in httpx/__init__.py): click, rich.syntax
+    and pygments, ~13 % of an attached `skillbank stats`' CPU under py-spy (#27). No skillbank
+    command runs httpx's command line; with the module marked absent httpx defines its stub
+    `main` instead. Called before the bank (the owner's client, or Chroma) imports httpx."""
+    if "httpx" not in sys.modules:
+        sys.modules.setdefault("httpx._main", None)  # type: ignore[assignment]
 
 
 @dataclass
@@ -69,6 +81,7 @@ class State:
         command syncs only what it reads, so it neither pays for nor depends on the others.
         """
         if self._bank is None:
+            skip_httpx_cli()
             from skillbank.bank import Skillbank
             from skillbank.quick_chroma import skip_override_checks
 
@@ -157,7 +170,18 @@ def bundled_words(served: bool, recorded: bool | None) -> str:
     return "left out for this command (--no-bundled --no-remember)"
 
 
-def state(ctx: typer.Context) -> State:
+def debug_logging() -> None:
+    """`--debug`: skillbank's debug log on stderr."""
+    import logging
+
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(levelname)s %(name)s: %(message)s"))
+    logger = logging.getLogger("skillbank")
+    logger.addHandler(handler)
+    logger.setLevel(logging.DEBUG)
+
+
+def state(ctx: "typer.Context") -> State:
     """The run's state (a command invoked without the root callback gets a default one)."""
     root = ctx.find_root()
     if not isinstance(root.obj, State):

@@ -123,7 +123,11 @@ def tidy_metavars(command: Any) -> None:
 
         command.get_help_option = get_help_option
         command._skillbank_help_tidied = True
-    for sub in getattr(command, "commands", {}).values():
+    commands = getattr(command, "commands", {})
+    # A lazily built group (skillbank.cli.commands.LazyCommands) tidies each command it builds:
+    # going through all of them here would import every command module.
+    loaded = getattr(commands, "loaded", None)
+    for sub in loaded() if loaded is not None else commands.values():
         tidy_metavars(sub)
 
 

@@ -2,32 +2,22 @@
 
 The options are declared here (not only passed through) so `skillbank serve --help` documents
 each one docs/mcp.md lists; the server's own parser (`skillbank.mcp_server.options`) still does
-the parsing, and anything not declared here is passed through to it.
+the parsing, and anything not declared here is passed through to it. The argv is built in
+`skillbank.cli.serve_args`, which `skillbank.cli.fast` shares: `skillbank serve` usually reaches
+the server without this module (or typer) at all.
 """
 
 from __future__ import annotations
 
-from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import typer
 
-from skillbank.cli.common import State, state
+from skillbank.cli.common import state
+from skillbank.cli.serve_args import LogLevel, Transport, command_argv, run_server, serve_argv
 
 SERVE_SETTINGS = {"allow_extra_args": True, "ignore_unknown_options": True}
-
-
-class Transport(str, Enum):
-    stdio = "stdio"
-    http = "http"
-
-
-class LogLevel(str, Enum):
-    DEBUG = "DEBUG"
-    INFO = "INFO"
-    WARNING = "WARNING"
-    ERROR = "ERROR"
 
 
 def serve(
@@ -73,57 +63,16 @@ def serve(
     ] = False,
 ) -> None:
     """Run the MCP server (stdio by default); see docs/mcp.md."""
-    st = state(ctx)
-    extra = list(ctx.args)
-    if no_bundled:
-        extra.append("--no-bundled")
-    if no_watch:
-        extra.append("--no-watch")
-    if log_level is not None:
-        extra += ["--log-level", log_level.value]
-    if max_body_bytes is not None:
-        extra += ["--max-body-bytes", str(max_body_bytes)]
-    if http_sse:
-        extra.append("--http-sse")
-    if tokens is not None:
-        extra += ["--tokens", str(tokens)]
-    argv = serve_argv(st, transport=transport.value, host=host, port=port, token=token, trust=trust,
-                      root=root_dir, skills_dirs=skills_dir, chroma_url=chroma_url,
-                      namespace=namespace, model_dir=model_dir, extra=extra)
-    from skillbank.errors import SkillbankError
-
-    try:
-        from skillbank import mcp_server
-    except ImportError as exc:
-        raise SkillbankError(f"the MCP server cannot be imported: {exc}") from None
-    server_main = getattr(mcp_server, "main", None)
-    if server_main is None:
-        raise SkillbankError("this install's skillbank.mcp_server has no main(); "
-                             "reinstall skillbank")
-    code = server_main(argv)
+    argv = command_argv(state(ctx), transport=transport.value, host=host, port=port, token=token,
+                        trust=trust, tokens=tokens, root=root_dir, skills_dirs=skills_dir,
+                        chroma_url=chroma_url, namespace=namespace, model_dir=model_dir,
+                        no_bundled=no_bundled, no_watch=no_watch,
+                        log_level=None if log_level is None else log_level.value,
+                        max_body_bytes=max_body_bytes, http_sse=http_sse,
+                        passthrough=list(ctx.args))
+    code = run_server(argv)
     if isinstance(code, int) and code:
         raise typer.Exit(code)
 
 
-def serve_argv(st: State, *, transport: str, host: str | None, port: int | None,
-               token: str | None, trust: bool, root: Path | None, skills_dirs: list[Path] | None,
-               chroma_url: str | None, namespace: str | None, model_dir: Path | None,
-               extra: list[str]) -> list[str]:
-    """The MCP server's argv: the command's options, falling back to the global ones."""
-    argv = ["--transport", transport]
-    for flag, value in (("--root", root or st.root), ("--chroma-url", chroma_url or st.chroma_url),
-                        ("--namespace", namespace or st.namespace),
-                        ("--model-dir", model_dir or st.model_dir),
-                        ("--host", host), ("--port", port), ("--token", token)):
-        if value is not None:
-            argv += [flag, str(value)]
-    for folder in (skills_dirs or []) or st.skills_dirs:
-        argv += ["--skills-dir", str(folder)]
-    if trust:
-        argv.append("--trust")
-    if not st.include_bundled and "--no-bundled" not in extra:
-        argv.append("--no-bundled")
-    return argv + extra
-
-
-__all__: list[Any] = ["SERVE_SETTINGS", "serve", "serve_argv"]
+__all__: list[Any] = ["SERVE_SETTINGS", "serve", "serve_argv", "Transport", "LogLevel"]

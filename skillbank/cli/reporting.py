@@ -1,0 +1,60 @@
+"""How a command's error reaches a person or a script: one line on stderr and an exit code.
+
+Kept apart from the typer app (`skillbank.cli.commands`) so `skillbank serve`'s fast path
+(`skillbank.cli.fast`) reports a failure exactly as the typer path does, without importing typer.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from typing import Any
+
+INTERRUPTED = 130
+
+
+def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
+    """Exit code, one-line message and findings for an exception a command raised."""
+    from pydantic import ValidationError
+
+    from skillbank.errors import SkillbankError
+
+    if isinstance(exc, SkillbankError):
+        return exc.exit_code, str(exc), list(getattr(exc, "findings", []) or [])
+    if isinstance(exc, ValidationError):
+        problems = "; ".join(
+            f"{'.'.join(str(p) for p in err.get('loc', ())) or 'input'}: {err.get('msg')}"
+            for err in exc.errors()[:5])
+        return 2, f"invalid input: {problems}", []
+    if type(exc).__module__.split(".")[0] in ("httpx", "httpcore"):
+        return 1, (f"network error: {exc}. The Chroma server (--chroma-url) or the embedding "
+                   "model download could not be reached; offline, point --model-dir or "
+                   "SKILLBANK_MODEL_DIR at a local all-MiniLM-L6-v2 folder"), []
+    if isinstance(exc, OSError):
+        return 1, str(exc), []
+    message = " ".join(str(exc).split()) or type(exc).__name__
+    return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
+
+
+def echo_err(line: str) -> None:
+    """One line on stderr (what `typer.echo(..., err=True)` writes, without importing typer)."""
+    stream = sys.stderr
+    stream.write(line + "\n")
+    stream.flush()
+
+
+def report_error(exc: BaseException, json_mode: bool) -> int:
+    from skillbank.cli.hints import cli_terms
+
+    code, message, findings = _error_details(exc)
+    message = cli_terms(message)
+    if json_mode:
+        payload = {"error": message, "type": type(exc).__name__, "exit_code": code}
+        if findings:
+            payload["findings"] = [f.model_dump(mode="json") if hasattr(f, "model_dump") else str(f)
+                                   for f in findings]
+        echo_err(json.dumps(payload, ensure_ascii=False))
+    else:
+        # One line: a message with findings already names them (--json lists them one by one).
+        echo_err(f"Error: {message}")
+    return code
