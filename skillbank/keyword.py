@@ -122,6 +122,7 @@ class _Keyword:
         self.ids = ids
         self.position = {item_id: i for i, item_id in enumerate(ids)}
         self._id_rank: np.ndarray | None = None
+        self._id_array: np.ndarray | None = None
         self.terms = terms
         self.vocabulary = {t: i for i, t in enumerate(terms)}
         self.row_ptr, self.row_terms, self.row_tfs, self.lengths = (
@@ -143,6 +144,14 @@ class _Keyword:
         if self._id_rank is None:
             self._id_rank = id_ranks(self.ids)
         return self._id_rank
+
+    @property
+    def id_array(self) -> np.ndarray:
+        """The ids as an object array (once per build): a search names its matches by indexing
+        it, not by a Python loop over every matching row."""
+        if self._id_array is None:
+            self._id_array = np.array(self.ids, dtype=object)
+        return self._id_array
 
     @property
     def idf(self) -> dict[str, float]:

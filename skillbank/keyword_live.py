@@ -184,8 +184,7 @@ class LiveKeyword:
                     top = best_first(scores, index.ids, min(n, positive), index.id_rank)
                     # Whole-array conversions (float64, as float() of each float32 score was):
                     # a Python loop over every matching item cost ~0.8 ms at 2,000 skills.
-                    ids = index.ids
-                    found = dict(zip([ids[i] for i in top.tolist()],
+                    found = dict(zip(index.id_array[top].tolist(),
                                      (scores[top].astype(np.float64) / best_possible).tolist()))
             scored = delta.scores(query, stats) if delta is not None else None
             if scored is not None:

@@ -102,3 +102,9 @@ def test_readable_share_of_ascii_requests_is_the_loops() -> None:
     for task in ("deploy the app", "", "123 !!", "naïve café", "导成 EndNote 库", "🙂🙂",
                  "Ünïcode only", "plain ascii, digits 42 and symbols #$%"):
         assert routing.readable_share(task) == loop(task), task
+
+
+def test_keyword_index_id_array_names_the_rows() -> None:
+    index = _Keyword(["b", "a", "c"], ["deploy a service", "deploy", "write a poem"])
+    assert index.id_array.tolist() == ["b", "a", "c"] and index.id_array is index.id_array
+    assert index.id_array[np.array([2, 0])].tolist() == ["c", "b"]
