@@ -700,6 +700,7 @@ def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_one
 
         def __init__(self, real: Any) -> None:
             self.real, self.calls = real, []
+            self.first = threading.Event()
 
         def __getattr__(self, name: str) -> Any:
             return getattr(self.real, name)
@@ -707,7 +708,8 @@ def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_one
         def query(self, **kwargs: Any) -> Any:
             self.calls.append(len(kwargs["query_embeddings"]))
             if len(self.calls) == 1:  # the first search holds the lock: the others queue up
-                deadline = time.monotonic() + 20
+                self.first.set()
+                deadline = time.monotonic() + 120  # a ceiling for a loaded machine
                 while len(index._combiner._waiting) < len(asks) - 1:
                     assert time.monotonic() < deadline, "the other searches never queued"
                     time.sleep(0.005)
@@ -722,11 +724,18 @@ def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_one
         except Exception as exc:  # noqa: BLE001 - reported by the assertion below
             results[n] = exc
 
+    # The first search alone, then the others while it holds the index lock (in its query):
+    # started together, a loaded machine let several register before the first took the
+    # lock, its batch was then more than one search, the hold above waited for a count it
+    # could not reach, and its failure (swallowed by the batched query: each asked alone)
+    # made 7 queries.
     threads = [threading.Thread(target=ask, args=(n,)) for n in range(len(asks))]
-    for thread in threads:
+    threads[0].start()
+    assert counting.first.wait(120), "the first search never asked Chroma"
+    for thread in threads[1:]:
         thread.start()
     for thread in threads:
-        thread.join(60)
+        thread.join(180)
     assert [results.get(n) for n in range(len(asks))] == sequential
     # The first alone, then one query per (n, where) group: z, rrf in ns b, rrf everywhere.
     assert len(counting.calls) <= 4 < len(asks), counting.calls
