@@ -211,11 +211,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
-        # Closed on the root and proposed again since the last run: a new draft, even under
-        # the name of one the team closed meanwhile (a draft discarded there and proposed again
-        # from new runs). A `proposed` entry alone is also written when a still-pending draft is
+        # Closed on the root (or erased there with its forgotten runs) and proposed again since
+        # the last run: a new draft, even under the name of one the team closed meanwhile (a
+        # draft discarded there and proposed again from new runs). A `proposed` entry alone is also written when a still-pending draft is
         # refreshed: that is an edit of the draft the team closed, and the team's decision stands.
-        proposed = _proposed_anew(ledger[already:])
+        proposed = _proposed_anew(ledger, already)
         positions["drafts"] = {"entries": max(already, len(ledger)),
                                "pending": _import_pending_drafts(conn, deployment, drafts_root,
                                                                  done.get("drafts"), report,
@@ -298,20 +298,30 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
 
 
-def _proposed_anew(entries: list[dict[str, Any]]) -> set[str]:
-    """The names the root's ledger `entries` close (adopted, discarded) and then propose again.
+def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
+    """The names the root's ledger entries after `already` propose as a new draft: closed
+    (adopted, discarded) and then proposed again, or proposed when no entry before names
+    them any more.
 
     The ledger notes `proposed` both for a new draft and for a refresh of a draft still
     pending (new runs joined its group): only a close before the proposal tells a new draft
-    from an edit of the one a run imported."""
+    from an edit of the one a run imported. A draft erased with its forgotten experiences has
+    no close: forgetting blanks its name in every entry (the name is a slug of the forgotten
+    words, `skillbank.forgetting`), so a proposal no earlier entry names is a new draft too.
+    A name no run imported is written as new whatever this says."""
     closed: set[str] = set()
+    named: set[str] = set()
     anew: set[str] = set()
-    for entry in entries:
-        name, op = str(entry.get("name")), entry.get("op")
-        if op in ("adopted", "discarded"):
-            closed.add(name)
-        elif op == "proposed" and name in closed:
-            anew.add(name)
+    for position, entry in enumerate(ledger):
+        name, op = entry.get("name"), entry.get("op")
+        if not isinstance(name, str):
+            continue  # blanked by a forget
+        if position >= already:
+            if op in ("adopted", "discarded"):
+                closed.add(name)
+            elif op == "proposed" and (name in closed or name not in named):
+                anew.add(name)
+        named.add(name)
     return anew
 
 
