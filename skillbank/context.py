@@ -9,6 +9,7 @@ and added whole, best first, until the budget is reached; nothing is cut mid-ite
 from __future__ import annotations
 
 import contextvars
+import functools
 import os
 import re
 import threading
@@ -177,6 +178,37 @@ FAMILY_VOTERS = 5
 FAMILY_POOL = 40
 
 
+@functools.lru_cache(maxsize=8192)
+def _family_of(topic: str, text: str, when: str) -> str:
+    from skillbank.distill.topics import TOPIC_KEYWORDS, guess_topic, topic_family
+
+    stored = topic_family(topic)
+    if not when or (topic != "general" and topic not in {row[0] for row in TOPIC_KEYWORDS}):
+        return stored  # a topic the writer named (not one of the keyword guess's): theirs
+    guess = guess_topic(f"{text} {when}")
+    return topic_family(guess) if guess != "general" else stored
+
+
+def rule_family(record: Any) -> str:
+    """The topic family a rule belongs to in a block, read off the rule's own words (its
+    text and ``when_to_use``) when its stored topic is the keyword guess's.
+
+    Why not the stored topic: a rule an agent writes without a topic is filed by the keyword
+    guess over the rule, the task and the critique it came from, so the task's words can file
+    it under the task's domain rather than the rule's ("Make every code sample complete and
+    runnable" under `code`, "Write sequential procedures as numbered steps" under `slides`,
+    both documentation rules by their ``when_to_use``). Such rules pulled the family vote to
+    the wrong domain and came into other domains' blocks. Read off the rule and its `when`
+    alone, 40 of the critique stream's 40 rules land in their domain (38 stored). A topic
+    outside the guess's vocabulary (one a person or an agent named) is kept as written, as
+    is the stored topic when the rule's words name none. ``guidelines.search`` and the stored
+    topic are unchanged (filing by the rule's words first cost Recall@5 there, see
+    ``distill.topics.guess_topic``); this is the block's choice of family only."""
+    return _family_of(str(getattr(record, "topic", "general") or "general"),
+                      str(getattr(record, "text", "") or ""),
+                      " ".join(str(getattr(record, "when_to_use", "") or "").split()))
+
+
 def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
                         voters: int = FAMILY_VOTERS, topic: str | None = None) -> list[Any]:
     """The hits of the topic family the best candidates vote for, best first (a "general"
@@ -210,11 +242,13 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
     best = [h for h in hits if has_evidence(h.dense, h.keyword)][:top]
     if not best:
         return []
-    family = lambda h: topic_family(getattr(h.record, "topic", "general"))  # noqa: E731
-    chosen = {id(h) for h in best if family(h) == "general"}
-    if topic is not None:
+    if topic is not None:  # the caller's topic names stored topics: their families
+        stored = lambda h: topic_family(getattr(h.record, "topic", "general"))  # noqa: E731
+        chosen = {id(h) for h in best if stored(h) == "general"}
         stated = topic_family(topic)
-        return [h for h in hits if id(h) in chosen or family(h) == stated]
+        return [h for h in hits if id(h) in chosen or stored(h) == stated]
+    family = lambda h: rule_family(h.record)  # noqa: E731
+    chosen = {id(h) for h in best if family(h) == "general"}
     votes: dict[str, float] = defaultdict(float)
     for hit in hits[:voters]:
         if family(hit) != "general":
