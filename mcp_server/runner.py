@@ -149,6 +149,22 @@ def run(options: Any = None) -> int:
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2
+    from skillbank.signals import ctrl_c_stops
+
+    # Ctrl-C stops the server however it was started: one started with `&` by a script
+    # inherits SIGINT ignored and ran on after the interrupt (skillbank/signals.py).
+    restore = ctrl_c_stops()
+    try:
+        return _serve(opts, token, tokens, session_scope)
+    except KeyboardInterrupt:  # Ctrl-C while starting (the imports): stopped, as when serving
+        return 0
+    finally:
+        restore()
+
+
+def _serve(opts: ServeOptions, token: str | None, tokens: Any, session_scope: Any) -> int:
+    """Claim the wire (stdio), open the bank on its thread and serve until Ctrl-C or the
+    client goes away."""
     wire = None
     if opts.transport == "stdio":
         from skillbank.mcp_server.early import EARLY_ENV, EarlyWire
@@ -203,6 +219,11 @@ def run(options: Any = None) -> int:
         pass
     finally:
         handle.close(wait=1.0)
+        if wire is not None:
+            # The SDK's read of the next line was abandoned on a worker thread that is not a
+            # daemon: with the client still holding stdin, Python's exit waited on it for good
+            # after Ctrl-C. An end-of-input wakes it (the reader puts the same at EOF).
+            wire.lines.put(None)
     return 0
 
 

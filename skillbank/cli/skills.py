@@ -567,35 +567,11 @@ def watch(
 
     With --json, each event is one JSON object on its own line (JSON Lines).
     """
+    from skillbank.signals import ctrl_c_stopping
+
     st = state(ctx)
-    restore = _ctrl_c_stops()
-    try:
+    with ctrl_c_stopping():  # even when started with SIGINT ignored (`cmd &` in a script)
         _watch(st, timeout)
-    finally:
-        restore()
-
-
-def _ctrl_c_stops() -> Any:
-    """Make Ctrl-C (SIGINT) raise KeyboardInterrupt for as long as `skills watch` runs, even in
-    a process started with SIGINT ignored; returns what puts the previous handler back.
-
-    Why: a program started in the background by a non-interactive shell (`cmd &` in a
-    script, a CI job run that way) inherits SIGINT as *ignored*, and Python then installs no
-    KeyboardInterrupt for it. `skills watch` runs until Ctrl-C and nothing else: with SIGINT
-    ignored, the interrupt a script, a supervisor or a test sends it was dropped and the
-    watcher ran on for good (the CI flake of tests/test_cli.py's watch test, in runs started
-    with `&`)."""
-    import signal
-
-    if threading.current_thread() is not threading.main_thread():
-        return lambda: None  # only the main thread may set handlers (and gets the signal)
-    previous = signal.getsignal(signal.SIGINT)
-    signal.signal(signal.SIGINT, signal.default_int_handler)
-
-    def restore() -> None:
-        signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
-
-    return restore
 
 
 def _watch(st: Any, timeout: float | None) -> None:

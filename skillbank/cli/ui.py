@@ -36,7 +36,7 @@ def ui(
 ) -> None:
     """Browse, review and curate memory in a local web page (skills, guidelines, experiences,
     context preview, stats)."""
-    from skillbank.errors import InvalidInputError, SkillbankError
+    from skillbank.errors import InvalidInputError
     from skillbank.ui.security import is_loopback
 
     st = state(ctx)
@@ -48,6 +48,21 @@ def ui(
         raise InvalidInputError("the token must be at least 16 characters")
     if not is_loopback(host) and not token:
         token = secrets.token_urlsafe(24)
+    from skillbank.signals import ctrl_c_stopping
+
+    # Ctrl-C (its documented stop) ends it with "stopped", exit 0, however it was started: one
+    # started with `&` by a script inherits SIGINT ignored, and the first index (minutes on a
+    # large root) ran on after it (skillbank/signals.py).
+    with ctrl_c_stopping():
+        try:
+            _open_and_serve(st, host, port, token, no_browser)
+        except KeyboardInterrupt:
+            st.out.note("stopped")
+
+
+def _open_and_serve(st: Any, host: str, port: int, token: str | None, no_browser: bool) -> None:
+    from skillbank.errors import SkillbankError
+
     sock = _bind(host, port)
     try:
         bank = st.bank(sync="all")

@@ -280,6 +280,24 @@ def _int(raw: str | None) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one worker until Ctrl-C (SIGINT) or SIGTERM; returns the exit code. Ctrl-C is a
+    clean stop (exit 0, the bank closed) however the worker was started, also while it opens
+    its bank (before uvicorn handles signals): one started with `&` by a script inherits
+    SIGINT ignored and ran on (skillbank/signals.py); at a terminal it died with a traceback."""
+    from skillbank.signals import ctrl_c_stops
+
+    restore = ctrl_c_stops()
+    try:
+        return _main(argv)
+    except KeyboardInterrupt:
+        print(f"skillbank team worker {os.getpid()} stopped (Ctrl-C)", file=sys.stderr,
+              flush=True)
+        return 0
+    finally:
+        restore()
+
+
+def _main(argv: Sequence[str] | None) -> int:
     args = parse_args(argv)
     from skillbank.team.logs import configure
 
