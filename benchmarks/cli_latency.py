@@ -20,7 +20,10 @@ the console script, in the order a person meets them:
   runs (it ends by itself after 10 idle minutes): what every later command costs;
 * attached: while `skillbank serve --transport http` holds the root (`--with-serve`);
 * baseline: `python -c pass` in the same rounds (in the same pseudo-terminal for the terminal
-  rows), and each command as a multiple of it.
+  rows), and each command as a multiple of it;
+* `--ab-old DIR`: each command also run with PYTHONPATH=DIR (another tree's code, e.g. a `git
+  archive` export with mcp_server/ copied to DIR/skillbank/), right after the same command, in
+  the same rounds (rows "OLD ..."); for a busy machine, where two sittings are not comparable.
 Medians of `--runs`; the machine load is printed before and after. Printed, never asserted.
 """
 
@@ -132,14 +135,21 @@ def timed(argv: list[str], env: dict[str, str], tty: bool = False) -> float:
 CPU: list[float] = []
 
 
-def measure(env: dict[str, str], runs: int, tty: bool = False) -> dict[str, list[float]]:
+def variants(env: dict[str, str], old: str | None) -> list[tuple[str, dict[str, str]]]:
+    """("", env), and with --ab-old ("OLD ", env with PYTHONPATH=old) right after it."""
+    return [("", env)] + ([("OLD ", {**env, "PYTHONPATH": old})] if old else [])
+
+
+def measure(env: dict[str, str], runs: int, tty: bool = False,
+            old: str | None = None) -> dict[str, list[float]]:
     """Wall seconds per command (and, under "<command> cpu", its own CPU seconds)."""
     out: dict[str, list[float]] = {"python -c pass": []}
     for _ in range(runs):
         for name, argv in [("python -c pass", [sys.executable, "-c", "pass"]),
                            *[(n, [str(SKILLBANK), *a]) for n, a in COMMANDS.items()]]:
-            out.setdefault(name, []).append(timed(argv, env, tty))
-            out.setdefault(name + " cpu", []).append(CPU[-1])
+            for prefix, use in variants(env, old) if name != "python -c pass" else [("", env)]:
+                out.setdefault(prefix + name, []).append(timed(argv, use, tty))
+                out.setdefault(prefix + name + " cpu", []).append(CPU[-1])
     return out
 
 
@@ -201,7 +211,11 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--with-serve", action="store_true",
                         help="also time commands attached to `skillbank serve --transport http`")
     parser.add_argument("--json", help="also write the numbers to this file")
+    parser.add_argument("--ab-old", metavar="DIR",
+                        help="also run each command with PYTHONPATH=DIR (another tree's code), "
+                             "in the same rounds")
     args = parser.parse_args(argv)
+    old = str(Path(args.ab_old).resolve()) if args.ab_old else None
     root = Path(args.cache) / f"root-{args.embedding}"
     env = env_for(args, root)
     build(root, env, args.rebuild)
@@ -209,7 +223,7 @@ def main(argv: list[str] | None = None) -> None:
     before = load_note()
     script_env = {**env, "SKILLBANK_CLI_OWNER": "0"}
     timed([str(SKILLBANK), "stats"], script_env)  # one untimed start: the OS file cache
-    script = measure(script_env, args.runs)
+    script = measure(script_env, args.runs, old=old)
     # A person at a terminal: the first command starts the background owner, later ones attach.
     terminal_env = {k: v for k, v in env.items() if k != "SKILLBANK_CLI_OWNER"}
     first: dict[str, list[float]] = {"python -c pass": [], "stats": []}
@@ -217,16 +231,22 @@ def main(argv: list[str] | None = None) -> None:
         stop_background_owner(root)
         first["python -c pass"].append(timed([sys.executable, "-c", "pass"], terminal_env, True))
         first.setdefault("python -c pass cpu", []).append(CPU[-1])
-        first["stats"].append(timed([str(SKILLBANK), "stats"], terminal_env, True))
-        first.setdefault("stats cpu", []).append(CPU[-1])
+        for prefix, use in variants(terminal_env, old):
+            stop_background_owner(root)  # each run starts its own owner, with its own code
+            first.setdefault(prefix + "stats", []).append(timed([str(SKILLBANK), "stats"], use,
+                                                                True))
+            first.setdefault(prefix + "stats cpu", []).append(CPU[-1])
+    if old:  # the later commands of both attach to an owner running this tree's code
+        stop_background_owner(root)
+        timed([str(SKILLBANK), "stats"], terminal_env, True)
     time.sleep(5)  # the owner warms up after saying ready; a person reads the first answer
-    warm = measure(terminal_env, args.runs, tty=True)
+    warm = measure(terminal_env, args.runs, tty=True, old=old)
     stop_background_owner(root)
     attached: dict[str, list[float]] = {}
     if args.with_serve:
         owner = start_owner(script_env)
         try:
-            attached = measure(script_env, args.runs)
+            attached = measure(script_env, args.runs, old=old)
         finally:
             owner.terminate()
             owner.wait(30)
@@ -239,11 +259,11 @@ def main(argv: list[str] | None = None) -> None:
     print()
     print(f"CLI latency — {skills} skills indexed, {args.embedding}, medians of {args.runs} runs;"
           f" {before} (before), {after} (after)")
-    print(f"{'command':<16}" + "".join(f" {name + ' s':>24} {'x pass':>7} {'CPU s':>6}"
+    print(f"{'command':<20}" + "".join(f" {name + ' s':>24} {'x pass':>7} {'CPU s':>6}"
                                        for name, _ in columns))
     summary: dict[str, Any] = {"skills": skills, "embedding": args.embedding,
                                "load_before": before, "load_after": after, "rows": {}}
-    for name in ["python -c pass", *COMMANDS]:
+    for name in ["python -c pass", *COMMANDS, *(["OLD " + c for c in COMMANDS] if old else [])]:
         cells, row = "", {}
         for column, rows in columns:
             value = median_row(rows, name)
@@ -253,7 +273,7 @@ def main(argv: list[str] | None = None) -> None:
             cells += (f" {value:>24.2f} {value / base:>6.1f}x {cpu:>6.2f}" if value == value
                       else f" {'-':>24} {'':>7} {'':>6}")
         summary["rows"][name] = row
-        print(f"{name:<16}{cells}")
+        print(f"{name:<20}{cells}")
     print("script: stdout a pipe, the command opens the root itself; first at a terminal: stdout "
           "a pseudo-terminal and no background owner yet, so the command starts one and "
           "attaches; warm at a terminal: later commands, attached to that owner. CPU s: the "
