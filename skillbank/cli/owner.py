@@ -249,13 +249,14 @@ def serve(args: argparse.Namespace) -> int:
             return 0  # another process owns the root already: commands attach to it
         bank.watch()  # clients skip their own skill sync: the owner keeps the index current
         (root / TOUCH).touch()  # idle from now, not from the command that started it
+        ready_mark = (root / TOUCH).stat().st_mtime_ns
         (root / ARGS).write_text(json.dumps(_serves(
             [str(f) for f in args.skills_dirs], args.model_dir, args.include_bundled)))
         pidfile.write_text(f"{os.getpid()} ready")
         print(f"{time.strftime('%Y-%m-%d %H:%M:%S')} ready in "
               f"{time.monotonic() - started:.1f} s (pid {os.getpid()})", flush=True)
-        threading.Thread(target=warm, args=(bank,), name="skillbank-owner-warm",
-                         daemon=True).start()
+        threading.Thread(target=warm, args=(bank, root / TOUCH, ready_mark),
+                         name="skillbank-owner-warm", daemon=True).start()
         while True:
             time.sleep(0.5)
             try:
@@ -275,11 +276,25 @@ def serve(args: argparse.Namespace) -> int:
     return 0
 
 
-def warm(bank: Any) -> None:
+def warm(bank: Any, touched: Path | None = None, after: int | None = None,
+         wait: float = 10.0) -> None:
     """What the first command of each kind would otherwise wait for, done once the owner is
     ready: the model session, each index's first search, the tokenizer, and `stats`' trust
     summary (which reads every skill's files once: seconds on 1,750 skills). Best effort;
-    nothing here counts as a use of what it finds."""
+    nothing here counts as a use of what it finds.
+
+    It starts once the command that started this owner is done (it touches `touched` when it
+    closes; at most `wait` seconds): warming beside that command's call made the call compete
+    with the same work on 2 cores (#27: a first `stats` at a terminal waited 2.0-3.5 s for the
+    owner's answer)."""
+    deadline = time.monotonic() + wait
+    while touched is not None and after is not None and time.monotonic() < deadline:
+        try:
+            if touched.stat().st_mtime_ns > after:
+                break
+        except OSError:
+            break
+        time.sleep(0.1)
     steps: list[Callable[[], Any]] = [
         lambda: bank.embedding_function(["warm up"]),
         lambda: bank.skills.search("warm up the skill index", k=1),
