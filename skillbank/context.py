@@ -201,7 +201,10 @@ def rule_family(record: Any) -> str:
     the wrong domain and came into other domains' blocks. Read off the rule and its `when`
     alone, 40 of the critique stream's 40 rules land in their domain (38 stored). A topic
     outside the guess's vocabulary (one a person or an agent named) is kept as written, as
-    is the stored topic when the rule's words name none. ``guidelines.search`` and the stored
+    is the stored topic when the rule's words name none. A named topic that is also one of the
+    guess's (``python``, ``sql``...) cannot be told from a guess (a record keeps no source for
+    its topic), so its family is re-read too when the rule's words name another: a known limit
+    (storing where a topic came from would lift it). ``guidelines.search`` and the stored
     topic are unchanged (filing by the rule's words first cost Recall@5 there, see
     ``distill.topics.guess_topic``); this is the block's choice of family only."""
     return _family_of(str(getattr(record, "topic", "general") or "general"),

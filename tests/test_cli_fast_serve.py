@@ -108,6 +108,7 @@ def test_the_fast_path_gives_the_server_the_typer_paths_argv(captured, tmp_path,
     ["serve", "--skills-dir", "{nowhere}"], ["--skills-dir", "{file}", "serve"],
     ["serve", "--transport", "sse"], ["serve", "--log-level", "LOUD"], ["serve", "--port", "x"],
     ["serve", "--max-body-bytes", "0"], ["serve", "--trust=yes"], ["serve", "--root"],
+    ["serve", "--port", "\u0661\u0662"], ["serve", "--max-body-bytes", "\uff19"],
     ["serve", "--root", ""], ["--install-completion", "serve"], ["skills", "serve"],
 ])
 def test_command_lines_it_does_not_fully_understand_go_through_typer(cli_root, tmp_path, line):
@@ -170,6 +171,55 @@ def test_errors_and_exit_codes_are_the_typer_paths(cli_root, monkeypatch):
         assert done.value.code == 3
 
 
+def test_other_scripts_digits_are_refused_as_typer_refuses_them(cli_root):
+    """int() reads "١٢" as 12; typer refuses it (exit 2), so the fast path leaves it to typer."""
+    from skillbank.cli import app
+
+    assert fast.serve_plan(["serve", "--port", "\u0661\u0662"]) is None
+    assert CliRunner().invoke(app, ["serve", "--port", "\u0661\u0662"]).exit_code == 2
+
+
+def test_debug_through_the_fast_path_logs_and_shows_the_traceback(cli_root, monkeypatch):
+    """`--debug serve`: the skillbank loggers at DEBUG, and an error raised as it is (the
+    traceback), as the typer path does."""
+    import logging
+
+    import skillbank.mcp_server as mcp_server
+    from skillbank.cli import main
+
+    def broken(argv):
+        raise RuntimeError("the server broke")
+
+    monkeypatch.setattr(mcp_server, "main", broken, raising=False)
+    logger = logging.getLogger("skillbank")
+    monkeypatch.setattr(logger, "level", logger.level)
+    with pytest.raises(RuntimeError, match="the server broke"):
+        main(["--debug", "serve"])
+    assert logger.level == logging.DEBUG
+    with pytest.raises(SystemExit) as done:  # without --debug: one line and exit 1
+        main(["serve"])
+    assert done.value.code == 1
+
+
+@pytest.mark.parametrize("via", ["fast", "typer"])
+def test_ctrl_c_before_the_server_runs_is_a_clean_stop(cli_root, monkeypatch, via):
+    """A Ctrl-C that lands before the server installed its own handler ends `serve` with 0, as
+    one while it serves does (mcp_server/runner.py), whichever path started it."""
+    import skillbank.mcp_server as mcp_server
+    from skillbank.cli import app, main
+
+    def interrupted(argv):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(mcp_server, "main", interrupted, raising=False)
+    if via == "typer":
+        assert CliRunner().invoke(app, ["serve"]).exit_code == 0
+        return
+    with pytest.raises(SystemExit) as done:
+        main(["serve"])
+    assert done.value.code == 0
+
+
 def test_errors_are_written_as_the_typer_path_writes_them(cli_root, capsys, monkeypatch):
     import skillbank.mcp_server as mcp_server
     from skillbank.cli import app, main
@@ -224,6 +274,18 @@ def test_a_command_imports_only_its_own_module(cli_root):
     assert code == "0", done.stderr
     for module in ("skills", "memory", "ui", "config", "tokens", "audit", "migrate"):
         assert f"skillbank.cli.{module}" not in modules.split(), modules
+
+
+def test_a_cli_process_does_not_import_httpxs_own_command_line(cli_root):
+    """httpx's CLI (click, rich.syntax, pygments) is kept out of a CLI process
+    (`common.skip_httpx_cli`): ~0.1 s of every command's start."""
+    probe = ("import sys\nfrom skillbank.cli import main\n"
+             "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
+             "print(code, 'httpx' in sys.modules, 'pygments' in sys.modules, "
+             "'rich.syntax' in sys.modules)\n")
+    done = subprocess.run([sys.executable, "-c", probe, "--no-bundled", "--json", "stats"],
+                          capture_output=True, text=True, timeout=120, env={**os.environ})
+    assert done.stdout.strip().splitlines()[-1] == "0 True False False", done.stderr
 
 
 def test_a_lazily_loaded_group_runs_and_its_help_is_tidied(cli_root):

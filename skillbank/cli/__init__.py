@@ -8,8 +8,9 @@
 
 People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.
 Exit codes: 0 ok, 1 error, 2 invalid input or validation errors, 3 not found, 4 already
-exists, 5 read-only, 6 memory root busy (see `skillbank.errors`), 130 interrupted. Errors are one
-line on stderr (one JSON line with --json); `--debug` shows the traceback instead.
+exists, 5 read-only, 6 memory root busy (see `skillbank.errors`), 130 interrupted (the
+long-running `serve`, `ui` and `skills watch` stop cleanly on Ctrl-C: 0). Errors are one line on
+stderr (one JSON line with --json); `--debug` shows the traceback instead.
 
 Environment: SKILLBANK_ROOT, SKILLBANK_SKILL_ROOTS, SKILLBANK_CHROMA_URL, SKILLBANK_NAMESPACE,
 SKILLBANK_MODEL_DIR as in `skillbank.settings`; SKILLBANK_EMBEDDING=hash opens banks with the
@@ -18,7 +19,8 @@ tiny hash embedding instead of the model, for tests and benchmarks only.
 This package is the light front door (#27): `main()` starts `skillbank serve` without typer
 (`skillbank.cli.fast`), and loads the typer app (`skillbank.cli.commands`) for everything else.
 Its names (`app`, `report_error`, `serve_argv`, ...) are still importable from here: they are
-forwarded to `skillbank.cli.commands` on first use.
+forwarded to `skillbank.cli.commands` on first use. A name that is also a submodule's (`serve`,
+`ui`, `audit`...) is the module: `from skillbank.cli.serve import serve` for the command.
 """
 
 from __future__ import annotations

@@ -7,20 +7,8 @@ app` still works (the package forwards the names). The command groups (`skills`,
 `audit`, `server`, `migrate`) are imported when a command line names them (`LazyCommands`), not
 at start: a command pays only for its own module (#27: an attached `stats` spent ~0.3 s
 importing every command module).
-    skillbank skills list | show | validate | new | search | sync | watch | delete | rename
-    skillbank skills propose | drafts | adopt | discard | history
-    skillbank guidelines list | show | learn | search | vote | approve | reject | retire
-    skillbank experiences list | show | record | search | distill | prune | export | import
-    skillbank reindex | stats | context | serve | ui | demo
 
-People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.
-Exit codes: 0 ok, 1 error, 2 invalid input or validation errors, 3 not found, 4 already
-exists, 5 read-only, 6 memory root busy (see `skillbank.errors`), 130 interrupted. Errors are one
-line on stderr (one JSON line with --json); `--debug` shows the traceback instead.
-
-Environment: SKILLBANK_ROOT, SKILLBANK_SKILL_ROOTS, SKILLBANK_CHROMA_URL, SKILLBANK_NAMESPACE,
-SKILLBANK_MODEL_DIR as in `skillbank.settings`; SKILLBANK_EMBEDDING=hash opens banks with the
-tiny hash embedding instead of the model, for tests and benchmarks only.
+The commands, exit codes and environment are listed in `skillbank.cli`'s docstring.
 """
 
 from __future__ import annotations

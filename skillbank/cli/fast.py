@@ -96,6 +96,8 @@ def _folders(values: list[str] | None) -> list[Path] | None:
 def _integer(value: str | None, minimum: int | None = None) -> tuple[bool, int | None]:
     if value is None:
         return True, None
+    if not value.isascii():  # int() takes other scripts' digits ("١٢"); typer refuses them
+        return False, None
     try:
         number = int(value)
     except ValueError:
@@ -189,11 +191,6 @@ def serve(plan: ServePlan) -> NoReturn:
         from skillbank.cli.serve_args import run_server
 
         code = run_server(plan.argv())
-    except KeyboardInterrupt:
-        from skillbank.cli.reporting import INTERRUPTED, echo_err
-
-        echo_err("interrupted")
-        code = INTERRUPTED
     except BrokenPipeError:
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)

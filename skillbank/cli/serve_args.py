@@ -86,4 +86,9 @@ def run_server(argv: list[str]) -> Any:
     if server_main is None:
         raise SkillbankError("this install's skillbank.mcp_server has no main(); "
                              "reinstall skillbank")
-    return server_main(argv)
+    try:
+        return server_main(argv)
+    except KeyboardInterrupt:
+        # Ctrl-C before the server installed its own handler (during its imports): a clean stop,
+        # exit 0, as the server answers a Ctrl-C once it runs (mcp_server/runner.py).
+        return 0

@@ -213,8 +213,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             report.imported["drafts"] += 1
         # Closed on the root (or erased there with its forgotten runs) and proposed again since
         # the last run: a new draft, even under the name of one the team closed meanwhile (a
-        # draft discarded there and proposed again from new runs). A `proposed` entry alone is also written when a still-pending draft is
-        # refreshed: that is an edit of the draft the team closed, and the team's decision stands.
+        # draft discarded there and proposed again from new runs). A `proposed` entry alone is
+        # also written when a still-pending draft is refreshed: that is an edit of the draft the
+        # team closed, and the team's decision stands.
         proposed = _proposed_anew(ledger, already)
         positions["drafts"] = {"entries": max(already, len(ledger)),
                                "pending": _import_pending_drafts(conn, deployment, drafts_root,
