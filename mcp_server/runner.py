@@ -323,8 +323,14 @@ async def serve_stdio(server: Any, wire: Any) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """`python -m skillbank.mcp_server [options]`."""
-    return run(parse_args(argv))
+    """`python -m skillbank.mcp_server [options]`, `skillbank-mcp-server` and `skillbank serve`:
+    a process entry, so the process ends here once the server stops. The bank's opening
+    threads may still be inside Chroma's or the model's native code then, and the interpreter's
+    teardown under them crashed the process (SIGSEGV); `skillbank.ending` exits without it."""
+    code = run(parse_args(argv))
+    from skillbank.ending import end_process
+
+    end_process(code)
 
 
 def _namespace(opts: Any) -> str:
