@@ -316,10 +316,34 @@ async def serve_stdio(server: Any, wire: Any) -> None:
     """Serve one stdio client over `wire` (an `early.EarlyWire`, already reading)."""
     from mcp.server.stdio import stdio_server
 
+    import anyio
+
     out = _WireOut(wire)
     lowlevel = server._lowlevel_server  # what MCPServer.run_stdio_async drives, with our streams
-    async with stdio_server(stdin=_WireIn(wire, out), stdout=out) as (r, w):  # type: ignore[arg-type]
-        await lowlevel.run(r, w, server.initialization_options())
+    async with anyio.create_task_group() as group:
+        group.start_soon(_stop_on_ctrl_c, group.cancel_scope)
+        async with stdio_server(stdin=_WireIn(wire, out), stdout=out) as (r, w):  # type: ignore[arg-type]
+            await lowlevel.run(r, w, server.initialization_options())
+        group.cancel_scope.cancel()  # the client went away: stop watching for Ctrl-C
+
+
+async def _stop_on_ctrl_c(scope: Any) -> None:
+    """Ctrl-C ends the session through the event loop's own signal handling, whichever thread
+    the kernel gives the signal to. With only Python's handler, a SIGINT that a thread other than
+    the main one received (the bank's loader, the wire's reader, a native pool) was not seen
+    while the loop slept in epoll with nothing to do: the server ran on (skillbank/signals.py).
+    The loop's handler writes to its wakeup fd from any thread, so the loop wakes at once."""
+    import signal
+
+    import anyio
+
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                scope.cancel()
+                return
+    except NotImplementedError:  # no loop signal handlers here (Windows): KeyboardInterrupt
+        return
 
 
 def main(argv: Sequence[str] | None = None) -> int:

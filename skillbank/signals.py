@@ -6,14 +6,29 @@ KeyboardInterrupt for it: the interrupt a script, a supervisor or a test sends i
 command that runs until Ctrl-C (`skills watch`, the stdio MCP server, `skillbank server`,
 `skillbank ui`) runs on for good. `ctrl_c_stops` gives such a command Python's own handler while
 it runs, so it stops the way it does when started at a terminal.
+
+A handler is not enough while the main thread waits inside a blocking call (the first request
+to a Chroma server or PostgreSQL that never answers): the kernel may hand a process's SIGINT to
+any thread that does not block it (numpy's OpenBLAS workers, onnxruntime's pool, a Python
+thread), and Python only runs the handler once the main thread executes bytecode again, which
+a recv() without a timeout never lets it do. `skillbank ui` ran on after Ctrl-C that way (about
+one CI-like run in six; the same hang on demand by sending SIGINT to another thread).
+`interruptible` runs such a call on a helper thread that blocks SIGINT and waits for it in
+short slices, so the handler runs within `SLICE` s wherever the signal landed.
 """
 
 from __future__ import annotations
 
 import contextlib
+import contextvars
 import signal
 import threading
-from typing import Callable, Iterator
+from typing import Callable, Iterator, TypeVar
+
+T = TypeVar("T")
+
+#: How often the main thread looks up from a wait in `interruptible` (its Ctrl-C latency).
+SLICE = 0.2
 
 
 def ctrl_c_stops() -> Callable[[], None]:
@@ -39,3 +54,31 @@ def ctrl_c_stopping() -> Iterator[None]:
         yield
     finally:
         restore()
+
+
+def interruptible(call: Callable[[], T]) -> T:
+    """`call()`, run so that Ctrl-C interrupts it wherever the signal lands (see the module's
+    docstring): on a daemon thread that blocks SIGINT, in this thread's context (scope), while
+    the main thread waits in `SLICE` s steps. Its result or exception comes back here; on
+    KeyboardInterrupt the helper is left to the process's exit. Off the main thread, or with
+    no signal masks on this platform, it is just `call()`."""
+    if threading.current_thread() is not threading.main_thread() or \
+            not hasattr(signal, "pthread_sigmask"):
+        return call()
+    context = contextvars.copy_context()
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
+        try:
+            outcome["value"] = context.run(call)
+        except BaseException as exc:  # noqa: BLE001 - handed back to the caller
+            outcome["error"] = exc
+
+    helper = threading.Thread(target=run, name="skillbank-interruptible", daemon=True)
+    helper.start()
+    while helper.is_alive():
+        helper.join(SLICE)
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]

@@ -21,6 +21,7 @@ and never answers, and interrupt it there.
 from __future__ import annotations
 
 import json
+import os
 import queue
 import signal
 import subprocess
@@ -254,6 +255,126 @@ def test_ctrl_c_stops_a_team_worker_while_it_opens_its_bank(tmp_path, how):
         env=team_env(), cwd=str(tmp_path))
     assert code == 0 and "stopped (Ctrl-C)" in text, (code, text[-3000:])
     assert "Traceback" not in text, text[-3000:]
+
+
+#: Started in the server by `sitecustomize`: a Python thread that leaves SIGINT unblocked, as
+#: numpy's OpenBLAS workers or onnxruntime's pool do, writing its thread id to a file.
+BYSTANDER = """
+import os, threading, time
+
+def _bystander():
+    with open(os.environ["BYSTANDER_TID"], "w") as out:
+        out.write(str(threading.get_native_id()))
+    while True:
+        time.sleep(3600)
+
+threading.Thread(target=_bystander, daemon=True, name="bystander").start()
+"""
+
+
+def _with_bystander(env: dict[str, str], tmp_path) -> tuple[dict[str, str], Any]:
+    site = tmp_path / "site"
+    site.mkdir()
+    (site / "sitecustomize.py").write_text(BYSTANDER)
+    tid = tmp_path / "bystander.tid"
+    env = dict(env, BYSTANDER_TID=str(tid), OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.pathsep.join([str(site), env.get("PYTHONPATH", "")]))
+    return env, tid
+
+
+def _ctrl_c_to_the_bystander(proc: subprocess.Popen, tid_file: Any) -> None:
+    """SIGINT to the bystander thread only (tgkill), as the kernel may deliver a Ctrl-C."""
+    import ctypes
+
+    tid = int(tid_file.read_text())
+    libc = ctypes.CDLL(None, use_errno=True)
+    if libc.tgkill(proc.pid, tid, signal.SIGINT) != 0:
+        raise OSError(ctypes.get_errno(), "tgkill")
+
+
+@pytest.mark.parametrize("command", ["ui", "team worker"])
+def test_ctrl_c_that_another_thread_receives_stops_a_start_that_hangs(tmp_path, request,
+                                                                      command):
+    """The kernel may give a process's SIGINT to any thread that does not block it; Python runs
+    the handler only when the main thread executes bytecode. Before the fix, the main thread sat
+    in recv() on a server that never answers, and `skillbank ui` ran on after Ctrl-C (about one
+    CI-like run in six). Now the blocking open runs on a helper and the main thread looks up
+    every 0.2 s (skillbank.signals.interruptible). The team worker gets a real PostgreSQL, so it
+    hangs on the Chroma server (no timeout there; PostgreSQL's connect times out in 5 s)."""
+    from mcp_http import team_env
+
+    silent = Silent()
+    at = f"127.0.0.1:{silent.port}"
+    if command == "ui":
+        argv = [*skillbank_command(), "--chroma-url", f"http://{at}", "--no-bundled", "ui",
+                "--no-browser", "--port", "0"]
+        env = env_for(tmp_path / "root")
+    else:
+        postgres = request.getfixturevalue("postgres")
+        argv = [sys.executable, "-m", "skillbank.team.server", "--root", str(tmp_path / "w"),
+                "--chroma-url", f"http://{at}", "--database-url", postgres.url,
+                "--deployment", uuid.uuid4().hex[:12], "--port", str(free_port())]
+        env = team_env()
+    env, tid_file = _with_bystander(env, tmp_path)
+    proc = subprocess.Popen(argv, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True, cwd=str(tmp_path))
+    try:
+        output = _lines(proc.stdout)
+        if not silent.reached.wait(300):
+            pytest.fail(f"{command} never connected")
+        _ctrl_c_to_the_bystander(proc, tid_file)
+        try:
+            code = proc.wait(timeout=CEILING)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"{command} did not stop within {CEILING:g} s of a Ctrl-C "
+                                 "that another thread received") from None
+        seen = []
+        while (line := output.get(timeout=30)) is not None:
+            seen.append(line)
+        text = "".join(seen)
+        assert code == 0 and "stopped" in text and "Traceback" not in text, (code, text[-3000:])
+    finally:
+        _stop(proc)
+        silent.close()
+
+
+def test_ctrl_c_that_another_thread_receives_stops_the_stdio_mcp_server(tmp_path):
+    """Serving and idle (the event loop asleep in epoll): before the fix a SIGINT that another
+    thread received was never acted on and the server ran on; the loop now watches SIGINT
+    itself (mcp_server/runner.py, `_stop_on_ctrl_c`)."""
+    env, tid_file = _with_bystander(env_for(tmp_path / "root"), tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "skillbank.mcp_server", "--no-bundled"],
+                            env=env, text=True, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    errors: list[str] = []
+    threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True).start()
+    try:
+        for message in (
+                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                    "protocolVersion": "2025-06-18", "capabilities": {},
+                    "clientInfo": {"name": "test", "version": "1"}}},
+                {"jsonrpc": "2.0", "method": "notifications/initialized"},
+                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
+            proc.stdin.write(json.dumps(message) + "\n")
+        proc.stdin.flush()
+        lines = _lines(proc.stdout)
+        _wait_for(lines, lambda line: json.loads(line).get("id") == 2, proc, [])
+        # A call that waits for the bank: once answered the bank is open and the loop idle.
+        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_context", "arguments": {"task": "parse a date"}}}) + "\n")
+        proc.stdin.flush()
+        _wait_for(lines, lambda line: json.loads(line).get("id") == 3, proc, [])
+        _ctrl_c_to_the_bystander(proc, tid_file)
+        try:
+            code = proc.wait(timeout=CEILING)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(f"the stdio MCP server did not stop within {CEILING:g} s of a "
+                                 "Ctrl-C that another thread received") from None
+        time.sleep(0.2)  # the stderr reader's last lines
+        assert code == 0 and "Traceback" not in "".join(errors), "".join(errors)[-3000:]
+    finally:
+        _stop(proc)
+        proc.stdin.close()
 
 
 @pytest.mark.parametrize("how", STARTS)

@@ -150,6 +150,13 @@ class State:
             return False
         return remember.bundled(root) is not False
 
+    def abandon(self) -> None:
+        """Forget a bank that a helper thread is still opening (Ctrl-C during
+        `signals.interruptible`): closing it would wait for that thread, which holds the bank's
+        lock while a server hangs. The index follows the files, so a sync cut short is redone by
+        the next open; the OS releases the root's locks as the process exits."""
+        self._bank = None
+
     def close(self) -> None:
         if getattr(self, "_owner_root", None) is not None:
             from skillbank.cli import owner

@@ -63,9 +63,15 @@ def ui(
 def _open_and_serve(st: Any, host: str, port: int, token: str | None, no_browser: bool) -> None:
     from skillbank.errors import SkillbankError
 
+    from skillbank.signals import interruptible
+
     sock = _bind(host, port)
     try:
-        bank = st.bank(sync="all")
+        try:  # Ctrl-C while a server hangs (skillbank/signals.py)
+            bank = interruptible(lambda: st.bank(sync="all"))
+        except KeyboardInterrupt:
+            st.abandon()
+            raise
         watch = getattr(bank, "watch", None)
         if callable(watch):
             try:

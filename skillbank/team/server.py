@@ -345,12 +345,13 @@ def _main(argv: Sequence[str] | None) -> int:
     from skillbank import Skillbank
     from skillbank.cli.common import embedding_from_env
     from skillbank.errors import SkillbankError
+    from skillbank.signals import interruptible
 
-    try:
-        bank = Skillbank.open(args.root, chroma_url=args.chroma_url,
-                              database_url=args.database_url, deployment=args.deployment,
-                              embedding_function=embedding_from_env(), include_bundled=True,
-                              **skills_overrides(args))
+    try:  # interruptible: Ctrl-C while PostgreSQL or the Chroma server hangs (signals.py)
+        bank = interruptible(lambda: Skillbank.open(
+            args.root, chroma_url=args.chroma_url, database_url=args.database_url,
+            deployment=args.deployment, embedding_function=embedding_from_env(),
+            include_bundled=True, **skills_overrides(args)))
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1
