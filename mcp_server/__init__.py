@@ -3,8 +3,9 @@
 Importing this package is cheap: mcp (about a second to import) and the bank load only when a
 server is built or run.
 
-- `main(argv=None) -> int` parses the command line and serves;
-- `run(options) -> int` serves a `ServeOptions` (or any object/mapping with its field names);
+- `main(argv=None)` parses the command line, serves and ends the process (a process entry:
+  it never returns; see `runner.main`);
+- `run(options) -> int` serves (to embed: returns its exit code) a `ServeOptions` (or any object/mapping with its field names);
 - `build_server(bank, *, trusted, ...) -> MCPServer` builds the server over an open `Skillbank`
   (or a `BankHandle` still opening one), for embedding and tests.
 """

@@ -20,7 +20,7 @@ import io
 import logging
 import os
 import sys
-from typing import Any, Sequence
+from typing import Any, NoReturn, Sequence
 
 from skillbank.mcp_server.options import ServeOptions, is_loopback, parse_args
 
@@ -334,9 +334,12 @@ async def _stop_on_ctrl_c(scope: Any) -> None:
     while the loop slept in epoll with nothing to do: the server ran on (skillbank/signals.py).
     The loop's handler writes to its wakeup fd from any thread, so the loop wakes at once."""
     import signal
+    import threading
 
     import anyio
 
+    if threading.current_thread() is not threading.main_thread():
+        return  # `run` embedded on a thread: the loop cannot take signals there
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
             async for _ in signals:
@@ -346,14 +349,24 @@ async def _stop_on_ctrl_c(scope: Any) -> None:
         return
 
 
-def main(argv: Sequence[str] | None = None) -> int:
+def main(argv: Sequence[str] | None = None) -> NoReturn:
     """`python -m skillbank.mcp_server [options]`, `skillbank-mcp-server` and `skillbank serve`:
-    a process entry, so the process ends here once the server stops. The bank's opening
-    threads may still be inside Chroma's or the model's native code then, and the interpreter's
-    teardown under them crashed the process (SIGSEGV); `skillbank.ending` exits without it."""
-    code = run(parse_args(argv))
-    from skillbank.ending import end_process
+    a process entry that never returns: the process ends here once the server stops (embed
+    `run` instead). The bank's opening threads may still be inside Chroma's or the model's
+    native code then, and the interpreter's teardown under them crashed the process (SIGSEGV);
+    `skillbank.ending` exits without it, also when uvicorn gives up (`sys.exit(3)` on a busy
+    port) or the server fails."""
+    from skillbank.ending import end_process, exit_code
 
+    try:
+        code = run(parse_args(argv))
+    except SystemExit as exc:
+        code = exit_code(exc)
+    except Exception:  # noqa: BLE001 - shown as Python would, then the same safe exit
+        import traceback
+
+        traceback.print_exc()
+        code = 1
     end_process(code)
 
 

@@ -21,15 +21,29 @@ from typing import NoReturn
 
 
 def end_process(code: int) -> NoReturn:
-    """Run the atexit callbacks, flush logs and stdio, and exit with `code` at once."""
+    """Run the atexit callbacks, flush logs and stdio, and exit with `code` at once.
+
+    A normal exit would first join non-daemon threads (`threading._shutdown`); the servers that
+    end here have none that hold data (the context pool only searches). Each step is tried on
+    its own, so one that fails (an atexit callback raises on Python 3.10) skips no other."""
+    steps = [atexit._run_exitfuncs, logging.shutdown]  # noqa: SLF001 - a normal exit's own
+    steps += [stream.flush for stream in (sys.stdout, sys.stderr) if stream is not None]
     try:
-        atexit._run_exitfuncs()  # noqa: SLF001 - what a normal exit runs first; kept, in order
-        logging.shutdown()
-        for stream in (sys.stdout, sys.stderr):
+        for step in steps:
             try:
-                if stream is not None:
-                    stream.flush()
-            except (OSError, ValueError):  # closed or gone (the client hung up): nothing to keep
+                step()
+            except Exception:  # noqa: BLE001 - closed or gone (the client hung up): go on
                 pass
     finally:
         os._exit(code)
+
+
+def exit_code(exc: SystemExit) -> int:
+    """The code `raise SystemExit(x)` asks for, as the interpreter would turn it into one
+    (a message is printed to stderr and means 1)."""
+    if exc.code is None:
+        return 0
+    if isinstance(exc.code, int):
+        return exc.code
+    print(exc.code, file=sys.stderr, flush=True)
+    return 1

@@ -13,8 +13,10 @@ any thread that does not block it (numpy's OpenBLAS workers, onnxruntime's pool,
 thread), and Python only runs the handler once the main thread executes bytecode again, which
 a recv() without a timeout never lets it do. `skillbank ui` ran on after Ctrl-C that way (about
 one CI-like run in six; the same hang on demand by sending SIGINT to another thread).
-`interruptible` runs such a call on a helper thread that blocks SIGINT and waits for it in
-short slices, so the handler runs within `SLICE` s wherever the signal landed.
+`interruptible` runs such a call on a helper thread and waits for it in short slices, so the
+handler runs within `SLICE` s wherever the signal landed. A helper left running by Ctrl-C may
+be inside native code (the model, Chroma's Rust client): the command then ends with
+`skillbank.ending.end_process`, as the MCP server does, not through the interpreter's teardown.
 """
 
 from __future__ import annotations
@@ -56,29 +58,45 @@ def ctrl_c_stopping() -> Iterator[None]:
         restore()
 
 
+#: Helpers `interruptible` left running when Ctrl-C came, as their "finished" events.
+_left: list[threading.Event] = []
+
+
 def interruptible(call: Callable[[], T]) -> T:
     """`call()`, run so that Ctrl-C interrupts it wherever the signal lands (see the module's
-    docstring): on a daemon thread that blocks SIGINT, in this thread's context (scope), while
-    the main thread waits in `SLICE` s steps. Its result or exception comes back here; on
-    KeyboardInterrupt the helper is left to the process's exit. Off the main thread, or with
-    no signal masks on this platform, it is just `call()`."""
-    if threading.current_thread() is not threading.main_thread() or \
-            not hasattr(signal, "pthread_sigmask"):
+    docstring): on a daemon thread, in this thread's context (scope), while the main thread
+    waits in `SLICE` s steps. Its result or exception comes back here; on KeyboardInterrupt
+    the helper is left running (`abandoned()` says so). Off the main thread it is `call()`.
+
+    The wait is on an event, not `Thread.join`: a KeyboardInterrupt inside `join` makes
+    Python 3.11 mark the still-running thread as stopped (its bpo-45274 clean-up)."""
+    if threading.current_thread() is not threading.main_thread():
         return call()
     context = contextvars.copy_context()
     outcome: dict[str, object] = {}
+    finished = threading.Event()
 
     def run() -> None:
-        signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT})
         try:
             outcome["value"] = context.run(call)
         except BaseException as exc:  # noqa: BLE001 - handed back to the caller
             outcome["error"] = exc
+        finally:
+            finished.set()
 
-    helper = threading.Thread(target=run, name="skillbank-interruptible", daemon=True)
-    helper.start()
-    while helper.is_alive():
-        helper.join(SLICE)
+    try:
+        threading.Thread(target=run, name="skillbank-interruptible", daemon=True).start()
+        while not finished.wait(SLICE):
+            pass
+    except KeyboardInterrupt:
+        _left.append(finished)
+        raise
     if "error" in outcome:
         raise outcome["error"]  # type: ignore[misc]
     return outcome["value"]  # type: ignore[return-value]
+
+
+def abandoned() -> bool:
+    """Whether a helper that Ctrl-C left is still running: end the process with
+    `skillbank.ending.end_process`, since a normal exit's teardown could crash under it."""
+    return any(not finished.is_set() for finished in _left)

@@ -60,3 +60,15 @@ def test_the_mcp_servers_entry_point_ends_without_the_teardown(tmp_path):
     assert "refusing to serve on 0.0.0.0" in done.stderr
     assert "teardown ran" not in done.stderr
     assert "main returned" not in done.stdout
+
+
+def test_a_busy_port_ends_the_http_server_without_the_teardown(tmp_path):
+    """uvicorn gives up on a busy port with `sys.exit(3)`, just after the bank began opening on
+    its thread: `main` ends that way too (code 3 kept), not through the teardown."""
+    done = _run(TEARDOWN_WITNESS + "import socket\n"
+                "busy = socket.socket(); busy.bind(('127.0.0.1', 0)); busy.listen(1)\n"
+                "from skillbank.mcp_server.runner import main\n"
+                "main(['--transport', 'http', '--port', str(busy.getsockname()[1]),"
+                " '--no-bundled'])\n", tmp_path)
+    assert done.returncode == 3, done.stderr[-2000:]
+    assert "teardown ran" not in done.stderr

@@ -155,9 +155,12 @@ class State:
         `signals.interruptible`): closing it would wait for that thread, which holds the bank's
         lock while a server hangs. The index follows the files, so a sync cut short is redone by
         the next open; the OS releases the root's locks as the process exits."""
+        self._abandoned = True
         self._bank = None
 
     def close(self) -> None:
+        if getattr(self, "_abandoned", False):
+            return  # a helper may still be opening it (and set `_bank` after `abandon`)
         if getattr(self, "_owner_root", None) is not None:
             from skillbank.cli import owner
 

@@ -75,7 +75,8 @@ def command_argv(st: State, *, transport: str = "stdio", host: str | None = None
 
 
 def run_server(argv: list[str]) -> Any:
-    """Start the MCP server with `argv` (`skillbank.mcp_server.main`); its exit code."""
+    """Start the MCP server with `argv` (`skillbank.mcp_server.main`), which ends the process
+    once the server stops; a code comes back only from a Ctrl-C during its imports (0)."""
     from skillbank.errors import SkillbankError
 
     try:

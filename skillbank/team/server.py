@@ -281,9 +281,11 @@ def _int(raw: str | None) -> int | None:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run one worker until Ctrl-C (SIGINT) or SIGTERM; returns the exit code. Ctrl-C is a
-    clean stop (exit 0, the bank closed) however the worker was started, also while it opens
-    its bank (before uvicorn handles signals): one started with `&` by a script inherits
-    SIGINT ignored and ran on (skillbank/signals.py); at a terminal it died with a traceback."""
+    clean stop (exit 0; an open bank closed) however the worker was started, also while it
+    opens its bank (before uvicorn handles signals): one started with `&` by a script inherits
+    SIGINT ignored and ran on (skillbank/signals.py); at a terminal it died with a traceback.
+    Stopped while its bank opens, it ends the process there (`skillbank.ending`): the opener
+    may be inside native code, under which the interpreter's teardown could crash."""
     from skillbank.signals import ctrl_c_stops
 
     restore = ctrl_c_stops()
@@ -292,6 +294,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"skillbank team worker {os.getpid()} stopped (Ctrl-C)", file=sys.stderr,
               flush=True)
+        from skillbank.signals import abandoned
+
+        if abandoned():  # stopped while its bank opened: the opener may be in native code
+            from skillbank.ending import end_process
+
+            end_process(0)
         return 0
     finally:
         restore()
