@@ -10,6 +10,7 @@ import re
 import shutil
 import subprocess
 import sys
+import textwrap
 import time
 from pathlib import Path
 from typing import Any
@@ -267,7 +268,18 @@ def test_launcher_survives_sigkill_mid_install_and_serves(tmp_path):
     shutil.copy2(build_wheel(tmp_path), plugin / "wheels")
     machine = Machine(tmp_path, plugin)
 
-    first = machine.start("--no-bundled")
+    # pip's install waits here until killed, so the SIGKILL lands mid-install on any machine
+    # (a quiet one finished the install from the local wheel within the second it was given).
+    stall = tmp_path / "stall-pip"
+    stall.mkdir()
+    (stall / "sitecustomize.py").write_text(textwrap.dedent(f"""
+        import sys, time
+        if sys.orig_argv[1:3] == ["-m", "pip"] and "install" in sys.orig_argv:
+            open({str(tmp_path / "pip-stalled")!r}, "w").close()
+            time.sleep(3600)
+    """))
+    first = machine.start("--no-bundled",
+                          PYTHONPATH=f"{stall}{os.pathsep}{machine.env['PYTHONPATH']}")
     try:
         result = first.handshake()
         assert result["serverInfo"]["name"] == "skillbank"
@@ -279,10 +291,10 @@ def test_launcher_survives_sigkill_mid_install_and_serves(tmp_path):
         assert "not ready yet" in early["result"]["content"][0]["text"]
         assert "Retry in" in early["result"]["content"][0]["text"]
         deadline = time.monotonic() + 600
-        while "installing skillbank from" not in "".join(first.stderr):
+        while not (tmp_path / "pip-stalled").exists():  # pip is at work
             assert time.monotonic() < deadline and first.proc.poll() is None, first.stderr
             time.sleep(0.2)
-        time.sleep(1.0)  # pip is at work
+        assert "installing skillbank from" in "".join(first.stderr)
         kill_setups(machine.home)
     finally:
         first.close()
@@ -386,6 +398,39 @@ def test_launcher_bad_input_is_a_clear_message_never_a_hang(tmp_path, case):
                 "unwritable-home": "cannot write to", "no-source": "SKILLBANK_SOURCE"}[case]
     assert expected in done.stderr and "Traceback" not in done.stderr, done.stderr
     assert "pip" not in done.stderr.replace("SKILLBANK_PIP_ARGS", "")  # never went to an index
+
+
+@pytest.mark.slow
+def test_a_checkout_is_built_from_a_copy_so_a_killed_build_breaks_nothing(tmp_path):
+    """pip builds a source folder in place (setuptools' build/ and egg-info): a setup killed
+    mid-build left build/bdist…/skillbank-<v>.dist-info in the checkout, and every later setup
+    failed with "File exists" (CI, the marketplace test). The launcher builds from a fresh
+    copy under its home now: the checkout is never written and a stale build/ in it is not
+    read; the copy is gone afterwards."""
+    import tomllib
+
+    src = tmp_path / "checkout"
+    src.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, src / name)
+    for name in ("skillbank", "adapters", "mcp_server", "skills"):
+        shutil.copytree(REPO / name, src / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
+    stale = src / "build" / "bdist.linux-x86_64" / "wheel" / f"skillbank-{version}.dist-info"
+    stale.mkdir(parents=True)
+    (stale / "METADATA").write_text("left by a build that was killed\n")
+    before = sorted(str(p.relative_to(src)) for p in src.rglob("*"))
+
+    plugin = tmp_path / "plugin"
+    shutil.copytree(PLUGIN, plugin, symlinks=True, ignore=shutil.ignore_patterns("wheels"))
+    machine = Machine(tmp_path, plugin)
+    ready = machine.run("--setup", SKILLBANK_SOURCE=str(src),
+                        SKILLBANK_PIP_ARGS="--no-build-isolation")
+    assert ready.returncode == 0, ready.stderr[-3000:]
+    assert (machine.plugin_home / "current").exists()
+    assert sorted(str(p.relative_to(src)) for p in src.rglob("*")) == before
+    assert not list(machine.plugin_home.glob("source-*"))
 
 
 @pytest.mark.slow
