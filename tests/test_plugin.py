@@ -406,7 +406,7 @@ def test_a_checkout_is_built_from_a_copy_so_a_killed_build_breaks_nothing(tmp_pa
     mid-build left build/bdist…/skillbank-<v>.dist-info in the checkout, and every later setup
     failed with "File exists" (CI, the marketplace test). The launcher builds from a fresh
     copy under its home now: the checkout is never written and a stale build/ in it is not
-    read; the copy is gone afterwards."""
+    read; the copy is gone afterwards, and so is one a killed setup left."""
     import tomllib
 
     src = tmp_path / "checkout"
@@ -425,6 +425,8 @@ def test_a_checkout_is_built_from_a_copy_so_a_killed_build_breaks_nothing(tmp_pa
     plugin = tmp_path / "plugin"
     shutil.copytree(PLUGIN, plugin, symlinks=True, ignore=shutil.ignore_patterns("wheels"))
     machine = Machine(tmp_path, plugin)
+    left = machine.plugin_home / "source-left-by-a-killed-setup" / "skillbank"
+    left.mkdir(parents=True)
     ready = machine.run("--setup", SKILLBANK_SOURCE=str(src),
                         SKILLBANK_PIP_ARGS="--no-build-isolation")
     assert ready.returncode == 0, ready.stderr[-3000:]
