@@ -97,6 +97,15 @@ def interruptible(call: Callable[[], T]) -> T:
 
 
 def abandoned() -> bool:
-    """Whether a helper that Ctrl-C left is still running: end the process with
-    `skillbank.ending.end_process`, since a normal exit's teardown could crash under it."""
+    """Whether a helper that Ctrl-C left is still running."""
     return any(not finished.is_set() for finished in _left)
+
+
+def end_if_abandoned(code: int = 0) -> None:
+    """After a Ctrl-C: when a helper is still running (it may be inside native code, the model
+    or Chroma's client), end the process now with `skillbank.ending.end_process`, since a
+    normal exit's teardown could crash under it; otherwise return."""
+    if abandoned():
+        from skillbank.ending import end_process
+
+        end_process(code)

@@ -263,13 +263,19 @@ def test_skillbank_serve_does_not_import_typer(cli_root, tmp_path):
                     "--skills-dir", str(tmp_path / "a")]
 
 
-def test_a_command_imports_only_its_own_module(cli_root):
+def _stats_then(report: str) -> subprocess.CompletedProcess:
+    """`skillbank --no-bundled --json stats` in a fresh interpreter, then `report` (Python, with
+    `code` the command's exit code) run in the same process."""
     probe = ("import sys\nfrom skillbank.cli import main\n"
              "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
-             "mods = sorted(m for m in sys.modules if m.startswith('skillbank.cli.'))\n"
-             "print(code, ' '.join(mods))\n")
-    done = subprocess.run([sys.executable, "-c", probe, "--no-bundled", "--json", "stats"],
+             + report)
+    return subprocess.run([sys.executable, "-c", probe, "--no-bundled", "--json", "stats"],
                           capture_output=True, text=True, timeout=120, env={**os.environ})
+
+
+def test_a_command_imports_only_its_own_module(cli_root):
+    done = _stats_then("mods = sorted(m for m in sys.modules if m.startswith('skillbank.cli.'))\n"
+                       "print(code, ' '.join(mods))\n")
     code, _, modules = done.stdout.strip().splitlines()[-1].partition(" ")
     assert code == "0", done.stderr
     for module in ("skills", "memory", "ui", "config", "tokens", "audit", "migrate"):
@@ -279,12 +285,8 @@ def test_a_command_imports_only_its_own_module(cli_root):
 def test_a_cli_process_does_not_import_httpxs_own_command_line(cli_root):
     """httpx's CLI (click, rich.syntax, pygments) is kept out of a CLI process
     (`common.skip_httpx_cli`): ~0.1 s of every command's start."""
-    probe = ("import sys\nfrom skillbank.cli import main\n"
-             "try:\n    main(sys.argv[1:])\nexcept SystemExit as exc:\n    code = exc.code\n"
-             "print(code, 'httpx' in sys.modules, 'pygments' in sys.modules, "
-             "'rich.syntax' in sys.modules)\n")
-    done = subprocess.run([sys.executable, "-c", probe, "--no-bundled", "--json", "stats"],
-                          capture_output=True, text=True, timeout=120, env={**os.environ})
+    done = _stats_then("print(code, 'httpx' in sys.modules, 'pygments' in sys.modules, "
+                       "'rich.syntax' in sys.modules)\n")
     assert done.stdout.strip().splitlines()[-1] == "0 True False False", done.stderr
 
 

@@ -97,6 +97,26 @@ def _stop(proc: subprocess.Popen) -> None:
     proc.wait()
 
 
+def _send(proc: subprocess.Popen, *messages: dict[str, Any]) -> None:
+    for message in messages:
+        proc.stdin.write(json.dumps(message) + "\n")
+    proc.stdin.flush()
+
+
+def _until_it_serves(proc: subprocess.Popen) -> "queue.Queue[str | None]":
+    """Handshake with a stdio server and wait for its tools/list, which the SDK answers
+    (`initialize` may be answered before it is even imported): the server is inside its
+    event loop then. Returns its further stdout lines."""
+    _send(proc, {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+              "protocolVersion": "2025-06-18", "capabilities": {},
+              "clientInfo": {"name": "test", "version": "1"}}},
+          {"jsonrpc": "2.0", "method": "notifications/initialized"},
+          {"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+    lines = _lines(proc.stdout)
+    _wait_for(lines, lambda line: json.loads(line).get("id") == 2, proc, [])
+    return lines
+
+
 @pytest.mark.parametrize("how", STARTS)
 def test_ctrl_c_stops_the_stdio_mcp_server(tmp_path, how):
     """Serving (the SDK answered tools/list), the client still holding stdin: Ctrl-C ends it."""
@@ -106,18 +126,7 @@ def test_ctrl_c_stops_the_stdio_mcp_server(tmp_path, how):
     errors: list[str] = []
     threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True).start()
     try:
-        for message in (
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
-            proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-        seen: list[str] = []
-        # tools/list is answered by the SDK (`initialize` may be answered before it is even
-        # imported): the server is inside its event loop now.
-        _wait_for(_lines(proc.stdout), lambda line: json.loads(line).get("id") == 2, proc, seen)
+        _until_it_serves(proc)
         code = _interrupt(proc, "the stdio MCP server")
         time.sleep(0.2)  # the stderr reader's last lines
         assert code == 0, "".join(errors)[-3000:]
@@ -349,20 +358,10 @@ def test_ctrl_c_that_another_thread_receives_stops_the_stdio_mcp_server(tmp_path
     errors: list[str] = []
     threading.Thread(target=lambda: errors.extend(proc.stderr), daemon=True).start()
     try:
-        for message in (
-                {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-                    "protocolVersion": "2025-06-18", "capabilities": {},
-                    "clientInfo": {"name": "test", "version": "1"}}},
-                {"jsonrpc": "2.0", "method": "notifications/initialized"},
-                {"jsonrpc": "2.0", "id": 2, "method": "tools/list"}):
-            proc.stdin.write(json.dumps(message) + "\n")
-        proc.stdin.flush()
-        lines = _lines(proc.stdout)
-        _wait_for(lines, lambda line: json.loads(line).get("id") == 2, proc, [])
+        lines = _until_it_serves(proc)
         # A call that waits for the bank: once answered the bank is open and the loop idle.
-        proc.stdin.write(json.dumps({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
-            "name": "memory_context", "arguments": {"task": "parse a date"}}}) + "\n")
-        proc.stdin.flush()
+        _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {
+            "name": "memory_context", "arguments": {"task": "parse a date"}}})
         _wait_for(lines, lambda line: json.loads(line).get("id") == 3, proc, [])
         _ctrl_c_to_the_bystander(proc, tid_file)
         try:

@@ -97,16 +97,21 @@ def test_client_configs_start_the_same_launcher():
 
 
 # The launcher on a fresh machine -----------------------------------------------------------------
+def copy_sources(to: Path) -> Path:
+    """What a skillbank build reads (pyproject.toml, README.md, the package folders), copied."""
+    to.mkdir()
+    for name in ("pyproject.toml", "README.md"):
+        shutil.copy2(REPO / name, to / name)
+    for name in ("skillbank", "adapters", "mcp_server", "skills"):
+        shutil.copytree(REPO / name, to / name,
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    return to
+
+
 def build_wheel(tmp: Path) -> Path:
     """A skillbank wheel built offline from a copy of the sources (the repository's own build/
     folder is shared and left alone)."""
-    src = tmp / "src"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, src / name)
-    for name in ("skillbank", "adapters", "mcp_server", "skills"):
-        shutil.copytree(REPO / name, src / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    src = copy_sources(tmp / "src")
     wheels = tmp / "wheels"
     done = subprocess.run([sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-index",
                            "--no-build-isolation", "-q", "-w", str(wheels), str(src)],
@@ -409,13 +414,7 @@ def test_a_checkout_is_built_from_a_copy_so_a_killed_build_breaks_nothing(tmp_pa
     read; the copy is gone afterwards, and so is one a killed setup left."""
     import tomllib
 
-    src = tmp_path / "checkout"
-    src.mkdir()
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy2(REPO / name, src / name)
-    for name in ("skillbank", "adapters", "mcp_server", "skills"):
-        shutil.copytree(REPO / name, src / name,
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+    src = copy_sources(tmp_path / "checkout")
     version = tomllib.loads((REPO / "pyproject.toml").read_text())["project"]["version"]
     stale = src / "build" / "bdist.linux-x86_64" / "wheel" / f"skillbank-{version}.dist-info"
     stale.mkdir(parents=True)

@@ -58,12 +58,9 @@ def ui(
             _open_and_serve(st, host, port, token, no_browser)
         except KeyboardInterrupt:
             st.out.note("stopped")
-            from skillbank.signals import abandoned
+            from skillbank.signals import end_if_abandoned
 
-            if abandoned():  # the bank was still opening (skillbank/signals.py)
-                from skillbank.ending import end_process
-
-                end_process(0)
+            end_if_abandoned()  # the bank was still opening (skillbank/signals.py)
 
 
 def _open_and_serve(st: Any, host: str, port: int, token: str | None, no_browser: bool) -> None:

@@ -294,12 +294,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"skillbank team worker {os.getpid()} stopped (Ctrl-C)", file=sys.stderr,
               flush=True)
-        from skillbank.signals import abandoned
+        from skillbank.signals import end_if_abandoned
 
-        if abandoned():  # stopped while its bank opened: the opener may be in native code
-            from skillbank.ending import end_process
-
-            end_process(0)
+        end_if_abandoned()  # stopped while its bank opened: the opener may be in native code
         return 0
     finally:
         restore()
