@@ -6,7 +6,9 @@ the wire from the first instant; when the first message is a valid handshake `in
 answers at once with the result the SDK would give (same capabilities, server info,
 instructions and protocol negotiation; a test holds the two equal for every handshake version).
 The message is then handed to the SDK as usual, so the session is set up the SDK's way, and the
-SDK's own reply to it is dropped on the way out (`EarlyWire.drop_reply`).
+SDK's own reply to it is dropped on the way out (`EarlyWire.drop_reply`). A 2026-era client
+opens with a `server/discover` probe instead (mcp's own `Client` does by default): that is
+answered here too, with the result the SDK would give (`discover_reply`).
 
 Light imports only: this runs before mcp, pydantic and the bank are loaded.
 """
@@ -74,6 +76,50 @@ def initialize_reply(message: Any) -> dict[str, Any] | None:
         "serverInfo": {"name": SERVER_NAME, "version": __version__}}}
 
 
+DISCOVER = "server/discover"
+#: The 2026 protocol versions of the installed SDK (`mcp_types.version.MODERN_PROTOCOL_VERSIONS`;
+#: a test checks them), and the capabilities its `server/discover` result declares for this
+#: server at them (the SDK's own reply is held equal to `discover_reply`'s in a test).
+MODERN_VERSIONS = ("2026-07-28",)
+MODERN_CAPABILITIES = {"extensions": EXTENSIONS,
+                       "prompts": {"listChanged": True},
+                       "resources": {"listChanged": True, "subscribe": True},
+                       "tools": {"listChanged": True}}
+VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
+CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+
+
+def discover_reply(message: Any) -> dict[str, Any] | None:
+    """The result the SDK would give to this `server/discover` probe, or None for anything
+    else (a malformed or unsupported probe included: the SDK says what is wrong).
+
+    A 2026-era client (mcp's own `Client` by default) opens with the probe instead of
+    `initialize`, so answering `initialize` early never reached it: its connection waited for
+    the SDK's import. The probe changes no state (each 2026 request carries its own envelope),
+    so the SDK never sees it; the client's next enveloped request opens the SDK's 2026-era
+    connection as the probe would have."""
+    from skillbank import __version__
+
+    if not isinstance(message, dict) or message.get("method") != DISCOVER \
+            or message.get("jsonrpc") != "2.0":
+        return None
+    request_id = message.get("id")
+    params = message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
+            or not isinstance(params, dict):
+        return None
+    meta = params.get("_meta")
+    if not isinstance(meta, dict) or meta.get(VERSION_KEY) not in MODERN_VERSIONS \
+            or CAPABILITIES_KEY not in meta:
+        return None
+    return {"jsonrpc": "2.0", "id": request_id, "result": {
+        "cacheScope": "private", "capabilities": MODERN_CAPABILITIES,
+        "instructions": INSTRUCTIONS, "resultType": "complete",
+        "supportedVersions": list(MODERN_VERSIONS), "ttlMs": 0,
+        "_meta": {"io.modelcontextprotocol/serverInfo": {"name": SERVER_NAME,
+                                                          "version": __version__}}}}
+
+
 class EarlyWire:
     """The stdio wire from the first instant: a reader thread queues incoming lines (and answers
     a first `initialize`), and one lock serialises every line written to stdout."""
@@ -100,11 +146,13 @@ class EarlyWire:
             self.stdout.flush()
 
     def _read(self) -> None:
-        first = True
+        opening = True  # nothing but `server/discover` probes has come yet
         try:
             for line in self.stdin:
-                if first and line.strip():
-                    first = False
+                if opening and line.strip():
+                    if self._answer and self._answered_probe(line):
+                        continue  # the SDK would answer it the same; it never sees it
+                    opening = False
                     if self._answer:
                         self._maybe_answer(line)
                 self.lines.put(line)
@@ -112,6 +160,19 @@ class EarlyWire:
             pass
         finally:
             self.lines.put(None)
+
+    def _answered_probe(self, line: str) -> bool:
+        """Answer a `server/discover` probe as the SDK would (`discover_reply`)."""
+        if '"server/discover"' not in line:
+            return False
+        try:
+            reply = discover_reply(json.loads(line))
+        except ValueError:
+            return False
+        if reply is None:
+            return False
+        self.write_line(json.dumps(reply, ensure_ascii=False, separators=(",", ":")))
+        return True
 
     def _maybe_answer(self, line: str) -> None:
         import time

@@ -392,6 +392,133 @@ async def test_the_early_initialize_reply_is_the_one_the_sdk_gives(bank):
         assert early.initialize_reply(broken) is None  # left to the SDK, which says what is wrong
 
 
+#: Put on the server's PYTHONPATH: the SDK's server package does not import until the flag file
+#: exists, so whatever is answered before that was answered without the SDK.
+HOLD_SDK = """
+import os, sys, time
+
+class _HoldSdk:
+    def find_spec(self, name, path=None, target=None):
+        if name == "mcp.server.mcpserver":
+            sys.meta_path.remove(self)
+            while not os.path.exists(os.environ["HOLD_SDK_FLAG"]):
+                time.sleep(0.02)
+        return None
+
+sys.meta_path.insert(0, _HoldSdk())
+"""
+
+
+def _raw_server(tmp_path: Path, **env: str) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"),
+         "--no-bundled"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+        env=base_env(SKILLBANK_EMBEDDING="hash", **env))
+
+
+def _send(proc: subprocess.Popen, *messages: dict[str, Any]) -> None:
+    assert proc.stdin is not None
+    proc.stdin.write(b"".join(json.dumps(m).encode() + b"\n" for m in messages))
+    proc.stdin.flush()
+
+
+def _reply(proc: subprocess.Popen) -> dict[str, Any]:
+    assert proc.stdout is not None
+    line = proc.stdout.readline()
+    assert line, "the server closed the wire"
+    return json.loads(line)
+
+
+ENVELOPE = {"io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {},
+            "io.modelcontextprotocol/clientInfo": {"name": "raw", "version": "0"}}
+DISCOVER = {"jsonrpc": "2.0", "id": 1, "method": "server/discover", "params": {"_meta": ENVELOPE}}
+INITIALIZE = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
+    "protocolVersion": "2025-11-25", "capabilities": {},
+    "clientInfo": {"name": "raw", "version": "0"}}}
+
+
+def _sdk_replies(tmp_path: Path, *requests: dict[str, Any]) -> list[dict[str, Any]]:
+    """What the SDK alone (nothing answered early) replies to each request, in order."""
+    proc = _raw_server(tmp_path, SKILLBANK_MCP_EARLY_INIT="0")
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    try:
+        _send(proc, *requests)
+        return [_reply(proc) for _ in requests]
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+
+
+def _held_server(tmp_path: Path) -> tuple[subprocess.Popen, Path]:
+    site, flag = tmp_path / "site", tmp_path / "sdk-may-load"
+    site.mkdir(parents=True)
+    (site / "sitecustomize.py").write_text(HOLD_SDK)
+    return _raw_server(tmp_path, PYTHONPATH=str(site), HOLD_SDK_FLAG=str(flag)), flag
+
+
+@pytest.mark.slow  # stdio subprocesses
+def test_a_2026_client_s_discover_probe_is_answered_before_the_sdk_loads(tmp_path):
+    """mcp's own Client (mode="auto", its default) opens with `server/discover`, not
+    `initialize`: the probe is answered while the SDK's server package cannot even import, with
+    the SDK's own result, and the client's next (enveloped) request opens the SDK's 2026-era
+    connection as if the SDK had answered the probe; an unsupported version is left to the SDK."""
+    from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+    from skillbank.mcp_server import early
+
+    assert early.MODERN_VERSIONS == tuple(MODERN_PROTOCOL_VERSIONS)
+    unsupported = {**DISCOVER, "id": 5, "params": {"_meta": {
+        **ENVELOPE, "io.modelcontextprotocol/protocolVersion": "2099-01-01"}}}
+    assert early.discover_reply(unsupported) is None
+    assert early.discover_reply({**DISCOVER, "params": {"_meta": {
+        k: v for k, v in ENVELOPE.items() if "Capabilities" not in k}}}) is None
+    (sdk_result,) = _sdk_replies(tmp_path / "sdk", DISCOVER)
+    assert sdk_result == early.discover_reply(DISCOVER)
+
+    proc, flag = _held_server(tmp_path / "held")
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    try:
+        _send(proc, DISCOVER)
+        assert _reply(proc) == sdk_result
+        flag.touch()  # the SDK loads now
+        _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/list",
+                     "params": {"_meta": ENVELOPE}})
+        listed = _reply(proc)
+        assert listed["id"] == 3 and len(listed["result"]["tools"]) == len(TOOLS), listed
+        _send(proc, INITIALIZE)  # the connection is a 2026 one: the SDK refuses a handshake
+        assert _reply(proc)["error"]["code"] == -32022
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+
+
+@pytest.mark.slow  # a stdio subprocess
+def test_initialize_is_answered_before_the_sdk_loads(tmp_path):
+    from skillbank.mcp_server import early
+
+    proc, flag = _held_server(tmp_path)
+    watchdog = threading.Timer(90, proc.kill)
+    watchdog.start()
+    try:
+        _send(proc, INITIALIZE)
+        assert _reply(proc) == early.initialize_reply(INITIALIZE)
+        flag.touch()
+        _send(proc, {"jsonrpc": "2.0", "method": "notifications/initialized"},
+              {"jsonrpc": "2.0", "id": 3, "method": "tools/list"})
+        listed = _reply(proc)  # the SDK's own reply to `initialize` was not sent again
+        assert listed["id"] == 3 and len(listed["result"]["tools"]) == len(TOOLS), listed
+    finally:
+        watchdog.cancel()
+        proc.kill()
+        proc.wait()
+
+
 # Keyword-only mode -------------------------------------------------------------------------------
 @pytest.mark.slow  # a stdio subprocess
 async def test_without_a_model_tools_answer_by_keyword_and_say_so(tmp_path):
