@@ -20,8 +20,9 @@ import functools
 import json
 import logging
 import os
+import threading
 import time
-from typing import Any, AsyncIterator, Callable
+from typing import Any, AsyncIterator, Callable, Iterator
 
 import anyio
 import mcp_types as types
@@ -89,6 +90,33 @@ def _declare_extensions(result: dict[str, Any]) -> dict[str, Any]:
     return {**result, "capabilities": dict(sorted(capabilities.items()))}
 
 
+_SDK_LOGGING = threading.Lock()
+
+
+@contextlib.contextmanager
+def _sdk_logging_left_alone() -> Iterator[None]:
+    """Skip the SDK's `configure_logging` while its `MCPServer.__init__` runs, when the root
+    logger already has a handler (the server's own, `runner._configure_logging`, or the
+    embedding application's).
+
+    It builds a rich `Console` and `RichHandler` for `logging.basicConfig`, which does nothing
+    once the root logger has a handler: ~20 ms of importing rich on the way to the first answer
+    (#27 item 6), for no effect. Without a handler the SDK configures logging as it always did.
+    """
+    from mcp.server.mcpserver import server as sdk_server
+
+    if not logging.getLogger().handlers:
+        yield
+        return
+    with _SDK_LOGGING:  # servers built on two threads at once restore the same function
+        configure = sdk_server.configure_logging
+        sdk_server.configure_logging = lambda *args, **kwargs: None  # type: ignore[assignment]
+        try:
+            yield
+        finally:
+            sdk_server.configure_logging = configure
+
+
 #: Tool calls one MCP server runs at once (SKILLBANK_MCP_CONCURRENCY overrides it).
 MCP_CONCURRENCY = 8
 
@@ -107,8 +135,9 @@ class SkillbankServer(MCPServer):
         self._limiter: anyio.CapacityLimiter | None = None
         self.bus = InMemorySubscriptionBus()
         self.monitor = ChangeMonitor(self)
-        super().__init__(subscriptions=self.bus, middleware=[self._middleware],
-                         lifespan=self._lifespan, **kwargs)
+        with _sdk_logging_left_alone():
+            super().__init__(subscriptions=self.bus, middleware=[self._middleware],
+                             lifespan=self._lifespan, **kwargs)
         low = self._lowlevel_server
         low.add_request_handler("resources/subscribe", types.SubscribeRequestParams,
                                 self._subscribe)
