@@ -476,3 +476,33 @@ async def test_edited_skill_files_show_up_without_restart(tmp_path):
             assert "camelot" in (await call(client, "load_skill", {"name": "pdf-tables"}))["body"]
     finally:
         handle.close()
+
+
+def test_building_a_server_leaves_logging_as_the_application_set_it(tmp_path):
+    """With a root handler in place the SDK's logging setup (a rich Console, for a basicConfig
+    that does nothing then) is skipped: rich is never imported; without one the SDK's own
+    setup still runs."""
+    import subprocess
+    import sys
+
+    code = """
+import logging, sys
+from skillbank.mcp_server.loader import BankHandle
+from skillbank.mcp_server.server import build_server
+configured = sys.argv[1] == "configured"
+if configured:
+    logging.getLogger().addHandler(logging.StreamHandler())
+before = list(logging.getLogger().handlers)
+build_server(BankHandle(opener=lambda: None), trusted=True)
+build_server(BankHandle(opener=lambda: None), trusted=True)
+from mcp.server.mcpserver import server as sdk
+assert sdk.configure_logging.__name__ == "configure_logging"
+if configured:
+    assert "rich.console" not in sys.modules and logging.getLogger().handlers == before
+else:
+    assert "rich.console" in sys.modules and logging.getLogger().handlers
+"""
+    for case in ("configured", "bare"):
+        done = subprocess.run([sys.executable, "-c", code, case], capture_output=True, text=True,
+                              timeout=120, cwd=tmp_path)
+        assert done.returncode == 0, (case, done.stderr[-2000:])
