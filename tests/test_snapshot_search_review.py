@@ -7,6 +7,7 @@ asked; and the hand-over of the trust book from the snapshot library to the bank
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 from pathlib import Path
@@ -213,3 +214,61 @@ def test_the_snapshot_library_holds_the_banks_vectors_bit_for_bit_before_any_sea
         query = "extract the tables of a PDF report"
         assert [(h.id, h.score) for h in early.search(query, k=4)] == \
             [(h.id, h.score) for h in bank.skills.search(query, k=4)]
+
+
+def test_the_snapshot_keeps_the_prototypes_and_word_count_its_first_search_would_compute(
+        tmp_path, monkeypatch):
+    """The saver keeps the background prototypes and the mean words per item beside the vectors;
+    a library opened over the snapshot is given them (equal to what it would compute) and
+    answers as the bank does; a snapshot saved without them (before session 11) still opens,
+    and its first search computes them."""
+    import numpy as np
+
+    from skillbank.bank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.memories.skills import fit, search
+    from skillbank.settings import load_settings
+    from skillbank.snapshot_search import DENSE_FILE, folder_of, open_library, save
+
+    root, folder = library(tmp_path)
+    bank = Skillbank.open(root, skill_roots=[folder], embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    try:
+        bank.skills.sync()
+        assert save(bank.index("skills"))
+    finally:
+        bank.close()
+    settings = load_settings(root, skill_roots=(str(folder),))
+    roots = [Path(r) for r in settings.skill_roots]
+
+    opened = open_library(settings, roots, HashEmbedding())
+    assert opened is not None
+    seeded = opened._background._prototypes
+    assert np.allclose(seeded, fit.Background(HashEmbedding()).prototypes(), atol=1e-6)
+    count, words = search._cache[id(opened.index)]
+    search._cache.pop(id(opened.index))
+    assert words == pytest.approx(search.words_per_item(opened.index))
+    first = [(h.id, round(h.score, 6)) for h in opened.search("fix my docker build", k=3)]
+
+    # A snapshot saved before session 11: its vectors without the two.
+    current = folder_of(settings) / json.loads(
+        (folder_of(settings) / "CURRENT").read_text())["snapshot"] / DENSE_FILE
+    with np.load(current) as old:
+        kept = {k: old[k] for k in ("ids", "matrix", "meta")}
+    meta = json.loads(bytes(kept["meta"]))
+    for key in ("background", "words_per_item"):
+        meta.pop(key)
+    kept["meta"] = np.frombuffer(json.dumps(meta).encode(), dtype=np.uint8)
+    with open(current, "wb") as handle:
+        np.savez(handle, **kept)
+    older = open_library(settings, roots, HashEmbedding())
+    assert older is not None and older._background is None
+    assert [(h.id, round(h.score, 6)) for h in older.search("fix my docker build", k=3)] == first
+    bank = Skillbank.open(root, skill_roots=[folder], embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    try:
+        bank.skills.sync()
+        banks = [(h.id, round(h.score, 6)) for h in bank.skills.search("fix my docker build", k=3)]
+    finally:
+        bank.close()
+    assert first == banks and first

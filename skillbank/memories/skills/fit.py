@@ -71,6 +71,14 @@ BACKGROUND = (
 )
 
 
+
+def background_key() -> str:
+    """Names the `BACKGROUND` texts: prototypes saved under another key are embedded afresh."""
+    import hashlib
+
+    return hashlib.sha256("\n".join(BACKGROUND).encode()).hexdigest()[:16]
+
+
 def sigmoid(x: float) -> float:
     return 1.0 / (1.0 + math.exp(-max(-60.0, min(60.0, x))))
 
@@ -119,9 +127,11 @@ class Background:
     changed skill is measured again).
     """
 
-    def __init__(self, embedding_function: Any) -> None:
+    def __init__(self, embedding_function: Any, prototypes: np.ndarray | None = None) -> None:
+        """`prototypes`: `BACKGROUND` embedded earlier by this same embedding function (the
+        index snapshot keeps them, `snapshot_search`), so a new process need not embed them."""
         self.embedding_function = embedding_function
-        self._prototypes: np.ndarray | None = None
+        self._prototypes: np.ndarray | None = None if prototypes is None else _unit(prototypes)
         self._covers: dict[str, np.ndarray] = {}
         self._lock = threading.Lock()
 

@@ -84,6 +84,15 @@ def words_per_item(index: Any) -> float:
     return mean
 
 
+def seed_words_per_item(index: Any, mean: float) -> None:
+    """`words_per_item` of `index` as measured earlier on the same texts (the index snapshot
+    keeps it): the first search of a new process need not split every item's text (#27)."""
+    with _lock:
+        if len(_cache) > 64:
+            _cache.clear()
+        _cache[id(index)] = (index.count(), float(mean))
+
+
 def keyword_weight(words: float) -> float:
     if words <= 1:
         return MIN_WEIGHT
