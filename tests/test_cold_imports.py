@@ -29,6 +29,19 @@ def test_the_skill_library_imports_without_the_distillers():
           "assert not loaded, loaded\n")
 
 
+def test_the_skill_library_imports_without_yaml_until_a_skill_file_is_parsed():
+    """A server whose skill files are unchanged since its snapshot parses none before its first
+    answer; PyYAML (~15-20 ms) loads on the first parse or render, which still work."""
+    fresh("import sys\n"
+          "import skillbank.snapshot_search, skillbank.memories.skills.library\n"
+          "assert 'yaml' not in sys.modules\n"
+          "from skillbank.memories.skills.skill_file import parse_skill_text, render_skill\n"
+          "doc, findings = parse_skill_text('---\\nname: a\\ndescription: \"b\\\\u2028c\"\\n---\\nbody')\n"
+          "assert doc is not None and 'yaml' in sys.modules, findings\n"
+          "again, _ = parse_skill_text(render_skill(doc))\n"
+          "assert again.frontmatter == doc.frontmatter, (again.frontmatter, doc.frontmatter)\n")
+
+
 def test_records_build_their_schemas_when_first_used_not_at_import():
     fresh("from skillbank import records\n"
           "from pydantic import BaseModel\n"

@@ -331,7 +331,7 @@ def test_python_loader_fallback_also_guards(monkeypatch):
 
     import skillbank.memories.skills.skill_file as sf
 
-    monkeypatch.setattr(sf, "_Loader", yaml.SafeLoader)
+    monkeypatch.setattr(sf, "_loader", yaml.SafeLoader)  # pure Python, not libyaml's
     assert codes(parse_skill_text(BILLION_LAUGHS)[1]) == {"yaml-too-complex"}
     deep = "---\ndescription: x\na: " + "[" * 20_000 + "]" * 20_000 + "\n---\n"
     assert codes(parse_skill_text(deep)[1]) == {"yaml-too-complex"}

@@ -27,11 +27,13 @@ import stat
 from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
-
-import yaml
+from functools import cache
+from typing import TYPE_CHECKING, Any, Literal
 
 from skillbank.records import Finding
+
+if TYPE_CHECKING:
+    import yaml
 
 __all__ = [
     "MAX_SKILL_BYTES",
@@ -61,8 +63,22 @@ MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
-# libyaml's parser is ~10x faster; fall back to pure Python where it is not compiled in.
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+@cache
+def _yaml() -> Any:
+    """PyYAML, imported on the first parse or render, not with this module: a server whose skill
+    files are unchanged since its index snapshot never parses one before its first answer, and
+    the import was ~15-20 ms of it (#27)."""
+    import yaml
+
+    return yaml
+
+
+def _loader(text: str) -> Any:
+    # libyaml's parser is ~10x faster; fall back to pure Python where it is not compiled in.
+    yaml = _yaml()
+    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
 
 _OPEN = re.compile(r"\A(?:[ \t]*\r?\n)*?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
@@ -126,6 +142,7 @@ def _check_graph(root: yaml.Node) -> list[str]:
     document is small here; counting nodes *as expanded* (with early exit) catches it before the
     constructor would build the exponential object. Returns duplicate top-level keys.
     """
+    yaml = _yaml()
     seen: set[int] = set()
     aliases = 0
     nodes = 0
@@ -156,7 +173,8 @@ def _check_graph(root: yaml.Node) -> list[str]:
 
 def _load_yaml(text: str) -> tuple[Any, list[str]]:
     """``safe_load`` with the bomb guards; returns (data, duplicate top-level keys)."""
-    loader = _Loader(text)
+    yaml = _yaml()
+    loader = _loader(text)
     try:
         node = loader.get_single_node()
         if node is None:
@@ -233,6 +251,7 @@ def parse_skill_text(
                                path)]
 
     line_offset = text.count("\n", 0, start)
+    yaml = _yaml()
     try:
         try:
             data, duplicates = _load_yaml(raw)
@@ -421,20 +440,24 @@ def validate_skill(
 # ------------------------------------------------------------------------------------- rendering
 
 
-class _Dumper(yaml.SafeDumper):
+@cache
+def _dumper() -> Any:
     """SafeDumper that double-quotes strings holding Unicode line breaks (NEL, LS, PS).
 
     PyYAML otherwise writes them raw inside single quotes, where YAML folds them into spaces,
     so the value would not survive a round trip; in double quotes they are escaped instead.
     """
+    yaml = _yaml()
 
+    class Dumper(yaml.SafeDumper):
+        pass
 
-def _represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
-    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
-    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+    def represent_str(dumper: yaml.SafeDumper, value: str) -> yaml.ScalarNode:
+        style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+        return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
 
-
-_Dumper.add_representer(str, _represent_str)
+    Dumper.add_representer(str, represent_str)
+    return Dumper
 
 
 def render_skill(doc: SkillDocument) -> str:
@@ -444,6 +467,6 @@ def render_skill(doc: SkillDocument) -> str:
     installed (rendering is rare; parsing is the hot path). Keys keep their order; width is
     unbounded so long descriptions are not folded across lines.
     """
-    dumped = yaml.dump(doc.frontmatter, Dumper=_Dumper, sort_keys=False,
+    dumped = _yaml().dump(doc.frontmatter, Dumper=_dumper(), sort_keys=False,
                        allow_unicode=True, default_flow_style=False, width=10**9)
     return f"---\n{dumped}---\n{doc.body}"
