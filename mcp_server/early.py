@@ -8,7 +8,7 @@ instructions and protocol negotiation; a test holds the two equal for every hand
 The message is then handed to the SDK as usual, so the session is set up the SDK's way, and the
 SDK's own reply to it is dropped on the way out (`EarlyWire.drop_reply`). A 2026-era client
 opens with a `server/discover` probe instead (mcp's own `Client` does by default): that is
-answered here too, with the result the SDK would give (`discover_reply`).
+answered the same way, with the result the SDK would give (`discover_reply`).
 
 Light imports only: this runs before mcp, pydantic and the bank are loaded.
 """
@@ -87,17 +87,20 @@ MODERN_CAPABILITIES = {"extensions": EXTENSIONS,
                        "tools": {"listChanged": True}}
 VERSION_KEY = "io.modelcontextprotocol/protocolVersion"
 CAPABILITIES_KEY = "io.modelcontextprotocol/clientCapabilities"
+CLIENT_INFO_KEY = "io.modelcontextprotocol/clientInfo"
+ENVELOPE_KEYS = {VERSION_KEY, CAPABILITIES_KEY, CLIENT_INFO_KEY, "progressToken"}
 
 
 def discover_reply(message: Any) -> dict[str, Any] | None:
     """The result the SDK would give to this `server/discover` probe, or None for anything
-    else (a malformed or unsupported probe included: the SDK says what is wrong).
+    else: an unsupported version, or an envelope of another shape than clients send (the
+    capabilities an object of objects, the client's name and version strings), which the SDK
+    validates and answers itself.
 
     A 2026-era client (mcp's own `Client` by default) opens with the probe instead of
     `initialize`, so answering `initialize` early never reached it: its connection waited for
-    the SDK's import. The probe changes no state (each 2026 request carries its own envelope),
-    so the SDK never sees it; the client's next enveloped request opens the SDK's 2026-era
-    connection as the probe would have."""
+    the SDK's import. The probe still goes on to the SDK, which picks the 2026 era for the
+    connection as it would have; its own reply is dropped."""
     from skillbank import __version__
 
     if not isinstance(message, dict) or message.get("method") != DISCOVER \
@@ -109,9 +112,17 @@ def discover_reply(message: Any) -> dict[str, Any] | None:
             or not isinstance(params, dict):
         return None
     meta = params.get("_meta")
-    if not isinstance(meta, dict) or meta.get(VERSION_KEY) not in MODERN_VERSIONS \
-            or CAPABILITIES_KEY not in meta:
+    if set(params) != {"_meta"} or not isinstance(meta, dict) \
+            or meta.get(VERSION_KEY) not in MODERN_VERSIONS or not set(meta) <= ENVELOPE_KEYS:
         return None
+    capabilities, client = meta.get(CAPABILITIES_KEY), meta.get(CLIENT_INFO_KEY, {"name": "", "version": ""})
+    token = meta.get("progressToken", "")
+    if not isinstance(capabilities, dict) \
+            or not all(isinstance(v, dict) for v in capabilities.values()) \
+            or not isinstance(client, dict) or not isinstance(client.get("name"), str) \
+            or not isinstance(client.get("version"), str) \
+            or isinstance(token, bool) or not isinstance(token, (str, int)):
+        return None  # the SDK's validation says what is wrong
     return {"jsonrpc": "2.0", "id": request_id, "result": {
         "cacheScope": "private", "capabilities": MODERN_CAPABILITIES,
         "instructions": INSTRUCTIONS, "resultType": "complete",
@@ -146,13 +157,11 @@ class EarlyWire:
             self.stdout.flush()
 
     def _read(self) -> None:
-        opening = True  # nothing but `server/discover` probes has come yet
+        first = True
         try:
             for line in self.stdin:
-                if opening and line.strip():
-                    if self._answer and self._answered_probe(line):
-                        continue  # the SDK would answer it the same; it never sees it
-                    opening = False
+                if first and line.strip():
+                    first = False
                     if self._answer:
                         self._maybe_answer(line)
                 self.lines.put(line)
@@ -161,26 +170,19 @@ class EarlyWire:
         finally:
             self.lines.put(None)
 
-    def _answered_probe(self, line: str) -> bool:
-        """Answer a `server/discover` probe as the SDK would (`discover_reply`)."""
-        if '"server/discover"' not in line:
-            return False
-        try:
-            reply = discover_reply(json.loads(line))
-        except ValueError:
-            return False
-        if reply is None:
-            return False
-        self.write_line(json.dumps(reply, ensure_ascii=False, separators=(",", ":")))
-        return True
-
     def _maybe_answer(self, line: str) -> None:
+        """Answer a first `initialize` or `server/discover` as the SDK would. The message still
+        goes on to the SDK (which sets the session up, or picks the 2026 era, as it would have)
+        and its own reply is dropped (`drop_reply`). A line the wire would refuse
+        (`wire.screen`: not JSON, a batch, a lone surrogate, ...) is left to that path."""
         import time
 
-        try:
-            reply = initialize_reply(json.loads(line))
-        except ValueError:
+        from skillbank.mcp_server.wire import screen
+
+        if screen(line):
             return
+        message = json.loads(line)
+        reply = initialize_reply(message) or discover_reply(message)
         if reply is None:
             return
         self.answered_id = reply["id"]
@@ -188,7 +190,7 @@ class EarlyWire:
         self.answered_at = time.perf_counter()
 
     def drop_reply(self, text: str) -> bool:
-        """True for the SDK's own reply to the `initialize` answered early (sent once)."""
+        """True for the SDK's own reply to the message answered early (sent once)."""
         if self.answered_id is None or len(text) > 65536 or '"id"' not in text:
             return False
         try:
@@ -199,6 +201,6 @@ class EarlyWire:
                 or ("result" not in message and "error" not in message):
             return False
         if "error" in message:
-            log.warning("the SDK refused an initialize answered early: %s", message["error"])
+            log.warning("the SDK refused a request answered early: %s", message["error"])
         self.answered_id = None
         return True

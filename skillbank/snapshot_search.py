@@ -190,6 +190,15 @@ def _open(settings: Any, skill_roots: list[Path], embedding_function: Any) -> An
     return library
 
 
+def _has_seeds(path: Path) -> bool:
+    """Whether saved vectors carry `_seed`'s values (False for a file saved before them)."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            return "words_per_item" in orjson.loads(bytes(saved["meta"]))
+    except Exception:  # noqa: BLE001 - unreadable: saved again
+        return False
+
+
 def _seed(library: Any, index: Any, dense: Any, meta: dict[str, Any]) -> None:
     """Give the library what the snapshot's saver measured on these very texts with this very
     embedding (the fingerprint was checked): the background prototypes and the mean words per
@@ -336,8 +345,8 @@ def _save(index: Any) -> bool:
         if current.get("collection") != collection or current.get("chunks") != index._chunks:
             return False
         snap = folder / current["snapshot"]
-        if (snap / DENSE_FILE).exists():
-            return True
+        if (snap / DENSE_FILE).exists() and _has_seeds(snap / DENSE_FILE):
+            return True  # (one saved before session 11 is saved again, with the seeds)
         dense = index._dense
         if dense.matrix is None or dense.stale:
             dense._load()  # every vector, read back from Chroma
@@ -347,18 +356,23 @@ def _save(index: Any) -> bool:
         from skillbank.memories.skills import fit, search
 
         # What the first search would otherwise compute from these texts and this embedding
-        # (`_seed`): ~40 ms of the MCP server's first answer (#27).
-        prototypes = fit.Background(index.embedding_function).prototypes()
-        meta = orjson.dumps({"format": FORMAT, "collection": collection,
-                             "chunks": index._chunks,
-                             "fingerprint": fingerprint(index.embedding_function),
-                             "background": fit.background_key(),
-                             "words_per_item": search.words_per_item(index)})
+        # (`_seed`): ~40 ms of the MCP server's first answer (#27). Measured afresh here, not
+        # taken from this process's caches; the vectors are kept even if the embedding fails.
+        info: dict[str, Any] = {"format": FORMAT, "collection": collection,
+                                "chunks": index._chunks,
+                                "fingerprint": fingerprint(index.embedding_function),
+                                "words_per_item": search.mean_words(index)}
+        arrays = {"ids": np.array(dense.ids, dtype=str), "matrix": dense.matrix}
+        try:
+            arrays["prototypes"] = np.asarray(
+                fit.Background(index.embedding_function).prototypes(), dtype=np.float32)
+            info["background"] = fit.background_key()
+        except Exception as exc:  # noqa: BLE001 - an optional seed
+            log.info("background prototypes not kept with the snapshot: %s", exc)
+        meta = orjson.dumps(info)
         tmp = snap / f".{DENSE_FILE}.tmp"
         with open(tmp, "wb") as handle:
-            np.savez(handle, ids=np.array(dense.ids, dtype=str), matrix=dense.matrix,
-                     meta=np.frombuffer(meta, dtype=np.uint8),
-                     prototypes=np.asarray(prototypes, dtype=np.float32))
+            np.savez(handle, meta=np.frombuffer(meta, dtype=np.uint8), **arrays)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, snap / DENSE_FILE)

@@ -401,6 +401,7 @@ class _HoldSdk:
     def find_spec(self, name, path=None, target=None):
         if name == "mcp.server.mcpserver":
             sys.meta_path.remove(self)
+            open(os.environ["HOLD_SDK_FLAG"] + ".held", "w").close()
             while not os.path.exists(os.environ["HOLD_SDK_FLAG"]):
                 time.sleep(0.02)
         return None
@@ -439,9 +440,11 @@ INITIALIZE = {"jsonrpc": "2.0", "id": 2, "method": "initialize", "params": {
     "clientInfo": {"name": "raw", "version": "0"}}}
 
 
-def _sdk_replies(tmp_path: Path, *requests: dict[str, Any]) -> list[dict[str, Any]]:
-    """What the SDK alone (nothing answered early) replies to each request, in order."""
-    proc = _raw_server(tmp_path, SKILLBANK_MCP_EARLY_INIT="0")
+def _sdk_replies(tmp_path: Path, *requests: dict[str, Any], early: str = "0"
+                 ) -> list[dict[str, Any]]:
+    """What the server replies to each request, in order: by default the SDK alone (nothing
+    answered early)."""
+    proc = _raw_server(tmp_path, SKILLBANK_MCP_EARLY_INIT=early)
     watchdog = threading.Timer(90, proc.kill)
     watchdog.start()
     try:
@@ -483,19 +486,36 @@ def test_a_2026_client_s_discover_probe_is_answered_before_the_sdk_loads(tmp_pat
     watchdog = threading.Timer(90, proc.kill)
     watchdog.start()
     try:
-        _send(proc, DISCOVER)
+        _send(proc, DISCOVER, INITIALIZE)
         assert _reply(proc) == sdk_result
         flag.touch()  # the SDK loads now
+        # The probe went on to the SDK too: the connection is a 2026 one, as without the early
+        # reply, so the SDK refuses a handshake after it (and its reply to the probe is dropped).
+        refused = _reply(proc)
+        assert refused["id"] == 2 and refused["error"]["code"] == -32022, refused
         _send(proc, {"jsonrpc": "2.0", "id": 3, "method": "tools/list",
                      "params": {"_meta": ENVELOPE}})
         listed = _reply(proc)
         assert listed["id"] == 3 and len(listed["result"]["tools"]) == len(TOOLS), listed
-        _send(proc, INITIALIZE)  # the connection is a 2026 one: the SDK refuses a handshake
-        assert _reply(proc)["error"]["code"] == -32022
     finally:
         watchdog.cancel()
         proc.kill()
         proc.wait()
+    assert (tmp_path / "held" / "sdk-may-load.held").exists()  # the SDK really was held
+
+
+@pytest.mark.slow  # stdio subprocesses
+@pytest.mark.parametrize("probe", [
+    {**DISCOVER, "params": {"_meta": {**ENVELOPE, "io.modelcontextprotocol/clientCapabilities": "x"}}},
+    {**DISCOVER, "params": {"_meta": {**ENVELOPE, "io.modelcontextprotocol/clientInfo": {"name": "x"}}}},
+    {**DISCOVER, "params": {"_meta": {**ENVELOPE, "progressToken": 1.5}}},
+    {**DISCOVER, "id": "\ud800"},
+], ids=["capabilities", "client-info", "progress-token", "surrogate-id"])
+def test_a_probe_the_sdk_refuses_gets_the_sdks_refusal_and_the_wire_carries_on(tmp_path, probe):
+    ping = {"jsonrpc": "2.0", "id": 9, "method": "ping"}
+    early_on = _sdk_replies(tmp_path / "early", probe, ping, early="1")
+    assert early_on == _sdk_replies(tmp_path / "sdk", probe, ping)
+    assert "error" in early_on[0] and early_on[1]["id"] == 9, early_on
 
 
 @pytest.mark.slow  # a stdio subprocess
@@ -517,6 +537,7 @@ def test_initialize_is_answered_before_the_sdk_loads(tmp_path):
         watchdog.cancel()
         proc.kill()
         proc.wait()
+    assert (tmp_path / "sdk-may-load.held").exists()  # the SDK really was held
 
 
 # Keyword-only mode -------------------------------------------------------------------------------

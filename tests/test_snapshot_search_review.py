@@ -221,7 +221,7 @@ def test_the_snapshot_keeps_the_prototypes_and_word_count_its_first_search_would
     """The saver keeps the background prototypes and the mean words per item beside the vectors;
     a library opened over the snapshot is given them (equal to what it would compute) and
     answers as the bank does; a snapshot saved without them (before session 11) still opens,
-    and its first search computes them."""
+    its first search computes them, and the next save adds them."""
     import numpy as np
 
     from skillbank.bank import Skillbank
@@ -268,6 +268,12 @@ def test_the_snapshot_keeps_the_prototypes_and_word_count_its_first_search_would
                           include_bundled=False)
     try:
         bank.skills.sync()
+        assert save(bank.index("skills"))  # vectors saved before the seeds are saved again
+        resaved_path = folder_of(settings) / json.loads(
+            (folder_of(settings) / "CURRENT").read_text())["snapshot"] / DENSE_FILE
+        with np.load(resaved_path) as resaved:
+            assert "prototypes" in resaved.files
+            assert json.loads(bytes(resaved["meta"]))["words_per_item"] == pytest.approx(words)
         banks = [(h.id, round(h.score, 6)) for h in bank.skills.search("fix my docker build", k=3)]
     finally:
         bank.close()

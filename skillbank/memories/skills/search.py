@@ -74,9 +74,7 @@ def words_per_item(index: Any) -> float:
         known = _cache.get(id(index))
     if known is not None and known[0] == count:
         return known[1]
-    with index._lock:  # {id: (keyword text, metadata)}; read-only here
-        texts = [text for text, _ in index._load_mirror().values()]
-    mean = sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0
+    mean = mean_words(index)
     with _lock:
         if len(_cache) > 64:
             _cache.clear()
@@ -84,13 +82,21 @@ def words_per_item(index: Any) -> float:
     return mean
 
 
+def mean_words(index: Any) -> float:
+    """Mean whitespace words of the items' keyword texts, computed now (no cache)."""
+    with index._lock:  # {id: (keyword text, metadata)}; read-only here
+        texts = [text for text, _ in index._load_mirror().values()]
+    return sum(len(t.split()) for t in texts) / len(texts) if texts else 0.0
+
+
 def seed_words_per_item(index: Any, mean: float) -> None:
     """`words_per_item` of `index` as measured earlier on the same texts (the index snapshot
     keeps it): the first search of a new process need not split every item's text (#27)."""
+    count = index.count()  # outside `_lock`: it may take the index's own lock
     with _lock:
         if len(_cache) > 64:
             _cache.clear()
-        _cache[id(index)] = (index.count(), float(mean))
+        _cache[id(index)] = (count, float(mean))
 
 
 def keyword_weight(words: float) -> float:
