@@ -115,7 +115,8 @@ def discover_reply(message: Any) -> dict[str, Any] | None:
     if set(params) != {"_meta"} or not isinstance(meta, dict) \
             or meta.get(VERSION_KEY) not in MODERN_VERSIONS or not set(meta) <= ENVELOPE_KEYS:
         return None
-    capabilities, client = meta.get(CAPABILITIES_KEY), meta.get(CLIENT_INFO_KEY, {"name": "", "version": ""})
+    capabilities = meta.get(CAPABILITIES_KEY)
+    client = meta.get(CLIENT_INFO_KEY, {"name": "", "version": ""})
     token = meta.get("progressToken", "")
     if not isinstance(capabilities, dict) \
             or not all(isinstance(v, dict) for v in capabilities.values()) \
