@@ -52,17 +52,26 @@ CAPABILITIES = {"extensions": EXTENSIONS,
 EARLY_ENV = "SKILLBANK_MCP_EARLY_INIT"
 
 
+def _request(message: Any, method: str) -> tuple[Any, dict[str, Any] | None]:
+    """(id, params) of a well-formed JSON-RPC request for `method` with object params, else
+    (None, None)."""
+    if not isinstance(message, dict) or message.get("method") != method \
+            or message.get("jsonrpc") != "2.0":
+        return None, None
+    request_id, params = message.get("id"), message.get("params")
+    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
+            or not isinstance(params, dict):
+        return None, None
+    return request_id, params
+
+
 def initialize_reply(message: Any) -> dict[str, Any] | None:
     """The reply the SDK would give to this `initialize` request, or None when it is not a
     well-formed handshake `initialize` (then the SDK answers it, errors included)."""
     from skillbank import __version__
 
-    if not isinstance(message, dict) or message.get("method") != "initialize":
-        return None
-    request_id = message.get("id")
-    params = message.get("params")
-    if message.get("jsonrpc") != "2.0" or isinstance(request_id, bool) \
-            or not isinstance(request_id, (str, int)) or not isinstance(params, dict):
+    request_id, params = _request(message, "initialize")
+    if params is None:
         return None
     client = params.get("clientInfo")
     requested = params.get("protocolVersion")
@@ -103,13 +112,8 @@ def discover_reply(message: Any) -> dict[str, Any] | None:
     connection as it would have; its own reply is dropped."""
     from skillbank import __version__
 
-    if not isinstance(message, dict) or message.get("method") != DISCOVER \
-            or message.get("jsonrpc") != "2.0":
-        return None
-    request_id = message.get("id")
-    params = message.get("params")
-    if isinstance(request_id, bool) or not isinstance(request_id, (str, int)) \
-            or not isinstance(params, dict):
+    request_id, params = _request(message, DISCOVER)
+    if params is None:
         return None
     meta = params.get("_meta")
     if set(params) != {"_meta"} or not isinstance(meta, dict) \

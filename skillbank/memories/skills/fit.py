@@ -71,7 +71,6 @@ BACKGROUND = (
 )
 
 
-
 def background_key() -> str:
     """Names the `BACKGROUND` texts: prototypes saved under another key are embedded afresh."""
     import hashlib

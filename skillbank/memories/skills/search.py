@@ -75,11 +75,15 @@ def words_per_item(index: Any) -> float:
     if known is not None and known[0] == count:
         return known[1]
     mean = mean_words(index)
+    _remember(index, count, mean)
+    return mean
+
+
+def _remember(index: Any, count: int, mean: float) -> None:
     with _lock:
         if len(_cache) > 64:
             _cache.clear()
         _cache[id(index)] = (count, mean)
-    return mean
 
 
 def mean_words(index: Any) -> float:
@@ -92,11 +96,7 @@ def mean_words(index: Any) -> float:
 def seed_words_per_item(index: Any, mean: float) -> None:
     """`words_per_item` of `index` as measured earlier on the same texts (the index snapshot
     keeps it): the first search of a new process need not split every item's text (#27)."""
-    count = index.count()  # outside `_lock`: it may take the index's own lock
-    with _lock:
-        if len(_cache) > 64:
-            _cache.clear()
-        _cache[id(index)] = (count, float(mean))
+    _remember(index, index.count(), float(mean))  # count() runs before `_lock` is taken
 
 
 def keyword_weight(words: float) -> float:

@@ -64,7 +64,6 @@ MAX_COMPATIBILITY = 500
 KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
 
-
 @cache
 def _yaml() -> Any:
     """PyYAML, imported on the first parse or render, not with this module: a server whose skill
@@ -79,6 +78,7 @@ def _loader(text: str) -> Any:
     # libyaml's parser is ~10x faster; fall back to pure Python where it is not compiled in.
     yaml = _yaml()
     return getattr(yaml, "CSafeLoader", yaml.SafeLoader)(text)
+
 
 _OPEN = re.compile(r"\A(?:[ \t]*\r?\n)*?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
