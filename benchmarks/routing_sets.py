@@ -194,6 +194,25 @@ def corpus_library(folder: Path) -> list[dict]:
             for path in sorted(folder.rglob("SKILL.md"))]
 
 
+def corpus_roots(folder: Path) -> list[Path]:
+    """The skill roots a user gives skillbank for the corpus: the corpus, and each hidden
+    folder in it that holds skills (openai/skills keeps its skills in `.curated`,
+    `.experimental` and `.system`).
+
+    Why: Agent Skills loaders skip dot entries while walking a root (skillbank, and Codex's
+    loader, which reads its own `$CODEX_HOME/skills/.system` as a root of its own), so those
+    ten skills are found only when named as roots. The baselines read every SKILL.md under
+    the corpus, hidden ones included; before these roots, 5 of the 108 answerable requests
+    named a skill only skillbank could not see (R@3 0.815 then)."""
+    hidden: set[Path] = set()
+    for path in folder.rglob("SKILL.md"):
+        above = path.relative_to(folder).parts[:-2]  # the folders above the skill's own
+        outermost = next((i for i, part in enumerate(above) if part.startswith(".")), None)
+        if outermost is not None:
+            hidden.add(folder.joinpath(*above[:outermost + 1]))
+    return [folder] + sorted(hidden)
+
+
 def fit_curve(fits: list[float], queries: list[dict]) -> dict | None:
     """Answerable share emptied at the lowest fit bar that empties OOS_TARGET of the requests
     labelled out of scope (`fits`: each request's fit with `min_score=0`, 0 for no hit)."""
@@ -215,15 +234,16 @@ def run_set(name: str, folder: Path, model_dir: str | None,
     embedding = MiniLMEmbedding(model_dir=model_dir)
     with tempfile.TemporaryDirectory() as tmp:
         if name == "corpus":
-            root = folder
+            roots = corpus_roots(folder)
             library = corpus_library(folder)
             by_path = None
         else:
             root, library = materialise(folder, Path(tmp))
+            roots = [root]
             by_path = {row["path"]: row["id"] for row in library}
         started = time.perf_counter()
         home = keep / name if keep else Path(tmp)  # keep: the bank stays there (reused)
-        bank = Skillbank.open(home / "bank", skill_roots=[root], include_bundled=False,
+        bank = Skillbank.open(home / "bank", skill_roots=roots, include_bundled=False,
                               sync=False, embedding_function=embedding)
         try:
             bank.skills.sync()
