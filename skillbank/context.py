@@ -262,6 +262,28 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
     return [h for h in hits if id(h) in chosen or family(h) == winner]
 
 
+def siblings_last(hits: list[Any]) -> list[Any]:
+    """`hits` best first, except that a rule sharing a source critique with a better hit goes
+    after every rule that does not (in its own order).
+
+    Why: one critique often yields several rules ("Lead with the steps; chunk whatever
+    explanation you keep." gives two), and they rank side by side because the critique is part
+    of what each one matched on. At a small budget they filled the block with one review's
+    rules while another review's rule for the same kind of task fell off the end. Deferred,
+    they still come when there is room. On the critique stream (docs/benchmarks.md, "The
+    learning loop", session 12) this put more of the taught rules in 400-token blocks, no
+    model and agent-written rules alike."""
+    seen: set[tuple[str, str]] = set()
+    first: list[Any] = []
+    later: list[Any] = []
+    for hit in hits:
+        keys = {(str(source.critique), str(source.task or ""))
+                for source in getattr(hit.record, "sources", None) or ()}
+        (later if keys & seen else first).append(hit)
+        seen |= keys
+    return first + later
+
+
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 k_guidelines: int, k_experiences: int, thread: str | None = None
                 ) -> list[list[Any]]:
@@ -298,7 +320,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 ) -> tuple[list[_Item], list[Any], list[Any], list[Any]]:
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
                                                   k_guidelines, k_experiences, thread)
-    guidelines = coherent_guidelines(guidelines, topic=topic)
+    guidelines = siblings_last(coherent_guidelines(guidelines, topic=topic))
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     for hit in guidelines:
         g = hit.record
