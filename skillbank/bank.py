@@ -303,12 +303,18 @@ class Skillbank:
                     if self.settings.chroma_url:
                         from skillbank.index_outage import server_client
 
-                        self._client = server_client(self.settings.chroma_url,
-                                                     lambda url: make_client(url=url))
+                        timeout = self.settings.chroma_timeout
+                        self._client = server_client(
+                            self.settings.chroma_url,
+                            lambda url: make_client(url=url, timeout=timeout))
                     else:
                         self._client = make_client(path=str(self.settings.chroma_path))
                 # A Chroma others reach: this deployment's own database (issue 24).
                 self._placement = place(self.settings, self._client, own_client=self._own_client)
+                if self.settings.chroma_url:
+                    from skillbank.index import bounded
+
+                    bounded(self._placement.client, self.settings.chroma_timeout)
             return self._placement.client
 
     def index(self, kind: str) -> Any:

@@ -77,8 +77,22 @@ class IndexHit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-def make_client(path: str | None = None, url: str | None = None) -> Any:
-    """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server."""
+#: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
+CONNECT_TIMEOUT = 10.0
+
+
+def make_client(path: str | None = None, url: str | None = None,
+                timeout: float | None = None) -> Any:
+    """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server.
+
+    `timeout`: seconds a call to the server may wait (None: forever, chromadb's own default).
+    chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded and asks the
+    server inside its constructor, so a server that accepts connections and never answers (a
+    stopped process, a frozen machine: the kernel still accepts) hung the bank's open and then
+    every call. So the server's heartbeat is asked first, within `timeout`, and the client's
+    session gets `timeout` for every later call. A timed-out call is an httpx
+    `TransportError` like a refused one: `index_outage` makes it a clear error, and a search
+    answers by keyword."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -86,15 +100,42 @@ def make_client(path: str | None = None, url: str | None = None) -> Any:
     if url:
         parsed = urlparse(url if "://" in url else f"http://{url}")
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        return chromadb.HttpClient(
-            host=parsed.hostname or "127.0.0.1",
-            port=port,
-            ssl=parsed.scheme == "https",
-            settings=chroma_settings,
-        )
+        host = parsed.hostname or "127.0.0.1"
+        limit = _timeout(timeout)
+        if limit is not None:
+            import httpx
+
+            scheme = "https" if parsed.scheme == "https" else "http"
+            shown = f"[{host}]" if ":" in host else host
+            # Any answer will do (a 401 or 404 too): this only asks whether anyone answers.
+            httpx.get(f"{scheme}://{shown}:{port}/api/v2/heartbeat", timeout=limit)
+        return bounded(chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https",
+                                           settings=chroma_settings), timeout)
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def bounded(client: Any, seconds: float | None) -> Any:
+    """`client` (a chromadb client of a server), its calls waiting at most `seconds`.
+
+    Every client needs it: a client for another tenant or database (``index_ownership.place``)
+    has an httpx session of its own, again without a timeout. A client without one (embedded)
+    is returned as it is."""
+    limit = _timeout(seconds)
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if limit is not None and session is not None:  # chromadb internals: best effort
+        session.timeout = limit
+    return client
+
+
+def _timeout(seconds: float | None) -> Any:
+    """httpx's timeout for `seconds` (connecting within CONNECT_TIMEOUT of them), or None."""
+    if seconds is None or seconds <= 0:
+        return None
+    import httpx
+
+    return httpx.Timeout(float(seconds), connect=min(float(seconds), CONNECT_TIMEOUT))
 
 
 class HybridIndex:

@@ -28,6 +28,9 @@ class Settings:
     root: Path = DEFAULT_ROOT
     skill_roots: tuple[Path, ...] = ()  # extra read-only skill roots; earlier roots win
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a `chroma run` server
+    # Seconds a call to that server may wait for its answer (connecting: at most 10 of them);
+    # chromadb's own client waits forever, so a server that hangs hung every agent call.
+    chroma_timeout: float = 60.0
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
     collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
