@@ -179,10 +179,15 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         journal = FileExperienceLog(root / "experiences")
         starts = dict((done.get("experiences") or {}).get("files", {}))
         events, ends = journal.events_from(starts, report.skipped)
+        team_forgot = _forgotten(conn, deployment)
+        left_out = 0
         forgot: list[str] = []
         for event, _loc, _digest in events:
             if event.get("op") == "erased":
                 continue  # a forgotten record's tombstone: nothing to carry over
+            if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
+                left_out += 1  # the team forgot it: a later turn or vote must not revive it
+                continue
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
             log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
@@ -199,6 +204,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             if names:
                 conn.execute("UPDATE sb_audit SET item_id = '' WHERE deployment = %s "
                              "AND kind = 'draft' AND item_id = ANY(%s)", (deployment, names))
+        if left_out:
+            report.skipped.append(f"{left_out} experience event(s) of records the deployment "
+                                  "forgotten: not imported (forget means gone)")
         positions["experiences"] = {"files": {**starts, **ends}}
 
         # Skill drafts: the ledger after the entries already imported, and the pending drafts.
@@ -208,6 +216,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         ledger = FileDrafts(drafts_root).ledger()
         already = int((done.get("drafts") or {}).get("entries", 0))
         for entry in ledger[already:]:
+            if not team_forgot.isdisjoint(_sources(entry)):
+                continue  # a draft of runs the deployment forgot (see _import_pending_drafts)
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
@@ -220,7 +230,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         positions["drafts"] = {"entries": max(already, len(ledger)),
                                "pending": _import_pending_drafts(conn, deployment, drafts_root,
                                                                  done.get("drafts"), report,
-                                                                 proposed)}
+                                                                 proposed, team_forgot)}
 
         # Usage counters: what each count grew since the last run imported it (the counts
         # imported are kept in sb_imports; an older run kept none: those count from here).
@@ -326,9 +336,31 @@ def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
     return anew
 
 
+def _forgotten(conn: Any, deployment: str) -> set[str]:
+    """Every id the deployment forgot (by a team worker, or by an earlier run's import)."""
+    return {row[0] for row in conn.execute(
+        "SELECT id FROM sb_forgotten WHERE deployment = %s", (deployment,))}
+
+
+def _named(event: dict[str, Any]) -> set[str]:
+    """The experience ids a journal event is about: its record (and what a distilled record
+    came from), or the id it retires, folds, approves."""
+    record = event.get("record")
+    ids = {event.get("id"), event.get("of")}
+    if isinstance(record, dict):
+        ids.add(record.get("id"))
+        ids |= _sources({"sources": str(record.get("source") or "").replace(",", " ").split()})
+    return {i for i in ids if isinstance(i, str) and i}
+
+
+def _sources(entry: dict[str, Any]) -> set[str]:
+    sources = entry.get("sources")
+    return {str(s) for s in sources} if isinstance(sources, list) else set()
+
+
 def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before: Any,
-                           report: MigrateReport, proposed: AbstractSet[str] = frozenset()
-                           ) -> dict[str, str]:
+                           report: MigrateReport, proposed: AbstractSet[str] = frozenset(),
+                           forgotten: AbstractSet[str] = frozenset()) -> dict[str, str]:
     """Make the deployment's pending drafts follow the root's; returns what `sb_imports`
     keeps (name -> digest of the root's files as imported).
 
@@ -339,7 +371,8 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
     root no longer has pending (adopted, discarded, forgotten there) is closed in the
     deployment too, if the deployment's row is still the one imported (not edited or proposed
     anew by the team). A draft the root did not change since is left as the team has it (an
-    edit, a decision)."""
+    edit, a decision). A draft drawn from runs the deployment forgot (`forgotten`) is left out,
+    and closed there if a run imported it."""
     from psycopg.types.json import Jsonb
 
     from skillbank.store.postgres.drafts import digest
@@ -360,6 +393,11 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
             sources = [str(s) for s in json.loads(files[".draft.json"]).get("sources") or []]
         except (ValueError, AttributeError):
             report.skipped.append(str(meta_path))
+            continue
+        if not forgotten.isdisjoint(sources):
+            # Drawn from runs the deployment forgot (the root still holds them): importing
+            # it would bring what they said back to the team.
+            report.skipped.append(f"{folder}: drawn from experiences the deployment forgot")
             continue
         name, now[folder.name] = folder.name, digest(files)
         if imported.get(name) == now[name]:
