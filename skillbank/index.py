@@ -669,7 +669,12 @@ class HybridIndex:
                 dense = self._dense_or_none(vector, Z_CANDIDATES, summary_where)
                 if sections and body_weight and dense is not None:
                     # The same vector again: dense_live reuses the cosines it just computed.
-                    body = self._dense_or_none(vector, Z_CANDIDATES, where) or {}
+                    # Every text, not the nearest Z_CANDIDATES: with ~8 texts a skill, the
+                    # 1,000 nearest texts covered only part of a 1,748-skill library, and
+                    # every other skill got the floor (corpus top-1 0.685 against 0.769 when
+                    # every skill is scored; docs/benchmarks.md, routing, session 12).
+                    body = self._dense_or_none(vector, max(Z_CANDIDATES, self._chunks),
+                                               where) or {}
                 vector = None if dense is None else vector
                 dense = dense or {}
             keyword = self.keyword(query, len(mirror), where)

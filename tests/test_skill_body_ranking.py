@@ -137,6 +137,33 @@ def test_a_skill_whose_body_alone_names_the_task_ranks_first(tmp_path, minilm):
         bank.close()
 
 
+def test_the_body_side_scores_every_skill_not_only_those_among_the_nearest_texts(
+        tmp_path, minilm, monkeypatch):
+    """Fails before: the body side took each skill's best text among the Z_CANDIDATES nearest
+    texts and gave every other skill the floor. On the 1,748-skill corpus (14,726 texts) the
+    1,000 nearest texts covered only part of the skills, which skewed the side's z-scores
+    (top-1 0.685 with the side at 0.75; 0.722 with every skill scored). Z_CANDIDATES is made
+    smaller than this library's texts to see it."""
+    from skillbank import index as index_module
+
+    bodies: list[dict[str, float]] = []
+    fuse = index_module._z_fuse
+
+    def spy(*args, **kwargs):
+        bodies.append(dict(kwargs.get("body") or {}))
+        return fuse(*args, **kwargs)
+
+    monkeypatch.setattr(index_module, "_z_fuse", spy)
+    monkeypatch.setattr(index_module, "Z_CANDIDATES", 5)
+    bank = open_bank(tmp_path, minilm, library(tmp_path))
+    try:
+        bank.skills.sync()
+        assert ranked(bank, TASKS[0])[0] == "platform-runbook"
+        assert bodies and set(bodies[-1]) == {name for name, _, _ in SKILLS}
+    finally:
+        bank.close()
+
+
 OWNER = """
 import os, sys
 from skillbank import Skillbank
