@@ -295,27 +295,38 @@ class Skillbank:
     def client(self) -> Any:
         with self._guard:
             if self._placement is None:
-                from skillbank.index_ownership import place
-
-                if self._client is None:
-                    from skillbank.index import make_client
-
-                    if self.settings.chroma_url:
-                        from skillbank.index_outage import server_client
-
-                        timeout = self.settings.chroma_timeout
-                        self._client = server_client(
-                            self.settings.chroma_url,
-                            lambda url: make_client(url=url, timeout=timeout))
-                    else:
-                        self._client = make_client(path=str(self.settings.chroma_path))
-                # A Chroma others reach: this deployment's own database (issue 24).
-                self._placement = place(self.settings, self._client, own_client=self._own_client)
                 if self.settings.chroma_url:
-                    from skillbank.index import bounded
+                    self._client, self._placement = self._open_server()
+                else:
+                    from skillbank.index import make_client
+                    from skillbank.index_ownership import place
 
-                    bounded(self._placement.client, self.settings.chroma_timeout)
+                    if self._client is None:
+                        self._client = make_client(path=str(self.settings.chroma_path))
+                    # A Chroma others reach: this deployment's own database (issue 24).
+                    self._placement = place(self.settings, self._client,
+                                            own_client=self._own_client)
             return self._placement.client
+
+    def _open_server(self) -> tuple[Any, Any]:
+        """(client, placement) on the Chroma server at `chroma_url`, opened within
+        `chroma_timeout` and with each later request bounded by it (`index.bounded`); a server
+        that does not answer is one clear error naming the URL (`index_outage`)."""
+        from skillbank.index import bounded, make_client, timeout_of
+        from skillbank.index_outage import opened_within, server_client
+        from skillbank.index_ownership import place
+
+        url, timeout = self.settings.chroma_url, timeout_of(self.settings.chroma_timeout)
+        assert url
+
+        def open_(url: str) -> tuple[Any, Any]:
+            client = self._client or make_client(url=url, timeout=timeout)
+            # A Chroma others reach: this deployment's own database (issue 24).
+            placement = place(self.settings, client, own_client=self._own_client)
+            bounded(placement.client, timeout)
+            return client, placement
+
+        return opened_within(url, timeout, lambda: server_client(url, open_))
 
     def index(self, kind: str) -> Any:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""

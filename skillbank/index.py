@@ -18,7 +18,9 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import math
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
 from urllib.parse import urlparse
@@ -77,22 +79,29 @@ class IndexHit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
+#: A search whose dense side waited this long for a server that then did not answer (it timed
+#: out: a stopped or frozen server, not a refused connection) answers by keyword without asking
+#: the server for DENSE_QUIET_SECONDS: each search would otherwise wait the whole timeout again.
+#: A refused connection fails at once, and is asked again on the next search.
+SLOW_OUTAGE_SECONDS = 1.0
+DENSE_QUIET_SECONDS = 30.0
 #: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
 CONNECT_TIMEOUT = 10.0
+#: A longer timeout is no timeout in practice, and past ~1e10 s httpx's clock overflows.
+MAX_TIMEOUT = 1e6
 
 
 def make_client(path: str | None = None, url: str | None = None,
                 timeout: float | None = None) -> Any:
     """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server.
 
-    `timeout`: seconds a call to the server may wait (None: forever, chromadb's own default).
-    chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded and asks the
-    server inside its constructor, so a server that accepts connections and never answers (a
-    stopped process, a frozen machine: the kernel still accepts) hung the bank's open and then
-    every call. So the server's heartbeat is asked first, within `timeout`, and the client's
-    session gets `timeout` for every later call. A timed-out call is an httpx
-    `TransportError` like a refused one: `index_outage` makes it a clear error, and a search
-    answers by keyword."""
+    `timeout`: seconds each request to the server may wait (None: forever, chromadb's own
+    default). chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded, so
+    a server that accepts connections and never answers (a stopped process, a frozen machine:
+    the kernel still accepts) hung every call. The client's session gets `timeout` (`bounded`);
+    the requests its constructor makes are bounded by the bank, which opens the client within
+    `timeout` (`index_outage.opened_within`). A timed-out request is an httpx `TransportError`
+    like a refused one: `index_outage` makes it a clear error, and a search answers by keyword."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
 
@@ -100,16 +109,8 @@ def make_client(path: str | None = None, url: str | None = None,
     if url:
         parsed = urlparse(url if "://" in url else f"http://{url}")
         port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        host = parsed.hostname or "127.0.0.1"
-        limit = _timeout(timeout)
-        if limit is not None:
-            import httpx
-
-            scheme = "https" if parsed.scheme == "https" else "http"
-            shown = f"[{host}]" if ":" in host else host
-            # Any answer will do (a 401 or 404 too): this only asks whether anyone answers.
-            httpx.get(f"{scheme}://{shown}:{port}/api/v2/heartbeat", timeout=limit)
-        return bounded(chromadb.HttpClient(host=host, port=port, ssl=parsed.scheme == "https",
+        return bounded(chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=port,
+                                           ssl=parsed.scheme == "https",
                                            settings=chroma_settings), timeout)
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
@@ -117,25 +118,44 @@ def make_client(path: str | None = None, url: str | None = None,
 
 
 def bounded(client: Any, seconds: float | None) -> Any:
-    """`client` (a chromadb client of a server), its calls waiting at most `seconds`.
+    """`client` (a chromadb client of a server), each of its requests waiting at most `seconds`.
 
     Every client needs it: a client for another tenant or database (``index_ownership.place``)
     has an httpx session of its own, again without a timeout. A client without one (embedded)
     is returned as it is."""
-    limit = _timeout(seconds)
+    limit = timeout_of(seconds)
     session = getattr(getattr(client, "_server", None), "_session", None)
     if limit is not None and session is not None:  # chromadb internals: best effort
-        session.timeout = limit
+        session.timeout = httpx_timeout(limit)
     return client
 
 
-def _timeout(seconds: float | None) -> Any:
-    """httpx's timeout for `seconds` (connecting within CONNECT_TIMEOUT of them), or None."""
-    if seconds is None or seconds <= 0:
+def timeout_of(seconds: Any) -> float | None:
+    """`seconds` as a timeout: None (wait forever) for None, 0, a negative or an infinite
+    value; at most MAX_TIMEOUT. A value that is not a number is a clear error."""
+    if seconds is None:
         return None
+    try:
+        value = float(seconds)
+    except (TypeError, ValueError):
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"chroma_timeout must be a number of seconds, not {seconds!r}") \
+            from None
+    if math.isnan(value):
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError("chroma_timeout must be a number of seconds, not NaN")
+    if value <= 0 or math.isinf(value):
+        return None
+    return min(value, MAX_TIMEOUT)
+
+
+def httpx_timeout(seconds: float) -> Any:
+    """httpx's timeout for `seconds`, connecting within CONNECT_TIMEOUT of them."""
     import httpx
 
-    return httpx.Timeout(float(seconds), connect=min(float(seconds), CONNECT_TIMEOUT))
+    return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT))
 
 
 class HybridIndex:
@@ -178,6 +198,7 @@ class HybridIndex:
         self._rest: dict[str, IndexItem] = {}
         self._fill_lock = threading.Lock()
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
+        self._dense_quiet_until = 0.0  # a server that timed out: not asked again until then
         # Concurrent searches share Chroma queries (skillbank.index_batch; read by dense_texts).
         self._combiner = index_batch.Combiner()
         self._prefetched: dict[Any, tuple[list[str], list[float]]] = {}
@@ -580,8 +601,14 @@ class HybridIndex:
     def _dense_or_none(self, vector: np.ndarray, n: int,
                        where: dict[str, Any] | None) -> dict[str, float] | None:
         """Dense scores, or None while a Chroma server does not answer: search by keyword."""
+        if self._dense_quiet_until and time.monotonic() < self._dense_quiet_until:
+            return None  # it timed out a moment ago: answer by keyword now, not after a wait
+        started = time.monotonic()
         found, self.dense_error = dense_unless_down(lambda: self.dense(vector, n, where),
                                                     self.shared, self.dense_error)
+        waited = time.monotonic() - started
+        self._dense_quiet_until = time.monotonic() + DENSE_QUIET_SECONDS \
+            if found is None and waited >= SLOW_OUTAGE_SECONDS else 0.0
         return found
 
     def keyword(

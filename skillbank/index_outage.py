@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from typing import Any, Callable, TypeVar
 
 from skillbank.errors import SkillbankError
@@ -93,13 +94,46 @@ def server_client(url: str, make: Callable[[str], T]) -> T:
             seen = seen.__cause__ or seen.__context__
         if seen is None:
             raise
-        from urllib.parse import urlsplit
-
-        parts = urlsplit(url)
-        shown = url if "@" not in parts.netloc else \
-            parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()  # no credentials
         first = (str(seen).strip().splitlines() or [type(seen).__name__])[0]
-        raise ChromaUnavailableError(
-            f"the Chroma server at {shown} does not answer ({first}); start it (chroma run "
-            "--path DIR --port PORT) or fix chroma_url (--chroma-url, SKILLBANK_CHROMA_URL or "
-            "chroma_url in <root>/skillbank.toml)") from None
+        raise _no_answer(url, first) from None
+
+
+def opened_within(url: str, seconds: float | None, open_: Callable[[], T]) -> T:
+    """`open_()` (a client of the server at `url`, and whatever opening it asks of the
+    server), or ChromaUnavailableError when it has not returned within `seconds`.
+
+    chromadb's HttpClient asks the server several times while it is built (identity, tenant,
+    database; `index_ownership.place` creates the deployment's database through a session of
+    its own), all without a timeout, so a server that accepts connections and never answers
+    hung the open for good. The open runs on a thread the caller waits for at most `seconds`
+    (None: as long as it takes); one that never returns is left behind (a daemon thread)."""
+    if seconds is None:
+        return open_()
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["value"] = open_()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
+            box["error"] = exc
+
+    thread = threading.Thread(target=run, name="skillbank-chroma-open", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    if thread.is_alive():
+        raise _no_answer(url, f"nothing within {seconds:g} s")
+    if "error" in box:
+        raise box["error"]
+    return box["value"]
+
+
+def _no_answer(url: str, why: str) -> ChromaUnavailableError:
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(url)
+    shown = url if "@" not in parts.netloc else \
+        parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()  # no credentials
+    return ChromaUnavailableError(
+        f"the Chroma server at {shown} does not answer ({why}); start it (chroma run "
+        "--path DIR --port PORT) or fix chroma_url (--chroma-url, SKILLBANK_CHROMA_URL or "
+        "chroma_url in <root>/skillbank.toml)")

@@ -28,8 +28,9 @@ class Settings:
     root: Path = DEFAULT_ROOT
     skill_roots: tuple[Path, ...] = ()  # extra read-only skill roots; earlier roots win
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a `chroma run` server
-    # Seconds a call to that server may wait for its answer (connecting: at most 10 of them);
-    # chromadb's own client waits forever, so a server that hangs hung every agent call.
+    # Seconds opening that server's client, and then each request to it, may wait (connecting:
+    # at most 10 of them; 0 or inf: forever). chromadb's own client waits forever, so a server
+    # that hangs hung every agent call (skillbank.index.make_client).
     chroma_timeout: float = 60.0
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"

@@ -13,6 +13,7 @@ import os
 import signal
 import socket
 import threading
+import time
 from typing import Any, Callable
 
 import pytest
@@ -85,8 +86,11 @@ def test_opening_on_a_server_that_never_answers_gives_up_with_the_clear_error(
 
 
 def test_a_server_stopped_after_the_open_answers_by_keyword_and_keeps_writes(
-        tmp_path, own_chroma):  # noqa: F811
-    bank = Skillbank.open(tmp_path / "root", chroma_url=own_chroma.url, chroma_timeout=2,
+        tmp_path, own_chroma, monkeypatch):  # noqa: F811
+    from skillbank import index as index_module
+
+    monkeypatch.setattr(index_module, "DENSE_QUIET_SECONDS", 1.0)
+    bank = Skillbank.open(tmp_path / "root", chroma_url=own_chroma.url, chroma_timeout=5,
                           embedding_function=HashEmbedding(), include_bundled=False)
     try:
         bank.skills.save("sql-tuning", "Speed up a slow SQL query by reading its query plan.",
@@ -98,13 +102,28 @@ def test_a_server_stopped_after_the_open_answers_by_keyword_and_keeps_writes(
             assert "error" not in box, box
             assert [(h.name, h.why) for h in box["value"]] == [("sql-tuning", "keyword")]
             assert "Chroma server does not answer" in bank.index("skills").dense_error
+            # It timed out: the next search does not wait for the server again.
+            monkeypatch.setattr(index_module, "DENSE_QUIET_SECONDS", 600.0)
+            bank.index("skills")._dense_quiet_until = time.monotonic() + 600
+            started = time.monotonic()
+            hits = bank.skills.search("slow sql query plan", k=1)
+            assert [(h.name, h.why) for h in hits] == [("sql-tuning", "keyword")]
+            assert time.monotonic() - started < 5, "the second search waited for the server"
             box = _within(GIVE_UP, lambda: bank.experiences.record(
                 task="Import the refunds CSV", outcome="success"))
             assert "error" not in box, box  # kept in the journal, indexed when it answers
             recorded = box["value"]
         finally:
             os.kill(own_chroma.proc.pid, signal.SIGCONT)
-        hits = bank.skills.search("slow sql query plan", k=1)  # back: both sides again
+        for index in ("skills", "experiences"):
+            bank.index(index)._dense_quiet_until = 0.0  # as after DENSE_QUIET_SECONDS
+        deadline = time.monotonic() + GIVE_UP
+        while True:  # the server works through what it was sent while stopped
+            hits = bank.skills.search("slow sql query plan", k=1)
+            if [(h.name, h.why) for h in hits] == [("sql-tuning", "both")] or \
+                    time.monotonic() > deadline:
+                break
+            time.sleep(0.5)
         assert [(h.name, h.why) for h in hits] == [("sql-tuning", "both")]
         recalled = bank.experiences.recall("Import the refunds CSV", k=1)
         assert [h.id for h in recalled] == [recorded]
@@ -112,10 +131,15 @@ def test_a_server_stopped_after_the_open_answers_by_keyword_and_keeps_writes(
         bank.close()
 
 
-def test_no_timeout_when_it_is_switched_off():
-    from skillbank.index import _timeout
+def test_what_a_timeout_setting_means():
+    from skillbank.errors import InvalidInputError
+    from skillbank.index import MAX_TIMEOUT, httpx_timeout, timeout_of
 
-    assert _timeout(None) is None and _timeout(0) is None and _timeout(-1) is None
-    limit = _timeout(60)
+    assert [timeout_of(v) for v in (None, 0, -1, float("inf"), "inf")] == [None] * 5
+    assert timeout_of("2.5") == 2.5 and timeout_of(1e12) == MAX_TIMEOUT
+    for bad in ("soon", float("nan"), [1]):
+        with pytest.raises(InvalidInputError, match="chroma_timeout"):
+            timeout_of(bad)
+    limit = httpx_timeout(60.0)
     assert limit.read == 60 and limit.connect == 10
-    assert _timeout(2).connect == 2
+    assert httpx_timeout(2.0).connect == 2
