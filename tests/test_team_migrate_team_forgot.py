@@ -64,7 +64,9 @@ def test_what_the_team_forgot_is_not_brought_back_by_a_rerun(tmp_path, postgres,
         bank.close()
 
     report = migrate_root(laptop, postgres.url, deployment=deployment)
-    assert any("forgotten" in line for line in report.skipped), report.skipped
+    said = " | ".join(report.skipped)
+    assert "experience event(s) of records the deployment forgot" in said, said
+    assert f"drafts/{draft.name}: drawn from experiences the deployment forgot" in said, said
     team = _team(tmp_path, chroma_server, postgres, deployment)
     try:
         assert team.experiences.get(kept).task == "Water the office plants"
@@ -79,3 +81,52 @@ def test_what_the_team_forgot_is_not_brought_back_by_a_rerun(tmp_path, postgres,
         team.close()
     third = migrate_root(laptop, postgres.url, deployment=deployment)
     assert not third.changed, third.imported
+
+
+def test_a_lesson_the_team_forgot_does_not_come_back_inside_its_parent(
+        tmp_path, postgres, chroma_server):
+    """The team forgets one lesson (not its experience): the deployment drops its text from
+    the parent. A later turn of that conversation on the laptop writes the parent again with
+    the lesson in it; the rerun imports the turn without the forgotten lesson's text (before:
+    the text was back in the team's record)."""
+    from skillbank.team.migrate import migrate_root
+
+    laptop = tmp_path / "laptop"
+    bank = _open(laptop)
+    try:
+        talk = bank.experiences.record_messages(
+            [{"role": "user", "content": "Log in to staging"},
+             {"role": "assistant", "content": "Logged in."}],
+            task="Log in to the staging box", thread="chat-1",
+            lessons=[SECRET, "Check the VPN first."])
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(laptop, postgres.url, deployment=deployment)
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        lessons = {h.record.task: h.id for h in team.experiences.recall(SECRET, k=10)
+                   if h.record.kind == "lesson"}
+        team.forget(lessons[SECRET])
+        assert SECRET not in str(team.experiences.get(talk).model_dump())
+    finally:
+        team.close()
+
+    bank = _open(laptop)
+    try:
+        assert talk == bank.experiences.record_messages(
+            [{"role": "user", "content": "Now restart nginx there."},
+             {"role": "assistant", "content": "Restarted."}],
+            task="Log in to the staging box", outcome="success", thread="chat-1",
+            followup=True)
+    finally:
+        bank.close()
+    migrate_root(laptop, postgres.url, deployment=deployment)
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        back = team.experiences.get(talk)
+        assert back.outcome == "success"  # the turn itself was imported
+        assert SECRET not in str(back.model_dump()), "the forgotten lesson is back"
+        assert "Check the VPN first." in [lesson.text for lesson in back.lessons]
+    finally:
+        team.close()

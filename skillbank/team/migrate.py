@@ -180,14 +180,22 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         starts = dict((done.get("experiences") or {}).get("files", {}))
         events, ends = journal.events_from(starts, report.skipped)
         team_forgot = _forgotten(conn, deployment)
+        forgotten_lessons = _forgotten_lessons(journal, team_forgot) if team_forgot else {}
         left_out = 0
         forgot: list[str] = []
         for event, _loc, _digest in events:
             if event.get("op") == "erased":
                 continue  # a forgotten record's tombstone: nothing to carry over
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
-                left_out += 1  # the team forgot it: a later turn or vote must not revive it
+                left_out += 1  # the team forgot it: a later turn must not bring it back
                 continue
+            record = event.get("record")
+            if isinstance(record, dict) and record.get("id") in forgotten_lessons:
+                from skillbank.forgetting import without_lessons
+
+                # A later turn of a parent writes its whole record again, with the text of a
+                # lesson the team forgot (the team dropped it from the parent when it forgot).
+                without_lessons(record, forgotten_lessons[record["id"]])
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
             log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
@@ -206,7 +214,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                              "AND kind = 'draft' AND item_id = ANY(%s)", (deployment, names))
         if left_out:
             report.skipped.append(f"{left_out} experience event(s) of records the deployment "
-                                  "forgotten: not imported (forget means gone)")
+                                  "forgot: not imported (forget means gone)")
         positions["experiences"] = {"files": {**starts, **ends}}
 
         # Skill drafts: the ledger after the entries already imported, and the pending drafts.
@@ -217,7 +225,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         already = int((done.get("drafts") or {}).get("entries", 0))
         for entry in ledger[already:]:
             if not team_forgot.isdisjoint(_sources(entry)):
-                continue  # a draft of runs the deployment forgot (see _import_pending_drafts)
+                # A draft of runs the deployment forgot (see _import_pending_drafts).
+                report.skipped.append(f"drafts ledger entry {entry.get('op')} "
+                                      f"{entry.get('name')!r}: drawn from experiences the "
+                                      "deployment forgot")
+                continue
             conn.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
                          (deployment, Jsonb(entry)))
             report.imported["drafts"] += 1
@@ -248,6 +260,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             counts = UsageLog(path)
             for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
                 for item_id, usage in table.items():
+                    if item_id in team_forgot:
+                        continue  # counts of what the deployment forgot: not brought back
                     key = f"{memory}\t{item_id}\t{int(trusted)}"
                     now = [int(usage.uses), int(usage.successes), int(usage.failures)]
                     counts_now[key] = now
@@ -343,14 +357,32 @@ def _forgotten(conn: Any, deployment: str) -> set[str]:
 
 
 def _named(event: dict[str, Any]) -> set[str]:
-    """The experience ids a journal event is about: its record (and what a distilled record
-    came from), or the id it retires, folds, approves."""
+    """The experience ids a journal event is about: its record (and, for a lesson, the
+    experience it was distilled from), or the id it retires, folds, approves."""
     record = event.get("record")
     ids = {event.get("id"), event.get("of")}
     if isinstance(record, dict):
         ids.add(record.get("id"))
-        ids |= _sources({"sources": str(record.get("source") or "").replace(",", " ").split()})
+        if record.get("kind") == "lesson":
+            ids.add(record.get("source"))
     return {i for i in ids if isinstance(i, str) and i}
+
+
+def _forgotten_lessons(journal: Any, forgotten: AbstractSet[str]) -> dict[str, set[str]]:
+    """Parent experience id -> the texts of its lesson records the deployment forgot, read off
+    the root's whole journal (the team keeps ids only, never what they said)."""
+    out: dict[str, set[str]] = {}
+    events, _ = journal.events_from({}, [])
+    for event, _loc, _digest in events:
+        record = event.get("record") if event.get("op") == "add" else None
+        if not isinstance(record, dict) or record.get("kind") != "lesson" or \
+                record.get("id") not in forgotten or not isinstance(record.get("source"), str):
+            continue
+        texts = {record.get("task"), *((l.get("text") if isinstance(l, dict) else l)
+                                       for l in record.get("lessons") or [])}
+        out.setdefault(record["source"], set()).update(
+            t for t in texts if isinstance(t, str) and t)
+    return out
 
 
 def _sources(entry: dict[str, Any]) -> set[str]:
