@@ -279,8 +279,11 @@ def siblings_last(hits: list[Any]) -> list[Any]:
     for hit in hits:
         keys = {(str(source.critique), str(source.task or ""))
                 for source in getattr(hit.record, "sources", None) or ()}
-        (later if keys & seen else first).append(hit)
-        seen |= keys
+        if keys & seen:
+            later.append(hit)
+        else:  # only a rule shown first makes its critiques' other rules wait
+            first.append(hit)
+            seen |= keys
     return first + later
 
 

@@ -35,7 +35,8 @@ def _hit(name: str, *critiques: str) -> SimpleNamespace:
 def test_a_rule_sharing_a_critique_with_a_better_one_goes_after_the_others():
     hits = [_hit("a1", "A"), _hit("a2", "A"), _hit("b", "B"), _hit("a3", "A", "C"),
             _hit("c", "C"), _hit("none")]
-    assert [h.name for h in siblings_last(hits)] == ["a1", "b", "none", "a2", "a3", "c"]
+    # a3 waits (A), but does not make c wait: no rule of critique C was shown first.
+    assert [h.name for h in siblings_last(hits)] == ["a1", "b", "c", "none", "a2", "a3"]
     # The same critique text on another task is another review: not a sibling.
     other_task = _hit("x", "A")
     other_task.record.sources[0].task = "u"
