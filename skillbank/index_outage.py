@@ -127,12 +127,17 @@ def opened_within(url: str, seconds: float | None, open_: Callable[[], T]) -> T:
     return box["value"]
 
 
-def _no_answer(url: str, why: str) -> ChromaUnavailableError:
+def without_credentials(url: str) -> str:
+    """`url` as it may be shown (in an error, on /readyz): without a user and password."""
     from urllib.parse import urlsplit
 
     parts = urlsplit(url)
-    shown = url if "@" not in parts.netloc else \
-        parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()  # no credentials
+    return url if "@" not in parts.netloc else \
+        parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+
+
+def _no_answer(url: str, why: str) -> ChromaUnavailableError:
+    shown = without_credentials(url)
     return ChromaUnavailableError(
         f"the Chroma server at {shown} does not answer ({why}); start it (chroma run "
         "--path DIR --port PORT) or fix chroma_url (--chroma-url, SKILLBANK_CHROMA_URL or "

@@ -43,3 +43,19 @@ def test_the_python_api_raises_a_skillbank_error_naming_the_url(tmp_path):
         with Skillbank.open(tmp_path / "root", chroma_url=url, embedding_function=HashEmbedding(),
                             include_bundled=False) as bank:
             bank.skills.list()
+
+
+def test_readyz_never_shows_the_password_in_chroma_url(tmp_path):
+    """/readyz is open to anyone who reaches the worker: a `chroma_url` with a user and
+    password is shown without them (before: the whole URL, password included)."""
+    from skillbank.team.server import readiness
+
+    url = f"http://admin:s3cret@127.0.0.1:{free_port()}"
+    bank = Skillbank.open(tmp_path / "root", chroma_url=url, embedding_function=HashEmbedding(),
+                          include_bundled=False, sync=False)
+    try:
+        ready, checks = readiness(bank)
+        assert not ready and "s3cret" not in checks["chroma"], checks
+        assert checks["chroma"].startswith(f"Chroma at http://127.0.0.1:{url.rsplit(':', 1)[1]}")
+    finally:
+        bank.close()

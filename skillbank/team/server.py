@@ -52,8 +52,12 @@ def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
         bank.client.heartbeat()
         checks["chroma"] = "ok"
     except Exception as exc:  # noqa: BLE001 - any failure means not ready
+        from skillbank.index_outage import without_credentials
+
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        checks["chroma"] = (f"Chroma at {bank.settings.chroma_url or bank.settings.chroma_path} "
+        where = without_credentials(bank.settings.chroma_url) if bank.settings.chroma_url \
+            else bank.settings.chroma_path  # /readyz is open: never a password
+        checks["chroma"] = (f"Chroma at {where} "
                             f"is unreachable ({first}); check that it is running and that "
                             "chroma_url (SKILLBANK_CHROMA_URL) is right")
     return all(v == "ok" for v in checks.values()), checks
