@@ -115,6 +115,7 @@ class Skillbank:
         self._client = client
         #: Where the collections live and whose entries this bank owns (skillbank.index_ownership).
         self._placement: Any = None
+        self._opening: Any = None  # index_outage.Opening while a server's client is opened
         self._indexes: dict[str, Any] = {}
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
@@ -247,8 +248,10 @@ class Skillbank:
                     log.debug("closing the Chroma client failed", exc_info=True)
 
     def __repr__(self) -> str:
-        where = self.settings.chroma_url or str(self.root)
-        return f"Skillbank({where!r})"
+        from skillbank.index_outage import without_credentials
+
+        url = self.settings.chroma_url
+        return f"Skillbank({without_credentials(url) if url else str(self.root)!r})"
 
     @property
     def background(self) -> Any:
@@ -310,10 +313,10 @@ class Skillbank:
 
     def _open_server(self) -> tuple[Any, Any]:
         """(client, placement) on the Chroma server at `chroma_url`, opened within
-        `chroma_timeout` and with each later request bounded by it (`index.bounded`); a server
-        that does not answer is one clear error naming the URL (`index_outage`)."""
+        `chroma_timeout` (`index_outage.Opening`) and with each later request bounded by it
+        (`index.bounded`); a server that does not answer is one clear error naming the URL."""
         from skillbank.index import bounded, make_client, timeout_of
-        from skillbank.index_outage import opened_within, server_client
+        from skillbank.index_outage import Opening, server_client
         from skillbank.index_ownership import place
 
         url, timeout = self.settings.chroma_url, timeout_of(self.settings.chroma_timeout)
@@ -326,7 +329,12 @@ class Skillbank:
             bounded(placement.client, timeout)
             return client, placement
 
-        return opened_within(url, timeout, lambda: server_client(url, open_))
+        opening = self._opening
+        if opening is None or opening.failed:  # one open at a time, however many callers
+            opening = self._opening = Opening(lambda: server_client(url, open_))
+        client, placement = opening.result(url, timeout)
+        self._opening = None
+        return client, placement
 
     def index(self, kind: str) -> Any:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""
@@ -678,9 +686,12 @@ class Skillbank:
 
     def stats(self) -> dict[str, Any]:
         """Counts for dashboards and the MCP `skillbank://stats` resource."""
+        from skillbank.index_outage import without_credentials
+
         return {
             "root": str(self.root),
-            "chroma": self.settings.chroma_url or str(self.settings.chroma_path),
+            "chroma": without_credentials(self.settings.chroma_url) if self.settings.chroma_url
+            else str(self.settings.chroma_path),
             "skills": self.index("skills").count(),
             "skill_roots": [str(r) for r, _ in self.skills.roots],
             # Skills by trust level, held for review, worse since a change (skills/trust.py).

@@ -79,11 +79,10 @@ class IndexHit:
     metadata: dict[str, Any] = field(default_factory=dict)
 
 
-#: A search whose dense side waited this long for a server that then did not answer (it timed
-#: out: a stopped or frozen server, not a refused connection) answers by keyword without asking
-#: the server for DENSE_QUIET_SECONDS: each search would otherwise wait the whole timeout again.
-#: A refused connection fails at once, and is asked again on the next search.
-SLOW_OUTAGE_SECONDS = 1.0
+#: After a dense request to the server timed out (a stopped or frozen server, not a refused
+#: connection), searches answer by keyword without asking it for DENSE_QUIET_SECONDS: each would
+#: otherwise wait the whole timeout again. A refused connection fails at once, and is asked
+#: again on the next search.
 DENSE_QUIET_SECONDS = 30.0
 #: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
 CONNECT_TIMEOUT = 10.0
@@ -100,7 +99,7 @@ def make_client(path: str | None = None, url: str | None = None,
     a server that accepts connections and never answers (a stopped process, a frozen machine:
     the kernel still accepts) hung every call. The client's session gets `timeout` (`bounded`);
     the requests its constructor makes are bounded by the bank, which opens the client within
-    `timeout` (`index_outage.opened_within`). A timed-out request is an httpx `TransportError`
+    `timeout` (`index_outage.Opening`). A timed-out request is an httpx `TransportError`
     like a refused one: `index_outage` makes it a clear error, and a search answers by keyword."""
     import chromadb
     from chromadb.config import Settings as ChromaSettings
@@ -136,6 +135,8 @@ def timeout_of(seconds: Any) -> float | None:
     if seconds is None:
         return None
     try:
+        if isinstance(seconds, bool):  # `chroma_timeout = true` in a TOML file: not seconds
+            raise TypeError(seconds)
         value = float(seconds)
     except (TypeError, ValueError):
         from skillbank.errors import InvalidInputError
@@ -199,6 +200,7 @@ class HybridIndex:
         self._fill_lock = threading.Lock()
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
         self._dense_quiet_until = 0.0  # a server that timed out: not asked again until then
+        self._quiet_reason: str | None = None
         # Concurrent searches share Chroma queries (skillbank.index_batch; read by dense_texts).
         self._combiner = index_batch.Combiner()
         self._prefetched: dict[Any, tuple[list[str], list[float]]] = {}
@@ -601,15 +603,34 @@ class HybridIndex:
     def _dense_or_none(self, vector: np.ndarray, n: int,
                        where: dict[str, Any] | None) -> dict[str, float] | None:
         """Dense scores, or None while a Chroma server does not answer: search by keyword."""
-        if self._dense_quiet_until and time.monotonic() < self._dense_quiet_until:
+        if self._quiet():
             return None  # it timed out a moment ago: answer by keyword now, not after a wait
-        started = time.monotonic()
         found, self.dense_error = dense_unless_down(lambda: self.dense(vector, n, where),
-                                                    self.shared, self.dense_error)
-        waited = time.monotonic() - started
-        self._dense_quiet_until = time.monotonic() + DENSE_QUIET_SECONDS \
-            if found is None and waited >= SLOW_OUTAGE_SECONDS else 0.0
+                                                    self.shared, self.dense_error,
+                                                    on_outage=self._timed_out)
+        if found is not None:
+            self._dense_quiet_until = 0.0
         return found
+
+    def _quiet(self) -> bool:
+        """Within DENSE_QUIET_SECONDS of a timed-out dense request: the server is not asked,
+        and `dense_error` keeps saying why (a write meanwhile may have cleared it)."""
+        if not self._dense_quiet_until:
+            return False
+        if time.monotonic() < self._dense_quiet_until:
+            self.dense_error = self._quiet_reason
+            return True
+        self._dense_quiet_until = 0.0
+        return False
+
+    def _timed_out(self, exc: BaseException) -> None:
+        """A dense request failed; if it timed out, the next searches do not wait for it."""
+        from skillbank.index_outage import is_timeout
+
+        if is_timeout(exc):
+            first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+            self._quiet_reason = f"{CHROMA_DOWN} ({first}); searching by keyword only"
+            self._dense_quiet_until = time.monotonic() + DENSE_QUIET_SECONDS
 
     def keyword(
         self, query: str, n: int, where: dict[str, Any] | None = None
@@ -663,12 +684,13 @@ class HybridIndex:
 
     def _answer(self, requests: list[index_batch.Request]) -> None:
         """Answer concurrent searches in one hold of the lock (held by the caller)."""
-        if len(requests) > 1 and self._dense.declines():
+        if len(requests) > 1 and self._dense.declines() and not self._quiet():
             self._load_mirror()
             self._prefetched = index_batch.prefetch(self._collection, [
                 (r.args[7], Z_CANDIDATES if r.args[4] == "z" else r.args[3] * 2,
                  owned_where(self.owner, self._foreign, r.args[2]))
-                for r in requests if r.args[7] is not None], self._chunks)
+                for r in requests if r.args[7] is not None], self._chunks,
+                on_error=self._timed_out if self.shared else None)
         try:
             for request in requests:
                 try:

@@ -125,10 +125,12 @@ def dense_key(vector: np.ndarray, n: int, where: dict[str, Any] | None) -> tuple
 
 
 def prefetch(collection: Any, wanted: Sequence[tuple[np.ndarray, int, dict[str, Any] | None]],
-             total: int) -> dict[tuple[bytes, int, str], tuple[list[str], list[float]]]:
+             total: int, on_error: Callable[[BaseException], Any] | None = None
+             ) -> dict[tuple[bytes, int, str], tuple[list[str], list[float]]]:
     """Nearest texts for several (vector, n, where) at once: one Chroma query per (n, where)
-    asked by at least two distinct vectors. Best effort: a query that fails is left out, and
-    each search then asks alone (with the errors it would have had alone)."""
+    asked by at least two distinct vectors. Best effort: a query that fails is left out (and
+    handed to `on_error`), and each search then asks alone (with the errors it would have had
+    alone)."""
     groups: dict[tuple[int, str], dict[bytes, tuple[np.ndarray, dict[str, Any] | None]]] = {}
     for vector, n, where in wanted:
         key = dense_key(vector, n, where)
@@ -142,8 +144,10 @@ def prefetch(collection: Any, wanted: Sequence[tuple[np.ndarray, int, dict[str, 
             result = collection.query(query_embeddings=[v for v, _ in vectors.values()],
                                       n_results=min(n, total), where=where,
                                       include=["distances"])
-        except Exception:  # noqa: BLE001 - each search asks alone and reports its own error
+        except Exception as exc:  # noqa: BLE001 - each search asks alone, reporting its own
             log.debug("batched dense query failed; searching one by one", exc_info=True)
+            if on_error is not None:
+                on_error(exc)
             continue
         for position, raw in enumerate(vectors):
             found[(raw, n, where_key)] = (result["ids"][position], result["distances"][position])

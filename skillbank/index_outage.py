@@ -58,8 +58,19 @@ def clear_outage(what: str) -> Callable[[F], F]:
     return decorate
 
 
-def dense_unless_down(dense: Callable[[], T], shared: bool,
-                      error: str | None) -> tuple[T | None, str | None]:
+def is_timeout(exc: BaseException) -> bool:
+    """Whether `exc` is a request to a Chroma server that timed out (a stopped or frozen
+    server: it accepted the connection), not one refused at once."""
+    try:
+        import httpx
+    except ImportError:  # pragma: no cover - chromadb depends on httpx
+        return False
+    return isinstance(exc, httpx.TimeoutException)
+
+
+def dense_unless_down(dense: Callable[[], T], shared: bool, error: str | None,
+                      on_outage: Callable[[BaseException], Any] | None = None
+                      ) -> tuple[T | None, str | None]:
     """`dense()`, or None while a Chroma server does not answer (issue 24); with what the
     index's `dense_error` (now `error`) should say after it.
 
@@ -71,6 +82,8 @@ def dense_unless_down(dense: Callable[[], T], shared: bool,
     except Exception as exc:
         if not shared or not is_outage(exc):
             raise
+        if on_outage is not None:
+            on_outage(exc)
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         if not (error or "").startswith(CHROMA_DOWN):
             log.warning("skillbank: the Chroma server does not answer (%s); searching by "
@@ -98,42 +111,57 @@ def server_client(url: str, make: Callable[[str], T]) -> T:
         raise _no_answer(url, first) from None
 
 
-def opened_within(url: str, seconds: float | None, open_: Callable[[], T]) -> T:
-    """`open_()` (a client of the server at `url`, and whatever opening it asks of the
-    server), or ChromaUnavailableError when it has not returned within `seconds`.
+class Opening:
+    """One open of a server's client (and whatever opening asks of the server) on a thread of
+    its own, which callers wait for at most a deadline each.
 
     chromadb's HttpClient asks the server several times while it is built (identity, tenant,
     database; `index_ownership.place` creates the deployment's database through a session of
     its own), all without a timeout, so a server that accepts connections and never answers
-    hung the open for good. The open runs on a thread the caller waits for at most `seconds`
-    (None: as long as it takes); one that never returns is left behind (a daemon thread)."""
-    if seconds is None:
-        return open_()
-    box: dict[str, Any] = {}
+    hung the open for good. A caller waits `seconds` and gets ChromaUnavailableError; the
+    thread goes on. Later callers do not start another thread nor wait again while it is
+    still waiting (they fail at once), and take its client if it succeeds later: one thread
+    at most per bank, however many callers."""
 
-    def run() -> None:
+    def __init__(self, open_: Callable[[], Any]) -> None:
+        self._box: dict[str, Any] = {}
+        self._waited_out = False
+        self._thread = threading.Thread(target=self._run, args=(open_,), daemon=True,
+                                        name="skillbank-chroma-open")
+        self._thread.start()
+
+    def _run(self, open_: Callable[[], Any]) -> None:
         try:
-            box["value"] = open_()
-        except BaseException as exc:  # noqa: BLE001 - raised again in the caller's thread
-            box["error"] = exc
+            self._box["value"] = open_()
+        except BaseException as exc:  # noqa: BLE001 - raised again in the callers' threads
+            self._box["error"] = exc
 
-    thread = threading.Thread(target=run, name="skillbank-chroma-open", daemon=True)
-    thread.start()
-    thread.join(seconds)
-    if thread.is_alive():
-        raise _no_answer(url, f"nothing within {seconds:g} s")
-    if "error" in box:
-        raise box["error"]
-    return box["value"]
+    @property
+    def failed(self) -> bool:
+        return "error" in self._box
+
+    def result(self, url: str, seconds: float | None) -> Any:
+        """What the open returned, its error, or ChromaUnavailableError after `seconds`."""
+        if not (self._waited_out and self._thread.is_alive()):
+            self._thread.join(seconds)
+        if self._thread.is_alive():
+            self._waited_out = True
+            raise _no_answer(url, f"nothing within {seconds:g} s")
+        if "error" in self._box:
+            raise self._box["error"]
+        return self._box["value"]
 
 
 def without_credentials(url: str) -> str:
     """`url` as it may be shown (in an error, on /readyz): without a user and password."""
     from urllib.parse import urlsplit
 
-    parts = urlsplit(url)
-    return url if "@" not in parts.netloc else \
-        parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+    bare = "://" not in url  # "user:pw@host:8000" is taken as http:// (index.make_client)
+    parts = urlsplit(f"http://{url}" if bare else url)
+    if "@" not in parts.netloc:
+        return url
+    shown = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
+    return shown[len("http://"):] if bare else shown
 
 
 def _no_answer(url: str, why: str) -> ChromaUnavailableError:

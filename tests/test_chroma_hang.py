@@ -14,6 +14,7 @@ import signal
 import socket
 import threading
 import time
+import uuid
 from typing import Any, Callable
 
 import pytest
@@ -136,10 +137,111 @@ def test_what_a_timeout_setting_means():
     from skillbank.index import MAX_TIMEOUT, httpx_timeout, timeout_of
 
     assert [timeout_of(v) for v in (None, 0, -1, float("inf"), "inf")] == [None] * 5
-    assert timeout_of("2.5") == 2.5 and timeout_of(1e12) == MAX_TIMEOUT
-    for bad in ("soon", float("nan"), [1]):
+    assert timeout_of("2.5") == 2.5 and timeout_of(" 60 ") == 60 and timeout_of(1e12) == MAX_TIMEOUT
+    for bad in ("soon", float("nan"), [1], True, False):
         with pytest.raises(InvalidInputError, match="chroma_timeout"):
             timeout_of(bad)
     limit = httpx_timeout(60.0)
     assert limit.read == 60 and limit.connect == 10
     assert httpx_timeout(2.0).connect == 2
+
+
+def _shared_index(name: str):
+    """An index on an in-memory Chroma, marked shared (as on a server), whose queries to
+    Chroma time out (httpx's ReadTimeout, what a stopped server gives) until allowed again."""
+    import chromadb
+    import httpx
+    from chromadb.config import Settings as ChromaSettings
+
+    from skillbank.index import HybridIndex, IndexItem
+
+    client = chromadb.EphemeralClient(settings=ChromaSettings(anonymized_telemetry=False))
+    index = HybridIndex(client, name, HashEmbedding(), shared=True)
+    index._dense.enabled = False  # every dense search asks Chroma (as experiences, guidelines)
+    index.upsert([IndexItem(id=f"i{k}", embed_texts=[f"text number {k} about topic {k % 3}"],
+                            keyword_text=f"text number {k} about topic {k % 3}")
+                  for k in range(12)])
+    asked: list[int] = []
+    query = index._collection.query
+
+    def stopped(*args, **kwargs):
+        asked.append(1)
+        if index.stopped:
+            raise httpx.ReadTimeout("timed out")
+        return query(*args, **kwargs)
+
+    index.stopped = True
+    index._collection.query = stopped
+    return index, asked
+
+
+def test_a_timed_out_server_is_not_asked_again_for_a_while_alone_or_batched():
+    index, asked = _shared_index(f"quiet_{uuid.uuid4().hex[:8]}")
+    hits = index.search("topic 1", 3)
+    assert len(asked) == 1 and {h.why for h in hits} == {"keyword"}
+    assert index.dense_error.startswith("the Chroma server does not answer")
+    assert [len(index.search(q, 3)) for q in ("topic 2", "number 5")] == [3, 3]
+    assert len(asked) == 1, "asked again within the quiet window"
+    # Concurrent searches answered together do not ask either (index_batch.prefetch).
+    from skillbank import index_batch
+
+    from skillbank.index import embed_query
+
+    requests = [index_batch.Request((q, 3, None, 50, "z", 1.0, 1.0,
+                                     embed_query(index.embedding_function, q), None))
+                for q in ("topic 0", "number 7")]
+    with index._lock:
+        index._answer(requests)
+    assert len(asked) == 1 and all(r.done and r.error is None for r in requests)
+    # A write meanwhile clears nothing: the search still says why it is keyword-only.
+    index.dense_error = None
+    index.search("topic 1", 3)
+    assert index.dense_error and index.dense_error.startswith("the Chroma server")
+    index.stopped = False
+    index._dense_quiet_until = 0.0  # as after DENSE_QUIET_SECONDS
+    assert {h.why for h in index.search("topic 1", 3)} != {"keyword"}
+    assert index.dense_error is None and len(asked) == 2
+
+
+def test_a_refused_connection_does_not_start_the_quiet_window():
+    import httpx
+
+    index, asked = _shared_index(f"refused_{uuid.uuid4().hex[:8]}")
+
+    def refused(*args, **kwargs):
+        asked.append(1)
+        raise httpx.ConnectError("connection refused")
+
+    index._collection.query = refused
+    index.search("topic 1", 3)
+    index.search("topic 2", 3)
+    assert len(asked) == 2 and not index._dense_quiet_until
+
+
+def test_concurrent_opens_share_one_opener_and_fail_without_queueing(tmp_path, silent_server):
+    def openers() -> int:
+        return sum(t.name == "skillbank-chroma-open" and t.is_alive()
+                   for t in threading.enumerate())
+
+    before = openers()
+    bank = Skillbank.open(tmp_path / "root", chroma_url=silent_server, chroma_timeout=1,
+                          embedding_function=HashEmbedding(), include_bundled=False, sync=False)
+    errors: list[BaseException] = []
+
+    def ask() -> None:
+        try:
+            bank.client
+        except BaseException as exc:  # noqa: BLE001 - checked below
+            errors.append(exc)
+
+    try:
+        callers = [threading.Thread(target=ask) for _ in range(3)]
+        for caller in callers:
+            caller.start()
+        for caller in callers:
+            caller.join(GIVE_UP)
+        assert not any(caller.is_alive() for caller in callers)
+        assert len(errors) == 3 and all(isinstance(e, ChromaUnavailableError) for e in errors)
+        assert openers() <= before + 1, "every caller started an opener of its own"
+    finally:
+        bank.close()

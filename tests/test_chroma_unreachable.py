@@ -59,3 +59,12 @@ def test_readyz_never_shows_the_password_in_chroma_url(tmp_path):
         assert checks["chroma"].startswith(f"Chroma at http://127.0.0.1:{url.rsplit(':', 1)[1]}")
     finally:
         bank.close()
+
+
+def test_a_url_is_shown_without_its_credentials_with_or_without_a_scheme():
+    from skillbank.index_outage import without_credentials
+
+    assert without_credentials("http://admin:s3cret@db.example:8000") == "http://db.example:8000"
+    assert without_credentials("admin:s3cret@db.example:8000") == "db.example:8000"
+    assert without_credentials("https://db.example") == "https://db.example"
+    assert without_credentials("db.example:8000") == "db.example:8000"

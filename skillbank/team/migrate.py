@@ -180,7 +180,10 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         starts = dict((done.get("experiences") or {}).get("files", {}))
         events, ends = journal.events_from(starts, report.skipped)
         team_forgot = _forgotten(conn, deployment)
-        forgotten_lessons = _forgotten_lessons(journal, team_forgot) if team_forgot else {}
+        # Read only when there is something to import and something forgotten: it reads the
+        # whole journal while the deployment's experience log is locked.
+        forgotten_lessons = _forgotten_lessons(journal, team_forgot) \
+            if team_forgot and events else {}
         left_out = 0
         forgot: list[str] = []
         for event, _loc, _digest in events:

@@ -368,7 +368,10 @@ def _main(argv: Sequence[str] | None) -> int:
         reason = chroma_unreachable(exc)
         if reason is None:
             raise
-        print(f"skillbank server: the Chroma server at {args.chroma_url} does not answer "
+        from skillbank.index_outage import without_credentials
+
+        shown = without_credentials(args.chroma_url or "")
+        print(f"skillbank server: the Chroma server at {shown} does not answer "
               f"({reason}); start it (chroma run --path DIR --port PORT) or fix --chroma-url "
               "(SKILLBANK_CHROMA_URL)", file=sys.stderr)
         return 1
