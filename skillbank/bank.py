@@ -115,7 +115,7 @@ class Skillbank:
         self._client = client
         #: Where the collections live and whose entries this bank owns (skillbank.index_ownership).
         self._placement: Any = None
-        self._opening: Any = None  # index_outage.Opening while a server's client is opened
+        self._opener: Any = None  # chroma_client.ServerOpener, on a server
         self._indexes: dict[str, Any] = {}
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
@@ -299,9 +299,13 @@ class Skillbank:
         with self._guard:
             if self._placement is None:
                 if self.settings.chroma_url:
-                    self._client, self._placement = self._open_server()
+                    if self._opener is None:
+                        from skillbank.chroma_client import ServerOpener
+
+                        self._opener = ServerOpener(self.settings, self._own_client)
+                    self._client, self._placement = self._opener.open(self._client)
                 else:
-                    from skillbank.index import make_client
+                    from skillbank.chroma_client import make_client
                     from skillbank.index_ownership import place
 
                     if self._client is None:
@@ -310,31 +314,6 @@ class Skillbank:
                     self._placement = place(self.settings, self._client,
                                             own_client=self._own_client)
             return self._placement.client
-
-    def _open_server(self) -> tuple[Any, Any]:
-        """(client, placement) on the Chroma server at `chroma_url`, opened within
-        `chroma_timeout` (`index_outage.Opening`) and with each later request bounded by it
-        (`index.bounded`); a server that does not answer is one clear error naming the URL."""
-        from skillbank.index import bounded, make_client, timeout_of
-        from skillbank.index_outage import Opening, server_client
-        from skillbank.index_ownership import place
-
-        url, timeout = self.settings.chroma_url, timeout_of(self.settings.chroma_timeout)
-        assert url
-
-        def open_(url: str) -> tuple[Any, Any]:
-            client = self._client or make_client(url=url, timeout=timeout)
-            # A Chroma others reach: this deployment's own database (issue 24).
-            placement = place(self.settings, client, own_client=self._own_client)
-            bounded(placement.client, timeout)
-            return client, placement
-
-        opening = self._opening
-        if opening is None or opening.failed:  # one open at a time, however many callers
-            opening = self._opening = Opening(lambda: server_client(url, open_))
-        client, placement = opening.result(url, timeout)
-        self._opening = None
-        return client, placement
 
     def index(self, kind: str) -> Any:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""

@@ -18,12 +18,10 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import math
 import threading
 import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
-from urllib.parse import urlparse
 
 import numpy as np
 
@@ -33,6 +31,7 @@ from skillbank.embeddings import (
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
 from skillbank import index_batch, index_fill
+from skillbank.chroma_client import make_client  # noqa: F401 - re-exported
 from skillbank.index_fill import FILL_BATCH, PARTIAL  # noqa: F401 - re-exported
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
 from skillbank.index_ownership import OWNER_KEY, delete_owned, owned_where, owns, tag_entry
@@ -84,81 +83,6 @@ class IndexHit:
 #: otherwise wait the whole timeout again. A refused connection fails at once, and is asked
 #: again on the next search.
 DENSE_QUIET_SECONDS = 30.0
-#: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
-CONNECT_TIMEOUT = 10.0
-#: A longer timeout is no timeout in practice, and past ~1e10 s httpx's clock overflows.
-MAX_TIMEOUT = 1e6
-
-
-def make_client(path: str | None = None, url: str | None = None,
-                timeout: float | None = None) -> Any:
-    """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server.
-
-    `timeout`: seconds each request to the server may wait (None: forever, chromadb's own
-    default). chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded, so
-    a server that accepts connections and never answers (a stopped process, a frozen machine:
-    the kernel still accepts) hung every call. The client's session gets `timeout` (`bounded`);
-    the requests its constructor makes are bounded by the bank, which opens the client within
-    `timeout` (`index_outage.Opening`). A timed-out request is an httpx `TransportError`
-    like a refused one: `index_outage` makes it a clear error, and a search answers by keyword."""
-    import chromadb
-    from chromadb.config import Settings as ChromaSettings
-
-    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
-    if url:
-        parsed = urlparse(url if "://" in url else f"http://{url}")
-        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        return bounded(chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=port,
-                                           ssl=parsed.scheme == "https",
-                                           settings=chroma_settings), timeout)
-    if path is None:
-        return chromadb.EphemeralClient(settings=chroma_settings)
-    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
-
-
-def bounded(client: Any, seconds: float | None) -> Any:
-    """`client` (a chromadb client of a server), each of its requests waiting at most `seconds`.
-
-    Every client needs it: a client for another tenant or database (``index_ownership.place``)
-    has an httpx session of its own, again without a timeout. A client without one (embedded)
-    is returned as it is."""
-    limit = timeout_of(seconds)
-    session = getattr(getattr(client, "_server", None), "_session", None)
-    if limit is not None and session is not None:  # chromadb internals: best effort
-        session.timeout = httpx_timeout(limit)
-    return client
-
-
-def timeout_of(seconds: Any) -> float | None:
-    """`seconds` as a timeout: None (wait forever) for None, 0, a negative or an infinite
-    value; at most MAX_TIMEOUT. A value that is not a number is a clear error."""
-    if seconds is None:
-        return None
-    try:
-        if isinstance(seconds, bool):  # `chroma_timeout = true` in a TOML file: not seconds
-            raise TypeError(seconds)
-        value = float(seconds)
-    except (TypeError, ValueError):
-        from skillbank.errors import InvalidInputError
-
-        raise InvalidInputError(f"chroma_timeout must be a number of seconds, not {seconds!r}") \
-            from None
-    if math.isnan(value):
-        from skillbank.errors import InvalidInputError
-
-        raise InvalidInputError("chroma_timeout must be a number of seconds, not NaN")
-    if value <= 0 or math.isinf(value):
-        return None
-    return min(value, MAX_TIMEOUT)
-
-
-def httpx_timeout(seconds: float) -> Any:
-    """httpx's timeout for `seconds`, connecting within CONNECT_TIMEOUT of them."""
-    import httpx
-
-    return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT))
-
-
 class HybridIndex:
     """Dense (Chroma) + keyword (BM25) search over one collection of items."""
 

@@ -156,7 +156,7 @@ def without_credentials(url: str) -> str:
     """`url` as it may be shown (in an error, on /readyz): without a user and password."""
     from urllib.parse import urlsplit
 
-    bare = "://" not in url  # "user:pw@host:8000" is taken as http:// (index.make_client)
+    bare = "://" not in url  # "user:pw@host:8000": http:// (chroma_client.make_client)
     parts = urlsplit(f"http://{url}" if bare else url)
     if "@" not in parts.netloc:
         return url

@@ -30,7 +30,7 @@ class Settings:
     chroma_url: str | None = None  # e.g. http://127.0.0.1:8000 for a `chroma run` server
     # Seconds opening that server's client, and then each request to it, may wait (connecting:
     # at most 10 of them; 0 or inf: forever). chromadb's own client waits forever, so a server
-    # that hangs hung every agent call (skillbank.index.make_client).
+    # that hangs hung every agent call (skillbank.chroma_client).
     chroma_timeout: float = 60.0
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"

@@ -134,7 +134,7 @@ def test_a_server_stopped_after_the_open_answers_by_keyword_and_keeps_writes(
 
 def test_what_a_timeout_setting_means():
     from skillbank.errors import InvalidInputError
-    from skillbank.index import MAX_TIMEOUT, httpx_timeout, timeout_of
+    from skillbank.chroma_client import MAX_TIMEOUT, httpx_timeout, timeout_of
 
     assert [timeout_of(v) for v in (None, 0, -1, float("inf"), "inf")] == [None] * 5
     assert timeout_of("2.5") == 2.5 and timeout_of(" 60 ") == 60 and timeout_of(1e12) == MAX_TIMEOUT

@@ -1,0 +1,122 @@
+"""The Chroma client a bank uses: embedded on its root, or a `chroma run` server whose every
+request, and the client's open, is bounded by `chroma_timeout`.
+
+chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded and asks the
+server several times while it is built and placed, so a server that accepts connections and
+never answers (a stopped process, a frozen machine: the kernel still accepts) hung the bank's
+open and then every agent call (docs/team.md, "A Chroma server that stops answering").
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+from urllib.parse import urlparse
+
+#: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
+CONNECT_TIMEOUT = 10.0
+#: A longer timeout is no timeout in practice, and past ~1e10 s httpx's clock overflows.
+MAX_TIMEOUT = 1e6
+
+
+def make_client(path: str | None = None, url: str | None = None,
+                timeout: float | None = None) -> Any:
+    """An embedded `PersistentClient` at `path`, or an `HttpClient` for a `chroma run` server.
+
+    `timeout`: seconds each request to the server may wait (None: forever, chromadb's own
+    default). chromadb's HttpClient builds its httpx session with `timeout=None` hard-coded, so
+    a server that accepts connections and never answers (a stopped process, a frozen machine:
+    the kernel still accepts) hung every call. The client's session gets `timeout` (`bounded`);
+    the requests its constructor makes are bounded by the bank, which opens the client within
+    `timeout` (`index_outage.Opening`). A timed-out request is an httpx `TransportError`
+    like a refused one: `index_outage` makes it a clear error, and a search answers by keyword."""
+    import chromadb
+    from chromadb.config import Settings as ChromaSettings
+
+    chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
+    if url:
+        parsed = urlparse(url if "://" in url else f"http://{url}")
+        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
+        return bounded(chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=port,
+                                           ssl=parsed.scheme == "https",
+                                           settings=chroma_settings), timeout)
+    if path is None:
+        return chromadb.EphemeralClient(settings=chroma_settings)
+    return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def bounded(client: Any, seconds: float | None) -> Any:
+    """`client` (a chromadb client of a server), each of its requests waiting at most `seconds`.
+
+    Every client needs it: a client for another tenant or database (``index_ownership.place``)
+    has an httpx session of its own, again without a timeout. A client without one (embedded)
+    is returned as it is."""
+    limit = timeout_of(seconds)
+    session = getattr(getattr(client, "_server", None), "_session", None)
+    if limit is not None and session is not None:  # chromadb internals: best effort
+        session.timeout = httpx_timeout(limit)
+    return client
+
+
+def timeout_of(seconds: Any) -> float | None:
+    """`seconds` as a timeout: None (wait forever) for None, 0, a negative or an infinite
+    value; at most MAX_TIMEOUT. A value that is not a number is a clear error."""
+    if seconds is None:
+        return None
+    try:
+        if isinstance(seconds, bool):  # `chroma_timeout = true` in a TOML file: not seconds
+            raise TypeError(seconds)
+        value = float(seconds)
+    except (TypeError, ValueError):
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"chroma_timeout must be a number of seconds, not {seconds!r}") \
+            from None
+    if math.isnan(value):
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError("chroma_timeout must be a number of seconds, not NaN")
+    if value <= 0 or math.isinf(value):
+        return None
+    return min(value, MAX_TIMEOUT)
+
+
+def httpx_timeout(seconds: float) -> Any:
+    """httpx's timeout for `seconds`, connecting within CONNECT_TIMEOUT of them."""
+    import httpx
+
+    return httpx.Timeout(seconds, connect=min(seconds, CONNECT_TIMEOUT))
+
+
+class ServerOpener:
+    """Opens a bank's client on the Chroma server at `chroma_url`, and its placement (the
+    deployment's database), within `chroma_timeout`; one open at a time, however many callers
+    (`index_outage.Opening`)."""
+
+    def __init__(self, settings: Any, own_client: bool) -> None:
+        self.settings = settings
+        self.own_client = own_client
+        self._opening: Any = None
+
+    def open(self, client: Any = None) -> tuple[Any, Any]:
+        """(client, placement): `client` (one the caller made) or a new one, placed, each of
+        its requests bounded; a server that does not answer is one clear error naming it."""
+        from skillbank.index_outage import Opening, server_client
+        from skillbank.index_ownership import place
+
+        url, timeout = self.settings.chroma_url, timeout_of(self.settings.chroma_timeout)
+        assert url
+
+        def open_(url: str) -> tuple[Any, Any]:
+            made = client or make_client(url=url, timeout=timeout)
+            # A Chroma others reach: this deployment's own database (issue 24).
+            placement = place(self.settings, made, own_client=self.own_client)
+            bounded(placement.client, timeout)
+            return made, placement
+
+        opening = self._opening
+        if opening is None or opening.failed:  # one open at a time, however many callers
+            opening = self._opening = Opening(lambda: server_client(url, open_))
+        opened = opening.result(url, timeout)
+        self._opening = None
+        return opened
