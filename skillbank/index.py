@@ -83,6 +83,8 @@ class IndexHit:
 #: otherwise wait the whole timeout again. A refused connection fails at once, and is asked
 #: again on the next search.
 DENSE_QUIET_SECONDS = 30.0
+
+
 class HybridIndex:
     """Dense (Chroma) + keyword (BM25) search over one collection of items."""
 
