@@ -167,7 +167,10 @@ def test_a_kill_at_each_point_of_a_write_is_repaired_on_the_next_open(tmp_path, 
                 assert bank.skills.load(name).description == text
                 assert name in [h.name for h in bank.skills.search(text, k=3)]
             else:
-                leftovers = [p.name for p in state["temp_files"]]
+                # The skill library's own leftovers: the killed process may also have been
+                # writing its sharing endpoint (<root>/.owner.json), which is not this write.
+                leftovers = [p.name for p in state["temp_files"]
+                             if p.relative_to(root).parts[0] == "skills"]
                 assert leftovers and all(p.startswith(".SKILL.md.") for p in leftovers)
                 # the half-made folder does not block creating the skill again
                 bank.skills.create(name, text, "# Steps\n\nAgain.\n")
