@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 from typing import Any
-from urllib.parse import urlparse
+from urllib.parse import urlparse, urlunparse
 
 #: Seconds to wait for a Chroma server to accept a connection (within `timeout`).
 CONNECT_TIMEOUT = 10.0
@@ -36,13 +36,29 @@ def make_client(path: str | None = None, url: str | None = None,
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
     if url:
         parsed = urlparse(url if "://" in url else f"http://{url}")
-        port = parsed.port or (443 if parsed.scheme == "https" else 8000)
-        return bounded(chromadb.HttpClient(host=parsed.hostname or "127.0.0.1", port=port,
+        return bounded(chromadb.HttpClient(host=server_url(url), port=parsed.port or 8000,
                                            ssl=parsed.scheme == "https",
                                            settings=chroma_settings), timeout)
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
+
+
+def server_url(url: str) -> str:
+    """`url` (``chroma_url``) as the whole base URL chromadb's HttpClient takes for `host`.
+
+    Why whole: handed a bare host name and a port, chromadb writes ``http://{host}:{port}``,
+    so an IPv6 address lost its brackets (``http://::1:8000``, which nothing can reach), and a
+    path (a server behind a proxy, ``https://example.org/chroma``) and a user and password
+    were dropped. Given a URL, chromadb keeps its host, port and path as written, and httpx
+    sends the URL's user and password as basic auth, as a Chroma server behind basic auth
+    expects. No scheme means http; no port, chromadb's 8000 for http (443 for https)."""
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    scheme = parsed.scheme if parsed.scheme in {"http", "https"} else "http"
+    netloc = parsed.netloc or "127.0.0.1"
+    if parsed.port is None:
+        netloc = f"{netloc}:{443 if scheme == 'https' else 8000}"
+    return urlunparse((scheme, netloc, parsed.path.rstrip("/"), "", "", ""))
 
 
 def bounded(client: Any, seconds: float | None) -> Any:

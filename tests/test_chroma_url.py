@@ -1,0 +1,114 @@
+"""`chroma_url` reaches the server it names: an IPv6 address, a path behind a proxy, and a user
+and password for a server behind basic auth.
+
+Before, the URL was cut down to its host name and port and chromadb wrote
+``http://{host}:{port}``: ``http://[::1]:8000`` became ``http://::1:8000`` (no server can be
+reached there), and a path and credentials were dropped without a word.
+"""
+
+from __future__ import annotations
+
+import base64
+import http.server
+import os
+import socket
+import subprocess
+import sys
+import threading
+import time
+import urllib.request
+from pathlib import Path
+
+import pytest
+
+from conftest import stop_process
+from skillbank import Skillbank
+from skillbank.chroma_client import make_client, server_url
+from skillbank.embeddings import HashEmbedding
+
+
+@pytest.mark.parametrize("given, expected", [
+    ("http://[::1]:8123", "http://[::1]:8123"),
+    ("[::1]:8123", "http://[::1]:8123"),
+    ("http://[::1]", "http://[::1]:8000"),
+    ("127.0.0.1:8000", "http://127.0.0.1:8000"),
+    ("chroma.internal", "http://chroma.internal:8000"),
+    ("https://chroma.example.org/chroma/", "https://chroma.example.org:443/chroma"),
+    ("http://alice:s3cret@10.0.0.5:9000", "http://alice:s3cret@10.0.0.5:9000"),
+])
+def test_server_url_keeps_what_the_url_says(given, expected):
+    assert server_url(given) == expected
+
+
+def _ipv6_port() -> int | None:
+    try:
+        with socket.socket(socket.AF_INET6) as sock:
+            sock.bind(("::1", 0))
+            return sock.getsockname()[1]
+    except OSError:
+        return None
+
+
+def test_a_chroma_server_on_ipv6_loopback(tmp_path):
+    chroma = Path(sys.executable).parent / "chroma"
+    port = _ipv6_port()
+    if port is None or not chroma.exists():
+        pytest.skip("no IPv6 loopback or no chroma CLI")
+    env = {**os.environ, "ANONYMIZED_TELEMETRY": "False"}
+    proc = subprocess.Popen([str(chroma), "run", "--path", str(tmp_path / "data"), "--host", "::1",
+                             "--port", str(port)], stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, env=env)
+    url = f"http://[::1]:{port}"
+    try:
+        deadline = time.time() + 300  # generous: start-up under load
+        while True:
+            try:
+                urllib.request.urlopen(f"{url}/api/v2/heartbeat", timeout=1)
+                break
+            except OSError:
+                if proc.poll() is not None or time.time() > deadline:
+                    pytest.fail("chroma run on [::1] did not start")
+                time.sleep(0.3)
+        bank = Skillbank.open(tmp_path / "root", chroma_url=url,
+                              embedding_function=HashEmbedding())
+        try:
+            bank.skills.save("slide-deck", "Turn meeting notes into a short slide deck.",
+                             "# Steps\n\nOne idea per slide.\n")
+            hits = bank.skills.search("turn meeting notes into slides", k=1)
+            assert [hit.name for hit in hits] == ["slide-deck"]
+            assert bank.stats()["chroma"] == url
+        finally:
+            bank.close()
+    finally:
+        stop_process(proc)
+
+
+class _Recorder(http.server.BaseHTTPRequestHandler):
+    seen: list[tuple[str, str | None]] = []
+
+    def do_GET(self) -> None:  # noqa: N802 - http.server's name
+        self.seen.append((self.path, self.headers.get("Authorization")))
+        self.send_response(503)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args) -> None:  # quiet
+        pass
+
+
+def test_the_urls_path_and_credentials_reach_the_server():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    _Recorder.seen.clear()
+    try:
+        port = server.server_address[1]
+        with pytest.raises(Exception):  # the recorder answers 503: no client is built
+            make_client(url=f"http://alice:s3cret@127.0.0.1:{port}/chroma", timeout=10)
+    finally:
+        server.shutdown()
+        server.server_close()
+    assert _Recorder.seen, "chromadb asked nothing"
+    path, auth = _Recorder.seen[0]
+    assert path.startswith("/chroma/api/v2/"), path
+    assert auth == "Basic " + base64.b64encode(b"alice:s3cret").decode()
