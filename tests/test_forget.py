@@ -196,3 +196,31 @@ def test_forgetting_a_lesson_removes_its_text_from_its_experience_too(tmp_path):
             "Reconcile the ledgers first."]
     finally:
         bank.close()
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_forget_removes_what_a_write_cut_short_left_of_the_rule(tmp_path, through):
+    """A process killed mid-write leaves `atomic_write`'s temp file beside the guideline, with
+    the rule's text in it; forget deletes it too (before, the text outlived the forget)."""
+    import contextlib
+    import tempfile
+
+    from owner_client import client_of_owner
+
+    root = tmp_path / "root"
+    bank = open_bank(root)
+    gid = bank.guidelines.add(SECRET_RULE, topic="secrets").guideline_id
+    path = Path(bank.guidelines.get(gid).path)
+    keep = bank.guidelines.add("Answer in plain English.", topic="style").guideline_id
+    bank.close()
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    with open(fd, "wb") as handle:  # what a write killed before its rename leaves
+        handle.write(path.read_bytes())
+    other = path.parent / f".{keep}.md.0a1b2c3d.tmp"  # another rule's leftover: not ours
+    other.write_text("Answer in plain English.")
+    with (client_of_owner(root) if through == "client-of-owner"
+          else contextlib.closing(open_bank(root))) as bank:
+        bank.forget(gid)
+        assert bank.guidelines.get(keep).text == "Answer in plain English."
+    assert leaks(root) == {}
+    assert not Path(tmp).exists() and other.exists()

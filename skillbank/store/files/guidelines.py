@@ -171,5 +171,23 @@ class FileGuidelineRecords:
 
     def delete(self, guideline: Guideline) -> None:
         os.unlink(guideline.path)  # gone for good, not to a trash (skillbank.forgetting)
+        self._remove_write_leftovers(guideline.id)
         fsync_dir(Path(guideline.path).parent)
         self._files.pop(guideline.path, None)
+
+    def _remove_write_leftovers(self, gid: str) -> None:
+        """Delete the temp files a write of `gid` left when its process died mid-write
+        (`atomic_write`'s `.<id>.md.<random>.tmp`, in any topic folder it was filed under).
+
+        Why: they hold the rule's text, and a forgotten rule is gone for good. Nothing else
+        reads them (the scan skips dot files), so they are safe to delete whenever they are."""
+        try:
+            topics = [entry.path for entry in os.scandir(self.folder) if entry.is_dir()]
+        except OSError:
+            return
+        for topic in topics:
+            for leftover in Path(topic).glob(f".{gid}.md.*.tmp"):
+                try:
+                    leftover.unlink()
+                except OSError:
+                    pass  # removed by another process meanwhile, or not ours to remove
