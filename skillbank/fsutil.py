@@ -12,6 +12,7 @@ import os
 import re
 import tempfile
 from contextlib import contextmanager
+from glob import escape as glob_escape
 from pathlib import Path
 from typing import Iterable, Iterator
 
@@ -117,6 +118,20 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def remove_leftovers(path: Path) -> None:
+    """Delete the temp files `atomic_write` left beside `path` when a process died mid-write
+    (``.<name>.<random>.tmp``).
+
+    Only for a file whose writers all hold one lock (or whose writes are over): a live
+    writer's temp file would be taken from under it. Nothing reads them; they may hold text
+    that was meant to be gone (a forgotten rule) or a dead owner's secret."""
+    for leftover in Path(path).parent.glob(f".{glob_escape(Path(path).name)}.*.tmp"):
+        try:
+            leftover.unlink()
+        except OSError:
+            pass  # removed by another process meanwhile, or not ours to remove
 
 
 def append_line(path: Path, line: str) -> None:

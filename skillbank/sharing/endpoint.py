@@ -29,7 +29,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from skillbank.fsutil import atomic_write
+from skillbank.fsutil import atomic_write, remove_leftovers
 
 OWNER_LOCK = ".owner.lock"
 ENDPOINT_FILE = ".owner.json"
@@ -142,7 +142,9 @@ def ensure_root_id(root: Path) -> str:
 
 
 def write_endpoint(root: Path, endpoint: Endpoint) -> None:
-    """Publish the endpoint atomically, readable by this user only."""
+    """Publish the endpoint atomically, readable by this user only (and remove what an owner
+    killed mid-write left of it: only the owner, holding the owner lock, writes it)."""
+    remove_leftovers(root / ENDPOINT_FILE)
     atomic_write(root / ENDPOINT_FILE, json.dumps(asdict(endpoint)))  # mkstemp: mode 0600
 
 

@@ -13,7 +13,8 @@ import os
 from pathlib import Path
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, fsync_dir, safe_join
+from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, fsync_dir, remove_leftovers,
+                              safe_join)
 from skillbank.memories.guidelines.files import (
     ID_RE, MAX_FILE_BYTES, parse_guideline, render_guideline)
 from skillbank.records import Finding, Guideline
@@ -176,18 +177,12 @@ class FileGuidelineRecords:
         self._files.pop(guideline.path, None)
 
     def _remove_write_leftovers(self, gid: str) -> None:
-        """Delete the temp files a write of `gid` left when its process died mid-write
-        (`atomic_write`'s `.<id>.md.<random>.tmp`, in any topic folder it was filed under).
-
-        Why: they hold the rule's text, and a forgotten rule is gone for good. Nothing else
-        reads them (the scan skips dot files), so they are safe to delete whenever they are."""
+        """Delete the temp files a write of `gid` left when its process died mid-write, in
+        any topic folder it was filed under: they hold the rule's text, and a forgotten rule
+        is gone for good (the scan skips them, nothing else reads them)."""
         try:
             topics = [entry.path for entry in os.scandir(self.folder) if entry.is_dir()]
         except OSError:
             return
         for topic in topics:
-            for leftover in Path(topic).glob(f".{gid}.md.*.tmp"):
-                try:
-                    leftover.unlink()
-                except OSError:
-                    pass  # removed by another process meanwhile, or not ours to remove
+            remove_leftovers(Path(topic) / f"{gid}.md")
