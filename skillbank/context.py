@@ -522,44 +522,47 @@ def without_shown(text: str, shown: str) -> str:
     new is left: several middleware instances (a team's memory and a personal one) compose
     into one prompt where each skill, rule or experience appears once.
 
-    Items are recognised by their ``[id]``; a skill's instructions (``### name``) by their
-    heading. Sections left empty are dropped."""
+    Items are recognised by their ``[id]``; a skill's instructions by their ``### name``
+    heading, and then the whole section goes: a body has blank lines and headings of its own,
+    and cutting at those left its later lines in the prompt without their heading. Sections
+    left empty are dropped."""
     if not text or OPEN not in shown:
         return text
-    seen = set(re.findall(r"\[([^\]\s]+)\]", shown))
-    headings = set(re.findall(r"^### (.+)$", shown, re.M))
     lines = text.splitlines()
     if len(lines) < 2 or lines[0] != OPEN or lines[-1] != CLOSE:
         return text
-    body: list[str] = []
-    skipping = False
-    for line in lines[1:-1]:
-        if line.startswith("### "):
-            skipping = line[4:] in headings
-            if not skipping:
-                body.append(line)
-            continue
-        if line.startswith("## ") or line == "" or line == PREAMBLE:
-            skipping = False
-            body.append(line)
-            continue
-        m = _ITEM_ID.match(line)
-        if m and m.group(1) in seen:
-            continue
-        if not skipping:
-            body.append(line)
-    # Drop section titles with no items under them.
-    kept: list[str] = []
-    for number, line in enumerate(body):
-        if line.startswith("## "):
-            rest = body[number + 1:]
-            nxt = next((r for r in rest if r.startswith("## ")), None)
-            upto = rest[: rest.index(nxt)] if nxt is not None else rest
-            if not any(r.strip() for r in upto):
+    seen = set(re.findall(r"\[([^\]\s]+)\]", shown))
+    body_title = SECTION_TITLES["body"]
+    shown_bodies = set(re.findall(rf"^{re.escape(body_title)}\n(### .+)$", shown, re.M))
+    titles = set(SECTION_TITLES.values())
+    head: list[str] = []
+    sections: list[tuple[str, list[str]]] = []
+    for line in lines[1:-1]:  # render(): the preamble, then "", a title and its items
+        if line in titles:
+            sections.append((line, []))
+        else:
+            (sections[-1][1] if sections else head).append(line)
+    out = [OPEN, *_trimmed(head)]
+    for title, items in sections:
+        if title == body_title:
+            heading = next((line for line in items if line.startswith("### ")), None)
+            if heading is None or heading in shown_bodies:
                 continue
-        kept.append(line)
-    while kept and kept[-1] == "":
-        kept.pop()
-    if not any(_ITEM_ID.match(l) or l.startswith("### ") for l in kept):
+            kept = _trimmed(items)
+        else:
+            kept = _trimmed([line for line in items
+                             if not ((m := _ITEM_ID.match(line)) and m.group(1) in seen)])
+            if not any(_ITEM_ID.match(line) for line in kept):
+                continue
+        out += ["", title, *kept]
+    if len(out) == 1 + len(_trimmed(head)):
         return ""
-    return "\n".join([OPEN, *kept, CLOSE])
+    return "\n".join([*out, CLOSE])
+
+
+def _trimmed(lines: list[str]) -> list[str]:
+    """`lines` without the blank lines at their end (render() puts one before each title)."""
+    end = len(lines)
+    while end and not lines[end - 1].strip():
+        end -= 1
+    return lines[:end]

@@ -41,3 +41,45 @@ def test_a_block_with_nothing_new_is_left_out():
     other = block.replace("gl-1] A.", "gl-1] A.\n- [gl-2] B.")
     assert without_shown(other, block).count("[gl-") == 1
     assert without_shown(block, "no memory yet") == block
+
+
+def test_a_skills_instructions_already_shown_go_whole():
+    """Before, a blank line (or a heading) in the body ended the skip, and the body's later
+    lines reached the prompt under a bare "## Skill instructions"."""
+    from skillbank.context import CLOSE, OPEN, PREAMBLE
+
+    body = "### table-migration\n# Steps\n\n1. Lock the table.\n\n## Rollback\n\n### Notes\nKeep a backup."
+    block = "\n".join([OPEN, PREAMBLE, "", "## Skill instructions", body, "", "## Past experiences",
+                       "- [exp-1] (success) Task: Migrate users", CLOSE])
+    personal = "\n".join([OPEN, PREAMBLE, "", "## Guidelines learned from feedback",
+                          "- [gl-9] Write migrations in British English.", "",
+                          "## Skill instructions", body, "", "## Past experiences",
+                          "- [exp-1] (success) Task: Migrate users", CLOSE])
+    left = without_shown(personal, "System.\n\n" + block)
+    assert left == "\n".join([OPEN, PREAMBLE, "", "## Guidelines learned from feedback",
+                              "- [gl-9] Write migrations in British English.", CLOSE])
+    assert without_shown(block, block) == ""
+    other = block.replace("### table-migration", "### orders-migration")
+    assert without_shown(other, block) == "\n".join([OPEN, PREAMBLE, "", "## Skill instructions",
+                                                     body.replace("table-migration",
+                                                                  "orders-migration"), CLOSE])
+
+
+def test_two_middlewares_show_a_skills_instructions_once(tmp_path):
+    with Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.skills.save("table-migration", "Migrate a database table safely with alembic.",
+                         "# Steps\n\n1. Lock the table.\n2. Run alembic.\n\n## Rollback\n\n"
+                         "Restore the backup.\n")
+        bank.guidelines.add("Write migrations in British English.", namespace="alice")
+        model = Scripted(messages=iter([AIMessage(content="ok")]))
+        agent = create_agent(model, [], middleware=[
+            SkillbankMiddleware(bank, namespace="team", record=False),
+            SkillbankMiddleware(bank, namespace="alice", record=False)])
+        agent.invoke({"messages": [{"role": "user", "content":
+                                    "Migrate the database table safely with alembic"}]})
+        system = model.seen[0][0].content
+        assert system.count("### table-migration") == 1, system
+        assert system.count("Lock the table.") == 1 and system.count("Restore the backup.") == 1
+        assert system.count("## Skill instructions") == 1, system
+        assert "British English" in system
