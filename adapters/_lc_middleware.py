@@ -76,20 +76,30 @@ def _last(left: Any, right: Any) -> Any:
     return right
 
 
+def _shown(left: list[str] | None, right: list[str] | None) -> list[str]:
+    """The ids every instance showed in this run, in order, each once: instances (a team's
+    memory and a personal one) write theirs in the same step, and one write must not replace
+    the other's. None (each instance's ``before_agent``) starts a run with none."""
+    if right is None:
+        return []
+    return list(dict.fromkeys([*(left or []), *right]))
+
+
 class SkillbankState(AgentState):
     """Agent state with the keys `SkillbankMiddleware` reads and writes.
 
     Input: ``outcome`` (success / failure / partial / unknown) and ``feedback`` (a critique to
     learn from) describe the run being recorded; ``skillbank_task`` names the thread's goal
-    explicitly. Output: ``skillbank_memory_ids`` (the ids the model was shown, for
-    `bank.rate`) and, with ``background=False``, ``skillbank_experience_id``.
+    explicitly. Output: ``skillbank_memory_ids`` (the ids the model was shown in this run, by
+    every instance, for `bank.rate`) and, with ``background=False``,
+    ``skillbank_experience_id``.
     """
 
     outcome: NotRequired[str | None]
     feedback: NotRequired[str | None]
     skillbank_task: NotRequired[str | None]
     skillbank: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, _merge]]
-    skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput, _last]]
+    skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput, _shown]]
     skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput, _last]]
 
 
@@ -157,7 +167,10 @@ class SkillbankMiddleware(AgentMiddleware):
 
     ``create_agent(model, tools, middleware=[SkillbankMiddleware(bank)])``. Options:
 
-    * ``budget_tokens`` for the injected block; ``record`` to record runs as experiences.
+    * ``budget_tokens`` for the injected block; ``record`` to record runs as experiences;
+      ``learn`` to learn the run's ``feedback`` as guidelines (by default as ``record``: an
+      instance with ``record=False``, a team's shared memory beside a user's, writes nothing,
+      so one user's critique does not become a rule of the whole team).
     * ``namespace`` scopes experiences and guidelines; a template such as ``"{user_id}"`` is
       filled per run from ``config["configurable"]`` and the runtime context. Several
       instances (a team and a user namespace) may serve one agent; each needs its own ``name``
@@ -180,12 +193,13 @@ class SkillbankMiddleware(AgentMiddleware):
                  namespace: str | None = None, tools: bool | str | Sequence[str] = False, *,
                  trusted: bool = True, raise_errors: bool = False, background: bool = True,
                  distill: bool = False, name: str | None = None,
-                 topic: str | None = None) -> None:
+                 topic: str | None = None, learn: bool | None = None) -> None:
         super().__init__()
         self.bank = bank
         self.topic = topic  # the kind of task: only its guidelines (context_for's topic)
         self.budget_tokens = budget_tokens
         self.record = record
+        self.learn_feedback = record if learn is None else learn
         self.namespace = namespace
         self.raise_errors = raise_errors
         self.background = background
@@ -251,7 +265,7 @@ class SkillbankMiddleware(AgentMiddleware):
     def _start(self, state: Any, runtime: Any) -> dict[str, Any]:
         run = self._plan(state, getattr(runtime, "context", None))
         entry = {"goal": run["goal"], "open": True, "run": run}
-        return {"skillbank": {self._name: entry}}
+        return {"skillbank": {self._name: entry}, "skillbank_memory_ids": None}
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self._start(state, runtime)
@@ -433,10 +447,11 @@ class SkillbankMiddleware(AgentMiddleware):
                                             "open": not closes_episode(outcome), "run": None}}
         if run.get("skip") or not run.get("goal"):
             return update
-        if not self.record and not feedback:
+        learn = feedback if self.learn_feedback else None
+        if not self.record and not learn:
             return update
         messages = _run_messages(list(state.get("messages") or []), run.get("request_id"))
-        eid = self._write(run, messages, outcome, feedback, learn=feedback)
+        eid = self._write(run, messages, outcome, feedback, learn=learn)
         if not self.background and self.record:
             update["skillbank_experience_id"] = eid
         return update

@@ -1,0 +1,82 @@
+"""The documented team + personal pair of middleware instances: the team memory is read-only
+(`record=False`) and the ids both showed reach the state.
+
+Found by using it as the docs say (examples/README.md, "Per user, at run time"): each user's
+feedback was learnt by the team instance too (`record=False` stopped only the recording), so
+one user's critique became an active rule of the whole team and its author saw it twice; and
+`state["skillbank_memory_ids"]` kept the last instance's ids only, so the user's own items
+could not be rated from it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+
+pytest.importorskip("langchain.agents")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+from owner_client import client_of_owner  # noqa: E402
+from scripted import script, system_text  # noqa: E402
+
+from skillbank import Skillbank  # noqa: E402
+from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
+from skillbank.embeddings import HashEmbedding  # noqa: E402
+
+TASK = "Write a migration for the orders table"
+
+
+@contextlib.contextmanager
+def _bank(tmp_path, through):
+    if through == "client-of-owner":
+        root = tmp_path / "root"
+        Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False).close()
+        with client_of_owner(root) as bank:
+            yield bank
+    else:
+        with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                            include_bundled=False) as bank:
+            yield bank
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_the_team_memory_learns_nothing_and_both_ids_reach_the_state(tmp_path, through):
+    with _bank(tmp_path, through) as bank:
+        team_rule = bank.guidelines.add("Every migration of the orders table needs a rollback "
+                                        "plan.", namespace="team").guideline_id
+        own_rule = bank.guidelines.add("Write the orders table migration in British English.",
+                                       namespace="alice").guideline_id
+        model = script(AIMessage(content="ok"), AIMessage(content="ok again"))
+        agent = create_agent(model, [], checkpointer=InMemorySaver(), middleware=[
+            SkillbankMiddleware(bank, namespace="team", record=False, background=False),
+            SkillbankMiddleware(bank, namespace="{user_id}", background=False)])
+        config = {"configurable": {"user_id": "alice", "thread_id": "t1"}}
+        out = agent.invoke({"messages": [{"role": "user", "content": TASK}],
+                            "feedback": "Always list the affected services in the release notes."},
+                           config)
+        system = system_text(model.seen[0])
+        assert f"[{team_rule}]" in system and f"[{own_rule}]" in system
+        assert team_rule in out["skillbank_memory_ids"] and own_rule in out["skillbank_memory_ids"]
+        team = [g.text for g in bank.guidelines.list(namespace="team")]
+        alice = [g.text for g in bank.guidelines.list(namespace="alice")]
+        assert not any("affected services" in text for text in team), team  # the team memory wrote nothing
+        assert sum("affected services" in text for text in alice) == 1, alice
+        # The next run of the thread starts with none: only what it showed.
+        bank.guidelines.retire(team_rule)
+        again = agent.invoke({"messages": [{"role": "user", "content": "Now the users table"}]},
+                             config)
+        assert team_rule not in again["skillbank_memory_ids"], again["skillbank_memory_ids"]
+
+
+def test_learn_true_keeps_a_read_only_instance_learning(tmp_path):
+    with _bank(tmp_path, "in-process") as bank:
+        agent = create_agent(script(AIMessage(content="ok")), [], middleware=[
+            SkillbankMiddleware(bank, namespace="team", record=False, learn=True,
+                                background=False)])
+        agent.invoke({"messages": [{"role": "user", "content": TASK}],
+                      "feedback": "Always list the affected services in the release notes."})
+        assert any("affected services" in g.text for g in bank.guidelines.list(namespace="team"))
+        assert bank.experiences.count(namespace="*") == 0
