@@ -3,6 +3,7 @@ tool or command that helps. Never a pydantic dump with links, never a Python cal
 
 from __future__ import annotations
 
+import re
 from typing import Any, Iterable
 
 _PHRASES = {
@@ -26,12 +27,51 @@ def _shown(value: Any) -> str:
     return text if len(text) <= 40 else text[:37] + "…"
 
 
+#: A union's branch, as pydantic names it in an error's location ("StepInput", "str"): not a
+#: place in the arguments a caller could find.
+_BRANCH = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|list\[.*\]|dict\[.*\])$")
+
+
+def _where(loc: Iterable[Any]) -> tuple[str, str | None]:
+    """The location as the caller wrote it, and the part before a union's branch (or None)."""
+    parts: list[str] = []
+    union: str | None = None
+    for part in loc:
+        if isinstance(part, str) and _BRANCH.match(part):
+            union = ".".join(parts)
+            continue
+        parts.append(str(part))
+    return ".".join(parts) or "the arguments", union
+
+
+def _one_per_value(found: list[tuple[str, str, str | None, str]]) -> list[str]:
+    """One message per value a union refused: the branch that went deeper (an object whose
+    field is wrong) when there is one, else the branches joined ("must be an object or a
+    string"), never pydantic's branch names."""
+    out: list[str] = []
+    done: set[str] = set()
+    for where, phrase, union, got in found:
+        if union is None:
+            out.append(f"{where} {phrase}{got}")
+            continue
+        if union in done:
+            continue
+        done.add(union)
+        siblings = [row for row in found if row[2] == union]
+        deeper = [row for row in siblings if row[0] != union]
+        if deeper:
+            out.extend(f"{w} {p}{g}" for w, p, _, g in deeper)
+        else:
+            kinds = [p.removeprefix("must be ") for _, p, _, _ in siblings]
+            out.append(f"{union} must be {' or '.join(dict.fromkeys(kinds))}{siblings[0][3]}")
+    return out
+
+
 def describe_errors(errors: Iterable[dict[str, Any]]) -> list[str]:
     """One short phrase per pydantic error: 'k must be a whole number (got true)'."""
-    out: list[str] = []
+    found: list[tuple[str, str, str | None, str]] = []
     for error in list(errors)[:6]:
-        loc = [str(p) for p in error.get("loc", ())]
-        where = ".".join(loc) or "the arguments"
+        where, union = _where(error.get("loc", ()))
         kind = str(error.get("type", ""))
         ctx = error.get("ctx") or {}
         if kind in _PHRASES:
@@ -53,8 +93,8 @@ def describe_errors(errors: Iterable[dict[str, Any]]) -> list[str]:
         else:
             phrase = str(error.get("msg", "is not valid")).replace("Input should be", "must be")
         got = "" if kind == "missing" or "input" not in error else f" (got {_shown(error['input'])})"
-        out.append(f"{where} {phrase}{got}")
-    return out
+        found.append((where, phrase, union, got))
+    return _one_per_value(found)
 
 
 def signature(name: str, schema: dict[str, Any] | None) -> str:

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, BeforeValidator, Field
 
 Outcome = Literal["success", "failure", "partial", "unknown"]
 
@@ -79,6 +79,19 @@ class MemoryContextResult(BaseModel):
     budget_tokens: int
     omitted: int = Field(0, description="relevant items left out to stay within the budget")
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
+
+
+def whole_number(value: Any) -> Any:
+    """300.0 as 300: JSON Schema's ``integer`` counts a number with no fraction as a whole
+    number, and some model clients send every number as a float. ``true``, ``"3"`` and 3.5 are
+    still refused (the arguments stay strict)."""
+    if isinstance(value, float) and value.is_integer():
+        return int(value)
+    return value
+
+
+#: Put before ``Field(strict=True)`` on an int argument (``Annotated[int, WHOLE, Field(...)]``).
+WHOLE = BeforeValidator(whole_number)
 
 
 class StepInput(BaseModel):

@@ -17,6 +17,7 @@ from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
+from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.tools_memory import _client_samples, _modern, _sample_text
 
@@ -74,7 +75,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
 
     @tool("add")
     async def propose_skills(
-        min_support: Annotated[int, Field(ge=1, le=1000, strict=True, description=(
+        min_support: Annotated[int, m.WHOLE, Field(ge=1, le=1000, strict=True, description=(
             "fewest recorded experiences of one kind of task to draft a skill from"))] = 3,
         namespace: Annotated[Optional[str], Field(max_length=64, description=(
             "experiences of this namespace ('*' for all); default: the memory's"))] = None,

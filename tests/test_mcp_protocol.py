@@ -80,6 +80,36 @@ async def test_argument_errors_name_the_argument_and_the_valid_form(bank, mode):
 
 
 @pytest.mark.parametrize("mode", MODES)
+async def test_whole_numbers_sent_as_floats_are_whole_numbers(bank, mode):
+    """JSON Schema's integer counts 300.0 as a whole number, and some model clients send every
+    number as a float: it was refused ("must be a whole number (got 300.0)")."""
+    async with Client(server_over(bank), mode=mode) as client:
+        block = await client.call_tool("memory_context", {"task": "x", "budget_tokens": 300.0})
+        assert not block.is_error, block.content[0].text
+        assert block.structured_content["budget_tokens"] == 300
+        found = await client.call_tool("find_skills", {"task": "x", "k": 2.0})
+        assert not found.is_error, found.content[0].text
+        for bad, shown in [(2.5, "2.5"), ("3", "'3'"), (True, "true")]:
+            result = await client.call_tool("find_skills", {"task": "x", "k": bad})
+            assert result.is_error and f"k must be a whole number (got {shown})" in \
+                result.content[0].text, result.content[0].text
+
+
+@pytest.mark.parametrize("mode", MODES)
+async def test_a_list_of_either_kind_is_refused_without_pydantic_names(bank, mode):
+    """`steps` takes strings or step objects; a refused item named pydantic's branches
+    ("steps.0.StepInput.action ...; steps.0.str ...")."""
+    async with Client(server_over(bank), mode=mode) as client:
+        result = await client.call_tool("record_experience", {
+            "task": "Migrate the users table", "steps": [{"action": 5}, "ok", None]})
+        text = result.content[0].text
+        assert result.is_error, text
+        assert "steps.0.action must be a string (got 5)" in text, text
+        assert "steps.2 must be an object or a string (got None)" in text, text
+        assert "StepInput" not in text and ".str " not in text, text
+
+
+@pytest.mark.parametrize("mode", MODES)
 async def test_unknown_tool_arguments_are_refused_by_name(bank, mode):
     """(#27) the SDK dropped arguments its schema does not name: a misspelt `kk` for `k` got an
     answer computed without it."""
