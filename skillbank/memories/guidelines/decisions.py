@@ -14,6 +14,9 @@ no critic said. So a merge needs strong evidence, beyond the distiller saying "s
   (``CONTEXT_BAR``: the critique minus the rule's sentence, so a critique that is only its rule
   brings no context).
 
+None of these holds for a rule that forbids an action in so many words ("Never ...", "Do not
+...") against one that prescribes another action: two instructions, however alike they look.
+
 When unsure the memory keeps both and links them as ``related``. Rules from one critique are
 never merged into each other at all (the caller skips what the critique already touched).
 """
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
+                                         prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
 
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
@@ -89,6 +93,9 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
             why = same_action_object(text, rule)
             if why:
                 return why
+    wordings = [rule for rule, _sentence, _critique in members if rule]
+    if wordings and all(prohibition_against_another_action(text, rule) for rule in wordings):
+        return None  # "Never import without a header row." is not "Always check the delimiter"
     if similarity >= bar:
         # "Split them." after "Split it.", "Lead with it." after "Lead with the steps.": the
         # same action on what the critique was about. The words cannot say what "it" is; the
