@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 import tempfile
 from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Iterable, Iterator
+from typing import Any, Iterable, Iterator
 
 from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
 
@@ -99,15 +100,14 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
     Temp file in the same folder, fsync, rename over the target, fsync the folder. An iterable
     of strings is streamed (for exports larger than memory should hold at once).
     """
+    if _special_file(path):
+        _write_through(path, data)
+        return
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
-            if isinstance(data, (str, bytes)):
-                handle.write(data.encode("utf-8") if isinstance(data, str) else data)
-            else:
-                for chunk in data:
-                    handle.write(chunk.encode("utf-8"))
+            _write_data(handle, data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp, path)
@@ -118,6 +118,31 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def _special_file(path: Path) -> bool:
+    """Whether `path` is (or links to) a device, a pipe or a socket: `/dev/null`,
+    `/dev/stdout`, a FIFO another program reads. Renaming a temp file over it replaced it with
+    a regular file (an export to /dev/null run as root broke /dev/null for the machine)."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
+
+
+def _write_through(path: Path, data: str | bytes | Iterable[str]) -> None:
+    """Write `data` into a special file as it is (nothing to rename over, nothing to fsync)."""
+    with open(path, "wb") as handle:
+        _write_data(handle, data)
+
+
+def _write_data(handle: Any, data: str | bytes | Iterable[str]) -> None:
+    if isinstance(data, (str, bytes)):
+        handle.write(data.encode("utf-8") if isinstance(data, str) else data)
+    else:
+        for chunk in data:
+            handle.write(chunk.encode("utf-8"))
 
 
 def remove_leftovers(path: Path) -> None:

@@ -38,3 +38,32 @@ def test_a_new_owner_removes_what_a_killed_owner_left_of_its_endpoint(tmp_path):
             assert bank.experiences.count(namespace="*") == 0
         assert not leftover.exists()
     assert [p.name for p in Path(root).glob("..owner.json.*.tmp")] == []
+
+
+def test_an_export_into_a_pipe_writes_into_it_and_leaves_it_a_pipe(tmp_path):
+    """An export to /dev/null run as root replaced the device with a regular file (the temp
+    file renamed over it), for every program on the machine. A FIFO stands in for it here: a
+    regression must not break the machine that runs the tests."""
+    import os
+    import stat
+    import threading
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    link = tmp_path / "stdout-like"
+    link.symlink_to(fifo)
+    got: list[bytes] = []
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        for target in (fifo, link):
+            reader = threading.Thread(target=lambda: got.append(fifo.read_bytes()), daemon=True)
+            reader.start()
+            assert bank.experiences.export(target) == 1
+            reader.join(30)
+            assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
+    assert len(got) == 2 and all(b"Rotate the staging keys" in data for data in got)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "root", "stdout-like"]
