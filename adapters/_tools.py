@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 
 from pydantic import BaseModel, Field, ValidationError
 
-from skillbank.errors import InvalidInputError
+from skillbank.errors import InvalidInputError, SkillbankError
 from skillbank.tool_text import TOOL_DESCRIPTIONS
 
 if TYPE_CHECKING:
@@ -433,6 +433,13 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
             result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
     except ValidationError as exc:  # a record refused what the model sent
         raise InvalidInputError(validation_message(name, exc)) from None
+    except SkillbankError as exc:
+        # Written for the model that reads it: the Python calls the facade's messages name
+        # ("find ids with bank.guidelines.search(task)") become tools or CLI commands.
+        from skillbank.tool_text import tool_terms
+
+        exc.args = (tool_terms(str(exc)), *exc.args[1:])
+        raise
     return result if isinstance(result, str) else _json(result)
 
 

@@ -122,41 +122,9 @@ def tool_arguments(name: str, errors: Iterable[dict[str, Any]],
             "tools/list shows each argument's type and limits.")
 
 
-#: (pattern, replacement): the facade's Python-call hints in MCP terms (tools, or the CLI for
-#: what only a person should do). Applied to every error a tool or resource passes on.
-_HINTS: tuple[tuple[Any, str], ...] = ()
-
-
-def _hints() -> tuple[tuple[Any, str], ...]:
-    global _HINTS
-    if not _HINTS:
-        import re
-
-        _HINTS = tuple((re.compile(p), r) for p, r in (
-            (r"find ids with bank\.guidelines\.list\([^)]*\) or search\(\)",
-             "find ids with search_guidelines(task) or list_pending()"),
-            (r"find ids with bank\.guidelines\.search\(task\) or list\(\)",
-             "find ids with search_guidelines(task) or list_pending()"),
-            (r",? or run sync\(\) if the file was just added by hand", ""),
-            (r"run sync\(\)", "ask the user to run `skillbank reindex`"),
-            (r"use retire\(\) for an active one",
-             "an active rule is retired by rating it unhelpful (rate_memory) or with "
-             "`skillbank guidelines retire ID`"),
-            (r"waits for approve\(\) or reject\(\)",
-             "waits for review_memory(id, 'approve' or 'reject') in a trusted session"),
-            (r"(skill '[^']+' already exists); update it instead",
-             r"\1; save_skill with the same name updates the bank's own copy"),
-            (r"; drafts\(\) lists them", "; `skillbank skills drafts` lists them"),
-            (r"; history\(\) lists them", "; `skillbank skills history NAME` lists them"),
-            (r"as listed by history\(\)", "as listed by `skillbank skills history NAME`"),
-        ))
-    return _HINTS
-
-
 def mcp_terms(message: str) -> str:
-    """`message` with the Python calls the facade names replaced by tools or CLI commands."""
-    if "(" not in message:
-        return message
-    for pattern, replacement in _hints():
-        message = pattern.sub(replacement, message)
-    return message
+    """`message` with the Python calls the facade names replaced by tools or CLI commands
+    (`skillbank.tool_text.tool_terms`, shared with the LangChain and LlamaIndex tools)."""
+    from skillbank.tool_text import tool_terms
+
+    return tool_terms(message)

@@ -9,6 +9,8 @@ reach all of them, so the descriptions (and the MCP titles) live here and nowher
 
 from __future__ import annotations
 
+from typing import Any
+
 TOOL_DESCRIPTIONS: dict[str, str] = {
     "find_skills":
         "Find skills (reusable SKILL.md instructions) that fit a task, best first, with their "
@@ -92,3 +94,44 @@ TOOL_TITLES: dict[str, str] = {
     "review_memory": "Approve or reject a pending item",
     "propose_skills": "Draft skills from experience",
 }
+
+
+#: (pattern, replacement): the facade's Python-call hints in tool terms (tools, or the CLI for
+#: what only a person should do). Applied to every error a tool passes on to a model, on every
+#: face: a model cannot call `bank.guidelines.search(...)`.
+_HINTS: tuple[tuple[Any, str], ...] = ()
+
+
+def _hints() -> tuple[tuple[Any, str], ...]:
+    global _HINTS
+    if not _HINTS:
+        import re
+
+        _HINTS = tuple((re.compile(p), r) for p, r in (
+            (r"find ids with bank\.guidelines\.list\([^)]*\) or search\(\)",
+             "find ids with search_guidelines(task) or list_pending()"),
+            (r"find ids with bank\.guidelines\.search\(task\) or list\(\)",
+             "find ids with search_guidelines(task) or list_pending()"),
+            (r",? or run sync\(\) if the file was just added by hand", ""),
+            (r"run sync\(\)", "ask the user to run `skillbank reindex`"),
+            (r"use retire\(\) for an active one",
+             "an active rule is retired by rating it unhelpful (rate_memory) or with "
+             "`skillbank guidelines retire ID`"),
+            (r"waits for approve\(\) or reject\(\)",
+             "waits for review_memory(id, 'approve' or 'reject') in a trusted session"),
+            (r"(skill '[^']+' already exists); update it instead",
+             r"\1; save_skill with the same name updates the bank's own copy"),
+            (r"; drafts\(\) lists them", "; `skillbank skills drafts` lists them"),
+            (r"; history\(\) lists them", "; `skillbank skills history NAME` lists them"),
+            (r"as listed by history\(\)", "as listed by `skillbank skills history NAME`"),
+        ))
+    return _HINTS
+
+
+def tool_terms(message: str) -> str:
+    """`message` with the Python calls the facade names replaced by tools or CLI commands."""
+    if "(" not in message:
+        return message
+    for pattern, replacement in _hints():
+        message = pattern.sub(replacement, message)
+    return message
