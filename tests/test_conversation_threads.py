@@ -14,6 +14,9 @@ from typing import Any
 
 import pytest
 
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
 WAIT = 60
 TASK = "Add a users table to the billing schema"
 FOLLOW_UPS = ["add an index on email", "rename the column to email_address",
@@ -221,3 +224,35 @@ def test_a_thread_through_a_client_of_an_owner_process(tmp_path):
         assert experience.outcome == "success" and experience.thread == "remote-thread"
         assert all(experience.id not in system for system in seen[2:])
         assert bank.stats()["recording_failures"] == 0
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_a_turn_that_opens_with_a_follow_up_keeps_it_as_a_step(tmp_path, through):
+    """A chat memory that flushes a chunk of a session records it under the session's goal;
+    when the chunk opened with a follow-up ("also add the marketing line"), that request was
+    taken for the task and dropped (LlamaIndex `Memory`, found by using it)."""
+    import contextlib
+
+    from owner_client import client_of_owner
+
+    root = tmp_path / "root"
+    opened = (client_of_owner(root) if through == "client-of-owner" else contextlib.closing(
+        Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)))
+    with opened as bank:
+        goal = "Plan the quarterly budget review"
+        bank.experiences.record_messages([{"role": "user", "content": goal},
+                                          {"role": "assistant", "content": "Draft plan."}],
+                                         task=goal, thread="T1")
+        eid = bank.experiences.record_messages(
+            [{"role": "user", "content": "also add the marketing line"},
+             {"role": "assistant", "content": "Added marketing."}],
+            task=goal, thread="T1", followup=True)
+        steps = bank.experiences.get(eid).steps
+        assert [(s.action, s.observation) for s in steps] == [
+            ("final answer", "Draft plan."), (None, "User: also add the marketing line"),
+            ("final answer", "Added marketing.")]
+        # The task's own first message is still the task, not a step.
+        single = bank.experiences.record_messages(
+            [{"role": "user", "content": "Rotate  the staging keys"},
+             {"role": "assistant", "content": "Rotated."}], task="Rotate the staging keys")
+        assert [s.observation for s in bank.experiences.get(single).steps] == ["Rotated."]
