@@ -32,6 +32,9 @@ class SkillSearch(BaseModel):
     missing_tools: dict[str, list[str]] = Field(
         default_factory=dict, description="skills left out because they need tools the caller "
                                           "lacks (given available_tools): name -> missing tools")
+    note: str = Field("", description="when another process owns this memory and serves "
+                                      "other skill folders than this server was started with: "
+                                      "which ones are missing, and what to do")
 
 
 class SkillFileInfo(BaseModel):
@@ -79,6 +82,9 @@ class MemoryContextResult(BaseModel):
     budget_tokens: int
     omitted: int = Field(0, description="relevant items left out to stay within the budget")
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
+    note: str = Field("", description="when another process owns this memory and serves "
+                                      "other skill folders than this server was started with: "
+                                      "which ones are missing, and what to do")
 
 
 def whole_number(value: Any) -> Any:

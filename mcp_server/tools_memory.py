@@ -90,17 +90,18 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                         "e.g. 'python', 'customer-support'): only that topic's guidelines "
                         "are shown")] = None,
     ) -> m.MemoryContextResult:
-        def context(b: Any) -> tuple[Any, str]:
+        def context(b: Any) -> tuple[Any, str, str]:
+            from skillbank.mcp_server.tools_skills import served_note
             from skillbank.memories.skills.dependencies import agent_tools
 
             with agent_tools(available_tools):  # skills needing tools it lacks stay out (#26)
                 return (b.context_for(task, budget_tokens=budget_tokens, topic=topic),
-                        skills_mode(b))
+                        skills_mode(b), served_note(b))
 
-        ctx, mode = await server.run_bank("experiences", context)
+        ctx, mode, note = await server.run_bank("experiences", context)
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
-                                     search_mode=mode)
+                                     search_mode=mode, note=note)
 
     @tool("vote")
     async def rate_memory(

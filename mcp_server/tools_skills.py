@@ -36,23 +36,30 @@ def require_skill(bank: Any, name: str) -> None:
         raise NotFoundError(f"no skill named {name!r}")
 
 
+def served_note(bank: Any) -> str:
+    """What the root's owner (another process) does not serve of what this server asked for:
+    its own skill folders, say, when two projects' servers share one root. Without it on the
+    results, a model only saw its project's skills missing."""
+    return str(getattr(bank, "note", None) or "")
+
+
 def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     """Add the skill tools to `server` through `tool` (see annotations.Registrar)."""
 
     @tool("read")
     async def find_skills(task: Task, k: K = 5,
                           available_tools: AvailableTools = None) -> m.SkillSearch:
-        def search(b: Any) -> tuple[list[Any], str]:
+        def search(b: Any) -> tuple[list[Any], str, str]:
             from skillbank.errors import NotFoundError
 
             try:
                 hits = b.skills.search(task, k=k, available_tools=available_tools)
             except NotFoundError:  # a skill was removed by a re-sync mid-search: ask again
                 hits = b.skills.search(task, k=k, available_tools=available_tools)
-            return hits, mode_of(hits)
+            return hits, mode_of(hits), served_note(b)
 
         # Before the bank is open, from the root's snapshot when it is current (loader.py).
-        hits, mode = await server.run_bank("skill_search", search)
+        hits, mode, note = await server.run_bank("skill_search", search)
         skills = [m.SkillMatch(name=h.name, description=h.record.description,
                                score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name),
                                trust=h.record.trust, notes=list(h.record.notes))
@@ -60,7 +67,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         hint = ("Call load_skill with the best name to read its instructions." if skills
                 else "No skill fits this task; proceed without one.")
         return m.SkillSearch(task=task, skills=skills, hint=note_mode(hint, mode),
-                             search_mode=mode,
+                             search_mode=mode, note=note,
                              missing_tools=dict(getattr(hits, "missing_tools", {}) or {}))
 
     @tool("read")

@@ -1,0 +1,50 @@
+"""Two projects' MCP servers on one root (docs/mcp.md's Cursor setup: a per-project
+`--skills-dir` on the shared default root): the second one's server is a client of the first,
+which does not serve the second project's skills. The note saying so was only in a log message
+and `stats`; a model saw its project's skills missing without a word. It is now on
+`find_skills` and `memory_context` results."""
+
+from __future__ import annotations
+
+import pytest
+from mcp import Client
+
+from conftest import write_skill
+from owner_client import owner_process
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+
+def _server(bank):
+    from skillbank.mcp_server import build_server
+
+    return build_server(bank, trusted=True)
+
+
+async def test_a_second_projects_server_is_told_its_skills_are_not_served(tmp_path):
+    root = tmp_path / "root"
+    alpha, beta = tmp_path / "alpha" / "skills", tmp_path / "beta" / "skills"
+    write_skill(alpha, "alpha-deploy", "Deploy alpha to staging with helm.")
+    write_skill(beta, "beta-lint", "Lint the beta python code with ruff.")
+    with owner_process(root, skill_roots=(alpha,)):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                              skill_roots=[beta])
+        try:
+            assert bank.is_remote
+            async with Client(_server(bank)) as client:
+                found = await client.call_tool("find_skills",
+                                               {"task": "lint the beta python code with ruff"})
+                note = found.structured_content["note"]
+                assert str(beta.resolve()) in note and "not served" in note, note
+                block = await client.call_tool("memory_context", {"task": "lint the beta code"})
+                assert block.structured_content["note"] == note
+        finally:
+            bank.close()
+
+
+async def test_no_note_when_the_root_serves_what_was_asked(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        async with Client(_server(bank)) as client:
+            found = await client.call_tool("find_skills", {"task": "anything"})
+            assert found.structured_content["note"] == ""
