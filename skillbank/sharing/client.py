@@ -82,6 +82,31 @@ def resolve_paths(target: str, name: str, args: tuple[Any, ...], kwargs: dict[st
     return args, kwargs
 
 
+#: Parameters that are this process's own callbacks, by method, with their position: progress
+#: bars and a stop event cannot travel, and the owner does the work; the call goes without
+#: them (a progress bar then shows no steps, a stop event does not stop the owner's fill).
+LOCAL_CALLBACKS: dict[tuple[str, str], dict[str, int | None]] = {
+    ("skills", "sync"): {"progress": 0, "sections_progress": None},
+    ("skills", "fill_dense"): {"progress": 0, "stop": 1, "sections_progress": None,
+                               "summaries_done": None},
+}
+
+
+def without_local_callbacks(target: str, name: str, args: tuple[Any, ...],
+                            kwargs: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`args`/`kwargs` without the callbacks `LOCAL_CALLBACKS` names (`skillbank skills sync`
+    on a served root failed: "a SyncProgress cannot be sent to the process that owns ...")."""
+    known = LOCAL_CALLBACKS.get((target, name))
+    if not known:
+        return args, kwargs
+    kwargs = {k: v for k, v in kwargs.items() if k not in known}
+    positions = {p for p in known.values() if p is not None}
+    args = tuple(None if i in positions else a for i, a in enumerate(args))
+    while args and args[-1] is None:
+        args = args[:-1]
+    return args, kwargs
+
+
 def _warm_model(bank: Any) -> None:
     try:
         bank.embedding_function(["warm up"])
@@ -120,6 +145,16 @@ def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "") 
 
 class _OwnerChanged(Exception):
     """The socket now belongs to a newer owner; reconnect (the call was refused unrun)."""
+
+
+class _OwnerRaised(Exception):
+    """The owner ran the call and it raised `error`: never a transport failure to retry (the
+    owner's FileNotFoundError was taken for a missing socket, and the call sent again without
+    end)."""
+
+    def __init__(self, error: BaseException) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 class _Untrusted(Exception):
@@ -171,7 +206,7 @@ class _Connection:
             raise _OwnerChanged()
         data = orjson.loads(response.content)
         if "error" in data:
-            raise wire.decode_error(data["error"])
+            raise _OwnerRaised(wire.decode_error(data["error"]))
         return wire.decode(data["ok"])
 
     def changes(self, since: int, wait: float) -> dict[str, Any]:
@@ -182,7 +217,7 @@ class _Connection:
             raise _OwnerChanged()
         data = orjson.loads(response.content)
         if "error" in data:
-            raise wire.decode_error(data["error"])
+            raise _OwnerRaised(wire.decode_error(data["error"]))
         return {**data["ok"], "reports": wire.decode(data["ok"]["reports"])}
 
     def close(self) -> None:
@@ -409,6 +444,7 @@ class BankClient:
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
                     kwargs = self._distil_here(args, kwargs)
                 args, kwargs = resolve_paths(target, name, args, kwargs)
+                args, kwargs = without_local_callbacks(target, name, args, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs)
                 if self.note and isinstance(result, list) and type(result) is not list:
                     try:  # search results say what is not served as asked (records.Hits)
@@ -463,6 +499,8 @@ class BankClient:
                 return member if op == "get" else member(*args, **kwargs)
             try:
                 return conn.call(payload)
+            except _OwnerRaised as raised:
+                raise raised.error from None
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
                     FileNotFoundError, ConnectionRefusedError, _OwnerChanged):
                 # Never sent: safe to send again. A connect or pool timeout is a loaded
@@ -584,6 +622,8 @@ class BankClient:
                 conn, seen = current, -1  # a new owner numbers its events afresh
             try:
                 got = conn.changes(seen, wait=min(5.0, self._read_timeout))
+            except _OwnerRaised as raised:
+                raise raised.error from None
             except httpx.ReadTimeout as exc:
                 # Silent for lock_timeout (a live owner streams a space every half second):
                 # stopped or hung. Reconnecting would wait as long again; say who, now.

@@ -21,7 +21,7 @@ import dataclasses
 import importlib
 import math
 import types
-from datetime import date, datetime
+from datetime import date, datetime, timedelta
 from enum import Enum
 from pathlib import Path, PurePath
 from typing import Any
@@ -184,6 +184,8 @@ def _encode(value: Any) -> Any:
         return {TAG: "datetime", "v": value.isoformat()}
     if isinstance(value, date):
         return {TAG: "date", "v": value.isoformat()}
+    if isinstance(value, timedelta):  # recall(since=timedelta(days=7))
+        return {TAG: "timedelta", "days": value.days, "s": value.seconds, "us": value.microseconds}
     if isinstance(value, (bytes, bytearray)):
         return {TAG: "bytes", "v": base64.b64encode(bytes(value)).decode("ascii")}
     if hasattr(value, "tolist") and type(value).__module__.split(".")[0] == "numpy":
@@ -226,6 +228,9 @@ def _decode_tagged(tag: Any, value: dict[str, Any]) -> Any:
         return datetime.fromisoformat(value["v"])
     if tag == "date":
         return date.fromisoformat(value["v"])
+    if tag == "timedelta":
+        return timedelta(days=int(value["days"]), seconds=int(value["s"]),
+                         microseconds=int(value["us"]))
     if tag == "bytes":
         return base64.b64decode(value["v"])
     if tag == "list":

@@ -1,0 +1,70 @@
+"""Calls that behaved otherwise through a client of an owner process than in process (found by
+using every memory operation both ways):
+
+- an owner-side FileNotFoundError was taken for a missing socket: the client sent the call
+  again without end (a hang, the call re-run 7-15 times a second);
+- `skills.sync(progress=...)` and `skillbank skills sync` failed ("a SyncProgress cannot be
+  sent to the process that owns the memory root");
+- `recall(since=timedelta(...))` was refused ("a datetime.timedelta cannot be sent").
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import threading
+from datetime import timedelta
+
+import pytest
+
+from owner_client import client_of_owner, owner_process
+from skillbank.sharing import client as sharing_client
+from test_multiprocess import BIN, env_for
+
+
+@pytest.mark.skipif(not os.path.isdir("/proc/self"), reason="needs Linux's /proc")
+def test_an_owner_side_file_not_found_is_raised_once(tmp_path, monkeypatch):
+    sent: list[int] = []
+    real = sharing_client._Connection.call
+    monkeypatch.setattr(sharing_client._Connection, "call",
+                        lambda self, payload: sent.append(1) or real(self, payload))
+    with client_of_owner(tmp_path / "root") as bank:
+        bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        outcome: list[BaseException] = []
+        worker = threading.Thread(target=lambda: _export(bank, outcome), daemon=True)
+        worker.start()
+        worker.join(120)
+        assert not worker.is_alive(), f"the call did not return; sent {len(sent)} times"
+        assert len(outcome) == 1 and isinstance(outcome[0], FileNotFoundError), outcome
+        assert len(sent) == 2  # the record, then the export: once
+
+
+def _export(bank, outcome: list) -> None:
+    try:
+        bank.experiences.export("/proc/no-such-folder/x.jsonl")
+    except BaseException as exc:  # noqa: BLE001 - the test looks at it
+        outcome.append(exc)
+
+
+def test_sync_with_progress_and_recall_since_a_timedelta(tmp_path):
+    with client_of_owner(tmp_path / "root") as bank:
+        eid = bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        seen: list[tuple[int, int]] = []
+        report = bank.skills.sync(progress=lambda done, total: seen.append((done, total)),
+                                  sections_progress=lambda done, total: None)
+        assert report.added == [] and report.findings == []
+        bank.skills.fill_dense(None, threading.Event())
+        assert [h.id for h in bank.experiences.recall("Rotate the staging keys",
+                                                      since=timedelta(days=1))] == [eid]
+        assert bank.experiences.recall("Rotate the staging keys",
+                                       since=timedelta(days=-1)) == []
+
+
+def test_the_cli_syncs_a_served_root(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    with owner_process(root):
+        done = subprocess.run([str(BIN / "skillbank"), "skills", "sync"], env=env_for(root),
+                              capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert "cannot be sent" not in done.stderr
