@@ -68,3 +68,24 @@ def test_the_cli_syncs_a_served_root(tmp_path):
                               capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr
     assert "cannot be sent" not in done.stderr
+
+
+def test_a_drafter_of_this_process_is_not_sent_and_the_owner_drafts(tmp_path, caplog):
+    """`skills.propose(drafter=LLMDrafter(...))` on a client failed ("an LLMDrafter cannot be
+    sent"), and so did MCP propose_skills on a second server whose client offers sampling."""
+    import logging
+
+    from skillbank.memories.skills.drafting import LLMDrafter
+
+    asked: list[str] = []
+    with client_of_owner(tmp_path / "root") as bank:
+        for table in ("orders", "users", "invoices"):
+            bank.experiences.record(task=f"Import the {table} CSV file into a database table",
+                                    outcome="success",
+                                    when_to_use="Loading CSV exports into a database")
+        with caplog.at_level(logging.WARNING, logger="skillbank.sharing"):
+            drafts = bank.skills.propose(min_support=3,
+                                         drafter=LLMDrafter(lambda p: asked.append(p) or "{}"))
+    assert drafts and all(d.drafted_by == "rules" for d in drafts), drafts
+    assert asked == []  # this process's model was not asked: the owner drafted
+    assert "is not used" in caplog.text and "its drafter" in caplog.text

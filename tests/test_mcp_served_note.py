@@ -48,3 +48,28 @@ async def test_no_note_when_the_root_serves_what_was_asked(tmp_path):
         async with Client(_server(bank)) as client:
             found = await client.call_tool("find_skills", {"task": "anything"})
             assert found.structured_content["note"] == ""
+
+
+async def test_propose_skills_with_sampling_on_a_second_server(tmp_path):
+    """A second server (a client of the root's owner) whose MCP client offers sampling: the
+    tool failed ("an LLMDrafter cannot be sent ..."); the owner drafts with its rules now."""
+    from test_mcp_server import sampler
+
+    root = tmp_path / "root"
+    with owner_process(root):
+        bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+        try:
+            seen: list[str] = []
+            async with Client(_server(bank), mode="legacy",
+                              sampling_callback=sampler("not JSON", seen)) as client:
+                for table in ("orders", "users", "invoices"):
+                    await client.call_tool("record_experience", {
+                        "task": f"Import the {table} CSV file into a database table",
+                        "outcome": "success",
+                        "when_to_use": "Loading CSV exports into a database"})
+                result = await client.call_tool("propose_skills", {"min_support": 3})
+                assert not result.is_error, result.content[0].text
+                drafts = result.structured_content["drafts"]
+                assert drafts and {d["drafted_by"] for d in drafts} == {"rules"}
+        finally:
+            bank.close()

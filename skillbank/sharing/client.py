@@ -107,6 +107,10 @@ def without_local_callbacks(target: str, name: str, args: tuple[Any, ...],
     return args, kwargs
 
 
+#: Calls whose lessons or drafts the owner's distiller writes (see `_owner_distils`).
+OWNER_DISTILS = frozenset({("skills", "propose"), ("experiences", "distill")})
+
+
 def _warm_model(bank: Any) -> None:
     try:
         bank.embedding_function(["warm up"])
@@ -271,6 +275,7 @@ class BankClient:
         self._asked = asked or {}
         #: Why what this process gets differs from what it asked for (None: it does not).
         self.note: str | None = None
+        self._owner_distils_warned = False
         #: The last takeover by this process: from which pid, how long it took.
         self.takeover: dict[str, Any] | None = None
         self._notes: list[str] = []  # told with the next result (take_notes)
@@ -445,6 +450,8 @@ class BankClient:
                     kwargs = self._distil_here(args, kwargs)
                 args, kwargs = resolve_paths(target, name, args, kwargs)
                 args, kwargs = without_local_callbacks(target, name, args, kwargs)
+                if (target, name) in OWNER_DISTILS:
+                    kwargs = self._owner_distils(target, name, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs)
                 if self.note and isinstance(result, list) and type(result) is not list:
                     try:  # search results say what is not served as asked (records.Hits)
@@ -523,6 +530,31 @@ class BankClient:
                     f"the process that owned {self.root} stopped while running {target}.{name}; "
                     "it may or may not have been applied. Check (e.g. list or search) and run "
                     f"it again if needed ({type(exc).__name__})") from exc
+
+    def _owner_distils(self, target: str, name: str, kwargs: dict[str, Any]) -> dict[str, Any]:
+        """`kwargs` without a drafter that cannot travel (a model client's `LLMDrafter`, the MCP
+        server's sampling drafter), and a warning, once, that the owner's distiller and drafter
+        write the lessons and drafts: `skills.propose(drafter=...)` on a client failed ("an
+        LLMDrafter cannot be sent"), and this process's own distiller was passed over without
+        a word. Drafts say who drafted them (`drafted_by`)."""
+        drafter = kwargs.get("drafter")
+        if drafter is not None:
+            try:
+                wire.encode(drafter)
+            except Exception:  # noqa: BLE001 - an object of this process: it stays here
+                kwargs = {k: v for k, v in kwargs.items() if k != "drafter"}
+                self._warn_owner_distils(f"{target}.{name}", "its drafter")
+        if self.distiller is not None:
+            self._warn_owner_distils(f"{target}.{name}", "this process's distiller")
+        return kwargs
+
+    def _warn_owner_distils(self, call: str, what: str) -> None:
+        if self._owner_distils_warned:
+            return
+        self._owner_distils_warned = True
+        log.warning("skillbank: %s runs in the process that owns %s, which distils and drafts "
+                    "with its own settings: %s is not used for it (only guidelines.learn reads "
+                    "a critique with this process's distiller)", call, self.root, what)
 
     def _distil_here(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
         """Read the critique with this process's distiller; the owner gets the candidate rules."""
