@@ -89,3 +89,14 @@ def test_a_drafter_of_this_process_is_not_sent_and_the_owner_drafts(tmp_path, ca
     assert drafts and all(d.drafted_by == "rules" for d in drafts), drafts
     assert asked == []  # this process's model was not asked: the owner drafted
     assert "is not used" in caplog.text and "its drafter" in caplog.text
+
+
+def test_an_owner_side_os_error_keeps_its_type(tmp_path):
+    """FileExistsError, NotADirectoryError ... arrived as a plain SkillbankError, so
+    `except OSError` caught them in process and not through a client."""
+    a_file = tmp_path / "a-file"
+    a_file.write_text("not a folder")
+    with client_of_owner(tmp_path / "root") as bank:
+        bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        with pytest.raises(FileExistsError):
+            bank.experiences.export(a_file / "x.jsonl")

@@ -57,8 +57,18 @@ _INT64 = 2 ** 63
 _BUILTIN_ERRORS: dict[str, type[BaseException]] = {
     cls.__name__: cls for cls in (TypeError, ValueError, KeyError, LookupError, IndexError,
                                   AttributeError, FileNotFoundError, PermissionError,
+                                  FileExistsError, NotADirectoryError, IsADirectoryError,
                                   NotImplementedError, RuntimeError, OSError)
 }
+
+
+def _builtin_base(cls: type) -> type | None:
+    """The nearest of `_BUILTIN_ERRORS` an error type is (UnicodeDecodeError: ValueError), so
+    `except OSError` / `except ValueError` catch through a client what they catch in process."""
+    for base in cls.__mro__:
+        if base.__module__ == "builtins" and _BUILTIN_ERRORS.get(base.__name__) is base:
+            return base
+    return None
 
 
 def _qualified(cls: type) -> str:
@@ -279,8 +289,8 @@ def encode_error(exc: BaseException) -> dict[str, Any]:
                 error["findings"] = encode(findings)
             except InvalidInputError:
                 pass
-    elif type(exc).__name__ in _BUILTIN_ERRORS and type(exc).__module__ == "builtins":
-        error["cls"] = f"builtins:{type(exc).__name__}"
+    elif (base := _builtin_base(type(exc))) is not None:
+        error["cls"] = f"builtins:{base.__name__}"
     return error
 
 
