@@ -14,6 +14,7 @@ import os
 import subprocess
 import threading
 from datetime import timedelta
+from pathlib import Path
 
 import pytest
 
@@ -100,3 +101,33 @@ def test_an_owner_side_os_error_keeps_its_type(tmp_path):
         bank.experiences.record(task="Rotate the staging keys", outcome="success")
         with pytest.raises(FileExistsError):
             bank.experiences.export(a_file / "x.jsonl")
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_deleting_a_skill_whose_folder_was_removed_by_hand(tmp_path, through):
+    """A raw FileNotFoundError from moving the missing folder to the trash (and through a
+    client, the trigger of the retry loop above)."""
+    import contextlib
+    import shutil
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import NotFoundError
+
+    root = tmp_path / "root"
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        sync=False) as bank:
+        folder = bank.skills.save("slide-deck", "Turn meeting notes into a slide deck.",
+                                  "# Steps\n\nOne idea per slide.\n")
+        folder = Path(folder.path).parent
+        if through == "in-process":
+            shutil.rmtree(folder)
+            with pytest.raises(NotFoundError, match="already removed"):
+                bank.skills.delete("slide-deck")
+            assert "slide-deck" not in bank.skills.names()
+            return
+    with client_of_owner(root) as bank:
+        shutil.rmtree(folder)
+        with pytest.raises(NotFoundError):  # the owner's watcher may have seen it first
+            bank.skills.delete("slide-deck")
+        assert "slide-deck" not in bank.skills.names()

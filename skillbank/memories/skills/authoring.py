@@ -25,8 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from skillbank.audit import note
 from skillbank import scope as scopes
-from skillbank.errors import (AlreadyExistsError, InvalidInputError, PermissionDeniedError,
-                              ReadOnlyError)
+from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
+                              PermissionDeniedError, ReadOnlyError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.resources import SKILL_FILE
@@ -372,8 +372,12 @@ class SkillAuthoring:
             current = self._summary(name)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
-            check_may_change(_frontmatter_of(Path(current.path)), name, "forgetting")
             folder = Path(current.path).parent
+            if not folder.is_dir():  # removed by hand before the watcher saw it
+                self.index.delete([name])
+                raise NotFoundError(f"no skill {name!r}: its folder {str(folder)!r} was already "
+                                    "removed (it is out of the index now)")
+            check_may_change(_frontmatter_of(Path(current.path)), name, "forgetting")
             if self.writable_root not in folder.parents:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
             trash = self._trash(folder)
