@@ -131,3 +131,21 @@ def test_deleting_a_skill_whose_folder_was_removed_by_hand(tmp_path, through):
         with pytest.raises(NotFoundError):  # the owner's watcher may have seen it first
             bank.skills.delete("slide-deck")
         assert "slide-deck" not in bank.skills.names()
+
+
+def test_add_skills_dir_on_a_served_root_says_it_is_not_indexed_yet(tmp_path):
+    """It said "their skills are indexed now" while the owner (`skillbank serve`, an agent)
+    went on serving what it was started with."""
+    from conftest import write_skill
+
+    root = tmp_path / "root"
+    root.mkdir()
+    extra = tmp_path / "coffee-skills"
+    write_skill(extra, "pour-over", "Brew pour-over coffee.")
+    with owner_process(root) as owner:
+        done = subprocess.run([str(BIN / "skillbank"), "config", "add-skills-dir", str(extra)],
+                              env=env_for(root), capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    text = " ".join(done.stderr.split())
+    assert "not indexed yet" in text and f"process {owner.pid}" in text, text
+    assert "indexed now" not in text, text

@@ -75,12 +75,18 @@ def add_skills_dir(
     if target in {str(Path(p).resolve()) for p in remember.recorded(root) or []}:
         st.out.note(f"{target} is already one of this root's skill folders; nothing to do.")
         return
-    st.out.note(f"Adding {target} ({_count_skills(folder)} SKILL.md files): their skills are "
-                "indexed now.")
+    count = _count_skills(folder)
     remember.add(root, [target])  # re-read under a lock: another command's change stays
     st.skills_dirs = []
-    report = st.bank(sync="skills")
-    del report
+    bank = st.bank(sync="skills")
+    if getattr(bank, "is_remote", False) and target in str(getattr(bank, "note", "") or ""):
+        # Another process (`skillbank serve`, an agent) owns the root and serves what it was
+        # started with: the folder is remembered, not indexed, until that process restarts.
+        st.out.note(f"Remembered {target} ({count} SKILL.md files), but not indexed yet: the "
+                    "process that serves this root (named above) indexes it when it starts "
+                    "again.")
+    else:
+        st.out.note(f"Added {target} ({count} SKILL.md files): its skills are indexed now.")
     _show(ctx)
 
 
