@@ -464,8 +464,11 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     ``topic``: the kind of task as the caller names it ("customer-support", "python"): the
     guidelines shown are that topic's family only (see :func:`coherent_guidelines`); skills
     and experiences are not filtered by it."""
-    if budget_tokens < 0:
-        raise ValueError("budget_tokens must be >= 0")
+    from skillbank.memories.skills.checks import check_budget
+
+    if isinstance(budget_tokens, float) and budget_tokens.is_integer():
+        budget_tokens = int(budget_tokens)  # 1500.0 is a whole number (as over MCP)
+    check_budget(budget_tokens)  # -1 or True: a clear InvalidInputError, not a ValueError
     topic = _stated_topic(topic)
     if k_guidelines is None:
         k_guidelines = FAMILY_POOL

@@ -149,3 +149,22 @@ def test_add_skills_dir_on_a_served_root_says_it_is_not_indexed_yet(tmp_path):
     text = " ".join(done.stderr.split())
     assert "not indexed yet" in text and f"process {owner.pid}" in text, text
     assert "indexed now" not in text, text
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_a_bad_budget_is_a_clear_error_both_ways(tmp_path, through):
+    """context_for(budget_tokens=-1) raised a bare ValueError, and True was taken as 1 token."""
+    import contextlib
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import InvalidInputError
+
+    root = tmp_path / "root"
+    opened = (client_of_owner(root) if through == "client-of-owner" else contextlib.closing(
+        Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)))
+    with opened as bank:
+        for bad in (-1, True, 2.5):
+            with pytest.raises(InvalidInputError, match="budget_tokens must be a whole number"):
+                bank.context_for("Rotate the staging keys", budget_tokens=bad)
+        assert bank.context_for("Rotate the staging keys", budget_tokens=300.0).budget_tokens == 300
