@@ -190,6 +190,21 @@ class GuidelineSource(BaseModel):
     at: datetime = Field(default_factory=utcnow)
 
 
+class SourceRecord(GuidelineSource):
+    """A source as stored in the guideline's file: the critique plus the wording it contributed.
+
+    ``rule`` is the candidate rule the critique was distilled into and ``sentence`` the critique
+    sentence it came from; both feed the guideline's matching profile and show a person which
+    wording each reinforcement brought.
+    """
+
+    rule: str | None = Field(default=None, max_length=MAX_SHORT)
+    sentence: str | None = Field(default=None, max_length=MAX_SHORT)
+    #: False for a critique or rule from an untrusted caller; None in files written before
+    #: trust was recorded per source (read as trusted, as those files were).
+    trusted: bool | None = None
+
+
 class Guideline(BaseModel):
     """One durable rule for the agent, stored as `<root>/guidelines/<topic>/<id>.md`."""
 

@@ -168,3 +168,21 @@ def test_a_bad_budget_is_a_clear_error_both_ways(tmp_path, through):
             with pytest.raises(InvalidInputError, match="budget_tokens must be a whole number"):
                 bank.context_for("Rotate the staging keys", budget_tokens=bad)
         assert bank.context_for("Rotate the staging keys", budget_tokens=300.0).budget_tokens == 300
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_a_guidelines_sources_keep_their_fields(tmp_path, through):
+    """Through a client a source lost `rule`, `sentence` and `trusted` (it travelled as its
+    base class), and reading `.trusted` raised AttributeError."""
+    import contextlib
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    root = tmp_path / "root"
+    opened = (client_of_owner(root) if through == "client-of-owner" else contextlib.closing(
+        Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)))
+    with opened as bank:
+        gid = bank.guidelines.add("Keep slides to five bullets.", trusted=False).guideline_id
+        [source] = bank.guidelines.get(gid).sources
+        assert source.trusted is False and source.rule == "Keep slides to five bullets."

@@ -38,7 +38,7 @@ TAG = "$t"
 REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.records": (
         "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
-        "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft", "SkillVersion",
+        "SourceRecord", "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft", "SkillVersion",
         "Finding", "SyncReport", "SecurityFinding", "SkillProposal"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),

@@ -15,7 +15,8 @@ from pydantic import Field, ValidationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, check_slug
-from skillbank.records import MAX_SHORT, Finding, Guideline, GuidelineSource
+from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
+                               SourceRecord)  # SourceRecord: re-exported
 
 ID_RE = re.compile(r"^gl-[0-9a-f]{12}$")
 STATUSES = ("active", "pending", "retired", "superseded")
@@ -25,21 +26,6 @@ MAX_SOURCES = 20  # kept per file: the first source and the most recent ones
 MAX_SOURCE_NAME = 200
 MAX_NAMESPACE = 128
 ALL_NAMESPACES = "*"
-
-
-class SourceRecord(GuidelineSource):
-    """A source as stored in the file: the critique plus the wording it contributed.
-
-    ``rule`` is the candidate rule the critique was distilled into and ``sentence`` the critique
-    sentence it came from; both feed the guideline's matching profile and show a person which
-    wording each reinforcement brought.
-    """
-
-    rule: str | None = Field(default=None, max_length=MAX_SHORT)
-    sentence: str | None = Field(default=None, max_length=MAX_SHORT)
-    #: False for a critique or rule from an untrusted caller; None in files written before
-    #: trust was recorded per source (read as trusted, as those files were).
-    trusted: bool | None = None
 
 
 # ------------------------------------------------------------------------------------ file format
@@ -296,7 +282,6 @@ def _check_text(value: Any, what: str, limit: int, *, optional: bool = False) ->
             f"{what} is not valid Unicode text (it holds a lone surrogate); "
             "send UTF-8 text") from None
     return value
-
 
 
 def _trim_sources(sources: Iterable[GuidelineSource]) -> list[GuidelineSource]:
