@@ -9,6 +9,7 @@ open and then every agent call (docs/team.md, "A Chroma server that stops answer
 
 from __future__ import annotations
 
+import base64
 import math
 from typing import Any
 from urllib.parse import urlparse, urlunparse
@@ -38,7 +39,8 @@ def make_client(path: str | None = None, url: str | None = None,
         parsed = urlparse(url if "://" in url else f"http://{url}")
         return bounded(chromadb.HttpClient(host=server_url(url), port=parsed.port or 8000,
                                            ssl=parsed.scheme == "https",
-                                           settings=chroma_settings), timeout)
+                                           headers=basic_auth(url), settings=chroma_settings),
+                       timeout)
     if path is None:
         return chromadb.EphemeralClient(settings=chroma_settings)
     return chromadb.PersistentClient(path=str(path), settings=chroma_settings)
@@ -50,15 +52,28 @@ def server_url(url: str) -> str:
     Why whole: handed a bare host name and a port, chromadb writes ``http://{host}:{port}``,
     so an IPv6 address lost its brackets (``http://::1:8000``, which nothing can reach), and a
     path (a server behind a proxy, ``https://example.org/chroma``) and a user and password
-    were dropped. Given a URL, chromadb keeps its host, port and path as written, and httpx
-    sends the URL's user and password as basic auth, as a Chroma server behind basic auth
-    expects. No scheme means http; no port, chromadb's 8000 for http (443 for https)."""
+    were dropped. Given a URL, chromadb keeps its host, port and path as written. The user
+    and password are left out (`basic_auth` sends them as a header: in the URL, httpx wrote
+    them into every request's log line). No scheme means http; no port, chromadb's 8000 for
+    http (443 for https)."""
     parsed = urlparse(url if "://" in url else f"http://{url}")
-    scheme = parsed.scheme if parsed.scheme in {"http", "https"} else "http"
-    netloc = parsed.netloc or "127.0.0.1"
+    scheme = parsed.scheme.lower() if parsed.scheme.lower() in {"http", "https"} else "http"
+    netloc = parsed.netloc.rsplit("@", 1)[-1] or "127.0.0.1"
     if parsed.port is None:
         netloc = f"{netloc}:{443 if scheme == 'https' else 8000}"
     return urlunparse((scheme, netloc, parsed.path.rstrip("/"), "", "", ""))
+
+
+def basic_auth(url: str) -> dict[str, str] | None:
+    """The ``Authorization`` header for the user and password in `url` (None without them),
+    as a Chroma server behind basic auth expects."""
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    if parsed.username is None and parsed.password is None:
+        return None
+    from urllib.parse import unquote
+
+    pair = f"{unquote(parsed.username or '')}:{unquote(parsed.password or '')}".encode()
+    return {"Authorization": "Basic " + base64.b64encode(pair).decode("ascii")}
 
 
 def bounded(client: Any, seconds: float | None) -> Any:

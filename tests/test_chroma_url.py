@@ -34,7 +34,8 @@ from skillbank.embeddings import HashEmbedding
     ("127.0.0.1:8000", "http://127.0.0.1:8000"),
     ("chroma.internal", "http://chroma.internal:8000"),
     ("https://chroma.example.org/chroma/", "https://chroma.example.org:443/chroma"),
-    ("http://alice:s3cret@10.0.0.5:9000", "http://alice:s3cret@10.0.0.5:9000"),
+    ("http://alice:s3cret@10.0.0.5:9000", "http://10.0.0.5:9000"),  # basic_auth sends them
+    ("HTTPS://Chroma.example.org:8443/", "https://Chroma.example.org:8443"),
 ])
 def test_server_url_keeps_what_the_url_says(given, expected):
     assert server_url(given) == expected
@@ -96,14 +97,16 @@ class _Recorder(http.server.BaseHTTPRequestHandler):
         pass
 
 
-def test_the_urls_path_and_credentials_reach_the_server():
+def test_the_urls_path_and_credentials_reach_the_server(caplog):
+    import logging
+
     server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Recorder)
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     _Recorder.seen.clear()
     try:
         port = server.server_address[1]
-        with pytest.raises(Exception):  # the recorder answers 503: no client is built
+        with caplog.at_level(logging.DEBUG), pytest.raises(Exception):  # 503: no client
             make_client(url=f"http://alice:s3cret@127.0.0.1:{port}/chroma", timeout=10)
     finally:
         server.shutdown()
@@ -112,3 +115,4 @@ def test_the_urls_path_and_credentials_reach_the_server():
     path, auth = _Recorder.seen[0]
     assert path.startswith("/chroma/api/v2/"), path
     assert auth == "Basic " + base64.b64encode(b"alice:s3cret").decode()
+    assert "HTTP Request" in caplog.text and "s3cret" not in caplog.text  # httpx logs URLs

@@ -278,30 +278,13 @@ _HEAD_WORDS = frozenset("always never do not don't dont please also just only st
 _LIMIT_WORDS = frozenset("under over above below per than least most every each all".split())
 
 
-_PROHIBITING = frozenset("never do-not no-longer cannot".split())
-
-
-def prohibits(rule: str) -> bool:
-    """Whether the rule forbids its action in so many words ("Never ...", "Do not ...",
-    "Don't ...", "... no longer ..."), read from its head up to the main verb. Negative verbs
-    ("Avoid", "Remove") are not counted: they prescribe an action of their own."""
-    t = _strip_mentions(rule).lower()
-    t = t.replace("do not", "do-not").replace("don't", "do-not").replace("dont", "do-not")
-    t = re.sub(r"\bno longer\b", "no-longer", t)
-    for w in re.findall(r"[a-z'-]+", t):
-        if w in _PROHIBITING or (w.endswith("n't") and w != "n't"):
-            return True
-        if _is_base_verb(w) and w not in ("do", "be", "always", "please"):
-            return False
-    return False
-
-
 def prohibition_against_another_action(new: str, old: str) -> bool:
-    """One rule forbids an action and the other prescribes a different one ("Never import
-    without a header row." / "Always check the CSV delimiter before you import.", "Never drop
-    a column of the orders table." / "Write the orders table migration in British English."):
-    two instructions, however alike their words or their meaning look, so never one rule."""
-    return prohibits(new) != prohibits(old) and _action(new) != _action(old)
+    """One rule forbids (or avoids) an action and the other prescribes a different one ("Never
+    import without a header row." / "Always check the CSV delimiter before you import."): two
+    instructions, however alike their words or their meaning look, so never one rule. Read by
+    polarity (`_polarity`): "Never log passwords." and "Avoid logging passwords." are alike,
+    and so are "Never skip the tests." and "Always run the tests." (a double negation)."""
+    return _polarity(new) != _polarity(old) and _action(new) != _action(old)
 
 
 def _action(rule: str) -> str | None:
