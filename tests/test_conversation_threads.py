@@ -256,3 +256,21 @@ def test_a_turn_that_opens_with_a_follow_up_keeps_it_as_a_step(tmp_path, through
             [{"role": "user", "content": "Rotate  the staging keys"},
              {"role": "assistant", "content": "Rotated."}], task="Rotate the staging keys")
         assert [s.observation for s in bank.experiences.get(single).steps] == ["Rotated."]
+
+
+def test_a_follow_up_step_keeps_its_place_and_the_step_limit():
+    """Review: the follow-up step was put first (before an assistant message that came before
+    it) and after the trim to MAX_STEPS, so a long run became one step too long and failed."""
+    from skillbank.memories.experiences.transcript import steps_from_messages
+    from skillbank.records import MAX_STEPS
+
+    calls = [{"role": "assistant", "content": "", "tool_calls": [
+        {"id": str(i), "type": "function", "function": {"name": "run_sql", "arguments": "{}"}}]}
+        for i in range(MAX_STEPS + 100)]
+    messages = [{"role": "assistant", "content": "Hello."},
+                {"role": "user", "content": "also add the marketing line"}, *calls]
+    steps, first = steps_from_messages(messages, task="Plan the quarterly budget review")
+    assert len(steps) == MAX_STEPS and first == "also add the marketing line"
+    assert steps[0].thought == "Hello." and steps[1].observation == "User: also add the marketing line"
+    same, _ = steps_from_messages(messages[1:3], task="also add  the marketing line")
+    assert [s.observation for s in same if s.observation] == []

@@ -163,8 +163,13 @@ def _normalise_item(item: Any) -> Any:
     return item
 
 
-def steps_from_messages(messages: Sequence[Any]) -> tuple[list[Step], str | None]:
+def steps_from_messages(messages: Sequence[Any], task: str | None = None
+                        ) -> tuple[list[Step], str | None]:
     """Turn a chat trajectory into steps; returns (steps, text of the first user message).
+
+    `task`: the record's task when the caller names it. A first user message that says
+    something else (a follow-up of a thread, a turn a chat memory flushed under the session's
+    goal) is what the user asked in this turn: a step in its place, not a task to drop.
 
     Accepts LangChain message objects (`.type`, `.content`, `.tool_calls`, `.tool_call_id`),
     LlamaIndex `ChatMessage` (`.role`, `.content`, `.blocks`, `.additional_kwargs`), and dicts in
@@ -215,6 +220,8 @@ def steps_from_messages(messages: Sequence[Any]) -> tuple[list[Step], str | None
                 continue
             if first_user is None and text:
                 first_user = text
+                if task is not None and " ".join(text.split()) != " ".join(str(task).split()):
+                    steps.append(Step(observation=f"User: {text}"[:MAX_TEXT]))
             elif text:
                 steps.append(Step(observation=f"User: {text}"[:MAX_TEXT]))
             continue

@@ -202,15 +202,10 @@ def build(*, default_namespace: str, task: Any, outcome: Any, steps: Any, score:
         raise InvalidInputError("pass either steps or messages, not both")
     message_steps: list[Step] = []
     if messages is not None:
-        message_steps, first_user = steps_from_messages(messages)
+        message_steps, first_user = steps_from_messages(
+            messages, task=task if isinstance(task, str) else None)
         if task is None:
             task = first_user
-        elif first_user and isinstance(task, str) and " ".join(first_user.split()) \
-                != " ".join(task.split()):
-            # The first user message is not the task (a follow-up of a thread, a turn flushed
-            # out of a chat memory under the session's goal): it is what the user asked in
-            # this turn, a step, not a task to drop.
-            message_steps = [Step(observation=f"User: {first_user}"[:MAX_TEXT]), *message_steps]
     if task is None or (isinstance(task, str) and not task.strip()):
         raise InvalidInputError(
             "task is empty: say what the agent was asked to do (or pass messages whose first "
