@@ -29,15 +29,15 @@ def _shown(value: Any) -> str:
 
 #: A union's branch, as pydantic names it in an error's location ("StepInput", "str"): not a
 #: place in the arguments a caller could find.
-_BRANCH = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|list\[.*\]|dict\[.*\])$")
+_BRANCH = re.compile(r"^(?:[A-Z]\w*|str|int|float|bool|none|(?:list|dict|literal)\[.*\])$")
 
 
 def _where(loc: Iterable[Any]) -> tuple[str, str | None]:
     """The location as the caller wrote it, and the part before a union's branch (or None)."""
     parts: list[str] = []
     union: str | None = None
-    for part in loc:
-        if isinstance(part, str) and _BRANCH.match(part):
+    for part in loc:  # a branch follows the argument (or item) it is of: never first
+        if parts and isinstance(part, str) and _BRANCH.match(part):
             union = ".".join(parts)
             continue
         parts.append(str(part))

@@ -621,3 +621,11 @@ async def test_errors_name_tools_not_python_calls(bank, mode):
     for text in texts:
         assert not python_call.search(text), text
     assert any("search_guidelines" in t for t in texts[:3]), texts
+
+
+def test_an_argument_named_like_a_branch_keeps_its_name():
+    """Review: a misspelt extra argument "Task" was taken for a union branch and dropped."""
+    from skillbank.mcp_server.messages import describe_errors
+
+    assert describe_errors([{"type": "extra_forbidden", "loc": ("Task",), "input": "x"}]) == [
+        "Task is not an argument of this tool (got 'x')"]
