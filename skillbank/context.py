@@ -537,11 +537,13 @@ def without_shown(text: str, shown: str) -> str:
     seen = set(re.findall(r"\[([^\]\s]+)\]", shown))
     body_title = SECTION_TITLES["body"]
     shown_bodies = set(re.findall(rf"^{re.escape(body_title)}\n(### .+)$", shown, re.M))
-    titles = set(SECTION_TITLES.values())
+    order = [SECTION_TITLES[kind] for kind in SECTION_ORDER]
     head: list[str] = []
     sections: list[tuple[str, list[str]]] = []
     for line in lines[1:-1]:  # render(): the preamble, then "", a title and its items
-        if line in titles:
+        # A title starts a section only in render()'s order: a skill body may hold a line
+        # that reads like an earlier section's title.
+        if line in order and (not sections or order.index(line) > order.index(sections[-1][0])):
             sections.append((line, []))
         else:
             (sections[-1][1] if sections else head).append(line)

@@ -124,6 +124,10 @@ def _special_file(path: Path) -> bool:
     """Whether `path` is (or links to) a device, a pipe or a socket: `/dev/null`,
     `/dev/stdout`, a FIFO another program reads. Renaming a temp file over it replaced it with
     a regular file (an export to /dev/null run as root broke /dev/null for the machine)."""
+    if os.path.abspath(path).startswith(("/dev/", "/proc/")):
+        # /dev/stdout links to the process's stdout, a regular file when redirected: renaming
+        # over it would still replace the link (and put a temp file in /dev).
+        return os.path.lexists(path)
     try:
         mode = os.stat(path).st_mode
     except OSError:

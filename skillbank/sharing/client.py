@@ -391,10 +391,11 @@ class BankClient:
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
                     kwargs = self._distil_here(args, kwargs)
                 args, kwargs = resolve_paths(target, name, args, kwargs)
+                here = (args, kwargs)  # run as given if this process takes the root over
                 args, kwargs = without_local_callbacks(target, name, args, kwargs)
                 if (target, name) in OWNER_DISTILS:
                     kwargs = self._owner_distils(target, name, kwargs)
-                result = self._invoke(target, "call", name, args, kwargs)
+                result = self._invoke(target, "call", name, args, kwargs, here=here)
                 if self.note and isinstance(result, list) and type(result) is not list:
                     try:  # search results say what is not served as asked (records.Hits)
                         result.note = self.note  # type: ignore[attr-defined]
@@ -410,7 +411,8 @@ class BankClient:
         raise AttributeError(f"{target}.{name} is not part of the memory API served by "
                              f"{ep.describe_holder(conn.endpoint.pid)}")
 
-    def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any]) -> Any:
+    def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any],
+                here: tuple[Any, dict[str, Any]] | None = None) -> Any:
         # The caller's scope goes with every call; the owner runs it as that caller.
         envelope = {"target": target, "op": op, "name": name,
                     "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
@@ -424,7 +426,7 @@ class BankClient:
         with self._activity:
             self._calls_running += 1
         try:
-            return self._send(target, op, name, args, kwargs, payload)
+            return self._send(target, op, name, *(here or (args, kwargs)), payload)
         finally:
             with self._activity:
                 self._calls_running -= 1
