@@ -83,3 +83,13 @@ def test_two_middlewares_show_a_skills_instructions_once(tmp_path):
         assert system.count("Lock the table.") == 1 and system.count("Restore the backup.") == 1
         assert system.count("## Skill instructions") == 1, system
         assert "British English" in system
+
+
+def test_a_body_line_reading_like_an_earlier_title_stays_in_the_body():
+    """Review: a skill body holding "## Skills that may apply" started a new section there,
+    and the body's later lines were dropped from the second block."""
+    from skillbank.context import CLOSE, OPEN, PREAMBLE
+
+    body = "### onboarding\n# Steps\n\n## Skills that may apply\n\nList the tools first."
+    block = "\n".join([OPEN, PREAMBLE, "", "## Skill instructions", body, CLOSE])
+    assert without_shown(block, "\n".join([OPEN, PREAMBLE, CLOSE])) == block
