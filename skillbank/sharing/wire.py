@@ -38,8 +38,8 @@ TAG = "$t"
 REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.records": (
         "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
-        "SourceRecord", "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft", "SkillVersion",
-        "Finding", "SyncReport", "SecurityFinding", "SkillProposal"),
+        "SourceRecord", "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft",
+        "SkillVersion", "Finding", "SyncReport", "SecurityFinding", "SkillProposal"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),
     "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),

@@ -14,8 +14,9 @@ no critic said. So a merge needs strong evidence, beyond the distiller saying "s
   (``CONTEXT_BAR``: the critique minus the rule's sentence, so a critique that is only its rule
   brings no context).
 
-None of these holds for a rule that forbids an action in so many words ("Never ...", "Do not
-...") against one that prescribes another action: two instructions, however alike they look.
+None of these holds for a rule of the other polarity with another action ("Never import without
+a header row." against "Always check the CSV delimiter before you import."): two instructions,
+however alike they look (`relations.prohibition_against_another_action`).
 
 When unsure the memory keeps both and links them as ``related``. Rules from one critique are
 never merged into each other at all (the caller skips what the critique already touched).

@@ -11,7 +11,7 @@ from datetime import datetime, timezone
 from typing import Any, Iterable
 
 import yaml
-from pydantic import Field, ValidationError
+from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, check_slug
