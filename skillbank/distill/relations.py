@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from skillbank.distill.morphology import _is_base_verb, _lemma
 from skillbank.distill.sentences import _CODE_RE
@@ -14,7 +15,9 @@ from skillbank.distill.vocabulary import (_ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VER
                                           _PREPOSITIONS, _STOPWORDS)
 
 
+@lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
+    """A crude suffix-stripping stem (cached: rule comparison stems the same words often)."""
     w = word.lower().strip("'’.-")
     w = re.sub(r"'s$", "", w)
     for suffix, repl in (("ations", ""), ("ation", ""), ("ings", ""), ("ing", ""), ("ies", "y"),
@@ -69,6 +72,7 @@ def _antonym_words() -> frozenset[str]:
 
 
 _ANTONYM_WORDS = _antonym_words()
+_ANTONYM_WORD_STEMS = frozenset(_stem(a) for a in _ANTONYM_WORDS)
 
 
 def _content(text: str) -> set[str]:
@@ -76,7 +80,7 @@ def _content(text: str) -> set[str]:
     for w in re.findall(r"[a-z][a-z0-9_'-]*", text.lower()):
         if w in _LIGHT_WORDS or w in _STOPWORDS or w in _NEGATORS or w in _NEGATIVE_VERBS:
             continue
-        if w in _ANTONYM_WORDS or _stem(w) in {_stem(a) for a in _ANTONYM_WORDS}:
+        if w in _ANTONYM_WORDS or _stem(w) in _ANTONYM_WORD_STEMS:
             continue
         if len(w) < 3:
             continue
