@@ -30,7 +30,10 @@ labels), merge recall (of the critiques, with at least one rule kept, whose true
 a guideline: the share that merged into one of those) and the unit set of short and compound
 critiques
 (`benchmarks/instruction_set.py`: instructions kept as active rules, contradiction pairs
-superseded the right way), with the same model and distiller.
+superseded the right way), with the same model and distiller. Guards on supersession: the
+guidelines superseded although none of their critiques' rules is one the set marks superseded,
+and precision / recall of the plain-language overrule reading on the hand-labelled pairs of
+`benchmarks/data/overrule_pairs.jsonl` (rules of both sets that share words).
 
 Baseline (the memory-as-files approach): every actionable critique sentence (the same distiller
 decides which) is stored as its own note, nothing is merged or retired, and a task retrieves the
@@ -145,8 +148,10 @@ def run_memory(crits: list[dict], tasks: list[dict], embedding: Any, distiller: 
         started = time.perf_counter()
         retrievals = {t["tid"]: [h.id for h in memory.search(t["task"], k=max(KS))] for t in tasks}
         search_ms = (time.perf_counter() - started) * 1000 / max(1, len(tasks))
+        superseded = {gid: {"text": g["text"], "rules": sorted(labels.get(gid, ()))}
+                      for gid, g in guidelines.items() if g["memory_status"] == "superseded"}
         stats = {"learn_seconds": learn_seconds, "search_ms": search_ms, "actions": actions,
-                 "merges": merges,
+                 "merges": merges, "superseded": superseded,
                  "counts": memory.counts(),
                  "settings": {"merge_threshold": bank.settings.merge_threshold,
                               "related_threshold": bank.settings.related_threshold}}
@@ -220,6 +225,25 @@ ROWS = (
     ("stale retrieval rate @5", lambda m: m["retrieval"]["@5"]["stale_retrieval_rate"], "{:.3f}"),
     ("supersede pairs ok", lambda m: m["supersession"]["pairs_ok"], "{:d}"),
 )
+
+
+#: Pairs of rules from the two critique sets (and the session notes' false supersessions),
+#: labelled by hand: does the newer rule overrule the older one? Written for this check.
+OVERRULE_PAIRS = Path(__file__).resolve().parent / "data" / "overrule_pairs.jsonl"
+
+
+def overrule_pairs(path: Path = OVERRULE_PAIRS) -> dict[str, Any]:
+    """Precision and recall of the plain-language overrule reading (no model) on labelled pairs."""
+    from skillbank.distill.supersession import overrules
+
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    said = [bool(overrules(r["new"], r["old"], r.get("sentence") or r["new"])) for r in rows]
+    right = sum(s and r["overrules"] for s, r in zip(said, rows))
+    wrong = [f"{'false overrule' if s else 'missed'}: {r['new']!r} / {r['old']!r}"
+             for s, r in zip(said, rows) if s != r["overrules"]]
+    return {"pairs": len(rows), "overrules": sum(r["overrules"] for r in rows),
+            "precision": right / max(1, sum(said)),
+            "recall": right / max(1, sum(r["overrules"] for r in rows)), "false": wrong}
 
 
 def table(metrics: dict[str, dict], stats: dict[str, dict]) -> str:
@@ -312,6 +336,20 @@ def main(argv: list[str] | None = None) -> int:
           f"{merges['found']}/{merges['opportunities']} = "
           f"{merges['found'] / max(1, merges['opportunities']):.2f} (critiques whose true rule "
           f"already had a guideline and that merged into one of them)")
+    # Guard: a guideline superseded although none of its critiques' rules is one the set marks
+    # superseded is an instruction the agent is no longer told.
+    marked = {r["supersedes"] for r in rules if r.get("supersedes")}
+    wrong = {gid: g for gid, g in memory_stats["superseded"].items() if not marked & set(g["rules"])}
+    print(f"superseded guidelines: {len(memory_stats['superseded'])}, of which wrongly (none of "
+          f"their critiques' rules is marked superseded) {len(wrong)}")
+    for g in wrong.values():
+        print(f"  wrongly superseded: {g['text']!r} (rules {', '.join(g['rules']) or 'none'})")
+    pairs_seen = overrule_pairs()
+    print(f"overrule pairs ({OVERRULE_PAIRS.name}: {pairs_seen['pairs']} labelled, "
+          f"{pairs_seen['overrules']} overruling): precision {pairs_seen['precision']:.3f}, "
+          f"recall {pairs_seen['recall']:.3f}")
+    for pair in pairs_seen["false"]:
+        print(f"  {pair}")
     instructions = run_instruction_set(embedding, distiller)
     print(f"\ninstruction set ({instruction_set.DATA.name}: {instructions['critiques']} critiques, "
           f"{instructions['instructions']} instructions, {instructions['pairs']} contradiction "

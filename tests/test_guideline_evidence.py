@@ -150,6 +150,18 @@ def test_a_prohibition_is_never_the_same_rule_as_another_action():
                           similarity=0.9, dense=0.9)
 
 
+def test_a_forbidden_removal_is_a_prohibition_too():
+    """"Never drop X" is positive by parity (two negations) yet forbids: it merged into "Write
+    the orders table migration in British English." (model cosine 0.93) and was lost."""
+    members = (("Write the orders table migration in British English.", None, None),)
+    text = "Never drop a column of the orders table in a migration."
+    assert merge_evidence(text, members, similarity=0.93, dense=0.93) is None
+    # The same things with the positive action are still one rule.
+    assert merge_evidence("Never skip the tests before merging.",
+                          (("Always run the tests before merging.", None, None),),
+                          similarity=0.9, dense=0.9)
+
+
 def test_a_prohibition_is_kept_beside_the_rule_it_looks_like(tmp_path):
     if not (MODEL / "onnx" / "model.onnx").is_file():
         pytest.skip("the offline MiniLM model is not at ../shared/models")

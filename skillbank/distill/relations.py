@@ -286,9 +286,33 @@ def prohibition_against_another_action(new: str, old: str) -> bool:
     """One rule forbids (or avoids) an action and the other prescribes a different one ("Never
     import without a header row." / "Always check the CSV delimiter before you import."): two
     instructions, however alike their words or their meaning look, so never one rule. Read by
-    polarity (`_polarity`): "Never log passwords." and "Avoid logging passwords." are alike,
-    and so are "Never skip the tests." and "Always run the tests." (a double negation)."""
-    return _polarity(new) != _polarity(old) and _action(new) != _action(old)
+    polarity (`_polarity`): "Never log passwords." and "Avoid logging passwords." are alike.
+    A forbidden removal ("Never drop a column of the orders table in a migration.") is a
+    prohibition too, though positive by parity: it merged into "Write the orders table
+    migration in British English." and was lost. It is one only when it names something the
+    other rule does not: "Never skip the tests before merging." is "Always run the tests
+    before merging."."""
+    if _action(new) == _action(old):
+        return False
+    if _polarity(new) != _polarity(old):
+        return True
+    if _forbids_removal(new) == _forbids_removal(old):
+        return False
+    remover, other = (new, old) if _forbids_removal(new) else (old, new)
+    return not _objects(remover, _action(remover)) <= _objects(other, _action(other))
+
+
+#: Verbs of taking something away; "Never drop X" forbids, though two negations make it
+#: positive by parity. Not "forget" / "hesitate": "Don't forget to add tests" asks for tests.
+_REMOVAL_VERBS = frozenset("skip omit remove drop delete strip eliminate disable exclude hide "
+                           "truncate".split())
+
+
+def _forbids_removal(rule: str) -> bool:
+    """A negated head on a verb of removal: "Never drop ...", "Don't delete ..."."""
+    head = re.match(r"\W*(?:please\s+)?(?:never|do not|don't|dont|not)\s+(\w+)",
+                    _strip_mentions(rule), re.I)
+    return bool(head) and _lemma(head.group(1).lower()) in _REMOVAL_VERBS
 
 
 def _action(rule: str) -> str | None:

@@ -9,6 +9,7 @@ from skillbank.distill.base import CandidateRule, Relation
 from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
                                        same_task)
 from skillbank.distill.relations import _compare
+from skillbank.distill.supersession import names_only
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.standalone import keep_subjects
 from skillbank.distill.sentences import split_sentences
@@ -142,14 +143,16 @@ class RuleDistiller:
         rules are the same above ``same_threshold`` and distinct below. Stance is read per
         object, not per sentence: paraphrases of one rule often differ in sentence polarity
         ("Avoid nested subqueries." / "Use CTEs instead of subqueries." both reject
-        subqueries), and reading polarity alone as a conflict made the memory supersede rules
-        with their own rewordings (critique set: 14 supersedes for 2 true pairs; 8 now, so
-        still about 6 wrong — cue words are blunt without a model).
+        subqueries). A negation that only names the other rule's things is no conflict (see
+        :func:`~skillbank.distill.supersession.names_only`): read word by word, "Never import
+        a CSV file without a header row." retired "Always check the CSV file delimiter before
+        an import.".
         """
         if _key(new_rule) == _key(old_rule):
             return "same"
         cmp = _compare(new_rule, old_rule)
-        if cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin:
+        if (cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin
+                and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))):
             return "contradiction"
         if cmp.announced_change and similarity >= self.related_threshold:
             return "contradiction"

@@ -29,10 +29,10 @@ from __future__ import annotations
 
 import re
 
-from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _FLIP_RE, _action,
-                                         _CONTEXT_RE, _antonym_conflict, _choices_differ, _content,
-                                         _objects,
-                                         _polarity, _stem, transform_parts)
+from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
+                                         _action, _antonym_conflict, _choices_differ, _content,
+                                         _objects, _polarity, _stem, transform_parts)
+from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
 CHANGE_RE = re.compile(
@@ -69,51 +69,111 @@ def _words(piece: str, quoted: set[str]) -> set[str]:
 _ANTONYM_STEMS = frozenset(_stem(w) for w in _ANTONYM_WORDS)
 
 
+#: Verbs whose object *is* the choice: "Do not use tables" rejects tables, "Avoid nested
+#: subqueries" rejects subqueries. After any other verb a negation rejects the doing, not the
+#: things named: "Never rename a column of the orders table" rejects renaming, and the orders
+#: table stays something the rules may both speak of (it retired "Write the orders table
+#: migration in British English").
+_OBJECT_IS_CHOICE = frozenset("use prefer choose pick switch opt stick adopt favour favor "
+                              "include".split()) | _NEGATIVE_VERBS
+
+#: A positive rule's setting: "Use tables *for comparisons*" asks for tables, not comparisons.
+_SETTING_RE = re.compile(r"\b(?:for|when|whenever|during|if|while)\b")
+
+#: A removal in the middle of a rule turns what follows into what it rejects ("Use plain
+#: language and leave out team names").
+_REMOVAL_RE = re.compile(r"\b(?:leave out|leaving out|omit(?:ting)?|exclud(?:e|ing)|"
+                         r"avoid(?:ing)?|remov(?:e|ing)|drop(?:ping)?|skip(?:ping)?)\b")
+
+#: The reason a rule gives is not what it asks for: "... so readers can tell commands apart",
+#: "... so one-to-many joins do not duplicate rows".
+_PURPOSE_RE = re.compile(r"(?:,\s*|\s+)(?:so that|so|because|since)\s+\S.*$", re.I | re.S)
+
+#: A parenthesis holds examples or an aside ("(IS NULL, COALESCE, NOT EXISTS rather than NOT
+#: IN)", "(there's no import for `BatchClient`)"), not the rule's choice.
+_ASIDE_RE = re.compile(r"\s*\((?P<inner>[^()]*)\)")
+
+
+def _without_asides(rule: str) -> str:
+    """The rule without its parentheses (outside code) and without its stated purpose."""
+    def drop(m: re.Match[str]) -> str:
+        inside_code = rule.count("`", 0, m.start()) % 2 == 1  # `except (ValueError, ...)`
+        return m.group(0) if inside_code else ""
+    bare = _ASIDE_RE.sub(drop, rule)
+    purpose = _PURPOSE_RE.search(bare)
+    if purpose and _content(bare[: purpose.start()]):
+        bare = bare[: purpose.start()]
+    return bare
+
+
+def _mentioned(rule: str, start: int, end: int) -> bool:
+    """Whether rule[start:end] is code or a quoted term ("`NOT EXISTS`") or an SQL keyword in
+    capitals ("NOT IN"), which names something and negates nothing."""
+    if rule[start:end].isupper() and len(rule[start:end]) > 1:
+        return True
+    return any(m.start() < start and end <= m.end() for m in _QUOTED.finditer(rule))
+
+
 def stance(rule: str) -> dict[str, int]:
-    """Word stem -> +1 asked for / -1 rejected. Words before the first flip word ("instead
-    of", "rather than", "not", "over" after a verb of choosing, "without") take the rule's
-    polarity, words after it the opposite; unlike the merge cues, quoted words and antonym-pair
-    words count, and a flip needs only *some* word before it ("Use 'must' instead of 'shall'")."""
+    """Word stem -> +1 asked for / -1 rejected / 0 named as the setting.
+
+    Words before the first flip word ("instead of", "rather than", "not", "over" after a verb
+    of choosing, "without", a removal such as "leave out") take the rule's polarity, words
+    after it the opposite; unlike the merge cues, quoted words and antonym-pair words count,
+    and a flip needs only *some* word before it ("Use 'must' instead of 'shall'"). Asides in
+    parentheses and the rule's stated purpose are left out; a negation rejects its object only
+    after a verb of choosing (see ``_OBJECT_IS_CHOICE``)."""
     if ";" in rule:  # "Never put SQL in f-strings; use bound parameters": each part its own
         out: dict[str, int] = {}
         for part in rule.split(";"):
             for word, value in stance(part).items():
                 out.setdefault(word, value)
         return out
-    quoted = {w.lower() for m in _QUOTED.finditer(rule) for g in m.groups() if g
-              for w in re.findall(r"[A-Za-z0-9_$/-]+", g)}
+    rule = _without_asides(rule)
+    quoted = quoted_terms(rule)
     plain = _plain(rule).lower()
     base = _polarity(_plain(rule))
     turned = transform_parts(plain)
     if turned is not None:  # "Turn X into Y": away from X, towards Y (see relations)
-        out: dict[str, int] = {}
+        out = {}
         for piece, sign in zip(turned, (base, -base, base)):
             for word in _words(piece, quoted):
                 out.setdefault(word, sign)
         return out
     cut = None
-    for m in _FLIP_RE.finditer(plain):
+    flips = sorted([*_FLIP_RE.finditer(plain), *_REMOVAL_RE.finditer(plain)],
+                   key=lambda m: m.start())
+    for m in flips:
         before = plain[: m.start()]
         if m.group(0) == "over" and not _CHOOSING_RE.search(before):
+            continue
+        if _mentioned(rule, m.start(), m.end()):
             continue
         if _words(before, quoted) or (m.group(0) in ("instead of", "rather than")
                                       and re.search(r"[a-z]", before)):
             cut = m.start()
             break
     pieces = [plain] if cut is None else [plain[:cut], plain[cut:]]
+    verb = _action(_plain(rule))
+    terms = {_stem(w) for w in quoted} | _ANTONYM_STEMS
     out = {}
     for number, piece in enumerate(pieces):
         context = ""
-        if number == 0 and base < 0:
+        if number == 0:
             # A negated rule rejects its object, not the setting it names: "Do not use tables
-            # in slides" rejects tables, not slides (as relations._stance reads it).
-            m = _CONTEXT_RE.search(piece)
+            # in slides" rejects tables, not slides (as relations._stance reads it); a positive
+            # one asks for its object, not its purpose ("Use tables for comparisons").
+            m = (_CONTEXT_RE if base < 0 else _SETTING_RE).search(piece)
             if m and _words(piece[: m.start()], quoted):
                 piece, context = piece[: m.start()], piece[m.start():]
+        plain_object = number == 0 and base < 0 and verb not in _OBJECT_IS_CHOICE
         for word in _words(piece, quoted):
-            out.setdefault(word, base if number == 0 else -base)
+            # "Never rename a column": the column is named, renaming is rejected; a quoted
+            # term or a side of an antonym pair is still what the rule is against.
+            value = 0 if plain_object and word not in terms else (base if number == 0 else -base)
+            out.setdefault(word, value)
         for word in _words(context, quoted):
-            out.setdefault(word, 0)
+            out.setdefault(word, base if base < 0 and word in terms else 0)
     return out
 
 
@@ -132,16 +192,23 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         if verb:  # "Never log passwords" does not overrule "Log errors": objects decide
             n.pop(_stem(verb), None)
             o.pop(_stem(verb), None)
-    pair = _antonym_conflict(_plain(new), _plain(old))
+    # A word quoted in one rule only is two things: 'Support' the sign-off is not the support
+    # emails ("Sign off with your first name, not just 'Support'" agrees with "Sign support
+    # emails with your first name").
+    for word in {_stem(w) for w in quoted_terms(new) ^ quoted_terms(old)}:
+        for stances in (n, o):
+            if word in stances:
+                stances[word] = 0
+    pair = _antonym_conflict(_untitled(new), _untitled(old))
     if pair is not None and not _choices_differ(pair, n, o):
         # "Don't write long paragraphs" agrees with "Keep paragraphs short": both choose short.
         return None
-    if pair is not None:
+    if pair is not None and _one_slot(new, old):
         # Opposite sides of an antonym pair on the same matter: "Sign off as 'The Acme Support
         # Team' rather than with individual names" overrules "Include the personal sign-off"
         # (served for weeks after the change before). The matter is a word both rules name
         # besides their verbs and the antonyms, a compound read in parts ("sign-off").
-        matter = sorted(_matter(new) & _matter(old))
+        matter = sorted(_matter(_untitled(new)) & _matter(_untitled(old)))
         if matter:
             return (f"opposite sides {pair[0]!r} / {pair[1]!r} on the same matter "
                     f"({', '.join(repr(w) for w in matter)})")
@@ -150,17 +217,21 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     overlap = len(shared) / smaller if smaller else 0.0
     rejected = sorted(w for w in shared if n[w] < 0 < o[w])
     wanted = sorted(w for w in shared if n[w] > 0 > o[w])
+    # Both rules rejecting the same thing are on one side ("... not with your name" and
+    # "... leave out team names"), whatever else a word shares.
+    agreed = [w for w in shared if n[w] < 0 and o[w] < 0]
     # Naming both sides ("X instead of Y") is stronger evidence than a bare negation, which
     # must be about mostly the same things ("Stop using conventional commit messages" does not
     # overrule "Move the refactor into its own commit").
     enough = overlap >= 0.5 if has_flip(new) else overlap > 0.5
-    # One shared word is enough only for a one-word rule ("Stop using tabs"): "Sign as the
-    # team, not with your name" does not overrule "Address the customer by name".
-    # The one-word case needs a rule that chooses or rejects ("Use tabs", "Stop using tabs"),
-    # not any action naming the word ("Reference the same subquery" does not overrule "Avoid
-    # nested subqueries"; it did on the critique stream).
-    enough = enough and (len(shared) >= 2 or (smaller <= 1 and _chooses(new)))
-    if (rejected or wanted) and enough:
+    # One shared word is enough only for a one-word rule that chooses or rejects ("Stop using
+    # tabs", "Use tabs"), not any action naming the word: "Reference the same subquery" is
+    # not overruled by "Avoid nested subqueries", nor "Add test." by "Delete test
+    # environments after 7 days"; "Sign as the team, not with your name" does not overrule
+    # "Address the customer by name".
+    one_word = [text for text, stances in ((new, n), (old, o)) if len(stances) <= 1]
+    enough = enough and (len(shared) >= 2 or (bool(one_word) and all(map(_chooses, one_word))))
+    if (rejected or wanted) and enough and len(agreed) < len(rejected) + len(wanted):
         stems = set(rejected or wanted)
         surface = list(dict.fromkeys(w for w in re.findall(r"[a-z0-9_$/-]+", _plain(new).lower())
                                      if _stem(w) in stems)) or sorted(stems)
@@ -168,6 +239,9 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         verb = "rejects" if rejected else "asks for"
         other = "asks for" if rejected else "rejects"
         return f"opposite stance: the newer rule {verb} {words}, which the older one {other}"
+    negated = negated_action(new, old)
+    if negated:
+        return negated
     changed = number_change(new, old)
     if changed:
         return changed
@@ -177,11 +251,84 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         if action is not None and action == _action(_plain(old)):
             mine, theirs = _objects(_plain(new), action), _objects(_plain(old), action)
             common = mine & theirs
-            if common and not theirs <= mine and mine - theirs:
+            # More than one word of the old rule's things, or most of them: "Give product
+            # dimensions in imperial units from now on" changes "Give product dimensions in
+            # metric units", not "Give the chart axis units (signups per day)".
+            if (common and not theirs <= mine and mine - theirs
+                    and (len(common) >= 2 or 2 * len(common) >= len(theirs))):
                 return (f"announced change: the same action {action!r} on "
                         f"{', '.join(repr(w) for w in sorted(common))}, asking for "
                         f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
     return None
+
+
+def names_only(new: str, old: str, opposed: set[str]) -> bool:
+    """Whether the words two rules seem to disagree on (`opposed`, read word by word as
+    ``relations._compare`` does) are only things a negated rule names while it forbids another
+    action: "Never import a CSV file without a header row." names the CSV files that "Always
+    check the CSV file delimiter before an import." is about; it forbids importing, it does not
+    reject CSV files. Only with both main verbs known and different, the negation not on a verb
+    of choosing ("You should not use SELECT *" rejects SELECT *), and no plain-language
+    overrule (:func:`overrules`)."""
+    a, b = _action(_plain(new)), _action(_plain(old))
+    if not opposed or a is None or b is None or a == b or overrules(new, old) is not None:
+        return False
+    for rule, verb in ((new, a), (old, b)):
+        if _polarity(_plain(rule)) < 0:
+            if verb in _OBJECT_IS_CHOICE:
+                return False
+            named = stance(rule)
+            return all(named.get(word, 0) == 0 for word in opposed)
+    return False
+
+
+def negated_action(new: str, old: str) -> str | None:
+    """Why `new` negates the very action `old` asks for (or the reverse), or None: the same
+    main verb, opposite polarity, and at least half of the smaller rule's objects shared
+    ("Never deploy on Fridays" after "Deploy on Friday afternoons"; "Do not prefix shell
+    commands with `$`" after "Prefix shell commands in code blocks with `$ `")."""
+    action = _action(_plain(new))
+    if action is None or action != _action(_plain(old)) or action in _OBJECT_IS_CHOICE:
+        return None  # "Never use OFFSET for deep pagination" agrees with "Use keyset pagination"
+    if ";" in new or ";" in old or _polarity(_plain(new)) == _polarity(_plain(old)):
+        return None  # a rule in parts ("Never X; use Y") is read by its stance
+    mine = _objects(_plain(_without_asides(new)), action)
+    theirs = _objects(_plain(_without_asides(old)), action)
+    common = mine & theirs
+    if not common or 2 * len(common) < min(len(mine), len(theirs)):
+        return None
+    # What the negation rejects must be what the other rule asks for, not what it rejects too
+    # ("Do not catch bare exceptions" agrees with "Catch specific exceptions instead of bare
+    # ones") or names as its setting ("... for body text, tables, code and chart labels").
+    asks = stance(new if _polarity(_plain(new)) > 0 else old)
+    if not any(asks.get(w, 0) > 0 for w in common) or any(asks.get(w, 0) < 0 for w in common):
+        return None
+    verb = "rejects" if _polarity(_plain(new)) < 0 else "asks for"
+    return (f"negated action: the newer rule {verb} {action!r} on "
+            f"{', '.join(repr(w) for w in sorted(common))}, the older one the opposite")
+
+
+def _one_slot(new: str, old: str) -> bool:
+    """Whether two rules fill one slot: the same main verb, or a verb of choosing on either
+    side ("Include the personal sign-off" / "Switch the sign-off to the team signature").
+    "Show the output after each command" and "Answer those before the first command" share a
+    word and an antonym pair, yet act on different things."""
+    a, b = _action(_plain(new)), _action(_plain(old))
+    return (a is not None and a == b) or a in _SLOT_VERBS or b in _SLOT_VERBS
+
+
+#: Verbs whose object is the choice an antonym pair names ("Make commands bare").
+_SLOT_VERBS = _OBJECT_IS_CHOICE | {"make", "prefix"}
+
+def _untitled(rule: str) -> str:
+    """The rule without quoted titles: a quoted phrase that reads as a sentence (two function
+    words or more) is mentioned, not used: "Split the 'What we keep and for how long'
+    paragraph" says nothing about length, while 'The Acme Support Team' is the sign-off."""
+    def drop(m: re.Match[str]) -> str:
+        inner = next(g for g in m.groups() if g)
+        words = re.findall(r"[a-z']+", inner.lower())
+        return " " if sum(w in _STOPWORDS for w in words[1:]) >= 2 else m.group(0)
+    return _QUOTED.sub(drop, rule)
 
 
 #: A number as a rule states it: a limit, a count, a version ("50", "3.12", "0").
