@@ -8,10 +8,12 @@ point outside the memory root.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import stat
 import tempfile
+import time
 from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
@@ -103,7 +105,11 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
     if _special_file(path):
         _write_through(path, data)
         return
-    path.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        raise InvalidInputError(f"cannot write {path}: a file on its path is not a folder "
+                                f"({_first_file_on(path.parent)})") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -135,9 +141,37 @@ def _special_file(path: Path) -> bool:
     return not (stat.S_ISREG(mode) or stat.S_ISDIR(mode))
 
 
+#: How long a write into a pipe waits for a program to open it for reading.
+PIPE_READER_WAIT = 5.0
+
+
+def _first_file_on(folder: Path) -> Path:
+    """The first path on the way to `folder` that exists and is not a folder."""
+    for part in reversed([folder, *folder.parents]):
+        if part.exists() and not part.is_dir():
+            return part
+    return folder
+
+
 def _write_through(path: Path, data: str | bytes | Iterable[str]) -> None:
-    """Write `data` into a special file as it is (nothing to rename over, nothing to fsync)."""
-    with open(path, "wb") as handle:
+    """Write `data` into a special file as it is (nothing to rename over, nothing to fsync).
+
+    A pipe waits for its reader at most ``PIPE_READER_WAIT`` seconds: with nobody reading it,
+    opening it for writing blocked the call (and an MCP or owner process with it) for good."""
+    deadline = time.monotonic() + PIPE_READER_WAIT
+    while True:
+        try:
+            fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
+            break
+        except OSError as exc:
+            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO nobody has open for reading yet
+                raise
+            if time.monotonic() >= deadline:
+                raise InvalidInputError(f"cannot write {path}: nothing is reading that pipe "
+                                        f"(waited {PIPE_READER_WAIT:g} s)") from None
+            time.sleep(0.02)
+    os.set_blocking(fd, True)  # from here on, wait for the reader like any writer
+    with os.fdopen(fd, "wb") as handle:
         _write_data(handle, data)
 
 

@@ -92,15 +92,22 @@ def test_a_drafter_of_this_process_is_not_sent_and_the_owner_drafts(tmp_path, ca
     assert "is not used" in caplog.text and "its drafter" in caplog.text
 
 
+@pytest.mark.parametrize("error", [FileExistsError, NotADirectoryError, IsADirectoryError])
+def test_an_owner_side_os_error_type_survives_the_wire(error):
+    from skillbank.sharing.wire import decode_error, encode_error
+
+    back = decode_error(encode_error(error(17, "File exists", "/somewhere")))
+    assert type(back) is error and "File exists" in str(back)
+
+
+@pytest.mark.skipif(not os.path.isfile("/proc/self/mem"), reason="needs Linux's /proc")
 def test_an_owner_side_os_error_keeps_its_type(tmp_path):
-    """FileExistsError, NotADirectoryError ... arrived as a plain SkillbankError, so
-    `except OSError` caught them in process and not through a client."""
-    a_file = tmp_path / "a-file"
-    a_file.write_text("not a folder")
+    """An OSError the owner raised arrived as a plain SkillbankError, so `except OSError`
+    caught it in process and not through a client (an export under a regular file was the
+    trigger; that one is an InvalidInputError now)."""
     with client_of_owner(tmp_path / "root") as bank:
-        bank.experiences.record(task="Rotate the staging keys", outcome="success")
-        with pytest.raises(FileExistsError):
-            bank.experiences.export(a_file / "x.jsonl")
+        with pytest.raises(OSError):
+            bank.experiences.import_("/proc/self/mem")  # EIO reading it
 
 
 @pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
@@ -186,3 +193,31 @@ def test_a_guidelines_sources_keep_their_fields(tmp_path, through):
         gid = bank.guidelines.add("Keep slides to five bullets.", trusted=False).guideline_id
         [source] = bank.guidelines.get(gid).sources
         assert source.trusted is False and source.rule == "Keep slides to five bullets."
+
+
+def test_an_export_nobody_can_receive_is_a_clear_error_through_a_client(tmp_path):
+    """Through a client, the owner writes: a pipe nobody reads used to block the owner for
+    good, and a path under a regular file came back as a bare FileExistsError."""
+    from skillbank.errors import InvalidInputError
+
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    (tmp_path / "notes.txt").write_text("mine")
+    with client_of_owner(tmp_path / "root") as bank:
+        bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        outcome: list[BaseException] = []
+        worker = threading.Thread(target=lambda: _export_to(bank, fifo, outcome), daemon=True)
+        worker.start()
+        worker.join(120)
+        assert not worker.is_alive(), "the export into a pipe nobody reads did not return"
+        assert len(outcome) == 1 and isinstance(outcome[0], InvalidInputError), outcome
+        with pytest.raises(InvalidInputError, match="notes.txt"):
+            bank.experiences.export(tmp_path / "notes.txt" / "out.jsonl")
+        assert bank.experiences.export(tmp_path / "out.jsonl") == 1  # the owner still serves
+
+
+def _export_to(bank, path: Path, outcome: list) -> None:
+    try:
+        bank.experiences.export(path)
+    except BaseException as exc:  # noqa: BLE001 - the test looks at it
+        outcome.append(exc)

@@ -67,3 +67,46 @@ def test_an_export_into_a_pipe_writes_into_it_and_leaves_it_a_pipe(tmp_path):
             assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and link.is_symlink()
     assert len(got) == 2 and all(b"Rotate the staging keys" in data for data in got)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pipe", "root", "stdout-like"]
+
+
+def test_a_pipe_nobody_reads_is_a_clear_error_not_a_hang(tmp_path, monkeypatch):
+    """Opening a FIFO for writing waits for a reader: with none, an export blocked for good
+    (and an owner or MCP process with it)."""
+    import os
+    import threading
+
+    import pytest
+
+    from skillbank import fsutil
+    from skillbank.errors import InvalidInputError
+
+    monkeypatch.setattr(fsutil, "PIPE_READER_WAIT", 0.2)
+    fifo = tmp_path / "pipe"
+    os.mkfifo(fifo)
+    outcome: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            fsutil.atomic_write(fifo, "line\n")
+        except BaseException as exc:  # noqa: BLE001 - the test looks at it
+            outcome.append(exc)
+
+    worker = threading.Thread(target=write, daemon=True)
+    worker.start()
+    worker.join(60)
+    assert not worker.is_alive(), "the write into a pipe nobody reads did not return"
+    assert len(outcome) == 1 and isinstance(outcome[0], InvalidInputError)
+    assert "nothing is reading" in str(outcome[0])
+
+
+def test_a_file_on_the_way_is_named_in_a_clear_error(tmp_path):
+    """An export below a regular file raised a bare FileExistsError."""
+    import pytest
+
+    from skillbank import fsutil
+    from skillbank.errors import InvalidInputError
+
+    (tmp_path / "notes.txt").write_text("mine")
+    with pytest.raises(InvalidInputError, match="notes.txt"):
+        fsutil.atomic_write(tmp_path / "notes.txt" / "sub" / "out.jsonl", "x\n")
+    assert (tmp_path / "notes.txt").read_text() == "mine"

@@ -45,7 +45,6 @@ class PortabilityMixin:
         if not isinstance(include_retired, bool):
             raise InvalidInputError("include_retired must be true or false")
         selected = self._selected(namespace, None, include_retired)
-        target.parent.mkdir(parents=True, exist_ok=True)
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]))
         atomic_write(target, (self._read_record(record_id, meta).model_dump_json() + "\n"
                               for record_id, meta in selected))
