@@ -113,12 +113,15 @@ CSV = ("Always check the CSV file delimiter before an import.",
        "Never import a CSV file without a header row.")
 MIGRATION = ("Write the orders table migration in British English.",
              "Never rename a column of the orders table in a migration.")
-#: Not a supersession but a merge, which lost the newer rule the same way (a forbidden removal).
+#: Not supersessions but merges, which lost the newer rule the same way: a forbidden removal,
+#: and one template with other values.
 DROP = ("Write the orders table migration in British English.",
         "Never drop a column of the orders table in a migration.")
+LABELS = ("Always label the alpha dashboards with owner foxtrot.",
+          "Always label the bravo dashboards with owner golf.")
 
 
-@pytest.mark.parametrize("older, newer", [CSV, MIGRATION, DROP])
+@pytest.mark.parametrize("older, newer", [CSV, MIGRATION, DROP, LABELS])
 def test_both_rules_stay_served_in_process(tmp_path, minilm, older, newer):
     with Skillbank.open(tmp_path / "root", embedding_function=minilm,
                         include_bundled=False) as bank:
@@ -129,7 +132,7 @@ def test_both_rules_stay_served_in_process(tmp_path, minilm, older, newer):
 
 def test_both_rules_stay_served_through_a_client(tmp_path):
     with client_of_owner(tmp_path / "root") as bank:
-        for older, newer in (CSV, MIGRATION, DROP):
+        for older, newer in (CSV, MIGRATION, DROP, LABELS):
             active = _learn_both(bank, older, newer)
             assert older in active and newer in active, active
         superseded = [g.text for g in bank.guidelines.list(status="superseded")]

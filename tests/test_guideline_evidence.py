@@ -162,6 +162,25 @@ def test_a_forbidden_removal_is_a_prohibition_too():
                           similarity=0.9, dense=0.9)
 
 
+def test_one_template_with_other_values_is_two_instructions():
+    """"Always label the bravo dashboards with owner golf." merged into "... alpha ...
+    foxtrot." on the model's cosine (0.71) and was lost."""
+    from skillbank.memories.guidelines.decisions import other_values
+
+    members = (("Always label the alpha dashboards with owner foxtrot.", None, None),)
+    text = "Always label the bravo dashboards with owner golf."
+    assert other_values(text, members[0][0]) == [("bravo", "alpha"), ("golf", "foxtrot")]
+    assert merge_evidence(text, members, similarity=1.0, dense=0.71) is None
+    # The same action on one service or another is two rules even with most objects shared.
+    assert merge_evidence("Add tests for the billing service.",
+                          (("Add tests for the payment service.", None, None),),
+                          similarity=0.9, dense=0.9) is None
+    # Another form of the same words is still one rule.
+    assert other_values("Add a test.", "Add tests.") == []
+    assert merge_evidence("Add tests for edge cases.", (("Add tests.", None, None),),
+                          similarity=0.9, dense=0.9)
+
+
 def test_a_prohibition_is_kept_beside_the_rule_it_looks_like(tmp_path):
     if not (MODEL / "onnx" / "model.onnx").is_file():
         pytest.skip("the offline MiniLM model is not at ../shared/models")

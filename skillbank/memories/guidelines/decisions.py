@@ -16,7 +16,9 @@ no critic said. So a merge needs strong evidence, beyond the distiller saying "s
 
 None of these holds for a rule of the other polarity with another action ("Never import without
 a header row." against "Always check the CSV delimiter before you import."): two instructions,
-however alike they look (`relations.prohibition_against_another_action`).
+however alike they look (`relations.prohibition_against_another_action`); nor for the same
+words in the same places with other values in some ("... the bravo dashboards with owner golf"
+against "... the alpha dashboards with owner foxtrot", :func:`other_values`).
 
 When unsure the memory keeps both and links them as ``related``. Rules from one critique are
 never merged into each other at all (the caller skips what the critique already touched).
@@ -31,6 +33,7 @@ from typing import Sequence
 from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
+from skillbank.distill.vocabulary import _STOPWORDS
 
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
 _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
@@ -89,12 +92,13 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
     counts only from ``EVIDENCE_FLOOR`` of the matching similarity up. The caller never passes
     rules of one critique here: those are not merged at all.
     """
-    for rule, _sentence, _critique in members:
-        if rule:
-            why = same_action_object(text, rule)
-            if why:
-                return why
     wordings = [rule for rule, _sentence, _critique in members if rule]
+    if wordings and all(other_values(text, rule) for rule in wordings):
+        return None  # "Label the bravo dashboards with owner golf" is not "... alpha ... foxtrot"
+    for rule in wordings:
+        why = same_action_object(text, rule)
+        if why:
+            return why
     if wordings and all(prohibition_against_another_action(text, rule) for rule in wordings):
         return None  # "Never import without a header row." is not "Always check the delimiter"
     if similarity >= bar:
@@ -127,6 +131,26 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
         return (f"the critiques around both say alike things: context cosine {context:.2f} >= "
                 f"{CONTEXT_BAR:.2f} (similarity {similarity:.2f})")
     return None
+
+
+def other_values(new: str, old: str) -> list[tuple[str, str]]:
+    """The words two rules of one template fill differently, or [] when they are not one
+    template: the same words in the same places but for some content words, each replaced by
+    one of another stem. "Always label the bravo dashboards with owner golf." and "Always label
+    the alpha dashboards with owner foxtrot." are two instructions, yet the model's cosine
+    (0.71) took them for a paraphrase and the newer one was lost. A paraphrase rewords; it
+    does not keep every other word in its place. A synonym in one slot ("Keep paragraphs
+    brief." / "... short.") is kept apart too: a duplicate, not a lost instruction."""
+    a = re.findall(r"[a-z0-9_$'-]+", new.lower())
+    b = re.findall(r"[a-z0-9_$'-]+", old.lower())
+    if len(a) != len(b) or len(a) < 3:
+        return []
+    changed = [(x, y) for x, y in zip(a, b) if x != y]
+    if not changed or 2 * len(changed) > len(a):
+        return []
+    if any(_stem(x) == _stem(y) or x in _STOPWORDS or y in _STOPWORDS for x, y in changed):
+        return []  # "Add tests." / "Add a test.": one rule in another form
+    return changed
 
 
 def referent_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]]

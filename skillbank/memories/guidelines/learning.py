@@ -21,7 +21,7 @@ from skillbank.memories.guidelines.files import (
 from skillbank.memories.guidelines.agent_rules import agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
-    same_wording)
+    other_values, same_wording)
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
@@ -368,8 +368,11 @@ class GuidelineLearning:
                     plan.same = (similarity, gid, evidence)
                 else:
                     plan.related.append(gid)
-                    plan.why.setdefault(gid, f"similarity {similarity:.2f} but "
-                                             "no shared action and object")
+                    values = other_values(text, old.text)
+                    plan.why.setdefault(gid, (
+                        f"similarity {similarity:.2f} but the same words with other values ("
+                        + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")") if values
+                        else f"similarity {similarity:.2f} but no shared action and object")
         return plan
 
     def _explain(self, new: str, old: str, similarity: float) -> str:
