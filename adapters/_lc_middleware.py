@@ -52,7 +52,7 @@ from skillbank.adapters._tools import MIDDLEWARE_TOOLS
 from skillbank.adapters._warm import warm_up
 from skillbank.memories.skills.dependencies import agent_tools
 from skillbank.scope import narrowed, using
-from skillbank.errors import SkillbankError
+from skillbank.errors import InvalidInputError, SkillbankError
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -306,10 +306,27 @@ class SkillbankMiddleware(AgentMiddleware):
         update = {"skillbank": {self._name: mine}, "skillbank_memory_ids": entry["ids"]}
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
+    def _check_tool_names(self, request: ModelRequest) -> None:
+        """Refuse another tool under one of this instance's tool names: with two instances
+        given ``tools=`` (the team's and a personal one), create_agent kept one tool per name,
+        so the model and the agent used the other instance's ``find_skills``, in its
+        namespace, silently. The instance whose tools were dropped sees it here."""
+        if not self.tools:
+            return
+        mine = {t.name: t for t in self.tools}
+        taken = sorted({getattr(t, "name", None) for t in getattr(request, "tools", None) or ()
+                        if getattr(t, "name", None) in mine and t is not mine[t.name]})
+        if taken:
+            raise InvalidInputError(
+                f"the agent has another tool named {', '.join(taken)}: more than one "
+                f"SkillbankMiddleware offers it (tools=...), or the agent's own tools do. Give "
+                f"tools= to one instance only: its tools work in that instance's namespace")
+
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         run = self._current_run(request.state, request.runtime)
         self._agent_tools = _tool_names(request)  # find_skills, called later, gates on them too
+        self._check_tool_names(request)
         with agent_tools(self._agent_tools):  # skills needing tools it lacks stay out
             fresh = self._compute(run) if self._needs_context(run) else None
         entry = fresh or run.get("context")
@@ -323,6 +340,7 @@ class SkillbankMiddleware(AgentMiddleware):
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
         run = self._current_run(request.state, request.runtime)
         self._agent_tools = _tool_names(request)
+        self._check_tool_names(request)
         with agent_tools(self._agent_tools):  # to_thread carries the context variable
             fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
                      else None)

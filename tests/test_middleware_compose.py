@@ -93,3 +93,26 @@ def test_a_body_line_reading_like_an_earlier_title_stays_in_the_body():
     body = "### onboarding\n# Steps\n\n## Skills that may apply\n\nList the tools first."
     block = "\n".join([OPEN, PREAMBLE, "", "## Skill instructions", body, CLOSE])
     assert without_shown(block, "\n".join([OPEN, PREAMBLE, CLOSE])) == block
+
+
+def test_two_instances_offering_tools_is_a_clear_error(tmp_path):
+    """Both instances with tools=True gave the agent two `find_skills` (and so on); the model
+    saw each name twice and the agent ran whichever came last, in its namespace, silently."""
+    from skillbank.errors import InvalidInputError
+
+    with Skillbank.open(tmp_path / "bank", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        model = Scripted(messages=iter([AIMessage(content="ok")]))
+        agent = create_agent(model, [], middleware=[
+            SkillbankMiddleware(bank, record=False, name="team", tools=True),
+            SkillbankMiddleware(bank, record=False, name="personal", tools=True)])
+        with pytest.raises(InvalidInputError, match="another tool named .*find_skills"):
+            agent.invoke({"messages": [{"role": "user", "content": "Deploy the web app"}]})
+        assert model.seen == []  # refused before the model was asked anything
+        # One instance with tools and one without is the documented way.
+        model = Scripted(messages=iter([AIMessage(content="ok")]))
+        agent = create_agent(model, [], middleware=[
+            SkillbankMiddleware(bank, record=False, name="team"),
+            SkillbankMiddleware(bank, record=False, name="personal", tools=True)])
+        agent.invoke({"messages": [{"role": "user", "content": "Deploy the web app"}]})
+        assert len(model.seen) == 1
