@@ -394,7 +394,11 @@ class SkillbankMiddleware(AgentMiddleware):
                                         tool_call_id=str(tool_call.get("id") or "call"),
                                         name=tool_call.get("name"), status="error"))
         else:
-            messages.append(AIMessage(content=f"(the model call failed: {failure_feedback(exc)})"))
+            # The failed model call is a step of its own: as an assistant text it read as the
+            # run's "final answer" in the recorded steps and in later memory blocks.
+            messages.append(ToolMessage(content=f"error: {failure_feedback(exc)}",
+                                        tool_call_id="skillbank-model-call", name="model call",
+                                        status="error"))
         self._write(run, messages, "failure", feedback, learn=None)
 
     # -- recording after the run ----------------------------------------------------------------

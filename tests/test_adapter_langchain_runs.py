@@ -101,6 +101,9 @@ async def test_a_model_that_raises_records_a_failure_async(bank):
     assert experience.outcome == "failure"
     assert experience.feedback == "ConnectionError: provider unavailable (503)"
     assert experience.steps[0].action == "migrate" and "orders migrated" in experience.steps[0].observation
+    # The failed call is a step of its own, not the run's "final answer".
+    assert [(s.action, s.observation) for s in experience.steps[1:]] == [
+        ("model call", "error: ConnectionError: provider unavailable (503)")]
 
 
 def test_streaming_runs_are_recorded_and_failures_too(bank):
