@@ -221,3 +221,25 @@ def _export_to(bank, path: Path, outcome: list) -> None:
         bank.experiences.export(path)
     except BaseException as exc:  # noqa: BLE001 - the test looks at it
         outcome.append(exc)
+
+
+def test_a_plain_enum_is_refused_through_a_client_as_in_process(tmp_path):
+    """`record(outcome=MyEnum.S)` was refused in process but stored through a client (the wire
+    sent the enum's value); a str enum, as the CLI passes, is its value both ways."""
+    import enum
+
+    from skillbank.errors import InvalidInputError
+
+    class Plain(enum.Enum):
+        S = "success"
+
+    class Text(str, enum.Enum):
+        S = "success"
+
+    with client_of_owner(tmp_path / "root") as bank:
+        with pytest.raises(InvalidInputError):
+            bank.experiences.record(task="Rotate the staging keys", outcome=Plain.S)
+        eid = bank.experiences.record(task="Rotate the staging keys", outcome=Text.S)
+        assert bank.experiences.get(eid).outcome == "success"
+        assert bank.experiences.list(kind="experience") and len(
+            bank.experiences.list(kind="experience")) == 1

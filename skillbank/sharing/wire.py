@@ -158,7 +158,11 @@ def _encode(value: Any) -> Any:
     if isinstance(value, float) and not isinstance(value, Enum):
         return value if math.isfinite(value) else {TAG: "float", "v": repr(value)}
     if isinstance(value, Enum):
-        return _encode(value.value)
+        # A str / int enum is its value in process too ("success" == Outcome.success); a plain
+        # Enum is refused there by validation, so it is refused here (it was stored by value).
+        if isinstance(value, (str, int, float)):
+            return _encode(value.value)
+        raise _refuse(value)
     if isinstance(value, dict):
         if all(isinstance(k, str) and _utf8(k) for k in value) and TAG not in value:
             return {k: _encode(v) for k, v in value.items()}
