@@ -186,7 +186,14 @@ def prepare(*, default_namespace: str, **fields: Any) -> Experience:
         # Lone surrogates pass pydantic but cannot be journaled as UTF-8: refuse them first.
         check_text(json.dumps(experience.model_dump(mode="python"), default=str,
                               ensure_ascii=False), "experience")
-    except (UnicodeError, PydanticSerializationError):
+    except PydanticSerializationError as exc:
+        if "depth" in str(exc):  # "Maximum serialization depth exceeded"
+            raise InvalidInputError("the experience holds a value nested too deeply to store "
+                                    "(a step's action_input or a message); flatten it or pass "
+                                    "it as text") from None
+        raise InvalidInputError("the experience contains characters that are not valid "
+                                "Unicode text (lone surrogates)") from None
+    except UnicodeError:
         raise InvalidInputError("the experience contains characters that are not valid "
                                 "Unicode text (lone surrogates)") from None
     return experience
