@@ -22,6 +22,7 @@ import logging
 import os
 import threading
 import time
+import warnings
 from typing import Any, AsyncIterator, Callable, Iterator
 
 import anyio
@@ -31,7 +32,7 @@ from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Extension, MCPServer, MethodBinding
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
 from mcp.server.subscriptions import InMemorySubscriptionBus
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import ValidationError
 
 from skillbank.mcp_server import messages
@@ -180,13 +181,22 @@ class SkillbankServer(MCPServer):
     async def _tell_notes(self, ctx: Any) -> None:
         """What the bank has to tell (another process's root taken over, skill folders not
         served as asked: `BankClient.take_notes`) goes to the client as a warning log message,
-        once, with the call that first sees it."""
+        once, with the call that first sees it.
+
+        MCP's logging is deprecated since 2026-07-28 (SEP-2577; newer clients get a message
+        only for a request that opts in), so this is a courtesy for clients that still take
+        it, and the note that matters also travels in the results (``note`` on
+        ``find_skills`` / ``memory_context``). The SDK's deprecation warning for it is not
+        printed on the server's stderr for every note."""
         take = getattr(self.handle.bank, "take_notes", None)
         notes = take() if callable(take) else []
         session = getattr(ctx, "session", None)
         for note in notes if session is not None else ():
             try:
-                await session.send_log_message(level="warning", data=note, logger="skillbank")
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", MCPDeprecationWarning)
+                    await session.send_log_message(level="warning", data=note,
+                                                   logger="skillbank")
             except Exception:  # noqa: BLE001 - a client that takes no log messages
                 log.debug("could not send a log message", exc_info=True)
 

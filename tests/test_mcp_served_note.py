@@ -6,6 +6,8 @@ and `stats`; a model saw its project's skills missing without a word. It is now 
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 from mcp import Client
 
@@ -31,13 +33,19 @@ async def test_a_second_projects_server_is_told_its_skills_are_not_served(tmp_pa
                               skill_roots=[beta])
         try:
             assert bank.is_remote
-            async with Client(_server(bank)) as client:
-                found = await client.call_tool("find_skills",
-                                               {"task": "lint the beta python code with ruff"})
-                note = found.structured_content["note"]
-                assert str(beta.resolve()) in note and "not served" in note, note
-                block = await client.call_tool("memory_context", {"task": "lint the beta code"})
-                assert block.structured_content["note"] == note
+            with warnings.catch_warnings(record=True) as seen:
+                warnings.simplefilter("always")
+                async with Client(_server(bank)) as client:
+                    found = await client.call_tool("find_skills",
+                                                   {"task": "lint the beta python code with ruff"})
+                    note = found.structured_content["note"]
+                    assert str(beta.resolve()) in note and "not served" in note, note
+                    block = await client.call_tool("memory_context",
+                                                   {"task": "lint the beta code"})
+                    assert block.structured_content["note"] == note
+            # The note's log message (deprecated MCP logging) printed the SDK's
+            # MCPDeprecationWarning on the server's stderr.
+            assert not [w for w in seen if w.category.__name__ == "MCPDeprecationWarning"]
         finally:
             bank.close()
 
