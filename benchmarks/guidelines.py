@@ -33,7 +33,8 @@ critiques
 superseded the right way), with the same model and distiller. Guards on supersession: the
 guidelines superseded although none of their critiques' rules is one the set marks superseded,
 and precision / recall of the plain-language overrule reading on the hand-labelled pairs of
-`benchmarks/data/overrule_pairs.jsonl` (rules of both sets that share words).
+`benchmarks/data/overrule_pairs.jsonl` (rules of both sets that share words, and pairs a
+reviewer wrote to break the reading), per source.
 
 Baseline (the memory-as-files approach): every actionable critique sentence (the same distiller
 decides which) is stored as its own note, nothing is merged or retired, and a task retrieves the
@@ -227,23 +228,30 @@ ROWS = (
 )
 
 
-#: Pairs of rules from the two critique sets (and the session notes' false supersessions),
-#: labelled by hand: does the newer rule overrule the older one? Written for this check.
+#: Pairs of rules, labelled by hand: does the newer rule overrule the older one? `source`
+#: "fix": rules of the two critique sets that share words, and the session notes' false
+#: supersessions, labelled in session 14 together with the fix they measure; "review": pairs a
+#: reviewer of that fix wrote to break it (mostly real corrections), before its last changes.
 OVERRULE_PAIRS = Path(__file__).resolve().parent / "data" / "overrule_pairs.jsonl"
 
 
-def overrule_pairs(path: Path = OVERRULE_PAIRS) -> dict[str, Any]:
-    """Precision and recall of the plain-language overrule reading (no model) on labelled pairs."""
+def overrule_pairs(path: Path = OVERRULE_PAIRS) -> dict[str, dict[str, Any]]:
+    """Precision and recall of the plain-language overrule reading (no model) per source."""
     from skillbank.distill.supersession import overrules
 
     rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
-    said = [bool(overrules(r["new"], r["old"], r.get("sentence") or r["new"])) for r in rows]
-    right = sum(s and r["overrules"] for s, r in zip(said, rows))
-    wrong = [f"{'false overrule' if s else 'missed'}: {r['new']!r} / {r['old']!r}"
-             for s, r in zip(said, rows) if s != r["overrules"]]
-    return {"pairs": len(rows), "overrules": sum(r["overrules"] for r in rows),
-            "precision": right / max(1, sum(said)),
-            "recall": right / max(1, sum(r["overrules"] for r in rows)), "false": wrong}
+    out: dict[str, dict[str, Any]] = {}
+    for source in dict.fromkeys(r.get("source", "fix") for r in rows):
+        mine = [r for r in rows if r.get("source", "fix") == source]
+        said = [bool(overrules(r["new"], r["old"], r.get("sentence") or r["new"])) for r in mine]
+        right = sum(s and r["overrules"] for s, r in zip(said, mine))
+        wrong = [f"{'false overrule' if s else 'missed'}: {r['new']!r} / {r['old']!r}"
+                 for s, r in zip(said, mine) if s != r["overrules"]]
+        out[source] = {"pairs": len(mine), "overrules": sum(r["overrules"] for r in mine),
+                       "precision": right / max(1, sum(said)),
+                       "recall": right / max(1, sum(r["overrules"] for r in mine)),
+                       "false": wrong}
+    return out
 
 
 def table(metrics: dict[str, dict], stats: dict[str, dict]) -> str:
@@ -344,12 +352,13 @@ def main(argv: list[str] | None = None) -> int:
           f"their critiques' rules is marked superseded) {len(wrong)}")
     for g in wrong.values():
         print(f"  wrongly superseded: {g['text']!r} (rules {', '.join(g['rules']) or 'none'})")
-    pairs_seen = overrule_pairs()
-    print(f"overrule pairs ({OVERRULE_PAIRS.name}: {pairs_seen['pairs']} labelled, "
-          f"{pairs_seen['overrules']} overruling): precision {pairs_seen['precision']:.3f}, "
-          f"recall {pairs_seen['recall']:.3f}")
-    for pair in pairs_seen["false"]:
-        print(f"  {pair}")
+    for source, seen in overrule_pairs().items():
+        print(f"overrule pairs ({OVERRULE_PAIRS.name}, {source}: {seen['pairs']} labelled, "
+              f"{seen['overrules']} overruling): precision {seen['precision']:.3f}, "
+              f"recall {seen['recall']:.3f}")
+        if source == "fix":
+            for pair in seen["false"]:
+                print(f"  {pair}")
     instructions = run_instruction_set(embedding, distiller)
     print(f"\ninstruction set ({instruction_set.DATA.name}: {instructions['critiques']} critiques, "
           f"{instructions['instructions']} instructions, {instructions['pairs']} contradiction "

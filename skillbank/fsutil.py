@@ -108,8 +108,10 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
-        raise InvalidInputError(f"cannot write {path}: a file on its path is not a folder "
-                                f"({_first_file_on(path.parent)})") from None
+        blocker = _first_file_on(path.parent)
+        what = "a broken link" if blocker.is_symlink() and not blocker.exists() else \
+            "not a folder"
+        raise InvalidInputError(f"cannot write {path}: {blocker} on its path is {what}") from None
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
     try:
         with os.fdopen(fd, "wb") as handle:
@@ -146,9 +148,10 @@ PIPE_READER_WAIT = 5.0
 
 
 def _first_file_on(folder: Path) -> Path:
-    """The first path on the way to `folder` that exists and is not a folder."""
+    """The first path on the way to `folder` that is there and is not a folder (a broken
+    link included: `exists()` is False for it)."""
     for part in reversed([folder, *folder.parents]):
-        if part.exists() and not part.is_dir():
+        if os.path.lexists(part) and not part.is_dir():
             return part
     return folder
 
@@ -164,7 +167,9 @@ def _write_through(path: Path, data: str | bytes | Iterable[str]) -> None:
             fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK)
             break
         except OSError as exc:
-            if exc.errno != errno.ENXIO:  # ENXIO: a FIFO nobody has open for reading yet
+            # ENXIO: a FIFO nobody has open for reading yet (a socket file gives it too, and
+            # waiting would not help it)
+            if exc.errno != errno.ENXIO or not stat.S_ISFIFO(os.stat(path).st_mode):
                 raise
             if time.monotonic() >= deadline:
                 raise InvalidInputError(f"cannot write {path}: nothing is reading that pipe "

@@ -66,6 +66,13 @@ KEPT_APART = [
     ("Avoid three levels of nested subqueries.", "Reference the same subquery."),
     ("Give product dimensions in imperial units from now on.",
      "Give the chart axis units (signups per day)."),
+    # Review: a side of an antonym pair in a negated rule's setting is only where it applies.
+    ("Never mention pricing in the first reply.",
+     "Greet the customer by name in the first reply."),
+    ("Don't paste logs at the top of the ticket.", "Put the summary at the top of the ticket."),
+    # Review: the same verb negated on other things.
+    ("Don't deploy the frontend on Fridays.", "Deploy the backend on Fridays."),
+    ("Never log request bodies.", "Log request IDs."),
 ]
 
 #: (newer rule, older rule): the newer one overrules the older one (kept while the above
@@ -90,6 +97,18 @@ OVERRULED = [
      "Use conventional commit messages for every change."),
     ("Do not rename columns in a migration.",
      "Rename columns in a migration when the name is misleading."),
+    # Review: a negation that names nothing the older rule does not still rejects its things,
+    # whatever its verb; an emphatic NOT flips; a verb the lemma list lacks; a rule in parts;
+    # a flip in parentheses; an apostrophe is no quote.
+    ("Never store passwords in the config file.", "Keep passwords in the config file."),
+    ("Never show stack traces to customers.", "Include the full stack trace in customer replies."),
+    ("Use spaces, NOT tabs.", "Use tabs."),
+    ("Indent with spaces, NOT tabs.", "Indent with tabs."),
+    ("No longer add type hints to test functions.", "Add type hints to test functions."),
+    ("Never store secrets in environment variables; use the vault.",
+     "Store secrets in environment variables."),
+    ("Deploy with Helm (not kubectl apply).", "Deploy with kubectl apply."),
+    ("Don't use tabs in YAML files, it's a parser error.", "Use tabs in YAML files."),
 ]
 
 

@@ -110,3 +110,37 @@ def test_a_file_on_the_way_is_named_in_a_clear_error(tmp_path):
     with pytest.raises(InvalidInputError, match="notes.txt"):
         fsutil.atomic_write(tmp_path / "notes.txt" / "sub" / "out.jsonl", "x\n")
     assert (tmp_path / "notes.txt").read_text() == "mine"
+
+
+def test_a_socket_file_fails_at_once_and_a_broken_link_is_named(tmp_path):
+    """Review: a Unix socket also answers ENXIO, and was waited on like a pipe, then called
+    one; a broken link on the path was not named (the error named a folder that is not
+    there)."""
+    import errno
+    import os
+    import socket
+    import time
+
+    import pytest
+
+    from skillbank import fsutil
+    from skillbank.errors import InvalidInputError
+
+    here = os.getcwd()
+    os.chdir(tmp_path)  # a socket path must be short
+    try:
+        server = socket.socket(socket.AF_UNIX)
+        server.bind("sock")
+        server.listen()
+        started = time.monotonic()
+        with pytest.raises(OSError) as caught:
+            fsutil.atomic_write(tmp_path / "sock", "x\n")
+        assert caught.value.errno == errno.ENXIO and not isinstance(caught.value,
+                                                                      InvalidInputError)
+        assert time.monotonic() - started < fsutil.PIPE_READER_WAIT
+        server.close()
+    finally:
+        os.chdir(here)
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    with pytest.raises(InvalidInputError, match="dangling on its path is a broken link"):
+        fsutil.atomic_write(tmp_path / "dangling" / "sub" / "out.jsonl", "x\n")

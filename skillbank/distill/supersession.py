@@ -31,7 +31,8 @@ import re
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
                                          _action, _antonym_conflict, _choices_differ, _content,
-                                         _objects, _polarity, _stem, transform_parts)
+                                         _forbids_removal, _objects, _polarity, _stem,
+                                         transform_parts)
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
@@ -44,7 +45,8 @@ CHANGE_RE = re.compile(
 _QUOTES = re.compile(r"[`'\"“”‘’]")
 
 
-_QUOTED = re.compile(r"`([^`]{1,40})`|'([^'\n]{1,40})'|\"([^\"\n]{1,40})\"|“([^”]{1,40})”|‘([^’]{1,40})’")
+_QUOTED = re.compile(r"`([^`]{1,40})`|(?<![A-Za-z])'([^'\n]{1,40})'(?![A-Za-z])|"
+                     r"\"([^\"\n]{1,40})\"|“([^”]{1,40})”|(?<![A-Za-z])‘([^’]{1,40})’(?![A-Za-z])")
 
 
 def _plain(text: str) -> str:
@@ -87,18 +89,24 @@ _REMOVAL_RE = re.compile(r"\b(?:leave out|leaving out|omit(?:ting)?|exclud(?:e|i
 
 #: The reason a rule gives is not what it asks for: "... so readers can tell commands apart",
 #: "... so one-to-many joins do not duplicate rows".
-_PURPOSE_RE = re.compile(r"(?:,\s*|\s+)(?:so that|so|because|since)\s+\S.*$", re.I | re.S)
+_PURPOSE_RE = re.compile(r"(?:,\s*|(?<![\s,])\s+)(?:so that|so|because|since)\s+\S.*$",
+                         re.I | re.S)
 
 #: A parenthesis holds examples or an aside ("(IS NULL, COALESCE, NOT EXISTS rather than NOT
 #: IN)", "(there's no import for `BatchClient`)"), not the rule's choice.
-_ASIDE_RE = re.compile(r"\s*\((?P<inner>[^()]*)\)")
+_ASIDE_RE = re.compile(r"(?<!\s)\s*\((?P<inner>[^()]*)\)|^\s*\((?P<lead>[^()]*)\)")
 
 
 def _without_asides(rule: str) -> str:
     """The rule without its parentheses (outside code) and without its stated purpose."""
     def drop(m: re.Match[str]) -> str:
         inside_code = rule.count("`", 0, m.start()) % 2 == 1  # `except (ValueError, ...)`
-        return m.group(0) if inside_code else ""
+        # "Deploy with Helm (not kubectl apply)": a parenthesis that names what is rejected
+        # is part of the choice.
+        inner = m.group("inner") if m.group("inner") is not None else m.group("lead") or ""
+        flips = re.search(r"\b(?:not|instead of|rather than)\b", inner, re.I) \
+            and not _SQL_NOT_RE.search(inner)
+        return m.group(0) if inside_code or flips else ""
     bare = _ASIDE_RE.sub(drop, rule)
     purpose = _PURPOSE_RE.search(bare)
     if purpose and _content(bare[: purpose.start()]):
@@ -106,27 +114,33 @@ def _without_asides(rule: str) -> str:
     return bare
 
 
+#: "NOT IN", "NOT EXISTS": SQL in capitals names an operator; "Use spaces, NOT tabs" does flip.
+_SQL_NOT_RE = re.compile(r"\s+(?:IN|EXISTS|NULL|LIKE|BETWEEN)\b")
+
+
 def _mentioned(rule: str, start: int, end: int) -> bool:
-    """Whether rule[start:end] is code or a quoted term ("`NOT EXISTS`") or an SQL keyword in
-    capitals ("NOT IN"), which names something and negates nothing."""
-    if rule[start:end].isupper() and len(rule[start:end]) > 1:
+    """Whether the flip word at rule[start:end] is code or inside a quoted term ("`NOT
+    EXISTS`") or an SQL operator in capitals ("NOT IN"), which names something and negates
+    nothing."""
+    if rule[start:end] in ("NOT", "NO") and _SQL_NOT_RE.match(rule, end):
         return True
     return any(m.start() < start and end <= m.end() for m in _QUOTED.finditer(rule))
 
 
-def stance(rule: str) -> dict[str, int]:
+def stance(rule: str, named_only: bool = False) -> dict[str, int]:
     """Word stem -> +1 asked for / -1 rejected / 0 named as the setting.
 
     Words before the first flip word ("instead of", "rather than", "not", "over" after a verb
     of choosing, "without", a removal such as "leave out") take the rule's polarity, words
     after it the opposite; unlike the merge cues, quoted words and antonym-pair words count,
     and a flip needs only *some* word before it ("Use 'must' instead of 'shall'"). Asides in
-    parentheses and the rule's stated purpose are left out; a negation rejects its object only
-    after a verb of choosing (see ``_OBJECT_IS_CHOICE``)."""
+    parentheses and the rule's stated purpose are left out. With `named_only` (see
+    :func:`names_more`), a negation after a known verb that is not one of choosing (see
+    ``_OBJECT_IS_CHOICE``) rejects the doing, not the things it names: they score 0."""
     if ";" in rule:  # "Never put SQL in f-strings; use bound parameters": each part its own
         out: dict[str, int] = {}
         for part in rule.split(";"):
-            for word, value in stance(part).items():
+            for word, value in stance(part, named_only).items():
                 out.setdefault(word, value)
         return out
     rule = _without_asides(rule)
@@ -154,8 +168,9 @@ def stance(rule: str) -> dict[str, int]:
             cut = m.start()
             break
     pieces = [plain] if cut is None else [plain[:cut], plain[cut:]]
-    verb = _action(_plain(rule))
-    terms = {_stem(w) for w in quoted} | _ANTONYM_STEMS
+    verb = _verb(_plain(rule))
+    quoted_stems = {_stem(w) for w in quoted}
+    terms = quoted_stems | _ANTONYM_STEMS
     out = {}
     for number, piece in enumerate(pieces):
         context = ""
@@ -166,14 +181,17 @@ def stance(rule: str) -> dict[str, int]:
             m = (_CONTEXT_RE if base < 0 else _SETTING_RE).search(piece)
             if m and _words(piece[: m.start()], quoted):
                 piece, context = piece[: m.start()], piece[m.start():]
-        plain_object = number == 0 and base < 0 and verb not in _OBJECT_IS_CHOICE
+        plain_object = (named_only and number == 0 and base < 0 and verb is not None
+                        and verb not in _OBJECT_IS_CHOICE)
         for word in _words(piece, quoted):
             # "Never rename a column": the column is named, renaming is rejected; a quoted
             # term or a side of an antonym pair is still what the rule is against.
             value = 0 if plain_object and word not in terms else (base if number == 0 else -base)
             out.setdefault(word, value)
         for word in _words(context, quoted):
-            out.setdefault(word, base if base < 0 and word in terms else 0)
+            # A quoted term in a negated rule's setting is still what it is against ("Do not
+            # prefix shell commands with `$`"); "in the first reply" is only where.
+            out.setdefault(word, base if base < 0 and word in quoted_stems else 0)
     return out
 
 
@@ -187,8 +205,8 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     """Why `new` (from critique `sentence`) overrules `old`, or None when it does not."""
     if not new or not old:
         return None
-    n, o = stance(new), stance(old)
-    for verb in (_action(_plain(new)), _action(_plain(old))):
+    n, o = stance(new, names_more(new, old)), stance(old, names_more(old, new))
+    for verb in (_verb(_plain(new)), _verb(_plain(old))):
         if verb:  # "Never log passwords" does not overrule "Log errors": objects decide
             n.pop(_stem(verb), None)
             o.pop(_stem(verb), None)
@@ -203,12 +221,12 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     if pair is not None and not _choices_differ(pair, n, o):
         # "Don't write long paragraphs" agrees with "Keep paragraphs short": both choose short.
         return None
-    if pair is not None and _one_slot(new, old):
+    matter = sorted(_matter(_untitled(new)) & _matter(_untitled(old))) if pair else []
+    if pair is not None and (_one_slot(new, old) or len(matter) >= 2):
         # Opposite sides of an antonym pair on the same matter: "Sign off as 'The Acme Support
         # Team' rather than with individual names" overrules "Include the personal sign-off"
         # (served for weeks after the change before). The matter is a word both rules name
         # besides their verbs and the antonyms, a compound read in parts ("sign-off").
-        matter = sorted(_matter(_untitled(new)) & _matter(_untitled(old)))
         if matter:
             return (f"opposite sides {pair[0]!r} / {pair[1]!r} on the same matter "
                     f"({', '.join(repr(w) for w in matter)})")
@@ -228,9 +246,12 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     # tabs", "Use tabs"), not any action naming the word: "Reference the same subquery" is
     # not overruled by "Avoid nested subqueries", nor "Add test." by "Delete test
     # environments after 7 days"; "Sign as the team, not with your name" does not overrule
-    # "Address the customer by name".
+    # "Address the customer by name". With the same verb it does: "Indent with spaces, NOT
+    # tabs" overrules "Indent with tabs".
     one_word = [text for text, stances in ((new, n), (old, o)) if len(stances) <= 1]
-    enough = enough and (len(shared) >= 2 or (bool(one_word) and all(map(_chooses, one_word))))
+    same_verb = _verb(_plain(new)) is not None and _verb(_plain(new)) == _verb(_plain(old))
+    enough = enough and (len(shared) >= 2 or (bool(one_word) and (
+        same_verb or all(map(_chooses, one_word)))))
     if (rejected or wanted) and enough and len(agreed) < len(rejected) + len(wanted):
         stems = set(rejected or wanted)
         surface = list(dict.fromkeys(w for w in re.findall(r"[a-z0-9_$/-]+", _plain(new).lower())
@@ -262,22 +283,52 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     return None
 
 
+#: The head of a negated rule before its verb: "Never", "Do not", "No longer", "Please don't".
+_NEGATED_HEAD_RE = re.compile(r"^\W*(?:please\s+)?(?:never|do not|don't|dont|not|no longer|"
+                              r"stop)\s+(?P<verb>[a-z][a-z-]*)\b", re.I)
+
+
+def _verb(plain: str) -> str | None:
+    """The rule's main verb: ``relations._action``, else the word right after a negated head
+    ("Never paste ...", "No longer add ...": verbs the lemma list does not know)."""
+    verb = _action(plain)
+    if verb is None:
+        m = _NEGATED_HEAD_RE.match(plain)
+        verb = m.group("verb").lower() if m else None
+    return verb
+
+
+def names_more(rule: str, other: str) -> bool:
+    """Whether `rule` negates a known verb that is not one of choosing and names things
+    `other` does not: then it forbids its action and only names the things ("Never rename a
+    column of the orders table in a migration." against "Write the orders table migration in
+    British English."). A negation that names nothing else rejects them: "Never store
+    passwords in the config file." does overrule "Keep passwords in the config file."."""
+    plain = _plain(rule.split(";")[0])
+    verb = _verb(plain)
+    if _polarity(plain) >= 0 or verb is None or verb in _OBJECT_IS_CHOICE:
+        return False
+    if _forbids_removal(other):
+        return True  # "Never drop a column ..." keeps the column: "Never rename" it agrees
+    theirs = _objects(_plain(other), _verb(_plain(other)))
+    return not _objects(plain, verb) <= theirs
+
+
 def names_only(new: str, old: str, opposed: set[str]) -> bool:
     """Whether the words two rules seem to disagree on (`opposed`, read word by word as
     ``relations._compare`` does) are only things a negated rule names while it forbids another
-    action: "Never import a CSV file without a header row." names the CSV files that "Always
-    check the CSV file delimiter before an import." is about; it forbids importing, it does not
-    reject CSV files. Only with both main verbs known and different, the negation not on a verb
-    of choosing ("You should not use SELECT *" rejects SELECT *), and no plain-language
-    overrule (:func:`overrules`)."""
+    action (:func:`names_more`): "Never import a CSV file without a header row." names the CSV
+    files that "Always check the CSV file delimiter before an import." is about; it forbids
+    importing, it does not reject CSV files. Not for the same main verb, nor with a
+    plain-language overrule (:func:`overrules`)."""
     a, b = _action(_plain(new)), _action(_plain(old))
-    if not opposed or a is None or b is None or a == b or overrules(new, old) is not None:
+    if not opposed or a == b or overrules(new, old) is not None:
         return False
-    for rule, verb in ((new, a), (old, b)):
+    for rule, other in ((new, old), (old, new)):
         if _polarity(_plain(rule)) < 0:
-            if verb in _OBJECT_IS_CHOICE:
+            if not names_more(rule, other):
                 return False
-            named = stance(rule)
+            named = stance(rule, named_only=True)
             return all(named.get(word, 0) == 0 for word in opposed)
     return False
 
@@ -287,15 +338,22 @@ def negated_action(new: str, old: str) -> str | None:
     main verb, opposite polarity, and at least half of the smaller rule's objects shared
     ("Never deploy on Fridays" after "Deploy on Friday afternoons"; "Do not prefix shell
     commands with `$`" after "Prefix shell commands in code blocks with `$ `")."""
-    action = _action(_plain(new))
-    if action is None or action != _action(_plain(old)) or action in _OBJECT_IS_CHOICE:
+    # A rule in parts ("Never store secrets in environment variables; use the vault") negates
+    # in its first part.
+    new, old = new.split(";")[0], old.split(";")[0]
+    action = _verb(_plain(new))
+    if action is None or action != _verb(_plain(old)) or action in _OBJECT_IS_CHOICE:
         return None  # "Never use OFFSET for deep pagination" agrees with "Use keyset pagination"
-    if ";" in new or ";" in old or _polarity(_plain(new)) == _polarity(_plain(old)):
-        return None  # a rule in parts ("Never X; use Y") is read by its stance
+    if _polarity(_plain(new)) == _polarity(_plain(old)):
+        return None
     mine = _objects(_plain(_without_asides(new)), action)
     theirs = _objects(_plain(_without_asides(old)), action)
     common = mine & theirs
-    if not common or 2 * len(common) < min(len(mine), len(theirs)):
+    # The negation names nothing the other rule does not: "Never deploy on Fridays" negates
+    # "Deploy on Friday afternoons"; "Don't deploy the frontend on Fridays" leaves "Deploy the
+    # backend on Fridays" alone, and "Never log request bodies" "Log request IDs".
+    negated, asked = (mine, theirs) if _polarity(_plain(new)) < 0 else (theirs, mine)
+    if not common or not negated <= asked:
         return None
     # What the negation rejects must be what the other rule asks for, not what it rejects too
     # ("Do not catch bare exceptions" agrees with "Catch specific exceptions instead of bare
@@ -313,7 +371,7 @@ def _one_slot(new: str, old: str) -> bool:
     side ("Include the personal sign-off" / "Switch the sign-off to the team signature").
     "Show the output after each command" and "Answer those before the first command" share a
     word and an antonym pair, yet act on different things."""
-    a, b = _action(_plain(new)), _action(_plain(old))
+    a, b = _verb(_plain(new)), _verb(_plain(old))
     return (a is not None and a == b) or a in _SLOT_VERBS or b in _SLOT_VERBS
 
 
