@@ -20,9 +20,22 @@ was lost. This module says when a new rule *overrules* an old one, before any me
 * **changed number**: the same action on mostly the same objects with another number ("Keep
   functions under 40 lines" after "... under 50 lines"; a limit, a count, a version), see
   :func:`number_change`.
+* **negated action**: the same main verb, opposite polarity, and the negation names nothing the
+  other rule does not ("Never deploy on Fridays" after "Deploy on Friday afternoons"), see
+  :func:`negated_action`.
 
 A negation or replacement is therefore never "the same rule": the caller supersedes the old one
-and the newer instruction is the one served.
+and the newer instruction is the one served. The other way round matters as much: a rule that
+only *names* an older rule's things does not retire it. A negation after a verb that is not
+one of choosing forbids its action ("Never rename a column of the orders table" does not
+overrule "Write the orders table migration in British English", :func:`names_more`); asides,
+stated purposes, quoted titles and a word quoted in one rule only are not what a rule asks
+for; an antonym pair needs one slot. The announced change needs two of the old rule's objects
+or most of them.
+
+Three verb lists, one question each: ``_OBJECT_IS_CHOICE`` (after a negation, is the object
+what is rejected?), ``_SLOT_VERBS`` (may an antonym pair on these verbs' objects be one
+choice?) and ``_CHOOSING_VERBS`` (does a one-word rule choose, see :func:`_chooses`).
 """
 
 from __future__ import annotations
