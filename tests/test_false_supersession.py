@@ -156,3 +156,30 @@ def test_both_rules_stay_served_through_a_client(tmp_path):
             assert older in active and newer in active, active
         superseded = [g.text for g in bank.guidelines.list(status="superseded")]
         assert superseded == []
+
+
+def _npm_then_pnpm(bank) -> tuple[str, str]:
+    old = bank.guidelines.learn("Use npm for installs.").entries[0].guideline_id
+    entry = bank.guidelines.learn("Use pnpm for installs.").entries[0]
+    return old, entry.detail
+
+
+def test_a_one_word_change_is_kept_and_the_report_says_how_to_replace(tmp_path, minilm):
+    """"Use pnpm for installs." after "Use npm for installs." used to merge and lose the new
+    value; kept apart now, the words cannot tell a new value from another thing, so the learn
+    report says how to make it a replacement."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        old, detail = _npm_then_pnpm(bank)
+        assert "'pnpm' for 'npm'" in detail and "replaces=" in detail and old in detail
+        bank.guidelines.learn("Use pnpm for installs.", replaces=old)
+        assert {g.text: g.status for g in bank.guidelines.list(namespace="*")} == {
+            "Use pnpm for installs.": "active", "Use npm for installs.": "superseded"}
+
+
+def test_a_one_word_change_replaced_through_a_client(tmp_path):
+    with client_of_owner(tmp_path / "root") as bank:
+        old, _detail = _npm_then_pnpm(bank)
+        bank.guidelines.learn("Use pnpm for installs.", replaces=old)
+        assert {g.text: g.status for g in bank.guidelines.list(namespace="*")} == {
+            "Use pnpm for installs.": "active", "Use npm for installs.": "superseded"}

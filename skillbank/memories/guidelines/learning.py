@@ -368,11 +368,7 @@ class GuidelineLearning:
                     plan.same = (similarity, gid, evidence)
                 else:
                     plan.related.append(gid)
-                    values = other_values(text, old.text)
-                    plan.why.setdefault(gid, (
-                        f"similarity {similarity:.2f} but the same words with other values ("
-                        + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")") if values
-                        else f"similarity {similarity:.2f} but no shared action and object")
+                    plan.why.setdefault(gid, _kept_apart_why(text, old.text, similarity))
         return plan
 
     def _explain(self, new: str, old: str, similarity: float) -> str:
@@ -518,3 +514,17 @@ class GuidelineLearning:
         self._save(old.model_copy(update={"status": "superseded", "superseded_by": new_id,
                                           "updated": now}), reembed=False)
 
+
+def _kept_apart_why(text: str, old: str, similarity: float) -> str:
+    """Why a look-alike stays a rule of its own. One word in another place may be a new value
+    for the same slot ("Use pnpm for installs." after "Use npm for installs.") or another
+    thing ("... the billing service" / "... the payment service"); the words cannot tell, so
+    the report says how to make it a replacement."""
+    values = other_values(text, old)
+    if not values:
+        return f"similarity {similarity:.2f} but no shared action and object"
+    why = (f"similarity {similarity:.2f} but the same words with other values ("
+           + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")")
+    if len(values) == 1:
+        why += "; if the new value replaces the old one, learn it again with replaces=<that id>"
+    return why
