@@ -308,11 +308,16 @@ _REMOVAL_VERBS = frozenset("skip omit remove drop delete strip eliminate disable
                            "truncate".split())
 
 
+#: The head of a negated rule and the verb after it: "Never drop ...", "Please don't ...",
+#: "No longer add ...".
+NEGATED_HEAD_RE = re.compile(r"^\W*(?:please\s+)?(?:never|do not|don't|dont|not|no longer|"
+                             r"stop)\s+(?P<verb>[a-z][a-z-]*)\b", re.I)
+
+
 def _forbids_removal(rule: str) -> bool:
     """A negated head on a verb of removal: "Never drop ...", "Don't delete ..."."""
-    head = re.match(r"\W*(?:please\s+)?(?:never|do not|don't|dont|not)\s+(\w+)",
-                    _strip_mentions(rule), re.I)
-    return bool(head) and _lemma(head.group(1).lower()) in _REMOVAL_VERBS
+    head = NEGATED_HEAD_RE.match(_strip_mentions(rule))
+    return bool(head) and _lemma(head.group("verb").lower()) in _REMOVAL_VERBS
 
 
 def _action(rule: str) -> str | None:

@@ -43,9 +43,9 @@ from __future__ import annotations
 import re
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
-                                         _action, _antonym_conflict, _choices_differ, _content,
-                                         _forbids_removal, _objects, _polarity, _stem,
-                                         transform_parts)
+                                         NEGATED_HEAD_RE, _action, _antonym_conflict,
+                                         _choices_differ, _content, _forbids_removal, _objects,
+                                         _polarity, _stem, transform_parts)
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
@@ -296,17 +296,12 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     return None
 
 
-#: The head of a negated rule before its verb: "Never", "Do not", "No longer", "Please don't".
-_NEGATED_HEAD_RE = re.compile(r"^\W*(?:please\s+)?(?:never|do not|don't|dont|not|no longer|"
-                              r"stop)\s+(?P<verb>[a-z][a-z-]*)\b", re.I)
-
-
 def _verb(plain: str) -> str | None:
     """The rule's main verb: ``relations._action``, else the word right after a negated head
     ("Never paste ...", "No longer add ...": verbs the lemma list does not know)."""
     verb = _action(plain)
     if verb is None:
-        m = _NEGATED_HEAD_RE.match(plain)
+        m = NEGATED_HEAD_RE.match(plain)
         verb = m.group("verb").lower() if m else None
     return verb
 
@@ -334,7 +329,7 @@ def names_only(new: str, old: str, opposed: set[str]) -> bool:
     files that "Always check the CSV file delimiter before an import." is about; it forbids
     importing, it does not reject CSV files. Not for the same main verb, nor with a
     plain-language overrule (:func:`overrules`)."""
-    a, b = _action(_plain(new)), _action(_plain(old))
+    a, b = _verb(_plain(new)), _verb(_plain(old))
     if not opposed or a == b or overrules(new, old) is not None:
         return False
     for rule, other in ((new, old), (old, new)):
@@ -348,9 +343,10 @@ def names_only(new: str, old: str, opposed: set[str]) -> bool:
 
 def negated_action(new: str, old: str) -> str | None:
     """Why `new` negates the very action `old` asks for (or the reverse), or None: the same
-    main verb, opposite polarity, and at least half of the smaller rule's objects shared
-    ("Never deploy on Fridays" after "Deploy on Friday afternoons"; "Do not prefix shell
-    commands with `$`" after "Prefix shell commands in code blocks with `$ `")."""
+    main verb (not one of choosing), opposite polarity, and the negation naming nothing the
+    other rule does not, which asks for what they share ("Never deploy on Fridays" after
+    "Deploy on Friday afternoons"; "Do not prefix shell commands with `$`" after "Prefix shell
+    commands in code blocks with `$ `")."""
     # A rule in parts ("Never store secrets in environment variables; use the vault") negates
     # in its first part.
     new, old = new.split(";")[0], old.split(";")[0]
@@ -390,6 +386,7 @@ def _one_slot(new: str, old: str) -> bool:
 
 #: Verbs whose object is the choice an antonym pair names ("Make commands bare").
 _SLOT_VERBS = _OBJECT_IS_CHOICE | {"make", "prefix"}
+
 
 def _untitled(rule: str) -> str:
     """The rule without quoted titles: a quoted phrase that reads as a sentence (two function
