@@ -22,9 +22,11 @@ from workers.common import open_bank
 OWNER = """
 import os, sys, time
 from skillbank import Skillbank
-from skillbank.embeddings import HashEmbedding
+from skillbank.embeddings import HashEmbedding, MiniLMEmbedding
 roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
-bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=HashEmbedding(),
+embedding = (MiniLMEmbedding() if os.environ.get('OWNER_EMBEDDING') == 'minilm'
+             else HashEmbedding())
+bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=embedding,
                       include_bundled=False, skill_roots=roots)
 print('ready', os.getpid(), flush=True)
 for line in sys.stdin:
@@ -34,10 +36,13 @@ bank.close()
 
 
 @contextlib.contextmanager
-def owner_process(root: Path, skill_roots: tuple[Path, ...] = ()) -> Iterator[subprocess.Popen]:
-    """Another process that owns `root` (the hash embedding, no bundled skills) until the block
-    ends (stdin closed: it closes the bank)."""
-    env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)))
+def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False
+                  ) -> Iterator[subprocess.Popen]:
+    """Another process that owns `root` (the hash embedding, or the offline MiniLM where a test
+    needs the model's judgement; no bundled skills) until the block ends (stdin closed: it
+    closes the bank)."""
+    env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)),
+                  OWNER_EMBEDDING="minilm" if minilm else "hash")
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:
@@ -69,7 +74,7 @@ def client_bank(root: Path) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def client_of_owner(root: Path) -> Iterator[Any]:
+def client_of_owner(root: Path, *, minilm: bool = False) -> Iterator[Any]:
     """A client bank on `root` while an owner process serves it (both end with the block)."""
-    with owner_process(root), client_bank(root) as bank:
+    with owner_process(root, minilm=minilm), client_bank(root) as bank:
         yield bank

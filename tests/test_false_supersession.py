@@ -183,3 +183,40 @@ def test_a_one_word_change_replaced_through_a_client(tmp_path):
         bank.guidelines.learn("Use pnpm for installs.", replaces=old)
         assert {g.text: g.status for g in bank.guidelines.list(namespace="*")} == {
             "Use pnpm for installs.": "active", "Use npm for installs.": "superseded"}
+
+
+#: A negation of a wording that reinforced a guideline (not of its text) used to merge into it:
+#: "Do not answer customer emails within a day" became one more source of "Reply to customers
+#: within one business day.", and the opposite of the user's newest word stayed served.
+REPLY = ("Reply to customers within one business day.",
+         "Answer every customer email within a day.",
+         "Do not answer customer emails within a day.")
+TESTS_DIR = ("Put tests in a tests/ folder next to the package.",
+             "Keep the test files in a separate tests directory.",
+             "Stop keeping test files in a separate tests directory; put them beside the code.")
+
+
+def _negate_a_member(bank, rule: str, paraphrase: str, negation: str) -> dict[str, str]:
+    first = bank.guidelines.learn(rule).entries[0].guideline_id
+    merged = bank.guidelines.learn(paraphrase).entries[0]
+    assert (merged.action, merged.guideline_id) == ("merged", first), merged
+    entry = bank.guidelines.learn(negation).entries[0]
+    assert entry.action == "superseded" and entry.superseded_id == first, entry
+    assert "in the wording" in entry.detail and paraphrase in entry.detail
+    return {g.text: g.status for g in bank.guidelines.list(namespace="*")}
+
+
+@pytest.mark.parametrize("trio", [REPLY, TESTS_DIR], ids=["reply", "tests-dir"])
+def test_negating_a_reinforcing_wording_supersedes_the_guideline(tmp_path, minilm, trio):
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        statuses = _negate_a_member(bank, *trio)
+        assert statuses == {trio[0]: "superseded", trio[2]: "active"}
+        served = [h.text for h in bank.guidelines.search(trio[1], k=5)]
+        assert trio[0] not in served
+
+
+def test_negating_a_reinforcing_wording_through_a_client(tmp_path, model_dir):
+    with client_of_owner(tmp_path / "root", minilm=True) as bank:
+        statuses = _negate_a_member(bank, *REPLY)
+        assert statuses == {REPLY[0]: "superseded", REPLY[2]: "active"}

@@ -343,6 +343,13 @@ class GuidelineLearning:
             overruled = overrules(text, old.text, sentence or text)
             relation = ("contradiction" if overruled
                         else self.distiller.relate(text, old.text, similarity=similarity))
+            if relation == "same":
+                # The guideline is also every wording that reinforced it: "Do not answer
+                # customer emails within a day" overrules the member "Answer every customer
+                # email within a day", so it is no paraphrase of "Reply to customers within
+                # one business day" (it was merged into it, and the opposite stayed served).
+                overruled = self._overrules_member(text, old, sentence or text)
+                relation = "contradiction" if overruled else relation
             if relation == "contradiction":
                 plan.contradicted.append((similarity, gid))
                 plan.why[gid] = overruled or self._explain(text, old.text, similarity)
@@ -370,6 +377,14 @@ class GuidelineLearning:
                     plan.related.append(gid)
                     plan.why.setdefault(gid, _kept_apart_why(text, old.text, similarity))
         return plan
+
+    def _overrules_member(self, text: str, old: Guideline, sentence: str) -> str | None:
+        """Why `text` overrules a wording that reinforced `old` (not its text), or None."""
+        for rule, _sentence, _critique in self._members(old)[1:]:
+            why = overrules(text, rule, sentence) if rule != old.text else None
+            if why:
+                return f"{why} (in the wording {rule!r} that reinforced it)"
+        return None
 
     def _explain(self, new: str, old: str, similarity: float) -> str:
         explain = getattr(self.distiller, "explain_relation", None)
