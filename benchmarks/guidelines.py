@@ -254,6 +254,38 @@ def overrule_pairs(path: Path = OVERRULE_PAIRS) -> dict[str, dict[str, Any]]:
     return out
 
 
+MERGE_PAIRS = Path(__file__).resolve().parent / "data" / "merge_pairs.jsonl"
+
+
+def merge_pairs(embedding: Any, path: Path = MERGE_PAIRS) -> dict[str, Any]:
+    """Each pair learnt as two critiques (the older first) in a namespace of its own: does the
+    newer one join the older one's guideline? For pairs of two instructions ("same": false) a
+    merge or a supersession loses one (the guard); for one instruction said twice a merge is
+    right and keeping both is a duplicate, nothing lost."""
+    from skillbank import Skillbank
+
+    rows = [json.loads(line) for line in path.open(encoding="utf-8") if line.strip()]
+    joined: list[bool] = []
+    with tempfile.TemporaryDirectory() as tmp, Skillbank.open(
+            tmp, embedding_function=embedding, include_bundled=False, sync=False) as bank:
+        for i, row in enumerate(rows):
+            namespace = f"pair-{i}"
+            first = set(bank.guidelines.learn(row["a"], namespace=namespace).ids(
+                "added", "merged", "superseded"))
+            report = bank.guidelines.learn(row["b"], namespace=namespace)
+            joined.append(any(e.action in ("merged", "superseded") and
+                              (e.guideline_id in first or e.superseded_id in first)
+                              for e in report.entries))
+    distinct = [(r, j) for r, j in zip(rows, joined) if not r["same"]]
+    same = [(r, j) for r, j in zip(rows, joined) if r["same"]]
+    kinds: dict[str, list[int]] = {}
+    for row, j in zip(rows, joined):
+        kinds.setdefault(f"{'same' if row['same'] else 'distinct'}: {row['kind']}", []).append(j)
+    return {"distinct": len(distinct), "lost": [r for r, j in distinct if j],
+            "same": len(same), "merged": sum(j for _r, j in same),
+            "kinds": {k: (sum(v), len(v)) for k, v in sorted(kinds.items())}}
+
+
 def table(metrics: dict[str, dict], stats: dict[str, dict]) -> str:
     names = list(metrics)
     head = f"| metric | {' | '.join(names)} | ratio |"
@@ -359,6 +391,13 @@ def main(argv: list[str] | None = None) -> int:
         if source == "fix":
             for pair in seen["false"]:
                 print(f"  {pair}")
+    pairs = merge_pairs(embedding)
+    print(f"merge pairs ({MERGE_PAIRS.name}): two instructions joined into one (lost) "
+          f"{len(pairs['lost'])}/{pairs['distinct']}; one instruction said twice merged "
+          f"{pairs['merged']}/{pairs['same']}")
+    print("  joined per kind: " + "; ".join(f"{k} {j}/{n}" for k, (j, n) in pairs["kinds"].items()))
+    for row in pairs["lost"]:
+        print(f"  lost: {row['a']!r} / {row['b']!r}")
     instructions = run_instruction_set(embedding, distiller)
     print(f"\ninstruction set ({instruction_set.DATA.name}: {instructions['critiques']} critiques, "
           f"{instructions['instructions']} instructions, {instructions['pairs']} contradiction "

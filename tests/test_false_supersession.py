@@ -192,7 +192,7 @@ REPLY = ("Reply to customers within one business day.",
          "Answer every customer email within a day.",
          "Do not answer customer emails within a day.")
 TESTS_DIR = ("Put tests in a tests/ folder next to the package.",
-             "Keep the test files in a separate tests directory.",
+             "Keep the test files in a separate tests folder next to the package.",
              "Stop keeping test files in a separate tests directory; put them beside the code.")
 
 

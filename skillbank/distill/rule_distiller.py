@@ -9,7 +9,7 @@ from skillbank.distill.base import CandidateRule, Relation
 from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
                                        same_task)
 from skillbank.distill.relations import _compare
-from skillbank.distill.supersession import names_only
+from skillbank.distill.supersession import names_only, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.standalone import keep_subjects
 from skillbank.distill.sentences import split_sentences
@@ -152,7 +152,8 @@ class RuleDistiller:
             return "same"
         cmp = _compare(new_rule, old_rule)
         if (cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin
-                and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))):
+                and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))
+                and not (not cmp.opposed and two_things(new_rule, old_rule))):
             return "contradiction"
         if cmp.announced_change and similarity >= self.related_threshold:
             return "contradiction"

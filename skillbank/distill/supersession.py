@@ -45,8 +45,9 @@ import re
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
                                          NEGATED_HEAD_RE, _action, _antonym_conflict,
                                          _choices_differ, _content, _forbids_removal, _objects,
-                                         _polarity, _stem, transform_parts)
-from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
+                                         _polarity, _stem, other_direct_objects,
+                                         transform_parts)
+from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
 CHANGE_RE = re.compile(
@@ -235,7 +236,7 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         # "Don't write long paragraphs" agrees with "Keep paragraphs short": both choose short.
         return None
     matter = sorted(_matter(_untitled(new)) & _matter(_untitled(old))) if pair else []
-    if pair is not None and (_one_slot(new, old) or len(matter) >= 2):
+    if pair is not None and (_one_slot(new, old) or len(matter) >= 2) and not two_things(new, old):
         # Opposite sides of an antonym pair on the same matter: "Sign off as 'The Acme Support
         # Team' rather than with individual names" overrules "Include the personal sign-off"
         # (served for weeks after the change before). The matter is a word both rules name
@@ -407,6 +408,21 @@ def _numbers(rule: str) -> set[str]:
     return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_plain(rule))}
 
 
+def _units(rule: str) -> set[str]:
+    """Stems of the words right after the rule's numbers ("50 lines" -> line, "5 MB" -> mb)."""
+    words = re.findall(r"[a-z0-9][a-z0-9.%]*", _plain(rule).lower())
+    return {_stem(nxt) for num, nxt in zip(words, words[1:])
+            if _NUMBER_RE.fullmatch(num.rstrip(".")) and nxt not in _STOPWORDS
+            and nxt not in _PREPOSITIONS and not nxt[:1].isdigit()}
+
+
+def other_limits(new: str, old: str) -> bool:
+    """Both rules set a number, of other units: "Limit ad-hoc queries to 30 seconds of
+    runtime." is a second limit beside "... to 1000 rows.", neither a change nor a paraphrase."""
+    a, b = _units(new), _units(old)
+    return bool(a) and bool(b) and not a & b and _numbers(new) != _numbers(old)
+
+
 def number_change(new: str, old: str) -> str | None:
     """Why `new` replaces `old` by a changed number, or None.
 
@@ -419,6 +435,10 @@ def number_change(new: str, old: str) -> str | None:
     a, b = _numbers(new), _numbers(old)
     if not a or not b or a <= b or b <= a:
         return None
+    if other_limits(new, old):
+        return None  # "... to 30 seconds of runtime" is another limit than "... to 1000 rows"
+    if other_direct_objects(_plain(new), _plain(old)):
+        return None  # "Offer a discount code for ... 7 days" is not "Offer a refund ... 14 days"
     action = _action(_plain(new))
     if action is None or action != _action(_plain(old)):
         return None
@@ -441,6 +461,25 @@ def _chooses(rule: str) -> bool:
     """Whether a rule chooses or rejects something (not just acts on it)."""
     return (_polarity(_plain(rule)) < 0 or has_flip(rule)
             or _action(_plain(rule)) in _CHOOSING_VERBS)
+
+
+#: A rule that says it is the one in force now ("Use the current convention: ...").
+_CURRENT_RE = re.compile(r"\b(?:current|latest|updated) (?:rule|convention|policy|style|standard|"
+                         r"format|layout)\b", re.I)
+
+
+def two_things(new: str, old: str) -> bool:
+    """Two plain instructions, each about something of its own: neither rejects anything and
+    each names matter the other does not. An antonym pair between them is then no conflict:
+    "End the deck with a next-steps slide." adds to "Start the deck with an agenda slide.",
+    "Write table names in lowercase snake_case." to "Write SQL keywords in uppercase." (both
+    were read as corrections and retired the older rule; `benchmarks/data/merge_pairs.jsonl`)."""
+    for rule in (new, old):
+        if (_polarity(_plain(rule)) < 0 or has_flip(rule) or CHANGE_RE.search(rule)
+                or _CURRENT_RE.search(rule)):
+            return False  # "Use the current convention: bare commands ..." is a correction
+    a, b = _matter(_untitled(new)), _matter(_untitled(old))
+    return bool(a - b) and bool(b - a)
 
 
 def _matter(rule: str) -> set[str]:
