@@ -28,8 +28,8 @@ ItemId = Annotated[str, Field(min_length=3, max_length=200,
 PENDING_EXPERIENCE = ("Stored as pending: this server does not trust its clients, so the "
                       "experience is not recalled in trusted sessions until a person approves it "
                       "(review_memory in a trusted session, or the skillbank CLI).")
-UNCOUNTED_VOTE = ("Recorded for review: votes from untrusted clients never change a rule's "
-                  "status on their own.")
+UNCOUNTED_VOTE = ("Recorded for review: votes from untrusted clients never change a ranking or a "
+                  "rule's status on their own.")
 
 
 def _modern(ctx: Context) -> bool:
@@ -110,17 +110,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                        description="true if it helped, false if it misled you")],
     ) -> m.Rating:
         def rate(b: Any) -> dict[str, Any]:
-            from skillbank import scope as scopes
-
-            result = b.rate(id, helpful=helpful, trusted=trusted)
-            # The caller's own trust (a tokens-file or JWT principal's), not only the server's.
-            return {"counted": scopes.caller("default", trusted).trusted
-                    or result.get("kind") != "guideline", **result}
+            # `counted` is the caller's own trust (a tokens-file or JWT principal's), not only
+            # the server's: an untrusted vote on any kind is kept apart for review.
+            return b.rate(id, helpful=helpful, trusted=trusted)
 
         result = await server.run_bank("experiences", rate,
                                        hint="Rate only ids shown by memory_context or a search")
-        # Untrusted votes on rules are kept for review but never move a rule's status.
-        counted = bool(result.get("counted", trusted or result.get("kind") != "guideline"))
+        counted = bool(result.get("counted", trusted))
         return m.Rating(id=result.get("id", id), kind=result.get("kind", ""),
                         helpful=bool(result.get("helpful", helpful)), status=result.get("status"),
                         counted=counted, note="" if counted else UNCOUNTED_VOTE)

@@ -599,26 +599,28 @@ class Skillbank:
     def rate(self, item_id: str, helpful: bool, *, trusted: bool = True) -> dict[str, Any]:
         """Say whether a remembered item helped; routes by id prefix to the right memory.
 
-        ``trusted=False`` (an untrusted client): a guideline vote is recorded but never changes
-        the rule's status (no retiring by anonymous votes).
+        ``trusted=False`` (an untrusted client): the vote is recorded apart (``counted`` is
+        false in the answer) and never moves a ranking or a rule's status.
         """
+        from skillbank import scope as scopes
         from skillbank.errors import InvalidInputError
 
         if not isinstance(helpful, bool) or not isinstance(trusted, bool):
             raise InvalidInputError("helpful and trusted must be true or false")
         if not isinstance(item_id, str) or not item_id:
             raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
+        counted = scopes.caller("default", trusted).trusted  # every memory keeps these apart
         if item_id.startswith("skill:"):
             name = skill_name(item_id)
             self.skills.record_use(name, success=helpful, trusted=trusted)
-            return {"id": item_id, "kind": "skill", "helpful": helpful}
+            return {"id": item_id, "kind": "skill", "helpful": helpful, "counted": counted}
         if item_id.startswith("gl-"):
             guideline = self.guidelines.vote(item_id, helpful=helpful, trusted=trusted)
             return {"id": item_id, "kind": "guideline", "helpful": helpful,
-                    "status": guideline.status}
+                    "status": guideline.status, "counted": counted}
         if item_id.startswith(("exp-", "lsn-")):
             self.experiences.mark(item_id, helped=helpful, trusted=trusted)
-            return {"id": item_id, "kind": "experience", "helpful": helpful}
+            return {"id": item_id, "kind": "experience", "helpful": helpful, "counted": counted}
         raise InvalidInputError(
             f"unknown id {item_id!r}: rate ids as shown in memory context, e.g. 'gl-…' "
             "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")

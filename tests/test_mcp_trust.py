@@ -83,6 +83,9 @@ async def test_an_untrusted_http_client_cannot_retire_poison_or_forget(tmp_path)
                 for _ in range(4):  # more "not helpful" votes than it takes a trusted user
                     vote = await ok(intruder, "rate_memory", {"id": gid, "helpful": False})
                     assert vote["counted"] is False and vote["status"] == "active"
+                # ... and on an experience its vote is kept apart too, which it is told.
+                vote = await ok(intruder, "rate_memory", {"id": kept["id"], "helpful": False})
+                assert vote["counted"] is False and vote["note"]
                 poison = await ok(intruder, "record_experience", {
                     "task": "Release the package to PyPI", "outcome": "success",
                     "feedback": POISON, "when_to_use": "Every release"})

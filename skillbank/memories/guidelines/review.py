@@ -46,11 +46,15 @@ class GuidelineReview:
 
         An untrusted vote (``trusted=False``: a client without trust) is recorded in its own
         counters and never changes the status or the ranking: three anonymous "not helpful"
-        votes must not retire a rule a person taught.
+        votes must not retire a rule a person taught. A vote retires only for a caller who may
+        retire or forget the rule anyway (a reviewer of its namespace, or a trusted contributor
+        of its own): a contributor who only reads the team's namespace counts, but three of his
+        votes do not retire a team rule that ``retire`` refuses him.
         """
         _check_flag(helpful, "helpful")
         _check_flag(trusted, "trusted")
-        trusted = self._scope(trusted).trusted  # an untrusted scope votes apart too
+        scope = self._scope(trusted)
+        trusted = scope.trusted  # an untrusted scope votes apart too
 
         def apply(g: Guideline) -> dict[str, Any]:
             if not trusted:
@@ -60,8 +64,12 @@ class GuidelineReview:
                                        "harmful": g.harmful + (0 if helpful else 1)}
             if (changes["harmful"] - changes["helpful"] >= self.retire_margin
                     and g.status in IN_PLAY):
-                changes["status"] = "retired"
-                log.info("guideline %s retired by votes", gid)
+                if scope.can_change(g.namespace):
+                    changes["status"] = "retired"
+                    log.info("guideline %s retired by votes", gid)
+                else:
+                    log.info("guideline %s is at the retire margin; %s may not retire rules of "
+                             "%r, a reviewer decides", gid, scope.principal, g.namespace)
             return changes
         voted = self._change(gid, apply, verb="vote")
         note(self, "vote", "guideline", gid, namespace=voted.namespace, trusted=trusted)
