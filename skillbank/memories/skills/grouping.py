@@ -75,7 +75,7 @@ def _vectors(experiences: Sequence[Experience]) -> tuple[np.ndarray, list[str], 
     docs = [experience_text(e) for e in experiences]
     vocab: dict[str, int] = {}
     for task_words, when_words in docs:
-        for word in set(task_words) | set(when_words):
+        for word in sorted(set(task_words) | set(when_words)):  # sorted: names never depend on hash order
             vocab.setdefault(word, len(vocab))
     n = len(docs)
     df = np.zeros(len(vocab))
