@@ -536,7 +536,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                                    record=record, dense=hit.dense, keyword=hit.keyword))
         # Trust gate, after ranking: a held skill is never routed to, and the others keep the
         # scores they earned behind it (so a held best match does not promote a poor one).
-        return gate.visible(hits)
+        shown = gate.visible(hits)
+        if shown and shown[0].score < floor:
+            # The skill that fitted is held or needs tools the agent lacks: what is left behind
+            # it fits no better than the floor says, so the answer is "no skill fits" (an
+            # unrelated 'sql-migrate' at 0.11 was listed under "Skills that may apply").
+            del shown[:]
+        return shown
 
     def _lacks_tools(self, record: Skill, available: list[str], hits: Hits) -> bool:
         """Whether the agent lacks tools the skill declares (then noted in `hits.missing_tools`).
