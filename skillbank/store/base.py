@@ -26,7 +26,7 @@ classes, unchanged), and what the PostgreSQL column implements again:
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, runtime_checkable
+from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence, runtime_checkable
 
 from skillbank.errors import SkillbankError
 
@@ -157,6 +157,11 @@ class GuidelineRecords(Protocol):
 
     def changed(self, guideline: "Guideline") -> bool:
         """Whether this record changed since this object last read or wrote it."""
+
+    def changed_among(self, guidelines: "Sequence[Guideline]") -> bool:
+        """Whether any of these records changed since this object last read or wrote them:
+        one cheap check of what a search is about to serve (a rule a person retired, rewrote
+        or deleted by hand must not be served from memory)."""
 
     def written(self, guideline: "Guideline") -> int:
         """When this record was last written, comparable between records (ordering only)."""

@@ -80,24 +80,36 @@ class GuidelineSearch:
                 # Another process sharing a Chroma server wrote guidelines: read the files.
                 self._refresh()
                 fused = self._fuse(task[:MAX_TEXT], where, max(50, k * 4))
-            hits: list[Hit[Guideline]] = []
-            for gid, score, dense, keyword, meta in fused:
-                g = self._items.get(gid)
-                if g is None or g.status != "active" or not scopes.covers(spaces, g.namespace):
-                    continue  # the files are the truth, even before the index catches up
-                if topic is not None and g.topic != topic:
-                    continue
-                if require_evidence and not has_evidence(dense, keyword):
-                    continue
-                why = "both" if dense is not None and keyword is not None else (
-                    "dense" if dense is not None else "keyword")
-                hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
-                                           why=why, record=g, dense=dense, keyword=keyword))
-        hits.sort(key=lambda h: (-h.score, h.id))
+            hits = self._hits(fused, spaces, topic, require_evidence)
+            if self._records.changed_among([h.record for h in hits[:k]]):
+                # A person retired, rewrote or deleted a rule it is about to serve (the files
+                # are the truth): read them, then rank again.
+                self._refresh()
+                hits = self._hits(self._fuse(task[:MAX_TEXT], where, max(50, k * 4)), spaces,
+                                  topic, require_evidence)
         # Look-alikes linked as related are not moved behind other hits: they were kept apart
         # because nothing showed they are one rule, so each ranks on its own relevance (moving
         # them cost the critique stream Recall@5 0.522 -> 0.503).
         return hits[:k]
+
+    def _hits(self, fused: list[tuple[str, float, float | None, float | None, dict[str, Any]]],
+              spaces: Any, topic: str | None, require_evidence: bool) -> list[Hit[Guideline]]:
+        """The fused candidates that may be served, best first."""
+        hits: list[Hit[Guideline]] = []
+        for gid, score, dense, keyword, _meta in fused:
+            g = self._items.get(gid)
+            if g is None or g.status != "active" or not scopes.covers(spaces, g.namespace):
+                continue  # the files are the truth, even before the index catches up
+            if topic is not None and g.topic != topic:
+                continue
+            if require_evidence and not has_evidence(dense, keyword):
+                continue
+            why = "both" if dense is not None and keyword is not None else (
+                "dense" if dense is not None else "keyword")
+            hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
+                                       why=why, record=g, dense=dense, keyword=keyword))
+        hits.sort(key=lambda h: (-h.score, h.id))
+        return hits
 
     def _fuse(self, query: str, where: dict[str, Any], candidates: int
               ) -> list[tuple[str, float, float | None, float | None, dict[str, Any]]]:

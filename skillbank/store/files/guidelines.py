@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import os
 from pathlib import Path
+from typing import Sequence
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, fsync_dir, remove_leftovers,
@@ -140,6 +141,9 @@ class FileGuidelineRecords:
         except OSError:
             return True
         return self._files.get(guideline.path) != (st.st_mtime_ns, st.st_size)
+
+    def changed_among(self, guidelines: Sequence[Guideline]) -> bool:
+        return any(self.changed(g) for g in guidelines)  # a stat each
 
     def written(self, guideline: Guideline) -> int:
         return self._files.get(guideline.path, (0, 0))[0]

@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from typing import Any, Iterator
+from typing import Any, Iterator, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -88,6 +88,15 @@ class PostgresGuidelineRecords:
         rows = self.db.execute("SELECT rev FROM sb_guidelines WHERE deployment = %s AND id = %s",
                                (self.deployment, guideline.id))
         return not rows or int(rows[0][0]) != self._revs.get(guideline.id)
+
+    def changed_among(self, guidelines: Sequence[Guideline]) -> bool:
+        if not guidelines:
+            return False
+        ids = [g.id for g in guidelines]
+        revs = dict(self.db.execute(
+            "SELECT id, rev FROM sb_guidelines WHERE deployment = %s AND id = ANY(%s)",
+            (self.deployment, ids)))
+        return any(gid not in revs or int(revs[gid]) != self._revs.get(gid) for gid in ids)
 
     def written(self, guideline: Guideline) -> int:
         return self._revs.get(guideline.id, 0)
