@@ -42,6 +42,48 @@ def resolve_paths(target: str, name: str, args: tuple[Any, ...], kwargs: dict[st
     return args, kwargs
 
 
+#: Methods that take chat messages, with the position of the messages parameter (None: keyword
+#: only); `record_many` takes them inside each item.
+MESSAGE_PARAMETERS: dict[tuple[str, str], int | None] = {
+    ("experiences", "record"): None,
+    ("experiences", "record_messages"): 0,
+}
+
+
+def plain_chat_messages(target: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+                        ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`args`/`kwargs` with a framework's chat messages (LangChain, LlamaIndex) as plain dicts,
+    which the owner accepts (see `chat_messages`): `record(messages=[HumanMessage(...)])`
+    worked in the owner process and was refused from every other one."""
+    from skillbank.memories.experiences.chat_messages import plain_messages
+
+    def plain(messages: Any) -> Any:
+        if isinstance(messages, (list, tuple)) and not all(
+                isinstance(m, (dict, tuple)) for m in messages):
+            return plain_messages(messages)
+        return messages  # plain already, or not messages at all: the owner checks it
+
+    if (target, name) == ("experiences", "record_many"):
+        items = kwargs.get("records", args[0] if args else None)
+        if isinstance(items, (list, tuple)):
+            items = [{**item, "messages": plain(item["messages"])}
+                     if isinstance(item, dict) and item.get("messages") is not None else item
+                     for item in items]
+            if "records" in kwargs:
+                kwargs = {**kwargs, "records": items}
+            else:
+                args = (items, *args[1:])
+        return args, kwargs
+    if (target, name) not in MESSAGE_PARAMETERS:
+        return args, kwargs
+    position = MESSAGE_PARAMETERS[(target, name)]
+    if "messages" in kwargs:
+        kwargs = {**kwargs, "messages": plain(kwargs["messages"])}
+    elif position is not None and position < len(args):
+        args = (*args[:position], plain(args[position]), *args[position + 1:])
+    return args, kwargs
+
+
 #: Parameters that are this process's own callbacks, by method, with their position: progress
 #: bars and a stop event cannot travel, and the owner does the work; the call goes without
 #: them (a progress bar then shows no steps, a stop event does not stop the owner's fill).

@@ -33,7 +33,8 @@ import orjson
 from skillbank.errors import BusyError
 from skillbank.sharing import endpoint as ep
 from skillbank.sharing import prepare, served, wire
-from skillbank.sharing.arguments import OWNER_DISTILS, resolve_paths, without_local_callbacks
+from skillbank.sharing.arguments import (OWNER_DISTILS, plain_chat_messages, resolve_paths,
+                                         without_local_callbacks)
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -391,6 +392,7 @@ class BankClient:
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
                     kwargs = self._distil_here(args, kwargs)
                 args, kwargs = resolve_paths(target, name, args, kwargs)
+                args, kwargs = plain_chat_messages(target, name, args, kwargs)
                 here = (args, kwargs)  # run as given if this process takes the root over
                 args, kwargs = without_local_callbacks(target, name, args, kwargs)
                 if (target, name) in OWNER_DISTILS:
