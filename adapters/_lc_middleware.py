@@ -438,8 +438,15 @@ class SkillbankMiddleware(AgentMiddleware):
             result["id"] = eid
             return eid
 
+        try:  # a user id that is no namespace ("alice ", 200 characters): no memory, logged
+            scope = narrowed(namespace, face="langchain")
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent's answer
+            self._failed_quietly("recording", exc)
+            if self.raise_errors:
+                raise
+            return None
         # The job runs later, maybe on the writer thread: it carries the run's scope with it.
-        with using(narrowed(namespace, face="langchain")):
+        with using(scope):
             future = submit(self.bank, job, background=self.background, what="recording a run")
         if not self.background:
             future.result()

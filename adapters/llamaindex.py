@@ -590,7 +590,12 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         answer = next((_text(m) for m in reversed(messages)
                        if _role(m) == "assistant" and _text(m).strip()), None)
         eid = None
-        scope = narrowed(namespace, face=FACE)
+        try:  # a user id that is no namespace ("alice ", 200 characters): no memory, logged
+            scope = narrowed(namespace, face=FACE)
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+            recording_failed(self.bank, "recording a run", exc)
+            self._failed("recording", exc, warn=False)
+            return None
         try:
             with using(scope):
                 # A session's turns update one experience (steps appended, outcome when given).
