@@ -44,9 +44,17 @@ def check_thread(thread: Any) -> str:
     return thread
 
 
+#: Outcomes that end an episode (the adapters' `closes_episode` reads runs the same way).
+CLOSING_OUTCOMES = frozenset({"success", "failure", "partial"})
+
+
 def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task: str,
                    status: str) -> tuple[str, Mapping[str, Any]] | None:
-    """The newest record of `thread` in `namespace` with this task and status, if any."""
+    """The newest open record of `thread` in `namespace` with this task and status, if any.
+
+    A record with an outcome (success, failure, partial) is a closed episode: the same request
+    asked again later in the thread is a new one. Updating it overwrote a success with the
+    later failure, the successful run's steps filed under it."""
     where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"},
                       {"status": status}]}
     best: tuple[str, Mapping[str, Any]] | None = None
@@ -58,7 +66,7 @@ def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task
             record = memory._read_record(found, meta)
         except NotFoundError:
             continue
-        if record.task != task:
+        if record.task != task or record.outcome in CLOSING_OUTCOMES:
             continue  # an earlier episode of the thread (an outcome closed it)
         if best is None or float(meta.get("created", 0.0)) > float(best[1].get("created", 0.0)):
             best = (found, meta)
