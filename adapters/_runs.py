@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from skillbank.errors import InvalidInputError
 from skillbank.memories.experiences.chat_messages import plain_messages
+from skillbank.memories.experiences.threads import CLOSING_OUTCOMES
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -41,9 +42,6 @@ log = logging.getLogger("skillbank.adapters")
 
 #: The memory query is the goal plus the latest request, cut to this many characters.
 MAX_QUERY_CHARS = 4000
-#: Outcomes that end an episode: the next request is a new task.
-_FINAL = ("success", "failure", "partial")
-
 
 # --------------------------------------------------------------------------------------------
 # Namespace templates
@@ -137,7 +135,7 @@ def plan_run(previous: Mapping[str, Any] | None, request: str,
 
 def closes_episode(outcome: str | None) -> bool:
     """Whether a run with this outcome ends its thread's episode (the next request is new)."""
-    return str(outcome or "").strip().lower() in _FINAL
+    return str(outcome or "").strip().lower() in CLOSING_OUTCOMES
 
 
 def failure_feedback(exc: BaseException, feedback: str | None = None) -> str:
