@@ -35,24 +35,38 @@ _AND_CLAUSE_RE = re.compile(
 )
 
 
+#: Where a second imperative may start: ", and", " and", ";" or a bare comma, an optional
+#: adverb of the imperative's head ("always", "also"; not "then": "Apologise first and then
+#: explain ..." is one sequence), the word, and the word after it.
+_JOINT_RE = re.compile(r"(?P<joint>,\s*and|\s+and|;|,)\s+(?:(?P<adverb>always|also|please)"
+                       r"\s+)?(?P<word>\w+)(?=\s+(?P<next>\w+))?", re.I)
+#: Verbs that are as often nouns after "and" ("... the name and number of ...").
+_NOUN_LIKE = frozenset("set order number state name list test type log".split())
+
+
 def _split_compound(rule: str) -> list[str]:
     """"Use X and label Y." -> ["Use X.", "Label Y."] when each part is an imperative."""
     body = rule.rstrip(".")
     parts: list[str] = []
     start = 0
-    for m in re.finditer(r"(?:,\s*and|\s+and|;)\s+(\w+)(?=\s+(\w+))?", body, re.I):
-        word = m.group(1).lower()
-        # After ", and" a word followed by a determiner is a second imperative even when it
-        # could be a noun ("..., and state the sample size", "..., and page the on-call").
-        verb_then_object = (m.group(0).lstrip().startswith(",") and word.isalpha()
-                            and (m.group(2) or "").lower() in _DETERMINERS
-                            and not word.endswith(("ed", "ing")) and word not in _DETERMINERS)
-        if verb_then_object or (word in _VERBS and word not in (
-                "set", "order", "number", "state", "name", "list", "test", "type", "log")):
+    for m in _JOINT_RE.finditer(body):
+        word = m.group("word").lower()
+        bare_comma = m.group("joint").strip() == ","
+        # After ", and" (or a bare comma) a word followed by a determiner is a second
+        # imperative even when it could be a noun ("..., and state the sample size", "...,
+        # answer the question first").
+        verb_then_object = (m.group("joint").lstrip().startswith(",") and word.isalpha()
+                            and (m.group("next") or "").lower() in _DETERMINERS
+                            and not word.endswith(("ed", "ing")) and word not in _DETERMINERS
+                            and (not bare_comma or word in _VERBS))
+        verb = word in _VERBS and word not in _NOUN_LIKE
+        # "... and always reference the ticket number": an adverb of the imperative's head.
+        if verb_then_object or (verb and (not bare_comma or m.group("adverb"))):
             left = body[start:m.start()]
-            if len(_words(left)) >= 2 and len(_words(body[m.start(1):])) >= 2:
+            second = m.start("adverb") if m.group("adverb") else m.start("word")
+            if len(_words(left)) >= 2 and len(_words(body[second:])) >= 2:
                 parts.append(left)
-                start = m.start(1)
+                start = second
     parts.append(body[start:])
     if len(parts) == 1:
         return [rule]
