@@ -65,3 +65,32 @@ def test_number_cues():
                      "Keep functions under 50 lines.") is None
     assert overrules("Keep subject lines under 60 characters.",
                      "Keep functions under 50 lines.") is None
+
+
+#: A limit written as a word is a number too: "ten bullets" then "five bullets" left both rules
+#: active and both in the block (with digits the newer one replaced the older).
+WORDS = ("Keep slides to ten bullets.", "Keep slides to five bullets.")
+
+
+def _number_words(bank) -> None:
+    old = bank.guidelines.learn(WORDS[0]).entries[0].guideline_id
+    entry = bank.guidelines.learn(WORDS[1]).entries[0]
+    assert entry.action == "superseded" and entry.superseded_id == old, entry
+    assert "now 5 instead of 10" in entry.detail
+    assert [g.text for g in bank.guidelines.list() if g.status == "active"] == [WORDS[1]]
+
+
+def test_a_number_written_as_a_word_replaces_the_old_one(tmp_path):
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        _number_words(bank)
+
+
+def test_a_number_written_as_a_word_replaces_the_old_one_through_a_client(tmp_path):
+    from owner_client import client_of_owner
+
+    with client_of_owner(tmp_path / "root") as bank:
+        _number_words(bank)

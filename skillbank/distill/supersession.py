@@ -404,13 +404,26 @@ def _untitled(rule: str) -> str:
 _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
 
 
+#: Numbers a reviewer writes as words ("Keep slides to ten bullets."), read as digits.
+_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen twenty".split())} | {
+    "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100"}
+_NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+
+
+def _digits(rule: str) -> str:
+    """The rule in plain words with its number words as digits ("ten bullets" -> "10 bullets")."""
+    return _NUMBER_WORD_RE.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], _plain(rule))
+
+
 def _numbers(rule: str) -> set[str]:
-    return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_plain(rule))}
+    return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_digits(rule))}
 
 
 def _units(rule: str) -> set[str]:
     """Stems of the words right after the rule's numbers ("50 lines" -> line, "5 MB" -> mb)."""
-    words = re.findall(r"[a-z0-9][a-z0-9.%]*", _plain(rule).lower())
+    words = re.findall(r"[a-z0-9][a-z0-9.%]*", _digits(rule).lower())
     return {_stem(nxt) for num, nxt in zip(words, words[1:])
             if _NUMBER_RE.fullmatch(num.rstrip(".")) and nxt not in _STOPWORDS
             and nxt not in _PREPOSITIONS and not nxt[:1].isdigit()}
@@ -444,8 +457,8 @@ def number_change(new: str, old: str) -> str | None:
         return None
     if _polarity(_plain(new)) != _polarity(_plain(old)):
         return None
-    mine = {w for w in _objects(_plain(new), action) if not w[:1].isdigit()}
-    theirs = {w for w in _objects(_plain(old), action) if not w[:1].isdigit()}
+    mine = {w for w in _objects(_digits(new), action) if not w[:1].isdigit()}
+    theirs = {w for w in _objects(_digits(old), action) if not w[:1].isdigit()}
     common = mine & theirs
     if not common or len(common) < 0.6 * min(len(mine), len(theirs)):
         return None
