@@ -27,7 +27,7 @@ roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if
 embedding = (MiniLMEmbedding() if os.environ.get('OWNER_EMBEDDING') == 'minilm'
              else HashEmbedding())
 bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=embedding,
-                      include_bundled=False, skill_roots=roots)
+                      include_bundled=os.environ.get('OWNER_BUNDLED') == '1', skill_roots=roots)
 print('ready', os.getpid(), flush=True)
 for line in sys.stdin:
     pass
@@ -36,13 +36,14 @@ bank.close()
 
 
 @contextlib.contextmanager
-def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False
-                  ) -> Iterator[subprocess.Popen]:
+def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False,
+                  bundled: bool = False) -> Iterator[subprocess.Popen]:
     """Another process that owns `root` (the hash embedding, or the offline MiniLM where a test
-    needs the model's judgement; no bundled skills) until the block ends (stdin closed: it
-    closes the bank)."""
+    needs the model's judgement; the bundled skills only when asked) until the block ends
+    (stdin closed: it closes the bank)."""
     env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)),
-                  OWNER_EMBEDDING="minilm" if minilm else "hash")
+                  OWNER_EMBEDDING="minilm" if minilm else "hash",
+                  OWNER_BUNDLED="1" if bundled else "0")
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

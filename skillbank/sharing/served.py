@@ -52,7 +52,8 @@ def read(root: Path) -> dict[str, Any] | None:
 
 
 def differences(asked: dict[str, Any], served: dict[str, Any] | None) -> list[str]:
-    """What a process asked for that the root's owner does not serve (empty: nothing)."""
+    """What a process asked for that the root's owner does not serve, or bundled skills it
+    asked to go without (empty: nothing)."""
     if not served:
         return []
     found = []
@@ -61,6 +62,11 @@ def differences(asked: dict[str, Any], served: dict[str, Any] | None) -> list[st
         found.append("the skill folders " + ", ".join(missing) + " are not served")
     if asked.get("include_bundled") and not served.get("include_bundled"):
         found.append("the bundled skills are not served")
+    elif asked.get("include_bundled") is False and served.get("include_bundled"):
+        # Extra folders change nothing a client asked for, but skillbank's own skills are
+        # routed to in its searches: a Python agent (bundled off by default) on a root that
+        # `skillbank serve` owns got them without a word.
+        found.append("the bundled skills are served too (this process asked without them)")
     if asked.get("embedding") and served.get("embedding") \
             and asked["embedding"] != served["embedding"]:
         found.append(f"it embeds with {served['embedding']}, not {asked['embedding']}")
