@@ -285,7 +285,8 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
                                                reviews=tuple(reviews or ()))],
                                     as_json=False).encode())
     current[name] = next(iter(probe.values()))
-    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"))
+    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
+                 mode=0o600)  # token hashes: this user only
     os.chmod(target, 0o600)
     return token
 
@@ -327,7 +328,8 @@ def remove_principal(path: str | os.PathLike, name: str) -> None:
     if name not in current:
         raise NotFoundError(f"no principal {name!r} in {target}")
     del current[name]
-    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"))
+    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
+                 mode=0o600)  # token hashes: this user only
     os.chmod(target, 0o600)
 
 

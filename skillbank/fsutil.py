@@ -11,8 +11,8 @@ from __future__ import annotations
 import errno
 import os
 import re
+import secrets
 import stat
-import tempfile
 import time
 from contextlib import contextmanager
 from glob import escape as glob_escape
@@ -96,11 +96,19 @@ def check_text(value: str, what: str = "text") -> str:
     return value
 
 
-def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
+def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
+                 mode: int | None = None, private: bool = True) -> None:
     """Write `data` to `path` so readers see the old content or the new, never a mix.
 
     Temp file in the same folder, fsync, rename over the target, fsync the folder. An iterable
-    of strings is streamed (for exports larger than memory should hold at once).
+    of strings (or bytes) is streamed (for exports and copied files larger than memory should
+    hold at once).
+
+    A file that is replaced keeps its mode (a hand-written 0644 SKILL.md, a 0755 script stay
+    so; the temp file's 0600 used to replace it). A new file is private (0600: memory records
+    hold what users told their agent) unless ``private=False``, for files a person shares as
+    any other (skill folders: 0666 less the umask, as `open()` gives). `mode` sets the bits
+    outright, whatever the umask (a secret: the owner's endpoint, the tokens file).
     """
     if _special_file(path):
         _write_through(path, data)
@@ -112,7 +120,9 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
         what = "a broken link" if blocker.is_symlink() and not blocker.exists() else \
             "not a folder"
         raise InvalidInputError(f"cannot write {path}: {blocker} on its path is {what}") from None
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    kept = _kept_mode(path)
+    fd, tmp = _temp_file(path, mode if mode is not None else kept if kept is not None
+                         else None if not private else 0o600)
     try:
         with os.fdopen(fd, "wb") as handle:
             _write_data(handle, data)
@@ -126,6 +136,42 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str]) -> None:
             pass
         raise
     fsync_dir(path.parent)
+
+
+def _kept_mode(path: Path) -> int | None:
+    """The permission bits of the regular file at `path`, which a rewrite keeps (None: there is
+    none, so the new file gets the umask's default)."""
+    try:
+        info = os.stat(path)
+    except OSError:
+        return None
+    return stat.S_IMODE(info.st_mode) & 0o777 if stat.S_ISREG(info.st_mode) else None
+
+
+def _temp_file(path: Path, mode: int | None) -> tuple[int, str]:
+    """Create `.<name>.<random>.tmp` beside `path` (the name `remove_leftovers` knows) and
+    open it for writing.
+
+    Created like any file (0666 less the umask) rather than with mkstemp's fixed 0600, then
+    set to `mode` when one is given, before a byte is written: a private file is never
+    readable by others, even empty."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0) | \
+        getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_BINARY", 0)
+    for _ in range(100):
+        name = os.path.join(path.parent, f".{path.name}.{secrets.token_hex(4)}.tmp")
+        try:
+            fd = os.open(name, flags, 0o666 if mode is None else mode)
+        except FileExistsError:
+            continue
+        if mode is not None and hasattr(os, "fchmod"):
+            try:
+                os.fchmod(fd, mode)  # the umask may have taken bits the kept mode has
+            except BaseException:
+                os.close(fd)
+                os.unlink(name)
+                raise
+        return fd, name
+    raise FileExistsError(errno.EEXIST, f"no free temp file name beside {path}")
 
 
 def _special_file(path: Path) -> bool:
@@ -156,7 +202,7 @@ def _first_file_on(folder: Path) -> Path:
     return folder
 
 
-def _write_through(path: Path, data: str | bytes | Iterable[str]) -> None:
+def _write_through(path: Path, data: str | bytes | Iterable[str | bytes]) -> None:
     """Write `data` into a special file as it is (nothing to rename over, nothing to fsync).
 
     A pipe waits for its reader at most ``PIPE_READER_WAIT`` seconds: with nobody reading it,
@@ -180,12 +226,12 @@ def _write_through(path: Path, data: str | bytes | Iterable[str]) -> None:
         _write_data(handle, data)
 
 
-def _write_data(handle: Any, data: str | bytes | Iterable[str]) -> None:
+def _write_data(handle: Any, data: str | bytes | Iterable[str | bytes]) -> None:
     if isinstance(data, (str, bytes)):
         handle.write(data.encode("utf-8") if isinstance(data, str) else data)
     else:
         for chunk in data:
-            handle.write(chunk.encode("utf-8"))
+            handle.write(chunk if isinstance(chunk, bytes) else chunk.encode("utf-8"))
 
 
 def remove_leftovers(path: Path) -> None:

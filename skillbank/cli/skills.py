@@ -14,6 +14,7 @@ import typer
 from skillbank.cli.common import (
     Output,
     invalid,
+    jsonable,
     key_values,
     read_text_arg,
     score,
@@ -471,8 +472,15 @@ def copy(
     name: Annotated[str, typer.Argument(help="A skill from a read-only folder.")],
 ) -> None:
     """Make a read-only skill the bank's own: copy it (SKILL.md and its files) into the bank's
-    library, where it takes precedence and `skills update` can change it."""
+    library, where it takes precedence and `skills update` can change it.
+
+    Files keep their mode (scripts stay executable); a link to a file inside the skill folder
+    is copied as that file. Files over 1 MiB (the limit for what an agent writes through the
+    API) are copied too, up to 64 MiB a file. Anything left out (links out of the folder or to
+    a folder, pipes, unreadable or larger files) is named, with why (--json: `left_out`)."""
+    from skillbank.cli import skill_copy
     from skillbank.errors import AlreadyExistsError
+    from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES
 
     st = state(ctx)
     bank = st.bank(sync=["skills"])
@@ -480,19 +488,24 @@ def copy(
     if skill.writable:
         raise AlreadyExistsError(f"skill {name!r} is already the bank's own ({skill.path}); "
                                  f"change it with `skillbank skills update {name}`")
-    folder = Path(skill.path).parent
-    resources: dict[str, str | bytes] = {}
-    for item in sorted(folder.rglob("*")):
-        if item.is_file() and not item.is_symlink() and item.name != "SKILL.md" \
-                and not any(part in SKIP_DIRS for part in item.relative_to(folder).parts):
-            resources[item.relative_to(folder).as_posix()] = item.read_bytes()
+    plan = skill_copy.plan_copy(Path(skill.path).parent, MAX_RESOURCE_BYTES)
     extra = {k: v for k, v in skill.frontmatter.items() if k not in ("name", "description")}
     copied = bank.skills.save(name, skill.description, skill.body, frontmatter=extra,
-                              resources=resources or None)
-    st.out.emit(copied, lambda: st.out.print(text(
-        written("copied", copied) if copied.proposal is not None else
-        f"copied {name} from {skill.root} to {copied.path}; it now takes precedence, and "
-        f"`skillbank skills update {name}` changes it", "green")))
+                              resources=dict(plan.resources) or None)
+    if skill_copy.finish_copy(plan, copied):
+        copied = bank.skills.load(name)  # its resources now list the large files too
+
+    def human() -> None:
+        st.out.print(text(
+            written("copied", copied) if copied.proposal is not None else
+            f"copied {name} from {skill.root} to {copied.path}; it now takes precedence, and "
+            f"`skillbank skills update {name}` changes it", "green"))
+        for line in skill_copy.describe(plan):
+            st.out.print(text(f"  {line}", "yellow" if line.startswith("left out") else "dim"),
+                         soft_wrap=True)
+
+    st.out.emit({**jsonable(copied), "left_out": plan.left_out,
+                 "links_copied_as_files": plan.linked, "notes": plan.notes}, human)
 
 
 @app.command()

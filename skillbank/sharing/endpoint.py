@@ -145,7 +145,7 @@ def write_endpoint(root: Path, endpoint: Endpoint) -> None:
     """Publish the endpoint atomically, readable by this user only (and remove what an owner
     killed mid-write left of it: only the owner, holding the owner lock, writes it)."""
     remove_leftovers(root / ENDPOINT_FILE)
-    atomic_write(root / ENDPOINT_FILE, json.dumps(asdict(endpoint)))  # mkstemp: mode 0600
+    atomic_write(root / ENDPOINT_FILE, json.dumps(asdict(endpoint)), mode=0o600)  # its secret
 
 
 def read_endpoint(root: Path) -> Endpoint | None:

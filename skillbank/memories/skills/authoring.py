@@ -185,9 +185,9 @@ class SkillAuthoring:
                 raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
             targets.append((target, content))
         for target, content in targets:
-            atomic_write(target, content)
+            atomic_write(target, content, private=False)  # a skill folder is shared as files
         path = folder / SKILL_FILE
-        atomic_write(path, text)
+        atomic_write(path, text, private=False)
         return path
 
     def create(self, name: str, description: str, body: str = "", *,
@@ -337,7 +337,8 @@ class SkillAuthoring:
                 staged = staging / new_name
                 shutil.copytree(source, staged, symlinks=True, ignore=_special_files,
                                 copy_function=_link_or_copy)
-                atomic_write(staged / SKILL_FILE, render_skill(SkillDocument(frontmatter, current.body)))
+                atomic_write(staged / SKILL_FILE, render_skill(SkillDocument(frontmatter, current.body)),
+                             private=False)
                 os.replace(staged, target)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
