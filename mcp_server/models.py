@@ -188,7 +188,7 @@ class Rating(BaseModel):
 class Forgotten(BaseModel):
     id: str
     kind: str = Field(description="guideline, experience, lesson or skill")
-    detail: str = Field("", description="where it went, e.g. the trash folder of a skill")
+    detail: str = Field("", description="what was removed (deleted for good: nothing is kept to restore it)")
 
 
 class PendingItem(BaseModel):

@@ -629,7 +629,8 @@ class Skillbank:
         """Delete a remembered item by id (trusted callers only); routes by prefix like rate().
 
         ``gl-…`` guideline file and ``exp-…``/``lsn-…`` records are removed with their index
-        entries and the removal recorded; ``skill:<name>`` moves a bank-owned skill to the trash.
+        entries and the removal recorded; ``skill:<name>`` deletes a bank-owned skill's folder
+        for good, ``.versions/`` too (forget means gone: no trash copy, `skillbank.forgetting`).
         """
         from skillbank.errors import InvalidInputError, PermissionDeniedError
 

@@ -26,6 +26,13 @@ disk in three places this module cleans, each right after the forget, under the 
 - **Guideline files.** A forgotten guideline's file is deleted (it used to move to `.trash/`),
   and `forgotten.jsonl` keeps id, kind, time and principal only (older lines are rewritten to
   those fields, and the files they moved to `.trash/` are deleted).
+- **Skill folders.** `forget("skill:<name>")` deletes a bank-owned skill's folder, its
+  resources and `.versions/` history included, and keeps no copy in `.trash/`
+  (`erase_skill`): a copy kept "to restore from" would be the very text the user asked to be
+  rid of. `skills.delete(name)` (`skillbank skills delete`) is the undoable removal: it keeps
+  the folder in `<root>/.trash`. Every description of `forget` (docs, the `Skillbank.forget`
+  docstring, the agent's tool text in `skillbank/tool_text.py`) must say so: an agent told
+  the skill went to the trash would promise the user a restore that cannot happen.
 """
 
 from __future__ import annotations

@@ -58,9 +58,10 @@ TOOL_DESCRIPTIONS: dict[str, str] = {
         "helping fade out.",
     "forget":
         "Remove a remembered item for good, by its id: a guideline ('gl-…'), an experience "
-        "('exp-…'), a lesson ('lsn-…') or one of the memory's own skills ('skill:<name>', moved "
-        "to the trash). Use it only when the user asks to delete something or an item is wrong "
-        "or harmful; to say an item did not help, use rate_memory instead.",
+        "('exp-…'), a lesson ('lsn-…') or one of the memory's own skills ('skill:<name>', with "
+        "its files and earlier versions). Nothing is kept to restore it from, so tell the user "
+        "it cannot be undone. Use it only when the user asks to delete something or an item is "
+        "wrong or harmful; to say an item did not help, use rate_memory instead.",
     "list_pending":
         "List what waits for a person's review: rules and experiences that came from untrusted "
         "clients and are not used until approved. Show them to the user and act on their decision "
