@@ -711,10 +711,11 @@ def test_cli_lists_trust_shows_the_queue_reviews_and_restores(cli_root, tmp_path
     assert listed["csv-report"]["trust"] == "third-party"
     assert listed["csv-report"]["scan"] == "not scanned"
     assert "No skill is waiting for review." in run("skills", "review").stdout
-    scanned = run("skills", "scan", "csv-report")
+    scanned = run("skills", "scan", "csv-report", code=1)  # nothing could be scanned
     assert "not scanned" in scanned.stdout and "skillbank[scan]" in scanned.stderr
-    sarif = json.loads(run("skills", "scan", "--sarif").stdout)
+    sarif = json.loads(run("skills", "scan", "--sarif", code=1).stdout)
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
+    assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False
     run("skills", "review", "csv-report", "maybe", code=2)
     rejected = json.loads(run("--json", "skills", "review", "csv-report", "reject",
                               "--reason", "phones home").stdout)

@@ -32,22 +32,38 @@ def scan(
     sarif: Annotated[bool, typer.Option(
         "--sarif", help="Print the findings as SARIF 2.1.0 (for code-scanning tools).")] = False,
 ) -> None:
-    """Scan skills for security problems (cached by content); show findings and trust."""
+    """Scan skills for security problems (cached by content); show findings and trust.
+
+    Exits 1 when there were skills but none could be scanned (no scanner installed, or every
+    scan failed), after printing what it has: a CI step must not read that as "no findings".
+    The SARIF log then says so too (`invocations[0].executionSuccessful: false`, with the
+    reason in `toolExecutionNotifications`)."""
+    from skillbank.errors import SkillbankError
+    from skillbank.memories.skills.scan import nothing_scanned
+
     st = state(ctx)
     bank = st.bank(sync=["skills"])
+    skills = bank.skills.scan(name)
     status = bank.skills.scan_status()
-    if not status["available"]:
+    failure = nothing_scanned(skills, status)
+    if not failure and not status["available"]:  # what is shown comes from earlier scans
         from rich.markup import escape
 
         from skillbank.memories.skills.scan import INSTALL_HINT
 
         st.out.note(escape(f"no scanner: {INSTALL_HINT}"))
-    skills = bank.skills.scan(name)
     if sarif:
         from skillbank.memories.skills.scan import sarif as to_sarif
 
-        st.out.plain(json.dumps(to_sarif(skills), indent=2))
-        return
+        st.out.plain(json.dumps(to_sarif(skills, failure), indent=2))
+    else:
+        _show_scans(st, skills)
+    if failure:
+        raise SkillbankError(failure)  # exit 1: it could not be done
+
+
+def _show_scans(st: Any, skills: list[Any]) -> None:
+    """The scan table and each finding (or, with --json, the Skill records)."""
 
     def human() -> None:
         rows = [[s.name, s.trust, s.scan, len(s.findings), _status(s)] for s in skills]

@@ -370,8 +370,41 @@ def _relative(path: Any, folder: Path) -> str | None:
     return text[len(prefix):] if text.startswith(prefix) else text
 
 
-def sarif(skills: list[Any]) -> dict[str, Any]:
-    """SARIF 2.1.0 for Skill records with findings: one run, one result per finding."""
+def _scanned(skill: Any) -> bool:
+    """Whether a Skill record has a scan result ("clean" or "findings"), as opposed to "not
+    scanned" (no scanner) or "scan failed: <why>"."""
+    return getattr(skill, "scan", "") in ("clean", "findings")
+
+
+def nothing_scanned(skills: list[Any], status: dict[str, Any]) -> str | None:
+    """Why none of `skills` could be scanned, or None when one was (or there were none).
+
+    An empty SARIF log reads as "no findings" to a CI gate; when nothing was looked at, the
+    caller must say so (`skills scan` exits 1, and its SARIF invocation is unsuccessful)."""
+    if not skills or any(_scanned(s) for s in skills):
+        return None
+    if status.get("broken"):
+        return f"no skill was scanned: {status['broken']}"
+    if not status.get("available"):
+        return f"no skill was scanned: no scanner; {INSTALL_HINT}"
+    reasons = "; ".join(f"{s.name}: {s.scan}" for s in skills[:3])
+    more = f" and {len(skills) - 3} more" if len(skills) > 3 else ""
+    return f"no skill was scanned: every scan failed ({reasons}{more})"
+
+
+def _invocation(skills: list[Any], failure: str | None) -> dict[str, Any]:
+    """SARIF's record of the run itself: unsuccessful when nothing could be scanned, with a
+    notification per skill left unscanned (so a partial failure is visible too)."""
+    notes: list[dict[str, Any]] = [{"level": "error", "message": {"text": failure}}] \
+        if failure else []
+    notes.extend({"level": "warning", "message": {"text": f"{s.name}: {s.scan}"},
+                  "properties": {"skill": s.name}} for s in skills if not _scanned(s))
+    return {"executionSuccessful": failure is None, "toolExecutionNotifications": notes}
+
+
+def sarif(skills: list[Any], failure: str | None = None) -> dict[str, Any]:
+    """SARIF 2.1.0 for Skill records with findings: one run, one result per finding, and one
+    invocation saying whether the scan could run (`failure`: why nothing was scanned)."""
     levels = {"critical": "error", "high": "error", "medium": "warning", "low": "note",
               "info": "note"}
     rules: dict[str, dict[str, Any]] = {}
@@ -394,4 +427,5 @@ def sarif(skills: list[Any]) -> dict[str, Any]:
             "runs": [{"tool": {"driver": {"name": "skillbank (cisco-ai-skill-scanner)",
                                           "informationUri": "https://github.com/cisco-ai-defense/skill-scanner",
                                           "rules": list(rules.values())}},
+                      "invocations": [_invocation(skills, failure)],
                       "results": out}]}
