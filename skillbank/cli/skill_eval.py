@@ -8,7 +8,7 @@ A thin face over `skillbank.memories.skills.trigger_evals`: finds each skill's t
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 
@@ -29,7 +29,11 @@ def eval_(
                                    "first K hits.")] = 1,
 ) -> None:
     """Run trigger evals: should-trigger queries that route elsewhere, and should-not queries
-    that route to the skill."""
+    that route to the skill.
+
+    Over every skill, an eval file that cannot be read or has bad entries is reported as an
+    error row (--json: `errors`) while the other skills are still run; the exit code is then
+    2. For one NAME, a bad file (or a --file that is a folder) is invalid input: exit 2."""
     from skillbank.errors import InvalidInputError, NotFoundError
     from skillbank.memories.skills import trigger_evals
 
@@ -51,15 +55,41 @@ def eval_(
             found = trigger_evals.find_file(Path(skill.path).parent)
             if found is not None:
                 targets.append((skill.name, found))
-    reports = [trigger_evals.run(skills, skill, trigger_evals.load(path), str(path), k=k)
-               for skill, path in targets]
+    # One named skill: a bad file is the whole answer (raised: exit 2, the error on stderr).
+    reports, errors = _run_all(skills, targets, k, strict=name is not None)
+    _show(st, reports, errors, k)
+    if errors:
+        raise typer.Exit(2)
 
+
+def _run_all(skills: Any, targets: list[tuple[str, Path]], k: int, *, strict: bool
+             ) -> tuple[list[Any], list[dict[str, str]]]:
+    """Each skill's report; a file that does not load is an error entry, not the end of the
+    run (one colleague's half-written file must not hide every other skill's results)."""
+    from skillbank.errors import InvalidInputError
+    from skillbank.memories.skills import trigger_evals
+
+    reports, errors = [], []
+    for skill, path in targets:
+        try:
+            cases = trigger_evals.load(path)
+        except InvalidInputError as exc:
+            if strict:
+                raise
+            errors.append({"skill": skill, "file": str(path), "error": str(exc)})
+            continue
+        reports.append(trigger_evals.run(skills, skill, cases, str(path), k=k))
+    return reports, errors
+
+
+def _show(st: Any, reports: list[Any], errors: list[dict[str, str]], k: int) -> None:
     def human() -> None:
-        if not reports:
+        if not reports and not errors:
             st.out.print("No skill keeps trigger evals (evals/trigger_evals.json).")
             return
         rows = [[r.skill, f"{r.passed}/{len(r.results)}", len(r.misses), len(r.false_triggers)]
                 for r in reports]
+        rows += [[e["skill"], text("error", "red"), "-", "-"] for e in errors]
         st.out.print(table(f"trigger evals (triggered = among the first {k} hits)",
                            ["skill", "passed", "misses", "false triggers"], rows))
         for r in reports:
@@ -69,7 +99,9 @@ def eval_(
                                   "yellow"))
             for res in r.false_triggers:
                 st.out.print(text(f"  {r.skill}: fired on {short(res.query, 70)!r}", "red"))
+        for e in errors:
+            st.out.print(text(f"  {e['skill']}: not run: {e['error']}", "red"), soft_wrap=True)
 
-    st.out.emit({"skills": [r.as_dict() for r in reports],
+    st.out.emit({"skills": [r.as_dict() for r in reports], "errors": errors,
                  "passed": sum(r.passed for r in reports),
                  "total": sum(len(r.results) for r in reports)}, human)

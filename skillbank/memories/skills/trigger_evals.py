@@ -17,6 +17,7 @@ models).
 from __future__ import annotations
 
 import json
+import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -103,19 +104,35 @@ def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
     return Case(query=query.strip(), should_trigger=flag, where=where)
 
 
-def load(path: Path) -> list[Case]:
-    """The cases of one eval file; every bad line or item is named in one clear error."""
+def _read(path: Path) -> str:
+    """An eval file's text; anything that is not a readable UTF-8 file of a sane size is
+    invalid input naming the path (a folder, a pipe, a missing or unreadable file), never an
+    OS error: the caller named the file, so it is theirs to fix."""
     try:
-        size = path.stat().st_size
+        info = path.stat()
     except OSError as exc:
-        raise InvalidInputError(f"cannot read the eval file {path}: {exc.strerror}") from None
-    if size > MAX_EVAL_BYTES:
-        raise InvalidInputError(f"{path} is {size:,} bytes; trigger-eval files over "
+        raise InvalidInputError(f"cannot read the eval file {path}: "
+                                f"{exc.strerror or exc}") from None
+    if stat.S_ISDIR(info.st_mode):
+        raise InvalidInputError(f"{path} is a folder; give the eval file itself (a JSON array "
+                                "or JSON lines of {\"query\", \"should_trigger\"})")
+    if not stat.S_ISREG(info.st_mode):
+        raise InvalidInputError(f"{path} is not a regular file (a pipe or device is not read)")
+    if info.st_size > MAX_EVAL_BYTES:
+        raise InvalidInputError(f"{path} is {info.st_size:,} bytes; trigger-eval files over "
                                 f"{MAX_EVAL_BYTES:,} bytes are not read")
     try:
-        text = path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8")
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not UTF-8 text") from None
+    except OSError as exc:
+        raise InvalidInputError(f"cannot read the eval file {path}: "
+                                f"{exc.strerror or exc}") from None
+
+
+def load(path: Path) -> list[Case]:
+    """The cases of one eval file; every bad line or item is named in one clear error."""
+    text = _read(path)
     problems: list[str] = []
     cases: list[Case] = []
     name = path.name
