@@ -9,6 +9,7 @@ one resource at a time.
 from __future__ import annotations
 
 import hashlib
+import json
 import logging
 import math
 import os
@@ -94,6 +95,14 @@ class _Found:
 
 def _humanise(name: str) -> str:
     return name.replace("-", " ").replace("_", " ")
+
+
+def _kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
+    """The findings a skill's file had when it was indexed (none kept by older indexes)."""
+    try:
+        return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
+    except (ValueError, TypeError):
+        return []
 
 
 def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
@@ -289,13 +298,18 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
             pending: list[tuple[_Found, str, SkillDocument | None]] = []
+            parsed: dict[str, list[Finding]] = {}
             for entry in found:
                 known = indexed.get(str(entry.path))
                 if known and known[1] == entry.digest:
                     name, doc = known[0], None  # unchanged: no parse, no embedding
+                    # ... but its findings every time, as when it was indexed (`skills sync`
+                    # said "N skills break the spec" only on the sync that first indexed them).
+                    report.findings.extend(_kept_findings(metas.get(known[0])))
                 else:
                     doc, file_findings = _parse_bytes(entry)
                     report.findings.extend(file_findings)
+                    parsed[str(entry.path)] = file_findings
                     if doc is None:
                         report.skipped.append(str(entry.path))
                         continue
@@ -324,6 +338,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 (report.changed if name in current else report.added).append(name)
                 items.append(index_item_for(doc, name, entry.path, entry.root, entry.digest,
                                             entry.writable, entry.stat))
+                if parsed.get(str(entry.path)):
+                    items[-1].metadata["findings"] = json.dumps(
+                        [f.model_dump() for f in parsed[str(entry.path)]])
             removed = [name for name in current if name not in winners]
             # Unchanged files under an index without their sections (written before the body
             # side, or a fill stopped after the summaries) keep their summary's vector: only
