@@ -86,3 +86,50 @@ def test_both_instructions_stay_active_through_a_client(tmp_path, model_dir):
             entry = bank.guidelines.learn(newer, namespace=f"pair-{i}").entries[0]
             assert entry.action == "added", (older, newer, entry)
         assert bank.guidelines.list(status="superseded", namespace="*") == []
+
+
+#: ... while a correction restated in other words still overrules (a review of the change found
+#: these retired before and kept beside the old rule after): one word for one beside the
+#: antonyms, and a limit moved to another unit of the same kind.
+CORRECTIONS = [
+    ("Close the ticket after the fix is deployed.", "Close the ticket before the fix is merged."),
+    ("Put the TL;DR at the top of design docs.", "Put the TL;DR at the bottom of design documents."),
+    ("Use tabs for indentation in Python files.", "Use spaces for indentation in Python code."),
+    ("Indent Python code with tabs.", "Indent Python files with spaces."),
+    ("Cap log files at 10 MB.", "Cap log files at 500 KB."),
+    ("Cache API responses for 5 minutes.", "Cache API responses for 1 hour."),
+    ("Escalate tickets unanswered for 48 hours.", "Escalate tickets unanswered for 3 days."),
+]
+
+
+@pytest.mark.parametrize("older, newer", CORRECTIONS)
+def test_a_correction_in_other_words_still_overrules(older, newer):
+    assert overrules(newer, older)
+
+
+def test_a_correction_in_other_words_supersedes_in_process(tmp_path, minilm):
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        for i, (older, newer) in enumerate(CORRECTIONS):
+            old = bank.guidelines.learn(older, namespace=f"c-{i}").entries[0].guideline_id
+            entry = bank.guidelines.learn(newer, namespace=f"c-{i}").entries[0]
+            assert (entry.action, entry.superseded_id) == ("superseded", old), (older, entry)
+
+
+def test_two_plain_instructions_are_distinct_not_the_same():
+    """Once an antonym conflict is set aside, the two are distinct: "same" merged the newer one
+    into the older (cosine about 0.9)."""
+    from skillbank.distill import RuleDistiller
+
+    relate = RuleDistiller().relate
+    assert relate("End the deck with a next-steps slide.", "Start the deck with an agenda slide.",
+                  similarity=0.95) == "distinct"
+
+
+def test_a_number_word_in_another_place_or_a_compound_is_no_change():
+    assert number_change("Put two blank lines between top-level functions.",
+                         "Put one blank line between methods.") is None
+    assert number_change("Keep answers under two hundred words.",
+                         "Keep answers under 200 words.") is None
+    assert number_change("Write one-line docstrings for helpers.",
+                         "Write 3-line docstrings for helpers.") is None

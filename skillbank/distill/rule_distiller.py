@@ -143,7 +143,9 @@ class RuleDistiller:
         rules are the same above ``same_threshold`` and distinct below. Stance is read per
         object, not per sentence: paraphrases of one rule often differ in sentence polarity
         ("Avoid nested subqueries." / "Use CTEs instead of subqueries." both reject
-        subqueries). A negation that only names the other rule's things is no conflict (see
+        subqueries). Two plain instructions each about something of its own are distinct,
+        antonyms or not (:func:`~skillbank.distill.supersession.two_things`). A negation that
+        only names the other rule's things is no conflict (see
         :func:`~skillbank.distill.supersession.names_only`): read word by word, "Never import
         a CSV file without a header row." retired "Always check the CSV file delimiter before
         an import.".
@@ -151,9 +153,13 @@ class RuleDistiller:
         if _key(new_rule) == _key(old_rule):
             return "same"
         cmp = _compare(new_rule, old_rule)
+        if cmp.lexical_conflict and not cmp.opposed and two_things(new_rule, old_rule):
+            # Two plain instructions with an antonym pair between them: neither overrules,
+            # and neither is the other ("Close the ticket after ..." was merged into "...
+            # before ..." once the conflict was set aside).
+            return "distinct"
         if (cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin
-                and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))
-                and not (not cmp.opposed and two_things(new_rule, old_rule))):
+                and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))):
             return "contradiction"
         if cmp.announced_change and similarity >= self.related_threshold:
             return "contradiction"

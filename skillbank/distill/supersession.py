@@ -408,8 +408,10 @@ _NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
 _NUMBER_WORDS = {w: str(i) for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen twenty".split())} | {
-    "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60", "hundred": "100"}
-_NUMBER_WORD_RE = re.compile(r"\b(?:" + "|".join(_NUMBER_WORDS) + r")\b", re.I)
+    "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"}
+#: ... a word alone: not in a compound ("one-line") nor a larger number ("two hundred").
+_NUMBER_WORD_RE = re.compile(r"(?<![\w-])(?:" + "|".join(_NUMBER_WORDS) + r")(?![\w-])"
+                             r"(?!\s+(?:hundred|thousand|million))", re.I)
 
 
 def _digits(rule: str) -> str:
@@ -421,6 +423,22 @@ def _numbers(rule: str) -> set[str]:
     return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_digits(rule))}
 
 
+#: What a unit measures: a limit in minutes changed to hours is one limit, changed; a limit in
+#: rows beside one in seconds is two.
+_UNIT_KINDS = {**{u: "time" for u in "ms millisecond second sec s minute min hour hr h day d week "
+                  "month year".split()},
+               **{u: "size" for u in "byte b kb kib mb mib gb gib tb tib".split()},
+               **{u: "length" for u in "character char letter".split()}}
+
+
+_UNIT_KINDS |= {_stem(unit): kind for unit, kind in list(_UNIT_KINDS.items())}
+
+
+def _unit_kinds(units: set[str]) -> set[str]:
+    """What the units (stems, as `_units` gives them) measure; an unknown unit is its own."""
+    return {_UNIT_KINDS.get(u, u) for u in units}
+
+
 def _units(rule: str) -> set[str]:
     """Stems of the words right after the rule's numbers ("50 lines" -> line, "5 MB" -> mb)."""
     words = re.findall(r"[a-z0-9][a-z0-9.%]*", _digits(rule).lower())
@@ -430,10 +448,12 @@ def _units(rule: str) -> set[str]:
 
 
 def other_limits(new: str, old: str) -> bool:
-    """Both rules set a number, of other units: "Limit ad-hoc queries to 30 seconds of
-    runtime." is a second limit beside "... to 1000 rows.", neither a change nor a paraphrase."""
+    """Both rules set a number, of units that measure other things: "Limit ad-hoc queries to
+    30 seconds of runtime." is a second limit beside "... to 1000 rows.", neither a change nor a
+    paraphrase; "... 1 hour" after "... 5 minutes" is the same limit changed."""
     a, b = _units(new), _units(old)
-    return bool(a) and bool(b) and not a & b and _numbers(new) != _numbers(old)
+    return (bool(a) and bool(b) and not a & b and not _unit_kinds(a) & _unit_kinds(b)
+            and _numbers(new) != _numbers(old))
 
 
 def number_change(new: str, old: str) -> str | None:
@@ -462,6 +482,8 @@ def number_change(new: str, old: str) -> str | None:
     common = mine & theirs
     if not common or len(common) < 0.6 * min(len(mine), len(theirs)):
         return None
+    if (mine - theirs - _units(new)) and (theirs - mine - _units(old)):
+        return None  # "... between top-level functions" is another place than "... methods"
     return (f"changed number: the same action {action!r} on "
             f"{', '.join(repr(w) for w in sorted(common))}, now {', '.join(sorted(a - b))} "
             f"instead of {', '.join(sorted(b - a))}")
@@ -483,7 +505,8 @@ _CURRENT_RE = re.compile(r"\b(?:current|latest|updated) (?:rule|convention|polic
 
 def two_things(new: str, old: str) -> bool:
     """Two plain instructions, each about something of its own: neither rejects anything and
-    each names matter the other does not. An antonym pair between them is then no conflict:
+    each names matter the other does not (three words between them at least). An antonym pair
+    between them is then no conflict:
     "End the deck with a next-steps slide." adds to "Start the deck with an agenda slide.",
     "Write table names in lowercase snake_case." to "Write SQL keywords in uppercase." (both
     were read as corrections and retired the older rule; `benchmarks/data/merge_pairs.jsonl`)."""
@@ -492,7 +515,9 @@ def two_things(new: str, old: str) -> bool:
                 or _CURRENT_RE.search(rule)):
             return False  # "Use the current convention: bare commands ..." is a correction
     a, b = _matter(_untitled(new)), _matter(_untitled(old))
-    return bool(a - b) and bool(b - a)
+    # More than one word for one: "... design docs" / "... design documents", "Python files" /
+    # "Python code" are a correction restated in other words, not two things.
+    return bool(a - b) and bool(b - a) and len(a - b) + len(b - a) >= 3
 
 
 def _matter(rule: str) -> set[str]:

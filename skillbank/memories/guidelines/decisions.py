@@ -48,6 +48,13 @@ _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
 #: settings.merge_threshold (0.5) stays the distiller's own floor.
 PARAPHRASE_BAR = 0.65
 
+#: Dense cosine a paraphrase by shared words needs too when the rule comes alone (session 15):
+#: on `benchmarks/data/merge_pairs.jsonl`, 8 of the 11 pairs of two instructions that shared
+#: their setting words were below 0.67, against 3 of 32 rules said twice. Not for a rule with
+#: its critique: on the critique stream the model's cosine (critiques included) was below it
+#: for 10 right merges of short rules ("Prefix commands with `$ `.") and 2 wrong ones.
+LEXICAL_DENSE_FLOOR = 0.67
+
 #: Matching similarity from which the model-only evidence below is considered at all.
 EVIDENCE_FLOOR = 0.55
 #: Dense cosine (candidate's vector . guideline profile, no lexical part) taken as a paraphrase.
@@ -90,13 +97,16 @@ class Plan:
 
 def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]],
                    similarity: float, bar: float = PARAPHRASE_BAR, *,
-                   dense: float | None = None, context: float | None = None) -> str | None:
+                   dense: float | None = None, context: float | None = None,
+                   bare: bool = False) -> str | None:
     """Why `text` may merge into a guideline whose wordings are `members`, or None.
 
     ``dense`` is the model's cosine of the candidate with the guideline's profile and
     ``context`` the cosine of the critiques' contexts (see :func:`critique_context`); either
-    counts only from ``EVIDENCE_FLOOR`` of the matching similarity up. The caller never passes
-    rules of one critique here: those are not merged at all.
+    counts only from ``EVIDENCE_FLOOR`` of the matching similarity up. ``bare``: the candidate
+    came with no critique around it (a rule typed or passed alone), so shared words need the
+    model's agreement (``LEXICAL_DENSE_FLOOR``). The caller never passes rules of one critique
+    here: those are not merged at all.
     """
     wordings = [rule for rule, _sentence, _critique in members if rule]
     if wordings and all(other_values(text, rule) for rule in wordings):
@@ -129,7 +139,11 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
             if rule:
                 theirs |= _objects(rule, _action(rule))
         shared = {w for w in mine & theirs if w not in _MODIFIERS}
-        if shared and len(shared) > 0.5 * len(mine - _MODIFIERS):
+        # ... and for a rule that comes alone (no critique around it to compare), the model
+        # must not read them as two things: shared words are often only the setting ("Prefix
+        # branch names with feat/" / "Include the ticket ID in branch names", cosine 0.37).
+        if (shared and len(shared) > 0.5 * len(mine - _MODIFIERS)
+                and (not bare or dense is None or dense >= LEXICAL_DENSE_FLOOR)):
             return (f"a paraphrase: similarity {similarity:.2f} >= {bar:.2f}, sharing "
                     + ", ".join(repr(w) for w in sorted(shared)))
     if similarity < EVIDENCE_FLOOR:

@@ -370,7 +370,8 @@ class GuidelineLearning:
                     if CONTEXT_DENSE_FLOOR <= dense < DENSE_BAR:
                         contexts = self._context_similarity(context, old)
                 evidence = merge_evidence(text, self._members(old), similarity,
-                                          self.paraphrase_bar, dense=dense, context=contexts)
+                                          self.paraphrase_bar, dense=dense, context=contexts,
+                                          bare=not context)
                 if evidence and plan.same is None:
                     plan.same = (similarity, gid, evidence)
                 else:
