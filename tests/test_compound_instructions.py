@@ -24,7 +24,7 @@ EMOJIS = "Please stop using emojis in commit messages and always reference the t
     ("Don't apologise so much, answer the question first, and keep it under 200 words.",
      ["Do not apologise so much.", "Answer the question first.", "Keep it under 200 words."]),
     ("Add a test for the parser, and also run the linter.",
-     ["Add a test for the parser.", "Also run the linter."]),
+     ["Add a test for the parser.", "Run the linter."]),
     # One instruction stays one: a list of things, a sequence.
     ("Use short sentences, bullets and headings.", ["Use short sentences, bullets and headings."]),
     ("Apologise first and then explain the refund timeline.",

@@ -32,7 +32,8 @@ def _stored(bank) -> list[tuple]:
     ids = [bank.experiences.record(messages=LC, outcome="success"),
            bank.experiences.record_messages(LC, outcome="partial", thread="t1"),
            bank.experiences.record(messages=LI, outcome="success"),
-           *bank.experiences.record_many([{"messages": LC, "outcome": "failure"}])]
+           *bank.experiences.record_many([{"messages": LC, "outcome": "failure"}]),
+           bank.experiences.record(messages=iter(LC), outcome="success")]  # a generator too
     out = []
     for eid in ids:
         e = bank.experiences.get(eid)

@@ -175,3 +175,23 @@ def test_a_copy_proposed_in_git_names_what_the_proposal_cannot_carry(cli_root, s
     assert {e["path"] for e in out["left_out"]} == {"references/escape.md",
                                                      "assets/template.pptx"}
     assert any("scripts/merge.sh" in note for note in out["notes"])
+
+
+def test_an_adopted_draft_is_a_skill_file_like_a_saved_one(tmp_path, umask_022):
+    """Drafts were written private (0600) and adopted by a copy that kept it: a skill folder
+    nobody else on the machine could read, unlike a saved skill (0644)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        saved = bank.skills.save("csv-report", "Build a weekly CSV report from the orders.",
+                                 "# CSV report\n\n1. Query.\n2. Write the CSV.\n")
+        for i in range(4):
+            bank.experiences.record(
+                task=f"Import the orders CSV file into the Postgres database table {i}",
+                steps=[{"action": "read_csv"}, {"action": "copy_into_table"}], outcome="success")
+        drafts = bank.skills.propose(min_support=3)
+        assert drafts
+        adopted = bank.skills.adopt(drafts[0].name)
+        assert mode(Path(saved.path)) == mode(Path(adopted.path)) == 0o644

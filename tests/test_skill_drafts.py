@@ -284,10 +284,10 @@ def test_a_crash_mid_revision_adopt_keeps_the_old_text_whole(tmp_path, monkeypat
     before = skill_md.read_bytes()
     real = drafts_module.atomic_write
 
-    def atomic_write(path: Path, data: Any) -> None:
+    def atomic_write(path: Path, data: Any, **options: Any) -> None:
         if Path(path) == skill_md:
             raise Crash("write")
-        real(path, data)
+        real(path, data, **options)
     monkeypatch.setattr(drafts_module, "atomic_write", atomic_write)
     with pytest.raises(Crash):
         bank.skills.adopt("deploy-service")

@@ -63,7 +63,9 @@ def _split_compound(rule: str) -> list[str]:
         # "... and always reference the ticket number": an adverb of the imperative's head.
         if verb_then_object or (verb and (not bare_comma or m.group("adverb"))):
             left = body[start:m.start()]
-            second = m.start("adverb") if m.group("adverb") else m.start("word")
+            # "always" is part of the rule; "also" and "please" only joined it to the first.
+            keep = (m.group("adverb") or "").lower() == "always"
+            second = m.start("adverb") if keep else m.start("word")
             if len(_words(left)) >= 2 and len(_words(body[second:])) >= 2:
                 parts.append(left)
                 start = second

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 
 #: Parameters that name a file or folder, by method: resolved in the caller's working folder
@@ -58,6 +58,8 @@ def plain_chat_messages(target: str, name: str, args: tuple[Any, ...], kwargs: d
     from skillbank.memories.experiences.chat_messages import plain_messages
 
     def plain(messages: Any) -> Any:
+        if isinstance(messages, Iterator):
+            messages = list(messages)  # a generator cannot travel; its items may
         if isinstance(messages, (list, tuple)) and not all(
                 isinstance(m, (dict, tuple)) for m in messages):
             return plain_messages(messages)

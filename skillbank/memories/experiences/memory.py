@@ -244,8 +244,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
         `thread` (a conversation's id: a LangChain thread id, a LlamaIndex session) makes each
         turn of the conversation update one experience: its steps are appended, its outcome and
-        feedback set when given; returns that record's id (see `threads`). `followup` says the
-        turn continues an earlier one, so a missing earlier record is logged (a new one starts).
+        feedback set when given; returns that record's id (see `threads`). An outcome closes the
+        episode: a later turn with the same task starts a new record. `followup` says the turn
+        continues an earlier one, so a missing open record is logged (a new one starts).
         """
         if thread is None:
             return self.record(task=task, outcome=outcome, messages=messages, **kw)

@@ -85,9 +85,9 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
     found = _thread_record(memory, thread, experience.namespace, experience.task, status)
     if found is None:
         if followup:
-            log.info("thread %r: no record of its earlier turns in %r (forgotten, pruned or "
-                     "never written); this follow-up starts a new experience",
-                     thread, experience.namespace)
+            log.info("thread %r: no open record of its earlier turns in %r (an outcome closed "
+                     "it, or it was forgotten, pruned or never written); this follow-up starts "
+                     "a new experience", thread, experience.namespace)
         return _store(memory, experience, status, update=False), False
     record_id, meta = found
     old = memory._read_record(record_id, meta)

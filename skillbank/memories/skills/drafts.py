@@ -302,7 +302,7 @@ class SkillDrafts:
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
             namespaces=namespaces if namespaces is not None else [self.default_namespace])
         meta = draft.model_dump_json(indent=2) + "\n"
-        atomic_write(folder / SKILL_FILE, rendered)
+        atomic_write(folder / SKILL_FILE, rendered, private=False)  # adopted as is
         atomic_write(folder / META_FILE, meta)
         self.draft_store.put(name, {SKILL_FILE: rendered, META_FILE: meta}, draft.sources)
         self._note("proposed", draft)
@@ -385,7 +385,7 @@ class SkillDrafts:
                 current = target / SKILL_FILE
                 keep_version(target, current.read_text(encoding="utf-8"),
                              f"before adopting a revision drawn from {len(draft.sources)} experiences")
-                atomic_write(current, text)  # one atomic replace: old text or new, never half
+                atomic_write(current, text, private=False)  # old text or new, never half
             else:
                 self._stage_in(folder, target, draft)
             self._index_one(target / SKILL_FILE)  # type: ignore[attr-defined]
@@ -449,7 +449,7 @@ class SkillDrafts:
                 "diff": diff})
             meta = edited.model_copy(update={"path": str(folder / SKILL_FILE)}) \
                 .model_dump_json(indent=2) + "\n"
-            atomic_write(folder / SKILL_FILE, text)
+            atomic_write(folder / SKILL_FILE, text, private=False)
             atomic_write(folder / META_FILE, meta)
             files = {p.relative_to(folder).as_posix(): p.read_text("utf-8", errors="replace")
                      for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
@@ -487,7 +487,7 @@ class SkillDrafts:
             current = folder / SKILL_FILE
             if current.is_file():
                 keep_version(folder, current.read_text(encoding="utf-8"), f"before restoring {version}")
-            atomic_write(current, text)
+            atomic_write(current, text, private=False)
             self._index_one(current)  # type: ignore[attr-defined]
             note(self, "restore", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
