@@ -47,6 +47,8 @@ def test_a_held_best_match_leaves_nothing_in_the_context(tmp_path, minilm):
     root.joinpath("skillbank.toml").write_text('[skill_policy.third-party]\nunscanned = "hold"\n')
     with Skillbank.open(root, embedding_function=minilm, include_bundled=False,
                         skill_roots=[tmp_path / "ext"]) as bank:
+        held = {s.name: s.held for s in bank.skills.list(include_held=True)}
+        assert held["neon-ops"] is True  # found, and held: the case under test
         assert list(bank.skills.search(TASK)) == []
         assert not any(i.startswith("skill:") for i in bank.context_for(TASK).ids)
 
