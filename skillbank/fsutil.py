@@ -59,6 +59,10 @@ def safe_join(root: Path, relative: str) -> Path:
     """
     if not isinstance(relative, str) or not relative or "\x00" in relative:
         raise UnsafePathError(f"invalid path {relative!r}")
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate names no file (it raised a bare ValueError)
+        raise UnsafePathError(f"invalid path {relative!r}: not valid Unicode") from None
     lowered = relative.lower()
     if "\\" in relative or "%2f" in lowered or "%5c" in lowered or "%2e" in lowered:
         raise UnsafePathError(f"path {relative!r}: separators must be plain '/'")
