@@ -23,7 +23,7 @@ import logging
 from typing import TYPE_CHECKING, Any, Mapping
 
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.records import MAX_SHORT, MAX_TAGS, Experience
+from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
 
@@ -96,7 +96,7 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
     merged = Experience.model_validate({
         **memory._dump(old),
         "steps": [s.model_dump(mode="json")
-                  for s in _fit_steps([*old.steps, *experience.steps])],
+                  for s in _fit_steps([*old.steps, *_new_steps(old.steps, experience.steps)])],
         "outcome": experience.outcome if experience.outcome != "unknown" else old.outcome,
         "score": experience.score if experience.score is not None else old.score,
         "feedback": experience.feedback or old.feedback,
@@ -109,6 +109,22 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
         memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
                        statuses=[status] * len(new_lessons))
     return record_id, True
+
+
+def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
+    """The steps of `turn` the record does not hold yet. A caller that passes the whole
+    transcript on every turn (not only the new messages) repeats the earlier turns first: their
+    steps were appended again each turn (the tool calls twice, three times ...). The earlier
+    turn's final answer reads as a thought once more messages follow it, so both count alike."""
+    def key(step: Step) -> tuple[Any, ...]:
+        action = None if step.action == "final answer" else step.action
+        text = step.observation if step.action == "final answer" else None
+        return (action, step.thought or text, step.observation if action else None,
+                repr(step.action_input))
+
+    if 0 < len(old) <= len(turn) and [key(s) for s in old] == [key(s) for s in turn[:len(old)]]:
+        return turn[len(old):]
+    return turn
 
 
 def _store(memory: "ExperienceMemory", record: Experience, status: str, *, update: bool) -> str:
