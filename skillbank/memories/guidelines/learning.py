@@ -223,8 +223,10 @@ class GuidelineLearning:
         entry = self._decide(text=text, topic=topic, when_to_use=when_to_use, sentence=sentence,
                              source=source, namespace=namespace, trusted=trusted,
                              touched=touched, replaces=replaces)
+        # The rules this very critique wrote are no "existing" rules to curate against (a
+        # sibling showed up at similarity 1.0: the shared critique, not the rule, matched).
         entry.nearest = [n for n in getattr(self, "_last_nearest", [])
-                         if n["id"] != entry.guideline_id]
+                         if n["id"] != entry.guideline_id and n["id"] not in touched]
         self._last_nearest = []
         return entry
 
