@@ -29,7 +29,7 @@ from concurrent.futures import Future
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 
 from skillbank.errors import InvalidInputError
-from skillbank.memories.experiences.chat_messages import plain_messages
+from skillbank.chat_messages import plain_messages
 from skillbank.memories.experiences.threads import CLOSING_OUTCOMES
 
 if TYPE_CHECKING:

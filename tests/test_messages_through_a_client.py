@@ -50,3 +50,30 @@ def test_messages_are_stored_alike_in_process_and_through_a_client(tmp_path):
     assert here == there
     assert here[0][0] == "Import the orders CSV" and any(
         step["action"] == "load_csv" for step in here[0][2])
+
+
+def _outcome(call) -> str:
+    from skillbank.errors import InvalidInputError
+
+    try:
+        call()
+        return "ok"
+    except InvalidInputError:
+        return "InvalidInputError"
+
+
+ODD = [{"role": "user", "content": "Import the orders CSV"}, 5, "text", ["a"],
+       {"content": "", "type": {"x": 1}, "tool_calls": '"'}]
+
+
+def test_odd_items_fare_alike_in_process_and_through_a_client(tmp_path):
+    """Plain items that are no chat message are the owner's to judge, as in process: the
+    client's conversion refused a list holding one (the API fuzz corpus found it)."""
+    with Skillbank.open(tmp_path / "here", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        here = [_outcome(lambda: bank.experiences.record(task="t", messages=ODD)),
+                _outcome(lambda: bank.experiences.record(task="t", messages=[*ODD, LC[0]]))]
+    with client_of_owner(tmp_path / "there") as bank:
+        there = [_outcome(lambda: bank.experiences.record(task="t", messages=ODD)),
+                 _outcome(lambda: bank.experiences.record(task="t", messages=[*ODD, LC[0]]))]
+    assert here == there

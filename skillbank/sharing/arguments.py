@@ -11,6 +11,8 @@ import os
 from pathlib import Path
 from typing import Any, Iterator
 
+from skillbank.errors import InvalidInputError
+
 
 #: Parameters that name a file or folder, by method: resolved in the caller's working folder
 #: before the call travels (the owner's working folder is another one). `None`: any method.
@@ -55,15 +57,21 @@ def plain_chat_messages(target: str, name: str, args: tuple[Any, ...], kwargs: d
     """`args`/`kwargs` with a framework's chat messages (LangChain, LlamaIndex) as plain dicts,
     which the owner accepts (see `chat_messages`): `record(messages=[HumanMessage(...)])`
     worked in the owner process and was refused from every other one."""
-    from skillbank.memories.experiences.chat_messages import plain_messages
-
     def plain(messages: Any) -> Any:
         if isinstance(messages, Iterator):
             messages = list(messages)  # a generator cannot travel; its items may
-        if isinstance(messages, (list, tuple)) and not all(
-                isinstance(m, (dict, tuple)) for m in messages):
-            return plain_messages(messages)
-        return messages  # plain already, or not messages at all: the owner checks it
+        if not isinstance(messages, (list, tuple)) or all(map(_plain_data, messages)):
+            return messages  # plain already, or not messages at all: the owner checks it
+        from skillbank.chat_messages import plain_message  # only when there is one to convert
+
+        def one(message: Any) -> Any:
+            if _plain_data(message):
+                return message  # as in process: the owner reads (or refuses) it
+            try:
+                return plain_message(message)
+            except InvalidInputError:
+                return message  # not a chat message: the owner says so, as in process
+        return [one(m) for m in messages]
 
     if (target, name) == ("experiences", "record_many"):
         items = kwargs.get("records", args[0] if args else None)
@@ -84,6 +92,11 @@ def plain_chat_messages(target: str, name: str, args: tuple[Any, ...], kwargs: d
     elif position is not None and position < len(args):
         args = (*args[:position], plain(args[position]), *args[position + 1:])
     return args, kwargs
+
+
+def _plain_data(value: Any) -> bool:
+    """Data the wire carries as it is (a framework's message object is not)."""
+    return value is None or isinstance(value, (dict, list, tuple, str, bytes, int, float))
 
 
 #: Parameters that are this process's own callbacks, by method, with their position: progress
