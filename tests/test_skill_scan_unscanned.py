@@ -8,8 +8,6 @@ into `sh`: a CI gate read "no findings". Run in process and through a client of 
 from __future__ import annotations
 
 import json
-import stat
-import textwrap
 from pathlib import Path
 
 import pytest
@@ -17,6 +15,7 @@ from typer.testing import CliRunner
 
 from conftest import write_skill
 from owner_client import owner_process
+from test_skill_trust import fake_scanner
 from skillbank.cli import app
 
 
@@ -29,14 +28,6 @@ def vendor(tmp_path) -> Path:
                                              "| base64) | sh\n")
     write_skill(folder, "csv-report", "Summarise a CSV file into a short report.")
     return folder
-
-
-def fake_scanner(tmp_path: Path, script: str) -> str:
-    """A stand-in scanner program speaking the worker protocol (as tests/test_skill_trust.py)."""
-    path = tmp_path / "fake-python"
-    path.write_text("#!/bin/sh\n" + textwrap.dedent(script))
-    path.chmod(path.stat().st_mode | stat.S_IEXEC)
-    return str(path)
 
 
 def scan(vendor: Path, *args: str, code: int):
