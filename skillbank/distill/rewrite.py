@@ -38,7 +38,7 @@ _VAGUE_WORDS = frozenset(
 _VAGUE_VERBS = frozenset(
     "make do fix improve change tweak polish clean rework redo keep look use try consider".split()
 )
-_ONE_OFF_VERBS = frozenset("fix correct update change adjust tweak".split())
+_ONE_OFF_VERBS = frozenset("fix correct update change adjust tweak get redo".split())
 _NO_IDIOMS = frozenset(
     "one need problem problems issue issues change changes complaint complaints worries worry "
     "concerns concern notes comment comments way idea doubt big longer more matter such".split()

@@ -37,6 +37,25 @@ _VERBS = frozenset(
     assume blame bypass cancel deliver deploy disclose email encrypt guarantee guess interrupt
     leak overwrite ping post print promise publish rebase refund reopen reveal rotate schedule
     send share ship squash upload waive await hash refer version
+    adapt alert approve backfill bcc block bundle capture cc charge cherry-pick compress critique
+    debounce dedupe deduplicate demonstrate derive design detect determine diff disambiguate
+    discuss dispatch display distribute divide download draft draw edit elaborate eliminate embed
+    encourage enter evaluate examine execute exit explore export express extend fetch fill find
+    fit flush fold force force-push fork forward freeze gather generate get grant grep gzip help
+    hold host hyphenate identify ignore inform initialise initialize inject inspect install
+    instrument integrate interpret invalidate investigate invite invoice iterate kill learn
+    lint load lowercase maintain manage map mask maximise maximize memoise memoize mirror modify
+    monitor mount mute negotiate nest nudge obfuscate observe obtain optimise optimize outline
+    pad paste pause perform persist pipe plan poll populate pose predict prefetch prepare prepend
+    preview probe produce profile prompt protect prove provision prune purge query rate-limit
+    rebuild recheck recommend reconcile record recover redact redirect refresh regenerate
+    register reimburse reject reload remind render renew repair replay represent require rerun
+    reset resolve restart restore restrict resume retain retrieve revert revise revoke rollback
+    save scan scroll search secure seed select serve shard simulate sketch snapshot solve spawn
+    speak squash-merge stage standardise standardize stash stream submit subscribe suggest
+    suppress sync take target teach terminate throttle throw toggle trace track train
+    transform treat triage trigger trust type-annotate uninstall unlock unpack unset unwrap
+    uppercase vary vendor vet view wait watch weigh welcome withhold yield zip zoom
     """.split()
 )
 

@@ -26,6 +26,7 @@ never merged into each other at all (the caller skips what the critique already 
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import Sequence
@@ -166,22 +167,28 @@ def _opposite_verbs(new: str, old: str) -> bool:
 
 def other_values(new: str, old: str) -> list[tuple[str, str]]:
     """The words two rules of one template fill differently, or [] when they are not one
-    template: the same words in the same places but for some content words, each replaced by
-    one of another stem. "Always label the bravo dashboards with owner golf." and "Always label
-    the alpha dashboards with owner foxtrot." are two instructions, yet the model's cosine
-    (0.71) took them for a paraphrase and the newer one was lost. A paraphrase rewords; it
-    does not keep every other word in its place. A synonym in one slot ("Keep paragraphs
-    brief." / "... short.") is kept apart too: a duplicate, not a lost instruction."""
+    template: the same words in the same order but for some slots, each filled with words of
+    other stems. "Always label the bravo dashboards with owner golf." and "Always label the
+    alpha dashboards with owner foxtrot." are two instructions, yet the model's cosine (0.71)
+    took them for a paraphrase and the newer one was lost. A paraphrase rewords; it does not
+    keep every other word in its place. A slot may hold several words ("Format Python code
+    with black." / "... with ruff format.": merged as the same action on the same code, the
+    newer tool was lost). A synonym in one slot ("Keep paragraphs brief." / "... short.") is
+    kept apart too: a duplicate, not a lost instruction."""
     a = re.findall(r"[a-z0-9_$'-]+", new.lower())
     b = re.findall(r"[a-z0-9_$'-]+", old.lower())
-    if len(a) != len(b) or len(a) < 3:
+    if min(len(a), len(b)) < 3:
         return []
-    changed = [(x, y) for x, y in zip(a, b) if x != y]
-    if not changed or 2 * len(changed) > len(a):
+    blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
+    changed = [(a[i1:i2], b[j1:j2]) for op, i1, i2, j1, j2 in blocks if op != "equal"]
+    if not changed or any(not x or not y for x, y in changed):
+        return []  # a word added or dropped: another form, not another value
+    if 2 * sum(len(x) for x, _ in changed) > len(a) or 2 * sum(len(y) for _, y in changed) > len(b):
         return []
-    if any(_stem(x) == _stem(y) or x in _STOPWORDS or y in _STOPWORDS for x, y in changed):
-        return []  # "Add tests." / "Add a test.": one rule in another form
-    return changed
+    for x, y in changed:
+        if any(w in _STOPWORDS for w in x + y) or {_stem(w) for w in x} & {_stem(w) for w in y}:
+            return []  # "Add tests." / "Add a test.": one rule in another form
+    return [(" ".join(x), " ".join(y)) for x, y in changed]
 
 
 def referent_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]]

@@ -1,0 +1,66 @@
+"""A new value in a slot of several words, and instructions that open with a common verb.
+
+Before session 16:
+- "Format Python code with ruff format." after "Format Python code with black." was merged
+  into the older rule as "the same action on the same code": the newer tool was lost and the
+  old one kept being served. The template check only knew slots of one word each.
+- "Target Python 3.12.", "Install dependencies with uv.", "Save the draft every ten minutes."
+  were ignored as "no reusable advice": the distiller's verb list lacked ~200 common verbs
+  (save, get, install, find, load, search, select, approve, record, require, ...).
+Run in process and through a client of another process that owns the root.
+"""
+
+from __future__ import annotations
+
+from owner_client import client_of_owner
+from skillbank import Skillbank
+from skillbank.memories.guidelines.decisions import other_values
+
+SLOT_PAIRS = [
+    ("Format Python code with black.", "Format Python code with ruff format."),
+    ("Use npm to install packages.", "Use pnpm to install packages."),
+]
+VERB_RULES = ["Target Python 3.12 in new services.", "Install dependencies with uv.",
+              "Save the draft every ten minutes.", "Approve only after CI passes.",
+              "Record the decision in the ticket."]
+
+
+def test_a_slot_may_hold_several_words():
+    assert other_values("Format Python code with ruff format.",
+                        "Format Python code with black.") == [("ruff format", "black")]
+    # a word added or dropped, or a shared stem, is another form of one rule
+    assert other_values("Write unit tests for new code.", "Write tests for new code.") == []
+    assert other_values("Add a test for each bug fix.", "Add tests for each bug fix.") == []
+    # more than half of the words changed: not one template
+    assert other_values("Run the linter before a commit.", "Ask a reviewer for approval.") == []
+
+
+def _learn_all(bank) -> None:
+    for older, newer in SLOT_PAIRS:
+        bank.guidelines.learn(older)
+        entry = bank.guidelines.learn(newer).entries[0]
+        assert entry.action == "added", entry
+        assert "replaces=<that id>" in entry.detail  # how to make it a replacement
+    for rule in VERB_RULES:
+        entry = bank.guidelines.learn(rule).entries[0]
+        assert entry.action == "added" and entry.text == rule, entry
+    active = {g.text for g in bank.guidelines.list() if g.status == "active"}
+    assert {text for pair in SLOT_PAIRS for text in pair} | set(VERB_RULES) <= active, active
+    # the agent may say the new value replaces the old one
+    old = next(g for g in bank.guidelines.list() if g.text == "Use npm to install packages.")
+    report = bank.guidelines.learn("Use pnpm to install packages.", replaces=old.id)
+    assert report.entries[0].superseded_id == old.id
+    assert old.id not in {g.id for g in bank.guidelines.list() if g.status == "active"}
+
+
+def test_in_process(tmp_path, minilm):
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        _learn_all(bank)
+
+
+def test_through_a_client_of_the_owner(tmp_path):
+    root = tmp_path / "root"
+    root.mkdir()
+    with client_of_owner(root, minilm=True) as bank:
+        _learn_all(bank)
