@@ -11,6 +11,7 @@ cached per file by (size, mtime), so a repeated listing only stats the files.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import mimetypes
 import os
@@ -56,17 +57,6 @@ TEXT_TYPES = {".md": "text/markdown", ".markdown": "text/markdown", ".txt": "tex
               ".yml": "application/yaml", ".toml": "application/toml", ".json": "application/json",
               ".csv": "text/csv", ".ts": "text/x-typescript", ".js": "text/javascript"}
 BINARY = "application/octet-stream"
-
-
-def looks_binary(head: bytes) -> bool:
-    """True for content that is not UTF-8 text (a NUL byte, or bytes that do not decode)."""
-    if b"\0" in head:
-        return True
-    try:
-        head.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        return exc.start < len(head) - 4  # a character cut at the end of the sample is fine
-    return False
 
 
 def mime_type_for(path: str, binary: bool | None = None) -> str:
@@ -179,13 +169,23 @@ class ManifestCache:
         if cached and cached[0] == seen:
             return cached[1], cached[2]
         digest = hashlib.sha256()
-        head = b""
-        with path.open("rb") as handle:
+        text = codecs.getincrementaldecoder("utf-8")()
+        binary = False
+        with path.open("rb") as handle:  # the whole file, as a read decodes it
             for block in iter(lambda: handle.read(1 << 16), b""):
-                if not head:
-                    head = block[:8192]
                 digest.update(block)
-        value, binary = digest.hexdigest(), looks_binary(head)
+                if not binary:
+                    try:
+                        text.decode(block)
+                        binary = b"\0" in block
+                    except UnicodeDecodeError:
+                        binary = True
+        if not binary:
+            try:
+                text.decode(b"", final=True)
+            except UnicodeDecodeError:
+                binary = True  # the file ends inside a character
+        value = digest.hexdigest()
         with self._lock:
             self._digests[key] = (seen, value, binary)
         return value, binary

@@ -358,10 +358,15 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     port) or the server fails."""
     from skillbank.ending import end_process, exit_code
 
+    from skillbank.errors import InvalidInputError
+
     try:
         code = run(parse_args(argv))
     except SystemExit as exc:
         code = exit_code(exc)
+    except InvalidInputError as exc:  # a setting to fix, not a crash: say which
+        print(f"skillbank: {exc}", file=sys.stderr)
+        code = 2
     except Exception:  # noqa: BLE001 - shown as Python would, then the same safe exit
         import traceback
 

@@ -122,6 +122,27 @@ def _sdk_logging_left_alone() -> Iterator[None]:
 MCP_CONCURRENCY = 8
 
 
+def positive_setting(name: str, default: int) -> int:
+    """A whole number of at least 1 from the environment, or `default` when it is unset.
+
+    Anything else is refused when the server starts: a page size of 0 answered every
+    `resources/list` with an empty page and the cursor it was sent, so a client following
+    `nextCursor` never reached the end."""
+    raw = os.environ.get(name, "").strip()
+    if not raw:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value < 1:
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(f"{name}={raw!r}: give a whole number of at least 1 (default "
+                                f"{default}), or unset it")
+    return value
+
+
 class SkillbankServer(MCPServer):
     """MCPServer whose resource list is computed from the bank on every request."""
 
@@ -129,7 +150,7 @@ class SkillbankServer(MCPServer):
         self.handle = handle
         self.manifests = res.ManifestCache()
         self.report_timing = report_timing
-        self.page_size = int(os.environ.get(PAGE_ENV, "") or PAGE_SIZE)
+        self.page_size = positive_setting(PAGE_ENV, PAGE_SIZE)
         #: CPU seconds this process had used when its first tool call succeeded: on an idle
         #: machine that is about the wall time from start to first answer, whatever the load.
         self.first_call: dict[str, Any] | None = None
@@ -265,7 +286,7 @@ class SkillbankServer(MCPServer):
         bank = await self.bank(stage)
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(
-                int(os.environ.get("SKILLBANK_MCP_CONCURRENCY", "") or MCP_CONCURRENCY))
+                positive_setting("SKILLBANK_MCP_CONCURRENCY", MCP_CONCURRENCY))
         call = functools.partial(fn, bank, *args, **kwargs)
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)

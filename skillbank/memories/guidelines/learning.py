@@ -276,6 +276,7 @@ class GuidelineLearning:
             # both cases the candidate becomes a guideline of its own, linked to the other.
             if trusted:  # the pending proposal is replaced by the trusted wording
                 plan.confirms = target.id
+                plan.why[target.id] = "confirmed: this is its trusted wording"  # no contradiction
                 plan.note = (f"confirms pending {target.id} ({plan.same[2]}) with this trusted "
                              f"wording; {target.id} is superseded by it, its untrusted wording "
                              "never becomes active")
@@ -338,7 +339,7 @@ class GuidelineLearning:
                 # Rules of one critique are never merged into (or against) each other; only the
                 # very same wording twice is one rule.
                 if plan.same is None and same_wording(text, old.text):
-                    plan.same = (similarity, gid, "the same wording twice in one critique")
+                    plan.same = (similarity, gid, "the same wording from the same critique")
                 continue
             # A negation or a replacement in plain words is never "the same rule": the newer
             # instruction wins (see skillbank.distill.supersession), whatever the distiller says.
@@ -452,7 +453,7 @@ class GuidelineLearning:
                 self._mark_superseded(old_id, gid, now)
             detail = "; ".join([f"supersedes {o} {self._items[o].text!r} "
                                 f"({plan.why.get(o, 'contradiction')})"
-                                for o in olds] + notes)
+                                for o in olds if o != plan.confirms] + notes)  # said in the note
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
