@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import inspect
 import logging
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence
@@ -186,6 +187,30 @@ def _async_twin(name: str) -> Any:
     return method
 
 
+def _sync_tool(definition: Any) -> Any:
+    """The spec's method for one tool, made from its definition: the parameters are the
+    fields of the schema the model is shown, so the two cannot drift apart (a hand-written
+    `add_guideline` lacked `replaces`, and a model that used it got a TypeError)."""
+    name = definition.name
+
+    either = inspect.Parameter.POSITIONAL_OR_KEYWORD
+    signature = inspect.Signature(
+        [inspect.Parameter("self", either)]
+        + [inspect.Parameter(field, either, annotation=info.annotation,
+                             default=inspect.Parameter.empty if info.is_required() else None)
+           for field, info in definition.args_schema.model_fields.items()])
+
+    def method(self: "SkillbankToolSpec", *args: Any, **kwargs: Any) -> str:
+        arguments = signature.bind(self, *args, **kwargs).arguments  # TypeError as Python's
+        arguments.pop("self")
+        return self._call(name, **arguments)  # None: the schema's default
+
+    method.__name__ = method.__qualname__ = name
+    method.__doc__ = definition.description
+    method.__signature__ = signature  # type: ignore[attr-defined]
+    return method
+
+
 class SkillbankToolSpec(BaseToolSpec):
     """The skillbank memory tools for a LlamaIndex agent.
 
@@ -236,75 +261,12 @@ class SkillbankToolSpec(BaseToolSpec):
             return run_tool(self.bank, _tool, arguments, namespace=namespace,
                             trusted=self.trusted)
 
-    def find_skills(self, task: str, k: int = 5) -> str:
-        """Search the skill library for skills that fit a task."""
-        return self._call("find_skills", task=task, k=k)
 
-    def load_skill(self, name: str) -> str:
-        """Read a skill's full instructions and the list of its files."""
-        return self._call("load_skill", name=name)
 
-    def read_skill_resource(self, name: str, path: str) -> str:
-        """Read one text file that a skill ships with."""
-        return self._call("read_skill_resource", name=name, path=path)
-
-    def save_skill(self, name: str, description: str, body: str) -> str:
-        """Save reusable instructions as a skill (create or update)."""
-        return self._call("save_skill", name=name, description=description, body=body)
-
-    def memory_context(self, task: str, budget_tokens: int = 1500,
-                       topic: Optional[str] = None) -> str:
-        """Everything remembered that is relevant to a task, in one block."""
-        return self._call("memory_context", task=task, budget_tokens=budget_tokens, topic=topic)
-
-    def record_experience(self, task: str, outcome: str = "unknown",
-                          steps: Optional[List[dict]] = None, feedback: Optional[str] = None,
-                          lessons: Optional[List[str]] = None, when_to_use: str = "",
-                          tags: Optional[List[str]] = None,
-                          score: Optional[float] = None) -> str:
-        """Save what was done on a task and how it went."""
-        return self._call("record_experience", task=task, outcome=outcome, steps=steps,
-                          feedback=feedback, lessons=lessons, when_to_use=when_to_use, tags=tags,
-                          score=score)
-
-    def recall_experiences(self, task: str, k: int = 5, outcome: Optional[str] = None) -> str:
-        """Find past attempts at similar tasks and their lessons."""
-        return self._call("recall_experiences", task=task, k=k, outcome=outcome)
-
-    def learn_from_critique(self, critique: str, task: Optional[str] = None,
-                            response: Optional[str] = None, score: Optional[float] = None) -> str:
-        """Turn a critique into durable guidelines."""
-        return self._call("learn_from_critique", critique=critique, task=task,
-                          response=response, score=score)
-
-    def add_guideline(self, text: str, topic: Optional[str] = None, when_to_use: str = "") -> str:
-        """Store one rule to follow on future tasks."""
-        return self._call("add_guideline", text=text, topic=topic, when_to_use=when_to_use)
-
-    def search_guidelines(self, task: str, k: int = 5, topic: Optional[str] = None) -> str:
-        """Find the guidelines that apply to a task."""
-        return self._call("search_guidelines", task=task, k=k, topic=topic)
-
-    def rate_memory(self, id: str, helpful: bool) -> str:  # noqa: A002 - the model-facing name
-        """Say whether a remembered item helped."""
-        return self._call("rate_memory", id=id, helpful=helpful)
-
-    def propose_skills(self, min_support: int = 3) -> str:
-        """Draft skills from recurring experience, for a person to adopt."""
-        return self._call("propose_skills", min_support=min_support)
-
-    afind_skills = _async_twin("find_skills")
-    aload_skill = _async_twin("load_skill")
-    aread_skill_resource = _async_twin("read_skill_resource")
-    asave_skill = _async_twin("save_skill")
-    amemory_context = _async_twin("memory_context")
-    arecord_experience = _async_twin("record_experience")
-    arecall_experiences = _async_twin("recall_experiences")
-    alearn_from_critique = _async_twin("learn_from_critique")
-    aadd_guideline = _async_twin("add_guideline")
-    asearch_guidelines = _async_twin("search_guidelines")
-    arate_memory = _async_twin("rate_memory")
-    apropose_skills = _async_twin("propose_skills")
+for _definition in tool_defs(TOOL_NAMES):  # one sync and one async method per tool
+    setattr(SkillbankToolSpec, _definition.name, _sync_tool(_definition))
+    setattr(SkillbankToolSpec, f"a{_definition.name}", _async_twin(_definition.name))
+del _definition
 
 
 # --------------------------------------------------------------------------------------------
