@@ -137,6 +137,9 @@ def test_messages_name_cli_commands_not_python_calls(run):
     from skillbank.cli.hints import HINTS, PYTHON_CALL
 
     for _, replacement in HINTS:
+        if callable(replacement):  # a function of the match: what it writes for one
+            match = re.match(r"(skill '(Excel Automation)') lives", "skill 'Excel Automation' lives")
+            replacement = replacement(match)
         assert not PYTHON_CALL.search(replacement), replacement
 
     def no_python(text: str) -> None:

@@ -14,6 +14,7 @@ The commands, exit codes and environment are listed in `skillbank.cli`'s docstri
 from __future__ import annotations
 
 import io
+import json
 import os
 import sys
 from pathlib import Path
@@ -24,7 +25,8 @@ from typer.core import TyperGroup
 
 from skillbank.cli.common import State, bundled_words, debug_logging, key_values, state, text
 from skillbank.cli.parsing import hoist_global_options, tidy_metavars
-from skillbank.cli.reporting import INTERRUPTED, _error_details, report_error
+from skillbank.cli.hints import cli_terms
+from skillbank.cli.reporting import INTERRUPTED, _error_details, echo_err, report_error
 from skillbank.cli.serve import SERVE_SETTINGS, serve, serve_argv
 
 
@@ -49,6 +51,30 @@ class SkillbankGroup(TyperGroup):
 
     def parse_args(self, ctx: Any, args: list[str]) -> list[str]:
         return super().parse_args(ctx, hoist_global_options(self, ctx, args))
+
+    def main(self, args: Any = None, prog_name: Any = None, complete_var: Any = None,
+             standalone_mode: bool = True, **extra: Any) -> Any:
+        """With --json, a usage error (an unknown command, a bad option value, a missing file)
+        is one JSON line on stderr like every other error; click printed a usage box."""
+        argv = list(sys.argv[1:] if args is None else args)
+        if not standalone_mode or "--json" not in argv[:argv.index("--")
+                                                        if "--" in argv else None]:
+            return super().main(args, prog_name, complete_var, standalone_mode, **extra)
+        try:
+            done = super().main(args, prog_name, complete_var, False, **extra)
+        except (typer.Abort, KeyboardInterrupt):
+            echo_err(json.dumps({"error": "interrupted", "type": "Abort",
+                                 "exit_code": INTERRUPTED}))
+            sys.exit(INTERRUPTED)
+        except typer.TyperException as exc:  # click's usage errors (typer vendors click)
+            if not hasattr(exc, "format_message"):
+                raise
+            code = int(getattr(exc, "exit_code", 2))
+            echo_err(json.dumps({"error": cli_terms(exc.format_message()),
+                                 "type": "UsageError", "exit_code": code}, ensure_ascii=False))
+            sys.exit(code)
+        # click returns an exit's code when not standalone; a command's own return is no code
+        sys.exit(done if isinstance(done, int) and not isinstance(done, bool) else 0)
 
     def invoke(self, ctx: Any) -> Any:
         try:

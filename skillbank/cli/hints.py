@@ -10,9 +10,25 @@ reworded message shows up there.
 from __future__ import annotations
 
 import re
+import shlex
+from typing import Any
 
 #: (pattern, replacement): applied in order to every message the CLI prints.
-HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p, r in (
+def copy_advice(name: str) -> str:
+    """The one way to make a read-only skill the bank's own, named by `skills new`, `skills
+    update` and `skills copy` itself; the name quoted for a shell ("Excel Automation")."""
+    from skillbank.cli.skill_copy import suggested_name
+    from skillbank.memories.skills.skill_file import validate_name
+
+    quoted = own = shlex.quote(name)
+    advice = f"make it the bank's own with `skillbank skills copy {quoted}"
+    if validate_name(name):  # not a name the bank's own library can hold
+        own = suggested_name(name)
+        advice += f" --as {own}"
+    return advice + f"`, then change it with `skillbank skills update {own}`"
+
+
+HINTS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(p), r) for p, r in (
     (r"find ids with bank\.guidelines\.list\([^)]*\) or search\(\)",
      "find ids with `skillbank guidelines list` or `skillbank guidelines search TASK`"),
     (r"find ids with bank\.guidelines\.search\(task\) or list\(\)",
@@ -25,8 +41,7 @@ HINTS: tuple[tuple[re.Pattern[str], str], ...] = tuple((re.compile(p), r) for p,
      "waits for `skillbank guidelines approve ID` or `skillbank guidelines reject ID`"),
     (r"(skill '([^']+)' lives in read-only root [^;]+); copy it into the bank's own library "
      r"to change it",
-     r"\1; make it the bank's own with `skillbank skills copy \2`, then change it with "
-     r"`skillbank skills update \2`"),
+     lambda m: f"{m[1]}; " + copy_advice(m[2])),
     (r"(skill '([^']+)' already exists); update it instead",
      r"\1; change it with `skillbank skills update \2`"),
     (r"; drafts\(\) lists them", "; `skillbank skills drafts` lists them"),

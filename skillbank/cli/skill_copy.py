@@ -16,7 +16,10 @@ and reported by name, never dropped silently.
 
 from __future__ import annotations
 
+import json
 import os
+import re
+import shlex
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +28,7 @@ from typing import Any, Iterator
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import atomic_write, safe_join
 from skillbank.memories.skills.resources import SKILL_FILE, SKIP_DIRS
+from skillbank.memories.skills.skill_file import MAX_NAME, validate_name
 
 #: The largest file a copy takes: a skill's files are instructions, scripts and their assets;
 #: a file over 64 MiB is data that belongs elsewhere, and copying it unasked fills the root.
@@ -48,6 +52,69 @@ class CopyPlan:
         self.modes.pop(relative, None)
         self.resources.pop(relative, None)
         self.large.pop(relative, None)
+
+
+def suggested_name(name: str) -> str:
+    """A valid skill name made of an invalid one: "Excel Automation" -> "excel-automation"."""
+    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:MAX_NAME].strip("-")
+    return slug or "copied-skill"
+
+
+def copy_name(name: str, new_name: str | None) -> str:
+    """The name a copy is saved under: `new_name`, else the skill's own when the spec allows
+    it (a read-only folder serves "Excel Automation"; the bank's own library cannot hold it)."""
+    if new_name is not None:
+        problems = validate_name(new_name)
+        if problems:
+            raise InvalidInputError(f"--as {new_name!r}: {problems[0].message}")
+        return new_name
+    if validate_name(name):
+        raise InvalidInputError(
+            f"{name!r} is not a valid skill name for the bank's own library (a-z, 0-9 and '-'); "
+            f"copy it under one: `skillbank skills copy {shlex.quote(name)} --as "
+            f"{suggested_name(name)}`")
+    return name
+
+
+def spec_frontmatter(frontmatter: dict[str, Any], plan: "CopyPlan") -> dict[str, Any]:
+    """The frontmatter a copy is saved with (all but name and description), in the forms the
+    spec allows; each value rewritten is noted in `plan`. Read-only folders are served as they
+    are, flagged; the bank's own library takes only valid skills, so a copy of a skill with
+    `metadata: {dependencies: [openpyxl]}` was refused and could not be made at all."""
+    out: dict[str, Any] = {}
+    for key, value in frontmatter.items():
+        if key in ("name", "description"):
+            continue
+        if key == "metadata" and isinstance(value, dict):
+            fixed = {str(k): _as_text(v) for k, v in value.items()}
+            changed = [str(k) for k, v in value.items() if not isinstance(k, str)
+                       or not isinstance(v, str)]
+            if changed:
+                plan.notes.append("metadata values written as text, as the spec wants: "
+                                  + ", ".join(f"{k}: {fixed[k]!r}" for k in changed))
+            out[key] = fixed
+        elif key == "metadata":
+            out[key] = {"value": _as_text(value)}
+            plan.notes.append(f"metadata was not a mapping; kept as metadata.value: "
+                              f"{out[key]['value']!r}")
+        elif key == "allowed-tools" and isinstance(value, list):
+            out[key] = " ".join(str(v) for v in value)
+            plan.notes.append(f"allowed-tools written as one space-separated string: "
+                              f"{out[key]!r}")
+        elif key in ("license", "compatibility", "allowed-tools") and not isinstance(value, str):
+            out[key] = _as_text(value)
+            plan.notes.append(f"{key} written as text: {out[key]!r}")
+        else:
+            out[key] = value
+    return out
+
+
+def _as_text(value: Any) -> str:
+    if isinstance(value, str):
+        return value
+    if isinstance(value, (list, dict)):
+        return json.dumps(value, ensure_ascii=False, default=str)
+    return str(value)
 
 
 def plan_copy(folder: Path, max_resource_bytes: int) -> CopyPlan:

@@ -11,6 +11,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
+from skillbank.cli.hints import copy_advice
 from skillbank.cli.common import (
     Output,
     invalid,
@@ -446,15 +447,9 @@ def new(
         if existing is not None and not existing.writable:
             raise AlreadyExistsError(
                 f"skill {name!r} already exists in the read-only folder {existing.root}; "
-                + COPY_ADVICE.format(name=name)) from None
+                + copy_advice(name)) from None
         raise
     st.out.emit(skill, lambda: st.out.print(text(written("created", skill), "green")))
-
-
-#: The one way to make a read-only skill the bank's own, named by `new`, `update` (through
-#: `hints.py`) and `copy` itself.
-COPY_ADVICE = ("make it the bank's own with `skillbank skills copy {name}`, then change it "
-               "with `skillbank skills update {name}`")
 
 
 def _existing(bank: Any, name: str) -> Any:
@@ -470,6 +465,9 @@ def _existing(bank: Any, name: str) -> Any:
 def copy(
     ctx: typer.Context,
     name: Annotated[str, typer.Argument(help="A skill from a read-only folder.")],
+    new_name: Annotated[Optional[str], typer.Option(
+        "--as", help="The copy's name, where the skill's own is not a valid one "
+        "(e.g. 'Excel Automation' --as excel-automation).")] = None,
 ) -> None:
     """Make a read-only skill the bank's own: copy it (SKILL.md and its files) into the bank's
     library, where it takes precedence and `skills update` can change it.
@@ -477,7 +475,9 @@ def copy(
     Files keep their mode (scripts stay executable); a link to a file inside the skill folder
     is copied as that file. Files over 1 MiB (the limit for what an agent writes through the
     API) are copied too, up to 64 MiB a file. Anything left out (links out of the folder or to
-    a folder, pipes, unreadable or larger files) is named, with why (--json: `left_out`)."""
+    a folder, pipes, unreadable or larger files) is named, with why (--json: `left_out`).
+    Frontmatter the spec refuses in the bank's own library (a list in `metadata`, a list of
+    `allowed-tools`) is written in the form the spec allows, each change named (`notes`)."""
     from skillbank.cli import skill_copy
     from skillbank.errors import AlreadyExistsError
     from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES
@@ -488,18 +488,23 @@ def copy(
     if skill.writable:
         raise AlreadyExistsError(f"skill {name!r} is already the bank's own ({skill.path}); "
                                  f"change it with `skillbank skills update {name}`")
+    target = skill_copy.copy_name(name, new_name)
+    if target != name and _existing(bank, target) is not None:
+        raise AlreadyExistsError(f"skill {target!r} already exists; pick another name for --as")
     plan = skill_copy.plan_copy(Path(skill.path).parent, MAX_RESOURCE_BYTES)
-    extra = {k: v for k, v in skill.frontmatter.items() if k not in ("name", "description")}
-    copied = bank.skills.save(name, skill.description, skill.body, frontmatter=extra,
+    extra = skill_copy.spec_frontmatter(skill.frontmatter, plan)
+    copied = bank.skills.save(target, skill.description, skill.body, frontmatter=extra,
                               resources=dict(plan.resources) or None)
     if skill_copy.finish_copy(plan, copied):
-        copied = bank.skills.load(name)  # its resources now list the large files too
+        copied = bank.skills.load(target)  # its resources now list the large files too
 
     def human() -> None:
         st.out.print(text(
             written("copied", copied) if copied.proposal is not None else
-            f"copied {name} from {skill.root} to {copied.path}; it now takes precedence, and "
-            f"`skillbank skills update {name}` changes it", "green"))
+            f"copied {name} from {skill.root} to {copied.path}; "
+            + ("it now takes precedence, and " if target == name else
+               f"the read-only {name!r} is still served beside it, and ")
+            + f"`skillbank skills update {target}` changes it", "green"))
         for line in skill_copy.describe(plan):
             st.out.print(text(f"  {line}", "yellow" if line.startswith("left out") else "dim"),
                          soft_wrap=True)

@@ -1,0 +1,77 @@
+"""A served read-only skill the spec refuses can still be made the bank's own.
+
+Before session 16, `skills update` on such a skill said "make it the bank's own with `skillbank
+skills copy Excel Automation`" (unquoted: pasting it was a usage error), and `skills copy`
+refused it ("invalid skill name", or "'metadata' must map strings to strings" for
+`metadata: {dependencies: [openpyxl]}`): 239 skills of the shared corpus could be served but
+never copied or changed. Now the advice is quoted, names `--as` where the name cannot be kept,
+and the copy writes refused frontmatter in the form the spec allows, naming each change. Run
+in process and through a client of another process that owns the root.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from owner_client import owner_process
+from skillbank.cli import app
+
+
+@pytest.fixture
+def folder(tmp_path) -> Path:
+    ro = tmp_path / "ro"
+    (ro / "spreadsheets").mkdir(parents=True)
+    (ro / "spreadsheets" / "SKILL.md").write_text(
+        "---\nname: spreadsheets\ndescription: Work with spreadsheet files.\nmetadata:\n"
+        "  dependencies: [openpyxl]\n  version: 2\nallowed-tools: [Read, Bash]\n---\n# Steps\n")
+    (ro / "excel").mkdir()
+    (ro / "excel" / "SKILL.md").write_text(
+        "---\nname: Excel Automation\ndescription: Automate Excel workbooks.\n---\n# Steps\n")
+    return ro
+
+
+def run(folder: Path, *args: str, code: int = 0):
+    result = CliRunner().invoke(app, ["--no-bundled", "--skills-dir", str(folder), *args])
+    assert result.exit_code == code, (args, result.stdout, result.stderr)
+    return result
+
+
+def flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+def check(root: Path, folder: Path) -> None:
+    refused = flat(run(folder, "skills", "update", "Excel Automation", "-d", "x", code=5).stderr)
+    assert ("`skillbank skills copy 'Excel Automation' --as excel-automation`, then change it "
+            "with `skillbank skills update excel-automation`") in refused
+    assert "--as excel-automation" in flat(run(folder, "skills", "copy", "Excel Automation",
+                                                code=2).stderr)
+    copied = json.loads(run(folder, "--json", "skills", "copy", "Excel Automation", "--as",
+                            "excel-automation").stdout)
+    assert copied["name"] == "excel-automation"
+    run(folder, "skills", "update", "excel-automation", "-d", "Automate Excel workbooks well.")
+
+    hint = flat(run(folder, "skills", "update", "spreadsheets", "-d", "x", code=5).stderr)
+    assert "`skillbank skills copy spreadsheets`" in hint
+    result = json.loads(run(folder, "--json", "skills", "copy", "spreadsheets").stdout)
+    assert any('dependencies: \'["openpyxl"]\'' in note for note in result["notes"]), result
+    assert any("allowed-tools" in note for note in result["notes"])
+    text = (root / "skills" / "spreadsheets" / "SKILL.md").read_text()
+    assert "allowed-tools: Read Bash" in text and "version: '2'" in text
+    run(folder, "skills", "update", "spreadsheets", "-d", "Work with spreadsheets, fixed.")
+    shown = json.loads(run(folder, "--json", "skills", "show", "spreadsheets").stdout)
+    assert shown["description"] == "Work with spreadsheets, fixed." and shown["writable"]
+
+
+def test_in_process(cli_root, folder):
+    check(cli_root, folder)
+
+
+def test_through_a_client_of_the_owner(cli_root, folder):
+    cli_root.mkdir(parents=True, exist_ok=True)
+    with owner_process(cli_root, (folder,)):
+        check(cli_root, folder)
