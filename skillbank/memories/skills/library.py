@@ -295,6 +295,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                      if (meta := self.index.metadata(item_id)) is not None}
             found, report.findings = self._scan(
                 {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()})
+            report.skipped.extend(f.path for f in report.findings if f.path)  # too large, unreadable
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
             pending: list[tuple[_Found, str, SkillDocument | None]] = []

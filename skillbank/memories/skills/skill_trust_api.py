@@ -9,6 +9,7 @@ The state itself lives in files under the root (`skills.lock`, `skill-scans/`,
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import threading
 from datetime import datetime, timezone
@@ -167,8 +168,11 @@ class SkillTrust:
         kept SKILL.md files, or the accepted versions of a reviewed skill)."""
         skill = self._summary(name)  # type: ignore[attr-defined]
         version, _ = self.trust_book.version(skill)
-        now = datetime.now(timezone.utc)
-        out = [SkillVersion(name=name, version=version, path=skill.path, saved=now,
+        try:  # when the current SKILL.md was written, not when this was asked
+            saved = datetime.fromtimestamp(os.stat(skill.path).st_mtime, timezone.utc)
+        except (OSError, TypeError, ValueError):
+            saved = datetime.now(timezone.utc)
+        out = [SkillVersion(name=name, version=version, path=skill.path, saved=saved,
                             reason=f"current ({skill.review or 'in use'})",
                             description=skill.description)]
         if skill.writable:
