@@ -21,6 +21,9 @@ T = TypeVar("T")
 log = logging.getLogger("skillbank.index")
 #: How `dense_error` begins while a Chroma server does not answer.
 CHROMA_DOWN = "the Chroma server does not answer"
+#: How often a memory whose shared index missed writes tries to catch up (guidelines and
+#: experiences alike).
+INDEX_RETRY_SECONDS = 2.0
 
 
 class ChromaUnavailableError(SkillbankError):

@@ -170,3 +170,37 @@ def test_a_conversation_updated_on_a_reaches_b_even_after_b_read_it(two_machines
                                           {"role": "assistant", "content": "Booked."}],
                                   thread="offsite-1", outcome="success", followup=True)
     assert until(lambda: b.experiences.get(eid).outcome == "success")
+
+
+def test_a_write_kept_during_an_outage_is_read_back_and_reaches_every_worker(tmp_path, postgres):
+    """Session 16: `get` of an experience written while Chroma was down raised the outage (MCP
+    record_experience answered an error for a stored write, and a retry stored it twice); and
+    only a recall on the worker that wrote it indexed it once Chroma was back."""
+    import sys
+    from pathlib import Path
+
+    if not (Path(sys.executable).parent / "chroma").exists():
+        pytest.skip("chroma CLI not installed")
+    chroma = ChromaServer(tmp_path / "chroma-data")
+    chroma.start()
+    deployment = uuid.uuid4().hex[:16]
+    a = open_bank(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
+    b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
+    try:
+        a.experiences.record("Renew the TLS certificate of the intranet", "success")
+        chroma.stop()
+        kept = a.experiences.record("Drain the print queue of the third floor", "success",
+                                    feedback="Pause the spooler, then purge the queue.")
+        record = a.experiences.get(kept)  # read back from the journal
+        assert record.task == "Drain the print queue of the third floor"
+        assert record.status == "active" and record.feedback.startswith("Pause the spooler")
+        assert _count(postgres.url, "SELECT count(*) FROM sb_experiences WHERE deployment = %s "
+                      "AND record->>'task' = %s", deployment, record.task) == 1
+        chroma.start()  # only B recalls: it indexes what A kept
+        hits = until(lambda: [h for h in b.experiences.recall(
+            "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=15)
+        assert hits[0].id == kept and not getattr(hits, "note", "")
+    finally:
+        b.close()
+        a.close()
+        chroma.stop()

@@ -69,7 +69,7 @@ async def test_postgres_stopped_reads_and_writes_are_clear_tool_errors(
         stop_process(proc)
 
 
-async def test_chroma_stopped_reads_answer_and_writes_are_clear_tool_errors(
+async def test_chroma_stopped_reads_answer_and_memory_writes_are_kept(
         tmp_path, own_chroma, postgres):  # noqa: F811 - the fixture
     proc, url = start_server(tmp_path / "root", own_chroma.url, postgres.url, "--token", TOKEN,
                              "--trust")
@@ -78,10 +78,14 @@ async def test_chroma_stopped_reads_answer_and_writes_are_clear_tool_errors(
             for tool, args in WRITES.items():
                 await call_ok(client, tool, args)
             own_chroma.stop()
-            for tool, args in {**READS, **WRITES}.items():
+            for tool, args in WRITES.items():  # kept in PostgreSQL, indexed when it is back
                 ok, answer = await call(client, tool, args)
-                if not ok:
-                    _clear(tool, answer, "Chroma", "check")
+                assert ok, (tool, answer)  # a stored write is never answered as an error
+            skill = {"name": "pellucid-deploy", "description": "Deploy Pellucid safely.",
+                     "body": "# Steps\n\n1. Drain the queue.\n"}
+            ok, answer = await call(client, "save_skill", skill)
+            if not ok:
+                _clear("save_skill", answer, "Chroma", "check")
             for tool in READS:  # reads degrade to keyword search, with a note
                 ok, answer = await call(client, tool, READS[tool])
                 assert ok, (tool, answer)

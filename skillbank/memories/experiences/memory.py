@@ -21,6 +21,7 @@ import functools
 import inspect
 import logging
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable, Iterable, Mapping, Sequence
@@ -29,7 +30,8 @@ from skillbank.audit import kind_of, note
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.index import HybridIndex
-from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError, is_outage
+from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
+                                    is_outage)
 from skillbank.records import Experience, Hit, Hits, Lesson, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
@@ -80,6 +82,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         self.journal = journal
         #: Whether the last recall fell back to the journal's own full-text search.
         self._recalled_by_text = False
+        self._shared_checked = 0.0  # monotonic time of the last `_shared_index_behind` look
         self.index = index
         self.usage = usage
         self.settings = settings or Settings()
@@ -315,6 +318,24 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             index_them()
         return ids
 
+    def _shared_index_behind(self) -> bool:
+        """A shared index (team mode, or a Chroma server), checked at most every
+        ``INDEX_RETRY_SECONDS``: whether the journal holds events its shared checkpoint does not
+        cover. Another worker's writes during a Chroma outage were indexed only by a recall on
+        that worker; a team behind a load balancer never recalled them elsewhere."""
+        if not getattr(self.index, "shared", False):
+            return False
+        now = time.monotonic()
+        if now - self._shared_checked < INDEX_RETRY_SECONDS:
+            return False
+        self._shared_checked = now
+        try:
+            done = {str(k): int(v) for k, v in self._read_checkpoint().get("files", {}).items()}
+            return any(done.get(name, 0) < size for name, size in self.journal.positions().items())
+        except Exception as exc:  # noqa: BLE001 - a store that does not answer: recall says so
+            log.debug("could not compare the experience index with its journal: %s", exc)
+            return False
+
     def _outage(self, exc: BaseException) -> bool:
         """Whether `exc` says the index (a Chroma server) does not answer."""
         return isinstance(exc, ChromaUnavailableError) or (
@@ -326,7 +347,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         search (PostgreSQL's, in team mode) answers instead, with a note in the result
         (`Hits.note`, `dense_complete` False). Records written during an outage are indexed
         by the first recall after it (a sync)."""
-        if self.index_behind or self._recalled_by_text:
+        if self.index_behind or self._recalled_by_text or self._shared_index_behind():
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
@@ -407,8 +428,27 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             raise NotFoundError(
                 f"no experience {record_id!r}: ids look like 'exp-' or 'lsn-' and 12 hex digits")
         record_id = record_id.strip()
-        meta = self._visible(record_id, self.index.metadata(record_id))
-        return self._read_record(record_id, meta)
+        try:
+            found = self.index.metadata(record_id)
+        except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
+            if not self._outage(exc):
+                raise
+            return self._get_from_journal(record_id)
+        return self._read_record(record_id, self._visible(record_id, found))
+
+    def _get_from_journal(self, record_id: str) -> Experience:
+        """`get` while the index does not answer: the record as the journal (the truth) holds
+        it, with the status it was written with. A write acknowledged during a Chroma outage
+        was answered with an error by every face that read it back (MCP record_experience),
+        and a client that retried as told stored it twice."""
+        raw = self.journal.load(record_id, "")
+        try:
+            record = Experience.model_validate(raw) if raw is not None else None
+        except (ValueError, TypeError):
+            record = None
+        meta = None if record is None else {"namespace": record.namespace}
+        self._visible(record_id, meta)
+        return record.model_copy(update={"usage": self.usage.get(record_id)})  # type: ignore[union-attr]
 
     def __contains__(self, record_id: object) -> bool:
         if not isinstance(record_id, str):

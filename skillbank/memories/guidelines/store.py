@@ -22,13 +22,12 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import check_slug
 from skillbank.index import IndexItem
-from skillbank.index_outage import ChromaUnavailableError
+from skillbank.index_outage import INDEX_RETRY_SECONDS, ChromaUnavailableError
 from skillbank.memories.guidelines.files import (
     _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_NAMESPACE, _check_text, _trim_sources)
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 
 log = logging.getLogger("skillbank.guidelines")
-INDEX_RETRY_SECONDS = 2.0  # how often a memory whose index missed writes tries to catch up
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
 
