@@ -36,8 +36,10 @@ else:  # pragma: no cover - exercised only on 3.10
 CONFIG = "skillbank.toml"
 KEY = "skill_roots"
 BUNDLED = "include_bundled"
+DEPLOYMENT = "deployment"
 LOCK = ".skillbank.toml.lock"
 _LINE = re.compile(r"^[ \t]*skill[_-]roots[ \t]*=.*$", re.M)
+_DEPLOYMENT_LINE = re.compile(r"^[ \t]*deployment[ \t]*=.*$", re.M)
 _TABLE = re.compile(r"^[ \t]*\[", re.M)  # a table header: [name] or [[name]]
 _HEADER = ("# skillbank settings for this memory root (see skillbank.settings). The skill\n"
            "# folders are kept here so every command and face indexes the same ones;\n"
@@ -184,6 +186,25 @@ def set_bundled(root: Path, value: bool) -> bool | None:
         before = bundled(root)
         if before is not value:
             _set_line(root, _BUNDLED_LINE, f"{BUNDLED} = {'true' if value else 'false'}")
+        return before
+
+
+def deployment(root: Path) -> str | None:
+    """The deployment recorded in the root's settings file (None: not recorded)."""
+    value = (_load(root) or {}).get(DEPLOYMENT)
+    return value if isinstance(value, str) and value else None
+
+
+def keep_deployment(root: Path, name: str) -> str | None:
+    """Record `name` as the root's deployment unless one is recorded; returns what was
+    recorded before (None: nothing, now `name`). A team worker started with `--deployment
+    team` left no trace in the root: the CLI on the same root (the documented `reindex`
+    restore, `guidelines list`, `audit`) opened the root's own id, an empty deployment."""
+    with _changing(root):
+        before = deployment(root)
+        if before is None:
+            quoted = name.replace("\\", "\\\\").replace('"', '\\"')
+            _set_line(root, _DEPLOYMENT_LINE, f'{DEPLOYMENT} = "{quoted}"')
         return before
 
 

@@ -1,7 +1,8 @@
 """`skillbank audit`: who wrote, reviewed, voted, pruned or forgot what, and when.
 
-Reads the root's audit log (`skillbank.audit`) directly: no index is opened, so it answers in a
-moment even while another process owns the root. Filters combine (all must match); `--json`
+Reads the root's audit log (`skillbank.audit`) directly, or in team mode (`database_url`) the
+deployment's log in PostgreSQL: no index is opened, so it answers in a moment even while another
+process owns the root. Filters combine (all must match); `--json`
 prints one JSON document (a list of events) for scripts.
 """
 
@@ -42,9 +43,23 @@ def audit(
     if action is not None and action not in ACTIONS:
         raise InvalidInputError(f"unknown action {action!r}; one of {', '.join(sorted(ACTIONS))}")
     moment = parse_since(since) if since is not None else None
-    root = load_settings(Path(st.root) if st.root else None).root
-    events = open_log(root).query(principal=principal, action=action, since=moment,
-                                  item_id=item_id, namespace=namespace, limit=limit)
+    settings = load_settings(Path(st.root) if st.root else None)
+    root = settings.root
+    where = {"principal": principal, "action": action, "since": moment, "item_id": item_id,
+             "namespace": namespace, "limit": limit}
+    if settings.database_url:  # team mode keeps the log in PostgreSQL, not in the root
+        from skillbank.index_ownership import deployment_of
+        from skillbank.store import open_store
+
+        store = open_store(root, settings.database_url,
+                           deployment=deployment_of(settings, shared=True))
+        try:
+            events = store.audit().query(**where)
+        finally:
+            store.close()
+        root = f"deployment {deployment_of(settings)!r} of the team database"
+    else:
+        events = open_log(root).query(**where)
     rows = [e.to_json() for e in events]
 
     def human() -> None:

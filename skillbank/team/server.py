@@ -33,6 +33,7 @@ import json
 import logging
 import os
 import sys
+from pathlib import Path
 from typing import Any, Sequence
 
 log = logging.getLogger("skillbank.team")
@@ -213,7 +214,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--chroma-url", default=env("SKILLBANK_CHROMA_URL"),
                         help="the Chroma server, e.g. http://chroma:8000")
     parser.add_argument("--deployment", default=env("SKILLBANK_DEPLOYMENT"),
-                        help="this deployment's name (default: the root's id)")
+                        help="this deployment's name (default: the root's id); recorded in "
+                             "the root's skillbank.toml so the CLI on the root opens it too")
+    parser.add_argument("--no-watch", dest="watch", action="store_false",
+                        help="do not watch the skill folders (default: a skill added or edited "
+                             "by hand is indexed within seconds, as under `skillbank serve`)")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8080)
     parser.add_argument("--token", default=env("SKILLBANK_TOKEN"),
@@ -356,6 +361,17 @@ def _main(argv: Sequence[str] | None) -> int:
     from skillbank.errors import SkillbankError
     from skillbank.signals import interruptible
 
+    if args.deployment:  # one root, one deployment: the CLI on this root opens the same one
+        from skillbank import remember
+
+        root = remember.resolve_root(Path(args.root) if args.root else None)
+        recorded = remember.keep_deployment(root, args.deployment)
+        if recorded is not None and recorded != args.deployment:
+            print(f"skillbank server: {root / remember.CONFIG} says deployment = {recorded!r}, "
+                  f"and this worker was given {args.deployment!r}; one root is one deployment "
+                  "(the CLI and every worker on it must open the same one): start it with "
+                  f"--deployment {recorded}, or change that line by hand", file=sys.stderr)
+            return 2
     try:  # interruptible: Ctrl-C while PostgreSQL or the Chroma server hangs (signals.py)
         bank = interruptible(lambda: Skillbank.open(
             args.root, chroma_url=args.chroma_url, database_url=args.database_url,
@@ -375,6 +391,9 @@ def _main(argv: Sequence[str] | None) -> int:
               f"({reason}); start it (chroma run --path DIR --port PORT) or fix --chroma-url "
               "(SKILLBANK_CHROMA_URL)", file=sys.stderr)
         return 1
+    if args.watch:
+        bank.watch()  # hand edits on the shared root reach this worker's index (and, through
+        # the change feed, the other workers')
     metrics_host = args.metrics_host or args.host
     elsewhere = None
     if args.metrics_port:
@@ -439,8 +458,6 @@ def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
 def _oidc(args: argparse.Namespace) -> Any:
     """The OIDC configuration: `--auth-config` (else the root's skillbank.toml) `[oidc]`, with
     the command line's --oidc-* on top; None when nothing configures it."""
-    from pathlib import Path
-
     from skillbank.team.auth import load_oidc
 
     path = args.auth_config or (Path(args.root).expanduser() / "skillbank.toml"
