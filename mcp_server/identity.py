@@ -176,11 +176,23 @@ def parse_principals(path: Path, raw: bytes) -> dict[str, Principal]:
 
 
 def _namespaces(value: Any, what: str) -> tuple[str, ...]:
-    from skillbank.scope import check_namespace
+    """A principal's `reads` or `reviews`: namespaces, or "*" for every one (as `Scope` takes
+    them); a bad entry is named with the list it is in (the namespace check alone spoke of
+    "namespace '*'" for `--reads '*'`)."""
+    from skillbank.scope import ALL, check_namespace
 
     if not isinstance(value, list):
         raise InvalidInputError(f"{what} must be a list of namespaces")
-    return tuple(check_namespace(v) for v in value)
+    out = []
+    for item in value:
+        if item == ALL:
+            out.append(item)
+            continue
+        try:
+            out.append(check_namespace(item))
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{what}: {exc}") from None
+    return tuple(out)
 
 
 class TokensFile:

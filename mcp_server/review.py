@@ -18,8 +18,9 @@ from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.tools_memory import ItemId
 
-UNTRUSTED = ("{what} needs a trusted session: this server does not trust its clients (HTTP "
-             "without --trust). Ask the user to {how}, or to restart the server with --trust.")
+UNTRUSTED = ("{what} needs a trusted session: this caller is not trusted (an untrusted token, "
+             "or HTTP without --trust). Ask the user to {how}, or to serve it with a trusted "
+             "token or --trust.")
 OUTCOMES = ("success", "failure", "partial", "unknown")
 
 

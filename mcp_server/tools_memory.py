@@ -25,7 +25,8 @@ log = logging.getLogger("skillbank.mcp")
 ItemId = Annotated[str, Field(min_length=3, max_length=200,
                               description="an id from memory_context or a search: 'gl-…', "
                                           "'exp-…', 'lsn-…' or 'skill:<name>'")]
-PENDING_EXPERIENCE = ("Stored as pending: this server does not trust its clients, so the "
+PENDING_EXPERIENCE = ("Stored as pending: this caller is not trusted (an untrusted token, or a "
+                      "server without --trust), so the "
                       "experience is not recalled in trusted sessions until a person approves it "
                       "(review_memory in a trusted session, or the skillbank CLI).")
 UNCOUNTED_VOTE = ("Recorded for review: votes from untrusted clients never change a ranking or a "
