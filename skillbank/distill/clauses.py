@@ -109,6 +109,32 @@ def _pieces(clause: str) -> list[str]:
     return out
 
 
+#: A leading phrase that says where or when the advice holds ("In commit messages, ...",
+#: "For SQL migrations, ...", "When writing customer emails, ...", "If the customer is angry").
+_SETTING_RE = re.compile(r"^(?:in|for|on|when|while|within|inside|throughout|during|before|"
+                         r"after|if|unless)\s+\S.{1,70}$", re.I)
+
+
+def _setting(piece: str) -> str | None:
+    """`piece` when it is a leading setting of the rules after it (2-10 words, itself no rule)."""
+    text = piece.strip()
+    if not _SETTING_RE.match(text) or not 2 <= len(_words(text)) <= 10 or _rewrite(text):
+        return None
+    return text
+
+
+def with_setting(rule: str, setting: str | None) -> str:
+    """`rule` with the setting the sentence gave it: "In commit messages, always reference the
+    ticket number." A rule split out of "In commit messages, always reference the ticket
+    number and keep the subject short." read "Always reference the ticket number.", which
+    says nothing of commit messages (and its topic was guessed as support tickets)."""
+    if not setting or not rule or setting.lower() in rule.lower():
+        return rule
+    first = rule.split(maxsplit=1)[0]
+    keep = first == "I" or (len(first) > 1 and not first[1:].islower())  # "SQL", "README"
+    return f"{setting[:1].upper()}{setting[1:]}, {rule if keep else rule[:1].lower() + rule[1:]}"
+
+
 def _rules_in_sentence(sentence: str) -> list[str]:
     protected, spans = _protect(sentence, quotes=True)
     rules: list[str] = []
@@ -117,10 +143,12 @@ def _rules_in_sentence(sentence: str) -> list[str]:
         is_label = clause.startswith("\x00label\x00")
         clause = clause.replace("\x00label\x00", "")
         target = label_rules if is_label else rules
+        lead = re.match(r"^([^,]{3,80}),\s+\S", clause)
+        setting = _setting(lead.group(1)) if lead else None  # for every rule of the clause
         for piece in _pieces(clause):
             found = _rewrite(piece)
             if found:
-                target.extend(_split_compound(found))
+                target.extend(with_setting(r, setting) for r in _split_compound(found))
                 continue
             if is_label:
                 continue
@@ -130,7 +158,7 @@ def _rules_in_sentence(sentence: str) -> list[str]:
                 for p in sub:
                     found = _rewrite(p)
                     if found:
-                        target.extend(_split_compound(found))
+                        target.extend(with_setting(r, setting) for r in _split_compound(found))
     if not rules:
         rules = label_rules
     return [_restore(r, spans) for r in rules]
