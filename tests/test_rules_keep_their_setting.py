@@ -69,3 +69,8 @@ def test_learnt_through_a_client_of_the_owner(tmp_path):
     root.mkdir()
     with client_of_owner(root, minilm=True) as bank:
         _learn_and_find(bank)
+
+
+def test_the_setting_names_the_topic():
+    first = RuleDistiller().rules_from_critique(CASES[0][0])[0]
+    assert first.topic == "code" and "support" not in first.when_to_use  # not the ticket's

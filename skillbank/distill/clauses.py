@@ -13,7 +13,7 @@ import re
 from skillbank.distill.rewrite import _guard, _rewrite, _starts_imperative
 from skillbank.distill.sentences import _protect, _restore
 from skillbank.distill.text import _finish, _words
-from skillbank.distill.vocabulary import _DETERMINERS, _VERBS
+from skillbank.distill.vocabulary import _DETERMINERS, _VERBS, SETTING_LEADS
 
 
 # Clause splitting ------------------------------------------------------------------------------
@@ -111,8 +111,7 @@ def _pieces(clause: str) -> list[str]:
 
 #: A leading phrase that says where or when the advice holds ("In commit messages, ...",
 #: "For SQL migrations, ...", "When writing customer emails, ...", "If the customer is angry").
-_SETTING_RE = re.compile(r"^(?:in|for|on|when|while|within|inside|throughout|during|before|"
-                         r"after|if|unless)\s+\S.{1,70}$", re.I)
+_SETTING_RE = re.compile(rf"^(?:{'|'.join(SETTING_LEADS)})\s+\S.{{1,70}}$", re.I)
 
 
 def _setting(piece: str) -> str | None:

@@ -7,7 +7,8 @@ import re
 from skillbank.distill.morphology import _gerund
 from skillbank.distill.sentences import _PH_RE, split_sentences
 from skillbank.distill.text import _words
-from skillbank.distill.vocabulary import _DETERMINERS, _LIGHT_WORDS, _STOPWORDS, _VERBS
+from skillbank.distill.vocabulary import (_DETERMINERS, _LIGHT_WORDS, _STOPWORDS, _VERBS,
+                                          SETTING_LEADS)
 from skillbank.records import MAX_SHORT
 
 
@@ -98,18 +99,25 @@ def topic_family(topic: str | None) -> str:
     return TOPIC_FAMILY.get(topic, topic)
 
 
+_LEADING_SETTING = re.compile(rf"^(?:{'|'.join(SETTING_LEADS)})\s+([^,]{{2,80}}),", re.I)
+
+
 def guess_topic(rule: str, task: str | None = None, context: str | None = None) -> str:
     """A short topic slug from keyword hits (rule counts most, then task, then context).
 
     The rule's own words decide only through their weight, not alone: ranking the rule's hits
     first (task and critique as tie-breakers) filed fewer rules where their critiques' tasks
     are looked for (critique stream, dev, ``benchmarks/guidelines.py`` Recall@5 0.536 ->
-    0.488), so the sum stays. "Use markdown tables ..." is filed under writing by its own
+    0.488), so the sum stays. A leading setting of the rule ("In commit messages, always
+    reference the ticket number.") counts three times: it says where the rule holds (the ticket
+    filed that rule under support). "Use markdown tables ..." is filed under writing by its own
     words: a markdown or HTML table is not an SQL table (see ``TOPIC_KEYWORDS``)."""
     best, best_score = "general", 0.0
+    lead = _LEADING_SETTING.match(rule or "")
+    setting = lead.group(1) if lead else ""  # "In commit messages, ...": where the rule holds
     for slug, _, weight, rx in _TOPIC_RES:
         score = weight * (
-            3 * len(rx.findall(rule or ""))
+            3 * len(rx.findall(rule or "")) + 6 * len(rx.findall(setting))
             + 2 * len(rx.findall(task or ""))
             + 1 * len(rx.findall(context or ""))
         )

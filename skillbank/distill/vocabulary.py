@@ -137,3 +137,9 @@ _STOPWORDS = _LIGHT_WORDS | frozenset(
     "what which who whom how why where while about after before because since until own same "
     "such too other others another both either neither nor yet still even much many few".split()
 )
+
+#: Words that open a phrase saying where or when advice holds ("In commit messages, ...", "For
+#: SQL migrations, ...", "If the customer is angry, ..."): a split keeps it on every rule
+#: (``clauses.with_setting``) and the topic guess weighs it as the rule's own domain.
+SETTING_LEADS = ("in", "for", "on", "when", "while", "within", "inside", "throughout", "during",
+                 "before", "after", "if", "unless")
