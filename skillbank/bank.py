@@ -505,17 +505,25 @@ class Skillbank:
     def reindex(self) -> dict[str, Any]:
         """Drop every index and rebuild it from the files (the files are the truth).
 
-        Also how to switch embeddings: a collection not opened yet is dropped before it is
-        opened, since one built with another embedding cannot be opened with this one."""
+        Also how to switch embeddings: a collection built with another embedding cannot be
+        opened with this one, so it is dropped first. Any other collection is kept and emptied:
+        on a Chroma server other processes of this root hold handles to it, and a dropped one
+        left every later call of theirs failing ("Collection ... does not exist") until they
+        restarted."""
+        from skillbank.errors import EmbeddingMismatchError
+
         for kind in COLLECTIONS:
             with self._guard:
                 opened = kind in self._indexes
             if not opened and self.client is not None and self._placement.private:
-                try:  # a collection shared with other deployments is never dropped
-                    self.client.delete_collection(
-                        f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
-                except Exception:  # noqa: BLE001 - not there yet: nothing to drop
-                    pass
+                try:
+                    self.index(kind)
+                except EmbeddingMismatchError:  # a collection shared with other deployments
+                    try:  # is never dropped (`_placement.private`)
+                        self.client.delete_collection(
+                            f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
+                    except Exception:  # noqa: BLE001 - not there: nothing to drop
+                        pass
             self.index(kind).reset()
         return self.sync()
 
