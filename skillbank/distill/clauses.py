@@ -41,7 +41,7 @@ _AND_CLAUSE_RE = re.compile(
 _JOINT_RE = re.compile(r"(?P<joint>,\s*and|\s+and|;|,)\s+(?:(?P<adverb>always|also|please)"
                        r"\s+)?(?P<word>\w+)(?=\s+(?P<next>\w+))?", re.I)
 #: Verbs that are as often nouns after "and" ("... the name and number of ...").
-_NOUN_LIKE = frozenset("set order number state name list test type log".split())
+_NOUN_LIKE = frozenset("set order number state name list test type log restore install".split())
 
 
 def _split_compound(rule: str) -> list[str]:

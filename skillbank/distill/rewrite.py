@@ -12,6 +12,7 @@ from skillbank.distill.vocabulary import (
     _DEICTIC,
     _DETERMINERS,
     _NOT_IMPERATIVE_NEXT,
+    _NOT_IMPERATIVE_THIRD,
     _NP_ADVERBS,
     _PERSON_SUBJECT,
     _PREPOSITIONS,
@@ -128,7 +129,7 @@ def _starts_imperative(text: str) -> bool:
         return False
     if len(words) > 1 and words[1].lower() in _NOT_IMPERATIVE_NEXT:
         return False
-    if len(words) > 2 and words[2].lower() in ("is", "are", "was", "were", "has", "have"):
+    if len(words) > 2 and words[2].lower() in _NOT_IMPERATIVE_THIRD:
         return False
     if first == "thank" and len(words) > 1 and words[1].lower() == "you":
         return False

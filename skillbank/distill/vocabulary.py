@@ -37,32 +37,34 @@ _VERBS = frozenset(
     assume blame bypass cancel deliver deploy disclose email encrypt guarantee guess interrupt
     leak overwrite ping post print promise publish rebase refund reopen reveal rotate schedule
     send share ship squash upload waive await hash refer version
-    adapt alert approve backfill bcc block bundle capture cc charge cherry-pick compress critique
-    debounce dedupe deduplicate demonstrate derive design detect determine diff disambiguate
-    discuss dispatch display distribute divide download draft draw edit elaborate eliminate embed
-    encourage enter evaluate examine execute exit explore export express extend fetch fill find
-    fit flush fold force force-push fork forward freeze gather generate get grant grep gzip help
-    hold host hyphenate identify ignore inform initialise initialize inject inspect install
-    instrument integrate interpret invalidate investigate invite invoice iterate kill learn
-    lint load lowercase maintain manage map mask maximise maximize memoise memoize mirror modify
-    monitor mount mute negotiate nest nudge obfuscate observe obtain optimise optimize outline
-    pad paste pause perform persist pipe plan poll populate pose predict prefetch prepare prepend
-    preview probe produce profile prompt protect prove provision prune purge query rate-limit
-    rebuild recheck recommend reconcile record recover redact redirect refresh regenerate
-    register reimburse reject reload remind render renew repair replay represent require rerun
-    reset resolve restart restore restrict resume retain retrieve revert revise revoke rollback
-    save scan scroll search secure seed select serve shard simulate sketch snapshot solve spawn
-    speak squash-merge stage standardise standardize stash stream submit subscribe suggest
-    suppress sync take target teach terminate throttle throw toggle trace track train
-    transform treat triage trigger trust type-annotate uninstall unlock unpack unset unwrap
-    uppercase vary vendor vet view wait watch weigh welcome withhold yield zip zoom
+    adapt approve cherry-pick compress debounce dedupe deduplicate demonstrate derive detect
+    determine disambiguate discuss distribute divide download elaborate eliminate embed
+    encourage evaluate examine execute explore extend force-push generate grant hyphenate
+    identify ignore inform initialise initialize inject inspect install integrate interpret
+    invalidate investigate invite iterate maintain maximise maximize memoise memoize modify
+    negotiate obfuscate observe obtain optimise optimize perform persist populate predict
+    prefetch prepare prepend produce protect prove provision prune purge rebuild recheck
+    recommend reconcile recover redact refresh regenerate reimburse reject reload remind render
+    repair require rerun resolve restart restore restrict retain retrieve revert revise revoke
+    simulate solve squash-merge standardise standardize submit subscribe suggest suppress
+    terminate throttle treat type-annotate uninstall unlock unpack unset unwrap wait
     """.split()
 )
 
-#: Words after which a leading verb-looking word is really a noun subject ("Test coverage is ...").
+#: Words after which a leading verb-looking word is really a noun subject ("Test coverage is
+#: ...", "Review should be faster", "Render feels slow"): the modal shapes rewrite those.
 _NOT_IMPERATIVE_NEXT = frozenset(
     "is are was were has have had 's looks look seems seem does did isn't aren't wasn't weren't "
-    "doesn't didn't hasn't haven't of".split()
+    "doesn't didn't hasn't haven't of should shall must would could can cannot can't will won't "
+    "might may needs feels feel works worked failed fails passes passed renders rendered "
+    "went goes broke breaks crashed crashes".split()
+)
+#: Words third in a sentence after which its first two words are a noun phrase ("Save button
+#: doesn't work", "Display name should be optional").
+_NOT_IMPERATIVE_THIRD = frozenset(
+    "is are was were has have had isn't aren't wasn't weren't doesn't don't didn't hasn't "
+    "haven't won't can't should shall must would could can will might may needs looks seems "
+    "feels works worked failed fails went overlaps overlap renders look seem feel".split()
 )
 
 #: Subjects that name somebody other than the agent; modal advice about them is not a rule.
