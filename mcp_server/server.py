@@ -151,6 +151,7 @@ class SkillbankServer(MCPServer):
         self.manifests = res.ManifestCache()
         self.report_timing = report_timing
         self.page_size = positive_setting(PAGE_ENV, PAGE_SIZE)
+        self.concurrency = positive_setting("SKILLBANK_MCP_CONCURRENCY", MCP_CONCURRENCY)
         #: CPU seconds this process had used when its first tool call succeeded: on an idle
         #: machine that is about the wall time from start to first answer, whatever the load.
         self.first_call: dict[str, Any] | None = None
@@ -285,8 +286,7 @@ class SkillbankServer(MCPServer):
 
         bank = await self.bank(stage)
         if self._limiter is None:
-            self._limiter = anyio.CapacityLimiter(
-                positive_setting("SKILLBANK_MCP_CONCURRENCY", MCP_CONCURRENCY))
+            self._limiter = anyio.CapacityLimiter(self.concurrency)
         call = functools.partial(fn, bank, *args, **kwargs)
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)

@@ -95,14 +95,16 @@ async def test_scores_are_strict_numbers(tmp_path, remote):
         assert [e.score for e in bank.experiences.list()] == [1.0]
 
 
+@pytest.mark.parametrize("setting", ["SKILLBANK_MCP_PAGE_SIZE", "SKILLBANK_MCP_CONCURRENCY"])
 @pytest.mark.parametrize("value", ["0", "-1", "ten"])
-def test_a_page_size_below_one_is_refused_when_the_server_starts(tmp_path, monkeypatch, value):
+def test_a_setting_below_one_is_refused_when_the_server_starts(tmp_path, monkeypatch, setting,
+                                                               value):
     from skillbank.errors import InvalidInputError
 
-    monkeypatch.setenv("SKILLBANK_MCP_PAGE_SIZE", value)
+    monkeypatch.setenv(setting, value)
     bank = make_bank(tmp_path)
     try:
-        with pytest.raises(InvalidInputError, match="SKILLBANK_MCP_PAGE_SIZE.*at least 1"):
+        with pytest.raises(InvalidInputError, match=f"{setting}.*at least 1"):
             server_over(bank)
     finally:
         bank.close()

@@ -38,6 +38,15 @@ async def test_the_cli_opens_the_workers_deployment_and_reads_its_audit_log(
         tmp_path, chroma_server, postgres):
     root = tmp_path / "root"
     deployment = "team-" + uuid.uuid4().hex[:8]
+    failed = subprocess.run(  # a start that fails records nothing (nor shows a traceback)
+        [sys.executable, "-m", "skillbank.team.server", "--root", str(root), "--chroma-url",
+         chroma_server, "--database-url", postgres.url, "--deployment", "tema", "--port", "0",
+         "--token", TOKEN], env={**team_env(), "SKILLBANK_MCP_PAGE_SIZE": "0"},
+        capture_output=True, text=True, timeout=120)
+    assert failed.returncode == 2 and "SKILLBANK_MCP_PAGE_SIZE='0'" in failed.stderr
+    assert "Traceback" not in failed.stderr
+    assert not (root / "skillbank.toml").exists() or \
+        "tema" not in (root / "skillbank.toml").read_text()
     proc, url = start_server(root, chroma_server, postgres.url, "--token", TOKEN, "--trust",
                              deployment=deployment)
     try:

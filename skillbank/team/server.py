@@ -361,11 +361,11 @@ def _main(argv: Sequence[str] | None) -> int:
     from skillbank.errors import SkillbankError
     from skillbank.signals import interruptible
 
-    if args.deployment:  # one root, one deployment: the CLI on this root opens the same one
-        from skillbank import remember
+    from skillbank import remember
 
-        root = remember.resolve_root(Path(args.root) if args.root else None)
-        recorded = remember.keep_deployment(root, args.deployment)
+    root = remember.resolve_root(Path(args.root) if args.root else None)
+    if args.deployment:  # one root, one deployment: the CLI on this root opens the same one
+        recorded = remember.deployment(root)
         if recorded is not None and recorded != args.deployment:
             print(f"skillbank server: {root / remember.CONFIG} says deployment = {recorded!r}, "
                   f"and this worker was given {args.deployment!r}; one root is one deployment "
@@ -400,9 +400,20 @@ def _main(argv: Sequence[str] | None) -> int:
         shown_m = f"[{metrics_host}]" if ":" in metrics_host else metrics_host
         elsewhere = f"http://{shown_m}:{args.metrics_port}/metrics"
     try:
-        app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
-                               tokens=tokens, identity=identity, resource_url=resource_url,
-                               metrics_token=args.metrics_token, metrics_elsewhere=elsewhere)
+        try:
+            app = build_worker_app(bank, host=args.host, token=args.token, trusted=args.trust,
+                                   tokens=tokens, identity=identity, resource_url=resource_url,
+                                   metrics_token=args.metrics_token, metrics_elsewhere=elsewhere)
+        except InvalidInputError as exc:  # a setting to fix (SKILLBANK_MCP_PAGE_SIZE=0 ...)
+            print(f"skillbank server: {exc}", file=sys.stderr)
+            return 2
+        if args.deployment and remember.deployment(root) is None:
+            try:  # recorded once the worker can serve: a typo'd or failed start leaves no trace
+                remember.keep_deployment(root, args.deployment)
+            except (OSError, InvalidInputError) as exc:
+                log.warning("could not record deployment %r in %s: %s; give the CLI on this "
+                            "root SKILLBANK_DEPLOYMENT=%s", args.deployment,
+                            root / remember.CONFIG, exc, args.deployment)
         if elsewhere:
             _serve_metrics(app.metrics_endpoint, metrics_host, args.metrics_port,
                            args.log_level.lower())
