@@ -8,12 +8,14 @@ middleware with ``namespace="{user_id}"`` gives its tools the same per-run names
 from __future__ import annotations
 
 import asyncio
+import contextvars
 from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
 from pydantic import ConfigDict, Field
 
+from skillbank.adapters._runs import fill_namespace, template_fields
 from skillbank.adapters._tools import run_tool, select_tools
 from skillbank.errors import SkillbankError
 
@@ -64,12 +66,54 @@ def latest_human_text(messages: Sequence[Any]) -> str:
 # Tools
 # --------------------------------------------------------------------------------------------
 
+#: A retriever's own ``config["configurable"]`` while its `invoke` runs: LangChain does not set
+#: the run's config context for a retriever's search as it does for a tool's.
+GIVEN_CONFIGURABLE: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "skillbank_given_configurable", default=None)
+
+
+def run_config() -> dict[str, Any]:
+    """The current run's ``configurable`` ({} outside a run)."""
+    given = GIVEN_CONFIGURABLE.get()
+    if given is not None:
+        return given
+    try:
+        from langgraph.config import get_config
+
+        return dict(get_config().get("configurable") or {})
+    except Exception:  # noqa: BLE001 - outside a graph run there is no config
+        return {}
+
+
+def current_context() -> Any:
+    """The current graph run's runtime context (None outside one)."""
+    try:
+        from langgraph.runtime import get_runtime
+
+        return getattr(get_runtime(), "context", None)
+    except Exception:  # noqa: BLE001 - outside a graph run there is no runtime
+        return None
+
+
+def namespace_now(namespace: NamespaceLike) -> str | None:
+    """The namespace of this call: a function's answer, or a template such as
+    ``"{user_id}"`` filled from the run's ``configurable`` and runtime context, as the
+    middleware fills it. The tools, toolkit and retrievers took a template literally: every
+    user of an agent shared one namespace named ``{user_id}``."""
+    if callable(namespace):
+        return namespace()
+    return fill_namespace(namespace, run_config(), current_context())
+
+
 def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any,
                      namespace: NamespaceLike, trusted: bool) -> StructuredTool:
+    if isinstance(namespace, str):
+        template_fields(namespace)  # a malformed template fails here, not mid-run
+
     def func(**kwargs: Any) -> str:
         try:
-            scope = namespace() if callable(namespace) else namespace
-            return run_tool(bank, name, kwargs, namespace=scope, trusted=trusted)
+            return run_tool(bank, name, kwargs, namespace=namespace_now(namespace),
+                            trusted=trusted)
         except SkillbankError as exc:
             raise ToolException(str(exc)) from exc
 
@@ -94,7 +138,8 @@ def skillbank_tools(bank: "Skillbank", include: Sequence[str] | str | None = Non
     By default the compact set (`COMPACT_TOOLS`: four tools, about 760 schema tokens);
     ``include="all"`` gives all twelve (`TOOL_NAMES`, about 2,600 tokens; `propose_skills` is refused unless trusted), a list of names picks
     some. `namespace` scopes experiences and guidelines (a function is called at each tool call,
-    for per-run namespaces). With `trusted=False`, guidelines a model adds or learns arrive as
+    and a template such as ``"{user_id}"`` is filled from each run's ``configurable`` or runtime
+    context, for per-run namespaces). With `trusted=False`, guidelines a model adds or learns arrive as
     `pending` until a person approves them. A skillbank error becomes the tool's error reply to
     the model, never an exception that ends the run.
     """

@@ -36,7 +36,8 @@ from langchain_core.messages import AIMessage, HumanMessage, SystemMessage, Tool
 from langgraph.types import Command
 from typing_extensions import NotRequired
 
-from skillbank.adapters._lc_common import is_human, is_summary, skillbank_tools, text_of
+from skillbank.adapters._lc_common import (current_context, is_human, is_summary, run_config,
+                                          skillbank_tools, text_of)
 from skillbank.adapters._runs import (
     closes_episode,
     context_value,
@@ -101,24 +102,6 @@ class SkillbankState(AgentState):
     skillbank: NotRequired[Annotated[dict[str, Any], PrivateStateAttr, _merge]]
     skillbank_memory_ids: NotRequired[Annotated[list[str], OmitFromInput, _shown]]
     skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput, _last]]
-
-
-def _run_config() -> dict[str, Any]:
-    try:
-        from langgraph.config import get_config
-
-        return dict(get_config().get("configurable") or {})
-    except Exception:  # noqa: BLE001 - outside a graph run there is no config
-        return {}
-
-
-def _current_context() -> Any:
-    try:
-        from langgraph.runtime import get_runtime
-
-        return getattr(get_runtime(), "context", None)
-    except Exception:  # noqa: BLE001 - outside a graph run there is no runtime
-        return None
 
 
 def _with_memory(request: ModelRequest, text: str) -> ModelRequest:
@@ -239,11 +222,11 @@ class SkillbankMiddleware(AgentMiddleware):
         return dict(shared.get(self._name) or {})
 
     def _tool_namespace(self) -> str | None:
-        return fill_namespace(self.namespace, _run_config(), _current_context())
+        return fill_namespace(self.namespace, run_config(), current_context())
 
     def _plan(self, state: Any, context: Any) -> dict[str, Any]:
         """Work out this run's goal, query and namespace (see the module docstring)."""
-        config = _run_config()
+        config = run_config()
         messages = list((state or {}).get("messages") or [])
         request = _request_of(messages)
         explicit = ((state or {}).get("skillbank_task") or config.get("skillbank_task")
@@ -462,7 +445,7 @@ class SkillbankMiddleware(AgentMiddleware):
 
     def _finish(self, state: Any, runtime: Any) -> dict[str, Any]:
         run = self._current_run(state, runtime)
-        config = _run_config()
+        config = run_config()
         outcome = (state.get("outcome") or run.get("outcome") or config.get("skillbank_outcome")
                    or "unknown")
         feedback = (state.get("feedback") or run.get("feedback")

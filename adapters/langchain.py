@@ -44,12 +44,15 @@ from langchain_core.retrievers import BaseRetriever
 from pydantic import ConfigDict, Field, field_validator
 
 from skillbank.adapters._lc_common import (
+    GIVEN_CONFIGURABLE,
     SkillbankToolkit,
     latest_human_text,
+    namespace_now,
     skillbank_tools,
 )
 from skillbank.adapters._lc_common import text_of as _text
 from skillbank.adapters._lc_middleware import SkillbankMiddleware, SkillbankState
+from skillbank.adapters._runs import template_fields
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     MIDDLEWARE_TOOLS,
@@ -123,6 +126,12 @@ class SkillbankRetriever(BaseRetriever):
     def _kind(cls, value: str) -> str:
         return normalise_kind(value)
 
+    @field_validator("namespace")
+    @classmethod
+    def _namespace(cls, value: str | None) -> str | None:
+        template_fields(value)  # a malformed template fails here; a good one is filled per call
+        return value
+
     @field_validator("search_kwargs")
     @classmethod
     def _options(cls, value: dict[str, Any]) -> dict[str, Any]:
@@ -148,11 +157,27 @@ class SkillbankRetriever(BaseRetriever):
         if unknown:
             raise InvalidInputError(f"unknown search option(s) {unknown}; use {list(_SEARCH_OPTIONS)}")
         found = retrieve(self.bank, self.kind, query, opts.get("k", self.k),
-                         namespace=opts.get("namespace", self.namespace),
+                         namespace=namespace_now(opts.get("namespace", self.namespace)),
                          filters=opts.get("filter"),
                          include_body=opts.get("include_body", self.include_body))
         return [Document(id=doc_id, page_content=text, metadata=meta)
                 for doc_id, text, meta, _ in found]
+
+    def invoke(self, input: str, config: Any = None, **kwargs: Any) -> list[Document]:
+        token = GIVEN_CONFIGURABLE.set(dict((config or {}).get("configurable") or {})
+                                       if config else None)
+        try:  # the namespace template is filled from this call's configurable
+            return super().invoke(input, config, **kwargs)
+        finally:
+            GIVEN_CONFIGURABLE.reset(token)
+
+    async def ainvoke(self, input: str, config: Any = None, **kwargs: Any) -> list[Document]:
+        token = GIVEN_CONFIGURABLE.set(dict((config or {}).get("configurable") or {})
+                                       if config else None)
+        try:
+            return await super().ainvoke(input, config, **kwargs)
+        finally:
+            GIVEN_CONFIGURABLE.reset(token)
 
     def _get_relevant_documents(self, query: str, *, run_manager: CallbackManagerForRetrieverRun,
                                 **options: Any) -> list[Document]:
@@ -241,6 +266,11 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
                  namespace: str | None = None, feedback: str | None = None,
                  tags: Sequence[str] = ()) -> None:
         super().__init__()
+        if template_fields(namespace):  # a handler is one run's: its namespace is a name
+            raise InvalidInputError(
+                f"namespace {namespace!r} is a template; a callback handler records one run, so "
+                "give it the namespace itself (e.g. namespace=user_id), or use "
+                "SkillbankMiddleware, which fills templates per run")
         self.bank = bank
         self.task = task
         self.outcome = outcome
