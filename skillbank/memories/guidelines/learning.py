@@ -243,6 +243,12 @@ class GuidelineLearning:
         siblings = set(touched) | self._same_critique(source.critique, namespace)
         neighbours = self._nearest(vector, query, namespace, topic, rule_vector,
                                    frozenset(siblings))
+        twin = next((gid for gid, g in self._items.items() if g.namespace == namespace
+                     and g.status in IN_PLAY and same_wording(text, g.text)), None)
+        if twin is not None and all(gid != twin for _, gid in neighbours):
+            # The very same rule again is always compared: among many look-alikes at 1.00
+            # ("Always review the X before merging.") it fell off the shortlist and was added.
+            neighbours.insert(0, (1.0, twin))
         plan = self._plan(text, neighbours, siblings, vector=vector,
                           context=critique_context(source.critique[:2000], sentence or text),
                           sentence=sentence or text)

@@ -250,8 +250,10 @@ class GuidelineMatching:
                     mine = self._member_vector(getattr(last, "rule", None) or g.text,
                                                getattr(last, "sentence", None), None)
                     sims[i] = float(mine @ rule_vector)
+        # Ranked before the cap: several look-alikes capped at 1.00 tied with the very same
+        # rule learnt again, and the cut to `n` could leave that one out (it was added again).
+        order = np.argsort(-sims, kind="stable")[:n]
         sims = np.minimum(sims, 1.0)
-        order = np.argsort(-sims)[:n]
         floor = self.match_floor if floor is None else floor
         return [(float(sims[i]), scored[i].id) for i in order if sims[i] >= floor]
 
