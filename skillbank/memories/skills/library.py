@@ -364,8 +364,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         roots = [str(r) for r, _ in self.roots if r.is_dir()]
         if not roots:
             return
+        first = True  # a change made before the watcher started (an owner's first client
         for _changes in watch(*roots, stop_event=stop_event, debounce=300, step=50,
-                              rust_timeout=500, yield_on_timeout=False):
+                              rust_timeout=500, yield_on_timeout=True):
+            if not _changes and not first:  # comes after it opened) was never synced
+                continue
+            first = False
             report = self.sync(embed=False)  # searchable by keyword at once
             self.fill_dense(stop=stop_event, wait=False)
             if on_sync and report.changed_anything:
