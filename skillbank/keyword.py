@@ -17,7 +17,9 @@ from skillbank.fusion import id_ranks
 
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
 #: 2: Chinese/Japanese/Korean text yields character bigrams (it yielded nothing before).
-TOKENIZER_VERSION = 2
+#: 3: "about" is a stop word: every distilled rule's `when_to_use` ends "; about <key words>",
+#: so "Tell me about whales" matched every rule by keyword and off-topic rules came into blocks.
+TOKENIZER_VERSION = 3
 #: Bump when the saved BM25 layout changes (2: skillbank's own arrays, no longer bm25s's).
 BM25_FORMAT = 2
 _TOKEN = re.compile(r"[a-z0-9]+")
@@ -27,7 +29,8 @@ _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\
 _STOPWORDS = frozenset(
     """a an and are as at be but by for from has have how i if in into is it its me my of on or
     our so that the their them then there these they this to was we what when where which who
-    why will with you your can do does should would could i'm want need please use using""".split()
+    why will with you your can do does should would could i'm want need please use using
+    about""".split()
 )
 
 
