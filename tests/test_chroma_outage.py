@@ -91,3 +91,28 @@ def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
         assert bank.guidelines.search("sql f-strings", k=1)[0].why == "both"
     finally:
         bank.close()
+
+
+def test_experience_recall_and_the_block_answer_by_keyword_while_chroma_is_down(
+        tmp_path, own_chroma):
+    """Session 16: outside team mode, recall asked Chroma for its dense side unguarded and
+    raised httpx's ConnectError while the server was down, and with it the whole memory block
+    (skills and guidelines already answered by keyword)."""
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        for task in ["Rotate the kubernetes secrets of the billing cluster",
+                     "Write the quarterly revenue report", "Fix the flaky login test",
+                     "Migrate the users table to the new schema"]:
+            bank.experiences.record(task=task, outcome="success")
+        bank.guidelines.learn("Never rotate secrets on a Friday.")
+        own_chroma.stop()
+        hits = bank.experiences.recall("rotate the kubernetes secrets", count_use=False)
+        assert [h.record.task for h in hits][:1] == [
+            "Rotate the kubernetes secrets of the billing cluster"]
+        assert not hits.dense_complete and "does not answer" in hits.note
+        block = bank.context_for("Rotate the kubernetes secrets")
+        assert any(i.startswith("exp-") for i in block.ids)
+        assert any(i.startswith("gl-") for i in block.ids)
+    finally:
+        bank.close()

@@ -368,7 +368,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if found is None:  # this column has no search of its own: the index's keyword side
             if failed is not None:
                 raise failed
-            return hits  # type: ignore[return-value]
+            found = Hits(hits or [])
+            found.dense_complete = False
+            found.note = f"{self.index.dense_error}; these were found by keyword"
+            return found
         self._recalled_by_text = True
         return found
 

@@ -18,6 +18,7 @@ from typing import Any, Callable, Mapping, Sequence
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
+from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
@@ -39,6 +40,10 @@ EXPLORE_WEIGHT = 0.0005  # + this / sqrt(1 + uses): rarely recalled records get 
 RECENCY_WEIGHT = 0.0005  # + this, halving every RECENCY_HALF_LIFE_DAYS
 RECENCY_HALF_LIFE_DAYS = 30.0
 MIN_KEYWORD = 0.25  # BM25 share of the query's best possible score that counts as evidence
+#: ... while a Chroma server does not answer and keyword is the only evidence there is: a task
+#: matched word for word scores ~0.2 (the best possible score assumes a word repeated without
+#: end), so at 0.25 an outage recalled nothing at all.
+MIN_KEYWORD_ALONE = 0.15
 #: A match on an experience's second vector (its feedback and lessons: `indexing.embed_texts_of`)
 #: counts as evidence only this far above the floor that a task match needs. Lessons are long,
 #: varied sentences that any request resembles a little (an off-topic request's best cosine with
@@ -174,8 +179,13 @@ class RecallMixin:
 
         def fetch(n: int, where: Any) -> dict[str, float]:
             got: dict[str, float] = {}
-            for text_id, similarity in index.dense_texts(vector, n * MAX_EMBED_TEXTS,
-                                                         where).items():
+            # A Chroma server that does not answer: keyword only, saying so (`dense_error`),
+            # as skills and guidelines do; recall raised httpx's ConnectError, and with it
+            # the whole memory block.
+            texts, index.dense_error = dense_unless_down(
+                lambda: index.dense_texts(vector, n * MAX_EMBED_TEXTS, where),
+                bool(getattr(index, "shared", False)), index.dense_error)
+            for text_id, similarity in (texts or {}).items():
                 record_id, _, second = text_id.partition("#")
                 got[record_id] = max(got.get(record_id, -2.0), similarity)
                 if evidence is not None:
@@ -297,6 +307,7 @@ class RecallMixin:
         evidence: dict[str, float] = {}
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
                            enough=max(10, 2 * k), evidence=evidence)
+        down = (self.index.dense_error or "").startswith(CHROMA_DOWN)  # no dense evidence
         now = time.time()
         usages = self._usages([hit.id for hit in raw])
         scored = []
@@ -304,7 +315,8 @@ class RecallMixin:
             if exclude_thread and (hit.metadata or {}).get("thread") == exclude_thread:
                 continue  # the conversation asking: never its own "past experience"
             dense_ok = evidence.get(hit.id, -2.0) >= floor
-            keyword_ok = hit.keyword is not None and hit.keyword >= MIN_KEYWORD
+            keyword_ok = hit.keyword is not None and hit.keyword >= (
+                MIN_KEYWORD_ALONE if down else MIN_KEYWORD)
             if not (dense_ok or keyword_ok):
                 continue
             scored.append((hit.score + self.prior(hit.id, hit.metadata, now, usages.get(hit.id)),
