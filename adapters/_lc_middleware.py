@@ -22,6 +22,7 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
 from __future__ import annotations
 
 import asyncio
+import collections
 import logging
 import uuid
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Sequence
@@ -190,6 +191,10 @@ class SkillbankMiddleware(AgentMiddleware):
         self.last_error: BaseException | None = None
         self.last_experience_id: str | None = None
         self._agent_tools: list[str] | None = None  # the last model call's tool names (#26)
+        #: Runs recorded as failures by an exception: it leaves the graph's state as it was
+        #: before the run (its episode still "open"), so the thread's next request read as a
+        #: follow-up of the failed goal and was recorded under it, even as a success.
+        self._failed_runs: collections.deque[str] = collections.deque(maxlen=4096)
         template_fields(namespace)  # a malformed template fails here, not mid-run
         warm_up(bank)  # the embedding model loads on a thread now, not in the first turn
         self._name = name or (f"SkillbankMiddleware[{namespace}]" if namespace
@@ -232,6 +237,8 @@ class SkillbankMiddleware(AgentMiddleware):
         explicit = ((state or {}).get("skillbank_task") or config.get("skillbank_task")
                     or context_value(context, "skillbank_task"))
         mine = self._mine(state)
+        if (mine.get("run") or {}).get("key") in self._failed_runs:
+            mine["open"] = False  # a failure ends the episode (the state could not say so)
         run = plan_run(mine, text_of(request) if request is not None else "",
                        str(explicit) if explicit else None)
         thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
@@ -383,6 +390,8 @@ class SkillbankMiddleware(AgentMiddleware):
                                         tool_call_id="skillbank-model-call", name="model call",
                                         status="error"))
         self._write(run, messages, "failure", feedback, learn=None)
+        if run.get("key"):
+            self._failed_runs.append(run["key"])
 
     # -- recording after the run ----------------------------------------------------------------
     def _write(self, run: dict[str, Any], messages: list[Any], outcome: str,

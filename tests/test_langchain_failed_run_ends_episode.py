@@ -1,0 +1,73 @@
+"""After a run that raised, the thread's next request is a new experience (session 16).
+
+A run that raises is recorded as a failure, which ends the episode; but the exception leaves the
+graph's state as it was before the run (its episode "open"), so "Summarise yesterday's
+incidents" after a failed "Deploy the app to production" was recorded as a second experience
+of the deploy, as a success. A real `create_agent` run with a checkpointer, in process and
+through a client of another process that owns the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+pytest.importorskip("langchain")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+
+from owner_client import client_of_owner  # noqa: E402
+from skillbank import Skillbank  # noqa: E402
+from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
+from skillbank.embeddings import HashEmbedding  # noqa: E402
+
+
+class Model(GenericFakeChatModel):
+    def bind_tools(self, tools: Any, **kw: Any) -> "Model":
+        return self
+
+
+@tool
+def deploy(env: str) -> str:
+    """Deploy the app."""
+    raise RuntimeError("quota exceeded")
+
+
+@contextlib.contextmanager
+def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
+    root = tmp_path / "root"
+    if remote:
+        root.mkdir()
+        with client_of_owner(root) as bank:
+            yield bank
+        return
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        yield bank
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_request_after_a_failed_run_is_its_own_experience(tmp_path, remote):
+    with opened(tmp_path, remote) as bank:
+        middleware = SkillbankMiddleware(bank, background=False)
+        model = Model(messages=iter([
+            AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"env": "prod"},
+                                               "id": "c1"}]),
+            AIMessage(content="Here is the summary of yesterday's incidents.")]))
+        agent = create_agent(model, tools=[deploy], middleware=[middleware],
+                             checkpointer=InMemorySaver())
+        config = {"configurable": {"thread_id": "t1"}}
+        with pytest.raises(RuntimeError, match="quota exceeded"):
+            agent.invoke({"messages": [{"role": "user",
+                                        "content": "Deploy the app to production"}]}, config)
+        agent.invoke({"messages": [{"role": "user", "content": "Summarise yesterday's incidents"}],
+                      "outcome": "success"}, config)
+        recorded = {e.task: e.outcome for e in bank.experiences.list()}
+        assert recorded == {"Deploy the app to production": "failure",
+                            "Summarise yesterday's incidents": "success"}
