@@ -325,8 +325,12 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                                                   k_guidelines, k_experiences, thread)
     guidelines = siblings_last(coherent_guidelines(guidelines, topic=topic))
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
-    for hit in guidelines:
+    rules_said: set[str] = set()
+    for hit in guidelines:  # one rule held in two namespaces (a team's and a person's): once
         g = hit.record
+        if (key := _fact_key(g.text)) in rules_said:
+            continue
+        rules_said.add(key)
         when = f" (when: {_when(g.when_to_use)})" if g.when_to_use else ""
         per_kind["guideline"].append(_Item("guideline", g.id, f"- [{g.id}] {_one_line(g.text)}{when}"))
     from skillbank.memories.skills.trust import as_data, summary_note
@@ -356,8 +360,13 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         return bool(key) and (key in said or (bool(facts) and f" {key} " in f" {facts} "))
 
     kept_experiences = []
+    tasks_said: set[tuple[str, str, str]] = set()
     for hit in experiences:
         record = hit.record
+        same = (_fact_key(record.task), record.outcome, _fact_key(record.feedback or ""))
+        if record.kind != "lesson" and same in tasks_said:
+            continue  # the same attempt held in two namespaces
+        tasks_said.add(same)
         if record.kind == "lesson":
             # Its experience's line (or another item) already says it: don't pay twice. Only
             # what a line showed counts: an experience lists three lessons, not its fourth.
@@ -535,6 +544,9 @@ def without_shown(text: str, shown: str) -> str:
     if len(lines) < 2 or lines[0] != OPEN or lines[-1] != CLOSE:
         return text
     seen = set(re.findall(r"\[([^\]\s]+)\]", shown))
+    # ... and by what they say: the team's and a person's namespace may hold the same rule
+    # under two ids, and the pair of middleware showed it twice.
+    said = {_unlabelled(line) for line in shown.splitlines() if _ITEM_ID.match(line)}
     body_title = SECTION_TITLES["body"]
     shown_bodies = set(re.findall(rf"^{re.escape(body_title)}\n(### .+)$", shown, re.M))
     order = [SECTION_TITLES[kind] for kind in SECTION_ORDER]
@@ -556,13 +568,19 @@ def without_shown(text: str, shown: str) -> str:
             kept = _trimmed(items)
         else:
             kept = _trimmed([line for line in items
-                             if not ((m := _ITEM_ID.match(line)) and m.group(1) in seen)])
+                             if not ((m := _ITEM_ID.match(line)) and m.group(1) in seen)
+                             and not (_ITEM_ID.match(line) and _unlabelled(line) in said)])
             if not any(_ITEM_ID.match(line) for line in kept):
                 continue
         out += ["", title, *kept]
     if len(out) == 1 + len(_trimmed(head)):
         return ""
     return "\n".join([*out, CLOSE])
+
+
+def _unlabelled(line: str) -> str:
+    """An item line without its ids, as a key for "the same thing said twice"."""
+    return " ".join(re.sub(r"\[[^\]\s]+\]", " ", line).split()).lower()
 
 
 def _trimmed(lines: list[str]) -> list[str]:

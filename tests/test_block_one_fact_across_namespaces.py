@@ -1,0 +1,54 @@
+"""One rule or experience held in a team's and a person's namespace is shown once (session 16).
+
+Alice learnt a critique the team already had; a block read in her scope (which reads the
+team's namespace) showed "Quote identifiers in SQL." and the failed CSV import twice, and so
+did the documented team + personal middleware pair across its two blocks: blocks were deduped
+by id only. In process and through a client of another process that owns the root.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+from owner_client import client_of_owner
+from skillbank import Scope, Skillbank
+from skillbank.context import without_shown
+from skillbank.embeddings import HashEmbedding
+
+TASK = "Import the users CSV into PostgreSQL with SQL"
+
+
+@contextlib.contextmanager
+def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
+    root = tmp_path / "root"
+    if remote:
+        root.mkdir()
+        with client_of_owner(root) as bank:
+            yield bank
+        return
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        yield bank
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_same_fact_in_two_namespaces_is_shown_once(tmp_path, remote):
+    with opened(tmp_path, remote) as bank:
+        for ns in ("team", "alice"):
+            bank.guidelines.learn("Quote identifiers in SQL.",
+                                  task="Import the orders CSV into PostgreSQL", namespace=ns)
+            bank.experiences.record(task="Import the orders CSV into PostgreSQL",
+                                    outcome="failure", namespace=ns,
+                                    feedback="The file was Latin-1; the import garbled names.")
+        alice = bank.scoped(Scope(principal="alice", namespace="alice", reads=("team",),
+                                  role="contributor"))
+        text = alice.context_for(TASK).text
+        assert text.count("Quote identifiers in SQL.") == 1, text
+        assert text.count("Latin-1") == 1, text
+        team = bank.context_for(TASK, namespace="team").text
+        mine = bank.context_for(TASK, namespace="alice").text
+        assert "Quote identifiers" in team and "Quote identifiers" in mine
+        assert without_shown(mine, team) == ""  # the personal block adds nothing new
