@@ -204,3 +204,23 @@ def test_a_write_kept_during_an_outage_is_read_back_and_reaches_every_worker(tmp
         b.close()
         a.close()
         chroma.stop()
+
+
+def test_the_journal_fallback_reads_a_records_latest_version(tmp_path):
+    """The files journal's scan (no location: the index did not answer) returned a thread's
+    first version, not the one its later turns wrote (session 16 review)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        turn = lambda user, reply: [{"role": "user", "content": user},  # noqa: E731
+                                    {"role": "assistant", "content": reply}]
+        eid = bank.experiences.record_messages(turn("Book the team offsite", "Which dates?"),
+                                               thread="t1")
+        bank.experiences.record_messages(turn("Book the team offsite", "Booked."), thread="t1",
+                                         outcome="success", followup=True)
+        fallback = bank.experiences._get_from_journal(eid)
+        current = bank.experiences.get(eid)
+        assert (fallback.outcome, len(fallback.steps)) == (current.outcome, len(current.steps))
+        assert fallback.outcome == "success"

@@ -116,8 +116,9 @@ class _JournalFiles:
         return events, ends
 
     def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
-        """The record of `record_id`'s add event: one seek at `loc`, else a scan (a stale
-        pointer, e.g. a hand-edited journal); None when the journal does not hold it."""
+        """The record of `record_id`'s add event: one seek at `loc`, else a scan for its latest
+        version (a stale pointer, e.g. a hand-edited journal, or none: the index did not
+        answer); None when the journal does not hold it."""
         name, _, offset = loc.rpartition(":")
         path = self.folder / name
         if _JOURNAL.match(name) and offset.isdigit() and path.is_file():
@@ -127,13 +128,14 @@ class _JournalFiles:
             found = _added(raw, record_id)
             if found is not None:
                 return found
-        for path in reversed(self._files()):
+        for path in reversed(self._files()):  # newest file first, its last version of it
+            latest = None
             with path.open("rb") as handle:
                 for raw in handle:
                     if record_id.encode() in raw:
-                        found = _added(raw, record_id)
-                        if found is not None:
-                            return found
+                        latest = _added(raw, record_id) or latest
+            if latest is not None:
+                return latest
         return None
 
     def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None) -> None:
