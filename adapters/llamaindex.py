@@ -173,14 +173,14 @@ def _namespace_failed(exc: BaseException) -> None:
 # --------------------------------------------------------------------------------------------
 
 def _async_twin(name: str) -> Any:
-    async def method(self: "SkillbankToolSpec", **kwargs: Any) -> str:
+    async def method(self: "SkillbankToolSpec", *args: Any, **kwargs: Any) -> str:
         if template_fields(self.namespace):
             token = _RESOLVED.set(await resolve_namespace(self.namespace))
             try:
-                return await asyncio.to_thread(getattr(self, name), **kwargs)
+                return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
             finally:
                 _RESOLVED.reset(token)
-        return await asyncio.to_thread(getattr(self, name), **kwargs)
+        return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
 
     method.__name__ = method.__qualname__ = f"a{name}"
     method.__doc__ = f"Async `{name}` (runs the facade call in a worker thread)."

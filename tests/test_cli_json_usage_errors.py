@@ -44,3 +44,10 @@ def test_success_and_command_errors_keep_their_codes(cli_root):
     assert ok.exit_code == 0 and json.loads(ok.stdout) == []
     missing = CliRunner().invoke(app, ["--json", "guidelines", "show", "gl-000000000000"])
     assert missing.exit_code == 3 and json.loads(missing.stderr)["type"] == "NotFoundError"
+
+
+def test_a_group_without_its_command_says_so(cli_root):
+    result = CliRunner().invoke(app, ["--json", "guidelines"])
+    assert result.exit_code == 2
+    error = json.loads(result.stderr.strip().splitlines()[-1])
+    assert "a command is missing" in error["error"] and "guidelines --help" in error["error"]

@@ -75,5 +75,6 @@ async def test_an_agent_replaces_a_rule(tmp_path, remote):
         # Python callers keep positional arguments and Python's own errors
         found = json.loads(spec.search_guidelines("slides bullets", 3))
         assert entry["guideline_id"] in json.dumps(found)
+        assert json.loads(await spec.asearch_guidelines("slides bullets", 3)) == found
         with pytest.raises(TypeError, match="repl"):
             spec.add_guideline("Number every slide.", repl="x")

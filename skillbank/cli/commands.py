@@ -70,7 +70,10 @@ class SkillbankGroup(TyperGroup):
             if not hasattr(exc, "format_message"):
                 raise
             code = int(getattr(exc, "exit_code", 2))
-            echo_err(json.dumps({"error": cli_terms(exc.format_message()),
+            message = exc.format_message() or (  # a group named without its command
+                "a command is missing: `skillbank " + " ".join(a for a in argv if a != "--json")
+                + " --help` lists them")
+            echo_err(json.dumps({"error": cli_terms(message),
                                  "type": "UsageError", "exit_code": code}, ensure_ascii=False))
             sys.exit(code)
         # click returns an exit's code when not standalone; a command's own return is no code
