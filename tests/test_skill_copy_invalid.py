@@ -75,3 +75,17 @@ def test_through_a_client_of_the_owner(cli_root, folder):
     cli_root.mkdir(parents=True, exist_ok=True)
     with owner_process(cli_root, (folder,)):
         check(cli_root, folder)
+
+
+def test_empty_values_booleans_and_long_fields_are_copied_the_spec_way(cli_root, tmp_path):
+    ro = tmp_path / "odd"
+    (ro / "odd-one").mkdir(parents=True)
+    (ro / "odd-one" / "SKILL.md").write_text(
+        "---\nname: odd-one\ndescription: " + "d" * 1100 + "\nlicense:\ncompatibility: ''\n"
+        "metadata:\n  internal: true\n  empty:\n---\n# Steps\n")
+    result = json.loads(run(ro, "--json", "skills", "copy", "odd-one").stdout)
+    text = (cli_root / "skills" / "odd-one" / "SKILL.md").read_text()
+    assert "None" not in text and "internal: 'true'" in text and "license" not in text
+    assert "d" * 1024 in text and "d" * 1025 not in text
+    notes = " ".join(result["notes"])
+    assert "license was empty" in notes and "description cut to 1024" in notes

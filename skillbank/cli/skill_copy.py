@@ -28,7 +28,8 @@ from typing import Any, Iterator
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import atomic_write, safe_join
 from skillbank.memories.skills.resources import SKILL_FILE, SKIP_DIRS
-from skillbank.memories.skills.skill_file import MAX_NAME, validate_name
+from skillbank.memories.skills.skill_file import (MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME,
+                                                 validate_name)
 
 #: The largest file a copy takes: a skill's files are instructions, scripts and their assets;
 #: a file over 64 MiB is data that belongs elsewhere, and copying it unasked fills the root.
@@ -78,27 +79,33 @@ def copy_name(name: str, new_name: str | None) -> str:
 
 def spec_frontmatter(frontmatter: dict[str, Any], plan: "CopyPlan") -> dict[str, Any]:
     """The frontmatter a copy is saved with (all but name and description), in the forms the
-    spec allows; each value rewritten is noted in `plan`. Read-only folders are served as they
-    are, flagged; the bank's own library takes only valid skills, so a copy of a skill with
-    `metadata: {dependencies: [openpyxl]}` was refused and could not be made at all."""
+    spec allows; each value rewritten or left out is noted in `plan`. Read-only folders are
+    served as they are, flagged; the bank's own library takes only valid skills, so a copy of a
+    skill with `metadata: {dependencies: [openpyxl]}` was refused and could not be made."""
     out: dict[str, Any] = {}
     for key, value in frontmatter.items():
         if key in ("name", "description"):
             continue
-        if key == "metadata" and isinstance(value, dict):
-            fixed = {str(k): _as_text(v) for k, v in value.items()}
-            changed = [str(k) for k, v in value.items() if not isinstance(k, str)
-                       or not isinstance(v, str)]
+        if value is None or value == "":
+            plan.notes.append(f"{key} was empty: left out")
+        elif key == "metadata" and isinstance(value, dict):
+            fixed = {str(k): _as_text(v) for k, v in value.items() if v is not None}
+            changed = [str(k) for k, v in value.items() if v is not None
+                       and (not isinstance(k, str) or not isinstance(v, str))]
             if changed:
                 plan.notes.append("metadata values written as text, as the spec wants: "
                                   + ", ".join(f"{k}: {fixed[k]!r}" for k in changed))
-            out[key] = fixed
+            empty = [str(k) for k, v in value.items() if v is None]
+            if empty:
+                plan.notes.append("empty metadata left out: " + ", ".join(empty))
+            if fixed:
+                out[key] = fixed
         elif key == "metadata":
             out[key] = {"value": _as_text(value)}
             plan.notes.append(f"metadata was not a mapping; kept as metadata.value: "
                               f"{out[key]['value']!r}")
         elif key == "allowed-tools" and isinstance(value, list):
-            out[key] = " ".join(str(v) for v in value)
+            out[key] = " ".join(_as_text(v) for v in value)
             plan.notes.append(f"allowed-tools written as one space-separated string: "
                               f"{out[key]!r}")
         elif key in ("license", "compatibility", "allowed-tools") and not isinstance(value, str):
@@ -106,13 +113,28 @@ def spec_frontmatter(frontmatter: dict[str, Any], plan: "CopyPlan") -> dict[str,
             plan.notes.append(f"{key} written as text: {out[key]!r}")
         else:
             out[key] = value
+    compatibility = out.get("compatibility")
+    if isinstance(compatibility, str) and len(compatibility) > MAX_COMPATIBILITY:
+        del out["compatibility"]
+        plan.notes.append(f"compatibility left out: {len(compatibility)} characters, over the "
+                          f"spec's {MAX_COMPATIBILITY}; write a shorter one in the copy's file")
     return out
 
 
+def spec_description(description: str, plan: "CopyPlan") -> str:
+    """The description a copy is saved with: cut to the spec's limit, noted (it was refused)."""
+    if len(description) <= MAX_DESCRIPTION:
+        return description
+    plan.notes.append(f"description cut to {MAX_DESCRIPTION} characters (the spec's limit; it "
+                      f"had {len(description)}): `skillbank skills update` changes it")
+    return description[:MAX_DESCRIPTION].rstrip()
+
+
 def _as_text(value: Any) -> str:
+    """A value as a person reads it in YAML: true, 2, ["a", "b"]."""
     if isinstance(value, str):
         return value
-    if isinstance(value, (list, dict)):
+    if isinstance(value, (bool, list, dict)) or value is None:
         return json.dumps(value, ensure_ascii=False, default=str)
     return str(value)
 

@@ -493,7 +493,8 @@ def copy(
         raise AlreadyExistsError(f"skill {target!r} already exists; pick another name for --as")
     plan = skill_copy.plan_copy(Path(skill.path).parent, MAX_RESOURCE_BYTES)
     extra = skill_copy.spec_frontmatter(skill.frontmatter, plan)
-    copied = bank.skills.save(target, skill.description, skill.body, frontmatter=extra,
+    description = skill_copy.spec_description(skill.description, plan)
+    copied = bank.skills.save(target, description, skill.body, frontmatter=extra,
                               resources=dict(plan.resources) or None)
     if skill_copy.finish_copy(plan, copied):
         copied = bank.skills.load(target)  # its resources now list the large files too
