@@ -74,3 +74,16 @@ def test_learnt_through_a_client_of_the_owner(tmp_path):
 def test_the_setting_names_the_topic():
     first = RuleDistiller().rules_from_critique(CASES[0][0])[0]
     assert first.topic == "code" and "support" not in first.when_to_use  # not the ticket's
+
+
+def test_a_discount_code_is_no_code(minilm, tmp_path):
+    """"Offer a discount code." was filed under `code`, and the block for the very task it was
+    taught on kept only its sibling rule (the block keeps one topic family)."""
+    critique = "Always apologise when an order is late, and offer a discount code."
+    task = "Reply to a customer whose order is late"
+    assert {r.topic for r in RuleDistiller().rules_from_critique(critique, task=task)} == {"support"}
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        bank.guidelines.learn(critique, task=task)
+        shown = {h.record.text for h in bank.context_for(task).guidelines}
+        assert shown == {"Always apologise when an order is late.", "Offer a discount code."}

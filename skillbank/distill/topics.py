@@ -60,7 +60,8 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         "replying to customers in support conversations",
         1.0,
         r"customers?|tickets?|repl(?:y|ies)|refunds?|apolog\w*|support|agents?|escalat\w*"
-        r"|sign-?offs?|inquir(?:y|ies)|complaints?|billing|empathy|csat",
+        r"|sign-?offs?|inquir(?:y|ies)|complaints?|billing|empathy|csat|discounts?|coupons?"
+        r"|vouchers?",
     ),
     (
         "slides",
@@ -73,7 +74,9 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         "code",
         "writing or reviewing code",
         0.5,
-        r"code|functions?|variables?|class(?:es)?|methods?|tests?|bugs?|exceptions?|errors?"
+        # "code", but not a discount, promo, coupon, gift, zip or postal code
+        r"(?<!discount )(?<!promo )(?<!coupon )(?<!gift )(?<!zip )(?<!postal )(?<!voucher )code"
+        r"|functions?|variables?|class(?:es)?|methods?|tests?|bugs?|exceptions?|errors?"
         r"|logging|loggers?|refactor\w*|commits?|apis?|endpoints?|modules?|librar(?:y|ies)"
         r"|dependenc(?:y|ies)|lint\w*|compil\w*|loops?|git|pull requests?|scripts?|snippets?",
     ),
