@@ -317,12 +317,20 @@ def reindex(ctx: typer.Context) -> None:
 def stats(ctx: typer.Context) -> None:
     """Counts: skills, guidelines by status, experiences; where memory lives."""
     st = state(ctx)
-    data = st.bank(sync="all").stats()
+    bank = st.bank(sync="all")
+    data = bank.stats()
     from skillbank import remember
 
     config_file = remember.resolve_root(st.root) / remember.CONFIG
     data["remembered_skill_roots"] = remember.recorded(config_file.parent) or []
     data["bundled_skills"] = bundled_words(st.bundled(), remember.bundled(config_file.parent))
+    if getattr(bank, "is_remote", False):  # what the process serving the root serves
+        from skillbank.sharing import served as serving
+
+        owner = serving.read(config_file.parent) or {}
+        if "include_bundled" in owner:
+            data["bundled_skills"] = ("served" if owner["include_bundled"] else "not served") \
+                + " by the process that serves this root"
     data["config"] = str(config_file)
 
     def human() -> None:
