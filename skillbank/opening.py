@@ -51,14 +51,24 @@ def open_bank(
     if share and client is None and not settings.chroma_url:
         from skillbank.sharing import open_shared, served
 
-        def owner(lock: Any, chosen: Any, bundled: bool) -> "Skillbank":
+        def owner(lock: Any, chosen: Any, bundled: bool, embedding: Any = embedding_function,
+                  wanted: str | None = None) -> "Skillbank":
             # Imported here: a client (a CLI command attached to an owner) never serves, and
             # the server's asyncio/orjson imports cost it ~0.1 s of its second (#27).
             from skillbank.sharing.owner import OwnerServer
 
-            bank = cls(chosen, embedding_function=embedding_function, distiller=distiller,
+            bank = cls(chosen, embedding_function=embedding, distiller=distiller,
                        include_bundled=bundled, write_lock_timeout=write_lock_timeout,
                        owner_lock=lock)
+            mine = served.request(chosen, bundled, bank.embedding_function)["embedding"]
+            if wanted and mine and mine != wanted:
+                bank.close()  # never serve (nor record) an embedding the root's index refuses
+                from skillbank.errors import EmbeddingMismatchError
+
+                raise EmbeddingMismatchError(
+                    f"{chosen.root} was served with the embedding {wanted!r} and its owner went "
+                    f"away; this process embeds with {mine!r}, so it cannot take over: open "
+                    f"the root with that embedding_function (or reindex it with this one)")
             # What this owner serves, so that a process taking over serves the same.
             served.record(chosen.root, served.request(chosen, bundled, bank.embedding_function))
             bank._server = OwnerServer(bank).start()  # closed (stopped) by bank.close()
@@ -77,7 +87,15 @@ def open_bank(
                 skill_roots=tuple(Path(p) for p in recorded.get("skill_roots") or ()),
                 model_dir=Path(recorded["model_dir"]) if recorded.get("model_dir")
                 else settings.model_dir)
-            return owner(lock, chosen, bool(recorded.get("include_bundled")))
+            wanted = recorded.get("embedding")
+            embedding = embedding_function
+            if embedding is None and wanted:  # serve the recorded one where it is ours
+                from skillbank.embeddings import HashEmbedding
+
+                if wanted == HashEmbedding.name():
+                    embedding = HashEmbedding()
+            return owner(lock, chosen, bool(recorded.get("include_bundled")), embedding,
+                         wanted if isinstance(wanted, str) else None)
 
         bank = open_shared(settings, become_owner, take_over=take_over, sync=sync,
                            connect_timeout=lock_timeout, distiller=distiller,
