@@ -109,10 +109,14 @@ def _hints() -> tuple[tuple[Any, str], ...]:
         import re
 
         _HINTS = tuple((re.compile(p), r) for p, r in (
+            # Every face has search_guidelines and the ids of its memory block; only MCP has
+            # list_pending (a LangChain model was told to call it).
             (r"find ids with bank\.guidelines\.list\([^)]*\) or search\(\)",
-             "find ids with search_guidelines(task) or list_pending()"),
+             "find ids with search_guidelines(task) or in the memory block"),
             (r"find ids with bank\.guidelines\.search\(task\) or list\(\)",
-             "find ids with search_guidelines(task) or list_pending()"),
+             "find ids with search_guidelines(task) or in the memory block"),
+            (r"with search\(\) or in a learn entry's 'nearest'",
+             "with search_guidelines(task) or in a learn result's 'nearest'"),
             (r",? or run sync\(\) if the file was just added by hand", ""),
             (r"run sync\(\)", "ask the user to run `skillbank reindex`"),
             (r"use retire\(\) for an active one",

@@ -88,3 +88,17 @@ def test_a_malformed_template_fails_when_the_tools_are_made(tmp_path):
             SkillbankRetriever(bank, kind="guidelines", namespace="{user.id}")
         with pytest.raises(InvalidInputError, match="is a template"):
             SkillbankCallbackHandler(bank, namespace="{user_id}")
+
+
+def test_tool_errors_name_only_tools_the_model_has(tmp_path):
+    """A LangChain model was told to find ids "with search()" or "list_pending()", neither of
+    which it has (list_pending is MCP's)."""
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        tools = {t.name: t for t in skillbank_tools(bank, include="all")}
+        for name, args in [("add_guideline", {"text": "Use British spelling.",
+                                              "replaces": "gl-0123456789ab"}),
+                           ("rate_memory", {"id": "gl-0123456789ab", "helpful": False})]:
+            message = tools[name].invoke(args)
+            assert "search_guidelines(task)" in message, message
+            assert "list_pending" not in message and "search()" not in message, message
