@@ -361,8 +361,14 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
 
     kept_experiences = []
     tasks_said: set[tuple[str, str, str]] = set()
+    # A lesson drawn from one experience that the block shows too restates its feedback (the
+    # feedback sentence came twice, once as "Lesson: ..." and once on the experience's line).
+    attempts = {hit.id: hit.record for hit in experiences if hit.record.kind != "lesson"}
     for hit in experiences:
         record = hit.record
+        parent = attempts.get(record.source or "") if record.kind == "lesson" else None
+        if parent is not None and _restates(record, parent):
+            continue
         same = (_fact_key(record.task), record.outcome, _fact_key(record.feedback or ""))
         if record.kind != "lesson" and same in tasks_said:
             continue  # the same attempt held in two namespaces
@@ -581,6 +587,16 @@ def without_shown(text: str, shown: str) -> str:
 def _unlabelled(line: str) -> str:
     """An item line without its ids, as a key for "the same thing said twice"."""
     return " ".join(re.sub(r"\[[^\]\s]+\]", " ", line).split()).lower()
+
+
+def _restates(lesson: Any, attempt: Any) -> bool:
+    """Whether a lesson drawn from `attempt` says only what the attempt's own line shows: its
+    feedback, or lessons the line lists (a lesson beyond the line's first few is news)."""
+    feedback = _fact_key(attempt.feedback or "")
+    listed = {_fact_key(text) for text in shown_lessons(attempt, lambda _text: False)}
+    texts = [item.text for item in lesson.lessons] or [lesson.task]
+    return all((feedback and feedback in _fact_key(text)) or _fact_key(text) in listed
+               for text in texts)
 
 
 def _trimmed(lines: list[str]) -> list[str]:

@@ -52,3 +52,16 @@ def test_the_same_fact_in_two_namespaces_is_shown_once(tmp_path, remote):
         mine = bank.context_for(TASK, namespace="alice").text
         assert "Quote identifiers" in team and "Quote identifiers" in mine
         assert without_shown(mine, team) == ""  # the personal block adds nothing new
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_lesson_of_a_shown_experience_is_not_shown_again(tmp_path, remote):
+    """With distill=True the lesson of a failed run restated its feedback right beside the
+    experience's own line: one sentence twice in one block."""
+    feedback = "The migration locked the table for ten minutes and writes timed out."
+    with opened(tmp_path, remote) as bank:
+        bank.experiences.record(task="Migrate the users table to add an email column",
+                                outcome="failure", feedback=feedback, distill=True)
+        assert any(e.kind == "lesson" for e in bank.experiences.list(kind="lesson"))
+        text = bank.context_for("Migrate the users table to add an email column").text
+        assert text.count(feedback) == 1, text
