@@ -83,9 +83,10 @@ async def test_chroma_stopped_reads_answer_and_memory_writes_are_kept(
                 assert ok, (tool, answer)  # a stored write is never answered as an error
             skill = {"name": "pellucid-deploy", "description": "Deploy Pellucid safely.",
                      "body": "# Steps\n\n1. Drain the queue.\n"}
-            ok, answer = await call(client, "save_skill", skill)
-            if not ok:
-                _clear("save_skill", answer, "Chroma", "check")
+            ok, answer = await call(client, "save_skill", skill)  # a skill write needs Chroma:
+            assert not ok  # refused, clearly, and nothing half-written
+            _clear("save_skill", answer, "Chroma", "check")
+            assert not (tmp_path / "root" / "skills" / "pellucid-deploy").exists()
             for tool in READS:  # reads degrade to keyword search, with a note
                 ok, answer = await call(client, tool, READS[tool])
                 assert ok, (tool, answer)
