@@ -125,7 +125,7 @@ def test_tool_gate_hides_skills_whose_tools_the_agent_lacks(tmp_path, minilm, ca
          "# Steps\n\nWrite.\n", ""),
         ("slack-branches", "Post the stale git branches list to Slack",
          "# Steps\n\nPost.\n", "requires: {mcp: [slack]}\n"),
-        ("odd-branches", "Report stale git branches in odd ways",
+        ("odd-branches", "Clean up stale git branches in odd ways",
          "# Steps\n\nReport.\n", "allowed-tools: 42\n"),
     ])
     task = "clean up my stale git branches"

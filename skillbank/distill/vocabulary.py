@@ -40,7 +40,7 @@ _VERBS = frozenset(
     adapt approve cherry-pick compress debounce dedupe deduplicate demonstrate derive detect
     determine disambiguate discuss distribute divide download elaborate eliminate embed
     encourage evaluate examine execute explore extend force-push generate grant hyphenate
-    identify ignore inform initialise initialize inject inspect install integrate interpret
+    identify inform initialise initialize inject inspect install integrate interpret
     invalidate investigate invite iterate maintain maximise maximize memoise memoize modify
     negotiate obfuscate observe obtain optimise optimize perform persist populate predict
     prefetch prepare prepend produce protect prove provision prune purge rebuild recheck
