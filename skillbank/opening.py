@@ -78,13 +78,19 @@ def open_bank(
             return owner(lock, settings, include_bundled)
 
         def take_over(lock: Any) -> "Skillbank":
-            """The owner went away: serve what it served (the other clients rely on it)."""
+            """The owner went away: serve what it served (the other clients rely on it), and
+            what this process asked for too. A background owner started for a new skill folder
+            could find the old one's endpoint still there, take over, and serve the old folders
+            only: the command that asked for the new one was told it is not served."""
             recorded = served.read(settings.root)
             if not recorded:
                 return become_owner(lock)
+            roots = [Path(p) for p in recorded.get("skill_roots") or ()]
+            known = {str(p) for p in roots}
+            roots += [p for p in settings.skill_roots
+                      if str(Path(p).expanduser().resolve()) not in known]
             chosen = dataclasses.replace(
-                settings,
-                skill_roots=tuple(Path(p) for p in recorded.get("skill_roots") or ()),
+                settings, skill_roots=tuple(roots),
                 model_dir=Path(recorded["model_dir"]) if recorded.get("model_dir")
                 else settings.model_dir)
             wanted = recorded.get("embedding")
@@ -94,8 +100,8 @@ def open_bank(
 
                 if wanted == HashEmbedding.name():
                     embedding = HashEmbedding()
-            return owner(lock, chosen, bool(recorded.get("include_bundled")), embedding,
-                         wanted if isinstance(wanted, str) else None)
+            return owner(lock, chosen, bool(recorded.get("include_bundled")) or include_bundled,
+                         embedding, wanted if isinstance(wanted, str) else None)
 
         bank = open_shared(settings, become_owner, take_over=take_over, sync=sync,
                            connect_timeout=lock_timeout, distiller=distiller,
