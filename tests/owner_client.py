@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any, Iterator
 
 from test_multiprocess import env_for
+from skillbank import Skillbank
 from workers.common import open_bank
 
 OWNER = """
@@ -78,4 +79,22 @@ def client_bank(root: Path) -> Iterator[Any]:
 def client_of_owner(root: Path, *, minilm: bool = False) -> Iterator[Any]:
     """A client bank on `root` while an owner process serves it (both end with the block)."""
     with owner_process(root, minilm=minilm), client_bank(root) as bank:
+        yield bank
+
+
+@contextlib.contextmanager
+def bank_for(tmp_path: Path, remote: bool, embedding: Any = None) -> Iterator[Any]:
+    """The bank a test checks a memory operation on, both ways the developer guide asks for:
+    opened in this process (`embedding`, else the hash embedding), or (`remote`) a client of an
+    owner process on the same root (with the offline MiniLM when `embedding` is given)."""
+    root = tmp_path / "root"
+    if remote:
+        root.mkdir(exist_ok=True)
+        with client_of_owner(root, minilm=embedding is not None) as bank:
+            yield bank
+        return
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(root, embedding_function=embedding or HashEmbedding(),
+                        include_bundled=False) as bank:
         yield bank

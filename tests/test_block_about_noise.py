@@ -9,8 +9,9 @@ the root.
 
 from __future__ import annotations
 
-from owner_client import client_of_owner
-from skillbank import Skillbank
+import pytest
+
+from owner_client import bank_for
 from skillbank.keyword import tokenize
 
 TAUGHT = [
@@ -36,14 +37,7 @@ def _check(bank) -> None:
     assert bank.context_for("Where is my order 5678? It is late.").guidelines  # still found
 
 
-def test_in_process(tmp_path, minilm):
-    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
-                        include_bundled=False) as bank:
-        _check(bank)
-
-
-def test_through_a_client_of_the_owner(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    with client_of_owner(root, minilm=True) as bank:
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_in_process_and_through_a_client(tmp_path, minilm, remote):
+    with bank_for(tmp_path, remote, minilm) as bank:
         _check(bank)

@@ -8,35 +8,18 @@ by id only. In process and through a client of another process that owns the roo
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-from typing import Any, Iterator
-
 import pytest
 
-from owner_client import client_of_owner
-from skillbank import Scope, Skillbank
+from owner_client import bank_for
+from skillbank import Scope
 from skillbank.context import without_shown
-from skillbank.embeddings import HashEmbedding
 
 TASK = "Import the users CSV into PostgreSQL with SQL"
 
 
-@contextlib.contextmanager
-def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
-    root = tmp_path / "root"
-    if remote:
-        root.mkdir()
-        with client_of_owner(root) as bank:
-            yield bank
-        return
-    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
-        yield bank
-
-
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_the_same_fact_in_two_namespaces_is_shown_once(tmp_path, remote):
-    with opened(tmp_path, remote) as bank:
+    with bank_for(tmp_path, remote) as bank:
         for ns in ("team", "alice"):
             bank.guidelines.learn("Quote identifiers in SQL.",
                                   task="Import the orders CSV into PostgreSQL", namespace=ns)
@@ -59,7 +42,7 @@ def test_a_lesson_of_a_shown_experience_is_not_shown_again(tmp_path, remote):
     """With distill=True the lesson of a failed run restated its feedback right beside the
     experience's own line: one sentence twice in one block."""
     feedback = "The migration locked the table for ten minutes and writes timed out."
-    with opened(tmp_path, remote) as bank:
+    with bank_for(tmp_path, remote) as bank:
         bank.experiences.record(task="Migrate the users table to add an email column",
                                 outcome="failure", feedback=feedback, distill=True)
         assert any(e.kind == "lesson" for e in bank.experiences.list(kind="lesson"))

@@ -9,9 +9,7 @@ through a client of another process that owns the root.
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -23,10 +21,8 @@ from langchain_core.messages import AIMessage  # noqa: E402
 from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
-from owner_client import client_of_owner  # noqa: E402
-from skillbank import Skillbank  # noqa: E402
+from owner_client import bank_for  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
 
 
 class Model(GenericFakeChatModel):
@@ -40,21 +36,9 @@ def deploy(env: str) -> str:
     raise RuntimeError("quota exceeded")
 
 
-@contextlib.contextmanager
-def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
-    root = tmp_path / "root"
-    if remote:
-        root.mkdir()
-        with client_of_owner(root) as bank:
-            yield bank
-        return
-    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
-        yield bank
-
-
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_the_request_after_a_failed_run_is_its_own_experience(tmp_path, remote):
-    with opened(tmp_path, remote) as bank:
+    with bank_for(tmp_path, remote) as bank:
         middleware = SkillbankMiddleware(bank, background=False)
         model = Model(messages=iter([
             AIMessage(content="", tool_calls=[{"name": "deploy", "args": {"env": "prod"},

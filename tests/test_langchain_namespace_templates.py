@@ -9,9 +9,7 @@ process and through a client of another process that owns the root.
 
 from __future__ import annotations
 
-import contextlib
-from pathlib import Path
-from typing import Any, Iterator
+from typing import Any
 
 import pytest
 
@@ -21,7 +19,7 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel  # noqa: E402
 from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
 
-from owner_client import client_of_owner  # noqa: E402
+from owner_client import bank_for  # noqa: E402
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import (  # noqa: E402
     SkillbankCallbackHandler,
@@ -50,21 +48,9 @@ def run(bank: Any, user: str, tool: str, args: dict) -> str:
     return [m.content for m in state["messages"] if isinstance(m, ToolMessage)][0]
 
 
-@contextlib.contextmanager
-def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
-    root = tmp_path / "root"
-    if remote:
-        root.mkdir()
-        with client_of_owner(root) as bank:
-            yield bank
-        return
-    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
-        yield bank
-
-
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_each_user_has_their_own_namespace(tmp_path, remote):
-    with opened(tmp_path, remote) as bank:
+    with bank_for(tmp_path, remote) as bank:
         run(bank, "alice", "learn_from_critique",
             {"critique": "Always sign emails as Alice from Accounting."})
         seen_by_bob = run(bank, "bob", "memory_context", {"task": "Write an email and sign it"})

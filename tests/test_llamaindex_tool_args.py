@@ -9,11 +9,8 @@ and over a bank that is a client of another process owning the root.
 
 from __future__ import annotations
 
-import contextlib
 import inspect
 import json
-from pathlib import Path
-from typing import Any, Iterator
 
 import pytest
 
@@ -23,11 +20,9 @@ from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
 from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
 from scripted_llama import scripted, tool_call  # noqa: E402
 
-from owner_client import client_of_owner  # noqa: E402
-from skillbank import Skillbank  # noqa: E402
+from owner_client import bank_for  # noqa: E402
 from skillbank.adapters._tools import TOOL_NAMES, tool_defs  # noqa: E402
 from skillbank.adapters.llamaindex import SkillbankToolSpec  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
 
 
 def test_every_method_takes_the_fields_of_its_schema():
@@ -39,21 +34,9 @@ def test_every_method_takes_the_fields_of_its_schema():
         assert inspect.iscoroutinefunction(getattr(SkillbankToolSpec, f"a{definition.name}"))
 
 
-@contextlib.contextmanager
-def opened(tmp_path: Path, remote: bool) -> Iterator[Any]:
-    root = tmp_path / "root"
-    if remote:
-        root.mkdir()
-        with client_of_owner(root) as bank:
-            yield bank
-        return
-    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
-        yield bank
-
-
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 async def test_an_agent_replaces_a_rule(tmp_path, remote):
-    with opened(tmp_path, remote) as bank:
+    with bank_for(tmp_path, remote) as bank:
         old = bank.guidelines.add("Keep slides to ten bullets.").guideline_id
         spec = SkillbankToolSpec(bank, include="all")
         llm, _seen = scripted([

@@ -17,8 +17,7 @@ from __future__ import annotations
 
 import pytest
 
-from owner_client import client_of_owner
-from skillbank import Skillbank
+from owner_client import bank_for
 from skillbank.distill import RuleDistiller
 from skillbank.memories.guidelines.decisions import other_values
 
@@ -87,14 +86,7 @@ def _learn_all(bank) -> None:
     assert old.id not in {g.id for g in bank.guidelines.list() if g.status == "active"}
 
 
-def test_in_process(tmp_path, minilm):
-    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
-                        include_bundled=False) as bank:
-        _learn_all(bank)
-
-
-def test_through_a_client_of_the_owner(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    with client_of_owner(root, minilm=True) as bank:
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_in_process_and_through_a_client(tmp_path, minilm, remote):
+    with bank_for(tmp_path, remote, minilm) as bank:
         _learn_all(bank)

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import pytest
 
-from owner_client import client_of_owner
+from owner_client import bank_for
 from skillbank import Skillbank
 from skillbank.distill import RuleDistiller
 
@@ -58,16 +58,9 @@ def _learn_and_find(bank) -> None:
     assert {h.record.text for h in hits} == set(CASES[0][1])
 
 
-def test_learnt_in_process(tmp_path, minilm):
-    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
-                        include_bundled=False) as bank:
-        _learn_and_find(bank)
-
-
-def test_learnt_through_a_client_of_the_owner(tmp_path):
-    root = tmp_path / "root"
-    root.mkdir()
-    with client_of_owner(root, minilm=True) as bank:
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_learnt_in_process_and_through_a_client(tmp_path, minilm, remote):
+    with bank_for(tmp_path, remote, minilm) as bank:
         _learn_and_find(bank)
 
 

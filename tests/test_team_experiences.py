@@ -10,6 +10,7 @@ deleted everything it had not written itself, and a write while Chroma was down 
 
 from __future__ import annotations
 
+import contextlib
 import uuid
 
 import pytest
@@ -18,6 +19,28 @@ from team_worker import open_bank, reindex_drafts, until
 from test_chroma_outage import ChromaServer  # noqa: F401 - the own_chroma fixture's server
 
 pytest.importorskip("psycopg")
+
+
+@contextlib.contextmanager
+def two_workers(tmp_path, postgres):
+    """A `chroma run` server and two in-process workers of one deployment, each with its own
+    root (closed and stopped when the block ends)."""
+    import sys
+    from pathlib import Path
+
+    if not (Path(sys.executable).parent / "chroma").exists():
+        pytest.skip("chroma CLI not installed")
+    chroma = ChromaServer(tmp_path / "chroma-data")
+    chroma.start()
+    deployment = uuid.uuid4().hex[:16]
+    a = open_bank(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
+    b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
+    try:
+        yield chroma, a, b, deployment
+    finally:
+        b.close()
+        a.close()
+        chroma.stop()
 
 
 def test_an_experience_recorded_through_a_is_recalled_by_b_within_a_second(two_machines, tmp_path):
@@ -70,17 +93,7 @@ def test_forget_deletes_the_rows_in_postgresql(two_machines, postgres):
 
 def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
         tmp_path, postgres):
-    import sys
-    from pathlib import Path
-
-    if not (Path(sys.executable).parent / "chroma").exists():
-        pytest.skip("chroma CLI not installed")
-    chroma = ChromaServer(tmp_path / "chroma-data")
-    chroma.start()
-    deployment = uuid.uuid4().hex[:16]
-    a = open_bank(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
-    b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
-    try:
+    with two_workers(tmp_path, postgres) as (chroma, a, b, deployment):
         first = a.experiences.record("Renew the TLS certificate of the intranet", "success")
         assert until(lambda: b.experiences.recall("renew the intranet TLS certificate",
                                                    k=1))[0].id == first
@@ -100,10 +113,6 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
         hits = until(lambda: [h for h in b.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
         assert hits[0].id == kept
-    finally:
-        b.close()
-        a.close()
-        chroma.stop()
 
 
 def _count(url: str, sql: str, *params) -> int:
@@ -176,17 +185,7 @@ def test_a_write_kept_during_an_outage_is_read_back_and_reaches_every_worker(tmp
     """Session 16: `get` of an experience written while Chroma was down raised the outage (MCP
     record_experience answered an error for a stored write, and a retry stored it twice); and
     only a recall on the worker that wrote it indexed it once Chroma was back."""
-    import sys
-    from pathlib import Path
-
-    if not (Path(sys.executable).parent / "chroma").exists():
-        pytest.skip("chroma CLI not installed")
-    chroma = ChromaServer(tmp_path / "chroma-data")
-    chroma.start()
-    deployment = uuid.uuid4().hex[:16]
-    a = open_bank(tmp_path / "machine-a", chroma.url, postgres.url, deployment)
-    b = open_bank(tmp_path / "machine-b", chroma.url, postgres.url, deployment)
-    try:
+    with two_workers(tmp_path, postgres) as (chroma, a, b, deployment):
         a.experiences.record("Renew the TLS certificate of the intranet", "success")
         chroma.stop()
         kept = a.experiences.record("Drain the print queue of the third floor", "success",
@@ -200,10 +199,6 @@ def test_a_write_kept_during_an_outage_is_read_back_and_reaches_every_worker(tmp
         hits = until(lambda: [h for h in b.experiences.recall(
             "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=15)
         assert hits[0].id == kept and not getattr(hits, "note", "")
-    finally:
-        b.close()
-        a.close()
-        chroma.stop()
 
 
 def test_the_journal_fallback_reads_a_records_latest_version(tmp_path):
