@@ -4,8 +4,11 @@ The first lookup in a process used to load the embedding model (an ONNX session,
 depending on the machine and its load) inside the agent's first model call. The async hooks
 already hand lookups to a worker thread (`asyncio.to_thread`), so the event loop stays free,
 but the first turn still waited. A face calls `warm_up(bank)` when it is built: the model loads
-on a daemon thread while the application starts, once per bank, and a lookup that comes first
-simply waits for the same lock on its worker thread. Best effort: a model that cannot load is
+on a thread while the application starts, once per bank, and a lookup that comes first
+simply waits for the same lock on its worker thread. Not a daemon thread: a script that built
+a face and ended while the model was still loading aborted (onnxruntime's C++ runtime was torn
+down under the loading thread: "terminate called without an active exception", exit 134); the
+interpreter now waits for the load (at most the load time) before it exits. Best effort: a model that cannot load is
 reported by the real lookup (keyword-only mode), not here. A client of another process's bank
 has nothing to load (the owner holds the model).
 """
@@ -25,7 +28,7 @@ _lock = threading.Lock()
 
 
 def warm_up(bank: Any) -> threading.Thread | None:
-    """Start loading `bank`'s embedding model (and the token counter) on a daemon thread,
+    """Start loading `bank`'s embedding model (and the token counter) on a thread,
     once per bank; returns that thread (None when there is nothing to load or it started)."""
     if bank is None or getattr(bank, "is_remote", False):
         return None
@@ -34,7 +37,7 @@ def warm_up(bank: Any) -> threading.Thread | None:
             return None
         function = getattr(bank, "embedding_function", None)
         thread = threading.Thread(target=_warm, args=(function,), name="skillbank-warm-up",
-                                  daemon=True)
+                                  daemon=False)
         try:
             setattr(bank, _ATTRIBUTE, thread)
         except (AttributeError, TypeError):  # a bank that takes no attributes: warm each time

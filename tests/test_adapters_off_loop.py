@@ -158,3 +158,30 @@ def test_the_model_loads_on_a_thread_when_a_face_is_built(tmp_path):
         assert function.calls == 0  # nothing embedded or counted to warm it
     finally:
         bank.close()
+
+
+@pytest.mark.parametrize("face", ["llamaindex", "langchain"])
+def test_a_script_that_builds_a_face_and_ends_at_once_exits_cleanly(tmp_path, face):
+    """The model loads on a thread the interpreter waits for: a script that built a face and
+    ended while the model was still loading aborted (exit 134, "terminate called without an
+    active exception": onnxruntime torn down under the loading thread)."""
+    import subprocess
+    import sys
+
+    from skillbank.embeddings import resolve_model_dir
+
+    pytest.importorskip("llama_index.core" if face == "llamaindex" else "langchain.agents")
+    try:
+        resolve_model_dir(None)
+    except Exception:  # noqa: BLE001
+        pytest.skip("the embedding model is not available here")
+    build = ("from skillbank.adapters.llamaindex import SkillbankMemoryBlock as Face"
+             if face == "llamaindex" else
+             "from skillbank.adapters.langchain import SkillbankMiddleware as Face")
+    script = (f"from skillbank import Skillbank\n{build}\n"
+              f"with Skillbank.open({str(tmp_path / 'bank')!r}, include_bundled=False) as bank:\n"
+              "    Face(bank)\nprint('closed')\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=300, env={**os.environ, "SKILLBANK_CLI_OWNER": "0"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.strip() == "closed"
