@@ -403,7 +403,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     middleware does and gives no memory (nothing read, nothing recorded).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # A misspelt option is an error, not ignored: `namspace="{user_id}"` left every user on
+    # the shared namespace, and `distill=True` (the middleware's option) did nothing.
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     name: str = Field(default="skillbank-memory", description="The name of the memory block.")
     description: Optional[str] = Field(
@@ -415,6 +417,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     namespace: Optional[str] = None
     raise_errors: bool = False
     background: bool = Field(default=True, description="Write off the agent's turn.")
+    distill: bool = Field(default=False, description="Distill lessons from each run recorded "
+                          "with an outcome (through the bank's distiller: an LLM one such as "
+                          "LlamaIndexDistiller, else the rules), as the LangChain middleware's "
+                          "distill=True does.")
     available_tools: Optional[List[str]] = Field(
         default=None, description="The agent's tool names (or tools): skills declaring tools "
         "not among them stay out of the memory (#26). None: no gate.")
@@ -564,7 +570,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                 extra: dict[str, Any] = {"thread": thread, "followup": followup} if thread else {}
                 eid = self.bank.experiences.record_messages(
                     plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
-                    namespace=namespace, **extra)
+                    namespace=namespace, distill=self.distill and outcome != "unknown",
+                    **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             recording_failed(self.bank, "recording a run", exc)
             self._failed("recording", exc, warn=False)

@@ -99,6 +99,30 @@ async def test_a_failed_run_is_recorded_with_its_error(bank):
     assert not block._goals["s2"]["open"]
 
 
+async def test_distill_true_gives_a_recorded_run_its_lessons(bank):
+    """As the LangChain middleware's distill=True: a run recorded with an outcome is distilled
+    (here by the rule distiller), a flush with no outcome is not."""
+    llm, _ = scripted([tool_call("migrate", {"table": "orders"}, "t1"),
+                       ChatMessage(role="assistant", content="Migrated.")])
+    block = SkillbankMemoryBlock(bank, distill=True, background=False)
+    memory = Memory.from_defaults(session_id="d1", memory_blocks=[block])
+    agent = FunctionAgent(tools=[FunctionTool.from_defaults(migrate)], llm=llm,
+                          system_prompt="You are a DBA.")
+    await agent.run(user_msg="Migrate the orders table", memory=memory)
+    eid = await block.arecord_run(memory, outcome="failure",
+                                  feedback="Lock the table before copying rows.")
+    lessons = [r for r in bank.experiences.list(kind="lesson") if r.source == eid]
+    assert lessons, "the recorded failure was not distilled"
+
+
+def test_a_misspelt_block_option_is_an_error_not_ignored(bank):
+    """`namspace="{user_id}"` was accepted and ignored: every user shared one namespace."""
+    from pydantic import ValidationError
+
+    with pytest.raises(ValidationError, match="namspace"):
+        SkillbankMemoryBlock(bank, namspace="{user_id}")
+
+
 def react_reply(text: str) -> ChatMessage:
     return ChatMessage(role="assistant", content=f"Thought: I can answer without tools.\nAnswer: {text}")
 
