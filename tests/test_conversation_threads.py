@@ -274,3 +274,27 @@ def test_a_follow_up_step_keeps_its_place_and_the_step_limit():
     assert steps[0].thought == "Hello." and steps[1].observation == "User: also add the marketing line"
     same, _ = steps_from_messages(messages[1:3], task="also add  the marketing line")
     assert [s.observation for s in same if s.observation] == []
+
+
+# -- a thread's closed episodes are past experiences -------------------------------------------
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_thread_recalls_its_closed_episodes_but_never_its_open_one(tmp_path, remote):
+    """A per-user session id (the README's ``session_id="user-1"``) is one thread for all of
+    the user's work: hiding every record of the thread hid the user's whole history from them.
+    Only the open episode (no outcome yet) is the thread's own "present"."""
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote) as bank:
+        task = "Refund order 1234 for the customer"
+        closed = bank.experiences.record_messages(
+            [{"role": "user", "content": task}, {"role": "assistant", "content": "Refunded."}],
+            task=task, outcome="failure", feedback="Needs the finance role first.",
+            thread="user-1")
+        opened = bank.experiences.record_messages(
+            [{"role": "user", "content": task}], task=task, thread="user-1")
+        assert opened != closed  # an outcome closed the first episode: a new record
+        ids = [h.id for h in bank.experiences.recall(task, k=5, exclude_thread="user-1")]
+        assert closed in ids and opened not in ids
+        block = bank.context_for(task, thread="user-1")
+        assert closed in block.ids and opened not in block.ids

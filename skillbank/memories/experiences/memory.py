@@ -38,6 +38,7 @@ from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
 from skillbank.memories.experiences.portability import PortabilityMixin
 from skillbank.memories.experiences.recall import MIN_KEYWORD, RecallMixin
+from skillbank.memories.experiences.threads import in_open_episode
 from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
 from skillbank.memories.experiences.validation import (
@@ -405,7 +406,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 continue
             meta = _index_item(record, row["loc"], row["digest"], row["status"],
                                row["duplicates"]).metadata
-            if a["exclude_thread"] and meta.get("thread") == a["exclude_thread"]:
+            if in_open_episode(meta, a["exclude_thread"]):
                 continue
             if not passes(meta) or row["score"] < MIN_KEYWORD:
                 continue

@@ -22,6 +22,7 @@ from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
+from skillbank.memories.experiences.threads import in_open_episode
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
 
 #: A task longer than this is refused with a clear error, as skill search refuses it
@@ -278,7 +279,8 @@ class RecallMixin:
         come back. A hit needs a dense similarity of at least `min_score` (default
         `settings.min_score`; `CONTENT_FLOOR_MARGIN` more when only its feedback/lessons vector
         matched) or BM25 evidence; each returned hit counts a use unless `count_use=False`.
-        `exclude_thread`: a conversation's own records are left out (it never recalls itself).
+        `exclude_thread`: a conversation's open episode is left out (it never recalls itself;
+        its closed episodes are past experiences like any other).
         """
         if isinstance(task, str) and len(task) > MAX_TASK_CHARS:
             raise InvalidInputError(
@@ -312,8 +314,8 @@ class RecallMixin:
         usages = self._usages([hit.id for hit in raw])
         scored = []
         for hit in raw:
-            if exclude_thread and (hit.metadata or {}).get("thread") == exclude_thread:
-                continue  # the conversation asking: never its own "past experience"
+            if in_open_episode(hit.metadata, exclude_thread):
+                continue  # the conversation asking: never its open episode as "past"
             dense_ok = evidence.get(hit.id, -2.0) >= floor
             keyword_ok = hit.keyword is not None and hit.keyword >= (
                 MIN_KEYWORD_ALONE if down else MIN_KEYWORD)

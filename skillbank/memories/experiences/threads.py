@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("skillbank.experiences")
 
-__all__ = ["check_thread", "record_turn"]
+__all__ = ["check_thread", "in_open_episode", "record_turn"]
 
 
 def check_thread(thread: Any) -> str:
@@ -46,6 +46,19 @@ def check_thread(thread: Any) -> str:
 
 #: Outcomes that end an episode (the adapters' `closes_episode` reads runs the same way).
 CLOSING_OUTCOMES = frozenset({"success", "failure", "partial"})
+
+
+def in_open_episode(metadata: Mapping[str, Any] | None, thread: str | None) -> bool:
+    """Whether an index entry is `thread`'s own open episode, which the thread must not recall
+    as a "past experience" of itself.
+
+    Only the open episode: a closed one (an outcome ended it) is a past experience like any
+    other. Hiding every record of the thread hid a user's whole history from them when the
+    session id is per user (the README's ``session_id="user-1"``), or when a long-lived
+    thread's chat history was flushed or lost."""
+    meta = metadata or {}
+    return bool(thread) and meta.get("thread") == thread \
+        and meta.get("outcome") not in CLOSING_OUTCOMES
 
 
 def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task: str,
