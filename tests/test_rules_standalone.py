@@ -71,3 +71,78 @@ def test_a_comparison_only_compares_runs_of_the_same_task_and_says_so(rd):
     lessons = rd.lessons_from_experience(failed, similar=[again])
     (comparison,) = [l.text for l in lessons if l.kind == "comparison"]
     assert "inspect_header" in comparison and "refunds CSV" in comparison
+
+
+def test_a_task_inside_a_longer_one_is_another_task(rd):
+    """"X on the staging server" failed for want of write access there: compared with a success
+    of plain "X", its lesson said the encoding fix made the staging import work."""
+    from skillbank.records import Experience, Step
+
+    staging = Experience(task="Import the orders CSV into Postgres on the staging server",
+                         outcome="failure", feedback="No write access on staging.",
+                         steps=[Step(action="ssh staging"), Step(action="psql copy")])
+    plain = Experience(task="Import the orders CSV into Postgres", outcome="success",
+                       steps=[Step(action="iconv"), Step(action="psql copy")])
+    assert "comparison" not in [l.kind for l in
+                                rd.lessons_from_experience(staging, similar=[plain])]
+    worded = Experience(task="Import the orders CSV file into Postgres on the staging server",
+                        outcome="success", steps=[Step(action="sudo -u postgres psql copy")])
+    (text,) = [l.text for l in rd.lessons_from_experience(staging, similar=[worded])
+               if l.kind == "comparison"]
+    assert "a success of “Import the orders CSV file" in text  # both wordings named
+    assert "a failure of “Import the orders CSV into Postgres on the staging" in text
+
+
+def test_a_run_recorded_without_steps_is_no_step_contrast(rd):
+    """`record(task, outcome="success")` says nothing of what the run did: "the successful
+    attempt skipped kubectl apply" would make an agent skip the deployment."""
+    from skillbank.records import Experience, Step
+
+    failed = Experience(task="Deploy the web app", outcome="failure", feedback="Wrong image tag",
+                        steps=[Step(action="kubectl apply", observation="ImagePullBackOff")])
+    bare = Experience(task="Deploy the web app", outcome="success")
+    for lesson in rd.lessons_from_experience(failed, similar=[bare]):
+        assert "skipped" not in lesson.text and lesson.kind != "comparison", lesson
+    assert rd.lessons_from_experience(bare, similar=[failed]) == []  # "this worked." teaches nothing
+
+
+def test_a_model_comparison_needs_a_run_of_the_same_task_and_says_what_it_compared():
+    import json
+
+    from skillbank.distill import LLMDistiller
+    from skillbank.records import Experience, Step
+
+    reply = json.dumps([{"kind": "comparison", "text": "The successful run used iconv first."},
+                        {"kind": "failure_trigger", "text": "Check the encoding first."}])
+    prompts: list[str] = []
+    model = LLMDistiller(lambda prompt: prompts.append(prompt) or reply)
+    failed = Experience(task="Import the orders CSV", outcome="failure",
+                        steps=[Step(action="psql copy")])
+    alone = model.lessons_from_experience(failed, similar=[])
+    assert [l.kind for l in alone] == ["failure_trigger"]  # a comparison of nothing: dropped
+    again = Experience(task="Import the orders CSV", outcome="success",
+                       steps=[Step(action="iconv"), Step(action="psql copy")])
+    (comparison,) = [l.text for l in model.lessons_from_experience(failed, similar=[again])
+                     if l.kind == "comparison"]
+    assert comparison.endswith("(compared a success and a failure of “Import the orders CSV”).")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_distilling_compares_only_runs_of_the_same_task(tmp_path, remote):
+    """The bank gives a distiller only runs of the same task as "similar attempts" (a model
+    was given the refunds import as a similar attempt at the orders import)."""
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote) as bank:
+        bank.experiences.record(task="Import the refunds CSV into Postgres", outcome="success",
+                                steps=[{"action": "psql copy refunds"}])
+        plain = bank.experiences.record(task="Import the orders CSV into Postgres",
+                                        outcome="success", steps=[{"action": "iconv"},
+                                                                  {"action": "psql copy"}])
+        failed = bank.experiences.record(
+            task="Import the orders CSV into Postgres on the staging server",
+            outcome="failure", feedback="No write access on staging.",
+            steps=[{"action": "ssh staging"}, {"action": "psql copy"}])
+        lessons = [bank.experiences.get(i) for i in bank.experiences.distill(failed)]
+        assert lessons and all("compared" not in l.task for l in lessons), lessons
+        assert plain

@@ -88,26 +88,54 @@ _TASK_FILLER = frozenset("a an the to of for in on at and or with from into this
 
 
 def same_task(a: str, b: str) -> bool:
-    """Whether two runs attempted the same task (one wording's content words all in the other,
-    or three quarters shared): "import the refunds CSV" and "import the orders CSV" are not,
-    so a comparison never tells of a success at a task that never succeeded."""
+    """Whether two runs attempted the same task: three quarters of their content words shared.
+
+    "import the refunds CSV" and "import the orders CSV" are not, so a comparison never tells
+    of a success at a task that never succeeded. Nor is one wording inside a longer one: "X on
+    the staging server" failed for want of write access there, and compared with a success of
+    plain "X" its lesson said the encoding fix was what made the staging import work."""
     wa = {w for w in _TASK_WORD.findall((a or "").lower()) if w not in _TASK_FILLER}
     wb = {w for w in _TASK_WORD.findall((b or "").lower()) if w not in _TASK_FILLER}
     if not wa or not wb:
         return False
-    return wa <= wb or wb <= wa or len(wa & wb) / len(wa | wb) >= 0.75
+    return len(wa & wb) / len(wa | wb) >= 0.75
+
+
+def compared(good: Experience, bad: Experience) -> str:
+    """What a comparison compared, naming both tasks when their wordings differ."""
+    if " ".join(good.task.split()).lower() == " ".join(bad.task.split()).lower():
+        return f"compared a success and a failure of “{_clip(good.task, 120)}”"
+    return (f"compared a success of “{_clip(good.task, 120)}” and a failure of "
+            f"“{_clip(bad.task, 120)}”")
+
+
+def opposite_run(exp: Experience, similar: Sequence[Experience]) -> Experience | None:
+    """The first of `similar` that is a run of the same task with the opposite outcome (what a
+    comparison lesson can compare `exp` with), if any."""
+    mine = _outcome_class(exp)
+    want = {"success": "failure", "failure": "success"}.get(mine)
+    return next((o for o in similar if want and _outcome_class(o) == want
+                 and same_task(exp.task, o.task) and o is not exp
+                 and not (o.id and o.id == exp.id)), None)
 
 
 def _contrast(kind: str, good: Experience, bad: Experience) -> str:
     """A comparison of a success and a failure of the same task, saying what it compared."""
     text = _contrast_steps(kind, good, bad)
     if text:
-        text = f"{text.rstrip('.')} (compared a success and a failure of “{_clip(good.task, 120)}”)."
+        text = f"{text.rstrip('.')} ({compared(good, bad)})."
     return text
 
 
 def _contrast_steps(kind: str, good: Experience, bad: Experience) -> str:
+    """The steps one run took and the other did not; nothing when either recorded no steps.
+
+    A run recorded without steps (``record(task, outcome="success")``) says nothing of what it
+    did: read as "did none", a success without steps made "the successful attempt skipped
+    kubectl apply" — and an agent following it would skip the deployment."""
     good_actions, bad_actions = _actions(good), _actions(bad)
+    if not good_actions or not bad_actions:
+        return ""
     bad_set = {a.lower() for a in bad_actions}
     good_set = {a.lower() for a in good_actions}
     only_good = [a for a in good_actions if a.lower() not in bad_set][:4]

@@ -8,7 +8,7 @@ from typing import Awaitable, Callable, Sequence
 
 from skillbank.distill.base import CandidateRule, Distiller, Relation
 from skillbank.distill.json_reply import _as_bool, _items, extract_json
-from skillbank.distill.lessons import _actions, _step_label
+from skillbank.distill.lessons import _actions, _step_label, compared, opposite_run
 from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT, _fmt
 from skillbank.distill.rule_distiller import RuleDistiller
 from skillbank.distill.text import _clip, _finish, _key
@@ -114,7 +114,11 @@ class LLMDistiller:
             return None
         return out
 
-    def _parse_lessons(self, reply: str, exp: Experience) -> list[Lesson] | None:
+    def _parse_lessons(self, reply: str, exp: Experience,
+                       similar: Sequence[Experience] = ()) -> list[Lesson] | None:
+        """The model's lessons. A "comparison" needs a run to compare with: with none given,
+        a model's "The successful run used iconv…" was stored as a comparison of nothing; it
+        is dropped, and a kept one says what it compared (as the rule distiller's do)."""
         items = _items(extract_json(reply), "lessons", "items")
         if items is None:
             return None
@@ -132,6 +136,12 @@ class LLMDistiller:
             if kind not in _LESSON_KINDS:
                 kind = "note"
             when = item.get("when_to_use") or when_default
+            if kind == "comparison":
+                other = opposite_run(exp, similar)
+                if other is None:
+                    continue
+                good, bad = (exp, other) if exp.outcome == "success" else (other, exp)
+                text = f"{text.strip().rstrip('.')} ({compared(good, bad)})."
             out.append(Lesson(kind=kind, text=_clip(text, MAX_SHORT), when_to_use=_clip(str(when), MAX_SHORT)))  # type: ignore[arg-type]
         if not out and items != []:
             return None
@@ -202,7 +212,7 @@ class LLMDistiller:
     def _finish_lessons(self, reply: str | None, experience: Experience, similar: Sequence[Experience]) -> list[Lesson]:
         if reply is not None:
             try:
-                parsed = self._parse_lessons(reply, experience)
+                parsed = self._parse_lessons(reply, experience, similar)
             except Exception as exc:  # noqa: BLE001
                 self.last_error = f"{type(exc).__name__}: {exc}"
                 parsed = None

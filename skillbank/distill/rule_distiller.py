@@ -94,12 +94,13 @@ class RuleDistiller:
         outcome = _outcome_class(exp)
         if outcome == "success":
             steps = _key_steps(exp.steps)
-            parts = [f"When {kind}, this worked"]
-            parts.append(": " + " -> ".join(steps) if steps else "")
-            text = "".join(parts) + "."
-            if feedback:
-                text += f" Feedback: {feedback}"
-            lessons.append(Lesson(kind="success_pattern", text=_clip(text, MAX_SHORT), when_to_use=when[:MAX_SHORT]))
+            # A success with neither steps nor feedback teaches nothing ("When deploying the
+            # web app, this worked." was stored and shown as a lesson).
+            if steps or feedback:
+                text = f"When {kind}, this worked" + (": " + " -> ".join(steps) if steps else "")
+                text += "." + (f" Feedback: {feedback}" if feedback else "")
+                lessons.append(Lesson(kind="success_pattern", text=_clip(text, MAX_SHORT),
+                                      when_to_use=when[:MAX_SHORT]))
         elif outcome == "failure":
             what = _what_went_wrong(exp)
             text = f"When {kind}, {what}"

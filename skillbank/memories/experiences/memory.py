@@ -39,6 +39,7 @@ from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
 from skillbank.memories.experiences.portability import PortabilityMixin
 from skillbank.memories.experiences.recall import MIN_KEYWORD, RecallMixin
 from skillbank.memories.experiences.threads import in_open_episode
+from skillbank.distill.lessons import same_task
 from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
 from skillbank.memories.experiences.validation import (
@@ -553,7 +554,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if opposite:
             hits = self.recall(experience.task, k=4, outcome=opposite,
                                namespace=experience.namespace, kind="experience", count_use=False)
-            similar = [h.record for h in hits if h.id != experience.id][:3]
+            # Runs of the same task only, for every distiller: a model was given "Import the
+            # refunds CSV" as a similar attempt at "Import the orders CSV" and compared them.
+            similar = [h.record for h in hits if h.id != experience.id
+                       and same_task(experience.task, h.record.task)][:3]
         raw = self.distiller.lessons_from_experience(experience, similar=similar) or []
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
