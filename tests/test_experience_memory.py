@@ -570,7 +570,9 @@ def test_namespaces_never_leak(shared_bank, records, query_ns, kind):
         # every record speaks of the same task, so only the filter can keep them apart
         mem.record(task="configure the shared build cache", outcome=outcome, namespace=namespace,
                    feedback=f"{namespace} {outcome} {time.time_ns()}",
-                   lessons=[f"cache lesson {namespace} {time.time_ns()}"])
+                   # a lesson about the task: lessons are held to the lesson floor
+                   lessons=[f"configure the shared build cache lesson {namespace} "
+                            f"{time.time_ns()}"])
     hits = mem.recall("configure the shared build cache lesson", k=50, namespace=query_ns,
                       kind=kind, count_use=False)
     assert all(h.record.namespace == query_ns for h in hits)
@@ -1127,3 +1129,30 @@ def test_an_index_from_before_the_second_vector_gets_it_at_the_next_sync(mem):
     assert eid in report.changed and kept not in report.changed
     assert mem.index.metadata(eid)["chunks"] == 2
     assert mem.sync().changed == []  # and only once
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_lesson_record_needs_the_lesson_floor_too(tmp_path, minilm, remote):
+    """A lesson record (`lsn-`) is its lesson text, embedded as its first vector: held to the
+    task floor only, "Fix the typo in the README" was given a support-ticket lesson (cosine
+    0.256) and "Draft a thank-you email to my landlord" two lessons. A lesson is held to the
+    same floor as an experience's lesson vector; a request it is about still finds it."""
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote, minilm) as bank:
+        mem = bank.experiences
+        mem.record(task="Summarise a customer support ticket", outcome="failure",
+                   lessons=["When summarising a customer support ticket, quote the customer's "
+                            "own words for the complaint and list what was already tried."])
+        mem.record(task="Write the weekly status report for the platform team",
+                   outcome="success",
+                   lessons=["When writing the weekly status report, lead with the blockers "
+                            "and keep it under ten lines."])
+        for off_topic in ["Fix the typo in the README", "ok thanks",
+                          "Draft a thank-you email to my landlord"]:
+            found = [h.id for h in mem.recall(off_topic, k=5, count_use=False)]
+            assert not [i for i in found if i.startswith("lsn-")], (off_topic, found)
+        found = [h.id for h in mem.recall("summarise this support ticket for the customer "
+                                          "complaint", k=5, count_use=False)]
+        assert any(i.startswith("lsn-") for i in found), found

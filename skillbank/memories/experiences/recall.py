@@ -52,6 +52,7 @@ MIN_KEYWORD_ALONE = 0.15
 #: 0.17 puts the lesson floor at 0.35 for the default 0.18 (docs/benchmarks.md, "Experience
 #: recall"); ranking still uses the best of the two similarities.
 CONTENT_FLOOR_MARGIN = 0.17
+LESSON_PREFIX = "lsn-"
 #: Filters are applied by over-fetching unfiltered results (cheap in Chroma and BM25) and keeping
 #: those that pass; only when too few pass is the filter handed to the index (exact either way).
 OVERFETCH = 4
@@ -190,7 +191,9 @@ class RecallMixin:
                 record_id, _, second = text_id.partition("#")
                 got[record_id] = max(got.get(record_id, -2.0), similarity)
                 if evidence is not None:
-                    counted = similarity - CONTENT_FLOOR_MARGIN if second else similarity
+                    lesson = record_id.startswith(LESSON_PREFIX)
+                    counted = similarity - CONTENT_FLOOR_MARGIN if second or lesson \
+                        else similarity
                     evidence[record_id] = max(evidence.get(record_id, -2.0), counted)
             if len(got) > n:
                 got = dict(sorted(got.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
