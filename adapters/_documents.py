@@ -87,6 +87,17 @@ def hit_document(kind: str, hit: Any, body: str | None = None) -> tuple[str, str
         meta.update(kind="guideline", topic=record.topic, status=record.status,
                     when_to_use=record.when_to_use)
         return record.id, record.text, _clean(meta)
+    if record.kind == "lesson":  # its own lesson, once: not a "Task:" said twice
+        lesson = record.lessons[0].text if record.lessons else record.task
+        lines = [f"Lesson: {lesson}"]
+        if record.when_to_use:
+            lines.append(f"When: {record.when_to_use}")
+        if record.source:
+            lines.append(f"From: {record.source}")
+        meta.update(kind="lesson", when_to_use=record.when_to_use, tags=list(record.tags),
+                    namespace=record.namespace, source=record.source,
+                    created=record.created.isoformat() if record.created else None)
+        return record.id, "\n".join(lines), _clean(meta)
     lines = [f"Task: {record.task}", f"Outcome: {record.outcome}"]
     if record.lessons:
         lines.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
