@@ -38,7 +38,8 @@ def bank(tmp_path):
 def test_k_search_kwargs_and_invoke_options(bank):
     for where in ("staging", "the test cluster", "a laptop"):
         bank.experiences.record(task=f"Migrate the users table on {where}", outcome="success",
-                                lessons=[f"On {where}, copy the users in batches."])
+                                lessons=[f"When migrating the users table on {where}, copy "
+                                         "the users in batches."])  # lessons about the task
     failed = bank.experiences.record(task="Migrate the users table in production",
                                      outcome="failure", tags=["prod"], feedback="No lock taken.")
     assert len(ExperienceRetriever(bank).invoke("migrate the users table")) == 5
