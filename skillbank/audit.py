@@ -268,7 +268,11 @@ def parse_since(text: str) -> datetime:
     span = re.fullmatch(r"(\d+)\s*([smhdw])", value)
     if span:
         seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[span.group(2)]
-        return datetime.now(timezone.utc) - timedelta(seconds=int(span.group(1)) * seconds)
+        try:
+            return datetime.now(timezone.utc) - timedelta(seconds=int(span.group(1)) * seconds)
+        except OverflowError:  # "99999999d": before the first year there is
+            raise InvalidInputError(f"invalid time {text!r}: that span reaches back before "
+                                    "year 1; use a shorter one (30m, 12h, 7d)") from None
     try:
         return _aware(datetime.fromisoformat(value))
     except ValueError:

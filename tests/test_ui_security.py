@@ -329,6 +329,9 @@ def test_an_unexpected_failure_is_a_page_not_a_stack_trace(seeded, monkeypatch):
     assert response.status_code == 500
     assert "Unexpected error: disk on fire (RuntimeError)" in response.text
     assert "Traceback" not in response.text
+    # Answered outside the guard layer, it still carries the security headers.
+    assert response.headers["x-frame-options"] == "DENY"
+    assert "content-security-policy" in response.headers
 
 
 def test_a_context_link_fills_the_form_in_and_counts_nothing(seeded):
@@ -345,3 +348,37 @@ def test_a_context_link_fills_the_form_in_and_counts_nothing(seeded):
     assert f'value="{html.escape(task, quote=True)}"' in page.text and 'value="300"' in page.text
     assert 'id="ctx-prefilled"' in page.text and 'id="ctx-text"' not in page.text
     assert bank.stats()["experiences"] == before["experiences"]
+
+
+def test_non_ascii_secrets_and_overflowing_spans_are_refusals_not_500s(seeded):
+    """`hmac.compare_digest` raises TypeError on a non-ASCII str: `Bearer é` gave anyone who
+    reached the port a 500; `/audit?since=99999999d` overflowed."""
+    bank, _ = seeded
+    token = "t" * 24
+    c, _ = client(bank, host="0.0.0.0", token=token)
+    assert c.get("/skills", headers={"authorization": "Bearer \u00e9".encode()}).status_code == 401
+    assert c.get("/skills?token=%C3%A9").status_code == 401
+    c, guard = client(bank)
+    refused = c.post("/rate", data={"csrf": "\u00e9", "id": "x", "helpful": "1"}, headers=SAME)
+    assert refused.status_code == 403
+    span = c.get("/audit?since=99999999d")
+    assert span.status_code in (200, 400) and "before year 1" in span.text
+
+
+def test_a_refused_experience_query_is_echoed_shortened(seeded):
+    bank, _ = seeded
+    c, _ = client(bank)
+    huge = c.get("/experiences", params={"q": "x" * 60_000})
+    assert huge.status_code == 400 and len(huge.text) < 30_000
+
+
+def test_ui_refuses_a_missing_skills_dir_and_remembers_nothing(cli_root, tmp_path):
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    result = CliRunner().invoke(app, ["ui", "--skills-dir", str(tmp_path / "typo"),
+                                      "--no-browser"])
+    assert result.exit_code == 2 and "does not exist" in result.output
+    toml = cli_root / "skillbank.toml"
+    assert not toml.exists() or "typo" not in toml.read_text()

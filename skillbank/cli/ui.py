@@ -24,7 +24,8 @@ def ui(
     ctx: typer.Context,
     root_dir: Annotated[Optional[Path], typer.Option("--root", help="Memory root.")] = None,
     skills_dir: Annotated[Optional[list[Path]], typer.Option(
-        "--skills-dir", help="Extra read-only skill root (repeatable).")] = None,
+        "--skills-dir", exists=True, file_okay=False,  # as the global option: a typo is
+        help="Extra read-only skill root (repeatable).")] = None,  # refused, never remembered
     host: Annotated[str, typer.Option(
         help="Address to listen on. Anything but loopback needs a token.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(min=0, max=65535, help="Port (0: any free one).")] = 8766,

@@ -9,6 +9,7 @@ except the context preview, which shows its result directly.
 
 from __future__ import annotations
 
+import dataclasses
 import secrets
 import threading
 from collections import OrderedDict
@@ -27,7 +28,7 @@ from starlette.templating import Jinja2Templates
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui import views
 from skillbank.ui.render import FILTERS
-from skillbank.ui.security import Guard, GuardMiddleware
+from skillbank.ui.security import Guard, GuardMiddleware, security_headers
 from skillbank.ui.stats import StatsCache
 
 HERE = Path(__file__).resolve().parent
@@ -230,7 +231,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
             pending = await call(views.pending_experiences, bank)
-        except SkillbankError as exc:
+        except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
+            base["f"] = dataclasses.replace(f, query=echoed(f.query))
             return failed(request, exc, "experiences.html", {**base, "can_forget": False,
                                                              "pending": None})
         return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
@@ -328,9 +330,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     ]
     async def unexpected(request: Request, exc: Exception) -> Response:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        return page(request, "error.html", {"error": f"Unexpected error: {detail} "
-                                            f"({type(exc).__name__}); the server's log has the "
-                                            "traceback."}, status=500)
+        response = page(request, "error.html", {"error": f"Unexpected error: {detail} "
+                                                f"({type(exc).__name__}); the server's log has "
+                                                "the traceback."}, status=500)
+        # Starlette answers this outside GuardMiddleware: its headers are set here.
+        response.headers.update(security_headers())
+        return response
 
     app = Starlette(routes=routes, exception_handlers={Exception: unexpected})
     app.add_middleware(GuardMiddleware, guard=guard)

@@ -70,10 +70,10 @@ class Guard:
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
-        return bool(offered) and hmac.compare_digest(offered, self.token)
+        return bool(offered) and same_secret(offered, self.token)
 
     def csrf_ok(self, value: Any) -> bool:
-        return isinstance(value, str) and hmac.compare_digest(value, self.csrf)
+        return isinstance(value, str) and same_secret(value, self.csrf)
 
     def same_origin(self, request: Request) -> bool:
         """The write came from a page served by this server (Origin, else Referer)."""
@@ -107,7 +107,7 @@ class GuardMiddleware:
         response = self.refuse(request)
         if response is None and self.guard.token:
             given = request.query_params.get("token")
-            if given and hmac.compare_digest(given, self.guard.token):
+            if given and same_secret(given, self.guard.token):
                 # Trade the token in the address for a cookie, and drop it from the address bar.
                 params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 query = urlencode(params)
@@ -149,6 +149,14 @@ class GuardMiddleware:
         for key, value in security_headers().items():
             response.headers[key] = value
         return response
+
+
+def same_secret(offered: str, secret: str) -> bool:
+    """A constant-time comparison of texts, as bytes: `hmac.compare_digest` raises TypeError
+    on a non-ASCII str, so `Bearer é` or `?token=%C3%A9` gave anyone who reached the port a 500
+    and a traceback in the log instead of 401."""
+    return hmac.compare_digest(offered.encode("utf-8", "surrogatepass"),
+                               secret.encode("utf-8", "surrogatepass"))
 
 
 def security_headers() -> dict[str, str]:
