@@ -12,6 +12,10 @@ they survive `reindex`; every process opening the root reads the same results.
 Failure is a result, never an exception: a scan that crashes or times out, a binary or huge
 script, a skill that changed while it was scanned — each is stored as `scan failed: <why>` and
 the skill counts as unscanned. The worker is killed after `timeout` seconds and restarted.
+A scan cut short by closing the bank is no result and is not stored (the skill is scanned
+again by the next process), and an explicit scan (`TrustBook.scan_now`) always scans a failed
+one again: a short CLI command used to kill the scan of a changed skill on exit, and its
+"scan failed" was cached for that version for good, so the skill was served unscanned.
 
 The scanner's interpreter: `SKILLBANK_SCANNER_PYTHON` (or `[skill_scan] python` in
 skillbank.toml) names one — useful because the scanner pins dependencies (litellm, protobuf
@@ -293,7 +297,7 @@ class Scanner:
                 folder = self._queue.pop(version)
                 self._busy = True
             try:
-                self.store.put(self.scan_now(folder, version))
+                self.keep(self.scan_now(folder, version))
             except Exception:  # noqa: BLE001 - never let one skill stop the queue
                 log.exception("scanning %s failed", folder)
             finally:
@@ -304,6 +308,16 @@ class Scanner:
             if self._worker is not None and self._thread is None:
                 self._worker.stop()
                 self._worker = None
+
+    def keep(self, result: ScanResult) -> None:
+        """Store `result`, unless the bank was closed under the scan.
+
+        `close()` kills the worker mid-scan; the "scan failed" that follows says nothing about
+        the skill. Stored, it was final for that version: a third-party skill changed upstream,
+        then opened by any short CLI command, was never scanned again and was served."""
+        if self._stopped:  # set before close() kills the worker, so a cut-short scan sees it
+            return
+        self.store.put(result)
 
     def scan_now(self, folder: Path, version: str) -> ScanResult:
         """Scan one folder in this thread (the worker process is shared and reused)."""
