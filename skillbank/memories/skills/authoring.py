@@ -369,7 +369,18 @@ class SkillAuthoring:
             self.index.delete([name])
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
-            return self.load(new_name)
+        self._unshadow()
+        return self.load(new_name)
+
+    def _unshadow(self) -> None:
+        """After the bank's own copy of a name is gone, index the read-only skill it shadowed.
+
+        The index holds one skill per name; deleting or renaming the own copy removed the name
+        and the read-only `csv-report` it had shadowed stayed out of search and load until the
+        next sync. A sync reads only changed files, so this is cheap; without read-only roots
+        nothing can have been shadowed."""
+        if any(not writable for _, writable in getattr(self, "roots", ())):
+            self.sync()  # type: ignore[attr-defined]
 
     def _trash(self, folder: Path, *, copy: bool = False) -> Path:
         """Move (or copy) a skill folder into `<root>/.trash`, named after the folder itself.
@@ -407,7 +418,8 @@ class SkillAuthoring:
             trash = self._trash(folder)
             self.index.delete([name])
             note(self, "delete", "skill", f"skill:{name}")
-            return trash
+        self._unshadow()
+        return trash
 
 
 def _frontmatter_of(path: Path) -> dict[str, Any]:
