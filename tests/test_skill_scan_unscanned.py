@@ -71,9 +71,10 @@ def test_every_scan_failing_exits_1(cli_root, tmp_path, vendor, monkeypatch):
 
 def test_a_partial_scan_succeeds_and_names_the_skill_it_could_not_scan(cli_root, tmp_path,
                                                                         vendor, monkeypatch):
-    (vendor / "csv-report" / "tool.sh").write_bytes(b"\x7fELF\x00\x00binary")  # fails precheck
     clean = fake_scanner(tmp_path, "echo '{\"ready\": true}'\nwhile read line; do "
-                                   "echo '{\"ok\": true, \"findings\": []}'; done\n")
+                                   "case \"$line\" in *csv-report*) "
+                                   "echo '{\"ok\": false, \"error\": \"boom\"}';; "
+                                   "*) echo '{\"ok\": true, \"findings\": []}';; esac; done\n")
     monkeypatch.setenv("SKILLBANK_SCANNER_PYTHON", clean)
     run = invocation(scan(vendor, "--sarif", code=0))
     assert run["executionSuccessful"] is True

@@ -573,7 +573,7 @@ def test_a_changed_skill_that_works_worse_is_flagged(tmp_path):
 
 
 # Scan failures: never a crash or a hang ---------------------------------------------------------
-def test_a_binary_or_huge_script_is_a_failed_scan_not_a_crash(tmp_path, vendor):
+def test_a_binary_or_huge_script_is_a_held_finding_not_a_crash(tmp_path, vendor):
     (vendor / "csv-report" / "scripts" / "tool.sh").write_bytes(b"\x7fELF\x00\x00binary")
     write_skill(vendor, "big-script", "A skill with a huge script.")
     (vendor / "big-script" / "run.py").write_text("x = 1\n" * 300_000)
@@ -582,10 +582,13 @@ def test_a_binary_or_huge_script_is_a_failed_scan_not_a_crash(tmp_path, vendor):
     bank = open_bank(tmp_path / "root", [vendor], scanner=python)
     try:
         skills = {s.name: s for s in bank.skills.scan()}
-        assert skills["csv-report"].scan == "scan failed: script scripts/tool.sh is a binary file"
-        assert skills["big-script"].scan.startswith("scan failed: script run.py is 1800000 bytes")
-        assert "scan failed" in skills["csv-report"].notes[0]  # treated as unscanned: noted
-        assert not skills["csv-report"].held
+        assert skills["csv-report"].scan == "findings"
+        (binary,) = skills["csv-report"].findings
+        assert (binary.rule, binary.severity, binary.file) == ("UNSCANNABLE_SCRIPT", "critical",
+                                                               "scripts/tool.sh")
+        assert "script scripts/tool.sh is a binary file" in binary.title
+        assert "script run.py is 1800000 bytes" in skills["big-script"].findings[0].title
+        assert skills["csv-report"].held and skills["big-script"].held  # third-party: held
     finally:
         bank.close()
 

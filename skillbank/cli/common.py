@@ -361,17 +361,28 @@ def findings_table(findings: Sequence[Any], title: str | None = None, limit: int
 
 
 def read_text_arg(value: str | None, path: Path | None, what: str) -> str | None:
-    """A text option that may instead come from a file (`-` is stdin)."""
+    """A text option that may instead come from a file (`-` is stdin), read up to the SKILL.md
+    limit only: `-f /dev/zero`, a pipe or a huge file was read whole before the limit was
+    checked, until MemoryError."""
+    from skillbank.memories.skills.skill_file import MAX_SKILL_BYTES
+
     if value is not None and path is not None:
         raise invalid(f"give {what} either inline or as a file, not both")
     if path is None:
         return value
-    if str(path) == "-":
-        return sys.stdin.read()
+    source = "stdin" if str(path) == "-" else str(path)
     try:
-        return path.read_text(encoding="utf-8")
+        if source == "stdin":
+            text = sys.stdin.read(MAX_SKILL_BYTES + 1)
+        else:
+            with path.open(encoding="utf-8") as handle:
+                text = handle.read(MAX_SKILL_BYTES + 1)  # characters: at most 4 bytes each
     except (OSError, UnicodeDecodeError) as exc:
         raise invalid(f"cannot read {path}: {exc}") from None
+    if len(text) > MAX_SKILL_BYTES or len(text.encode("utf-8", "surrogatepass")) > MAX_SKILL_BYTES:
+        raise invalid(f"{what} from {source} is over {MAX_SKILL_BYTES} bytes (1 MiB), the most "
+                      "a SKILL.md may hold")
+    return text
 
 
 def invalid(message: str) -> Exception:

@@ -39,6 +39,7 @@ from skillbank.memories.skills.skill_file import (
     validate_name,
     validate_skill,
 )
+from skillbank.memories.skills.versions import keep_version
 from skillbank.records import Skill
 
 if TYPE_CHECKING:
@@ -75,6 +76,21 @@ def _with_author(frontmatter: dict[str, Any], author: str | None) -> dict[str, A
     else:
         out.pop("metadata", None)
     return out
+
+
+def _keep_current(path: Path, text: str, reason: str) -> None:
+    """Keep the SKILL.md at `path` as a version before `text` replaces it (as adopt and restore
+    do): `skills update` and MCP `save_skill` kept nothing, so one wrong --body-file or an
+    agent's overwrite of a hand-written skill could not be undone. Nothing is kept when the
+    text does not change, so no-op saves do not push real versions out (versions.MAX_KEPT)."""
+    if not path.is_file() or path.is_symlink():
+        return
+    try:
+        current = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return  # a file the loader could not read either; _claim_folder trashes those
+    if current != text:
+        keep_version(path.parent, current, reason)
 
 
 def check_may_publish(name: str, verb: str) -> None:
@@ -140,9 +156,12 @@ class SkillAuthoring:
         return safe_join(self.writable_root, name)
 
     def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None,
-               root: Path | None = None) -> Path:
+               root: Path | None = None, *, keep: str | None = None) -> Path:
         """Validate and write a skill into `folder` under `root` (default: the writable root;
-        in git mode a proposal's worktree, repo_api.py)."""
+        in git mode a proposal's worktree, repo_api.py).
+
+        `keep`: why the SKILL.md being replaced is kept as a version first (once valid, so a
+        refused write keeps nothing; git keeps the history of a proposal's worktree)."""
         if folder.is_symlink() or (folder.exists() and
                                    (root or self.writable_root).resolve()
                                    not in folder.resolve().parents):
@@ -184,9 +203,11 @@ class SkillAuthoring:
             if size > MAX_RESOURCE_BYTES:
                 raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
             targets.append((target, content))
+        path = folder / SKILL_FILE
+        if keep:
+            _keep_current(path, text, keep)
         for target, content in targets:
             atomic_write(target, content, private=False)  # a skill folder is shared as files
-        path = folder / SKILL_FILE
         atomic_write(path, text, private=False)
         return path
 
@@ -215,8 +236,9 @@ class SkillAuthoring:
                      if k not in ("name", "description")}
             doc = SkillDocument(frontmatter={"name": name, "description": description, **extra},
                                 body=_normalise_body(body))
-            if getattr(self, "skills_repo", None) is None:
-                path = self._write(folder, doc, resources)
+            if getattr(self, "skills_repo", None) is None:  # (a hand-written SKILL.md not
+                # indexed yet is overwritten by `save`: kept first, as update keeps its text)
+                path = self._write(folder, doc, resources, keep=f"before save by {scope.principal}")
                 self._index_one(path)
                 note(self, "save", "skill", f"skill:{name}")
                 return self.load(name)
@@ -270,7 +292,8 @@ class SkillAuthoring:
             doc = SkillDocument(frontmatter=merged,
                                 body=current.body if body is None else _normalise_body(body))
             if getattr(self, "skills_repo", None) is None:
-                path = self._write(folder, doc, resources)
+                by = scopes.caller("default").principal
+                path = self._write(folder, doc, resources, keep=f"before update by {by}")
                 self._index_one(path)
                 note(self, "update", "skill", f"skill:{name}")
                 return self.load(name)
@@ -346,7 +369,18 @@ class SkillAuthoring:
             self.index.delete([name])
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
-            return self.load(new_name)
+        self._unshadow()
+        return self.load(new_name)
+
+    def _unshadow(self) -> None:
+        """After the bank's own copy of a name is gone, index the read-only skill it shadowed.
+
+        The index holds one skill per name; deleting or renaming the own copy removed the name
+        and the read-only `csv-report` it had shadowed stayed out of search and load until the
+        next sync. A sync reads only changed files, so this is cheap; without read-only roots
+        nothing can have been shadowed."""
+        if any(not writable for _, writable in getattr(self, "roots", ())):
+            self.sync()  # type: ignore[attr-defined]
 
     def _trash(self, folder: Path, *, copy: bool = False) -> Path:
         """Move (or copy) a skill folder into `<root>/.trash`, named after the folder itself.
@@ -384,7 +418,8 @@ class SkillAuthoring:
             trash = self._trash(folder)
             self.index.delete([name])
             note(self, "delete", "skill", f"skill:{name}")
-            return trash
+        self._unshadow()
+        return trash
 
 
 def _frontmatter_of(path: Path) -> dict[str, Any]:

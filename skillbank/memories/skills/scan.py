@@ -9,9 +9,15 @@ of its files changes (results are keyed by the version digest of all its files, 
 Results live in `<root>/skill-scans/<version>.json`, beside the files that are the truth, so
 they survive `reindex`; every process opening the root reads the same results.
 
-Failure is a result, never an exception: a scan that crashes or times out, a binary or huge
-script, a skill that changed while it was scanned — each is stored as `scan failed: <why>` and
-the skill counts as unscanned. The worker is killed after `timeout` seconds and restarted.
+Failure is a result, never an exception: a scan that crashes or times out, or a skill that
+changed while it was scanned, is stored as `scan failed: <why>` and the skill counts as
+unscanned. A script the scanner cannot read (over 1 MiB, or binary-looking) is no failure but
+a critical finding, `UNSCANNABLE_SCRIPT`: counted as unscanned, a malicious script padded past
+the limit was served with a note where the same script unpadded was held. The worker is killed after `timeout` seconds and restarted.
+A scan cut short by closing the bank is no result and is not stored (the skill is scanned
+again by the next process), and an explicit scan (`TrustBook.scan_now`) always scans a failed
+one again: a short CLI command used to kill the scan of a changed skill on exit, and its
+"scan failed" was cached for that version for good, so the skill was served unscanned.
 
 The scanner's interpreter: `SKILLBANK_SCANNER_PYTHON` (or `[skill_scan] python` in
 skillbank.toml) names one — useful because the scanner pins dependencies (litellm, protobuf
@@ -52,6 +58,8 @@ START_TIMEOUT = 180.0
 MAX_SCRIPT_BYTES = 1 << 20
 SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb",
                              ".pl", ".ps1", ".php", ".lua", ".bat", ".cmd"})
+#: The finding a script the scanner cannot read becomes (`unscannable`).
+UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 INSTALL_HINT = ("install the scanner to scan skills: pip install 'skillbank[scan]' (Python >= "
                 "3.11), or put cisco-ai-skill-scanner in another venv and set "
@@ -103,21 +111,37 @@ def scanner_python(configured: str | None = None) -> str | None:
     return None
 
 
-def precheck(folder: Path) -> str | None:
-    """Why a folder cannot be scanned (a binary or huge script), before a worker sees it."""
+def precheck(folder: Path) -> tuple[str, str] | None:
+    """(script, why) when a script cannot be scanned (binary or huge), before a worker sees it."""
     for relative, stat in pins.skill_files(folder):
         if Path(relative).suffix.lower() not in SCRIPT_SUFFIXES:
             continue
         if stat.st_size > MAX_SCRIPT_BYTES:
-            return f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
+            return relative, f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
         try:
             with (folder / relative).open("rb") as handle:
                 head = handle.read(8192)
         except OSError as exc:
-            return f"script {relative} cannot be read: {exc}"
+            return relative, f"script {relative} cannot be read: {exc}"
         if b"\0" in head:
-            return f"script {relative} is a binary file"
+            return relative, f"script {relative} is a binary file"
     return None
+
+
+def unscannable(version: str, script: str, why: str, at: float) -> ScanResult:
+    """The result for a skill with a script the scanner cannot read: a critical finding.
+
+    Padding a script past the limit, or a NUL byte near its start, must not turn "held" into
+    "served with a note" (the default for an unscanned third-party skill): what cannot be
+    looked at holds a skill that is not the bank's own until a reviewer reads it."""
+    finding = SecurityFinding(severity="critical", rule=UNSCANNABLE_RULE, category="unscannable",
+                              title=f"cannot be scanned: {why}; read it before accepting",
+                              file=script)
+    return ScanResult(version, "findings", [finding], scanner="skillbank precheck", at=at)
+
+
+#: How versions before UNSCANNABLE_SCRIPT stored a script the scanner could not read.
+_OLD_REFUSAL = "scan failed: script "
 
 
 class ScanStore:
@@ -137,6 +161,8 @@ class ScanStore:
             result = ScanResult.from_json(json.loads(path.read_text(encoding="utf-8")))
         except (OSError, ValueError, KeyError, TypeError):
             return None  # absent or unreadable: scan again
+        if result.status.startswith(_OLD_REFUSAL):
+            return None  # an unscannable script stored as a failure: now a finding, so redo it
         with self._lock:
             self._memo[version] = result
         return result
@@ -293,7 +319,7 @@ class Scanner:
                 folder = self._queue.pop(version)
                 self._busy = True
             try:
-                self.store.put(self.scan_now(folder, version))
+                self.keep(self.scan_now(folder, version))
             except Exception:  # noqa: BLE001 - never let one skill stop the queue
                 log.exception("scanning %s failed", folder)
             finally:
@@ -305,6 +331,16 @@ class Scanner:
                 self._worker.stop()
                 self._worker = None
 
+    def keep(self, result: ScanResult) -> None:
+        """Store `result`, unless the bank was closed under the scan.
+
+        `close()` kills the worker mid-scan; the "scan failed" that follows says nothing about
+        the skill. Stored, it was final for that version: a third-party skill changed upstream,
+        then opened by any short CLI command, was never scanned again and was served."""
+        if self._stopped:  # set before close() kills the worker, so a cut-short scan sees it
+            return
+        self.store.put(result)
+
     def scan_now(self, folder: Path, version: str) -> ScanResult:
         """Scan one folder in this thread (the worker process is shared and reused)."""
         with self._scan_lock:
@@ -312,9 +348,9 @@ class Scanner:
 
     def _scan_locked(self, folder: Path, version: str) -> ScanResult:
         started = time.time()
-        reason = precheck(folder)
-        if reason:
-            return ScanResult(version, f"scan failed: {reason}", at=started)
+        refused = precheck(folder)
+        if refused:
+            return unscannable(version, *refused, at=started)
         if self._worker is None:
             self._worker = _Worker(str(self.python))
         try:

@@ -3,7 +3,8 @@
 The Agent Skills guide ("Optimizing descriptions") has authors keep queries labelled with
 whether the skill should fire, as a JSON array of `{"query": ..., "should_trigger": true|false}`
 (skill-creator's scripts also take `{"evals": [...]}` and `"prompt"` for `"query"`); JSON lines
-with the same objects are read too. Where a skill keeps them: `evals/trigger_evals.json` (the
+with the same objects are read too (a `.jsonl` file, or one whose first line is a whole object;
+any other file that is not JSON is named once, at the line and column where it breaks). Where a skill keeps them: `evals/trigger_evals.json` (the
 name skill collections use with skill-creator's `run_eval.py`), or one of `TRIGGER_FILES`.
 
 Here the "agent" is skillbank's own router over the whole library: a query triggers the skill
@@ -130,6 +131,35 @@ def _read(path: Path) -> str:
                                 f"{exc.strerror or exc}") from None
 
 
+def _json_lines(text: str, path: Path) -> bool:
+    """Whether a file that is not one JSON document is meant as JSON lines: a `.jsonl` name,
+    or a first line that is a whole JSON value and no `[`. A pretty-printed array or object
+    with one slip (a trailing comma) is one document: read line by line, it gave one "not
+    JSON" per line and never the slip's place."""
+    if path.suffix == ".jsonl":
+        return True
+    first = next((line for line in text.splitlines() if line.strip()), "")
+    if first.lstrip().startswith("["):
+        return False
+    try:
+        json.loads(first)
+    except json.JSONDecodeError:
+        return False
+    return True
+
+
+def _where(exc: json.JSONDecodeError) -> str:
+    """Where a JSON document breaks, pointing at a trailing comma when that is the slip."""
+    before = exc.doc[:exc.pos].rstrip()
+    if before.endswith(",") and exc.doc[exc.pos:exc.pos + 1] in ("]", "}"):
+        comma = len(before) - 1
+        line = exc.doc.count("\n", 0, comma) + 1
+        column = comma - exc.doc.rfind("\n", 0, comma)
+        return (f"invalid JSON at line {line} column {column}: a trailing comma before "
+                f"{exc.doc[exc.pos]!r} (line {exc.lineno} column {exc.colno})")
+    return f"invalid JSON at line {exc.lineno} column {exc.colno}: {exc.msg}"
+
+
 def load(path: Path) -> list[Case]:
     """The cases of one eval file; every bad line or item is named in one clear error."""
     text = _read(path)
@@ -138,7 +168,9 @@ def load(path: Path) -> list[Case]:
     name = path.name
     try:
         document = json.loads(text)
-    except json.JSONDecodeError:
+    except json.JSONDecodeError as exc:
+        if not _json_lines(text, path):
+            raise InvalidInputError(f"{path}: {_where(exc)}") from None
         document = None
     if isinstance(document, dict) and "evals" not in document and (
             "query" in document or "prompt" in document):

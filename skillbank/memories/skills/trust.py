@@ -316,15 +316,19 @@ class TrustBook:
         return entry
 
     def scan_now(self, skill: Any) -> ScanResult:
-        """Scan one skill now (this thread), unless its version's result is cached."""
+        """Scan one skill now (this thread), unless its version has a cached verdict.
+
+        A cached "scan failed" is scanned again: asking for a scan must not just repeat a
+        failure (a scan killed by a closing bank, a timeout on a loaded machine), which left
+        a changed third-party skill unscanned, and served, for good."""
         version, _ = self.version(skill)
         cached = self.scanner.store.get(version)
-        if cached is not None:
+        if cached is not None and not cached.failed:
             return cached
         if not self.scanner.available:
-            return ScanResult(version, "not scanned")
+            return cached or ScanResult(version, "not scanned")
         result = self.scanner.scan_now(Path(skill.path).parent, version)
-        self.scanner.store.put(result)
+        self.scanner.keep(result)
         return result
 
     def close(self) -> None:

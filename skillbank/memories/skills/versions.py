@@ -4,6 +4,8 @@ Each version is the SKILL.md verbatim as `<stamp>.md` (readable and diffable in 
 optional `<stamp>.json` beside it saying why it was kept. The folder is hidden, so the loader,
 the resource listing and every client that follows the Agent Skills layout ignore it.
 Stamps are UTC times to the microsecond, so names sort in the order versions were kept.
+At most `MAX_KEPT` versions are kept per skill (the oldest go first): every update and save
+keeps one, and an agent saving in a loop must not fill the disk.
 """
 
 from __future__ import annotations
@@ -19,6 +21,8 @@ from skillbank.records import SkillVersion
 
 VERSIONS_DIR = ".versions"
 _STAMP = "%Y%m%dT%H%M%S%fZ"
+#: Versions kept per skill; the oldest beyond it are removed when a new one is kept.
+MAX_KEPT = 50
 
 
 def _new_stamp(folder: Path) -> str:
@@ -38,7 +42,26 @@ def keep_version(skill_folder: Path, text: str, reason: str) -> Path:
     atomic_write(folder / f"{stamp}.json", json.dumps({"reason": reason}) + "\n")
     path = folder / f"{stamp}.md"
     atomic_write(path, text)
+    _drop_oldest(folder)
     return path
+
+
+def _drop_oldest(folder: Path) -> None:
+    """Remove the oldest kept versions beyond MAX_KEPT (their .md and .json)."""
+    kept = sorted((p for p in folder.glob("*.md") if p.is_file()), key=_order)
+    for old in kept[:max(0, len(kept) - MAX_KEPT)]:
+        for path in (old, old.with_suffix(".json")):
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                pass
+
+
+def _order(path: Path) -> tuple[str, int]:
+    """Oldest first: by stamp, then by the `-n` a same-microsecond stamp got (as text, "…Z-1.md"
+    sorts before "…Z.md")."""
+    stamp, _, n = path.stem.partition("-")
+    return stamp, int(n) if n.isdigit() else 0
 
 
 def _saved(stamp: str) -> datetime:
@@ -54,7 +77,7 @@ def list_versions(name: str, skill_folder: Path) -> list[SkillVersion]:
     if not folder.is_dir() or folder.is_symlink():
         return []
     out = []
-    for path in sorted(folder.glob("*.md"), reverse=True):
+    for path in sorted(folder.glob("*.md"), key=_order, reverse=True):
         if not path.is_file():
             continue
         reason, description = "", ""
