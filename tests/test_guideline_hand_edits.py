@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from owner_client import client_of_owner
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
@@ -47,3 +49,46 @@ def test_hand_edits_are_served_at_once(tmp_path):
 def test_hand_edits_are_served_at_once_through_a_client(tmp_path):
     with client_of_owner(tmp_path / "root") as bank:
         _hand_edits(bank)
+
+
+def _broken_by_hand(bank) -> None:
+    """A YAML slip in a hand edit: the rule is left out, and a reviewer is told which file and
+    why (it vanished from every list with nothing naming the file)."""
+    g = bank.guidelines
+    gid = g.add("Keep slides to ten bullets.", topic="slides").guideline_id
+    path = Path(g.get(gid).path)
+    assert g.problems() == []
+    _edit(path, "status: active", "status: [active")
+    assert gid not in [x.id for x in g.list()]
+    (problem,) = g.problems()
+    assert problem.path and Path(problem.path).name == path.name and problem.message
+    _edit(path, "status: [active", "status: active")
+    assert g.problems() == [] and gid in [x.id for x in g.list()]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_file_a_hand_edit_broke_is_named(tmp_path, remote):
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote) as bank:
+        _broken_by_hand(bank)
+
+
+def test_the_browser_and_the_cli_name_a_broken_guideline_file(tmp_path, cli_root):
+    from starlette.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+    from skillbank.ui import create_app
+
+    with Skillbank.open(cli_root, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        gid = bank.guidelines.add("Keep slides to ten bullets.", topic="slides").guideline_id
+        path = Path(bank.guidelines.get(gid).path)
+        _edit(path, "status: active", "status: [active")
+        page = TestClient(create_app(bank), base_url="http://127.0.0.1:8766").get("/guidelines")
+        assert page.status_code == 200 and "could not be read" in page.text
+        assert path.name in page.text
+    result = CliRunner().invoke(app, ["--no-bundled", "guidelines", "list"])
+    assert result.exit_code == 0 and f"could not read" in result.output
+    assert path.name in result.output

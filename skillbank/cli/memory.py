@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sys
 from enum import Enum
@@ -13,6 +14,7 @@ import typer
 from skillbank.cli.common import invalid, key_values, score, short, state, table, text, when
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.skills import print_findings
+from skillbank.errors import PermissionDeniedError
 
 guidelines_app = typer.Typer(help="Guidelines: rules learned from critiques.", no_args_is_help=True)
 experiences_app = typer.Typer(help="Experiences: what was tried, how it went, lessons.",
@@ -100,14 +102,20 @@ def guidelines_list(
     """List guidelines (all statuses unless --status)."""
     st = state(ctx)
     # No --namespace: every namespace (an inventory); with it, only that one.
-    items = st.bank(sync=["guidelines"]).guidelines.list(status=_value(status), topic=topic,
-                                                         namespace=st.namespace or "*")
+    memory = st.bank(sync=["guidelines"]).guidelines
+    items = memory.list(status=_value(status), topic=topic, namespace=st.namespace or "*")
 
     def human() -> None:
         if not items:
             st.out.print("No guidelines. Teach some with `skillbank guidelines learn \"…\"`.")
-            return
-        st.out.print(table(f"{len(items)} guidelines", GUIDELINE_COLUMNS, guideline_rows(items)))
+        else:
+            st.out.print(table(f"{len(items)} guidelines", GUIDELINE_COLUMNS,
+                               guideline_rows(items)))
+        # A file a hand edit broke is in no list: say which and why (stderr).
+        with contextlib.suppress(PermissionDeniedError):
+            for finding in memory.problems():
+                st.out.note(f"could not read {finding.path}: {finding.message} (left out until "
+                            "the file is fixed)")
 
     st.out.emit(items, human)
 

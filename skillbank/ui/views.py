@@ -123,7 +123,19 @@ def guidelines_page(bank: Any, topic: str, status: str, namespace: str = "") -> 
     return {"pending": pending, "topics": topics, "topic": topic, "status": wanted,
             "namespace": namespace, "namespaces": namespaces,
             "all_topics": sorted({g.topic for g in everything}), "counts": counts,
-            "chains": {g.id: chain(by_id, g) for g in shown if g.supersedes}}
+            "chains": {g.id: chain(by_id, g) for g in shown if g.supersedes},
+            "unreadable": unreadable_guidelines(bank)}
+
+
+def unreadable_guidelines(bank: Any) -> list[Any]:
+    """Guideline files the bank could not read (a hand edit's YAML slip), for a reviewer: they
+    are in no list or count, so without this the rule just vanished."""
+    from skillbank.errors import PermissionDeniedError
+
+    try:
+        return list(bank.guidelines.problems())
+    except PermissionDeniedError:
+        return []
 
 
 def chain(by_id: dict[str, Any], guideline: Any) -> list[Any]:

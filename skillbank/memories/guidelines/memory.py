@@ -76,7 +76,7 @@ from skillbank.memories.guidelines.matching import GuidelineMatching, more_speci
 from skillbank.memories.guidelines.review import GuidelineReview
 from skillbank.memories.guidelines.search import GuidelineSearch
 from skillbank.memories.guidelines.store import GuidelineStore
-from skillbank.records import Guideline, LearnEntry, LearnReport
+from skillbank.records import Finding, Guideline, LearnEntry, LearnReport
 
 __all__ = [
     "GuidelineMemory",
@@ -126,6 +126,7 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self._digests: dict[str, str] = {}  # id -> digest of the record last read
         self._loaded = False
         self._index_behind: float | None = None  # when the index began to miss writes
+        self._unreadable: list[Finding] = []  # files the last load could not read
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
         self._profiles: dict[str, tuple[Any, np.ndarray]] = {}
         self._bags: dict[str, tuple[Any, dict[str, float], frozenset[str]]] = {}

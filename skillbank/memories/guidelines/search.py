@@ -13,7 +13,8 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
-from skillbank.records import MAX_TEXT, Guideline, Hit
+from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
+from skillbank.scope import Role
 
 
 # Prior added to fused reciprocal-rank scores (~1/61 at rank 1, ~0.00026 between neighbouring
@@ -195,6 +196,17 @@ class GuidelineSearch:
                and self._shown(g, spaces, scope)]
         out.sort(key=lambda g: (g.created, g.id), reverse=True)
         return out
+
+    def problems(self) -> list[Finding]:
+        """Guideline files that could not be read, each with its path and why.
+
+        Guidelines are files a person edits: one YAML slip in a hand edit left the rule out
+        of every list, count, search and block, and nothing named the file (its page said "no
+        guideline ... run sync()"). Reviewers and admins only: a path names its namespace."""
+        self._scope().require(Role.REVIEWER, "listing unreadable guideline files")
+        with self._lock:
+            self._refresh()
+            return list(self._unreadable)
 
     def topics(self, namespace: str | None = None) -> list[str]:
         """Topics that have active or pending guidelines in a namespace (default: the bank's)."""

@@ -120,6 +120,7 @@ class GuidelineStore:
         with self._lock, self.write_lock:
             loaded = self._records.load()
             report.findings, report.skipped = loaded.findings, loaded.skipped
+            self._unreadable = [f for f in loaded.findings if f.severity == "error"]
             items = {gid: g for gid, (g, _) in loaded.records.items()}
             digests = {gid: digest for gid, (_, digest) in loaded.records.items()}
             self._items = items
