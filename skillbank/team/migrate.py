@@ -16,7 +16,8 @@ What moves, from `<root>` into the deployment's rows (`skillbank.store.postgres`
 Skills are not rows: a team serves them from a git repository (docs/team.md).
 
 Run twice, it changes nothing: `sb_imports` keeps, per deployment and source root (its id
-file), how far each part was imported — the journal's position, the number of audit events —
+file; a copy of a root, which has the same id, is a source of its own: `migrate_source`), how
+far each part was imported — the journal's position, the number of audit events —
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
 carry over by difference: `sb_imports` keeps the counts last imported per item, and a rerun adds
 only what each grew since (a root imported by an older skillbank, which kept no counts, starts
@@ -52,6 +53,9 @@ class MigrateReport:
     database: str
     imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
     skipped: list[str] = field(default_factory=list)  # what could not be read, and where
+    #: The root's id was first imported from this other root (the root is its copy, `cp -r`):
+    #: imported as a source of its own (skillbank.team.migrate_source).
+    copy_of: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -61,16 +65,24 @@ class MigrateReport:
         if not self.changed:
             return (f"Nothing to import: deployment {self.deployment!r} at {self.database} "
                     f"already holds everything in {self.root} (running migrate again changes "
-                    "nothing).")
+                    f"nothing).{self._copy_note()}")
         parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
         return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
                 f"{self.database}. Team workers index the experiences on their next sync "
-                "(they are told now); running migrate again changes nothing.")
+                f"(they are told now); running migrate again changes nothing.{self._copy_note()}")
+
+    def _copy_note(self) -> str:
+        if not self.copy_of:
+            return ""
+        return (f" {self.root} is a copy of the root at {self.copy_of} (it has that root's "
+                ".skillbank-id): it was imported as a root of its own, and what both held "
+                "before the copy was imported once.")
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "root": self.root, "deployment": self.deployment,
                 "database": self.database, "imported": dict(self.imported),
-                "changed": self.changed, "skipped": list(self.skipped)}
+                "changed": self.changed, "skipped": list(self.skipped),
+                "copy_of": self.copy_of}
 
 
 def _check_root(root: Path) -> None:
@@ -87,17 +99,6 @@ def _check_root(root: Path) -> None:
     if not any((root / name).exists() for name in known):
         raise InvalidInputError(f"{root} is not a skillbank memory root (none of "
                                 f"{', '.join(known)} is in it); give the root's folder")
-
-
-def _source(root: Path) -> str:
-    """The root's id (`.skillbank-id`), else its absolute path: what `sb_imports` is keyed by."""
-    from skillbank.index_ownership import IDENTITY_FILE
-
-    try:
-        found = (root / IDENTITY_FILE).read_text("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        found = ""
-    return found or str(root.resolve())
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
@@ -122,7 +123,7 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
     from skillbank.locks import write_lock
 
     store = PostgresStore(database_url, deployment=deployment, timeout=timeout)
-    report = MigrateReport(source=_source(root), root=str(root), deployment=deployment,
+    report = MigrateReport(source="", root=str(root), deployment=deployment,
                            database=masked(database_url))
     # The root's own write lock while it is read: an embedded process still running on it
     # cannot write mid-import (BusyError, naming the root, when it holds it past `timeout`).
@@ -161,20 +162,26 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
     from skillbank.store.postgres.db import lock_key
     from skillbank.store.postgres.forgotten import INSERT as FORGOTTEN
 
-    deployment, source = store.deployment, report.source
+    from skillbank.team import migrate_source
+
+    deployment = store.deployment
     log = store.experiences()
     with store.db.transaction() as conn:
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "migrate"),))
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "experience-log"),))
+        found = migrate_source.resolve(conn, root, deployment)
+        report.source = source = found.key
+        if found.copy_of:
+            report.copy_of = found.copy_of
         done = {part: position for part, position in conn.execute(
             "SELECT part, position FROM sb_imports WHERE deployment = %s AND source = %s",
             (deployment, source)).fetchall()}
         positions: dict[str, Any] = {}
 
         # The experience journal, from where the last run stopped.
-        from skillbank.store.files.experiences import FileExperienceLog
+        from skillbank.store.files.experiences import FileExperienceLog, line_digest
 
         journal = FileExperienceLog(root / "experiences")
         starts = dict((done.get("experiences") or {}).get("files", {}))
@@ -186,9 +193,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             if team_forgot and events else {}
         left_out = 0
         forgot: list[str] = []
+        # A copy's history before the copy is already here, imported from the original.
+        shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
         for event, _loc, _digest in events:
-            if event.get("op") == "erased":
-                continue  # a forgotten record's tombstone: nothing to carry over
+            if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
+                continue  # a forgotten record's tombstone, or a line the original brought
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
                 left_out += 1  # the team forgot it: a later turn must not bring it back
                 continue
@@ -201,7 +210,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 without_lessons(record, forgotten_lessons[record["id"]])
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
-            log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+            log._insert(conn, event, _line(event))
             report.imported["experiences"] += 1
             if event.get("op") == "forget":
                 # Forget means gone here too, for what an earlier run imported: the root
@@ -226,7 +235,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         drafts_root = root / "drafts"
         ledger = FileDrafts(drafts_root).ledger()
         already = int((done.get("drafts") or {}).get("entries", 0))
+        shared_ledger = migrate_source.imported_ledger(conn, deployment) if found.copy_of \
+            else []
         for entry in ledger[already:]:
+            if entry in shared_ledger:
+                continue  # a copy's entry from before the copy: imported from the original
             if not team_forgot.isdisjoint(_sources(entry)):
                 # A draft of runs the deployment forgot (see _import_pending_drafts).
                 report.skipped.append(f"drafts ledger entry {entry.get('op')} "
@@ -295,6 +308,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         audit_events = FileAuditLog(root / "audit").query()
         already = int((done.get("audit") or {}).get("events", 0))
         fresh = audit_events[already:]
+        if found.copy_of:  # the events from before the copy came with the original
+            seen = migrate_source.imported_audit(conn, deployment)
+            fresh = [e for e in fresh if migrate_source.audit_key(e) not in seen]
         if fresh:
             with conn.cursor() as cur:
                 cur.executemany(
@@ -324,6 +340,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         if report.imported["experiences"]:  # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _line(event: dict[str, Any]) -> str:
+    """An event as the deployment's journal stores it (and digests it)."""
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
 def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
