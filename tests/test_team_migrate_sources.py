@@ -4,6 +4,8 @@ Users met two ways a root's records were skipped or counted twice:
 - a root copied with `cp -r` (a starter root handed to a colleague) shares the original's
   `.skillbank-id`; migrated into the same deployment, the copy was read from the original's
   journal offsets and its own experiences and audit said "Nothing to import";
+- a root with no id file (an older skillbank's, or the file lost) was keyed by its path, and once
+  any command created the id, the next migrate imported everything again (usage, audit doubled).
 Real private PostgreSQL cluster.
 """
 
@@ -91,3 +93,62 @@ def test_a_copied_root_is_imported_as_its_own_and_the_shared_history_once(tmp_pa
     alice.rename(moved)
     again = migrate_root(moved, postgres.url, deployment=deployment)
     assert not again.changed and again.copy_of is None
+
+
+def _usage(url: str, deployment: str) -> list[tuple]:
+    import psycopg
+
+    with psycopg.connect(url) as conn:
+        return sorted(conn.execute("SELECT memory, item_id, uses, successes FROM sb_usage "
+                                   "WHERE deployment = %s", (deployment,)).fetchall())
+
+
+def test_a_root_without_an_id_is_imported_once(tmp_path, postgres):
+    from skillbank.index_ownership import IDENTITY_FILE
+    from skillbank.team.migrate import migrate_root
+
+    root = tmp_path / "old"
+    bank = _open(root)
+    try:
+        bank.skills.create("deploy", "Deploy the service.", "# Steps\n\n1. Ship.\n")
+        bank.skills.record_use("deploy", success=True)
+        bank.experiences.record(task="Deploy the billing service", outcome="success")
+    finally:
+        bank.close()
+    (root / IDENTITY_FILE).unlink()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(root, postgres.url, deployment=deployment)
+    usage = _usage(postgres.url, deployment)
+    audit = _count(postgres.url, "SELECT count(*) FROM sb_audit WHERE deployment = %s",
+                   deployment)
+    assert usage and audit
+
+    _open(root).close()  # any command on the root: its id file exists from here on
+    assert not migrate_root(root, postgres.url, deployment=deployment).changed
+    assert _usage(postgres.url, deployment) == usage
+    assert _count(postgres.url, "SELECT count(*) FROM sb_audit WHERE deployment = %s",
+                  deployment) == audit
+
+
+def test_what_an_older_run_kept_under_the_roots_path_is_taken_over_by_its_id(
+        tmp_path, postgres):
+    """An older skillbank keyed a root with no id by its path: a run that finds the id now
+    continues from what that run imported."""
+    import psycopg
+
+    from skillbank.index_ownership import IDENTITY_FILE
+    from skillbank.team.migrate import migrate_root
+
+    root = tmp_path / "old"
+    bank = _open(root)
+    try:
+        bank.experiences.record(task="Deploy the billing service", outcome="success")
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(root, postgres.url, deployment=deployment)
+    identity = (root / IDENTITY_FILE).read_text().strip()
+    with psycopg.connect(postgres.url) as conn:  # as the older run left it
+        conn.execute("UPDATE sb_imports SET source = %s WHERE deployment = %s AND source = %s",
+                     (str(root.resolve()), deployment, identity))
+    assert not migrate_root(root, postgres.url, deployment=deployment).changed

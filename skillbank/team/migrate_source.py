@@ -16,6 +16,10 @@ journal's byte offsets, the number of audit events, the usage counts). The sourc
   imported twice. Why not refuse the copy: refusing leaves its records behind until someone
   renames the id, and a rename would import the same shared history anyway; importing it as
   its own source loses nothing and needs nobody.
+- A root without an id file (made by an older skillbank, or the file lost) was keyed by its
+  path, and the first command that created the id made the next run import everything again
+  (usage and audit doubled). Migrate now creates the id itself (it holds the root's write
+  lock) and takes over what an earlier run recorded under the root's path.
 """
 
 from __future__ import annotations
@@ -51,13 +55,16 @@ def _same_root(origin: Any, here: dict[str, Any]) -> bool:
 
 
 def resolve(conn: Any, root: Path, deployment: str) -> Source:
-    """The source `root` is imported as (call with the deployment's migrate lock held)."""
+    """The source `root` is imported as (call with the deployment's migrate lock held, and the
+    root's write lock: the id file may be created here)."""
     from psycopg.types.json import Jsonb
 
-    identity = _identity(root)
-    if identity is None:  # no id file: keyed by its folder
-        return Source(str(root.resolve()))
+    from skillbank.index_ownership import root_identity
+
+    legacy = str(root.resolve())  # what runs before the id was written keyed the root by
+    identity = root_identity(root)
     here = _here(root)
+    _adopt_legacy(conn, deployment, legacy, identity)
     origin = _origin(conn, deployment, identity)
     if origin is None or _same_root(origin, here):
         key, copy_of = identity, None
@@ -77,13 +84,16 @@ def _origin(conn: Any, deployment: str, key: str) -> Any:
     return row[0] if row else None
 
 
-def _identity(root: Path) -> str | None:
-    from skillbank.index_ownership import IDENTITY_FILE
-
-    try:
-        return (root / IDENTITY_FILE).read_text("ascii").strip() or None
-    except (OSError, UnicodeDecodeError):
-        return None
+def _adopt_legacy(conn: Any, deployment: str, legacy: str, identity: str) -> None:
+    """Rows an earlier run kept under the root's path (it had no id then) move to its id,
+    unless the id has rows of its own."""
+    if legacy == identity:
+        return
+    held = conn.execute("SELECT 1 FROM sb_imports WHERE deployment = %s AND source = %s "
+                        "LIMIT 1", (deployment, identity)).fetchone()
+    if held is None:
+        conn.execute("UPDATE sb_imports SET source = %s WHERE deployment = %s AND source = %s",
+                     (identity, deployment, legacy))
 
 
 def imported_events(conn: Any, deployment: str) -> set[str]:
