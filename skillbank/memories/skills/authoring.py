@@ -143,6 +143,8 @@ class SkillAuthoring:
                root: Path | None = None) -> Path:
         """Validate and write a skill into `folder` under `root` (default: the writable root;
         in git mode a proposal's worktree, repo_api.py)."""
+        if root is None:
+            self._not_a_served_checkout("writing")  # type: ignore[attr-defined]
         if folder.is_symlink() or (folder.exists() and
                                    (root or self.writable_root).resolve()
                                    not in folder.resolve().parents):
