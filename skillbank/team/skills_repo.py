@@ -153,7 +153,10 @@ class SkillsRepo:
 
     def __init__(self, checkout: Path, url: str, branch: str = "main", *,
                  follow_seconds: float = 30.0, direct_publish: bool = False) -> None:
-        self.checkout = Path(checkout)
+        # Absolute: git runs with another working folder (the clone's staging folder, a
+        # proposal's worktree), so a relative `--root` made the clone fail with a raw OS error
+        # and every proposal fail, leaving empty folders inside the served checkout.
+        self.checkout = Path(checkout).resolve()
         self.url = url
         self.branch = branch
         self.follow_seconds = float(follow_seconds)
@@ -417,8 +420,9 @@ class SkillsRepo:
 
     def relative(self, folder: Path) -> str:
         """A served skill folder as a path inside the repository."""
+        folder = Path(folder)  # its folder resolved as the checkout is (it may not exist yet)
         try:
-            return Path(folder).relative_to(self.checkout).as_posix()
+            return (folder.parent.resolve() / folder.name).relative_to(self.checkout).as_posix()
         except ValueError:
             raise SkillsRepoError(f"{folder} is not inside the skills checkout "
                                   f"{self.checkout}") from None
