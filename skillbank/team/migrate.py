@@ -25,8 +25,9 @@ counting from this run). The root's write lock is held while it is read, so a pr
 running on it cannot write mid-import (it waits, or migrate says the root is busy). Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
 run cut short is finished by running it again; a rerun saves only rules the root changed since
-it last imported them (the team's votes and approvals stand), never brings back a forgotten one,
-and removes those the root forgot since.
+it last imported them, merged with what the team did meanwhile (`migrate_guidelines`: the
+team's votes and approvals stand), never brings back a forgotten one, and removes those the
+root forgot since.
 """
 
 from __future__ import annotations
@@ -38,6 +39,7 @@ from pathlib import Path
 from typing import AbstractSet, Any
 
 from skillbank.errors import InvalidInputError
+from skillbank.team.migrate_guidelines import import_guidelines
 
 PARTS = ("experiences", "drafts", "usage", "audit", "forgotten", "guidelines")
 MEMORIES = ("skills", "experiences", "guidelines")
@@ -145,7 +147,7 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
                 f"PostgreSQL at {report.database} refused part of {root} ({first}); nothing "
                 "was imported. Fix that line (or remove it) and run migrate again") from None
         try:
-            report.imported["guidelines"] = _import_guidelines(store, root, report)
+            report.imported["guidelines"] = import_guidelines(store, root, report)
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
     finally:
@@ -494,62 +496,3 @@ def _lesson_parents(conn: Any, deployment: str, event: dict[str, Any]) -> dict[s
                                        for l in record.get("lessons") or [])}
         out.setdefault(record["source"], set()).update(t for t in texts if isinstance(t, str) and t)
     return out
-
-
-def _import_guidelines(store: Any, root: Path, report: MigrateReport) -> int:
-    """Guideline records the root gained or changed since it was last imported; one save each.
-
-    `sb_imports` keeps, per rule, the digest of the root's copy last imported: a rerun saves a
-    rule only when the root's copy changed since, so what the team did meanwhile (votes, an
-    approval, an edit) is not overwritten by the root's older copy. A rule forgotten (by the
-    team or on the root) is never brought back, and one the root forgot since the last run
-    leaves the deployment too (forget means gone). Under the deployment's guideline lock, so
-    a worker's write is not interleaved with an import of the same rule."""
-    folder = root / "guidelines"
-    if not folder.is_dir():
-        return 0
-    from psycopg.types.json import Jsonb
-
-    from skillbank.store.files.forgotten import FileForgottenIds
-    from skillbank.store.files.guidelines import FileGuidelineRecords
-
-    deployment, source = store.deployment, report.source
-    loaded = FileGuidelineRecords(folder).load()
-    report.skipped.extend(loaded.skipped)
-    root_forgot = {e["id"] for e in FileForgottenIds(folder / ".trash" / "forgotten.jsonl").list()
-                   if isinstance(e.get("id"), str)}
-    target = store.guidelines()
-
-    def mark(digests: dict[str, str]) -> None:
-        if digests:
-            store.db.execute(
-                "INSERT INTO sb_imports (deployment, source, part, position) "
-                "VALUES (%s, %s, 'guidelines', %s) ON CONFLICT (deployment, source, part) "
-                "DO UPDATE SET position = sb_imports.position || excluded.position, at = now()",
-                (deployment, source, Jsonb(digests)))
-
-    saved = 0
-    with store.write_lock(name="guidelines"):
-        rows = store.db.execute("SELECT position FROM sb_imports WHERE deployment = %s "
-                                "AND source = %s AND part = 'guidelines'", (deployment, source))
-        imported = rows[0][0] if rows and isinstance(rows[0][0], dict) else {}
-        forgotten = {row[0] for row in store.db.execute(
-            "SELECT id FROM sb_forgotten WHERE deployment = %s", (deployment,))}
-        held = target.load().records
-        for gid in sorted(root_forgot & set(held)):
-            target.delete(held[gid][0])  # forgotten on the root since it was imported
-        have = {gid: g.model_dump(mode="json", exclude={"path"}) for gid, (g, _) in held.items()}
-        unchanged: dict[str, str] = {}
-        for gid, (guideline, digest) in sorted(loaded.records.items()):
-            if gid in forgotten or gid in root_forgot:
-                continue  # forgotten: never brought back
-            if imported.get(gid) == digest:
-                continue  # the root's copy is as imported: the deployment's copy stands
-            if have.get(gid) == guideline.model_dump(mode="json", exclude={"path"}):
-                unchanged[gid] = digest
-                continue
-            target.save(guideline, held[gid][0] if gid in held else None)
-            mark({gid: digest})
-            saved += 1
-        mark(unchanged)
-    return saved
