@@ -55,6 +55,11 @@ class MigrateReport:
     database: str
     imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
     skipped: list[str] = field(default_factory=list)  # what could not be read, and where
+    #: `--namespace`: the namespace every imported record and rule is put in (None: each keeps
+    #: its own, an embedded root's being "default").
+    into: str | None = None
+    #: The namespaces the records and rules this run imported landed in.
+    namespaces: set[str] = field(default_factory=set)
     #: The root's id was first imported from this other root (the root is its copy, `cp -r`):
     #: imported as a source of its own (skillbank.team.migrate_source).
     copy_of: str | None = None
@@ -71,7 +76,20 @@ class MigrateReport:
         parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
         return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
                 f"{self.database}. Team workers index the experiences on their next sync "
-                f"(they are told now); running migrate again changes nothing.{self._copy_note()}")
+                f"(they are told now); running migrate again changes nothing."
+                f"{self._where()}{self._copy_note()}")
+
+    def _where(self) -> str:
+        """Where the memory landed, and who reads it there: a team's tokens read their own
+        namespaces (docs/team.md: `--reads team`), and an embedded root's memory is in
+        "default", so after a migrate the team saw nothing and nothing said why."""
+        if not self.namespaces:
+            return ""
+        names = ", ".join(repr(n) for n in sorted(self.namespaces))
+        reads = ",".join(sorted(self.namespaces))
+        hint = "" if self.into else " (or migrate into another one with --namespace NS)"
+        return (f" Experiences and guidelines landed in namespace {names}: tokens read them "
+                f"with --reads {reads}{hint}.")
 
     def _copy_note(self) -> str:
         if not self.copy_of:
@@ -84,7 +102,7 @@ class MigrateReport:
         return {"source": self.source, "root": self.root, "deployment": self.deployment,
                 "database": self.database, "imported": dict(self.imported),
                 "changed": self.changed, "skipped": list(self.skipped),
-                "copy_of": self.copy_of}
+                "copy_of": self.copy_of, "namespaces": sorted(self.namespaces)}
 
 
 def _check_root(root: Path) -> None:
@@ -110,8 +128,9 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
 
 
 def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
-                 timeout: float = 5.0) -> MigrateReport:
-    """Import `root` into `deployment` at `database_url` (see the module docstring)."""
+                 timeout: float = 5.0, namespace: str | None = None) -> MigrateReport:
+    """Import `root` into `deployment` at `database_url` (see the module docstring);
+    `namespace`: put every experience and guideline imported in it (None: each keeps its own)."""
     import psycopg
 
     from skillbank.store.postgres import PostgresStore
@@ -125,8 +144,12 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
     from skillbank.locks import write_lock
 
     store = PostgresStore(database_url, deployment=deployment, timeout=timeout)
+    if namespace is not None:
+        from skillbank.scope import check_namespace
+
+        check_namespace(namespace)
     report = MigrateReport(source="", root=str(root), deployment=deployment,
-                           database=masked(database_url))
+                           database=masked(database_url), into=namespace)
     # The root's own write lock while it is read: an embedded process still running on it
     # cannot write mid-import (BusyError, naming the root, when it holds it past `timeout`).
     root_lock = write_lock(root, timeout=timeout)
@@ -198,11 +221,14 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         # A copy's history before the copy is already here, imported from the original.
         shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
         for event, _loc, _digest in events:
+            lands = _place(event, report.into)
             if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
                 continue  # a forgotten record's tombstone, or a line the original brought
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
                 left_out += 1  # the team forgot it: a later turn must not bring it back
                 continue
+            if lands is not None:
+                report.namespaces.add(lands)
             record = event.get("record")
             if isinstance(record, dict) and record.get("id") in forgotten_lessons:
                 from skillbank.forgetting import without_lessons
@@ -342,6 +368,17 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         if report.imported["experiences"]:  # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _place(event: dict[str, Any], into: str | None) -> str | None:
+    """Put an added record in `--namespace` (when given, before anything compares the
+    event); the namespace it lands in (None: the event adds no record)."""
+    record = event.get("record") if event.get("op") == "add" else None
+    if not isinstance(record, dict):
+        return None
+    if into is not None:
+        record["namespace"] = into
+    return str(record.get("namespace") or "default")
 
 
 def _line(event: dict[str, Any]) -> str:

@@ -85,6 +85,8 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
                 continue  # forgotten: never brought back
             if imported.get(gid) == digest:
                 continue  # the root's copy is as imported: the deployment's copy stands
+            if report.into is not None:  # `--namespace`
+                guideline = guideline.model_copy(update={"namespace": report.into})
             mine = guideline.model_dump(mode="json", exclude={"path"})
             team = held[gid][0].model_dump(mode="json", exclude={"path"}) if gid in held \
                 else None
@@ -94,6 +96,7 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
             record = guideline if team is None else Guideline.model_validate(
                 merged(mine, team, bases.get(gid)))
             target.save(record, held[gid][0] if gid in held else None)
+            report.namespaces.add(record.namespace)
             _mark(store, report.source, {gid: (digest, snapshot(mine))})
             saved += 1
         _mark(store, report.source, unchanged)
