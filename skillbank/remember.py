@@ -39,7 +39,6 @@ BUNDLED = "include_bundled"
 DEPLOYMENT = "deployment"
 LOCK = ".skillbank.toml.lock"
 _LINE = re.compile(r"^[ \t]*skill[_-]roots[ \t]*=.*$", re.M)
-_DEPLOYMENT_LINE = re.compile(r"^[ \t]*deployment[ \t]*=.*$", re.M)
 _TABLE = re.compile(r"^[ \t]*\[", re.M)  # a table header: [name] or [[name]]
 _HEADER = ("# skillbank settings for this memory root (see skillbank.settings). The skill\n"
            "# folders are kept here so every command and face indexes the same ones;\n"
@@ -195,17 +194,20 @@ def deployment(root: Path) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
-def keep_deployment(root: Path, name: str) -> str | None:
-    """Record `name` as the root's deployment unless one is recorded; returns what was
-    recorded before (None: nothing, now `name`). A team worker started with `--deployment
-    team` left no trace in the root: the CLI on the same root (the documented `reindex`
-    restore, `guidelines list`, `audit`) opened the root's own id, an empty deployment."""
+def keep_setting(root: Path, key: str, value: str) -> str | None:
+    """Record the top-level string `key = value` unless the file sets `key`; returns what was
+    set before (None: nothing, now `value`). What a team worker is started with and the CLI on
+    the same root must share: with `--deployment team` unrecorded the CLI (the documented
+    `reindex` restore, `guidelines list`, `audit`) opened the root's own id, an empty
+    deployment; with `--skills-repo` unrecorded it wrote skills straight into the served git
+    checkout, unreviewed, and no worker could follow the branch again."""
+    line = re.compile(rf"^[ \t]*{re.escape(key)}[ \t]*=.*$", re.M)
     with _changing(root):
-        before = deployment(root)
+        before = (_load(root) or {}).get(key)
         if before is None:
-            quoted = name.replace("\\", "\\\\").replace('"', '\\"')
-            _set_line(root, _DEPLOYMENT_LINE, f'{DEPLOYMENT} = "{quoted}"')
-        return before
+            quoted = value.replace("\\", "\\\\").replace('"', '\\"')
+            _set_line(root, line, f'{key} = "{quoted}"')
+        return before if isinstance(before, str) else None
 
 
 def effective(root: Path, given: list[Path], keep: bool = True

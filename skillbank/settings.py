@@ -91,7 +91,11 @@ def _coerce(name: str, raw: Any) -> Any:
 def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Settings:
     """Resolve settings: arguments, then `SKILLBANK_*` environment, then `<root>/skillbank.toml`."""
     env = os.environ
-    root_path = Path(root or env.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT).expanduser()
+    # Absolute once, here: an owner opened with a relative root published a relative socket
+    # path in `.owner.json`, and clients started from another folder found "its socket is
+    # gone" (BusyError). Links are kept as given (abspath, not resolve).
+    root_path = Path(os.path.abspath(
+        Path(root or env.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT).expanduser()))
     values: dict[str, Any] = {}
     toml_file = root_path / "skillbank.toml"
     if toml_file.is_file():

@@ -131,3 +131,51 @@ def test_a_rule_removed_from_postgresql_is_noted_forgotten_in_the_same_transacti
         assert [e["id"] for e in store.forgotten().list()] == [g.id]
         store.forgotten().add(g.id, "guideline", "2026-12-02T09:00:00+00:00", "alice")
         assert [(e["id"], e["principal"]) for e in store.forgotten().list()] == [(g.id, "alice")]
+
+
+def test_a_rerun_after_a_local_vote_keeps_the_teams_votes_and_retirement(tmp_path, postgres):
+    """Users met this: after the team voted a rule helpful 4 times and retired another, one
+    local vote on each and a rerun set the team's votes to 0 and made the retired rule active
+    again (the root's whole copy replaced the team's)."""
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.team.migrate import migrate_root
+
+    embedded = tmp_path / "laptop"
+    bank = _open(embedded)
+    try:
+        voted = bank.guidelines.add("Never put SQL in f-strings.").guideline_id
+        retired = bank.guidelines.add("Use British spelling in the docs.").guideline_id
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:  # the team moves on
+        records = store.guidelines()
+        rules = {gid: g for gid, (g, _) in records.load().records.items()}
+        records.save(rules[voted].model_copy(update={"helpful": 4}), rules[voted])
+        records.save(rules[retired].model_copy(update={"status": "retired"}), rules[retired])
+    bank = _open(embedded)  # the root, still in use, votes once on each
+    try:
+        bank.guidelines.vote(voted, helpful=False)
+        bank.guidelines.vote(retired, helpful=True)
+    finally:
+        bank.close()
+
+    again = migrate_root(embedded, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        rules = {gid: g for gid, (g, _) in store.guidelines().load().records.items()}
+    assert (rules[voted].helpful, rules[voted].harmful) == (4, 1), "the team's votes were lost"
+    assert rules[retired].status == "retired", "the team's retirement was undone"
+    assert rules[retired].helpful == 1
+    assert again.imported["guidelines"] == 2
+    assert not migrate_root(embedded, postgres.url, deployment=deployment).changed
+
+    bank = _open(embedded)  # the root then changes a status itself: that is carried
+    try:
+        bank.guidelines.retire(voted)
+    finally:
+        bank.close()
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        rules = {gid: g for gid, (g, _) in store.guidelines().load().records.items()}
+    assert rules[voted].status == "retired" and rules[voted].helpful == 4

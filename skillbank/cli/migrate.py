@@ -26,6 +26,11 @@ def migrate(
     deployment: Annotated[Optional[str], typer.Option(
         "--deployment", envvar="SKILLBANK_DEPLOYMENT", metavar="NAME",
         help="The team deployment to import into (its workers' deployment setting).")] = None,
+    namespace: Annotated[Optional[str], typer.Option(
+        "--namespace", metavar="NS",
+        help="Put every experience and guideline imported in namespace NS (default: each keeps "
+             "its own; an embedded root's are in 'default'). Tokens read it with --reads NS.")
+    ] = None,
 ) -> None:
     """Import an embedded root (experiences, guidelines, usage, audit, forgotten ids) into a
     team deployment's PostgreSQL. Running it again changes nothing."""
@@ -43,7 +48,7 @@ def migrate(
     if not deployment:
         raise InvalidInputError("name the team deployment to import into: --deployment NAME "
                                 "(or SKILLBANK_DEPLOYMENT), as its workers are configured")
-    report = migrate_root(root, database_url, deployment=deployment)
+    report = migrate_root(root, database_url, deployment=deployment, namespace=namespace)
 
     def human() -> None:
         st.out.plain(report.summary())

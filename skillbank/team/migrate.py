@@ -16,7 +16,8 @@ What moves, from `<root>` into the deployment's rows (`skillbank.store.postgres`
 Skills are not rows: a team serves them from a git repository (docs/team.md).
 
 Run twice, it changes nothing: `sb_imports` keeps, per deployment and source root (its id
-file), how far each part was imported — the journal's position, the number of audit events —
+file; a copy of a root, which has the same id, is a source of its own: `migrate_source`), how
+far each part was imported — the journal's position, the number of audit events —
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
 carry over by difference: `sb_imports` keeps the counts last imported per item, and a rerun adds
 only what each grew since (a root imported by an older skillbank, which kept no counts, starts
@@ -24,8 +25,9 @@ counting from this run). The root's write lock is held while it is read, so a pr
 running on it cannot write mid-import (it waits, or migrate says the root is busy). Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
 run cut short is finished by running it again; a rerun saves only rules the root changed since
-it last imported them (the team's votes and approvals stand), never brings back a forgotten one,
-and removes those the root forgot since.
+it last imported them, merged with what the team did meanwhile (`migrate_guidelines`: the
+team's votes and approvals stand), never brings back a forgotten one, and removes those the
+root forgot since.
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 from typing import AbstractSet, Any
 
 from skillbank.errors import InvalidInputError
+from skillbank.team.migrate_guidelines import import_guidelines
 
 PARTS = ("experiences", "drafts", "usage", "audit", "forgotten", "guidelines")
 MEMORIES = ("skills", "experiences", "guidelines")
@@ -52,6 +55,14 @@ class MigrateReport:
     database: str
     imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
     skipped: list[str] = field(default_factory=list)  # what could not be read, and where
+    #: `--namespace`: the namespace every imported record and rule is put in (None: each keeps
+    #: its own, an embedded root's being "default").
+    into: str | None = None
+    #: The namespaces the records and rules this run imported landed in.
+    namespaces: set[str] = field(default_factory=set)
+    #: The root's id was first imported from this other root (the root is its copy, `cp -r`):
+    #: imported as a source of its own (skillbank.team.migrate_source).
+    copy_of: str | None = None
 
     @property
     def changed(self) -> bool:
@@ -61,16 +72,37 @@ class MigrateReport:
         if not self.changed:
             return (f"Nothing to import: deployment {self.deployment!r} at {self.database} "
                     f"already holds everything in {self.root} (running migrate again changes "
-                    "nothing).")
+                    f"nothing).{self._copy_note()}")
         parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
         return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
                 f"{self.database}. Team workers index the experiences on their next sync "
-                "(they are told now); running migrate again changes nothing.")
+                f"(they are told now); running migrate again changes nothing."
+                f"{self._where()}{self._copy_note()}")
+
+    def _where(self) -> str:
+        """Where the memory landed, and who reads it there: a team's tokens read their own
+        namespaces (docs/team.md: `--reads team`), and an embedded root's memory is in
+        "default", so after a migrate the team saw nothing and nothing said why."""
+        if not self.namespaces:
+            return ""
+        names = ", ".join(repr(n) for n in sorted(self.namespaces))
+        reads = ",".join(sorted(self.namespaces))
+        hint = "" if self.into else " (or migrate into another one with --namespace NS)"
+        return (f" Experiences and guidelines landed in namespace {names}: tokens read them "
+                f"with --reads {reads}{hint}.")
+
+    def _copy_note(self) -> str:
+        if not self.copy_of:
+            return ""
+        return (f" {self.root} is a copy of the root at {self.copy_of} (it has that root's "
+                ".skillbank-id): it was imported as a root of its own, and what both held "
+                "before the copy was imported once.")
 
     def to_json(self) -> dict[str, Any]:
         return {"source": self.source, "root": self.root, "deployment": self.deployment,
                 "database": self.database, "imported": dict(self.imported),
-                "changed": self.changed, "skipped": list(self.skipped)}
+                "changed": self.changed, "skipped": list(self.skipped),
+                "copy_of": self.copy_of, "namespaces": sorted(self.namespaces)}
 
 
 def _check_root(root: Path) -> None:
@@ -89,17 +121,6 @@ def _check_root(root: Path) -> None:
                                 f"{', '.join(known)} is in it); give the root's folder")
 
 
-def _source(root: Path) -> str:
-    """The root's id (`.skillbank-id`), else its absolute path: what `sb_imports` is keyed by."""
-    from skillbank.index_ownership import IDENTITY_FILE
-
-    try:
-        found = (root / IDENTITY_FILE).read_text("ascii").strip()
-    except (OSError, UnicodeDecodeError):
-        found = ""
-    return found or str(root.resolve())
-
-
 def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
     return InvalidInputError(f"cannot read {path} ({exc.strerror or exc}); nothing was "
                              "imported. Fix its permissions (or run as its owner) and run "
@@ -107,8 +128,9 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
 
 
 def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
-                 timeout: float = 5.0) -> MigrateReport:
-    """Import `root` into `deployment` at `database_url` (see the module docstring)."""
+                 timeout: float = 5.0, namespace: str | None = None) -> MigrateReport:
+    """Import `root` into `deployment` at `database_url` (see the module docstring);
+    `namespace`: put every experience and guideline imported in it (None: each keeps its own)."""
     import psycopg
 
     from skillbank.store.postgres import PostgresStore
@@ -122,8 +144,12 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
     from skillbank.locks import write_lock
 
     store = PostgresStore(database_url, deployment=deployment, timeout=timeout)
-    report = MigrateReport(source=_source(root), root=str(root), deployment=deployment,
-                           database=masked(database_url))
+    if namespace is not None:
+        from skillbank.scope import check_namespace
+
+        check_namespace(namespace)
+    report = MigrateReport(source="", root=str(root), deployment=deployment,
+                           database=masked(database_url), into=namespace)
     # The root's own write lock while it is read: an embedded process still running on it
     # cannot write mid-import (BusyError, naming the root, when it holds it past `timeout`).
     root_lock = write_lock(root, timeout=timeout)
@@ -144,7 +170,7 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
                 f"PostgreSQL at {report.database} refused part of {root} ({first}); nothing "
                 "was imported. Fix that line (or remove it) and run migrate again") from None
         try:
-            report.imported["guidelines"] = _import_guidelines(store, root, report)
+            report.imported["guidelines"] = import_guidelines(store, root, report)
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
     finally:
@@ -161,20 +187,26 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
     from skillbank.store.postgres.db import lock_key
     from skillbank.store.postgres.forgotten import INSERT as FORGOTTEN
 
-    deployment, source = store.deployment, report.source
+    from skillbank.team import migrate_source
+
+    deployment = store.deployment
     log = store.experiences()
     with store.db.transaction() as conn:
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "migrate"),))
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "experience-log"),))
+        found = migrate_source.resolve(conn, root, deployment)
+        report.source = source = found.key
+        if found.copy_of:
+            report.copy_of = found.copy_of
         done = {part: position for part, position in conn.execute(
             "SELECT part, position FROM sb_imports WHERE deployment = %s AND source = %s",
             (deployment, source)).fetchall()}
         positions: dict[str, Any] = {}
 
         # The experience journal, from where the last run stopped.
-        from skillbank.store.files.experiences import FileExperienceLog
+        from skillbank.store.files.experiences import FileExperienceLog, line_digest
 
         journal = FileExperienceLog(root / "experiences")
         starts = dict((done.get("experiences") or {}).get("files", {}))
@@ -186,12 +218,17 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             if team_forgot and events else {}
         left_out = 0
         forgot: list[str] = []
+        # A copy's history before the copy is already here, imported from the original.
+        shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
         for event, _loc, _digest in events:
-            if event.get("op") == "erased":
-                continue  # a forgotten record's tombstone: nothing to carry over
+            lands = _place(event, report.into)
+            if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
+                continue  # a forgotten record's tombstone, or a line the original brought
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
                 left_out += 1  # the team forgot it: a later turn must not bring it back
                 continue
+            if lands is not None:
+                report.namespaces.add(lands)
             record = event.get("record")
             if isinstance(record, dict) and record.get("id") in forgotten_lessons:
                 from skillbank.forgetting import without_lessons
@@ -201,7 +238,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 without_lessons(record, forgotten_lessons[record["id"]])
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
-            log._insert(conn, event, json.dumps(event, ensure_ascii=False, separators=(",", ":")))
+            log._insert(conn, event, _line(event))
             report.imported["experiences"] += 1
             if event.get("op") == "forget":
                 # Forget means gone here too, for what an earlier run imported: the root
@@ -226,7 +263,11 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         drafts_root = root / "drafts"
         ledger = FileDrafts(drafts_root).ledger()
         already = int((done.get("drafts") or {}).get("entries", 0))
+        shared_ledger = migrate_source.imported_ledger(conn, deployment) if found.copy_of \
+            else []
         for entry in ledger[already:]:
+            if entry in shared_ledger:
+                continue  # a copy's entry from before the copy: imported from the original
             if not team_forgot.isdisjoint(_sources(entry)):
                 # A draft of runs the deployment forgot (see _import_pending_drafts).
                 report.skipped.append(f"drafts ledger entry {entry.get('op')} "
@@ -295,6 +336,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         audit_events = FileAuditLog(root / "audit").query()
         already = int((done.get("audit") or {}).get("events", 0))
         fresh = audit_events[already:]
+        if found.copy_of:  # the events from before the copy came with the original
+            seen = migrate_source.imported_audit(conn, deployment)
+            fresh = [e for e in fresh if migrate_source.audit_key(e) not in seen]
         if fresh:
             with conn.cursor() as cur:
                 cur.executemany(
@@ -324,6 +368,22 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         if report.imported["experiences"]:  # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _place(event: dict[str, Any], into: str | None) -> str | None:
+    """Put an added record in `--namespace` (when given, before anything compares the
+    event); the namespace it lands in (None: the event adds no record)."""
+    record = event.get("record") if event.get("op") == "add" else None
+    if not isinstance(record, dict):
+        return None
+    if into is not None:
+        record["namespace"] = into
+    return str(record.get("namespace") or "default")
+
+
+def _line(event: dict[str, Any]) -> str:
+    """An event as the deployment's journal stores it (and digests it)."""
+    return json.dumps(event, ensure_ascii=False, separators=(",", ":"))
 
 
 def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
@@ -473,62 +533,3 @@ def _lesson_parents(conn: Any, deployment: str, event: dict[str, Any]) -> dict[s
                                        for l in record.get("lessons") or [])}
         out.setdefault(record["source"], set()).update(t for t in texts if isinstance(t, str) and t)
     return out
-
-
-def _import_guidelines(store: Any, root: Path, report: MigrateReport) -> int:
-    """Guideline records the root gained or changed since it was last imported; one save each.
-
-    `sb_imports` keeps, per rule, the digest of the root's copy last imported: a rerun saves a
-    rule only when the root's copy changed since, so what the team did meanwhile (votes, an
-    approval, an edit) is not overwritten by the root's older copy. A rule forgotten (by the
-    team or on the root) is never brought back, and one the root forgot since the last run
-    leaves the deployment too (forget means gone). Under the deployment's guideline lock, so
-    a worker's write is not interleaved with an import of the same rule."""
-    folder = root / "guidelines"
-    if not folder.is_dir():
-        return 0
-    from psycopg.types.json import Jsonb
-
-    from skillbank.store.files.forgotten import FileForgottenIds
-    from skillbank.store.files.guidelines import FileGuidelineRecords
-
-    deployment, source = store.deployment, report.source
-    loaded = FileGuidelineRecords(folder).load()
-    report.skipped.extend(loaded.skipped)
-    root_forgot = {e["id"] for e in FileForgottenIds(folder / ".trash" / "forgotten.jsonl").list()
-                   if isinstance(e.get("id"), str)}
-    target = store.guidelines()
-
-    def mark(digests: dict[str, str]) -> None:
-        if digests:
-            store.db.execute(
-                "INSERT INTO sb_imports (deployment, source, part, position) "
-                "VALUES (%s, %s, 'guidelines', %s) ON CONFLICT (deployment, source, part) "
-                "DO UPDATE SET position = sb_imports.position || excluded.position, at = now()",
-                (deployment, source, Jsonb(digests)))
-
-    saved = 0
-    with store.write_lock(name="guidelines"):
-        rows = store.db.execute("SELECT position FROM sb_imports WHERE deployment = %s "
-                                "AND source = %s AND part = 'guidelines'", (deployment, source))
-        imported = rows[0][0] if rows and isinstance(rows[0][0], dict) else {}
-        forgotten = {row[0] for row in store.db.execute(
-            "SELECT id FROM sb_forgotten WHERE deployment = %s", (deployment,))}
-        held = target.load().records
-        for gid in sorted(root_forgot & set(held)):
-            target.delete(held[gid][0])  # forgotten on the root since it was imported
-        have = {gid: g.model_dump(mode="json", exclude={"path"}) for gid, (g, _) in held.items()}
-        unchanged: dict[str, str] = {}
-        for gid, (guideline, digest) in sorted(loaded.records.items()):
-            if gid in forgotten or gid in root_forgot:
-                continue  # forgotten: never brought back
-            if imported.get(gid) == digest:
-                continue  # the root's copy is as imported: the deployment's copy stands
-            if have.get(gid) == guideline.model_dump(mode="json", exclude={"path"}):
-                unchanged[gid] = digest
-                continue
-            target.save(guideline, held[gid][0] if gid in held else None)
-            mark({gid: digest})
-            saved += 1
-        mark(unchanged)
-    return saved

@@ -61,6 +61,11 @@ def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
         checks["chroma"] = (f"Chroma at {where} "
                             f"is unreachable ({first}); check that it is running and that "
                             "chroma_url (SKILLBANK_CHROMA_URL) is right")
+    from skillbank.team.skills_repo import served as served_skills
+
+    stuck = (served_skills(bank) or {}).get("stuck")
+    if stuck:  # serving an old commit for good: /readyz said ready while no merge was followed
+        checks["skills"] = f"the skills checkout cannot follow its branch: {stuck}"
     return all(v == "ok" for v in checks.values()), checks
 
 
@@ -87,7 +92,8 @@ class HealthRoutes:
             ready, checks = await anyio.to_thread.run_sync(readiness, self.bank)
             body: dict[str, Any] = {"status": "ready" if ready else "not ready", "checks": checks}
             # Skills in git: the branch and commit this worker serves (skills_repo.py); a failed
-            # follow is shown there, and does not make the worker unready (it serves a commit).
+            # fetch is shown there and leaves the worker ready (it serves a commit, the next
+            # fetch may work); a checkout that cannot follow at all makes it unready (above).
             from skillbank.team.skills_repo import served as served_skills
 
             served = await anyio.to_thread.run_sync(served_skills, self.bank)
@@ -407,13 +413,7 @@ def _main(argv: Sequence[str] | None) -> int:
         except InvalidInputError as exc:  # a setting to fix (SKILLBANK_MCP_PAGE_SIZE=0 ...)
             print(f"skillbank server: {exc}", file=sys.stderr)
             return 2
-        if args.deployment and remember.deployment(root) is None:
-            try:  # recorded once the worker can serve: a typo'd or failed start leaves no trace
-                remember.keep_deployment(root, args.deployment)
-            except (OSError, InvalidInputError) as exc:
-                log.warning("could not record deployment %r in %s: %s; give the CLI on this "
-                            "root SKILLBANK_DEPLOYMENT=%s", args.deployment,
-                            root / remember.CONFIG, exc, args.deployment)
+        _remember_serving(root, args)  # once the worker can serve: a failed start leaves none
         if elsewhere:
             _serve_metrics(app.metrics_endpoint, metrics_host, args.metrics_port,
                            args.log_level.lower())
@@ -457,6 +457,25 @@ def chroma_unreachable(exc: BaseException) -> str | None:
             return (str(seen).strip().splitlines() or [type(seen).__name__])[0]
         seen = seen.__cause__ or seen.__context__
     return None
+
+
+def _remember_serving(root: Path, args: argparse.Namespace) -> None:
+    """Record in the root's skillbank.toml what the CLI on this root must share with the
+    worker: the deployment, and the skills repository (without it the CLI wrote skills straight
+    into the served checkout, unreviewed, and every worker stopped following the branch)."""
+    from skillbank import remember
+    from skillbank.errors import InvalidInputError
+
+    env = {"deployment": "SKILLBANK_DEPLOYMENT", "skills_repo": "SKILLBANK_SKILLS_REPO",
+           "skills_branch": "SKILLBANK_SKILLS_BRANCH"}
+    for key, value in (("deployment", args.deployment), *skills_overrides(args).items()):
+        if not value:
+            continue
+        try:
+            remember.keep_setting(root, key, value)
+        except (OSError, InvalidInputError) as exc:
+            log.warning("could not record %s %r in %s: %s; give the CLI on this root %s=%s",
+                        key, value, root / remember.CONFIG, exc, env[key], value)
 
 
 def skills_overrides(args: argparse.Namespace) -> dict[str, str]:

@@ -49,7 +49,7 @@ log = logging.getLogger("skillbank.skills_repo")
 
 PROPOSALS = "skillbank/proposals"
 WORK_DIR = ".skills-work"
-LOCK_FILE = ".skills-repo.lock"
+LOCK_FILE = ".skills-repo.lock"  # also marks a served checkout: repo_api.SERVED_MARK
 COMMITTER = ("skillbank", "skillbank@skillbank.invalid")
 SETTING = "skills_repo (SKILLBANK_SKILLS_REPO)"
 _EMAIL = re.compile(r"^[^@\s<>]+@[^@\s<>]+\.[^@\s<>]+$")
@@ -153,7 +153,10 @@ class SkillsRepo:
 
     def __init__(self, checkout: Path, url: str, branch: str = "main", *,
                  follow_seconds: float = 30.0, direct_publish: bool = False) -> None:
-        self.checkout = Path(checkout)
+        # Absolute: git runs with another working folder (the clone's staging folder, a
+        # proposal's worktree), so a relative `--root` made the clone fail with a raw OS error
+        # and every proposal fail, leaving empty folders inside the served checkout.
+        self.checkout = Path(checkout).resolve()
         self.url = url
         self.branch = branch
         self.follow_seconds = float(follow_seconds)
@@ -166,6 +169,10 @@ class SkillsRepo:
         #: The commit the library last synced (set by `follow`; the bank's open syncs the first).
         self._synced: str | None = None
         self.last_error: str | None = None
+        #: Why the checkout itself cannot follow the branch (local changes, a rewritten branch):
+        #: it stays on an old commit until someone fixes it, so the worker is not ready. An
+        #: unreachable remote is not this (the next fetch may work).
+        self.stuck: str | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         #: Set by `attach`: runs the library's sync after the checkout moved.
@@ -290,7 +297,8 @@ class SkillsRepo:
         """Which branch and commit this worker serves, and how following goes."""
         return {"remote": self.url, "branch": self.branch, "commit": self.commit(),
                 "followed_at": self.followed_at, "follow_seconds": self.follow_seconds,
-                "direct_publish": self.direct_publish, "error": self.last_error}
+                "direct_publish": self.direct_publish, "error": self.last_error,
+                "stuck": self.stuck}
 
     def _fetch(self, branch: str, *maybe: str) -> None:
         """Fetch `branch` (which must exist) and the branches `maybe` (which may not: fetched
@@ -317,25 +325,7 @@ class SkillsRepo:
                 self._fetch(self.branch)
             # Then the library's sync lock before this one, in the order writes take them.
             with self.guard(), self._locked():
-                before = self.commit()
-                tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
-                if tip is None:
-                    raise SkillsRepoError(f"the skills repository {self.url} has no branch "
-                                          f"{self.branch!r} any more; it keeps serving "
-                                          f"{(before or '?')[:12]}")
-                if tip != before:
-                    if before is not None and not self.git.is_ancestor(before, tip):
-                        raise SkillsRepoError(
-                            f"{self.branch} on {self.url} was rewritten: the served commit "
-                            f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
-                            f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
-                            f"(remove {self.checkout} and reopen)")
-                    self._check_checkout()
-                    self.git.run("merge", "--ff-only", "--quiet", tip)
-                    if self.commit() != tip:
-                        raise SkillsRepoError(f"the skills checkout did not reach {tip[:12]}")
-                self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-                self.last_error = None
+                before, tip = self._fast_forward()
         except SkillbankError as exc:
             self.last_error = str(exc)
             raise
@@ -349,6 +339,34 @@ class SkillsRepo:
                 self.on_change()
             self._synced = tip
         return {"branch": self.branch, "commit": tip, "previous": before, "changed": changed}
+
+    def _fast_forward(self) -> tuple[str | None, str]:
+        """Move the checkout to the fetched branch's tip: (the commit before, the tip). A
+        checkout that cannot move there is `stuck` until someone fixes it."""
+        try:
+            before = self.commit()
+            tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
+            if tip is None:
+                raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+                                      f"{self.branch!r} any more; it keeps serving "
+                                      f"{(before or '?')[:12]}")
+            if tip != before:
+                if before is not None and not self.git.is_ancestor(before, tip):
+                    raise SkillsRepoError(
+                        f"{self.branch} on {self.url} was rewritten: the served commit "
+                        f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
+                        f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
+                        f"(remove {self.checkout} and reopen)")
+                self._check_checkout()
+                self.git.run("merge", "--ff-only", "--quiet", tip)
+                if self.commit() != tip:
+                    raise SkillsRepoError(f"the skills checkout did not reach {tip[:12]}")
+        except SkillbankError as exc:
+            self.stuck = str(exc)
+            raise
+        self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
+        self.last_error = self.stuck = None
+        return before, tip
 
     def start_following(self) -> None:
         """Follow the branch every `follow_seconds` in a daemon thread (0 or less: only on
@@ -402,8 +420,9 @@ class SkillsRepo:
 
     def relative(self, folder: Path) -> str:
         """A served skill folder as a path inside the repository."""
+        folder = Path(folder)  # its folder resolved as the checkout is (it may not exist yet)
         try:
-            return Path(folder).relative_to(self.checkout).as_posix()
+            return (folder.parent.resolve() / folder.name).relative_to(self.checkout).as_posix()
         except ValueError:
             raise SkillsRepoError(f"{folder} is not inside the skills checkout "
                                   f"{self.checkout}") from None

@@ -162,6 +162,8 @@ class SkillAuthoring:
 
         `keep`: why the SKILL.md being replaced is kept as a version first (once valid, so a
         refused write keeps nothing; git keeps the history of a proposal's worktree)."""
+        if root is None:
+            self._not_a_served_checkout("writing")  # type: ignore[attr-defined]
         if folder.is_symlink() or (folder.exists() and
                                    (root or self.writable_root).resolve()
                                    not in folder.resolve().parents):

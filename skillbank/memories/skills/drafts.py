@@ -375,6 +375,7 @@ class SkillDrafts:
                 self._close(draft, "adopted")
                 note(self, "adopt", "skill", f"skill:{name}")
                 return proposed
+            self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
             target = self._writable_dir(name)  # type: ignore[attr-defined]
             if target.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")

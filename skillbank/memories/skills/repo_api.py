@@ -24,6 +24,11 @@ from skillbank.errors import InvalidInputError, ReadOnlyError
 from skillbank.records import Skill, SkillProposal
 
 
+#: Beside a served skills checkout: the lock a team worker serving it from git keeps
+#: (`skillbank.team.skills_repo.LOCK_FILE`; not imported: this module stays clear of team code).
+SERVED_MARK = ".skills-repo.lock"
+
+
 def _regular_files_but(skip: str) -> Callable[[str, list[str]], set[str]]:
     """copytree's ignore for a commit: only regular files and folders, never `skip`. A link in
     a draft folder would otherwise be followed and whatever it points at committed."""
@@ -88,9 +93,24 @@ class SkillsInGit:
                      frontmatter=dict(doc.frontmatter), writable=True,
                      notes=[proposal.note], proposal=record)
 
+    def _not_a_served_checkout(self, verb: str) -> None:
+        """Refuse `verb` a skill straight into a folder that a team worker serves from git when
+        this bank was opened without `skills_repo` (a worker started with `--skills-repo` on the
+        root, the CLI on it without the setting): the skill was served unreviewed, and the
+        checkout's local change stopped every worker following the branch."""
+        if self.skills_repo is None and (self.writable_root / ".git").exists() and \
+                (self.writable_root.parent / SERVED_MARK).exists():
+            raise ReadOnlyError(
+                f"{verb} a skill here would change {self.writable_root}, the git checkout a team "
+                "worker serves (unreviewed, and the workers could no longer follow its "
+                "branch): set skills_repo (SKILLBANK_SKILLS_REPO, or skills_repo in the root's "
+                "skillbank.toml) to the skills repository's URL, so the skill is proposed for "
+                "review instead")
+
     def _served_read_only(self, verb: str) -> None:
         """In git mode, `verb` (rename, delete, restore) would change the served branch
         directly: refused, naming the way (a commit a reviewer merges)."""
+        self._not_a_served_checkout(verb)
         if self.skills_repo is not None:
             raise ReadOnlyError(
                 f"{verb} a skill is done in the skills repository in git mode: commit it on a "

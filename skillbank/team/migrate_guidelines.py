@@ -1,0 +1,124 @@
+"""`skillbank migrate`'s guideline records (`skillbank.team.migrate`): what the root gained or
+changed since a run last imported it, merged with what the team did meanwhile.
+
+`sb_imports` keeps, per rule, the digest of the root's copy last imported (part `guidelines`)
+and that copy's fields and vote counts (part `guideline_fields`). A rerun leaves a rule alone
+while the root's copy is as imported. When the root changed it, the rule is merged three ways
+(`merged`): each count (votes, reinforcements) gets what the root's grew since the last import
+added to the team's, and each other field (text, status, supersession, ...) takes the root's
+value only where the root changed it. Users met the whole-record replace this was before: after
+the team voted a rule helpful 4 times and retired another, one local vote on each rule and a
+rerun set the team's 4 votes to 0 and made the retired rule active again (docs/team.md says
+"the team's votes and approvals stand").
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Counts: the team's plus what the root's grew since the last import.
+COUNTS = ("helpful", "harmful", "untrusted_helpful", "untrusted_harmful", "reinforcements")
+#: Fields: the root's value only where the root changed it since the last import.
+FIELDS = ("topic", "text", "when_to_use", "status", "supersedes", "superseded_by", "related",
+          "sources", "namespace")
+
+
+def snapshot(record: dict[str, Any]) -> dict[str, Any]:
+    """What `sb_imports` keeps of the root's copy of a rule, to merge the next run against."""
+    return {key: record.get(key) for key in (*COUNTS, *FIELDS)}
+
+
+def merged(root: dict[str, Any], team: dict[str, Any], base: dict[str, Any] | None
+           ) -> dict[str, Any]:
+    """The team's rule with what the root did since `base` (its copy as last imported).
+
+    No `base` (a root imported by an older skillbank, which kept none, or a copy of a root,
+    `migrate_source`): the team's fields stand and each count is the larger of the two, so
+    nothing either side counted is dropped and nothing is counted twice."""
+    out = dict(team)
+    for key in COUNTS:
+        mine, theirs = int(root.get(key) or 0), int(team.get(key) or 0)
+        if base is None:
+            out[key] = max(mine, theirs)
+        else:
+            then = int(base.get(key) or 0)
+            out[key] = theirs + (mine - then if mine >= then else mine)
+    for key in FIELDS:
+        if base is not None and root.get(key) != base.get(key):
+            out[key] = root.get(key)
+    out["updated"] = max(str(root.get("updated") or ""), str(team.get("updated") or "")) \
+        or team.get("updated")
+    return out
+
+
+def import_guidelines(store: Any, root: Path, report: Any) -> int:
+    """Guideline records the root gained or changed since it was last imported; one save each.
+
+    A rule forgotten (by the team or on the root) is never brought back, and one the root forgot
+    since the last run leaves the deployment too (forget means gone). Under the deployment's
+    guideline lock, so a worker's write is not interleaved with an import of the same rule."""
+    folder = root / "guidelines"
+    if not folder.is_dir():
+        return 0
+    from skillbank.records import Guideline
+    from skillbank.store.files.forgotten import FileForgottenIds
+    from skillbank.store.files.guidelines import FileGuidelineRecords
+
+    loaded = FileGuidelineRecords(folder).load()
+    report.skipped.extend(loaded.skipped)
+    root_forgot = {e["id"] for e in FileForgottenIds(folder / ".trash" / "forgotten.jsonl").list()
+                   if isinstance(e.get("id"), str)}
+    target = store.guidelines()
+    saved = 0
+    with store.write_lock(name="guidelines"):
+        imported = _position(store, report.source, "guidelines")
+        bases = _position(store, report.source, "guideline_fields")
+        forgotten = {row[0] for row in store.db.execute(
+            "SELECT id FROM sb_forgotten WHERE deployment = %s", (store.deployment,))}
+        held = target.load().records
+        for gid in sorted(root_forgot & set(held)):
+            target.delete(held[gid][0])  # forgotten on the root since it was imported
+        unchanged: dict[str, tuple[str, dict[str, Any]]] = {}
+        for gid, (guideline, digest) in sorted(loaded.records.items()):
+            if gid in forgotten or gid in root_forgot:
+                continue  # forgotten: never brought back
+            if imported.get(gid) == digest:
+                continue  # the root's copy is as imported: the deployment's copy stands
+            if report.into is not None:  # `--namespace`
+                guideline = guideline.model_copy(update={"namespace": report.into})
+            mine = guideline.model_dump(mode="json", exclude={"path"})
+            team = held[gid][0].model_dump(mode="json", exclude={"path"}) if gid in held \
+                else None
+            if team == mine:
+                unchanged[gid] = (digest, snapshot(mine))
+                continue
+            record = guideline if team is None else Guideline.model_validate(
+                merged(mine, team, bases.get(gid)))
+            target.save(record, held[gid][0] if gid in held else None)
+            report.namespaces.add(record.namespace)
+            _mark(store, report.source, {gid: (digest, snapshot(mine))})
+            saved += 1
+        _mark(store, report.source, unchanged)
+    return saved
+
+
+def _position(store: Any, source: str, part: str) -> dict[str, Any]:
+    rows = store.db.execute("SELECT position FROM sb_imports WHERE deployment = %s "
+                            "AND source = %s AND part = %s", (store.deployment, source, part))
+    return rows[0][0] if rows and isinstance(rows[0][0], dict) else {}
+
+
+def _mark(store: Any, source: str, done: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    """Keep, per rule, the digest and the fields of the root's copy just imported."""
+    if not done:
+        return
+    from psycopg.types.json import Jsonb
+
+    for part, position in (("guidelines", {gid: d for gid, (d, _) in done.items()}),
+                           ("guideline_fields", {gid: f for gid, (_, f) in done.items()})):
+        store.db.execute(
+            "INSERT INTO sb_imports (deployment, source, part, position) "
+            "VALUES (%s, %s, %s, %s) ON CONFLICT (deployment, source, part) "
+            "DO UPDATE SET position = sb_imports.position || excluded.position, at = now()",
+            (store.deployment, source, part, Jsonb(position)))
