@@ -382,3 +382,24 @@ def test_ui_refuses_a_missing_skills_dir_and_remembers_nothing(cli_root, tmp_pat
     assert result.exit_code == 2 and "does not exist" in result.output
     toml = cli_root / "skillbank.toml"
     assert not toml.exists() or "typo" not in toml.read_text()
+
+
+def test_rating_from_a_preview_comes_back_to_it_without_building_it_again(seeded):
+    """Each rating landed on an empty form, and building the preview again for the next id
+    counted another recall of every experience in it (uses 1 -> 4 for one preview's ids)."""
+    bank, _ = seeded
+    c, guard = client(bank)
+    task = "Migrate the users table to add an email column"
+    page = c.post("/context", data={"csrf": guard.csrf, "task": task, "budget": "800"},
+                  headers=SAME)
+    key = re.search(r'name="preview" value="([^"]+)"', page.text).group(1)
+    ids = re.findall(r'name="id" value="([^"]+)"', page.text)
+    experience = next(i for i in ids if i.startswith("exp-"))
+    uses = bank.experiences.usage.get(experience).uses
+    for item in dict.fromkeys(ids):
+        back = c.post("/rate", data={"csrf": guard.csrf, "id": item, "helpful": "1",
+                                     "preview": key, "next": "/context"}, headers=SAME)
+        assert back.status_code == 200 and f"<code>{item}</code>" in back.text
+        assert 'id="ctx-text"' in back.text  # the same block, shown again
+    assert "rated: helped" in back.text
+    assert bank.experiences.usage.get(experience).uses == uses  # no recall counted again

@@ -43,6 +43,7 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
 
 
 #: How much of a refused query or task an error page echoes back into its form.
+KEPT_PREVIEWS = 20  # context previews kept to come back to after a rating
 ECHO_CHARS = 200
 
 
@@ -71,6 +72,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     # What the last writes did, shown once on the page they return to. Kept here, not in the
     # address: a link cannot make the page say something it did not do.
     flashes: OrderedDict[str, str] = OrderedDict()
+    previews: OrderedDict[str, dict[str, Any]] = OrderedDict()  # the last context previews
+    rated: dict[str, dict[str, str]] = {}  # preview -> id -> how it was rated
 
     async def call(fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
         def locked() -> Any:
@@ -268,6 +271,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # `/context?task=…` (a link from elsewhere) fills the form in; the preview itself stays a
         # POST, because building it counts a recall (a write a link must not trigger) (#27).
         q = request.query_params
+        kept = previews.get(q.get("preview", ""))
+        if kept is not None:  # back from rating one of its ids: the same preview, not rebuilt
+            return page(request, "context.html", {**kept, "rated": rated.get(
+                q.get("preview", ""), {})})
         task = q.get("task", "")
         return page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
                                               "namespace": q.get("namespace", ""),
@@ -281,12 +288,23 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
             return failed(request, exc, "context.html", {**shown, "task": echoed(task)})
-        return page(request, "context.html", {**shown, **data})
+        # Kept, so rating its ids one by one comes back to it: each rating used to land on an
+        # empty form, and building the preview again for the next id counted another recall of
+        # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
+        key = secrets.token_urlsafe(8)
+        previews[key] = {**shown, **data, "preview": key}
+        while len(previews) > KEPT_PREVIEWS:
+            rated.pop(previews.popitem(last=False)[0], None)
+        return page(request, "context.html", previews[key])
 
     async def rate(request: Request, form: Any) -> Response:
         item_id = str(form.get("id", ""))
         helpful = form.get("helpful") == "1"
         await call(bank.rate, item_id, helpful)
+        preview = str(form.get("preview", ""))
+        if preview in previews:
+            rated.setdefault(preview, {})[item_id] = "helped" if helpful else "did not help"
+            form = {"next": f"/context?{urlencode({'preview': preview})}"}
         return back(form, "/context", f"Rated {item_id} as {'helpful' if helpful else 'not helpful'}.")
 
     async def stats(request: Request) -> Response:
