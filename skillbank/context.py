@@ -369,9 +369,11 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         parent = attempts.get(record.source or "") if record.kind == "lesson" else None
         if parent is not None and _restates(record, parent):
             continue
-        same = (_fact_key(record.task), record.outcome, _fact_key(record.feedback or ""))
+        # Numbers aside: "Refund order 1111" and "Refund order 2222" failing with the same
+        # feedback are one lesson shown three times (152 tokens of "Needs the finance role.").
+        same = (_run_key(record.task), record.outcome, _fact_key(record.feedback or ""))
         if record.kind != "lesson" and same in tasks_said:
-            continue  # the same attempt held in two namespaces
+            continue  # the same attempt (held in two namespaces, or repeated on another id)
         tasks_said.add(same)
         if record.kind == "lesson":
             # Its experience's line (or another item) already says it: don't pay twice. Only
@@ -428,6 +430,11 @@ def may_apply(skills: list[Any]) -> list[Any]:
 def _fact_key(text: str) -> str:
     """A statement's words, lowercased and spaced: the same fact however it is punctuated."""
     return " ".join(re.findall(r"[a-z0-9]+", str(text).lower()))
+
+
+def _run_key(task: str) -> str:
+    """A task's words with its numbers as one placeholder: runs of one kind of task."""
+    return re.sub(r"\d+", "#", _fact_key(task))
 
 
 def _clear_match(skills: list[Any]) -> bool:

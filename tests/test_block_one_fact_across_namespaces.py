@@ -48,3 +48,16 @@ def test_a_lesson_of_a_shown_experience_is_not_shown_again(tmp_path, remote):
         assert any(e.kind == "lesson" for e in bank.experiences.list(kind="lesson"))
         text = bank.context_for("Migrate the users table to add an email column").text
         assert text.count(feedback) == 1, text
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_runs_of_one_kind_failing_the_same_way_are_shown_once(tmp_path, remote):
+    """Three "Refund order N" failures with one feedback were three lines saying "Needs the
+    finance role." (they differ only in the order number)."""
+    with bank_for(tmp_path, remote) as bank:
+        for order in ("1111", "2222", "3333"):
+            bank.experiences.record(task=f"Refund order {order}", outcome="failure",
+                                    feedback="Needs the finance role.")
+        block = bank.context_for("Refund order 4444", budget_tokens=1500)
+        assert block.text.count("Needs the finance role.") == 1, block.text
+        assert len([i for i in block.ids if i.startswith("exp-")]) == 1
