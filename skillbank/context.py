@@ -360,7 +360,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         return bool(key) and (key in said or (bool(facts) and f" {key} " in f" {facts} "))
 
     kept_experiences = []
-    tasks_said: set[tuple[str, str, str]] = set()
+    tasks_said: set[tuple[str, ...]] = set()
     # A lesson drawn from one experience that the block shows too restates its feedback (the
     # feedback sentence came twice, once as "Lesson: ..." and once on the experience's line).
     attempts = {hit.id: hit.record for hit in experiences if hit.record.kind != "lesson"}
@@ -369,9 +369,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         parent = attempts.get(record.source or "") if record.kind == "lesson" else None
         if parent is not None and _restates(record, parent):
             continue
-        # Numbers aside: "Refund order 1111" and "Refund order 2222" failing with the same
-        # feedback are one lesson shown three times (152 tokens of "Needs the finance role.").
-        same = (_run_key(record.task), record.outcome, _fact_key(record.feedback or ""))
+        same = _same_run_key(record)
         if record.kind != "lesson" and same in tasks_said:
             continue  # the same attempt (held in two namespaces, or repeated on another id)
         tasks_said.add(same)
@@ -432,9 +430,19 @@ def _fact_key(text: str) -> str:
     return " ".join(re.findall(r"[a-z0-9]+", str(text).lower()))
 
 
-def _run_key(task: str) -> str:
-    """A task's words with its numbers as one placeholder: runs of one kind of task."""
-    return re.sub(r"\d+", "#", _fact_key(task))
+def _same_run_key(record: Any) -> tuple[str, ...]:
+    """What makes two experience lines one: the same task, outcome, feedback and lessons.
+
+    Numbers aside when the run says why it went as it did: "Refund order 1111" and "Refund
+    order 2222" failing with "Needs the finance role." were one lesson shown three times. A run
+    with nothing to say beyond its task keeps its numbers ("Upgrade to Python 3.12" and "... 3.8"
+    are two different failures), and so does one whose lessons differ."""
+    feedback = _fact_key(record.feedback or "")
+    lessons = _fact_key(" ".join(lesson.text for lesson in record.lessons))
+    if not feedback:
+        return (_fact_key(record.task), record.outcome, feedback, lessons)
+    numberless = lambda text: re.sub(r"\d+", "#", text)  # noqa: E731
+    return (numberless(_fact_key(record.task)), record.outcome, feedback, numberless(lessons))
 
 
 def _clear_match(skills: list[Any]) -> bool:

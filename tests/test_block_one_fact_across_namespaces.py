@@ -61,3 +61,16 @@ def test_runs_of_one_kind_failing_the_same_way_are_shown_once(tmp_path, remote):
         block = bank.context_for("Refund order 4444", budget_tokens=1500)
         assert block.text.count("Needs the finance role.") == 1, block.text
         assert len([i for i in block.ids if i.startswith("exp-")]) == 1
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_runs_that_differ_in_a_number_and_say_nothing_more_stay_apart(tmp_path, remote):
+    """Without feedback, the number may be the whole difference: "Python 3.12" and "Python
+    3.8" failures are two lessons (a review found the fold above dropped one of them)."""
+    with bank_for(tmp_path, remote) as bank:
+        bank.experiences.record(task="Upgrade the service to Python 3.12", outcome="failure",
+                                lessons=["tensorflow has no 3.12 wheels yet: pin 3.11"])
+        bank.experiences.record(task="Upgrade the service to Python 3.8", outcome="failure",
+                                lessons=["3.8 lacks the match statement used in router.py"])
+        block = bank.context_for("Upgrade the service to Python 3.9", budget_tokens=1500)
+        assert "tensorflow" in block.text and "match statement" in block.text, block.text

@@ -146,3 +146,15 @@ def test_distilling_compares_only_runs_of_the_same_task(tmp_path, remote):
         lessons = [bank.experiences.get(i) for i in bank.experiences.distill(failed)]
         assert lessons and all("compared" not in l.task for l in lessons), lessons
         assert plain
+
+
+@pytest.mark.parametrize("a, b, same", [
+    ("Run the migrations", "Run the database migrations", True),  # one word more (review)
+    ("Import the orders CSV", "Import the orders CSV file", True),
+    ("Import the CSV", "Import the CSV on the staging server", False),  # two words more
+    ("Import the refunds CSV", "Import the orders CSV", False),
+])
+def test_same_task_allows_one_word_more_not_a_longer_task(a, b, same):
+    from skillbank.distill.lessons import same_task
+
+    assert same_task(a, b) is same and same_task(b, a) is same

@@ -88,16 +88,21 @@ _TASK_FILLER = frozenset("a an the to of for in on at and or with from into this
 
 
 def same_task(a: str, b: str) -> bool:
-    """Whether two runs attempted the same task: three quarters of their content words shared.
+    """Whether two runs attempted the same task: three quarters of their content words shared,
+    or one wording is the other plus one word ("Run the migrations" / "Run the database
+    migrations").
 
     "import the refunds CSV" and "import the orders CSV" are not, so a comparison never tells
-    of a success at a task that never succeeded. Nor is one wording inside a longer one: "X on
-    the staging server" failed for want of write access there, and compared with a success of
-    plain "X" its lesson said the encoding fix was what made the staging import work."""
+    of a success at a task that never succeeded. Nor is one wording inside a much longer one:
+    "X on the staging server" failed for want of write access there, and compared with a
+    success of plain "X" its lesson said the encoding fix made the staging import work. (A
+    comparison names both wordings when they differ, so a one-word difference is said.)"""
     wa = {w for w in _TASK_WORD.findall((a or "").lower()) if w not in _TASK_FILLER}
     wb = {w for w in _TASK_WORD.findall((b or "").lower()) if w not in _TASK_FILLER}
     if not wa or not wb:
         return False
+    if (wa <= wb or wb <= wa) and len(wa ^ wb) <= 1:
+        return True
     return len(wa & wb) / len(wa | wb) >= 0.75
 
 
