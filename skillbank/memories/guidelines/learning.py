@@ -415,19 +415,26 @@ class GuidelineLearning:
         }
         notes = [f"same as {gid} {old.text!r} ({evidence}; similarity {similarity:.2f}); "
                  f"reinforcements now {old.reinforcements + 1}"]
-        if more_specific(text, old.text):
+        # A pending rule (an untrusted proposal) keeps the wording and the supersessions it was
+        # proposed with: a reviewer approves by id what they read. A later restatement by the
+        # same untrusted client rewrote a pending rule's text after the reviewer had read it,
+        # and the approval made the injected text an active rule.
+        pending = old.status != "active"
+        if more_specific(text, old.text) and not pending:
             update["text"] = text
             notes.append("took the new, more specific wording")
+        elif pending and " ".join(text.split()) != " ".join(old.text.split()):
+            notes.append("the pending wording stays as proposed (a reviewer approves what "
+                         "they read)")
         # A trusted restatement of an active rule also overrules what still contradicts it (say
-        # an older paraphrase the first contradiction did not reach). Pending rules (untrusted)
-        # only propose: their supersessions wait for approve().
+        # an older paraphrase the first contradiction did not reach).
         olds = [o for _, o in plan.contradicted if o != gid]
-        if olds and old.status == "active":
+        if olds and not pending:
             update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
             notes.append(f"supersedes {', '.join(olds)} ({plan.why.get(olds[0], '')})")
         elif olds:
-            update["supersedes"] = list(dict.fromkeys([*old.supersedes, *olds]))
-            notes.append(f"would supersede {', '.join(olds)} once approved")
+            notes.append(f"contradicts {', '.join(olds)}: not added to the pending proposal "
+                         "(a reviewer approves what they read)")
             olds = []
         merged = self._save(old.model_copy(update=update))
         touched.add(gid)
