@@ -32,3 +32,23 @@ def test_a_restatement_never_rewrites_a_pending_rule(tmp_path, remote):
         assert approved.text == seen == PROPOSED
         active = [x.text for x in g.list(status="active")]
         assert not any("deploy token" in text for text in active), active
+
+
+def test_a_model_reply_of_many_rules_learns_at_most_the_agent_limit(tmp_path):
+    """One sampled reply of 3,000 "rules" was written under the write lock for over 20
+    minutes; a model's reply is held to the agent's limit per critique."""
+    import json
+
+    from skillbank import Skillbank
+    from skillbank.distill import LLMDistiller
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES
+
+    reply = json.dumps([{"text": f"Always check setting number {n} before release {n}."}
+                        for n in range(60)])
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False,
+                        distiller=LLMDistiller(lambda prompt: reply)) as bank:
+        report = bank.guidelines.learn("Check every setting before a release.")
+        assert len(bank.guidelines.list()) <= MAX_AGENT_RULES
+        assert any("the distiller gave 60 rules" in e.detail for e in report.entries)

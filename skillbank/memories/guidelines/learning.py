@@ -18,7 +18,7 @@ from skillbank.errors import InvalidInputError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
     IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
-from skillbank.memories.guidelines.agent_rules import agent_rules
+from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
     other_values, same_wording)
@@ -90,6 +90,10 @@ class GuidelineLearning:
                                                        detail="empty critique")])
             found = list(self.distiller.rules_from_critique(
                 critique, task=task, response=response, score=score))
+            # As many as an agent may pass (agent_rules): one sampled reply of 3,000 "rules"
+            # was written under the write lock for over 20 minutes, every other client waiting.
+            beyond = found[MAX_AGENT_RULES:]
+            found = found[:MAX_AGENT_RULES]
         else:
             if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
                 raise InvalidInputError(
@@ -104,6 +108,11 @@ class GuidelineLearning:
             found = [r.model_copy(update={"replaces": replaces})
                      if getattr(r, "actionable", True) else r for r in found]
         report = LearnReport()
+        if candidates is None and beyond:
+            report.entries.append(LearnEntry(
+                action="ignored", text="", detail=f"the distiller gave {len(found) + len(beyond)} "
+                f"rules; the first {MAX_AGENT_RULES} were learnt (at most {MAX_AGENT_RULES} per "
+                "critique)"))
         touched: set[str] = set()
         with self._lock, self.write_lock:
             self._refresh()
