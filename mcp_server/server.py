@@ -152,6 +152,9 @@ class SkillbankServer(MCPServer):
         self.report_timing = report_timing
         self.page_size = positive_setting(PAGE_ENV, PAGE_SIZE)
         self.concurrency = positive_setting("SKILLBANK_MCP_CONCURRENCY", MCP_CONCURRENCY)
+        from skillbank.mcp_server.tools_memory import sampling_timeout
+
+        sampling_timeout()  # a bad SKILLBANK_MCP_SAMPLING_TIMEOUT stops the start, named
         #: CPU seconds this process had used when its first tool call succeeded: on an idle
         #: machine that is about the wall time from start to first answer, whatever the load.
         self.first_call: dict[str, Any] | None = None

@@ -8,18 +8,16 @@ legacy-protocol session whose client offers sampling, the client's model writes 
 No `from __future__ import annotations` (the SDK reads these annotations).
 """
 
-import warnings
 from typing import Annotated, Any, Optional
 
 import anyio
-import mcp_types as types
 from mcp.server.mcpserver import Context
 from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
-from skillbank.mcp_server.tools_memory import _client_samples, _modern, _sample_text
+from skillbank.mcp_server.tools_memory import _client_samples, _modern, ask_client_model
 
 UNTRUSTED_PROPOSE = ("propose_skills needs a trusted session: this server does not trust its "
                      "clients (HTTP without --trust). Ask the user to run `skillbank skills "
@@ -56,18 +54,7 @@ def _sampling_drafter(ctx: Context) -> Any:
         return None
     from skillbank.memories.skills.drafting import LLMDrafter
 
-    async def acomplete(prompt: str) -> str:
-        with warnings.catch_warnings():  # deprecated in 2026-07-28, current before it
-            warnings.simplefilter("ignore")
-            result = await ctx.session.create_message(
-                [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
-                max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
-        text = _sample_text(result)
-        if text is None:
-            raise RuntimeError("the client's model returned no text")
-        return text
-
-    return LLMDrafter(lambda prompt: anyio.from_thread.run(acomplete, prompt))
+    return LLMDrafter(lambda prompt: anyio.from_thread.run(ask_client_model, ctx, prompt))
 
 
 def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = True) -> None:

@@ -43,6 +43,36 @@ def _client_samples(ctx: Context) -> bool:
     return caps is not None and caps.sampling is not None
 
 
+#: Seconds a legacy session's sampling request may take before the rules distil instead
+#: (SKILLBANK_MCP_SAMPLING_TIMEOUT overrides it). A reply the HTTP guard refused (over its body
+#: limit) never reached the waiting request: `learn_from_critique` hung for good.
+SAMPLING_TIMEOUT = 120
+SAMPLING_TIMEOUT_ENV = "SKILLBANK_MCP_SAMPLING_TIMEOUT"
+
+
+def sampling_timeout() -> int:
+    from skillbank.mcp_server.server import positive_setting
+
+    return positive_setting(SAMPLING_TIMEOUT_ENV, SAMPLING_TIMEOUT)
+
+
+async def ask_client_model(ctx: Context, prompt: str) -> str:
+    """The client's model's answer to `prompt` (MCP sampling, sessions before 2026-07-28),
+    within `sampling_timeout()` seconds; raises when there is none, so the caller's rules
+    answer instead (as docs/mcp.md says)."""
+    import anyio
+
+    with anyio.fail_after(sampling_timeout()), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # deprecated in 2026-07-28, current before it
+        result = await ctx.session.create_message(
+            [types.SamplingMessage(role="user", content=types.TextContent(type="text", text=prompt))],
+            max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
+    text = _sample_text(result)
+    if text is None:
+        raise RuntimeError("the client's model returned no text")
+    return text
+
+
 def _sample_text(result: Any) -> str | None:
     content = getattr(result, "content", None)
     if isinstance(content, list):  # a result with tool-use content: take the text blocks
@@ -205,16 +235,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                 return reply
         elif sampling and not _modern(ctx) and _client_samples(ctx) and ctx.session.can_send_request:
             async def acomplete(prompt: str) -> str:
-                with warnings.catch_warnings():  # deprecated in 2026-07-28, current before it
-                    warnings.simplefilter("ignore")
-                    result = await ctx.session.create_message(
-                        [types.SamplingMessage(role="user",
-                                               content=types.TextContent(type="text", text=prompt))],
-                        max_tokens=1500, temperature=0.0, related_request_id=ctx.request_id)
-                text = _sample_text(result)
-                if text is None:
-                    raise RuntimeError("the client's model returned no text")
-                return text
+                return await ask_client_model(ctx, prompt)
 
         candidates = None
         distilled_by = "rules"

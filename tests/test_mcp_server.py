@@ -270,6 +270,40 @@ async def test_an_unusable_sampling_reply_falls_back_to_the_rule_distiller(serve
     assert learned["entries"][0]["action"] == "added"
 
 
+async def test_a_sampling_reply_that_never_comes_falls_back_to_the_rules(bank, monkeypatch):
+    """A legacy session's sampling request waits at most SKILLBANK_MCP_SAMPLING_TIMEOUT: a reply
+    the HTTP guard refused (over its body limit) never reached the waiting request, and
+    learn_from_critique hung for good."""
+    import anyio
+
+    from skillbank.mcp_server import build_server
+
+    monkeypatch.setenv("SKILLBANK_MCP_SAMPLING_TIMEOUT", "1")
+    asked: list[str] = []
+
+    async def never(context: Any, params: types.CreateMessageRequestParams) -> Any:
+        asked.append("asked")
+        await anyio.sleep(3600)
+
+    async with Client(build_server(bank, trusted=True), mode="legacy",
+                      sampling_callback=never) as client:
+        with anyio.fail_after(60):
+            learned = await call(client, "learn_from_critique", {
+                "critique": "Always close files with a context manager.",
+                "task": "Python file handling"})
+    assert asked and learned["distilled_by"] == "rules"
+    assert learned["entries"][0]["action"] == "added"
+
+
+def test_a_bad_sampling_timeout_stops_the_server_named(bank, monkeypatch):
+    from skillbank.errors import InvalidInputError
+    from skillbank.mcp_server import build_server
+
+    monkeypatch.setenv("SKILLBANK_MCP_SAMPLING_TIMEOUT", "0")
+    with pytest.raises(InvalidInputError, match="SKILLBANK_MCP_SAMPLING_TIMEOUT"):
+        build_server(bank, trusted=True)
+
+
 # Resources ----------------------------------------------------------------------------------------
 @pytest.mark.parametrize("mode", MODES)
 async def test_skill_files_are_resources_with_sizes_and_digests(server, tmp_path, mode):
