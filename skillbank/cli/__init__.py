@@ -3,7 +3,8 @@
     skillbank skills list | show | validate | new | search | sync | watch | delete | rename
     skillbank skills propose | drafts | adopt | discard | history
     skillbank guidelines list | show | learn | search | vote | approve | reject | retire
-    skillbank experiences list | show | record | search | distill | prune | export | import
+    skillbank experiences list | show | record | search | pending | approve | reject | distill | prune
+                          | export | import
     skillbank reindex | stats | context | serve | ui | demo
 
 People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.

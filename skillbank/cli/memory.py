@@ -275,9 +275,11 @@ def experiences_list(
     kind: Annotated[Optional[Kind], typer.Option(help="Only experiences or only lessons.")] = None,
     limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 50,
 ) -> None:
-    """List recent experiences and lessons."""
+    """List recent experiences and lessons (every namespace unless --namespace, as
+    `guidelines list`)."""
     st = state(ctx)
-    items = st.bank(sync=["experiences"]).experiences.list(kind=_value(kind), limit=limit)
+    items = st.bank(sync=["experiences"]).experiences.list(
+        namespace=st.namespace or "*", kind=_value(kind), limit=limit)
 
     def human() -> None:
         if not items:
@@ -286,6 +288,51 @@ def experiences_list(
         st.out.print(table(f"{len(items)} experiences", EXPERIENCE_COLUMNS, experience_rows(items)))
 
     st.out.emit(items, human)
+
+
+@experiences_app.command("pending")
+def experiences_pending(
+    ctx: typer.Context,
+    limit: Annotated[int, typer.Option(min=1, help="How many, newest first.")] = 50,
+) -> None:
+    """Experiences and lessons from untrusted clients waiting for review (every namespace
+    unless --namespace); approve or reject each by id."""
+    st = state(ctx)
+    items = st.bank(sync=["experiences"]).experiences.pending(namespace=st.namespace or "*",
+                                                              limit=limit)
+
+    def human() -> None:
+        if not items:
+            st.out.print("Nothing is waiting for review.")
+            return
+        st.out.print(table(f"{len(items)} waiting for review", EXPERIENCE_COLUMNS,
+                           experience_rows(items)))
+        st.out.note("Approve with `skillbank experiences approve ID`, or drop with "
+                    "`skillbank experiences reject ID`.")
+
+    st.out.emit(items, human)
+
+
+def _review(ctx: typer.Context, experience_id: str, verb: str) -> None:
+    st = state(ctx)
+    memory = st.bank(sync=["experiences"]).experiences
+    result = getattr(memory, verb)(experience_id)
+    done = {"approve": "approved (recall serves it now)", "reject": "rejected (deleted)"}[verb]
+    st.out.emit(result, lambda: st.out.print(f"{experience_id} {done}"))
+
+
+@experiences_app.command("approve")
+def experiences_approve(ctx: typer.Context,
+                        experience_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Make a pending experience (with its pending lessons) or lesson active."""
+    _review(ctx, experience_id, "approve")
+
+
+@experiences_app.command("reject")
+def experiences_reject(ctx: typer.Context,
+                       experience_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+    """Drop a pending experience or lesson (an active one is refused: forget it instead)."""
+    _review(ctx, experience_id, "reject")
 
 
 @experiences_app.command("show")
