@@ -403,3 +403,18 @@ def test_rating_from_a_preview_comes_back_to_it_without_building_it_again(seeded
         assert 'id="ctx-text"' in back.text  # the same block, shown again
     assert "rated: helped" in back.text
     assert bank.experiences.usage.get(experience).uses == uses  # no recall counted again
+
+
+def test_a_kept_preview_is_dropped_when_memory_is_forgotten(seeded):
+    """Forget means gone: a kept preview showed a forgotten experience again (review)."""
+    bank, ids = seeded
+    c, guard = client(bank)
+    page = c.post("/context", data={"csrf": guard.csrf, "task": "Migrate the users table to "
+                                    "add an email column", "budget": "800"}, headers=SAME)
+    key = re.search(r'name="preview" value="([^"]+)"', page.text).group(1)
+    assert "Forgot to lock the table" in page.text
+    forgot = c.post(f"/experiences/{ids['failed']}/forget", data={"csrf": guard.csrf},
+                    headers=SAME)
+    assert forgot.status_code == 200
+    again = c.get(f"/context?preview={key}")
+    assert again.status_code == 200 and "Forgot to lock the table" not in again.text

@@ -12,6 +12,7 @@ from __future__ import annotations
 import dataclasses
 import secrets
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
@@ -44,6 +45,7 @@ NAV = {"skills.html": "skills", "skill.html": "skills", "draft.html": "skills",
 
 #: How much of a refused query or task an error page echoes back into its form.
 KEPT_PREVIEWS = 20  # context previews kept to come back to after a rating
+KEPT_PREVIEW_SECONDS = 600  # ... for at most this long
 ECHO_CHARS = 200
 
 
@@ -253,6 +255,9 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def forget(request: Request, form: Any) -> Response:
         item_id = request.path_params.get("eid") or request.path_params["gid"]
         await call(views.forget, bank, item_id)
+        # Forget means gone: a kept context preview showed a forgotten record again.
+        previews.clear()
+        rated.clear()
         fallback = "/experiences" if "eid" in request.path_params else "/guidelines"
         return back(form, fallback, f"Forgot {item_id}.")
 
@@ -272,6 +277,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # POST, because building it counts a recall (a write a link must not trigger) (#27).
         q = request.query_params
         kept = previews.get(q.get("preview", ""))
+        if kept is not None and time.monotonic() - kept["kept_at"] > KEPT_PREVIEW_SECONDS:
+            kept = None  # memory may have changed (or been forgotten elsewhere) since
         if kept is not None:  # back from rating one of its ids: the same preview, not rebuilt
             return page(request, "context.html", {**kept, "rated": rated.get(
                 q.get("preview", ""), {})})
@@ -292,7 +299,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # empty form, and building the preview again for the next id counted another recall of
         # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
         key = secrets.token_urlsafe(8)
-        previews[key] = {**shown, **data, "preview": key}
+        previews[key] = {**shown, **data, "preview": key, "kept_at": time.monotonic()}
         while len(previews) > KEPT_PREVIEWS:
             rated.pop(previews.popitem(last=False)[0], None)
         return page(request, "context.html", previews[key])
