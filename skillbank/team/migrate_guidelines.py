@@ -19,9 +19,13 @@ from typing import Any
 
 #: Counts: the team's plus what the root's grew since the last import.
 COUNTS = ("helpful", "harmful", "untrusted_helpful", "untrusted_harmful", "reinforcements")
-#: Fields: the root's value only where the root changed it since the last import.
+#: Fields: the root's value only where the root changed it since the last import. Never
+#: `namespace`: where a rule lives in the deployment is the run's that first imported it
+#: (`--namespace`). Users met it merged: `migrate --namespace team`, one local vote, then a rerun
+#: without `--namespace` took the root's `default` for a change the root made and moved the
+#: team's rule out of every `--reads team` token.
 FIELDS = ("topic", "text", "when_to_use", "status", "supersedes", "superseded_by", "related",
-          "sources", "namespace")
+          "sources")
 
 
 def snapshot(record: dict[str, Any]) -> dict[str, Any]:
