@@ -69,3 +69,33 @@ def test_a_rerun_without_namespace_leaves_the_rule_where_it_was_put(tmp_path, po
     migrate_root(root, postgres.url, deployment=deployment)
     assert _team_rule(postgres.url, deployment, other).namespace == "default"
 
+
+def test_a_run_cut_between_save_and_note_is_finished_exactly(tmp_path, postgres, monkeypatch):
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.team import migrate_guidelines
+    from skillbank.team.migrate import migrate_root
+
+    root = tmp_path / "laptop"
+    gid = _learn(root, "Pin the base image of every container build.")
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(root, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:  # the team votes 4 times
+        records = store.guidelines()
+        rule = records.load().records[gid][0]
+        records.save(rule.model_copy(update={"helpful": rule.helpful + 4}), rule)
+        team_helpful = rule.helpful + 4
+    root_helpful = _vote(root, gid)  # one local vote: the root grew by 1 since the first run
+
+    real = migrate_guidelines._mark
+
+    def killed(*args, **kwargs):  # the process dies right after the rule's save
+        raise KeyboardInterrupt("killed between the save and the note")
+
+    monkeypatch.setattr(migrate_guidelines, "_mark", killed)
+    with pytest.raises(KeyboardInterrupt):
+        migrate_root(root, postgres.url, deployment=deployment)
+    monkeypatch.setattr(migrate_guidelines, "_mark", real)
+    migrate_root(root, postgres.url, deployment=deployment)  # finished by running it again
+    assert _team_rule(postgres.url, deployment, gid).helpful == team_helpful + 1, \
+        f"the root's new vote was counted twice (root helpful={root_helpful})"
+    assert not migrate_root(root, postgres.url, deployment=deployment).changed
