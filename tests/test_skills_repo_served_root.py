@@ -57,6 +57,24 @@ def test_a_bank_without_the_setting_refuses_to_write_into_a_served_checkout(
     assert git(tmp_path / "root" / "skills", "status", "--porcelain") == ""
 
 
+@pytest.mark.parametrize("remote_client", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_refusal_names_the_mark_to_delete_once_no_worker_serves_the_checkout(
+        tmp_path, remote, remote_client):
+    """The mark (`.skills-repo.lock`) outlives the worker: a root that once ran in git mode was
+    refused for good, and the error named only the setting (review)."""
+    open_bank(tmp_path / "root", remote, skills_follow_seconds=0).close()
+    mark = (tmp_path / "root" / ".skills-repo.lock").resolve()
+    with bank_for(tmp_path, remote_client) as bank:
+        with pytest.raises(ReadOnlyError, match="skills_repo") as caught:
+            bank.skills.create("hotfix", "Ship an urgent hotfix to production safely.",
+                               "# Steps\n\n1. Ship.\n")
+        assert str(mark) in str(caught.value)
+        mark.unlink()  # no worker serves it any more: the way out the error named
+        bank.skills.create("hotfix", "Ship an urgent hotfix to production safely.",
+                           "# Steps\n\n1. Ship.\n")
+    assert (tmp_path / "root" / "skills" / "hotfix" / "SKILL.md").is_file()
+
+
 def test_a_skills_folder_of_ones_own_in_git_stays_writable(tmp_path):
     """A personal root whose skills folder is a git repository (no worker serves it)."""
     root = tmp_path / "root"

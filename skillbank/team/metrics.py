@@ -106,7 +106,9 @@ class Metrics:
 
     # The seams ------------------------------------------------------------------------------
     def instrument_bank(self, bank: Any) -> list[str]:
-        """Time the bank's PostgreSQL connections and Chroma requests; returns what it wraps."""
+        """Time the bank's PostgreSQL connections and Chroma requests; returns what it wraps.
+        Also reports whether its skills checkout follows its branch (`SkillsFollowing`)."""
+        self.registry.register(SkillsFollowing(bank))
         done = []
         db = getattr(getattr(bank, "store", None), "db", None)
         if db is not None and callable(getattr(db, "connection", None)):
@@ -198,3 +200,36 @@ class Metrics:
             return response
 
         return timed
+
+
+class SkillsFollowing:
+    """A collector: `skillbank_skills_not_following{cause}` is 1 while this worker's skills
+    checkout cannot follow its branch, by cause: `remote` (the branch was rewritten or deleted
+    on the remote; the worker stays ready and serves its last commit, so /readyz alone would
+    not show it to an alert) or `local` (local changes or an unmerged index; /readyz is 503).
+    No samples when skills are not served from git. Read at scrape time, never cached."""
+
+    NAME = "skillbank_skills_not_following"
+    HELP = ("1 while the skills checkout cannot follow its branch: cause=remote (rewritten or "
+            "deleted branch; still ready) or cause=local (the checkout itself; not ready)")
+
+    def __init__(self, bank: Any) -> None:
+        self.bank = bank
+
+    def describe(self) -> list[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        return [GaugeMetricFamily(self.NAME, self.HELP, labels=["cause"])]
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        from skillbank.team.skills_repo import served
+
+        status = served(self.bank)
+        if status is None:
+            return
+        family = GaugeMetricFamily(self.NAME, self.HELP, labels=["cause"])
+        family.add_metric(["remote"], 1.0 if status.get("behind") else 0.0)
+        family.add_metric(["local"], 1.0 if status.get("stuck") else 0.0)
+        yield family

@@ -9,19 +9,24 @@ added to the team's, and each other field (text, status, supersession, ...) take
 value only where the root changed it. Users met the whole-record replace this was before: after
 the team voted a rule helpful 4 times and retired another, one local vote on each rule and a
 rerun set the team's 4 votes to 0 and made the retired rule active again (docs/team.md says
-"the team's votes and approvals stand").
+"the team's votes and approvals stand"). A rule's save and its note in `sb_imports` are one
+PostgreSQL transaction, so a run cut short is finished exactly by running it again.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 #: Counts: the team's plus what the root's grew since the last import.
 COUNTS = ("helpful", "harmful", "untrusted_helpful", "untrusted_harmful", "reinforcements")
-#: Fields: the root's value only where the root changed it since the last import.
+#: Fields: the root's value only where the root changed it since the last import. Never
+#: `namespace`: where a rule lives in the deployment is the run's that first imported it
+#: (`--namespace`). Users met it merged: `migrate --namespace team`, one local vote, then a rerun
+#: without `--namespace` took the root's `default` for a change the root made and moved the
+#: team's rule out of every `--reads team` token.
 FIELDS = ("topic", "text", "when_to_use", "status", "supersedes", "superseded_by", "related",
-          "sources", "namespace")
+          "sources")
 
 
 def snapshot(record: dict[str, Any]) -> dict[str, Any]:
@@ -95,11 +100,16 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
                 continue
             record = guideline if team is None else Guideline.model_validate(
                 merged(mine, team, bases.get(gid)))
-            target.save(record, held[gid][0] if gid in held else None)
+            # The rule and the note of what was imported commit together: a run cut between
+            # them was finished by a rerun that merged against the old note and counted the
+            # root's new votes twice.
+            done = {gid: (digest, snapshot(mine))}
+            target.save(record, held[gid][0] if gid in held else None,
+                        also=lambda conn, done=done: _mark(conn.execute, store.deployment,
+                                                           report.source, done))
             report.namespaces.add(record.namespace)
-            _mark(store, report.source, {gid: (digest, snapshot(mine))})
             saved += 1
-        _mark(store, report.source, unchanged)
+        _mark(store.db.execute, store.deployment, report.source, unchanged)
     return saved
 
 
@@ -109,16 +119,19 @@ def _position(store: Any, source: str, part: str) -> dict[str, Any]:
     return rows[0][0] if rows and isinstance(rows[0][0], dict) else {}
 
 
-def _mark(store: Any, source: str, done: dict[str, tuple[str, dict[str, Any]]]) -> None:
-    """Keep, per rule, the digest and the fields of the root's copy just imported."""
+def _mark(execute: Callable[..., Any], deployment: str, source: str,
+          done: dict[str, tuple[str, dict[str, Any]]]) -> None:
+    """Keep, per rule, the digest and the fields of the root's copy just imported (`execute`:
+    the connection of the transaction that wrote the rule, or the pool's for rules left as
+    they were)."""
     if not done:
         return
     from psycopg.types.json import Jsonb
 
     for part, position in (("guidelines", {gid: d for gid, (d, _) in done.items()}),
                            ("guideline_fields", {gid: f for gid, (_, f) in done.items()})):
-        store.db.execute(
+        execute(
             "INSERT INTO sb_imports (deployment, source, part, position) "
             "VALUES (%s, %s, %s, %s) ON CONFLICT (deployment, source, part) "
             "DO UPDATE SET position = sb_imports.position || excluded.position, at = now()",
-            (store.deployment, source, part, Jsonb(position)))
+            (deployment, source, part, Jsonb(position)))

@@ -10,7 +10,9 @@ journal's byte offsets, the number of audit events, the usage counts). The sourc
   and the run said "Nothing to import". Now the place the id was first imported from is kept
   (`origin`: the root's folder and the id file's inode, as `index_ownership.check_not_a_copy`
   tells a copy); a root with the same id whose folder and id file both differ is a copy and is
-  imported as a source of its own (`<id>@<folder>`), from its beginning. What it shares with
+  imported as a source of its own (`<id>@<folder>`), from its beginning, unless the original's
+  folder no longer holds a root with that id (then the root was moved to a new disk or
+  restored to a new path, and its origin is updated). What it shares with
   the original (the history before the copy) is matched by content where the part allows it
   (`shared`: the journal's lines, the audit events and the drafts ledger), so it is not
   imported twice. Why not refuse the copy: refusing leaves its records behind until someone
@@ -54,6 +56,28 @@ def _same_root(origin: Any, here: dict[str, Any]) -> bool:
     return origin.get("path") == here["path"] or origin.get("ino") == here["ino"]
 
 
+def _moved_away(origin: dict[str, Any], identity: str) -> bool:
+    """The recorded folder no longer holds a root with this id: the root was moved, not copied.
+
+    Users met this: a root moved to another disk (`mv` across file systems, `rsync`, `cp -a`)
+    or restored from a backup to a new path has a new folder and a new id file inode; it was
+    taken for a copy of the root at a folder that no longer existed, and its usage counts were
+    imported a second time. A copy leaves its original in place, so the original's folder
+    still holding the id is what tells the two apart."""
+    from skillbank.index_ownership import IDENTITY_FILE
+
+    path = origin.get("path")
+    if not isinstance(path, str) or not path:
+        return False
+    try:
+        found = (Path(path) / IDENTITY_FILE).read_text("ascii").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False  # unreadable (permissions, a flaky mount): a copy, as before
+    return found != identity
+
+
 def resolve(conn: Any, root: Path, deployment: str) -> Source:
     """The source `root` is imported as (call with the deployment's migrate lock held, and the
     root's write lock: the id file may be created here)."""
@@ -66,10 +90,13 @@ def resolve(conn: Any, root: Path, deployment: str) -> Source:
     here = _here(root)
     _adopt_legacy(conn, deployment, legacy, identity)
     origin = _origin(conn, deployment, identity)
+    as_copy = f"{identity}@{here['path']}"
     if origin is None or _same_root(origin, here):
         key, copy_of = identity, None
-    else:
-        key, copy_of = f"{identity}@{here['path']}", str(origin.get("path"))
+    elif _origin(conn, deployment, as_copy) is None and _moved_away(origin, identity):
+        key, copy_of = identity, None  # moved: the origin is updated to where it is now
+    else:  # a copy (kept as one even once its original is gone: its offsets are its own)
+        key, copy_of = as_copy, str(origin.get("path"))
     if _origin(conn, deployment, key) != here:
         conn.execute(
             "INSERT INTO sb_imports (deployment, source, part, position) VALUES (%s, %s, %s, %s) "

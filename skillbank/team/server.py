@@ -63,6 +63,10 @@ def readiness(bank: Any) -> tuple[bool, dict[str, str]]:
                             "chroma_url (SKILLBANK_CHROMA_URL) is right")
     from skillbank.team.skills_repo import served as served_skills
 
+    # Only a cause in this worker's own checkout (`stuck`: local changes, an unmerged index)
+    # makes it unready. A branch rewritten or deleted on the remote (`behind`, in the "skills"
+    # body and /metrics) hits every worker at once, and each still serves its last commit: as
+    # a failed check it took the whole team service out of the load balancer.
     stuck = (served_skills(bank) or {}).get("stuck")
     if stuck:  # serving an old commit for good: /readyz said ready while no merge was followed
         checks["skills"] = f"the skills checkout cannot follow its branch: {stuck}"
@@ -92,8 +96,9 @@ class HealthRoutes:
             ready, checks = await anyio.to_thread.run_sync(readiness, self.bank)
             body: dict[str, Any] = {"status": "ready" if ready else "not ready", "checks": checks}
             # Skills in git: the branch and commit this worker serves (skills_repo.py); a failed
-            # fetch is shown there and leaves the worker ready (it serves a commit, the next
-            # fetch may work); a checkout that cannot follow at all makes it unready (above).
+            # fetch or a branch rewritten or deleted on the remote ("behind") is shown there and
+            # leaves the worker ready (it serves a commit); a checkout that cannot follow for a
+            # local cause makes it unready (above).
             from skillbank.team.skills_repo import served as served_skills
 
             served = await anyio.to_thread.run_sync(served_skills, self.bank)

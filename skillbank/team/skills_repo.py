@@ -169,10 +169,15 @@ class SkillsRepo:
         #: The commit the library last synced (set by `follow`; the bank's open syncs the first).
         self._synced: str | None = None
         self.last_error: str | None = None
-        #: Why the checkout itself cannot follow the branch (local changes, a rewritten branch):
-        #: it stays on an old commit until someone fixes it, so the worker is not ready. An
-        #: unreachable remote is not this (the next fetch may work).
+        #: Why the checkout itself cannot follow the branch (local changes, an unmerged index,
+        #: another branch checked out): a cause in this worker's checkout, fixed only there, so
+        #: the worker is not ready. An unreachable remote is not this (the next fetch may work).
         self.stuck: str | None = None
+        #: Why the branch left the served commit behind on the remote (rewritten by a
+        #: force-push, or deleted). Every worker sees it at once and each still serves its
+        #: last commit, so it is reported (/readyz body, /metrics, the log) but leaves the
+        #: worker ready: as `stuck` it once took the whole team service out of the balancer.
+        self.behind: str | None = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         #: Set by `attach`: runs the library's sync after the checkout moved.
@@ -298,7 +303,7 @@ class SkillsRepo:
         return {"remote": self.url, "branch": self.branch, "commit": self.commit(),
                 "followed_at": self.followed_at, "follow_seconds": self.follow_seconds,
                 "direct_publish": self.direct_publish, "error": self.last_error,
-                "stuck": self.stuck}
+                "stuck": self.stuck, "behind": self.behind}
 
     def _fetch(self, branch: str, *maybe: str) -> None:
         """Fetch `branch` (which must exist) and the branches `maybe` (which may not: fetched
@@ -342,21 +347,17 @@ class SkillsRepo:
 
     def _fast_forward(self) -> tuple[str | None, str]:
         """Move the checkout to the fetched branch's tip: (the commit before, the tip). A
-        checkout that cannot move there is `stuck` until someone fixes it."""
+        checkout that cannot move there is `stuck` (a local cause) or `behind` (the branch
+        was rewritten or deleted on the remote) until someone fixes it."""
+        before = self.commit()
         try:
-            before = self.commit()
-            tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
-            if tip is None:
-                raise SkillsRepoError(f"the skills repository {self.url} has no branch "
-                                      f"{self.branch!r} any more; it keeps serving "
-                                      f"{(before or '?')[:12]}")
+            tip = self._remote_tip(before)
+        except SkillsRepoError as exc:
+            self.behind = str(exc)
+            self.stuck = self._local_fault()  # still judged: only a local cause is unready
+            raise
+        try:
             if tip != before:
-                if before is not None and not self.git.is_ancestor(before, tip):
-                    raise SkillsRepoError(
-                        f"{self.branch} on {self.url} was rewritten: the served commit "
-                        f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
-                        f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
-                        f"(remove {self.checkout} and reopen)")
                 self._check_checkout()
                 self.git.run("merge", "--ff-only", "--quiet", tip)
                 if self.commit() != tip:
@@ -365,8 +366,32 @@ class SkillsRepo:
             self.stuck = str(exc)
             raise
         self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
-        self.last_error = self.stuck = None
+        self.last_error = self.stuck = self.behind = None
         return before, tip
+
+    def _local_fault(self) -> str | None:
+        """What in this checkout would stop it following (None: nothing)."""
+        try:
+            self._check_checkout()
+        except SkillbankError as exc:
+            return str(exc)
+        return None
+
+    def _remote_tip(self, before: str | None) -> str:
+        """The fetched branch's tip, or SkillsRepoError when the branch no longer holds the
+        served commit (deleted, or rewritten so that `before` is not an ancestor of its tip)."""
+        tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
+        if tip is None:
+            raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+                                  f"{self.branch!r} any more; it keeps serving "
+                                  f"{(before or '?')[:12]}")
+        if tip != before and before is not None and not self.git.is_ancestor(before, tip):
+            raise SkillsRepoError(
+                f"{self.branch} on {self.url} was rewritten: the served commit "
+                f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
+                f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
+                f"(remove {self.checkout} and reopen)")
+        return tip
 
     def start_following(self) -> None:
         """Follow the branch every `follow_seconds` in a daemon thread (0 or less: only on

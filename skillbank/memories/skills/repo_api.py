@@ -97,15 +97,19 @@ class SkillsInGit:
         """Refuse `verb` a skill straight into a folder that a team worker serves from git when
         this bank was opened without `skills_repo` (a worker started with `--skills-repo` on the
         root, the CLI on it without the setting): the skill was served unreviewed, and the
-        checkout's local change stopped every worker following the branch."""
+        checkout's local change stopped every worker following the branch. The mark outlives
+        the worker (filelock never deletes its file), so a root that once ran in git mode was
+        refused for good with no word of it: the refusal names the mark as the way out."""
+        mark = self.writable_root.parent / SERVED_MARK
         if self.skills_repo is None and (self.writable_root / ".git").exists() and \
-                (self.writable_root.parent / SERVED_MARK).exists():
+                mark.exists():
             raise ReadOnlyError(
                 f"{verb} a skill here would change {self.writable_root}, the git checkout a team "
                 "worker serves (unreviewed, and the workers could no longer follow its "
                 "branch): set skills_repo (SKILLBANK_SKILLS_REPO, or skills_repo in the root's "
                 "skillbank.toml) to the skills repository's URL, so the skill is proposed for "
-                "review instead")
+                f"review instead. If no worker serves this checkout any more, delete {mark} "
+                "(left by the worker that did) and the folder is yours to write")
 
     def _served_read_only(self, verb: str) -> None:
         """In git mode, `verb` (rename, delete, restore) would change the served branch

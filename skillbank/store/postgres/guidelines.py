@@ -18,7 +18,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-from typing import Any, Iterator, Sequence
+from typing import Any, Callable, Iterator, Sequence
 
 import psycopg
 from psycopg.types.json import Jsonb
@@ -161,8 +161,10 @@ class PostgresGuidelineRecords:
                                                       max(self._revs.values(), default=0)):
             self._seen = (rows, top)
 
-    def save(self, guideline: Guideline,
-             previous: Guideline | None = None) -> tuple[Guideline, str]:
+    def save(self, guideline: Guideline, previous: Guideline | None = None, *,
+             also: Callable[[Any], Any] | None = None) -> tuple[Guideline, str]:
+        """Write the rule; `also(conn)` runs in the same transaction (`skillbank migrate`
+        notes what it imported with the rule it wrote: both commit, or neither)."""
         g = guideline.model_copy(update={"path": ""})
         record = g.model_dump(mode="json")
         if "\\u0000" in json.dumps(record):  # PostgreSQL refuses NUL in text and jsonb
@@ -201,6 +203,8 @@ class PostgresGuidelineRecords:
                         "INSERT INTO sb_guideline_links (deployment, id, link, other) "
                         "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING",
                         [(self.deployment, g.id, link, other) for link, other in links])
+            if also is not None:
+                also(conn)
             self._announce(conn, [g.id])
             self._after(conn, g.id, (g, digest, int(rev)))
         return g, digest
