@@ -356,3 +356,38 @@ def stdio_scope(namespace: str | None) -> Any:
     from skillbank.local_scope import local_session_scope
 
     return local_session_scope(namespace, "mcp-stdio")
+
+
+def remote_caller() -> bool:
+    """Whether the current call came over HTTP (a token or a team worker's identity)."""
+    from skillbank import scope as scopes
+
+    return scopes.current().face == FACE
+
+
+def shown_path(path: Any, root: Any) -> Any:
+    """`path` as a client may see it: whole for a local (stdio) client; for an HTTP client,
+    relative to the memory root when inside it, else only its last part. Remote clients,
+    readers included, were shown the host's layout (`/srv/…/root/drafts/x/SKILL.md`, the
+    Chroma folder, every skill root) in `skillbank://stats` and `propose_skills`."""
+    if not path or not remote_caller():
+        return path
+    try:
+        return str(Path(path).resolve().relative_to(Path(root).resolve()))
+    except (ValueError, OSError, TypeError):
+        return Path(str(path)).name
+
+
+def stats_for_caller(stats: dict[str, Any]) -> dict[str, Any]:
+    """`bank.stats()` with its paths shown as `shown_path` shows them."""
+    if not remote_caller():
+        return stats
+    root = stats.get("root")
+    out = dict(stats)
+    out["root"] = "."
+    for key in ("chroma",):
+        if isinstance(out.get(key), str):
+            out[key] = shown_path(out[key], root)
+    if isinstance(out.get("skill_roots"), list):
+        out["skill_roots"] = [shown_path(p, root) for p in out["skill_roots"]]
+    return out

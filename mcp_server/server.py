@@ -497,7 +497,9 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                      description="Counts of skills, guidelines and experiences, and where they live")
     async def stats() -> str:
         def collect(b: Any) -> dict[str, Any]:
-            return b.stats()
+            from skillbank.mcp_server.identity import stats_for_caller
+
+            return stats_for_caller(b.stats())
 
         try:
             data = await server.run_bank("experiences", collect)

@@ -73,13 +73,16 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
             raise ToolError(UNTRUSTED_PROPOSE)
         drafter = _sampling_drafter(ctx) if sampling else None
 
-        def propose(b: Any) -> list[Any]:
-            return b.skills.propose(namespace=namespace, min_support=min_support, drafter=drafter)
+        def propose(b: Any) -> tuple[list[Any], Any]:
+            return (b.skills.propose(namespace=namespace, min_support=min_support,
+                                     drafter=drafter), b.root)
 
-        drafts = await server.run_bank("experiences", propose)
+        from skillbank.mcp_server.identity import shown_path
+
+        drafts, root = await server.run_bank("experiences", propose)
         return ProposedSkills(
             drafts=[DraftedSkill(name=d.name, description=d.description, revises=d.revises,
-                                 sources=list(d.sources), path=d.path, diff=d.diff,
+                                 sources=list(d.sources), path=shown_path(d.path, root), diff=d.diff,
                                  drafted_by=d.drafted_by) for d in drafts],
             pending_review=bool(drafts),
             note=PENDING_NOTE if drafts else "Nothing new to propose from the recorded experience.")

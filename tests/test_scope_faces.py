@@ -141,6 +141,9 @@ async def test_mcp_http_two_tokens_scope_matrix(tmp_path):
                 "task": "Rotate the signing keys for the billing cluster", "outcome": "success"})
             assert ok, mine
             await reads_hide_a(bob)
+            # A remote client is not shown the host's layout (its root, Chroma, skill folders).
+            stats = (await bob.read_resource("skillbank://stats")).contents[0].text
+            assert str(tmp_path) not in stats and json.loads(stats)["root"] == ".", stats
             ok, result = await call(bob, "recall_experiences", {"task": A_TASK})
             assert mine["id"] in json.dumps(result)  # he does see his own
             # rate, forget, review by id: "not found", nothing changed.
