@@ -370,8 +370,8 @@ def shown_path(path: Any, root: Any) -> Any:
     relative to the memory root when inside it, else only its last part. Remote clients,
     readers included, were shown the host's layout (`/srv/…/root/drafts/x/SKILL.md`, the
     Chroma folder, every skill root) in `skillbank://stats` and `propose_skills`."""
-    if not path or not remote_caller():
-        return path
+    if not path or not remote_caller() or "://" in str(path):
+        return path  # a Chroma server's URL is no path on this host
     try:
         return str(Path(path).resolve().relative_to(Path(root).resolve()))
     except (ValueError, OSError, TypeError):

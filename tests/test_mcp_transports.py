@@ -208,14 +208,20 @@ async def test_every_config_in_the_docs_starts_a_working_server(tmp_path, model_
 TOKEN = "test-token-0123456789"
 
 
+#: The skill folder each HTTP server fixture serves, by its URL: an HTTP client is shown paths
+#: relative to the root only (not the host's layout), so a test cannot read it off the stats.
+SERVED_SKILLS: dict[str, Path] = {}
+
+
 @pytest.fixture(scope="module")
 def http_server(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("http")
     port = free_port()
     log = (tmp / "server.log").open("w")
+    team = shared_skills(tmp)
     proc = subprocess.Popen(
         [sys.executable, "-m", "skillbank.mcp_server", "--transport", "http", "--port", str(port),
-         "--root", str(tmp / "root"), "--skills-dir", str(shared_skills(tmp)), "--no-bundled",
+         "--root", str(tmp / "root"), "--skills-dir", str(team), "--no-bundled",
          "--max-body-bytes", str(64 * 1024)],
         stdout=log, stderr=subprocess.STDOUT, env=base_env(SKILLBANK_EMBEDDING="hash",
                                                           SKILLBANK_TOKEN=TOKEN))
@@ -232,6 +238,7 @@ def http_server(tmp_path_factory):
     else:
         proc.kill()
         pytest.fail("HTTP server did not start within 60 s")
+    SERVED_SKILLS[url] = team
     yield url
     stop_process(proc)
     log.close()
@@ -518,7 +525,9 @@ async def test_http_clients_see_titles_and_honest_hints_and_get_change_notificat
         assert tools["rate_memory"].annotations.destructive_hint is False  # untrusted: votes wait
         assert tools["save_skill"].annotations.destructive_hint is True
         stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
-    team = next(Path(r) for r in stats["skill_roots"] if r.endswith("team-skills"))
+    assert "team-skills" in stats["skill_roots"]  # its name, not the host's path
+    assert not any(Path(r).is_absolute() for r in [stats["root"], *stats["skill_roots"]])
+    team = SERVED_SKILLS[http_server]
     events: list[Any] = []
     async with http_client(http_server) as client:  # 2026-07-28: a subscriptions/listen stream
         async with client.listen(resources_list_changed=True,
