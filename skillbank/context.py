@@ -138,9 +138,32 @@ def _produced(record: Any) -> str:
     """A short excerpt of what the run produced: its final answer, else the last observation
     (a model weighs a past run by what came out of it, not by its step names alone)."""
     steps = list(getattr(record, "steps", None) or [])
-    final = next((s for s in reversed(steps) if s.action == "final answer" and s.observation),
-                 None) or next((s for s in reversed(steps) if s.observation), None)
-    return _one_line(final.observation, 160) if final is not None else ""
+    answers = [s.observation for s in steps if s.action == "final answer" and s.observation]
+    replies = [s.thought for s in steps  # the assistant's text turns before the last one
+               if s.thought and not s.action and not s.observation and not _OMITTED.match(s.thought)]
+    results = [s.observation for s in steps if s.observation and s.action != "final answer"
+               and (s.action or not s.observation.startswith("User: "))]  # not a user's turn
+    for texts in (answers, replies, results):
+        said = [text for text in texts if not _courtesy(text)]
+        if said:
+            return _one_line(said[-1], 160)
+    return ""
+
+
+_OMITTED = re.compile(r"\[\d+ steps omitted\]$")
+
+
+#: Words a closing pleasantry is made of ("OK: thanks, that's all", "You're welcome, have a
+#: nice day!"): a reply of only these says nothing about what the run produced (hunt, s17).
+_COURTESY = frozenset(
+    "ok okay sure thanks thank thx you you're youre welcome that's thats all bye goodbye "
+    "glad to help helped happy great good nice have a day anytime no problem cheers "
+    "it's its my pleasure see later take care any time again much so very".split())
+
+
+def _courtesy(text: str) -> bool:
+    words = re.findall(r"[a-z']+", str(text).lower())
+    return bool(words) and len(words) <= 12 and all(w in _COURTESY for w in words)
 
 
 _pool: ThreadPoolExecutor | None = None

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import pytest
+
+from owner_client import bank_for
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 
@@ -59,3 +62,20 @@ def test_an_experience_is_shown_with_its_outcome_feedback_and_what_it_produced(t
                                 budget_tokens=1600).text
         assert "(failure)" in text and "CONCURRENTLY" in text
         assert "Produced: CREATE INDEX users_email_idx" in text
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client"])
+def test_what_a_run_produced_is_its_answer_not_the_closing_pleasantry(tmp_path, remote):
+    """A session that ends "thanks, that's all" / "You're welcome!" showed the user's closing
+    turn as what the run produced (hunt, session 17); the answer before it is what a model
+    can use."""
+    with bank_for(tmp_path, remote) as bank:
+        bank.experiences.record_messages(
+            [{"role": "user", "content": "Where is my order 1234?"},
+             {"role": "assistant", "content": "Order 1234 shipped on May 2 with DHL."},
+             {"role": "user", "content": "thanks, that's all"},
+             {"role": "assistant", "content": "You're welcome, have a nice day!"}],
+            outcome="success")
+        text = bank.context_for("Where is my order 1234?", budget_tokens=1600).text
+        assert "Produced: Order 1234 shipped on May 2 with DHL." in text
+        assert "welcome" not in text and "that's all" not in text
