@@ -74,7 +74,8 @@ class UsageLog:
                 self._accept(event["id"])
                 return
             self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
-                        untrusted=bool(event.get("u")))
+                        untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
+                        failures=int(event.get("f", 0)))
         except (ValueError, KeyError, TypeError, AttributeError):
             return  # a torn or foreign line: skip, never fail the open
 
@@ -105,13 +106,11 @@ class UsageLog:
         self._own = [(start, end) for start, end in self._own if end > position]
 
     def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None, *,
-               untrusted: bool = False) -> None:
+               untrusted: bool = False, successes: int = 0, failures: int = 0) -> None:
         usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
         usage.uses += int(uses)
-        if ok is True:
-            usage.successes += 1
-        elif ok is False:
-            usage.failures += 1
+        usage.successes += int(ok is True) + max(0, successes)
+        usage.failures += int(ok is False) + max(0, failures)
         if at:
             try:
                 usage.last_used = datetime.fromisoformat(at)
@@ -141,6 +140,21 @@ class UsageLog:
                     time.monotonic() - self._since >= FLUSH_SECONDS:
                 self._write_pending()
             return usage
+
+    def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
+        """Add counts kept elsewhere (an imported record's usage) in one event, written
+        through; `trusted=False` adds them to the untrusted counters, which move nothing."""
+        at = (counts.last_used or utcnow()).isoformat()
+        event: dict[str, object] = {"id": item_id, "use": int(counts.uses),
+                                    "s": int(counts.successes), "f": int(counts.failures),
+                                    "at": at}
+        if not trusted:
+            event["u"] = 1
+        with self._lock:
+            self._pending.append(json.dumps(event))
+            self._apply(item_id, counts.uses, None, at, untrusted=not trusted,
+                        successes=counts.successes, failures=counts.failures)
+            self._write_pending()
 
     def untrusted(self, item_id: str) -> Usage:
         """Untrusted uses and votes of an item, not yet accepted (they move nothing)."""

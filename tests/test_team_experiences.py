@@ -219,3 +219,17 @@ def test_the_journal_fallback_reads_a_records_latest_version(tmp_path):
         current = bank.experiences.get(eid)
         assert (fallback.outcome, len(fallback.steps)) == (current.outcome, len(current.steps))
         assert fallback.outcome == "success"
+
+
+def test_an_import_keeps_its_usage_and_b_reads_it(two_machines, tmp_path):
+    """`experiences import` carries the counts `export` writes, into PostgreSQL's table."""
+    import json
+
+    a, b = two_machines
+    out = tmp_path / "out.jsonl"
+    out.write_text(json.dumps({"id": "exp-0123456789ab", "task": "Rotate the staging keys",
+                               "outcome": "failure", "usage": {"uses": 4, "successes": 1,
+                                                                "failures": 3}}) + "\n")
+    assert a.experiences.import_(out).added == ["exp-0123456789ab"]
+    usage = b.experiences.usage.get("exp-0123456789ab")
+    assert (usage.uses, usage.successes, usage.failures) == (4, 1, 3)

@@ -15,7 +15,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
-from skillbank.records import Experience, Finding, SyncReport
+from skillbank.records import Experience, Finding, SyncReport, Usage
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.validation import _ID
 
@@ -58,7 +58,9 @@ class PortabilityMixin:
         namespace (`_derived_id`), so the outcome never shows whether an id exists where it
         cannot read. A lesson's `source` follows its experience when that got a new id. A line whose id is already stored with the same
         content is skipped (counted in `unchanged`), so importing one export again adds
-        nothing; the stored record's status is kept. Near-duplicates fold as in `record`
+        nothing; the stored record's status is kept. A line's `usage` counts (as export writes
+        them) come with a record this import adds (untrusted apart for an untrusted caller), so
+        moving memory keeps what helped. Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
         with findings. A line's status "retired" or "pending" is kept.
         Lines are stored in batches of `IMPORT_BATCH` as `record_many` stores them (one
@@ -143,6 +145,7 @@ class PortabilityMixin:
         vectors = self._embed([(record, wanted_id(data) not in has_lesson_records)
                                for data, record in chunk])
         batch = _Batch(self, vectors)
+        usage: list[tuple[str, Usage]] = []  # records added, with the counts their line carries
         reads_all = self._scope().reads_all  # type: ignore[attr-defined]
         for data, record in chunk:
             wanted = wanted_id(data)
@@ -184,9 +187,15 @@ class PortabilityMixin:
                 renamed[wanted] = stored
             if stored == record.id:
                 report.added.append(stored)
+                counts = _usage(data.get("usage"))
+                if counts is not None:
+                    usage.append((stored, counts))
             else:
                 report.unchanged += 1
         batch.flush()
+        trusted = self._scope().trusted  # type: ignore[attr-defined]
+        for record_id, counts in usage:  # once its record is stored; untrusted counts apart
+            self.usage.add(record_id, counts, trusted=trusted)  # type: ignore[attr-defined]
 
     def _stored_as(self, record_id: str, content: dict[str, Any]) -> bool:
         """Whether the index holds `record_id` with this content (`_dump` of a record), where
@@ -198,6 +207,22 @@ class PortabilityMixin:
             return self._dump(self._read_record(record_id, meta)) == content
         except NotFoundError:
             return False
+
+
+def _usage(value: Any) -> Usage | None:
+    """The usage counts an export line carries (`{"uses", "successes", "failures",
+    "last_used"}`), or None when there are none or they are not counts (the record is still
+    imported; its usage starts at zero)."""
+    if not isinstance(value, dict):
+        return None
+    try:
+        counts = Usage.model_validate(value)
+    except ValueError:
+        return None
+    numbers = (counts.uses, counts.successes, counts.failures)
+    if any(n < 0 or n > 10**9 for n in numbers) or not any(numbers):
+        return None
+    return counts
 
 
 def _derived_id(prefix: str, record_id: str, namespace: str) -> str:

@@ -47,6 +47,20 @@ class PostgresUsageCounters:
         self._prior_cache = None
         return _usage(rows[0])
 
+    def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
+        """Add counts kept elsewhere (an imported record's usage), as `UsageLog.add`."""
+        self.db.execute(
+            f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
+                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+                ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                    uses = sb_usage.uses + excluded.uses,
+                    successes = sb_usage.successes + excluded.successes,
+                    failures = sb_usage.failures + excluded.failures,
+                    last_used = greatest(sb_usage.last_used, excluded.last_used)""",
+            (*self.key, item_id, trusted, int(counts.uses), int(counts.successes),
+             int(counts.failures), counts.last_used or utcnow()))
+        self._prior_cache = None
+
     def _get(self, item_id: str, trusted: bool) -> Usage:
         rows = self.db.execute(
             f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
