@@ -288,3 +288,13 @@ def exclusive_lock(path: Path) -> Iterator[None]:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def through_link(root: Path, path: Path) -> bool:
+    """Whether `path` under `root` is reached through a symbolic link below `root`."""
+    folder = path.parent
+    while folder != root and root in folder.parents:
+        if folder.is_symlink():
+            return True
+        folder = folder.parent
+    return False

@@ -614,3 +614,23 @@ def test_a_proposal_crosses_the_wire_to_a_client_process():
         email="ada@example.org", remote="/srv/skills.git", served_branch="main", note="n"))
     back = wire.decode(wire.encode(skill))
     assert back == skill and isinstance(back.proposal, SkillProposal)
+
+
+def test_a_linked_skill_folder_in_the_repository_is_not_served(tmp_path, remote, reviewer):
+    """A commit adding `leak -> /a/host/folder` is one line in review; every worker served the
+    host folder's SKILL.md as a team skill (hunt, session 17). It is refused and named."""
+    host = tmp_path / "host-folder"
+    host.mkdir()
+    (host / "SKILL.md").write_text(GREET.replace("greet", "leak"))
+    (reviewer / "leak").symlink_to(host, target_is_directory=True)
+    git(reviewer, "add", "leak")
+    git(reviewer, "commit", "--quiet", "-m", "add leak")
+    git(reviewer, "push", "--quiet", "origin", "HEAD:main")
+    bank = open_bank(tmp_path / "worker", remote)
+    try:
+        assert bank.skills.names() == ["greet"]
+        report = bank.skills.sync()
+        assert [f.code for f in report.findings] == ["linked-folder"]
+        assert "leak" in report.findings[0].path
+    finally:
+        bank.close()

@@ -21,7 +21,7 @@ from typing import Any, Callable, Iterator
 
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import safe_join
+from skillbank.fsutil import safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
 from skillbank.index import PARTIAL, HybridIndex, IndexItem
 from skillbank import scope as scopes
@@ -225,8 +225,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """
         found: list[_Found] = []
         findings: list[Finding] = []
+        served = getattr(self, "skills_repo", None) is not None
         for root, writable in self.roots:
             for path in self._walk(root):
+                if writable and served and through_link(root, path):
+                    findings.append(Finding(severity="error", code="linked-folder", path=str(
+                        path), message="a symbolic link in the skills repository would serve "
+                        "a folder of the host (review sees one line); commit the files instead"))
+                    continue
                 try:
                     stat = path.stat()
                     key = f"{stat.st_mtime_ns}:{stat.st_size}"
