@@ -479,7 +479,8 @@ def test_guidelines_review_pending_approve_reject_retire(run):
 def test_experiences_record_list_show_search(run, tmp_path):
     steps = tmp_path / "steps.json"
     steps.write_text(json.dumps([
-        {"action": "alembic upgrade head", "observation": "column already exists"},
+        {"action": "alembic upgrade head", "observation": "column already exists",
+         "action_input": {"revision": "b7e1f2"}},
         "restore the database"]))
     recorded = run.json("experiences", "record", "--task", "Deploy billing with migrations",
                         "--outcome", "failure", "--feedback", "No backup before migrating.",
@@ -503,6 +504,7 @@ def test_experiences_record_list_show_search(run, tmp_path):
     assert shown["steps"][1]["action"] == "restore the database"
     human = run("experiences", "show", eid).stdout
     assert "Back up the database" in human and "alembic upgrade head" in human
+    assert "b7e1f2" in human  # what the agent ran is shown, not only the step's name
     run("experiences", "show", "exp-000000000000", code=3)
 
     hits = run.json("experiences", "search", "deploy a service with database migrations")
@@ -510,8 +512,8 @@ def test_experiences_record_list_show_search(run, tmp_path):
     failures = run.json("experiences", "search", "deploy database migrations",
                         "--outcome", "failure", "--tag", "deploy")
     assert failures and all(h["record"]["outcome"] == "failure" for h in failures)
-    assert run.json("experiences", "search", "deploy database migrations",
-                    "--outcome", "success") == [] or True
+    assert all(h["record"]["outcome"] == "success" for h in run.json(
+        "experiences", "search", "deploy database migrations", "--outcome", "success"))
     assert "Deploy billing" in run("experiences", "search", "deploy billing").stdout
 
 

@@ -97,6 +97,50 @@ def test_memory_text_is_escaped_on_every_page(seeded):
         assert "&lt;script&gt;" in html or "&lt;img" in html, url
 
 
+def test_a_records_page_shows_what_the_agent_ran_its_score_and_tags(seeded):
+    """The page hid each step's `action_input` (the command the agent ran), the score and the
+    tags (hunt, session 17); the input is escaped like every memory text."""
+    bank, _ = seeded
+    eid = bank.experiences.record(
+        task="Roll out the web tier", outcome="failure", score=0.25, tags=["deploy", "k8s"],
+        steps=[{"action": "shell", "action_input": {"cmd": "kubectl apply -f prod.yaml > log"},
+                "observation": "error: forbidden"},
+               {"action": "note", "action_input": "<script>alert(4)</script>"}])
+    c, _ = client(bank)
+    html = c.get(f"/experiences/{eid}").text
+    assert "kubectl apply -f prod.yaml &gt; log" in html
+    assert "&lt;script&gt;alert(4)" in html and "<script>alert(4)" not in html
+    assert "0.25" in html and "deploy, k8s" in html
+
+
+def test_a_skill_whose_name_has_a_slash_or_dots_opens_from_its_link(tmp_path):
+    """A read-only root served `name: team/deploy` (and `../dotty`): listed, but the links were
+    a bare "Not Found" and its review form unreachable (hunt, session 17)."""
+    import re
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    shared = tmp_path / "shared"
+    for folder, name in (("deploy", "team/deploy"), ("dotty", "../dotty")):
+        (shared / folder).mkdir(parents=True)
+        (shared / folder / "SKILL.md").write_text(
+            f"---\nname: {name}\ndescription: Deploy the service the team way.\n---\n# Steps\n")
+        (shared / folder / "notes.md").write_text("Ask in #deploys first.\n")
+    with Skillbank.open(tmp_path / "root", skill_roots=[shared], embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        assert {"team/deploy", "../dotty"} <= set(bank.skills.names())
+        c, _ = client(bank)
+        listing = c.get("/skills").text
+        links = re.findall(r'href="(/skills/[^"]+)" class="name"', listing)
+        assert sorted(links) == ["/skills/%2E%2E/dotty", "/skills/team/deploy"]
+        for link, name in zip(sorted(links), ("../dotty", "team/deploy")):
+            page = c.get(link)
+            assert page.status_code == 200 and name in page.text, link
+            resource = re.search(r'href="(/skills/[^"]+/files/[^"]+)"', page.text).group(1)
+            assert "Ask in #deploys" in c.get(resource).text, resource
+
+
 def test_writes_need_the_csrf_token_and_our_origin(seeded):
     bank, ids = seeded
     c, guard = client(bank)

@@ -248,9 +248,17 @@ def render_experience(out: Any, e: Any) -> None:
         out.print(table("lessons", ["kind", ("lesson", {"ratio": 2}), ("when", {"ratio": 1})],
                         [[l.kind, l.text, l.when_to_use] for l in e.lessons]))
     if e.steps:
-        out.print(table("steps", ["#", ("action", {"ratio": 1}), ("observation", {"ratio": 1})],
-                        [[i, short(s.action or s.thought, 80), short(s.observation, 80)]
-                         for i, s in enumerate(e.steps, 1)]))
+        out.print(table("steps", ["#", ("action", {"ratio": 1}), ("input", {"ratio": 1}),
+                                  ("observation", {"ratio": 1})],
+                        [[i, short(s.action or s.thought, 80), short(_input(s.action_input), 80),
+                          short(s.observation, 80)] for i, s in enumerate(e.steps, 1)]))
+
+
+def _input(value: Any) -> str | None:
+    """A step's tool input on one line (what the agent ran: `kubectl apply -f prod.yaml`)."""
+    if value is None or isinstance(value, str):
+        return value
+    return json.dumps(value, ensure_ascii=False, default=str)
 
 
 def _read_steps(path: Path | None) -> list[Any]:

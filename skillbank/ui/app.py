@@ -332,12 +332,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     routes = [
         Route("/", home),
         Route("/skills", skills),
-        Route("/skills/{name}", skill),
-        Route("/skills/{name}/files/{path:path}", resource),
+        # A read-only root may serve a name with `/` (`team/deploy`): names are taken whole.
+        Route("/skills/{name:path}/files/{path:path}", resource),
+        Route("/skills/{name:path}", skill),
         Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
         Route("/review", skill_review),
-        Route("/review/{name}/{action}", write(skill_review_action), methods=["POST"]),
+        Route("/review/{name:path}/{action}", write(skill_review_action), methods=["POST"]),
         Route("/guidelines", guidelines),
         Route("/guidelines/{gid}", guideline),
         Route("/guidelines/{gid}/forget", write(forget), methods=["POST"]),

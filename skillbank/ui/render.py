@@ -53,4 +53,25 @@ def score(value: Any) -> str:
         return "–"
 
 
-FILTERS = {"markdown": markdown, "when": when, "percent": percent, "score": score}
+def tool_input(value: Any, limit: int = 2000) -> str:
+    """A step's `action_input` as text (JSON for structures, unicode kept), at most `limit`
+    characters; the template escapes it."""
+    import json
+
+    text = value if isinstance(value, str) else json.dumps(value, indent=2, ensure_ascii=False,
+                                                            default=str)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def url_name(name: str) -> str:
+    """A skill's name as the path part of its page's URL. A read-only root may serve names
+    with `/` (`team/deploy`), which the routes take whole; `.` and `..` parts are encoded so a
+    browser does not resolve them away (`../dotty` was opened as `/dotty`)."""
+    from urllib.parse import quote
+
+    dots = {".": "%2E", "..": "%2E%2E"}
+    return "/".join(dots.get(part, quote(part, safe="")) for part in str(name).split("/"))
+
+
+FILTERS = {"markdown": markdown, "when": when, "percent": percent, "score": score,
+           "tool_input": tool_input, "url_name": url_name}
