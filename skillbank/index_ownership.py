@@ -26,6 +26,7 @@ import json
 import os
 import re
 import secrets
+import socket
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -83,7 +84,8 @@ ORIGIN_FILE = ".skillbank-id.origin"
 
 def _origin_now(root: Path) -> dict[str, Any]:
     path = Path(root) / IDENTITY_FILE
-    return {"path": str(Path(root).resolve()), "ino": path.stat().st_ino}
+    return {"path": str(Path(root).resolve()), "ino": path.stat().st_ino,
+            "host": socket.gethostname()}
 
 
 def check_not_a_copy(root: Path, identity: str) -> None:
@@ -95,7 +97,9 @@ def check_not_a_copy(root: Path, identity: str) -> None:
     removed the original's items from the index, and its writes appeared in the original's
     (issue 24's wipe, by another door). A root is a copy when both its folder and its id file
     differ from where the id was made (moving a root keeps the file's inode; one root mounted
-    at two paths over NFS keeps it too). The fix is named in the error: set `deployment`
+    at two paths over NFS keeps it too) and, on the machine the id was made on, the folder it
+    was made in still holds it (a root moved to another disk or restored elsewhere has a new
+    inode, but its old folder is gone: it is recorded where it is now). The fix is named in the error: set `deployment`
     (the same one to share an index on purpose), or delete the copy's `.skillbank-id`.
     Roots made before this check record their origin on first use."""
     root = Path(root)
@@ -110,15 +114,14 @@ def check_not_a_copy(root: Path, identity: str) -> None:
         origin = None
     except (OSError, ValueError):
         origin = None
-    if not isinstance(origin, dict) or origin.get("id") != identity:
-        try:  # first use (or an origin of another id): record where this id lives now
-            from skillbank.fsutil import atomic_write
-
-            atomic_write(origin_path, json.dumps({"id": identity, **now}) + "\n")
-        except OSError:
-            pass
+    if not isinstance(origin, dict) or origin.get("id") != identity or (
+            "host" not in origin and origin.get("path") == now["path"]):
+        _record_origin(origin_path, identity, now)  # first use (or an origin of another id)
         return
     if origin.get("path") != now["path"] and origin.get("ino") != now["ino"]:
+        if moved_away(origin, identity):  # moved (another disk, a restore), not copied
+            _record_origin(origin_path, identity, now)
+            return
         from skillbank.errors import InvalidInputError
 
         raise InvalidInputError(
@@ -127,6 +130,38 @@ def check_not_a_copy(root: Path, identity: str) -> None:
             f"{identity!r} and would delete each other's index entries. Make it a deployment "
             f"of its own (delete {root / IDENTITY_FILE} and {origin_path}), or set `deployment` "
             "(SKILLBANK_DEPLOYMENT; the same value on both to share one index on purpose)")
+
+
+def _record_origin(origin_path: Path, identity: str, now: dict[str, Any]) -> None:
+    """Record where this id lives now (best effort: a read-only root keeps the old record)."""
+    from skillbank.fsutil import atomic_write
+
+    try:
+        atomic_write(origin_path, json.dumps({"id": identity, **now}) + "\n")
+    except OSError:
+        pass
+
+
+def moved_away(origin: dict[str, Any], identity: str) -> bool:
+    """The recorded folder no longer holds a root with this id: the root was moved, not copied.
+
+    Users met this: a root moved to another disk (`mv` across file systems, `rsync`, `cp -a`)
+    or restored from a backup to a new path has a new folder and a new id file inode; it was
+    taken for a copy of the root at a folder that no longer existed, and its usage counts were
+    imported a second time. A copy leaves its original in place, so the original's folder
+    still holding the id is what tells the two apart — on the machine the id was made on:
+    elsewhere (a root copied to another machine, whose files this one cannot see), or where
+    the origin names no machine, it stays a copy."""
+    path = origin.get("path")
+    if not isinstance(path, str) or not path or origin.get("host") != socket.gethostname():
+        return False
+    try:
+        found = (Path(path) / IDENTITY_FILE).read_text("ascii").strip()
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, UnicodeDecodeError):
+        return False  # unreadable (permissions, a flaky mount): a copy, as before
+    return found != identity
 
 
 def database_for(deployment: str) -> str:

@@ -71,3 +71,30 @@ def test_a_moved_root_and_an_embedded_copy_open_as_before(tmp_path, chroma_serve
     shutil.copytree(embedded, tmp_path / "e2")  # its own chroma/ folder: nothing shared
     with _open(tmp_path / "e2") as copy:
         assert copy.index("skills").ids() == ["key-rotation"]
+
+
+def test_a_root_moved_to_another_disk_opens_and_a_copy_from_elsewhere_is_refused(
+        tmp_path, chroma_server):
+    """A move across file systems (or a restore to a new path) gives the id file a new inode:
+    it was refused as a copy of a folder that no longer existed (review, session 17). On the
+    machine the id was made on, the old folder being gone makes it a move; a root copied from
+    another machine (whose folders this one cannot see) stays refused."""
+    import json
+
+    a = tmp_path / "a"
+    eid = _fill(a, chroma_url=chroma_server)
+    moved = tmp_path / "other-disk"
+    shutil.copytree(a, moved)  # what `mv` across file systems does: copy, then delete
+    shutil.rmtree(a)
+    assert _indexed(moved, chroma_url=chroma_server)["experiences"] == [eid]
+    with _open(moved, chroma_url=chroma_server) as bank:  # and it writes as that deployment
+        assert bank.experiences.get(eid).task.startswith("Rotate")
+    origin = json.loads((moved / ORIGIN_FILE).read_text())
+    assert origin["path"] == str(moved.resolve())  # recorded where it lives now
+    # A copy brought from another machine: its origin names that machine; refused as before.
+    elsewhere = tmp_path / "from-laptop"
+    shutil.copytree(moved, elsewhere)
+    (elsewhere / ORIGIN_FILE).write_text(json.dumps({**origin, "path": "/home/ada/.skillbank",
+                                                     "host": "ada-laptop"}))
+    with pytest.raises(InvalidInputError, match="is a copy of the root at /home/ada"):
+        _open(elsewhere, chroma_url=chroma_server).close()

@@ -44,10 +44,14 @@ class Source:
 
 
 def _here(root: Path) -> dict[str, Any]:
-    """The root's folder and its id file's inode (a move keeps the inode, a copy does not)."""
+    """The root's folder, its id file's inode (a move keeps the inode, a copy does not) and
+    the machine (`moved_away` looks for the original folder only on the one it was on)."""
+    import socket
+
     from skillbank.index_ownership import IDENTITY_FILE
 
-    return {"path": str(root.resolve()), "ino": (root / IDENTITY_FILE).stat().st_ino}
+    return {"path": str(root.resolve()), "ino": (root / IDENTITY_FILE).stat().st_ino,
+            "host": socket.gethostname()}
 
 
 def _same_root(origin: Any, here: dict[str, Any]) -> bool:
@@ -56,34 +60,12 @@ def _same_root(origin: Any, here: dict[str, Any]) -> bool:
     return origin.get("path") == here["path"] or origin.get("ino") == here["ino"]
 
 
-def _moved_away(origin: dict[str, Any], identity: str) -> bool:
-    """The recorded folder no longer holds a root with this id: the root was moved, not copied.
-
-    Users met this: a root moved to another disk (`mv` across file systems, `rsync`, `cp -a`)
-    or restored from a backup to a new path has a new folder and a new id file inode; it was
-    taken for a copy of the root at a folder that no longer existed, and its usage counts were
-    imported a second time. A copy leaves its original in place, so the original's folder
-    still holding the id is what tells the two apart."""
-    from skillbank.index_ownership import IDENTITY_FILE
-
-    path = origin.get("path")
-    if not isinstance(path, str) or not path:
-        return False
-    try:
-        found = (Path(path) / IDENTITY_FILE).read_text("ascii").strip()
-    except (FileNotFoundError, NotADirectoryError):
-        return True
-    except (OSError, UnicodeDecodeError):
-        return False  # unreadable (permissions, a flaky mount): a copy, as before
-    return found != identity
-
-
 def resolve(conn: Any, root: Path, deployment: str) -> Source:
     """The source `root` is imported as (call with the deployment's migrate lock held, and the
     root's write lock: the id file may be created here)."""
     from psycopg.types.json import Jsonb
 
-    from skillbank.index_ownership import root_identity
+    from skillbank.index_ownership import moved_away, root_identity
 
     legacy = str(root.resolve())  # what runs before the id was written keyed the root by
     identity = root_identity(root)
@@ -93,7 +75,7 @@ def resolve(conn: Any, root: Path, deployment: str) -> Source:
     as_copy = f"{identity}@{here['path']}"
     if origin is None or _same_root(origin, here):
         key, copy_of = identity, None
-    elif _origin(conn, deployment, as_copy) is None and _moved_away(origin, identity):
+    elif _origin(conn, deployment, as_copy) is None and moved_away(origin, identity):
         key, copy_of = identity, None  # moved: the origin is updated to where it is now
     else:  # a copy (kept as one even once its original is gone: its offsets are its own)
         key, copy_of = as_copy, str(origin.get("path"))
