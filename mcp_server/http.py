@@ -218,7 +218,7 @@ class PrincipallessTrust:
     `--trust` that also knows principals (a tokens file, OIDC) and so is built trusting. The
     guard inside sets a principal's own scope over it; only a request it admits with no
     principal (the static `--token`) keeps this one, so its writes wait for a reviewer, as on
-    a server without `--trust` and without principals."""
+    a server without `--trust` and without principals (there, every request)."""
 
     def __init__(self, app: Any, namespace: str) -> None:
         from skillbank import scope as scopes
@@ -241,13 +241,15 @@ async def serve_http(server: Any, *, host: str, port: int, token: str | None,
                      max_body_bytes: int, log_level: str = "warning",
                      json_response: bool = True, tokens: Any = None,
                      untrusted_namespace: str | None = None) -> None:
-    """`untrusted_namespace`: with a tokens file and without `--trust`, the namespace of the
-    untrusted scope a request with only the static token runs in (`PrincipallessTrust`)."""
+    """`untrusted_namespace`: without `--trust`, the namespace of the untrusted scope a request
+    with no principal (the static token, or no token on loopback) runs in
+    (`PrincipallessTrust`). Without it such a request read as the bank's own trusted user:
+    an anonymous client listed every namespace's pending items (trust hunt, session 18)."""
     import uvicorn
 
     app = build_app(server, host=host, token=token, max_body_bytes=max_body_bytes,
                     json_response=json_response, tokens=tokens)
-    if tokens is not None and untrusted_namespace is not None:
+    if untrusted_namespace is not None:
         app = PrincipallessTrust(app, untrusted_namespace)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
                             access_log=False, lifespan="on", log_config=None)

@@ -76,9 +76,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     @tool("read")
     async def list_pending() -> m.PendingList:
         items = await server.run_bank("experiences", _pending)
-        note = ("Nothing waits for review." if not items else
-                "Show these to the user; act on their decision with review_memory(id, decision)."
-                if trusted else "Only a trusted session can approve or reject these.")
+        note = ("Show these to the user; act on their decision with review_memory(id, "
+                "decision)." if items and trusted else
+                "Only a trusted session can approve or reject these." if items else
+                "Nothing waits for review." if trusted else
+                "Nothing this session may review: pending items are shown only to whoever may "
+                "decide on them (a trusted session; `skillbank guidelines list --status "
+                "pending`).")
         return m.PendingList(items=items, note=note)
 
     @tool("destroy")

@@ -213,8 +213,8 @@ def _serve(opts: ServeOptions, token: str | None, tokens: Any, session_scope: An
                                          max_body_bytes=opts.max_body_bytes,
                                          log_level=opts.log_level,
                                          json_response=not opts.http_sse, tokens=tokens,
-                                         untrusted_namespace=None if opts.trust or
-                                         tokens is None else _namespace(opts)))
+                                         untrusted_namespace=None if opts.trust
+                                         else _namespace(opts)))
     except KeyboardInterrupt:
         pass
     finally:

@@ -5,8 +5,7 @@ own default scope (the local user, admin), each write flagged untrusted: writes 
 pending, votes are kept apart. The audit log named those calls as the local admin's (face
 `python`), so whoever read `skillbank audit` could not tell them from their own. Now each event
 says `trusted: false` (the CLI shows "(untrusted)" beside the principal) and the face is
-`mcp-http` — while what the calls may do is unchanged: `list_pending` still shows the queue
-(tests/test_mcp_transports.py::test_http_lists_and_calls_every_tool).
+`mcp-http`. Its reads run in an untrusted scope as well: `list_pending` shows it nothing.
 
 Real processes: the MCP server owns the root; a CLI command writing meanwhile is a client of it
 (its event is written by the server process, as the untrusted ones are); `skillbank audit`
@@ -60,9 +59,11 @@ async def test_untrusted_http_calls_are_audited_as_untrusted(tmp_path):
                                   {"text": "Use bound parameters for SQL queries."})
             voted = await call_ok(client, "rate_memory", {"id": mine, "helpful": False})
             assert voted["id"] == mine
-            # What the session may do is unchanged: it still sees the review queue.
+            # Its reads run in an untrusted scope too: the review queue (other clients'
+            # pending items, in any namespace) is shown only to whoever may decide on it
+            # (trust hunt, session 18: an anonymous client listed every namespace's queue).
             pending = await call_ok(client, "list_pending", {})
-            assert {recorded["id"], added["guideline_id"]} <= {i["id"] for i in pending["items"]}, pending
+            assert pending["items"] == [], pending
     finally:
         stop_process(proc)
 
