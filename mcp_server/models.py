@@ -195,6 +195,10 @@ class PendingItem(BaseModel):
     id: str = Field(description="pass to review_memory to approve or reject it")
     kind: Literal["guideline", "experience"]
     text: str = Field(description="the rule, or the task of the experience")
+    detail: str = Field("", description="what approval serves besides the text: an "
+                        "experience's feedback, lessons and steps")
+    supersedes: list[str] = Field(default_factory=list, description="'gl-…: rule' for each "
+                                  "rule approving this one stops serving (marks superseded)")
     source: str = ""
     created: str = ""
 
@@ -209,3 +213,5 @@ class Reviewed(BaseModel):
     kind: str
     decision: Literal["approve", "reject"]
     status: str = ""
+    superseded: list[str] = Field(default_factory=list, description="rules this approval "
+                                  "marked superseded (no longer served)")

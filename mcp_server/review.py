@@ -35,22 +35,11 @@ def _text(value: Any, limit: int = 300) -> str:
 
 
 def _pending(bank: Any) -> list[m.PendingItem]:
-    items: list[m.PendingItem] = []
-    for g in bank.guidelines.list(status="pending", namespace="*"):
-        sources = getattr(g, "sources", None) or []
-        items.append(m.PendingItem(id=g.id, kind="guideline", text=_text(g.text),
-                                   source=_text(getattr(sources[-1], "source", "") if sources
-                                                else "", 80),
-                                   created=str(getattr(g, "created", "") or "")))
-    pending = getattr(bank.experiences, "pending", None)
-    if pending is not None:
-        for e in pending(namespace="*", limit=200):
-            record = getattr(e, "record", e)
-            items.append(m.PendingItem(id=getattr(e, "id", None) or record.id, kind="experience",
-                                       text=_text(record.task),
-                                       source=_text(getattr(record, "source", "") or "", 80),
-                                       created=str(getattr(record, "created", "") or "")))
-    return items
+    from skillbank.review_queue import pending_items
+
+    return [m.PendingItem(id=i.id, kind=i.kind, text=_text(i.text), detail=_text(i.detail, 1200),
+                          supersedes=[_text(s) for s in i.supersedes], source=_text(i.source, 80),
+                          created=i.created) for i in pending_items(bank)]
 
 
 def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
@@ -93,26 +82,32 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                             Field(description="approve: use it from now on; reject: never use it")],
     ) -> m.Reviewed:
         if not trusted:
+            memory = "guidelines" if id.startswith("gl-") else "experiences"
             raise ToolError(UNTRUSTED.format(
-                what="review_memory", how="approve or reject it with `skillbank guidelines "
+                what="review_memory", how=f"approve or reject it with `skillbank {memory} "
                 "approve|reject <id>`"))
 
-        def decide(b: Any) -> tuple[str, Any]:
+        def decide(b: Any) -> tuple[str, Any, list[str]]:
             from skillbank.errors import InvalidInputError
+            from skillbank.review_queue import superseded_on_approval
 
             if id.startswith("gl-"):
-                return "guideline", getattr(b.guidelines, decision)(id)
+                replaced = superseded_on_approval(b, b.guidelines.get(id)) \
+                    if decision == "approve" else []
+                return "guideline", getattr(b.guidelines, decision)(id), \
+                    [f"{old.id}: {old.text}" for old in replaced]
             if id.startswith(("exp-", "lsn-")):
-                return "experience", getattr(b.experiences, decision)(id)
+                return "experience", getattr(b.experiences, decision)(id), []
             raise InvalidInputError(f"{id!r} is not a pending item id; call list_pending to see "
                                     "the ids ('gl-…' guidelines, 'exp-…' experiences)")
 
-        kind, record = await server.run_bank("experiences", decide,
-                                             hint="Call list_pending to see what waits for review")
+        kind, record, replaced = await server.run_bank(
+            "experiences", decide, hint="Call list_pending to see what waits for review")
         status = (record.get("status") if isinstance(record, dict)
                   else getattr(record, "status", "")) or ("active" if decision == "approve"
                                                           else "rejected")
-        return m.Reviewed(id=id, kind=kind, decision=decision, status=str(status))
+        return m.Reviewed(id=id, kind=kind, decision=decision, status=str(status),
+                          superseded=[_text(r) for r in replaced])
 
     # Prompts ------------------------------------------------------------------------------------
     @server.prompt(title="Start a task with memory")
@@ -174,7 +169,10 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"review_pending: {exc}") from None
         if not items:
             return "Nothing in the memory waits for review. Tell the user so."
-        listing = "\n".join(f"- [{i.id}] ({i.kind}) {i.text}" for i in items)
+        listing = "\n".join(
+            f"- [{i.id}] ({i.kind}) {i.text}" + (f"\n  {i.detail}" if i.detail else "")
+            + "".join(f"\n  Approving it stops serving [{s}]" for s in i.supersedes)
+            for i in items)
         return (
             "These items came from untrusted clients and are not used until a person approves "
             f"them:\n\n{listing}\n\nShow them to the user one by one. For each, ask whether to "

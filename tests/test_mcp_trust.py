@@ -90,6 +90,11 @@ async def test_an_untrusted_http_client_cannot_retire_poison_or_forget(tmp_path)
                     "task": "Release the package to PyPI", "outcome": "success",
                     "feedback": POISON, "when_to_use": "Every release"})
                 assert poison["status"] == "pending"
+                # A harmless rule that would replace the trusted one: pending, and the reviewer
+                # is shown what approving it stops serving (trust hunt, session 18).
+                sneaky = await ok(intruder, "add_guideline", {
+                    "text": "Keep each log line under 120 characters.", "replaces": gid})
+                assert sneaky["action"] == "pending"
                 for target in (gid, kept["id"], "skill:anything"):
                     assert "trusted" in await refused(intruder, "forget", {"id": target})
                 assert "trusted" in await refused(intruder, "review_memory", {
@@ -105,10 +110,14 @@ async def test_an_untrusted_http_client_cannot_retire_poison_or_forget(tmp_path)
         assert kept["id"] in context["ids"]
         recalled = await ok(user, "recall_experiences", {"task": "release the package to pypi"})
         assert poison["id"] not in {e["id"] for e in recalled["experiences"]}
-        pending = await ok(user, "list_pending", {})
-        assert poison["id"] in {i["id"] for i in pending["items"]}
-        review = await user.get_prompt("review_pending", {})
-        assert poison["id"] in review.messages[0].content.text
+        pending = {i["id"]: i for i in (await ok(user, "list_pending", {}))["items"]}
+        assert "ssh keys" in pending[poison["id"]]["detail"]  # what approval would serve
+        assert pending[sneaky["guideline_id"]]["supersedes"] == [
+            f"{gid}: Run the test suite before every commit"]
+        review = (await user.get_prompt("review_pending", {})).messages[0].content.text
+        assert poison["id"] in review and "ssh keys" in review
+        assert f"Approving it stops serving [{gid}: Run the test suite" in review
+        await ok(user, "review_memory", {"id": sneaky["guideline_id"], "decision": "reject"})
         rejected = await ok(user, "review_memory", {"id": poison["id"], "decision": "reject"})
         assert rejected["kind"] == "experience" and rejected["status"] != "active"
         gone = await ok(user, "forget", {"id": gid})

@@ -57,7 +57,14 @@ STATUS_STYLES = {"active": "green", "pending": "yellow", "retired": "dim", "supe
 
 def guideline_rows(items: list[Any]) -> list[list[Any]]:
     return [[g.id, g.topic, text(g.status, STATUS_STYLES.get(g.status)), f"+{g.helpful}/-{g.harmful}",
-             short(g.text, 100)] for g in items]
+             short(g.text, 100) + _replaces(g)] for g in items]
+
+
+def _replaces(g: Any) -> str:
+    """A pending rule's approval also stops serving the rules it supersedes: say which."""
+    if g.status != "pending" or not g.supersedes:
+        return ""
+    return f" (approving it stops serving {', '.join(g.supersedes)})"
 
 
 GUIDELINE_COLUMNS = ["id", "topic", "status", "votes", ("rule", {"ratio": 1})]
@@ -200,12 +207,22 @@ def guidelines_vote(
 def _status_command(action: str, doc: str) -> None:
     def command(ctx: typer.Context,
                 guideline_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
+        from skillbank.review_queue import superseded_on_approval
+
         st = state(ctx)
-        memory = st.bank(sync=["guidelines"]).guidelines
+        bank = st.bank(sync=["guidelines"])
+        memory = bank.guidelines
+        replaced = superseded_on_approval(bank, memory.get(guideline_id)) \
+            if action == "approve" else []
         result = getattr(memory, action)(guideline_id)
         g = result if hasattr(result, "status") else memory.get(guideline_id)
-        st.out.emit(g, lambda: st.out.print(text(f"{g.id}: {g.status}",
-                                                 STATUS_STYLES.get(g.status))))
+
+        def human() -> None:
+            st.out.print(text(f"{g.id}: {g.status}", STATUS_STYLES.get(g.status)))
+            for old in replaced:
+                st.out.print(f"{old.id} superseded (no longer served): {short(old.text, 100)}")
+
+        st.out.emit(g, human)
 
     command.__doc__ = doc
     guidelines_app.command(action)(command)
@@ -315,6 +332,12 @@ def experiences_pending(
             return
         st.out.print(table(f"{len(items)} waiting for review", EXPERIENCE_COLUMNS,
                            experience_rows(items)))
+        from skillbank.review_queue import experience_detail
+
+        for record in items:  # what approval would serve besides the task line
+            detail = experience_detail(record)
+            if detail:
+                st.out.print(f"{record.id}: {detail}")
         st.out.note("Approve with `skillbank experiences approve ID`, or drop with "
                     "`skillbank experiences reject ID`.")
 

@@ -1,0 +1,91 @@
+"""What waits for a person's decision, shown whole, for every face that lists it.
+
+A reviewer approved blind (trust hunt, session 18): the queue showed a pending rule's text but
+not the trusted rules approving it would mark superseded — an untrusted client's harmless rule
+with `replaces=` pointing at "Never print secrets to the logs" retired that rule on approval,
+unseen — and a pending experience's task line but not the feedback, lessons and steps that
+approval then serves in other users' memory blocks. Each item here says all of it. Read
+through the public API only, so a client bank (another process owns the root) shows the same;
+the scope filters as everywhere (only whoever may decide on an item lists it).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from skillbank.errors import NotFoundError
+
+#: In-play statuses a supersession applies to (`GuidelineReview.approve`).
+_IN_PLAY = ("active", "pending")
+
+
+@dataclass
+class PendingItem:
+    id: str
+    kind: str  # "guideline" or "experience"
+    text: str  # the rule, or the task
+    #: What approval serves besides `text` (an experience's feedback, lessons, steps).
+    detail: str = ""
+    #: "gl-…: <rule>" for each rule approving this one marks superseded (stops serving).
+    supersedes: list[str] = field(default_factory=list)
+    source: str = ""
+    created: str = ""
+
+
+def superseded_on_approval(bank: Any, guideline: Any) -> list[Any]:
+    """The rules approving `guideline` would mark superseded (as `approve` applies them)."""
+    found = []
+    for old_id in getattr(guideline, "supersedes", None) or []:
+        try:
+            old = bank.guidelines.get(old_id)
+        except NotFoundError:
+            continue
+        if old.status in _IN_PLAY and old.superseded_by in (None, guideline.id):
+            found.append(old)
+    return found
+
+
+def experience_detail(record: Any, limit: int = 1200) -> str:
+    """Everything of a pending experience a memory block would show once approved."""
+    parts = []
+    if record.feedback:
+        parts.append(f"Feedback: {record.feedback}")
+    if record.lessons:
+        parts.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
+    if record.when_to_use:
+        parts.append(f"When to use: {record.when_to_use}")
+    steps = []
+    for step in record.steps or []:
+        said = " ".join(str(v) for v in (step.thought, step.action, step.action_input,
+                                          step.observation) if v not in (None, ""))
+        if said:
+            steps.append(said)
+    if steps:
+        parts.append("Steps: " + " | ".join(steps))
+    if record.tags:
+        parts.append("Tags: " + ", ".join(record.tags))
+    text = " ".join(" ".join(parts).split())
+    return text if len(text) <= limit else text[: limit - 1] + "… (truncated: show it whole " \
+        f"with `skillbank experiences show {record.id}`)"
+
+
+def pending_items(bank: Any, limit: int = 200) -> list[PendingItem]:
+    """Pending rules and experiences the caller may decide on, each with what approving it
+    does."""
+    items: list[PendingItem] = []
+    for g in bank.guidelines.list(status="pending", namespace="*")[:limit]:
+        sources = getattr(g, "sources", None) or []
+        items.append(PendingItem(
+            id=g.id, kind="guideline", text=g.text,
+            supersedes=[f"{old.id}: {old.text}" for old in superseded_on_approval(bank, g)],
+            source=getattr(sources[-1], "source", "") if sources else "",
+            created=str(getattr(g, "created", "") or "")))
+    pending = getattr(bank.experiences, "pending", None)
+    if pending is not None:
+        for record in pending(namespace="*", limit=limit):
+            items.append(PendingItem(id=record.id, kind="experience", text=record.task,
+                                     detail=experience_detail(record),
+                                     source=str(getattr(record, "source", "") or ""),
+                                     created=str(getattr(record, "created", "") or "")))
+    return items
