@@ -123,11 +123,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
             from skillbank import scope as scopes
 
             with scopes.using(scopes.caller("default", trusted)):
-                return before, b.skills.save(name, description, body)
+                return before, b.skills.save(name, description, body), b.root
 
-        before, skill = await server.run_bank("skills", save)
+        from skillbank.mcp_server.identity import shown_path
+
+        before, skill, root = await server.run_bank("skills", save)
         action = "updated" if before is not None and before.writable else "created"
-        note = (f"takes precedence over the read-only copy in {before.root}"
+        note = (f"takes precedence over the read-only copy in {shown_path(before.root, root)}"
                 if before is not None and not before.writable else "")
         if skill.proposal is not None:  # skills in git: not served until a reviewer merges it
             action, note = "proposed", skill.proposal.note

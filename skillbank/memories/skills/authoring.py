@@ -308,7 +308,11 @@ class SkillAuthoring:
         """Create the skill, or update the bank's own copy if it already has one.
 
         A skill of that name in a read-only root is not changed: the new one is written to the
-        writable root, which comes first, so it takes precedence from now on.
+        writable root, which comes first, so it takes precedence from now on — for every
+        caller, so taking over that name needs what changing the skill needs (its author or
+        the reviewer role): a contributor's `save_skill` of a bundled or team skill's name
+        served its body to everyone, reviewers included, as the bank's own (trust hunt,
+        session 18). In git mode it is a proposal a reviewer merges, as any save.
         """
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources)
@@ -319,6 +323,13 @@ class SkillAuthoring:
                 if own:
                     return self.update(name, description=description, body=body,
                                        frontmatter=frontmatter, resources=resources)
+                if existing is not None:
+                    try:
+                        shadowed = self.load(name, include_held=True)  # type: ignore[attr-defined]
+                    except NotFoundError:  # indexed, but its file is gone: nothing to take over
+                        shadowed = None
+                    if shadowed is not None:
+                        check_may_change(shadowed.frontmatter, name, "taking over the name of")
                 return self._write_new(name, description, body, frontmatter, resources,
                                        exclusive=False)
         # Git mode: each takes the locks only to read, not for the proposal's push.
