@@ -642,3 +642,20 @@ def test_serve_starts_the_real_mcp_server_over_stdio(env, tmp_path):
     assert done.returncode == 0, done.stderr[-2000:]
     reply = json.loads(done.stdout.strip().splitlines()[0])
     assert reply["id"] == 1 and reply["result"]["serverInfo"]["name"] == "skillbank"
+
+
+def test_forget_deletes_an_item_for_good_after_asking(run):
+    """The CLI could not forget anything though `experiences reject` told users to "forget it
+    by id instead" (docs hunt, session 18)."""
+    eid = run.json("experiences", "record", "--task", "Rotate the keys", "--outcome",
+                   "success")["id"]
+    refused = run("experiences", "reject", eid, code=2).stderr
+    assert "skillbank forget ID" in refused
+    run("forget", eid, input="n\n", code=1)  # asked, declined: nothing happens
+    assert run.json("experiences", "show", eid)["id"] == eid
+    assert run.json("forget", eid, "--yes")["id"] == eid
+    run("experiences", "show", eid, code=3)
+    gid = run.json("guidelines", "learn", "Always pin the Python version in CI.")["entries"][0][
+        "guideline_id"]
+    assert "forgot " + gid in run("forget", gid, input="y\n").stdout
+    run("forget", "nonsense", "--yes", code=2)

@@ -5,7 +5,7 @@
     skillbank guidelines list | show | learn | search | vote | approve | reject | retire
     skillbank experiences list | show | record | search | pending | approve | reject | distill | prune
                           | export | import
-    skillbank reindex | stats | context | serve | ui | demo
+    skillbank reindex | forget | stats | context | serve | ui | demo
 
 People get rich tables; `--json` prints exactly one JSON document on stdout for scripts.
 Exit codes: 0 ok, 1 error, 2 invalid input or validation errors, 3 not found, 4 already

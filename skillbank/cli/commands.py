@@ -118,8 +118,8 @@ LAZY: dict[str, tuple[str, str, str | None, bool]] = {
     "tokens": ("skillbank.cli.tokens", "app", None, True),
 }
 #: The order `skillbank --help` lists them in (typer's: single commands first, then groups).
-ORDER = ("ui", "audit", "serve", "server", "migrate", "reindex", "stats", "context", "demo",
-         "skills", "guidelines", "experiences", "config", "tokens")
+ORDER = ("ui", "audit", "serve", "server", "migrate", "reindex", "forget", "stats", "context",
+         "demo", "skills", "guidelines", "experiences", "config", "tokens")
 
 
 def _load(name: str) -> Any:
@@ -311,6 +311,25 @@ def reindex(ctx: typer.Context) -> None:
             _render_memory_sync(st, name, report)
 
     st.out.emit(result, human)
+
+
+@app.command()
+def forget(
+    ctx: typer.Context,
+    item_id: Annotated[str, typer.Argument(
+        metavar="ID", help="What memory_context, a search or a list shows: gl-…, exp-…, lsn-… "
+        "or skill:<name>.")],
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask first (scripts).")] = False,
+) -> None:
+    """Delete a remembered item for good (a rule, an experience with its lessons, a skill of
+    the bank's own): its text leaves the files and the index; only its id stays in the audit
+    log. Nothing is kept to restore it."""
+    st = state(ctx)
+    if not yes and not typer.confirm(f"Forget {item_id} for good? This cannot be undone"):
+        raise typer.Exit(1)
+    result = st.bank(sync=None).forget(item_id)
+    st.out.emit(result, lambda: st.out.print(text(
+        f"forgot {result.get('id', item_id)} ({result.get('kind', '')}) for good", "green")))
 
 
 @app.command()

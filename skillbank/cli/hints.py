@@ -48,6 +48,7 @@ HINTS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(p), r) for p,
     (r"(skill '([^']+)' has no version '[^']*'); history\(\) lists them",
      r"\1; `skillbank skills history \2` lists them"),
     (r"as listed by history\(\)", "as listed by `skillbank skills history NAME`"),
+    (r"forget it by id instead", "forget it with `skillbank forget ID` instead"),
     (r"run `skillbank reindex` to rebuild it",
      "run `skillbank reindex` to rebuild every index with the embedding you use now"),
 ))
