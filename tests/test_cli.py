@@ -659,3 +659,16 @@ def test_forget_deletes_an_item_for_good_after_asking(run):
         "guideline_id"]
     assert "forgot " + gid in run("forget", gid, input="y\n").stdout
     run("forget", "nonsense", "--yes", code=2)
+
+
+def test_export_to_stdout_with_a_dash(run, env):
+    """`experiences export -` wrote a file named "-" (docs hunt, session 18)."""
+    import os
+
+    eid = run.json("experiences", "record", "--task", "Rotate the keys", "--outcome",
+                   "success")["id"]
+    done = run("experiences", "export", "-")
+    lines = [json.loads(line) for line in done.stdout.splitlines()]
+    assert [line["id"] for line in lines] == [eid]
+    assert "exported 1" in done.stderr and not os.path.exists("-")
+    assert json.loads(run("--json", "experiences", "export", "-").stdout.splitlines()[0])["id"] == eid

@@ -472,13 +472,34 @@ def experiences_prune(
 
 @experiences_app.command("export")
 def experiences_export(ctx: typer.Context,
-                       file: Annotated[Path, typer.Argument(help="JSONL file to write.")]) -> None:
+                       file: Annotated[Path, typer.Argument(
+                           help="JSONL file to write; '-' writes to stdout.")]) -> None:
     """Export every experience and lesson as JSONL (a backup, or to move memory)."""
     st = state(ctx)
-    result = st.bank(sync=["experiences"]).experiences.export(file)
+    memory = st.bank(sync=["experiences"]).experiences
+    if str(file) == "-":  # a file named "-" was written (docs hunt, session 18)
+        _export_to_stdout(st, memory)
+        return
+    result = memory.export(file)
     data = {"file": str(file), "result": result}
     st.out.emit(data, lambda: st.out.print(text(
         f"exported {result if isinstance(result, int) else 'experiences'} to {file}", "green")))
+
+
+def _export_to_stdout(st: Any, memory: Any) -> None:
+    """Export through a file of our own, then copy it to stdout: the export may be written by
+    another process that owns the root (a client bank), whose stdout is not ours. Only the
+    JSONL goes to stdout; the count is a note on stderr."""
+    import shutil
+    import tempfile
+
+    with tempfile.TemporaryDirectory(prefix="skillbank-export-") as folder:
+        path = Path(folder) / "experiences.jsonl"
+        count = memory.export(path)
+        with path.open("rb") as source:
+            shutil.copyfileobj(source, sys.stdout.buffer)
+        sys.stdout.flush()
+    st.out.err.print(f"exported {count} experiences and lessons", highlight=False)
 
 
 @experiences_app.command("import")
