@@ -63,7 +63,7 @@ def _cursor(offset: int) -> str:
     return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
 
 
-def _offset(cursor: str | None) -> int:
+def _offset(cursor: str | None, method: str = "resources/list") -> int:
     if not cursor:
         return 0
     try:
@@ -73,7 +73,7 @@ def _offset(cursor: str | None) -> int:
     except (ValueError, UnicodeDecodeError):
         pass
     raise MCPError(code=types.INVALID_PARAMS,
-                   message="resources/list: the cursor is not one this server gave out; pass the "
+                   message=f"{method}: the cursor is not one this server gave out; pass the "
                            "nextCursor of the previous page unchanged, or omit it for page one")
 
 
@@ -435,8 +435,17 @@ class SkillsExtension(Extension):
     async def _list(self, ctx: Any, params: Any) -> dict[str, Any]:
         bank = await self._bank()
         assert self.server is not None
+        # Paged as resources/list is: the corpus's ~1,750 manifests were one 1.1 MB reply.
+        start = _offset(getattr(params, "cursor", None) if params is not None else None,
+                        "skills/list")
         manifests = await anyio.to_thread.run_sync(self.server.manifests.all, bank)
-        return {"skills": [mf.entry() for mf in manifests], "ttlMs": 0, "cacheScope": "private"}
+        page = manifests[start:start + self.server.page_size]
+        end = start + len(page)
+        result: dict[str, Any] = {"skills": [mf.entry() for mf in page], "ttlMs": 0,
+                                  "cacheScope": "private"}
+        if end < len(manifests):
+            result["nextCursor"] = _cursor(end)
+        return result
 
     async def _get(self, ctx: Any, params: "GetSkillParams") -> dict[str, Any]:
         from skillbank.errors import SkillbankError

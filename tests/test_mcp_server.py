@@ -381,6 +381,29 @@ class SkillsResult(BaseModel):
     skill: dict[str, Any] | None = None
     ttlMs: int
     cacheScope: str
+    nextCursor: str | None = None
+
+
+async def test_skills_list_is_paged_like_resources_list(server):
+    """skills/list returned every manifest at once (1.1 MB on the corpus; docs hunt, s18)."""
+    from mcp.shared.exceptions import MCPError
+
+    server.page_size = 1
+    async with Client(server) as client:
+        seen, cursor = [], None
+        while True:
+            params = types.PaginatedRequestParams(cursor=cursor) if cursor else None
+            page = await client.session.send_request(ListSkillsRequest(params=params),
+                                                     SkillsResult)
+            assert len(page.skills) <= 1
+            seen += [s["uri"] for s in page.skills]
+            cursor = page.nextCursor
+            if cursor is None:
+                break
+        assert len(seen) == len(set(seen)) >= 2 and "skill://pdf-tables/SKILL.md" in seen
+        with pytest.raises(MCPError, match="skills/list: the cursor is not one"):
+            await client.session.send_request(ListSkillsRequest(
+                params=types.PaginatedRequestParams(cursor="bogus")), SkillsResult)
 
 
 async def test_skills_extension_lists_manifests_in_the_spec_form(server, tmp_path):
