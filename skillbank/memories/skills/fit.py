@@ -44,8 +44,10 @@ score: the levels above are measured for all-MiniLM-L6-v2.
 
 from __future__ import annotations
 
+import functools
 import math
 import threading
+from pathlib import Path
 from typing import Any, Callable
 
 import numpy as np
@@ -55,6 +57,14 @@ from skillbank.embeddings import embed_texts
 ABSTAIN_BELOW = 0.5
 CHANCE_BASE, CHANCE_PER_LOG_N, CHANCE_FLOOR, COSINE_SLOPE = 0.065, 0.028, 0.2, 0.04
 NO_SHARED_WORD_MARGIN = 0.15
+#: skillbank's own bundled skills are for memory work (recording, recalling, pruning, writing
+#: skills): they must fit clearly, or plain tasks reach them on one generic word ("Write the
+#: release notes" -> debug-with-past-failures 0.805, "Review this pull request" ->
+#: review-a-skill 0.872: 9 of 25 everyday tasks in a fresh root got one; docs hunt, s18).
+#: With 0.12, 14 of 14 requests written for them keep theirs (lowest 0.61) and 8 of those 9
+#: lose it ("Fix the failing build" keeps debug-with-past-failures, its purpose);
+#: tests/test_bundled_skills_fit.py. No routing benchmark serves bundled skills.
+BUNDLED_MARGIN = 0.12
 BACKGROUND_MARGIN = 0.02
 COVERS_BACKGROUND = 0.4
 KEYWORD_SLOPE = 0.05
@@ -87,14 +97,30 @@ def chance_level(library_size: int) -> float:
     return max(CHANCE_FLOOR, CHANCE_BASE + CHANCE_PER_LOG_N * math.log(max(library_size, 2)))
 
 
+@functools.lru_cache(maxsize=64)
+def is_bundled(root: str | None) -> bool:
+    """Whether a skill root (as the index records it) is the skills shipped with skillbank."""
+    from skillbank.memories.skills.skill_trust_api import _bundled_root
+
+    bundled = _bundled_root()
+    if not root or bundled is None:
+        return False
+    try:
+        return Path(root).resolve() == bundled.resolve()
+    except OSError:
+        return False
+
+
 def fit_probability(best_cosine: float, library_size: int, *, shares_word: bool = True,
-                    background: float | None = None) -> float:
+                    background: float | None = None, bundled: bool = False) -> float:
     """How likely it is that some skill fits: the best cosine against the highest bar.
 
     `shares_word`: the best skill by cosine shares a word with the request. `background`: the
     best cosine of the request with a background prototype its best skill does not cover.
+    `bundled`: that skill is one of skillbank's own (`BUNDLED_MARGIN`).
     """
-    bar = chance_level(library_size) + (0.0 if shares_word else NO_SHARED_WORD_MARGIN)
+    bar = chance_level(library_size) + (0.0 if shares_word else NO_SHARED_WORD_MARGIN) \
+        + (BUNDLED_MARGIN if bundled else 0.0)
     if background is not None:
         bar = max(bar, background - BACKGROUND_MARGIN)
     return sigmoid((best_cosine - bar) / COSINE_SLOPE)

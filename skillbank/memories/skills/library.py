@@ -617,8 +617,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             self._background.similarities(vector), str(meta.get("hash") or top.id),
             lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", size,
             shares)
-        fit = fitting.fit_probability(best, size, shares_word=shares_word,
-                                      background=background)
+        fit = fitting.fit_probability(best, size, shares_word=shares_word, background=background,
+                                      bundled=fitting.is_bundled(meta.get("root")))
         mixed = routing.mixed_min_keyword(task)
         if mixed is not None:  # the part the model cannot read is the keyword side's (search.py)
             fit = max(fit, fitting.keyword_fit(raw.best_keyword, mixed))
