@@ -313,12 +313,8 @@ def _rate_memory(bank: "Skillbank", a: RateMemoryArgs, o: _Options) -> Any:
 
 
 def _propose_skills(bank: "Skillbank", a: ProposeSkillsArgs, o: _Options) -> Any:
-    if not o.trusted:
-        from skillbank.errors import PermissionDeniedError
-
-        raise PermissionDeniedError(
-            "propose_skills needs a trusted caller: ask the user to run `skillbank skills propose`")
-    drafts = bank.skills.propose(namespace=o.namespace, min_support=a.min_support)
+    drafts = bank.skills.propose(namespace=o.namespace, min_support=a.min_support,
+                                 trusted=o.trusted)  # the bank refuses an untrusted caller
     return {"drafts": [{"name": d.name, "description": d.description, "revises": d.revises,
                         "sources": list(d.sources)} for d in drafts],
             "note": ("Drafts wait for a person: `skillbank skills adopt NAME` or `skillbank "

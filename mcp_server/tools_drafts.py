@@ -1,10 +1,11 @@
 """`propose_skills` over MCP: draft skills from the memory's recorded experience.
 
-Trusted sessions only (stdio, or HTTP with --trust): a drafted skill steers every later task
-that routes to it once adopted, and proposing writes files. Even then the tool only writes
-drafts to `<root>/drafts/`, which nothing routes to: a person adopts or discards each one
-(`skillbank skills drafts | adopt | discard`). Thin: the logic is `bank.skills.propose`; in a
-legacy-protocol session whose client offers sampling, the client's model writes the drafts.
+Trusted callers only (stdio, HTTP with --trust, a trusted token; `skills.propose` refuses the
+others): a drafted skill steers every later task that routes to it once adopted, and proposing
+writes files. Even then the tool only writes drafts to `<root>/drafts/`, which nothing routes
+to: a person adopts or discards each one (`skillbank skills drafts | adopt | discard`). Thin:
+the logic is `bank.skills.propose`; in a legacy-protocol session whose client offers sampling,
+the client's model writes the drafts.
 No `from __future__ import annotations` (the SDK reads these annotations).
 """
 
@@ -12,16 +13,12 @@ from typing import Annotated, Any, Optional
 
 import anyio
 from mcp.server.mcpserver import Context
-from mcp.server.mcpserver.exceptions import ToolError
 from pydantic import BaseModel, Field
 
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.tools_memory import _client_samples, _modern, ask_client_model
 
-UNTRUSTED_PROPOSE = ("propose_skills needs a trusted session: this server does not trust its "
-                     "clients (HTTP without --trust). Ask the user to run `skillbank skills "
-                     "propose`, or to restart the server with --trust.")
 PENDING_NOTE = ("Drafts wait for a person: show them to the user, who adopts or discards each "
                 "with `skillbank skills adopt NAME` / `skillbank skills discard NAME`. Nothing is "
                 "routed to a draft until it is adopted.")
@@ -69,13 +66,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
         *,
         ctx: Context,
     ) -> ProposedSkills:
-        if not trusted:
-            raise ToolError(UNTRUSTED_PROPOSE)
-        drafter = _sampling_drafter(ctx) if sampling else None
+        drafter = _sampling_drafter(ctx) if sampling and trusted else None
 
         def propose(b: Any) -> tuple[list[Any], Any]:
+            # The bank refuses an untrusted caller: this server's clients (HTTP without
+            # --trust) or a token's principal (a tokens-file server is built trusted).
             return (b.skills.propose(namespace=namespace, min_support=min_support,
-                                     drafter=drafter), b.root)
+                                     drafter=drafter, trusted=trusted), b.root)
 
         from skillbank.mcp_server.identity import shown_path
 

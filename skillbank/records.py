@@ -226,6 +226,11 @@ class Guideline(BaseModel):
     #: Votes from untrusted callers: recorded, never a reason to change the status.
     untrusted_helpful: int = 0
     untrusted_harmful: int = 0
+    #: Net votes (helpful +1, harmful -1) of trusted principals who may not retire the rule
+    #: (`Scope.can_change` false for its namespace), by principal: each adds at most one to
+    #: `helpful`/`harmful` (the sign of its net) and nothing toward the retire margin
+    #: (`GuidelineReview.vote` says why).
+    outside_votes: dict[str, int] = Field(default_factory=dict)
     namespace: str = "default"
     created: datetime = Field(default_factory=utcnow)
     updated: datetime = Field(default_factory=utcnow)

@@ -52,6 +52,11 @@ def merged(root: dict[str, Any], team: dict[str, Any], base: dict[str, Any] | No
     for key in FIELDS:
         if base is not None and root.get(key) != base.get(key):
             out[key] = root.get(key)
+    # Outsiders' votes (each counted once in the counts above): the root's voters join the
+    # team's; one who voted on both sides keeps the team's net.
+    outside = {**(root.get("outside_votes") or {}), **(team.get("outside_votes") or {})}
+    if outside:
+        out["outside_votes"] = outside
     out["updated"] = max(str(root.get("updated") or ""), str(team.get("updated") or "")) \
         or team.get("updated")
     return out

@@ -35,7 +35,7 @@ _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
 _FRONTMATTER_KEYS = (
     "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
     "supersedes", "superseded_by", "related", "untrusted_helpful", "untrusted_harmful",
-    "namespace", "created", "updated",
+    "outside_votes", "namespace", "created", "updated",
 )
 
 
@@ -90,11 +90,12 @@ def render_guideline(g: Guideline) -> str:
         "related": list(g.related),
         "untrusted_helpful": g.untrusted_helpful,
         "untrusted_harmful": g.untrusted_harmful,
+        "outside_votes": dict(sorted(g.outside_votes.items())),
         "namespace": g.namespace,
         "created": _iso(g.created),
         "updated": _iso(g.updated),
     }
-    for optional in ("related", "untrusted_helpful", "untrusted_harmful"):
+    for optional in ("related", "untrusted_helpful", "untrusted_harmful", "outside_votes"):
         if not data[optional]:  # written only when there is something to say
             del data[optional]
     front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
@@ -219,6 +220,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         "related": related,
         "untrusted_helpful": data.get("untrusted_helpful", 0) or 0,
         "untrusted_harmful": data.get("untrusted_harmful", 0) or 0,
+        "outside_votes": _outside_votes(data.get("outside_votes"), warn),
         "namespace": str(data.get("namespace") or "default"),
         "path": path or "",
     }
@@ -237,6 +239,18 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
         return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
     return guideline, findings
+
+
+def _outside_votes(value: Any, warn: Any) -> dict[str, int]:
+    """`outside_votes` as written: principal -> net vote. A hand edit that is not such a map
+    is dropped with a warning (the rule still loads; those voters count again when they vote)."""
+    if not value:
+        return {}
+    if not isinstance(value, dict) or not all(
+            isinstance(k, str) and type(v) is int for k, v in value.items()):
+        warn("outside-votes-type", "'outside_votes' must map principals to whole numbers; ignored")
+        return {}
+    return {k: v for k, v in value.items() if v}
 
 
 def _aware(value: datetime) -> datetime:

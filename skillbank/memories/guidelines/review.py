@@ -46,10 +46,20 @@ class GuidelineReview:
 
         An untrusted vote (``trusted=False``: a client without trust) is recorded in its own
         counters and never changes the status or the ranking: three anonymous "not helpful"
-        votes must not retire a rule a person taught. A vote retires only for a caller who may
-        retire or forget the rule anyway (a reviewer of its namespace, or a trusted contributor
-        of its own): a contributor who only reads the team's namespace counts, but three of his
-        votes do not retire a team rule that ``retire`` refuses him.
+        votes must not retire a rule a person taught.
+
+        Only the votes of a caller who may retire the rule anyway (``can_change`` its namespace:
+        a reviewer of it, or a trusted contributor of its own) count toward the retire margin,
+        each of them, as before: the single local user votes after every use, and its repeated
+        "harmful" votes still retire its rule. A trusted caller who only reads the namespace (a
+        contributor of his own who reads the team's) is an outsider there: users met his ten
+        "harmful" votes all counted, so the reviewer's one vote then retired the team rule at
+        once. His votes now go to ``outside_votes`` as his net (helpful +1, harmful -1), and
+        ``helpful``/``harmful`` (what ranks the rule and what readers are shown) hold only its
+        sign: one vote per outsider, his latest judgement, never a stack. The net rather than
+        the last vote keeps his signal (nine uses that helped and one that did not still say
+        "helpful"); and no outsider vote moves the margin, so only those who could retire the
+        rule decide when it retires.
         """
         _check_flag(helpful, "helpful")
         _check_flag(trusted, "trusted")
@@ -60,16 +70,14 @@ class GuidelineReview:
             if not trusted:
                 return {"untrusted_helpful": g.untrusted_helpful + (1 if helpful else 0),
                         "untrusted_harmful": g.untrusted_harmful + (0 if helpful else 1)}
+            if not scope.can_change(g.namespace):
+                return _outside_vote(g, scope.principal, helpful)
             changes: dict[str, Any] = {"helpful": g.helpful + (1 if helpful else 0),
                                        "harmful": g.harmful + (0 if helpful else 1)}
-            if (changes["harmful"] - changes["helpful"] >= self.retire_margin
-                    and g.status in IN_PLAY):
-                if scope.can_change(g.namespace):
-                    changes["status"] = "retired"
-                    log.info("guideline %s retired by votes", gid)
-                else:
-                    log.info("guideline %s is at the retire margin; %s may not retire rules of "
-                             "%r, a reviewer decides", gid, scope.principal, g.namespace)
+            deciding = _deciding(changes["helpful"], changes["harmful"], g.outside_votes)
+            if deciding[1] - deciding[0] >= self.retire_margin and g.status in IN_PLAY:
+                changes["status"] = "retired"
+                log.info("guideline %s retired by votes", gid)
             return changes
         voted = self._change(gid, apply, verb="vote")
         note(self, "vote", "guideline", gid, namespace=voted.namespace, trusted=trusted)
@@ -158,6 +166,37 @@ class GuidelineReview:
             self._unindex([gid], lambda: erase_from_chroma(self.index, [gid]))
             note(self, "forget", "guideline", gid, namespace=g.namespace)
         return {"id": gid, "kind": "guideline", "forgotten": True}
+
+
+#: Outsiders recorded per rule; a further one's vote is not counted (a file stays small).
+MAX_OUTSIDE_VOTERS = 500
+#: An outsider's stored net is bounded: it counts once whatever its size.
+MAX_OUTSIDE_NET = 1000
+
+
+def _outside_vote(g: Guideline, principal: str, helpful: bool) -> dict[str, Any]:
+    """The changes one vote of an outsider (see `GuidelineReview.vote`) makes: its net moves,
+    and `helpful`/`harmful` move only when the net's sign does."""
+    votes = dict(g.outside_votes)
+    if principal not in votes and len(votes) >= MAX_OUTSIDE_VOTERS:
+        log.info("guideline %s has %d outside voters; %s's vote is not counted", g.id,
+                 len(votes), principal)
+        return {}
+    before = votes.get(principal, 0)
+    after = max(-MAX_OUTSIDE_NET, min(MAX_OUTSIDE_NET, before + (1 if helpful else -1)))
+    if after:
+        votes[principal] = after
+    else:
+        votes.pop(principal, None)
+    return {"outside_votes": votes,
+            "helpful": max(0, g.helpful + (after > 0) - (before > 0)),
+            "harmful": max(0, g.harmful + (after < 0) - (before < 0))}
+
+
+def _deciding(helpful: int, harmful: int, outside: dict[str, int]) -> tuple[int, int]:
+    """(helpful, harmful) without the outsiders' one vote each: what the retire margin sees."""
+    return (max(0, helpful - sum(1 for v in outside.values() if v > 0)),
+            max(0, harmful - sum(1 for v in outside.values() if v < 0)))
 
 
 def _allowed(scope: "scopes.Scope", verb: str, gid: str, namespace: str) -> None:

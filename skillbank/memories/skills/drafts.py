@@ -196,18 +196,29 @@ class SkillDrafts:
     def propose(self, namespace: str | None = None, min_support: int = 3, *,
                 experiences: Sequence[Experience] | None = None,
                 drafter: SkillDrafter | None = None,
-                threshold: float = DEFAULT_THRESHOLD) -> list[SkillDraft]:
+                threshold: float = DEFAULT_THRESHOLD, trusted: bool = True) -> list[SkillDraft]:
         """Draft skills from recurring experience; returns the drafts written by this call.
 
         New-skill drafts come from groups of at least `min_support` experiences of one kind of
         task; revision drafts (`revises=<skill>`, with a diff) from skills that failed at least
         twice with lessons their text does not hold. Nothing is proposed twice for the same
         experiences, nor again after a person adopted or discarded it.
+
+        Trusted callers only (`trusted=False` or an untrusted scope: PermissionDeniedError), in
+        every face: a draft is written from the team's experiences, and in an MCP session that
+        offers sampling the caller's own model writes its text. Users met an `--untrusted`
+        token's `propose_skills` writing drafts: the MCP tool checked only the server's flag,
+        and a server with a tokens file is built trusted.
         """
         checks.check_k(min_support, "min_support")
         checks.check_score(threshold, "threshold")
-        scope = scopes.caller(self.default_namespace)
+        scope = scopes.caller(self.default_namespace, trusted)
         scope.require(scopes.Role.CONTRIBUTOR, "proposing skills")
+        if not scope.trusted:
+            raise PermissionDeniedError(
+                f"proposing skills needs a trusted caller; {scope.principal} is untrusted (a "
+                "draft steers every later task once adopted). Ask the user to run `skillbank "
+                "skills propose`")
         pool = [e for e in self._experiences(namespace, experiences) if scope.can_read(e.namespace)]
         drafter = drafter or self._default_drafter()
         with self._sync_lock, self.write_lock:

@@ -254,10 +254,7 @@ class SkillTrust:
         changes = {n: v for n, v in changes.items() if len(v) >= 2}
         if not changes:
             return []
-        ratings: dict[str, list[tuple[datetime, bool]]] = {}
-        for event in _lines(Path(self.usage.path)):
-            if event.get("id") in changes and isinstance(event.get("ok"), bool):
-                ratings.setdefault(event["id"], []).append((_when(event.get("at")), event["ok"]))
+        ratings = _counted_ratings(_lines(Path(self.usage.path)), set(changes))
         flags = []
         for name, versions in changes.items():
             (old, old_at), (new, new_at) = versions[-2], versions[-1]
@@ -306,6 +303,27 @@ class SkillTrust:
                                    s.scan.startswith("scan failed") for s in skills
                                    if s.trust != "own"),
                 "flagged_by_outcome": [f["name"] for f in self.outcome_flags()]}
+
+
+def _counted_ratings(events: list[dict[str, Any]], names: set[str]
+                     ) -> dict[str, list[tuple[datetime, bool]]]:
+    """Each skill's ratings (when, ok) that count, as `UsageLog` counts them: trusted ones, and
+    untrusted ones (`"u": 1`) only once a reviewer's `accept` event folded them in, each at the
+    time it was given. Users met the flag decided by ratings kept apart: an untrusted client's
+    six "helpful" then six "unhelpful" votes (each answered `counted: false`) flagged a skill
+    as worse since a change, with a restore hint; helpful ones could hide a real regression."""
+    ratings: dict[str, list[tuple[datetime, bool]]] = {}
+    waiting: dict[str, list[tuple[datetime, bool]]] = {}
+    for event in events:
+        name = event.get("id")
+        if name not in names:
+            continue
+        if event.get("accept"):
+            ratings.setdefault(name, []).extend(waiting.pop(name, []))
+        elif isinstance(event.get("ok"), bool):
+            counted = waiting if event.get("u") else ratings
+            counted.setdefault(name, []).append((_when(event.get("at")), event["ok"]))
+    return ratings
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:
