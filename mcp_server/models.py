@@ -85,6 +85,9 @@ class MemoryContextResult(BaseModel):
     note: str = Field("", description="when another process owns this memory and serves "
                                       "other skill folders than this server was started with: "
                                       "which ones are missing, and what to do")
+    missing_tools: dict[str, list[str]] = Field(
+        default_factory=dict, description="skills left out because you lack tools they declare "
+                                          "(given available_tools): name -> missing tools")
 
 
 def whole_number(value: Any) -> Any:

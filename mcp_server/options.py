@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import ipaddress
 import os
+import sys
 from dataclasses import dataclass, field, fields
 from typing import Any, Mapping, Sequence
 
@@ -74,6 +75,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def skills_folder(value: str) -> str:
+    """A `--skills-dir` value, refused unless it names a readable folder, as `skillbank serve`
+    refuses it: `skillbank-mcp-server` (what the plugin launcher runs) and `python -m` started
+    on a typo in a client's config and never served the project's skills, saying nothing.
+    `~` is expanded for the check only (the bank expands it, and a client's `args` reach us
+    without a shell); a relative folder is the working folder's, as in a shell."""
+    folder = os.path.expanduser(value)
+    if not os.path.exists(folder):
+        raise argparse.ArgumentTypeError(f"folder {value!r} does not exist")
+    if not os.path.isdir(folder):
+        raise argparse.ArgumentTypeError(f"{value!r} is a file, not a folder of skills")
+    if not os.access(folder, os.R_OK | os.X_OK):
+        raise argparse.ArgumentTypeError(f"folder {value!r} is not readable")
+    return value
+
+
 def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog=prog,
@@ -81,7 +98,8 @@ def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.Argum
     )
     parser.add_argument("--root", help="memory root (default: SKILLBANK_ROOT or ~/.skillbank)")
     parser.add_argument("--skills-dir", dest="skills_dirs", action="append", default=[],
-                        metavar="DIR", help="extra read-only skill root; repeatable")
+                        type=skills_folder, metavar="DIR",
+                        help="extra read-only skill root (a folder that exists); repeatable")
     parser.add_argument("--chroma-url", help="use a Chroma server, e.g. http://127.0.0.1:8000")
     parser.add_argument("--namespace", help="namespace for experiences and guidelines")
     parser.add_argument("--model-dir", help="folder with the all-MiniLM-L6-v2 ONNX model")
@@ -111,4 +129,8 @@ def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.Argum
 
 
 def parse_args(argv: Sequence[str] | None = None) -> ServeOptions:
-    return ServeOptions.coerce(vars(build_parser().parse_args(argv)))
+    # Errors name the command the person typed (the plugin launcher runs skillbank-mcp-server).
+    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
+    parser = build_parser("skillbank-mcp-server") if script == "skillbank-mcp-server" \
+        else build_parser()
+    return ServeOptions.coerce(vars(parser.parse_args(argv)))

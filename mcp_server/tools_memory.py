@@ -132,7 +132,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         ctx, mode, note = await server.run_bank("experiences", context)
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
-                                     search_mode=mode, note=note)
+                                     search_mode=mode, note=note,
+                                     missing_tools=dict(getattr(ctx, "missing_tools", {}) or {}))
 
     @tool("vote")
     async def rate_memory(

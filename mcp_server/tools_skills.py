@@ -43,6 +43,17 @@ def served_note(bank: Any) -> str:
     return str(getattr(bank, "note", None) or "")
 
 
+def search_hint(skills: list[Any], missing: dict[str, list[str]]) -> str:
+    """What to do next. "No skill fits" was said when one fitted but needs tools the agent
+    lacks (missing_tools named it): that is a different answer."""
+    if skills:
+        return "Call load_skill with the best name to read its instructions."
+    if missing:
+        return ("No skill you can use fits this task: the skills in missing_tools need tools "
+                "you lack; proceed without one.")
+    return "No skill fits this task; proceed without one."
+
+
 def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     """Add the skill tools to `server` through `tool` (see annotations.Registrar)."""
 
@@ -64,11 +75,10 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                                score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name),
                                trust=h.record.trust, notes=list(h.record.notes))
                   for h in hits]
-        hint = ("Call load_skill with the best name to read its instructions." if skills
-                else "No skill fits this task; proceed without one.")
-        return m.SkillSearch(task=task, skills=skills, hint=note_mode(hint, mode),
-                             search_mode=mode, note=note,
-                             missing_tools=dict(getattr(hits, "missing_tools", {}) or {}))
+        missing = dict(getattr(hits, "missing_tools", {}) or {})
+        hint = note_mode(search_hint(skills, missing), mode)
+        return m.SkillSearch(task=task, skills=skills, hint=hint, search_mode=mode, note=note,
+                             missing_tools=missing)
 
     @tool("read")
     async def load_skill(name: SkillName) -> m.SkillDocument:

@@ -55,13 +55,17 @@ class MemoryContext:
     guidelines: list[Any] = field(default_factory=list)
     experiences: list[Any] = field(default_factory=list)
     omitted: int = 0  # items that were relevant but did not fit
+    #: Skills left out because the agent lacks tools they declare (name -> missing tools), as
+    #: `skills.search` names them: memory_context left them out and said nothing.
+    missing_tools: dict[str, list[str]] = field(default_factory=dict)
 
     def __str__(self) -> str:
         return self.text
 
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "text": self.text, "ids": self.ids, "tokens": self.tokens,
-                "budget_tokens": self.budget_tokens, "omitted": self.omitted}
+                "budget_tokens": self.budget_tokens, "omitted": self.omitted,
+                "missing_tools": self.missing_tools}
 
 
 @dataclass
@@ -343,9 +347,10 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
 def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 k_guidelines: int, k_experiences: int, include_body: bool,
                 thread: str | None = None, topic: str | None = None
-                ) -> tuple[list[_Item], list[Any], list[Any], list[Any]]:
+                ) -> tuple[list[_Item], list[Any], list[Any], list[Any], dict[str, list[str]]]:
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
                                                   k_guidelines, k_experiences, thread)
+    gated = dict(getattr(skills, "missing_tools", None) or {})
     guidelines = siblings_last(coherent_guidelines(guidelines, topic=topic))
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     rules_said: set[str] = set()
@@ -417,7 +422,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
             ordered.append(body)
     if body is not None and not ordered:
         ordered.append(body)
-    return ordered, skills, guidelines, experiences
+    return ordered, skills, guidelines, experiences, gated
 
 
 #: A runner-up skill is listed as "may apply" only with evidence of its own: a dense cosine
@@ -526,7 +531,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     if k_guidelines is None:
         k_guidelines = FAMILY_POOL
     # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
-    ordered, skills, guidelines, experiences = _candidates(
+    ordered, skills, guidelines, experiences, gated = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body, thread,
         topic)
     chosen: list[_Item] = []
@@ -548,7 +553,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         skills=[h for h in skills if skill_id(h.name) in included],
         guidelines=[h for h in guidelines if h.id in included],
         experiences=[h for h in experiences if h.id in included],
-        omitted=omitted,
+        omitted=omitted, missing_tools=gated,
     )
 
 

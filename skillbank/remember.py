@@ -70,14 +70,23 @@ def _load(root: Path) -> dict | None:
         raise InvalidInputError(f"{path} cannot be read ({exc}); fix or remove it") from None
 
 
-def recorded(root: Path) -> list[str] | None:
-    """The skill folders `<root>/skillbank.toml` names (None: no `skill_roots` there)."""
+def _written(root: Path) -> list[str] | None:
+    """The `skill_roots` entries as written in `<root>/skillbank.toml` (None: none there)."""
     data = _load(root) or {}
     value = data.get(KEY, data.get("skill-roots"))
     if value is None:
         return None
     items = value.split(os.pathsep) if isinstance(value, str) else list(value)
-    return [str(Path(p).expanduser()) for p in items if p]
+    return [str(p) for p in items if p]
+
+
+def recorded(root: Path) -> list[str] | None:
+    """The skill folders `<root>/skillbank.toml` names (None: no `skill_roots` there); a
+    relative entry is the root's (`settings.config_path`), never the current folder's."""
+    from skillbank.settings import config_path
+
+    written = _written(root)
+    return None if written is None else [str(config_path(p, root)) for p in written]
 
 
 def bundled(root: Path) -> bool | None:
@@ -159,8 +168,8 @@ def add(root: Path, folders: list[Path | str]) -> tuple[list[str], list[str]]:
             if _absolute(folder) not in seen:
                 seen.add(_absolute(folder))
                 new.append(_absolute(folder))
-        if new:
-            _set_line(root, _LINE, _toml_list(known + new))
+        if new:  # the entries as written stay as written (a relative one stays the root's)
+            _set_line(root, _LINE, _toml_list((_written(root) or []) + new))
         return known + new, new
 
 
@@ -169,11 +178,12 @@ def remove(root: Path, folder: Path | str) -> list[str] | None:
     recorded."""
     with _changing(root):
         known = recorded(root) or []
-        kept = [p for p in known if _absolute(p) != _absolute(folder)]
-        if len(kept) == len(known):
+        written = _written(root) or []
+        keep = [_absolute(p) != _absolute(folder) for p in known]
+        if all(keep):
             return None
-        _set_line(root, _LINE, _toml_list(kept))
-        return kept
+        _set_line(root, _LINE, _toml_list([w for w, k in zip(written, keep) if k]))
+        return [p for p, k in zip(known, keep) if k]
 
 
 _BUNDLED_LINE = re.compile(r"^[ \t]*include[_-]bundled[ \t]*=.*$", re.M)

@@ -73,11 +73,26 @@ class Settings:
         return self.root / "chroma"
 
 
-def _coerce(name: str, raw: Any) -> Any:
-    """Turn an environment/TOML value into the field's type."""
+def config_path(value: str | os.PathLike, root: str | os.PathLike) -> Path:
+    """A folder named in `<root>/skillbank.toml`: `~` expanded, a relative one the root's.
+
+    A relative `skill_roots` entry was the current folder's, so the index of one root gained
+    and lost skills with every `cd` (and, with a shared owner, the first command's folder won
+    for every client), while `[skill_trust]` paths beside it were already the root's. A path
+    given on the command line or to `Skillbank.open` stays the current folder's, as a shell
+    user means it."""
+    path = Path(value).expanduser()
+    return path if path.is_absolute() else Path(os.path.abspath(Path(root).expanduser())) / path
+
+
+def _coerce(name: str, raw: Any, root: Path | None = None) -> Any:
+    """Turn an environment/TOML value into the field's type (`root`: read from the root's
+    settings file, whose relative folders are the root's)."""
     kind = {f.name: f.type for f in fields(Settings)}[name]
     if name == "skill_roots":
         items = raw.split(os.pathsep) if isinstance(raw, str) else list(raw)
+        if root is not None:
+            return tuple(config_path(p, root) for p in items if p)
         return tuple(Path(p).expanduser() for p in items if p)
     if name in ("root", "model_dir"):
         return Path(raw).expanduser()
@@ -104,7 +119,7 @@ def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Se
         for key, raw in data.items():
             key = key.replace("-", "_")
             if key in {f.name for f in fields(Settings)} and key != "root":
-                values[key] = _coerce(key, raw)
+                values[key] = _coerce(key, raw, root_path)
     for f in fields(Settings):
         raw = env.get(ENV_PREFIX + f.name.upper())
         if raw and f.name != "root":

@@ -598,6 +598,8 @@ def test_serve_argv_parses_with_the_real_server_parser(run, tmp_path):
     from skillbank.cli.common import State
     from skillbank.mcp_server.options import parse_args
 
+    for folder in ("a", "b"):  # the server refuses a --skills-dir that is not a folder
+        (tmp_path / folder).mkdir()
     st = State(root=tmp_path, skills_dirs=[tmp_path / "a", tmp_path / "b"], namespace="ns",
                include_bundled=False)
     argv = serve_argv(st, transport="http", host="127.0.0.1", port=8000, token="t", trust=True,

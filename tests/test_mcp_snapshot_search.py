@@ -37,7 +37,7 @@ def library(tmp_path: Path) -> tuple[Path, Path]:
     root, folder = tmp_path / "root", tmp_path / "skills"
     write_skill(root / "skills", "pdf-tables", "Extract tables from PDF reports into CSV files")
     write_skill(folder, "docker-ci", "Fix failing docker builds in CI pipelines",
-                extra="allowed-tools: Bash Read\n")
+                extra="allowed-tools: Bash(docker:*) Read\n")  # it runs docker: needs Bash
     write_skill(folder, "git-rebase", "Rebase a git branch onto main and resolve conflicts")
     write_skill(folder, "sql-tuning", "Speed up slow SQL queries with indexes and EXPLAIN")
     return root, folder

@@ -452,10 +452,13 @@ def test_origin_and_loopback_rules():
     assert is_loopback("localhost") and not is_loopback("0.0.0.0") and not is_loopback("example.com")
 
 
-def test_options_from_argv_objects_and_mappings(monkeypatch):
+def test_options_from_argv_objects_and_mappings(monkeypatch, tmp_path):
     from skillbank.mcp_server.options import ServeOptions, parse_args
     from skillbank.mcp_server.runner import StartupError, check_options
 
+    monkeypatch.chdir(tmp_path)  # --skills-dir folders must exist (relative: the cwd's)
+    (tmp_path / "a").mkdir()
+    (tmp_path / "b").mkdir()
     opts = parse_args(["--root", "/tmp/r", "--skills-dir", "a", "--skills-dir", "b",
                        "--transport", "http", "--port", "9000", "--trust"])
     assert opts.root == "/tmp/r" and opts.skills_dirs == ["a", "b"] and opts.port == 9000

@@ -75,3 +75,20 @@ def test_a_skill_without_evals_and_file_without_name(library, tmp_path):
     other.write_text('{"prompt": "clean up stale git branches", "should_trigger": true}\n')
     report = json.loads(run("--json", "skills", "eval", "git-cleanup", "--file", other).stdout)
     assert report["passed"] == 1
+
+
+def test_fail_on_miss_lets_ci_fail_on_misfires(library):
+    """What users met (docs hunt): misses exited 0 like a clean run, so CI could not fail."""
+    run("skills", "eval", "pdf-tools")  # a miss is a result, not an error
+    out = json.loads(run("--json", "skills", "eval", "pdf-tools", "--fail-on-miss",
+                         code=1).stdout)
+    assert out["skills"][0]["misses"] == 1  # the report is still written
+    run("skills", "eval", "--fail-on-miss", code=1)  # every skill's evals
+    (library / "pdf-tools" / "evals" / "trigger_evals.json").write_text(
+        '{"query": "split the PDF in two", "should_trigger": false}\n')  # a false trigger
+    run("skills", "eval", "pdf-tools", "--fail-on-miss", code=1)
+    (library / "pdf-tools" / "evals" / "trigger_evals.json").write_text(
+        '{"query": "merge these two PDF files into one", "should_trigger": true}\n')
+    run("skills", "eval", "pdf-tools", "--fail-on-miss")  # all pass: 0
+    (library / "pdf-tools" / "evals" / "trigger_evals.json").write_text("[]")
+    run("skills", "eval", "--fail-on-miss", code=2)  # a bad file is still exit 2

@@ -154,8 +154,10 @@ def test_tool_gate_hides_skills_whose_tools_the_agent_lacks(tmp_path, minilm, ca
 
 
 @pytest.mark.parametrize("frontmatter, tools, servers", [
-    ({"allowed-tools": "Bash(git:*) Read Write"}, {"bash", "read", "write"}, set()),
-    ({"allowed-tools": ["Bash", "Grep"]}, {"bash", "grep"}, set()),
+    # allowed-tools pre-approves: only a tool given with an argument pattern is needed
+    # (the rest is `approved`, of which one is needed: test_tool_gate_patterns.py)
+    ({"allowed-tools": "Bash(git:*) Read Write"}, {"bash"}, set()),
+    ({"allowed-tools": ["Bash", "Grep"]}, set(), set()),
     ({"requires": {"mcp": ["rube"], "tools": "jq"}}, {"jq"}, {"rube"}),
     ({"compatibility": "Requires git and docker"}, set(), set()),  # free text: not parsed
     ({"compatibility": {"tools": ["docker"]}}, {"docker"}, set()),

@@ -27,13 +27,18 @@ def eval_(
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=20,
                                    help="A query triggers the skill when it is among the "
                                    "first K hits.")] = 1,
+    fail_on_miss: Annotated[bool, typer.Option(
+        "--fail-on-miss", help="Exit 1 when any query misfires (a miss or a false trigger), "
+        "for CI.")] = False,
 ) -> None:
     """Run trigger evals: should-trigger queries that route elsewhere, and should-not queries
     that route to the skill.
 
     Over every skill, an eval file that cannot be read or has bad entries is reported as an
     error row (--json: `errors`) while the other skills are still run; the exit code is then
-    2. For one NAME, a bad file (or a --file that is a folder) is invalid input: exit 2."""
+    2. For one NAME, a bad file (or a --file that is a folder) is invalid input: exit 2.
+    Misfires are results, not errors (exit 0): with --fail-on-miss they exit 1, so a CI job can
+    fail on them (it could not: misses exited 0 like a clean run)."""
     from skillbank.errors import InvalidInputError, NotFoundError
     from skillbank.memories.skills import trigger_evals
 
@@ -60,6 +65,8 @@ def eval_(
     _show(st, reports, errors, k)
     if errors:
         raise typer.Exit(2)
+    if fail_on_miss and any(r.misses or r.false_triggers for r in reports):
+        raise typer.Exit(1)
 
 
 def _run_all(skills: Any, targets: list[tuple[str, Path]], k: int, *, strict: bool

@@ -4,20 +4,32 @@ A skill that runs `git` through the Bash tool is no help to an agent without a s
 there wastes a turn (raised on the MCP skills extension and the Agent Skills spec). What a
 SKILL.md declares, read leniently (skills come from many clients):
 
-* `allowed-tools` (spec, experimental): space-separated tool names, optionally with an argument
-  pattern, e.g. `Bash(git:*) Read Write` -> bash, read, write. A YAML list is accepted too.
+* `allowed-tools` (spec, experimental): the tools *pre-approved* while the skill runs, names
+  with an optional argument pattern, space- or comma-separated (a YAML list is accepted too):
+  `Bash(git:*) Read Write`. Pre-approval is not a list of needs: a skill listing `Read Write
+  Edit Bash Glob Grep WebFetch WebSearch` was hidden from an agent with Read, Write, Edit and
+  Bash. So the gate reads it as Claude Code does, and asks little of it:
+    - a tool given with an argument pattern is needed: `Bash(git:*)` says the skill runs git
+      commands, so an agent without `Bash` cannot follow it;
+    - of the other names, the agent needs at least one (it can use none of what the skill
+      expects to use otherwise).
 * `requires: {tools: [...], mcp: [...]}` (a non-spec key common in published skill sets): tool
-  names, and MCP servers whose tools must be present (server `rube` is there when some tool is
-  named `rube`, `mcp__rube__*`, `rube__*`, `rube_*` or `rube.*`).
+  names, every one needed, and MCP servers whose tools must be present (server `rube` is there
+  when some tool is named `rube`, `mcp__rube__*`, `rube__*`, `rube_*` or `rube.*`).
 * `compatibility`: free text in the spec ("Requires git and docker"), so it is not parsed for
-  names; a mapping with `tools` (some clients write one) is.
+  names; a mapping with `tools` (some clients write one) is, every name needed.
 
-Names compare case-insensitively. Anything malformed (a number, a nested mapping where names
-belong) is a warning in the log and declares nothing: it never hides a skill or crashes search.
+A name may be a pattern as Claude Code's permission rules write them, matched fnmatch-style on
+the tool name: `mcp__chrome-devtools__*` is any tool of that server (it was read as a literal
+tool name, so an agent with every chrome-devtools tool lacked it), and `mcp__chrome-devtools`
+is too. Names compare case-insensitively. Anything malformed (a number, a nested mapping where
+names belong) is a warning in the log and declares nothing: it never hides a skill or crashes
+search.
 """
 
 from __future__ import annotations
 
+import fnmatch
 import logging
 import re
 from dataclasses import dataclass, field
@@ -25,40 +37,54 @@ from typing import Any, Iterable
 
 log = logging.getLogger("skillbank.skills")
 _PATTERN = re.compile(r"\(.*\)$")
+#: One entry: a name with an optional argument pattern, which may hold spaces and commas
+#: (`Bash(npm run test:*)` was split into three "tools").
+_ENTRY = re.compile(r"[^\s,()]+(?:\([^)]*\)?)?")
 _MAX_NAMES = 64
 
 
 @dataclass(frozen=True)
 class Declared:
-    """What one skill needs: tool names and MCP servers (lowercase), and what was unreadable."""
+    """What one skill needs (lowercase names): `tools`, every one; of `approved` (the names in
+    `allowed-tools`), at least one; MCP `servers`; and what was unreadable."""
 
     tools: frozenset[str] = frozenset()
     servers: frozenset[str] = frozenset()
     warnings: tuple[str, ...] = field(default=())
+    approved: frozenset[str] = frozenset()
 
     def __bool__(self) -> bool:
-        return bool(self.tools or self.servers)
+        return bool(self.tools or self.servers or self.approved)
 
 
-def _names(value: Any, where: str, warnings: list[str], split: bool) -> set[str]:
+def _entries(value: Any, where: str, warnings: list[str], split: bool
+             ) -> list[tuple[str, bool]]:
+    """(lowercase tool name, whether an argument pattern was given) for each entry."""
     if value is None or value == "":
-        return set()
+        return []
     if isinstance(value, str):
-        items: Iterable[Any] = value.replace(",", " ").split() if split else [value]
+        items: Iterable[Any] = [value]
     elif isinstance(value, (list, tuple)):
         items = value
     else:
         warnings.append(f"{where} must be a string or a list of names, "
                         f"got {type(value).__name__}; ignored")
-        return set()
-    names = set()
+        return []
+    found: list[tuple[str, bool]] = []
     for item in list(items)[:_MAX_NAMES]:
         if not isinstance(item, str) or not item.strip():
             warnings.append(f"{where} has a {type(item).__name__} where a tool name belongs; "
                             "ignored")
             continue
-        names.add(_PATTERN.sub("", item.strip()).strip().lower())
-    return {n for n in names if n}
+        for entry in (_ENTRY.findall(item) if split else [item.strip()]):
+            name = _PATTERN.sub("", entry).strip().lower()
+            if name:
+                found.append((name, name != entry.strip().lower()))
+    return found[:_MAX_NAMES]
+
+
+def _names(value: Any, where: str, warnings: list[str], split: bool) -> set[str]:
+    return {name for name, _ in _entries(value, where, warnings, split)}
 
 
 def declared(frontmatter: Any) -> Declared:
@@ -66,7 +92,9 @@ def declared(frontmatter: Any) -> Declared:
     if not isinstance(frontmatter, dict):
         return Declared()
     warnings: list[str] = []
-    tools = _names(frontmatter.get("allowed-tools"), "allowed-tools", warnings, split=True)
+    allowed = _entries(frontmatter.get("allowed-tools"), "allowed-tools", warnings, split=True)
+    tools = {name for name, patterned in allowed if patterned}
+    approved = {name for name, _ in allowed}
     servers: set[str] = set()
     requires = frontmatter.get("requires")
     if isinstance(requires, dict):
@@ -77,7 +105,19 @@ def declared(frontmatter: Any) -> Declared:
     compatibility = frontmatter.get("compatibility")
     if isinstance(compatibility, dict):
         tools |= _names(compatibility.get("tools"), "compatibility.tools", warnings, split=True)
-    return Declared(frozenset(tools), frozenset(servers), tuple(warnings))
+    return Declared(frozenset(tools), frozenset(servers), tuple(warnings), frozenset(approved))
+
+
+def _has(pattern: str, available: set[str]) -> bool:
+    """Whether some available tool is `pattern`, or matches it (Claude Code's rule forms:
+    `mcp__server__*` and `mcp__server` are any tool of that server)."""
+    if pattern in available:
+        return True
+    if pattern.startswith("mcp__") and pattern.count("__") == 1:
+        pattern += "__*"
+    if not any(ch in pattern for ch in "*?["):
+        return False
+    return any(fnmatch.fnmatchcase(name, pattern) for name in available)
 
 
 def _server_present(server: str, available: set[str]) -> bool:
@@ -87,11 +127,14 @@ def _server_present(server: str, available: set[str]) -> bool:
 
 
 def missing(need: Declared, available: Iterable[str]) -> list[str]:
-    """What of `need` the agent lacks, sorted ('mcp:<server>' for a missing server)."""
+    """What of `need` the agent lacks, sorted ('mcp:<server>' for a missing server): every
+    needed tool it lacks, and all of `approved` when it has none of them."""
     have = {str(name).strip().lower() for name in available if str(name).strip()}
-    lacking = sorted(t for t in need.tools if t not in have)
-    lacking += sorted(f"mcp:{s}" for s in need.servers if not _server_present(s, have))
-    return lacking
+    lacking = {t for t in need.tools if not _has(t, have)}
+    if need.approved and not any(_has(t, have) for t in need.approved):
+        lacking |= need.approved
+    return sorted(lacking) + sorted(
+        f"mcp:{s}" for s in need.servers if not _server_present(s, have))
 
 
 def check_available(available_tools: Any) -> list[str] | None:

@@ -1,6 +1,6 @@
 """Trust in skills: who a skill folder belongs to, and what a scan finding does about it.
 
-Three trust levels, one per skill folder:
+Three trust levels, one per skill folder (the most specific configured folder holding it wins):
 - `own`: the bank's own `skills/` and the skills bundled with skillbank;
 - `team`: folders a team reviews (configured);
 - `third-party`: every other added folder, unless configured otherwise.
@@ -192,13 +192,40 @@ class TrustBook:
         #: The version each skill had when last looked at (name -> version id).
         self.versions: dict[str, str] = {}
         self._levels_memo: dict[str, str] = {}
+        self._folder_memo: dict[tuple[Path, Path], str] = {}
 
     # Levels --------------------------------------------------------------------------------
     def level(self, skill_root: str | Path) -> str:
+        """The level of a whole skill root (the folder that was added)."""
         key = str(skill_root)
         if key not in self._levels_memo:
             self._levels_memo[key] = self._level(skill_root)
         return self._levels_memo[key]
+
+    def skill_level(self, skill: Any) -> str:
+        """The level of one skill: the most specific configured folder holding its own folder.
+
+        Judging by the root alone served trust.md's own example wrong: with
+        `"~/work/team-skills" = "team"` and `"~/work/team-skills/vendored" = "third-party"`,
+        a skill in `vendored/` was `team`, so a third-party skill held until scanned was served.
+        """
+        root = Path(skill.root) if skill.root else None
+        folder = Path(skill.path).parent if skill.path else None
+        if root is None or folder is None or not folder.is_relative_to(root):
+            return self.level(skill.root)
+        return self._folder_level(folder, root)
+
+    def _folder_level(self, folder: Path, root: Path) -> str:
+        """Walk up from `folder` to `root` (lexically, as the scan found it), each step by its
+        real path (a linked subfolder is judged where it points, as configured folders are)."""
+        key = (root, folder)
+        if key not in self._folder_memo:
+            if folder == root or root not in folder.parents:
+                level = self.level(root)
+            else:
+                level = self.levels.get(_real(folder)) or self._folder_level(folder.parent, root)
+            self._folder_memo[key] = level
+        return self._folder_memo[key]
 
     def _level(self, skill_root: str | Path) -> str:
         real = _real(Path(skill_root))
@@ -219,7 +246,7 @@ class TrustBook:
 
         `version`: the skill's version as last seen (`versions`), for counts that may be a
         moment stale (`stats`): the folder is then not walked."""
-        trust = self.level(skill.root)
+        trust = self.skill_level(skill)
         folder = Path(skill.path).parent
         digests: dict[str, str] | None = None
         if version is None:

@@ -1,0 +1,47 @@
+"""The three commands docs/mcp.md calls the same server refuse a `--skills-dir` that is not a
+folder (what users met: `skillbank serve` exited 2, while `skillbank-mcp-server`, which the
+plugin launcher runs, and `python -m skillbank.mcp_server` started, answered a real session and
+never served the folder a client config named with a typo)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from test_mcp_transports import BIN, base_env
+
+COMMANDS = {
+    "skillbank serve": [str(BIN / "skillbank"), "serve"],
+    "skillbank-mcp-server": [str(BIN / "skillbank-mcp-server")],
+    "python -m": [sys.executable, "-m", "skillbank.mcp_server"],
+}
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+@pytest.mark.parametrize("kind", ["missing", "file"])
+def test_a_skills_dir_that_is_not_a_folder_is_refused(tmp_path, command, kind):
+    folder = tmp_path / "no-such-folder"
+    if kind == "file":
+        folder.write_text("not a folder\n")
+    root = tmp_path / "root"
+    done = subprocess.run([*COMMANDS[command], "--root", str(root), "--skills-dir", str(folder)],
+                          capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
+                          env=base_env(SKILLBANK_CLI_OWNER="0"), cwd=tmp_path)
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "--skills-dir" in done.stderr and "Traceback" not in done.stderr
+    assert not root.exists()  # refused before touching anything
+
+
+def test_an_existing_folder_named_with_a_tilde_is_accepted(tmp_path, monkeypatch):
+    """A client's `args` reach the server without a shell: `~/.claude/skills` stays as typed
+    (the bank expands it), so the check expands it too."""
+    from skillbank.mcp_server.options import parse_args
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / ".claude" / "skills").mkdir(parents=True)
+    assert parse_args(["--skills-dir", "~/.claude/skills"]).skills_dirs == ["~/.claude/skills"]
+    with pytest.raises(SystemExit):
+        parse_args(["--skills-dir", "~/.claude/nope"])
