@@ -233,3 +233,15 @@ def test_an_import_keeps_its_usage_and_b_reads_it(two_machines, tmp_path):
     assert a.experiences.import_(out).added == ["exp-0123456789ab"]
     usage = b.experiences.usage.get("exp-0123456789ab")
     assert (usage.uses, usage.successes, usage.failures) == (4, 1, 3)
+
+
+def test_stats_after_a_skill_changed_twice_in_team_mode(two_machines):
+    """Skill stats' outcome flags read the files column's dated usage log; team mode keeps
+    totals in PostgreSQL (no log file), and stats() must still answer (review, session 18)."""
+    a, _ = two_machines
+    a.skills.save("release-notes", "Write release notes from merged PRs.", "# One\n")
+    a.skills.sync()
+    a.skills.update("release-notes", body="# Two\n")
+    a.skills.sync()
+    a.rate("skill:release-notes", False)
+    assert a.stats()["skill_trust"]["flagged_by_outcome"] == []

@@ -252,9 +252,10 @@ class SkillTrust:
             changes.setdefault(str(line.get("name")), []).append(
                 (str(line.get("version")), _when(line.get("at"))))
         changes = {n: v for n, v in changes.items() if len(v) >= 2}
-        if not changes:
+        log_path = getattr(self.usage, "path", None)  # team mode keeps totals, not dated ratings
+        if not changes or log_path is None:
             return []
-        ratings = _counted_ratings(_lines(Path(self.usage.path)), set(changes))
+        ratings = _counted_ratings(_lines(Path(log_path)), set(changes))
         flags = []
         for name, versions in changes.items():
             (old, old_at), (new, new_at) = versions[-2], versions[-1]
