@@ -119,17 +119,22 @@ class GuidelineLearning:
             for rule in found:  # every replace is checked before anything is written
                 if getattr(rule, "replaces", None):
                     check_replaces(self, rule.replaces, ns)
-            for rule in found:
-                if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
-                    report.entries.append(LearnEntry(
-                        action="ignored", text=_clean(rule.text, MAX_SHORT),
-                        detail="no reusable advice (praise, a score, a one-off fix or a vague "
-                               "reaction)"))
-                    continue
-                src = SourceRecord(critique=critique, task=task, source=source, score=score,
-                                   trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
-                                   sentence=_clean(getattr(rule, "source_sentence", "") or "",
-                                                   MAX_SHORT) or None)
+        for rule in found:
+            if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
+                report.entries.append(LearnEntry(
+                    action="ignored", text=_clean(rule.text, MAX_SHORT),
+                    detail="no reusable advice (praise, a score, a one-off fix or a vague "
+                           "reaction)"))
+                continue
+            src = SourceRecord(critique=critique, task=task, source=source, score=score,
+                               trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
+                               sentence=_clean(getattr(rule, "source_sentence", "") or "",
+                                               MAX_SHORT) or None)
+            # The locks are taken per rule, not across the critique: one client's critique of
+            # 20 rules held them 4-9 s and every other client's memory_context waited behind it
+            # (trust hunt, session 18). Each rule is decided on what is stored when it is.
+            with self._lock, self.write_lock:
+                self._refresh()
                 entry = self._learn_one(
                     text=_clean(rule.text, MAX_SHORT),
                     topic=slugify(str(rule.topic or "general")),
@@ -137,7 +142,7 @@ class GuidelineLearning:
                     sentence=src.sentence or "",
                     source=src, namespace=ns, trusted=trusted, touched=touched,
                     replaces=getattr(rule, "replaces", None))
-                report.entries.append(entry)
+            report.entries.append(entry)
         report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
         note(self, "learn", "guideline", report.ids(), namespace=ns, trusted=trusted)
         return report
