@@ -92,6 +92,41 @@ def test_a_local_change_still_makes_the_worker_unready_even_when_the_branch_is_r
         bank.close()
 
 
+def test_a_commit_made_in_the_served_checkout_makes_the_worker_unready_and_is_named(
+        tmp_path, remote):
+    """An operator's quick fix committed in `<root>/skills` was served unreviewed, then blamed
+    on a "rewritten" main once main moved on, with advice that threw the commit away (hunt,
+    session 17). It is named as a local commit now, with how to propose it; the worker is
+    unready until it is dealt with; nothing is thrown away."""
+    from skillbank.team.server import readiness
+
+    bank = open_bank(tmp_path / "root", remote, skills_follow_seconds=0)
+    checkout = bank.root / "skills"
+    try:
+        (checkout / "greet" / "SKILL.md").write_text(
+            (checkout / "greet" / "SKILL.md").read_text() + "\nQuick fix.\n")
+        git(checkout, "commit", "--quiet", "-am", "quick fix on the server")
+        for round_ in range(2):  # before main moves, and after it moved on
+            with pytest.raises(Exception, match="has commits made in it") as named:
+                bank.skills.follow()
+            assert "quick fix on the server" in str(named.value)
+            assert "was rewritten" not in str(named.value)
+            ready, checks = readiness(bank)
+            assert not ready and "commits made in it" in checks["skills"]
+            seed = tmp_path / "seed"  # main moves on meanwhile
+            (seed / "greet" / "notes.md").write_text(f"More, round {round_}.\n")
+            git(seed, "add", ".")
+            git(seed, "commit", "--quiet", "-m", "notes")
+            git(seed, "push", "--quiet", "origin", "HEAD:main")
+        assert "Quick fix." in (checkout / "greet" / "SKILL.md").read_text()  # nothing lost
+        git(checkout, "reset", "--quiet", "--hard", "origin/main")  # the advice, once pushed
+        bank.skills.follow()
+        assert readiness(bank)[0]
+        assert (checkout / "greet" / "notes.md").exists()
+    finally:
+        bank.close()
+
+
 def test_no_skills_in_git_no_following_samples(tmp_path):
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding

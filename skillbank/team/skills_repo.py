@@ -327,10 +327,11 @@ class SkillsRepo:
         commit served stays as it was."""
         try:
             with self._locked():  # the fetch: no sync lock held, writes go on meanwhile
+                fetched_before = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
                 self._fetch(self.branch)
             # Then the library's sync lock before this one, in the order writes take them.
             with self.guard(), self._locked():
-                before, tip = self._fast_forward()
+                before, tip = self._fast_forward(fetched_before)
         except SkillbankError as exc:
             self.last_error = str(exc)
             raise
@@ -345,11 +346,16 @@ class SkillsRepo:
             self._synced = tip
         return {"branch": self.branch, "commit": tip, "previous": before, "changed": changed}
 
-    def _fast_forward(self) -> tuple[str | None, str]:
+    def _fast_forward(self, fetched_before: str | None = None) -> tuple[str | None, str]:
         """Move the checkout to the fetched branch's tip: (the commit before, the tip). A
         checkout that cannot move there is `stuck` (a local cause) or `behind` (the branch
-        was rewritten or deleted on the remote) until someone fixes it."""
+        was rewritten or deleted on the remote) until someone fixes it. `fetched_before`: the
+        branch's tip as last fetched, before this fetch."""
         before = self.commit()
+        local = self._local_commits(before, fetched_before)
+        if local:
+            self.stuck = local  # served unreviewed: this worker is not ready until it is fixed
+            raise SkillsRepoError(local)
         try:
             tip = self._remote_tip(before)
         except SkillsRepoError as exc:
@@ -368,6 +374,24 @@ class SkillsRepo:
         self.followed_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
         self.last_error = self.stuck = self.behind = None
         return before, tip
+
+    def _local_commits(self, before: str | None, fetched_before: str | None) -> str | None:
+        """Commits made in the served checkout itself (on top of what the branch had), named,
+        or None. An operator's quick fix committed there was served unreviewed, then blamed on
+        a "rewritten" main when the branch moved on (hunt, session 17)."""
+        tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
+        base = next((c for c in (fetched_before, tip) if c and c != before
+                     and self.git.is_ancestor(c, before or "HEAD")
+                     and (tip is None or self.git.is_ancestor(c, tip))), None)
+        if before is None or base is None:
+            return None
+        listed = self.git.run("log", "--format=%h %s", "-5", f"{base}..{before}").stdout.split("\n")
+        return (f"the served skills checkout {self.checkout} has commits made in it, not on "
+                f"{self.branch} of {self.url} (served unreviewed): "
+                + "; ".join(line for line in listed if line)
+                + f". Push them for review (git -C {self.checkout} push origin "
+                f"HEAD:skillbank/proposals/<you>/<skill>), then git -C {self.checkout} reset "
+                f"--hard origin/{self.branch}")
 
     def _local_fault(self) -> str | None:
         """What in this checkout would stop it following (None: nothing)."""
