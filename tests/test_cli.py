@@ -674,3 +674,21 @@ def test_export_to_stdout_with_a_dash(run, env):
     assert [line["id"] for line in lines] == [eid]
     assert "exported 1" in done.stderr and not os.path.exists("-")
     assert json.loads(run("--json", "experiences", "export", "-").stdout.splitlines()[0])["id"] == eid
+
+
+def test_skills_search_takes_a_score_bar_and_the_agents_tools(run, tmp_path):
+    """The API and MCP had `min_score` and the tool gate; the CLI had neither (docs hunt, s18)."""
+    skills = tmp_path / "skills"
+    write_skill(skills, "git-release", "Tag and push a git release with signed tags.",
+                extra="allowed-tools: Bash(git:*)\n")
+    run("--no-bundled", "--skills-dir", skills, "skills", "sync")
+    task = "tag and push a signed git release"
+    assert [h["name"] for h in run.json("--no-bundled", "--skills-dir", skills, "skills",
+                                        "search", task)] == ["git-release"]
+    gated = run("--no-bundled", "--skills-dir", skills, "skills", "search", task, "--tool", "Read")
+    assert "No skill fits" in gated.stdout and "left out git-release" in gated.stderr
+    assert [h["name"] for h in run.json("--no-bundled", "--skills-dir", skills, "skills",
+                                        "search", task, "--tool", "Bash")] == ["git-release"]
+    score = run.json("--no-bundled", "--skills-dir", skills, "skills", "search", task)[0]["score"]
+    assert run.json("--no-bundled", "--skills-dir", skills, "skills", "search", task,
+                    "--min-score", str(min(1.0, score + 0.001))) == []

@@ -540,13 +540,23 @@ def search(
     ctx: typer.Context,
     task: Annotated[str, typer.Argument(help="The task, in the words a user would use.")],
     k: Annotated[int, typer.Option("-k", "--k", min=1, max=100, help="How many skills at most.")] = 5,
+    min_score: Annotated[Optional[float], typer.Option(
+        "--min-score", min=0.0, max=1.0,
+        help="Only skills scored at least this (0-1; the default bar is the library's own).")] = None,
+    tool: Annotated[Optional[list[str]], typer.Option(
+        "--tool", help="A tool the agent has (repeat it); skills that declare tools it lacks "
+                       "are left out and named.")] = None,
 ) -> None:
     """Route a task to the skills that fit it (none when nothing fits)."""
     st = state(ctx)
-    hits = st.bank(sync=["skills"]).skills.search(task, k=k)
+    hits = st.bank(sync=["skills"]).skills.search(task, k=k, min_score=min_score,
+                                                  available_tools=tool)
+    missing = getattr(hits, "missing_tools", None) or {}
 
     def human() -> None:
         shown = [h for h in hits if round(float(h.score or 0), 3) > 0]  # 0.000: no evidence
+        for name, lacks in missing.items():
+            st.out.note(f"left out {name}: it needs {', '.join(lacks)}")
         if not shown:
             st.out.print("No skill fits this task.")
             return
