@@ -375,7 +375,12 @@ def shown_path(path: Any, root: Any) -> Any:
     try:
         return str(Path(path).resolve().relative_to(Path(root).resolve()))
     except (ValueError, OSError, TypeError):
-        return Path(str(path)).name
+        pass
+    from skillbank.memories.skills.fit import is_bundled
+
+    # Outside the root: only its last part, marked, so the root's own `skills` and another
+    # folder named `skills` (the bundled ones) are not both shown as "skills" (docs hunt).
+    return "(bundled skills)" if is_bundled(str(path)) else f"…/{Path(str(path)).name}"
 
 
 def stats_for_caller(stats: dict[str, Any]) -> dict[str, Any]:
