@@ -301,9 +301,17 @@ def _render_memory_sync(st: State, name: str, result: Any) -> None:
 
 
 @app.command()
-def reindex(ctx: typer.Context) -> None:
+def reindex(
+    ctx: typer.Context,
+    fresh: Annotated[bool, typer.Option(
+        "--fresh", help="Delete the embedded index folder (chroma/) first and build it anew: "
+                        "the repair for a damaged index, which the plain rebuild cannot open.")
+    ] = False,
+) -> None:
     """Drop every index and rebuild it from the files (the files are the truth)."""
     st = state(ctx)
+    if fresh:
+        _drop_embedded_index(st)
     result = st.bank(sync=None).reindex()
 
     def human() -> None:
@@ -311,6 +319,24 @@ def reindex(ctx: typer.Context) -> None:
             _render_memory_sync(st, name, report)
 
     st.out.emit(result, human)
+
+
+def _drop_embedded_index(st: State) -> None:
+    """`reindex --fresh`: end this root's background owner (it has the index open), then
+    delete the embedded index; refused on a Chroma server (reindex rebuilds it there)."""
+    from skillbank import remember
+    from skillbank.cli import owner
+    from skillbank.index_repair import drop_index
+
+    if st.chroma_url:
+        raise typer.BadParameter("--fresh deletes the embedded index folder; with a Chroma "
+                                 "server, plain `reindex` rebuilds its collections")
+    root = remember.resolve_root(st.root)
+    running = owner._running(root)
+    if running is not None:
+        owner._retire(root, running[0])
+    if drop_index(root):
+        st.out.note(f"deleted the index under {root / 'chroma'}; building it from the files")
 
 
 @app.command()

@@ -33,6 +33,10 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
     if isinstance(exc, OSError):
         return 1, str(exc), []
     message = " ".join(str(exc).split()) or type(exc).__name__
+    from skillbank.index_repair import HINT, looks_damaged
+
+    if looks_damaged(exc):  # Chroma's words alone sent users to delete chroma/ by hand
+        return 1, f"{message} ({type(exc).__name__}): {HINT}", []
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
 
 
