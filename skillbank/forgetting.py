@@ -37,6 +37,7 @@ disk in three places this module cleans, each right after the forget, under the 
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -45,7 +46,7 @@ import sqlite3
 import struct
 import time
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Iterator
 
 from skillbank.fsutil import atomic_write
 
@@ -130,6 +131,59 @@ def erase_experiences(memory: Any, ids: list[str], forgotten: Any = None) -> Non
         for record_id in [*ids, *parents]:
             memory._cache.pop(record_id, None)
     erase_from_chroma(memory.index, [*ids, *parents])
+
+
+#: Ids whose erasure has begun and not yet finished (`erasing`), in the journal's folder.
+ERASING_FILE = ".erasing.json"
+
+
+@contextlib.contextmanager
+def erasing(memory: Any, ids: list[str]) -> Iterator[None]:
+    """Mark `ids` as being erased until the block ends without error (write lock held).
+
+    Users met it (crash hunt, session 18): a process killed after its `forget` event was
+    journaled and before the erasure ended left the "forgotten" text in the journal and in
+    Chroma's file for good — reopening only hid the id, and `forget` again answered "no
+    experience with id". The mark is written before the event, so whatever the crash hit,
+    the next `sync` finishes the erasure of the ids the journal says are forgotten
+    (`finish_erasures`); an id whose event never made it is left alone."""
+    path = Path(memory.folder) / ERASING_FILE
+    marked = sorted(set(_marked(path)) | set(ids))
+    atomic_write(path, json.dumps(marked) + "\n")
+    yield
+    rest = sorted(set(_marked(path)) - set(ids))
+    if rest:
+        atomic_write(path, json.dumps(rest) + "\n")
+    else:
+        path.unlink(missing_ok=True)
+
+
+def _marked(path: Path) -> list[str]:
+    try:
+        ids = json.loads(path.read_text("utf-8"))
+    except (OSError, ValueError):
+        return []
+    return [i for i in ids if isinstance(i, str)] if isinstance(ids, list) else []
+
+
+def finish_erasures(memory: Any) -> list[str]:
+    """Erase again what a crash left half-erased (see `erasing`); the ids erased. Runs in
+    `sync` (write lock held); cheap when nothing is marked (one stat)."""
+    path = Path(memory.folder) / ERASING_FILE
+    if not path.exists():
+        return []
+    marked = set(_marked(path))
+    forgotten = {target for _, event in memory.journal.read() if event.get("op") == "forget"
+                 for target in [event.get("id"), *(event.get("lessons") or [])]
+                 if target in marked} if marked else set()
+    if forgotten:
+        log.warning("skillbank: finishing the erasure of %d forgotten records a crash cut "
+                    "short", len(forgotten))
+        memory.journal.erase(sorted(forgotten))
+        memory.index.delete(sorted(forgotten))
+        erase_from_chroma(memory.index, sorted(forgotten))
+    path.unlink(missing_ok=True)
+    return sorted(forgotten)
 
 
 def without_lessons(record: dict[str, Any], texts: set[str]) -> bool:

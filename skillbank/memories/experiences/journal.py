@@ -297,6 +297,9 @@ class JournalMixin:
         started = time.perf_counter()
         report = SyncReport()
         with self.write_lock:
+            from skillbank.forgetting import finish_erasures
+
+            finish_erasures(self)  # what a crash in the middle of a forget left (one stat)
             checkpoint = self._read_checkpoint()
             done: dict[str, int] = {str(k): int(v) for k, v in checkpoint.get("files", {}).items()}
             sizes = self.journal.positions()

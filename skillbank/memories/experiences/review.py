@@ -15,6 +15,7 @@ from typing import Any
 
 from skillbank.audit import note
 from skillbank.forgetting import erase_experiences as erase
+from skillbank.forgetting import erasing
 from skillbank.errors import InvalidInputError, PermissionDeniedError
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, utcnow
@@ -110,8 +111,9 @@ class ReviewMixin:
     def _forget(self, record: Experience, *, reason: str) -> dict[str, Any]:
         """Journal one `forget` event for a record and its lessons (write lock held)."""
         lessons = self._owned_lessons(record)
-        self._append([{"op": "forget", "id": record.id, "lessons": lessons,
-                       "reason": reason, "at": utcnow().isoformat()}])
-        erase(self, [record.id, *lessons], record)  # its text leaves the journal and Chroma
+        with erasing(self, [record.id, *lessons]):  # a crash in here: the next sync finishes
+            self._append([{"op": "forget", "id": record.id, "lessons": lessons,
+                           "reason": reason, "at": utcnow().isoformat()}])
+            erase(self, [record.id, *lessons], record)  # its text leaves the journal, Chroma
         return {"id": record.id, "kind": record.kind, "forgotten": True,
                 "status": record.status, "lessons": lessons}
