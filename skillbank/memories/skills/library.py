@@ -364,22 +364,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def watch(self, stop_event: threading.Event | None = None,
               on_sync: Callable[[SyncReport], None] | None = None) -> None:
-        """Block, re-syncing whenever a file under a root changes (until `stop_event` is set)."""
-        from watchfiles import watch
+        """Block, re-syncing whenever a file under a root changes, and following a root that
+        is replaced, until `stop_event` is set (`skillbank.memories.skills.watching`)."""
+        from skillbank.memories.skills.watching import watch
 
-        roots = [str(r) for r, _ in self.roots if r.is_dir()]
-        if not roots:
-            return
-        first = True  # a change made before the watcher started (an owner's first client
-        for _changes in watch(*roots, stop_event=stop_event, debounce=300, step=50,
-                              rust_timeout=500, yield_on_timeout=True):
-            if not _changes and not first:  # comes after it opened) was never synced
-                continue
-            first = False
-            report = self.sync(embed=False)  # searchable by keyword at once
-            self.fill_dense(stop=stop_event, wait=False)
-            if on_sync and report.changed_anything:
-                on_sync(report)
+        watch(self, stop_event, on_sync)
 
     def start_watching(self, on_sync: Callable[[SyncReport], None] | None = None
                        ) -> tuple[threading.Thread, threading.Event]:
