@@ -73,3 +73,15 @@ def test_an_error_that_reads_like_a_damaged_index_names_the_repair():
         code, message, _ = _error_details(InternalError(said))
         assert code == 1 and "skillbank reindex --fresh" in message, message
     assert "reindex" not in _error_details(InternalError("No space left on device"))[1]
+
+
+def test_a_read_only_or_full_disk_is_named_with_what_to_do():
+    import errno
+
+    from skillbank.cli.reporting import _error_details
+
+    code, message, _ = _error_details(OSError(errno.EROFS, "Read-only file system",
+                                              "/mnt/ro/root/.owner.lock"))
+    assert code == 5 and "copy the root somewhere writable" in message
+    code, message, _ = _error_details(OSError(errno.ENOSPC, "No space left on device"))
+    assert code == 1 and "disk under the memory root is full" in message

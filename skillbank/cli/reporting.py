@@ -31,6 +31,14 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
                    "model download could not be reached; offline, point --model-dir or "
                    "SKILLBANK_MODEL_DIR at a local all-MiniLM-L6-v2 folder"), []
     if isinstance(exc, OSError):
+        import errno
+
+        if exc.errno == errno.EROFS:  # exit 5, as for any read-only place (crash hunt, s18)
+            return 5, (f"{exc}: the memory root is on a read-only file system, and skillbank "
+                       "writes its lock and index files there even to read; copy the root "
+                       "somewhere writable (cp -a) and pass that as --root"), []
+        if exc.errno == errno.ENOSPC:
+            return 1, f"{exc}: the disk under the memory root is full; free space and retry", []
         return 1, str(exc), []
     message = " ".join(str(exc).split()) or type(exc).__name__
     from skillbank.index_repair import HINT, looks_damaged

@@ -56,6 +56,15 @@ _CACHE_SIZE = 4096
 _BATCH = 2048
 
 
+def _index_failure(exc: BaseException) -> bool:
+    """A failure of the index itself (Chroma, its SQLite file, the disk under it), not of
+    skillbank's code: what a write already in the journal may leave for the next sync."""
+    import sqlite3
+
+    module = type(exc).__module__.split(".")[0]
+    return module == "chromadb" or isinstance(exc, (sqlite3.Error, OSError))
+
+
 class _Pending:
     """The folded state of one record while a sync replays events."""
 
@@ -123,10 +132,14 @@ class JournalMixin:
         checkpoint = self._read_checkpoint()
         try:
             self._apply(parsed, vectors=vectors)
-        except Exception as exc:  # noqa: BLE001 - only an index outage is kept for later
+        except Exception as exc:  # noqa: BLE001 - only the index's own failures are kept
             if not isinstance(exc, ChromaUnavailableError) and not (
-                    getattr(self.index, "shared", False) and is_outage(exc)):
+                    getattr(self.index, "shared", False) and is_outage(exc)) \
+                    and not _index_failure(exc):
                 raise
+            # The events are in the journal already: the write is stored, and saying it failed
+            # made users retry and store it twice (an embedded Chroma that met a full disk said
+            # "Error in compaction"; crash hunt, session 18). The next sync indexes them.
             self.index_behind = True
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
