@@ -94,6 +94,8 @@ def _coerce(name: str, raw: Any, root: Path | None = None) -> Any:
         if root is not None:
             return tuple(config_path(p, root) for p in items if p)
         return tuple(Path(p).expanduser() for p in items if p)
+    if name == "model_dir" and root is not None:
+        return config_path(raw, root)  # the root's too, as skill_roots (docs hunt, s18)
     if name in ("root", "model_dir"):
         return Path(raw).expanduser()
     if "float" in str(kind):

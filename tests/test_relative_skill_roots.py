@@ -46,6 +46,15 @@ def test_settings_resolve_a_relative_entry_against_the_root(tmp_path, monkeypatc
     assert load_settings(root).skill_roots == (Path("lib"),)
 
 
+def test_a_relative_model_dir_in_the_settings_file_is_the_roots_too(tmp_path, monkeypatch):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skillbank.toml").write_text('model_dir = "models/minilm"\n')
+    monkeypatch.delenv("SKILLBANK_MODEL_DIR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    assert load_settings(root).model_dir == root / "models" / "minilm"
+
+
 def test_the_index_does_not_follow_the_current_folder(tmp_path, monkeypatch):
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding
