@@ -16,6 +16,14 @@ from skillbank.records import Usage, utcnow
 from skillbank.store.postgres.db import Database
 
 _COLUMNS = "uses, successes, failures, last_used"
+#: Add counts to an item's row (made when missing): every count is an increment in place.
+_ADD = f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
+           VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
+           ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+               uses = sb_usage.uses + excluded.uses,
+               successes = sb_usage.successes + excluded.successes,
+               failures = sb_usage.failures + excluded.failures,
+               last_used = greatest(sb_usage.last_used, excluded.last_used)"""
 #: How stale the counts behind the ranking prior may be (seconds).
 PRIOR_TTL = 1.0
 
@@ -35,30 +43,16 @@ class PostgresUsageCounters:
                trusted: bool = True) -> Usage:
         at: datetime = utcnow()
         rows = self.db.execute(
-            f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
-                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-                ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
-                    uses = sb_usage.uses + excluded.uses,
-                    successes = sb_usage.successes + excluded.successes,
-                    failures = sb_usage.failures + excluded.failures,
-                    last_used = greatest(sb_usage.last_used, excluded.last_used)
-                RETURNING {_COLUMNS}""",
+            f"{_ADD} RETURNING {_COLUMNS}",
             (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at))
         self._prior_cache = None
         return _usage(rows[0])
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage), as `UsageLog.add`."""
-        self.db.execute(
-            f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
-                VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
-                ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
-                    uses = sb_usage.uses + excluded.uses,
-                    successes = sb_usage.successes + excluded.successes,
-                    failures = sb_usage.failures + excluded.failures,
-                    last_used = greatest(sb_usage.last_used, excluded.last_used)""",
-            (*self.key, item_id, trusted, int(counts.uses), int(counts.successes),
-             int(counts.failures), counts.last_used or utcnow()))
+        self.db.execute(_ADD, (*self.key, item_id, trusted, int(counts.uses),
+                               int(counts.successes), int(counts.failures),
+                               counts.last_used or utcnow()))
         self._prior_cache = None
 
     def _get(self, item_id: str, trusted: bool) -> Usage:
