@@ -245,3 +245,14 @@ def test_stats_after_a_skill_changed_twice_in_team_mode(two_machines):
     a.skills.sync()
     a.rate("skill:release-notes", False)
     assert a.stats()["skill_trust"]["flagged_by_outcome"] == []
+
+
+def test_accepted_untrusted_votes_join_the_trusted_counts_in_postgresql(two_machines):
+    a, b = two_machines
+    eid = a.experiences.record("Rotate the staging keys", "success")
+    a.rate(eid, True)
+    a.rate(eid, False, trusted=False)
+    assert b.experiences.usage.get(eid).failures == 0  # apart until accepted
+    accepted = a.accept_votes(eid)["usage"]
+    assert (accepted["successes"], accepted["failures"]) == (1, 1)
+    assert b.experiences.usage.untrusted(eid).failures == 0

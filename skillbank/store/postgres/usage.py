@@ -92,15 +92,8 @@ class PostgresUsageCounters:
                     f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
                     "AND item_id = %s AND trusted", (*self.key, item_id)).fetchone()
                 return _usage(row)
-            row = conn.execute(
-                f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
-                    VALUES (%s, %s, %s, true, %s, %s, %s, %s)
-                    ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
-                        uses = sb_usage.uses + excluded.uses,
-                        successes = sb_usage.successes + excluded.successes,
-                        failures = sb_usage.failures + excluded.failures,
-                        last_used = greatest(sb_usage.last_used, excluded.last_used)
-                    RETURNING {_COLUMNS}""", (*self.key, item_id, *extra)).fetchone()
+            row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
+                               (*self.key, item_id, True, *extra)).fetchone()
             return _usage(row)
 
     def prior(self, item_id: str, scale: float = 0.004) -> float:
