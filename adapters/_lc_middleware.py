@@ -166,6 +166,8 @@ class SkillbankMiddleware(AgentMiddleware):
       the turn and puts ``skillbank_experience_id`` in the state.
     * ``raise_errors``: let memory errors stop the run (by default they are logged and the
       agent goes on without memory; the last one is in ``last_error``).
+    * ``trusted=False``: runs driven by input nobody vouches for (a public chat): the runs it
+      records, the feedback it learns and its tools' writes wait as pending for a reviewer.
 
     Put it first in ``middleware=[...]`` so retries of other middleware happen inside it: a
     failure it sees is a failure of the run.
@@ -186,6 +188,10 @@ class SkillbankMiddleware(AgentMiddleware):
         self.learn_feedback = record if learn is None else learn
         self.namespace = namespace
         self.raise_errors = raise_errors
+        # Untrusted (a run driven by input nobody vouches for): its tools, and the runs and
+        # feedback it records, wait for a reviewer. Only the tools were untrusted: the run's
+        # feedback became an active rule, unreviewed (agents hunt, session 18).
+        self.trusted = trusted
         self.background = background
         self.distill = distill
         self.last_error: BaseException | None = None
@@ -273,7 +279,7 @@ class SkillbankMiddleware(AgentMiddleware):
     def _compute(self, run: dict[str, Any]) -> dict[str, Any] | None:
         try:
             # The run's namespace ("{user_id}") is its principal's alone (skillbank.scope).
-            with using(narrowed(run.get("namespace"), face="langchain")):
+            with using(narrowed(run.get("namespace"), trusted=self.trusted, face="langchain")):
                 # The thread's own record is never shown back to it as a past experience.
                 extra = {"thread": run["thread"]} if run.get("thread") else {}
                 ctx = self.bank.context_for(run["query"], budget_tokens=self.budget_tokens,
@@ -415,7 +421,8 @@ class SkillbankMiddleware(AgentMiddleware):
                 try:
                     eid = self.bank.experiences.record_messages(
                         plain_messages(messages), task=goal, outcome=outcome, feedback=feedback,
-                        namespace=namespace, distill=self.distill, **thread)
+                        namespace=namespace, distill=self.distill, trusted=self.trusted,
+                        **thread)
                     self.last_experience_id = eid
                 except Exception as exc:  # noqa: BLE001 - logged, kept, never silent
                     result["error"] = exc
@@ -423,7 +430,7 @@ class SkillbankMiddleware(AgentMiddleware):
             if learn:
                 try:
                     self.bank.guidelines.learn(learn, task=goal, response=answer,
-                                               namespace=namespace)
+                                               namespace=namespace, trusted=self.trusted)
                 except Exception as exc:  # noqa: BLE001
                     result.setdefault("error", exc)
                     self._failed_quietly("learning from feedback", exc)
@@ -431,7 +438,7 @@ class SkillbankMiddleware(AgentMiddleware):
             return eid
 
         try:  # a user id that is no namespace ("alice ", 200 characters): no memory, logged
-            scope = narrowed(namespace, face="langchain")
+            scope = narrowed(namespace, trusted=self.trusted, face="langchain")
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent's answer
             self._failed_quietly("recording", exc)
             if self.raise_errors:

@@ -416,6 +416,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     record: bool = Field(default=True, description="Record flushed messages as experiences.")
     namespace: Optional[str] = None
     raise_errors: bool = False
+    trusted: bool = Field(default=True, description="False: the runs recorded and the feedback "
+                          "learned wait as pending for a reviewer (input nobody vouches for).")
     background: bool = Field(default=True, description="Write off the agent's turn.")
     distill: bool = Field(default=False, description="Distill lessons from each run recorded "
                           "with an outcome (through the bank's distiller: an LLM one such as "
@@ -559,7 +561,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                        if _role(m) == "assistant" and _text(m).strip()), None)
         eid = None
         try:  # a user id that is no namespace ("alice ", 200 characters): no memory, logged
-            scope = narrowed(namespace, face=FACE)
+            scope = narrowed(namespace, trusted=self.trusted, face=FACE)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             recording_failed(self.bank, "recording a run", exc)
             self._failed("recording", exc, warn=False)
@@ -571,7 +573,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                 eid = self.bank.experiences.record_messages(
                     plain_messages(messages), task=task, outcome=outcome, feedback=feedback,
                     namespace=namespace, distill=self.distill and outcome != "unknown",
-                    **extra)
+                    trusted=self.trusted, **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             recording_failed(self.bank, "recording a run", exc)
             self._failed("recording", exc, warn=False)
@@ -579,7 +581,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             try:
                 with using(scope):
                     self.bank.guidelines.learn(learn, task=task, response=answer,
-                                               namespace=namespace)
+                                               namespace=namespace, trusted=self.trusted)
             except Exception as exc:  # noqa: BLE001
                 recording_failed(self.bank, "learning from feedback", exc)
                 self._failed("learning from feedback", exc, warn=False)
