@@ -615,6 +615,14 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         request = _text(run[0]).strip() if users else ""
         state = self._goals.get(session) if session is not None else None
         plan = plan_run(state, request, task)
+        if plan["followup"]:
+            # The episode's turns still in the queue, not only the latest: with one
+            # arecord_run at the end, the turns neither flushed nor last were lost (agents
+            # hunt, session 18). From its goal's message when the queue still holds it; turns
+            # the record holds already are not appended again (experiences.threads).
+            start = max((i for i in users if _text(messages[i]).strip() == plan["goal"]),
+                        default=0)
+            run = messages[start:]
         if error is not None:
             outcome = "failure"
             feedback_text: Optional[str] = failure_feedback(error, feedback)
@@ -622,7 +630,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                                      content=f"(the run failed: {failure_feedback(error)})")]
         else:
             feedback_text = feedback
-        if plan["followup"] or not users:
+        if (plan["followup"] or not users) and not (
+                run and _role(run[0]) == "user" and _text(run[0]).strip() == plan["goal"]):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
         if session is not None:
             self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}

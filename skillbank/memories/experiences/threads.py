@@ -128,15 +128,29 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     """The steps of `turn` the record does not hold yet. A caller that passes the whole
     transcript on every turn (not only the new messages) repeats the earlier turns first: their
     steps were appended again each turn (the tool calls twice, three times ...). The earlier
-    turn's final answer reads as a thought once more messages follow it, so both count alike."""
+    turn's final answer reads as a thought once more messages follow it, so both count alike.
+    A single repeated step is kept (asking the same thing twice is two steps); runs of two or
+    more that the record already ends with, or holds whole, are not appended again."""
     def key(step: Step) -> tuple[Any, ...]:
         action = None if step.action == "final answer" else step.action
         text = step.observation if step.action == "final answer" else None
         return (action, step.thought or text, step.observation if action else None,
                 repr(step.action_input))
 
-    if 0 < len(old) <= len(turn) and [key(s) for s in old] == [key(s) for s in turn[:len(old)]]:
-        return turn[len(old):]
+    held, given = [key(s) for s in old], [key(s) for s in turn]
+    if not held or not given:
+        return turn
+    # A turn the record holds whole, in order: turns recorded already and passed again (a
+    # LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn session ended
+    # with 150 steps, every answer twice; agents hunt, session 18).
+    size = len(given)
+    if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size + 1)):
+        return []
+    # The longest run that ends the record and starts the turn: the earlier turns again (the
+    # whole transcript, or all that is still in a memory's queue), then what is new.
+    for size in range(min(len(held), len(given)), 0, -1):
+        if (size >= 2 or size == len(held)) and held[-size:] == given[:size]:
+            return turn[size:]
     return turn
 
 

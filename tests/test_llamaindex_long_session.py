@@ -1,0 +1,74 @@
+"""A long LlamaIndex session is recorded whole and once (agents hunt, session 18).
+
+`Memory` flushes its oldest turns into the block as the session grows. With `arecord_run`
+after each run (the documented pattern) every flushed turn was stored a second time (40 turns:
+150 steps, every answer twice); with one `arecord_run` at the end, the turns neither flushed
+nor last were lost (turns 36-38 of 40). A real `FunctionAgent` with a scripted model, in process
+and through a client of another process that owns the root.
+"""
+
+from __future__ import annotations
+
+import collections
+import re
+
+import pytest
+
+pytest.importorskip("llama_index.core")
+
+from llama_index.core.agent.workflow import FunctionAgent  # noqa: E402
+from llama_index.core.base.llms.types import ChatMessage  # noqa: E402
+from llama_index.core.llms.mock import MockFunctionCallingLLM  # noqa: E402
+from llama_index.core.memory import Memory  # noqa: E402
+
+from owner_client import bank_for  # noqa: E402
+from skillbank.adapters.llamaindex import SkillbankMemoryBlock  # noqa: E402
+
+TURNS = 14
+
+
+def answer(messages, **kw):
+    return ChatMessage(role="assistant",
+                       content=f"Reply to <{messages[-1].content}> " + "blah " * 20)
+
+
+@pytest.mark.parametrize("each", [True, False], ids=["recorded-each-run", "recorded-at-the-end"])
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_every_turn_once(tmp_path, remote, each):
+    with bank_for(tmp_path, remote) as bank:
+        block = SkillbankMemoryBlock(bank, background=False)
+        memory = Memory.from_defaults(session_id="long-1", memory_blocks=[block],
+                                      token_limit=600, chat_history_token_ratio=0.5,
+                                      token_flush_size=200)
+        agent = FunctionAgent(tools=[], llm=MockFunctionCallingLLM(response_generator=answer),
+                              system_prompt="You help.")
+        for turn in range(TURNS):
+            await agent.run(user_msg=f"Turn {turn}: improve paragraph {turn} of the guide",
+                            memory=memory)
+            if each and turn < TURNS - 1:
+                await block.arecord_run(memory)
+        eid = await block.arecord_run(memory, outcome="success")
+        (record,) = bank.experiences.list(kind="experience", include_retired=True)
+        assert record.id == eid and record.outcome == "success"
+        answered = collections.Counter(
+            int(found.group(1)) for step in record.steps
+            for found in [re.search(r"^Reply to <Turn (\d+):", step.thought or step.observation
+                                    or "")] if found)
+        assert sorted(answered) == list(range(TURNS)), sorted(answered)  # none lost
+        assert set(answered.values()) == {1}, answered  # none twice
+
+
+def test_what_a_turn_adds_to_a_thread_record():
+    from skillbank.memories.experiences.threads import _new_steps
+    from skillbank.records import Step
+
+    def steps(*texts: str) -> list[Step]:
+        return [Step(observation=f"User: {t}") if t.endswith("?") else
+                Step(action="final answer", observation=t) for t in texts]
+
+    held = steps("a?", "A", "b?", "B", "c?", "C")
+    assert _new_steps(held, steps("b?", "B")) == []  # flushed again: held whole
+    assert _new_steps(held, steps("b?", "B", "c?", "C", "d?", "D")) == steps("d?", "D")
+    assert _new_steps(held, steps("c?", "C", "d?", "D")) == steps("d?", "D")
+    assert _new_steps(held, steps("C", "d?")) == steps("C", "d?")  # one step again: kept
+    assert _new_steps(held, steps("d?", "D")) == steps("d?", "D")
