@@ -243,8 +243,13 @@ class SkillbankMiddleware(AgentMiddleware):
         explicit = ((state or {}).get("skillbank_task") or config.get("skillbank_task")
                     or context_value(context, "skillbank_task"))
         mine = self._mine(state)
-        if (mine.get("run") or {}).get("key") in self._failed_runs:
-            mine["open"] = False  # a failure ends the episode (the state could not say so)
+        if mine.get("run"):
+            # A run the state still holds never reached after_agent: it raised (recorded as a
+            # failure, which ends the episode) or its process died. Judged from the state the
+            # checkpointer keeps, not only this process's memory of failures: after a restart,
+            # or on another worker of the same checkpointer, the thread's next request was filed
+            # under the failed goal, as a success (agents hunt, session 18).
+            mine["open"] = False
         run = plan_run(mine, text_of(request) if request is not None else "",
                        str(explicit) if explicit else None)
         thread = config.get("thread_id")  # one conversation = one experience (its turns update it)

@@ -55,3 +55,29 @@ def test_the_request_after_a_failed_run_is_its_own_experience(tmp_path, remote):
         recorded = {e.task: e.outcome for e in bank.experiences.list()}
         assert recorded == {"Deploy the app to production": "failure",
                             "Summarise yesterday's incidents": "success"}
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_after_a_restart_the_request_after_a_failed_run_is_its_own_experience(tmp_path, remote):
+    """The failure was remembered in the middleware's memory only: a restarted process (a new
+    middleware on the same checkpointer), or another worker, filed the next request under the
+    failed goal, as a success (agents hunt, session 18)."""
+    with bank_for(tmp_path, remote) as bank:
+        saver = InMemorySaver()
+        config = {"configurable": {"thread_id": "t1"}}
+        first = create_agent(Model(messages=iter([AIMessage(content="", tool_calls=[
+            {"name": "deploy", "args": {"env": "prod"}, "id": "c1"}])])), tools=[deploy],
+            middleware=[SkillbankMiddleware(bank, background=False)], checkpointer=saver)
+        with pytest.raises(RuntimeError, match="quota exceeded"):
+            first.invoke({"messages": [{"role": "user",
+                                        "content": "Deploy the app to production"}]}, config)
+        restarted = create_agent(
+            Model(messages=iter([AIMessage(content="Release notes for 2.3: …")])),
+            tools=[deploy], middleware=[SkillbankMiddleware(bank, background=False)],
+            checkpointer=saver)
+        restarted.invoke({"messages": [{"role": "user",
+                                        "content": "Write the release notes for version 2.3"}],
+                          "outcome": "success"}, config)
+        recorded = {e.task: e.outcome for e in bank.experiences.list()}
+        assert recorded == {"Deploy the app to production": "failure",
+                            "Write the release notes for version 2.3": "success"}, recorded
