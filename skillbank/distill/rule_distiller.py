@@ -9,7 +9,7 @@ from skillbank.distill.base import CandidateRule, Relation
 from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
                                        same_task)
 from skillbank.distill.relations import _compare
-from skillbank.distill.supersession import names_only, two_things
+from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.standalone import keep_subjects
 from skillbank.distill.sentences import split_sentences
@@ -158,6 +158,13 @@ class RuleDistiller:
             # Two plain instructions with an antonym pair between them: neither overrules,
             # and neither is the other ("Close the ticket after ..." was merged into "...
             # before ..." once the conflict was set aside).
+            return "distinct"
+        if cmp.lexical_conflict and cmp.antonym is None and not has_flip(new_rule) \
+                and two_objects(new_rule, old_rule):
+            # One kind of thing, two of them: "Never use error codes in the React frontend."
+            # does not overrule "Validate currency codes in the React frontend." (nor is it
+            # the same rule); read as a contradiction, one negation retired every rule about
+            # currency codes (scale hunt, session 18).
             return "distinct"
         if (cmp.lexical_conflict and similarity >= self.related_threshold - self.matter_margin
                 and not (cmp.antonym is None and names_only(new_rule, old_rule, cmp.opposed))):

@@ -45,7 +45,7 @@ import re
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
                                          NEGATED_HEAD_RE, _action, _antonym_conflict,
                                          _choices_differ, _content, _forbids_removal, _objects,
-                                         _polarity, _stem, other_direct_objects,
+                                         _polarity, _stem, direct_objects, other_direct_objects,
                                          transform_parts)
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
 
@@ -244,6 +244,8 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
         if matter:
             return (f"opposite sides {pair[0]!r} / {pair[1]!r} on the same matter "
                     f"({', '.join(repr(w) for w in matter)})")
+    if pair is None and not has_flip(new) and two_objects(new, old):
+        return None
     shared = set(n) & set(o)
     smaller = min(len(n), len(o))
     overlap = len(shared) / smaller if smaller else 0.0
@@ -503,6 +505,19 @@ _CURRENT_RE = re.compile(r"\b(?:current|latest|updated) (?:rule|convention|polic
                          r"format|layout)\b", re.I)
 
 
+def two_objects(new: str, old: str) -> bool:
+    """The two rules act on different things of one kind: their direct objects share a word
+    and each has one the other lacks ("error codes" / "currency codes"). "Never use error codes
+    in the React frontend." read as overruling "Validate currency codes in the React frontend."
+    (the setting and the noun in common), and through it every rule about currency codes
+    (scale hunt, session 18). Numbers are left out: "50 lines" / "60 lines" is a change."""
+    mine, theirs = direct_objects(new), direct_objects(old)
+    if not mine & theirs:
+        return False
+    return any(not w.isdigit() for w in mine - theirs) and \
+        any(not w.isdigit() for w in theirs - mine)
+
+
 def two_things(new: str, old: str) -> bool:
     """Two plain instructions, each about something of its own: neither rejects anything and
     each names matter the other does not (three words between them at least). An antonym pair
@@ -545,6 +560,8 @@ def echoes_overruled(new: str, overruled: str, other: str) -> str | None:
     asked for, and says it of the same things as the overruled rule (at least one more content
     word in common): "Address the customer by name" shares only "name" and stands."""
     if not new or not overruled or not other:
+        return None
+    if two_objects(overruled, other):  # "error codes" / "currency codes": not its wording
         return None
     n, o, s = stance(new), stance(overruled), stance(other)
     for text in (new, overruled, other):

@@ -503,7 +503,6 @@ class GuidelineLearning:
         same matter: its similarity to the candidate, or to the rule the candidate overrules."""
         via: dict[str, float] = {}
         through: dict[str, set[str]] = {}  # wording -> the overruled rules it is near
-        similarity_of = {old_id: sim for sim, old_id in contradicted}
         for _, old_id in contradicted:
             old = self._items[old_id]
             old_query = " ".join(dict.fromkeys(m[0] for m in self._members(old)))
@@ -515,11 +514,19 @@ class GuidelineLearning:
                 through.setdefault(gid, set()).add(old_id)
             # Look-alikes kept apart from the overruled rule (linked as related either way)
             # are the wordings most likely to say the same old thing.
+            # Each on its own similarity to the overruled rule: borrowing the overruled rule's
+            # similarity to the candidate let a chain of related links ("currency codes in
+            # Terraform" ~ "... in slide decks" ~ "... in the React frontend" ~ "error codes in
+            # the React frontend") carry one negation to all of them: "Never use error codes
+            # in the React frontend." superseded seven rules, five about currency codes
+            # elsewhere (scale hunt, session 18).
+            profile = self._profile(old)
             for other_id in self._related_closure(old_id, hops=2):
                 other = self._items[other_id]
                 if (other_id not in skip and other.status in IN_PLAY
                         and other.namespace == namespace):
-                    via[other_id] = max(via.get(other_id, -1.0), similarity_of[old_id])
+                    own = float(np.dot(profile, self._profile(other)))
+                    via[other_id] = max(via.get(other_id, -1.0), own)
                     through.setdefault(other_id, set()).add(old_id)
         found: list[tuple[float, str]] = []
         if not via:
