@@ -692,3 +692,13 @@ def test_skills_search_takes_a_score_bar_and_the_agents_tools(run, tmp_path):
     score = run.json("--no-bundled", "--skills-dir", skills, "skills", "search", task)[0]["score"]
     assert run.json("--no-bundled", "--skills-dir", skills, "skills", "search", task,
                     "--min-score", str(min(1.0, score + 0.001))) == []
+
+
+def test_lists_cut_at_their_limit_say_so(run):
+    """`experiences list` printed "50 experiences" of 12,948 and `audit` "Audit log (200)",
+    with nothing saying more were left out (scale hunt, session 18)."""
+    for n in range(3):
+        run("experiences", "record", "--task", f"Rotate key {n}", "--outcome", "success")
+    assert "the newest 2; --limit N for more" in run("experiences", "list", "--limit", "2").stdout
+    assert "--limit" not in run("experiences", "list", "--limit", "50").stdout
+    assert "the newest 2, --limit N for more" in run("audit", "--limit", "2").stdout

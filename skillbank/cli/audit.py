@@ -68,7 +68,8 @@ def audit(
                 v is not None for v in (principal, action, since, item_id, namespace))
                 else f"Nothing audited yet in {root}.")
             return
-        st.out.print(table(f"Audit log ({len(rows)})",
+        cut = f"; the newest {limit}, --limit N for more" if limit and len(rows) >= limit else ""
+        st.out.print(table(f"Audit log ({len(rows)}{cut})",
                            [("time", {"no_wrap": True}), "principal", ("role", {"no_wrap": True}),
                             "face", "namespace", "action", "kind", "id"],
                            [[r["at"][:19].replace("T", " "),

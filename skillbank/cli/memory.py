@@ -310,7 +310,9 @@ def experiences_list(
         if not items:
             st.out.print("No experiences yet. Record one with `skillbank experiences record`.")
             return
-        st.out.print(table(f"{len(items)} experiences", EXPERIENCE_COLUMNS, experience_rows(items)))
+        shown = f"{len(items)} experiences" + (  # cut at --limit: say so (scale hunt, s18)
+            f" (the newest {limit}; --limit N for more)" if len(items) >= limit else "")
+        st.out.print(table(shown, EXPERIENCE_COLUMNS, experience_rows(items)))
 
     st.out.emit(items, human)
 
