@@ -59,15 +59,30 @@ def _validation_message(exc: ValidationError) -> str:
     return "invalid input: " + "; ".join(messages.describe_errors(exc.errors()))
 
 
-def _cursor(offset: int) -> str:
-    return base64.urlsafe_b64encode(f"o:{offset}".encode()).decode()
+#: Seconds the list computed for a resources/list page one serves that listing's later pages.
+LISTING_SECONDS = 60.0
+
+
+def _cursor(offset: int, last_uri: str | None = None) -> str:
+    text = f"o:{offset}" + (f"\n{last_uri}" if last_uri else "")
+    return base64.urlsafe_b64encode(text.encode()).decode()
+
+
+def _last_uri(cursor: str | None) -> str | None:
+    """The last item the page before listed (a cursor from `_cursor`), or None."""
+    try:
+        _, newline, uri = base64.urlsafe_b64decode((cursor or "").encode()).decode().partition("\n")
+    except (ValueError, UnicodeDecodeError):
+        return None
+    return uri if newline and uri else None
 
 
 def _offset(cursor: str | None, method: str = "resources/list") -> int:
     if not cursor:
         return 0
     try:
-        kind, _, value = base64.urlsafe_b64decode(cursor.encode()).decode().partition(":")
+        head = base64.urlsafe_b64decode(cursor.encode()).decode().partition("\n")[0]
+        kind, _, value = head.partition(":")
         if kind == "o" and value.isdigit():
             return int(value)
     except (ValueError, UnicodeDecodeError):
@@ -151,6 +166,8 @@ class SkillbankServer(MCPServer):
         self.manifests = res.ManifestCache()
         self.report_timing = report_timing
         self.page_size = positive_setting(PAGE_ENV, PAGE_SIZE)
+        #: The list each caller's resources/list page one computed (see that handler).
+        self._listings: dict[Any, tuple[float, list[types.Resource]]] = {}
         self.concurrency = positive_setting("SKILLBANK_MCP_CONCURRENCY", MCP_CONCURRENCY)
         from skillbank.mcp_server.tools_memory import sampling_timeout
 
@@ -329,12 +346,32 @@ class SkillbankServer(MCPServer):
 
     # Resources --------------------------------------------------------------------------------
     async def _handle_list_resources(self, ctx: Any, params: Any) -> types.ListResourcesResult:
-        start = _offset(getattr(params, "cursor", None) if params is not None else None)
-        everything = await self.list_resources()
+        """One page. Page one computes the list and keeps it (`LISTING_SECONDS`): the later
+        pages of that listing come from it — computing the whole library again for each page
+        took ~1 s a page at 1,750 skills, and a skill added between pages shifted the offsets
+        (one item listed twice; scale hunt, session 18). A cursor also names the last item it
+        listed, so a listing whose copy has expired resumes after that item."""
+        from skillbank import scope as scopes
+
+        cursor = getattr(params, "cursor", None) if params is not None else None
+        start, last = _offset(cursor), _last_uri(cursor)
+        caller = scopes.active()  # each caller's own list: topics follow its namespaces
+        listing = self._listings.get(caller)
+        if cursor and listing is not None and time.monotonic() - listing[0] < LISTING_SECONDS:
+            everything = listing[1]
+        else:
+            everything = await self.list_resources()
+            if len(self._listings) >= 64:
+                self._listings.clear()
+            self._listings[caller] = (time.monotonic(), everything)
+            if last is not None:
+                start = next((i + 1 for i, r in enumerate(everything) if str(r.uri) == last),
+                             start)
         page = everything[start:start + self.page_size]
         end = start + len(page)
+        more = end < len(everything)
         return types.ListResourcesResult(
-            resources=page, next_cursor=_cursor(end) if end < len(everything) else None)
+            resources=page, next_cursor=_cursor(end, str(page[-1].uri)) if more else None)
 
     async def list_resources(self) -> list[types.Resource]:
         static = await super().list_resources()

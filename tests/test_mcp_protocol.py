@@ -173,6 +173,36 @@ async def test_resources_list_pages_with_a_cursor(bank, monkeypatch, tmp_path):
     assert "skill://extra-4/SKILL.md" in seen and "skillbank://stats" in seen
 
 
+async def test_a_skill_added_between_pages_shifts_nothing(bank, monkeypatch, tmp_path):
+    """Cursors were plain offsets over a list computed again for each page: a skill added
+    between pages listed one item twice (scale hunt, session 18). A listing's later pages come
+    from the list its page one computed; one whose copy expired resumes after the last item
+    listed, not at an offset."""
+    from skillbank.mcp_server import server as server_module
+
+    monkeypatch.setenv("SKILLBANK_MCP_PAGE_SIZE", "3")
+    shared = tmp_path / "shared-skills"
+    for number in range(6):
+        write_skill(shared, f"extra-{number}", f"Extra skill number {number}")
+    bank.skills.sync()
+    for expired in (False, True):
+        if expired:
+            monkeypatch.setattr(server_module, "LISTING_SECONDS", 0.0)
+        async with Client(server_over(bank), mode="legacy") as client:
+            first = await client.session.list_resources()
+            write_skill(shared, f"aaa-new-{expired}", "A skill added while a client lists")
+            bank.skills.sync()  # sorts first: every later offset moves by one
+            seen = [str(r.uri) for r in first.resources]
+            cursor = first.next_cursor
+            while cursor is not None:
+                page = await client.session.list_resources(
+                    params=types.PaginatedRequestParams(cursor=cursor))
+                seen.extend(str(r.uri) for r in page.resources)
+                cursor = page.next_cursor
+            assert len(seen) == len(set(seen)), seen  # nothing twice
+            assert "skill://extra-5/SKILL.md" in seen and "skillbank://stats" in seen
+
+
 async def test_uris_are_percent_encoded_mime_types_follow_content_and_odd_names_are_flagged(
         bank, tmp_path):
     shared = tmp_path / "shared-skills"
