@@ -702,3 +702,23 @@ def test_lists_cut_at_their_limit_say_so(run):
     assert "the newest 2; --limit N for more" in run("experiences", "list", "--limit", "2").stdout
     assert "--limit" not in run("experiences", "list", "--limit", "50").stdout
     assert "the newest 2, --limit N for more" in run("audit", "--limit", "2").stdout
+
+
+def test_skills_a_python_process_indexed_from_another_folder_are_named_when_dropped(run,
+                                                                                   cli_root,
+                                                                                   tmp_path):
+    """`Skillbank.open(skill_roots=[corpus])` indexed the corpus; the next CLI command (which
+    serves the root's own folders) dropped it silently and answered "No skill fits" (scale
+    hunt, session 18). It says which folder left the index and how to keep it."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    corpus = tmp_path / "corpus"
+    write_skill(corpus, "git-release", "Tag and push a git release with signed tags.")
+    with Skillbank.open(cli_root, skill_roots=[corpus], embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        assert bank.skills.names() == ["git-release"]
+    done = run("--no-bundled", "skills", "search", "tag a git release")
+    assert "No skill fits" in done.stdout
+    assert f"1 skills indexed from {corpus}" in " ".join(done.stderr.split())
+    assert "--skills-dir" in done.stderr

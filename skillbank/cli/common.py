@@ -103,7 +103,10 @@ class State:
         for kind in kinds:
             if kind == "skills" and getattr(self._bank, "is_remote", False):
                 continue  # another process owns the root and watches its skill folders
-            getattr(self._bank, kind).sync()
+            report = getattr(self._bank, kind).sync()
+            for finding in getattr(report, "findings", None) or []:
+                if getattr(finding, "code", None) == "root-not-served":  # never silently
+                    self.out.note(f"note: {finding.message}")
         return self._bank
 
     def _attach_to_background_owner(self, options: dict[str, Any]) -> None:

@@ -28,6 +28,7 @@ from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, skill_trust_api, trust
+from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
@@ -360,6 +361,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             if removed:
                 self.index.delete(removed)
                 report.removed = sorted(removed)
+                report.findings.extend(unserved(removed, metas, self.roots))
         return report
 
     def watch(self, stop_event: threading.Event | None = None,
