@@ -84,6 +84,15 @@ def _plain_tool_calls(message: Any) -> list[dict[str, Any]]:
         if isinstance(call, Mapping) and call.get("name"):
             calls.append({"id": call.get("id"), "name": call["name"],
                           "args": call.get("args", call.get("arguments"))})
+    # A call whose arguments did not parse (LangChain's `invalid_tool_calls`) ended the run
+    # with no tool message; it was left out, and the run read as an empty experience (agents
+    # hunt, session 18). It is a step, with what the model sent and why it failed.
+    for call in getattr(message, "invalid_tool_calls", None) or []:
+        call = _plain(call)
+        if isinstance(call, Mapping):
+            calls.append({"id": call.get("id"), "name": call.get("name") or "(unnamed tool)",
+                          "args": {"invalid_arguments": call.get("args"),
+                                   "error": call.get("error") or "the arguments did not parse"}})
     extra = getattr(message, "additional_kwargs", None)
     if not calls and isinstance(extra, Mapping):
         for call in extra.get("tool_calls") or []:

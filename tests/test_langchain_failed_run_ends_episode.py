@@ -81,3 +81,20 @@ def test_after_a_restart_the_request_after_a_failed_run_is_its_own_experience(tm
         recorded = {e.task: e.outcome for e in bank.experiences.list()}
         assert recorded == {"Deploy the app to production": "failure",
                             "Write the release notes for version 2.3": "success"}, recorded
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_tool_call_whose_arguments_did_not_parse_is_a_step(tmp_path, remote):
+    """LangChain ends the run with no tool message; the malformed call was left out and the run
+    recorded as an empty experience (agents hunt, session 18)."""
+    with bank_for(tmp_path, remote) as bank:
+        garbled = AIMessage(content="", invalid_tool_calls=[
+            {"name": "deploy", "args": '{"env": "prod"', "id": "c1",
+             "error": "Expecting ',' delimiter"}])
+        agent = create_agent(Model(messages=iter([garbled])), tools=[deploy],
+                             middleware=[SkillbankMiddleware(bank, background=False)])
+        agent.invoke({"messages": [{"role": "user", "content": "Deploy the app to staging"}]})
+        (record,) = bank.experiences.list()
+        (step,) = [s for s in record.steps if s.action == "deploy"]
+        assert step.action_input["invalid_arguments"] == '{"env": "prod"'
+        assert "delimiter" in step.action_input["error"]
