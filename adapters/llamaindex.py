@@ -509,6 +509,23 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             self._goals.popitem(last=False)
         return plan
 
+    async def _recall_goal(self, session: Any, namespace: Optional[str]) -> None:
+        """A session this process knows nothing of (restarted with a saved Memory) takes its
+        goal from the bank's open record of the conversation: its "yes, go ahead" was recorded
+        as a task of its own, the goal's record left open for good (agents hunt, session 18)."""
+        thread = _thread(session)
+        if thread is None or session in self._goals:
+            return
+        try:
+            with using(narrowed(namespace, trusted=self.trusted, face=FACE)):
+                record = await asyncio.to_thread(self.bank.experiences.open_thread, thread,
+                                                 namespace)
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+            self._failed("recalling the session's goal", exc, warn=False)
+            return
+        if record is not None:
+            self._goals[session] = {"goal": record.task, "open": True}
+
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
         request, position = _latest_user_turn(messages)
@@ -522,6 +539,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if key in self._cache:
             self._cache.move_to_end(key)
             return self._cache[key]
+        await self._recall_goal(session, namespace)
         plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
         text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
                                        _thread(session))
@@ -543,6 +561,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             # Flushed turns are the session's oldest: they belong to its record (thread), under
             # its goal, which they open when the session has none yet; a later arecord_run of
             # the session then updates that one record instead of starting a second one.
+            await self._recall_goal(session, namespace)
             state = self._goals.get(session) if session is not None else None
             plan = plan_run(state, task)
             if session is not None and state is None:
@@ -613,6 +632,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if not run:
             return None
         request = _text(run[0]).strip() if users else ""
+        await self._recall_goal(session, namespace)
         state = self._goals.get(session) if session is not None else None
         plan = plan_run(state, request, task)
         if plan["followup"]:

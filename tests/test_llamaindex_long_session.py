@@ -72,3 +72,29 @@ def test_what_a_turn_adds_to_a_thread_record():
     assert _new_steps(held, steps("c?", "C", "d?", "D")) == steps("d?", "D")
     assert _new_steps(held, steps("C", "d?")) == steps("C", "d?")  # one step again: kept
     assert _new_steps(held, steps("d?", "D")) == steps("d?", "D")
+
+
+def dba(messages, **kw):
+    asked = messages[-1].content or ""
+    return ChatMessage(role="assistant", content="Plan ready: lock, copy, swap. Go ahead?"
+                       if "orders" in asked else "Migrated.")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_a_restarted_block_keeps_the_sessions_goal(tmp_path, remote):
+    """After a restart with a saved Memory, "yes, go ahead" was recorded as a task of its own
+    and the migration's record stayed open for good: the goal was only in the old block's
+    memory (agents hunt, session 18). A new block (a new process) takes it from the bank."""
+    with bank_for(tmp_path, remote) as bank:
+        agent = FunctionAgent(tools=[], llm=MockFunctionCallingLLM(response_generator=dba),
+                              system_prompt="You are a DBA.")
+        before = SkillbankMemoryBlock(bank, background=False)
+        memory = Memory.from_defaults(session_id="chat-42", memory_blocks=[before])
+        await agent.run(user_msg="Migrate the orders table", memory=memory)
+        await before.arecord_run(memory)
+        after = SkillbankMemoryBlock(bank, background=False)  # the restarted process's block
+        memory.memory_blocks = [after]
+        await agent.run(user_msg="yes, go ahead", memory=memory)
+        await after.arecord_run(memory, outcome="success")
+        recorded = [(e.task, e.outcome) for e in bank.experiences.list(kind="experience")]
+        assert recorded == [("Migrate the orders table", "success")], recorded

@@ -51,7 +51,7 @@ READS = frozenset({
     "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
     "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
     "validate", "resources", "find", "export", "search_mode", "changes_since", "identity",
-    "search_candidates",
+    "search_candidates", "open_thread",
 })
 
 

@@ -242,6 +242,17 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 self._distill_quietly(eid, status == "active")
         return ids
 
+    def open_thread(self, thread: str, namespace: str | None = None) -> Experience | None:
+        """A conversation's open episode (its goal is the task), or None: for a face that lost
+        its own memory of the conversation — a restarted process whose chat history was
+        saved recorded the thread's "yes, go ahead" as a task of its own, the goal's record
+        left open for good (agents hunt, session 18)."""
+        from skillbank.memories.experiences.threads import check_thread, open_episode
+
+        scope = self._scope()  # type: ignore[attr-defined]
+        space = scope.write_namespace(namespace)
+        return open_episode(self, check_thread(thread), space)
+
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
                         outcome: str = "unknown", *, thread: str | None = None,
                         followup: bool = False, **kw: Any) -> str:

@@ -86,6 +86,27 @@ def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task
     return best
 
 
+def open_episode(memory: "ExperienceMemory", thread: str, namespace: str
+                 ) -> Experience | None:
+    """The newest open (no closing outcome) record of `thread` in `namespace` the caller may
+    read, any status: the conversation's goal and its steps so far."""
+    where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"}]}
+    best: tuple[float, str, Mapping[str, Any]] | None = None
+    for found in memory.index.ids_where(where):
+        meta = memory.index.metadata(found)
+        if meta is None or not in_open_episode(meta, thread):
+            continue
+        created = float(meta.get("created", 0.0))
+        if best is None or created > best[0]:
+            best = (created, found, meta)
+    if best is None:
+        return None
+    try:
+        return memory._read_record(best[1], best[2])
+    except NotFoundError:
+        return None
+
+
 def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: str,
                 status: str, followup: bool) -> tuple[str, bool]:
     """Store one turn of `thread`: update its record, or start one. Returns (id, updated).
