@@ -635,11 +635,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         await self._recall_goal(session, namespace)
         state = self._goals.get(session) if session is not None else None
         plan = plan_run(state, request, task)
-        if plan["followup"]:
+        if plan["followup"] and task is None:
             # The episode's turns still in the queue, not only the latest: with one
             # arecord_run at the end, the turns neither flushed nor last were lost (agents
-            # hunt, session 18). From its goal's message when the queue still holds it; turns
-            # the record holds already are not appended again (experiences.threads).
+            # hunt, session 18). From its goal's message when the queue still holds it, else
+            # the whole queue (the goal was flushed, and no outcome closed an episode since:
+            # a later goal would be queued); turns the record holds already are not appended
+            # again (experiences.threads). An explicit `task` names no message: latest only.
             start = max((i for i in users if _text(messages[i]).strip() == plan["goal"]),
                         default=0)
             run = messages[start:]

@@ -364,9 +364,8 @@ class SkillbankServer(MCPServer):
             if len(self._listings) >= 64:
                 self._listings.clear()
             self._listings[caller] = (time.monotonic(), everything)
-            if last is not None:
-                start = next((i + 1 for i, r in enumerate(everything) if str(r.uri) == last),
-                             start)
+        if last is not None:  # (another client of the same scope may have listed meanwhile)
+            start = next((i + 1 for i, r in enumerate(everything) if str(r.uri) == last), start)
         page = everything[start:start + self.page_size]
         end = start + len(page)
         more = end < len(everything)

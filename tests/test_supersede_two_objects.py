@@ -30,6 +30,15 @@ def test_two_things_of_one_kind_are_not_one_rule():
     assert overrules(NEW, OTHERS[0]) is None and overrules(NEW, OVERRULED)
     assert RuleDistiller().relate(NEW, OTHERS[0], similarity=0.9) == "distinct"
     assert echoes_overruled(NEW, OVERRULED, OTHERS[0]) is None
+    # Corrections that differ by a quality or a number, or name other heads, still overrule
+    # (review, session 18): two_objects is about two kinds of one thing only.
+    for correction, rule in (("Use 4-space indentation.", "Use 2-space indentation."),
+                             ("Don't use relative import paths.", "Use short relative imports."),
+                             ("Stop sending daily standup summaries.",
+                              "Send written standup summaries every morning.")):
+        assert not two_objects(correction, rule), (correction, rule)
+    assert echoes_overruled("Use Poetry instead of pip.", "Use pip requirements files.",
+                            "Use pinned pip requirements.")
     # "X instead of Y" names both sides: still a change of the thing used
     assert overrules("Use currency codes instead of error codes in the React frontend.",
                      OVERRULED)

@@ -352,18 +352,23 @@ def direct_objects(rule: str) -> set[str]:
     """Stems of the rule's direct object: the content words between its main verb and the
     first preposition, limit or clause break ("Write type hints for public functions" ->
     type, hint). Empty when a preposition follows the verb ("Reply to customers ...")."""
+    return {_stem(w) for w in object_phrase(rule)}
+
+
+def object_phrase(rule: str) -> list[str]:
+    """The words of the rule's direct object in order (see `direct_objects`), unstemmed."""
     words = re.findall(r"[a-z0-9][a-z0-9_'-]*|[,;:.]", _strip_mentions(rule).lower())
     action = _action(rule)
     if action is None:
-        return set()
+        return []
     start = next((i + 1 for i, w in enumerate(words)
                   if w not in _HEAD_WORDS and (_lemma(w) or w) == action), None)
-    out: set[str] = set()
+    out: list[str] = []
     for w in words[start or len(words):]:
         if w in _PREPOSITIONS or w in _OBJECT_ENDS or w in ",;:.":
             break
         if len(w) >= 3 and w not in _STOPWORDS and w not in _LIGHT_WORDS:
-            out.add(_stem(w.removesuffix("'s")))
+            out.append(w.removesuffix("'s"))
     return out
 
 

@@ -45,7 +45,7 @@ import re
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
                                          NEGATED_HEAD_RE, _action, _antonym_conflict,
                                          _choices_differ, _content, _forbids_removal, _objects,
-                                         _polarity, _stem, direct_objects, other_direct_objects,
+                                         _polarity, _stem, object_phrase, other_direct_objects,
                                          transform_parts)
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
 
@@ -506,16 +506,33 @@ _CURRENT_RE = re.compile(r"\b(?:current|latest|updated) (?:rule|convention|polic
 
 
 def two_objects(new: str, old: str) -> bool:
-    """The two rules act on different things of one kind: their direct objects share a word
-    and each has one the other lacks ("error codes" / "currency codes"). "Never use error codes
-    in the React frontend." read as overruling "Validate currency codes in the React frontend."
-    (the setting and the noun in common), and through it every rule about currency codes
-    (scale hunt, session 18). Numbers are left out: "50 lines" / "60 lines" is a change."""
-    mine, theirs = direct_objects(new), direct_objects(old)
-    if not mine & theirs:
+    """The two rules act on two kinds of one thing: their direct objects end in the same noun
+    and a different word of kind stands right before it ("error codes" / "currency codes",
+    "the production database" / "the staging database"). "Never use error codes in the React
+    frontend." read as overruling "Validate currency codes in the React frontend." (the noun
+    and the setting in common), and through it every rule about currency codes (scale hunt,
+    session 18). A quality is no kind ("long" / "detailed" docstrings, "internal" services),
+    nor a number ("2-space" / "4-space" is a change)."""
+    mine, theirs = object_phrase(new), object_phrase(old)
+    if len(mine) < 2 or len(theirs) < 2 or _stem(mine[-1]) != _stem(theirs[-1]):
         return False
-    return any(not w.isdigit() for w in mine - theirs) and \
-        any(not w.isdigit() for w in theirs - mine)
+    a, b = mine[-2], theirs[-2]
+    return _stem(a) != _stem(b) and _kind_word(a) and _kind_word(b)
+
+
+#: Qualities, not kinds, before a noun (a rule that prefers one over the other is a change).
+_QUALITIES = frozenset(
+    "long short big small large tiny huge new old raw plain simple detailed brief full empty "
+    "fast slow good bad high low clear verbose terse strict loose hard soft deep shallow "
+    "inline external internal local global public private main extra".split())
+
+
+def _kind_word(word: str) -> bool:
+    """A word that names a kind of thing before a noun ("error", "currency", "staging"), not a
+    quality ("detailed", "colorful", "long") or a number ("4-space")."""
+    return (not any(c.isdigit() for c in word) and word not in _QUALITIES
+            and not word.endswith(("ed", "ful", "ous", "ive", "al", "ic", "able", "ible",
+                                   "less", "ish", "est", "er")))
 
 
 def two_things(new: str, old: str) -> bool:
@@ -561,8 +578,8 @@ def echoes_overruled(new: str, overruled: str, other: str) -> str | None:
     word in common): "Address the customer by name" shares only "name" and stands."""
     if not new or not overruled or not other:
         return None
-    if two_objects(overruled, other):  # "error codes" / "currency codes": not its wording
-        return None
+    if not has_flip(new) and two_objects(overruled, other):  # "error codes" / "currency
+        return None  # codes": not its wording (unless the new rule names both sides)
     n, o, s = stance(new), stance(overruled), stance(other)
     for text in (new, overruled, other):
         verb = _action(_plain(text))

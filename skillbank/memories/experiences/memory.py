@@ -251,7 +251,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
         scope = self._scope()  # type: ignore[attr-defined]
         space = scope.write_namespace(namespace)
-        return open_episode(self, check_thread(thread), space)
+        return open_episode(self, check_thread(thread), space,
+                            "active" if scope.trusted else "pending")
 
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
                         outcome: str = "unknown", *, thread: str | None = None,

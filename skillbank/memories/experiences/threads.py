@@ -86,11 +86,14 @@ def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task
     return best
 
 
-def open_episode(memory: "ExperienceMemory", thread: str, namespace: str
+def open_episode(memory: "ExperienceMemory", thread: str, namespace: str, status: str
                  ) -> Experience | None:
-    """The newest open (no closing outcome) record of `thread` in `namespace` the caller may
-    read, any status: the conversation's goal and its steps so far."""
-    where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"}]}
+    """The newest open (no closing outcome) record of `thread` in `namespace` with `status`
+    (the one the caller's own turns would update: "active" for a trusted caller, "pending"
+    for an untrusted one; a pending record never feeds a trusted caller): the conversation's
+    goal and its steps so far."""
+    where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"},
+                      {"status": status}]}
     best: tuple[float, str, Mapping[str, Any]] | None = None
     for found in memory.index.ids_where(where):
         meta = memory.index.metadata(found)
@@ -164,12 +167,16 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     # A turn the record holds whole, in order: turns recorded already and passed again (a
     # LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn session ended
     # with 150 steps, every answer twice; agents hunt, session 18).
+    if given == held:
+        return []  # the same transcript again, nothing new (a retried call)
+    # Not at the very end: a turn equal to the record's last steps is a genuine repeat (a
+    # user polling "Is the deploy done?", an agent retrying the same failing command).
     size = len(given)
-    if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size + 1)):
+    if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size)):
         return []
-    # The longest run that ends the record and starts the turn: the earlier turns again (the
-    # whole transcript, or all that is still in a memory's queue), then what is new.
-    for size in range(min(len(held), len(given)), 0, -1):
+    # The longest run that ends the record and starts the turn, with something new after it:
+    # the earlier turns again (the whole transcript, or all a memory still queues).
+    for size in range(min(len(held), len(given) - 1), 0, -1):
         if (size >= 2 or size == len(held)) and held[-size:] == given[:size]:
             return turn[size:]
     return turn

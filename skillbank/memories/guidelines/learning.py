@@ -135,6 +135,8 @@ class GuidelineLearning:
             # (trust hunt, session 18). Each rule is decided on what is stored when it is.
             with self._lock, self.write_lock:
                 self._refresh()
+                if getattr(rule, "replaces", None):  # forgotten since the check: say so
+                    check_replaces(self, rule.replaces, ns)
                 entry = self._learn_one(
                     text=_clean(rule.text, MAX_SHORT),
                     topic=slugify(str(rule.topic or "general")),

@@ -111,6 +111,20 @@ def is_bundled(root: str | None) -> bool:
         return False
 
 
+def own_fit(hits: list[Any], library_size: int, shares_word: bool,
+            background: float | None) -> float:
+    """The fit of the best hit that is not a bundled skill, on the normal bar: the margin for
+    skillbank's own skills must not take the user's own first-ranked skill down with them
+    ("The build broke, find out why" lost ci-failure-triage, 0.924, because
+    debug-with-past-failures was nearer by cosine; review, session 18)."""
+    own = [h.dense for h in hits if h.dense is not None
+           and not is_bundled((h.metadata or {}).get("root"))]
+    if not own:
+        return 0.0
+    return fit_probability(max(own), library_size, shares_word=shares_word,
+                           background=background)
+
+
 def fit_probability(best_cosine: float, library_size: int, *, shares_word: bool = True,
                     background: float | None = None, bundled: bool = False) -> float:
     """How likely it is that some skill fits: the best cosine against the highest bar.

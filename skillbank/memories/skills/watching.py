@@ -57,17 +57,22 @@ def watch(library: Any, stop_event: threading.Event | None = None,
                 synced()
             continue
         roots = set(present)
-        for changes in watch_files(*present, stop_event=stop, debounce=300, step=50,
-                                   rust_timeout=TICK_MS, yield_on_timeout=True):
-            # A root itself deleted or made again is a change of its own path (the new
-            # folder often gets the old inode back, so the identities alone miss it).
-            moved = _identities(configured) != watched or \
-                any(os.path.normpath(path) in roots for _, path in changes)
-            if changes or first or moved:
-                first = False
-                synced()
-            if moved:  # a folder replaced, made again or gone: watch what is there now
-                first = True  # and sync once more when watching it: nothing falls in between
-                break
+        try:
+            for changes in watch_files(*present, stop_event=stop, debounce=300, step=50,
+                                       rust_timeout=TICK_MS, yield_on_timeout=True):
+                # A root itself deleted or made again is a change of its own path (the new
+                # folder often gets the old inode back, so the identities alone miss it).
+                moved = _identities(configured) != watched or \
+                    any(os.path.normpath(path) in roots for _, path in changes)
+                if changes or first or moved:
+                    first = False
+                    synced()
+                if moved:  # a folder replaced, made again or gone: watch what is there now
+                    first = True  # and sync once more when watching it: nothing falls between
+                    break
+        except FileNotFoundError:  # a folder went between the look and the watch: look again
+            first = True
+            if stop.wait(TICK_MS / 1000):
+                return
         # Stopped, a folder replaced, or the watch itself ended (its folder deleted under it):
         # the loop looks again at what is there now.
