@@ -59,10 +59,13 @@ _BATCH = 2048
 def _index_failure(exc: BaseException) -> bool:
     """A failure of the index itself (Chroma, its SQLite file, the disk under it), not of
     skillbank's code: what a write already in the journal may leave for the next sync."""
+    import errno
     import sqlite3
 
     module = type(exc).__module__.split(".")[0]
-    return module == "chromadb" or isinstance(exc, (sqlite3.Error, OSError))
+    disk = isinstance(exc, OSError) and exc.errno in (errno.ENOSPC, errno.EIO, errno.EDQUOT,
+                                                      errno.EROFS)
+    return module == "chromadb" or isinstance(exc, sqlite3.Error) or disk
 
 
 class _Pending:
