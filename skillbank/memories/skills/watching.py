@@ -75,4 +75,6 @@ def watch(library: Any, stop_event: threading.Event | None = None,
             if stop.wait(TICK_MS / 1000):
                 return
         # Stopped, a folder replaced, or the watch itself ended (its folder deleted under it):
-        # the loop looks again at what is there now.
+        # the loop looks again at what is there now (after a moment: never a busy loop).
+        if stop.wait(0.05):
+            return
