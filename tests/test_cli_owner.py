@@ -200,3 +200,24 @@ def test_only_a_terminal_on_stdout_starts_a_background_owner(monkeypatch):
     assert owner.wanted(json_mode=False) is True
     monkeypatch.setenv(owner.ENV, "0")
     assert owner.wanted(json_mode=False) is False
+
+
+def test_reindex_fresh_ends_the_background_owner_first(tmp_path):
+    """The documented repair of a damaged index (`reindex --fresh`) typed at a terminal: a
+    background owner started by the previous command has the index open; `owner.retire` ends
+    it (the public seam; the command once reached into the module's private helpers), the
+    index is deleted and rebuilt, and the skill is found again."""
+    root = tmp_path / "root"
+    write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
+    first = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "stats",
+                SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="300")
+    assert first.returncode == 0, first.stderr
+    assert (root / ".cli-owner.pid").exists()  # it runs, the index open
+    fresh = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "reindex", "--fresh",
+                SKILLBANK_CLI_OWNER="0")
+    assert fresh.returncode == 0, fresh.stderr  # was: "another process serves the memory"
+    assert "deleted the index" in fresh.stderr + fresh.stdout
+    assert not (root / ".cli-owner.pid").exists()
+    found = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "skills",
+                "search", "merge pdf files", SKILLBANK_CLI_OWNER="0")
+    assert json.loads(found.stdout)[0]["name"] == "pdf-merge"

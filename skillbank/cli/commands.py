@@ -332,9 +332,7 @@ def _drop_embedded_index(st: State) -> None:
         raise typer.BadParameter("--fresh deletes the embedded index folder; with a Chroma "
                                  "server, plain `reindex` rebuilds its collections")
     root = remember.resolve_root(st.root)
-    running = owner._running(root)
-    if running is not None:
-        owner._retire(root, running[0])
+    owner.retire(root)  # if it does not end, drop_index refuses: the root is still served
     if drop_index(root):
         st.out.note(f"deleted the index under {root / 'chroma'}; building it from the files")
 

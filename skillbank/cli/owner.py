@@ -180,6 +180,14 @@ def _served(root: Path) -> Any:
         return None
 
 
+def retire(root: Path, wait: float = 60.0) -> bool:
+    """End `root`'s background owner if one runs (a command that must have the root to itself,
+    such as `reindex --fresh` deleting the index the owner holds open). True when none runs
+    any more."""
+    found = _running(Path(os.path.abspath(root)))
+    return found is None or _retire(Path(os.path.abspath(root)), found[0], wait)
+
+
 def _retire(root: Path, pid: int, wait: float = 60.0) -> bool:
     """Ask the background owner `pid` to end now (its activity mark goes; it closes the root
     within seconds). True once it has ended."""
@@ -191,13 +199,33 @@ def _retire(root: Path, pid: int, wait: float = 60.0) -> bool:
         return False
     deadline = time.monotonic() + wait
     def running() -> bool:  # until it has let go of the root (a zombie's pid stays alive)
-        return _alive(pid) and ((root / PIDFILE).exists() or _served_by_another(root))
+        return _alive(pid) and ((root / PIDFILE).exists() or _served_by_another(root)
+                                or _root_held(root))
 
     while running() and time.monotonic() < deadline:
         time.sleep(0.1)
     ended = not running()
     touch(root)
     return ended
+
+
+def _root_held(root: Path) -> bool:
+    """Whether some process still holds `root`'s owner lock. An ending owner drops its pid
+    file and its endpoint before it closes the bank: `reindex --fresh` typed after a command
+    that had started one found it "ended" and was then refused, the index still open."""
+    from filelock import Timeout
+
+    from skillbank.locks import owner_lock
+
+    lock = owner_lock(root)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return True
+    except OSError:
+        return False
+    lock.release()
+    return False
 
 
 def _served_by_another(root: Path) -> bool:

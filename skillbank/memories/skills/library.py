@@ -608,9 +608,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             self._background.similarities(vector), str(meta.get("hash") or top.id),
             lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", size,
             shares)
+        bundled = fitting.is_bundled(meta.get("root"))
         fit = fitting.fit_probability(best, size, shares_word=shares_word, background=background,
-                                      bundled=fitting.is_bundled(meta.get("root")))
-        if fitting.is_bundled(meta.get("root")):  # the bar is the bundled skill's alone
+                                      bundled=bundled)
+        if bundled:  # the bar is the bundled skill's alone
             fit = max(fit, fitting.own_fit(embedded, size, shares_word, background))
         mixed = routing.mixed_min_keyword(task)
         if mixed is not None:  # the part the model cannot read is the keyword side's (search.py)
