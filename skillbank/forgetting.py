@@ -117,20 +117,29 @@ def erase_experiences(memory: Any, ids: list[str], forgotten: Any = None) -> Non
     The journal is the memory's store (`memory.journal`, `skillbank.store.base.ExperienceLog`):
     the files column overwrites the add lines in place, PostgreSQL deletes the rows. A forgotten
     lesson record (`forgotten.kind == "lesson"`) also leaves its source experience, whose
-    `lessons` field repeated its text: that record is rewritten without it and indexed again."""
+    `lessons` field repeated its text: that record is rewritten without it and indexed again,
+    *before* the lesson's own lines go, so a crash in between leaves the lesson record for
+    `finish_erasures` to read its text from (the other order lost the text to look for, and
+    the parent kept it for good)."""
+    parents = _drop_from_parent(memory, forgotten) if forgotten is not None else []
     memory.journal.erase(ids)
-    parents: list[str] = []
-    if forgotten is not None and getattr(forgotten, "kind", None) == "lesson" and \
-            getattr(forgotten, "source", None):
-        texts = {forgotten.task, *(getattr(l, "text", "") for l in forgotten.lessons)}
-        events = memory.journal.drop_lessons(forgotten.source, {t for t in texts if t})
-        if events:
-            memory._apply(events)  # the parent's index entry, without the lesson's text
-            parents = [forgotten.source]
     with getattr(memory, "_cache_lock"):
         for record_id in [*ids, *parents]:
             memory._cache.pop(record_id, None)
     erase_from_chroma(memory.index, [*ids, *parents])
+
+
+def _drop_from_parent(memory: Any, forgotten: Any) -> list[str]:
+    """Rewrite a forgotten lesson's source experience without the lesson's text (its
+    `lessons` field repeats it); the parent's id when it changed, else nothing."""
+    if getattr(forgotten, "kind", None) != "lesson" or not getattr(forgotten, "source", None):
+        return []
+    texts = {forgotten.task, *(getattr(l, "text", "") for l in forgotten.lessons)}
+    events = memory.journal.drop_lessons(forgotten.source, {t for t in texts if t})
+    if not events:
+        return []
+    memory._apply(events)  # the parent's index entry, without the lesson's text
+    return [forgotten.source]
 
 
 #: Ids whose erasure has begun and not yet finished (`erasing`), in the journal's folder.
@@ -173,17 +182,46 @@ def finish_erasures(memory: Any) -> list[str]:
     if not path.exists():
         return []
     marked = set(_marked(path))
-    forgotten = {target for _, event in memory.journal.read() if event.get("op") == "forget"
-                 for target in [event.get("id"), *(event.get("lessons") or [])]
-                 if target in marked} if marked else set()
+    forgotten: set[str] = set()
+    sources: set[str] = set()  # experiences whose `lessons` repeated a forgotten lesson
+    added: dict[str, Any] = {}  # the last version of each marked record still in the journal
+    for _, event in memory.journal.read() if marked else ():
+        if event.get("op") == "forget":
+            forgotten.update(t for t in [event.get("id"), *(event.get("lessons") or [])]
+                             if t in marked)
+            if event.get("id") in marked and isinstance(event.get("source"), str):
+                sources.add(event["source"])
+        elif event.get("op") == "add" and isinstance(event.get("record"), dict) and \
+                event["record"].get("id") in marked:
+            added[event["record"]["id"]] = event["record"]
     if forgotten:
         log.warning("skillbank: finishing the erasure of %d forgotten records a crash cut "
                     "short", len(forgotten))
+        parents = [parent for record_id in sorted(forgotten) if record_id in added
+                   for parent in _drop_from_parent(memory, _lesson_of(added[record_id]))]
         memory.journal.erase(sorted(forgotten))
         memory.index.delete(sorted(forgotten))
-        erase_from_chroma(memory.index, sorted(forgotten))
+        with getattr(memory, "_cache_lock"):
+            for record_id in parents:
+                memory._cache.pop(record_id, None)
+        # The parent's earlier version may linger in Chroma's file whichever step the crash
+        # cut: its id comes with the lesson's forget event, as the lesson's lines may be gone.
+        erase_from_chroma(memory.index, sorted({*forgotten, *parents, *sources}))
     path.unlink(missing_ok=True)
     return sorted(forgotten)
+
+
+def _lesson_of(raw: dict[str, Any]) -> Any:
+    """A marked record read back from the journal, as `_drop_from_parent` reads it (None when
+    it does not parse: nothing to drop)."""
+    from pydantic import ValidationError
+
+    from skillbank.records import Experience
+
+    try:
+        return Experience.model_validate(raw)
+    except (ValidationError, TypeError):
+        return None
 
 
 def without_lessons(record: dict[str, Any], texts: set[str]) -> bool:

@@ -72,3 +72,47 @@ def test_a_crash_before_the_forget_event_forgets_nothing(tmp_path):
         assert bank.experiences.get(eid).feedback == SECRET  # the forget never happened
         assert bank.forget(eid)["forgotten"]  # and can be asked again
     assert holding(root, SECRET) == []
+
+
+LESSON = "Use the wolfberry-ledger export, never the raw accounts table"
+LESSON_CHILD = r'''
+import os, sys
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+import skillbank.forgetting as forgetting
+import skillbank.memories.experiences.review as review
+from skillbank.store.files.experiences import FileExperienceLog
+bank = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), include_bundled=False)
+eid = bank.experiences.record(task="Close the quarter's books", outcome="success",
+                              lessons=[sys.argv[2], "Reconcile the ledgers first."])
+lesson = next(r.id for r in bank.experiences.list(kind="lesson", limit=10) if "wolfberry" in r.task)
+print(eid, lesson, flush=True)
+die = lambda *a, **k: os._exit(9)
+where = sys.argv[3]
+if where == "after-the-event":
+    review.erase = die
+elif where == "between-parent-and-lesson":  # the parent rewritten, the lesson's lines not yet
+    FileExperienceLog.erase = die
+else:  # both journal copies gone, Chroma's file not yet
+    forgetting.erase_from_chroma = die
+bank.forget(lesson)
+'''
+
+
+@pytest.mark.parametrize("where", ["after-the-event", "between-parent-and-lesson",
+                                   "in-the-erasure"])
+def test_a_crash_while_forgetting_a_lesson_leaves_no_copy_in_its_experience(tmp_path, where):
+    """The lesson's text is repeated in its experience's `lessons` field. A crash while it was
+    forgotten erased the lesson record's lines but left the experience holding the text for
+    good (the erasure mark covered ids only; session 18's left item)."""
+    root = tmp_path / "root"
+    done = subprocess.run([sys.executable, "-c", LESSON_CHILD, str(root), LESSON, where],
+                          capture_output=True, text=True, env=base_env(), timeout=300)
+    assert done.returncode == 9, done.stderr[-2000:]
+    eid, lesson = done.stdout.split()[:2]
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        with pytest.raises(NotFoundError):
+            bank.experiences.get(lesson)
+        assert [l.text for l in bank.experiences.get(eid).lessons] == [
+            "Reconcile the ledgers first."]
+    assert holding(root, "wolfberry") == []

@@ -13,6 +13,8 @@ lines in place with same-length tombstones, so every byte offset stays valid):
                                                           a near-identical record folded into "of"
     {"op": "approve", "id": "exp-…", "lessons": [...]}   a pending record (and its lessons) made active
     {"op": "forget", "id": "exp-…", "lessons": [...], "reason": "forget" | "rejected"}
+                                                          ("source": "exp-…" when the id is a
+                                                          lesson: that record repeats its text)
                                                           removed from the index, never served again;
                                                           its `add` lines are then overwritten in place
                                                           by same-length `{"op": "erased"}` tombstones

@@ -112,8 +112,11 @@ class ReviewMixin:
         """Journal one `forget` event for a record and its lessons (write lock held)."""
         lessons = self._owned_lessons(record)
         with erasing(self, [record.id, *lessons]):  # a crash in here: the next sync finishes
-            self._append([{"op": "forget", "id": record.id, "lessons": lessons,
-                           "reason": reason, "at": utcnow().isoformat()}])
+            event = {"op": "forget", "id": record.id, "lessons": lessons, "reason": reason,
+                     "at": utcnow().isoformat()}
+            if record.kind == "lesson" and record.source:  # its text is in that record too
+                event["source"] = record.source
+            self._append([event])
             erase(self, [record.id, *lessons], record)  # its text leaves the journal, Chroma
         return {"id": record.id, "kind": record.kind, "forgotten": True,
                 "status": record.status, "lessons": lessons}
