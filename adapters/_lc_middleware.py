@@ -23,6 +23,8 @@ from __future__ import annotations
 
 import asyncio
 import collections
+import contextlib
+import dataclasses
 import logging
 import uuid
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Sequence
@@ -53,7 +55,7 @@ from skillbank.adapters._runs import (
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
 from skillbank.adapters._warm import warm_up
 from skillbank.memories.skills.dependencies import agent_tools
-from skillbank.scope import narrowed, using
+from skillbank.scope import Scope, narrowed, using
 from skillbank.errors import InvalidInputError, SkillbankError
 
 if TYPE_CHECKING:
@@ -353,11 +355,34 @@ class SkillbankMiddleware(AgentMiddleware):
             raise
         return self._respond(request.state, response, run, fresh)
 
-    # -- failures in tools ----------------------------------------------------------------------
+    # -- tools: the namespaces the block came from, and failures ------------------------------
+    def _tool_scope(self, request: Any) -> Scope | None:
+        """The scope this instance's own tools run in when other instances of the agent showed
+        memory from other namespaces in this run (the documented team + personal pair): its
+        own namespace, reading theirs. The block invited the model to rate the team's rules
+        by id, and the personal instance's `rate_memory` answered "no guideline" — its users
+        could rate their own rules only. Reading is what the developer already granted by
+        composing the instances; writes stay in this instance's namespace, and a vote on a
+        namespace it may not change counts as an outsider's (once, never retiring a rule)."""
+        name = (getattr(request, "tool_call", None) or {}).get("name")
+        if not self.tools or name not in {t.name for t in self.tools}:
+            return None
+        shared = (getattr(request, "state", None) or {}).get("skillbank") or {}
+        run = self._mine(request.state).get("run") or {}
+        own = run.get("namespace")
+        others = tuple(dict.fromkeys(
+            entry["run"]["namespace"] for key, entry in shared.items()
+            if key != self._name and isinstance(entry, dict)
+            and isinstance(entry.get("run"), dict) and entry["run"].get("context")
+            and isinstance(entry["run"].get("namespace"), str)
+            and entry["run"]["namespace"] != own))
+        base = narrowed(own, trusted=self.trusted, face="langchain") if own else None
+        return dataclasses.replace(base, reads=others) if base is not None and others else None
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
             # find_skills (ours or skillbank_tools') gates on the tools the agent's model saw
-            with agent_tools(self._agent_tools):
+            with agent_tools(self._agent_tools), _maybe_using(self._tool_scope(request)):
                 return handler(request)
         except Exception as exc:
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
@@ -366,7 +391,7 @@ class SkillbankMiddleware(AgentMiddleware):
 
     async def awrap_tool_call(self, request: Any, handler: Callable[..., Any]) -> Any:
         try:
-            with agent_tools(self._agent_tools):
+            with agent_tools(self._agent_tools), _maybe_using(self._tool_scope(request)):
                 return await handler(request)
         except Exception as exc:
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
@@ -496,6 +521,10 @@ class SkillbankMiddleware(AgentMiddleware):
         # In a worker thread even with the background writer: handing over a job waits when
         # its queue is full, and that wait must not stall the event loop.
         return await asyncio.to_thread(self._finish, state, runtime)
+
+
+def _maybe_using(scope: Scope | None) -> Any:
+    return using(scope) if scope is not None else contextlib.nullcontext()
 
 
 def _tool_names(request: Any) -> list[str] | None:

@@ -80,3 +80,39 @@ def test_learn_true_keeps_a_read_only_instance_learning(tmp_path):
                       "feedback": "Always list the affected services in the release notes."})
         assert any("affected services" in g.text for g in bank.guidelines.list(namespace="team"))
         assert bank.experiences.count(namespace="*") == 0
+
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_the_personal_instances_tools_rate_what_the_team_instance_showed(tmp_path, through):
+    """The block of the documented team + personal pair invites the model to rate every id it
+    shows; the personal instance's `rate_memory` answered "no guideline" for the team's rules.
+    Its tools now read the namespaces the run's other instances showed: a vote on a team rule
+    counts as an outsider's (once), and the team rule cannot be forgotten from a user's run."""
+    with _bank(tmp_path, through) as bank:
+        team_rule = bank.guidelines.add("Every migration of the orders table needs a rollback "
+                                        "plan.", namespace="team").guideline_id
+        own_rule = bank.guidelines.add("Write the orders table migration in British English.",
+                                       namespace="alice").guideline_id
+        calls = [{"name": "rate_memory", "args": {"id": team_rule, "helpful": True}, "id": "c1"},
+                 {"name": "rate_memory", "args": {"id": own_rule, "helpful": True}, "id": "c2"},
+                 {"name": "rate_memory", "args": {"id": team_rule, "helpful": True}, "id": "c3"}]
+        model = script(AIMessage(content="", tool_calls=calls), AIMessage(content="done"))
+        personal = SkillbankMiddleware(bank, namespace="{user_id}", background=False,
+                                       tools=["rate_memory"])
+        agent = create_agent(model, personal.tools, checkpointer=InMemorySaver(), middleware=[
+            SkillbankMiddleware(bank, namespace="team", record=False, background=False),
+            personal])
+        out = agent.invoke({"messages": [{"role": "user", "content": TASK}]},
+                           {"configurable": {"user_id": "alice", "thread_id": "t1"}})
+        replies = [m.content for m in out["messages"] if m.type == "tool"]
+        assert not any("no guideline" in r for r in replies), replies
+        team = bank.guidelines.get(team_rule)
+        assert team.outside_votes == {"alice": 2} and team.helpful == 1  # one outsider, once
+        assert bank.guidelines.get(own_rule).helpful == 1
+        # Without the team instance in the run, the user's tools see only the user's memory.
+        alone = create_agent(script(AIMessage(content="", tool_calls=calls[:1]),
+                                    AIMessage(content="done")), personal.tools,
+                             checkpointer=InMemorySaver(), middleware=[personal])
+        out = alone.invoke({"messages": [{"role": "user", "content": TASK}]},
+                           {"configurable": {"user_id": "alice", "thread_id": "t2"}})
+        assert any("no guideline" in m.content for m in out["messages"] if m.type == "tool")
