@@ -117,7 +117,17 @@ def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]],
             policy[level][severity] = action
     scan_table = data.get("skill_scan", {})
     python = scan_table.get("python") if isinstance(scan_table, dict) else None
-    return levels, policy, str(python) if python else None
+    return levels, policy, _interpreter(root, str(python)) if python else None
+
+
+def _interpreter(root: Path, named: str) -> str:
+    """`[skill_scan] python` as a path: `~` expanded, a relative path read from the root like
+    the file's other paths (`skill_roots`, `model_dir`); it followed the folder each command
+    ran in. A bare name ("python3.11") is looked up on PATH, as a shell would."""
+    expanded = os.path.expanduser(named)
+    if os.sep not in expanded or os.path.isabs(expanded):
+        return expanded
+    return str(Path(root) / expanded)
 
 
 def _real(path: Path) -> Path:
