@@ -524,7 +524,10 @@ class Skillbank:
                             f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
                     except Exception:  # noqa: BLE001 - not there: nothing to drop
                         pass
-            self.index(kind).reset()
+            if kind == "experiences":
+                self.experiences.reset_index()
+            else:
+                self.index(kind).reset()
         return self.sync()
 
     def watch(self) -> None:

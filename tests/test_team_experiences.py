@@ -256,3 +256,35 @@ def test_accepted_untrusted_votes_join_the_trusted_counts_in_postgresql(two_mach
     accepted = a.accept_votes(eid)["usage"]
     assert (accepted["successes"], accepted["failures"]) == (1, 1)
     assert b.experiences.usage.untrusted(eid).failures == 0
+
+
+def test_a_reindex_while_another_worker_writes_rebuilds_every_experience(two_machines):
+    """Team hunt, session 19: `skillbank reindex` under traffic left 60 of 700 experiences in
+    the index and recall empty on every worker. The collection is emptied (not replaced) on a
+    Chroma server; a write by another worker between the emptying and the replay upserted its
+    one entry and moved the shared checkpoint to the journal's end, so the replay found a
+    non-empty, current index and rebuilt nothing. The write is made at exactly that moment,
+    by a worker whose last catch-up was before the reindex (as under steady traffic)."""
+    a, b = two_machines
+    ids = [a.experiences.record(f"Deploy service {name} to the cluster", "success",
+                                feedback=f"{name} needs its config map first.")
+           for name in ("billing", "search", "mailer", "ledger")]
+    memory, other = a.experiences, b.experiences  # both caught up now
+    replay = memory.sync
+
+    def another_worker_writes_first():
+        memory.sync = replay  # once
+        ids.append(other.record("Rotate the payments vault key", "success"))
+        return replay()
+
+    memory.sync = another_worker_writes_first
+    try:
+        a.reindex()
+    finally:
+        memory.sync = replay
+    assert len(set(ids)) == 5
+    indexed = {item for item in memory._collection().get(include=[])["ids"]}
+    assert {i.split("#")[0] for i in indexed} >= set(ids), indexed  # Chroma holds them all
+    for worker in (a, b):
+        hits = until(lambda: worker.experiences.recall("deploy the billing service", k=1))
+        assert hits[0].id == ids[0]

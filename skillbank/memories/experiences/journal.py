@@ -306,6 +306,18 @@ class JournalMixin:
     def _write_checkpoint(self, checkpoint: dict[str, Any]) -> None:
         self.journal.write_checkpoint(checkpoint)
 
+    def reset_index(self) -> None:
+        """Empty the index for a rebuild from the journal (`Skillbank.reindex`; the sync after
+        it replays everything). The checkpoint goes with it, under the write lock: in team mode
+        the collection is emptied, not replaced, and a worker's write in between upserted its
+        one entry and moved the shared checkpoint to the journal's end, so the sync saw a
+        non-empty, current index and replayed nothing — a `reindex` under traffic left 60 of
+        700 experiences indexed and recall empty on every worker (team hunt, session 19).
+        With no checkpoint, writes meanwhile do not move it, and the sync replays all."""
+        with self.write_lock:
+            self.index.reset()
+            self._write_checkpoint({})
+
     # Sync ---------------------------------------------------------------------------------------
     def sync(self) -> SyncReport:
         """Replay the journal into the index from the checkpoint (all of it when the index is new).
