@@ -3,8 +3,9 @@
 Removing an item from the index and journaling a `forget` event hides it, but its text stays on
 disk in three places this module cleans, each right after the forget, under the root's write lock:
 
-- **The experience journal.** An append-only journal keeps the `add` line. `erase_journal_lines`
-  rewrites each journal file that holds one (temp file, fsync, rename: a crash leaves the old
+- **The experience journal.** An append-only journal keeps the `add` lines, and a
+  conversation's later turns as `update` lines (`skillbank.store.deltas`), each with new text
+  of the record. `erase_journal_lines` rewrites each journal file that holds one (temp file, fsync, rename: a crash leaves the old
   file or the new one), replacing the line by a same-length tombstone, `{"op":"erased",...}`
   padded with spaces. Same length on purpose: the index's pointers into the journal (`loc`, a
   byte offset) and the sync checkpoint (a byte offset per file) stay valid, so nothing needs
@@ -67,7 +68,8 @@ def _tombstone(record_id: str, length: int) -> bytes:
 
 
 def erase_journal_lines(folder: Path, ids: Iterable[str]) -> list[Path]:
-    """Overwrite every `add` line of `ids` in the journal files of `folder` (write lock held).
+    """Overwrite every `add` and `update` line of `ids` in the journal files of `folder`
+    (write lock held): a conversation's later turns are update lines holding its steps.
 
     Returns the files rewritten. Each is replaced atomically (temp + fsync + rename)."""
     wanted = {i for i in ids if isinstance(i, str) and i}
@@ -101,6 +103,9 @@ def erase_journal_lines(folder: Path, ids: Iterable[str]) -> list[Path]:
 
 
 def _added_id(line: bytes) -> str | None:
+    """The id an add or update line stores a version of (else None)."""
+    from skillbank.store.deltas import updated_id
+
     try:
         event = json.loads(line)
     except ValueError:
@@ -108,7 +113,16 @@ def _added_id(line: bytes) -> str | None:
     if isinstance(event, dict) and event.get("op") == "add" and isinstance(event.get("record"), dict):
         record_id = event["record"].get("id")
         return record_id if isinstance(record_id, str) else None
-    return None
+    return updated_id(event)
+
+
+def lessons_held(event: dict[str, Any]) -> dict[str, Any] | None:
+    """The part of an add or update event that holds a record's lessons: an add's record, an
+    update's `set` when it sets them (None: the event holds none)."""
+    if event.get("op") == "add":
+        return event.get("record") if isinstance(event.get("record"), dict) else None
+    changes = event.get("set")
+    return changes if isinstance(changes, dict) and "lessons" in changes else None
 
 
 def erase_experiences(memory: Any, ids: list[str], forgotten: Any = None) -> None:
@@ -234,13 +248,15 @@ def without_lessons(record: dict[str, Any], texts: set[str]) -> bool:
 
 def rewrite_without_lessons(folder: Path, parent_id: str, texts: set[str]
                             ) -> list[tuple[dict[str, Any], str, str]]:
-    """Rewrite the `add` lines of `parent_id` in the journal files of `folder` without the
-    lessons whose text is in `texts` (same-length lines); returns the rewritten events with
-    their locations and digests, for the index."""
+    """Rewrite the `add` and `update` lines of `parent_id` in the journal files of `folder`
+    without the lessons whose text is in `texts` (same-length lines); returns the rewritten
+    events with their locations and digests, and the parent's last line after them (its
+    current version, which an update folds from what was rewritten), for the index."""
     from skillbank.store.files.experiences import line_digest
 
     needle = parent_id.encode()
     events: list[tuple[dict[str, Any], str, str]] = []
+    last: tuple[dict[str, Any], str, str] | None = None
     try:
         names = sorted(e.name for e in os.scandir(folder)
                        if e.is_file() and _JOURNAL.match(e.name))
@@ -258,17 +274,22 @@ def rewrite_without_lessons(folder: Path, parent_id: str, texts: set[str]
             body = raw.rstrip(b"\r\n")
             if needle in body and _added_id(body) == parent_id:
                 event = json.loads(body)
-                if without_lessons(event["record"], texts):
+                last = (event, f"{name}:{offset}", line_digest(body.decode("utf-8")))
+                held = lessons_held(event)
+                if held is not None and without_lessons(held, texts):
                     line = json.dumps(event, ensure_ascii=False, separators=(",", ":")).encode()
                     if len(line) <= len(body):
                         line += b" " * (len(body) - len(line))
                         raw = line + raw[len(body):]
-                        events.append((event, f"{name}:{offset}", line_digest(line.decode("utf-8"))))
+                        last = (event, f"{name}:{offset}", line_digest(line.decode("utf-8")))
+                        events.append(last)
                         hit = True
             out.append(raw)
             offset += len(raw)
         if hit:
             atomic_write(path, b"".join(out))
+    if events and last is not None and last[1] != events[-1][1]:
+        events.append(last)
     return events
 
 

@@ -89,7 +89,8 @@ class UsageCounters(Protocol):
 
 @runtime_checkable
 class ExperienceLog(Protocol):
-    """The experience journal's events (`{"op": "add", "record": {...}}`, `retire`, …)."""
+    """The experience journal's events (`{"op": "add", "record": {...}}`, a conversation's
+    `update` deltas (`skillbank.store.deltas`), `retire`, …)."""
 
     def append(self, events: list[dict[str, Any]]) -> list[str]:
         """Append events durably, in order; returns each one's cursor."""
@@ -113,7 +114,12 @@ class ExperienceLog(Protocol):
         unreadable ones are named in `skipped`."""
 
     def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
-        """A record as its last `add` stored it (None: not in the journal)."""
+        """A record as its version at `loc` stored it (an `add`, or an `update` folded onto the
+        versions before it), its latest when `loc` is not one (None: not in the journal)."""
+
+    def load_version(self, record_id: str, loc: str) -> Any:
+        """`load`, with what a conversation's next turn needs to journal a delta on it
+        (`skillbank.store.deltas.Version`), or None."""
 
     def search(self, text: str, limit: int, namespaces: "tuple[str, ...] | None" = None
                ) -> list[dict[str, Any]] | None:

@@ -220,7 +220,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         forgot: list[str] = []
         # A copy's history before the copy is already here, imported from the original.
         shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
-        for event, _loc, _digest in events:
+        for event, loc, _digest in events:
+            event = _whole(journal, event, loc)
             lands = _place(event, report.into)
             if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
                 continue  # a forgotten record's tombstone, or a line the original brought
@@ -368,6 +369,21 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         if report.imported["experiences"]:  # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
+
+
+def _whole(journal: Any, event: dict[str, Any], loc: str) -> dict[str, Any]:
+    """A conversation's `update` event as the whole record it makes (an `add` flagged
+    "update"): its `base` is a place in the root's files, which means nothing in the
+    deployment's log. Any other event as it is."""
+    from skillbank.store.deltas import UPDATE, updated_id
+
+    record_id = updated_id(event)
+    if event.get("op") != UPDATE or record_id is None:
+        return event
+    version = journal.load_version(record_id, loc)
+    if version is None or version.loc != loc:
+        return event  # its base is gone (erased): the deployment ignores it as well
+    return {"op": "add", "record": version.record, "update": True}
 
 
 def _place(event: dict[str, Any], into: str | None) -> str | None:

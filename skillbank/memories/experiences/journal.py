@@ -6,8 +6,15 @@ lines in place with same-length tombstones, so every byte offset stays valid):
 
     {"op": "add", "record": {...Experience...}}          a new experience or lesson ("status":
                                                           "pending" when an untrusted caller wrote it)
-    {"op": "add", "record": {...}, "update": true}       a later turn of a conversation: the same id
-                                                          written again, the last add wins (threads)
+    {"op": "update", "id": "exp-…", "base": "<loc>", "steps": [[0, 12], {...}], "set": {...}}
+                                                          a later turn of a conversation: what changed
+                                                          since the version at "base" (the steps as
+                                                          spans of its steps and new ones, the other
+                                                          fields whose value changed), folded onto it
+                                                          by every reader (skillbank.store.deltas)
+    {"op": "add", "record": {...}, "update": true}       a later turn written whole: every so often,
+                                                          so a read walks a short chain and bytes stay
+                                                          linear; the last version wins (threads)
     {"op": "retire", "id": "exp-…", "reason": "…"}       pruned: no longer recalled
     {"op": "duplicate", "id": "exp-…", "of": "exp-…", "count": 3}
                                                           a near-identical record folded into "of"
@@ -16,8 +23,9 @@ lines in place with same-length tombstones, so every byte offset stays valid):
                                                           ("source": "exp-…" when the id is a
                                                           lesson: that record repeats its text)
                                                           removed from the index, never served again;
-                                                          its `add` lines are then overwritten in place
-                                                          by same-length `{"op": "erased"}` tombstones
+                                                          its `add` and `update` lines are then
+                                                          overwritten in place by same-length
+                                                          `{"op": "erased"}` tombstones
                                                           (skillbank.forgetting: forget means gone)
 
 Chroma (through the hybrid index) is only an index of it, so it can always be rebuilt.
@@ -25,8 +33,10 @@ Chroma (through the hybrid index) is only an index of it, so it can always be re
 Chroma collection's id and a byte offset per journal file), written atomically after the index
 write. A no-change open compares a few file sizes and reads nothing else. A crash between the
 journal append and the index write is repaired by the next sync, which re-applies the events after
-the checkpoint (each is idempotent: adds are upserts skipped when the index already holds the
-same content hash, status events set absolute values). A torn last line is never applied: it is
+the checkpoint (each is idempotent: adds and updates are upserts skipped when the index already
+holds the same content hash, status events set absolute values; an update is folded onto the
+version its "base" names, from this replay or from the journal, and its digest chains its
+base's, so a base rewritten in place by a forget is indexed again). A torn last line is never applied: it is
 left unconsumed while it is the last line, and the next append first ends it with a newline so
 it becomes one skipped bad line instead of corrupting the next event. When the collection is new
 (reindex, deleted chroma folder, another server) or a journal shrank, the whole journal is
@@ -51,6 +61,7 @@ from skillbank.records import Experience, SyncReport, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import EMBED_LAYOUT, _index_item, embed_texts_of
 from skillbank.memories.experiences.validation import MAX_RECORD_BYTES
+from skillbank.store.deltas import UPDATE, Version, chain_digest, fold, updated_id
 
 CHECKPOINT = ".indexed.json"  # the files column's checkpoint (skillbank.store.files)
 log = logging.getLogger("skillbank.experiences")
@@ -73,10 +84,11 @@ def _index_failure(exc: BaseException) -> bool:
 class _Pending:
     """The folded state of one record while a sync replays events."""
 
-    __slots__ = ("record", "loc", "digest", "status", "duplicates", "forgotten")
+    __slots__ = ("record", "raw", "loc", "digest", "status", "duplicates", "forgotten")
 
     def __init__(self) -> None:
         self.record: Experience | None = None
+        self.raw: dict[str, Any] | None = None  # the record as stored: what an update folds onto
         self.loc = ""
         self.digest = ""
         self.status: str | None = None
@@ -163,11 +175,13 @@ class JournalMixin:
         order: list[str] = []
         for event, loc, digest in parsed:
             op = event.get("op")
-            if op == "add":
-                raw = event.get("record")
+            if op in ("add", UPDATE):
+                found = self._version_of(event, loc, digest, state)
                 try:
-                    record = Experience.model_validate(raw)
+                    record = Experience.model_validate(found[0]) if found else None
                 except (ValidationError, TypeError):
+                    record = None
+                if record is None:
                     if report is not None:
                         report.skipped.append(loc)
                     continue
@@ -177,7 +191,7 @@ class JournalMixin:
                     order.append(record.id)
                 elif entry.forgotten:  # an id forgotten, then stored again: a new record
                     entry = state[record.id] = _Pending()
-                entry.record, entry.loc, entry.digest = record, loc, digest
+                entry.record, entry.raw, entry.loc, entry.digest = record, found[0], loc, found[1]
                 entry.status = entry.status if entry.status is not None else "active"
                 if record.status != "active" and entry.status == "active":
                     entry.status = record.status
@@ -276,6 +290,29 @@ class JournalMixin:
             if report is not None:
                 report.embedded += embedded
 
+    def _version_of(self, event: dict[str, Any], loc: str, digest: str,
+                    state: Mapping[str, _Pending]) -> tuple[dict[str, Any], str] | None:
+        """The record an add or update event stores, and that version's digest: an update is
+        folded onto its base, the version this replay holds when it is the one the update
+        names, else as the journal holds it (a sync from a checkpoint, a write's own apply).
+        None: not a record (a bad line, an update whose base is gone)."""
+        if event.get("op") == "add":
+            raw = event.get("record")
+            return (raw, digest) if isinstance(raw, dict) else None
+        record_id, base = updated_id(event), event.get("base")
+        if record_id is None or not isinstance(base, str):
+            return None
+        entry = state.get(record_id)
+        if entry is not None and entry.raw is not None and entry.loc == base \
+                and not entry.forgotten:
+            folded = fold(entry.raw, event)
+            return (folded, chain_digest(entry.digest, digest)) if folded is not None else None
+        version = self.journal.load_version(record_id, base)
+        if version is None or version.loc != base:
+            return None  # never folded onto another version than the one it extends
+        folded = fold(version.record, event)
+        return (folded, chain_digest(version.digest, digest)) if folded is not None else None
+
     # Checkpoint ---------------------------------------------------------------------------------
     def _collection(self) -> Any:
         """The index's Chroma collection, looked up by name through the index's public client.
@@ -352,6 +389,7 @@ class JournalMixin:
             if full:
                 in_journal = {e["record"].get("id") for e, _, _ in events
                               if e.get("op") == "add" and isinstance(e.get("record"), dict)}
+                in_journal |= {updated_id(e) for e, _, _ in events}
                 stale = sorted(known_before - in_journal)
                 if stale:
                     self.index.delete(stale)
@@ -386,6 +424,15 @@ class JournalMixin:
             "duplicates": int(meta.get("duplicates", 0) or 0),
             "usage": self.usage.get(record_id),
         })
+
+    def _version(self, record_id: str, meta: Mapping[str, Any]) -> Version:
+        """The version the index entry `meta` points at, as the journal stores it (with what a
+        later turn needs to write a delta on it: `skillbank.store.deltas`)."""
+        version = self.journal.load_version(record_id, str(meta.get("loc", "")))
+        if version is None:
+            raise NotFoundError(f"experience {record_id!r} is indexed but not in the journal; "
+                                "run `skillbank reindex`")
+        return version
 
     def _load_from_journal(self, record_id: str, loc: str) -> Experience:
         raw = self.journal.load(record_id, loc)

@@ -9,9 +9,13 @@ session) finds the active record of that thread in the caller's namespace with t
 (the thread's goal; a new goal after an outcome starts a new record) and writes it again with
 the turn's steps appended and, when given, its outcome and feedback.
 
-The journal stays append-only: an update is one more ``add`` event for the same id (flagged
-``"update": true``), which a replay applies like any add (the last one wins), a forget erases
-with the others, and an older version reads the same way. A thread's records are never folded
+The journal stays append-only: a later turn is one ``update`` event holding what changed since
+the version it read (the new steps, a changed outcome, feedback or lessons), folded onto that
+version by every reader (`skillbank.store.deltas`); every so often, and whenever a delta would
+not pay, the whole record is written again as an ``add`` flagged ``"update": true`` (the last
+one wins). Writing the whole record every turn made one 250-turn conversation 15 MiB of
+journal (agents hunt, session 18). A forget erases every line of the id, and an older journal
+of full adds reads the same way. A thread's records are never folded
 into another conversation's near-duplicate (their later turns would have nothing to update).
 A follow-up whose earlier record is gone (forgotten, pruned, never written) starts a new record
 and logs why: never an error in the agent.
@@ -26,9 +30,11 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
+from skillbank.store.deltas import make_update
 
 if TYPE_CHECKING:
     from skillbank.memories.experiences.memory import ExperienceMemory
+    from skillbank.store.deltas import Version
 
 log = logging.getLogger("skillbank.experiences")
 
@@ -125,9 +131,10 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
             log.info("thread %r: no open record of its earlier turns in %r (an outcome closed "
                      "it, or it was forgotten, pruned or never written); this follow-up starts "
                      "a new experience", thread, experience.namespace)
-        return _store(memory, experience, status, update=False), False
+        return _store(memory, experience, status), False
     record_id, meta = found
-    old = memory._read_record(record_id, meta)
+    version = memory._version(record_id, meta)  # the version this turn extends, as stored
+    old = Experience.model_validate(version.record)
     known = {lesson.text for lesson in old.lessons}
     new_lessons = [lesson for lesson in experience.lessons if lesson.text not in known]
     merged = Experience.model_validate({
@@ -141,7 +148,7 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
     })
-    _store(memory, merged, status, update=True)
+    _store(memory, merged, status, base=version)
     if new_lessons:
         memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
                        statuses=[status] * len(new_lessons))
@@ -182,16 +189,21 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     return turn
 
 
-def _store(memory: "ExperienceMemory", record: Experience, status: str, *, update: bool) -> str:
-    """One `add` event for `record` (and, when new, its lesson records), never folded."""
+def _store(memory: "ExperienceMemory", record: Experience, status: str, *,
+           base: "Version | None" = None) -> str:
+    """One event for `record`: an `add` (and, when new, its lesson records), or, for a later
+    turn of the record at `base`, an `update` holding what changed (`make_update`; the whole
+    record as an `add` flagged "update" when a delta does not pay). Never folded."""
+    update = base is not None
     vectors = memory._embed([(record, not update)])
     with memory.write_lock:
         batch = _Batch(memory, vectors)
         batch.threshold = 2.0  # never folded into another conversation's record
         eid = batch.store(record, with_lessons=not update, status=status)
-        if update:
-            for event in batch.events:
+        if base is not None:
+            for number, event in enumerate(batch.events):
                 if event.get("op") == "add" and event["record"].get("id") == record.id:
-                    event["update"] = True  # a later turn of the same conversation
+                    delta = make_update(base, event["record"])
+                    batch.events[number] = delta if delta is not None else {**event, "update": True}
         batch.flush()
     return eid

@@ -12,10 +12,13 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any, Iterator
+from typing import TYPE_CHECKING, Any, Iterator
 
 from skillbank.fsutil import append_line
 from skillbank.records import utcnow
+
+if TYPE_CHECKING:
+    from skillbank.store.deltas import Version
 
 _JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
 
@@ -116,24 +119,61 @@ class _JournalFiles:
         return events, ends
 
     def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
-        """The record of `record_id`'s add event: one seek at `loc`, else a scan for its latest
+        """The record as the version at `loc` holds it (see `load_version`)."""
+        version = self.load_version(record_id, loc)
+        return version.record if version is not None else None
+
+    def load_version(self, record_id: str, loc: str) -> "Version | None":
+        """`record_id`'s version at `loc`: its add line (one seek), or its update folded onto
+        the versions its `base` names (`skillbank.store.deltas`); else a scan for its latest
         version (a stale pointer, e.g. a hand-edited journal, or none: the index did not
         answer); None when the journal does not hold it."""
-        name, _, offset = loc.rpartition(":")
-        path = self.folder / name
-        if _JOURNAL.match(name) and offset.isdigit() and path.is_file():
-            with path.open("rb") as handle:
-                handle.seek(int(offset))
-                raw = handle.readline()
-            found = _added(raw, record_id)
-            if found is not None:
-                return found
+        version = self._version_at(record_id, loc) if loc else None
+        if version is None:
+            latest = self._latest_loc(record_id)
+            version = self._version_at(record_id, latest) if latest else None
+        return version
+
+    def _version_at(self, record_id: str, loc: str) -> "Version | None":
+        from skillbank.store.deltas import resolve
+
+        handles: dict[str, Any] = {}
+
+        def read(at: str) -> tuple[dict[str, Any], int, str] | None:
+            name, _, offset = at.rpartition(":")
+            path = self.folder / name
+            if not (_JOURNAL.match(name) and offset.isdigit() and path.is_file()):
+                return None
+            if name not in handles:
+                handles[name] = path.open("rb")
+            handle = handles[name]
+            handle.seek(int(offset))
+            text = handle.readline().decode("utf-8", errors="replace").rstrip("\r\n")
+            try:
+                event = json.loads(text)
+            except ValueError:
+                return None
+            if not isinstance(event, dict):
+                return None
+            # The digest as `events_from` and `write` make it: a version's digest chains them.
+            return event, len(text.encode("utf-8")), line_digest(text)
+
+        try:
+            return resolve(record_id, loc, read)
+        finally:
+            for handle in handles.values():
+                handle.close()
+
+    def _latest_loc(self, record_id: str) -> str | None:
+        """Where the newest file holding `record_id` has its last add or update line."""
+        needle = record_id.encode()
         for path in reversed(self._files()):  # newest file first, its last version of it
-            latest = None
+            latest, offset = None, 0
             with path.open("rb") as handle:
                 for raw in handle:
-                    if record_id.encode() in raw:
-                        latest = _added(raw, record_id) or latest
+                    if needle in raw and _names(raw) == record_id:
+                        latest = f"{path.name}:{offset}"
+                    offset += len(raw)
             if latest is not None:
                 return latest
         return None
@@ -172,14 +212,18 @@ class _JournalFiles:
         return rewrite_without_lessons(self.folder, parent_id, texts)
 
 
-def _added(raw: bytes, record_id: str) -> dict[str, Any] | None:
+def _names(raw: bytes) -> str | None:
+    """The id an add or update line writes a version of, else None."""
+    from skillbank.store.deltas import updated_id
+
     try:
         event = json.loads(raw)
-        if event.get("op") == "add" and event["record"].get("id") == record_id:
-            return event["record"]
+        if event.get("op") == "add":
+            record_id = event["record"].get("id")
+            return record_id if isinstance(record_id, str) else None
+        return updated_id(event)
     except (ValueError, KeyError, TypeError, AttributeError):
-        pass
-    return None
+        return None
 
 
 class FileExperienceLog(_JournalFiles):

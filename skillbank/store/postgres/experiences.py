@@ -11,6 +11,11 @@ count), kept in the same transaction as the events: reading a recalled record is
 lookup, and while the index (Chroma) does not answer, recall falls back to PostgreSQL's own
 full-text search over it (`search`, a GIN index on a `tsvector`).
 
+A conversation's later turn is an `update` event (`skillbank.store.deltas`): what changed since
+the version it extends. Its row in `sb_experience_events` names the record (`record_id`), and
+the same transaction folds it into the record's row, so a read stays one lookup; only the
+event log shrinks from a whole record a turn (quadratic in a long conversation) to the delta.
+
 Forget means gone here too: a `forget` event deletes the forgotten records' rows and their
 `add` events in its own transaction (only the ids-only `forget` event stays). What PostgreSQL
 itself still holds after that — dead tuples until VACUUM, the WAL until it is recycled, and
@@ -119,9 +124,11 @@ class PostgresExperienceLog:
         if "\\u0000" in line:  # PostgreSQL refuses NUL in text and jsonb
             event = without_nul(event)
             line = json.dumps(event, ensure_ascii=False, separators=(",", ":"))
+        from skillbank.store.deltas import updated_id
+
         op = event.get("op")
         record = event.get("record") if op == "add" else None
-        record_id = record.get("id") if isinstance(record, dict) else None
+        record_id = record.get("id") if isinstance(record, dict) else updated_id(event)
         digest = line_digest(line)
         seq = conn.execute(
             "INSERT INTO sb_experience_events (deployment, event, record_id, digest) "
@@ -130,7 +137,9 @@ class PostgresExperienceLog:
              digest)).fetchone()[0]
         loc = str(seq)
         key = (self.deployment,)
-        if isinstance(record_id, str):
+        if op == "update" and isinstance(record_id, str):
+            self._fold_update(conn, record_id, event, loc, digest)
+        elif isinstance(record_id, str) and isinstance(record, dict):
             status = record.get("status") if record.get("status") in ("pending", "retired") \
                 else "active"
             conn.execute(
@@ -168,6 +177,63 @@ class PostgresExperienceLog:
                          "WHERE deployment = %s AND id = %s", (count, *key, event["of"]))
         return event, loc, digest
 
+    def _fold_update(self, conn: Any, record_id: str, event: dict[str, Any], loc: str,
+                     digest: str) -> None:
+        """Fold an `update` event into its record's row (in the event's transaction)."""
+        from skillbank.store.deltas import Version, extend, line_bytes
+
+        row = conn.execute("SELECT record, loc, digest FROM sb_experiences WHERE deployment = %s "
+                           "AND id = %s FOR UPDATE", (self.deployment, record_id)).fetchone()
+        if row is None:
+            return  # forgotten meanwhile: nothing to update, and nothing comes back
+        base = Version(row[0], row[1], row[2]) if row[1] == event.get("base") \
+            else self._version_in(conn, record_id, str(event.get("base")))
+        version = extend(base, event, loc, line_bytes(event), digest) if base else None
+        if version is None:
+            return  # its base is not this record's (a damaged log): the row stays as it was
+        conn.execute(
+            f"UPDATE sb_experiences SET record = %s, loc = %s, digest = %s, "
+            f"search = to_tsvector('{TS_CONFIG}', %s) WHERE deployment = %s AND id = %s",
+            (Jsonb(version.record), loc, version.digest, searchable(version.record),
+             self.deployment, record_id))
+
+    def load_version(self, record_id: str, loc: str) -> Any:
+        """`record_id`'s version at `loc` (a sequence number), its latest when `loc` is not
+        one of its versions; None when the log does not hold it."""
+        with self.db.transaction() as conn:
+            version = self._version_in(conn, record_id, loc) if loc.isdigit() else None
+            if version is None:
+                row = conn.execute("SELECT loc FROM sb_experiences WHERE deployment = %s "
+                                   "AND id = %s", (self.deployment, record_id)).fetchone()
+                version = self._version_in(conn, record_id, row[0]) if row else None
+        return version
+
+    def _version_in(self, conn: Any, record_id: str, loc: str) -> Any:
+        """The version at `loc`, read with one query for the chain (the record's latest events
+        up to it; a link further back is read on its own)."""
+        from skillbank.store.deltas import MAX_DEPTH, line_bytes, resolve
+
+        if not loc.isdigit():
+            return None
+        rows = conn.execute(
+            "SELECT seq, event, digest FROM sb_experience_events WHERE deployment = %s "
+            "AND record_id = %s AND seq <= %s ORDER BY seq DESC LIMIT %s",
+            (self.deployment, record_id, int(loc), MAX_DEPTH + 2)).fetchall()
+        known = {str(seq): (event, digest) for seq, event, digest in rows}
+
+        def read(at: str) -> tuple[dict[str, Any], int, str] | None:
+            found = known.get(at)
+            if found is None and at.isdigit():
+                row = conn.execute("SELECT event, digest FROM sb_experience_events "
+                                   "WHERE deployment = %s AND seq = %s",
+                                   (self.deployment, int(at))).fetchone()
+                found = (row[0], row[1]) if row else None
+            if found is None or not isinstance(found[0], dict):
+                return None
+            return found[0], line_bytes(found[0]), found[1] or _digest(found[0])
+
+        return resolve(record_id, loc, read)
+
     def events_from(self, starts: dict[str, int], skipped: list[str]
                     ) -> tuple[list[Parsed], dict[str, int]]:
         start = int(starts.get("seq", 0))
@@ -190,9 +256,14 @@ class PostgresExperienceLog:
         return events, ends
 
     def load(self, record_id: str, loc: str) -> dict[str, Any] | None:
-        rows = self.db.execute("SELECT record FROM sb_experiences WHERE deployment = %s "
+        """The record as its row holds it (its latest version: one lookup), or as the version
+        at `loc` held it when that is an older one (a replay folding an update onto it)."""
+        rows = self.db.execute("SELECT record, loc FROM sb_experiences WHERE deployment = %s "
                                "AND id = %s", (self.deployment, record_id))
-        return rows[0][0] if rows else None
+        if rows and (not loc or rows[0][1] == loc):
+            return rows[0][0]
+        version = self.load_version(record_id, loc)
+        return version.record if version is not None else (rows[0][0] if rows else None)
 
     def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None
                ) -> list[dict[str, Any]]:
@@ -256,18 +327,20 @@ class PostgresExperienceLog:
                          "AND record_id = ANY(%s)", (self.deployment, wanted))
 
     def drop_lessons(self, parent_id: str, texts: set[str]) -> list[Parsed]:
-        """Rewrite `parent_id`'s stored record and add events without those lessons; returns
-        its add events as they are now, for the index. A `forget` event already did the
-        rewrite in its own transaction (`_drop_from_parents`), so this mostly just reads."""
+        """Rewrite `parent_id`'s stored record and events without those lessons; returns its
+        latest event, for the index (an update there folds from the rewritten versions). A
+        `forget` event already did the rewrite in its own transaction (`_drop_from_parents`),
+        so this mostly just reads."""
         with self.db.transaction() as conn:
             changed = self.drop_lessons_in(conn, parent_id, texts)
             if changed:
                 return changed
             rows = conn.execute(
                 "SELECT seq, event, digest FROM sb_experience_events WHERE deployment = %s "
-                "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
+                "AND record_id = %s ORDER BY seq DESC LIMIT 1",
+                (self.deployment, parent_id)).fetchall()
         return [(event, str(seq), digest) for seq, event, digest in rows
-                if isinstance(event, dict) and event.get("op") == "add"]
+                if isinstance(event, dict) and event.get("op") in ("add", "update")]
 
     def _drop_from_parents(self, conn: Any, targets: list[str]) -> None:
         """For a `forget` event, in its transaction: each forgotten lesson record's text leaves
@@ -286,25 +359,33 @@ class PostgresExperienceLog:
             self.drop_lessons_in(conn, parent, {t for t in texts if isinstance(t, str) and t})
 
     def drop_lessons_in(self, conn: Any, parent_id: str, texts: set[str]) -> list[Parsed]:
-        """`drop_lessons` inside the caller's transaction."""
-        from skillbank.forgetting import without_lessons
+        """`drop_lessons` inside the caller's transaction: its add events and the updates that
+        set its lessons are rewritten, then its row is folded again from them."""
+        from skillbank.forgetting import lessons_held, without_lessons
 
         out: list[Parsed] = []
         rows = conn.execute(
             "SELECT seq, event FROM sb_experience_events WHERE deployment = %s "
             "AND record_id = %s ORDER BY seq", (self.deployment, parent_id)).fetchall()
         for seq, event in rows:
-            if not isinstance(event.get("record"), dict) or \
-                    not without_lessons(event["record"], texts):
+            held = lessons_held(event) if isinstance(event, dict) else None
+            if held is None or not without_lessons(held, texts):
                 continue
             digest = _digest(event)
             conn.execute("UPDATE sb_experience_events SET event = %s, digest = %s "
                          "WHERE seq = %s", (Jsonb(event), digest, seq))
             out.append((event, str(seq), digest))
-        if out:
-            record = out[-1][0]["record"]
+        row = conn.execute("SELECT loc FROM sb_experiences WHERE deployment = %s AND id = %s",
+                           (self.deployment, parent_id)).fetchone()
+        version = self._version_in(conn, parent_id, row[0]) if out and row else None
+        if version is not None:
             conn.execute(
                 f"UPDATE sb_experiences SET record = %s, digest = %s, "
                 f"search = to_tsvector('{TS_CONFIG}', %s) WHERE deployment = %s AND id = %s",
-                (Jsonb(record), out[-1][2], searchable(record), self.deployment, parent_id))
+                (Jsonb(version.record), version.digest, searchable(version.record),
+                 self.deployment, parent_id))
+            if out[-1][1] != version.loc:  # the latest version: an update folded from them
+                latest = conn.execute("SELECT event, digest FROM sb_experience_events "
+                                      "WHERE seq = %s", (int(version.loc),)).fetchone()
+                out.append((latest[0], version.loc, latest[1]))
         return out
