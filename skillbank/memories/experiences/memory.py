@@ -532,14 +532,22 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
         An untrusted mark (`trusted=False`, or an untrusted scope) is kept apart: it moves no
         ranking and makes no prune candidate until a reviewer accepts it (`UsageLog.accept`).
+        A trusted caller who may not change the record's namespace (a contributor who only
+        reads the team's) is an outsider there: users met fifty "not helpful" marks of his
+        all counted, and a team lesson sank for everyone and became a prune candidate. His
+        marks now count once, as his net judgement (`skillbank.outside_votes`); the namespace's
+        own people and the single local user count each mark, as before.
         An id outside the caller's scope is not found; a reader may not mark."""
         if not isinstance(helped, bool):  # "no" is truthy: it must not count as helpful
             raise InvalidInputError(f"helped must be true or false, not {helped!r}")
         scope = self._scope(trusted)
-        self.get(record_id)
+        record = self.get(record_id)
         scope.require(scopes.Role.CONTRIBUTOR, "rating memory")
-        self.usage.record(record_id.strip(), use=0, ok=helped, trusted=scope.trusted)
-        note(self, "vote", kind_of(record_id.strip()), record_id.strip(), trusted=scope.trusted)
+        if scope.trusted and not scope.can_change(record.namespace):
+            self.usage.vote(record.id, scope.principal, helped)
+        else:
+            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted)
+        note(self, "vote", kind_of(record.id), record.id, trusted=scope.trusted)
         return self.get(record_id)
 
     def distill(self, record_id: str) -> list[str]:
