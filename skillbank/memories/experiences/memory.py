@@ -177,7 +177,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
         trusted = self._scope(trusted).trusted
-        eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
+        eid = self._commit([experience], statuses=["active" if trusted else "pending"],
+                           capped=not trusted)[0]
         note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
             self._distill_quietly(eid, trusted)
@@ -233,7 +234,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 prepared.append(self._prepare(**arguments))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None
-        ids = self._commit(prepared, statuses=statuses)
+        ids = self._commit(prepared, statuses=statuses, capped=not trusted)
         for status in ("active", "pending"):  # the audit says which ones came in untrusted
             note(self, "record", "experience", [i for i, s in zip(ids, statuses) if s == status],
                  trusted=status == "active")
@@ -306,13 +307,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
     # While the index does not answer -------------------------------------------------------------
     def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,
-                statuses: Sequence[str] | None = None) -> list[str]:
+                statuses: Sequence[str] | None = None, capped: bool = False) -> list[str]:
         """`FoldingMixin._commit`; when the index cannot be reached to look for near-duplicates
         (a Chroma server down), the records are journaled unfolded and indexed when it is back
         (`_append`): the journal is the truth, so an acknowledged write is never lost."""
         try:
             return FoldingMixin._commit(self, records, with_lessons=with_lessons,
-                                        statuses=statuses)
+                                        statuses=statuses, capped=capped)
         except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
             if not self._outage(exc):
                 raise
@@ -324,6 +325,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         vectors = self._embed([(record, with_lessons) for record in records])
         with self.write_lock:
             batch = _Batch(self, vectors)
+            # The review queue is counted on the index, which does not answer: the cap waits
+            # for it (an acknowledged write is never lost for want of a count).
             batch.threshold = 2.0  # nothing is compared with the index it cannot read
             ids = [batch.store(record, with_lessons=with_lessons, status=status)
                    for record, status in zip(records, statuses)]
