@@ -46,6 +46,11 @@ class PermissionDeniedError(SkillbankError):
     exit_code = 7
 
 
+class QueueFullError(PermissionDeniedError):
+    """A namespace's review queue is at its cap: an untrusted write waits for a reviewer
+    (`skillbank.review_queue.check_room`)."""
+
+
 class BusyError(SkillbankError):
     """Another process holds the memory root (embedded mode allows one process at a time)."""
 

@@ -14,10 +14,34 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from skillbank.errors import NotFoundError
+from skillbank.errors import NotFoundError, QueueFullError
 
 #: In-play statuses a supersession applies to (`GuidelineReview.approve`).
 _IN_PLAY = ("active", "pending")
+
+
+#: How a reviewer empties each queue (named in the error an untrusted writer gets).
+_DECIDE = {"guidelines": "`skillbank guidelines list --status pending`, then `skillbank "
+                         "guidelines approve|reject <id>`",
+           "experiences": "`skillbank experiences pending`, then `skillbank experiences "
+                          "approve|reject <id>`"}
+
+
+def check_room(kind: str, namespace: str, waiting: int, cap: int, adding: int = 1) -> None:
+    """QueueFullError when `adding` more pending `kind` ("guidelines", "experiences") would
+    take `namespace` past `cap` (the `max_pending_<kind>` setting; 0: no cap).
+
+    Only an untrusted write is checked (its items are what waits): users met an untrusted
+    client adding pending rules without end, 20 files a call, each carrying the whole
+    critique. Refused, never dropped silently: the message names the cap and what a reviewer
+    does about it."""
+    if cap <= 0 or waiting + adding <= cap:
+        return
+    raise QueueFullError(
+        f"namespace {namespace!r} has {waiting} pending {kind} waiting for review; {adding} "
+        f"more would pass max_pending_{kind} = {cap}, the most an untrusted client may leave "
+        f"there, so this write was refused. A reviewer decides on them first "
+        f"({_DECIDE[kind]}), or raises the setting")
 
 
 @dataclass

@@ -65,6 +65,12 @@ class Settings:
     prune_max_help_rate: float = 0.2  # … and helped in at most this share of those uses
     duplicate_threshold: float = 0.97  # cosine above which two experiences of one task are one
     # Limits
+    # The review queue: pending items per namespace past which an untrusted write is refused
+    # (QueueFullError) until a reviewer decides on some; trusted writes never are; 0: no cap.
+    # 500 is more than a reviewer reads in a sitting, and far below what a loop of untrusted
+    # calls wrote unchecked (hunt s18: 20 files a call, each carrying the whole critique).
+    max_pending_guidelines: int = 500
+    max_pending_experiences: int = 500
     max_skill_roots_depth: int = 6
     max_scan_dirs: int = 20_000
 

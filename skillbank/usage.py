@@ -14,6 +14,11 @@ Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`):
 counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
 move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
 journals one `accept` event folding them into the trusted counts.
+
+An outsider's rating (`vote`: a trusted caller who may not change the item, see
+`skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
+(`outside`), and the trusted counts hold only its sign, so fifty "not helpful" votes of one
+contributor are one failure, not fifty.
 """
 
 from __future__ import annotations
@@ -28,6 +33,7 @@ import weakref
 from datetime import datetime
 from pathlib import Path
 
+from skillbank import outside_votes
 from skillbank.records import Usage, utcnow
 
 log = logging.getLogger("skillbank.usage")
@@ -47,6 +53,7 @@ class UsageLog:
         self._lock = threading.Lock()
         self._counts: dict[str, Usage] = {}
         self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
+        self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -72,6 +79,10 @@ class UsageLog:
             event = json.loads(raw)
             if event.get("accept"):
                 self._accept(event["id"])
+                return
+            if "o" in event:
+                self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
+                                    int(event.get("use", 0)), event.get("at"))
                 return
             self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
@@ -111,11 +122,7 @@ class UsageLog:
         usage.uses += int(uses)
         usage.successes += int(ok is True) + max(0, successes)
         usage.failures += int(ok is False) + max(0, failures)
-        if at:
-            try:
-                usage.last_used = datetime.fromisoformat(at)
-            except ValueError:
-                pass
+        _touch(usage, at)
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
                trusted: bool = True) -> Usage:
@@ -140,6 +147,37 @@ class UsageLog:
                     time.monotonic() - self._since >= FLUSH_SECONDS:
                 self._write_pending()
             return usage
+
+    def _apply_outside(self, item_id: str, principal: str, ok: bool, uses: int,
+                       at: str | None) -> None:
+        """An outsider's rating: his net moves; successes/failures only by its sign."""
+        moved = outside_votes.step(self._outside.setdefault(item_id, {}), principal, ok,
+                                   item_id)
+        up, down = outside_votes.counted(*moved) if moved else (0, 0)
+        usage = self._counts.setdefault(item_id, Usage())
+        usage.uses += uses
+        usage.successes = max(0, usage.successes + up)  # a sign moving back takes its vote away
+        usage.failures = max(0, usage.failures + down)
+        _touch(usage, at)
+
+    def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
+        """An outsider's rating of an item (with `use` uses): counted once per `principal`, as
+        the sign of his net (module docstring). Written through; returns the trusted counts."""
+        at = utcnow().isoformat()
+        event = {"id": item_id, "use": use, "at": at, "ok": bool(ok), "o": principal}
+        with self._lock:
+            self._refresh()  # his earlier votes from another process first: the net is his
+            self._pending.append(json.dumps(event))
+            self._apply_outside(item_id, principal, bool(ok), use, at)
+            self._write_pending()
+            return self._counts[item_id].model_copy()
+
+    def outside(self, item_id: str) -> dict[str, int]:
+        """The outsiders' nets on an item (principal -> net vote; each counts once)."""
+        if self.shared:
+            with self._lock:
+                self._refresh()
+        return dict(self._outside.get(item_id, {}))
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage) in one event, written
@@ -240,6 +278,15 @@ class UsageLog:
             return 0.0
         confidence = judged / (judged + 3)
         return scale * (usage.successes / judged - 0.5) * 2 * confidence
+
+
+def _touch(usage: Usage, at: str | None) -> None:
+    """Set `last_used` from an event's time (a malformed one is left out)."""
+    if at:
+        try:
+            usage.last_used = datetime.fromisoformat(at)
+        except ValueError:
+            pass
 
 
 _open_logs: "weakref.WeakSet[UsageLog]" = weakref.WeakSet()

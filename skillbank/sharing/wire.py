@@ -45,8 +45,8 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),
     "skillbank.errors": (
         "SkillbankError", "NotFoundError", "AlreadyExistsError", "ReadOnlyError",
-        "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "BusyError",
-        "EmbeddingMismatchError"),
+        "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "QueueFullError",
+        "BusyError", "EmbeddingMismatchError"),
     "skillbank.embeddings": ("ModelUnavailableError",),
     "skillbank.sharing.client": ("OwnerLostError",),
 }

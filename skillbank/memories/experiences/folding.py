@@ -17,6 +17,7 @@ import numpy as np
 from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, matches
 from skillbank.records import Experience, Lesson, utcnow
+from skillbank.review_queue import check_room
 from skillbank.memories.experiences.indexing import (
     MAX_EMBED_TEXTS, _normalise_text, content_key, embed_text, embed_texts_of)
 from skillbank.memories.experiences.validation import _new_id
@@ -89,6 +90,18 @@ class _Batch:
         self.added: set[str] = set()
         self.counts: dict[str, int] = {}  # duplicate counts of records folded into so far
         self.pools: dict[tuple[str, ...], _Pool] = {}
+        #: An untrusted caller's write: its new pending experiences need room in the review
+        #: queue (`review_queue.check_room`); `waiting` counts each namespace's, this batch's too.
+        self.capped = False
+        self.waiting: dict[str, int] = {}
+
+    def _room(self, namespace: str) -> None:
+        """QueueFullError (before anything of this batch is written) when `namespace` holds
+        `max_pending_experiences` pending experiences already."""
+        if namespace not in self.waiting:
+            self.waiting[namespace] = self.memory._pending_count(namespace)
+        check_room("experiences", namespace, self.waiting[namespace], self.memory._pending_cap())
+        self.waiting[namespace] += 1
 
     def taken(self, record_id: str) -> bool:
         """Whether an id is in use, in the index or in this batch."""
@@ -117,6 +130,8 @@ class _Batch:
         record is no one's twin (a trusted record folded into it would be hidden).
         """
         quarantined = status == "pending"
+        if quarantined and self.capped and experience.kind == "experience":
+            self._room(experience.namespace)
         vector = self.vectors[embed_text(experience)]
         existing = None if quarantined else self._duplicate_of(experience, vector)
         if existing is not None:
@@ -195,6 +210,30 @@ class FoldingMixin:
             seen.add(key)
         return out
 
+    def _pending_count(self, namespace: str) -> int:
+        """Pending experiences of `namespace`: a pass over the index's metadata in memory (no
+        read of Chroma or the journal); what the review-queue cap counts."""
+        count = 0
+        for record_id in self.index.ids():
+            meta = self.index.metadata(record_id) or {}
+            if meta.get("status") == "pending" and meta.get("kind") == "experience" \
+                    and meta.get("namespace") == namespace:
+                count += 1
+        return count
+
+    def _pending_room(self, records: Sequence[Experience], statuses: Sequence[str]) -> None:
+        """`check_room` for the pending experiences these records would add, per namespace."""
+        adding: dict[str, int] = {}
+        for record, status in zip(records, statuses):
+            if status == "pending" and record.kind == "experience":
+                adding[record.namespace] = adding.get(record.namespace, 0) + 1
+        for namespace, count in adding.items():
+            check_room("experiences", namespace, self._pending_count(namespace),
+                       self._pending_cap(), count)
+
+    def _pending_cap(self) -> int:
+        return int(getattr(self.settings, "max_pending_experiences", 0) or 0)
+
     def _embed(self, items: Sequence[tuple[Experience, bool]]) -> dict[str, Any]:
         """Vectors of every text these records (and, when flagged, their lessons) would embed.
 
@@ -214,17 +253,21 @@ class FoldingMixin:
         return dict(zip(order, vectors))
 
     def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,
-                statuses: Sequence[str] | None = None) -> list[str]:
+                statuses: Sequence[str] | None = None, capped: bool = False) -> list[str]:
         """Store prepared records as `record` would one by one: one embedding call (made
         before the write lock is taken), one journal append, one index upsert. Returns the id
         each record was stored or folded under, in order. `statuses` (default all "active")
-        says which records are stored "pending" (see `_Batch.store`)."""
+        says which records are stored "pending" (see `_Batch.store`); `capped` (an untrusted
+        caller's write) refuses it whole when the review queue has no room for them."""
         if not records:
             return []
         statuses = list(statuses) if statuses is not None else ["active"] * len(records)
+        if capped:  # refused before the embedding, too: a flood costs no model time
+            self._pending_room(records, statuses)
         vectors = self._embed([(record, with_lessons) for record in records])
         with self.write_lock:
             batch = _Batch(self, vectors)
+            batch.capped = capped
             ids = [batch.store(record, with_lessons=with_lessons, status=status)
                    for record, status in zip(records, statuses)]
             index_them = batch.flush(defer=True)

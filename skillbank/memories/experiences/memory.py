@@ -177,7 +177,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                    feedback=feedback, lessons=lessons, when_to_use=when_to_use,
                                    tags=tags, namespace=namespace, messages=messages)
         trusted = self._scope(trusted).trusted
-        eid = self._commit([experience], statuses=["active" if trusted else "pending"])[0]
+        eid = self._commit([experience], statuses=["active" if trusted else "pending"],
+                           capped=not trusted)[0]
         note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
             self._distill_quietly(eid, trusted)
@@ -233,7 +234,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                 prepared.append(self._prepare(**arguments))
             except InvalidInputError as exc:
                 raise InvalidInputError(f"records[{number}]: {exc}", exc.findings) from None
-        ids = self._commit(prepared, statuses=statuses)
+        ids = self._commit(prepared, statuses=statuses, capped=not trusted)
         for status in ("active", "pending"):  # the audit says which ones came in untrusted
             note(self, "record", "experience", [i for i, s in zip(ids, statuses) if s == status],
                  trusted=status == "active")
@@ -306,13 +307,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
     # While the index does not answer -------------------------------------------------------------
     def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,
-                statuses: Sequence[str] | None = None) -> list[str]:
+                statuses: Sequence[str] | None = None, capped: bool = False) -> list[str]:
         """`FoldingMixin._commit`; when the index cannot be reached to look for near-duplicates
         (a Chroma server down), the records are journaled unfolded and indexed when it is back
         (`_append`): the journal is the truth, so an acknowledged write is never lost."""
         try:
             return FoldingMixin._commit(self, records, with_lessons=with_lessons,
-                                        statuses=statuses)
+                                        statuses=statuses, capped=capped)
         except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
             if not self._outage(exc):
                 raise
@@ -324,6 +325,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         vectors = self._embed([(record, with_lessons) for record in records])
         with self.write_lock:
             batch = _Batch(self, vectors)
+            # The review queue is counted on the index, which does not answer: the cap waits
+            # for it (an acknowledged write is never lost for want of a count).
             batch.threshold = 2.0  # nothing is compared with the index it cannot read
             ids = [batch.store(record, with_lessons=with_lessons, status=status)
                    for record, status in zip(records, statuses)]
@@ -532,14 +535,22 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
         An untrusted mark (`trusted=False`, or an untrusted scope) is kept apart: it moves no
         ranking and makes no prune candidate until a reviewer accepts it (`UsageLog.accept`).
+        A trusted caller who may not change the record's namespace (a contributor who only
+        reads the team's) is an outsider there: users met fifty "not helpful" marks of his
+        all counted, and a team lesson sank for everyone and became a prune candidate. His
+        marks now count once, as his net judgement (`skillbank.outside_votes`); the namespace's
+        own people and the single local user count each mark, as before.
         An id outside the caller's scope is not found; a reader may not mark."""
         if not isinstance(helped, bool):  # "no" is truthy: it must not count as helpful
             raise InvalidInputError(f"helped must be true or false, not {helped!r}")
         scope = self._scope(trusted)
-        self.get(record_id)
+        record = self.get(record_id)
         scope.require(scopes.Role.CONTRIBUTOR, "rating memory")
-        self.usage.record(record_id.strip(), use=0, ok=helped, trusted=scope.trusted)
-        note(self, "vote", kind_of(record_id.strip()), record_id.strip(), trusted=scope.trusted)
+        if scope.trusted and not scope.can_change(record.namespace):
+            self.usage.vote(record.id, scope.principal, helped)
+        else:
+            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted)
+        note(self, "vote", kind_of(record.id), record.id, trusted=scope.trusted)
         return self.get(record_id)
 
     def distill(self, record_id: str) -> list[str]:

@@ -145,6 +145,7 @@ class PortabilityMixin:
         vectors = self._embed([(record, wanted_id(data) not in has_lesson_records)
                                for data, record in chunk])
         batch = _Batch(self, vectors)
+        batch.capped = not self._scope().trusted  # type: ignore[attr-defined]
         usage: list[tuple[str, Usage]] = []  # records added, with the counts their line carries
         reads_all = self._scope().reads_all  # type: ignore[attr-defined]
         for data, record in chunk:

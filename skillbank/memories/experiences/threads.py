@@ -199,6 +199,7 @@ def _store(memory: "ExperienceMemory", record: Experience, status: str, *,
     with memory.write_lock:
         batch = _Batch(memory, vectors)
         batch.threshold = 2.0  # never folded into another conversation's record
+        batch.capped = status == "pending"  # an untrusted caller's: the review queue's cap
         eid = batch.store(record, with_lessons=not update, status=status)
         if base is not None:
             for number, event in enumerate(batch.events):

@@ -24,6 +24,9 @@ IN_PLAY = ("active", "pending")  # what new rules are compared with
 MAX_FILE_BYTES = 1 << 20
 MAX_SOURCES = 20  # kept per file: the first source and the most recent ones
 MAX_SOURCE_NAME = 200
+#: What a pending rule keeps of an untrusted critique: the part around the sentence it came
+#: from. Users met each of 20 pending rules carrying the whole 20,000-character critique.
+MAX_PENDING_CRITIQUE = 1500
 MAX_NAMESPACE = 128
 ALL_NAMESPACES = "*"
 
@@ -274,6 +277,36 @@ _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029\ufeff\ud800-\udfff]")
 def _one_line(text: str) -> str:
     """One line of plain text: control characters, stray BOMs and surrogates become spaces."""
     return " ".join(_INVISIBLE.sub(" ", str(text or "")).split())
+
+
+def critique_excerpt(critique: str, sentence: str | None,
+                     limit: int = MAX_PENDING_CRITIQUE) -> str:
+    """`critique` cut to about `limit` characters around `sentence` (the part a reviewer needs
+    to judge the rule: what it was read from, with some context), saying what was cut.
+
+    An untrusted critique of 20,000 characters read into 20 pending rules was stored whole in
+    each rule file (20 copies); now each keeps its own excerpt, and nothing short is cut."""
+    if len(critique) <= limit:
+        return critique
+    text = " ".join(critique.split())
+    # The sentence as cleaned (one line, maybe cut short): look for its first words.
+    head = " ".join((sentence or "").rstrip("…").split()[:8])
+    found = text.find(head) if head else -1
+    start = max(0, found - limit // 3) if found >= 0 else 0
+    end = min(len(text), start + limit)
+    start = max(0, end - limit)
+    return (("… " if start else "") + text[start:end].strip() + (" …" if end < len(text) else "")
+            + f" [excerpt: {end - start} of {len(critique)}{_EXCERPT_TAIL}")
+
+
+_EXCERPT_TAIL = " characters; the rest was not kept for an untrusted source]"
+
+
+def is_excerpt_of(stored: str, critique: str, sentence: str | None) -> bool:
+    """Whether `stored` is `critique_excerpt(critique, sentence)` (checked cheaply first)."""
+    return (len(critique) > MAX_PENDING_CRITIQUE
+            and stored.endswith(f" of {len(critique)}{_EXCERPT_TAIL}")
+            and stored == critique_excerpt(critique, sentence))
 
 
 def _clean(text: str, limit: int) -> str:

@@ -14,10 +14,11 @@ import numpy as np
 from pydantic import ValidationError
 
 from skillbank.audit import note
-from skillbank.errors import InvalidInputError
+from skillbank.errors import InvalidInputError, QueueFullError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
-    IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line)
+    IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line, critique_excerpt,
+    is_excerpt_of, MAX_PENDING_CRITIQUE)
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
@@ -26,6 +27,7 @@ from skillbank.distill.supersession import dropped, drops, echoes_overruled, oth
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
+from skillbank.review_queue import check_room
 
 log = logging.getLogger("skillbank.guidelines")
 
@@ -79,6 +81,7 @@ class GuidelineLearning:
         source = self._check_source(source)
         ns = self._write_ns(namespace)  # the caller's namespace (skillbank.scope)
         trusted = self._scope(trusted).trusted
+        self._refuse_when_full(ns, trusted)
         if rules is not None:
             if candidates is not None:
                 raise InvalidInputError("pass the agent's rules as rules=[...] or candidates=[...], "
@@ -137,13 +140,17 @@ class GuidelineLearning:
                 self._refresh()
                 if getattr(rule, "replaces", None):  # forgotten since the check: say so
                     check_replaces(self, rule.replaces, ns)
-                entry = self._learn_one(
-                    text=_clean(rule.text, MAX_SHORT),
-                    topic=slugify(str(rule.topic or "general")),
-                    when_to_use=_clean(getattr(rule, "when_to_use", "") or "", MAX_SHORT),
-                    sentence=src.sentence or "",
-                    source=src, namespace=ns, trusted=trusted, touched=touched,
-                    replaces=getattr(rule, "replaces", None))
+                try:
+                    entry = self._learn_one(
+                        text=_clean(rule.text, MAX_SHORT),
+                        topic=slugify(str(rule.topic or "general")),
+                        when_to_use=_clean(getattr(rule, "when_to_use", "") or "", MAX_SHORT),
+                        sentence=src.sentence or "",
+                        source=src, namespace=ns, trusted=trusted, touched=touched,
+                        replaces=getattr(rule, "replaces", None))
+                except QueueFullError as exc:  # filled up during this call: said per rule
+                    entry = LearnEntry(action="ignored", text=_clean(rule.text, MAX_SHORT),
+                                       detail=str(exc))
             report.entries.append(entry)
         report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
         note(self, "learn", "guideline", report.ids(), namespace=ns, trusted=trusted)
@@ -178,6 +185,7 @@ class GuidelineLearning:
         source = self._check_source(source)
         ns = self._write_ns(namespace)  # the caller's namespace (skillbank.scope)
         trusted = self._scope(trusted).trusted
+        self._refuse_when_full(ns, trusted)
         when = _one_line(when_to_use)
         if topic is None or not when:
             guess_topic, guess_when = self._guess(text)
@@ -343,7 +351,7 @@ class GuidelineLearning:
             return set()
         return {gid for gid, g in self._items.items()
                 if g.namespace == namespace and g.status in IN_PLAY
-                and any(s.critique == critique for s in g.sources)}
+                and any(s.critique == critique or _kept_of(s, critique) for s in g.sources)}
 
     def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str], *,
               vector: np.ndarray | None = None, context: str = "", sentence: str = "") -> Plan:
@@ -426,7 +434,7 @@ class GuidelineLearning:
         similarity, gid, evidence = plan.same  # type: ignore[misc]
         update: dict[str, Any] = {
             "reinforcements": old.reinforcements + 1,
-            "sources": [*old.sources, source],
+            "sources": [*old.sources, _kept(source)],
             "updated": now,
         }
         notes = [f"same as {gid} {old.text!r} ({evidence}; similarity {similarity:.2f}); "
@@ -459,16 +467,36 @@ class GuidelineLearning:
         return LearnEntry(action="merged", guideline_id=gid, text=merged.text,
                           superseded_id=olds[0] if olds else None, detail="; ".join(notes))
 
+    def _refuse_when_full(self, namespace: str, trusted: bool) -> None:
+        """An untrusted call at a full review queue is refused first, before the distiller or
+        any matching runs: a refused flood costs a count, not a model call (`_add_new` checks
+        again under the write lock, per rule)."""
+        if not trusted:
+            with self._lock:
+                self._refresh()
+                self._pending_room(namespace)
+
+    def _pending_room(self, namespace: str) -> None:
+        """QueueFullError when `namespace` already holds `max_pending_guidelines` pending
+        rules (`review_queue.check_room`). Called under the lock, after `_refresh`: a count
+        of the rules in memory, no read of the records."""
+        waiting = sum(1 for g in self._items.values()
+                      if g.status == "pending" and g.namespace == namespace)
+        check_room("guidelines", namespace, waiting,
+                   int(self._setting("max_pending_guidelines", 500)))
+
     def _add_new(self, text: str, topic: str, when_to_use: str, source: SourceRecord,
                  namespace: str, trusted: bool, plan: Plan, touched: set[str], now: datetime
                  ) -> LearnEntry:
+        if not trusted:  # a new pending rule: only while the queue has room
+            self._pending_room(namespace)
         gid = self._new_id()
         olds = [g for _, g in plan.contradicted]
         related = [r for r in dict.fromkeys(plan.related) if r not in olds]
         if plan.confirms:
             olds = list(dict.fromkeys([*olds, plan.confirms]))
         new = Guideline(id=gid, topic=topic, text=text, when_to_use=when_to_use,
-                        status="active" if trusted else "pending", sources=[source],
+                        status="active" if trusted else "pending", sources=[_kept(source)],
                         supersedes=olds, related=related, namespace=namespace,
                         created=now, updated=now)
         new = self._save(new)
@@ -568,6 +596,24 @@ class GuidelineLearning:
             return
         self._save(old.model_copy(update={"status": "superseded", "superseded_by": new_id,
                                           "updated": now}), reembed=False)
+
+
+def _kept(source: SourceRecord) -> SourceRecord:
+    """The source as a rule file keeps it: an untrusted critique as its excerpt around the
+    sentence the rule came from, or the rule's own words (`critique_excerpt`; an agent's
+    `rules=` name no sentence), a trusted one whole. Learning decides on the whole
+    critique; only what is stored is cut."""
+    if source.trusted is not False or len(source.critique) <= MAX_PENDING_CRITIQUE:
+        return source
+    return source.model_copy(update={
+        "critique": critique_excerpt(source.critique, source.sentence or source.rule)})
+
+
+def _kept_of(source: SourceRecord, critique: str) -> bool:
+    """Whether `source` keeps an excerpt of `critique` (`_kept`): the same critique learned
+    again by an untrusted caller is still recognised as the one these rules came from."""
+    return source.trusted is False and is_excerpt_of(source.critique, critique,
+                                                     source.sentence or source.rule)
 
 
 def _kept_apart_why(text: str, old: str, similarity: float) -> str:

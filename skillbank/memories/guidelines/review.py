@@ -9,7 +9,7 @@ import json
 import logging
 from typing import Any, Callable
 
-from skillbank import scope as scopes
+from skillbank import outside_votes, scope as scopes
 from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
@@ -168,29 +168,16 @@ class GuidelineReview:
         return {"id": gid, "kind": "guideline", "forgotten": True}
 
 
-#: Outsiders recorded per rule; a further one's vote is not counted (a file stays small).
-MAX_OUTSIDE_VOTERS = 500
-#: An outsider's stored net is bounded: it counts once whatever its size.
-MAX_OUTSIDE_NET = 1000
-
-
 def _outside_vote(g: Guideline, principal: str, helpful: bool) -> dict[str, Any]:
     """The changes one vote of an outsider (see `GuidelineReview.vote`) makes: its net moves,
-    and `helpful`/`harmful` move only when the net's sign does."""
+    and `helpful`/`harmful` move only when the net's sign does (`skillbank.outside_votes`)."""
     votes = dict(g.outside_votes)
-    if principal not in votes and len(votes) >= MAX_OUTSIDE_VOTERS:
-        log.info("guideline %s has %d outside voters; %s's vote is not counted", g.id,
-                 len(votes), principal)
+    moved = outside_votes.step(votes, principal, helpful, f"guideline {g.id}")
+    if moved is None:
         return {}
-    before = votes.get(principal, 0)
-    after = max(-MAX_OUTSIDE_NET, min(MAX_OUTSIDE_NET, before + (1 if helpful else -1)))
-    if after:
-        votes[principal] = after
-    else:
-        votes.pop(principal, None)
-    return {"outside_votes": votes,
-            "helpful": max(0, g.helpful + (after > 0) - (before > 0)),
-            "harmful": max(0, g.harmful + (after < 0) - (before < 0))}
+    up, down = outside_votes.counted(*moved)
+    return {"outside_votes": votes, "helpful": max(0, g.helpful + up),
+            "harmful": max(0, g.harmful + down)}
 
 
 def _deciding(helpful: int, harmful: int, outside: dict[str, int]) -> tuple[int, int]:

@@ -128,6 +128,16 @@ def check_may_change(frontmatter: dict[str, Any], name: str, verb: str) -> None:
         f"{'an untrusted ' if not scope.trusted else 'a '}{scope.role.value}")
 
 
+def rates_as_outsider(scope: "scopes.Scope", path: str) -> bool:
+    """Whether `scope` rates the skill at `path` as an outsider (`skillbank.outside_votes`):
+    a trusted caller who may not change it (`check_may_change`: not its author, no reviewer
+    role). A bundled, team or hand-written skill is such for a plain contributor."""
+    if not scope.trusted or scope.role.allows(scopes.Role.REVIEWER):
+        return False
+    doc, _ = read_skill_file(Path(path)) if path else (None, [])
+    return doc is None or author_of(dict(doc.frontmatter)) != scope.principal
+
+
 class SkillAuthoring:
     """The write half of the skill library (see the module docstring for its rules)."""
 

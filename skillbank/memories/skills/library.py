@@ -643,21 +643,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             catalog.tokens += cost
         return catalog
 
-    def record_use(self, name: str, success: bool | None = None, *, trusted: bool = True
-                   ) -> None:
-        """Count that a skill was used, and whether it worked; it feeds ranking.
-
-        An untrusted use or vote (`trusted=False`, or an untrusted scope) is kept apart and
-        never moves ranking until a reviewer accepts it (`UsageLog.accept`)."""
-        checks.check_flag(success, "success")
-        scope = scopes.caller("default", trusted)
-        self._summary(name)
-        if success is not None:
-            scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
-        self.usage.record(name, ok=success, trusted=scope.trusted)
-        if success is not None:  # a judgement (a vote); a bare use is not a change of memory
-            note(self, "vote", "skill", f"skill:{name}", trusted=scope.trusted)
-
+    # Ratings (record_use) live in skill_trust_api.SkillTrust, beside rollback by outcome.
     # Authoring lives in authoring.SkillAuthoring (create, update, save, rename, delete).
     def _index_one(self, path: Path) -> None:
         data = path.read_bytes()

@@ -1,4 +1,5 @@
-"""The skill library's trust methods: review, scans, pinned versions and rollback by outcome.
+"""The skill library's trust methods: review, scans, pinned versions, ratings and rollback by
+outcome.
 
 A mixin of `SkillLibrary` (like `SkillAuthoring` and `SkillDrafts`), so every face reaches
 these through `bank.skills` — in process or over the client wire — and none holds trust logic.
@@ -16,9 +17,11 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
+from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.memories.skills import checks, pins
+from skillbank.memories.skills.authoring import rates_as_outsider
 from skillbank.memories.skills.trust import HeldError, TrustBook
 from skillbank.records import Skill, SkillVersion
 
@@ -222,7 +225,30 @@ class SkillTrust:
         note(self, "restore", "skill", f"skill:{name}")
         return self._summary(name)  # type: ignore[attr-defined]
 
-    # Rollback by outcome ---------------------------------------------------------------------
+    # Ratings and rollback by outcome ---------------------------------------------------------
+    def record_use(self, name: str, success: bool | None = None, *, trusted: bool = True
+                   ) -> None:
+        """Count that a skill was used, and whether it worked; it feeds ranking.
+
+        An untrusted use or vote (`trusted=False`, or an untrusted scope) is kept apart and
+        never moves ranking until a reviewer accepts it (`UsageLog.accept`). A verdict of a
+        trusted caller who may not change the skill (a contributor rating a team, bundled or
+        hand-written skill: `rates_as_outsider`) counts once, as his net judgement: users met
+        fifty "it failed" of one contributor sinking a bundled skill in every ranking and
+        flagging it worse since a change. Its author, a reviewer and the single local user
+        count each verdict, as before; a bare use (no verdict) is a use, never a vote."""
+        checks.check_flag(success, "success")
+        scope = scopes.caller("default", trusted)
+        summary = self._summary(name)  # type: ignore[attr-defined]
+        if success is not None:
+            scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
+        if success is not None and rates_as_outsider(scope, summary.path):
+            self.usage.vote(name, scope.principal, success, use=1)
+        else:
+            self.usage.record(name, ok=success, trusted=scope.trusted)
+        if success is not None:  # a judgement (a vote); a bare use is not a change of memory
+            note(self, "vote", "skill", f"skill:{name}", trusted=scope.trusted)
+
     def _timeline_path(self) -> Path:
         return self.writable_root.parent / "skill-scans" / TIMELINE
 
@@ -259,8 +285,8 @@ class SkillTrust:
         flags = []
         for name, versions in changes.items():
             (old, old_at), (new, new_at) = versions[-2], versions[-1]
-            before = [ok for at, ok in ratings.get(name, []) if old_at <= at < new_at]
-            after = [ok for at, ok in ratings.get(name, []) if at >= new_at]
+            before = _judged(ratings.get(name, []), old_at, new_at)
+            after = _judged(ratings.get(name, []), new_at, None)
             if len(before) < OUTCOME_MIN_JUDGED or len(after) < OUTCOME_MIN_JUDGED:
                 continue
             rate_before, rate_after = sum(before) / len(before), sum(after) / len(after)
@@ -307,14 +333,16 @@ class SkillTrust:
 
 
 def _counted_ratings(events: list[dict[str, Any]], names: set[str]
-                     ) -> dict[str, list[tuple[datetime, bool]]]:
-    """Each skill's ratings (when, ok) that count, as `UsageLog` counts them: trusted ones, and
-    untrusted ones (`"u": 1`) only once a reviewer's `accept` event folded them in, each at the
-    time it was given. Users met the flag decided by ratings kept apart: an untrusted client's
-    six "helpful" then six "unhelpful" votes (each answered `counted: false`) flagged a skill
-    as worse since a change, with a restore hint; helpful ones could hide a real regression."""
-    ratings: dict[str, list[tuple[datetime, bool]]] = {}
-    waiting: dict[str, list[tuple[datetime, bool]]] = {}
+                     ) -> dict[str, list[tuple[datetime, bool, str]]]:
+    """Each skill's ratings (when, ok, outsider) that count, as `UsageLog` counts them:
+    trusted ones, and untrusted ones (`"u": 1`) only once a reviewer's `accept` event folded
+    them in, each at the time it was given. Users met the flag decided by ratings kept apart:
+    an untrusted client's six "helpful" then six "unhelpful" votes (each answered `counted:
+    false`) flagged a skill as worse since a change, with a restore hint; helpful ones could
+    hide a real regression. An outsider's rating (`"o": <principal>`) names him: `_judged`
+    counts him once per version."""
+    ratings: dict[str, list[tuple[datetime, bool, str]]] = {}
+    waiting: dict[str, list[tuple[datetime, bool, str]]] = {}
     for event in events:
         name = event.get("id")
         if name not in names:
@@ -322,9 +350,27 @@ def _counted_ratings(events: list[dict[str, Any]], names: set[str]
         if event.get("accept"):
             ratings.setdefault(name, []).extend(waiting.pop(name, []))
         elif isinstance(event.get("ok"), bool):
-            counted = waiting if event.get("u") else ratings
-            counted.setdefault(name, []).append((_when(event.get("at")), event["ok"]))
+            counted = waiting if event.get("u") and "o" not in event else ratings
+            counted.setdefault(name, []).append(
+                (_when(event.get("at")), event["ok"], str(event.get("o") or "")))
     return ratings
+
+
+def _judged(ratings: list[tuple[datetime, bool, str]], start: datetime,
+            end: datetime | None) -> list[bool]:
+    """The verdicts given in [start, end): every one of a skill's own people, and one per
+    outsider, the sign of his net there (`skillbank.outside_votes`): one contributor's six
+    "failed" after a change must not flag a bundled skill as worse since it."""
+    own: list[bool] = []
+    nets: dict[str, int] = {}
+    for at, ok, outsider in ratings:
+        if at < start or (end is not None and at >= end):
+            continue
+        if outsider:
+            nets[outsider] = nets.get(outsider, 0) + (1 if ok else -1)
+        else:
+            own.append(ok)
+    return own + [net > 0 for net in nets.values() if net]
 
 
 def _lines(path: Path) -> list[dict[str, Any]]:

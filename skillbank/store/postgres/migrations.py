@@ -152,6 +152,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
     (6, "audit events say whether the call was trusted (skillbank.audit.AuditEvent.trusted)", """
         ALTER TABLE sb_audit ADD COLUMN IF NOT EXISTS trusted boolean NOT NULL DEFAULT true;
     """),
+    (7, "outsiders' net votes per item (skillbank.outside_votes: each counts once)", """
+        CREATE TABLE IF NOT EXISTS sb_usage_votes (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            principal text NOT NULL,
+            net integer NOT NULL,
+            PRIMARY KEY (deployment, memory, item_id, principal)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)

@@ -3,7 +3,9 @@
 The files column appends events and sums them at open; here every worker increments the same
 row (`INSERT … ON CONFLICT DO UPDATE`), so a count is durable when `record` returns and every
 worker reads the same totals. Untrusted signals get their own row until `accept` folds them
-into the trusted one (one transaction), as in `skillbank.usage.UsageLog`.
+into the trusted one (one transaction), as in `skillbank.usage.UsageLog`. An outsider's net
+vote per item is a row of `sb_usage_votes` (`skillbank.outside_votes`); the trusted row holds
+only its sign, moved in the same transaction.
 """
 
 from __future__ import annotations
@@ -12,8 +14,9 @@ import time
 from datetime import datetime
 from typing import Any
 
+from skillbank import outside_votes
 from skillbank.records import Usage, utcnow
-from skillbank.store.postgres.db import Database
+from skillbank.store.postgres.db import Database, lock_key
 
 _COLUMNS = "uses, successes, failures, last_used"
 #: Add counts to an item's row (made when missing): every count is an increment in place.
@@ -24,6 +27,16 @@ _ADD = f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS
                successes = sb_usage.successes + excluded.successes,
                failures = sb_usage.failures + excluded.failures,
                last_used = greatest(sb_usage.last_used, excluded.last_used)"""
+#: An outsider's vote moves the trusted row by its net's sign, never below zero.
+_ADD_VOTE = f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_COLUMNS})
+                VALUES (%s, %s, %s, true, %s, greatest(0, %s), greatest(0, %s), %s)
+                ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
+                    uses = sb_usage.uses + excluded.uses,
+                    successes = greatest(0, sb_usage.successes + %s),
+                    failures = greatest(0, sb_usage.failures + %s),
+                    last_used = greatest(sb_usage.last_used, excluded.last_used)
+                RETURNING {_COLUMNS}"""
+_VOTES = "FROM sb_usage_votes WHERE deployment = %s AND memory = %s AND item_id = %s"
 #: How stale the counts behind the ranking prior may be (seconds).
 PRIOR_TTL = 1.0
 
@@ -47,6 +60,35 @@ class PostgresUsageCounters:
             (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at))
         self._prior_cache = None
         return _usage(rows[0])
+
+    def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
+        """An outsider's rating, as `UsageLog.vote`: one transaction, under a lock on the item
+        (two workers taking one principal's votes at once must not both count a first one)."""
+        with self.db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                         (lock_key("usage-vote", *self.key, item_id),))
+            votes = {row[0]: int(row[1]) for row in
+                     conn.execute(f"SELECT principal, net {_VOTES}", (*self.key, item_id))}
+            moved = outside_votes.step(votes, principal, ok, item_id)
+            up, down = outside_votes.counted(*moved) if moved else (0, 0)
+            if moved and moved[1]:
+                conn.execute(
+                    "INSERT INTO sb_usage_votes (deployment, memory, item_id, principal, net) "
+                    "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, "
+                    "principal) DO UPDATE SET net = excluded.net",
+                    (*self.key, item_id, principal, moved[1]))
+            elif moved:
+                conn.execute(f"DELETE {_VOTES} AND principal = %s",
+                             (*self.key, item_id, principal))
+            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(use), up, down, utcnow(),
+                                           up, down)).fetchone()
+        self._prior_cache = None
+        return _usage(row)
+
+    def outside(self, item_id: str) -> dict[str, int]:
+        """The outsiders' nets on an item (principal -> net vote; each counts once)."""
+        rows = self.db.execute(f"SELECT principal, net {_VOTES}", (*self.key, item_id))
+        return {row[0]: int(row[1]) for row in rows}
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage), as `UsageLog.add`."""
