@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay l
 log = logging.getLogger("skillbank")
 
 COLLECTIONS = {"skills": "skills", "experiences": "experiences", "guidelines": "guidelines"}
+#: Vectors held in memory (dense_live; `MAX_TEXTS` caps them): Chroma's filtered query made a rule
+#: search 38.9 ms at 1,281 rules (7.3 at 97). Experiences grow without end: Chroma answers them.
+DENSE_IN_MEMORY = frozenset({"skills", "guidelines"})
 
 
 def bundled_skills_dir() -> Path | None:
@@ -336,7 +339,7 @@ class Skillbank:
                                     shared=bool(self.settings.chroma_url), snapshot=snapshot,
                                     owner=self._placement.owner,
                                     adopt_untagged=self._placement.private)
-                index._dense.enabled = kind == "skills"  # exact cosine in memory (dense_live)
+                index._dense.enabled = kind in DENSE_IN_MEMORY  # exact cosine in memory
                 if self.changes is not None:
                     self.changes.start(kind)
                     if hasattr(self.changes, "take"):  # team mode's feed carries the ids
