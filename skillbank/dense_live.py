@@ -166,12 +166,21 @@ class LiveDense:
         mask = self._masks.get(key)
         if mask is None:
             mirror = self._index._load_mirror()
+            # Without a chunk clause all texts of an item pass or fail together: judged once
+            # per item (a rule has ~3 texts; masks are rebuilt after every write, and learn
+            # writes every time).
+            by_text = '"chunk"' in key
+            judged: dict[str, bool] = {}
             flags = []
             for text_id in self.ids:
                 parent, _, chunk = text_id.partition("#")
-                entry = mirror.get(parent)
-                flags.append(entry is not None and matches(
-                    where, {**entry[1], "chunk": int(chunk) if chunk else 0}))
+                flag = None if by_text else judged.get(parent)
+                if flag is None:
+                    entry = mirror.get(parent)
+                    flag = entry is not None and matches(
+                        where, {**entry[1], "chunk": int(chunk) if chunk else 0})
+                    judged[parent] = flag
+                flags.append(flag)
             mask = np.array(flags, dtype=bool)
             if len(self._masks) > 64:
                 self._masks.clear()
