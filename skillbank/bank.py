@@ -25,6 +25,9 @@ if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay l
 log = logging.getLogger("skillbank")
 
 COLLECTIONS = {"skills": "skills", "experiences": "experiences", "guidelines": "guidelines"}
+#: Vectors held in memory (dense_live; `MAX_TEXTS` caps them): Chroma's filtered query made a rule
+#: search 38.9 ms at 1,281 rules (7.3 at 97). Experiences grow without end: Chroma answers them.
+DENSE_IN_MEMORY = frozenset({"skills", "guidelines"})
 
 
 def bundled_skills_dir() -> Path | None:
@@ -336,7 +339,7 @@ class Skillbank:
                                     shared=bool(self.settings.chroma_url), snapshot=snapshot,
                                     owner=self._placement.owner,
                                     adopt_untagged=self._placement.private)
-                index._dense.enabled = kind == "skills"  # exact cosine in memory (dense_live)
+                index._dense.enabled = kind in DENSE_IN_MEMORY  # exact cosine in memory
                 if self.changes is not None:
                     self.changes.start(kind)
                     if hasattr(self.changes, "take"):  # team mode's feed carries the ids
@@ -678,23 +681,7 @@ class Skillbank:
             "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
 
     def stats(self) -> dict[str, Any]:
-        """Counts for dashboards and the MCP `skillbank://stats` resource."""
-        from skillbank.index_outage import without_credentials
+        """Counts for dashboards and the MCP `skillbank://stats` resource (`skillbank.stats`)."""
+        from skillbank.stats import bank_stats
 
-        return {
-            "root": str(self.root),
-            "chroma": without_credentials(self.settings.chroma_url) if self.settings.chroma_url
-            else str(self.settings.chroma_path),
-            "skills": self.index("skills").count(),
-            "skill_roots": [str(r) for r, _ in self.skills.roots],
-            # Skills by trust level, held for review, worse since a change (skills/trust.py).
-            "skill_trust": self.skills.trust_summary(),
-            # Skills in git: the branch and commit served (None: the embedded default).
-            "skills_repo": self.skills.repo_status(),
-            "guidelines": self.guidelines.counts(namespace="*"),
-            # What the caller may read, every status (the bank's own admin view: the whole index,
-            # as before); never other users' records.
-            "experiences": self.experiences.count("*", include_retired=True),
-            "embedding": getattr(self.embedding_function, "name", lambda: "custom")(),
-            "recording_failures": getattr(getattr(self, "recording_failures", None), "count", 0),
-        }
+        return bank_stats(self)

@@ -12,8 +12,10 @@ ranked is always what Chroma holds.
 
 Memory stays bounded: only collections of at most `MAX_TEXTS` texts are held (20,000 texts x
 384 float32 dimensions is ~30 MB); a larger one keeps asking Chroma (`nearest` returns None).
-The bank turns it on for the skill library only (`enabled`): experiences grow without end, and
-a process restored from the keyword snapshot must not page every vector out of Chroma for them.
+The bank turns it on for the skill library and the guidelines (`enabled`, `bank.DENSE_IN_MEMORY`):
+Chroma's query with a `where` filter made a rule search grow with the rule count (7.3 ms at 97
+rules, 38.9 ms at 1,281, most of `context_for`). Experiences grow without end, and a process
+restored from the keyword snapshot must not page every vector out of Chroma for them.
 """
 
 from __future__ import annotations
@@ -50,7 +52,7 @@ class LiveDense:
         self._names = np.array([], dtype=object)  # the same as an array (set again when stale)
         self.stale: set[str] = set()  # items to read again from Chroma before the next search
         self._masks: dict[str, np.ndarray] = {}
-        #: Off: every search asks Chroma (the bank holds only the skill library in memory).
+        #: Off: every search asks Chroma (the bank holds skills and guidelines in memory).
         self.enabled = True
         self._asked = 0  # searches Chroma answered while nothing was loaded (CHROMA_FIRST)
         # (query, matrix, cosines) of the last search: a skill search asks twice with one vector
@@ -164,12 +166,21 @@ class LiveDense:
         mask = self._masks.get(key)
         if mask is None:
             mirror = self._index._load_mirror()
+            # Without a chunk clause all texts of an item pass or fail together: judged once
+            # per item (a rule has ~3 texts; masks are rebuilt after every write, and learn
+            # writes every time).
+            by_text = '"chunk"' in key
+            judged: dict[str, bool] = {}
             flags = []
             for text_id in self.ids:
                 parent, _, chunk = text_id.partition("#")
-                entry = mirror.get(parent)
-                flags.append(entry is not None and matches(
-                    where, {**entry[1], "chunk": int(chunk) if chunk else 0}))
+                flag = None if by_text else judged.get(parent)
+                if flag is None:
+                    entry = mirror.get(parent)
+                    flag = entry is not None and matches(
+                        where, {**entry[1], "chunk": int(chunk) if chunk else 0})
+                    judged[parent] = flag
+                flags.append(flag)
             mask = np.array(flags, dtype=bool)
             if len(self._masks) > 64:
                 self._masks.clear()

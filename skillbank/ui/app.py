@@ -203,7 +203,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         params = request.query_params
         try:
             data = await call(views.guidelines_page, bank, params.get("topic", ""),
-                              params.get("status", ""), params.get("namespace", ""))
+                              params.get("status", ""), params.get("namespace", ""),
+                              views.page_number(params.get("page", "")))
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "guidelines.html", data)

@@ -72,6 +72,7 @@ from skillbank.memories.guidelines.fallback import GuidelineFallback
 from skillbank.memories.guidelines.files import (
     ID_RE, IN_PLAY, STATUSES, SourceRecord, parse_guideline, render_guideline)
 from skillbank.memories.guidelines.learning import GuidelineLearning
+from skillbank.memories.guidelines.lookup import RuleLookup
 from skillbank.memories.guidelines.matching import GuidelineMatching, more_specific
 from skillbank.memories.guidelines.review import GuidelineReview
 from skillbank.memories.guidelines.search import GuidelineSearch
@@ -123,6 +124,7 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self.write_lock = write_lock if write_lock is not None else threading.RLock()
         self._lock = threading.RLock()
         self._items: dict[str, Guideline] = {}
+        self._lookup = RuleLookup()  # wording/critique/related maps over _items (lookup.py)
         self._digests: dict[str, str] = {}  # id -> digest of the record last read
         self._loaded = False
         self._index_behind: float | None = None  # when the index began to miss writes

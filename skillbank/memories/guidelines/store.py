@@ -124,6 +124,7 @@ class GuidelineStore:
             items = {gid: g for gid, (g, _) in loaded.records.items()}
             digests = {gid: digest for gid, (_, digest) in loaded.records.items()}
             self._items = items
+            self._lookup.reset(items.values())
             self._digests = digests
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
@@ -254,6 +255,7 @@ class GuidelineStore:
         g, digest = self._records.save(
             g.model_copy(update={"sources": _trim_sources(g.sources)}), previous)
         self._items[g.id] = g
+        self._lookup.put(g)
         self._digests[g.id] = digest
         try:
             if self._index_behind is not None:
