@@ -470,6 +470,7 @@ def _remember_serving(root: Path, args: argparse.Namespace) -> None:
     into the served checkout, unreviewed, and every worker stopped following the branch)."""
     from skillbank import remember
     from skillbank.errors import InvalidInputError
+    from skillbank.index_outage import without_credentials
 
     env = {"deployment": "SKILLBANK_DEPLOYMENT", "skills_repo": "SKILLBANK_SKILLS_REPO",
            "skills_branch": "SKILLBANK_SKILLS_BRANCH"}
@@ -479,8 +480,9 @@ def _remember_serving(root: Path, args: argparse.Namespace) -> None:
         try:
             remember.keep_setting(root, key, value)
         except (OSError, InvalidInputError) as exc:
+            shown = without_credentials(value)  # a deploy token in the URL stays out of logs
             log.warning("could not record %s %r in %s: %s; give the CLI on this root %s=%s",
-                        key, value, root / remember.CONFIG, exc, env[key], value)
+                        key, shown, root / remember.CONFIG, exc, env[key], shown)
 
 
 def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
