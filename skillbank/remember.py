@@ -233,6 +233,26 @@ def deployment(root: Path) -> str | None:
     return value if isinstance(value, str) and value else None
 
 
+TEAM = "team"
+_TEAM_LINE = re.compile(r"^[ \t]*team[ \t]*=.*$", re.M)
+
+
+def is_team(root: Path) -> bool:
+    """Whether the root is recorded as a team deployment's (`team = true`, written by
+    `skillbank server`)."""
+    return (_load(root) or {}).get(TEAM) is True
+
+
+def mark_team(root: Path) -> None:
+    """Record that team workers serve this root (`team = true`; no secret in it). Without it a
+    shell lacking SKILLBANK_DATABASE_URL opened the workers' root embedded: a rule learnt there
+    landed in `<root>/guidelines` where no worker saw it, and the restore's `reindex` rebuilt
+    an empty embedded index and exited 0 (team hunt, session 19)."""
+    with _changing(root):
+        if not is_team(root):
+            _set_line(root, _TEAM_LINE, f"{TEAM} = true")
+
+
 def keep_setting(root: Path, key: str, value: str) -> str | None:
     """Record the top-level string `key = value` unless the file sets `key`; returns what was
     set before (None: nothing, now `value`). What a team worker is started with and the CLI on

@@ -474,6 +474,10 @@ def _remember_serving(root: Path, args: argparse.Namespace) -> None:
 
     env = {"deployment": "SKILLBANK_DEPLOYMENT", "skills_repo": "SKILLBANK_SKILLS_REPO",
            "skills_branch": "SKILLBANK_SKILLS_BRANCH"}
+    try:
+        remember.mark_team(root)  # the CLI and the API then refuse to open it embedded
+    except (OSError, InvalidInputError) as exc:
+        log.warning("could not record team = true in %s: %s", root / remember.CONFIG, exc)
     for key, value in (("deployment", args.deployment), *skills_overrides(args).items()):
         if not value:
             continue
