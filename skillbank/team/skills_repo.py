@@ -94,14 +94,24 @@ _HASHED = re.compile(rf"-[0-9a-f]{{{SLUG_HASH}}}$")
 
 def principal_slug(principal: str) -> str:
     """A branch-safe form of a principal; a hash of it is added whenever the slug differs from
-    the principal, or the principal itself ends like a hashed slug (`alice-<hash of "Alice">`
-    is a name anyone can compute and sign up as), so two principals never share a proposal
-    branch."""
+    the principal, the principal itself ends like a hashed slug (`alice-<hash of "Alice">`
+    is a name anyone can compute and sign up as), or git would refuse it as a ref component,
+    so two principals never share a proposal branch and every principal can propose."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", principal.lower())
     slug = re.sub(r"\.{2,}", ".", slug).strip("-._")[:48].strip("-._") or "user"
-    if slug != principal or _HASHED.search(principal):
+    if slug != principal or _HASHED.search(principal) or not ref_component_ok(slug):
         slug += "-" + hashlib.sha256(principal.encode("utf-8")).hexdigest()[:SLUG_HASH]
     return slug
+
+
+def ref_component_ok(part: str) -> bool:
+    """Whether git accepts `part` as one component of a ref name (`git check-ref-format`),
+    for the characters a slug may hold (letters, digits, `.`, `_`, `-`). A principal named
+    `frank.lock` (which `skillbank tokens add` accepts) kept its name as slug, git refuses a
+    component ending in `.lock`, and every proposal failed as "cannot reach the remote" (team
+    hunt, session 19)."""
+    return bool(part) and not part.startswith(".") and not part.endswith((".", ".lock")) \
+        and ".." not in part
 
 
 def proposal_branch(principal: str, skill: str) -> str:
@@ -331,6 +341,11 @@ class SkillsRepo:
             self.git.run("fetch", "--quiet", "--no-tags", "--prune", "origin", *specs,
                          timeout=NETWORK_TIMEOUT)
         except GitError as exc:
+            if "invalid refspec" in (exc.stderr or ""):  # our branch name, not the remote
+                raise SkillsRepoError(
+                    f"git refuses a branch name skillbank made ({reason(exc.stderr)}): "
+                    f"{', '.join(maybe) or branch} is not a valid ref (git check-ref-format); "
+                    "report this as a skillbank bug; nothing was written") from None
             raise SkillsRepoError(
                 f"cannot reach the skills repository's remote origin ({self.shown}): "
                 f"{reason(exc.stderr) if exc.stderr else exc}; check {SETTING} and that the "
