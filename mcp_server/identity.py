@@ -18,8 +18,9 @@ The tokens file (TOML, or JSON when its name ends in .json) stores only SHA-256 
 `skillbank tokens add NAME --namespace … --role …` writes an entry and prints the new token
 once. The file is refused at start-up when group or others can read or write it, or when it is
 malformed, with an error naming the file and the problem. It is re-read when it changes (a
-token added while the server runs works at once; a broken edit keeps the last good version and
-is logged; a deleted file revokes every token until it is back). Team mode across machines (OIDC/JWT) only adds another way to find the principal;
+token added while the server runs works at once; a broken edit keeps the last good version, is
+logged, and shows on a team worker's /readyz and `skillbank_tokens_file_stale`; a deleted file
+revokes every token until it is back). Team mode across machines (OIDC/JWT) only adds another way to find the principal;
 the scope it produces is the same.
 """
 
@@ -35,6 +36,7 @@ import stat
 import sys
 import threading
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Mapping
 
@@ -203,6 +205,12 @@ class TokensFile:
         self._lock = threading.Lock()
         self._stamp: tuple[int, int, int] | None = None
         self._by_hash: dict[str, Principal] = {}
+        #: Why the file as it is now is not in force (None: it is). A broken hand edit that
+        #: removed a member left the removed token working on every worker, /readyz "ready",
+        #: and only a log line said so (team hunt, session 19): /readyz and /metrics show this.
+        self.problem: str | None = None
+        #: When the principals in force were read (ISO 8601, UTC).
+        self.read_at: str | None = None
         self.reload(strict=True)
 
     def _read(self) -> tuple[tuple[int, int, int], dict[str, Principal]]:
@@ -231,15 +239,28 @@ class TokensFile:
         with self._lock:
             try:
                 self._stamp, self._by_hash = self._read()
+                self.problem = None
+                self.read_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             except (TokensFileError, OSError) as exc:
                 if strict:
                     raise TokensFileError(str(exc)) from None
                 self._stamp = stamp  # do not log the same broken version on every request
                 if stamp is None:  # deleted: its tokens are revoked, not kept (fail closed)
                     self._by_hash = {}
-                    log.error("skillbank: %s; no token is accepted until it is back", exc)
+                    self.problem = f"{exc}; no token is accepted until it is back"
+                    log.error("skillbank: %s", self.problem)
                     return
-                log.error("skillbank: %s; still using the tokens read before", exc)
+                self.problem = (f"{exc}; still accepting the {len(self._by_hash)} tokens read "
+                                f"at {self.read_at} (a principal removed in this edit still "
+                                "gets in) until the file is fixed")
+                log.error("skillbank: %s", self.problem)
+
+    def status(self) -> dict[str, Any]:
+        """For a worker's /readyz: whether the file on disk is the one in force (re-read now,
+        so a broken edit shows without waiting for a request)."""
+        self.reload()
+        return {"principals": len(self._by_hash), "read_at": self.read_at,
+                "in_force": self.problem is None, "problem": self.problem}
 
     def lookup(self, token: str) -> Principal | None:
         """The principal a bearer token maps to, or None."""
@@ -251,6 +272,22 @@ class TokensFile:
 
 
 # Writing (`skillbank tokens add`) -------------------------------------------------------------------
+def read_for_change(path: Path) -> dict[str, Principal]:
+    """name -> Principal of an existing tokens file, for `skillbank tokens list/add/remove`.
+
+    A broken file is refused with its line and what that means for running servers: they keep
+    the last version they could read, so a member removed in the broken edit still gets in
+    (team hunt, session 19: `tokens list` only said the TOML was invalid)."""
+    check_permissions(path)
+    try:
+        return {p.name: p for p in parse_principals(path, path.read_bytes()).values()}
+    except TokensFileError as exc:
+        raise TokensFileError(
+            f"{exc}. Running servers still accept the tokens of the last version they could "
+            "read (a principal removed in this edit still gets in; a team worker's /readyz and "
+            "skillbank_tokens_file_stale show it): fix that line; nothing was changed") from None
+
+
 def render(principals: list[Principal], *, as_json: bool) -> str:
     entries = {p.name: p.to_entry() for p in sorted(principals, key=lambda p: p.name)}
     if as_json:
@@ -277,8 +314,7 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
     target = Path(path).expanduser()
     current: dict[str, Principal] = {}
     if target.exists():
-        check_permissions(target)
-        current = {p.name: p for p in parse_principals(target, target.read_bytes()).values()}
+        current = read_for_change(target)
     if not NAME_PATTERN.match(name or ""):
         raise TokensFileError(f"principal name {name!r}: use 1-64 letters, digits, '.', '_', "
                               "'@' or '-', starting with a letter or digit")
@@ -335,8 +371,7 @@ def remove_principal(path: str | os.PathLike, name: str) -> None:
     target = Path(path).expanduser()
     if not target.exists():
         raise NotFoundError(f"no tokens file {target}")
-    check_permissions(target)
-    current = {p.name: p for p in parse_principals(target, target.read_bytes()).values()}
+    current = read_for_change(target)
     if name not in current:
         raise NotFoundError(f"no principal {name!r} in {target}")
     del current[name]

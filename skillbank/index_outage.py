@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import re
 import threading
 from typing import Any, Callable, TypeVar
 
@@ -165,6 +166,29 @@ def without_credentials(url: str) -> str:
         return url
     shown = parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]).geturl()
     return shown[len("http://"):] if bare else shown
+
+
+#: A URL inside free text (git's stderr, an error message): a scheme, then no space or quote.
+_URL_IN_TEXT = re.compile(r"[A-Za-z][A-Za-z0-9+.-]*://[^\s'\"<>]+")
+
+
+def text_without_credentials(text: str) -> str:
+    """`text` with every URL in it shown as `without_credentials` shows one. git's own
+    complaints echo the remote's URL, and a skills repository given as
+    `https://user:TOKEN@forge/...` put the token in errors a reader or an untrusted client saw
+    (team hunt, session 19)."""
+    return _URL_IN_TEXT.sub(lambda found: without_credentials(found.group(0)), text)
+
+
+def holds_password(url: str) -> bool:
+    """Whether `url` carries a password (`https://user:TOKEN@host/...`): a file recording it
+    must be readable by its owner only."""
+    from urllib.parse import urlsplit
+
+    try:
+        return urlsplit(url if "://" in url else f"http://{url}").password is not None
+    except ValueError:
+        return False
 
 
 def _no_answer(url: str, why: str) -> ChromaUnavailableError:

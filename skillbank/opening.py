@@ -48,6 +48,7 @@ def open_bank(
         model_dir=model_dir,
         **overrides,
     )
+    _refuse_embedded_team_root(settings)
     if share and client is None and not settings.chroma_url:
         from skillbank.sharing import open_shared, served
 
@@ -119,3 +120,22 @@ def open_bank(
             bank.close()  # the caller never gets the bank: let go of the root now
             raise
     return bank
+
+
+def _refuse_embedded_team_root(settings: Any) -> None:
+    """A root that team workers serve (`team = true` in its skillbank.toml) opens only in team
+    mode. A shell without the team's variables (a new terminal, a cron job, the restore's
+    `reindex`) opened it embedded: it wrote `<root>/guidelines`, `<root>/chroma` and
+    `<root>/audit` beside the workers, exited 0, and the team never saw the write (team hunt,
+    session 19). A worker given another deployment is refused the same way."""
+    if getattr(settings, "database_url", None):
+        return
+    from skillbank import remember
+    from skillbank.errors import InvalidInputError
+
+    if remember.is_team(settings.root):
+        raise InvalidInputError(
+            f"{settings.root} is a team deployment's root (team = true in its "
+            f"{remember.CONFIG}) and this process has no database_url: set "
+            "SKILLBANK_DATABASE_URL and SKILLBANK_CHROMA_URL as the workers have them (or pass "
+            "database_url/chroma_url); opening it embedded would write where no worker sees it")

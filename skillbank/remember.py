@@ -147,8 +147,37 @@ def _set_line(root: Path, pattern: "re.Pattern[str]", line: str) -> Path:
                                 f"{' (' + why + ')' if written is None else ''}; edit it by hand")
     tmp = path.with_name(f".{CONFIG}.{os.getpid()}.{threading.get_ident()}")
     tmp.write_text(text, encoding="utf-8")
+    if _private(path, written):
+        os.chmod(tmp, 0o600)
     os.replace(tmp, path)
     return path
+
+
+def _private(path: Path, settings: dict) -> bool:
+    """Whether the settings file must be readable by its owner only: it records a URL with a
+    password (a worker's `--skills-repo https://deploy:TOKEN@forge/...` was kept 0644, team
+    hunt session 19), or it was made private already (a rewrite must not widen it again).
+    Why not refuse the password: a deploy token in the URL is how most forges give a worker
+    push rights, and git itself keeps such a URL in the clone's config; like git's credential
+    store (`~/.git-credentials`, 0600), the file holding it is the owner's only."""
+    from skillbank.index_outage import holds_password
+
+    def strings(value: object) -> Iterable[str]:
+        if isinstance(value, str):
+            yield value
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from strings(item)
+        elif isinstance(value, list):
+            for item in value:
+                yield from strings(item)
+
+    if any(holds_password(text) for text in strings(settings) if "@" in text):
+        return True
+    try:
+        return path.stat().st_mode & 0o077 == 0
+    except FileNotFoundError:
+        return False
 
 
 def write(root: Path, folders: list[str]) -> Path:
@@ -202,6 +231,26 @@ def deployment(root: Path) -> str | None:
     """The deployment recorded in the root's settings file (None: not recorded)."""
     value = (_load(root) or {}).get(DEPLOYMENT)
     return value if isinstance(value, str) and value else None
+
+
+TEAM = "team"
+_TEAM_LINE = re.compile(r"^[ \t]*team[ \t]*=.*$", re.M)
+
+
+def is_team(root: Path) -> bool:
+    """Whether the root is recorded as a team deployment's (`team = true`, written by
+    `skillbank server`)."""
+    return (_load(root) or {}).get(TEAM) is True
+
+
+def mark_team(root: Path) -> None:
+    """Record that team workers serve this root (`team = true`; no secret in it). Without it a
+    shell lacking SKILLBANK_DATABASE_URL opened the workers' root embedded: a rule learnt there
+    landed in `<root>/guidelines` where no worker saw it, and the restore's `reindex` rebuilt
+    an empty embedded index and exited 0 (team hunt, session 19)."""
+    with _changing(root):
+        if not is_team(root):
+            _set_line(root, _TEAM_LINE, f"{TEAM} = true")
 
 
 def keep_setting(root: Path, key: str, value: str) -> str | None:

@@ -33,6 +33,11 @@ def test_the_worker_records_its_skills_repo_so_the_cli_on_the_root_proposes(tmp_
     open_bank(root, remote, skills_follow_seconds=0).close()  # the worker's checkout
     _remember_serving(root, argparse.Namespace(deployment="team", skills_repo=str(remote),
                                                skills_branch=None))
+    # The worker also records `team = true`, and then an open without a database_url is
+    # refused (test_team_root_needs_team_env.py); a root recorded by a worker from before that
+    # (no such line) is what an embedded CLI can still open, and it must propose there too.
+    config = root / "skillbank.toml"
+    config.write_text(config.read_text().replace("team = true\n", ""))
     bank = Skillbank.open(root, skill_roots=[], embedding_function=HashEmbedding(),
                           include_bundled=False, share=False)  # the CLI: no skills setting given
     try:

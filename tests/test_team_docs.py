@@ -127,6 +127,8 @@ def test_a_team_deployment_from_a_fresh_machine_runs_as_written(tmp_path):
         assert output.count('"status": "ready"') == 2
         assert (home / "skillbank.dump").stat().st_size > 0
         assert (home / "root.tar.gz").stat().st_size > 0
+        for backup in ("skillbank.dump", "root.tar.gz"):  # every member's memory: owner only
+            assert (home / backup).stat().st_mode & 0o077 == 0, backup
         assert "Traceback" not in output
     finally:
         try:
@@ -138,3 +140,26 @@ def test_a_team_deployment_from_a_fresh_machine_runs_as_written(tmp_path):
         except subprocess.TimeoutExpired:
             os.killpg(proc.pid, signal.SIGKILL)
         cluster.destroy()
+
+
+def test_the_documented_backup_is_readable_by_its_owner_only(tmp_path):
+    """Step 8 left the dump of every member's private memory and the tar of the root and the
+    tokens file `-rw-r--r--` under umask 022 (team hunt, session 19). The block runs as written
+    with a stand-in `pg_dump` (it writes the file it is given, as the real one does) and real
+    `tar`, under umask 022."""
+    block = next(code for code in section_blocks()[0] if "pg_dump" in code)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "pg_dump").write_text(
+        '#!/bin/sh\nfor a; do case "$a" in --file=*) echo dump > "${a#--file=}";; esac; done\n')
+    (bin_dir / "pg_dump").chmod(0o755)
+    home = tmp_path / "srv"
+    (home / "root").mkdir(parents=True)
+    (home / "tokens.toml").write_text("")
+    env = {"PATH": f"{bin_dir}{os.pathsep}/usr/bin{os.pathsep}/bin",
+           "SKILLBANK_HOME": str(home), "SKILLBANK_DATABASE_URL": "postgresql://stand-in/db"}
+    done = subprocess.run(["bash", "-euo", "pipefail", "-c", f"umask 022\n{block}"], env=env,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    for backup in ("skillbank.dump", "root.tar.gz"):
+        assert (home / backup).stat().st_mode & 0o077 == 0, (backup, done.stdout)

@@ -51,6 +51,7 @@ async def test_the_cli_opens_the_workers_deployment_and_reads_its_audit_log(
                              deployment=deployment)
     try:
         assert f'deployment = "{deployment}"' in (root / "skillbank.toml").read_text()
+        assert "team = true" in (root / "skillbank.toml").read_text()  # no embedded open
         async with bearer_session(url, TOKEN, timeout=60) as client:
             learnt = await call_ok(client, "learn_from_critique",
                                    {"critique": "Always pin the base image by digest."})

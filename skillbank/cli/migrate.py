@@ -54,5 +54,7 @@ def migrate(
         st.out.plain(report.summary())
         for where in report.skipped:
             st.out.note(f"not imported (unreadable): {where}")
+        for warning in report.warnings:
+            st.out.note(f"warning: {warning}")
 
     st.out.emit(report.to_json(), human)

@@ -76,15 +76,18 @@ def add(
 @app.command("list")
 def list_(ctx: typer.Context, file: FileOption = None) -> None:
     """The principals in the tokens file (never the tokens)."""
-    from skillbank.mcp_server.identity import TokensFile
+    from skillbank.mcp_server.identity import TokensFile, read_for_change
 
     st = state(ctx)
-    tokens = TokensFile(_file(ctx, file))
+    path = _file(ctx, file)
+    if not path.is_file():
+        TokensFile(path)  # refused, saying how to create it
+    principals = sorted(read_for_change(path).values(), key=lambda p: p.name)
     rows = [{"name": p.name, "namespace": p.namespace, "reads": list(p.reads), "role": p.role,
-             "trusted": p.trusted, "sha256": p.sha256[:12] + "…"} for p in tokens.principals()]
+             "trusted": p.trusted, "sha256": p.sha256[:12] + "…"} for p in principals]
 
     def human() -> None:
-        st.out.print(table(f"Principals in {tokens.path}", ["name", "namespace", "reads",
+        st.out.print(table(f"Principals in {path}", ["name", "namespace", "reads",
                                                              "role", "trusted"],
                            [[r["name"], r["namespace"], ", ".join(r["reads"]), r["role"],
                              "yes" if r["trusted"] else "no"] for r in rows]))

@@ -55,8 +55,12 @@ def version(text: str) -> tuple[int, ...]:
 
 
 def reason(stderr: str, limit: int = 3) -> str:
-    """git's own complaint, shortened to its first meaningful lines (hints dropped)."""
-    lines = [line.strip() for line in stderr.splitlines()
+    """git's own complaint, shortened to its first meaningful lines (hints dropped), with any
+    URL's user and password hidden: git echoes the remote's URL, and a token in it reached
+    /readyz and every client's error text (team hunt, session 19)."""
+    from skillbank.index_outage import text_without_credentials
+
+    lines = [line.strip() for line in text_without_credentials(stderr).splitlines()
              if line.strip() and not line.lstrip().startswith("hint:")]
     return "; ".join(lines[:limit]) or "no message"
 

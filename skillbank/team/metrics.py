@@ -128,6 +128,10 @@ class Metrics:
             done.append(CHROMA)
         return done
 
+    def watch_tokens(self, tokens: Any) -> None:
+        """Report whether the tokens file on disk is the one in force (`TokensFileStale`)."""
+        self.registry.register(TokensFileStale(tokens))
+
     def _timed_connection(self, connection: Callable[[], Any]) -> Callable[[], Any]:
         metrics = self
 
@@ -233,3 +237,28 @@ class SkillsFollowing:
         family.add_metric(["remote"], 1.0 if status.get("behind") else 0.0)
         family.add_metric(["local"], 1.0 if status.get("stuck") else 0.0)
         yield family
+
+
+class TokensFileStale:
+    """A collector: `skillbank_tokens_file_stale` is 1 while the tokens file's last edit could
+    not be read (the worker keeps the last good tokens: a member removed in a broken edit still
+    gets in) or the file is gone, else 0. Re-read at scrape time, so an alert fires without
+    waiting for a request (team hunt, session 19: only a log line said so)."""
+
+    NAME = "skillbank_tokens_file_stale"
+    HELP = ("1 while the tokens file on disk is not the one in force (a broken edit: the last "
+            "good tokens are still accepted; or the file is gone); see /readyz for the line")
+
+    def __init__(self, tokens: Any) -> None:
+        self.tokens = tokens
+
+    def describe(self) -> list[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        return [GaugeMetricFamily(self.NAME, self.HELP)]
+
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        in_force = self.tokens.status()["in_force"]
+        yield GaugeMetricFamily(self.NAME, self.HELP, value=0.0 if in_force else 1.0)

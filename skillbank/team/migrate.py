@@ -63,6 +63,11 @@ class MigrateReport:
     #: The root's id was first imported from this other root (the root is its copy, `cp -r`):
     #: imported as a source of its own (skillbank.team.migrate_source).
     copy_of: str | None = None
+    #: The root's own skills, which migrate does not import (skillbank.team.migrate_notes).
+    skills_not_imported: list[str] = field(default_factory=list)
+    #: What the user must see beside the counts: skills left behind, a deployment that held
+    #: nothing before this run (a typo?).
+    warnings: list[str] = field(default_factory=list)
 
     @property
     def changed(self) -> bool:
@@ -102,7 +107,9 @@ class MigrateReport:
         return {"source": self.source, "root": self.root, "deployment": self.deployment,
                 "database": self.database, "imported": dict(self.imported),
                 "changed": self.changed, "skipped": list(self.skipped),
-                "copy_of": self.copy_of, "namespaces": sorted(self.namespaces)}
+                "copy_of": self.copy_of, "namespaces": sorted(self.namespaces),
+                "skills_not_imported": list(self.skills_not_imported),
+                "warnings": list(self.warnings)}
 
 
 def _check_root(root: Path) -> None:
@@ -173,10 +180,21 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
             report.imported["guidelines"] = import_guidelines(store, root, report)
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
+        _note_skills(root, report)
     finally:
         root_lock.release()
         store.close()
     return report
+
+
+def _note_skills(root: Path, report: MigrateReport) -> None:
+    """Name the root's own skills, which stay behind (docs: skills are not imported)."""
+    from skillbank.team import migrate_notes
+
+    report.skills_not_imported = migrate_notes.skills_left(root)
+    said = migrate_notes.skills_warning(root, report.skills_not_imported)
+    if said:
+        report.warnings.append(said)
 
 
 def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
@@ -187,7 +205,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
     from skillbank.store.postgres.db import lock_key
     from skillbank.store.postgres.forgotten import INSERT as FORGOTTEN
 
-    from skillbank.team import migrate_source
+    from skillbank.team import migrate_notes, migrate_source
 
     deployment = store.deployment
     log = store.experiences()
@@ -196,6 +214,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                      (lock_key("skillbank", deployment, "migrate"),))
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "experience-log"),))
+        if migrate_notes.held_nothing(conn, deployment):
+            others = [d for d in migrate_notes.deployments_in_use(conn) if d != deployment]
+            report.warnings.append(migrate_notes.new_deployment_warning(deployment, others))
         found = migrate_source.resolve(conn, root, deployment)
         report.source = source = found.key
         if found.copy_of:

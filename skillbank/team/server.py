@@ -80,11 +80,12 @@ class HealthRoutes:
     on a listener of its own, and then this one answers 404 naming that port."""
 
     def __init__(self, app: Any, bank: Any, metrics: Any = None,
-                 elsewhere: str | None = None) -> None:
+                 elsewhere: str | None = None, tokens: Any = None) -> None:
         self.app = app
         self.bank = bank
         self.metrics_app = metrics
         self.elsewhere = elsewhere
+        self.tokens = tokens  # mcp_server.identity.TokensFile, or None
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path") if scope.get("type") == "http" else None
@@ -104,6 +105,13 @@ class HealthRoutes:
             served = await anyio.to_thread.run_sync(served_skills, self.bank)
             if served is not None:
                 body["skills"] = served
+            if self.tokens is not None:
+                # A tokens file whose last edit is broken (`problem`: the file and line): shown
+                # here and in skillbank_tokens_file_stale, and the worker stays ready with the
+                # last good tokens. Every worker reads the same file, so failing the check would
+                # take the whole service out of the load balancer for one typo (as a rewritten
+                # skills branch once did); a deleted file already revokes every token.
+                body["tokens"] = await anyio.to_thread.run_sync(self.tokens.status)
             await _json(send, 200 if ready else 503, body)
             if not ready:
                 log.warning("not ready: %s", "; ".join(v for v in checks.values() if v != "ok"),
@@ -199,6 +207,8 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
                           token_verifier=identity if auth is not None else None)
     metrics = Metrics()
     metrics.instrument_bank(bank)
+    if tokens is not None:
+        metrics.watch_tokens(tokens)
     server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
@@ -210,7 +220,7 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
         app = PrincipallessTrust(app, bank.settings.namespace)
     endpoint = metrics_app(metrics, metrics_token)
     routes = HealthRoutes(app, bank, None if metrics_elsewhere else endpoint,
-                          elsewhere=metrics_elsewhere)
+                          elsewhere=metrics_elsewhere, tokens=tokens)
     routes.metrics_endpoint = endpoint  # type: ignore[attr-defined]
     return routes
 
@@ -470,17 +480,23 @@ def _remember_serving(root: Path, args: argparse.Namespace) -> None:
     into the served checkout, unreviewed, and every worker stopped following the branch)."""
     from skillbank import remember
     from skillbank.errors import InvalidInputError
+    from skillbank.index_outage import without_credentials
 
     env = {"deployment": "SKILLBANK_DEPLOYMENT", "skills_repo": "SKILLBANK_SKILLS_REPO",
            "skills_branch": "SKILLBANK_SKILLS_BRANCH"}
+    try:
+        remember.mark_team(root)  # the CLI and the API then refuse to open it embedded
+    except (OSError, InvalidInputError) as exc:
+        log.warning("could not record team = true in %s: %s", root / remember.CONFIG, exc)
     for key, value in (("deployment", args.deployment), *skills_overrides(args).items()):
         if not value:
             continue
         try:
             remember.keep_setting(root, key, value)
         except (OSError, InvalidInputError) as exc:
+            shown = without_credentials(value)  # a deploy token in the URL stays out of logs
             log.warning("could not record %s %r in %s: %s; give the CLI on this root %s=%s",
-                        key, value, root / remember.CONFIG, exc, env[key], value)
+                        key, shown, root / remember.CONFIG, exc, env[key], shown)
 
 
 def skills_overrides(args: argparse.Namespace) -> dict[str, str]:

@@ -42,6 +42,7 @@ from typing import Any, Callable, ContextManager, Iterator
 
 from skillbank import scope as scopes
 from skillbank.errors import NotFoundError, PermissionDeniedError, SkillbankError
+from skillbank.index_outage import holds_password, without_credentials
 from skillbank.team.git import (MIN_VERSION, NETWORK_TIMEOUT, Git, GitError, identity_env,
                                 reason, version)
 
@@ -93,14 +94,24 @@ _HASHED = re.compile(rf"-[0-9a-f]{{{SLUG_HASH}}}$")
 
 def principal_slug(principal: str) -> str:
     """A branch-safe form of a principal; a hash of it is added whenever the slug differs from
-    the principal, or the principal itself ends like a hashed slug (`alice-<hash of "Alice">`
-    is a name anyone can compute and sign up as), so two principals never share a proposal
-    branch."""
+    the principal, the principal itself ends like a hashed slug (`alice-<hash of "Alice">`
+    is a name anyone can compute and sign up as), or git would refuse it as a ref component,
+    so two principals never share a proposal branch and every principal can propose."""
     slug = re.sub(r"[^a-z0-9._-]+", "-", principal.lower())
     slug = re.sub(r"\.{2,}", ".", slug).strip("-._")[:48].strip("-._") or "user"
-    if slug != principal or _HASHED.search(principal):
+    if slug != principal or _HASHED.search(principal) or not ref_component_ok(slug):
         slug += "-" + hashlib.sha256(principal.encode("utf-8")).hexdigest()[:SLUG_HASH]
     return slug
+
+
+def ref_component_ok(part: str) -> bool:
+    """Whether git accepts `part` as one component of a ref name (`git check-ref-format`),
+    for the characters a slug may hold (letters, digits, `.`, `_`, `-`). A principal named
+    `frank.lock` (which `skillbank tokens add` accepts) kept its name as slug, git refuses a
+    component ending in `.lock`, and every proposal failed as "cannot reach the remote" (team
+    hunt, session 19)."""
+    return bool(part) and not part.startswith(".") and not part.endswith((".", ".lock")) \
+        and ".." not in part
 
 
 def proposal_branch(principal: str, skill: str) -> str:
@@ -157,7 +168,11 @@ class SkillsRepo:
         # proposal's worktree), so a relative `--root` made the clone fail with a raw OS error
         # and every proposal fail, leaving empty folders inside the served checkout.
         self.checkout = Path(checkout).resolve()
+        #: The URL git is given; never shown. `shown` is the URL without its user and
+        #: password: a deploy token in it was served by the unauthenticated /readyz, readers'
+        #: stats and every proposal's note (team hunt, session 19).
         self.url = url
+        self.shown = without_credentials(url)
         self.branch = branch
         self.follow_seconds = float(follow_seconds)
         self.direct_publish = direct_publish
@@ -205,14 +220,26 @@ class SkillsRepo:
                 self._clone()
             elif not folder.is_dir() or not self.git.is_work_tree():
                 raise SkillsRepoError(
-                    f"{folder} is not a git checkout, but {SETTING} is set to {self.url}: move "
-                    "its skills into the repository (commit them there), then remove the folder "
+                    f"{folder} is not a git checkout, but {SETTING} is set to {self.shown}: "
+                    "move its skills into the repository (commit them there), then remove the folder "
                     "so skillbank clones the repository into it; or unset skills_repo")
             else:
                 self._check_checkout()
+            self._keep_private()
             self._clear_leftovers()
         self.last_error = None
         return self
+
+    def _keep_private(self) -> None:
+        """git records the remote's URL in the checkout's `.git/config`; when that URL carries a
+        password (a deploy token), the file is made the owner's only, as git's own credential
+        store keeps `~/.git-credentials` (0600). git keeps the mode when it rewrites it."""
+        if holds_password(self.url):
+            try:
+                os.chmod(self.checkout / ".git" / "config", 0o600)
+            except OSError as exc:
+                log.warning("skills: could not make %s private: %s",
+                            self.checkout / ".git" / "config", exc)
 
     def _clear_leftovers(self) -> None:
         """Worktrees a process killed mid-proposal left under `<root>/.skills-work/` (never
@@ -236,18 +263,18 @@ class SkillsRepo:
                 why = reason(done.stderr)
                 if "not found in upstream" in why or "Remote branch" in why:
                     raise SkillsRepoError(
-                        f"the skills repository {self.url} has no branch {self.branch!r}: push "
-                        f"a first commit to it (git push <remote> HEAD:{self.branch}), or set "
+                        f"the skills repository {self.shown} has no branch {self.branch!r}: "
+                        f"push a first commit to it (git push <remote> HEAD:{self.branch}), or set "
                         "skills_branch (SKILLBANK_SKILLS_BRANCH) to the branch to serve")
                 raise SkillsRepoError(
-                    f"cannot clone the skills repository {self.url} ({why}): check {SETTING}, "
-                    "that it names a git repository, and that this machine may read it")
+                    f"cannot clone the skills repository {self.shown} ({why}): check "
+                    f"{SETTING}, that it names a git repository, and that this machine may read it")
             if self.checkout.exists():
                 self.checkout.rmdir()  # empty (checked by the caller)
             os.replace(staging / "tree", self.checkout)  # a whole clone, or none
         finally:
             shutil.rmtree(staging, ignore_errors=True)
-        log.info("skills: cloned %s (%s) into %s", self.url, self.branch, self.checkout)
+        log.info("skills: cloned %s (%s) into %s", self.shown, self.branch, self.checkout)
 
     def _check_checkout(self) -> None:
         """The served checkout is a clean checkout of this remote's branch, or an error."""
@@ -256,11 +283,11 @@ class SkillsRepo:
         if origin is None:
             raise SkillsRepoError(
                 f"{where} has no remote 'origin', so proposals have nowhere to go: "
-                f"git -C {self.checkout} remote add origin {self.url}")
+                f"git -C {self.checkout} remote add origin {self.shown}")
         if not _same_remote(origin, self.url):
             raise SkillsRepoError(
-                f"{where} is a checkout of {origin}, not of {self.url} ({SETTING}): fix the "
-                f"setting, or git -C {self.checkout} remote set-url origin {self.url}")
+                f"{where} is a checkout of {without_credentials(origin)}, not of "
+                f"{self.shown} ({SETTING}): fix the setting, or git -C {self.checkout} remote set-url origin {self.shown}")
         unmerged = self.git.unmerged()
         if unmerged:
             raise SkillsRepoError(
@@ -300,7 +327,7 @@ class SkillsRepo:
 
     def status(self) -> dict[str, Any]:
         """Which branch and commit this worker serves, and how following goes."""
-        return {"remote": self.url, "branch": self.branch, "commit": self.commit(),
+        return {"remote": self.shown, "branch": self.branch, "commit": self.commit(),
                 "followed_at": self.followed_at, "follow_seconds": self.follow_seconds,
                 "direct_publish": self.direct_publish, "error": self.last_error,
                 "stuck": self.stuck, "behind": self.behind}
@@ -314,8 +341,13 @@ class SkillsRepo:
             self.git.run("fetch", "--quiet", "--no-tags", "--prune", "origin", *specs,
                          timeout=NETWORK_TIMEOUT)
         except GitError as exc:
+            if "invalid refspec" in (exc.stderr or ""):  # our branch name, not the remote
+                raise SkillsRepoError(
+                    f"git refuses a branch name skillbank made ({reason(exc.stderr)}): "
+                    f"{', '.join(maybe) or branch} is not a valid ref (git check-ref-format); "
+                    "report this as a skillbank bug; nothing was written") from None
             raise SkillsRepoError(
-                f"cannot reach the skills repository's remote origin ({self.url}): "
+                f"cannot reach the skills repository's remote origin ({self.shown}): "
                 f"{reason(exc.stderr) if exc.stderr else exc}; check {SETTING} and that the "
                 "remote exists and this machine may read it (nothing was written)") from None
 
@@ -387,7 +419,7 @@ class SkillsRepo:
             return None
         listed = self.git.run("log", "--format=%h %s", "-5", f"{base}..{before}").stdout.split("\n")
         return (f"the served skills checkout {self.checkout} has commits made in it, not on "
-                f"{self.branch} of {self.url} (served unreviewed): "
+                f"{self.branch} of {self.shown} (served unreviewed): "
                 + "; ".join(line for line in listed if line)
                 + f". Push them for review (git -C {self.checkout} push origin "
                 f"HEAD:skillbank/proposals/<you>/<skill>), then git -C {self.checkout} reset "
@@ -406,12 +438,12 @@ class SkillsRepo:
         served commit (deleted, or rewritten so that `before` is not an ancestor of its tip)."""
         tip = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
         if tip is None:
-            raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+            raise SkillsRepoError(f"the skills repository {self.shown} has no branch "
                                   f"{self.branch!r} any more; it keeps serving "
                                   f"{(before or '?')[:12]}")
         if tip != before and before is not None and not self.git.is_ancestor(before, tip):
             raise SkillsRepoError(
-                f"{self.branch} on {self.url} was rewritten: the served commit "
+                f"{self.branch} on {self.shown} was rewritten: the served commit "
                 f"{before[:12]} is not an ancestor of {tip[:12]}; it keeps serving "
                 f"{before[:12]}. If the rewrite is meant, re-clone the checkout "
                 f"(remove {self.checkout} and reopen)")
@@ -507,7 +539,7 @@ class SkillsRepo:
                 write(tree)
                 wt.run("add", "--all", "--", folder)
                 if wt.run("diff", "--cached", "--quiet", check=False).returncode == 0:
-                    return Proposal(skill, branch, base, name, email, self.url, self.branch,
+                    return Proposal(skill, branch, base, name, email, self.shown, self.branch,
                                     changed=False, proposed=base != served)
                 message = (f"{action} skill {skill}\n\nProposed through skillbank by "
                            f"{scope.principal} ({scope.face}, {scope.role.value}"
@@ -517,12 +549,12 @@ class SkillsRepo:
                 commit = wt.commit_of("HEAD")
                 assert commit is not None
                 self._push(commit, branch, f"the proposal branch {branch}")
-        return Proposal(skill, branch, commit, name, email, self.url, self.branch)
+        return Proposal(skill, branch, commit, name, email, self.shown, self.branch)
 
     def _served_tip(self) -> str:
         served = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
         if served is None:
-            raise SkillsRepoError(f"the skills repository {self.url} has no branch "
+            raise SkillsRepoError(f"the skills repository {self.shown} has no branch "
                                   f"{self.branch!r}; nothing was written")
         return served
 
@@ -534,7 +566,7 @@ class SkillsRepo:
             why = reason(exc.stderr) if exc.stderr else str(exc)
             moved = "fetch first" in why or "non-fast-forward" in why
             raise SkillsRepoError(
-                f"could not push {what} to {self.url} ({why}): "
+                f"could not push {what} to {self.shown} ({why}): "
                 + ("it moved meanwhile; try again" if moved else
                    f"check {SETTING} and that this machine may push there")
                 + "; nothing was written") from None
@@ -549,7 +581,7 @@ class SkillsRepo:
         try:
             text = self.git.out("ls-remote", "origin", pattern + "*", timeout=NETWORK_TIMEOUT)
         except GitError as exc:
-            raise SkillsRepoError(f"cannot list proposals on {self.url}: {exc}") from None
+            raise SkillsRepoError(f"cannot list proposals on {self.shown}: {exc}") from None
         out = []
         for line in text.splitlines():
             commit, _, ref = line.partition("\t")
@@ -573,7 +605,7 @@ class SkillsRepo:
         if not self.direct_publish:
             raise PermissionDeniedError(
                 f"publishing through skillbank is off in this deployment: merge the proposal "
-                f"branch into {self.branch} in the repository ({self.url}), or set "
+                f"branch into {self.branch} in the repository ({self.shown}), or set "
                 "skills_direct_publish = true (SKILLBANK_SKILLS_DIRECT_PUBLISH)")
         whose = principal or scope.principal
         branch = proposal_branch(whose, skill)
@@ -583,7 +615,7 @@ class SkillsRepo:
             served = self._served_tip()
             tip = self.git.commit_of(f"refs/remotes/origin/{branch}")
             if tip is None:
-                raise NotFoundError(f"no proposal branch {branch} on {self.url}")
+                raise NotFoundError(f"no proposal branch {branch} on {self.shown}")
             if self.git.is_ancestor(tip, served):
                 merged = served  # merged already
             else:
@@ -602,7 +634,7 @@ class SkillsRepo:
                     env=identity_env((name, email), (name, email)))
                 self._push(merged, self.branch, self.branch)
         self.follow()
-        return Proposal(skill, branch, merged, name, email, self.url, self.branch,
+        return Proposal(skill, branch, merged, name, email, self.shown, self.branch,
                         published=True)
 
 

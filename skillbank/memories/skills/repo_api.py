@@ -118,7 +118,7 @@ class SkillsInGit:
         if self.skills_repo is not None:
             raise ReadOnlyError(
                 f"{verb} a skill is done in the skills repository in git mode: commit it on a "
-                f"branch of {self.skills_repo.url} and have a reviewer merge it into "
+                f"branch of {self.skills_repo.shown} and have a reviewer merge it into "
                 f"{self.skills_repo.branch} (the served checkout changes only by following it)")
 
     # Following and publishing -------------------------------------------------------------------

@@ -1,0 +1,67 @@
+"""What `skillbank migrate` tells its user beside what it imported: what it left behind, and a
+deployment that looks mistyped.
+
+Both were silent (team hunt, session 19): a personal root's own skills stayed behind with
+`"skipped": []` (docs: "Skills are not imported", but a user migrating expects their skills to
+follow), and `--deployment teem` imported into a deployment no worker had ever opened, exit 0,
+"Team workers index the experiences on their next sync".
+
+Why a warning and not a refusal for a deployment that holds nothing yet: importing before the
+first worker starts is a real order of work (a team set up from one person's root), nothing is
+lost by a typo (the rows wait under that name; run migrate again with the right one) and a
+refusal would make every first import pass a flag. The warning names the deployments the
+database does hold, so a typo is seen at once.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+#: Tables whose rows show that a deployment is in use: a worker wrote to it (events, rules,
+#: audit, usage, the change feed, index checkpoints, drafts) or migrate imported into it.
+_IN_USE = ("sb_experience_events", "sb_guidelines", "sb_audit", "sb_usage", "sb_changes",
+           "sb_index_checkpoints", "sb_drafts", "sb_imports")
+
+
+def skills_left(root: Path) -> list[str]:
+    """The skills in the root's own library (`<root>/skills/**/SKILL.md`), by folder."""
+    library = root / "skills"
+    if not library.is_dir():
+        return []
+    found = {path.parent.relative_to(library).as_posix() for path in library.rglob("SKILL.md")
+             if ".git" not in path.parts}
+    return sorted(found)
+
+
+def skills_warning(root: Path, names: list[str]) -> str | None:
+    if not names:
+        return None
+    shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
+    return (f"{len(names)} skill(s) in {root / 'skills'} were not imported ({shown}): a team "
+            "serves skills from its git repository, not from PostgreSQL. Push them there for "
+            "review: copy each folder into a clone of the skills repository, commit, push a "
+            "branch and have a reviewer merge it (or save them through a worker's save_skill, "
+            "which proposes them)")
+
+
+def held_nothing(conn: Any, deployment: str) -> bool:
+    """Whether no worker has written to `deployment` and nothing was imported into it yet."""
+    return not any(conn.execute(f"SELECT 1 FROM {table} WHERE deployment = %s LIMIT 1",
+                                (deployment,)).fetchone() for table in _IN_USE)
+
+
+def deployments_in_use(conn: Any, limit: int = 10) -> list[str]:
+    union = " UNION ".join(f"SELECT DISTINCT deployment FROM {table}" for table in _IN_USE)
+    rows = conn.execute(f"SELECT deployment FROM ({union}) AS d ORDER BY deployment LIMIT %s",
+                        (limit,)).fetchall()
+    return [row[0] for row in rows]
+
+
+def new_deployment_warning(deployment: str, others: list[str]) -> str:
+    known = (f"this database holds {', '.join(repr(d) for d in others)}" if others
+             else "this database holds no other deployment yet")
+    return (f"deployment {deployment!r} held nothing before this run (no worker has written to "
+            f"it, nothing was imported into it); {known}. If your workers serve another one "
+            "(their --deployment, the root's skillbank.toml), run migrate again with that name: "
+            f"what went into {deployment!r} stays unseen by them")
