@@ -193,8 +193,15 @@ async def _reply(send: Send, status: int, message: str,
 
 def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
               json_response: bool = True, tokens: Any = None, identity: Any = None,
-              metadata_url: str | None = None) -> Any:
+              metadata_url: str | None = None, stateless: bool = False) -> Any:
     """The guarded ASGI app: streamable HTTP at /mcp.
+
+    `stateless`: no MCP session is kept between requests (the SDK's `stateless_http`), so any
+    worker behind a load balancer answers any request. Team workers run so: a client speaking
+    a handshake-era protocol (2025-06-18: Claude Code, Cursor) was given a session by one
+    worker and got "Session not found" (404) from the other on every second request of a
+    round-robin balancer (team hunt, session 19). The price: no resource subscriptions or
+    list-change notifications, which need a session to be sent on.
 
     `json_response`: answer each POST with one JSON body rather than an SSE stream. About 2 ms
     less per call; the price is that a tool cannot send the client requests mid-call on
@@ -206,9 +213,11 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
     if not is_loopback(host):
         # The Host header is whatever name clients use for this machine; the token guards it.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    server.stateless = stateless
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
                                      transport_security=security, json_response=json_response,
-                                     max_request_body_size=max_body_bytes)
+                                     max_request_body_size=max_body_bytes,
+                                     stateless_http=stateless)
     return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens,
                            identity=identity, metadata_url=metadata_url)
 

@@ -92,13 +92,18 @@ def _offset(cursor: str | None, method: str = "resources/list") -> int:
                            "nextCursor of the previous page unchanged, or omit it for page one")
 
 
-def _declare_extensions(result: dict[str, Any]) -> dict[str, Any]:
+def _declare_extensions(result: dict[str, Any], *, stateless: bool = False) -> dict[str, Any]:
     """The `initialize` result with `capabilities.extensions` as the Skills extension spec has it.
 
     The SDK builds the declaration but sieves the handshake-era (2025) result through that
     revision's schema, which has no `extensions`, so it never reached a client; the early reply
-    (early.py) carries the same map."""
+    (early.py) carries the same map. A `stateless` server (team workers behind a load
+    balancer) keeps no session, so it has no channel to push resource changes on: it does not
+    offer subscriptions or list-change notifications it could never send."""
     capabilities = dict(result.get("capabilities") or {})
+    if stateless and isinstance(capabilities.get("resources"), dict):
+        capabilities["resources"] = {**capabilities["resources"], "subscribe": False,
+                                     "listChanged": False}
     declared = dict(capabilities.get("extensions") or {})
     for identifier, settings in EXTENSIONS.items():
         declared.setdefault(identifier, dict(settings))
@@ -178,6 +183,8 @@ class SkillbankServer(MCPServer):
         self._limiter: anyio.CapacityLimiter | None = None
         self.bus = InMemorySubscriptionBus()
         self.monitor = ChangeMonitor(self)
+        #: Served without sessions (`build_app(stateless=True)`): see `_declare_extensions`.
+        self.stateless = False
         with _sdk_logging_left_alone():
             super().__init__(subscriptions=self.bus, middleware=[self._middleware],
                              lifespan=self._lifespan, **kwargs)
@@ -215,7 +222,7 @@ class SkillbankServer(MCPServer):
                 f"{ctx.method}: invalid params: " + "; ".join(messages.describe_errors(exc.errors()))
                 + ". See the MCP specification of this method for its params.")) from None
         if ctx.method == "initialize" and isinstance(result, dict):
-            result = _declare_extensions(result)
+            result = _declare_extensions(result, stateless=self.stateless)
         if ctx.method == "tools/call":
             await self._tell_notes(ctx)
         return result

@@ -123,3 +123,42 @@ def test_the_cli_door_says_what_a_worker_needs(tmp_path, monkeypatch):
     assert done.returncode == 2, done.stderr
     assert "--database-url" in done.stderr and "docs/team.md" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_handshake_era_client_is_answered_by_any_worker(tmp_path, chroma_server, postgres):
+    """Team hunt, session 19: behind a round-robin balancer, a client speaking MCP 2025-06-18
+    (Claude Code, Cursor) got a session from one worker and "Session not found" (404) from
+    the other on every second request. Workers keep no MCP session: the handshake on A and
+    every later request alternately on B and A are answered, and they offer no subscription
+    they could never deliver."""
+    root = tmp_path / "root"
+    root.mkdir()
+    deployment = uuid.uuid4().hex[:12]
+    workers = [start_server(root, chroma_server, postgres.url, "--token", TOKEN, "--trust",
+                            deployment=deployment, log=tmp_path / f"w{n}.log") for n in range(2)]
+    headers = {"Authorization": f"Bearer {TOKEN}", "Accept": "application/json, text/event-stream",
+               "Content-Type": "application/json"}
+    try:
+        a, b = (url + "/mcp" for _, url in workers)
+        hello = httpx.post(a, headers=headers, timeout=60, json={
+            "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "balanced", "version": "1"}}})
+        assert hello.status_code == 200, hello.text
+        resources = hello.json()["result"]["capabilities"]["resources"]
+        assert not resources.get("subscribe") and not resources.get("listChanged")
+        later = {**headers, "MCP-Protocol-Version": "2025-06-18"}
+        if hello.headers.get("mcp-session-id"):
+            later["Mcp-Session-Id"] = hello.headers["mcp-session-id"]
+        done = httpx.post(b, headers=later, timeout=60,
+                          json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+        assert done.status_code in (200, 202), done.text
+        for number, url in enumerate([b, a, b, a], start=2):
+            reply = httpx.post(url, headers=later, timeout=60, json={
+                "jsonrpc": "2.0", "id": number, "method": "tools/call",
+                "params": {"name": "search_guidelines", "arguments": {"task": "deploy"}}})
+            assert reply.status_code == 200, (url, reply.status_code, reply.text)
+            assert "error" not in reply.json(), reply.text
+    finally:
+        for process, _ in workers:
+            stop_process(process)

@@ -212,8 +212,9 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
+    # Stateless: any worker behind the load balancer answers any request (see build_app).
     app = build_app(server, host=host, token=token, max_body_bytes=limit, tokens=tokens,
-                    identity=identity, metadata_url=metadata_url)
+                    identity=identity, metadata_url=metadata_url, stateless=True)
     if per_principal and not trusted:
         from skillbank.mcp_server.http import PrincipallessTrust
 
