@@ -59,6 +59,7 @@ class ChangeMonitor:
         self._lock = threading.Lock()
         self._connections = 0
         self._seen: dict[str, str] | None = None  # uri -> digest at the last poll
+        self._known: dict[str, str] = {}  # uri -> the last digest seen, gone ones too
 
     # Registration (event loop) -------------------------------------------------------------
     @staticmethod
@@ -143,9 +144,9 @@ class ChangeMonitor:
                 continue
             previous, self._seen = self._seen, current
             if previous is None:
+                self._known = dict(current)
                 continue
-            listed = set(current) != set(previous)
-            updated = sorted(u for u, d in current.items() if u in previous and previous[u] != d)
+            listed, updated = changes(previous, current, self._known)
             if not listed and not updated:
                 continue
             try:
@@ -173,3 +174,25 @@ class ChangeMonitor:
                 log.debug("dropping a session that could not be notified", exc_info=True)
                 with self._lock:
                     self._sessions.pop(session, None)
+
+
+#: URIs remembered after they went (see `changes`), at most this many more than are listed.
+KNOWN_SLACK = 10_000
+
+
+def changes(previous: dict[str, str], current: dict[str, str], known: dict[str, str]
+            ) -> tuple[bool, list[str]]:
+    """(whether the list changed, the URIs whose content changed) between two polls; `known`
+    (uri -> the last digest seen, updated here) remembers URIs that went away for a poll.
+
+    An editor that truncates a SKILL.md before writing it made the skill vanish for one poll
+    (an empty file is no skill) and come back changed: subscribers got two list changes and
+    never the `resources/updated` for the URI they watch, as it was "new" when it came back
+    (a test met it one run in three). A URI that comes back with other content is updated."""
+    listed = set(current) != set(previous)
+    updated = sorted(u for u, d in current.items() if known.get(u, d) != d)
+    known.update(current)
+    if len(known) > len(current) + KNOWN_SLACK:  # bounded: forget the oldest gone ones
+        for uri in [u for u in known if u not in current][:len(known) - len(current)]:
+            known.pop(uri, None)
+    return listed, updated
