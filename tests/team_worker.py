@@ -89,9 +89,11 @@ def reindex_drafts(bank: Any) -> list[str]:
     return names
 
 
-def until(check: Any, seconds: float = 1.0) -> Any:
+def until(check: Any, seconds: float = 30.0) -> Any:
     """Poll `check` until it returns something truthy (returned) or `seconds` pass (a failed
-    assert): how a test waits for one worker to see what another wrote."""
+    assert): how a test waits for one worker to see what another wrote. Generous on purpose:
+    it returns as soon as the check holds, and a loaded 2-core CI machine (Chroma restarting,
+    the change feed's thread waiting for a core) once took more than the 1 s or 5 s given."""
     deadline = time.monotonic() + seconds
     while True:
         found = check()

@@ -142,14 +142,14 @@ def test_team_mode_another_workers_rules_are_found_by_a_worker_holding_vectors(
         tmp_path, chroma_server, postgres):
     with two_banks(tmp_path / "a", tmp_path / "b", chroma_server, postgres.url) as (a, b):
         a.guidelines.add("Quote identifiers in SQL migrations.")
-        until(lambda: _found(b, "quote identifiers sql"), seconds=5)
+        until(lambda: _found(b, "quote identifiers sql"))
         for _ in range(2):  # the second search reads the vectors into worker B's memory
             _found(b, "quote identifiers sql")
         held = b.index("guidelines")._dense
         assert held.enabled and held.matrix is not None
         text = "Always sign API keys in Terraform modules."
         gid = a.guidelines.add(text).guideline_id
-        until(lambda: text in _found(b, "sign the api keys in terraform"), seconds=5)
+        until(lambda: text in _found(b, "sign the api keys in terraform"))
         assert gid in {i.split("#", 1)[0] for i in held.ids}  # B's matrix holds it now
         a.guidelines.retire(gid)
-        until(lambda: text not in _found(b, "sign the api keys in terraform"), seconds=5)
+        until(lambda: text not in _found(b, "sign the api keys in terraform"))

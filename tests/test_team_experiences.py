@@ -106,12 +106,12 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
         assert b.experiences.recall("renew the intranet TLS certificate", k=1)[0].id == first
         chroma.start()  # same folder and port
         hits = until(lambda: [h for h in a.experiences.recall(
-            "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
+            "drain the third floor print queue", k=2) if h.why != "keyword"])
         assert hits[0].id == kept  # indexed now that Chroma is back
         assert not getattr(hits, "note", "")
         assert kept in a.index("experiences").ids()
         hits = until(lambda: [h for h in b.experiences.recall(
-            "drain the third floor print queue", k=2) if h.why != "keyword"], seconds=5)
+            "drain the third floor print queue", k=2) if h.why != "keyword"])
         assert hits[0].id == kept
 
 
