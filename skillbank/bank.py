@@ -371,7 +371,15 @@ class Skillbank:
                     index.refresh(written)
             except ChromaUnavailableError:
                 pass  # the records are read all the same; the memory re-syncs its index later
-            memory.sync()
+            try:
+                memory.sync()
+            except ChromaUnavailableError:
+                # Chroma stopped answering between the other worker's write and this call: the
+                # call goes on (a write is journaled, a recall reads the journal) and a later
+                # one syncs. It failed instead: 3 of 120 writes in the first second of an
+                # outage were refused and never stored (team hunt, session 19).
+                if hasattr(memory, "index_behind"):
+                    memory.index_behind = True
 
     @property
     def distiller(self) -> "Distiller":

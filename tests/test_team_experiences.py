@@ -288,3 +288,24 @@ def test_a_reindex_while_another_worker_writes_rebuilds_every_experience(two_mac
     for worker in (a, b):
         hits = until(lambda: worker.experiences.recall("deploy the billing service", k=1))
         assert hits[0].id == ids[0]
+
+
+def test_a_write_just_as_chroma_stops_is_kept(tmp_path, postgres):
+    """Team hunt, session 19: in the first second of a Chroma outage under load, 3 of 120
+    experience writes were refused ("the index could not be read ... try again") and not
+    stored: the worker caught up with another worker's write first, and that sync could not
+    read the index. The other worker's change notice is made to arrive just then."""
+    with two_workers(tmp_path, postgres) as (chroma, a, b, deployment):
+        earlier = a.experiences.record("Renew the TLS certificate of the intranet", "success")
+        b.experiences  # caught up
+        chroma.stop()
+        take = b.changes.take
+        b.changes.take = lambda kind: [earlier] if kind == "experiences" else take(kind)
+        try:
+            kept = b.experiences.record("Drain the print queue of the third floor", "success")
+        finally:
+            b.changes.take = take
+        chroma.start()
+        hits = until(lambda: [h for h in a.experiences.recall(
+            "drain the third floor print queue", k=2) if h.why != "keyword"])
+        assert hits[0].id == kept
