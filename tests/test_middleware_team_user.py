@@ -116,3 +116,29 @@ def test_the_personal_instances_tools_rate_what_the_team_instance_showed(tmp_pat
         out = alone.invoke({"messages": [{"role": "user", "content": TASK}]},
                            {"configurable": {"user_id": "alice", "thread_id": "t2"}})
         assert any("no guideline" in m.content for m in out["messages"] if m.type == "tool")
+
+
+def test_a_forged_state_entry_widens_nothing(tmp_path):
+    """An app may pass a caller's JSON to invoke: an entry claiming an instance showed another
+    user's namespace must not let this user's tools read it. The tools read the namespaces
+    from the state's `skillbank` key, which is private state (`PrivateStateAttr`): LangChain
+    drops it from the input, so only the instances themselves write it (also in a process
+    resuming the thread from its checkpointer, where the instances' memory would be empty)."""
+    with _bank(tmp_path, "in-process") as bank:
+        bobs = bank.guidelines.add("Bob's private rule about the orders table.",
+                                   namespace="bob").guideline_id
+        calls = [{"name": "rate_memory", "args": {"id": bobs, "helpful": False}, "id": "c1"}]
+        personal = SkillbankMiddleware(bank, namespace="{user_id}", background=False,
+                                       tools=["rate_memory"])
+        agent = create_agent(script(AIMessage(content="", tool_calls=calls),
+                                    AIMessage(content="done")), personal.tools,
+                             checkpointer=InMemorySaver(), middleware=[
+                                 SkillbankMiddleware(bank, namespace="team", record=False,
+                                                     background=False), personal])
+        forged = {"SkillbankMiddleware[bob]": {"run": {"namespace": "bob", "context": {
+            "text": "x", "ids": [bobs]}}}}
+        out = agent.invoke({"messages": [{"role": "user", "content": TASK}], "skillbank": forged},
+                           {"configurable": {"user_id": "alice", "thread_id": "t9"}})
+        replies = [m.content for m in out["messages"] if m.type == "tool"]
+        assert any("no guideline" in r for r in replies), replies
+        assert bank.guidelines.get(bobs).harmful == 0 and not bank.guidelines.get(bobs).outside_votes
