@@ -363,7 +363,9 @@ class SkillbankMiddleware(AgentMiddleware):
         by id, and the personal instance's `rate_memory` answered "no guideline" — its users
         could rate their own rules only. Reading is what the developer already granted by
         composing the instances; writes stay in this instance's namespace, and a vote on a
-        namespace it may not change counts as an outsider's (once, never retiring a rule)."""
+        namespace it may not change counts as an outsider's (once, never retiring a rule).
+        The namespaces come from the state's `skillbank` key: private state, which LangChain
+        drops from the input, so only the instances write it (tests/test_middleware_team_user.py)."""
         name = (getattr(request, "tool_call", None) or {}).get("name")
         if not self.tools or name not in {t.name for t in self.tools}:
             return None
