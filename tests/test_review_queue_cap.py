@@ -129,3 +129,26 @@ async def test_an_untrusted_mcp_client_is_told_the_queue_is_full(tmp_path):
             assert refused.is_error and "max_pending_experiences = 1" in str(refused.content)
         assert len(bank.guidelines.list(status="pending", namespace="*")) == 2
         assert bank.guidelines.add(RULES[3]).action == "added"  # the user is never refused
+
+
+def _turn(n: int) -> list[dict[str, str]]:
+    return [{"role": "user", "content": f"turn {n} quux{n}"},
+            {"role": "assistant", "content": f"answer {n}"}]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_conversation_already_queued_goes_on_at_the_cap(tmp_path, remote):
+    """Review, session 19: at the cap, every later turn of an untrusted conversation already
+    waiting in the queue was refused, though it only updates that record and adds nothing;
+    the middleware logged it, and the turns, outcome and feedback were lost. A new
+    conversation is still refused."""
+    _capped(tmp_path, experiences=2)
+    with bank_for(tmp_path, remote) as bank:
+        agent = bank.scoped(AGENT).experiences
+        first = agent.record_messages(_turn(0), task="Thread A goal", thread="A")
+        agent.record_messages(_turn(0), task="Thread B goal", thread="B")
+        again = agent.record_messages(_turn(1), task="Thread A goal", thread="A", followup=True)
+        assert again == first
+        assert len(bank.experiences.get(first).steps) >= 2
+        with pytest.raises(QueueFullError):
+            agent.record_messages(_turn(0), task="Thread C goal", thread="C")

@@ -199,7 +199,10 @@ def _store(memory: "ExperienceMemory", record: Experience, status: str, *,
     with memory.write_lock:
         batch = _Batch(memory, vectors)
         batch.threshold = 2.0  # never folded into another conversation's record
-        batch.capped = status == "pending"  # an untrusted caller's: the review queue's cap
+        # An untrusted caller's new record waits in the review queue: its cap. A later turn
+        # only updates a record already queued, adding nothing (refusing it lost the turns,
+        # the outcome and the feedback of conversations in the queue; review, session 19).
+        batch.capped = status == "pending" and base is None
         eid = batch.store(record, with_lessons=not update, status=status)
         if base is not None:
             for number, event in enumerate(batch.events):
