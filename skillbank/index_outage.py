@@ -181,12 +181,16 @@ def text_without_credentials(text: str) -> str:
 
 
 def holds_password(url: str) -> bool:
-    """Whether `url` carries a password (`https://user:TOKEN@host/...`): a file recording it
-    must be readable by its owner only."""
+    """Whether `url` carries a secret: a password (`https://user:TOKEN@host/...`), or any user
+    part of an http(s) URL, where forges take a token alone as the user
+    (`https://TOKEN@github.com/...`: review, session 19, found it kept 0644). A file recording
+    it must be readable by its owner only. An ssh user (`ssh://git@host/...`) is no secret."""
     from urllib.parse import urlsplit
 
     try:
-        return urlsplit(url if "://" in url else f"http://{url}").password is not None
+        parts = urlsplit(url if "://" in url else f"http://{url}")
+        return parts.password is not None or (
+            parts.scheme in ("http", "https") and bool(parts.username))
     except ValueError:
         return False
 

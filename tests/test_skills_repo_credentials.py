@@ -103,3 +103,14 @@ def _umask() -> int:
     current = os.umask(0)
     os.umask(current)
     return current
+
+
+def test_a_token_given_as_the_user_part_is_a_secret_too():
+    """Forges take a token alone as the URL's user (`https://TOKEN@github.com/...`): it was
+    hidden when shown but the settings file holding it stayed 0644 (review, session 19)."""
+    from skillbank.index_outage import holds_password
+
+    assert holds_password("https://ghp_SECRET123@github.com/team/skills.git")
+    assert holds_password("https://deploy:glpat-SECRET@forge.example/team/skills.git")
+    assert not holds_password("https://forge.example/team/skills.git")
+    assert not holds_password("ssh://git@forge.example/team/skills.git")
