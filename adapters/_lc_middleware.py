@@ -365,7 +365,8 @@ class SkillbankMiddleware(AgentMiddleware):
         composing the instances; writes stay in this instance's namespace, and a vote on a
         namespace it may not change counts as an outsider's (once, never retiring a rule).
         The namespaces come from the state's `skillbank` key: private state, which LangChain
-        drops from the input, so only the instances write it (tests/test_middleware_team_user.py)."""
+        drops from the input, so only the instances write it
+        (tests/test_middleware_team_user.py)."""
         name = (getattr(request, "tool_call", None) or {}).get("name")
         if not self.tools or name not in {t.name for t in self.tools}:
             return None
@@ -378,7 +379,9 @@ class SkillbankMiddleware(AgentMiddleware):
             and isinstance(entry.get("run"), dict) and entry["run"].get("context")
             and isinstance(entry["run"].get("namespace"), str)
             and entry["run"]["namespace"] != own))
-        base = narrowed(own, trusted=self.trusted, face="langchain") if own else None
+        # face "agent": what the tools run as alone (`_tools.run_tool`), so the audit log names
+        # one face for a tool call whichever instances the agent has.
+        base = narrowed(own, trusted=self.trusted, face="agent") if own else None
         return dataclasses.replace(base, reads=others) if base is not None and others else None
 
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:

@@ -109,6 +109,12 @@ def test_the_personal_instances_tools_rate_what_the_team_instance_showed(tmp_pat
         team = bank.guidelines.get(team_rule)
         assert team.outside_votes == {"alice": 2} and team.helpful == 1  # one outsider, once
         assert bank.guidelines.get(own_rule).helpful == 1
+        if through == "in-process":  # one face for a tool call, whichever instances there are
+            import json
+
+            votes = [json.loads(line) for path in sorted((tmp_path / "root" / "audit").glob(
+                "*.jsonl")) for line in path.read_text().splitlines()]
+            assert {e["face"] for e in votes if e.get("action") == "vote"} == {"agent"}, votes
         # Without the team instance in the run, the user's tools see only the user's memory.
         alone = create_agent(script(AIMessage(content="", tool_calls=calls[:1]),
                                     AIMessage(content="done")), personal.tools,
