@@ -56,6 +56,14 @@ def test_a_deployment_no_worker_opened_is_warned_and_the_used_ones_named(tmp_pat
                          postgres.url, deployment=team)
     assert again.changed and again.warnings == []  # a deployment in use: no warning
 
+    # A database holding many deployments (CI's, shared by every test) named ten others, in
+    # alphabetical order, and not the one meant: the closest come first.
+    import psycopg
+
+    with psycopg.connect(postgres.url) as conn:
+        for n in range(12):
+            conn.execute("INSERT INTO sb_index_checkpoints (deployment, memory, data) VALUES "
+                         "(%s, 'experiences', '{}') ON CONFLICT DO NOTHING", (f"aaa-{n:02d}",))
     typo = team.replace("team", "teem")
     env = {**os.environ, "SKILLBANK_EMBEDDING": "hash", "SKILLBANK_CLI_OWNER": "0"}
     env.pop("SKILLBANK_DATABASE_URL", None)

@@ -215,7 +215,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "experience-log"),))
         if migrate_notes.held_nothing(conn, deployment):
-            others = [d for d in migrate_notes.deployments_in_use(conn) if d != deployment]
+            others = migrate_notes.deployments_in_use(conn, near=deployment)
             report.warnings.append(migrate_notes.new_deployment_warning(deployment, others))
         found = migrate_source.resolve(conn, root, deployment)
         report.source = source = found.key

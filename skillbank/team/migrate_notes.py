@@ -51,11 +51,17 @@ def held_nothing(conn: Any, deployment: str) -> bool:
                                 (deployment,)).fetchone() for table in _IN_USE)
 
 
-def deployments_in_use(conn: Any, limit: int = 10) -> list[str]:
+def deployments_in_use(conn: Any, near: str, limit: int = 10) -> list[str]:
+    """The deployments this database holds, those most like `near` first (the one a mistyped
+    `--deployment` meant; alphabetical order named ten others on a database holding many)."""
+    import difflib
+
     union = " UNION ".join(f"SELECT DISTINCT deployment FROM {table}" for table in _IN_USE)
-    rows = conn.execute(f"SELECT deployment FROM ({union}) AS d ORDER BY deployment LIMIT %s",
-                        (limit,)).fetchall()
-    return [row[0] for row in rows]
+    names = [row[0] for row in conn.execute(
+        f"SELECT deployment FROM ({union}) AS d ORDER BY deployment LIMIT 10000").fetchall()
+        if row[0] != near]
+    close = difflib.get_close_matches(near, names, n=limit, cutoff=0.6)
+    return [*close, *[n for n in names if n not in close]][:limit]
 
 
 def new_deployment_warning(deployment: str, others: list[str]) -> str:
