@@ -17,8 +17,6 @@ import re
 import shutil
 from pathlib import Path
 
-from filelock import Timeout
-
 from skillbank.errors import BusyError, InvalidInputError
 
 INDEX_FOLDER = "chroma"
@@ -40,7 +38,7 @@ def drop_index(root: Path) -> bool:
     """Delete the embedded index of `root` so the next open builds it from the files; False
     when there was none. Refused (BusyError) while another process serves the root: it has
     the index open."""
-    from skillbank.locks import owner_lock
+    from skillbank.locks import try_owner_lock
 
     folder = Path(root) / INDEX_FOLDER
     if not folder.exists():
@@ -48,13 +46,11 @@ def drop_index(root: Path) -> bool:
     if folder.is_symlink() or not folder.is_dir():
         raise InvalidInputError(f"{folder} is not the index folder skillbank made; move it "
                                 "away by hand")
-    lock = owner_lock(Path(root))
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
+    lock = try_owner_lock(Path(root))
+    if lock is None:
         raise BusyError(f"another process serves the memory at {root} and has its index open; "
                         "stop it (skillbank serve, an agent, the memory browser), then run "
-                        "`skillbank reindex --fresh` again") from None
+                        "`skillbank reindex --fresh` again")
     try:
         shutil.rmtree(folder)
     finally:

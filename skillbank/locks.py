@@ -50,3 +50,28 @@ def owner_lock(root: Path) -> FileLock:
     """The owner lock of the memory root `root` (not yet acquired): an OS lock, released when
     the owning process ends however it ends."""
     return FileLock(str(Path(root) / OWNER_LOCK_FILE))
+
+
+def try_owner_lock(root: Path) -> FileLock | None:
+    """`root`'s owner lock, acquired, or None when another process holds it: the one probe
+    that opening a root, retiring a background owner, dropping the index and using the skill
+    snapshot all ask (four hand-written copies had drifted apart in what they caught)."""
+    lock = owner_lock(root)
+    try:
+        lock.acquire(timeout=0)
+    except Timeout:
+        return None
+    return lock
+
+
+def owner_lock_held(root: Path) -> bool:
+    """Whether some process holds `root`'s owner lock now. False when the lock file cannot
+    be opened at all (a read-only root): then nothing can hold it either."""
+    try:
+        lock = try_owner_lock(root)
+    except OSError:
+        return False
+    if lock is None:
+        return True
+    lock.release()
+    return False

@@ -285,17 +285,9 @@ def _no(reason: str) -> None:
 
 
 def _owner_lock_free(root: Path) -> bool:
-    from filelock import Timeout
+    from skillbank.locks import owner_lock_held
 
-    from skillbank.locks import owner_lock
-
-    lock = owner_lock(root)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return False
-    lock.release()
-    return True
+    return not owner_lock_held(root)
 
 
 def _in_chroma(chroma_path: Path, name: str) -> tuple[str, int] | None:

@@ -213,19 +213,9 @@ def _root_held(root: Path) -> bool:
     """Whether some process still holds `root`'s owner lock. An ending owner drops its pid
     file and its endpoint before it closes the bank: `reindex --fresh` typed after a command
     that had started one found it "ended" and was then refused, the index still open."""
-    from filelock import Timeout
+    from skillbank.locks import owner_lock_held
 
-    from skillbank.locks import owner_lock
-
-    lock = owner_lock(root)
-    try:
-        lock.acquire(timeout=0)
-    except Timeout:
-        return True
-    except OSError:
-        return False
-    lock.release()
-    return False
+    return owner_lock_held(root)
 
 
 def _served_by_another(root: Path) -> bool:

@@ -35,20 +35,14 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
     owner returned here is synced by the caller. `asked` is what this process asked the root to
     serve (`served.request`): a client is told where the owner serves something else.
     """
-    from filelock import Timeout
-
+    from skillbank.locks import try_owner_lock
     from skillbank.sharing.client import BankClient
 
     root = settings.root
     root.mkdir(parents=True, exist_ok=True)
 
     def try_lock() -> Any:
-        lock = owner_lock(root)
-        try:
-            lock.acquire(timeout=0)
-        except Timeout:
-            return None
-        return lock
+        return try_owner_lock(root)
 
     lock = try_lock()
     if lock is None:
