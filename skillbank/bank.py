@@ -13,7 +13,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
 from skillbank.settings import Settings, load_settings
-from skillbank.skill_ids import skill_name
 
 if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
     from skillbank.context import MemoryContext
@@ -587,36 +586,9 @@ class Skillbank:
     def accept_votes(self, item_id: str) -> dict[str, Any]:
         """A reviewer accepts an item's untrusted uses and votes (kept apart until now): from
         now on they count in its ranking and pruning. Ids as for `rate`; out of scope: not found."""
-        from skillbank import scope as scopes
-        from skillbank.audit import note as audit_note
-        from skillbank.errors import InvalidInputError, PermissionDeniedError
+        from skillbank.item_actions import accept_votes
 
-        if not isinstance(item_id, str) or not item_id:
-            raise InvalidInputError("id must be a non-empty string such as 'exp-…' or "
-                                    "'skill:<name>'")
-        scope = self.caller_scope()
-        if item_id.startswith("skill:"):
-            name = skill_name(item_id)
-            self.skills._summary(name)  # NotFoundError for an unknown skill
-            if not (scope.trusted and scope.role.allows(scopes.Role.REVIEWER)):
-                raise PermissionDeniedError(
-                    f"accepting votes on {item_id} needs the reviewer role; {scope.principal} "
-                    f"is a {scope.role.value}")
-            usage = self.skills.usage.accept(name)
-            audit_note(self, "accept", "skill", item_id)
-            return {"id": item_id, "kind": "skill", "usage": usage.model_dump()}
-        if item_id.startswith(("exp-", "lsn-")):
-            record = self.experiences.get(item_id)  # out of scope: not found
-            if not scope.can_review(record.namespace):
-                raise PermissionDeniedError(
-                    f"accepting votes on {item_id} needs the reviewer role for namespace "
-                    f"{record.namespace!r}; {scope.principal} is a {scope.role.value}")
-            usage = self.experiences.usage.accept(record.id)
-            audit_note(self, "accept", record.kind, record.id, namespace=record.namespace)
-            return {"id": record.id, "kind": "experience", "usage": usage.model_dump()}
-        raise InvalidInputError(
-            f"unknown id {item_id!r}: votes are kept apart for 'exp-…', 'lsn-…' and "
-            "'skill:<name>' (a guideline's untrusted votes stay in its untrusted counters)")
+        return accept_votes(self, item_id)
 
     def rate(self, item_id: str, helpful: bool, *, trusted: bool = True) -> dict[str, Any]:
         """Say whether a remembered item helped; routes by id prefix to the right memory.
@@ -624,28 +596,9 @@ class Skillbank:
         ``trusted=False`` (an untrusted client): the vote is recorded apart (``counted`` is
         false in the answer) and never moves a ranking or a rule's status.
         """
-        from skillbank import scope as scopes
-        from skillbank.errors import InvalidInputError
+        from skillbank.item_actions import rate
 
-        if not isinstance(helpful, bool) or not isinstance(trusted, bool):
-            raise InvalidInputError("helpful and trusted must be true or false")
-        if not isinstance(item_id, str) or not item_id:
-            raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
-        counted = scopes.caller("default", trusted).trusted  # every memory keeps these apart
-        if item_id.startswith("skill:"):
-            name = skill_name(item_id)
-            self.skills.record_use(name, success=helpful, trusted=trusted)
-            return {"id": item_id, "kind": "skill", "helpful": helpful, "counted": counted}
-        if item_id.startswith("gl-"):
-            guideline = self.guidelines.vote(item_id, helpful=helpful, trusted=trusted)
-            return {"id": item_id, "kind": "guideline", "helpful": helpful,
-                    "status": guideline.status, "counted": counted}
-        if item_id.startswith(("exp-", "lsn-")):
-            self.experiences.mark(item_id, helped=helpful, trusted=trusted)
-            return {"id": item_id, "kind": "experience", "helpful": helpful, "counted": counted}
-        raise InvalidInputError(
-            f"unknown id {item_id!r}: rate ids as shown in memory context, e.g. 'gl-…' "
-            "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
+        return rate(self, item_id, helpful, trusted=trusted)
 
     def forget(self, item_id: str, *, trusted: bool = True) -> dict[str, Any]:
         """Delete a remembered item by id (trusted callers only); routes by prefix like rate().
@@ -654,39 +607,9 @@ class Skillbank:
         entries and the removal recorded; ``skill:<name>`` deletes a bank-owned skill's folder
         for good, ``.versions/`` too (forget means gone: no trash copy, `skillbank.forgetting`).
         """
-        from skillbank.errors import InvalidInputError, PermissionDeniedError
+        from skillbank.item_actions import forget
 
-        if not isinstance(trusted, bool):
-            raise InvalidInputError("trusted must be true or false")
-        if not isinstance(item_id, str) or not item_id:
-            raise InvalidInputError("id must be a non-empty string such as 'gl-…', 'exp-…' or 'skill:<name>'")
-        from skillbank import scope as scopes
-
-        if not scopes.caller(self.settings.namespace, trusted).trusted:
-            raise PermissionDeniedError(
-                f"forgetting {item_id} needs a trusted caller; an untrusted client cannot delete "
-                "memory; a trusted user can (the CLI, or a client started with trust)")
-        if item_id.startswith("gl-"):
-            return self.guidelines.forget(item_id, trusted=True)
-        if item_id.startswith(("exp-", "lsn-")):
-            result = self.experiences.forget(item_id)
-            if isinstance(result, dict):  # drafts written from it hold its text: gone too
-                from skillbank.forgetting import erase_drafts
-
-                erase_drafts(self.skills.drafts_root, [result["id"], *result.get("lessons", [])],
-                             audit=self.audit, drafts=self.skills.draft_store)
-            return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
-                                                             "forgotten": True}
-        if item_id.startswith("skill:"):
-            from skillbank.forgetting import erase_skill
-
-            name = skill_name(item_id)
-            erase_skill(self.skills, name, self.skills.delete(name))  # gone, not in the trash
-            return {"id": item_id, "kind": "skill", "forgotten": True,
-                    "detail": "deleted for good (no copy kept in the trash)"}
-        raise InvalidInputError(
-            f"unknown id {item_id!r}: forget ids as shown in memory context, e.g. 'gl-…' "
-            "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
+        return forget(self, item_id, trusted=trusted)
 
     def stats(self) -> dict[str, Any]:
         """Counts for dashboards and the MCP `skillbank://stats` resource (`skillbank.stats`)."""
