@@ -22,7 +22,7 @@ from typing import Any, Callable, Iterator
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join, through_link
-from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query
+from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
 from skillbank.index import PARTIAL, HybridIndex, IndexItem
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
@@ -32,6 +32,7 @@ from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
+from skillbank.memories.skills.exclusions import ExclusionGate, without_exclusions
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
@@ -117,7 +118,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     in the index: no catalog, hit or search result carries them. Keyword: name and description
     repeated so they weigh as fields, then the headings and the opening of the body.
     """
-    description = doc.description.strip()
+    description = without_exclusions(doc.description)  # "Not for X" is no evidence for X
     title = _humanise(name)
     sections = skill_sections(doc.body)
     headings = [t for t, _ in sections if t]
@@ -129,7 +130,7 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
     )
     metadata = {
         "name": name,
-        "description": description[:1024],
+        "description": doc.description.strip()[:1024],
         "path": str(path),
         "root": str(root),
         "hash": digest,
@@ -548,6 +549,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             if available is not None and not record.held \
                     and self._lacks_tools(record, available, hits):
                 continue
+            if self._exclusions.excludes(record.description, vector, hit.dense):
+                continue  # "Not for X" and the request asks for X: it takes no slot
             chosen.append((z, hit, record))
         for z, hit, record in chosen:
             score = fit * math.exp(min(0.0, z - best_z))
@@ -562,6 +565,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             # unrelated 'sql-migrate' at 0.11 was listed under "Skills that may apply").
             del shown[:]
         return shown
+
+    @property
+    def _exclusions(self) -> ExclusionGate:
+        """What descriptions say their skills are not for (clause vectors cached per library)."""
+        gate = getattr(self, "_exclusion_gate", None)
+        if gate is None:  # a race builds two; one is kept, both are right
+            embed = self.index.embedding_function
+            gate = self._exclusion_gate = ExclusionGate(lambda texts: embed_texts(embed, texts))
+        return gate
 
     def _lacks_tools(self, record: Skill, available: list[str], hits: Hits) -> bool:
         """Whether the agent lacks tools the skill declares (then noted in `hits.missing_tools`).
