@@ -477,6 +477,7 @@ def opener_for(options: Any, made: dict[str, Any] | None = None) -> Callable[[],
             embedding_function=embedding,
             include_bundled=_bundled(options),
             sync=False,
+            start_without_chroma=True,  # a server: by keyword until a Chroma server answers
         )
 
     return open_bank
