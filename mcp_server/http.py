@@ -249,17 +249,23 @@ class PrincipallessTrust:
 async def serve_http(server: Any, *, host: str, port: int, token: str | None,
                      max_body_bytes: int, log_level: str = "warning",
                      json_response: bool = True, tokens: Any = None,
-                     untrusted_namespace: str | None = None) -> None:
+                     untrusted_namespace: str | None = None, handle: Any = None) -> None:
     """`untrusted_namespace`: without `--trust`, the namespace of the untrusted scope a request
     with no principal (the static token, or no token on loopback) runs in
     (`PrincipallessTrust`). Without it such a request read as the bank's own trusted user:
-    an anonymous client listed every namespace's pending items (trust hunt, session 18)."""
+    an anonymous client listed every namespace's pending items (trust hunt, session 18).
+    `handle` (the server's `BankHandle`): /healthz and /readyz as a team worker answers them,
+    with the tokens file's state (a broken edit showed only in the log)."""
     import uvicorn
 
     app = build_app(server, host=host, token=token, max_body_bytes=max_body_bytes,
                     json_response=json_response, tokens=tokens)
     if untrusted_namespace is not None:
         app = PrincipallessTrust(app, untrusted_namespace)
+    if handle is not None:
+        from skillbank.team.server import HealthRoutes
+
+        app = HealthRoutes(app, None, tokens=tokens, ready=handle.readiness)
     config = uvicorn.Config(app, host=host, port=port, log_level=log_level.lower(),
                             access_log=False, lifespan="on", log_config=None)
     shown = f"[{host}]" if ":" in host else host

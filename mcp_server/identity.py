@@ -284,7 +284,7 @@ def read_for_change(path: Path) -> dict[str, Principal]:
     except TokensFileError as exc:
         raise TokensFileError(
             f"{exc}. Running servers still accept the tokens of the last version they could "
-            "read (a principal removed in this edit still gets in; a team worker's /readyz and "
+            "read (a principal removed in this edit still gets in; /readyz and a team worker's "
             "skillbank_tokens_file_stale show it): fix that line; nothing was changed") from None
 
 

@@ -292,6 +292,20 @@ class BankHandle:
     def is_ready(self, stage: str = "experiences") -> bool:
         return self._events[stage].is_set() and stage not in self._errors
 
+    def readiness(self) -> tuple[bool, dict[str, str]]:
+        """For `/readyz` of `skillbank serve --transport http`: not ready while the bank opens
+        or after it failed to (saying why), then the checks a team worker's `/readyz` makes
+        (`skillbank.team.server.readiness`: its Chroma, embedded or a server)."""
+        if not self._events["open"].is_set():
+            return False, {"bank": "the memory is still opening"}
+        if "open" in self._errors:
+            return False, {"bank": _describe(self._errors["open"], "open")}
+        if getattr(self._bank, "is_remote", False):  # the root's owner process keeps its index
+            return True, {"bank": "ok"}
+        from skillbank.team.server import readiness
+
+        return readiness(self._bank)
+
     def close(self, wait: float = 30.0) -> None:
         """Stop watching and release the root; waits up to `wait` s for a load in progress."""
         self._stop_fill.set()  # a fill stops after its current batch; the rest resumes later
@@ -477,6 +491,7 @@ def opener_for(options: Any, made: dict[str, Any] | None = None) -> Callable[[],
             embedding_function=embedding,
             include_bundled=_bundled(options),
             sync=False,
+            start_without_chroma=True,  # a server: by keyword until a Chroma server answers
         )
 
     return open_bank

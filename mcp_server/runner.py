@@ -214,7 +214,7 @@ def _serve(opts: ServeOptions, token: str | None, tokens: Any, session_scope: An
                                          log_level=opts.log_level,
                                          json_response=not opts.http_sse, tokens=tokens,
                                          untrusted_namespace=None if opts.trust
-                                         else _namespace(opts)))
+                                         else _namespace(opts), handle=handle))
     except KeyboardInterrupt:
         pass
     finally:

@@ -321,7 +321,7 @@ class Skillbank:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""
         with self._guard:
             if kind not in self._indexes:
-                from skillbank.index import HybridIndex
+                from skillbank.index_mirror import open_index
 
                 name = f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}"
                 snapshot = None
@@ -333,11 +333,12 @@ class Skillbank:
                     # embedded one, so it only invalidates the snapshot when it writes.
                     snapshot = KeywordSnapshot(self.root / ".cache" / "index" / name,
                                                saves=self._owner_lock is not None)
-                client = self.client
-                index = HybridIndex(client, name, self.embedding_function,
-                                    shared=bool(self.settings.chroma_url), snapshot=snapshot,
-                                    owner=self._placement.owner,
-                                    adopt_untagged=self._placement.private)
+                # A server that does not answer yet: keyword from the files (index_mirror).
+                index = open_index(lambda: (self.client, self._placement.owner,
+                                            self._placement.private), name,
+                                   self.embedding_function, shared=bool(self.settings.chroma_url),
+                                   snapshot=snapshot, url=self.settings.chroma_url,
+                                   detached_ok=self.settings.start_without_chroma)
                 index._dense.enabled = kind in DENSE_IN_MEMORY  # exact cosine in memory
                 if self.changes is not None:
                     self.changes.start(kind)

@@ -30,7 +30,7 @@ from skillbank.embeddings import (
 )
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
-from skillbank import index_batch, index_fill
+from skillbank import index_batch, index_fill, index_mirror
 from skillbank.chroma_client import make_client  # noqa: F401 - re-exported
 from skillbank.index_fill import FILL_BATCH, PARTIAL  # noqa: F401 - re-exported
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
@@ -106,7 +106,11 @@ class HybridIndex:
         self.name = name
         self.embedding_function = embedding_function
         self._lock = threading.RLock()
-        self._collection = self._open_collection()
+        # None while a server has not answered (skillbank.index_mirror: keyword from the files)
+        self._coll = None if client is None else self._open_collection()
+        self._connect: Any = None  # how to reach the server again (index_mirror.open_index)
+        self._detached, self._attach_after, self._unreached = False, 0.0, "not reached yet"
+        self.on_attach: Callable[[], None] | None = None  # once a detached index reaches it
         self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
         # The mirror and BM25 saved by the last process (embedded mode only; see
@@ -135,6 +139,12 @@ class HybridIndex:
         self.last_written: list[str] | None = None
 
     # Collection --------------------------------------------------------------------------------
+    @property
+    def _collection(self) -> Any:
+        if self._coll is None:  # detached: a write fails as one during an outage does
+            raise index_mirror.unreached(self)
+        return self._coll
+
     def _open_collection(self) -> Any:
         register_with_chroma()  # Chroma knows our embeddings by name (not at import: #27)
         wanted = fingerprint(self.embedding_function)
@@ -156,6 +166,7 @@ class HybridIndex:
 
     def reset(self) -> None:
         """Drop every vector; the caller re-adds from its files (reindex)."""
+        index_mirror.attach_if_due(self)
         with self._lock:
             self._before_write()
             # Others' entries live here, or other workers hold this collection open (a server:
@@ -167,7 +178,7 @@ class HybridIndex:
                     self.client.delete_collection(self.name)
                 except Exception:
                     pass
-            self._collection = self._open_collection()
+            self._coll = self._open_collection()
             self._mirror = {}
             self._live.invalidate()
             self._chunks = 0
@@ -187,48 +198,14 @@ class HybridIndex:
 
     @clear_outage("this memory's index could not be read")
     def _load_mirror(self) -> dict[str, tuple[str, dict[str, Any]]]:
-        """Keyword texts and metadata of every item, read once from Chroma, then kept current."""
+        """Keyword texts and metadata of every item, read once from Chroma, then kept current;
+        while its server has not answered, what the memory staged (skillbank.index_mirror)."""
         with self._lock:
             if self._mirror is not None:
                 return self._mirror
-            if self._snapshot is not None:
-                restored = self._live.restore(str(self._collection.id), self._collection.count())
-                if restored is not None:
-                    self._mirror, self._chunks = restored
-                    return self._mirror
-            mirror: dict[str, tuple[str, dict[str, Any]]] = {}
-            page = self._batch_size()
-            offset = chunks = 0
-            untagged: dict[str, dict[str, Any]] = {}
-            while True:
-                # No `where`: filtering in Chroma costs more than skipping section rows here.
-                got = self._collection.get(
-                    include=["documents", "metadatas"], limit=page, offset=offset
-                )
-                for item_id, doc, meta in zip(got["ids"], got["documents"], got["metadatas"]):
-                    if not owns(self.owner, self._adopt, meta):
-                        self._foreign = True  # another deployment's: never shown, never deleted
-                        continue
-                    chunks += 1
-                    if self.owner is not None and (meta or {}).get(OWNER_KEY) is None:
-                        untagged[item_id] = dict(meta or {})
-                    if (meta or {}).get("chunk", 0) == 0:
-                        mirror[item_id] = (doc or "", dict(meta or {}))
-                if len(got["ids"]) < page:
-                    break
-                offset += page
-            if untagged and self._foreign:  # queries filter by owner now: tag what we adopted
-                ids = list(untagged)
-                for start in range(0, len(ids), page):
-                    batch = ids[start:start + page]
-                    self._collection.update(
-                        ids=batch, metadatas=[tag_entry(self.owner, untagged[i]) for i in batch])
-                for item_id in mirror:
-                    if item_id in untagged:
-                        tag_entry(self.owner, mirror[item_id][1])
-            self._mirror = mirror
-            self._chunks = chunks
-            return mirror
+            if self._coll is None:
+                return index_mirror.detach(self, self._unreached)
+            return index_mirror.read_or_detach(self)
 
     def ids(self) -> list[str]:
         return list(self._load_mirror())
@@ -240,7 +217,7 @@ class HybridIndex:
 
     def metadata(self, item_id: str) -> dict[str, Any] | None:
         entry = self._load_mirror().get(item_id)
-        if entry is None and self.shared:
+        if entry is None and self.shared:  # detached: ChromaUnavailableError, as when down
             entry = self._fetch(item_id)
         return None if entry is None else entry[1]
 
@@ -248,6 +225,7 @@ class HybridIndex:
         """Ids of the items whose metadata match `where`, by an exact filter (no vector search),
         a page at a time: for finding an item by a key where the nearest-neighbour graph is
         approximate (many near-identical vectors)."""
+        index_mirror.attach_if_due(self)
         self._load_mirror()
         offset = 0
         while True:
@@ -274,6 +252,7 @@ class HybridIndex:
         return entry
 
     def hashes(self) -> dict[str, str]:
+        index_mirror.attach_if_due(self)  # a sync begins here
         return {i: str(m.get("hash", "")) for i, (_, m) in self._load_mirror().items()}
 
     # Writes ------------------------------------------------------------------------------------
@@ -282,6 +261,9 @@ class HybridIndex:
         """Add or replace items; returns how many texts were embedded."""
         if not items:
             return 0
+        index_mirror.attach_if_due(self)
+        if self._detached:  # not reached: refused before any embedding work
+            raise index_mirror.unreached(self)
         with self._lock:
             mirror = self._load_mirror()
             texts = [text or " " for item in items for text in item.embed_texts[:32] or [" "]]
@@ -367,6 +349,7 @@ class HybridIndex:
     @clear_outage("the change was not written to the index")
     def update_metadata(self, item_id: str, **fields: Any) -> None:
         """Change filterable fields of an item (all its chunks) without embedding again."""
+        index_mirror.attach_if_due(self)
         with self._lock:
             mirror = self._load_mirror()
             if item_id not in mirror:
@@ -391,6 +374,7 @@ class HybridIndex:
 
     @clear_outage("the removal was not written to the index")
     def delete(self, item_ids: Iterable[str]) -> int:
+        index_mirror.attach_if_due(self)
         with self._lock:
             mirror = self._load_mirror()
             self._before_write()
@@ -441,7 +425,7 @@ class HybridIndex:
         and rebuilding BM25."""
         ids = list(dict.fromkeys(item_ids))
         with self._lock:
-            if self._mirror is None or not ids:
+            if self._mirror is None or self._detached or not ids:
                 return  # nothing loaded yet: the first read loads everything fresh
             found: dict[str, tuple[str, dict[str, Any]]] = {}
             step = self._batch_size()
@@ -529,6 +513,9 @@ class HybridIndex:
     def _dense_or_none(self, vector: np.ndarray, n: int,
                        where: dict[str, Any] | None) -> dict[str, float] | None:
         """Dense scores, or None while a Chroma server does not answer: search by keyword."""
+        if self._detached:  # its server not reached (index_mirror): keyword, saying why
+            self.dense_error = index_mirror.down_note(self)
+            return None
         if self._quiet():
             return None  # it timed out a moment ago: answer by keyword now, not after a wait
         found, self.dense_error = dense_unless_down(lambda: self.dense(vector, n, where),
@@ -594,6 +581,7 @@ class HybridIndex:
         hits = Hits()
         if not query or not query.strip():
             return hits
+        index_mirror.attach_if_due(self)
         with self._combiner.coming():  # a search answered meanwhile may wait for this one
             # Without the lock once loaded: concurrent searches then meet at the lock together.
             if not (self._mirror if self._mirror is not None else self._load_mirror()):
@@ -610,7 +598,8 @@ class HybridIndex:
 
     def _answer(self, requests: list[index_batch.Request]) -> None:
         """Answer concurrent searches in one hold of the lock (held by the caller)."""
-        if len(requests) > 1 and self._dense.declines() and not self._quiet():
+        if len(requests) > 1 and self._dense.declines() and not self._quiet() \
+                and not self._detached:
             self._load_mirror()
             self._prefetched = index_batch.prefetch(self._collection, [
                 (r.args[7], Z_CANDIDATES if r.args[4] == "z" else r.args[3] * 2,

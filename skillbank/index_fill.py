@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable, Sequence
 import numpy as np
 
 from skillbank.embeddings import ModelUnavailableError, embed_texts
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.index_ownership import tag_entry
 
 if TYPE_CHECKING:
@@ -117,6 +118,8 @@ def fill(self, batch: int = FILL_BATCH,
     `rest_progress` counts items whose other texts are in (`fill_rest`).
     """
     embedded = done = 0
+    if self._detached:  # its server not reached yet: embedded once it is (index_mirror)
+        return 0
     if not self._fill_lock.acquire(blocking=wait):
         return 0
     try:
@@ -150,7 +153,12 @@ def fill(self, batch: int = FILL_BATCH,
                     ready.append(dataclasses.replace(item, vectors=mine))
             with self._lock:  # an item staged again meanwhile waits for its new text
                 fresh = [new for new, old in zip(ready, chunk) if self._pending.get(old.id) is old]
-                self.upsert(fresh)
+                try:
+                    self.upsert(fresh)
+                except ChromaUnavailableError:
+                    if not self._detached:
+                        raise
+                    break  # the server went away again: the rest waits for it (index_mirror)
                 written = {id(new) for new in fresh}
                 for new, old in zip(ready, chunk):
                     if id(new) in written and new.metadata.get(PARTIAL):

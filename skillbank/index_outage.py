@@ -31,6 +31,11 @@ class ChromaUnavailableError(SkillbankError):
     """The Chroma server does not answer; the message says what was not done and what to check."""
 
 
+class IndexUnreached(ChromaUnavailableError):
+    """A Chroma request of an index that has not reached its server (`index_mirror`): an
+    outage like a transport error, which `clear_outage` words the same way."""
+
+
 def is_outage(exc: BaseException) -> bool:
     """Whether `exc` is a failure to reach a Chroma server (not a bad request)."""
     try:
@@ -49,7 +54,8 @@ def clear_outage(what: str) -> Callable[[F], F]:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
-                if not getattr(self, "shared", False) or not is_outage(exc):
+                if not getattr(self, "shared", False) or not (
+                        is_outage(exc) or isinstance(exc, IndexUnreached)):
                     raise
                 first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
                 raise ChromaUnavailableError(
@@ -84,7 +90,7 @@ def dense_unless_down(dense: Callable[[], T], shared: bool, error: str | None,
     try:
         found = dense()
     except Exception as exc:
-        if not shared or not is_outage(exc):
+        if not shared or not (is_outage(exc) or isinstance(exc, ChromaUnavailableError)):
             raise
         if on_outage is not None:
             on_outage(exc)

@@ -32,6 +32,11 @@ class Settings:
     # at most 10 of them; 0 or inf: forever). chromadb's own client waits forever, so a server
     # that hangs hung every agent call (skillbank.chroma_client).
     chroma_timeout: float = 60.0
+    # A server (a team worker, `skillbank serve`) starts while that Chroma server does not
+    # answer, searching by keyword from the files until it does (skillbank.index_mirror). Off,
+    # as for the CLI and scripts: a one-shot open fails with the error naming the URL, so a
+    # wrong chroma_url is not taken for an outage.
+    start_without_chroma: bool = False
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
     collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server

@@ -116,3 +116,43 @@ def test_experience_recall_and_the_block_answer_by_keyword_while_chroma_is_down(
         assert any(i.startswith("gl-") for i in block.ids)
     finally:
         bank.close()
+
+
+def test_a_bank_opened_while_chroma_is_down_answers_by_keyword_from_its_files(
+        tmp_path, own_chroma):
+    """A server's bank opened on a `chroma run` server that was down could not open at all
+    (its sync read the index from Chroma), so nothing answered; a bank opened before the
+    outage answered by keyword. The skill files are the truth: it opens, answers by keyword from them, says
+    why, refuses a skill write clearly, and once the server is back indexes what it read and
+    searches hybrid again."""
+    from skillbank.index_outage import ChromaUnavailableError
+
+    skill = tmp_path / "root" / "skills" / "sql-tuning"
+    skill.mkdir(parents=True)
+    (skill / "SKILL.md").write_text("---\nname: sql-tuning\ndescription: Speed up a slow SQL "
+                                    "query by reading its query plan.\n---\n# Steps\n")
+    own_chroma.stop()
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url,
+                          start_without_chroma=True)  # what `skillbank serve` opens with
+    try:
+        hits = bank.skills.search("slow sql query plan", k=1)
+        assert [(h.name, h.why) for h in hits] == [("sql-tuning", "keyword")]
+        assert not hits.dense_complete and bank.search_mode() == "keyword"
+        assert bank.index("skills").dense_error.startswith("the Chroma server does not answer")
+        assert "skill:sql-tuning" in bank.context_for("slow sql query plan").ids
+        bank.experiences.record(task="Tune the slow orders query", outcome="success")
+        with pytest.raises(ChromaUnavailableError, match="check that it is running"):
+            bank.skills.save("slide-deck", "Turn meeting notes into a slide deck.", "# Steps\n")
+        own_chroma.start()
+        deadline = time.monotonic() + 60
+        while bank.skills.search("slow sql query plan", k=1)[0].why != "both" or \
+                bank.search_mode() != "hybrid":
+            index = bank.index("skills")
+            assert time.monotonic() < deadline, (index.dense_error, index.pending)
+            time.sleep(0.5)
+        assert "sql-tuning" in bank.index("skills").ids()
+        bank.skills.save("slide-deck", "Turn meeting notes into a slide deck.", "# Steps\n")
+        assert bank.skills.search("meeting notes slide deck", k=1)[0].name == "slide-deck"
+    finally:
+        bank.close()

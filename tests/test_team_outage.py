@@ -103,3 +103,48 @@ async def test_chroma_stopped_reads_answer_and_memory_writes_are_kept(
         assert proc.poll() is None
     finally:
         stop_process(proc)
+
+
+PELLUCID = ("---\nname: pellucid-deploy\ndescription: Deploy the Pellucid service safely, "
+            "draining its queue first.\n---\n# Steps\n\n1. Drain the Pellucid queue.\n")
+
+
+async def test_worker_started_while_chroma_is_down_answers_by_keyword_then_hybrid(
+        tmp_path, own_chroma, postgres):  # noqa: F811 - the fixture
+    """A worker that starts while the Chroma server is down did not start at all (its open
+    synced through Chroma) and, once it did, answered find_skills and memory_context with the
+    Chroma error: its keyword side was only ever read from Chroma. The skill files are the
+    truth: it answers by keyword, as a worker warmed before the outage does, and is indexed
+    in Chroma (hybrid again) once the server is back."""
+    root = tmp_path / "root"
+    (root / "skills" / "pellucid-deploy").mkdir(parents=True)
+    (root / "skills" / "pellucid-deploy" / "SKILL.md").write_text(PELLUCID)
+    own_chroma.stop()
+    proc, url = start_server(root, own_chroma.url, postgres.url, "--token", TOKEN, "--trust")
+    try:
+        async with bearer_session(url, TOKEN, timeout=60) as client:
+            found = await call_ok(client, "find_skills", READS["find_skills"])
+            assert [s["name"] for s in found["skills"]][:1] == ["pellucid-deploy"], found
+            assert found["skills"][0]["why"] == "keyword" and found["search_mode"] == "keyword"
+            assert "Keyword search only" in found["hint"]
+            block = await call_ok(client, "memory_context", READS["memory_context"])
+            assert "skill:pellucid-deploy" in block["ids"] and block["search_mode"] == "keyword"
+            for tool in ("recall_experiences", "search_guidelines"):
+                await call_ok(client, tool, READS[tool])
+            ready = httpx.get(url + "/readyz", timeout=30)
+            assert ready.status_code == 503 and "Chroma" in ready.json()["checks"]["chroma"]
+            own_chroma.start()
+            deadline = time.monotonic() + 120
+            while True:  # the same worker reaches it, embeds what it staged, searches hybrid
+                found = await call_ok(client, "find_skills", READS["find_skills"])
+                if found["search_mode"] == "hybrid":
+                    break
+                assert time.monotonic() < deadline, found
+                time.sleep(0.5)
+            assert found["skills"][0]["name"] == "pellucid-deploy"
+            assert found["skills"][0]["why"] == "both"
+            block = await call_ok(client, "memory_context", READS["memory_context"])
+            assert "skill:pellucid-deploy" in block["ids"] and block["search_mode"] == "hybrid"
+        assert proc.poll() is None
+    finally:
+        stop_process(proc)

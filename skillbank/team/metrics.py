@@ -64,6 +64,7 @@ class Metrics:
     def __init__(self) -> None:
         from prometheus_client import CollectorRegistry, Counter, Histogram
 
+        self._untimed: Any = None  # a bank whose Chroma client could not be timed yet
         self.registry = CollectorRegistry()
         self.tool_calls = Counter("skillbank_tool_calls", "MCP tool calls, by tool and outcome",
                                   ["tool", "outcome"], registry=self.registry)
@@ -99,6 +100,8 @@ class Metrics:
 
     def observe_tool(self, tool: str, seconds: float, error: str | None,
                      dependency: str | None) -> None:
+        if self._untimed is not None and getattr(self._untimed, "_client", None) is not None:
+            self._time_chroma(self._untimed)  # its client is open now: time it from here
         self.tool_calls.labels(tool, "error" if error is not None else "ok").inc()
         self.tool_seconds.labels(tool).observe(seconds)
         if error is not None:
@@ -118,15 +121,28 @@ class Metrics:
                 # Locks and the like borrow a connection from the pool directly.
                 pool.getconn = self._timed_getconn(pool.getconn, db)
             done.append(POSTGRES)
+        done += self._time_chroma(bank)
+        return done
+
+    def _time_chroma(self, bank: Any) -> list[str]:
+        """Time the Chroma client's requests; a worker started while the server was down has
+        no client yet (it answers by keyword: index_mirror), so the next tool call tries again
+        (the worker failed to start here)."""
+        from skillbank.index_outage import ChromaUnavailableError
+
+        self._untimed = None
         try:
             session = bank.client._server._session  # chromadb's HttpClient: one httpx session
         except AttributeError:  # embedded Chroma: no network dependency to time
             session = None
+        except ChromaUnavailableError:
+            self._untimed = bank
+            return []
         if session is not None and not getattr(session, "_skillbank_timed", False):
             session.request = self._timed_request(session.request)
             session._skillbank_timed = True
-            done.append(CHROMA)
-        return done
+            return [CHROMA]
+        return []
 
     def watch_tokens(self, tokens: Any) -> None:
         """Report whether the tokens file on disk is the one in force (`TokensFileStale`)."""

@@ -77,15 +77,22 @@ class HealthRoutes:
     """ASGI: answer /healthz, /readyz and /metrics here, pass everything else (and lifespan)
     through. /metrics is not behind the /mcp guard (a scraper has no principal): `metrics` is
     its own app (`metrics_app`: open, or asking for the metrics token); None when it is served
-    on a listener of its own, and then this one answers 404 naming that port."""
+    on a listener of its own, and then this one answers 404 naming that port.
+
+    `skillbank serve --transport http` answers /healthz and /readyz with these routes too
+    (`ready`: its bank opens in the background, `BankHandle.readiness`): with `--tokens` a
+    broken edit of the file showed only in its log there."""
 
     def __init__(self, app: Any, bank: Any, metrics: Any = None,
-                 elsewhere: str | None = None, tokens: Any = None) -> None:
+                 elsewhere: str | None = None, tokens: Any = None,
+                 ready: Any = None) -> None:
         self.app = app
         self.bank = bank
         self.metrics_app = metrics
         self.elsewhere = elsewhere
         self.tokens = tokens  # mcp_server.identity.TokensFile, or None
+        #: () -> (ready, checks); default: `readiness(bank)`, a worker's bank, open at start
+        self.ready = ready or (lambda: readiness(self.bank))
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
         path = scope.get("path") if scope.get("type") == "http" else None
@@ -94,7 +101,7 @@ class HealthRoutes:
         elif path == "/readyz":
             import anyio
 
-            ready, checks = await anyio.to_thread.run_sync(readiness, self.bank)
+            ready, checks = await anyio.to_thread.run_sync(self.ready)
             body: dict[str, Any] = {"status": "ready" if ready else "not ready", "checks": checks}
             # Skills in git: the branch and commit this worker serves (skills_repo.py); a failed
             # fetch or a branch rewritten or deleted on the remote ("behind") is shown there and
@@ -398,7 +405,7 @@ def _main(argv: Sequence[str] | None) -> int:
         bank = interruptible(lambda: Skillbank.open(
             args.root, chroma_url=args.chroma_url, database_url=args.database_url,
             deployment=args.deployment, embedding_function=embedding_from_env(),
-            include_bundled=True, **skills_overrides(args)))
+            include_bundled=True, start_without_chroma=True, **skills_overrides(args)))
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1

@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
+from skillbank import index_mirror
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join, through_link
@@ -160,6 +161,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         self.writable_root = writable_root
         self.read_only_roots = [r for r in read_only_roots if r.resolve() != writable_root.resolve()]
         self.index = index
+        # Started while its Chroma server was down: embed what was staged once it answers.
+        index.on_attach = lambda: index_mirror.fill_behind(index, first_texts_first=True)
         self.usage = usage
         self.write_lock = write_lock or threading.RLock()
         self.min_score = min_score
