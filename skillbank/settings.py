@@ -109,11 +109,31 @@ def _coerce(name: str, raw: Any, root: Path | None = None) -> Any:
         return config_path(raw, root)  # the root's too, as skill_roots (docs hunt, s18)
     if name in ("root", "model_dir"):
         return Path(raw).expanduser()
-    if "float" in str(kind):
-        return float(raw)
-    if "int" in str(kind):
-        return int(raw)
+    if str(kind) == "bool":
+        return _flag(name, raw)
+    try:  # "could not convert string to float: 'abc'" named no setting
+        if "float" in str(kind):
+            return float(raw)
+        if "int" in str(kind):
+            return int(raw)
+    except (TypeError, ValueError):
+        raise ValueError(f"setting {name} must be a number, not {raw!r}") from None
     return raw
+
+
+_TRUE, _FALSE = {"1", "true", "yes", "on"}, {"0", "false", "no", "off", ""}
+
+
+def _flag(name: str, raw: Any) -> bool:
+    """A yes/no setting from TOML (a boolean) or the environment (a word): the string "0" was
+    kept as is, and any non-empty string is true, so `SKILLBANK_SKILLS_DIRECT_PUBLISH=0`
+    turned publishing on."""
+    if isinstance(raw, bool):
+        return raw
+    word = str(raw).strip().lower()
+    if word in _TRUE or word in _FALSE:
+        return word in _TRUE
+    raise ValueError(f"setting {name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
 
 
 def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Settings:
