@@ -152,3 +152,29 @@ def test_a_conversation_already_queued_goes_on_at_the_cap(tmp_path, remote):
         assert len(bank.experiences.get(first).steps) >= 2
         with pytest.raises(QueueFullError):
             agent.record_messages(_turn(0), task="Thread C goal", thread="C")
+
+
+def _import_at_the_cap(bank, tmp_path) -> None:
+    """An untrusted import that fills the queue keeps its report: what was stored, and which
+    lines wait (the QueueFullError lost the report while the lines before it stayed stored)."""
+    import json
+
+    lines = [{"task": task, "outcome": "success"} for task in (
+        "Deploy the web service", "Rotate the signing keys", "Restore the nightly backup",
+        "Vacuum the analytics database")]
+    path = tmp_path / "runs.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    report = bank.scoped(AGENT).experiences.import_(path)
+    assert len(report.added) == 2
+    assert report.skipped == ["runs.jsonl:3", "runs.jsonl:4"]
+    [finding] = [f for f in report.findings if f.code == "queue-full"]
+    assert finding.path == "runs.jsonl:3" and "max_pending_experiences = 2" in finding.message
+    assert sorted(e.task for e in bank.experiences.pending(namespace="*")) == [
+        "Deploy the web service", "Rotate the signing keys"]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_an_import_that_fills_the_queue_says_what_it_stored(tmp_path, remote):
+    _capped(tmp_path)
+    with bank_for(tmp_path, remote) as bank:
+        _import_at_the_cap(bank, tmp_path)

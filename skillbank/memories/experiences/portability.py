@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from skillbank.audit import note
-from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError, QueueFullError
 from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Finding, SyncReport, Usage
@@ -88,12 +88,16 @@ class PortabilityMixin:
                             has_lesson_records.add(data["source"])
                     except (ValueError, AttributeError):
                         pass
-        chunk: list[tuple[dict[str, Any], Experience]] = []
+        chunk: list[tuple[dict[str, Any], Experience, str]] = []
+        full: QueueFullError | None = None
         with source_path.open("rb") as handle, self.write_lock:
             for number, raw in enumerate(handle, 1):
                 if not raw.strip():
                     continue
                 where = f"{source_path.name}:{number}"
+                if full is not None:  # the review queue filled: the rest waits, each line named
+                    report.skipped.append(where)
+                    continue
                 try:
                     data = json.loads(raw)
                     if not isinstance(data, dict):
@@ -119,36 +123,40 @@ class PortabilityMixin:
                     report.findings.append(Finding(severity="error", code="invalid-record",
                                                    message=str(exc), path=where))
                     continue
-                chunk.append((data, record))
+                chunk.append((data, record, where))
                 if len(chunk) >= IMPORT_BATCH:
-                    self._import_batch(chunk, report, renamed, has_lesson_records, kept)
+                    full = self._import_batch(chunk, report, renamed, has_lesson_records, kept)
                     chunk = []
-            self._import_batch(chunk, report, renamed, has_lesson_records, kept)
+            if full is None:
+                self._import_batch(chunk, report, renamed, has_lesson_records, kept)
         note(self, "import", None, report.added)
         report.seconds = time.perf_counter() - started
         return report
 
-    def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience]], report: SyncReport,
-                      renamed: dict[str, str], has_lesson_records: set[str],
-                      kept: dict[str, dict[str, Any]]) -> None:
+    def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience, str]],
+                      report: SyncReport, renamed: dict[str, str], has_lesson_records: set[str],
+                      kept: dict[str, dict[str, Any]]) -> QueueFullError | None:
         """Store parsed import lines (write lock held), settling ids and sources line by line.
 
         A line whose id is already stored (before this import, or by it under that id) with
         the same content is skipped, so the same file imported again, or twice in one go,
-        adds nothing."""
+        adds nothing. An untrusted import that fills the review queue stores the lines before
+        the one that did not fit and returns the refusal: the import's report still says what
+        was stored (it was lost with the error, the lines stored before it kept)."""
         if not chunk:
-            return
+            return None
 
         def wanted_id(data: dict[str, Any]) -> str:
             return data["id"] if isinstance(data.get("id"), str) else ""
 
         vectors = self._embed([(record, wanted_id(data) not in has_lesson_records)
-                               for data, record in chunk])
+                               for data, record, _ in chunk])
         batch = _Batch(self, vectors)
         batch.capped = not self._scope().trusted  # type: ignore[attr-defined]
         usage: list[tuple[str, Usage]] = []  # records added, with the counts their line carries
         reads_all = self._scope().reads_all  # type: ignore[attr-defined]
-        for data, record in chunk:
+        full: QueueFullError | None = None
+        for position, (data, record, where) in enumerate(chunk):
             wanted = wanted_id(data)
             prefix = "lsn" if record.kind == "lesson" else "exp"
             if record.source is not None and record.source in renamed:
@@ -182,8 +190,16 @@ class PortabilityMixin:
                 else "active"
             if status == "active" and not self._scope().trusted:  # type: ignore[attr-defined]
                 status = "pending"  # an untrusted caller's import waits for review
-            stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
-                                 status=status)
+            try:
+                stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
+                                     status=status)
+            except QueueFullError as refused:
+                full = refused
+                report.skipped.extend(line for _, _, line in chunk[position:])
+                report.findings.append(Finding(severity="error", code="queue-full",
+                                               message=f"{refused}; this line and the ones "
+                                               "after it were not imported", path=where))
+                break
             if wanted and wanted != stored:
                 renamed[wanted] = stored
             if stored == record.id:
@@ -197,6 +213,7 @@ class PortabilityMixin:
         trusted = self._scope().trusted  # type: ignore[attr-defined]
         for record_id, counts in usage:  # once its record is stored; untrusted counts apart
             self.usage.add(record_id, counts, trusted=trusted)  # type: ignore[attr-defined]
+        return full
 
     def _stored_as(self, record_id: str, content: dict[str, Any]) -> bool:
         """Whether the index holds `record_id` with this content (`_dump` of a record), where
