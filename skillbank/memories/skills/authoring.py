@@ -364,6 +364,7 @@ class SkillAuthoring:
         The renamed copy is built in a hidden staging folder (files hard-linked, SKILL.md
         rewritten) and moved into place in one rename; only then does the old folder go to the
         trash. A crash leaves the old skill, or both, never a folder naming another skill.
+        Its usage counts, votes and outcome timeline go with it (`_carry_usage`).
         """
         checks.check_str(name, "name")
         target = self._writable_dir(new_name)
@@ -390,6 +391,7 @@ class SkillAuthoring:
                 shutil.rmtree(staging, ignore_errors=True)
             self._trash(source)
             self.index.delete([name])
+            self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
         self._unshadow()
@@ -423,7 +425,9 @@ class SkillAuthoring:
         return destination
 
     def delete(self, name: str) -> Path:
-        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
+        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`.
+
+        Its usage counts are reset, so a later skill given the name starts at zero."""
         checks.check_str(name, "name")
         with self._sync_lock, self.write_lock:
             self._served_read_only("deleting")  # type: ignore[attr-defined] # git mode
@@ -440,6 +444,7 @@ class SkillAuthoring:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
             trash = self._trash(folder)
             self.index.delete([name])
+            self._drop_usage(name)  # type: ignore[attr-defined] # a later skill of this name starts at zero
             note(self, "delete", "skill", f"skill:{name}")
         self._unshadow()
         return trash

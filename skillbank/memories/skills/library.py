@@ -32,6 +32,7 @@ from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
+from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
@@ -362,6 +363,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 self.index.delete(removed)
                 report.removed = sorted(removed)
                 report.findings.extend(unserved(removed, metas, self.roots))
+                added = [item.metadata for item in items if item.id in report.added]
+                for old, new in hand_renames(removed, added, metas):
+                    self._carry_usage(old, new)  # renamed by hand: its counts go with it
         return report
 
     def watch(self, stop_event: threading.Event | None = None,
