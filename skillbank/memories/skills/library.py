@@ -456,9 +456,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             return read_skill_file(path)
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
 
-    def read_resource(self, name: str, relative: str) -> str:
-        """Step three: one file of the skill, as text. Binary or huge files are refused."""
-        summary = self._disclosable(self._summary(name))
+    def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
+        """Step three: one file of the skill, as text. Binary or huge files are refused.
+
+        A held skill's file raises HeldError unless `include_held` (a person reviewing it, as
+        `load`): reviewers met `skills show NAME -r scripts/clean.py` refused while the scan's
+        findings pointed at that very script. Path containment holds either way."""
+        summary = self._summary(name)
+        if not include_held:
+            self._disclosable(summary)
         folder = Path(summary.path).parent
         path = safe_join(folder, relative)
         if not path.is_file():

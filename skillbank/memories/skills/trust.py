@@ -38,7 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import HeldError, InvalidInputError  # noqa: F401 - HeldError re-exported
 from skillbank.memories.skills import pins
 from skillbank.memories.skills.scan import INSTALL_HINT, SEVERITY_ORDER, ScanResult, Scanner
 
@@ -70,11 +70,6 @@ def uncovered(digests: dict[str, str], skill_path: str) -> bool:
     """Whether a skill's SKILL.md escapes its digests: a later change to it could then never
     send the skill back to review, so such a skill is held and cannot be accepted."""
     return Path(skill_path).name not in digests
-
-
-class HeldError(NotFoundError):
-    """A skill kept out of disclosure until a reviewer accepts it (a NotFoundError to callers
-    that route: for them it is not there; the message says why, for the person)."""
 
 
 def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]], str | None]:
