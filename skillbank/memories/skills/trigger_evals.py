@@ -123,7 +123,8 @@ def _read(path: Path) -> str:
         raise InvalidInputError(f"{path} is {info.st_size:,} bytes; trigger-eval files over "
                                 f"{MAX_EVAL_BYTES:,} bytes are not read")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors, PowerShell
+        # Out-File) made a valid eval file "invalid JSON at line 1 column 1"
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not UTF-8 text") from None
     except OSError as exc:

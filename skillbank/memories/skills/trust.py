@@ -80,10 +80,10 @@ def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]],
     path = root / "skillbank.toml"
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            data = tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML error
     except FileNotFoundError:
         data = {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
         raise InvalidInputError(f"{path}: {exc}") from None
     levels: dict[Path, str] = {}
     table = data.get("skill_trust", {})
