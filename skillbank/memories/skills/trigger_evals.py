@@ -21,7 +21,7 @@ import json
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from skillbank.errors import InvalidInputError
 
@@ -86,6 +86,27 @@ def find_file(skill_folder: Path) -> Path | None:
         if candidate.is_file():
             return candidate
     return None
+
+
+def not_loaded(findings: Iterable[Any], loaded: set[Path]) -> list[dict[str, str]]:
+    """Error rows for skill folders that keep an eval file but whose SKILL.md did not load
+    (`findings`: a sync's; `loaded`: the folders of the skills that did).
+
+    Users met a 1.08 MB SKILL.md refused as too large while its eval file was skipped in
+    silence: "passed 1/1", and `--fail-on-miss` exited 0 with the skill not served at all."""
+    rows: dict[Path, dict[str, str]] = {}
+    for finding in findings:
+        path = Path(str(getattr(finding, "path", "") or ""))
+        if getattr(finding, "severity", "") != "error" or path.name != "SKILL.md":
+            continue
+        folder = path.parent
+        found = find_file(folder)
+        if folder in loaded or folder in rows or found is None:
+            continue
+        rows[folder] = {"skill": folder.name, "file": str(found),
+                        "error": f"SKILL.md could not be loaded ({finding.code}): "
+                                 f"{finding.message}"}
+    return list(rows.values())
 
 
 def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
