@@ -189,7 +189,8 @@ class SkillAuthoring:
         findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
         if findings:
             raise InvalidInputError(
-                "skill is not valid: " + "; ".join(f.message for f in findings), findings)
+                "skill is not valid: " + "; ".join(f.message for f in findings)
+                + _mismatch_fix(findings, doc, folder), findings)
         try:
             text = render_skill(doc)
         except Exception as exc:  # yaml cannot represent it: nothing is written
@@ -374,9 +375,11 @@ class SkillAuthoring:
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
             check_may_change(current.frontmatter, name, "renaming")
+            source = self._own_folder(current)
+            if source == target:  # the name made to match its own folder: `name:` in place
+                return self._rename_in_place(current, new_name, source)
             if new_name in self or target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"skill {new_name!r} already exists")
-            source = self._own_folder(current)
             frontmatter = dict(current.frontmatter)
             frontmatter["name"] = new_name
             staging = Path(tempfile.mkdtemp(prefix=f".rename-{new_name}-", dir=self.writable_root))
@@ -395,6 +398,22 @@ class SkillAuthoring:
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
         self._unshadow()
+        return self.load(new_name)
+
+    def _rename_in_place(self, current: Skill, new_name: str, folder: Path) -> Skill:
+        """Rewrite `name:` of a skill whose frontmatter name differs from its folder, to the
+        folder's name (atomic, the old file kept as a version, as any edit). Users met
+        `skills rename changelog changelog-writer` refused "already exists": that folder was
+        the skill itself. Called with the locks held."""
+        frontmatter = dict(current.frontmatter)
+        frontmatter["name"] = new_name
+        by = scopes.caller("default").principal
+        path = self._write(folder, SkillDocument(frontmatter, current.body), None,
+                           keep=f"before rename by {by}")
+        self.index.delete([current.name])
+        self._carry_usage(current.name, new_name)  # type: ignore[attr-defined]
+        self._index_one(path)
+        note(self, "rename", "skill", [f"skill:{current.name}", f"skill:{new_name}"])
         return self.load(new_name)
 
     def _unshadow(self) -> None:
@@ -454,6 +473,14 @@ def _frontmatter_of(path: Path) -> dict[str, Any]:
     """A skill file's frontmatter ({} when it does not parse: then only a reviewer deletes)."""
     doc, _ = read_skill_file(path)
     return dict(doc.frontmatter) if doc is not None else {}
+
+
+def _mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path) -> str:
+    """How to fix a name that does not match its folder (the refusal alone left users stuck)."""
+    if not any(f.code == "name-mismatch" for f in findings):
+        return ""
+    return (f" (to fix it: skillbank skills rename {doc.name} {folder.name}, or edit name: in "
+            f"{folder / SKILL_FILE})")
 
 
 def _normalise_body(body: str) -> str:
