@@ -110,7 +110,7 @@ def check_permissions(path: Path) -> None:
 def _parse(path: Path, raw: bytes) -> Mapping[str, Any]:
     if path.suffix.lower() == ".json":
         try:
-            data = json.loads(raw.decode("utf-8"))
+            data = json.loads(raw.decode("utf-8-sig"))  # a BOM (Windows editors) is no error
         except (UnicodeDecodeError, ValueError) as exc:
             raise TokensFileError(f"tokens file {path} is not valid JSON: {exc}") from None
     else:
@@ -119,7 +119,7 @@ def _parse(path: Path, raw: bytes) -> Mapping[str, Any]:
         except ImportError:  # Python 3.10
             import tomli as tomllib  # type: ignore[no-redef]
         try:
-            data = tomllib.loads(raw.decode("utf-8"))
+            data = tomllib.loads(raw.decode("utf-8-sig"))
         except (UnicodeDecodeError, ValueError) as exc:
             raise TokensFileError(f"tokens file {path} is not valid TOML: {exc}") from None
     if not isinstance(data, dict):

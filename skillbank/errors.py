@@ -18,6 +18,17 @@ class NotFoundError(SkillbankError, KeyError):
         return str(self.args[0]) if self.args else "not found"
 
 
+class HeldError(NotFoundError):
+    """A skill kept out of disclosure until a reviewer accepts it (a NotFoundError to callers
+    that route: for them it is not there; the message says why, for the person;
+    `skillbank.memories.skills.trust` holds skills).
+
+    The CLI exits 7 (refused), not 3: users met `skills show NAME -r scripts/clean.py` of a
+    held skill exiting "not found", though `skills list` shows the skill."""
+
+    exit_code = 7
+
+
 class AlreadyExistsError(SkillbankError):
     exit_code = 4
 

@@ -61,10 +61,10 @@ def _load(root: Path) -> dict | None:
     path = root / CONFIG
     try:
         with path.open("rb") as handle:
-            return tomllib.load(handle)
+            return tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML error
     except FileNotFoundError:
         return None
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
         from skillbank.errors import InvalidInputError
 
         raise InvalidInputError(f"{path} cannot be read ({exc}); fix or remove it") from None
@@ -117,7 +117,7 @@ def _set_line(root: Path, pattern: "re.Pattern[str]", line: str) -> Path:
     the rest as written; atomic. Call under `_changing`."""
     path = root / CONFIG
     try:
-        text = path.read_text(encoding="utf-8")
+        text = path.read_text(encoding="utf-8-sig")  # a BOM is dropped when rewritten
     except FileNotFoundError:
         text = _HEADER
     if pattern.search(text):

@@ -148,7 +148,7 @@ def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Se
     toml_file = root_path / "skillbank.toml"
     if toml_file.is_file():
         with toml_file.open("rb") as handle:
-            data = tomllib.load(handle)
+            data = tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML error
         for key, raw in data.items():
             key = key.replace("-", "_")
             if key in {f.name for f in fields(Settings)} and key != "root":

@@ -19,6 +19,12 @@ An outsider's rating (`vote`: a trusted caller who may not change the item, see
 `skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
 (`outside`), and the trusted counts hold only its sign, so fifty "not helpful" votes of one
 contributor are one failure, not fifty.
+
+Counts are keyed by the item's id, which for a skill is its name, so a renamed skill's counts
+would stay behind for the next skill given the old name (users met a new, unrelated skill
+landing in the review queue with the five "did not help" of the skill renamed away). `move`
+journals `{"id": old, "to": new}` (everything of `old` becomes `new`'s) and `reset` journals
+`{"id": x, "reset": 1}` (a deleted or forgotten item's name starts again at zero).
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ import time
 import weakref
 from datetime import datetime
 from pathlib import Path
+from typing import Callable
 
 from skillbank import outside_votes
 from skillbank.records import Usage, utcnow
@@ -79,6 +86,12 @@ class UsageLog:
             event = json.loads(raw)
             if event.get("accept"):
                 self._accept(event["id"])
+                return
+            if "to" in event:
+                self._move(event["id"], str(event["to"]))
+                return
+            if event.get("reset"):
+                self._reset(event["id"])
                 return
             if "o" in event:
                 self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
@@ -221,6 +234,39 @@ class UsageLog:
         usage.failures += extra.failures
         if extra.last_used and (usage.last_used is None or extra.last_used > usage.last_used):
             usage.last_used = extra.last_used
+
+    def move(self, item_id: str, new_id: str) -> None:
+        """An item now has the id `new_id` (a renamed skill): its counts, untrusted counts and
+        outsiders' nets go with it, replacing whatever `new_id` held (nothing happens when
+        `item_id` has no counts, so a move journaled twice is one move). Written through."""
+        self._write_event({"id": item_id, "to": new_id}, lambda: self._move(item_id, new_id))
+
+    def reset(self, item_id: str) -> None:
+        """Forget every count of `item_id` (a deleted skill): the next item of that id starts
+        at zero. Written through."""
+        self._write_event({"id": item_id, "reset": 1}, lambda: self._reset(item_id))
+
+    def _write_event(self, event: dict[str, object], apply: Callable[[], None]) -> None:
+        event["at"] = utcnow().isoformat()
+        with self._lock:
+            self._refresh()  # another process's votes on the old id move too
+            self._pending.append(json.dumps(event))
+            apply()
+            self._write_pending()
+
+    def _move(self, item_id: str, new_id: str) -> None:
+        tables = (self._counts, self._untrusted, self._outside)
+        if item_id == new_id or not any(item_id in table for table in tables):
+            return  # nothing to carry (a second process journaling the same rename)
+        for table in tables:
+            moved = table.pop(item_id, None)
+            table.pop(new_id, None)
+            if moved is not None:
+                table[new_id] = moved  # type: ignore[index]
+
+    def _reset(self, item_id: str) -> None:
+        for table in (self._counts, self._untrusted, self._outside):
+            table.pop(item_id, None)
 
     def flush(self) -> None:
         """Write every buffered event (one append, one fsync)."""

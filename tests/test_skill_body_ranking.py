@@ -24,6 +24,7 @@ from mcp import Client
 
 from conftest import write_skill
 from skillbank import Skillbank
+from skillbank.memories.skills import index_item
 from skillbank.memories.skills import library as skill_library
 from test_multiprocess import env_for
 
@@ -271,7 +272,8 @@ def test_an_index_written_before_the_body_side_is_embedded_again_once(tmp_path, 
     next sync, and the sync after that embeds nothing. Fails before: nothing was re-embedded."""
     folder = library(tmp_path)
     with monkeypatch.context() as old:
-        old.setattr(skill_library, "section_texts", lambda title, sections: [])
+        old.setattr(index_item, "section_texts", lambda title, sections: [])
+        old.setattr(index_item, "DENSE_TEXTS", "summary")
         old.setattr(skill_library, "DENSE_TEXTS", "summary")
         bank = open_bank(tmp_path, minilm, folder)
         assert bank.skills.sync().embedded == len(SKILLS)

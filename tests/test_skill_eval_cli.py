@@ -92,3 +92,18 @@ def test_fail_on_miss_lets_ci_fail_on_misfires(library):
     run("skills", "eval", "pdf-tools", "--fail-on-miss")  # all pass: 0
     (library / "pdf-tools" / "evals" / "trigger_evals.json").write_text("[]")
     run("skills", "eval", "--fail-on-miss", code=2)  # a bad file is still exit 2
+
+
+def test_a_skill_that_did_not_load_but_keeps_evals_is_an_error_row(library):
+    """Users met a 1.08 MB SKILL.md refused as too large while its eval file was skipped in
+    silence ("passed 1/1"; `--fail-on-miss` exited 0). Now an error row and exit 2 (hunt s20)."""
+    from skillbank.memories.skills.skill_file import MAX_SKILL_BYTES
+
+    big = write_skill(library, "big-runbook", "A runbook", "x" * (MAX_SKILL_BYTES + 10))
+    (big.parent / "evals").mkdir()
+    (big.parent / "evals" / "trigger_evals.json").write_text(json.dumps(
+        [{"query": "follow the runbook", "should_trigger": True}]))
+    out = json.loads(run("--json", "skills", "eval", "--fail-on-miss", code=2).stdout)
+    [error] = out["errors"]
+    assert error["skill"] == "big-runbook" and "too-large" in error["error"]
+    assert [r["skill"] for r in out["skills"]] == ["pdf-tools"]

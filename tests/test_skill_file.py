@@ -214,6 +214,10 @@ def test_allowed_tools_and_license():
     assert findings == []
     doc, findings = parse_skill_text(fm(**{"allowed-tools": "[Read, Write]"}))
     assert doc is not None and codes(findings) == {"allowed-tools-type"}
+    # a YAML list: not the spec's form, but the tool gate reads it (docs/api.md): a warning
+    assert codes(validate_skill(doc), "warning") == {"allowed-tools-type"}
+    assert codes(validate_skill(doc), "error") == set()
+    doc, _ = parse_skill_text(fm(**{"allowed-tools": "{Read: yes}"}))
     assert codes(validate_skill(doc), "error") == {"allowed-tools-type"}
     doc, _ = parse_skill_text(fm(license="Proprietary. See LICENSE.txt"))
     assert validate_skill(doc) == []

@@ -62,6 +62,9 @@ def eval_(
                 targets.append((skill.name, found))
     # One named skill: a bad file is the whole answer (raised: exit 2, the error on stderr).
     reports, errors = _run_all(skills, targets, k, strict=name is not None)
+    if name is None:  # a skill that did not load keeps its eval file: an error row, not silence
+        loaded = {Path(s.path).parent for s in skills.list(include_held=True)}
+        errors += trigger_evals.not_loaded(skills.sync().findings, loaded)
     _show(st, reports, errors, k)
     if errors:
         raise typer.Exit(2)

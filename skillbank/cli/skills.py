@@ -304,7 +304,7 @@ def show(
     st = state(ctx)
     bank = st.bank(sync=["skills"])
     if resource is not None:
-        content = bank.skills.read_resource(name, resource)
+        content = bank.skills.read_resource(name, resource, include_held=True)  # the reviewer's read
         st.out.emit({"name": name, "resource": resource, "text": content},
                     lambda: st.out.plain(content))
         return

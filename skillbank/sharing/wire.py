@@ -44,7 +44,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.distill.base": ("CandidateRule",),
     "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),
     "skillbank.errors": (
-        "SkillbankError", "NotFoundError", "AlreadyExistsError", "ReadOnlyError",
+        "SkillbankError", "NotFoundError", "HeldError", "AlreadyExistsError", "ReadOnlyError",
         "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "QueueFullError",
         "BusyError", "EmbeddingMismatchError"),
     "skillbank.embeddings": ("ModelUnavailableError",),

@@ -87,6 +87,12 @@ class UsageCounters(Protocol):
 
     def accept(self, item_id: str) -> "Usage": ...
 
+    def move(self, item_id: str, new_id: str) -> None:
+        """Everything counted for `item_id` is `new_id`'s now (a renamed skill)."""
+
+    def reset(self, item_id: str) -> None:
+        """Forget every count of `item_id` (a deleted skill; its name starts at zero)."""
+
     def prior(self, item_id: str, scale: float = 0.004) -> float: ...
 
     def flush(self) -> None: ...

@@ -279,7 +279,7 @@ def load_oidc(path: str | Path | None, overrides: Mapping[str, Any]) -> OidcConf
             import tomli as tomllib  # type: ignore[no-redef]
         where = str(path)
         try:
-            data = tomllib.loads(Path(path).read_text(encoding="utf-8"))
+            data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise AuthConfigError(f"{path} is not valid TOML: {exc}") from None
         table = dict(data.get("oidc") or {})

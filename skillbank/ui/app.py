@@ -159,7 +159,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def resource(request: Request) -> Response:
         name, relative = request.path_params["name"], request.path_params["path"]
         try:
-            text = await call(bank.skills.read_resource, name, relative)
+            # a person may read a held skill's files: the scan's findings point at them
+            text = await call(bank.skills.read_resource, name, relative, include_held=True)
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "resource.html", {"name": name, "path": relative, "text": text})

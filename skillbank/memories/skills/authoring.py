@@ -189,7 +189,8 @@ class SkillAuthoring:
         findings = [f for f in validate_skill(doc, folder_name=folder.name) if f.severity == "error"]
         if findings:
             raise InvalidInputError(
-                "skill is not valid: " + "; ".join(f.message for f in findings), findings)
+                "skill is not valid: " + "; ".join(f.message for f in findings)
+                + _mismatch_fix(findings, doc, folder), findings)
         try:
             text = render_skill(doc)
         except Exception as exc:  # yaml cannot represent it: nothing is written
@@ -364,6 +365,7 @@ class SkillAuthoring:
         The renamed copy is built in a hidden staging folder (files hard-linked, SKILL.md
         rewritten) and moved into place in one rename; only then does the old folder go to the
         trash. A crash leaves the old skill, or both, never a folder naming another skill.
+        Its usage counts, votes and outcome timeline go with it (`_carry_usage`).
         """
         checks.check_str(name, "name")
         target = self._writable_dir(new_name)
@@ -373,9 +375,11 @@ class SkillAuthoring:
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
             check_may_change(current.frontmatter, name, "renaming")
+            source = self._own_folder(current)
+            if source == target:  # the name made to match its own folder: `name:` in place
+                return self._rename_in_place(current, new_name, source)
             if new_name in self or target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"skill {new_name!r} already exists")
-            source = self._own_folder(current)
             frontmatter = dict(current.frontmatter)
             frontmatter["name"] = new_name
             staging = Path(tempfile.mkdtemp(prefix=f".rename-{new_name}-", dir=self.writable_root))
@@ -390,9 +394,26 @@ class SkillAuthoring:
                 shutil.rmtree(staging, ignore_errors=True)
             self._trash(source)
             self.index.delete([name])
+            self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
         self._unshadow()
+        return self.load(new_name)
+
+    def _rename_in_place(self, current: Skill, new_name: str, folder: Path) -> Skill:
+        """Rewrite `name:` of a skill whose frontmatter name differs from its folder, to the
+        folder's name (atomic, the old file kept as a version, as any edit). Users met
+        `skills rename changelog changelog-writer` refused "already exists": that folder was
+        the skill itself. Called with the locks held."""
+        frontmatter = dict(current.frontmatter)
+        frontmatter["name"] = new_name
+        by = scopes.caller("default").principal
+        path = self._write(folder, SkillDocument(frontmatter, current.body), None,
+                           keep=f"before rename by {by}")
+        self.index.delete([current.name])
+        self._carry_usage(current.name, new_name)  # type: ignore[attr-defined]
+        self._index_one(path)
+        note(self, "rename", "skill", [f"skill:{current.name}", f"skill:{new_name}"])
         return self.load(new_name)
 
     def _unshadow(self) -> None:
@@ -423,7 +444,9 @@ class SkillAuthoring:
         return destination
 
     def delete(self, name: str) -> Path:
-        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`."""
+        """Remove a skill from the writable root; its folder is kept in `<root>/.trash`.
+
+        Its usage counts are reset, so a later skill given the name starts at zero."""
         checks.check_str(name, "name")
         with self._sync_lock, self.write_lock:
             self._served_read_only("deleting")  # type: ignore[attr-defined] # git mode
@@ -440,6 +463,7 @@ class SkillAuthoring:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
             trash = self._trash(folder)
             self.index.delete([name])
+            self._drop_usage(name)  # type: ignore[attr-defined] # a later skill of this name starts at zero
             note(self, "delete", "skill", f"skill:{name}")
         self._unshadow()
         return trash
@@ -449,6 +473,14 @@ def _frontmatter_of(path: Path) -> dict[str, Any]:
     """A skill file's frontmatter ({} when it does not parse: then only a reviewer deletes)."""
     doc, _ = read_skill_file(path)
     return dict(doc.frontmatter) if doc is not None else {}
+
+
+def _mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path) -> str:
+    """How to fix a name that does not match its folder (the refusal alone left users stuck)."""
+    if not any(f.code == "name-mismatch" for f in findings):
+        return ""
+    return (f" (to fix it: skillbank skills rename {doc.name} {folder.name}, or edit name: in "
+            f"{folder / SKILL_FILE})")
 
 
 def _normalise_body(body: str) -> str:

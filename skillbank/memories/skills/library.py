@@ -24,7 +24,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
-from skillbank.index import PARTIAL, HybridIndex, IndexItem
+from skillbank.index import PARTIAL, HybridIndex
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
@@ -33,7 +33,11 @@ from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
 from skillbank.memories.skills.drafts import SkillDrafts
-from skillbank.memories.skills.exclusions import ExclusionGate, without_exclusions
+from skillbank.memories.skills.exclusions import ExclusionGate
+from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
+    KEYWORD_BODY_CHARS, _humanise, index_item_for, summary_text,
+)
+from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
@@ -56,9 +60,6 @@ MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
-#: Only the opening of a body is keyword-indexed: long bodies otherwise drown their own name and
-#: description in BM25's length normalisation (R@1 0.69 -> 0.82 for BM25 alone on the routing set).
-KEYWORD_BODY_CHARS = 3_000
 @dataclass
 class CatalogEntry:
     name: str
@@ -96,50 +97,12 @@ class _Found:
     stat: str = ""  # "mtime_ns:size": when it matches the index, the file is not even read
 
 
-def _humanise(name: str) -> str:
-    return name.replace("-", " ").replace("_", " ")
-
-
 def _kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
     """The findings a skill's file had when it was indexed (none kept by older indexes)."""
     try:
         return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
     except (ValueError, TypeError):
         return []
-
-
-def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest: str,
-                   writable: bool, stat: str = "") -> IndexItem:
-    """What a skill is found by (ranking only: disclosure shows name and description).
-
-    Dense: first the name and description — what the author says the skill is for and when to
-    use it; the fit ("does any skill fit?") and the dense side read this text alone. Then up to
-    BODY_SECTIONS sections of the body, for the body side of ranking (`search.BODY_WEIGHT`): a
-    skill whose body names the task ranks higher (#26; docs/benchmarks.md). Section texts stay
-    in the index: no catalog, hit or search result carries them. Keyword: name and description
-    repeated so they weigh as fields, then the headings and the opening of the body.
-    """
-    description = without_exclusions(doc.description)  # "Not for X" is no evidence for X
-    title = _humanise(name)
-    sections = skill_sections(doc.body)
-    headings = [t for t, _ in sections if t]
-    body = body_sections()
-    texts = [f"{title}: {description}"] + (section_texts(title, sections) if body else [])
-    keyword_text = "\n".join(
-        [title, title, title, description, description, " ".join(headings),
-         doc.body[:KEYWORD_BODY_CHARS]]
-    )
-    metadata = {
-        "name": name,
-        "description": doc.description.strip()[:1024],
-        "path": str(path),
-        "root": str(root),
-        "hash": digest,
-        "stat": stat or _stat_key(path),
-        "writable": writable,
-        "texts": DENSE_TEXTS if body else SUMMARY_TEXTS,
-    }
-    return IndexItem(id=name, embed_texts=texts, keyword_text=keyword_text, metadata=metadata)
 
 
 class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit):
@@ -366,6 +329,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 self.index.delete(removed)
                 report.removed = sorted(removed)
                 report.findings.extend(unserved(removed, metas, self.roots))
+                added = [item.metadata for item in items if item.id in report.added]
+                for old, new in hand_renames(removed, added, metas):
+                    self._carry_usage(old, new)  # renamed by hand: its counts go with it
         return report
 
     def watch(self, stop_event: threading.Event | None = None,
@@ -456,9 +422,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             return read_skill_file(path)
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
 
-    def read_resource(self, name: str, relative: str) -> str:
-        """Step three: one file of the skill, as text. Binary or huge files are refused."""
-        summary = self._disclosable(self._summary(name))
+    def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
+        """Step three: one file of the skill, as text. Binary or huge files are refused.
+
+        A held skill's file raises HeldError unless `include_held` (a person reviewing it, as
+        `load`): reviewers met `skills show NAME -r scripts/clean.py` refused while the scan's
+        findings pointed at that very script. Path containment holds either way."""
+        summary = self._summary(name)
+        if not include_held:
+            self._disclosable(summary)
         folder = Path(summary.path).parent
         path = safe_join(folder, relative)
         if not path.is_file():
@@ -621,7 +593,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         meta = top.metadata or {}
         shares_word, background = self._background.evidence(
             self._background.similarities(vector), str(meta.get("hash") or top.id),
-            lambda: f"{_humanise(top.id)}: {meta.get('description', '')}", size,
+            lambda: summary_text(top.id, str(meta.get("description", ""))), size,
             shares)
         bundled = fitting.is_bundled(meta.get("root"))
         fit = fitting.fit_probability(best, size, shares_word=shares_word, background=background,
@@ -680,14 +652,6 @@ def _embedded_whole(meta: dict[str, Any] | None) -> bool:
 def _digest(path: Path, data: bytes) -> str:
     """Content hash of a SKILL.md, salted with its path (a moved file is re-indexed)."""
     return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
-
-
-def _stat_key(path: Path) -> str:
-    try:
-        stat = path.stat()
-    except OSError:
-        return ""
-    return f"{stat.st_mtime_ns}:{stat.st_size}"
 
 
 def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:

@@ -365,6 +365,28 @@ def validate_name(name: str) -> list[Finding]:
     return out
 
 
+#: The non-spec forms the tool gate (dependencies.py) reads: docs/api.md documented them and
+#: users met `skills validate` failing them as spec errors (exit 2, "breaks the spec" in sync).
+_GATE_FORM = ("{key} is read by skillbank's tool gate but is not in the Agent Skills spec "
+              "(it says {spec}); other clients may reject it. Portable: allowed-tools as a "
+              "space-separated string, or requires: {{tools: [...]}}")
+
+
+def _gate_reads(value: Any, key: str) -> bool:
+    """Whether `value` is a non-string form of `key` the tool gate reads: a list of names for
+    `allowed-tools`, a mapping with a `tools` list or string for `compatibility`."""
+    if key == "compatibility":
+        return isinstance(value, dict) and "tools" in value and _names(value["tools"])
+    return isinstance(value, list) and _names(value)
+
+
+def _names(value: Any) -> bool:
+    if isinstance(value, str):
+        return bool(value.strip())
+    return isinstance(value, list) and bool(value) and all(
+        isinstance(v, str) and bool(v.strip()) for v in value)
+
+
 def validate_skill(
     doc: SkillDocument, *, folder_name: str | None = None, path: str | None = None
 ) -> list[Finding]:
@@ -408,7 +430,10 @@ def validate_skill(
 
     if "compatibility" in fm:
         compat = fm["compatibility"]
-        if not isinstance(compat, str):
+        if _gate_reads(compat, "compatibility"):
+            out.append(_finding("warning", "compatibility-type", _GATE_FORM.format(
+                key="compatibility: {tools: [...]}", spec="a string"), path))
+        elif not isinstance(compat, str):
             err("compatibility-type",
                 f"'compatibility' must be a string, got {type(compat).__name__}")
         elif not 1 <= len(compat) <= MAX_COMPATIBILITY:
@@ -425,7 +450,10 @@ def validate_skill(
                 err("metadata-type", "'metadata' must map strings to strings; not so for "
                     + ", ".join(repr(k) for k in bad[:5]))
 
-    if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
+    if _gate_reads(fm.get("allowed-tools"), "allowed-tools"):
+        out.append(_finding("warning", "allowed-tools-type", _GATE_FORM.format(
+            key="allowed-tools as a YAML list", spec="a space-separated string"), path))
+    elif "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
         err("allowed-tools-type", "'allowed-tools' must be a space-separated string, got "
             f"{type(fm['allowed-tools']).__name__}")
 

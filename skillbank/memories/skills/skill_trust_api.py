@@ -256,9 +256,8 @@ class SkillTrust:
         """Remember when a skill's version was first seen (what outcome rollback compares)."""
         seen = self.__dict__.setdefault("_versions_seen", None)
         if seen is None:
-            seen = {}
-            for line in _lines(self._timeline_path()):
-                seen[line.get("name")] = line.get("version")
+            seen = {name: versions[-1][0]
+                    for name, versions in _timeline(self._timeline_path()).items()}
             self.__dict__["_versions_seen"] = seen
         version = self.trust_book.versions.get(skill.name, "")
         if not version or seen.get(skill.name) == version:
@@ -270,14 +269,33 @@ class SkillTrust:
             handle.write(json.dumps({"name": skill.name, "version": version,
                                      "at": datetime.now(timezone.utc).isoformat()}) + "\n")
 
+    def _carry_usage(self, name: str, new_name: str) -> None:
+        """A renamed skill keeps its counts, votes and outcome timeline under `new_name`.
+
+        Usage is keyed by name: users met a renamed skill starting from nothing while the next,
+        unrelated skill given the old name inherited its five "did not help" and went straight
+        into the review queue. The timeline gets a `{"name": new, "from": old}` line."""
+        self.usage.move(name, new_name)
+        self._timeline_event({"name": new_name, "from": name})
+
+    def _drop_usage(self, name: str) -> None:
+        """A deleted or forgotten skill's counts and timeline go: a later skill of its name
+        starts at zero."""
+        self.usage.reset(name)
+        self._timeline_event({"name": name, "reset": True})
+
+    def _timeline_event(self, line: dict[str, Any]) -> None:
+        self.__dict__["_versions_seen"] = None  # re-read with the event applied
+        path = self._timeline_path()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        line["at"] = datetime.now(timezone.utc).isoformat()
+        with path.open("a", encoding="utf-8") as handle:
+            handle.write(json.dumps(line) + "\n")
+
     def outcome_flags(self) -> list[dict[str, Any]]:
         """Changed skills whose success rate since the change fell well below the previous
         version's (ratings from the usage log, split at the moment the new version appeared)."""
-        changes: dict[str, list[tuple[str, datetime]]] = {}
-        for line in _lines(self._timeline_path()):
-            changes.setdefault(str(line.get("name")), []).append(
-                (str(line.get("version")), _when(line.get("at"))))
-        changes = {n: v for n, v in changes.items() if len(v) >= 2}
+        changes = {n: v for n, v in _timeline(self._timeline_path()).items() if len(v) >= 2}
         log_path = getattr(self.usage, "path", None)  # team mode keeps totals, not dated ratings
         if not changes or log_path is None:
             return []
@@ -332,6 +350,21 @@ class SkillTrust:
                 "flagged_by_outcome": [f["name"] for f in self.outcome_flags()]}
 
 
+def _timeline(path: Path) -> dict[str, list[tuple[str, datetime]]]:
+    """Each skill's versions (version, first seen), following renames (`from`) and resets."""
+    changes: dict[str, list[tuple[str, datetime]]] = {}
+    for line in _lines(path):
+        name = str(line.get("name"))
+        if "from" in line:
+            if str(line["from"]) in changes:  # a rename seen twice moves once
+                changes[name] = changes.pop(str(line["from"]))
+        elif line.get("reset"):
+            changes.pop(name, None)
+        else:
+            changes.setdefault(name, []).append((str(line.get("version")), _when(line.get("at"))))
+    return {name: versions for name, versions in changes.items() if versions}
+
+
 def _counted_ratings(events: list[dict[str, Any]], names: set[str]
                      ) -> dict[str, list[tuple[datetime, bool, str]]]:
     """Each skill's ratings (when, ok, outsider) that count, as `UsageLog` counts them:
@@ -345,7 +378,14 @@ def _counted_ratings(events: list[dict[str, Any]], names: set[str]
     waiting: dict[str, list[tuple[datetime, bool, str]]] = {}
     for event in events:
         name = event.get("id")
-        if name not in names:
+        if "to" in event or event.get("reset"):  # a rename or a delete (`UsageLog.move`/`reset`)
+            carried = "to" in event and (name in ratings or name in waiting)
+            for table in (ratings, waiting):
+                moved = table.pop(name, None)
+                if carried:  # as `UsageLog._move`: replaces the new name's, only when any
+                    table.pop(str(event["to"]), None)
+                    if moved is not None:
+                        table[str(event["to"])] = moved
             continue
         if event.get("accept"):
             ratings.setdefault(name, []).extend(waiting.pop(name, []))
@@ -353,7 +393,7 @@ def _counted_ratings(events: list[dict[str, Any]], names: set[str]
             counted = waiting if event.get("u") and "o" not in event else ratings
             counted.setdefault(name, []).append(
                 (_when(event.get("at")), event["ok"], str(event.get("o") or "")))
-    return ratings
+    return {name: found for name, found in ratings.items() if name in names}
 
 
 def _judged(ratings: list[tuple[datetime, bool, str]], start: datetime,

@@ -21,7 +21,7 @@ import json
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
 
 from skillbank.errors import InvalidInputError
 
@@ -88,6 +88,27 @@ def find_file(skill_folder: Path) -> Path | None:
     return None
 
 
+def not_loaded(findings: Iterable[Any], loaded: set[Path]) -> list[dict[str, str]]:
+    """Error rows for skill folders that keep an eval file but whose SKILL.md did not load
+    (`findings`: a sync's; `loaded`: the folders of the skills that did).
+
+    Users met a 1.08 MB SKILL.md refused as too large while its eval file was skipped in
+    silence: "passed 1/1", and `--fail-on-miss` exited 0 with the skill not served at all."""
+    rows: dict[Path, dict[str, str]] = {}
+    for finding in findings:
+        path = Path(str(getattr(finding, "path", "") or ""))
+        if getattr(finding, "severity", "") != "error" or path.name != "SKILL.md":
+            continue
+        folder = path.parent
+        found = find_file(folder)
+        if folder in loaded or folder in rows or found is None:
+            continue
+        rows[folder] = {"skill": folder.name, "file": str(found),
+                        "error": f"SKILL.md could not be loaded ({finding.code}): "
+                                 f"{finding.message}"}
+    return list(rows.values())
+
+
 def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
     if not isinstance(obj, dict):
         problems.append(f"{where}: expected an object with \"query\" and \"should_trigger\", "
@@ -123,7 +144,8 @@ def _read(path: Path) -> str:
         raise InvalidInputError(f"{path} is {info.st_size:,} bytes; trigger-eval files over "
                                 f"{MAX_EVAL_BYTES:,} bytes are not read")
     try:
-        return path.read_text(encoding="utf-8")
+        return path.read_text(encoding="utf-8-sig")  # a BOM (Windows editors, PowerShell
+        # Out-File) made a valid eval file "invalid JSON at line 1 column 1"
     except UnicodeDecodeError:
         raise InvalidInputError(f"{path} is not UTF-8 text") from None
     except OSError as exc:

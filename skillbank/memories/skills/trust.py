@@ -38,7 +38,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import HeldError, InvalidInputError  # noqa: F401 - HeldError re-exported
 from skillbank.memories.skills import pins
 from skillbank.memories.skills.scan import INSTALL_HINT, SEVERITY_ORDER, ScanResult, Scanner
 
@@ -72,11 +72,6 @@ def uncovered(digests: dict[str, str], skill_path: str) -> bool:
     return Path(skill_path).name not in digests
 
 
-class HeldError(NotFoundError):
-    """A skill kept out of disclosure until a reviewer accepts it (a NotFoundError to callers
-    that route: for them it is not there; the message says why, for the person)."""
-
-
 def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]], str | None]:
     """(folder -> level, policy, scanner python) from `<root>/skillbank.toml`.
 
@@ -85,10 +80,10 @@ def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]],
     path = root / "skillbank.toml"
     try:
         with path.open("rb") as handle:
-            data = tomllib.load(handle)
+            data = tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML error
     except FileNotFoundError:
         data = {}
-    except (OSError, tomllib.TOMLDecodeError) as exc:
+    except (OSError, ValueError) as exc:  # TOMLDecodeError, UnicodeDecodeError
         raise InvalidInputError(f"{path}: {exc}") from None
     levels: dict[Path, str] = {}
     table = data.get("skill_trust", {})

@@ -5,7 +5,8 @@ row (`INSERT … ON CONFLICT DO UPDATE`), so a count is durable when `record` re
 worker reads the same totals. Untrusted signals get their own row until `accept` folds them
 into the trusted one (one transaction), as in `skillbank.usage.UsageLog`. An outsider's net
 vote per item is a row of `sb_usage_votes` (`skillbank.outside_votes`); the trusted row holds
-only its sign, moved in the same transaction.
+only its sign, moved in the same transaction. `move` (a renamed skill) re-keys an item's rows
+to its new id and `reset` (a deleted one) drops them, as `UsageLog.move`/`reset` do.
 """
 
 from __future__ import annotations
@@ -137,6 +138,32 @@ class PostgresUsageCounters:
             row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
                                (*self.key, item_id, True, *extra)).fetchone()
             return _usage(row)
+
+    def move(self, item_id: str, new_id: str) -> None:
+        """An item now has the id `new_id`: its rows (counts, untrusted counts, outsiders'
+        nets) are re-keyed, replacing `new_id`'s, in one transaction (nothing happens when
+        `item_id` has no rows, as in `UsageLog.move`)."""
+        if item_id == new_id:
+            return
+        where = "WHERE deployment = %s AND memory = %s AND item_id = %s"
+        with self.db.transaction() as conn:
+            if not any(conn.execute(f"SELECT 1 FROM {table} {where} LIMIT 1",
+                                    (*self.key, item_id)).fetchone()
+                       for table in ("sb_usage", "sb_usage_votes")):
+                return  # nothing to carry (another worker moved it already)
+            for table in ("sb_usage", "sb_usage_votes"):
+                conn.execute(f"DELETE FROM {table} {where}", (*self.key, new_id))
+                conn.execute(f"UPDATE {table} SET item_id = %s {where}",
+                             (new_id, *self.key, item_id))
+        self._prior_cache = None
+
+    def reset(self, item_id: str) -> None:
+        """Drop every row of `item_id`: the next item of that id starts at zero."""
+        with self.db.transaction() as conn:
+            for table in ("sb_usage", "sb_usage_votes"):
+                conn.execute(f"DELETE FROM {table} WHERE deployment = %s AND memory = %s "
+                             "AND item_id = %s", (*self.key, item_id))
+        self._prior_cache = None
 
     def prior(self, item_id: str, scale: float = 0.004) -> float:
         """The same rank bonus as `skillbank.usage.UsageLog.prior`.
