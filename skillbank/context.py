@@ -17,6 +17,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from skillbank.block_fit import fit_to_task
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
@@ -355,7 +356,8 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
                                                   k_guidelines, k_experiences, thread)
     gated = dict(getattr(skills, "missing_tools", None) or {})
-    guidelines = siblings_last(coherent_guidelines(guidelines, topic=topic))
+    chosen = coherent_guidelines(guidelines, topic=topic)
+    guidelines = siblings_last(fit_to_task(bank, task, guidelines, chosen, topic))
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     rules_said: set[str] = set()
     rules_shown: set[str] = set()
