@@ -17,6 +17,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
+from skillbank.block_fit import fit_to_task
+from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
 
@@ -102,16 +104,19 @@ def _when(when_to_use: str) -> str:
     return _one_line(brief_when(when_to_use), 160)
 
 
-def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False) -> str:
-    """One experience as a line; lessons `known` (already said in the block) are left out."""
+def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False,
+                     feedback: str | None = None) -> str:
+    """One experience as a line; lessons `known` (already said in the block) are left out.
+    `feedback`: its feedback as the block shows it (``feedback_view``), None: as recorded."""
     record = hit.record
     if record.kind == "lesson":
         when = f" (when: {_when(record.when_to_use)})" if record.when_to_use else ""
         lesson = record.lessons[0].text if record.lessons else record.task
         return f"- [{record.id}] Lesson: {_one_line(lesson)}{when}"
     parts = [f"- [{record.id}] ({record.outcome}) Task: {_one_line(record.task, 200)}"]
-    if record.feedback:
-        parts.append(f"Feedback: {_one_line(record.feedback, 200)}")
+    feedback = record.feedback if feedback is None else feedback
+    if feedback:
+        parts.append(f"Feedback: {_one_line(feedback, 200)}")
     lessons = shown_lessons(record, known)
     if lessons:
         parts.append("Lessons: " + "; ".join(_one_line(text, 160) for text in lessons))
@@ -351,14 +356,17 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
                                                   k_guidelines, k_experiences, thread)
     gated = dict(getattr(skills, "missing_tools", None) or {})
-    guidelines = siblings_last(coherent_guidelines(guidelines, topic=topic))
+    chosen = coherent_guidelines(guidelines, topic=topic)
+    guidelines = siblings_last(fit_to_task(bank, task, guidelines, chosen, topic))
     per_kind: dict[str, list[_Item]] = {"guideline": [], "skill": [], "experience": []}
     rules_said: set[str] = set()
+    rules_shown: set[str] = set()
     for hit in guidelines:  # one rule held in two namespaces (a team's and a person's): once
         g = hit.record
         if (key := _fact_key(g.text)) in rules_said:
             continue
         rules_said.add(key)
+        rules_shown.add(g.id)
         when = f" (when: {_when(g.when_to_use)})" if g.when_to_use else ""
         per_kind["guideline"].append(_Item("guideline", g.id, f"- [{g.id}] {_one_line(g.text)}{when}"))
     from skillbank.memories.skills.trust import as_data, summary_note
@@ -407,7 +415,8 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
             texts = [l.text for l in record.lessons] or [record.task]
             if all(known(t) for t in texts):
                 continue
-        line = _experience_line(hit, known)
+        # Its feedback without a rule since superseded, or one the block shows already.
+        line = _experience_line(hit, known, feedback_view(bank, record, rules_shown))
         said.update(_fact_key(text) for text in shown_lessons(record, known))
         kept_experiences.append(hit)
         per_kind["experience"].append(_Item("experience", hit.id, line))

@@ -24,6 +24,7 @@ from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
     other_values, same_wording)
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
+from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -394,8 +395,18 @@ class GuidelineLearning:
             # A negation or a replacement in plain words is never "the same rule": the newer
             # instruction wins (see skillbank.distill.supersession), whatever the distiller says.
             overruled = overrules(text, old.text, sentence or text)
+            # One rule with another value ("... at the top ... instead" after "... at the end
+            # ..."; 50 characters after 72) is never the same rule: a correction when the user
+            # announced it, two rules otherwise (values.py; it was merged and the old served).
+            changed = None if overruled else value_change(text, old.text, sentence or text)
+            if changed is not None and changed[1]:
+                overruled = changed[0]
             relation = ("contradiction" if overruled
                         else self.distiller.relate(text, old.text, similarity=similarity))
+            if changed is not None and relation == "same":
+                plan.related.append(gid)
+                plan.why.setdefault(gid, changed[0])
+                continue
             if relation == "same":
                 # The guideline is also every wording that reinforced it: "Do not answer
                 # customer emails within a day" overrules the member "Answer every customer

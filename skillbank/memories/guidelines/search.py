@@ -265,3 +265,17 @@ class GuidelineSearch:
         if not lines:
             lines = ["_No active guidelines._"]
         return "\n".join(lines) + "\n"
+
+    def learnt_from(self, critique: str, namespace: str | None = None) -> list[Guideline]:
+        """The guidelines (any status) that hold this exact critique as a source, in the
+        caller's namespaces: what an experience's feedback was learnt as. The memory block
+        asks, so that a feedback line does not repeat a rule since superseded or shown
+        already (``skillbank.feedback_view``)."""
+        if not isinstance(critique, str) or not critique.strip():
+            return []
+        spaces = self._read_spaces(namespace)
+        with self._lock:
+            self._refresh()
+            found = [self._items[gid] for gid in sorted(self._lookup.from_critique(critique))
+                     if gid in self._items]
+        return [g for g in found if scopes.covers(spaces, g.namespace)]

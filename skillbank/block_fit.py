@@ -1,0 +1,99 @@
+"""Which guideline candidates a block keeps beyond the family vote, and when it keeps none.
+
+Two defects users met with ``coherent_guidelines``' one family per block (hunt, session 20):
+
+* **the rule that fits was hidden**: an agent's rule "Use the ORM instead of raw SQL." (its
+  ``when_to_use`` "When writing database access code") was never shown for "Write database
+  access code for the invoices table" (model cosine 0.66) because two Python rules of the
+  same critique (0.40 and 0.16) won the vote; after "Skip terraform plan for docs-only changes;
+  apply directly." (filed under `writing`), a Terraform task got those and not the Terraform
+  rule (0.71). A rule of a losing family whose own words match the task clearly
+  (``CLEAR_MATCH``) and at least as well as anything the winning family offers now comes too.
+* **no abstention on small banks**: with five support and SQL rules, "Plan a birthday party
+  for my seven year old daughter" and "Explain how photosynthesis works" got the three support
+  rules (best cosine 0.10 and 0.18: a shared word or chance). The skills' out-of-scope guard
+  (``memories.skills.fit``) compares the best skill with background prototypes of what no
+  library covers (general knowledge, everyday life, personal advice ...); the block now does the
+  same for its guidelines: when the chosen rules' best cosine does not reach the best prototype's
+  (less ``BACKGROUND_MARGIN``), the task is about something else and the section abstains. Only
+  with all-MiniLM-L6-v2, for which those prototypes were measured; not when the caller named
+  the topic (then the block keeps to it, as ``coherent_guidelines`` says).
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+#: Model cosine (task against the rule and its ``when_to_use``) from which a rule of a family
+#: that lost the vote is still shown, when no rule of the winning family matches better.
+CLEAR_MATCH = 0.5
+
+_backgrounds: dict[int, Any] = {}
+_lock = threading.Lock()
+
+
+def _dense(hit: Any) -> float:
+    value = getattr(hit, "dense", None)
+    return float(value) if value is not None else 0.0
+
+
+def with_clear_matches(hits: list[Any], chosen: list[Any]) -> list[Any]:
+    """`chosen` plus the hits of other families that clearly match the task, in `hits` order."""
+    kept = {id(h) for h in chosen}
+    bar = max([CLEAR_MATCH, *(_dense(h) for h in chosen)])
+    kept |= {id(h) for h in hits if _dense(h) >= bar}
+    return [h for h in hits if id(h) in kept]
+
+
+def _background(function: Any) -> Any:
+    from skillbank.memories.skills.fit import Background
+
+    with _lock:
+        found = _backgrounds.get(id(function))
+        if found is None or found.embedding_function is not function:
+            found = _backgrounds[id(function)] = Background(function)
+        return found
+
+
+def off_topic(bank: Any, task: str, chosen: list[Any]) -> bool:
+    """Whether the task is about something no chosen rule is about: their best model cosine
+    is below the nearest background prototype's by more than the skills' margin."""
+    from skillbank.embeddings import MiniLMEmbedding, embed_query
+    from skillbank.memories.skills.fit import BACKGROUND_MARGIN
+
+    function = getattr(bank, "embedding_function", None)
+    dense = [h.dense for h in chosen if getattr(h, "dense", None) is not None]
+    if not isinstance(function, MiniLMEmbedding) or not dense:
+        return False
+    try:
+        similarities = _background(function).similarities(embed_query(function, task))
+    except Exception:  # noqa: BLE001 - no model at hand: keep what the vote chose
+        return False
+    # No absolute floor beside it: the skills' chance level (0.2) as one cost repeated mistakes
+    # on the learning loop (no model 0.549 -> 0.537 at 400 tokens, agent-written 0.833 -> 0.827;
+    # docs/benchmarks.md, session 20), so "Explain how photosynthesis works" (0.18 against a
+    # support rule, prototypes 0.15) still gets rules.
+    return max(dense) < float(similarities.max(initial=-1.0)) - BACKGROUND_MARGIN
+
+
+def _model_cosine(bank: Any) -> bool:
+    """Whether the hits' dense cosine is a model's reading of meaning: the hash embedding's is
+    word overlap, which the keyword side already counts (a support rule sharing three words
+    with a Python task reached 0.5 with it)."""
+    from skillbank.embeddings import HashEmbedding
+
+    function = getattr(bank, "embedding_function", None)
+    return function is not None and not isinstance(function, HashEmbedding)
+
+
+def fit_to_task(bank: Any, task: str, hits: list[Any], chosen: list[Any],
+                topic: str | None) -> list[Any]:
+    """The guideline hits a block shows: the family vote's `chosen`, with clear matches of
+    other families, or none when the task is off every rule's topic (see the module
+    docstring). A topic the caller named is kept to as it is."""
+    if topic is not None:
+        return chosen
+    if _model_cosine(bank):
+        chosen = with_clear_matches(hits, chosen)
+    return [] if chosen and off_topic(bank, task, chosen) else chosen
