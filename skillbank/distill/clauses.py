@@ -44,6 +44,18 @@ _JOINT_RE = re.compile(r"(?P<joint>,\s*and|\s+and|;|,)\s+(?:(?P<adverb>always|al
 _NOUN_LIKE = frozenset("set order number state name list test type log restore install".split())
 
 
+def _names_a_thing(m: re.Match[str]) -> bool:
+    """A capitalised word after "and" or a comma is a name, not a second imperative: "Use tabs
+    for indentation in Makefiles and Go files." gave the rules "... in Makefiles." and "Go
+    files." (learning-loop hunt #8), and a later correction about Go files then retired the
+    Makefile rule. After ";" a capital may still open a clause of its own, and so may a
+    capitalised verb with a determiner after it ("..., and Check the layout")."""
+    word = m.group("word")
+    return (m.group("joint").strip() != ";" and not m.group("adverb")
+            and word[:1].isupper() and word != "I"
+            and (m.group("next") or "").lower() not in _DETERMINERS)
+
+
 def _split_compound(rule: str) -> list[str]:
     """"Use X and label Y." -> ["Use X.", "Label Y."] when each part is an imperative."""
     body = rule.rstrip(".")
@@ -52,6 +64,8 @@ def _split_compound(rule: str) -> list[str]:
     for m in _JOINT_RE.finditer(body):
         word = m.group("word").lower()
         bare_comma = m.group("joint").strip() == ","
+        if _names_a_thing(m):
+            continue
         # After ", and" (or a bare comma) a word followed by a determiner is a second
         # imperative even when it could be a noun ("..., and state the sample size", "...,
         # answer the question first").
