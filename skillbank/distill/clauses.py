@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from skillbank.distill.declaratives import declared_change
 from skillbank.distill.rewrite import _guard, _rewrite, _starts_imperative
 from skillbank.distill.sentences import _protect, _restore
 from skillbank.distill.text import _finish, _words
@@ -159,7 +160,7 @@ def _rules_in_sentence(sentence: str) -> list[str]:
         lead = re.match(r"^([^,]{3,80}),\s+\S", clause)
         setting = _setting(lead.group(1)) if lead else None  # for every rule of the clause
         for piece in _pieces(clause):
-            found = _rewrite(piece)
+            found = declared_change(piece) or _rewrite(piece)  # "We moved X to Y" first
             if found:
                 target.extend(with_setting(r, setting) for r in _split_compound(found))
                 continue
