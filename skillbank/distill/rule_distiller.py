@@ -11,7 +11,7 @@ from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _w
 from skillbank.distill.relations import _compare
 from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
-from skillbank.distill.standalone import keep_subjects
+from skillbank.distill.standalone import keep_subjects, leans_on_previous
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
@@ -54,6 +54,8 @@ class RuleDistiller:
                     if not key or key in seen:
                         continue
                     seen.add(key)
+                    if _join_previous(out, rule, sentence):
+                        continue
                     topic = guess_topic(rule, task, (critique or "") + "\n" + (response or ""))
                     out.append(
                         CandidateRule(
@@ -186,3 +188,21 @@ class RuleDistiller:
             cues.append("change wording")
         shared = ", ".join(sorted(cmp.shared)) or "nothing"
         return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"
+
+
+def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:
+    """Join `rule` to the critique's previous rule when it means nothing alone (see
+    :func:`~skillbank.distill.standalone.leans_on_previous`): "Offer a discount before processing
+    a cancellation; make it no more than 15%." is one rule, served together and retired
+    together (alone, "Make it no more than 15%." outlived the discount rule it belonged to)."""
+    last = next((i for i in range(len(out) - 1, -1, -1) if out[i].actionable), None)
+    if last is None or not leans_on_previous(rule, sentence):
+        return False
+    prev = out[last]
+    text = f"{prev.text.rstrip(' .')}; {rule[:1].lower()}{rule[1:]}"
+    if len(text) > MAX_SHORT:
+        return False
+    said = prev.source_sentence if sentence in prev.source_sentence else \
+        f"{prev.source_sentence} {sentence}"
+    out[last] = prev.model_copy(update={"text": text, "source_sentence": said[:MAX_SHORT]})
+    return True

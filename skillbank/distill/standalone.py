@@ -48,6 +48,40 @@ def keep_subjects(rules: list[str]) -> list[str]:
     return out
 
 
+#: A pronoun after a preposition points back ("Use AbortController for it.", "Avoid citations
+#: in it."); right after the verb it is often the answer itself ("Keep it under 200 words.").
+_POINTS_BACK = re.compile(r"\b(?:for|in|on|to|with|from|of|about|into|inside|within|without)\s+"
+                          r"(?:it|them|these|those)\b", re.I)
+#: A pronoun subject held to a duty ("It should be ...", "They must ..."); not a dummy "it"
+#: ("It would be better to report ...").
+_SUBJECT_PRONOUN = re.compile(r"^\W*(?:it|they|this|these|those)\s+(?:should|must|needs?|has to|"
+                              r"have to|ought|shouldn't|mustn't|can't|cannot|may not)\b", re.I)
+_EACH = re.compile(r"\b(?:each|every)\s+\w", re.I)
+_POSSESSIVE = re.compile(r"\b(?:their|its)\b", re.I)
+
+
+def leans_on_previous(rule: str, sentence: str) -> bool:
+    """Whether `rule` (read from critique `sentence`) means nothing without the rule before it:
+    a pronoun after a preposition, a sentence whose subject is a pronoun ("It should be no more
+    than 15%." -> "Make it no more than 15%."), a possessive with nothing named before it ("Use
+    their last name."), or no object at all ("Apply directly."). Users met each of these stored
+    and served as a rule of its own (learning-loop hunt #7)."""
+    if _SUBJECT_PRONOUN.match(sentence):
+        return True
+    if _POINTS_BACK.search(rule) and not _EACH.search(rule):
+        return True  # "each metric ... next to it" names what "it" is
+    action = _action(rule)
+    words = re.findall(r"[A-Za-z][\w'-]*", rule)
+    head = next((i for i, w in enumerate(words) if w.lower() == action), None)
+    if head is None:
+        return False
+    rest = words[head + 1:]
+    possessive = next((i for i, w in enumerate(rest) if _POSSESSIVE.fullmatch(w)), None)
+    if possessive is not None and all(w.lower().endswith("ly") for w in rest[:possessive]):
+        return True  # "Use their last name." (whose?), not "Address customers by their name."
+    return bool(rest) and all(w.lower().endswith("ly") for w in rest)
+
+
 _STOP = frozenset("""about on for with from that which who whom where when while in of regarding
     asking using after before so because by since whose than into onto per via""".split())
 _SPECIFIC = frozenset("this that these those my our your their his her its the".split())
