@@ -6,6 +6,7 @@ import re
 from typing import Sequence
 
 from skillbank.distill.base import CandidateRule, Relation
+from skillbank.distill.language import kept_verbatim
 from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
                                        same_task)
 from skillbank.distill.relations import _compare
@@ -46,7 +47,9 @@ class RuleDistiller:
         seen: set[str] = set()
         previous: str | None = None
         for sentence in split_sentences(critique or ""):
-            rules = keep_subjects(_rules_in_sentence(sentence))  # "Never X; use Y." is one rule
+            # Not English: kept as written for the agent to read (see distill.language).
+            verbatim = kept_verbatim(sentence)
+            rules = [verbatim] if verbatim else keep_subjects(_rules_in_sentence(sentence))
             if rules:
                 for rule in rules:
                     rule = _resolve_pronoun(rule, previous)
