@@ -12,7 +12,7 @@ from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _w
 from skillbank.distill.relations import _compare
 from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
-from skillbank.distill.standalone import keep_subjects, leans_on_previous
+from skillbank.distill.standalone import keep_subjects, leans_on_previous, task_kind
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
@@ -93,7 +93,11 @@ class RuleDistiller:
     ) -> list[Lesson]:
         exp = experience
         kind = _task_kind(exp.task) or "doing this task"
-        when = exp.when_to_use or f"When {kind}"
+        # The lesson's text tells the one task; its "when" names the kind, as a rule's does
+        # ("When planning the migration of our company blog from WordPress to Hugo" fitted that
+        # task alone, learning-loop hunt #12).
+        general = "" if kind.startswith("working on: ") else task_kind(kind)
+        when = exp.when_to_use or f"When {general or kind}"
         lessons: list[Lesson] = []
         feedback = _clip(exp.feedback or "", 600)
         outcome = _outcome_class(exp)

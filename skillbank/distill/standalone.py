@@ -83,7 +83,8 @@ def leans_on_previous(rule: str, sentence: str) -> bool:
 
 
 _STOP = frozenset("""about on for with from that which who whom where when while in of regarding
-    asking using after before so because by since whose than into onto per via""".split())
+    asking using after before so because by since whose than into onto per via between
+    among""".split())
 _SPECIFIC = frozenset("this that these those my our your their his her its the".split())
 _UNITS = frozenset("kb mb gb tb k m % percent rows lines pages users items".split())
 
@@ -96,7 +97,7 @@ def task_kind(phrase: str, max_words: int = 6) -> str:
     skip_unit = False
     for number, word in enumerate(words):
         low = word.lower().strip(",;:.")
-        if number and low in _STOP:
+        if number and (low in _STOP or _to_a_place(low, words[number + 1:number + 2])):
             break
         if any(c.isdigit() for c in low):
             skip_unit = True
@@ -111,10 +112,29 @@ def task_kind(phrase: str, max_words: int = 6) -> str:
             continue
         out.append(word.strip(",;:."))
         if len(out) >= max_words:
+            if number + 1 < len(words):  # cut inside a phrase: "rotate a leaked (key)"
+                while len(out) > 2 and _MODIFIER_END.search(out[-1]):
+                    out.pop()
             break
-    while out and out[-1].lower() in ("a", "an", "the", "to"):
-        out.pop()
+    while out and (out[-1].lower() in ("a", "an", "the", "to") or out[-1].lower() in _NUMERALS):
+        out.pop()  # "drafting a mutual NDA between two" was cut after "two"
     return _articles(out)
+
+
+#: Words that modify the noun after them; a cut right after one leaves the phrase open.
+_MODIFIER_END = re.compile(r"(?:[^e]ed|ful|ous|able|ible)$", re.I)  # not "-ing": "shipping"
+
+
+_NUMERALS = frozenset("one two three four five six seven eight nine ten both several".split())
+
+
+def _to_a_place(word: str, after: list[str]) -> bool:
+    """"to" before a name or a number ("a cover letter to Nature Communications"): where the
+    one task goes, not part of its kind. Not "how to reset", nor "reply to the customer"."""
+    if word != "to" or not after:
+        return False
+    nxt = after[0].strip(",;:.")
+    return nxt[:1].isupper() or nxt[:1].isdigit()
 
 
 _PLURAL_END = re.compile(r"[^su]s$|ies$", re.I)  # notes, slides, queries (not: class, status)
