@@ -479,7 +479,8 @@ def test_success_lesson(rd):
     assert lesson.text.startswith("When deploying the web app to staging, this worked:")
     assert "run_migrations -> build_image(tag='v2') -> kubectl_apply(k8s/staging.yaml)" in lesson.text
     assert "Smooth deploy." in lesson.text
-    assert lesson.when_to_use == "When deploying the web app to staging"
+    # The lesson's "when" names the kind of task, not the one task (learning-loop hunt #12).
+    assert lesson.when_to_use == "When deploying a web app to staging"
 
 
 def test_failure_lesson(rd):

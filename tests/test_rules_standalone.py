@@ -158,3 +158,28 @@ def test_same_task_allows_one_word_more_not_a_longer_task(a, b, same):
     from skillbank.distill.lessons import same_task
 
     assert same_task(a, b) is same and same_task(b, a) is same
+
+
+@pytest.mark.parametrize("task, when", [
+    # Cut at "between", "to <a name>", and never after a dangling numeral (learning-loop hunt
+    # #12: "When drafting a mutual NDA between two", "When writing a cover letter to Nature").
+    ("Draft a data-sharing agreement between three hospitals", "When drafting a data-sharing agreement"),
+    ("Write a pitch email to Sequoia Capital about our seed round", "When writing a pitch email"),
+    ("Explain how to reset passwords", "When explaining how to reset passwords"),
+    # Six words at most, never ending on a word that opens a phrase ("... a leaked").
+    ("Explain how to rotate a leaked key", "When explaining how to rotate"),
+    ("Reply to the customer who asked for a refund", "When replying to a customer"),
+])
+def test_when_to_use_is_cut_at_the_end_of_the_kind(rd, task, when):
+    (rule,) = rd.rules_from_critique("Cite the source for every figure.", task=task)
+    assert rule.when_to_use.startswith((when + " (", when + ";")), rule.when_to_use
+
+
+def test_a_lesson_names_the_kind_of_task():
+    from skillbank.records import Experience
+
+    exp = Experience(task="Plan the migration of our support wiki from Confluence to Notion",
+                     outcome="failure", feedback="The old links broke.")
+    (lesson,) = RuleDistiller().lessons_from_experience(exp)
+    assert lesson.when_to_use == "When planning a migration"
+    assert "Confluence" in lesson.text  # the lesson itself still tells the one task

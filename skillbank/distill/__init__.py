@@ -22,7 +22,12 @@ How the deterministic rules work (kept simple and explainable on purpose):
   should (have) X", "<thing> should be X", "<thing> needs X", "it would be better to X", "I'd X",
   "can you X?", "instead of X, Y", "X rather than Y, please", "<thing> is missing", "there is no
   X", "<thing> has no X", "<thing> is never X-ed", "<thing> is too long", "<thing> would help",
-  "we now X" / "we no longer X". Each shape has a fixed rewrite into imperative form.
+  "we now X" / "we no longer X". Each shape has a fixed rewrite into imperative form. A
+  capitalised first word the vocabulary lacks opens an imperative when its object follows
+  ("Mask the card number ..."); a change said as news ("We moved X to Y", "X is Y now, not Z",
+  "No more X") is rewritten first (``declaratives``); a rule that points back to the one before
+  it ("... Use AbortController for it.") stays joined to it (``standalone``); a sentence in
+  another language is kept as written (``language``): this distiller reads English only.
 * A handful of guards turn imperatives back into noise: "keep it up" / "make it pop" (the object
   has no content), "fix that row" (a one-off correction of this artefact), sentences whose
   subject is a third person ("they should contact their bank" describes someone else's action).
@@ -47,7 +52,8 @@ Layout (each module has one job; lower ones never import higher ones):
 * ``vocabulary`` - word lists; ``text`` - tokens, finishing, clipping, keys;
   ``sentences`` - sentence splitting; ``morphology`` - base verbs, lemmas, gerunds;
 * ``topics`` - topic guess, task kinds, when_to_use; ``rewrite`` - advice shapes -> imperative
-  rules; ``clauses`` - sentence -> clauses -> rules;
+  rules; ``declaratives`` - announced changes -> rules; ``language`` - non-English sentences;
+  ``clauses`` - sentence -> clauses -> rules;
   ``relations`` - stance, polarity, antonyms; ``lessons`` - experience -> lesson helpers;
 * ``base`` - the protocol and types; ``rule_distiller`` - :class:`RuleDistiller`;
   ``prompts``, ``json_reply`` and ``llm`` - :class:`LLMDistiller`.

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+from skillbank.distill.declaratives import declared_change
 from skillbank.distill.rewrite import _guard, _rewrite, _starts_imperative
 from skillbank.distill.sentences import _protect, _restore
 from skillbank.distill.text import _finish, _words
@@ -44,6 +45,18 @@ _JOINT_RE = re.compile(r"(?P<joint>,\s*and|\s+and|;|,)\s+(?:(?P<adverb>always|al
 _NOUN_LIKE = frozenset("set order number state name list test type log restore install".split())
 
 
+def _names_a_thing(m: re.Match[str]) -> bool:
+    """A capitalised word after "and" or a comma is a name, not a second imperative: "Use tabs
+    for indentation in Makefiles and Go files." gave the rules "... in Makefiles." and "Go
+    files." (learning-loop hunt #8), and a later correction about Go files then retired the
+    Makefile rule. After ";" a capital may still open a clause of its own, and so may a
+    capitalised verb with a determiner after it ("..., and Check the layout")."""
+    word = m.group("word")
+    return (m.group("joint").strip() != ";" and not m.group("adverb")
+            and word[:1].isupper() and word != "I"
+            and (m.group("next") or "").lower() not in _DETERMINERS)
+
+
 def _split_compound(rule: str) -> list[str]:
     """"Use X and label Y." -> ["Use X.", "Label Y."] when each part is an imperative."""
     body = rule.rstrip(".")
@@ -52,6 +65,8 @@ def _split_compound(rule: str) -> list[str]:
     for m in _JOINT_RE.finditer(body):
         word = m.group("word").lower()
         bare_comma = m.group("joint").strip() == ","
+        if _names_a_thing(m):
+            continue
         # After ", and" (or a bare comma) a word followed by a determiner is a second
         # imperative even when it could be a noun ("..., and state the sample size", "...,
         # answer the question first").
@@ -145,7 +160,7 @@ def _rules_in_sentence(sentence: str) -> list[str]:
         lead = re.match(r"^([^,]{3,80}),\s+\S", clause)
         setting = _setting(lead.group(1)) if lead else None  # for every rule of the clause
         for piece in _pieces(clause):
-            found = _rewrite(piece)
+            found = declared_change(piece) or _rewrite(piece)  # "We moved X to Y" first
             if found:
                 target.extend(with_setting(r, setting) for r in _split_compound(found))
                 continue

@@ -60,6 +60,10 @@ def _what_went_wrong(exp: Experience) -> str:
             error = step.observation
             at = step.action or ""
             break
+    if not error and (exp.feedback or "").strip():
+        # No step failed: the feedback says why. "it failed after final answer (OK, ship it)"
+        # blamed the last step, which nothing said was wrong (learning-loop hunt #13).
+        return status
     if not error and exp.steps:
         last = exp.steps[-1]
         error = last.observation or ""

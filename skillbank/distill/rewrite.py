@@ -12,6 +12,7 @@ from skillbank.distill.vocabulary import (
     _DEICTIC,
     _DETERMINERS,
     _NOT_IMPERATIVE_NEXT,
+    NOT_INSTRUCTION_OPENERS,
     _NOT_IMPERATIVE_THIRD,
     _NP_ADVERBS,
     _PERSON_SUBJECT,
@@ -126,7 +127,7 @@ def _starts_imperative(text: str) -> bool:
     if first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
     if not _is_base_verb(first):
-        return False
+        return _unlisted_verb(words)
     if len(words) > 1 and words[1].lower() in _NOT_IMPERATIVE_NEXT:
         return False
     if len(words) > 2 and words[2].lower() in _NOT_IMPERATIVE_THIRD:
@@ -134,6 +135,32 @@ def _starts_imperative(text: str) -> bool:
     if first == "thank" and len(words) > 1 and words[1].lower() == "you":
         return False
     return True
+
+
+#: What an unlisted verb's object opens with: "Mask the card number", "Backfill every gap".
+_OBJECT_OPENERS = _DETERMINERS | frozenset("its their this that these those my his her".split())
+#: A verb soon after the first word's noun phrase: that word was no verb ("Pity the chart is").
+_FINITE_SOON_RE = re.compile(
+    r"^(?:\S+\s+){1,4}?(?:is|are|was|were|has|have|had|does|do|did|can|will|would|could|"
+    r"isn't|aren't|wasn't|weren't|doesn't|don't|didn't|won't|can't|needs|seems|looks)\b", re.I)
+
+
+def _unlisted_verb(words: list[str]) -> bool:
+    """A capitalised first word that the verb list lacks, read as an imperative verb when its
+    object follows ("Mask the card number to its last four digits.", "Backfill the missing
+    days.", "Vendor the dependencies."). Users met such a second instruction dropped as "praise"
+    (learning-loop hunt #6); a closed list never holds every verb of every trade. Not one:
+    a function word, a feeling or a verdict ("Love the charts", "Shame the legend is gone"), an
+    inflected form ("Masks the ...", "Loved the ...") and a word whose noun phrase has a verb of
+    its own ("Pity the chart is small")."""
+    first = words[0]
+    low = first.lower()
+    if (len(words) < 3 or not re.fullmatch(r"[A-Z][a-z]+(?:-[a-z]+)*", first)
+            or low in NOT_INSTRUCTION_OPENERS or words[1].lower() not in _OBJECT_OPENERS):
+        return False
+    if low.endswith(("ing", "ed", "ly")) or (low.endswith("s") and not low.endswith(("ss", "us"))):
+        return False
+    return not _FINITE_SOON_RE.match(" ".join(words[1:]))
 
 
 _NOT_VERBS_AFTER_NEVER = frozenset(

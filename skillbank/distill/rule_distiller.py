@@ -6,12 +6,13 @@ import re
 from typing import Sequence
 
 from skillbank.distill.base import CandidateRule, Relation
+from skillbank.distill.language import kept_verbatim
 from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _what_went_wrong,
                                        same_task)
 from skillbank.distill.relations import _compare
 from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
-from skillbank.distill.standalone import keep_subjects
+from skillbank.distill.standalone import keep_subjects, leans_on_previous, task_kind
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
@@ -46,7 +47,9 @@ class RuleDistiller:
         seen: set[str] = set()
         previous: str | None = None
         for sentence in split_sentences(critique or ""):
-            rules = keep_subjects(_rules_in_sentence(sentence))  # "Never X; use Y." is one rule
+            # Not English: kept as written for the agent to read (see distill.language).
+            verbatim = kept_verbatim(sentence)
+            rules = [verbatim] if verbatim else keep_subjects(_rules_in_sentence(sentence))
             if rules:
                 for rule in rules:
                     rule = _resolve_pronoun(rule, previous)
@@ -54,6 +57,8 @@ class RuleDistiller:
                     if not key or key in seen:
                         continue
                     seen.add(key)
+                    if _join_previous(out, rule, sentence):
+                        continue
                     topic = guess_topic(rule, task, (critique or "") + "\n" + (response or ""))
                     out.append(
                         CandidateRule(
@@ -88,7 +93,11 @@ class RuleDistiller:
     ) -> list[Lesson]:
         exp = experience
         kind = _task_kind(exp.task) or "doing this task"
-        when = exp.when_to_use or f"When {kind}"
+        # The lesson's text tells the one task; its "when" names the kind, as a rule's does
+        # ("When planning the migration of our company blog from WordPress to Hugo" fitted that
+        # task alone, learning-loop hunt #12).
+        general = "" if kind.startswith("working on: ") else task_kind(kind)
+        when = exp.when_to_use or f"When {general or kind}"
         lessons: list[Lesson] = []
         feedback = _clip(exp.feedback or "", 600)
         outcome = _outcome_class(exp)
@@ -186,3 +195,21 @@ class RuleDistiller:
             cues.append("change wording")
         shared = ", ".join(sorted(cmp.shared)) or "nothing"
         return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"
+
+
+def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:
+    """Join `rule` to the critique's previous rule when it means nothing alone (see
+    :func:`~skillbank.distill.standalone.leans_on_previous`): "Offer a discount before processing
+    a cancellation; make it no more than 15%." is one rule, served together and retired
+    together (alone, "Make it no more than 15%." outlived the discount rule it belonged to)."""
+    last = next((i for i in range(len(out) - 1, -1, -1) if out[i].actionable), None)
+    if last is None or not leans_on_previous(rule, sentence):
+        return False
+    prev = out[last]
+    text = f"{prev.text.rstrip(' .')}; {rule[:1].lower()}{rule[1:]}"
+    if len(text) > MAX_SHORT:
+        return False
+    said = prev.source_sentence if sentence in prev.source_sentence else \
+        f"{prev.source_sentence} {sentence}"
+    out[last] = prev.model_copy(update={"text": text, "source_sentence": said[:MAX_SHORT]})
+    return True

@@ -48,8 +48,43 @@ def keep_subjects(rules: list[str]) -> list[str]:
     return out
 
 
+#: A pronoun after a preposition points back ("Use AbortController for it.", "Avoid citations
+#: in it."); right after the verb it is often the answer itself ("Keep it under 200 words.").
+_POINTS_BACK = re.compile(r"\b(?:for|in|on|to|with|from|of|about|into|inside|within|without)\s+"
+                          r"(?:it|them|these|those)\b", re.I)
+#: A pronoun subject held to a duty ("It should be ...", "They must ..."); not a dummy "it"
+#: ("It would be better to report ...").
+_SUBJECT_PRONOUN = re.compile(r"^\W*(?:it|they|this|these|those)\s+(?:should|must|needs?|has to|"
+                              r"have to|ought|shouldn't|mustn't|can't|cannot|may not)\b", re.I)
+_EACH = re.compile(r"\b(?:each|every)\s+\w", re.I)
+_POSSESSIVE = re.compile(r"\b(?:their|its)\b", re.I)
+
+
+def leans_on_previous(rule: str, sentence: str) -> bool:
+    """Whether `rule` (read from critique `sentence`) means nothing without the rule before it:
+    a pronoun after a preposition, a sentence whose subject is a pronoun ("It should be no more
+    than 15%." -> "Make it no more than 15%."), a possessive with nothing named before it ("Use
+    their last name."), or no object at all ("Apply directly."). Users met each of these stored
+    and served as a rule of its own (learning-loop hunt #7)."""
+    if _SUBJECT_PRONOUN.match(sentence):
+        return True
+    if _POINTS_BACK.search(rule) and not _EACH.search(rule):
+        return True  # "each metric ... next to it" names what "it" is
+    action = _action(rule)
+    words = re.findall(r"[A-Za-z][\w'-]*", rule)
+    head = next((i for i, w in enumerate(words) if w.lower() == action), None)
+    if head is None:
+        return False
+    rest = words[head + 1:]
+    possessive = next((i for i, w in enumerate(rest) if _POSSESSIVE.fullmatch(w)), None)
+    if possessive is not None and all(w.lower().endswith("ly") for w in rest[:possessive]):
+        return True  # "Use their last name." (whose?), not "Address customers by their name."
+    return bool(rest) and all(w.lower().endswith("ly") for w in rest)
+
+
 _STOP = frozenset("""about on for with from that which who whom where when while in of regarding
-    asking using after before so because by since whose than into onto per via""".split())
+    asking using after before so because by since whose than into onto per via between
+    among""".split())
 _SPECIFIC = frozenset("this that these those my our your their his her its the".split())
 _UNITS = frozenset("kb mb gb tb k m % percent rows lines pages users items".split())
 
@@ -62,7 +97,7 @@ def task_kind(phrase: str, max_words: int = 6) -> str:
     skip_unit = False
     for number, word in enumerate(words):
         low = word.lower().strip(",;:.")
-        if number and low in _STOP:
+        if number and (low in _STOP or _to_a_place(low, words[number + 1:number + 2])):
             break
         if any(c.isdigit() for c in low):
             skip_unit = True
@@ -77,10 +112,29 @@ def task_kind(phrase: str, max_words: int = 6) -> str:
             continue
         out.append(word.strip(",;:."))
         if len(out) >= max_words:
+            if number + 1 < len(words):  # cut inside a phrase: "rotate a leaked (key)"
+                while len(out) > 2 and _MODIFIER_END.search(out[-1]):
+                    out.pop()
             break
-    while out and out[-1].lower() in ("a", "an", "the", "to"):
-        out.pop()
+    while out and (out[-1].lower() in ("a", "an", "the", "to") or out[-1].lower() in _NUMERALS):
+        out.pop()  # "drafting a mutual NDA between two" was cut after "two"
     return _articles(out)
+
+
+#: Words that modify the noun after them; a cut right after one leaves the phrase open.
+_MODIFIER_END = re.compile(r"(?:[^e]ed|ful|ous|able|ible)$", re.I)  # not "-ing": "shipping"
+
+
+_NUMERALS = frozenset("one two three four five six seven eight nine ten both several".split())
+
+
+def _to_a_place(word: str, after: list[str]) -> bool:
+    """"to" before a name or a number ("a cover letter to Nature Communications"): where the
+    one task goes, not part of its kind. Not "how to reset", nor "reply to the customer"."""
+    if word != "to" or not after:
+        return False
+    nxt = after[0].strip(",;:.")
+    return nxt[:1].isupper() or nxt[:1].isdigit()
 
 
 _PLURAL_END = re.compile(r"[^su]s$|ies$", re.I)  # notes, slides, queries (not: class, status)

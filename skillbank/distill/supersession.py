@@ -13,7 +13,8 @@ was lost. This module says when a new rule *overrules* an old one, before any me
   words shared). Quoted words count here: in "Use 'must' instead of 'shall'" the quotes *are* the
   subject.
 * **announced change**: the critique sentence announces a change ("from now on", "we changed",
-  "no longer", "going forward", "switch to", "as of today") and the new rule has the same action
+  "no longer", "going forward", "switch to", "as of today", "no more", "is ... now",
+  "actually") and the new rule has the same action (or re-sets a value, :func:`resets_value`)
   on the same subject as the old one but asks for something else (the old rule's objects are not
   all in the new one: "Add tests for edge cases from now on" refines "Add tests", it does not
   overrule it).
@@ -54,7 +55,11 @@ CHANGE_RE = re.compile(
     r"\b(?:from now on|going forward|moving forward|no longer|not anymore|any ?more|"
     r"we(?:'ve| have)? (?:changed|switched|moved|updated|decided)|(?:has|have) changed|"
     r"switch(?:ed|ing)? (?:to|over)|as of (?:today|now|this)|starting (?:today|now)|"
-    r"from today|(?:the )?new (?:rule|convention|policy|style|standard) is|changed to)\b",
+    r"from today|(?:the )?new (?:rule|convention|policy|style|standard) is|changed to)\b|"
+    # Plain-language corrections (learning-loop hunt #3): "No more Jest; use Vitest", "We
+    # switched from Jest to Vitest", "The term is five years now, not three", "Actually, ...".
+    r"\b(?:no more|(?:switched|moved|migrated) from|(?:is|are) now|now,? (?:not|instead))\b|"
+    r"\b(?:is|are) \w+(?: \w+)? now\b(?=[.!]?$|,)|^\s*actually\b",
     re.I)
 _QUOTES = re.compile(r"[`'\"“”‘’]")
 
@@ -219,6 +224,13 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     """Why `new` (from critique `sentence`) overrules `old`, or None when it does not."""
     if not new or not old:
         return None
+    head, _, alternative = new.partition(";")
+    if _action(_plain(alternative)) in _CHOOSING_VERBS:
+        # "Stop using pandas; use polars.": the negation half rejects on its own (learning-loop
+        # hunt #7: joined to its alternative, it no longer retired "Use pandas ...").
+        why = overrules(head, old, sentence)
+        if why:
+            return why
     n, o = stance(new, names_more(new, old)), stance(old, names_more(old, new))
     for verb in (_verb(_plain(new)), _verb(_plain(old))):
         if verb:  # "Never log passwords" does not overrule "Log errors": objects decide
@@ -285,15 +297,16 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     said = " ".join(t for t in (sentence, new) if t)
     if CHANGE_RE.search(said) and not CHANGE_RE.search(old):
         action = _action(_plain(new))
-        if action is not None and action == _action(_plain(old)):
-            mine, theirs = _objects(_plain(new), action), _objects(_plain(old), action)
+        if action is not None and (action == _action(_plain(old)) or resets_value(new, old)):
+            mine, theirs = _objects(_plain(_chosen(new)), action), _objects(_plain(old), action)
             common = mine & theirs
             # More than one word of the old rule's things, or most of them: "Give product
             # dimensions in imperial units from now on" changes "Give product dimensions in
             # metric units", not "Give the chart axis units (signups per day)".
             if (common and not theirs <= mine and mine - theirs
                     and (len(common) >= 2 or 2 * len(common) >= len(theirs))):
-                return (f"announced change: the same action {action!r} on "
+                how = "the same action" if action == _action(_plain(old)) else "re-set by"
+                return (f"announced change: {how} {action!r} on "
                         f"{', '.join(repr(w) for w in sorted(common))}, asking for "
                         f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
     return None
@@ -447,6 +460,32 @@ def _units(rule: str) -> set[str]:
     return {_stem(nxt) for num, nxt in zip(words, words[1:])
             if _NUMBER_RE.fullmatch(num.rstrip(".")) and nxt not in _STOPWORDS
             and nxt not in _PREPOSITIONS and not nxt[:1].isdigit()}
+
+
+#: A value a rule may be re-set to: a number, a weekday, a month, a time of day.
+_VALUE_RE = re.compile(r"\d[\w:.]*|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:jan|feb|mar|apr|"
+                       r"may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|" + "|".join(_NUMBER_WORDS), re.I)
+
+
+def _chosen(rule: str) -> str:
+    """The rule without the old value it rejects at its end ("..., not 14", "instead of X")."""
+    return re.sub(r",?\s+(?:not|instead of|rather than)\s+[^,;]+$", "", rule.rstrip(" ."))
+
+
+def resets_value(new: str, old: str) -> bool:
+    """Whether `new` re-sets the value of `old`'s thing with a verb of its own: "Move the
+    weekly report to Mondays." after "Send the weekly report on Fridays." (learning-loop hunt
+    #3: "We moved the weekly report to Mondays." was merged into the Friday rule). Only when
+    what differs is a value on both sides, so "Move the weekly report's charts to the
+    appendix" changes nothing of the Friday rule."""
+    action = _action(_plain(new))
+    if action not in ("set", "move", "change", "switch", "make"):
+        return False
+    mine = _objects(_plain(_chosen(new)), action)
+    theirs = _objects(_plain(old).split(maxsplit=1)[-1], None)  # its verb may be unknown: "Hold"
+    ours, others = mine - theirs, theirs - mine
+    return (bool(ours) and bool(others)
+            and all(_VALUE_RE.fullmatch(w) for w in ours | others))
 
 
 def other_limits(new: str, old: str) -> bool:

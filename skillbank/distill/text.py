@@ -20,7 +20,9 @@ def _cap(text: str) -> str:
 def _finish(text: str) -> str:
     """Capitalise, tidy whitespace and end with exactly one full stop."""
     text = re.sub(r"\s+", " ", text).strip()
-    text = re.sub(r"\s+([,;:!?]|\.(?!\.))", r"\1", text)
+    # A dot that opens a word is a file name or extension (".tf", ".gitignore"), not a full
+    # stop: "Never hardcode passwords in .tf files" was stored as "... in.tf files".
+    text = re.sub(r"\s+([,;:!?]|\.(?![.\w]))", r"\1", text)
     text = text.rstrip(" ,;:-–—")
     text = re.sub(r"[.!?]+$", "", text).rstrip(" ,;:")
     return _cap(text) + "." if text else ""

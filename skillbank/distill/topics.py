@@ -27,7 +27,7 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         "javascript",
         "writing or reviewing JavaScript or TypeScript code",
         1.0,
-        r"javascript|typescript|js|ts|node(?:js)?|npm|react|vue|eslint|jsx|tsx|console\.log",
+        r"javascript|typescript|js|ts|node(?:js)?(?! (?:groups?|pools?))|npm|react|vue|eslint|jsx|tsx|console\.log",
     ),
     (
         "sql",
@@ -71,6 +71,24 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         r"|titles?|legends?|axis|axes|colou?rs?|contrast|visuals?|graphs?|keynote|powerpoint",
     ),
     (
+        # Terraform rules were filed as sql ("... in .tf files", the task named Postgres) or
+        # javascript, and served for SQL and React tasks (learning-loop hunt #10).
+        "infra",
+        "changing infrastructure as code or deployments",
+        1.0,
+        r"terraform|tf|tfvars|hcl|ansible|playbooks?|kubernetes|k8s|kubectl|helm|dockerfiles?"
+        r"|docker|cloudformation|pulumi|infrastructure|iac|provisioners?|load balancers?|vpcs?"
+        r"|iam|ec2|rds|s3|gcs|nginx|eks|gke|aks|node (?:groups?|pools?)|pods?",
+    ),
+    (
+        # "Keep the abstract under 200 words" was filed as slides (learning-loop hunt #10).
+        "academic",
+        "writing academic papers and abstracts",
+        1.0,
+        r"abstracts?|manuscripts?|papers?|journals?|peer reviews?|bibliograph(?:y|ies)|apa|mla"
+        r"|literature reviews?|hypothes[ie]s",
+    ),
+    (
         "code",
         "writing or reviewing code",
         0.5,
@@ -93,7 +111,7 @@ _TOPIC_DESC["general"] = "doing any task"
 #: often files one rule of a domain under the narrow topic and its neighbour under the broad
 #: one ("Add type hints ..." python, "Give public functions docstrings ..." code), so a block
 #: that keeps to the task's topics compares families, not slugs.
-TOPIC_FAMILY = {"python": "code", "javascript": "code", "sql": "data"}
+TOPIC_FAMILY = {"python": "code", "javascript": "code", "sql": "data", "academic": "writing"}
 
 
 def topic_family(topic: str | None) -> str:

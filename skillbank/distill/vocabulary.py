@@ -145,3 +145,28 @@ _STOPWORDS = _LIGHT_WORDS | frozenset(
 #: (``clauses.with_setting``) and the topic guess weighs it as the rule's own domain.
 SETTING_LEADS = ("in", "for", "on", "when", "while", "within", "inside", "throughout", "during",
                  "before", "after", "if", "unless")
+
+#: Capitalised words that open a sentence before "the", "a", "your" ... without being an
+#: instruction's verb: function words, adverbs, interjections, feelings and opinions ("Love
+#: the charts!", "Shame the legend is gone"). Any other such word is read as an imperative verb
+#: the list above lacks ("Mask the card number ...", "Backfill the missing days ...").
+NOT_INSTRUCTION_OPENERS = frozenset(
+    """
+    i you we they he she it its this that these those the a an my your our their his her some
+    any each every all no not none yes ok okay oh hmm um uh well hey hi hello dear sorry
+    is are was were be been am do does did have has had can could will would shall should may
+    might must need needs got get let's
+    and but or nor yet so for because since as if unless until till once when where while whilst
+    whether though although than then now here there also just only even still again maybe
+    perhaps plus besides anyway instead either neither both half most many much more less few
+    such quite rather almost same like unlike except despite given per re via about above across
+    after against along among around at before behind below beneath beside between beyond by
+    down during from in inside into near of off on onto out outside over past through throughout
+    to toward towards under up upon with within without what why how which who whom whose
+    love hate enjoy appreciate adore dig miss want wish hope think guess believe suppose reckon
+    feel know mean see agree disagree bet wonder doubt
+    nice great good glad shame pity sad happy sure cool weird odd strange interesting funny
+    perfect excellent awesome brilliant fantastic amazing wow neat solid lovely beautiful fine
+    overall honestly otherwise fyi btw imo imho tbh
+    """.split()
+)

@@ -1,0 +1,121 @@
+"""Plain-language corrections, said as news rather than as orders, read as imperative rules.
+
+People announce a change the way they would tell a colleague: "We changed the confidentiality
+term to five years.", "We moved the weekly report to Mondays.", "We switched from Jest to
+Vitest for unit tests.", "The confidentiality term is five years now, not three.", "No more
+Jest; use Vitest.", "polars is our standard now". None of them starts with an imperative, so
+each was ignored as "praise" and the rule it replaced kept being served (learning-loop hunt,
+session 20, defect 3). Each shape here has one fixed rewrite, tried before the imperative test:
+
+* "we changed / set / updated / raised / lowered X to Y" -> "Set X to Y";
+* "we moved X to Y" -> "Move X to Y"; "we switched X to Y" -> "Switch X to Y";
+* "we switched / moved / migrated / changed from Z to Y (for W)" -> "Use Y instead of Z (for W)";
+* "X is Y now, not Z" / "X is now Y" -> "Make X Y, not Z" (a news sentence without a rejected
+  value needs a number in Y: "The build is green now." is a report, not a rule);
+* "X is our standard / default now" -> "Use X";
+* "no more X" -> "Do not use X" ("no more X-ing Y" -> "Stop X-ing Y").
+
+The change cue stays in the critique sentence, which :func:`skillbank.distill.supersession.
+overrules` reads ("we changed", "no more", "is ... now", "actually").
+"""
+
+from __future__ import annotations
+
+import re
+
+from skillbank.distill.rewrite import (_DISCOURSE_RE, _FINITE_RE, _NO_IDIOMS, _guard, _np_ok,
+                                       _obj_np, _strip_np)
+from skillbank.distill.text import _finish, _words
+
+_SET_VERBS = {"changed": "Set", "set": "Set", "updated": "Set", "raised": "Set",
+              "lowered": "Set", "increased": "Set", "reduced": "Set", "bumped": "Set",
+              "moved": "Move", "switched": "Switch", "shifted": "Move"}
+
+_WE_CHANGED_RE = re.compile(
+    r"^we(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+)?(?P<verb>" + "|".join(_SET_VERBS) + r")"
+    r"\s+(?P<x>.+?)\s+(?:from\s+(?P<z>.+?)\s+)?to\s+(?P<y>.+)$", re.I)
+_WE_SWITCHED_RE = re.compile(
+    r"^we(?:'ve| have)?\s+(?:now\s+|just\s+|recently\s+)?(?:switched|moved|migrated|changed)"
+    r"(?:\s+over)?\s+from\s+(?P<z>.+?)\s+to\s+(?P<y>[^,]+?)"
+    r"(?P<tail>\s+(?:for|in|on|across|when|within)\s+.+)?$", re.I)
+_IS_NOW_RE = re.compile(
+    r"^(?P<x>.+?)\s+(?:is|are)\s+(?P<now1>now\s+)?(?P<y>.+?)(?P<now2>\s+now)?"
+    r"(?P<not>,?\s+(?:not|instead of|rather than)\s+.+)?$", re.I)
+_STANDARD_RE = re.compile(
+    r"^(?P<x>.+?)\s+(?:is|are)\s+(?:now\s+)?(?:our|the)\s+(?:new\s+)?(?:team\s+)?"
+    r"(?:standard|default|convention|go-to|choice|tool of choice)(?:\s+now)?$", re.I)
+_NO_MORE_RE = re.compile(r"^no\s+more\s+(?P<x>.+)$", re.I)
+#: What "no more ..." closes a review with, rather than bans.
+_CLOSINGS = frozenset("questions question feedback thoughts remarks nits points".split())
+_NUMBER_RE = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
+                        r"fifteen|twenty|thirty|fifty|hundred)\b", re.I)
+
+
+def declared_change(clause: str) -> str | None:
+    """The clause as an imperative rule when it announces a change of practice, else None."""
+    c = clause.strip().rstrip(" .!")
+    prev = None
+    while prev != c:
+        prev = c
+        c = _DISCOURSE_RE.sub("", c).strip()
+    for shape in (_we_switched, _we_changed, _our_standard, _no_more, _is_now):
+        rule = shape(c)
+        if rule:
+            return _guard(_finish(rule))
+    return None
+
+
+def _we_switched(c: str) -> str | None:
+    m = _WE_SWITCHED_RE.match(c)
+    if not m or not _short(m.group("z")) or not _short(m.group("y")):
+        return None
+    return f"Use {m.group('y')} instead of {m.group('z')}{m.group('tail') or ''}"
+
+
+def _we_changed(c: str) -> str | None:
+    m = _WE_CHANGED_RE.match(c)
+    if not m or not _np_ok(_strip_np(m.group("x")), allow_deictic=False) \
+            or not _short(m.group("y")):
+        return None
+    verb = _SET_VERBS[m.group("verb").lower()]
+    rule = f"{verb} {_obj_np(m.group('x'))} to {m.group('y')}"
+    return rule + (f" instead of {m.group('z')}" if m.group("z") else "")
+
+
+def _our_standard(c: str) -> str | None:
+    m = _STANDARD_RE.match(c)
+    x = m.group("x") if m else ""
+    return f"Use {_obj_np(x)}" if m and _np_ok(_strip_np(x), allow_deictic=False) else None
+
+
+def _no_more(c: str) -> str | None:
+    m = _NO_MORE_RE.match(c)
+    if not m or not 1 <= len(_words(m.group("x"))) <= 6 or _FINITE_RE.search(m.group("x")):
+        return None
+    x = m.group("x")
+    if x.split()[0].lower() in _NO_IDIOMS | _CLOSINGS:
+        return None  # "No more comments.", "No more questions from me."
+    if x.split()[0].lower().endswith("ing"):
+        return f"Stop {x}"  # "No more mocking the database" -> "Stop mocking the database"
+    return f"Do not use {x}"
+
+
+def _is_now(c: str) -> str | None:
+    """ "X is Y now, not Z" -> "Make X Y, not Z": only with "now" and a rejected old value or a
+    number ("The confidentiality term is five years now."), never a bare state ("The build is
+    green now.", "The tone is better now")."""
+    m = _IS_NOW_RE.match(c)
+    if not m or not (m.group("now1") or m.group("now2")):
+        return None
+    x, y, rejected = _strip_np(m.group("x")), m.group("y").strip(), m.group("not") or ""
+    if not _np_ok(x, allow_deictic=False, max_words=6) or not _short(y) \
+            or x.split()[0].lower() in ("it", "this", "that", "there", "everything"):
+        return None
+    if not rejected and (not _NUMBER_RE.search(y) or re.search(r"\w+er$", y)):
+        return None
+    return f"Make {_obj_np(x)} {y}{rejected}"
+
+
+def _short(phrase: str, limit: int = 8) -> bool:
+    """A value or a name, not a clause: a few words without a verb of their own."""
+    return 1 <= len(_words(phrase)) <= limit and not _FINITE_RE.search(phrase)

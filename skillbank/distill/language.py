@@ -1,0 +1,56 @@
+"""Critique sentences the model-free distiller cannot read: not English.
+
+"Bitte gib Zitate immer im APA-Format an.", "Ajoute toujours un attribut aria-label aux
+boutons ...", "No incluyas cláusulas de arbitraje sin consultar al cliente." were each
+reported as "praise" and learnt as nothing (learning-loop hunt, session 20, defect 5). Without
+a model the distiller cannot rewrite them, but the agent that reads the memory block can read
+them: such a sentence is kept verbatim as a rule, unless it is praise or too short to say
+anything. Only German, French, Spanish, Italian, Portuguese and Dutch are recognised, by their
+common function words (a sentence needs two of them, and more than it has English ones).
+"""
+
+from __future__ import annotations
+
+import re
+
+#: Frequent function words of six languages; none is an English word a critique would use.
+_FOREIGN = frozenset("""
+    der die das den dem des und nicht immer bitte ein eine einen keine kein mit für auf ist sind
+    oder auch noch nur wenn dass sie wir ihr zu im vom zum zur beim aus bei nie niemals
+    le la les des et pas toujours jamais un une du au aux avec pour sur est sont ou qui que ne
+    dans ce cette ces vous nous leur sans
+    el los las y siempre nunca por favor con para sin una uno del al es o que en su sus
+    lo le se más
+    il gli di che sempre mai con senza sono della delle degli nel nella
+    um uma sempre nunca não com sem para pelo pela dos das
+    het een en niet altijd nooit met voor zonder van ook geen de
+""".split())
+_ENGLISH = frozenset("""
+    the a an and or not never always to of in on for with without is are be it this that these
+    those your you we our please use do don't make keep add by from at as if when than then
+""".split())
+_PRAISE = frozenset("""
+    danke merci gracias grazie obrigado obrigada bedankt super parfait perfecto perfekt perfetto
+    bravo génial genial toll prima bien bueno buena bello bella gut sehr très muy molto ótimo
+    excellent excelente hervorragend
+""".split())
+_WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
+
+
+def not_english(sentence: str) -> bool:
+    """Whether `sentence` reads as one of the languages above rather than English."""
+    words = [w.lower() for w in _WORD_RE.findall(sentence)]
+    foreign = sum(w in _FOREIGN for w in words)
+    english = sum(w in _ENGLISH for w in words)
+    return len(words) >= 4 and foreign >= 2 and foreign > english
+
+
+def kept_verbatim(sentence: str) -> str | None:
+    """A non-English sentence kept as its own rule, or None (English, praise, too short)."""
+    text = re.sub(r"\s+", " ", sentence).strip()
+    if not not_english(text):
+        return None
+    words = [w.lower() for w in _WORD_RE.findall(text)]
+    if any(w in _PRAISE for w in words) and len(words) <= 8:
+        return None  # "Super, danke, genau so!" is praise in any language
+    return text if text.endswith((".", "!", "?")) else text + "."

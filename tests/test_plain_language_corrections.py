@@ -1,0 +1,83 @@
+"""Corrections said as news ("We moved X to Y", "X is Y now, not Z", "No more X; use Y",
+"Actually, ...") are rules, and they retire the rule they change.
+
+Users met six of fifteen plain-language corrections ignored as "praise" or learnt beside the
+rule they replaced, which kept being served: "We changed the confidentiality term to five
+years.", "We moved the weekly report to Mondays.", "We switched from Jest to Vitest for unit
+tests.", "The confidentiality term is five years now, not three.", "No more Jest; use Vitest
+...", "Actually, write dates as YYYY-MM-DD." (learning-loop hunt, session 20, defect 3).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.distill import RuleDistiller
+from skillbank.embeddings import HashEmbedding
+
+
+def _rules(critique: str) -> list[str]:
+    return [r.text for r in RuleDistiller().rules_from_critique(critique) if r.actionable]
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("We changed the notice period to sixty days.", "Set the notice period to sixty days."),
+    ("We've moved the sprint review to Thursdays.", "Move the sprint review to Thursdays."),
+    ("We switched from Travis to GitHub Actions for CI.",
+     "Use GitHub Actions instead of Travis for CI."),
+    ("The refund window is 30 days now, not 14.", "Make the refund window 30 days, not 14."),
+    ("The retention period is now 90 days.", "Make the retention period 90 days."),
+    ("No more Moment.js; use date-fns for date math.",
+     "Do not use Moment.js; use date-fns for date math."),
+    ("No more mocking the database in integration tests.",
+     "Stop mocking the database in integration tests."),
+])
+def test_a_declared_change_reads_as_a_rule(critique, rule):
+    assert _rules(critique) == [rule]
+
+
+@pytest.mark.parametrize("remark", [
+    "The build is green now.",
+    "The tone is much better now, thanks!",
+    "No more comments from me.",
+    "We changed our minds about this.",
+])
+def test_news_that_changes_no_practice_is_no_rule(remark):
+    assert _rules(remark) == []
+
+
+@pytest.mark.parametrize("old, correction", [
+    ("Set the notice period to thirty days.", "We changed the notice period to sixty days."),
+    ("Hold the sprint review on Tuesdays.", "We moved the sprint review to Thursdays."),
+    ("Use Travis for CI.", "We switched from Travis to GitHub Actions for CI."),
+    ("Keep the refund window at 14 days.", "The refund window is 30 days now, not 14."),
+    ("Use Moment.js for date math.", "No more Moment.js; use date-fns for date math."),
+    ("Write amounts as 1,000.00.", "Actually, write amounts as 1 000,00."),
+])
+def test_the_correction_retires_the_rule_it_changes(tmp_path, old, correction):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn(old)
+        entries = bank.guidelines.learn(correction).entries
+        assert [e.action for e in entries] == ["superseded"], entries
+        assert [g.text for g in bank.guidelines.list(status="active")] == [entries[0].text]
+
+
+def test_a_rejection_joined_to_its_alternative_still_retires(tmp_path, minilm):
+    # "Stop using pandas; polars is our standard now." is one rule now (polars was lost);
+    # joined, its negation half must still retire the pandas rule.
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm,
+                        include_bundled=False) as bank:
+        bank.guidelines.learn("Use requests for HTTP calls.")
+        entries = bank.guidelines.learn("Stop using requests; httpx is our standard now.").entries
+        assert [(e.action, e.text) for e in entries] == [
+            ("superseded", "Stop using requests; use httpx.")], entries
+
+
+def test_a_moved_part_of_the_report_does_not_retire_its_schedule(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn("Send the weekly report on Fridays.")
+        bank.guidelines.learn("We moved the weekly report's charts to the appendix.")
+        assert "Send the weekly report on Fridays." in {g.text for g in bank.guidelines.list()}
