@@ -38,6 +38,11 @@ def test_exclusions_are_read_out_of_the_description(description, kept, excluded)
     "Use whenever tests should cover a whole input domain instead of a hand-picked list.",
     "Not for humans.",
     "Find notes for a meeting.",
+    # the rules a skill teaches are not exclusions (review): the skill is for these requests
+    "Review Python code for security holes. Never use eval or exec on user input.",
+    "Write SQL in house style. Do not use SELECT * in production queries.",
+    "Keep a clean git history. Never use git push --force on shared branches.",
+    "Write shell scripts. Don't use backticks; quote every variable.",
 ])
 def test_what_is_not_an_exclusion_is_kept(description):
     assert without_exclusions(description) == description
@@ -52,9 +57,21 @@ SKILLS = {
 }
 
 
+RULE_SKILLS = {
+    "secure-python": "Review Python code for security holes. Never use eval or exec on user input.",
+    "sql-style": "Write and review SQL queries in house style. Do not use SELECT * in production "
+                 "queries.",
+}
+
+
 def _check(bank) -> None:
-    for name, description in SKILLS.items():
+    for name, description in {**SKILLS, **RULE_SKILLS}.items():
         bank.skills.save(name, description, "# Steps\n\n1. Do the work.\n")
+    for request, name in [("check my Python script that calls eval on user input",
+                           "secure-python"),
+                          ("review this SQL query that uses SELECT * in production", "sql-style")]:
+        hits = bank.skills.search(request)
+        assert hits and hits[0].name == name, (request, hits)
     for excluded in ["write release notes for version 2.3", "a changelog for our app's v2",
                      "make a simple single-file HTML page"]:
         assert not bank.skills.search(excluded), excluded

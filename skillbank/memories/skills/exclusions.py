@@ -21,11 +21,17 @@ import numpy as np
 
 #: The cues that open an exclusion, at the start of a sentence or after a dash or a semicolon
 #: ("…; not for X", "… - not for X", "…, but not for X"). "Instead of" is not one: "use it
-#: instead of a hand-picked list" says what the skill is for.
+#: instead of a hand-picked list" says what the skill is for. "Do not use" / "never use" are one
+#: only when the skill is what is not used: followed by "for", "when", "if", "on", "with" or "this
+#: skill" / "it" (review, session 20: "Never use eval or exec on user input." and "Do not use
+#: SELECT * in production queries." are the rules a skill teaches, and reading them as exclusions
+#: hid the skill from exactly the requests about eval and SELECT *).
+_WHEN = r"(?:for|when|if|on|with|in)\b"
+_ITSELF = rf"(?:(?:this\s+skill|this|it)\s+)?{_WHEN}"
 _CUES = (r"not\s+for|not\s+(?:intended|meant|suitable|designed)\s+for|not\s+to\s+be\s+used"
-         r"|do\s+not\s+(?:use|trigger|invoke|apply)|don['’]t\s+(?:use|trigger|invoke|apply)"
-         r"|never\s+use|avoid\s+(?:using\s+)?(?:it|this|this\s+skill)\s+(?:for|when)"
-         r"|skip\s+(?:it|this|this\s+skill)\s+(?:for|when)")
+         rf"|(?:do\s+not|don['’]t|never)\s+(?:use|trigger|invoke|apply|load)\s+{_ITSELF}"
+         rf"|avoid\s+(?:using\s+)?(?:it|this|this\s+skill)\s+{_WHEN}"
+         rf"|skip\s+(?:it|this|this\s+skill)\s+{_WHEN}")
 _EXCLUSION = re.compile(
     rf"(?:(?<=[.!?;])|^|\s+[-–—]|,\s*but|\(\s*)\s*(?:{_CUES})\b[^.!?;)]*[.!?;)]?",
     re.IGNORECASE)
