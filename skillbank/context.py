@@ -75,6 +75,10 @@ class _Item:
     kind: str
     id: str
     text: str
+    #: An experience line that points to rules the block shows ("learnt as [gl-…]"): their
+    #: ids, and the line to print instead when the budget leaves one of them out.
+    points_to: tuple[str, ...] = ()
+    unpointed: str = ""
 
 
 _DELIMITER = re.compile(r"<(\s*/?)\s*(skillbank-memory|memory)(\s*)>", re.IGNORECASE)
@@ -417,9 +421,12 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 continue
         # Its feedback without a rule since superseded, or one the block shows already.
         line = _experience_line(hit, known, feedback_view(bank, record, rules_shown))
+        points = tuple(dict.fromkeys(re.findall(r"\[(gl-[\w-]+)\]", line)))
+        unpointed = _experience_line(hit, known, feedback_view(bank, record, set())) \
+            if points else ""
         said.update(_fact_key(text) for text in shown_lessons(record, known))
         kept_experiences.append(hit)
-        per_kind["experience"].append(_Item("experience", hit.id, line))
+        per_kind["experience"].append(_Item("experience", hit.id, line, points, unpointed))
     experiences = kept_experiences
     # Interleave by rank so the best of each kind comes before the second best of any.
     ordered: list[_Item] = []
@@ -543,14 +550,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     ordered, skills, guidelines, experiences, gated = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body, thread,
         topic)
-    chosen: list[_Item] = []
-    omitted = 0
-    for item in ordered:
-        attempt = chosen + [item]
-        if count_tokens(render(attempt)) <= budget_tokens:
-            chosen = attempt
-        else:
-            omitted += 1
+    chosen, omitted = fit_budget(ordered, budget_tokens)
     text = render(chosen)
     ids: list[str] = []
     for item in chosen:
@@ -564,6 +564,35 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         experiences=[h for h in experiences if h.id in included],
         omitted=omitted, missing_tools=gated,
     )
+
+
+def fit_budget(ordered: list[_Item], budget_tokens: int) -> tuple[list[_Item], int]:
+    """The items, in order, that fit the budget whole; and how many did not. An experience
+    line whose feedback points to a rule ("learnt as [gl-…]") that did not fit is printed with
+    the rule's words instead (review, session 20: the pointer named a rule the block lacked,
+    and its instruction was lost)."""
+    chosen, omitted = _within(ordered, budget_tokens)
+    for _ in range(3):  # the longer line may push out another rule a line points to
+        shown = {c.id for c in chosen}
+        dangling = {i.id for i in chosen if not set(i.points_to) <= shown}
+        if not dangling:
+            break
+        ordered = [_Item(i.kind, i.id, i.unpointed) if i.id in dangling else i for i in ordered]
+        chosen, omitted = _within(ordered, budget_tokens)
+    return chosen, omitted
+
+
+def _within(ordered: list[_Item], budget_tokens: int) -> tuple[list[_Item], int]:
+    """The items, in order, that fit the budget whole; and how many did not."""
+    chosen: list[_Item] = []
+    omitted = 0
+    for item in ordered:
+        attempt = chosen + [item]
+        if count_tokens(render(attempt)) <= budget_tokens:
+            chosen = attempt
+        else:
+            omitted += 1
+    return chosen, omitted
 
 
 #: A stated topic is a slug-sized name, not a description.

@@ -72,3 +72,23 @@ def test_feedback_line_keeps_what_no_rule_says():
 def test_in_process_and_through_a_client(tmp_path, minilm, remote):
     with bank_for(tmp_path, remote, minilm) as bank:
         _check(bank)
+
+
+def test_a_pointer_to_a_rule_the_budget_left_out_prints_the_rule_s_words():
+    """"learnt as [gl-…]" named a rule the budget had cut: the agent was told neither."""
+    from skillbank.context import _Item, fit_budget, render
+    from skillbank.tokens import count_tokens
+
+    long_rule = _Item("guideline", "gl-1", "- [gl-1] " + "Always quote every shell variable. " * 12)
+    line = _Item("experience", "exp-1", "- [exp-1] (success) Task: Fix the deploy script "
+                 "Feedback: learnt as [gl-1]", ("gl-1",),
+                 "- [exp-1] (success) Task: Fix the deploy script Feedback: Always quote every "
+                 "shell variable.")
+    budget = count_tokens(render([_Item(line.kind, line.id, line.unpointed)])) + 5
+    chosen, omitted = fit_budget([long_rule, line], budget)
+    assert [c.id for c in chosen] == ["exp-1"] and omitted == 1
+    assert "Always quote every shell variable." in render(chosen)
+    assert "learnt as" not in render(chosen)
+    # with room for the rule, the pointer stays
+    chosen, _ = fit_budget([long_rule, line], 10_000)
+    assert "learnt as [gl-1]" in render(chosen)
