@@ -401,8 +401,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
             # a skill not the bank's own is served without it (trust.visible).
             description, body = trust.visible(description), trust.visible(body)
+        usage = summary.usage.model_copy(update={"outside": self.usage.outside(name)})
         return summary.model_copy(update={
-            "description": description, "body": body,
+            "description": description, "body": body, "usage": usage,
             "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
 
     def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
