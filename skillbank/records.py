@@ -45,6 +45,11 @@ class Usage(BaseModel):
     successes: int = 0
     failures: int = 0
     last_used: datetime | None = None
+    #: Outsiders' nets on the item (principal -> net vote, helpful +1, harmful -1), each
+    #: counted once in successes/failures as its sign (`skillbank.outside_votes`). A curator
+    #: could not see why a record's score moved; filled on a record's detail (`skills.load`,
+    #: `experiences.get`), left empty in lists and search hits (one look-up per record).
+    outside: dict[str, int] = Field(default_factory=dict)
 
     @property
     def success_rate(self) -> float | None:

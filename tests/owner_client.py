@@ -29,6 +29,8 @@ embedding = (MiniLMEmbedding() if os.environ.get('OWNER_EMBEDDING') == 'minilm'
              else HashEmbedding())
 bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=embedding,
                       include_bundled=os.environ.get('OWNER_BUNDLED') == '1', skill_roots=roots)
+if os.environ.get('OWNER_WATCH') == '1':
+    bank.watch()  # the files watched, as `skillbank serve` does
 print('ready', os.getpid(), flush=True)
 for line in sys.stdin:
     pass
@@ -38,13 +40,13 @@ bank.close()
 
 @contextlib.contextmanager
 def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False,
-                  bundled: bool = False) -> Iterator[subprocess.Popen]:
+                  bundled: bool = False, watch: bool = False) -> Iterator[subprocess.Popen]:
     """Another process that owns `root` (the hash embedding, or the offline MiniLM where a test
     needs the model's judgement; the bundled skills only when asked) until the block ends
-    (stdin closed: it closes the bank)."""
+    (stdin closed: it closes the bank); with `watch`, its watcher syncs the skill files."""
     env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)),
                   OWNER_EMBEDDING="minilm" if minilm else "hash",
-                  OWNER_BUNDLED="1" if bundled else "0")
+                  OWNER_BUNDLED="1" if bundled else "0", OWNER_WATCH="1" if watch else "0")
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

@@ -344,6 +344,22 @@ def score(value: Any) -> str:
         return ""
 
 
+def usage_text(usage: Any) -> str:
+    """A record's counters as `show` prints them, with the outsiders behind them: a curator
+    could not see why a score moved when one outsider's fifty votes counted once."""
+    line = f"{usage.uses} ({usage.successes} helped, {usage.failures} did not)"
+    return line + outsiders(getattr(usage, "outside", None) or {})
+
+
+def outsiders(nets: dict[str, int]) -> str:
+    """`; outsiders (each counted once): alice +3, bob -1`, or "" when none voted."""
+    if not nets:
+        return ""
+    shown = ", ".join(f"{who} {net:+d}" for who, net in sorted(nets.items())[:20])
+    more = f" and {len(nets) - 20} more" if len(nets) > 20 else ""
+    return f"; outsiders (each counted once): {shown}{more}"
+
+
 def when(value: Any) -> str:
     if isinstance(value, datetime):
         return value.strftime("%Y-%m-%d %H:%M")

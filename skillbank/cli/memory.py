@@ -11,7 +11,8 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from skillbank.cli.common import invalid, key_values, score, short, state, table, text, when
+from skillbank.cli.common import (invalid, key_values, outsiders, score, short, state, table, text,
+                                  usage_text, when)
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.skills import print_findings
 from skillbank.errors import PermissionDeniedError
@@ -89,7 +90,8 @@ def render_guideline(out: Any, g: Any) -> None:
     out.print(key_values([
         ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
         ("rule", g.text), ("when to use", g.when_to_use),
-        ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"),
+        ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"
+                  + outsiders(g.outside_votes)),
         ("supersedes", ", ".join(g.supersedes)), ("superseded by", g.superseded_by),
         ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),
         ("file", g.path),
@@ -259,7 +261,7 @@ def render_experience(out: Any, e: Any) -> None:
         ("score", None if e.score is None else str(e.score)), ("feedback", e.feedback),
         ("when to use", e.when_to_use), ("tags", ", ".join(e.tags)), ("namespace", e.namespace),
         ("source", e.source), ("status", e.status), ("created", when(e.created)),
-        ("uses", f"{e.usage.uses} ({e.usage.successes} helped, {e.usage.failures} did not)"),
+        ("uses", usage_text(e.usage)),
     ]))
     if e.lessons:
         out.print(table("lessons", ["kind", ("lesson", {"ratio": 2}), ("when", {"ratio": 1})],

@@ -23,6 +23,7 @@ from skillbank.cli.common import (
     state,
     table,
     text,
+    usage_text,
 )
 
 app = typer.Typer(help="Skills: SKILL.md folders, indexed for routing.", no_args_is_help=True)
@@ -318,8 +319,7 @@ def show(
                       + (f"; HELD: {skill.review}" if skill.held else
                          f"; {skill.review}" if skill.review else "")),
             ("writable", "yes" if skill.writable else "no (read-only root)"),
-            ("uses", f"{skill.usage.uses} ({skill.usage.successes} helped, "
-                     f"{skill.usage.failures} did not)"),
+            ("uses", usage_text(skill.usage)),
             *[(k, _field(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
         ]))
         if skill.resources:

@@ -453,8 +453,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
             if not self._outage(exc):
                 raise
-            return self._get_from_journal(record_id)
-        return self._read_record(record_id, self._visible(record_id, found))
+            record = self._get_from_journal(record_id)
+        else:
+            record = self._read_record(record_id, self._visible(record_id, found))
+        # The detail shows the outsiders' nets behind its counters (Usage.outside).
+        usage = record.usage.model_copy(update={"outside": self.usage.outside(record_id)})
+        return record.model_copy(update={"usage": usage})
 
     def _get_from_journal(self, record_id: str) -> Experience:
         """`get` while the index does not answer: the record as the journal (the truth) holds

@@ -28,7 +28,7 @@ from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
-from skillbank.memories.skills import checks
+from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.resources import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -463,6 +463,7 @@ class SkillAuthoring:
                 raise UnsafePathError(f"skill {name!r} is not inside {self.writable_root}")
             trash = self._trash(folder)
             self.index.delete([name])
+            last_good.drop(self.writable_root.parent, [name])  # its folder is in the trash
             self._drop_usage(name)  # type: ignore[attr-defined] # a later skill of this name starts at zero
             note(self, "delete", "skill", f"skill:{name}")
         self._unshadow()

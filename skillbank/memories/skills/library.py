@@ -28,7 +28,7 @@ from skillbank.index import PARTIAL, HybridIndex
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
-from skillbank.memories.skills import gate, skill_trust_api, trust
+from skillbank.memories.skills import gate, last_good, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
@@ -47,6 +47,7 @@ from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
+    parse_skill_text,
     read_skill_file,
 )
 from skillbank.records import Finding, Hit, Hits, Skill, SyncReport
@@ -287,6 +288,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     parsed[str(entry.path)] = file_findings
                     if doc is None:
                         report.skipped.append(str(entry.path))
+                        if known and known[0] not in winners:  # half-saved: keep the last good
+                            winners[known[0]] = entry
+                            report.findings.append(last_good.kept_finding(known[0], entry.path))
                         continue
                     name = doc.name
                 if name in winners:
@@ -325,8 +329,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             items = [item for item in items if item.id not in same] + \
                 self.index.keep_first([item for item in items if item.id in same])
             self.index.stage(items)
+            staged = {item.id for item in items}
+            last_good.keep_indexed(self.writable_root.parent, _digest, [
+                (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
             if removed:
                 self.index.delete(removed)
+                last_good.drop(self.writable_root.parent, removed)
                 report.removed = sorted(removed)
                 report.findings.extend(unserved(removed, metas, self.roots))
                 added = [item.metadata for item in items if item.id in report.added]
@@ -386,24 +394,22 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             doc, findings = self._read_pinned(name, path)
         else:
             doc, findings = read_skill_file(path)
-        if doc is None:
-            raise InvalidInputError(
-                f"skill {name!r} at {path} can no longer be loaded: "
-                + "; ".join(f.message for f in findings if f.severity == "error"), findings)
+        if doc is None:  # mid-save: the last good version, or a clear "try again"
+            doc, summary = self._last_good(summary, findings)
         description, body = doc.description, doc.body
         if summary.trust != "own" and not include_held:
             # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
             # a skill not the bank's own is served without it (trust.visible).
             description, body = trust.visible(description), trust.visible(body)
+        usage = summary.usage.model_copy(update={"outside": self.usage.outside(name)})
         return summary.model_copy(update={
-            "description": description, "body": body,
+            "description": description, "body": body, "usage": usage,
             "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
 
     def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
         """An accepted skill's SKILL.md, parsed from the very bytes checked against its pin (a
         file flipped between the trust check and the read is never served as accepted)."""
         from skillbank.memories.skills.resources import open_for_hash
-        from skillbank.memories.skills.skill_file import parse_skill_text
 
         try:
             with open_for_hash(path) as handle:  # regular files only, never blocks
@@ -421,6 +427,20 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if len(data) > MAX_SKILL_BYTES or "\0" in text:
             return read_skill_file(path)
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
+
+    def _last_good(self, summary: Skill, findings: list[Finding]) -> tuple[SkillDocument, Skill]:
+        """The version a bank's own skill was indexed from, while its file does not parse
+        (last_good.py); any other skill, or no good copy: `being_edited` is raised."""
+        path = Path(summary.path)
+        text = last_good.read(self.writable_root.parent, summary.name,
+                              lambda data: _digest(path, data) == summary.content_hash) \
+            if summary.trust == "own" and summary.writable else None
+        doc = parse_skill_text(text, path=str(path), folder_name=path.parent.name)[0] \
+            if text is not None else None
+        if doc is None:
+            raise last_good.being_edited(summary, findings)
+        return doc, summary.model_copy(update={
+            "notes": [*summary.notes, last_good.editing_note(findings)]})
 
     def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused.
@@ -638,6 +658,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
+            last_good.keep(self.writable_root.parent, doc.name, data)
 
 
 def _embedded_whole(meta: dict[str, Any] | None) -> bool:

@@ -1,0 +1,111 @@
+"""The last good version of a skill whose SKILL.md stops parsing, kept while it is edited.
+
+An editor's save caught half way, a `git checkout` mid-way or a sync tool leaves a SKILL.md
+truncated for a moment. The watcher re-synced, the skill left the index, and an agent working
+then got `find_skills` → [] and `load_skill` → "no skill named …" and concluded the skill did
+not exist (hunt-skills, session 20, #4). Now a file that stops parsing *at the path it was
+indexed from* keeps its index entry (routing as before), the sync reports the parse finding with
+a `kept-last-good` warning, and the entry goes only when the file or its folder is gone, or is
+replaced when the file parses again.
+
+Serving a skill discloses its body, which is read from the file. So the text each skill of the
+bank's own writable library was indexed from is kept here (`<root>/skill-last-good/`), and
+`load` serves it while the file does not parse, with a note saying so. Only the bank's own:
+a team or third-party skill is served only from files its trust rules judged (its scan and
+its pin are of the folder as it is now), so while its SKILL.md does not parse it stays routed
+but `load` answers "being edited … try again", never an older body. A skill that never parsed
+has no entry and no copy: it is reported and never served.
+
+The copy is a cache, checked against the index's content hash before it is served (a torn or
+stale copy is never served), so it is written without fsync: a first sync of a large library
+must stay fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from skillbank.errors import InvalidInputError
+from skillbank.records import Finding
+
+KEPT_DIR = "skill-last-good"
+
+
+def _file(bank_root: Path, name: str) -> Path:
+    # Hashed: a hand-written frontmatter's name is not a safe file name.
+    return bank_root / KEPT_DIR / (hashlib.sha256(name.encode()).hexdigest()[:40] + ".md")
+
+
+def keep(bank_root: Path, name: str, data: bytes) -> None:
+    """Keep `data` (the SKILL.md bytes a skill was just indexed from) as its last good text."""
+    target = _file(bank_root, name)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        temp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
+        fd = os.open(temp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        os.replace(temp, target)
+    except OSError:
+        pass  # only a cache: the skill then answers "being edited" while its file is broken
+
+
+def keep_indexed(bank_root: Path, digest: Callable[[Path, bytes], str],
+                 indexed: list[tuple[Path, bytes | None, str, str]]) -> None:
+    """Keep the text each of the bank's own skills was just indexed from: (path, the bytes the
+    scan read or None, their content hash, name); bytes that no longer hash so are not kept."""
+    for path, data, expected, name in indexed:
+        if data is None:
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
+        if digest(path, data) == expected:
+            keep(bank_root, name, data)
+
+
+def drop(bank_root: Path, names: Iterable[str]) -> None:
+    """Forget the kept text of skills that left the index (deleted, renamed, folder gone)."""
+    for name in names:
+        try:
+            _file(bank_root, name).unlink()
+        except OSError:
+            pass
+
+
+def read(bank_root: Path, name: str, matches: Callable[[bytes], bool]) -> str | None:
+    """The kept text of `name` when `matches` (its content hash is the indexed one), else None."""
+    try:
+        data = _file(bank_root, name).read_bytes()
+        return data.decode("utf-8") if matches(data) else None
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def kept_finding(name: str, path: Path) -> Finding:
+    """What the sync says beside the parse finding of a file it kept the last good entry of."""
+    return Finding(severity="warning", code="kept-last-good", path=str(path), message=(
+        f"skill {name!r} stays in the index as its last good version until {path.name} parses "
+        "again (or is removed); fix the error above"))
+
+
+def editing_note(findings: list[Finding]) -> str:
+    """The note served beside a skill's last good version (an agent and a person see why)."""
+    return (f"being edited: its SKILL.md does not parse right now ({_errors(findings)}); "
+            "this is the last good version")
+
+
+def being_edited(skill: Any, findings: list[Finding]) -> InvalidInputError:
+    """The error `load` answers when a skill's file does not parse and no good copy is served."""
+    why = "" if skill.trust == "own" else (
+        f"; a {skill.trust} skill is served only from the files its trust rules judged")
+    return InvalidInputError(
+        f"skill {skill.name!r} is being edited: its SKILL.md at {skill.path} does not parse "
+        f"right now ({_errors(findings)}){why}; try again in a moment", findings)
+
+
+def _errors(findings: list[Finding]) -> str:
+    return "; ".join(f.message for f in findings if f.severity == "error")[:300] or "unreadable"
