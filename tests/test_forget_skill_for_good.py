@@ -74,3 +74,29 @@ def test_the_tool_text_tells_the_agent_it_cannot_be_undone():
     text = TOOL_DESCRIPTIONS["forget"]
     assert "for good" in text and "skill:<name>" in text
     assert "cannot be undone" in text and "trash" not in text
+
+
+def _renamed_then_forgotten(bank, root: Path) -> None:
+    """A renamed skill's text was kept under its old name in `skill-last-good/` (the copy a
+    half-saved file is served from), and forgetting the new name left it there."""
+    bank.skills.create("draft-notes", "Draft release notes from merged changes.",
+                       "# Steps\n\n1. Quote the zebra-migration ticket.\n")
+    bank.skills.rename("draft-notes", "release-digest")
+    bank.forget("skill:release-digest")
+    kept = root / "skill-last-good"
+    left = [p for p in kept.rglob("*") if p.is_file() and b"zebra-migration" in p.read_bytes()] \
+        if kept.exists() else []
+    assert not left, left
+
+
+def test_a_renamed_skill_forgotten_leaves_no_kept_copy_in_process(tmp_path):
+    root = tmp_path / "root"
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        share=False) as bank:
+        _renamed_then_forgotten(bank, root)
+
+
+def test_a_renamed_skill_forgotten_leaves_no_kept_copy_through_a_client(tmp_path):
+    root = tmp_path / "root"
+    with client_of_owner(root) as bank:
+        _renamed_then_forgotten(bank, root)

@@ -394,6 +394,7 @@ class SkillAuthoring:
                 shutil.rmtree(staging, ignore_errors=True)
             self._trash(source)
             self.index.delete([name])
+            last_good.drop(self.writable_root.parent, [name])  # a copy under the old name
             self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api
             self._index_one(target / SKILL_FILE)
             note(self, "rename", "skill", [f"skill:{name}", f"skill:{new_name}"])
@@ -411,6 +412,7 @@ class SkillAuthoring:
         path = self._write(folder, SkillDocument(frontmatter, current.body), None,
                            keep=f"before rename by {by}")
         self.index.delete([current.name])
+        last_good.drop(self.writable_root.parent, [current.name])
         self._carry_usage(current.name, new_name)  # type: ignore[attr-defined]
         self._index_one(path)
         note(self, "rename", "skill", [f"skill:{current.name}", f"skill:{new_name}"])
