@@ -318,12 +318,13 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         imported_counts = before.get("counts") if isinstance(before, dict) else None
         baseline_only = "usage" in done and not isinstance(imported_counts, dict)
         imported_counts = imported_counts if isinstance(imported_counts, dict) else {}
-        rows, counts_now = [], {}
+        rows, counts_now, logs = [], {}, []
         for memory in MEMORIES:
             path = root / "usage" / f"{memory}.jsonl"
             if not path.is_file():
                 continue
             counts = UsageLog(path)
+            logs.append((memory, counts))
             for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
                 for item_id, usage in table.items():
                     if item_id in team_forgot:
@@ -348,9 +349,18 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                        successes = sb_usage.successes + excluded.successes,
                        failures = sb_usage.failures + excluded.failures,
                        last_used = greatest(sb_usage.last_used, excluded.last_used)""", rows)
+        # The outsiders' nets behind those counters, merged so each counts once (migrate_votes).
+        from skillbank.team.migrate_votes import import_nets, root_nets
+
+        nets_then = before.get("nets") if isinstance(before, dict) else None
+        nets_then = nets_then if isinstance(nets_then, dict) else {}
+        nets_now = root_nets(logs, team_forgot)
+        if not baseline_only:
+            import_nets(conn, deployment, nets_now, nets_then)
         report.imported["usage"] = len(rows)
-        if counts_now != imported_counts:
-            positions["usage"] = {"items": len(counts_now), "counts": counts_now}
+        if counts_now != imported_counts or nets_now != nets_then:
+            positions["usage"] = {"items": len(counts_now), "counts": counts_now,
+                                  "nets": nets_now}
 
         # The audit log: the events after those already imported (files keep their order).
         from skillbank.audit import FileAuditLog
