@@ -78,14 +78,14 @@ def test_the_tool_text_tells_the_agent_it_cannot_be_undone():
 
 def _renamed_then_forgotten(bank, root: Path) -> None:
     """A renamed skill's text was kept under its old name in `skill-last-good/` (the copy a
-    half-saved file is served from), and forgetting the new name left it there."""
+    half-saved file is served from) and in `.trash/` (the folder the rename moved away), and
+    forgetting the new name left both there."""
     bank.skills.create("draft-notes", "Draft release notes from merged changes.",
                        "# Steps\n\n1. Quote the zebra-migration ticket.\n")
     bank.skills.rename("draft-notes", "release-digest")
     bank.forget("skill:release-digest")
-    kept = root / "skill-last-good"
-    left = [p for p in kept.rglob("*") if p.is_file() and b"zebra-migration" in p.read_bytes()] \
-        if kept.exists() else []
+    left = [p for p in root.rglob("*") if p.is_file() and "chroma" not in p.parts
+            and b"zebra-migration" in p.read_bytes()]  # (Chroma's file: erase_from_chroma)
     assert not left, left
 
 

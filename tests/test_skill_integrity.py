@@ -94,7 +94,7 @@ class Crash(BaseException):
     """Stands in for a kill: not an Exception, so no handler swallows it."""
 
 
-@pytest.mark.parametrize("step", ["replace", "write", "move", "index"])
+@pytest.mark.parametrize("step", ["replace", "write", "remove", "index"])
 def test_a_crash_anywhere_inside_rename_never_leaves_a_folder_naming_another_skill(
         tmp_path, monkeypatch, step):
     root = tmp_path / "root"
@@ -102,7 +102,7 @@ def test_a_crash_anywhere_inside_rename_never_leaves_a_folder_naming_another_ski
     bank.skills.create("old-name", "Old skill. Use for renaming tests.", "Steps.\n",
                        resources={"notes.md": "kept\n"})
     calls = {"replace": os.replace, "write": library_module.atomic_write,
-             "move": library_module.shutil.move}
+             "remove": library_module.shutil.rmtree}
 
     def crashing(original):
         def run(*args, **kwargs):
@@ -115,8 +115,8 @@ def test_a_crash_anywhere_inside_rename_never_leaves_a_folder_naming_another_ski
         monkeypatch.setattr(library_module.os, "replace", crashing(calls["replace"]))
     elif step == "write":
         monkeypatch.setattr(library_module, "atomic_write", crashing(calls["write"]))
-    else:
-        monkeypatch.setattr(library_module.shutil, "move", crashing(calls["move"]))
+    else:  # removing the old folder once the new one is in place (no trash copy: forget)
+        monkeypatch.setattr(library_module.shutil, "rmtree", crashing(calls["remove"]))
     with pytest.raises(Crash):
         bank.skills.rename("old-name", "new-name")
     monkeypatch.undo()

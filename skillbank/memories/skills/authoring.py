@@ -392,7 +392,10 @@ class SkillAuthoring:
                 os.replace(staged, target)
             finally:
                 shutil.rmtree(staging, ignore_errors=True)
-            self._trash(source)
+            # Gone, not trashed: the new folder holds every file (and `.versions/`), and a
+            # trash copy under the old name kept the skill's text after `forget` of the new
+            # name (forget means gone; review of session 20).
+            shutil.rmtree(source, ignore_errors=True)
             self.index.delete([name])
             last_good.drop(self.writable_root.parent, [name])  # a copy under the old name
             self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api
