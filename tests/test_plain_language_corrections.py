@@ -81,3 +81,38 @@ def test_a_moved_part_of_the_report_does_not_retire_its_schedule(tmp_path):
         bank.guidelines.learn("Send the weekly report on Fridays.")
         bank.guidelines.learn("We moved the weekly report's charts to the appendix.")
         assert "Send the weekly report on Fridays." in {g.text for g in bank.guidelines.list()}
+
+
+# Review of session 20: good news said as "No more ..." became a "Do not use ..." rule, and one
+# superseded a real rule ("No more tabs issues in Makefiles, great." retired "Use tabs ...").
+@pytest.mark.parametrize("remark", [
+    "No more bugs in the parser, nice work.",
+    "No more flaky tests since your fix.",
+    "No more errors in the log.",
+    "No more tabs issues in Makefiles, great.",
+    # fresh wordings
+    "No more timeouts in CI, thank you!",
+    "No more merge conflicts after the new branching model.",
+    "No more typos in the docs, well done.",
+    "No more crashes on startup.",
+])
+def test_no_more_news_is_no_rule(remark):
+    assert _rules(remark) == []
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("No more floats for money; use Decimal.", "Do not use floats for money; use Decimal."),
+    ("No more print statements in library code.", "Do not use print statements in library code."),
+])
+def test_no_more_a_tool_or_practice_is_still_a_rule(critique, rule):
+    assert _rules(critique) == [rule]
+
+
+def test_no_more_news_does_not_retire_a_rule(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn("Use tabs for indentation in Makefiles.")
+        entries = bank.guidelines.learn("No more tabs issues in Makefiles, great.").entries
+        assert "superseded" not in [e.action for e in entries], entries
+        assert [g.text for g in bank.guidelines.list(status="active")] == [
+            "Use tabs for indentation in Makefiles."]

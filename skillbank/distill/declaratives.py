@@ -47,6 +47,18 @@ _STANDARD_RE = re.compile(
 _NO_MORE_RE = re.compile(r"^no\s+more\s+(?P<x>.+)$", re.I)
 #: What "no more ..." closes a review with, rather than bans.
 _CLOSINGS = frozenset("questions question feedback thoughts remarks nits points".split())
+#: Praise, thanks or a report of what a fix did: "No more bugs in the parser, nice work." and
+#: "No more flaky tests since your fix." are good news, not bans (review of session 20: they
+#: became "Do not use bugs ..." and superseded "Use tabs for indentation in Makefiles.").
+_NEWS_RE = re.compile(
+    r"\b(?:nice|great|good|excellent|awesome|brilliant|lovely|perfect|amazing|wonderful|"
+    r"fantastic|superb|kudos|cheers|thanks?|thank you|well done|love|glad|happy|yay|finally|"
+    r"since|thanks to|after (?:the|your|this|that))\b", re.I)
+#: What goes away when work is done well: an outcome, not a tool or a practice to ban.
+_OUTCOMES = frozenset(
+    "bug error issue problem failure fail complaint crash flaky flake warning incident "
+    "regression outage typo mistake headache surprise delay ticket glitch hiccup breakage "
+    "downtime alert page leak conflict timeout red".split())
 _NUMBER_RE = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
                         r"fifteen|twenty|thirty|fifty|hundred)\b", re.I)
 
@@ -95,9 +107,19 @@ def _no_more(c: str) -> str | None:
     x = m.group("x")
     if x.split()[0].lower() in _NO_IDIOMS | _CLOSINGS:
         return None  # "No more comments.", "No more questions from me."
+    if _NEWS_RE.search(c) or _names_outcome(x):
+        return None  # "No more tabs issues in Makefiles, great.": news of a fix, not a ban
     if x.split()[0].lower().endswith("ing"):
         return f"Stop {x}"  # "No more mocking the database" -> "Stop mocking the database"
     return f"Do not use {x}"
+
+
+def _names_outcome(x: str) -> bool:
+    """Whether `x` names an outcome ("bugs", "tabs issues", "flaky tests") rather than a tool
+    or a practice ("Moment.js", "floats in the price columns")."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", x.split(";")[0])]
+    return any(w in _OUTCOMES or w.rstrip("s") in _OUTCOMES or w.removesuffix("es") in _OUTCOMES
+               for w in words)
 
 
 def _is_now(c: str) -> str | None:
