@@ -116,3 +116,28 @@ def test_no_more_news_does_not_retire_a_rule(tmp_path):
         assert "superseded" not in [e.action for e in entries], entries
         assert [g.text for g in bank.guidelines.list(status="active")] == [
             "Use tabs for indentation in Makefiles."]
+
+
+# Review of session 20: "We moved the weekly report to Mondays." superseded "Send the weekly
+# report by 10am." (a time of day "re-set" by a weekday). A value is re-set by one of its kind.
+@pytest.mark.parametrize("old, news", [
+    ("Send the weekly report by 10am.", "We moved the weekly report to Mondays."),
+    # fresh wordings
+    ("Hold the standup at 9am.", "We moved the standup to Thursdays."),
+    ("Run the backup on Sundays.", "We moved the backup to 2am."),
+])
+def test_a_value_of_another_kind_is_another_setting(tmp_path, old, news):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn(old)
+        entries = bank.guidelines.learn(news).entries
+        assert "superseded" not in [e.action for e in entries], entries
+        assert old in {g.text for g in bank.guidelines.list(status="active")}
+
+
+def test_a_value_of_its_kind_is_re_set():
+    from skillbank.distill.supersession import resets_value
+    assert resets_value("Move the standup to 10am.", "Hold the standup at 9am.")
+    assert resets_value("Move the weekly report to Mondays.", "Send the weekly report on Fridays.")
+    assert not resets_value("Move the weekly report to Mondays.",
+                            "Send the weekly report by 10am.")

@@ -49,6 +49,7 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_
                                          _polarity, _stem, object_phrase, other_direct_objects,
                                          transform_parts)
 from skillbank.distill.cues import cue_scope
+from skillbank.distill.value_kinds import same_kind
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
@@ -485,7 +486,8 @@ def resets_value(new: str, old: str) -> bool:
     mine = _objects(_plain(_chosen(new)), action)
     theirs = _objects(_plain(old).split(maxsplit=1)[-1], None)  # its verb may be unknown: "Hold"
     ours, others = mine - theirs, theirs - mine
-    return (bool(ours) and bool(others)
+    # One kind on both sides: "by 10am" is not re-set by "to Mondays" (review of session 20).
+    return (bool(ours) and bool(others) and same_kind(ours, others)
             and all(_VALUE_RE.fullmatch(w) for w in ours | others))
 
 
