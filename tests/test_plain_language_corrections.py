@@ -141,3 +141,33 @@ def test_a_value_of_its_kind_is_re_set():
     assert resets_value("Move the weekly report to Mondays.", "Send the weekly report on Fridays.")
     assert not resets_value("Move the weekly report to Mondays.",
                             "Send the weekly report by 10am.")
+
+
+# Review of session 20: status reports and history became rules ("The latency is 20 ms now."
+# -> "Make the latency 20 ms."; "We switched from Python 2 to Python 3 years ago." -> "Use
+# Python 3 years ago instead of Python 2."). Without a rejected old value, "X is Y now" sets
+# only a setting (term, period, window, limit ...); history and one-offs are no rules.
+@pytest.mark.parametrize("remark", [
+    "The latency is 20 ms now.",
+    "The coverage is 95% now.",
+    "Revenue is up 10% now.",
+    "The team is 12 people now.",
+    "We switched from Python 2 to Python 3 years ago.",
+    "We moved the meeting to Room 4 for today only.",
+    # fresh wordings
+    "The error rate is down 3% now, not 5%.",
+    "The backlog is 40 tickets now.",
+    "We migrated from MySQL to Postgres last year.",
+    "We changed the venue to the library this time.",
+    "We moved the demo to Friday yesterday.",
+])
+def test_reports_and_history_are_no_rule(remark):
+    assert _rules(remark) == []
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("The session timeout is 15 minutes now.", "Make the session timeout 15 minutes."),
+    ("The latency budget is 200 ms now.", "Make the latency budget 200 ms."),
+])
+def test_a_setting_said_as_news_is_still_a_rule(critique, rule):
+    assert _rules(critique) == [rule]

@@ -59,6 +59,19 @@ _OUTCOMES = frozenset(
     "bug error issue problem failure fail complaint crash flaky flake warning incident "
     "regression outage typo mistake headache surprise delay ticket glitch hiccup breakage "
     "downtime alert page leak conflict timeout red".split())
+#: History and one-off arrangements are no standing rule (review of session 20: "We switched
+#: from Python 2 to Python 3 years ago." and "We moved the meeting to Room 4 for today only."
+#: became rules).
+_ONCE_RE = re.compile(
+    r"\b(?:ago|yesterday|last (?:year|month|week|quarter|time|sprint|night)|earlier this \w+|"
+    r"back in|for (?:today|this week|this sprint|this release|now)(?: only)?|today only|"
+    r"this time|just this once|for once|once only|in \d{4})\b", re.I)
+#: What a "X is Y now" news sentence may set without naming the old value: a setting, not a
+#: measured state ("The latency is 20 ms now." and "The team is 12 people now." are reports).
+_SETTINGS = frozenset(
+    "term period window limit timeout deadline day days format style size length cap quota "
+    "interval frequency threshold budget retention schedule cadence version port width "
+    "indent indentation rate ttl expiry duration notice policy minimum maximum max min".split())
 _NUMBER_RE = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
                         r"fifteen|twenty|thirty|fifty|hundred)\b", re.I)
 
@@ -70,6 +83,8 @@ def declared_change(clause: str) -> str | None:
     while prev != c:
         prev = c
         c = _DISCOURSE_RE.sub("", c).strip()
+    if _ONCE_RE.search(c):
+        return None  # history or a one-off ("... years ago", "... for today only")
     for shape in (_we_switched, _we_changed, _our_standard, _no_more, _is_now):
         rule = shape(c)
         if rule:
@@ -133,9 +148,17 @@ def _is_now(c: str) -> str | None:
     if not _np_ok(x, allow_deictic=False, max_words=6) or not _short(y) \
             or x.split()[0].lower() in ("it", "this", "that", "there", "everything"):
         return None
-    if not rejected and (not _NUMBER_RE.search(y) or re.search(r"\w+er$", y)):
-        return None
+    if not rejected and (not _NUMBER_RE.search(y) or re.search(r"\w+er$", y)
+                         or not _names_setting(x)):
+        return None  # a measured state: "The latency is 20 ms now." (review of session 20)
+    if re.match(r"(?:up|down)\b", y, re.I):
+        return None  # "Revenue is up 10% now.": a trend, not a setting
     return f"Make {_obj_np(x)} {y}{rejected}"
+
+
+def _names_setting(x: str) -> bool:
+    """Whether `x` names a setting one may set ("the refund window", "the retention period")."""
+    return any(w in _SETTINGS for w in re.findall(r"[a-z]+", x.lower()))
 
 
 def _short(phrase: str, limit: int = 8) -> bool:
