@@ -55,3 +55,31 @@ def test_a_german_critique_is_learnt_and_served(tmp_path):
                                        task="Write the quarterly sales report")
         assert [(e.action, e.text) for e in report.entries] == [
             ("added", "Bitte nenne immer die Quelle der Zahlen im Bericht.")], report
+
+
+# Review of session 20: praise longer than eight words and plain statements were kept as rules.
+# A sentence in another language is kept only as an instruction, and never with a praise word.
+@pytest.mark.parametrize("remark", [
+    "Das ist eine schöne Arbeit, das gefällt mir.",
+    "Me encanta el resumen, está muy claro y conciso.",
+    "Danke für die schnelle Antwort und die gute Zusammenfassung der Ergebnisse.",
+    "Wir sind letztes Jahr nach Berlin gezogen.",
+    "Il report è molto chiaro e ben scritto, complimenti a tutto il team.",
+    "Het rapport is echt goed geworden, dank je wel voor de moeite.",
+    # fresh wordings
+    "Die Folien sind wirklich schön geworden und die Zahlen stimmen.",
+    "Nous avons déménagé le bureau à Lyon en mars.",
+    "El equipo está en Madrid y la reunión fue el lunes.",
+])
+def test_praise_and_statements_in_another_language_are_no_rule(remark):
+    assert all(not actionable for _, actionable in _read(remark)), _read(remark)
+
+
+@pytest.mark.parametrize("sentence", [
+    "Verwenden Sie in Tabellen die Einheit in der Kopfzeile.",
+    "No incluyas datos personales en los registros.",
+    "Il faut citer la source de chaque chiffre du rapport.",
+    "Non usare abbreviazioni nei titoli delle sezioni.",
+])
+def test_an_imperative_in_another_language_is_still_kept(sentence):
+    assert _read(sentence) == [(sentence, True)]

@@ -81,3 +81,93 @@ def test_a_moved_part_of_the_report_does_not_retire_its_schedule(tmp_path):
         bank.guidelines.learn("Send the weekly report on Fridays.")
         bank.guidelines.learn("We moved the weekly report's charts to the appendix.")
         assert "Send the weekly report on Fridays." in {g.text for g in bank.guidelines.list()}
+
+
+# Review of session 20: good news said as "No more ..." became a "Do not use ..." rule, and one
+# superseded a real rule ("No more tabs issues in Makefiles, great." retired "Use tabs ...").
+@pytest.mark.parametrize("remark", [
+    "No more bugs in the parser, nice work.",
+    "No more flaky tests since your fix.",
+    "No more errors in the log.",
+    "No more tabs issues in Makefiles, great.",
+    # fresh wordings
+    "No more timeouts in CI, thank you!",
+    "No more merge conflicts after the new branching model.",
+    "No more typos in the docs, well done.",
+    "No more crashes on startup.",
+])
+def test_no_more_news_is_no_rule(remark):
+    assert _rules(remark) == []
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("No more floats for money; use Decimal.", "Do not use floats for money; use Decimal."),
+    ("No more print statements in library code.", "Do not use print statements in library code."),
+])
+def test_no_more_a_tool_or_practice_is_still_a_rule(critique, rule):
+    assert _rules(critique) == [rule]
+
+
+def test_no_more_news_does_not_retire_a_rule(tmp_path):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn("Use tabs for indentation in Makefiles.")
+        entries = bank.guidelines.learn("No more tabs issues in Makefiles, great.").entries
+        assert "superseded" not in [e.action for e in entries], entries
+        assert [g.text for g in bank.guidelines.list(status="active")] == [
+            "Use tabs for indentation in Makefiles."]
+
+
+# Review of session 20: "We moved the weekly report to Mondays." superseded "Send the weekly
+# report by 10am." (a time of day "re-set" by a weekday). A value is re-set by one of its kind.
+@pytest.mark.parametrize("old, news", [
+    ("Send the weekly report by 10am.", "We moved the weekly report to Mondays."),
+    # fresh wordings
+    ("Hold the standup at 9am.", "We moved the standup to Thursdays."),
+    ("Run the backup on Sundays.", "We moved the backup to 2am."),
+])
+def test_a_value_of_another_kind_is_another_setting(tmp_path, old, news):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn(old)
+        entries = bank.guidelines.learn(news).entries
+        assert "superseded" not in [e.action for e in entries], entries
+        assert old in {g.text for g in bank.guidelines.list(status="active")}
+
+
+def test_a_value_of_its_kind_is_re_set():
+    from skillbank.distill.supersession import resets_value
+    assert resets_value("Move the standup to 10am.", "Hold the standup at 9am.")
+    assert resets_value("Move the weekly report to Mondays.", "Send the weekly report on Fridays.")
+    assert not resets_value("Move the weekly report to Mondays.",
+                            "Send the weekly report by 10am.")
+
+
+# Review of session 20: status reports and history became rules ("The latency is 20 ms now."
+# -> "Make the latency 20 ms."; "We switched from Python 2 to Python 3 years ago." -> "Use
+# Python 3 years ago instead of Python 2."). Without a rejected old value, "X is Y now" sets
+# only a setting (term, period, window, limit ...); history and one-offs are no rules.
+@pytest.mark.parametrize("remark", [
+    "The latency is 20 ms now.",
+    "The coverage is 95% now.",
+    "Revenue is up 10% now.",
+    "The team is 12 people now.",
+    "We switched from Python 2 to Python 3 years ago.",
+    "We moved the meeting to Room 4 for today only.",
+    # fresh wordings
+    "The error rate is down 3% now, not 5%.",
+    "The backlog is 40 tickets now.",
+    "We migrated from MySQL to Postgres last year.",
+    "We changed the venue to the library this time.",
+    "We moved the demo to Friday yesterday.",
+])
+def test_reports_and_history_are_no_rule(remark):
+    assert _rules(remark) == []
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("The session timeout is 15 minutes now.", "Make the session timeout 15 minutes."),
+    ("The latency budget is 200 ms now.", "Make the latency budget 200 ms."),
+])
+def test_a_setting_said_as_news_is_still_a_rule(critique, rule):
+    assert _rules(critique) == [rule]

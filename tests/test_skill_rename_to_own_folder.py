@@ -41,3 +41,32 @@ def _check(bank) -> None:
 def test_rename_to_its_own_folder(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         _check(bank)
+
+
+def test_rename_in_place_never_shadows_another_skill_of_that_name(tmp_path):
+    """Review of session 20: a writable folder `deploy/` holding `name: notes` (a hand edit),
+    renamed to `deploy` in place, shadowed the read-only team skill `deploy` and replaced its
+    usage counts. The rename is refused like any rename onto an existing name."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import AlreadyExistsError
+
+    team = tmp_path / "team-skills" / "deploy"
+    team.mkdir(parents=True)
+    (team / "SKILL.md").write_text("---\nname: deploy\ndescription: Team skill for deploying "
+                                   "services.\n---\n# Steps\n1. Deploy.\n")
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False, skill_roots=[tmp_path / "team-skills"]) as bank:
+        bank.skills.sync()
+        for _ in range(3):
+            bank.rate("skill:deploy", helpful=True)
+        bank.skills.save("notes", "Write release notes.", "# Steps\n")
+        folder = Path(bank.skills.load("notes").path).parent
+        folder.rename(folder.parent / "deploy")
+        bank.skills.sync()
+        bank.rate("skill:notes", helpful=False)
+        with pytest.raises(AlreadyExistsError):
+            bank.skills.rename("notes", "deploy")
+        deploy = bank.skills.load("deploy")
+        assert Path(deploy.path) == team / "SKILL.md"
+        assert (deploy.usage.successes, deploy.usage.failures) == (3, 0)

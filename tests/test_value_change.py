@@ -16,7 +16,9 @@ from __future__ import annotations
 import pytest
 
 from owner_client import bank_for
-from skillbank.memories.guidelines.values import changed_values, change_cue
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+from skillbank.memories.guidelines.values import changed_values, change_cue, value_change
 
 
 def test_value_slots_differ():
@@ -74,3 +76,43 @@ def _check(bank) -> None:
 def test_in_process_and_through_a_client(tmp_path, minilm, remote):
     with bank_for(tmp_path, remote, minilm) as bank:
         _check(bank)
+
+
+# Review of session 20: a cue anywhere in the sentence ("Now that ...", "Actually, ... look
+# great, ...") and a differing slot that is the rule's subject, not a value, superseded a
+# compatible second rule. A value change is about values only; "now that" gives a reason;
+# "too", "as well", "also" add a rule.
+@pytest.mark.parametrize("old, said", [
+    ("Add a test to every pull request.",
+     "Now that we publish releases, add a changelog entry to every pull request."),
+    ("Put the summary at the top of the report.",
+     "Now that we send it by email, put the summary at the top of the email too."),
+    ("Run the unit tests before every commit.", "Run the linter before every commit now."),
+    ("Write the release notes in Markdown.",
+     "Actually, the release notes look great, write the changelog in Markdown as well."),
+    # fresh wordings
+    ("Deploy the backend on Fridays.", "Deploy the frontend on Fridays now."),
+    ("Hold the standup on Mondays.", "Hold the retro on Mondays as well."),
+    ("Tag the release on Mondays.", "Now that the team grew, tag the release on Tuesdays."),
+    ("Put the index at the end of the book.",
+     "Actually, the chapters read well; also put the glossary at the end of the book."),
+])
+def test_a_compatible_second_rule_is_kept(tmp_path, old, said):
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.guidelines.learn(old)
+        entries = bank.guidelines.learn(said).entries
+        assert "superseded" not in [e.action for e in entries], entries
+        assert old in _active(bank)
+
+
+@pytest.mark.parametrize("new, old, said", [
+    ("Hold the standup on Tuesdays.", "Hold the standup on Mondays.",
+     "Actually, hold the standup on Tuesdays."),
+    ("Cap the title at 60 characters.", "Cap the title at 80 characters.",
+     "From now on, cap the title at 60 characters."),
+    ("Put the index first.", "Put the index last.", "Put the index first instead."),
+])
+def test_a_value_announced_in_its_own_clause_still_supersedes(new, old, said):
+    changed = value_change(new, old, said)
+    assert changed is not None and changed[1], changed

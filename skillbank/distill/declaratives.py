@@ -47,6 +47,31 @@ _STANDARD_RE = re.compile(
 _NO_MORE_RE = re.compile(r"^no\s+more\s+(?P<x>.+)$", re.I)
 #: What "no more ..." closes a review with, rather than bans.
 _CLOSINGS = frozenset("questions question feedback thoughts remarks nits points".split())
+#: Praise, thanks or a report of what a fix did: "No more bugs in the parser, nice work." and
+#: "No more flaky tests since your fix." are good news, not bans (review of session 20: they
+#: became "Do not use bugs ..." and superseded "Use tabs for indentation in Makefiles.").
+_NEWS_RE = re.compile(
+    r"\b(?:nice|great|good|excellent|awesome|brilliant|lovely|perfect|amazing|wonderful|"
+    r"fantastic|superb|kudos|cheers|thanks?|thank you|well done|love|glad|happy|yay|finally|"
+    r"since|thanks to|after (?:the|your|this|that))\b", re.I)
+#: What goes away when work is done well: an outcome, not a tool or a practice to ban.
+_OUTCOMES = frozenset(
+    "bug error issue problem failure fail complaint crash flaky flake warning incident "
+    "regression outage typo mistake headache surprise delay ticket glitch hiccup breakage "
+    "downtime alert page leak conflict timeout red".split())
+#: History and one-off arrangements are no standing rule (review of session 20: "We switched
+#: from Python 2 to Python 3 years ago." and "We moved the meeting to Room 4 for today only."
+#: became rules).
+_ONCE_RE = re.compile(
+    r"\b(?:ago|yesterday|last (?:year|month|week|quarter|time|sprint|night)|earlier this \w+|"
+    r"back in|for (?:today|this week|this sprint|this release|now)(?: only)?|today only|"
+    r"this time|just this once|for once|once only|in \d{4})\b", re.I)
+#: What a "X is Y now" news sentence may set without naming the old value: a setting, not a
+#: measured state ("The latency is 20 ms now." and "The team is 12 people now." are reports).
+_SETTINGS = frozenset(
+    "term period window limit timeout deadline day days format style size length cap quota "
+    "interval frequency threshold budget retention schedule cadence version port width "
+    "indent indentation rate ttl expiry duration notice policy minimum maximum max min".split())
 _NUMBER_RE = re.compile(r"\d|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|twelve|"
                         r"fifteen|twenty|thirty|fifty|hundred)\b", re.I)
 
@@ -58,6 +83,8 @@ def declared_change(clause: str) -> str | None:
     while prev != c:
         prev = c
         c = _DISCOURSE_RE.sub("", c).strip()
+    if _ONCE_RE.search(c):
+        return None  # history or a one-off ("... years ago", "... for today only")
     for shape in (_we_switched, _we_changed, _our_standard, _no_more, _is_now):
         rule = shape(c)
         if rule:
@@ -95,9 +122,19 @@ def _no_more(c: str) -> str | None:
     x = m.group("x")
     if x.split()[0].lower() in _NO_IDIOMS | _CLOSINGS:
         return None  # "No more comments.", "No more questions from me."
+    if _NEWS_RE.search(c) or _names_outcome(x):
+        return None  # "No more tabs issues in Makefiles, great.": news of a fix, not a ban
     if x.split()[0].lower().endswith("ing"):
         return f"Stop {x}"  # "No more mocking the database" -> "Stop mocking the database"
     return f"Do not use {x}"
+
+
+def _names_outcome(x: str) -> bool:
+    """Whether `x` names an outcome ("bugs", "tabs issues", "flaky tests") rather than a tool
+    or a practice ("Moment.js", "floats in the price columns")."""
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", x.split(";")[0])]
+    return any(w in _OUTCOMES or w.rstrip("s") in _OUTCOMES or w.removesuffix("es") in _OUTCOMES
+               for w in words)
 
 
 def _is_now(c: str) -> str | None:
@@ -111,9 +148,17 @@ def _is_now(c: str) -> str | None:
     if not _np_ok(x, allow_deictic=False, max_words=6) or not _short(y) \
             or x.split()[0].lower() in ("it", "this", "that", "there", "everything"):
         return None
-    if not rejected and (not _NUMBER_RE.search(y) or re.search(r"\w+er$", y)):
-        return None
+    if not rejected and (not _NUMBER_RE.search(y) or re.search(r"\w+er$", y)
+                         or not _names_setting(x)):
+        return None  # a measured state: "The latency is 20 ms now." (review of session 20)
+    if re.match(r"(?:up|down)\b", y, re.I):
+        return None  # "Revenue is up 10% now.": a trend, not a setting
     return f"Make {_obj_np(x)} {y}{rejected}"
+
+
+def _names_setting(x: str) -> bool:
+    """Whether `x` names a setting one may set ("the refund window", "the retention period")."""
+    return any(w in _SETTINGS for w in re.findall(r"[a-z]+", x.lower()))
 
 
 def _short(phrase: str, limit: int = 8) -> bool:

@@ -4,8 +4,8 @@
 boutons ...", "No incluyas cláusulas de arbitraje sin consultar al cliente." were each
 reported as "praise" and learnt as nothing (learning-loop hunt, session 20, defect 5). Without
 a model the distiller cannot rewrite them, but the agent that reads the memory block can read
-them: such a sentence is kept verbatim as a rule, unless it is praise or too short to say
-anything. Only German, French, Spanish, Italian, Portuguese and Dutch are recognised, by their
+them: such a sentence is kept verbatim as a rule when it reads as an instruction (a modal,
+"always"/"never", "please" or a common imperative of its language) and holds no praise word. Only German, French, Spanish, Italian, Portuguese and Dutch are recognised, by their
 common function words (a sentence needs two of them, and more than it has English ones).
 """
 
@@ -21,7 +21,7 @@ _FOREIGN = frozenset("""
     dans ce cette ces vous nous leur sans
     el los las y siempre nunca por favor con para sin una uno del al es o que en su sus
     lo le se más
-    il gli di che sempre mai con senza sono della delle degli nel nella
+    il gli di che sempre mai con senza sono della delle degli nel nella nei non
     um uma sempre nunca não com sem para pelo pela dos das
     het een en niet altijd nooit met voor zonder van ook geen de
 """.split())
@@ -29,11 +29,35 @@ _ENGLISH = frozenset("""
     the a an and or not never always to of in on for with without is are be it this that these
     those your you we our please use do don't make keep add by from at as if when than then
 """.split())
+#: Praise words that are praise at any length (review of session 20: "Das ist eine schöne
+#: Arbeit, das gefällt mir." and "Me encanta el resumen, está muy claro y conciso." were kept
+#: as rules, since praise was only looked for in sentences of eight words or fewer).
 _PRAISE = frozenset("""
-    danke merci gracias grazie obrigado obrigada bedankt super parfait perfecto perfekt perfetto
-    bravo génial genial toll prima bien bueno buena bello bella gut sehr très muy molto ótimo
-    excellent excelente hervorragend
+    danke dank merci gracias grazie obrigado obrigada bedankt super parfait parfaite perfecto
+    perfecta perfekt perfetto perfetta bravo génial genial toll prima bello bella ótimo ótima
+    excellent excellente excelente hervorragend schön schöne schönen gefällt gefallen encanta
+    encantó complimenti belle beau magnifique gostei gostou adoro adoré mooi geweldig
+    fantastisch fantastique fantástico fantastico prachtig felicidades parabéns
 """.split())
+#: Words that praise only in a short remark ("Muy bien!"); in a long one they qualify a rule.
+_SHORT_PRAISE = frozenset("bien bueno buena gut gute sehr très muy molto goed".split())
+#: Instruction markers: modal verbs, "always"/"never", "please", and common imperatives. A
+#: sentence without one is a statement ("Wir sind letztes Jahr nach Berlin gezogen."), not a
+#: rule (review of session 20).
+_INSTRUCTION = frozenset("""
+    bitte immer nie niemals muss müssen musst sollte sollten solltest darf dürft verwende
+    verwenden vermeide vermeiden nutze schreib schreibe gib nenne achte
+    toujours jamais faut doit doivent devez évite évitez utilise utilisez ajoute ajoutez mets
+    mettez écris écrivez
+    siempre nunca debe deben debes debemos evita evite usa usad utiliza utilice incluye
+    sempre mai deve devono devi bisogna evitare usare utilizza aggiungi scrivi nunca devem
+    use utilize inclua escreva
+    nooit altijd moet moeten gebruik vermijd zorg schrijf voeg
+""".split())
+#: Imperative openings: "Verwenden Sie ...", "N'utilise ...", "No incluyas ...", "Non usare
+#: ...", "Não use ...", a French "-ez" form ("Ajoutez ...").
+_IMPERATIVE_RE = re.compile(r"^(?:\w+en sie\b|n['’]|ne\b|no\s+\w+(?:as|es)\b|non\b|não\b|"
+                            r"\w+ez\b|hay que\b|il faut\b)", re.I)
 _WORD_RE = re.compile(r"[^\W\d_]+(?:['’][^\W\d_]+)?", re.UNICODE)
 
 
@@ -51,6 +75,9 @@ def kept_verbatim(sentence: str) -> str | None:
     if not not_english(text):
         return None
     words = [w.lower() for w in _WORD_RE.findall(text)]
-    if any(w in _PRAISE for w in words) and len(words) <= 8:
-        return None  # "Super, danke, genau so!" is praise in any language
+    if any(w in _PRAISE for w in words) or (
+            any(w in _SHORT_PRAISE for w in words) and len(words) <= 8):
+        return None  # "Super, danke, genau so!" is praise in any language, at any length
+    if not (_INSTRUCTION & set(words) or _IMPERATIVE_RE.match(text)):
+        return None  # a statement or a report, not an instruction
     return text if text.endswith((".", "!", "?")) else text + "."

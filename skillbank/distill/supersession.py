@@ -48,6 +48,8 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_
                                          _choices_differ, _content, _forbids_removal, _objects,
                                          _polarity, _stem, object_phrase, other_direct_objects,
                                          transform_parts)
+from skillbank.distill.cues import cue_scope
+from skillbank.distill.value_kinds import same_kind
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
@@ -294,8 +296,8 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     changed = number_change(new, old)
     if changed:
         return changed
-    said = " ".join(t for t in (sentence, new) if t)
-    if CHANGE_RE.search(said) and not CHANGE_RE.search(old):
+    said = cue_scope(sentence, new)  # the rule's own clause: not "now that ...", not "too"
+    if said is not None and CHANGE_RE.search(said) and not CHANGE_RE.search(old):
         action = _action(_plain(new))
         if action is not None and (action == _action(_plain(old)) or resets_value(new, old)):
             mine, theirs = _objects(_plain(_chosen(new)), action), _objects(_plain(old), action)
@@ -484,7 +486,8 @@ def resets_value(new: str, old: str) -> bool:
     mine = _objects(_plain(_chosen(new)), action)
     theirs = _objects(_plain(old).split(maxsplit=1)[-1], None)  # its verb may be unknown: "Hold"
     ours, others = mine - theirs, theirs - mine
-    return (bool(ours) and bool(others)
+    # One kind on both sides: "by 10am" is not re-set by "to Mondays" (review of session 20).
+    return (bool(ours) and bool(others) and same_kind(ours, others)
             and all(_VALUE_RE.fullmatch(w) for w in ours | others))
 
 

@@ -29,8 +29,10 @@ from __future__ import annotations
 
 import re
 
+from skillbank.distill.cues import cue_scope
 from skillbank.distill.relations import _action, _content
 from skillbank.distill.supersession import CHANGE_RE, _numbers, _plain, _unit_kinds, _units
+from skillbank.distill.value_kinds import POSITIONS, same_kind
 from skillbank.memories.guidelines.decisions import other_values, same_wording
 
 #: Words that only announce a change ("... at the top instead.", "... 50 characters now."),
@@ -40,11 +42,6 @@ _CUE_WORDS = re.compile(
     r"\b(?:from now on|going forward|moving forward|these days|from today|as of (?:today|now)|"
     r"any ?more|actually|instead(?!\s+of\b)|now)\b", re.I)
 
-#: Position and order words: the value of "where" or "when" a rule puts something.
-POSITIONS = frozenset(
-    "top bottom end start beginning first last front middle above below before after "
-    "left right early earlier late later".split())
-
 #: Share of the smaller rule's other content words (besides its values) the two must share.
 SAME_MATTER = 0.6
 
@@ -53,6 +50,13 @@ def change_cue(said: str) -> str | None:
     """The change cue in what the user said ("instead", "now", "from now on" ...), or None."""
     found = _CUE_WORDS.search(said or "") or CHANGE_RE.search(said or "")
     return found.group(0).lower() if found else None
+
+
+def rule_cue(new: str, said: str) -> str | None:
+    """The change cue of the rule `new` in the sentence `said`, read from the rule's own clause
+    (``cues.cue_scope``); None for an additional rule ("too", "as well", "also")."""
+    scope = cue_scope(said, new)
+    return change_cue(scope) if scope is not None else None
 
 
 def _uncued(rule: str) -> str:
@@ -121,8 +125,10 @@ def value_change(new: str, old: str, said: str) -> tuple[str, bool] | None:
     if not values:
         return None
     shown = ", ".join(f"{n!r} for {o!r}" for n, o in values)
-    cue = change_cue(f"{said} {new}")
-    if cue and len(values) == 1:
+    cue = rule_cue(new, said)
+    # Only a value changes ("Mondays" for "Thursdays", "50" for "72", "top" for "end"); a slot
+    # filled with another thing is the rule's subject ("linter" for "unit tests"): a new rule.
+    if cue and len(values) == 1 and same_kind(*values[0]):
         return f"changed value: {shown}, announced by {cue!r}", True
     why = f"the same rule with other values ({shown})"
     if len(values) == 1:  # the words cannot tell a new value from another thing

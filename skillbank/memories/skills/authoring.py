@@ -376,9 +376,14 @@ class SkillAuthoring:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
             check_may_change(current.frontmatter, name, "renaming")
             source = self._own_folder(current)
+            # Another skill of that name (a read-only team skill) is never shadowed nor its
+            # usage taken over, in place or not (review of session 20: the in-place rename
+            # skipped this check).
+            if new_name in self:
+                raise AlreadyExistsError(f"skill {new_name!r} already exists")
             if source == target:  # the name made to match its own folder: `name:` in place
                 return self._rename_in_place(current, new_name, source)
-            if new_name in self or target.exists() or target.is_symlink():
+            if target.exists() or target.is_symlink():
                 raise AlreadyExistsError(f"skill {new_name!r} already exists")
             frontmatter = dict(current.frontmatter)
             frontmatter["name"] = new_name
