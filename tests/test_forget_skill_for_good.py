@@ -89,14 +89,10 @@ def _renamed_then_forgotten(bank, root: Path) -> None:
     assert not left, left
 
 
-def test_a_renamed_skill_forgotten_leaves_no_kept_copy_in_process(tmp_path):
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_renamed_skill_forgotten_leaves_no_copy(tmp_path, remote):
     root = tmp_path / "root"
-    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
-                        share=False) as bank:
-        _renamed_then_forgotten(bank, root)
-
-
-def test_a_renamed_skill_forgotten_leaves_no_kept_copy_through_a_client(tmp_path):
-    root = tmp_path / "root"
-    with client_of_owner(root) as bank:
+    opened = client_of_owner(root) if remote else Skillbank.open(
+        root, embedding_function=HashEmbedding(), include_bundled=False, share=False)
+    with opened as bank:
         _renamed_then_forgotten(bank, root)
