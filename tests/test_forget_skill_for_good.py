@@ -96,3 +96,30 @@ def test_a_renamed_skill_forgotten_leaves_no_copy(tmp_path, remote):
         root, embedding_function=HashEmbedding(), include_bundled=False, share=False)
     with opened as bank:
         _renamed_then_forgotten(bank, root)
+
+
+def _removed_by_hand_then_forgotten(bank, root: Path) -> None:
+    """The folder went by hand and `forget` ran before a sync: the kept copy of the text the
+    skill was indexed from (`skill-last-good/`) stayed for good (review, session 20)."""
+    import shutil
+
+    from skillbank.errors import NotFoundError
+
+    bank.skills.create("walrus-runbook", "Run the walrus-protocol drill.",
+                       "# Steps\n\n1. Page the walrus-protocol owner.\n")
+    shutil.rmtree(root / "skills" / "walrus-runbook")
+    with pytest.raises(NotFoundError):
+        bank.forget("skill:walrus-runbook")
+    bank.skills.sync()
+    left = [p for p in root.rglob("*") if p.is_file() and "chroma" not in p.parts
+            and b"walrus-protocol" in p.read_bytes()]
+    assert not left, left
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_skill_removed_by_hand_then_forgotten_leaves_no_copy(tmp_path, remote):
+    root = tmp_path / "root"
+    opened = client_of_owner(root) if remote else Skillbank.open(
+        root, embedding_function=HashEmbedding(), include_bundled=False, share=False)
+    with opened as bank:
+        _removed_by_hand_then_forgotten(bank, root)

@@ -466,6 +466,7 @@ class SkillAuthoring:
             folder = Path(current.path).parent
             if not folder.is_dir():  # removed by hand before the watcher saw it
                 self.index.delete([name])
+                last_good.drop(self.writable_root.parent, [name])  # forget means gone
                 raise NotFoundError(f"no skill {name!r}: its folder {str(folder)!r} was already "
                                     "removed (it is out of the index now)")
             check_may_change(_frontmatter_of(Path(current.path)), name, "forgetting")

@@ -67,6 +67,22 @@ def keep_indexed(bank_root: Path, digest: Callable[[Path, bytes], str],
             keep(bank_root, name, data)
 
 
+def prune(bank_root: Path, indexed: Iterable[str]) -> None:
+    """Drop every kept text whose skill is not in the index any more, however it left (review:
+    a folder removed by hand and then `forget`, or a `reindex` while a file was half-saved,
+    left a copy no sync would ever name: forget means gone)."""
+    folder = bank_root / KEPT_DIR
+    if not folder.is_dir():
+        return
+    wanted = {_file(bank_root, name).name for name in indexed}
+    for kept in folder.iterdir():
+        if kept.name not in wanted:
+            try:
+                kept.unlink()
+            except OSError:
+                pass
+
+
 def drop(bank_root: Path, names: Iterable[str]) -> None:
     """Forget the kept text of skills that left the index (deleted, renamed, folder gone)."""
     for name in names:

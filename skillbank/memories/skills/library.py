@@ -332,6 +332,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             staged = {item.id for item in items}
             last_good.keep_indexed(self.writable_root.parent, _digest, [
                 (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
+            last_good.prune(self.writable_root.parent, (set(current) | staged) - set(removed))
             if removed:
                 self.index.delete(removed)
                 last_good.drop(self.writable_root.parent, removed)
