@@ -237,9 +237,10 @@ class UsageLog:
 
     def move(self, item_id: str, new_id: str) -> None:
         """An item now has the id `new_id` (a renamed skill): its counts, untrusted counts and
-        outsiders' nets go with it, added to whatever `new_id` held, never replacing it (review
-        of session 20: an in-place rename replaced a team skill's counts; nothing happens when
-        `item_id` has no counts, so a move journaled twice is one move). Written through."""
+        outsiders' nets go with it, replacing whatever `new_id` held (stale counts of a skill
+        whose folder went by hand: adding them let one outsider count twice, second review of
+        session 20; a rename onto a name in use is refused before it gets here). Nothing
+        happens when `item_id` has no counts, so a move journaled twice is one move."""
         self._write_event({"id": item_id, "to": new_id}, lambda: self._move(item_id, new_id))
 
     def reset(self, item_id: str) -> None:
@@ -261,9 +262,9 @@ class UsageLog:
             return  # nothing to carry (a second process journaling the same rename)
         for table in tables:
             moved = table.pop(item_id, None)
+            table.pop(new_id, None)
             if moved is not None:
-                held = table.get(new_id)
-                table[new_id] = moved if held is None else _merged(held, moved)  # type: ignore
+                table[new_id] = moved  # type: ignore[index]
 
     def _reset(self, item_id: str) -> None:
         for table in (self._counts, self._untrusted, self._outside):
@@ -347,15 +348,3 @@ def _flush_at_exit() -> None:
         except OSError as exc:  # exiting anyway; say what was not written
             log.warning("skillbank: could not write %d usage events to %s: %s",
                         usage_log.buffered, usage_log.path, exc)
-
-
-def _merged(held: Usage | dict[str, int], moved: Usage | dict[str, int]
-            ) -> Usage | dict[str, int]:
-    """`held` (the new id's own entry) with `moved` added: counts summed, the later use kept;
-    for outsiders' nets, an outsider's vote on the new id stands (one vote each)."""
-    if isinstance(held, dict) and isinstance(moved, dict):
-        return {**moved, **held}
-    assert isinstance(held, Usage) and isinstance(moved, Usage)
-    last = max((t for t in (held.last_used, moved.last_used) if t), default=None)
-    return Usage(uses=held.uses + moved.uses, successes=held.successes + moved.successes,
-                 failures=held.failures + moved.failures, last_used=last)

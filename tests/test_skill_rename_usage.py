@@ -73,12 +73,12 @@ def test_store_move_and_reset(usage):
     usage.record("old", ok=False)
     usage.record("old", ok=True, trusted=False)
     usage.vote("old", "carol", False, use=1)
-    usage.add("new", Usage(uses=9, successes=9))  # another skill's counts under that name
+    usage.add("new", Usage(uses=9, successes=9))  # stale counts of a skill deleted by hand
     usage.move("old", "new")
-    # Added to, never replaced (review of session 20: an in-place rename wiped a team skill's
-    # counts); the outsider's vote counts with his sign.
+    # Replaced, not added to (second review, session 20: adding let one outsider count twice;
+    # a rename onto a name in use is refused before the move); the outsider: his sign.
     assert (usage.get("new").uses, usage.get("new").successes, usage.get("new").failures) == (
-        11, 9, 2)
+        2, 0, 2)
     assert usage.untrusted("new").successes == 1
     assert usage.outside("new") == {"carol": -1}
     assert usage.get("old") == Usage() and usage.outside("old") == {}

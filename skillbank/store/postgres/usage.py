@@ -141,7 +141,7 @@ class PostgresUsageCounters:
 
     def move(self, item_id: str, new_id: str) -> None:
         """An item now has the id `new_id`: its rows (counts, untrusted counts, outsiders'
-        nets) are added to `new_id`'s, never replacing them, in one transaction (nothing happens when
+        nets) are re-keyed, replacing `new_id`'s, in one transaction (nothing happens when
         `item_id` has no rows, as in `UsageLog.move`)."""
         if item_id == new_id:
             return
@@ -151,25 +151,10 @@ class PostgresUsageCounters:
                                     (*self.key, item_id)).fetchone()
                        for table in ("sb_usage", "sb_usage_votes")):
                 return  # nothing to carry (another worker moved it already)
-            # Added to new_id's rows, never replacing them (as UsageLog._merged): an in-place
-            # rename replaced a team skill's counts (review of session 20).
-            conn.execute(
-                "INSERT INTO sb_usage (deployment, memory, item_id, trusted, uses, successes, "
-                "failures, last_used) SELECT deployment, memory, %s, trusted, uses, successes, "
-                f"failures, last_used FROM sb_usage {where} "
-                "ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET "
-                "uses = sb_usage.uses + EXCLUDED.uses, "
-                "successes = sb_usage.successes + EXCLUDED.successes, "
-                "failures = sb_usage.failures + EXCLUDED.failures, "
-                "last_used = GREATEST(sb_usage.last_used, EXCLUDED.last_used)",
-                (new_id, *self.key, item_id))
-            conn.execute(
-                "INSERT INTO sb_usage_votes (deployment, memory, item_id, principal, net) "
-                f"SELECT deployment, memory, %s, principal, net FROM sb_usage_votes {where} "
-                "ON CONFLICT (deployment, memory, item_id, principal) DO NOTHING",
-                (new_id, *self.key, item_id))
             for table in ("sb_usage", "sb_usage_votes"):
-                conn.execute(f"DELETE FROM {table} {where}", (*self.key, item_id))
+                conn.execute(f"DELETE FROM {table} {where}", (*self.key, new_id))
+                conn.execute(f"UPDATE {table} SET item_id = %s {where}",
+                             (new_id, *self.key, item_id))
         self._prior_cache = None
 
     def reset(self, item_id: str) -> None:
