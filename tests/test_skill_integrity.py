@@ -116,7 +116,16 @@ def test_a_crash_anywhere_inside_rename_never_leaves_a_folder_naming_another_ski
     elif step == "write":
         monkeypatch.setattr(library_module, "atomic_write", crashing(calls["write"]))
     else:  # removing the old folder once the new one is in place (no trash copy: forget)
-        monkeypatch.setattr(library_module.shutil, "rmtree", crashing(calls["remove"]))
+        real_rmtree = calls["remove"]
+
+        def removing(path, *args, **kwargs):  # dies half way through the old folder only
+            if Path(path).name.startswith(".removing-"):
+                victim = next(Path(path).rglob("notes.md"))
+                victim.unlink()
+                raise Crash(step)
+            return real_rmtree(path, *args, **kwargs)
+
+        monkeypatch.setattr(library_module.shutil, "rmtree", removing)
     with pytest.raises(Crash):
         bank.skills.rename("old-name", "new-name")
     monkeypatch.undo()

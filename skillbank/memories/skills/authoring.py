@@ -138,6 +138,21 @@ def rates_as_outsider(scope: "scopes.Scope", path: str) -> bool:
     return doc is None or author_of(dict(doc.frontmatter)) != scope.principal
 
 
+#: Hidden folders of the writable root a rename removes the old folder from (loaders skip dot
+#: entries); one a crash left behind is removed by the next sync (`sweep_removing`).
+REMOVING = ".removing-"
+
+
+def sweep_removing(writable_root: Path) -> None:
+    """Remove what a rename cut short left behind: the old folder, out of sight already."""
+    try:
+        leftovers = [p for p in writable_root.iterdir() if p.name.startswith(REMOVING)]
+    except OSError:
+        return
+    for folder in leftovers:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 class SkillAuthoring:
     """The write half of the skill library (see the module docstring for its rules)."""
 
@@ -363,8 +378,9 @@ class SkillAuthoring:
         """Give a skill a new name (folder and frontmatter), crash-safely.
 
         The renamed copy is built in a hidden staging folder (files hard-linked, SKILL.md
-        rewritten) and moved into place in one rename; only then does the old folder go to the
-        trash. A crash leaves the old skill, or both, never a folder naming another skill.
+        rewritten) and moved into place in one rename; only then is the old folder moved out of
+        sight (one rename) and removed. A crash leaves the old skill, or both, never a folder
+        naming another skill, nor a half-removed one.
         Its usage counts, votes and outcome timeline go with it (`_carry_usage`).
         """
         checks.check_str(name, "name")
@@ -399,8 +415,11 @@ class SkillAuthoring:
                 shutil.rmtree(staging, ignore_errors=True)
             # Gone, not trashed: the new folder holds every file (and `.versions/`), and a
             # trash copy under the old name kept the skill's text after `forget` of the new
-            # name (forget means gone; review of session 20).
-            shutil.rmtree(source, ignore_errors=True)
+            # name (forget means gone; review of session 20). Out of sight in one rename first:
+            # a crash while removing it served a half-removed old skill (second review).
+            gone = Path(tempfile.mkdtemp(prefix=f"{REMOVING}{name}-", dir=self.writable_root))
+            os.replace(source, gone / name)
+            shutil.rmtree(gone, ignore_errors=True)
             self.index.delete([name])
             last_good.drop(self.writable_root.parent, [name])  # a copy under the old name
             self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api

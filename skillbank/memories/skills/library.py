@@ -31,7 +31,7 @@ from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, last_good, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
-from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring
+from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring, sweep_removing
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
@@ -333,6 +333,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             last_good.keep_indexed(self.writable_root.parent, _digest, [
                 (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
             last_good.prune(self.writable_root.parent, (set(current) | staged) - set(removed))
+            sweep_removing(self.writable_root)  # what a rename cut short left out of sight
             if removed:
                 self.index.delete(removed)
                 last_good.drop(self.writable_root.parent, removed)
