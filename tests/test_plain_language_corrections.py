@@ -103,6 +103,15 @@ def test_no_more_news_is_no_rule(remark):
 @pytest.mark.parametrize("critique, rule", [
     ("No more floats for money; use Decimal.", "Do not use floats for money; use Decimal."),
     ("No more print statements in library code.", "Do not use print statements in library code."),
+    # second review: bans whose words merely include an outcome, a reason or thanks
+    ("No more hotfixes without a ticket.", "Do not use hotfixes without a ticket."),
+    ("No more deploys after the code freeze.", "Do not use deploys after the code freeze."),
+    ("No more Friday deploys since the outage.", "Do not use Friday deploys since the outage."),
+    ("No more conflict markers committed to main.",
+     "Do not use conflict markers committed to main."),
+    ("No more emails to the whole company, thanks.", "Do not use emails to the whole company."),
+    ("No more console.log calls in production code, please.",
+     "Do not use console.log calls in production code."),
 ])
 def test_no_more_a_tool_or_practice_is_still_a_rule(critique, rule):
     assert _rules(critique) == [rule]

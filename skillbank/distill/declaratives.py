@@ -47,18 +47,27 @@ _STANDARD_RE = re.compile(
 _NO_MORE_RE = re.compile(r"^no\s+more\s+(?P<x>.+)$", re.I)
 #: What "no more ..." closes a review with, rather than bans.
 _CLOSINGS = frozenset("questions question feedback thoughts remarks nits points".split())
-#: Praise, thanks or a report of what a fix did: "No more bugs in the parser, nice work." and
-#: "No more flaky tests since your fix." are good news, not bans (review of session 20: they
-#: became "Do not use bugs ..." and superseded "Use tabs for indentation in Makefiles.").
+#: Praise or a report of what a fix did: "No more bugs in the parser, nice work." and "No more
+#: flaky tests since your fix." are good news, not bans (review of session 20: they became "Do
+#: not use bugs ..." and superseded "Use tabs for indentation in Makefiles."). Not "since" or
+#: "after the" alone, nor thanks: "No more Friday deploys since the outage.", "No more deploys
+#: after the code freeze." and "No more emails to the whole company, thanks." are bans (second
+#: review).
 _NEWS_RE = re.compile(
     r"\b(?:nice|great|good|excellent|awesome|brilliant|lovely|perfect|amazing|wonderful|"
-    r"fantastic|superb|kudos|cheers|thanks?|thank you|well done|love|glad|happy|yay|finally|"
-    r"since|thanks to|after (?:the|your|this|that))\b", re.I)
-#: What goes away when work is done well: an outcome, not a tool or a practice to ban.
+    r"fantastic|superb|kudos|well done|love|glad|happy|yay|finally|thanks to (?:you|your)|"
+    r"(?:since|after) (?:you|your|(?:the|this|that) (?:fix|change|patch|refactor|update|"
+    r"rewrite|pr|commit)))\b", re.I)
+#: What goes away when work is done well: an outcome, not a tool or a practice to ban. Only the
+#: head of the phrase is read ("hotfixes without a ticket", "conflict markers committed to
+#: main" and "error codes in the responses" are practices: second review).
 _OUTCOMES = frozenset(
-    "bug error issue problem failure fail complaint crash flaky flake warning incident "
-    "regression outage typo mistake headache surprise delay ticket glitch hiccup breakage "
-    "downtime alert page leak conflict timeout red".split())
+    "bug error issue problem failure complaint crash flake warning incident regression outage "
+    "typo mistake headache glitch hiccup breakage downtime leak conflict timeout delay".split())
+_BAD_STATES = frozenset("flaky failing broken".split())
+#: Where a "No more …" phrase's head ends: a preposition, a participle, a clause.
+_HEAD_END = re.compile(r"\s(?:in|on|at|for|from|to|with|without|since|after|before|during|"
+                       r"across|when|unless|until|\w+ed)\b|[;,:(]", re.I)
 #: History and one-off arrangements are no standing rule (review of session 20: "We switched
 #: from Python 2 to Python 3 years ago." and "We moved the meeting to Room 4 for today only."
 #: became rules).
@@ -117,10 +126,12 @@ def _our_standard(c: str) -> str | None:
 
 def _no_more(c: str) -> str | None:
     m = _NO_MORE_RE.match(c)
-    if not m or not 1 <= len(_words(m.group("x"))) <= 6 or _FINITE_RE.search(m.group("x")):
+    # A closing courtesy is no part of the ban ("No more emails to the whole company, thanks.")
+    x = re.sub(r",?\s+(?:thanks|thank you|please|cheers)\W*$", "", m.group("x"),
+               flags=re.I) if m else ""
+    if not m or not 1 <= len(_words(x)) <= 6 or _FINITE_RE.search(x):
         return None
-    x = m.group("x")
-    if x.split()[0].lower() in _NO_IDIOMS | _CLOSINGS:
+    if x.split()[0].strip(",.;:!").lower() in _NO_IDIOMS | _CLOSINGS:
         return None  # "No more comments.", "No more questions from me."
     if _NEWS_RE.search(c) or _names_outcome(x):
         return None  # "No more tabs issues in Makefiles, great.": news of a fix, not a ban
@@ -130,11 +141,16 @@ def _no_more(c: str) -> str | None:
 
 
 def _names_outcome(x: str) -> bool:
-    """Whether `x` names an outcome ("bugs", "tabs issues", "flaky tests") rather than a tool
-    or a practice ("Moment.js", "floats in the price columns")."""
-    words = [w.lower() for w in re.findall(r"[A-Za-z]+", x.split(";")[0])]
-    return any(w in _OUTCOMES or w.rstrip("s") in _OUTCOMES or w.removesuffix("es") in _OUTCOMES
-               for w in words)
+    """Whether `x`'s head names an outcome ("bugs", "tabs issues", "flaky tests") rather than a
+    tool or a practice ("Moment.js", "floats in the price columns", "hotfixes without a
+    ticket")."""
+    head = _HEAD_END.split(x, maxsplit=1)[0]
+    words = [w.lower() for w in re.findall(r"[A-Za-z]+", head)]
+    if not words:
+        return False
+    noun = words[-1]
+    return any(w in _BAD_STATES for w in words) or any(
+        form in _OUTCOMES for form in (noun, noun.rstrip("s"), noun.removesuffix("es")))
 
 
 def _is_now(c: str) -> str | None:
