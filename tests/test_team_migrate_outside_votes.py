@@ -71,3 +71,36 @@ def test_an_outsider_counts_once_across_a_migration(tmp_path, postgres):
         assert _counts(usage.get(praised)) == (1, 0)
     third = migrate_root(embedded, postgres.url, deployment=deployment)
     assert not third.changed, third.imported
+
+
+def test_a_net_withdrawn_or_turned_on_the_root_between_runs(tmp_path, postgres):
+    """Second review: his net went -1 -> 0 on one record and -1 -> +1 on another between two
+    runs; the counts import read the shrinking counter as a reset, and the team kept the
+    withdrawn vote (0, 1) or counted him twice (1, 1)."""
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.team.migrate import migrate_root
+
+    embedded = tmp_path / "laptop"
+    with Skillbank.open(embedded, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        withdrawn = bank.scoped(TINA).experiences.record(task="Rotate the signing keys",
+                                                         outcome="success")
+        turned = bank.scoped(TINA).experiences.record(task="Restore the nightly backup",
+                                                      outcome="success")
+        for eid in (withdrawn, turned):
+            bank.scoped(CARL).rate(eid, helpful=False)
+    deployment = uuid.uuid4().hex[:16]
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    with Skillbank.open(embedded, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.scoped(CARL).rate(withdrawn, helpful=True)
+        bank.scoped(CARL).rate(turned, helpful=True)
+        bank.scoped(CARL).rate(turned, helpful=True)
+        assert _counts(bank.experiences.get(withdrawn).usage) == (0, 0)
+        assert _counts(bank.experiences.get(turned).usage) == (1, 0)
+    migrate_root(embedded, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        usage = store.usage("experiences")
+        assert usage.outside(withdrawn) == {} and _counts(usage.get(withdrawn)) == (0, 0)
+        assert usage.outside(turned) == {"carl": 1} and _counts(usage.get(turned)) == (1, 0)
+    assert not migrate_root(embedded, postgres.url, deployment=deployment).changed

@@ -318,13 +318,17 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         imported_counts = before.get("counts") if isinstance(before, dict) else None
         baseline_only = "usage" in done and not isinstance(imported_counts, dict)
         imported_counts = imported_counts if isinstance(imported_counts, dict) else {}
-        rows, counts_now, logs = [], {}, []
-        for memory in MEMORIES:
-            path = root / "usage" / f"{memory}.jsonl"
-            if not path.is_file():
-                continue
-            counts = UsageLog(path)
-            logs.append((memory, counts))
+        logs = [(memory, UsageLog(root / "usage" / f"{memory}.jsonl")) for memory in MEMORIES
+                if (root / "usage" / f"{memory}.jsonl").is_file()]
+        # The outsiders' nets behind those counters, merged so each counts once (migrate_votes).
+        from skillbank.team.migrate_votes import import_nets, root_nets, sign_moves
+
+        nets_then = before.get("nets") if isinstance(before, dict) else None
+        nets_then = nets_then if isinstance(nets_then, dict) else {}
+        nets_now = root_nets(logs, team_forgot)
+        moves = sign_moves(nets_now, nets_then)  # (memory, item) -> what outsiders moved
+        rows, counts_now = [], {}
+        for memory, counts in logs:
             for trusted, table in ((True, counts._counts), (False, counts._untrusted)):
                 for item_id, usage in table.items():
                     if item_id in team_forgot:
@@ -335,8 +339,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                     then = imported_counts.get(key) or [0, 0, 0]
                     if baseline_only:
                         continue
-                    # A count that shrank (the root's usage reset): all of it is new.
-                    grew = [n - t if n >= t else n for n, t in zip(now, then)]
+                    grew = _grown(now, then, moves.get((memory, item_id)) if trusted else None)
                     if any(grew):
                         rows.append((deployment, memory, item_id, trusted, *grew,
                                      usage.last_used))
@@ -346,15 +349,9 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                        successes, failures, last_used) VALUES (%s, %s, %s, %s, %s, %s, %s, %s)
                    ON CONFLICT (deployment, memory, item_id, trusted) DO UPDATE SET
                        uses = sb_usage.uses + excluded.uses,
-                       successes = sb_usage.successes + excluded.successes,
-                       failures = sb_usage.failures + excluded.failures,
+                       successes = greatest(0, sb_usage.successes + excluded.successes),
+                       failures = greatest(0, sb_usage.failures + excluded.failures),
                        last_used = greatest(sb_usage.last_used, excluded.last_used)""", rows)
-        # The outsiders' nets behind those counters, merged so each counts once (migrate_votes).
-        from skillbank.team.migrate_votes import import_nets, root_nets
-
-        nets_then = before.get("nets") if isinstance(before, dict) else None
-        nets_then = nets_then if isinstance(nets_then, dict) else {}
-        nets_now = root_nets(logs, team_forgot)
         if not baseline_only:
             import_nets(conn, deployment, nets_now, nets_then)
         report.imported["usage"] = len(rows)
@@ -458,6 +455,19 @@ def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
                 anew.add(name)
         named.add(name)
     return anew
+
+
+def _grown(now: list[int], then: list[int], moved: tuple[int, int] | None) -> list[int]:
+    """What each count (uses, successes, failures) grew since the last import. A count that
+    shrank means the root's usage was reset: all of it is new. Unless outsiders explain it: a
+    net back at zero or turned takes one vote away (second review of session 20: the team then
+    kept a vote its outsider had withdrawn), so the counts go down by what they moved."""
+    if moved is not None:
+        natural = [n - t for n, t in zip(now, then)]
+        local = [natural[1] - moved[0], natural[2] - moved[1]]
+        if natural[0] >= 0 and min(local) >= 0:
+            return natural
+    return [n - t if n >= t else n for n, t in zip(now, then)]
 
 
 def _forgotten(conn: Any, deployment: str) -> set[str]:

@@ -30,6 +30,19 @@ def root_nets(logs: Iterable[tuple[str, Any]], forgot: set[str]) -> dict[str, in
     return nets
 
 
+def sign_moves(now: dict[str, int], then: dict[str, int]) -> dict[tuple[str, str], tuple[int, int]]:
+    """(memory, item) -> how the outsiders' sign changes since `then` moved its (helpful,
+    harmful) counters on the root: what a shrinking count owes to them, not to a reset."""
+    moves: dict[tuple[str, str], tuple[int, int]] = {}
+    for key in set(now) | set(then):
+        up, down = counted(int(then.get(key, 0)), int(now.get(key, 0)))
+        if up or down:
+            memory, item_id, _ = key.split("\t", 2)
+            was = moves.get((memory, item_id), (0, 0))
+            moves[(memory, item_id)] = (was[0] + up, was[1] + down)
+    return moves
+
+
 def import_nets(conn: Any, deployment: str, now: dict[str, int], then: dict[str, int]) -> int:
     """Merge what each net moved since `then` into the team's nets and counters, in the
     caller's transaction; returns how many nets changed."""
@@ -42,8 +55,11 @@ def import_nets(conn: Any, deployment: str, now: dict[str, int], then: dict[str,
         memory, item_id, principal = key.split("\t", 2)
         team = {row[0]: int(row[1]) for row in
                 conn.execute(f"SELECT principal, net {_VOTES}", (deployment, memory, item_id))}
+        had_up, had_down = counted(root_then, root_now)  # what the counts import added
         if principal not in team and len(team) >= MAX_OUTSIDE_VOTERS:
-            continue  # as a vote on the team: past the cap, not counted
+            # Past the team's cap his vote is not counted: take back what the counts added.
+            _correct(conn, deployment, memory, item_id, -had_up, -had_down)
+            continue
         before = team.get(principal, 0)
         after = max(-MAX_OUTSIDE_NET, min(MAX_OUTSIDE_NET, before + moved))
         if after:
@@ -58,12 +74,15 @@ def import_nets(conn: Any, deployment: str, now: dict[str, int], then: dict[str,
         # The counters must hold sign(after) once: the team's held sign(before), and the
         # counts import added the root's own sign change (root_then -> root_now).
         want_up, want_down = counted(before, after)
-        had_up, had_down = counted(root_then, root_now)
-        up, down = want_up - had_up, want_down - had_down
-        if up or down:
-            conn.execute(
-                "UPDATE sb_usage SET successes = greatest(0, successes + %s), "
-                "failures = greatest(0, failures + %s) WHERE deployment = %s AND memory = %s "
-                "AND item_id = %s AND trusted", (up, down, deployment, memory, item_id))
+        _correct(conn, deployment, memory, item_id, want_up - had_up, want_down - had_down)
         changed += 1
     return changed
+
+
+def _correct(conn: Any, deployment: str, memory: str, item_id: str, up: int, down: int) -> None:
+    """Move an item's trusted (helpful, harmful) counters by (up, down), never below zero."""
+    if up or down:
+        conn.execute(
+            "UPDATE sb_usage SET successes = greatest(0, successes + %s), "
+            "failures = greatest(0, failures + %s) WHERE deployment = %s AND memory = %s "
+            "AND item_id = %s AND trusted", (up, down, deployment, memory, item_id))
