@@ -176,3 +176,13 @@ def test_the_owners_watcher_keeps_a_half_saved_skill(tmp_path):
                "the repaired file")
         shutil.rmtree(_skill_md(root).parent)
         _until(lambda: NAME not in bank.skills.names(), "the removed folder")
+
+
+def test_a_skill_indexed_before_copies_were_kept_gets_one_at_the_next_sync(tmp_path):
+    """Second review: a skill indexed by the code before last-good copies existed had none
+    until its file changed, so a half-save answered "being edited" instead of serving it."""
+    with bank_for(tmp_path, False) as bank:
+        good = _save(bank)
+        shutil.rmtree(bank.root / "skill-last-good")  # as a root indexed by an older version
+        assert bank.skills.sync().unchanged >= 1
+        _check_kept(bank, good)

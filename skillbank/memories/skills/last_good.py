@@ -53,6 +53,11 @@ def keep(bank_root: Path, name: str, data: bytes) -> None:
         pass  # only a cache: the skill then answers "being edited" while its file is broken
 
 
+def has(bank_root: Path, name: str) -> bool:
+    """Whether a text is kept for `name` (one stat: a sync asks it of every own skill)."""
+    return _file(bank_root, name).is_file()
+
+
 def keep_indexed(bank_root: Path, digest: Callable[[Path, bytes], str],
                  indexed: list[tuple[Path, bytes | None, str, str]]) -> None:
     """Keep the text each of the bank's own skills was just indexed from: (path, the bytes the

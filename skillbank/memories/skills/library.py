@@ -309,6 +309,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             for entry, name, doc in pending:
                 if current.get(name) == entry.digest:
                     report.unchanged += 1
+                    if entry.writable and not last_good.has(self.writable_root.parent, name):
+                        # indexed before copies were kept (second review): keep one now
+                        last_good.keep_indexed(self.writable_root.parent, _digest,
+                                               [(entry.path, entry.data, entry.digest, name)])
                     continue
                 if doc is None:  # known hash under another name: re-read
                     doc, _ = _parse_bytes(entry)
