@@ -715,7 +715,7 @@ def test_concurrent_searches_share_chroma_queries_and_return_what_sequential_one
                     time.sleep(0.005)
             return self.real.query(**kwargs)
 
-    index._collection = counting = Counting(index._collection)
+    index._coll = counting = Counting(index._coll)  # (the collection behind `_collection`)
     results: dict[int, Any] = {}
 
     def ask(n: int) -> None:
