@@ -15,6 +15,7 @@ and with the owner's watcher doing the syncs.
 
 from __future__ import annotations
 
+import json
 import shutil
 import time
 from pathlib import Path
@@ -186,3 +187,46 @@ def test_a_skill_indexed_before_copies_were_kept_gets_one_at_the_next_sync(tmp_p
         shutil.rmtree(bank.root / "skill-last-good")  # as a root indexed by an older version
         assert bank.skills.sync().unchanged >= 1
         _check_kept(bank, good)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_skill_md_read_as_a_file_is_the_version_load_serves(tmp_path, remote):
+    """Session 20 left: `load` served the last good body while a read of the same SKILL.md as
+    a resource (MCP `skill://NAME/SKILL.md`, the adapters' resource tools) returned the torn
+    file. A person reviewing (`include_held`, `skills show -r`) still sees the file as it is."""
+    with bank_for(tmp_path, remote) as bank:
+        good = _save(bank)
+        assert bank.skills.read_resource(NAME, "SKILL.md") == good
+        _half_saved(bank, good)
+        assert bank.skills.read_resource(NAME, "SKILL.md") == good
+        assert bank.skills.read_resource(NAME, "SKILL.md", include_held=True) == good[:40]
+
+
+async def test_an_mcp_client_reads_the_last_good_skill_md_and_a_vendor_one_is_refused(tmp_path):
+    from mcp import Client
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.mcp_server import build_server
+
+    vendor_md = _vendor(tmp_path)
+    vendor_good = vendor_md.read_text()
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False, skill_roots=[str(vendor_md.parents[1])],
+                        sync=False) as bank:
+        bank.skills.scanner_python = ""
+        bank.skills.sync()
+        good = _save(bank)
+        _half_saved(bank, good)
+        vendor_md.write_text(vendor_good[:30])
+        bank.skills.sync()
+        async with Client(build_server(bank, trusted=True), mode="legacy") as client:
+            read = await client.read_resource(f"skill://{NAME}/SKILL.md")
+            assert read.contents[0].text == good
+            tool = await client.call_tool("read_skill_resource", {"name": NAME, "path": "SKILL.md"})
+            assert "Multiply every quantity" in json.dumps(tool.structured_content or {}) + str(
+                tool.content)
+            from mcp.shared.exceptions import MCPError
+
+            with pytest.raises(MCPError, match="being edited"):
+                await client.read_resource("skill://csv-report/SKILL.md")

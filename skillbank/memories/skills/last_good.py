@@ -106,6 +106,50 @@ def read(bank_root: Path, name: str, matches: Callable[[bytes], bool]) -> str | 
         return None
 
 
+def served(bank_root: Path, skill: Any, findings: list[Finding],
+           matches: Callable[[bytes], bool]) -> tuple[str, Any]:
+    """The text to serve for `skill` while its SKILL.md does not parse (`findings` say why),
+    and the skill with the note that says so: the kept copy of a bank's own writable skill,
+    checked by `matches` against the index's hash. Any other skill, or no good copy: the
+    `being_edited` error is raised."""
+    from skillbank.memories.skills.skill_file import parse_skill_text
+
+    path = Path(skill.path)
+    text = read(bank_root, skill.name, matches) \
+        if skill.trust == "own" and skill.writable else None
+    if text is None or parse_skill_text(text, path=str(path),
+                                        folder_name=path.parent.name)[0] is None:
+        raise being_edited(skill, findings)
+    return text, skill.model_copy(update={"notes": [*skill.notes, editing_note(findings)]})
+
+
+def skill_md(bank_root: Path, skill: Any, data: bytes,
+             matches: Callable[[bytes], bool]) -> bytes:
+    """The SKILL.md bytes to serve as a file (MCP's ``skill://NAME/SKILL.md``, a LangChain or
+    LlamaIndex resource read): `data` when it parses, else what `load` serves meanwhile.
+
+    Why: `load` served the last good body of a half-saved skill while the resource read of the
+    same SKILL.md returned the torn file (session 20's left item), so an MCP client that reads
+    skills as resources met the broken text that `load` had been built to keep from it."""
+    from skillbank.memories.skills.skill_file import parse_skill_text
+
+    path = Path(skill.path)
+    findings: list[Finding]
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        findings = [Finding(severity="error", code="encoding", path=str(path),
+                            message=f"{path} is not valid UTF-8 (byte {exc.start})")]
+    else:
+        doc, findings = parse_skill_text(text, path=str(path), folder_name=path.parent.name)
+        if doc is not None and "\0" not in text:
+            return data
+        if doc is not None:
+            findings = [Finding(severity="error", code="binary", path=str(path),
+                                message=f"{path} contains NUL bytes; not a text file")]
+    return served(bank_root, skill, findings, matches)[0].encode("utf-8")
+
+
 def kept_finding(name: str, path: Path) -> Finding:
     """What the sync says beside the parse finding of a file it kept the last good entry of."""
     return Finding(severity="warning", code="kept-last-good", path=str(path), message=(

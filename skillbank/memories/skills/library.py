@@ -435,18 +435,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
 
     def _last_good(self, summary: Skill, findings: list[Finding]) -> tuple[SkillDocument, Skill]:
-        """The version a bank's own skill was indexed from, while its file does not parse
-        (last_good.py); any other skill, or no good copy: `being_edited` is raised."""
+        """While a skill's file does not parse: its last good version (last_good.served)."""
         path = Path(summary.path)
-        text = last_good.read(self.writable_root.parent, summary.name,
-                              lambda data: _digest(path, data) == summary.content_hash) \
-            if summary.trust == "own" and summary.writable else None
-        doc = parse_skill_text(text, path=str(path), folder_name=path.parent.name)[0] \
-            if text is not None else None
-        if doc is None:
+        text, summary = last_good.served(self.writable_root.parent, summary, findings,
+                                         lambda data: _digest(path, data) == summary.content_hash)
+        doc = parse_skill_text(text, path=str(path), folder_name=path.parent.name)[0]
+        if doc is None:  # served() parsed it; kept for the type checker
             raise last_good.being_edited(summary, findings)
-        return doc, summary.model_copy(update={
-            "notes": [*summary.notes, last_good.editing_note(findings)]})
+        return doc, summary
 
     def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused.
@@ -477,6 +473,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             # flipped between the two is never served under the accepted pin.
             raise trust.HeldError(f"skill {name!r}: {relative!r} is not the accepted version "
                                   f"(changed while being read); it goes back to review")
+        if relative == "SKILL.md" and not include_held:  # mid-save: what `load` serves
+            data = last_good.skill_md(self.writable_root.parent, summary, data, lambda kept: (
+                _digest(path, kept) == summary.content_hash))
         if b"\0" in data:
             raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
