@@ -40,7 +40,7 @@ Arms, in the same run and on the same model (all-MiniLM-L6-v2):
   (``context_for(task, topic=...)``), here the set's domain name (a perfect reader that
   names one domain the same way every time). Without a stated topic the block guesses the
   task's domain from its nearest rules (each rule's family read off its own text and
-  ``when_to_use``, ``skillbank.context.rule_family``), right on ~80% of the stream's tasks
+  ``when_to_use``, ``skillbank.block_family.rule_family``), right on ~80% of the stream's tasks
   with MiniLM (session 8; see docs/benchmarks.md for session 9).
 * ``chat``: as ``skillbank``, with a chat model as the distiller
   (``adapters.langchain.ChatModelDistiller``; the rule distiller is its fallback). It runs when

@@ -12,7 +12,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from skillbank import Skillbank
-from skillbank.context import rule_family
+from skillbank.block_family import rule_family
 from skillbank.embeddings import HashEmbedding
 
 REVIEW = "The Python snippet in the quickstart fails when pasted: it never imports the client."

@@ -11,7 +11,7 @@ from __future__ import annotations
 from types import SimpleNamespace
 
 from skillbank import Skillbank
-from skillbank.context import siblings_last
+from skillbank.block_family import siblings_last
 from skillbank.embeddings import HashEmbedding
 
 TASK = "Write the onboarding guide for the billing dashboard"

@@ -48,7 +48,7 @@ class GuidelineSearch:
         :func:`has_evidence`), each carrying its dense and keyword evidence: for a caller that
         keeps them only beside hits that have evidence of their own (the memory block shows
         the rules of the topic family its best candidates vote for, see
-        ``skillbank.context.coherent_guidelines``)."""
+        ``skillbank.block_family.coherent_guidelines``)."""
         token = _UNFLOORED.set(True)
         try:
             return self.search(task, k, namespace)
