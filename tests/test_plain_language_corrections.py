@@ -145,7 +145,7 @@ def test_a_value_of_another_kind_is_another_setting(tmp_path, old, news):
 
 
 def test_a_value_of_its_kind_is_re_set():
-    from skillbank.distill.supersession import resets_value
+    from skillbank.distill.rule_numbers import resets_value
     assert resets_value("Move the standup to 10am.", "Hold the standup at 9am.")
     assert resets_value("Move the weekly report to Mondays.", "Send the weekly report on Fridays.")
     assert not resets_value("Move the weekly report to Mondays.",

@@ -18,7 +18,8 @@ import pytest
 from owner_client import client_of_owner
 from skillbank import Skillbank
 from skillbank.distill.relations import direct_objects, other_direct_objects
-from skillbank.distill.supersession import number_change, overrules, two_things
+from skillbank.distill.rule_numbers import number_change
+from skillbank.distill.supersession import overrules, two_things
 
 PAIRS = [
     ("Write docstrings for public functions.", "Write type hints for public functions."),

@@ -15,6 +15,16 @@ from skillbank.distill.vocabulary import (_ANTONYMS, _LIGHT_WORDS, _NEGATIVE_VER
                                           _PREPOSITIONS, _STOPWORDS)
 
 
+_QUOTES = re.compile(r"[`'\"“”‘’]")
+_APOSTROPHE = re.compile(r"(?<=[A-Za-z])['’](?=[A-Za-z])")
+
+
+def _plain(text: str) -> str:
+    """Quotes and backticks removed: here a quoted word is what the rule is about. An
+    apostrophe inside a word stays ("Don't" is a negation, "don t" was read as a word)."""
+    return _QUOTES.sub(" ", _APOSTROPHE.sub("\x01", text)).replace("\x01", "'")
+
+
 @lru_cache(maxsize=65536)
 def _stem(word: str) -> str:
     """A crude suffix-stripping stem (cached: rule comparison stems the same words often)."""

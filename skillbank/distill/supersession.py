@@ -14,13 +14,13 @@ was lost. This module says when a new rule *overrules* an old one, before any me
   subject.
 * **announced change**: the critique sentence announces a change ("from now on", "we changed",
   "no longer", "going forward", "switch to", "as of today", "no more", "is ... now",
-  "actually") and the new rule has the same action (or re-sets a value, :func:`resets_value`)
+  "actually") and the new rule has the same action (or re-sets a value, ``rule_numbers.resets_value``)
   on the same subject as the old one but asks for something else (the old rule's objects are not
   all in the new one: "Add tests for edge cases from now on" refines "Add tests", it does not
   overrule it).
 * **changed number**: the same action on mostly the same objects with another number ("Keep
   functions under 40 lines" after "... under 50 lines"; a limit, a count, a version), see
-  :func:`number_change`.
+  ``rule_numbers.number_change``.
 * **negated action**: the same main verb, opposite polarity, and the negation names nothing the
   other rule does not ("Never deploy on Fridays" after "Deploy on Friday afternoons"), see
   :func:`negated_action`.
@@ -46,11 +46,11 @@ import re
 from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_RE, _FLIP_RE,
                                          NEGATED_HEAD_RE, _action, _antonym_conflict,
                                          _choices_differ, _content, _forbids_removal, _objects,
-                                         _polarity, _stem, object_phrase, other_direct_objects,
-                                         transform_parts)
+                                         _polarity, _stem, object_phrase,
+                                         _plain, transform_parts)
+from skillbank.distill.rule_numbers import _chosen, number_change, resets_value
 from skillbank.distill.cues import cue_scope
-from skillbank.distill.value_kinds import same_kind
-from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _PREPOSITIONS, _STOPWORDS
+from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
 CHANGE_RE = re.compile(
@@ -63,20 +63,11 @@ CHANGE_RE = re.compile(
     r"\b(?:no more|(?:switched|moved|migrated) from|(?:is|are) now|now,? (?:not|instead))\b|"
     r"\b(?:is|are) \w+(?: \w+)? now\b(?=[.!]?$|,)|^\s*actually\b",
     re.I)
-_QUOTES = re.compile(r"[`'\"“”‘’]")
-
 
 _QUOTED = re.compile(r"`([^`]{1,40})`|(?<![A-Za-z])'([^'\n]{1,40})'(?![A-Za-z])|"
                      r"\"([^\"\n]{1,40})\"|“([^”]{1,40})”|(?<![A-Za-z])‘([^’]{1,40})’(?![A-Za-z])")
 
 
-def _plain(text: str) -> str:
-    """Quotes and backticks removed: here a quoted word is what the rule is about. An
-    apostrophe inside a word stays ("Don't" is a negation, "don t" was read as a word)."""
-    return _QUOTES.sub(" ", _APOSTROPHE.sub("\x01", text)).replace("\x01", "'")
-
-
-_APOSTROPHE = re.compile(r"(?<=[A-Za-z])['’](?=[A-Za-z])")
 
 
 def _words(piece: str, quoted: set[str]) -> set[str]:
@@ -415,122 +406,6 @@ def _untitled(rule: str) -> str:
         words = re.findall(r"[a-z']+", inner.lower())
         return " " if sum(w in _STOPWORDS for w in words[1:]) >= 2 else m.group(0)
     return _QUOTED.sub(drop, rule)
-
-
-#: A number as a rule states it: a limit, a count, a version ("50", "3.12", "0").
-_NUMBER_RE = re.compile(r"(?<![\w.])\d+(?:\.\d+)*(?![\w])")
-
-
-#: Numbers a reviewer writes as words ("Keep slides to ten bullets."), read as digits.
-_NUMBER_WORDS = {w: str(i) for i, w in enumerate(
-    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
-    "fifteen sixteen seventeen eighteen nineteen twenty".split())} | {
-    "thirty": "30", "forty": "40", "fifty": "50", "sixty": "60"}
-#: ... a word alone: not in a compound ("one-line") nor a larger number ("two hundred").
-_NUMBER_WORD_RE = re.compile(r"(?<![\w-])(?:" + "|".join(_NUMBER_WORDS) + r")(?![\w-])"
-                             r"(?!\s+(?:hundred|thousand|million))", re.I)
-
-
-def _digits(rule: str) -> str:
-    """The rule in plain words with its number words as digits ("ten bullets" -> "10 bullets")."""
-    return _NUMBER_WORD_RE.sub(lambda m: _NUMBER_WORDS[m.group(0).lower()], _plain(rule))
-
-
-def _numbers(rule: str) -> set[str]:
-    return {m.group(0).rstrip(".") for m in _NUMBER_RE.finditer(_digits(rule))}
-
-
-#: What a unit measures: a limit in minutes changed to hours is one limit, changed; a limit in
-#: rows beside one in seconds is two.
-_UNIT_KINDS = {**{u: "time" for u in "ms millisecond second sec s minute min hour hr h day d week "
-                  "month year".split()},
-               **{u: "size" for u in "byte b kb kib mb mib gb gib tb tib".split()},
-               **{u: "length" for u in "character char letter".split()}}
-
-
-_UNIT_KINDS |= {_stem(unit): kind for unit, kind in list(_UNIT_KINDS.items())}
-
-
-def _unit_kinds(units: set[str]) -> set[str]:
-    """What the units (stems, as `_units` gives them) measure; an unknown unit is its own."""
-    return {_UNIT_KINDS.get(u, u) for u in units}
-
-
-def _units(rule: str) -> set[str]:
-    """Stems of the words right after the rule's numbers ("50 lines" -> line, "5 MB" -> mb)."""
-    words = re.findall(r"[a-z0-9][a-z0-9.%]*", _digits(rule).lower())
-    return {_stem(nxt) for num, nxt in zip(words, words[1:])
-            if _NUMBER_RE.fullmatch(num.rstrip(".")) and nxt not in _STOPWORDS
-            and nxt not in _PREPOSITIONS and not nxt[:1].isdigit()}
-
-
-#: A value a rule may be re-set to: a number, a weekday, a month, a time of day.
-_VALUE_RE = re.compile(r"\d[\w:.]*|(?:mon|tues|wednes|thurs|fri|satur|sun)days?|(?:jan|feb|mar|apr|"
-                       r"may|jun|jul|aug|sep|oct|nov|dec)[a-z]*|" + "|".join(_NUMBER_WORDS), re.I)
-
-
-def _chosen(rule: str) -> str:
-    """The rule without the old value it rejects at its end ("..., not 14", "instead of X")."""
-    return re.sub(r",?\s+(?:not|instead of|rather than)\s+[^,;]+$", "", rule.rstrip(" ."))
-
-
-def resets_value(new: str, old: str) -> bool:
-    """Whether `new` re-sets the value of `old`'s thing with a verb of its own: "Move the
-    weekly report to Mondays." after "Send the weekly report on Fridays." (learning-loop hunt
-    #3: "We moved the weekly report to Mondays." was merged into the Friday rule). Only when
-    what differs is a value on both sides, so "Move the weekly report's charts to the
-    appendix" changes nothing of the Friday rule."""
-    action = _action(_plain(new))
-    if action not in ("set", "move", "change", "switch", "make"):
-        return False
-    mine = _objects(_plain(_chosen(new)), action)
-    theirs = _objects(_plain(old).split(maxsplit=1)[-1], None)  # its verb may be unknown: "Hold"
-    ours, others = mine - theirs, theirs - mine
-    # One kind on both sides: "by 10am" is not re-set by "to Mondays" (review of session 20).
-    return (bool(ours) and bool(others) and same_kind(ours, others)
-            and all(_VALUE_RE.fullmatch(w) for w in ours | others))
-
-
-def other_limits(new: str, old: str) -> bool:
-    """Both rules set a number, of units that measure other things: "Limit ad-hoc queries to
-    30 seconds of runtime." is a second limit beside "... to 1000 rows.", neither a change nor a
-    paraphrase; "... 1 hour" after "... 5 minutes" is the same limit changed."""
-    a, b = _units(new), _units(old)
-    return (bool(a) and bool(b) and not a & b and not _unit_kinds(a) & _unit_kinds(b)
-            and _numbers(new) != _numbers(old))
-
-
-def number_change(new: str, old: str) -> str | None:
-    """Why `new` replaces `old` by a changed number, or None.
-
-    "Keep functions under 40 lines." after "Keep functions under 50 lines." is the same action on
-    the same objects, so it was merged and the new limit lost (issue #25 item 5). A rule that
-    says the same thing with another number (a limit, a count, a version) replaces the older
-    one: the same main verb and polarity, mostly the same objects besides the numbers (as
-    ``same_action_object`` reads them), and each rule has a number the other lacks. The same
-    numbers, or numbers only added ("... and 4 arguments"), are no replacement."""
-    a, b = _numbers(new), _numbers(old)
-    if not a or not b or a <= b or b <= a:
-        return None
-    if other_limits(new, old):
-        return None  # "... to 30 seconds of runtime" is another limit than "... to 1000 rows"
-    if other_direct_objects(_plain(new), _plain(old)):
-        return None  # "Offer a discount code for ... 7 days" is not "Offer a refund ... 14 days"
-    action = _action(_plain(new))
-    if action is None or action != _action(_plain(old)):
-        return None
-    if _polarity(_plain(new)) != _polarity(_plain(old)):
-        return None
-    mine = {w for w in _objects(_digits(new), action) if not w[:1].isdigit()}
-    theirs = {w for w in _objects(_digits(old), action) if not w[:1].isdigit()}
-    common = mine & theirs
-    if not common or len(common) < 0.6 * min(len(mine), len(theirs)):
-        return None
-    if (mine - theirs - _units(new)) and (theirs - mine - _units(old)):
-        return None  # "... between top-level functions" is another place than "... methods"
-    return (f"changed number: the same action {action!r} on "
-            f"{', '.join(repr(w) for w in sorted(common))}, now {', '.join(sorted(a - b))} "
-            f"instead of {', '.join(sorted(b - a))}")
 
 
 _CHOOSING_VERBS = frozenset("use prefer choose pick switch opt stick adopt favour favor".split())

@@ -35,7 +35,7 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _ste
                                          other_direct_objects,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
-from skillbank.distill.supersession import other_limits
+from skillbank.distill.rule_numbers import other_limits
 from skillbank.distill.vocabulary import _ANTONYMS, _STOPWORDS
 
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.

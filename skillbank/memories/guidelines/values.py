@@ -31,7 +31,9 @@ import re
 
 from skillbank.distill.cues import cue_scope
 from skillbank.distill.relations import _action, _content
-from skillbank.distill.supersession import CHANGE_RE, _numbers, _plain, _unit_kinds, _units
+from skillbank.distill.relations import _plain
+from skillbank.distill.rule_numbers import _numbers, _unit_kinds, _units
+from skillbank.distill.supersession import CHANGE_RE
 from skillbank.distill.value_kinds import POSITIONS, same_kind
 from skillbank.memories.guidelines.decisions import other_values, same_wording
 
