@@ -220,3 +220,30 @@ def test_negating_a_reinforcing_wording_through_a_client(tmp_path, model_dir):
     with client_of_owner(tmp_path / "root", minilm=True) as bank:
         statuses = _negate_a_member(bank, *REPLY)
         assert statuses == {REPLY[0]: "superseded", REPLY[2]: "active"}
+
+
+#: A label in parentheses is an aside, not what a negated rule rejects (LlamaIndex hunt,
+#: session 21, #7): the negation reached "(plain bank)" and the add retired the older rule.
+ASIDE = ("Always sign emails as plain bank.", "Never use passive voice (plain bank).")
+
+
+def test_an_aside_in_parentheses_is_no_contradiction():
+    from skillbank.distill.rule_distiller import RuleDistiller
+
+    older, newer = ASIDE
+    assert RuleDistiller().relate(newer, older, similarity=0.83) != "contradiction"
+    # A parenthesis that names a rejected choice is still read with the rule.
+    assert RuleDistiller().relate("Deploy with Helm (not kubectl apply).",
+                                  "Deploy with kubectl apply.", similarity=0.83) == "contradiction"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_an_added_rule_with_an_aside_leaves_the_older_rule_active(tmp_path, remote):
+    from owner_client import bank_for
+
+    older, newer = ASIDE
+    with bank_for(tmp_path, remote) as bank:
+        first = bank.guidelines.learn(older).entries[0].guideline_id
+        report = bank.guidelines.add(newer)
+        assert report.superseded_id is None, report.detail
+        assert bank.guidelines.get(first).status == "active"

@@ -164,6 +164,7 @@ def _stance(rule: str) -> dict[str, int]:
     """
     lowered = _strip_mentions(rule).lower().replace("`", " ")
     lowered = _AT_MOST_RE.sub("at most", lowered)
+    lowered, aside = _set_aside(lowered)
     base = _polarity(rule)
     turned = transform_parts(lowered)
     if turned is not None:  # "Turn X into Y": away from X, towards Y
@@ -191,7 +192,31 @@ def _stance(rule: str) -> dict[str, int]:
             out.setdefault(word, base if number == 0 else -base)
         for word in _content(context):
             out.setdefault(word, 0)
+    for word in _content(aside):
+        out.setdefault(word, 0)
     return out
+
+
+#: A parenthesis with no flip inside: an aside, example or label ("(plain bank)", "(e.g. a
+#: CSV)"), not what the rule asks for or rejects. One with a flip ("(not kubectl apply)",
+#: "(IS NULL ... rather than NOT IN)") names a choice and is read with the rule.
+_PAREN_RE = re.compile(r"\(([^()]*)\)")
+
+
+def _set_aside(lowered: str) -> tuple[str, str]:
+    """`lowered` without its asides, and the asides' words (stance 0: shared, never opposed).
+
+    Why: "Never use passive voice (plain bank)." retired "Always sign emails as plain bank.":
+    the negation reached the label in the parenthesis, and the two rules "opposed" each other
+    on it (LlamaIndex hunt, session 21, #7)."""
+    kept: list[str] = []
+
+    def drop(m: re.Match[str]) -> str:
+        if _FLIP_RE.search(m.group(1)) or not _content(lowered[: m.start()]):
+            return m.group(0)
+        kept.append(m.group(1))
+        return " "
+    return _PAREN_RE.sub(drop, lowered), " ".join(kept)
 
 
 _CONTEXT_RE = re.compile(r"\b(?:in|on|at|for|with|to|from|when|during|inside|within|into|under)\b")
