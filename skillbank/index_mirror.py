@@ -12,7 +12,7 @@ written, at most every INDEX_RETRY_SECONDS (DENSE_QUIET_SECONDS after a request 
 out). Once the server answers, the mirror is read from Chroma, whatever was staged and is not
 there at that version is staged again, and `on_attach` runs (the skill library embeds it in
 the background). Writes while detached fail with ChromaUnavailableError, as writes during an
-outage always did.
+outage always did; a delete leaves the mirror at once and reaches Chroma once it answers.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Any, Callable, Iterable
 
 from skillbank.index_ownership import OWNER_KEY, owns, tag_entry
 from skillbank.index_outage import (
@@ -119,11 +119,48 @@ def attach_if_due(index: "HybridIndex") -> None:
         index._live.invalidate()
         index._pending.clear()
         index._rest.clear()
+        doomed = _still_doomed(index, mirror)
         index.stage([item for item in staged if not _held(mirror, item)])
         log.warning("skillbank: the Chroma server answers again; %s is indexed there "
                     "(%d items to embed)", index.name, index.pending)
+    if doomed:
+        index.delete(doomed)
     if index.on_attach is not None:
         index.on_attach()
+
+
+def delete_detached(index: "HybridIndex", item_ids: Iterable[str]) -> int:
+    """`delete` while the server is not reached: the items leave the mirror (keyword search
+    stops finding them at once) and are deleted from Chroma when it answers again.
+
+    Why: a skill folder removed while a worker served by keyword made its next sync raise the
+    Chroma error (session 20 left item), where a changed skill was staged and served. A
+    guideline forgotten meanwhile was already dropped from the index later (its memory retries)."""
+    removed = 0
+    with index._lock:
+        mirror = index._load_mirror()
+        for item_id in item_ids:
+            entry = mirror.pop(item_id, None)
+            index._pending.pop(item_id, None)
+            index._rest.pop(item_id, None)
+            # Chroma may hold it whether or not this process staged it: delete it there later,
+            # unless by then another process wrote it anew (another hash, see _still_doomed).
+            index._doomed[item_id] = str(entry[1].get("hash", "")) if entry else ""
+            if entry is not None:
+                removed += 1
+                index._chunks -= int(entry[1].get("chunks", 1))
+        index._live.note_changed(list(index._doomed))
+    return removed
+
+
+def _still_doomed(index: "HybridIndex", mirror: dict[str, tuple[str, dict[str, Any]]]
+                  ) -> list[str]:
+    """The items deleted while detached that Chroma still holds as they were then (or that this
+    process never saw); one another process wrote since (another hash) is kept."""
+    doomed = [item_id for item_id, digest in index._doomed.items() if item_id in mirror
+              and (not digest or str(mirror[item_id][1].get("hash", "")) == digest)]
+    index._doomed.clear()
+    return doomed
 
 
 def read_mirror(self: "HybridIndex") -> dict[str, tuple[str, dict[str, Any]]]:

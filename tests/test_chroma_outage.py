@@ -156,3 +156,54 @@ def test_a_bank_opened_while_chroma_is_down_answers_by_keyword_from_its_files(
         assert bank.skills.search("meeting notes slide deck", k=1)[0].name == "slide-deck"
     finally:
         bank.close()
+
+
+def _skill(root: Path, name: str, description: str) -> None:
+    folder = root / "skills" / name
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# Steps\n")
+
+
+def test_a_skill_removed_while_chroma_is_down_leaves_at_once_and_from_chroma_later(
+        tmp_path, own_chroma):
+    """Session 20 left: a worker serving by keyword (started while its Chroma server was down)
+    raised the Chroma error from the sync after a skill folder was removed, where a changed
+    skill was staged and served. Now the removal leaves keyword search at once and reaches
+    Chroma when the server answers; a skill removed and written anew meanwhile stays."""
+    import shutil
+
+    root = tmp_path / "root"
+    _skill(root, "sql-tuning", "Speed up a slow SQL query by reading its query plan.")
+    _skill(root, "csv-clean", "Clean a messy CSV file before analysis.")
+    _skill(root, "pdf-tables", "Extract tables from PDF documents.")
+    opts = dict(embedding_function=HashEmbedding(), include_bundled=False,
+                chroma_url=own_chroma.url)
+    with Skillbank.open(root, **opts) as bank:  # all three embedded in Chroma
+        deadline = time.monotonic() + 120
+        while bank.index("skills").pending:
+            assert time.monotonic() < deadline, "the skills were never embedded"
+            time.sleep(0.2)
+        assert sorted(bank.index("skills").ids()) == ["csv-clean", "pdf-tables", "sql-tuning"]
+    own_chroma.stop()
+    bank = Skillbank.open(root, start_without_chroma=True, **opts)
+    try:
+        assert bank.search_mode() == "keyword"
+        shutil.rmtree(root / "skills" / "sql-tuning")
+        shutil.rmtree(root / "skills" / "pdf-tables")
+        report = bank.skills.sync()  # raised the Chroma error before
+        assert sorted(report.removed) == ["pdf-tables", "sql-tuning"]
+        _skill(root, "pdf-tables", "Pull every table out of a PDF report into CSV files.")
+        assert bank.skills.sync().added == ["pdf-tables"]
+        assert "sql-tuning" not in bank.skills.names()
+        assert [h.name for h in bank.skills.search("slow sql query plan")] != ["sql-tuning"]
+        own_chroma.start()
+        deadline = time.monotonic() + 60
+        while bank.search_mode() != "hybrid" or bank.index("skills").pending:
+            bank.skills.search("tables in a pdf", k=1)  # a search reaches the server again
+            assert time.monotonic() < deadline, bank.index("skills").dense_error
+            time.sleep(0.5)
+        held = bank.index("skills")._collection.get(ids=["sql-tuning", "pdf-tables"])["ids"]
+        assert held == ["pdf-tables"]  # the removed one is gone from Chroma, the new one kept
+        assert "Pull every table" in bank.skills.load("pdf-tables").description
+    finally:
+        bank.close()
