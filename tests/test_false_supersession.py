@@ -232,9 +232,17 @@ def test_an_aside_in_parentheses_is_no_contradiction():
 
     older, newer = ASIDE
     assert RuleDistiller().relate(newer, older, similarity=0.83) != "contradiction"
-    # A parenthesis that names a rejected choice is still read with the rule.
-    assert RuleDistiller().relate("Deploy with Helm (not kubectl apply).",
-                                  "Deploy with kubectl apply.", similarity=0.83) == "contradiction"
+    # A parenthesis that names a rejected choice is still read with the rule, and so are
+    # examples of what a negated rule rejects on a matter both rules share (review).
+    for newer, older in [
+            ("Deploy with Helm (not kubectl apply).", "Deploy with kubectl apply."),
+            ("Avoid heavy libraries (jQuery, Lodash) in the frontend.",
+             "Use jQuery and Lodash in the frontend."),
+            ("Avoid deprecated libraries (moment.js) for date handling.",
+             "Use moment.js for date handling."),
+            ("Never use informal punctuation (emoji, exclamation marks) in release notes.",
+             "Add emoji and exclamation marks to release notes.")]:
+        assert RuleDistiller().relate(newer, older, similarity=0.83) == "contradiction", newer
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])

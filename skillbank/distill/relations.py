@@ -164,7 +164,6 @@ def _stance(rule: str) -> dict[str, int]:
     """
     lowered = _strip_mentions(rule).lower().replace("`", " ")
     lowered = _AT_MOST_RE.sub("at most", lowered)
-    lowered, aside = _set_aside(lowered)
     base = _polarity(rule)
     turned = transform_parts(lowered)
     if turned is not None:  # "Turn X into Y": away from X, towards Y
@@ -192,31 +191,34 @@ def _stance(rule: str) -> dict[str, int]:
             out.setdefault(word, base if number == 0 else -base)
         for word in _content(context):
             out.setdefault(word, 0)
-    for word in _content(aside):
-        out.setdefault(word, 0)
     return out
 
 
-#: A parenthesis with no flip inside: an aside, example or label ("(plain bank)", "(e.g. a
-#: CSV)"), not what the rule asks for or rejects. One with a flip ("(not kubectl apply)",
-#: "(IS NULL ... rather than NOT IN)") names a choice and is read with the rule.
+#: A parenthesis with no flip inside: examples of what the rule is about ("(jQuery, Lodash)")
+#: or a label ("(plain bank)"). One with a flip ("(not kubectl apply)", "(IS NULL ... rather
+#: than NOT IN)") names a choice and is always read with the rule.
 _PAREN_RE = re.compile(r"\(([^()]*)\)")
 
 
-def _set_aside(lowered: str) -> tuple[str, str]:
-    """`lowered` without its asides, and the asides' words (stance 0: shared, never opposed).
+def _label_words(rule: str, other: set[str]) -> set[str]:
+    """The words `rule` has only inside its parentheses, when the rest of it shares nothing with
+    `other` (the other rule's words): then the parenthesis is a label the two happen to share,
+    not a choice one rejects and the other asks for.
 
-    Why: "Never use passive voice (plain bank)." retired "Always sign emails as plain bank.":
-    the negation reached the label in the parenthesis, and the two rules "opposed" each other
-    on it (LlamaIndex hunt, session 21, #7)."""
-    kept: list[str] = []
+    Why: "Never use passive voice (plain bank)." retired "Always sign emails as plain bank."
+    (LlamaIndex hunt, session 21, #7). A parenthesis of examples on a shared matter still
+    opposes: "Avoid heavy libraries (jQuery, Lodash) in the frontend." overrules "Use jQuery
+    and Lodash in the frontend." (the frontend is shared; review of session 21)."""
+    lowered = _strip_mentions(rule).lower().replace("`", " ")
+    inside: set[str] = set()
 
     def drop(m: re.Match[str]) -> str:
         if _FLIP_RE.search(m.group(1)) or not _content(lowered[: m.start()]):
             return m.group(0)
-        kept.append(m.group(1))
+        inside.update(_content(m.group(1)))
         return " "
-    return _PAREN_RE.sub(drop, lowered), " ".join(kept)
+    outside = set(_content(_PAREN_RE.sub(drop, lowered)))
+    return set() if outside & other else inside - outside
 
 
 _CONTEXT_RE = re.compile(r"\b(?:in|on|at|for|with|to|from|when|during|inside|within|into|under)\b")
@@ -292,6 +294,7 @@ def _compare(new: str, old: str) -> _Comparison:
     shared = set(new_stance) & set(old_stance)
     opposed = {w for w in shared
                if new_stance[w] and old_stance[w] and new_stance[w] != old_stance[w]}
+    opposed -= _label_words(new, set(old_stance)) | _label_words(old, set(new_stance))
     # One antonym wanted by one rule and rejected by the other ("with spaces, not tabs" after
     # "with tabs") is opposition too, once the rules share what they are about.
     new_ant, old_ant = _antonym_stance(new), _antonym_stance(old)
