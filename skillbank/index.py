@@ -127,8 +127,8 @@ class HybridIndex:
         # Items in Chroma by their first text alone (PARTIAL), their other texts still to embed:
         # the item with its first text's vector (`fill(first_texts_first=True)`).
         self._rest: dict[str, IndexItem] = {}
-        # Items deleted while the server was not reached: id -> the hash deleted (index_mirror).
-        self._doomed: dict[str, str] = {}
+        # Items deleted while the server was not reached, for Chroma once it answers.
+        self._doomed: set[str] = set()
         self._fill_lock = threading.Lock()
         self.dense_error: str | None = None  # why dense search is off (keyword-only mode)
         self._dense_quiet_until = 0.0  # a server that timed out: not asked again until then
@@ -377,9 +377,9 @@ class HybridIndex:
     @clear_outage("the removal was not written to the index")
     def delete(self, item_ids: Iterable[str]) -> int:
         index_mirror.attach_if_due(self)
-        if self._detached:  # gone from keyword search now, from Chroma once it answers
-            return index_mirror.delete_detached(self, item_ids)
         with self._lock:
+            if self._detached:  # gone from keyword search now, from Chroma once it answers
+                return index_mirror.delete_detached(self, item_ids)
             mirror = self._load_mirror()
             self._before_write()
             doomed: list[str] = []

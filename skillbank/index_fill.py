@@ -54,7 +54,7 @@ def stage(self, items: Sequence[IndexItem]) -> None:
             mirror[item.id] = (item.keyword_text, meta)
             self._pending[item.id] = item
             self._rest.pop(item.id, None)
-            self._doomed.pop(item.id, None)  # deleted while detached, now written anew
+            self._doomed.discard(item.id)  # deleted while detached, now written anew
         self._live.note_changed(item.id for item in items)
 
 def keep_first(self, items: Sequence[IndexItem]) -> list[IndexItem]:

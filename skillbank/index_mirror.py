@@ -119,48 +119,58 @@ def attach_if_due(index: "HybridIndex") -> None:
         index._live.invalidate()
         index._pending.clear()
         index._rest.clear()
-        doomed = _still_doomed(index, mirror)
         index.stage([item for item in staged if not _held(mirror, item)])
+        if not _delete_doomed(index, mirror):
+            return
         log.warning("skillbank: the Chroma server answers again; %s is indexed there "
                     "(%d items to embed)", index.name, index.pending)
-    if doomed:
-        index.delete(doomed)
     if index.on_attach is not None:
         index.on_attach()
 
 
 def delete_detached(index: "HybridIndex", item_ids: Iterable[str]) -> int:
-    """`delete` while the server is not reached: the items leave the mirror (keyword search
-    stops finding them at once) and are deleted from Chroma when it answers again.
+    """`delete` while the server is not reached (the caller holds the lock): the items leave
+    the mirror (keyword search stops finding them at once) and are deleted from Chroma when it
+    answers again, unless this process stages them anew by then.
 
     Why: a skill folder removed while a worker served by keyword made its next sync raise the
     Chroma error (session 20 left item), where a changed skill was staged and served. A
     guideline forgotten meanwhile was already dropped from the index later (its memory retries)."""
     removed = 0
-    with index._lock:
-        mirror = index._load_mirror()
-        for item_id in item_ids:
-            entry = mirror.pop(item_id, None)
-            index._pending.pop(item_id, None)
-            index._rest.pop(item_id, None)
-            # Chroma may hold it whether or not this process staged it: delete it there later,
-            # unless by then another process wrote it anew (another hash, see _still_doomed).
-            index._doomed[item_id] = str(entry[1].get("hash", "")) if entry else ""
-            if entry is not None:
-                removed += 1
-                index._chunks -= int(entry[1].get("chunks", 1))
-        index._live.note_changed(list(index._doomed))
+    mirror = index._load_mirror()
+    for item_id in item_ids:
+        entry = mirror.pop(item_id, None)
+        index._pending.pop(item_id, None)
+        index._rest.pop(item_id, None)
+        index._doomed.add(item_id)  # Chroma may hold it, staged here or not
+        if entry is not None:
+            removed += 1
+            index._chunks -= int(entry[1].get("chunks", 1))
+    index._live.note_changed(list(index._doomed))
     return removed
 
 
-def _still_doomed(index: "HybridIndex", mirror: dict[str, tuple[str, dict[str, Any]]]
-                  ) -> list[str]:
-    """The items deleted while detached that Chroma still holds as they were then (or that this
-    process never saw); one another process wrote since (another hash) is kept."""
-    doomed = [item_id for item_id, digest in index._doomed.items() if item_id in mirror
-              and (not digest or str(mirror[item_id][1].get("hash", "")) == digest)]
+def _delete_doomed(index: "HybridIndex",
+                   mirror: dict[str, tuple[str, dict[str, Any]]]) -> bool:
+    """On attach (the lock held, what was staged re-staged): delete from Chroma what was deleted
+    while detached. False when the server failed again: the ids wait for the next attach.
+
+    Every id deleted and not staged since goes, whatever version Chroma holds: a hash cannot
+    tell a newer version this process staged and never wrote from one another worker wrote
+    (a skill edited and then removed during the outage came back after attach, review). A
+    skill another worker wrote anew is staged again by this worker's next sync, as its files
+    say; a removed one served to every worker would not be."""
+    doomed = sorted(i for i in index._doomed if i in mirror and i not in index._pending)
     index._doomed.clear()
-    return doomed
+    if not doomed:
+        return True
+    try:
+        index.delete(doomed)
+    except ChromaUnavailableError as exc:  # the server went again: keyword, and wait
+        index._doomed.update(doomed)
+        detach(index, _first_line(exc))
+        return False
+    return True
 
 
 def read_mirror(self: "HybridIndex") -> dict[str, tuple[str, dict[str, Any]]]:

@@ -164,30 +164,46 @@ def _skill(root: Path, name: str, description: str) -> None:
     (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# Steps\n")
 
 
-def test_a_skill_removed_while_chroma_is_down_leaves_at_once_and_from_chroma_later(
-        tmp_path, own_chroma):
-    """Session 20 left: a worker serving by keyword (started while its Chroma server was down)
-    raised the Chroma error from the sync after a skill folder was removed, where a changed
-    skill was staged and served. Now the removal leaves keyword search at once and reaches
-    Chroma when the server answers; a skill removed and written anew meanwhile stays."""
-    import shutil
-
-    root = tmp_path / "root"
+def _three_skills_then_detached(root: Path, server: ChromaServer) -> Skillbank:
+    """Three skills embedded in Chroma, then a bank opened while the server is down."""
     _skill(root, "sql-tuning", "Speed up a slow SQL query by reading its query plan.")
     _skill(root, "csv-clean", "Clean a messy CSV file before analysis.")
     _skill(root, "pdf-tables", "Extract tables from PDF documents.")
-    opts = dict(embedding_function=HashEmbedding(), include_bundled=False,
-                chroma_url=own_chroma.url)
+    opts = dict(embedding_function=HashEmbedding(), include_bundled=False, chroma_url=server.url)
     with Skillbank.open(root, **opts) as bank:  # all three embedded in Chroma
         deadline = time.monotonic() + 120
         while bank.index("skills").pending:
             assert time.monotonic() < deadline, "the skills were never embedded"
             time.sleep(0.2)
         assert sorted(bank.index("skills").ids()) == ["csv-clean", "pdf-tables", "sql-tuning"]
-    own_chroma.stop()
+    server.stop()
     bank = Skillbank.open(root, start_without_chroma=True, **opts)
+    assert bank.search_mode() == "keyword"
+    return bank
+
+
+def _until_attached(bank: Skillbank) -> None:
+    deadline = time.monotonic() + 60
+    while bank.search_mode() != "hybrid" or bank.index("skills").pending:
+        bank.skills.search("tables in a pdf", k=1)  # a search reaches the server again
+        assert time.monotonic() < deadline, bank.index("skills").dense_error
+        time.sleep(0.5)
+
+
+def test_a_skill_removed_while_chroma_is_down_leaves_at_once_and_from_chroma_later(
+        tmp_path, own_chroma):
+    """Session 20 left: a worker serving by keyword (started while its Chroma server was down)
+    raised the Chroma error from the sync after a skill folder was removed, where a changed
+    skill was staged and served. Now the removal leaves keyword search at once and reaches
+    Chroma when the server answers: also for a skill edited first (review: it came back after
+    attach); a skill removed and written anew meanwhile stays."""
+    import shutil
+
+    root = tmp_path / "root"
+    bank = _three_skills_then_detached(root, own_chroma)
     try:
-        assert bank.search_mode() == "keyword"
+        _skill(root, "sql-tuning", "Speed up a slow SQL query by reading EXPLAIN ANALYZE.")
+        assert bank.skills.sync().changed == ["sql-tuning"]  # staged, never in Chroma
         shutil.rmtree(root / "skills" / "sql-tuning")
         shutil.rmtree(root / "skills" / "pdf-tables")
         report = bank.skills.sync()  # raised the Chroma error before
@@ -197,13 +213,44 @@ def test_a_skill_removed_while_chroma_is_down_leaves_at_once_and_from_chroma_lat
         assert "sql-tuning" not in bank.skills.names()
         assert [h.name for h in bank.skills.search("slow sql query plan")] != ["sql-tuning"]
         own_chroma.start()
-        deadline = time.monotonic() + 60
-        while bank.search_mode() != "hybrid" or bank.index("skills").pending:
-            bank.skills.search("tables in a pdf", k=1)  # a search reaches the server again
-            assert time.monotonic() < deadline, bank.index("skills").dense_error
-            time.sleep(0.5)
+        _until_attached(bank)
         held = bank.index("skills")._collection.get(ids=["sql-tuning", "pdf-tables"])["ids"]
         assert held == ["pdf-tables"]  # the removed one is gone from Chroma, the new one kept
         assert "Pull every table" in bank.skills.load("pdf-tables").description
+        assert "sql-tuning" not in bank.skills.names()
+    finally:
+        bank.close()
+
+
+def test_a_removal_that_fails_again_at_attach_waits_for_the_next_one(tmp_path, own_chroma):
+    """Review: the server answering and then failing on the removal made a search raise, lost
+    the removal (Chroma kept the skill for good) and skipped embedding what was staged."""
+    import shutil
+
+    from skillbank.index_outage import ChromaUnavailableError
+
+    root = tmp_path / "root"
+    bank = _three_skills_then_detached(root, own_chroma)
+    try:
+        shutil.rmtree(root / "skills" / "sql-tuning")
+        assert bank.skills.sync().removed == ["sql-tuning"]
+        index, failed = bank.index("skills"), []
+        real_delete = index.delete
+
+        def delete_once_failing(ids):
+            if not failed:
+                failed.append(list(ids))
+                raise ChromaUnavailableError("the Chroma server does not answer (test)")
+            return real_delete(ids)
+
+        index.delete = delete_once_failing
+        own_chroma.start()
+        index._attach_after = 0.0
+        hits = bank.skills.search("clean a messy csv file", k=1)  # raised before
+        assert failed == [["sql-tuning"]] and hits[0].name == "csv-clean"
+        assert index._detached and index._doomed == {"sql-tuning"}
+        index._attach_after = 0.0
+        _until_attached(bank)
+        assert index._collection.get(ids=["sql-tuning"])["ids"] == []
     finally:
         bank.close()
