@@ -42,6 +42,7 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from skillbank.adapters._runs import (
+    clip_task,
     closes_episode,
     failure_feedback,
     fill_namespace,
@@ -585,7 +586,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             # the whole queue (the goal was flushed, and no outcome closed an episode since:
             # a later goal would be queued); turns the record holds already are not appended
             # again (experiences.threads). An explicit `task` names no message: latest only.
-            start = max((i for i in users if _text(messages[i]).strip() == plan["goal"]),
+            start = max((i for i in users if _is_goal(messages[i], plan["goal"])),
                         default=0)
             run = messages[start:]
         if error is not None:
@@ -596,7 +597,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         else:
             feedback_text = feedback
         if (plan["followup"] or not users) and not (
-                run and _role(run[0]) == "user" and _text(run[0]).strip() == plan["goal"]):
+                run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
         if session is not None:
             self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
@@ -607,6 +608,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         future = await asyncio.to_thread(submit, self.bank, self._record, *args,
                                          what="recording a run")  # a full queue waits there
         return await asyncio.wrap_future(future) if wait else None
+
+
+def _is_goal(message: Any, goal: str) -> bool:
+    """Whether `message` is the one the goal was formed from (a long one's goal is its head)."""
+    return clip_task(_text(message).strip()) == goal
 
 
 def _thread(session: Any) -> Optional[str]:
