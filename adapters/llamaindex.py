@@ -552,17 +552,21 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
                           feedback: Optional[str] = None, error: Optional[BaseException] = None,
-                          task: Optional[str] = None, wait: bool = True) -> Optional[str]:
+                          task: Optional[str] = None, wait: bool = True,
+                          ctx: Any = None) -> Optional[str]:
         """Record a run as an experience, and learn guidelines from `feedback` if given.
 
         `messages` is a list of `ChatMessage`s or a `Memory`; the run is taken from the latest
         user message on. Its task is `task`, else the session's goal (its first request until
         an outcome ends the episode), so "yes, go ahead" is recorded as a step of the task it
         answers. `error` (the exception a failed run raised) records it as a failure with the
-        exception's type and message as feedback. An outcome of success, failure or partial
-        ends the session's episode. It is recorded whatever ``record`` says (that flag is about
-        flushes). With ``wait=False`` the write happens in the background and None is returned;
-        otherwise the experience id, or None when recording failed (see ``last_error``).
+        exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
+        ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
+        `FunctionAgent` holds in its scratchpad until a run ends. An outcome of success,
+        failure or partial ends the session's episode. It is recorded whatever ``record`` says
+        (that flag is about flushes). With ``wait=False`` the write happens in the background
+        and None is returned; otherwise the experience id, or None when recording failed (see
+        ``last_error``).
         """
         session = getattr(messages, "session_id", None)
         ok, namespace = await self._namespace_for(session)
@@ -592,8 +596,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if error is not None:
             outcome = "failure"
             feedback_text: Optional[str] = failure_feedback(error, feedback)
-            run = [*run, ChatMessage(role="assistant",
-                                     content=f"(the run failed: {failure_feedback(error)})")]
+            run = [*run, *await _unfinished(ctx),
+                   ChatMessage(role="assistant",
+                               content=f"(the run failed: {failure_feedback(error)})")]
         else:
             feedback_text = feedback
         if (plan["followup"] or not users) and not (
@@ -608,6 +613,17 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         future = await asyncio.to_thread(submit, self.bank, self._record, *args,
                                          what="recording a run")  # a full queue waits there
         return await asyncio.wrap_future(future) if wait else None
+
+
+async def _unfinished(ctx: Any) -> list[ChatMessage]:
+    """The messages a failed run made and never put in `Memory`: `FunctionAgent` keeps its tool
+    calls and results in the Context's scratchpad until the run ends, so a run that raised after
+    issuing a refund was recorded as its user message and the error alone."""
+    try:
+        pad = await ctx.store.get("scratchpad", default=[]) if ctx is not None else []
+    except Exception:  # noqa: BLE001 - another workflow's store: no steps from there
+        return []
+    return [m for m in pad or [] if isinstance(m, ChatMessage)]
 
 
 def _is_goal(message: Any, goal: str) -> bool:
