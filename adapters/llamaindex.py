@@ -67,7 +67,7 @@ from skillbank.adapters._tools import (
 from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError, SkillbankError
-from skillbank.scope import narrowed, using
+from skillbank.scope import check_namespace, narrowed, using
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -165,20 +165,27 @@ class SkillbankToolSpec(BaseToolSpec):
     ``"{user_id}"`` is filled at each call from the workflow's Context store (``await
     ctx.store.set("user_id", "alice")``), as the LangChain middleware fills it from the run's
     config; a call with no value is refused (the model sees why), never served from a shared
-    namespace. Each tool has a sync and an
-    async function and a pydantic schema; a skillbank error is raised with a message written for
-    the model, which agents turn into an error tool result.
+    namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
+    the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
+    rule the user may not change counts once, as the user's outside vote); writes stay in
+    `namespace`. Each tool has a sync and an async function and a pydantic schema; a skillbank
+    error is raised with a message written for the model, which agents turn into an error tool
+    result.
     """
 
     spec_functions = [(name, f"a{name}") for name in TOOL_NAMES]
 
     def __init__(self, bank: "Skillbank", include: Sequence[str] | None = None,
                  namespace: str | None = None, *, trusted: bool = True,
-                 available_tools: Sequence[Any] | None = None) -> None:
+                 available_tools: Sequence[Any] | None = None,
+                 reads: Sequence[Any] = ()) -> None:
         template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.namespace = namespace
         self.trusted = trusted
+        # The agent's other memory blocks (or their namespaces): a team block beside the user's
+        # showed ids "that can be rated", and this spec's rate_memory answered "no guideline".
+        self.reads = _shown_namespaces(reads)
         # The agent's tools (names or LlamaIndex tools): find_skills leaves out skills whose
         # declared tools are not among them (#26). LlamaIndex does not tell a tool the agent's
         # other tools, so the caller passes the list it gives the agent. None: no gate.
@@ -203,7 +210,7 @@ class SkillbankToolSpec(BaseToolSpec):
                     "call the async tool inside the workflow, with the field set in its Context")
         with _gated(self.available_tools):
             return run_tool(self.bank, _tool, arguments, namespace=namespace,
-                            trusted=self.trusted)
+                            trusted=self.trusted, reads=self.reads)
 
 
 
@@ -613,6 +620,17 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         future = await asyncio.to_thread(submit, self.bank, self._record, *args,
                                          what="recording a run")  # a full queue waits there
         return await asyncio.wrap_future(future) if wait else None
+
+
+def _shown_namespaces(reads: Sequence[Any]) -> tuple[str, ...]:
+    """`SkillbankToolSpec(reads=...)`: plain namespaces, from names or memory blocks."""
+    if isinstance(reads, str):
+        reads = [reads]
+    names = tuple(getattr(r, "namespace", r) for r in reads)
+    if any(not isinstance(n, str) or template_fields(n) for n in names):
+        raise InvalidInputError("reads takes the agent's other memory blocks or their plain "
+                                f"namespaces (not templates or blocks without one), got {names!r}")
+    return tuple(check_namespace(n) for n in names)
 
 
 async def _unfinished(ctx: Any) -> list[ChatMessage]:
