@@ -42,6 +42,7 @@ from typing_extensions import NotRequired
 from skillbank.adapters._lc_common import (current_context, is_human, is_summary, run_config,
                                           skillbank_tools, text_of)
 from skillbank.adapters._runs import (
+    clip_task,
     closes_episode,
     context_value,
     failure_feedback,
@@ -440,7 +441,7 @@ class SkillbankMiddleware(AgentMiddleware):
         """Record the run (and learn `learn` as guidelines): in the background by default."""
         goal = run["goal"]
         if run.get("followup") or not messages or not is_human(messages[0]) \
-                or text_of(messages[0]).strip() != goal:
+                or clip_task(text_of(messages[0]).strip()) != goal:
             messages = [HumanMessage(content=goal), *messages]  # the request becomes a step
         answer = next((text_of(m) for m in reversed(messages)
                        if isinstance(m, AIMessage) and text_of(m).strip()), None)

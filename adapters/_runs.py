@@ -31,12 +31,13 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from skillbank.errors import InvalidInputError
 from skillbank.chat_messages import plain_messages
 from skillbank.memories.experiences.threads import CLOSING_OUTCOMES
+from skillbank.records import clip_task
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
 __all__ = ["fill_namespace", "template_fields", "plan_run", "failure_feedback", "closes_episode",
-           "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages"]
+           "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
 
 log = logging.getLogger("skillbank.adapters")
 
@@ -127,7 +128,8 @@ def plan_run(previous: Mapping[str, Any] | None, request: str,
         goal = str(previous["goal"])
     else:
         goal = request
-    followup = bool(request) and request != goal
+    goal = clip_task(goal)  # a pasted log as the request: recorded, its head as the task
+    followup = bool(request) and clip_task(request) != goal
     query = f"{goal}\n{request}" if followup else goal
     return {"goal": goal, "request": request, "followup": followup,
             "query": query[:MAX_QUERY_CHARS]}

@@ -403,11 +403,13 @@ def _bank_namespace(bank: "Skillbank") -> str:
 
 
 def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = None, *,
-             namespace: str | None = None, trusted: bool = True) -> str:
+             namespace: str | None = None, trusted: bool = True,
+             reads: tuple[str, ...] = ()) -> str:
     """Validate `arguments`, call the facade, and return the reply as text for a model.
 
     Raises `skillbank.errors.SkillbankError` (bad arguments become `InvalidInputError`); each
-    adapter turns that into its framework's tool-error reply.
+    adapter turns that into its framework's tool-error reply. `reads`: the namespaces the
+    agent's other memory pieces show, read too (`skillbank.scope.narrowed`).
     """
     definition = tool_defs([name])[0]
     try:
@@ -421,7 +423,7 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
     # tool set without one runs every tool as the untrusted form of the caller's scope: not
     # only the tools that take `trusted=` (a save_skill or record_experience of a model-driven
     # agent would otherwise run as the bank's own trusted user).
-    scope = narrowed(namespace, trusted=trusted, face="agent")
+    scope = narrowed(namespace, trusted=trusted, face="agent", reads=reads)
     if scope is None and not trusted:
         scope = caller(_bank_namespace(bank), False)
     try:

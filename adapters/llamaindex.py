@@ -28,7 +28,6 @@ import langchain, and `import skillbank` does not import this module.
 from __future__ import annotations
 
 import asyncio
-import contextvars
 import inspect
 import logging
 from collections import OrderedDict
@@ -43,6 +42,7 @@ from llama_index.core.tools.tool_spec.base import BaseToolSpec
 from pydantic import ConfigDict, Field, PrivateAttr
 
 from skillbank.adapters._runs import (
+    clip_task,
     closes_episode,
     failure_feedback,
     fill_namespace,
@@ -52,6 +52,7 @@ from skillbank.adapters._runs import (
     submit,
     template_fields,
 )
+from skillbank.adapters._li_namespace import _RESOLVED, _namespace_failed, resolve_namespace
 from skillbank.adapters._warm import warm_up
 from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
 from skillbank.adapters._tools import (
@@ -66,7 +67,7 @@ from skillbank.adapters._tools import (
 from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError, SkillbankError
-from skillbank.scope import narrowed, using
+from skillbank.scope import check_namespace, narrowed, using
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -109,63 +110,6 @@ def _latest_user_turn(messages: Sequence[ChatMessage] | None) -> tuple[str, int]
         if _role(items[position]) == "user":
             return _text(items[position]).strip(), position
     return "", -1
-
-
-# --------------------------------------------------------------------------------------------
-# Namespace templates ("{user_id}"), as in the LangChain middleware
-# --------------------------------------------------------------------------------------------
-
-#: The namespace a templated piece resolved for the current call (set by its async method, read
-#: by the sync work it hands to a thread: `asyncio.to_thread` copies context variables).
-_RESOLVED: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
-    "skillbank_llamaindex_namespace", default=None)
-
-
-async def _step_values(fields: Sequence[str]) -> dict[str, Any]:
-    """`fields` from the workflow's `Context` store of the running step (`FunctionAgent` and
-    other agent workflows): ``await ctx.store.set("user_id", "alice")`` before the run."""
-    try:
-        from workflows import Context
-
-        ctx = Context.get_step_context()
-    except Exception:  # noqa: BLE001 - not inside a workflow step: no values from there
-        return {}
-    values: dict[str, Any] = {}
-    for field in fields:
-        try:
-            value = await ctx.store.get(field, default=None)
-        except Exception:  # noqa: BLE001 - a typed store without the key
-            value = None
-        if value is not None:
-            values[field] = value
-    return values
-
-
-async def resolve_namespace(template: Optional[str], values: Optional[dict[str, Any]] = None
-                            ) -> Optional[str]:
-    """The namespace of this call: `template` filled from `values` (the memory's session:
-    ``session_id`` and what the caller passed to ``memory.aget(...)``), then from the
-    workflow's Context store. A missing value raises `InvalidInputError` naming it."""
-    fields = template_fields(template)
-    if not fields:
-        return template
-    known = {k: v for k, v in (values or {}).items() if v is not None and str(v).strip()}
-    missing = [f for f in fields if f not in known]
-    if missing:
-        known.update(await _step_values(missing))
-    try:
-        return fill_namespace(template, known)
-    except InvalidInputError as exc:
-        field = next((f for f in fields if f not in known), fields[0])
-        raise InvalidInputError(
-            f"namespace template {template!r} needs {field!r}: set it in the workflow's Context "
-            f"(await ctx.store.set({field!r}, ...) before agent.run(..., ctx=ctx)), or pass it "
-            f"to memory.aget({field}=...)") from exc
-
-
-def _namespace_failed(exc: BaseException) -> None:
-    """The LangChain middleware's warning, word for word: no memory rather than another's."""
-    log.warning("skillbank %s failed; the agent goes on without it: %s", "namespace", exc)
 
 
 # --------------------------------------------------------------------------------------------
@@ -221,20 +165,27 @@ class SkillbankToolSpec(BaseToolSpec):
     ``"{user_id}"`` is filled at each call from the workflow's Context store (``await
     ctx.store.set("user_id", "alice")``), as the LangChain middleware fills it from the run's
     config; a call with no value is refused (the model sees why), never served from a shared
-    namespace. Each tool has a sync and an
-    async function and a pydantic schema; a skillbank error is raised with a message written for
-    the model, which agents turn into an error tool result.
+    namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
+    the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
+    rule the user may not change counts once, as the user's outside vote); writes stay in
+    `namespace`. Each tool has a sync and an async function and a pydantic schema; a skillbank
+    error is raised with a message written for the model, which agents turn into an error tool
+    result.
     """
 
     spec_functions = [(name, f"a{name}") for name in TOOL_NAMES]
 
     def __init__(self, bank: "Skillbank", include: Sequence[str] | None = None,
                  namespace: str | None = None, *, trusted: bool = True,
-                 available_tools: Sequence[Any] | None = None) -> None:
+                 available_tools: Sequence[Any] | None = None,
+                 reads: Sequence[Any] = ()) -> None:
         template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.namespace = namespace
         self.trusted = trusted
+        # The agent's other memory blocks (or their namespaces): a team block beside the user's
+        # showed ids "that can be rated", and this spec's rate_memory answered "no guideline".
+        self.reads = _shown_namespaces(reads)
         # The agent's tools (names or LlamaIndex tools): find_skills leaves out skills whose
         # declared tools are not among them (#26). LlamaIndex does not tell a tool the agent's
         # other tools, so the caller passes the list it gives the agent. None: no gate.
@@ -259,7 +210,7 @@ class SkillbankToolSpec(BaseToolSpec):
                     "call the async tool inside the workflow, with the field set in its Context")
         with _gated(self.available_tools):
             return run_tool(self.bank, _tool, arguments, namespace=namespace,
-                            trusted=self.trusted)
+                            trusted=self.trusted, reads=self.reads)
 
 
 
@@ -608,17 +559,21 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
                           feedback: Optional[str] = None, error: Optional[BaseException] = None,
-                          task: Optional[str] = None, wait: bool = True) -> Optional[str]:
+                          task: Optional[str] = None, wait: bool = True,
+                          ctx: Any = None) -> Optional[str]:
         """Record a run as an experience, and learn guidelines from `feedback` if given.
 
         `messages` is a list of `ChatMessage`s or a `Memory`; the run is taken from the latest
         user message on. Its task is `task`, else the session's goal (its first request until
         an outcome ends the episode), so "yes, go ahead" is recorded as a step of the task it
         answers. `error` (the exception a failed run raised) records it as a failure with the
-        exception's type and message as feedback. An outcome of success, failure or partial
-        ends the session's episode. It is recorded whatever ``record`` says (that flag is about
-        flushes). With ``wait=False`` the write happens in the background and None is returned;
-        otherwise the experience id, or None when recording failed (see ``last_error``).
+        exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
+        ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
+        `FunctionAgent` holds in its scratchpad until a run ends. An outcome of success,
+        failure or partial ends the session's episode. It is recorded whatever ``record`` says
+        (that flag is about flushes). With ``wait=False`` the write happens in the background
+        and None is returned; otherwise the experience id, or None when recording failed (see
+        ``last_error``).
         """
         session = getattr(messages, "session_id", None)
         ok, namespace = await self._namespace_for(session)
@@ -642,18 +597,19 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             # the whole queue (the goal was flushed, and no outcome closed an episode since:
             # a later goal would be queued); turns the record holds already are not appended
             # again (experiences.threads). An explicit `task` names no message: latest only.
-            start = max((i for i in users if _text(messages[i]).strip() == plan["goal"]),
+            start = max((i for i in users if _is_goal(messages[i], plan["goal"])),
                         default=0)
             run = messages[start:]
         if error is not None:
             outcome = "failure"
             feedback_text: Optional[str] = failure_feedback(error, feedback)
-            run = [*run, ChatMessage(role="assistant",
-                                     content=f"(the run failed: {failure_feedback(error)})")]
+            run = [*run, *await _unfinished(ctx),
+                   ChatMessage(role="assistant",
+                               content=f"(the run failed: {failure_feedback(error)})")]
         else:
             feedback_text = feedback
         if (plan["followup"] or not users) and not (
-                run and _role(run[0]) == "user" and _text(run[0]).strip() == plan["goal"]):
+                run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
         if session is not None:
             self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
@@ -664,6 +620,33 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         future = await asyncio.to_thread(submit, self.bank, self._record, *args,
                                          what="recording a run")  # a full queue waits there
         return await asyncio.wrap_future(future) if wait else None
+
+
+def _shown_namespaces(reads: Sequence[Any]) -> tuple[str, ...]:
+    """`SkillbankToolSpec(reads=...)`: plain namespaces, from names or memory blocks."""
+    if isinstance(reads, str):
+        reads = [reads]
+    names = tuple(getattr(r, "namespace", r) for r in reads)
+    if any(not isinstance(n, str) or template_fields(n) for n in names):
+        raise InvalidInputError("reads takes the agent's other memory blocks or their plain "
+                                f"namespaces (not templates or blocks without one), got {names!r}")
+    return tuple(check_namespace(n) for n in names)
+
+
+async def _unfinished(ctx: Any) -> list[ChatMessage]:
+    """The messages a failed run made and never put in `Memory`: `FunctionAgent` keeps its tool
+    calls and results in the Context's scratchpad until the run ends, so a run that raised after
+    issuing a refund was recorded as its user message and the error alone."""
+    try:
+        pad = await ctx.store.get("scratchpad", default=[]) if ctx is not None else []
+    except Exception:  # noqa: BLE001 - another workflow's store: no steps from there
+        return []
+    return [m for m in pad or [] if isinstance(m, ChatMessage)]
+
+
+def _is_goal(message: Any, goal: str) -> bool:
+    """Whether `message` is the one the goal was formed from (a long one's goal is its head)."""
+    return clip_task(_text(message).strip()) == goal
 
 
 def _thread(session: Any) -> Optional[str]:

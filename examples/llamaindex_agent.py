@@ -4,7 +4,7 @@ Without skillbank this is an ordinary `FunctionAgent` with one tool, `order_stat
 `Memory`. The lines marked `# + skillbank` are all that changes: a memory block puts what the
 bank remembers about the task in front of the LLM (inside <memory>), the tool spec gives the
 LLM a compact set of skillbank tools, and `arecord_run` records each run as an experience (a
-run that raises too, with `error=`). The user's
+run that raises too, with `error=` and the run's `ctx`). The user's
 critique of the first answer becomes a guideline, and the second run follows it.
 
 Run offline (a scripted LLM, no API key needed):
@@ -100,10 +100,11 @@ async def ask(agent: FunctionAgent, bank_block: SkillbankMemoryBlock, question: 
     print(f"\nUser: {question}")
     memory = Memory.from_defaults(session_id=session, token_limit=8000,
                                   memory_blocks=[bank_block])  # + skillbank (memory_blocks)
+    handler = agent.run(user_msg=question, memory=memory)
     try:
-        answer = await agent.run(user_msg=question, memory=memory)
-    except Exception as exc:
-        await bank_block.arecord_run(memory, error=exc)  # + skillbank: record the failure
+        answer = await handler
+    except Exception as exc:  # + skillbank: record the failure and the tool calls before it
+        await bank_block.arecord_run(memory, error=exc, ctx=handler.ctx)
         raise
     print(f"Agent: {answer}")
     return await bank_block.arecord_run(memory)  # + skillbank: record the run

@@ -416,8 +416,11 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     ``topic``: the kind of task as the caller names it ("customer-support", "python"): the
     guidelines shown are that topic's family only (see `skillbank.block_family.coherent_guidelines`); skills
     and experiences are not filtered by it."""
+    from skillbank.fsutil import check_unicode
     from skillbank.memories.skills.checks import check_budget
 
+    if isinstance(task, str):
+        check_unicode(task, "task")  # before any memory is asked (#6: a raw TypeError)
     if isinstance(budget_tokens, float) and budget_tokens.is_integer():
         budget_tokens = int(budget_tokens)  # 1500.0 is a whole number (as over MCP)
     check_budget(budget_tokens)  # -1 or True: a clear InvalidInputError, not a ValueError

@@ -88,6 +88,19 @@ def safe_join(root: Path, relative: str) -> Path:
     return root / relative
 
 
+def check_unicode(value: str, what: str) -> str:
+    """Refuse a string holding a lone surrogate (what `json.loads` makes of an emoji escape a
+    web client cut in half, "\\ud83d"), naming `what`. Every read that embeds a caller's text
+    checks it first: `context_for` and `skills.search` met the tokenizer's raw TypeError where
+    `guidelines.search` said what was wrong."""
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:
+        raise InvalidInputError(f"{what} is not valid Unicode text (it holds a lone surrogate); "
+                                "send UTF-8 text") from None
+    return value
+
+
 def check_text(value: str, what: str = "text") -> str:
     """Refuse text that cannot be stored as UTF-8 (lone surrogates) or that hides NUL bytes."""
     if "\x00" in value:

@@ -23,6 +23,14 @@ MAX_SHORT = 2_000
 MAX_STEPS = 500
 MAX_TAGS = 32
 
+
+def clip_task(text: str) -> str:
+    """A task formed from a person's message: its head, at most `MAX_TEXT` characters, with an
+    ellipsis where it was cut. A user who pasted a 24,000-character log as an agent's first
+    message lost the run and the critique it got (`task is 24044 characters`), silently: the
+    agent had worked. The message itself is kept as the run's first step."""
+    return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1].rstrip() + "\u2026"
+
 Outcome = Literal["success", "failure", "partial", "unknown"]
 GuidelineStatus = Literal["active", "pending", "retired", "superseded"]
 Why = Literal["dense", "keyword", "both"]

@@ -281,8 +281,8 @@ def caller(default_namespace: str = "default", trusted: Any = True) -> Scope:
     return narrowed
 
 
-def narrowed(namespace: str | None, *, trusted: bool = True, face: str = "python"
-             ) -> Scope | None:
+def narrowed(namespace: str | None, *, trusted: bool = True, face: str = "python",
+             reads: tuple[str, ...] = ()) -> Scope | None:
     """The scope for a face configured with one namespace (an adapter's `"{user_id}"` run).
 
     With no scope active (the bank's own default, i.e. the person who set the face up), the
@@ -290,22 +290,27 @@ def narrowed(namespace: str | None, *, trusted: bool = True, face: str = "python
     reads and writes that namespace, forgets only there (when trusted), reviews nothing, and
     changes only the skills it wrote — so one user's run can never reach another user's ids or
     skills. With a scope already active (a face that resolved its caller), None: that scope
-    stays, and the explicit namespace is checked against it as any other. No namespace: None."""
+    stays, and the explicit namespace is checked against it as any other. No namespace: None.
+
+    `reads`: namespaces the face also shows the same agent (a team's memory block beside the
+    user's), which this principal then reads too: an id shown there can be looked up and rated
+    (a vote on a namespace it may not change counts once, as an outsider's, never retiring).
+    Writes stay in `namespace`."""
     if namespace is None or _current.get() is not None:
         return None
     check_namespace(namespace)
-    key = (namespace, trusted, face)
+    key = (namespace, trusted, face, tuple(reads))
     scope = _NARROWED.get(key)
     if scope is None:
         scope = Scope(principal=namespace, namespace=namespace, role=Role.CONTRIBUTOR,
-                      trusted=trusted, face=face)
+                      trusted=trusted, face=face, reads=tuple(reads))
         if len(_NARROWED) > 1024:
             _NARROWED.clear()
         _NARROWED[key] = scope
     return scope
 
 
-_NARROWED: dict[tuple[str, bool, str], Scope] = {}
+_NARROWED: dict[tuple[str, bool, str, tuple[str, ...]], Scope] = {}
 
 
 def local_principal() -> str:

@@ -7,6 +7,12 @@ then use `bank.scoped(scope)` exactly like the bank: `view.skills.search(...)`,
 inside `skillbank.scope.using(scope)`, so the memories filter reads, place writes and check ids
 by that caller; for a bank served by another process (`BankClient`), the scope travels in the
 call's envelope. Nothing is copied: a view is a few bytes and as fast as the bank.
+
+A view never widens an untrusted caller: called while an untrusted scope is active (a
+`trusted=False` tool set, `using(caller(..., False))`), it runs as the untrusted form of its own
+scope. Re-activating the view's trusted scope inside let an untrusted model's save_skill over
+`bank.scoped(alice)` be served to the whole team, its experiences be recorded active and its
+votes retire alice's rules, where the same tools over the plain bank were refused or pending.
 """
 
 from __future__ import annotations
@@ -14,15 +20,21 @@ from __future__ import annotations
 import functools
 from typing import Any
 
-from skillbank.scope import Scope, using
+from skillbank.scope import Scope, active, using
 
 _MEMORIES = frozenset({"skills", "experiences", "guidelines"})
+
+
+def _as(scope: Scope) -> Scope:
+    """`scope`, untrusted when the active caller is (`trusted=False` narrows, never widens)."""
+    caller = active()
+    return scope.untrusted() if caller is not None and not caller.trusted else scope
 
 
 def _bound(fn: Any, scope: Scope) -> Any:
     @functools.wraps(fn)
     def call(*args: Any, **kwargs: Any) -> Any:
-        with using(scope):
+        with using(_as(scope)):
             return fn(*args, **kwargs)
 
     return call
@@ -38,16 +50,16 @@ class _ScopedMember:
         self._scope = scope
 
     def __getattr__(self, name: str) -> Any:
-        with using(self._scope):  # a property may read memory too
+        with using(_as(self._scope)):  # a property may read memory too
             value = getattr(self._target, name)
         return _bound(value, self._scope) if callable(value) else value
 
     def __contains__(self, item: object) -> bool:
-        with using(self._scope):
+        with using(_as(self._scope)):
             return item in self._target
 
     def __len__(self) -> int:
-        with using(self._scope):
+        with using(_as(self._scope)):
             return len(self._target)
 
     def __repr__(self) -> str:
@@ -75,7 +87,7 @@ class ScopedBank:
         return ScopedBank(self._bank, scope)
 
     def __getattr__(self, name: str) -> Any:
-        with using(self.scope):
+        with using(_as(self.scope)):
             value = getattr(self._bank, name)
         if name in _MEMORIES:
             return _ScopedMember(value, self.scope)

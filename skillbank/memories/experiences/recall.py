@@ -17,6 +17,7 @@ from typing import Any, Callable, Mapping, Sequence
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.fsutil import check_unicode
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.records import MAX_TEXT, Experience, Hit
@@ -291,6 +292,7 @@ class RecallMixin:
                 f"most {MAX_TASK_CHARS:,} (describe the task and leave the document out)")
         if not isinstance(task, str) or not task.strip():
             return []
+        check_unicode(task, "task")  # an empty bank too: the same answer as guidelines.search
         if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > MAX_K:
             raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
         if k == 0:

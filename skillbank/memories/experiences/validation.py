@@ -19,7 +19,8 @@ from pydantic_core import PydanticSerializationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import check_text
-from skillbank.records import MAX_SHORT, MAX_STEPS, MAX_TAGS, MAX_TEXT, Experience, Finding, Lesson, Step
+from skillbank.records import (MAX_SHORT, MAX_STEPS, MAX_TAGS, MAX_TEXT, Experience, Finding,
+                               Lesson, Step, clip_task)
 from skillbank.memories.experiences.transcript import _jsonable, steps_from_messages
 
 _ID = re.compile(r"^(exp|lsn)-[0-9a-f]{12}$")
@@ -211,8 +212,8 @@ def build(*, default_namespace: str, task: Any, outcome: Any, steps: Any, score:
     if messages is not None:
         message_steps, first_user = steps_from_messages(
             messages, task=task if isinstance(task, str) else None)
-        if task is None:
-            task = first_user
+        if task is None:  # a pasted log as the first message still makes a task
+            task = clip_task(first_user) if first_user else first_user
     if task is None or (isinstance(task, str) and not task.strip()):
         raise InvalidInputError(
             "task is empty: say what the agent was asked to do (or pass messages whose first "

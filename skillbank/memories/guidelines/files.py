@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import UnsafePathError, check_slug
+from skillbank.fsutil import UnsafePathError, check_slug, check_unicode
 from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
                                SourceRecord)  # SourceRecord: re-exported
 
@@ -322,13 +322,7 @@ def _check_text(value: Any, what: str, limit: int, *, optional: bool = False) ->
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
     if len(value) > limit:
         raise InvalidInputError(f"{what} is {len(value)} characters; at most {limit}")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:
-        raise InvalidInputError(
-            f"{what} is not valid Unicode text (it holds a lone surrogate); "
-            "send UTF-8 text") from None
-    return value
+    return check_unicode(value, what)
 
 
 def _trim_sources(sources: Iterable[GuidelineSource]) -> list[GuidelineSource]:

@@ -12,6 +12,7 @@ import math
 from typing import Any
 
 from skillbank.errors import InvalidInputError
+from skillbank.fsutil import check_unicode
 
 MAX_K = 100_000
 
@@ -44,7 +45,7 @@ def check_str(value: Any, what: str, *, optional: bool = False, non_empty: bool 
         raise InvalidInputError(f"{what} must be a string, got {type(value).__name__}")
     if non_empty and not value.strip():
         raise InvalidInputError(f"{what} must not be empty")
-    return value
+    return check_unicode(value, what)  # not the tokenizer's TypeError
 
 
 def check_flag(value: Any, what: str, *, optional: bool = True) -> bool | None:

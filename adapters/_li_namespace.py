@@ -1,0 +1,70 @@
+"""LlamaIndex's namespace templates (``namespace="{user_id}"``), as in the LangChain middleware:
+filled from the memory's session and what the caller passed to ``memory.aget(...)``, then from
+the workflow's Context store of the running step. Moved out of `llamaindex` (kept under 700
+lines); the pieces there import it.
+"""
+
+from __future__ import annotations
+
+import contextvars
+import logging
+from typing import Any, Optional, Sequence
+
+from skillbank.adapters._runs import fill_namespace, template_fields
+from skillbank.errors import InvalidInputError
+
+__all__ = ["resolve_namespace"]
+
+log = logging.getLogger("skillbank.adapters.llamaindex")  # the adapter's own logger, as before
+
+#: The namespace a templated piece resolved for the current call (set by its async method, read
+#: by the sync work it hands to a thread: `asyncio.to_thread` copies context variables).
+_RESOLVED: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "skillbank_llamaindex_namespace", default=None)
+
+
+async def _step_values(fields: Sequence[str]) -> dict[str, Any]:
+    """`fields` from the workflow's `Context` store of the running step (`FunctionAgent` and
+    other agent workflows): ``await ctx.store.set("user_id", "alice")`` before the run."""
+    try:
+        from workflows import Context
+
+        ctx = Context.get_step_context()
+    except Exception:  # noqa: BLE001 - not inside a workflow step: no values from there
+        return {}
+    values: dict[str, Any] = {}
+    for field in fields:
+        try:
+            value = await ctx.store.get(field, default=None)
+        except Exception:  # noqa: BLE001 - a typed store without the key
+            value = None
+        if value is not None:
+            values[field] = value
+    return values
+
+
+async def resolve_namespace(template: Optional[str], values: Optional[dict[str, Any]] = None
+                            ) -> Optional[str]:
+    """The namespace of this call: `template` filled from `values` (the memory's session:
+    ``session_id`` and what the caller passed to ``memory.aget(...)``), then from the
+    workflow's Context store. A missing value raises `InvalidInputError` naming it."""
+    fields = template_fields(template)
+    if not fields:
+        return template
+    known = {k: v for k, v in (values or {}).items() if v is not None and str(v).strip()}
+    missing = [f for f in fields if f not in known]
+    if missing:
+        known.update(await _step_values(missing))
+    try:
+        return fill_namespace(template, known)
+    except InvalidInputError as exc:
+        field = next((f for f in fields if f not in known), fields[0])
+        raise InvalidInputError(
+            f"namespace template {template!r} needs {field!r}: set it in the workflow's Context "
+            f"(await ctx.store.set({field!r}, ...) before agent.run(..., ctx=ctx)), or pass it "
+            f"to memory.aget({field}=...)") from exc
+
+
+def _namespace_failed(exc: BaseException) -> None:
+    """The LangChain middleware's warning, word for word: no memory rather than another's."""
+    log.warning("skillbank %s failed; the agent goes on without it: %s", "namespace", exc)
