@@ -520,7 +520,13 @@ class Skillbank:
         opened with this one, so it is dropped first. Any other collection is kept and emptied:
         on a Chroma server other processes of this root hold handles to it, and a dropped one
         left every later call of theirs failing ("Collection ... does not exist") until they
-        restarted."""
+        restarted. An embedded index whose files were deleted while open is opened again
+        first (`skillbank.index_reopen`)."""
+        from skillbank.index_reopen import rebuilding
+
+        return rebuilding(self, self._reindex)
+
+    def _reindex(self) -> dict[str, Any]:
         from skillbank.errors import EmbeddingMismatchError
 
         for kind in COLLECTIONS:

@@ -42,9 +42,14 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
         return 1, str(exc), []
     message = " ".join(str(exc).split()) or type(exc).__name__
     from skillbank.index_repair import HINT, looks_damaged
+    from skillbank.index_reopen import stale_handle
 
     if looks_damaged(exc):  # Chroma's words alone sent users to delete chroma/ by hand
         return 1, f"{message} ({type(exc).__name__}): {HINT}", []
+    if stale_handle(exc):  # chroma/ deleted under a server: SQLite's words pointed nowhere
+        return 1, (f"{message} ({type(exc).__name__}): the memory root's index (its chroma/ "
+                   "folder) was deleted or replaced while a process had it open; "
+                   "`skillbank reindex` opens it again and rebuilds it from the files"), []
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
 
 
