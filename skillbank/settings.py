@@ -39,7 +39,9 @@ class Settings:
     start_without_chroma: bool = False
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
-    collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
+    # The collections' names inside the deployment's database: each root is its own deployment
+    # (index_ownership), whatever the prefix; sharing an index takes the same `deployment`.
+    collection_prefix: str = "skillbank"
     # Index ownership (skillbank.index_ownership): whose index entries these are (default: the
     # root's id in <root>/.skillbank-id), and where on a shared Chroma they live (default: the
     # server's default tenant, a database named after the deployment).
