@@ -400,6 +400,10 @@ class Skillbank:
         """'keyword' while no embedding model can be loaded (keyword-only mode) or skills still
         wait for their vectors (first index filling in), else 'hybrid'. Per search, the same is
         in `Hits.dense_complete` / `Hits.pending` and hits with why="keyword"."""
+        from skillbank.model_state import known_unavailable
+
+        if known_unavailable(self.embedding_function):  # no model: no search is hybrid
+            return "keyword"
         index = self._indexes.get("skills")
         if index is None:
             return "hybrid"

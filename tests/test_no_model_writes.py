@@ -113,3 +113,23 @@ def test_records_without_a_model_get_vectors_when_it_is_back_in_process(
         hits = bank.experiences.recall("renew the gateway's SSL cert")
         assert bank.index("experiences").pending == 0
         assert hits and hits[0].id == eid and hits[0].why in ("dense", "both")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_search_mode_says_keyword_before_any_search_without_a_model(tmp_path, monkeypatch,
+                                                                    minilm, remote):
+    """search_mode() said "hybrid" until a search had failed a dense query (hunt-ops #9); it
+    now knows from a stat that the named model folder holds no model, loading nothing."""
+    root = tmp_path / "root"
+    _populate(root, minilm)
+    missing = _no_model(tmp_path, monkeypatch)
+    if remote:
+        with owner_process(root, minilm=True), client_bank(root) as bank:
+            assert bank.search_mode() == "keyword"
+        return
+    embedding = MiniLMEmbedding(model_dir=str(missing))
+    with Skillbank.open(root, embedding_function=embedding, include_bundled=False,
+                        sync=False) as bank:
+        assert bank.search_mode() == "keyword" and embedding._failed is None  # nothing loaded
+    with Skillbank.open(root, embedding_function=minilm, include_bundled=False) as bank:
+        assert bank.search_mode() == "hybrid"
