@@ -149,16 +149,18 @@ def run(options: Any = None) -> int:
     except StartupError as exc:
         print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
         return 2
-    from skillbank.signals import ctrl_c_stops
+    from skillbank.signals import ctrl_c_stops, sigterm_stops
 
     # Ctrl-C stops the server however it was started: one started with `&` by a script
-    # inherits SIGINT ignored and ran on after the interrupt (skillbank/signals.py).
-    restore = ctrl_c_stops()
+    # inherits SIGINT ignored and ran on after the interrupt (skillbank/signals.py). SIGTERM
+    # stops it the same way, the bank closed: it exited 143 and lost what the bank buffered.
+    restore, restore_term = ctrl_c_stops(), sigterm_stops()
     try:
         return _serve(opts, token, tokens, session_scope)
     except KeyboardInterrupt:  # Ctrl-C while starting (the imports): stopped, as when serving
         return 0
     finally:
+        restore_term()
         restore()
 
 

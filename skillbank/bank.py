@@ -400,6 +400,10 @@ class Skillbank:
         """'keyword' while no embedding model can be loaded (keyword-only mode) or skills still
         wait for their vectors (first index filling in), else 'hybrid'. Per search, the same is
         in `Hits.dense_complete` / `Hits.pending` and hits with why="keyword"."""
+        from skillbank.model_state import known_unavailable
+
+        if known_unavailable(self.embedding_function):  # no model: no search is hybrid
+            return "keyword"
         index = self._indexes.get("skills")
         if index is None:
             return "hybrid"
@@ -520,7 +524,13 @@ class Skillbank:
         opened with this one, so it is dropped first. Any other collection is kept and emptied:
         on a Chroma server other processes of this root hold handles to it, and a dropped one
         left every later call of theirs failing ("Collection ... does not exist") until they
-        restarted."""
+        restarted. An embedded index whose files were deleted while open is opened again
+        first (`skillbank.index_reopen`)."""
+        from skillbank.index_reopen import rebuilding
+
+        return rebuilding(self, self._reindex)
+
+    def _reindex(self) -> dict[str, Any]:
         from skillbank.errors import EmbeddingMismatchError
 
         for kind in COLLECTIONS:

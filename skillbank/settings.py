@@ -39,7 +39,9 @@ class Settings:
     start_without_chroma: bool = False
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
-    collection_prefix: str = "skillbank"  # distinct prefixes let banks share one Chroma server
+    # The collections' names inside the deployment's database: each root is its own deployment
+    # (index_ownership), whatever the prefix; sharing an index takes the same `deployment`.
+    collection_prefix: str = "skillbank"
     # Index ownership (skillbank.index_ownership): whose index entries these are (default: the
     # root's id in <root>/.skillbank-id), and where on a shared Chroma they live (default: the
     # server's default tenant, a database named after the deployment).
@@ -96,9 +98,20 @@ def config_path(value: str | os.PathLike, root: str | os.PathLike) -> Path:
     return path if path.is_absolute() else Path(os.path.abspath(Path(root).expanduser())) / path
 
 
-def _coerce(name: str, raw: Any, root: Path | None = None) -> Any:
+def _coerce(name: str, raw: Any, root: Path | None = None, where: str = "argument") -> Any:
     """Turn an environment/TOML value into the field's type (`root`: read from the root's
-    settings file, whose relative folders are the root's)."""
+    settings file, whose relative folders are the root's), checked against its range
+    (`skillbank.settings_check`; `where` names where it was read)."""
+    from skillbank.settings_check import check_value
+
+    if name in ("root", "model_dir"):
+        check_value(name, raw, where)  # `model_dir = 5` was a bare TypeError
+    value = _converted(name, raw, root, where)
+    check_value(name, value, where)
+    return value
+
+
+def _converted(name: str, raw: Any, root: Path | None, where: str) -> Any:
     kind = {f.name: f.type for f in fields(Settings)}[name]
     if name == "skill_roots":
         items = raw.split(os.pathsep) if isinstance(raw, str) else list(raw)
@@ -115,9 +128,16 @@ def _coerce(name: str, raw: Any, root: Path | None = None) -> Any:
         if "float" in str(kind):
             return float(raw)
         if "int" in str(kind):
+            if isinstance(raw, float) and not raw.is_integer():
+                raise ValueError(raw)  # int(2.5) was 2, silently
             return int(raw)
-    except (TypeError, ValueError):
-        raise ValueError(f"setting {name} must be a number, not {raw!r}") from None
+    except (TypeError, ValueError, OverflowError):
+        from skillbank.errors import InvalidInputError  # exit 2 (invalid input), not 1
+
+        whole = "int" in str(kind) and "float" not in str(kind)
+        raise InvalidInputError(f"setting {name} ({where}) must be "
+                                f"{'a whole number' if whole else 'a number'}, not {raw!r}") \
+            from None
     return raw
 
 
@@ -133,7 +153,9 @@ def _flag(name: str, raw: Any) -> bool:
     word = str(raw).strip().lower()
     if word in _TRUE or word in _FALSE:
         return word in _TRUE
-    raise ValueError(f"setting {name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
+    from skillbank.errors import InvalidInputError  # a ValueError too, exit 2
+
+    raise InvalidInputError(f"setting {name} must be true or false (1/0, yes/no, on/off), not {raw!r}")
 
 
 def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Settings:
@@ -149,18 +171,28 @@ def load_settings(root: str | os.PathLike | None = None, **overrides: Any) -> Se
     if toml_file.is_file():
         with toml_file.open("rb") as handle:
             data = tomllib.loads(handle.read().decode("utf-8-sig"))  # a BOM is no TOML error
+        from skillbank.settings_check import check_keys
+
+        names = {f.name for f in fields(Settings)}
+        check_keys([key.replace("-", "_") for key in data], names - {"root"}, str(toml_file))
         for key, raw in data.items():
             key = key.replace("-", "_")
-            if key in {f.name for f in fields(Settings)} and key != "root":
-                values[key] = _coerce(key, raw, root_path)
+            if key in names and key != "root":
+                values[key] = _coerce(key, raw, root_path, str(toml_file))
     for f in fields(Settings):
         raw = env.get(ENV_PREFIX + f.name.upper())
         if raw and f.name != "root":
-            values[f.name] = _coerce(f.name, raw)
+            values[f.name] = _coerce(f.name, raw, where=ENV_PREFIX + f.name.upper())
     for key, raw in overrides.items():
         if raw is None:
             continue
         if key not in {f.name for f in fields(Settings)}:
             raise TypeError(f"unknown setting {key!r}")
-        values[key] = _coerce(key, raw) if key in ("skill_roots", "model_dir") else raw
+        if key in ("skill_roots", "model_dir"):
+            values[key] = _coerce(key, raw)
+        else:
+            from skillbank.settings_check import check_value
+
+            check_value(key, raw, "argument")
+            values[key] = raw
     return replace(Settings(root=root_path), **values)

@@ -48,6 +48,35 @@ def ctrl_c_stops() -> Callable[[], None]:
     return restore
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Ctrl-C's KeyboardInterrupt is (`sigterm_stops`)."""
+
+
+def _terminated(signum: int, frame: object) -> None:
+    raise Terminated("SIGTERM")
+
+
+def sigterm_stops() -> Callable[[], None]:
+    """Make SIGTERM stop the process as Ctrl-C does (`Terminated`, a KeyboardInterrupt) from
+    now on; returns what puts the previous handler back. Off the main thread nothing changes.
+
+    SIGTERM is what `systemctl stop`, `docker stop`, a supervisor and MCP clients send, and
+    Python's default for it ends the process with no clean-up: `skillbank serve` and the team
+    worker exited 143 with the bank never closed, so buffered use counts, the background
+    writer's queue and the keyword snapshot were lost and `.owner.json` was left (hunt-ops #2).
+    uvicorn catches SIGTERM itself while it serves, then raises it again once it has stopped;
+    this handler is what that raise reaches."""
+    if threading.current_thread() is not threading.main_thread():
+        return lambda: None
+    previous = signal.getsignal(signal.SIGTERM)
+    signal.signal(signal.SIGTERM, _terminated)
+
+    def restore() -> None:
+        signal.signal(signal.SIGTERM, previous if previous is not None else signal.SIG_DFL)
+
+    return restore
+
+
 @contextlib.contextmanager
 def ctrl_c_stopping() -> Iterator[None]:
     """`ctrl_c_stops` for the length of a `with` block."""

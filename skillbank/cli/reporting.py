@@ -37,15 +37,39 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
             return 5, (f"{exc}: the memory root is on a read-only file system, and skillbank "
                        "writes its lock and index files there even to read; copy the root "
                        "somewhere writable (cp -a) and pass that as --root"), []
+        if isinstance(exc, PermissionError):  # exit 5 too: a folder this user may not write
+            return 5, _permission_message(exc), []
         if exc.errno == errno.ENOSPC:
             return 1, f"{exc}: the disk under the memory root is full; free space and retry", []
         return 1, str(exc), []
     message = " ".join(str(exc).split()) or type(exc).__name__
     from skillbank.index_repair import HINT, looks_damaged
+    from skillbank.index_reopen import stale_handle
 
     if looks_damaged(exc):  # Chroma's words alone sent users to delete chroma/ by hand
         return 1, f"{message} ({type(exc).__name__}): {HINT}", []
+    if stale_handle(exc):  # chroma/ deleted under a server: SQLite's words pointed nowhere
+        return 1, (f"{message} ({type(exc).__name__}): the memory root's index (its chroma/ "
+                   "folder) was deleted or replaced while a process had it open; "
+                   "`skillbank reindex` opens it again and rebuilds it from the files"), []
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
+
+
+def _permission_message(exc: PermissionError) -> str:
+    """What a PermissionError under the root means and how to fix it. It exited 1 with a raw
+    errno (hunt-ops #5), while a read-only file system, the same trouble, exits 5 with a fix;
+    through a client the error carries its text alone, so the path is read from it then."""
+    import os
+    import re
+
+    path = exc.filename
+    if path is None:
+        quoted = re.search(r"'([^']+)'", str(exc))
+        path = quoted.group(1) if quoted else None
+    folder = os.path.dirname(os.fspath(path)) if path else "a folder of the memory root"
+    return (f"{exc}: the user running skillbank may not write in {folder}; give it write "
+            "access there (chown/chmod), or copy the root somewhere writable (cp -a) and pass "
+            "that as --root")
 
 
 def echo_err(line: str) -> None:

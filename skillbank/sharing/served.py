@@ -10,6 +10,7 @@ takes over serves the same, and a client whose own request differs is told (`Ban
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -80,6 +81,12 @@ def note(root: Path, pid: int | None, found: list[str]) -> str | None:
     """One sentence for the caller about what differs, and what to do."""
     if not found:
         return None
+    if pid == os.getpid():
+        # This process took the root over: it serves what the root served. The note named it
+        # as "the first process" to restart or stop, on every failover (hunt-ops #7).
+        return (f"this process now serves {root} as recorded in {SERVED_FILE} (as the process "
+                "before it did), so " + "; ".join(found) + ". To serve what this process asked "
+                "for, stop every process on this root and start the first one with those options.")
     who = f"process {pid}" if pid else "the process that owns it"
     return (f"{root} is served by {who}, and " + "; ".join(found) + ". Start the first process "
             "on this root with the same options (or stop it and open the root again).")

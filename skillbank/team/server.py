@@ -318,25 +318,30 @@ def _int(raw: str | None) -> int | None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Run one worker until Ctrl-C (SIGINT) or SIGTERM; returns the exit code. Ctrl-C is a
+    """Run one worker until Ctrl-C (SIGINT) or SIGTERM; returns the exit code. Either is a
     clean stop (exit 0; an open bank closed) however the worker was started, also while it
     opens its bank (before uvicorn handles signals): one started with `&` by a script inherits
     SIGINT ignored and ran on (skillbank/signals.py); at a terminal it died with a traceback.
     Stopped while its bank opens, it ends the process there (`skillbank.ending`): the opener
     may be inside native code, under which the interpreter's teardown could crash."""
-    from skillbank.signals import ctrl_c_stops
+    from skillbank.signals import Terminated, ctrl_c_stops, sigterm_stops
 
-    restore = ctrl_c_stops()
+    # SIGTERM (an orchestrator stopping the worker) closes the bank as Ctrl-C does: uvicorn
+    # raised it again after its shutdown, and Python's default ended the process (143) with
+    # the bank never closed.
+    restore, restore_term = ctrl_c_stops(), sigterm_stops()
     try:
         return _main(argv)
-    except KeyboardInterrupt:
-        print(f"skillbank team worker {os.getpid()} stopped (Ctrl-C)", file=sys.stderr,
+    except KeyboardInterrupt as exc:
+        how = "SIGTERM" if isinstance(exc, Terminated) else "Ctrl-C"
+        print(f"skillbank team worker {os.getpid()} stopped ({how})", file=sys.stderr,
               flush=True)
         from skillbank.signals import end_if_abandoned
 
         end_if_abandoned()  # stopped while its bank opened: the opener may be in native code
         return 0
     finally:
+        restore_term()
         restore()
 
 

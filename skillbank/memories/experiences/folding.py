@@ -108,7 +108,7 @@ class _Batch:
         return record_id in self.added or self.memory.index.metadata(record_id) is not None
 
     def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
-        if self.threshold > 1.0:
+        if self.threshold > 1.0 or vector is None:  # no vector: no model to compare with
             return None
         found, similarity = self.memory._nearest_indexed(record, vector)
         pool = self.pools.get(_bucket(record))
@@ -132,7 +132,7 @@ class _Batch:
         quarantined = status == "pending"
         if quarantined and self.capped and experience.kind == "experience":
             self._room(experience.namespace)
-        vector = self.vectors[embed_text(experience)]
+        vector = self.vectors.get(embed_text(experience))  # None: no model (keyword-only mode)
         existing = None if quarantined else self._duplicate_of(experience, vector)
         if existing is not None:
             if existing in self.counts:
@@ -148,7 +148,7 @@ class _Batch:
         if with_lessons and experience.kind == "experience" and experience.lessons:
             # Lessons are checked against what was stored before this record, not each other.
             for lesson in self.memory._lesson_candidates(experience):
-                lesson_vector = self.vectors[embed_text(lesson)]
+                lesson_vector = self.vectors.get(embed_text(lesson))
                 if quarantined or self._duplicate_of(lesson, lesson_vector) is None:
                     records.append((lesson, lesson_vector))
         for record, record_vector in records:
@@ -156,13 +156,16 @@ class _Batch:
             if quarantined:
                 dumped["status"] = "pending"
             self.events.append({"op": "add", "record": dumped})
-            self.record_vectors[record.id] = [self.vectors[text] for text in embed_texts_of(record)]
+            vectors = [self.vectors.get(text) for text in embed_texts_of(record)]
+            if all(vector is not None for vector in vectors):  # else embedded when indexed
+                self.record_vectors[record.id] = vectors
             self.added.add(record.id)
         if status == "retired":
             self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
                                 "at": utcnow().isoformat()})
         for record, record_vector in records:
-            if quarantined or (record is experience and status != "active"):
+            if quarantined or (record is experience and status != "active") \
+                    or record_vector is None:
                 continue  # a retired or pending record is no one's twin
             unit = _unit(record_vector)
             pool = self.pools.get(_bucket(record))
@@ -239,8 +242,11 @@ class FoldingMixin:
 
         One embedding call for the lot, each distinct text once; keyed by text, because the
         ids of lesson records (and of imported records) are only settled when they are stored.
+        Empty while no embedding model can be loaded: an offline machine that lost its model
+        could not record a run at all (hunt-ops #1). The records are then journaled unfolded
+        and staged in the index, searchable by keyword, embedded once the model is back.
         """
-        from skillbank.embeddings import embed_texts
+        from skillbank.embeddings import ModelUnavailableError, embed_texts
 
         texts: dict[str, None] = {}
         for record, with_lessons in items:
@@ -249,7 +255,11 @@ class FoldingMixin:
                 for lesson in self._lesson_candidates(record):
                     texts.update(dict.fromkeys(embed_texts_of(lesson)))
         order = list(texts)
-        vectors = embed_texts(self.index.embedding_function, order) if order else []
+        try:
+            vectors = embed_texts(self.index.embedding_function, order) if order else []
+        except ModelUnavailableError as exc:
+            self.index._model_unavailable(exc)  # keyword-only mode, said once per process
+            return {}
         return dict(zip(order, vectors))
 
     def _commit(self, records: Sequence[Experience], *, with_lessons: bool = True,

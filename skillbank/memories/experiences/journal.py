@@ -161,6 +161,9 @@ class JournalMixin:
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
             return
+        if _staged(self.index):
+            self.index_behind = True  # no model: the checkpoint waits for their vectors
+            return
         done = {n: int(v) for n, v in checkpoint.get("files", {}).items() if int(v)}
         if checkpoint.get("collection") == self._collection_id() and \
                 done == {n: v for n, v in before.items() if v}:
@@ -396,9 +399,16 @@ class JournalMixin:
                     report.removed.extend(stale)
                 with self._cache_lock:
                     self._cache.clear()
-            self._write_checkpoint({"collection": self._collection_id(), "files": ends,
-                                    "layout": EMBED_LAYOUT})
-            self.index_behind = False
+            if _staged(self.index):
+                self.index.fill(wait=False)  # the model may be back: their vectors now
+            if _staged(self.index):
+                # Searchable by keyword in this process, but not in Chroma: a checkpoint past
+                # them would leave them out of the index of every later process.
+                self.index_behind = True
+            else:
+                self._write_checkpoint({"collection": self._collection_id(), "files": ends,
+                                        "layout": EMBED_LAYOUT})
+                self.index_behind = False
         report.seconds = time.perf_counter() - started
         return report
 
@@ -443,6 +453,14 @@ class JournalMixin:
                 pass
         raise NotFoundError(
             f"experience {record_id!r} is indexed but not in the journal; run `skillbank reindex`")
+
+
+def _staged(index: HybridIndex) -> bool:
+    """Whether the index holds records by keyword only, their vectors still to embed: written
+    while no embedding model could be loaded (`HybridIndex.stage`, keyword-only mode). An
+    offline machine that lost its model could not record a run (hunt-ops #1); now the run is
+    journaled and staged, and the checkpoint stays before it until `fill` has embedded it."""
+    return bool(getattr(index, "pending", 0))
 
 
 def _vectors_current(record: Experience, meta: dict[str, Any]) -> bool:

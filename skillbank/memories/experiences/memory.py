@@ -380,7 +380,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             hits, down, failed = None, True, exc
         if not down:
             self._recalled_by_text = False
-            return hits  # type: ignore[return-value]
+            return self._keyword_only(hits)  # type: ignore[arg-type]
         found = self._recall_by_text(task, *args, **kwargs)
         if found is None:  # this column has no search of its own: the index's keyword side
             if failed is not None:
@@ -390,6 +390,18 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             found.note = f"{self.index.dense_error}; these were found by keyword"
             return found
         self._recalled_by_text = True
+        return found
+
+    def _keyword_only(self, hits: list[Hit[Experience]]) -> list[Hit[Experience]]:
+        """`hits` as recall found them; while no embedding model can be loaded, marked as a
+        keyword-only answer (`dense_complete` False, a note saying why), as skill search
+        marks its own."""
+        why = getattr(self.index, "dense_error", None)
+        if not why:
+            return hits
+        found = Hits(hits)
+        found.dense_complete = False
+        found.note = f"{why}; these were found by keyword"
         return found
 
     def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:

@@ -211,14 +211,12 @@ class RecallMixin:
         be cut shorter, but never below `enough` (see `_filtered`). `evidence` collects each
         dense candidate's similarity as the floor sees it (`_dense_items`).
         """
-        from skillbank.embeddings import embed_query
-
         index = self.index
         if not index.count():
             return []
-        vector = embed_query(index.embedding_function, task)
-        dense = self._filtered(self._dense_items(vector, evidence), where, candidates * 2,
-                               enough=enough)
+        vector = self._task_vector(task)
+        dense = {} if vector is None else self._filtered(
+            self._dense_items(vector, evidence), where, candidates * 2, enough=enough)
         keyword = self._filtered(lambda n, w: index.keyword(task, n, w), where, candidates,
                                  enough=enough, cap=MAX_OVERFETCH_KEYWORD)
         # z-score fusion over the candidates (skillbank.index.fuse_candidates): equal evidence
@@ -237,6 +235,23 @@ class RecallMixin:
                                  keyword=keyword.get(item_id), why=why, metadata=meta))
         hits.sort(key=lambda h: h.score, reverse=True)
         return hits
+
+    def _task_vector(self, task: str) -> Any:
+        """The task's vector, or None while no embedding model can be loaded: recall answers
+        by keyword then, as skill and guideline search do, and `dense_error` says why. It
+        raised the model error, and with it every `context_for` of an offline machine whose
+        root held an experience (hunt-ops #1)."""
+        from skillbank.embeddings import ModelUnavailableError, embed_query
+
+        index = self.index
+        try:
+            vector = embed_query(index.embedding_function, task)
+        except ModelUnavailableError as exc:
+            index._model_unavailable(exc)
+            return None
+        if index.dense_error and not index.dense_error.startswith(CHROMA_DOWN):
+            index.dense_error = None  # the model is back
+        return vector
 
     def prior(self, record_id: str, meta: Mapping[str, Any], now: float | None = None,
               usage: Any = None) -> float:
@@ -314,7 +329,7 @@ class RecallMixin:
         evidence: dict[str, float] = {}
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
                            enough=max(10, 2 * k), evidence=evidence)
-        down = (self.index.dense_error or "").startswith(CHROMA_DOWN)  # no dense evidence
+        down = bool(self.index.dense_error)  # no dense evidence: no server, or no model
         now = time.time()
         usages = self._usages([hit.id for hit in raw])
         scored = []

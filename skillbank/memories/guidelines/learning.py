@@ -27,6 +27,7 @@ from skillbank.distill.supersession import dropped, drops, echoes_overruled, oth
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
+from skillbank.memories.guidelines.words_only import matching_by_words_if_no_model
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
 
@@ -247,10 +248,12 @@ class GuidelineLearning:
     def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                    replaces: str | None = None) -> LearnEntry:
-        """Decide what one candidate rule does to the memory (see ``decisions``) and do it."""
-        entry = self._decide(text=text, topic=topic, when_to_use=when_to_use, sentence=sentence,
-                             source=source, namespace=namespace, trusted=trusted,
-                             touched=touched, replaces=replaces)
+        """Decide what one candidate rule does to the memory (see ``decisions``) and do it;
+        by words alone while no embedding model can be loaded (``words_only``)."""
+        with matching_by_words_if_no_model(self, text):
+            entry = self._decide(text=text, topic=topic, when_to_use=when_to_use,
+                                 sentence=sentence, source=source, namespace=namespace,
+                                 trusted=trusted, touched=touched, replaces=replaces)
         # The rules this very critique wrote are no "existing" rules to curate against (a
         # sibling showed up at similarity 1.0: the shared critique, not the rule, matched).
         entry.nearest = [n for n in getattr(self, "_last_nearest", [])

@@ -124,9 +124,12 @@ class GuidelineMatching:
     def _model_evidence(self) -> bool:
         """Whether vector cosines are a model's evidence of meaning (what ``merge_evidence``'s
         dense and context bars assume). The hash embedding's cosine is word overlap, which the
-        lexical part of the similarity already counts, so it is none."""
+        lexical part of the similarity already counts, so it is none; nor is it while no
+        model can be loaded and rules are matched by words alone (``words_only``)."""
         from skillbank.embeddings import HashEmbedding
 
+        if getattr(self, "_words_only", False):
+            return False
         return not isinstance(getattr(self.index, "embedding_function", None), HashEmbedding)
 
     def _context_similarity(self, context: str, g: Guideline) -> float | None:

@@ -1,0 +1,88 @@
+"""An embedded index deleted under the process that has it open: reopened, then rebuilt.
+
+Users met it (hunt-ops #3): with `skillbank serve` owning a root, deleting its `chroma/` folder
+(docs/operating.md names `skillbank reindex` as what to run after it) made `reindex`,
+`reindex --fresh` and every `memory_context` fail with SQLite's "attempt to write a readonly
+database" (code 1032) until the server was restarted. chromadb keeps one system per folder for
+the life of the process, and that system still held the deleted database file open. `reindex`
+now lets go of that system and opens the folder afresh (an empty index), pointing every open
+index of the bank at the new client, before it rebuilds from the files.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+log = logging.getLogger("skillbank.index")
+T = TypeVar("T")
+
+#: What SQLite says when the database file a connection has open was deleted or replaced.
+_STALE = re.compile(r"readonly database|code: 1032|SQLITE_READONLY_DBMOVED", re.I)
+#: The file an embedded Chroma keeps its records in.
+DATABASE_FILE = "chroma.sqlite3"
+
+
+def stale_handle(exc: BaseException) -> bool:
+    """Whether `exc` says the open index's database file was deleted or replaced."""
+    return bool(_STALE.search(f"{type(exc).__name__}: {exc}"))
+
+
+def folder_gone(bank: Any) -> bool:
+    """Whether the bank's own embedded index has lost its database file while open."""
+    return _reopenable(bank) and bank._placement is not None and \
+        not (Path(bank.settings.chroma_path) / DATABASE_FILE).exists()
+
+
+def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
+    """`rebuild()` (the bank's reindex), on a freshly opened embedded index when the open one
+    lost its files: before it when the folder is gone, and again once when it fails because
+    the database file under it was deleted or replaced."""
+    if folder_gone(bank):
+        reopen(bank)
+    try:
+        return rebuild()
+    except Exception as exc:
+        if not (_reopenable(bank) and stale_handle(exc)):
+            raise
+        log.warning("skillbank: the index under %s changed while it was open (%s); opening "
+                    "it again and rebuilding it from the files", bank.settings.chroma_path, exc)
+    reopen(bank)
+    return rebuild()
+
+
+def _reopenable(bank: Any) -> bool:
+    """Only the bank's own embedded client: a caller's client or a server is not ours."""
+    return not bank.settings.chroma_url and bool(getattr(bank, "_own_client", False))
+
+
+def reopen(bank: Any) -> None:
+    """Drop chromadb's system for the bank's folder and open the folder again; every index the
+    bank opened gets the new client and its collection (created empty when it is gone)."""
+    with bank._guard:
+        old = bank._client
+        bank._client = bank._placement = None
+        _forget_system(old, str(bank.settings.chroma_path))
+        client = bank.client  # a new PersistentClient (and its placement) on the folder
+        for index in list(bank._indexes.values()):
+            with index._lock:
+                index.client = client
+                index._coll = index._open_collection()
+                index.invalidate()
+
+
+def _forget_system(client: Any, path: str) -> None:
+    """Stop and forget chromadb's per-path system, so the next client opens the folder anew."""
+    from chromadb.api.shared_system_client import SharedSystemClient
+
+    identifier = getattr(client, "_identifier", None) or path
+    with SharedSystemClient._refcount_lock:
+        SharedSystemClient._identifier_to_refcount.pop(identifier, None)
+    system = SharedSystemClient._identifier_to_system.pop(identifier, None)
+    if system is not None:
+        try:
+            system.stop()
+        except Exception:  # noqa: BLE001 - a system on deleted files may not stop cleanly
+            log.debug("stopping the old Chroma system failed", exc_info=True)

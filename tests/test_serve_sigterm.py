@@ -1,0 +1,90 @@
+"""`skillbank serve` stopped with SIGTERM closes its bank (hunt-ops #2).
+
+SIGTERM is what `systemctl stop`, `docker stop`, a supervisor and MCP clients send. Python's
+default for it ended the server at once (exit 143): recall use counts a client's calls had
+buffered in the owner were lost (they decide pruning), as were the background writer's queue and
+the keyword snapshot, and `.owner.json` was left behind. Now SIGTERM stops the server as Ctrl-C
+does, for both transports: the bank is closed and the counts are on disk.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from conftest import free_port
+from mcp_http import wait_until_serving
+from owner_client import client_bank
+from test_mcp_transports import base_env
+from workers.common import open_bank
+
+
+def _wait_for_owner(proc: subprocess.Popen, root: Path, log: Path) -> None:
+    """Until the server owns the root (its endpoint published); generous, for a loaded box."""
+    deadline = time.time() + 300
+    while not (root / ".owner.json").exists():
+        if proc.poll() is not None:
+            pytest.fail("server exited: " + log.read_text()[-3000:])
+        assert time.time() < deadline, log.read_text()[-3000:]
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+def test_sigterm_closes_the_bank_and_keeps_buffered_use_counts(tmp_path, transport):
+    root = tmp_path / "root"
+    with open_bank(root) as bank:
+        eid = bank.experiences.record(task="Migrate the orders table", outcome="success",
+                                      feedback="Lock the table first.")
+    port = free_port()
+    argv = [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(root), "--no-bundled"]
+    if transport == "http":
+        argv += ["--transport", "http", "--port", str(port)]
+    log = tmp_path / "serve.log"
+    proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.DEVNULL,
+                            stderr=log.open("w"), env=base_env(SKILLBANK_EMBEDDING="hash"))
+    try:
+        if transport == "http":
+            wait_until_serving(proc, f"http://127.0.0.1:{port}", log, probe="/readyz",
+                               status=200, seconds=300)
+        _wait_for_owner(proc, root, log)
+        with client_bank(root) as client:
+            for _ in range(3):
+                assert [hit.id for hit in client.experiences.recall("migrate the orders table")
+                        ] == [eid]
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        proc.stdin.close()
+    assert code == 0, log.read_text()[-3000:]
+    assert not (root / ".owner.json").exists()
+    with open_bank(root) as bank:
+        assert not bank.is_remote
+        assert bank.experiences.get(eid).usage.uses == 3
+
+
+def test_sigterm_stops_a_team_worker_cleanly(tmp_path, chroma_server, postgres):
+    """The team worker too: uvicorn raised SIGTERM again after its own shutdown and Python's
+    default ended the process (143) before `bank.close()`."""
+    from team_worker import start_server
+
+    log = tmp_path / "worker.log"
+    proc, _ = start_server(tmp_path / "root", chroma_server, postgres.url, log=log)
+    try:
+        proc.send_signal(signal.SIGTERM)
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    said = log.read_text()
+    assert code == 0, said[-3000:]  # uvicorn's stop, then `finally: bank.close()`, exit 0
+    assert "Traceback" not in said, said[-3000:]
