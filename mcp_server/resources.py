@@ -158,7 +158,9 @@ class ManifestCache:
         # abs path -> ((size, mtime_ns, ctime_ns, inode), hex digest, binary?): ctime and inode
         # too, as pins.DigestCache: a same-size edit with its mtime put back is still seen.
         self._digests: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}
-        self._frontmatter: dict[str, tuple[str, dict[str, Any], str]] = {}  # name -> (hash, fm, desc)
+        # name -> (SKILL.md hash, frontmatter, description, the entry of what a read serves
+        # when that is not the file: a half-saved SKILL.md's last good version)
+        self._frontmatter: dict[str, tuple[str, dict[str, Any], str, FileEntry | None]] = {}
         self._lock = threading.Lock()
 
     def _digest(self, path: Path, stat: os.stat_result) -> tuple[str, bool]:
@@ -214,14 +216,17 @@ class ManifestCache:
         content_hash = files[0].sha256
         cached = self._frontmatter.get(name)
         if cached and cached[0] == content_hash:
-            frontmatter, description = cached[1], cached[2]
+            frontmatter, description, served = cached[1], cached[2], cached[3]
         else:
             skill = loaded if loaded is not None else bank.skills.load(name)
             frontmatter = {k: v for k, v in dict(skill.frontmatter).items()
                            if k not in ("name", "description")}
             description = skill.description
+            served = _served_skill_md(bank, skill, skill_stat.st_mtime)
             with self._lock:
-                self._frontmatter[name] = (content_hash, frontmatter, description)
+                self._frontmatter[name] = (content_hash, frontmatter, description, served)
+        if served is not None:
+            files[0] = served
         return SkillManifest(name=name, description=description, frontmatter=frontmatter,
                              files=files, folder=str(folder), trust=trust_meta(summary))
 
@@ -260,6 +265,21 @@ def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
                 "meta": meta,
             })
     return out
+
+
+def _served_skill_md(bank: Any, skill: Any, mtime: float) -> FileEntry | None:
+    """The SKILL.md entry of what a read serves while the file is half-saved (its last good
+    version, skillbank.memories.skills.last_good), or None when a read serves the file.
+
+    Why: the listing and the Skills extension's manifest advertised the torn file's digest and
+    size while a read served the last good bytes, so a client checking the digest rejected
+    them (review, session 21)."""
+    from skillbank.memories.skills.last_good import is_editing_note
+
+    if not any(is_editing_note(note) for note in skill.notes):
+        return None
+    data = bank.skills.read_resource(skill.name, "SKILL.md").encode("utf-8")
+    return FileEntry("SKILL.md", len(data), hashlib.sha256(data).hexdigest(), mtime)
 
 
 def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:

@@ -15,6 +15,7 @@ and with the owner's watcher doing the syncs.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 import time
@@ -223,6 +224,13 @@ async def test_an_mcp_client_reads_the_last_good_skill_md_and_a_vendor_one_is_re
         async with Client(build_server(bank, trusted=True), mode="legacy") as client:
             read = await client.read_resource(f"skill://{NAME}/SKILL.md")
             assert read.contents[0].text == good
+            # The listing describes the bytes a read serves (review: it gave the torn file's).
+            listed = next(r for r in (await client.list_resources()).resources
+                          if str(r.uri) == f"skill://{NAME}/SKILL.md")
+            served = good.encode("utf-8")
+            assert listed.size == len(served)
+            assert (listed.meta or {})["skillbank/digest"] == \
+                "sha256:" + hashlib.sha256(served).hexdigest()
             tool = await client.call_tool("read_skill_resource", {"name": NAME, "path": "SKILL.md"})
             assert "Multiply every quantity" in json.dumps(tool.structured_content or {}) + str(
                 tool.content)

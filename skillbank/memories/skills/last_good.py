@@ -157,10 +157,18 @@ def kept_finding(name: str, path: Path) -> Finding:
         "again (or is removed); fix the error above"))
 
 
+EDITING = "being edited: its SKILL.md does not parse right now"
+
+
 def editing_note(findings: list[Finding]) -> str:
     """The note served beside a skill's last good version (an agent and a person see why)."""
-    return (f"being edited: its SKILL.md does not parse right now ({_errors(findings)}); "
-            "this is the last good version")
+    return f"{EDITING} ({_errors(findings)}); this is the last good version"
+
+
+def is_editing_note(note: str) -> bool:
+    """Whether `note` says the skill was served as its last good version (faces that list the
+    file's digest describe those bytes then, not the file's)."""
+    return note.startswith(EDITING)
 
 
 def being_edited(skill: Any, findings: list[Finding]) -> InvalidInputError:
