@@ -52,6 +52,7 @@ from skillbank.adapters._runs import (
     submit,
     template_fields,
 )
+from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import _RESOLVED, _namespace_failed, resolve_namespace
 from skillbank.adapters._warm import warm_up
 from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
@@ -448,8 +449,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return ""
-        # Memory wraps the block in <{name}>: with our own name that is the one wrapper needed.
-        return unwrap(text) if self.name == OPEN.strip("<>") else text
+        return text
 
     def _plan(self, session: Any, request: str, task: Optional[str] = None) -> dict[str, Any]:
         """This turn's goal and query; the goal stays for the session until an outcome."""
@@ -489,15 +489,19 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         key = (session, namespace, position, request)
         if key in self._cache:
             self._cache.move_to_end(key)
-            return self._cache[key]
-        await self._recall_goal(session, namespace)
-        plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
-        text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
-                                       _thread(session))
-        self._cache[key] = text
-        while len(self._cache) > 64:
-            self._cache.popitem(last=False)
-        return text
+            text = self._cache[key]
+        else:
+            await self._recall_goal(session, namespace)
+            plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
+            text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
+                                           _thread(session))
+            self._cache[key] = text
+            while len(self._cache) > 64:
+                self._cache.popitem(last=False)
+        # Another skillbank block of this Memory asked before this one shows its items once.
+        text = SHOWN.compose(self, session, messages, text)
+        # Memory wraps the block in <{name}>: with our own name that is the one wrapper needed.
+        return unwrap(text) if self.name == OPEN.strip("<>") else text
 
     async def _aput(self, messages: List[ChatMessage]) -> None:
         if not self.record or not messages:
