@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping
 from skillbank.errors import InvalidInputError
 from skillbank.chat_messages import plain_messages
 from skillbank.memories.experiences.threads import CLOSING_OUTCOMES
-from skillbank.records import clip_task
+from skillbank.records import clip_task, repaired
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -119,8 +119,8 @@ def plan_run(previous: Mapping[str, Any] | None, request: str,
     episode goes on). The goal is `explicit` when given, else the open episode's goal, else the
     request itself. Returns ``goal``, ``request``, ``query`` and ``followup``.
     """
-    request = (request or "").strip()
-    explicit = (explicit or "").strip() or None
+    request = repaired((request or "").strip())  # a cut emoji: one character short, not lost
+    explicit = repaired((explicit or "").strip()) or None
     previous = previous or {}
     if explicit:
         goal = explicit

@@ -15,6 +15,7 @@ import math
 from typing import Any, Iterable, Mapping
 
 from skillbank.errors import InvalidInputError
+from skillbank.records import repaired
 
 
 def plain_messages(messages: Any) -> list[dict[str, Any]]:
@@ -69,10 +70,12 @@ def _content(message: Any) -> Any:
     content = getattr(message, "content", None)
     if isinstance(content, list):  # LangChain blocks are dicts already
         return [_plain(block) for block in content]
-    if content is None or isinstance(content, str):
+    if content is None:
         return content
+    if isinstance(content, str):
+        return repaired(content)
     text = getattr(content, "text", None)
-    return text if isinstance(text, str) else str(content)
+    return repaired(text if isinstance(text, str) else str(content))
 
 
 def _plain_tool_calls(message: Any) -> list[dict[str, Any]]:
@@ -120,7 +123,9 @@ def _plain_tool_calls(message: Any) -> list[dict[str, Any]]:
 
 def _plain(value: Any, depth: int = 0) -> Any:
     """`value` as plain JSON data: framework objects become their dumped fields or their text."""
-    if value is None or isinstance(value, (bool, int, str)):
+    if isinstance(value, str):
+        return repaired(value)  # a chat's cut emoji: the run is recorded one character short
+    if value is None or isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)

@@ -29,7 +29,21 @@ def clip_task(text: str) -> str:
     ellipsis where it was cut. A user who pasted a 24,000-character log as an agent's first
     message lost the run and the critique it got (`task is 24044 characters`), silently: the
     agent had worked. The message itself is kept as the run's first step."""
+    text = repaired(text)
     return text if len(text) <= MAX_TEXT else text[:MAX_TEXT - 1].rstrip() + "\u2026"
+
+
+def repaired(text: str) -> str:
+    """`text` with each lone surrogate (an emoji escape a web client cut in half, "\\ud83d")
+    as U+FFFD. For text taken from a chat: the run's memory and record go on, one character
+    short, where the surrogate made the block give no memory and the run go unrecorded
+    (hunt-li, session 21). A caller's own argument still gets the clear error
+    (`fsutil.check_unicode`)."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
 
 Outcome = Literal["success", "failure", "partial", "unknown"]
 GuidelineStatus = Literal["active", "pending", "retired", "superseded"]

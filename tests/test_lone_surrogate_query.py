@@ -39,3 +39,32 @@ def test_every_read_names_the_lone_surrogate(tmp_path, minilm, remote):
                 read(bank)
             assert "task" in str(caught.value), name
         assert bank.context_for("Write the sales report").guidelines  # the bank still answers
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_a_cut_emoji_in_a_chat_is_recorded_one_character_short(tmp_path, minilm, remote):
+    """From a chat the text is repaired, not refused: the agent got no memory and its run went
+    unrecorded (the record refused the task and the steps), for half an emoji."""
+    pytest.importorskip("llama_index.core")
+    from llama_index.core.agent.workflow import FunctionAgent
+    from llama_index.core.base.llms.types import ChatMessage
+    from llama_index.core.memory import Memory
+    from scripted_llama import scripted
+
+    from skillbank.adapters.llamaindex import SkillbankMemoryBlock
+
+    with bank_for(tmp_path, remote, minilm) as bank:
+        bank.guidelines.add("Always use metric units in sales reports.")
+        block = SkillbankMemoryBlock(bank, background=False)
+        memory = Memory.from_defaults(session_id="s1", memory_blocks=[block])
+        llm, seen = scripted([ChatMessage(role="assistant", content="Done.")])
+        agent = FunctionAgent(tools=[], llm=llm, system_prompt="You write reports.")
+        await agent.run(user_msg=TASK, memory=memory)
+        assert "metric units" in "\n".join(str(m.content) for m in seen[0])
+        assert block.last_error is None
+        assert await block.arecord_run(memory, outcome="success") is not None
+        assert [r.task for r in bank.experiences.list()] == ["Write the sales report \ufffd"]
+        record = bank.experiences.record_messages([{"role": "user", "content": TASK},
+                                                   {"role": "assistant", "content": "Done " + TASK[-1]}],
+                                                  outcome="success")
+        assert bank.experiences.get(record).task == "Write the sales report \ufffd"

@@ -11,7 +11,7 @@ import json
 from typing import Any, Iterable, Mapping, Sequence
 
 from skillbank.errors import InvalidInputError
-from skillbank.records import MAX_STEPS, MAX_TEXT, Step
+from skillbank.records import MAX_STEPS, MAX_TEXT, Step, repaired
 
 __all__ = ["steps_from_messages", "MAX_MESSAGES"]
 
@@ -240,7 +240,25 @@ def steps_from_messages(messages: Sequence[Any], task: str | None = None
             steps.append(Step(action="final answer", observation=text))
         elif text:
             steps.append(Step(thought=text))
-    return _fit_steps(steps), first_user
+    # A chat's cut emoji (a lone surrogate) is one character short in the record, where it
+    # made the whole run unrecordable (hunt-li, session 21; records.repaired).
+    return (_fit_steps([_repaired_step(step) for step in steps]),
+            repaired(first_user) if first_user else first_user)
+
+
+def _repaired_step(step: Step) -> Step:
+    return step.model_copy(update={name: _repaired_value(getattr(step, name))
+                                   for name in type(step).model_fields})
+
+
+def _repaired_value(value: Any) -> Any:
+    if isinstance(value, str):
+        return repaired(value)
+    if isinstance(value, dict):
+        return {_repaired_value(k): _repaired_value(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_repaired_value(v) for v in value]
+    return value
 
 
 def _fit_steps(steps: list[Step]) -> list[Step]:
