@@ -133,3 +133,34 @@ def test_search_mode_says_keyword_before_any_search_without_a_model(tmp_path, mo
         assert bank.search_mode() == "keyword" and embedding._failed is None  # nothing loaded
     with Skillbank.open(root, embedding_function=minilm, include_bundled=False) as bank:
         assert bank.search_mode() == "hybrid"
+
+
+def _same_run_three_times(bank) -> set[str]:
+    ids = {bank.experiences.record(task="Migrate the users table to the new schema",
+                                   outcome="failure", feedback="Lock the table before migrating.")
+           for _ in range(3)}
+    other = bank.experiences.record(task="Migrate the orders table to the new schema",
+                                    outcome="failure", feedback="Lock the table before migrating.")
+    assert other not in ids  # another task is another run, offline too
+    return ids
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_same_run_recorded_offline_is_one_record(tmp_path, monkeypatch, minilm, remote):
+    """Review: with no model every repeat of a run was a record of its own (four runs, four
+    records, still four once the model was back); with the model they fold into one. Offline
+    a word-for-word repeat folds into the record it repeats, staged ones included."""
+    root = tmp_path / "root"
+    _populate(root, minilm)  # the first run, recorded with the model
+    missing = _no_model(tmp_path, monkeypatch)
+    if remote:
+        with owner_process(root, minilm=True), client_bank(root) as bank:
+            ids = _same_run_three_times(bank)
+    else:
+        with Skillbank.open(root, embedding_function=MiniLMEmbedding(model_dir=str(missing)),
+                            include_bundled=False) as bank:
+            ids = _same_run_three_times(bank)
+    assert len(ids) == 1
+    with Skillbank.open(root, embedding_function=minilm, include_bundled=False) as bank:
+        runs = [r for r in bank.experiences.list() if "users table" in r.task]
+        assert len(runs) == 1 and runs[0].id in ids

@@ -90,6 +90,9 @@ class _Batch:
         self.added: set[str] = set()
         self.counts: dict[str, int] = {}  # duplicate counts of records folded into so far
         self.pools: dict[tuple[str, ...], _Pool] = {}
+        #: No model: (bucket, normalised task) -> id of this batch's records, for word-for-word
+        #: repeats (`_offline_twin`).
+        self.offline: dict[tuple[tuple[str, ...], str], str] = {}
         #: An untrusted caller's write: its new pending experiences need room in the review
         #: queue (`review_queue.check_room`); `waiting` counts each namespace's, this batch's too.
         self.capped = False
@@ -108,8 +111,10 @@ class _Batch:
         return record_id in self.added or self.memory.index.metadata(record_id) is not None
 
     def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
-        if self.threshold > 1.0 or vector is None:  # no vector: no model to compare with
+        if self.threshold > 1.0:
             return None
+        if vector is None:  # no model to compare with: a word-for-word repeat only
+            return self._offline_twin(record)
         found, similarity = self.memory._nearest_indexed(record, vector)
         pool = self.pools.get(_bucket(record))
         if pool is not None:
@@ -118,6 +123,32 @@ class _Batch:
                     (found is None or twin_similarity > similarity):
                 found = twin
         return found
+
+    def _offline_twin(self, record: Experience) -> str | None:
+        """With no model, the record this one repeats word for word (the same bucket and task,
+        normalised), in this batch or in the index, the runs staged there meanwhile included.
+
+        Why: an agent offline that met the same task again recorded a copy each time (four runs,
+        four records, still four once the model was back), where with the model they are one
+        record counted four times (review, session 21). Runs only worded alike stay apart until
+        a later write of them is compared with the model."""
+        task = _normalise_text(embed_text(record))
+        mine = self.offline.get((_bucket(record), task))
+        if mine is not None:
+            return mine
+        where = {"$and": _duplicate_clauses(record)}
+        index = self.memory.index
+        for found in index.ids():
+            meta = index.metadata(found)
+            if found == record.id or meta is None or not matches(where, meta):
+                continue
+            try:
+                other = self.memory._read_record(found, meta)  # type: ignore[attr-defined]
+            except NotFoundError:
+                continue
+            if _normalise_text(embed_text(other)) == task:
+                return found
+        return None
 
     def store(self, experience: Experience, *, with_lessons: bool = True,
               status: str = "active") -> str:
@@ -164,9 +195,11 @@ class _Batch:
             self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
                                 "at": utcnow().isoformat()})
         for record, record_vector in records:
-            if quarantined or (record is experience and status != "active") \
-                    or record_vector is None:
+            if quarantined or (record is experience and status != "active"):
                 continue  # a retired or pending record is no one's twin
+            if record_vector is None:
+                self.offline[(_bucket(record), _normalise_text(embed_text(record)))] = record.id
+                continue
             unit = _unit(record_vector)
             pool = self.pools.get(_bucket(record))
             if pool is None:
