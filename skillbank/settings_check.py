@@ -28,7 +28,9 @@ RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "merge_threshold": _SHARE,
     "related_threshold": _SHARE,
     "prune_max_help_rate": _SHARE,
-    "duplicate_threshold": _SHARE,
+    # Above 1 no two runs are that alike: folding off, as the code has always read it
+    # (review: a root with 1.01 stopped opening once values were range-checked).
+    "duplicate_threshold": (0.0, None, "a number of at least 0 (above 1: never fold)"),
     "retire_harmful_margin": (1, None, "a whole number of at least 1"),
     "prune_min_uses": (1, None, "a whole number of at least 1"),
     "max_pending_guidelines": (0, None, "a whole number of at least 0 (0: no cap)"),

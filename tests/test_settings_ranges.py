@@ -22,7 +22,7 @@ from skillbank.settings import load_settings
     ("merge_threshold = nan", "merge_threshold", "from 0 to 1"),
     ("related_threshold = -0.1", "related_threshold", "from 0 to 1"),
     ("prune_max_help_rate = 7", "prune_max_help_rate", "from 0 to 1"),
-    ("duplicate_threshold = 1.5", "duplicate_threshold", "from 0 to 1"),
+    ("duplicate_threshold = -0.5", "duplicate_threshold", "at least 0"),
     ("retire_harmful_margin = -1", "retire_harmful_margin", "at least 1"),
     ("retire_harmful_margin = 0", "retire_harmful_margin", "at least 1"),
     ("retire_harmful_margin = 2.5", "retire_harmful_margin", "whole number"),
@@ -51,6 +51,13 @@ def test_what_the_file_may_hold_besides_settings_is_accepted(tmp_path):
         'merge_threshold = 1\n\n[skill_trust]\n\n[skill_policy.third-party]\nhigh = "hold"\n')
     settings = load_settings(tmp_path)
     assert settings.retire_harmful_margin == 1 and settings.chroma_timeout == float("inf")
+
+
+def test_a_duplicate_threshold_above_1_still_turns_folding_off(tmp_path):
+    """Review: the code has always read a threshold above 1 as "never fold"; a root with it
+    stopped opening once settings were range-checked."""
+    (tmp_path / "skillbank.toml").write_text("duplicate_threshold = 1.01\n")
+    assert load_settings(tmp_path).duplicate_threshold == 1.01
 
 
 def test_an_out_of_range_environment_variable_names_the_variable(tmp_path, monkeypatch):

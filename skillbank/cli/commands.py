@@ -100,7 +100,7 @@ class SkillbankGroup(TyperGroup):
             st = ctx.obj if isinstance(ctx.obj, State) else State()
             if st.debug:
                 raise
-            raise typer.Exit(report_error(exc, st.json)) from None
+            raise typer.Exit(report_error(exc, st.json, st.root)) from None
 
 
 #: Commands whose module is imported when a command line names one: name -> (module, attribute,

@@ -203,5 +203,5 @@ def serve(plan: ServePlan) -> NoReturn:
             raise
         from skillbank.cli.reporting import report_error
 
-        code = report_error(exc, state.json)
+        code = report_error(exc, state.json, state.root)
     raise SystemExit(code if isinstance(code, int) else 0)

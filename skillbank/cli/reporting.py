@@ -13,7 +13,7 @@ from typing import Any
 INTERRUPTED = 130
 
 
-def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
+def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list[Any]]:
     """Exit code, one-line message and findings for an exception a command raised."""
     from pydantic import ValidationError
 
@@ -37,7 +37,7 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
             return 5, (f"{exc}: the memory root is on a read-only file system, and skillbank "
                        "writes its lock and index files there even to read; copy the root "
                        "somewhere writable (cp -a) and pass that as --root"), []
-        if isinstance(exc, PermissionError):  # exit 5 too: a folder this user may not write
+        if isinstance(exc, PermissionError) and _under_root(exc, root):  # exit 5, as EROFS
             return 5, _permission_message(exc), []
         if exc.errno == errno.ENOSPC:
             return 1, f"{exc}: the disk under the memory root is full; free space and retry", []
@@ -55,18 +55,43 @@ def _error_details(exc: BaseException) -> tuple[int, str, list[Any]]:
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
 
 
+def _denied_path(exc: PermissionError) -> str | None:
+    """The path a PermissionError names (through a client only its text carries it)."""
+    import os
+    import re
+
+    if exc.filename is not None:
+        return os.fspath(exc.filename)
+    quoted = re.search(r"'([^']+)'", str(exc))
+    return quoted.group(1) if quoted else None
+
+
+def _under_root(exc: PermissionError, root: Any = None) -> bool:
+    """Whether the denied path is in the memory root (`root`: the command's --root, else
+    SKILLBANK_ROOT or the default), or names none: only then is it the root's trouble. An
+    `experiences export` to a folder outside it exited 5 with "copy the root somewhere
+    writable" (review, session 21): that is the target's, exit 1 with its errno."""
+    import os
+
+    from skillbank.settings import DEFAULT_ROOT, ENV_PREFIX
+
+    path = _denied_path(exc)
+    if path is None:
+        return True
+    chosen = root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT
+    base = os.path.realpath(os.path.expanduser(os.fspath(chosen)))
+    target = os.path.realpath(path)
+    return target == base or target.startswith(base + os.sep)
+
+
 def _permission_message(exc: PermissionError) -> str:
     """What a PermissionError under the root means and how to fix it. It exited 1 with a raw
     errno (hunt-ops #5), while a read-only file system, the same trouble, exits 5 with a fix;
     through a client the error carries its text alone, so the path is read from it then."""
     import os
-    import re
 
-    path = exc.filename
-    if path is None:
-        quoted = re.search(r"'([^']+)'", str(exc))
-        path = quoted.group(1) if quoted else None
-    folder = os.path.dirname(os.fspath(path)) if path else "a folder of the memory root"
+    path = _denied_path(exc)
+    folder = os.path.dirname(path) if path else "a folder of the memory root"
     return (f"{exc}: the user running skillbank may not write in {folder}; give it write "
             "access there (chown/chmod), or copy the root somewhere writable (cp -a) and pass "
             "that as --root")
@@ -79,10 +104,10 @@ def echo_err(line: str) -> None:
     stream.flush()
 
 
-def report_error(exc: BaseException, json_mode: bool) -> int:
+def report_error(exc: BaseException, json_mode: bool, root: Any = None) -> int:
     from skillbank.cli.hints import cli_terms
 
-    code, message, findings = _error_details(exc)
+    code, message, findings = _error_details(exc, root)
     message = cli_terms(message)
     if json_mode:
         payload = {"error": message, "type": type(exc).__name__, "exit_code": code}
