@@ -164,3 +164,29 @@ def test_the_same_run_recorded_offline_is_one_record(tmp_path, monkeypatch, mini
     with Skillbank.open(root, embedding_function=minilm, include_bundled=False) as bank:
         runs = [r for r in bank.experiences.list() if "users table" in r.task]
         assert len(runs) == 1 and runs[0].id in ids
+
+
+def test_recall_offline_does_not_replay_the_journal_each_time(tmp_path, monkeypatch, minilm):
+    """Review: with no model every recall synced, replaying each record written since the model
+    went away (84-110 ms a recall at 1,000 of them). Now it syncs only once the model's load
+    may be retried (MODEL_RETRY_SECONDS); an outage still syncs at once."""
+    import skillbank.embeddings as embeddings
+
+    root = tmp_path / "root"
+    _populate(root, minilm)
+    missing = _no_model(tmp_path, monkeypatch)
+    with Skillbank.open(root, embedding_function=MiniLMEmbedding(model_dir=str(missing)),
+                        include_bundled=False) as bank:
+        memory = bank.experiences
+        for n in range(5):
+            memory.record(task=f"Rotate certificate number {n} on the gateway", outcome="success")
+        memory.recall("rotate the certificate")  # the model's load fails here at the latest
+        syncs = []
+        real_sync = memory.sync
+        monkeypatch.setattr(memory, "sync", lambda *a, **k: syncs.append(1) or real_sync(*a, **k))
+        for _ in range(3):
+            assert memory.recall("rotate the certificate")
+        assert syncs == [] and memory.index_behind and memory.only_vectors_behind
+        monkeypatch.setattr(embeddings, "MODEL_RETRY_SECONDS", 0.0)
+        memory.recall("rotate the certificate")
+        assert syncs == [1]  # the load may be retried: the sync tries the vectors again

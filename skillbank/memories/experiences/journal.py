@@ -103,6 +103,10 @@ class JournalMixin:
     folder: Path
     journal: Any  # the store's ExperienceLog: month files, or PostgreSQL tables (team mode)
     index_behind: bool = False
+    #: What is behind is only vectors (no model): staged records searchable by keyword. A
+    #: recall then syncs only once the model may be back: each sync replayed every record
+    #: written since the model went away (84-110 ms a recall at 1,000; review, session 21).
+    only_vectors_behind: bool = False
     index: HybridIndex
     usage: UsageLog
     write_lock: threading.RLock
@@ -157,12 +161,14 @@ class JournalMixin:
             # The events are in the journal already: the write is stored, and saying it failed
             # made users retry and store it twice (an embedded Chroma that met a full disk said
             # "Error in compaction"; crash hunt, session 18). The next sync indexes them.
-            self.index_behind = True
+            self.index_behind, self.only_vectors_behind = True, False
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
             return
         if _staged(self.index):
-            self.index_behind = True  # no model: the checkpoint waits for their vectors
+            # No model: the checkpoint waits for their vectors.
+            self.only_vectors_behind = not self.index_behind or self.only_vectors_behind
+            self.index_behind = True
             return
         done = {n: int(v) for n, v in checkpoint.get("files", {}).items() if int(v)}
         if checkpoint.get("collection") == self._collection_id() and \
@@ -404,11 +410,11 @@ class JournalMixin:
             if _staged(self.index):
                 # Searchable by keyword in this process, but not in Chroma: a checkpoint past
                 # them would leave them out of the index of every later process.
-                self.index_behind = True
+                self.index_behind, self.only_vectors_behind = True, True
             else:
                 self._write_checkpoint({"collection": self._collection_id(), "files": ends,
                                         "layout": EMBED_LAYOUT})
-                self.index_behind = False
+                self.index_behind, self.only_vectors_behind = False, False
         report.seconds = time.perf_counter() - started
         return report
 

@@ -358,13 +358,28 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return isinstance(exc, ChromaUnavailableError) or (
             bool(getattr(self.index, "shared", False)) and is_outage(exc))
 
+    def _sync_due(self) -> bool:
+        """The index is behind the journal, and a sync may catch it up: not while all that is
+        behind is vectors and the model's last load failed less than `MODEL_RETRY_SECONDS`
+        ago (the sync's fill would only meet the same failure)."""
+        if not self.index_behind:
+            return False
+        if not self.only_vectors_behind:
+            return True
+        import time
+
+        from skillbank import embeddings
+
+        failed = getattr(self.index.embedding_function, "_failed", None)
+        return failed is None or time.monotonic() - failed[0] >= embeddings.MODEL_RETRY_SECONDS
+
     @functools.wraps(RecallMixin.recall)
     def recall(self, task: str, *args: Any, **kwargs: Any) -> list[Hit[Experience]]:
         """`RecallMixin.recall`; while the index does not answer, the journal's own full-text
         search (PostgreSQL's, in team mode) answers instead, with a note in the result
         (`Hits.note`, `dense_complete` False). Records written during an outage are indexed
         by the first recall after it (a sync)."""
-        if self.index_behind or self._recalled_by_text or self._shared_index_behind():
+        if self._sync_due() or self._recalled_by_text or self._shared_index_behind():
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
