@@ -35,6 +35,17 @@ def _wait_for_owner(proc: subprocess.Popen, root: Path, log: Path) -> None:
         time.sleep(0.2)
 
 
+def _terminate(proc: subprocess.Popen) -> int | None:
+    """SIGTERM, as a supervisor sends it; its exit code (killed after a generous wait)."""
+    try:
+        proc.send_signal(signal.SIGTERM)
+        return proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 def test_sigterm_closes_the_bank_and_keeps_buffered_use_counts(tmp_path, transport):
     root = tmp_path / "root"
@@ -57,12 +68,8 @@ def test_sigterm_closes_the_bank_and_keeps_buffered_use_counts(tmp_path, transpo
             for _ in range(3):
                 assert [hit.id for hit in client.experiences.recall("migrate the orders table")
                         ] == [eid]
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=120)
     finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+        code = _terminate(proc)
         proc.stdin.close()
     assert code == 0, log.read_text()[-3000:]
     assert not (root / ".owner.json").exists()
@@ -78,13 +85,7 @@ def test_sigterm_stops_a_team_worker_cleanly(tmp_path, chroma_server, postgres):
 
     log = tmp_path / "worker.log"
     proc, _ = start_server(tmp_path / "root", chroma_server, postgres.url, log=log)
-    try:
-        proc.send_signal(signal.SIGTERM)
-        code = proc.wait(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-            proc.wait()
+    code = _terminate(proc)
     said = log.read_text()
     assert code == 0, said[-3000:]  # uvicorn's stop, then `finally: bank.close()`, exit 0
     assert "Traceback" not in said, said[-3000:]

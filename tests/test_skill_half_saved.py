@@ -19,6 +19,7 @@ import hashlib
 import json
 import shutil
 import time
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -121,19 +122,26 @@ def _vendor(tmp_path: Path) -> Path:
     return folder / "SKILL.md"
 
 
-def test_a_third_party_skill_is_never_served_from_an_older_version(tmp_path):
-    """Trust is judged on a third-party skill's files as they are: while its SKILL.md does not
-    parse it stays routed but `load` says "being edited"; an accepted (pinned) one is held."""
+@contextmanager
+def _bank_with_vendor(tmp_path: Path, skill_md: Path):
+    """A bank beside a third-party skill folder (no scanner: trust by the folder alone)."""
     from skillbank import Skillbank
     from skillbank.embeddings import HashEmbedding
 
-    skill_md = _vendor(tmp_path)
-    good = skill_md.read_text()
     with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
                         include_bundled=False, skill_roots=[str(skill_md.parents[1])],
                         sync=False) as bank:
         bank.skills.scanner_python = ""
         bank.skills.sync()
+        yield bank
+
+
+def test_a_third_party_skill_is_never_served_from_an_older_version(tmp_path):
+    """Trust is judged on a third-party skill's files as they are: while its SKILL.md does not
+    parse it stays routed but `load` says "being edited"; an accepted (pinned) one is held."""
+    skill_md = _vendor(tmp_path)
+    good = skill_md.read_text()
+    with _bank_with_vendor(tmp_path, skill_md) as bank:
         assert "Total each column" in bank.skills.load("csv-report").body
         skill_md.write_text(good[:30])
         bank.skills.sync()
@@ -206,17 +214,11 @@ def test_the_skill_md_read_as_a_file_is_the_version_load_serves(tmp_path, remote
 async def test_an_mcp_client_reads_the_last_good_skill_md_and_a_vendor_one_is_refused(tmp_path):
     from mcp import Client
 
-    from skillbank import Skillbank
-    from skillbank.embeddings import HashEmbedding
     from skillbank.mcp_server import build_server
 
     vendor_md = _vendor(tmp_path)
     vendor_good = vendor_md.read_text()
-    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
-                        include_bundled=False, skill_roots=[str(vendor_md.parents[1])],
-                        sync=False) as bank:
-        bank.skills.scanner_python = ""
-        bank.skills.sync()
+    with _bank_with_vendor(tmp_path, vendor_md) as bank:
         good = _save(bank)
         _half_saved(bank, good)
         vendor_md.write_text(vendor_good[:30])
