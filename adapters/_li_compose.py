@@ -19,8 +19,11 @@ from typing import Any
 
 from skillbank.context import without_shown
 
-#: Sessions whose last round is remembered (a process serving many users keeps the newest).
-MAX_SESSIONS = 1024
+#: Sessions whose last read is remembered: reads under way at one moment, with room to spare.
+#: Each holds that read's messages list, so the bound is kept small: a server with thousands
+#: of sessions would otherwise keep a chat history per session it no longer serves. A read
+#: evicted mid-way only misses the deduplication (its later blocks repeat an item).
+MAX_SESSIONS = 64
 
 
 class ShownThisRound:
