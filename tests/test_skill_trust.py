@@ -615,6 +615,9 @@ def test_a_skill_that_changes_while_scanned_is_a_failed_scan(tmp_path, vendor):
                                       f'echo \'{{"ok": true, "findings": []}}\'; done\n')
     bank = open_bank(tmp_path / "root", [vendor], scanner=changing)
     try:
+        # A scan the open queued changes the skill too: read the version once it is done (CI
+        # met the version read while that scan still ran, and found no result stored for it).
+        assert bank.skills.wait_for_scans(timeout=300)
         before, _ = bank.skills.trust_book.version(bank.skills.load("csv-report"))
         after = bank.skills.scan("csv-report")[0]
         stored = bank.skills.trust_book.scanner.store.get(before)
