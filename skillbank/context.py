@@ -21,6 +21,7 @@ from skillbank.block_fit import fit_to_task
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
+from skillbank.text_cut import cut_at_word, within_tokens
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -95,8 +96,9 @@ def _defang(text: str) -> str:
 
 
 def _one_line(text: str, limit: int = 400) -> str:
-    flat = " ".join(str(text).split())
-    return flat if len(flat) <= limit else flat[: limit - 1].rsplit(" ", 1)[0] + "…"
+    """`text` on one line of at most `limit` characters and a third as many tokens, so a line
+    in a dense script (Chinese, Japanese) costs what an English one does (`text_cut`)."""
+    return within_tokens(cut_at_word(" ".join(str(text).split()), limit), max(24, limit // 3))
 
 
 def _when(when_to_use: str) -> str:

@@ -20,6 +20,7 @@ from typing import Any, Callable, Protocol, Sequence
 from skillbank.memories.skills.grouping import central_order, tokens
 from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, validate_name
 from skillbank.records import Experience
+from skillbank.text_cut import cut_at_word
 
 MAX_ITEMS = {"steps": 8, "pitfalls": 8, "checks": 5}
 ITEM_CHARS = 300
@@ -75,7 +76,7 @@ def _clip(text: str, limit: int = ITEM_CHARS) -> str:
         return text
     cut = text[:limit]
     stop = max(cut.rfind(". "), cut.rfind("; "))
-    return (cut[:stop + 1] if stop > limit // 2 else cut.rsplit(" ", 1)[0] + " …").strip()
+    return (cut[:stop + 1] if stop > limit // 2 else cut_at_word(text, limit + 2, " …")).strip()
 
 
 def sentences(text: str) -> list[str]:
