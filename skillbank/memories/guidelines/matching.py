@@ -109,6 +109,30 @@ class GuidelineMatching:
                 members.append((rule, getattr(source, "sentence", None), source.critique))
         return tuple(members[:1] + members[1:][-(MAX_PROFILE_TEXTS - 1):])
 
+    @staticmethod
+    def _member_texts(rule: str, sentence: str | None, critique: str | None) -> list[str]:
+        """The texts `_member_vector` embeds for one wording (rule, sentence, critique head)."""
+        texts = [rule]
+        if sentence and sentence != rule:
+            texts.append(sentence)
+        if critique and critique not in (rule, sentence):
+            texts.append(critique[:2000])
+        return [t for t in texts if t]
+
+    def _profiles_of(self, guidelines: Sequence[Guideline]) -> np.ndarray:
+        """Profiles of several guidelines, their unseen texts embedded in one batch.
+
+        One model call per text cost ~5 ms each, and a shortlist of rules not profiled yet (500
+        pending rules in a namespace, or the first learn after a restart) holds dozens: one
+        batch makes a learn's neighbour profiles several times cheaper.
+        """
+        unseen = [t for g in guidelines
+                  if (cached := self._profiles.get(g.id)) is None or cached[0] != self._members(g)
+                  for m in self._members(g) for t in self._member_texts(*m)]
+        if unseen:
+            self._vectors_for(unseen)
+        return np.stack([self._profile(g) for g in guidelines])
+
     def _profile(self, g: Guideline) -> np.ndarray:
         """Mean of the member vectors: the guideline as all its paraphrases say it."""
         members = self._members(g)
@@ -238,7 +262,7 @@ class GuidelineMatching:
             scored = self._shortlist(query, namespace, pool, touched)
         if not scored:
             return []
-        profiles = np.stack([self._profile(g) for g in scored])
+        profiles = self._profiles_of(scored)
         sims = profiles @ vector
         if self.LEXICAL_WEIGHT:
             sims = sims + self.LEXICAL_WEIGHT * self._lexical(query, pool, scored)
