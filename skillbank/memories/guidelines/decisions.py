@@ -3,6 +3,7 @@
 A wrong merge is worse than a duplicate: it silently deletes advice and tells the agent something
 no critic said. So a merge needs strong evidence, beyond the distiller saying "same":
 
+* the same wording (case, spacing and punctuation aside), or
 * the same action on the same object: the same main verb, the same polarity and mostly the same
   objects, against the guideline's text or any wording that reinforced it ("Add tests." and "Add
   tests for edge cases." are one rule; "Use British spelling." and "Use parameterised queries."
@@ -110,6 +111,10 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
     here: those are not merged at all.
     """
     wordings = [rule for rule, _sentence, _critique in members if rule]
+    if any(same_wording(text, rule) for rule in wordings):
+        # The only evidence a rule the model does not read has ("提交信息必须用中文书写。" twice);
+        # its words hold no action and object these checks read (hunt-i18n #2).
+        return "the same wording"
     if wordings and all(other_values(text, rule) for rule in wordings):
         return None  # "Label the bravo dashboards with owner golf" is not "... alpha ... foxtrot"
     for rule in wordings:

@@ -27,9 +27,10 @@ from skillbank.distill.supersession import dropped, drops, echoes_overruled, oth
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
-from skillbank.memories.guidelines.words_only import matching_by_words_if_no_model
+from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
+from skillbank.unread import mostly_unread
 
 log = logging.getLogger("skillbank.guidelines")
 
@@ -249,8 +250,9 @@ class GuidelineLearning:
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                    replaces: str | None = None) -> LearnEntry:
         """Decide what one candidate rule does to the memory (see ``decisions``) and do it;
-        by words alone while no embedding model can be loaded (``words_only``)."""
-        with matching_by_words_if_no_model(self, text):
+        by words alone while no embedding model can be loaded, or for a rule it does not read
+        (``words_only``)."""
+        with matching_by_words_if_unread(self, text):
             entry = self._decide(text=text, topic=topic, when_to_use=when_to_use,
                                  sentence=sentence, source=source, namespace=namespace,
                                  trusted=trusted, touched=touched, replaces=replaces)
@@ -430,9 +432,11 @@ class GuidelineLearning:
                 # The model's evidence is worked out only where it can decide (from the
                 # evidence floor up; the critiques' contexts, which embed up to a guideline's
                 # every source, only between the context floor and the dense bar).
+                # Nor where the model does not read the guideline: a rule in Chinese is a run
+                # of [UNK] to it, alike to any other (``skillbank.unread``).
                 dense = contexts = None
                 if (similarity >= EVIDENCE_FLOOR and self._model_evidence and vector is not None
-                        and vector.size > 0):
+                        and vector.size > 0 and not mostly_unread(old.text)):
                     dense = float(self._profile(old) @ vector)
                     if CONTEXT_DENSE_FLOOR <= dense < DENSE_BAR:
                         contexts = self._context_similarity(context, old)
