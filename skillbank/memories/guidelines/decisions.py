@@ -36,9 +36,13 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _ste
                                          other_direct_objects,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
+from skillbank.distill.foreign_changes import announces_change
+from skillbank.distill.language import _FOREIGN
 from skillbank.distill.rule_numbers import other_limits
 from skillbank.distill.vocabulary import _ANTONYMS, _STOPWORDS
 
+#: Function words of German, French ... as the object words read them (stemmed: "imm").
+_FOREIGN_STEMS = frozenset(_stem(w) for w in _FOREIGN) | _FOREIGN
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
 _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
 
@@ -115,6 +119,11 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
         # The only evidence a rule the model does not read has ("提交信息必须用中文书写。" twice);
         # its words hold no action and object these checks read (hunt-i18n #2).
         return "the same wording"
+    if announces_change(text):
+        # "Bitte gib Zitate ab sofort immer im MLA-Format an." changes a rule, it does not say
+        # one again: superseded when the words show which (``foreign_changes``), else kept
+        # apart; merged, the old wording stayed served (hunt-i18n #3).
+        return None
     if wordings and all(other_values(text, rule) for rule in wordings):
         return None  # "Label the bravo dashboards with owner golf" is not "... alpha ... foxtrot"
     for rule in wordings:
@@ -139,7 +148,9 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
         # A paraphrase speaks mostly of what the rule's wordings speak of: a candidate sharing
         # one context word ("slides", "chart") but not its object would bring an instruction of
         # its own.
-        mine = _objects(text, _action(text))
+        # Function words of other languages are no object ("bitte", "immer", "les": a German
+        # correction was merged into the rule it corrects on them, hunt-i18n #3).
+        mine = {w for w in _objects(text, _action(text)) if w not in _FOREIGN_STEMS}
         theirs: set[str] = set()
         for rule, _sentence, _critique in members:
             if rule:
