@@ -30,9 +30,21 @@ from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
+from skillbank.distill.language import not_read
 from skillbank.unread import mostly_unread
 
 log = logging.getLogger("skillbank.guidelines")
+
+
+def _ignored_why(text: str, distiller: Any) -> str:
+    """Why a sentence the distiller found no rule in was ignored. A Chinese or Russian critique
+    was reported as "praise", which it is not and which told the user nothing (hunt-i18n #5)."""
+    from skillbank.distill import RuleDistiller
+
+    if isinstance(distiller, RuleDistiller) and not_read(text):
+        return ("not read: written in a language the model-free distiller does not read; pass "
+                "rules= or use an LLM distiller")
+    return "no reusable advice (praise, a score, a one-off fix or a vague reaction)"
 
 
 class GuidelineLearning:
@@ -132,8 +144,7 @@ class GuidelineLearning:
             if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
                 report.entries.append(LearnEntry(
                     action="ignored", text=_clean(rule.text, MAX_SHORT),
-                    detail="no reusable advice (praise, a score, a one-off fix or a vague "
-                           "reaction)"))
+                    detail=_ignored_why(rule.text, self.distiller)))
                 continue
             src = SourceRecord(critique=critique, task=task, source=source, score=score,
                                trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
