@@ -3,7 +3,8 @@
 A wrong merge is worse than a duplicate: it silently deletes advice and tells the agent something
 no critic said. So a merge needs strong evidence, beyond the distiller saying "same":
 
-* the same wording (case, spacing and punctuation aside), or
+* for a rule the model does not read (``skillbank.unread``), the same wording (case, spacing
+  and punctuation aside), or
 * the same action on the same object: the same main verb, the same polarity and mostly the same
   objects, against the guideline's text or any wording that reinforced it ("Add tests." and "Add
   tests for edge cases." are one rule; "Use British spelling." and "Use parameterised queries."
@@ -37,9 +38,10 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _ste
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
 from skillbank.distill.foreign_changes import announces_change
-from skillbank.distill.language import _FOREIGN
+from skillbank.distill.language import _FOREIGN, not_english
 from skillbank.distill.rule_numbers import other_limits
 from skillbank.distill.vocabulary import _ANTONYMS, _STOPWORDS
+from skillbank.unread import mostly_unread
 
 #: Function words of German, French ... as the object words read them (stemmed: "imm").
 _FOREIGN_STEMS = frozenset(_stem(w) for w in _FOREIGN) | _FOREIGN
@@ -115,9 +117,10 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
     here: those are not merged at all.
     """
     wordings = [rule for rule, _sentence, _critique in members if rule]
-    if any(same_wording(text, rule) for rule in wordings):
+    if mostly_unread(text) and any(same_wording(text, rule) for rule in wordings):
         # The only evidence a rule the model does not read has ("提交信息必须用中文书写。" twice);
-        # its words hold no action and object these checks read (hunt-i18n #2).
+        # its words hold no action and object these checks read (hunt-i18n #2). Not in
+        # English: "Lead with it." twice is two rules when "it" is two things.
         return "the same wording"
     if announces_change(text):
         # "Bitte gib Zitate ab sofort immer im MLA-Format an." changes a rule, it does not say
@@ -149,8 +152,10 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
         # one context word ("slides", "chart") but not its object would bring an instruction of
         # its own.
         # Function words of other languages are no object ("bitte", "immer", "les": a German
-        # correction was merged into the rule it corrects on them, hunt-i18n #3).
-        mine = {w for w in _objects(text, _action(text)) if w not in _FOREIGN_STEMS}
+        # correction was merged into the rule it corrects on them, hunt-i18n #3); in English
+        # "favor", "van" or "con" are words like any other.
+        foreign = _FOREIGN_STEMS if not_english(text) else frozenset()
+        mine = {w for w in _objects(text, _action(text)) if w not in foreign}
         theirs: set[str] = set()
         for rule, _sentence, _critique in members:
             if rule:
