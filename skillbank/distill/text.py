@@ -24,7 +24,7 @@ def _finish(text: str) -> str:
     # stop: "Never hardcode passwords in .tf files" was stored as "... in.tf files".
     text = re.sub(r"\s+([,;:!?]|\.(?![.\w]))", r"\1", text)
     text = text.rstrip(" ,;:-–—")
-    text = re.sub(r"[.!?]+$", "", text).rstrip(" ,;:")
+    text = re.sub(r"[.!?。！？]+$", "", text).rstrip(" ,;:")  # never "...SQL。." (hunt-i18n #6)
     return _cap(text) + "." if text else ""
 
 
