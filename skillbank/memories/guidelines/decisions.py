@@ -196,8 +196,8 @@ def other_values(new: str, old: str) -> list[tuple[str, str]]:
     with black." / "... with ruff format.": merged as the same action on the same code, the
     newer tool was lost). A synonym in one slot ("Keep paragraphs brief." / "... short.") is
     kept apart too: a duplicate, not a lost instruction."""
-    a = re.findall(r"[a-z0-9_$'-]+", new.lower())
-    b = re.findall(r"[a-z0-9_$'-]+", old.lower())
+    a = _TEMPLATE_WORD.findall(new.lower())
+    b = _TEMPLATE_WORD.findall(old.lower())
     if min(len(a), len(b)) < 3:
         return []
     blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
@@ -210,6 +210,11 @@ def other_values(new: str, old: str) -> list[tuple[str, str]]:
         if any(w in _STOPWORDS for w in x + y) or {_stem(w) for w in x} & {_stem(w) for w in y}:
             return []  # "Add tests." / "Add a test.": one rule in another form
     return [(" ".join(x), " ".join(y)) for x, y in changed]
+
+
+#: Words of any script (ASCII text reads as with `[a-z0-9_$'-]+`): "Überprüfe" was quoted back
+#: to the user as 'berpr', "Öffentliche Funktionen" as 'ffentliche funktionen' (hunt-i18n #10).
+_TEMPLATE_WORD = re.compile(r"[\w$'-]+")
 
 
 def referent_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]]
