@@ -7,6 +7,12 @@ a model the distiller cannot rewrite them, but the agent that reads the memory b
 them: such a sentence is kept verbatim as a rule when it reads as an instruction (a modal,
 "always"/"never", "please" or a common imperative of its language) and holds no praise word. Only German, French, Spanish, Italian, Portuguese and Dutch are recognised, by their
 common function words (a sentence needs two of them, and more than it has English ones).
+
+One is enough beside an instruction marker of its language or a change cue (hunt-i18n #5):
+"Schreibe Funktionen mit höchstens 40 Zeilen.", "Ab sofort verwenden wir pytest statt
+unittest." and "Désormais, utilise pytest." were reported as praise, with one function word
+each. Text in a script the distiller does not read at all (Chinese, Cyrillic, Arabic ...) is
+not taken for praise either: the memory says it was not read (``not_read``).
 """
 
 from __future__ import annotations
@@ -24,6 +30,7 @@ _FOREIGN = frozenset("""
     il gli di che sempre mai con senza sono della delle degli nel nella nei non
     um uma sempre nunca não com sem para pelo pela dos das
     het een en niet altijd nooit met voor zonder van ook geen de
+    ab sofort jetzt mehr statt anstatt sondern stets künftig désormais dorénavant maintenant
 """.split())
 _ENGLISH = frozenset("""
     the a an and or not never always to of in on for with without is are be it this that these
@@ -53,6 +60,8 @@ _INSTRUCTION = frozenset("""
     sempre mai deve devono devi bisogna evitare usare utilizza aggiungi scrivi nunca devem
     use utilize inclua escreva
     nooit altijd moet moeten gebruik vermijd zorg schrijf voeg
+    nutze benutze verwendet schreibt halte füge prüfe überprüfe teste lösche benenne
+    écrire utiliser évitez garde gardez vérifie vérifiez
 """.split())
 #: Imperative openings: "Verwenden Sie ...", "N'utilise ...", "No incluyas ...", "Non usare
 #: ...", "Não use ...", a French "-ez" form ("Ajoutez ...").
@@ -66,11 +75,32 @@ def not_english(sentence: str) -> bool:
     words = [w.lower() for w in _WORD_RE.findall(sentence)]
     foreign = sum(w in _FOREIGN for w in words)
     english = sum(w in _ENGLISH for w in words)
+    if foreign > english and foreign >= 1 and len(words) >= 3 and _instruction(sentence, words):
+        return True  # one function word, and an instruction of its language
     return len(words) >= 4 and foreign >= 2 and foreign > english
+
+
+def _instruction(sentence: str, words: list[str]) -> bool:
+    """An instruction marker of another language that is no English word ("use" is
+    Portuguese too), a German or French change cue, or an imperative opening."""
+    from skillbank.distill.foreign_changes import announces_change
+
+    return bool((_INSTRUCTION - _ENGLISH) & set(words) or announces_change(sentence)
+                or _IMPERATIVE_RE.match(sentence.strip()))
+
+
+def not_read(text: str) -> bool:
+    """Whether `text` is mostly in a script this distiller does not read at all (Chinese,
+    Cyrillic, Arabic ...: ``skillbank.unread``), so nothing can be said of it but that."""
+    from skillbank.unread import mostly_unread
+
+    return mostly_unread(text)
 
 
 def kept_verbatim(sentence: str) -> str | None:
     """A non-English sentence kept as its own rule, or None (English, praise, too short)."""
+    from skillbank.distill.foreign_changes import announces_change
+
     text = re.sub(r"\s+", " ", sentence).strip()
     if not not_english(text):
         return None
@@ -78,6 +108,7 @@ def kept_verbatim(sentence: str) -> str | None:
     if any(w in _PRAISE for w in words) or (
             any(w in _SHORT_PRAISE for w in words) and len(words) <= 8):
         return None  # "Super, danke, genau so!" is praise in any language, at any length
-    if not (_INSTRUCTION & set(words) or _IMPERATIVE_RE.match(text)):
+    if not (_INSTRUCTION & set(words) or _IMPERATIVE_RE.match(text)
+            or announces_change(text)):
         return None  # a statement or a report, not an instruction
     return text if text.endswith((".", "!", "?")) else text + "."

@@ -160,8 +160,8 @@ class RuleDistiller:
         a CSV file without a header row." retired "Always check the CSV file delimiter before
         an import.".
         """
-        if _key(new_rule) == _key(old_rule):
-            return "same"
+        if _key(new_rule) and _key(new_rule) == _key(old_rule):
+            return "same"  # not two rules with no [a-z0-9] word at all: "" == "" is no twin
         cmp = _compare(new_rule, old_rule)
         if cmp.lexical_conflict and not cmp.opposed and two_things(new_rule, old_rule):
             # Two plain instructions with an antonym pair between them: neither overrules,

@@ -40,7 +40,24 @@ def _restore(text: str, spans: list[str]) -> str:
     return text
 
 
-_TERMINATOR_RE = re.compile(r"(?<=[^\s.])([.!?]+)(['\"’”)\]]*)(\s+)(?=[\"'‘“(\[`\u27e6]?[A-Z0-9])")
+#: A sentence end: its terminator, closing quotes or brackets, and what stands before the next
+#: sentence. After ".", "!" or "?" a space, then any emoji or pictographic symbols ("SQL. 👍
+#: Never log passwords." came out as one rule), then a sentence start (see `_starts`); after a
+#: CJK "。！？" no space is needed ("...SQL。Never log passwords。" was one rule, hunt-i18n #6).
+_TERMINATOR_RE = re.compile(
+    r"(?<=[^\s.])([.!?]+|[。！？]+)(['\"’”)\]」』]*)"
+    r"(\s*(?:[\u2600-\u27bf\u2b00-\u2bff\U0001f000-\U0001faff\ufe0f\u200d]+\s*)*)"
+    r"(?=(?:[\"'‘“(\[`\u27e6¿¡]|«\s?)?(\w))")
+
+
+def _starts(m: re.Match[str]) -> bool:
+    """Whether the terminator match `m` ends a sentence: a space after an ASCII terminator,
+    and a next sentence opening with a capital of any script ("Überprüfe", "Évite"), a digit,
+    or a letter of a script without case (Chinese, Arabic ...)."""
+    if m.group(1)[0] in ".!?" and not m.group(3)[:1].isspace():
+        return False
+    first = m.group(4)
+    return first.isupper() or first.isdigit() or (first.isalpha() and not first.islower())
 
 
 def split_sentences(text: str) -> list[str]:
@@ -77,6 +94,8 @@ def split_sentences(text: str) -> list[str]:
     for block in blocks:
         start = 0
         for m in _TERMINATOR_RE.finditer(block):
+            if not _starts(m):
+                continue
             before = block[start:m.start(1)]
             last = re.findall(r"[\w.]+$", before)
             token = last[0].lower().rstrip(".") if last else ""

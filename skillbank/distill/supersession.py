@@ -50,6 +50,7 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _CHOOSING_RE, _CONTEXT_
                                          _plain, transform_parts)
 from skillbank.distill.rule_numbers import _chosen, number_change, resets_value
 from skillbank.distill.cues import cue_scope
+from skillbank.distill.foreign_changes import foreign_overrule
 from skillbank.distill.vocabulary import _NEGATIVE_VERBS, _STOPWORDS
 
 #: A sentence that announces a change of practice.
@@ -302,7 +303,7 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
                 return (f"announced change: {how} {action!r} on "
                         f"{', '.join(repr(w) for w in sorted(common))}, asking for "
                         f"{', '.join(repr(w) for w in sorted(mine - theirs))} now")
-    return None
+    return foreign_overrule(new, old, sentence)  # "ab sofort", "désormais", "niemals"/"immer"
 
 
 def _verb(plain: str) -> str | None:

@@ -24,7 +24,7 @@ def _finish(text: str) -> str:
     # stop: "Never hardcode passwords in .tf files" was stored as "... in.tf files".
     text = re.sub(r"\s+([,;:!?]|\.(?![.\w]))", r"\1", text)
     text = text.rstrip(" ,;:-–—")
-    text = re.sub(r"[.!?]+$", "", text).rstrip(" ,;:")
+    text = re.sub(r"[.!?。！？]+$", "", text).rstrip(" ,;:")  # never "...SQL。." (hunt-i18n #6)
     return _cap(text) + "." if text else ""
 
 
@@ -34,4 +34,13 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _key(text: str) -> str:
-    return " ".join(w.lower() for w in re.findall(r"[a-z0-9]+", text.lower()))
+    """A rule's dedup key: its words, case, spacing and punctuation aside.
+
+    ASCII text keeps its ASCII key; text with other letters is keyed by its Unicode words: with
+    `[a-z0-9]` only, every Chinese rule had the key "" (or just its "sql f string"), so two
+    different ones were "the same wording" (hunt-i18n #2).
+    """
+    lowered = text.lower()
+    if lowered.isascii():
+        return " ".join(re.findall(r"[a-z0-9]+", lowered))
+    return " ".join(re.findall(r"[^\W_]+", lowered))

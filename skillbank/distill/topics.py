@@ -183,11 +183,23 @@ def _task_kind(task: str | None, *, max_words: int = 14) -> str:
     return "working on: " + " ".join(words)
 
 
+#: An "about" word longer than this is clipped: a 1,400-character Chinese rule is one run of
+#: word characters, and its `when_to_use` was the whole run (hunt-i18n #10).
+MAX_KEYWORD = 40
+
+
 def _keywords(text: str, limit: int = 4) -> list[str]:
+    from skillbank.distill.language import _FOREIGN, _INSTRUCTION, not_english
+
+    # German or French function words and instruction markers say nothing of a rule ("about
+    # bitte, gib, zitate, immer", "about mets, jamais, mots, passe").
+    foreign = _FOREIGN | _INSTRUCTION if not_english(text) else frozenset()
     out: list[str] = []
     skip_first = True
     for w in _words(_PH_RE.sub(" ", text)):
-        lw = w.lower().strip("'’-")
+        lw = w.lower().strip("'’-")[:MAX_KEYWORD]
+        if lw in foreign:
+            continue
         if skip_first:
             skip_first = False
             if lw in _VERBS or lw in ("always", "never", "do"):

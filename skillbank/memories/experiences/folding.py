@@ -18,6 +18,7 @@ from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, matches
 from skillbank.records import Experience, Lesson, utcnow
 from skillbank.review_queue import check_room
+from skillbank.unread import mostly_unread
 from skillbank.memories.experiences.indexing import (
     MAX_EMBED_TEXTS, _normalise_text, content_key, embed_text, embed_texts_of)
 from skillbank.memories.experiences.validation import _new_id
@@ -41,6 +42,14 @@ def _duplicate_clauses(record: Experience) -> list[dict[str, Any]]:
 def _bucket(record: Experience) -> tuple[str, ...]:
     """`_duplicate_clauses` as a key: records in one bucket may fold into each other."""
     return (record.namespace, record.kind, record.outcome, content_key(record))
+
+
+def _by_words(record: Experience, vector: Any) -> bool:
+    """Whether a record folds only into a word-for-word repeat: with no model to compare with,
+    or when the model does not read its task. "迁移用户表" and "迁移订单表" (migrate the users /
+    orders table) are both runs of [UNK] to MiniLM, cosine 0.9999995: they were folded into one
+    record and the second run's feedback was lost (hunt-i18n #1)."""
+    return vector is None or mostly_unread(embed_text(record))
 
 
 class _Pool:
@@ -113,7 +122,7 @@ class _Batch:
     def _duplicate_of(self, record: Experience, vector: Any) -> str | None:
         if self.threshold > 1.0:
             return None
-        if vector is None:  # no model to compare with: a word-for-word repeat only
+        if _by_words(record, vector):  # no model, or no reading by it: a word-for-word repeat
             return self._offline_twin(record)
         found, similarity = self.memory._nearest_indexed(record, vector)
         pool = self.pools.get(_bucket(record))
@@ -125,14 +134,19 @@ class _Batch:
         return found
 
     def _offline_twin(self, record: Experience) -> str | None:
-        """With no model, the record this one repeats word for word (the same bucket and task,
-        normalised), in this batch or in the index, the runs staged there meanwhile included.
+        """With no model (or for a task it does not read, `_by_words`), the record this one
+        repeats word for word (the same bucket and task, normalised), in this batch or in the
+        index, the runs staged there meanwhile included. A task whose normalised text is empty
+        repeats nothing: offline, "给客户写道歉信" (write an apology letter) was folded into
+        "迁移订单数据库" (migrate the orders database), both "" to the key (hunt-i18n #1).
 
         Why: an agent offline that met the same task again recorded a copy each time (four runs,
         four records, still four once the model was back), where with the model they are one
         record counted four times (review, session 21). Runs only worded alike stay apart until
         a later write of them is compared with the model."""
         task = _normalise_text(embed_text(record))
+        if not task:
+            return None
         mine = self.offline.get((_bucket(record), task))
         if mine is not None:
             return mine
@@ -197,7 +211,7 @@ class _Batch:
         for record, record_vector in records:
             if quarantined or (record is experience and status != "active"):
                 continue  # a retired or pending record is no one's twin
-            if record_vector is None:
+            if _by_words(record, record_vector):
                 self.offline[(_bucket(record), _normalise_text(embed_text(record)))] = record.id
                 continue
             unit = _unit(record_vector)
@@ -366,6 +380,8 @@ class FoldingMixin:
         """An indexed record this one repeats word for word: the same namespace, kind, outcome
         and content key (`where`, an exact metadata filter) and the same task once normalised."""
         task = _normalise_text(embed_text(record))
+        if not task:
+            return None  # no word the key reads: "" == "" is no repeat
         for found in self.index.ids_where(where):
             meta = self.index.metadata(found)
             if found == record.id or meta is None:

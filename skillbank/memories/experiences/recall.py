@@ -22,6 +22,7 @@ from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates,
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
+from skillbank.unread import mostly_unread
 from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
 from skillbank.memories.experiences.threads import in_open_episode
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
@@ -244,6 +245,10 @@ class RecallMixin:
         from skillbank.embeddings import ModelUnavailableError, embed_query
 
         index = self.index
+        if mostly_unread(task):
+            # Its cosine is no evidence: "迁移订单表" (migrate the orders table) recalled the
+            # users-table run first, both runs of [UNK] to the model (hunt-i18n #1).
+            return None
         try:
             vector = embed_query(index.embedding_function, task)
         except ModelUnavailableError as exc:
@@ -329,7 +334,8 @@ class RecallMixin:
         evidence: dict[str, float] = {}
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
                            enough=max(10, 2 * k), evidence=evidence)
-        down = bool(self.index.dense_error)  # no dense evidence: no server, or no model
+        # No dense evidence: no server, no model, or a task the model does not read.
+        down = bool(self.index.dense_error) or mostly_unread(task)
         now = time.time()
         usages = self._usages([hit.id for hit in raw])
         scored = []

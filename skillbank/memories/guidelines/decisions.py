@@ -3,6 +3,8 @@
 A wrong merge is worse than a duplicate: it silently deletes advice and tells the agent something
 no critic said. So a merge needs strong evidence, beyond the distiller saying "same":
 
+* for a rule the model does not read (``skillbank.unread``), the same wording (case, spacing
+  and punctuation aside), or
 * the same action on the same object: the same main verb, the same polarity and mostly the same
   objects, against the guideline's text or any wording that reinforced it ("Add tests." and "Add
   tests for edge cases." are one rule; "Use British spelling." and "Use parameterised queries."
@@ -35,9 +37,14 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _ste
                                          other_direct_objects,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
+from skillbank.distill.foreign_changes import announces_change
+from skillbank.distill.language import _FOREIGN, not_english
 from skillbank.distill.rule_numbers import other_limits
 from skillbank.distill.vocabulary import _ANTONYMS, _STOPWORDS
+from skillbank.unread import mostly_unread
 
+#: Function words of German, French ... as the object words read them (stemmed: "imm").
+_FOREIGN_STEMS = frozenset(_stem(w) for w in _FOREIGN) | _FOREIGN
 #: Position and degree words ("first", "short", "more") describe an object, they are not one.
 _MODIFIERS = frozenset(_stem(w) for w in _ANTONYM_WORDS) | _ANTONYM_WORDS
 
@@ -110,6 +117,16 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
     here: those are not merged at all.
     """
     wordings = [rule for rule, _sentence, _critique in members if rule]
+    if mostly_unread(text) and any(same_wording(text, rule) for rule in wordings):
+        # The only evidence a rule the model does not read has ("提交信息必须用中文书写。" twice);
+        # its words hold no action and object these checks read (hunt-i18n #2). Not in
+        # English: "Lead with it." twice is two rules when "it" is two things.
+        return "the same wording"
+    if announces_change(text):
+        # "Bitte gib Zitate ab sofort immer im MLA-Format an." changes a rule, it does not say
+        # one again: superseded when the words show which (``foreign_changes``), else kept
+        # apart; merged, the old wording stayed served (hunt-i18n #3).
+        return None
     if wordings and all(other_values(text, rule) for rule in wordings):
         return None  # "Label the bravo dashboards with owner golf" is not "... alpha ... foxtrot"
     for rule in wordings:
@@ -134,7 +151,11 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
         # A paraphrase speaks mostly of what the rule's wordings speak of: a candidate sharing
         # one context word ("slides", "chart") but not its object would bring an instruction of
         # its own.
-        mine = _objects(text, _action(text))
+        # Function words of other languages are no object ("bitte", "immer", "les": a German
+        # correction was merged into the rule it corrects on them, hunt-i18n #3); in English
+        # "favor", "van" or "con" are words like any other.
+        foreign = _FOREIGN_STEMS if not_english(text) else frozenset()
+        mine = {w for w in _objects(text, _action(text)) if w not in foreign}
         theirs: set[str] = set()
         for rule, _sentence, _critique in members:
             if rule:
@@ -175,8 +196,8 @@ def other_values(new: str, old: str) -> list[tuple[str, str]]:
     with black." / "... with ruff format.": merged as the same action on the same code, the
     newer tool was lost). A synonym in one slot ("Keep paragraphs brief." / "... short.") is
     kept apart too: a duplicate, not a lost instruction."""
-    a = re.findall(r"[a-z0-9_$'-]+", new.lower())
-    b = re.findall(r"[a-z0-9_$'-]+", old.lower())
+    a = _TEMPLATE_WORD.findall(new.lower())
+    b = _TEMPLATE_WORD.findall(old.lower())
     if min(len(a), len(b)) < 3:
         return []
     blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()
@@ -189,6 +210,11 @@ def other_values(new: str, old: str) -> list[tuple[str, str]]:
         if any(w in _STOPWORDS for w in x + y) or {_stem(w) for w in x} & {_stem(w) for w in y}:
             return []  # "Add tests." / "Add a test.": one rule in another form
     return [(" ".join(x), " ".join(y)) for x, y in changed]
+
+
+#: Words of any script (ASCII text reads as with `[a-z0-9_$'-]+`): "Überprüfe" was quoted back
+#: to the user as 'berpr', "Öffentliche Funktionen" as 'ffentliche funktionen' (hunt-i18n #10).
+_TEMPLATE_WORD = re.compile(r"[\w$'-]+")
 
 
 def referent_evidence(text: str, members: Sequence[tuple[str, str | None, str | None]]

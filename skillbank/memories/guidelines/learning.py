@@ -27,11 +27,24 @@ from skillbank.distill.supersession import dropped, drops, echoes_overruled, oth
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
-from skillbank.memories.guidelines.words_only import matching_by_words_if_no_model
+from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
+from skillbank.distill.language import not_read
+from skillbank.unread import mostly_unread
 
 log = logging.getLogger("skillbank.guidelines")
+
+
+def _ignored_why(text: str, distiller: Any) -> str:
+    """Why a sentence the distiller found no rule in was ignored. A Chinese or Russian critique
+    was reported as "praise", which it is not and which told the user nothing (hunt-i18n #5)."""
+    from skillbank.distill import RuleDistiller
+
+    if isinstance(distiller, RuleDistiller) and not_read(text):
+        return ("not read: written in a language the model-free distiller does not read; pass "
+                "rules= or use an LLM distiller")
+    return "no reusable advice (praise, a score, a one-off fix or a vague reaction)"
 
 
 class GuidelineLearning:
@@ -131,8 +144,7 @@ class GuidelineLearning:
             if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
                 report.entries.append(LearnEntry(
                     action="ignored", text=_clean(rule.text, MAX_SHORT),
-                    detail="no reusable advice (praise, a score, a one-off fix or a vague "
-                           "reaction)"))
+                    detail=_ignored_why(rule.text, self.distiller)))
                 continue
             src = SourceRecord(critique=critique, task=task, source=source, score=score,
                                trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
@@ -249,8 +261,9 @@ class GuidelineLearning:
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                    replaces: str | None = None) -> LearnEntry:
         """Decide what one candidate rule does to the memory (see ``decisions``) and do it;
-        by words alone while no embedding model can be loaded (``words_only``)."""
-        with matching_by_words_if_no_model(self, text):
+        by words alone while no embedding model can be loaded, or for a rule it does not read
+        (``words_only``)."""
+        with matching_by_words_if_unread(self, text):
             entry = self._decide(text=text, topic=topic, when_to_use=when_to_use,
                                  sentence=sentence, source=source, namespace=namespace,
                                  trusted=trusted, touched=touched, replaces=replaces)
@@ -430,9 +443,11 @@ class GuidelineLearning:
                 # The model's evidence is worked out only where it can decide (from the
                 # evidence floor up; the critiques' contexts, which embed up to a guideline's
                 # every source, only between the context floor and the dense bar).
+                # Nor where the model does not read the guideline: a rule in Chinese is a run
+                # of [UNK] to it, alike to any other (``skillbank.unread``).
                 dense = contexts = None
                 if (similarity >= EVIDENCE_FLOOR and self._model_evidence and vector is not None
-                        and vector.size > 0):
+                        and vector.size > 0 and not mostly_unread(old.text)):
                     dense = float(self._profile(old) @ vector)
                     if CONTEXT_DENSE_FLOOR <= dense < DENSE_BAR:
                         contexts = self._context_similarity(context, old)

@@ -15,6 +15,7 @@ from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
 from skillbank.scope import Role
+from skillbank.unread import mostly_unread
 
 
 # Prior added to fused reciprocal-rank scores (~1/61 at rank 1, ~0.00026 between neighbouring
@@ -124,7 +125,10 @@ class GuidelineSearch:
         from skillbank.index import RRF_K
 
         try:
-            vector = embed_query(self.index.embedding_function, query)
+            # A task the model does not read ("给客户写道歉信") is as alike to every rule it does
+            # not read as to its own: its cosine is no evidence, its words are (skillbank.unread).
+            vector = None if mostly_unread(query) else embed_query(
+                self.index.embedding_function, query)
         except ModelUnavailableError:  # keyword-only mode: no model here (yet)
             vector = None
         dense = self.index.dense(vector, candidates * 2, where) if vector is not None else {}
