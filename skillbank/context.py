@@ -21,6 +21,7 @@ from skillbank.block_fit import fit_to_task
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
+from skillbank.prompt_text import defang, shown_name
 from skillbank.text_cut import cut_at_word, within_tokens
 
 if TYPE_CHECKING:
@@ -80,19 +81,6 @@ class _Item:
     #: ids, and the line to print instead when the budget leaves one of them out.
     points_to: tuple[str, ...] = ()
     unpointed: str = ""
-
-
-_DELIMITER = re.compile(r"<(\s*/?)\s*(skillbank-memory|memory)(\s*)>", re.IGNORECASE)
-
-
-def _defang(text: str) -> str:
-    """Memory text must not be able to close the block it sits in and speak as the system.
-
-    Any spelling of the delimiter (case, spaces) is broken with a character models and parsers
-    do not read as a tag: `<_skillbank-memory>`. LlamaIndex's `<memory>` wrapper around memory
-    blocks is broken the same way.
-    """
-    return _DELIMITER.sub(lambda m: f"<_{m.group(1).strip()}{m.group(2)}>", text)
 
 
 def _one_line(text: str, limit: int = 400) -> str:
@@ -260,12 +248,12 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         skill = bank.skills.load(skills[0].name)
         # A body from a folder not fully trusted is fenced and labelled as data.
         body = _Item("body", skill_id(skill.name),
-                     f"### {skill.name}\n{skill.body.strip()}" if skill.trust == "own"
+                     f"### {shown_name(skill.name)}\n{skill.body.strip()}" if skill.trust == "own"
                      else as_data(skill.name, skill.trust, skill.body))
     skills = may_apply(skills)
     for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
         per_kind["skill"].append(_Item("skill", skill_id(hit.name),
-                                       f"- **{hit.name}** [skill:{hit.name}]: "
+                                       f"- **{shown_name(hit.name)}** [{skill_id(hit.name)}]: "
                                        f"{_one_line(hit.record.description)}"
                                        f"{summary_note(hit.record)}"))
     # One fact shown once: a lesson an adopted skill's instructions already hold, or one
@@ -385,7 +373,7 @@ def render(items: list[_Item]) -> str:
         if group:
             lines.append("")
             lines.append(SECTION_TITLES[kind])
-            lines.extend(_defang(i.text) for i in group)
+            lines.extend(defang(i.text) for i in group)
     lines.append(CLOSE)
     return "\n".join(lines)
 
@@ -394,7 +382,7 @@ def unwrap(text: str) -> str:
     """The block without its own `<skillbank-memory>` delimiters, for a host that puts memory
     inside a tag of the same name already (LlamaIndex memory blocks): wrapped once, not twice.
 
-    Safe because item text never holds the delimiter (see `_defang`)."""
+    Safe because item text never holds the delimiter (see `prompt_text.defang`)."""
     lines = text.strip().splitlines()
     if len(lines) >= 2 and lines[0] == OPEN and lines[-1] == CLOSE:
         return "\n".join(lines[1:-1]).strip()

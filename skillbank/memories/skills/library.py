@@ -83,7 +83,12 @@ class Catalog:
 
 
 def catalog_line(entry: CatalogEntry) -> str:
-    return f"- **{entry.name}**: {entry.description}{entry.note}"
+    """One catalog line, as prompts hold it: a name and description cannot add lines or close
+    the block around it (`prompt_text`; a name with newlines wrote a fake section)."""
+    from skillbank.prompt_text import defang, shown_name
+
+    description = " ".join(f"{entry.description}{entry.note}".split())
+    return defang(f"- **{shown_name(entry.name)}**: {description}")
 
 
 @dataclass

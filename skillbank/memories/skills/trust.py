@@ -156,7 +156,9 @@ def as_data(name: str, trust: str, body: str) -> str:
     the characters a reviewer could not have seen removed."""
     body = _INVISIBLE.sub("", body)
     mark = fence(body)
-    return (f"### {name} ({trust} {DATA_LABEL})\n{mark}text\n{body.strip()}\n{mark}")
+    from skillbank.prompt_text import shown_name
+
+    return (f"### {shown_name(name)} ({trust} {DATA_LABEL})\n{mark}text\n{body.strip()}\n{mark}")
 
 
 def summary_note(skill: Any) -> str:
