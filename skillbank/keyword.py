@@ -80,6 +80,15 @@ def _stem(words: list[str]) -> list[str]:
     return _stemmer(words)
 
 
+def words(text: str) -> list[str]:
+    """The words of `text` as `tokenize` reads them (letters and digits of any script, NFKC,
+    casefolded), with no stop word dropped, no stem taken and a CJK run as one word: what
+    decides whether two texts say the same thing (experience folding keys)."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    return _word_pattern().findall(unicodedata.normalize("NFKC", text).casefold())
+
+
 def tokenize(text: str) -> list[str]:
     """Words of any script (NFKC, casefolded), stop words out, English stems (so 'deploying'
     finds 'deploy'); Chinese/Japanese/Korean runs as character bigrams.

@@ -341,6 +341,32 @@ class Hits(list):
     note: str = ""  # why these answers came without the index (its server down), if they did
 
 
+class RecordedId(str):
+    """What `experiences.record` returns: the record's id (a plain `str` to every caller) that
+    also says whether this run was folded into a record stored before (`folded`, `note`).
+
+    A folded run returns the older record's id; the MCP tool answered it with `"note": ""`, so
+    an agent believed its run was stored on its own (hunt i18n: two different Chinese runs
+    were folded into one and the second feedback was lost without a word).
+    """
+
+    folded: bool
+    note: str
+
+    def __new__(cls, value: str, folded: bool = False, note: str = "") -> "RecordedId":
+        made = super().__new__(cls, value)
+        made.folded = folded
+        made.note = note
+        return made
+
+    @classmethod
+    def folded_into(cls, record_id: str) -> "RecordedId":
+        return cls(record_id, folded=True, note=(
+            f"folded into {record_id}: it repeats a run stored before (a near-identical task "
+            "with the same outcome, feedback and lessons), so that record counts one run more "
+            "and nothing new was stored"))
+
+
 class Hit(BaseModel, Generic[T]):
     """A search result: the record, a score (higher is better) and why it matched."""
 
