@@ -10,12 +10,12 @@ import math
 import re
 import unicodedata
 from collections import Counter
-from functools import cache
 from typing import Any, Callable
 
 import numpy as np
 
 from skillbank.fusion import id_ranks
+from skillbank.text_words import word_pattern
 
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
 #: 2: Chinese/Japanese/Korean text yields character bigrams (it yielded nothing before).
@@ -41,33 +41,6 @@ _STOPWORDS = frozenset(
 _stemmer: Any = None
 
 
-@cache
-def _word_pattern() -> re.Pattern[str]:
-    """A word: a letter or digit of any script, then letters, digits and combining marks.
-
-    Marks (Devanagari and Thai vowel signs, Arabic harakat, Hebrew points) are not `\\w` to
-    `re`, and NFKC leaves most of them uncomposed: without them "हिन्दी" fell apart into
-    fragments. The underscore is no letter, so `snake_case` still splits in two. Marks are
-    collected from the Basic Multilingual Plane once (~6 ms, on the first tokenize, not at
-    import: the MCP server's cold start pays only when it first searches).
-    """
-    marks: list[str] = []
-    start = prev = -2
-    for cp in range(0x10000):
-        if unicodedata.category(chr(cp))[0] == "M":
-            if cp != prev + 1:
-                if start >= 0:
-                    marks.append(_char_range(start, prev))
-                start = cp
-            prev = cp
-    marks.append(_char_range(start, prev))
-    return re.compile(rf"[^\W_]+(?:[{''.join(marks)}]+[^\W_]*)*")
-
-
-def _char_range(first: int, last: int) -> str:
-    return re.escape(chr(first)) + ("" if first == last else "-" + re.escape(chr(last)))
-
-
 def _stem(words: list[str]) -> list[str]:
     global _stemmer
     if _stemmer is None:
@@ -86,7 +59,7 @@ def words(text: str) -> list[str]:
     decides whether two texts say the same thing (experience folding keys)."""
     if text.isascii():
         return _ASCII_TOKEN.findall(text.lower())
-    return _word_pattern().findall(unicodedata.normalize("NFKC", text).casefold())
+    return word_pattern().findall(unicodedata.normalize("NFKC", text).casefold())
 
 
 def tokenize(text: str) -> list[str]:
@@ -105,7 +78,7 @@ def tokenize(text: str) -> list[str]:
     runs = _CJK.findall(folded)  # no spaces between words: bigrams below, not one long "word"
     if runs:
         folded = _CJK.sub(" ", folded)
-    words = _stem([w for w in _word_pattern().findall(folded)
+    words = _stem([w for w in word_pattern().findall(folded)
                    if w not in _STOPWORDS and len(w) > 1])
     for run in runs:  # a request in Chinese shares no spaced word with anything
         words.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])

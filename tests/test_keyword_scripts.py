@@ -101,7 +101,7 @@ def test_a_root_indexed_by_the_ascii_tokenizer_rebuilds_only_its_keyword_side(tm
     root = tmp_path / "root"
     with monkeypatch.context() as old:
         old.setattr(keyword, "TOKENIZER_VERSION", 3)
-        old.setattr(keyword, "_word_pattern", lambda: re.compile(r"[a-z0-9]+"))
+        old.setattr(keyword, "word_pattern", lambda: re.compile(r"[a-z0-9]+"))
         with Skillbank.open(root, embedding_function=HashEmbedding(),
                             include_bundled=False) as bank:
             bank.skills.save("invoice-ru", SKILLS["invoice-ru"][0], "# Steps\n")
