@@ -154,16 +154,25 @@ def safe_join(root: Path, relative: str) -> Path:
 
 
 def check_unicode(value: str, what: str) -> str:
-    """Refuse a string holding a lone surrogate (what `json.loads` makes of an emoji escape a
-    web client cut in half, "\\ud83d"), naming `what`. Every read that embeds a caller's text
-    checks it first: `context_for` and `skills.search` met the tokenizer's raw TypeError where
-    `guidelines.search` said what was wrong."""
+    """`value` in NFC, or InvalidInputError naming `what` for a lone surrogate (what
+    `json.loads` makes of an emoji escape a web client cut in half, "\\ud83d"). Every read
+    that embeds a caller's text checks it first: `context_for` and `skills.search` met the
+    tokenizer's raw TypeError where `guidelines.search` said what was wrong.
+
+    NFC: a rule typed on macOS (decomposed, "U\u0308berpru\u0308fe") and the same rule typed
+    elsewhere were two active rules, "the same rule with other values ('berpr' for 'u berpr')".
+    """
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} is not valid Unicode text (it holds a lone surrogate); "
                                 "send UTF-8 text") from None
-    return value
+    return nfc(value)
+
+
+def nfc(value: str) -> str:
+    """`value` in Unicode NFC (composed: "ü" as one character), the form text is kept in."""
+    return value if value.isascii() else unicodedata.normalize("NFC", value)
 
 
 def check_text(value: str, what: str = "text") -> str:

@@ -6,6 +6,7 @@ JSON schemas and structured output without a second set of types.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, TypeVar
 
@@ -38,12 +39,12 @@ def repaired(text: str) -> str:
     as U+FFFD. For text taken from a chat: the run's memory and record go on, one character
     short, where the surrogate made the block give no memory and the run go unrecorded
     (hunt-li, session 21). A caller's own argument still gets the clear error
-    (`fsutil.check_unicode`)."""
+    (`fsutil.check_unicode`). In NFC, as `check_unicode` gives a caller's text."""
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 Outcome = Literal["success", "failure", "partial", "unknown"]
 GuidelineStatus = Literal["active", "pending", "retired", "superseded"]
