@@ -278,7 +278,8 @@ def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) 
     record = bank.experiences.get(eid)
     if str(getattr(record, "status", "") or "") == "pending":  # an untrusted caller's record
         return {"id": eid, "recorded": True, "status": "pending", "note": PENDING_EXPERIENCE}
-    return {"id": eid, "recorded": True, "status": "active"}
+    folded = getattr(eid, "note", "")  # the core's word when the run repeats a stored one
+    return {"id": eid, "recorded": True, "status": "active", **({"note": folded} if folded else {})}
 
 
 def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options) -> Any:

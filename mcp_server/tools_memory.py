@@ -183,7 +183,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         pending = str(getattr(exp, "status", "") or "") == "pending"
         return m.RecordedExperience(id=eid, task=task, outcome=outcome, lessons=lessons,
                                     status="pending" if pending else "active",
-                                    note=PENDING_EXPERIENCE if pending else "")
+                                    note=PENDING_EXPERIENCE if pending else getattr(eid, "note", ""))
 
     @tool("read")
     async def recall_experiences(

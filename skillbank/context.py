@@ -410,7 +410,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     from skillbank.memories.skills.checks import check_budget
 
     if isinstance(task, str):
-        check_unicode(task, "task")  # before any memory is asked (#6: a raw TypeError)
+        task = check_unicode(task, "task")  # before any memory is asked (#6: a raw TypeError)
     if isinstance(budget_tokens, float) and budget_tokens.is_integer():
         budget_tokens = int(budget_tokens)  # 1500.0 is a whole number (as over MCP)
     check_budget(budget_tokens)  # -1 or True: a clear InvalidInputError, not a ValueError

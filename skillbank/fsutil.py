@@ -9,16 +9,19 @@ point outside the memory root.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import re
 import secrets
 import stat
 import time
+import unicodedata
 from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
 from typing import Any, Iterable, Iterator
 
+from skillbank import text_words
 from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
 
 #: Names Windows reserves for devices: a folder called `con` cannot be created or copied there.
@@ -44,11 +47,73 @@ def check_slug(value: str, what: str = "name") -> str:
     return value
 
 
+#: A topic: words of any script (`text_words`: letters, digits, their combining marks; lower
+#: case, NFC) joined by single hyphens. Topics are folder names, and every platform holds these:
+#: no separator, no character Windows refuses (`<>:"/\\|?*`, controls), no trailing dot or space,
+#: no case pair (lower case only, so a case-insensitive file system cannot merge two topics).
+#: UTF-8 bytes a topic folder name may take (file systems allow 255; 64 CJK letters take 192).
+_TOPIC_BYTES = 200
+#: Latin letters NFKD does not split into a base letter and a mark.
+_LATIN = str.maketrans({"ß": "ss", "æ": "ae", "œ": "oe", "ø": "o", "đ": "d", "ð": "d", "þ": "th",
+                        "ł": "l", "ı": "i", "ħ": "h", "ŧ": "t", "ŋ": "n"})
+
+
+def check_topic(value: str, what: str = "topic") -> str:
+    """Return `value` in NFC if it is a safe topic name, else raise UnsafePathError.
+
+    A topic is a slug (`check_slug`) whose letters may be of any script ("数据库", "безопасность"):
+    Chinese topics all became "general", so `context_for(topic="前端")` served database rules.
+    Skill names are not topics: the Agent Skills spec keeps them to a-z, 0-9 and hyphens.
+    A folder name read back in NFD (macOS HFS+) is the same topic.
+    """
+    if not isinstance(value, str) or value.isascii():
+        return check_slug(value, what)
+    nfc = unicodedata.normalize("NFC", value)
+    word = text_words.word()
+    if (not re.fullmatch(f"{word}(?:-{word})*", nfc) or nfc != nfc.lower() or len(nfc) > 64
+            or len(nfc.encode("utf-8", "replace")) > _TOPIC_BYTES):
+        raise UnsafePathError(
+            f"invalid {what} {value!r}: use 1-64 lower-case letters (any script), digits and "
+            "single hyphens, not starting or ending with a hyphen")
+    return nfc
+
+
 def slugify(text: str, max_len: int = 48) -> str:
-    """Make a slug from free text (for topics and ids derived from rules)."""
-    slug = re.sub(r"[^a-z0-9]+", "-", text.lower()).strip("-")
-    slug = re.sub(r"-{2,}", "-", slug)[:max_len].strip("-")
-    return slug or "general"
+    """A topic name (`check_topic`) from free text: Latin letters lose their accents, as a
+    person would type the folder ("Sécurité" -> "securite", "Größe" -> "grosse"); other
+    scripts stay as they are ("数据库"); "general" only for text that names nothing.
+
+    It kept only a-z0-9: "Sécurité" became "s-curit" and every Chinese topic "general", so
+    `context_for(topic="前端")` served database rules. Text with no letter or digit at all
+    ("🚀") gets a short stable hash, never "general".
+    """
+    slug = "-".join(text_words.word_pattern().findall(_latin_plain(text or "")))
+    slug = slug[:max_len].strip("-")
+    while len(slug.encode("utf-8")) > _TOPIC_BYTES:
+        slug = slug[:-1].rstrip("-")
+    if slug:
+        return unicodedata.normalize("NFC", slug)
+    named = unicodedata.normalize("NFC", text or "").strip()
+    if not named:
+        return "general"
+    return "topic-" + hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:8]
+
+
+def _latin_plain(text: str) -> str:
+    """`text` in lower case (NFKC) with the marks of Latin letters dropped ("é" -> "e",
+    "İ" -> "i"), other scripts' marks kept; NFC again."""
+    decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).lower()
+                                       .translate(_LATIN))
+    kept: list[str] = []
+    latin = False
+    for ch in decomposed:
+        if unicodedata.combining(ch):
+            if not latin:
+                kept.append(ch)
+            continue
+        latin = ch.isascii()
+        kept.append(ch)
+    return unicodedata.normalize("NFC", "".join(kept))
 
 
 def safe_join(root: Path, relative: str) -> Path:
@@ -89,16 +154,25 @@ def safe_join(root: Path, relative: str) -> Path:
 
 
 def check_unicode(value: str, what: str) -> str:
-    """Refuse a string holding a lone surrogate (what `json.loads` makes of an emoji escape a
-    web client cut in half, "\\ud83d"), naming `what`. Every read that embeds a caller's text
-    checks it first: `context_for` and `skills.search` met the tokenizer's raw TypeError where
-    `guidelines.search` said what was wrong."""
+    """`value` in NFC, or InvalidInputError naming `what` for a lone surrogate (what
+    `json.loads` makes of an emoji escape a web client cut in half, "\\ud83d"). Every read
+    that embeds a caller's text checks it first: `context_for` and `skills.search` met the
+    tokenizer's raw TypeError where `guidelines.search` said what was wrong.
+
+    NFC: a rule typed on macOS (decomposed, "U\u0308berpru\u0308fe") and the same rule typed
+    elsewhere were two active rules, "the same rule with other values ('berpr' for 'u berpr')".
+    """
     try:
         value.encode("utf-8")
     except UnicodeEncodeError:
         raise InvalidInputError(f"{what} is not valid Unicode text (it holds a lone surrogate); "
                                 "send UTF-8 text") from None
-    return value
+    return nfc(value)
+
+
+def nfc(value: str) -> str:
+    """`value` in Unicode NFC (composed: "ü" as one character), the form text is kept in."""
+    return value if value.isascii() else unicodedata.normalize("NFC", value)
 
 
 def check_text(value: str, what: str = "text") -> str:

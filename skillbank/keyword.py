@@ -8,24 +8,28 @@ from __future__ import annotations
 
 import math
 import re
+import unicodedata
 from collections import Counter
 from typing import Any, Callable
 
 import numpy as np
 
 from skillbank.fusion import id_ranks
+from skillbank.text_words import word_pattern
 
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
 #: 2: Chinese/Japanese/Korean text yields character bigrams (it yielded nothing before).
 #: 3: "about" is a stop word: every distilled rule's `when_to_use` ends "; about <key words>",
 #: so "Tell me about whales" matched every rule by keyword and off-topic rules came into blocks.
-TOKENIZER_VERSION = 3
+#: 4: words of every script (NFKC, casefolded), not only a-z0-9: a skill described in Russian,
+#: Arabic or Greek was not found by its own words, and "Größe prüfen" was read as gr/pr/fen.
+TOKENIZER_VERSION = 4
 #: Bump when the saved BM25 layout changes (2: skillbank's own arrays, no longer bm25s's).
 BM25_FORMAT = 2
-_TOKEN = re.compile(r"[a-z0-9]+")
 #: Runs of CJK characters (kana, CJK ideographs, hangul): no spaces between words, so they are
 #: indexed as overlapping character bigrams, the usual unsupervised choice for these scripts.
 _CJK = re.compile("[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\uac00-\ud7af]+")
+_ASCII_TOKEN = re.compile(r"[a-z0-9]+")  # the same words for ASCII text, without NFKC's cost
 _STOPWORDS = frozenset(
     """a an and are as at be but by for from has have how i if in into is it its me my of on or
     our so that the their them then there these they this to was we what when where which who
@@ -37,8 +41,7 @@ _STOPWORDS = frozenset(
 _stemmer: Any = None
 
 
-def tokenize(text: str) -> list[str]:
-    """Lowercase words, stop words out, English stems (so 'deploying' finds 'deploy')."""
+def _stem(words: list[str]) -> list[str]:
     global _stemmer
     if _stemmer is None:
         try:
@@ -47,9 +50,37 @@ def tokenize(text: str) -> list[str]:
             _stemmer = Stemmer.Stemmer("english").stemWords
         except ImportError:  # PyStemmer is optional: plain words still work
             _stemmer = lambda words: words  # noqa: E731
-    words = [w for w in _TOKEN.findall(text.lower()) if w not in _STOPWORDS and len(w) > 1]
-    words = _stemmer(words)
-    for run in _CJK.findall(text):  # a request in Chinese shares no a-z word with anything
+    return _stemmer(words)
+
+
+def words(text: str) -> list[str]:
+    """The words of `text` as `tokenize` reads them (letters and digits of any script, NFKC,
+    casefolded), with no stop word dropped, no stem taken and a CJK run as one word: what
+    decides whether two texts say the same thing (experience folding keys)."""
+    if text.isascii():
+        return _ASCII_TOKEN.findall(text.lower())
+    return word_pattern().findall(unicodedata.normalize("NFKC", text).casefold())
+
+
+def tokenize(text: str) -> list[str]:
+    """Words of any script (NFKC, casefolded), stop words out, English stems (so 'deploying'
+    finds 'deploy'); Chinese/Japanese/Korean runs as character bigrams.
+
+    The English stemmer leaves words of other scripts as they are (its suffixes are a-z) and
+    only trims English-looking endings of other Latin words ("résumés" -> "résumé"); query and
+    items are stemmed alike, so it never hides a word. The stop words are English only: a
+    German "die" is kept, as "die" is an English word too and English routing must not move.
+    """
+    if text.isascii():  # most text: NFKC and casefold change nothing, [^\W_] is [a-z0-9]
+        return _stem([w for w in _ASCII_TOKEN.findall(text.lower())
+                      if w not in _STOPWORDS and len(w) > 1])
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    runs = _CJK.findall(folded)  # no spaces between words: bigrams below, not one long "word"
+    if runs:
+        folded = _CJK.sub(" ", folded)
+    words = _stem([w for w in word_pattern().findall(folded)
+                   if w not in _STOPWORDS and len(w) > 1])
+    for run in runs:  # a request in Chinese shares no spaced word with anything
         words.extend([run] if len(run) == 1 else [run[i:i + 2] for i in range(len(run) - 1)])
     return words
 

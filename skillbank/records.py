@@ -6,6 +6,7 @@ JSON schemas and structured output without a second set of types.
 
 from __future__ import annotations
 
+import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, TypeVar
 
@@ -38,12 +39,12 @@ def repaired(text: str) -> str:
     as U+FFFD. For text taken from a chat: the run's memory and record go on, one character
     short, where the surrogate made the block give no memory and the run go unrecorded
     (hunt-li, session 21). A caller's own argument still gets the clear error
-    (`fsutil.check_unicode`)."""
+    (`fsutil.check_unicode`). In NFC, as `check_unicode` gives a caller's text."""
     try:
         text.encode("utf-8")
-        return text
     except UnicodeEncodeError:
-        return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+        text = text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
+    return text if text.isascii() else unicodedata.normalize("NFC", text)
 
 Outcome = Literal["success", "failure", "partial", "unknown"]
 GuidelineStatus = Literal["active", "pending", "retired", "superseded"]
@@ -339,6 +340,32 @@ class Hits(list):
     missing_tools: dict = {}
     reason: str = ""  # why the answer is empty when it is not "no skill fits" (skills.search)
     note: str = ""  # why these answers came without the index (its server down), if they did
+
+
+class RecordedId(str):
+    """What `experiences.record` returns: the record's id (a plain `str` to every caller) that
+    also says whether this run was folded into a record stored before (`folded`, `note`).
+
+    A folded run returns the older record's id; the MCP tool answered it with `"note": ""`, so
+    an agent believed its run was stored on its own (hunt i18n: two different Chinese runs
+    were folded into one and the second feedback was lost without a word).
+    """
+
+    folded: bool
+    note: str
+
+    def __new__(cls, value: str, folded: bool = False, note: str = "") -> "RecordedId":
+        made = super().__new__(cls, value)
+        made.folded = folded
+        made.note = note
+        return made
+
+    @classmethod
+    def folded_into(cls, record_id: str) -> "RecordedId":
+        return cls(record_id, folded=True, note=(
+            f"folded into {record_id}: it repeats a run stored before (a near-identical task "
+            "with the same outcome, feedback and lessons), so that record counts one run more "
+            "and nothing new was stored"))
 
 
 class Hit(BaseModel, Generic[T]):

@@ -9,6 +9,8 @@ a valid name (lowercase letters, digits, hyphens) is unchanged, so ordinary ids 
 
 from __future__ import annotations
 
+import unicodedata
+from typing import Iterable
 from urllib.parse import quote, unquote
 
 PREFIX = "skill:"
@@ -22,3 +24,19 @@ def skill_id(name: str) -> str:
 def skill_name(item_id: str) -> str:
     """The skill name an id names (the inverse of `skill_id`; a raw name passes through)."""
     return unquote(item_id[len(PREFIX):] if item_id.startswith(PREFIX) else item_id)
+
+
+def same_name(name: str, names: Iterable[str]) -> str | None:
+    """The skill name among `names` that is `name` in another Unicode normalisation, if any.
+
+    A hand-written folder named on macOS is often NFD ("re\u0301sume\u0301-writer"), while a
+    name typed or sent by a model is NFC: `load("résumé-writer")` said "no skill named
+    'résumé-writer'" beside a listing showing the same-looking name. The folder is not renamed
+    (it is not the bank's); the lookup finds it."""
+    if not isinstance(name, str) or name.isascii():
+        return None
+    wanted = unicodedata.normalize("NFC", name)
+    for known in names:
+        if not known.isascii() and unicodedata.normalize("NFC", known) == wanted:
+            return known
+    return None

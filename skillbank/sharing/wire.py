@@ -39,7 +39,8 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.records": (
         "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
         "SourceRecord", "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft",
-        "SkillVersion", "Finding", "SyncReport", "SecurityFinding", "SkillProposal"),
+        "SkillVersion", "Finding", "SyncReport", "SecurityFinding", "SkillProposal",
+        "RecordedId"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),
     "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),
@@ -148,6 +149,8 @@ def _encode(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
+        if type(value) is not str and not isinstance(value, Enum) and vars(value):
+            return _encode_str_subclass(value)
         if _utf8(value):
             return value
         # Lone surrogates are not UTF-8, so JSON cannot carry them; the owner must see the
@@ -207,6 +210,16 @@ def _encode(value: Any) -> Any:
     raise _refuse(value)
 
 
+def _encode_str_subclass(value: str) -> Any:
+    """A str of ours with attributes (`RecordedId`: an id and whether the run was folded)
+    travels with them, so a client reads the note an in-process bank gives."""
+    name = _wire_class(type(value))
+    if name is None:
+        return _encode(str(value))  # someone else's str subclass: the text is what counts
+    return {TAG: "rstr", "cls": name, "v": _encode(str(value)),
+            "attrs": {k: _encode(v) for k, v in vars(value).items()}}
+
+
 def decode(value: Any) -> Any:
     """The inverse of `encode`; unknown tags and unregistered types are refused."""
     if isinstance(value, list):
@@ -247,16 +260,16 @@ def _decode_tagged(tag: Any, value: dict[str, Any]) -> Any:
                          microseconds=int(value["us"]))
     if tag == "bytes":
         return base64.b64decode(value["v"])
+    if tag == "rstr":
+        cls = registered(value["cls"])
+        if not issubclass(cls, str):
+            raise InvalidInputError(f"{value['cls']!r} is not a str type")
+        return _with_attrs(cls(decode(value["v"])), value)
     if tag == "list":
         cls = registered(value["cls"])
         if not issubclass(cls, list):
             raise InvalidInputError(f"{value['cls']!r} is not a list type")
-        result = cls(decode(v) for v in value["items"])
-        for key, item in value.get("attrs", {}).items():
-            if not isinstance(key, str) or key.startswith("__"):
-                raise InvalidInputError(f"refusing attribute {key!r}")
-            setattr(result, key, decode(item))
-        return result
+        return _with_attrs(cls(decode(v) for v in value["items"]), value)
     if tag == "model":
         cls = registered(value["cls"])
         if not hasattr(cls, "model_construct"):
@@ -276,6 +289,15 @@ def _decode_tagged(tag: Any, value: dict[str, Any]) -> Any:
                 object.__setattr__(obj, key, item)
         return obj
     raise InvalidInputError(f"unknown value tag {tag!r}")
+
+
+def _with_attrs(result: Any, value: dict[str, Any]) -> Any:
+    """`result` with the attributes sent along (never a dunder)."""
+    for key, item in value.get("attrs", {}).items():
+        if not isinstance(key, str) or key.startswith("__"):
+            raise InvalidInputError(f"refusing attribute {key!r}")
+        setattr(result, key, decode(item))
+    return result
 
 
 def _hashable(value: Any) -> Any:

@@ -21,6 +21,7 @@ import hashlib
 import re
 
 from skillbank.index import IndexItem
+from skillbank.keyword import words
 from skillbank.records import Experience
 from skillbank.memories.experiences.validation import _timestamp
 
@@ -37,7 +38,15 @@ EMBED_LAYOUT = 2
 
 
 def _normalise_text(text: str) -> str:
-    return " ".join(re.findall(r"[a-z0-9]+", (text or "").lower()))
+    """A text as folding compares it: its words (any script, casefolded), punctuation out.
+
+    Words of every script, not only a-z0-9: every Chinese task normalised to "", so offline a
+    letter of apology was folded into a database migration, and Chinese feedback was no part of
+    `content_key`. A text with no word at all (emoji, symbols) is kept whitespace-collapsed, so
+    it is never "" either: an empty key would make it the twin of every other such text.
+    """
+    text = text or ""
+    return " ".join(words(text)) or " ".join(text.split())
 
 
 def embed_text(record: Experience) -> str:

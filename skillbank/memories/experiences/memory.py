@@ -32,7 +32,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedE
 from skillbank.index import HybridIndex
 from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
                                     is_outage)
-from skillbank.records import Experience, Hit, Hits, Lesson, Step, utcnow
+from skillbank.records import Experience, Hit, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
@@ -151,8 +151,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         messages: Sequence[Any] | None = None,
         distill: bool = False,
         trusted: bool = True,
-    ) -> str:
-        """Store one experience; returns its id (`exp-…`), or the id of the one it duplicates.
+    ) -> RecordedId:
+        """Store one experience; returns its id (`exp-…`), or the id of the one it duplicates
+        (a `str` whose `folded` and `note` say so: "folded into exp-…").
 
         `steps` are Step objects or dicts; `messages` is a raw chat trajectory instead (see
         `steps_from_messages`), whose first user message is the task when `task` is None.
@@ -182,7 +183,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
             self._distill_quietly(eid, trusted)
-        return eid
+        return RecordedId.folded_into(eid) if eid != experience.id else RecordedId(eid)
 
     def record_many(self, records: Iterable[Mapping[str, Any]], *, trusted: bool = True
                     ) -> list[str]:

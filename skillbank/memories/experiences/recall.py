@@ -312,7 +312,7 @@ class RecallMixin:
                 f"most {MAX_TASK_CHARS:,} (describe the task and leave the document out)")
         if not isinstance(task, str) or not task.strip():
             return []
-        check_unicode(task, "task")  # an empty bank too: the same answer as guidelines.search
+        task = check_unicode(task, "task")  # an empty bank too: the same answer as guidelines.search
         if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > MAX_K:
             raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
         if k == 0:

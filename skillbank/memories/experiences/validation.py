@@ -18,7 +18,7 @@ from pydantic import ValidationError
 from pydantic_core import PydanticSerializationError
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import check_text
+from skillbank.fsutil import check_text, check_unicode
 from skillbank.records import (MAX_SHORT, MAX_STEPS, MAX_TAGS, MAX_TEXT, Experience, Finding,
                                Lesson, Step, clip_task)
 from skillbank.memories.experiences.transcript import _jsonable, steps_from_messages
@@ -96,7 +96,9 @@ def _coerce_step(step: Any, number: int) -> Step:
         if alias in data and field not in data:
             data[field] = data.pop(alias)
     for field in ("thought", "action", "observation"):
-        if data.get(field) is not None and not isinstance(data[field], str):
+        if isinstance(data.get(field), str):
+            check_unicode(data[field], f"steps[{number}].{field}")  # kept as the tool said it
+        elif data.get(field) is not None:
             data[field] = json.dumps(_jsonable(data[field])) if not isinstance(
                 data[field], (int, float)) else str(data[field])
     if "action_input" in data:
@@ -112,11 +114,12 @@ def _coerce_lesson(lesson: Any, number: int, when_to_use: str) -> Lesson:
         if isinstance(lesson, Lesson):
             out = lesson
         elif isinstance(lesson, str):
+            lesson = check_unicode(lesson, f"lessons[{number}]")
             out = Lesson(text=lesson.strip(), when_to_use=when_to_use[:MAX_SHORT])
         elif isinstance(lesson, Mapping):
             data = dict(lesson)
             if isinstance(data.get("text"), str):
-                data["text"] = data["text"].strip()
+                data["text"] = check_unicode(data["text"], f"lessons[{number}]").strip()
             data.setdefault("when_to_use", when_to_use[:MAX_SHORT])
             out = Lesson.model_validate(data)
         else:
@@ -141,7 +144,7 @@ def _clean_tags(tags: Any) -> list[str]:
     for tag in tags:
         if not isinstance(tag, str):
             raise InvalidInputError(f"tag {tag!r} is not a string")
-        tag = " ".join(tag.split())
+        tag = " ".join(check_unicode(tag, "tag").split())
         if not tag:
             continue
         if len(tag) > MAX_TAG_CHARS:
@@ -231,6 +234,11 @@ def build(*, default_namespace: str, task: Any, outcome: Any, steps: Any, score:
         raise InvalidInputError("when_to_use must be a string")
     if feedback is not None and not isinstance(feedback, str):
         raise InvalidInputError("feedback must be a string")
+    # Before pydantic, which said "task: Input should be a valid string, unable to parse raw
+    # data as a unicode string" for a lone surrogate (hunt i18n #12); in NFC (check_unicode).
+    task = check_unicode(task, "task")
+    when_to_use = check_unicode(when_to_use, "when_to_use")
+    feedback = None if feedback is None else check_unicode(feedback, "feedback")
     if steps is not None and (isinstance(steps, (str, bytes, Mapping))
                               or not isinstance(steps, Iterable)):
         raise InvalidInputError("steps must be a list of Step objects or dicts")

@@ -22,7 +22,7 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
     """``[{"text", "when_to_use"?, "topic"?}]`` (or plain strings) -> ``CandidateRule`` list."""
     from skillbank.distill import CandidateRule, guess_topic
     from skillbank.distill.topics import _when_to_use
-    from skillbank.fsutil import slugify
+    from skillbank.fsutil import nfc, slugify
 
     if isinstance(rules, (str, bytes, dict)) or not isinstance(rules, (list, tuple)):
         raise InvalidInputError(
@@ -55,7 +55,7 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
                 value.encode("utf-8")
             except UnicodeEncodeError:
                 raise InvalidInputError(f"rule {number}: {key} is not valid Unicode text") from None
-            values[key] = _one_line(value)
+            values[key] = _one_line(nfc(value))  # one rule however the keyboard composed it
         text = values.get("text", "")
         if not text:
             raise InvalidInputError(f"rule {number} needs a non-empty 'text'")

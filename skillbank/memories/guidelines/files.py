@@ -14,7 +14,7 @@ import yaml
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import UnsafePathError, check_slug, check_unicode
+from skillbank.fsutil import UnsafePathError, check_topic, check_unicode
 from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
                                SourceRecord)  # SourceRecord: re-exported
 
@@ -175,7 +175,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         topic = expected_topic
     topic = topic if topic is not None else "general"
     try:
-        check_slug(str(topic), "topic")
+        topic = check_topic(str(topic), "topic")
     except UnsafePathError as exc:
         return error("bad-topic", str(exc))
     unknown = [k for k in data if k not in _FRONTMATTER_KEYS]

@@ -25,6 +25,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
 from skillbank.index import PARTIAL, HybridIndex
+from skillbank.skill_ids import same_name
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
@@ -382,6 +383,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def _summary(self, name: str) -> Skill:
         meta = self.index.metadata(name)
+        indexed = same_name(name, self.index.ids()) if meta is None else None
+        if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
+            name, meta = indexed, self.index.metadata(indexed)
         if meta is None:
             raise NotFoundError(f"no skill named {name!r}; search or list the skills to find its name")
         return self._trusted(Skill(
@@ -391,13 +395,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             usage=self.usage.get(name)))
 
     def __contains__(self, name: str) -> bool:
-        return self.index.metadata(name) is not None
+        return self.index.metadata(name) is not None or \
+            same_name(name, self.index.ids()) is not None
 
     def load(self, name: str, include_held: bool = False) -> Skill:
         """Step two of disclosure: the whole skill, body and the list of its resources.
 
         A held skill (trust.py) raises HeldError unless `include_held` (a person reviewing it)."""
         summary = self._summary(name)
+        name = summary.name  # as indexed (`same_name`)
         if not include_held:
             self._disclosable(summary)
         path = Path(summary.path)

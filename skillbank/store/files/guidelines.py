@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
+import unicodedata
 from pathlib import Path
 from typing import Sequence
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, fsync_dir, remove_leftovers,
-                              safe_join)
+from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, check_topic, fsync_dir,
+                              remove_leftovers, safe_join)
 from skillbank.memories.guidelines.files import (
     ID_RE, MAX_FILE_BYTES, parse_guideline, render_guideline)
 from skillbank.records import Finding, Guideline
@@ -54,12 +55,13 @@ class FileGuidelineRecords:
                                                     "this one is not read"))
                 continue
             try:
-                check_slug(topic_dir.name, "topic")
+                check_topic(topic_dir.name, "topic")
             except UnsafePathError:
                 findings.append(Finding(severity="warning", code="bad-topic-folder",
                                         path=topic_dir.path,
-                                        message="topic folders are slugs (a-z, 0-9, '-'); "
-                                                "files in this one are not read"))
+                                        message="topic folders are slugs (lower-case letters of "
+                                                "any script, digits, '-'); files in this one "
+                                                "are not read"))
                 continue
             for entry in sorted(os.scandir(topic_dir.path), key=lambda e: e.name):
                 if entry.name.startswith(".") or not entry.name.endswith(".md"):
@@ -117,7 +119,8 @@ class FileGuidelineRecords:
             return None, "", [Finding(severity="error", code="encoding", path=str(path),
                                       message=f"not valid UTF-8 (byte {exc.start})")]
         guideline, findings = parse_guideline(text, path=str(path), expected_id=gid,
-                                              expected_topic=path.parent.name)
+                                              expected_topic=unicodedata.normalize(
+                                                  "NFC", path.parent.name))
         return guideline, self._digest(path, data), findings
 
     def load(self) -> LoadedGuidelines:
@@ -161,7 +164,7 @@ class FileGuidelineRecords:
 
     # Writing -------------------------------------------------------------------------------------
     def path_for(self, topic: str, gid: str) -> Path:
-        return safe_join(self.folder, f"{check_slug(topic, 'topic')}/{check_slug(gid, 'id')}.md")
+        return safe_join(self.folder, f"{check_topic(topic, 'topic')}/{check_slug(gid, 'id')}.md")
 
     def save(self, guideline: Guideline,
              previous: Guideline | None = None) -> tuple[Guideline, str]:
