@@ -43,7 +43,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
         "RecordedId"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),
-    "skillbank.memories.skills.library": ("Catalog", "CatalogEntry"),
+    "skillbank.memories.skills.catalog": ("Catalog", "CatalogEntry"),
     "skillbank.errors": (
         "SkillbankError", "NotFoundError", "HeldError", "AlreadyExistsError", "ReadOnlyError",
         "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "QueueFullError",

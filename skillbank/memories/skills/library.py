@@ -15,7 +15,7 @@ import math
 import os
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -32,6 +32,7 @@ from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, last_good, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
+from skillbank.memories.skills.catalog import Catalog, CatalogEntry, catalog_line
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring, sweep_removing
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
@@ -62,36 +63,6 @@ MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
-@dataclass
-class CatalogEntry:
-    name: str
-    description: str
-    path: str
-    note: str = ""  # trust level and scan notes of a skill not the bank's own (trust.py)
-
-
-@dataclass
-class Catalog:
-    """The first step of progressive disclosure: what skills exist, within a token budget."""
-
-    entries: list[CatalogEntry] = field(default_factory=list)
-    omitted: int = 0
-    tokens: int = 0
-
-    @property
-    def text(self) -> str:
-        return "\n".join(catalog_line(e) for e in self.entries)
-
-
-def catalog_line(entry: CatalogEntry) -> str:
-    """One catalog line, as prompts hold it: a name and description cannot add lines or close
-    the block around it (`prompt_text`; a name with newlines wrote a fake section)."""
-    from skillbank.prompt_text import defang, shown_name
-
-    description = " ".join(f"{entry.description}{entry.note}".split())
-    return defang(f"- **{shown_name(entry.name)}**: {description}")
-
-
 @dataclass
 class _Found:
     """One SKILL.md seen by a scan."""
@@ -146,8 +117,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     # Roots and scanning ------------------------------------------------------------------------
     @property
     def roots(self) -> list[tuple[Path, bool]]:
-        """Every root in precedence order, with whether skillbank may write there."""
-        return [(self.writable_root, True)] + [(r, False) for r in self.read_only_roots]
+        """Every root in precedence order, with whether skillbank may write there: the bank's
+        own first, then the others by trust (own, team, third-party), as given within a level.
+        A third-party folder declaring `name: recall-before-acting` replaced the bundled skill
+        of that name for every agent, since the bundled root came after the user's roots."""
+        rank = {level: i for i, level in enumerate(trust.LEVELS)}
+        level = self.trust_book.level
+        ordered = sorted(self.read_only_roots, key=lambda r: rank.get(level(r), len(rank)))
+        return [(self.writable_root, True)] + [(r, False) for r in ordered]
 
     def _walk(self, root: Path) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops."""
