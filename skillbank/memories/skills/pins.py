@@ -62,6 +62,44 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
     return out
 
 
+#: Folders no walk of a whole skill folder enters: version control metadata (rewritten by a
+#: `git status`), as the scanner skips it too.
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def every_file(folder: Path, limit: int) -> tuple[list[tuple[str, os.stat_result]], bool]:
+    """(files, complete): every regular file of a skill folder as the scanner loads it — hidden
+    and vendored ones too, symlinks not followed, version control folders left out — with its
+    lstat, at most `limit` of them (`complete` is False when there were more).
+
+    What `skill_files` leaves out is still there for a skill's script to run, and the scanner
+    reads it: checks that guard the scan must look where the scanner looks."""
+    out: list[tuple[str, os.stat_result]] = []
+    pending = [("", str(folder))]
+    while pending:
+        prefix, path = pending.pop()
+        try:
+            with os.scandir(path) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in VCS_DIRS:
+                        pending.append((prefix + entry.name + "/", entry.path))
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not S_ISREG(stat.st_mode):
+                continue
+            if len(out) >= limit:
+                return out, False
+            out.append((prefix + entry.name, stat))
+    return out, True
+
+
 class DigestCache:
     """sha256 of files, recomputed only when a file's stat changed.
 

@@ -11,9 +11,11 @@ they survive `reindex`; every process opening the root reads the same results.
 
 Failure is a result, never an exception: a scan that crashes or times out, or a skill that
 changed while it was scanned, is stored as `scan failed: <why>` and the skill counts as
-unscanned. A script the scanner cannot read (over 1 MiB, or binary-looking) is no failure but
-a critical finding, `UNSCANNABLE_SCRIPT`: counted as unscanned, a malicious script padded past
-the limit was served with a note where the same script unpadded was held. The worker is killed after `timeout` seconds and restarted.
+unscanned. A script the scanner cannot read (over 1 MiB, or binary-looking; a script by its
+suffix, shebang, executable bit or place under `scripts/`), or any file over the scanner's own
+10 MiB limit, is no failure but a critical finding, `UNSCANNABLE_SCRIPT`: counted as
+unscanned, a malicious script padded past the limit was served with a note where the same
+script unpadded was held. The worker is killed after `timeout` seconds and restarted.
 A scan cut short by closing the bank is no result and is not stored (the skill is scanned
 again by the next process), and an explicit scan (`TrustBook.scan_now`) always scans a failed
 one again: a short CLI command used to kill the scan of a changed skill on exit, and its
@@ -38,7 +40,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,6 +60,14 @@ START_TIMEOUT = 180.0
 MAX_SCRIPT_BYTES = 1 << 20
 SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb",
                              ".pl", ".ps1", ".php", ".lua", ".bat", ".cmd"})
+#: The scanner's own limit (its policy's `max_loader_file_size_bytes`): it reads no file over
+#: this, whatever its kind, so nothing in it is analysed.
+SCANNER_LOADER_BYTES = 10 * 1024 * 1024
+#: A folder with more files than this is not walked to its end by the precheck: unscannable.
+MAX_PRECHECK_FILES = 50_000
+#: The precheck's generation, kept with each result: a result stored by an earlier one is
+#: checked again (a skill it let through was served from the cache after the upgrade).
+PRECHECK_VERSION = 2
 #: The finding a script the scanner cannot read becomes (`unscannable`).
 UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
@@ -76,6 +86,7 @@ class ScanResult:
     seconds: float = 0.0
     scanner: str = ""
     at: float = 0.0
+    checks: int = PRECHECK_VERSION
 
     @property
     def failed(self) -> bool:
@@ -90,7 +101,7 @@ class ScanResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "status": self.status, "seconds": self.seconds,
-                "scanner": self.scanner, "at": self.at,
+                "scanner": self.scanner, "at": self.at, "checks": self.checks,
                 "findings": [f.model_dump() for f in self.findings]}
 
     @classmethod
@@ -98,7 +109,7 @@ class ScanResult:
         return cls(version=str(data["version"]), status=str(data["status"]),
                    findings=[SecurityFinding(**f) for f in data.get("findings", [])],
                    seconds=float(data.get("seconds", 0.0)), scanner=str(data.get("scanner", "")),
-                   at=float(data.get("at", 0.0)))
+                   at=float(data.get("at", 0.0)), checks=int(data.get("checks", 1)))
 
 
 def scanner_python(configured: str | None = None) -> str | None:
@@ -111,18 +122,40 @@ def scanner_python(configured: str | None = None) -> str | None:
     return None
 
 
+def _named_script(relative: str, stat: os.stat_result) -> bool:
+    """A script by its name, mode or place: a known suffix, the executable bit, `scripts/`."""
+    return (Path(relative).suffix.lower() in SCRIPT_SUFFIXES or bool(stat.st_mode & 0o111)
+            or relative.startswith("scripts/"))
+
+
 def precheck(folder: Path) -> tuple[str, str] | None:
-    """(script, why) when a script cannot be scanned (binary or huge), before a worker sees it."""
-    for relative, stat in pins.skill_files(folder):
-        if Path(relative).suffix.lower() not in SCRIPT_SUFFIXES:
+    """(file, why) when part of a skill cannot be scanned, before a worker sees it: a script
+    that is binary or over `MAX_SCRIPT_BYTES`, or any file over the scanner's own limit.
+
+    A script is any file a skill may run: a known suffix, a shebang, the executable bit or a
+    place under `scripts/`. Judged by suffix alone, `scripts/run` (shebang, +x) padded to 11 MB
+    passed: the scanner dropped its high finding and the third-party skill was served."""
+    from skillbank.memories.skills.resources import open_for_hash
+
+    files, complete = pins.every_file(folder, MAX_PRECHECK_FILES)
+    if not complete:
+        return ".", f"the folder has more than {MAX_PRECHECK_FILES} files"
+    for relative, stat in files:
+        if stat.st_size > SCANNER_LOADER_BYTES:
+            return relative, (f"file {relative} is {stat.st_size} bytes (over the scanner's "
+                              f"limit of {SCANNER_LOADER_BYTES})")
+        named = _named_script(relative, stat)
+        try:
+            with open_for_hash(folder / relative) as handle:  # never blocks on a FIFO
+                head = handle.read(8192)
+        except OSError as exc:
+            if named:
+                return relative, f"script {relative} cannot be read: {exc}"
+            continue
+        if not (named or head.startswith(b"#!")):
             continue
         if stat.st_size > MAX_SCRIPT_BYTES:
             return relative, f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
-        try:
-            with (folder / relative).open("rb") as handle:
-                head = handle.read(8192)
-        except OSError as exc:
-            return relative, f"script {relative} cannot be read: {exc}"
         if b"\0" in head:
             return relative, f"script {relative} is a binary file"
     return None
@@ -276,6 +309,21 @@ class Scanner:
     @property
     def available(self) -> bool:
         return bool(self.python) and not self.broken
+
+    def result(self, folder: Path, version: str) -> ScanResult | None:
+        """The stored result for this version of the skill in `folder`, with an earlier
+        precheck's verdict checked again (once: the result is stored with this one's).
+
+        Results are kept per version for good, so a padded suffix-less script an earlier
+        precheck let through kept its cached "medium finding" and stayed served."""
+        found = self.store.get(version)
+        if found is None or found.failed or found.checks >= PRECHECK_VERSION:
+            return found
+        refused = precheck(folder)
+        found = (unscannable(version, *refused, at=time.time()) if refused
+                 else replace(found, checks=PRECHECK_VERSION))
+        self.store.put(found)
+        return found
 
     def submit(self, folder: Path, version: str) -> None:
         """Scan this version of a skill in the background (a no-op when already known)."""

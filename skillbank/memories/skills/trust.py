@@ -258,7 +258,7 @@ class TrustBook:
             digests = self.digests.digests(folder) if skill.path else {}
             version = pins.version_of(digests)
             self.versions[skill.name] = version
-        result = self.scanner.store.get(version)
+        result = self.scanner.result(folder, version) if skill.path else None
         if result is None and digests:
             self.scanner.submit(folder, version)
         update: dict[str, Any] = {"trust": trust, "held": False, "review": "", "notes": [],
@@ -354,7 +354,7 @@ class TrustBook:
         failure (a scan killed by a closing bank, a timeout on a loaded machine), which left
         a changed third-party skill unscanned, and served, for good."""
         version, _ = self.version(skill)
-        cached = self.scanner.store.get(version)
+        cached = self.scanner.result(Path(skill.path).parent, version)
         if cached is not None and not cached.failed:
             return cached
         if not self.scanner.available:
