@@ -593,17 +593,12 @@ def test_a_binary_or_huge_script_is_a_held_finding_not_a_crash(tmp_path, vendor)
         bank.close()
 
 
-def test_a_scanner_that_crashes_or_hangs_is_a_failed_scan(tmp_path, vendor):
+def test_a_scanner_that_crashes_is_a_failed_scan(tmp_path, vendor):
+    # A hanging scanner is a finding (SCAN_TIMEOUT): tests/test_skill_scan_timeout.py
     crashing = fake_scanner(tmp_path, 'echo \'{"ready": true}\'\nread line\nexit 3\n')
     bank = open_bank(tmp_path / "root", [vendor], scanner=crashing, timeout=2)
     try:
         assert bank.skills.scan("csv-report")[0].scan == "scan failed: the scanner exited (code 3)"
-    finally:
-        bank.close()
-    hanging = fake_scanner(tmp_path / "root", 'echo \'{"ready": true}\'\nsleep 60\n')
-    bank = open_bank(tmp_path / "root2", [vendor], scanner=hanging, timeout=1)
-    try:
-        assert bank.skills.scan("csv-report")[0].scan == "scan failed: timed out after 1 s"
     finally:
         bank.close()
 

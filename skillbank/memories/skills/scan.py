@@ -9,9 +9,11 @@ of its files changes (results are keyed by the version digest of all its files, 
 Results live in `<root>/skill-scans/<version>.json`, beside the files that are the truth, so
 they survive `reindex`; every process opening the root reads the same results.
 
-Failure is a result, never an exception: a scan that crashes or times out, or a skill that
-changed while it was scanned, is stored as `scan failed: <why>` and the skill counts as
-unscanned. A script the scanner cannot read (over 1 MiB, or binary-looking; a script by its
+Failure is a result, never an exception: a scan that crashes, or a skill that changed while it
+was scanned, is stored as `scan failed: <why>` and the skill counts as unscanned (the next
+explicit scan tries again). A scan that times out is a critical finding, `SCAN_TIMEOUT`: how
+long a scan takes is the skill author's to choose, and "unscanned" served a third-party skill
+whose script made the scanner time out. A script the scanner cannot read (over 1 MiB, or binary-looking; a script by its
 suffix, shebang, executable bit or place under `scripts/`), or any file over the scanner's own
 10 MiB limit, is no failure but a critical finding, `UNSCANNABLE_SCRIPT`: counted as
 unscanned, a malicious script padded past the limit was served with a note where the same
@@ -70,6 +72,8 @@ MAX_PRECHECK_FILES = 50_000
 PRECHECK_VERSION = 2
 #: The finding a script the scanner cannot read becomes (`unscannable`).
 UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
+#: The finding a scan that did not finish in time becomes (`timed_out`).
+TIMEOUT_RULE = "SCAN_TIMEOUT"
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 INSTALL_HINT = ("install the scanner to scan skills: pip install 'skillbank[scan]' (Python >= "
                 "3.11), or put cisco-ai-skill-scanner in another venv and set "
@@ -91,6 +95,10 @@ class ScanResult:
     @property
     def failed(self) -> bool:
         return self.status.startswith("scan failed")
+
+    @property
+    def timed_out(self) -> bool:
+        return any(f.rule == TIMEOUT_RULE for f in self.findings)
 
     @property
     def worst(self) -> str | None:
@@ -171,6 +179,22 @@ def unscannable(version: str, script: str, why: str, at: float) -> ScanResult:
                               title=f"cannot be scanned: {why}; read it before accepting",
                               file=script)
     return ScanResult(version, "findings", [finding], scanner="skillbank precheck", at=at)
+
+
+def timed_out(version: str, timeout: float, started: float) -> ScanResult:
+    """The result for a skill the scanner did not finish in `timeout` seconds: a critical
+    finding, as for a script it cannot read.
+
+    Stored as "scan failed", it counted as unscanned, which the third-party default only
+    notes: a 1 MB script of 11,700 chained functions made the scan time out and the skill that
+    held credential-stealing code was served. The skill's author chooses what takes long, so
+    what could not be looked at in time holds a skill not the bank's own until a person reads
+    it (an explicit scan tries again: a loaded machine can make a harmless skill time out)."""
+    finding = SecurityFinding(severity="critical", rule=TIMEOUT_RULE, category="unscannable",
+                              title=f"cannot be scanned: the scan did not finish in {timeout:g} "
+                                    "s; read it before accepting")
+    return ScanResult(version, "findings", [finding], seconds=time.time() - started,
+                      scanner="skillbank", at=started)
 
 
 #: How versions before UNSCANNABLE_SCRIPT stored a script the scanner could not read.
@@ -404,8 +428,7 @@ class Scanner:
         try:
             reply = self._worker.scan(folder, self.timeout)
         except TimeoutError:
-            return ScanResult(version, f"scan failed: timed out after {self.timeout:g} s",
-                              at=started, seconds=time.time() - started)
+            return timed_out(version, self.timeout, started)
         except ChildProcessError as exc:
             return ScanResult(version, f"scan failed: {exc}", at=started)
         except (RuntimeError, OSError) as exc:

@@ -72,8 +72,9 @@ def uncovered(digests: dict[str, str], skill_path: str) -> bool:
     return Path(skill_path).name not in digests
 
 
-def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]], str | None]:
-    """(folder -> level, policy, scanner python) from `<root>/skillbank.toml`.
+def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]], str | None,
+                                     float | None]:
+    """(folder -> level, policy, scanner python, scan timeout) from `<root>/skillbank.toml`.
 
     A bad entry is an error naming it: a typo in a trust level must not silently trust a folder.
     """
@@ -111,8 +112,20 @@ def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]],
                     f"{', '.join(SEVERITY_ORDER)}, unscanned; actions {', '.join(ACTIONS)}")
             policy[level][severity] = action
     scan_table = data.get("skill_scan", {})
-    python = scan_table.get("python") if isinstance(scan_table, dict) else None
-    return levels, policy, _interpreter(root, str(python)) if python else None
+    scan_table = scan_table if isinstance(scan_table, dict) else {}
+    python = scan_table.get("python")
+    return (levels, policy, _interpreter(root, str(python)) if python else None,
+            _timeout(path, scan_table.get("timeout")))
+
+
+def _timeout(path: Path, value: Any) -> float | None:
+    """`[skill_scan] timeout` (seconds): a scan that runs out of it holds a skill not the
+    bank's own (SCAN_TIMEOUT), so a slow machine needs a way to give scans longer."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+        raise InvalidInputError(f"{path}: [skill_scan] timeout = {value!r}; give seconds, > 0")
+    return float(value)
 
 
 def _interpreter(root: Path, named: str) -> str:
@@ -178,7 +191,7 @@ class TrustBook:
         self.bank_root = bank_root
         self.writable_root = _real(writable_root)
         self.bundled_root = _real(bundled_root) if bundled_root else None
-        self.levels, self.policy, configured_python = read_config(bank_root)
+        self.levels, self.policy, configured_python, configured_timeout = read_config(bank_root)
         from skillbank.memories.skills.scan import DEFAULT_TIMEOUT, scanner_python as find
         from skillbank.memories.skills.trust_cache import StampedDigests
 
@@ -188,7 +201,7 @@ class TrustBook:
         else:
             python = find(configured_python) if scan else None
         self.scanner = Scanner(bank_root, python=python,
-                               timeout=scan_timeout or DEFAULT_TIMEOUT)
+                               timeout=scan_timeout or configured_timeout or DEFAULT_TIMEOUT)
         self.lock = pins.LockFile(bank_root)
         # Folder digests kept while a stamp of the folder is unchanged (trust_cache): a warm
         # search stats each folder but no longer walks, resolves or looks up every file.
@@ -350,12 +363,12 @@ class TrustBook:
     def scan_now(self, skill: Any) -> ScanResult:
         """Scan one skill now (this thread), unless its version has a cached verdict.
 
-        A cached "scan failed" is scanned again: asking for a scan must not just repeat a
-        failure (a scan killed by a closing bank, a timeout on a loaded machine), which left
-        a changed third-party skill unscanned, and served, for good."""
+        A cached "scan failed" or timeout is scanned again: asking for a scan must not just
+        repeat a failure (a scan killed by a closing bank, a timeout on a loaded machine),
+        which left a changed third-party skill unscanned, and served, for good."""
         version, _ = self.version(skill)
         cached = self.scanner.result(Path(skill.path).parent, version)
-        if cached is not None and not cached.failed:
+        if cached is not None and not cached.failed and not cached.timed_out:
             return cached
         if not self.scanner.available:
             return cached or ScanResult(version, "not scanned")
