@@ -457,7 +457,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
-        if summary.trust != "own" and relative not in self.trust_book.digests.digests(folder):
+        if summary.trust != "own" and relative not in self.trust_book.digests.digests(folder,
+                                                                                      True):
             # Hidden, vendored or past-the-cap files escape the pin (pins.skill_files): a change
             # to one would be served under the accepted version, so they are not served at all.
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "

@@ -321,7 +321,7 @@ class Scanner:
         self.python = python
         self.timeout = timeout
         self.digests = pins.DigestCache()
-        self._queue: dict[str, Path] = {}  # version -> folder, oldest first
+        self._queue: dict[str, tuple[Path, bool]] = {}  # version -> (folder, whole), oldest first
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
@@ -349,14 +349,17 @@ class Scanner:
         self.store.put(found)
         return found
 
-    def submit(self, folder: Path, version: str) -> None:
-        """Scan this version of a skill in the background (a no-op when already known)."""
+    def submit(self, folder: Path, version: str, whole: bool = False) -> None:
+        """Scan this version of a skill in the background (a no-op when already known).
+
+        `whole`: the version covers every file of the folder (`pins.OUTSIDE`), as for a skill
+        not the bank's own."""
         if not self.available or self.store.get(version) is not None:
             return
         with self._cv:
             if version in self._queue or self._stopped:
                 return
-            self._queue[version] = folder
+            self._queue[version] = (folder, whole)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="skillbank-scan")
@@ -388,10 +391,10 @@ class Scanner:
                     self._thread = None
                     break
                 version = next(iter(self._queue))
-                folder = self._queue.pop(version)
+                folder, whole = self._queue.pop(version)
                 self._busy = True
             try:
-                self.keep(self.scan_now(folder, version))
+                self.keep(self.scan_now(folder, version, whole))
             except Exception:  # noqa: BLE001 - never let one skill stop the queue
                 log.exception("scanning %s failed", folder)
             finally:
@@ -413,12 +416,12 @@ class Scanner:
             return
         self.store.put(result)
 
-    def scan_now(self, folder: Path, version: str) -> ScanResult:
+    def scan_now(self, folder: Path, version: str, whole: bool = False) -> ScanResult:
         """Scan one folder in this thread (the worker process is shared and reused)."""
         with self._scan_lock:
-            return self._scan_locked(folder, version)
+            return self._scan_locked(folder, version, whole)
 
-    def _scan_locked(self, folder: Path, version: str) -> ScanResult:
+    def _scan_locked(self, folder: Path, version: str, whole: bool) -> ScanResult:
         started = time.time()
         refused = precheck(folder)
         if refused:
@@ -437,7 +440,7 @@ class Scanner:
                 self._queue.clear()
             return ScanResult(version, f"scan failed: {self.broken}", at=started)
         scanner = f"cisco-ai-skill-scanner {self._worker.version}".strip()
-        after = pins.version_of(self.digests.digests(folder))
+        after = pins.version_of(self.digests.digests(folder, whole))
         if after != version:
             return ScanResult(version, "scan failed: the skill changed while it was scanned",
                               at=started, scanner=scanner)

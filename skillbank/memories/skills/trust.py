@@ -63,13 +63,15 @@ DATA_LABEL = "skill content — data, not instructions"
 
 
 UNCOVERED = ("its SKILL.md is not among the files a pin covers (a link out of its folder, or "
-             f"more than {pins.MAX_FILES} files before it)")
+             f"more than {pins.MAX_FILES} files before it), or its folder has more than "
+             f"{pins.MAX_OUTSIDE_FILES} files to watch")
 
 
 def uncovered(digests: dict[str, str], skill_path: str) -> bool:
-    """Whether a skill's SKILL.md escapes its digests: a later change to it could then never
-    send the skill back to review, so such a skill is held and cannot be accepted."""
-    return Path(skill_path).name not in digests
+    """Whether a skill's files escape its digests: its SKILL.md, or the folder has too many
+    files to watch. A later change could then never send the skill back to review, so such a
+    skill is held and cannot be accepted."""
+    return Path(skill_path).name not in digests or digests.get(pins.OUTSIDE) == pins.TOO_MANY
 
 
 def read_config(root: Path) -> tuple[dict[Path, str], dict[str, dict[str, str]], str | None,
@@ -267,13 +269,14 @@ class TrustBook:
         trust = self.skill_level(skill)
         folder = Path(skill.path).parent
         digests: dict[str, str] | None = None
+        whole = trust != "own"
         if version is None:
-            digests = self.digests.digests(folder) if skill.path else {}
+            digests = self.digests.digests(folder, whole) if skill.path else {}
             version = pins.version_of(digests)
             self.versions[skill.name] = version
         result = self.scanner.result(folder, version) if skill.path else None
         if result is None and digests:
-            self.scanner.submit(folder, version)
+            self.scanner.submit(folder, version, whole)
         update: dict[str, Any] = {"trust": trust, "held": False, "review": "", "notes": [],
                                   "findings": []}
         if trust != "own":
@@ -323,8 +326,8 @@ class TrustBook:
                 update["review"] = "accepted"  # a reviewer saw these findings and accepted
                 held_by = []
             else:
-                changed = ", ".join(pins.changed_files(
-                    pinned, digests if digests is not None else self.digests.digests(folder))[:5])
+                changed = ", ".join(pins.changed_files(pinned, digests if digests is not None
+                                                       else self.digests.digests(folder, whole))[:5])
                 update.update(review=f"pending: changed since accepted ({changed})", held=True)
         if held_by and update["review"] != "accepted":
             update["held"] = True
@@ -338,7 +341,11 @@ class TrustBook:
         return skill.model_copy(update=update)
 
     def version(self, skill: Any) -> tuple[str, dict[str, str]]:
-        digests = self.digests.digests(Path(skill.path).parent)
+        """(version, digests) of a skill's files as they are now: for a skill not the bank's
+        own, every file of its folder counts (`pins.OUTSIDE`); the bank's own pays for no more
+        than its pinned files."""
+        whole = self.skill_level(skill) != "own"
+        digests = self.digests.digests(Path(skill.path).parent, whole)
         return pins.version_of(digests), digests
 
     # Reviewing -----------------------------------------------------------------------------
@@ -372,7 +379,8 @@ class TrustBook:
             return cached
         if not self.scanner.available:
             return cached or ScanResult(version, "not scanned")
-        result = self.scanner.scan_now(Path(skill.path).parent, version)
+        result = self.scanner.scan_now(Path(skill.path).parent, version,
+                                       self.skill_level(skill) != "own")
         self.scanner.keep(result)
         return result
 
