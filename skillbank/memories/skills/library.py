@@ -403,14 +403,16 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if doc is None:  # mid-save: the last good version, or a clear "try again"
             doc, summary = self._last_good(summary, findings)
         description, body = doc.description, doc.body
+        frontmatter = dict(doc.frontmatter)
         if summary.trust != "own" and not include_held:
             # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
             # a skill not the bank's own is served without it (trust.visible).
             description, body = trust.visible(description), trust.visible(body)
+            frontmatter = trust.visible_data(frontmatter)
         usage = summary.usage.model_copy(update={"outside": self.usage.outside(name)})
         return summary.model_copy(update={
             "description": description, "body": body, "usage": usage,
-            "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
+            "frontmatter": frontmatter, "resources": list_resources(path.parent)})
 
     def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
         """An accepted skill's SKILL.md, parsed from the very bytes checked against its pin (a
@@ -480,9 +482,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if b"\0" in data:
             raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
-            return data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidInputError(f"{relative!r} is not UTF-8 text") from None
+        # An agent's read of a skill not the bank's own, as `load`: without hidden characters.
+        return trust.visible(text) if summary.trust != "own" and not include_held else text
 
     # Search and catalog ------------------------------------------------------------------------
     def search(self, task: str, k: int = 5, *, min_score: float | None = None,

@@ -37,6 +37,7 @@ import json
 import logging
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
@@ -67,9 +68,14 @@ SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs
 SCANNER_LOADER_BYTES = 10 * 1024 * 1024
 #: A folder with more files than this is not walked to its end by the precheck: unscannable.
 MAX_PRECHECK_FILES = 50_000
-#: The precheck's generation, kept with each result: a result stored by an earlier one is
-#: checked again (a skill it let through was served from the cache after the upgrade).
-PRECHECK_VERSION = 2
+#: The generation of skillbank's own checks (`precheck`, `hidden_text`), kept with each
+#: result: a result stored by an earlier one is checked again (a skill it let through was
+#: served from the cache after the upgrade).
+PRECHECK_VERSION = 3
+#: What a scan reports as hidden text: tag characters and bidirectional overrides (no skill
+#: needs them), not zero-width joiners or a byte order mark (emoji, scripts, editors).
+HIDDEN_TEXT = re.compile("[\U000E0000-\U000E007F\u202A-\u202E\u2066-\u2069]")
+HIDDEN_RULE = "HIDDEN_TEXT"
 #: The finding a script the scanner cannot read becomes (`unscannable`).
 UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
 #: The finding a scan that did not finish in time becomes (`timed_out`).
@@ -179,6 +185,38 @@ def unscannable(version: str, script: str, why: str, at: float) -> ScanResult:
                               title=f"cannot be scanned: {why}; read it before accepting",
                               file=script)
     return ScanResult(version, "findings", [finding], scanner="skillbank precheck", at=at)
+
+
+def hidden_text(folder: Path) -> list[SecurityFinding]:
+    """A finding per served file holding characters a person cannot see (tag characters,
+    bidi overrides): a third-party skill's frontmatter and references carried a hidden "Ignore
+    all previous instructions" that faces now drop, but a reviewer should be told it was there.
+    Files over `MAX_SCRIPT_BYTES` are not read (the scan of their kind covers them)."""
+    found = []
+    for relative, stat in pins.skill_files(folder):
+        if stat.st_size > MAX_SCRIPT_BYTES:
+            continue
+        try:
+            text = (folder / relative).read_bytes().decode("utf-8", errors="ignore")
+        except OSError:
+            continue
+        hits = HIDDEN_TEXT.findall(text)
+        if hits:
+            first = HIDDEN_TEXT.search(text)
+            line = text.count("\n", 0, first.start()) + 1 if first else None
+            found.append(SecurityFinding(
+                severity="medium", rule=HIDDEN_RULE, category="obfuscation", file=relative,
+                line=line, title=f"{len(hits)} hidden characters (Unicode tags or bidi "
+                                 "controls) a person cannot see; served without them"))
+    return found
+
+
+def _with_own_checks(result: ScanResult, folder: Path) -> ScanResult:
+    """`result` with skillbank's own findings (`hidden_text`) added, its status to match."""
+    findings = [f for f in result.findings if f.rule != HIDDEN_RULE] + hidden_text(folder)
+    findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), f.file or "", f.line or 0))
+    status = "findings" if any(f.severity != "info" for f in findings) else "clean"
+    return replace(result, findings=findings, status=status, checks=PRECHECK_VERSION)
 
 
 def timed_out(version: str, timeout: float, started: float) -> ScanResult:
@@ -345,7 +383,7 @@ class Scanner:
             return found
         refused = precheck(folder)
         found = (unscannable(version, *refused, at=time.time()) if refused
-                 else replace(found, checks=PRECHECK_VERSION))
+                 else _with_own_checks(found, folder))
         self.store.put(found)
         return found
 
@@ -455,10 +493,9 @@ class Scanner:
                                                                           folder)}))
             except (TypeError, ValueError):
                 continue
-        findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), f.file or "", f.line or 0))
-        return ScanResult(version, "findings" if any(f.severity != "info" for f in findings)
-                          else "clean", findings, float(reply.get("seconds", 0.0)), scanner,
-                          started)
+        return _with_own_checks(ScanResult(version, "clean", findings,
+                                           float(reply.get("seconds", 0.0)), scanner, started),
+                                folder)
 
     def close(self) -> None:
         with self._cv:
