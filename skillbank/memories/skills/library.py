@@ -43,7 +43,7 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
+from skillbank.memories.skills.resources import SKIP_DIRS, hard_linked, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
@@ -412,7 +412,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         usage = summary.usage.model_copy(update={"outside": self.usage.outside(name)})
         return summary.model_copy(update={
             "description": description, "body": body, "usage": usage,
-            "frontmatter": frontmatter, "resources": list_resources(path.parent)})
+            "frontmatter": frontmatter,
+            "resources": list_resources(path.parent, own=summary.trust == "own")})
 
     def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
         """An accepted skill's SKILL.md, parsed from the very bytes checked against its pin (a
@@ -459,12 +460,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
-        if summary.trust != "own" and relative not in self.trust_book.digests.digests(folder,
-                                                                                      True):
+        if summary.trust != "own" and (hard_linked(path.stat()) or relative not in
+                                       self.trust_book.digests.digests(folder, True)):
             # Hidden, vendored or past-the-cap files escape the pin (pins.skill_files): a change
-            # to one would be served under the accepted version, so they are not served at all.
+            # to one would be served under the accepted version, so they are not served at all;
+            # nor a hard link, which may name a file outside the folder (resources.hard_linked).
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
-                                "trust covers (hidden and vendored files are not served)")
+                                "trust covers (hidden, vendored and hard-linked files are not "
+                                "served)")
         size = path.stat().st_size
         if size > MAX_RESOURCE_BYTES:
             raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "
