@@ -205,7 +205,10 @@ class ManifestCache:
         """The manifest of one skill (raises the bank's NotFoundError for unknown names).
 
         `summary` is a catalog-level Skill (from `skills.list()`); without it the skill is loaded.
+        Its description is the listed one (within the spec's 1,024 characters).
         """
+        from skillbank.memories.skills.skill_file import listed_description
+
         loaded = None
         if summary is None:
             loaded = summary = bank.skills.load(name)
@@ -231,7 +234,7 @@ class ManifestCache:
             skill = loaded if loaded is not None else bank.skills.load(name)
             frontmatter = {k: v for k, v in dict(skill.frontmatter).items()
                            if k not in ("name", "description")}
-            description = skill.description
+            description = listed_description(skill.description)
             served = _served_skill_md(bank, skill, skill_stat.st_mtime)
             with self._lock:
                 self._frontmatter[name] = (content_hash, frontmatter, description, served)
