@@ -155,30 +155,38 @@ class ManifestCache:
     """Skill manifests computed from the files, re-hashing only files whose stat changed."""
 
     def __init__(self) -> None:
-        # abs path -> ((size, mtime_ns, ctime_ns, inode), hex digest, binary?): ctime and inode
-        # too, as pins.DigestCache: a same-size edit with its mtime put back is still seen.
-        self._digests: dict[str, tuple[tuple[int, int, int, int], str, bool]] = {}
+        # abs path and served? -> ((size, mtime_ns, ctime_ns, inode), hex digest, binary?,
+        # size): ctime and inode too, as pins.DigestCache: a same-size edit with its mtime put
+        # back is still seen.
+        self._digests: dict[str, tuple[tuple[int, int, int, int], str, bool, int]] = {}
         # name -> (SKILL.md hash, frontmatter, description, the entry of what a read serves
         # when that is not the file: a half-saved SKILL.md's last good version)
         self._frontmatter: dict[str, tuple[str, dict[str, Any], str, FileEntry | None]] = {}
         self._lock = threading.Lock()
 
-    def _digest(self, path: Path, stat: os.stat_result) -> tuple[str, bool]:
-        """(sha256 hex, whether the content is binary), cached by size and mtime."""
-        key = str(path)
+    def _digest(self, path: Path, stat: os.stat_result, served: bool = False
+                ) -> tuple[str, bool, int]:
+        """(sha256 hex, whether the content is binary, size), cached by stat. With `served`
+        (a skill not the bank's own): of the text a read serves, without the characters
+        `trust.visible` removes, so a client checking the digest accepts what it is sent."""
+        from skillbank.memories.skills.trust import visible
+
+        key = f"{path}\0{served}"
         seen = (stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns, stat.st_ino)
         cached = self._digests.get(key)
         if cached and cached[0] == seen:
-            return cached[1], cached[2]
-        digest = hashlib.sha256()
+            return cached[1], cached[2], cached[3]
+        digest, shown = hashlib.sha256(), hashlib.sha256()
         text = codecs.getincrementaldecoder("utf-8")()
-        binary = False
+        binary, size = False, 0
         with path.open("rb") as handle:  # the whole file, as a read decodes it
             for block in iter(lambda: handle.read(1 << 16), b""):
                 digest.update(block)
                 if not binary:
                     try:
-                        text.decode(block)
+                        kept = visible(text.decode(block)).encode("utf-8")
+                        shown.update(kept)
+                        size += len(kept)
                         binary = b"\0" in block
                     except UnicodeDecodeError:
                         binary = True
@@ -187,32 +195,37 @@ class ManifestCache:
                 text.decode(b"", final=True)
             except UnicodeDecodeError:
                 binary = True  # the file ends inside a character
-        value = digest.hexdigest()
+        value = (shown if served and not binary else digest).hexdigest()
+        size = size if served and not binary else stat.st_size
         with self._lock:
-            self._digests[key] = (seen, value, binary)
-        return value, binary
+            self._digests[key] = (seen, value, binary, size)
+        return value, binary, size
 
     def manifest(self, bank: Any, name: str, summary: Any = None) -> SkillManifest:
         """The manifest of one skill (raises the bank's NotFoundError for unknown names).
 
         `summary` is a catalog-level Skill (from `skills.list()`); without it the skill is loaded.
+        Its description is the listed one (within the spec's 1,024 characters).
         """
+        from skillbank.memories.skills.skill_file import listed_description
+
         loaded = None
         if summary is None:
             loaded = summary = bank.skills.load(name)
         skill_md = Path(summary.path)
         folder = skill_md.parent
         skill_stat = skill_md.stat()
-        files = [FileEntry("SKILL.md", skill_stat.st_size, self._digest(skill_md, skill_stat)[0],
-                           skill_stat.st_mtime)]
+        served = getattr(summary, "trust", "own") != "own"  # reads drop hidden characters
+        digest, _, size = self._digest(skill_md, skill_stat, served)
+        files = [FileEntry("SKILL.md", size, digest, skill_stat.st_mtime)]
         for relative, stat in _walk(folder):
             if relative == "SKILL.md":
                 continue
             try:
-                digest, binary = self._digest(folder / relative, stat)
+                digest, binary, size = self._digest(folder / relative, stat, served)
             except OSError:
                 continue
-            files.append(FileEntry(relative, stat.st_size, digest, stat.st_mtime, binary))
+            files.append(FileEntry(relative, size, digest, stat.st_mtime, binary))
         content_hash = files[0].sha256
         cached = self._frontmatter.get(name)
         if cached and cached[0] == content_hash:
@@ -221,7 +234,7 @@ class ManifestCache:
             skill = loaded if loaded is not None else bank.skills.load(name)
             frontmatter = {k: v for k, v in dict(skill.frontmatter).items()
                            if k not in ("name", "description")}
-            description = skill.description
+            description = listed_description(skill.description)
             served = _served_skill_md(bank, skill, skill_stat.st_mtime)
             with self._lock:
                 self._frontmatter[name] = (content_hash, frontmatter, description, served)

@@ -18,12 +18,13 @@ import pytest
 from typer.testing import CliRunner
 
 from conftest import write_skill
-from owner_client import owner_process
+from owner_client import client_bank, owner_process
 from test_skill_trust import fake_scanner, open_bank
 from skillbank.cli import app
 from skillbank.errors import NotFoundError
 from skillbank.memories.skills import pins
 from skillbank.memories.skills.scan import ScanResult, ScanStore
+from skillbank.records import SecurityFinding
 
 CLEAN = ('echo \'{"ready": true}\'\nwhile read line; do '
          'echo \'{"ok": true, "findings": []}\'; done\n')
@@ -115,3 +116,84 @@ def test_through_a_client_scan_and_review_say_why(cli_root, tmp_path, vendor):
     assert all(f"cannot be scanned: script scripts/clean.sh {_why(n)}" in w
                for n, w in why.items()), why
     assert found.exit_code == 0 and "log-cleaner" not in found.stdout
+
+
+# A script by its shebang, mode or place, and any file over the scanner's own limit ----------
+# Hunt (session 22, #3): `scripts/run` (shebang, +x, no suffix) padded to 11 MB lost its high
+# finding (the scanner reads no file over 10 MiB) and the third-party skill was served: the
+# precheck looked at 15 suffixes only.
+PAD = (b"#" * 1023 + b"\n") * 1100  # 1.1 MiB of comment lines: a shell script still runs
+
+
+def _suffixless(folder: Path) -> dict[str, str]:
+    """Skills whose unscannable file has no listed suffix; name -> the file and why."""
+    cases = {"by-place": ("scripts/run", EVIL.encode() + PAD, 0o644),
+             "by-mode": ("bin/tool", b"echo hi\n" + PAD, 0o755),
+             "by-shebang": ("tool", EVIL.encode() + PAD, 0o644),
+             "binary-by-mode": ("helper", b"\x7fELF\x00\x00binary", 0o755)}
+    why = {}
+    for name, (relative, data, mode) in cases.items():
+        skill = write_skill(folder, name, f"Tidy a project's build output ({name}).",
+                            f"Run {relative} first.\n").parent
+        path = skill / relative
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(data)
+        path.chmod(mode)
+        why[name] = (f"script {relative} is a binary file" if name.startswith("binary")
+                     else f"script {relative} is {len(data)} bytes")
+    huge = write_skill(folder, "huge-asset", "Tidy a project's build output (huge asset).").parent
+    (huge / "assets").mkdir()
+    with (huge / "assets" / "data.csv").open("wb") as handle:
+        handle.truncate((10 << 20) + 1)  # sparse: over the scanner's own limit, no disk used
+    why["huge-asset"] = "file assets/data.csv is 10485761 bytes (over the scanner's limit"
+    return why
+
+
+def _check_suffixless(skills: list, why: dict[str, str]) -> None:
+    found = {s.name: s for s in skills}
+    assert set(found) == set(why), found
+    for name, reason in why.items():
+        skill = found[name]
+        assert skill.held and skill.findings[0].rule == "UNSCANNABLE_SCRIPT", (name, skill.scan)
+        assert reason in skill.review, (name, skill.review)
+
+
+def test_a_script_without_a_listed_suffix_or_a_huge_file_holds_a_skill(tmp_path):
+    why = _suffixless(tmp_path / "vendor")
+    bank = open_bank(tmp_path / "root", [tmp_path / "vendor"],
+                     scanner=fake_scanner(tmp_path, CLEAN))
+    try:
+        _check_suffixless(bank.skills.scan(), why)
+        assert bank.skills.search("tidy a project's build output", min_score=0.0) == []
+    finally:
+        bank.close()
+
+
+def test_through_a_client_a_suffixless_script_holds_a_skill(tmp_path):
+    why = _suffixless(tmp_path / "vendor")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skillbank.toml").write_text(
+        f'[skill_scan]\npython = "{fake_scanner(tmp_path, CLEAN)}"\n')
+    with owner_process(root, (tmp_path / "vendor",)), client_bank(root) as bank:
+        _check_suffixless(bank.skills.scan(), why)
+
+
+def test_a_result_an_earlier_precheck_let_through_is_checked_again(tmp_path):
+    """A cached verdict is per version for good: the padded script's "medium" would stay."""
+    _suffixless(tmp_path / "vendor")
+    folder = tmp_path / "vendor" / "by-place"
+    version = pins.version_of(pins.DigestCache().digests(folder))
+    root = tmp_path / "root"
+    old = ScanResult(version, "findings", [SecurityFinding(severity="medium", rule="YARA",
+                                                           title="a padded script")])
+    ScanStore(root).put(old)
+    stored = json.loads((root / "skill-scans" / f"{version}.json").read_text())
+    stored.pop("checks", None)  # as results were stored before the precheck knew suffix-less scripts
+    (root / "skill-scans" / f"{version}.json").write_text(json.dumps(stored))
+    bank = open_bank(root, [tmp_path / "vendor"], scanner="")  # no scanner: the cache alone
+    try:
+        skill = bank.skills.load("by-place", include_held=True)
+        assert skill.held and skill.findings[0].rule == "UNSCANNABLE_SCRIPT", skill.scan
+    finally:
+        bank.close()

@@ -45,7 +45,7 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.resources import SKIP_DIRS, list_resources
+from skillbank.memories.skills.resources import SKIP_DIRS, hard_linked, list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,
@@ -391,14 +391,17 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if doc is None:  # mid-save: the last good version, or a clear "try again"
             doc, summary = self._last_good(summary, findings)
         description, body = doc.description, doc.body
+        frontmatter = dict(doc.frontmatter)
         if summary.trust != "own" and not include_held:
             # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
             # a skill not the bank's own is served without it (trust.visible).
             description, body = trust.visible(description), trust.visible(body)
+            frontmatter = trust.visible_data(frontmatter)
         usage = summary.usage.model_copy(update={"outside": self.usage.outside(name)})
         return summary.model_copy(update={
             "description": description, "body": body, "usage": usage,
-            "frontmatter": dict(doc.frontmatter), "resources": list_resources(path.parent)})
+            "frontmatter": frontmatter,
+            "resources": list_resources(path.parent, own=summary.trust == "own")})
 
     def _read_pinned(self, name: str, path: Path) -> tuple[SkillDocument | None, list[Finding]]:
         """An accepted skill's SKILL.md, parsed from the very bytes checked against its pin (a
@@ -445,11 +448,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
-        if summary.trust != "own" and relative not in self.trust_book.digests.digests(folder):
+        if summary.trust != "own" and (hard_linked(path.stat()) or relative not in
+                                       self.trust_book.digests.digests(folder, True)):
             # Hidden, vendored or past-the-cap files escape the pin (pins.skill_files): a change
-            # to one would be served under the accepted version, so they are not served at all.
+            # to one would be served under the accepted version, so they are not served at all;
+            # nor a hard link, which may name a file outside the folder (resources.hard_linked).
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
-                                "trust covers (hidden and vendored files are not served)")
+                                "trust covers (hidden, vendored and hard-linked files are not "
+                                "served)")
         size = path.stat().st_size
         if size > MAX_RESOURCE_BYTES:
             raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "
@@ -467,9 +473,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if b"\0" in data:
             raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
-            return data.decode("utf-8")
+            text = data.decode("utf-8")
         except UnicodeDecodeError:
             raise InvalidInputError(f"{relative!r} is not UTF-8 text") from None
+        # An agent's read of a skill not the bank's own, as `load`: without hidden characters.
+        return trust.visible(text) if summary.trust != "own" and not include_held else text
 
     # Search and catalog ------------------------------------------------------------------------
     def search(self, task: str, k: int = 5, *, min_score: float | None = None,

@@ -32,6 +32,18 @@ LOCK_VERSION = 1
 SNAPSHOTS = "skill-versions"
 MAX_FILES = 512  # the MCP skills extension's per-skill limit (mcp_server/resources.py walks here)
 MAX_SNAPSHOT_BYTES = 20 << 20
+#: The digests' entry for a non-own skill's files outside the pinned set (hidden, vendored,
+#: past MAX_FILES): never served, but a script runs them. A path never starts with "/".
+OUTSIDE = "/hidden, vendored and past-the-cap files"
+#: More files than this in a non-own skill cannot be watched: held (`trust.uncovered`).
+MAX_OUTSIDE_FILES = 20_000
+TOO_MANY = f"more than {MAX_OUTSIDE_FILES} files"
+#: Files outside the pin are hashed up to this many bytes in all; past it, stamped by stat
+#: (size, mtime, ctime, inode: as safe, but a fresh clone of the folder gets a new version).
+MAX_OUTSIDE_HASH_BYTES = 64 << 20
+#: Folders left out of a whole-folder version: rewritten by a plain `git status` or by running
+#: the skill's own Python (bytecode caches), so they would send a skill to review for nothing.
+UNWATCHED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
 
 
 def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
@@ -62,6 +74,46 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
     return out
 
 
+#: Folders no walk of a whole skill folder enters: version control metadata (rewritten by a
+#: `git status`), as the scanner skips it too.
+VCS_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def every_file(folder: Path, limit: int, skip: frozenset[str] = VCS_DIRS,
+               ) -> tuple[list[tuple[str, os.stat_result]], bool]:
+    """(files, complete): every regular file of a skill folder as the scanner loads it — hidden
+    and vendored ones too, symlinks not followed, version control folders left out — with its
+    lstat, at most `limit` of them (`complete` is False when there were more); folders named
+    in `skip` are not entered.
+
+    What `skill_files` leaves out is still there for a skill's script to run, and the scanner
+    reads it: checks that guard the scan must look where the scanner looks."""
+    out: list[tuple[str, os.stat_result]] = []
+    pending = [("", str(folder))]
+    while pending:
+        prefix, path = pending.pop()
+        try:
+            with os.scandir(path) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
+        except OSError:
+            continue
+        for entry in entries:
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in skip:
+                        pending.append((prefix + entry.name + "/", entry.path))
+                    continue
+                stat = entry.stat(follow_symlinks=False)
+            except OSError:
+                continue
+            if not S_ISREG(stat.st_mode):
+                continue
+            if len(out) >= limit:
+                return out, False
+            out.append((prefix + entry.name, stat))
+    return out, True
+
+
 class DigestCache:
     """sha256 of files, recomputed only when a file's stat changed.
 
@@ -90,15 +142,49 @@ class DigestCache:
             self._cache[key] = (seen, value)
         return value
 
-    def digests(self, folder: Path) -> dict[str, str]:
-        """{relative path: "sha256:<hex>"} for every file of the skill folder."""
+    def digests(self, folder: Path, whole: bool = False) -> dict[str, str]:
+        """{relative path: "sha256:<hex>"} for every file of the skill folder; with `whole`
+        (a skill not the bank's own), one more entry, `OUTSIDE`, for all the other files."""
         out: dict[str, str] = {}
         for relative, stat in skill_files(folder):
             try:
                 out[relative] = "sha256:" + self.file_digest(folder / relative, stat)
             except OSError:
                 continue  # vanished between the walk and the read: the next look sees it
+        if whole:
+            other = self.outside_digest(folder, set(out))
+            if other:
+                out[OUTSIDE] = other
         return out
+
+    def outside_digest(self, folder: Path, pinned: set[str]) -> str:
+        """One digest of the files `skill_files` leaves out ("" when there are none).
+
+        A skill's `scripts/run.js` required `node_modules/helper/index.js`, which was swapped
+        for malware after a clean scan and an accept: outside the digests, it changed no
+        version, so the skill stayed "clean", "accepted" and served. Content digests keep the
+        version the same on every clone; past `MAX_OUTSIDE_HASH_BYTES`, stat stamps bound the
+        cost of a huge vendored folder."""
+        files, complete = every_file(folder, MAX_OUTSIDE_FILES, UNWATCHED_DIRS)
+        if not complete:
+            return TOO_MANY
+        budget = MAX_OUTSIDE_HASH_BYTES
+        lines: list[str] = []
+        for relative, stat in sorted(files, key=lambda item: item[0]):
+            if relative in pinned:
+                continue
+            if stat.st_size <= budget:
+                budget -= stat.st_size
+                try:
+                    mark = self.file_digest(folder / relative, stat)
+                except OSError:
+                    continue
+            else:
+                mark = f"stat:{stat.st_size}:{stat.st_mtime_ns}:{stat.st_ctime_ns}:{stat.st_ino}"
+            lines.append(f"{relative}\0{mark}")
+        if not lines:
+            return ""
+        return "sha256:" + hashlib.sha256("\n".join(lines).encode()).hexdigest()
 
 
 def version_of(digests: dict[str, str]) -> str:

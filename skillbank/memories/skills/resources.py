@@ -78,10 +78,21 @@ def file_sha256(path: Path, st: os.stat_result) -> str:
     return value
 
 
-def list_resources(folder: Path) -> list[Resource]:
+def hard_linked(st: os.stat_result) -> bool:
+    """Whether a regular file has other names (hard links), which may lie outside its skill.
+
+    A `references/hard.md` hard-linked to a file outside the folder (a tar extracted without
+    `filter="data"` makes one) served that file's content from a third-party skill, where a
+    symlink out was refused. Where its other names are cannot be told cheaply, so a skill not
+    the bank's own has no hard-linked resources."""
+    return st.st_nlink > 1
+
+
+def list_resources(folder: Path, own: bool = True) -> list[Resource]:
     """Regular files beside a SKILL.md (recursively), with sizes and sha256, skipping hidden ones.
 
-    Symlinks that point out of the skill, FIFOs, sockets and devices are not resources.
+    Symlinks that point out of the skill, FIFOs, sockets and devices are not resources, nor
+    (unless `own`: the bank's own skill) hard-linked files.
     """
     resources: list[Resource] = []
     folder_real = folder.resolve()
@@ -98,6 +109,8 @@ def list_resources(folder: Path) -> list[Resource]:
                 st = os.stat(real)
                 if not stat.S_ISREG(st.st_mode):
                     continue  # a FIFO would block the open; a device could stream for ever
+                if not own and hard_linked(st):
+                    continue
                 resources.append(Resource(path=path.relative_to(folder).as_posix(),
                                           size=st.st_size, sha256=file_sha256(real, st)))
             except OSError:

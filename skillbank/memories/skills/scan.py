@@ -9,11 +9,15 @@ of its files changes (results are keyed by the version digest of all its files, 
 Results live in `<root>/skill-scans/<version>.json`, beside the files that are the truth, so
 they survive `reindex`; every process opening the root reads the same results.
 
-Failure is a result, never an exception: a scan that crashes or times out, or a skill that
-changed while it was scanned, is stored as `scan failed: <why>` and the skill counts as
-unscanned. A script the scanner cannot read (over 1 MiB, or binary-looking) is no failure but
-a critical finding, `UNSCANNABLE_SCRIPT`: counted as unscanned, a malicious script padded past
-the limit was served with a note where the same script unpadded was held. The worker is killed after `timeout` seconds and restarted.
+Failure is a result, never an exception: a scan that crashes, or a skill that changed while it
+was scanned, is stored as `scan failed: <why>` and the skill counts as unscanned (the next
+explicit scan tries again). A scan that times out is a critical finding, `SCAN_TIMEOUT`: how
+long a scan takes is the skill author's to choose, and "unscanned" served a third-party skill
+whose script made the scanner time out. A script the scanner cannot read (over 1 MiB, or binary-looking; a script by its
+suffix, shebang, executable bit or place under `scripts/`), or any file over the scanner's own
+10 MiB limit, is no failure but a critical finding, `UNSCANNABLE_SCRIPT`: counted as
+unscanned, a malicious script padded past the limit was served with a note where the same
+script unpadded was held. The worker is killed after `timeout` seconds and restarted.
 A scan cut short by closing the bank is no result and is not stored (the skill is scanned
 again by the next process), and an explicit scan (`TrustBook.scan_now`) always scans a failed
 one again: a short CLI command used to kill the scan of a changed skill on exit, and its
@@ -33,12 +37,13 @@ import json
 import logging
 import os
 import queue
+import re
 import signal
 import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,8 +63,23 @@ START_TIMEOUT = 180.0
 MAX_SCRIPT_BYTES = 1 << 20
 SCRIPT_SUFFIXES = frozenset({".py", ".sh", ".bash", ".zsh", ".js", ".mjs", ".cjs", ".ts", ".rb",
                              ".pl", ".ps1", ".php", ".lua", ".bat", ".cmd"})
+#: The scanner's own limit (its policy's `max_loader_file_size_bytes`): it reads no file over
+#: this, whatever its kind, so nothing in it is analysed.
+SCANNER_LOADER_BYTES = 10 * 1024 * 1024
+#: A folder with more files than this is not walked to its end by the precheck: unscannable.
+MAX_PRECHECK_FILES = 50_000
+#: The generation of skillbank's own checks (`precheck`, `hidden_text`), kept with each
+#: result: a result stored by an earlier one is checked again (a skill it let through was
+#: served from the cache after the upgrade).
+PRECHECK_VERSION = 3
+#: What a scan reports as hidden text: tag characters and bidirectional overrides (no skill
+#: needs them), not zero-width joiners or a byte order mark (emoji, scripts, editors).
+HIDDEN_TEXT = re.compile("[\U000E0000-\U000E007F\u202A-\u202E\u2066-\u2069]")
+HIDDEN_RULE = "HIDDEN_TEXT"
 #: The finding a script the scanner cannot read becomes (`unscannable`).
 UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
+#: The finding a scan that did not finish in time becomes (`timed_out`).
+TIMEOUT_RULE = "SCAN_TIMEOUT"
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
 INSTALL_HINT = ("install the scanner to scan skills: pip install 'skillbank[scan]' (Python >= "
                 "3.11), or put cisco-ai-skill-scanner in another venv and set "
@@ -76,10 +96,15 @@ class ScanResult:
     seconds: float = 0.0
     scanner: str = ""
     at: float = 0.0
+    checks: int = PRECHECK_VERSION
 
     @property
     def failed(self) -> bool:
         return self.status.startswith("scan failed")
+
+    @property
+    def timed_out(self) -> bool:
+        return any(f.rule == TIMEOUT_RULE for f in self.findings)
 
     @property
     def worst(self) -> str | None:
@@ -90,7 +115,7 @@ class ScanResult:
 
     def to_json(self) -> dict[str, Any]:
         return {"version": self.version, "status": self.status, "seconds": self.seconds,
-                "scanner": self.scanner, "at": self.at,
+                "scanner": self.scanner, "at": self.at, "checks": self.checks,
                 "findings": [f.model_dump() for f in self.findings]}
 
     @classmethod
@@ -98,7 +123,7 @@ class ScanResult:
         return cls(version=str(data["version"]), status=str(data["status"]),
                    findings=[SecurityFinding(**f) for f in data.get("findings", [])],
                    seconds=float(data.get("seconds", 0.0)), scanner=str(data.get("scanner", "")),
-                   at=float(data.get("at", 0.0)))
+                   at=float(data.get("at", 0.0)), checks=int(data.get("checks", 1)))
 
 
 def scanner_python(configured: str | None = None) -> str | None:
@@ -111,18 +136,40 @@ def scanner_python(configured: str | None = None) -> str | None:
     return None
 
 
+def _named_script(relative: str, stat: os.stat_result) -> bool:
+    """A script by its name, mode or place: a known suffix, the executable bit, `scripts/`."""
+    return (Path(relative).suffix.lower() in SCRIPT_SUFFIXES or bool(stat.st_mode & 0o111)
+            or relative.startswith("scripts/"))
+
+
 def precheck(folder: Path) -> tuple[str, str] | None:
-    """(script, why) when a script cannot be scanned (binary or huge), before a worker sees it."""
-    for relative, stat in pins.skill_files(folder):
-        if Path(relative).suffix.lower() not in SCRIPT_SUFFIXES:
+    """(file, why) when part of a skill cannot be scanned, before a worker sees it: a script
+    that is binary or over `MAX_SCRIPT_BYTES`, or any file over the scanner's own limit.
+
+    A script is any file a skill may run: a known suffix, a shebang, the executable bit or a
+    place under `scripts/`. Judged by suffix alone, `scripts/run` (shebang, +x) padded to 11 MB
+    passed: the scanner dropped its high finding and the third-party skill was served."""
+    from skillbank.memories.skills.resources import open_for_hash
+
+    files, complete = pins.every_file(folder, MAX_PRECHECK_FILES)
+    if not complete:
+        return ".", f"the folder has more than {MAX_PRECHECK_FILES} files"
+    for relative, stat in files:
+        if stat.st_size > SCANNER_LOADER_BYTES:
+            return relative, (f"file {relative} is {stat.st_size} bytes (over the scanner's "
+                              f"limit of {SCANNER_LOADER_BYTES})")
+        named = _named_script(relative, stat)
+        try:
+            with open_for_hash(folder / relative) as handle:  # never blocks on a FIFO
+                head = handle.read(8192)
+        except OSError as exc:
+            if named:
+                return relative, f"script {relative} cannot be read: {exc}"
+            continue
+        if not (named or head.startswith(b"#!")):
             continue
         if stat.st_size > MAX_SCRIPT_BYTES:
             return relative, f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
-        try:
-            with (folder / relative).open("rb") as handle:
-                head = handle.read(8192)
-        except OSError as exc:
-            return relative, f"script {relative} cannot be read: {exc}"
         if b"\0" in head:
             return relative, f"script {relative} is a binary file"
     return None
@@ -138,6 +185,54 @@ def unscannable(version: str, script: str, why: str, at: float) -> ScanResult:
                               title=f"cannot be scanned: {why}; read it before accepting",
                               file=script)
     return ScanResult(version, "findings", [finding], scanner="skillbank precheck", at=at)
+
+
+def hidden_text(folder: Path) -> list[SecurityFinding]:
+    """A finding per served file holding characters a person cannot see (tag characters,
+    bidi overrides): a third-party skill's frontmatter and references carried a hidden "Ignore
+    all previous instructions" that faces now drop, but a reviewer should be told it was there.
+    Files over `MAX_SCRIPT_BYTES` are not read (the scan of their kind covers them)."""
+    found = []
+    for relative, stat in pins.skill_files(folder):
+        if stat.st_size > MAX_SCRIPT_BYTES:
+            continue
+        try:
+            text = (folder / relative).read_bytes().decode("utf-8", errors="ignore")
+        except OSError:
+            continue
+        hits = HIDDEN_TEXT.findall(text)
+        if hits:
+            first = HIDDEN_TEXT.search(text)
+            line = text.count("\n", 0, first.start()) + 1 if first else None
+            found.append(SecurityFinding(
+                severity="medium", rule=HIDDEN_RULE, category="obfuscation", file=relative,
+                line=line, title=f"{len(hits)} hidden characters (Unicode tags or bidi "
+                                 "controls) a person cannot see; served without them"))
+    return found
+
+
+def _with_own_checks(result: ScanResult, folder: Path) -> ScanResult:
+    """`result` with skillbank's own findings (`hidden_text`) added, its status to match."""
+    findings = [f for f in result.findings if f.rule != HIDDEN_RULE] + hidden_text(folder)
+    findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), f.file or "", f.line or 0))
+    status = "findings" if any(f.severity != "info" for f in findings) else "clean"
+    return replace(result, findings=findings, status=status, checks=PRECHECK_VERSION)
+
+
+def timed_out(version: str, timeout: float, started: float) -> ScanResult:
+    """The result for a skill the scanner did not finish in `timeout` seconds: a critical
+    finding, as for a script it cannot read.
+
+    Stored as "scan failed", it counted as unscanned, which the third-party default only
+    notes: a 1 MB script of 11,700 chained functions made the scan time out and the skill that
+    held credential-stealing code was served. The skill's author chooses what takes long, so
+    what could not be looked at in time holds a skill not the bank's own until a person reads
+    it (an explicit scan tries again: a loaded machine can make a harmless skill time out)."""
+    finding = SecurityFinding(severity="critical", rule=TIMEOUT_RULE, category="unscannable",
+                              title=f"cannot be scanned: the scan did not finish in {timeout:g} "
+                                    "s; read it before accepting")
+    return ScanResult(version, "findings", [finding], seconds=time.time() - started,
+                      scanner="skillbank", at=started)
 
 
 #: How versions before UNSCANNABLE_SCRIPT stored a script the scanner could not read.
@@ -264,7 +359,7 @@ class Scanner:
         self.python = python
         self.timeout = timeout
         self.digests = pins.DigestCache()
-        self._queue: dict[str, Path] = {}  # version -> folder, oldest first
+        self._queue: dict[str, tuple[Path, bool]] = {}  # version -> (folder, whole), oldest first
         self._cv = threading.Condition()
         self._thread: threading.Thread | None = None
         self._busy = False
@@ -277,14 +372,32 @@ class Scanner:
     def available(self) -> bool:
         return bool(self.python) and not self.broken
 
-    def submit(self, folder: Path, version: str) -> None:
-        """Scan this version of a skill in the background (a no-op when already known)."""
+    def result(self, folder: Path, version: str) -> ScanResult | None:
+        """The stored result for this version of the skill in `folder`, with an earlier
+        precheck's verdict checked again (once: the result is stored with this one's).
+
+        Results are kept per version for good, so a padded suffix-less script an earlier
+        precheck let through kept its cached "medium finding" and stayed served."""
+        found = self.store.get(version)
+        if found is None or found.failed or found.checks >= PRECHECK_VERSION:
+            return found
+        refused = precheck(folder)
+        found = (unscannable(version, *refused, at=time.time()) if refused
+                 else _with_own_checks(found, folder))
+        self.store.put(found)
+        return found
+
+    def submit(self, folder: Path, version: str, whole: bool = False) -> None:
+        """Scan this version of a skill in the background (a no-op when already known).
+
+        `whole`: the version covers every file of the folder (`pins.OUTSIDE`), as for a skill
+        not the bank's own."""
         if not self.available or self.store.get(version) is not None:
             return
         with self._cv:
             if version in self._queue or self._stopped:
                 return
-            self._queue[version] = folder
+            self._queue[version] = (folder, whole)
             if self._thread is None or not self._thread.is_alive():
                 self._thread = threading.Thread(target=self._run, daemon=True,
                                                 name="skillbank-scan")
@@ -316,10 +429,10 @@ class Scanner:
                     self._thread = None
                     break
                 version = next(iter(self._queue))
-                folder = self._queue.pop(version)
+                folder, whole = self._queue.pop(version)
                 self._busy = True
             try:
-                self.keep(self.scan_now(folder, version))
+                self.keep(self.scan_now(folder, version, whole))
             except Exception:  # noqa: BLE001 - never let one skill stop the queue
                 log.exception("scanning %s failed", folder)
             finally:
@@ -341,12 +454,12 @@ class Scanner:
             return
         self.store.put(result)
 
-    def scan_now(self, folder: Path, version: str) -> ScanResult:
+    def scan_now(self, folder: Path, version: str, whole: bool = False) -> ScanResult:
         """Scan one folder in this thread (the worker process is shared and reused)."""
         with self._scan_lock:
-            return self._scan_locked(folder, version)
+            return self._scan_locked(folder, version, whole)
 
-    def _scan_locked(self, folder: Path, version: str) -> ScanResult:
+    def _scan_locked(self, folder: Path, version: str, whole: bool) -> ScanResult:
         started = time.time()
         refused = precheck(folder)
         if refused:
@@ -356,8 +469,7 @@ class Scanner:
         try:
             reply = self._worker.scan(folder, self.timeout)
         except TimeoutError:
-            return ScanResult(version, f"scan failed: timed out after {self.timeout:g} s",
-                              at=started, seconds=time.time() - started)
+            return timed_out(version, self.timeout, started)
         except ChildProcessError as exc:
             return ScanResult(version, f"scan failed: {exc}", at=started)
         except (RuntimeError, OSError) as exc:
@@ -366,7 +478,7 @@ class Scanner:
                 self._queue.clear()
             return ScanResult(version, f"scan failed: {self.broken}", at=started)
         scanner = f"cisco-ai-skill-scanner {self._worker.version}".strip()
-        after = pins.version_of(self.digests.digests(folder))
+        after = pins.version_of(self.digests.digests(folder, whole))
         if after != version:
             return ScanResult(version, "scan failed: the skill changed while it was scanned",
                               at=started, scanner=scanner)
@@ -381,10 +493,9 @@ class Scanner:
                                                                           folder)}))
             except (TypeError, ValueError):
                 continue
-        findings.sort(key=lambda f: (SEVERITY_ORDER.index(f.severity), f.file or "", f.line or 0))
-        return ScanResult(version, "findings" if any(f.severity != "info" for f in findings)
-                          else "clean", findings, float(reply.get("seconds", 0.0)), scanner,
-                          started)
+        return _with_own_checks(ScanResult(version, "clean", findings,
+                                           float(reply.get("seconds", 0.0)), scanner, started),
+                                folder)
 
     def close(self) -> None:
         with self._cv:

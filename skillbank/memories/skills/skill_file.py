@@ -64,6 +64,17 @@ MAX_COMPATIBILITY = 500
 KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
 
 
+def listed_description(description: str) -> str:
+    """A description as a listing of skills carries it: within the spec's `MAX_DESCRIPTION`.
+
+    A longer one is served by `load` with a warning, but MCP `resources/list` carried a
+    third-party skill's 60 KB description whole, into every listing a client loads into its
+    context (`find_skills` and the memory block trimmed it)."""
+    from skillbank.text_cut import cut_at_word
+
+    return cut_at_word(description, MAX_DESCRIPTION)
+
+
 @cache
 def _yaml() -> Any:
     """PyYAML, imported on the first parse or render, not with this module: a server whose skill

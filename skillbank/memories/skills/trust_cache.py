@@ -10,6 +10,10 @@ per directory and the `stat` each entry brings (size, mtime, ctime, inode — th
 An in-place edit of a nested file changes nothing above it, so no cheaper signal (a directory
 mtime) would see every change; the stamp does, and any change recomputes the digests.
 
+With `whole` (a skill not the bank's own, whose version covers every file: `pins.OUTSIDE`) the
+stamp walks every folder the digests do, hidden and vendored ones too, up to
+`pins.MAX_OUTSIDE_FILES` entries.
+
 The stamp covers a superset of what `skill_files` lists (hidden files too), so it can only
 recompute more often, never less; the digests are kept only when the stamp taken before and
 after computing them agree (a folder changing meanwhile is not kept).
@@ -22,15 +26,25 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from skillbank.memories.skills.pins import MAX_FILES, DigestCache
+from skillbank.memories.skills.pins import (MAX_FILES, MAX_OUTSIDE_FILES, UNWATCHED_DIRS,
+                                            DigestCache)
 from skillbank.memories.skills.resources import SKIP_DIRS
 
 #: A folder with more entries than this is not stamped (its digests are computed each time).
 MAX_ENTRIES = 4 * MAX_FILES
 
 
-def stamp(folder: Path) -> tuple[Any, ...] | None:
+def _entered(name: str, whole: bool) -> bool:
+    """Whether the stamp walks into a folder: the digests' files, or with `whole` every file
+    a non-own skill's version covers (`pins.OUTSIDE`)."""
+    if whole:
+        return name not in UNWATCHED_DIRS
+    return not name.startswith(".") and name not in SKIP_DIRS
+
+
+def stamp(folder: Path, whole: bool = False) -> tuple[Any, ...] | None:
     """What changes whenever any file the digests cover changes, or None (not stampable)."""
+    limit = MAX_OUTSIDE_FILES if whole else MAX_ENTRIES
     entries: list[tuple[Any, ...]] = []
     pending = [("", str(folder))]
     try:
@@ -40,7 +54,7 @@ def stamp(folder: Path) -> tuple[Any, ...] | None:
                 for entry in listing:
                     name = prefix + entry.name
                     if entry.is_dir(follow_symlinks=False):
-                        if not entry.name.startswith(".") and entry.name not in SKIP_DIRS:
+                        if _entered(entry.name, whole):
                             pending.append((name + "/", entry.path))
                         continue
                     info = entry.stat(follow_symlinks=False)
@@ -54,7 +68,7 @@ def stamp(folder: Path) -> tuple[Any, ...] | None:
                         except OSError:
                             row += (None,)
                     entries.append(row)
-                    if len(entries) > MAX_ENTRIES:
+                    if len(entries) > limit:
                         return None
     except OSError:
         return None
@@ -70,14 +84,14 @@ class StampedDigests:
         self._kept: dict[str, tuple[tuple[Any, ...], dict[str, str]]] = {}
         self._lock = threading.Lock()
 
-    def digests(self, folder: Path) -> dict[str, str]:
-        key = str(folder)
-        before = stamp(folder)
+    def digests(self, folder: Path, whole: bool = False) -> dict[str, str]:
+        key = f"{folder}\0{whole}"
+        before = stamp(folder, whole)
         kept = self._kept.get(key)
         if before is not None and kept is not None and kept[0] == before:
             return dict(kept[1])
-        digests = self.files.digests(folder)
-        if before is not None and stamp(folder) == before:
+        digests = self.files.digests(folder, whole)
+        if before is not None and stamp(folder, whole) == before:
             with self._lock:
                 self._kept[key] = (before, dict(digests))
         return digests

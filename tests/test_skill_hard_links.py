@@ -1,0 +1,71 @@
+"""A hard-linked file in a skill not the bank's own is neither listed nor read.
+
+Hunt (session 22, #9): `references/hard.md` in a third-party skill was a hard link to a file
+outside the skill folder (a tar extracted without `filter="data"` makes one); `load` listed it
+and `read_resource` / `skill://` served its content, where a symlink out was refused. Where a
+file's other names lie cannot be told cheaply, so a skill not the bank's own has no
+hard-linked resources; the bank's own skill keeps its. In process, and as a client of
+another process that owns the root.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+from conftest import write_skill
+from owner_client import client_bank, owner_process
+from test_skill_trust import open_bank
+from skillbank.errors import NotFoundError
+
+SECRET = "TOPSECRET-hardlinked\n"
+
+
+def _vendor(tmp_path: Path) -> Path:
+    secret = tmp_path / "secret.txt"
+    secret.write_text(SECRET)
+    skill = write_skill(tmp_path / "vendor", "leaky", "Summarise leaky notes.").parent
+    (skill / "references").mkdir()
+    (skill / "references" / "plain.md").write_text("plain\n")
+    os.link(secret, skill / "references" / "hard.md")
+    return tmp_path / "vendor"
+
+
+def _check(bank) -> None:
+    skill = bank.skills.load("leaky")
+    assert [r.path for r in skill.resources] == ["references/plain.md"]
+    with pytest.raises(NotFoundError, match="hard-linked"):
+        bank.skills.read_resource("leaky", "references/hard.md")
+    assert bank.skills.read_resource("leaky", "references/plain.md") == "plain\n"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_hard_link_in_a_third_party_skill_is_not_served(tmp_path, remote):
+    vendor = _vendor(tmp_path)
+    root = tmp_path / "root"
+    if not remote:
+        bank = open_bank(root, [vendor])
+        try:
+            _check(bank)
+        finally:
+            bank.close()
+        return
+    root.mkdir()
+    with owner_process(root, (vendor,)), client_bank(root) as bank:
+        _check(bank)
+
+
+def test_the_bank_s_own_hard_linked_file_is_served(tmp_path):
+    root = tmp_path / "root"
+    bank = open_bank(root, [])
+    try:
+        own = write_skill(root / "skills", "mine", "My own notes.").parent
+        (tmp_path / "shared.md").write_text("shared\n")
+        os.link(tmp_path / "shared.md", own / "shared.md")
+        bank.skills.sync()
+        assert [r.path for r in bank.skills.load("mine").resources] == ["shared.md"]
+        assert bank.skills.read_resource("mine", "shared.md") == "shared\n"
+    finally:
+        bank.close()
