@@ -29,7 +29,7 @@ from skillbank.skill_ids import same_name
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
-from skillbank.memories.skills import gate, last_good, skill_trust_api, trust
+from skillbank.memories.skills import gate, last_good, near_copies, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.catalog import Catalog, CatalogEntry, catalog_line
@@ -534,7 +534,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         # Records only for what is returned: a summary carries trust state (files hashed), and
         # building one per candidate cost a quarter of a search on a 900-skill library.
         for z, hit in ranked:
-            if len(chosen) == k:
+            if len(chosen) == near_copies.enough(chosen, k):
                 break
             try:
                 record = self._summary(hit.id)
@@ -548,7 +548,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             if self._exclusions.excludes(record.description, vector, hit.dense):
                 continue  # "Not for X" and the request asks for X: it takes no slot
             chosen.append((z, hit, record))
-        for z, hit, record in chosen:
+        for z, hit, record in near_copies.trusted_first(chosen)[:k]:
             score = fit * math.exp(min(0.0, z - best_z))
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
