@@ -214,6 +214,9 @@ class Skillbank:
                         indexes = list(self._indexes.values())
                     for index in indexes:
                         index.save_snapshot()
+                else:
+                    log.info("skillbank: keyword snapshots not saved: the file watcher was "
+                             "still running; the next start rebuilds them")
             finally:
                 self._release_chroma()
                 if not self.settings.chroma_url:  # what hnswlib wrote from uninitialised memory
