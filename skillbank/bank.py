@@ -83,7 +83,9 @@ class Skillbank:
 
         self.settings = settings
         self.root = settings.root
-        self.root.mkdir(parents=True, exist_ok=True)
+        from skillbank.fsutil import make_root
+
+        make_root(self.root, embedded=client is None and not settings.chroma_url)  # new: 0700
         self._owner_lock = None
         self._server: Any = None
         self._own_client = client is None
