@@ -472,10 +472,8 @@ class HybridIndex:
             self._live.save(str(self._collection.id), self._mirror, self._chunks)
 
     def _snapshot_skipped(self) -> str | None:
-        """Why `save_snapshot` saves nothing now, or None when it saves.
-
-        Said in the log: a server stopped by SIGTERM left DIRTY, and the next start's slow
-        rebuild was the first sign of it (soak #4)."""
+        """Why `save_snapshot` saves nothing now, or None when it saves. Logged: a server
+        stopped by SIGTERM left DIRTY, and a slow next start was the only sign (soak #4)."""
         if self._snapshot is None or not self._live.unsaved:
             return "nothing new"
         if self._mirror is None:
