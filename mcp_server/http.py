@@ -214,6 +214,7 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
         # The Host header is whatever name clients use for this machine; the token guards it.
         security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     server.stateless = stateless
+    server.over_http = True  # the change monitor counts sessions, not the app's lifespan
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
                                      transport_security=security, json_response=json_response,
                                      max_request_body_size=max_body_bytes,

@@ -311,11 +311,14 @@ class BankHandle:
         self._stop_fill.set()  # a fill stops after its current batch; the rest resumes later
         if self._thread is not None:
             self._thread.join(timeout=wait)
-            if self._thread.is_alive():
-                return  # still opening: the process is exiting, the OS releases the lock
+            if self._thread.is_alive():  # the process is exiting, the OS releases the lock
+                log.info("the memory was still opening: not closed, no keyword snapshot saved")
+                return
         if self._fill is not None:
             self._fill.join(timeout=wait)
-            if self._fill.is_alive():
+            if self._fill.is_alive():  # said, as a missing snapshot costs the next start (#4)
+                log.info("vectors were still being filled after %g s: the memory was not "
+                         "closed, no keyword snapshot saved", wait)
                 return
         if self._bank is not None:
             try:

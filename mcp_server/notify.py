@@ -15,10 +15,18 @@ Delivery follows the client's protocol era. Sessions that did the `initialize` h
 to, on their session. 2026-07-28 clients get both through `subscriptions/listen` streams (the
 SDK's bus filters by what each stream asked for).
 
-The thread starts on a connection's first request and stops when the server's last connection
-ends (`SkillbankServer` counts them around the SDK's per-connection `run`); a later connection
-starts a new one. Without that, every server a process ever served kept a thread polling its
-bank every second until the process exited.
+The thread runs while some client can be notified, and stops when the last one goes; a later
+one starts a new thread. Without that, every server a process ever served kept a thread polling
+its bank every second until the process exited. Who counts:
+
+- over stdio and in process, the SDK's lifespan is one client's connection (`SkillbankServer`
+  counts it);
+- over HTTP the lifespan is the app's life, so it is not counted (the monitor polled for good
+  after the first request, with no session at all: 4.5% of a core on an idle server, soak #6).
+  What counts there is each connection that can be sent a notification, for as long as the
+  SDK keeps it: a handshake session (until the client ends it or it times out) or a 2026-07-28
+  `subscriptions/listen` stream (one request). A modern client's other requests, and every
+  request of a stateless server (no session to send on), start nothing.
 """
 
 from __future__ import annotations
@@ -41,6 +49,8 @@ from skillbank.mcp_server import resources as res
 log = logging.getLogger("skillbank.mcp")
 
 POLL_ENV = "SKILLBANK_MCP_POLL_SECONDS"
+#: Key in an SDK connection's `state`: the monitor counts this connection already.
+_HELD = "skillbank.monitor.held"
 
 
 class ChangeMonitor:
@@ -68,12 +78,32 @@ class ChangeMonitor:
         request, the `Connection` (with its standalone channel) lives as long as the client."""
         return getattr(session, "_connection", None) or session
 
-    def attach(self, session: Any, protocol_version: str | None) -> None:
-        """Called on every request: remember handshake connections, start polling."""
-        if protocol_version not in MODERN_PROTOCOL_VERSIONS and session is not None:
-            with self._lock:
-                self._sessions.setdefault(self._connection(session), set())
+    def attach(self, session: Any, protocol_version: str | None,
+               method: str | None = None) -> None:
+        """Called on every request: remember handshake connections, hold the connection while
+        it can be notified (see the module's docstring), start polling if someone is."""
+        modern = protocol_version in MODERN_PROTOCOL_VERSIONS
+        if session is not None:
+            connection = self._connection(session)
+            if not modern:
+                with self._lock:
+                    self._sessions.setdefault(connection, set())
+            # A modern client is sent changes only on a listen stream; a handshake one on its
+            # session, which a stateless server does not keep.
+            notifiable = method == "subscriptions/listen" if modern else \
+                not getattr(self.server, "stateless", False)
+            if notifiable:
+                self._hold(connection)
         self._start()
+
+    def _hold(self, connection: Any) -> None:
+        """Count `connection` as a client until the SDK closes it (its `exit_stack`), once."""
+        stack, state = getattr(connection, "exit_stack", None), getattr(connection, "state", None)
+        if stack is None or not isinstance(state, dict) or state.get(_HELD):
+            return
+        state[_HELD] = True
+        self.connection_opened()
+        stack.callback(self.connection_closed)
 
     def subscribe(self, session: Any, uri: str) -> None:
         with self._lock:
@@ -91,12 +121,16 @@ class ChangeMonitor:
             return
         with self._lock:
             self._token = token
+            if self._connections == 0:  # nobody to notify (an HTTP request without a session)
+                return
             if self._thread is not None and self._thread.is_alive() and not self._stop.is_set():
                 return
             self._stop = threading.Event()
             self._thread = threading.Thread(target=self._run, args=(self._stop,),
                                             name="skillbank-notify", daemon=True)
             self._thread.start()
+            clients = self._connections
+        log.debug("change monitor started (%d client(s) to notify)", clients)
 
     def connection_opened(self) -> None:
         with self._lock:
@@ -114,8 +148,11 @@ class ChangeMonitor:
         """Stop polling now (the thread ends at once, or after the poll it is in); the next
         request that attaches starts a new thread."""
         with self._lock:
+            running = self._thread is not None and not self._stop.is_set()
             self._stop.set()
             self._seen = None  # a new thread takes a new baseline
+        if running:
+            log.debug("change monitor stopped: no client to notify")
 
     # Polling (worker thread) ---------------------------------------------------------------
     def snapshot(self) -> dict[str, str] | None:

@@ -185,6 +185,8 @@ class SkillbankServer(MCPServer):
         self.monitor = ChangeMonitor(self)
         #: Served without sessions (`build_app(stateless=True)`): see `_declare_extensions`.
         self.stateless = False
+        #: Served over HTTP (`build_app`): the lifespan is the app's, not a client's (_lifespan).
+        self.over_http = False
         with _sdk_logging_left_alone():
             super().__init__(subscriptions=self.bus, middleware=[self._middleware],
                              lifespan=self._lifespan, **kwargs)
@@ -200,13 +202,18 @@ class SkillbankServer(MCPServer):
 
     @contextlib.asynccontextmanager
     async def _lifespan(self, _server: Any) -> AsyncIterator[dict[str, Any]]:
-        """Entered once per connection (stdio, in process) or for the app's life (HTTP): the
-        change monitor's thread stops when the last one ends (it used to outlive them all)."""
-        self.monitor.connection_opened()
+        """Entered once per connection (stdio, in process): a client for the change monitor,
+        whose thread stops when the last one ends. Over HTTP it is the app's life and counts
+        no client (the monitor polled for good after the first request, soak #6): there the
+        monitor counts sessions and listen streams itself (notify.py)."""
+        counted = not self.over_http
+        if counted:
+            self.monitor.connection_opened()
         try:
             yield {}
         finally:
-            self.monitor.connection_closed()
+            if counted:
+                self.monitor.connection_closed()
 
     def initialization_options(self) -> Any:
         return self._lowlevel_server.create_initialization_options()
@@ -214,7 +221,8 @@ class SkillbankServer(MCPServer):
     async def _middleware(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
         """Every request: register the session for change notifications; params the SDK
         refuses become a -32602 that names the fields."""
-        self.monitor.attach(getattr(ctx, "session", None), getattr(ctx, "protocol_version", None))
+        self.monitor.attach(getattr(ctx, "session", None), getattr(ctx, "protocol_version", None),
+                            getattr(ctx, "method", None))
         try:
             result = await call_next(ctx)
         except ValidationError as exc:

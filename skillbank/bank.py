@@ -83,7 +83,9 @@ class Skillbank:
 
         self.settings = settings
         self.root = settings.root
-        self.root.mkdir(parents=True, exist_ok=True)
+        from skillbank.fsutil import make_root
+
+        make_root(self.root, embedded=client is None and not settings.chroma_url)  # new: 0700
         self._owner_lock = None
         self._server: Any = None
         self._own_client = client is None
@@ -214,6 +216,9 @@ class Skillbank:
                         indexes = list(self._indexes.values())
                     for index in indexes:
                         index.save_snapshot()
+                else:
+                    log.info("skillbank: keyword snapshots not saved: the file watcher was "
+                             "still running; the next start rebuilds them")
             finally:
                 self._release_chroma()
                 if not self.settings.chroma_url:  # what hnswlib wrote from uninitialised memory

@@ -19,7 +19,7 @@ import unicodedata
 from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any, Iterable, Iterator
+from typing import Any, BinaryIO, Iterable, Iterator
 
 from skillbank import text_words
 from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
@@ -341,11 +341,48 @@ def remove_leftovers(path: Path) -> None:
 
 def append_line(path: Path, line: str) -> None:
     """Append one line to a journal and fsync it. A torn last line is skipped on replay."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("ab") as handle:
+    with open_journal(path) as handle:
         handle.write(line.rstrip("\n").encode("utf-8") + b"\n")
         handle.flush()
         os.fsync(handle.fileno())
+
+
+def open_journal(path: Path) -> BinaryIO:
+    """`path` opened to append bytes (its folder made if missing). A new journal is private
+    (0600), as `atomic_write` makes a new file: the experiences journal held every task and
+    feedback an agent recorded ("new password is hunter2") at 0644, readable by every account
+    on a shared host, while the guideline files beside it were 0600 (soak #5). An existing
+    journal keeps its mode."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | \
+        getattr(os, "O_BINARY", 0)
+    return os.fdopen(os.open(path, flags, 0o600), "ab")
+
+
+#: Folders of a new embedded root that hold copies of every record (Chroma's database, the
+#: keyword snapshots): made private with it. A root on a Chroma server has neither.
+PRIVATE_FOLDERS = ("chroma", ".cache")
+
+
+def make_root(root: Path, *, embedded: bool = True) -> bool:
+    """Make the memory root `root` if it is not there yet; True when this call made it.
+
+    A new root is private (0700), with, for the embedded index, its `chroma/` and `.cache/`:
+    under the usual umask 022 a new root was 0755 and Chroma's `chroma.sqlite3` and the
+    keyword snapshots, which skillbank does not write file by file, were readable by every
+    account (soak #5). A root that exists keeps its mode: a folder someone set up (a group's
+    shared root) is theirs to open or close."""
+    root = Path(root)
+    if root.is_dir():
+        return False
+    root.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        os.mkdir(root, 0o700)
+    except FileExistsError:  # another process made it meanwhile: theirs, as made
+        return False
+    for name in PRIVATE_FOLDERS if embedded else ():
+        (root / name).mkdir(mode=0o700, exist_ok=True)
+    return True
 
 
 def fsync_dir(folder: Path) -> None:

@@ -463,13 +463,30 @@ class HybridIndex:
 
         Called by ``Skillbank.close``; cheap when nothing changed (no file is written)."""
         with self._lock:
-            if (self._snapshot is None or self._mirror is None or not self._live.unsaved
-                    or self._in_write or self._write_failed or not self._snapshot.saves
-                    or self._pending):
-                # After a failed write DIRTY stays: the next process rebuilds. Staged items
-                # are not in Chroma: the next process finds them missing and stages them again.
+            skipped = self._snapshot_skipped()
+            if skipped:
+                if self._snapshot is not None and self._live.unsaved:  # DIRTY stays: say why
+                    log.info("skillbank: keyword snapshot of %s not saved (%s); the next "
+                             "start rebuilds it", self.name, skipped)
                 return
             self._live.save(str(self._collection.id), self._mirror, self._chunks)
+
+    def _snapshot_skipped(self) -> str | None:
+        """Why `save_snapshot` saves nothing now, or None when it saves. Logged: a server
+        stopped by SIGTERM left DIRTY, and a slow next start was the only sign (soak #4)."""
+        if self._snapshot is None or not self._live.unsaved:
+            return "nothing new"
+        if self._mirror is None:
+            return "nothing loaded"
+        if self._in_write:
+            return "a write is in progress"
+        if self._write_failed:  # Chroma and the mirror may differ: the next process rebuilds
+            return "a write failed part-way"
+        if not self._snapshot.saves:
+            return "snapshots are off"
+        if self._pending:  # not in Chroma: the next process finds them missing, stages again
+            return f"{len(self._pending)} item(s) not embedded yet"
+        return None
 
     # Search ------------------------------------------------------------------------------------
     def dense(

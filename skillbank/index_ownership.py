@@ -47,7 +47,9 @@ def root_identity(root: Path) -> str:
             return found
     except (FileNotFoundError, UnicodeDecodeError):
         pass
-    Path(root).mkdir(parents=True, exist_ok=True)
+    from skillbank.fsutil import make_root
+
+    make_root(Path(root), embedded=False)  # private when new, as the bank makes it
     fresh = secrets.token_hex(8)
     tmp = path.with_name(f"{IDENTITY_FILE}.{fresh}.tmp")
     tmp.write_text(fresh + "\n", "ascii")

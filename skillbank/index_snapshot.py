@@ -132,9 +132,11 @@ class KeywordSnapshot:
         tmp = self.folder / f".tmp-{token}"
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
-            tmp.mkdir()
+            # Every item's text: for its owner only, as the journal it comes from (soak #5:
+            # mirror.json was 0644 under umask 022).
+            tmp.mkdir(mode=0o700)
             ids = list(mirror)
-            (tmp / "mirror.json").write_bytes(orjson.dumps({
+            _write_private(tmp / "mirror.json", orjson.dumps({
                 "ids": ids, "texts": [mirror[i][0] for i in ids],
                 "metas": [mirror[i][1] for i in ids]}))
             if keyword is not None and not keyword.empty:
@@ -167,9 +169,17 @@ def _save_keyword(keyword: Any, folder: Path, previous: Path | None) -> None:
     else:
         (folder / "bm25").mkdir()
         keyword.save(folder / "bm25")
-        (folder / "keyword.json").write_bytes(orjson.dumps({
+        _write_private(folder / "keyword.json", orjson.dumps({
             "ids": keyword.ids, "terms": keyword.terms}))
     keyword.snapshot_folder = folder.parent / folder.name.replace(".tmp-", "snap-")
+
+
+def _write_private(path: Path, data: bytes) -> None:
+    """Write a new file of the snapshot, readable by its owner only (0600)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_BINARY", 0),
+                 0o600)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:

@@ -48,8 +48,13 @@ def write_lock(root: Path, timeout: float = DEFAULT_WRITE_LOCK_TIMEOUT) -> Write
 
 def owner_lock(root: Path) -> FileLock:
     """The owner lock of the memory root `root` (not yet acquired): an OS lock, released when
-    the owning process ends however it ends."""
-    return FileLock(str(Path(root) / OWNER_LOCK_FILE))
+    the owning process ends however it ends.
+
+    Held by the process, not by the thread that took it (filelock's default is per thread):
+    `skillbank serve` opens its bank on a loader thread and closes it on the main one, which
+    then saw the lock as not held, so close saved no keyword snapshot (DIRTY was left and the
+    next start rebuilt the keyword side, soak #4) and never released the lock itself."""
+    return FileLock(str(Path(root) / OWNER_LOCK_FILE), thread_local=False)
 
 
 def try_owner_lock(root: Path) -> FileLock | None:

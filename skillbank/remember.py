@@ -103,7 +103,9 @@ def _changing(root: Path) -> ContextManager[None]:
     releases it)."""
     from skillbank.fsutil import exclusive_lock
 
-    root.mkdir(parents=True, exist_ok=True)
+    from skillbank.fsutil import make_root
+
+    make_root(root, embedded=False)  # private when new; index folders come when used
     return exclusive_lock(root / LOCK)
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Callable
 
 from skillbank import outside_votes
+from skillbank.fsutil import open_journal
 from skillbank.records import Usage, utcnow
 
 log = logging.getLogger("skillbank.usage")
@@ -279,8 +280,7 @@ class UsageLog:
         if not self._pending:
             return
         data = "".join(line + "\n" for line in self._pending).encode("utf-8")
-        self.path.parent.mkdir(parents=True, exist_ok=True)
-        with self.path.open("ab") as handle:
+        with open_journal(self.path) as handle:  # new: 0600, as the experiences journal
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())

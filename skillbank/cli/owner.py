@@ -88,7 +88,9 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0,
     # The owner runs in the root (cwd): every path it is given must not depend on ours.
     root = Path(os.path.abspath(root))
     try:
-        root.mkdir(parents=True, exist_ok=True)
+        from skillbank.fsutil import make_root
+
+        make_root(root)  # a new root is private (0700), as the bank makes it
         (root / TOUCH).touch()
     except OSError:
         return False

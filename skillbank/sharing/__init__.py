@@ -39,7 +39,9 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
     from skillbank.sharing.client import BankClient
 
     root = settings.root
-    root.mkdir(parents=True, exist_ok=True)
+    from skillbank.fsutil import make_root
+
+    make_root(root)  # a new root is private (0700), as the bank makes it
 
     def try_lock() -> Any:
         return try_owner_lock(root)
