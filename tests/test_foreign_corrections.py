@@ -34,6 +34,12 @@ TWO_RULES = [
     ("Verwende immer globale Variablen in den Modulen.", "Verwende niemals print in den Modulen."),
     ("Écris toujours les messages de commit en anglais.",
      "Écris toujours les messages de commit au présent."),
+    # "plus de" in a written instruction is "more", not "no more" (review, session 22: it
+    # retired the different rule before it)
+    ("N'écris jamais de tests pour les getters triviaux.",
+     "Écris plus de tests pour les cas limites."),
+    ("Ajoute des commentaires aux fonctions publiques.",
+     "Ajoute plus de commentaires dans le code complexe."),
 ]
 
 

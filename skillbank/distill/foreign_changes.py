@@ -17,11 +17,13 @@ import re
 
 from skillbank.distill.language import _FOREIGN, not_english
 
-#: Wording that announces a change: "from now on", "no longer", "no more".
+#: Wording that announces a change: "from now on", "no longer", "no more". Not a bare "plus de":
+#: in a written instruction it means "more" ("Écris plus de tests ...", write more tests), and
+#: as a cue it retired a different trusted rule (review, session 22); "ne ... plus" says "no more".
 CUE_RE = re.compile(
     r"\b(?:ab sofort|ab jetzt|von nun an|ab heute|künftig|zukünftig|nicht mehr|keine? \w+ mehr|"
     r"désormais|dorénavant|à partir de maintenant|à partir d['’]aujourd['’]hui|"
-    r"plus de|ne \w+ plus|n['’]\w+ plus)\b", re.I)
+    r"ne \w+ plus|n['’]\w+ plus|plus jamais)\b", re.I)
 #: "X statt Y", "X au lieu de Y": Y is what the rule no longer wants.
 _INSTEAD_RE = re.compile(r"\b(?:statt|anstatt|anstelle von|au lieu d(?:e|u|es|['’])|"
                          r"plutôt que)\s*([^,;.!?]+)", re.I)
