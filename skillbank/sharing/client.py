@@ -276,6 +276,12 @@ class BankClient:
                     self._promote(lock)
                     return None
                 endpoint = ep.read_endpoint(self.root)
+                if endpoint is None and (other := ep.other_protocol(self.root)) is not None:
+                    raise BusyError(  # waiting will not change the owner's version
+                        f"{ep.describe_holder(other[1])} holds the memory root {self.root} and "
+                        f"runs another version of skillbank (wire protocol {other[0]}, this process "
+                        f"{ep.PROTOCOL}): restart it with the version installed here, or run "
+                        "this process with that one.")
                 if endpoint is not None and not ep.serves(endpoint, self.root):
                     # Copied with the root from another folder, or left by an older owner:
                     # it leads to another root's owner. This root's owner will publish its own.

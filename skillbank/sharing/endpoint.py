@@ -35,7 +35,10 @@ OWNER_LOCK = ".owner.lock"
 ENDPOINT_FILE = ".owner.json"
 SOCKET_FILE = ".owner.sock"
 ROOT_ID_FILE = ".root-id.json"
-PROTOCOL = 2
+#: The wire's version: a client and an owner of different versions refuse each other by it
+#: (3: `RecordedId` values and the catalog's records in their own module, session 22; an old
+#: client got "unknown value tag 'rstr'" for a record the owner had stored).
+PROTOCOL = 3
 _MAX_SOCKET_PATH = 100  # sun_path is 104-108 bytes depending on the OS
 
 
@@ -162,6 +165,16 @@ def read_endpoint(root: Path) -> Endpoint | None:
     except (OSError, ValueError, KeyError, TypeError):
         return None
     return endpoint if endpoint.protocol == PROTOCOL else None
+
+
+def other_protocol(root: Path) -> tuple[int, int] | None:
+    """(protocol, pid) of an owner that publishes another wire protocol than this process's."""
+    try:
+        data = json.loads((root / ENDPOINT_FILE).read_text())
+        found, pid = int(data.get("protocol", 0)), int(data.get("pid", 0))
+    except (OSError, ValueError, TypeError, AttributeError):
+        return None
+    return (found, pid) if found != PROTOCOL else None
 
 
 def serves(endpoint: Endpoint, root: Path) -> bool:
