@@ -25,7 +25,8 @@ from skillbank.memories.guidelines.decisions import (
     merge_evidence, same_wording)
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
-from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
+from skillbank.memories.guidelines.curation import (
+    NEAREST_FLOOR, check_replaces, nearest_view, plan_replace)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -300,12 +301,7 @@ class GuidelineLearning:
                                           self._nearest(vector, query, namespace, topic, n=3,
                                                         floor=NEAREST_FLOOR))
         if replaces is not None:  # the caller's word: supersede it, never merge into it
-            plan.related = [r for r in plan.related if r != replaces]
-            if plan.same is not None and plan.same[1] == replaces:
-                plan.same = None
-            if all(gid != replaces for _, gid in plan.contradicted):
-                plan.contradicted.insert(0, (1.0, replaces))
-            plan.why[replaces] = "replaced, as the caller asked (replaces=)"
+            plan_replace(self, plan, text, replaces, namespace)
         if trusted:
             self._dropped_practices(plan, source.critique, namespace, siblings)
         if plan.contradicted and trusted:
