@@ -203,6 +203,18 @@ def _guard(rule: str) -> str | None:
     return rule
 
 
+#: How a reproach says it happened before: "(once / yet) again", "as usual", "for the third time".
+_REPROACH_TAIL = re.compile(
+    r"[\s,]+(?:(?:once|yet|all over)\s+again|again|as usual|as always"
+    r"|for the (?:\w+|\d+(?:st|nd|rd|th)) time)\s*([.!?]*)\s*$", re.I)
+
+
+def _unreproached(text: str) -> str:
+    """The reproached thing without the reproach: "You forgot to add tests again." was stored
+    and served as the rule "Add tests again." (soak hunt #7); the rule is "Add tests."."""
+    return _REPROACH_TAIL.sub(r"\1", text).strip()
+
+
 def _imperative_text(text: str) -> str | None:
     """The clause as an imperative, if it starts with one (after 'please' etc.)."""
     t = text.strip()
@@ -360,13 +372,13 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     # "You forgot to X" -> "X"; "You missed the tests" -> "Include the tests"; "You didn't X" -> "X".
     m = re.match(r"^you(?:'ve)?\s+(?:forgot|forgotten|neglected|failed)\s+to\s+(.+)$", c, re.I)
     if m:
-        return _imperative_text(m.group(1))
+        return _imperative_text(_unreproached(m.group(1)))
     m = re.match(r"^you(?:'ve)?\s+(?:forgot|forgotten|missed|left out|omitted|skipped)\s+(?:about\s+)?(.+)$", c, re.I)
     if m and len(_words(m.group(1))) <= 10:
-        return _guard(_finish("Include " + m.group(1)))
+        return _guard(_finish("Include " + _unreproached(m.group(1))))
     m = re.match(r"^you\s+(?:didn't|did not|never)\s+(.+)$", c, re.I)
     if m:
-        return _imperative_text(m.group(1))
+        return _imperative_text(_unreproached(m.group(1)))
 
     # Team conventions: "We're dropping X" -> "Drop X"; "We no longer X" -> "Do not X"; "We use X".
     m = re.match(r"^we(?:'re| are)\s+(?:now\s+)?(dropping|moving to|moving away from|switching to|standardi[sz]ing on|using)\s+(.+)$", c, re.I)

@@ -85,7 +85,7 @@ class RuleDistiller:
                         )
                     )
             previous = sentence
-        return out
+        return _without_restated_reproaches(out)
 
     # -- experiences ----------------------------------------------------------------------
     def lessons_from_experience(
@@ -195,6 +195,41 @@ class RuleDistiller:
             cues.append("change wording")
         shared = ", ".join(sorted(cmp.shared)) or "nothing"
         return f"{rel}: similarity {similarity:.2f}; shared {shared}; cues: {', '.join(cues) or 'none'}"
+
+
+#: A sentence that reproaches a miss ("You forgot to add tests again.", "You didn't ...").
+_REPROACH = re.compile(r"^\s*you(?:'ve| have)?\s+(?:forgot|forgotten|neglected|failed|missed|left out"
+                       r"|omitted|skipped|didn't|did not|never)\b", re.I)
+
+
+def _without_restated_reproaches(out: list[CandidateRule]) -> list[CandidateRule]:
+    """A reproach's rule is dropped (reported as no reusable advice) when a rule of another
+    sentence of the critique is about the same thing: "You forgot to add tests again. Every
+    bug fix needs a regression test." stored "Add tests again." beside "Give every bug fix a
+    regression test." (soak hunt #7); the second says what the first only complains about.
+    Only a reproach that adds nothing: a light verb ("add", "include", "use") or the other
+    rule's own, on things the other rule names too. One that asks for something else
+    ("Update the README." beside "Write the README in British English.") or is the
+    critique's only word on its thing ("Include the changelog entry.") stays a rule."""
+    from skillbank.distill.relations import _action, _objects
+    from skillbank.distill.vocabulary import _LIGHT_WORDS
+
+    def covered(reproach: str, other: str) -> bool:
+        action = _action(reproach)
+        things = _objects(reproach, action)
+        return (bool(things) and things <= _objects(other, _action(other))
+                and (action in _LIGHT_WORDS or action == _action(other)))
+
+    plain = [r for r in out if r.actionable and not _REPROACH.match(r.source_sentence)]
+    kept = []
+    for rule in out:
+        if rule.actionable and _REPROACH.match(rule.source_sentence) and any(
+                covered(rule.text, other.text) for other in plain
+                if other.source_sentence != rule.source_sentence):
+            rule = rule.model_copy(update={"text": _clip(rule.source_sentence, MAX_SHORT),
+                                           "actionable": False})
+        kept.append(rule)
+    return kept
 
 
 def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:

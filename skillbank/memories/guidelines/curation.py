@@ -17,6 +17,7 @@ from __future__ import annotations
 from typing import Any
 
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.memories.guidelines.decisions import Plan, same_wording
 from skillbank.memories.guidelines.files import ID_RE, IN_PLAY
 
 
@@ -51,6 +52,35 @@ def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
             f"replaces={gid!r}: that rule is already {g.status}{by}, so there is nothing to "
             "replace; add the rule without replaces (or replace the rule that is active now)")
     return gid
+
+
+def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: str) -> None:
+    """Bend `plan` to the caller's word that `text` replaces the rule `replaces`.
+
+    The replaced rule is superseded, and so is each in-play rule of the namespace worded as it
+    (a copy of it, which would go on serving the replaced wording). The new rule merges only
+    into a rule already worded as itself (then that rule supersedes them); any other rule the
+    plan took for the same is kept apart as related. `add(NEW, replaces=B)` was merged into a
+    look-alike A of B ("... any 5xx spike. (rev 8)"): NEW was stored nowhere and A's old
+    wording stayed active, reported as "merged" (soak hunt #2).
+    """
+    old_text = memory._items[replaces].text
+    retired = [replaces, *(gid for gid in sorted(memory._lookup.same_wording(old_text))
+                           if gid != replaces and memory._in_play_in(gid, namespace))]
+    if plan.same is not None:
+        target = plan.same[1]
+        if target in retired or not same_wording(text, memory._items[target].text):
+            if target not in retired:
+                plan.related.insert(0, target)
+                plan.why.setdefault(target, f"taken for the same rule, kept apart: replaces= "
+                                            f"says this rule replaces {replaces}")
+            plan.same = None
+    plan.related = [r for r in plan.related if r not in retired]
+    for gid in reversed(retired):
+        if all(g != gid for _, g in plan.contradicted):
+            plan.contradicted.insert(0, (1.0, gid))
+        plan.why[gid] = (f"worded as {replaces}, which it replaces (replaces=)"
+                         if gid != replaces else "replaced, as the caller asked (replaces=)")
 
 
 def nearest_view(memory: Any, neighbours: list[tuple[float, str]], limit: int = 3

@@ -247,3 +247,18 @@ def same_wording(a: str, b: str) -> bool:
     from skillbank.distill.text import _key
 
     return bool(_key(a)) and _key(a) == _key(b)
+
+
+def kept_apart_why(text: str, old: str, similarity: float) -> str:
+    """Why a look-alike stays a rule of its own. One word in another place may be a new value
+    for the same slot ("Use pnpm for installs." after "Use npm for installs.") or another
+    thing ("... the billing service" / "... the payment service"); the words cannot tell, so
+    the report says how to make it a replacement."""
+    values = other_values(text, old)
+    if not values:
+        return f"similarity {similarity:.2f} but no shared action and object"
+    why = (f"similarity {similarity:.2f} but the same words with other values ("
+           + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")")
+    if len(values) == 1:
+        why += "; if the new value replaces the old one, learn it again with replaces=<that id>"
+    return why

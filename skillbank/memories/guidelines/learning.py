@@ -21,11 +21,12 @@ from skillbank.memories.guidelines.files import (
     is_excerpt_of, MAX_PENDING_CRITIQUE)
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.decisions import (
-    CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, merge_evidence,
-    other_values, same_wording)
+    CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
+    merge_evidence, same_wording)
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
-from skillbank.memories.guidelines.curation import NEAREST_FLOOR, check_replaces, nearest_view
+from skillbank.memories.guidelines.curation import (
+    NEAREST_FLOOR, check_replaces, nearest_view, plan_replace)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -300,12 +301,7 @@ class GuidelineLearning:
                                           self._nearest(vector, query, namespace, topic, n=3,
                                                         floor=NEAREST_FLOOR))
         if replaces is not None:  # the caller's word: supersede it, never merge into it
-            plan.related = [r for r in plan.related if r != replaces]
-            if plan.same is not None and plan.same[1] == replaces:
-                plan.same = None
-            if all(gid != replaces for _, gid in plan.contradicted):
-                plan.contradicted.insert(0, (1.0, replaces))
-            plan.why[replaces] = "replaced, as the caller asked (replaces=)"
+            plan_replace(self, plan, text, replaces, namespace)
         if trusted:
             self._dropped_practices(plan, source.critique, namespace, siblings)
         if plan.contradicted and trusted:
@@ -320,6 +316,10 @@ class GuidelineLearning:
                 return self._merge(target, text, source, plan, touched, now)
             if not trusted and target.status == "pending":
                 return self._merge(target, text, source, plan, touched, now)
+            held = self._active_twin(text, source.critique, namespace) if trusted else None
+            if held is not None:
+                return self._reinforce_over_pending(held, target.id, text, source, plan,
+                                                    touched, now)
             # Untrusted input never changes an active rule, and a trusted restatement of a
             # pending (untrusted) rule confirms the trusted wording, never the pending one: in
             # both cases the candidate becomes a guideline of its own, linked to the other.
@@ -370,6 +370,34 @@ class GuidelineLearning:
         if len(twins) > 1:  # the one the walk over every rule met first
             return next(gid for gid in self._items if gid in twins)
         return next(iter(twins), None)
+
+    def _active_twin(self, text: str, critique: str, namespace: str) -> str | None:
+        """The active guideline of `namespace` that already holds `text`'s wording: as its text,
+        or as the wording this very critique reinforced it with (learnt from it before)."""
+        for gid in sorted(self._lookup.same_wording(text) | self._lookup.from_critique(critique)):
+            g = self._items.get(gid)
+            if (g is not None and g.namespace == namespace and g.status == "active"
+                    and any(same_wording(text, rule) for rule, _s, _c in self._members(g))):
+                return gid
+        return None
+
+    def _reinforce_over_pending(self, held: str, pending: str, text: str, source: SourceRecord,
+                                plan: Plan, touched: set[str], now: datetime) -> LearnEntry:
+        """A trusted restatement of a rule that is both active (`held`, same wording) and
+        proposed by an untrusted caller (`pending`): it reinforces the active rule and retires
+        the proposal. Confirming the proposal with a new rule made a second active copy of
+        the rule each time a trusted user repeated a critique an untrusted client had echoed
+        (the same rule active 7 times, 7 of 8 search slots; soak hunt #1). The pending
+        wording and sources are not merged: untrusted input never reaches an active rule."""
+        plan.same = (1.0, held, "the same wording as this active rule")
+        plan.related = [r for r in plan.related if r != held]
+        plan.contradicted = [(s, g) for s, g in plan.contradicted if g != held]
+        entry = self._merge(self._items[held], text, source, plan, touched, now)
+        self._mark_superseded(pending, held, now)
+        entry.detail += (f"; pending {pending}, the same rule from an untrusted caller, is "
+                         "superseded by it (its wording never becomes active)")
+        entry.superseded_id = entry.superseded_id or pending
+        return entry
 
     def _in_play_in(self, gid: str, namespace: str) -> bool:
         g = self._items.get(gid)
@@ -458,7 +486,7 @@ class GuidelineLearning:
                     plan.same = (similarity, gid, evidence)
                 else:
                     plan.related.append(gid)
-                    plan.why.setdefault(gid, _kept_apart_why(text, old.text, similarity))
+                    plan.why.setdefault(gid, kept_apart_why(text, old.text, similarity))
         return plan
 
     def _overrules_member(self, text: str, old: Guideline, sentence: str) -> str | None:
@@ -660,17 +688,3 @@ def _kept_of(source: SourceRecord, critique: str) -> bool:
     return source.trusted is False and is_excerpt_of(source.critique, critique,
                                                      source.sentence or source.rule)
 
-
-def _kept_apart_why(text: str, old: str, similarity: float) -> str:
-    """Why a look-alike stays a rule of its own. One word in another place may be a new value
-    for the same slot ("Use pnpm for installs." after "Use npm for installs.") or another
-    thing ("... the billing service" / "... the payment service"); the words cannot tell, so
-    the report says how to make it a replacement."""
-    values = other_values(text, old)
-    if not values:
-        return f"similarity {similarity:.2f} but no shared action and object"
-    why = (f"similarity {similarity:.2f} but the same words with other values ("
-           + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")")
-    if len(values) == 1:
-        why += "; if the new value replaces the old one, learn it again with replaces=<that id>"
-    return why

@@ -13,6 +13,7 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
+from skillbank.memories.guidelines.lookup import wording_key
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
 from skillbank.scope import Role
 from skillbank.unread import mostly_unread
@@ -30,6 +31,23 @@ MIN_KEYWORD = 0.15
 
 _UNFLOORED: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "skillbank_guidelines_unfloored", default=False)
+
+
+def _one_per_wording(hits: list[Hit[Guideline]]) -> list[Hit[Guideline]]:
+    """The best-ranked hit of each wording (case, spacing and punctuation aside). A root that
+    holds one rule active several times (a trusted critique repeated after an untrusted client
+    echoed it made a new copy each time, before learn reinforced instead) had 7 of a search's
+    8 slots filled by one rule, every other rule pushed out (soak hunt #1); the memory block
+    already showed each text once."""
+    seen: set[str] = set()
+    out = []
+    for hit in hits:
+        key = wording_key(hit.record.text)
+        if key and key in seen:
+            continue
+        seen.add(key)
+        out.append(hit)
+    return out
 
 
 def has_evidence(dense: float | None, keyword: float | None) -> bool:
@@ -111,7 +129,7 @@ class GuidelineSearch:
             hits.append(Hit[Guideline](id=g.id, score=round(score + self.prior(g), 6),
                                        why=why, record=g, dense=dense, keyword=keyword))
         hits.sort(key=lambda h: (-h.score, h.id))
-        return hits
+        return _one_per_wording(hits)
 
     def _fuse(self, query: str, where: dict[str, Any], candidates: int
               ) -> list[tuple[str, float, float | None, float | None, dict[str, Any]]]:
