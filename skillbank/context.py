@@ -84,9 +84,9 @@ class _Item:
 
 
 def _one_line(text: str, limit: int = 400) -> str:
-    """`text` on one line of at most `limit` characters and a third as many tokens, so a line
+    """`text` on one line of at most `limit` characters and half as many tokens, so a line
     in a dense script (Chinese, Japanese) costs what an English one does (`text_cut`)."""
-    return within_tokens(cut_at_word(" ".join(str(text).split()), limit), max(24, limit // 3))
+    return within_tokens(cut_at_word(" ".join(str(text).split()), limit), max(24, limit // 2))
 
 
 def _when(when_to_use: str) -> str:

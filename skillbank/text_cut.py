@@ -37,7 +37,7 @@ def within_tokens(text: str, max_tokens: int, ellipsis: str = ELLIPSIS) -> str:
     """`text` cut (as `cut_at_word` cuts) so that it costs at most `max_tokens` tokens.
 
     A no-op for text under the allowance, which is any line of spaced words under its character
-    limit when the allowance is a third of that limit (English runs ~4 characters a token).
+    limit when the allowance is half that limit (English runs ~4 characters a token).
     """
     if count_tokens(text) <= max_tokens:
         return text

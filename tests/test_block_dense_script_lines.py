@@ -3,7 +3,8 @@
 Lines were cut back to their last space: a Chinese lesson "教训: …300 characters…" has its only
 space after the label, so the block showed "Feedback: 教训:…" and the lesson was gone. And lines
 were cut by characters, not tokens: 400 Chinese characters cost 400–500 tokens where 400 English
-ones cost ~100, so a 250-token budget gave an empty block. In process and through a client of
+ones cost ~100, so a 250-token budget gave an empty block (a line now costs at most half its
+character limit in tokens: a 219-character Greek rule, ~200 tokens, stays whole). In process and through a client of
 another process that owns the root.
 """
 
@@ -40,8 +41,8 @@ def _check(bank) -> None:
     assert SENTENCE in line.split("Feedback:", 1)[1]  # the lesson, not just its label
 
     bank.guidelines.learn("review", rules=[{"text": "迁移数据库之前必须备份。" + SENTENCE * 8}])
-    block = bank.context_for("迁移数据库之前必须备份", budget_tokens=250)
-    assert block.guidelines and block.tokens <= 250
+    block = bank.context_for("迁移数据库之前必须备份", budget_tokens=400)
+    assert block.guidelines and block.tokens <= 400
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
