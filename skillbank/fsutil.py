@@ -84,8 +84,8 @@ def slugify(text: str, max_len: int = 48) -> str:
     scripts stay as they are ("数据库"); "general" only for text that names nothing.
 
     It kept only a-z0-9: "Sécurité" became "s-curit" and every Chinese topic "general", so
-    `context_for(topic="前端")` served database rules. Text with no letter or digit at all
-    ("🚀") gets a short stable hash, never "general".
+    `context_for(topic="前端")` served database rules. Text of symbols with no letter or digit
+    ("🚀") gets a short stable hash; punctuation alone ("-") is "general".
     """
     slug = "-".join(text_words.word_pattern().findall(_latin_plain(text or "")))
     slug = slug[:max_len].strip("-")
@@ -94,8 +94,8 @@ def slugify(text: str, max_len: int = 48) -> str:
     if slug:
         return unicodedata.normalize("NFC", slug)
     named = unicodedata.normalize("NFC", text or "").strip()
-    if not named:
-        return "general"
+    if all(unicodedata.category(ch)[0] in "PZ" for ch in named):
+        return "general"  # "", "-" or "...": what a distiller may answer for "no topic"
     return "topic-" + hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 

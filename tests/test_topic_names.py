@@ -85,3 +85,28 @@ def test_a_topic_folder_named_in_nfd_is_the_same_topic(tmp_path):
     with bank_for(tmp_path, False) as bank:
         assert bank.guidelines.get(gid).topic == "한국어"
         assert [g.id for g in bank.guidelines.list(topic="한국어")] == [gid]
+
+
+def test_punctuation_names_no_topic():
+    """"-" or "..." is what a distiller may answer for "no topic" (s22 review: it became a
+    hashed topic of its own, outside the general pool)."""
+    assert slugify("-") == slugify("...") == "general"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_one_topic_one_folder_whatever_the_call(tmp_path, remote):
+    """`learn` slugified a rule's topic ("sécurité" -> "securite") while `add`, `list` and
+    `search` took it as typed, so one topic sat in two or three folders and a topic filter saw
+    only part of it (s22 review); an NFD spelling was stored raw."""
+    nfd = unicodedata.normalize("NFD", "sécurité")
+    with bank_for(tmp_path, remote) as bank:
+        learnt = bank.guidelines.learn("Security review", rules=[
+            {"text": "Encrypt every exported invoice file.", "topic": "Sécurité"}]).ids()[0]
+        added = bank.guidelines.add("Rotate the API keys every ninety days.",
+                                    topic="sécurité").guideline_id
+        typed = bank.guidelines.add("Never log access tokens.", topic=nfd).guideline_id
+        assert bank.guidelines.topics() == ["securite"]
+        for topic in ("sécurité", nfd, "securite"):
+            assert {g.id for g in bank.guidelines.list(topic=topic)} == {learnt, added, typed}
+        found = bank.guidelines.search("encrypt the exported invoice file", topic="sécurité")
+        assert learnt in [h.id for h in found]

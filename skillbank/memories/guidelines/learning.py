@@ -199,7 +199,7 @@ class GuidelineLearning:
         if not isinstance(trusted, bool):
             raise InvalidInputError("trusted must be true or false")
         if topic is not None:
-            self._check_topic(topic)
+            topic = self._check_topic(topic)
         source = self._check_source(source)
         ns = self._write_ns(namespace)  # the caller's namespace (skillbank.scope)
         trusted = self._scope(trusted).trusted

@@ -83,7 +83,7 @@ class GuidelineSearch:
             raise InvalidInputError("k must be a non-negative integer")
         spaces = self._read_spaces(namespace)  # the caller's own and shared namespaces
         if topic is not None:
-            self._check_topic(topic)
+            topic = self._check_topic(topic)
         if k == 0 or not task.strip() or not spaces:
             return []
         with self._lock:
@@ -206,7 +206,7 @@ class GuidelineSearch:
         if status is not None and status not in STATUSES:
             raise InvalidInputError(f"status must be one of {', '.join(STATUSES)}")
         if topic is not None:
-            self._check_topic(topic)
+            topic = self._check_topic(topic)
         scope = self._scope()
         spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         with self._lock:
@@ -257,7 +257,7 @@ class GuidelineSearch:
         ``topic=None`` gives every topic of the namespace.
         """
         if topic is not None:
-            self._check_topic(topic)
+            topic = self._check_topic(topic)
         spaces = self._read_spaces(namespace)
         with self._lock:
             self._refresh()

@@ -20,7 +20,7 @@ from typing import Callable
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import check_slug, check_topic
+from skillbank.fsutil import check_slug, check_topic, slugify
 from skillbank.index import IndexItem
 from skillbank.index_outage import INDEX_RETRY_SECONDS, ChromaUnavailableError
 from skillbank.memories.guidelines.files import (
@@ -49,7 +49,10 @@ class GuidelineStore:
 
     @staticmethod
     def _check_topic(topic: str) -> str:
-        return check_topic(topic, "topic")
+        """The topic as rules are filed under it: `learn` slugifies a rule's topic, so a topic
+        given to `add`, `search`, `list` or `playbook` is slugified the same way ("sécurité" ->
+        "securite"); it went to `add` as typed, and one topic sat in two folders (s22 review)."""
+        return slugify(check_topic(topic, "topic"))
 
     def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str:
         if namespace is None:
