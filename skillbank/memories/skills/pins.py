@@ -41,9 +41,34 @@ TOO_MANY = f"more than {MAX_OUTSIDE_FILES} files"
 #: Files outside the pin are hashed up to this many bytes in all; past it, stamped by stat
 #: (size, mtime, ctime, inode: as safe, but a fresh clone of the folder gets a new version).
 MAX_OUTSIDE_HASH_BYTES = 64 << 20
-#: Folders left out of a whole-folder version: rewritten by a plain `git status` or by running
-#: the skill's own Python (bytecode caches), so they would send a skill to review for nothing.
-UNWATCHED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+#: Folders left out of a whole-folder version: rewritten by a plain `git status`, so they would
+#: send a skill to review for nothing. Not `__pycache__`: an unchecked-hash `.pyc` a vendor
+#: update added there ran instead of the accepted `helpers.py` while the skill kept its version,
+#: scan and accept (review #1); only the bytecode Python writes itself is left out (`self_written_pyc`).
+UNWATCHED_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def self_written_pyc(path: Path, stat: os.stat_result) -> bool:
+    """Whether `path` is a `__pycache__/*.pyc` as Python writes it when the skill's own code is
+    imported: timestamp-based (PEP 552 flags 0) with the mtime and size of the `.py` next to
+    its `__pycache__` in its header, so Python would recompile it from that source had the
+    source changed. A hash-based pyc (run without looking at its source when unchecked), an
+    orphan, or one whose header does not match is code the version must cover."""
+    if path.parent.name != "__pycache__" or path.suffix != ".pyc" or stat.st_size < 16:
+        return False
+    source = path.parent.parent / (path.name.split(".", 1)[0] + ".py")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(16)
+        source_stat = source.stat()
+    except OSError:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return (flags == 0 and S_ISREG(source_stat.st_mode)
+            and mtime == int(source_stat.st_mtime) & 0xFFFFFFFF
+            and size == source_stat.st_size & 0xFFFFFFFF)
 
 
 def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
@@ -171,7 +196,7 @@ class DigestCache:
         budget = MAX_OUTSIDE_HASH_BYTES
         lines: list[str] = []
         for relative, stat in sorted(files, key=lambda item: item[0]):
-            if relative in pinned:
+            if relative in pinned or self_written_pyc(folder / relative, stat):
                 continue
             if stat.st_size <= budget:
                 budget -= stat.st_size
