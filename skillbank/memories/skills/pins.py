@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from stat import S_ISREG
 import threading
@@ -71,6 +72,41 @@ def self_written_pyc(path: Path, stat: os.stat_result) -> bool:
             and size == source_stat.st_size & 0xFFFFFFFF)
 
 
+#: Files an operating system writes into a folder someone browses, by name and first bytes:
+#: Finder's `.DS_Store` ("Bud1"), AppleDouble `._*` files, Explorer's `Thumbs.db` (an OLE file).
+#: An accepted third-party skill went back to review when a Mac opened its folder (review #6).
+#: The bytes are checked too, so a script named `._run.sh` still counts.
+OS_METADATA_MAGIC = {".DS_Store": b"\0\0\0\x01Bud1", "._": b"\0\x05\x16\x07",
+                     "thumbs.db": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"}
+#: What a Windows `desktop.ini` holds: `[section]`, `key=value` and `;` lines, none of the
+#: characters a shell would run something with (a shell runs `x=$(curl …)` in an INI file).
+_INI_LINE = re.compile(r"^(?:\s*|\s*\[[^\]]*\]\s*|\s*;.*|[^=]+=.*)$")
+_SHELL_CHARS = re.compile(r"[$`;|&<>()]")
+
+
+def os_metadata(path: Path, stat: os.stat_result) -> bool:
+    """Whether a file is folder metadata an operating system wrote, left out of a non-own
+    skill's whole-folder version (`DigestCache.outside_digest`)."""
+    name = path.name
+    key = "._" if name.startswith("._") else (name.lower() if name.lower() in (
+        "thumbs.db", "desktop.ini") else name)
+    if key not in OS_METADATA_MAGIC and key != "desktop.ini":
+        return False
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(4096 + 1)
+    except OSError:
+        return False
+    if key != "desktop.ini":
+        return data.startswith(OS_METADATA_MAGIC[key])
+    if len(data) > 4096 or stat.st_size > 4096:
+        return False
+    text = data.decode("utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8", "replace")
+    lines = text.lstrip("\ufeff").splitlines()
+    return all(_INI_LINE.match(line) and not (";" not in line[:1] and _SHELL_CHARS.search(line))
+               for line in lines)
+
+
 def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
     """Files of a skill folder with their stat, as `mcp_server/resources.py` walks them:
     hidden and vendored entries skipped, symlinks that leave the folder skipped."""
@@ -93,6 +129,8 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
                 continue
             if not S_ISREG(stat.st_mode):
                 continue  # a FIFO, socket or device: reading it would block or never end
+            if filename.lower() in ("thumbs.db", "desktop.ini") and os_metadata(path, stat):
+                continue  # not hidden, so pinned one by one: Explorer's files changed the pin
             out.append((path.relative_to(folder).as_posix(), stat))
             if len(out) >= MAX_FILES:
                 return out
@@ -196,7 +234,8 @@ class DigestCache:
         budget = MAX_OUTSIDE_HASH_BYTES
         lines: list[str] = []
         for relative, stat in sorted(files, key=lambda item: item[0]):
-            if relative in pinned or self_written_pyc(folder / relative, stat):
+            if relative in pinned or self_written_pyc(folder / relative, stat) \
+                    or os_metadata(folder / relative, stat):
                 continue
             if stat.st_size <= budget:
                 budget -= stat.st_size
