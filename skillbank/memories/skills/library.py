@@ -355,10 +355,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     def list(self, include_held: bool = False) -> list[Skill]:
         """Every indexed skill as a catalog-level record (no body); held skills (trust.py) only
         with `include_held` (for the person reviewing them)."""
-        everything = [self._summary(name) for name in self.names()]
+        everything = [self._summary(name, fresh=False) for name in self.names()]
         return everything if include_held else gate.shown(everything)
 
-    def _summary(self, name: str) -> Skill:
+    def _summary(self, name: str, fresh: bool = True) -> Skill:
+        """A skill's catalog-level record with its trust state; `fresh=False` on the ranking
+        path (list, search, catalog: trust_cache.OUTSIDE_TTL), never when it is served."""
         meta = self.index.metadata(name)
         indexed = same_name(name, self.index.ids()) if meta is None else None
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
@@ -369,7 +371,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             name=name, description=str(meta.get("description", "")),
             path=str(meta.get("path", "")), root=str(meta.get("root", "")),
             writable=bool(meta.get("writable")), content_hash=str(meta.get("hash", "")),
-            usage=self.usage.get(name)))
+            usage=self.usage.get(name)), fresh)
 
     def __contains__(self, name: str) -> bool:
         return self.index.metadata(name) is not None or \
@@ -537,7 +539,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             if len(chosen) == near_copies.enough(chosen, k):
                 break
             try:
-                record = self._summary(hit.id)
+                record = self._summary(hit.id, fresh=False)
             except NotFoundError:  # removed by a concurrent sync since the search began
                 continue
             # A held skill is not checked for tools: `missing_tools` would name it to the agent
@@ -638,7 +640,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             ordered = sorted(self.names(), key=lambda n: (-(counts[n].uses if n in counts else 0), n))
         catalog = Catalog()
         for name in ordered:
-            summary = self._summary(name)
+            summary = self._summary(name, fresh=False)
             if summary.held:  # trust gate (gate.py): never in the catalog until accepted
                 continue
             entry = CatalogEntry(name, summary.description, summary.path,

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 from stat import S_ISREG
 import threading
@@ -41,9 +42,69 @@ TOO_MANY = f"more than {MAX_OUTSIDE_FILES} files"
 #: Files outside the pin are hashed up to this many bytes in all; past it, stamped by stat
 #: (size, mtime, ctime, inode: as safe, but a fresh clone of the folder gets a new version).
 MAX_OUTSIDE_HASH_BYTES = 64 << 20
-#: Folders left out of a whole-folder version: rewritten by a plain `git status` or by running
-#: the skill's own Python (bytecode caches), so they would send a skill to review for nothing.
-UNWATCHED_DIRS = frozenset({".git", ".hg", ".svn", "__pycache__"})
+#: Folders left out of a whole-folder version: rewritten by a plain `git status`, so they would
+#: send a skill to review for nothing. Not `__pycache__`: an unchecked-hash `.pyc` a vendor
+#: update added there ran instead of the accepted `helpers.py` while the skill kept its version,
+#: scan and accept (review #1); only the bytecode Python writes itself is left out (`self_written_pyc`).
+UNWATCHED_DIRS = frozenset({".git", ".hg", ".svn"})
+
+
+def self_written_pyc(path: Path, stat: os.stat_result) -> bool:
+    """Whether `path` is a `__pycache__/*.pyc` as Python writes it when the skill's own code is
+    imported: timestamp-based (PEP 552 flags 0) with the mtime and size of the `.py` next to
+    its `__pycache__` in its header, so Python would recompile it from that source had the
+    source changed. A hash-based pyc (run without looking at its source when unchecked), an
+    orphan, or one whose header does not match is code the version must cover."""
+    if path.parent.name != "__pycache__" or path.suffix != ".pyc" or stat.st_size < 16:
+        return False
+    source = path.parent.parent / (path.name.split(".", 1)[0] + ".py")
+    try:
+        with path.open("rb") as handle:
+            header = handle.read(16)
+        source_stat = source.stat()
+    except OSError:
+        return False
+    flags = int.from_bytes(header[4:8], "little")
+    mtime = int.from_bytes(header[8:12], "little")
+    size = int.from_bytes(header[12:16], "little")
+    return (flags == 0 and S_ISREG(source_stat.st_mode)
+            and mtime == int(source_stat.st_mtime) & 0xFFFFFFFF
+            and size == source_stat.st_size & 0xFFFFFFFF)
+
+
+#: Files an operating system writes into a folder someone browses, by name and first bytes:
+#: Finder's `.DS_Store` ("Bud1"), AppleDouble `._*` files, Explorer's `Thumbs.db` (an OLE file).
+#: An accepted third-party skill went back to review when a Mac opened its folder (review #6).
+#: The bytes are checked too, so a script named `._run.sh` still counts.
+OS_METADATA_MAGIC = {".DS_Store": b"\0\0\0\x01Bud1", "._": b"\0\x05\x16\x07",
+                     "thumbs.db": b"\xd0\xcf\x11\xe0\xa1\xb1\x1a\xe1"}
+#: What a Windows `desktop.ini` holds: `[section]`, `key=value` and `;` lines, none of the
+#: characters a shell would run something with (a shell runs `x=$(curl …)` in an INI file).
+_INI_LINE = re.compile(r"^(?:\s*|\s*\[[^\]]*\]\s*|\s*;.*|[^=]+=.*)$")
+_SHELL_CHARS = re.compile(r"[$`;|&<>()]")
+
+
+def os_metadata(path: Path, stat: os.stat_result) -> bool:
+    """Whether a file is folder metadata an operating system wrote, left out of a non-own
+    skill's whole-folder version (`DigestCache.outside_digest`)."""
+    name = path.name
+    key = "._" if name.startswith("._") else (name.lower() if name.lower() in (
+        "thumbs.db", "desktop.ini") else name)
+    if key not in OS_METADATA_MAGIC and key != "desktop.ini":
+        return False
+    try:
+        with path.open("rb") as handle:
+            data = handle.read(4096 + 1)
+    except OSError:
+        return False
+    if key != "desktop.ini":
+        return data.startswith(OS_METADATA_MAGIC[key])
+    if len(data) > 4096 or stat.st_size > 4096:
+        return False
+    text = data.decode("utf-16" if data[:2] in (b"\xff\xfe", b"\xfe\xff") else "utf-8", "replace")
+    lines = text.lstrip("\ufeff").splitlines()
+    return all(_INI_LINE.match(line) and not (";" not in line[:1] and _SHELL_CHARS.search(line))
+               for line in lines)
 
 
 def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
@@ -68,6 +129,8 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
                 continue
             if not S_ISREG(stat.st_mode):
                 continue  # a FIFO, socket or device: reading it would block or never end
+            if filename.lower() in ("thumbs.db", "desktop.ini") and os_metadata(path, stat):
+                continue  # not hidden, so pinned one by one: Explorer's files changed the pin
             out.append((path.relative_to(folder).as_posix(), stat))
             if len(out) >= MAX_FILES:
                 return out
@@ -171,7 +234,8 @@ class DigestCache:
         budget = MAX_OUTSIDE_HASH_BYTES
         lines: list[str] = []
         for relative, stat in sorted(files, key=lambda item: item[0]):
-            if relative in pinned:
+            if relative in pinned or self_written_pyc(folder / relative, stat) \
+                    or os_metadata(folder / relative, stat):
                 continue
             if stat.st_size <= budget:
                 budget -= stat.st_size

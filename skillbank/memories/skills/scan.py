@@ -136,10 +136,29 @@ def scanner_python(configured: str | None = None) -> str | None:
     return None
 
 
+#: How programs a system runs directly begin: ELF, Mach-O (both byte orders, 32/64-bit, fat)
+#: and PE ("MZ"). A binary file under `scripts/` or with the executable bit that begins
+#: otherwise (a PNG, a PDF, a font, a zip) is data.
+EXECUTABLE_MAGIC = (b"\x7fELF", b"\xfe\xed\xfa\xce", b"\xfe\xed\xfa\xcf", b"\xce\xfa\xed\xfe",
+                    b"\xcf\xfa\xed\xfe", b"\xca\xfe\xba\xbe", b"MZ")
+
+
 def _named_script(relative: str, stat: os.stat_result) -> bool:
-    """A script by its name, mode or place: a known suffix, the executable bit, `scripts/`."""
-    return (Path(relative).suffix.lower() in SCRIPT_SUFFIXES or bool(stat.st_mode & 0o111)
+    """A script by its name, mode or place: a known suffix (or bytecode, `.pyc`), the
+    executable bit, `scripts/`."""
+    suffix = Path(relative).suffix.lower()
+    return (suffix in SCRIPT_SUFFIXES or suffix == ".pyc" or bool(stat.st_mode & 0o111)
             or relative.startswith("scripts/"))
+
+
+def _binary_code(relative: str, head: bytes) -> bool:
+    """Whether a binary file is code rather than data, judged by its content: a shebang, an
+    executable's magic number, a script suffix or bytecode. By name, mode or place alone, a
+    `logo.png` with the executable bit a Windows-made zip left on it was "a binary script" and
+    held a harmless third-party skill (review #5)."""
+    suffix = Path(relative).suffix.lower()
+    return (head.startswith(b"#!") or head.startswith(EXECUTABLE_MAGIC)
+            or suffix in SCRIPT_SUFFIXES or suffix == ".pyc")
 
 
 def precheck(folder: Path) -> tuple[str, str] | None:
@@ -147,7 +166,8 @@ def precheck(folder: Path) -> tuple[str, str] | None:
     that is binary or over `MAX_SCRIPT_BYTES`, or any file over the scanner's own limit.
 
     A script is any file a skill may run: a known suffix, a shebang, the executable bit or a
-    place under `scripts/`. Judged by suffix alone, `scripts/run` (shebang, +x) padded to 11 MB
+    place under `scripts/`; a binary one only when its content is code (`_binary_code`), and
+    never a `.pyc` Python wrote from the `.py` beside it. Judged by suffix alone, `scripts/run` (shebang, +x) padded to 11 MB
     passed: the scanner dropped its high finding and the third-party skill was served."""
     from skillbank.memories.skills.resources import open_for_hash
 
@@ -168,6 +188,10 @@ def precheck(folder: Path) -> tuple[str, str] | None:
             continue
         if not (named or head.startswith(b"#!")):
             continue
+        if pins.self_written_pyc(folder / relative, stat):
+            continue  # what running the skill's own Python once writes (pins.self_written_pyc)
+        if b"\0" in head and not _binary_code(relative, head):
+            continue  # data that happens to be executable or under scripts/
         if stat.st_size > MAX_SCRIPT_BYTES:
             return relative, f"script {relative} is {stat.st_size} bytes (over {MAX_SCRIPT_BYTES})"
         if b"\0" in head:

@@ -75,8 +75,8 @@ class SkillTrust:
                     self.__dict__["_trust_book"] = book
         return book
 
-    def _trusted(self, skill: Skill) -> Skill:
-        annotated = self.trust_book.annotate(skill)
+    def _trusted(self, skill: Skill, fresh: bool = True) -> Skill:
+        annotated = self.trust_book.annotate(skill, fresh=fresh)
         self._note_version(annotated)
         return annotated
 

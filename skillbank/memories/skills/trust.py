@@ -277,17 +277,19 @@ class TrustBook:
         return best[1] if best else "third-party"
 
     # Judging one skill ---------------------------------------------------------------------
-    def annotate(self, skill: Any, version: str | None = None) -> Any:
+    def annotate(self, skill: Any, version: str | None = None, fresh: bool = True) -> Any:
         """`skill` (a Skill record) with trust, scan, findings, review, held and notes set.
 
         `version`: the skill's version as last seen (`versions`), for counts that may be a
-        moment stale (`stats`): the folder is then not walked."""
+        moment stale (`stats`): the folder is then not walked. `fresh=False` (ranking: search,
+        list, catalog) lets the files outside the pin be looked at up to
+        `trust_cache.OUTSIDE_TTL` seconds ago; serving a skill always looks now."""
         trust = self.skill_level(skill)
         folder = Path(skill.path).parent
         digests: dict[str, str] | None = None
         whole = trust != "own"
         if version is None:
-            digests = self.digests.digests(folder, whole) if skill.path else {}
+            digests = self.digests.digests(folder, whole, fresh) if skill.path else {}
             version = pins.version_of(digests)
             self.versions[skill.name] = version
         result = self.scanner.result(folder, version) if skill.path else None
