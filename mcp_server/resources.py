@@ -207,6 +207,7 @@ class ManifestCache:
         `summary` is a catalog-level Skill (from `skills.list()`); without it the skill is loaded.
         Its description is the listed one (within the spec's 1,024 characters).
         """
+        from skillbank.memories.skills.resources import hard_linked
         from skillbank.memories.skills.skill_file import listed_description
 
         loaded = None
@@ -219,8 +220,8 @@ class ManifestCache:
         digest, _, size = self._digest(skill_md, skill_stat, served)
         files = [FileEntry("SKILL.md", size, digest, skill_stat.st_mtime)]
         for relative, stat in _walk(folder):
-            if relative == "SKILL.md":
-                continue
+            if relative == "SKILL.md" or (served and hard_linked(stat)):
+                continue  # a hard link is not read from a skill not the bank's own: nor listed
             try:
                 digest, binary, size = self._digest(folder / relative, stat, served)
             except OSError:

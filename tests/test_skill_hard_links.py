@@ -69,3 +69,27 @@ def test_the_bank_s_own_hard_linked_file_is_served(tmp_path):
         assert bank.skills.read_resource("mine", "shared.md") == "shared\n"
     finally:
         bank.close()
+
+
+def test_a_skill_installed_by_hard_links_keeps_its_skill_md_and_lists_no_hard_link(tmp_path):
+    """uv (Linux default) and pnpm install packages by hard links: a third-party skill shipped so
+    lost even its `skill://NAME/SKILL.md` read, while `load` served the same text; and the MCP
+    manifest listed the refused hard-linked files with their size and sha256 (s22 review)."""
+    from mcp_server.resources import ManifestCache
+
+    store = tmp_path / "store"
+    installed = write_skill(store, "pdf-forms", "Fill PDF forms from a CSV.").parent
+    (installed / "references").mkdir()
+    (installed / "references" / "fields.md").write_text("fields\n")
+    vendor = tmp_path / "vendor" / "pdf-forms"
+    (vendor / "references").mkdir(parents=True)
+    for relative in ("SKILL.md", "references/fields.md"):
+        os.link(installed / relative, vendor / relative)
+    bank = open_bank(tmp_path / "root", [tmp_path / "vendor"])
+    try:
+        assert bank.skills.read_resource("pdf-forms", "SKILL.md") == \
+            (installed / "SKILL.md").read_text()
+        listed = [f.path for f in ManifestCache().manifest(bank, "pdf-forms").files]
+        assert listed == ["SKILL.md"]
+    finally:
+        bank.close()

@@ -450,11 +450,13 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
-        if summary.trust != "own" and (hard_linked(path.stat()) or relative not in
+        if summary.trust != "own" and ((hard_linked(path.stat()) and relative != "SKILL.md")
+                                       or relative not in
                                        self.trust_book.digests.digests(folder, True)):
             # Hidden, vendored or past-the-cap files escape the pin (pins.skill_files): a change
             # to one would be served under the accepted version, so they are not served at all;
-            # nor a hard link, which may name a file outside the folder (resources.hard_linked).
+            # nor a hard link, which may name a file outside the folder (resources.hard_linked),
+            # but SKILL.md, whose text `load` serves anyway (uv and pnpm install by hard links).
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
                                 "trust covers (hidden, vendored and hard-linked files are not "
                                 "served)")
