@@ -12,8 +12,7 @@ from __future__ import annotations
 import pytest
 
 from conftest import write_skill
-from owner_client import client_bank, owner_process
-from test_skill_trust import open_bank
+from test_skill_trust import vendor_bank
 
 LONG = "Add up invoice totals in a spreadsheet. " + "Also more words about invoices. " * 1900
 
@@ -33,13 +32,5 @@ def test_a_huge_description_is_cut_in_resources_list(tmp_path, remote):
     vendor = tmp_path / "vendor"
     write_skill(vendor, "big-desc", LONG.strip())
     root = tmp_path / "root"
-    if not remote:
-        bank = open_bank(root, [vendor])
-        try:
-            _check(bank)
-        finally:
-            bank.close()
-        return
-    root.mkdir()
-    with owner_process(root, (vendor,)), client_bank(root) as bank:
+    with vendor_bank(root, vendor, remote) as bank:
         _check(bank)

@@ -16,8 +16,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
-from owner_client import client_bank, owner_process
-from test_skill_trust import open_bank
+from test_skill_trust import open_bank, vendor_bank
 from skillbank.errors import NotFoundError
 
 SECRET = "TOPSECRET-hardlinked\n"
@@ -45,15 +44,7 @@ def _check(bank) -> None:
 def test_a_hard_link_in_a_third_party_skill_is_not_served(tmp_path, remote):
     vendor = _vendor(tmp_path)
     root = tmp_path / "root"
-    if not remote:
-        bank = open_bank(root, [vendor])
-        try:
-            _check(bank)
-        finally:
-            bank.close()
-        return
-    root.mkdir()
-    with owner_process(root, (vendor,)), client_bank(root) as bank:
+    with vendor_bank(root, vendor, remote) as bank:
         _check(bank)
 
 

@@ -21,8 +21,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
-from owner_client import client_bank, owner_process
-from test_skill_trust import fake_scanner, open_bank
+from test_skill_trust import fake_scanner, open_bank, vendor_bank
 
 CLEAN = ('echo \'{"ready": true}\'\nwhile read line; do '
          'echo \'{"ok": true, "findings": []}\'; done\n')
@@ -62,16 +61,7 @@ def test_hidden_characters_are_not_served_and_are_a_finding(tmp_path, remote):
     vendor = _vendor(tmp_path / "vendor")
     scanner = fake_scanner(tmp_path, CLEAN)
     root = tmp_path / "root"
-    if not remote:
-        bank = open_bank(root, [vendor], scanner=scanner)
-        try:
-            _check(bank)
-        finally:
-            bank.close()
-        return
-    root.mkdir()
-    (root / "skillbank.toml").write_text(f'[skill_scan]\npython = "{scanner}"\n')
-    with owner_process(root, (vendor,)), client_bank(root) as bank:
+    with vendor_bank(root, vendor, remote, scanner=scanner) as bank:
         _check(bank)
 
 

@@ -8,6 +8,7 @@ stand-in scanner programs: a real scanner cannot be made to fail on demand.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import json
 import os
@@ -53,6 +54,27 @@ def open_bank(root: Path, skill_roots: list[Path], *, scanner: str | None = None
     bank.skills.scan_timeout = timeout
     bank.skills.sync()
     return bank
+
+
+@contextlib.contextmanager
+def vendor_bank(root: Path, vendor: Path, remote: bool, *, scanner: str | None = None):
+    """A bank on `root` with `vendor` as a third-party root, both ways a memory operation is
+    tested: opened here (`open_bank`), or a client of an owner process (the scanner named in
+    the root's skillbank.toml)."""
+    if not remote:
+        bank = open_bank(root, [vendor], scanner=scanner)
+        try:
+            yield bank
+        finally:
+            bank.close()
+        return
+    from owner_client import client_bank, owner_process
+
+    root.mkdir(exist_ok=True)
+    if scanner:
+        (root / "skillbank.toml").write_text(f'[skill_scan]\npython = "{scanner}"\n')
+    with owner_process(root, (vendor,)), client_bank(root) as bank:
+        yield bank
 
 
 @pytest.fixture

@@ -18,8 +18,7 @@ from pathlib import Path
 import pytest
 
 from conftest import write_skill
-from owner_client import client_bank, owner_process
-from test_skill_trust import fake_scanner, open_bank
+from test_skill_trust import fake_scanner, open_bank, vendor_bank
 from skillbank.memories.skills import pins
 
 CLEAN = ('echo \'{"ready": true}\'\nwhile read line; do '
@@ -71,16 +70,7 @@ def test_a_change_to_a_file_outside_the_pin_sends_the_skill_back(tmp_path, remot
     vendor = _vendor(tmp_path / "vendor")
     root = tmp_path / "root"
     scanner = fake_scanner(tmp_path, CLEAN)
-    if not remote:
-        bank = open_bank(root, [vendor], scanner=scanner)
-        try:
-            _check(bank, vendor)
-        finally:
-            bank.close()
-        return
-    root.mkdir()
-    (root / "skillbank.toml").write_text(f'[skill_scan]\npython = "{scanner}"\n')
-    with owner_process(root, (vendor,)), client_bank(root) as bank:
+    with vendor_bank(root, vendor, remote, scanner=scanner) as bank:
         _check(bank, vendor)
 
 
