@@ -319,12 +319,25 @@ class BankHandle:
             if self._fill.is_alive():  # said, as a missing snapshot costs the next start (#4)
                 log.info("vectors were still being filled after %g s: the memory was not "
                          "closed, no keyword snapshot saved", wait)
+                self._flush_only(wait)
                 return
         if self._bank is not None:
             try:
                 self._bank.close()
             except Exception:  # noqa: BLE001
                 log.debug("closing the bank failed", exc_info=True)
+
+    def _flush_only(self, wait: float) -> None:
+        """The bank's buffered use counts and background writes made durable without closing
+        it (the fill still uses its index): a SIGTERM while vectors were filling left the bank
+        unclosed, and those were lost with the process (session 22, the soak's fix helper)."""
+        if self._bank is None:
+            return
+        try:
+            if not self._bank.flush(timeout=wait):
+                log.warning("background writes were still running at shutdown")
+        except Exception:  # noqa: BLE001
+            log.debug("flushing the bank failed", exc_info=True)
 
 
 #: How long the bank's opening waits, once the snapshot library is ready, for the first skill

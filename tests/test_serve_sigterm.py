@@ -143,3 +143,30 @@ def test_a_bank_closed_on_another_thread_than_it_opened_on_saves_and_lets_go(tmp
     folders = _snapshot_folders(root)
     assert any("experiences" in name and "CURRENT" in held and "DIRTY" not in held
                for name, held in folders.items()), folders
+
+
+def test_a_stop_while_vectors_fill_still_writes_the_buffered_use_counts(tmp_path):
+    """The server gives the bank a second to close; a fill still embedding after it left the
+    bank unclosed, and its buffered use counts were lost with the process. Now they are
+    flushed (the index stays open for the fill) even then."""
+    import threading
+
+    from mcp_server.loader import BankHandle
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False)
+    handle = BankHandle.ready(bank)
+    release = threading.Event()
+    handle._fill = threading.Thread(target=release.wait, daemon=True)  # a fill that goes on
+    handle._fill.start()
+    bank._usage("skills").record("skill:csv-report")  # a plain use: buffered, not yet written
+    journal = tmp_path / "root" / "usage" / "skills.jsonl"
+    assert "skill:csv-report" not in (journal.read_text() if journal.exists() else "")
+    try:
+        handle.close(wait=0.05)
+        assert "skill:csv-report" in journal.read_text()
+    finally:
+        release.set()
+        bank.close()
