@@ -283,6 +283,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     continue
                 winners[name] = entry
                 pending.append((entry, name, doc))
+            # The trust levels the library holds: a search looks past its k hits for a more
+            # trusted original of a copy only where one can exist (near_copies.enough).
+            self._levels_held = {self.trust_book.level(w.root) for w in winners.values()}
             # An item embedded with other texts (before the body side), or with its summary
             # alone (a fill stopped before its sections), counts as changed.
             current = {name: digest if _embedded_whole(metas.get(name))
@@ -538,7 +541,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         # Records only for what is returned: a summary carries trust state (files hashed), and
         # building one per candidate cost a quarter of a search on a 900-skill library.
         for z, hit in ranked:
-            if len(chosen) == near_copies.enough(chosen, k):
+            if len(chosen) == near_copies.enough(chosen, k, getattr(self, "_levels_held", None)):
                 break
             try:
                 record = self._summary(hit.id, fresh=False)
@@ -664,6 +667,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if doc is not None:
             self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
             last_good.keep(self.writable_root.parent, doc.name, data)
+            if getattr(self, "_levels_held", None) is not None:
+                self._levels_held.add("own")  # the bank's own skill, saved since the last sync
 
 
 def _embedded_whole(meta: dict[str, Any] | None) -> bool:
