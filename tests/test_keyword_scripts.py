@@ -112,3 +112,16 @@ def test_a_root_indexed_by_the_ascii_tokenizer_rebuilds_only_its_keyword_side(tm
         found = bank.skills.search("Проверка суммы счёта", k=2)
         assert [h.name for h in found][:1] == ["invoice-ru"]
         assert embedding.calls == 1  # the query; no stored text embedded again
+
+
+def test_rules_that_differ_in_a_vowel_sign_are_not_the_same_wording():
+    """A rule's dedup key reads words as the keyword side does: with `[^\\W_]+` "हर दिन लिखें"
+    (write every day) and "हर दीन लिखें" (a different word) both keyed "हर द न ल ख", and the
+    distiller called the second "the same rule" without reading it."""
+    from skillbank.distill import RuleDistiller
+    from skillbank.distill.text import _key
+
+    assert _key("हर दिन लिखें") != _key("हर दीन लिखें")
+    assert _key("Never put SQL in f-strings; use bound_params!") == \
+        "never put sql in f strings use bound params"
+    assert RuleDistiller().relate("हर दीन लिखें", "हर दिन लिखें", similarity=0.2) != "same"

@@ -33,6 +33,8 @@ _NEGATIONS = frozenset("nie niemals nicht kein keine keinen keinem keiner jamais
 _ALWAYS = frozenset("immer stets toujours".split())
 _CUE_WORDS = frozenset("ab sofort jetzt von nun an heute künftig zukünftig mehr désormais "
                        "dorénavant partir maintenant aujourd hui plus".split())
+#: Not ``text_words``' word: a German or French compound keeps its hyphen ("MLA-Format" is one
+#: matter, not "mla" and a "format" shared with "APA-Format"), and NFC has composed its accents.
 _TOKEN = re.compile(r"[^\W\d_][\w-]*|\d+")
 
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import re
 
+from skillbank.text_words import word_pattern
+
 
 _WORD_RE = re.compile(r"[\w\u27e6\u27e7'’-]+")
 
@@ -34,13 +36,11 @@ def _clip(text: str, limit: int) -> str:
 
 
 def _key(text: str) -> str:
-    """A rule's dedup key: its words, case, spacing and punctuation aside.
+    """A rule's dedup key: its words (``text_words``, any script), case, spacing and
+    punctuation aside.
 
-    ASCII text keeps its ASCII key; text with other letters is keyed by its Unicode words: with
-    `[a-z0-9]` only, every Chinese rule had the key "" (or just its "sql f string"), so two
-    different ones were "the same wording" (hunt-i18n #2).
+    With `[a-z0-9]` only, every Chinese rule had the key "" (or just its "sql f string"), so two
+    different ones were "the same wording" (hunt-i18n #2); with `[^\\W_]` a Devanagari word fell
+    apart at its vowel signs. On ASCII text the key is what it always was.
     """
-    lowered = text.lower()
-    if lowered.isascii():
-        return " ".join(re.findall(r"[a-z0-9]+", lowered))
-    return " ".join(re.findall(r"[^\W_]+", lowered))
+    return " ".join(word_pattern().findall(text.lower()))
