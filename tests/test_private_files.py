@@ -95,3 +95,29 @@ def test_an_existing_journal_keeps_its_mode(tmp_path, umask_022):
     append_line(journal, "{}")
     assert _mode(journal) == 0o640
     assert journal.read_text() == "{}\n{}\n"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_skill_timeline_is_private(tmp_path, umask_022, remote):
+    """A rename and a delete append to the skills' outcome timeline, which was opened with
+    `open("a")` and so came out 0644 under umask 022, beside 0600 journals."""
+    root = tmp_path / "root"
+    with _bank(root, remote) as bank:
+        bank.skills.create("release-notes", "Write release notes from merged changes.", "# Steps\n")
+        bank.skills.rename("release-notes", "changelog")
+        bank.skills.delete("changelog")
+    timeline, = root.rglob("timeline.jsonl")
+    assert '"from": "release-notes"' in timeline.read_text()
+    assert _mode(timeline) == 0o600
+
+
+def test_the_background_owner_log_is_private(tmp_path, umask_022):
+    """The CLI's background owner writes its start-up and any traceback (which can quote a
+    task) to `.cli-owner.log`, which was 0644."""
+    from test_cli_owner import cli
+
+    root = tmp_path / "root"
+    done = cli(root, "--no-bundled", "--json", "stats", SKILLBANK_CLI_OWNER="1",
+               SKILLBANK_CLI_OWNER_IDLE="5")
+    assert done.returncode == 0, done.stderr
+    assert _mode(root / ".cli-owner.log") == 0o600

@@ -28,6 +28,8 @@ import time
 from pathlib import Path
 from typing import Any, Callable, ContextManager
 
+from skillbank.fsutil import open_journal
+
 ENV = "SKILLBANK_CLI_OWNER"
 IDLE_ENV = "SKILLBANK_CLI_OWNER_IDLE"
 TOUCH = ".cli-owner.touch"
@@ -150,8 +152,8 @@ def _spawn(root: Path, asked: dict[str, Any], namespace: Any) -> None:
         argv += ["--namespace", str(namespace)]
     if not asked["include_bundled"]:
         argv.append("--no-bundled")
-    with open(root / LOG, "a") as log:
-        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n")
+    with open_journal(root / LOG) as log:  # private: it may quote tasks in a traceback
+        log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n".encode())
         log.flush()
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                  start_new_session=True, cwd=str(root))

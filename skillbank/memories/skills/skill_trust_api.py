@@ -20,6 +20,7 @@ from typing import Any
 from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.fsutil import open_journal
 from skillbank.memories.skills import checks, pins
 from skillbank.memories.skills.authoring import rates_as_outsider
 from skillbank.memories.skills.trust import HeldError, TrustBook
@@ -263,11 +264,10 @@ class SkillTrust:
         if not version or seen.get(skill.name) == version:
             return
         seen[skill.name] = version
-        path = self._timeline_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps({"name": skill.name, "version": version,
-                                     "at": datetime.now(timezone.utc).isoformat()}) + "\n")
+        with open_journal(self._timeline_path()) as handle:  # private, as every journal
+            handle.write((json.dumps({"name": skill.name, "version": version,
+                                      "at": datetime.now(timezone.utc).isoformat()}) + "\n"
+                          ).encode("utf-8"))
 
     def _carry_usage(self, name: str, new_name: str) -> None:
         """A renamed skill keeps its counts, votes and outcome timeline under `new_name`.
@@ -286,11 +286,9 @@ class SkillTrust:
 
     def _timeline_event(self, line: dict[str, Any]) -> None:
         self.__dict__["_versions_seen"] = None  # re-read with the event applied
-        path = self._timeline_path()
-        path.parent.mkdir(parents=True, exist_ok=True)
         line["at"] = datetime.now(timezone.utc).isoformat()
-        with path.open("a", encoding="utf-8") as handle:
-            handle.write(json.dumps(line) + "\n")
+        with open_journal(self._timeline_path()) as handle:
+            handle.write((json.dumps(line) + "\n").encode("utf-8"))
 
     def outcome_flags(self) -> list[dict[str, Any]]:
         """Changed skills whose success rate since the change fell well below the previous
