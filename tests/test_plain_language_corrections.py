@@ -180,3 +180,37 @@ def test_reports_and_history_are_no_rule(remark):
 ])
 def test_a_setting_said_as_news_is_still_a_rule(critique, rule):
     assert _rules(critique) == [rule]
+
+
+# Hunt of session 23: "We moved payments deploys to Tuesdays." was merged into "Deploy the
+# payments service on Mondays." (the old verb came back as a noun, and the news leaves out
+# "service"), and "We moved the backups to 2 am." into "Run the backups at midnight." ("2 am"
+# and "midnight" were no values); the Monday and midnight rules stayed served.
+MOVED = [
+    ("Deploy the payments service on Mondays.", "We moved payments deploys to Tuesdays."),
+    ("Run the backups at midnight.", "We moved the backups to 2 am."),
+]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_news_of_a_moved_practice_retires_the_old_setting(tmp_path, minilm, remote):
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote, minilm) as bank:
+        for old, news in MOVED:
+            bank.guidelines.learn(old)
+            entries = bank.guidelines.learn(news).entries
+            assert [e.action for e in entries] == ["superseded"], entries
+        active = {g.text for g in bank.guidelines.list(status="active")}
+        assert active == {"Move payments deploys to Tuesdays.", "Move the backups to 2 am."}
+
+
+def test_a_moved_thing_of_another_kind_stays_apart():
+    """The noun-verb reading needs the rest to be the old rule's: another service's deploys,
+    or a thing the old rule does not name, re-set nothing."""
+    from skillbank.distill.rule_numbers import resets_value
+    assert not resets_value("Move staging deploys to Tuesdays.",
+                            "Deploy the payments service on Mondays.")
+    assert not resets_value("Move the invoices to Tuesdays.",
+                            "Email the invoice reminders on Mondays.")
+    assert resets_value("Move the backups to noon.", "Run the backups at 2 am.")

@@ -291,8 +291,11 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     said = cue_scope(sentence, new)  # the rule's own clause: not "now that ...", not "too"
     if said is not None and CHANGE_RE.search(said) and not CHANGE_RE.search(old):
         action = _action(_plain(new))
-        if action is not None and (action == _action(_plain(old)) or resets_value(new, old)):
+        old_verb = _action(_plain(old))
+        if action is not None and (action == old_verb or resets_value(new, old)):
             mine, theirs = _objects(_plain(_chosen(new)), action), _objects(_plain(old), action)
+            if old_verb not in mine:  # "run" is not a thing "Run the backups at midnight." names
+                theirs.discard(old_verb)
             common = mine & theirs
             # More than one word of the old rule's things, or most of them: "Give product
             # dimensions in imperial units from now on" changes "Give product dimensions in
