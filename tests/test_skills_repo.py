@@ -531,7 +531,13 @@ def test_a_checkout_moved_by_another_worker_on_the_same_root_is_synced(tmp_path,
         git(reviewer, "add", ".")
         git(reviewer, "commit", "--quiet", "-m", "rotate-keys")
         git(reviewer, "push", "--quiet", "origin", "HEAD:main")
-        with bank.skills._sync_lock:  # the other worker's follow, on the shared checkout
+        # The other worker's follow, on the shared checkout: it holds the checkout's file lock
+        # as a worker process does (without it, this fetch raced the bank's own follow for
+        # git's ref lock: "cannot lock ref 'refs/remotes/origin/main'" on a loaded machine).
+        from filelock import FileLock
+
+        from skillbank.team.skills_repo import LOCK_FILE
+        with bank.skills._sync_lock, FileLock(str(checkout.parent / LOCK_FILE)):
             git(checkout, "fetch", "--quiet", "origin")
             git(checkout, "merge", "--quiet", "--ff-only", "origin/main")
         wait_for(lambda: "rotate-keys" in bank.skills.names(), "the moved checkout indexed")
