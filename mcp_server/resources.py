@@ -141,16 +141,6 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def _walk(folder: Path) -> list[tuple[str, os.stat_result]]:
-    """Files of a skill folder as the skills extension lists them: the skill library's own walk
-    (hidden and vendored entries, symlinks out of the folder and FIFOs/devices skipped), so the
-    digests published here are the ones a pinned skill was accepted with."""
-    from skillbank.memories.skills.pins import skill_files
-
-    return skill_files(folder)
-    return out
-
-
 class ManifestCache:
     """Skill manifests computed from the files, re-hashing only files whose stat changed."""
 
@@ -207,7 +197,7 @@ class ManifestCache:
         `summary` is a catalog-level Skill (from `skills.list()`); without it the skill is loaded.
         Its description is the listed one (within the spec's 1,024 characters).
         """
-        from skillbank.memories.skills.resources import hard_linked
+        from skillbank.memories.skills.folder_files import served_files
         from skillbank.memories.skills.skill_file import listed_description
 
         loaded = None
@@ -219,9 +209,7 @@ class ManifestCache:
         served = getattr(summary, "trust", "own") != "own"  # reads drop hidden characters
         digest, _, size = self._digest(skill_md, skill_stat, served)
         files = [FileEntry("SKILL.md", size, digest, skill_stat.st_mtime)]
-        for relative, stat in _walk(folder):
-            if relative == "SKILL.md" or (served and hard_linked(stat)):
-                continue  # a hard link is not read from a skill not the bank's own: nor listed
+        for relative, stat in served_files(folder, own=not served):  # what a read serves
             try:
                 digest, binary, size = self._digest(folder / relative, stat, served)
             except OSError:

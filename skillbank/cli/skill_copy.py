@@ -27,7 +27,7 @@ from typing import Any, Iterator
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import atomic_write, safe_join
-from skillbank.memories.skills.resources import SKILL_FILE, SKIP_DIRS
+from skillbank.memories.skills.folder_files import SKILL_FILE, SKIP_DIRS
 from skillbank.memories.skills.skill_file import (MAX_COMPATIBILITY, MAX_DESCRIPTION, MAX_NAME,
                                                  validate_name)
 

@@ -12,6 +12,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from skillbank.cli.hints import copy_advice
+from skillbank.memories.skills.folder_files import SKIP_DIRS
 from skillbank.cli.common import (
     Output,
     invalid,
@@ -30,7 +31,6 @@ app = typer.Typer(help="Skills: SKILL.md folders, indexed for routing.", no_args
 
 #: Rows a `skills list` table shows unless --limit or --all says otherwise.
 PAGE = 50
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 
 # ------------------------------------------------------------------------------------- rendering

@@ -29,7 +29,7 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError, ReadOnlyError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.memories.skills import checks, last_good
-from skillbank.memories.skills.resources import SKILL_FILE
+from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,

@@ -48,7 +48,7 @@ from skillbank.memories.skills.drafting import (
     sentences,
 )
 from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
-from skillbank.memories.skills.resources import SKILL_FILE
+from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
     parse_skill_text,

@@ -45,7 +45,8 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.resources import SKIP_DIRS, hard_linked, list_resources
+from skillbank.memories.skills.folder_files import SKIP_DIRS, hard_linked
+from skillbank.memories.skills.resources import list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
     SkillDocument,

@@ -18,14 +18,13 @@ from collections import OrderedDict
 from pathlib import Path
 from typing import BinaryIO
 
+from skillbank.memories.skills.folder_files import served_files
 from skillbank.records import Resource
 
-SKILL_FILE = "SKILL.md"
 MAX_RESOURCES = 500
 #: Files larger than this are listed (path and size) but not hashed: hashing a 4 GiB file on
 #: every load took 18.7 s. 32 MiB hashes in ~50 ms and covers every real script or reference.
 MAX_HASH_BYTES = 32 << 20
-SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 _CACHE_SIZE = 4096
 
 _cache: "OrderedDict[tuple[str, int, int, int], str]" = OrderedDict()
@@ -78,43 +77,14 @@ def file_sha256(path: Path, st: os.stat_result) -> str:
     return value
 
 
-def hard_linked(st: os.stat_result) -> bool:
-    """Whether a regular file has other names (hard links), which may lie outside its skill.
-
-    A `references/hard.md` hard-linked to a file outside the folder (a tar extracted without
-    `filter="data"` makes one) served that file's content from a third-party skill, where a
-    symlink out was refused. Where its other names are cannot be told cheaply, so a skill not
-    the bank's own has no hard-linked resources."""
-    return st.st_nlink > 1
-
-
 def list_resources(folder: Path, own: bool = True) -> list[Resource]:
-    """Regular files beside a SKILL.md (recursively), with sizes and sha256, skipping hidden ones.
-
-    Symlinks that point out of the skill, FIFOs, sockets and devices are not resources, nor
-    (unless `own`: the bank's own skill) hard-linked files.
-    """
+    """The files beside a SKILL.md a read serves (`folder_files.served_files`), with sizes and
+    sha256, at most `MAX_RESOURCES`."""
     resources: list[Resource] = []
-    folder_real = folder.resolve()
-    for dirpath, dirnames, filenames in os.walk(folder):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        for filename in sorted(filenames):
-            if filename.startswith(".") or (Path(dirpath) == folder and filename == SKILL_FILE):
-                continue
-            path = Path(dirpath) / filename
-            try:
-                real = path.resolve()
-                if folder_real not in real.parents:
-                    continue  # a symlink pointing out of the skill is not its resource
-                st = os.stat(real)
-                if not stat.S_ISREG(st.st_mode):
-                    continue  # a FIFO would block the open; a device could stream for ever
-                if not own and hard_linked(st):
-                    continue
-                resources.append(Resource(path=path.relative_to(folder).as_posix(),
-                                          size=st.st_size, sha256=file_sha256(real, st)))
-            except OSError:
-                continue
-            if len(resources) >= MAX_RESOURCES:
-                return resources
+    for relative, st in served_files(folder, own)[:MAX_RESOURCES]:
+        try:
+            real = (folder / relative).resolve()
+            resources.append(Resource(path=relative, size=st.st_size, sha256=file_sha256(real, st)))
+        except OSError:
+            continue
     return resources

@@ -29,7 +29,7 @@ from typing import Any, Callable
 
 from skillbank.memories.skills.pins import (MAX_FILES, MAX_OUTSIDE_FILES, OUTSIDE,
                                             TOO_MANY, UNWATCHED_DIRS, DigestCache)
-from skillbank.memories.skills.resources import SKIP_DIRS
+from skillbank.memories.skills.folder_files import SKIP_DIRS
 
 #: A folder with more entries than this is not stamped (its digests are computed each time).
 MAX_ENTRIES = 4 * MAX_FILES
