@@ -469,6 +469,17 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     if m and len(_words(m.group(1))) <= 8:
         return _guard(_finish("Include " + m.group(1)))
 
+    # "<thing> no longer needs X" -> "Do not require X for <thing>": read by the pattern below,
+    # "Give migrations of the orders table no longer a rollback plan." (hunt-agents #2).
+    m = re.match(r"^(?P<np>.+?)\s+(?:no longer|don't|doesn't|do not|does not|never)\s+"
+                 r"(?:needs?|requires?)\s+(?P<rest>.+)$", c, re.I)
+    if m and _np_ok(_subject(m.group("np"))) \
+            and not _FINITE_RE.search(" ".join(_words(m.group("rest"))[:3])):
+        np = _subject(m.group("np"))
+        if np.lower() in _DEICTIC:
+            return None  # "This no longer needs a test.": about one thing, no rule
+        return _guard(_finish(f"Do not require {m.group('rest')} for {_obj_np(np)}"))
+
     # "<thing> needs X" -> "Give <thing> X"; "Needs a docstring" -> "Add a docstring";
     # "<thing> needs translating" -> "Translate <thing>".
     m = re.match(r"^(?:(?P<np>.+?)\s+)?(?P<verb>needs|need|deserves|deserve|could use|lacks|is lacking|are lacking)\s+(?P<rest>.+)$", c, re.I)
