@@ -106,7 +106,15 @@ def test_one_topic_one_folder_whatever_the_call(tmp_path, remote):
                                     topic="sécurité").guideline_id
         typed = bank.guidelines.add("Never log access tokens.", topic=nfd).guideline_id
         assert bank.guidelines.topics() == ["securite"]
-        for topic in ("sécurité", nfd, "securite"):
-            assert {g.id for g in bank.guidelines.list(topic=topic)} == {learnt, added, typed}
+        # As typed in `learn`, capitals and all: `add`, `list` and `search` refused "Sécurité"
+        # and "Release Notes" while `learn` filed them (hunt-upgrade, session 23).
+        capital = bank.guidelines.add("Sign every release tag.", topic="Sécurité").guideline_id
+        notes = bank.guidelines.add("Name the release in the title.",
+                                    topic="Release Notes").guideline_id
+        assert bank.guidelines.topics() == ["release-notes", "securite"]
+        assert [g.id for g in bank.guidelines.list(topic="Release Notes")] == [notes]
+        for topic in ("sécurité", nfd, "securite", "Sécurité"):
+            assert {g.id for g in bank.guidelines.list(topic=topic)} == {
+                learnt, added, typed, capital}
         found = bank.guidelines.search("encrypt the exported invoice file", topic="sécurité")
         assert learnt in [h.id for h in found]

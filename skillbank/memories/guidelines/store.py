@@ -14,12 +14,13 @@ which owns the state (``_records``, ``index``, ``_items`` ...).
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import time
 from typing import Callable
 
 from skillbank import scope as scopes
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import InvalidInputError, NotFoundError, UnsafePathError
 from skillbank.fsutil import check_slug, check_topic, slugify
 from skillbank.index import IndexItem
 from skillbank.index_outage import INDEX_RETRY_SECONDS, ChromaUnavailableError
@@ -28,6 +29,8 @@ from skillbank.memories.guidelines.files import (
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 
 log = logging.getLogger("skillbank.guidelines")
+#: What no topic holds: a path separator, a parent step or a NUL (a topic is one folder).
+_PATH_LIKE = re.compile(r"[/\\\x00]|\.\.")
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
 
@@ -52,7 +55,14 @@ class GuidelineStore:
         """The topic as rules are filed under it: `learn` slugifies a rule's topic, so a topic
         given to `add`, `search`, `list` or `playbook` is slugified the same way ("sécurité" ->
         "securite"); it went to `add` as typed, and one topic sat in two folders (s22 review)."""
-        return slugify(check_topic(topic, "topic"))
+        if (not isinstance(topic, str) or not topic.strip() or len(topic) > 64
+                or _PATH_LIKE.search(topic)):
+            raise UnsafePathError(
+                f"invalid topic {topic!r}: a topic names one folder (1-64 characters, no '/', "
+                "'\\' or '..'); it is filed as a slug ('Sécurité' -> 'securite')")
+        # Slugified first, as `learn` and `context_for` do: "Sécurité" and "Release Notes" were
+        # refused here while learnt under `securite` / `release-notes` (hunt-upgrade #3).
+        return check_topic(slugify(topic), "topic")
 
     def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str:
         if namespace is None:
