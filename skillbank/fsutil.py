@@ -371,18 +371,24 @@ def make_root(root: Path, *, embedded: bool = True) -> bool:
     under the usual umask 022 a new root was 0755 and Chroma's `chroma.sqlite3` and the
     keyword snapshots, which skillbank does not write file by file, were readable by every
     account (soak #5). A root that exists keeps its mode: a folder someone set up (a group's
-    shared root) is theirs to open or close."""
+    shared root) is theirs to open or close; but a `chroma/` or `.cache/` skillbank makes in it
+    is private too, as every file skillbank creates is (a mounted volume or a `mkdir`-ed root got
+    a 0755 `chroma/` with a 0644 database beside 0600 journals: hunt-upgrade #5)."""
     root = Path(root)
-    if root.is_dir():
-        return False
-    root.parent.mkdir(parents=True, exist_ok=True)
-    try:
-        os.mkdir(root, 0o700)
-    except FileExistsError:  # another process made it meanwhile: theirs, as made
-        return False
+    made = False
+    if not root.is_dir():
+        root.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            os.mkdir(root, 0o700)
+            made = True
+        except FileExistsError:  # another process made it meanwhile: theirs, as made
+            pass
     for name in PRIVATE_FOLDERS if embedded else ():
-        (root / name).mkdir(mode=0o700, exist_ok=True)
-    return True
+        try:
+            (root / name).mkdir(mode=0o700)
+        except FileExistsError:  # there already: it keeps its mode
+            pass
+    return made
 
 
 def fsync_dir(folder: Path) -> None:

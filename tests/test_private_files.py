@@ -73,16 +73,20 @@ def test_a_new_root_and_what_it_holds_are_private(tmp_path, umask_022, remote):
         assert _mode(snap / "mirror.json") == 0o600, snap
 
 
-def test_a_root_made_before_keeps_its_mode_and_new_journals_are_private(tmp_path, umask_022):
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_root_made_before_keeps_its_mode_and_new_journals_are_private(tmp_path, umask_022,
+                                                                        remote):
     """A folder someone set up (a group's shared root) is not changed; the journals skillbank
-    creates in it are still 0600."""
+    creates in it are still 0600, and the `chroma/` and `.cache/` it creates 0700 (they were
+    0755, with a 0644 `chroma.sqlite3` holding the secret: hunt-upgrade #5)."""
     root = tmp_path / "root"
     root.mkdir(mode=0o755)
-    with open_bank(root) as bank:
+    with _bank(root, remote) as bank:
         _remember_a_secret(bank)
     assert _mode(root) == 0o755
     journal, = (root / "experiences").glob("*.jsonl")
     assert _mode(journal) == 0o600
+    assert _mode(root / "chroma") == 0o700 and _mode(root / ".cache") == 0o700
 
 
 def test_an_existing_journal_keeps_its_mode(tmp_path, umask_022):
