@@ -137,6 +137,15 @@ def every_file(folder: Path, limit: int, skip: frozenset[str] = VCS_DIRS,
     return out, True
 
 
+def left_out(relative: str) -> bool:
+    """Whether a path inside a skill folder is one no walk of it lists: a hidden or vendored
+    part on the way (`.git/config`, `.env`, `node_modules/x/index.js`). A read refuses these
+    for every skill: the bank's own skill folder that was a git clone served `.git/config`,
+    remote URL and token, to an untrusted MCP client (hunt-git #4, session 23)."""
+    return any(part.startswith(".") or part in SKIP_DIRS
+               for part in relative.split("/") if part not in ("", "."))
+
+
 def served_files(folder: Path, own: bool = True) -> list[tuple[str, os.stat_result]]:
     """The files beside the top SKILL.md that a read of the skill serves: the version's walk
     (`skill_files`) less, for a skill not the bank's own, its hard-linked files."""

@@ -45,7 +45,7 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.folder_files import SKIP_DIRS, hard_linked
+from skillbank.memories.skills.folder_files import SKIP_DIRS, hard_linked, left_out
 from skillbank.memories.skills.resources import list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -454,6 +454,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
+        if left_out(relative):  # `.git/config` of a skill folder that is a clone
+            raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files it "
+                                "serves (hidden and vendored files are not served)")
         if summary.trust != "own" and ((hard_linked(path.stat()) and relative != "SKILL.md")
                                        or relative not in
                                        self.trust_book.digests.digests(folder, True)):
