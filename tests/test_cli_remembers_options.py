@@ -127,3 +127,31 @@ def test_a_root_held_unshared_gets_advice_naming_no_missing_file(tmp_path):
     assert not (root / ".owner.json").exists()
     assert ".owner.json" not in message, message
     assert "share=False" in message, message
+
+
+def test_a_root_held_by_a_skillbank_from_before_sharing_is_named(tmp_path):
+    """A skillbank from before 2026-12-02 took the owner lock and published nothing: an upgrade
+    with such a process still running was told only of share=False and owners still starting
+    (hunt-upgrade #4, session 23). Here the old process is what it did: the lock, held."""
+    import subprocess
+    import sys
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.errors import BusyError
+
+    root = tmp_path / "root"
+    root.mkdir()
+    old = subprocess.Popen(
+        [sys.executable, "-c", "import sys\nfrom filelock import FileLock\n"
+         "lock = FileLock(sys.argv[1]); lock.acquire()\nprint('ready', flush=True)\n"
+         "sys.stdin.read()\n", str(root / ".owner.lock")],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert old.stdout.readline().strip() == "ready"
+        with pytest.raises(BusyError) as caught:
+            Skillbank.open(root, embedding_function=HashEmbedding(), lock_timeout=1.0)
+    finally:
+        old.stdin.close()
+        old.wait(60)
+    assert "older than 2026-12-02" in str(caught.value), caught.value

@@ -318,11 +318,14 @@ class BankClient:
                         advice = ("Wait for that process to finish starting, or stop it; if no "
                                   "skillbank process is running, remove "
                                   f"{self.root / ep.ENDPOINT_FILE} and try again.")
-                    else:  # nothing published: share=False, or an owner still opening the root
+                    else:  # nothing published: share=False, an owner still opening the
+                        # root, or a skillbank from before sharing (hunt-upgrade #4, session 23)
                         advice = ("A process that opened it with share=False keeps it to itself "
                                   "until it closes: close that process, or open the root there "
                                   "with Skillbank.open(...) (shared by default); an owner still "
-                                  "starting publishes its endpoint within seconds: try again.")
+                                  "starting publishes its endpoint within seconds: try again; a "
+                                  "skillbank older than 2026-12-02 never does: stop it and "
+                                  "start it again with the version installed here.")
                     raise BusyError(
                         f"{holder} holds the memory root {self.root}, but this process cannot "
                         f"use it through that process: {reason}. {advice}")
