@@ -164,7 +164,8 @@ class SkillAuthoring:
     def load(self, name: str) -> Skill:  # provided by SkillLibrary
         raise NotImplementedError
 
-    def _summary(self, name: str, fresh: bool = True) -> Skill:  # provided by SkillLibrary
+    def _summary(self, name: str, fresh: bool = True, on_disk: bool = False
+                 ) -> Skill:  # provided by SkillLibrary
         raise NotImplementedError
 
     def _index_one(self, path: Path) -> None:  # provided by SkillLibrary

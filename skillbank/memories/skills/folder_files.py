@@ -21,6 +21,18 @@ MAX_FILES = 512  # the MCP skills extension's per-skill limit
 SKIP_DIRS = frozenset({".git", "node_modules", "__pycache__", ".venv", "venv", ".hg", ".svn"})
 
 
+def file_gone(path: str) -> bool:
+    """Whether `path` no longer exists (a dangling link too). Only "no such file" counts: a
+    folder the process may not read is unreadable, not gone."""
+    try:
+        os.stat(path)
+    except (FileNotFoundError, NotADirectoryError):
+        return True
+    except (OSError, ValueError):  # EACCES, ELOOP, a NUL in the path: not "gone"
+        return False
+    return False
+
+
 def hard_linked(st: os.stat_result) -> bool:
     """Whether a regular file has other names (hard links), which may lie outside its skill.
 

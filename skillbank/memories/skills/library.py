@@ -45,7 +45,7 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.folder_files import SKIP_DIRS, hard_linked, left_out
+from skillbank.memories.skills.folder_files import SKIP_DIRS, file_gone, hard_linked, left_out
 from skillbank.memories.skills.resources import list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -312,6 +312,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     items[-1].metadata["findings"] = json.dumps(
                         [f.model_dump() for f in parsed[str(entry.path)]])
             removed = [name for name in current if name not in winners]
+            renames = hand_renames(removed, [item.metadata for item in items
+                                             if item.id in report.added], metas)
+            for old, new in renames:  # before the new name is staged: never served unjudged
+                self.trust_book.carry(old, new)  # hunt-git #1: a rejection follows a rename
             # Unchanged files under an index without their sections (written before the body
             # side, or a fill stopped after the summaries) keep their summary's vector: only
             # the sections are embedded (the summary text is the one embedded then).
@@ -330,8 +334,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 last_good.drop(self.writable_root.parent, removed)
                 report.removed = sorted(removed)
                 report.findings.extend(unserved(removed, metas, self.roots))
-                added = [item.metadata for item in items if item.id in report.added]
-                for old, new in hand_renames(removed, added, metas):
+                for old, new in renames:
                     self._carry_usage(old, new)  # renamed by hand: its counts go with it
         return report
 
@@ -362,14 +365,16 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         everything = [self._summary(name, fresh=False) for name in self.names()]
         return everything if include_held else gate.shown(everything)
 
-    def _summary(self, name: str, fresh: bool = True) -> Skill:
+    def _summary(self, name: str, fresh: bool = True, on_disk: bool = False) -> Skill:
         """A skill's catalog-level record with its trust state; `fresh=False` on the ranking
-        path (list, search, catalog: trust_cache.OUTSIDE_TTL), never when it is served."""
+        path (list, search, catalog: trust_cache.OUTSIDE_TTL), never when it is served.
+        `on_disk` (load, read_resource): a SKILL.md gone since the last sync is not found, as an
+        unknown name; a team skill deleted by git was "held for review" (hunt-git #3)."""
         meta = self.index.metadata(name)
         indexed = same_name(name, self.index.ids()) if meta is None else None
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
-        if meta is None:
+        if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
             raise NotFoundError(f"no skill named {name!r}; search or list the skills to find its name")
         return self._trusted(Skill(
             name=name, description=str(meta.get("description", "")),
@@ -385,7 +390,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """Step two of disclosure: the whole skill, body and the list of its resources.
 
         A held skill (trust.py) raises HeldError unless `include_held` (a person reviewing it)."""
-        summary = self._summary(name)
+        summary = self._summary(name, on_disk=True)
         name = summary.name  # as indexed (`same_name`)
         if not include_held:
             self._disclosable(summary)
@@ -447,7 +452,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         A held skill's file raises HeldError unless `include_held` (a person reviewing it, as
         `load`): reviewers met `skills show NAME -r scripts/clean.py` refused while the scan's
         findings pointed at that very script. Path containment holds either way."""
-        summary = self._summary(name)
+        summary = self._summary(name, on_disk=True)
         if not include_held:
             self._disclosable(summary)
         folder = Path(summary.path).parent

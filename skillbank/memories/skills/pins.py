@@ -178,6 +178,7 @@ class LockFile:
         self.path = root / LOCK_FILE
         self._lock = threading.RLock()
         self._cache: tuple[tuple[int, int], dict[str, Any]] | None = None
+        self._rejected: tuple[dict[str, Any], dict[str, str]] | None = None
 
     def entries(self) -> dict[str, dict[str, Any]]:
         with self._lock:
@@ -221,6 +222,42 @@ class LockFile:
             self._write(entries)
             return entry
 
+    def rejected_as(self, version: str) -> str | None:
+        """The name under which these very files (`version`) were rejected, if any.
+
+        A rejection is of content, not of a name: the same folder copied or moved under
+        another name (a SKILL.md without `name:` takes its folder's) was served again
+        (hunt-git #1, session 23)."""
+        with self._lock:
+            entries = self.entries()
+            if self._rejected is None or self._rejected[0] is not entries:
+                self._rejected = (entries, {
+                    str(e["version"]): name for name, e in sorted(entries.items())
+                    if e.get("decision") == "rejected" and e.get("version")})
+            return self._rejected[1].get(version)
+
+    def carry(self, name: str, new_name: str) -> bool:
+        """`name`'s decision also under `new_name`, a skill the sync took for it renamed.
+
+        A `git mv` of a rejected skill's folder with its `name:` edited carried its usage but
+        left the rejection under the old name, and the same content was served under the new
+        one (hunt-git #1, session 23). A decision follows a rename as usage does: a rejection
+        stays a rejection; an acceptance pins the files accepted, so the renamed skill is
+        accepted only while its files are those (an edited `name:` is a change: back to
+        review). The old name keeps its entry (a rename read from untrusted files never loosens
+        a decision), and a decision already recorded for `new_name` is replaced only by a
+        rejection. Returns whether anything was written."""
+        with self._lock:
+            entries = dict(self.entries())
+            carried, present = entries.get(name), entries.get(new_name)
+            if carried is None or (present is not None and (
+                    carried.get("decision") != "rejected"
+                    or present.get("decision") == "rejected")):
+                return False
+            entries[new_name] = {**carried, "renamed_from": name}
+            self._write(entries)
+            return True
+
     def forget(self, name: str) -> None:
         with self._lock:
             entries = dict(self.entries())
@@ -232,6 +269,32 @@ class LockFile:
                           sort_keys=True, ensure_ascii=False)
         atomic_write(self.path, text + "\n")
         self._cache = None
+
+
+def carry_snapshots(root: Path, name: str, new_name: str, entry: dict[str, Any]) -> None:
+    """The kept copies of `entry`'s accepted versions, under `new_name` too (hard links where
+    the file system allows): a renamed skill's `skills versions` / `skills restore` name them
+    (hunt-git #1, session 23). A copy that fails is left out: the pin, not the copy, is what
+    keeps the skill judged, and the sync carrying it must go on."""
+    for item in [entry, *entry.get("history", [])]:
+        version = str(item.get("version") or "")
+        source, target = root / SNAPSHOTS / name / version, root / SNAPSHOTS / new_name / version
+        if not version or not source.is_dir() or target.exists():
+            continue
+        staging = target.with_name(f".{version}.tmp")
+        shutil.rmtree(staging, ignore_errors=True)
+        try:
+            shutil.copytree(source, staging, copy_function=_link_or_copy)
+            os.replace(staging, target)
+        except OSError:
+            shutil.rmtree(staging, ignore_errors=True)
+
+
+def _link_or_copy(source: str, target: str) -> None:
+    try:
+        os.link(source, target)
+    except OSError:
+        shutil.copy2(source, target)
 
 
 def snapshot(root: Path, name: str, version: str, folder: Path) -> Path | None:

@@ -334,19 +334,27 @@ class TrustBook:
                 elif action == "warn":
                     notes.append(f"{severity}: {titles}")
         entry = self.lock.get(skill.name) if trust != "own" else None
+        # These very files, rejected under another name; a decision under its own name wins
+        # (a reviewer accepted the copy).
+        rejected_as = self.lock.rejected_as(version) if trust != "own" and entry is None \
+            else None
+        if rejected_as is not None:
+            entry = dict(self.lock.get(rejected_as) or {}, renamed_from=rejected_as)
         if entry is not None:
             pinned = entry.get("files") or {}
             same = entry.get("version") == version
+            was = f" as {entry['renamed_from']}" if entry.get("renamed_from") else ""
             if entry.get("decision") == "rejected":
                 update.update(review="rejected", held=True)
-                notes.insert(0, f"rejected by {entry.get('by', '?')}")
+                notes.insert(0, f"rejected by {entry.get('by', '?')}{was}")
             elif same:
                 update["review"] = "accepted"  # a reviewer saw these findings and accepted
                 held_by = []
             else:
                 changed = ", ".join(pins.changed_files(pinned, digests if digests is not None
                                                        else self.digests.digests(folder, whole))[:5])
-                update.update(review=f"pending: changed since accepted ({changed})", held=True)
+                update.update(review=f"pending: changed since accepted{was} ({changed})",
+                              held=True)
         if held_by and update["review"] != "accepted":
             update["held"] = True
             if not update["review"]:
@@ -384,6 +392,12 @@ class TrustBook:
         if decision == "accept":
             pins.snapshot(self.bank_root, skill.name, version, folder)
         return entry
+
+    def carry(self, name: str, new_name: str) -> None:
+        """A skill the sync took for renamed keeps its review (`pins.LockFile.carry`), and an
+        accepted one the kept copies of its accepted versions (hunt-git #1, session 23)."""
+        if self.lock.carry(name, new_name):
+            pins.carry_snapshots(self.bank_root, name, new_name, self.lock.get(new_name) or {})
 
     def scan_now(self, skill: Any) -> ScanResult:
         """Scan one skill now (this thread), unless its version has a cached verdict.
