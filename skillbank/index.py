@@ -21,7 +21,7 @@ import logging
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
@@ -348,31 +348,32 @@ class HybridIndex:
     def dense_complete(self) -> bool:
         return not self._pending and self.dense_error is None
 
-    @clear_outage("the change was not written to the index")
     def update_metadata(self, item_id: str, **fields: Any) -> None:
-        """Change filterable fields of an item (all its chunks) without embedding again."""
+        self.update_metadatas({item_id: fields})  # its chunks' fields; nothing embedded again
+
+    @clear_outage("the change was not written to the index")
+    def update_metadatas(self, changes: Mapping[str, Mapping[str, Any]]) -> None:
+        """Fields of items (all their chunks), not embedded again, in one Chroma update a batch:
+        one an item (55 ms) made re-keying 3,000 experiences on open 174 s (hunt-upgrade #1)."""
         index_mirror.attach_if_due(self)
         with self._lock:
             mirror = self._load_mirror()
-            if item_id not in mirror:
-                raise KeyError(item_id)
+            new = {item_id: {**mirror[item_id][1], **fields} for item_id, fields in changes.items()}
             self._before_write()
-            text, meta = mirror[item_id]
-            meta = {**meta, **fields}
             self._live.clear_masks()
-            pending = self._pending.get(item_id)
-            if pending is not None:  # written with these fields once it is embedded
-                self._pending[item_id] = dataclasses.replace(
-                    pending, metadata={**pending.metadata, **fields})
-            in_chroma = int(meta.get("chunks", 1))
-            chunk_ids = [item_id] + [f"{item_id}#{n}" for n in range(1, in_chroma)]
-            metas = []
-            for number in range(len(chunk_ids)):
-                metas.append({k: v for k, v in {**meta, "chunk": number}.items() if v is not None})
-            if in_chroma:
-                self._collection.update(ids=chunk_ids, metadatas=metas)
-            mirror[item_id] = (text, meta)
-            self._write_done([item_id])
+            for item_id in changes.keys() & self._pending.keys():  # staged: embedded with them
+                self._pending[item_id] = dataclasses.replace(self._pending[item_id], metadata={
+                    **self._pending[item_id].metadata, **changes[item_id]})
+            chunks = [(f"{i}#{n}" if n else i, {k: v for k, v in {**meta, "chunk": n}.items()
+                                                if v is not None})
+                      for i, meta in new.items() for n in range(int(meta.get("chunks", 1)))]
+            step = self._batch_size()
+            for start in range(0, len(chunks), step):
+                ids, metas = zip(*chunks[start:start + step])
+                self._collection.update(ids=list(ids), metadatas=list(metas))
+            for item_id, meta in new.items():  # after Chroma: a failure part-way is redone
+                mirror[item_id] = (mirror[item_id][0], meta)  # by the next sync (its checkpoint)
+            self._write_done(list(changes))
 
     @clear_outage("the removal was not written to the index")
     def delete(self, item_ids: Iterable[str]) -> int:

@@ -92,6 +92,25 @@ def test_metadata_updates_change_filters_without_embedding(index):
     assert index.embedding_function.calls == calls + 1  # the query only, not the item
 
 
+def test_many_metadata_updates_reach_every_chunk_and_an_unknown_id_writes_nothing(index):
+    """`update_metadatas`: the re-key of an upgraded root writes thousands at once, one Chroma
+    update a batch (one each took 174 s at 3,000; hunt-upgrade #1, session 23)."""
+    index.upsert([IndexItem("doc", ["summary text", "section one"], "kw", {"hash": "1"})]
+                 + [item(i, f"text {i}", content="old") for i in range(3)])
+    index.update_metadatas({"doc": {"content": "new"}, "it-0": {"content": "new"},
+                            "it-2": {"content": "new", "status": "retired"}})
+    in_chroma = index._collection.get(include=["metadatas"])
+    got = {i: (m.get("content"), m.get("status")) for i, m in zip(in_chroma["ids"],
+                                                                  in_chroma["metadatas"])}
+    assert got == {"doc": ("new", None), "doc#1": ("new", None), "it-0": ("new", None),
+                   "it-1": ("old", None), "it-2": ("new", "retired")}
+    assert [index.metadata(i)["content"] for i in ("doc", "it-0", "it-1")] == ["new", "new", "old"]
+    with pytest.raises(KeyError, match="it-9"):
+        index.update_metadatas({"it-1": {"content": "newer"}, "it-9": {"content": "newer"}})
+    assert index.metadata("it-1")["content"] == "old"
+    assert index._collection.get(ids=["it-1"])["metadatas"][0]["content"] == "old"
+
+
 def test_equal_scores_are_ordered_by_id_whatever_the_insertion_order(tmp_path):
     """Identical texts score identically: their order must not depend on how they went in."""
     from skillbank.embeddings import HashEmbedding

@@ -35,6 +35,14 @@ MAX_EMBED_TEXTS = 2
 #: when_to_use only; 2, also a second vector for records without when_to_use. An index built
 #: with another layout is replayed in full once, and records whose vectors differ are re-embedded.
 EMBED_LAYOUT = 2
+#: How `content_key` reads a record, kept in the sync checkpoint beside `EMBED_LAYOUT`: 1, a-z0-9
+#: words only (up to 2026-12-04); 2, words of every script (de6191f). Folding compares the stored
+#: key verbatim, so a record keyed by another version is no one's twin: after an upgrade, a run
+#: with German or Japanese feedback recorded again was stored twice, until a manual reindex
+#: (hunt-upgrade #1, session 23). An index keyed by another version is replayed once, and the
+#: records whose key changed get the new one (a metadata update; nothing is embedded again).
+#: Bump it with every change to what `content_key` returns for a record.
+CONTENT_KEY_VERSION = 2
 
 
 def _normalise_text(text: str) -> str:
