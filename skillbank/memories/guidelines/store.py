@@ -13,13 +13,16 @@ which owns the state (``_records``, ``index``, ``_items`` ...).
 
 from __future__ import annotations
 
+import functools
 import logging
 import re
 import secrets
+import unicodedata
 import time
 from typing import Callable
 
 from skillbank import scope as scopes
+from skillbank import text_words
 from skillbank.errors import InvalidInputError, NotFoundError, UnsafePathError
 from skillbank.fsutil import check_slug, check_topic, slugify
 from skillbank.index import IndexItem
@@ -29,8 +32,15 @@ from skillbank.memories.guidelines.files import (
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
 
 log = logging.getLogger("skillbank.guidelines")
-#: What no topic holds: a path separator, a parent step or a NUL (a topic is one folder).
-_PATH_LIKE = re.compile(r"[/\\\x00]|\.\.")
+
+
+@functools.cache
+def _typed_topic() -> re.Pattern[str]:
+    """A topic as a person types it (NFKC): words of any script (with their combining marks:
+    "हिन्दी"), spaces, hyphens, underscores."""
+    return re.compile(rf"(?:{text_words.word()}|[\s_-])+")
+
+
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
 
@@ -55,13 +65,15 @@ class GuidelineStore:
         """The topic as rules are filed under it: `learn` slugifies a rule's topic, so a topic
         given to `add`, `search`, `list` or `playbook` is slugified the same way ("sécurité" ->
         "securite"); it went to `add` as typed, and one topic sat in two folders (s22 review)."""
-        if (not isinstance(topic, str) or not topic.strip() or len(topic) > 64
-                or _PATH_LIKE.search(topic)):
+        typed = unicodedata.normalize("NFKC", topic) if isinstance(topic, str) else ""
+        if not typed.strip() or len(typed) > 64 or not _typed_topic().fullmatch(typed):
             raise UnsafePathError(
-                f"invalid topic {topic!r}: a topic names one folder (1-64 characters, no '/', "
-                "'\\' or '..'); it is filed as a slug ('Sécurité' -> 'securite')")
-        # Slugified first, as `learn` and `context_for` do: "Sécurité" and "Release Notes" were
-        # refused here while learnt under `securite` / `release-notes` (hunt-upgrade #3).
+                f"invalid topic {topic!r}: a topic is 1-64 letters (any script), digits, spaces, "
+                "hyphens or underscores, filed as a slug ('Sécurité' -> 'securite')")
+        # Slugified then, as `learn` and `context_for` do: "Sécurité" and "Release Notes" were
+        # refused here while learnt under `securite` / `release-notes` (hunt-upgrade #3). No
+        # punctuation at all, so no path trick ("..", "C:x", "%2e", fullwidth dots) is slugified
+        # into a name the caller did not mean.
         return check_topic(slugify(topic), "topic")
 
     def _namespace(self, namespace: str | None, *, allow_all: bool = False) -> str:
