@@ -13,6 +13,7 @@ import typer
 
 from skillbank.cli.hints import copy_advice
 from skillbank.memories.skills.folder_files import SKIP_DIRS
+from skillbank.memories.skills.last_good import is_as_it_is_note
 from skillbank.cli.common import (
     Output,
     invalid,
@@ -309,7 +310,8 @@ def show(
         st.out.emit({"name": name, "resource": resource, "text": content},
                     lambda: st.out.plain(content))
         return
-    skill = bank.skills.load(name, include_held=True)  # a person may read a held skill
+    # A person may read a held skill, and one whose SKILL.md does not parse (as it is).
+    skill = bank.skills.load(name, include_held=True)
 
     def human() -> None:
         st.out.print(key_values([
@@ -328,6 +330,8 @@ def show(
         for f in skill.findings:  # security scan (skills/trust.py)
             st.out.print(text(f"{f.severity} {f.rule}: {f.title} ({f.file or 'SKILL.md'}"
                               f"{f':{f.line}' if f.line else ''})", "yellow"))
+        for note in filter(is_as_it_is_note, skill.notes):  # the body is the file as it is
+            st.out.print(text(note, "red"))
         st.out.print(text("─" * 40, "dim"))
         st.out.plain(skill.body.rstrip())
 

@@ -80,9 +80,14 @@ def draft_detail(bank: Any, name: str) -> dict[str, Any]:
 
 
 def skill_detail(bank: Any, name: str) -> dict[str, Any]:
+    """A skill's page. A SKILL.md that does not parse (half-saved, mid-merge) is shown as the
+    file is, verbatim, beside its validation error (hunt-git #6: the page was a 400)."""
+    from skillbank.memories.skills.last_good import is_as_it_is_note
+
     skill = bank.skills.load(name, include_held=True)  # a person may read a held skill
     usage = skill.usage
     return {"skill": skill, "findings": validation_findings(skill.path),
+            "as_it_is": next((note for note in skill.notes if is_as_it_is_note(note)), ""),
             "help_rate": percent(usage.success_rate),
             "extra_frontmatter": {k: v for k, v in skill.frontmatter.items()
                                   if k not in ("name", "description")}}

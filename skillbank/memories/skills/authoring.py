@@ -355,6 +355,10 @@ class SkillAuthoring:
                         shadowed = self.load(name, include_held=True)  # type: ignore[attr-defined]
                     except NotFoundError:  # indexed, but its file is gone: nothing to take over
                         shadowed = None
+                    if shadowed is not None and any(map(last_good.is_as_it_is_note,
+                                                        shadowed.notes)):  # author unknown
+                        raise InvalidInputError(f"skill {name!r} cannot be taken over while its "
+                                                f"SKILL.md does not parse: fix {shadowed.path}")
                     if shadowed is not None:
                         check_may_change(shadowed.frontmatter, name, "taking over the name of")
                 return self._write_new(name, description, body, frontmatter, resources,

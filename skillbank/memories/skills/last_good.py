@@ -16,6 +16,12 @@ its pin are of the folder as it is now), so while its SKILL.md does not parse it
 but `load` answers "being edited … try again", never an older body. A skill that never parsed
 has no entry and no copy: it is reported and never served.
 
+A file left mid-merge (git's conflict markers, `skill_file.merge_conflicts`) is treated the same
+way, but it will not fix itself: the refusal says a person must resolve it, not "try again in a
+moment" (hunt-git #2 and #6, session 23). A person's read (`include_held=True`: `skills show`,
+the browser) is never refused for a file that does not parse: it shows the file as it is, with
+the problem named (`as_it_is`), so the person who must fix it can.
+
 The copy is a cache, checked against the index's content hash before it is served (a torn or
 stale copy is never served), so it is written without fsync: a first sync of a large library
 must stay fast.
@@ -123,6 +129,68 @@ def served(bank_root: Path, skill: Any, findings: list[Finding],
     return text, skill.model_copy(update={"notes": [*skill.notes, editing_note(findings)]})
 
 
+def document(bank_root: Path, skill: Any, findings: list[Finding],
+             matches: Callable[[bytes], bool], *, person: bool) -> tuple[Any, Any]:
+    """What `load` serves of a skill whose SKILL.md does not parse (`findings` say why), and the
+    skill with its note: for a `person`, the file as it is (`as_it_is`); for an agent, the last
+    good version (`served`) or the `being_edited` refusal."""
+    from skillbank.memories.skills.skill_file import parse_skill_text
+
+    if person:
+        return as_it_is(bank_root, skill, findings, matches)
+    path = Path(skill.path)
+    text, skill = served(bank_root, skill, findings, matches)
+    doc = parse_skill_text(text, path=str(path), folder_name=path.parent.name)[0]
+    if doc is None:  # served() parsed it; kept for the type checker
+        raise being_edited(skill, findings)
+    return doc, skill
+
+
+AS_IT_IS = "does not parse"
+
+
+def as_it_is(bank_root: Path, skill: Any, findings: list[Finding],
+             matches: Callable[[bytes], bool]) -> tuple[Any, Any]:
+    """A person's read of a skill whose SKILL.md does not parse: the whole file as it is for the
+    body (no frontmatter: it did not parse), and a note naming the problem and what agents get.
+
+    Why: the person who must resolve a team skill's merge conflict met `skills show NAME` exit 2
+    and a browser 400 saying "try again in a moment" (hunt-git #6, session 23), while docs/trust.md
+    says a person's read shows the file as it is."""
+    from skillbank.memories.skills.skill_file import SkillDocument
+
+    try:
+        served(bank_root, skill, findings, matches)
+        agents = "agents are served its last good version until it is fixed"
+    except InvalidInputError:
+        agents = "agents are refused it until it is fixed"
+    note = f"{AS_IT_IS}: {_errors(findings)}; shown as the file is ({agents})"
+    path = Path(skill.path)
+    body = SkillDocument(frontmatter={}, body=_text_of(path), fallback_name=path.parent.name)
+    return body, skill.model_copy(update={"notes": [*skill.notes, note]})
+
+
+def is_as_it_is_note(note: str) -> bool:
+    """Whether `note` says the body is the unparsed file as it is (a face shows it verbatim,
+    not rendered as markdown)."""
+    return note.startswith(AS_IT_IS + ":")
+
+
+def _text_of(path: Path) -> str:
+    """The file's text, or '' when it cannot be shown as text (too large, binary, not UTF-8,
+    unreadable: its finding says so)."""
+    from skillbank.memories.skills.resources import open_for_hash
+    from skillbank.memories.skills.skill_file import MAX_SKILL_BYTES
+
+    try:
+        with open_for_hash(path) as handle:  # regular files only, never blocks
+            data = handle.read(MAX_SKILL_BYTES + 1)
+        text = data.decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return ""
+    return "" if len(data) > MAX_SKILL_BYTES or "\0" in text else text
+
+
 def skill_md(bank_root: Path, skill: Any, data: bytes,
              matches: Callable[[bytes], bool]) -> bytes:
     """The SKILL.md bytes to serve as a file (MCP's ``skill://NAME/SKILL.md``, a LangChain or
@@ -175,6 +243,11 @@ def being_edited(skill: Any, findings: list[Finding]) -> InvalidInputError:
     """The error `load` answers when a skill's file does not parse and no good copy is served."""
     why = "" if skill.trust == "own" else (
         f"; a {skill.trust} skill is served only from the files its trust rules judged")
+    if any(f.code == "merge-conflict" for f in findings):  # it will not fix itself (hunt-git #6)
+        return InvalidInputError(
+            f"skill {skill.name!r} is not served: its SKILL.md at {skill.path} has an unresolved "
+            f"merge conflict ({_errors(findings)}){why}; it is served again once a person "
+            "resolves the conflict", findings)
     return InvalidInputError(
         f"skill {skill.name!r} is being edited: its SKILL.md at {skill.path} does not parse "
         f"right now ({_errors(findings)}){why}; try again in a moment", findings)

@@ -399,9 +399,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             doc, findings = self._read_pinned(name, path)
         else:
             doc, findings = read_skill_file(path)
-        if doc is None:  # mid-save: the last good version, or a clear "try again"
-            doc, summary = self._last_good(summary, findings)
-        description, body = doc.description, doc.body
+        if doc is None:  # mid-save or mid-merge: a person sees the file, an agent the last good
+            indexed = summary.content_hash  # version or a clear refusal (last_good.document)
+            doc, summary = last_good.document(self.writable_root.parent, summary, findings, (
+                lambda data: _digest(path, data) == indexed), person=include_held)
+        description, body = doc.description or summary.description, doc.body
         frontmatter = dict(doc.frontmatter)
         if summary.trust != "own" and not include_held:
             # Hidden Unicode (tag characters, zero-width, bidi) reaches a model, never a person:
@@ -435,16 +437,6 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if len(data) > MAX_SKILL_BYTES or "\0" in text:
             return read_skill_file(path)
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
-
-    def _last_good(self, summary: Skill, findings: list[Finding]) -> tuple[SkillDocument, Skill]:
-        """While a skill's file does not parse: its last good version (last_good.served)."""
-        path = Path(summary.path)
-        text, summary = last_good.served(self.writable_root.parent, summary, findings,
-                                         lambda data: _digest(path, data) == summary.content_hash)
-        doc = parse_skill_text(text, path=str(path), folder_name=path.parent.name)[0]
-        if doc is None:  # served() parsed it; kept for the type checker
-            raise last_good.being_edited(summary, findings)
-        return doc, summary
 
     def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
         """Step three: one file of the skill, as text. Binary or huge files are refused.

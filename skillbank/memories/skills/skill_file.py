@@ -42,6 +42,7 @@ __all__ = [
     "SkillFileError",
     "SkillDocument",
     "parse_skill_text",
+    "merge_conflicts",
     "read_skill_file",
     "validate_skill",
     "validate_name",
@@ -226,13 +227,78 @@ def _yaml_problem(exc: yaml.YAMLError, line_offset: int) -> str:
     return f"{problem}{where}"
 
 
+_FENCE = re.compile(r"[ \t]*(`{3,}|~{3,})")
+
+
+def _marker(line: str, sign: str) -> bool:
+    """Whether `line` is git's conflict marker of `sign` ('<' or '>'): seven of it at the start,
+    then a space and a label, or nothing."""
+    return line.startswith(sign * 7) and (len(line) == 7 or line[7] == " ")
+
+
+def merge_conflicts(text: str) -> list[int]:
+    """The lines (1-based) where git's unresolved merge conflicts start in `text`.
+
+    Why: a SKILL.md left mid-merge passed `skills validate` and both sides of the conflict were
+    served to agents as the skill's instructions; in the frontmatter only a raw YAML error said
+    something was wrong (hunt-git #2, session 23). A conflict is git's whole pattern, in order:
+    a `<<<<<<< ` line, a `=======` line, a `>>>>>>> ` line, each at the start of its line (a
+    line of `=======` alone is also a markdown heading's underline). A `<<<<<<< ` inside a fenced
+    code block is not one (a skill may teach how to resolve a conflict); the sides of a real
+    conflict may open or close fences of their own, so its `=======` and `>>>>>>> ` are looked
+    for whatever the fences. A conflict wholly inside a code block is therefore not found.
+    """
+    if "<<<<<<<" not in text:
+        return []
+    lines = [line.rstrip("\r") for line in text.split("\n")]
+    found: list[int] = []
+    fence = ""  # the opening fence (``` or ~~~, or longer) while inside a fenced code block
+    for number, line in enumerate(lines):
+        if fence:
+            if line.strip() and line.strip() == fence[0] * len(line.strip()) \
+                    and len(line.strip()) >= len(fence):
+                fence = ""
+        elif opening := _FENCE.match(line):
+            fence = opening.group(1)
+        elif _marker(line, "<") and _conflict_closes(lines, number + 1):
+            found.append(number + 1)
+    return found
+
+
+def _conflict_closes(lines: list[str], start: int) -> bool:
+    """Whether a `=======` and then a `>>>>>>> ` line follow `lines[start - 1]`'s `<<<<<<< `
+    before the next `<<<<<<< ` (each line is looked at from at most two starts: linear)."""
+    middle = False
+    for line in lines[start:]:
+        if _marker(line, "<"):
+            return False
+        if line.rstrip() == "=" * 7:
+            middle = True
+        elif middle and _marker(line, ">"):
+            return True
+    return False
+
+
+def _conflict_finding(text: str, label: str, path: str | None) -> Finding | None:
+    """The error for a file with unresolved merge conflicts (`merge_conflicts`), or None."""
+    lines = merge_conflicts(text)
+    if not lines:
+        return None
+    more = f", and {len(lines) - 1} more" if len(lines) > 1 else ""
+    return _finding("error", "merge-conflict",
+                    f"{label}: unresolved merge conflict (line {lines[0]}{more}): git's "
+                    "<<<<<<< / ======= / >>>>>>> markers are still in the file; resolve the "
+                    "conflict and remove them", path)
+
+
 def parse_skill_text(
     text: str, *, path: str | None = None, folder_name: str | None = None
 ) -> tuple[SkillDocument | None, list[Finding]]:
     """Leniently parse SKILL.md text. Returns ``(doc, findings)``; ``doc`` is None iff any error.
 
-    Load errors: no frontmatter, frontmatter too large / too complex, unparseable YAML, a
-    frontmatter that is not a mapping, missing or empty description. Every spec violation that
+    Load errors: unresolved git merge conflicts (`merge_conflicts`), no frontmatter,
+    frontmatter too large / too complex, unparseable YAML, a frontmatter that is not a mapping,
+    missing or empty description. Every spec violation that
     :func:`validate_skill` would report as an error is downgraded to a warning here, because the
     client guide says to load such skills and tell the user. ``folder_name`` becomes the
     document's ``fallback_name`` (used when ``name`` is missing, and checked against ``name``).
@@ -240,6 +306,9 @@ def parse_skill_text(
     label = path or "SKILL.md"
     if text.startswith("\ufeff"):
         text = text[1:]
+    conflict = _conflict_finding(text, label, path)
+    if conflict is not None:  # before the YAML, whose error would not say "merge conflict"
+        return None, [conflict]
     opening = _OPEN.match(text)
     if not opening:
         return None, [_finding("error", "no-frontmatter",
