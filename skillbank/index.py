@@ -30,7 +30,7 @@ from skillbank.embeddings import (
 )
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
-from skillbank import index_batch, index_fill, index_mirror
+from skillbank import index_batch, index_fill, index_mirror, keyword_live
 from skillbank.chroma_client import make_client  # noqa: F401 - re-exported
 from skillbank.index_fill import FILL_BATCH, PARTIAL  # noqa: F401 - re-exported
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
@@ -567,11 +567,11 @@ class HybridIndex:
             self._quiet_reason = f"{CHROMA_DOWN} ({first}); searching by keyword only"
             self._dense_quiet_until = time.monotonic() + DENSE_QUIET_SECONDS
 
-    def keyword(
-        self, query: str, n: int, where: dict[str, Any] | None = None
-    ) -> dict[str, float]:
+    def keyword(self, query: str, n: int, where: dict[str, Any] | None = None) -> dict[str, float]:
         """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
         return self._live.search(query, n, where)
+
+    held_terms = keyword_live.held_terms  # which of a query's tokens an item's text holds
 
     def search(
         self,

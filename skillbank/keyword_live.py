@@ -197,3 +197,24 @@ class LiveKeyword:
         if len(found) > n:
             found = dict(sorted(found.items(), key=lambda kv: (-kv[1], kv[0]))[:n])
         return found
+
+    def held(self, item_id: str, terms: Iterable[str]) -> set[str]:
+        """Which of `terms` (tokens as `skillbank.keyword.tokenize` gives them) the item's keyword
+        text holds, read from its BM25 row (the delta's, for an item written since the full
+        build): no text is tokenised again. Empty for an item the index does not hold."""
+        with self._lock:
+            index = self.full_index()
+            source = self.delta_index() if item_id in self.changed else index
+            row = None if source is None else source.position.get(item_id)
+            if row is None:
+                return set()
+            wanted = {source.vocabulary[t]: t for t in terms if t in source.vocabulary}
+            held = source.row_terms[source.row_ptr[row]:source.row_ptr[row + 1]].tolist()
+            return {wanted[i] for i in held if i in wanted}
+
+
+def held_terms(index: Any, item_id: str, terms: Iterable[str]) -> set[str]:
+    """`HybridIndex.held_terms`: which of `terms` an item's keyword text holds, as BM25 indexed
+    it. Recall of a task the model does not read weighs its evidence by the tokens it shares
+    with a record, whatever the record's length (hunt-upgrade #2, session 23)."""
+    return index._live.held(item_id, terms)

@@ -433,6 +433,16 @@ class JournalMixin:
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:
+        return self._journal_record(record_id, meta).model_copy(update={
+            "status": meta.get("status", "active"),
+            "duplicates": int(meta.get("duplicates", 0) or 0),
+            "usage": self.usage.get(record_id),
+        })
+
+    def _journal_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:
+        """The record the index entry `meta` points at, as journaled (no status or usage: the
+        cached copy, not to be changed). Recall of a task the model does not read reads a
+        candidate's task this way (`RecallMixin._unread_evidence`), without its usage."""
         # A cached record is used only while the index still points at the same version of
         # it (its location and hash): another worker may have written a newer one (a
         # conversation's next turn) that this worker's index entry already shows.
@@ -448,11 +458,7 @@ class JournalMixin:
                 self._cache[record_id] = (stamp, cached)
                 if len(self._cache) > _CACHE_SIZE:
                     self._cache.popitem(last=False)
-        return cached.model_copy(update={
-            "status": meta.get("status", "active"),
-            "duplicates": int(meta.get("duplicates", 0) or 0),
-            "usage": self.usage.get(record_id),
-        })
+        return cached
 
     def _version(self, record_id: str, meta: Mapping[str, Any]) -> Version:
         """The version the index entry `meta` points at, as the journal stores it (with what a

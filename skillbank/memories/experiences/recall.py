@@ -20,6 +20,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import check_unicode
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
+from skillbank.keyword import tokenize
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
 from skillbank.unread import mostly_unread
@@ -47,6 +48,23 @@ MIN_KEYWORD = 0.25  # BM25 share of the query's best possible score that counts 
 #: matched word for word scores ~0.2 (the best possible score assumes a word repeated without
 #: end), so at 0.25 an outage recalled nothing at all.
 MIN_KEYWORD_ALONE = 0.15
+#: A task mostly in a script the model does not read (`skillbank.unread`) has no dense evidence,
+#: and its BM25 share is none either (hunt-upgrade #2, session 23). A run's CJK feedback adds
+#: many character pairs, so length normalisation put a Japanese run's own task at 0.13, under
+#: MIN_KEYWORD_ALONE: among four English runs, 11 of 20 CJK runs were not recalled by their own
+#: task. And the share's best possible score counts only the request's pairs some record holds,
+#: so a request about another task sharing a pair or two ("する") scored up to 0.27: 11 of 20
+#: such requests recalled runs. The evidence is the tokens a request shares with a record as the
+#: keyword index reads them (CJK character pairs, other scripts' words): the share of the
+#: request's tokens the record's text holds, or of the record's own task's tokens the request
+#: holds (a request that repeats a task and says more), whichever is larger; neither depends on
+#: how long the feedback is. `python benchmarks/unread_recall.py --pairs` (20 Japanese, Chinese,
+#: Korean and Russian runs; 76 requests for them: own task, paraphrase, task and a sentence
+#: more, words of its feedback; 20 about other tasks; 1,844 pairs of a request and another
+#: run): at 0.5, 75 of 76 requests reach their run (the miss: a paraphrase sharing 40%) and 2
+#: other pairs pass, both on a topic of that run's feedback ("rebuild the index", "take a
+#: backup"); at 0.4, 4 pass; at 0.6, 6 miss.
+MIN_SHARED_TOKENS = 0.5
 #: A match on an experience's second vector (its feedback and lessons: `indexing.embed_texts_of`)
 #: counts as evidence only this far above the floor that a task match needs. Lessons are long,
 #: varied sentences that any request resembles a little (an off-topic request's best cosine with
@@ -258,6 +276,24 @@ class RecallMixin:
             index.dense_error = None  # the model is back
         return vector
 
+    def _unread_evidence(self, words: set[str], hit: IndexHit) -> float:
+        """How much a task the model does not read shares with a record (`MIN_SHARED_TOKENS`):
+        the share of the task's tokens (`words`) the record's keyword text holds (from its BM25
+        row), or of the record's own task's tokens found in `words`, the larger. The second
+        reads the record (cached), only when the first falls short; a record missing from the
+        journal counts by the first (recall logs it when it reads the hits)."""
+        if not words:
+            return 0.0
+        held = len(self.index.held_terms(hit.id, words)) / len(words)
+        if held >= MIN_SHARED_TOKENS:
+            return held
+        try:
+            record = self._journal_record(hit.id, hit.metadata)  # type: ignore[attr-defined]
+        except NotFoundError:
+            return held
+        own = set(tokenize(record.task))
+        return max(held, len(own & words) / len(own) if own else 0.0)
+
     def prior(self, record_id: str, meta: Mapping[str, Any], now: float | None = None,
               usage: Any = None) -> float:
         """The rank bonus of a record: helpfulness, exploration and recency (see module doc).
@@ -334,8 +370,11 @@ class RecallMixin:
         evidence: dict[str, float] = {}
         raw = self._search(task[:MAX_TEXT], where, candidates=max(50, 3 * k),
                            enough=max(10, 2 * k), evidence=evidence)
-        # No dense evidence: no server, no model, or a task the model does not read.
-        down = bool(self.index.dense_error) or mostly_unread(task)
+        # No dense evidence: no server or no model (BM25 alone), or a task the model does not
+        # read (the tokens it shares with a record: MIN_SHARED_TOKENS).
+        unread = mostly_unread(task)
+        words = set(tokenize(task[:MAX_TEXT])) if unread else set()
+        bar = MIN_KEYWORD_ALONE if self.index.dense_error else MIN_KEYWORD
         now = time.time()
         usages = self._usages([hit.id for hit in raw])
         scored = []
@@ -343,8 +382,12 @@ class RecallMixin:
             if in_open_episode(hit.metadata, exclude_thread):
                 continue  # the conversation asking: never its open episode as "past"
             dense_ok = evidence.get(hit.id, -2.0) >= floor
-            keyword_ok = hit.keyword is not None and hit.keyword >= (
-                MIN_KEYWORD_ALONE if down else MIN_KEYWORD)
+            if hit.keyword is None:
+                keyword_ok = False
+            elif unread:
+                keyword_ok = self._unread_evidence(words, hit) >= MIN_SHARED_TOKENS
+            else:
+                keyword_ok = hit.keyword >= bar
             if not (dense_ok or keyword_ok):
                 continue
             scored.append((hit.score + self.prior(hit.id, hit.metadata, now, usages.get(hit.id)),
