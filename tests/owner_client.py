@@ -27,6 +27,9 @@ from skillbank.embeddings import HashEmbedding, MiniLMEmbedding
 roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
 embedding = (MiniLMEmbedding() if os.environ.get('OWNER_EMBEDDING') == 'minilm'
              else HashEmbedding())
+if os.environ.get('OWNER_HELD'):  # tests/held_embedding.py
+    from held_embedding import HeldEmbedding
+    embedding = HeldEmbedding(os.environ['OWNER_HELD'])
 bank = Skillbank.open(os.environ['SKILLBANK_ROOT'], embedding_function=embedding,
                       include_bundled=os.environ.get('OWNER_BUNDLED') == '1', skill_roots=roots)
 if os.environ.get('OWNER_WATCH') == '1':
@@ -40,13 +43,16 @@ bank.close()
 
 @contextlib.contextmanager
 def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False,
-                  bundled: bool = False, watch: bool = False) -> Iterator[subprocess.Popen]:
+                  bundled: bool = False, watch: bool = False,
+                  held: Path | None = None) -> Iterator[subprocess.Popen]:
     """Another process that owns `root` (the hash embedding, or the offline MiniLM where a test
     needs the model's judgement; the bundled skills only when asked) until the block ends
-    (stdin closed: it closes the bank); with `watch`, its watcher syncs the skill files."""
+    (stdin closed: it closes the bank); with `watch`, its watcher syncs the skill files; with
+    `held`, its embedding holds on that folder's `hold` file (`held_embedding.py`)."""
     env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)),
                   OWNER_EMBEDDING="minilm" if minilm else "hash",
-                  OWNER_BUNDLED="1" if bundled else "0", OWNER_WATCH="1" if watch else "0")
+                  OWNER_BUNDLED="1" if bundled else "0", OWNER_WATCH="1" if watch else "0",
+                  OWNER_HELD=str(held or ""))
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

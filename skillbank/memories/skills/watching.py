@@ -6,15 +6,24 @@ the running MCP server, CLI owner or `bank.watch()` never saw that folder's new 
 skills again (crash hunt, session 18). Each folder is known by its (device, inode); on every
 tick the folders are checked, and a folder that changed, appeared or went makes the watch
 start again on what is there now (after a sync).
+
+The vectors of what a sync staged are embedded on a thread of their own (`_Filler`), never on
+the watcher's: the watcher embedded them itself before it looked at the files again, so a git
+operation made meanwhile (`git checkout main` right after a branch change touched 300 skills)
+was listed 8-21 s later instead of ~2 s, and list and search kept serving the left branch's
+names (hunt-git #5, session 23). A fill for a skill changed or removed since it was staged
+writes nothing for it (`index_fill.fill` keeps only what is still pending as it was).
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
 from pathlib import Path
 from typing import Any, Callable
 
+log = logging.getLogger("skillbank.skills")
 #: Milliseconds between the watcher's ticks (it yields on each, changes or not).
 TICK_MS = 500
 
@@ -30,18 +39,76 @@ def _identities(roots: list[Path]) -> dict[str, tuple[int, int] | None]:
     return found
 
 
+class _Filler:
+    """Embeds what the watcher's syncs staged, on one thread of its own, while the watcher
+    goes on syncing names, metadata and keywords (hunt-git #5, session 23).
+
+    Each sync asks (`ask`): the thread fills again until no sync has asked since its last
+    fill began, so an item staged while a fill was ending is not left waiting for the
+    next change. Neither `_sync_lock` nor `write_lock` is held while it embeds; the index's
+    own lock only around each batch's bookkeeping (`index_fill.fill`)."""
+
+    def __init__(self, library: Any, stop: threading.Event) -> None:
+        self._library, self._stop = library, stop
+        self._wanted = False
+        self._guard = threading.Lock()
+        self._thread: threading.Thread | None = None
+
+    def ask(self) -> None:
+        with self._guard:
+            self._wanted = True
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, daemon=True,
+                                                name="skillbank-watch-embed")
+                self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            with self._guard:
+                if not self._wanted:
+                    self._thread = None
+                    return
+                self._wanted = False
+            try:  # another thread filling already takes what was staged (wait=False)
+                self._library.fill_dense(stop=self._stop, wait=False)
+            except Exception as exc:  # noqa: BLE001 - keyword search keeps answering, the
+                # watch goes on and the next change asks again
+                log.warning("skillbank: embedding changed skills failed: %s", exc)
+        with self._guard:
+            self._thread = None
+
+    def join(self) -> None:
+        """Wait for a fill under way to stop (between batches, once `stop` is set): a bank is
+        closed after its watch ends (`stop_watching`), never under a batch being written."""
+        with self._guard:
+            thread = self._thread
+        if thread is not None:
+            thread.join()
+
+
 def watch(library: Any, stop_event: threading.Event | None = None,
           on_sync: Callable[[Any], None] | None = None) -> None:
     """Block, re-syncing `library` whenever a file under one of its roots changes, and
     following a root that is replaced, until `stop_event` is set."""
+    stop = stop_event or threading.Event()
+    ended = threading.Event()  # the fill stops between batches once the watch has ended
+    filler = _Filler(library, ended)
+    try:
+        _watch(library, stop, filler, on_sync)
+    finally:
+        ended.set()
+        filler.join()
+
+
+def _watch(library: Any, stop: threading.Event, filler: _Filler,
+           on_sync: Callable[[Any], None] | None) -> None:
     from watchfiles import watch as watch_files
 
-    stop = stop_event or threading.Event()
     configured = [root for root, _ in library.roots]
 
     def synced() -> None:
         report = library.sync(embed=False)  # searchable by keyword at once
-        library.fill_dense(stop=stop, wait=False)
+        filler.ask()  # vectors behind, on the filler's thread (hunt-git #5)
         if on_sync and report.changed_anything:
             on_sync(report)
 
