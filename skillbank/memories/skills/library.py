@@ -362,7 +362,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     def list(self, include_held: bool = False) -> list[Skill]:
         """Every indexed skill as a catalog-level record (no body); held skills (trust.py) only
         with `include_held` (for the person reviewing them)."""
-        everything = [self._summary(name, fresh=False) for name in self.names()]
+        everything = []
+        for name in self.names():
+            try:
+                everything.append(self._summary(name, fresh=False))
+            except NotFoundError:  # removed by a sync meanwhile (a checkout under the watcher)
+                continue
         return everything if include_held else gate.shown(everything)
 
     def _summary(self, name: str, fresh: bool = True, on_disk: bool = False) -> Skill:
