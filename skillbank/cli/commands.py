@@ -249,7 +249,8 @@ def root(
         help="Chroma server URL (default: embedded index).")] = None,
     namespace: Annotated[Optional[str], typer.Option(
         envvar="SKILLBANK_NAMESPACE", metavar="NAME",
-        help="Namespace for experiences and guidelines.")] = None,
+        help="Act for this namespace alone, as its admin: experiences and guidelines are "
+             "read from and written to it; ids in other namespaces are not found.")] = None,
     model_dir: Annotated[Optional[Path], typer.Option(
         envvar="SKILLBANK_MODEL_DIR", metavar="DIR",
         help="Folder with onnx/model.onnx (all-MiniLM-L6-v2).")] = None,
@@ -279,6 +280,34 @@ def root(
     st.root_explicit = root_dir is not None and getattr(source, "name", "") == "COMMANDLINE"
     ctx.obj = st
     ctx.call_on_close(st.close)
+    _act_for_namespace(ctx, st)
+
+
+#: Commands that do not run as the CLI's `--namespace` scope: `serve` and `ui` run each session
+#: in the scope of the same `--namespace` themselves (`skillbank.local_scope`), `server` serves
+#: per-request identities, `migrate` and `demo` work on a root of their own.
+OWN_SCOPE = frozenset({"serve", "ui", "server", "migrate", "demo"})
+
+
+def _act_for_namespace(ctx: typer.Context, st: State) -> None:
+    """`--namespace NS`: the command runs as the local user, admin of NS alone, as `serve
+    --namespace NS` and the browser run their sessions. It was only the bank's default
+    namespace, so `skillbank --namespace bob forget <alice's id>` erased alice's experience,
+    `guidelines retire` retired her rule and `experiences show` showed it, where the README
+    says an id outside the scope is "not found" (hunt-docs #5, session 23). Without it the
+    local user's default scope applies, as before. An invalid namespace sets no scope: a
+    command that opens the bank refuses it there, as before; one that opens none is unaffected."""
+    if not st.namespace or ctx.invoked_subcommand in OWN_SCOPE:
+        return
+    from skillbank import scope as scopes
+    from skillbank.errors import InvalidInputError
+    from skillbank.local_scope import local_session_scope
+
+    try:
+        scope = local_session_scope(st.namespace, "cli")
+    except InvalidInputError:
+        return
+    ctx.with_resource(scopes.using(scope))  # until the command ends (before the bank closes)
 
 
 # ---------------------------------------------------------------------------------- whole bank
