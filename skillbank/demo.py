@@ -187,7 +187,8 @@ def _skills_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
     summary["catalog"] = {"entries": len(catalog.entries), "tokens": catalog.tokens,
                           "omitted": catalog.omitted}
 
-    tour.section("Routing", "Hybrid search (dense + keyword); a score floor means "
+    summary["search"] = bank.search_mode()
+    tour.section("Routing", f"{_search_words(bank, summary['search'])}; a score floor means "
                             "\"no skill fits\" is a possible answer.")
     results = [(task, bank.skills.search(task, k=2)) for task in ROUTING_TASKS]
     longest = max((len(h.name) for _, hits in results for h in hits), default=10)
@@ -227,6 +228,20 @@ def _skills_part(tour: _Tour, bank: Any, summary: dict[str, Any]) -> None:
         tour.line("resources: none (this skill is a single SKILL.md)", "dim")
     summary["loaded"] = {"name": skill.name, "lines": len(lines),
                          "resources": [r.path for r in skill.resources]}
+
+
+def _search_words(bank: Any, mode: str) -> str:
+    """How the routing table was searched. Without the model the demo said "Hybrid search
+    (dense + keyword)" over a keyword-only table that left half the answerable tasks unrouted
+    (README's first command run outside /work, where ../shared does not exist: hunt-docs #1,
+    session 23)."""
+    if mode != "keyword":
+        return "Hybrid search (dense + keyword)"
+    from skillbank.model_state import known_unavailable
+
+    if known_unavailable(bank.embedding_function):
+        return "Keyword search only (no embedding model; stderr says why)"
+    return "Keyword search only for now (the skills are still being embedded)"
 
 
 # ---------------------------------------------------------------------------------------- learning

@@ -42,6 +42,7 @@ def test_demo_runs_offline_with_minilm(tmp_path):
     assert all(p >= 0 for p in positions) and positions == sorted(positions), positions
 
     assert "skillbank-minilm-l6-v2" in out  # the real model, not the hash stand-in
+    assert "Hybrid search (dense + keyword)" in out and "Keyword search only" not in out
     assert re.search(r"synced \d+ skills", out)
     # Routing: bundled skills are found for fitting tasks, and an off-topic task gets none.
     assert "review-a-skill" in out and "prune-memory" in out
@@ -85,3 +86,25 @@ def test_demo_runs_offline_with_minilm(tmp_path):
     assert len(chunks) == len(titles)
     for title, chunk in zip(titles, chunks):
         assert chunk.count("\n") <= 45, (title, chunk.count("\n"))
+
+
+def test_demo_without_the_model_says_its_routing_is_keyword_only(cli_root, tmp_path, monkeypatch):
+    """README's first command run where ../shared does not exist (any clone outside /work):
+    no model, no download; the routing table was headed "Hybrid search (dense + keyword)" while
+    it ranked by keyword alone and left half the answerable tasks unrouted (hunt-docs #1,
+    session 23). It now says so, on the page and in --json's summary."""
+    import json
+
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    monkeypatch.delenv("SKILLBANK_EMBEDDING")  # the bundled MiniLM, as the README runs it
+    monkeypatch.setenv("SKILLBANK_MODEL_DIR", str(tmp_path / "no-model-here"))
+    done = CliRunner().invoke(app, ["demo"])
+    assert done.exit_code == 0, done.output
+    routing = done.stdout.split("Routing")[1].split("Loaded skill")[0]
+    assert "Keyword search only (no embedding model" in " ".join(routing.split()), routing
+    assert "Hybrid" not in done.stdout
+    summary = json.loads(CliRunner().invoke(app, ["--json", "demo"]).stdout)
+    assert summary["search"] == "keyword"
