@@ -58,3 +58,29 @@ def test_changing_the_folders_is_explicit_and_says_what_it_reindexes(run, cli_ro
     assert "not one of this root's skill folders" in missing.stderr
     shown = " ".join(run("--help").stdout.split())
     assert "skillbank.toml" in shown and str(second.resolve()) in shown  # what it remembers
+
+
+def test_removing_a_folder_on_purpose_gives_no_note_to_add_it_back(run, cli_root, tmp_path):
+    """`config remove-skills-dir` and `config bundled off` said their skills leave the index,
+    then the sync's note said the opposite: "this process does not serve that folder (give it
+    with --skills-dir, or add it to skill_roots ...)" (hunt-docs #3, session 23). A folder that
+    leaves the index in the same sync without being removed (a one-off --no-remember folder) is
+    still named."""
+    team, once = tmp_path / "team", tmp_path / "once"
+    write_skill(team, "zebra-pack", "Pack zebra crates for overseas shipping")
+    write_skill(once, "csv-clean", "Clean a CSV file")
+    sync(run, "--skills-dir", team)
+    sync(run, "--no-remember", "--skills-dir", once)  # indexed by this command only
+
+    removed = run("--no-bundled", "config", "remove-skills-dir", team)
+    said = " ".join(removed.stderr.split())
+    assert "1 SKILL.md files leave the index now" in said
+    assert f"indexed from {team.resolve()} left the index" not in said, said
+    assert f"1 skills indexed from {once.resolve()} left the index" in said, said  # still named
+    assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 0
+
+    run("config", "bundled", "on")
+    off = run("config", "bundled", "off")
+    said = " ".join(off.stderr.split())
+    assert "they leave the index now" in said and "left the index" not in said, said
+    assert json.loads(run("--json", "stats").stdout)["skills"] == 0

@@ -65,6 +65,9 @@ class State:
     remember: bool = True  # False: --no-remember, the options above are for this command only
     debug: bool = False
     root_explicit: bool = False  # --root given on the command line (not from SKILLBANK_ROOT)
+    #: Folders this command takes out of the index on purpose (`config remove-skills-dir`,
+    #: `config bundled off`): their sync's "root-not-served" note is not shown (see `bank`).
+    left_out: set[str] = field(default_factory=set)
     _bank: Any = None
     _out: "Output | None" = None
 
@@ -105,9 +108,22 @@ class State:
                 continue  # another process owns the root and watches its skill folders
             report = getattr(self._bank, kind).sync()
             for finding in getattr(report, "findings", None) or []:
-                if getattr(finding, "code", None) == "root-not-served":  # never silently
+                if getattr(finding, "code", None) == "root-not-served" and \
+                        not self._left_out(getattr(finding, "path", None)):  # never silently
                     self.out.note(f"note: {finding.message}")
         return self._bank
+
+    def _left_out(self, folder: Any) -> bool:
+        """Whether `folder` is one this command removed on purpose. `config remove-skills-dir`
+        said its skills leave the index, then the sync's note advised adding the folder back
+        (for the bundled skills, advice that does not even apply: hunt-docs #3, session 23).
+        Folders that left the index any other way are still named."""
+        if not folder or not self.left_out:
+            return False
+        try:
+            return str(Path(folder).expanduser().resolve()) in self.left_out
+        except (OSError, RuntimeError, ValueError):
+            return False
 
     def _attach_to_background_owner(self, options: dict[str, Any]) -> None:
         """Interactive commands attach to a short-lived background owner of the root instead

@@ -111,6 +111,7 @@ def remove_skills_dir(
                 "now (the files are not touched).")
     remember.remove(root, target)  # re-read under a lock: another command's change stays
     st.skills_dirs = []
+    st.left_out.add(target)  # said above: no note advising to add it back
     st.bank(sync="skills")
     _show(ctx)
 
@@ -146,5 +147,7 @@ def bundled(
                 f"(remembered in {root / remember.CONFIG}).")
     remember.set_bundled(root, value)
     st.include_bundled, st.remember = True, True  # the record decides from here
+    if not value and folder is not None:
+        st.left_out.add(str(folder.resolve()))  # said above: no note advising to add it back
     st.bank(sync="skills")
     _show(ctx)
