@@ -128,9 +128,21 @@ def build_parser(prog: str = "python -m skillbank.mcp_server") -> argparse.Argum
     return parser
 
 
-def parse_args(argv: Sequence[str] | None = None) -> ServeOptions:
+def program() -> str:
+    """The command the person ran, for the server's errors: `skillbank-mcp-server` (what the
+    plugin launcher runs), `python -m skillbank.mcp_server`, else `skillbank serve` (the CLI,
+    or a program embedding the server). Start-up errors said "skillbank serve:" whichever was
+    run, while argparse's named the command (hunt-docs #4, session 23)."""
+    script = sys.argv[0] if sys.argv and sys.argv[0] else ""
+    if os.path.basename(script) == "skillbank-mcp-server":
+        return "skillbank-mcp-server"
+    if os.path.basename(script) == "__main__.py" and \
+            os.path.basename(os.path.dirname(os.path.abspath(script))) == "mcp_server":
+        return "python -m skillbank.mcp_server"
+    return "skillbank serve"
+
+
+def parse_args(argv: Sequence[str] | None = None, prog: str | None = None) -> ServeOptions:
     # Errors name the command the person typed (the plugin launcher runs skillbank-mcp-server).
-    script = os.path.basename(sys.argv[0]) if sys.argv and sys.argv[0] else ""
-    parser = build_parser("skillbank-mcp-server") if script == "skillbank-mcp-server" \
-        else build_parser()
+    parser = build_parser(prog or program())
     return ServeOptions.coerce(vars(parser.parse_args(argv)))

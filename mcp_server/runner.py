@@ -22,7 +22,7 @@ import os
 import sys
 from typing import Any, NoReturn, Sequence
 
-from skillbank.mcp_server.options import ServeOptions, is_loopback, parse_args
+from skillbank.mcp_server.options import ServeOptions, is_loopback, parse_args, program
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -110,9 +110,10 @@ def _preload_model(opts: ServeOptions) -> None:
     onnx_model.preload(model_dir)
 
 
-def run(options: Any = None) -> int:
+def run(options: Any = None, prog: str | None = None) -> int:
     """Serve until the client goes away (stdio) or the process is stopped (HTTP). Returns an
-    exit code; refuses to start (code 2, message on stderr) on an unsafe configuration."""
+    exit code; refuses to start (code 2, a message on stderr headed by `prog`, the command that
+    was run: `program()` when not given) on an unsafe configuration."""
     opts = ServeOptions.coerce(options)
     _configure_logging(opts.log_level)
     try:
@@ -147,7 +148,7 @@ def run(options: Any = None) -> int:
 
             scopes.set_process_face(FACE)  # a call with no principal of its own (the audit log)
     except StartupError as exc:
-        print(f"skillbank serve: {exc}", file=sys.stderr, flush=True)
+        print(f"{prog or program()}: {exc}", file=sys.stderr, flush=True)
         return 2
     from skillbank.signals import ctrl_c_stops, sigterm_stops
 
@@ -351,7 +352,7 @@ async def _stop_on_ctrl_c(scope: Any) -> None:
         return
 
 
-def main(argv: Sequence[str] | None = None) -> NoReturn:
+def main(argv: Sequence[str] | None = None, prog: str | None = None) -> NoReturn:
     """`python -m skillbank.mcp_server [options]`, `skillbank-mcp-server` and `skillbank serve`:
     a process entry that never returns: the process ends here once the server stops (embed
     `run` instead). The bank's opening threads may still be inside Chroma's or the model's
@@ -363,7 +364,7 @@ def main(argv: Sequence[str] | None = None) -> NoReturn:
     from skillbank.errors import InvalidInputError
 
     try:
-        code = run(parse_args(argv))
+        code = run(parse_args(argv, prog), prog)
     except SystemExit as exc:
         code = exit_code(exc)
     except InvalidInputError as exc:  # a setting to fix, not a crash: say which

@@ -45,3 +45,19 @@ def test_an_existing_folder_named_with_a_tilde_is_accepted(tmp_path, monkeypatch
     assert parse_args(["--skills-dir", "~/.claude/skills"]).skills_dirs == ["~/.claude/skills"]
     with pytest.raises(SystemExit):
         parse_args(["--skills-dir", "~/.claude/nope"])
+
+
+@pytest.mark.parametrize("command", COMMANDS)
+def test_a_start_up_error_names_the_command_that_was_run(tmp_path, command):
+    """`skillbank-mcp-server` and `python -m skillbank.mcp_server` headed their start-up errors
+    "skillbank serve:" while their argparse errors named them (hunt-docs #4, session 23)."""
+    name = "python -m skillbank.mcp_server" if command == "python -m" else command
+    refused = subprocess.run([*COMMANDS[command], "--root", str(tmp_path / "root"),
+                              "--model-dir", str(tmp_path)],  # a folder with no model in it
+                             capture_output=True, text=True, timeout=120,
+                             stdin=subprocess.DEVNULL, env=base_env(SKILLBANK_CLI_OWNER="0"),
+                             cwd=tmp_path)
+    assert refused.returncode == 2, (refused.stdout, refused.stderr)
+    assert refused.stderr.startswith(f"{name}: --model-dir "), refused.stderr
+    others = {"skillbank serve", "skillbank-mcp-server", "python -m skillbank.mcp_server"} - {name}
+    assert not any(refused.stderr.startswith(f"{other}:") for other in others), refused.stderr
