@@ -40,7 +40,7 @@ def _scanner_python() -> str | None:
 
 SCANNER = _scanner_python()
 needs_scanner = pytest.mark.skipif(SCANNER is None, reason="cisco-ai-skill-scanner not installed "
-                                   "(pip install 'skillbank[scan]' or SKILLBANK_TEST_SCANNER_PYTHON)")
+                                   "(pip install -e '.[scan]' or SKILLBANK_TEST_SCANNER_PYTHON)")
 
 
 def open_bank(root: Path, skill_roots: list[Path], *, scanner: str | None = None,
@@ -737,7 +737,7 @@ def test_cli_lists_trust_shows_the_queue_reviews_and_restores(cli_root, tmp_path
     assert listed["csv-report"]["scan"] == "not scanned"
     assert "No skill is waiting for review." in run("skills", "review").stdout
     scanned = run("skills", "scan", "csv-report", code=1)  # nothing could be scanned
-    assert "not scanned" in scanned.stdout and "skillbank[scan]" in scanned.stderr
+    assert "not scanned" in scanned.stdout and "'.[scan]'" in scanned.stderr
     sarif = json.loads(run("skills", "scan", "--sarif", code=1).stdout)
     assert sarif["version"] == "2.1.0" and sarif["runs"][0]["results"] == []
     assert sarif["runs"][0]["invocations"][0]["executionSuccessful"] is False

@@ -456,9 +456,6 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         path = safe_join(folder, relative)
         if not path.is_file():
             raise NotFoundError(f"skill {name!r} has no file {relative!r}")
-        if left_out(relative):  # `.git/config` of a skill folder that is a clone
-            raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files it "
-                                "serves (hidden and vendored files are not served)")
         if summary.trust != "own" and ((hard_linked(path.stat()) and relative != "SKILL.md")
                                        or relative not in
                                        self.trust_book.digests.digests(folder, True)):
@@ -469,6 +466,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
                                 "trust covers (hidden, vendored and hard-linked files are not "
                                 "served)")
+        if left_out(relative):  # `.git/config` of a skill folder that is a clone
+            raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files it "
+                                "serves (hidden and vendored files are not served)")
         size = path.stat().st_size
         if size > MAX_RESOURCE_BYTES:
             raise InvalidInputError(f"{relative!r} is {size} bytes; resources over "

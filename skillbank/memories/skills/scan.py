@@ -81,8 +81,8 @@ UNSCANNABLE_RULE = "UNSCANNABLE_SCRIPT"
 #: The finding a scan that did not finish in time becomes (`timed_out`).
 TIMEOUT_RULE = "SCAN_TIMEOUT"
 SEVERITY_ORDER = ("critical", "high", "medium", "low", "info")
-INSTALL_HINT = ("install the scanner to scan skills: pip install 'skillbank[scan]' (Python >= "
-                "3.11), or put cisco-ai-skill-scanner in another venv and set "
+INSTALL_HINT = ("install the scanner to scan skills: pip install -e '.[scan]' in your skillbank "
+                "clone (Python >= 3.11), or put cisco-ai-skill-scanner in another venv and set "
                 "SKILLBANK_SCANNER_PYTHON to its python")
 
 

@@ -20,7 +20,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
 
     raise StoreUnavailableError(
         "team mode stores its memory in PostgreSQL and needs psycopg: "
-        "pip install 'skillbank[team]'") from exc
+        "pip install -e '.[team]' in your skillbank clone (it is on no package index)") from exc
 
 from skillbank.store.postgres.audit import PostgresAuditLog
 from skillbank.store.postgres.changes import PostgresChangeFeed
