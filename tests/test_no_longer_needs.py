@@ -18,8 +18,11 @@ POLICY = "We changed the policy: migrations of the orders table no longer need a
 
 @pytest.mark.parametrize("critique, rule", [
     (POLICY, "Do not require a rollback plan for migrations of the orders table."),
-    ("Hotfixes do not need a changelog entry.", "Do not require a changelog entry for hotfixes."),
-    ("Drafts never require sign-off.", "Do not require sign-off for drafts."),
+    ("Drafts no longer require sign-off.", "Do not require sign-off for drafts."),
+    # A plain negation is a complaint, not a dropped requirement (review, session 23: it was
+    # learnt as "Do not require authentication for the login endpoint.").
+    ("The login endpoint does not require authentication.",
+     "Make the login endpoint require authentication."),
     ("Every bug fix needs a regression test.", "Give every bug fix a regression test."),
 ])
 def test_a_dropped_requirement_reads_as_one(critique, rule):

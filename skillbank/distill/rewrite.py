@@ -471,8 +471,9 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
 
     # "<thing> no longer needs X" -> "Do not require X for <thing>": read by the pattern below,
     # "Give migrations of the orders table no longer a rollback plan." (hunt-agents #2).
-    m = re.match(r"^(?P<np>.+?)\s+(?:no longer|don't|doesn't|do not|does not|never)\s+"
-                 r"(?:needs?|requires?)\s+(?P<rest>.+)$", c, re.I)
+    # Only "no longer", an announced change: "The login endpoint does not require
+    # authentication." is a complaint (it should), read below as such (review, session 23).
+    m = re.match(r"^(?P<np>.+?)\s+no longer\s+(?:needs?|requires?)\s+(?P<rest>.+)$", c, re.I)
     if m and _np_ok(_subject(m.group("np"))) \
             and not _FINITE_RE.search(" ".join(_words(m.group("rest"))[:3])):
         np = _subject(m.group("np"))
