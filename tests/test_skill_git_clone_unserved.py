@@ -19,7 +19,10 @@ from owner_client import bank_for
 from skillbank.errors import NotFoundError
 
 TOKEN = "SECRET-TOKEN-4711"
-HIDDEN = [".git/config", ".git/logs/HEAD", ".env", "node_modules/left-pad/index.js"]
+#: The last two through links committed in the clone (review of session 23): a file link to
+#: `.git/config` and a folder link to `.git/`.
+HIDDEN = [".git/config", ".git/logs/HEAD", ".env", "node_modules/left-pad/index.js",
+          "notes.md", "docs/config"]
 
 
 def _clone_like(folder) -> None:
@@ -30,6 +33,8 @@ def _clone_like(folder) -> None:
     (folder / ".env").write_text(f"API_KEY={TOKEN}\n")
     (folder / "node_modules" / "left-pad").mkdir(parents=True)
     (folder / "node_modules" / "left-pad" / "index.js").write_text(f"// {TOKEN}\n")
+    (folder / "notes.md").symlink_to(".git/config")
+    (folder / "docs").symlink_to(".git", target_is_directory=True)
     (folder / "scripts").mkdir()
     (folder / "scripts" / "merge.py").write_text("print('merge')\n")
 

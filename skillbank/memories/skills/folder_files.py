@@ -158,8 +158,21 @@ def left_out(relative: str) -> bool:
                for part in relative.split("/") if part not in ("", "."))
 
 
+def leads_left_out(folder: Path, relative: str) -> bool:
+    """Whether `relative` leads, through a link on the way, to a file `left_out` names (or out
+    of the folder): `notes.md -> .git/config` or a folder link `docs -> .git` served the token
+    that `.git/config` itself no longer served (review of session 23)."""
+    try:
+        real = (folder / relative).resolve().relative_to(folder.resolve())
+    except (OSError, ValueError):
+        return True
+    return left_out(real.as_posix())
+
+
 def served_files(folder: Path, own: bool = True) -> list[tuple[str, os.stat_result]]:
     """The files beside the top SKILL.md that a read of the skill serves: the version's walk
-    (`skill_files`) less, for a skill not the bank's own, its hard-linked files."""
+    (`skill_files`) less, for a skill not the bank's own, its hard-linked files, and less a
+    link to a hidden or vendored file."""
     return [(relative, stat) for relative, stat in skill_files(folder)
-            if relative != SKILL_FILE and (own or not hard_linked(stat))]
+            if relative != SKILL_FILE and (own or not hard_linked(stat))
+            and not (os.path.islink(folder / relative) and leads_left_out(folder, relative))]

@@ -45,7 +45,8 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.folder_files import SKIP_DIRS, file_gone, hard_linked, left_out
+from skillbank.memories.skills.folder_files import (SKIP_DIRS, file_gone, hard_linked, leads_left_out,
+                                                    left_out)
 from skillbank.memories.skills.resources import list_resources
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -466,7 +467,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files its "
                                 "trust covers (hidden, vendored and hard-linked files are not "
                                 "served)")
-        if left_out(relative):  # `.git/config` of a skill folder that is a clone
+        if left_out(relative) or leads_left_out(folder, relative):  # a clone's `.git/config`
             raise NotFoundError(f"skill {name!r} has no file {relative!r} among the files it "
                                 "serves (hidden and vendored files are not served)")
         size = path.stat().st_size
