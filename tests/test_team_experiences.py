@@ -115,6 +115,35 @@ def test_while_chroma_is_down_writes_are_kept_and_recall_uses_full_text_search(
         assert hits[0].id == kept
 
 
+def test_while_chroma_is_down_an_unread_task_is_recalled_as_recall_recalls_it(tmp_path,
+                                                                              postgres):
+    """Session 23: the full-text fallback kept a run only when the request shared a quarter of
+    its words (`recall.MIN_KEYWORD`), and to PostgreSQL a clause of Japanese or Chinese is one
+    word: the run's task and two sentences more shared 0.2 with it, so recall had the run while
+    the index answered and the fallback dropped it (18 of 20 such requests). A task the model
+    does not read is judged by the tokens it shares (`recall.MIN_SHARED_TOKENS`) either way.
+    Asked by the other worker, as the full-text tests above."""
+    task = "リリースノートを日本語に翻訳する"  # translate the release notes into Japanese
+    request = (task + "。来週のリリースまでに終わらせたいので、注意点を教えてください。"
+               "テスト環境はもう用意してあります。レビューは田中さんにお願いする予定です。")
+    with two_workers(tmp_path, postgres) as (chroma, a, b, deployment):
+        a.experiences.record("Rotate the API keys for the payment service", "success",
+                             feedback="Revoke the old keys only after every service reloads.")
+        run = a.experiences.record(task=task, outcome="partial",
+                                   feedback="敬語を使ってください。技術用語は英語のままにしてください。")
+        assert until(lambda: b.experiences.recall(request, k=3))[0].id == run  # the index
+        chroma.stop()
+        a.experiences.record("Drain the print queue of the third floor", "success")
+        # An English request finds the server down (its dense side asks it); from then on
+        # B's recall answers by the journal's full-text search, whatever the script.
+        assert "full-text search" in b.experiences.recall("rotate the payment API keys").note
+        hits = b.experiences.recall(request, k=3)
+        assert "full-text search" in hits.note
+        assert [h.id for h in hits] == [run]
+        assert b.experiences.recall(task, k=3)[0].id == run
+        assert b.experiences.recall("会議の議事録をまとめる", k=3) == []
+
+
 def _count(url: str, sql: str, *params) -> int:
     import psycopg
 

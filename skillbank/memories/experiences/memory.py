@@ -422,8 +422,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
     def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:
         """Recall by the journal's full-text search, with recall's filters and scope."""
+        from skillbank.keyword import tokenize
         from skillbank.memories.experiences.indexing import _index_item
-        from skillbank.memories.experiences.recall import MAX_K, _predicate
+        from skillbank.memories.experiences.recall import (
+            MAX_K, MIN_SHARED_TOKENS, _predicate, shared_evidence)
+        from skillbank.records import MAX_TEXT
+        from skillbank.unread import mostly_unread
 
         bound = inspect.signature(RecallMixin.recall).bind(self, task, *args, **kwargs)
         bound.apply_defaults()
@@ -442,17 +446,27 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                     None if scopes.ALL in spaces else tuple(spaces))
         if found is None:
             return None
+        # A task the model does not read is judged as recall judges it (MIN_SHARED_TOKENS), not
+        # by the full-text share of its words: to PostgreSQL a clause of Chinese or Japanese is
+        # one word, so the task and two sentences more shared 0.2 with its own run, and recall
+        # had it while the full-text fallback dropped it (18 of 20 such requests).
+        words = set(tokenize(task[:MAX_TEXT])) if mostly_unread(task) else None
         hits = Hits()
         for row in found:
             try:
                 record = Experience.model_validate(row["record"])
             except (ValueError, TypeError):
                 continue
-            meta = _index_item(record, row["loc"], row["digest"], row["status"],
-                               row["duplicates"]).metadata
-            if in_open_episode(meta, a["exclude_thread"]):
+            item = _index_item(record, row["loc"], row["digest"], row["status"],
+                               row["duplicates"])
+            meta = item.metadata
+            if in_open_episode(meta, a["exclude_thread"]) or not passes(meta):
                 continue
-            if not passes(meta) or row["score"] < MIN_KEYWORD:
+            if words is None:
+                if row["score"] < MIN_KEYWORD:
+                    continue
+            elif shared_evidence(words, words & set(tokenize(item.keyword_text)),
+                                 record.task) < MIN_SHARED_TOKENS:
                 continue
             hits.append(Hit[Experience](
                 id=record.id, score=row["score"], why="keyword", keyword=row["score"],

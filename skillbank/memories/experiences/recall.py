@@ -120,6 +120,16 @@ def _predicate(where: dict[str, Any]) -> Callable[[Mapping[str, Any]], bool]:
     return passes
 
 
+def shared_evidence(words: set[str], held: set[str], task: str) -> float:
+    """`MIN_SHARED_TOKENS`'s evidence that a record answers a request the model does not read:
+    the share of the request's tokens (`words`) the record's text holds (`held`), or of the
+    record's own `task`'s tokens found in `words`, the larger. Recall reads `held` from the BM25
+    row (`RecallMixin._unread_evidence`); the journal's full-text fallback, from the record it
+    found (`ExperienceMemory._recall_by_text`): one judgement, whichever search answered."""
+    own = set(tokenize(task))
+    return max(len(held) / len(words) if words else 0.0,
+               len(own & words) / len(own) if own else 0.0)
+
 
 class RecallMixin:
     """Search, filters and the ranking prior of `ExperienceMemory`."""
@@ -284,15 +294,15 @@ class RecallMixin:
         journal counts by the first (recall logs it when it reads the hits)."""
         if not words:
             return 0.0
-        held = len(self.index.held_terms(hit.id, words)) / len(words)
-        if held >= MIN_SHARED_TOKENS:
-            return held
+        held = self.index.held_terms(hit.id, words)
+        share = len(held) / len(words)
+        if share >= MIN_SHARED_TOKENS:
+            return share
         try:
             record = self._journal_record(hit.id, hit.metadata)  # type: ignore[attr-defined]
         except NotFoundError:
-            return held
-        own = set(tokenize(record.task))
-        return max(held, len(own & words) / len(own) if own else 0.0)
+            return share
+        return shared_evidence(words, held, record.task)
 
     def prior(self, record_id: str, meta: Mapping[str, Any], now: float | None = None,
               usage: Any = None) -> float:

@@ -16,7 +16,9 @@ import contextvars
 from typing import Any
 
 from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError, is_outage
+from skillbank.memories.guidelines.search import holding_enough
 from skillbank.records import Hits
+from skillbank.unread import mostly_unread
 
 #: Why the current search answered without the index (None: it did not).
 _WITHOUT_INDEX: contextvars.ContextVar[str | None] = contextvars.ContextVar(
@@ -70,6 +72,8 @@ class GuidelineFallback:
         if scores is None:
             try:
                 scores = self.index.keyword(query, candidates, where)  # type: ignore[attr-defined]
+                if mostly_unread(query):  # a rule sharing one pair with it is no match
+                    scores = holding_enough(self.index, query, scores)  # type: ignore[attr-defined]
             except ChromaUnavailableError:  # not even read once yet (or dropped): no answer
                 scores = {}
         out = []

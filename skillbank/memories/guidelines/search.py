@@ -11,6 +11,7 @@ from typing import Any
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
 from skillbank.memories.guidelines.lookup import wording_key
@@ -27,6 +28,20 @@ REINFORCEMENT_PRIOR = 0.0002
 # A search hit needs some evidence: dense cosine or normalised BM25 at least this high.
 MIN_DENSE = 0.15
 MIN_KEYWORD = 0.15
+#: A task mostly in a script the model does not read (`skillbank.unread`) has no dense side, and
+#: its BM25 share is no evidence on its own: the share's best possible score counts only the
+#: task's tokens some rule holds, so a task sharing one character pair with a rule ("する",
+#: "写一") scored 0.30 against it whatever else it said, and 12 of 27 requests about other things
+#: were served a rule (`benchmarks/unread_guidelines.py`). Such a task matches a rule by keyword
+#: only when the rule's keyword text holds at least this many of the task's tokens (as
+#: `HybridIndex.held_terms` reads them; all of them for a task of fewer). Two, not a share of the
+#: task as experience recall counts (`recall.MIN_SHARED_TOKENS`): a task a rule applies to shares
+#: a word or two with it, 15-40% of its tokens ("新しいクラスの変数名を決める" holds 変数 and 数名 of
+#: 13), so a share of 0.5 missed 24 of 54 requests for a rule, and any share that keeps them let
+#: polite endings through ("…してください" holds 4-6 of a critique's tokens); a count does not
+#: depend on how long the task is. On the set: 4/54 missed (as before), 2/27 unrelated served
+#: (12 before).
+UNREAD_MIN_HELD = 2
 
 
 _UNFLOORED: contextvars.ContextVar[bool] = contextvars.ContextVar(
@@ -55,6 +70,16 @@ def has_evidence(dense: float | None, keyword: float | None) -> bool:
     the floors above."""
     return ((dense is not None and dense >= MIN_DENSE)
             or (keyword is not None and keyword >= MIN_KEYWORD))
+
+
+def holding_enough(index: Any, query: str, scores: dict[str, float]) -> dict[str, float]:
+    """The keyword `scores` of the rules that hold at least `UNREAD_MIN_HELD` of the tokens of
+    `query`, a task the model does not read: a rule sharing one character pair with it is no
+    match, in a search or as a memory block's candidate (see `UNREAD_MIN_HELD`)."""
+    words = set(tokenize(query))
+    need = min(UNREAD_MIN_HELD, len(words))
+    return {gid: score for gid, score in scores.items()
+            if len(index.held_terms(gid, words)) >= need}
 
 
 class GuidelineSearch:
@@ -142,15 +167,17 @@ class GuidelineSearch:
         from skillbank.embeddings import ModelUnavailableError, embed_query
         from skillbank.index import RRF_K
 
+        unread = mostly_unread(query)
         try:
             # A task the model does not read ("给客户写道歉信") is as alike to every rule it does
             # not read as to its own: its cosine is no evidence, its words are (skillbank.unread).
-            vector = None if mostly_unread(query) else embed_query(
-                self.index.embedding_function, query)
+            vector = None if unread else embed_query(self.index.embedding_function, query)
         except ModelUnavailableError:  # keyword-only mode: no model here (yet)
             vector = None
         dense = self.index.dense(vector, candidates * 2, where) if vector is not None else {}
         keyword = self.index.keyword(query, candidates, where)
+        if unread:
+            keyword = holding_enough(self.index, query, keyword)
         fused: dict[str, float] = {}
         for scores in (dense, keyword):
             rounded = {i: round(v, 6) for i, v in scores.items()}
