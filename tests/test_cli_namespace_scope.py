@@ -68,6 +68,14 @@ def test_another_namespace_s_ids_are_not_found_and_change_nothing(cli_root, remo
         assert _json("experiences", "show", mine)["namespace"] == "bob"
         assert _json("guidelines", "show", gid)["status"] == "retired"  # no scope: every one
 
+        # The audit log too: bob's lists bob's events; alice's ids and principal are not his to
+        # read (`audit --in alice` listed them: review of session 23).
+        events = _json("--namespace", "bob", "audit")
+        assert events and {e["namespace"] for e in events} == {"bob"}, events
+        code, out = _cli("--namespace", "bob", "audit", "--in", "alice")
+        assert code != 0 and eid not in out and "acts for that namespace alone" in out, out
+        assert {e["namespace"] for e in _json("audit")} >= {"alice", "bob"}
+
 
 def test_whole_root_commands_still_work_for_one_namespace(cli_root):
     """`reindex`, `stats` and `config` act on the whole root with --namespace as without it;

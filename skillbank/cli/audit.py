@@ -42,6 +42,12 @@ def audit(
     st = state(ctx)
     if action is not None and action not in ACTIONS:
         raise InvalidInputError(f"unknown action {action!r}; one of {', '.join(sorted(ACTIONS))}")
+    if st.namespace:  # `--namespace NS` acts for NS alone (commands._act_for_namespace)
+        if namespace not in (None, st.namespace):
+            raise InvalidInputError(
+                f"--namespace {st.namespace} acts for that namespace alone; audit events of "
+                f"{namespace!r} are read without --namespace")
+        namespace = st.namespace  # the whole log was listed, ids and principals of every user
     moment = parse_since(since) if since is not None else None
     settings = load_settings(Path(st.root) if st.root else None)
     root = settings.root
