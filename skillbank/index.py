@@ -30,7 +30,7 @@ from skillbank.embeddings import (
 )
 from skillbank.errors import EmbeddingMismatchError, IndexError_  # noqa: F401 - re-exported
 from skillbank.filters import matches  # noqa: F401 - re-exported
-from skillbank import index_batch, index_fill, index_mirror, keyword_live
+from skillbank import index_batch, index_fill, index_mirror
 from skillbank.chroma_client import make_client  # noqa: F401 - re-exported
 from skillbank.index_fill import FILL_BATCH, PARTIAL  # noqa: F401 - re-exported
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
@@ -41,13 +41,7 @@ from skillbank.keyword import (  # noqa: F401 - re-exported
 from skillbank.dense_live import LiveDense
 from skillbank.keyword_live import DELTA_MIN, DELTA_SHARE, LiveKeyword  # noqa: F401 - re-exported
 from skillbank.fusion import (  # noqa: F401 - re-exported
-    FUSED_SCALE,
-    RRF_K,
-    _rrf_fuse,
-    _standardise,
-    _z_fuse,
-    best_first,
-    fuse_candidates,
+    FUSED_SCALE, RRF_K, _rrf_fuse, _standardise, _z_fuse, best_first, fuse_candidates,
 )
 
 if TYPE_CHECKING:
@@ -571,7 +565,11 @@ class HybridIndex:
         """Top `n` items by BM25, normalised to 0..1, filtered like the dense side."""
         return self._live.search(query, n, where)
 
-    held_terms = keyword_live.held_terms  # which of a query's tokens an item's text holds
+    def held_terms(self, item_id: str, terms: Iterable[str]) -> set[str]:
+        """Which of `terms` an item's keyword text holds, as BM25 indexed it: recall of a task
+        the model does not read weighs its evidence by the tokens it shares with a record,
+        whatever the record's length (hunt-upgrade #2, session 23)."""
+        return self._live.held(item_id, terms)
 
     def search(
         self,

@@ -212,9 +212,3 @@ class LiveKeyword:
             held = source.row_terms[source.row_ptr[row]:source.row_ptr[row + 1]].tolist()
             return {wanted[i] for i in held if i in wanted}
 
-
-def held_terms(index: Any, item_id: str, terms: Iterable[str]) -> set[str]:
-    """`HybridIndex.held_terms`: which of `terms` an item's keyword text holds, as BM25 indexed
-    it. Recall of a task the model does not read weighs its evidence by the tokens it shares
-    with a record, whatever the record's length (hunt-upgrade #2, session 23)."""
-    return index._live.held(item_id, terms)
