@@ -25,7 +25,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_model_dir  # noqa: E402
+from _common import HitTally, default_model_dir  # noqa: E402
 
 #: (rule, critique it was learnt from or None (added alone), the task of that critique, a task
 #: the rule applies to, in its language, the same task asked politely ("请帮我…", "…てください"))
@@ -176,41 +176,23 @@ def figures(model_dir: str | None) -> None:
             root, embedding_function=MiniLMEmbedding(model_dir=model_dir),
             include_bundled=False) as bank:
         ids, english = fill(bank)
-        rows: dict[tuple[str, str], list[int]] = {}
+        tally = HitTally()
         for kind, text, wanted in requests():
             found = {"search": [h.id for h in bank.guidelines.search(text, k=5)],
                      "block": [h.id for h in bank.context_for(text).guidelines]}
             for face, got in found.items():
-                row = rows.setdefault((face, kind), [0, 0, 0, 0, 0])  # asked/found/first/other/any
-                row[0] += 1
-                row[4] += bool(got)
-                if wanted is None:
-                    row[3] += len(got)
-                    if got:
-                        print(f"  {face} false hit ({kind}): {text} -> "
-                              f"{[bank.guidelines.get(i).text for i in got]}")
+                if tally.add((face, kind), got, None if wanted is None else ids[wanted]):
                     continue
-                row[1] += ids[wanted] in got
-                row[2] += bool(got) and got[0] == ids[wanted]
-                row[3] += sum(hit != ids[wanted] for hit in got)
-                if ids[wanted] not in got:
+                if wanted is None:
+                    print(f"  {face} false hit ({kind}): {text} -> "
+                          f"{[bank.guidelines.get(i).text for i in got]}")
+                else:
                     print(f"  {face} not found ({kind}): {text}")
         for n, (_rule, task) in enumerate(ENGLISH):
             for face, got in (("search", [h.id for h in bank.guidelines.search(task, k=5)]),
                               ("block", [h.id for h in bank.context_for(task).guidelines])):
-                row = rows.setdefault((face, "English task"), [0, 0, 0, 0, 0])
-                row[0] += 1
-                row[1] += english[n] in got
-                row[2] += bool(got) and got[0] == english[n]
-                row[3] += sum(hit != english[n] for hit in got)
-                row[4] += bool(got)
-    print(f"{'face':7} {'request':17} {'asked':>5} {'found':>5} {'first':>5} {'other rules':>11}")
-    for (face, kind), (asked, found_, first, other, any_) in rows.items():
-        if kind.startswith("unrelated"):
-            print(f"{face:7} {kind:17} {asked:5} {'-':>5} {'-':>5} {other:11}   ({any_} "
-                  "requests found some rule)")
-        else:
-            print(f"{face:7} {kind:17} {asked:5} {found_:5} {first:5} {other:11}")
+                tally.add((face, "English task"), got, english[n])
+    tally.print([("face", 7), ("request", 17)], "other rules", "requests found some rule")
 
 
 def pair_figures(model_dir: str | None) -> None:

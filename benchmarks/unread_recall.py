@@ -24,7 +24,7 @@ import tempfile
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _common import default_model_dir  # noqa: E402
+from _common import HitTally, default_model_dir  # noqa: E402
 
 #: (task, feedback, paraphrase, words of its feedback or None)
 RUNS = [
@@ -157,27 +157,13 @@ def recall_figures(model_dir: str | None) -> None:
             bank.experiences.record(**run)
         ids = [bank.experiences.record(task=task, outcome="partial", feedback=feedback)
                for task, feedback, _paraphrase, _words in RUNS]
-        rows: dict[str, list[int]] = {}
+        tally = HitTally()
         for kind, text, wanted in requests():
             got = [h.id for h in bank.experiences.recall(text, k=3, count_use=False, min_score=0)]
-            row = rows.setdefault(kind, [0, 0, 0, 0])  # asked, found, first, other runs
-            row[0] += 1
-            if wanted is None:
-                row[1] += bool(got)
-                row[3] += len(got)
-                continue
-            row[1] += ids[wanted] in got
-            row[2] += bool(got) and got[0] == ids[wanted]
-            row[3] += sum(hit != ids[wanted] for hit in got)
-            if ids[wanted] not in got:
+            if not tally.add((kind,), got, None if wanted is None else ids[wanted]) \
+                    and wanted is not None:
                 print(f"  not found ({kind}): {text}")
-    print(f"{'request':16} {'asked':>5} {'found':>5} {'first':>5} {'other runs returned':>20}")
-    for kind, (asked, found, first, other) in rows.items():
-        if kind == "unrelated":
-            print(f"{kind:16} {asked:5} {'-':>5} {'-':>5} {other:20}   ({found} requests "
-                  "recalled something)")
-        else:
-            print(f"{kind:16} {asked:5} {found:5} {first:5} {other:20}")
+    tally.print([("request", 16)], "other runs returned", "requests recalled something")
 
 
 def pair_figures() -> None:
