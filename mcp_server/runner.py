@@ -368,7 +368,7 @@ def main(argv: Sequence[str] | None = None, prog: str | None = None) -> NoReturn
     except SystemExit as exc:
         code = exit_code(exc)
     except InvalidInputError as exc:  # a setting to fix, not a crash: say which
-        print(f"skillbank: {exc}", file=sys.stderr)
+        print(f"{prog or program()}: {exc}", file=sys.stderr)
         code = 2
     except Exception:  # noqa: BLE001 - shown as Python would, then the same safe exit
         import traceback

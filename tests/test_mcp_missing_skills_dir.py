@@ -61,3 +61,22 @@ def test_a_start_up_error_names_the_command_that_was_run(tmp_path, command):
     assert refused.stderr.startswith(f"{name}: --model-dir "), refused.stderr
     others = {"skillbank serve", "skillbank-mcp-server", "python -m skillbank.mcp_server"} - {name}
     assert not any(refused.stderr.startswith(f"{other}:") for other in others), refused.stderr
+
+
+def test_an_invalid_setting_past_the_start_up_checks_names_the_command_too(tmp_path):
+    """`runner.main` headed an `InvalidInputError` that `run` let through "skillbank:", whichever
+    command was run (last read of session 23). Driven through `main` itself, with `run` made to
+    raise as a setting read while starting would."""
+    script = ("import sys\n"
+              "from skillbank.errors import InvalidInputError\n"
+              "from skillbank.mcp_server import runner\n"
+              "def run(*_args):\n"
+              "    raise InvalidInputError('namespace \"../x\" is not a namespace')\n"
+              "runner.run = run\n"
+              "sys.argv = ['/usr/local/bin/skillbank-mcp-server']\n"
+              "runner.main([])\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                          timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path,
+                          env=base_env(SKILLBANK_CLI_OWNER="0"))
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert done.stderr.startswith('skillbank-mcp-server: namespace "../x"'), done.stderr
