@@ -90,3 +90,33 @@ def test_whole_root_commands_still_work_for_one_namespace(cli_root):
     assert _json("stats")["experiences"] == 1  # no --namespace: the local user's, as before
     code, out = _cli("--namespace", "bob", "config")
     assert code == 0 and "skill folders" in out, out
+
+
+def test_a_scoped_cli_manages_its_own_namespace_s_tokens_alone(cli_root, tmp_path):
+    """`skillbank --namespace bob tokens add ... --namespace alice` minted a token that writes
+    alice's namespace, and `tokens remove alice` / `add alice --replace` revoked her principal,
+    from a CLI that acts as bob's admin alone (last read of session 23). A file operation: no
+    bank is opened, so there is no owner process to go through."""
+    cli_root.mkdir(parents=True, exist_ok=True)
+    tokens = tmp_path / "tokens.toml"
+    assert _cli("tokens", "add", "alice", "--namespace", "alice", "--file", str(tokens))[0] == 0
+    before = tokens.read_text()
+
+    for refused in (("add", "mallory", "--namespace", "alice"),
+                    ("add", "bob-reader", "--namespace", "bob", "--reads", "alice"),
+                    ("add", "bob-reviewer", "--namespace", "bob", "--reviews", "alice"),
+                    ("add", "alice", "--namespace", "bob", "--replace"),
+                    ("remove", "alice")):
+        code, out = _cli("--namespace", "bob", "tokens", *refused, "--file", str(tokens))
+        assert code == 2, (refused, out)
+        assert "acts for that namespace alone" in out and "'alice'" in out, out
+    assert tokens.read_text() == before  # alice's token still works; nothing was added
+
+    added = _json("--namespace", "bob", "tokens", "add", "bob", "--namespace", "bob",
+                  "--file", str(tokens))
+    assert added["namespace"] == "bob" and added["token"]
+    assert [p["name"] for p in _json("--namespace", "bob", "tokens", "list",
+                                     "--file", str(tokens))] == ["bob"]
+    assert [p["name"] for p in _json("tokens", "list", "--file", str(tokens))] == ["alice", "bob"]
+    assert _cli("--namespace", "bob", "tokens", "remove", "bob", "--file", str(tokens))[0] == 0
+    assert _cli("--namespace", "alice", "tokens", "remove", "alice", "--file", str(tokens))[0] == 0

@@ -34,6 +34,21 @@ def _file(ctx: typer.Context, given: Path | None) -> Path:
     return load_settings(Path(st.root) if st.root else None).root / "tokens.toml"
 
 
+def _refuse_outside_scope(ctx: typer.Context, what: str, namespaces: list[str]) -> None:
+    """`skillbank --namespace NS` (or SKILLBANK_NAMESPACE) acts as the admin of NS alone
+    (`commands._act_for_namespace`), yet `tokens add` minted a token that writes another
+    namespace, and `remove` / `add --replace` revoked another namespace's principal (last
+    read of session 23). Tokens of other namespaces are managed without --namespace."""
+    from skillbank.errors import InvalidInputError
+
+    scope = state(ctx).namespace
+    outside = sorted({n for n in namespaces if n != scope})
+    if scope and outside:
+        raise InvalidInputError(
+            f"--namespace {scope} acts for that namespace alone; {what} "
+            f"{', '.join(repr(n) for n in outside)} is managed without --namespace")
+
+
 @app.command("add")
 def add(
     ctx: typer.Context,
@@ -57,8 +72,15 @@ def add(
     """Add a principal and print its new token (shown once; only its hash is stored)."""
     from skillbank.mcp_server.identity import add_principal
 
+    from skillbank.mcp_server.identity import read_for_change
+
     st = state(ctx)
     path = _file(ctx, file)
+    _refuse_outside_scope(ctx, "a token for namespace",
+                          [namespace, *(reads or []), *(reviews or [])])
+    if replace and path.is_file() and name in (current := read_for_change(path)):
+        _refuse_outside_scope(ctx, "the principal it replaces is of namespace",
+                              [current[name].namespace])
     token = add_principal(path, name, namespace=namespace, role=role, reads=list(reads or []),
                           reviews=list(reviews or []), trusted=not untrusted, replace=replace)
     data = {"name": name, "token": token, "file": str(path), "namespace": namespace,
@@ -82,7 +104,9 @@ def list_(ctx: typer.Context, file: FileOption = None) -> None:
     path = _file(ctx, file)
     if not path.is_file():
         TokensFile(path)  # refused, saying how to create it
-    principals = sorted(read_for_change(path).values(), key=lambda p: p.name)
+    principals = sorted((p for p in read_for_change(path).values()
+                         if not st.namespace or p.namespace == st.namespace),
+                        key=lambda p: p.name)  # --namespace NS: NS's principals alone
     rows = [{"name": p.name, "namespace": p.namespace, "reads": list(p.reads), "role": p.role,
              "trusted": p.trusted, "sha256": p.sha256[:12] + "…"} for p in principals]
 
@@ -100,10 +124,12 @@ def remove(ctx: typer.Context,
            name: Annotated[str, typer.Argument(help="The principal whose token stops working.")],
            file: FileOption = None) -> None:
     """Remove a principal: its token stops working (a running server re-reads the file)."""
-    from skillbank.mcp_server.identity import remove_principal
+    from skillbank.mcp_server.identity import read_for_change, remove_principal
 
     st = state(ctx)
     path = _file(ctx, file)
+    if path.is_file() and name in (current := read_for_change(path)):
+        _refuse_outside_scope(ctx, "the principal is of namespace", [current[name].namespace])
     remove_principal(path, name)
     st.out.emit({"removed": name, "file": str(path)},
                 lambda: st.out.note(f"Removed {name} from {path}."))
