@@ -123,58 +123,85 @@ def fill(self, batch: int = FILL_BATCH,
         return 0
     if not self._fill_lock.acquire(blocking=wait):
         return 0
+    drained = False  # left with nothing staged (not stopped, no model, no server)
     try:
-        while stop is None or not stop.is_set():
-            with self._lock:
-                todo = sorted(self._pending.values(),
-                              key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id))
-                chunk = todo[:batch]
-            total = done + len(todo)
-            if not chunk:
-                break
-            widths = [1 if first_texts_first else len(item.embed_texts[:32] or [" "])
-                      for item in chunk]
-            texts = [t or " " for item, width in zip(chunk, widths)
-                     for t in (item.embed_texts[:32] or [" "])[:width]]
-            try:
-                vectors = embed_texts(self.embedding_function, texts)
-            except ModelUnavailableError as exc:
-                model_unavailable(self, exc)
-                break
-            self.dense_error = None
-            ready, row = [], 0
-            for item, width in zip(chunk, widths):
-                mine = vectors[row:row + width]
-                row += width
-                if width < len(item.embed_texts[:32]):  # the rest waits (first_texts_first)
-                    ready.append(dataclasses.replace(
-                        item, embed_texts=item.embed_texts[:1], vectors=mine,
-                        metadata={**item.metadata, PARTIAL: True}))
-                else:
-                    ready.append(dataclasses.replace(item, vectors=mine))
-            with self._lock:  # an item staged again meanwhile waits for its new text
-                fresh = [new for new, old in zip(ready, chunk) if self._pending.get(old.id) is old]
-                try:
-                    self.upsert(fresh)
-                except ChromaUnavailableError:
-                    if not self._detached:
-                        raise
-                    break  # the server went away again: the rest waits for it (index_mirror)
-                written = {id(new) for new in fresh}
-                for new, old in zip(ready, chunk):
-                    if id(new) in written and new.metadata.get(PARTIAL):
-                        self._rest[old.id] = dataclasses.replace(old, vectors=new.vectors)
-            embedded += len(texts)
-            done += len(chunk)
-            if progress is not None:
-                progress(done, total)
-        if not self._pending:
+        while True:
+            texts, done, emptied = embed_pending(self, batch, stop, first_texts_first, progress,
+                                                 done)
+            embedded += texts
+            if not emptied:
+                break  # stopped, no model, or the server went away: the rest waits
+            if self._pending:
+                continue  # staged this moment: their first texts before the rest
             if first_texts_done is not None:
                 first_texts_done()
             embedded += fill_rest(self, batch, stop, rest_progress)
+            with self._lock:
+                drained = not self._pending
+            if drained or (stop is not None and stop.is_set()):
+                break  # else items were staged during the rest: their first texts now
     finally:
         self._fill_lock.release()
+    if drained and self._pending and not (stop is not None and stop.is_set()):
+        # Staged between this filler's last look and its release: the stager's own
+        # `fill(wait=False)` found the lock held and left them to this one (last read of
+        # session 23: a skill saved then waited, keyword-only, for the next sync).
+        embedded += fill(self, batch, progress, stop, wait=False,
+                         first_texts_first=first_texts_first, rest_progress=rest_progress)
     return embedded
+
+def embed_pending(self, batch: int, stop: threading.Event | None, first_texts_first: bool,
+                  progress: "Callable[[int, int], None] | None",
+                  done: int) -> tuple[int, int, bool]:
+    """`fill`'s first part: embed what is staged until nothing is, or it is stopped, or the
+    model or server is away; returns (texts embedded, items done so far, whether it ended
+    with nothing staged)."""
+    embedded = 0
+    while stop is None or not stop.is_set():
+        with self._lock:
+            todo = sorted(self._pending.values(),
+                          key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id))
+            chunk = todo[:batch]
+        total = done + len(todo)
+        if not chunk:
+            return embedded, done, True
+        widths = [1 if first_texts_first else len(item.embed_texts[:32] or [" "])
+                  for item in chunk]
+        texts = [t or " " for item, width in zip(chunk, widths)
+                 for t in (item.embed_texts[:32] or [" "])[:width]]
+        try:
+            vectors = embed_texts(self.embedding_function, texts)
+        except ModelUnavailableError as exc:
+            model_unavailable(self, exc)
+            break
+        self.dense_error = None
+        ready, row = [], 0
+        for item, width in zip(chunk, widths):
+            mine = vectors[row:row + width]
+            row += width
+            if width < len(item.embed_texts[:32]):  # the rest waits (first_texts_first)
+                ready.append(dataclasses.replace(
+                    item, embed_texts=item.embed_texts[:1], vectors=mine,
+                    metadata={**item.metadata, PARTIAL: True}))
+            else:
+                ready.append(dataclasses.replace(item, vectors=mine))
+        with self._lock:  # an item staged again meanwhile waits for its new text
+            fresh = [new for new, old in zip(ready, chunk) if self._pending.get(old.id) is old]
+            try:
+                self.upsert(fresh)
+            except ChromaUnavailableError:
+                if not self._detached:
+                    raise
+                break  # the server went away again: the rest waits for it (index_mirror)
+            written = {id(new) for new in fresh}
+            for new, old in zip(ready, chunk):
+                if id(new) in written and new.metadata.get(PARTIAL):
+                    self._rest[old.id] = dataclasses.replace(old, vectors=new.vectors)
+        embedded += len(texts)
+        done += len(chunk)
+        if progress is not None:
+            progress(done, total)
+    return embedded, done, False
 
 def fill_rest(self, batch: int, stop: threading.Event | None,
                progress: "Callable[[int, int], None] | None" = None) -> int:
@@ -182,6 +209,8 @@ def fill_rest(self, batch: int, stop: threading.Event | None,
     embedded = done = 0
     while stop is None or not stop.is_set():
         with self._lock:
+            if self._pending:  # newly staged items: their first texts before these (`fill`)
+                break
             todo = sorted(self._rest.values(),
                           key=lambda it: (sum(len(t) for t in it.embed_texts[:32]), it.id))
             chunk = todo[:max(1, batch // 4)]  # ~9 texts each: batches of ~FILL_BATCH
