@@ -87,7 +87,7 @@ def slugify(text: str, max_len: int = 48) -> str:
     `context_for(topic="前端")` served database rules. Text of symbols with no letter or digit
     ("🚀") gets a short stable hash; punctuation alone ("-") is "general".
     """
-    slug = "-".join(text_words.word_pattern().findall(_latin_plain(text or "")))
+    slug = "-".join(text_words.word_pattern().findall(latin_plain(text or "")))
     slug = slug[:max_len].strip("-")
     while len(slug.encode("utf-8")) > _TOPIC_BYTES:
         slug = slug[:-1].rstrip("-")
@@ -99,7 +99,7 @@ def slugify(text: str, max_len: int = 48) -> str:
     return "topic-" + hashlib.sha256(named.encode("utf-8", "surrogatepass")).hexdigest()[:8]
 
 
-def _latin_plain(text: str) -> str:
+def latin_plain(text: str) -> str:
     """`text` in lower case (NFKC) with the marks of Latin letters dropped ("é" -> "e",
     "İ" -> "i"), other scripts' marks kept; NFC again."""
     decomposed = unicodedata.normalize("NFD", unicodedata.normalize("NFKC", text).lower()

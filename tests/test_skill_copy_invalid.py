@@ -89,3 +89,16 @@ def test_empty_values_booleans_and_long_fields_are_copied_the_spec_way(cli_root,
     assert "d" * 1024 in text and "d" * 1025 not in text
     notes = " ".join(result["notes"])
     assert "license was empty" in notes and "description cut to 1024" in notes
+
+
+def test_an_accented_name_is_suggested_without_its_accents():
+    """`skills copy 'café'` suggested `--as caf`, and "Résumé Builder" `r-sum-builder`
+    (hunt-author #6, session 24): Latin letters lose their accents first, as a person would
+    type the name."""
+    from skillbank.cli.skill_copy import suggested_name
+
+    assert suggested_name("café") == "cafe"
+    assert suggested_name("Résumé Builder") == "resume-builder"
+    assert suggested_name("Größe Über") == "grosse-uber"
+    assert suggested_name("Excel Automation") == "excel-automation"
+    assert suggested_name("数据库") == "copied-skill"  # nothing a spec name can hold

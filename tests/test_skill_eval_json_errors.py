@@ -57,6 +57,13 @@ def test_json_lines_keep_their_per_line_errors(tmp_path):
         path.write_text(f"{good}\n{{\"query\": \"x\",}}\n{good[:-1]}\n")
         with pytest.raises(InvalidInputError, match=r"2 bad entries .*:2: not JSON .*:3: not JSON"):
             trigger_evals.load(path)
+    # A line's message ends with its place: "(Unterminated string starting at)" stopped
+    # mid-sentence (hunt-author #7, session 24).
+    path = tmp_path / "trigger_evals.jsonl"
+    path.write_text(f'{good}\n{{"query": "bad line\n')
+    with pytest.raises(InvalidInputError, match=r":2: not JSON \(Unterminated string starting "
+                                                r"at, column 11\)"):
+        trigger_evals.load(path)
     path = tmp_path / "trigger_evals.json"  # line 1 broken, not .jsonl: its place is named
     path.write_text("{\"query\": \"x\",\n" + good + "\n")
     with pytest.raises(InvalidInputError, match="invalid JSON at line 2 column 1: Expecting property name"):

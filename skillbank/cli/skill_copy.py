@@ -56,8 +56,12 @@ class CopyPlan:
 
 
 def suggested_name(name: str) -> str:
-    """A valid skill name made of an invalid one: "Excel Automation" -> "excel-automation"."""
-    slug = re.sub(r"[^a-z0-9]+", "-", name.lower()).strip("-")[:MAX_NAME].strip("-")
+    """A valid skill name made of an invalid one: "Excel Automation" -> "excel-automation",
+    "Résumé Builder" -> "resume-builder" (Latin letters lose their accents first: it suggested
+    "r-sum-builder" and "caf", hunt-author #6, session 24)."""
+    from skillbank.fsutil import latin_plain
+
+    slug = re.sub(r"[^a-z0-9]+", "-", latin_plain(name)).strip("-")[:MAX_NAME].strip("-")
     return slug or "copied-skill"
 
 

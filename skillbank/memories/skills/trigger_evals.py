@@ -204,7 +204,7 @@ def load(path: Path) -> list[Case]:
             try:
                 obj = json.loads(line)
             except json.JSONDecodeError as exc:
-                problems.append(f"{name}:{number}: not JSON ({exc.msg})")
+                problems.append(f"{name}:{number}: not JSON ({exc.msg}, column {exc.colno})")
                 continue
             case = _case(obj, f"{name}:{number}", problems)
             if case:
