@@ -90,8 +90,12 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     # Loading downgrades Agent Skills spec violations to warnings (skills that break the spec
     # are still served, as the spec's client guide says); they are errors under `skills
     # validate`, so they are counted apart, by skill, not drowned among the warnings (#27).
-    broken = sorted({f.path or "" for f in report.findings
-                     if f.severity == "warning" and f.code not in PLAIN_WARNINGS})
+    # A file that does not parse is counted above; a shadowed copy is not served at all: neither
+    # is "served, flagged" (hunt-author #5, session 24: both were, by their folder's name).
+    apart = {f.path for f in report.findings if f.severity == "error" or f.code == "shadowed"}
+    broken = sorted({f.path or "" for f in report.findings if f.severity == "warning"
+                     and f.code not in PLAIN_WARNINGS and f.code != "kept-last-good"
+                     and f.path not in apart})
     if broken:
         names = [Path(p).parent.name for p in broken]
         more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
@@ -100,14 +104,13 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
                        "yellow"))
     warnings = sum(1 for f in report.findings if f.severity == "warning"
                    and f.code in PLAIN_WARNINGS) - shadowed
-    notes = []
-    if shadowed:
-        notes.append(f"{shadowed} skills shadowed by a same-named skill in an earlier root")
+    if shadowed:  # `skills validate` checks one file at a time: it never names these
+        out.print(text(f"  {shadowed} skills shadowed by a same-named skill in an earlier root "
+                       "(not served; which ones: `skillbank --json skills sync`, findings with "
+                       "code \"shadowed\")", "dim"))
     if warnings:
-        notes.append(f"{warnings} warnings")
-    if notes:
-        out.print(text("  " + "; ".join(notes) + " (details: `skillbank skills validate ROOT` "
-                       "or --json)", "dim"))
+        out.print(text(f"  {warnings} warnings (details: `skillbank skills validate ROOT` or "
+                       "--json)", "dim"))
 
 
 class SyncProgress:

@@ -43,19 +43,23 @@ class ChangeEvents:
 
 
 def follow_syncs(library: Any, events: ChangeEvents) -> None:
-    """Publish every sync of `library` that changed something (the owner's watcher, a client's
-    `skills sync`, a save), by wrapping this one library object's `sync`.
+    """Publish every sync of `library` that changed something or whose findings changed (the
+    owner's watcher, a client's `skills sync`, a save), by wrapping this one library object's
+    `sync`.
 
     Why a wrapper and not a callback of the watcher: the owner's own face may have started the
     watcher before any client came, and every way the index follows the files goes through
     `sync`. Idempotent."""
+    from skillbank.memories.skills.watching import FindingsSeen, worth_telling
+
     if getattr(library, "_skillbank_follows_syncs", None) is events:
         return
     original = library.sync
+    findings = FindingsSeen()
 
     def sync(*args: Any, **kwargs: Any) -> Any:
         report = original(*args, **kwargs)
-        if getattr(report, "changed_anything", False):
+        if worth_telling(report, findings):
             events.publish(report)
         return report
 

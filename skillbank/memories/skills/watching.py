@@ -100,16 +100,41 @@ def watch(library: Any, stop_event: threading.Event | None = None,
         filler.join()
 
 
+class FindingsSeen:
+    """The findings of the last sync a watcher saw, to tell when they change."""
+
+    def __init__(self) -> None:
+        self._last: set[tuple[str | None, str, str]] | None = None
+
+    def changed(self, report: Any) -> bool:
+        """Whether `report`'s findings differ from the last report's (never for the first)."""
+        now = {(f.path, f.code, f.message) for f in getattr(report, "findings", [])}
+        changed = self._last is not None and now != self._last
+        self._last = now
+        return changed
+
+
+def worth_telling(report: Any, findings: FindingsSeen) -> bool:
+    """Whether a watcher tells this sync: a skill added, changed or removed, or the findings
+    changed. An edit that breaks a SKILL.md (or mends it) changes no skill that is served (its
+    last good version stays), yet the author watching needs to see it: `skills watch` printed
+    nothing, in process or as a client (hunt-author #3, session 24)."""
+    changed = findings.changed(report)  # always: it keeps the last findings current
+    return bool(getattr(report, "changed_anything", False)) or changed
+
+
 def _watch(library: Any, stop: threading.Event, filler: _Filler,
            on_sync: Callable[[Any], None] | None) -> None:
     from watchfiles import watch as watch_files
 
     configured = [root for root, _ in library.roots]
 
+    findings = FindingsSeen()
+
     def synced() -> None:
         report = library.sync(embed=False)  # searchable by keyword at once
         filler.ask()  # vectors behind, on the filler's thread (hunt-git #5)
-        if on_sync and report.changed_anything:
+        if on_sync and worth_telling(report, findings):
             on_sync(report)
 
     first = True  # a change made before the watcher started (an owner's first client comes
