@@ -9,15 +9,17 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
-from typing import TYPE_CHECKING, Any, Callable, Sequence, Union
+import difflib
+import functools
+from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
-from pydantic import ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field
 
 from skillbank.adapters._runs import fill_namespace, template_fields
 from skillbank.adapters._tools import run_tool, select_tools
-from skillbank.errors import SkillbankError
+from skillbank.errors import InvalidInputError, SkillbankError
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -63,6 +65,29 @@ def latest_human_text(messages: Sequence[Any]) -> str:
 
 
 # --------------------------------------------------------------------------------------------
+# Options
+# --------------------------------------------------------------------------------------------
+
+def refuse_unknown_options(model: type[BaseModel], given: Mapping[str, Any],
+                           hints: Mapping[str, str] | None = None) -> None:
+    """Raise `InvalidInputError` naming each option `model` does not have (the nearest known
+    name, or `hints`' word on it) and listing those it has. pydantic ignores extras by default:
+    ``ExperienceRetriever(bank, namspace="alice")`` read the shared namespace and
+    ``SkillbankToolkit(bank, trustd=False)`` added active rules (hunt-rag #2, session 24)."""
+    known = sorted(model.model_fields)
+    unknown = [key for key in given if key not in model.model_fields]
+    if not unknown:
+        return
+    said = []
+    for key in unknown:
+        near = difflib.get_close_matches(str(key), known, n=1)
+        hint = (hints or {}).get(key) or (f"did you mean {near[0]!r}?" if near else "")
+        said.append(f"{key!r}" + (f" ({hint})" if hint else ""))
+    raise InvalidInputError(f"{model.__name__} has no option {', '.join(said)}; its options "
+                            f"are {', '.join(known)}")
+
+
+# --------------------------------------------------------------------------------------------
 # Tools
 # --------------------------------------------------------------------------------------------
 
@@ -105,6 +130,16 @@ def namespace_now(namespace: NamespaceLike) -> str | None:
     return fill_namespace(namespace, run_config(), current_context())
 
 
+@functools.cache
+def _refusing_extras(schema: type[BaseModel]) -> type[BaseModel]:
+    """`schema`, refusing arguments it does not name. LangChain validates a tool call with the
+    schema and passes on only the fields it names, so a model's misspelt ``kk`` for ``k`` got
+    an answer computed without it (hunt-rag #2, session 24; the MCP server refuses them). The
+    schema a model is shown stays the same: LangChain builds it from the fields alone."""
+    return type(schema.__name__, (schema,), {"model_config": ConfigDict(extra="forbid"),
+                                             "__doc__": schema.__doc__, "__module__": __name__})
+
+
 def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any,
                      namespace: NamespaceLike, trusted: bool) -> StructuredTool:
     if isinstance(namespace, str):
@@ -125,7 +160,7 @@ def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any
     func.__name__ = coroutine.__name__ = name
     return StructuredTool.from_function(
         func=func, coroutine=coroutine, name=name, description=description,
-        args_schema=schema, handle_tool_error=True,
+        args_schema=_refusing_extras(schema), handle_tool_error=True,
         handle_validation_error=lambda exc: validation_message(name, exc),
     )
 
@@ -154,7 +189,8 @@ class SkillbankToolkit(BaseToolkit):
     ``include="all"`` for every tool; `namespace` and `trusted` as in `skillbank_tools`.
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # extra="forbid": a misspelt option is an error, not ignored (see `refuse_unknown_options`)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     bank: Any = Field(exclude=True, repr=False)
     include: Union[str, list[str], None] = None
@@ -164,6 +200,7 @@ class SkillbankToolkit(BaseToolkit):
     def __init__(self, bank: "Skillbank | None" = None, **kwargs: Any) -> None:
         if bank is not None:
             kwargs["bank"] = bank
+        refuse_unknown_options(type(self), kwargs)
         super().__init__(**kwargs)
 
     def get_tools(self) -> list[BaseTool]:

@@ -393,6 +393,9 @@ def validation_message(name: str, error: ValidationError) -> str:
     parts = []
     for err in error.errors():
         where = ".".join(str(p) for p in err.get("loc", ())) or "arguments"
+        if err.get("type") == "extra_forbidden":  # worded as the MCP server words it
+            parts.append(f"{where} is not an argument of this tool (got {err.get('input')!r})")
+            continue
         parts.append(f"{where}: {err.get('msg', 'invalid')}")
     return f"invalid arguments for {name}: " + "; ".join(parts)
 

@@ -48,6 +48,7 @@ from skillbank.adapters._lc_common import (
     SkillbankToolkit,
     latest_human_text,
     namespace_now,
+    refuse_unknown_options,
     skillbank_tools,
 )
 from skillbank.adapters._lc_common import text_of as _text
@@ -62,6 +63,7 @@ from skillbank.adapters._tools import (
 )
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError
+from skillbank.memories.experiences.validation import OUTCOMES
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -91,6 +93,12 @@ log = logging.getLogger("skillbank.adapters.langchain")
 # --------------------------------------------------------------------------------------------
 
 _SEARCH_OPTIONS = ("k", "filter", "include_body", "namespace")
+#: What an option of LangChain's vector-store retrievers means here, when it is given.
+_VECTOR_STORE_OPTIONS = {
+    "search_type": "a skillbank retriever ranks by skillbank's own hybrid search (keywords, "
+                   "embeddings and what helped before), so there is no search type to choose; "
+                   "set k, filter, include_body or namespace, or search_kwargs with them",
+}
 
 
 class SkillbankRetriever(BaseRetriever):
@@ -107,7 +115,8 @@ class SkillbankRetriever(BaseRetriever):
     ``copy.deepcopy`` work (a copy shares the bank).
     """
 
-    model_config = ConfigDict(arbitrary_types_allowed=True)
+    # extra="forbid": a misspelt option is an error, not ignored (see `refuse_unknown_options`)
+    model_config = ConfigDict(arbitrary_types_allowed=True, extra="forbid")
 
     bank: Any = Field(exclude=True, repr=False)
     kind: str = "skills"
@@ -119,6 +128,7 @@ class SkillbankRetriever(BaseRetriever):
     def __init__(self, bank: "Skillbank | None" = None, **kwargs: Any) -> None:
         if bank is not None:
             kwargs["bank"] = bank
+        refuse_unknown_options(type(self), kwargs, _VECTOR_STORE_OPTIONS)
         super().__init__(**kwargs)
 
     @field_validator("kind")
@@ -257,7 +267,9 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
     ``chain.invoke(x, config={"callbacks": [SkillbankCallbackHandler(bank)]})``. The root run's
     input becomes the task (unless ``task`` is given), each tool call a step (input, output or
     error), and the root output the last step; the root ``on_chain_end`` (no parent run) records
-    it with ``bank.experiences.record``. A run that raises is recorded with outcome "failure".
+    it with ``bank.experiences.record``. ``outcome`` is that of a run that ends; a run that
+    raises is recorded with outcome "failure" whatever ``outcome`` was given (a handler made
+    with ``outcome="success"`` stored crashed runs as successes: hunt-rag #1, session 24).
     Ids of the recorded experiences are in ``experience_ids``. Recording errors are logged and
     kept in ``last_error``; they never break the run.
     """
@@ -271,6 +283,9 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
                 f"namespace {namespace!r} is a template; a callback handler records one run, so "
                 "give it the namespace itself (e.g. namespace=user_id), or use "
                 "SkillbankMiddleware, which fills templates per run")
+        if str(outcome).strip().lower() not in OUTCOMES:  # else every run's record is refused
+            raise InvalidInputError(f"unknown outcome {outcome!r}; use one of "
+                                    f"{', '.join(OUTCOMES)} (a run that raises is a failure)")
         self.bank = bank
         self.task = task
         self.outcome = outcome
@@ -350,7 +365,7 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
         elif outputs is not None:
             steps.append({"action": "final_answer", "observation": _output_text(outputs)})
         task = (run["task"] or "").strip() or "(no task text)"
-        outcome = "failure" if error is not None and self.outcome == "unknown" else self.outcome
+        outcome = "failure" if error is not None else self.outcome
         try:
             eid = self.bank.experiences.record(
                 task=task, outcome=outcome, steps=steps, feedback=self.feedback,

@@ -248,6 +248,18 @@ def _filters(filters: Any) -> dict[str, Any] | None:
     return out
 
 
+def _top_k(value: Any) -> int:
+    """How many nodes a retriever returns: 5 for None, else a positive whole number. A 0 was
+    read as "not given" and returned 5 (hunt-rag #7, session 24), where the LangChain
+    retriever refuses it: a computed top-k of 0 ("no memory for this step") got memory."""
+    if value is None:
+        return 5
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidInputError(f"similarity_top_k (or k) must be a positive whole number, not "
+                                f"{value!r}; leave it out (None) for the default, 5")
+    return value
+
+
 class SkillbankRetriever(BaseRetriever):
     """Skills, guidelines or experiences for a query, as `NodeWithScore`s.
 
@@ -267,7 +279,7 @@ class SkillbankRetriever(BaseRetriever):
         template_fields(namespace)  # a malformed template fails here, not mid-run
         self.bank = bank
         self.kind = normalise_kind(kind)
-        self.similarity_top_k = similarity_top_k or k or 5
+        self.similarity_top_k = _top_k(k if similarity_top_k is None else similarity_top_k)
         self.namespace = namespace
         self.filters = _filters(filters)
         self.include_body = include_body
