@@ -2,7 +2,13 @@
 
 One text for the model (the content once; a skill's instructions on request), metadata worth
 filtering on (never empty, never a file path), and the filters both retrievers accept. Calls the
-facade only (`bank.skills.search`, `bank.guidelines.search`, `bank.experiences.recall`).
+facade only (`bank.skills.search`, `bank.guidelines.search`, `bank.experiences.recall`) and the
+core's rules for what a hit is worth and which experiences say something new
+(`Hit.relevance`, `skillbank.shown_experiences`).
+
+A document's score is one number in [0, 1], higher is closer: a skill's fit probability, a
+guideline's or experience's `Hit.relevance` (its dense cosine, else its keyword match); what
+the search ranked by is ``rank_score``. A retrieval reads: it counts no use of what it returns.
 """
 
 from __future__ import annotations
@@ -10,11 +16,13 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from skillbank.errors import InvalidInputError
+from skillbank.shown_experiences import DistinctExperiences, produced
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
-__all__ = ["RETRIEVER_KINDS", "normalise_kind", "search_hits", "hit_document", "retrieve"]
+__all__ = ["RETRIEVER_KINDS", "normalise_kind", "search_hits", "document_score", "hit_document",
+           "retrieve"]
 
 
 def _round(score: Any) -> Any:
@@ -47,14 +55,29 @@ _NATIVE_FILTERS = {"experiences": ("outcome", "tags", "kind"), "guidelines": ("t
 
 def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
                 namespace: str | None = None, native: dict[str, Any] | None = None) -> list[Any]:
-    """The facade search behind a retriever of `kind` (with the filters it understands)."""
+    """The facade search behind a retriever of `kind` (with the filters it understands).
+
+    Experiences are recalled with ``count_use=False``: a retriever is a read, as a vector
+    store's is, and each call counted a use of every record it returned, so a RAG chain that
+    only read wrote the usage log, moved the records' ranking prior (the same query scored
+    0.001, then 0.0007) and lowered their help rate, which `prune` retires by (hunt-rag #5,
+    session 24). The memory block and middleware, which put memory in an agent's prompt and
+    let it be rated, still count."""
     kind = normalise_kind(kind)
     native = native or {}
     if kind == "skills":
         return bank.skills.search(query, k=k)
     if kind == "guidelines":
         return bank.guidelines.search(query, k=k, namespace=namespace, topic=native.get("topic"))
-    return bank.experiences.recall(query, k=k, namespace=namespace, **native)
+    return bank.experiences.recall(query, k=k, namespace=namespace, count_use=False, **native)
+
+
+def document_score(kind: str, hit: Any) -> float:
+    """A document's score: a skill's calibrated fit probability (its search score), a
+    guideline's or an experience's `Hit.relevance`. Their search scores are a rank-fusion value
+    (0.0328 for an exact match) and a z-score plus a prior (0.001, even below 0): a
+    `SimilarityPostprocessor(similarity_cutoff=0.3)` dropped every one (hunt-rag #3, session 24)."""
+    return float(hit.score) if normalise_kind(kind) == "skills" else hit.relevance
 
 
 def _plain(value: Any) -> Any:
@@ -66,17 +89,21 @@ def _plain(value: Any) -> Any:
     return str(value)
 
 
-def hit_document(kind: str, hit: Any, body: str | None = None) -> tuple[str, str, dict[str, Any]]:
+def hit_document(kind: str, hit: Any, body: str | None = None,
+                 lessons: list[str] | None = None) -> tuple[str, str, dict[str, Any]]:
     """(id, text, metadata) for one search hit, as a model should read it.
 
     The text carries the content once (a skill's name and description, and its SKILL.md body
-    when `body` is given; a rule; an experience's task, outcome, lessons, feedback and steps);
-    metadata has ``kind``, ``score`` and ``why`` plus the fields worth filtering on, never an
-    empty one and never a file path.
+    when `body` is given; a rule; an experience's task, outcome, lessons, feedback, steps and
+    what it produced); metadata has ``kind``, ``score`` (`document_score`), ``rank_score``
+    (what the search ranked by) and ``why`` plus the fields worth filtering on, never an empty
+    one and never a file path. `lessons`: the lessons an experience's text shows
+    (`DistinctExperiences.keep`), None: all of them.
     """
     kind = normalise_kind(kind)
     record = hit.record
-    meta: dict[str, Any] = {"score": _round(hit.score), "why": hit.why}
+    meta: dict[str, Any] = {"score": _round(document_score(kind, hit)),
+                            "rank_score": _round(hit.score), "why": hit.why}
     if kind == "skills":
         text = f"{record.name}: {record.description}"
         if body:
@@ -99,13 +126,19 @@ def hit_document(kind: str, hit: Any, body: str | None = None) -> tuple[str, str
                     created=record.created.isoformat() if record.created else None)
         return record.id, "\n".join(lines), _clean(meta)
     lines = [f"Task: {record.task}", f"Outcome: {record.outcome}"]
-    if record.lessons:
-        lines.append("Lessons: " + "; ".join(lesson.text for lesson in record.lessons))
+    lessons = [lesson.text for lesson in record.lessons] if lessons is None else lessons
+    if lessons:
+        lines.append("Lessons: " + "; ".join(lessons))
     if record.feedback:
         lines.append(f"Feedback: {record.feedback}")
-    actions = [s.action for s in record.steps if s.action][:8]
+    # What the run produced, as the memory block's line shows it: the answer, not the step
+    # that gave it ("Steps: final answer" was all a chat run's document said; hunt-rag #4).
+    actions = [s.action for s in record.steps if s.action and s.action != "final answer"][:8]
     if actions:
         lines.append("Steps: " + " -> ".join(actions))
+    answer = produced(record)
+    if answer:
+        lines.append(f"Produced: {answer}")
     meta.update(kind=record.kind, outcome=record.outcome, when_to_use=record.when_to_use,
                 tags=list(record.tags), namespace=record.namespace,
                 created=record.created.isoformat() if record.created else None)
@@ -164,14 +197,40 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         if isinstance(filters.get(key), str):
             value = filters.pop(key)
             native[key] = [value] if key == "tags" else value
-    fetch = k if not filters else min(max(4 * k, 20), 100)
+    fetch = k if not filters else min(max(4 * k, 20), MAX_FETCH)
+    while True:
+        hits = search_hits(bank, kind, query, fetch, namespace=namespace, native=native)
+        out = _documents(bank, kind, hits, k, filters, include_body)
+        if len(out) >= k or len(hits) < fetch or fetch >= MAX_FETCH:
+            return out
+        # Filtered out or repeats: a wider search fills `k` (hits past the first `fetch`).
+        fetch = min(max(4 * k, 20, 2 * fetch), MAX_FETCH)
+
+
+#: The most hits a retrieval asks a memory for, to fill `k` past filters and repeats.
+MAX_FETCH = 100
+
+
+def _documents(bank: "Skillbank", kind: str, hits: list[Any], k: int, filters: dict[str, Any],
+               include_body: bool) -> list[tuple[str, str, dict[str, Any], float]]:
+    """The first `k` documents of `hits` that pass `filters`, each fact once.
+
+    Experiences follow the memory block's rule (`skillbank.shown_experiences`): a run recorded
+    again (one per chat thread) and a lesson its experience's document states already are left
+    out, and an experience's "Lessons:" omits a lesson an earlier document states. Three runs
+    of "Where is my order 42?" came back as three identical documents (hunt-rag #4, session 24).
+    """
+    if filters:
+        hits = [hit for hit in hits if _matches(hit_document(kind, hit)[2], filters)]
+    distinct = DistinctExperiences(hits) if kind == "experiences" else None
     out = []
-    for hit in search_hits(bank, kind, query, fetch, namespace=namespace, native=native):
-        body = _skill_body(bank, hit.name) if include_body and kind == "skills" else None
-        doc_id, text, meta = hit_document(kind, hit, body)
-        if filters and not _matches(meta, filters):
+    for hit in hits:
+        lessons = distinct.keep(hit) if distinct is not None else None
+        if distinct is not None and lessons is None:
             continue
-        out.append((doc_id, text, meta, float(hit.score)))
+        body = _skill_body(bank, hit.name) if include_body and kind == "skills" else None
+        doc_id, text, meta = hit_document(kind, hit, body, lessons)
+        out.append((doc_id, text, meta, document_score(kind, hit)))
         if len(out) >= k:
             break
     return out

@@ -107,7 +107,12 @@ class SkillbankRetriever(BaseRetriever):
     ``SkillbankRetriever(bank, kind="skills" | "guidelines" | "experiences", k=5)``. Each
     document has ``id`` (``skill:<name>``, ``gl-…``, ``exp-…`` / ``lsn-…``), ``page_content``
     a model can read (the content once; a skill's instructions too with ``include_body=True``)
-    and metadata with ``kind``, ``score``, ``why`` and the fields worth filtering on.
+    and metadata with ``kind``, ``score``, ``rank_score``, ``why`` and the fields worth
+    filtering on. ``score`` is in [0, 1], higher is closer, for every kind: a skill's fit
+    probability, a guideline's or experience's `Hit.relevance` (its own text scores ~1); the
+    documents come in the memory's ranking order, whose value is ``rank_score``. Experiences
+    say each fact once, as the memory block does, and a retrieval counts no use (docs/api.md,
+    "Adapters"; hunt-rag #3-#5, session 24).
 
     As with vector-store retrievers, ``search_kwargs={"k": 2, "filter": {"outcome":
     "failure"}}`` sets search options and ``retriever.invoke(query, k=1, filter=…)`` overrides

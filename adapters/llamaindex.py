@@ -268,6 +268,11 @@ class SkillbankRetriever(BaseRetriever):
     / ``lsn-…``); the text is what the LLM reads (a skill's instructions too with
     ``include_body=True``); metadata (kind, score, why, outcome, topic, tags…) can be filtered
     on with `MetadataFilters` or a dict and is kept out of the LLM's view except ``kind``.
+
+    ``NodeWithScore.score`` is in [0, 1], higher is closer (a skill's fit probability, a
+    guideline's or experience's `Hit.relevance`: its own text ~1); the order is the memory's
+    ranking (metadata ``rank_score``). Experiences say each fact once and a retrieval counts
+    no use (docs/api.md, "Adapters"; hunt-rag #3-#5, session 24).
     """
 
     def __init__(self, bank: "Skillbank", kind: str = "skills", k: int | None = None,

@@ -22,7 +22,9 @@ from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
 from skillbank.prompt_text import defang, shown_name
-from skillbank.text_cut import cut_at_word, within_tokens
+from skillbank.shown_experiences import DistinctExperiences, produced
+from skillbank.shown_experiences import fact_key as _fact_key
+from skillbank.shown_experiences import one_line as _one_line
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -83,12 +85,6 @@ class _Item:
     unpointed: str = ""
 
 
-def _one_line(text: str, limit: int = 400) -> str:
-    """`text` on one line of at most `limit` characters and half as many tokens, so a line
-    in a dense script (Chinese, Japanese) costs what an English one does (`text_cut`)."""
-    return within_tokens(cut_at_word(" ".join(str(text).split()), limit), max(24, limit // 2))
-
-
 def _when(when_to_use: str) -> str:
     """A rule's "when" as the block shows it: the kind of task, without the search-only topic
     description and key words the distiller appends (learning loop, no model, 400 tokens:
@@ -98,10 +94,10 @@ def _when(when_to_use: str) -> str:
     return _one_line(brief_when(when_to_use), 160)
 
 
-def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False,
-                     feedback: str | None = None) -> str:
-    """One experience as a line; lessons `known` (already said in the block) are left out.
-    `feedback`: its feedback as the block shows it (``feedback_view``), None: as recorded."""
+def _experience_line(hit: Any, lessons: list[str], feedback: str | None = None) -> str:
+    """One experience as a line, with the `lessons` it shows (`DistinctExperiences.keep`: the
+    ones the block says already are left out). `feedback`: its feedback as the block shows it
+    (``feedback_view``), None: as recorded."""
     record = hit.record
     if record.kind == "lesson":
         when = f" (when: {_when(record.when_to_use)})" if record.when_to_use else ""
@@ -111,7 +107,6 @@ def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False
     feedback = record.feedback if feedback is None else feedback
     if feedback:
         parts.append(f"Feedback: {_one_line(feedback, 200)}")
-    lessons = shown_lessons(record, known)
     if lessons:
         parts.append("Lessons: " + "; ".join(_one_line(text, 160) for text in lessons))
     elif record.steps:
@@ -119,54 +114,10 @@ def _experience_line(hit: Any, known: Callable[[str], bool] = lambda text: False
                    if s.action and s.action != "final answer"][:5]
         if actions:
             parts.append("Steps: " + " → ".join(_one_line(a, 60) for a in actions))
-    produced = _produced(record)
-    if produced:
-        parts.append(f"Produced: {produced}")
+    answer = produced(record)
+    if answer:
+        parts.append(f"Produced: {answer}")
     return " ".join(parts)
-
-
-#: Lessons shown on one experience's line; the others are not "already said" in the block.
-LESSONS_PER_EXPERIENCE = 3
-
-
-def shown_lessons(record: Any, known: Callable[[str], bool] = lambda text: False) -> list[str]:
-    """The lesson texts an item of `record` puts in the block: a lesson record's own lesson,
-    an experience's first LESSONS_PER_EXPERIENCE lessons not `known` already."""
-    if record.kind == "lesson":
-        return [record.lessons[0].text] if record.lessons else []
-    return [l.text for l in record.lessons if not known(l.text)][:LESSONS_PER_EXPERIENCE]
-
-
-def _produced(record: Any) -> str:
-    """A short excerpt of what the run produced: its final answer, else the last observation
-    (a model weighs a past run by what came out of it, not by its step names alone)."""
-    steps = list(getattr(record, "steps", None) or [])
-    answers = [s.observation for s in steps if s.action == "final answer" and s.observation]
-    replies = [s.thought for s in steps  # the assistant's text turns before the last one
-               if s.thought and not s.action and not s.observation and not _OMITTED.match(s.thought)]
-    results = [s.observation for s in steps if s.observation and s.action != "final answer"
-               and (s.action or not s.observation.startswith("User: "))]  # not a user's turn
-    for texts in (answers, replies, results):
-        said = [text for text in texts if not _courtesy(text)]
-        if said:
-            return _one_line(said[-1], 160)
-    return ""
-
-
-_OMITTED = re.compile(r"\[\d+ steps omitted\]$")
-
-
-#: Words a closing pleasantry is made of ("OK: thanks, that's all", "You're welcome, have a
-#: nice day!"): a reply of only these says nothing about what the run produced (hunt, s17).
-_COURTESY = frozenset(
-    "ok okay sure thanks thank thx you you're youre welcome that's thats all bye goodbye "
-    "glad to help helped happy great good nice have a day anytime no problem cheers "
-    "it's its my pleasure see later take care any time again much so very".split())
-
-
-def _courtesy(text: str) -> bool:
-    words = re.findall(r"[a-z']+", str(text).lower())
-    return bool(words) and len(words) <= 12 and all(w in _COURTESY for w in words)
 
 
 _pool: ThreadPoolExecutor | None = None
@@ -267,32 +218,20 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         key = _fact_key(text)
         return bool(key) and (key in said or (bool(facts) and f" {key} " in f" {facts} "))
 
+    # The same run twice, or a lesson its experience's line (or another item) already says,
+    # is not paid for twice: the rule the retrievers follow too (skillbank/shown_experiences.py).
+    distinct = DistinctExperiences(experiences, known)
     kept_experiences = []
-    tasks_said: set[tuple[str, ...]] = set()
-    # A lesson drawn from one experience that the block shows too restates its feedback (the
-    # feedback sentence came twice, once as "Lesson: ..." and once on the experience's line).
-    attempts = {hit.id: hit.record for hit in experiences if hit.record.kind != "lesson"}
     for hit in experiences:
-        record = hit.record
-        parent = attempts.get(record.source or "") if record.kind == "lesson" else None
-        if parent is not None and _restates(record, parent):
+        lessons = distinct.keep(hit)
+        if lessons is None:
             continue
-        same = _same_run_key(record)
-        if record.kind != "lesson" and same in tasks_said:
-            continue  # the same attempt (held in two namespaces, or repeated on another id)
-        tasks_said.add(same)
-        if record.kind == "lesson":
-            # Its experience's line (or another item) already says it: don't pay twice. Only
-            # what a line showed counts: an experience lists three lessons, not its fourth.
-            texts = [l.text for l in record.lessons] or [record.task]
-            if all(known(t) for t in texts):
-                continue
+        record = hit.record
         # Its feedback without a rule since superseded, or one the block shows already.
-        line = _experience_line(hit, known, feedback_view(bank, record, rules_shown))
+        line = _experience_line(hit, lessons, feedback_view(bank, record, rules_shown))
         points = tuple(dict.fromkeys(re.findall(r"\[(gl-[\w-]+)\]", line)))
-        unpointed = _experience_line(hit, known, feedback_view(bank, record, set())) \
+        unpointed = _experience_line(hit, lessons, feedback_view(bank, record, set())) \
             if points else ""
-        said.update(_fact_key(text) for text in shown_lessons(record, known))
         kept_experiences.append(hit)
         per_kind["experience"].append(_Item("experience", hit.id, line, points, unpointed))
     experiences = kept_experiences
@@ -335,26 +274,6 @@ def may_apply(skills: list[Any]) -> list[Any]:
                 or dense >= max(RUNNER_UP_MIN_DENSE, RUNNER_UP_SHARE * best)):
             out.append(hit)
     return out
-
-
-def _fact_key(text: str) -> str:
-    """A statement's words, lowercased and spaced: the same fact however it is punctuated."""
-    return " ".join(re.findall(r"[a-z0-9]+", str(text).lower()))
-
-
-def _same_run_key(record: Any) -> tuple[str, ...]:
-    """What makes two experience lines one: the same task, outcome, feedback and lessons.
-
-    Numbers aside when the run says why it went as it did: "Refund order 1111" and "Refund
-    order 2222" failing with "Needs the finance role." were one lesson shown three times. A run
-    with nothing to say beyond its task keeps its numbers ("Upgrade to Python 3.12" and "... 3.8"
-    are two different failures), and so does one whose lessons differ."""
-    feedback = _fact_key(record.feedback or "")
-    lessons = _fact_key(" ".join(lesson.text for lesson in record.lessons))
-    if not feedback:
-        return (_fact_key(record.task), record.outcome, feedback, lessons)
-    numberless = lambda text: re.sub(r"\d+", "#", text)  # noqa: E731
-    return (numberless(_fact_key(record.task)), record.outcome, feedback, numberless(lessons))
 
 
 def _clear_match(skills: list[Any]) -> bool:
@@ -539,16 +458,6 @@ def without_shown(text: str, shown: str) -> str:
 def _unlabelled(line: str) -> str:
     """An item line without its ids, as a key for "the same thing said twice"."""
     return " ".join(re.sub(r"\[[^\]\s]+\]", " ", line).split()).lower()
-
-
-def _restates(lesson: Any, attempt: Any) -> bool:
-    """Whether a lesson drawn from `attempt` says only what the attempt's own line shows: its
-    feedback, or lessons the line lists (a lesson beyond the line's first few is news)."""
-    feedback = _fact_key(attempt.feedback or "")
-    listed = {_fact_key(text) for text in shown_lessons(attempt, lambda _text: False)}
-    texts = [item.text for item in lesson.lessons] or [lesson.task]
-    return all((feedback and feedback in _fact_key(text)) or _fact_key(text) in listed
-               for text in texts)
 
 
 def _trimmed(lines: list[str]) -> list[str]:

@@ -15,6 +15,7 @@ from typing import Any, Callable
 import numpy as np
 
 from skillbank.fusion import id_ranks
+from skillbank.relevance import BM25_K1
 from skillbank.text_words import word_pattern
 
 #: Bump when `tokenize` changes what it returns (saved BM25 indexes depend on it).
@@ -132,7 +133,7 @@ class _Keyword:
     over all of them would.
     """
 
-    k1 = 1.2
+    k1 = BM25_K1
     b = 0.75
 
     def __init__(self, ids: list[str], texts: list[str]) -> None:

@@ -12,6 +12,8 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from skillbank.relevance import relevance as hit_relevance
+
 #: Each record builds its validator and schema when first used, not at import (#27): importing
 #: this module is on the path to a server's first answer, which uses a few records (Skill, Hit,
 #: SyncReport …); building all seventeen cost ~0.1-0.2 CPU-s there. Same validation, same schemas.
@@ -379,6 +381,13 @@ class Hit(BaseModel, Generic[T]):
     record: T
     dense: float | None = None  # cosine similarity of the best embedded text, when seen densely
     keyword: float | None = None  # share of the query's best possible BM25 score matched
+
+    @property
+    def relevance(self) -> float:
+        """How closely the hit matches the query, 0..1 on one scale for every memory (its
+        dense cosine, else its keyword match: `skillbank.relevance`). `score` is what the
+        search ranked by, comparable only within one search (hunt-rag #3, session 24)."""
+        return hit_relevance(self.dense, self.keyword)
 
     # Convenience accessors so callers can write hit.name / hit.text without digging.
     @property

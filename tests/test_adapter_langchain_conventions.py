@@ -36,7 +36,9 @@ def bank(tmp_path):
 
 
 def test_k_search_kwargs_and_invoke_options(bank):
-    for where in ("staging", "the test cluster", "a laptop"):
+    # Four runs and a failure: five documents (each run's lesson restates its run's line, and a
+    # retriever shows a fact once, as the memory block does: hunt-rag #4, session 24).
+    for where in ("staging", "the test cluster", "a laptop", "the CI runner"):
         bank.experiences.record(task=f"Migrate the users table on {where}", outcome="success",
                                 lessons=[f"When migrating the users table on {where}, copy "
                                          "the users in batches."])  # lessons about the task

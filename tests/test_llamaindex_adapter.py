@@ -256,8 +256,10 @@ async def test_retriever(bank):
     experiences = SkillbankRetriever(bank, kind="experiences", k=5).retrieve("sales report for the year")
     assert eid in [n.node.node_id for n in experiences]
     # A lesson node reads as a lesson, said once (it was "Task: <lesson>" and "Lessons: <lesson>").
-    lesson = next(n for n in SkillbankRetriever(bank, kind="experiences", k=5).retrieve(
-        "check the currency column of the yearly sales report") if n.node.node_id.startswith("lsn-"))
+    # Lessons alone: beside its experience, whose "Lessons:" says it, it is not shown again.
+    lesson = next(n for n in SkillbankRetriever(bank, kind="experiences", k=5, filters={
+        "kind": "lesson"}).retrieve("check the currency column of the yearly sales report")
+        if n.node.node_id.startswith("lsn-"))
     text = lesson.node.get_content()
     assert text.startswith("Lesson: Check the currency column first.") and "Task:" not in text
     assert text.count("currency column") == 1 and lesson.node.metadata["source"] == eid
