@@ -108,7 +108,8 @@ def server_client(url: str, make: Callable[[str], T]) -> T:
 
     chromadb turns a refused connection into a bare ValueError ("Could not connect to a Chroma
     server"), and a connect timeout into "Could not connect to tenant ... Are you sure it
-    exists?": neither names the URL or the setting, so the CLI showed only that."""
+    exists?": neither names the URL or the setting, so the CLI showed only that. A server
+    that answers but is not Chroma is named too (`_not_chroma`)."""
     try:
         return make(url)
     except Exception as exc:
@@ -116,9 +117,51 @@ def server_client(url: str, make: Callable[[str], T]) -> T:
         while seen is not None and not is_outage(seen):
             seen = seen.__cause__ or seen.__context__
         if seen is None:
-            raise
+            wrong = _not_chroma(url, exc)
+            if wrong is None:
+                raise
+            raise wrong from None
         first = (str(seen).strip().splitlines() or [type(seen).__name__])[0]
         raise _no_answer(url, first) from None
+
+
+def _not_chroma(url: str, exc: BaseException) -> SkillbankError | None:
+    """The clear error for a `chroma_url` that reached an HTTP server which did not answer as
+    Chroma does, or None when `exc` is something else.
+
+    A wrong port that is another web service, or Chroma under a wrong path
+    (``http://host:8000/chroma``), made chromadb raise a bare ValueError holding the answer's
+    body: the CLI and every MCP tool showed a whole HTML 404 page, or only "(trace ID:
+    000...)" (hunt-chroma #2, session 24). chromadb keeps httpx's HTTPStatusError (or the
+    JSON error of a page answered with 200) in the chain. A 502, 503 or 504 is a proxy whose
+    Chroma does not answer: an outage, worded as one."""
+    import json
+
+    import httpx
+
+    seen: BaseException | None = exc
+    while seen is not None:
+        if isinstance(seen, httpx.HTTPStatusError):
+            answer = (f"HTTP {seen.response.status_code} {seen.response.reason_phrase} for "
+                      f"{seen.request.method} {seen.request.url.path}")
+            if seen.response.status_code in (502, 503, 504):
+                return _no_answer(url, answer)
+            return _wrong_server(url, answer)
+        if isinstance(seen, json.JSONDecodeError):
+            return _wrong_server(url, "its answer is not JSON")
+        seen = seen.__cause__ or seen.__context__
+    return None
+
+
+def _wrong_server(url: str, answer: str) -> SkillbankError:
+    from skillbank.errors import InvalidInputError
+
+    shown = without_credentials(url).rstrip("/")
+    return InvalidInputError(
+        f"the server at {shown} did not answer as a Chroma server ({answer}); fix chroma_url "
+        "(--chroma-url, SKILLBANK_CHROMA_URL or chroma_url in <root>/skillbank.toml): the "
+        "address `chroma run` listens on, with a path only where a proxy serves Chroma under "
+        f"one (`curl {shown}/api/v2/heartbeat` answers there when it is right)")
 
 
 class Opening:

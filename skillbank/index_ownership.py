@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import os
 import re
 import secrets
@@ -35,6 +36,7 @@ from typing import Any
 OWNER_KEY = "sb_owner"
 #: The root's identity file (a random id, written once, never changed).
 IDENTITY_FILE = ".skillbank-id"
+log = logging.getLogger("skillbank.index")
 _NAME = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._-]{1,126}[A-Za-z0-9]$")
 
 
@@ -101,9 +103,12 @@ def check_not_a_copy(root: Path, identity: str) -> None:
     differ from where the id was made (moving a root keeps the file's inode; one root mounted
     at two paths over NFS keeps it too) and, on the machine the id was made on, the folder it
     was made in still holds it (a root moved to another disk or restored elsewhere has a new
-    inode, but its old folder is gone: it is recorded where it is now). The fix is named in the error: set `deployment`
-    (the same one to share an index on purpose), or delete the copy's `.skillbank-id`.
-    Roots made before this check record their origin on first use."""
+    inode, but its old folder is gone: it is recorded where it is now). The fix is named in
+    the error: delete the copy's `.skillbank-id`, or set a `deployment` of its own. It no
+    longer suggests the original's deployment "to share one index on purpose": two root
+    folders on one deployment delete each other's entries as a copy does (hunt-chroma #1,
+    session 24; `claim_deployment` refuses that now). Roots made before this check record
+    their origin on first use."""
     root = Path(root)
     origin_path = root / ORIGIN_FILE
     try:
@@ -130,8 +135,8 @@ def check_not_a_copy(root: Path, identity: str) -> None:
             f"root {root} is a copy of the root at {origin.get('path')} (its {IDENTITY_FILE} "
             f"was made there): on a shared Chroma or database both would be deployment "
             f"{identity!r} and would delete each other's index entries. Make it a deployment "
-            f"of its own (delete {root / IDENTITY_FILE} and {origin_path}), or set `deployment` "
-            "(SKILLBANK_DEPLOYMENT; the same value on both to share one index on purpose)")
+            f"of its own (delete {root / IDENTITY_FILE} and {origin_path}), or set a "
+            f"`deployment` of its own (SKILLBANK_DEPLOYMENT). {ONE_ROOT_PER_DEPLOYMENT}")
 
 
 def _record_origin(origin_path: Path, identity: str, now: dict[str, Any]) -> None:
@@ -164,6 +169,77 @@ def moved_away(origin: dict[str, Any], identity: str) -> bool:
     except (OSError, UnicodeDecodeError):
         return False  # unreadable (permissions, a flaky mount): a copy, as before
     return found != identity
+
+
+#: Said wherever a second root folder on one deployment is refused (hunt-chroma #1, session 24).
+ONE_ROOT_PER_DEPLOYMENT = (
+    "To share one memory between machines, open the same root folder everywhere (one network "
+    "folder) or use team mode (database_url; docs/team.md)")
+#: The collection, in a deployment's Chroma database, that names the root folder each
+#: deployment set by hand belongs to (`claim_deployment`): one entry per deployment.
+CLAIMS = "skillbank-deployment-roots"
+
+
+def claim_deployment(client: Any, deployment: str, root: Path, where: str) -> None:
+    """Record on `client` (the deployment's placed Chroma) that `deployment` is `root`'s, or
+    refuse `root` if another root folder already has it — before anything is synced.
+
+    The docs and the copy refusal used to advise the same `deployment` for "machines of one
+    team" and for a copy "to share one index on purpose". That shared nothing: the files are
+    the truth and Chroma indexes them, so each root's open synced the deployment's entries to
+    its own files and deleted the other's rules, experiences and skills; a long-lived bank on
+    one root lost the dense side of its items whenever a CLI command ran on the other
+    (hunt-chroma #1, session 24). Sharing one memory across root folders takes a shared record
+    store (team mode, which never calls this). A root is its `.skillbank-id`; the same one in
+    another folder (a copy) is another root too, unless the folder holds the same id file (one
+    root at two paths: a bind mount, one network folder) or the claimed folder no longer holds
+    that root on this machine (`moved_away`: a root moved or restored elsewhere, or deleted).
+    The first root to claim a deployment keeps it (Chroma's `add` keeps the first entry)."""
+    try:
+        mine = {"root": root_identity(root), **_origin_now(root)}
+    except OSError as exc:  # a read-only root without an id: nothing to tell roots apart by
+        log.warning("skillbank: cannot check that deployment %r is root %s's alone (%s)",
+                    deployment, root, exc)
+        return
+    claims = client.get_or_create_collection(CLAIMS, embedding_function=None)
+    for _ in range(3):  # write, then read back: a root claiming it at the same time may win
+        got = claims.get(ids=[deployment], include=["metadatas"])
+        claim = got["metadatas"][0] if got["ids"] else None
+        if _claimed_by_this_root(claim, mine, deployment, Path(root), where):
+            return
+        if claim is None:
+            claims.add(ids=[deployment], embeddings=[[0.0]], metadatas=[mine])
+        else:
+            claims.update(ids=[deployment], metadatas=[mine])
+
+
+def _claimed_by_this_root(claim: Any, mine: dict[str, Any], deployment: str, root: Path,
+                          where: str) -> bool:
+    """True: `claim` is this root's; False: no claim, or one this root may take over; or the
+    clear refusal when another root folder holds `deployment`."""
+    if not isinstance(claim, dict) or not claim.get("root"):
+        return False
+    theirs = str(claim["root"])
+    same_folder = claim.get("ino") == mine["ino"] or (
+        claim.get("path"), claim.get("host")) == (mine["path"], mine["host"])
+    if theirs == mine["root"] and same_folder:  # this root, at this path or at another:
+        # recorded again where it is now if it was moved (a new root made in the folder it
+        # left must not be taken for it); one folder at two paths still holds it at both
+        here = (claim.get("path"), claim.get("host")) == (mine["path"], mine["host"])
+        return here or not moved_away(claim, theirs)
+    if moved_away(claim, theirs):  # that folder no longer holds that root: moved, or gone
+        return False
+    from skillbank.errors import InvalidInputError
+
+    holder = f"the root at {claim.get('path')} (on {claim.get('host')})"
+    why = (f"this root ({root}) holds the same {IDENTITY_FILE}: one is a copy of the other"
+           if theirs == mine["root"] else f"this root ({root}) is another root folder")
+    raise InvalidInputError(
+        f"deployment {deployment!r} belongs to {holder}: its index on {where} mirrors that "
+        f"root's files, and {why}, so opening it would sync that index to its own files and "
+        "delete the other root's entries. Give this root a deployment of its own (another "
+        "`deployment` or SKILLBANK_DEPLOYMENT, or none: each root is its own deployment). "
+        + ONE_ROOT_PER_DEPLOYMENT)
 
 
 def database_for(deployment: str) -> str:
@@ -244,7 +320,18 @@ def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
     database = database or database_for(owner)
     ensure_database(client, tenant, database)
     placed = Client(tenant=tenant, database=database, settings=client.get_settings())
+    if getattr(settings, "deployment", None) and not getattr(settings, "database_url", None):
+        # One deployment's index is one root folder's (team mode shares PostgreSQL instead).
+        claim_deployment(placed, owner, settings.root, _where(settings))
     return Placement(placed, owner, private=private, tenant=tenant, database=database)
+
+
+def _where(settings: Any) -> str:
+    if not settings.chroma_url:
+        return "this Chroma"
+    from skillbank.index_outage import without_credentials
+
+    return f"the Chroma server at {without_credentials(settings.chroma_url)}"
 
 
 # One index's entries (HybridIndex applies these to every read, write and delete) --------------

@@ -40,7 +40,7 @@ class Settings:
     model_dir: Path | None = None  # folder holding onnx/model.onnx of all-MiniLM-L6-v2
     namespace: str = "default"
     # The collections' names inside the deployment's database: each root is its own deployment
-    # (index_ownership), whatever the prefix; sharing an index takes the same `deployment`.
+    # (index_ownership), whatever the prefix; one deployment's index is one root folder's.
     collection_prefix: str = "skillbank"
     # Index ownership (skillbank.index_ownership): whose index entries these are (default: the
     # root's id in <root>/.skillbank-id), and where on a shared Chroma they live (default: the

@@ -100,10 +100,12 @@ def test_each_root_gets_its_own_database_on_a_server(tmp_path, chroma_server):
         assert admin.get_database(database_for(owner), tenant="default_tenant")
 
 
-def test_one_deployment_on_two_roots_shares_its_entries(tmp_path, chroma_server):
-    """`deployment` set alike: one deployment (e.g. one root mounted at two paths)."""
+def test_one_deployment_at_two_paths_of_one_root_shares_its_entries(tmp_path, chroma_server):
+    """`deployment` set alike on one root reached at two paths: one deployment. (Two root
+    folders on one deployment are refused: tests/test_deployment_one_root.py.)"""
     with _open(tmp_path / "a", chroma_url=chroma_server, deployment="team-one") as a:
         a.skills.save("slide-deck", A_SKILLS["slide-deck"], "# Steps\n")
+    (tmp_path / "b").symlink_to(tmp_path / "a")
     embedding = HashEmbedding()
     with Skillbank.open(tmp_path / "b", embedding_function=embedding, include_bundled=False,
                         chroma_url=chroma_server, deployment="team-one", sync=False) as b:

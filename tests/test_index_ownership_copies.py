@@ -2,8 +2,8 @@
 `.skillbank-id`, so on a Chroma server both were one deployment and the copy's deletes and
 forgets removed the original's entries (its skill and experience silently unsearchable, even
 after a sync). A copy is now refused before it touches a shared index, with the fix named; a
-moved root, an embedded copy and a copy given its own (or the same, on purpose) `deployment`
-open as before. Real `chroma run` server."""
+moved root, an embedded copy and a copy given a `deployment` of its own open as before (given
+the original's: tests/test_deployment_one_root.py). Real `chroma run` server."""
 
 from __future__ import annotations
 
@@ -46,6 +46,9 @@ def test_a_copied_root_is_refused_on_a_chroma_server(tmp_path, chroma_server):
             copy.forget(eid)
     assert "is a copy of the root at" in str(refused.value)
     assert "deployment" in str(refused.value) and IDENTITY_FILE in str(refused.value)
+    # It advised "the same value on both to share one index on purpose": the two roots then
+    # deleted each other's entries (hunt-chroma #1, session 24).
+    assert "same value" not in str(refused.value) and "team mode" in str(refused.value)
     assert _indexed(a, chroma_url=chroma_server) == before
     # The named fix: the copy becomes a deployment of its own; A keeps every entry.
     (b / IDENTITY_FILE).unlink()
@@ -54,10 +57,11 @@ def test_a_copied_root_is_refused_on_a_chroma_server(tmp_path, chroma_server):
         copy.skills.delete("key-rotation")
         copy.forget(eid)
     assert _indexed(a, chroma_url=chroma_server) == before
-    # Or one index shared on purpose: the same `deployment` opens (the owner's choice).
+    # Or a `deployment` of its own set by hand: its own index, from its own files.
     shutil.copytree(a, tmp_path / "c")
-    with _open(tmp_path / "c", chroma_url=chroma_server, deployment="team-x") as same:
-        assert same.index("skills").ids() == ["key-rotation"]
+    with _open(tmp_path / "c", chroma_url=chroma_server, deployment="team-x") as own:
+        assert own.index("skills").ids() == ["key-rotation"]
+    assert _indexed(a, chroma_url=chroma_server) == before
 
 
 def test_a_moved_root_and_an_embedded_copy_open_as_before(tmp_path, chroma_server):

@@ -304,8 +304,10 @@ def test_http_client_against_a_real_chroma_server(tmp_path, ro_roots, chroma_ser
     assert sorted(report.added) == ["pdf-report", "sql-tuning"]
     assert bank.skills.search("speed up a slow SQL query", k=1)[0].name == "sql-tuning"
     bank.close()
-    # A second bank of the same deployment (another root, same server and prefix) sees the same
-    # index: no re-embedding. (Another deployment gets its own database: test_index_ownership.)
+    # A second bank of the same deployment (the same root at another path, same server and
+    # prefix) sees the same index: no re-embedding. (Another deployment gets its own database:
+    # test_index_ownership; another root folder is refused: test_deployment_one_root.)
+    (tmp_path / "bank2").symlink_to(tmp_path / "bank")
     embedding = HashEmbedding()
     other = open_bank(tmp_path / "bank2", ro_roots, embedding, chroma_url=chroma_server,
                       collection_prefix="t" + str(os.getpid()), deployment=f"d{os.getpid()}")
