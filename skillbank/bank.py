@@ -56,6 +56,23 @@ def _default_embedding(settings: Settings) -> Any:
     return MiniLMEmbedding(model_dir=str(settings.model_dir) if settings.model_dir else None)
 
 
+class _ClosedChroma:
+    """What a closed bank's indexes hold in place of their Chroma client and collection.
+
+    A memory taken from the bank before close() (`memory = bank.experiences`) kept its index,
+    whose next call raised chromadb's "'RustBindingsAPI' object has no attribute 'bindings'"
+    (hunt-rag #6, session 24); with a caller's own client it read and wrote on. Now every use
+    raises ClosedError."""
+
+    def __init__(self, root: Path) -> None:
+        self._root = root
+
+    def __getattr__(self, name: str) -> Any:
+        from skillbank.errors import ClosedError
+
+        raise ClosedError.for_root(self._root)
+
+
 class Skillbank:
     """A memory root: skill library, experience memory and guideline memory over one Chroma."""
 
@@ -123,6 +140,7 @@ class Skillbank:
         self._indexes: dict[str, Any] = {}
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
+        self._closed = False  # set by close(): every later use raises ClosedError
         self._watch: tuple[threading.Thread, threading.Event] | None = None
         self._background: Any = None  # skillbank.background.BackgroundWriter, made on first use
         self._usage_logs: dict[str, Any] = {}
@@ -201,12 +219,19 @@ class Skillbank:
             log.error("skillbank: could not write buffered usage counts on close: %s", exc)
         if self._background is not None:
             self._background.close()
+        # Only now: the queued writes above ran through the memories. From here on every use
+        # raises ClosedError instead of opening Chroma again (hunt-rag #6, session 24).
+        self._closed = True
         if self.store is not None:
             self.store.close()  # after the last queued write has taken and released its lock
         watcher_stopped = self.stop_watching()
         if "skills" in self._memories:
             self._memories["skills"].stop_scans()  # a background security scan (#28)
             self._memories["skills"].stop_following()  # skills in git: the follow thread
+        from skillbank.locks import WriteLock
+
+        if isinstance(self.write_lock, WriteLock):  # team mode: its store's, closed above
+            self.write_lock.refuse(self.root)  # a memory kept from before close writes nothing
         if self._owner_lock is not None and self._owner_lock.is_locked:
             try:
                 # Still the only process on this root: leave the keyword side for the next
@@ -229,13 +254,25 @@ class Skillbank:
         else:
             self._release_chroma()
 
+    def _refuse_if_closed(self) -> None:
+        """The gate every use of the bank passes (its memories, indexes and Chroma client):
+        after close() a retriever, tool or middleware built on it reopened Chroma and wrote
+        into a root another process owned by then (hunt-rag #6, session 24)."""
+        if self._closed:
+            from skillbank.errors import ClosedError
+
+            raise ClosedError.for_root(self.root)
+
     def _release_chroma(self) -> None:
         """Let go of Chroma's per-path system, so reopening this root later reads it afresh.
 
         chromadb caches one system per persist path for the life of the process; a root
         reopened after another process wrote would otherwise be served from the stale one.
+        An index a caller kept (in a memory taken before close) holds `_ClosedChroma` now.
         """
         with self._guard:
+            for index in self._indexes.values():
+                index.client = index._coll = _ClosedChroma(self.root)
             client = self._client if self._own_client else None
             placed = self._placement.client if self._placement is not None else None
             if self._own_client:
@@ -303,6 +340,7 @@ class Skillbank:
     # Kernel parts ---------------------------------------------------------------------------------
     @property
     def client(self) -> Any:
+        self._refuse_if_closed()
         with self._guard:
             if self._placement is None:
                 if self.settings.chroma_url:
@@ -324,6 +362,7 @@ class Skillbank:
 
     def index(self, kind: str) -> Any:
         """The hybrid index of one memory (`skills`, `experiences`, `guidelines`)."""
+        self._refuse_if_closed()
         with self._guard:
             if kind not in self._indexes:
                 from skillbank.index_mirror import open_index
@@ -354,10 +393,11 @@ class Skillbank:
                 self._indexes[kind] = index
             return self._indexes[kind]
 
-    def _catch_up(self, kind: str) -> None:
-        """Server mode: if another process wrote to `kind`, re-read it before this read.
-
-        One `stat` when nothing changed (see skillbank.changes)."""
+    def _before_use(self, kind: str) -> None:
+        """Before a memory is handed out: refuse a closed bank; in server mode, if another
+        process wrote to `kind`, re-read it first (one `stat` when nothing changed, see
+        skillbank.changes)."""
+        self._refuse_if_closed()
         if self.changes is None or kind not in self._memories:
             return
         take = getattr(self.changes, "take", None)  # team mode: which ids, or None for all
@@ -425,7 +465,7 @@ class Skillbank:
     # Memories -----------------------------------------------------------------------------------
     @property
     def skills(self) -> "SkillLibrary":
-        self._catch_up("skills")
+        self._before_use("skills")
         with self._guard:
             if "skills" not in self._memories:
                 from skillbank.memories.skills.library import SkillLibrary
@@ -466,7 +506,7 @@ class Skillbank:
 
     @property
     def experiences(self) -> "ExperienceMemory":
-        self._catch_up("experiences")
+        self._before_use("experiences")
         with self._guard:
             if "experiences" not in self._memories:
                 from skillbank.memories.experiences.memory import ExperienceMemory
@@ -489,7 +529,7 @@ class Skillbank:
 
     @property
     def guidelines(self) -> "GuidelineMemory":
-        self._catch_up("guidelines")
+        self._before_use("guidelines")
         with self._guard:
             if "guidelines" not in self._memories:
                 from skillbank.memories.guidelines.memory import GuidelineMemory

@@ -68,6 +68,20 @@ class BusyError(SkillbankError):
     exit_code = 6
 
 
+class ClosedError(SkillbankError):
+    """A bank used after `close()` (or after its `with Skillbank.open(...)` block).
+
+    A closed bank kept answering: retrievers, tools and middleware built inside the `with`
+    block, and `bank.experiences.record(...)`, reopened Chroma and wrote into a root that
+    another process owned by then, whose next guideline search crashed in Chroma ("Error
+    finding id"; hunt-rag #6, session 24). Its message says how to get a working bank."""
+
+    @classmethod
+    def for_root(cls, root: Any) -> "ClosedError":
+        return cls(f"this Skillbank on {root} was closed; open the root again: "
+                   "Skillbank.open(root)")
+
+
 class IndexError_(RuntimeError):
     """Base for index problems the caller should see as a clear message."""
 

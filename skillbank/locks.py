@@ -27,7 +27,20 @@ class WriteLock(FileLock):
     """A `FileLock` whose every acquisition (`with lock:`, `lock.acquire(...)`) raises
     `BusyError` rather than `filelock.Timeout` when another process holds it too long."""
 
+    #: The root of the bank that closed with this lock (`refuse`); None while it is open.
+    closed_root: Path | None = None
+
+    def refuse(self, root: Path) -> None:
+        """Every later acquisition raises `ClosedError`: its bank was closed, and a memory
+        taken from it before (`memory = bank.experiences`) must write nothing into a root
+        another process may own by now (hunt-rag #6, session 24)."""
+        self.closed_root = Path(root)
+
     def acquire(self, timeout: float | None = None, *args: Any, **kwargs: Any) -> Any:
+        if self.closed_root is not None:
+            from skillbank.errors import ClosedError
+
+            raise ClosedError.for_root(self.closed_root)
         try:
             return super().acquire(timeout, *args, **kwargs)
         except Timeout:

@@ -260,8 +260,10 @@ class BankClient:
     def _ensure(self) -> "_Connection | None":
         """A live connection, or None when this process now owns the root itself."""
         with self._switch:
-            if self._closed:
-                raise BusyError(f"this bank on {self.root} is closed")
+            if self._closed:  # the facade's own error for the same mistake (hunt-rag #6)
+                from skillbank.errors import ClosedError
+
+                raise ClosedError.for_root(self.root)
             if self._local is not None:
                 return None
             if self._conn is not None:
@@ -566,7 +568,8 @@ class BankClient:
         False if writes were still running after `timeout`, or if an agent run of this process
         could not be recorded since the last flush."""
         done = self._background.flush(timeout) if self._background is not None else True
-        durable = bool(self._member("bank", "flush")())
+        # Closed: nothing of this process's is left to make durable (as on a closed bank).
+        durable = self._closed or bool(self._member("bank", "flush")())
         return self.recording_failures.report() and durable and done
 
     def stats(self) -> dict[str, Any]:
