@@ -184,7 +184,7 @@ class HybridIndex:
             self._write_done()
 
     def count(self) -> int:
-        return len(self._load_mirror())
+        return len(index_mirror.current(self))
 
     def _batch_size(self) -> int:
         try:
@@ -204,7 +204,7 @@ class HybridIndex:
             return index_mirror.read_or_detach(self)
 
     def ids(self) -> list[str]:
-        return list(self._load_mirror())
+        return list(index_mirror.current(self))
 
     def has_sections(self) -> bool:
         """Some item is embedded as more than one text (more entries than embedded items)."""
@@ -212,7 +212,7 @@ class HybridIndex:
         return self._chunks > len(mirror) - len(self._pending)
 
     def metadata(self, item_id: str) -> dict[str, Any] | None:
-        entry = self._load_mirror().get(item_id)
+        entry = index_mirror.current(self).get(item_id)
         if entry is None and self.shared:  # detached: ChromaUnavailableError, as when down
             entry = self._fetch(item_id)
         return None if entry is None else entry[1]
@@ -248,8 +248,7 @@ class HybridIndex:
         return entry
 
     def hashes(self) -> dict[str, str]:
-        index_mirror.attach_if_due(self)  # a sync begins here
-        return {i: str(m.get("hash", "")) for i, (_, m) in self._load_mirror().items()}
+        return {i: str(m.get("hash", "")) for i, (_, m) in index_mirror.current(self).items()}
 
     # Writes ------------------------------------------------------------------------------------
     @clear_outage("the change was not written to the index")
@@ -508,6 +507,8 @@ class HybridIndex:
         Only distances are fetched: asking Chroma for metadata too made a 1,000-result query
         20x slower.
         """
+        if self._detached:  # not "nothing near": recall took {} for hybrid (hunt-chroma #3)
+            raise index_mirror.unreached(self)
         self._load_mirror()
         total = self._chunks
         if total <= 0 or n <= 0:
@@ -605,6 +606,7 @@ class HybridIndex:
         with self._combiner.coming():  # a search answered meanwhile may wait for this one
             # Without the lock once loaded: concurrent searches then meet at the lock together.
             if not (self._mirror if self._mirror is not None else self._load_mirror()):
+                hits.dense_complete = self.dense_complete  # empty, its server down: keyword
                 return hits
             vector = query_vector
             if vector is None:

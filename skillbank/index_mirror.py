@@ -7,12 +7,14 @@ index opened its collection when it was made, and its keyword side (the mirror a
 only ever read from Chroma. A worker that had read its index before the outage answered by
 keyword. The files are the truth, so here such an index starts *detached*: an empty mirror,
 which the memory's sync fills by staging what it reads (`index_fill.stage`), searchable by
-keyword with the outage note in `dense_error`. It asks the server again when it is searched or
-written, at most every INDEX_RETRY_SECONDS (DENSE_QUIET_SECONDS after a request that timed
-out). Once the server answers, the mirror is read from Chroma, whatever was staged and is not
-there at that version is staged again, and `on_attach` runs (the skill library embeds it in
-the background). Writes while detached fail with ChromaUnavailableError, as writes during an
-outage always did; a delete leaves the mirror at once and reaches Chroma once it answers.
+keyword with the outage note in `dense_error`. It asks the server again when it is searched,
+read (`current`) or written, at most every INDEX_RETRY_SECONDS (DENSE_QUIET_SECONDS after a
+request that timed out). Once the server answers, the mirror is read from Chroma, whatever was
+staged and is not there at that version is staged again, and `on_attach` runs (the skill
+library embeds it in the background). Writes while detached fail with ChromaUnavailableError,
+as writes during an outage always did (the guideline and experience memories keep theirs in
+their records and stage them); a delete leaves the mirror at once and reaches Chroma once it
+answers.
 """
 
 from __future__ import annotations
@@ -126,6 +128,26 @@ def attach_if_due(index: "HybridIndex") -> None:
                     "(%d items to embed)", index.name, index.pending)
     if index.on_attach is not None:
         index.on_attach()
+
+
+def detached(index: "HybridIndex") -> bool:
+    """Whether `index` has not reached its server (yet, or again): its keyword side is what its
+    memory staged, and a write it refuses is staged by a memory that keeps its writes."""
+    return bool(getattr(index, "_detached", False))
+
+
+def current(index: "HybridIndex") -> dict[str, tuple[str, dict[str, Any]]]:
+    """The mirror a read of `index` answers from (`ids`, `metadata`, `count`, `hashes`), after
+    `attach_if_due` has asked the server again.
+
+    Why: only searches and writes asked again, and a memory whose work begins with `ids` or
+    `metadata` never re-attached. A bank started while its Chroma server was down recalled no
+    experience until it was restarted, however long the server had been back (the journal's
+    sync reads `metadata` first, and failed on the detached index every time), and
+    `save_skill` failed with the old "Connection refused" until a search ran (hunt-chroma #3
+    and #4, session 24)."""
+    attach_if_due(index)
+    return index._load_mirror()
 
 
 def delete_detached(index: "HybridIndex", item_ids: Iterable[str]) -> int:

@@ -56,10 +56,11 @@ from typing import Any, Mapping
 
 from pydantic import ValidationError
 
+from skillbank import index_mirror
 from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.index_outage import ChromaUnavailableError, is_outage
-from skillbank.records import Experience, SyncReport, utcnow
+from skillbank.records import Experience, Finding, SyncReport, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import (
     CONTENT_KEY_VERSION, EMBED_LAYOUT, _index_item, content_key, embed_texts_of)
@@ -110,6 +111,10 @@ class JournalMixin:
     #: recall then syncs only once the model may be back: each sync replayed every record
     #: written since the model went away (84-110 ms a recall at 1,000; review, session 21).
     only_vectors_behind: bool = False
+    #: When a replay last met a Chroma server that did not answer (monotonic): a recall syncs
+    #: again INDEX_RETRY_SECONDS later, as the guideline memory catches up. Each replayed the
+    #: whole journal again, staging every record anew (~1 s a recall at 2,000 experiences).
+    unreached_at: float = 0.0
     index: HybridIndex
     usage: UsageLog
     write_lock: threading.RLock
@@ -165,6 +170,8 @@ class JournalMixin:
             # made users retry and store it twice (an embedded Chroma that met a full disk said
             # "Error in compaction"; crash hunt, session 18). The next sync indexes them.
             self.index_behind, self.only_vectors_behind = True, False
+            if isinstance(exc, ChromaUnavailableError) or is_outage(exc):
+                self.unreached_at = time.monotonic()
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
             return
@@ -250,9 +257,15 @@ class JournalMixin:
         #: Metadata-only changes, written in one go (`update_metadatas`): per record, a full
         #: replay that re-keyed 3,000 records took 174 s (hunt-upgrade #1, session 23).
         updates: dict[str, dict[str, Any]] = {}
+        unreached: ChromaUnavailableError | None = None
+        held: set[str] = set()  # once the server did not answer: what this process holds
         for record_id in order:
             entry = state[record_id]
-            current = self.index.metadata(record_id)
+            try:
+                current = None if unreached and record_id not in held \
+                    else self.index.metadata(record_id)
+            except ChromaUnavailableError as exc:  # asked once: each would wait for it
+                current, unreached, held = None, exc, set(self.index.ids())
             if entry.forgotten:
                 if current is not None:
                     forgotten.append(record_id)
@@ -299,16 +312,31 @@ class JournalMixin:
                     updates[record_id] = changes
                     if report is not None:
                         report.changed.append(record_id)
-        if updates:
-            self.index.update_metadatas(updates)
-        if forgotten:
-            self.index.delete(forgotten)
-            if report is not None:
-                report.removed.extend(forgotten)
-        for start in range(0, len(upserts), _BATCH):
-            embedded = self.index.upsert(upserts[start:start + _BATCH])
-            if report is not None:
-                report.embedded += embedded
+        if unreached is not None and not index_mirror.detached(self.index):
+            raise unreached  # kept in the journal, indexed when the server answers again
+        written = 0
+        try:
+            if updates:
+                self.index.update_metadatas(updates)
+            if forgotten:
+                self.index.delete(forgotten)
+                if report is not None:
+                    report.removed.extend(forgotten)
+            for written in range(0, len(upserts), _BATCH):
+                embedded = self.index.upsert(upserts[written:written + _BATCH])
+                if report is not None:
+                    report.embedded += embedded
+        except ChromaUnavailableError:
+            if index_mirror.detached(self.index):
+                # An index that has not reached its server searches by keyword what its memory
+                # staged (index_mirror), and the sync that reaches the server indexes them. A
+                # bank started while the server was down recalled nothing (hunt-chroma #3,
+                # session 24). An index that has (it holds what Chroma holds) stages nothing:
+                # team workers answer from the journal's own search meanwhile.
+                self.index.stage(upserts[written:])
+            raise
+        if unreached is not None:  # records it could not look up wait for the next sync
+            raise unreached
 
     def _version_of(self, event: dict[str, Any], loc: str, digest: str,
                     state: Mapping[str, _Pending]) -> tuple[dict[str, Any], str] | None:
@@ -380,9 +408,26 @@ class JournalMixin:
         """Replay the journal into the index from the checkpoint (all of it when the index is new).
 
         Fast when nothing changed: a few `stat` calls and one collection lookup, no reads.
+        While a Chroma server does not answer, what it replayed is staged (searchable by
+        keyword in this process), a finding says the index is behind, and a later sync that
+        reaches the server catches it up, as the guideline memory's sync does. It raised: a bank
+        holding experiences did not even open while its server was down, `start_without_chroma`
+        or not, and one that did recalled none of them (hunt-chroma #3, session 24).
         """
         started = time.perf_counter()
         report = SyncReport()
+        try:
+            self._replay(report)
+        except ChromaUnavailableError as exc:
+            self.index_behind, self.only_vectors_behind = True, False
+            self.unreached_at = time.monotonic()
+            report.findings.append(Finding(severity="warning", code="index-unavailable",
+                                           path="", message=str(exc)))
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _replay(self, report: SyncReport) -> None:
+        """`sync`'s work: ChromaUnavailableError when the index does not answer."""
         with self.write_lock:
             from skillbank.forgetting import finish_erasures
 
@@ -399,10 +444,10 @@ class JournalMixin:
             if not full and any(sizes.values()) and self._collection_count() == 0:
                 full = True  # the index was emptied (reindex) while the checkpoint remained
             starts = {n: 0 if full else done.get(n, 0) for n in sizes}
-            if not full and all(starts[n] >= sizes[n] for n in sizes):
+            if not full and all(starts[n] >= sizes[n] for n in sizes) \
+                    and not _staged(self.index):  # staged while detached: their vectors now
                 report.unchanged = self._collection_count() if sizes else 0
-                report.seconds = time.perf_counter() - started
-                return report
+                return
             events, ends = self.journal.events_from(starts, report.skipped)
             known_before = set(self.index.ids()) if full else set()
             with self.index_lock:  # after any deferred upsert of earlier events
@@ -428,8 +473,6 @@ class JournalMixin:
                                         "layout": EMBED_LAYOUT,
                                         "content_key": CONTENT_KEY_VERSION})
                 self.index_behind, self.only_vectors_behind = False, False
-        report.seconds = time.perf_counter() - started
-        return report
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:

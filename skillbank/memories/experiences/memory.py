@@ -362,13 +362,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
     def _sync_due(self) -> bool:
         """The index is behind the journal, and a sync may catch it up: not while all that is
         behind is vectors and the model's last load failed less than `MODEL_RETRY_SECONDS`
-        ago (the sync's fill would only meet the same failure)."""
+        ago (the sync's fill would only meet the same failure), nor within
+        INDEX_RETRY_SECONDS of a sync its Chroma server did not answer."""
         if not self.index_behind:
             return False
-        if not self.only_vectors_behind:
-            return True
-        import time
-
+        if not self.only_vectors_behind:  # a server that did not answer: asked every 2 s
+            return time.monotonic() - self.unreached_at >= INDEX_RETRY_SECONDS
         from skillbank import embeddings
 
         failed = getattr(self.index.embedding_function, "_failed", None)
