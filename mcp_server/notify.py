@@ -10,6 +10,17 @@ it works the same over a bank that another process owns:
 - when the set of URIs changed: `notifications/resources/list_changed`;
 - when a URI's content changed: `notifications/resources/updated` for it.
 
+What a client is served depends on its scope (a token's namespace and the ones it reads), so
+the list is computed once per distinct scope among the clients to notify (the skill files,
+which every scope sees, once per poll), each in that scope, and each client hears only of its
+own scope's changes. The poll thread ran with no scope: it saw only the server's own
+namespace, so a token's new or changed guideline topics were never notified (hunt-mcpmany #2,
+session 24); computing every namespace for everyone would have told each namespace's
+sessions of the others' topics. A handshake session's scope is that of its first request; a
+listen stream's that of its `subscriptions/listen` (`ScopedBus`). A `resources/subscribe` to a
+URI its scope does not serve is accepted and never fires (as the SDK's listen streams treat
+unknown URIs): refusing it would tell a client which URIs exist in other namespaces.
+
 Delivery follows the client's protocol era. Sessions that did the `initialize` handshake
 (2025-11-25 and before) get list changes, and updates for the URIs they `resources/subscribe`d
 to, on their session. 2026-07-28 clients get both through `subscriptions/listen` streams (the
@@ -36,7 +47,7 @@ import logging
 import os
 import threading
 import weakref
-from typing import Any
+from typing import Any, Callable
 
 import anyio
 import anyio.from_thread
@@ -44,6 +55,7 @@ import anyio.lowlevel
 from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from skillbank import scope as scopes
 from skillbank.mcp_server import resources as res
 
 log = logging.getLogger("skillbank.mcp")
@@ -51,6 +63,42 @@ log = logging.getLogger("skillbank.mcp")
 POLL_ENV = "SKILLBANK_MCP_POLL_SECONDS"
 #: Key in an SDK connection's `state`: the monitor counts this connection already.
 _HELD = "skillbank.monitor.held"
+#: A client's scope, as the monitor groups clients: the `Scope` its requests ran in, or None
+#: (no scope active: the bank's own default, as over stdio without --namespace).
+Audience = Any
+_EVERYONE = object()
+
+
+class ScopedBus:
+    """The SDK's in-process subscription bus, with each listener's scope: a listen stream
+    registers while its `subscriptions/listen` request runs, in the caller's scope, and
+    `publish(event, audience)` reaches only the streams of that scope. (A `publish(event)`
+    without one, as the SDK's own helpers send, reaches every stream, as before.)"""
+
+    def __init__(self) -> None:
+        self._listeners: dict[object, tuple[Audience, Callable[[Any], None]]] = {}
+
+    def audiences(self) -> set[Audience]:
+        return {audience for audience, _ in list(self._listeners.values())}
+
+    async def publish(self, event: Any, audience: Audience = _EVERYONE) -> None:
+        for scope, listener in list(self._listeners.values()):
+            if audience is not _EVERYONE and scope != audience:
+                continue
+            try:
+                listener(event)
+            except Exception:  # noqa: BLE001 - one bad listener must not starve the others
+                log.exception("subscription listener raised; continuing")
+        await anyio.lowlevel.checkpoint()  # let the streams drain between events
+
+    def subscribe(self, listener: Callable[[Any], None]) -> Callable[[], None]:
+        token = object()
+        self._listeners[token] = (scopes.active(), listener)
+
+        def unsubscribe() -> None:
+            self._listeners.pop(token, None)
+
+        return unsubscribe
 
 
 class ChangeMonitor:
@@ -61,15 +109,16 @@ class ChangeMonitor:
         if interval is None:
             interval = float(os.environ.get(POLL_ENV, "") or 1.0)
         self.interval = max(0.05, interval)
-        #: handshake-era sessions -> the URIs each subscribed to
-        self._sessions: weakref.WeakKeyDictionary[Any, set[str]] = weakref.WeakKeyDictionary()
+        #: handshake-era sessions -> (their scope, the URIs each subscribed to)
+        self._sessions: weakref.WeakKeyDictionary[Any, tuple[Audience, set[str]]] = \
+            weakref.WeakKeyDictionary()
         self._token: Any = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()  # the running thread's own: a stopped one stays stopped
         self._lock = threading.Lock()
         self._connections = 0
-        self._seen: dict[str, str] | None = None  # uri -> digest at the last poll
-        self._known: dict[str, str] = {}  # uri -> the last digest seen, gone ones too
+        #: the running thread's last look: audience -> {uri -> digest} (None: not started)
+        self._seen: dict[Audience, dict[str, str]] | None = None
 
     # Registration (event loop) -------------------------------------------------------------
     @staticmethod
@@ -86,8 +135,7 @@ class ChangeMonitor:
         if session is not None:
             connection = self._connection(session)
             if not modern:
-                with self._lock:
-                    self._sessions.setdefault(connection, set())
+                self._watch(connection)
             # A modern client is sent changes only on a listen stream; a handshake one on its
             # session, which a stateless server does not keep.
             notifiable = method == "subscriptions/listen" if modern else \
@@ -105,14 +153,20 @@ class ChangeMonitor:
         self.connection_opened()
         stack.callback(self.connection_closed)
 
-    def subscribe(self, session: Any, uri: str) -> None:
+    def _watch(self, connection: Any) -> set[str]:
+        """The URIs `connection` subscribed to; its scope is the one of its first request."""
         with self._lock:
-            self._sessions.setdefault(self._connection(session), set()).add(uri)
+            return self._sessions.setdefault(connection, (scopes.active(), set()))[1]
+
+    def subscribe(self, session: Any, uri: str) -> None:
+        uris = self._watch(self._connection(session))
+        with self._lock:
+            uris.add(uri)
         self._start()
 
     def unsubscribe(self, session: Any, uri: str) -> None:
         with self._lock:
-            self._sessions.get(self._connection(session), set()).discard(uri)
+            self._sessions.get(self._connection(session), (None, set()))[1].discard(uri)
 
     def _start(self) -> None:
         try:
@@ -150,57 +204,102 @@ class ChangeMonitor:
         with self._lock:
             running = self._thread is not None and not self._stop.is_set()
             self._stop.set()
-            self._seen = None  # a new thread takes a new baseline
+            self._seen = None  # a new thread takes a new baseline (its own `seen`)
         if running:
             log.debug("change monitor stopped: no client to notify")
 
     # Polling (worker thread) ---------------------------------------------------------------
-    def snapshot(self) -> dict[str, str] | None:
-        """uri -> digest of everything `resources/list` serves from the bank (None: not ready)."""
+    def view(self, audience: Audience = None) -> dict[str, str] | None:
+        """uri -> digest as the running thread last saw them for `audience` (None: not yet)."""
+        seen = self._seen
+        return None if seen is None else seen.get(audience)
+
+    def audiences(self) -> set[Audience]:
+        """The scopes of the clients to notify: handshake sessions and listen streams."""
+        with self._lock:
+            found = {scope for scope, _ in self._sessions.values()}
+        return found | self.server.bus.audiences()
+
+    def snapshot(self, audiences: set[Audience] | None = None
+                 ) -> dict[Audience, dict[str, str]] | None:
+        """For each audience (default: only None, the bank's own scope), uri -> digest of
+        everything its `resources/list` serves from the bank (None: not ready). The skill
+        files are the same for every scope; the guideline topics and playbooks are each
+        scope's own, read in that scope."""
         handle = self.server.handle
         if not handle.is_ready("guidelines"):
             return None
         bank = handle.bank
-        out: dict[str, str] = {}
+        skills: dict[str, str] = {}
         for manifest in self.server.manifests.all(bank):
             for f in manifest.files:
-                out[res.skill_uri(manifest.name, f.path)] = f.sha256
-        for topic in bank.guidelines.topics():
-            text = bank.guidelines.playbook(topic)
-            out[res.GUIDELINES_PREFIX + topic] = hashlib.sha256(text.encode()).hexdigest()
+                skills[res.skill_uri(manifest.name, f.path)] = f.sha256
+        out: dict[Audience, dict[str, str]] = {}
+        for audience in {None} if audiences is None else audiences:
+            view = dict(skills)
+            try:
+                with scopes.using(audience):
+                    for topic in bank.guidelines.topics():
+                        text = bank.guidelines.playbook(topic)
+                        view[res.GUIDELINES_PREFIX + topic] = \
+                            hashlib.sha256(text.encode()).hexdigest()
+            except Exception:  # noqa: BLE001 - this scope is looked at again at the next tick
+                log.debug("change poll failed for one scope", exc_info=True)
+                continue
+            out[audience] = view
         return out
 
     def _run(self, stop: threading.Event) -> None:
+        seen: dict[Audience, dict[str, str]] = {}  # this thread's: a new one takes a new baseline
+        known: dict[Audience, dict[str, str]] = {}  # uri -> the last digest seen, gone ones too
+        with self._lock:
+            if not stop.is_set():
+                self._seen = seen
         while not stop.wait(self.interval):
             try:
-                current = self.snapshot()
+                audiences = self.audiences()
+                if not audiences:  # a client that takes no changes (a plain 2026-07-28 one)
+                    seen.clear()
+                    known.clear()
+                    continue
+                current = self.snapshot(audiences)
             except Exception:  # noqa: BLE001 - a failed poll is retried at the next tick
                 log.debug("change poll failed", exc_info=True)
                 continue
             if current is None or stop.is_set():
                 continue
-            previous, self._seen = self._seen, current
-            if previous is None:
-                self._known = dict(current)
-                continue
-            listed, updated = changes(previous, current, self._known)
-            if not listed and not updated:
+            news: dict[Audience, tuple[bool, list[str]]] = {}
+            for audience, view in current.items():
+                previous, seen[audience] = seen.get(audience), view
+                if previous is None:  # a scope's first look is its baseline
+                    known[audience] = dict(view)
+                    continue
+                listed, updated = changes(previous, view, known[audience])
+                if listed or updated:
+                    news[audience] = (listed, updated)
+            for gone in set(seen) - audiences:  # no client of that scope left
+                seen.pop(gone, None)
+                known.pop(gone, None)
+            if not news:
                 continue
             try:
-                anyio.from_thread.run(self._deliver, listed, updated, token=self._token)
+                anyio.from_thread.run(self._deliver, news, token=self._token)
             except Exception:  # noqa: BLE001 - the event loop is gone: stop until re-attached
                 log.debug("change delivery stopped", exc_info=True)
                 return
 
-    async def _deliver(self, listed: bool, updated: list[str]) -> None:
-        bus = self.server.bus
-        if listed:
-            await bus.publish(ResourcesListChanged())
-        for uri in updated:
-            await bus.publish(ResourceUpdated(uri=uri))
+    async def _deliver(self, news: dict[Audience, tuple[bool, list[str]]]) -> None:
+        """Each client hears of its own scope's changes only."""
+        bus: ScopedBus = self.server.bus
+        for audience, (listed, updated) in news.items():
+            events = ([ResourcesListChanged()] if listed else []) + \
+                [ResourceUpdated(uri=uri) for uri in updated]
+            for event in events:
+                await bus.publish(event, audience)
         with self._lock:
             sessions = list(self._sessions.items())
-        for session, uris in sessions:
+        for session, (audience, uris) in sessions:
+            listed, updated = news.get(audience, (False, []))
             try:
                 if listed:
                     await session.send_resource_list_changed()

@@ -31,7 +31,6 @@ from mcp.server.lowlevel import NotificationOptions
 from mcp.server.lowlevel.helper_types import ReadResourceContents
 from mcp.server.mcpserver import Extension, MCPServer, MethodBinding
 from mcp.server.mcpserver.exceptions import ResourceError, ResourceNotFoundError, ToolError
-from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from pydantic import ValidationError
 
@@ -40,7 +39,7 @@ from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import registrar
 from skillbank.mcp_server.early import EXTENSIONS, INSTRUCTIONS, SERVER_NAME
 from skillbank.mcp_server.loader import BankHandle, BankUnavailable
-from skillbank.mcp_server.notify import ChangeMonitor
+from skillbank.mcp_server.notify import ChangeMonitor, ScopedBus
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -181,7 +180,7 @@ class SkillbankServer(MCPServer):
         #: machine that is about the wall time from start to first answer, whatever the load.
         self.first_call: dict[str, Any] | None = None
         self._limiter: anyio.CapacityLimiter | None = None
-        self.bus = InMemorySubscriptionBus()
+        self.bus = ScopedBus()  # each listen stream hears its own scope's changes (notify.py)
         self.monitor = ChangeMonitor(self)
         #: Served without sessions (`build_app(stateless=True)`): see `_declare_extensions`.
         self.stateless = False

@@ -267,7 +267,7 @@ async def test_handshake_clients_get_list_changes_and_updates_they_subscribed_to
             await client.session.subscribe_resource("skill://pdf-tables/SKILL.md")
             await client.session.subscribe_resource("skillbank://guidelines/python")
             # The monitor's first look is the baseline: write only after it (an event, no sleep).
-            await wait_for(lambda: server.monitor._seen is not None, "the monitor's first look")
+            await wait_for(lambda: server.monitor.view() is not None, "the monitor's first look")
             write_skill(tmp_path / "shared-skills", "svg-icons", "Draw small SVG icons by hand")
             await wait_for(lambda: "notifications/resources/list_changed" in methods(),
                            "resources/list_changed")
@@ -281,7 +281,7 @@ async def test_handshake_clients_get_list_changes_and_updates_they_subscribed_to
                                                      "topic": "python"})
             # Change the playbook only once the monitor has seen the topic (else both writes
             # may land between two polls: one list change, no update).
-            await wait_for(lambda: "skillbank://guidelines/python" in (server.monitor._seen or {}),
+            await wait_for(lambda: "skillbank://guidelines/python" in (server.monitor.view() or {}),
                            "the python topic in the monitor's view")
             await client.call_tool("add_guideline", {"text": "Type-hint public functions",
                                                      "topic": "python"})
@@ -310,7 +310,7 @@ async def test_2026_clients_get_changes_on_a_listen_stream(tmp_path, monkeypatch
 
                 async with anyio.create_task_group() as tg:
                     tg.start_soon(collect)
-                    await wait_for(lambda: server.monitor._seen is not None,
+                    await wait_for(lambda: server.monitor.view() is not None,
                                    "the monitor's first look")
                     write_skill(tmp_path / "shared-skills", "git-bisect",
                                 "Find the commit that introduced a bug, with git bisect run")
