@@ -71,6 +71,8 @@ class GuardMiddleware:
         #: metadata (RFC 9728) at `metadata_url`, which this guard then lets through.
         self.identity = identity
         self.metadata_url = metadata_url
+        #: MCP session id -> the principal it was made for (`SessionOwners`).
+        self.sessions = SessionOwners()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -167,8 +169,15 @@ class GuardMiddleware:
         from skillbank import scope as scopes
 
         active = principal.scope if self.identity is not None else principal.scope()
+        who = getattr(active, "principal", None) or ""
+        session = headers.get("mcp-session-id")
+        if session and not self.sessions.admits(session, who):
+            # As the SDK answers a session it does not know: nothing said about whose it is.
+            await _reply(send, 404, "Session not found", rpc=True)
+            return
         with scopes.using(active):  # the MCP SDK carries it to the tool
-            await self.app(scope, replay, send)
+            await self.app(scope, replay, self.sessions.binding(send, who, session,
+                                                                 scope.get("method")))
 
     def _authorised(self, header: str) -> bool:
         scheme, _, value = header.partition(" ")
@@ -176,6 +185,54 @@ class GuardMiddleware:
             return False
         assert self.token is not None
         return hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+
+class SessionOwners:
+    """Which principal each MCP session was made for; a request with another principal's token
+    on that session id is refused. The SDK let any valid token use any session id: bob, given
+    alice's (a log line, a proxy), opened its GET stream and received her notifications and the
+    sampling requests that carry her critiques (hunt-mcpmany, session 24). The MCP spec: servers
+    SHOULD bind session ids to user-specific information.
+
+    Bounded: past `keep` sessions the oldest binding is dropped; a session id seen again
+    unbound is bound to the first principal that uses it (its maker, in practice)."""
+
+    def __init__(self, keep: int = 10_000) -> None:
+        from collections import OrderedDict
+
+        self.keep = keep
+        self._owners: "OrderedDict[str, str]" = OrderedDict()
+
+    def admits(self, session: str, who: str) -> bool:
+        owner = self._owners.setdefault(session, who)
+        self._owners.move_to_end(session)
+        self._trim()
+        return owner == who
+
+    def binding(self, send: Send, who: str, session: str | None, method: Any) -> Send:
+        """`send`, noting the session id the SDK gives a new session (in the response to a
+        request that had none), and forgetting one the client ended (DELETE)."""
+        if session and method == "DELETE":
+            async def ending(message: dict[str, Any]) -> None:
+                if message.get("type") == "http.response.start" and message.get("status") == 200:
+                    self._owners.pop(session, None)
+                await send(message)
+            return ending
+        if session:
+            return send
+
+        async def noting(message: dict[str, Any]) -> None:
+            if message.get("type") == "http.response.start":
+                for name, value in message.get("headers", []):
+                    if name.lower() == b"mcp-session-id":
+                        self._owners[value.decode("latin-1")] = who
+                        self._trim()
+            await send(message)
+        return noting
+
+    def _trim(self) -> None:
+        while len(self._owners) > self.keep:
+            self._owners.popitem(last=False)
 
 
 async def _reply(send: Send, status: int, message: str,

@@ -1,0 +1,89 @@
+"""An MCP session answers the principal it was made for alone (hunt-mcpmany, session 24).
+
+The SDK let any valid bearer token use any `Mcp-Session-Id`: bob, given alice's session id (a
+log line, a proxy), was answered on it, and its GET stream would carry her notifications and
+the sampling requests that hold her critiques. The MCP spec asks servers to bind session ids to
+user-specific information. Now a request with another principal's token on a session is answered
+as an unknown session is (404 "Session not found"), and the session keeps working for its maker.
+A real `skillbank serve --transport http --tokens FILE`, raw HTTP as a client sends it.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import httpx
+
+from conftest import free_port
+from mcp_http import wait_until_serving
+from test_mcp_transports import base_env
+
+VERSION = "2025-06-18"
+
+
+def _headers(token: str, session: str | None = None) -> dict[str, str]:
+    headers = {"Authorization": f"Bearer {token}", "Content-Type": "application/json",
+               "Accept": "application/json, text/event-stream", "MCP-Protocol-Version": VERSION}
+    if session:
+        headers["Mcp-Session-Id"] = session
+    return headers
+
+
+def _session(mcp: str, token: str) -> str:
+    hello = httpx.post(mcp, headers=_headers(token), timeout=120, json={
+        "jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": VERSION, "capabilities": {},
+            "clientInfo": {"name": "session-owner", "version": "1"}}})
+    assert hello.status_code == 200, hello.text
+    session = hello.headers["mcp-session-id"]
+    done = httpx.post(mcp, headers=_headers(token, session), timeout=120,
+                      json={"jsonrpc": "2.0", "method": "notifications/initialized"})
+    assert done.status_code in (200, 202), done.text
+    return session
+
+
+def _tools(mcp: str, token: str, session: str) -> httpx.Response:
+    return httpx.post(mcp, headers=_headers(token, session), timeout=120,
+                      json={"jsonrpc": "2.0", "id": 2, "method": "tools/list"})
+
+
+def test_a_session_answers_its_own_principal_alone(tmp_path):
+    from skillbank.mcp_server.identity import add_principal
+
+    tokens_file = tmp_path / "tokens.toml"
+    alice = add_principal(tokens_file, "alice", namespace="alice", role="contributor")
+    bob = add_principal(tokens_file, "bob", namespace="bob", role="contributor")
+    port = free_port()
+    log = tmp_path / "serve.log"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(tmp_path / "root"),
+         "--no-bundled", "--transport", "http", "--port", str(port), "--tokens",
+         str(tokens_file)], stdout=subprocess.DEVNULL, stderr=log.open("w"),
+        env=base_env(SKILLBANK_EMBEDDING="hash"))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(proc, url, log, probe="/readyz", status=200, seconds=300)
+        mcp = url + "/mcp"
+        hers = _session(mcp, alice)
+        assert _tools(mcp, alice, hers).status_code == 200
+
+        taken = _tools(mcp, bob, hers)  # bob's token on alice's session
+        assert taken.status_code == 404, taken.text
+        assert "Session not found" in taken.text and "alice" not in taken.text
+        stream = httpx.get(mcp, headers=_headers(bob, hers), timeout=120)  # her GET stream
+        assert stream.status_code == 404, stream.text
+        ended = httpx.delete(mcp, headers=_headers(bob, hers), timeout=120)  # nor end it
+        assert ended.status_code == 404, ended.text
+
+        assert _tools(mcp, alice, hers).status_code == 200  # still hers, and alive
+        his = _session(mcp, bob)
+        assert _tools(mcp, bob, his).status_code == 200
+        assert _tools(mcp, alice, his).status_code == 404
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
