@@ -430,6 +430,79 @@ def other_direct_objects(new: str, old: str) -> bool:
     return bool(a) and bool(b) and not a & b
 
 
+def another_action_on_another_thing(new: str, old: str) -> str | None:
+    """Two main verbs, neither found in the other rule, and one verb's direct object not named
+    by the other rule at all: "Attach receipts to every gecko expense report." / "Submit gecko
+    expense reports before the 5th." (a deadline, not receipts). Two instructions, however
+    much of their setting they share: the shared subject ("gecko expense report") carried the
+    model's cosine to 0.77 and the word overlap past half the objects, and the deadline was
+    merged as "a paraphrase" and never served (hunt-chroma #5, session 24). Returns what
+    each does ("'submit' on 'expens', 'gecko', 'report' vs 'attach' on 'receipt'"), or None.
+
+    A paraphrase names the same thing or uses the other's verb somewhere: "Include the receipts
+    with each gecko expense report." (receipts), "Every gecko expense report needs its receipts
+    attached." (no leading verb at all), "Use helm to deploy the zephyr service." ("deploy").
+    Nothing is told apart where the words cannot say what a rule acts on: a pronoun object
+    ("Split them.", "Make it `IS NULL`."), or quoted terms or code the other rule names too
+    ("Prefix commands with `$ `." / "Put the `$` prompt in front of command lines", "Swap the
+    `print()` calls for `logger.debug(...)`." / "Use the module logger ..."): on the critique
+    stream those were right merges. Two light verbs ("Add a legend ..." / "Use a palette ...")
+    say nothing of the action, so each rule must name a thing of its own ("Give each action
+    item a due date." / "Add a deadline to every action item." stays one rule)."""
+    a, b = _action(new), _action(old)
+    if a is None or b is None or a == b:
+        return None
+    new_forms, old_forms = _word_forms(new), _word_forms(old)
+    if a in old_forms or _stem(a) in old_forms or b in new_forms or _stem(b) in new_forms:
+        return None
+    named_new, named_old = _mentioned(new), _mentioned(old)
+    if (_pronoun_object(new) or _pronoun_object(old) or named_new & (old_forms | named_old)
+            or named_old & new_forms):
+        return None
+    objects_new, objects_old = direct_objects(new), direct_objects(old)
+    own_new = bool(objects_new) and not _with_parts(objects_new) & old_forms
+    own_old = bool(objects_old) and not _with_parts(objects_old) & new_forms
+    light = a in _LIGHT_WORDS and b in _LIGHT_WORDS
+    if not (own_new and own_old if light else own_new or own_old):
+        return None
+    return (f"{a!r} on {', '.join(repr(w) for w in sorted(objects_new)) or 'nothing named'} vs "
+            f"{b!r} on {', '.join(repr(w) for w in sorted(objects_old)) or 'nothing named'}")
+
+
+def _word_forms(rule: str) -> set[str]:
+    """Stems and verb lemmas of every word of the rule and of the parts of hyphenated ones
+    ("attached" -> attach, "submitted" -> submit, "sign-off" -> sign, off), so a verb or an
+    object found anywhere in it counts as shared."""
+    words = re.findall(r"[a-z0-9][a-z0-9_'-]*", _strip_mentions(rule).lower())
+    words += [part for w in words if "-" in w for part in w.split("-") if part]
+    return {_stem(w) for w in words} | {lemma for w in words if (lemma := _lemma(w))}
+
+
+def _with_parts(stems: set[str]) -> set[str]:
+    """The stems and the parts of hyphenated ones ("sign-off" also as "sign" and "off")."""
+    return stems | {_stem(p) for w in stems if "-" in w for p in w.split("-") if p}
+
+
+def _pronoun_object(rule: str) -> bool:
+    """The main verb's object is a pronoun ("Split them.", "Define it once as a CTE.")."""
+    action = _action(rule)
+    words = re.findall(r"[a-z][a-z'-]*", _strip_mentions(rule).lower())
+    after = next((words[i + 1] for i, w in enumerate(words[:-1])
+                  if w not in _HEAD_WORDS and (_lemma(w) or w) == action), None)
+    return after in _PRONOUN_OBJECTS
+
+
+def _mentioned(rule: str) -> set[str]:
+    """Content words inside the rule's code spans and quotes, stemmed: what it names exactly
+    (`logger.debug(...)` names the logger "the module logger" is)."""
+    spans = _CODE_RE.findall(rule) + [q for pair in _QUOTED_SPAN.findall(rule) for q in pair]
+    words = re.findall(r"[a-z0-9_$/]+", " ".join(spans).lower())
+    return {w if w == "$" else _stem(w) for w in words if w not in _STOPWORDS}
+
+
+_QUOTED_SPAN = re.compile(r"(?<![\w])'([^'\n]{1,200})'(?![\w])|\"([^\"\n]{1,200})\"")
+
+
 def same_action_object(new: str, old: str) -> str | None:
     """Strong lexical evidence that two rules are one: the same main verb, the same polarity and
     mostly the same objects (at least 60% of the smaller object set shared). Returns the words

@@ -18,9 +18,12 @@ no critic said. So a merge needs strong evidence, beyond the distiller saying "s
 
 None of these holds for a rule of the other polarity with another action ("Never import without
 a header row." against "Always check the CSV delimiter before you import."): two instructions,
-however alike they look (`relations.prohibition_against_another_action`); nor for the same
-words in the same places with other values in some ("... the bravo dashboards with owner golf"
-against "... the alpha dashboards with owner foxtrot", :func:`other_values`).
+however alike they look (`relations.prohibition_against_another_action`); nor for two verbs,
+each absent from the other rule, one acting on a thing the other never names ("Attach receipts
+to every gecko expense report." against "Submit gecko expense reports before the 5th.",
+`relations.another_action_on_another_thing`); nor for the same words in the same places with
+other values in some ("... the bravo dashboards with owner golf" against "... the alpha
+dashboards with owner foxtrot", :func:`other_values`).
 
 When unsure the memory keeps both and links them as ``related``. Rules from one critique are
 never merged into each other at all (the caller skips what the critique already touched).
@@ -34,6 +37,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
+                                         another_action_on_another_thing,
                                          other_direct_objects,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
@@ -139,6 +143,11 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
                         or _opposite_verbs(text, rule) for rule in wordings):
         # "Write type hints for ..." is not "Write docstrings for ...", "... to 30 seconds of
         # runtime" not "... to 1000 rows", "End the deck with ..." not "Start the deck with ..."
+        return None
+    if wordings and all(another_action_on_another_thing(text, rule) for rule in wordings):
+        # "Submit gecko expense reports before the 5th." is not "Attach receipts to every gecko
+        # expense report.": the shared subject took both the model's cosine (0.77) and the
+        # shared words over their bars, and the deadline was lost (hunt-chroma #5, session 24).
         return None
     if similarity >= bar:
         # "Split them." after "Split it.", "Lead with it." after "Lead with the steps.": the
@@ -256,6 +265,9 @@ def kept_apart_why(text: str, old: str, similarity: float) -> str:
     the report says how to make it a replacement."""
     values = other_values(text, old)
     if not values:
+        actions = another_action_on_another_thing(text, old)
+        if actions:
+            return f"similarity {similarity:.2f} but another action on another thing ({actions})"
         return f"similarity {similarity:.2f} but no shared action and object"
     why = (f"similarity {similarity:.2f} but the same words with other values ("
            + ", ".join(f"{x!r} for {y!r}" for x, y in values) + ")")
