@@ -412,7 +412,7 @@ class SkillDraft(BaseModel):
 
     Lives at `<root>/drafts/<name>/SKILL.md` until `adopt` moves it into the skills folder;
     `sources` are the experience ids it was drawn from, `revises` the skill it would replace
-    (with `diff` against that skill's current SKILL.md).
+    (with `diff` against that skill's SKILL.md as it is when the draft is read).
     """
 
     model_config = _DEFERRED
@@ -425,6 +425,15 @@ class SkillDraft(BaseModel):
     diff: str | None = None
     reason: str = ""
     drafted_by: str = "rules"  # "rules", or "model" when an LLM wrote the text
+    #: A revision: the hash of the SKILL.md text it was drawn from (after `edit_draft`, of the
+    #: one it was edited against), and of its own SKILL.md as skillbank wrote it. None on new
+    #: skills and on drafts written before they were kept.
+    base_hash: str | None = None
+    written_hash: str | None = None
+    #: Read, not kept: the revised skill's SKILL.md is no longer the text the draft was drawn
+    #: from, so adopting it as it is would undo those changes and is refused (hunt-author #1,
+    #: session 24: an author's edit made after `propose` vanished on `adopt`).
+    base_changed: bool = False
     created: datetime = Field(default_factory=utcnow)
     status: Literal["pending", "adopted", "discarded"] = "pending"
     #: The namespaces of the experiences it was drawn from: only a caller who reads all of them

@@ -63,6 +63,12 @@ def drafts(
         if pending:
             st.out.print(table(f"{len(pending)} pending drafts", _DRAFT_COLUMNS, _draft_rows(pending)))
             for draft in pending:
+                if draft.base_changed:  # adopt refuses it (hunt-author #1, session 24)
+                    st.out.print(text(f"{draft.name}: {draft.revises} changed since this "
+                                      "revision was drawn from it; its diff is against the "
+                                      "skill as it is now, and adopting it is refused until "
+                                      "it is drawn again (`skillbank skills propose`) or "
+                                      "edited (`skillbank skills edit-draft`)", "yellow"))
                 if diff and draft.diff:
                     st.out.print(text(draft.diff), soft_wrap=True)
         else:

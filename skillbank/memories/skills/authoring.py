@@ -299,11 +299,25 @@ class SkillAuthoring:
     def update(self, name: str, *, description: str | None = None, body: str | None = None,
                frontmatter: dict[str, Any] | None = None,
                resources: dict[str, str | bytes] | None = None) -> Skill:
-        """Change a skill in the writable root; unknown frontmatter keys are kept."""
+        """Change a skill in the writable root; unknown frontmatter keys are kept.
+
+        What is not given is kept from the skill's SKILL.md, so one that does not parse (being
+        edited by hand) is refused: `load` serves its last good version then, and building on
+        that wrote over the person's edit without a word (hunt-author #2, session 24)."""
+        return self._update(name, description, body, frontmatter, resources, whole=False)
+
+    def _update(self, name: str, description: str | None, body: str | None,
+                frontmatter: dict[str, Any] | None, resources: dict[str, str | bytes] | None,
+                *, whole: bool) -> Skill:
+        """`update`, or (`whole`) `save` of a skill the bank has: a whole new text, which may
+        replace a SKILL.md that does not parse (it builds on nothing of it; the file is kept
+        as a version first, as every replaced SKILL.md is)."""
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources, optional=True)
         with self._sync_lock, self.write_lock:
             current = self.load(name)
+            if not whole:
+                _refuse_building_on_last_good(current)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} lives in read-only root {current.root}; "
                                     "copy it into the bank's own library to change it")
@@ -348,8 +362,8 @@ class SkillAuthoring:
             own = existing is not None and bool(existing.get("writable"))
             if getattr(self, "skills_repo", None) is None:
                 if own:
-                    return self.update(name, description=description, body=body,
-                                       frontmatter=frontmatter, resources=resources)
+                    return self._update(name, description, body, frontmatter, resources,
+                                        whole=True)
                 if existing is not None:
                     try:
                         shadowed = self.load(name, include_held=True)  # type: ignore[attr-defined]
@@ -365,8 +379,7 @@ class SkillAuthoring:
                                        exclusive=False)
         # Git mode: each takes the locks only to read, not for the proposal's push.
         if own:
-            return self.update(name, description=description, body=body,
-                               frontmatter=frontmatter, resources=resources)
+            return self._update(name, description, body, frontmatter, resources, whole=True)
         return self._write_new(name, description, body, frontmatter, resources, exclusive=False)
 
     def _own_folder(self, skill: Skill) -> Path:
@@ -393,6 +406,7 @@ class SkillAuthoring:
         with self._sync_lock, self.write_lock:
             self._served_read_only("renaming")  # type: ignore[attr-defined] # git mode
             current = self.load(name)
+            _refuse_building_on_last_good(current)  # the renamed copy is written from it
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
             check_may_change(current.frontmatter, name, "renaming")
@@ -509,6 +523,22 @@ def _frontmatter_of(path: Path) -> dict[str, Any]:
     """A skill file's frontmatter ({} when it does not parse: then only a reviewer deletes)."""
     doc, _ = read_skill_file(path)
     return dict(doc.frontmatter) if doc is not None else {}
+
+
+def _refuse_building_on_last_good(current: Skill) -> None:
+    """InvalidInputError when `current` is the last good version `load` serves in place of a
+    SKILL.md that does not parse: an update built on it would write that older text over the
+    file a person is editing (hunt-author #2, session 24). Nothing is written."""
+    if not any(map(last_good.is_editing_note, current.notes)):
+        return
+    path = Path(current.path)
+    _, findings = read_skill_file(path)
+    errors = "; ".join(f.message for f in findings if f.severity == "error") or "unreadable"
+    raise InvalidInputError(
+        f"skill {current.name!r} was not changed: its SKILL.md at {path} does not parse "
+        f"({errors[:300]}), and this would write its last good version over that file. Fix "
+        f"the file by hand, or make an earlier version current (`skillbank skills history "
+        f"{current.name}`, then `--restore VERSION`)", findings)
 
 
 def _mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path) -> str:

@@ -12,6 +12,11 @@ into place with one rename; a revision keeps the previous SKILL.md under `.versi
 then replaces SKILL.md with one atomic write. A crash leaves the draft pending or the skill
 adopted, never half a skill; a draft whose text is already the skill's is treated as adopted.
 
+A revision keeps the hash of the SKILL.md it was drawn from. Read, its diff is against the skill
+as it is now; once the skill has changed (its author edited it), adopting it would undo that
+edit, so it is refused until the draft is drawn again (`propose`) or a person's edit of it
+(`edit_draft`) is written against the current text (hunt-author #1, session 24).
+
 The library never reads the experience memory itself (memories do not import each other): the
 facade sets `experience_source` to a function returning `Experience` records through that
 memory's public API, or callers pass `experiences=` directly.
@@ -20,6 +25,7 @@ memory's public API, or callers pass `experiences=` directly.
 from __future__ import annotations
 
 import difflib
+import hashlib
 import json
 import logging
 import os
@@ -35,7 +41,7 @@ from skillbank.audit import note
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError)
 from skillbank.fsutil import atomic_write, check_slug
-from skillbank.memories.skills import checks
+from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.drafting import (
     DraftMaterial,
     LLMDrafter,
@@ -169,8 +175,46 @@ class SkillDrafts:
             if self._already_adopted(draft):
                 self._close(draft, "adopted")
                 continue
-            out.append(draft)
+            out.append(self._against_current(draft))
         return out
+
+    def _revised_text(self, name: str) -> str | None:
+        """The SKILL.md text a revision of `name` would replace, as it is now: the bank's own
+        copy, else the (read-only) skill served under that name; None when there is none."""
+        own = self.writable_root / name / SKILL_FILE
+        try:
+            path = own if own.is_file() else \
+                Path(self._summary(name).path)  # type: ignore[attr-defined]
+            return path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError, NotFoundError, InvalidInputError):
+            return None
+
+    def _against_current(self, draft: SkillDraft) -> SkillDraft:
+        """A revision with its diff against the skill as it is now, and whether that is still the
+        text it was drawn from: `skills drafts --diff` showed the diff made at propose time, so
+        a reviewer was told nothing would be removed while adopting removed the author's edit
+        made since (hunt-author #1, session 24)."""
+        current = self._revised_text(draft.revises) if draft.revises else None
+        if current is None:
+            return draft
+        try:
+            text = Path(draft.path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return draft
+        changed = draft.base_hash is not None and _text_hash(current) != draft.base_hash
+        return draft.model_copy(update={"diff": _diff(current, text, draft.name),
+                                        "base_changed": changed})
+
+    def _may_redraw(self, draft: SkillDraft, name: str) -> bool:
+        """Whether `propose` may draw a pending revision of `name` again from the skill as it is
+        now: its skill changed since, and no person has edited the draft (its text is still
+        the one skillbank wrote; a person's text is never written over)."""
+        if draft.revises != name or not draft.base_changed or draft.written_hash is None:
+            return False
+        try:
+            return _text_hash(Path(draft.path).read_text(encoding="utf-8")) == draft.written_hash
+        except (OSError, UnicodeDecodeError):
+            return False
 
     def draft(self, name: str) -> SkillDraft:
         """One pending draft by name (one outside the caller's scope is not found)."""
@@ -202,7 +246,9 @@ class SkillDrafts:
         New-skill drafts come from groups of at least `min_support` experiences of one kind of
         task; revision drafts (`revises=<skill>`, with a diff) from skills that failed at least
         twice with lessons their text does not hold. Nothing is proposed twice for the same
-        experiences, nor again after a person adopted or discarded it.
+        experiences, nor again after a person adopted or discarded it; but a pending revision
+        whose skill changed since it was drawn (and that no person edited) is drawn again from
+        the skill as it is now, so it can be adopted without undoing that change.
 
         Trusted callers only (`trusted=False` or an untrusted scope: PermissionDeniedError), in
         every face: a draft is written from the team's experiences, and in an MCP session that
@@ -304,6 +350,7 @@ class SkillDrafts:
                                     + "; ".join(f.message for f in errors), errors)
         rendered = render_skill(doc)
         folder = self._draft_dir(name)
+        base_hash = _text_hash(base_text) if base_text is not None else None
         draft = SkillDraft(
             name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
             sources=material.sources, revises=revises,
@@ -311,6 +358,7 @@ class SkillDrafts:
             reason=reason or (f"{len(material.sources)} runs of one kind of task "
                               f"({material.successes} succeeded, {material.failures} failed)"),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
+            base_hash=base_hash, written_hash=_text_hash(rendered) if base_hash else None,
             namespaces=namespaces if namespaces is not None else [self.default_namespace])
         meta = draft.model_dump_json(indent=2) + "\n"
         atomic_write(folder / SKILL_FILE, rendered, private=False)  # adopted as is
@@ -330,13 +378,18 @@ class SkillDrafts:
             linked = [e for e in failures if _mentions(e, name)]
             if usage.failures and not linked:
                 linked = [e for e in failures if self._routes_to(e.task, name)]
-            if len(linked) + (usage.failures if linked else 0) < 2 or name in pending:
+            redraw = name in pending and self._may_redraw(pending[name], name)
+            if len(linked) + (usage.failures if linked else 0) < 2 or (
+                    name in pending and not redraw):
                 continue
             try:
                 skill = self.load(name)  # type: ignore[attr-defined]
                 current = Path(skill.path).read_text(encoding="utf-8")
             except (OSError, InvalidInputError, NotFoundError):
                 continue
+            if any(map(last_good.is_editing_note, skill.notes)):
+                continue  # its file does not parse: drawn on the last good body, adopting the
+                # revision would undo the edit under way (hunt-author #2's kin, session 24)
             known = set(tokens(current))
             lessons: list[str] = []
             for exp in linked:
@@ -348,7 +401,7 @@ class SkillDrafts:
                             lessons.append(_clip(sentence))
                             known |= words
             sources = sorted(e.id for e in linked)
-            if not lessons or self._covered(sources, ledger, name):
+            if not lessons or (self._covered(sources, ledger, name) and not redraw):
                 continue
             body = _add_pitfalls(skill.body, lessons, sources)
             material = DraftMaterial(sources=sources, tasks=[e.task for e in linked], when_to_use=[],
@@ -381,6 +434,8 @@ class SkillDrafts:
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
             doc = _valid_skill(text, name, "the draft is not a valid skill")
+            if draft.base_changed:  # read just now, under the locks (_find_draft)
+                raise InvalidInputError(_stale_refusal(draft, self._may_redraw(draft, name)))
             if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
                 proposed = self._propose_draft(folder, doc, META_FILE)  # type: ignore[attr-defined]
                 self._close(draft, "adopted")
@@ -439,7 +494,10 @@ class SkillDrafts:
     def edit_draft(self, name: str, text: str) -> SkillDraft:
         """Replace a pending draft's SKILL.md with a person's text before it is adopted.
 
-        The text must be a valid skill of the same name (it is what adoption would serve).
+        The text must be a valid skill of the same name (it is what adoption would serve). A
+        revision's edit is taken as written against the skill as it is now: its diff and
+        `base_hash` are the current text's, so a stale revision merged by hand can be adopted
+        (hunt-author #1, session 24); `propose` never draws an edited draft again.
         Embedded, this is the same as editing `<root>/drafts/<name>/SKILL.md`; in team mode the
         edit is written to the draft's row, so every worker's next read has it (an edit of one
         worker's working copy only reaches the others once that worker reads its drafts)."""
@@ -449,16 +507,13 @@ class SkillDrafts:
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
             folder = Path(draft.path).parent
-            diff = draft.diff
-            if draft.revises:
-                try:
-                    current = Path(self._summary(draft.revises).path)  # type: ignore[attr-defined]
-                    diff = _diff(current.read_text(encoding="utf-8"), text, name)
-                except (OSError, NotFoundError):
-                    pass
+            diff, base_hash = draft.diff, draft.base_hash
+            current = self._revised_text(draft.revises) if draft.revises else None
+            if current is not None:  # the person wrote it against the skill as it is now
+                diff, base_hash = _diff(current, text, name), _text_hash(current)
             edited = draft.model_copy(update={
                 "description": str(doc.frontmatter.get("description") or draft.description),
-                "diff": diff})
+                "diff": diff, "base_hash": base_hash, "base_changed": False})
             meta = edited.model_copy(update={"path": str(folder / SKILL_FILE)}) \
                 .model_dump_json(indent=2) + "\n"
             atomic_write(folder / SKILL_FILE, text, private=False)
@@ -534,6 +589,24 @@ def _valid_skill(text: str, name: str, refusal: str) -> SkillDocument:
     if errors:
         raise InvalidInputError(f"{refusal}: " + "; ".join(f.message for f in errors), errors)
     return doc
+
+
+def _text_hash(text: str) -> str:
+    """What a revision keeps of the SKILL.md text it was drawn from (read with read_text)."""
+    return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
+    """Why a revision whose skill changed since it was drawn is not adopted, and what to do."""
+    name = draft.name
+    ways = [f"write the revision onto the current text (`skillbank skills edit-draft {name} "
+            "--file FILE`) and adopt that", f"discard it (`skillbank skills discard {name}`)"]
+    if redrawable:
+        ways.insert(0, "run `skillbank skills propose` to draw it again from the skill as it is "
+                       "now (while its lessons are still missing there)")
+    return (f"draft {name!r} was not adopted: skill {name!r} changed since this revision was "
+            "drawn from it, and adopting it would undo that change (`skillbank skills drafts "
+            "--diff` shows what it would remove). To go on, " + "; or ".join(ways))
 
 
 def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
