@@ -9,9 +9,9 @@ from __future__ import annotations
 import os
 import subprocess
 import time
-from contextlib import asynccontextmanager
+from contextlib import asynccontextmanager, contextmanager
 from pathlib import Path
-from typing import Any, AsyncIterator
+from typing import Any, AsyncIterator, Iterator
 
 import httpx
 import pytest
@@ -19,6 +19,33 @@ import pytest
 from test_mcp_transports import base_env
 
 REPO = Path(__file__).resolve().parents[1]
+
+
+@contextmanager
+def serving_http(root: Path, log: Path, *options: str, **env: str) -> Iterator[str]:
+    """The url of a `skillbank serve --transport http` on `root` with `options` (a token or a
+    tokens file) and the hash embedding, ready (/readyz 200) and stopped at the end."""
+    import sys
+
+    from conftest import free_port
+
+    port = free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(root), "--no-bundled",
+         "--transport", "http", "--port", str(port), *options],
+        stdout=subprocess.DEVNULL, stderr=log.open("w"),
+        env=base_env(SKILLBANK_EMBEDDING="hash", **env))
+    url = f"http://127.0.0.1:{port}"
+    try:
+        wait_until_serving(proc, url, log, probe="/readyz", status=200, seconds=300)
+        yield url
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
 
 
 def wait_until_serving(proc: subprocess.Popen, url: str, log: Path, *, probe: str = "/mcp",

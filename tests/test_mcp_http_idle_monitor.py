@@ -11,8 +11,6 @@ through its DEBUG log ("change monitor started" / "stopped").
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -21,9 +19,7 @@ from typing import Any, AsyncIterator
 import anyio
 import pytest
 
-from conftest import free_port
-from mcp_http import call_ok, wait_until_serving
-from test_mcp_transports import base_env
+from mcp_http import call_ok, serving_http
 
 TOKEN = "idle-monitor-token-1234567890"
 STARTED, STOPPED = "change monitor started", "change monitor stopped"
@@ -32,25 +28,10 @@ STARTED, STOPPED = "change monitor started", "change monitor stopped"
 @pytest.fixture
 def served(tmp_path: Path) -> Any:
     """(url, log) of a `skillbank serve --transport http` on a new root, stopped at the end."""
-    port = free_port()
     log = tmp_path / "serve.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(tmp_path / "root"),
-         "--no-bundled", "--transport", "http", "--port", str(port), "--token", TOKEN,
-         "--trust", "--log-level", "DEBUG"],
-        stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        env=base_env(SKILLBANK_EMBEDDING="hash", SKILLBANK_MCP_POLL_SECONDS="0.2"))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/readyz", status=200, seconds=300)
+    with serving_http(tmp_path / "root", log, "--token", TOKEN, "--trust", "--log-level",
+                      "DEBUG", SKILLBANK_MCP_POLL_SECONDS="0.2") as url:
         yield url, log
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @asynccontextmanager

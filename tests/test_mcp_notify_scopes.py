@@ -15,20 +15,15 @@ update) ends each session's window, and the notifications of one session arrive 
 
 from __future__ import annotations
 
-import subprocess
-import sys
 import time
 import uuid
 from contextlib import AsyncExitStack, asynccontextmanager
-from pathlib import Path
 from typing import Any, AsyncIterator, Callable
 
 import anyio
 import pytest
 
-from conftest import free_port
-from mcp_http import call_ok, wait_until_serving
-from test_mcp_transports import base_env
+from mcp_http import call_ok, serving_http
 
 LIST = "notifications/resources/list_changed"
 UPDATED = "notifications/resources/updated"
@@ -48,25 +43,9 @@ def served(tmp_path_factory: Any) -> Any:
     tokens_file = where / "tokens.toml"
     tokens = {who: add_principal(tokens_file, who, namespace=ns, role=role, reads=reads)
               for who, (ns, role, reads) in PRINCIPALS.items()}
-    port = free_port()
-    log = where / "serve.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(where / "root"),
-         "--no-bundled", "--transport", "http", "--port", str(port), "--tokens",
-         str(tokens_file)],
-        stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        env=base_env(SKILLBANK_EMBEDDING="hash", SKILLBANK_MCP_POLL_SECONDS="0.2"))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/readyz", status=200, seconds=300)
+    with serving_http(where / "root", where / "serve.log", "--tokens", str(tokens_file),
+                      SKILLBANK_MCP_POLL_SECONDS="0.2") as url:
         yield url, tokens
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 @asynccontextmanager

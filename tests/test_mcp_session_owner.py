@@ -10,14 +10,9 @@ A real `skillbank serve --transport http --tokens FILE`, raw HTTP as a client se
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import httpx
 
-from conftest import free_port
-from mcp_http import wait_until_serving
-from test_mcp_transports import base_env
+from mcp_http import serving_http
 
 VERSION = "2025-06-18"
 
@@ -54,16 +49,8 @@ def test_a_session_answers_its_own_principal_alone(tmp_path):
     tokens_file = tmp_path / "tokens.toml"
     alice = add_principal(tokens_file, "alice", namespace="alice", role="contributor")
     bob = add_principal(tokens_file, "bob", namespace="bob", role="contributor")
-    port = free_port()
-    log = tmp_path / "serve.log"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "skillbank.cli", "serve", "--root", str(tmp_path / "root"),
-         "--no-bundled", "--transport", "http", "--port", str(port), "--tokens",
-         str(tokens_file)], stdout=subprocess.DEVNULL, stderr=log.open("w"),
-        env=base_env(SKILLBANK_EMBEDDING="hash"))
-    url = f"http://127.0.0.1:{port}"
-    try:
-        wait_until_serving(proc, url, log, probe="/readyz", status=200, seconds=300)
+    with serving_http(tmp_path / "root", tmp_path / "serve.log", "--tokens",
+                      str(tokens_file)) as url:
         mcp = url + "/mcp"
         hers = _session(mcp, alice)
         assert _tools(mcp, alice, hers).status_code == 200
@@ -80,10 +67,3 @@ def test_a_session_answers_its_own_principal_alone(tmp_path):
         his = _session(mcp, bob)
         assert _tools(mcp, bob, his).status_code == 200
         assert _tools(mcp, alice, his).status_code == 404
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=60)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
