@@ -25,6 +25,7 @@ import hmac
 import json
 import logging
 import sys
+import time
 from typing import Any, Awaitable, Callable
 from urllib.parse import urlsplit
 
@@ -36,6 +37,7 @@ log = logging.getLogger("skillbank.mcp")
 OAUTH_DISCOVERY = ("/.well-known/oauth-protected-resource", "/.well-known/oauth-authorization-server",
                    "/.well-known/openid-configuration")
 UNAUTHORIZED = -32001  # server-defined JSON-RPC code for "not authorised"
+INVALID_REQUEST = -32600  # JSON-RPC; the SDK's code for "Session not found"
 
 Scope = dict[str, Any]
 Receive = Callable[[], Awaitable[dict[str, Any]]]
@@ -60,7 +62,7 @@ class GuardMiddleware:
 
     def __init__(self, app: Any, *, token: str | None, max_body_bytes: int,
                  tokens: Any = None, identity: Any = None,
-                 metadata_url: str | None = None) -> None:
+                 metadata_url: str | None = None, stateless: bool = False) -> None:
         self.app = app
         self.token = token
         self.max_body_bytes = max_body_bytes
@@ -71,8 +73,9 @@ class GuardMiddleware:
         #: metadata (RFC 9728) at `metadata_url`, which this guard then lets through.
         self.identity = identity
         self.metadata_url = metadata_url
-        #: MCP session id -> the principal it was made for (`SessionOwners`).
-        self.sessions = SessionOwners()
+        #: MCP session id -> the caller it was made for (`SessionOwners`); None when the
+        #: server keeps no sessions (`stateless`).
+        self.sessions = None if stateless else SessionOwners()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
@@ -163,21 +166,25 @@ class GuardMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        if principal is None:
+        active = None
+        if principal is not None:
+            active = principal.scope if self.identity is not None else principal.scope()
+        if self.sessions is not None:
+            who = getattr(active, "principal", None) or ""
+            session = headers.get("mcp-session-id")
+            if session and not self.sessions.admits(session, who):
+                # As the SDK answers a session it does not know: nothing said about whose it is.
+                await _reply(send, 404, "", payload=wire.error_reply(INVALID_REQUEST,
+                                                                    "Session not found"))
+                return
+            send = self.sessions.binding(send, who, session, scope.get("method"))
+        if active is None:
             await self.app(scope, replay, send)
             return
         from skillbank import scope as scopes
 
-        active = principal.scope if self.identity is not None else principal.scope()
-        who = getattr(active, "principal", None) or ""
-        session = headers.get("mcp-session-id")
-        if session and not self.sessions.admits(session, who):
-            # As the SDK answers a session it does not know: nothing said about whose it is.
-            await _reply(send, 404, "Session not found", rpc=True)
-            return
         with scopes.using(active):  # the MCP SDK carries it to the tool
-            await self.app(scope, replay, self.sessions.binding(send, who, session,
-                                                                 scope.get("method")))
+            await self.app(scope, replay, send)
 
     def _authorised(self, header: str) -> bool:
         scheme, _, value = header.partition(" ")
@@ -188,51 +195,53 @@ class GuardMiddleware:
 
 
 class SessionOwners:
-    """Which principal each MCP session was made for; a request with another principal's token
-    on that session id is refused. The SDK let any valid token use any session id: bob, given
-    alice's (a log line, a proxy), opened its GET stream and received her notifications and the
-    sampling requests that carry her critiques (hunt-mcpmany, session 24). The MCP spec: servers
-    SHOULD bind session ids to user-specific information.
+    """Which caller each MCP session was made for; a request on that session id from anyone else
+    is answered as an unknown session is. The SDK let any valid token use any session id: bob,
+    given alice's (a log line, a proxy), opened its GET stream and received her notifications
+    and the sampling requests that carry her critiques (hunt-mcpmany, session 24). The MCP spec:
+    servers SHOULD bind session ids to user-specific information.
 
-    Bounded: past `keep` sessions the oldest binding is dropped; a session id seen again
-    unbound is bound to the first principal that uses it (its maker, in practice)."""
+    A session is bound when the SDK hands its id out (the reply to a request that had none), to
+    the principal of that request, or to "" when it had none (the static `--token`, no token on
+    loopback). An id never handed out is refused, not bound to its first user, and a binding
+    goes when the session does (DELETE, or the SDK answering 404 for it): a flood of made-up ids
+    cannot push a live session's binding out (review F1, session 24). A binding unused for
+    `stale` seconds (the SDK closes sessions idle for 30 minutes) is swept now and then."""
 
-    def __init__(self, keep: int = 10_000) -> None:
-        from collections import OrderedDict
-
-        self.keep = keep
-        self._owners: "OrderedDict[str, str]" = OrderedDict()
+    def __init__(self, stale: float = 24 * 3600.0) -> None:
+        self.stale = stale
+        self._owners: dict[str, tuple[str, float]] = {}
+        self._made = 0
 
     def admits(self, session: str, who: str) -> bool:
-        owner = self._owners.setdefault(session, who)
-        self._owners.move_to_end(session)
-        self._trim()
-        return owner == who
+        entry = self._owners.get(session)
+        if entry is None or entry[0] != who:
+            return False
+        self._owners[session] = (who, time.monotonic())
+        return True
 
     def binding(self, send: Send, who: str, session: str | None, method: Any) -> Send:
-        """`send`, noting the session id the SDK gives a new session (in the response to a
-        request that had none), and forgetting one the client ended (DELETE)."""
-        if session and method == "DELETE":
-            async def ending(message: dict[str, Any]) -> None:
-                if message.get("type") == "http.response.start" and message.get("status") == 200:
-                    self._owners.pop(session, None)
-                await send(message)
-            return ending
-        if session:
-            return send
-
+        """`send`, binding the session id the SDK gives a new session, and letting go of one
+        that ended (the SDK's 404 for it, or a DELETE it accepted)."""
         async def noting(message: dict[str, Any]) -> None:
             if message.get("type") == "http.response.start":
-                for name, value in message.get("headers", []):
-                    if name.lower() == b"mcp-session-id":
-                        self._owners[value.decode("latin-1")] = who
-                        self._trim()
+                status = int(message.get("status", 0))
+                if session is None:
+                    for name, value in message.get("headers", []):
+                        if name.lower() == b"mcp-session-id":
+                            self._bind(value.decode("latin-1"), who)
+                elif status == 404 or (method == "DELETE" and 200 <= status < 300):
+                    self._owners.pop(session, None)
             await send(message)
         return noting
 
-    def _trim(self) -> None:
-        while len(self._owners) > self.keep:
-            self._owners.popitem(last=False)
+    def _bind(self, session: str, who: str) -> None:
+        now = time.monotonic()
+        self._owners[session] = (who, now)
+        self._made += 1
+        if self._made % 256 == 0:
+            for old in [s for s, (_, seen) in self._owners.items() if now - seen > self.stale]:
+                del self._owners[old]
 
 
 async def _reply(send: Send, status: int, message: str,
@@ -277,7 +286,7 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
                                      max_request_body_size=max_body_bytes,
                                      stateless_http=stateless)
     return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens,
-                           identity=identity, metadata_url=metadata_url)
+                           identity=identity, metadata_url=metadata_url, stateless=stateless)
 
 
 class PrincipallessTrust:

@@ -15,6 +15,7 @@ import httpx
 from mcp_http import serving_http
 
 VERSION = "2025-06-18"
+STATIC = "the-static-token-of-this-server"
 
 
 def _headers(token: str, session: str | None = None) -> dict[str, str]:
@@ -50,7 +51,7 @@ def test_a_session_answers_its_own_principal_alone(tmp_path):
     alice = add_principal(tokens_file, "alice", namespace="alice", role="contributor")
     bob = add_principal(tokens_file, "bob", namespace="bob", role="contributor")
     with serving_http(tmp_path / "root", tmp_path / "serve.log", "--tokens",
-                      str(tokens_file)) as url:
+                      str(tokens_file), "--token", STATIC) as url:
         mcp = url + "/mcp"
         hers = _session(mcp, alice)
         assert _tools(mcp, alice, hers).status_code == 200
@@ -67,3 +68,39 @@ def test_a_session_answers_its_own_principal_alone(tmp_path):
         his = _session(mcp, bob)
         assert _tools(mcp, bob, his).status_code == 200
         assert _tools(mcp, alice, his).status_code == 404
+
+        # A session of the static --token (no principal) is bound too (review F1).
+        anonymous = _session(mcp, STATIC)
+        assert _tools(mcp, bob, anonymous).status_code == 404
+        assert _tools(mcp, STATIC, anonymous).status_code == 200
+
+        # Ended by its maker: gone for everyone, its maker included.
+        assert httpx.delete(mcp, headers=_headers(bob, his), timeout=120).status_code == 200
+        assert _tools(mcp, bob, his).status_code == 404
+
+
+def test_made_up_session_ids_are_refused_and_push_no_binding_out():
+    """Every id a request carried was bound, and the table dropped its oldest past 10,000: bob
+    sending 10,000 made-up ids pushed alice's binding out and then used her session (review F1,
+    session 24). An id the server never handed out is refused and bound to no one."""
+    import asyncio
+
+    from skillbank.mcp_server.http import SessionOwners
+
+    owners = SessionOwners()
+    sent: list[dict] = []
+
+    async def send(message: dict) -> None:
+        sent.append(message)
+
+    async def handed_out(session: str, who: str) -> None:
+        await owners.binding(send, who, None, "POST")(
+            {"type": "http.response.start", "status": 200,
+             "headers": [(b"mcp-session-id", session.encode())]})
+
+    asyncio.run(handed_out("alices-session", "alice"))
+    for n in range(20_000):
+        assert not owners.admits(f"made-up-{n}", "bob")
+    assert not owners.admits("alices-session", "bob")
+    assert owners.admits("alices-session", "alice")
+    assert not owners.admits("made-up-7", "bob")  # still bound to no one
