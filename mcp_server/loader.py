@@ -508,6 +508,8 @@ def opener_for(options: Any, made: dict[str, Any] | None = None) -> Callable[[],
             include_bundled=_bundled(options),
             sync=False,
             start_without_chroma=True,  # a server: by keyword until a Chroma server answers
+            # --no-watch: skill files changed are not synced, neither by reads (freshness.py)
+            skills_recheck_seconds=None if getattr(options, "watch", True) else 0,
         )
 
     return open_bank

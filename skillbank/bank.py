@@ -485,6 +485,8 @@ class Skillbank:
                 self._memories["skills"].experience_source = self._experiences_for_drafting
                 self._memories["skills"].distiller_source = lambda: self.distiller
                 self._memories["skills"].default_namespace = self.settings.namespace
+                # Reads see the folders as they are (hunt-author #4, session 24): 0 turns it off.
+                self._memories["skills"].freshness.seconds = self.settings.skills_recheck_seconds
                 self._memories["skills"].audit = self.audit
                 if self.store is not None:  # drafts and their ledger in PostgreSQL (team mode)
                     self._memories["skills"].draft_store = self.store.drafts(
@@ -603,14 +605,18 @@ class Skillbank:
                 self._watch = self.skills.start_watching()
 
     def stop_watching(self) -> bool:
-        """Stop the file watcher; False if its thread was still running after 5 s."""
+        """Stop the file watcher, and the embedding of what a read's re-check of the skill
+        folders staged (`freshness`); False if either was still running after 5 s."""
+        with self._guard:
+            skills = self._memories.get("skills")
+        filled = skills.freshness.stop(timeout=5) if skills is not None else True
         if self._watch is None:
-            return True
+            return filled
         thread, stop = self._watch
         stop.set()
         thread.join(timeout=5)
         self._watch = None
-        return not thread.is_alive()
+        return not thread.is_alive() and filled
 
     def context_for(self, task: str, budget_tokens: int = 1500, *,
                     namespace: str | None = None, **options: Any) -> "MemoryContext":

@@ -78,6 +78,9 @@ class Settings:
     # calls wrote unchecked (hunt s18: 20 files a call, each carrying the whole critique).
     max_pending_guidelines: int = 500
     max_pending_experiences: int = 500
+    # Freshness: without a file watcher (`bank.watch()`, a server, a served owner), a skill read
+    # re-checks the skill folders at most this often and syncs what changed; 0: never.
+    skills_recheck_seconds: float = 2.0
     max_skill_roots_depth: int = 6
     max_scan_dirs: int = 20_000
 

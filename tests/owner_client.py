@@ -84,25 +84,29 @@ def client_bank(root: Path) -> Iterator[Any]:
 
 
 @contextlib.contextmanager
-def client_of_owner(root: Path, *, minilm: bool = False) -> Iterator[Any]:
+def client_of_owner(root: Path, *, minilm: bool = False,
+                    skill_roots: tuple[Path, ...] = ()) -> Iterator[Any]:
     """A client bank on `root` while an owner process serves it (both end with the block)."""
-    with owner_process(root, minilm=minilm), client_bank(root) as bank:
+    with owner_process(root, skill_roots, minilm=minilm), client_bank(root) as bank:
         yield bank
 
 
 @contextlib.contextmanager
-def bank_for(tmp_path: Path, remote: bool, embedding: Any = None) -> Iterator[Any]:
+def bank_for(tmp_path: Path, remote: bool, embedding: Any = None,
+             skill_roots: tuple[Path, ...] = ()) -> Iterator[Any]:
     """The bank a test checks a memory operation on, both ways the developer guide asks for:
     opened in this process (`embedding`, else the hash embedding), or (`remote`) a client of an
-    owner process on the same root (with the offline MiniLM when `embedding` is given)."""
+    owner process on the same root (with the offline MiniLM when `embedding` is given); either
+    way with `skill_roots` as the extra (read-only) skill folders."""
     root = tmp_path / "root"
     if remote:
         root.mkdir(exist_ok=True)
-        with client_of_owner(root, minilm=embedding is not None) as bank:
+        with client_of_owner(root, minilm=embedding is not None,
+                             skill_roots=skill_roots) as bank:
             yield bank
         return
     from skillbank.embeddings import HashEmbedding
 
     with Skillbank.open(root, embedding_function=embedding or HashEmbedding(),
-                        include_bundled=False) as bank:
+                        include_bundled=False, skill_roots=list(skill_roots) or None) as bank:
         yield bank

@@ -100,7 +100,10 @@ class State:
             )
             options.update(overrides)
             self._attach_to_background_owner(options)
-            self._bank = Skillbank.open(self.root, sync=False, **options)
+            # A command syncs what it reads (below), once: no read re-checks the skill folders
+            # (hunt-author #4, session 24), so none leaves an embedding thread behind.
+            self._bank = Skillbank.open(self.root, sync=False, skills_recheck_seconds=0,
+                                        **options)
         kinds = (["skills", "guidelines", "experiences"] if sync == "all"
                  else [sync] if isinstance(sync, str) else list(sync or []))
         for kind in kinds:

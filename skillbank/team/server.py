@@ -410,7 +410,9 @@ def _main(argv: Sequence[str] | None) -> int:
         bank = interruptible(lambda: Skillbank.open(
             args.root, chroma_url=args.chroma_url, database_url=args.database_url,
             deployment=args.deployment, embedding_function=embedding_from_env(),
-            include_bundled=True, start_without_chroma=True, **skills_overrides(args)))
+            include_bundled=True, start_without_chroma=True, **skills_overrides(args),
+            # --no-watch: skill files changed are not synced, neither by reads (freshness.py)
+            skills_recheck_seconds=None if args.watch else 0))
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1

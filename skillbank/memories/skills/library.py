@@ -12,7 +12,6 @@ import hashlib
 import json
 import logging
 import math
-import os
 import threading
 import time
 from dataclasses import dataclass
@@ -36,6 +35,7 @@ from skillbank.memories.skills.catalog import Catalog, CatalogEntry, catalog_lin
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring, sweep_removing
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
+from skillbank.memories.skills.freshness import Freshness, skill_files, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
     KEYWORD_BODY_CHARS, _humanise, index_item_for, summary_text,
 )
@@ -45,7 +45,7 @@ from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
     BODY_SECTIONS, DENSE_TEXTS, SECTION_CHARS, SECTION_MIN_WORDS, SUMMARY_TEXTS, body_sections,
     section_texts, skill_sections,
 )
-from skillbank.memories.skills.folder_files import (SKIP_DIRS, file_gone, hard_linked, leads_left_out,
+from skillbank.memories.skills.folder_files import (file_gone, hard_linked, leads_left_out,
                                                     left_out)
 from skillbank.memories.skills.resources import list_resources
 from skillbank.memories.skills.skill_file import (
@@ -60,7 +60,6 @@ from skillbank.usage import UsageLog
 
 log = logging.getLogger("skillbank.skills")
 
-SKILL_FILE = "SKILL.md"
 MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
@@ -114,6 +113,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         self.max_dirs = max_dirs
         self._sync_lock = threading.RLock()
         self._background: fitting.Background | None = None
+        #: Reads re-sync when the folders changed (hunt-author #4, session 24); the bank sets
+        #: `freshness.seconds` from `skills_recheck_seconds`.
+        self.freshness = Freshness(self)
         writable_root.mkdir(parents=True, exist_ok=True)
 
     # Roots and scanning ------------------------------------------------------------------------
@@ -130,66 +132,33 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def _walk(self, root: Path) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops."""
-        if not root.is_dir():
-            return
-        # A folder is known by its (device, inode) — one stat, where `realpath` took an lstat
-        # per path component; a thousand skill folders made it most of a no-change sync (#27:
-        # every server start runs one on the snapshot). A folder that cannot be stat-ed is
-        # known by its real path, as before.
-        seen: set[object] = set()
-        budget = [self.max_dirs]
+        return iter([Path(path) for path in skill_files(root, self.max_depth, self.max_dirs)])
 
-        def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
-            try:
-                stat = entry.stat() if entry is not None else os.stat(path)
-            except OSError:
-                return os.path.realpath(path)
-            if not stat.st_ino:  # no inode given (a DirEntry's stat on Windows, some mounts)
-                return os.path.realpath(path)
-            return (stat.st_dev, stat.st_ino)
-
-        def visit(folder: str, key: object, depth: int) -> Iterator[Path]:
-            if key in seen or budget[0] <= 0:
-                return
-            seen.add(key)
-            budget[0] -= 1
-            try:
-                entries = sorted(os.scandir(folder), key=lambda e: e.name)
-            except OSError:
-                return
-            if any(e.name == SKILL_FILE and e.is_file() for e in entries):
-                yield Path(folder, SKILL_FILE)
-                return  # a skill's own subfolders are its resources, not more skills
-            if depth >= self.max_depth:
-                return
-            for entry in entries:
-                if entry.name.startswith(".") or entry.name in SKIP_DIRS:
-                    continue
-                if entry.is_dir():
-                    yield from visit(entry.path, identity(entry.path, entry), depth + 1)
-
-        yield from visit(str(root), identity(str(root)), 0)
-
-    def _scan(self, known: dict[str, tuple[str, str]]) -> tuple[list[_Found], list[Finding]]:
+    def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
+              ) -> tuple[list[_Found], list[Finding]]:
         """Every SKILL.md under the roots with its content hash.
 
         `known` maps indexed paths to (stat key, hash): a file whose size and mtime are what the
         index recorded is taken as unchanged without reading it, which keeps a no-change sync of
-        thousands of skills well under a second.
+        thousands of skills well under a second. `walked` gets each path's stat key (what a
+        read's re-check compares the folders with: `freshness`).
         """
         found: list[_Found] = []
         findings: list[Finding] = []
+        walked = {} if walked is None else walked
         served = getattr(self, "skills_repo", None) is not None
         for root, writable in self.roots:
             for path in self._walk(root):
                 if writable and served and through_link(root, path):
+                    if (linked := stat_key(path)):
+                        walked[str(path)] = linked
                     findings.append(Finding(severity="error", code="linked-folder", path=str(
                         path), message="a symbolic link in the skills repository would serve "
                         "a folder of the host (review sees one line); commit the files instead"))
                     continue
                 try:
                     stat = path.stat()
-                    key = f"{stat.st_mtime_ns}:{stat.st_size}"
+                    key = walked[str(path)] = f"{stat.st_mtime_ns}:{stat.st_size}"
                     seen = known.get(str(path))
                     if seen and seen[0] == key:
                         found.append(_Found(path, root, writable, seen[1], None, key))
@@ -253,8 +222,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             report = SyncReport()
             metas = {item_id: meta for item_id in self.index.ids()
                      if (meta := self.index.metadata(item_id)) is not None}
+            walked: dict[str, str] = {}
+            started = time.monotonic()
             found, report.findings = self._scan(
-                {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()})
+                {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()}, walked)
             report.skipped.extend(f.path for f in report.findings if f.path)  # too large, unreadable
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
@@ -337,6 +308,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 report.findings.extend(unserved(removed, metas, self.roots))
                 for old, new in renames:
                     self._carry_usage(old, new)  # renamed by hand: its counts go with it
+            self.freshness.saw(walked, started)  # in the index now: reads compare with it
         return report
 
     def watch(self, stop_event: threading.Event | None = None,
@@ -345,7 +317,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         is replaced, until `stop_event` is set (`skillbank.memories.skills.watching`)."""
         from skillbank.memories.skills.watching import watch
 
-        watch(self, stop_event, on_sync)
+        with self.freshness.watched():  # reads need not re-check the folders meanwhile
+            watch(self, stop_event, on_sync)
 
     def start_watching(self, on_sync: Callable[[SyncReport], None] | None = None
                        ) -> tuple[threading.Thread, threading.Event]:
@@ -363,6 +336,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     def list(self, include_held: bool = False) -> list[Skill]:
         """Every indexed skill as a catalog-level record (no body); held skills (trust.py) only
         with `include_held` (for the person reviewing them)."""
+        self.freshness.recheck()
         everything = []
         for name in self.names():
             try:
@@ -396,6 +370,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """Step two of disclosure: the whole skill, body and the list of its resources.
 
         A held skill (trust.py) raises HeldError unless `include_held` (a person reviewing it)."""
+        self.freshness.recheck()
         summary = self._summary(name, on_disk=True)
         name = summary.name  # as indexed (`same_name`)
         if not include_held:
@@ -510,7 +485,20 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         query and library size and later hits never score above it. Below `min_score` (default
         `ABSTAIN_BELOW`, 0.5) the answer is empty: "no skill fits". Items without a vector yet
         (first index still embedding, or no model) count by their keyword evidence.
+
+        Fresh (`freshness`): the folders are re-checked first when due, and hits whose files
+        changed since the last sync are ranked again on them, so a hit's description is its
+        file's, the one `load` reads (hunt-author #4, session 24).
         """
+        self.freshness.recheck()
+        generation = self.freshness.generation
+        hits = self._search(task, k, min_score, available_tools)
+        if not self.freshness.current(hits, generation):
+            hits = self._search(task, k, min_score, available_tools)
+        return hits
+
+    def _search(self, task: str, k: int, min_score: float | None,
+                available_tools: Any) -> list[Hit[Skill]]:
         checks.check_str(task, "task")
         checks.check_k(k)
         min_score = checks.check_score(min_score)
@@ -644,6 +632,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """Names and descriptions, best first (by relevance to `task`, else by use), in budget."""
         checks.check_budget(budget_tokens)
         checks.check_str(task, "task", optional=True)
+        self.freshness.recheck()
         if task:
             ordered = [h.name for h in self.search(task, k=len(self.names()) or 1)]
             ordered += [n for n in self.names() if n not in set(ordered)]
@@ -672,7 +661,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         digest = _digest(path, data)
         doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
         if doc is not None:
-            self.index.upsert([index_item_for(doc, doc.name, path, self.writable_root, digest, True)])
+            item = index_item_for(doc, doc.name, path, self.writable_root, digest, True)
+            self.index.upsert([item])
+            self.freshness.wrote(str(path), item.metadata["stat"])  # no re-sync for it
             last_good.keep(self.writable_root.parent, doc.name, data)
             if getattr(self, "_levels_held", None) is not None:
                 self._levels_held.add("own")  # the bank's own skill, saved since the last sync

@@ -7,7 +7,7 @@ skills again (crash hunt, session 18). Each folder is known by its (device, inod
 tick the folders are checked, and a folder that changed, appeared or went makes the watch
 start again on what is there now (after a sync).
 
-The vectors of what a sync staged are embedded on a thread of their own (`_Filler`), never on
+The vectors of what a sync staged are embedded on a thread of their own (`Filler`), never on
 the watcher's: the watcher embedded them itself before it looked at the files again, so a git
 operation made meanwhile (`git checkout main` right after a branch change touched 300 skills)
 was listed 8-21 s later instead of ~2 s, and list and search kept serving the left branch's
@@ -39,7 +39,7 @@ def _identities(roots: list[Path]) -> dict[str, tuple[int, int] | None]:
     return found
 
 
-class _Filler:
+class Filler:
     """Embeds what the watcher's syncs staged, on one thread of its own, while the watcher
     goes on syncing names, metadata and keywords (hunt-git #5, session 23).
 
@@ -77,13 +77,16 @@ class _Filler:
         with self._guard:
             self._thread = None
 
-    def join(self) -> None:
+    def join(self, timeout: float | None = None) -> bool:
         """Wait for a fill under way to stop (between batches, once `stop` is set): a bank is
-        closed after its watch ends (`stop_watching`), never under a batch being written."""
+        closed after its watch ends (`stop_watching`), never under a batch being written.
+        False if it still ran after `timeout` seconds."""
         with self._guard:
             thread = self._thread
         if thread is not None:
-            thread.join()
+            thread.join(timeout)
+            return not thread.is_alive()
+        return True
 
 
 def watch(library: Any, stop_event: threading.Event | None = None,
@@ -92,7 +95,7 @@ def watch(library: Any, stop_event: threading.Event | None = None,
     following a root that is replaced, until `stop_event` is set."""
     stop = stop_event or threading.Event()
     ended = threading.Event()  # the fill stops between batches once the watch has ended
-    filler = _Filler(library, ended)
+    filler = Filler(library, ended)
     try:
         _watch(library, stop, filler, on_sync)
     finally:
@@ -123,7 +126,7 @@ def worth_telling(report: Any, findings: FindingsSeen) -> bool:
     return bool(getattr(report, "changed_anything", False)) or changed
 
 
-def _watch(library: Any, stop: threading.Event, filler: _Filler,
+def _watch(library: Any, stop: threading.Event, filler: Filler,
            on_sync: Callable[[Any], None] | None) -> None:
     from watchfiles import watch as watch_files
 
