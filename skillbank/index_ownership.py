@@ -180,7 +180,8 @@ ONE_ROOT_PER_DEPLOYMENT = (
 CLAIMS = "skillbank-deployment-roots"
 
 
-def claim_deployment(client: Any, deployment: str, root: Path, where: str) -> None:
+def claim_deployment(client: Any, deployment: str, root: Path, where: str, *,
+                     takeover: bool = False) -> None:
     """Record on `client` (the deployment's placed Chroma) that `deployment` is `root`'s, or
     refuse `root` if another root folder already has it — before anything is synced.
 
@@ -194,7 +195,18 @@ def claim_deployment(client: Any, deployment: str, root: Path, where: str) -> No
     another folder (a copy) is another root too, unless the folder holds the same id file (one
     root at two paths: a bind mount, one network folder) or the claimed folder no longer holds
     that root on this machine (`moved_away`: a root moved or restored elsewhere, or deleted).
-    The first root to claim a deployment keeps it (Chroma's `add` keeps the first entry)."""
+    The first root to claim a deployment keeps it (Chroma's `add` keeps the first entry).
+
+    The claim must not lock a deployment forever (review F2, session 24): a backup of the root
+    restored on a replacement machine, CI runners that make a fresh root per run under one
+    name, and a deployment first opened after the upgrade by a developer's laptop were refused
+    with no way out but a new name (re-embedding everything, orphaning the old database). So
+    the same `.skillbank-id` on another machine is admitted and the claim moves to it (a copy
+    on another machine cannot be told from a restore, and refusing the restore is the worse
+    default; a `cp -r` copy beside its original on one machine is still refused), and
+    `takeover` (`deployment_takeover`, SKILLBANK_DEPLOYMENT_TAKEOVER=1) lets this root claim
+    the deployment from whichever root holds it: its entries are then synced to this root's
+    files, as before the claim existed, and the other root is the one refused."""
     try:
         mine = {"root": root_identity(root), **_origin_now(root)}
     except OSError as exc:  # a read-only root without an id: nothing to tell roots apart by
@@ -205,7 +217,7 @@ def claim_deployment(client: Any, deployment: str, root: Path, where: str) -> No
     for _ in range(3):  # write, then read back: a root claiming it at the same time may win
         got = claims.get(ids=[deployment], include=["metadatas"])
         claim = got["metadatas"][0] if got["ids"] else None
-        if _claimed_by_this_root(claim, mine, deployment, Path(root), where):
+        if _claimed_by_this_root(claim, mine, deployment, Path(root), where, takeover):
             return
         if claim is None:
             claims.add(ids=[deployment], embeddings=[[0.0]], metadatas=[mine])
@@ -214,30 +226,45 @@ def claim_deployment(client: Any, deployment: str, root: Path, where: str) -> No
 
 
 def _claimed_by_this_root(claim: Any, mine: dict[str, Any], deployment: str, root: Path,
-                          where: str) -> bool:
+                          where: str, takeover: bool = False) -> bool:
     """True: `claim` is this root's; False: no claim, or one this root may take over; or the
     clear refusal when another root folder holds `deployment`."""
     if not isinstance(claim, dict) or not claim.get("root"):
         return False
     theirs = str(claim["root"])
-    same_folder = claim.get("ino") == mine["ino"] or (
-        claim.get("path"), claim.get("host")) == (mine["path"], mine["host"])
+    here = (claim.get("path"), claim.get("host")) == (mine["path"], mine["host"])
+    same_folder = claim.get("ino") == mine["ino"] or here
+    holder = f"the root at {claim.get('path')} (on {claim.get('host')})"
     if theirs == mine["root"] and same_folder:  # this root, at this path or at another:
         # recorded again where it is now if it was moved (a new root made in the folder it
         # left must not be taken for it); one folder at two paths still holds it at both
-        here = (claim.get("path"), claim.get("host")) == (mine["path"], mine["host"])
         return here or not moved_away(claim, theirs)
+    if theirs == mine["root"] and claim.get("host") != mine["host"]:
+        # This root restored on a replacement machine (review F2, session 24): admitted, the
+        # claim moves here. A copy still in use on that machine would be refused now.
+        log.warning("skillbank: deployment %r was %s; this root (%s on %s) has the same %s "
+                    "(restored on another machine?): the deployment is this root's now",
+                    deployment, holder, root, mine["host"], IDENTITY_FILE)
+        return False
     if moved_away(claim, theirs):  # that folder no longer holds that root: moved, or gone
+        return False
+    if takeover:  # asked for by hand (review F2, session 24): the other root is refused now
+        log.warning("skillbank: deployment %r taken over from %s by the root at %s "
+                    "(deployment_takeover): its index entries are replaced by this root's",
+                    deployment, holder, root)
         return False
     from skillbank.errors import InvalidInputError
 
-    holder = f"the root at {claim.get('path')} (on {claim.get('host')})"
     why = (f"this root ({root}) holds the same {IDENTITY_FILE}: one is a copy of the other"
            if theirs == mine["root"] else f"this root ({root}) is another root folder")
     raise InvalidInputError(
         f"deployment {deployment!r} belongs to {holder}: its index on {where} mirrors that "
         f"root's files, and {why}, so opening it would sync that index to its own files and "
-        "delete the other root's entries. Give this root a deployment of its own (another "
+        "delete the other root's entries. If this root replaces that one (a new machine, a "
+        "fresh CI root, the root that should own it), set deployment_takeover = true in "
+        "skillbank.toml or SKILLBANK_DEPLOYMENT_TAKEOVER=1: this root claims the deployment "
+        "and the other root's index entries are replaced by this root's (that root is "
+        "refused from then on). Otherwise give this root a deployment of its own (another "
         "`deployment` or SKILLBANK_DEPLOYMENT, or none: each root is its own deployment). "
         + ONE_ROOT_PER_DEPLOYMENT)
 
@@ -322,7 +349,8 @@ def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
     placed = Client(tenant=tenant, database=database, settings=client.get_settings())
     if getattr(settings, "deployment", None) and not getattr(settings, "database_url", None):
         # One deployment's index is one root folder's (team mode shares PostgreSQL instead).
-        claim_deployment(placed, owner, settings.root, _where(settings))
+        claim_deployment(placed, owner, settings.root, _where(settings),
+                         takeover=bool(getattr(settings, "deployment_takeover", False)))
     return Placement(placed, owner, private=private, tenant=tenant, database=database)
 
 

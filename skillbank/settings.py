@@ -46,6 +46,10 @@ class Settings:
     # root's id in <root>/.skillbank-id), and where on a shared Chroma they live (default: the
     # server's default tenant, a database named after the deployment).
     deployment: str | None = None
+    # Claim a `deployment` set by hand from whichever root folder holds it on a Chroma server
+    # (index_ownership.claim_deployment): this root's files then replace that root's index
+    # entries. Without it a second root folder is refused forever (review F2, session 24).
+    deployment_takeover: bool = False
     chroma_tenant: str | None = None
     chroma_database: str | None = None
     # Team mode: PostgreSQL holds the write lock, change feed, usage counters and audit log

@@ -11,6 +11,7 @@ two paths and a switch between embedded and server mode open as before. Real `ch
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -45,10 +46,11 @@ def _fill(bank: Skillbank) -> dict[str, list[str]]:
     return {"skills": ["key-rotation"], "guidelines": sorted(gids), "experiences": [eid]}
 
 
-def _cli(root: Path, url: str, deployment: str, *args: str) -> subprocess.CompletedProcess:
+def _cli(root: Path, url: str, deployment: str, *args: str,
+         **extra: str) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
     env.update(SKILLBANK_EMBEDDING="hash", SKILLBANK_CHROMA_URL=url,
-               SKILLBANK_DEPLOYMENT=deployment, ANONYMIZED_TELEMETRY="False")
+               SKILLBANK_DEPLOYMENT=deployment, ANONYMIZED_TELEMETRY="False", **extra)
     return subprocess.run([sys.executable, "-m", "skillbank.cli", "--root", str(root), *args],
                           capture_output=True, text=True, env=env, timeout=300)
 
@@ -153,3 +155,93 @@ def test_switching_embedded_server_embedded_keeps_opening(tmp_path, chroma_serve
         assert bank.index("skills").ids() == ["key-rotation"]
     with _open(root, chroma_url=chroma_server, deployment="team-switch") as bank:
         assert bank.index("skills").ids() == ["key-rotation"]
+
+
+#: Opens a root as another machine would: `socket.gethostname` (what the claim records as the
+#: machine) patched in a child process, as the review's repro did (review F2, session 24).
+ON_MACHINE = r"""
+import json, socket, sys
+host, root, url, deployment, seed = sys.argv[1:6]
+socket.gethostname = lambda: host
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+from skillbank.errors import InvalidInputError
+try:
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        chroma_url=url, deployment=deployment) as bank:
+        if seed:
+            bank.guidelines.learn(seed)
+        print(json.dumps({"guidelines": sorted(bank.index("guidelines").ids())}))
+except InvalidInputError as exc:
+    print(json.dumps({"refused": str(exc)}))
+"""
+
+
+def _on_machine(host: str, root: Path, url: str, deployment: str, seed: str = "") -> dict:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")}
+    done = subprocess.run([sys.executable, "-c", ON_MACHINE, host, str(root), url, deployment,
+                           seed], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_a_root_restored_on_a_replacement_machine_keeps_its_deployment(tmp_path, chroma_server):
+    """Review F2, session 24: the first machine is dead and a backup of its root is restored on
+    a new one (same .skillbank-id, another machine, another inode). It was refused as "a copy"
+    forever; the only way out was a new deployment name, re-embedding everything."""
+    first, restored = tmp_path / "machine-a" / "root", tmp_path / "machine-b" / "root"
+    seeded = _on_machine("machine-a", first, chroma_server, "prod-restore", seed=RULE)
+    assert len(seeded["guidelines"]) == 1, seeded
+    shutil.copytree(first, restored)  # the backup, restored on the replacement machine
+    shutil.rmtree(tmp_path / "machine-a")  # machine a is gone
+    opened = _on_machine("machine-b", restored, chroma_server, "prod-restore")
+    assert opened == seeded  # admitted, and its index is the one it had
+    # The claim moved to the replacement machine: it keeps opening there, and another root
+    # folder is still refused, naming the root on machine b.
+    assert _on_machine("machine-b", restored, chroma_server, "prod-restore") == seeded
+    other = _on_machine("machine-b", tmp_path / "machine-b" / "other", chroma_server,
+                        "prod-restore")
+    assert "refused" in other and "(on machine-b)" in other["refused"], other
+
+
+def test_a_second_root_takes_the_deployment_over_by_hand_and_the_first_is_refused(
+        tmp_path, chroma_server):
+    """Review F2, session 24: nothing released or took over a claim, so a fresh CI root per
+    run, or the prod root after a laptop opened `prod` first, was refused forever.
+    `deployment_takeover` lets a root claim the deployment; the one it took it from is then
+    the one refused, until it takes it back."""
+    c_root, d_root = tmp_path / "C", tmp_path / "D"
+    kw = {"chroma_url": chroma_server, "deployment": "team-takeover"}
+    with _open(c_root, **kw) as c:
+        expected_c = _fill(c)
+    with pytest.raises(InvalidInputError) as refused:
+        _open(d_root, **kw).close()
+    said = str(refused.value)
+    assert "deployment_takeover = true" in said and "SKILLBANK_DEPLOYMENT_TAKEOVER=1" in said
+    assert "index entries are replaced by this root's" in said
+    assert "deployment of its own" in said and "team mode" in said and "one network" in said
+    assert _indexed(c_root, **kw) == expected_c
+    with _open(d_root, deployment_takeover=True, **kw) as d:  # the index is D's files now
+        d_rule = d.guidelines.learn("Write tests for every bug fix.").ids()
+        assert d.index("guidelines").ids() == d_rule and d.index("skills").ids() == []
+    with _open(d_root, **kw) as d:  # D holds it now: no setting needed any more
+        assert d.index("guidelines").ids() == d_rule
+    # C is the one refused now, naming D; its files are untouched.
+    done = _cli(c_root, chroma_server, "team-takeover", "guidelines", "learn",
+                "Never print the signing key.")
+    assert done.returncode == 2, done.stderr
+    assert str(d_root.resolve()) in done.stderr and "deployment_takeover" in done.stderr
+    assert "Traceback" not in done.stderr
+    # ... until it takes it back (the environment variable this time): its entries return.
+    done = _cli(c_root, chroma_server, "team-takeover", "guidelines", "learn",
+                "Never print the signing key.", SKILLBANK_DEPLOYMENT_TAKEOVER="1")
+    assert done.returncode == 0, done.stderr
+    with _open(c_root, **kw) as c:  # C holds it again; each memory syncs when first used
+        back = {kind: sorted(c.index(kind).ids())
+                for kind in ("skills", "guidelines", "experiences")}
+    assert back["skills"] == expected_c["skills"]
+    assert back["experiences"] == expected_c["experiences"]
+    assert set(expected_c["guidelines"]) <= set(back["guidelines"])
+    assert not set(d_rule) & set(back["guidelines"])
+    with pytest.raises(InvalidInputError, match="belongs to the root at"):
+        _open(d_root, **kw).close()
