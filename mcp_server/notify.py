@@ -11,13 +11,16 @@ it works the same over a bank that another process owns:
 - when a URI's content changed: `notifications/resources/updated` for it.
 
 What a client is served depends on its scope (a token's namespace and the ones it reads), so
-the list is computed once per distinct scope among the clients to notify (the skill files,
-which every scope sees, once per poll), each in that scope, and each client hears only of its
-own scope's changes. The poll thread ran with no scope: it saw only the server's own
-namespace, so a token's new or changed guideline topics were never notified (hunt-mcpmany #2,
-session 24); computing every namespace for everyone would have told each namespace's
-sessions of the others' topics. A handshake session's scope is that of its first request; a
-listen stream's that of its `subscriptions/listen` (`ScopedBus`). A `resources/subscribe` to a
+the list is computed once per distinct `Scope.listing_key` among the clients to notify (the
+namespaces read and the pending items shown: tokens of one team share it; the skill files,
+which every scope sees, once per poll), each in such a scope, and each client hears only of its
+own scope's changes. The guideline part is recomputed only when the memory's `change_marker`
+moved (review F3, session 24: a poll cost 1.2 s with 50 tokens connected). The poll thread
+ran with no scope: it saw only the server's own namespace, so a token's new or changed
+guideline topics were never notified (hunt-mcpmany #2, session 24); computing every
+namespace for everyone would have told each namespace's sessions of the others' topics. A
+handshake session's scope is that of its first request; a listen stream's that of its
+`subscriptions/listen` (`ScopedBus`). A `resources/subscribe` to a
 URI its scope does not serve is accepted and never fires (as the SDK's listen streams treat
 unknown URIs): refusing it would tell a client which URIs exist in other namespaces.
 
@@ -225,7 +228,13 @@ class ChangeMonitor:
         """For each audience (default: only None, the bank's own scope), uri -> digest of
         everything its `resources/list` serves from the bank (None: not ready). The skill
         files are the same for every scope; the guideline topics and playbooks are each
-        scope's own, read in that scope."""
+        scope's own, read in that scope.
+
+        The guideline part is computed once per `Scope.listing_key` (what such a list depends
+        on: tokens reading the same namespaces share it), and kept while the guideline
+        memory's `change_marker` has not moved: every scope's every playbook each second cost
+        24 ms per token, 1.2 s a poll with 50 tokens connected, longer than the interval
+        (review F3, session 24)."""
         handle = self.server.handle
         if not handle.is_ready("guidelines"):
             return None
@@ -234,19 +243,29 @@ class ChangeMonitor:
         for manifest in self.server.manifests.all(bank):
             for f in manifest.files:
                 skills[res.skill_uri(manifest.name, f.path)] = f.sha256
+        try:  # read before the views: a write in between moves it again, never lost
+            marker = bank.guidelines.change_marker()
+        except Exception:  # noqa: BLE001 - an owner without it: recompute every poll
+            log.debug("no guideline change marker", exc_info=True)
+            marker = None
+        kept, known = getattr(self, "_views", (None, {}))
+        if marker is None or marker != kept:
+            known = {}
+        views: dict[Any, dict[str, str]] = {}
         out: dict[Audience, dict[str, str]] = {}
         for audience in {None} if audiences is None else audiences:
-            view = dict(skills)
-            try:
-                with scopes.using(audience):
-                    for topic in bank.guidelines.topics():
-                        text = bank.guidelines.playbook(topic)
-                        view[res.GUIDELINES_PREFIX + topic] = \
-                            hashlib.sha256(text.encode()).hexdigest()
-            except Exception:  # noqa: BLE001 - this scope is looked at again at the next tick
-                log.debug("change poll failed for one scope", exc_info=True)
-                continue
-            out[audience] = view
+            key = None if audience is None else audience.listing_key
+            part = views.get(key, known.get(key))
+            if part is None:
+                try:
+                    with scopes.using(audience):
+                        part = _guideline_view(bank)
+                except Exception:  # noqa: BLE001 - this scope is looked at again next tick
+                    log.debug("change poll failed for one scope", exc_info=True)
+                    continue
+            views[key] = part
+            out[audience] = {**skills, **part}
+        self._views = (marker, views)  # only the keys asked now: gone scopes are forgotten
         return out
 
     def _run(self, stop: threading.Event) -> None:
@@ -273,6 +292,8 @@ class ChangeMonitor:
                 previous, seen[audience] = seen.get(audience), view
                 if previous is None:  # a scope's first look is its baseline
                     known[audience] = dict(view)
+                    continue
+                if previous == view:
                     continue
                 listed, updated = changes(previous, view, known[audience])
                 if listed or updated:
@@ -310,6 +331,16 @@ class ChangeMonitor:
                 log.debug("dropping a session that could not be notified", exc_info=True)
                 with self._lock:
                     self._sessions.pop(session, None)
+
+
+def _guideline_view(bank: Any) -> dict[str, str]:
+    """uri -> digest of each guideline topic's playbook, as the active scope is served them."""
+    try:
+        digests = bank.guidelines.playbook_digests()
+    except AttributeError:  # an owner process of an older version: one playbook per topic
+        digests = {topic: hashlib.sha256(bank.guidelines.playbook(topic).encode()).hexdigest()
+                   for topic in bank.guidelines.topics()}
+    return {res.GUIDELINES_PREFIX + topic: digest for topic, digest in digests.items()}
 
 
 #: URIs remembered after they went (see `changes`), at most this many more than are listed.

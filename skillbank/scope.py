@@ -150,6 +150,16 @@ class Scope:
             return self.reviews
         return (ALL,) if self.reads_all else self.readable
 
+    @property
+    def listing_key(self) -> tuple[tuple[str, ...], bool, tuple[str, ...]]:
+        """What a namespace-wide list read with `namespace=None` (guideline topics, playbooks,
+        counts) depends on: the namespaces read, whether every one is, and those whose pending
+        items are shown. Scopes alike here see the same lists whatever their principal, face,
+        or a role below reviewer: the MCP change monitor computes one view per key, not per
+        token (50 tokens of one namespace cost 50 views every second, review F3, session 24).
+        Principal-bound reads (a principal's own drafts or experiences) are not covered."""
+        return self.readable, self.reads_all, self.reviewable
+
     def can_read(self, namespace: str | None) -> bool:
         return namespace in self.readable or (self.reads_all and isinstance(namespace, str))
 

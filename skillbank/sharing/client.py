@@ -50,6 +50,7 @@ SAFE_TO_REPEAT = frozenset({
     CONTAINS,
     "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
     "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
+    "playbook_digests", "change_marker",
     "validate", "sync", "resources", "find", "export", "flush", "watch",
 })
 

@@ -60,6 +60,7 @@ module wires them into one class.
 
 from __future__ import annotations
 
+import secrets
 import threading
 from pathlib import Path
 from typing import Any, Callable
@@ -126,6 +127,10 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self._items: dict[str, Guideline] = {}
         self._lookup = RuleLookup()  # wording/critique/related maps over _items (lookup.py)
         self._digests: dict[str, str] = {}  # id -> digest of the record last read
+        #: Moves whenever the map of records changes (a sync, a save, a forget): with this
+        #: object's own id, the marker `change_marker` hands out (review F3, session 24).
+        self._generation = 0
+        self._marker_id = secrets.token_hex(4)
         self._loaded = False
         self._index_behind: float | None = None  # when the index began to miss writes
         self._unreadable: list[Finding] = []  # files the last load could not read

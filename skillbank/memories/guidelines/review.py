@@ -160,6 +160,7 @@ class GuidelineReview:
                 note_forgotten(self.folder / ".trash" / "forgotten.jsonl", gid, "guideline",
                                utcnow().isoformat())
             self._items.pop(gid, None)
+            self._generation += 1  # change_marker
             self._lookup.drop(gid)
             self._digests.pop(gid, None)
             self._profiles.pop(gid, None)

@@ -6,6 +6,7 @@ A mixin of ``GuidelineMemory``.
 from __future__ import annotations
 
 import contextvars
+import hashlib
 import math
 from typing import Any
 
@@ -292,28 +293,43 @@ class GuidelineSearch:
                       if g.status == "active" and scopes.covers(spaces, g.namespace)
                       and (topic is None or g.topic == topic)]
         topics = [topic] if topic is not None else sorted({g.topic for g in active})
-        lines: list[str] = []
-        for name in topics:
-            rules = sorted((g for g in active if g.topic == name),
-                           key=lambda g: (-(g.helpful - g.harmful), -g.reinforcements, g.created))
-            if lines:
-                lines.append("")
-            lines.append(f"## {name}")
-            if not rules:
-                lines.append("")
-                lines.append("_No active guidelines._")
-                continue
-            lines.append("")
-            for g in rules:
-                line = f"- **{g.text}**"
-                if g.when_to_use:
-                    line += f" — {g.when_to_use}"
-                line += (f" (reinforced {g.reinforcements}×, helpful {g.helpful}, "
-                         f"harmful {g.harmful}; `{g.id}`)")
-                lines.append(line)
-        if not lines:
-            lines = ["_No active guidelines._"]
-        return "\n".join(lines) + "\n"
+        return _render_playbook(topics, active)
+
+    def change_marker(self) -> str:
+        """A value that differs after any change to the guideline records, whoever made it.
+
+        The MCP change monitor asks it every poll and recomputes its guideline views only
+        when it moved: recomputing every topic's playbook for every client scope each second
+        cost 24 ms per scope and 1.2 s a poll with 50 tokens connected (review F3, session 24).
+        It picks up other processes' writes first (`_refresh`: a stat per file, or the store's
+        change feed), so a write by the CLI or by another process on the root moves it too.
+        It says only that something changed, not what nor in which namespace."""
+        with self._lock:
+            self._refresh()
+            return f"{self._marker_id}:{self._generation}"
+
+    def playbook_digests(self, namespace: str | None = None) -> dict[str, str]:
+        """topic -> sha256 of `playbook(topic)`, for every topic `topics()` lists, in one pass.
+
+        What the MCP change monitor compares between polls: `topics()` then `playbook()` per
+        topic scanned every rule once per topic (topics x rules per client scope, review F3,
+        session 24); this scans them once and renders each topic as `playbook` does, so a
+        digest is the one of the text a client reads."""
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, scope=scope)
+        listed = self._read_spaces(namespace, allow_all=True, scope=scope)
+        with self._lock:
+            self._refresh()
+            items = list(self._items.values())
+        topics = {g.topic for g in items
+                  if g.status in IN_PLAY and self._shown(g, listed, scope)}
+        active: dict[str, list[Guideline]] = {}
+        for g in items:
+            if g.status == "active" and g.topic in topics and scopes.covers(spaces, g.namespace):
+                active.setdefault(g.topic, []).append(g)
+        return {topic: hashlib.sha256(
+                    _render_playbook([topic], active.get(topic, [])).encode()).hexdigest()
+                for topic in sorted(topics)}
 
     def learnt_from(self, critique: str, namespace: str | None = None) -> list[Guideline]:
         """The guidelines (any status) that hold this exact critique as a source, in the
@@ -328,3 +344,30 @@ class GuidelineSearch:
             found = [self._items[gid] for gid in sorted(self._lookup.from_critique(critique))
                      if gid in self._items]
         return [g for g in found if scopes.covers(spaces, g.namespace)]
+
+
+def _render_playbook(topics: list[str], active: list[Guideline]) -> str:
+    """The playbook markdown of `topics` from their `active` rules (`playbook`, and the
+    digests `playbook_digests` takes of it)."""
+    lines: list[str] = []
+    for name in topics:
+        rules = sorted((g for g in active if g.topic == name),
+                       key=lambda g: (-(g.helpful - g.harmful), -g.reinforcements, g.created))
+        if lines:
+            lines.append("")
+        lines.append(f"## {name}")
+        if not rules:
+            lines.append("")
+            lines.append("_No active guidelines._")
+            continue
+        lines.append("")
+        for g in rules:
+            line = f"- **{g.text}**"
+            if g.when_to_use:
+                line += f" — {g.when_to_use}"
+            line += (f" (reinforced {g.reinforcements}×, helpful {g.helpful}, "
+                     f"harmful {g.harmful}; `{g.id}`)")
+            lines.append(line)
+    if not lines:
+        lines = ["_No active guidelines._"]
+    return "\n".join(lines) + "\n"

@@ -151,6 +151,7 @@ class GuidelineStore:
             self._items = items
             self._lookup.reset(items.values())
             self._digests = digests
+            self._generation += 1  # change_marker: the map was re-read
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
@@ -280,6 +281,7 @@ class GuidelineStore:
         g, digest = self._records.save(
             g.model_copy(update={"sources": _trim_sources(g.sources)}), previous)
         self._items[g.id] = g
+        self._generation += 1  # change_marker
         self._lookup.put(g)
         self._digests[g.id] = digest
         try:
