@@ -102,19 +102,26 @@ def heard(got: list[Any], method: str, uri: str = "", since: int = 0) -> bool:
     return (method, uri) in kinds(got[since:])
 
 
+def marker_saver(client: Any, label: str) -> Callable[[], Any]:
+    """Saves a new version of the skill every scope sees, at each call: its update ends each
+    session's window for what it must not hear."""
+    version = 0
+
+    async def save_marker() -> None:
+        nonlocal version
+        version += 1
+        await call_ok(client, "save_skill", {
+            "name": "notify-marker", "description": "A skill every scope sees",
+            "body": f"# Marker\n\n{label} {version}\n"})
+    return save_marker
+
+
 async def test_handshake_sessions_hear_their_own_scope_only(served):
     url, tokens = served
     mine, team = "mine" + uuid.uuid4().hex[:6], "shared" + uuid.uuid4().hex[:6]
     got: dict[str, list[Any]] = {who: [] for who in PRINCIPALS}
     async with sessions(url, tokens, "legacy", got) as c:
-        version = 0
-
-        async def save_marker() -> None:
-            nonlocal version
-            version += 1
-            await call_ok(c["tess"], "save_skill", {
-                "name": "notify-marker", "description": "A skill every scope sees",
-                "body": f"# Marker\n\nversion {version}\n"})
+        save_marker = marker_saver(c["tess"], "version")
 
         for who, client in c.items():  # every one also tries the others' topics
             for uri in (MARKER, TOPIC + mine, TOPIC + team):
@@ -170,14 +177,7 @@ async def test_listen_streams_hear_their_own_scope_only(served):
                     async for event in stream:
                         into.append(event)
                 group.start_soon(collect)
-            version = 0
-
-            async def save_marker() -> None:
-                nonlocal version
-                version += 1
-                await call_ok(c["tess"], "save_skill", {
-                    "name": "notify-marker", "description": "A skill every scope sees",
-                    "body": f"# Marker\n\nlistened {version}\n"})
+            save_marker = marker_saver(c["tess"], "listened")
 
             await save_marker()
             await until(lambda: all(heard(events[w], "ResourceUpdated", MARKER) for w in events),
