@@ -84,7 +84,8 @@ def test_pending_survives_reopen_and_a_full_replay(tmp_path):
     with open_bank(root) as bank:
         assert bank.experiences.get(eid).status == "pending"
         assert recalled(bank) == [kept]
-    (bank.experiences.folder / CHECKPOINT).unlink()  # the next open replays the whole journal
+        folder = bank.experiences.folder  # a closed bank refuses every use (ClosedError)
+    (folder / CHECKPOINT).unlink()  # the next open replays the whole journal
     with open_bank(root) as bank:
         assert bank.experiences.get(eid).status == "pending"
         assert recalled(bank) == [kept]
