@@ -6,7 +6,8 @@ both alike:
 * baseline — `bank.forget(id)` with the erasing switched off (the journal's forget event and the
   index delete only: what a forget cost before, when the text stayed on disk);
 * erasing  — the real `bank.forget(id)`: journal lines overwritten, Chroma's log rows cleared,
-  FTS merged, VACUUM, hnswlib's unused capacity zeroed, snapshots dropped.
+  FTS merged and VACUUM (by a child process since session 24), hnswlib's unused capacity
+  zeroed (between Chroma's calls), snapshots dropped.
 
 Then `experiences.record` with and without the audit log (the memory's `audit` set to None), also
 alternating. Hash embedding (no model): the figures are the memory's own work. Wall times

@@ -300,6 +300,11 @@ class BankHandle:
             return False, {"bank": "the memory is still opening"}
         if "open" in self._errors:
             return False, {"bank": _describe(self._errors["open"], "open")}
+        from skillbank.index_repair import looks_damaged
+
+        damaged = [(stage, exc) for stage, exc in self._errors.items() if looks_damaged(exc)]
+        if damaged:  # a damaged index failed a stage: every tool of it fails (#1c, session 24)
+            return False, {"chroma": _describe(damaged[0][1], damaged[0][0])}
         if getattr(self._bank, "is_remote", False):  # the root's owner process keeps its index
             return True, {"bank": "ok"}
         from skillbank.team.server import readiness
@@ -395,10 +400,14 @@ def _warm_tokenizer() -> None:
 
 def _describe(error: BaseException, stage: str) -> str:
     from skillbank.errors import SkillbankError
+    from skillbank.index_repair import damaged_message
 
     if isinstance(error, SkillbankError):
         return str(error)
     what = "open the memory root" if stage == "open" else f"load the {stage} memory"
+    damaged = damaged_message(error, served=True)  # the repair, not "server-side problem"
+    if damaged is not None:  # (hunt-mcpmany #1c, session 24)
+        return f"the skillbank server could not {what}: {damaged}"
     return (f"the skillbank server could not {what}: {type(error).__name__}: {error}. "
             "This is a server-side problem; check the server's stderr log.")
 

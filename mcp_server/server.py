@@ -317,6 +317,7 @@ class SkillbankServer(MCPServer):
         a write waiting for a lock no longer holds up every read), and turn the errors a caller
         can fix into ToolError messages."""
         from skillbank.errors import NotFoundError, SkillbankError
+        from skillbank.index_repair import damaged_message
 
         bank = await self.bank(stage)
         if self._limiter is None:
@@ -332,6 +333,13 @@ class SkillbankServer(MCPServer):
             raise ToolError(_validation_message(exc)) from None
         except ValueError as exc:
             raise ToolError(messages.mcp_terms(str(exc))) from None
+        except Exception as exc:
+            damaged = damaged_message(exc, served=True)
+            if damaged is None:
+                raise
+            # The SDK said "Error executing tool X" and no more (hunt-mcpmany #1c, session 24).
+            log.error("skillbank: %s", damaged)
+            raise ToolError(damaged) from None
 
     # Prompts ----------------------------------------------------------------------------------
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,

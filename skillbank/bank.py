@@ -355,6 +355,9 @@ class Skillbank:
 
                     if self._client is None:
                         self._client = make_client(path=str(self.settings.chroma_path))
+                    from skillbank.chroma_gate import install
+
+                    install(self._client)  # forget zeroes hnswlib's files between its calls
                     # A Chroma others reach: this deployment's own database (issue 24).
                     self._placement = place(self.settings, self._client,
                                             own_client=self._own_client)

@@ -21,7 +21,12 @@ disk in three places this module cleans, each right after the forget, under the 
   `erase_from_chroma` clears the `metadata` of the forgotten ids' log rows (the vector stays,
   so a replay of the log still adds and then deletes it, as before), merges the FTS5 index
   (`'optimize'`), and `VACUUM`s the file with `secure_delete` on, which rewrites it from live
-  rows only. With a Chroma server the index is not ours to rewrite: its operator purges it.
+  rows only. A child process does it (`skillbank.chroma_erase`): this process's own `sqlite3`
+  beside Chroma's bundled SQLite corrupted the file (hunt-mcpmany #1, session 24). With a
+  Chroma server the index is not ours to rewrite: its operator purges it.
+- **hnswlib's files** keep uninitialised memory in their unused capacity: zeroed at the forget
+  while no Chroma call of this process runs (`skillbank.chroma_gate`: Chroma may write them
+  during any call), and again when the bank closes (`scrub_vector_files`).
 - **Skill drafts** drawn from a forgotten experience (pending or closed) are deleted: their
   text is made of the experiences' tasks and lessons (`erase_drafts`).
 - **Guideline files.** A forgotten guideline's file is deleted (it used to move to `.trash/`),
@@ -43,7 +48,6 @@ import json
 import logging
 import os
 import re
-import sqlite3
 import struct
 import time
 from pathlib import Path
@@ -461,7 +465,16 @@ def erase_from_chroma(index: Any, ids: Iterable[str], *, timeout: float = 30.0) 
 
     Call after the index delete. Returns False when there is nothing of ours to rewrite (a
     Chroma server). A failure is logged, not raised: the item is already forgotten (hidden
-    and journaled), and the next forget or `skillbank reindex` vacuums again."""
+    and journaled), and the next forget or `skillbank reindex` vacuums again.
+
+    The file is rewritten by a child process (`skillbank.chroma_erase`), never through this
+    process's `sqlite3` module: Chroma has it open here through a second copy of SQLite, and
+    the two corrupted it for good under concurrent calls (hunt-mcpmany #1, session 24).
+    hnswlib's files are zeroed between Chroma's calls (`skillbank.chroma_gate`), which may
+    write them on any thread."""
+    from skillbank.chroma_erase import erase_in_child
+    from skillbank.chroma_gate import gate_of
+
     path = chroma_sqlite_path(index)
     wanted = [i for i in ids if isinstance(i, str) and i]
     if path is None or not wanted:
@@ -469,42 +482,17 @@ def erase_from_chroma(index: Any, ids: Iterable[str], *, timeout: float = 30.0) 
     collection = _collection_id(index)
     started = time.perf_counter()
     drop_snapshot(path.parent.parent / ".cache" / "index" / str(getattr(index, "name", "")))
-    try:
-        con = sqlite3.connect(str(path), timeout=timeout, isolation_level=None)
-    except sqlite3.Error as exc:
-        log.error("skillbank: could not open %s to erase forgotten text: %s", path, exc)
+    failed = erase_in_child(path, collection, wanted, timeout=timeout)
+    if failed is not None:
+        log.error("skillbank: could not erase forgotten text from %s: %s", path, failed)
         return False
-    try:
-        con.execute("PRAGMA secure_delete = ON")
-        con.execute("BEGIN IMMEDIATE")
-        for item in wanted:
-            pattern = item.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_") + "#%"
-            if collection:
-                con.execute(
-                    "UPDATE embeddings_queue SET metadata = NULL WHERE metadata IS NOT NULL "
-                    "AND (id = ? OR id LIKE ? ESCAPE '\\') AND topic LIKE ?",
-                    (item, pattern, f"%{collection}"))
-            else:
-                con.execute(
-                    "UPDATE embeddings_queue SET metadata = NULL WHERE metadata IS NOT NULL "
-                    "AND (id = ? OR id LIKE ? ESCAPE '\\')", (item, pattern))
-        con.execute("COMMIT")
-        try:
-            con.execute("INSERT INTO embedding_fulltext_search(embedding_fulltext_search) "
-                        "VALUES('optimize')")
-        except sqlite3.OperationalError as exc:  # an older layout without the FTS table
-            log.debug("FTS optimize skipped: %s", exc)
-        con.execute("VACUUM")
-    except sqlite3.Error as exc:
-        log.error("skillbank: could not erase forgotten text from %s: %s", path, exc)
-        try:
-            con.execute("ROLLBACK")
-        except sqlite3.Error:
-            pass
-        return False
-    finally:
-        con.close()
-    scrub_vector_files(path.parent)
+    gate = gate_of(index.client)
+    with gate.alone() if gate is not None else contextlib.nullcontext(False) as alone:
+        if alone:  # else the bank's close zeroes them
+            scrub_vector_files(path.parent)
+        else:
+            log.info("skillbank: hnswlib's unused capacity is zeroed at close: Chroma calls "
+                     "did not pause")
     log.debug("erased %d ids from %s in %.3f s", len(wanted), path, time.perf_counter() - started)
     return True
 
@@ -541,8 +529,11 @@ def scrub_vector_files(chroma_dir: Path) -> int:
     `data_level0.bin`; the slots past `cur_element_count` are uninitialised memory, which we
     found holding text the process had handled (a forgotten record's feedback among it). Used
     slots are zeroed by hnswlib when a point is added, so only the tail needs clearing; Chroma
-    never reads it. Call with the write lock held (between writes) or after the index is
-    closed. Returns the number of files changed; unknown layouts are left alone."""
+    never reads it. Call only while no Chroma call of this process runs (`forget` holds
+    `skillbank.chroma_gate`'s gate alone) or after the index is closed: Chroma writes these
+    files in place during any call that applies its log, a search's too, and a tail zeroed
+    meanwhile could wipe vectors it had just written (hunt-mcpmany #1, session 24). Returns
+    the number of files changed; unknown layouts are left alone."""
     changed = 0
     try:
         folders = [p for p in Path(chroma_dir).iterdir() if p.is_dir()]

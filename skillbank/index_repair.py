@@ -20,18 +20,51 @@ from pathlib import Path
 from skillbank.errors import BusyError, InvalidInputError
 
 INDEX_FOLDER = "chroma"
-#: What Chroma and SQLite say of a damaged store (chromadb wraps SQLite's and its own).
+#: What Chroma and SQLite say of a damaged store (chromadb wraps SQLite's and its own). "Failed
+#: to pull logs": Chroma could not read its own write-ahead log back, what every read of a
+#: damaged root said once its process restarted (hunt-mcpmany #1c, session 24).
 _DAMAGED = re.compile(r"malformed|file is not a database|error in compaction|failed to apply "
-                      r"logs|database disk image|database corruption|no such table", re.I)
+                      r"logs|failed to pull logs|database disk image|database corruption|"
+                      r"no such table", re.I)
 
 
 def looks_damaged(exc: BaseException) -> bool:
-    """Whether an error reads like a damaged embedded index (and not, say, a full disk)."""
-    return bool(_DAMAGED.search(f"{type(exc).__name__}: {exc}"))
+    """Whether an error, or one it was raised from (`raise ... from`), reads like a damaged
+    embedded index (and not, say, a full disk)."""
+    seen: BaseException | None = exc
+    for _ in range(8):  # a short chain; never loop on a cycle
+        if seen is None:
+            return False
+        if _DAMAGED.search(f"{type(seen).__name__}: {seen}"):
+            return True
+        seen = seen.__cause__
+    return False
 
 
 HINT = ("the memory root's index (its chroma/ folder) looks damaged; the files are the truth: "
         "rebuild the index from them with `skillbank reindex --fresh`")
+#: What a served root's error adds (the MCP server, a client of the owner process): `reindex
+#: --fresh` is refused while a process has the index open.
+SERVED = ("; stop the process that serves the root first (the MCP server, or the owner process "
+          "the error came from): the repair is refused while it has the index open")
+
+
+def damaged_message(exc: BaseException, served: bool = False) -> str | None:
+    """The error with the repair named when it reads like a damaged index, else None. The MCP
+    tools answered "Error executing tool memory_context" or Chroma's own words, and the CLI's
+    lists and `stats` Chroma's "Failed to pull logs from the log store" (hunt-mcpmany #1c,
+    session 24), where docs/operating.md promises every command names the repair."""
+    if not looks_damaged(exc):
+        return None
+    said = " ".join(str(exc).split()) or type(exc).__name__
+    return f"{said} ({type(exc).__name__}): {HINT}{SERVED if served else ''}"
+
+
+def with_repair(text: str) -> str:
+    """`text` (an owner process's error, as its client re-raises it) with the repair named when
+    it reads like a damaged index: the client saw "the owner process raised InternalError:
+    ... malformed" and nothing more (hunt-mcpmany #1c, session 24)."""
+    return f"{text}: {HINT}{SERVED}" if _DAMAGED.search(text) and HINT not in text else text
 
 
 def drop_index(root: Path) -> bool:

@@ -39,3 +39,22 @@ def test_a_bug_is_still_raised(tmp_path, monkeypatch):
         monkeypatch.setattr(bank.experiences.index, "upsert", bug)
         with pytest.raises(TypeError):
             bank.experiences.record(task="Rotate the staging keys", outcome="success")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_write_kept_in_the_journal_reads_back_while_the_index_is_damaged(tmp_path, remote):
+    """MCP's record_experience reads the record back (`get`) to answer: with the index damaged
+    under a running server, the journal kept the write and the answer was "no experience or
+    lesson with id 'exp-…'", so a client retrying stored it twice (hunt-mcpmany #1b, session
+    24). `get` reads the journal while the index is behind it."""
+    from owner_client import bank_for
+    from test_damaged_index import damage_the_log
+
+    with bank_for(tmp_path, remote) as bank:
+        bank.experiences.record(task="Rotate the staging keys", outcome="success")
+        damage_the_log(tmp_path / "root")
+        eid = bank.experiences.record(task="Drain the queue before the deploy",
+                                      outcome="failure", feedback="It filled up again")
+        got = bank.experiences.get(eid)
+        assert (got.id, got.task, got.feedback) == (eid, "Drain the queue before the deploy",
+                                                    "It filled up again")

@@ -43,11 +43,12 @@ def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list
             return 1, f"{exc}: the disk under the memory root is full; free space and retry", []
         return 1, str(exc), []
     message = " ".join(str(exc).split()) or type(exc).__name__
-    from skillbank.index_repair import HINT, looks_damaged
+    from skillbank.index_repair import damaged_message
     from skillbank.index_reopen import stale_handle
 
-    if looks_damaged(exc):  # Chroma's words alone sent users to delete chroma/ by hand
-        return 1, f"{message} ({type(exc).__name__}): {HINT}", []
+    damaged = damaged_message(exc)  # Chroma's words alone sent users to delete chroma/ by hand
+    if damaged is not None:
+        return 1, damaged, []
     if stale_handle(exc):  # chroma/ deleted under a server: SQLite's words pointed nowhere
         return 1, (f"{message} ({type(exc).__name__}): the memory root's index (its chroma/ "
                    "folder) was deleted or replaced while a process had it open; "

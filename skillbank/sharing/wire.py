@@ -334,7 +334,10 @@ def decode_error(error: dict[str, Any]) -> BaseException:
     except (InvalidInputError, ImportError):
         cls = None
     if cls is None or not issubclass(cls, SkillbankError):
-        return SkillbankError(f"the owner process raised {name.split(':')[-1]}: {message}")
+        from skillbank.index_repair import with_repair
+
+        return SkillbankError(with_repair(
+            f"the owner process raised {name.split(':')[-1]}: {message}"))
     try:
         exc = cls(message)
     except TypeError:  # an error type with another constructor: keep its class name in the text

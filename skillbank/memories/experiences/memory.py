@@ -35,7 +35,7 @@ from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnav
 from skillbank.records import Experience, Hit, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
-from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin
+from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin, _index_failure
 from skillbank.memories.experiences.portability import PortabilityMixin
 from skillbank.memories.experiences.recall import MIN_KEYWORD, RecallMixin
 from skillbank.memories.experiences.threads import in_open_episode
@@ -491,12 +491,15 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         record_id = record_id.strip()
         try:
             found = self.index.metadata(record_id)
-        except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
-            if not self._outage(exc):
+            # A write the journal kept when the index failed: `record` answered its id, and
+            # MCP's record_experience, reading it back, an error (hunt-mcpmany #1b, session 24).
+            behind = found is None and self.index_behind
+        except Exception as exc:  # noqa: BLE001 - only the index's own failures are handled
+            if not (self._outage(exc) or _index_failure(exc)):
                 raise
-            record = self._get_from_journal(record_id)
-        else:
-            record = self._read_record(record_id, self._visible(record_id, found))
+            behind = True
+        record = self._get_from_journal(record_id) if behind else \
+            self._read_record(record_id, self._visible(record_id, found))
         # The detail shows the outsiders' nets behind its counters (Usage.outside).
         usage = record.usage.model_copy(update={"outside": self.usage.outside(record_id)})
         return record.model_copy(update={"usage": usage})
