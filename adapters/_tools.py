@@ -445,8 +445,8 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
     return result if isinstance(result, str) else _json(result)
 
 
-# Retriever documents live in `_documents` (re-exported here for older imports).
-from skillbank.adapters._documents import (  # noqa: E402
+# Retriever documents are core (`skillbank.retrieved_documents`); re-exported for older imports.
+from skillbank.retrieved_documents import (  # noqa: E402
     RETRIEVER_KINDS,
     hit_document,
     normalise_kind,

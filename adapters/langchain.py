@@ -58,12 +58,11 @@ from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     MIDDLEWARE_TOOLS,
     TOOL_NAMES,
-    normalise_kind,
-    retrieve,
 )
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError
 from skillbank.memories.experiences.validation import OUTCOMES
+from skillbank.retrieved_documents import normalise_kind, retrieve
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank

@@ -59,8 +59,6 @@ from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_
 from skillbank.adapters._tools import (
     COMPACT_TOOLS,
     TOOL_NAMES,
-    normalise_kind,
-    retrieve,
     run_tool,
     select_tools,
     tool_defs,
@@ -68,6 +66,7 @@ from skillbank.adapters._tools import (
 from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError, SkillbankError
+from skillbank.retrieved_documents import normalise_kind, retrieve
 from skillbank.scope import check_namespace, narrowed, using
 
 if TYPE_CHECKING:

@@ -1,7 +1,7 @@
 """What a reader is shown of recalled experiences: each fact once, and what a run produced.
 
 One rule for every face that shows recall's hits: the memory block (`skillbank.context`) and
-the LangChain / LlamaIndex retrievers (`adapters/_documents.py`). It lived in the memory block
+the LangChain / LlamaIndex retrievers (`skillbank.retrieved_documents`). It lived in the memory block
 alone, so three identical chat runs ("Where is my order 42?" in three threads) came back from
 `ExperienceRetriever` as three identical documents, and a lesson beside the experience whose
 "Lessons:" line already held it, using up `k` on repeats; and the documents left out what the

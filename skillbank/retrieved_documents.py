@@ -1,5 +1,9 @@
 """How memory search hits become retriever documents, for the LangChain and LlamaIndex retrievers.
 
+Core, not adapter code: which hits fill `k` past filters and repeats, and what each document
+says, is memory logic both frameworks' retrievers share (it lived in `adapters/`, which are
+meant to be thin faces; session 25).
+
 One text for the model (the content once; a skill's instructions on request), metadata worth
 filtering on (never empty, never a file path), and the filters both retrievers accept. Calls the
 facade only (`bank.skills.search`, `bank.guidelines.search`, `bank.experiences.recall`) and the
