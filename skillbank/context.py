@@ -195,8 +195,12 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     from skillbank.memories.skills.trust import as_data, summary_note
 
     body: _Item | None = None
+    loaded: dict[str, str] = {}  # name -> the description of the file whose body is shown
     if include_body and skills and _clear_match(skills):
         skill = bank.skills.load(skills[0].name)
+        # Its line says what the body's file says: an edit landing between the search and
+        # this load showed one version's description beside another's body (session 24).
+        loaded[skill.name] = skill.description
         # A body from a folder not fully trusted is fenced and labelled as data.
         body = _Item("body", skill_id(skill.name),
                      f"### {shown_name(skill.name)}\n{skill.body.strip()}" if skill.trust == "own"
@@ -205,7 +209,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
         per_kind["skill"].append(_Item("skill", skill_id(hit.name),
                                        f"- **{shown_name(hit.name)}** [{skill_id(hit.name)}]: "
-                                       f"{_one_line(hit.record.description)}"
+                                       f"{_one_line(loaded.get(hit.name, hit.record.description))}"
                                        f"{summary_note(hit.record)}"))
     # One fact shown once: a lesson an adopted skill's instructions already hold, or one
     # another item already states, is not paid for again (one BOM lesson appeared three times:

@@ -154,3 +154,24 @@ def test_folders_listed_once_still_show_what_changed_in_them(tmp_path, monkeypat
         until(names, lambda seen: seen == ["pdf-forms", "svg-icons"],
               "added, removed and moved skills listed")
         assert "VERSION-TWO" in bank.skills.load("pdf-forms").description
+
+
+def test_an_edit_between_the_search_and_the_body_load_shows_one_version(tmp_path, minilm):
+    """The block's skill line and its instructions come from one file version, also when the
+    author saves between the block's search and its load of the top skill's body (session 24's
+    leftover: a millisecond window showed VERSION-ONE's description beside BODY-TWO).
+    In process only: the edit is put exactly into that window by wrapping this bank's load."""
+    folder = tmp_path / "team-skills"
+    first_versions(folder)
+    with Skillbank.open(tmp_path / "root", skill_roots=[folder], embedding_function=minilm) as bank:
+        assert "VERSION-ONE" in bank.context_for(PDF_TASK).text
+        real_load = bank.skills.load
+
+        def load_after_an_edit(name, *args, **kwargs):
+            if name == "pdf-forms":
+                author_edits(folder)  # saved after the search ranked VERSION-ONE's record
+            return real_load(name, *args, **kwargs)
+
+        bank.skills.load = load_after_an_edit
+        text = never_mixed(bank.context_for(PDF_TASK).text)
+        assert "BODY-TWO" in text and "VERSION-TWO" in text, text
