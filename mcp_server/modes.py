@@ -34,5 +34,17 @@ def skills_mode(bank: Any) -> str:
     return "hybrid" if complete else "keyword"
 
 
-def note_mode(hint: str, mode: str) -> str:
-    return f"{hint} {KEYWORD_NOTE}".strip() if mode == "keyword" else hint
+def keyword_reason(bank: Any) -> str:
+    """Why `bank` answers by keyword alone ('' when it does not, or cannot say: a snapshot
+    answering before the bank is open)."""
+    reason = getattr(bank, "keyword_reason", None)
+    return str(reason() or "") if callable(reason) else ""
+
+
+def note_mode(hint: str, mode: str, reason: str = "") -> str:
+    """`hint` plus why matches may be literal: the bank's reason when it gives one (a Chroma
+    server down was reported as a missing model, session 24), else the model sentence."""
+    if mode != "keyword":
+        return hint
+    note = f"Keyword search only for now: {reason}." if reason else KEYWORD_NOTE
+    return f"{hint} {note}".strip()

@@ -13,7 +13,7 @@ from pydantic import Field
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import Registrar
-from skillbank.mcp_server.modes import mode_of, note_mode
+from skillbank.mcp_server.modes import keyword_reason, mode_of, note_mode
 
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
                             description="the task in plain words, as the user would state it")]
@@ -67,16 +67,17 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                 hits = b.skills.search(task, k=k, available_tools=available_tools)
             except NotFoundError:  # a skill was removed by a re-sync mid-search: ask again
                 hits = b.skills.search(task, k=k, available_tools=available_tools)
-            return hits, mode_of(hits), served_note(b)
+            mode = mode_of(hits)
+            return hits, mode, served_note(b), keyword_reason(b) if mode == "keyword" else ""
 
         # Before the bank is open, from the root's snapshot when it is current (loader.py).
-        hits, mode, note = await server.run_bank("skill_search", search)
+        hits, mode, note, reason = await server.run_bank("skill_search", search)
         skills = [m.SkillMatch(name=h.name, description=h.record.description,
                                score=round(float(h.score), 6), why=h.why, uri=res.skill_uri(h.name),
                                trust=h.record.trust, notes=list(h.record.notes))
                   for h in hits]
         missing = dict(getattr(hits, "missing_tools", {}) or {})
-        hint = note_mode(search_hint(skills, missing), mode)
+        hint = note_mode(search_hint(skills, missing), mode, reason)
         return m.SkillSearch(task=task, skills=skills, hint=hint, search_mode=mode, note=note,
                              missing_tools=missing)
 

@@ -56,6 +56,12 @@ def _default_embedding(settings: Settings) -> Any:
     return MiniLMEmbedding(model_dir=str(settings.model_dir) if settings.model_dir else None)
 
 
+#: `keyword_reason` when no embedding model can be loaded.
+MODEL_MISSING = ("the embedding model is unavailable, so matches rely on shared words (set "
+                 "SKILLBANK_MODEL_DIR to a folder with the model, or allow its download, for "
+                 "meaning-based search)")
+
+
 class _ClosedChroma:
     """What a closed bank's indexes hold in place of their Chroma client and collection.
 
@@ -445,19 +451,32 @@ class Skillbank:
         self._distiller = value
 
     def search_mode(self) -> str:
-        """'keyword' while no embedding model can be loaded (keyword-only mode) or skills still
-        wait for their vectors (first index filling in), else 'hybrid'. Per search, the same is
-        in `Hits.dense_complete` / `Hits.pending` and hits with why="keyword"."""
+        """'keyword' while searches answer by keyword alone (`keyword_reason` says why), else
+        'hybrid'. Per search, the same is in `Hits.dense_complete` / `Hits.pending` and hits
+        with why="keyword"."""
+        return "keyword" if self.keyword_reason() else "hybrid"
+
+    def keyword_reason(self) -> str:
+        """Why skill searches answer by keyword alone just now, '' when they do not: no
+        embedding model, a Chroma server that does not answer, or a first index still
+        embedding. The MCP face's hint blamed a missing model for a Chroma server that did not
+        answer (session 24). The skill index speaks for the bank, as `search_mode` always did
+        (another memory's index keeps its outage note until it is searched again); guidelines
+        and experiences say per search (`Hits.note`)."""
+        from skillbank.index_outage import CHROMA_DOWN
         from skillbank.model_state import known_unavailable
 
         if known_unavailable(self.embedding_function):  # no model: no search is hybrid
-            return "keyword"
-        index = self._indexes.get("skills")
-        if index is None:
-            return "hybrid"
-        # No model, or a first index still embedding: (some) skills answer by keyword only.
-        return "keyword" if getattr(index, "dense_error", None) or getattr(index, "pending", 0) \
-            else "hybrid"
+            return MODEL_MISSING
+        skills = self._indexes.get("skills")
+        why = getattr(skills, "dense_error", None) or ""
+        if why.startswith(CHROMA_DOWN):
+            return f"{why} until it answers again"
+        if why:
+            return MODEL_MISSING
+        if getattr(skills, "pending", 0):  # a first index embedding behind keyword search
+            return "the skills are still being indexed: matches rely on shared words until then"
+        return ""
 
     def embed(self, texts: list[str]) -> Any:
         """Embed texts with the bank's embedding function (for similarity checks in memories)."""

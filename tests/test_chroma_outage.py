@@ -12,9 +12,11 @@ import time
 import urllib.request
 from pathlib import Path
 
+import anyio
 import pytest
 
 from conftest import free_port, stop_process
+from owner_client import bank_for
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 
@@ -91,6 +93,67 @@ def test_search_answers_by_keyword_while_chroma_is_down(tmp_path, own_chroma):
         assert bank.guidelines.search("sql f-strings", k=1)[0].why == "both"
     finally:
         bank.close()
+
+
+def test_keyword_reason_names_the_chroma_server_not_the_model(tmp_path, own_chroma):
+    """While the Chroma server does not answer, `keyword_reason()` says so; the MCP hint
+    blamed a missing embedding model for it (session 24). In process: with a Chroma server,
+    each process opens the root itself (no owner to be a client of); the MCP test below is
+    another process."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skillbank.toml").write_text(f'chroma_url = "{own_chroma.url}"\n')
+    with bank_for(tmp_path, False) as bank:
+        bank.skills.save("sql-tuning", "Speed up a slow SQL query by reading its query plan.",
+                         "# Steps\n")
+        assert bank.skills.search("slow sql query plan", k=1)[0].why == "both"
+        assert bank.search_mode() == "hybrid" and bank.keyword_reason() == ""
+        own_chroma.stop()
+        assert bank.skills.search("slow sql query plan", k=1)[0].why == "keyword"
+        reason = bank.keyword_reason()
+        assert bank.search_mode() == "keyword"
+        assert "Chroma server does not answer" in reason and "model" not in reason, reason
+        own_chroma.start()  # same folder and port: hybrid again once a search reaches it
+        deadline = time.monotonic() + 120
+        while bank.skills.search("slow sql query plan", k=1)[0].why != "both":
+            assert time.monotonic() < deadline, bank.keyword_reason()
+            time.sleep(0.5)
+        assert bank.search_mode() == "hybrid" and bank.keyword_reason() == ""
+
+
+@pytest.mark.slow  # a stdio subprocess
+async def test_the_mcp_hint_names_the_chroma_server_not_the_model(tmp_path, own_chroma):
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from conftest import write_skill
+    from test_mcp_transports import base_env
+
+    skills = tmp_path / "skills"
+    write_skill(skills, "pdf-merge", "Merge several PDF files into one document")
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skillbank.toml").write_text(f'chroma_url = "{own_chroma.url}"\n')
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillbank.mcp_server", "--root", str(root), "--no-bundled",
+              "--skills-dir", str(skills)], env=base_env(), cwd=str(tmp_path))
+    async with Client(stdio_client(params), read_timeout_seconds=120) as client:
+        deadline = time.monotonic() + 120
+        while True:  # the first index embeds behind keyword search ("still being indexed")
+            found = (await client.call_tool("find_skills", {"task": "merge pdf files"})
+                     ).structured_content
+            if found["search_mode"] == "hybrid":
+                break
+            assert "still being indexed" in found["hint"], found["hint"]
+            assert time.monotonic() < deadline, found
+            await anyio.sleep(0.5)
+        own_chroma.stop()
+        found = (await client.call_tool("find_skills", {"task": "merge pdf files"})
+                 ).structured_content
+        assert found["skills"][0]["name"] == "pdf-merge" and found["search_mode"] == "keyword"
+        assert "Chroma server does not answer" in found["hint"], found["hint"]
+        assert "embedding model" not in found["hint"], found["hint"]
 
 
 def test_experience_recall_and_the_block_answer_by_keyword_while_chroma_is_down(

@@ -127,6 +127,9 @@ async def test_worker_started_while_chroma_is_down_answers_by_keyword_then_hybri
             assert [s["name"] for s in found["skills"]][:1] == ["pellucid-deploy"], found
             assert found["skills"][0]["why"] == "keyword" and found["search_mode"] == "keyword"
             assert "Keyword search only" in found["hint"]
+            # Why: the server, not a missing model (session 24's hint blamed the model).
+            assert "Chroma server does not answer" in found["hint"], found["hint"]
+            assert "embedding model" not in found["hint"], found["hint"]
             block = await call_ok(client, "memory_context", READS["memory_context"])
             assert "skill:pellucid-deploy" in block["ids"] and block["search_mode"] == "keyword"
             for tool in ("recall_experiences", "search_guidelines"):

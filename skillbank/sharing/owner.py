@@ -51,7 +51,7 @@ READS = frozenset({
     "search", "load", "list", "get", "recall", "catalog", "names", "count", "counts", "stats",
     "context_for", "read_resource", "topics", "playbook", "pending", "drafts", "history",
     "playbook_digests", "change_marker",
-    "validate", "resources", "find", "export", "search_mode", "changes_since", "identity",
+    "validate", "resources", "find", "export", "search_mode", "keyword_reason", "changes_since", "identity",
     "search_candidates", "open_thread",
 })
 
