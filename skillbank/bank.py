@@ -56,12 +56,6 @@ def _default_embedding(settings: Settings) -> Any:
     return MiniLMEmbedding(model_dir=str(settings.model_dir) if settings.model_dir else None)
 
 
-#: `keyword_reason` when no embedding model can be loaded.
-MODEL_MISSING = ("the embedding model is unavailable, so matches rely on shared words (set "
-                 "SKILLBANK_MODEL_DIR to a folder with the model, or allow its download, for "
-                 "meaning-based search)")
-
-
 class _ClosedChroma:
     """What a closed bank's indexes hold in place of their Chroma client and collection.
 
@@ -457,26 +451,12 @@ class Skillbank:
         return "keyword" if self.keyword_reason() else "hybrid"
 
     def keyword_reason(self) -> str:
-        """Why skill searches answer by keyword alone just now, '' when they do not: no
-        embedding model, a Chroma server that does not answer, or a first index still
-        embedding. The MCP face's hint blamed a missing model for a Chroma server that did not
-        answer (session 24). The skill index speaks for the bank, as `search_mode` always did
-        (another memory's index keeps its outage note until it is searched again); guidelines
-        and experiences say per search (`Hits.note`)."""
-        from skillbank.index_outage import CHROMA_DOWN
-        from skillbank.model_state import known_unavailable
+        """Why skill searches answer by keyword alone just now ('' when they do not): no
+        model, a Chroma server that does not answer, a first index still embedding
+        (`skillbank.model_state.keyword_reason`)."""
+        from skillbank.model_state import keyword_reason
 
-        if known_unavailable(self.embedding_function):  # no model: no search is hybrid
-            return MODEL_MISSING
-        skills = self._indexes.get("skills")
-        why = getattr(skills, "dense_error", None) or ""
-        if why.startswith(CHROMA_DOWN):
-            return f"{why} until it answers again"
-        if why:
-            return MODEL_MISSING
-        if getattr(skills, "pending", 0):  # a first index embedding behind keyword search
-            return "the skills are still being indexed: matches rely on shared words until then"
-        return ""
+        return keyword_reason(self.embedding_function, self._indexes.get("skills"))
 
     def embed(self, texts: list[str]) -> Any:
         """Embed texts with the bank's embedding function (for similarity checks in memories)."""
