@@ -452,9 +452,10 @@ class SkillbankServer(MCPServer):
             if parsed:
                 return res.read_skill_file(bank, *parsed)
             topic = text[len(res.GUIDELINES_PREFIX):]
-            if topic not in set(bank.guidelines.topics()):
-                raise NotFoundError(f"no guideline topic {topic!r}; resources/list shows the "
-                                    "topics")
+            if topic not in set(bank.guidelines.topics()):  # the handler below says where to
+                # look: saying it here too read "…; resources/list shows the topics; resources/
+                # list shows what is served" (hunt-curator #8, session 25)
+                raise NotFoundError(f"no active guidelines on topic {topic!r}")
             return bank.guidelines.playbook(topic), "text/markdown"
 
         try:

@@ -92,3 +92,89 @@ def test_the_browser_and_the_cli_name_a_broken_guideline_file(tmp_path, cli_root
     result = CliRunner().invoke(app, ["--no-bundled", "guidelines", "list"])
     assert result.exit_code == 0 and f"could not read" in result.output
     assert path.name in result.output
+
+
+# A hand edit the bank does not take as written (hunt-curator #3, #4, session 25) -------------
+# A `topic:` edited in the frontmatter (the folder decides), a file-manager copy
+# `gl-… (copy).md` (not read: its name), a key the format does not have: only a log line said
+# so; `guidelines list` and the browser said nothing, and `reindex` called them "2 skills break
+# the Agent Skills spec …: python, python".
+MOVED = "topic: sql is ignored: the folder python decides; move the file to guidelines/sql/ to "\
+        "re-file it"
+
+
+def _edited_past_the_format(bank) -> tuple[str, Path, Path]:
+    """A rule whose topic a curator edited in the frontmatter, with an `owner:` key, beside a
+    file-manager copy of it: (its id, its file, the copy)."""
+    g = bank.guidelines
+    gid = g.add("Never put SQL in f-strings; use bound parameters.", topic="python").guideline_id
+    path = Path(g.get(gid).path)
+    assert g.problems() == []
+    copy = path.with_name(f"{gid} (copy).md")
+    copy.write_text(path.read_text(encoding="utf-8"), encoding="utf-8")
+    _edit(path, "\ntopic: python\n", "\ntopic: sql\nowner: carol\n")
+    return gid, path, copy
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_what_a_hand_edit_did_not_change_is_named(tmp_path, remote):
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote) as bank:
+        g = bank.guidelines
+        gid, path, copy = _edited_past_the_format(bank)
+        found = {(Path(f.path).name, f.code): f for f in g.problems()}
+        assert {f.severity for f in found.values()} == {"warning"}
+        assert set(found) == {(path.name, "topic-mismatch"), (path.name, "unknown-key"),
+                              (copy.name, "bad-file-name")}
+        assert found[path.name, "topic-mismatch"].message == MOVED
+        assert "owner" in found[path.name, "unknown-key"].message
+        assert "not read" in found[copy.name, "bad-file-name"].message
+        assert g.get(gid).topic == "python"
+        # What the message says to do re-files the rule, and nothing is left to report.
+        copy.unlink()
+        (path.parent.parent / "sql").mkdir()
+        moved = path.rename(path.parent.parent / "sql" / path.name)
+        _edit(moved, "\nowner: carol\n", "\n")
+        assert g.problems() == [] and g.get(gid).topic == "sql"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_cli_and_the_browser_say_what_a_hand_edit_did_not_change(cli_root, remote):
+    import contextlib
+
+    from starlette.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from owner_client import client_bank, owner_process
+    from skillbank.cli import app
+    from skillbank.ui import create_app
+
+    def cli(*args: str) -> str:
+        result = CliRunner().invoke(app, ["--no-bundled", *args])
+        assert result.exit_code == 0, result.output
+        return " ".join(result.output.split())  # rich wraps long lines at spaces
+
+    cli_root.mkdir(parents=True, exist_ok=True)
+    with Skillbank.open(cli_root, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        gid, path, copy = _edited_past_the_format(bank)
+    with owner_process(cli_root) if remote else contextlib.nullcontext():
+        listed = cli("guidelines", "list")
+        assert f"{path}: {MOVED}" in listed and f"{path}: unknown frontmatter keys" in listed
+        assert f"{copy}: guideline files are named gl-<12 hex>.md; this one is not read" in listed
+        shown = cli("guidelines", "show", gid)
+        assert f"{path}: {MOVED}" in shown and str(copy) not in shown
+        rebuilt = cli("reindex")
+        assert "skills break the Agent Skills spec" not in rebuilt
+        guidelines = rebuilt[rebuilt.index("guidelines:"):rebuilt.index("experiences:")]
+        assert f"{path} warning topic-mismatch {MOVED}" in guidelines
+        assert f"{copy} warning bad-file-name" in guidelines
+        opened = client_bank(cli_root) if remote else Skillbank.open(
+            cli_root, embedding_function=HashEmbedding(), include_bundled=False)
+        with opened as bank:
+            page = TestClient(create_app(bank), base_url="http://127.0.0.1:8766").get(
+                "/guidelines")
+        assert page.status_code == 200 and "could not be read" not in page.text
+        assert "Hand edits not taken as written" in page.text
+        assert MOVED in page.text and copy.name in page.text

@@ -358,8 +358,17 @@ async def test_resource_list_follows_the_files_and_guideline_topics(server, bank
         assert "Validate CSV headers" in playbook
         from mcp.shared.exceptions import MCPError
 
-        with pytest.raises(MCPError):
+        with pytest.raises(MCPError) as unknown:
             await client.read_resource("skillbank://guidelines/nothing-here")
+        # Where to look, said once: it read "…; resources/list shows the topics; resources/list
+        # shows what is served" (hunt-curator #8, session 25).
+        assert str(unknown.value).count("resources/list") == 1
+        (rule,) = bank.guidelines.list(topic="data")
+        bank.guidelines.retire(rule.id)
+        with pytest.raises(MCPError) as retired:
+            await client.read_resource("skillbank://guidelines/data")
+        assert "no active guidelines on topic 'data'" in str(retired.value)
+        assert str(retired.value).count("resources/list") == 1
 
 
 class ListSkillsRequest(types.Request[types.PaginatedRequestParams | None, str]):

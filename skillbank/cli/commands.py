@@ -317,7 +317,10 @@ def _render_memory_sync(st: State, name: str, result: Any) -> None:
     if hasattr(result, "added") and hasattr(result, "findings"):
         from skillbank.cli.skills import render_sync_report
 
-        render_sync_report(st.out, result, title=name)
+        if name == "skills":
+            render_sync_report(st.out, result, title=name)
+        else:
+            render_memory_report(st.out, result, title=name)
         return
     if hasattr(result, "model_dump"):
         result = result.model_dump(mode="json")
@@ -327,6 +330,23 @@ def _render_memory_sync(st: State, name: str, result: Any) -> None:
         st.out.print(text(f"{name}: {summary}", "bold"))
     else:
         st.out.print(text(f"{name}: {result}", "bold"))
+
+
+#: Findings a `reindex` shows per memory; `--json` has them all.
+SHOWN_FINDINGS = 10
+
+
+def render_memory_report(out: Any, report: Any, title: str) -> None:
+    """A guideline or experience sync report: the counts, then each finding under its file
+    (what was ignored in it, or why it was not read). The skills' renderer read every
+    guideline warning as "N skills break the Agent Skills spec …: python, python", naming
+    topic folders and never the file nor the warning (hunt-curator #3, session 25)."""
+    from skillbank.cli.skills import print_changes, print_findings
+
+    print_changes(out, report, title)
+    left = print_findings(out, report.findings, limit=SHOWN_FINDINGS)
+    if left:
+        out.print(text(f"  … and {left} more (all of them: `skillbank --json reindex`)", "dim"))
 
 
 @app.command()

@@ -120,13 +120,25 @@ def guidelines_list(
         else:
             st.out.print(table(f"{len(items)} guidelines", GUIDELINE_COLUMNS,
                                guideline_rows(items)))
-        # A file a hand edit broke is in no list: say which and why (stderr).
-        with contextlib.suppress(PermissionDeniedError):
-            for finding in memory.problems():
-                st.out.note(f"could not read {finding.path}: {finding.message} (left out until "
-                            "the file is fixed)")
+        note_file_problems(st, memory)
 
     st.out.emit(items, human)
+
+
+def note_file_problems(st: Any, memory: Any, path: str | None = None) -> None:
+    """Say on stderr which guideline files (or only `path`) a hand edit did not get through:
+    a file that does not parse is in no list; a `topic:` edited in the frontmatter, a copy
+    named `gl-… (copy).md`, keys the format does not have are ignored, and only a log line
+    said so (hunt-curator #4, session 25)."""
+    with contextlib.suppress(PermissionDeniedError):
+        for finding in memory.problems():
+            if path is not None and finding.path != path:
+                continue
+            if finding.severity == "error":
+                st.out.note(f"could not read {finding.path}: {finding.message} (left out until "
+                            "the file is fixed)")
+            else:
+                st.out.note(f"{finding.path}: {finding.message}")
 
 
 @guidelines_app.command("show")
@@ -147,7 +159,12 @@ def guidelines_show(
         st.out.emit({"topic": topic, "playbook": playbook}, lambda: st.out.plain(playbook))
         return
     g = memory.get(guideline_id)
-    st.out.emit(g, lambda: render_guideline(st.out, g))
+
+    def human() -> None:
+        render_guideline(st.out, g)
+        note_file_problems(st, memory, g.path)
+
+    st.out.emit(g, human)
 
 
 @guidelines_app.command("learn")

@@ -72,7 +72,8 @@ PLAIN_WARNINGS = frozenset({"shadowed", "unknown-key", "yaml-repaired", "duplica
                             "leading-blank-lines"})
 
 
-def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
+def print_changes(out: Output, report: Any, title: str) -> None:
+    """A sync report's first lines: the counts, then what was added, changed, removed."""
     out.print(text(f"{title}: {sync_summary(report)}", "bold"))
     for label, names in (("added", report.added), ("changed", report.changed),
                          ("removed", report.removed)):
@@ -80,6 +81,12 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
             more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
             shown = ", ".join(names[:10]) + more
             out.print(text(f"  {label}: {shown}"))
+
+
+def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
+    """A skill sync's report (a guideline or experience report is not one: its warnings are no
+    Agent Skills spec violations; `commands.render_memory_report`)."""
+    print_changes(out, report, title)
     errors = [f for f in report.findings if f.severity == "error"]
     if errors:
         out.print(text(f"  {len(report.skipped)} files could not be loaded:", "red"))

@@ -151,18 +151,22 @@ def guidelines_page(bank: Any, topic: str, status: str, namespace: str = "",
             "page": page, "pages": pages, "total": len(shown), "shown": len(on_page),
             "filters": urlencode(filters),
             "here": "/guidelines?" + urlencode({**filters, "page": page}),
-            "unreadable": unreadable_guidelines(bank)}
+            **guideline_file_problems(bank)}
 
 
-def unreadable_guidelines(bank: Any) -> list[Any]:
-    """Guideline files the bank could not read (a hand edit's YAML slip), for a reviewer: they
-    are in no list or count, so without this the rule just vanished."""
+def guideline_file_problems(bank: Any) -> dict[str, list[Any]]:
+    """For a reviewer, the guideline files a hand edit did not get through: `unreadable`, those
+    the bank could not read (a YAML slip: in no list or count, so the rule just vanished), and
+    `ignored`, those read in part or not read because of their name (a `topic:` edited in the
+    frontmatter, a `gl-… (copy).md`), which only a log line named (hunt-curator #4, s. 25)."""
     from skillbank.errors import PermissionDeniedError
 
     try:
-        return list(bank.guidelines.problems())
+        problems = list(bank.guidelines.problems())
     except PermissionDeniedError:
-        return []
+        problems = []
+    return {"unreadable": [f for f in problems if f.severity == "error"],
+            "ignored": [f for f in problems if f.severity != "error"]}
 
 
 def chain(by_id: dict[str, Any], guideline: Any) -> list[Any]:

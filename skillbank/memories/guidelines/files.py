@@ -8,13 +8,14 @@ from __future__ import annotations
 
 import re
 from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any, Iterable
 
 import yaml
 from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
-from skillbank.fsutil import UnsafePathError, check_topic, check_unicode
+from skillbank.fsutil import UnsafePathError, check_topic, check_unicode, slugify
 from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
                                SourceRecord)  # SourceRecord: re-exported
 
@@ -170,8 +171,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     topic = data.get("topic")
     if expected_topic is not None:
         if topic is not None and topic != expected_topic:
-            warn("topic-mismatch", f"frontmatter topic {topic!r} differs from the folder; "
-                                   f"using {expected_topic!r}")
+            warn("topic-mismatch", _ignored_topic(topic, expected_topic, path))
         topic = expected_topic
     topic = topic if topic is not None else "general"
     try:
@@ -242,6 +242,22 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
         return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
     return guideline, findings
+
+
+def _ignored_topic(written: Any, folder: str, path: str | None) -> str:
+    """What a curator who edited `topic:` by hand is told: the folder files a rule, so the
+    edit does nothing, and moving the file does what they meant. "frontmatter topic 'sql'
+    differs from the folder" was only logged, and `guidelines list` said nothing
+    (hunt-curator #4, session 25)."""
+    message = f"topic: {written} is ignored: the folder {folder} decides"
+    try:
+        wanted = check_topic(slugify(str(written)), "topic")
+    except UnsafePathError:
+        return message
+    if wanted == folder:
+        return message
+    guidelines = Path(path).parent.parent.name if path else "guidelines"
+    return f"{message}; move the file to {guidelines}/{wanted}/ to re-file it"
 
 
 def _outside_votes(value: Any, warn: Any) -> dict[str, int]:

@@ -134,6 +134,7 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self._loaded = False
         self._index_behind: float | None = None  # when the index began to miss writes
         self._unreadable: list[Finding] = []  # files the last load could not read
+        self._file_warnings: list[Finding] = []  # files it read in part, or skipped by name
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
         self._profiles: dict[str, tuple[Any, np.ndarray]] = {}
         self._bags: dict[str, tuple[Any, dict[str, float], frozenset[str]]] = {}

@@ -248,15 +248,20 @@ class GuidelineSearch:
         return out
 
     def problems(self) -> list[Finding]:
-        """Guideline files that could not be read, each with its path and why.
+        """Guideline files a hand edit did not get through, each with its path and why: first
+        the files that could not be read (severity "error"), then those read only in part or
+        not read because of their name or folder ("warning").
 
         Guidelines are files a person edits: one YAML slip in a hand edit left the rule out
         of every list, count, search and block, and nothing named the file (its page said "no
-        guideline ... run sync()"). Reviewers and admins only: a path names its namespace."""
+        guideline ... run sync()"). The warnings were only logged: a `topic:` edited in the
+        frontmatter (the folder decides), a file-manager copy `gl-… (copy).md`, keys the
+        format does not have were ignored without a word to the curator (hunt-curator #4,
+        session 25). Reviewers and admins only: a path names its namespace."""
         self._scope().require(Role.REVIEWER, "listing unreadable guideline files")
         with self._lock:
             self._refresh()
-            return list(self._unreadable)
+            return list(self._unreadable) + list(self._file_warnings)
 
     def topics(self, namespace: str | None = None) -> list[str]:
         """Topics that have active or pending guidelines in a namespace (default: the bank's)."""

@@ -146,6 +146,7 @@ class GuidelineStore:
             loaded = self._records.load()
             report.findings, report.skipped = loaded.findings, loaded.skipped
             self._unreadable = [f for f in loaded.findings if f.severity == "error"]
+            self._file_warnings = [f for f in loaded.findings if f.severity == "warning"]
             items = {gid: g for gid, (g, _) in loaded.records.items()}
             digests = {gid: digest for gid, (_, digest) in loaded.records.items()}
             self._items = items
