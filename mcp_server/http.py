@@ -166,9 +166,11 @@ class GuardMiddleware:
                 return {"type": "http.request", "body": body, "more_body": False}
             return await receive()
 
-        active = None
+        active = check = None
         if principal is not None:
             active = principal.scope if self.identity is not None else principal.scope()
+            check = principal.standing if self.identity is not None else \
+                self.tokens.standing_of(principal)
         if self.sessions is not None:
             who = getattr(active, "principal", None) or ""
             session = headers.get("mcp-session-id")
@@ -182,8 +184,10 @@ class GuardMiddleware:
             await self.app(scope, replay, send)
             return
         from skillbank import scope as scopes
+        from skillbank.mcp_server.identity import standing_as
 
-        with scopes.using(active):  # the MCP SDK carries it to the tool
+        # The MCP SDK carries both to the tool; the check to notifications (`notify.py`).
+        with scopes.using(active), standing_as(check):
             await self.app(scope, replay, send)
 
     def _authorised(self, header: str) -> bool:

@@ -35,10 +35,12 @@ import secrets
 import stat
 import sys
 import threading
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Callable, Iterator, Mapping
 
 from skillbank.errors import InvalidInputError
 
@@ -264,8 +266,22 @@ class TokensFile:
 
     def lookup(self, token: str) -> Principal | None:
         """The principal a bearer token maps to, or None."""
+        return self.holder(hash_token(token))
+
+    def holder(self, digest: str) -> Principal | None:
+        """The principal whose token has this SHA-256 in the file as it is now, or None."""
         self.reload()
-        return self._by_hash.get(hash_token(token))
+        return self._by_hash.get(digest)
+
+    def standing_of(self, principal: Principal) -> Callable[[], Any]:
+        """A check of `principal`'s scope as the file has it now: None once its token is
+        removed (or re-issued), the narrowed scope after an edit of its `reads`. A stream
+        opened before such an edit kept the scope of its first request and went on hearing
+        the topics of namespaces it no longer reads (hunt-team #1, session 25)."""
+        def now() -> Any:
+            current = self.holder(principal.sha256)
+            return None if current is None else current.scope()
+        return now
 
     def principals(self) -> list[Principal]:
         return sorted(self._by_hash.values(), key=lambda p: p.name)
@@ -361,6 +377,28 @@ def check_bearer(tokens: TokensFile, header: str, static_ok: bool
     return None, ("missing bearer token: this server maps each token to a principal; send "
                   "yours as 'Authorization: Bearer <token>'; this server does not use OAuth",
                   b'Bearer realm="skillbank"')
+
+
+#: The current request's `standing` check (see `standing`), set by the HTTP guard.
+_standing: ContextVar[Callable[[], Any] | None] = ContextVar("skillbank_standing", default=None)
+
+
+def standing() -> Callable[[], Any] | None:
+    """For the request running now, a check answering its caller's scope as it stands now
+    (None once revoked), or None when there is nothing to re-check (the static token, stdio).
+    The guard checks a token on each request only; what outlives the request (a listen
+    stream, a handshake session's notifications) asks this again before each delivery
+    (hunt-team #1, session 25)."""
+    return _standing.get()
+
+
+@contextmanager
+def standing_as(check: Callable[[], Any] | None) -> Iterator[None]:
+    token = _standing.set(check)
+    try:
+        yield
+    finally:
+        _standing.reset(token)
 
 
 def remove_principal(path: str | os.PathLike, name: str) -> None:

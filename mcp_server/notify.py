@@ -20,7 +20,12 @@ ran with no scope: it saw only the server's own namespace, so a token's new or c
 guideline topics were never notified (hunt-mcpmany #2, session 24); computing every
 namespace for everyone would have told each namespace's sessions of the others' topics. A
 handshake session's scope is that of its first request; a listen stream's that of its
-`subscriptions/listen` (`ScopedBus`). A `resources/subscribe` to a
+`subscriptions/listen` (`ScopedBus`), as its caller stands now: before each poll's look and
+each delivery, a token principal is checked against the tokens file again (a JWT against its
+expiry), so a narrowed `reads` narrows what it hears, and a removed token's listen stream is
+ended and its session hears nothing more. They kept the scope they started with: a removed
+member's open stream went on hearing the team's topic names (hunt-team #1, session 25). A
+`resources/subscribe` to a
 URI its scope does not serve is accepted and never fires (as the SDK's listen streams treat
 unknown URIs): refusing it would tell a client which URIs exist in other namespaces.
 
@@ -50,16 +55,20 @@ import logging
 import os
 import threading
 import weakref
+from contextvars import ContextVar
 from typing import Any, Callable
 
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
-from mcp.server.subscriptions import ResourcesListChanged, ResourceUpdated
+from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
+from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
+from mcp_types import SubscriptionsListenResult
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillbank import scope as scopes
 from skillbank.mcp_server import resources as res
+from skillbank.mcp_server.identity import standing
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -70,6 +79,46 @@ _HELD = "skillbank.monitor.held"
 #: (no scope active: the bank's own default, as over stdio without --namespace).
 Audience = Any
 _EVERYONE = object()
+#: How the `subscriptions/listen` request running now can be ended (`EndableListenHandler`).
+_END_LISTEN: ContextVar[Callable[[], None] | None] = ContextVar("skillbank_end_listen",
+                                                                 default=None)
+
+
+def stands(check: Callable[[], Any]) -> Any:
+    """The caller's scope as `check` finds it now, None when revoked (and when the check
+    itself fails: a principal that cannot be confirmed hears nothing more)."""
+    try:
+        return check()
+    except Exception:  # noqa: BLE001 - fail closed
+        log.warning("could not re-check a notified principal; treating it as revoked",
+                    exc_info=True)
+        return None
+
+
+class EndableListenHandler(ListenHandler):
+    """The SDK's `subscriptions/listen` handler, whose streams the bus can end one by one: a
+    stream whose caller was revoked ends as `ListenHandler.close` ends streams, with its
+    `SubscriptionsListenResult`, so the client knows it ended on purpose (hunt-team #1)."""
+
+    async def __call__(self, ctx: Any, params: Any) -> Any:
+        with anyio.CancelScope() as ending:
+            mark = _END_LISTEN.set(ending.cancel)
+            try:
+                return await super().__call__(ctx, params)
+            finally:
+                _END_LISTEN.reset(mark)
+        return SubscriptionsListenResult(_meta={SUBSCRIPTION_ID_META_KEY: ctx.request_id})
+
+
+class _Listening:
+    """One listen stream: its scope now, the check of its caller (None: nothing to re-check,
+    as over stdio or with the static token), its listener, and how to end it."""
+
+    __slots__ = ("scope", "check", "listener", "end")
+
+    def __init__(self, scope: Audience, check: Callable[[], Any] | None,
+                 listener: Callable[[Any], None], end: Callable[[], None] | None) -> None:
+        self.scope, self.check, self.listener, self.end = scope, check, listener, end
 
 
 class ScopedBus:
@@ -79,24 +128,45 @@ class ScopedBus:
     without one, as the SDK's own helpers send, reaches every stream, as before.)"""
 
     def __init__(self) -> None:
-        self._listeners: dict[object, tuple[Audience, Callable[[Any], None]]] = {}
+        self._listeners: dict[object, _Listening] = {}
 
     def audiences(self) -> set[Audience]:
-        return {audience for audience, _ in list(self._listeners.values())}
+        return {entry.scope for entry in list(self._listeners.values())}
+
+    def checked(self) -> bool:
+        """Whether some stream's caller is re-checked (`recheck` has work)."""
+        return any(entry.check is not None for entry in list(self._listeners.values()))
+
+    def recheck(self) -> None:
+        """On the event loop: each stream's scope as its caller stands now; a revoked caller's
+        stream is dropped and ended."""
+        for key, entry in list(self._listeners.items()):
+            if entry.check is None:
+                continue
+            now = stands(entry.check)
+            if now is not None:
+                entry.scope = now
+                continue
+            self._listeners.pop(key, None)
+            log.info("ending a listen stream: its caller %s was revoked",
+                     getattr(entry.scope, "principal", "?"))
+            if entry.end is not None:
+                entry.end()
 
     async def publish(self, event: Any, audience: Audience = _EVERYONE) -> None:
-        for scope, listener in list(self._listeners.values()):
-            if audience is not _EVERYONE and scope != audience:
+        for entry in list(self._listeners.values()):
+            if audience is not _EVERYONE and entry.scope != audience:
                 continue
             try:
-                listener(event)
+                entry.listener(event)
             except Exception:  # noqa: BLE001 - one bad listener must not starve the others
                 log.exception("subscription listener raised; continuing")
         await anyio.lowlevel.checkpoint()  # let the streams drain between events
 
     def subscribe(self, listener: Callable[[Any], None]) -> Callable[[], None]:
         token = object()
-        self._listeners[token] = (scopes.active(), listener)
+        self._listeners[token] = _Listening(scopes.active(), standing(), listener,
+                                            _END_LISTEN.get())
 
         def unsubscribe() -> None:
             self._listeners.pop(token, None)
@@ -112,9 +182,10 @@ class ChangeMonitor:
         if interval is None:
             interval = float(os.environ.get(POLL_ENV, "") or 1.0)
         self.interval = max(0.05, interval)
-        #: handshake-era sessions -> (their scope, the URIs each subscribed to)
-        self._sessions: weakref.WeakKeyDictionary[Any, tuple[Audience, set[str]]] = \
-            weakref.WeakKeyDictionary()
+        #: handshake-era sessions -> (their scope, the URIs each subscribed to, the check of
+        #: their caller: see `recheck`)
+        self._sessions: weakref.WeakKeyDictionary[
+            Any, tuple[Audience, set[str], Callable[[], Any] | None]] = weakref.WeakKeyDictionary()
         self._token: Any = None
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()  # the running thread's own: a stopped one stays stopped
@@ -157,9 +228,11 @@ class ChangeMonitor:
         stack.callback(self.connection_closed)
 
     def _watch(self, connection: Any) -> set[str]:
-        """The URIs `connection` subscribed to; its scope is the one of its first request."""
+        """The URIs `connection` subscribed to; its scope is the one of its first request's
+        caller, as that caller stands now (`recheck`)."""
         with self._lock:
-            return self._sessions.setdefault(connection, (scopes.active(), set()))[1]
+            return self._sessions.setdefault(connection,
+                                             (scopes.active(), set(), standing()))[1]
 
     def subscribe(self, session: Any, uri: str) -> None:
         uris = self._watch(self._connection(session))
@@ -169,7 +242,7 @@ class ChangeMonitor:
 
     def unsubscribe(self, session: Any, uri: str) -> None:
         with self._lock:
-            self._sessions.get(self._connection(session), (None, set()))[1].discard(uri)
+            self._sessions.get(self._connection(session), (None, set(), None))[1].discard(uri)
 
     def _start(self) -> None:
         try:
@@ -220,8 +293,31 @@ class ChangeMonitor:
     def audiences(self) -> set[Audience]:
         """The scopes of the clients to notify: handshake sessions and listen streams."""
         with self._lock:
-            found = {scope for scope, _ in self._sessions.values()}
+            found = {scope for scope, _, _ in self._sessions.values()}
         return found | self.server.bus.audiences()
+
+    def _checked(self) -> bool:
+        with self._lock:
+            sessions = any(check is not None for _, _, check in self._sessions.values())
+        return sessions or self.server.bus.checked()
+
+    def recheck(self) -> None:
+        """On the event loop, before each poll's look and each delivery: every client's scope
+        as its caller stands now. A revoked caller's listen stream is ended and its handshake
+        session forgotten (it hears nothing more; its next request is refused by the guard);
+        a narrowed one hears only its narrowed scope's changes from now on."""
+        self.server.bus.recheck()
+        with self._lock:
+            sessions = [(s, entry) for s, entry in self._sessions.items() if entry[2]]
+        for session, (audience, uris, check) in sessions:
+            now = stands(check)
+            with self._lock:
+                if now is None:
+                    self._sessions.pop(session, None)
+                    log.info("no more notifications for a session of %s: revoked",
+                             getattr(audience, "principal", "?"))
+                elif now != audience:
+                    self._sessions[session] = (now, uris, check)
 
     def snapshot(self, audiences: set[Audience] | None = None
                  ) -> dict[Audience, dict[str, str]] | None:
@@ -275,6 +371,12 @@ class ChangeMonitor:
             if not stop.is_set():
                 self._seen = seen
         while not stop.wait(self.interval):
+            if self._checked():
+                try:
+                    anyio.from_thread.run_sync(self.recheck, token=self._token)
+                except Exception:  # noqa: BLE001 - the event loop is gone: as for delivery
+                    log.debug("change recheck stopped", exc_info=True)
+                    return
             try:
                 audiences = self.audiences()
                 if not audiences:  # a client that takes no changes (a plain 2026-07-28 one)
@@ -310,7 +412,9 @@ class ChangeMonitor:
                 return
 
     async def _deliver(self, news: dict[Audience, tuple[bool, list[str]]]) -> None:
-        """Each client hears of its own scope's changes only."""
+        """Each client hears of its own scope's changes only, as it stands now."""
+        if self._checked():
+            self.recheck()
         bus: ScopedBus = self.server.bus
         for audience, (listed, updated) in news.items():
             events = ([ResourcesListChanged()] if listed else []) + \
@@ -319,7 +423,7 @@ class ChangeMonitor:
                 await bus.publish(event, audience)
         with self._lock:
             sessions = list(self._sessions.items())
-        for session, (audience, uris) in sessions:
+        for session, (audience, uris, _) in sessions:
             listed, updated = news.get(audience, (False, []))
             try:
                 if listed:

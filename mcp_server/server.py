@@ -39,7 +39,7 @@ from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import registrar
 from skillbank.mcp_server.early import EXTENSIONS, INSTRUCTIONS, SERVER_NAME
 from skillbank.mcp_server.loader import BankHandle, BankUnavailable
-from skillbank.mcp_server.notify import ChangeMonitor, ScopedBus
+from skillbank.mcp_server.notify import ChangeMonitor, EndableListenHandler, ScopedBus
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -194,6 +194,8 @@ class SkillbankServer(MCPServer):
                                 self._subscribe)
         low.add_request_handler("resources/unsubscribe", types.UnsubscribeRequestParams,
                                 self._unsubscribe)
+        low.add_request_handler("subscriptions/listen", types.SubscriptionsListenRequestParams,
+                                EndableListenHandler(self.bus))  # a revoked caller's ends
         default_options = low.create_initialization_options
         low.create_initialization_options = (  # type: ignore[method-assign]
             lambda notification_options=None, *a, **kw:

@@ -172,6 +172,33 @@ def test_cli_audit_filters_and_json(cli_root):
     assert bad.exit_code == 2 and "unknown action" in bad.stderr
 
 
+@pytest.mark.parametrize("columns", [80, 200])
+def test_cli_audit_table_shows_who_at_any_width(cli_root, columns):
+    """At 80 columns (or piped: rich assumes 80) the principal, face and namespace columns were
+    squeezed to nothing beside the no-wrap time, role and id (hunt-team #3, session 25)."""
+    from typer.testing import CliRunner
+
+    from skillbank import Skillbank
+    from skillbank.cli import app
+    from skillbank.embeddings import HashEmbedding
+
+    who = scopes.Scope(principal="marguerite", namespace="orchard", role="contributor",
+                       face="mcp-http")
+    bank = Skillbank.open(cli_root, embedding_function=HashEmbedding(), sync=False)
+    with scopes.using(who):
+        eid = bank.experiences.record(task="Prune the pear trees", outcome="success")
+    bank.close()
+    result = CliRunner().invoke(app, ["audit"], env={"COLUMNS": str(columns)})
+    assert result.exit_code == 0, result.output
+    lines = result.stdout.splitlines()
+    assert all(len(line) <= columns for line in lines), result.stdout
+    for shown in ("marguerite", "orchard", "mcp-http", "contributor", "record"):
+        assert shown in result.stdout, (shown, result.stdout)
+    assert lines[1].endswith("┓") and lines[-1].endswith("┘"), result.stdout  # none cropped
+    ids = "".join(line.split("│")[-2].strip() for line in lines if line.startswith("│"))
+    assert eid in ids, result.stdout  # whole, folded at worst
+
+
 def test_browser_audit_page(hash_bank):
     import httpx
 

@@ -445,6 +445,9 @@ class Admitted:
 
     scope: Any
     access: Any
+    #: The caller's scope as it stands now, None once revoked (`identity.standing`): a
+    #: tokens-file principal as the file is now, a JWT's until it expires.
+    standing: Any = None
 
 
 class TeamIdentity:
@@ -509,7 +512,7 @@ class TeamIdentity:
             if principal is not None:
                 return Admitted(principal.scope(), AccessToken(
                     token=token, client_id=principal.name, subject=principal.name,
-                    scopes=list(self._required())))
+                    scopes=list(self._required())), self.tokens.standing_of(principal))
         if self.jwt is not None and looks_like_jwt(token):
             result = self.jwt.verify(token)
             if isinstance(result, Refusal):
@@ -522,11 +525,12 @@ class TeamIdentity:
                 return clash
             raw = claims.get("scope", claims.get("scp", ""))
             scopes = raw.split() if isinstance(raw, str) else [str(s) for s in raw or []]
-            return Admitted(scope, AccessToken(
+            access = AccessToken(
                 token=token, client_id=str(claims.get("azp") or claims.get("client_id")
                                            or scope.principal),
                 scopes=scopes, expires_at=int(claims["exp"]), subject=str(claims.get("sub")),
-                claims={"iss": claims.get("iss")}))
+                claims={"iss": claims.get("iss")})
+            return Admitted(scope, access, lambda: None if _expired(access) else scope)
         if self.jwt is not None and self.tokens is None:
             return Refusal(401, f"the bearer token is not a JWT; send a token issued by "
                                 f"{self.jwt.config.issuer}")

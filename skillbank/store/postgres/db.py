@@ -5,7 +5,7 @@ failed for user x") but not which setting is wrong, and a pool that cannot conne
 timed out. Every error leaving this column is a `StoreUnavailableError` naming the database (its
 URL with the password hidden), what went wrong and what to check. The pool checks a connection
 before lending it, so after PostgreSQL restarts the next call reconnects: the store is never
-recreated.
+recreated, and a retry is never scheduled further ahead than a call waits (`Database`).
 """
 
 from __future__ import annotations
@@ -74,9 +74,18 @@ class Database:
             psycopg.connect(url, connect_timeout=max(2, int(timeout)), autocommit=True).close()
         except psycopg.Error as exc:
             raise explain(url, exc) from None
+        # `reconnect_timeout`: psycopg_pool retries a failed connection with a back-off that
+        # doubles from 1 s until this many seconds have passed (300 by default), and the pending
+        # retry keeps its slot, so a call after PostgreSQL came back waited `timeout` for a
+        # retry scheduled up to a minute away: a worker answered "unreachable" for 20-50 s
+        # while the database was up (hunt-team #2, session 25). A call waits `timeout`; a retry
+        # later than that serves no one, so a retry chain ends then and the next call starts a
+        # new one at once. While PostgreSQL is down that is still one attempt at a time per
+        # store, 1 and 2 s apart, and none while nobody calls.
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, timeout=timeout, open=False,
             check=ConnectionPool.check_connection, name="skillbank-store",
+            reconnect_timeout=max(1.0, timeout),
             kwargs={"autocommit": True, "connect_timeout": max(2, int(timeout))})
         self.pool.open(wait=False)
 
