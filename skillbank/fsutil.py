@@ -120,24 +120,12 @@ def safe_join(root: Path, relative: str) -> Path:
     """Join a user-supplied relative path under `root`, refusing anything that leaves it.
 
     Refuses absolute paths, drive letters, backslashes, `..` parts, NUL bytes, percent-encoded
-    separators, and symlinks anywhere on the way that resolve outside the root.
+    separators, and symlinks anywhere on the way that resolve outside the root. The name checks
+    are `path_refusal`'s, which the listings share: a file no read accepts is never listed.
     """
-    if not isinstance(relative, str) or not relative or "\x00" in relative:
-        raise UnsafePathError(f"invalid path {relative!r}")
-    try:
-        relative.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate names no file (it raised a bare ValueError)
-        raise UnsafePathError(f"invalid path {relative!r}: not valid Unicode") from None
-    lowered = relative.lower()
-    if "\\" in relative or "%2f" in lowered or "%5c" in lowered or "%2e" in lowered:
-        raise UnsafePathError(f"path {relative!r}: separators must be plain '/'")
-    if relative.startswith("/") or re.match(r"^[a-zA-Z]:", relative):
-        raise UnsafePathError(f"path {relative!r} must be relative")
-    parts = relative.split("/")
-    if any(part in ("..", "") for part in parts) or parts[0] == ".":
-        raise UnsafePathError(f"path {relative!r} must stay inside its folder (no '..')")
-    if len(relative) > 1024 or any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
-        raise UnsafePathError(f"path {relative[:80]!r}… is too long")
+    refusal = path_refusal(relative)
+    if refusal:
+        raise UnsafePathError(refusal)
     root_resolved = root.resolve()
     try:
         candidate = (root / relative).resolve()
@@ -151,6 +139,48 @@ def safe_join(root: Path, relative: str) -> Path:
         if parent.exists() and not parent.is_dir():
             raise UnsafePathError(f"path {relative!r} goes through {parent.name!r}, which is a file")
     return root / relative
+
+
+def path_refusal(relative: str) -> str | None:
+    """Why `safe_join` refuses `relative` by its text alone (None when it does not): the checks
+    that need no file system, so a listing can leave out the files no read accepts.
+
+    A resource named `back\\slash.md` or `v1%2e0 notes.md` was listed on every face and readable
+    on none (hunt-disclose #5, session 25). The names stay refused: a backslash is a separator
+    on Windows, and a literal `%2e`/`%2f`/`%5c` is what a second decoding layer (a proxy, a
+    client) turns into `.`, `/` or `\\`, so no face may take one for a plain name.
+    Each refusal says its own reason: `./references/x.md` and `references/x.md/` were refused
+    with "no '..'" (hunt-disclose #8, session 25).
+    """
+    if not isinstance(relative, str) or not relative or "\x00" in relative:
+        return f"invalid path {relative!r}"
+    try:
+        relative.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate names no file (it raised a bare ValueError)
+        return f"invalid path {relative!r}: not valid Unicode"
+    lowered = relative.lower()
+    if "\\" in relative:
+        return f"path {relative!r}: separators must be plain '/' (no backslash)"
+    if "%2f" in lowered or "%5c" in lowered or "%2e" in lowered:
+        return (f"path {relative!r} holds a percent-encoded '.', '/' or '\\' (%2e, %2f, %5c), "
+                "which a second decoding would turn into a separator or '..'")
+    if relative.startswith("/") or re.match(r"^[a-zA-Z]:", relative):
+        return f"path {relative!r} must be relative"
+    parts = relative.split("/")
+    if ".." in parts:
+        return f"path {relative!r} must stay inside its folder (no '..')"
+    plain = "/".join(part for part in parts if part not in ("", "."))
+    if not plain:
+        return f"path {relative!r} names no file"
+    if parts[0] == ".":
+        return f"path {relative!r}: leave out the leading './' (write {plain!r})"
+    if parts[-1] == "":
+        return f"path {relative!r} ends with '/': name a file (write {plain!r})"
+    if "" in parts:
+        return f"path {relative!r} has an empty part ('//'): write {plain!r}"
+    if len(relative) > 1024 or any(len(part.encode("utf-8", "replace")) > 255 for part in parts):
+        return f"path {relative[:80]!r}… is too long"
+    return None
 
 
 def check_unicode(value: str, what: str) -> str:

@@ -34,9 +34,10 @@ def eval_(
     """Run trigger evals: should-trigger queries that route elsewhere, and should-not queries
     that route to the skill.
 
-    Over every skill, an eval file that cannot be read or has bad entries is reported as an
-    error row (--json: `errors`) while the other skills are still run; the exit code is then
-    2. For one NAME, a bad file (or a --file that is a folder) is invalid input: exit 2.
+    Over every skill, an eval file that cannot be read or has bad entries, or that a skill held
+    for review keeps, is reported as an error row (--json: `errors`) while the other skills
+    are still run; the exit code is then 2. For one NAME, a bad file (or a --file that is a
+    folder) is invalid input: exit 2.
     Misfires are results, not errors (exit 0): with --fail-on-miss they exit 1, so a CI job can
     fail on them (it could not: misses exited 0 like a clean run)."""
     from skillbank.errors import InvalidInputError, NotFoundError
@@ -62,9 +63,11 @@ def eval_(
                 targets.append((skill.name, found))
     # One named skill: a bad file is the whole answer (raised: exit 2, the error on stderr).
     reports, errors = _run_all(skills, targets, k, strict=name is not None)
-    if name is None:  # a skill that did not load keeps its eval file: an error row, not silence
-        loaded = {Path(s.path).parent for s in skills.list(include_held=True)}
-        errors += trigger_evals.not_loaded(skills.sync().findings, loaded)
+    if name is None:  # a skill held or not loaded keeps its eval file: an error row, not silence
+        every = skills.list(include_held=True)
+        errors += trigger_evals.held(every)
+        errors += trigger_evals.not_loaded(skills.sync().findings,
+                                           {Path(s.path).parent for s in every})
     _show(st, reports, errors, k)
     if errors:
         raise typer.Exit(2)

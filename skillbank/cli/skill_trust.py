@@ -7,6 +7,7 @@ scans, the review queue, accept/reject, pinned versions and restoring one.
 from __future__ import annotations
 
 import json
+import shlex
 from typing import Annotated, Any, Optional
 
 import typer
@@ -135,7 +136,8 @@ def versions(
         st.out.print(table(f"versions of {name}", ["version", "saved", ("reason", {"ratio": 1})],
                            [[v.version, v.saved.strftime("%Y-%m-%d %H:%M"), v.reason]
                             for v in found]))
-        st.out.print(text(f"Restore one with `skillbank skills restore {name}@VERSION`.", "dim"))
+        st.out.print(text(f"Restore one with `skillbank skills restore "
+                          f"{shlex.quote(name)}@VERSION`.", "dim"))
 
     st.out.emit(found, human)
 

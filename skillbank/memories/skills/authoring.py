@@ -16,6 +16,7 @@ Kept apart from search and sync (library.py) because writes have their own invar
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import stat as stat_module
 import tempfile
@@ -545,8 +546,8 @@ def _mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path) -> str:
     """How to fix a name that does not match its folder (the refusal alone left users stuck)."""
     if not any(f.code == "name-mismatch" for f in findings):
         return ""
-    return (f" (to fix it: skillbank skills rename {doc.name} {folder.name}, or edit name: in "
-            f"{folder / SKILL_FILE})")
+    return (f" (to fix it: skillbank skills rename {shlex.quote(doc.name)} "
+            f"{shlex.quote(folder.name)}, or edit name: in {folder / SKILL_FILE})")
 
 
 def _normalise_body(body: str) -> str:

@@ -15,6 +15,8 @@ import re
 from pathlib import Path
 from stat import S_ISREG
 
+from skillbank.fsutil import path_refusal
+
 SKILL_FILE = "SKILL.md"
 MAX_FILES = 512  # the MCP skills extension's per-skill limit
 #: Folders a skill's walk does not enter: version control, vendored packages, caches.
@@ -171,8 +173,11 @@ def leads_left_out(folder: Path, relative: str) -> bool:
 
 def served_files(folder: Path, own: bool = True) -> list[tuple[str, os.stat_result]]:
     """The files beside the top SKILL.md that a read of the skill serves: the version's walk
-    (`skill_files`) less, for a skill not the bank's own, its hard-linked files, and less a
-    link to a hidden or vendored file."""
+    (`skill_files`) less, for a skill not the bank's own, its hard-linked files, less a
+    link to a hidden or vendored file, and less a file whose name no read accepts
+    (`fsutil.path_refusal`: a backslash or a literal `%2e`, `%2f`, `%5c`), which every face
+    listed and none could read (hunt-disclose #5, session 25). The version still covers it."""
     return [(relative, stat) for relative, stat in skill_files(folder)
             if relative != SKILL_FILE and (own or not hard_linked(stat))
+            and path_refusal(relative) is None
             and not (os.path.islink(folder / relative) and leads_left_out(folder, relative))]

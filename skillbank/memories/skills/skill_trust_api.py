@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import threading
 from datetime import datetime, timezone
@@ -23,7 +24,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedE
 from skillbank.fsutil import open_journal
 from skillbank.memories.skills import checks, pins
 from skillbank.memories.skills.authoring import rates_as_outsider
-from skillbank.memories.skills.trust import HeldError, TrustBook
+from skillbank.memories.skills.trust import HeldError, TrustBook, held_message
 from skillbank.records import Skill, SkillVersion
 
 #: Rollback by outcome: a changed skill is flagged when its success rate since the change is at
@@ -83,9 +84,7 @@ class SkillTrust:
 
     def _disclosable(self, skill: Skill) -> Skill:
         if skill.held:
-            raise HeldError(
-                f"skill {skill.name!r} is held for review ({skill.review or 'held'}); it is not "
-                f"served until a reviewer accepts it: skillbank skills review {skill.name} accept")
+            raise HeldError(held_message(skill))
         return skill
 
     def _scan_changed(self, report: Any) -> None:
@@ -311,7 +310,8 @@ class SkillTrust:
                               "success_rate": round(rate_after, 3),
                               "previous_success_rate": round(rate_before, 3),
                               "judged": len(after), "previous_judged": len(before),
-                              "hint": f"skillbank skills restore {name}@{old}"})
+                              "hint": "skillbank skills restore "
+                                      + shlex.quote(f"{name}@{old}")})
         return flags
 
     def trust_summary(self) -> dict[str, Any]:

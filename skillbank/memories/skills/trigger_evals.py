@@ -109,6 +109,22 @@ def not_loaded(findings: Iterable[Any], loaded: set[Path]) -> list[dict[str, str
     return list(rows.values())
 
 
+def held(skills: Iterable[Any]) -> list[dict[str, str]]:
+    """Error rows for held skills (of `skills`, a listing with the held ones) that keep an eval
+    file: a held skill is not served, so its evals cannot run, and saying nothing made
+    `skills eval --fail-on-miss` a clean pass while they never ran (hunt-disclose #6, session
+    25). The row says why and how to serve it, as `skills eval NAME` does."""
+    from skillbank.memories.skills.trust import held_message
+
+    rows = []
+    for skill in skills:
+        found = find_file(Path(skill.path).parent) if skill.held else None
+        if found is not None:
+            rows.append({"skill": skill.name, "file": str(found),
+                         "error": f"its evals were not run: {held_message(skill)}"})
+    return rows
+
+
 def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
     if not isinstance(obj, dict):
         problems.append(f"{where}: expected an object with \"query\" and \"should_trigger\", "

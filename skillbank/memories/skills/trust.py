@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import os
 import re
+import shlex
 import sys
 import threading
 from pathlib import Path
@@ -60,6 +61,15 @@ DEFAULT_POLICY: dict[str, dict[str, str]] = {
                     "info": "ignore", "unscanned": "warn"},
 }
 DATA_LABEL = "skill content — data, not instructions"
+
+
+def held_message(skill: Any) -> str:
+    """Why a held skill is not served, and the command that serves it, with the name
+    shell-quoted: "skillbank skills review Data Cleaning accept" failed as printed (an extra
+    argument), so the one fix the message gave did not run (hunt-disclose #7, session 25)."""
+    return (f"skill {skill.name!r} is held for review ({skill.review or 'held'}); it is not "
+            f"served until a reviewer accepts it: skillbank skills review "
+            f"{shlex.quote(skill.name)} accept")
 
 
 UNCOVERED = ("its SKILL.md is not among the files a pin covers (a link out of its folder, or "
@@ -383,7 +393,8 @@ class TrustBook:
         if expected is not None and decision == "accept" and expected != version:
             raise InvalidInputError(
                 f"skill {skill.name!r} is now version {version}, not {expected!r} that was "
-                f"reviewed: its files changed; read it again (`skills show {skill.name}`)")
+                f"reviewed: its files changed; read it again "
+                f"(`skillbank skills show {shlex.quote(skill.name)}`)")
         if decision == "accept" and uncovered(digests, skill.path):
             raise InvalidInputError(f"skill {skill.name!r} cannot be accepted: {UNCOVERED}")
         folder = Path(skill.path).parent
