@@ -36,7 +36,7 @@ ALL_NAMESPACES = "*"
 
 _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
-_FRONTMATTER_KEYS = (
+FRONTMATTER_KEYS = (
     "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
     "supersedes", "superseded_by", "related", "untrusted_helpful", "untrusted_harmful",
     "outside_votes", "namespace", "created", "updated",
@@ -61,7 +61,34 @@ _Dumper.add_representer(str, _represent_str)
 
 
 def render_guideline(g: Guideline) -> str:
-    """The file text of a guideline: YAML frontmatter (fixed key order) and the rule as body."""
+    """The file text of a guideline: YAML frontmatter (fixed key order) and the rule as body.
+
+    Writes over a file a person may have annotated go through
+    `skillbank.memories.guidelines.file_rewrite.rewrite_guideline`, which keeps their lines."""
+    return f"---\n{frontmatter_text(g)}---\n{_one_line(g.text)}\n"
+
+
+def frontmatter_text(g: Guideline) -> str:
+    """The frontmatter `render_guideline` writes for `g`, without its `---` lines."""
+    data = frontmatter_values(g)
+    for optional in OPTIONAL_KEYS:
+        if not data[optional]:  # written only when there is something to say
+            del data[optional]
+    return dump_yaml(data)
+
+
+#: Frontmatter keys written only when they hold something.
+OPTIONAL_KEYS = ("related", "untrusted_helpful", "untrusted_harmful", "outside_votes")
+
+
+def dump_yaml(data: dict[str, Any]) -> str:
+    """Frontmatter entries as `render_guideline` writes them (block style, one line a scalar)."""
+    return yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
+                     default_flow_style=False)
+
+
+def frontmatter_values(g: Guideline) -> dict[str, Any]:
+    """Every frontmatter key of `g` (`FRONTMATTER_KEYS` order) with the value written for it."""
     sources = []
     for s in g.sources:
         item: dict[str, Any] = {
@@ -80,7 +107,7 @@ def render_guideline(g: Guideline) -> str:
         if getattr(s, "trusted", None) is False:
             item["trusted"] = False
         sources.append(item)
-    data = {
+    return {
         "id": g.id,
         "topic": g.topic,
         "when_to_use": g.when_to_use,
@@ -99,13 +126,6 @@ def render_guideline(g: Guideline) -> str:
         "created": _iso(g.created),
         "updated": _iso(g.updated),
     }
-    for optional in ("related", "untrusted_helpful", "untrusted_harmful", "outside_votes"):
-        if not data[optional]:  # written only when there is something to say
-            del data[optional]
-    front = yaml.dump(data, Dumper=_Dumper, sort_keys=False, allow_unicode=True, width=1_000_000,
-                      default_flow_style=False)
-    body = _one_line(g.text)
-    return f"---\n{front}---\n{body}\n"
 
 
 def _load_yaml(text: str) -> Any:
@@ -178,7 +198,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         topic = check_topic(str(topic), "topic")
     except UnsafePathError as exc:
         return error("bad-topic", str(exc))
-    unknown = [k for k in data if k not in _FRONTMATTER_KEYS]
+    unknown = [k for k in data if k not in FRONTMATTER_KEYS]
     if unknown:
         warn("unknown-key", "unknown frontmatter keys ignored: " + ", ".join(map(str, unknown[:5])))
 

@@ -162,11 +162,17 @@ class GuidelineStore:
                 self._index_behind = time.monotonic()
                 report.findings.append(Finding(severity="warning", code="index-unavailable",
                                                path="", message=str(exc)))
-            for old_id, new_id in self._repair_supersessions():
+            repaired, revived = self._repair_supersessions()
+            for old_id, new_id in repaired:
                 report.findings.append(Finding(
                     severity="warning", code="supersede-repaired", path=self._items[old_id].path,
                     message=f"{old_id} marked superseded by {new_id}, whose 'supersedes' lists it "
                             "(an interrupted write had left both active)"))
+            for old_id, new_id in revived:
+                report.findings.append(Finding(
+                    severity="warning", code="supersede-undone", path=self._items[new_id].path,
+                    message=f"{old_id} was made active again by hand after {new_id} superseded "
+                            f"it: both stay active, and {new_id} now lists it as related"))
         report.seconds = time.perf_counter() - started
         return report
 
@@ -191,29 +197,47 @@ class GuidelineStore:
             report.embedded += self.index.fill(wait=False)
         self._index_behind = None
 
-    def _repair_supersessions(self) -> list[tuple[str, str]]:
-        """Finish supersessions a crash split: an active guideline lists ``supersedes: [old]``
-        but `old` is still in play, unlinked, and untouched since (older file, older update).
+    def _repair_supersessions(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
+        """Finish supersessions a crash split, and keep the ones a person undid undone.
 
-        Superseding writes the new file first and marks the old one second; a kill between the
-        two left both active. The new file's frontmatter is the record of intent, so opening or
-        syncing completes it. An old rule a person edited later (newer file) is left alone.
+        Superseding writes the new file first (``supersedes: [old]``) and marks the old one
+        second; a kill between the two left both active. The new file's frontmatter is the
+        record of intent, so opening or syncing completes it: an active guideline lists `old`,
+        and `old` is still in play, unlinked, and untouched since (older file, older update).
+
+        An old rule written after the new one (newer file or later ``updated``) was made active
+        again by a person after the supersede: their decision, recorded here for good by moving
+        `old` from the new rule's ``supersedes`` to its ``related`` (the link stays, the
+        supersession goes). Only skipping it left the decision to the files' write times: any
+        later rewrite of the newer rule (a vote, even an untrusted one) made its file the newer,
+        and the next sync superseded the revived rule again (hunt-curator #2, session 25).
+
+        Returns (repaired, revived): (old id, new id) pairs of each.
         """
         repaired: list[tuple[str, str]] = []
+        revived: list[tuple[str, str]] = []
         for new in list(self._items.values()):
             if new.status != "active" or not new.supersedes:
                 continue
             new_written = self._records.written(new)
+            undone: list[str] = []
             for old_id in new.supersedes:
                 old = self._items.get(old_id)
                 if (old is None or old_id == new.id or old.status not in IN_PLAY
                         or old.superseded_by not in (None, new.id)
-                        or old.namespace != new.namespace or old.updated > new.updated
-                        or self._records.written(old) > new_written):
+                        or old.namespace != new.namespace):
+                    continue
+                if old.updated > new.updated or self._records.written(old) > new_written:
+                    undone.append(old_id)
                     continue
                 self._mark_superseded(old_id, new.id, utcnow())
                 repaired.append((old_id, new.id))
-        return repaired
+            if undone:
+                self._save(new.model_copy(update={
+                    "supersedes": [s for s in new.supersedes if s not in undone],
+                    "related": list(dict.fromkeys([*new.related, *undone]))}), reembed=False)
+                revived += [(old_id, new.id) for old_id in undone]
+        return repaired, revived
 
     def _ensure_loaded(self) -> None:
         if not self._loaded or self._index_due():

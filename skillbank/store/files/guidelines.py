@@ -17,8 +17,8 @@ from typing import Sequence
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, check_topic, fsync_dir,
                               remove_leftovers, safe_join)
-from skillbank.memories.guidelines.files import (
-    ID_RE, MAX_FILE_BYTES, parse_guideline, render_guideline)
+from skillbank.memories.guidelines.file_rewrite import rewrite_guideline
+from skillbank.memories.guidelines.files import ID_RE, MAX_FILE_BYTES, parse_guideline
 from skillbank.records import Finding, Guideline
 from skillbank.store.base import LoadedGuidelines
 
@@ -170,7 +170,7 @@ class FileGuidelineRecords:
              previous: Guideline | None = None) -> tuple[Guideline, str]:
         path = self.path_for(guideline.topic, guideline.id)
         g = guideline.model_copy(update={"path": str(path)})
-        data = render_guideline(g).encode("utf-8")
+        data = rewrite_guideline(g, self._current_text(previous)).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
         atomic_write(path, data)
@@ -183,6 +183,19 @@ class FileGuidelineRecords:
         st = path.stat()
         self._files[str(path)] = (st.st_mtime_ns, st.st_size)
         return g, self._digest(path, data)
+
+    @staticmethod
+    def _current_text(previous: Guideline | None) -> str | None:
+        """The file a write replaces, as it is on disk now (None: none, or not readable text):
+        what a person wrote in it is kept (`rewrite_guideline`; hunt-curator #6, session 25)."""
+        if previous is None or not previous.path:
+            return None
+        try:
+            with open(previous.path, "rb") as file:
+                data = file.read(MAX_FILE_BYTES + 1)
+            return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
+        except (OSError, UnicodeDecodeError):
+            return None
 
     def delete(self, guideline: Guideline) -> None:
         os.unlink(guideline.path)  # gone for good, not to a trash (skillbank.forgetting)
