@@ -176,3 +176,47 @@ def test_the_cli_names_the_broken_file_of_an_id(cli_root):
         assert result.exit_code != 0 and path.name in output and "cannot be read" in output
         assert "`skillbank guidelines list` names every file" in output
         assert "bank.guidelines" not in output
+
+
+@pytest.mark.slow  # an MCP server process
+async def test_an_mcp_session_serves_a_rule_put_back_by_hand(tmp_path):
+    """The same over a real stdio MCP session: `search_guidelines` and `memory_context` served a
+    rule set back to active, or written by hand, only after a resources read or a write."""
+    import re
+    import sys
+
+    from mcp import Client, StdioServerParameters
+
+    from test_mcp_transports import base_env
+
+    root = tmp_path / "root"
+    root.mkdir()
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "skillbank.mcp_server", "--root", str(root),
+                                      "--no-bundled", "--trust"],
+        env=base_env(SKILLBANK_EMBEDDING="hash", SKILLBANK_GUIDELINES_RECHECK_SECONDS="0"),
+        cwd=str(root.parent))
+
+    def ids(result) -> set[str]:
+        assert not result.is_error, result.content
+        return set(re.findall(r"gl-[0-9a-f]{12}",
+                              "".join(getattr(c, "text", "") for c in result.content)))
+
+    async with Client(params, read_timeout_seconds=120) as client:
+        async def served(task: str) -> tuple[set[str], set[str]]:
+            return (ids(await client.call_tool("search_guidelines", {"task": task})),
+                    ids(await client.call_tool("memory_context", {"task": task})))
+
+        assert not (await client.call_tool("add_guideline", {
+            "text": "Keep slides to ten bullets.", "topic": "slides"})).is_error
+        (path,) = root.glob("guidelines/*/*.md")
+        gid = path.stem
+        assert await served(SLIDES) == ({gid}, {gid})
+        _edit(path, "status: active", "status: retired")
+        assert await served(SLIDES) == (set(), set())
+        _edit(path, "status: retired", "status: active")
+        assert await served(SLIDES) == ({gid}, {gid})
+        path.with_name("gl-0123456789ab.md").write_text(
+            path.read_text(encoding="utf-8").replace(gid, "gl-0123456789ab")
+            .replace("Keep slides to ten bullets.", "Never deploy on Fridays."), encoding="utf-8")
+        assert "gl-0123456789ab" in (await served("deploy the release on friday"))[0]
