@@ -85,6 +85,9 @@ class Settings:
     # Freshness: without a file watcher (`bank.watch()`, a server, a served owner), a skill read
     # re-checks the skill folders at most this often and syncs what changed; 0: never.
     skills_recheck_seconds: float = 2.0
+    # A guideline search re-checks the rule files for hand edits (a stat of each) at most this
+    # often and re-reads what changed; 0: at every search (hunt-curator #1, session 25).
+    guidelines_recheck_seconds: float = 2.0
     max_skill_roots_depth: int = 6
     max_scan_dirs: int = 20_000
 

@@ -40,6 +40,8 @@ RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "chroma_timeout": (0.0, None, "a number of seconds of at least 0 (0 or inf: no limit)"),
     "skills_follow_seconds": (0.0, None, "a number of seconds of at least 0"),
     "skills_recheck_seconds": (0.0, None, "a number of seconds of at least 0 (0: never)"),
+    "guidelines_recheck_seconds": (0.0, None,
+                                   "a number of seconds of at least 0 (0: at every search)"),
 }
 #: Settings whose value may be infinite (no limit).
 _MAY_BE_INFINITE = frozenset({"chroma_timeout"})

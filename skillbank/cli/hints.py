@@ -36,6 +36,8 @@ HINTS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(p), r) for p,
     # Every CLI command syncs what it reads first: a file added by hand is already seen.
     (r",? or run sync\(\) if the file was just added by hand", ""),
     (r"run sync\(\)", "run `skillbank reindex`"),
+    (r"bank\.guidelines\.problems\(\) names every file",
+     "`skillbank guidelines list` names every file"),
     (r"use retire\(\) for an active one", "use `skillbank guidelines retire ID` for an active one"),
     (r"waits for approve\(\) or reject\(\)",
      "waits for `skillbank guidelines approve ID` or `skillbank guidelines reject ID`"),

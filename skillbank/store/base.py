@@ -189,8 +189,9 @@ class GuidelineRecords(Protocol):
              previous: "Guideline | None" = None) -> "tuple[Guideline, str]":
         """Write one record (replacing `previous`); returns it as stored and its digest."""
 
-    def delete(self, guideline: "Guideline") -> None:
-        """Remove one record for good."""
+    def delete(self, guideline: "Guideline") -> "list[str] | None":
+        """Remove one record for good, with every other copy of its id the column holds (a
+        file copied into a second topic folder); returns where those copies were, if any."""
 
     def search_text(self, query: str, limit: int, namespaces: "tuple[str, ...] | None" = None,
                     topic: "str | None" = None) -> "dict[str, float] | None":

@@ -60,6 +60,7 @@ module wires them into one class.
 
 from __future__ import annotations
 
+import math
 import secrets
 import threading
 from pathlib import Path
@@ -132,6 +133,7 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self._generation = 0
         self._marker_id = secrets.token_hex(4)
         self._loaded = False
+        self._rechecked = -math.inf  # when a search last checked the records (`_recheck`)
         self._index_behind: float | None = None  # when the index began to miss writes
         self._unreadable: list[Finding] = []  # files the last load could not read
         self._file_warnings: list[Finding] = []  # files it read in part, or skipped by name

@@ -130,7 +130,8 @@ class GuidelineReview:
 
 
     def forget(self, gid: str, *, trusted: bool = True) -> dict[str, Any]:
-        """Delete a guideline for good: its file, its index entry and its text in the index.
+        """Delete a guideline for good: its file (and any copy of it, the same file name in
+        another topic folder), its index entry and its text in the index.
 
         Trusted callers only (an untrusted one gets PermissionDeniedError). The file is
         deleted first: if the index delete fails afterwards, the next sync drops the entry,
@@ -152,7 +153,13 @@ class GuidelineReview:
             if g is None or not scope.can_read(g.namespace):
                 raise self._not_found(gid)
             _allowed(scope, "forget", gid, g.namespace)
-            self._records.delete(g)  # gone for good, not to a trash (skillbank.forgetting)
+            # Gone for good, not to a trash (skillbank.forgetting); with any copy of its file
+            # in another topic folder, which would load as the rule again (hunt-curator #5).
+            copies = self._records.delete(g) or []
+            if copies:
+                log.warning("skillbank: forgetting %s also erased %s, a copy under the same id",
+                            gid, ", ".join(copies))
+                self._unreadable = [f for f in self._unreadable if f.path not in copies]
             forgotten = getattr(self, "forgotten", None)  # the store's, set by the bank
             if forgotten is not None:
                 forgotten.add(gid, "guideline", utcnow().isoformat())

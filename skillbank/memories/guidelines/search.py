@@ -113,7 +113,7 @@ class GuidelineSearch:
         if k == 0 or not task.strip() or not spaces:
             return []
         with self._lock:
-            self._ensure_loaded()
+            self._recheck()  # rules changed by hand that the index would not offer
             in_scope = scopes.where(spaces)
             clauses: list[dict[str, Any]] = [*([in_scope] if in_scope else []),
                                              {"status": "active"}]

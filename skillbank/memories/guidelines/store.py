@@ -19,6 +19,7 @@ import re
 import secrets
 import unicodedata
 import time
+from pathlib import PurePath
 from typing import Callable
 
 from skillbank import scope as scopes
@@ -113,9 +114,20 @@ class GuidelineStore:
         return scopes.covers(spaces, g.namespace) and (
             g.status != "pending" or scope.can_review(g.namespace))
 
-    @staticmethod
-    def _not_found(gid: str) -> NotFoundError:
-        """The one answer for an unknown id and for an id outside the caller's scope."""
+    def _not_found(self, gid: str) -> NotFoundError:
+        """The one answer for an unknown id and for an id outside the caller's scope.
+
+        Except that a reviewer asking for a rule whose file does not parse is told which file
+        and why (what `problems()` shows them): "no guideline gl-…" sent the curator, who saw
+        the file, looking for a typo in the id (hunt-curator #7, session 25). Others get the
+        one answer still: a path names a topic, a parse error quotes the file."""
+        broken = [f for f in self._unreadable
+                  if f.code != "duplicate-id" and PurePath(f.path).name == f"{gid}.md"]
+        if broken and self._scope().role.allows(scopes.Role.REVIEWER):
+            return NotFoundError(
+                f"guideline {gid} is in {broken[0].path}, which cannot be read: "
+                f"{broken[0].message}; fix the file (bank.guidelines.problems() names every "
+                "file that cannot be read)")
         return NotFoundError(
             f"no guideline {gid!r}; find ids with bank.guidelines.search(task) or list(), "
             "or run sync() if the file was just added by hand")
@@ -242,6 +254,28 @@ class GuidelineStore:
     def _ensure_loaded(self) -> None:
         if not self._loaded or self._index_due():
             self.sync()
+
+    def _recheck(self) -> None:
+        """Before a search: when the last look is `guidelines_recheck_seconds` old (default
+        2; 0: every search), re-read the records if any changed (`_refresh`).
+
+        Why (hunt-curator #1, session 25): a search re-read the files only when a rule it was
+        about to serve had changed, so a rule the index does not offer (retired there, filed
+        under another topic, or never indexed) was never served: a rule a curator set back to
+        `status: active`, wrote by hand or moved to another topic folder stayed out of a
+        long-running agent's searches and memory blocks until an unrelated list, get or
+        write re-read the files. Spaced as the skill re-check is
+        (`skillbank.memories.skills.freshness`): the check is a stat per rule file (one
+        query in team mode), a median 1.5 ms at 300 rules and 17 ms at 1,300 on a loaded
+        2-core machine (a hash-embedding search: 4 and 21 ms without it), so it runs at most
+        once per window, not on every search."""
+        seconds = float(self._setting("guidelines_recheck_seconds", 2.0))
+        now = time.monotonic()
+        if self._loaded and seconds > 0 and now - self._rechecked < seconds:
+            self._ensure_loaded()
+            return
+        self._rechecked = now
+        self._refresh()
 
     def _refresh(self) -> None:
         """Pick up records changed by hand (or by another process) since they were last read.

@@ -32,18 +32,25 @@ class FileGuidelineRecords:
         self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
 
     # Reading -------------------------------------------------------------------------------------
-    def _scan(self) -> tuple[dict[str, Path], list[Finding]]:
-        """Guideline files on disk: `<topic>/<id>.md`; anything else is reported, not read."""
-        entries, findings = self._entries()
-        return {gid: Path(entry.path) for gid, entry in entries.items()}, findings
+    def _scan(self) -> tuple[dict[str, Path], list[Finding], list[os.DirEntry]]:
+        """Guideline files on disk: `<topic>/<id>.md`; anything else is reported, not read.
+        The third part: second files of an id already found (`_entries`)."""
+        entries, findings, shadowed = self._entries()
+        return {gid: Path(entry.path) for gid, entry in entries.items()}, findings, shadowed
 
-    def _entries(self) -> tuple[dict[str, os.DirEntry], list[Finding]]:
+    def _entries(self) -> tuple[dict[str, os.DirEntry], list[Finding], list[os.DirEntry]]:
         """`_scan`'s files as directory entries: `stale()` stats them without a `Path` each
-        (51,000 `Path`s were most of a 33 ms check at 1,281 rules, twice per learn)."""
+        (51,000 `Path`s were most of a 33 ms check at 1,281 rules, twice per learn).
+
+        Also the files an id's first file shadows (the same `<id>.md` in a second topic
+        folder, a `cp` instead of a `mv`): `stale()` stats them too, so one added, edited or
+        removed while a process runs is noticed by it; only the winners were, and a running
+        process never reported the duplicate (hunt-curator #5, session 25)."""
         found: dict[str, os.DirEntry] = {}
         findings: list[Finding] = []
+        shadowed: list[os.DirEntry] = []
         if not self.folder.is_dir():
-            return found, findings
+            return found, findings, shadowed
         for topic_dir in sorted(os.scandir(self.folder), key=lambda e: e.name):
             if topic_dir.name.startswith("."):
                 continue
@@ -80,15 +87,16 @@ class FileGuidelineRecords:
                 if gid in found:
                     findings.append(Finding(severity="error", code="duplicate-id", path=entry.path,
                                             message=f"{gid} is also at {found[gid].path}, which "
-                                                    "wins"))
+                                                    "wins; forgetting the id erases both"))
+                    shadowed.append(entry)
                     continue
                 found[gid] = entry
-        return found, findings
+        return found, findings, shadowed
 
     def _stat_all(self) -> dict[str, tuple[int, int]]:
         out: dict[str, tuple[int, int]] = {}
-        entries, _ = self._entries()
-        for entry in entries.values():
+        entries, _, shadowed = self._entries()
+        for entry in [*entries.values(), *shadowed]:
             try:
                 st = entry.stat()  # a regular file (checked): the same as following links
             except OSError:
@@ -125,8 +133,14 @@ class FileGuidelineRecords:
 
     def load(self) -> LoadedGuidelines:
         loaded = LoadedGuidelines()
-        found, loaded.findings = self._scan()
+        found, loaded.findings, shadowed = self._scan()
         files: dict[str, tuple[int, int]] = {}
+        for entry in shadowed:  # not read, but watched (`_entries`)
+            try:
+                st = entry.stat()
+                files[entry.path] = (st.st_mtime_ns, st.st_size)
+            except OSError:
+                pass
         for gid, path in found.items():
             try:  # before reading, so an edit made while we read is seen next time
                 st = path.stat()
@@ -197,19 +211,39 @@ class FileGuidelineRecords:
         except (OSError, UnicodeDecodeError):
             return None
 
-    def delete(self, guideline: Guideline) -> None:
+    def delete(self, guideline: Guideline) -> list[str]:
+        """Erase the record's file and every other `<topic>/<id>.md` of its id (the others
+        first: one that cannot be erased fails the forget before the rule is gone); returns
+        the paths of those others.
+
+        A copy of the file in a second topic folder (`cp` where `mv` was meant) was left: at
+        the next read it loaded as the forgotten rule, which was served again, its text on
+        disk, after forget had said "forgot for good" (hunt-curator #5, session 25)."""
+        copies: list[str] = []
+        home = os.stat(Path(guideline.path).parent)  # the record's own folder
+        for topic in self._subfolders():
+            copy = Path(topic) / f"{guideline.id}.md"
+            remove_leftovers(copy)  # temp files of a write its process died in
+            try:
+                if os.path.samestat(os.stat(topic), home) or not copy.is_file() \
+                        or copy.is_symlink():
+                    continue  # the record itself (erased below), or no file of the id here
+            except OSError:
+                continue
+            copy.unlink()
+            fsync_dir(copy.parent)
+            self._files.pop(str(copy), None)
+            copies.append(str(copy))
         os.unlink(guideline.path)  # gone for good, not to a trash (skillbank.forgetting)
-        self._remove_write_leftovers(guideline.id)
         fsync_dir(Path(guideline.path).parent)
         self._files.pop(guideline.path, None)
+        return copies
 
-    def _remove_write_leftovers(self, gid: str) -> None:
-        """Delete the temp files a write of `gid` left when its process died mid-write, in
-        any topic folder it was filed under: they hold the rule's text, and a forgotten rule
-        is gone for good (the scan skips them, nothing else reads them)."""
+    def _subfolders(self) -> list[str]:
+        """Every folder a guideline file may have been put in (topic folders, hidden and
+        badly named ones too: a forgotten rule's text leaves them all)."""
         try:
-            topics = [entry.path for entry in os.scandir(self.folder) if entry.is_dir()]
+            return [entry.path for entry in os.scandir(self.folder)
+                    if entry.is_dir(follow_symlinks=False)]
         except OSError:
-            return
-        for topic in topics:
-            remove_leftovers(Path(topic) / f"{gid}.md")
+            return []
