@@ -5,6 +5,7 @@ The MCP server (`skillbank.mcp_server`) and the LangChain and LlamaIndex adapter
 `list_pending` and `review_memory` for reviewing what untrusted clients sent). A model should
 read the same description whichever face it meets them through, and a fix to the wording should
 reach all of them, so the descriptions (and the MCP titles) live here and nowhere else. Argument descriptions stay with each face's schema.
+So do the notes that say why an answer is empty (`skill_search_note`, `empty_memory_note`).
 """
 
 from __future__ import annotations
