@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.errors import InvalidInputError, SkillbankError
-from skillbank.tool_text import TOOL_DESCRIPTIONS
+from skillbank.tool_text import NO_MEMORY, TOOL_DESCRIPTIONS, empty_memory_note, skill_search_note
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -42,7 +42,6 @@ __all__ = [
 ]
 
 Outcome = Literal["success", "failure", "partial", "unknown"]
-NO_MEMORY = "No relevant memory for this task."
 
 # --------------------------------------------------------------------------------------------
 # Argument schemas (what the model fills in)
@@ -226,10 +225,14 @@ class _Options:
 
 def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
     hits = bank.skills.search(a.task, k=a.k)
+    # The skills the tool gate left out, named as MCP's find_skills names them: without them
+    # the reply said "No skill fits" when one did (hunt-disclose #1, session 25).
+    missing = dict(getattr(hits, "missing_tools", None) or {})
+    gated = {"missing_tools": missing} if missing else {}
     if not hits:
-        return {"skills": [], "note": "No skill fits this task; go ahead without one."}
-    return {"skills": [_skill_hit(h) for h in hits],
-            "next": "Call load_skill with a name to read its instructions."}
+        return {"skills": [], **gated, "note": skill_search_note(False, missing)}
+    return {"skills": [_skill_hit(h) for h in hits], **gated,
+            "next": skill_search_note(True, missing)}
 
 
 def _load_skill(bank: "Skillbank", a: LoadSkillArgs, o: _Options) -> Any:
@@ -258,7 +261,11 @@ def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
     ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace,
                            topic=a.topic)
-    return ctx.text or NO_MEMORY
+    # Empty is not always "nothing relevant": items over the budget, or skills the tool gate
+    # left out, are said so (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
+    return ctx.text or empty_memory_note(
+        ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
+        "call memory_context again with a larger budget_tokens")
 
 
 #: Said with a pending record, as the MCP tool says it (mcp_server/tools_memory.py): the agent

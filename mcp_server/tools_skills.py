@@ -14,6 +14,7 @@ from skillbank.mcp_server import models as m
 from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.modes import keyword_reason, mode_of, note_mode
+from skillbank.tool_text import skill_search_note
 
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
                             description="the task in plain words, as the user would state it")]
@@ -43,17 +44,6 @@ def served_note(bank: Any) -> str:
     return str(getattr(bank, "note", None) or "")
 
 
-def search_hint(skills: list[Any], missing: dict[str, list[str]]) -> str:
-    """What to do next. "No skill fits" was said when one fitted but needs tools the agent
-    lacks (missing_tools named it): that is a different answer."""
-    if skills:
-        return "Call load_skill with the best name to read its instructions."
-    if missing:
-        return ("No skill you can use fits this task: the skills in missing_tools need tools "
-                "you lack; proceed without one.")
-    return "No skill fits this task; proceed without one."
-
-
 def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     """Add the skill tools to `server` through `tool` (see annotations.Registrar)."""
 
@@ -77,7 +67,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                                trust=h.record.trust, notes=list(h.record.notes))
                   for h in hits]
         missing = dict(getattr(hits, "missing_tools", {}) or {})
-        hint = note_mode(search_hint(skills, missing), mode, reason)
+        # What to do next, in the core's words the adapters' find_skills says too.
+        hint = note_mode(skill_search_note(bool(skills), missing), mode, reason)
         return m.SkillSearch(task=task, skills=skills, hint=hint, search_mode=mode, note=note,
                              missing_tools=missing)
 

@@ -5,6 +5,7 @@ The MCP server (`skillbank.mcp_server`) and the LangChain and LlamaIndex adapter
 `list_pending` and `review_memory` for reviewing what untrusted clients sent). A model should
 read the same description whichever face it meets them through, and a fix to the wording should
 reach all of them, so the descriptions (and the MCP titles) live here and nowhere else. Argument descriptions stay with each face's schema.
+So do the notes that say why an answer is empty (`skill_search_note`, `empty_memory_note`).
 """
 
 from __future__ import annotations
@@ -140,3 +141,42 @@ def tool_terms(message: str) -> str:
     for pattern, replacement in _hints():
         message = pattern.sub(replacement, message)
     return message
+
+
+def skill_search_note(found: bool, missing_tools: dict[str, list[str]] | None) -> str:
+    """What to do after a skill search, said alike by every face that answers one for a model.
+
+    "No skill fits" was said when one fitted but needs tools the agent lacks (missing_tools named
+    it): that is a different answer. The MCP face said so; the adapters' find_skills still said
+    "No skill fits this task" (hunt-disclose #1, session 25), so the wording lives here.
+    """
+    if found:
+        return "Call load_skill with the best name to read its instructions."
+    if missing_tools:
+        return ("No skill you can use fits this task: the skills in missing_tools need tools "
+                "you lack; proceed without one.")
+    return "No skill fits this task; proceed without one."
+
+
+NO_MEMORY = "No relevant memory for this task."
+
+
+def empty_memory_note(budget_tokens: int, omitted: int,
+                      missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+    """Why a memory block for a task came out empty: nothing relevant, or relevant items left
+    out for the budget (`larger_budget` says how to ask for more on this face), or skills that
+    fit but need tools the agent lacks. The adapters' memory_context answered "No relevant
+    memory" for the last two, so a model never retried with a larger budget (hunt-disclose #2,
+    session 25); the CLI said "raise --budget" on its own.
+    """
+    parts = []
+    if omitted:
+        items = "1 relevant item was" if omitted == 1 else f"{omitted} relevant items were"
+        parts.append(f"Nothing fits in {budget_tokens} tokens: {items} left out for the "
+                     f"budget; {larger_budget}.")
+    if missing_tools:
+        needs = "; ".join(f"{name} needs {', '.join(lacks)}"
+                          for name, lacks in missing_tools.items())
+        parts.append(f"Skills that fit this task need tools you lack ({needs}); proceed "
+                     "without them.")
+    return " ".join(parts) or NO_MEMORY

@@ -451,11 +451,11 @@ def context(
     memory = st.bank(sync="all").context_for(task, budget_tokens=budget, topic=topic)
 
     def human() -> None:
-        if not memory.text and memory.omitted:
-            items = "1 relevant item was" if memory.omitted == 1 else \
-                f"{memory.omitted} relevant items were"
-            st.out.note(f"Nothing fits in {budget} tokens: {items} left out for the budget; "
-                        "raise --budget.")
+        if not memory.text and (memory.omitted or memory.missing_tools):
+            from skillbank.tool_text import empty_memory_note
+
+            st.out.note(empty_memory_note(budget, memory.omitted, memory.missing_tools,
+                                          "raise --budget"))
             return
         if not memory.text:
             st.out.note("No memory is relevant to this task.")

@@ -41,6 +41,7 @@ _PATTERN = re.compile(r"\(.*\)$")
 #: (`Bash(npm run test:*)` was split into three "tools").
 _ENTRY = re.compile(r"[^\s,()]+(?:\([^)]*\)?)?")
 _MAX_NAMES = 64
+_UNCLOSED = "has an unclosed parenthesis"
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,11 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
             warnings.append(f"{where} has a {type(item).__name__} where a tool name belongs; "
                             "ignored")
             continue
+        if item.count("(") != item.count(")"):
+            # `Bash(git:*` was read as a tool named "bash(git:*" that no agent has, hiding the
+            # skill from all of them (hunt-disclose #4, session 25): it declares nothing.
+            warnings.append(f"{where} entry {item.strip()[:80]!r} {_UNCLOSED}; ignored")
+            continue
         for entry in (_ENTRY.findall(item) if split else [item.strip()]):
             name = _PATTERN.sub("", entry).strip().lower()
             if name:
@@ -106,6 +112,13 @@ def declared(frontmatter: Any) -> Declared:
     if isinstance(compatibility, dict):
         tools |= _names(compatibility.get("tools"), "compatibility.tools", warnings, split=True)
     return Declared(frozenset(tools), frozenset(servers), tuple(warnings), frozenset(approved))
+
+
+def unclosed_entries(frontmatter: Any) -> list[str]:
+    """What `skills validate` warns of that its spec checks do not see: entries the gate
+    ignores for an unclosed parenthesis (the validator was silent; hunt-disclose #4, session
+    25). Wrong types are already spec errors there."""
+    return [w for w in declared(frontmatter).warnings if _UNCLOSED in w]
 
 
 def _has(pattern: str, available: set[str]) -> bool:

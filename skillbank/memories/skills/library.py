@@ -11,7 +11,6 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
 import threading
 import time
 from dataclasses import dataclass
@@ -529,7 +528,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             return hits
         ranked = sorted(((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit)
                          for hit in raw), key=lambda entry: entry[0], reverse=True)
-        best_z = ranked[0][0] if ranked else 0.0
+        best_z, size = (ranked[0][0] if ranked else 0.0), self.index.count()
         if available is not None:
             hits.missing_tools = {}
         chosen = []
@@ -542,16 +541,18 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 record = self._summary(hit.id, fresh=False)
             except NotFoundError:  # removed by a concurrent sync since the search began
                 continue
-            # A held skill is not checked for tools: `missing_tools` would name it to the agent
-            # (it still takes its slot here and is dropped by the trust gate below).
-            if available is not None and not record.held \
-                    and self._lacks_tools(record, available, hits):
-                continue
             if self._exclusions.excludes(record.description, vector, hit.dense):
                 continue  # "Not for X" and the request asks for X: it takes no slot
+            # A held skill is not checked for tools: `missing_tools` would name it to the agent
+            # (it still takes its slot here and is dropped by the trust gate below).
+            if available is not None and not record.held and self._lacks_tools(
+                    record, available, hits, fitting.hit_score(fit, z, best_z) >= floor
+                    or fitting.fit_alone(hit, size, calibrated, self.min_score,
+                                         self.min_keyword) >= floor):
+                continue
             chosen.append((z, hit, record))
         for z, hit, record in near_copies.trusted_first(chosen)[:k]:
-            score = fit * math.exp(min(0.0, z - best_z))
+            score = fitting.hit_score(fit, z, best_z)
             hits.append(Hit[Skill](id=hit.id, score=round(score, 6), why=hit.why,
                                    record=record, dense=hit.dense, keyword=hit.keyword))
         # Trust gate, after ranking: a held skill is never routed to, and the others keep the
@@ -573,13 +574,14 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             gate = self._exclusion_gate = ExclusionGate(lambda texts: embed_texts(embed, texts))
         return gate
 
-    def _lacks_tools(self, record: Skill, available: list[str], hits: Hits) -> bool:
-        """Whether the agent lacks tools the skill declares (then noted in `hits.missing_tools`).
-        Skills after it keep the scores they earned (a gated best match promotes nothing)."""
+    def _lacks_tools(self, record: Skill, available: list[str], hits: Hits, fits: bool) -> bool:
+        """Whether the agent lacks tools the skill declares; named in `hits.missing_tools` only
+        when it `fits` (`fit.fit_alone`). Skills after it keep the scores they earned (a gated
+        best match promotes nothing)."""
         need = dependencies.of_file(record.path, record.content_hash)
         dependencies.warn_once(record.name, need)
         lacking = dependencies.missing(need, available) if need else []
-        if lacking:
+        if lacking and fits:
             hits.missing_tools[record.name] = lacking
         return bool(lacking)
 

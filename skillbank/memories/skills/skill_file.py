@@ -537,6 +537,11 @@ def validate_skill(
         err("allowed-tools-type", "'allowed-tools' must be a space-separated string, got "
             f"{type(fm['allowed-tools']).__name__}")
 
+    from skillbank.memories.skills.dependencies import unclosed_entries
+
+    out.extend(_finding("warning", "tool-gate-unread", f"{w} by the tool gate (the skill is "
+                        "served as if it declared nothing there)", path)
+               for w in unclosed_entries(fm))
     for key in fm:
         if key not in KNOWN_KEYS:
             out.append(_finding("warning", "unknown-key",
