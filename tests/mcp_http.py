@@ -48,6 +48,21 @@ def serving_http(root: Path, log: Path, *options: str, **env: str) -> Iterator[s
             proc.wait()
 
 
+@contextmanager
+def serving_principals(where: Path, principals: dict[str, tuple[str, str, list[str]]],
+                       **env: str) -> Iterator[tuple[str, dict[str, str], Path]]:
+    """(url, tokens by principal, tokens file) of a `skillbank serve --transport http --tokens
+    FILE` over `where/root`, with one token per principal: who -> (namespace, role, reads)."""
+    from skillbank.mcp_server.identity import add_principal
+
+    tokens_file = where / "tokens.toml"
+    tokens = {who: add_principal(tokens_file, who, namespace=ns, role=role, reads=reads)
+              for who, (ns, role, reads) in principals.items()}
+    with serving_http(where / "root", where / "serve.log", "--tokens", str(tokens_file),
+                      **env) as url:
+        yield url, tokens, tokens_file
+
+
 def wait_until_serving(proc: subprocess.Popen, url: str, log: Path, *, probe: str = "/mcp",
                        status: int | None = None, seconds: float = 300) -> None:
     """Return once `url + probe` answers (with `status`, if given); fail with the log's tail if

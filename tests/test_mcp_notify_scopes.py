@@ -23,7 +23,7 @@ from typing import Any, AsyncIterator, Callable
 import anyio
 import pytest
 
-from mcp_http import call_ok, serving_http
+from mcp_http import call_ok, serving_principals
 
 LIST = "notifications/resources/list_changed"
 UPDATED = "notifications/resources/updated"
@@ -37,14 +37,8 @@ PRINCIPALS = {"alice": ("alice", "contributor", []), "bob": ("bob", "contributor
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Any:
     """(url, tokens by principal) of a `skillbank serve --transport http --tokens FILE`."""
-    from skillbank.mcp_server.identity import add_principal
-
-    where = tmp_path_factory.mktemp("notify-scopes")
-    tokens_file = where / "tokens.toml"
-    tokens = {who: add_principal(tokens_file, who, namespace=ns, role=role, reads=reads)
-              for who, (ns, role, reads) in PRINCIPALS.items()}
-    with serving_http(where / "root", where / "serve.log", "--tokens", str(tokens_file),
-                      SKILLBANK_MCP_POLL_SECONDS="0.2") as url:
+    with serving_principals(tmp_path_factory.mktemp("notify-scopes"), PRINCIPALS,
+                            SKILLBANK_MCP_POLL_SECONDS="0.2") as (url, tokens, _):
         yield url, tokens
 
 

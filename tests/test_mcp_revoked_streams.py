@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import pytest
 
-from mcp_http import call_ok, serving_http
+from mcp_http import call_ok, serving_principals
 from test_mcp_notify_scopes import LIST, MARKER, TOPIC, UPDATED, heard, kinds, marker_saver, \
     sessions, until
 
@@ -36,15 +36,9 @@ PRINCIPALS = {"tess": ("team", "contributor", []), "carol": ("carol", "reader", 
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Any:
     """(url, tokens by principal, tokens file) of a `skillbank serve --tokens FILE`."""
-    from skillbank.mcp_server.identity import add_principal
-
-    where = tmp_path_factory.mktemp("revoked-streams")
-    tokens_file = where / "tokens.toml"
-    tokens = {who: add_principal(tokens_file, who, namespace=ns, role=role, reads=reads)
-              for who, (ns, role, reads) in PRINCIPALS.items()}
-    with serving_http(where / "root", where / "serve.log", "--tokens", str(tokens_file),
-                      SKILLBANK_MCP_POLL_SECONDS="0.2") as url:
-        yield url, tokens, tokens_file
+    with serving_principals(tmp_path_factory.mktemp("revoked-streams"), PRINCIPALS,
+                            SKILLBANK_MCP_POLL_SECONDS="0.2") as serving:
+        yield serving
 
 
 def narrow(tokens_file: Any, who: str) -> None:
