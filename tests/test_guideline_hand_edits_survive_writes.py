@@ -14,7 +14,9 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 import time
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -41,6 +43,20 @@ def set_written(path: Path, seconds_ago: float) -> None:
     os.utime(path, (when, when))
 
 
+def written_a_minute_ago(text: str) -> str:
+    """The file as the bank wrote it a minute ago (its ``updated:``): a person's edit comes
+    after the bank's write, and a file's write time well past its ``updated`` is such an edit."""
+    when = (datetime.now(timezone.utc) - timedelta(seconds=60)).isoformat()
+    return re.sub(r"(?m)^updated: .*$", f"updated: '{when}'", text, count=1)
+
+
+def revive(path: Path, new: str) -> None:
+    """What a curator does to bring a superseded rule back (a minute after the supersede)."""
+    text = written_a_minute_ago(path.read_text(encoding="utf-8"))
+    path.write_text(text.replace("status: superseded", "status: active").replace(
+        f"superseded_by: {new}", "superseded_by: null"), encoding="utf-8")
+
+
 def vote(bank, gid: str, helpful: bool, trusted: bool) -> None:
     if trusted:
         bank.guidelines.vote(gid, helpful=helpful)
@@ -60,11 +76,7 @@ def test_a_rule_revived_by_hand_stays_active_after_votes_on_the_newer_rule(
         new = bank.guidelines.add(NEW, topic="python", replaces=old).guideline_id
         assert bank.guidelines.get(old).status == "superseded"
         old_path, new_path = Path(bank.guidelines.get(old).path), Path(bank.guidelines.get(new).path)
-        text = old_path.read_text(encoding="utf-8")
-        old_path.write_text(text.replace("status: superseded", "status: active").replace(
-            f"superseded_by: {new}", "superseded_by: null"), encoding="utf-8")
-        set_written(new_path, 20)  # the supersede, then the person's edit
-        set_written(old_path, 10)
+        revive(old_path, new)
 
         vote(bank, new, helpful=True, trusted=trusted)  # rewrites the newer rule's file
         (old_path.parent / "gl-0123456789ab.md").write_text(HAND_ADDED, encoding="utf-8")
@@ -81,6 +93,41 @@ def test_a_rule_revived_by_hand_stays_active_after_votes_on_the_newer_rule(
         (old_path.parent / "gl-0123456789ab.md").unlink()
         assert bank.guidelines.get(old).status == "active"
         assert bank.guidelines.get(new).status == "active"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_revived_rule_stays_active_when_the_curator_then_edits_the_newer_one(tmp_path, remote):
+    """Which file was written last decided a revival: a note added to the newer rule after
+    reviving the old one superseded it again at the next sync (review F2, session 25)."""
+    with bank_for(tmp_path, remote) as bank:
+        old = bank.guidelines.add(OLD, topic="python").guideline_id
+        new = bank.guidelines.add(NEW, topic="python", replaces=old).guideline_id
+        old_path, new_path = Path(bank.guidelines.get(old).path), Path(bank.guidelines.get(new).path)
+        revive(old_path, new)
+        new_path.write_text(new_path.read_text(encoding="utf-8").replace(
+            "status: active", "status: active  # reviewed: both rules stay"), encoding="utf-8")
+        assert {g.id: g.status for g in bank.guidelines.list()} == {old: "active", new: "active"}
+        assert front(old_path)["status"] == "active"
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_an_untrusted_vote_on_the_old_rule_is_no_revival_of_it(tmp_path, remote):
+    """A replacement proposed untrusted and approved by hand (pending -> active in its file):
+    an untrusted vote on the old rule meanwhile made the sync take the old rule for revived by
+    a person, and both stayed active for good (review F1, session 25). The old one is
+    superseded, as without the vote."""
+    with bank_for(tmp_path, remote) as bank:
+        old = bank.guidelines.add(OLD, topic="python").guideline_id
+        new = bank.guidelines.add(NEW, topic="python", replaces=old,
+                                  trusted=False).guideline_id
+        assert bank.guidelines.get(new).status == "pending"
+        bank.rate(old, helpful=True, trusted=False)  # any later vote on the old rule
+        new_path = Path(bank.guidelines.get(new).path)
+        new_path.write_text(written_a_minute_ago(new_path.read_text(encoding="utf-8")).replace(
+            "status: pending", "status: active"), encoding="utf-8")  # the curator approves
+        statuses = {g.id: g.status for g in bank.guidelines.list()}
+        assert statuses == {old: "superseded", new: "active"}, statuses
+        assert bank.guidelines.get(new).supersedes == [old]
 
 
 def test_a_crash_left_both_active_is_repaired_even_when_the_newer_rule_was_voted_first(

@@ -183,8 +183,9 @@ def test_repair_leaves_an_old_rule_a_person_reactivated_later(gm):
     old = gm.learn("Use British spelling in documentation.").entries[0].guideline_id
     new = gm.learn("Use American spelling in documentation.").entries[0].guideline_id
     path = Path(gm.get(old).path)
-    path.write_text(path.read_text().replace("status: superseded", "status: active")
-                    .replace(f"superseded_by: {new}", "superseded_by: null"))
+    from test_guideline_hand_edits_survive_writes import revive
+
+    revive(path, new)  # a minute after the supersede: its write time past its `updated`
     gm.sync()
     assert gm.get(old).status == "active"  # edited after the supersede: a person's decision
 

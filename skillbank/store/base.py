@@ -182,8 +182,9 @@ class GuidelineRecords(Protocol):
         one cheap check of what a search is about to serve (a rule a person retired, rewrote
         or deleted by hand must not be served from memory)."""
 
-    def written(self, guideline: "Guideline") -> int:
-        """When this record was last written, comparable between records (ordering only)."""
+    def edited_by_hand(self, guideline: "Guideline") -> bool:
+        """Whether a person changed this record after the bank last wrote it (a file written
+        well after its own ``updated``); False where records are not edited by hand."""
 
     def save(self, guideline: "Guideline",
              previous: "Guideline | None" = None) -> "tuple[Guideline, str]":

@@ -217,12 +217,13 @@ class GuidelineStore:
         record of intent, so opening or syncing completes it: an active guideline lists `old`,
         and `old` is still in play, unlinked, and untouched since (older file, older update).
 
-        An old rule written after the new one (newer file or later ``updated``) was made active
-        again by a person after the supersede: their decision, recorded here for good by moving
+        An old rule a person edited by hand since the bank last wrote it (`edited_by_hand`) was
+        made active again by that person: their decision, recorded here for good by moving
         `old` from the new rule's ``supersedes`` to its ``related`` (the link stays, the
-        supersession goes). Only skipping it left the decision to the files' write times: any
-        later rewrite of the newer rule (a vote, even an untrusted one) made its file the newer,
-        and the next sync superseded the revived rule again (hunt-curator #2, session 25).
+        supersession goes). Deciding by which of the two files was written last let any later
+        rewrite of the newer rule (a vote, even an untrusted one) supersede the revived rule
+        again (hunt-curator #2), and a vote on the old rule (untrusted too) pass for a revival
+        that dropped a hand-approved replacement's supersession (review F1, session 25).
 
         Returns (repaired, revived): (old id, new id) pairs of each.
         """
@@ -231,7 +232,6 @@ class GuidelineStore:
         for new in list(self._items.values()):
             if new.status != "active" or not new.supersedes:
                 continue
-            new_written = self._records.written(new)
             undone: list[str] = []
             for old_id in new.supersedes:
                 old = self._items.get(old_id)
@@ -239,7 +239,7 @@ class GuidelineStore:
                         or old.superseded_by not in (None, new.id)
                         or old.namespace != new.namespace):
                     continue
-                if old.updated > new.updated or self._records.written(old) > new_written:
+                if self._records.edited_by_hand(old):
                     undone.append(old_id)
                     continue
                 self._mark_superseded(old_id, new.id, utcnow())

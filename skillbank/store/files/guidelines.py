@@ -23,6 +23,11 @@ from skillbank.records import Finding, Guideline
 from skillbank.store.base import LoadedGuidelines
 
 
+#: How far past its ``updated`` a rule file's write time must be to be a person's edit: the
+#: bank sets ``updated`` just before it writes, a loaded machine may take a moment between.
+HAND_EDIT_SECONDS = 5.0
+
+
 class FileGuidelineRecords:
     """`skillbank.store.base.GuidelineRecords` over one folder of markdown files."""
 
@@ -169,8 +174,15 @@ class FileGuidelineRecords:
     def changed_among(self, guidelines: Sequence[Guideline]) -> bool:
         return any(self.changed(g) for g in guidelines)  # a stat each
 
-    def written(self, guideline: Guideline) -> int:
-        return self._files.get(guideline.path, (0, 0))[0]
+    def edited_by_hand(self, guideline: Guideline) -> bool:
+        """The file's write time well past the ``updated`` the bank wrote into it: every write
+        of the bank sets both together (a vote, untrusted ones too), a person's edit moves the
+        write time alone. Comparing two files' write times instead let an untrusted vote on an
+        old rule count as a person reviving it (review F1, session 25)."""
+        written_ns = self._files.get(guideline.path, (0, 0))[0]
+        updated = guideline.updated
+        return bool(written_ns) and updated is not None and \
+            written_ns / 1e9 > updated.timestamp() + HAND_EDIT_SECONDS
 
     def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
                     topic: str | None = None) -> dict[str, float] | None:

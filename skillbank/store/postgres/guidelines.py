@@ -98,8 +98,8 @@ class PostgresGuidelineRecords:
             (self.deployment, ids)))
         return any(gid not in revs or int(revs[gid]) != self._revs.get(gid) for gid in ids)
 
-    def written(self, guideline: Guideline) -> int:
-        return self._revs.get(guideline.id, 0)
+    def edited_by_hand(self, guideline: Guideline) -> bool:
+        return False  # rows: every write is the bank's
 
     def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
                     topic: str | None = None) -> dict[str, float]:
