@@ -64,7 +64,8 @@ class Gate:
                 self._waiting -= 1
                 if not got:
                     self._cond.notify_all()
-            self._alone = got
+            if got:  # a wait that timed out must not clear another holder's hold (review F5)
+                self._alone = True
         try:
             yield got
         finally:

@@ -194,3 +194,44 @@ def test_the_gate_gives_up_on_a_call_that_does_not_end():
         assert later.is_set()  # not held back once the zeroing gave up
     with gate.alone(wait=60) as alone:
         assert alone is True
+
+
+def test_a_second_zeroing_that_gives_up_leaves_the_first_ones_hold():
+    """Two forgets zeroing at once: the one whose wait ran out cleared the other's hold, and
+    Chroma calls ran while the first was still zeroing hnswlib's files (review F5, session 25).
+    Events, not timing: the second gives up while the first holds the gate."""
+    from skillbank.chroma_gate import Gate
+
+    gate = Gate()
+    holding, second_done, released = threading.Event(), threading.Event(), threading.Event()
+    ran_while_held: list[bool] = []
+
+    def first() -> None:
+        with gate.alone(wait=60) as alone:
+            assert alone
+            holding.set()
+            second_done.wait(60)
+            caller.start()
+            caller.join(0.5)  # a call must wait for the hold to end
+            ran_while_held.append(not caller.is_alive())
+        released.set()
+
+    def second() -> None:
+        holding.wait(60)
+        with gate.alone(wait=0.05) as alone:
+            assert alone is False
+        second_done.set()
+
+    def a_call() -> None:
+        with gate.call():
+            pass
+
+    caller = threading.Thread(target=a_call)
+    threads = [threading.Thread(target=first), threading.Thread(target=second)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(120)
+    caller.join(60)
+    assert released.is_set() and ran_while_held == [False]
+    assert not caller.is_alive()  # and it went through once the hold ended
