@@ -133,6 +133,24 @@ def test_forget_erases_a_copy_of_the_rule_in_another_topic_folder(tmp_path, remo
 
 
 @BOTH
+def test_forget_erases_copies_kept_under_other_names(tmp_path, remote):
+    """A file manager's `gl-X (copy).md` (which the bank's own warning names), an editor's
+    `gl-X.md.bak` and a copy in a nested folder are read as no rule, but held its text after
+    forget said "for good" (review F3, session 25)."""
+    with bank_for(tmp_path, remote) as bank:
+        root = tmp_path / "root"
+        gid = bank.guidelines.add("Never log the card number SECRET123.",
+                                  topic="python").guideline_id
+        path = Path(bank.guidelines.get(gid).path)
+        (path.parent / "old").mkdir()
+        for copy in (path.parent / f"{gid} (copy).md", path.parent / f"{gid}.md.bak",
+                     path.parent / "old" / f"{gid}.md"):
+            shutil.copy(path, copy)
+        bank.forget(gid, trusted=True)
+        assert _files_holding(root, "SECRET123") == []
+
+
+@BOTH
 def test_a_rule_whose_file_does_not_parse_is_named_by_id(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         gid = bank.guidelines.add("Keep slides to ten bullets.", topic="slides").guideline_id

@@ -246,10 +246,31 @@ class FileGuidelineRecords:
             fsync_dir(copy.parent)
             self._files.pop(str(copy), None)
             copies.append(str(copy))
+        copies += self._erase_named_copies(guideline)
         os.unlink(guideline.path)  # gone for good, not to a trash (skillbank.forgetting)
         fsync_dir(Path(guideline.path).parent)
         self._files.pop(guideline.path, None)
         return copies
+
+    def _erase_named_copies(self, guideline: Guideline) -> list[str]:
+        """Erase every other file under the guidelines folder whose name begins with the id
+        (`gl-X (copy).md`, `gl-X.md.bak`, `python/old/gl-X.md`): none is read as the rule, but
+        each held its text after forget said "for good" (review F3, session 25). An id is
+        `gl-` and 12 hex digits, so no other rule's file name begins with it."""
+        erased: list[str] = []
+        for folder, subfolders, names in os.walk(self.folder):
+            subfolders[:] = [name for name in subfolders
+                             if not os.path.islink(os.path.join(folder, name))]
+            for name in names:
+                path = os.path.join(folder, name)
+                if not name.startswith(guideline.id) or path == guideline.path \
+                        or os.path.islink(path) or not os.path.isfile(path):
+                    continue
+                os.unlink(path)
+                fsync_dir(Path(folder))
+                self._files.pop(path, None)
+                erased.append(path)
+        return erased
 
     def _subfolders(self) -> list[str]:
         """Every folder a guideline file may have been put in (topic folders, hidden and
