@@ -255,3 +255,19 @@ def test_a_minimal_hand_written_file_gets_the_missing_keys_around_the_persons_li
 
 def front_of(text: str) -> dict:
     return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_an_id_line_naming_another_rule_is_rewritten_to_the_files_own():
+    """A file copied by hand to a new name kept the other rule's `id:` through every write, so
+    its id-mismatch warning never went away (review F7, session 25); `topic:` was already
+    rewritten to the folder's. The person's other lines stay."""
+    gid, other = "gl-0123456789ab", "gl-ffffffffffff"
+    text = (f"---\nid: {other}\ntopic: python\nstatus: active  # keep\nhelpful: 1\nharmful: 0\n"
+            "---\nKeep functions short.\n")
+    path = f"/x/python/{gid}.md"
+    old, findings = parse_guideline(text, path=path, expected_id=gid, expected_topic="python")
+    assert [f.code for f in findings] == ["id-mismatch"]
+    written = rewrite_guideline(old.model_copy(update={"helpful": 2, "path": path}), text)
+    assert f"id: {gid}" in written and "status: active  # keep" in written
+    _, findings = parse_guideline(written, path=path, expected_id=gid, expected_topic="python")
+    assert [f.code for f in findings] == []

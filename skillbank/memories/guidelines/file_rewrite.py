@@ -41,9 +41,11 @@ def rewrite_guideline(g: Guideline, previous: str | None) -> str:
     # Read with the frontmatter's own topic: the folder files the rule, and a `topic:` line
     # that says otherwise (a file moved by hand to another topic folder) is rewritten to the
     # folder's, as it always was.
-    old, _ = parse_guideline(previous, path=g.path, expected_id=g.id)
+    old, findings = parse_guideline(previous, path=g.path, expected_id=g.id)
     if old is None:  # not readable as this rule: nothing of it to keep
         return render_guideline(g)
+    if any(f.code == "id-mismatch" for f in findings):  # an `id:` line naming another rule
+        old = old.model_copy(update={"id": ""})  # is rewritten, as the whole render did (F7)
     # The line edit first (it dumps only the changed entries), then a whole new frontmatter.
     for make in (_edited, _rendered_keeping):
         candidate = make(g, old, previous)
