@@ -58,3 +58,28 @@ def test_skills_validate_warns_of_it(tmp_path, cli_root):
                                       str(_skills(tmp_path) / "git-cleanup")])
     assert result.exit_code == 0, (result.stdout, result.stderr)
     assert "tool-gate-unread" in json.dumps(json.loads(result.stdout))
+
+
+def test_a_quoted_parenthesis_in_a_pattern_is_not_unclosed():
+    """Review F6, session 25: counting parentheses called `Bash(echo ")")` unclosed, so the
+    skill declared nothing. Quotes inside a pattern are skipped; a lone apostrophe is text."""
+    need = declared({"allowed-tools": 'Bash(echo ")") Read'})
+    assert need.tools == {"bash"} and need.approved == {"bash", "read"} and not need.warnings
+    assert declared({"allowed-tools": "Bash(don't:*)"}).tools == {"bash"}
+    assert declared({"allowed-tools": "Bash (git:*)"}).tools == {"bash"}
+    assert declared({"allowed-tools": "Bash(a (b) c), Read"}).approved == {"bash", "read"}
+    assert "unclosed" in declared({"allowed-tools": "Read) Write"}).warnings[0]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_quoted_parenthesis_still_gates_the_skill(tmp_path, remote):
+    """Fails before: the skill declared nothing and an agent without a shell was served it."""
+    folder = tmp_path / "skills"
+    write_skill(folder, "echo-paren", "Print a closing parenthesis with echo. Use when asked to "
+                "echo a parenthesis.", extra="allowed-tools: 'Bash(echo \")\")'\n")
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        task = "echo a closing parenthesis"
+        assert [h.name for h in bank.skills.search(task, available_tools=["Bash"])] == \
+            ["echo-paren"]
+        hits = bank.skills.search(task, available_tools=["Read"])
+        assert list(hits) == [] and hits.missing_tools == {"echo-paren": ["bash"]}

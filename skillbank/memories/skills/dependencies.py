@@ -37,9 +37,6 @@ from typing import Any, Iterable
 
 log = logging.getLogger("skillbank.skills")
 _PATTERN = re.compile(r"\(.*\)$")
-#: One entry: a name with an optional argument pattern, which may hold spaces and commas
-#: (`Bash(npm run test:*)` was split into three "tools").
-_ENTRY = re.compile(r"[^\s,()]+(?:\([^)]*\)?)?")
 _MAX_NAMES = 64
 _UNCLOSED = "has an unclosed parenthesis"
 
@@ -77,16 +74,53 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
             warnings.append(f"{where} has a {type(item).__name__} where a tool name belongs; "
                             "ignored")
             continue
-        if item.count("(") != item.count(")"):
+        entries = split_entries(item) if split else [item.strip()]
+        if entries is None:
             # `Bash(git:*` was read as a tool named "bash(git:*" that no agent has, hiding the
             # skill from all of them (hunt-disclose #4, session 25): it declares nothing.
             warnings.append(f"{where} entry {item.strip()[:80]!r} {_UNCLOSED}; ignored")
             continue
-        for entry in (_ENTRY.findall(item) if split else [item.strip()]):
+        for entry in entries:
             name = _PATTERN.sub("", entry).strip().lower()
             if name:
                 found.append((name, name != entry.strip().lower()))
     return found[:_MAX_NAMES]
+
+
+def split_entries(text: str) -> list[str] | None:
+    """The entries of one `allowed-tools` string: names with an optional argument pattern,
+    split at spaces and commas outside the pattern (`Bash(npm run test:*)` is one entry; it was
+    split into three "tools"). A pattern's quoted text is not scanned for parentheses, so
+    `Bash(echo ")")` is one entry (counting parentheses called it unclosed; review F6, session
+    25); a quote with no partner is a plain character (`Bash(don't:*)`). `Bash (git:*)` is read
+    as `Bash(git:*)`. None when a parenthesis does not close, or closes nothing."""
+    entries: list[str] = []
+    current = ""
+    depth, quote = 0, ""
+    for at, char in enumerate(text):
+        if quote:
+            current += char
+            quote = "" if char == quote else quote
+        elif depth:
+            current += char
+            if char in "\"'" and char in text[at + 1:]:
+                quote = char
+            depth += {"(": 1, ")": -1}.get(char, 0)
+        elif char == "(":
+            if not current and entries:
+                current = entries.pop()
+            current, depth = current + char, 1
+        elif char == ")":
+            return None
+        elif char.isspace() or char == ",":
+            if current:
+                entries.append(current)
+            current = ""
+        else:
+            current += char
+    if depth or quote:
+        return None
+    return entries + [current] if current else entries
 
 
 def _names(value: Any, where: str, warnings: list[str], split: bool) -> set[str]:
