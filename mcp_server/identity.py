@@ -53,6 +53,19 @@ FIELDS = {"sha256", "namespace", "reads", "role", "trusted", "reviews"}
 TOKEN_PREFIX = "sbk_"
 
 
+class _Unconfirmed:
+    """A principal's standing while the tokens file is missing (see `TokensFile.standing_of`)."""
+
+    def __repr__(self) -> str:
+        return "UNCONFIRMED"
+
+
+#: What a standing check answers while the tokens file is missing: neither in force nor
+#: revoked. What outlives a request (a listen stream, a handshake session) hears nothing
+#: meanwhile but is not dropped (review F4, session 25).
+UNCONFIRMED: Any = _Unconfirmed()
+
+
 class TokensFileError(InvalidInputError):
     """The tokens file cannot be used; the message names the file and the problem."""
 
@@ -213,6 +226,8 @@ class TokensFile:
         self.problem: str | None = None
         #: When the principals in force were read (ISO 8601, UTC).
         self.read_at: str | None = None
+        #: The file is not there now (its tokens are refused until it is back).
+        self.missing = False
         self.reload(strict=True)
 
     def _read(self) -> tuple[tuple[int, int, int], dict[str, Principal]]:
@@ -241,14 +256,14 @@ class TokensFile:
         with self._lock:
             try:
                 self._stamp, self._by_hash = self._read()
-                self.problem = None
+                self.problem, self.missing = None, False
                 self.read_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             except (TokensFileError, OSError) as exc:
                 if strict:
                     raise TokensFileError(str(exc)) from None
                 self._stamp = stamp  # do not log the same broken version on every request
                 if stamp is None:  # deleted: its tokens are revoked, not kept (fail closed)
-                    self._by_hash = {}
+                    self._by_hash, self.missing = {}, True
                     self.problem = f"{exc}; no token is accepted until it is back"
                     log.error("skillbank: %s", self.problem)
                     return
@@ -277,10 +292,16 @@ class TokensFile:
         """A check of `principal`'s scope as the file has it now: None once its token is
         removed (or re-issued), the narrowed scope after an edit of its `reads`. A stream
         opened before such an edit kept the scope of its first request and went on hearing
-        the topics of namespaces it no longer reads (hunt-team #1, session 25)."""
+        the topics of namespaces it no longer reads (hunt-team #1, session 25).
+
+        While the file is missing, UNCONFIRMED: a file replaced by a non-atomic move (gone for
+        one poll) dropped every handshake session's subscriptions for good, though the same
+        tokens were back a moment later (review F4, session 25)."""
         def now() -> Any:
             current = self.holder(principal.sha256)
-            return None if current is None else current.scope()
+            if current is None:
+                return UNCONFIRMED if self.missing else None
+            return current.scope()
         return now
 
     def principals(self) -> list[Principal]:

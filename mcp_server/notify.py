@@ -68,7 +68,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillbank import scope as scopes
 from skillbank.mcp_server import resources as res
-from skillbank.mcp_server.identity import standing
+from skillbank.mcp_server.identity import UNCONFIRMED, standing
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -86,7 +86,8 @@ _END_LISTEN: ContextVar[Callable[[], None] | None] = ContextVar("skillbank_end_l
 
 def stands(check: Callable[[], Any]) -> Any:
     """The caller's scope as `check` finds it now, None when revoked (and when the check
-    itself fails: a principal that cannot be confirmed hears nothing more)."""
+    itself fails: a principal that cannot be confirmed hears nothing more), UNCONFIRMED while
+    the tokens file is missing (muted, not dropped)."""
     try:
         return check()
     except Exception:  # noqa: BLE001 - fail closed
@@ -114,11 +115,12 @@ class _Listening:
     """One listen stream: its scope now, the check of its caller (None: nothing to re-check,
     as over stdio or with the static token), its listener, and how to end it."""
 
-    __slots__ = ("scope", "check", "listener", "end")
+    __slots__ = ("scope", "check", "listener", "end", "muted")
 
     def __init__(self, scope: Audience, check: Callable[[], Any] | None,
                  listener: Callable[[Any], None], end: Callable[[], None] | None) -> None:
         self.scope, self.check, self.listener, self.end = scope, check, listener, end
+        self.muted = False  # its caller cannot be confirmed now (the tokens file is missing)
 
 
 class ScopedBus:
@@ -144,8 +146,9 @@ class ScopedBus:
             if entry.check is None:
                 continue
             now = stands(entry.check)
+            entry.muted = now is UNCONFIRMED
             if now is not None:
-                entry.scope = now
+                entry.scope = now if not entry.muted else entry.scope
                 continue
             self._listeners.pop(key, None)
             log.info("ending a listen stream: its caller %s was revoked",
@@ -155,7 +158,7 @@ class ScopedBus:
 
     async def publish(self, event: Any, audience: Audience = _EVERYONE) -> None:
         for entry in list(self._listeners.values()):
-            if audience is not _EVERYONE and entry.scope != audience:
+            if entry.muted or (audience is not _EVERYONE and entry.scope != audience):
                 continue
             try:
                 entry.listener(event)
@@ -193,6 +196,9 @@ class ChangeMonitor:
         self._connections = 0
         #: the running thread's last look: audience -> {uri -> digest} (None: not started)
         self._seen: dict[Audience, dict[str, str]] | None = None
+        #: handshake sessions whose caller cannot be confirmed now (the tokens file is
+        #: missing): kept, with their subscriptions, but sent nothing (review F4, session 25)
+        self._muted: weakref.WeakSet[Any] = weakref.WeakSet()
 
     # Registration (event loop) -------------------------------------------------------------
     @staticmethod
@@ -312,6 +318,10 @@ class ChangeMonitor:
         for session, (audience, uris, check) in sessions:
             now = stands(check)
             with self._lock:
+                if now is UNCONFIRMED:
+                    self._muted.add(session)
+                    continue
+                self._muted.discard(session)
                 if now is None:
                     self._sessions.pop(session, None)
                     log.info("no more notifications for a session of %s: revoked",
@@ -422,7 +432,7 @@ class ChangeMonitor:
             for event in events:
                 await bus.publish(event, audience)
         with self._lock:
-            sessions = list(self._sessions.items())
+            sessions = [item for item in self._sessions.items() if item[0] not in self._muted]
         for session, (audience, uris, _) in sessions:
             listed, updated = news.get(audience, (False, []))
             try:

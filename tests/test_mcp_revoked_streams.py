@@ -30,7 +30,8 @@ from test_mcp_notify_scopes import LIST, MARKER, TOPIC, UPDATED, heard, kinds, m
 #: who -> (namespace, role, reads)
 PRINCIPALS = {"tess": ("team", "contributor", []), "carol": ("carol", "reader", ["team"]),
               "dave": ("dave", "contributor", ["team"]), "nina": ("nina", "reader", ["team"]),
-              "erin": ("erin", "contributor", ["team"]), "fran": ("fran", "reader", ["team"])}
+              "erin": ("erin", "contributor", ["team"]), "fran": ("fran", "reader", ["team"]),
+              "gina": ("gina", "reader", ["team"]), "hana": ("hana", "reader", ["team"])}
 
 
 @pytest.fixture(scope="module")
@@ -137,6 +138,75 @@ async def test_handshake_sessions_of_removed_and_narrowed_principals(served):
         assert seen["carol"] == [(LIST, ""), (UPDATED, TOPIC + team)], seen
         assert kinds(got["erin"][start["erin"]:]) == [], got["erin"]  # nothing, not even the marker
         assert seen["fran"] == [], seen
+
+
+async def tokens_file_away(tokens_file: Any) -> None:
+    """The tokens file gone for a few polls (a non-atomic replace, an editor's save), then back
+    with the same tokens."""
+    away = tokens_file.with_name(tokens_file.name + ".away")
+    tokens_file.rename(away)
+    try:
+        await anyio.sleep(1.5)  # several 0.2 s polls see no file
+    finally:
+        away.rename(tokens_file)
+
+
+async def test_a_session_outlives_a_moment_without_the_tokens_file(served):
+    """Review F4, session 25: one poll without the file dropped every handshake session's
+    subscriptions for good (the session stayed open and heard nothing more once the file was
+    back). Now it is muted meanwhile, not dropped. Fails before: gina heard no update."""
+    url, tokens, tokens_file = served
+    team = "away" + uuid.uuid4().hex[:6]
+    got: dict[str, list[Any]] = {w: [] for w in ("tess", "gina")}
+    async with sessions(url, tokens, "legacy", got) as c:
+        save_marker = marker_saver(c["tess"], "away")
+        for uri in (MARKER, TOPIC + team):
+            await c["gina"].session.subscribe_resource(uri)
+        await save_marker()
+        await until(lambda: heard(got["gina"], UPDATED, MARKER), "gina's first look",
+                    again=save_marker)
+        await tokens_file_away(tokens_file)
+        start = len(got["gina"])
+
+        async def add_rule() -> None:
+            await call_ok(c["tess"], "add_guideline", {
+                "text": f"Label the {team} tickets {uuid.uuid4().hex[:4]}.", "topic": team})
+        await add_rule()
+        await until(lambda: heard(got["gina"], UPDATED, TOPIC + team, start),
+                    "gina hearing the team topic again", again=add_rule, seconds=60)
+
+
+async def test_a_listen_stream_outlives_a_moment_without_the_tokens_file(served):
+    """The same for a 2026-07-28 listen stream: it was ended as if its caller were revoked."""
+    url, tokens, tokens_file = served
+    team = "gone" + uuid.uuid4().hex[:6]
+    events: list[Any] = []
+    ended = anyio.Event()
+    async with sessions(url, tokens, "auto", {"tess": [], "hana": []}) as c:
+        async with c["hana"].listen(resources_list_changed=True,
+                                    resource_subscriptions=[MARKER, TOPIC + team]) as stream, \
+                anyio.create_task_group() as group:
+            async def collect() -> None:
+                async for event in stream:
+                    events.append(event)
+                ended.set()
+            group.start_soon(collect)
+            save_marker = marker_saver(c["tess"], "gone")
+            await save_marker()
+            await until(lambda: heard(events, "ResourceUpdated", MARKER), "hana's first look",
+                        again=save_marker)
+            await tokens_file_away(tokens_file)
+            start = len(events)
+
+            async def add_rule() -> None:
+                await call_ok(c["tess"], "add_guideline", {
+                    "text": f"Tag the {team} alerts {uuid.uuid4().hex[:4]}.", "topic": team})
+            await add_rule()
+            await until(lambda: heard(events, "ResourceUpdated", TOPIC + team, start)
+                        or ended.is_set(), "hana hearing the team topic again", again=add_rule,
+                        seconds=60)
+            assert not ended.is_set(), "the stream was ended while the tokens file was away"
+            group.cancel_scope.cancel()
 
 
 async def test_a_team_workers_listen_stream_ends_when_its_token_is_removed(
