@@ -174,6 +174,8 @@ def path_refusal(relative: str) -> str | None:
         return f"path {relative!r} names no file"
     if parts[0] == ".":
         return f"path {relative!r}: leave out the leading './' (write {plain!r})"
+    if "." in parts:  # `references/./x.md` read a pinned file under a name its digests lack
+        return f"path {relative!r} has a '.' part: write {plain!r}"
     if parts[-1] == "":
         return f"path {relative!r} ends with '/': name a file (write {plain!r})"
     if "" in parts:

@@ -69,6 +69,7 @@ async def test_a_skill_lists_only_the_files_a_read_accepts(tmp_path, remote):
     ("references/x.md/", "ends with '/': name a file (write 'references/x.md')"),
     ("references//x.md", "has an empty part ('//'): write 'references/x.md'"),
     ("./", "names no file"),
+    ("references/./x.md", "has a '.' part: write 'references/x.md'"),
     ("references/../../x.md", "must stay inside its folder (no '..')"),
     ("references\\x.md", "no backslash"),
     ("references%2fx.md", "percent-encoded"),
@@ -92,7 +93,10 @@ def test_a_read_says_why_a_dot_slash_path_is_refused(tmp_path, remote):
         assert bank.skills.read_resource("notes", "references/x.md") == "# x\n"
         for relative, reason in [("./references/x.md", "leading './'"),
                                  ("references/x.md/", "ends with '/'"),
-                                 ("references//x.md", "empty part")]:
+                                 ("references//x.md", "empty part"),
+                                 # a pinned skill's digests name `references/x.md` only; this
+                                 # read passed (review of session 25's disclosure fixes)
+                                 ("references/./x.md", "'.' part")]:
             with pytest.raises(UnsafePathError, match=reason) as refused:
                 bank.skills.read_resource("notes", relative)
             assert "'..'" not in str(refused.value)
