@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.errors import InvalidInputError, SkillbankError
-from skillbank.tool_text import NO_MEMORY, TOOL_DESCRIPTIONS, empty_memory_note, skill_search_note
+from skillbank.tool_text import NO_MEMORY, TOOL_DESCRIPTIONS, memory_reply, skill_search_note
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -261,11 +261,10 @@ def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
     ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace,
                            topic=a.topic)
-    # Empty is not always "nothing relevant": items over the budget, or skills the tool gate
-    # left out, are said so (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
-    return ctx.text or empty_memory_note(
-        ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
-        "call memory_context again with a larger budget_tokens")
+    # Items over the budget, or skills the tool gate left out, are said so, with the block or
+    # instead of it (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
+    return memory_reply(ctx.text, ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
+                        "call memory_context again with a larger budget_tokens")
 
 
 #: Said with a pending record, as the MCP tool says it (mcp_server/tools_memory.py): the agent

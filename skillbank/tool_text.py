@@ -171,12 +171,36 @@ def empty_memory_note(budget_tokens: int, omitted: int,
     """
     parts = []
     if omitted:
-        items = "1 relevant item was" if omitted == 1 else f"{omitted} relevant items were"
-        parts.append(f"Nothing fits in {budget_tokens} tokens: {items} left out for the "
-                     f"budget; {larger_budget}.")
+        parts.append(f"Nothing fits in {budget_tokens} tokens: {_left_out(omitted)} left out "
+                     f"for the budget; {larger_budget}.")
     if missing_tools:
-        needs = "; ".join(f"{name} needs {', '.join(lacks)}"
-                          for name, lacks in missing_tools.items())
-        parts.append(f"Skills that fit this task need tools you lack ({needs}); proceed "
-                     "without them.")
+        parts.append(f"Skills that fit this task need tools you lack ({_needs(missing_tools)}); "
+                     "proceed without them.")
     return " ".join(parts) or NO_MEMORY
+
+
+def memory_reply(text: str, budget_tokens: int, omitted: int,
+                 missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+    """A memory block as a tool answers it for a model: the block, then what it left out.
+
+    A block with some items and others dropped for the budget (or gated skills) was answered
+    with its text alone by the adapters, so a model never knew to ask for more; MCP says so in
+    `omitted` beside the text (left from hunt-disclose #2, session 25). The note is outside the
+    block's budget (a line or two)."""
+    if not text:
+        return empty_memory_note(budget_tokens, omitted, missing_tools, larger_budget)
+    notes = []
+    if omitted:
+        notes.append(f"({_left_out(omitted)} left out for the budget of {budget_tokens} tokens; "
+                     f"{larger_budget}.)")
+    if missing_tools:
+        notes.append(f"(Skills that fit but need tools you lack: {_needs(missing_tools)}.)")
+    return "\n\n".join([text, *notes])
+
+
+def _left_out(omitted: int) -> str:
+    return "1 relevant item was" if omitted == 1 else f"{omitted} relevant items were"
+
+
+def _needs(missing_tools: dict[str, list[str]]) -> str:
+    return "; ".join(f"{name} needs {', '.join(lacks)}" for name, lacks in missing_tools.items())

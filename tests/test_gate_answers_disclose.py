@@ -139,3 +139,25 @@ def test_memory_context_says_what_the_budget_and_the_gate_left_out(tmp_path, min
     assert lacking != NO_MEMORY and "web-scrape needs webfetch" in lacking
     assert "git-release" not in lacking
     assert unrelated == NO_MEMORY
+
+
+@REMOTE
+def test_memory_context_with_some_items_says_what_the_budget_left_out(tmp_path, minilm, remote):
+    """Left from #2: a block that showed some items and dropped others for the budget was
+    answered with its text alone, so a model never knew to ask for more. Fails before."""
+    from skillbank.adapters.langchain import SkillbankToolkit
+
+    task = "build a PDF report from my CSV"
+    with bank_for(tmp_path, remote, minilm, skill_roots=_skills(tmp_path)) as bank:
+        for rule in ("Always label both axes of every chart in a PDF report.",
+                     "Put the data source and its date under each chart in a PDF report.",
+                     "Keep PDF report tables to at most eight columns."):
+            bank.guidelines.add(rule, topic="reports")
+        budget = next(b for b in range(50, 2000, 10)
+                      if (c := bank.context_for(task, budget_tokens=b)).text and c.omitted)
+        ctx = bank.context_for(task, budget_tokens=budget)
+        tool = next(t for t in SkillbankToolkit(bank).get_tools() if t.name == "memory_context")
+        answer = str(tool.invoke({"task": task, "budget_tokens": budget}))
+    assert answer.startswith(ctx.text)
+    assert f"left out for the budget of {budget} tokens" in answer
+    assert "larger budget_tokens" in answer
