@@ -123,8 +123,11 @@ def test_what_a_hand_edit_did_not_change_is_named(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         g = bank.guidelines
         gid, path, copy = _edited_past_the_format(bank)
+        for readme in (path.parent / "README.md", path.parent.parent / "readme.md"):
+            readme.write_text("# Our rules\nEdit them by hand; the bank re-reads them.\n")
         found = {(Path(f.path).name, f.code): f for f in g.problems()}
         assert {f.severity for f in found.values()} == {"warning"}
+        # a curator's README.md beside the rules is not reported (it was a stray / misnamed file)
         assert set(found) == {(path.name, "topic-mismatch"), (path.name, "unknown-key"),
                               (copy.name, "bad-file-name")}
         assert found[path.name, "topic-mismatch"].message == MOVED

@@ -466,10 +466,12 @@ def test_binary_and_stray_files_are_reported(gm):
     (gm.folder / "sql" / "gl-0123456789ab.md").write_bytes(b"\x00\x01binary")
     (gm.folder / "sql" / "notes.md").write_text("a person's notes")
     (gm.folder / "Bad Topic").mkdir()
-    (gm.folder / "README.md").write_text("hello")
+    (gm.folder / "rules.md").write_text("hello")
+    (gm.folder / "README.md").write_text("What this folder holds")  # a curator's: not stray
     report = gm.sync()
     codes = {f.code for f in report.findings}
     assert {"binary", "bad-file-name", "bad-topic-folder", "stray-file"} <= codes
+    assert not [f for f in report.findings if f.path.endswith("README.md")]
     assert gm.counts() == {"active": 0, "pending": 0, "retired": 0, "superseded": 0}
 
 
