@@ -16,6 +16,7 @@ import pytest
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.memories.skills import draft_files
 from skillbank.memories.skills import drafts as drafts_module
 from skillbank.memories.skills.drafting import LLMDrafter, RuleDrafter
 from skillbank.memories.skills.skill_file import read_skill_file, validate_skill
@@ -228,7 +229,7 @@ def skill_state(root: Path, name: str) -> str:
     return "complete" if "SKILL.md" in files else f"half: {files}"
 
 
-@pytest.mark.parametrize("step", ["copytree", "replace", "index", "close"])
+@pytest.mark.parametrize("step", ["stage", "replace", "index", "close"])
 def test_a_crash_mid_adopt_never_leaves_half_a_skill(tmp_path, monkeypatch, step):
     root = tmp_path / "root"
     bank = open_bank(root)
@@ -239,8 +240,8 @@ def test_a_crash_mid_adopt_never_leaves_half_a_skill(tmp_path, monkeypatch, step
     def crash(*args: Any, **kwargs: Any) -> None:
         raise Crash(step)
 
-    if step == "copytree":
-        monkeypatch.setattr(drafts_module.shutil, "copytree", crash)
+    if step == "stage":  # the staged folder made, its SKILL.md not yet written
+        monkeypatch.setattr(draft_files, "atomic_write", crash)
     elif step == "replace":
         real = drafts_module.os.replace
 

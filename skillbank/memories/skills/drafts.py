@@ -54,6 +54,7 @@ from skillbank.memories.skills.drafting import (
     sentences,
 )
 from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
+from skillbank.memories.skills.draft_files import private_folder, stage_skill, write_private
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
@@ -62,7 +63,8 @@ from skillbank.memories.skills.skill_file import (
     render_skill,
     validate_skill,
 )
-from skillbank.memories.skills.versions import keep_version, list_versions, read_version
+from skillbank.memories.skills.versions import (keep_version, list_versions, read_version,
+                                                under_name)
 from skillbank.records import Experience, Skill, SkillDraft, SkillVersion, utcnow
 
 log = logging.getLogger("skillbank.skills")
@@ -361,7 +363,7 @@ class SkillDrafts:
             base_hash=base_hash, written_hash=_text_hash(rendered) if base_hash else None,
             namespaces=namespaces if namespaces is not None else [self.default_namespace])
         meta = draft.model_dump_json(indent=2) + "\n"
-        atomic_write(folder / SKILL_FILE, rendered, private=False)  # adopted as is
+        write_private(self.drafts_root, folder / SKILL_FILE, rendered)  # hunt-drafts #5
         atomic_write(folder / META_FILE, meta)
         self.draft_store.put(name, {SKILL_FILE: rendered, META_FILE: meta}, draft.sources)
         self._note("proposed", draft)
@@ -454,24 +456,32 @@ class SkillDrafts:
                              f"before adopting a revision drawn from {len(draft.sources)} experiences")
                 atomic_write(current, text, private=False)  # old text or new, never half
             else:
-                self._stage_in(folder, target, draft)
+                self._stage_in(folder, target, draft, text)
             self._index_one(target / SKILL_FILE)  # type: ignore[attr-defined]
             self._close(draft, "adopted")
             note(self, "adopt", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
 
-    def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft) -> None:
-        """Copy the draft beside the library, then move it into place in one rename."""
+    def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft, text: str) -> None:
+        """Build the skill beside the library (`draft_files.stage_skill`: a revision of a
+        read-only skill takes that skill's files too, hunt-drafts #8, session 26), then move it
+        into place in one rename."""
         staging = Path(tempfile.mkdtemp(prefix=f".adopt-{target.name}-", dir=self.writable_root))
         try:
             staged = staging / target.name
-            shutil.copytree(draft_folder, staged, ignore=shutil.ignore_patterns(META_FILE))
+            previous = None
             if draft.revises:  # shadowing a read-only skill: keep what it was, too
                 try:
                     previous = Path(self._summary(draft.revises).path)  # type: ignore[attr-defined]
+                except NotFoundError:
+                    pass
+            stage_skill(draft_folder, staged, text, skip=frozenset({META_FILE}),
+                        revised_folder=previous.parent if previous else None)
+            if previous is not None:
+                try:
                     keep_version(staged, previous.read_text(encoding="utf-8"),
                                  f"the skill as found in {previous.parent.parent}")
-                except (OSError, NotFoundError):
+                except OSError:
                     pass
             os.replace(staged, target)
         finally:
@@ -482,8 +492,7 @@ class SkillDrafts:
         self._note(status, draft)
         self.draft_store.close(draft.name, status)
         folder = Path(draft.path).parent
-        done = self.drafts_root / ".closed"
-        done.mkdir(parents=True, exist_ok=True)
+        done = private_folder(private_folder(self.drafts_root) / ".closed")  # hunt-drafts #5
         closed = draft.model_copy(update={"status": status})
         try:
             atomic_write(folder / META_FILE, closed.model_dump_json(indent=2) + "\n")
@@ -516,7 +525,7 @@ class SkillDrafts:
                 "diff": diff, "base_hash": base_hash, "base_changed": False})
             meta = edited.model_copy(update={"path": str(folder / SKILL_FILE)}) \
                 .model_dump_json(indent=2) + "\n"
-            atomic_write(folder / SKILL_FILE, text, private=False)
+            write_private(self.drafts_root, folder / SKILL_FILE, text)  # hunt-drafts #5
             atomic_write(folder / META_FILE, meta)
             files = {p.relative_to(folder).as_posix(): p.read_text("utf-8", errors="replace")
                      for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
@@ -549,7 +558,7 @@ class SkillDrafts:
             folder = self._writable_dir(name)  # type: ignore[attr-defined]
             if folder.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
-            text = read_version(name, folder, version)
+            text = under_name(read_version(name, folder, version), name)  # hunt-drafts #10
             _valid_skill(text, name, f"version {version} is not a valid skill named {name!r}")
             current = folder / SKILL_FILE
             if current.is_file():

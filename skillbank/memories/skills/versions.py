@@ -16,7 +16,7 @@ from pathlib import Path
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import atomic_write
-from skillbank.memories.skills.skill_file import parse_skill_text
+from skillbank.memories.skills.skill_file import SkillDocument, parse_skill_text, render_skill
 from skillbank.records import SkillVersion
 
 VERSIONS_DIR = ".versions"
@@ -103,3 +103,15 @@ def read_version(name: str, skill_folder: Path, version: str) -> str:
         if kept.version == version:
             return Path(kept.path).read_text(encoding="utf-8")
     raise NotFoundError(f"skill {name!r} has no version {version!r}; history() lists them")
+
+
+def under_name(text: str, name: str) -> str:
+    """A kept version's text as the skill `name` is now. A version keeps the `name:` it was
+    written with, so after `skills rename` history listed every version under the new name and
+    restore refused each ("name ... does not match its folder"; hunt-drafts #10, session 26):
+    the version is restored under the skill's current name. Text that does not parse, or
+    already has that name, is returned as it is (restore's check then says what is wrong)."""
+    doc, _ = parse_skill_text(text)
+    if doc is None or doc.frontmatter.get("name") == name:
+        return text
+    return render_skill(SkillDocument({**doc.frontmatter, "name": name}, doc.body))
