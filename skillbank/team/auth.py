@@ -81,7 +81,8 @@ OIDC_KEYS = {"issuer", "audience", "jwks_url", "principal_claim", "namespace_cla
              "groups_claim", "default_role", "trusted", "algorithms", "groups", "leeway",
              "resource_url", "required_scopes", "require_at_jwt"}
 GROUP_KEYS = {"role", "reads", "reviews", "trusted"}
-#: Verified tokens kept (by hash) so the guard and the SDK's bearer check verify once per token.
+#: Verified JWTs kept (by hash) so the guard and the SDK's bearer check verify once per token
+#: (tokens-file principals are looked up every time: a removal takes effect at once).
 CACHE_SIZE = 4096
 CACHE_SECONDS = 60.0
 #: After a successful JWKS fetch, a token naming an unknown key id refetches only after this
@@ -408,6 +409,14 @@ class JwtVerifier:
                                 "iss and aud")
         except jwt.InvalidTokenError as exc:
             return Refusal(401, f"the JWT is not valid: {exc}")
+        except (jwt.PyJWTError, TypeError, ValueError):
+            # The header's alg names one key type, the kid another (ES256 on an RSA key):
+            # PyJWT raises TypeError/InvalidKeyError, which was an unauthenticated HTTP 500
+            # with a traceback (hunt-oidc #1, session 26).
+            return Refusal(401, f"the JWT's header says alg {alg}, which does not fit "
+                                f"{config.issuer}'s key {header.get('kid')!r} (key type "
+                                f"{getattr(key, 'key_type', '?')}); send a token the identity "
+                                "provider signed")
         not_access = _not_an_access_token(header, claims, config.require_at_jwt)
         if not_access:
             return Refusal(401, not_access)
@@ -465,7 +474,8 @@ class TeamIdentity:
         self.jwt = JwtVerifier(oidc) if oidc is not None else None
         self.tokens = tokens
         self.static_token = static_token
-        self._cache: dict[str, tuple[float, Admitted]] = {}
+        #: token hash -> (until, (verdict, claims)) of verified JWTs only.
+        self._cache: dict[str, tuple[float, tuple[Admitted, dict[str, Any]]]] = {}
         self._lock = threading.Lock()
 
     # The SDK's protocol -------------------------------------------------------------------
@@ -484,23 +494,52 @@ class TeamIdentity:
         return await self.acheck_token(value)
 
     async def acheck_token(self, token: str) -> Admitted | Refusal:
+        """As `check_token`, with verified JWTs cached (the guard and the SDK's bearer check
+        ask for every request; a JWT's verification is the costly part).
+
+        Only JWT verification is cached. A tokens-file principal is looked up in the file as it
+        is now on every request: a cached verdict kept a removed (or narrowed) principal
+        reading and writing for up to 60 s with OIDC on (hunt-oidc #4, session 26). The clash
+        with the tokens file's names is checked on every request too, so a principal added to
+        the file takes effect at once. The token is stripped: the SDK hands over what follows
+        'Bearer ', so 'Bearer  <token>' (two spaces) arrived with a space in front and got a
+        bare 401, while the guard and a worker without OIDC took it (hunt-oidc #10)."""
+        token = token.strip()
+        known = self._known_token(token)
+        if known is not None or self.jwt is None or not looks_like_jwt(token):
+            return known if known is not None else self._unknown()
         key = hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
         now = time.monotonic()
         with self._lock:
             hit = self._cache.get(key)
-        if hit is not None and hit[0] > now and not _expired(hit[1].access):
-            return hit[1]
-        import anyio
+        if hit is not None and hit[0] > now and not _expired(hit[1][0].access):
+            verified: tuple[Admitted, dict[str, Any]] | Refusal = hit[1]
+        else:
+            import anyio
 
-        verdict = await anyio.to_thread.run_sync(self.check_token, token)  # JWKS fetch blocks
-        if isinstance(verdict, Admitted):
+            verified = await anyio.to_thread.run_sync(self._verify_jwt, token)  # JWKS blocks
+            if isinstance(verified, Refusal):
+                return verified
             with self._lock:
                 if len(self._cache) >= CACHE_SIZE:
                     self._cache.clear()
-                self._cache[key] = (now + CACHE_SECONDS, verdict)
-        return verdict
+                self._cache[key] = (now + CACHE_SECONDS, verified)
+        return self._clash_with_tokens_file(*verified) or verified[0]
 
     def check_token(self, token: str) -> Admitted | Refusal:
+        """Who `token` is: the server's static token, a tokens-file principal (the file as it
+        is now), or a verified JWT whose principal and namespace clash with nothing there."""
+        token = token.strip()
+        known = self._known_token(token)
+        if known is not None or self.jwt is None or not looks_like_jwt(token):
+            return known if known is not None else self._unknown()
+        verified = self._verify_jwt(token)
+        if isinstance(verified, Refusal):
+            return verified
+        return self._clash_with_tokens_file(*verified) or verified[0]
+
+    def _known_token(self, token: str) -> Admitted | None:
+        """The static token or a tokens-file principal (a hash lookup: never cached)."""
         from mcp.server.auth.provider import AccessToken
 
         if self.static_token is not None and hmac.compare_digest(
@@ -513,24 +552,9 @@ class TeamIdentity:
                 return Admitted(principal.scope(), AccessToken(
                     token=token, client_id=principal.name, subject=principal.name,
                     scopes=list(self._required())), self.tokens.standing_of(principal))
-        if self.jwt is not None and looks_like_jwt(token):
-            result = self.jwt.verify(token)
-            if isinstance(result, Refusal):
-                log.info("bearer token refused: %s", result.reason)
-                return result
-            scope, claims = result
-            clash = self._tokens_namespace(scope, claims)
-            if clash is not None:
-                log.info("bearer token refused: %s", clash.reason)
-                return clash
-            raw = claims.get("scope", claims.get("scp", ""))
-            scopes = raw.split() if isinstance(raw, str) else [str(s) for s in raw or []]
-            access = AccessToken(
-                token=token, client_id=str(claims.get("azp") or claims.get("client_id")
-                                           or scope.principal),
-                scopes=scopes, expires_at=int(claims["exp"]), subject=str(claims.get("sub")),
-                claims={"iss": claims.get("iss")})
-            return Admitted(scope, access, lambda: None if _expired(access) else scope)
+        return None
+
+    def _unknown(self) -> Refusal:
         if self.jwt is not None and self.tokens is None:
             return Refusal(401, f"the bearer token is not a JWT; send a token issued by "
                                 f"{self.jwt.config.issuer}")
@@ -538,20 +562,57 @@ class TeamIdentity:
                             "tokens file" + (" and is not a JWT" if self.jwt else "")
                        + "; ask the server's admin for a token")
 
-    def _tokens_namespace(self, scope: Any, claims: Mapping[str, Any]) -> Refusal | None:
-        """A JWT whose own namespace is its principal (no namespace claim) may not take one
-        the tokens file gives its principals: the name is often one people choose."""
+    def _verify_jwt(self, token: str) -> tuple[Admitted, dict[str, Any]] | Refusal:
+        """The verified JWT's verdict and claims, or the refusal (logged)."""
+        from mcp.server.auth.provider import AccessToken
+
+        assert self.jwt is not None
+        result = self.jwt.verify(token)
+        if isinstance(result, Refusal):
+            log.info("bearer token refused: %s", result.reason)
+            return result
+        scope, claims = result
+        raw = claims.get("scope", claims.get("scp", ""))
+        scopes = raw.split() if isinstance(raw, str) else [str(s) for s in raw or []]
+        # Admitted until exp + leeway, as PyJWT admits it: the SDK's bearer check drops an
+        # AccessToken whose expires_at has passed, so a token within the documented clock
+        # skew got the SDK's bare "Authentication required" (hunt-oidc #2, session 26).
+        access = AccessToken(
+            token=token, client_id=str(claims.get("azp") or claims.get("client_id")
+                                       or scope.principal),
+            scopes=scopes, expires_at=int(claims["exp"]) + self.jwt.config.leeway,
+            subject=str(claims.get("sub")), claims={"iss": claims.get("iss")})
+        return Admitted(scope, access, lambda: None if _expired(access) else scope), claims
+
+    def _clash_with_tokens_file(self, admitted: Admitted,
+                                claims: Mapping[str, Any]) -> Refusal | None:
+        """A JWT may not take a tokens-file principal's name, nor (without a namespace claim)
+        a namespace the file gives its principals: the principal claim is often a name people
+        choose (preferred_username). A JWT with `sub` = a tokens-file principal's name acted
+        as that principal and overwrote its skill (hunt-oidc #7, session 26): the two are
+        different identities, so such a JWT is refused rather than merged."""
         assert self.oidc is not None
-        if self.tokens is None or (self.oidc.namespace_claim
-                                   and self.oidc.namespace_claim in claims):
+        if self.tokens is None:
             return None
-        for entry in self.tokens.principals():
-            if scope.namespace in (entry.namespace, *entry.reads, *entry.reviews):
-                return Refusal(401, f"the JWT's principal {scope.principal!r} names a "
-                                    "namespace the tokens file gives its principals, so it "
-                                    "cannot be this caller's own; rename the account, or set "
-                                    "namespace_claim in [oidc]")
-        return None
+        scope = admitted.scope
+        entries = self.tokens.principals()
+        refusal = None
+        if any(entry.name == scope.principal for entry in entries):
+            refusal = Refusal(401, f"the JWT's principal {scope.principal!r} is the name of a "
+                                   "principal in this server's tokens file, a different "
+                                   "identity; the JWT is refused rather than acting as it. "
+                                   "Rename the account or the tokens-file principal, or set "
+                                   "principal_claim in [oidc] to a claim the identity provider "
+                                   "controls")
+        elif not (self.oidc.namespace_claim and self.oidc.namespace_claim in claims) and any(
+                scope.namespace in (e.namespace, *e.reads, *e.reviews) for e in entries):
+            refusal = Refusal(401, f"the JWT's principal {scope.principal!r} names a "
+                                   "namespace the tokens file gives its principals, so it "
+                                   "cannot be this caller's own; rename the account, or set "
+                                   "namespace_claim in [oidc]")
+        if refusal is not None:
+            log.info("bearer token refused: %s", refusal.reason)
+        return refusal
 
     def _required(self) -> tuple[str, ...]:
         return self.oidc.required_scopes if self.oidc else ()
