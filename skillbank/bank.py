@@ -504,9 +504,12 @@ class Skillbank:
             return self._memories["skills"]
 
     def _experiences_for_drafting(self, namespace: str | None) -> list[Any]:
+        """The runs to draft from, and the lesson records distilled from them: a revision reads
+        a failed run's distilled lessons too (hunt-drafts #7, session 26)."""
         from skillbank.memories.skills.grouping import MAX_EXPERIENCES
 
-        return self.experiences.list(namespace, kind="experience", limit=MAX_EXPERIENCES)
+        return (self.experiences.list(namespace, kind="experience", limit=MAX_EXPERIENCES)
+                + self.experiences.list(namespace, kind="lesson", limit=MAX_EXPERIENCES))
 
     @property
     def experiences(self) -> "ExperienceMemory":

@@ -426,8 +426,10 @@ class SkillDraft(BaseModel):
     reason: str = ""
     drafted_by: str = "rules"  # "rules", or "model" when an LLM wrote the text
     #: A revision: the hash of the SKILL.md text it was drawn from (after `edit_draft`, of the
-    #: one it was edited against), and of its own SKILL.md as skillbank wrote it. None on new
-    #: skills and on drafts written before they were kept.
+    #: one it was edited against; None on new skills). Every draft: the hash of its own SKILL.md
+    #: as skillbank wrote it, so `propose` tells a person's edit and never writes over it
+    #: (hunt-drafts #1, session 26; new-skill drafts kept none before). None on drafts written
+    #: before they were kept.
     base_hash: str | None = None
     written_hash: str | None = None
     #: Read, not kept: the revised skill's SKILL.md is no longer the text the draft was drawn

@@ -4,6 +4,7 @@
 draft per group of at least `min_support` experiences (`drafting`), and a revision draft for a
 skill that keeps failing with lessons it does not contain. Drafts live in `<root>/drafts/<name>/`
 — outside every skill root, so nothing routes to them — until a person adopts or discards them.
+What is drawn, and when a pending draft may be drawn again, is `proposing` (session 26).
 
 Idempotent by construction: `<root>/drafts/.ledger.jsonl` records every proposal, adoption and
 discard with its source experience ids, and a group whose sources are all covered by one entry
@@ -29,33 +30,22 @@ import hashlib
 import json
 import logging
 import os
-import re
 import shutil
 import tempfile
 import time
 from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Any, Callable
 
 from skillbank import scope as scopes
 from skillbank.audit import note
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError)
 from skillbank.fsutil import atomic_write, check_slug
-from skillbank.memories.skills import checks, last_good
-from skillbank.memories.skills.drafting import (
-    DraftMaterial,
-    LLMDrafter,
-    RuleDrafter,
-    SkillDrafter,
-    _clip,
-    draft_name,
-    gather,
-    render_body,
-    sentences,
-)
-from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
+from skillbank.memories.skills import checks
 from skillbank.memories.skills.draft_files import private_folder, stage_skill, write_private
+from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
 from skillbank.memories.skills.folder_files import SKILL_FILE
+from skillbank.memories.skills.proposing import SkillProposing
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
     parse_skill_text,
@@ -71,17 +61,17 @@ log = logging.getLogger("skillbank.skills")
 
 META_FILE = ".draft.json"
 LEDGER = ".ledger.jsonl"
-#: A lesson counts as already in a skill when this share of its words is in the skill's text.
-COVERED = 0.7
 #: Defaults for flagging a skill for review: used this often, helping at most this share.
 REVIEW_MIN_USES = 5
 REVIEW_MAX_HELP_RATE = 0.2
 
 
-class SkillDrafts:
-    """Propose, revise, adopt, discard and version skills (a mixin of `SkillLibrary`)."""
+class SkillDrafts(SkillProposing):
+    """Propose (`proposing`), revise, adopt, discard and version skills (a mixin of
+    `SkillLibrary`)."""
 
-    #: Set by the facade: namespace -> experiences (through the experience memory's public API).
+    #: Set by the facade: namespace -> experiences and the lesson records distilled from them
+    #: (through the experience memory's public API).
     experience_source: Callable[[str | None], list[Experience]] | None = None
     #: Set by the facade: returns the bank's distiller; an LLM distiller's model drafts too.
     distiller_source: Callable[[], Any] | None = None
@@ -238,97 +228,6 @@ class SkillDrafts:
         except OSError:
             return False
 
-    # Proposing ---------------------------------------------------------------------------------
-    def propose(self, namespace: str | None = None, min_support: int = 3, *,
-                experiences: Sequence[Experience] | None = None,
-                drafter: SkillDrafter | None = None,
-                threshold: float = DEFAULT_THRESHOLD, trusted: bool = True) -> list[SkillDraft]:
-        """Draft skills from recurring experience; returns the drafts written by this call.
-
-        New-skill drafts come from groups of at least `min_support` experiences of one kind of
-        task; revision drafts (`revises=<skill>`, with a diff) from skills that failed at least
-        twice with lessons their text does not hold. Nothing is proposed twice for the same
-        experiences, nor again after a person adopted or discarded it; but a pending revision
-        whose skill changed since it was drawn (and that no person edited) is drawn again from
-        the skill as it is now, so it can be adopted without undoing that change.
-
-        Trusted callers only (`trusted=False` or an untrusted scope: PermissionDeniedError), in
-        every face: a draft is written from the team's experiences, and in an MCP session that
-        offers sampling the caller's own model writes its text. Users met an `--untrusted`
-        token's `propose_skills` writing drafts: the MCP tool checked only the server's flag,
-        and a server with a tokens file is built trusted.
-        """
-        checks.check_k(min_support, "min_support")
-        checks.check_score(threshold, "threshold")
-        scope = scopes.caller(self.default_namespace, trusted)
-        scope.require(scopes.Role.CONTRIBUTOR, "proposing skills")
-        if not scope.trusted:
-            raise PermissionDeniedError(
-                f"proposing skills needs a trusted caller; {scope.principal} is untrusted (a "
-                "draft steers every later task once adopted). Ask the user to run `skillbank "
-                "skills propose`")
-        pool = [e for e in self._experiences(namespace, experiences) if scope.can_read(e.namespace)]
-        drafter = drafter or self._default_drafter()
-        with self._sync_lock, self.write_lock:
-            ledger = self._ledger()
-            # Every pending draft, the caller's or not: a new draft never takes another's name.
-            pending = {d.name: d for d in self._all_drafts()}
-            written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending)
-            written += self._propose_revisions(pool, drafter, ledger, pending)
-        note(self, "propose", "draft", [d.name for d in written])
-        return written
-
-    def _experiences(self, namespace: str | None,
-                     experiences: Sequence[Experience] | None) -> list[Experience]:
-        if experiences is None:
-            if self.experience_source is None:
-                raise InvalidInputError("this library has no experiences to draft from: pass "
-                                        "experiences=[...] or open it through Skillbank")
-            experiences = self.experience_source(namespace)
-        pool = [e for e in experiences if isinstance(e, Experience)
-                and e.kind == "experience" and e.status == "active" and e.id]
-        if len(pool) != len(list(experiences)):
-            bad = [e for e in experiences if not isinstance(e, Experience)]
-            if bad:
-                raise InvalidInputError("experiences must be Experience records "
-                                        f"(got {type(bad[0]).__name__})")
-        pool.sort(key=lambda e: (e.created, e.id), reverse=True)
-        return sorted(pool[:MAX_EXPERIENCES], key=lambda e: (e.created, e.id))
-
-    def _default_drafter(self) -> SkillDrafter:
-        if self.distiller_source is not None:
-            drafter = LLMDrafter.from_distiller(self.distiller_source())
-            if drafter is not None:
-                return drafter
-        return RuleDrafter()
-
-    @staticmethod
-    def _covered(sources: list[str], ledger: list[dict[str, Any]], revises: str | None) -> bool:
-        wanted = set(sources)
-        return any(e.get("revises") == revises and wanted <= set(e["sources"]) for e in ledger)
-
-    def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
-                     drafter: SkillDrafter, ledger: list[dict[str, Any]],
-                     pending: dict[str, SkillDraft]) -> list[SkillDraft]:
-        written: list[SkillDraft] = []
-        for group in group_experiences(pool, threshold=threshold):
-            if len(group.members) < min_support:
-                continue
-            material = gather(pool, group.members, group.keywords)
-            if self._covered(material.sources, ledger, None):
-                continue
-            # New experience joined a group already drafted: refresh that draft, same name.
-            previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
-            name = previous if previous and (previous in pending or not self._skill_exists(previous)) \
-                else draft_name(material, lambda n: self._skill_exists(n) or n in pending
-                                or (self.drafts_root / n).exists())
-            if previous and self._skill_exists(previous) and previous not in pending:
-                continue  # adopted already: new evidence reaches it through revisions
-            written.append(self._write_draft(name, material, drafter, revises=None,
-                                             namespaces=_namespaces(pool, material.sources)))
-            pending[name] = written[-1]
-        return written
-
     def _skill_exists(self, name: str) -> bool:
         return self.index.metadata(name) is not None or (self.writable_root / name).exists()
 
@@ -360,7 +259,7 @@ class SkillDrafts:
             reason=reason or (f"{len(material.sources)} runs of one kind of task "
                               f"({material.successes} succeeded, {material.failures} failed)"),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
-            base_hash=base_hash, written_hash=_text_hash(rendered) if base_hash else None,
+            base_hash=base_hash, written_hash=_text_hash(rendered),
             namespaces=namespaces if namespaces is not None else [self.default_namespace])
         meta = draft.model_dump_json(indent=2) + "\n"
         write_private(self.drafts_root, folder / SKILL_FILE, rendered)  # hunt-drafts #5
@@ -368,64 +267,6 @@ class SkillDrafts:
         self.draft_store.put(name, {SKILL_FILE: rendered, META_FILE: meta}, draft.sources)
         self._note("proposed", draft)
         return draft
-
-    # Revisions -----------------------------------------------------------------------------------
-    def _propose_revisions(self, pool: list[Experience], drafter: SkillDrafter,
-                           ledger: list[dict[str, Any]],
-                           pending: dict[str, SkillDraft]) -> list[SkillDraft]:
-        written = []
-        failures = [e for e in pool if e.outcome == "failure"]
-        for name in sorted(self.index.ids()):
-            usage = self.usage.get(name)
-            linked = [e for e in failures if _mentions(e, name)]
-            if usage.failures and not linked:
-                linked = [e for e in failures if self._routes_to(e.task, name)]
-            redraw = name in pending and self._may_redraw(pending[name], name)
-            if len(linked) + (usage.failures if linked else 0) < 2 or (
-                    name in pending and not redraw):
-                continue
-            try:
-                skill = self.load(name)  # type: ignore[attr-defined]
-                current = Path(skill.path).read_text(encoding="utf-8")
-            except (OSError, InvalidInputError, NotFoundError):
-                continue
-            if any(map(last_good.is_editing_note, skill.notes)):
-                continue  # its file does not parse: drawn on the last good body, adopting the
-                # revision would undo the edit under way (hunt-author #2's kin, session 24)
-            known = set(tokens(current))
-            lessons: list[str] = []
-            for exp in linked:
-                for lesson in exp.lessons:
-                    for sentence in sentences(lesson.text):
-                        words = set(tokens(sentence))
-                        if words and len(words & known) / len(words) < COVERED and all(
-                                _clip(sentence) != kept for kept in lessons):
-                            lessons.append(_clip(sentence))
-                            known |= words
-            sources = sorted(e.id for e in linked)
-            if not lessons or (self._covered(sources, ledger, name) and not redraw):
-                continue
-            body = _add_pitfalls(skill.body, lessons, sources)
-            material = DraftMaterial(sources=sources, tasks=[e.task for e in linked], when_to_use=[],
-                                     steps=[], pitfalls=[(x, 1) for x in lessons], checks=[],
-                                     successes=0, failures=len(linked))
-            try:
-                written.append(self._write_draft(
-                    name, material, drafter, revises=name, body=body,
-                    description=skill.description, frontmatter=dict(skill.frontmatter),
-                    base_text=current, namespaces=_namespaces(pool, sources),
-                    reason=(f"failed in {len(linked)} recorded runs (usage: {usage.failures} "
-                            f"failures in {usage.uses} uses) with {len(lessons)} lessons it lacks")))
-            except InvalidInputError as exc:  # e.g. a read-only skill that breaks the spec
-                log.warning("no revision drafted for %s: %s", name, exc)
-        return written
-
-    def _routes_to(self, task: str, name: str) -> bool:
-        try:
-            hits = self.search(task, k=1)  # type: ignore[attr-defined]
-        except InvalidInputError:
-            return False
-        return bool(hits) and hits[0].name == name
 
     # Adopting and discarding ---------------------------------------------------------------------
     def adopt(self, name: str) -> Skill:
@@ -616,52 +457,6 @@ def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
     return (f"draft {name!r} was not adopted: skill {name!r} changed since this revision was "
             "drawn from it, and adopting it would undo that change (`skillbank skills drafts "
             "--diff` shows what it would remove). To go on, " + "; or ".join(ways))
-
-
-def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
-    """The namespaces of a draft's source experiences (recorded in its `.draft.json`)."""
-    wanted = set(sources)
-    return sorted({e.namespace for e in pool if e.id in wanted})
-
-
-def _best_overlap(sources: list[str], entries: list[dict[str, Any]]) -> str | None:
-    """The name of the ledger entry sharing most sources with a group (at least half of it)."""
-    wanted = set(sources)
-    best, best_share = None, 0.5
-    for entry in entries:
-        share = len(wanted & set(entry["sources"])) / max(1, len(set(entry["sources"])))
-        if share >= best_share and isinstance(entry.get("name"), str):
-            best, best_share = entry["name"], share
-    return best
-
-
-def _mentions(exp: Experience, name: str) -> bool:
-    """Whether a run says it used the skill: a `skill:<name>` tag, or a step loading it."""
-    if f"skill:{name}" in exp.tags or name in exp.tags:
-        return True
-    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
-    for step in exp.steps:
-        blob = f"{step.action or ''} {step.action_input if step.action_input is not None else ''}"
-        if "skill" in blob.lower() and pattern.search(blob):
-            return True
-    return False
-
-
-def _add_pitfalls(body: str, lessons: list[str], sources: list[str]) -> str:
-    """The body with new pitfalls added to its Pitfalls section (or a new one), and provenance."""
-    items = "\n".join(f"- {lesson}" for lesson in lessons)
-    note = (f"\n\nRevised by skillbank after failures in: {', '.join(sources)}.\n")
-    match = re.search(r"^#{1,3}\s+(pitfalls|gotchas|common mistakes)\b.*$", body, re.I | re.M)
-    if match:
-        following = re.search(r"^#{1,3}\s+", body[match.end():], re.M)
-        end = match.end() + following.start() if following else len(body)
-        merged = body[:end].rstrip() + "\n" + items + "\n\n" + body[end:].lstrip("\n")
-        return merged.rstrip() + note
-    provenance = re.search(r"^#{1,3}\s+provenance\b", body, re.I | re.M)
-    block = f"## Pitfalls\n\n{items}\n\n"
-    if provenance:
-        return (body[:provenance.start()] + block + body[provenance.start():]).rstrip() + note
-    return body.rstrip() + "\n\n" + block.rstrip() + note
 
 
 def _diff(before: str, after: str, name: str) -> str:

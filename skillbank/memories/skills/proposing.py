@@ -1,0 +1,318 @@
+"""`propose()`: the drafts a library writes from recurring experience (a mixin of `SkillDrafts`).
+
+New-skill drafts come from groups of runs of one kind of task (`grouping`, `drafting`); revision
+drafts from a skill that keeps failing with lessons its text does not hold. Writing, reading,
+adopting and discarding a draft stay in `drafts`; this module decides what is drawn and when a
+pending draft may be drawn again. It was split out of `drafts` at that seam (session 26).
+
+A pending draft is drawn again (with new evidence, or a stale revision from the skill as it is
+now) only when the caller may read it and no person has edited it: a draft's `written_hash` is
+the hash of its SKILL.md as skillbank wrote it, so an edit (`edit_draft`, or the file edited in
+place) shows as a different text, and a person's text is never written over (hunt-drafts #1 and
+#6, session 26). A new-skill group whose earlier draft became a skill (it exists here, or the
+ledger says a person adopted it, perhaps on another worker) reaches that skill through revisions
+only, never as a second new-skill draft of its name (hunt-drafts #3, session 26).
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from pathlib import Path
+from typing import Any, Sequence
+
+from skillbank import scope as scopes
+from skillbank.audit import note
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.memories.skills import checks, last_good
+from skillbank.memories.skills.drafting import (
+    DraftMaterial,
+    LLMDrafter,
+    RuleDrafter,
+    SkillDrafter,
+    _clip,
+    draft_name,
+    gather,
+    sentences,
+)
+from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
+from skillbank.records import Experience, SkillDraft
+
+log = logging.getLogger("skillbank.skills")
+
+#: A lesson counts as already in a skill when this share of its words is in the skill's text.
+COVERED = 0.7
+#: Sentences of a failed run's feedback read as its lessons (as `drafting.gather` reads them).
+FEEDBACK_SENTENCES = 3
+
+
+class SkillProposing:
+    """Draft skills and revisions from experience (a mixin of `SkillDrafts`)."""
+
+    # Supplied by SkillDrafts / SkillLibrary.
+    experience_source: Any
+    distiller_source: Any
+    default_namespace: str
+    writable_root: Path
+    drafts_root: Path
+    index: Any
+    usage: Any
+    write_lock: Any
+    _sync_lock: Any
+
+    def propose(self, namespace: str | None = None, min_support: int = 3, *,
+                experiences: Sequence[Experience] | None = None,
+                drafter: SkillDrafter | None = None,
+                threshold: float = DEFAULT_THRESHOLD, trusted: bool = True) -> list[SkillDraft]:
+        """Draft skills from recurring experience; returns the drafts written by this call.
+
+        New-skill drafts come from groups of at least `min_support` experiences of one kind of
+        task; revision drafts (`revises=<skill>`, with a diff) from skills that failed at least
+        twice with lessons their text does not hold (inline lessons, feedback, or the lesson
+        records distilled from the run). Nothing is proposed twice for the same experiences,
+        nor again after a person adopted or discarded it; but a pending revision whose skill
+        changed since it was drawn (and that no person edited) is drawn again from the skill as
+        it is now, so it can be adopted without undoing that change. A draft a person edited,
+        or one whose sources the caller may not read, is never written over.
+
+        Trusted callers only (`trusted=False` or an untrusted scope: PermissionDeniedError), in
+        every face: a draft is written from the team's experiences, and in an MCP session that
+        offers sampling the caller's own model writes its text. Users met an `--untrusted`
+        token's `propose_skills` writing drafts: the MCP tool checked only the server's flag,
+        and a server with a tokens file is built trusted.
+        """
+        checks.check_k(min_support, "min_support")
+        checks.check_score(threshold, "threshold")
+        scope = scopes.caller(self.default_namespace, trusted)
+        scope.require(scopes.Role.CONTRIBUTOR, "proposing skills")
+        if not scope.trusted:
+            raise PermissionDeniedError(
+                f"proposing skills needs a trusted caller; {scope.principal} is untrusted (a "
+                "draft steers every later task once adopted). Ask the user to run `skillbank "
+                "skills propose`")
+        records = [e for e in self._experiences(namespace, experiences) if scope.can_read(e.namespace)]
+        pool = _runs(records)
+        distilled = _distilled_lessons(records)
+        drafter = drafter or self._default_drafter()
+        with self._sync_lock, self.write_lock:
+            ledger = self._ledger()  # type: ignore[attr-defined]
+            # Every pending draft, the caller's or not: a new draft never takes another's name.
+            pending = {d.name: d for d in self._all_drafts()}  # type: ignore[attr-defined]
+            written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending,
+                                        scope)
+            written += self._propose_revisions(pool, distilled, drafter, ledger, pending, scope)
+        note(self, "propose", "draft", [d.name for d in written])
+        return written
+
+    def _experiences(self, namespace: str | None,
+                     experiences: Sequence[Experience] | None) -> list[Experience]:
+        """Active runs (the newest MAX_EXPERIENCES, oldest first), then the active lesson
+        records distilled from runs (kind "lesson", `source` the run): a failure recorded with
+        feedback and `distill=True` — all MCP `record_experience` and the LangChain middleware
+        give — holds its lesson there, not inline (hunt-drafts #7, session 26)."""
+        if experiences is None:
+            if self.experience_source is None:
+                raise InvalidInputError("this library has no experiences to draft from: pass "
+                                        "experiences=[...] or open it through Skillbank")
+            experiences = self.experience_source(namespace)
+        experiences = list(experiences)
+        bad = [e for e in experiences if not isinstance(e, Experience)]
+        if bad:
+            raise InvalidInputError("experiences must be Experience records "
+                                    f"(got {type(bad[0]).__name__})")
+        active = [e for e in experiences if e.status == "active" and e.id]
+        runs = sorted(_runs(active), key=lambda e: (e.created, e.id), reverse=True)
+        lessons = [e for e in active if e.kind == "lesson" and e.source]
+        return sorted(runs[:MAX_EXPERIENCES], key=lambda e: (e.created, e.id)) + lessons
+
+    def _default_drafter(self) -> SkillDrafter:
+        if self.distiller_source is not None:
+            drafter = LLMDrafter.from_distiller(self.distiller_source())
+            if drafter is not None:
+                return drafter
+        return RuleDrafter()
+
+    @staticmethod
+    def _covered(sources: list[str], ledger: list[dict[str, Any]], revises: str | None) -> bool:
+        wanted = set(sources)
+        return any(e.get("revises") == revises and wanted <= set(e["sources"]) for e in ledger)
+
+    def _may_write_over(self, draft: SkillDraft, scope: scopes.Scope) -> bool:
+        """Whether `propose` may write a pending draft again: the caller reads all its sources
+        (another namespace's contributor destroyed a revision he may not read, hunt-drafts #6,
+        session 26), and its SKILL.md is still the text skillbank wrote (a person's edit of a
+        new-skill draft was overwritten by the next run of its kind, hunt-drafts #1). A draft
+        written before `written_hash` was kept on new-skill drafts cannot tell, so it is kept."""
+        if not self._shown(draft, scope) or draft.written_hash is None:  # type: ignore[attr-defined]
+            return False
+        from skillbank.memories.skills.drafts import _text_hash  # drafts imports this module
+
+        try:
+            return _text_hash(Path(draft.path).read_text(encoding="utf-8")) == draft.written_hash
+        except (OSError, UnicodeDecodeError):
+            return False
+
+    def _adopted_in_ledger(self, name: str, ledger: list[dict[str, Any]]) -> bool:
+        """Whether a person adopted a new-skill draft of `name` (on any worker: in team mode the
+        skill may live in another worker's root, hunt-drafts #3's team kin, session 26)."""
+        return any(e.get("op") == "adopted" and e.get("name") == name and e.get("revises") is None
+                   for e in ledger)
+
+    def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
+                     drafter: SkillDrafter, ledger: list[dict[str, Any]],
+                     pending: dict[str, SkillDraft], scope: scopes.Scope) -> list[SkillDraft]:
+        written: list[SkillDraft] = []
+        for group in group_experiences(pool, threshold=threshold):
+            if len(group.members) < min_support:
+                continue
+            material = gather(pool, group.members, group.keywords)
+            if self._covered(material.sources, ledger, None):
+                continue
+            # New experience joined a group already drafted: refresh that draft, same name.
+            previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
+            if previous is None:
+                name = draft_name(material, lambda n: self._skill_exists(n) or n in pending  # type: ignore[attr-defined]
+                                  or (self.drafts_root / n).exists())
+            elif self._skill_exists(previous) or self._adopted_in_ledger(previous, ledger):  # type: ignore[attr-defined]
+                continue  # adopted already: new evidence reaches it through revisions only (a
+                # pending revision of it was replaced by an un-adoptable new draft, hunt-drafts #3)
+            elif previous in pending and (pending[previous].revises is not None
+                                          or not self._may_write_over(pending[previous], scope)):
+                log.info("draft %s not drawn again: a person edited it, or the caller may not "
+                         "read all of its sources", previous)
+                continue
+            else:
+                name = previous
+            written.append(self._write_draft(name, material, drafter, revises=None,  # type: ignore[attr-defined]
+                                             namespaces=_namespaces(pool, material.sources)))
+            pending[name] = written[-1]
+        return written
+
+    def _propose_revisions(self, pool: list[Experience], distilled: dict[str, list[str]],
+                           drafter: SkillDrafter, ledger: list[dict[str, Any]],
+                           pending: dict[str, SkillDraft], scope: scopes.Scope) -> list[SkillDraft]:
+        written = []
+        failures = [e for e in pool if e.outcome == "failure"]
+        for name in sorted(self.index.ids()):
+            usage = self.usage.get(name)
+            linked = [e for e in failures if _mentions(e, name)]
+            if usage.failures and not linked:
+                linked = [e for e in failures if self._routes_to(e.task, name)]
+            redraw = name in pending and self._may_redraw(pending[name], name) \
+                and self._may_write_over(pending[name], scope)  # type: ignore[attr-defined]
+            if len(linked) + (usage.failures if linked else 0) < 2 or (
+                    name in pending and not redraw):
+                continue
+            try:
+                skill = self.load(name)  # type: ignore[attr-defined]
+                current = Path(skill.path).read_text(encoding="utf-8")
+            except (OSError, InvalidInputError, NotFoundError):
+                continue
+            if any(map(last_good.is_editing_note, skill.notes)):
+                continue  # its file does not parse: drawn on the last good body, adopting the
+                # revision would undo the edit under way (hunt-author #2's kin, session 24)
+            known = set(tokens(current))
+            lessons: list[str] = []
+            for exp in linked:
+                for sentence in _failure_lessons(exp, distilled.get(exp.id, [])):
+                    words = set(tokens(sentence))
+                    if words and len(words & known) / len(words) < COVERED and all(
+                            _clip(sentence) != kept for kept in lessons):
+                        lessons.append(_clip(sentence))
+                        known |= words
+            sources = sorted(e.id for e in linked)
+            if not lessons or (self._covered(sources, ledger, name) and not redraw):
+                continue
+            body = _add_pitfalls(skill.body, lessons, sources)
+            material = DraftMaterial(sources=sources, tasks=[e.task for e in linked], when_to_use=[],
+                                     steps=[], pitfalls=[(x, 1) for x in lessons], checks=[],
+                                     successes=0, failures=len(linked))
+            try:
+                written.append(self._write_draft(  # type: ignore[attr-defined]
+                    name, material, drafter, revises=name, body=body,
+                    description=skill.description, frontmatter=dict(skill.frontmatter),
+                    base_text=current, namespaces=_namespaces(pool, sources),
+                    reason=(f"failed in {len(linked)} recorded runs (usage: {usage.failures} "
+                            f"failures in {usage.uses} uses) with {len(lessons)} lessons it lacks")))
+            except InvalidInputError as exc:  # e.g. a read-only skill that breaks the spec
+                log.warning("no revision drafted for %s: %s", name, exc)
+        return written
+
+    def _routes_to(self, task: str, name: str) -> bool:
+        try:
+            hits = self.search(task, k=1)  # type: ignore[attr-defined]
+        except InvalidInputError:
+            return False
+        return bool(hits) and hits[0].name == name
+
+
+def _runs(records: list[Experience]) -> list[Experience]:
+    """The runs among experience records (not the lesson records distilled from them)."""
+    return [e for e in records if e.kind == "experience"]
+
+
+def _distilled_lessons(records: list[Experience]) -> dict[str, list[str]]:
+    """Run id -> the texts of the lesson records distilled from it."""
+    out: dict[str, list[str]] = {}
+    for record in records:
+        if record.kind == "lesson" and record.source:
+            out.setdefault(record.source, []).extend(lesson.text for lesson in record.lessons)
+    return out
+
+
+def _failure_lessons(exp: Experience, distilled: list[str]) -> list[str]:
+    """The lesson sentences of a failed run: its inline lessons, the lessons distilled from it,
+    and the first sentences of its feedback — revisions read only inline `lessons=`, so a
+    failure recorded with feedback never gave one (hunt-drafts #7, session 26)."""
+    out: list[str] = []
+    for text in [lesson.text for lesson in exp.lessons] + distilled:
+        out += sentences(text)
+    if exp.feedback:
+        out += sentences(exp.feedback)[:FEEDBACK_SENTENCES]
+    return out
+
+
+def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
+    """The namespaces of a draft's source experiences (recorded in its `.draft.json`)."""
+    wanted = set(sources)
+    return sorted({e.namespace for e in pool if e.id in wanted})
+
+
+def _best_overlap(sources: list[str], entries: list[dict[str, Any]]) -> str | None:
+    """The name of the ledger entry sharing most sources with a group (at least half of it)."""
+    wanted = set(sources)
+    best, best_share = None, 0.5
+    for entry in entries:
+        share = len(wanted & set(entry["sources"])) / max(1, len(set(entry["sources"])))
+        if share >= best_share and isinstance(entry.get("name"), str):
+            best, best_share = entry["name"], share
+    return best
+
+
+def _mentions(exp: Experience, name: str) -> bool:
+    """Whether a run says it used the skill: a `skill:<name>` tag, or a step loading it."""
+    if f"skill:{name}" in exp.tags or name in exp.tags:
+        return True
+    pattern = re.compile(rf"(?<![\w-]){re.escape(name)}(?![\w-])")
+    for step in exp.steps:
+        blob = f"{step.action or ''} {step.action_input if step.action_input is not None else ''}"
+        if "skill" in blob.lower() and pattern.search(blob):
+            return True
+    return False
+
+
+def _add_pitfalls(body: str, lessons: list[str], sources: list[str]) -> str:
+    """The body with new pitfalls added to its Pitfalls section (or a new one), and provenance."""
+    items = "\n".join(f"- {lesson}" for lesson in lessons)
+    note = (f"\n\nRevised by skillbank after failures in: {', '.join(sources)}.\n")
+    match = re.search(r"^#{1,3}\s+(pitfalls|gotchas|common mistakes)\b.*$", body, re.I | re.M)
+    if match:
+        following = re.search(r"^#{1,3}\s+", body[match.end():], re.M)
+        end = match.end() + following.start() if following else len(body)
+        merged = body[:end].rstrip() + "\n" + items + "\n\n" + body[end:].lstrip("\n")
+        return merged.rstrip() + note
+    provenance = re.search(r"^#{1,3}\s+provenance\b", body, re.I | re.M)
+    block = f"## Pitfalls\n\n{items}\n\n"
+    if provenance:
+        return (body[:provenance.start()] + block + body[provenance.start():]).rstrip() + note
+    return body.rstrip() + "\n\n" + block.rstrip() + note
