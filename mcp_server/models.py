@@ -82,9 +82,11 @@ class MemoryContextResult(BaseModel):
     budget_tokens: int
     omitted: int = Field(0, description="relevant items left out to stay within the budget")
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
-    note: str = Field("", description="when another process owns this memory and serves "
-                                      "other skill folders than this server was started with: "
-                                      "which ones are missing, and what to do")
+    note: str = Field("", description="why text is empty, or what it left out for the budget "
+                                      "or for tools you lack; and when another process owns "
+                                      "this memory and serves other skill folders than this "
+                                      "server was started with: which ones are missing, and "
+                                      "what to do")
     missing_tools: dict[str, list[str]] = Field(
         default_factory=dict, description="skills left out because you lack tools they declare "
                                           "(given available_tools): name -> missing tools")

@@ -19,6 +19,7 @@ from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.modes import mode_of, skills_mode
 from skillbank.mcp_server.tools_skills import AvailableTools, K, Task
+from skillbank.tool_text import memory_note
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -129,11 +130,16 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                 return (b.context_for(task, budget_tokens=budget_tokens, topic=topic),
                         skills_mode(b), served_note(b))
 
-        ctx, mode, note = await server.run_bank("experiences", context)
+        ctx, mode, served = await server.run_bank("experiences", context)
+        missing_tools = dict(getattr(ctx, "missing_tools", {}) or {})
+        # Why the block is empty, or what it left out, in the adapters' words (an empty answer
+        # said `note: ""`; hunt-badinput #5, session 26).
+        left_out = memory_note(ctx.text, ctx.budget_tokens, ctx.omitted, missing_tools,
+                               "call memory_context again with a larger budget_tokens")
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
-                                     search_mode=mode, note=note,
-                                     missing_tools=dict(getattr(ctx, "missing_tools", {}) or {}))
+                                     search_mode=mode, missing_tools=missing_tools,
+                                     note=" ".join(part for part in (left_out, served) if part))
 
     @tool("vote")
     async def rate_memory(

@@ -17,6 +17,7 @@ the search ranked by is ``rank_score``. A retrieval reads: it counts no use of w
 
 from __future__ import annotations
 
+import logging
 from typing import TYPE_CHECKING, Any
 
 from skillbank.errors import InvalidInputError
@@ -26,7 +27,9 @@ if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
 __all__ = ["RETRIEVER_KINDS", "normalise_kind", "search_hits", "document_score", "hit_document",
-           "retrieve"]
+           "retrieve", "unsearchable"]
+
+log = logging.getLogger("skillbank.retrievers")
 
 
 def _round(score: Any) -> Any:
@@ -201,6 +204,10 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         if isinstance(filters.get(key), str):
             value = filters.pop(key)
             native[key] = [value] if key == "tags" else value
+    problem = unsearchable(query)
+    if problem:
+        log.warning("%s retriever: no documents, as the query %s", kind, problem)
+        return []
     fetch = k if not filters else min(max(4 * k, 20), MAX_FETCH)
     while True:
         hits = search_hits(bank, kind, query, fetch, namespace=namespace, native=native)
@@ -210,6 +217,30 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         # Filtered out or repeats: a wider search fills `k` (hits past the first `fetch`).
         fetch = min(max(4 * k, 20, 2 * fetch), MAX_FETCH)
 
+
+def unsearchable(query: Any) -> str:
+    """Why the memory cannot search `query` ('' when it can): over `MAX_QUERY_CHARS`, or a lone
+    surrogate (an emoji escape cut in half). A retriever answers such a query with no documents
+    and logs the reason, as a retriever answers a query that matches nothing: the searches
+    raise InvalidInputError, and an agent whose retriever tool (`create_retriever_tool`) raised
+    ended its whole run on the exception, where the adapters' own tools answer a tool error
+    (hunt-badinput #9, session 26). The caller's own mistakes (`k`, filters, a namespace) still
+    raise: they are the program's to fix, not the model's."""
+    if not isinstance(query, str):
+        return ""  # the search names the wrong type
+    if len(query) > MAX_QUERY_CHARS:
+        return (f"is {len(query):,} characters and the memory searches requests of at most "
+                f"{MAX_QUERY_CHARS:,} (a pasted document is not a request)")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode text (it holds a lone surrogate)"
+    return ""
+
+
+#: The longest query a retriever searches: skill search's and experience recall's limit
+#: (`skillbank.memories.skills.search.MAX_TASK_CHARS`), so every kind answers one query alike.
+MAX_QUERY_CHARS = 50_000
 
 #: The most hits a retrieval asks a memory for, to fill `k` past filters and repeats.
 MAX_FETCH = 100

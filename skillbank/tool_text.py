@@ -187,6 +187,16 @@ def memory_reply(text: str, budget_tokens: int, omitted: int,
     with its text alone by the adapters, so a model never knew to ask for more; MCP says so in
     `omitted` beside the text (left from hunt-disclose #2, session 25). The note is outside the
     block's budget (a line or two)."""
+    return "\n\n".join(part for part in (text, memory_note(text, budget_tokens, omitted,
+                                                            missing_tools, larger_budget)) if part)
+
+
+def memory_note(text: str, budget_tokens: int, omitted: int,
+                missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+    """What a memory block left out, said apart from it ('' when nothing): why it is empty
+    (`empty_memory_note`), else the items the budget or the tool gate dropped. The MCP face
+    answers the block and this note in separate fields; it answered an empty block with
+    `note: ""`, no reason, where the adapters said why (hunt-badinput #5, session 26)."""
     if not text:
         return empty_memory_note(budget_tokens, omitted, missing_tools, larger_budget)
     notes = []
@@ -195,7 +205,7 @@ def memory_reply(text: str, budget_tokens: int, omitted: int,
                      f"{larger_budget}.)")
     if missing_tools:
         notes.append(f"(Skills that fit but need tools you lack: {_needs(missing_tools)}.)")
-    return "\n\n".join([text, *notes])
+    return "\n\n".join(notes)
 
 
 def _left_out(omitted: int) -> str:

@@ -77,8 +77,9 @@ def eval_(
 
 def _run_all(skills: Any, targets: list[tuple[str, Path]], k: int, *, strict: bool
              ) -> tuple[list[Any], list[dict[str, str]]]:
-    """Each skill's report; a file that does not load is an error entry, not the end of the
-    run (one colleague's half-written file must not hide every other skill's results)."""
+    """Each skill's report; a file that does not load, or a query the search refuses, is an
+    error entry, not the end of the run (one colleague's half-written file must not hide every
+    other skill's results; a refused query still did: hunt-badinput #1, session 26)."""
     from skillbank.errors import InvalidInputError
     from skillbank.memories.skills import trigger_evals
 
@@ -86,12 +87,11 @@ def _run_all(skills: Any, targets: list[tuple[str, Path]], k: int, *, strict: bo
     for skill, path in targets:
         try:
             cases = trigger_evals.load(path)
+            reports.append(trigger_evals.run(skills, skill, cases, str(path), k=k))
         except InvalidInputError as exc:
             if strict:
                 raise
             errors.append({"skill": skill, "file": str(path), "error": str(exc)})
-            continue
-        reports.append(trigger_evals.run(skills, skill, cases, str(path), k=k))
     return reports, errors
 
 

@@ -39,6 +39,16 @@ log = logging.getLogger("skillbank.skills")
 _PATTERN = re.compile(r"\(.*\)$")
 _MAX_NAMES = 64
 _UNCLOSED = "has an unclosed parenthesis"
+_NOT_A_NAME = "is not a tool name"
+
+
+def shown_item(item: Any) -> str:
+    """An item where a tool name belongs, as a message shows it: its value and type. "has a dict
+    where a tool name belongs" named no item, and `skills validate` blamed the list around it
+    (hunt-badinput #6, session 26)."""
+    text, kind = repr(item), type(item).__name__
+    article = "an" if kind[0] in "aeiou" else "a"
+    return f"{text[:77] + '...' if len(text) > 80 else text} ({article} {kind})"
 
 
 @dataclass(frozen=True)
@@ -69,10 +79,10 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
                         f"got {type(value).__name__}; ignored")
         return []
     found: list[tuple[str, bool]] = []
-    for item in list(items)[:_MAX_NAMES]:
+    for number, item in enumerate(list(items)[:_MAX_NAMES], 1):
         if not isinstance(item, str) or not item.strip():
-            warnings.append(f"{where} has a {type(item).__name__} where a tool name belongs; "
-                            "ignored")
+            label = where if isinstance(value, str) else f"{where} item {number}"
+            warnings.append(f"{label}, {shown_item(item)}, {_NOT_A_NAME}; ignored")
             continue
         entries = split_entries(item) if split else [item.strip()]
         if entries is None:
@@ -148,11 +158,14 @@ def declared(frontmatter: Any) -> Declared:
     return Declared(frozenset(tools), frozenset(servers), tuple(warnings), frozenset(approved))
 
 
-def unclosed_entries(frontmatter: Any) -> list[str]:
+def unread_entries(frontmatter: Any) -> list[str]:
     """What `skills validate` warns of that its spec checks do not see: entries the gate
-    ignores for an unclosed parenthesis (the validator was silent; hunt-disclose #4, session
-    25). Wrong types are already spec errors there."""
-    return [w for w in declared(frontmatter).warnings if _UNCLOSED in w]
+    ignores, each named: one with an unclosed parenthesis (the validator was silent;
+    hunt-disclose #4, session 25), and a list item that is not a tool name (a mapping, a
+    number), which it reported as "must be a string, got list" while the list is read and the
+    item is what is ignored (hunt-badinput #6, session 26). A whole value of a wrong type is
+    already a spec error there."""
+    return [w for w in declared(frontmatter).warnings if _UNCLOSED in w or _NOT_A_NAME in w]
 
 
 def _has(pattern: str, available: set[str]) -> bool:

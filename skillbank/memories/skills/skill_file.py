@@ -457,7 +457,10 @@ def _gate_reads(value: Any, key: str) -> bool:
     `allowed-tools`, a mapping with a `tools` list or string for `compatibility`."""
     if key == "compatibility":
         return isinstance(value, dict) and "tools" in value and _names(value["tools"])
-    return isinstance(value, list) and _names(value)
+    # A list with one tool name is read (its other items are ignored, each named by
+    # `unread_entries`): "got list", an error, blamed the list for a dict inside it, where sync
+    # and the gate read the rest (hunt-badinput #6, session 26).
+    return isinstance(value, list) and any(isinstance(v, str) and v.strip() for v in value)
 
 
 def _names(value: Any) -> bool:
@@ -530,18 +533,23 @@ def validate_skill(
                 err("metadata-type", "'metadata' must map strings to strings; not so for "
                     + ", ".join(repr(k) for k in bad[:5]))
 
-    if _gate_reads(fm.get("allowed-tools"), "allowed-tools"):
+    from skillbank.memories.skills.dependencies import shown_item, unread_entries
+
+    allowed = fm.get("allowed-tools")
+    unread = unread_entries(fm)
+    if _gate_reads(allowed, "allowed-tools"):
         out.append(_finding("warning", "allowed-tools-type", _GATE_FORM.format(
             key="allowed-tools as a YAML list", spec="a space-separated string"), path))
-    elif "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
+    elif "allowed-tools" in fm and not isinstance(allowed, str):
+        items = (" with no tool name in it: " + ", ".join(shown_item(v) for v in allowed[:5])
+                 if isinstance(allowed, list) and allowed else "")
         err("allowed-tools-type", "'allowed-tools' must be a space-separated string, got "
-            f"{type(fm['allowed-tools']).__name__}")
-
-    from skillbank.memories.skills.dependencies import unclosed_entries
+            f"{type(allowed).__name__}{items}")
+        unread = [w for w in unread if not w.startswith("allowed-tools item")]  # said above
 
     out.extend(_finding("warning", "tool-gate-unread", f"{w} by the tool gate (the skill is "
                         "served as if it declared nothing there)", path)
-               for w in unclosed_entries(fm))
+               for w in unread)
     for key in fm:
         if key not in KNOWN_KEYS:
             out.append(_finding("warning", "unknown-key",

@@ -134,12 +134,33 @@ def _case(obj: Any, where: str, problems: list[str]) -> Case | None:
     if not isinstance(query, str) or not query.strip():
         problems.append(f"{where}: \"query\" must be a non-empty string")
         return None
+    unroutable = _unroutable(query)
+    if unroutable:
+        problems.append(f"{where}: \"query\" {unroutable}")
+        return None
     flag = obj.get("should_trigger")
     if not isinstance(flag, bool):
         problems.append(f"{where}: \"should_trigger\" must be true or false, got "
                         f"{json.dumps(flag) if flag is not None else 'nothing'}")
         return None
     return Case(query=query.strip(), should_trigger=flag, where=where)
+
+
+def _unroutable(query: str) -> str:
+    """Why skill search would refuse `query` ('' when it routes), checked as the file loads:
+    one query over 50,000 characters or with a lone surrogate (a JSON "\\ud83d") raised from
+    the search, outside the per-file handling, so `skills eval` over every skill ended with no
+    row for any skill and a message naming no file or item (hunt-badinput #1, session 26)."""
+    from skillbank.memories.skills.search import MAX_TASK_CHARS
+
+    if len(query) > MAX_TASK_CHARS:
+        return (f"is {len(query):,} characters; skill search routes requests of at most "
+                f"{MAX_TASK_CHARS:,}")
+    try:
+        query.encode("utf-8")
+    except UnicodeEncodeError:
+        return "is not valid Unicode text (it holds a lone surrogate)"
+    return ""
 
 
 def _read(path: Path) -> str:
@@ -229,7 +250,7 @@ def load(path: Path) -> list[Case]:
         items = document.get("evals") if isinstance(document, dict) else document
         if not isinstance(items, list):
             raise InvalidInputError(f"{path}: expected a JSON array of {{\"query\", "
-                                    "\"should_trigger\"}} objects (or {\"evals\": [...]})")
+                                    "\"should_trigger\"} objects (or {\"evals\": [...]})")
         for number, obj in enumerate(items, 1):
             case = _case(obj, f"{name}: item {number}", problems)
             if case:
@@ -252,10 +273,15 @@ def load(path: Path) -> list[Case]:
 
 def run(skills: Any, name: str, cases: list[Case], file: str, k: int = 1,
         available_tools: Any = None) -> SkillEval:
-    """Route every case through `skills.search` over the whole library."""
+    """Route every case through `skills.search` over the whole library. A query the search
+    refuses is invalid input naming its file and item (it named neither; hunt-badinput #1,
+    session 26)."""
     report = SkillEval(skill=name, file=file, k=k)
     for case in cases:
-        hits = skills.search(case.query, k=max(k, 3), available_tools=available_tools)
+        try:
+            hits = skills.search(case.query, k=max(k, 3), available_tools=available_tools)
+        except InvalidInputError as exc:
+            raise InvalidInputError(f"{file}: {case.where}: {exc}") from None
         routed = [h.name for h in hits]
         report.results.append(CaseResult(case.query, case.should_trigger, name in routed[:k],
                                          routed[:3], case.where))
