@@ -87,8 +87,7 @@ class GuardMiddleware:
             await self.app(scope, receive, send)  # the SDK's RFC 9728 metadata: names the issuer
             return
         if str(scope.get("path", "")).startswith(OAUTH_DISCOVERY):
-            await _reply(send, 404, "this server does not use OAuth; send the bearer token you "
-                         "were given as 'Authorization: Bearer <token>'")
+            await _reply(send, 404, self._no_discovery_here())
             return
         sent = headers.get("authorization", "")
         principal = None
@@ -196,6 +195,21 @@ class GuardMiddleware:
             return False
         assert self.token is not None
         return hmac.compare_digest(value.strip().encode(), self.token.encode())
+
+    def _no_discovery_here(self) -> str:
+        """The 404 of an OAuth discovery path this server does not serve. With OIDC on it takes
+        OAuth access tokens yet is no authorization server: the answer points at the
+        protected-resource metadata and the issuer, not "this server does not use OAuth"
+        (hunt-oidc #8, session 26)."""
+        oidc = getattr(self.identity, "oidc", None)
+        if self.metadata_url is None or oidc is None:
+            return ("this server does not use OAuth; send the bearer token you were given as "
+                    "'Authorization: Bearer <token>'")
+        issuer = oidc.issuer.rstrip("/")
+        return (f"this server is an OAuth protected resource, not an authorization server: "
+                f"its metadata (RFC 9728) is at {self.metadata_url}; get an access token from "
+                f"the issuer {oidc.issuer} (its metadata: "
+                f"{issuer}/.well-known/openid-configuration)")
 
 
 class SessionOwners:

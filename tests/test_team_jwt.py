@@ -181,6 +181,18 @@ def test_a_key_the_issuer_rotates_in_is_fetched_once(issuer, tmp_path, monkeypat
      '[oidc.groups.g]\nrole = "boss"\n', "role 'boss'"),
     ('[oidc]\nissuer = "http://i"\naudience = "x"\njwks_url = "http://i/j"\nissuers = 1\n',
      "unknown keys issuers"),
+    # hunt-oidc #5, session 26: a name PyJWT does not know started a worker refusing every token.
+    ('[oidc]\nissuer = "http://i"\naudience = "x"\nalgorithms = ["rs256"]\n',
+     "algorithms: 'rs256' is not an asymmetric JWS algorithm"),
+    ('[oidc]\nissuer = "http://i"\naudience = "x"\nalgorithms = ["RS256", "RS999"]\n',
+     "algorithms: 'RS999' is not an asymmetric JWS algorithm"),
+    # hunt-oidc #6, session 26: a bad resource_url was the SDK's field name, after the store opened.
+    ('[oidc]\nissuer = "http://i"\naudience = "x"\nresource_url = "skillbank-api"\n',
+     "[oidc] resource_url must be an http(s) URL"),
+    ('[oidc]\nissuer = "http://i"\naudience = "x"\nresource_url = 5\n',
+     "[oidc] resource_url must be an http(s) URL"),
+    # hunt-oidc #9, session 26: [OIDC] was ignored, and the worker served with no authentication.
+    ('[OIDC]\nissuer = "http://i"\naudience = "x"\n', "[OIDC] is not [oidc]"),
 ])
 def test_a_bad_oidc_table_names_the_file_and_the_key(tmp_path, table, words):
     from skillbank.team.auth import AuthConfigError, load_oidc
@@ -190,6 +202,23 @@ def test_a_bad_oidc_table_names_the_file_and_the_key(tmp_path, table, words):
     with pytest.raises(AuthConfigError) as caught:
         load_oidc(config, {})
     assert str(config) in str(caught.value) and words in str(caught.value)
+
+
+@pytest.mark.parametrize("text, words", [
+    ('[auth]\nissuer = "http://i"\naudience = "x"\n', "has no [oidc] table (it has [auth])"),
+    ('issuer = "http://i"\naudience = "x"\n', "its keys must follow an [oidc] line"),
+])
+def test_an_auth_config_file_without_an_oidc_table_is_refused(tmp_path, text, words):
+    """hunt-oidc #9, session 26: `--auth-config FILE` with no [oidc] table configured nothing,
+    and the worker served /mcp with no authentication, saying nothing."""
+    from skillbank.team.auth import AuthConfigError, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(text)
+    with pytest.raises(AuthConfigError) as caught:
+        load_oidc(config, {"explicit_file": True})
+    assert str(config) in str(caught.value) and words in str(caught.value)
+    assert load_oidc(config, {}) is None  # a root's skillbank.toml needs no [oidc]
 
 
 # ------------------------------------------------------------------- the worker, end to end
@@ -284,6 +313,15 @@ async def test_jwt_scope_matrix_on_a_team_worker(tmp_path, issuer, chroma_server
         assert meta.status_code == 200, meta.text
         assert meta.json()["authorization_servers"] == [issuer.url]
         assert meta.json()["resource"] == url + "/mcp"
+        # The authorization server's metadata lives at the issuer: the 404 says so, not "this
+        # server does not use OAuth" (hunt-oidc #8, session 26).
+        for path in ("/.well-known/oauth-authorization-server",
+                     "/.well-known/openid-configuration"):
+            answer = httpx.get(url + path, timeout=10)
+            assert answer.status_code == 404, (path, answer.text)
+            said = answer.json()["error"]
+            assert "does not use OAuth" not in said and issuer.url in said, said
+            assert url + "/.well-known/oauth-protected-resource/mcp" in said, said
         # Refused tokens: 401 with the reason, the metadata URL in the challenge; never a 500.
         now = int(time.time())
         for token, words in [
@@ -317,3 +355,49 @@ def test_a_bad_oidc_table_stops_the_worker_at_start_up(tmp_path):
     assert done.returncode == 2, done.stderr
     assert "needs audience" in done.stderr and str(config) in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def start_refused(tmp_path: Path, *flags: str, **env: str) -> subprocess.CompletedProcess:
+    """`skillbank server` with an unreachable PostgreSQL: a configuration refused at start
+    exits 2 before the store is opened (which would exit 1 naming PostgreSQL)."""
+    return subprocess.run(
+        [sys.executable, "-m", "skillbank.team.server", "--chroma-url", "http://127.0.0.1:9",
+         "--database-url", "postgresql://x@127.0.0.1:9/x", *flags],
+        env={**team_env(), **env}, capture_output=True, text=True, timeout=120)
+
+
+def test_an_auth_config_without_oidc_stops_the_worker(tmp_path):
+    """hunt-oidc #9, session 26: the worker started and served /mcp unauthenticated."""
+    config = tmp_path / "auth.toml"
+    config.write_text('[OIDC]\nissuer = "https://login.example"\naudience = "skillbank"\n')
+    done = start_refused(tmp_path, "--root", str(tmp_path / "root"), "--auth-config",
+                         str(config))
+    assert done.returncode == 2, done.stderr
+    assert str(config) in done.stderr and "[OIDC] is not [oidc]" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_without_root_the_default_roots_oidc_table_applies(tmp_path):
+    """hunt-oidc #11, session 26: without --root the worker serves ~/.skillbank but read the
+    [oidc] of no skillbank.toml, so that root served unauthenticated (with --root, protected).
+    Here the table lacks `audience`: read, it stops the worker, naming the file."""
+    home = tmp_path / "home"
+    (home / ".skillbank").mkdir(parents=True)
+    config = home / ".skillbank" / "skillbank.toml"
+    config.write_text('[oidc]\nissuer = "https://login.example"\n')
+    done = start_refused(tmp_path, HOME=str(home))
+    assert done.returncode == 2, done.stderr
+    assert str(config) in done.stderr and "needs audience" in done.stderr
+    assert "Traceback" not in done.stderr
+
+
+def test_a_bad_resource_url_stops_the_worker_before_the_store_opens(tmp_path):
+    """hunt-oidc #6, session 26: `resource_server_url: Input should be a valid URL`, after
+    PostgreSQL and Chroma were opened."""
+    config = tmp_path / "auth.toml"
+    config.write_text('[oidc]\nissuer = "https://login.example"\naudience = "skillbank"\n'
+                      'resource_url = "skillbank-api"\n')
+    done = start_refused(tmp_path, "--root", str(tmp_path / "root"), "--auth-config",
+                         str(config))
+    assert done.returncode == 2, done.stderr
+    assert f"{config}: [oidc] resource_url must be an http(s) URL" in done.stderr, done.stderr

@@ -25,6 +25,7 @@ from mcp_http import bearer_session, call, team_env, wait_until_serving
 from test_chroma_outage import own_chroma  # noqa: F401 - a fixture: a private `chroma run`
 
 TOKEN = "metrics-test-token"
+MARK = "Quillmarrow" + uuid.uuid4().hex[:6]  # in failed calls' arguments, never in the log
 
 
 def samples(url: str) -> dict[tuple[str, tuple[tuple[str, str], ...]], float]:
@@ -73,6 +74,14 @@ async def test_metrics_and_one_json_line_per_call_name_the_failing_dependency(
             assert ok
             ok, refused = await call(client, "recall_experiences", {"task": "x", "k": 0})
             assert not ok  # the caller's input: an error that names no dependency
+            # Failed calls whose messages quote their arguments (hunt-oidc #3, session 26):
+            # the log said the error in full, so memory text and names reached log shipping.
+            for tool, args in (("load_skill", {"name": f"{MARK} customer password"}),
+                               ("add_guideline", {"text": f"{MARK} " + "x " * 2000}),
+                               ("save_skill", {"name": f"bad name {MARK}", "description": "d",
+                                               "body": "b"})):
+                ok, refused = await call(client, tool, args)
+                assert not ok and MARK in refused, refused  # the caller is told, in full
             found = samples(url)
             assert value(found, "skillbank_tool_calls_total", tool="record_experience",
                          outcome="ok") == 1
@@ -118,18 +127,22 @@ async def test_metrics_and_one_json_line_per_call_name_the_failing_dependency(
         lines = call_lines(log)
         assert [(e["tool"], e["outcome"]) for e in lines] == [
             ("record_experience", "ok"), ("recall_experiences", "ok"),
-            ("recall_experiences", "error"), ("record_experience", "error"),
+            ("recall_experiences", "error"), ("load_skill", "error"),
+            ("add_guideline", "error"), ("save_skill", "error"), ("record_experience", "error"),
             ("record_experience", "ok"), ("save_skill", "error")]
         for entry in lines:
             assert {"time", "level", "pid", "ms", "principal", "face"} <= set(entry), entry
             assert entry["pid"] == proc.pid
         assert "dependency" not in lines[2]
-        postgres_down, chroma_down = lines[3], lines[5]
+        assert [e["error"] for e in lines[2:6]] == [
+            "invalid_arguments", "tool_error", "invalid_arguments", "tool_error"], lines[2:6]
+        postgres_down, chroma_down = lines[6], lines[8]
         assert postgres_down["dependency"] == "PostgreSQL" and postgres_down["level"] == "warning"
         assert "127.0.0.1" in postgres_down["error"] and "check" in postgres_down["error"]
         assert chroma_down["dependency"] == "Chroma"
         assert "check" in chroma_down["error"]
-        assert "127.0.0.1" in chroma_down["error"] + chroma_down.get("dependency_error", "")
+        assert "127.0.0.1" in chroma_down["error"]
         assert "Rotate the database password" not in log.read_text()  # no memory in the logs
+        assert MARK not in log.read_text()  # nor the arguments of a failed call
     finally:
         stop_process(proc)

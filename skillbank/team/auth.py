@@ -149,12 +149,13 @@ class OidcConfig:
             if not table.get(key):
                 raise fail(f"[oidc] needs {key} (or --oidc-{key}): the issuer's URL and the "
                            "audience its tokens carry for this service")
-        for key in ("issuer", "jwks_url"):
+        # resource_url too: a bad one stopped the worker with the SDK's field name
+        # (`resource_server_url`), after the store had opened (hunt-oidc #6, session 26).
+        for key in ("issuer", "jwks_url", "resource_url"):
             if key not in table:
                 continue  # no jwks_url: found in the issuer's OpenID configuration
-            value = table[key]
-            if not isinstance(value, str) or not value.startswith(("https://", "http://")):
-                raise fail(f"[oidc] {key} must be an http(s) URL, not {value!r}")
+            if not _http_url(table[key]):
+                raise fail(f"[oidc] {key} must be an http(s) URL, not {table[key]!r}")
         audience = table["audience"]
         audience = (audience,) if isinstance(audience, str) else audience
         if not isinstance(audience, (list, tuple)) or not all(
@@ -197,10 +198,17 @@ class OidcConfig:
                 trusted=trusted)
         algorithms = table.get("algorithms", list(DEFAULT_ALGORITHMS))
         if not isinstance(algorithms, list) or not algorithms or any(
-                not isinstance(a, str) or a.lower() == "none" or a.startswith("HS")
+                not isinstance(a, str) or a.lower() == "none" or a.upper().startswith("HS")
                 for a in algorithms):
             raise fail("[oidc] algorithms must list asymmetric JWS algorithms (RS256, ES256, "
                        "PS256, EdDSA …); 'none' and shared-secret HS* are refused")
+        # A name PyJWT does not know ("rs256", "RS999") started a worker that refused every
+        # token, each 401 blaming the token (hunt-oidc #5, session 26).
+        known = _asymmetric_algorithms()
+        for name in algorithms if "algorithms" in table else ():
+            if name not in known:
+                raise fail(f"[oidc] algorithms: {name!r} is not an asymmetric JWS algorithm "
+                           f"(names are case-sensitive: {', '.join(known)})")
         trusted = table.get("trusted", True)
         if not isinstance(trusted, bool):
             raise fail("[oidc] trusted must be true or false")
@@ -268,9 +276,52 @@ class OidcConfig:
                      trusted=trusted, face=FACE, reviews=reviews)
 
 
+def _http_url(value: Any) -> bool:
+    """Whether `value` is an absolute http(s) URL with a host (what the SDK's AnyHttpUrl takes)."""
+    from urllib.parse import urlsplit
+
+    if not isinstance(value, str) or not value.startswith(("https://", "http://")):
+        return False
+    try:
+        return bool(urlsplit(value).hostname)
+    except ValueError:
+        return False
+
+
+def _asymmetric_algorithms() -> tuple[str, ...]:
+    """The JWS algorithm names PyJWT verifies with a public key (not none, not HS*)."""
+    from jwt.algorithms import get_default_algorithms
+
+    return tuple(sorted(name for name in get_default_algorithms()
+                        if name != "none" and not name.startswith("HS")))
+
+
+def _oidc_table(data: Mapping[str, Any], path: str | Path, explicit: bool) -> dict[str, Any]:
+    """The `[oidc]` table of a parsed file. A file named with `--auth-config` must have one,
+    and `[OIDC]` (TOML keys are case-sensitive) is refused in any file: either was ignored,
+    and the worker served /mcp with no authentication at all (hunt-oidc #9, session 26)."""
+    if "oidc" in data:
+        table = data["oidc"]
+        if not isinstance(table, Mapping):
+            raise AuthConfigError(f"{path}: [oidc] must be a table")
+        return dict(table)
+    misspelt = [key for key in data if isinstance(key, str) and key.lower() == "oidc"]
+    if misspelt:
+        raise AuthConfigError(f"{path}: [{misspelt[0]}] is not [oidc] (TOML names are "
+                              "case-sensitive); rename it [oidc]")
+    if explicit:
+        tables = ", ".join(f"[{key}]" for key in data if isinstance(data[key], Mapping))
+        raise AuthConfigError(
+            f"{path} (--auth-config) has no [oidc] table"
+            + (f" (it has {tables})" if tables else " (its keys must follow an [oidc] line)")
+            + "; without one this worker would serve with no OIDC authentication")
+    return {}
+
+
 def load_oidc(path: str | Path | None, overrides: Mapping[str, Any]) -> OidcConfig | None:
     """The `[oidc]` table of `path` (a skillbank.toml or any TOML file) with `overrides` (from
-    the command line) on top; None when neither configures OIDC."""
+    the command line) on top; None when neither configures OIDC. A file named explicitly
+    (`overrides["explicit_file"]`, --auth-config) must exist and have an `[oidc]` table."""
     table: dict[str, Any] = {}
     where = "command line"
     if path is not None and Path(path).is_file():
@@ -283,7 +334,7 @@ def load_oidc(path: str | Path | None, overrides: Mapping[str, Any]) -> OidcConf
             data = tomllib.loads(Path(path).read_text(encoding="utf-8-sig"))
         except (OSError, UnicodeDecodeError, ValueError) as exc:
             raise AuthConfigError(f"{path} is not valid TOML: {exc}") from None
-        table = dict(data.get("oidc") or {})
+        table = _oidc_table(data, path, bool(overrides.get("explicit_file")))
     elif path is not None and overrides.get("explicit_file"):
         raise AuthConfigError(f"auth config {path} does not exist")
     # An empty value (an unset `${VAR:-}` in compose.yaml) configures nothing.

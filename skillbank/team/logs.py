@@ -5,7 +5,10 @@ collector (Loki, CloudWatch, `docker compose logs`), which parses JSON without a
 every line carries the worker's pid. A tool call's line says who called (principal, namespace,
 face), which tool, how long it took and how it ended; a failed call names the dependency that
 failed (PostgreSQL or Chroma) and the error, whose text says the host and what to check.
-Arguments and results are never logged (they hold people's memory).
+Arguments and results are never logged (they hold people's memory). Nor is a failed call's
+message: it quotes the offending argument (a guideline's text, a skill name, an id), so
+`error` is the kind of failure, or the failed dependency's own message (hunt-oidc #3,
+session 26).
 """
 
 from __future__ import annotations
@@ -57,6 +60,33 @@ def configure(level: str, fmt: str = "json") -> None:
     calls_log.setLevel(logging.INFO)
 
 
+#: The kinds a failed call is logged as, by how the MCP server's message begins
+#: (mcp_server/messages.py, mcp_server/server.py); anything else is a `tool_error`.
+ERROR_KINDS = (("Invalid arguments for ", "invalid_arguments"),
+               ("There is no tool ", "unknown_tool"))
+DEPENDENCY_NAMES = {"postgres": "PostgreSQL", "chroma": "Chroma"}
+
+
+def error_kind(error: str) -> str:
+    """What kind of failure `error` (a tool's error message) is, in words that quote nothing
+    the caller sent."""
+    return next((kind for start, kind in ERROR_KINDS if error.startswith(start)), "tool_error")
+
+
+def logged_error(error: str, dependency: str | None, detail: str | None,
+                 raised: str | None = None) -> str:
+    """The `error` field of a failed call's log line. A failed dependency: its own message
+    (noted where the store or the Chroma client failed: host, what to check, no arguments).
+    Otherwise the kind of failure (`raised`: the type of an exception the call raised), never
+    the tool's message, which quotes arguments."""
+    if dependency is None:
+        return raised or error_kind(error)
+    if detail:
+        return detail[:1000]
+    return (f"{DEPENDENCY_NAMES[dependency]} failed (the tool's message is not logged: it can "
+            "quote the arguments); check /readyz and the dependency's own logs")
+
+
 def _error_text(result: Any) -> str | None:
     """The error text of a tools/call result (a model or a dict), None when it succeeded."""
     is_error = getattr(result, "is_error", None)
@@ -94,6 +124,7 @@ class CallObserver:
             tool = UNKNOWN_TOOL
         started = time.perf_counter()
         error: str | None = None
+        raised: str | None = None
         failures: list[tuple[str, str]] = []
         try:
             with collecting_failures() as failures:
@@ -102,12 +133,13 @@ class CallObserver:
             return result
         except BaseException as exc:
             error = str(exc) or type(exc).__name__
+            raised = type(exc).__name__  # logged instead: the message may quote arguments
             raise
         finally:
-            self._record(tool, time.perf_counter() - started, error, failures)
+            self._record(tool, time.perf_counter() - started, error, failures, raised)
 
     def _record(self, tool: str, seconds: float, error: str | None,
-                failures: list[tuple[str, str]]) -> None:
+                failures: list[tuple[str, str]], raised: str | None = None) -> None:
         from skillbank import scope as scopes
 
         dependency = detail = None
@@ -125,10 +157,8 @@ class CallObserver:
             "face": caller.face if caller else "mcp-http",
         }
         if error is not None:
-            fields["error"] = error[:1000]
+            fields["error"] = logged_error(error, dependency, detail, raised)
             if dependency is not None:
-                fields["dependency"] = {"postgres": "PostgreSQL", "chroma": "Chroma"}[dependency]
-            if detail and detail not in error:
-                fields["dependency_error"] = detail[:1000]
+                fields["dependency"] = DEPENDENCY_NAMES[dependency]
         level = logging.WARNING if error is not None and dependency else logging.INFO
         calls_log.log(level, f"{tool} {fields['outcome']} in {fields['ms']} ms", extra=fields)

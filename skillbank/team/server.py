@@ -522,12 +522,17 @@ def skills_overrides(args: argparse.Namespace) -> dict[str, str]:
 
 
 def _oidc(args: argparse.Namespace) -> Any:
-    """The OIDC configuration: `--auth-config` (else the root's skillbank.toml) `[oidc]`, with
-    the command line's --oidc-* on top; None when nothing configures it."""
+    """The OIDC configuration: `--auth-config` (else the skillbank.toml of the root this worker
+    serves) `[oidc]`, with the command line's --oidc-* on top; None when nothing configures it.
+
+    The root is resolved as the bank resolves it (--root, SKILLBANK_ROOT, ~/.skillbank): read
+    only with --root, the `[oidc]` of a worker started without it was ignored and the same root
+    served unauthenticated (hunt-oidc #11, session 26)."""
+    from skillbank import remember
     from skillbank.team.auth import load_oidc
 
-    path = args.auth_config or (Path(args.root).expanduser() / "skillbank.toml"
-                                if args.root else None)
+    root = remember.resolve_root(Path(args.root) if args.root else None)
+    path = args.auth_config or root / remember.CONFIG
     return load_oidc(path, {"issuer": args.oidc_issuer, "audience": args.oidc_audience,
                             "jwks_url": args.oidc_jwks_url,
                             "explicit_file": bool(args.auth_config)})
