@@ -77,6 +77,8 @@ def test_a_rule_of_emoji_alone_is_refused_through_a_client(tmp_path):
         for text in ("🔥🚀🎉" * 10, "!!! ??? ...", "👍"):
             with pytest.raises(InvalidInputError, match="no words"):
                 bank.guidelines.add(text)
-        assert bank.guidelines.learn("🔥🚀🎉" * 10).entries == []  # learn: nothing to keep
+        entries = bank.guidelines.learn("🔥🚀🎉" * 10).entries  # nothing to keep, and why
+        assert [(e.action, e.guideline_id) for e in entries] == [("ignored", None)]
+        assert "no words" in entries[0].detail  # it was an empty report (hunt-badinput #3)
         assert bank.guidelines.list(status=None) == []
         assert bank.guidelines.add("Use ✅ in the release checklist.").action == "added"

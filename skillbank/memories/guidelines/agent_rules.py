@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any, Sequence
 
 from skillbank.errors import InvalidInputError
-from skillbank.memories.guidelines.files import _one_line
+from skillbank.memories.guidelines.files import NO_WORDS, _one_line, has_words
 from skillbank.records import MAX_SHORT
 
 MAX_AGENT_RULES = 20
@@ -59,6 +59,8 @@ def agent_rules(rules: Sequence[Any], *, critique: str, task: str | None) -> lis
         text = values.get("text", "")
         if not text:
             raise InvalidInputError(f"rule {number} needs a non-empty 'text'")
+        if not has_words(text):  # refused as add() refuses it (hunt-badinput #4, session 26)
+            raise InvalidInputError(f"rule {number} {NO_WORDS}")
         if len(text) > MAX_SHORT or len(values.get("when_to_use", "")) > MAX_SHORT:
             raise InvalidInputError(f"rule {number}: text and when_to_use are at most "
                                     f"{MAX_SHORT} characters each")

@@ -19,6 +19,7 @@ from typing import Any
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.memories.guidelines.decisions import Plan, same_wording
 from skillbank.memories.guidelines.files import ID_RE, IN_PLAY
+from skillbank.records import LearnEntry
 
 
 #: Similarity from which an existing rule is listed as "nearest" to a new one (lower than the
@@ -54,6 +55,48 @@ def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
     return gid
 
 
+def check_all_replaces(memory: Any, rules: list[Any], namespace: str) -> None:
+    """Every ``replaces`` of one learn call checked before anything is written: each names a
+    rule the caller may replace (`check_replaces`), and no two retire the same rule (the rule
+    named, or a copy worded as it). Two rules replacing one id wrote the first, then raised on
+    the second: the second was lost, the caller got no report of the first, and a retry failed
+    the same way (hunt-badinput #10, session 26)."""
+    taken: dict[str, int] = {}  # a rule retired -> the number of the rule that retires it
+    for number, rule in enumerate(rules, 1):
+        gid = getattr(rule, "replaces", None)
+        if not gid:
+            continue
+        check_replaces(memory, gid, namespace)
+        for retired in _retired_by(memory, gid, namespace):
+            if retired in taken:
+                raise InvalidInputError(
+                    f"rules {taken[retired]} and {number} both replace {retired}"
+                    f"{'' if retired == gid else f' (worded as {gid})'}; a rule is replaced by "
+                    "one rule: give the other rule no replaces (or join the two into one rule)")
+            taken[retired] = number
+
+
+def replaces_itself(memory: Any, text: str, replaces: str) -> LearnEntry | None:
+    """A safe no-op when `text` is the replaced rule's own wording (case, spacing and
+    punctuation aside), or None. Such a replace stored a copy under a new id and superseded
+    the rule, whose votes and id (held by callers) were left behind; repeating it chained
+    copies, and an untrusted one approved did the same (hunt-badinput #2, session 26)."""
+    g = memory._items[replaces]
+    if not same_wording(text, g.text):
+        return None
+    return LearnEntry(action="ignored", text=g.text, detail=(
+        f"replaces={replaces} names a rule already worded as this one: nothing to replace; "
+        f"{replaces} is kept as it is (its id and votes); learn it without replaces to "
+        "reinforce it"))
+
+
+def _retired_by(memory: Any, replaces: str, namespace: str) -> list[str]:
+    """The rules a replace of `replaces` supersedes: it, and each in-play copy worded as it."""
+    old_text = memory._items[replaces].text
+    return [replaces, *(gid for gid in sorted(memory._lookup.same_wording(old_text))
+                        if gid != replaces and memory._in_play_in(gid, namespace))]
+
+
 def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: str) -> None:
     """Bend `plan` to the caller's word that `text` replaces the rule `replaces`.
 
@@ -64,9 +107,7 @@ def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: s
     look-alike A of B ("... any 5xx spike. (rev 8)"): NEW was stored nowhere and A's old
     wording stayed active, reported as "merged" (soak hunt #2).
     """
-    old_text = memory._items[replaces].text
-    retired = [replaces, *(gid for gid in sorted(memory._lookup.same_wording(old_text))
-                           if gid != replaces and memory._in_play_in(gid, namespace))]
+    retired = _retired_by(memory, replaces, namespace)
     if plan.same is not None:
         target = plan.same[1]
         if target in retired or not same_wording(text, memory._items[target].text):

@@ -345,6 +345,17 @@ def is_excerpt_of(stored: str, critique: str, sentence: str | None) -> bool:
             and stored == critique_excerpt(critique, sentence))
 
 
+def has_words(text: str) -> bool:
+    """Whether `text` holds a letter or a digit. A rule of emoji or punctuation alone ("👍",
+    "...", a zero-width space) has nothing to follow, and its dense score (never zero) served
+    it to every request as empty of words; add() refused it, learn(rules=) stored it active
+    (hunt-badinput #4, session 26)."""
+    return any(ch.isalnum() for ch in text)
+
+
+NO_WORDS = "has no words (only symbols or emoji); write the rule as a short imperative sentence"
+
+
 def _clean(text: str, limit: int) -> str:
     text = _one_line(text)
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"

@@ -14,11 +14,11 @@ import numpy as np
 from pydantic import ValidationError
 
 from skillbank.audit import note
-from skillbank.errors import InvalidInputError, QueueFullError
+from skillbank.errors import InvalidInputError, NotFoundError, QueueFullError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
-    IN_PLAY, MAX_SOURCE_NAME, SourceRecord, _check_text, _clean, _one_line, critique_excerpt,
-    is_excerpt_of, MAX_PENDING_CRITIQUE)
+    IN_PLAY, MAX_SOURCE_NAME, NO_WORDS, SourceRecord, _check_text, _clean, _one_line,
+    critique_excerpt, has_words, is_excerpt_of, MAX_PENDING_CRITIQUE)
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
@@ -26,7 +26,7 @@ from skillbank.memories.guidelines.decisions import (
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
-    NEAREST_FLOOR, check_replaces, nearest_view, plan_replace)
+    NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, plan_replace, replaces_itself)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -39,9 +39,13 @@ log = logging.getLogger("skillbank.guidelines")
 
 def _ignored_why(text: str, distiller: Any) -> str:
     """Why a sentence the distiller found no rule in was ignored. A Chinese or Russian critique
-    was reported as "praise", which it is not and which told the user nothing (hunt-i18n #5)."""
+    was reported as "praise", which it is not and which told the user nothing (hunt-i18n #5).
+    One of emoji or punctuation alone ("👍👍🔥", "!!!") gave no entry at all, where "" gets
+    "empty critique" (hunt-badinput #3, session 26)."""
     from skillbank.distill import RuleDistiller
 
+    if not has_words(text):
+        return "no words to learn from (only symbols or emoji)"
     if isinstance(distiller, RuleDistiller) and not_read(text):
         return ("not read: written in a language the model-free distiller does not read; pass "
                 "rules= or use an LLM distiller")
@@ -109,6 +113,10 @@ class GuidelineLearning:
                                                        detail="empty critique")])
             found = list(self.distiller.rules_from_critique(
                 critique, task=task, response=response, score=score))
+            if not found:  # no sentence at all: said, not an empty report
+                return LearnReport(entries=[LearnEntry(
+                    action="ignored", text=_clean(critique, MAX_SHORT),
+                    detail=_ignored_why(critique, self.distiller))])
             # As many as an agent may pass (agent_rules): one sampled reply of 3,000 "rules"
             # was written under the write lock for over 20 minutes, every other client waiting.
             beyond = found[MAX_AGENT_RULES:]
@@ -138,12 +146,10 @@ class GuidelineLearning:
             # (learn went 100 -> 220-330 ms per critique at 1,281 rules, scale hunt).
             with self._lock, self.write_lock:
                 self._refresh()
-                for rule in found:  # every replace is checked before anything is written
-                    if getattr(rule, "replaces", None):
-                        check_replaces(self, rule.replaces, ns)
+                check_all_replaces(self, found, ns)  # before anything is written
         for rule in found:
-            if not getattr(rule, "actionable", True) or not _clean(rule.text, MAX_SHORT):
-                report.entries.append(LearnEntry(
+            if not getattr(rule, "actionable", True) or not has_words(rule.text):
+                report.entries.append(LearnEntry(  # a candidates= rule of emoji alone, too
                     action="ignored", text=_clean(rule.text, MAX_SHORT),
                     detail=_ignored_why(rule.text, self.distiller)))
                 continue
@@ -156,9 +162,9 @@ class GuidelineLearning:
             # (trust hunt, session 18). Each rule is decided on what is stored when it is.
             with self._lock, self.write_lock:
                 self._refresh()
-                if getattr(rule, "replaces", None):  # forgotten since the check: say so
-                    check_replaces(self, rule.replaces, ns)
                 try:
+                    if getattr(rule, "replaces", None):  # forgotten since the check: said
+                        check_replaces(self, rule.replaces, ns)  # per rule, the rest reported
                     entry = self._learn_one(
                         text=_clean(rule.text, MAX_SHORT),
                         topic=slugify(str(rule.topic or "general")),
@@ -166,7 +172,8 @@ class GuidelineLearning:
                         sentence=src.sentence or "",
                         source=src, namespace=ns, trusted=trusted, touched=touched,
                         replaces=getattr(rule, "replaces", None))
-                except QueueFullError as exc:  # filled up during this call: said per rule
+                except (QueueFullError, InvalidInputError, NotFoundError) as exc:  # since
+                    # this call began (a full queue, a replaced rule gone): said per rule
                     entry = LearnEntry(action="ignored", text=_clean(rule.text, MAX_SHORT),
                                        detail=str(exc))
             report.entries.append(entry)
@@ -187,11 +194,8 @@ class GuidelineLearning:
         text = _one_line(text)
         if not text:
             raise InvalidInputError("rule text must be a non-empty string")
-        if not any(ch.isalnum() for ch in text):
-            # Emoji or punctuation alone: nothing to follow, and it would be served (its dense
-            # score is never zero) to every task whose words are as empty.
-            raise InvalidInputError("rule text has no words (only symbols or emoji); write the "
-                                    "rule as a short imperative sentence")
+        if not has_words(text):
+            raise InvalidInputError(f"rule text {NO_WORDS}")
         if len(text) > MAX_SHORT:
             raise InvalidInputError(f"rule text is {len(text)} characters; at most {MAX_SHORT}")
         when_to_use = _check_text(when_to_use if when_to_use is not None else "", "when_to_use",
@@ -278,6 +282,9 @@ class GuidelineLearning:
     def _decide(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                 source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                 replaces: str | None) -> LearnEntry:
+        itself = replaces and replaces_itself(self, text, replaces)  # a no-op, said
+        if itself:
+            return itself
         vector = self._member_vector(text, sentence or None, source.critique)
         query = " ".join(dict.fromkeys(t for t in (text, sentence, source.critique) if t))
         rule_vector = self._member_vector(text, sentence or None, None)
