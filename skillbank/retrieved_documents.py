@@ -21,6 +21,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from skillbank.errors import InvalidInputError
+from skillbank.records import repaired
 from skillbank.shown_experiences import DistinctExperiences, produced
 
 if TYPE_CHECKING:
@@ -204,6 +205,7 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         if isinstance(filters.get(key), str):
             value = filters.pop(key)
             native[key] = [value] if key == "tags" else value
+    query = repaired(query) if isinstance(query, str) else query  # a cut emoji: one char less
     problem = unsearchable(query)
     if problem:
         log.warning("%s retriever: no documents, as the query %s", kind, problem)
@@ -220,7 +222,9 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
 
 def unsearchable(query: Any) -> str:
     """Why the memory cannot search `query` ('' when it can): over `MAX_QUERY_CHARS`, or a lone
-    surrogate (an emoji escape cut in half). A retriever answers such a query with no documents
+    surrogate (an emoji escape cut in half; `retrieve` repairs one first, as the middleware
+    repairs chat text, so the rest of the query is searched). A retriever answers such a query
+    with no documents
     and logs the reason, as a retriever answers a query that matches nothing: the searches
     raise InvalidInputError, and an agent whose retriever tool (`create_retriever_tool`) raised
     ended its whole run on the exception, where the adapters' own tools answer a tool error
