@@ -62,6 +62,7 @@ from skillbank.memories.skills.skill_file import (
     render_skill,
     validate_skill,
 )
+from skillbank.memories.skills.staging import remove_staging_copies
 from skillbank.memories.skills.versions import keep_version, list_versions, read_version
 from skillbank.records import Experience, Skill, SkillDraft, SkillVersion, utcnow
 
@@ -442,6 +443,7 @@ class SkillDrafts:
                 note(self, "adopt", "skill", f"skill:{name}")
                 return proposed
             self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
+            remove_staging_copies(self.writable_root)  # a killed adopt's (hunt-drafts #4, s26)
             target = self._writable_dir(name)  # type: ignore[attr-defined]
             if target.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
