@@ -9,6 +9,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -501,6 +502,10 @@ class Skillbank:
                     except BaseException:
                         del self._memories["skills"]  # never served without its repository
                         raise
+                from skillbank.memories.skills.staging import sweep_at_open
+
+                # An adopt killed mid-copy left its staging copy (hunt-drafts #4, session 26).
+                sweep_at_open(self._memories["skills"].writable_root, self.write_lock)
             return self._memories["skills"]
 
     def _experiences_for_drafting(self, namespace: str | None) -> list[Any]:
@@ -516,6 +521,7 @@ class Skillbank:
         self._before_use("experiences")
         with self._guard:
             if "experiences" not in self._memories:
+                from skillbank.item_actions import erase_drafts_of
                 from skillbank.memories.experiences.memory import ExperienceMemory
 
                 self._memories["experiences"] = ExperienceMemory(
@@ -529,6 +535,8 @@ class Skillbank:
                     journal=self.store.experiences() if self.store is not None else None,
                 )
                 self._memories["experiences"].audit = self.audit
+                # Forget means gone whichever API forgets (hunt-drafts #2, session 26).
+                self._memories["experiences"].on_forgotten = partial(erase_drafts_of, self)
                 if self.store is not None:  # its own lock for Chroma's upsert, after the write lock
                     self._memories["experiences"].index_lock = self.store.write_lock(
                         self.write_lock.timeout, name="experiences-index")

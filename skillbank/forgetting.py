@@ -225,6 +225,8 @@ def finish_erasures(memory: Any) -> list[str]:
         # The parent's earlier version may linger in Chroma's file whichever step the crash
         # cut: its id comes with the lesson's forget event, as the lesson's lines may be gone.
         erase_from_chroma(memory.index, sorted({*forgotten, *parents, *sources}))
+        if getattr(memory, "on_forgotten", None) is not None:  # the drafts drawn from them:
+            memory.on_forgotten(sorted({*forgotten, *sources}))  # hunt-drafts #2, session 26
     path.unlink(missing_ok=True)
     return sorted(forgotten)
 

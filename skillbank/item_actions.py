@@ -93,21 +93,34 @@ def forget(bank: "Skillbank", item_id: str, *, trusted: bool = True) -> dict[str
     if item_id.startswith("gl-"):
         return bank.guidelines.forget(item_id, trusted=True)
     if item_id.startswith(("exp-", "lsn-")):
-        result = bank.experiences.forget(item_id)
-        if isinstance(result, dict):  # drafts written from it hold its text: gone too
-            from skillbank.forgetting import erase_drafts
-
-            erase_drafts(bank.skills.drafts_root, [result["id"], *result.get("lessons", [])],
-                         audit=bank.audit, drafts=bank.skills.draft_store)
+        result = bank.experiences.forget(item_id)  # its drafts too (`erase_drafts_of`)
         return result if isinstance(result, dict) else {"id": item_id, "kind": "experience",
                                                          "forgotten": True}
     if item_id.startswith("skill:"):
         from skillbank.forgetting import erase_skill
+        from skillbank.memories.skills.staging import remove_staging_copies
 
         name = skill_name(item_id)
         erase_skill(bank.skills, name, bank.skills.delete(name))  # gone, not in the trash
+        with bank.write_lock:  # an adopt killed mid-copy kept one (hunt-drafts #4, session 26)
+            remove_staging_copies(bank.skills.writable_root)
         return {"id": item_id, "kind": "skill", "forgotten": True,
                 "detail": "deleted for good (no copy kept in the trash)"}
     raise InvalidInputError(
         f"unknown id {item_id!r}: forget ids as shown in memory context, e.g. 'gl-…' "
         "(guideline), 'exp-…' or 'lsn-…' (experience or lesson), 'skill:<name>'")
+
+
+def erase_drafts_of(bank: "Skillbank", ids: list[str]) -> int:
+    """Delete the skill drafts drawn from `ids` (pending, closed, and an interrupted adopt's
+    staging copy): the experience memory calls it after every forget and reject, whichever
+    API asked, under the write lock (`ExperienceMemory.on_forgotten`). Only the facade's
+    `bank.forget` used to, so `bank.experiences.forget` left them, adoptable, with the
+    forgotten text (hunt-drafts #2, #4, session 26). Returns the number of drafts deleted."""
+    from skillbank.forgetting import erase_drafts
+    from skillbank.memories.skills.staging import remove_staging_copies
+
+    skills = bank.skills
+    removed = erase_drafts(skills.drafts_root, ids, audit=bank.audit, drafts=skills.draft_store)
+    remove_staging_copies(skills.writable_root)
+    return removed

@@ -11,7 +11,7 @@ event or none of it (a torn line is never replayed), and `sync` on the next open
 from __future__ import annotations
 
 import threading
-from typing import Any
+from typing import Any, Callable
 
 from skillbank.audit import note
 from skillbank.forgetting import erase_experiences as erase
@@ -25,6 +25,12 @@ class ReviewMixin:
 
     index: HybridIndex
     write_lock: threading.RLock
+    #: Called with the ids whose text a forget (or a reject) removed, under the write lock:
+    #: the forgotten records and the experience a forgotten lesson was taken out of. The bank
+    #: sets it to delete the skill drafts drawn from them (memories never import each other):
+    #: only the facade's `bank.forget` did, so `bank.experiences.forget` left the drafts, with
+    #: the forgotten text, adoptable (hunt-drafts #2, session 26).
+    on_forgotten: Callable[[list[str]], Any] | None = None
 
     def pending(self, namespace: str | None = None, limit: int = 50) -> list[Experience]:
         """Quarantined records waiting for review, newest first ("*": every namespace).
@@ -118,5 +124,15 @@ class ReviewMixin:
                 event["source"] = record.source
             self._append([event])
             erase(self, [record.id, *lessons], record)  # its text leaves the journal, Chroma
+            if self.on_forgotten is not None:  # and whatever was drawn from it (skill drafts)
+                self.on_forgotten(_text_left([record.id, *lessons], record))
         return {"id": record.id, "kind": record.kind, "forgotten": True,
                 "status": record.status, "lessons": lessons}
+
+
+def _text_left(ids: list[str], record: Experience) -> list[str]:
+    """The ids whose text a forget removed: the forgotten ones, and for a lesson its source
+    experience, whose `lessons` held the text a draft drawn from it quotes (a draft's
+    `sources` name experiences only, so a lesson's own id never matched: hunt-drafts #9)."""
+    parent = [record.source] if record.kind == "lesson" and record.source else []
+    return [*ids, *parent]

@@ -49,10 +49,10 @@ from skillbank.memories.skills.proposing import SkillProposing
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
     parse_skill_text,
-    read_skill_file,
     render_skill,
     validate_skill,
 )
+from skillbank.memories.skills.staging import remove_staging_copies
 from skillbank.memories.skills.versions import (keep_version, list_versions, read_version,
                                                 under_name)
 from skillbank.records import Experience, Skill, SkillDraft, SkillVersion, utcnow
@@ -285,6 +285,7 @@ class SkillDrafts(SkillProposing):
                 note(self, "adopt", "skill", f"skill:{name}")
                 return proposed
             self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
+            remove_staging_copies(self.writable_root)  # a killed adopt's (hunt-drafts #4, s26)
             target = self._writable_dir(name)  # type: ignore[attr-defined]
             if target.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")

@@ -1,0 +1,75 @@
+"""Adoption's staging copies: a `kill -9` mid-adopt must not leave a draft's text for good.
+
+`adopt` copies a draft into a hidden `<skills>/.adopt-<name>-XXXX/` folder beside the library
+and renames it into place (`drafts.SkillDrafts._stage_in`), removing the folder in its own
+`finally`. A process killed during the copy never reaches it: the folder stayed, nothing
+removed it, and `forget` (of the source experiences or of the skill) did not look there, so the
+experiences' text outlived "forget means gone" (hunt-drafts #4, session 26).
+
+Every adopt stages under the root's write lock, so any staging folder found while holding it
+belongs to a process that died: it is removed when the skills are opened (if the lock is free
+at once), at every forget, and before the next adopt.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from skillbank.errors import BusyError
+
+log = logging.getLogger("skillbank.skills")
+
+#: The prefix `_stage_in` gives its `tempfile.mkdtemp` folder.
+STAGING_PREFIX = ".adopt-"
+
+
+def staging_copies(writable_root: Path) -> list[Path]:
+    """The adopt staging folders directly in `writable_root` (none when it is missing)."""
+    try:
+        with os.scandir(writable_root) as entries:
+            return sorted(Path(e.path) for e in entries if e.name.startswith(STAGING_PREFIX)
+                          and e.is_dir(follow_symlinks=False))
+    except OSError:
+        return []
+
+
+def remove_staging_copies(writable_root: Path) -> int:
+    """Delete every staging folder left by an adopt that did not finish; the number removed.
+
+    Call with the root's write lock held (no adopt can be staging meanwhile)."""
+    removed = 0
+    for folder in staging_copies(writable_root):
+        shutil.rmtree(folder, ignore_errors=True)
+        if folder.exists():
+            log.error("skillbank: could not remove the adopt staging copy %s", folder)
+        else:
+            removed += 1
+    if removed:
+        log.warning("skillbank: removed %d staging copies an interrupted adopt left in %s",
+                    removed, writable_root)
+    return removed
+
+
+def sweep_at_open(writable_root: Path, write_lock: Any) -> int:
+    """`remove_staging_copies` when the skills are opened: only if some are there (one
+    directory scan) and the write lock is free at once; a busy root is swept by its next
+    forget or adopt instead (opening never waits on another process's write)."""
+    if not staging_copies(writable_root):
+        return 0
+    try:
+        acquired = write_lock.acquire(timeout=0)  # False: a threading lock another holds
+    except BusyError:
+        return 0
+    except Exception as exc:  # noqa: BLE001 - team mode's database unreachable: not now
+        log.debug("skillbank: staging copies left for later: %s", exc)
+        return 0
+    if acquired is False:
+        return 0
+    try:
+        return remove_staging_copies(writable_root)
+    finally:
+        write_lock.release()
