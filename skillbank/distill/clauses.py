@@ -14,7 +14,7 @@ from skillbank.distill.declaratives import declared_change
 from skillbank.distill.rewrite import _guard, _rewrite, _starts_imperative
 from skillbank.distill.sentences import _protect, _restore
 from skillbank.distill.text import _finish, _words
-from skillbank.distill.vocabulary import _DETERMINERS, _VERBS, SETTING_LEADS
+from skillbank.distill.vocabulary import _DETERMINERS, _PREPOSITIONS, _VERBS, SETTING_LEADS
 
 
 # Clause splitting ------------------------------------------------------------------------------
@@ -124,6 +124,56 @@ def _pieces(clause: str) -> list[str]:
     return out
 
 
+#: A piece that only negates what follows, "never passwords" in "Always log errors and never
+#: passwords.": its verb is the one of the piece before.
+_BARE_NEGATION_RE = re.compile(r"^(?P<negation>never|don't|do not)\s+(?P<rest>\S.*)$", re.I)
+#: An imperative's head (after a leading setting): an optional adverb, the verb, its object.
+_HEAD_RE = re.compile(r"^(?:(?:always|also|please)\s+)?(?P<verb>[a-z]+)\s+(?P<object>\S.*)$", re.I)
+#: Verbs whose object takes a complement ("Keep replies short"): carried over, they misread.
+_COMPLEMENT_VERBS = frozenset("keep make leave set get let have be stay".split())
+#: Words that make "never X" a limit rather than a thing to leave out ("never more than 3").
+_NOT_A_THING = _PREPOSITIONS | frozenset("more less fewer than too over under longer shorter "
+                                         "above below again".split())
+#: At most this many words on either side for a carried verb: a short object and a short thing.
+_MAX_CARRIED_WORDS = 4
+
+
+def _carried_verb(previous: str, negated: re.Match[str]) -> str | None:
+    """"never passwords" after "Always log errors" as the piece "never log passwords", or None
+    when the two do not stand alone that way (the verb takes a preposition or a complement,
+    or either side is long)."""
+    head = _HEAD_RE.match(re.split(r",\s+", previous.strip())[-1])  # after "In Makefiles, "
+    if not head:
+        return None
+    verb = head.group("verb").lower()
+    thing, rest = _words(head.group("object")), _words(negated.group("rest"))
+    if (verb not in _VERBS or verb in _COMPLEMENT_VERBS
+            or not 1 <= len(thing) <= _MAX_CARRIED_WORDS or not 1 <= len(rest) <= _MAX_CARRIED_WORDS
+            or any(w.lower() in _NOT_A_THING for w in thing + rest)):
+        return None
+    return f"{negated.group('negation')} {verb} {negated.group('rest')}"
+
+
+def _with_negations_kept(pieces: list[str]) -> list[str]:
+    """Each piece that only negates a thing ("never passwords") given the verb of the piece
+    before ("never log passwords"), or else joined back to it ("Always reply in English and
+    never emojis"). Cut at "and never", "Always log errors and never passwords." gave the rule
+    "Always log errors." and no rule, no report, for "never passwords": the half with no verb
+    of its own was dropped (hunt-badinput #8, session 26)."""
+    out: list[str] = []
+    for piece in pieces:
+        negated = _BARE_NEGATION_RE.match(piece.strip())
+        if not out or not negated or declared_change(piece) or _rewrite(piece):
+            out.append(piece)
+            continue
+        carried = _carried_verb(out[-1], negated)
+        if carried:
+            out.append(carried)
+        else:
+            out[-1] = f"{out[-1].rstrip()} and {piece.strip()}"
+    return out
+
+
 #: A leading phrase that says where or when the advice holds ("In commit messages, ...",
 #: "For SQL migrations, ...", "When writing customer emails, ...", "If the customer is angry").
 _SETTING_RE = re.compile(rf"^(?:{'|'.join(SETTING_LEADS)})\s+\S.{{1,70}}$", re.I)
@@ -159,7 +209,7 @@ def _rules_in_sentence(sentence: str) -> list[str]:
         target = label_rules if is_label else rules
         lead = re.match(r"^([^,]{3,80}),\s+\S", clause)
         setting = _setting(lead.group(1)) if lead else None  # for every rule of the clause
-        for piece in _pieces(clause):
+        for piece in _with_negations_kept(_pieces(clause)):
             found = declared_change(piece) or _rewrite(piece)  # "We moved X to Y" first
             if found:
                 target.extend(with_setting(r, setting) for r in _split_compound(found))

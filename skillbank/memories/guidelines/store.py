@@ -42,6 +42,20 @@ def _typed_topic() -> re.Pattern[str]:
     return re.compile(rf"(?:{text_words.word()}|[\s_-])+")
 
 
+#: Joiners of an emoji sequence: zero-width joiner ("👨‍💻"), variation selectors ("❤️").
+_EMOJI_JOINERS = frozenset("\u200d\ufe0e\ufe0f")
+
+
+def _symbols_as_spaces(typed: str) -> str:
+    """`typed` with each emoji or other non-ASCII symbol read as a space. `learn` files a topic
+    of symbols ("🚀") as `topic-<8 hex>` (`slugify`), but `add`, `list`, `search` and
+    `playbook` refused `topic="🚀"`, so such rules could not be added to, listed or filtered
+    (hunt-badinput #7, session 26). ASCII symbols ("$", "~", "|") and punctuation stay refused:
+    no path trick is slugified into a name the caller did not mean."""
+    return "".join(" " if ch in _EMOJI_JOINERS or (not ch.isascii() and unicodedata.category(
+        ch)[0] == "S") else ch for ch in typed)
+
+
 MAX_TASK_CHUNKS = 8  # source tasks embedded per guideline (most recent distinct ones)
 MAX_KEYWORD_CHARS = 20_000
 
@@ -67,10 +81,12 @@ class GuidelineStore:
         given to `add`, `search`, `list` or `playbook` is slugified the same way ("sécurité" ->
         "securite"); it went to `add` as typed, and one topic sat in two folders (s22 review)."""
         typed = unicodedata.normalize("NFKC", topic) if isinstance(topic, str) else ""
-        if not typed.strip() or len(typed) > 64 or not _typed_topic().fullmatch(typed):
+        if (not typed.strip() or len(typed) > 64
+                or not _typed_topic().fullmatch(_symbols_as_spaces(typed))):
             raise UnsafePathError(
-                f"invalid topic {topic!r}: a topic is 1-64 letters (any script), digits, spaces, "
-                "hyphens or underscores, filed as a slug ('Sécurité' -> 'securite')")
+                f"invalid topic {topic!r}: a topic is 1-64 letters (any script), digits, emoji, "
+                "spaces, hyphens or underscores, filed as a slug ('Sécurité' -> 'securite', "
+                "'🚀' -> 'topic-<8 hex>')")
         # Slugified then, as `learn` and `context_for` do: "Sécurité" and "Release Notes" were
         # refused here while learnt under `securite` / `release-notes` (hunt-upgrade #3). No
         # punctuation at all, so no path trick ("..", "C:x", "%2e", fullwidth dots) is slugified
