@@ -267,6 +267,11 @@ class SkillbankServer(MCPServer):
         return types.EmptyResult()
 
     # Tools ------------------------------------------------------------------------------------
+    def has_tool(self, name: str) -> bool:
+        """Whether this server has a tool called `name` (a worker's metrics label a call by it
+        only then: a made-up name is the caller's input)."""
+        return self._tool_manager.get_tool(name) is not None
+
     async def call_tool(self, name: str, arguments: dict[str, Any], context: Any = None) -> Any:
         started = time.perf_counter()
         tool = self._tool_manager.get_tool(name)

@@ -123,13 +123,19 @@ async def test_metrics_and_one_json_line_per_call_name_the_failing_dependency(
                          dependency="chroma") == 1
             assert value(found, "skillbank_dependency_errors_total", dependency="chroma") > 0
             own_chroma.start()
+            # A made-up tool name is the caller's input: counted and logged as `unknown`, never
+            # a label of its own (the worker's observer was built without `known`).
+            ok, error = await call(client, f"no_such_tool_{MARK}", {})
+            assert not ok, error
+            labels = {v for (_, pairs), _ in samples(url).items() for _, v in pairs}
+            assert "unknown" in labels and not [v for v in labels if MARK in v], labels
         time.sleep(0.2)  # the last line is flushed with the call's answer; allow the write
         lines = call_lines(log)
         assert [(e["tool"], e["outcome"]) for e in lines] == [
             ("record_experience", "ok"), ("recall_experiences", "ok"),
             ("recall_experiences", "error"), ("load_skill", "error"),
             ("add_guideline", "error"), ("save_skill", "error"), ("record_experience", "error"),
-            ("record_experience", "ok"), ("save_skill", "error")]
+            ("record_experience", "ok"), ("save_skill", "error"), ("unknown", "error")]
         for entry in lines:
             assert {"time", "level", "pid", "ms", "principal", "face"} <= set(entry), entry
             assert entry["pid"] == proc.pid

@@ -216,7 +216,9 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     metrics.instrument_bank(bank)
     if tokens is not None:
         metrics.watch_tokens(tokens)
-    server.middleware.append(CallObserver(metrics))  # one JSON log line and metrics per call
+    # One JSON log line and metrics per call; a made-up tool name is counted as `unknown` (the
+    # worker passed no `known`, so each name became a label series without bound).
+    server.middleware.append(CallObserver(metrics, known=server.has_tool))
     limit = max_body_bytes or ServeOptions.max_body_bytes
     metadata_url = identity.metadata_url(resource_url) if identity is not None else None
     # Stateless: any worker behind the load balancer answers any request (see build_app).
