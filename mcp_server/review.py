@@ -106,6 +106,9 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         status = (record.get("status") if isinstance(record, dict)
                   else getattr(record, "status", "")) or ("active" if decision == "approve"
                                                           else "rejected")
+        folded = getattr(record, "id", id)
+        if kind == "guideline" and folded != id:  # worded as an active rule: reinforced it
+            status = f"folded into {folded}, an active rule of the same wording"
         return m.Reviewed(id=id, kind=kind, decision=decision, status=str(status),
                           superseded=[_text(r) for r in replaced])
 

@@ -237,6 +237,9 @@ def _status_command(action: str, doc: str) -> None:
         g = result if hasattr(result, "status") else memory.get(guideline_id)
 
         def human() -> None:
+            if g.id != guideline_id:  # approved a restatement of an active rule: folded in
+                st.out.print(f"{guideline_id}: folded into {g.id}, an active rule of the same "
+                             "wording (reinforced)")
             st.out.print(text(f"{g.id}: {g.status}", STATUS_STYLES.get(g.status)))
             for old in replaced:
                 st.out.print(f"{old.id} superseded (no longer served): {short(old.text, 100)}")

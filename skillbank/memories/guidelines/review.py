@@ -84,24 +84,47 @@ class GuidelineReview:
         return voted
 
     def approve(self, gid: str) -> Guideline:
-        """pending -> active; applies the supersessions it proposed. Active: no change."""
+        """pending -> active; applies the supersessions it proposed. Active: no change.
+
+        A pending rule worded as an active rule of its namespace (an untrusted client restating
+        it: kept as a proposal, since untrusted input never changes an active rule) is folded
+        into that rule: the active rule is reinforced and takes its sources and supersessions,
+        the proposal is retired (related to it), and the active rule is returned. Approving it
+        made two active rules of one wording, both served."""
+        twin: Guideline | None = None
+
         def apply(g: Guideline) -> dict[str, Any] | None:
+            nonlocal twin
             if g.status == "active":
                 return None
             if g.status != "pending":
                 raise InvalidInputError(
                     f"guideline {gid} is {g.status}; only pending guidelines can be approved "
                     "(add the rule again to bring it back)")
+            held = self._active_twin(g.text, "", g.namespace)
+            twin = self._items.get(held) if held and held != gid else None
+            if twin is not None:
+                return {"status": "retired", "related": sorted({*g.related, twin.id})}
             return {"status": "active"}
         with self._lock, self.write_lock:
             g = self._change(gid, apply)
             now = utcnow()
+            serving = twin.id if twin is not None else gid
             for old_id in g.supersedes:
                 old = self._items.get(old_id)
                 if old is not None and old.status in IN_PLAY and old.superseded_by in (None, gid):
-                    self._mark_superseded(old_id, gid, now)
+                    self._mark_superseded(old_id, serving, now)
             note(self, "approve", "guideline", gid, namespace=g.namespace)
-            return g
+            if twin is None:
+                return g
+            log.info("approving %s folded it into %s, an active rule of the same wording",
+                     gid, twin.id)
+            return self._save(twin.model_copy(update={
+                "reinforcements": twin.reinforcements + 1 + g.reinforcements,
+                "sources": [*twin.sources, *g.sources],
+                "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
+                                                          if i != twin.id)}),
+                "updated": now}), reembed=False)
 
     def reject(self, gid: str) -> Guideline:
         """pending -> retired."""
