@@ -30,6 +30,11 @@ from skillbank.distill import RuleDistiller
     # Unchanged: a negation with its own verb, and one rule with a comma.
     ("Always use tabs and never use spaces.", ["Always use tabs.", "Never use spaces."]),
     ("Use pytest, never unittest.", ["Use pytest, never unittest."]),
+    # A verb of its own is not given the first half's (review, session 26: "Never check
+    # guess.", "Never open email."); a lone verb stays with its sentence, nothing dropped.
+    ("Always check the logs and never guess.", ["Always check the logs and never guess."]),
+    ("Always open a ticket and never email.", ["Always open a ticket and never email."]),
+    ("Always write tests and never skip them.", ["Always write tests.", "Never skip them."]),
 ])
 def test_the_negated_half_is_kept(critique, rules):
     assert [r.text for r in RuleDistiller().rules_from_critique(critique) if r.actionable] == rules

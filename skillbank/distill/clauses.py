@@ -154,6 +154,14 @@ def _carried_verb(previous: str, negated: re.Match[str]) -> str | None:
     return f"{negated.group('negation')} {verb} {negated.group('rest')}"
 
 
+def _has_own_verb(rest: str) -> bool:
+    """Whether the words after "never" start with a verb ("never guess", "never email the
+    customer"): then the piece is a rule of its own, not a thing to carry a verb to (review of
+    hunt-badinput #8's fix, session 26)."""
+    words = _words(rest)
+    return bool(words) and words[0].lower() in _VERBS
+
+
 def _with_negations_kept(pieces: list[str]) -> list[str]:
     """Each piece that only negates a thing ("never passwords") given the verb of the piece
     before ("never log passwords"), or else joined back to it ("Always reply in English and
@@ -163,6 +171,14 @@ def _with_negations_kept(pieces: list[str]) -> list[str]:
     out: list[str] = []
     for piece in pieces:
         negated = _BARE_NEGATION_RE.match(piece.strip())
+        if out and negated and _has_own_verb(negated.group("rest")):
+            # "never skip them" is a rule of its own ("never guess" had "check" carried to it:
+            # "Never check guess."); a lone verb is too short to stand alone, so it stays with
+            # the sentence it came in ("Always check the logs and never guess.").
+            if len(_words(negated.group("rest"))) == 1:
+                out[-1] = f"{out[-1].rstrip()} and {piece.strip()}"
+                continue
+            negated = None
         if not out or not negated or declared_change(piece) or _rewrite(piece):
             out.append(piece)
             continue
