@@ -228,6 +228,8 @@ class TokensFile:
         self.read_at: str | None = None
         #: The file is not there now (its tokens are refused until it is back).
         self.missing = False
+        #: The principals of the last good read (kept while the file is missing: `reserved`).
+        self._last_read: dict[str, Principal] = {}
         self.reload(strict=True)
 
     def _read(self) -> tuple[tuple[int, int, int], dict[str, Principal]]:
@@ -253,10 +255,20 @@ class TokensFile:
             stamp = None
         if stamp is not None and stamp == self._stamp:
             return
+        if not strict and stamp is not None and stamp[1] == 0:
+            # An editor saving in place truncates first: read as "no principals", every open
+            # stream was ended as revoked (review, session 26). Empty is as good as missing.
+            with self._lock:
+                self._stamp, self._by_hash, self.missing = stamp, {}, True
+                self.problem = (f"tokens file {self.path} is empty; no token is accepted "
+                                "until it holds principals again")
+                log.error("skillbank: %s", self.problem)
+            return
         with self._lock:
             try:
                 self._stamp, self._by_hash = self._read()
                 self.problem, self.missing = None, False
+                self._last_read = self._by_hash
                 self.read_at = datetime.now(timezone.utc).isoformat(timespec="seconds")
             except (TokensFileError, OSError) as exc:
                 if strict:
@@ -306,6 +318,14 @@ class TokensFile:
 
     def principals(self) -> list[Principal]:
         return sorted(self._by_hash.values(), key=lambda p: p.name)
+
+    def reserved(self) -> list[Principal]:
+        """The principals whose names and namespaces no other identity may take: those in
+        force, or while the file is missing the last ones read. A JWT named like a tokens-file
+        principal was admitted as it while the file was away (review, session 26)."""
+        self.reload()
+        return self.principals() if not self.missing else \
+            sorted(self._last_read.values(), key=lambda p: p.name)
 
 
 # Writing (`skillbank tokens add`) -------------------------------------------------------------------

@@ -140,21 +140,30 @@ async def test_handshake_sessions_of_removed_and_narrowed_principals(served):
         assert seen["fran"] == [], seen
 
 
-async def tokens_file_away(tokens_file: Any) -> None:
-    """The tokens file gone for a few polls (a non-atomic replace, an editor's save), then back
-    with the same tokens."""
+async def tokens_file_away(tokens_file: Any, how: str = "moved") -> None:
+    """The tokens file gone (a non-atomic replace) or empty (an editor saving in place) for a
+    few polls, then back with the same tokens."""
     away = tokens_file.with_name(tokens_file.name + ".away")
-    tokens_file.rename(away)
+    kept = tokens_file.read_bytes()
+    if how == "moved":
+        tokens_file.rename(away)
+    else:
+        tokens_file.write_bytes(b"")
     try:
-        await anyio.sleep(1.5)  # several 0.2 s polls see no file
+        await anyio.sleep(1.5)  # several 0.2 s polls see no principal
     finally:
-        away.rename(tokens_file)
+        if how == "moved":
+            away.rename(tokens_file)
+        else:
+            tokens_file.write_bytes(kept)
 
 
-async def test_a_session_outlives_a_moment_without_the_tokens_file(served):
+@pytest.mark.parametrize("how", ["moved", "truncated"])
+async def test_a_session_outlives_a_moment_without_the_tokens_file(served, how):
     """Review F4, session 25: one poll without the file dropped every handshake session's
     subscriptions for good (the session stayed open and heard nothing more once the file was
-    back). Now it is muted meanwhile, not dropped. Fails before: gina heard no update."""
+    back); an empty file (truncated by an in-place save) did the same (review, session 26).
+    Now it is muted meanwhile, not dropped. Fails before: gina heard no update."""
     url, tokens, tokens_file = served
     team = "away" + uuid.uuid4().hex[:6]
     got: dict[str, list[Any]] = {w: [] for w in ("tess", "gina")}
@@ -165,7 +174,7 @@ async def test_a_session_outlives_a_moment_without_the_tokens_file(served):
         await save_marker()
         await until(lambda: heard(got["gina"], UPDATED, MARKER), "gina's first look",
                     again=save_marker)
-        await tokens_file_away(tokens_file)
+        await tokens_file_away(tokens_file, how)
         start = len(got["gina"])
 
         async def add_rule() -> None:

@@ -115,6 +115,32 @@ async def test_a_jwt_named_like_a_tokens_file_principal_is_refused(issuer, tmp_p
     assert isinstance(await identity.acheck_token(frank), Refusal)  # at once, cache or not
 
 
+@pytest.mark.parametrize("gone", ["moved", "truncated"])
+async def test_the_name_stays_reserved_while_the_tokens_file_is_away(issuer, tmp_path, gone):
+    """Review, session 26: while the file was missing (a non-atomic replace) or empty (an
+    editor saving in place), the file named no principal, so a JWT named `erin` was admitted
+    as erin. Fails before."""
+    from skillbank.mcp_server.identity import TokensFile, add_principal
+    from skillbank.team.auth import Refusal, TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml())
+    tokens_file = tmp_path / "tokens.toml"
+    add_principal(tokens_file, "erin", namespace="erin", role="contributor")
+    identity = TeamIdentity(oidc=load_oidc(config, {}), tokens=TokensFile(tokens_file))
+    token = issuer.token("erin", groups=["platform"])
+    assert isinstance(await identity.acheck_token(token), Refusal)
+    kept = tokens_file.read_bytes()
+    if gone == "moved":
+        tokens_file.rename(tmp_path / "tokens.toml.tmp")
+    else:
+        tokens_file.write_bytes(b"")
+    verdict = await identity.acheck_token(token)
+    assert isinstance(verdict, Refusal) and "'erin'" in verdict.reason, verdict
+    tokens_file.write_bytes(kept)
+    assert isinstance(await identity.acheck_token(token), Refusal)
+
+
 @pytest.mark.parametrize("alg", ["ES256", "EdDSA"])
 def test_a_jwt_whose_alg_does_not_fit_its_key_is_a_401_saying_so(issuer, tmp_path, alg):
     from skillbank.team.auth import Refusal, TeamIdentity, load_oidc

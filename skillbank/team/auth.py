@@ -364,7 +364,7 @@ class TeamIdentity:
         if self.tokens is None:
             return None
         scope = admitted.scope
-        entries = self.tokens.principals()
+        entries = self.tokens.reserved()
         refusal = None
         if any(entry.name == scope.principal for entry in entries):
             refusal = Refusal(401, f"the JWT's principal {scope.principal!r} is the name of a "
