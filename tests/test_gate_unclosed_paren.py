@@ -66,6 +66,7 @@ def test_a_quoted_parenthesis_in_a_pattern_is_not_unclosed():
     need = declared({"allowed-tools": 'Bash(echo ")") Read'})
     assert need.tools == {"bash"} and need.approved == {"bash", "read"} and not need.warnings
     assert declared({"allowed-tools": "Bash(don't:*)"}).tools == {"bash"}
+    assert declared({"allowed-tools": "Bash(don't:*) Read(it's)"}).tools == {"bash", "read"}
     assert declared({"allowed-tools": "Bash (git:*)"}).tools == {"bash"}
     assert declared({"allowed-tools": "Bash(a (b) c), Read"}).approved == {"bash", "read"}
     assert "unclosed" in declared({"allowed-tools": "Read) Write"}).warnings[0]

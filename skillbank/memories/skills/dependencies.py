@@ -102,7 +102,8 @@ def split_entries(text: str) -> list[str] | None:
     split at spaces and commas outside the pattern (`Bash(npm run test:*)` is one entry; it was
     split into three "tools"). A pattern's quoted text is not scanned for parentheses, so
     `Bash(echo ")")` is one entry (counting parentheses called it unclosed; review F6, session
-    25); a quote with no partner is a plain character (`Bash(don't:*)`). `Bash (git:*)` is read
+    25); a quote with no partner, or an apostrophe inside a word (`Bash(don't:*)
+    Read(it's)`), is a plain character. `Bash (git:*)` is read
     as `Bash(git:*)`. None when a parenthesis does not close, or closes nothing."""
     entries: list[str] = []
     current = ""
@@ -113,8 +114,9 @@ def split_entries(text: str) -> list[str] | None:
             quote = "" if char == quote else quote
         elif depth:
             current += char
-            if char in "\"'" and char in text[at + 1:]:
-                quote = char
+            if char in "\"'" and char in text[at + 1:] and not (
+                    char == "'" and at and text[at - 1].isalnum()):
+                quote = char  # an apostrophe inside a word (`don't`) opens nothing
             depth += {"(": 1, ")": -1}.get(char, 0)
         elif char == "(":
             if not current and entries:
