@@ -49,6 +49,10 @@ def test_replacing_a_rule_by_its_own_wording_keeps_it(tmp_path, minilm, remote):
             assert entry.action == "ignored", entry
             assert gid in entry.detail and "already worded as this one" in entry.detail, entry
         assert _all(bank) == before  # one rule, its id and its votes
+        # A new when_to_use is a change the caller asked for (review, session 26): it goes ahead.
+        moved = bank.guidelines.add(RULE, replaces=gid, when_to_use="When writing SQL by hand")
+        assert moved.action == "superseded" and moved.superseded_id == gid, moved
+        assert bank.guidelines.get(moved.guideline_id).when_to_use == "When writing SQL by hand"
 
 
 @REMOTE

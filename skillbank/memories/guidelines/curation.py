@@ -76,13 +76,19 @@ def check_all_replaces(memory: Any, rules: list[Any], namespace: str) -> None:
             taken[retired] = number
 
 
-def replaces_itself(memory: Any, text: str, replaces: str) -> LearnEntry | None:
+def replaces_itself(memory: Any, text: str, replaces: str,
+                    when_to_use: str = "") -> LearnEntry | None:
     """A safe no-op when `text` is the replaced rule's own wording (case, spacing and
-    punctuation aside), or None. Such a replace stored a copy under a new id and superseded
-    the rule, whose votes and id (held by callers) were left behind; repeating it chained
-    copies, and an untrusted one approved did the same (hunt-badinput #2, session 26)."""
+    punctuation aside) and says nothing new about when it applies, or None. Such a replace
+    stored a copy under a new id and superseded the rule, whose votes and id (held by callers)
+    were left behind; repeating it chained copies, and an untrusted one approved did the same
+    (hunt-badinput #2, session 26). A new `when_to_use` is a real change (the API has no other
+    way to make it), so that replace goes ahead (review, session 26)."""
     g = memory._items[replaces]
     if not same_wording(text, g.text):
+        return None
+    if when_to_use.strip() and " ".join(when_to_use.split()).casefold() != \
+            " ".join(g.when_to_use.split()).casefold():
         return None
     return LearnEntry(action="ignored", text=g.text, detail=(
         f"replaces={replaces} names a rule already worded as this one: nothing to replace; "

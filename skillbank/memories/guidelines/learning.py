@@ -282,7 +282,7 @@ class GuidelineLearning:
     def _decide(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                 source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                 replaces: str | None) -> LearnEntry:
-        itself = replaces and replaces_itself(self, text, replaces)  # a no-op, said
+        itself = replaces and replaces_itself(self, text, replaces, when_to_use)  # a no-op
         if itself:
             return itself
         vector = self._member_vector(text, sentence or None, source.critique)
