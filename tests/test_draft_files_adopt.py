@@ -144,3 +144,24 @@ def test_a_version_kept_before_a_rename_is_restored_under_the_new_name(tmp_path,
             "csv-import", "Import CSV exports into a database table.")
         assert "name: csv-import\n" in Path(restored.path).read_text()
         assert len(bank.skills.history("csv-import")) == 2  # the text before the restore too
+
+
+@BOTH
+def test_a_linked_folder_in_a_draft_is_refused_clearly_and_nothing_is_left(tmp_path, remote):
+    """Review, session 26: adopt raised a bare IsADirectoryError on a draft folder holding a
+    link to a folder. Now a clear error naming it; the draft stays pending, no staging copy."""
+    from skillbank.errors import InvalidInputError
+
+    shared = tmp_path / "shared-scripts"
+    shared.mkdir()
+    (shared / "load.sh").write_text("echo hi\n")
+    with bank_for(tmp_path, remote) as bank:
+        record_csv_failures(bank)
+        (draft,) = bank.skills.propose()
+        os.symlink(shared, Path(draft.path).parent / "scripts")
+        with pytest.raises(InvalidInputError, match="'scripts' is a link to a folder"):
+            bank.skills.adopt(draft.name)
+        assert [d.name for d in bank.skills.drafts()] == [draft.name]
+        assert draft.name not in bank.skills
+    skills = tmp_path / "root" / "skills"
+    assert not skills.exists() or not [p for p in skills.iterdir() if p.name.startswith(".adopt-")]

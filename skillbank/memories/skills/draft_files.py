@@ -20,6 +20,7 @@ import shutil
 import stat
 from pathlib import Path
 
+from skillbank.errors import InvalidInputError
 from skillbank.fsutil import atomic_write, safe_join
 from skillbank.memories.skills.folder_files import SKILL_FILE, served_files
 
@@ -78,6 +79,11 @@ def stage_skill(draft_folder: Path, staged: Path, text: str, *, skip: frozenset[
             continue
         if entry.is_dir() and not entry.is_symlink():
             shutil.copytree(entry, staged / entry.name, dirs_exist_ok=True)
+        elif entry.is_dir():  # a link to a folder: what it holds is not the draft's to copy
+            raise InvalidInputError(
+                f"the draft folder's {entry.name!r} is a link to a folder ({entry.resolve()}); "
+                "a skill does not follow links out of its folder: copy the files in, or remove "
+                "the link, then adopt again")
         else:
             _copy_file(entry, staged / entry.name)
     atomic_write(staged / SKILL_FILE, text, private=False)
