@@ -165,3 +165,19 @@ def test_a_linked_folder_in_a_draft_is_refused_clearly_and_nothing_is_left(tmp_p
         assert draft.name not in bank.skills
     skills = tmp_path / "root" / "skills"
     assert not skills.exists() or not [p for p in skills.iterdir() if p.name.startswith(".adopt-")]
+
+
+@BOTH
+def test_drafts_an_earlier_version_left_readable_are_made_private(tmp_path, remote):
+    """Review, session 26: drafts written 0755/0644 before the upgrade stayed readable by every
+    local account until each was written again. Listing the drafts makes them private."""
+    with bank_for(tmp_path, remote) as bank:
+        record_csv_failures(bank)
+        (draft,) = bank.skills.propose()
+    drafts = Path(draft.path).parent.parent
+    for path in [drafts, *drafts.rglob("*")]:  # as an earlier version left them
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    with bank_for(tmp_path, remote) as bank:
+        assert [d.name for d in bank.skills.drafts()] == [draft.name]
+    for path in [drafts, *drafts.rglob("*")]:
+        assert mode(path) & 0o077 == 0, (path, oct(mode(path)))

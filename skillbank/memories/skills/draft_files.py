@@ -50,6 +50,24 @@ def private_folder(folder: Path) -> Path:
     return folder
 
 
+def tighten(drafts_root: Path) -> None:
+    """Take every bit for others off what `drafts_root` holds (folders 0700 at most, files
+    0600): drafts an earlier version wrote 0755/0644 stayed readable by every local account
+    until each was written again (review, session 26). Links are left alone; a file of
+    another account is its owner's to change."""
+    for folder, folders, files in os.walk(drafts_root):
+        for name, most in [(".", PRIVATE_FOLDER), *((f, PRIVATE_FILE) for f in files)]:
+            path = Path(folder, name)
+            try:
+                if path.is_symlink():
+                    continue
+                bits = stat.S_IMODE(path.stat().st_mode)
+                if bits & 0o077:
+                    os.chmod(path, bits & most)
+            except OSError:
+                continue
+
+
 def write_private(drafts_root: Path, path: Path, text: str) -> None:
     """Write a pending draft's file under `drafts_root` 0600, every folder from `drafts_root`
     down to it 0700; also over a 0644 file (`mode` sets the bits outright: a replaced file

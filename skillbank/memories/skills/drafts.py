@@ -42,7 +42,8 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError)
 from skillbank.fsutil import atomic_write, check_slug
 from skillbank.memories.skills import checks
-from skillbank.memories.skills.draft_files import private_folder, stage_skill, write_private
+from skillbank.memories.skills.draft_files import (private_folder, stage_skill, tighten,
+                                                   write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.proposing import SkillProposing
@@ -158,6 +159,9 @@ class SkillDrafts(SkillProposing):
         self.draft_store.refresh()  # team mode: the drafts every worker wrote, here
         if not self.drafts_root.is_dir():
             return out
+        if not getattr(self, "_drafts_tightened", False):  # an earlier version's 0755/0644
+            tighten(self.drafts_root)
+            self._drafts_tightened = True
         for folder in sorted(self.drafts_root.iterdir()):
             if folder.name.startswith(".") or folder.is_symlink() or not folder.is_dir():
                 continue
