@@ -42,7 +42,8 @@ async def test_a_second_projects_server_is_told_its_skills_are_not_served(tmp_pa
                     assert str(beta.resolve()) in note and "not served" in note, note
                     block = await client.call_tool("memory_context",
                                                    {"task": "lint the beta code"})
-                    assert block.structured_content["note"] == note
+                    # after why the block is what it is (hunt-badinput #5, session 26)
+                    assert block.structured_content["note"].endswith(note), block
             # The note's log message (deprecated MCP logging) printed the SDK's
             # MCPDeprecationWarning on the server's stderr.
             assert not [w for w in seen if w.category.__name__ == "MCPDeprecationWarning"]
