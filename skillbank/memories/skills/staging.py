@@ -30,11 +30,11 @@ STAGING_PREFIX = ".adopt-"
 def staging_copies(writable_root: Path) -> list[Path]:
     """The adopt staging folders directly in `writable_root` (none when it is missing)."""
     try:
-        with os.scandir(writable_root) as entries:
-            return sorted(Path(e.path) for e in entries if e.name.startswith(STAGING_PREFIX)
-                          and e.is_dir(follow_symlinks=False))
+        names = [n for n in os.listdir(writable_root) if n.startswith(STAGING_PREFIX)]
     except OSError:
         return []
+    found = (writable_root / name for name in names)
+    return sorted(p for p in found if p.is_dir() and not p.is_symlink())
 
 
 def remove_staging_copies(writable_root: Path) -> int:
