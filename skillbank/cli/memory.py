@@ -227,6 +227,7 @@ def _status_command(action: str, doc: str) -> None:
     def command(ctx: typer.Context,
                 guideline_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
         from skillbank.review_queue import superseded_on_approval
+        from skillbank.tool_text import folded_note
 
         st = state(ctx)
         bank = st.bank(sync=["guidelines"])
@@ -238,8 +239,7 @@ def _status_command(action: str, doc: str) -> None:
 
         def human() -> None:
             if g.id != guideline_id:  # approved a restatement of an active rule: folded in
-                st.out.print(f"{guideline_id}: folded into {g.id}, an active rule of the same "
-                             "wording (reinforced)")
+                st.out.print(f"{guideline_id}: {folded_note(g.id)}")
             st.out.print(text(f"{g.id}: {g.status}", STATUS_STYLES.get(g.status)))
             for old in replaced:
                 st.out.print(f"{old.id} superseded (no longer served): {short(old.text, 100)}")

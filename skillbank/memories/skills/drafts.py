@@ -119,6 +119,16 @@ class SkillDrafts(SkillProposing):
             "op": op, "name": draft.name, "revises": draft.revises, "sources": draft.sources,
             "at": utcnow().isoformat()})
 
+    def _note_deleted(self, name: str) -> None:
+        """Skill `name` was deleted: when it came from a draft, the ledger says so, so later runs
+        of its kind draft it again. The ledger's "adopted" stood for good before: runs of that
+        kind were never drafted again once the adopted skill was deleted (review #6, session 26;
+        the ledger, not the folder, decides, as in team mode the skill may live on another
+        worker's root)."""
+        if any(e.get("op") == "adopted" and e.get("name") == name for e in self._ledger()):
+            self.draft_store.note({"op": "deleted", "name": name, "revises": None, "sources": [],
+                                   "at": utcnow().isoformat()})
+
     def _read_draft(self, folder: Path) -> SkillDraft | None:
         try:
             meta = json.loads((folder / META_FILE).read_text(encoding="utf-8"))

@@ -154,9 +154,17 @@ class SkillProposing:
 
     def _adopted_in_ledger(self, name: str, ledger: list[dict[str, Any]]) -> bool:
         """Whether a person adopted a new-skill draft of `name` (on any worker: in team mode the
-        skill may live in another worker's root, hunt-drafts #3's team kin, session 26)."""
-        return any(e.get("op") == "adopted" and e.get("name") == name and e.get("revises") is None
-                   for e in ledger)
+        skill may live in another worker's root, hunt-drafts #3's team kin, session 26) and did
+        not delete that skill since (review #6, session 26)."""
+        adopted = False
+        for entry in ledger:
+            if entry.get("name") != name:
+                continue
+            if entry.get("op") == "adopted" and entry.get("revises") is None:
+                adopted = True
+            elif entry.get("op") == "deleted":
+                adopted = False
+        return adopted
 
     def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
                      drafter: SkillDrafter, ledger: list[dict[str, Any]],
