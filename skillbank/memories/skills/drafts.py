@@ -127,6 +127,10 @@ class SkillDrafts(SkillProposing):
             return None
         if draft.name != folder.name:
             return None  # a hand-edited record: the folder, not the record, says what it is
+        try:
+            check_slug(str(draft.skill), "skill name")  # adopting it writes that folder
+        except InvalidInputError:
+            return None
         return draft.model_copy(update={"path": str(folder / SKILL_FILE)})
 
     # Who sees a draft (skillbank.scope) ---------------------------------------------------------
@@ -198,7 +202,7 @@ class SkillDrafts(SkillProposing):
         except (OSError, UnicodeDecodeError):
             return draft
         changed = draft.base_hash is not None and _text_hash(current) != draft.base_hash
-        return draft.model_copy(update={"diff": _diff(current, text, draft.name),
+        return draft.model_copy(update={"diff": _diff(current, text, draft.name, draft.skill),
                                         "base_changed": changed})
 
     def _may_redraw(self, draft: SkillDraft, name: str) -> bool:
@@ -226,7 +230,7 @@ class SkillDrafts(SkillProposing):
         raise NotFoundError(f"no pending draft named {name!r}; drafts() lists them")
 
     def _already_adopted(self, draft: SkillDraft) -> bool:
-        target = self.writable_root / draft.name / SKILL_FILE
+        target = self.writable_root / str(draft.skill) / SKILL_FILE
         try:
             return target.read_bytes() == Path(draft.path).read_bytes()
         except OSError:
@@ -238,19 +242,23 @@ class SkillDrafts(SkillProposing):
     def _write_draft(self, name: str, material: DraftMaterial, drafter: SkillDrafter, *,
                      revises: str | None, body: str | None = None, description: str | None = None,
                      frontmatter: dict[str, Any] | None = None, base_text: str | None = None,
-                     reason: str = "", namespaces: list[str] | None = None) -> SkillDraft:
+                     reason: str = "", namespaces: list[str] | None = None,
+                     skill: str | None = None) -> SkillDraft:
+        """Write draft `name` of `skill` (the revised one, or `name`; a draft of another
+        namespace set than the bank's is named apart from its skill, `proposing`)."""
+        skill = skill or revises or name
         text = None if body is not None else drafter.write(material)
         fm = dict(frontmatter or {})
-        fm["name"] = name
+        fm["name"] = skill
         fm["description"] = description if description is not None else text.description
         if body is None:
-            body = render_body(name.replace("-", " ").capitalize(), text, material, material.outcomes)
+            body = render_body(skill.replace("-", " ").capitalize(), text, material, material.outcomes)
         doc = SkillDocument(frontmatter=fm, body=body)
-        errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"]
+        errors = [f for f in validate_skill(doc, folder_name=skill) if f.severity == "error"]
         if errors:
             if text is not None and text.drafted_by == "model":  # the spec refuses the model's text
                 return self._write_draft(name, material, RuleDrafter(), revises=revises,
-                                         reason=reason, namespaces=namespaces)
+                                         reason=reason, namespaces=namespaces, skill=skill)
             raise InvalidInputError("the drafted skill is not valid: "
                                     + "; ".join(f.message for f in errors), errors)
         rendered = render_skill(doc)
@@ -259,12 +267,13 @@ class SkillDrafts(SkillProposing):
         draft = SkillDraft(
             name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
             sources=material.sources, revises=revises,
-            diff=_diff(base_text, rendered, name) if base_text is not None else None,
+            diff=_diff(base_text, rendered, name, skill) if base_text is not None else None,
             reason=reason or (f"{len(material.sources)} runs of one kind of task "
                               f"({material.successes} succeeded, {material.failures} failed)"),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
             base_hash=base_hash, written_hash=_text_hash(rendered),
-            namespaces=namespaces if namespaces is not None else [self.default_namespace])
+            namespaces=namespaces if namespaces is not None else [self.default_namespace],
+            skill=skill)
         meta = draft.model_dump_json(indent=2) + "\n"
         write_private(self.drafts_root, folder / SKILL_FILE, rendered)  # hunt-drafts #5
         atomic_write(folder / META_FILE, meta)
@@ -278,6 +287,7 @@ class SkillDrafts(SkillProposing):
         _decider("adopting a draft")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
+            name = str(draft.skill)  # from here on the skill it becomes (hunt-untrusted #2, s27)
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
             doc = _valid_skill(text, name, "the draft is not a valid skill")
@@ -358,14 +368,15 @@ class SkillDrafts(SkillProposing):
         worker's working copy only reaches the others once that worker reads its drafts)."""
         checks.check_str(text, "text")
         _decider("editing a draft")
-        doc = _valid_skill(text, name, "the edited draft is not a valid skill")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
+            # a valid skill of the name it becomes (a draft may be named apart from its skill)
+            doc = _valid_skill(text, str(draft.skill), "the edited draft is not a valid skill")
             folder = Path(draft.path).parent
             diff, base_hash = draft.diff, draft.base_hash
             current = self._revised_text(draft.revises) if draft.revises else None
             if current is not None:  # the person wrote it against the skill as it is now
-                diff, base_hash = _diff(current, text, name), _text_hash(current)
+                diff, base_hash = _diff(current, text, name, draft.skill), _text_hash(current)
             edited = draft.model_copy(update={
                 "description": str(doc.frontmatter.get("description") or draft.description),
                 "diff": diff, "base_hash": base_hash, "base_changed": False})
@@ -459,15 +470,16 @@ def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
     if redrawable:
         ways.insert(0, "run `skillbank skills propose` to draw it again from the skill as it is "
                        "now (while its lessons are still missing there)")
-    return (f"draft {name!r} was not adopted: skill {name!r} changed since this revision was "
+    return (f"draft {name!r} was not adopted: skill {draft.skill!r} changed since this revision was "
             "drawn from it, and adopting it would undo that change (`skillbank skills drafts "
             "--diff` shows what it would remove). To go on, " + "; or ".join(ways))
 
 
-def _diff(before: str, after: str, name: str) -> str:
+def _diff(before: str, after: str, name: str, skill: str | None = None) -> str:
+    """Draft `name` against the SKILL.md of `skill` (by default a skill of the same name)."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                         after.splitlines(keepends=True),
-                                        fromfile=f"skills/{name}/SKILL.md",
+                                        fromfile=f"skills/{skill or name}/SKILL.md",
                                         tofile=f"drafts/{name}/SKILL.md"))
 
 
