@@ -26,6 +26,9 @@ PENDING_NOTE = ("Drafts wait for a person: show them to the user, who adopts or 
 
 class DraftedSkill(BaseModel):
     name: str
+    skill: str = Field(description=(
+        "the skill adopting it writes: its name, or the revised skill's; a draft drawn from "
+        "namespaces other than the server's own is named `<skill>-<namespace tag>`"))
     description: str
     revises: Optional[str] = Field(None, description="the skill this draft would replace")
     sources: list[str] = Field(description="ids of the experiences it was drawn from")
@@ -78,7 +81,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
 
         drafts, root = await server.run_bank("experiences", propose)
         return ProposedSkills(
-            drafts=[DraftedSkill(name=d.name, description=d.description, revises=d.revises,
+            drafts=[DraftedSkill(name=d.name, skill=d.skill, description=d.description,
+                                 revises=d.revises,
                                  sources=list(d.sources), path=shown_path(d.path, root), diff=d.diff,
                                  drafted_by=d.drafted_by) for d in drafts],
             pending_review=bool(drafts),

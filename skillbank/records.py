@@ -10,7 +10,7 @@ import unicodedata
 from datetime import datetime, timezone
 from typing import Any, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from skillbank.relevance import relevance as hit_relevance
 
@@ -442,6 +442,18 @@ class SkillDraft(BaseModel):
     #: sees the draft, only one who reviews all of them adopts or discards it (skillbank.scope).
     #: None on drafts written before namespaces were recorded (read as the bank's namespace).
     namespaces: list[str] | None = None
+    #: The skill adopting it writes: the revised skill, or the new skill's name. A draft drawn
+    #: from namespaces other than the bank's own is named apart from it (`<skill>-<tag>`,
+    #: `drafting.namespace_tag`), so drafts of two namespace sets never take or reveal each
+    #: other's names (hunt-untrusted #2 and #3, session 27). Read as `revises` or `name` on
+    #: drafts written before it was kept.
+    skill: str | None = None
+
+    @model_validator(mode="after")
+    def _skill_it_becomes(self) -> "SkillDraft":
+        if self.skill is None:
+            self.skill = self.revises or self.name
+        return self
 
 
 class SkillVersion(BaseModel):

@@ -126,7 +126,11 @@ def test_a_contributor_never_redraws_a_revision_he_may_not_read(tmp_path, remote
             bob.experiences.record(task=f"Deploy the billing service try {i}", outcome="failure",
                                    tags=["skill:deploy-billing"], lessons=[lesson])
 
-        assert bob.skills.propose() == []
+        # bob gets a revision of his own (hunt-untrusted #2, session 27), beside alice's
+        (his,) = bob.skills.propose()
+        assert his.revises == "deploy-billing" and his.namespaces == ["bob"]
+        assert his.name != revision.name and "saffron" not in text(his)
+        assert [d.name for d in bob.skills.drafts()] == [his.name]
         (kept,) = alice.skills.drafts()
         assert kept.namespaces == ["alice"] and "saffron" in text(kept)
         assert sorted(kept.sources) == sorted(revision.sources)

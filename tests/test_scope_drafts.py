@@ -67,8 +67,11 @@ def test_drafts_are_read_and_decided_only_within_the_callers_scope(bank):
     # alice's draft is untouched: she reads it, her reviewer adopts it
     assert [d.name for d in alice.skills.drafts()] == [name]
     assert alice.skills.draft(name).sources == draft.sources
-    assert bank.scoped(ALICE_REVIEWER).skills.adopt(name).name == name
-    assert bank.skills.load(name).name == name  # the bank's own (admin) view as before
+    # drawn from alice's namespace, not the bank's: the draft is named apart from its skill
+    # (hunt-untrusted #2/#3, session 27), and adopting it writes the skill
+    assert name.startswith(f"{draft.skill}-alice-")
+    assert bank.scoped(ALICE_REVIEWER).skills.adopt(name).name == draft.skill
+    assert bank.skills.load(draft.skill).name == draft.skill  # the bank's own (admin) view
 
 
 def test_the_banks_own_view_still_sees_every_draft(bank):

@@ -15,8 +15,15 @@ from skillbank.cli.skills import app
 
 
 def _draft_rows(drafts: list[Any]) -> list[list[Any]]:
-    return [[d.name, d.revises or "-", len(d.sources), d.drafted_by, short(d.description, 70)]
+    return [[_named(d), d.revises or "-", len(d.sources), d.drafted_by, short(d.description, 70)]
             for d in drafts]
+
+
+def _named(draft: Any) -> str:
+    """A draft's name, and the new skill adopting it writes when that is another name (a draft
+    drawn from namespaces other than the bank's own, hunt-untrusted #3, session 27)."""
+    skill = getattr(draft, "skill", None) or draft.name
+    return draft.name if skill in (draft.name, draft.revises) else f"{draft.name} (skill {skill})"
 
 
 _DRAFT_COLUMNS = ["name", "revises", "sources", "by", ("description", {"ratio": 1})]

@@ -179,9 +179,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         fn = getattr(bank.skills, action, None)
         if not callable(fn):
             raise SkillbankError(f"this skillbank cannot {action} drafts")
-        await call(fn, name)
+        done = await call(fn, name)
+        skill = getattr(done, "name", name) if action == "adopt" else name
+        as_skill = f" as skill {skill}" if skill != name else ""  # a draft named apart from it
         return back(form, "/skills", f"{'Adopted' if action == 'adopt' else 'Discarded'} "
-                                     f"draft {name}.")
+                                     f"draft {name}{as_skill}.")
 
     async def skill_review(request: Request) -> Response:
         from skillbank.ui.skill_review import review_page

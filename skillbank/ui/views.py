@@ -76,7 +76,7 @@ def draft_detail(bank: Any, name: str) -> dict[str, Any]:
     draft = found[0]
     doc, _ = read_skill_file(draft.path)
     return {"draft": draft, "body": doc.body if doc is not None else "",
-            "findings": validation_findings(draft.path)}
+            "findings": validation_findings(draft.path, getattr(draft, "skill", None))}
 
 
 def skill_detail(bank: Any, name: str) -> dict[str, Any]:
@@ -93,8 +93,10 @@ def skill_detail(bank: Any, name: str) -> dict[str, Any]:
                                   if k not in ("name", "description")}}
 
 
-def validation_findings(path: str) -> list[Any]:
-    """The Agent Skills spec check of a skill file, strictly (as `skillbank skills validate`)."""
+def validation_findings(path: str, folder_name: str | None = None) -> list[Any]:
+    """The Agent Skills spec check of a skill file, strictly (as `skillbank skills validate`);
+    its name checked against `folder_name`, the folder it will live in, when that is not the
+    one it is in (a draft named apart from its skill, hunt-untrusted #3, session 27)."""
     from skillbank.memories.skills.skill_file import read_skill_file, validate_skill
 
     if not path:
@@ -102,7 +104,9 @@ def validation_findings(path: str) -> list[Any]:
     doc, loaded = read_skill_file(path)
     if doc is None:
         return loaded
-    strict = validate_skill(doc, path=path)
+    if folder_name is not None:
+        loaded = [f for f in loaded if f.code != "name-mismatch"]
+    strict = validate_skill(doc, path=path, folder_name=folder_name)
     seen = {(f.code, f.message) for f in strict}
     return [f for f in loaded if (f.code, f.message) not in seen] + strict
 

@@ -12,13 +12,14 @@ claim in the body can be traced to an experience id.
 
 from __future__ import annotations
 
+import hashlib
 import re
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from skillbank.memories.skills.grouping import central_order, tokens
-from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, validate_name
+from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, MAX_NAME, validate_name
 from skillbank.records import Experience
 from skillbank.text_cut import cut_at_word
 
@@ -163,11 +164,14 @@ def gather(experiences: Sequence[Experience], members: Sequence[int],
 
 # ------------------------------------------------------------------------------------- naming
 
-def draft_name(material: DraftMaterial, taken: Callable[[str], bool]) -> str:
+def draft_name(material: DraftMaterial, taken: Callable[[str], bool], *,
+               max_length: int = 48) -> str:
     """A spec-valid name from the group's most distinctive words, unique against `taken`.
 
     The three best keywords of the group, written as they appear in its most typical task and
     in that task's word order ("spotify-song-libraries"), so the name reads like the task.
+    `max_length` bounds the words (a `-2` may follow): a draft named apart from its skill
+    (`namespaced_name`) keeps room for its namespace tag.
     """
     typical = material.tasks[0] if material.tasks else ""
     surface: dict[str, tuple[int, str]] = {}
@@ -179,7 +183,7 @@ def draft_name(material: DraftMaterial, taken: Callable[[str], bool]) -> str:
         picked += [w for w in tokens(typical) if w in surface and w not in picked
                    and w not in _NAME_STOP][:3 - len(picked)]
     words = [surface[w][1] for w in sorted(picked, key=lambda w: surface[w][0])]
-    base = "-".join(words)[:48].strip("-") or "recurring-task"
+    base = "-".join(words)[:max_length].strip("-") or "recurring-task"
     if validate_name(base):
         base = "recurring-task"
     name, n = base, 2
@@ -187,6 +191,33 @@ def draft_name(material: DraftMaterial, taken: Callable[[str], bool]) -> str:
         name = f"{base}-{n}"
         n += 1
     return name
+
+
+def namespace_tag(namespaces: Sequence[str], own: str) -> str:
+    """What a draft's name adds to its skill's name for the namespaces it was drawn from: ""
+    for the bank's own namespace alone (one person's bank: drafts are named as their skills,
+    as always); else `<namespace>-<6 hex>` (one short plain namespace) or `ns-<6 hex>`, the hex
+    a hash of the sorted namespaces, so two namespace sets never share a tag.
+
+    Drafts live in one flat folder, one per name. Named by the skill alone, a draft of another
+    namespace set took the name: a team's revision of a shared skill was "Nothing new to
+    propose" while a contributor's pending revision of it existed (hunt-untrusted #2, session
+    27), and a new draft's `-2` told the caller that a draft it may not read held the name
+    (#3). A name tagged by its own namespaces depends on nothing outside them."""
+    spaces = sorted(set(namespaces)) or [own]
+    if spaces == [own]:
+        return ""
+    digest = hashlib.sha256("\n".join(spaces).encode("utf-8")).hexdigest()[:6]
+    plain = len(spaces) == 1 and len(spaces[0]) <= 12 and not validate_name(spaces[0])
+    return f"{spaces[0] if plain else 'ns'}-{digest}"
+
+
+def namespaced_name(skill: str, tag: str) -> str:
+    """The name of a draft of `skill` with namespace tag `tag` (`namespace_tag`); within the
+    spec's 64 characters, so a long skill's name is cut to make room for the tag."""
+    if not tag:
+        return skill
+    return f"{skill[:MAX_NAME - len(tag) - 1].rstrip('-')}-{tag}"
 
 
 # ------------------------------------------------------------------------------------ drafters

@@ -46,7 +46,7 @@ from skillbank.memories.skills.draft_files import (private_folder, stage_skill, 
                                                    write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
 from skillbank.memories.skills.folder_files import SKILL_FILE
-from skillbank.memories.skills.proposing import SkillProposing
+from skillbank.memories.skills.proposing import SkillProposing, ledger_skill
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
     parse_skill_text,
@@ -117,7 +117,7 @@ class SkillDrafts(SkillProposing):
     def _note(self, op: str, draft: SkillDraft, **more: Any) -> None:
         self.draft_store.note({
             "op": op, "name": draft.name, "revises": draft.revises, "sources": draft.sources,
-            "at": utcnow().isoformat(), **more})
+            "skill": draft.skill, "at": utcnow().isoformat(), **more})
 
     def _note_deleted(self, name: str) -> None:
         """Skill `name` was deleted: when it came from a draft, the ledger says so, so later runs
@@ -125,7 +125,7 @@ class SkillDrafts(SkillProposing):
         kind were never drafted again once the adopted skill was deleted (review #6, session 26;
         the ledger, not the folder, decides, as in team mode the skill may live on another
         worker's root)."""
-        if any(e.get("op") == "adopted" and e.get("name") == name for e in self._ledger()):
+        if any(e.get("op") == "adopted" and ledger_skill(e) == name for e in self._ledger()):
             self.draft_store.note({"op": "deleted", "name": name, "revises": None, "sources": [],
                                    "at": utcnow().isoformat()})
 
@@ -137,6 +137,10 @@ class SkillDrafts(SkillProposing):
             return None
         if draft.name != folder.name:
             return None  # a hand-edited record: the folder, not the record, says what it is
+        try:
+            check_slug(str(draft.skill), "skill name")  # adopting it writes that folder
+        except InvalidInputError:
+            return None
         return draft.model_copy(update={"path": str(folder / SKILL_FILE)})
 
     # Who sees a draft (skillbank.scope) ---------------------------------------------------------
@@ -208,7 +212,7 @@ class SkillDrafts(SkillProposing):
         except (OSError, UnicodeDecodeError):
             return draft
         changed = draft.base_hash is not None and _text_hash(current) != draft.base_hash
-        return draft.model_copy(update={"diff": _diff(current, text, draft.name),
+        return draft.model_copy(update={"diff": _diff(current, text, draft.name, draft.skill),
                                         "base_changed": changed})
 
     def _may_redraw(self, draft: SkillDraft, name: str) -> bool:
@@ -236,7 +240,7 @@ class SkillDrafts(SkillProposing):
         raise NotFoundError(f"no pending draft named {name!r}; drafts() lists them")
 
     def _already_adopted(self, draft: SkillDraft) -> bool:
-        target = self.writable_root / draft.name / SKILL_FILE
+        target = self.writable_root / str(draft.skill) / SKILL_FILE
         try:
             return target.read_bytes() == Path(draft.path).read_bytes()
         except OSError:
@@ -248,19 +252,23 @@ class SkillDrafts(SkillProposing):
     def _write_draft(self, name: str, material: DraftMaterial, drafter: SkillDrafter, *,
                      revises: str | None, body: str | None = None, description: str | None = None,
                      frontmatter: dict[str, Any] | None = None, base_text: str | None = None,
-                     reason: str = "", namespaces: list[str] | None = None) -> SkillDraft:
+                     reason: str = "", namespaces: list[str] | None = None,
+                     skill: str | None = None) -> SkillDraft:
+        """Write draft `name` of `skill` (the revised one, or `name`; a draft of another
+        namespace set than the bank's is named apart from its skill, `proposing`)."""
+        skill = skill or revises or name
         text = None if body is not None else drafter.write(material)
         fm = dict(frontmatter or {})
-        fm["name"] = name
+        fm["name"] = skill
         fm["description"] = description if description is not None else text.description
         if body is None:
-            body = render_body(name.replace("-", " ").capitalize(), text, material, material.outcomes)
+            body = render_body(skill.replace("-", " ").capitalize(), text, material, material.outcomes)
         doc = SkillDocument(frontmatter=fm, body=body)
-        errors = [f for f in validate_skill(doc, folder_name=name) if f.severity == "error"]
+        errors = [f for f in validate_skill(doc, folder_name=skill) if f.severity == "error"]
         if errors:
             if text is not None and text.drafted_by == "model":  # the spec refuses the model's text
                 return self._write_draft(name, material, RuleDrafter(), revises=revises,
-                                         reason=reason, namespaces=namespaces)
+                                         reason=reason, namespaces=namespaces, skill=skill)
             raise InvalidInputError("the drafted skill is not valid: "
                                     + "; ".join(f.message for f in errors), errors)
         rendered = render_skill(doc)
@@ -269,12 +277,13 @@ class SkillDrafts(SkillProposing):
         draft = SkillDraft(
             name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
             sources=material.sources, revises=revises,
-            diff=_diff(base_text, rendered, name) if base_text is not None else None,
+            diff=_diff(base_text, rendered, name, skill) if base_text is not None else None,
             reason=reason or (f"{len(material.sources)} runs of one kind of task "
                               f"({material.successes} succeeded, {material.failures} failed)"),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
             base_hash=base_hash, written_hash=_text_hash(rendered),
-            namespaces=namespaces if namespaces is not None else [self.default_namespace])
+            namespaces=namespaces if namespaces is not None else [self.default_namespace],
+            skill=skill)
         meta = draft.model_dump_json(indent=2) + "\n"
         write_private(self.drafts_root, folder / SKILL_FILE, rendered)  # hunt-drafts #5
         atomic_write(folder / META_FILE, meta)
@@ -288,6 +297,7 @@ class SkillDrafts(SkillProposing):
         _decider("adopting a draft")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
+            name = str(draft.skill)  # from here on the skill it becomes (hunt-untrusted #2, s27)
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
             doc = _valid_skill(text, name, "the draft is not a valid skill")
@@ -327,7 +337,7 @@ class SkillDrafts(SkillProposing):
         that skill (hunt-git #2). A revision of a read-only skill carries that skill's files
         (hunt-git #0). The ledger's "adopted" records the branch, so a proposal deleted unmerged
         lets its kind be drafted again (`proposing`, hunt-git #4)."""
-        name = draft.name
+        name = str(draft.skill)  # a draft of other namespaces is named apart from its skill
         own = self.writable_root / name
         if draft.revises != name and own.exists():
             raise AlreadyExistsError(f"skill {name!r} already exists; discard the draft or "
@@ -351,7 +361,7 @@ class SkillDrafts(SkillProposing):
         the skill's SKILL.md, `held`: a text the draft would replace without having been drawn
         from it. Nothing is refused when `held` is the draft's own text already (a proposal
         pushed by an adopt that stopped before closing the draft)."""
-        name = draft.name
+        name = str(draft.skill)
         if held == text:
             return
         if draft.revises != name:
@@ -362,10 +372,10 @@ class SkillDrafts(SkillProposing):
         if held is None:
             if (self.writable_root / name).exists():  # in git here, gone from the base
                 raise InvalidInputError(
-                    f"draft {name!r} was not adopted: skill {name!r} is no longer on {base} "
+                    f"draft {draft.name!r} was not adopted: skill {name!r} is no longer on {base} "
                     "(removed since this revision was drawn from it); nothing was proposed. "
                     f"Follow the branch (`skillbank skills follow`), then discard the draft "
-                    f"(`skillbank skills discard {name}`)")
+                    f"(`skillbank skills discard {draft.name}`)")
             return
         found = _text_hash(held)
         if found != draft.base_hash and found not in self._adopted_texts(name, draft.base_hash):
@@ -376,8 +386,7 @@ class SkillDrafts(SkillProposing):
         the text `base_hash` as the draft being adopted was: a later revision drawn from that
         text holds their lessons too, so it may continue their open proposal branch."""
         return {e["text_hash"] for e in self._ledger()
-                if e.get("op") == "adopted" and e.get("name") == name
-                and e.get("revises") == name and e.get("text_hash")
+                if e.get("op") == "adopted" and e.get("revises") == name and e.get("text_hash")
                 and e.get("base_hash") == base_hash}
 
     def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft, text: str) -> None:
@@ -431,14 +440,15 @@ class SkillDrafts(SkillProposing):
         worker's working copy only reaches the others once that worker reads its drafts)."""
         checks.check_str(text, "text")
         _decider("editing a draft")
-        doc = _valid_skill(text, name, "the edited draft is not a valid skill")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
+            # a valid skill of the name it becomes (a draft may be named apart from its skill)
+            doc = _valid_skill(text, str(draft.skill), "the edited draft is not a valid skill")
             folder = Path(draft.path).parent
             diff, base_hash = draft.diff, draft.base_hash
             current = self._revised_text(draft.revises) if draft.revises else None
             if current is not None:  # the person wrote it against the skill as it is now
-                diff, base_hash = _diff(current, text, name), _text_hash(current)
+                diff, base_hash = _diff(current, text, name, draft.skill), _text_hash(current)
             edited = draft.model_copy(update={
                 "description": str(doc.frontmatter.get("description") or draft.description),
                 "diff": diff, "base_hash": base_hash, "base_changed": False})
@@ -532,7 +542,7 @@ def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
     if redrawable:
         ways.insert(0, "run `skillbank skills propose` to draw it again from the skill as it is "
                        "now (while its lessons are still missing there)")
-    return (f"draft {name!r} was not adopted: skill {name!r} changed since this revision was "
+    return (f"draft {name!r} was not adopted: skill {draft.skill!r} changed since this revision was "
             "drawn from it, and adopting it would undo that change (`skillbank skills drafts "
             "--diff` shows what it would remove). To go on, " + "; or ".join(ways))
 
@@ -540,16 +550,16 @@ def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
 def _stale_in_git(draft: SkillDraft, base: Any) -> str:
     """Why a git-mode revision is not adopted over what its proposal's `base` holds, and what
     to do (`_stale_refusal`'s kin: this root's checkout may hold the text it was drawn from)."""
-    name = draft.name
+    name, skill = draft.name, draft.skill
     if base.proposal:
-        why = (f"{base} holds a text of skill {name!r} that this revision was not drawn from "
+        why = (f"{base} holds a text of skill {skill!r} that this revision was not drawn from "
                "(a fix-up pushed on the branch, or a revision adopted on another root), and "
                "adopting it would replace that text")
         way = (f"have that proposal merged into {base.served_branch} (or its branch deleted), "
                "then run `skillbank skills follow` and `skillbank skills propose` to draw the "
                "revision again from the skill as it is")
     else:
-        why = (f"skill {name!r} changed on {base} since this revision was drawn from it (this "
+        why = (f"skill {skill!r} changed on {base} since this revision was drawn from it (this "
                "root's checkout has not followed it yet), and adopting it would undo that change")
         way = ("run `skillbank skills follow`, then `skillbank skills propose` to draw it again "
                "from the skill as it is now")
@@ -557,10 +567,11 @@ def _stale_in_git(draft: SkillDraft, base: Any) -> str:
             f"discard it (`skillbank skills discard {name}`)")
 
 
-def _diff(before: str, after: str, name: str) -> str:
+def _diff(before: str, after: str, name: str, skill: str | None = None) -> str:
+    """Draft `name` against the SKILL.md of `skill` (by default a skill of the same name)."""
     return "".join(difflib.unified_diff(before.splitlines(keepends=True),
                                         after.splitlines(keepends=True),
-                                        fromfile=f"skills/{name}/SKILL.md",
+                                        fromfile=f"skills/{skill or name}/SKILL.md",
                                         tofile=f"drafts/{name}/SKILL.md"))
 
 

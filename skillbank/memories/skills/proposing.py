@@ -12,6 +12,13 @@ place) shows as a different text, and a person's text is never written over (hun
 #6, session 26). A new-skill group whose earlier draft became a skill (it exists here, or the
 ledger says a person adopted it, perhaps on another worker) reaches that skill through revisions
 only, never as a second new-skill draft of its name (hunt-drafts #3, session 26).
+
+Drafts of different sets of source namespaces keep apart: a draft drawn from namespaces other
+than the bank's own is named `<skill>-<tag>` (`drafting.namespace_tag`) and adopting it writes
+`<skill>`; each set has its own pending revision of a skill; and a pending draft the caller may
+not read neither names its drafts nor counts as having drawn its runs. Another namespace's
+revision held the team's only slot ("Nothing new to propose"), and a `-2` told the team that a
+draft it may not read existed (hunt-untrusted #2 and #3, session 27).
 """
 
 from __future__ import annotations
@@ -34,9 +41,12 @@ from skillbank.memories.skills.drafting import (
     _clip,
     draft_name,
     gather,
+    namespace_tag,
+    namespaced_name,
     sentences,
 )
 from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
+from skillbank.memories.skills.skill_file import MAX_NAME
 from skillbank.records import Experience, SkillDraft, utcnow
 
 log = logging.getLogger("skillbank.skills")
@@ -96,9 +106,9 @@ class SkillProposing:
         distilled = _distilled_lessons(records)
         drafter = drafter or self._default_drafter()
         with self._sync_lock, self.write_lock:
-            ledger = self._ledger()  # type: ignore[attr-defined]
             # Every pending draft, the caller's or not: a new draft never takes another's name.
             pending = {d.name: d for d in self._all_drafts()}  # type: ignore[attr-defined]
+            ledger = self._ledger_seen_by(scope, pending)
             written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending,
                                         scope)
             written += self._propose_revisions(pool, distilled, drafter, ledger, pending, scope)
@@ -138,6 +148,50 @@ class SkillProposing:
         wanted = set(sources)
         return any(e.get("revises") == revises and wanted <= set(e["sources"]) for e in ledger)
 
+    def _ledger_seen_by(self, scope: scopes.Scope,
+                        pending: dict[str, SkillDraft]) -> list[dict[str, Any]]:
+        """The ledger without the proposals of pending drafts the caller may not read: such a
+        draft neither covers the caller's runs nor names its drafts, so it blocks nothing the
+        caller may draft and tells it nothing (hunt-untrusted #2, session 27). A person's
+        adoption or discard, made by one who reads all of a draft's sources, still counts."""
+        hidden = {n for n, d in pending.items() if not self._shown(d, scope)}  # type: ignore[attr-defined]
+        return [e for e in self._ledger()  # type: ignore[attr-defined]
+                if e.get("op") != "proposed" or e.get("name") not in hidden]
+
+    def _new_draft_names(self, material: DraftMaterial, spaces: list[str],
+                         pending: dict[str, SkillDraft], scope: scopes.Scope,
+                         previous: str | None = None) -> tuple[str, str]:
+        """(draft name, skill name) of a new-skill draft drawn from namespaces `spaces`.
+
+        The skill's name is kept apart from the skills and from the drafts the caller may read;
+        the draft's is the skill's with its namespace tag (`drafting.namespace_tag`: none for
+        the bank's own namespace), so it never depends on drafts outside the caller's scope: a
+        `-2` told the team that another namespace held a draft of that name (hunt-untrusted #3,
+        session 27). `previous`, a draft of this group drawn before, keeps its name."""
+        tag = namespace_tag(spaces, self.default_namespace)
+        if previous is not None:
+            if previous in pending:
+                return previous, str(pending[previous].skill)
+            if not tag or previous.endswith(f"-{tag}"):
+                return previous, previous[:len(previous) - len(tag) - 1] if tag else previous
+        seen = {d.skill for d in pending.values() if self._shown(d, scope)}  # type: ignore[attr-defined]
+        skill = draft_name(material, lambda n: self._skill_exists(n) or n in seen  # type: ignore[attr-defined]
+                           or (self.drafts_root / namespaced_name(n, tag)).exists(),
+                           max_length=min(48, MAX_NAME - len(tag) - 6) if tag else 48)
+        return namespaced_name(skill, tag), skill
+
+    def _revision_slot(self, skill: str, spaces: list[str], name: str,
+                       pending: dict[str, SkillDraft], scope: scopes.Scope) -> SkillDraft | None:
+        """The pending revision of `skill` drawn from namespaces `spaces` (the caller reads
+        them), or whatever pending draft holds its name `name`. Each namespace set has its own
+        revision of a shared skill: another namespace's pending one held the only slot, and a
+        team's failures were never drafted (hunt-untrusted #2, session 27)."""
+        for draft in pending.values():
+            if draft.revises == skill and sorted(self._draft_namespaces(draft)) == spaces \
+                    and self._shown(draft, scope):  # type: ignore[attr-defined]
+                return draft
+        return pending.get(name)
+
     def _may_write_over(self, draft: SkillDraft, scope: scopes.Scope) -> bool:
         """Whether `propose` may write a pending draft again: the caller reads all its sources
         (another namespace's contributor destroyed a revision he may not read, hunt-drafts #6,
@@ -157,15 +211,14 @@ class SkillProposing:
         """Whether a person adopted a new-skill draft of `name` (on any worker: in team mode the
         skill may live in another worker's root, hunt-drafts #3's team kin, session 26) and did
         not delete that skill since (review #6, session 26)."""
-        adopted = False
+        adopted: str | None = None  # the skill the draft `name` became
         for entry in ledger:
-            if entry.get("name") != name:
-                continue
-            if entry.get("op") == "adopted" and entry.get("revises") is None:
-                adopted = True
-            elif entry.get("op") == "deleted":
-                adopted = False
-        return adopted
+            if entry.get("op") == "adopted" and entry.get("revises") is None \
+                    and entry.get("name") == name:
+                adopted = ledger_skill(entry)
+            elif entry.get("op") == "deleted" and entry.get("name") == adopted:
+                adopted = None
+        return adopted is not None
 
     def _served_kind(self, material: DraftMaterial, runs: list[Experience]) -> str | None:
         """The served skill a group of runs is of, or None: the skill its draft would be named
@@ -197,7 +250,7 @@ class SkillProposing:
             return bool(entries)
         branch, repo = entries[-1].get("proposal"), getattr(self, "skills_repo", None)
         if not isinstance(branch, str) or repo is None or not repo.proposal_gone(
-                branch, repo.relative(self.writable_root / name)):
+                branch, repo.relative(self.writable_root / ledger_skill(entries[-1]))):
             return False  # adopted here (embedded), or the proposal is open or merged
         self.draft_store.note({  # type: ignore[attr-defined]
             "op": "withdrawn", "name": name, "revises": None, "sources": [], "proposal": branch,
@@ -216,14 +269,14 @@ class SkillProposing:
                 continue
             # New experience joined a group already drafted: refresh that draft, same name.
             previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
+            spaces = _namespaces(pool, material.sources)
             if previous is None:
                 served = self._served_kind(material, [pool[i] for i in group.members])
                 if served is not None:
                     log.info("no new skill drafted: its runs are of the served skill %s, which "
                              "they reach through revisions", served)
                     continue
-                name = draft_name(material, lambda n: self._skill_exists(n) or n in pending  # type: ignore[attr-defined]
-                                  or (self.drafts_root / n).exists())
+                name, skill = self._new_draft_names(material, spaces, pending, scope)
             elif self._skill_exists(previous) or (  # type: ignore[attr-defined]
                     self._adopted_in_ledger(previous, ledger)
                     and not self._proposal_withdrawn(previous, ledger)):
@@ -235,9 +288,9 @@ class SkillProposing:
                          "read all of its sources", previous)
                 continue
             else:
-                name = previous
+                name, skill = self._new_draft_names(material, spaces, pending, scope, previous)
             written.append(self._write_draft(name, material, drafter, revises=None,  # type: ignore[attr-defined]
-                                             namespaces=_namespaces(pool, material.sources)))
+                                             namespaces=spaces, skill=skill))
             pending[name] = written[-1]
         return written
 
@@ -251,10 +304,13 @@ class SkillProposing:
             linked = [e for e in failures if _mentions(e, name)]
             if usage.failures and not linked:
                 linked = [e for e in failures if self._routes_to(e.task, name)]
-            redraw = name in pending and self._may_redraw(pending[name], name) \
-                and self._may_write_over(pending[name], scope)  # type: ignore[attr-defined]
+            spaces = _namespaces(pool, [e.id for e in linked])
+            revision_name = namespaced_name(name, namespace_tag(spaces, self.default_namespace))
+            slot = self._revision_slot(name, spaces, revision_name, pending, scope)
+            redraw = slot is not None and self._may_redraw(slot, name) \
+                and self._may_write_over(slot, scope)  # type: ignore[attr-defined]
             if len(linked) + (usage.failures if linked else 0) < 2 or (
-                    name in pending and not redraw):
+                    slot is not None and not redraw):
                 continue
             try:
                 skill = self.load(name)  # type: ignore[attr-defined]
@@ -282,9 +338,10 @@ class SkillProposing:
                                      successes=0, failures=len(linked))
             try:
                 written.append(self._write_draft(  # type: ignore[attr-defined]
-                    name, material, drafter, revises=name, body=body,
+                    slot.name if slot is not None else revision_name,
+                    material, drafter, revises=name, body=body,
                     description=skill.description, frontmatter=dict(skill.frontmatter),
-                    base_text=current, namespaces=_namespaces(pool, sources),
+                    base_text=current, namespaces=spaces,
                     reason=(f"failed in {len(linked)} recorded runs (usage: {usage.failures} "
                             f"failures in {usage.uses} uses) with {len(lessons)} lessons it lacks")))
             except InvalidInputError as exc:  # e.g. a read-only skill that breaks the spec
@@ -329,6 +386,13 @@ def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
     """The namespaces of a draft's source experiences (recorded in its `.draft.json`)."""
     wanted = set(sources)
     return sorted({e.namespace for e in pool if e.id in wanted})
+
+
+def ledger_skill(entry: dict[str, Any]) -> str:
+    """The skill a ledger entry's draft becomes: its `skill` (a draft of other namespaces is
+    named `<skill>-<tag>`, hunt-untrusted #2, session 27), else its name (entries before it)."""
+    skill = entry.get("skill")
+    return skill if isinstance(skill, str) and skill else str(entry.get("name"))
 
 
 def _best_overlap(sources: list[str], entries: list[dict[str, Any]]) -> str | None:
