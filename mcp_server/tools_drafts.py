@@ -17,7 +17,7 @@ from pydantic import BaseModel, Field
 
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
-from skillbank.mcp_server.tools_memory import _client_samples, _modern, ask_client_model
+from skillbank.mcp_server.tools_memory import client_model
 
 PENDING_NOTE = ("Drafts wait for a person: show them to the user, who adopts or discards each "
                 "with `skillbank skills adopt NAME` / `skillbank skills discard NAME`. Nothing is "
@@ -50,11 +50,12 @@ def _sampling_drafter(ctx: Context) -> Any:
     the event loop with `anyio.from_thread.run`. Sessions of the 2026-07-28 protocol sample
     only through the input-required flow (one sample per call): they get the rule drafter.
     """
-    if _modern(ctx) or not _client_samples(ctx) or not ctx.session.can_send_request:
+    ask = client_model(ctx, None)
+    if ask is None:
         return None
     from skillbank.memories.skills.drafting import LLMDrafter
 
-    return LLMDrafter(lambda prompt: anyio.from_thread.run(ask_client_model, ctx, prompt))
+    return LLMDrafter(lambda prompt: anyio.from_thread.run(ask, prompt))
 
 
 def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = True) -> None:

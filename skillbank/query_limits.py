@@ -19,7 +19,7 @@ def unsearchable(query: str, searcher: str = "the memory") -> str:
     embedding's tokenizer raised on. A reason, not an exception: the retrievers answer it with
     no documents and the trigger evals with an error row, where the searches raise."""
     if len(query) > MAX_TASK_CHARS:
-        return (f"is {len(query):,} characters; {searcher} searches requests of at most "
+        return (f"is {len(query):,} characters; {searcher} takes requests of at most "
                 f"{MAX_TASK_CHARS:,} (a pasted document is not a request)")
     try:
         query.encode("utf-8")

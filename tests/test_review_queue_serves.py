@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import re
 
 import pytest
 from typer.testing import CliRunner
@@ -133,3 +134,24 @@ def test_the_browser_lists_what_approval_serves_and_stops_serving(tmp_path, remo
         assert _flat(WHEN) in page and "Topic: python." in page
         queue = page.split('id="pending"')[1].split('<form class="filters"')[0]
         assert ids["second"] in queue and "stops serving" not in queue
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_browser_names_the_active_rule_an_approval_stops_serving(tmp_path, remote):
+    """The positive line beside the negative above: deleting it from the template failed no
+    test (review #6, session 27)."""
+    import html
+
+    from test_ui_security import client
+
+    with bank_for(tmp_path, remote) as bank:
+        live = bank.guidelines.add("Squash the commits before merging a branch.",
+                                   topic="git").guideline_id
+        swap = bank.guidelines.add("Rebase the branch instead of squashing its commits.",
+                                   topic="git", replaces=live, trusted=False).guideline_id
+        page = _flat(html.unescape(client(bank)[0].get("/guidelines").text))
+        queue = page.split('id="pending"')[1].split('<form class="filters"')[0]
+        words = _flat(re.sub(r"<[^>]+>", " ", queue))
+        assert swap in words
+        assert f"Approving it stops serving {live} Squash the commits before merging a " \
+            "branch." in words, words

@@ -138,6 +138,8 @@ def test_a_revision_of_a_read_only_skill_proposes_the_skills_whole_folder(
         "restore notes"
     # The skill as found is the first commit, so the proposal's own commit shows the revision.
     assert git(remote, "show", f"{proposal.branch}~1:backup-db/SKILL.md") == found.strip()
+    pushed = git(remote, "log", "--format=%B", proposal.branch)  # no local path reaches the team
+    assert "Copy skill backup-db" in pushed and str(tmp_path) not in pushed, pushed
     revised = git(remote, "show", f"{proposal.branch}:backup-db/SKILL.md")
     assert LESSONS_A[0] in revised and "scripts/backup.sh" in revised
     assert git(remote, "diff", "--name-only", f"{proposal.branch}~1", proposal.branch) == \
@@ -260,6 +262,54 @@ def test_runs_of_a_kind_the_library_serves_draft_no_second_skill(tmp_path, remot
         failures(bank, "greet", LESSONS_A + LESSONS_B[:1])  # three runs tagged skill:greet
         drafts = bank.skills.propose()
     assert [(d.name, d.revises) for d in drafts] == [("greet", "greet")]
+
+
+@WAYS
+def test_successes_of_a_new_kind_that_used_a_served_skill_still_draft_it(tmp_path, remote_client):
+    """Only runs that failed with a served skill reach it (as revision evidence): successes of
+    a new kind tagged with a general skill were dropped for good, no draft and no revision
+    (review #1, session 27). Embedded: the rule is not git's alone."""
+    with bank_for(tmp_path, remote_client) as bank:
+        bank.skills.save("greet", description="Greet people in emails", body="Say hello.")
+        for who in ("Ana", "Bo", "Cy", "Di"):
+            bank.experiences.record(
+                task=f"Send the onboarding checklist email to new hire {who}", outcome="success",
+                tags=["skill:greet"], steps=[{"action": "load skill greet"},
+                                             {"action": "send the checklist email"}])
+        assert [d.revises for d in bank.skills.propose()] == [None]
+
+
+def test_whether_a_proposal_left_the_remote_is_asked_outside_the_librarys_locks(
+        tmp_path, remote, monkeypatch):  # noqa: F811
+    """`propose` fetched inside the sync and write locks: a remote that hung held every local
+    skill write for the fetch's timeout (review #2, session 27). In process: the check is
+    patched to see whether another thread can take the library's lock meanwhile."""
+    import threading
+
+    from skillbank.team.skills_repo import SkillsRepo
+
+    git_root(tmp_path, remote)
+    with bank_for(tmp_path, False) as bank:
+        csv_runs(bank, "us")
+        bank.skills.adopt(new_skill_draft(bank))
+        free: list[bool] = []
+        asked = SkillsRepo.proposal_gone
+
+        def proposal_gone(repo, branch: str, folder: str) -> bool:
+            def take() -> None:
+                got = bank.skills._sync_lock.acquire(timeout=5)
+                free.append(got)
+                if got:
+                    bank.skills._sync_lock.release()
+            other = threading.Thread(target=take)
+            other.start()
+            other.join()
+            return asked(repo, branch, folder)
+
+        monkeypatch.setattr(SkillsRepo, "proposal_gone", proposal_gone)
+        csv_runs(bank, "us", ("payments",))
+        assert bank.skills.propose() == []
+    assert free == [True]
 
 
 # ------------------------------------------- #4 a proposal deleted unmerged is not "adopted"

@@ -105,12 +105,13 @@ class SkillProposing:
         pool = _runs(records)
         distilled = _distilled_lessons(records)
         drafter = drafter or self._default_drafter()
+        gone = self._proposals_gone()  # asks the remote: outside the locks (review #2, s27)
         with self._sync_lock, self.write_lock:
             # Every pending draft, the caller's or not: a new draft never takes another's name.
             pending = {d.name: d for d in self._all_drafts()}  # type: ignore[attr-defined]
             ledger = self._ledger_seen_by(scope, pending)
             written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending,
-                                        scope)
+                                        scope, gone)
             written += self._propose_revisions(pool, distilled, drafter, ledger, pending, scope)
         note(self, "propose", "draft", [d.name for d in written])
         return written
@@ -222,44 +223,68 @@ class SkillProposing:
 
     def _served_kind(self, material: DraftMaterial, runs: list[Experience]) -> str | None:
         """The served skill a group of runs is of, or None: the skill its draft would be named
-        after (`draft_name` before any suffix), or one most of its runs are tagged with
-        (`skill:<name>`). A root that did not adopt that skill itself (another root on the
+        after (`draft_name` before any suffix), or one most of its runs failed with (tagged
+        `skill:<name>`: those reach it as revision evidence; successes of a new kind that used
+        a general skill are still a new skill's draft, review #1, session 27). A root that did not adopt that skill itself (another root on the
         same skills repository did, or a person wrote it) drafted a duplicate `<name>-2`, as
         did three failed runs tagged with a skill beside that skill's revision (hunt-git #3,
         session 27); the served skill takes such runs as revision evidence instead."""
         natural = draft_name(material, lambda n: False)
         if self._skill_exists(natural):  # type: ignore[attr-defined]
             return natural
-        tagged = Counter(tag[len("skill:"):] for e in runs for tag in set(e.tags)
-                         if tag.startswith("skill:"))
+        tagged = Counter(tag[len("skill:"):] for e in runs if e.outcome == "failure"
+                         for tag in set(e.tags) if tag.startswith("skill:"))
         for name, count in tagged.most_common():
             if count * 2 > len(runs) and self._skill_exists(name):  # type: ignore[attr-defined]
                 return name
         return None
 
-    def _proposal_withdrawn(self, name: str, ledger: list[dict[str, Any]]) -> bool:
-        """Whether the skill `name` adopted from a draft in git mode never became a skill: its
-        proposal branch left the remote unmerged (a reviewer's no) and no skill of that name is
-        on the served branch. In git mode "adopted" is "proposed for review"; it stood for
-        good, so a rejected proposal kept that kind of task from being drafted ever again
-        (hunt-git #4, session 27). Once seen, a "withdrawn" ledger entry says so (the remote is
-        asked again only after a later adoption); the latest of the two decides."""
+    def _proposals_gone(self) -> set[str]:
+        """The drafts whose git-mode proposal left the remote unmerged (a reviewer's no): each
+        adopted new-skill draft whose skill is not served here and whose proposal is not yet
+        marked withdrawn, asked of the remote. Asked before `propose` takes the library's locks:
+        inside them, a remote that hung held every local skill write for the fetch's timeout
+        (review #2, session 27). Empty outside git mode."""
+        repo = getattr(self, "skills_repo", None)
+        if repo is None:
+            return set()
+        latest: dict[str, dict[str, Any]] = {}
+        for entry in self._ledger():  # type: ignore[attr-defined]
+            if entry.get("revises") is None and entry.get("op") in ("adopted", "withdrawn"):
+                latest[str(entry.get("name"))] = entry
+        gone = set()
+        for name, entry in latest.items():
+            branch, skill = entry.get("proposal"), ledger_skill(entry)
+            if entry["op"] == "adopted" and isinstance(branch, str) \
+                    and not self._skill_exists(skill) \
+                    and repo.proposal_gone(branch, repo.relative(self.writable_root / skill)):  # type: ignore[attr-defined]
+                gone.add(name)
+        return gone
+
+    def _proposal_withdrawn(self, name: str, ledger: list[dict[str, Any]],
+                            gone: set[str]) -> bool:
+        """Whether the skill draft `name` adopted in git mode never became a skill: its
+        proposal branch left the remote unmerged (`_proposals_gone`, asked before the locks).
+        In git mode "adopted" is "proposed for review"; it stood for good, so a rejected
+        proposal kept that kind of task from being drafted ever again (hunt-git #4, session
+        27). Once seen, a "withdrawn" ledger entry says so (the remote is asked again only
+        after a later adoption); the latest of the two decides."""
         entries = [e for e in ledger if e.get("name") == name and e.get("revises") is None
                    and e.get("op") in ("adopted", "withdrawn")]
         if not entries or entries[-1]["op"] == "withdrawn":
             return bool(entries)
-        branch, repo = entries[-1].get("proposal"), getattr(self, "skills_repo", None)
-        if not isinstance(branch, str) or repo is None or not repo.proposal_gone(
-                branch, repo.relative(self.writable_root / ledger_skill(entries[-1]))):
+        if name not in gone:
             return False  # adopted here (embedded), or the proposal is open or merged
         self.draft_store.note({  # type: ignore[attr-defined]
-            "op": "withdrawn", "name": name, "revises": None, "sources": [], "proposal": branch,
+            "op": "withdrawn", "name": name, "revises": None, "sources": [],
+            "skill": ledger_skill(entries[-1]), "proposal": entries[-1].get("proposal"),
             "at": utcnow().isoformat()})
         return True
 
     def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
                      drafter: SkillDrafter, ledger: list[dict[str, Any]],
-                     pending: dict[str, SkillDraft], scope: scopes.Scope) -> list[SkillDraft]:
+                     pending: dict[str, SkillDraft], scope: scopes.Scope,
+                     gone: set[str]) -> list[SkillDraft]:
         written: list[SkillDraft] = []
         for group in group_experiences(pool, threshold=threshold):
             if len(group.members) < min_support:
@@ -273,13 +298,13 @@ class SkillProposing:
             if previous is None:
                 served = self._served_kind(material, [pool[i] for i in group.members])
                 if served is not None:
-                    log.info("no new skill drafted: its runs are of the served skill %s, which "
-                             "they reach through revisions", served)
+                    log.info("no new skill drafted: its runs are of the served skill %s (its "
+                             "failures reach it as revision evidence)", served)
                     continue
                 name, skill = self._new_draft_names(material, spaces, pending, scope)
             elif self._skill_exists(previous) or (  # type: ignore[attr-defined]
                     self._adopted_in_ledger(previous, ledger)
-                    and not self._proposal_withdrawn(previous, ledger)):
+                    and not self._proposal_withdrawn(previous, ledger, gone)):
                 continue  # adopted already: new evidence reaches it through revisions only (a
                 # pending revision of it was replaced by an un-adoptable new draft, hunt-drafts #3)
             elif previous in pending and (pending[previous].revises is not None

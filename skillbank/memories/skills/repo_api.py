@@ -100,7 +100,9 @@ class SkillsInGit:
                             ignore=_regular_files_but(skip))
 
         # `as_found` commits nothing unless it copied a read-only skill: only then is it titled.
-        found = f"Copy skill {name} as found in {revised_folder.parent}, to revise it" \
+        # Named by the skill only: a local path (a home folder) was pushed to the team's remote
+        # in the message (review #4, session 27).
+        found = f"Copy skill {name} as found in its read-only root, to revise it" \
             if revised_folder is not None else f"Check skill {name}"
         return self._proposed(doc, rel, self.skills_repo.propose(
             name, rel, write, action="Adopt draft as", first=(found, as_found)))
