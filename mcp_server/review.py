@@ -17,6 +17,7 @@ from pydantic import Field
 from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.tools_memory import ItemId
+from skillbank.tool_text import folded_note
 
 UNTRUSTED = ("{what} needs a trusted session: this caller is not trusted (an untrusted token, "
              "or HTTP without --trust). Ask the user to {how}, or to serve it with a trusted "
@@ -108,7 +109,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                                                           else "rejected")
         folded = getattr(record, "id", id)
         if kind == "guideline" and folded != id:  # worded as an active rule: reinforced it
-            status = f"folded into {folded}, an active rule of the same wording"
+            status = folded_note(folded)
         return m.Reviewed(id=id, kind=kind, decision=decision, status=str(status),
                           superseded=[_text(r) for r in replaced])
 

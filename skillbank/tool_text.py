@@ -161,6 +161,13 @@ def skill_search_note(found: bool, missing_tools: dict[str, list[str]] | None) -
 NO_MEMORY = "No relevant memory for this task."
 
 
+def folded_note(rule_id: str) -> str:
+    """What approving an untrusted restatement of an active rule did: the approval reinforced
+    that rule and retired the proposal (two active rules of one wording were served before).
+    The CLI and MCP `review_memory` each wrote this wording (session 26); said once here."""
+    return f"folded into {rule_id}, an active rule of the same wording (reinforced)"
+
+
 def empty_memory_note(budget_tokens: int, omitted: int,
                       missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
     """Why a memory block for a task came out empty: nothing relevant, or relevant items left

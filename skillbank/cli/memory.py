@@ -86,13 +86,22 @@ def render_learn_report(out: Any, report: Any) -> None:
     out.print(table(None, ["action", "id", ("rule", {"ratio": 2}), ("detail", {"ratio": 1})], rows))
 
 
-def render_guideline(out: Any, g: Any) -> None:
+def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> None:
+    """One rule; with `rules` (id -> the rules the caller reads), its related rules both ways
+    and a replacement that no longer exists said as such (`skillbank.guideline_links`)."""
+    from skillbank.guideline_links import GONE_NOTE, related_rules, replaced_by_gone
+
+    superseded_by = g.superseded_by
+    if rules is not None and replaced_by_gone(g, rules):
+        superseded_by = f"{g.superseded_by}, which {GONE_NOTE}"
+    related = related_rules(g, rules) if rules is not None else []
     out.print(key_values([
         ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
         ("rule", g.text), ("when to use", g.when_to_use),
         ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"
                   + outsiders(g.outside_votes)),
-        ("supersedes", ", ".join(g.supersedes)), ("superseded by", g.superseded_by),
+        ("supersedes", ", ".join(g.supersedes)), ("superseded by", superseded_by),
+        ("related", ", ".join(f"{r.id} ({r.status})" for r in related)),
         ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),
         ("file", g.path),
     ]))
@@ -161,7 +170,7 @@ def guidelines_show(
     g = memory.get(guideline_id)
 
     def human() -> None:
-        render_guideline(st.out, g)
+        render_guideline(st.out, g, {r.id: r for r in memory.list(namespace="*")})
         note_file_problems(st, memory, g.path)
 
     st.out.emit(g, human)
@@ -227,6 +236,7 @@ def _status_command(action: str, doc: str) -> None:
     def command(ctx: typer.Context,
                 guideline_id: Annotated[str, typer.Argument(metavar="ID")]) -> None:
         from skillbank.review_queue import superseded_on_approval
+        from skillbank.tool_text import folded_note
 
         st = state(ctx)
         bank = st.bank(sync=["guidelines"])
@@ -238,8 +248,7 @@ def _status_command(action: str, doc: str) -> None:
 
         def human() -> None:
             if g.id != guideline_id:  # approved a restatement of an active rule: folded in
-                st.out.print(f"{guideline_id}: folded into {g.id}, an active rule of the same "
-                             "wording (reinforced)")
+                st.out.print(f"{guideline_id}: {folded_note(g.id)}")
             st.out.print(text(f"{g.id}: {g.status}", STATUS_STYLES.get(g.status)))
             for old in replaced:
                 st.out.print(f"{old.id} superseded (no longer served): {short(old.text, 100)}")
