@@ -200,8 +200,8 @@ class PendingItem(BaseModel):
     id: str = Field(description="pass to review_memory to approve or reject it")
     kind: Literal["guideline", "experience"]
     text: str = Field(description="the rule, or the task of the experience")
-    detail: str = Field("", description="what approval serves besides the text: an "
-                        "experience's feedback, lessons and steps")
+    detail: str = Field("", description="what approval serves besides the text: a rule's "
+                        "topic and when-to-use; an experience's feedback, lessons and steps")
     supersedes: list[str] = Field(default_factory=list, description="'gl-…: rule' for each "
                                   "rule approving this one stops serving (marks superseded)")
     source: str = ""

@@ -30,15 +30,23 @@ def _bad_prompt_argument(message: str) -> MCPError:
     return MCPError(code=types.INVALID_PARAMS, message=message)
 
 
-def _text(value: Any, limit: int = 300) -> str:
+def _text(value: Any, limit: int | None = 300) -> str:
+    """`value` on one line, cut to `limit` characters (None: whole)."""
     text = " ".join(str(value or "").split())
-    return text if len(text) <= limit else text[: limit - 1] + "…"
+    return text if limit is None or len(text) <= limit else text[: limit - 1] + "…"
 
 
 def _pending(bank: Any) -> list[m.PendingItem]:
+    """The queue as `review_queue.pending_items` says it. A rule's text and detail are not cut
+    here: a memory block serves a rule's first 400 characters and its playbook the whole rule
+    and when-to-use, and this list cut the text at 300 — what followed was approved unseen
+    (hunt-untrusted #1, session 27). The core bounds them (a rule's fields: 2,000 characters;
+    an experience's detail says where it was cut and how to see it whole)."""
+    from skillbank.records import MAX_SHORT
     from skillbank.review_queue import pending_items
 
-    return [m.PendingItem(id=i.id, kind=i.kind, text=_text(i.text), detail=_text(i.detail, 1200),
+    return [m.PendingItem(id=i.id, kind=i.kind, text=_text(i.text, MAX_SHORT),
+                          detail=_text(i.detail, None),
                           supersedes=[_text(s) for s in i.supersedes], source=_text(i.source, 80),
                           created=i.created) for i in pending_items(bank)]
 

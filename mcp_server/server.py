@@ -572,15 +572,21 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                      description="Counts of skills, guidelines and experiences, and where they live")
     async def stats() -> str:
         def collect(b: Any) -> dict[str, Any]:
+            from skillbank import scope as scopes
             from skillbank.mcp_server.identity import stats_for_caller
 
-            return stats_for_caller(b.stats())
+            # The caller's own trust: the server-wide flag told an untrusted token's session
+            # its clients were trusted (a tokens-file server is built trusting and each
+            # principal's scope decides; hunt-untrusted #5, session 27).
+            return {**stats_for_caller(b.stats()),
+                    "caller_trusted": trusted and scopes.current().trusted}
 
         try:
             data = await server.run_bank("experiences", collect)
         except ToolError as exc:
             raise ResourceError(str(exc)) from None
-        data["server"] = {"trusted_clients": trusted, "startup_seconds": dict(handle.timings),
+        data["server"] = {"caller_trusted": data.pop("caller_trusted"),
+                          "startup_seconds": dict(handle.timings),
                           "first_call": server.first_call}
         return json.dumps(data, indent=2, default=str)
 

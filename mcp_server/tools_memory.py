@@ -8,7 +8,7 @@ only reports what happened. No `from __future__ import annotations` (the SDK rea
 
 import logging
 import warnings
-from typing import Annotated, Any
+from typing import Annotated, Any, Awaitable, Callable
 
 import mcp_types as types
 from mcp.server.mcpserver import Context, Resolve, Sample
@@ -72,6 +72,25 @@ async def ask_client_model(ctx: Context, prompt: str) -> str:
     if text is None:
         raise RuntimeError("the client's model returned no text")
     return text
+
+
+def client_model(ctx: Context, sampled: Any) -> Callable[[str], Awaitable[str]] | None:
+    """How to ask the client's model for rules, or None when it cannot be asked: the reply a
+    2026-07-28 session already resolved (`sampled`), or a sampling request on an older session
+    whose client declared sampling."""
+    if sampled is not None:
+        reply = _sample_text(sampled)
+
+        async def resolved(prompt: str) -> str:
+            if reply is None:
+                raise RuntimeError("the client's model returned no text")
+            return reply
+        return resolved
+    if not _modern(ctx) and _client_samples(ctx) and ctx.session.can_send_request:
+        async def requested(prompt: str) -> str:
+            return await ask_client_model(ctx, prompt)
+        return requested
+    return None
 
 
 def _sample_text(result: Any) -> str | None:
@@ -232,18 +251,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
     ) -> m.LearnResult:
         from skillbank.distill import LLMDistiller
 
-        acomplete = None
-        if sampled is not None:
-            reply = _sample_text(sampled)
-
-            async def acomplete(prompt: str) -> str:
-                if reply is None:
-                    raise RuntimeError("the client's model returned no text")
-                return reply
-        elif sampling and not _modern(ctx) and _client_samples(ctx) and ctx.session.can_send_request:
-            async def acomplete(prompt: str) -> str:
-                return await ask_client_model(ctx, prompt)
-
+        acomplete = client_model(ctx, sampled) if sampled is not None or sampling else None
         candidates = None
         distilled_by = "rules"
         if acomplete is not None:

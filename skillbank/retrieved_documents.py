@@ -20,6 +20,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING, Any
 
+from skillbank import query_limits
 from skillbank.errors import InvalidInputError
 from skillbank.records import repaired
 from skillbank.shown_experiences import DistinctExperiences, produced
@@ -232,19 +233,11 @@ def unsearchable(query: Any) -> str:
     raise: they are the program's to fix, not the model's."""
     if not isinstance(query, str):
         return ""  # the search names the wrong type
-    if len(query) > MAX_QUERY_CHARS:
-        return (f"is {len(query):,} characters and the memory searches requests of at most "
-                f"{MAX_QUERY_CHARS:,} (a pasted document is not a request)")
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        return "is not valid Unicode text (it holds a lone surrogate)"
-    return ""
+    return query_limits.unsearchable(query)
 
 
-#: The longest query a retriever searches: skill search's and experience recall's limit
-#: (`skillbank.memories.skills.search.MAX_TASK_CHARS`), so every kind answers one query alike.
-MAX_QUERY_CHARS = 50_000
+#: The longest query a retriever searches: skill search's and experience recall's limit.
+MAX_QUERY_CHARS = query_limits.MAX_TASK_CHARS
 
 #: The most hits a retrieval asks a memory for, to fill `k` past filters and repeats.
 MAX_FETCH = 100

@@ -41,6 +41,16 @@ def minilm(model_dir):
 
 
 @pytest.fixture
+def issuer():
+    """An OIDC issuer on loopback (tests/oidc_issuer.py), closed after the test."""
+    from oidc_issuer import Issuer
+
+    made = Issuer()
+    yield made
+    made.close()
+
+
+@pytest.fixture
 def cli_root(tmp_path, monkeypatch) -> Path:
     """A clean environment for the CLI: no inherited SKILLBANK_ settings (but the offline
     model), the hash embedding, a temp root (returned), wide tables for text assertions."""

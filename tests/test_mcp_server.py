@@ -333,7 +333,7 @@ async def test_skill_files_are_resources_with_sizes_and_digests(server, tmp_path
         assert blob.mime_type == "image/png" and hashlib.sha256(
             __import__("base64").b64decode(blob.blob)).hexdigest() == hashlib.sha256(PNG).hexdigest()
         stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
-        assert stats["skills"] == 2 and stats["server"]["trusted_clients"] is True
+        assert stats["skills"] == 2 and stats["server"]["caller_trusted"] is True
         templates = {t.uri_template for t in (await client.list_resource_templates()).resource_templates}
         assert {"skill://{name}/SKILL.md", "skill://{name}/{+path}",
                 "skillbank://guidelines/{topic}"} <= templates

@@ -300,7 +300,7 @@ async def test_http_lists_and_calls_every_tool(http_server, mode):
         text = (await client.read_resource("skill://pdf-tables/references/guide.md")).contents[0].text
         assert "extract_tables" in text
         stats = json.loads((await client.read_resource("skillbank://stats")).contents[0].text)
-        assert stats["server"]["trusted_clients"] is False
+        assert stats["server"]["caller_trusted"] is False
         prompt = await client.get_prompt("start_task", {"task": "parse a csv file"})
         assert "record_experience" in prompt.messages[0].content.text
 

@@ -31,13 +31,6 @@ T_TASK = "Restore the Tindersnap replica from the nightly backup"
 A_WORDS = ("halvorsen", "marrowvale")
 
 
-@pytest.fixture
-def issuer():
-    made = Issuer()
-    yield made
-    made.close()
-
-
 def identity_for(issuer: Issuer, tmp_path: Path, **extra: str) -> Any:
     from skillbank.team.auth import TeamIdentity, load_oidc
 

@@ -39,13 +39,6 @@ pytest.importorskip("psycopg")
 TEAM_TASK = "Restore the Quorvane replica from the nightly backup"
 
 
-@pytest.fixture
-def issuer():
-    made = Issuer()
-    yield made
-    made.close()
-
-
 def narrow_reads(tokens_file: Path, name: str) -> None:
     """Rewrite `name`'s entry without its `reads`, as an admin edits the file."""
     from skillbank.fsutil import atomic_write

@@ -12,21 +12,11 @@ from __future__ import annotations
 
 from typing import Any
 
-import pytest
-
 from conftest import stop_process
 from mcp_http import bearer_session, call, call_ok
-from oidc_issuer import Issuer
 from team_worker import start_server
 
 STATIC = "static-worker-token"
-
-
-@pytest.fixture
-def issuer():
-    made = Issuer()
-    yield made
-    made.close()
 
 
 async def _writes(url: str, token: str, word: str) -> tuple[str, bool, dict[str, Any]]:

@@ -56,16 +56,30 @@ ACTION_STYLES = {"added": "green", "merged": "cyan", "superseded": "magenta", "i
 STATUS_STYLES = {"active": "green", "pending": "yellow", "retired": "dim", "superseded": "magenta"}
 
 
-def guideline_rows(items: list[Any]) -> list[list[Any]]:
+def guideline_rows(items: list[Any], review: dict[str, Any] | None = None) -> list[list[Any]]:
+    """A row per rule; a pending one (its `review_queue.pending_guideline` item in `review`)
+    shows its whole text and the rules approving it stops serving."""
+    review = review or {}
     return [[g.id, g.topic, text(g.status, STATUS_STYLES.get(g.status)), f"+{g.helpful}/-{g.harmful}",
-             short(g.text, 100) + _replaces(g)] for g in items]
+             _rule_cell(g, review.get(g.id))] for g in items]
 
 
-def _replaces(g: Any) -> str:
-    """A pending rule's approval also stops serving the rules it supersedes: say which."""
-    if g.status != "pending" or not g.supersedes:
-        return ""
-    return f" (approving it stops serving {', '.join(g.supersedes)})"
+def _rule_cell(g: Any, item: Any) -> str:
+    """The rule; for a pending one, whole (it is what approval serves) and what approving it
+    stops serving, as `review_queue.superseded_on_approval` says, which MCP's `list_pending`
+    says too: the raw `supersedes` named a rule already superseded, which approval does not
+    touch (hunt-untrusted #4, session 27)."""
+    if item is None:
+        return short(g.text, 100)
+    stops = [entry.partition(":")[0] for entry in item.supersedes]
+    return g.text + (f" (approving it stops serving {', '.join(stops)})" if stops else "")
+
+
+def pending_review(bank: Any, items: list[Any]) -> dict[str, Any]:
+    """The review item (`review_queue.pending_guideline`) of each pending rule in `items`."""
+    from skillbank.review_queue import pending_guideline
+
+    return {g.id: pending_guideline(bank, g) for g in items if g.status == "pending"}
 
 
 GUIDELINE_COLUMNS = ["id", "topic", "status", "votes", ("rule", {"ratio": 1})]
@@ -120,15 +134,19 @@ def guidelines_list(
     """List guidelines (all statuses unless --status)."""
     st = state(ctx)
     # No --namespace: every namespace (an inventory); with it, only that one.
-    memory = st.bank(sync=["guidelines"]).guidelines
+    bank = st.bank(sync=["guidelines"])
+    memory = bank.guidelines
     items = memory.list(status=_value(status), topic=topic, namespace=st.namespace or "*")
 
     def human() -> None:
         if not items:
             st.out.print("No guidelines. Teach some with `skillbank guidelines learn \"…\"`.")
         else:
+            review = pending_review(bank, items)
             st.out.print(table(f"{len(items)} guidelines", GUIDELINE_COLUMNS,
-                               guideline_rows(items)))
+                               guideline_rows(items, review)))
+            for item in review.values():  # what approval serves besides the rule's text
+                st.out.print(text(f"{item.id}: {item.detail}"))
         note_file_problems(st, memory)
 
     st.out.emit(items, human)
@@ -369,8 +387,8 @@ def experiences_pending(
 
         for record in items:  # what approval would serve besides the task line
             detail = experience_detail(record)
-            if detail:
-                st.out.print(f"{record.id}: {detail}")
+            if detail:  # literal: as markup, "[link=URL]" hid the URL and "[/]" failed the list
+                st.out.print(text(f"{record.id}: {detail}"))
         st.out.note("Approve with `skillbank experiences approve ID`, or drop with "
                     "`skillbank experiences reject ID`.")
 

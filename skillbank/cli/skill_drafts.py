@@ -159,13 +159,31 @@ def history(
         st.out.emit(skill, lambda: st.out.print(text(f"restored {name} to {restore}", "green")))
         return
     versions = bank.skills.history(name)
+    in_git = versions_in_git(bank, name)
 
     def human() -> None:
+        if in_git is not None:
+            st.out.print(text(in_git, "dim"))
         if not versions:
-            st.out.print(f"{name} has no earlier versions.")
+            if in_git is None:
+                st.out.print(f"{name} has no earlier versions.")
             return
         st.out.print(table(f"{len(versions)} earlier versions of {name}",
                            ["version", "reason", ("description", {"ratio": 1})],
                            [[v.version, v.reason, short(v.description, 60)] for v in versions]))
 
     st.out.emit(versions, human)
+
+
+def versions_in_git(bank: Any, name: str) -> str | None:
+    """Where a skill's versions are in git mode (None without skills in git): the skills
+    repository's commits. `skills history` said "no earlier versions" of a skill revised
+    through a merged proposal, and `skills versions` offered `skills restore`, which git mode
+    refuses (hunt-git #5, session 27)."""
+    repo = bank.skills.repo_status()
+    if repo is None:
+        return None
+    return (f"In git mode {name}'s versions are the commits of the skills repository "
+            f"{repo['remote']}: `git log -p {repo['branch']} -- {name}/` in a clone of it lists "
+            f"them. Restore one there: commit it on a branch and have a reviewer merge it into "
+            f"{repo['branch']} (`skillbank skills restore` is refused in git mode).")

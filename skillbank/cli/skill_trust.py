@@ -129,14 +129,18 @@ def versions(
     name: Annotated[str, typer.Argument(help="Skill name.")],
 ) -> None:
     """A skill's versions: the current one and earlier kept or accepted ones."""
+    from skillbank.cli.skill_drafts import versions_in_git
+
     st = state(ctx)
-    found = st.bank(sync=["skills"]).skills.skill_versions(name)
+    bank = st.bank(sync=["skills"])
+    found = bank.skills.skill_versions(name)
+    in_git = versions_in_git(bank, name)  # restore is refused there (hunt-git #5, session 27)
 
     def human() -> None:
         st.out.print(table(f"versions of {name}", ["version", "saved", ("reason", {"ratio": 1})],
                            [[v.version, v.saved.strftime("%Y-%m-%d %H:%M"), v.reason]
                             for v in found]))
-        st.out.print(text(f"Restore one with `skillbank skills restore "
+        st.out.print(text(in_git or f"Restore one with `skillbank skills restore "
                           f"{shlex.quote(name)}@VERSION`.", "dim"))
 
     st.out.emit(found, human)

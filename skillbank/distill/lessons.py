@@ -33,9 +33,40 @@ def _step_label(step: Step, limit: int = 80) -> str:
     return _clip(label, limit)
 
 
+#: The marker a long trajectory's cut leaves (transcript._fit_steps): no step of the method.
+_OMITTED = re.compile(r"\[\d+ steps omitted\]")
+
+
+def _user_turn(step: Step) -> bool:
+    """A user's message in a conversation ("User: …", as transcript.py records it)."""
+    return not step.action and (step.observation or "").startswith("User: ")
+
+
+def _method_steps(steps: Sequence[Step]) -> list[Step]:
+    """The steps that say how a run went, for a lesson to name as what worked.
+
+    Not the answer (the adapters record it as the pseudo-action "final answer"), a reply the
+    user answered in turn (an assistant text followed by the user's next message), the user's
+    own messages or the marker of a cut: a chat run's success lesson read "When writing a
+    migration for the users table, this worked: final answer.", said nothing, and was shown
+    above the run itself (hunt-exp #2, session 27)."""
+    out: list[Step] = []
+    for number, step in enumerate(steps):
+        if step.action == "final answer" or _user_turn(step):
+            continue
+        if not step.action:
+            thought = (step.thought or "").strip()
+            if _OMITTED.fullmatch(thought):
+                continue
+            if number + 1 < len(steps) and _user_turn(steps[number + 1]):
+                continue  # a reply in a chat, not a step of the method
+        out.append(step)
+    return out
+
+
 def _key_steps(steps: Sequence[Step], limit: int = 6) -> list[str]:
     out: list[str] = []
-    for s in steps:
+    for s in _method_steps(steps):
         label = _step_label(s)
         if label and (not out or out[-1] != label):
             out.append(label)

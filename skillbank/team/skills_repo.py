@@ -35,7 +35,6 @@ import shutil
 import tempfile
 import threading
 from contextlib import contextmanager, nullcontext
-from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, ContextManager, Iterator
@@ -45,6 +44,7 @@ from skillbank.errors import NotFoundError, PermissionDeniedError, SkillbankErro
 from skillbank.index_outage import holds_password, without_credentials
 from skillbank.team.git import (MIN_VERSION, NETWORK_TIMEOUT, Git, GitError, identity_env,
                                 reason, version)
+from skillbank.team.proposals import Proposal, ProposalBase
 
 log = logging.getLogger("skillbank.skills_repo")
 
@@ -128,35 +128,6 @@ def _same_remote(a: str, b: str) -> bool:
                 return url
         return url
     return norm(a) == norm(b)
-
-
-@dataclass
-class Proposal:
-    """What a proposal (or a publish) did: the branch and commit, for the caller to pass on."""
-
-    skill: str
-    branch: str
-    commit: str
-    author: str
-    email: str
-    remote: str
-    served_branch: str
-    published: bool = False
-    changed: bool = True
-    proposed: bool = True  # False: nothing to propose (the served branch holds exactly this)
-
-    @property
-    def note(self) -> str:
-        if not self.proposed:
-            return (f"no change: {self.served_branch} at {self.commit[:12]} already holds "
-                    f"exactly this skill; nothing was proposed")
-        if self.published:
-            return (f"published: {self.served_branch} is now at {self.commit[:12]} "
-                    f"(merged from {self.branch})")
-        what = "proposed" if self.changed else "already proposed (no change)"
-        return (f"{what} on branch {self.branch} at commit {self.commit[:12]}, pushed to "
-                f"{self.remote}; not served until a reviewer merges it into "
-                f"{self.served_branch}")
 
 
 class SkillsRepo:
@@ -508,17 +479,21 @@ class SkillsRepo:
             raise SkillsRepoError(f"{folder} is not inside the skills checkout "
                                   f"{self.checkout}") from None
 
-    def propose(self, skill: str, folder: str, write: Callable[[Path], None], *,
-                action: str) -> Proposal:
-        """Commit what `write(worktree)` writes under `folder` onto the caller's proposal branch
-        for `skill`, authored by the caller's principal, and push it.
+    def propose(self, skill: str, folder: str, write: Callable[[Path, ProposalBase], None], *,
+                action: str, first: tuple[str, Callable[[Path, ProposalBase], None]] | None = None
+                ) -> Proposal:
+        """Commit what `write(worktree, base)` writes under `folder` onto the caller's proposal
+        branch for `skill`, authored by the caller's principal, and push it. `base` says what
+        the commit is built on; `write` may refuse (raise) having seen what it holds there.
+        `first` (title, write): a commit made before that one, when it changes anything (an
+        adopted revision of a read-only skill commits that skill as found, hunt-git #0).
 
         The branch starts from the served branch's newest commit, or continues a proposal not
         yet merged (then it must still merge cleanly into the served branch). Nothing changes
         anywhere unless the push succeeds."""
         scope = scopes.caller("default")
         scope.require(scopes.Role.CONTRIBUTOR, "proposing a skill")
-        name, email = identity(scope.principal)
+        author = identity(scope.principal)
         branch = proposal_branch(scope.principal, skill)
         with self._locked():
             self._fetch(self.branch, branch)
@@ -534,22 +509,37 @@ class SkillsRepo:
                         f"and resolve them, or delete it (git push origin --delete {branch}); "
                         "nothing was written")
                 base = tip
+            on = ProposalBase(base, branch if base != served else self.branch, self.shown,
+                              self.branch)
             with self._worktree(base, folder) as tree:
-                wt = Git(tree)
-                write(tree)
-                wt.run("add", "--all", "--", folder)
-                if wt.run("diff", "--cached", "--quiet", check=False).returncode == 0:
-                    return Proposal(skill, branch, base, name, email, self.shown, self.branch,
+                commit = base
+                for title, step in [*([first] if first else []),
+                                    (f"{action} skill {skill}", write)]:
+                    step(tree, on)
+                    commit = self._commit(tree, folder, commit, title, author)
+                if commit == base:
+                    return Proposal(skill, branch, base, *author, self.shown, self.branch,
                                     changed=False, proposed=base != served)
-                message = (f"{action} skill {skill}\n\nProposed through skillbank by "
-                           f"{scope.principal} ({scope.face}, {scope.role.value}"
-                           f"{'' if scope.trusted else ', untrusted'}).\n")
-                wt.run("commit", "--quiet", "--no-verify", "-m", message,
-                       env=identity_env((name, email), COMMITTER))
-                commit = wt.commit_of("HEAD")
-                assert commit is not None
                 self._push(commit, branch, f"the proposal branch {branch}")
-        return Proposal(skill, branch, commit, name, email, self.shown, self.branch)
+        return Proposal(skill, branch, commit, *author, self.shown, self.branch)
+
+    def _commit(self, tree: Path, folder: str, parent: str, title: str,
+                author: tuple[str, str]) -> str:
+        """Commit what the worktree `tree` holds under `folder`; `parent` when nothing changed."""
+        scope = scopes.caller("default")
+        wt = Git(tree)
+        if not (tree / folder).exists() and not wt.out("ls-files", "--", folder):
+            return parent  # nothing there, before or now (git add refuses such a path)
+        wt.run("add", "--all", "--", folder)
+        if wt.run("diff", "--cached", "--quiet", check=False).returncode == 0:
+            return parent
+        message = (f"{title}\n\nProposed through skillbank by {scope.principal} ({scope.face}, "
+                   f"{scope.role.value}{'' if scope.trusted else ', untrusted'}).\n")
+        wt.run("commit", "--quiet", "--no-verify", "-m", message,
+               env=identity_env(author, COMMITTER))
+        commit = wt.commit_of("HEAD")
+        assert commit is not None
+        return commit
 
     def _served_tip(self) -> str:
         served = self.git.commit_of(f"refs/remotes/origin/{self.branch}")
@@ -588,6 +578,20 @@ class SkillsRepo:
             branch = ref.removeprefix("refs/heads/")
             out.append({"branch": branch, "skill": branch.rsplit("/", 1)[-1], "commit": commit})
         return out
+
+    def proposal_gone(self, branch: str, folder: str) -> bool:
+        """Whether the proposal `branch` left the remote unmerged: no such branch, and the
+        served branch's newest commit holds no `folder`. False whenever the remote cannot be
+        read: a proposal is taken as open until it is seen gone (hunt-git #4, session 27)."""
+        with self._locked():
+            try:
+                self._fetch(self.branch, branch)
+            except SkillsRepoError:
+                return False
+            if self.git.commit_of(f"refs/remotes/origin/{branch}") is not None:
+                return False
+            return not self.git.out("ls-tree", "--name-only",
+                                    f"refs/remotes/origin/{self.branch}", "--", folder)
 
     # Publishing ---------------------------------------------------------------------------------
     def publish(self, skill: str, principal: str | None = None) -> Proposal:

@@ -190,7 +190,15 @@ def guidelines_page(bank: Any, topic: str, status: str, namespace: str = "",
                if v}
     counts = {s: sum(1 for g in everything if g.status == s)
               for s in ("active", "pending", "superseded", "retired")}
-    return {"pending": pending, "topics": topics, "topic": topic, "status": wanted,
+    from skillbank.review_queue import guideline_detail, superseded_on_approval
+
+    # The queue says what approval serves and stops serving in the words of every review
+    # face (hunt-untrusted #1 and #4, session 27: it showed no when-to-use, and named rules
+    # already superseded as ones approval stops serving).
+    serves = {g.id: guideline_detail(g) for g in pending}
+    stops = {g.id: superseded_on_approval(bank, g) for g in pending}
+    return {"pending": pending, "serves": serves, "stops": stops, "topics": topics,
+            "topic": topic, "status": wanted,
             "namespace": namespace, "namespaces": namespaces,
             "all_topics": sorted({g.topic for g in everything}), "counts": counts,
             "chains": {g.id: chain(by_id, g) for g in on_page if g.supersedes},

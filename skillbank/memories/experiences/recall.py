@@ -21,6 +21,7 @@ from skillbank.fsutil import check_unicode
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.keyword import tokenize
+from skillbank.query_limits import MAX_TASK_CHARS
 from skillbank.records import MAX_TEXT, Experience, Hit
 from skillbank.usage import UsageLog
 from skillbank.unread import mostly_unread
@@ -28,10 +29,6 @@ from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
 from skillbank.memories.experiences.threads import in_open_episode
 from skillbank.memories.experiences.validation import _clean_tags, _outcomes, _since_timestamp
 
-#: A task longer than this is refused with a clear error, as skill search refuses it
-#: (`skillbank.memories.skills.search.MAX_TASK_CHARS`, the same figure): a pasted document is
-#: not a task, and recall answered silently (often []) on its first MAX_TEXT characters.
-MAX_TASK_CHARS = 50_000
 
 log = logging.getLogger("skillbank.experiences")
 

@@ -160,25 +160,35 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     transcript on every turn (not only the new messages) repeats the earlier turns first: their
     steps were appended again each turn (the tool calls twice, three times ...). The earlier
     turn's final answer reads as a thought once more messages follow it, so both count alike.
-    A single repeated step is kept (asking the same thing twice is two steps); runs of two or
-    more that the record already ends with, or holds whole, are not appended again."""
+    A turn equal to the record's last steps is kept (asking the same thing twice is two
+    turns); the record's last steps opening a longer turn, or a run of two or more steps the
+    record holds before its end, are not appended again.
+
+    Steps are compared by everything they say, the user's words of a follow-up ("User: …", an
+    observation without an action) included: left out, every follow-up looked alike, so a turn
+    whose answer repeated an earlier one ("Done.", "ok") was taken for that turn delivered again
+    and dropped (4 turns of a thread answered "Done." kept 3; hunt-exp #3, session 27)."""
     def key(step: Step) -> tuple[Any, ...]:
-        action = None if step.action == "final answer" else step.action
-        text = step.observation if step.action == "final answer" else None
-        return (action, step.thought or text, step.observation if action else None,
-                repr(step.action_input))
+        answer = step.action == "final answer"
+        # An answer is its text, as the thought it reads as when more messages follow it.
+        return (None if answer else step.action,
+                step.thought or (step.observation if answer else None),
+                None if answer else step.observation, repr(step.action_input))
 
     held, given = [key(s) for s in old], [key(s) for s in turn]
     if not held or not given:
         return turn
-    # A turn the record holds whole, in order: turns recorded already and passed again (a
-    # LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn session ended
-    # with 150 steps, every answer twice; agents hunt, session 18).
     if given == held:
         return []  # the same transcript again, nothing new (a retried call)
-    # Not at the very end: a turn equal to the record's last steps is a genuine repeat (a
-    # user polling "Is the deploy done?", an agent retrying the same failing command).
+    # A turn equal to the record's last steps is a genuine repeat (a user polling "Is the
+    # deploy done?", an agent retrying the same failing command), also when an earlier poll
+    # said the same: the third "Is the deploy done?" / "Not yet." was dropped (hunt-exp #3).
     size = len(given)
+    if size <= len(held) and held[-size:] == given:
+        return turn
+    # A turn the record holds whole, in order, before its end: turns recorded already and
+    # passed again (a LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn
+    # session ended with 150 steps, every answer twice; agents hunt, session 18).
     if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size)):
         return []
     # The longest run that ends the record and starts the turn, with something new after it:

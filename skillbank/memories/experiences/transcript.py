@@ -8,6 +8,7 @@ experience memory must accept what any face hands it without depending on that f
 from __future__ import annotations
 
 import json
+import re
 from typing import Any, Iterable, Mapping, Sequence
 
 from skillbank.errors import InvalidInputError
@@ -262,14 +263,32 @@ def _repaired_value(value: Any) -> Any:
 
 
 def _fit_steps(steps: list[Step]) -> list[Step]:
-    """Keep the head and the tail of an over-long trajectory, with a marker between."""
+    """Keep the head and the tail of an over-long trajectory, with a marker between saying how
+    many steps are left out.
+
+    A long thread is fitted again at every turn, its earlier marker among the steps it drops:
+    the marker stands for the steps it left out, so the new one counts them too ("[3 steps
+    omitted]" where 101 were gone after 300 turns; hunt-exp #5, session 27)."""
     if len(steps) <= MAX_STEPS:
         return steps
     head = MAX_STEPS // 2
     tail = MAX_STEPS - head - 1
-    skipped = len(steps) - head - tail
+    skipped = sum(_stands_for(step) for step in steps[head:len(steps) - tail])
     marker = Step(thought=f"[{skipped} steps omitted]")
     return steps[:head] + [marker] + steps[-tail:]
+
+
+_MARKER = re.compile(r"\[(\d+) steps omitted\]")
+
+
+def _stands_for(step: Step) -> int:
+    """How many steps of the trajectory `step` is: a marker `_fit_steps` wrote is the steps it
+    left out, any other step one."""
+    found = _MARKER.fullmatch(step.thought or "")
+    if found and step.action is None and step.observation is None \
+            and step.action_input is None:
+        return int(found.group(1))
+    return 1
 
 
 def _jsonable(value: Any) -> Any:

@@ -515,6 +515,7 @@ class SkillAuthoring:
             self.index.delete([name])
             last_good.drop(self.writable_root.parent, [name])  # its folder is in the trash
             self._drop_usage(name)  # type: ignore[attr-defined] # a later skill of this name starts at zero
+            self._note_deleted(name)  # type: ignore[attr-defined] # its kind may be drafted again
             note(self, "delete", "skill", f"skill:{name}")
         self._unshadow()
         return trash

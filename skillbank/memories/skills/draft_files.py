@@ -11,6 +11,7 @@ account read them (hunt-drafts #5, session 26). Once adopted, a skill is shared 
 `--skills-dir`): the bank's copy shadows it for every caller, so it takes the skill's files too
 (scripts/, references/, assets/), as `skills copy` does; it was made of the draft folder alone,
 and a script the skill's text tells the agent to run was gone (hunt-drafts #8, session 26).
+`copy_served` does the same for git mode's proposal of such a revision (hunt-git #0, session 27).
 """
 
 from __future__ import annotations
@@ -90,8 +91,7 @@ def stage_skill(draft_folder: Path, staged: Path, text: str, *, skip: frozenset[
     the umask allows (a script stays executable)."""
     staged.mkdir()
     if revised_folder is not None:
-        for relative, _ in served_files(revised_folder, own=False):
-            _copy_file(revised_folder / relative, safe_join(staged, relative))
+        copy_served(revised_folder, staged)
     for entry in sorted(draft_folder.iterdir()):
         if entry.name in skip or entry.name == SKILL_FILE:
             continue
@@ -105,6 +105,14 @@ def stage_skill(draft_folder: Path, staged: Path, text: str, *, skip: frozenset[
         else:
             _copy_file(entry, staged / entry.name)
     atomic_write(staged / SKILL_FILE, text, private=False)
+
+
+def copy_served(skill_folder: Path, destination: Path) -> None:
+    """Copy the files beside a (read-only) skill's SKILL.md that a read of it serves
+    (`served_files`, as not the bank's own: no hard links, no links out) into `destination`:
+    what a revision adopted over it must carry (here, and in git mode's proposal)."""
+    for relative, _ in served_files(skill_folder, own=False):
+        _copy_file(skill_folder / relative, safe_join(destination, relative))
 
 
 def _copy_file(source: Path, destination: Path) -> None:

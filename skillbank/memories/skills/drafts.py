@@ -114,10 +114,20 @@ class SkillDrafts(SkillProposing):
     def _ledger(self) -> list[dict[str, Any]]:
         return self.draft_store.ledger()
 
-    def _note(self, op: str, draft: SkillDraft) -> None:
+    def _note(self, op: str, draft: SkillDraft, **more: Any) -> None:
         self.draft_store.note({
             "op": op, "name": draft.name, "revises": draft.revises, "sources": draft.sources,
-            "at": utcnow().isoformat()})
+            "at": utcnow().isoformat(), **more})
+
+    def _note_deleted(self, name: str) -> None:
+        """Skill `name` was deleted: when it came from a draft, the ledger says so, so later runs
+        of its kind draft it again. The ledger's "adopted" stood for good before: runs of that
+        kind were never drafted again once the adopted skill was deleted (review #6, session 26;
+        the ledger, not the folder, decides, as in team mode the skill may live on another
+        worker's root)."""
+        if any(e.get("op") == "adopted" and e.get("name") == name for e in self._ledger()):
+            self.draft_store.note({"op": "deleted", "name": name, "revises": None, "sources": [],
+                                   "at": utcnow().isoformat()})
 
     def _read_draft(self, folder: Path) -> SkillDraft | None:
         try:
@@ -303,10 +313,7 @@ class SkillDrafts(SkillProposing):
             if draft.base_changed:  # read just now, under the locks (_find_draft)
                 raise InvalidInputError(_stale_refusal(draft, self._may_redraw(draft, name)))
             if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
-                proposed = self._propose_draft(folder, doc, META_FILE)  # type: ignore[attr-defined]
-                self._close(draft, "adopted")
-                note(self, "adopt", "skill", f"skill:{name}")
-                return proposed
+                return self._adopt_in_git(draft, folder, doc, text)
             self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
             remove_staging_copies(self.writable_root)  # a killed adopt's (hunt-drafts #4, s26)
             target = self._writable_dir(name)  # type: ignore[attr-defined]
@@ -326,6 +333,71 @@ class SkillDrafts(SkillProposing):
             self._close(draft, "adopted")
             note(self, "adopt", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
+
+    def _adopt_in_git(self, draft: SkillDraft, folder: Path, doc: SkillDocument,
+                      text: str) -> Skill:
+        """Git mode: the draft becomes a commit on the caller's proposal branch (`repo_api`).
+
+        Refused as embedded adopt refuses, but against what the proposal is built on (the
+        remote's newest served branch, or the open proposal branch it continues), not only this
+        root's checkout: a revision drawn from a text that base no longer holds (an edit pushed
+        since, a reviewer's fix-up on the branch, another root's adopted revision) was copied
+        over it (hunt-git #1, session 27), and a new skill whose name is taken there replaced
+        that skill (hunt-git #2). A revision of a read-only skill carries that skill's files
+        (hunt-git #0). The ledger's "adopted" records the branch, so a proposal deleted unmerged
+        lets its kind be drafted again (`proposing`, hunt-git #4)."""
+        name = draft.name
+        own = self.writable_root / name
+        if draft.revises != name and own.exists():
+            raise AlreadyExistsError(f"skill {name!r} already exists; discard the draft or "
+                                     "rename the skill first")
+        revised = None
+        if draft.revises == name and not own.exists():  # a read-only skill, shadowed once merged
+            try:
+                revised = Path(self._summary(name).path).parent  # type: ignore[attr-defined]
+            except NotFoundError:
+                pass
+        proposed = self._propose_draft(  # type: ignore[attr-defined]
+            folder, doc, META_FILE, lambda held, base: self._check_base(draft, text, held, base),
+            revised)
+        self._close(draft, "adopted", proposal=proposed.proposal.branch,
+                    text_hash=_text_hash(text), base_hash=draft.base_hash)
+        note(self, "adopt", "skill", f"skill:{name}")
+        return proposed
+
+    def _check_base(self, draft: SkillDraft, text: str, held: str | None, base: Any) -> None:
+        """Refuse a git-mode adopt whose proposal `base` (`skills_repo.ProposalBase`) holds, as
+        the skill's SKILL.md, `held`: a text the draft would replace without having been drawn
+        from it. Nothing is refused when `held` is the draft's own text already (a proposal
+        pushed by an adopt that stopped before closing the draft)."""
+        name = draft.name
+        if held == text:
+            return
+        if draft.revises != name:
+            if held is not None:
+                raise AlreadyExistsError(f"skill {name!r} already exists on {base}; discard the "
+                                         "draft or rename the skill first; nothing was proposed")
+            return
+        if held is None:
+            if (self.writable_root / name).exists():  # in git here, gone from the base
+                raise InvalidInputError(
+                    f"draft {name!r} was not adopted: skill {name!r} is no longer on {base} "
+                    "(removed since this revision was drawn from it); nothing was proposed. "
+                    f"Follow the branch (`skillbank skills follow`), then discard the draft "
+                    f"(`skillbank skills discard {name}`)")
+            return
+        found = _text_hash(held)
+        if found != draft.base_hash and found not in self._adopted_texts(name, draft.base_hash):
+            raise InvalidInputError(_stale_in_git(draft, base))
+
+    def _adopted_texts(self, name: str, base_hash: str | None) -> set[str]:
+        """The texts (hashes) of revisions of `name` this ledger adopted in git mode, drawn from
+        the text `base_hash` as the draft being adopted was: a later revision drawn from that
+        text holds their lessons too, so it may continue their open proposal branch."""
+        return {e["text_hash"] for e in self._ledger()
+                if e.get("op") == "adopted" and e.get("name") == name
+                and e.get("revises") == name and e.get("text_hash")
+                and e.get("base_hash") == base_hash}
 
     def _stage_in(self, draft_folder: Path, target: Path, draft: SkillDraft, text: str) -> None:
         """Build the skill beside the library (`draft_files.stage_skill`: a revision of a
@@ -352,9 +424,10 @@ class SkillDrafts(SkillProposing):
         finally:
             shutil.rmtree(staging, ignore_errors=True)
 
-    def _close(self, draft: SkillDraft, status: str) -> None:
-        """Record the outcome and move the draft folder out of the pending ones."""
-        self._note(status, draft)
+    def _close(self, draft: SkillDraft, status: str, **more: Any) -> None:
+        """Record the outcome (with `more` in its ledger entry) and move the draft folder out of
+        the pending ones."""
+        self._note(status, draft, **more)
         self.draft_store.close(draft.name, status)
         folder = Path(draft.path).parent
         done = private_folder(private_folder(self.drafts_root) / ".closed")  # hunt-drafts #5
@@ -494,6 +567,26 @@ def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
     return (f"draft {name!r} was not adopted: skill {name!r} changed since this revision was "
             "drawn from it, and adopting it would undo that change (`skillbank skills drafts "
             "--diff` shows what it would remove). To go on, " + "; or ".join(ways))
+
+
+def _stale_in_git(draft: SkillDraft, base: Any) -> str:
+    """Why a git-mode revision is not adopted over what its proposal's `base` holds, and what
+    to do (`_stale_refusal`'s kin: this root's checkout may hold the text it was drawn from)."""
+    name = draft.name
+    if base.proposal:
+        why = (f"{base} holds a text of skill {name!r} that this revision was not drawn from "
+               "(a fix-up pushed on the branch, or a revision adopted on another root), and "
+               "adopting it would replace that text")
+        way = (f"have that proposal merged into {base.served_branch} (or its branch deleted), "
+               "then run `skillbank skills follow` and `skillbank skills propose` to draw the "
+               "revision again from the skill as it is")
+    else:
+        why = (f"skill {name!r} changed on {base} since this revision was drawn from it (this "
+               "root's checkout has not followed it yet), and adopting it would undo that change")
+        way = ("run `skillbank skills follow`, then `skillbank skills propose` to draw it again "
+               "from the skill as it is now")
+    return (f"draft {name!r} was not adopted: {why}; nothing was proposed. To go on, {way}; or "
+            f"discard it (`skillbank skills discard {name}`)")
 
 
 def _diff(before: str, after: str, name: str) -> str:

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import logging
 import re
+from collections import Counter
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -36,7 +37,7 @@ from skillbank.memories.skills.drafting import (
     sentences,
 )
 from skillbank.memories.skills.grouping import DEFAULT_THRESHOLD, MAX_EXPERIENCES, group_experiences, tokens
-from skillbank.records import Experience, SkillDraft
+from skillbank.records import Experience, SkillDraft, utcnow
 
 log = logging.getLogger("skillbank.skills")
 
@@ -154,9 +155,54 @@ class SkillProposing:
 
     def _adopted_in_ledger(self, name: str, ledger: list[dict[str, Any]]) -> bool:
         """Whether a person adopted a new-skill draft of `name` (on any worker: in team mode the
-        skill may live in another worker's root, hunt-drafts #3's team kin, session 26)."""
-        return any(e.get("op") == "adopted" and e.get("name") == name and e.get("revises") is None
-                   for e in ledger)
+        skill may live in another worker's root, hunt-drafts #3's team kin, session 26) and did
+        not delete that skill since (review #6, session 26)."""
+        adopted = False
+        for entry in ledger:
+            if entry.get("name") != name:
+                continue
+            if entry.get("op") == "adopted" and entry.get("revises") is None:
+                adopted = True
+            elif entry.get("op") == "deleted":
+                adopted = False
+        return adopted
+
+    def _served_kind(self, material: DraftMaterial, runs: list[Experience]) -> str | None:
+        """The served skill a group of runs is of, or None: the skill its draft would be named
+        after (`draft_name` before any suffix), or one most of its runs are tagged with
+        (`skill:<name>`). A root that did not adopt that skill itself (another root on the
+        same skills repository did, or a person wrote it) drafted a duplicate `<name>-2`, as
+        did three failed runs tagged with a skill beside that skill's revision (hunt-git #3,
+        session 27); the served skill takes such runs as revision evidence instead."""
+        natural = draft_name(material, lambda n: False)
+        if self._skill_exists(natural):  # type: ignore[attr-defined]
+            return natural
+        tagged = Counter(tag[len("skill:"):] for e in runs for tag in set(e.tags)
+                         if tag.startswith("skill:"))
+        for name, count in tagged.most_common():
+            if count * 2 > len(runs) and self._skill_exists(name):  # type: ignore[attr-defined]
+                return name
+        return None
+
+    def _proposal_withdrawn(self, name: str, ledger: list[dict[str, Any]]) -> bool:
+        """Whether the skill `name` adopted from a draft in git mode never became a skill: its
+        proposal branch left the remote unmerged (a reviewer's no) and no skill of that name is
+        on the served branch. In git mode "adopted" is "proposed for review"; it stood for
+        good, so a rejected proposal kept that kind of task from being drafted ever again
+        (hunt-git #4, session 27). Once seen, a "withdrawn" ledger entry says so (the remote is
+        asked again only after a later adoption); the latest of the two decides."""
+        entries = [e for e in ledger if e.get("name") == name and e.get("revises") is None
+                   and e.get("op") in ("adopted", "withdrawn")]
+        if not entries or entries[-1]["op"] == "withdrawn":
+            return bool(entries)
+        branch, repo = entries[-1].get("proposal"), getattr(self, "skills_repo", None)
+        if not isinstance(branch, str) or repo is None or not repo.proposal_gone(
+                branch, repo.relative(self.writable_root / name)):
+            return False  # adopted here (embedded), or the proposal is open or merged
+        self.draft_store.note({  # type: ignore[attr-defined]
+            "op": "withdrawn", "name": name, "revises": None, "sources": [], "proposal": branch,
+            "at": utcnow().isoformat()})
+        return True
 
     def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
                      drafter: SkillDrafter, ledger: list[dict[str, Any]],
@@ -171,9 +217,16 @@ class SkillProposing:
             # New experience joined a group already drafted: refresh that draft, same name.
             previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
             if previous is None:
+                served = self._served_kind(material, [pool[i] for i in group.members])
+                if served is not None:
+                    log.info("no new skill drafted: its runs are of the served skill %s, which "
+                             "they reach through revisions", served)
+                    continue
                 name = draft_name(material, lambda n: self._skill_exists(n) or n in pending  # type: ignore[attr-defined]
                                   or (self.drafts_root / n).exists())
-            elif self._skill_exists(previous) or self._adopted_in_ledger(previous, ledger):  # type: ignore[attr-defined]
+            elif self._skill_exists(previous) or (  # type: ignore[attr-defined]
+                    self._adopted_in_ledger(previous, ledger)
+                    and not self._proposal_withdrawn(previous, ledger)):
                 continue  # adopted already: new evidence reaches it through revisions only (a
                 # pending revision of it was replaced by an un-adoptable new draft, hunt-drafts #3)
             elif previous in pending and (pending[previous].revises is not None

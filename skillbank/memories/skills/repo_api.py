@@ -21,6 +21,8 @@ from typing import Any, Callable
 
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, ReadOnlyError
+from skillbank.memories.skills.draft_files import copy_served
+from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.records import Skill, SkillProposal
 
 
@@ -58,28 +60,50 @@ class SkillsInGit:
         caller's proposal branch; the served checkout is not touched."""
         rel = self.skills_repo.relative(folder)
 
-        def write(tree: Path) -> None:
+        def write(tree: Path, base: Any) -> None:
             self._write(tree / rel, doc, resources, root=tree)
 
         return self._proposed(doc, rel, self.skills_repo.propose(doc.name, rel, write,
                                                                   action=action))
 
-    def _propose_draft(self, draft_folder: Path, doc: Any, skip: str) -> Skill:
-        """Commit an adopted draft's folder (SKILL.md and its files, not `skip`) as the skill."""
-        name = doc.name
-        target = self.writable_root / name
-        rel = self.skills_repo.relative(target)
+    def _propose_draft(self, draft_folder: Path, doc: Any, skip: str,
+                       check: Callable[[str | None, Any], None],
+                       revised_folder: Path | None = None) -> Skill:
+        """Commit an adopted draft's folder (SKILL.md and its files, not `skip`) as the skill.
 
-        def write(tree: Path) -> None:
+        `check(held, base)` is shown the SKILL.md text the proposal's base holds for the skill
+        (None: none) and what that base is, before anything is written, and raises to refuse:
+        the draft was copied over whatever the base held, undoing a pushed edit or another
+        root's adopted revision (hunt-git #1 and #2, session 27). A revision of a read-only
+        skill (`revised_folder`, not in the repository) first commits that skill's files as
+        found (its text, scripts/, references/, assets/), as the embedded adopt stages them:
+        the proposal held SKILL.md alone, so once merged the served skill had lost the
+        scripts its text says to run (hunt-git #0, session 27)."""
+        name = doc.name
+        rel = self.skills_repo.relative(self.writable_root / name)
+
+        def as_found(tree: Path, base: Any) -> None:
             destination = tree / rel
             if destination.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link in the repository; "
                                         "it is never written through")
-            shutil.copytree(draft_folder, destination, dirs_exist_ok=True,
+            held = destination / SKILL_FILE
+            check(held.read_text(encoding="utf-8", errors="replace")
+                  if held.is_file() and not held.is_symlink() else None, base)
+            if revised_folder is not None and not destination.exists():
+                destination.mkdir(parents=True)
+                copy_served(revised_folder, destination)
+                shutil.copyfile(revised_folder / SKILL_FILE, destination / SKILL_FILE)
+
+        def write(tree: Path, base: Any) -> None:
+            shutil.copytree(draft_folder, tree / rel, dirs_exist_ok=True,
                             ignore=_regular_files_but(skip))
 
-        return self._proposed(doc, rel, self.skills_repo.propose(name, rel, write,
-                                                                  action="Adopt draft as"))
+        # `as_found` commits nothing unless it copied a read-only skill: only then is it titled.
+        found = f"Copy skill {name} as found in {revised_folder.parent}, to revise it" \
+            if revised_folder is not None else f"Check skill {name}"
+        return self._proposed(doc, rel, self.skills_repo.propose(
+            name, rel, write, action="Adopt draft as", first=(found, as_found)))
 
     def _proposed(self, doc: Any, rel: str, proposal: Any) -> Skill:
         note(self, "propose", "skill", f"skill:{doc.name}")

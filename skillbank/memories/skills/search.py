@@ -22,6 +22,8 @@ import math
 import threading
 from typing import Any
 
+from skillbank.query_limits import MAX_TASK_CHARS
+
 #: Words per item at which the keyword side gets its full say: one MiniLM window.
 FULL_TEXT_WORDS = 256
 #: Neither side is ever switched off entirely (a stray English word in a Chinese request, an
@@ -131,10 +133,8 @@ def body_weight(task: str) -> float:
     return BODY_WEIGHT * readable_share(task)
 
 
-#: A request longer than this is refused with a clear error (a pasted document is not a request);
-#: up to it, routing reads the first ROUTED_CHARS (MiniLM reads ~256 word pieces anyway, and
-#: BM25 over a whole document would match every skill on some word).
-MAX_TASK_CHARS = 50_000
+#: Up to MAX_TASK_CHARS (longer is refused), routing reads the first ROUTED_CHARS (MiniLM reads
+#: ~256 word pieces anyway, and BM25 over a whole document would match every skill on some word).
 ROUTED_CHARS = 4_000
 
 

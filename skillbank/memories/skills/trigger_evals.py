@@ -151,16 +151,9 @@ def _unroutable(query: str) -> str:
     one query over 50,000 characters or with a lone surrogate (a JSON "\\ud83d") raised from
     the search, outside the per-file handling, so `skills eval` over every skill ended with no
     row for any skill and a message naming no file or item (hunt-badinput #1, session 26)."""
-    from skillbank.memories.skills.search import MAX_TASK_CHARS
+    from skillbank.query_limits import unsearchable
 
-    if len(query) > MAX_TASK_CHARS:
-        return (f"is {len(query):,} characters; skill search routes requests of at most "
-                f"{MAX_TASK_CHARS:,}")
-    try:
-        query.encode("utf-8")
-    except UnicodeEncodeError:
-        return "is not valid Unicode text (it holds a lone surrogate)"
-    return ""
+    return unsearchable(query, "skill search")
 
 
 def _read(path: Path) -> str:
