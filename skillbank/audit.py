@@ -153,9 +153,16 @@ class FileAuditLog:
         except FileNotFoundError:
             return []
 
-    def events(self, since: datetime | None = None) -> Iterator[AuditEvent]:
-        """Every event, oldest first (months before `since` are not read). Bad lines skipped."""
+    def events(self, since: datetime | None = None, *,
+               containing: str | None = None) -> Iterator[AuditEvent]:
+        """Every event, oldest first (months before `since` are not read). Bad lines skipped.
+
+        `containing` (an action's name): only lines that hold it as a JSON string are parsed. A
+        query for one action parsed every line of the month: 1.5 s at 100,000 events, paid by
+        each rating of a kept context preview, which asks whether anything was forgotten since
+        (hunt-ui #5, session 27)."""
         first = f"{_aware(since):%Y-%m}" if since is not None else ""
+        needle = json.dumps(containing).encode("utf-8") if containing else None
         for path in self.files():
             if path.name[:7] < first:
                 continue
@@ -167,6 +174,8 @@ class FileAuditLog:
                 for raw in handle:
                     if not raw.endswith(b"\n"):
                         break  # a torn last line (crash mid-write): not an event
+                    if needle is not None and needle not in raw:
+                        continue
                     try:
                         event = AuditEvent.from_json(json.loads(raw))
                     except ValueError:
@@ -178,7 +187,7 @@ class FileAuditLog:
               since: datetime | None = None, item_id: str | None = None,
               namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
         """Matching events, oldest first; `limit` keeps the newest `limit` of them."""
-        found = [e for e in self.events(since) if matches(
+        found = [e for e in self.events(since, containing=action) if matches(
             e, principal=principal, action=action, since=since, item_id=item_id,
             namespace=namespace)]
         if limit is not None:

@@ -401,8 +401,14 @@ def forget(
     if not yes and not typer.confirm(f"Forget {item_id} for good? This cannot be undone"):
         raise typer.Exit(1)
     result = st.bank(sync=None).forget(item_id)
-    st.out.emit(result, lambda: st.out.print(text(
-        f"forgot {result.get('id', item_id)} ({result.get('kind', '')}) for good", "green")))
+
+    def human() -> None:
+        st.out.print(text(f"forgot {result.get('id', item_id)} ({result.get('kind', '')}) for "
+                          "good", "green"))
+        if result.get("kind") == "guideline" and result.get("detail"):
+            st.out.print(result["detail"])  # the rules it had replaced (hunt-ui #6, s. 27)
+
+    st.out.emit(result, human)
 
 
 @app.command()

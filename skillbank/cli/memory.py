@@ -100,13 +100,22 @@ def render_learn_report(out: Any, report: Any) -> None:
     out.print(table(None, ["action", "id", ("rule", {"ratio": 2}), ("detail", {"ratio": 1})], rows))
 
 
-def render_guideline(out: Any, g: Any) -> None:
+def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> None:
+    """One rule; with `rules` (id -> the rules the caller reads), its related rules both ways
+    and a replacement that no longer exists said as such (`skillbank.guideline_links`)."""
+    from skillbank.guideline_links import GONE_NOTE, related_rules, replaced_by_gone
+
+    superseded_by = g.superseded_by
+    if rules is not None and replaced_by_gone(g, rules):
+        superseded_by = f"{g.superseded_by}, which {GONE_NOTE}"
+    related = related_rules(g, rules) if rules is not None else []
     out.print(key_values([
         ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
         ("rule", g.text), ("when to use", g.when_to_use),
         ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"
                   + outsiders(g.outside_votes)),
-        ("supersedes", ", ".join(g.supersedes)), ("superseded by", g.superseded_by),
+        ("supersedes", ", ".join(g.supersedes)), ("superseded by", superseded_by),
+        ("related", ", ".join(f"{r.id} ({r.status})" for r in related)),
         ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),
         ("file", g.path),
     ]))
@@ -179,7 +188,7 @@ def guidelines_show(
     g = memory.get(guideline_id)
 
     def human() -> None:
-        render_guideline(st.out, g)
+        render_guideline(st.out, g, {r.id: r for r in memory.list(namespace="*")})
         note_file_problems(st, memory, g.path)
 
     st.out.emit(g, human)

@@ -179,7 +179,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         fn = getattr(bank.skills, action, None)
         if not callable(fn):
             raise SkillbankError(f"this skillbank cannot {action} drafts")
-        done = await call(fn, name)
+        if action == "adopt":  # only the text the page showed (hunt-ui #3, session 27)
+            done = await call(fn, name, shown_hash=str(form.get("shown", "")))
+        else:
+            done = await call(fn, name)
         skill = getattr(done, "name", name) if action == "adopt" else name
         as_skill = f" as skill {skill}" if skill != name else ""  # a draft named apart from it
         return back(form, "/skills", f"{'Adopted' if action == 'adopt' else 'Discarded'} "
@@ -231,6 +234,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             result = await call(getattr(g, action), gid)
         done = {"approve": "Approved", "reject": "Rejected", "retire": "Retired",
                 "helpful": "Voted helpful on", "harmful": "Voted harmful on"}[action]
+        if result.id != gid:  # approve folded a restatement into the active rule it repeats
+            from skillbank.tool_text import folded_note
+
+            # "it is now active" was said of a proposal the fold retired (hunt-ui #1, s. 27)
+            return back(form, "/guidelines", f"{done} {gid}: {folded_note(result.id)}; "
+                                             f"{gid} is retired.")
         return back(form, "/guidelines", f"{done} {gid}; it is now {result.status}.")
 
     async def experiences(request: Request) -> Response:
@@ -258,12 +267,14 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
     async def forget(request: Request, form: Any) -> Response:
         item_id = request.path_params.get("eid") or request.path_params["gid"]
-        await call(views.forget, bank, item_id)
+        result = await call(views.forget, bank, item_id)
         # Forget means gone: a kept context preview showed a forgotten record again.
         previews.clear()
         rated.clear()
         fallback = "/experiences" if "eid" in request.path_params else "/guidelines"
-        return back(form, fallback, f"Forgot {item_id}.")
+        handed = result.get("detail", "") if isinstance(result, dict) and \
+            item_id.startswith("gl-") else ""  # what became of the rules it had replaced
+        return back(form, fallback, f"Forgot {item_id}." + (f" {handed}." if handed else ""))
 
     async def experience_review(request: Request, form: Any) -> Response:
         eid, action = request.path_params["eid"], request.path_params["action"]
@@ -282,7 +293,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         q = request.query_params
         kept = previews.get(q.get("preview", ""))
         if kept is not None and time.monotonic() - kept["kept_at"] > KEPT_PREVIEW_SECONDS:
-            kept = None  # memory may have changed (or been forgotten elsewhere) since
+            kept = None  # memory may have changed since
+        if kept is not None and await call(views.forgotten_since, bank, kept["built_at"]):
+            previews.pop(kept["preview"], None)  # forget means gone, whoever forgot it
+            rated.pop(kept["preview"], None)
+            kept = None
         if kept is not None:  # back from rating one of its ids: the same preview, not rebuilt
             return page(request, "context.html", {**kept, "rated": rated.get(
                 q.get("preview", ""), {})})
@@ -295,6 +310,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         task, budget = str(form.get("task", "")), str(form.get("budget", ""))
         namespace = str(form.get("namespace", "")).strip()
         shown = {"task": task, "budget": budget, "namespace": namespace}
+        built_at = time.time()  # a forget from now on drops the kept preview
         try:
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
@@ -303,7 +319,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # empty form, and building the preview again for the next id counted another recall of
         # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
         key = secrets.token_urlsafe(8)
-        previews[key] = {**shown, **data, "preview": key, "kept_at": time.monotonic()}
+        previews[key] = {**shown, **data, "preview": key, "kept_at": time.monotonic(),
+                         "built_at": built_at}
         while len(previews) > KEPT_PREVIEWS:
             rated.pop(previews.popitem(last=False)[0], None)
         return page(request, "context.html", previews[key])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from datetime import date, datetime, time, timezone
+from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
 
@@ -48,8 +49,10 @@ def skills_page(bank: Any, query: str, page: int, invalid: bool = False) -> dict
     shown = everything[(page - 1) * PAGE_SIZE: page * PAGE_SIZE]
     if not invalid:
         spec = {s.name: errors for s in shown if (errors := spec_errors(s))}
+    pending = drafts(bank)
     return {"query": "", "hits": [], "skills": shown, "page": page, "pages": pages,
-            "total": len(everything), "drafts": drafts(bank), "spec": spec, "invalid": invalid}
+            "total": len(everything), "drafts": pending, "shown": shown_hashes(pending),
+            "draft_problems": draft_problems(bank), "spec": spec, "invalid": invalid}
 
 
 def spec_errors(skill: Any) -> list[Any]:
@@ -66,17 +69,60 @@ def drafts(bank: Any) -> list[Any] | None:
     return list(lister())
 
 
+def draft_problems(bank: Any) -> list[Any]:
+    """Draft folders that cannot be read as drafts, with why (`skills.draft_problems`): they
+    vanished from the page without a word (hunt-ui #8, session 27). [] for a caller who may
+    not review drafts, or a bank that cannot draft."""
+    from skillbank.errors import PermissionDeniedError
+
+    lister = getattr(bank.skills, "draft_problems", None)
+    if not callable(lister):
+        return []
+    try:
+        return list(lister())
+    except PermissionDeniedError:
+        return []
+
+
+def draft_text(draft: Any) -> str | None:
+    """A draft's SKILL.md as the page shows it, read once (None: it cannot be read)."""
+    from skillbank.memories.skills.skill_file import MAX_SKILL_BYTES
+
+    try:
+        if Path(draft.path).stat().st_size > MAX_SKILL_BYTES:
+            return None
+        return Path(draft.path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+
+
+def shown_hashes(found: list[Any] | None) -> dict[str, str]:
+    """Each draft's `draft_hash` as this page shows it: its Adopt form carries it back, and a
+    draft edited since is refused (`SkillDrafts.adopt`: the browser adopted a text the
+    reviewer never read, hunt-ui #3, session 27). An unreadable draft gets none (refused)."""
+    from skillbank.memories.skills.drafts import draft_hash
+
+    return {d.name: draft_hash(text) for d in found or ()
+            if (text := draft_text(d)) is not None}
+
+
 def draft_detail(bank: Any, name: str) -> dict[str, Any]:
-    """One pending draft: its SKILL.md rendered, validated, and the diff when it revises."""
-    from skillbank.memories.skills.skill_file import read_skill_file
+    """One pending draft: its SKILL.md rendered, validated, and the diff when it revises; the
+    text is read once, so the hash its Adopt form carries is that of the body shown."""
+    from skillbank.memories.skills.drafts import draft_hash
+    from skillbank.memories.skills.skill_file import parse_skill_text
 
     found = [d for d in (drafts(bank) or []) if d.name == name]
     if not found:
-        raise NotFoundError(f"no pending draft named {name!r}")
+        why = [f.message for f in draft_problems(bank) if Path(f.path or "").name == name]
+        raise NotFoundError(why[0] if why else f"no pending draft named {name!r}")
     draft = found[0]
-    doc, _ = read_skill_file(draft.path)
+    text = draft_text(draft)
+    doc = parse_skill_text(text, path=draft.path, folder_name=str(draft.skill or name))[0] \
+        if text is not None else None
     return {"draft": draft, "body": doc.body if doc is not None else "",
-            "findings": validation_findings(draft.path, getattr(draft, "skill", None))}
+            "findings": validation_findings(draft.path, getattr(draft, "skill", None)),
+            "shown": {name: draft_hash(text)} if text is not None else {}}
 
 
 def skill_detail(bank: Any, name: str) -> dict[str, Any]:
@@ -198,6 +244,10 @@ def chain(by_id: dict[str, Any], guideline: Any) -> list[Any]:
 
 
 def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
+    """A rule's page: its supersede chain both ways, the rules related to it, and a
+    replacement that no longer exists said as such (`skillbank.guideline_links`)."""
+    from skillbank.guideline_links import GONE_NOTE, related_rules, replaced_by_gone
+
     g = bank.guidelines.get(gid)
     everything = {x.id: x for x in bank.guidelines.list(namespace="*")}
     newer = []
@@ -208,6 +258,8 @@ def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
         newer.append(everything[nxt])
         nxt = everything[nxt].superseded_by
     return {"g": g, "older": chain(everything, g), "newer": newer,
+            "related": related_rules(g, everything),
+            "replaced_by_gone": replaced_by_gone(g, everything), "gone_note": GONE_NOTE,
             "help_rate": percent(help_rate(g.helpful, g.harmful))}
 
 
@@ -313,6 +365,22 @@ def experience_detail(bank: Any, eid: str) -> dict[str, Any]:
 
 
 # ---------------------------------------------------------------------------------- context
+
+
+def forgotten_since(bank: Any, moment: float) -> bool:
+    """Whether anything was forgotten since `moment` (a `time.time()`), by any process or face:
+    the audit log records every forget (`skillbank.audit`). A kept context preview was dropped
+    only by the browser's own Forget, so after a `skillbank forget` (or MCP `forget`, or another
+    process's API call) its next rating showed the forgotten text again, although docs/ui.md
+    says it is dropped (hunt-ui #5, session 27). A log that cannot be read counts as a forget:
+    the preview is built again rather than risk it."""
+    from skillbank.ui.audit_view import audit_log_of
+
+    since = datetime.fromtimestamp(moment, timezone.utc)
+    try:
+        return bool(audit_log_of(bank).query(action="forget", since=since, limit=1))
+    except (OSError, SkillbankError):
+        return True
 
 
 def context_preview(bank: Any, task: str, budget_raw: str, namespace: str) -> dict[str, Any]:

@@ -85,15 +85,21 @@ def replaces_itself(memory: Any, text: str, replaces: str,
     (hunt-badinput #2, session 26). A new `when_to_use` is a real change (the API has no other
     way to make it), so that replace goes ahead (review, session 26)."""
     g = memory._items[replaces]
-    if not same_wording(text, g.text):
-        return None
-    if when_to_use.strip() and " ".join(when_to_use.split()).casefold() != \
-            " ".join(g.when_to_use.split()).casefold():
+    if not same_wording(text, g.text) or says_when_anew(when_to_use, g.when_to_use):
         return None
     return LearnEntry(action="ignored", text=g.text, detail=(
         f"replaces={replaces} names a rule already worded as this one: nothing to replace; "
         f"{replaces} is kept as it is (its id and votes); learn it without replaces to "
         "reinforce it"))
+
+
+def says_when_anew(when_to_use: str, old_when_to_use: str) -> bool:
+    """Whether `when_to_use` says something new about when a rule applies, beside the
+    `old_when_to_use` of the rule it names (case and spacing aside): a replace worded as that
+    rule is then a real change, on the trusted path (`replaces_itself`) and when a reviewer
+    approves the untrusted one (`GuidelineReview.approve`, hunt-ui #7, session 27)."""
+    return bool(when_to_use.strip()) and " ".join(when_to_use.split()).casefold() != \
+        " ".join(old_when_to_use.split()).casefold()
 
 
 def _retired_by(memory: Any, replaces: str, namespace: str) -> list[str]:

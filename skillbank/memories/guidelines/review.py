@@ -13,6 +13,7 @@ from skillbank import outside_votes, scope as scopes
 from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.memories.guidelines.curation import says_when_anew
 from skillbank.memories.guidelines.files import IN_PLAY
 from skillbank.records import Guideline, utcnow
 
@@ -90,7 +91,13 @@ class GuidelineReview:
         it: kept as a proposal, since untrusted input never changes an active rule) is folded
         into that rule: the active rule is reinforced and takes its sources and supersessions,
         the proposal is retired (related to it), and the active rule is returned. Approving it
-        made two active rules of one wording, both served."""
+        made two active rules of one wording, both served.
+
+        A proposal that replaces that very rule (``replaces=``) with a new ``when_to_use`` is no
+        restatement: it is a replace, as the same call made trusted is (`replaces_itself`), so
+        approving it activates it and supersedes the rule. It was folded, and the change the
+        queue promised ("approving it stops serving ...") was dropped: the old rule stayed
+        active with its old when_to_use, the approved one retired (hunt-ui #7, session 27)."""
         twin: Guideline | None = None
 
         def apply(g: Guideline) -> dict[str, Any] | None:
@@ -103,6 +110,9 @@ class GuidelineReview:
                     "(add the rule again to bring it back)")
             held = self._active_twin(g.text, "", g.namespace)
             twin = self._items.get(held) if held and held != gid else None
+            if twin is not None and twin.id in g.supersedes and \
+                    says_when_anew(g.when_to_use, twin.when_to_use):
+                twin = None  # it replaces that rule: approved as a replace, not folded
             if twin is not None:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
             return {"status": "active"}
@@ -112,6 +122,8 @@ class GuidelineReview:
             serving = twin.id if twin is not None else gid
             for old_id in g.supersedes:
                 old = self._items.get(old_id)
+                if old_id == serving:  # folded into the rule it names: that rule stays active
+                    continue
                 if old is not None and old.status in IN_PLAY and old.superseded_by in (None, gid):
                     self._mark_superseded(old_id, serving, now)
             note(self, "approve", "guideline", gid, namespace=g.namespace)
@@ -161,6 +173,10 @@ class GuidelineReview:
         since files are the truth. Each forget is recorded as a JSON line in
         ``.trash/forgotten.jsonl`` with id, kind, time and principal only — never the text
         (``skillbank.forgetting``); there is no copy to restore.
+
+        The rules it had superseded are handed its place (`_hand_back`), so none is left
+        "superseded" by a rule that no longer exists; the answer's ``detail`` says what
+        became of them.
         """
         self._check_id(gid)
         _check_flag(trusted, "trusted")
@@ -197,7 +213,57 @@ class GuidelineReview:
             self._bags.pop(gid, None)
             self._unindex([gid], lambda: erase_from_chroma(self.index, [gid]))
             note(self, "forget", "guideline", gid, namespace=g.namespace)
-        return {"id": gid, "kind": "guideline", "forgotten": True}
+            handed = self._hand_back(g)
+        result: dict[str, Any] = {"id": gid, "kind": "guideline", "forgotten": True}
+        if handed:
+            result["detail"] = handed
+        return result
+
+    def _hand_back(self, gone: Guideline) -> str:
+        """Give the rules `gone` (just forgotten) had superseded the place it held; say what
+        was done ("" when it had superseded none).
+
+        They were left superseded by an id that no longer exists: served by no rule, and their
+        page said "replaced none and was not replaced" beside a superseded badge (hunt-ui #6,
+        session 27). Forget means gone, so the memory goes on as if `gone` had not replaced
+        them: when a rule that exists replaced `gone` in turn, they are superseded by that rule
+        (which lists them in `supersedes`: the chain skips the forgotten link); when `gone` was
+        active, they serve again in its place (pending again, for a reviewer, when only
+        untrusted callers ever taught them: untrusted input never becomes active unreviewed);
+        otherwise (`gone` retired or pending) they are retired, as nothing served in its place.
+        Call with the write lock held."""
+        olds = [g for g in self._items.values() if g.superseded_by == gone.id]
+        if not olds:
+            return ""
+        now = utcnow()
+        heir = self._items.get(gone.superseded_by or "")
+        for old in olds:
+            change: dict[str, Any] = {"superseded_by": heir.id if heir is not None else None}
+            if heir is None:
+                change["status"] = _status_in_place_of(gone, old)
+            self._save(old.model_copy(update={**change, "updated": now}), reembed=False)
+        if heir is not None:
+            self._save(heir.model_copy(update={"supersedes": [
+                *(i for i in heir.supersedes if i != gone.id),
+                *(g.id for g in olds if g.id not in heir.supersedes)], "updated": now}),
+                reembed=False)
+        note(self, "update", "guideline", [g.id for g in olds], namespace=gone.namespace)
+        return "; ".join(
+            f"{old.id}, which it had replaced, is now " + (
+                f"superseded by {heir.id}, which replaced it" if heir is not None else
+                {"active": "active again (served in its place)",
+                 "pending": "pending again (approve it to serve it in its place)",
+                 "retired": "retired (no rule served in its place)"}[_status_in_place_of(
+                     gone, old)]) for old in olds)
+
+
+def _status_in_place_of(gone: Guideline, old: Guideline) -> str:
+    """What `old`, superseded by the forgotten `gone` and by no other rule, becomes
+    (`GuidelineReview._hand_back`)."""
+    if gone.status != "active":
+        return "retired"
+    untrusted = bool(old.sources) and all(s.trusted is False for s in old.sources)
+    return "pending" if untrusted else "active"
 
 
 def _outside_vote(g: Guideline, principal: str, helpful: bool) -> dict[str, Any]:

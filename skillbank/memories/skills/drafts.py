@@ -166,6 +166,20 @@ class SkillDrafts(SkillProposing):
         scope = scopes.caller(self.default_namespace)
         return [d for d in self._all_drafts() if self._shown(d, scope)]
 
+    def draft_problems(self) -> list[Any]:
+        """Draft folders `drafts()` leaves out because they cannot be read as drafts, each a
+        `Finding` naming the folder and why (`draft_problems`; hunt-ui #8, session 27).
+        Reviewers only, as adopting is; a record that cannot be read names no namespace, so
+        such a folder is taken as the bank's namespace's (as a draft written before they were
+        recorded is): a caller who does not review it is told of none."""
+        from skillbank.memories.skills.draft_problems import unreadable_drafts
+
+        _decider("listing the draft folders that cannot be read")
+        if not scopes.caller(self.default_namespace).can_review(self.default_namespace):
+            return []
+        self.draft_store.refresh()
+        return unreadable_drafts(self.drafts_root)
+
     def _all_drafts(self) -> list[SkillDraft]:
         """Every pending draft, whoever's. A draft already adopted (a crash after the swap) is
         closed."""
@@ -292,14 +306,19 @@ class SkillDrafts(SkillProposing):
         return draft
 
     # Adopting and discarding ---------------------------------------------------------------------
-    def adopt(self, name: str) -> Skill:
-        """Move a draft into the skills folder and index it; a revision keeps the old version."""
+    def adopt(self, name: str, shown_hash: str | None = None) -> Skill:
+        """Move a draft into the skills folder and index it; a revision keeps the old version.
+
+        `shown_hash`: the `draft_hash` of the text the person deciding was shown (the browser's
+        page); a draft whose text differs now (edited meanwhile) is refused, never adopted
+        unread (hunt-ui #3, session 27)."""
         _decider("adopting a draft")
         with self._sync_lock, self.write_lock:
             draft = self._find_draft(name, decide=True)
             name = str(draft.skill)  # from here on the skill it becomes (hunt-untrusted #2, s27)
             folder = Path(draft.path).parent
             text = Path(draft.path).read_text(encoding="utf-8")
+            _check_shown(draft.name, text, shown_hash)
             doc = _valid_skill(text, name, "the draft is not a valid skill")
             if draft.base_changed:  # read just now, under the locks (_find_draft)
                 raise InvalidInputError(_stale_refusal(draft, self._may_redraw(draft, name)))
@@ -532,6 +551,19 @@ def _valid_skill(text: str, name: str, refusal: str) -> SkillDocument:
 def _text_hash(text: str) -> str:
     """What a revision keeps of the SKILL.md text it was drawn from (read with read_text)."""
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+
+#: What a face that shows a draft's SKILL.md passes back to `adopt` as `shown_hash`.
+draft_hash = _text_hash
+
+
+def _check_shown(name: str, text: str, shown_hash: str | None) -> None:
+    """Refuse to adopt `text` when it is not the text whose hash the person was shown."""
+    if shown_hash is not None and _text_hash(text) != shown_hash:
+        raise InvalidInputError(
+            f"draft {name!r} was not adopted: its text changed since it was shown to you (an "
+            "edit meanwhile: `skillbank skills edit-draft`, another page, or by hand); reload "
+            "the draft's page, read it again, and adopt it from there")
 
 
 def _stale_refusal(draft: SkillDraft, redrawable: bool) -> str:
