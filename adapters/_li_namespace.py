@@ -12,6 +12,7 @@ from typing import Any, Optional, Sequence
 
 from skillbank.adapters._runs import fill_namespace, template_fields
 from skillbank.errors import InvalidInputError
+from skillbank.scope import check_namespace
 
 __all__ = ["resolve_namespace"]
 
@@ -68,3 +69,14 @@ async def resolve_namespace(template: Optional[str], values: Optional[dict[str, 
 def _namespace_failed(exc: BaseException) -> None:
     """The LangChain middleware's warning, word for word: no memory rather than another's."""
     log.warning("skillbank %s failed; the agent goes on without it: %s", "namespace", exc)
+
+
+def _shown_namespaces(reads: Sequence[Any]) -> tuple[str, ...]:
+    """`SkillbankToolSpec(reads=...)`: plain namespaces, from names or memory blocks."""
+    if isinstance(reads, str):
+        reads = [reads]
+    names = tuple(getattr(r, "namespace", r) for r in reads)
+    if any(not isinstance(n, str) or template_fields(n) for n in names):
+        raise InvalidInputError("reads takes the agent's other memory blocks or their plain "
+                                f"namespaces (not templates or blocks without one), got {names!r}")
+    return tuple(check_namespace(n) for n in names)

@@ -53,7 +53,9 @@ from skillbank.adapters._runs import (
     template_fields,
 )
 from skillbank.adapters._li_compose import SHOWN
-from skillbank.adapters._li_namespace import _RESOLVED, _namespace_failed, resolve_namespace
+from skillbank.adapters._li_namespace import (
+    _RESOLVED, _namespace_failed, _shown_namespaces, resolve_namespace)
+from skillbank.adapters._li_queue import QueuedAtClose, note_close
 from skillbank.adapters._warm import warm_up
 from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
 from skillbank.adapters._tools import (
@@ -67,7 +69,7 @@ from skillbank.context import OPEN, unwrap
 from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError, SkillbankError
 from skillbank.retrieved_documents import normalise_kind, retrieve
-from skillbank.scope import check_namespace, narrowed, using
+from skillbank.scope import narrowed, using
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -403,6 +405,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
     _namespaces: "OrderedDict[Any, str]" = PrivateAttr(default_factory=OrderedDict)
     _last_error: Optional[BaseException] = PrivateAttr(default=None)
+    _queued: QueuedAtClose = PrivateAttr(default_factory=QueuedAtClose)  # see `_li_queue`
 
     def __init__(self, bank: "Skillbank | None" = None, **data: Any) -> None:
         if bank is not None:
@@ -522,10 +525,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     async def _aput(self, messages: List[ChatMessage]) -> None:
         if not self.record or not messages:
             return
+        session = next((m.additional_kwargs.get("session_id") for m in messages
+                        if m.additional_kwargs.get("session_id") is not None), None)
+        messages = self._queued.unrecorded(session, messages, _key)  # not a closed episode's
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         if task:
-            session = next((m.additional_kwargs.get("session_id") for m in messages
-                            if m.additional_kwargs.get("session_id") is not None), None)
             ok, namespace = await self._namespace_for(session)
             if not ok:
                 return
@@ -599,11 +603,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ok, namespace = await self._namespace_for(session)
         if not ok:
             return None  # no value for the template: nothing recorded (warned)
+        memory = messages
         if hasattr(messages, "aget_all"):
             messages = await messages.aget_all()
         messages = [m for m in messages if _role(m) != "system"]
         users = [i for i, m in enumerate(messages) if _role(m) == "user"]
-        run = messages[users[-1]:] if users else messages
+        start = users[-1] if users else 0
+        run = messages[start:]
         if not run:
             return None
         request = _text(run[0]).strip() if users else ""
@@ -620,6 +626,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             start = max((i for i in users if _is_goal(messages[i], plan["goal"])),
                         default=0)
             run = messages[start:]
+        if closes_episode(outcome) or error is not None:  # what Memory flushes later: not new
+            await note_close(self._queued, memory, session, messages, start, _key)
         if error is not None:
             outcome = "failure"
             feedback_text: Optional[str] = failure_feedback(error, feedback)
@@ -642,17 +650,6 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         return await asyncio.wrap_future(future) if wait else None
 
 
-def _shown_namespaces(reads: Sequence[Any]) -> tuple[str, ...]:
-    """`SkillbankToolSpec(reads=...)`: plain namespaces, from names or memory blocks."""
-    if isinstance(reads, str):
-        reads = [reads]
-    names = tuple(getattr(r, "namespace", r) for r in reads)
-    if any(not isinstance(n, str) or template_fields(n) for n in names):
-        raise InvalidInputError("reads takes the agent's other memory blocks or their plain "
-                                f"namespaces (not templates or blocks without one), got {names!r}")
-    return tuple(check_namespace(n) for n in names)
-
-
 async def _unfinished(ctx: Any) -> list[ChatMessage]:
     """The messages a failed run made and never put in `Memory`: `FunctionAgent` keeps its tool
     calls and results in the Context's scratchpad until the run ends, so a run that raised after
@@ -662,6 +659,10 @@ async def _unfinished(ctx: Any) -> list[ChatMessage]:
     except Exception:  # noqa: BLE001 - another workflow's store: no steps from there
         return []
     return [m for m in pad or [] if isinstance(m, ChatMessage)]
+
+
+def _key(message: ChatMessage) -> tuple[str, str]:
+    return _role(message), _text(message)
 
 
 def _is_goal(message: Any, goal: str) -> bool:

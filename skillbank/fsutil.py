@@ -391,6 +391,56 @@ def open_journal(path: Path) -> BinaryIO:
     return os.fdopen(os.open(path, flags, 0o600), "ab")
 
 
+@contextmanager
+def locked_journal(path: Path, *, exclusive: bool = False) -> Iterator[BinaryIO]:
+    """`path` opened to read and append (made as `open_journal` makes it), holding an OS lock
+    (`flock`) on that file for the block: shared for processes that append, which never wait
+    for one another, exclusive for one that replaces the file whole (a usage log's fold).
+
+    The lock is on the file the path names once the lock is granted: a file replaced meanwhile
+    (renamed over) is opened again, so an append never lands in a file already renamed away,
+    where it would be lost. Where there is no `flock` (Windows) nothing is locked:
+    `can_lock_journals()` says so, and nothing replaces a journal other processes append to.
+    """
+    fcntl = _fcntl()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | getattr(os, "O_CLOEXEC", 0) | \
+        getattr(os, "O_BINARY", 0)
+    while True:
+        handle = os.fdopen(os.open(path, flags, 0o600), "a+b")
+        try:
+            if fcntl is not None:
+                fcntl.flock(handle.fileno(), fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            held = os.fstat(handle.fileno())
+            try:
+                named = os.stat(path)
+            except FileNotFoundError:
+                named = None
+        except BaseException:
+            handle.close()
+            raise
+        if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
+            break
+        handle.close()  # replaced while we waited for it (closing lets the lock go)
+    try:
+        yield handle
+    finally:
+        handle.close()
+
+
+def can_lock_journals() -> bool:
+    """Whether `locked_journal` locks (POSIX)."""
+    return _fcntl() is not None
+
+
+def _fcntl() -> Any:
+    try:  # imported here, not at start-up (as `exclusive_lock`)
+        import fcntl
+    except ImportError:  # Windows
+        return None
+    return fcntl
+
+
 #: Folders of a new embedded root that hold copies of every record (Chroma's database, the
 #: keyword snapshots): made private with it. A root on a Chroma server has neither.
 PRIVATE_FOLDERS = ("chroma", ".cache")

@@ -25,6 +25,14 @@ would stay behind for the next skill given the old name (users met a new, unrela
 landing in the review queue with the five "did not help" of the skill renamed away). `move`
 journals `{"id": old, "to": new}` (everything of `old` becomes `new`'s) and `reset` journals
 `{"id": x, "reset": 1}` (a deleted or forgotten item's name starts again at zero).
+
+The log is folded once it passes `FOLD_BYTES` (at open, or when a write takes it past): each
+item's plain uses summed into one line, every other event kept (`skillbank.usage_fold`), the
+file replaced atomically. A use was one ~79-byte line per item shown, never rewritten, and every
+open read them all: ~600k recall hits made a 47 MB log and an 8-10 s open (hunt-exp #4, session
+27). Appends take a shared lock on the file and the fold an exclusive one (`locked_journal`), so
+no other process's append is lost to it; a process whose log was folded by another reads it
+again (server mode) before it counts on.
 """
 
 from __future__ import annotations
@@ -38,11 +46,12 @@ import time
 import weakref
 from datetime import datetime
 from pathlib import Path
-from typing import Callable
+from typing import Any, Callable
 
 from skillbank import outside_votes
-from skillbank.fsutil import open_journal
+from skillbank.fsutil import atomic_write, can_lock_journals, locked_journal
 from skillbank.records import Usage, utcnow
+from skillbank.usage_fold import UsageFold
 
 log = logging.getLogger("skillbank.usage")
 
@@ -51,6 +60,9 @@ FLUSH_EVERY = 256
 FLUSH_SECONDS = 5.0
 #: Server mode: how often a read looks for events other processes appended (one `stat`).
 REFRESH_SECONDS = 0.2
+#: A log larger than this is folded (`skillbank.usage_fold`), unless that would not halve it;
+#: the next fold waits until it is twice its folded size.
+FOLD_BYTES = 1 << 20
 
 
 class UsageLog:
@@ -70,6 +82,8 @@ class UsageLog:
         self._offset = 0  # bytes of the file applied here, own appends included
         self._own: list[tuple[int, int]] = []  # own appends beyond `_offset` (start, end)
         self._checked = 0.0
+        self._file: tuple[int, int] | None = None  # (device, inode) `_offset` counts in
+        self._fold_at = FOLD_BYTES  # the size at which the log is folded next
         self._load()
         _open_logs.add(self)
 
@@ -77,14 +91,81 @@ class UsageLog:
         if not self.path.is_file():
             return
         with self.path.open("rb") as handle:
+            info = os.fstat(handle.fileno())
+            self._file = (info.st_dev, info.st_ino)
+            fold = UsageFold() if info.st_size > FOLD_BYTES and can_lock_journals() else None
             for raw in handle:
+                event = self._apply_line(raw)
                 if raw.endswith(b"\n"):
                     self._offset += len(raw)
-                self._apply_line(raw)
+                    if fold is not None:  # (a torn last line: re-read under the fold's lock)
+                        fold.add(raw, event)
+        self._fold_at = max(FOLD_BYTES, 2 * self._offset)
+        if fold is not None:
+            self._fold(fold)
 
-    def _apply_line(self, raw: bytes) -> None:
+    def _fold(self, fold: UsageFold | None = None) -> None:
+        """Replace the log by its folded lines (`skillbank.usage_fold`) and count from those;
+        `fold` holds the lines `_load` read, else the whole file is read. Under the file's
+        exclusive lock: appends of other processes wait, then go to the new file. A fold that
+        would not halve the log is not written. Called with `_lock` held (or from `_load`)."""
         try:
-            event = json.loads(raw)
+            with locked_journal(self.path, exclusive=True) as handle:
+                info = os.fstat(handle.fileno())
+                if fold is None or (info.st_dev, info.st_ino) != self._file:
+                    fold = UsageFold()
+                handle.seek(fold.read)
+                for raw in handle:  # what others appended since (whole lines: they lock too)
+                    fold.add(raw, _parsed(raw))
+                size = handle.tell()
+                lines = fold.lines()
+                folded = sum(len(line) for line in lines)
+                if 2 * folded > size:
+                    self._fold_at = max(FOLD_BYTES, 2 * size)
+                    return
+                atomic_write(self.path, lines)
+                named = os.stat(self.path)
+        except OSError as exc:  # the events are on disk: only the fold waits
+            self._fold_at = max(FOLD_BYTES, 2 * self._offset)
+            log.warning("skillbank: could not fold the usage log %s: %s", self.path, exc)
+            return
+        self._rebuild(lines, (named.st_dev, named.st_ino))
+        log.info("skillbank: folded the usage log %s from %d to %d bytes", self.path, size,
+                 folded)
+
+    def _rebuild(self, lines: list[bytes], file: tuple[int, int]) -> None:
+        """Count again from a log's `lines` (the file `file`), then the events still buffered.
+        The counts are made apart and put in place whole: reads take no lock."""
+        fresh = object.__new__(UsageLog)
+        fresh._counts, fresh._untrusted, fresh._outside = {}, {}, {}
+        for raw in [*lines, *(line.encode("utf-8") for line in self._pending)]:
+            fresh._apply_line(raw)
+        self._counts, self._untrusted, self._outside = \
+            fresh._counts, fresh._untrusted, fresh._outside
+        self._file = file
+        self._offset = sum(len(raw) for raw in lines)
+        self._own = []
+        self._fold_at = max(FOLD_BYTES, 2 * self._offset)
+
+    def _reload(self) -> None:
+        """Server mode: another process folded the log (a new file): count from it again."""
+        try:
+            with self.path.open("rb") as handle:
+                info = os.fstat(handle.fileno())
+                lines = [raw for raw in handle if raw.endswith(b"\n")]
+        except OSError:
+            return
+        self._rebuild(lines, (info.st_dev, info.st_ino))
+
+    def _apply_line(self, raw: bytes) -> Any:
+        """Count one line of the log; returns its parsed JSON (None: not JSON)."""
+        event = _parsed(raw)
+        if event is not None:
+            self._apply_event(event)
+        return event
+
+    def _apply_event(self, event: Any) -> None:
+        try:
             if event.get("accept"):
                 self._accept(event["id"])
                 return
@@ -102,7 +183,7 @@ class UsageLog:
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
                         failures=int(event.get("f", 0)))
         except (ValueError, KeyError, TypeError, AttributeError):
-            return  # a torn or foreign line: skip, never fail the open
+            return  # a foreign line: skip, never fail the open
 
     def _refresh(self) -> None:
         """Server mode: apply the complete event lines other processes appended since the last
@@ -112,9 +193,13 @@ class UsageLog:
             return
         self._checked = now
         try:
-            size = self.path.stat().st_size
+            info = self.path.stat()
         except OSError:
             return
+        if self._file is not None and (info.st_dev, info.st_ino) != self._file:
+            self._reload()  # another process folded it
+            return
+        size = info.st_size
         if size <= self._offset:
             return
         with self.path.open("rb") as handle:
@@ -280,16 +365,27 @@ class UsageLog:
         if not self._pending:
             return
         data = "".join(line + "\n" for line in self._pending).encode("utf-8")
-        with open_journal(self.path) as handle:  # new: 0600, as the experiences journal
+        with locked_journal(self.path) as handle:  # new: 0600, as the experiences journal
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
             end = handle.tell()
-        if end - len(data) == self._offset:
-            self._offset = end  # nobody else appended in between
-        else:
-            self._own.append((end - len(data), end))
+            info = os.fstat(handle.fileno())
         self._pending.clear()
+        file = (info.st_dev, info.st_ino)
+        if self._file is not None and file != self._file:  # another process folded it
+            if self.shared:
+                self._reload()  # its events and ours, as the new file has them
+            else:
+                self._file, self._offset, self._own = file, end, []
+        else:
+            self._file = file
+            if end - len(data) == self._offset:
+                self._offset = end  # nobody else appended in between
+            else:
+                self._own.append((end - len(data), end))
+        if end > self._fold_at and can_lock_journals():
+            self._fold()
 
     @property
     def buffered(self) -> int:
@@ -326,6 +422,14 @@ class UsageLog:
             return 0.0
         confidence = judged / (judged + 3)
         return scale * (usage.successes / judged - 0.5) * 2 * confidence
+
+
+def _parsed(raw: bytes) -> Any:
+    """A log line's JSON, or None (a torn or foreign line: skipped, never failing an open)."""
+    try:
+        return json.loads(raw)
+    except ValueError:
+        return None
 
 
 def _touch(usage: Usage, at: str | None) -> None:

@@ -570,8 +570,8 @@ def experiences_import(
         style = "green" if not skipped else ("yellow" if added or known else "red")
         st.out.print(text(f"imported {added} new from {file} ({known} already known, "
                           f"{skipped} lines could not be read)", style))
-        if errors:
-            left = print_findings(st.out, errors, limit=10)
+        if result.findings:  # warnings too: a conversation whose stored version was kept
+            left = print_findings(st.out, result.findings, limit=10)
             if left:
                 st.out.print(text(f"  … and {left} more", "dim"))
 

@@ -165,7 +165,7 @@ class _Batch:
         return None
 
     def store(self, experience: Experience, *, with_lessons: bool = True,
-              status: str = "active") -> str:
+              status: str = "active", repeats: int = 0) -> str:
         """Plan one record (and its lesson records) unless it is a duplicate; returns its id,
         or the id of the record it was folded into.
 
@@ -173,18 +173,23 @@ class _Batch:
         untrusted caller) adds it and its lessons quarantined and never folds them: untrusted
         input must not change an active record, not even its duplicate count, and a pending
         record is no one's twin (a trusted record folded into it would be hidden).
+        `repeats` (an imported line's `duplicates`) is how many runs were folded into the
+        record where it came from: it starts with them, or brings them along when it is
+        folded itself; import dropped them (hunt-exp #1, session 27). A conversation's record
+        (`thread`) is never folded: its later turns would have nothing to update.
         """
         quarantined = status == "pending"
         if quarantined and self.capped and experience.kind == "experience":
             self._room(experience.namespace)
         vector = self.vectors.get(embed_text(experience))  # None: no model (keyword-only mode)
-        existing = None if quarantined else self._duplicate_of(experience, vector)
+        existing = None if quarantined or experience.thread is not None \
+            else self._duplicate_of(experience, vector)
         if existing is not None:
             if existing in self.counts:
-                count = self.counts[existing] + 1
+                count = self.counts[existing] + 1 + repeats
             else:
                 meta = self.memory.index.metadata(existing) or {}
-                count = int(meta.get("duplicates", 0) or 0) + 1
+                count = int(meta.get("duplicates", 0) or 0) + 1 + repeats
             self.counts[existing] = count
             self.events.append({"op": "duplicate", "id": experience.id, "of": existing,
                                 "count": count, "at": utcnow().isoformat()})
@@ -205,6 +210,10 @@ class _Batch:
             if all(vector is not None for vector in vectors):  # else embedded when indexed
                 self.record_vectors[record.id] = vectors
             self.added.add(record.id)
+        if repeats:  # the runs it already counted, as one `duplicate` event on itself
+            self.counts[experience.id] = repeats
+            self.events.append({"op": "duplicate", "id": experience.id, "of": experience.id,
+                                "count": repeats, "at": utcnow().isoformat()})
         if status == "retired":
             self.events.append({"op": "retire", "id": experience.id, "reason": "imported retired",
                                 "at": utcnow().isoformat()})

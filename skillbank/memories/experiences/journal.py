@@ -18,6 +18,7 @@ lines in place with same-length tombstones, so every byte offset stays valid):
     {"op": "retire", "id": "exp-…", "reason": "…"}       pruned: no longer recalled
     {"op": "duplicate", "id": "exp-…", "of": "exp-…", "count": 3}
                                                           a near-identical record folded into "of"
+                                                          (id = of: an imported record's own count)
     {"op": "approve", "id": "exp-…", "lessons": [...]}   a pending record (and its lessons) made active
     {"op": "forget", "id": "exp-…", "lessons": [...], "reason": "forget" | "rejected"}
                                                           ("source": "exp-…" when the id is a
@@ -214,7 +215,11 @@ class JournalMixin:
                 entry.status = entry.status if entry.status is not None else "active"
                 if record.status != "active" and entry.status == "active":
                     entry.status = record.status
-                entry.duplicates = entry.duplicates if entry.duplicates is not None else record.duplicates
+                if entry.duplicates is None and not _later_turn(event):
+                    # A later turn's version never holds the count (`_dump` leaves it out):
+                    # taking its 0 reset the runs folded into a conversation's record at its
+                    # next turn (hunt-exp #1, session 27). The count stays the index's.
+                    entry.duplicates = record.duplicates
             elif op in ("forget", "approve"):
                 # One event for a record and the lesson records it brought, so a crash cannot
                 # apply half of it (a torn line is never applied).
@@ -274,7 +279,8 @@ class JournalMixin:
                 continue
             if entry.record is not None:
                 status = entry.status or "active"
-                duplicates = entry.duplicates or 0
+                duplicates = entry.duplicates if entry.duplicates is not None \
+                    else int((current or {}).get("duplicates", 0) or 0)
                 if (current is not None and current.get("hash") == entry.digest
                         and _vectors_current(entry.record, current)):
                     changes = {}
@@ -521,6 +527,12 @@ class JournalMixin:
                 pass
         raise NotFoundError(
             f"experience {record_id!r} is indexed but not in the journal; run `skillbank reindex`")
+
+
+def _later_turn(event: Mapping[str, Any]) -> bool:
+    """Whether a journal event is a later version of a conversation's record (an `update`,
+    or an `add` flagged "update"), not the event that first stored it."""
+    return event.get("op") == UPDATE or bool(event.get("update"))
 
 
 def _staged(index: HybridIndex) -> bool:

@@ -17,6 +17,7 @@ from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Finding, SyncReport, Usage
 from skillbank.memories.experiences.folding import _Batch
+from skillbank.memories.experiences.threads import check_thread
 from skillbank.memories.experiences.validation import _ID
 
 IMPORT_BATCH = 256  # import lines stored per batch (see `record_many`)
@@ -63,6 +64,14 @@ class PortabilityMixin:
         moving memory keeps what helped. Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
         with findings. A line's status "retired" or "pending" is kept.
+        A line's `thread` is kept, so a conversation moved to another bank goes on in its
+        record there, and its `duplicates` (the runs folded into it) come with a record this
+        import adds, or fold along with it, for a trusted caller; both were dropped, so the
+        moved conversation's next turn started a second record and importing a bank's own
+        export folded each conversation into itself, one more run each time (hunt-exp #1,
+        session 27). A line whose id is stored as another version of the same conversation
+        (the thread went on in one of the banks) leaves the stored one as it is: counted in
+        `unchanged`, with a warning finding naming it.
         Lines are stored in batches of `IMPORT_BATCH` as `record_many` stores them (one
         embedding call, journal append and index upsert each), with the same result as one by
         one.
@@ -106,6 +115,9 @@ class PortabilityMixin:
                     if kind not in ("experience", "lesson"):
                         raise InvalidInputError(f"unknown kind {kind!r}")
                     created = data.get("created")
+                    thread = data.get("thread")
+                    if thread is not None and kind == "experience":
+                        thread = check_thread(thread)
                     # The id and a renamed source are settled when the line is stored.
                     record = self._prepare(
                         task=data.get("task"), outcome=data.get("outcome", "unknown"),
@@ -117,6 +129,8 @@ class PortabilityMixin:
                         if isinstance(created, str) else None,
                         kind=kind,
                         source=data.get("source") if isinstance(data.get("source"), str) else None)
+                    if thread is not None and kind == "experience":
+                        record = record.model_copy(update={"thread": thread})
                 except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
                     # (a line for a namespace the caller may not write is skipped, named)
                     report.skipped.append(where)
@@ -155,6 +169,7 @@ class PortabilityMixin:
         batch.capped = not self._scope().trusted  # type: ignore[attr-defined]
         usage: list[tuple[str, Usage]] = []  # records added, with the counts their line carries
         reads_all = self._scope().reads_all  # type: ignore[attr-defined]
+        trusted = self._scope().trusted  # type: ignore[attr-defined]
         full: QueueFullError | None = None
         for position, (data, record, where) in enumerate(chunk):
             wanted = wanted_id(data)
@@ -178,6 +193,14 @@ class PortabilityMixin:
                         break
                 else:
                     candidate = None
+                if candidate is None:
+                    candidate = next((c for c in contents if self._same_conversation(c, record)),
+                                     None)
+                    if candidate is not None:
+                        report.findings.append(Finding(
+                            severity="warning", code="other-version",
+                            message=f"{candidate} is stored already as another version of "
+                            f"conversation {record.thread!r}; the stored one is kept", path=where))
                 if candidate is not None:
                     report.unchanged += 1  # this very record is here already: importing again
                     if candidate != wanted:
@@ -188,11 +211,12 @@ class PortabilityMixin:
                     kept[target] = contents[target]
             status = data.get("status") if data.get("status") in ("retired", "pending") \
                 else "active"
-            if status == "active" and not self._scope().trusted:  # type: ignore[attr-defined]
+            if status == "active" and not trusted:
                 status = "pending"  # an untrusted caller's import waits for review
+            repeats = _repeats(data.get("duplicates")) if trusted else 0
             try:
                 stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
-                                     status=status)
+                                     status=status, repeats=repeats)
             except QueueFullError as refused:
                 full = refused
                 report.skipped.extend(line for _, _, line in chunk[position:])
@@ -210,7 +234,6 @@ class PortabilityMixin:
             else:
                 report.unchanged += 1
         batch.flush()
-        trusted = self._scope().trusted  # type: ignore[attr-defined]
         for record_id, counts in usage:  # once its record is stored; untrusted counts apart
             self.usage.add(record_id, counts, trusted=trusted)  # type: ignore[attr-defined]
         return full
@@ -225,6 +248,26 @@ class PortabilityMixin:
             return self._dump(self._read_record(record_id, meta)) == content
         except NotFoundError:
             return False
+
+    def _same_conversation(self, record_id: str, record: Experience) -> bool:
+        """Whether the index holds `record_id` as a version of `record`'s conversation (the
+        same thread and namespace) where the caller reads it: a later or earlier turn of it,
+        which importing must neither fold into it nor store beside it as a second open
+        record of the thread."""
+        if record.thread is None:
+            return False
+        meta = self.index.metadata(record_id)
+        return meta is not None and meta.get("thread") == record.thread \
+            and meta.get("namespace") == record.namespace \
+            and self._scope().can_read(meta.get("namespace"))  # type: ignore[attr-defined]
+
+
+def _repeats(value: Any) -> int:
+    """The runs an export line says were folded into its record (`duplicates`), or 0 when it
+    says none or it is not a count (the record is still imported, counted once)."""
+    if isinstance(value, bool) or not isinstance(value, int) or not 0 < value <= 10**9:
+        return 0
+    return value
 
 
 def _usage(value: Any) -> Usage | None:
