@@ -248,14 +248,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
-            pending = await call(views.pending_experiences, bank)
+            queue = await call(views.pending_experiences, bank)
         except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
             base["f"] = dataclasses.replace(f, query=echoed(f.query))
             return failed(request, exc, "experiences.html", {**base, "can_forget": False,
-                                                             "pending": None})
+                                                             "pending": None, "serves": {}})
         return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
-                                                  "pending": pending,
-                                                  "error": "; ".join(f.problems)})
+                                                  **queue, "error": "; ".join(f.problems)})
 
     async def experience(request: Request) -> Response:
         try:
@@ -283,9 +282,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         fn = getattr(bank.experiences, action, None)
         if not callable(fn):
             raise SkillbankError(f"this skillbank cannot {action} experiences")
-        await call(fn, eid)
+        done = await call(fn, eid)
+        lessons = sorted(i for i in (done.get("approved", []) if isinstance(done, dict) else [])
+                         if i != eid)  # approved with it, and listed apart in the queue (hunt-ui #4)
+        also = f" with its pending lessons {', '.join(lessons)}" if lessons else ""
         return back(form, "/experiences", f"{'Approved' if action == 'approve' else 'Rejected'} "
-                                          f"{eid}.")
+                                          f"{eid}{also}.")
 
     async def context_form(request: Request) -> Response:
         # `/context?task=…` (a link from elsewhere) fills the form in; the preview itself stays a

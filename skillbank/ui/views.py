@@ -336,12 +336,19 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
     return {"rows": rows[:wanted], "total": total, "more": len(rows) > wanted}
 
 
-def pending_experiences(bank: Any) -> list[Any] | None:
-    """Records from untrusted faces waiting for review (None: this bank has no such queue)."""
+def pending_experiences(bank: Any) -> dict[str, Any]:
+    """Records from untrusted faces waiting for review (`pending`: None when this bank has no
+    such queue), each with what approving it serves (`serves`: feedback, lessons, when to use,
+    steps — `review_queue.experience_detail`, as the CLI shows it). The queue's Approve showed
+    the task and feedback alone: a step's `curl … | sh` was approved unseen (hunt-ui #4,
+    session 27)."""
+    from skillbank.review_queue import experience_detail
+
     lister = getattr(bank.experiences, "pending", None)
     if not callable(lister):
-        return None
-    return list(lister(namespace="*", limit=TIMELINE_SIZE))
+        return {"pending": None, "serves": {}}
+    records = list(lister(namespace="*", limit=TIMELINE_SIZE))
+    return {"pending": records, "serves": {e.id: experience_detail(e) for e in records}}
 
 
 def can_forget(bank: Any) -> bool:

@@ -115,6 +115,7 @@ class GuidelineReview:
                 twin = None  # it replaces that rule: approved as a replace, not folded
             if twin is not None:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
+            self._refuse_stale_replace(g)
             return {"status": "active"}
         with self._lock, self.write_lock:
             g = self._change(gid, apply)
@@ -137,6 +138,21 @@ class GuidelineReview:
                 "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
                                                           if i != twin.id)}),
                 "updated": now}), reembed=False)
+
+    def _refuse_stale_replace(self, g: Guideline) -> None:
+        """InvalidInputError when a rule `g` replaces was replaced by another, active rule since
+        `g` was proposed: approving `g` served it beside that newer rule, two contradicting
+        active rules and no word of it (hunt-ui #2, session 27). Nothing changes; the reviewer
+        rejects `g`, or a trusted caller adds it again with ``replaces=`` the newer rule."""
+        for old_id in g.supersedes:
+            old = self._items.get(old_id)
+            newer = self._items.get(old.superseded_by) \
+                if old is not None and old.superseded_by not in (None, g.id) else None
+            if newer is not None and newer.status == "active":
+                raise InvalidInputError(
+                    f"guideline {g.id} was not approved: it replaces {old_id}, which {newer.id} "
+                    f"replaced since ({newer.text[:120]!r}); approving it would serve both. "
+                    f"Reject {g.id}, or add its rule again with replaces={newer.id}")
 
     def reject(self, gid: str) -> Guideline:
         """pending -> retired."""
