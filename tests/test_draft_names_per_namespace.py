@@ -194,3 +194,66 @@ async def test_two_principals_each_get_their_revision_over_mcp(tmp_path):
     assert ours["name"] != hers[0]["name"] and ours["name"] in ours["path"]
     assert all(lesson in ours["diff"] for lesson in TEAMS)
     assert not any(lesson in ours["diff"] for lesson in EVES)
+
+
+# ------------------------------------------------------------ the second review (session 27)
+
+@REMOTE
+def test_runs_of_a_skill_another_namespace_got_adopted_draw_no_unadoptable_draft(tmp_path,
+                                                                                  remote):
+    """review2 #1: the tagged draft's name was looked up as a skill, so once the team's draft
+    of the same skill was adopted, eve's kind was drawn again after every discard as a draft
+    nobody could adopt ("already exists")."""
+    with bank_for(tmp_path, remote) as bank:
+        eve, lead, eve_lead = bank.scoped(EVE), bank.scoped(LEAD), bank.scoped(EVE_LEAD)
+        parquet_runs(eve, ["orders", "refunds", "shipments"])
+        (hers,) = eve.skills.propose()
+        parquet_runs(lead, ["customers", "products", "suppliers"])
+        (ours,) = lead.skills.propose()
+        lead.skills.adopt(ours.name)
+        eve_lead.skills.discard(hers.name)
+        parquet_runs(eve, ["returns", "coupons", "payouts", "ledgers"])
+        assert [d.skill for d in eve.skills.propose() if d.revises is None] == []
+
+
+@REMOTE
+def test_revisions_of_two_long_skill_names_keep_apart(tmp_path, remote):
+    """review2 #3: a namespaced name was cut to fit 64 characters, so two skills sharing their
+    first 52 characters got one revision name, the second written over the first."""
+    long = "deploy-the-payment-service-to-the-staging-kubernetes-cluster-"
+    with bank_for(tmp_path, remote) as bank:
+        lead = bank.scoped(LEAD)
+        for region in ("eu", "us"):
+            bank.skills.create(long + region, f"Deploy payments to the {region} staging cluster.",
+                               "# Deploy\n\n1. Build.\n2. kubectl apply.\n")
+            for i, lesson in enumerate([f"Pin the {region} image tag.",
+                                        f"Check the {region} rollout status."]):
+                lead.experiences.record(task=f"Deploy payments to {region} staging (try {i})",
+                                        outcome="failure", tags=[f"skill:{long + region}"],
+                                        lessons=[lesson])
+        written = lead.skills.propose(min_support=5)
+        assert sorted(d.skill for d in written) == [long + "eu", long + "us"]
+        assert len({d.name for d in written}) == 2 and all(len(d.name) <= 64 for d in written)
+        assert sorted(d.skill for d in lead.skills.drafts()) == [long + "eu", long + "us"]
+
+
+@REMOTE
+def test_a_kind_drawn_again_from_the_banks_own_namespace_is_named_as_its_skill(tmp_path,
+                                                                               remote):
+    """review2 #4: drawn first from mixed namespaces (a tagged name), adopted, deleted, then
+    drawn from the bank's own runs, the draft's skill was the old tagged name."""
+    boss = Scope(principal="boss", namespace="default", reads=("alice",), role="reviewer",
+                 face="test")
+    own = Scope(principal="own", namespace="default", role="reviewer", face="test")
+    with bank_for(tmp_path, remote) as bank:
+        boss, own = bank.scoped(boss), bank.scoped(own)
+        parquet_runs(own, ["orders", "refunds"])
+        parquet_runs(bank.scoped(Scope(principal="alice", namespace="alice", face="test")),
+                     ["shipments"])
+        (mixed,) = boss.skills.propose()
+        assert mixed.name != mixed.skill
+        boss.skills.adopt(mixed.name)
+        bank.skills.delete(mixed.skill)
+        parquet_runs(own, ["invoices"])
+        drawn = [d for d in own.skills.propose() if d.revises is None]
+        assert [(d.name, d.skill) for d in drawn] == [(mixed.skill, mixed.skill)]

@@ -217,7 +217,13 @@ def namespaced_name(skill: str, tag: str) -> str:
     spec's 64 characters, so a long skill's name is cut to make room for the tag."""
     if not tag:
         return skill
-    return f"{skill[:MAX_NAME - len(tag) - 1].rstrip('-')}-{tag}"
+    room = MAX_NAME - len(tag) - 1
+    if len(skill) <= room:
+        return f"{skill}-{tag}"
+    # Cut, it keeps a hash of the whole name: two long skills sharing their first characters
+    # got one revision name, the second written over the first (review2 #3, session 27).
+    digest = hashlib.sha256(skill.encode("utf-8")).hexdigest()[:6]
+    return f"{skill[:room - 7].rstrip('-')}-{digest}-{tag}"
 
 
 # ------------------------------------------------------------------------------------ drafters

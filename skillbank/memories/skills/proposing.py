@@ -161,20 +161,24 @@ class SkillProposing:
 
     def _new_draft_names(self, material: DraftMaterial, spaces: list[str],
                          pending: dict[str, SkillDraft], scope: scopes.Scope,
-                         previous: str | None = None) -> tuple[str, str]:
+                         previous: str | None = None,
+                         previous_skill: str | None = None) -> tuple[str, str]:
         """(draft name, skill name) of a new-skill draft drawn from namespaces `spaces`.
 
         The skill's name is kept apart from the skills and from the drafts the caller may read;
         the draft's is the skill's with its namespace tag (`drafting.namespace_tag`: none for
         the bank's own namespace), so it never depends on drafts outside the caller's scope: a
         `-2` told the team that another namespace held a draft of that name (hunt-untrusted #3,
-        session 27). `previous`, a draft of this group drawn before, keeps its name."""
+        session 27). `previous`, a draft of this group drawn before (becoming `previous_skill`),
+        keeps its name while its namespaces do; drawn now from others, the group is named
+        afresh (its skill was read off the old tagged name, review2 #4, session 27)."""
         tag = namespace_tag(spaces, self.default_namespace)
         if previous is not None:
             if previous in pending:
                 return previous, str(pending[previous].skill)
-            if not tag or previous.endswith(f"-{tag}"):
-                return previous, previous[:len(previous) - len(tag) - 1] if tag else previous
+            skill = previous_skill or previous
+            if namespaced_name(skill, tag) == previous:
+                return previous, skill
         seen = {d.skill for d in pending.values() if self._shown(d, scope)}  # type: ignore[attr-defined]
         skill = draft_name(material, lambda n: self._skill_exists(n) or n in seen  # type: ignore[attr-defined]
                            or (self.drafts_root / namespaced_name(n, tag)).exists(),
@@ -294,6 +298,11 @@ class SkillProposing:
                 continue
             # New experience joined a group already drafted: refresh that draft, same name.
             previous = _best_overlap(material.sources, [e for e in ledger if e.get("revises") is None])
+            # The skill it becomes: a draft of other namespaces is named apart from it, and the
+            # tagged name was looked up as a skill, so another namespace's adopted draft of the
+            # same skill left this one un-adoptable and drawn again after every discard
+            # (review2 #1, session 27).
+            previous_skill = _skill_in_ledger(previous, ledger) if previous else None
             spaces = _namespaces(pool, material.sources)
             if previous is None:
                 served = self._served_kind(material, [pool[i] for i in group.members])
@@ -302,7 +311,7 @@ class SkillProposing:
                              "failures reach it as revision evidence)", served)
                     continue
                 name, skill = self._new_draft_names(material, spaces, pending, scope)
-            elif self._skill_exists(previous) or (  # type: ignore[attr-defined]
+            elif self._skill_exists(previous_skill) or (  # type: ignore[attr-defined]
                     self._adopted_in_ledger(previous, ledger)
                     and not self._proposal_withdrawn(previous, ledger, gone)):
                 continue  # adopted already: new evidence reaches it through revisions only (a
@@ -313,7 +322,8 @@ class SkillProposing:
                          "read all of its sources", previous)
                 continue
             else:
-                name, skill = self._new_draft_names(material, spaces, pending, scope, previous)
+                name, skill = self._new_draft_names(material, spaces, pending, scope, previous,
+                                                    previous_skill)
             written.append(self._write_draft(name, material, drafter, revises=None,  # type: ignore[attr-defined]
                                              namespaces=spaces, skill=skill))
             pending[name] = written[-1]
@@ -411,6 +421,12 @@ def _namespaces(pool: list[Experience], sources: list[str]) -> list[str]:
     """The namespaces of a draft's source experiences (recorded in its `.draft.json`)."""
     wanted = set(sources)
     return sorted({e.namespace for e in pool if e.id in wanted})
+
+
+def _skill_in_ledger(name: str, ledger: list[dict[str, Any]]) -> str:
+    """The skill the draft `name` becomes, as its latest ledger entry says."""
+    entries = [e for e in ledger if e.get("name") == name]
+    return ledger_skill(entries[-1]) if entries else name
 
 
 def ledger_skill(entry: dict[str, Any]) -> str:
