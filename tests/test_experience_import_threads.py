@@ -63,6 +63,26 @@ def test_a_moved_conversation_goes_on_in_its_record(tmp_path, remote):
 
 
 @REMOTE
+def test_a_conversation_whose_thread_is_open_here_is_imported_as_a_past_run(tmp_path, remote):
+    """review2 #2 (session 27): another bank's thread "c1" (LangGraph's ids repeat across
+    banks), imported beside this bank's own open "c1" of the same request, took this bank's
+    next turn. It is imported as a past run (no thread, a warning), once."""
+    out = tmp_path / "backup.jsonl"
+    conversation, _ = source_export(tmp_path, out)
+    with bank_for(tmp_path / "target", remote) as target:
+        memory = target.experiences
+        ours = turn(memory, GOAL, "Wrote a GitHub Actions file.")
+        report = memory.import_(out)
+        assert any(f.code == "thread-taken" and ours in f.message for f in report.findings)
+        assert memory.get(conversation).thread is None
+        assert memory.open_thread("c1").id == ours
+        assert turn(memory, "also run the linter", "Added ruff.") == ours
+        assert len(memory.get(ours).steps) == 3 and len(memory.get(conversation).steps) == 1
+        again = memory.import_(out)  # the same file again: nothing new
+        assert again.added == [] and memory.count(kind="experience") == 3
+
+
+@REMOTE
 def test_a_line_folded_into_a_run_here_brings_its_runs(tmp_path, remote):
     out = tmp_path / "backup.jsonl"
     _, deploy = source_export(tmp_path, out)  # two runs of DEPLOY: one line, duplicates 1

@@ -165,7 +165,7 @@ class _Batch:
         return None
 
     def store(self, experience: Experience, *, with_lessons: bool = True,
-              status: str = "active", repeats: int = 0) -> str:
+              status: str = "active", repeats: int = 0, fold: bool = True) -> str:
         """Plan one record (and its lesson records) unless it is a duplicate; returns its id,
         or the id of the record it was folded into.
 
@@ -176,13 +176,14 @@ class _Batch:
         `repeats` (an imported line's `duplicates`) is how many runs were folded into the
         record where it came from: it starts with them, or brings them along when it is
         folded itself; import dropped them (hunt-exp #1, session 27). A conversation's record
-        (`thread`) is never folded: its later turns would have nothing to update.
+        (`thread`) is never folded: its later turns would have nothing to update; nor is a
+        record with `fold=False` (an imported conversation whose thread is taken here).
         """
         quarantined = status == "pending"
         if quarantined and self.capped and experience.kind == "experience":
             self._room(experience.namespace)
         vector = self.vectors.get(embed_text(experience))  # None: no model (keyword-only mode)
-        existing = None if quarantined or experience.thread is not None \
+        existing = None if quarantined or experience.thread is not None or not fold \
             else self._duplicate_of(experience, vector)
         if existing is not None:
             if existing in self.counts:

@@ -17,7 +17,7 @@ from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
 from skillbank.records import Experience, Finding, SyncReport, Usage
 from skillbank.memories.experiences.folding import _Batch
-from skillbank.memories.experiences.threads import check_thread
+from skillbank.memories.experiences.threads import CLOSING_OUTCOMES, check_thread
 from skillbank.memories.experiences.validation import _ID
 
 IMPORT_BATCH = 256  # import lines stored per batch (see `record_many`)
@@ -176,6 +176,20 @@ class PortabilityMixin:
             prefix = "lsn" if record.kind == "lesson" else "exp"
             if record.source is not None and record.source in renamed:
                 record = record.model_copy(update={"source": renamed[record.source]})
+            detached = False
+            if record.thread is not None and record.kind == "experience" \
+                    and record.outcome not in CLOSING_OUTCOMES:
+                ids = {wanted, _derived_id(prefix, wanted, record.namespace)} \
+                    if _ID.match(wanted) else set()
+                here = self._open_in_thread(record, ids)
+                if here is not None:
+                    detached = True
+                    record = record.model_copy(update={"thread": None})
+                    report.findings.append(Finding(
+                        severity="warning", code="thread-taken",
+                        message=f"conversation {data.get('thread')!r} is open here already "
+                        f"({here}); this record is imported as a past run, not continued",
+                        path=where))
             if _ID.match(wanted) and wanted.startswith(prefix):
                 # Ids are one space across namespaces, so "keep the id unless it is taken" would
                 # tell a caller whether an id exists in a namespace it cannot read (issue 22).
@@ -216,7 +230,7 @@ class PortabilityMixin:
             repeats = _repeats(data.get("duplicates")) if trusted else 0
             try:
                 stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
-                                     status=status, repeats=repeats)
+                                     status=status, repeats=repeats, fold=not detached)
             except QueueFullError as refused:
                 full = refused
                 report.skipped.extend(line for _, _, line in chunk[position:])
@@ -248,6 +262,22 @@ class PortabilityMixin:
             return self._dump(self._read_record(record_id, meta)) == content
         except NotFoundError:
             return False
+
+    def _open_in_thread(self, record: Experience, ids: set[str]) -> str | None:
+        """The id of an open episode of `record`'s thread in its namespace here, if any. An
+        imported open record beside it took this bank's own next turns (the thread's newest
+        open record is the one a turn updates): a LangGraph thread "1" of another bank is not
+        this one's (review2 #2, session 27). `ids`: the record's own (a version of it is its
+        own conversation, `_same_conversation`)."""
+        where = {"$and": [{"thread": record.thread}, {"namespace": record.namespace},
+                          {"kind": "experience"}]}
+        for found in self.index.ids_where(where):
+            meta = self.index.metadata(found)
+            if found not in ids and meta is not None and meta.get("thread") == record.thread \
+                    and meta.get("outcome") not in CLOSING_OUTCOMES \
+                    and meta.get("status") != "retired":
+                return found
+        return None
 
     def _same_conversation(self, record_id: str, record: Experience) -> bool:
         """Whether the index holds `record_id` as a version of `record`'s conversation (the
