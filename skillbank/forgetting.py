@@ -377,7 +377,7 @@ def _blank_draft_names(drafts_root: Path, ids: set[str], audit_folder: Path,
 
     def ledger_line(entry: dict[str, Any]) -> dict[str, Any] | None:
         if entry.get("name") in names:
-            return {k: v for k, v in entry.items() if k != "name"}
+            return {k: v for k, v in entry.items() if k not in ("name", "skill")}
         return None
 
     def audit_line(entry: dict[str, Any]) -> dict[str, Any] | None:

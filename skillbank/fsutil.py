@@ -220,7 +220,7 @@ def check_text(value: str, what: str = "text") -> str:
 
 
 def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
-                 mode: int | None = None, private: bool = True) -> None:
+                 mode: int | None = None, private: bool = True) -> os.stat_result | None:
     """Write `data` to `path` so readers see the old content or the new, never a mix.
 
     Temp file in the same folder, fsync, rename over the target, fsync the folder. An iterable
@@ -232,10 +232,14 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
     hold what users told their agent) unless ``private=False``, for files a person shares as
     any other (skill folders: 0666 less the umask, as `open()` gives). `mode` sets the bits
     outright, whatever the umask (a secret: the owner's endpoint, the tokens file).
+
+    Returns the written file's `stat` (None for a device or pipe written through): the file
+    this call wrote, which `os.stat(path)` afterwards may not be when another process replaces
+    it meanwhile (a usage log's fold, review2 #7, session 27).
     """
     if _special_file(path):
         _write_through(path, data)
-        return
+        return None
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
     except (FileExistsError, NotADirectoryError):
@@ -251,6 +255,7 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
             _write_data(handle, data)
             handle.flush()
             os.fsync(handle.fileno())
+            written = os.fstat(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
         try:
@@ -259,6 +264,7 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
             pass
         raise
     fsync_dir(path.parent)
+    return written
 
 
 def _kept_mode(path: Path) -> int | None:

@@ -83,6 +83,10 @@ class UsageLog:
         self._own: list[tuple[int, int]] = []  # own appends beyond `_offset` (start, end)
         self._checked = 0.0
         self._file: tuple[int, int] | None = None  # (device, inode) `_offset` counts in
+        #: That file, held open: a file another process's fold unlinked frees its inode
+        #: number, and the next fold's file took it, so (device, inode) said "the same file"
+        #: of a new one and this process never counted what it held (review2 #7, session 27).
+        self._held: int | None = None
         self._fold_at = FOLD_BYTES  # the size at which the log is folded next
         self._load()
         _open_logs.add(self)
@@ -93,6 +97,7 @@ class UsageLog:
         with self.path.open("rb") as handle:
             info = os.fstat(handle.fileno())
             self._file = (info.st_dev, info.st_ino)
+            self._hold(os.dup(handle.fileno()))
             fold = UsageFold() if info.st_size > FOLD_BYTES and can_lock_journals() else None
             for raw in handle:
                 event = self._apply_line(raw)
@@ -123,17 +128,38 @@ class UsageLog:
                 if 2 * folded > size:
                     self._fold_at = max(FOLD_BYTES, 2 * size)
                     return
-                atomic_write(self.path, lines)
-                named = os.stat(self.path)
+                # The file written, not the one the path names after it: another process may
+                # fold it again at once (`mine` then kept an offset in that other file).
+                named = atomic_write(self.path, lines)
+                held = os.open(self.path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
         except OSError as exc:  # the events are on disk: only the fold waits
             self._fold_at = max(FOLD_BYTES, 2 * self._offset)
             log.warning("skillbank: could not fold the usage log %s: %s", self.path, exc)
             return
-        self._rebuild(lines, (named.st_dev, named.st_ino))
+        opened = os.fstat(held)
+        if named is None or (opened.st_dev, opened.st_ino) != (named.st_dev, named.st_ino):
+            os.close(held)  # folded again by another process at once: count from its file
+            self._reload()
+            return
+        self._rebuild(lines, (named.st_dev, named.st_ino), held)
         log.info("skillbank: folded the usage log %s from %d to %d bytes", self.path, size,
                  folded)
 
-    def _rebuild(self, lines: list[bytes], file: tuple[int, int]) -> None:
+    def _hold(self, fd: int | None) -> None:
+        """Keep `fd` (the file `_file` names) open in place of the file held before."""
+        old, self._held = self._held, fd
+        if old is not None:
+            os.close(old)
+
+    def __del__(self) -> None:
+        held = getattr(self, "_held", None)  # (not set on `_rebuild`'s scratch counts)
+        if held is not None:
+            try:
+                os.close(held)
+            except OSError:
+                pass
+
+    def _rebuild(self, lines: list[bytes], file: tuple[int, int], held: int) -> None:
         """Count again from a log's `lines` (the file `file`), then the events still buffered.
         The counts are made apart and put in place whole: reads take no lock."""
         fresh = object.__new__(UsageLog)
@@ -143,6 +169,7 @@ class UsageLog:
         self._counts, self._untrusted, self._outside = \
             fresh._counts, fresh._untrusted, fresh._outside
         self._file = file
+        self._hold(held)
         self._offset = sum(len(raw) for raw in lines)
         self._own = []
         self._fold_at = max(FOLD_BYTES, 2 * self._offset)
@@ -153,9 +180,10 @@ class UsageLog:
             with self.path.open("rb") as handle:
                 info = os.fstat(handle.fileno())
                 lines = [raw for raw in handle if raw.endswith(b"\n")]
+                held = os.dup(handle.fileno())
         except OSError:
             return
-        self._rebuild(lines, (info.st_dev, info.st_ino))
+        self._rebuild(lines, (info.st_dev, info.st_ino), held)
 
     def _apply_line(self, raw: bytes) -> Any:
         """Count one line of the log; returns its parsed JSON (None: not JSON)."""
@@ -200,9 +228,20 @@ class UsageLog:
             self._reload()  # another process folded it
             return
         size = info.st_size
-        if size <= self._offset:
+        if size < self._offset:  # shorter: a fold replaced it (its inode number reused)
+            self._reload()
+            return
+        if size == self._offset:
             return
         with self.path.open("rb") as handle:
+            opened = os.fstat(handle.fileno())
+            if self._file is not None and (opened.st_dev, opened.st_ino) != self._file:
+                # Folded by another process between the stat and the open: the old offset
+                # means nothing in the new file (its run lines read as uses again, a count of
+                # 35,001 for 30,001 until the next look; review2 #7, session 27).
+                handle.close()
+                self._reload()
+                return
             handle.seek(self._offset)
             data = handle.read(size - self._offset)
         position = self._offset
@@ -378,7 +417,10 @@ class UsageLog:
                 self._reload()  # its events and ours, as the new file has them
             else:
                 self._file, self._offset, self._own = file, end, []
+                self._hold(_open_if(self.path, file))
         else:
+            if self._file is None:  # (not the locked handle: a dup would keep its lock)
+                self._hold(_open_if(self.path, file))
             self._file = file
             if end - len(data) == self._offset:
                 self._offset = end  # nobody else appended in between
@@ -442,6 +484,19 @@ def _touch(usage: Usage, at: str | None) -> None:
 
 
 _open_logs: "weakref.WeakSet[UsageLog]" = weakref.WeakSet()
+
+
+def _open_if(path: Path, file: tuple[int, int]) -> int | None:
+    """A read-only descriptor of `path` if it still names `file` (device, inode), else None."""
+    try:
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+    except OSError:
+        return None
+    info = os.fstat(fd)
+    if (info.st_dev, info.st_ino) == file:
+        return fd
+    os.close(fd)
+    return None
 
 
 @atexit.register

@@ -124,3 +124,45 @@ def test_no_use_another_process_writes_is_lost_to_a_fold(tmp_path, monkeypatch):
         assert reader.get("exp-from-the-parent").uses == uses
         assert reader.get("exp-from-the-child").uses == uses
     assert path.stat().st_size < 3 * fold_at  # 4,000 lines would be ~300 KB
+
+
+FOLDER = """
+import sys
+from pathlib import Path
+import skillbank.usage as usage
+usage.FOLD_BYTES = 1000
+usage.UsageLog(Path(sys.argv[1]), shared=True)  # its open folds the log
+"""
+
+
+def test_a_reader_never_applies_a_folded_log_from_its_old_offset(tmp_path, monkeypatch):
+    """A server-mode reader stats the log, then opens it by name: a fold by another process in
+    between made it apply the folded file from its old offset, its run lines counted as new
+    uses (35,001 for 30,001 until the next look; review2 #7, session 27). Forced here: the
+    fold runs right after the reader's stat."""
+    import pathlib
+
+    monkeypatch.setattr(usage_module, "REFRESH_SECONDS", 0.0)
+    path = tmp_path / "experiences.jsonl"
+    at = utcnow().isoformat()
+    with path.open("w") as handle:  # ratings, never folded
+        for i in range(300):
+            handle.write(json.dumps({"id": f"exp-r{i}", "use": 1, "at": at, "ok": True}) + "\n")
+    reader = UsageLog(path, shared=True)
+    hits(path, "exp-hot", 5000)
+    assert reader.get("exp-hot").uses == 5000
+    hits(path, "exp-hot", 25001)
+    real_stat, armed = pathlib.Path.stat, [True]
+
+    def stat(self, *args, **kwargs):
+        info = real_stat(self, *args, **kwargs)
+        if armed and self == path:
+            armed.clear()
+            subprocess.run([sys.executable, "-c", FOLDER, str(path)], check=True)
+        return info
+
+    monkeypatch.setattr(pathlib.Path, "stat", stat)
+    assert reader.get("exp-hot").uses == 30001
+    assert not armed  # the fold did run between the stat and the open
+    monkeypatch.setattr(pathlib.Path, "stat", real_stat)
+    assert path.stat().st_size < 100_000 and UsageLog(path).get("exp-hot").uses == 30001

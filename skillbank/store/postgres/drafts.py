@@ -197,6 +197,7 @@ class PostgresDrafts:
                 names.add(name)
         for seq, entry in rows:
             if entry.get("name") in names:
+                kept = {k: v for k, v in entry.items() if k not in ("name", "skill")}
                 conn.execute("UPDATE sb_draft_ledger SET entry = %s WHERE seq = %s",
-                             (Jsonb({k: v for k, v in entry.items() if k != "name"}), seq))
+                             (Jsonb(kept), seq))
         return sorted(names)
