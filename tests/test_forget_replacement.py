@@ -54,6 +54,25 @@ def test_forgetting_the_active_replacement_serves_the_old_rule_again(tmp_path, r
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_rule_whose_wording_was_taught_again_is_not_served_twice(tmp_path, remote):
+    """review2 #6 (session 27): T's wording taught again after N replaced it (a new active rule
+    T2); forgetting N made T active again beside T2, two active rules of one wording."""
+    rule = "Run the full test suite before every merge."
+    with bank_for(tmp_path, remote) as bank:
+        g = bank.guidelines
+        old = g.add(rule, topic="ci").guideline_id
+        new = g.add("Run only the affected tests before a merge; the nightly job runs the full "
+                    "suite.", topic="ci", replaces=old).guideline_id
+        again = g.add(rule, topic="ci").guideline_id
+        assert again != old and g.get(new).status == "active"
+        result = bank.forget(new)
+        assert f"superseded by {again}" in result["detail"]
+        assert (g.get(old).status, g.get(old).superseded_by) == ("superseded", again)
+        assert old in g.get(again).supersedes
+        assert [x.id for x in g.list(status="active") if x.text == rule] == [again]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_forgetting_a_middle_link_keeps_the_chain(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         g = bank.guidelines

@@ -253,24 +253,35 @@ class GuidelineReview:
             return ""
         now = utcnow()
         heir = self._items.get(gone.superseded_by or "")
+        said: list[str] = []
+        takers: dict[str, list[str]] = {}  # rule -> the olds it now supersedes
         for old in olds:
-            change: dict[str, Any] = {"superseded_by": heir.id if heir is not None else None}
-            if heir is None:
-                change["status"] = _status_in_place_of(gone, old)
+            status = _status_in_place_of(gone, old)
+            # Its wording taught again since (a new active rule): it is superseded by that rule,
+            # not made a second active rule of one wording (review2 #6, session 27).
+            twin = self._active_twin(old.text, "", old.namespace) \
+                if heir is None and status == "active" else None
+            taker = heir.id if heir is not None else twin if twin != old.id else None
+            if taker is not None:
+                change: dict[str, Any] = {"superseded_by": taker}
+                takers.setdefault(taker, []).append(old.id)
+                said.append(f"{old.id}, which it had replaced, is now superseded by {taker}, " + (
+                    "which replaced it" if heir is not None else
+                    "an active rule of the same wording taught since"))
+            else:
+                change = {"superseded_by": None, "status": status}
+                said.append(f"{old.id}, which it had replaced, is now " + {
+                    "active": "active again (served in its place)",
+                    "pending": "pending again (approve it to serve it in its place)",
+                    "retired": "retired (no rule served in its place)"}[status])
             self._save(old.model_copy(update={**change, "updated": now}), reembed=False)
-        if heir is not None:
-            self._save(heir.model_copy(update={"supersedes": [
-                *(i for i in heir.supersedes if i != gone.id),
-                *(g.id for g in olds if g.id not in heir.supersedes)], "updated": now}),
-                reembed=False)
+        for taker, ids in takers.items():
+            rule = self._items[taker]
+            self._save(rule.model_copy(update={"supersedes": [
+                *(i for i in rule.supersedes if i != gone.id),
+                *(i for i in ids if i not in rule.supersedes)], "updated": now}), reembed=False)
         note(self, "update", "guideline", [g.id for g in olds], namespace=gone.namespace)
-        return "; ".join(
-            f"{old.id}, which it had replaced, is now " + (
-                f"superseded by {heir.id}, which replaced it" if heir is not None else
-                {"active": "active again (served in its place)",
-                 "pending": "pending again (approve it to serve it in its place)",
-                 "retired": "retired (no rule served in its place)"}[_status_in_place_of(
-                     gone, old)]) for old in olds)
+        return "; ".join(said)
 
 
 def _status_in_place_of(gone: Guideline, old: Guideline) -> str:
