@@ -125,3 +125,26 @@ def test_only_a_reviewer_of_the_banks_namespace_is_told(tmp_path, remote):
             bank.scoped(bob).skills.draft_problems()
         c, _ = client(bank.scoped(bob_lead))
         assert 'id="draft-problems"' not in c.get("/skills").text
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_readable_records_namespaces_decide_who_is_told(tmp_path, remote):
+    """review2 #5 (session 27): a damaged draft whose record reads (its SKILL.md gone) went to
+    whoever reviews the bank's namespace, another namespace's private draft name included, and
+    to none of its own namespace's reviewers; a record naming a bad skill vanished unlisted."""
+    from skillbank.scope import Scope
+
+    bob_lead = Scope(principal="bob-lead", namespace="bob", role="reviewer", face="test")
+    with bank_for(tmp_path, remote) as bank:
+        bob = bank.scoped(bob_lead)
+        _, folder = _draft(bob)
+        (folder / "SKILL.md").unlink()
+        lead = Scope(principal="lead", namespace="default", role="reviewer", face="test")
+        assert bank.scoped(lead).skills.draft_problems() == []  # he may not read bob's runs
+        [told] = bob.skills.draft_problems()
+        assert "SKILL.md is missing" in told.message
+        (folder / "SKILL.md").write_text("---\nname: x\ndescription: y\n---\n", encoding="utf-8")
+        meta = folder / ".draft.json"
+        meta.write_text(json.dumps({**json.loads(meta.read_text()), "skill": "Bad Name!"}))
+        [told] = bob.skills.draft_problems()
+        assert "names the skill 'Bad Name!'" in told.message

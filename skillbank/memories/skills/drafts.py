@@ -169,16 +169,17 @@ class SkillDrafts(SkillProposing):
     def draft_problems(self) -> list[Any]:
         """Draft folders `drafts()` leaves out because they cannot be read as drafts, each a
         `Finding` naming the folder and why (`draft_problems`; hunt-ui #8, session 27).
-        Reviewers only, as adopting is; a record that cannot be read names no namespace, so
-        such a folder is taken as the bank's namespace's (as a draft written before they were
-        recorded is): a caller who does not review it is told of none."""
+        Reviewers only, as adopting is: of the record's namespaces when it reads; a record that
+        cannot be read names no namespace, so such a folder is taken as the bank's namespace's
+        (as a draft written before they were recorded is)."""
         from skillbank.memories.skills.draft_problems import unreadable_drafts
 
         _decider("listing the draft folders that cannot be read")
-        if not scopes.caller(self.default_namespace).can_review(self.default_namespace):
-            return []
+        scope = scopes.caller(self.default_namespace)
         self.draft_store.refresh()
-        return unreadable_drafts(self.drafts_root)
+        return unreadable_drafts(self.drafts_root, lambda record: self._shown(
+            record, scope, decide=True) if record is not None else scope.can_review(
+                self.default_namespace))
 
     def _all_drafts(self) -> list[SkillDraft]:
         """Every pending draft, whoever's. A draft already adopted (a crash after the swap) is
