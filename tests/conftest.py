@@ -40,6 +40,18 @@ def minilm(model_dir):
     return MiniLMEmbedding(model_dir=str(model_dir))
 
 
+def cli_words(*args: str) -> str:
+    """`skillbank --no-bundled ARGS` run in this process (typer's CliRunner), its output on one
+    line (rich wraps long lines at spaces); the command must succeed."""
+    from typer.testing import CliRunner
+
+    from skillbank.cli import app
+
+    result = CliRunner().invoke(app, ["--no-bundled", *args])
+    assert result.exit_code == 0, result.output
+    return " ".join(result.output.split())
+
+
 @pytest.fixture
 def issuer():
     """An OIDC issuer on loopback (tests/oidc_issuer.py), closed after the test."""

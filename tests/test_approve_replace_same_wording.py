@@ -90,15 +90,8 @@ def test_the_browser_approves_the_replace_and_says_a_fold_was_a_fold(tmp_path, r
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_the_cli_approves_the_replace_and_shows_the_fold_link(cli_root, remote):
-    from typer.testing import CliRunner
-
+    from conftest import cli_words as cli
     from owner_client import owner_process
-    from skillbank.cli import app
-
-    def cli(*args: str) -> str:
-        result = CliRunner().invoke(app, ["--no-bundled", *args])
-        assert result.exit_code == 0, result.output
-        return " ".join(result.output.split())
 
     cli_root.mkdir(parents=True, exist_ok=True)
     with Skillbank.open(cli_root, embedding_function=HashEmbedding(),

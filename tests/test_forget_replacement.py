@@ -126,17 +126,11 @@ def test_the_cli_says_it_and_a_dangling_link_is_named_as_such(cli_root, remote):
     shown as a bare id or as "replaced none and was not replaced"."""
     from pathlib import Path
 
-    from typer.testing import CliRunner
-
     from owner_client import client_bank, owner_process
-    from skillbank.cli import app
     from skillbank.ui import create_app
     from starlette.testclient import TestClient
 
-    def cli(*args: str) -> str:
-        result = CliRunner().invoke(app, ["--no-bundled", *args])
-        assert result.exit_code == 0, result.output
-        return " ".join(result.output.split())
+    from conftest import cli_words as cli
 
     cli_root.mkdir(parents=True, exist_ok=True)
     with Skillbank.open(cli_root, embedding_function=HashEmbedding(),

@@ -147,16 +147,10 @@ def test_the_cli_and_the_browser_say_what_a_hand_edit_did_not_change(cli_root, r
     import contextlib
 
     from starlette.testclient import TestClient
-    from typer.testing import CliRunner
 
+    from conftest import cli_words as cli
     from owner_client import client_bank, owner_process
-    from skillbank.cli import app
     from skillbank.ui import create_app
-
-    def cli(*args: str) -> str:
-        result = CliRunner().invoke(app, ["--no-bundled", *args])
-        assert result.exit_code == 0, result.output
-        return " ".join(result.output.split())  # rich wraps long lines at spaces
 
     cli_root.mkdir(parents=True, exist_ok=True)
     with Skillbank.open(cli_root, embedding_function=HashEmbedding(),
