@@ -146,7 +146,11 @@ class UsageLog:
                  folded)
 
     def _hold(self, fd: int | None) -> None:
-        """Keep `fd` (the file `_file` names) open in place of the file held before."""
+        """Keep `fd` (the file `_file` names) open in place of the file held before. Only where
+        logs are folded (POSIX): an open file cannot be renamed over on Windows."""
+        if fd is not None and not can_lock_journals():
+            os.close(fd)
+            fd = None
         old, self._held = self._held, fd
         if old is not None:
             os.close(old)
