@@ -34,5 +34,17 @@ def test_a_failed_step_is_still_named():
     assert "it failed after revoke_key (Error: 403 Forbidden)" in text
 
 
-def test_without_feedback_the_last_step_is_all_there_is():
-    assert "after final answer" in _lesson([Step(action="final answer", observation="Done.")], None)
+def test_without_feedback_the_answer_is_never_blamed():
+    """Review 1 #5, session 27: a failed chat run without feedback read "it failed after final
+    answer (Here is the migration…)", the answer named as the step that went wrong."""
+    text = _lesson([Step(action="final answer", observation="Here is the migration.")], None)
+    assert "it failed" in text
+    assert "final answer" not in text and "Here is the migration" not in text
+
+
+def test_without_feedback_the_last_step_of_the_method_is_named():
+    text = _lesson([Step(action="list_keys", observation="3 keys"),
+                    Step(action="rotate_keys", observation="rotated 3"),
+                    Step(action="final answer", observation="All three keys rotated.")], None)
+    assert "it failed after rotate_keys (rotated 3)" in text
+    assert "final answer" not in text

@@ -95,8 +95,13 @@ def _what_went_wrong(exp: Experience) -> str:
         # No step failed: the feedback says why. "it failed after final answer (OK, ship it)"
         # blamed the last step, which nothing said was wrong (learning-loop hunt #13).
         return status
-    if not error and exp.steps:
-        last = exp.steps[-1]
+    if not error:
+        # Blame the last step of the method, never the answer itself: a failed chat run read
+        # "it failed after final answer (Here is the migration…)" (review 1 #5, session 27).
+        method = _method_steps(exp.steps)
+        if not method:
+            return status
+        last = method[-1]
         error = last.observation or ""
         at = last.action or ""
     text = status
