@@ -389,11 +389,33 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
                                                role=str(role), trusted=trusted,
                                                reviews=tuple(reviews or ()))],
                                     as_json=False).encode())
-    current[name] = next(iter(probe.values()))
+    current[name] = _reviews_what_it_reads(next(iter(probe.values())))
     atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
                  mode=0o600)  # token hashes: this user only
     os.chmod(target, 0o600)
     return token
+
+
+def _reviews_what_it_reads(principal: Principal) -> Principal:
+    """Refuse `reviews` that could never be used: a namespace the principal does not read (a
+    review finds only what its reader sees), or any reviews below the reviewer role. `tokens
+    add --reviews team` without `--reads team` was stored and did nothing (left of session
+    27): the operator believed a reviewer existed."""
+    from skillbank.scope import ALL, Role
+
+    if not principal.reviews:
+        return principal
+    if not Role(principal.role).allows(Role.REVIEWER):
+        raise TokensFileError(f"a {principal.role} reviews nothing: give --role reviewer (or "
+                              f"admin) to review {', '.join(principal.reviews)}")
+    if ALL in principal.reads:
+        return principal
+    unread = [n for n in principal.reviews if n != principal.namespace and n not in principal.reads]
+    if unread:
+        also = " ".join(f"--reads {n!r}" if n == ALL else f"--reads {n}" for n in unread)
+        raise TokensFileError(f"a principal reviews only what it reads; {principal.name} does "
+                              f"not read {', '.join(repr(n) for n in unread)}: add {also}")
+    return principal
 
 
 # The guard's question -------------------------------------------------------------------------------

@@ -193,7 +193,9 @@ class Rating(BaseModel):
 class Forgotten(BaseModel):
     id: str
     kind: str = Field(description="guideline, experience, lesson or skill")
-    detail: str = Field("", description="what was removed (deleted for good: nothing is kept to restore it)")
+    detail: str = Field("", description="what else the forget did: a skill deleted for good (no "
+                        "copy kept), the rules a forgotten rule had superseded handed back their "
+                        "place; nothing is kept to restore a forgotten item")
 
 
 class PendingItem(BaseModel):

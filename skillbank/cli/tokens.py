@@ -84,7 +84,8 @@ def add(
     token = add_principal(path, name, namespace=namespace, role=role, reads=list(reads or []),
                           reviews=list(reviews or []), trusted=not untrusted, replace=replace)
     data = {"name": name, "token": token, "file": str(path), "namespace": namespace,
-            "role": role, "reads": list(reads or []), "trusted": not untrusted}
+            "role": role, "reads": list(reads or []), "reviews": list(reviews or []),
+            "trusted": not untrusted}
 
     def human() -> None:
         st.out.plain(token)
@@ -108,13 +109,15 @@ def list_(ctx: typer.Context, file: FileOption = None) -> None:
                          if not st.namespace or p.namespace == st.namespace),
                         key=lambda p: p.name)  # --namespace NS: NS's principals alone
     rows = [{"name": p.name, "namespace": p.namespace, "reads": list(p.reads), "role": p.role,
-             "trusted": p.trusted, "sha256": p.sha256[:12] + "…"} for p in principals]
+             "reviews": list(p.reviews), "trusted": p.trusted, "sha256": p.sha256[:12] + "…"}
+            for p in principals]
 
     def human() -> None:
         st.out.print(table(f"Principals in {path}", ["name", "namespace", "reads",
-                                                             "role", "trusted"],
+                                                             "role", "reviews", "trusted"],
                            [[r["name"], r["namespace"], ", ".join(r["reads"]), r["role"],
-                             "yes" if r["trusted"] else "no"] for r in rows]))
+                             ", ".join(r["reviews"]), "yes" if r["trusted"] else "no"]
+                            for r in rows]))
 
     st.out.emit(rows, human)
 
