@@ -29,6 +29,7 @@ from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
+from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
@@ -41,6 +42,7 @@ from skillbank.memories.skills.skill_file import (
     validate_skill,
 )
 from skillbank.memories.skills.versions import keep_version
+from skillbank.memories.skills.staging import RENAME_PREFIX
 from skillbank.records import Skill
 
 if TYPE_CHECKING:
@@ -423,7 +425,8 @@ class SkillAuthoring:
                 raise AlreadyExistsError(f"skill {new_name!r} already exists")
             frontmatter = dict(current.frontmatter)
             frontmatter["name"] = new_name
-            staging = Path(tempfile.mkdtemp(prefix=f".rename-{new_name}-", dir=self.writable_root))
+            staging = Path(tempfile.mkdtemp(prefix=f"{RENAME_PREFIX}{new_name}-",
+                                            dir=self.writable_root))  # killed: `staging` sweeps
             try:
                 staged = staging / new_name
                 shutil.copytree(source, staged, symlinks=True, ignore=_special_files,
@@ -441,6 +444,9 @@ class SkillAuthoring:
             os.replace(source, gone / name)
             shutil.rmtree(gone, ignore_errors=True)
             self.index.delete([name])
+            # The old name's rows still held the text in Chroma's file, which `forget` of the
+            # new name never looked for (found with hunt-procs #2, session 28).
+            erase_from_chroma(self.index, [name])
             last_good.drop(self.writable_root.parent, [name])  # a copy under the old name
             self._carry_usage(name, new_name)  # type: ignore[attr-defined] # skill_trust_api
             self._index_one(target / SKILL_FILE)
@@ -459,6 +465,7 @@ class SkillAuthoring:
         path = self._write(folder, SkillDocument(frontmatter, current.body), None,
                            keep=f"before rename by {by}")
         self.index.delete([current.name])
+        erase_from_chroma(self.index, [current.name])  # as `rename` (hunt-procs #2, s. 28)
         last_good.drop(self.writable_root.parent, [current.name])
         self._carry_usage(current.name, new_name)  # type: ignore[attr-defined]
         self._index_one(path)

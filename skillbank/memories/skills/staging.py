@@ -1,4 +1,4 @@
-"""Adoption's staging copies: a `kill -9` mid-adopt must not leave a draft's text for good.
+"""Staging copies of adopt and rename: a `kill -9` mid-copy must not leave text for good.
 
 `adopt` copies a draft into a hidden `<skills>/.adopt-<name>-XXXX/` folder beside the library
 and renames it into place (`drafts.SkillDrafts._stage_in`), removing the folder in its own
@@ -6,9 +6,11 @@ and renames it into place (`drafts.SkillDrafts._stage_in`), removing the folder 
 removed it, and `forget` (of the source experiences or of the skill) did not look there, so the
 experiences' text outlived "forget means gone" (hunt-drafts #4, session 26).
 
-Every adopt stages under the root's write lock, so any staging folder found while holding it
-belongs to a process that died: it is removed when the skills are opened (if the lock is free
-at once), at every forget, and before the next adopt.
+`rename` stages the renamed copy the same way, in `.rename-<new>-XXXX/`: killed there, the
+whole skill stayed hidden beside the library and outlived `forget` of the skill (hunt-procs #2,
+session 28). Every adopt and rename stages under the root's write lock, so any staging folder
+found while holding it belongs to a process that died: it is removed when the skills are opened
+(if the lock is free at once), at every forget, and before the next adopt.
 """
 
 from __future__ import annotations
@@ -25,12 +27,16 @@ log = logging.getLogger("skillbank.skills")
 
 #: The prefix `_stage_in` gives its `tempfile.mkdtemp` folder.
 STAGING_PREFIX = ".adopt-"
+#: The prefix `SkillAuthoring.rename` gives its.
+RENAME_PREFIX = ".rename-"
 
 
 def staging_copies(writable_root: Path) -> list[Path]:
-    """The adopt staging folders directly in `writable_root` (none when it is missing)."""
+    """The adopt and rename staging folders directly in `writable_root` (none when it is
+    missing)."""
     try:
-        names = [n for n in os.listdir(writable_root) if n.startswith(STAGING_PREFIX)]
+        names = [n for n in os.listdir(writable_root)
+                 if n.startswith((STAGING_PREFIX, RENAME_PREFIX))]
     except OSError:
         return []
     found = (writable_root / name for name in names)
@@ -38,18 +44,20 @@ def staging_copies(writable_root: Path) -> list[Path]:
 
 
 def remove_staging_copies(writable_root: Path) -> int:
-    """Delete every staging folder left by an adopt that did not finish; the number removed.
+    """Delete every staging folder left by an adopt or rename that did not finish; the number
+    removed.
 
     Call with the root's write lock held (no adopt can be staging meanwhile)."""
     removed = 0
     for folder in staging_copies(writable_root):
         shutil.rmtree(folder, ignore_errors=True)
         if folder.exists():
-            log.error("skillbank: could not remove the adopt staging copy %s", folder)
+            log.error("skillbank: could not remove the staging copy %s", folder)
         else:
             removed += 1
     if removed:
-        log.warning("skillbank: removed %d staging copies an interrupted adopt left in %s",
+        log.warning("skillbank: removed %d staging copies an interrupted adopt or rename left "
+                    "in %s",
                     removed, writable_root)
     return removed
 
