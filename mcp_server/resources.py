@@ -331,18 +331,17 @@ def register_audit(server: Any, *, trusted: bool) -> None:
             caller = scopes.active() or scopes.default_scope(
                 getattr(getattr(bank, "settings", None), "namespace", None) or "default",
                 trusted=trusted, face="mcp")
-            if not caller.trusted or not caller.role.allows(scopes.Role.REVIEWER):
-                raise PermissionError(
-                    f"{AUDIT_URI} is for reviewers; {caller.principal} is "
-                    f"{'an untrusted ' if not caller.trusted else 'a '}{caller.role.value}")
-            from skillbank.ui.audit_view import audit_log_of
+            from skillbank.audit import log_of, visible_to
 
-            events = [e for e in audit_log_of(bank).query() if caller.can_review(e.namespace)]
+            visible_to(caller, (), AUDIT_URI)  # refused before anything is read
+            events = visible_to(caller, log_of(bank).query(), AUDIT_URI)
             return [e.to_json() for e in events[-AUDIT_LIMIT:]]
+
+        from skillbank.errors import PermissionDeniedError
 
         try:
             rows = await server.run_bank("experiences", collect)
-        except PermissionError as exc:
+        except PermissionDeniedError as exc:
             raise ResourceError(str(exc)) from None
         except Exception as exc:  # noqa: BLE001 - a clear message, never a traceback
             raise ResourceError(f"{AUDIT_URI}: {exc}") from None

@@ -200,6 +200,68 @@ def open_log(root: str | os.PathLike) -> FileAuditLog:
     return FileAuditLog(Path(root) / "audit")
 
 
+def log_of(bank: Any) -> Any:
+    """The audit log `bank` writes: its own (an in-process bank; team mode's PostgreSQL log), or
+    the root's files (a client bank forwarding to the owner process: the log is plain files
+    under the same root)."""
+    audit_log = getattr(bank, "audit", None)
+    return audit_log if hasattr(audit_log, "query") else open_log(bank.root)
+
+
+def visible_to(caller: Any, events: Iterable[AuditEvent], what: str = "the audit log"
+               ) -> list[AuditEvent]:
+    """The events of `events` the scope `caller` may read: a trusted reviewer or admin sees the
+    namespaces it reviews; anyone else is refused (PermissionDeniedError naming `what`).
+
+    The one rule every face reading the log applies (MCP `skillbank://audit`, the memory
+    browser's Audit page, a scoped view's `audit`). A view handed out the whole log, so a
+    contributor of bob listed alice's events and ids, which every other call of the view
+    answers "not found" (hunt-scope #2, session 28). `skillbank --namespace NS audit` runs as
+    admin of NS, so this rule lists NS's events there too."""
+    from skillbank import scope as scopes
+    from skillbank.errors import PermissionDeniedError
+
+    if not caller.trusted or not caller.role.allows(scopes.Role.REVIEWER):
+        raise PermissionDeniedError(
+            f"{what} is for reviewers; {caller.principal} is "
+            f"{'an untrusted ' if not caller.trusted else 'a '}{caller.role.value}")
+    return [e for e in events if caller.can_review(e.namespace)]
+
+
+class ScopedAuditLog:
+    """`bank.scoped(scope).audit`: the log as `scope` may read it (`visible_to`), never written.
+
+    The memories write the log themselves, each event as the caller of the write; a view's
+    `audit.append` wrote whatever events it was given, any principal's (hunt-scope #2,
+    session 28). `scope_now` gives the scope a call runs as (a view narrows to untrusted while
+    an untrusted caller is active)."""
+
+    def __init__(self, log: Any, scope_now: Any) -> None:
+        self._log = log
+        self._scope_now = scope_now
+
+    def query(self, *, principal: str | None = None, action: str | None = None,
+              since: datetime | None = None, item_id: str | None = None,
+              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
+        """`AuditLog.query`, of the events this scope may read; `limit` keeps the newest
+        `limit` of those."""
+        caller = self._scope_now()
+        visible_to(caller, ())  # refused before anything is read
+        found = visible_to(caller, self._log.query(
+            principal=principal, action=action, since=since, item_id=item_id,
+            namespace=namespace))
+        if limit is not None:
+            found = found[-limit:] if limit > 0 else []
+        return found
+
+    def append(self, events: Iterable[AuditEvent]) -> None:
+        from skillbank.errors import PermissionDeniedError
+
+        raise PermissionDeniedError(
+            "the audit log is written by the memories, each event as the caller of the write; "
+            "a scoped view does not append to it")
+
+
 def event(action: str, kind: str, item_id: str, *, namespace: str | None = None,
           default_namespace: str = "default", at: datetime | None = None,
           trusted: bool = True) -> AuditEvent:

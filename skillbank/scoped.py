@@ -86,6 +86,15 @@ class ScopedBank:
         """Another caller's view of the same bank."""
         return ScopedBank(self._bank, scope)
 
+    @property
+    def audit(self) -> Any:
+        """The audit log as this caller may read it (`skillbank.audit.ScopedAuditLog`): the
+        bank's whole log, passed through as any value, listed every namespace's events to a
+        contributor and let it append events as anyone (hunt-scope #2, session 28)."""
+        from skillbank.audit import ScopedAuditLog, log_of
+
+        return ScopedAuditLog(log_of(self._bank), lambda: _as(self.scope))
+
     def __getattr__(self, name: str) -> Any:
         with using(_as(self.scope)):
             value = getattr(self._bank, name)

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 from owner_client import bank_for
+from test_adopt_author import as_adopted
 
 SECRET = "PGPASSWORD=hunter2-s3cr3t"
 BOTH = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
@@ -67,7 +68,7 @@ def test_a_pending_draft_is_as_private_as_the_journal_and_shared_once_adopted(tm
         assert mode(skill_md) == 0o600 and skill_md.read_text() == edited
 
         adopted = Path(bank.skills.adopt(draft.name).path)
-        assert adopted.read_text() == edited
+        assert adopted.read_text() == as_adopted(edited)  # naming its author (hunt-scope #3)
         assert (mode(adopted.parent), mode(adopted)) == (folder_mode, file_mode)
         closed = root / "drafts" / ".closed"
         assert mode(closed) == 0o700
@@ -118,7 +119,7 @@ def test_adopting_a_revision_of_a_read_only_skill_keeps_its_files(tmp_path, remo
         skill = bank.skills.adopt("deploy-billing")
         folder = Path(skill.path).parent
         assert folder == tmp_path / "root" / "skills" / "deploy-billing"
-        assert Path(skill.path).read_text() == revised
+        assert Path(skill.path).read_text() == as_adopted(revised)  # hunt-scope #3, s. 28
         assert sorted(r.path for r in skill.resources) == [
             "references/clusters.md", "scripts/deploy.sh"]
         assert bank.skills.read_resource("deploy-billing", "scripts/deploy.sh") == \

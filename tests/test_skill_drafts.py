@@ -20,6 +20,7 @@ from skillbank.memories.skills import draft_files
 from skillbank.memories.skills import drafts as drafts_module
 from skillbank.memories.skills.drafting import LLMDrafter, RuleDrafter
 from skillbank.memories.skills.skill_file import read_skill_file, validate_skill
+from test_adopt_author import as_adopted
 
 CSV_TASKS = [
     "Import the sales CSV file into the orders database table",
@@ -266,7 +267,8 @@ def test_a_crash_mid_adopt_never_leaves_half_a_skill(tmp_path, monkeypatch, step
     pending = [d.name for d in reopened.skills.drafts()]
     if skill_state(root, draft.name) == "complete":
         assert pending == [n for n in pending if n != draft.name]  # closed as adopted
-        assert (root / "skills" / draft.name / "SKILL.md").read_text() == draft_text
+        assert (root / "skills" / draft.name / "SKILL.md").read_text() == \
+            as_adopted(draft_text)  # naming its adopter (hunt-scope #3, session 28)
     else:
         assert draft.name in pending
         reopened.skills.adopt(draft.name)

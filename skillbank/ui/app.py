@@ -349,7 +349,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def audit(request: Request) -> Response:
         from skillbank.ui.audit_view import AuditFilter, audit_page
 
-        data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
+        try:
+            data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
+        except SkillbankError as exc:  # a caller below reviewer (`audit.visible_to`)
+            return failed(request, exc)
         return page(request, "audit.html", data)
 
     routes = [

@@ -53,10 +53,10 @@ class AuditFilter:
 
 
 def audit_log_of(bank: Any) -> Any:
-    from skillbank.audit import open_log
+    """The log `bank` writes (`skillbank.audit.log_of`)."""
+    from skillbank.audit import log_of
 
-    log = getattr(bank, "audit", None)
-    return log if hasattr(log, "query") else open_log(bank.root)
+    return log_of(bank)
 
 
 def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
@@ -72,10 +72,11 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
     events = audit_log_of(bank).query(principal=f.principal or None, action=f.action or None,
                                       item_id=f.item_id or None, since=since)
     from skillbank import scope as scopes
+    from skillbank.audit import visible_to
 
     caller = scopes.active()  # a browser started for one namespace shows that namespace's
-    if caller is not None:
-        events = [e for e in events if caller.can_read(e.namespace)]
+    if caller is not None:  # the rule every face applies (hunt-scope #2, session 28)
+        events = visible_to(caller, events, "the audit page")
     events = [e for e in events if f.admits(e)]
     events = events[-(PAGE_LIMIT + 1):]
     more = len(events) > PAGE_LIMIT

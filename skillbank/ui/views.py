@@ -380,12 +380,16 @@ def forgotten_since(bank: Any, moment: float) -> bool:
     only by the browser's own Forget, so after a `skillbank forget` (or MCP `forget`, or another
     process's API call) its next rating showed the forgotten text again, although docs/ui.md
     says it is dropped (hunt-ui #5, session 27). A log that cannot be read counts as a forget:
-    the preview is built again rather than risk it."""
+    the preview is built again rather than risk it. A scoped view's own `audit` is the log as
+    its caller may read it (refused below reviewer, hunt-scope #2, session 28): this check
+    reads the bank's, and shows none of it."""
+    from skillbank.scoped import ScopedBank
     from skillbank.ui.audit_view import audit_log_of
 
     since = datetime.fromtimestamp(moment, timezone.utc)
+    whole = bank.bank if isinstance(bank, ScopedBank) else bank
     try:
-        return bool(audit_log_of(bank).query(action="forget", since=since, limit=1))
+        return bool(audit_log_of(whole).query(action="forget", since=since, limit=1))
     except (OSError, SkillbankError):
         return True
 

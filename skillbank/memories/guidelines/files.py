@@ -6,7 +6,9 @@ string checks), so that the file format and the callers agree on what a rule's t
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable
@@ -262,6 +264,54 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
         return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
     return guideline, findings
+
+
+_NAMESPACE_LINE = re.compile(r"^namespace:[ \t]*(.*?)[ \t]*\r?$", re.M)
+
+
+def written_namespace(path: str | None) -> str | None:
+    """The namespace a guideline file that was not read as a rule says it belongs to: its
+    frontmatter's `namespace` (absent: "default", as `parse_guideline` files a rule), or where
+    the YAML does not parse, its one top-level `namespace:` line; None when that cannot be told
+    (no such file, a link, not text, no frontmatter, no or several such lines, not a namespace).
+
+    `problems()` shows a file's findings to its namespace's reviewers only; they went to every
+    reviewer, another namespace's rule ids and frontmatter text included (hunt-scope #1,
+    session 28)."""
+    from skillbank.scope import check_namespace
+
+    try:
+        if path is None or not stat.S_ISREG(os.lstat(path).st_mode) \
+                or os.path.getsize(path) > MAX_FILE_BYTES:
+            return None
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        with os.fdopen(fd, "rb") as handle:
+            text = handle.read(MAX_FILE_BYTES + 1).decode("utf-8")
+    except (OSError, UnicodeDecodeError):
+        return None
+    opening = _OPEN.match(text)
+    if not opening:
+        return None
+    closing = _CLOSE.search(text, opening.end())
+    raw = text[opening.end():closing.start() if closing else len(text)]
+    try:
+        data = _load_yaml(raw) if closing else None
+    except Exception:  # noqa: BLE001 - a YAML slip: the namespace line may still be read
+        data = None
+    if isinstance(data, dict):
+        value: Any = data.get("namespace") or "default"
+    else:
+        lines = _NAMESPACE_LINE.findall(raw)
+        if len(lines) != 1:
+            return None
+        try:
+            value = yaml.safe_load(lines[0]) if lines[0] else None
+        except yaml.YAMLError:
+            value = lines[0]
+    try:
+        return check_namespace(value)
+    except InvalidInputError:
+        return None
 
 
 def _ignored_topic(written: Any, folder: str, path: str | None) -> str:

@@ -14,7 +14,7 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
-    ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text)
+    ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
 from skillbank.scope import Role
@@ -257,11 +257,31 @@ class GuidelineSearch:
         guideline ... run sync()"). The warnings were only logged: a `topic:` edited in the
         frontmatter (the folder decides), a file-manager copy `gl-… (copy).md`, keys the
         format does not have were ignored without a word to the curator (hunt-curator #4,
-        session 25). Reviewers and admins only: a path names its namespace."""
-        self._scope().require(Role.REVIEWER, "listing unreadable guideline files")
+        session 25). Reviewers and admins only: a path names its namespace.
+
+        Each file is told to the reviewers of its namespace only (`_file_shown`), as damaged
+        drafts are (`skills.draft_problems`): every reviewer was shown every file, so a
+        reviewer of `team` read alice's rule ids, topics and frontmatter values (hunt-scope
+        #1, session 28)."""
+        scope = self._scope()
+        scope.require(Role.REVIEWER, "listing unreadable guideline files")
         with self._lock:
             self._refresh()
-            return list(self._unreadable) + list(self._file_warnings)
+            found = list(self._unreadable) + list(self._file_warnings)
+            read = {g.path: g.namespace for g in self._items.values()}
+        return [f for f in found if self._file_shown(f.path, scope, read)]
+
+    def _file_shown(self, path: str | None, scope: "scopes.Scope",
+                    read: dict[str, str] | None = None) -> bool:
+        """Whether `scope` is told what is wrong with the guideline file at `path`: it reviews
+        the file's namespace, that of the rule read from it (`read`: path -> namespace), else
+        the one the file itself names (`files.written_namespace`). A file whose namespace
+        cannot be told (a folder, a link, not text, no `namespace:` line in a frontmatter that
+        does not parse) is told to reviewers of every namespace ("*") only: it may be anyone's."""
+        namespace = (read or {}).get(path or "") or written_namespace(path)
+        if namespace is None:
+            return ALL_NAMESPACES in scope.reviewable
+        return scope.can_review(namespace)
 
     def topics(self, namespace: str | None = None) -> list[str]:
         """Topics that have active or pending guidelines in a namespace (default: the bank's)."""

@@ -136,10 +136,11 @@ class GuidelineStore:
         Except that a reviewer asking for a rule whose file does not parse is told which file
         and why (what `problems()` shows them): "no guideline gl-…" sent the curator, who saw
         the file, looking for a typo in the id (hunt-curator #7, session 25). Others get the
-        one answer still: a path names a topic, a parse error quotes the file."""
+        one answer still: a path names a topic, a parse error quotes the file; so does a
+        reviewer of other namespaces than the file's (`_file_shown`, hunt-scope #1, s. 28)."""
         broken = [f for f in self._unreadable
                   if f.code != "duplicate-id" and PurePath(f.path).name == f"{gid}.md"]
-        if broken and self._scope().role.allows(scopes.Role.REVIEWER):
+        if broken and self._file_shown(broken[0].path, self._scope()):  # type: ignore[attr-defined]
             return NotFoundError(
                 f"guideline {gid} is in {broken[0].path}, which cannot be read: "
                 f"{broken[0].message}; fix the file (bank.guidelines.problems() names every "

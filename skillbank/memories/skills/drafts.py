@@ -42,6 +42,7 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError)
 from skillbank.fsutil import atomic_write, check_slug
 from skillbank.memories.skills import checks
+from skillbank.memories.skills.authoring import _with_author, author_of
 from skillbank.memories.skills.draft_files import (private_folder, stage_skill, tighten,
                                                    write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
@@ -257,8 +258,9 @@ class SkillDrafts(SkillProposing):
     def _already_adopted(self, draft: SkillDraft) -> bool:
         target = self.writable_root / str(draft.skill) / SKILL_FILE
         try:
-            return target.read_bytes() == Path(draft.path).read_bytes()
-        except OSError:
+            return _adopted_as(target.read_text(encoding="utf-8"),
+                               Path(draft.path).read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError):
             return False
 
     def _skill_exists(self, name: str) -> bool:
@@ -318,13 +320,14 @@ class SkillDrafts(SkillProposing):
             draft = self._find_draft(name, decide=True)
             name = str(draft.skill)  # from here on the skill it becomes (hunt-untrusted #2, s27)
             folder = Path(draft.path).parent
-            text = Path(draft.path).read_text(encoding="utf-8")
-            _check_shown(draft.name, text, shown_hash)
-            doc = _valid_skill(text, name, "the draft is not a valid skill")
+            drafted = Path(draft.path).read_text(encoding="utf-8")
+            _check_shown(draft.name, drafted, shown_hash)
+            doc = _valid_skill(drafted, name, "the draft is not a valid skill")
             if draft.base_changed:  # read just now, under the locks (_find_draft)
                 raise InvalidInputError(_stale_refusal(draft, self._may_redraw(draft, name)))
+            doc, text = _authored(doc, drafted, self._adopted_author(draft))
             if getattr(self, "skills_repo", None) is not None:  # git mode: a proposal commit
-                return self._adopt_in_git(draft, folder, doc, text)
+                return self._adopt_in_git(draft, folder, doc, text, drafted)
             self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
             remove_staging_copies(self.writable_root)  # a killed adopt's (hunt-drafts #4, s26)
             target = self._writable_dir(name)  # type: ignore[attr-defined]
@@ -345,9 +348,21 @@ class SkillDrafts(SkillProposing):
             note(self, "adopt", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
 
+    def _adopted_author(self, draft: SkillDraft) -> str:
+        """Who an adopted skill names as its author (`authoring.AUTHOR_KEY`), as `save` names
+        one: a revision keeps the author of the skill it revises, anything else is the
+        adopter's. Adopt wrote the draft as drafted, with no author, so the skill's own
+        contributors were refused with "(a skill written outside skillbank)" (hunt-scope #3,
+        session 28)."""
+        current = self._revised_text(draft.revises) if draft.revises else None
+        served = parse_skill_text(current)[0] if current is not None else None
+        return (author_of(served.frontmatter) if served is not None else None) \
+            or scopes.caller(self.default_namespace).principal
+
     def _adopt_in_git(self, draft: SkillDraft, folder: Path, doc: SkillDocument,
-                      text: str) -> Skill:
-        """Git mode: the draft becomes a commit on the caller's proposal branch (`repo_api`).
+                      text: str, drafted: str) -> Skill:
+        """Git mode: the draft becomes a commit on the caller's proposal branch (`repo_api`):
+        `text`, the `drafted` text naming its author (`_authored`), as its SKILL.md.
 
         Refused as embedded adopt refuses, but against what the proposal is built on (the
         remote's newest served branch, or the open proposal branch it continues), not only this
@@ -369,8 +384,8 @@ class SkillDrafts(SkillProposing):
             except NotFoundError:
                 pass
         proposed = self._propose_draft(  # type: ignore[attr-defined]
-            folder, doc, META_FILE, lambda held, base: self._check_base(draft, text, held, base),
-            revised)
+            folder, doc, META_FILE,
+            lambda held, base: self._check_base(draft, drafted, held, base), revised, text)
         self._close(draft, "adopted", proposal=proposed.proposal.branch,
                     text_hash=_text_hash(text), base_hash=draft.base_hash)
         note(self, "adopt", "skill", f"skill:{name}")
@@ -380,9 +395,9 @@ class SkillDrafts(SkillProposing):
         """Refuse a git-mode adopt whose proposal `base` (`skills_repo.ProposalBase`) holds, as
         the skill's SKILL.md, `held`: a text the draft would replace without having been drawn
         from it. Nothing is refused when `held` is the draft's own text already (a proposal
-        pushed by an adopt that stopped before closing the draft)."""
+        pushed by an adopt that stopped before closing the draft; `_adopted_as`)."""
         name = str(draft.skill)
-        if held == text:
+        if held is not None and _adopted_as(held, text):
             return
         if draft.revises != name:
             if held is not None:
@@ -547,6 +562,31 @@ def _valid_skill(text: str, name: str, refusal: str) -> SkillDocument:
     if errors:
         raise InvalidInputError(f"{refusal}: " + "; ".join(f.message for f in errors), errors)
     return doc
+
+
+def _authored(doc: SkillDocument, text: str, author: str) -> tuple[SkillDocument, str]:
+    """The draft `doc` (read from `text`) as adopt writes it: its frontmatter's metadata naming
+    `author` (`authoring._with_author`), everything else as drafted; `text` itself when it
+    names that author already (hunt-scope #3, session 28)."""
+    frontmatter = _with_author(doc.frontmatter, author)
+    if frontmatter == doc.frontmatter:
+        return doc, text
+    authored = SkillDocument(frontmatter=frontmatter, body=doc.body,
+                             fallback_name=doc.fallback_name)
+    return authored, render_skill(authored)
+
+
+def _adopted_as(served: str, drafted: str) -> bool:
+    """Whether the SKILL.md text `served` is the draft text `drafted` as adopt writes it: the
+    same, or naming the author `served` names (`_authored`). A crash after the swap leaves the
+    draft pending; comparing the texts alone took an adopted draft for another skill of its
+    name once adopt recorded an author."""
+    if served == drafted:
+        return True
+    served_doc, draft_doc = parse_skill_text(served)[0], parse_skill_text(drafted)[0]
+    author = author_of(served_doc.frontmatter) if served_doc is not None else None
+    return author is not None and draft_doc is not None \
+        and _authored(draft_doc, drafted, author)[1] == served
 
 
 def _text_hash(text: str) -> str:

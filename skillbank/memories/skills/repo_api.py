@@ -68,8 +68,10 @@ class SkillsInGit:
 
     def _propose_draft(self, draft_folder: Path, doc: Any, skip: str,
                        check: Callable[[str | None, Any], None],
-                       revised_folder: Path | None = None) -> Skill:
-        """Commit an adopted draft's folder (SKILL.md and its files, not `skip`) as the skill.
+                       revised_folder: Path | None = None, text: str | None = None) -> Skill:
+        """Commit an adopted draft's folder (SKILL.md and its files, not `skip`) as the skill;
+        `text`: the SKILL.md to commit instead of the draft's (naming its author, as an
+        embedded adopt writes it: hunt-scope #3, session 28).
 
         `check(held, base)` is shown the SKILL.md text the proposal's base holds for the skill
         (None: none) and what that base is, before anything is written, and raises to refuse:
@@ -98,6 +100,8 @@ class SkillsInGit:
         def write(tree: Path, base: Any) -> None:
             shutil.copytree(draft_folder, tree / rel, dirs_exist_ok=True,
                             ignore=_regular_files_but(skip))
+            if text is not None:
+                (tree / rel / SKILL_FILE).write_text(text, encoding="utf-8")
 
         # `as_found` commits nothing unless it copied a read-only skill: only then is it titled.
         # Named by the skill only: a local path (a home folder) was pushed to the team's remote
