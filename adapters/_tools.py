@@ -230,7 +230,8 @@ def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
     missing = dict(getattr(hits, "missing_tools", None) or {})
     gated = {"missing_tools": missing} if missing else {}
     if not hits:
-        return {"skills": [], **gated, "note": skill_search_note(False, missing)}
+        return {"skills": [], **gated,
+                "note": skill_search_note(False, missing, getattr(hits, "reason", ""))}
     return {"skills": [_skill_hit(h) for h in hits], **gated,
             "next": skill_search_note(True, missing)}
 

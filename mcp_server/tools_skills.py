@@ -68,7 +68,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
                   for h in hits]
         missing = dict(getattr(hits, "missing_tools", {}) or {})
         # What to do next, in the core's words the adapters' find_skills says too.
-        hint = note_mode(skill_search_note(bool(skills), missing), mode, reason)
+        hint = note_mode(skill_search_note(bool(skills), missing, getattr(hits, "reason", "")),
+                         mode, reason)
         return m.SkillSearch(task=task, skills=skills, hint=hint, search_mode=mode, note=note,
                              missing_tools=missing)
 

@@ -143,15 +143,20 @@ def tool_terms(message: str) -> str:
     return message
 
 
-def skill_search_note(found: bool, missing_tools: dict[str, list[str]] | None) -> str:
+def skill_search_note(found: bool, missing_tools: dict[str, list[str]] | None,
+                      reason: str = "") -> str:
     """What to do after a skill search, said alike by every face that answers one for a model.
 
     "No skill fits" was said when one fitted but needs tools the agent lacks (missing_tools named
     it): that is a different answer. The MCP face said so; the adapters' find_skills still said
     "No skill fits this task" (hunt-disclose #1, session 25), so the wording lives here.
+    `reason` is the search's own (`Hits.reason`: an emoji-only request has nothing to route
+    on); every face said "No skill fits" instead (hunt-routing #11, session 28).
     """
     if found:
         return "Call load_skill with the best name to read its instructions."
+    if reason:
+        return f"No skill was looked for: {reason}. Restate the task in words to find one."
     if missing_tools:
         return ("No skill you can use fits this task: the skills in missing_tools need tools "
                 "you lack; proceed without one.")

@@ -562,17 +562,23 @@ def search(
                        "are left out and named.")] = None,
 ) -> None:
     """Route a task to the skills that fit it (none when nothing fits)."""
+    from skillbank.memories.skills.dependencies import check_available
+
     st = state(ctx)
+    check_available(tool, "--tool")  # `--tool ""` gated every skill (hunt-routing #3, s. 28)
     hits = st.bank(sync=["skills"]).skills.search(task, k=k, min_score=min_score,
                                                   available_tools=tool)
     missing = getattr(hits, "missing_tools", None) or {}
+    reason = getattr(hits, "reason", "") or ""
 
     def human() -> None:
         shown = [h for h in hits if round(float(h.score or 0), 3) > 0]  # 0.000: no evidence
         for name, lacks in missing.items():
             st.out.note(f"left out {name}: it needs {', '.join(lacks)}")
         if not shown:
-            st.out.print("No skill fits this task.")
+            st.out.print(f"No skill for this request: {reason}." if reason else
+                         "No skill you can use fits this task (the skills left out need tools "
+                         "you lack)." if missing else "No skill fits this task.")
             return
         # Narrow terminals: names may wrap and `why` goes (--json has it), so the description
         # keeps room to be read instead of ~15 characters.
@@ -586,8 +592,13 @@ def search(
                            [[i, h.name, score(h.score)] + ([h.why] if wide else [])
                             + [short(h.record.description, 100)] for i, h in enumerate(shown, 1)]))
 
-    st.out.emit([{"name": h.name, "score": h.score, "why": h.why,
-                  "description": h.record.description, "path": h.path} for h in hits], human)
+    found = [{"name": h.name, "score": h.score, "why": h.why,
+              "description": h.record.description, "path": h.path} for h in hits]
+    # `hits.reason` and, with --tool, what the gate left out were dropped (hunt-routing #2, #11)
+    if st.out.json and reason and tool is None:  # the list stays bare: say why it is empty
+        st.out.err.print(f"no skill for this request: {reason}", highlight=False)
+    st.out.emit(found if tool is None else
+                {"skills": found, "missing_tools": missing, "reason": reason}, human)
 
 
 @app.command()

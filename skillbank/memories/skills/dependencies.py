@@ -24,7 +24,9 @@ the tool name: `mcp__chrome-devtools__*` is any tool of that server (it was read
 tool name, so an agent with every chrome-devtools tool lacked it), and `mcp__chrome-devtools`
 is too. Names compare case-insensitively. Anything malformed (a number, a nested mapping where
 names belong) is a warning in the log and declares nothing: it never hides a skill or crashes
-search.
+search; `skills validate` and sync report each such warning (`unread_entries`). A `requires`
+written as a list or string of names (`requires: [Bash, WebFetch]`, by analogy with
+`allowed-tools`) is read as its `tools`: every name needed.
 """
 
 from __future__ import annotations
@@ -37,7 +39,11 @@ from typing import Any, Iterable
 
 log = logging.getLogger("skillbank.skills")
 _PATTERN = re.compile(r"\(.*\)$")
-_MAX_NAMES = 64
+#: The most tool names one declaration (`allowed-tools`, `requires.tools` ...) may list; no
+#: published skill lists more than 13. Past it the declaration is ignored and reported, never
+#: cut: a cut at 64 gated out an agent holding the 100th pre-approved tool and served a skill
+#: whose 65th required tool the agent lacked (hunt-routing #1, session 28).
+MAX_NAMES = 1000
 _UNCLOSED = "has an unclosed parenthesis"
 _NOT_A_NAME = "is not a tool name"
 
@@ -67,7 +73,8 @@ class Declared:
 
 def _entries(value: Any, where: str, warnings: list[str], split: bool
              ) -> list[tuple[str, bool]]:
-    """(lowercase tool name, whether an argument pattern was given) for each entry."""
+    """(lowercase tool name, whether an argument pattern was given) for each entry: all of them,
+    or none (a warning) when there are more than `MAX_NAMES`."""
     if value is None or value == "":
         return []
     if isinstance(value, str):
@@ -79,7 +86,7 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
                         f"got {type(value).__name__}; ignored")
         return []
     found: list[tuple[str, bool]] = []
-    for number, item in enumerate(list(items)[:_MAX_NAMES], 1):
+    for number, item in enumerate(items, 1):
         if not isinstance(item, str) or not item.strip():
             label = where if isinstance(value, str) else f"{where} item {number}"
             warnings.append(f"{label}, {shown_item(item)}, {_NOT_A_NAME}; ignored")
@@ -94,7 +101,11 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
             name = _PATTERN.sub("", entry).strip().lower()
             if name:
                 found.append((name, name != entry.strip().lower()))
-    return found[:_MAX_NAMES]
+        if len(found) > MAX_NAMES:
+            warnings.append(f"{where} lists more than {MAX_NAMES:,} tool names, the most the "
+                            "tool gate reads; ignored")
+            return []
+    return found
 
 
 def split_entries(text: str) -> list[str] | None:
@@ -152,8 +163,13 @@ def declared(frontmatter: Any) -> Declared:
     if isinstance(requires, dict):
         tools |= _names(requires.get("tools"), "requires.tools", warnings, split=True)
         servers |= _names(requires.get("mcp"), "requires.mcp", warnings, split=True)
-    elif requires not in (None, ""):
-        warnings.append(f"requires must be a mapping, got {type(requires).__name__}; ignored")
+    elif isinstance(requires, (list, str)):
+        # `requires: [Bash, WebFetch]` was ignored, so the skill was served to an agent with
+        # only Read (hunt-routing #6, session 28): the names are readable, so they are needed.
+        tools |= _names(requires, "requires", warnings, split=True)
+    elif requires is not None:
+        warnings.append(f"requires must be a mapping with tools and mcp, got "
+                        f"{type(requires).__name__}; ignored")
     compatibility = frontmatter.get("compatibility")
     if isinstance(compatibility, dict):
         tools |= _names(compatibility.get("tools"), "compatibility.tools", warnings, split=True)
@@ -161,13 +177,15 @@ def declared(frontmatter: Any) -> Declared:
 
 
 def unread_entries(frontmatter: Any) -> list[str]:
-    """What `skills validate` warns of that its spec checks do not see: entries the gate
-    ignores, each named: one with an unclosed parenthesis (the validator was silent;
-    hunt-disclose #4, session 25), and a list item that is not a tool name (a mapping, a
-    number), which it reported as "must be a string, got list" while the list is read and the
-    item is what is ignored (hunt-badinput #6, session 26). A whole value of a wrong type is
-    already a spec error there."""
-    return [w for w in declared(frontmatter).warnings if _UNCLOSED in w or _NOT_A_NAME in w]
+    """What `skills validate` warns of that its spec checks do not see: what the gate ignores,
+    each named: an entry with an unclosed parenthesis (the validator was silent;
+    hunt-disclose #4, session 25), a list item that is not a tool name (a mapping, a number),
+    which it reported as "must be a string, got list" while the list is read and the item is
+    what is ignored (hunt-badinput #6, session 26), a declaration over `MAX_NAMES`, and a
+    `requires` (or its `tools`, `mcp`) of a shape the gate cannot read: `requires: {tools: 42}`
+    drew only the "unknown key" warning a working `requires` gets (hunt-routing #1 and #6,
+    session 28). A whole `allowed-tools` of a wrong type is already a spec error there."""
+    return [w for w in declared(frontmatter).warnings if not w.startswith("allowed-tools must")]
 
 
 def _has(pattern: str, available: set[str]) -> bool:
@@ -199,24 +217,32 @@ def missing(need: Declared, available: Iterable[str]) -> list[str]:
         f"mcp:{s}" for s in need.servers if not _server_present(s, have))
 
 
-def check_available(available_tools: Any) -> list[str] | None:
-    """`available_tools` as a list of names, or None (no gate). A clear error otherwise."""
+def check_available(available_tools: Any, label: str = "available_tools") -> list[str] | None:
+    """`available_tools` as a list of names, or None (no gate). A clear error otherwise, naming
+    the argument as the caller's face spells it (`label`: the CLI's `--tool`).
+
+    A blank name is refused: `skills search --tool ""` was taken as a tool no skill names, so
+    every skill that declares tools was gated out, where MCP's schema refuses an empty name
+    (hunt-routing #3, session 28). Every face reaches this one check."""
     from skillbank.errors import InvalidInputError
 
     if available_tools is None:
         return None
     if isinstance(available_tools, str) or not isinstance(available_tools, (list, tuple, set,
                                                                             frozenset)):
-        raise InvalidInputError("available_tools must be a list of tool names (or None for no "
+        raise InvalidInputError(f"{label} must be a list of tool names (or None for no "
                                 f"tool gate), got {type(available_tools).__name__}")
     names = []
     for name in available_tools:
         if not isinstance(name, str):
-            raise InvalidInputError("available_tools must hold tool names (strings), got "
+            raise InvalidInputError(f"{label} must hold tool names (strings), got "
                                     f"{type(name).__name__}")
+        if not name.strip():
+            raise InvalidInputError(f"{label} holds an empty tool name ({name!r}); give each "
+                                    "tool's name, e.g. Bash")
         names.append(name)
     if len(names) > 10_000:
-        raise InvalidInputError("available_tools holds more than 10,000 names")
+        raise InvalidInputError(f"{label} holds more than 10,000 names")
     return names
 
 

@@ -217,6 +217,18 @@ class Freshness:
             return False
         return self.generation == generation
 
+    def declaration_key(self, path: str, indexed_hash: str) -> str:
+        """What to read a skill's tool declaration under (`dependencies.of_file`): its indexed
+        hash, or its file's stat key when the file changed since the last sync. A skill the tool
+        gate leaves out is not a hit, so `current` did not see its edit: a loosened
+        allowed-tools stayed gated until the re-check while a tightened one (on a hit) applied
+        at once (hunt-routing #10, session 28). Served, it is a hit whose file changed, and the
+        search syncs and runs again."""
+        if self.seconds <= 0 or self._seen is None:
+            return indexed_hash
+        now = stat_key(path)
+        return indexed_hash if self._seen.get(path) == now else f"stat:{now}"
+
     def refresh(self) -> None:
         """Sync now: searchable by keyword at once. The summary vectors of a few skills (an
         author's edit) are embedded on this thread, so this very read ranks them as before the

@@ -578,7 +578,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """Whether the agent lacks tools the skill declares; named in `hits.missing_tools` only
         when it `fits` (`fit.fit_alone`). Skills after it keep the scores they earned (a gated
         best match promotes nothing)."""
-        need = dependencies.of_file(record.path, record.content_hash)
+        need = dependencies.of_file(record.path, self.freshness.declaration_key(
+            record.path, record.content_hash))  # an edit since the last sync counts at once
         dependencies.warn_once(record.name, need)
         lacking = dependencies.missing(need, available) if need else []
         if lacking and fits:

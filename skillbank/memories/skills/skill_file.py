@@ -547,6 +547,15 @@ def validate_skill(
             f"{type(allowed).__name__}{items}")
         unread = [w for w in unread if not w.startswith("allowed-tools item")]  # said above
 
+    requires = fm.get("requires")
+    if isinstance(requires, (list, str)) and _names(requires):
+        # Read by the gate as its tools, where it was ignored with only the "unknown key"
+        # warning a working `requires` gets (hunt-routing #6, session 28).
+        form = "a YAML list" if isinstance(requires, list) else "a string"
+        out.append(_finding("warning", "requires-type", f"requires as {form} is read by "
+                            "skillbank's tool gate as requires: {tools: [...]} (every name "
+                            "needed); write it as that mapping, the form other tools read",
+                            path))
     out.extend(_finding("warning", "tool-gate-unread", f"{w} by the tool gate (the skill is "
                         "served as if it declared nothing there)", path)
                for w in unread)
