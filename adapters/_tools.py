@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING, Any, Callable, Literal, Sequence
 from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.errors import InvalidInputError, SkillbankError
+from skillbank.memories.skills.skill_file import MAX_SERVED_NAME
 from skillbank.tool_text import NO_MEMORY, TOOL_DESCRIPTIONS, memory_reply, skill_search_note
 
 if TYPE_CHECKING:
@@ -56,12 +57,14 @@ class FindSkillsArgs(BaseModel):
 
 
 class LoadSkillArgs(BaseModel):
-    name: str = Field(min_length=1, max_length=200,
+    # Any name find_skills can return: 200 refused a served skill's longer name (MCP refused
+    # one over 64: hunt-routing #7, session 28; see MAX_SERVED_NAME).
+    name: str = Field(min_length=1, max_length=MAX_SERVED_NAME,
                       description="The skill's name, exactly as find_skills returned it.")
 
 
 class ReadSkillResourceArgs(BaseModel):
-    name: str = Field(min_length=1, max_length=200, description="The skill's name.")
+    name: str = Field(min_length=1, max_length=MAX_SERVED_NAME, description="The skill's name.")
     path: str = Field(min_length=1, max_length=1000,
                       description="A file path relative to the skill folder, as listed by "
                                   "load_skill under resources, e.g. 'references/api.md'.")

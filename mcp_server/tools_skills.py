@@ -14,6 +14,7 @@ from skillbank.mcp_server import models as m
 from skillbank.mcp_server import resources as res
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.modes import keyword_reason, mode_of, note_mode
+from skillbank.memories.skills.skill_file import MAX_SERVED_NAME
 from skillbank.tool_text import skill_search_note
 
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
@@ -22,7 +23,8 @@ K = Annotated[int, m.WHOLE, Field(ge=1, le=50, strict=True, description="how man
 AvailableTools = Annotated[Optional[list[Annotated[str, Field(min_length=1, max_length=200)]]], Field(
     max_length=2000, description="your tool names, if you know them: skills that need tools you "
     "lack (their allowed-tools / requires) are left out and named in missing_tools")]
-SkillName = Annotated[str, Field(min_length=1, max_length=64,
+# Any name find_skills can return (not the spec's 64 for a new name: see MAX_SERVED_NAME).
+SkillName = Annotated[str, Field(min_length=1, max_length=MAX_SERVED_NAME,
                                  description="skill name as returned by find_skills, e.g. 'write-a-skill'")]
 
 UNTRUSTED_SKILL = ("this server does not accept skills from untrusted clients (a skill steers every "

@@ -389,6 +389,14 @@ class Hit(BaseModel, Generic[T]):
         search ranked by, comparable only within one search (hunt-rag #3, session 24)."""
         return hit_relevance(self.dense, self.keyword)
 
+    @property
+    def shown(self) -> bool:
+        """Whether the hit's score shows as more than 0.000. The CLI's search table leaves the
+        others out ("no evidence"), and `skills eval` counts as a trigger exactly what that
+        table shows: it counted every hit returned, so a should-not query "fired" on a skill
+        scored 4e-06 (hunt-routing #8, session 28)."""
+        return round(float(self.score or 0), 3) > 0
+
     # Convenience accessors so callers can write hit.name / hit.text without digging.
     @property
     def name(self) -> str:

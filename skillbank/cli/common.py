@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from dataclasses import asdict, dataclass, field, is_dataclass
 from datetime import date, datetime
@@ -292,8 +293,10 @@ class Output:
         sys.stdout.flush()
 
     def print(self, *renderables: Any, **kwargs: Any) -> None:
-        """Rich output; markup only where the caller writes it (see `text`)."""
-        self.console.print(*renderables, **kwargs)
+        """Rich output; markup only where the caller writes it (see `text`), and no character
+        that drives the terminal (see `printable`)."""
+        self.console.print(*[printable(r) if isinstance(r, str) else r for r in renderables],
+                           **kwargs)
 
     def plain(self, text: str) -> None:
         """User content, printed exactly (no markup, no wrapping games)."""
@@ -302,14 +305,28 @@ class Output:
     def note(self, message: str) -> None:
         """A side remark for people (stderr, so piped stdout stays clean)."""
         if not self.json:
-            self.err.print(message, highlight=False)
+            self.err.print(printable(message), highlight=False)
+
+
+#: Characters that drive a terminal instead of printing: the C0 controls but tab and newline,
+#: DEL, and the C1 controls (0x9b is a one-byte CSI to some terminals).
+_TERMINAL_CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def printable(value: str) -> str:
+    """`value` with every character that drives a terminal shown as an escape (`\\x1b`).
+    Third-party skill names and descriptions reached the terminal raw in `skills search`,
+    `eval` and `list`: a folder's SKILL.md could clear the screen, set the title or overwrite
+    the eval's "missed" lines (rich drops BEL and CR, not ESC; hunt-routing #12, session 28).
+    Human output only: `--json` keeps the exact text (JSON escapes it)."""
+    return _TERMINAL_CONTROLS.sub(lambda found: f"\\x{ord(found.group()):02x}", value)
 
 
 def text(value: Any, style: str | None = None) -> Any:
-    """A rich Text: user content never becomes markup."""
+    """A rich Text: user content never becomes markup, nor terminal control (`printable`)."""
     from rich.text import Text
 
-    return Text("" if value is None else str(value), style=style or "")
+    return Text("" if value is None else printable(str(value)), style=style or "")
 
 
 def short(value: Any, limit: int = 80) -> str:

@@ -60,6 +60,12 @@ MAX_NODES = 10_000
 MAX_DEPTH = 20
 
 MAX_NAME = 64
+#: The longest name a served skill can have: its frontmatter holds it. `MAX_NAME` is the spec's
+#: limit for a name skillbank creates; a skill whose name breaks it is still served (and
+#: flagged), so what loads a served skill by name takes any name a search can return: the MCP
+#: `load_skill` refused, as a schema error, a 76-character name `find_skills` had just routed to
+#: (hunt-routing #7, session 28).
+MAX_SERVED_NAME = MAX_FRONTMATTER_CHARS
 MAX_DESCRIPTION = 1024
 MAX_COMPATIBILITY = 500
 KNOWN_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")

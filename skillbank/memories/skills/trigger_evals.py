@@ -4,11 +4,14 @@ The Agent Skills guide ("Optimizing descriptions") has authors keep queries labe
 whether the skill should fire, as a JSON array of `{"query": ..., "should_trigger": true|false}`
 (skill-creator's scripts also take `{"evals": [...]}` and `"prompt"` for `"query"`); JSON lines
 with the same objects are read too (a `.jsonl` file, or one whose first line is a whole object;
-any other file that is not JSON is named once, at the line and column where it breaks). Where a skill keeps them: `evals/trigger_evals.json` (the
-name skill collections use with skill-creator's `run_eval.py`), or one of `TRIGGER_FILES`.
+any other file that is not JSON is named once, at the line and column where it breaks), and so
+is one such object alone, on one line or pretty-printed. Where a skill keeps them:
+`evals/trigger_evals.json` (the name skill collections use with skill-creator's `run_eval.py`),
+or one of `TRIGGER_FILES`.
 
 Here the "agent" is skillbank's own router over the whole library: a query triggers the skill
-when it is among the first `k` hits of `skills.search` (an empty answer triggers nothing). A
+when it is among the first `k` hits of `skills.search` that `skills search` shows (a hit scored
+0.000 is not shown; an empty answer triggers nothing). A
 should-trigger query that routes elsewhere is a *miss* (its top hits are reported); a
 should-not query that routes to the skill is a *false trigger*. Routing is deterministic, so
 each query runs once (the guide's runs-per-query and trigger-rate threshold are for sampled
@@ -43,7 +46,7 @@ class CaseResult:
     query: str
     should_trigger: bool
     triggered: bool
-    routed_to: list[str]  # the first hits' names, best first ([] when nothing fits)
+    routed_to: list[str]  # the first max(k, 3) shown hits' names, best first ([]: none fits)
     where: str
 
     @property
@@ -226,7 +229,10 @@ def load(path: Path) -> list[Case]:
         document = None
     if isinstance(document, dict) and "evals" not in document and (
             "query" in document or "prompt" in document):
-        document = None  # one line of JSON lines
+        # One case: a one-line file of JSON lines, or the same object pretty-printed, which
+        # was re-read line by line and refused with a "not JSON" per line (hunt-routing #5,
+        # session 28).
+        document = [document]
     if document is None:
         for number, line in enumerate(text.splitlines(), 1):  # JSON lines
             if not line.strip():
@@ -268,14 +274,21 @@ def run(skills: Any, name: str, cases: list[Case], file: str, k: int = 1,
         available_tools: Any = None) -> SkillEval:
     """Route every case through `skills.search` over the whole library. A query the search
     refuses is invalid input naming its file and item (it named neither; hunt-badinput #1,
-    session 26)."""
+    session 26).
+
+    Only the hits `skills search` shows count (`Hit.shown`): a hit scored 0.000 ("no
+    evidence", left out of the search table) made a should-not query "fire" at any k > 1 and
+    `--fail-on-miss` fail CI (hunt-routing #8, session 28). `routed_to` holds the first
+    max(k, 3) of them, every hit the verdict was taken on: it kept 3, so a false trigger at
+    rank 4..k was reported with a list that lacked the skill (hunt-routing #4, session 28)."""
     report = SkillEval(skill=name, file=file, k=k)
+    reported = max(k, 3)  # a miss at k=1 still shows where the query went
     for case in cases:
         try:
-            hits = skills.search(case.query, k=max(k, 3), available_tools=available_tools)
+            hits = skills.search(case.query, k=reported, available_tools=available_tools)
         except InvalidInputError as exc:
             raise InvalidInputError(f"{file}: {case.where}: {exc}") from None
-        routed = [h.name for h in hits]
+        routed = [h.name for h in hits if h.shown]
         report.results.append(CaseResult(case.query, case.should_trigger, name in routed[:k],
-                                         routed[:3], case.where))
+                                         routed[:reported], case.where))
     return report
