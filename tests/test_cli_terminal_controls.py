@@ -50,6 +50,7 @@ def test_human_output_escapes_what_drives_a_terminal(library):
     clean(run(*base, "skills", "list").stdout)
     gated = run(*base, "skills", "search", "knit a wool sweater", "--tool", "Read")
     clean(gated.stderr)  # "left out NAME: it needs bash"
+    assert "[bold red]X[/]" in gated.stderr  # the name's brackets printed, never read as markup
 
 
 def test_json_keeps_the_exact_text(library):

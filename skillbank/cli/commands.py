@@ -467,8 +467,9 @@ def context(
             st.out.note("No memory is relevant to this task.")
             return
         st.out.plain(memory.text)
-        st.out.note(f"[dim]{memory.tokens}/{budget} tokens · ids: {', '.join(memory.ids)}"
-                    + (f" · {memory.omitted} omitted for budget" if memory.omitted else "") + "[/]")
+        st.out.note(f"{memory.tokens}/{budget} tokens · ids: {', '.join(memory.ids)}"
+                    + (f" · {memory.omitted} omitted for budget" if memory.omitted else ""),
+                    style="dim")
 
     st.out.emit(memory.to_dict(), human)
 

@@ -302,10 +302,12 @@ class Output:
         """User content, printed exactly (no markup, no wrapping games)."""
         self.console.print(text, markup=False, highlight=False, soft_wrap=True)
 
-    def note(self, message: str) -> None:
-        """A side remark for people (stderr, so piped stdout stays clean)."""
+    def note(self, message: str, style: str | None = None) -> None:
+        """A side remark for people (stderr, so piped stdout stays clean). Plain text, never
+        markup: a remark names skills, and a third-party name such as `[/bold]` crashed it or
+        `[link=…]` made a hyperlink (noticed by the fix-eval fixer, session 28)."""
         if not self.json:
-            self.err.print(printable(message), highlight=False)
+            self.err.print(printable(message), highlight=False, markup=False, style=style)
 
 
 #: Characters that drive a terminal instead of printing: the C0 controls but tab and newline,

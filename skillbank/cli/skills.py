@@ -572,7 +572,7 @@ def search(
     reason = getattr(hits, "reason", "") or ""
 
     def human() -> None:
-        shown = [h for h in hits if round(float(h.score or 0), 3) > 0]  # 0.000: no evidence
+        shown = [h for h in hits if h.shown]  # 0.000: no evidence (as `skills eval` counts)
         for name, lacks in missing.items():
             st.out.note(f"left out {name}: it needs {', '.join(lacks)}")
         if not shown:
