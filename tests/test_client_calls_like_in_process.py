@@ -158,6 +158,35 @@ def test_add_skills_dir_on_a_served_root_says_it_is_not_indexed_yet(tmp_path):
     assert "indexed now" not in text, text
 
 
+def test_remove_skills_dir_and_bundled_off_on_a_served_root_say_they_wait(tmp_path):
+    """They said the skills "leave the index now" while the owner went on serving them to
+    every agent, the CLI included (hunt-procs #3, session 28)."""
+    from conftest import write_skill
+
+    root = tmp_path / "root"
+    root.mkdir()
+    extra = tmp_path / "coffee-skills"
+    write_skill(extra, "pour-over", "Brew pour-over coffee.")
+
+    def cli(*words: str) -> str:
+        done = subprocess.run([str(BIN / "skillbank"), *words], env=env_for(root),
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode == 0, done.stderr
+        return " ".join(done.stderr.split())
+
+    cli("config", "add-skills-dir", str(extra))  # no owner yet: indexed now
+    with owner_process(root, (extra,), bundled=True) as owner:
+        removed = cli("config", "remove-skills-dir", str(extra))
+        assert "1 of its skills are still served" in removed, removed
+        off = cli("config", "bundled", "off")
+        assert "left out from now on, but not yet" in off, off
+        for said in (removed, off):
+            assert "leave the index now" not in said and f"pid {owner.pid}" in said, said
+    with owner_process(root) as owner:  # started without them: nothing waits
+        on = cli("config", "bundled", "on")
+        assert "but not yet" in on and f"pid {owner.pid}" in on, on
+
+
 @pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
 def test_a_bad_budget_is_a_clear_error_both_ways(tmp_path, through):
     """context_for(budget_tokens=-1) raised a bare ValueError, and True was taken as 1 token."""

@@ -107,13 +107,40 @@ def remove_skills_dir(
         raise NotFoundError(f"{target} is not one of this root's skill folders ("
                             + (", ".join(known) or "none recorded") + "); `skillbank config` "
                             "lists them")
-    st.out.note(f"Removing {target}: its {_count_skills(folder)} SKILL.md files leave the index "
-                "now (the files are not touched).")
+    count = _count_skills(folder)
     remember.remove(root, target)  # re-read under a lock: another command's change stays
     st.skills_dirs = []
-    st.left_out.add(target)  # said above: no note advising to add it back
-    st.bank(sync="skills")
+    st.left_out.add(target)  # said below: no note advising to add it back
+    bank = st.bank(sync="skills")
+    if (served := _still_served(bank, folder)):
+        st.out.note(f"Removed {target} from this root's skill folders, but {served} of its "
+                    f"skills are still served: {_restart(bank)}")
+    else:
+        st.out.note(f"Removed {target}: its {count} SKILL.md files leave the index now (the "
+                    "files are not touched).")
     _show(ctx)
+
+
+def _restart(bank: object) -> str:
+    """What a change of the served folders waits for while another process owns the root."""
+    pid = getattr(bank, "owner_pid", None)
+    return (f"the process that serves this root{f' (pid {pid})' if pid else ''} serves what it "
+            "was started with, until it starts again.")
+
+
+def _still_served(bank: Any, folder: Path | None) -> int:
+    """How many of `folder`'s skills the process that owns the root still serves (0 when this
+    process serves the root itself: the sync just now left them out). `config bundled off`
+    and `remove-skills-dir` said the skills "leave the index now" while `skillbank serve` or
+    an agent kept serving them to every agent, the CLI included (hunt-procs #3, session 28);
+    `add-skills-dir` already said "not indexed yet". By folder name, as skills are named."""
+    if folder is None or not getattr(bank, "is_remote", False):
+        return 0
+    try:
+        names = {p.parent.name for p in folder.rglob("SKILL.md")}
+    except OSError:
+        return 0
+    return len(names & set(bank.skills.names()))
 
 
 class OnOff(str, Enum):
@@ -142,12 +169,19 @@ def bundled(
         return
     folder = bundled_skills_dir()
     count = _count_skills(folder) if folder is not None else 0
-    st.out.note(f"{'Serving' if value else 'Leaving out'} the {count} skills that ship with "
-                f"skillbank: they {'are indexed' if value else 'leave the index'} now "
-                f"(remembered in {root / remember.CONFIG}).")
     remember.set_bundled(root, value)
     st.include_bundled, st.remember = True, True  # the record decides from here
     if not value and folder is not None:
-        st.left_out.add(str(folder.resolve()))  # said above: no note advising to add it back
-    st.bank(sync="skills")
+        st.left_out.add(str(folder.resolve()))  # said below: no note advising to add it back
+    bank = st.bank(sync="skills")
+    what = f"the {count} skills that ship with skillbank"
+    served = _still_served(bank, folder)
+    if getattr(bank, "is_remote", False) and (served < count if value else served):
+        st.out.note(f"Remembered in {root / remember.CONFIG}: {what} are "
+                    f"{'served' if value else 'left out'} from now on, but not yet: "
+                    f"{_restart(bank)}")
+    else:
+        st.out.note(f"{'Serving' if value else 'Leaving out'} {what}: they "
+                    f"{'are indexed' if value else 'leave the index'} now "
+                    f"(remembered in {root / remember.CONFIG}).")
     _show(ctx)
