@@ -5,7 +5,8 @@ files, so events are appended to `<root>/usage/<memory>.jsonl` and summed when t
 A torn last line from a crash is skipped.
 
 Plain use counts are buffered: they are applied in memory at once and written in one append
-(one fsync) per `FLUSH_EVERY` events or `FLUSH_SECONDS`, on `flush()` (which
+(one fsync) per `FLUSH_EVERY` events or `FLUSH_SECONDS` (a daemon thread writes what waits
+longer while the process is idle), on `flush()` (which
 `Skillbank.flush()` and `close()` call) and at interpreter exit — a recall no longer pays an
 fsync per hit. A crash can lose the last few use counts, never anything else: a rating
 (`ok=True/False`, a person or agent saying whether an item helped) is written through at once.
@@ -282,6 +283,7 @@ class UsageLog:
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
+                _start_idle_flusher()
             self._pending.append(json.dumps(event))
             self._apply(item_id, use, ok, at, untrusted=not trusted)
             usage = (self._counts if trusted else self._untrusted)[item_id].model_copy()
@@ -404,6 +406,17 @@ class UsageLog:
         with self._lock:
             self._write_pending()
 
+    def flush_if_due(self) -> None:
+        """Write the buffered events once the oldest is `FLUSH_SECONDS` old (the idle
+        flusher's call; a busy log is left to its own writer)."""
+        if not self._pending or not self._lock.acquire(blocking=False):
+            return
+        try:
+            if self._pending and time.monotonic() - self._since >= FLUSH_SECONDS:
+                self._write_pending()
+        finally:
+            self._lock.release()
+
     def _write_pending(self) -> None:
         if not self._pending:
             return
@@ -501,6 +514,36 @@ def _open_if(path: Path, file: tuple[int, int]) -> int | None:
         return fd
     os.close(fd)
     return None
+
+
+_idle_flusher: threading.Thread | None = None
+_idle_flusher_lock = threading.Lock()
+
+
+def _start_idle_flusher() -> None:
+    """One daemon thread per process writes use counts left buffered while nothing else is
+    counted. The buffer was written only by the next use: an owner that went idle and was then
+    killed lost every count other processes had already been shown (20 recalls, 8 s idle,
+    `kill -9`: 20 uses became 0; hunt-procs #1, session 28). Started again after a fork."""
+    global _idle_flusher
+    if _idle_flusher is not None and _idle_flusher.is_alive():
+        return
+    with _idle_flusher_lock:
+        if _idle_flusher is None or not _idle_flusher.is_alive():
+            _idle_flusher = threading.Thread(target=_flush_idle_logs, daemon=True,
+                                             name="skillbank-usage-flush")
+            _idle_flusher.start()
+
+
+def _flush_idle_logs() -> None:
+    while True:
+        time.sleep(FLUSH_SECONDS / 2)  # a count waits at most 1.5 x FLUSH_SECONDS
+        for usage_log in list(_open_logs):
+            try:
+                usage_log.flush_if_due()
+            except Exception as exc:  # noqa: BLE001 - the next use or close writes them
+                log.warning("skillbank: could not write %d usage events to %s: %s",
+                            usage_log.buffered, usage_log.path, exc)
 
 
 @atexit.register
