@@ -15,8 +15,10 @@ being written, never one before it.
 
 The memories call `note(self, action, kind, ids)` at each write point: one line each, reading
 the caller's scope from `skillbank.scope.current`, so no write path needs a new parameter.
-A failure to audit is logged and does not undo the write (the write is already durable; losing
-the note is better than answering "failed" for a change that happened).
+A failure to audit does not undo the write and never fails the call (the write is already
+durable: answering "failed" for a change that happened made callers retry it). The event is not
+dropped either: the log keeps it (`UnsentEvents`) and writes it first at its next append, and
+the failure is logged with the event itself (hunt-pg #1, session 28).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import logging
 import os
 import re
 import threading
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
@@ -87,13 +89,20 @@ class AuditLog(Protocol):
 
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
-              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]: ...
+              namespace: str | None = None, limit: int | None = None,
+              namespaces: Iterable[str] | None = None,
+              trusted: bool | None = None) -> list[AuditEvent]: ...
 
 
 def matches(event: AuditEvent, *, principal: str | None = None, action: str | None = None,
             since: datetime | None = None, item_id: str | None = None,
-            namespace: str | None = None) -> bool:
-    """The filters every `AuditLog.query` applies (shared so implementations agree)."""
+            namespace: str | None = None, namespaces: Iterable[str] | None = None,
+            trusted: bool | None = None) -> bool:
+    """The filters every `AuditLog.query` applies (shared so implementations agree).
+
+    `namespaces`: any of these (a browser's readable set); `trusted`: only (un)trusted calls.
+    Both are filters of the query itself so a page's `limit` bounds what is read (the audit
+    page read the whole log to filter them after: 14-17 s at 1M rows, hunt-pg #4, session 28)."""
     if principal is not None and event.principal != principal:
         return False
     if action is not None and event.action != action:
@@ -101,6 +110,10 @@ def matches(event: AuditEvent, *, principal: str | None = None, action: str | No
     if item_id is not None and event.id != item_id:
         return False
     if namespace is not None and event.namespace != namespace:
+        return False
+    if namespaces is not None and event.namespace not in set(namespaces):
+        return False
+    if trusted is not None and event.trusted != trusted:
         return False
     if since is not None:
         try:
@@ -111,17 +124,87 @@ def matches(event: AuditEvent, *, principal: str | None = None, action: str | No
     return True
 
 
+class UnsentEvents:
+    """Events a log could not write, kept in order to go first at its next append.
+
+    Why (hunt-pg #1, session 28): the memories note a write after its own transaction, so
+    when PostgreSQL dropped (or refused the audit table) between the two, the committed write
+    answered "unreachable" and its event was lost: a rule live and served that the audit never
+    showed anyone adding. The call now answers done (`note`), and its event waits here until
+    the log takes writes again. Kept in this process only: one that ends first has logged the
+    events it held (`note`, `close`), so none is lost silently. At most `LIMIT` are kept (the
+    oldest go, logged), so a log that stays down cannot grow a worker without bound.
+    The lock is not held while writing: calls waiting on a database that is down must not
+    queue behind each other's waits."""
+
+    LIMIT = 10_000
+
+    def __init__(self) -> None:
+        self._events: list[AuditEvent] = []
+        self._lock = threading.Lock()
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def send(self, write: Any, events: Iterable[AuditEvent]) -> None:
+        """`write` the kept events and then `events`, in one call; on failure keep them all."""
+        with self._lock:
+            batch, self._events = [*self._events, *events], []
+        if not batch:
+            return
+        try:
+            write(batch)
+        except BaseException:
+            with self._lock:
+                kept = [*batch, *self._events]
+                self._events = kept[-self.LIMIT:]
+            if len(kept) > self.LIMIT:
+                log.error("skillbank: the audit log is still not writable; %d unsent events "
+                          "dropped (oldest first): %s", len(kept) - self.LIMIT,
+                          as_lines(kept[:-self.LIMIT]))
+            raise
+
+    def blank_ids(self, kind: str, ids: Iterable[str]) -> None:
+        """Blank the ids of `kind`'s kept events, as the log blanks its written ones (a
+        forgotten draft's name must not reach the log later through this queue)."""
+        names = set(ids)
+        with self._lock:
+            self._events = [replace(e, id="") if e.kind == kind and e.id in names else e
+                            for e in self._events]
+
+    def held(self) -> list[AuditEvent]:
+        with self._lock:
+            return list(self._events)
+
+
+def as_lines(events: Iterable[AuditEvent]) -> str:
+    """Events as the JSON lines the files hold: what a log message shows of unsent events."""
+    return " ".join(json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":"))
+                    for e in events)
+
+
 class FileAuditLog:
     """JSON lines under `<folder>/<yyyy-mm>.jsonl`: O_APPEND, one write and one fsync an event."""
 
     def __init__(self, folder: str | os.PathLike) -> None:
         self.folder = Path(folder)
         self._lock = threading.Lock()
+        self.unsent = UnsentEvents()
 
     def _file_for(self, at: str) -> Path:
         return self.folder / f"{at[:7]}.jsonl"
 
     def append(self, events: Iterable[AuditEvent]) -> None:
+        """Write `events` (after any an earlier append could not write: `UnsentEvents`)."""
+        self.unsent.send(self._write, events)
+
+    def blank_ids(self, kind: str, ids: Iterable[str]) -> int:
+        """Blank the ids of `kind`'s unsent events (the written lines are blanked in place by
+        `skillbank.forgetting`); returns 0: no written line is changed here."""
+        self.unsent.blank_ids(kind, ids)
+        return 0
+
+    def _write(self, events: Iterable[AuditEvent]) -> None:
         by_file: dict[Path, list[bytes]] = {}
         for event in events:
             line = json.dumps(event.to_json(), ensure_ascii=False, separators=(",", ":"))
@@ -183,16 +266,76 @@ class FileAuditLog:
                     if event is not None:
                         yield event
 
+    def newest_events(self, since: datetime | None = None, *,
+                      containing: str | None = None) -> Iterator[AuditEvent]:
+        """`events`, newest first: each month's file read backwards from its end, a block at
+        a time, so a query with a `limit` reads the tail it shows, not the whole log (the
+        audit page read every line of every month at each view, hunt-pg #4, session 28)."""
+        first = f"{_aware(since):%Y-%m}" if since is not None else ""
+        needle = json.dumps(containing).encode("utf-8") if containing else None
+        for path in reversed(self.files()):
+            if path.name[:7] < first:
+                break
+            for raw in _lines_backward(path):
+                if needle is not None and needle not in raw:
+                    continue
+                try:
+                    event = AuditEvent.from_json(json.loads(raw))
+                except ValueError:
+                    event = None
+                if event is not None:
+                    yield event
+
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
-              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
-        """Matching events, oldest first; `limit` keeps the newest `limit` of them."""
-        found = [e for e in self.events(since, containing=action) if matches(
-            e, principal=principal, action=action, since=since, item_id=item_id,
-            namespace=namespace)]
-        if limit is not None:
-            found = found[-limit:] if limit > 0 else []
-        return found
+              namespace: str | None = None, limit: int | None = None,
+              namespaces: Iterable[str] | None = None,
+              trusted: bool | None = None) -> list[AuditEvent]:
+        """Matching events, oldest first; `limit` keeps the newest `limit` of them (read from
+        the end of the log: `newest_events`)."""
+        where = dict(principal=principal, action=action, since=since, item_id=item_id,
+                     namespace=namespace, trusted=trusted,
+                     namespaces=None if namespaces is None else frozenset(namespaces))
+        if limit is None:
+            return [e for e in self.events(since, containing=action) if matches(e, **where)]
+        found: list[AuditEvent] = []
+        if limit > 0:
+            for e in self.newest_events(since, containing=action):
+                if matches(e, **where):
+                    found.append(e)
+                    if len(found) >= limit:
+                        break
+        return found[::-1]
+
+
+def _lines_backward(path: Path, block: int = 65536) -> Iterator[bytes]:
+    """The complete lines of `path`, last first (a torn last line, crash mid-write, skipped)."""
+    try:
+        handle = path.open("rb")
+    except OSError:
+        return
+    with handle:
+        end = handle.seek(0, os.SEEK_END)
+        while end > 0:  # the end of the last complete line
+            start = max(0, end - block)
+            handle.seek(start)
+            cut = handle.read(end - start).rfind(b"\n")
+            if cut >= 0:
+                end = start + cut + 1
+                break
+            end = start
+        rest = b""
+        while end > 0:
+            start = max(0, end - block)
+            handle.seek(start)
+            lines = (handle.read(end - start) + rest).split(b"\n")
+            end = start
+            rest = lines[0]  # its start may be in the block before
+            for raw in reversed(lines[1:]):
+                if raw:
+                    yield raw + b"\n"
+        if rest:
+            yield rest + b"\n"
 
 
 def open_log(root: str | os.PathLike) -> FileAuditLog:
@@ -228,6 +371,18 @@ def visible_to(caller: Any, events: Iterable[AuditEvent], what: str = "the audit
     return [e for e in events if caller.can_review(e.namespace)]
 
 
+def reviewed_namespaces(caller: Any, what: str = "the audit log") -> list[str] | None:
+    """The namespaces whose events `caller` may read under `visible_to`'s rule, for a query to
+    filter on itself (None: every one); refused as `visible_to` refuses. A query bounded by
+    `limit` must filter in the log, not after it: the newest N events of the whole log may hold
+    none of the caller's."""
+    from skillbank.scope import ALL
+
+    visible_to(caller, (), what)  # refused before anything is read
+    reviewable = caller.reviewable
+    return None if ALL in reviewable else sorted(reviewable)  # a list: sent to an owner too
+
+
 class ScopedAuditLog:
     """`bank.scoped(scope).audit`: the log as `scope` may read it (`visible_to`), never written.
 
@@ -242,17 +397,21 @@ class ScopedAuditLog:
 
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
-              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
+              namespace: str | None = None, limit: int | None = None,
+              namespaces: Iterable[str] | None = None,
+              trusted: bool | None = None) -> list[AuditEvent]:
         """`AuditLog.query`, of the events this scope may read; `limit` keeps the newest
         `limit` of those."""
         caller = self._scope_now()
-        visible_to(caller, ())  # refused before anything is read
-        found = visible_to(caller, self._log.query(
+        reviewed = reviewed_namespaces(caller)  # refused before anything is read
+        if limit is not None and limit <= 0:
+            return []
+        if namespaces is not None:
+            asked = sorted(set(namespaces))
+            reviewed = asked if reviewed is None else [n for n in asked if n in reviewed]
+        return visible_to(caller, self._log.query(
             principal=principal, action=action, since=since, item_id=item_id,
-            namespace=namespace))
-        if limit is not None:
-            found = found[-limit:] if limit > 0 else []
-        return found
+            namespace=namespace, namespaces=reviewed, limit=limit, trusted=trusted))
 
     def append(self, events: Iterable[AuditEvent]) -> None:
         from skillbank.errors import PermissionDeniedError
@@ -316,9 +475,19 @@ def note(owner: Any, action: str, kind: str | None, ids: Any, *,
         events = [event(action, kind or kind_of(i), i, namespace=namespace,
                         default_namespace=default_ns, trusted=trusted)
                   for i in dict.fromkeys(str(i) for i in ids)]
-        audit_log.append(events)
-    except (OSError, ValueError) as exc:
+    except ValueError as exc:  # an unknown action or kind: a programming error, named
         log.error("skillbank: could not write the audit log (%s %s): %s", action, kind, exc)
+        return
+    try:
+        audit_log.append(events)
+    except Exception as exc:  # noqa: BLE001 - any failure: the write it notes is committed
+        # Not OSError alone: PostgreSQL's StoreUnavailableError (or a refused INSERT) escaped
+        # here and a committed write answered "unreachable" (hunt-pg #1, session 28). The log
+        # keeps the events and writes them at its next append (`UnsentEvents`).
+        unsent = getattr(audit_log, "unsent", None)
+        log.error("skillbank: could not write the audit log (%s); %s kept to write at the next "
+                  "audited change: %s", exc,
+                  f"{len(unsent)} events" if unsent is not None else "not", as_lines(events))
 
 
 def _aware(moment: datetime) -> datetime:

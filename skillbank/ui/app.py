@@ -58,6 +58,22 @@ def echoed(text: str) -> str:
     return f"{text[:ECHO_CHARS]}… ({len(text):,} characters)"
 
 
+def status_of(exc: SkillbankError) -> int:
+    """The HTTP status of a refused page: 404 not found, 400 bad input, 503 a dependency that
+    does not answer (PostgreSQL, a Chroma server: as /readyz and a monitor expect; the pages
+    answered 409 "conflict" during a PostgreSQL outage, hunt-pg #5, session 28), else 409."""
+    from skillbank.index_outage import ChromaUnavailableError
+    from skillbank.store.base import StoreUnavailableError
+
+    if isinstance(exc, NotFoundError):
+        return 404
+    if isinstance(exc, InvalidInputError):
+        return 400
+    if isinstance(exc, (StoreUnavailableError, ChromaUnavailableError)):
+        return 503
+    return 409
+
+
 def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Starlette:
     """A browser over `bank` (an in-process or client bank: only its public API is used).
 
@@ -91,9 +107,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
     def failed(request: Request, exc: SkillbankError, name: str = "error.html",
                context: dict[str, Any] | None = None) -> Response:
-        status = 404 if isinstance(exc, NotFoundError) else 400 if isinstance(
-            exc, InvalidInputError) else 409
-        return page(request, name, {**(context or {}), "error": str(exc)}, status=status)
+        return page(request, name, {**(context or {}), "error": str(exc)},
+                    status=status_of(exc))
 
     async def form_of(request: Request) -> Any:
         form = await request.form()
@@ -351,7 +366,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
         try:
             data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
-        except SkillbankError as exc:  # a caller below reviewer (`audit.visible_to`)
+        except SkillbankError as exc:  # below reviewer (`audit.visible_to`); PostgreSQL down
             return failed(request, exc)
         return page(request, "audit.html", data)
 
@@ -389,7 +404,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         response.headers.update(security_headers())
         return response
 
-    app = Starlette(routes=routes, exception_handlers={Exception: unexpected})
+    async def refused(request: Request, exc: Exception) -> Response:
+        """A skillbank error no route caught: its own status and message, no traceback."""
+        return failed(request, exc)  # type: ignore[arg-type]
+
+    app = Starlette(routes=routes, exception_handlers={SkillbankError: refused,
+                                                       Exception: unexpected})
     app.add_middleware(GuardMiddleware, guard=guard)
     app.state.guard = guard
     app.state.stats_cache = stats_cache

@@ -47,10 +47,6 @@ class AuditFilter:
             f.trusted = ""
         return f
 
-    def admits(self, event: Any) -> bool:
-        """The `trusted` filter (the log's own query filters the rest)."""
-        return not self.trusted or event.trusted == (self.trusted == "yes")
-
 
 def audit_log_of(bank: Any) -> Any:
     """The log `bank` writes (`skillbank.audit.log_of`)."""
@@ -69,16 +65,22 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
             since = parse_since(f.since)
         except InvalidInputError as exc:
             f.problems.append(str(exc))
-    events = audit_log_of(bank).query(principal=f.principal or None, action=f.action or None,
-                                      item_id=f.item_id or None, since=since)
     from skillbank import scope as scopes
-    from skillbank.audit import visible_to
+    from skillbank.audit import reviewed_namespaces
 
     caller = scopes.active()  # a browser started for one namespace shows that namespace's
     if caller is not None:  # the rule every face applies (hunt-scope #2, session 28)
-        events = visible_to(caller, events, "the audit page")
-    events = [e for e in events if f.admits(e)]
-    events = events[-(PAGE_LIMIT + 1):]
+        reviewed = reviewed_namespaces(caller, "the audit page")
+    else:
+        reviewed = None
+    # Every filter goes to the query, and the page's rows bound it: the page asked for the
+    # whole log and filtered it here, 14-17 s at 1M rows in PostgreSQL under the lock every
+    # page shares (hunt-pg #4, session 28).
+    events = audit_log_of(bank).query(principal=f.principal or None, action=f.action or None,
+                                      item_id=f.item_id or None, since=since,
+                                      namespaces=reviewed,
+                                      trusted=None if not f.trusted else f.trusted == "yes",
+                                      limit=PAGE_LIMIT + 1)
     more = len(events) > PAGE_LIMIT
     rows = list(reversed(events[-PAGE_LIMIT:]))  # newest first
     return {"f": f, "rows": rows, "more": more, "actions": sorted(ACTIONS)}

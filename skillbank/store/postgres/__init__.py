@@ -42,6 +42,7 @@ class PostgresStore:
         self.deployment = deployment
         self.db = Database(url, min_size=min_size, max_size=max_size, timeout=timeout)
         self._feed: PostgresChangeFeed | None = None
+        self._audit: PostgresAuditLog | None = None
         self._usage: dict[str, PostgresUsageCounters] = {}
         try:
             self.applied = migrate(self.db) if migrate_schema else []
@@ -76,7 +77,11 @@ class PostgresStore:
         return PostgresExperienceLog(self.db, self.deployment)
 
     def audit(self) -> PostgresAuditLog:
-        return PostgresAuditLog(self.db, self.deployment)
+        """The deployment's audit log: one per store, so the events an append could not
+        insert (kept by the log) are inserted by the next, or tried again at `close`."""
+        if self._audit is None:
+            self._audit = PostgresAuditLog(self.db, self.deployment)
+        return self._audit
 
     def guidelines(self) -> PostgresGuidelineRecords:
         return PostgresGuidelineRecords(self.db, self.deployment, self.change_feed().token)
@@ -93,9 +98,26 @@ class PostgresStore:
         self.db.execute("SELECT 1")
 
     def close(self) -> None:
+        if self._audit is not None:
+            self._flush_audit()
         if self._feed is not None:
             self._feed.close()
         self.db.close()
+
+    def _flush_audit(self) -> None:
+        """Insert the audit events kept from failed appends before the pool closes; name in
+        the log those that still cannot be (hunt-pg #1, session 28: never lost silently)."""
+        import logging
+
+        from skillbank.audit import as_lines
+
+        try:
+            self._audit.flush()
+        except Exception as exc:  # noqa: BLE001 - closing must finish; the events are logged
+            logging.getLogger("skillbank.audit").error(
+                "skillbank: closing with %d audit events PostgreSQL did not take (%s); they "
+                "are not in sb_audit: %s", len(self._audit.unsent), exc,
+                as_lines(self._audit.unsent.held()))
 
     def __enter__(self) -> "PostgresStore":
         return self

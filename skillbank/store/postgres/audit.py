@@ -1,11 +1,19 @@
-"""The audit log on PostgreSQL: `skillbank.audit.AuditLog` (append, query) over a table."""
+"""The audit log on PostgreSQL: `skillbank.audit.AuditLog` (append, query) over a table.
+
+An event is inserted after its write's own transaction (the memories note every write point
+the same way, `skillbank.audit.note`), so PostgreSQL may drop in between: the events an append
+could not insert are kept (`UnsentEvents`) and inserted first by the next append, and `flush`
+tries again when the store closes (hunt-pg #1, session 28). Inserting the event in the write's
+own transaction would need every write point of every memory to pass its events down to the
+store; this keeps them all on the one path they share.
+"""
 
 from __future__ import annotations
 
 from datetime import datetime, timezone
 from typing import Iterable
 
-from skillbank.audit import AuditEvent, _aware
+from skillbank.audit import AuditEvent, UnsentEvents, _aware
 from skillbank.store.postgres.db import Database
 
 _FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id", "trusted")
@@ -15,8 +23,18 @@ class PostgresAuditLog:
     def __init__(self, db: Database, deployment: str) -> None:
         self.db = db
         self.deployment = deployment
+        self.unsent = UnsentEvents()
 
     def append(self, events: Iterable[AuditEvent]) -> None:
+        """Insert `events`, after any an earlier append could not (one transaction)."""
+        self.unsent.send(self._insert, events)
+
+    def flush(self) -> int:
+        """Insert the events kept from failed appends; returns how many are still unsent."""
+        self.unsent.send(self._insert, [])
+        return len(self.unsent)
+
+    def _insert(self, events: Iterable[AuditEvent]) -> None:
         rows = [(self.deployment, *(getattr(e, f) for f in _FIELDS)) for e in events]
         if not rows:
             return
@@ -32,6 +50,7 @@ class PostgresAuditLog:
         experiences' words: it must not outlive them here); returns the rows changed."""
         if not ids:
             return 0
+        self.unsent.blank_ids(kind, ids)
         with self.db.transaction() as conn:
             cur = conn.execute("UPDATE sb_audit SET item_id = '' WHERE deployment = %s "
                                "AND kind = %s AND item_id = ANY(%s)",
@@ -40,8 +59,11 @@ class PostgresAuditLog:
 
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
-              namespace: str | None = None, limit: int | None = None) -> list[AuditEvent]:
-        """Matching events, oldest first; `limit` keeps the newest `limit` (as the files do)."""
+              namespace: str | None = None, limit: int | None = None,
+              namespaces: Iterable[str] | None = None,
+              trusted: bool | None = None) -> list[AuditEvent]:
+        """Matching events, oldest first; `limit` keeps the newest `limit` (as the files do).
+        Every filter is in the SQL, so `limit` bounds the rows read (hunt-pg #4, session 28)."""
         if limit is not None and limit <= 0:
             return []
         where, params = ["deployment = %s"], [self.deployment]
@@ -50,6 +72,12 @@ class PostgresAuditLog:
             if value is not None:
                 where.append(f"{column} = %s")
                 params.append(value)
+        if namespaces is not None:
+            where.append("namespace = ANY(%s)")
+            params.append(sorted(set(namespaces)))
+        if trusted is not None:
+            where.append("trusted = %s")
+            params.append(trusted)
         if since is not None:
             where.append("at >= %s")
             params.append(_aware(since))
@@ -60,6 +88,7 @@ class PostgresAuditLog:
             sql += " LIMIT %s"
             params.append(limit)
         rows = self.db.execute(sql, params)
-        return [AuditEvent(at=row[0].astimezone(timezone.utc).isoformat(timespec="microseconds"), principal=row[1],
-                           role=row[2], face=row[3], namespace=row[4], action=row[5],
-                           kind=row[6], id=row[7], trusted=row[8]) for row in reversed(rows)]
+        return [AuditEvent(at=row[0].astimezone(timezone.utc).isoformat(timespec="microseconds"),
+                           principal=row[1], role=row[2], face=row[3], namespace=row[4],
+                           action=row[5], kind=row[6], id=row[7], trusted=row[8])
+                for row in reversed(rows)]
