@@ -55,6 +55,11 @@ class Settings:
     # Team mode: PostgreSQL holds the write lock, change feed, usage counters and audit log
     # (skillbank.team), e.g. postgresql://user:password@host:5432/skillbank.
     database_url: str | None = None
+    # Seconds one PostgreSQL statement may run (its statement_timeout); a PostgreSQL that does
+    # not answer at all (a hung machine, a stalled disk) is given up on `timeout` (5 s) later,
+    # so it fails a call instead of hanging it and /readyz (hunt-pg #6, session 28). 0 or inf:
+    # no limit. Schema migrations and `skillbank migrate`'s import are never cut.
+    database_statement_timeout: float = 60.0
     # Skills in git (skillbank/team/skills_repo.py): <root>/skills is a checkout of this remote's
     # branch, followed every skills_follow_seconds; writes become proposal branches.
     skills_repo: str | None = None

@@ -38,13 +38,15 @@ RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "max_skill_roots_depth": (0, None, "a whole number of at least 0"),
     "max_scan_dirs": (1, None, "a whole number of at least 1"),
     "chroma_timeout": (0.0, None, "a number of seconds of at least 0 (0 or inf: no limit)"),
+    "database_statement_timeout": (0.0, None,
+                                   "a number of seconds of at least 0 (0 or inf: no limit)"),
     "skills_follow_seconds": (0.0, None, "a number of seconds of at least 0"),
     "skills_recheck_seconds": (0.0, None, "a number of seconds of at least 0 (0: never)"),
     "guidelines_recheck_seconds": (0.0, None,
                                    "a number of seconds of at least 0 (0: at every search)"),
 }
 #: Settings whose value may be infinite (no limit).
-_MAY_BE_INFINITE = frozenset({"chroma_timeout"})
+_MAY_BE_INFINITE = frozenset({"chroma_timeout", "database_statement_timeout"})
 #: Settings that are a folder.
 _FOLDERS = frozenset({"model_dir", "root"})
 

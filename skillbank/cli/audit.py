@@ -58,7 +58,8 @@ def audit(
         from skillbank.store import open_store
 
         store = open_store(root, settings.database_url,
-                           deployment=deployment_of(settings, shared=True))
+                           deployment=deployment_of(settings, shared=True),
+                           statement_timeout=settings.database_statement_timeout)
         try:
             events = store.audit().query(**where)
         finally:

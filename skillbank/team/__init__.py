@@ -31,7 +31,8 @@ def attach_store(bank: Any, write_lock_timeout: float) -> Any:
     from skillbank.store import open_store
 
     store = open_store(bank.root, bank.settings.database_url,
-                       deployment=deployment_of(bank.settings, shared=True))
+                       deployment=deployment_of(bank.settings, shared=True),
+                       statement_timeout=bank.settings.database_statement_timeout)
     bank.store = store
     bank.write_lock = store.write_lock(timeout=write_lock_timeout)
     bank.changes = store.change_feed()

@@ -209,7 +209,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
 
     deployment = store.deployment
     log = store.experiences()
-    with store.db.transaction() as conn:
+    with store.db.transaction(unbounded=True) as conn:  # a big root's import may run long
         conn.execute("SELECT pg_advisory_xact_lock(%s)",
                      (lock_key("skillbank", deployment, "migrate"),))
         conn.execute("SELECT pg_advisory_xact_lock(%s)",

@@ -38,9 +38,11 @@ class PostgresStore:
     """One deployment's store in PostgreSQL (`skillbank.store.base.Store`)."""
 
     def __init__(self, url: str, *, deployment: str = "default", min_size: int = 1,
-                 max_size: int = 8, timeout: float = 5.0, migrate_schema: bool = True) -> None:
+                 max_size: int = 8, timeout: float = 5.0, statement_timeout: float | None = 60.0,
+                 migrate_schema: bool = True) -> None:
         self.deployment = deployment
-        self.db = Database(url, min_size=min_size, max_size=max_size, timeout=timeout)
+        self.db = Database(url, min_size=min_size, max_size=max_size, timeout=timeout,
+                           statement_timeout=statement_timeout)
         self._feed: PostgresChangeFeed | None = None
         self._audit: PostgresAuditLog | None = None
         self._usage: dict[str, PostgresUsageCounters] = {}
@@ -94,8 +96,8 @@ class PostgresStore:
         return PostgresForgottenIds(self.db, self.deployment)
 
     def ping(self) -> None:
-        """Raise `StoreUnavailableError` unless PostgreSQL answers (for /readyz)."""
-        self.db.execute("SELECT 1")
+        """Raise `StoreUnavailableError` unless PostgreSQL answers in time (for /readyz)."""
+        self.db.ping()
 
     def close(self) -> None:
         if self._audit is not None:

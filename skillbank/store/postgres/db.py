@@ -19,6 +19,7 @@ import psycopg
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from skillbank.store.base import StoreUnavailableError
+from skillbank.store.postgres.deadline import BoundedConnection, NoAnswer
 
 SETTING = "database_url (SKILLBANK_DATABASE_URL)"
 
@@ -35,13 +36,33 @@ def masked(url: str) -> str:
     return urlunsplit(parts._replace(netloc=netloc))
 
 
-def explain(url: str, exc: BaseException) -> StoreUnavailableError:
-    """A clear error for a failure to reach or use the database at `url`."""
+#: SQLSTATE classes of errors that are the database's or its operator's to fix, never the
+#: caller's: privileges and schema (42), a read-only standby (25006), resources (53, 54),
+#: object state and operator intervention (55, 57), system and internal errors (58, F0, XX).
+#: Only connection errors were converted, so a revoked privilege reached MCP callers as a bare
+#: "Error executing tool X", counted as a caller's mistake (hunt-pg #3, session 28). Data and
+#: integrity errors (22, 23) are left to the code that wrote the statement (`skillbank migrate`
+#: names the line PostgreSQL refused).
+OPERATORS = ("42", "25006", "53", "54", "55", "57", "58", "F0", "XX")
+
+
+def is_the_databases(exc: BaseException) -> bool:
+    """Whether `exc` is PostgreSQL failing or refusing us (explained as `StoreUnavailableError`)."""
+    if isinstance(exc, (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout)):
+        return True
+    state = getattr(exc, "sqlstate", None) or ""
+    return isinstance(exc, psycopg.Error) and state.startswith(OPERATORS)
+
+
+def explain(url: str, exc: BaseException, last_failure: str | None = None) -> StoreUnavailableError:
+    """A clear error for a failure to reach or use the database at `url` (`last_failure`: why
+    the pool's last connection failed its check, for a pool timeout)."""
     where = f"PostgreSQL at {masked(url)}"
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
     low = str(exc).lower()
-    if isinstance(exc, psycopg.ProgrammingError) and ("invalid" in low or "missing" in low
-                                                       or "uri" in low):
+    state = getattr(exc, "sqlstate", None) or ""
+    if isinstance(exc, psycopg.ProgrammingError) and not state and (
+            "invalid" in low or "missing" in low or "uri" in low):
         return StoreUnavailableError(
             f"{SETTING} {masked(url)!r} is not a PostgreSQL URL ({text}); write it as "
             "postgresql://user:password@host:5432/dbname")
@@ -51,24 +72,54 @@ def explain(url: str, exc: BaseException) -> StoreUnavailableError:
     if re.search(r'database ".*" does not exist', low):
         return StoreUnavailableError(
             f"{where}: {text}; create it (createdb) or fix the database name in {SETTING}")
+    if state == "42501":
+        return StoreUnavailableError(
+            f"{where} refused: {text}; the database role in {SETTING} lacks a privilege on "
+            "skillbank's tables: grant it (see docs/team.md, section 2)")
+    if state == "57014":
+        return StoreUnavailableError(
+            f"{where} cancelled a statement ({text}); it ran past database_statement_timeout "
+            "(SKILLBANK_DATABASE_STATEMENT_TIMEOUT) or was cancelled by an operator: check "
+            "what holds locks or loads the database")
+    if isinstance(exc, NoAnswer):
+        return StoreUnavailableError(
+            f"{where} does not answer ({text}); check that PostgreSQL and its machine are not "
+            f"hung, and that the host and port in {SETTING} are right")
+    if state and state.startswith(OPERATORS):
+        return StoreUnavailableError(
+            f"{where} refused the statement ({text}; SQLSTATE {state}); this is the "
+            "database's state, not the request: check PostgreSQL's log")
     if isinstance(exc, PoolTimeout):
         text = "no connection could be made in time"
+        if last_failure:
+            text += f"; the last one tried: {last_failure}"
     return StoreUnavailableError(
         f"{where} is unreachable ({text}); check that PostgreSQL is running and that the host "
         f"and port in {SETTING} are right")
 
 
 class Database:
-    """A connection pool with clear errors; connections are autocommit unless in `transaction`."""
+    """A connection pool with clear errors; connections are autocommit unless in `transaction`.
+
+    Every wait for PostgreSQL's answer is bounded (`deadline.BoundedConnection`): the pool's
+    check before lending at `timeout`, any statement at `statement_timeout` (also set as the
+    server's own `statement_timeout`, which cancels it there) plus `timeout`, so a PostgreSQL
+    that accepts connections and never answers fails a call instead of hanging it (hunt-pg #6,
+    session 28). 0 or None: statements unbounded (the check stays bounded).
+    """
 
     def __init__(self, url: str, *, min_size: int = 1, max_size: int = 8,
-                 timeout: float = 5.0) -> None:
+                 timeout: float = 5.0, statement_timeout: float | None = 60.0) -> None:
         if not isinstance(url, str) or not url.startswith(("postgresql://", "postgres://")):
             raise StoreUnavailableError(
                 f"{SETTING} {masked(str(url))!r} is not a PostgreSQL URL; write it as "
                 "postgresql://user:password@host:5432/dbname")
         self.url = url
         self.timeout = timeout
+        bounded = statement_timeout and statement_timeout != float("inf")
+        self.statement_timeout = float(statement_timeout) if bounded else None
+        #: Why the last connection failed the pool's check (named when the pool times out).
+        self.last_check_failure: str | None = None
         # One direct attempt first: the pool would only report a timeout, not the reason.
         try:
             psycopg.connect(url, connect_timeout=max(2, int(timeout)), autocommit=True).close()
@@ -84,35 +135,88 @@ class Database:
         # store, 1 and 2 s apart, and none while nobody calls.
         self.pool = ConnectionPool(
             url, min_size=min_size, max_size=max_size, timeout=timeout, open=False,
-            check=ConnectionPool.check_connection, name="skillbank-store",
-            reconnect_timeout=max(1.0, timeout),
+            check=self._check, configure=self._configure, connection_class=BoundedConnection,
+            name="skillbank-store", reconnect_timeout=max(1.0, timeout),
             kwargs={"autocommit": True, "connect_timeout": max(2, int(timeout))})
         self.pool.open(wait=False)
 
+    @property
+    def statement_wait(self) -> float | None:
+        """How long a statement's answer is awaited here: the server cancels it at
+        `statement_timeout`, so only a server that does not answer at all is waited out."""
+        return None if self.statement_timeout is None else self.statement_timeout + self.timeout
+
+    def _configure(self, conn: BoundedConnection) -> None:
+        conn.wait_limit = self.timeout
+        milliseconds = 0 if self.statement_timeout is None else int(self.statement_timeout * 1000)
+        conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(milliseconds),))
+        conn.wait_limit = self.statement_wait
+
+    def _check(self, conn: BoundedConnection) -> None:
+        """The pool's check before lending `conn`, bounded. A connection whose session is gone
+        (PostgreSQL restarted, a DBA's pg_terminate_backend, a proxy's idle cut) means its idle
+        siblings are gone too: psycopg_pool tried them one by one, backing off 1, 2, 4 s after
+        each, so with 3+ dead idle connections the call's 5 s ran out and it failed
+        "unreachable" with PostgreSQL up (hunt-pg #2, session 28). `pool.check()` drops every
+        dead idle connection at once (the pool reconnects in the background), so the next
+        attempt gets a fresh connection. Not when PostgreSQL did not answer (`NoAnswer`):
+        checking each sibling would wait the limit for each."""
+        conn.wait_limit = self.timeout
+        try:
+            ConnectionPool.check_connection(conn)
+        except psycopg.Error as exc:
+            self.last_check_failure = str(exc).strip().splitlines()[0] if str(exc).strip() \
+                else type(exc).__name__
+            if not isinstance(exc, NoAnswer):
+                self.pool.check()
+            raise
+        finally:
+            conn.wait_limit = self.statement_wait
+
+    @contextlib.contextmanager
+    def explained(self) -> Iterator[None]:
+        """PostgreSQL's failures inside the block as `StoreUnavailableError` (`explain`)."""
+        try:
+            yield
+        except (psycopg.Error, PoolTimeout) as exc:
+            if not is_the_databases(exc):
+                raise
+            raise explain(self.url, exc, self.last_check_failure) from None
+
     @contextlib.contextmanager
     def connection(self) -> Iterator[psycopg.Connection]:
-        try:
-            with self.pool.connection() as conn:
-                yield conn
-        except (psycopg.OperationalError, psycopg.InterfaceError, PoolTimeout) as exc:
-            raise explain(self.url, exc) from None
+        with self.explained(), self.pool.connection() as conn:
+            yield conn
 
     @contextlib.contextmanager
-    def transaction(self) -> Iterator[psycopg.Connection]:
-        with self.connection() as conn:
+    def transaction(self, *, unbounded: bool = False) -> Iterator[psycopg.Connection]:
+        """One transaction; `unbounded`: its statements may run as long as they take (schema
+        migrations, `skillbank migrate`'s import), never cut by `statement_timeout`."""
+        with self.connection() as conn, self.explained():
+            if unbounded:
+                conn.wait_limit = None
             try:
                 with conn.transaction():
+                    if unbounded:
+                        conn.execute("SET LOCAL statement_timeout = 0")
                     yield conn
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                raise explain(self.url, exc) from None
+            finally:
+                conn.wait_limit = self.statement_wait
 
     def execute(self, sql: str, params: Any = None) -> list[tuple]:
-        with self.connection() as conn:
+        with self.connection() as conn, self.explained():
+            cur = conn.execute(sql, params)
+            return cur.fetchall() if cur.description else []
+
+    def ping(self) -> None:
+        """Raise `StoreUnavailableError` unless PostgreSQL answers within `timeout` (for
+        /readyz, which a load balancer waits on: it hung with PostgreSQL frozen, hunt-pg #6)."""
+        with self.connection() as conn, self.explained():
+            conn.wait_limit = self.timeout
             try:
-                cur = conn.execute(sql, params)
-                return cur.fetchall() if cur.description else []
-            except (psycopg.OperationalError, psycopg.InterfaceError) as exc:
-                raise explain(self.url, exc) from None
+                conn.execute("SELECT 1")
+            finally:
+                conn.wait_limit = self.statement_wait
 
     def close(self) -> None:
         self.pool.close()

@@ -170,7 +170,7 @@ LATEST = max(version for version, _, _ in MIGRATIONS)
 def migrate(db: Database) -> list[int]:
     """Apply the migrations this database lacks; returns the versions applied (none: [])."""
     applied_now: list[int] = []
-    with db.transaction() as conn:
+    with db.transaction(unbounded=True) as conn:  # a migration may rewrite a big table
         conn.execute("SELECT pg_advisory_xact_lock(%s)", (lock_key("skillbank", "migrate"),))
         conn.execute("""CREATE TABLE IF NOT EXISTS skillbank_schema (
                             version integer PRIMARY KEY,
