@@ -36,7 +36,8 @@ def require_skill(bank: Any, name: str) -> None:
     from skillbank.errors import NotFoundError
 
     if name not in bank.skills:
-        raise NotFoundError(f"no skill named {name!r}")
+        shown = name if len(name) <= 200 else name[:200] + "…"  # a 64 KiB name: not echoed
+        raise NotFoundError(f"no skill named {shown!r}")
 
 
 def served_note(bank: Any) -> str:

@@ -409,7 +409,9 @@ class UsageLog:
     def flush_if_due(self) -> None:
         """Write the buffered events once the oldest is `FLUSH_SECONDS` old (the idle
         flusher's call; a busy log is left to its own writer)."""
-        if not self._pending or not self._lock.acquire(blocking=False):
+        if not self._pending or not self.path.parent.parent.is_dir():
+            return  # a root deleted under an open bank is not made again by a thread (review)
+        if not self._lock.acquire(blocking=False):
             return
         try:
             if self._pending and time.monotonic() - self._since >= FLUSH_SECONDS:
@@ -524,7 +526,8 @@ def _start_idle_flusher() -> None:
     """One daemon thread per process writes use counts left buffered while nothing else is
     counted. The buffer was written only by the next use: an owner that went idle and was then
     killed lost every count other processes had already been shown (20 recalls, 8 s idle,
-    `kill -9`: 20 uses became 0; hunt-procs #1, session 28). Started again after a fork."""
+    `kill -9`: 20 uses became 0; hunt-procs #1, session 28). A forked child starts its own
+    (`_after_fork_in_child`)."""
     global _idle_flusher
     if _idle_flusher is not None and _idle_flusher.is_alive():
         return
@@ -533,6 +536,22 @@ def _start_idle_flusher() -> None:
             _idle_flusher = threading.Thread(target=_flush_idle_logs, daemon=True,
                                              name="skillbank-usage-flush")
             _idle_flusher.start()
+
+
+def _after_fork_in_child() -> None:
+    """A child starts with fresh locks and no inherited buffer. A fork while the flusher held a
+    log's lock (writing, fsyncing, folding) left the child's first count blocked for good; a
+    child with an inherited buffer never started its own flusher, and wrote the parent's
+    buffered events a second time (review of session 28). The parent writes those."""
+    global _idle_flusher, _idle_flusher_lock
+    _idle_flusher, _idle_flusher_lock = None, threading.Lock()
+    for usage_log in list(_open_logs):
+        usage_log._lock = threading.Lock()
+        usage_log._pending.clear()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_after_fork_in_child)
 
 
 def _flush_idle_logs() -> None:

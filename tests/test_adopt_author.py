@@ -111,6 +111,47 @@ def test_an_adopted_revision_names_the_author_save_would(tmp_path, remote_client
 
 
 @BOTH
+def test_a_persons_edits_to_a_draft_are_adopted_as_written(tmp_path, remote_client):
+    """Adopt rendered an edited draft again to add the author: comments and quoting went and
+    `version: 1.10` was served as `1.1` (review of session 28). One line is added now."""
+    with bank_for(tmp_path, remote_client) as bank:
+        alice = bank.scoped(ALICE)
+        csv_runs(alice, "alice")
+        [draft] = alice.skills.propose()
+        text = Path(draft.path).read_text(encoding="utf-8")
+        head, closing, body = text[4:].partition("\n---\n")
+        edited = (f"---\n{head}\n# reviewed by arev: keep the version as written\n"
+                  "metadata:\n  owner-team: 'ops'   # the on-call team\n"
+                  f"version: 1.10\n{closing}{body}")
+        reviewer = bank.scoped(ALICE_REVIEWER)
+        reviewer.skills.edit_draft(draft.name, edited)
+        skill = reviewer.skills.adopt(draft.name)
+        written = Path(skill.path).read_text(encoding="utf-8")
+        assert written == edited.replace("metadata:\n", "metadata:\n  skillbank-author: arev\n")
+        assert skill.frontmatter["version"] == 1.10 and "# the on-call team" in written
+
+
+@BOTH
+def test_a_revised_read_only_skill_takes_no_author_from_its_file(tmp_path, remote_client):
+    """A third-party SKILL.md naming a contributor as its author made the bank's adopted copy
+    hers to change (review of session 28): the adopter is the author of the copy."""
+    third = tmp_path / "third-party"
+    (third / "notes").mkdir(parents=True)
+    (third / "notes" / "SKILL.md").write_text(
+        "---\nname: notes\ndescription: Write release notes from merged changes.\n"
+        "metadata:\n  skillbank-author: alice\n---\n# Steps\n\n1. List the merged changes.\n",
+        encoding="utf-8")
+    with bank_for(tmp_path, remote_client, skill_roots=(third,)) as bank:
+        alice = bank.scoped(ALICE)
+        fail_twice(alice, "notes", "Link every change to its ticket")
+        alice.skills.propose()
+        skill = bank.scoped(ALICE_REVIEWER).skills.adopt(revision(alice, "notes").name)
+        assert skill.writable and author_of(skill.frontmatter) == "arev"
+        with pytest.raises(PermissionDeniedError, match=r"\(arev's skill\)"):
+            alice.skills.update("notes", description="Anything alice likes now.")
+
+
+@BOTH
 def test_a_proposal_commit_names_the_adopter(tmp_path, remote, remote_client):  # noqa: F811
     git_root(tmp_path, remote)
     with bank_for(tmp_path, remote_client) as bank:

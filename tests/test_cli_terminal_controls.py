@@ -69,3 +69,18 @@ def test_printable_keeps_tabs_newlines_and_every_other_character():
 
     assert printable("a\tb\nc — ünï 漢字 🙂") == "a\tb\nc — ünï 漢字 🙂"
     assert printable("\x00\r\x1b\x7f\x85\x9f") == "\\x00\\x0d\\x1b\\x7f\\x85\\x9f"
+
+
+def test_a_rule_holding_markup_is_printed_as_written(cli_root):
+    """`guidelines approve` printed the superseded rule as rich markup: a rule holding `[/]`
+    failed the command (exit 1) after the approval was made (review of session 28)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    rule = "Close every BBCode tag you open, like [b] ... [/b] and [/]."
+    with Skillbank.open(cli_root, embedding_function=HashEmbedding()) as bank:
+        old = bank.guidelines.add(rule, topic="forums").guideline_id
+        new = bank.guidelines.add("Prefer Markdown over BBCode in forum posts.", topic="forums",
+                                  trusted=False, replaces=old).guideline_id
+    approved = Run()("guidelines", "approve", new)
+    assert f"{old} superseded (no longer served): {rule}" in " ".join(approved.stdout.split())

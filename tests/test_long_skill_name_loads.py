@@ -12,6 +12,7 @@ from mcp import Client
 
 from conftest import write_skill
 from owner_client import bank_for
+from skillbank.errors import NotFoundError
 from test_mcp_server import call
 
 BOTH = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
@@ -60,3 +61,6 @@ def test_the_adapters_load_what_find_skills_serves(tmp_path, remote):
         assert VERY_LONG in run_tool(bank, "load_skill", {"name": VERY_LONG})
         assert "night before" in run_tool(bank, "read_skill_resource",
                                           {"name": SPEC_LONG, "path": "notes.md"})
+        with pytest.raises(NotFoundError) as unknown:  # not echoed whole (review, session 28)
+            run_tool(bank, "load_skill", {"name": "x" * 60_000})
+        assert "no skill named" in str(unknown.value) and len(str(unknown.value)) < 2_000

@@ -293,9 +293,10 @@ class Output:
         sys.stdout.flush()
 
     def print(self, *renderables: Any, **kwargs: Any) -> None:
-        """Rich output; markup only where the caller writes it (see `text`), and no character
-        that drives the terminal (see `printable`)."""
-        self.console.print(*[printable(r) if isinstance(r, str) else r for r in renderables],
+        """Rich output; a plain string is text, never markup (a rule holding `[/]` failed
+        `guidelines approve` after the approval, review of session 28), and no character that
+        drives the terminal (see `printable`); markup only in the renderables a caller builds."""
+        self.console.print(*[text(r) if isinstance(r, str) else r for r in renderables],
                            **kwargs)
 
     def plain(self, text: str) -> None:

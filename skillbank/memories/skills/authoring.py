@@ -81,6 +81,53 @@ def _with_author(frontmatter: dict[str, Any], author: str | None) -> dict[str, A
     return out
 
 
+def text_with_author(text: str, author: str) -> str | None:
+    """`text` (a SKILL.md) whose frontmatter names `author`, with one line added or changed and
+    nothing else touched; None where that cannot be done safely (the caller renders instead).
+
+    Adopt rendered a person's edited draft again to add the author: comments and quoting went,
+    and `version: 1.10` was served as `1.1` (review of session 28). The result is parsed back
+    and must equal `_with_author` of the original frontmatter, or None is returned."""
+    from skillbank.memories.skills.skill_file import SkillDocument, parse_skill_text, render_skill
+
+    doc = parse_skill_text(text)[0]
+    if doc is None or not isinstance(doc.frontmatter.get("metadata", {}), dict):
+        return None
+    lines = text.splitlines(keepends=True)
+    if not lines or lines[0].rstrip("\r\n").strip() != "---":
+        return None
+    end = next((i for i in range(1, len(lines)) if lines[i].rstrip("\r\n").strip() == "---"),
+               None)
+    if end is None:
+        return None
+    newline = "\r\n" if lines[0].endswith("\r\n") else "\n"
+    # The line as `render_skill` writes it, so either path gives the same bytes for it.
+    entry = render_skill(SkillDocument({AUTHOR_KEY: author}, "")).splitlines()[1] + newline
+    top = [i for i in range(1, end) if lines[i].startswith("metadata:")]
+    if "metadata" not in doc.frontmatter:
+        lines[end:end] = [f"metadata:{newline}", "  " + entry]
+    elif len(top) == 1 and not lines[top[0]][len("metadata:"):].strip():
+        inner = [i for i in range(top[0] + 1, end) if lines[i].strip()
+                 and not lines[i].lstrip().startswith("#")]
+        indent = "  "
+        if inner and lines[inner[0]][:1] in (" ", "\t"):
+            first = lines[inner[0]]
+            indent = first[:len(first) - len(first.lstrip())]
+        own = [i for i in inner if lines[i].startswith(indent + AUTHOR_KEY + ":")]
+        if own:
+            lines[own[0]] = indent + entry
+        else:
+            lines.insert(top[0] + 1, indent + entry)
+    else:
+        return None
+    authored = "".join(lines)
+    again = parse_skill_text(authored)[0]
+    if again is None or again.frontmatter != _with_author(doc.frontmatter, author) \
+            or again.body != doc.body:
+        return None
+    return authored
+
+
 def _keep_current(path: Path, text: str, reason: str) -> None:
     """Keep the SKILL.md at `path` as a version before `text` replaces it (as adopt and restore
     do): `skills update` and MCP `save_skill` kept nothing, so one wrong --body-file or an

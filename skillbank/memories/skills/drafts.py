@@ -42,7 +42,7 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError)
 from skillbank.fsutil import atomic_write, check_slug
 from skillbank.memories.skills import checks
-from skillbank.memories.skills.authoring import _with_author, author_of
+from skillbank.memories.skills.authoring import _with_author, author_of, text_with_author
 from skillbank.memories.skills.draft_files import (private_folder, stage_skill, tighten,
                                                    write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
@@ -353,8 +353,11 @@ class SkillDrafts(SkillProposing):
         one: a revision keeps the author of the skill it revises, anything else is the
         adopter's. Adopt wrote the draft as drafted, with no author, so the skill's own
         contributors were refused with "(a skill written outside skillbank)" (hunt-scope #3,
-        session 28)."""
-        current = self._revised_text(draft.revises) if draft.revises else None
+        session 28). A read-only skill's author is not taken: a third-party SKILL.md could
+        name any contributor, who could then change the bank's copy (review of session 28)."""
+        own = bool(draft.revises) and (self.writable_root / str(draft.revises) / SKILL_FILE
+                                       ).is_file()
+        current = self._revised_text(draft.revises) if own else None
         served = parse_skill_text(current)[0] if current is not None else None
         return (author_of(served.frontmatter) if served is not None else None) \
             or scopes.caller(self.default_namespace).principal
@@ -573,7 +576,8 @@ def _authored(doc: SkillDocument, text: str, author: str) -> tuple[SkillDocument
         return doc, text
     authored = SkillDocument(frontmatter=frontmatter, body=doc.body,
                              fallback_name=doc.fallback_name)
-    return authored, render_skill(authored)
+    # One line added, the person's edits kept as written (review of session 28).
+    return authored, text_with_author(text, author) or render_skill(authored)
 
 
 def _adopted_as(served: str, drafted: str) -> bool:

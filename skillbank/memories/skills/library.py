@@ -354,7 +354,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
         if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
-            raise NotFoundError(f"no skill named {name!r}; search or list the skills to find its name")
+            # A served name may be 64 KiB long; an unknown one is not echoed whole to a model
+            # (review of session 28).
+            shown = name if len(name) <= 200 else name[:200] + "…"
+            raise NotFoundError(f"no skill named {shown!r}; search or list the skills to find "
+                                "its name")
         return self._trusted(Skill(
             name=name, description=str(meta.get("description", "")),
             path=str(meta.get("path", "")), root=str(meta.get("root", "")),
