@@ -142,6 +142,9 @@ class UnsentEvents:
     def __init__(self) -> None:
         self._events: list[AuditEvent] = []
         self._lock = threading.Lock()
+        #: (kind, id) pairs forgotten while this process ran: a batch that was being written
+        #: when a forget blanked the queue comes back blanked if the write fails (review).
+        self._blanked: set[tuple[str, str]] = set()
 
     def __len__(self) -> int:
         return len(self._events)
@@ -154,9 +157,12 @@ class UnsentEvents:
             return
         try:
             write(batch)
-        except BaseException:
+        except BaseException as exc:
+            # Only what was not written: a batch written in part (one month's file of two) was
+            # kept whole and its written events written again at every append (review of s. 28).
+            rest = getattr(exc, "unwritten", None)
             with self._lock:
-                kept = [*batch, *self._events]
+                kept = [self._blank(e) for e in (batch if rest is None else rest)] + self._events
                 self._events = kept[-self.LIMIT:]
             if len(kept) > self.LIMIT:
                 log.error("skillbank: the audit log is still not writable; %d unsent events "
@@ -167,10 +173,12 @@ class UnsentEvents:
     def blank_ids(self, kind: str, ids: Iterable[str]) -> None:
         """Blank the ids of `kind`'s kept events, as the log blanks its written ones (a
         forgotten draft's name must not reach the log later through this queue)."""
-        names = set(ids)
         with self._lock:
-            self._events = [replace(e, id="") if e.kind == kind and e.id in names else e
-                            for e in self._events]
+            self._blanked.update((kind, str(i)) for i in ids)
+            self._events = [self._blank(e) for e in self._events]
+
+    def _blank(self, event: AuditEvent) -> AuditEvent:
+        return replace(event, id="") if (event.kind, event.id) in self._blanked else event
 
     def held(self) -> list[AuditEvent]:
         with self._lock:
@@ -178,9 +186,19 @@ class UnsentEvents:
 
 
 def as_lines(events: Iterable[AuditEvent]) -> str:
-    """Events as the JSON lines the files hold: what a log message shows of unsent events."""
-    return " ".join(json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":"))
-                    for e in events)
+    """What a log message shows of unsent events: how many of each action and kind, and when;
+    never an id, a name or a principal. The events themselves were logged, so a draft's name
+    (made of an experience's words) stayed in the worker's log after a forget, and docs/team.md
+    says ids and names are never logged (review of session 28)."""
+    from collections import Counter
+
+    found = list(events)
+    if not found:
+        return "none"
+    counts = Counter(f"{e.action} {e.kind}" for e in found)
+    times = sorted(e.at for e in found)
+    return (", ".join(f"{what} x{n}" for what, n in sorted(counts.items()))
+            + f" ({times[0]} to {times[-1]})")
 
 
 class FileAuditLog:
@@ -205,29 +223,37 @@ class FileAuditLog:
         return 0
 
     def _write(self, events: Iterable[AuditEvent]) -> None:
-        by_file: dict[Path, list[bytes]] = {}
+        by_file: dict[Path, list[AuditEvent]] = {}
         for event in events:
-            line = json.dumps(event.to_json(), ensure_ascii=False, separators=(",", ":"))
-            by_file.setdefault(self._file_for(event.at), []).append(line.encode("utf-8") + b"\n")
+            by_file.setdefault(self._file_for(event.at), []).append(event)
         if not by_file:
             return
         with self._lock:
-            self.folder.mkdir(parents=True, exist_ok=True)
-            for path, lines in by_file.items():
-                created = not path.exists()
-                fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            files = list(by_file.items())
+            for number, (path, month) in enumerate(files):
                 try:
-                    data = b"".join(lines)
-                    written = 0
-                    while written < len(data):  # one write() in practice; a short one continues
-                        written += os.write(fd, data[written:])
-                    os.fsync(fd)
-                finally:
-                    os.close(fd)
-                if created:
-                    from skillbank.fsutil import fsync_dir
+                    self._write_file(path, month)
+                except OSError as exc:  # what is not written goes back to the queue, no more
+                    exc.unwritten = [e for _, rest in files[number:] for e in rest]  # type: ignore[attr-defined]
+                    raise
 
-                    fsync_dir(self.folder)
+    def _write_file(self, path: Path, events: list[AuditEvent]) -> None:
+        data = b"".join(json.dumps(e.to_json(), ensure_ascii=False, separators=(",", ":"))
+                        .encode("utf-8") + b"\n" for e in events)
+        self.folder.mkdir(parents=True, exist_ok=True)
+        created = not path.exists()
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+        try:
+            written = 0
+            while written < len(data):  # one write() in practice; a short one continues
+                written += os.write(fd, data[written:])
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        if created:
+            from skillbank.fsutil import fsync_dir
+
+            fsync_dir(self.folder)
 
     def files(self) -> list[Path]:
         try:
@@ -254,17 +280,8 @@ class FileAuditLog:
             except OSError:
                 continue
             with handle:
-                for raw in handle:
-                    if not raw.endswith(b"\n"):
-                        break  # a torn last line (crash mid-write): not an event
-                    if needle is not None and needle not in raw:
-                        continue
-                    try:
-                        event = AuditEvent.from_json(json.loads(raw))
-                    except ValueError:
-                        event = None
-                    if event is not None:
-                        yield event
+                whole = (raw for raw in handle if raw.endswith(b"\n"))  # a torn last line: none
+                yield from _parsed(whole, needle)
 
     def newest_events(self, since: datetime | None = None, *,
                       containing: str | None = None) -> Iterator[AuditEvent]:
@@ -276,15 +293,7 @@ class FileAuditLog:
         for path in reversed(self.files()):
             if path.name[:7] < first:
                 break
-            for raw in _lines_backward(path):
-                if needle is not None and needle not in raw:
-                    continue
-                try:
-                    event = AuditEvent.from_json(json.loads(raw))
-                except ValueError:
-                    event = None
-                if event is not None:
-                    yield event
+            yield from _parsed(_lines_backward(path), needle)
 
     def query(self, *, principal: str | None = None, action: str | None = None,
               since: datetime | None = None, item_id: str | None = None,
@@ -488,6 +497,20 @@ def note(owner: Any, action: str, kind: str | None, ids: Any, *,
         log.error("skillbank: could not write the audit log (%s); %s kept to write at the next "
                   "audited change: %s", exc,
                   f"{len(unsent)} events" if unsent is not None else "not", as_lines(events))
+
+
+def _parsed(lines: Iterable[bytes], needle: bytes | None) -> Iterator[AuditEvent]:
+    """The events of a file's `lines` (only those holding `needle`, when given); bad lines
+    skipped."""
+    for raw in lines:
+        if needle is not None and needle not in raw:
+            continue
+        try:
+            event = AuditEvent.from_json(json.loads(raw))
+        except ValueError:
+            continue
+        if event is not None:
+            yield event
 
 
 def _aware(moment: datetime) -> datetime:

@@ -114,3 +114,48 @@ def test_file_audit_event_not_written_is_written_by_the_next_write(tmp_path, rem
 
         assert [(e.action, e.id) for e in open_log(tmp_path / "root").query()] == [
             ("record", first), ("record", second)]
+
+
+def test_an_unwritten_audit_event_is_logged_without_its_id(tmp_path, caplog):
+    """The events themselves were logged at ERROR, so a draft's or skill's name stayed in the
+    worker's log after a forget (docs/team.md: ids and names are never logged; review of
+    session 28). The log names how many of which action, not which item. A log message, so in
+    this process only (an owner process logs in its own)."""
+    import logging
+
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding()) as bank:
+        folder = tmp_path / "root" / "audit"
+        if folder.exists():
+            folder.rename(folder.with_name("audit-held"))
+        folder.write_text("not a folder: every append fails (OSError)")
+        with caplog.at_level(logging.ERROR, logger="skillbank.audit"):
+            eid = bank.experiences.record(task=TASK, outcome="success")
+        folder.unlink()
+    said = " ".join(r.getMessage() for r in caplog.records)
+    assert "could not write the audit log" in said and "record experience x1" in said, said
+    assert eid not in said
+
+
+def test_a_batch_written_in_part_is_kept_in_part(tmp_path):
+    """A batch over two month files of which only one could be written was kept whole, and its
+    written events were written again at every later append (review of session 28). A file
+    log unit: no bank operation is under test."""
+    from datetime import datetime, timezone
+
+    from skillbank.audit import FileAuditLog, event
+
+    log = FileAuditLog(tmp_path / "audit")
+    nov = lambda i: event("add", "guideline", i, at=datetime(2026, 11, 30, 23, 59, tzinfo=timezone.utc))  # noqa: E731
+    dec = lambda i: event("add", "guideline", i, at=datetime(2026, 12, 1, 0, 1, tzinfo=timezone.utc))  # noqa: E731
+    log.append([nov("gl-nov-0")])
+    (tmp_path / "audit" / "2026-12.jsonl").mkdir()  # December's file cannot be written
+    for batch in ([nov("gl-nov-1"), dec("gl-dec-1")], [dec("gl-dec-2")]):
+        with pytest.raises(OSError):
+            log.append(batch)
+    (tmp_path / "audit" / "2026-12.jsonl").rmdir()
+    log.append([dec("gl-dec-3")])
+    assert [e.id for e in log.query()] == ["gl-nov-0", "gl-nov-1", "gl-dec-1", "gl-dec-2",
+                                           "gl-dec-3"]

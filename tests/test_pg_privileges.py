@@ -78,3 +78,20 @@ async def test_worker_tool_call_names_the_refused_privilege(tmp_path, chroma_ser
                 in metrics), [line for line in metrics.splitlines() if "tool_errors" in line]
     finally:
         stop_process(proc)
+
+
+def test_a_shorter_statement_timeout_the_dba_set_on_the_role_is_kept(postgres):
+    """`database_statement_timeout` replaced the role's own: a DBA's 5 s became 60 s, and 0 (no
+    limit) removed it (review of session 28). The shorter one wins; a longer role limit gives
+    way to ours."""
+    name = "sto_" + uuid.uuid4().hex[:10]
+    with psycopg.connect(postgres.url, autocommit=True) as admin:
+        admin.execute(f"CREATE ROLE {name} LOGIN PASSWORD 'sto-pw'")
+        admin.execute(f"ALTER ROLE {name} SET statement_timeout = '5s'")
+    url = postgres.url.replace(postgres.url.split("@")[0].split("//")[1], f"{name}:sto-pw")
+    for ours, expected in ((60.0, "5s"), (None, "5s"), (2.0, "2s")):
+        db = Database(url, statement_timeout=ours)
+        try:
+            assert db.execute("SHOW statement_timeout") == [(expected,)], ours
+        finally:
+            db.close()

@@ -83,8 +83,9 @@ def explain(url: str, exc: BaseException, last_failure: str | None = None) -> St
             "what holds locks or loads the database")
     if isinstance(exc, NoAnswer):
         return StoreUnavailableError(
-            f"{where} does not answer ({text}); check that PostgreSQL and its machine are not "
-            f"hung, and that the host and port in {SETTING} are right")
+            f"{where} does not answer ({text}); a write under way may or may not have been "
+            f"saved (look before writing it again); check that PostgreSQL and its machine are "
+            f"not hung, and that the host and port in {SETTING} are right")
     if state and state.startswith(OPERATORS):
         return StoreUnavailableError(
             f"{where} refused the statement ({text}; SQLSTATE {state}); this is the "
@@ -147,8 +148,15 @@ class Database:
         return None if self.statement_timeout is None else self.statement_timeout + self.timeout
 
     def _configure(self, conn: BoundedConnection) -> None:
+        """The session's `statement_timeout`: ours, or the one the DBA set on the role or the
+        database where that is shorter. Ours replaced it, so a role's 5 s became 60 s and
+        `database_statement_timeout = 0` removed it (review of session 28)."""
         conn.wait_limit = self.timeout
-        milliseconds = 0 if self.statement_timeout is None else int(self.statement_timeout * 1000)
+        ours = 0 if self.statement_timeout is None else int(self.statement_timeout * 1000)
+        row = conn.execute("SELECT setting::bigint FROM pg_settings "
+                           "WHERE name = 'statement_timeout'").fetchone()
+        theirs = int(row[0]) if row else 0
+        milliseconds = min((t for t in (ours, theirs) if t > 0), default=0)
         conn.execute("SELECT set_config('statement_timeout', %s, false)", (str(milliseconds),))
         conn.wait_limit = self.statement_wait
 
@@ -157,10 +165,12 @@ class Database:
         (PostgreSQL restarted, a DBA's pg_terminate_backend, a proxy's idle cut) means its idle
         siblings are gone too: psycopg_pool tried them one by one, backing off 1, 2, 4 s after
         each, so with 3+ dead idle connections the call's 5 s ran out and it failed
-        "unreachable" with PostgreSQL up (hunt-pg #2, session 28). `pool.check()` drops every
-        dead idle connection at once (the pool reconnects in the background), so the next
-        attempt gets a fresh connection. Not when PostgreSQL did not answer (`NoAnswer`):
-        checking each sibling would wait the limit for each."""
+        "unreachable" with PostgreSQL up (hunt-pg #2, session 28). The pool is drained: every
+        idle connection is closed unchecked and replaced in the background, so the next attempt
+        gets a fresh connection. `pool.check()` did so by checking each idle sibling, each with
+        the statement limit (65 s), so one stalled sibling held the call a minute (review of
+        session 28). Not when PostgreSQL did not answer (`NoAnswer`): it would not answer the
+        new connections either."""
         conn.wait_limit = self.timeout
         try:
             ConnectionPool.check_connection(conn)
@@ -168,7 +178,7 @@ class Database:
             self.last_check_failure = str(exc).strip().splitlines()[0] if str(exc).strip() \
                 else type(exc).__name__
             if not isinstance(exc, NoAnswer):
-                self.pool.check()
+                (getattr(self.pool, "drain", None) or self.pool.check)()  # drain: 3.2+
             raise
         finally:
             conn.wait_limit = self.statement_wait
