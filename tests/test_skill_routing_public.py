@@ -162,7 +162,9 @@ def test_tool_gate_hides_skills_whose_tools_the_agent_lacks(tmp_path, minilm, ca
     ({"compatibility": "Requires git and docker"}, set(), set()),  # free text: not parsed
     ({"compatibility": {"tools": ["docker"]}}, {"docker"}, set()),
     ({"allowed-tools": {"a": 1}}, set(), set()),
-    ({"requires": "slack"}, set(), set()),
+    # a string or list of names is its tools (hunt-routing #6, session 28: it was ignored)
+    ({"requires": "slack"}, {"slack"}, set()),
+    ({"requires": 42}, set(), set()),
     ("not a mapping", set(), set()),
 ])
 def test_declared_tools_are_read_leniently(frontmatter, tools, servers):
