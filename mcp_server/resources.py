@@ -331,11 +331,13 @@ def register_audit(server: Any, *, trusted: bool) -> None:
             caller = scopes.active() or scopes.default_scope(
                 getattr(getattr(bank, "settings", None), "namespace", None) or "default",
                 trusted=trusted, face="mcp")
-            from skillbank.audit import log_of, visible_to
+            from skillbank.audit import log_of, reviewed_namespaces, visible_to
 
-            visible_to(caller, (), AUDIT_URI)  # refused before anything is read
-            events = visible_to(caller, log_of(bank).query(), AUDIT_URI)
-            return [e.to_json() for e in events[-AUDIT_LIMIT:]]
+            # Refused before anything is read; the scope and the bound go into the query, which
+            # read the whole log for its last AUDIT_LIMIT events (as the browser's page did).
+            reviewed = reviewed_namespaces(caller, AUDIT_URI)
+            events = log_of(bank).query(namespaces=reviewed, limit=AUDIT_LIMIT)
+            return [e.to_json() for e in visible_to(caller, events, AUDIT_URI)]
 
         from skillbank.errors import PermissionDeniedError
 

@@ -34,10 +34,10 @@ UNTRUSTED_SKILL = ("this server does not accept skills from untrusted clients (a
 
 def require_skill(bank: Any, name: str) -> None:
     from skillbank.errors import NotFoundError
+    from skillbank.skill_ids import unknown_name
 
     if name not in bank.skills:
-        shown = name if len(name) <= 200 else name[:200] + "…"  # a 64 KiB name: not echoed
-        raise NotFoundError(f"no skill named {shown!r}")
+        raise NotFoundError(f"no skill named {unknown_name(name)}")
 
 
 def served_note(bank: Any) -> str:

@@ -40,3 +40,9 @@ def same_name(name: str, names: Iterable[str]) -> str | None:
         if not known.isascii() and unicodedata.normalize("NFC", known) == wanted:
             return known
     return None
+
+
+def unknown_name(name: str) -> str:
+    """How a refusal names a skill it did not find: a served name may be 64 KiB long, and an
+    unknown one echoed whole sent ~65 KB back to a model (review of session 28)."""
+    return repr(name if len(name) <= 200 else name[:200] + "…")

@@ -23,7 +23,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
 from skillbank.index import PARTIAL, HybridIndex
-from skillbank.skill_ids import same_name
+from skillbank.skill_ids import same_name, unknown_name
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
@@ -354,11 +354,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
         if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
-            # A served name may be 64 KiB long; an unknown one is not echoed whole to a model
-            # (review of session 28).
-            shown = name if len(name) <= 200 else name[:200] + "…"
-            raise NotFoundError(f"no skill named {shown!r}; search or list the skills to find "
-                                "its name")
+            raise NotFoundError(f"no skill named {unknown_name(name)}; search or list the "
+                                "skills to find its name")
         return self._trusted(Skill(
             name=name, description=str(meta.get("description", "")),
             path=str(meta.get("path", "")), root=str(meta.get("root", "")),
