@@ -268,7 +268,7 @@ def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any
     # Items over the budget, or skills the tool gate left out, are said so, with the block or
     # instead of it (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
     return memory_reply(ctx.text, ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
-                        "call memory_context again with a larger budget_tokens")
+                        "call memory_context again with a larger budget_tokens", ctx.reason)
 
 
 #: Said with a pending record, as the MCP tool says it (mcp_server/tools_memory.py): the agent

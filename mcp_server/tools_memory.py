@@ -154,7 +154,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         # Why the block is empty, or what it left out, in the adapters' words (an empty answer
         # said `note: ""`; hunt-badinput #5, session 26).
         left_out = memory_note(ctx.text, ctx.budget_tokens, ctx.omitted, missing_tools,
-                               "call memory_context again with a larger budget_tokens")
+                               "call memory_context again with a larger budget_tokens",
+                               getattr(ctx, "reason", ""))
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
                                      search_mode=mode, missing_tools=missing_tools,

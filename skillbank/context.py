@@ -64,6 +64,10 @@ class MemoryContext:
     #: Skills left out because the agent lacks tools they declare (name -> missing tools), as
     #: `skills.search` names them: memory_context left them out and said nothing.
     missing_tools: dict[str, list[str]] = field(default_factory=dict)
+    #: Why nothing was looked for ('' when memory was searched): a request of only emoji or
+    #: punctuation has nothing to route on. `skills search` said so; `skillbank context` and
+    #: MCP memory_context answered "No memory is relevant" (left from hunt-routing #11, s. 28).
+    reason: str = ""
 
     def __str__(self) -> str:
         return self.text
@@ -71,7 +75,7 @@ class MemoryContext:
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "text": self.text, "ids": self.ids, "tokens": self.tokens,
                 "budget_tokens": self.budget_tokens, "omitted": self.omitted,
-                "missing_tools": self.missing_tools}
+                "missing_tools": self.missing_tools, "reason": self.reason}
 
 
 @dataclass
@@ -346,6 +350,9 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         topic)
     chosen, omitted = fit_budget(ordered, budget_tokens)
     text = render(chosen)
+    from skillbank.memories.skills.search import routable
+
+    reason = "" if text else routable(task)[1]
     ids: list[str] = []
     for item in chosen:
         if item.id not in ids:
@@ -356,7 +363,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         skills=[h for h in skills if skill_id(h.name) in included],
         guidelines=[h for h in guidelines if h.id in included],
         experiences=[h for h in experiences if h.id in included],
-        omitted=omitted, missing_tools=gated,
+        omitted=omitted, missing_tools=gated, reason=reason,
     )
 
 

@@ -174,13 +174,17 @@ def folded_note(rule_id: str) -> str:
 
 
 def empty_memory_note(budget_tokens: int, omitted: int,
-                      missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+                      missing_tools: dict[str, list[str]] | None, larger_budget: str,
+                      reason: str = "") -> str:
     """Why a memory block for a task came out empty: nothing relevant, or relevant items left
     out for the budget (`larger_budget` says how to ask for more on this face), or skills that
     fit but need tools the agent lacks. The adapters' memory_context answered "No relevant
     memory" for the last two, so a model never retried with a larger budget (hunt-disclose #2,
-    session 25); the CLI said "raise --budget" on its own.
+    session 25); the CLI said "raise --budget" on its own. `reason`: why nothing was looked
+    for (`MemoryContext.reason`), said as `skill_search_note` says it.
     """
+    if reason:
+        return f"No memory was looked for: {reason}. Restate the task in words."
     parts = []
     if omitted:
         parts.append(f"Nothing fits in {budget_tokens} tokens: {_left_out(omitted)} left out "
@@ -192,7 +196,8 @@ def empty_memory_note(budget_tokens: int, omitted: int,
 
 
 def memory_reply(text: str, budget_tokens: int, omitted: int,
-                 missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+                 missing_tools: dict[str, list[str]] | None, larger_budget: str,
+                 reason: str = "") -> str:
     """A memory block as a tool answers it for a model: the block, then what it left out.
 
     A block with some items and others dropped for the budget (or gated skills) was answered
@@ -200,17 +205,19 @@ def memory_reply(text: str, budget_tokens: int, omitted: int,
     `omitted` beside the text (left from hunt-disclose #2, session 25). The note is outside the
     block's budget (a line or two)."""
     return "\n\n".join(part for part in (text, memory_note(text, budget_tokens, omitted,
-                                                            missing_tools, larger_budget)) if part)
+                                                            missing_tools, larger_budget,
+                                                            reason)) if part)
 
 
 def memory_note(text: str, budget_tokens: int, omitted: int,
-                missing_tools: dict[str, list[str]] | None, larger_budget: str) -> str:
+                missing_tools: dict[str, list[str]] | None, larger_budget: str,
+                reason: str = "") -> str:
     """What a memory block left out, said apart from it ('' when nothing): why it is empty
     (`empty_memory_note`), else the items the budget or the tool gate dropped. The MCP face
     answers the block and this note in separate fields; it answered an empty block with
     `note: ""`, no reason, where the adapters said why (hunt-badinput #5, session 26)."""
     if not text:
-        return empty_memory_note(budget_tokens, omitted, missing_tools, larger_budget)
+        return empty_memory_note(budget_tokens, omitted, missing_tools, larger_budget, reason)
     notes = []
     if omitted:
         notes.append(f"({_left_out(omitted)} left out for the budget of {budget_tokens} tokens; "

@@ -42,7 +42,8 @@ async def test_an_empty_answer_says_why(tmp_path, minilm, remote):
         adapter = next(t for t in SkillbankToolkit(bank).get_tools()
                        if t.name == "memory_context")
         async with Client(build_server(bank, trusted=True)) as client:
-            nothing = await call(client, "memory_context", {"task": "🔥📄📄"})
+            nothing = await call(client, "memory_context",
+                                 {"task": "knit a wool sweater with ribbed cuffs"})
             tight = await call(client, "memory_context", {"task": PDF, "budget_tokens": 50})
             gated = await call(client, "memory_context", {"task": "scrape a website into "
                                                           "markdown", "available_tools": ["Read"]})

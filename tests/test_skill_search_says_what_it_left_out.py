@@ -117,3 +117,32 @@ async def test_every_face_says_why_an_emoji_request_gets_no_skill(tmp_path, cli_
     assert REASON in reply.structured_content["hint"]
     assert langchain["skills"] == [] and REASON in langchain["note"]
     assert "No skill fits" not in reply.structured_content["hint"] + langchain["note"]
+
+
+@REMOTE
+async def test_every_memory_block_face_says_why_an_emoji_request_gets_nothing(
+        tmp_path, cli_root, remote):
+    """Left from #11 (session 28), mended in session 29: `skillbank context`, MCP memory_context,
+    the adapters' memory_context and `bank.context_for` answered "No memory is relevant" for a
+    request with nothing to route on. Fails before: no `reason`, the plain empty note."""
+    from mcp import Client
+
+    from skillbank.adapters.langchain import SkillbankToolkit
+    from skillbank.mcp_server import build_server
+
+    with _cli_for(cli_root, remote) as run:
+        human = run("context", EMOJI)
+        scripted = run("--json", "context", EMOJI)
+        worded = run("--json", "context", KNIT)
+    assert human.exit_code == 0 and REASON in human.stderr, (human.stdout, human.stderr)
+    assert "No memory is relevant" not in human.stderr
+    assert json.loads(scripted.stdout)["reason"] == REASON
+    assert json.loads(worded.stdout)["reason"] == ""  # a worded task is searched
+    with bank_for(tmp_path, remote, skill_roots=(cli_root / "skills",)) as bank:
+        assert bank.context_for(EMOJI).reason == REASON
+        async with Client(build_server(bank, trusted=True)) as client:
+            reply = await client.call_tool("memory_context", {"task": EMOJI})
+        tools = {t.name: t for t in SkillbankToolkit(bank, include=["memory_context"]).get_tools()}
+        langchain = tools["memory_context"].invoke({"task": EMOJI})
+    assert reply.structured_content["text"] == "" and REASON in reply.structured_content["note"]
+    assert REASON in langchain and "No relevant memory" not in langchain

@@ -457,11 +457,11 @@ def context(
     memory = st.bank(sync="all").context_for(task, budget_tokens=budget, topic=topic)
 
     def human() -> None:
-        if not memory.text and (memory.omitted or memory.missing_tools):
+        if not memory.text and (memory.omitted or memory.missing_tools or memory.reason):
             from skillbank.tool_text import empty_memory_note
 
             st.out.note(empty_memory_note(budget, memory.omitted, memory.missing_tools,
-                                          "raise --budget"))
+                                          "raise --budget", memory.reason))
             return
         if not memory.text:
             st.out.note("No memory is relevant to this task.")
