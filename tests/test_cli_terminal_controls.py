@@ -84,3 +84,19 @@ def test_a_rule_holding_markup_is_printed_as_written(cli_root):
                                   trusted=False, replaces=old).guideline_id
     approved = Run()("guidelines", "approve", new)
     assert f"{old} superseded (no longer served): {rule}" in " ".join(approved.stdout.split())
+
+
+def test_a_body_on_a_terminal_is_escaped_and_piped_exact(library, monkeypatch):
+    """`skills show` (Output.plain) printed a third-party body raw on a terminal. Fails before
+    on the terminal half; piped output (a file of the body) stays exact."""
+    (library / "knit" / "SKILL.md").write_text(
+        f"---\nname: knit\ndescription: {json.dumps(DESCRIPTION)}\n---\n"
+        "# Steps\n\nCast on \x1b]0;PWNED\x07\x1b[2J and purl.\n")
+    run = Run()
+    base = ["--no-bundled", "--skills-dir", library]
+    piped = run(*base, "skills", "show", "knit")
+    assert "\x1b]0;PWNED" in piped.stdout  # as written when not a terminal (rich drops BEL)
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stdout is a terminal
+    shown = run(*base, "skills", "show", "knit")
+    assert "\x1b]0;PWNED" not in shown.stdout and "\x07" not in shown.stdout, shown.stdout
+    assert "\\x1b]0;PWNED\\x07\\x1b[2J" in shown.stdout, shown.stdout

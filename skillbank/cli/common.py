@@ -300,8 +300,12 @@ class Output:
                            **kwargs)
 
     def plain(self, text: str) -> None:
-        """User content, printed exactly (no markup, no wrapping games)."""
-        self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        """User content, printed exactly (no markup, no wrapping games) when piped, so
+        `skills show NAME > file` is the body; on a terminal its characters that drive one are
+        shown as escapes (`printable`): a third-party body, rule or playbook reached the terminal
+        raw in `skills show`, `context` and `playbook` (left from hunt-routing #12, session 28)."""
+        shown = printable(text) if self.console.is_terminal else text
+        self.console.print(shown, markup=False, highlight=False, soft_wrap=True)
 
     def note(self, message: str, style: str | None = None) -> None:
         """A side remark for people (stderr, so piped stdout stays clean). Plain text, never
