@@ -149,8 +149,13 @@ def _encode(value: Any) -> Any:
     if value is None or isinstance(value, bool):
         return value
     if isinstance(value, str):
-        if type(value) is not str and not isinstance(value, Enum) and vars(value):
-            return _encode_str_subclass(value)
+        if type(value) is not str and not isinstance(value, Enum):
+            if getattr(value, "__dict__", None):
+                return _encode_str_subclass(value)
+            # A str subclass with __slots__ (langchain_core's TextAccessor, a message's `.text`)
+            # has no vars(): a client's record / context_for / search raised TypeError where an
+            # in-process bank took it (hunt-agents #2, session 29). Its text is what counts.
+            value = str(value)
         if _utf8(value):
             return value
         # Lone surrogates are not UTF-8, so JSON cannot carry them; the owner must see the
