@@ -33,6 +33,8 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
 
+from skillbank.moments import stored_utc, typed_utc
+
 log = logging.getLogger("skillbank.audit")
 
 #: What the log records; anything else is a programming error, caught at the write point.
@@ -117,7 +119,7 @@ def matches(event: AuditEvent, *, principal: str | None = None, action: str | No
         return False
     if since is not None:
         try:
-            if _parse_time(event.at) < _aware(since):
+            if _parse_time(event.at) < typed_utc(since):
                 return False
         except ValueError:
             return False
@@ -270,7 +272,7 @@ class FileAuditLog:
         query for one action parsed every line of the month: 1.5 s at 100,000 events, paid by
         each rating of a kept context preview, which asks whether anything was forgotten since
         (hunt-ui #5, session 27)."""
-        first = f"{_aware(since):%Y-%m}" if since is not None else ""
+        first = f"{typed_utc(since):%Y-%m}" if since is not None else ""
         needle = json.dumps(containing).encode("utf-8") if containing else None
         for path in self.files():
             if path.name[:7] < first:
@@ -288,7 +290,7 @@ class FileAuditLog:
         """`events`, newest first: each month's file read backwards from its end, a block at
         a time, so a query with a `limit` reads the tail it shows, not the whole log (the
         audit page read every line of every month at each view, hunt-pg #4, session 28)."""
-        first = f"{_aware(since):%Y-%m}" if since is not None else ""
+        first = f"{typed_utc(since):%Y-%m}" if since is not None else ""
         needle = json.dumps(containing).encode("utf-8") if containing else None
         for path in reversed(self.files()):
             if path.name[:7] < first:
@@ -513,16 +515,17 @@ def _parsed(lines: Iterable[bytes], needle: bytes | None) -> Iterator[AuditEvent
             yield event
 
 
-def _aware(moment: datetime) -> datetime:
-    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
-
-
 def _parse_time(text: str) -> datetime:
-    return _aware(datetime.fromisoformat(text))
+    """An event's stored `at` (UTC; one without a zone is read as UTC)."""
+    return stored_utc(datetime.fromisoformat(text))
 
 
 def parse_since(text: str) -> datetime:
-    """`--since` values: an ISO date or time, or a span back from now such as 30m, 12h, 7d."""
+    """`--since` values: an ISO date or time, or a span back from now such as 30m, 12h, 7d.
+
+    A date or time without a zone is local time, as a person typing it means (and as Python
+    reads a naive datetime); it was read as UTC, so `--since 1h` and the same moment typed as
+    a time disagreed by the zone's offset (hunt-time #3, session 29). The result is in UTC."""
     from datetime import timedelta
 
     from skillbank.errors import InvalidInputError
@@ -537,8 +540,8 @@ def parse_since(text: str) -> datetime:
             raise InvalidInputError(f"invalid time {text!r}: that span reaches back before "
                                     "year 1; use a shorter one (30m, 12h, 7d)") from None
     try:
-        return _aware(datetime.fromisoformat(value))
-    except ValueError:
+        return typed_utc(datetime.fromisoformat(value))
+    except (ValueError, OverflowError, OSError):
         raise InvalidInputError(
             f"invalid time {text!r}: use an ISO date (2026-12-01), a time "
             "(2026-12-01T08:00) or a span back from now (30m, 12h, 7d)") from None

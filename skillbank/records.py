@@ -12,6 +12,7 @@ from typing import Any, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
+from skillbank.moments import stored_utc
 from skillbank.relevance import relevance as hit_relevance
 
 #: Each record builds its validator and schema when first used, not at import (#27): importing
@@ -206,6 +207,15 @@ class Experience(BaseModel):
     #: The conversation this experience is (a LangChain thread id, a LlamaIndex session): each
     #: later turn of it updates this record instead of adding another (`record_messages`).
     thread: str | None = Field(default=None, max_length=MAX_SHORT)
+
+    @field_validator("created")
+    @classmethod
+    def _created_in_utc(cls, value: datetime) -> datetime:
+        """A `created` without a zone is UTC. `experiences import` stored a line's zone-less
+        time naive, and `skills propose` then failed for the whole namespace comparing it with
+        aware ones (TypeError, hunt-time #7, session 29); records stored so are made aware
+        when read, as guideline files' times are."""
+        return stored_utc(value)
 
 
 class GuidelineSource(BaseModel):

@@ -25,7 +25,8 @@ def audit(
         help="Only this action (record, vote, forget, approve, prune, save, …).")] = None,
     since: Annotated[Optional[str], typer.Option(
         "--since", metavar="WHEN",
-        help="Only events from then on: an ISO date or time, or a span (30m, 12h, 7d).")] = None,
+        help="Only events from then on: an ISO date or time (local time unless it "
+        "has an offset: 2026-12-01T08:00, 2026-12-01T08:00Z), or a span (30m, 12h, 7d).")] = None,
     item_id: Annotated[Optional[str], typer.Option(
         "--id", metavar="ID", help="Only events about this item (exp-…, gl-…, skill:<name>).")
     ] = None,
@@ -94,14 +95,15 @@ def fitting(console: Any, title: str, rows: list[dict]) -> Any:
     to nothing: "who did what" showed no who (hunt-team #3, session 25)."""
     from rich.measure import Measurement
 
-    full = table(title, [("time", {"no_wrap": True}), "principal", ("role", {"no_wrap": True}),
-                         "face", "namespace", "action", "kind", "id"],
+    full = table(title, [("time (UTC)", {"no_wrap": True}), "principal",
+                         ("role", {"no_wrap": True}), "face", "namespace", "action", "kind", "id"],
                  [[r["at"][:19].replace("T", " "), _who(r), r["role"], r["face"],
                    r["namespace"], r["action"], r["kind"], r["id"]] for r in rows])
     wide = console.options.update_width(10_000)  # the width it would take, unclamped
     if Measurement.get(console, wide, full).maximum <= console.width:
         return full
-    return table(title, [("time", {"min_width": 10}), ("who", {"min_width": 8, "overflow": "fold"}),
+    return table(title, [("time (UTC)", {"min_width": 10}),
+                         ("who", {"min_width": 8, "overflow": "fold"}),
                          ("namespace", {"overflow": "fold"}), "action", "kind",
                          ("id", {"no_wrap": False, "overflow": "fold", "min_width": 10})],
                  [[r["at"][:19].replace("T", " "), f"{_who(r)}\n{r['role']}, {r['face']}",

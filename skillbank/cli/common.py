@@ -13,10 +13,12 @@ import os
 import re
 import sys
 from dataclasses import asdict, dataclass, field, is_dataclass
-from datetime import date, datetime
+from datetime import date, datetime, timezone
 from enum import Enum
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Sequence
+
+from skillbank.moments import stored_utc
 
 if TYPE_CHECKING:
     import typer
@@ -342,7 +344,8 @@ def short(value: Any, limit: int = 80) -> str:
 
 
 NO_WRAP = frozenset({"#", "id", "name", "skill", "kind", "outcome", "status", "action", "score",
-                     "votes", "uses", "created", "when", "why", "writable", "severity", "code",
+                     "votes", "uses", "created", "created (UTC)", "when", "when (UTC)", "why",
+                     "writable", "severity", "code",
                      "bytes", "sha256", "topic", "source"})
 
 
@@ -403,9 +406,13 @@ def outsiders(nets: dict[str, int]) -> str:
     return f"; outsiders (each counted once): {shown}{more}"
 
 
-def when(value: Any) -> str:
+def when(value: Any, *, zone: bool = True) -> str:
+    """A stored time as shown: in UTC, saying so ("2026-12-02 05:01 UTC"); `zone=False` in a
+    table whose column header says "(UTC)". Times were shown in UTC naming no zone, so a user in
+    Auckland read yesterday's date for this morning's work (hunt-time #3, session 29)."""
     if isinstance(value, datetime):
-        return value.strftime("%Y-%m-%d %H:%M")
+        shown = stored_utc(value).astimezone(timezone.utc).strftime("%Y-%m-%d %H:%M")
+        return f"{shown} UTC" if zone else shown
     return str(value or "")
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import json
 import sys
+from datetime import timezone
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any, Optional
@@ -120,8 +121,8 @@ def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> N
         ("file", g.path),
     ]))
     if g.sources:
-        out.print(table("sources", ["when", "source", "score", ("critique", {"ratio": 1})],
-                        [[when(s.at), s.source, "" if s.score is None else s.score,
+        out.print(table("sources", ["when (UTC)", "source", "score", ("critique", {"ratio": 1})],
+                        [[when(s.at, zone=False), s.source, "" if s.score is None else s.score,
                           short(s.critique, 160)] for s in g.sources]))
 
 
@@ -294,11 +295,13 @@ def experience_summary(e: Any) -> str:
 
 
 def experience_rows(items: list[Any]) -> list[list[Any]]:
-    return [[e.id, e.kind, text(e.outcome, OUTCOME_STYLES.get(e.outcome)), e.created.date(),
-             e.usage.uses, short(experience_summary(e), 90)] for e in items]
+    return [[e.id, e.kind, text(e.outcome, OUTCOME_STYLES.get(e.outcome)),
+             e.created.astimezone(timezone.utc).date(), e.usage.uses,
+             short(experience_summary(e), 90)] for e in items]
 
 
-EXPERIENCE_COLUMNS = ["id", "kind", "outcome", "created", "uses", ("task / lesson", {"ratio": 1})]
+EXPERIENCE_COLUMNS = ["id", "kind", "outcome", "created (UTC)", "uses",
+                      ("task / lesson", {"ratio": 1})]
 
 
 def render_experience(out: Any, e: Any) -> None:

@@ -12,7 +12,7 @@ from typing import Annotated, Any, Optional
 
 import typer
 
-from skillbank.cli.common import short, state, table, text
+from skillbank.cli.common import short, state, table, text, when
 from skillbank.cli.skills import app
 
 _SEVERITY_STYLE = {"critical": "bold red", "high": "red", "medium": "yellow", "low": "cyan",
@@ -137,8 +137,9 @@ def versions(
     in_git = versions_in_git(bank, name)  # restore is refused there (hunt-git #5, session 27)
 
     def human() -> None:
-        st.out.print(table(f"versions of {name}", ["version", "saved", ("reason", {"ratio": 1})],
-                           [[v.version, v.saved.strftime("%Y-%m-%d %H:%M"), v.reason]
+        st.out.print(table(f"versions of {name}",
+                           ["version", "saved (UTC)", ("reason", {"ratio": 1})],
+                           [[v.version, when(v.saved, zone=False), v.reason]
                             for v in found]))
         st.out.print(text(in_git or f"Restore one with `skillbank skills restore "
                           f"{shlex.quote(name)}@VERSION`.", "dim"))

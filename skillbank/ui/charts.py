@@ -42,7 +42,9 @@ def line_chart(series: list[Series], *, width: int = 1040, height: int = 280,
     left, right, top, bottom = 56, 16, 28, 40
     starts = [min(d for d, _ in s.points) for s in series if s.points]
     if starts:  # every line starts from zero the day before anything was recorded
-        zero = min(starts) - timedelta(days=1)
+        # (or on that day when it is the first day there is: a hand-written `created:
+        # 0001-01-01` made this an OverflowError and the Stats page a 500, hunt-time #2)
+        zero = min(starts) - timedelta(days=1) if min(starts) > date.min else date.min
         series = [Series(s.name, [(zero, 0)] + s.points) if s.points else s for s in series]
     days = sorted({d for s in series for d, _ in s.points})
     top_value = _nice_max(max((v for s in series for _, v in s.points), default=0))

@@ -59,7 +59,10 @@ def stats_page(bank: Any, counts: dict[str, Any] | None = None) -> dict[str, Any
 def _running(name: str, stamps: list[datetime]) -> Series:
     per_day: dict[date, int] = {}
     for stamp in stamps:
-        day = stamp.astimezone(timezone.utc).date()
+        try:
+            day = stamp.astimezone(timezone.utc).date()
+        except (OverflowError, ValueError):  # year 1 east of UTC, year 9999 west of it
+            day = stamp.date()  # (hunt-time #2, session 29: a 500 on the Stats page)
         per_day[day] = per_day.get(day, 0) + 1
     total, points = 0, []
     for day in sorted(per_day):

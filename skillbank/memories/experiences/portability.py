@@ -7,7 +7,6 @@ import json
 import os
 import threading
 import time
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +14,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError, QueueFullError
 from skillbank.fsutil import atomic_write
 from skillbank.index import HybridIndex
+from skillbank.moments import imported_time
 from skillbank.records import Experience, Finding, SyncReport, Usage
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.threads import CLOSING_OUTCOMES, check_thread
@@ -64,6 +64,10 @@ class PortabilityMixin:
         moving memory keeps what helped. Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
         with findings. A line's status "retired" or "pending" is kept.
+        A line's `created` is an ISO date or time (one without a zone is UTC, as in guideline
+        files) or unix seconds; any other value, or a date before 1970 or after 2999, names
+        the line as not read: a zone-less time was stored naive and broke `skills propose`,
+        a number became "now" silently (hunt-time #7 and #8, session 29).
         A line's `thread` is kept, so a conversation moved to another bank goes on in its
         record there, and its `duplicates` (the runs folded into it) come with a record this
         import adds, or fold along with it, for a trusted caller; both were dropped, so the
@@ -125,8 +129,7 @@ class PortabilityMixin:
                         feedback=data.get("feedback"), lessons=data.get("lessons"),
                         when_to_use=data.get("when_to_use", ""), tags=data.get("tags"),
                         namespace=data.get("namespace"), messages=data.get("messages"),
-                        created=datetime.fromisoformat(created.replace("Z", "+00:00"))
-                        if isinstance(created, str) else None,
+                        created=imported_time(created),
                         kind=kind,
                         source=data.get("source") if isinstance(data.get("source"), str) else None)
                     if thread is not None and kind == "experience":

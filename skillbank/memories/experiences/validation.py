@@ -11,7 +11,7 @@ import math
 import re
 import time
 import uuid
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
@@ -19,6 +19,7 @@ from pydantic_core import PydanticSerializationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import check_text, check_unicode
+from skillbank.moments import stored_utc, typed_utc
 from skillbank.records import (MAX_SHORT, MAX_STEPS, MAX_TAGS, MAX_TEXT, Experience, Finding,
                                Lesson, Step, clip_task)
 from skillbank.memories.experiences.transcript import _jsonable, steps_from_messages
@@ -38,24 +39,29 @@ def _new_id(prefix: str) -> str:
 
 
 def _timestamp(value: datetime) -> float:
-    if value.tzinfo is None:
-        value = value.replace(tzinfo=timezone.utc)
-    return value.timestamp()
+    """A stored time as a unix time (one without a zone is UTC)."""
+    return stored_utc(value).timestamp()
 
 
 def _since_timestamp(since: Any) -> float | None:
-    """`since` as a unix time: a datetime, an ISO string, a number, or a timedelta (ago)."""
+    """`since` as a unix time: a datetime, an ISO string, a number, or a timedelta (ago).
+
+    A datetime or ISO text without a zone is local time, as Python reads a naive datetime:
+    `since=datetime.now() - timedelta(hours=1)` means the last hour. It was read as UTC, so
+    east of UTC that hour lay in the future and recall found nothing (hunt-time #3, session 29).
+    """
     if since is None:
         return None
     if isinstance(since, timedelta):
         return time.time() - since.total_seconds()
     if isinstance(since, datetime):
-        return _timestamp(since)
+        return typed_utc(since).timestamp()
     if isinstance(since, (int, float)) and not isinstance(since, bool) and math.isfinite(since):
         return float(since)
     if isinstance(since, str):
         try:
-            return _timestamp(datetime.fromisoformat(since.strip().replace("Z", "+00:00")))
+            return typed_utc(datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
+                             ).timestamp()
         except ValueError:
             pass
     raise InvalidInputError(

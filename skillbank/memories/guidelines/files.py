@@ -18,6 +18,7 @@ from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, check_topic, check_unicode, slugify
+from skillbank.moments import out_of_range
 from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
                                SourceRecord)  # SourceRecord: re-exported
 
@@ -261,6 +262,10 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     guideline = guideline.model_copy(update={
         "created": _aware(guideline.created), "updated": _aware(guideline.updated),
         "sources": [src.model_copy(update={"at": _aware(src.at)}) for src in guideline.sources]})
+    for key in ("created", "updated"):  # year 1 loaded, then broke the Stats page (hunt-time #2)
+        problem = out_of_range(getattr(guideline, key))
+        if problem is not None:
+            return error("date-range", f"{key}: {problem}; write a date in that range")
     if guideline.status not in STATUSES:  # pragma: no cover - the Literal already checks
         return error("bad-status", f"status must be one of {', '.join(STATUSES)}")
     return guideline, findings

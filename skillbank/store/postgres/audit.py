@@ -13,7 +13,8 @@ from __future__ import annotations
 from datetime import datetime, timezone
 from typing import Iterable
 
-from skillbank.audit import AuditEvent, UnsentEvents, _aware
+from skillbank.audit import AuditEvent, UnsentEvents
+from skillbank.moments import typed_utc
 from skillbank.store.postgres.db import Database
 
 _FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id", "trusted")
@@ -80,7 +81,7 @@ class PostgresAuditLog:
             params.append(trusted)
         if since is not None:
             where.append("at >= %s")
-            params.append(_aware(since))
+            params.append(typed_utc(since))  # a naive `since` is local time (hunt-time #3)
         sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id, trusted "
                "FROM sb_audit "
                f"WHERE {' AND '.join(where)} ORDER BY seq DESC")

@@ -1,0 +1,84 @@
+"""How a time without a zone is read, in one place: stored and file times are UTC, times a
+person types are local.
+
+Two conventions meet here, on purpose (hunt-time #3 and #7, session 29):
+
+- Times the bank writes (journals, guideline files, the audit log) carry `+00:00`; a time in a
+  file that has no zone (written by hand, or imported from a JSONL line) is read as UTC, as it
+  always was, so a file means the same on every machine (`stored_utc`).
+- Times a person gives as an argument (`recall(since=datetime.now() - timedelta(hours=1))`,
+  `skillbank audit --since 2026-12-07T04:59`) follow Python's own convention: a naive datetime
+  is local time, as `datetime.timestamp()` reads it (`typed_utc`). They were read as UTC, so
+  "the last hour" in Auckland (UTC+13) began 12 hours in the future and found nothing.
+"""
+
+from __future__ import annotations
+
+import math
+from datetime import date, datetime, time, timezone
+from typing import Any
+
+#: Dates a record may carry (hunt-time #2, session 29): a hand-written `created: 0001-01-01`
+#: loaded, then broke the memory browser's Stats page (OverflowError, HTTP 500). Nothing the
+#: bank keeps predates the unix epoch, and a year past 2999 is a typing slip.
+EARLIEST = datetime(1970, 1, 1, tzinfo=timezone.utc)
+LATEST = datetime(3000, 1, 1, tzinfo=timezone.utc)
+
+
+def stored_utc(moment: datetime) -> datetime:
+    """A stored (or file) time as an aware datetime: one without a zone is UTC."""
+    return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
+
+
+def typed_utc(moment: datetime | date) -> datetime:
+    """A time a person gave, in UTC: one without a zone is local time (a date: local midnight),
+    as Python's `datetime.timestamp()` reads it."""
+    if not isinstance(moment, datetime):
+        moment = datetime.combine(moment, time())
+    try:
+        return moment.astimezone(timezone.utc)
+    except (OverflowError, OSError, ValueError):  # year 1 east of UTC, 9999 west of it
+        edge = datetime.min if moment.year < 1970 else datetime.max
+        return edge.replace(tzinfo=timezone.utc)
+
+
+def out_of_range(moment: datetime) -> str | None:
+    """Why `moment` (aware) is not a date a record may carry, or None when it is."""
+    try:
+        if EARLIEST <= moment < LATEST:
+            return None
+    except (OverflowError, TypeError):
+        pass
+    return (f"{moment.isoformat()} is outside the dates a record may carry "
+            f"({EARLIEST:%Y-%m-%d} to {LATEST.year - 1}-12-31)")
+
+
+def imported_time(value: Any) -> datetime | None:
+    """An import line's `created`: an ISO text (a time without a zone, or a date, is UTC, as in
+    guideline files) or a number of unix seconds; None when the line has none (then "now").
+
+    Raises ValueError naming the value for anything else, so the line is named as not read:
+    a zone-less time was stored naive and then broke `skills propose` (hunt-time #7), and a
+    number was silently replaced by "now" (hunt-time #8)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):
+            raise ValueError(f"created {value!r} is not a time")
+        try:
+            moment = datetime.fromtimestamp(value, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            raise ValueError(f"created {value!r} is not a time in unix seconds") from None
+    elif isinstance(value, str):
+        try:
+            moment = stored_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
+        except ValueError:
+            raise ValueError(f"created {value!r} is not an ISO date or time "
+                             "(2024-05-01, 2024-05-01T09:00:00+00:00) or unix seconds") from None
+    else:
+        raise ValueError(f"created must be an ISO date or time or unix seconds, "
+                         f"not {type(value).__name__}")
+    problem = out_of_range(moment)
+    if problem is not None:
+        raise ValueError(f"created {problem}")
+    return moment
