@@ -14,7 +14,12 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
   the system message of every model call, also after a summary replaced the messages.
 * ``wrap_model_call`` / ``wrap_tool_call`` (and async twins): an exception from the model or a
   tool records the run as a failure (type and message as feedback, the steps up to it) before
-  it propagates; ``after_agent`` never runs for such a run. Interrupts are not failures.
+  it propagates; ``after_agent`` never runs for such a run. Interrupts are not failures. A run
+  cancelled or interrupted (Ctrl-C) mid-call is recorded as stopped (outcome partial), and one
+  whose last step before ``recursion_limit`` returns as the failure LangGraph raises next
+  (`skillbank.adapters._lc_stops`).
+* ``before_agent`` also records a run of this process that stopped between two steps (a stream
+  left early) when its thread's next request starts: no hook runs at such a stop.
 * ``after_agent``: the run is recorded under its goal and feedback is learned; an outcome
   (success / failure / partial) ends the episode.
 """
@@ -53,6 +58,9 @@ from skillbank.adapters._runs import (
     submit,
     template_fields,
 )
+from skillbank.adapters._lc_stops import (STOPPED_OUTCOME, LastStepCalls, RunAbandoned, is_stop,
+                                          messages_of, open_tool_calls, recursion_limit_error,
+                                          steps_left, stop_feedback)
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
 from skillbank.adapters._warm import warm_up
 from skillbank.memories.skills.dependencies import agent_tools
@@ -108,27 +116,38 @@ class SkillbankState(AgentState):
     skillbank_experience_id: NotRequired[Annotated[str | None, OmitFromInput, _last]]
 
 
-def _with_memory(request: ModelRequest, text: str) -> ModelRequest:
-    """The request with `text` appended to its system message (or as the system message).
+def _with_memory(request: ModelRequest, text: str) -> tuple[ModelRequest, str]:
+    """The request with `text` appended to its system message (or as the system message), and
+    the block as the model sees it.
 
     Another SkillbankMiddleware may have put its block there already (a team memory and a
     personal one): items it shows are not repeated (`skillbank.context.without_shown`)."""
     if not text:
-        return request
+        return request, ""
     current = request.system_message
     if current is None:
-        return request.override(system_message=SystemMessage(content=text))
+        return request.override(system_message=SystemMessage(content=text)), text
     from skillbank.context import without_shown
 
     text = without_shown(text, current.content if isinstance(current.content, str) else "\n".join(
         str(p.get("text", "")) if isinstance(p, dict) else str(p) for p in current.content))
     if not text:
-        return request
+        return request, ""
     if isinstance(current.content, str):
         content: Any = f"{current.content.rstrip()}\n\n{text}" if current.content.strip() else text
     else:
         content = [*current.content, {"type": "text", "text": text}]
-    return request.override(system_message=current.model_copy(update={"content": content}))
+    return request.override(system_message=current.model_copy(update={"content": content})), text
+
+
+def _ids_shown(entry: dict[str, Any], shown: str) -> list[str]:
+    """The block's ids the model was shown: those `without_shown` left in. An item another
+    instance showed already was cut from the block but its id stayed in
+    ``skillbank_memory_ids``, which promises the ids the model saw (hunt-agents #6, session 29)."""
+    if not shown:
+        return []
+    text = entry.get("text") or ""
+    return [i for i in entry.get("ids") or [] if f"[{i}]" not in text or f"[{i}]" in shown]
 
 
 def _request_of(messages: Sequence[Any]) -> Any:
@@ -199,11 +218,20 @@ class SkillbankMiddleware(AgentMiddleware):
         self.distill = distill
         self.last_error: BaseException | None = None
         self.last_experience_id: str | None = None
-        self._agent_tools: list[str] | None = None  # the last model call's tool names (#26)
+        # The tool names find_skills gates on (#26) are the run's own, kept in its state: an
+        # attribute here was the last model call's of any run, and one instance serving two
+        # agents at once gated a run's find_skills on the other agent's tools (hunt-agents #3).
+        self._last_step_calls = LastStepCalls()
         #: Runs recorded as failures by an exception: it leaves the graph's state as it was
         #: before the run (its episode still "open"), so the thread's next request read as a
         #: follow-up of the failed goal and was recorded under it, even as a success.
         self._failed_runs: collections.deque[str] = collections.deque(maxlen=4096)
+        #: Runs this process started that have neither finished nor been recorded: a stream
+        #: left early stops a run between two steps, where no hook runs (hunt-agents #2); its
+        #: thread's next request records it. Only runs started here: one that raised was
+        #: recorded by the process it raised in, and recording it again after a restart or on
+        #: another worker would file it twice.
+        self._unfinished: collections.OrderedDict[str, None] = collections.OrderedDict()
         template_fields(namespace)  # a malformed template fails here, not mid-run
         warm_up(bank)  # the embedding model loads on a thread now, not in the first turn
         self._name = name or (f"SkillbankMiddleware[{namespace}]" if namespace
@@ -267,15 +295,31 @@ class SkillbankMiddleware(AgentMiddleware):
         return run
 
     def _start(self, state: Any, runtime: Any) -> dict[str, Any]:
+        stale = self._mine(state).get("run")
+        if stale and stale.get("key") in self._unfinished:
+            self._record_abandoned(state, stale)
         run = self._plan(state, getattr(runtime, "context", None))
         entry = {"goal": run["goal"], "open": True, "run": run}
+        self._unfinished[run["key"]] = None
+        while len(self._unfinished) > 4096:
+            self._unfinished.popitem(last=False)
         return {"skillbank": {self._name: entry}, "skillbank_memory_ids": None}
+
+    def _record_abandoned(self, state: Any, run: dict[str, Any]) -> None:
+        """Record a run of this process that stopped between two steps (its stream was left
+        early), with the steps the thread's state holds, up to the request now starting."""
+        messages = list((state or {}).get("messages") or [])
+        request = _request_of(messages)
+        if request is not None and getattr(request, "id", None) != run.get("request_id"):
+            messages = messages[:next(i for i, m in enumerate(messages) if m is request)]
+        self._on_failure({**state, "messages": messages}, run, RunAbandoned(), step="agent loop")
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self._start(state, runtime)
 
     async def abefore_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
-        return self._start(state, runtime)
+        # In a worker thread: recording an abandoned run may wait for the writer's queue.
+        return await asyncio.to_thread(self._start, state, runtime)
 
     def _current_run(self, state: Any, runtime: Any) -> dict[str, Any]:
         run = self._mine(state).get("run")
@@ -302,12 +346,17 @@ class SkillbankMiddleware(AgentMiddleware):
         return run.get("context") is None and bool(run.get("query")) and not run.get("skip")
 
     def _respond(self, state: Any, response: ModelResponse, run: dict[str, Any],
-                 entry: dict[str, Any] | None) -> Any:
-        if entry is None:
+                 fresh: dict[str, Any] | None, tools: list[str] | None, shown: str) -> Any:
+        if steps_left() == 0:  # no step left for the next node: LangGraph raises next
+            self._on_failure(state, run, recursion_limit_error(), made=messages_of(response),
+                             step="agent loop")
+        if fresh is None and tools == run.get("agent_tools"):
             return response
         mine = self._mine(state)
-        mine["run"] = {**run, "context": entry}
-        update = {"skillbank": {self._name: mine}, "skillbank_memory_ids": entry["ids"]}
+        mine["run"] = {**run, "context": fresh or run.get("context"), "agent_tools": tools}
+        update: dict[str, Any] = {"skillbank": {self._name: mine}}
+        if fresh is not None:
+            update["skillbank_memory_ids"] = _ids_shown(fresh, shown)
         return ExtendedModelResponse(model_response=response, command=Command(update=update))
 
     def _check_tool_names(self, request: ModelRequest) -> None:
@@ -329,32 +378,34 @@ class SkillbankMiddleware(AgentMiddleware):
     def wrap_model_call(self, request: ModelRequest,
                         handler: Callable[[ModelRequest], ModelResponse]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        self._agent_tools = _tool_names(request)  # find_skills, called later, gates on them too
+        tools = _tool_names(request)  # find_skills, called later, gates on them too
         self._check_tool_names(request)
-        with agent_tools(self._agent_tools):  # skills needing tools it lacks stay out
+        with agent_tools(tools):  # skills needing tools it lacks stay out
             fresh = self._compute(run) if self._needs_context(run) else None
         entry = fresh or run.get("context")
+        shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
         try:
-            response = handler(_with_memory(request, entry["text"]) if entry else request)
-        except Exception as exc:
+            response = handler(shaped)
+        except BaseException as exc:  # a cancelled or interrupted run too (hunt-agents #2)
             self._on_failure(request.state, run, exc)
             raise
-        return self._respond(request.state, response, run, fresh)
+        return self._respond(request.state, response, run, fresh, tools, shown)
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
         run = self._current_run(request.state, request.runtime)
-        self._agent_tools = _tool_names(request)
+        tools = _tool_names(request)
         self._check_tool_names(request)
-        with agent_tools(self._agent_tools):  # to_thread carries the context variable
+        with agent_tools(tools):  # to_thread carries the context variable
             fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
                      else None)
         entry = fresh or run.get("context")
+        shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
         try:
-            response = await handler(_with_memory(request, entry["text"]) if entry else request)
-        except Exception as exc:
+            response = await handler(shaped)
+        except BaseException as exc:
             self._on_failure(request.state, run, exc)
             raise
-        return self._respond(request.state, response, run, fresh)
+        return self._respond(request.state, response, run, fresh, tools, shown)
 
     # -- tools: the namespaces the block came from, and failures ------------------------------
     def _tool_scope(self, request: Any) -> Scope | None:
@@ -385,30 +436,56 @@ class SkillbankMiddleware(AgentMiddleware):
         base = narrowed(own, trusted=self.trusted, face="agent") if own else None
         return dataclasses.replace(base, reads=others) if base is not None and others else None
 
+    def _run_tools(self, request: Any) -> list[str] | None:
+        """The tool names this run's model saw (its state), for find_skills' gate."""
+        return (self._mine(request.state).get("run") or {}).get("agent_tools")
+
     def wrap_tool_call(self, request: Any, handler: Callable[[Any], Any]) -> Any:
         try:
-            # find_skills (ours or skillbank_tools') gates on the tools the agent's model saw
-            with agent_tools(self._agent_tools), _maybe_using(self._tool_scope(request)):
-                return handler(request)
-        except Exception as exc:
+            # find_skills (ours or skillbank_tools') gates on the tools the run's model saw
+            with agent_tools(self._run_tools(request)), _maybe_using(self._tool_scope(request)):
+                result = handler(request)
+        except BaseException as exc:  # a cancelled or interrupted run too (hunt-agents #2)
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
                              exc, request.tool_call)
             raise
+        self._after_tool(request, result)
+        return result
 
     async def awrap_tool_call(self, request: Any, handler: Callable[..., Any]) -> Any:
         try:
-            with agent_tools(self._agent_tools), _maybe_using(self._tool_scope(request)):
-                return await handler(request)
-        except Exception as exc:
+            with agent_tools(self._run_tools(request)), _maybe_using(self._tool_scope(request)):
+                result = await handler(request)
+        except BaseException as exc:
             self._on_failure(request.state, self._current_run(request.state, request.runtime),
                              exc, request.tool_call)
             raise
+        self._after_tool(request, result)
+        return result
+
+    def _after_tool(self, request: Any, result: Any) -> None:
+        """A tool call of the run's last step returned: once every call of the step has, the
+        run is recorded as the `GraphRecursionError` LangGraph raises next (hunt-agents #1)."""
+        if steps_left() != 0 or not self.record:
+            return
+        run = self._current_run(request.state, request.runtime)
+        messages = list((request.state or {}).get("messages") or [])
+        made = self._last_step_calls.add(run.get("key") or "", open_tool_calls(messages),
+                                         messages_of(result))
+        if made is not None:
+            self._on_failure(request.state, run, recursion_limit_error(), made=made,
+                             step="agent loop")
 
     def _on_failure(self, state: Any, run: dict[str, Any], exc: BaseException,
-                    tool_call: dict[str, Any] | None = None) -> None:
-        """Record the run as a failure, once, unless the exception only pauses the graph."""
+                    tool_call: dict[str, Any] | None = None, made: Sequence[Any] = (),
+                    step: str = "model call") -> None:
+        """Record the run as a failure, once, unless the exception only pauses the graph; as
+        stopped when it was cancelled, interrupted or abandoned. `made`: the messages the
+        run's last step returned (it stops at the recursion limit after them)."""
         if isinstance(exc, _Bubble) or not self.record or run.get("skip") or not run.get("goal"):
             return
+        if run.get("key") in self._failed_runs:
+            return  # a tool of the last step raised after the step was recorded
         seen = getattr(exc, "_skillbank_recorded", None)
         if seen is None:
             seen = set()
@@ -420,20 +497,26 @@ class SkillbankMiddleware(AgentMiddleware):
             return
         seen.add(self._name)
         messages = _run_messages(list((state or {}).get("messages") or []), run.get("request_id"))
-        feedback = failure_feedback(exc, run.get("feedback") or (state or {}).get("feedback"))
+        messages.extend(made)
+        said = stop_feedback(exc) if is_stop(exc) else failure_feedback(exc)
+        given = run.get("feedback") or (state or {}).get("feedback")
+        feedback = f"{given}\n{said}" if given else said
         if tool_call:
-            messages.append(ToolMessage(content=f"error: {failure_feedback(exc)}",
+            messages.append(ToolMessage(content=f"error: {said}",
                                         tool_call_id=str(tool_call.get("id") or "call"),
                                         name=tool_call.get("name"), status="error"))
         else:
             # The failed model call is a step of its own: as an assistant text it read as the
             # run's "final answer" in the recorded steps and in later memory blocks.
-            messages.append(ToolMessage(content=f"error: {failure_feedback(exc)}",
-                                        tool_call_id="skillbank-model-call", name="model call",
+            messages.append(ToolMessage(content=f"error: {said}",
+                                        tool_call_id="skillbank-model-call",
+                                        name=step,
                                         status="error"))
-        self._write(run, messages, "failure", feedback, learn=None)
+        self._write(run, messages, STOPPED_OUTCOME if is_stop(exc) else "failure", feedback,
+                    learn=None)
         if run.get("key"):
             self._failed_runs.append(run["key"])
+            self._unfinished.pop(run["key"], None)
 
     # -- recording after the run ----------------------------------------------------------------
     def _write(self, run: dict[str, Any], messages: list[Any], outcome: str,
@@ -497,6 +580,7 @@ class SkillbankMiddleware(AgentMiddleware):
 
     def _finish(self, state: Any, runtime: Any) -> dict[str, Any]:
         run = self._current_run(state, runtime)
+        self._unfinished.pop(run.get("key") or "", None)
         config = run_config()
         outcome = (state.get("outcome") or run.get("outcome") or config.get("skillbank_outcome")
                    or "unknown")

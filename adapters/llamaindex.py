@@ -506,9 +506,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if error is not None:
             outcome = "failure"
             feedback_text: Optional[str] = failure_feedback(error, feedback)
+            # The failure is a step of its own, as the LangChain middleware records it: as an
+            # assistant message it was the run's "final answer" in the record and in later
+            # memory blocks ("Produced: (the run failed: ...)", hunt-agents #5, session 29).
             run = [*run, *await _unfinished(ctx),
-                   ChatMessage(role="assistant",
-                               content=f"(the run failed: {failure_feedback(error)})")]
+                   ChatMessage(role="tool", content=f"error: {failure_feedback(error)}",
+                               additional_kwargs={"tool_call_id": "skillbank-run-error",
+                                                  "name": "agent run"})]
         else:
             feedback_text = feedback
         if (plan["followup"] or not users) and not (

@@ -58,8 +58,11 @@ async def test_the_tool_calls_before_the_failure_are_recorded(tmp_path, remote):
         eid = await block.arecord_run(memory, error=caught.value, ctx=ctx)
         record = bank.experiences.get(eid)
         assert record.outcome == "failure" and "rate limited" in record.feedback
+        # The failure is an error step of its own, not the run's "final answer" (as the
+        # LangChain middleware records it; hunt-agents #5, session 29).
         assert [s.action for s in record.steps if s.action] == [
-            "order_status", "refund", "final answer"]
+            "order_status", "refund", "agent run"]
+        assert record.steps[-1].observation == "error: RuntimeError: rate limited by the provider"
         refund_step = next(s for s in record.steps if s.action == "refund")
         assert refund_step.action_input == {"order_id": "42"}
         assert refund_step.observation == "refund of order 42 queued"
