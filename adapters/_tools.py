@@ -421,8 +421,9 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
              reads: tuple[str, ...] = ()) -> str:
     """Validate `arguments`, call the facade, and return the reply as text for a model.
 
-    Raises `skillbank.errors.SkillbankError` (bad arguments become `InvalidInputError`); each
-    adapter turns that into its framework's tool-error reply. `reads`: the namespaces the
+    Raises `skillbank.errors.SkillbankError` (bad arguments become `InvalidInputError`, storage
+    that refused a write one naming its cause, `skillbank.storage_errors`); each adapter turns
+    that into its framework's tool-error reply. `reads`: the namespaces the
     agent's other memory pieces show, read too (`skillbank.scope.narrowed`).
     """
     definition = tool_defs([name])[0]
@@ -452,6 +453,13 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
 
         exc.args = (tool_terms(str(exc)), *exc.args[1:])
         raise
+    except Exception as exc:  # a full disk, a read-only root, EFBIG, EACCES: the MCP's words
+        from skillbank.storage_errors import tool_message
+
+        refused = tool_message(exc)  # (hunt-disk #3, session 29: a raw OSError left the tool)
+        if refused is None:
+            raise
+        raise SkillbankError(refused) from exc
     return result if isinstance(result, str) else _json(result)
 
 

@@ -325,6 +325,7 @@ class SkillbankServer(MCPServer):
         can fix into ToolError messages."""
         from skillbank.errors import NotFoundError, SkillbankError
         from skillbank.index_repair import damaged_message
+        from skillbank.storage_errors import tool_message
 
         bank = await self.bank(stage)
         if self._limiter is None:
@@ -341,6 +342,10 @@ class SkillbankServer(MCPServer):
         except ValueError as exc:
             raise ToolError(messages.mcp_terms(str(exc))) from None
         except Exception as exc:
+            refused = tool_message(exc)  # a full disk, read-only root, EFBIG, EACCES
+            if refused is not None:  # "Error executing tool save_skill" alone (hunt-disk #3)
+                log.error("skillbank: %s", refused)
+                raise ToolError(refused) from None
             damaged = damaged_message(exc, served=True)
             if damaged is None:
                 raise

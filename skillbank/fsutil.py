@@ -257,11 +257,15 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
             os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
         os.replace(tmp, path)
-    except BaseException:
+    except BaseException as exc:
         try:
             os.unlink(tmp)
         except FileNotFoundError:
             pass
+        if isinstance(exc, OSError) and exc.filename is None:
+            # A write through a handle names no file: "[Errno 27] File too large" said neither
+            # which file nor why (hunt-disk #4, session 29).
+            exc.filename = str(path)
         raise
     fsync_dir(path.parent)
     return written

@@ -11,6 +11,14 @@ longer while the process is idle), on `flush()` (which
 fsync per hit. A crash can lose the last few use counts, never anything else: a rating
 (`ok=True/False`, a person or agent saying whether an item helped) is written through at once.
 
+A disk that refuses a write (full, read-only, a file size limit) leaves nothing of it in the log:
+the write is all or nothing (`_append_whole`). Plain uses it refused stay buffered — folded to
+one line per item, so the buffer stays as small as the number of items counted — and are tried
+again `FLUSH_SECONDS` later; the use that counted them does not fail (a warning says they wait in
+memory: a crash before the disk takes them loses them). A rating or any other written-through
+event it refused is taken back whole (its line and its counts) and the call raises: the caller
+was told it failed, so it is never written later (hunt-disk #1 and #2, session 29).
+
 Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`): they are
 counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
 move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
@@ -31,14 +39,17 @@ The log is folded once it passes `FOLD_BYTES` (at open, or when a write takes it
 item's plain uses summed into one line, every other event kept (`skillbank.usage_fold`), the
 file replaced atomically. A use was one ~79-byte line per item shown, never rewritten, and every
 open read them all: ~600k recall hits made a 47 MB log and an 8-10 s open (hunt-exp #4, session
-27). Appends take a shared lock on the file and the fold an exclusive one (`locked_journal`), so
-no other process's append is lost to it; a process whose log was folded by another reads it
-again (server mode) before it counts on.
+27). Appends and the fold take the file's exclusive lock (`locked_journal`), so no other
+process's append is lost to a fold; appends wait for one another (one per batch), so one cut
+short can be cut back to where it began with nobody's line after it. A process whose log was
+folded by another reads it again (server mode) before it counts on.
 """
 
 from __future__ import annotations
 
 import atexit
+import errno
+import functools
 import json
 import logging
 import os
@@ -89,6 +100,8 @@ class UsageLog:
         #: of a new one and this process never counted what it held (review2 #7, session 27).
         self._held: int | None = None
         self._fold_at = FOLD_BYTES  # the size at which the log is folded next
+        self._retry_after = 0.0  # buffered uses the disk refused wait until then (monotonic)
+        self._refused: OSError | None = None  # why the last write of buffered uses failed
         self._load()
         _open_logs.add(self)
 
@@ -284,13 +297,18 @@ class UsageLog:
             if not self._pending:
                 self._since = time.monotonic()
                 _start_idle_flusher()
+            counts = self._counts if trusted else self._untrusted
+            apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted)
+            if ok is not None:  # a rating: on disk when this returns, or not counted at all
+                self._write_through(event, apply, item_id)
+                return counts[item_id].model_copy()
             self._pending.append(json.dumps(event))
-            self._apply(item_id, use, ok, at, untrusted=not trusted)
-            usage = (self._counts if trusted else self._untrusted)[item_id].model_copy()
-            if ok is not None or len(self._pending) >= FLUSH_EVERY or \
-                    time.monotonic() - self._since >= FLUSH_SECONDS:
-                self._write_pending()
-            return usage
+            apply()
+            now = time.monotonic()
+            if now >= self._retry_after and (len(self._pending) >= FLUSH_EVERY or
+                                             now - self._since >= FLUSH_SECONDS):
+                self._write_buffered()
+            return counts[item_id].model_copy()
 
     def _apply_outside(self, item_id: str, principal: str, ok: bool, uses: int,
                        at: str | None) -> None:
@@ -311,9 +329,8 @@ class UsageLog:
         event = {"id": item_id, "use": use, "at": at, "ok": bool(ok), "o": principal}
         with self._lock:
             self._refresh()  # his earlier votes from another process first: the net is his
-            self._pending.append(json.dumps(event))
-            self._apply_outside(item_id, principal, bool(ok), use, at)
-            self._write_pending()
+            self._write_through(event, lambda: self._apply_outside(
+                item_id, principal, bool(ok), use, at), item_id)
             return self._counts[item_id].model_copy()
 
     def outside(self, item_id: str) -> dict[str, int]:
@@ -333,10 +350,9 @@ class UsageLog:
         if not trusted:
             event["u"] = 1
         with self._lock:
-            self._pending.append(json.dumps(event))
-            self._apply(item_id, counts.uses, None, at, untrusted=not trusted,
-                        successes=counts.successes, failures=counts.failures)
-            self._write_pending()
+            self._write_through(event, lambda: self._apply(
+                item_id, counts.uses, None, at, untrusted=not trusted,
+                successes=counts.successes, failures=counts.failures), item_id)
 
     def untrusted(self, item_id: str) -> Usage:
         """Untrusted uses and votes of an item, not yet accepted (they move nothing)."""
@@ -349,9 +365,8 @@ class UsageLog:
         One `accept` event, written through; returns the item's trusted counts after it."""
         at = utcnow().isoformat()
         with self._lock:
-            self._pending.append(json.dumps({"id": item_id, "accept": 1, "at": at}))
-            self._accept(item_id)
-            self._write_pending()
+            self._write_through({"id": item_id, "accept": 1, "at": at},
+                                lambda: self._accept(item_id), item_id)
             usage = self._counts.get(item_id)
             return usage.model_copy() if usage else Usage()
 
@@ -372,20 +387,44 @@ class UsageLog:
         whose folder went by hand: adding them let one outsider count twice, second review of
         session 20; a rename onto a name in use is refused before it gets here). Nothing
         happens when `item_id` has no counts, so a move journaled twice is one move."""
-        self._write_event({"id": item_id, "to": new_id}, lambda: self._move(item_id, new_id))
+        self._write_event({"id": item_id, "to": new_id}, lambda: self._move(item_id, new_id),
+                          item_id, new_id)
 
     def reset(self, item_id: str) -> None:
         """Forget every count of `item_id` (a deleted skill): the next item of that id starts
         at zero. Written through."""
-        self._write_event({"id": item_id, "reset": 1}, lambda: self._reset(item_id))
+        self._write_event({"id": item_id, "reset": 1}, lambda: self._reset(item_id), item_id)
 
-    def _write_event(self, event: dict[str, object], apply: Callable[[], None]) -> None:
+    def _write_event(self, event: dict[str, object], apply: Callable[[], None],
+                     *ids: str) -> None:
         event["at"] = utcnow().isoformat()
         with self._lock:
             self._refresh()  # another process's votes on the old id move too
-            self._pending.append(json.dumps(event))
-            apply()
+            self._write_through(event, apply, *ids)
+
+    def _write_through(self, event: dict[str, object], apply: Callable[[], None],
+                       *ids: str) -> None:
+        """Count `event` (`apply`, touching the counts of `ids` only) and write it with the
+        buffer. A write that raises takes it back, its line and its counts, and raises: a
+        `success=False` that raised ENOSPC was written by the next flush once space came back,
+        and a retry counted it twice (hunt-disk #2, session 29). Plain uses buffered before it
+        stay buffered. Called with `_lock` held."""
+        tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside)
+        saved = [(table, item, _copied(table.get(item))) for table in tables for item in ids]
+        line = json.dumps(event)
+        self._pending.append(line)
+        apply()
+        try:
             self._write_pending()
+        except BaseException:
+            if self._pending and self._pending[-1] is line:  # (else it reached the disk)
+                self._pending.pop()
+                for table, item, before in saved:
+                    if before is None:
+                        table.pop(item, None)
+                    else:
+                        table[item] = before
+            raise
 
     def _move(self, item_id: str, new_id: str) -> None:
         tables = (self._counts, self._untrusted, self._outside)
@@ -402,7 +441,8 @@ class UsageLog:
             table.pop(item_id, None)
 
     def flush(self) -> None:
-        """Write every buffered event (one append, one fsync)."""
+        """Write every buffered event (one append, one fsync); an OSError (a full disk) leaves
+        them buffered, none of them written."""
         with self._lock:
             self._write_pending()
 
@@ -414,22 +454,44 @@ class UsageLog:
         if not self._lock.acquire(blocking=False):
             return
         try:
-            if self._pending and time.monotonic() - self._since >= FLUSH_SECONDS:
-                self._write_pending()
+            now = time.monotonic()
+            if self._pending and now - self._since >= FLUSH_SECONDS and \
+                    now >= self._retry_after:
+                self._write_buffered()
         finally:
             self._lock.release()
 
+    def _write_buffered(self) -> None:
+        """Write the buffered uses; a disk that refuses them does not fail the use that counted
+        them (module docstring): 45 of 300 plain uses raised ENOSPC to their callers, as would a
+        recall counting what it showed (hunt-disk #1, session 29). They stay buffered, folded to
+        a line per item, and wait `FLUSH_SECONDS` before the next try. Called with `_lock`."""
+        try:
+            self._write_pending()
+        except OSError as exc:
+            self._retry_after = time.monotonic() + FLUSH_SECONDS
+            self._pending[:] = _folded(self._pending)
+            if self._refused is None:
+                log.warning("skillbank: could not write use counts to %s: %s; they wait in "
+                            "memory (%d lines) and are tried again every %.0f s (a crash before "
+                            "then loses them)", self.path, exc, len(self._pending),
+                            FLUSH_SECONDS)
+            self._refused = exc
+
     def _write_pending(self) -> None:
+        """Append every buffered event, all or nothing (`_append_whole`); on an OSError none
+        of them is on disk and all are still buffered."""
         if not self._pending:
             return
         data = "".join(line + "\n" for line in self._pending).encode("utf-8")
-        with locked_journal(self.path) as handle:  # new: 0600, as the experiences journal
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-            end = handle.tell()
+        with locked_journal(self.path, exclusive=True) as handle:  # new: 0600, as the journal
+            start, end = _append_whole(handle.fileno(), data, self.path)
             info = os.fstat(handle.fileno())
         self._pending.clear()
+        self._retry_after = 0.0
+        if self._refused is not None:
+            log.warning("skillbank: the use counts waiting for %s are written", self.path)
+            self._refused = None
         file = (info.st_dev, info.st_ino)
         if self._file is not None and file != self._file:  # another process folded it
             if self.shared:
@@ -441,10 +503,10 @@ class UsageLog:
             if self._file is None:  # (not the locked handle: a dup would keep its lock)
                 self._hold(_open_if(self.path, file))
             self._file = file
-            if end - len(data) == self._offset:
-                self._offset = end  # nobody else appended in between
+            if start == self._offset or not self.shared:
+                self._offset = end  # nobody else appended in between (or none reads them)
             else:
-                self._own.append((end - len(data), end))
+                self._own.append((start, end))
         if end > self._fold_at and can_lock_journals():
             self._fold()
 
@@ -483,6 +545,54 @@ class UsageLog:
             return 0.0
         confidence = judged / (judged + 3)
         return scale * (usage.successes / judged - 0.5) * 2 * confidence
+
+
+def _append_whole(fd: int, data: bytes, path: Path) -> tuple[int, int]:
+    """Append `data` to the file under `fd` (its exclusive lock held) and fsync it, all or
+    nothing; returns where the appended bytes begin and end. A buffered write cut short by a
+    full disk left ~8 KB of it (111 whole lines and a torn one) with every event still pending:
+    the next flush wrote them again after the torn bytes, 300 uses counted 411 and its first
+    line glued to the torn one (hunt-disk #1, session 29). Now a write or fsync that fails cuts
+    the file back to where it began; a torn last line (a crash's) is ended first, as the
+    experiences journal does, so it cannot swallow the first event."""
+    start = os.fstat(fd).st_size
+    if start:
+        os.lseek(fd, start - 1, os.SEEK_SET)
+        if os.read(fd, 1) != b"\n":
+            data = b"\n" + data
+    try:
+        done = 0
+        while done < len(data):
+            wrote = os.write(fd, data[done:])  # (O_APPEND: each write goes to the end)
+            if wrote <= 0:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC), str(path))
+            done += wrote
+        os.fsync(fd)
+    except BaseException as exc:
+        try:
+            os.ftruncate(fd, start)
+        except OSError as cut:  # (rare) the next append ends the torn line
+            log.error("skillbank: could not cut %s back after a failed write: %s", path, cut)
+        if isinstance(exc, OSError) and exc.filename is None:
+            exc.filename = str(path)  # (a write to a descriptor names no file)
+        raise
+    return start, start + len(data)
+
+
+def _folded(lines: list[str]) -> list[str]:
+    """Buffered event lines folded as the log is (`skillbank.usage_fold`): one line of plain
+    uses per item, every other event kept; the same counts when replayed."""
+    fold = UsageFold()
+    for line in lines:
+        fold.add((line + "\n").encode("utf-8"), _parsed(line.encode("utf-8")))
+    return [raw.decode("utf-8").rstrip("\n") for raw in fold.lines()]
+
+
+def _copied(value: Any) -> Any:
+    """A copy of one entry of the counts (a `Usage`, an outsider's nets, or None)."""
+    if value is None:
+        return None
+    return dict(value) if isinstance(value, dict) else value.model_copy()
 
 
 def _parsed(raw: bytes) -> Any:

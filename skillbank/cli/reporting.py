@@ -33,15 +33,23 @@ def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list
     if isinstance(exc, OSError):
         import errno
 
-        if exc.errno == errno.EROFS:  # exit 5, as for any read-only place (crash hunt, s18)
-            return 5, (f"{exc}: the memory root is on a read-only file system, and skillbank "
-                       "writes its lock and index files there even to read; copy the root "
-                       "somewhere writable (cp -a) and pass that as --root"), []
+        from skillbank import storage_errors
+
+        # The wording is shared with the MCP tools and the adapters (hunt-disk #3, session 29);
+        # through a client the errno is read from the text (`storage_errors.error_number`).
+        number = storage_errors.error_number(exc)
+        if number == errno.EROFS:  # exit 5, as for any read-only place (crash hunt, s18)
+            return 5, storage_errors.read_only_message(exc), []
         if isinstance(exc, PermissionError) and _under_root(exc, root):  # exit 5, as EROFS
-            return 5, _permission_message(exc), []
-        if exc.errno == errno.ENOSPC:
-            return 1, f"{exc}: the disk under the memory root is full; free space and retry", []
+            return 5, storage_errors.permission_message(exc), []
+        if number in (errno.ENOSPC, errno.EFBIG):
+            return 1, storage_errors.storage_message(exc) or str(exc), []
         return 1, str(exc), []
+    from skillbank.storage_errors import storage_message
+
+    full = storage_message(exc)  # SQLite's (Chroma's) "database or disk is full"
+    if full is not None:
+        return 1, full, []
     message = " ".join(str(exc).split()) or type(exc).__name__
     from skillbank.index_repair import damaged_message
     from skillbank.index_reopen import stale_handle
@@ -56,17 +64,6 @@ def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
 
 
-def _denied_path(exc: PermissionError) -> str | None:
-    """The path a PermissionError names (through a client only its text carries it)."""
-    import os
-    import re
-
-    if exc.filename is not None:
-        return os.fspath(exc.filename)
-    quoted = re.search(r"'([^']+)'", str(exc))
-    return quoted.group(1) if quoted else None
-
-
 def _under_root(exc: PermissionError, root: Any = None) -> bool:
     """Whether the denied path is in the memory root (`root`: the command's --root, else
     SKILLBANK_ROOT or the default), or names none: only then is it the root's trouble. An
@@ -76,26 +73,15 @@ def _under_root(exc: PermissionError, root: Any = None) -> bool:
 
     from skillbank.settings import DEFAULT_ROOT, ENV_PREFIX
 
-    path = _denied_path(exc)
+    from skillbank.storage_errors import denied_path
+
+    path = denied_path(exc)
     if path is None:
         return True
     chosen = root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT
     base = os.path.realpath(os.path.expanduser(os.fspath(chosen)))
     target = os.path.realpath(path)
     return target == base or target.startswith(base + os.sep)
-
-
-def _permission_message(exc: PermissionError) -> str:
-    """What a PermissionError under the root means and how to fix it. It exited 1 with a raw
-    errno (hunt-ops #5), while a read-only file system, the same trouble, exits 5 with a fix;
-    through a client the error carries its text alone, so the path is read from it then."""
-    import os
-
-    path = _denied_path(exc)
-    folder = os.path.dirname(path) if path else "a folder of the memory root"
-    return (f"{exc}: the user running skillbank may not write in {folder}; give it write "
-            "access there (chown/chmod), or copy the root somewhere writable (cp -a) and pass "
-            "that as --root")
 
 
 def echo_err(line: str) -> None:

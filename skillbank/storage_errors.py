@@ -1,0 +1,94 @@
+"""One wording for storage that refused a write: a full disk, a read-only file system, the file
+size limit (`ulimit -f`), a permission denied — and SQLite's (Chroma's) "database or disk is
+full".
+
+The CLI worded these (`skillbank.cli.reporting`), while the MCP tools answered only "Error
+executing tool save_skill" on a full disk, so an agent could not tell it from a bug nor know that
+nothing was saved (hunt-disk #3, session 29); EFBIG was a bare "[Errno 27] File too large" that
+named neither the file nor the limit (hunt-disk #4). Every face words them here: the CLI, the
+MCP server and the agent adapters' tools.
+
+Through a client of another process the error comes back as a plain OSError carrying its text
+alone (`skillbank.sharing.wire`), so the errno is read from "[Errno N]" when it has none.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import re
+
+_ERRNO = re.compile(r"\[Errno (\d+)\]")
+_SQLITE_FULL = "database or disk is full"
+
+#: The words after the error for a full disk (the CLI's since session 18).
+DISK_FULL = "the disk under the memory root is full; free space and retry"
+
+
+def error_number(exc: BaseException) -> int | None:
+    """The errno of an OSError, or the one its text names (an error through a client)."""
+    number = getattr(exc, "errno", None)
+    if isinstance(number, int):
+        return number
+    found = _ERRNO.search(str(exc))
+    return int(found.group(1)) if found else None
+
+
+def read_only_message(exc: BaseException) -> str:
+    return (f"{exc}: the memory root is on a read-only file system, and skillbank writes its "
+            "lock and index files there even to read; copy the root somewhere writable (cp -a) "
+            "and pass that as --root")
+
+
+def denied_path(exc: BaseException) -> str | None:
+    """The path a PermissionError names (through a client only its text carries it)."""
+    filename = getattr(exc, "filename", None)
+    if filename is not None:
+        return os.fspath(filename)
+    quoted = re.search(r"'([^']+)'", str(exc))
+    return quoted.group(1) if quoted else None
+
+
+def permission_message(exc: BaseException) -> str:
+    """What a PermissionError under the root means and how to fix it (hunt-ops #5)."""
+    path = denied_path(exc)
+    folder = os.path.dirname(path) if path else "a folder of the memory root"
+    return (f"{exc}: the user running skillbank may not write in {folder}; give it write "
+            "access there (chown/chmod), or copy the root somewhere writable (cp -a) and pass "
+            "that as --root")
+
+
+def file_size_message(exc: BaseException) -> str:
+    """EFBIG: the process's file size limit, with the file when the error names it."""
+    path = denied_path(exc)
+    what = f"cannot write {path}" if path else "cannot write a file of the memory root"
+    return (f"{what}: it would pass the file size limit of the process (ulimit -f); the file "
+            "is left as it was. Raise the limit (ulimit -f unlimited) and retry "
+            f"([Errno {errno.EFBIG}] File too large)")
+
+
+def storage_message(exc: BaseException) -> str | None:
+    """One line naming the cause and the fix when `exc` is storage refusing a write (or a read
+    that needs one), else None."""
+    if _SQLITE_FULL in str(exc).lower():
+        said = " ".join(str(exc).split())
+        return f"{said} ({type(exc).__name__}): {DISK_FULL}"
+    if not isinstance(exc, OSError):
+        return None
+    number = error_number(exc)
+    if number == errno.ENOSPC:
+        return f"{exc}: {DISK_FULL}"
+    if number == errno.EROFS:
+        return read_only_message(exc)
+    if number == errno.EFBIG:
+        return file_size_message(exc)
+    if isinstance(exc, PermissionError) or number in (errno.EACCES, errno.EPERM):
+        return permission_message(exc)
+    return None
+
+
+def tool_message(exc: BaseException) -> str | None:
+    """For a model calling a tool (MCP, the LangChain and LlamaIndex tools): the cause, the fix
+    and that the call saved nothing (a failed write is all or nothing), else None."""
+    said = storage_message(exc)
+    return f"{said}; nothing of this call was saved" if said is not None else None
