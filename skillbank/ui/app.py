@@ -311,7 +311,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         kept = previews.get(q.get("preview", ""))
         if kept is not None and time.monotonic() - kept["kept_at"] > KEPT_PREVIEW_SECONDS:
             kept = None  # memory may have changed since
-        if kept is not None and await call(views.forgotten_since, bank, kept["built_at"]):
+        if kept is not None and await call(views.newest_forget, bank) != kept["forgets"]:
             previews.pop(kept["preview"], None)  # forget means gone, whoever forgot it
             rated.pop(kept["preview"], None)
             kept = None
@@ -327,7 +327,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         task, budget = str(form.get("task", "")), str(form.get("budget", ""))
         namespace = str(form.get("namespace", "")).strip()
         shown = {"task": task, "budget": budget, "namespace": namespace}
-        built_at = time.time()  # a forget from now on drops the kept preview
+        forgets = await call(views.newest_forget, bank)  # a forget from now on drops it
         try:
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
@@ -337,7 +337,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
         key = secrets.token_urlsafe(8)
         previews[key] = {**shown, **data, "preview": key, "kept_at": time.monotonic(),
-                         "built_at": built_at}
+                         "forgets": forgets}
         while len(previews) > KEPT_PREVIEWS:
             rated.pop(previews.popitem(last=False)[0], None)
         return page(request, "context.html", previews[key])

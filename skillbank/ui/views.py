@@ -374,24 +374,26 @@ def experience_detail(bank: Any, eid: str) -> dict[str, Any]:
 # ---------------------------------------------------------------------------------- context
 
 
-def forgotten_since(bank: Any, moment: float) -> bool:
-    """Whether anything was forgotten since `moment` (a `time.time()`), by any process or face:
-    the audit log records every forget (`skillbank.audit`). A kept context preview was dropped
-    only by the browser's own Forget, so after a `skillbank forget` (or MCP `forget`, or another
-    process's API call) its next rating showed the forgotten text again, although docs/ui.md
-    says it is dropped (hunt-ui #5, session 27). A log that cannot be read counts as a forget:
-    the preview is built again rather than risk it. A scoped view's own `audit` is the log as
-    its caller may read it (refused below reviewer, hunt-scope #2, session 28): this check
-    reads the bank's, and shows none of it."""
+def newest_forget(bank: Any) -> Any:
+    """Where the forgetting stands, by any process or face: the newest forget the audit log
+    holds, by its place in the log (None: none yet). A kept context preview is dropped when
+    this changes (docs/ui.md: forget means gone, whoever forgot it; hunt-ui #5, session 27).
+
+    Not "a forget stamped at or after the preview was built": a forget made after the clock
+    stepped back is stamped earlier than the preview, so the preview kept showing the forgotten
+    text (hunt-time #9, session 29); the log's order is the order events were written. A log
+    that cannot be read gives a value equal to nothing: the preview is built again rather than
+    risk it. A scoped view's own `audit` is the log as its caller may read it (refused below
+    reviewer, hunt-scope #2, session 28): this check reads the bank's, and shows none of it."""
     from skillbank.scoped import ScopedBank
     from skillbank.ui.audit_view import audit_log_of
 
-    since = datetime.fromtimestamp(moment, timezone.utc)
     whole = bank.bank if isinstance(bank, ScopedBank) else bank
     try:
-        return bool(audit_log_of(whole).query(action="forget", since=since, limit=1))
+        newest = audit_log_of(whole).query(action="forget", limit=1)
     except (OSError, SkillbankError):
-        return True
+        return object()
+    return newest[-1] if newest else None
 
 
 def context_preview(bank: Any, task: str, budget_raw: str, namespace: str) -> dict[str, Any]:

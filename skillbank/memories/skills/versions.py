@@ -3,7 +3,8 @@
 Each version is the SKILL.md verbatim as `<stamp>.md` (readable and diffable in git), with an
 optional `<stamp>.json` beside it saying why it was kept. The folder is hidden, so the loader,
 the resource listing and every client that follows the Agent Skills layout ignore it.
-Stamps are UTC times to the microsecond, so names sort in the order versions were kept.
+Stamps are UTC times to the microsecond, never below the newest kept one (`_new_stamp`), so
+names sort in the order versions were kept even after the clock stepped back.
 At most `MAX_KEPT` versions are kept per skill (the oldest go first): every update and save
 keeps one, and an agent saving in a loop must not fill the disk.
 """
@@ -11,7 +12,7 @@ keeps one, and an agent saving in a loop must not fill the disk.
 from __future__ import annotations
 
 import json
-from datetime import datetime, timezone
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from skillbank.errors import InvalidInputError, NotFoundError
@@ -26,12 +27,30 @@ MAX_KEPT = 50
 
 
 def _new_stamp(folder: Path) -> str:
-    stamp = datetime.now(timezone.utc).strftime(_STAMP)
+    """Now, or just after the newest kept version when the clock says earlier.
+
+    Versions are ordered (and the oldest pruned) by stamp: one kept while the clock was a day
+    behind got the oldest stamp, so at `MAX_KEPT` the text a save had just replaced was deleted
+    at once, and `history()[0]` ("newest") was another one (hunt-time #5, session 29)."""
+    now = datetime.now(timezone.utc)
+    newest = _newest_kept(folder)
+    if newest is not None and now <= newest:
+        try:
+            now = newest + timedelta(microseconds=1)
+        except OverflowError:  # a hand-made stamp at the end of time: the `-n` below orders it
+            now = newest
+    stamp = now.strftime(_STAMP)
     candidate, n = stamp, 1
     while (folder / f"{candidate}.md").exists():
         candidate = f"{stamp}-{n}"
         n += 1
     return candidate
+
+
+def _newest_kept(folder: Path) -> datetime | None:
+    """The stamp of the newest kept version (None: none kept, or no name is a stamp)."""
+    stamps = [_stamp_time(p.stem) for p in folder.glob("*.md")]
+    return max((t for t in stamps if t is not None), default=None)
 
 
 def keep_version(skill_folder: Path, text: str, reason: str) -> Path:
@@ -64,11 +83,15 @@ def _order(path: Path) -> tuple[str, int]:
     return stamp, int(n) if n.isdigit() else 0
 
 
-def _saved(stamp: str) -> datetime:
+def _stamp_time(stamp: str) -> datetime | None:
     try:
         return datetime.strptime(stamp.split("-")[0], _STAMP).replace(tzinfo=timezone.utc)
     except ValueError:
-        return datetime.fromtimestamp(0, timezone.utc)
+        return None
+
+
+def _saved(stamp: str) -> datetime:
+    return _stamp_time(stamp) or datetime.fromtimestamp(0, timezone.utc)
 
 
 def list_versions(name: str, skill_folder: Path) -> list[SkillVersion]:

@@ -33,6 +33,22 @@ def journal_files(folder: Path) -> list[Path]:
     return [folder / name for name in names]
 
 
+def month_file(folder: Path) -> Path:
+    """The month file the next event is appended to: this month's by the clock, unless a newer
+    month's file exists (the clock stepped back across a month, or a process ran ahead), then
+    that newest file.
+
+    Replay reads the files in name order, so name order must be append order: an update
+    written to `2026-12.jsonl` after its record's add in `2027-01.jsonl` was replayed before
+    the add, which then replaced it; `skillbank reindex` dropped a conversation's second turn
+    (hunt-time #4, session 29)."""
+    path = folder / f"{utcnow():%Y-%m}.jsonl"
+    existing = journal_files(folder)
+    if existing and existing[-1].name > path.name:
+        return existing[-1]
+    return path
+
+
 # The journal's own operations (`skillbank.store.base.ExperienceLog`): what the experience
 # memory's `sync`, write path, reads and forget need, kept exactly as the journal did them when
 # it read its files itself (same files, same byte-offset locations, same checkpoint file).
@@ -65,12 +81,13 @@ class _JournalFiles:
 
     def write(self, events: list[dict[str, Any]], max_line_bytes: int | None = None
               ) -> tuple[list[Parsed], dict[str, int], dict[str, int]]:
-        """Append events to this month's file (one fsync); returns them parsed, and the
-        journal's positions before and after (a torn last line is ended first)."""
+        """Append events to the newest month's file (`month_file`; one fsync); returns them
+        parsed, and the journal's positions before and after (a torn last line is ended
+        first)."""
         from skillbank.errors import InvalidInputError
 
         self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{utcnow():%Y-%m}.jsonl"
+        path = month_file(self.folder)
         size = path.stat().st_size if path.exists() else 0
         if size and not _ends_with_newline(path):
             append_line(path, "")  # end a torn last line so it cannot swallow this event
@@ -236,7 +253,7 @@ class FileExperienceLog(_JournalFiles):
     def append(self, events: list[dict[str, Any]]) -> list[str]:
         if not events:
             return []
-        path = self.folder / f"{utcnow():%Y-%m}.jsonl"
+        path = month_file(self.folder)
         size = path.stat().st_size if path.exists() else 0
         if size:
             with path.open("rb") as handle:

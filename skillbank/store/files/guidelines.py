@@ -23,9 +23,13 @@ from skillbank.records import Finding, Guideline
 from skillbank.store.base import LoadedGuidelines
 
 
-#: How far past its ``updated`` a rule file's write time must be to be a person's edit: the
-#: bank sets ``updated`` just before it writes, a loaded machine may take a moment between.
+#: How far past its ``updated`` a rule file's write time must be to be a person's edit, for a
+#: file the bank has no `written_path` digest of (written by a version before it, or by hand).
 HAND_EDIT_SECONDS = 5.0
+#: Beside the guidelines folder, hidden (`<root>/.guidelines.written/`; outside it, so not in a
+#: curator's git repository of the rules): `<id>.sha256`, the digest of the bytes the bank last
+#: wrote to that rule's file, how `edited_by_hand` tells a person's edit.
+WRITTEN_SUFFIX = ".written"
 
 
 class FileGuidelineRecords:
@@ -176,14 +180,47 @@ class FileGuidelineRecords:
         return any(self.changed(g) for g in guidelines)  # a stat each
 
     def edited_by_hand(self, guideline: Guideline) -> bool:
-        """The file's write time well past the ``updated`` the bank wrote into it: every write
-        of the bank sets both together (a vote, untrusted ones too), a person's edit moves the
-        write time alone. Comparing two files' write times instead let an untrusted vote on an
-        old rule count as a person reviving it (review F1, session 25)."""
+        """The file differs from the bytes the bank last wrote to it (`written_path`): every write
+        of the bank records them (a vote, untrusted ones too), a person's edit does not.
+
+        It was read off the file's write time (the kernel's clock) against the ``updated:``
+        the bank wrote (the process's clock): a vote cast while the process clock trailed by
+        over 5 s (a clock stepped back, an NFS server ahead) passed for a hand revival, and a
+        revival whose ``updated:`` a person typed in local time or the future passed for the
+        bank's own write, silently undone (hunt-time #1 and #6, session 29). Comparing two
+        files' write times instead let an untrusted vote on an old rule count as a person
+        reviving it (review F1, session 25). Only a file with no recorded digest (written by a
+        version before this one) is still judged by its write time."""
+        try:
+            data = Path(guideline.path).read_bytes()
+        except OSError:
+            return False  # gone or unreadable: the next load reports it, nothing to decide
+        written = self._written_digest(guideline.id)
+        if written is not None:
+            return hashlib.sha256(data).hexdigest() != written
         written_ns = self._files.get(guideline.path, (0, 0))[0]
         updated = guideline.updated
         return bool(written_ns) and updated is not None and \
             written_ns / 1e9 > updated.timestamp() + HAND_EDIT_SECONDS
+
+    def written_path(self, gid: str) -> Path:
+        """Where the digest of what the bank last wrote to `gid`'s file is kept."""
+        return (self.folder.parent / f".{self.folder.name}{WRITTEN_SUFFIX}"
+                / f"{check_slug(gid, 'id')}.sha256")
+
+    def _written_digest(self, gid: str) -> str | None:
+        try:
+            text = self.written_path(gid).read_text("ascii").strip()
+        except (OSError, UnicodeDecodeError, UnsafePathError):
+            return None
+        return text if len(text) == 64 else None
+
+    def _remember_written(self, gid: str, data: bytes) -> None:
+        """Record the bytes just written to `gid`'s file (after the file: a crash between the
+        two leaves the rule looking edited by hand, never a hand edit looking like the bank's)."""
+        path = self.written_path(gid)
+        path.parent.mkdir(exist_ok=True)
+        atomic_write(path, hashlib.sha256(data).hexdigest() + "\n")
 
     def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
                     topic: str | None = None) -> dict[str, float] | None:
@@ -201,6 +238,7 @@ class FileGuidelineRecords:
         if len(data) > MAX_FILE_BYTES:
             raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
         atomic_write(path, data)
+        self._remember_written(g.id, data)
         if previous is not None and previous.path and Path(previous.path) != path:
             try:
                 Path(previous.path).unlink()
@@ -233,6 +271,10 @@ class FileGuidelineRecords:
         the next read it loaded as the forgotten rule, which was served again, its text on
         disk, after forget had said "forgot for good" (hunt-curator #5, session 25)."""
         copies: list[str] = []
+        try:  # not a copy of the rule: a digest of it, gone with it
+            self.written_path(guideline.id).unlink()
+        except FileNotFoundError:
+            pass
         home = os.stat(Path(guideline.path).parent)  # the record's own folder
         for topic in self._subfolders():
             copy = Path(topic) / f"{guideline.id}.md"
