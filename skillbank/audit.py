@@ -225,9 +225,16 @@ class FileAuditLog:
         return 0
 
     def _write(self, events: Iterable[AuditEvent]) -> None:
+        # Never a month file older than the newest one: readers take name order for write
+        # order (the browser's forget check reads newest first), and an event stamped after the
+        # clock stepped back across a month went to an older file (left by fix-clock, s. 29).
+        newest = (self.files() or [Path("")])[-1].name
         by_file: dict[Path, list[AuditEvent]] = {}
         for event in events:
-            by_file.setdefault(self._file_for(event.at), []).append(event)
+            path = self._file_for(event.at)
+            if newest > path.name:
+                path = self.folder / newest
+            by_file.setdefault(path, []).append(event)
         if not by_file:
             return
         with self._lock:

@@ -133,6 +133,19 @@ def test_rotation_by_month_and_since(tmp_path):
     assert len(audit.query()) == 2
 
 
+def test_an_event_stamped_after_the_clock_stepped_back_a_month_goes_to_the_newest_file(tmp_path):
+    """Readers take file-name order for write order (the browser's forget check reads the
+    newest file first): an event stamped after the clock stepped back across a month went to an
+    older month's file (left by fix-clock, session 29). Fails before: two files."""
+    audit = open_log(tmp_path)
+    ahead = datetime.now(timezone.utc) + timedelta(days=40)  # a later month's file exists
+    audit.append([event("record", "experience", "exp-000000000001", at=ahead)])
+    audit.append([event("forget", "experience", "exp-000000000001")])  # the clock set right
+    (only,) = audit.files()
+    assert only.name == f"{ahead:%Y-%m}.jsonl"
+    assert [e.action for e in audit.events()] == ["record", "forget"]  # in the order written
+
+
 def test_since_rejects_nonsense():
     from skillbank.errors import InvalidInputError
 
