@@ -571,8 +571,10 @@ class Skillbank:
     # Whole-bank operations ------------------------------------------------------------------------
     def sync(self) -> dict[str, Any]:
         """Bring every index up to date with the files; repairs what a crash left behind."""
-        return {
-            "skills": self.skills.sync(),
+        from skillbank.memories.skills.unreadable import sync_or_report
+
+        return {  # a skills folder that cannot be used leaves the others working (hunt-disk #6)
+            "skills": sync_or_report(lambda: self.skills),
             "guidelines": self.guidelines.sync(),
             "experiences": self.experiences.sync(),
         }

@@ -29,6 +29,17 @@ class HeldError(NotFoundError):
     exit_code = 7
 
 
+class UnreadableError(NotFoundError):
+    """A skill whose SKILL.md is there but cannot be read (permission denied, not a regular
+    file): a NotFoundError to callers that route (it cannot be served), named for the person.
+
+    Why (hunt-disk #5, session 29): `skills show/update/delete` of a 0600 SKILL.md owned by
+    another user said "no skill named ...", `skills new` "already exists; change it with
+    update", and `skills list` left it out without a word. Exit 5, as a permission error."""
+
+    exit_code = 5
+
+
 class AlreadyExistsError(SkillbankError):
     exit_code = 4
 
@@ -45,6 +56,11 @@ class InvalidInputError(SkillbankError, ValueError):
     def __init__(self, message: str, findings: list[Any] | None = None) -> None:
         super().__init__(message)
         self.findings = list(findings or [])
+
+
+class PathBlockedError(InvalidInputError):
+    """A folder that cannot be made: a file, or a broken link, stands where it must be
+    (`fsutil.make_folder`; `<root>/skills` a dangling link: hunt-disk #6, session 29)."""
 
 
 class UnsafePathError(InvalidInputError):

@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, BinaryIO, Iterable, Iterator
 
 from skillbank import text_words
-from skillbank.errors import InvalidInputError, UnsafePathError  # noqa: F401 - re-exported
+from skillbank.errors import (InvalidInputError, PathBlockedError,  # noqa: F401 - re-exported
+                              UnsafePathError)
 
 #: Names Windows reserves for devices: a folder called `con` cannot be created or copied there.
 _DEVICE_NAMES = frozenset(
@@ -240,13 +241,7 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
     if _special_file(path):
         _write_through(path, data)
         return None
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-    except (FileExistsError, NotADirectoryError):
-        blocker = _first_file_on(path.parent)
-        what = "a broken link" if blocker.is_symlink() and not blocker.exists() else \
-            "not a folder"
-        raise InvalidInputError(f"cannot write {path}: {blocker} on its path is {what}") from None
+    make_folder(path.parent, f"cannot write {path}")
     kept = _kept_mode(path)
     fd, tmp = _temp_file(path, mode if mode is not None else kept if kept is not None
                          else None if not private else 0o600)
@@ -324,6 +319,21 @@ def _special_file(path: Path) -> bool:
 
 #: How long a write into a pipe waits for a program to open it for reading.
 PIPE_READER_WAIT = 5.0
+
+
+def make_folder(folder: Path, doing: str) -> None:
+    """`folder.mkdir(parents=True, exist_ok=True)`, or a clear PathBlockedError ("`doing`:
+    X on its path is a broken link / not a folder") where a file or a dangling symlink stands
+    in the way. Why: `<root>/skills` a dangling link made every skill command and `stats` fail
+    with a bare "[Errno 17] File exists" (hunt-disk #6, session 29)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except (FileExistsError, NotADirectoryError):
+        blocker = _first_file_on(folder)
+        what = f"a broken link (to {os.readlink(blocker)})" if blocker.is_symlink() and \
+            not blocker.exists() else "not a folder"
+        where = f"{blocker} is" if blocker == folder else f"{blocker} on its path is"
+        raise PathBlockedError(f"{doing}: {where} {what}") from None
 
 
 def _first_file_on(folder: Path) -> Path:

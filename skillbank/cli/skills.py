@@ -262,6 +262,8 @@ def list_(
                         "--json lists every one.")
 
     st.out.emit([s.model_dump(mode="json", exclude={"body"}) for s in skills], human)
+    for finding in st.bank(sync=None).skills.unreadable_files():  # (hunt-disk #5, session 29)
+        st.out.note(f"{finding.message}: left out until it can be read")
 
 
 #: What `skills list` keeps of a description's width before a long name may take it.

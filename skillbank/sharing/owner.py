@@ -18,6 +18,7 @@ index share one Chroma query (skillbank.index_batch), with exactly the results e
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import hmac
 import inspect
 import logging
@@ -27,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import InvalidInputError, NotFoundError, PathBlockedError
 from skillbank.sharing import endpoint as ep
 from skillbank.sharing import served, wire
 
@@ -60,13 +61,13 @@ def describe(bank: "Skillbank") -> dict[str, dict[str, list[str]]]:
     """Which public names of the facade and of each memory are methods and which are values."""
     result = {}
     for target in ("bank", *MEMORIES):
-        obj = bank if target == "bank" else getattr(bank, target)
+        cls = type(bank) if target == "bank" else _memory_type(bank, target)
         hidden = _PRIVATE_BANK if target == "bank" else _PRIVATE_MEMORY
         methods, values = [], []
-        for name in dir(type(obj)):
+        for name in dir(cls):
             if name.startswith("_") or name in hidden or name in MEMORIES:
                 continue
-            static = inspect.getattr_static(type(obj), name)
+            static = inspect.getattr_static(cls, name)
             if isinstance(static, property):
                 values.append(name)
             elif callable(static) and not isinstance(static, type):
@@ -74,6 +75,18 @@ def describe(bank: "Skillbank") -> dict[str, dict[str, list[str]]]:
         result[target] = {"methods": sorted(methods), "values": sorted(values)}
     result["bank"]["values"] = sorted({*result["bank"]["values"], "root", "skill_roots"})
     return result
+
+
+def _memory_type(bank: "Skillbank", target: str) -> type:
+    """A memory's class, for `describe`. Where `<root>/skills` is a broken link the library
+    cannot be made (each of its calls says why), and the owner greeted no client at all: the
+    experiences and guidelines went with it (hunt-disk #6, session 29)."""
+    try:
+        return type(getattr(bank, target))
+    except PathBlockedError:
+        from skillbank.memories.skills.library import SkillLibrary
+
+        return SkillLibrary
 
 
 def _member(bank: "Skillbank", target: str, name: str) -> Any:
@@ -211,10 +224,13 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
 
     def greet(nonce: str) -> bytes:
         members = describe(bank)
-        follow_syncs(bank.skills, events)  # clients' watch() follows these (see /changes)
-        # From now on another process relies on this one's index: keep it current with the
-        # skill folders (clients then need not re-scan them before each read).
-        bank.watch()
+        # `<root>/skills` a broken link: each skill call says so; the other memories are
+        # served all the same (hunt-disk #6, session 29). Not followed nor watched then.
+        with contextlib.suppress(PathBlockedError):
+            follow_syncs(bank.skills, events)  # clients' watch() follows these (see /changes)
+            # From now on another process relies on this one's index: keep it current with
+            # the skill folders (clients then need not re-scan them before each read).
+            bank.watch()
         return orjson.dumps({"proof": endpoint.proof(nonce), "pid": endpoint.pid,
                              "root": endpoint.root, "root_id": endpoint.root_id,
                              "namespace": bank.settings.namespace,

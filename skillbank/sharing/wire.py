@@ -47,7 +47,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
     "skillbank.errors": (
         "SkillbankError", "NotFoundError", "HeldError", "AlreadyExistsError", "ReadOnlyError",
         "InvalidInputError", "UnsafePathError", "PermissionDeniedError", "QueueFullError",
-        "BusyError", "EmbeddingMismatchError"),
+        "BusyError", "EmbeddingMismatchError", "UnreadableError"),
     "skillbank.embeddings": ("ModelUnavailableError",),
     "skillbank.sharing.client": ("OwnerLostError",),
 }

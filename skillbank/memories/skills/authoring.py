@@ -15,6 +15,7 @@ Kept apart from search and sync (library.py) because writes have their own invar
 
 from __future__ import annotations
 
+import contextlib
 import os
 import shlex
 import shutil
@@ -41,6 +42,7 @@ from skillbank.memories.skills.skill_file import (
     validate_name,
     validate_skill,
 )
+from skillbank.memories.skills.unreadable import refuse_unreadable
 from skillbank.memories.skills.versions import keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX
 from skillbank.records import Skill
@@ -128,19 +130,35 @@ def text_with_author(text: str, author: str) -> str | None:
     return authored
 
 
-def _keep_current(path: Path, text: str, reason: str) -> None:
+def _keep_current(path: Path, text: str, reason: str) -> Path | None:
     """Keep the SKILL.md at `path` as a version before `text` replaces it (as adopt and restore
     do): `skills update` and MCP `save_skill` kept nothing, so one wrong --body-file or an
     agent's overwrite of a hand-written skill could not be undone. Nothing is kept when the
-    text does not change, so no-op saves do not push real versions out (versions.MAX_KEPT)."""
+    text does not change, so no-op saves do not push real versions out (versions.MAX_KEPT).
+    Returns the version kept (None: none), which `_undo_failed_write` removes."""
     if not path.is_file() or path.is_symlink():
-        return
+        return None
     try:
         current = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
-        return  # a file the loader could not read either; _claim_folder trashes those
-    if current != text:
-        keep_version(path.parent, current, reason)
+        return None  # a file the loader could not read either; _claim_folder trashes those
+    return keep_version(path.parent, current, reason) if current != text else None
+
+
+def _undo_failed_write(made: Path | None, kept: Path | None) -> None:
+    """What a skill write that failed had left before it: the version kept of the text it did
+    not replace, and the folder (`made`) of a new skill. Why (hunt-disk #4, session 29): on a
+    full disk or past `ulimit -f`, each failed `skills update` added a "before update" version
+    of an update that never happened (a retry added one more, pushing real history out of the
+    50 kept), and a failed `skills new` left an empty folder."""
+    if kept is not None:
+        for leftover in (kept, kept.with_suffix(".json")):  # versions.keep_version's pair
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        with contextlib.suppress(OSError):
+            kept.parent.rmdir()  # `.versions`, when that version was its only one
+    if made is not None:
+        shutil.rmtree(made, ignore_errors=True)  # made by this write: nothing else is in it
 
 
 def check_may_publish(name: str, verb: str) -> None:
@@ -270,24 +288,19 @@ class SkillAuthoring:
                                     "; ".join(f.message for f in errors), errors)
         if len(text.encode("utf-8")) > MAX_SKILL_BYTES:
             raise InvalidInputError(f"SKILL.md would exceed {MAX_SKILL_BYTES} bytes")
-        targets = []
-        for relative, content in (resources or {}).items():
-            if relative == SKILL_FILE:
-                raise InvalidInputError("pass the SKILL.md content as description and body")
-            target = safe_join(folder, relative) if folder.exists() else None
-            if target is None:
-                folder.mkdir(parents=True, exist_ok=True)
-                target = safe_join(folder, relative)
-            size = len(content.encode("utf-8") if isinstance(content, str) else content)
-            if size > MAX_RESOURCE_BYTES:
-                raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
-            targets.append((target, content))
-        path = folder / SKILL_FILE
-        if keep:
-            _keep_current(path, text, keep)
-        for target, content in targets:
-            atomic_write(target, content, private=False)  # a skill folder is shared as files
-        atomic_write(path, text, private=False)
+        made = None if folder.exists() else folder
+        kept = None
+        try:
+            targets = _resource_targets(folder, resources)
+            path = folder / SKILL_FILE
+            if keep:
+                kept = _keep_current(path, text, keep)
+            for target, content in targets:
+                atomic_write(target, content, private=False)  # a skill folder is shared as files
+            atomic_write(path, text, private=False)
+        except BaseException:  # disk full, ulimit -f, a refused resource: as it was before
+            _undo_failed_write(made, kept)
+            raise
         return path
 
     def create(self, name: str, description: str, body: str = "", *,
@@ -308,6 +321,7 @@ class SkillAuthoring:
         if getattr(self, "skills_repo", None) is None:  # git mode: a proposal, reviewed first
             check_may_publish(name, "writing")
         with self._sync_lock, self.write_lock:
+            refuse_unreadable([(self.writable_root, True)], name)  # not "already exists" (#5)
             if exclusive and (name in self or (folder / SKILL_FILE).exists()):
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
             self._claim_folder(folder, name)
@@ -573,6 +587,24 @@ class SkillAuthoring:
             note(self, "delete", "skill", f"skill:{name}")
         self._unshadow()
         return trash
+
+
+def _resource_targets(folder: Path, resources: dict[str, str | bytes] | None
+                      ) -> list[tuple[Path, str | bytes]]:
+    """Where each resource of a skill write goes in `folder` (made here when it has one)."""
+    targets = []
+    for relative, content in (resources or {}).items():
+        if relative == SKILL_FILE:
+            raise InvalidInputError("pass the SKILL.md content as description and body")
+        target = safe_join(folder, relative) if folder.exists() else None
+        if target is None:
+            folder.mkdir(parents=True, exist_ok=True)
+            target = safe_join(folder, relative)
+        size = len(content.encode("utf-8") if isinstance(content, str) else content)
+        if size > MAX_RESOURCE_BYTES:
+            raise InvalidInputError(f"resource {relative!r} is over {MAX_RESOURCE_BYTES} bytes")
+        targets.append((target, content))
+    return targets
 
 
 def _frontmatter_of(path: Path) -> dict[str, Any]:

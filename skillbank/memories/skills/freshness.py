@@ -59,12 +59,23 @@ INLINE_SKILLS = 2
 
 
 def stat_key(path: str | Path) -> str:
-    """A SKILL.md's "mtime_ns:size" as the sync records it ("" when it cannot be stat-ed)."""
+    """A SKILL.md's "mtime_ns:size:ctime_ns" as the sync records it ("" when it cannot be
+    stat-ed)."""
     try:
         stat = os.stat(path)
     except OSError:
         return ""
-    return f"{stat.st_mtime_ns}:{stat.st_size}"
+    return key_of(stat)
+
+
+def key_of(stat: os.stat_result) -> str:
+    """What tells a sync a SKILL.md may have changed, so it reads it again: its mtime and size,
+    and its ctime. Why ctime (hunt-disk #7, session 29): `chmod 000` changes only the ctime, so
+    a file made unreadable after indexing was called "unchanged" and its cached body served;
+    ctime moves on any change to the file or its mode or owner, and nothing sets it back. An
+    index written before keeps "mtime_ns:size": each file is read once more, found the same by
+    its hash, and not embedded again."""
+    return f"{stat.st_mtime_ns}:{stat.st_size}:{stat.st_ctime_ns}"
 
 
 class Listings:

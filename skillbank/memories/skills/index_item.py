@@ -66,8 +66,6 @@ def index_item_for(doc: SkillDocument, name: str, path: Path, root: Path, digest
 
 
 def _stat_key(path: Path) -> str:
-    try:
-        stat = path.stat()
-    except OSError:
-        return ""
-    return f"{stat.st_mtime_ns}:{stat.st_size}"
+    from skillbank.memories.skills.freshness import stat_key
+
+    return stat_key(path)

@@ -20,7 +20,7 @@ from typing import Any, Callable, Iterator
 from skillbank import index_mirror
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.fsutil import safe_join, through_link
+from skillbank.fsutil import make_folder, safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
 from skillbank.index import PARTIAL, HybridIndex
 from skillbank.skill_ids import same_name, unknown_name
@@ -29,12 +29,14 @@ from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, last_good, near_copies, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
+from skillbank.memories.skills.unreadable import (UnreadableFiles, refuse_unread_file,
+                                                  refuse_unreadable)
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.catalog import Catalog, CatalogEntry, catalog_line
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring, sweep_removing
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
-from skillbank.memories.skills.freshness import Freshness, skill_files, stat_key
+from skillbank.memories.skills.freshness import Freshness, key_of, skill_files, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
     KEYWORD_BODY_CHARS, _humanise, index_item_for, summary_text,
 )
@@ -72,7 +74,7 @@ class _Found:
     writable: bool
     digest: str
     data: bytes | None = None
-    stat: str = ""  # "mtime_ns:size": when it matches the index, the file is not even read
+    stat: str = ""  # freshness.key_of: when it matches the index, the file is not even read
 
 
 def _kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
@@ -83,7 +85,8 @@ def _kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
         return []
 
 
-class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit):
+class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit,
+                   UnreadableFiles):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
 
     def __init__(
@@ -115,7 +118,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         #: Reads re-sync when the folders changed (hunt-author #4, session 24); the bank sets
         #: `freshness.seconds` from `skills_recheck_seconds`.
         self.freshness = Freshness(self)
-        writable_root.mkdir(parents=True, exist_ok=True)
+        make_folder(writable_root, "cannot use the skills folder")  # a broken link named (#6)
 
     # Roots and scanning ------------------------------------------------------------------------
     @property
@@ -157,7 +160,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     continue
                 try:
                     stat = path.stat()
-                    key = walked[str(path)] = f"{stat.st_mtime_ns}:{stat.st_size}"
+                    key = walked[str(path)] = key_of(stat)
                     seen = known.get(str(path))
                     if seen and seen[0] == key:
                         found.append(_Found(path, root, writable, seen[1], None, key))
@@ -353,6 +356,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         indexed = same_name(name, self.index.ids()) if meta is None else None
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
+        if meta is None:  # a SKILL.md there that cannot be read is named so (hunt-disk #5)
+            refuse_unreadable(self.roots, name)
         if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
             raise NotFoundError(f"no skill named {unknown_name(name)}; search or list the "
                                 "skills to find its name")
@@ -380,7 +385,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             doc, findings = self._read_pinned(name, path)
         else:
             doc, findings = read_skill_file(path)
-        if doc is None:  # mid-save or mid-merge: a person sees the file, an agent the last good
+        if doc is None:  # cannot be read: said so (hunt-disk #7); mid-save or mid-merge: a
+            refuse_unread_file(path, findings)  # person sees the file, an agent the last good
             indexed = summary.content_hash  # version or a clear refusal (last_good.document)
             doc, summary = last_good.document(self.writable_root.parent, summary, findings, (
                 lambda data: _digest(path, data) == indexed), person=include_held)

@@ -1,0 +1,121 @@
+"""Skill files that are there but cannot be read, named as such (never as unknown skills).
+
+Why (hunt-disk #5 and #7, session 29): with a SKILL.md owned by another user, mode 0600,
+`skills list` left it out without a word, `skills show/update/delete` said "no skill named
+'secret-skill'; search or list the skills to find its name", and `skills new` said "already
+exists; change it with update" — a circle with no word of "permission denied". Only `skills
+sync` named the file in its report. And an indexed skill whose file became unreadable was
+served from the last good copy as if nothing were wrong.
+
+So a name the index does not hold is looked for as a folder of that name under each root: a
+SKILL.md there that cannot be read raises `UnreadableError` naming the file and why (a
+NotFoundError to callers that route: it cannot be served). `load` of an indexed skill whose
+file cannot be read raises it too, rather than serve the cached copy, and `unreadable_files`
+lists every such SKILL.md the index does not hold, for `skills list` to name on stderr (as
+`guidelines list` names the guideline files it could not read).
+
+`sync_or_report` is the bank's skill sync when the skills folder itself cannot be made (a broken
+link where `<root>/skills` should be, hunt-disk #6): reported, not raised, so the bank opens.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+from pathlib import Path
+from typing import Any, Callable
+
+from skillbank.errors import PathBlockedError, UnreadableError
+from skillbank.fsutil import safe_join
+from skillbank.memories.skills.folder_files import SKILL_FILE
+from skillbank.memories.skills.freshness import skill_files
+from skillbank.records import Finding, SyncReport
+
+
+def why_unreadable(path: str | Path) -> str | None:
+    """Why the file at `path` cannot be read ("permission denied", "not a regular file");
+    None when it can, or when nothing is there (an unknown name stays unknown)."""
+    try:
+        info = os.stat(path)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        return _reason(exc)
+    if not stat.S_ISREG(info.st_mode):
+        return "not a regular file"
+    try:
+        with open(path, "rb") as handle:  # a regular file: opening it never blocks
+            handle.read(1)
+    except OSError as exc:
+        return _reason(exc)
+    return None
+
+
+def _reason(exc: OSError) -> str:
+    return (exc.strerror or str(exc)).lower()
+
+
+def unreadable_error(path: str | Path, reason: str) -> UnreadableError:
+    return UnreadableError(f"{path} cannot be read ({reason}); the skill is not served until "
+                           "it can (give this user read access to the file, or remove it)")
+
+
+def refuse_unreadable(roots: list[tuple[Path, bool]], name: str) -> None:
+    """Raise `UnreadableError` when a folder `name` under one of `roots` holds a SKILL.md that
+    cannot be read; return when there is none (the name is unknown, or readable)."""
+    for root, _ in roots:
+        try:
+            path = safe_join(root, name) / SKILL_FILE
+        except (ValueError, TypeError):  # not a folder name at all: nothing to look for
+            return
+        reason = why_unreadable(path)
+        if reason is not None:
+            raise unreadable_error(path, reason)
+
+
+def refuse_unread_file(path: str | Path, findings: list[Finding]) -> None:
+    """`load` of an indexed skill whose SKILL.md the read just failed on: raise rather than
+    serve the last good copy (kept for a file mid-save, not for one that cannot be read)."""
+    if any(f.code == "unreadable" for f in findings):
+        reason = why_unreadable(path)
+        if reason is not None:
+            raise unreadable_error(path, reason)
+
+
+def sync_or_report(library: Callable[[], Any]) -> SyncReport:
+    """`library().sync()`, or when the skills folder cannot be made (a broken link stands where
+    it must be), a report naming why: `Skillbank.open` syncs every memory, and one dangling
+    `<root>/skills` link kept the bank from opening at all, experiences and guidelines
+    included (hunt-disk #6, session 29). Each skills call then raises the same clear error."""
+    try:
+        skills = library()
+    except PathBlockedError as exc:
+        report = SyncReport()
+        report.findings.append(Finding(severity="error", code="skills-folder", message=str(exc)))
+        return report
+    return skills.sync()
+
+
+class UnreadableFiles:
+    """The library's `unreadable_files` (a mixin of `SkillLibrary`)."""
+
+    roots: list[tuple[Path, bool]]
+    index: Any
+    max_depth: int
+    max_dirs: int
+
+    def unreadable_files(self) -> list[Finding]:
+        """Every SKILL.md under the roots that is not in the index because it cannot be read,
+        each with its path and why (`skills list` names them on stderr)."""
+        indexed = {str((self.index.metadata(item) or {}).get("path", ""))
+                   for item in self.index.ids()}
+        found = []
+        for root, _ in self.roots:
+            for path in skill_files(root, self.max_depth, self.max_dirs):
+                if path in indexed:
+                    continue
+                reason = why_unreadable(path)
+                if reason is not None:
+                    found.append(Finding(severity="error", code="unreadable", path=path,
+                                         message=f"{path} cannot be read ({reason})"))
+        return found

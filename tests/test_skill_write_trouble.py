@@ -1,0 +1,122 @@
+"""Skill writes that the file system refuses leave nothing behind, and a skills folder that is a
+broken link is named (hunt-disk #4 and #6, session 29).
+
+#4: on a full disk (ENOSPC) or past `ulimit -f` (EFBIG) each failed `skills update` still kept
+a "before update" version of an update that never happened (a retry added one more, pushing
+real history out of the 50 kept), and a failed `skills new` left an empty skill folder. In
+process the write of a large SKILL.md raises ENOSPC (the library's `atomic_write`); through a
+client, the owner process runs under a real file size limit (RLIMIT_FSIZE: EFBIG).
+
+#6: `<root>/skills` a dangling symlink made every skill command and `stats` fail with
+"[Errno 17] File exists", and `Skillbank.open` (which syncs every memory) failed with it too.
+Now skill calls name the broken link and where it points, and the other memories keep working.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import resource
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+from typer.testing import CliRunner
+
+from owner_client import bank_for, client_bank, owner_process
+from skillbank.errors import InvalidInputError
+
+NAME = "pdf-tables"
+DESCRIPTION = "Extract tables from PDF files into CSV. Use when asked for tabular data."
+#: Writes of a file past this size fail; a big body is past it, the skills and index are not.
+LIMIT = 600_000
+BIG_BODY = "Step number filler text.\n" * 28_000  # 700 KB: under MAX_SKILL_BYTES, over LIMIT
+
+
+@contextlib.contextmanager
+def bank_whose_big_writes_fail(tmp_path: Path, remote: bool, monkeypatch) -> Iterator[Any]:
+    """A bank where writing a SKILL.md over LIMIT fails: in process, with ENOSPC; through a
+    client, in an owner process started under RLIMIT_FSIZE = LIMIT (EFBIG; Python ignores
+    SIGXFSZ, so the write raises)."""
+    if not remote:
+        from skillbank.memories.skills import authoring
+
+        real = authoring.atomic_write
+
+        def full_disk(path, data, *args, **kwargs):
+            if Path(path).name == "SKILL.md" and len(data) > LIMIT:
+                raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+            return real(path, data, *args, **kwargs)
+
+        monkeypatch.setattr(authoring, "atomic_write", full_disk)
+        with bank_for(tmp_path, False) as bank:
+            yield bank
+        return
+    root = tmp_path / "root"
+    root.mkdir()
+    with contextlib.ExitStack() as stack:
+        soft, hard = resource.getrlimit(resource.RLIMIT_FSIZE)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (LIMIT, hard))  # inherited by the owner
+        try:
+            stack.enter_context(owner_process(root))
+        finally:
+            resource.setrlimit(resource.RLIMIT_FSIZE, (soft, hard))
+        yield stack.enter_context(client_bank(root))
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_failed_write_keeps_no_version_and_no_folder(tmp_path, remote, monkeypatch):
+    with bank_whose_big_writes_fail(tmp_path, remote, monkeypatch) as bank:
+        bank.skills.create(NAME, DESCRIPTION, "Use pdfplumber.")
+        skill_md = bank.root / "skills" / NAME / "SKILL.md"
+        before = skill_md.read_text()
+        for _ in range(2):  # a retry adds nothing either
+            with pytest.raises(OSError, match="No space left|File too large"):
+                bank.skills.update(NAME, body=BIG_BODY)
+        assert bank.skills.history(NAME) == []  # no "before update" of an update not made
+        assert skill_md.read_text() == before
+        assert "Use pdfplumber." in bank.skills.load(NAME).body
+        with pytest.raises(OSError, match="No space left|File too large"):
+            bank.skills.create("big-skill", "A big skill. Use when testing.", BIG_BODY)
+        assert not (bank.root / "skills" / "big-skill").exists()  # no empty folder
+        assert "big-skill" not in bank.skills.names()
+        bank.skills.update(NAME, body="Use camelot.")  # a write that fits: one version, kept
+        assert len(bank.skills.history(NAME)) == 1
+        bank.skills.create("big-skill", "A big skill. Use when testing.", "Small now.")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_broken_link_for_the_skills_folder_is_named(tmp_path, remote):
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skills").symlink_to(tmp_path / "skills.gone")
+    with bank_for(tmp_path, remote) as bank:  # opens: the other memories work
+        bank.experiences.record(task="convert invoice pdf to csv", outcome="success",
+                                feedback="worked fine")
+        assert bank.experiences.list()
+        for call in (lambda: bank.skills.list(),
+                     lambda: bank.skills.create(NAME, DESCRIPTION, "Use pdfplumber.")):
+            with pytest.raises(InvalidInputError) as caught:  # was "[Errno 17] File exists"
+                call()
+            message = str(caught.value)
+            assert f"{root / 'skills'} is a broken link" in message
+            assert str(tmp_path / "skills.gone") in message
+    assert (root / "skills").is_symlink() and not (tmp_path / "skills.gone").exists()
+
+
+def test_the_cli_names_a_broken_skills_link(cli_root, tmp_path, monkeypatch):
+    from skillbank.cli import app
+
+    monkeypatch.setenv("SKILLBANK_CLI_OWNER", "0")
+    runner = CliRunner()
+    assert runner.invoke(app, ["experiences", "record", "--task", "convert invoice pdf",
+                               "--outcome", "success"]).exit_code == 0
+    (cli_root / "skills").symlink_to(cli_root / "skills.gone")  # (no skill written yet)
+    for args in (["skills", "list"], ["stats"], ["skills", "new", "dangle-skill", "-d",
+                                                 "Made here. Use when testing.", "-b", "x"]):
+        result = runner.invoke(app, ["--no-bundled", *args])
+        assert result.exit_code == 2, (args, result.output)
+        assert "is a broken link" in result.output and "Errno 17" not in result.output
+    searched = runner.invoke(app, ["experiences", "search", "invoice pdf"])
+    assert searched.exit_code == 0 and "convert invoice pdf" in searched.stdout
