@@ -14,9 +14,11 @@ Two conventions meet here, on purpose (hunt-time #3 and #7, session 29):
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import math
-from datetime import date, datetime, time, timezone
-from typing import Any
+from datetime import date, datetime, time, timedelta, timezone
+from typing import Any, Iterator
 
 #: Dates a record may carry (hunt-time #2, session 29): a hand-written `created: 0001-01-01`
 #: loaded, then broke the memory browser's Stats page (OverflowError, HTTP 500). Nothing the
@@ -30,12 +32,47 @@ def stored_utc(moment: datetime) -> datetime:
     return moment if moment.tzinfo is not None else moment.replace(tzinfo=timezone.utc)
 
 
+#: The UTC offset of the process that typed the time, when it is not this one: a client of an
+#: owner process sends its own (`local_offset`) with every call. The owner read a client's
+#: zone-less `since` in the owner's zone: a client in Auckland asking a UTC owner for "the
+#: last hour" found nothing (review of hunt-time #3, session 29).
+_CALLER_OFFSET: contextvars.ContextVar[timedelta | None] = contextvars.ContextVar(
+    "skillbank_caller_utc_offset", default=None)
+#: Offsets a zone can have (UTC-12 to UTC+14, with room).
+_MAX_OFFSET = timedelta(hours=18)
+
+
+def local_offset() -> float:
+    """This process's UTC offset now, in seconds (what a client sends with a call)."""
+    offset = datetime.now().astimezone().utcoffset()
+    return offset.total_seconds() if offset is not None else 0.0
+
+
+@contextlib.contextmanager
+def caller_offset(seconds: Any) -> Iterator[None]:
+    """Typed times in this block are read at the caller's UTC offset (`seconds`; None or a
+    value no zone has: this process's own zone)."""
+    offset = None
+    if isinstance(seconds, (int, float)) and not isinstance(seconds, bool) \
+            and math.isfinite(seconds) and abs(seconds) <= _MAX_OFFSET.total_seconds():
+        offset = timedelta(seconds=seconds)
+    token = _CALLER_OFFSET.set(offset)
+    try:
+        yield
+    finally:
+        _CALLER_OFFSET.reset(token)
+
+
 def typed_utc(moment: datetime | date) -> datetime:
     """A time a person gave, in UTC: one without a zone is local time (a date: local midnight),
-    as Python's `datetime.timestamp()` reads it."""
+    as Python's `datetime.timestamp()` reads it; the caller's local time when a client of this
+    process gave it (`caller_offset`)."""
     if not isinstance(moment, datetime):
         moment = datetime.combine(moment, time())
+    offset = _CALLER_OFFSET.get()
     try:
+        if moment.tzinfo is None and offset is not None:
+            return moment.replace(tzinfo=timezone(offset)).astimezone(timezone.utc)
         return moment.astimezone(timezone.utc)
     except (OverflowError, OSError, ValueError):  # year 1 east of UTC, 9999 west of it
         edge = datetime.min if moment.year < 1970 else datetime.max

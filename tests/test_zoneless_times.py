@@ -182,3 +182,33 @@ def test_growth_chart_draws_the_first_and_last_days_there_are():
     assert "0001-01-01" in picture and "9999-12-31" in picture
     east = datetime(1, 1, 1, tzinfo=timezone(timedelta(hours=13)))
     assert _running("x", [east]).points == [(date(1, 1, 1), 1)]
+
+
+def test_a_clients_naive_since_is_its_own_local_time_not_the_owners(tmp_path, minilm):
+    """Review of #3 (session 29): the owner read a client's zone-less `since` in the owner's
+    zone; a client in Auckland asking a UTC owner for "the last hour" found nothing. The owner
+    here starts in UTC, then this process (its client) moves to Auckland. Fails before."""
+    with local_zone("UTC"), bank_for(tmp_path, True, minilm) as bank:
+        eid = bank.experiences.record(task=TASK, outcome="success")
+        with local_zone("Pacific/Auckland"):
+            last_hour = datetime.now() - timedelta(hours=1)
+            found = [h.id for h in bank.experiences.recall(TASK, since=last_hour)]
+            typed = [h.id for h in bank.experiences.recall(
+                TASK, since=last_hour.isoformat(timespec="minutes"))]
+            later = bank.experiences.recall(TASK, since=datetime.now() + timedelta(hours=1))
+    assert found == [eid] and typed == [eid] and later == []
+
+
+def test_the_browser_reads_a_typed_time_in_utc_on_both_pages(tmp_path):
+    """Review of #3 (session 29): the Audit page read a typed `since` as the server's local
+    time, the Experiences page its dates as UTC; both pages show UTC. In Los Angeles, a minute
+    ago as the table shows it (UTC, no offset) was read 8 hours ahead. Fails before."""
+    from datetime import timezone
+
+    from skillbank.ui.audit_view import AuditFilter, audit_page
+
+    with local_zone("America/Los_Angeles"), bank_for(tmp_path, False) as bank:
+        eid = bank.experiences.record(task=TASK, outcome="success")
+        shown = (datetime.now(timezone.utc) - timedelta(minutes=1)).strftime("%Y-%m-%dT%H:%M")
+        page = audit_page(bank, AuditFilter(since=shown))
+        assert eid in [e.id for e in page["rows"]] and not page["f"].problems, page

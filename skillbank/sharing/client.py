@@ -427,10 +427,14 @@ class BankClient:
 
     def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any],
                 here: tuple[Any, dict[str, Any]] | None = None) -> Any:
+        from skillbank import moments
+
         # The caller's scope goes with every call; the owner runs it as that caller.
         envelope = {"target": target, "op": op, "name": name,
                     "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
-                    "scope": self.caller_scope().to_wire()}
+                    "scope": self.caller_scope().to_wire(),
+                    # a zone-less time it types is its local time, not the owner's (moments)
+                    "utc_offset": moments.local_offset()}
         from skillbank.memories.skills.dependencies import current_agent_tools
 
         tools = current_agent_tools()  # an agent face's tool gate (#26) goes with it too

@@ -122,7 +122,10 @@ def dispatch(bank: "Skillbank", request: dict[str, Any]) -> Any:
     caller = _caller(request)
     # The agent's tool names the client's face set (#26): skill search gates on them here too.
     tools = dependencies.check_available(request.get("agent_tools"))
-    with scopes.using(caller), dependencies.agent_tools(tools):
+    from skillbank.moments import caller_offset
+
+    with scopes.using(caller), dependencies.agent_tools(tools), \
+            caller_offset(request.get("utc_offset")):
         target, op, name = request.get("target"), request.get("op", "call"), request.get("name")
         if op == "contains":  # `x in client.skills`: the memory's own membership test
             if target not in MEMORIES:

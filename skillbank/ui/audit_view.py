@@ -59,10 +59,13 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
     from skillbank.audit import ACTIONS, parse_since
     from skillbank.errors import InvalidInputError
 
+    from skillbank.moments import caller_offset
+
     since = None
     if f.since:
-        try:
-            since = parse_since(f.since)
+        try:  # UTC, as the table and the Experiences page's dates are: a date typed here read
+            with caller_offset(0):  # as the server's local time missed rows the table showed
+                since = parse_since(f.since)  # (review of hunt-time #3, session 29)
         except InvalidInputError as exc:
             f.problems.append(str(exc))
     from skillbank import scope as scopes
