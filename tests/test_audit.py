@@ -146,6 +146,28 @@ def test_an_event_stamped_after_the_clock_stepped_back_a_month_goes_to_the_newes
     assert [e.action for e in audit.events()] == ["record", "forget"]  # in the order written
 
 
+def test_the_forget_mark_reads_the_newest_month_only_and_moves_with_a_forget(tmp_path,
+                                                                            monkeypatch):
+    """The browser's kept preview asked for the newest forget of the whole log: on a root that
+    never forgot it read every month at each rating (~2 s at 2.4 M events; review of hunt-time
+    #9, session 29). The mark reads the newest month file only, and changes with a forget."""
+    import skillbank.audit as audit_module
+
+    audit = open_log(tmp_path)
+    old = datetime(2025, 1, 31, 23, 0, tzinfo=timezone.utc)
+    audit.append([event("forget", "experience", "exp-000000000001", at=old)])
+    audit.append([event("record", "experience", "exp-000000000002")])
+    read: list[str] = []
+    real = audit_module._lines_backward
+    monkeypatch.setattr(audit_module, "_lines_backward",
+                        lambda path, *a: (read.append(path.name), real(path, *a))[1])
+    before = audit.newest_mark("forget")
+    assert read == [audit.files()[-1].name] and before[1] is None
+    audit.append([event("forget", "experience", "exp-000000000002")])
+    after = audit.newest_mark("forget")
+    assert after != before and after[1].id == "exp-000000000002"
+
+
 def test_since_rejects_nonsense():
     from skillbank.errors import InvalidInputError
 

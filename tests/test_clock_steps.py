@@ -210,3 +210,41 @@ def test_a_forget_stamped_before_the_preview_by_the_clock_still_drops_it(tmp_pat
         assert secret in c.get(f"/context?preview={key}").text  # kept: nothing forgotten yet
         bank.forget(eid)
         assert secret not in c.get(f"/context?preview={key}").text
+
+
+# -- review of #1: a write the digest refuses saves nothing ----------------------------------------
+
+def _failing_once(monkeypatch, suffix):
+    import errno
+
+    from skillbank.store.files import guidelines as files
+
+    real, armed = files.atomic_write, {"on": True}
+
+    def flaky(path, data, *args, **kwargs):
+        if armed["on"] and str(path).endswith(suffix):
+            armed["on"] = False
+            raise OSError(errno.ENOSPC, "No space left on device", str(path))
+        return real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(files, "atomic_write", flaky)
+
+
+@pytest.mark.parametrize("refused", [".sha256", ".md"], ids=["digest", "rule-file"])
+def test_a_vote_whose_write_is_refused_saves_nothing_and_keeps_the_digest_true(
+        tmp_path, monkeypatch, refused):
+    """Review of #1 (session 29): the rule file was written before its digest, so a digest
+    refused (a full disk between the two) failed a vote that had landed: a retry counted it
+    twice, and the stale digest made the rule look edited by hand. Fails before ("digest")."""
+    root = tmp_path / "root"
+    with _open(root) as bank:
+        gid = bank.guidelines.learn("Keep functions under 50 lines.").entries[0].guideline_id
+        _failing_once(monkeypatch, refused)
+        with pytest.raises(OSError):
+            bank.guidelines.vote(gid, helpful=True)
+        monkeypatch.undo()
+        bank.guidelines.vote(gid, helpful=True)  # the retry the error invites
+    with _open(root) as bank:
+        rule = bank.guidelines.get(gid)
+        assert rule.helpful == 1
+        assert not bank.guidelines._records.edited_by_hand(rule)

@@ -183,8 +183,9 @@ class GuidelineRecords(Protocol):
         or deleted by hand must not be served from memory)."""
 
     def edited_by_hand(self, guideline: "Guideline") -> bool:
-        """Whether a person changed this record after the bank last wrote it (a file written
-        well after its own ``updated``); False where records are not edited by hand."""
+        """Whether a person changed this record after the bank last wrote it (a file whose
+        bytes differ from those the bank last wrote); False where records are not edited by
+        hand."""
 
     def save(self, guideline: "Guideline",
              previous: "Guideline | None" = None) -> "tuple[Guideline, str]":

@@ -390,7 +390,10 @@ def newest_forget(bank: Any) -> Any:
 
     whole = bank.bank if isinstance(bank, ScopedBank) else bank
     try:
-        newest = audit_log_of(whole).query(action="forget", limit=1)
+        log = audit_log_of(whole)
+        if hasattr(log, "newest_mark"):  # the file log: its newest month only
+            return log.newest_mark("forget")
+        newest = log.query(action="forget", limit=1)  # PostgreSQL: one indexed row
     except (OSError, SkillbankError):
         return object()
     return newest[-1] if newest else None

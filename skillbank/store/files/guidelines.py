@@ -215,12 +215,32 @@ class FileGuidelineRecords:
             return None
         return text if len(text) == 64 else None
 
-    def _remember_written(self, gid: str, data: bytes) -> None:
-        """Record the bytes just written to `gid`'s file (after the file: a crash between the
-        two leaves the rule looking edited by hand, never a hand edit looking like the bank's)."""
+    def _remember_written(self, gid: str, data: bytes) -> str | None:
+        """Record the bytes about to be written to `gid`'s file; returns the digest it replaces
+        (to put back if the file's write fails: `_forget_written`).
+
+        Before the file, not after: a digest refused after the file landed failed a vote that
+        had been saved (exit 5, yet `helpful: 2` after two tries), and its stale digest made a
+        later hand approval pass for a revival (review of hunt-time #1, session 29). A crash
+        between the two still leaves the rule looking edited by hand, never a person's edit
+        looking like the bank's."""
+        previous = self._written_digest(gid)
         path = self.written_path(gid)
         path.parent.mkdir(exist_ok=True)
         atomic_write(path, hashlib.sha256(data).hexdigest() + "\n")
+        return previous
+
+    def _forget_written(self, gid: str, previous: str | None) -> None:
+        """Put back the digest of the file a failed write left as it was (best effort: a
+        digest that stays names bytes the file lacks, so the rule reads as edited by hand)."""
+        path = self.written_path(gid)
+        try:
+            if previous is None:
+                path.unlink(missing_ok=True)
+            else:
+                atomic_write(path, previous + "\n")
+        except OSError:
+            pass
 
     def search_text(self, query: str, limit: int, namespaces: tuple[str, ...] | None = None,
                     topic: str | None = None) -> dict[str, float] | None:
@@ -237,8 +257,12 @@ class FileGuidelineRecords:
         data = rewrite_guideline(g, self._current_text(previous)).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
-        atomic_write(path, data)
-        self._remember_written(g.id, data)
+        previous_digest = self._remember_written(g.id, data)
+        try:
+            atomic_write(path, data)
+        except BaseException:
+            self._forget_written(g.id, previous_digest)
+            raise
         if previous is not None and previous.path and Path(previous.path) != path:
             try:
                 Path(previous.path).unlink()
