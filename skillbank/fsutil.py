@@ -441,9 +441,23 @@ def locked_journal(path: Path, *, exclusive: bool = False) -> Iterator[BinaryIO]
             raise
         if named is not None and (named.st_dev, named.st_ino) == (held.st_dev, held.st_ino):
             break
-        handle.close()  # replaced while we waited for it (closing lets the lock go)
+        _unlock_and_close(handle, fcntl)  # replaced while we waited for it
     try:
         yield handle
+    finally:
+        _unlock_and_close(handle, fcntl)
+
+
+def _unlock_and_close(handle: BinaryIO, fcntl: Any) -> None:
+    """Let the lock go, then close. Closing alone does not release an flock while a forked
+    child still holds a copy of the descriptor (the lock is the open file's, which parent and
+    child share): a fork during an append left every later append of the parent, and the
+    child's own, waiting until the child exited (review of fix-disk, session 29)."""
+    try:
+        if fcntl is not None:
+            fcntl.flock(handle.fileno(), fcntl.LOCK_UN)
+    except OSError:
+        pass
     finally:
         handle.close()
 
