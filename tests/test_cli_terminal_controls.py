@@ -96,7 +96,14 @@ def test_a_body_on_a_terminal_is_escaped_and_piped_exact(library, monkeypatch):
     base = ["--no-bundled", "--skills-dir", library]
     piped = run(*base, "skills", "show", "knit")
     assert "\x1b]0;PWNED" in piped.stdout  # as written when not a terminal (rich drops BEL)
-    monkeypatch.setenv("FORCE_COLOR", "1")  # rich: stdout is a terminal
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich says "terminal"; the OS does not: as written
+    assert "\x1b]0;PWNED" in run(*base, "skills", "show", "knit").stdout
+    from skillbank.cli import common
+
+    monkeypatch.setattr(common, "stdout_is_terminal", lambda: True)
     shown = run(*base, "skills", "show", "knit")
     assert "\x1b]0;PWNED" not in shown.stdout and "\x07" not in shown.stdout, shown.stdout
     assert "\\x1b]0;PWNED\\x07\\x1b[2J" in shown.stdout, shown.stdout
+    (library / "knit" / "SKILL.md").write_bytes(  # a file saved with Windows line endings
+        b"---\r\nname: knit\r\ndescription: Knit a sweater.\r\n---\r\n# Steps\r\n\r\nCast on.\r\n")
+    assert "\\x0d" not in run(*base, "skills", "show", "knit").stdout

@@ -306,7 +306,7 @@ class Output:
         `skills show NAME > file` is the body; on a terminal its characters that drive one are
         shown as escapes (`printable`): a third-party body, rule or playbook reached the terminal
         raw in `skills show`, `context` and `playbook` (left from hunt-routing #12, session 28)."""
-        shown = printable(text) if self.console.is_terminal else text
+        shown = printable(text.replace("\r\n", "\n")) if stdout_is_terminal() else text
         self.console.print(shown, markup=False, highlight=False, soft_wrap=True)
 
     def note(self, message: str, style: str | None = None) -> None:
@@ -315,6 +315,16 @@ class Output:
         `[link=…]` made a hyperlink (noticed by the fix-eval fixer, session 28)."""
         if not self.json:
             self.err.print(printable(message), highlight=False, markup=False, style=style)
+
+
+def stdout_is_terminal() -> bool:
+    """Whether stdout is a terminal, by the OS: rich's `is_terminal` also says yes under
+    FORCE_COLOR or TTY_COMPATIBLE (common in CI), where `skills show NAME > file` must still
+    write the body as it is (review, session 29)."""
+    try:
+        return sys.stdout.isatty()
+    except (AttributeError, ValueError):
+        return False
 
 
 #: Characters that drive a terminal instead of printing: the C0 controls but tab and newline,
