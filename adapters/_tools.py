@@ -456,7 +456,8 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
     except Exception as exc:  # a full disk, a read-only root, EFBIG, EACCES: the MCP's words
         from skillbank.storage_errors import tool_message
 
-        refused = tool_message(exc)  # (hunt-disk #3, session 29: a raw OSError left the tool)
+        refused = tool_message(exc, getattr(bank, "root", None))  # (hunt-disk #3, session 29:
+        # a raw OSError left the tool)
         if refused is None:
             raise
         raise SkillbankError(refused) from exc

@@ -342,7 +342,7 @@ class SkillbankServer(MCPServer):
         except ValueError as exc:
             raise ToolError(messages.mcp_terms(str(exc))) from None
         except Exception as exc:
-            refused = tool_message(exc)  # a full disk, read-only root, EFBIG, EACCES
+            refused = tool_message(exc, getattr(bank, "root", None))  # ENOSPC, EROFS, EFBIG, EACCES
             if refused is not None:  # "Error executing tool save_skill" alone (hunt-disk #3)
                 log.error("skillbank: %s", refused)
                 raise ToolError(refused) from None

@@ -17,6 +17,7 @@ from __future__ import annotations
 import errno
 import os
 import re
+from typing import Any
 
 _ERRNO = re.compile(r"\[Errno (\d+)\]")
 _SQLITE_FULL = "database or disk is full"
@@ -67,9 +68,28 @@ def file_size_message(exc: BaseException) -> str:
             f"([Errno {errno.EFBIG}] File too large)")
 
 
-def storage_message(exc: BaseException) -> str | None:
+def under_root(exc: BaseException, root: Any) -> bool:
+    """Whether the path `exc` names is in the memory root `root`, or it names none: only then
+    is a refusal the root's trouble."""
+    path = denied_path(exc)
+    if path is None or root is None:
+        return True
+    base = os.path.realpath(os.path.expanduser(os.fspath(root)))
+    target = os.path.realpath(path)
+    return target == base or target.startswith(base + os.sep)
+
+
+def outside_root_message(exc: BaseException) -> str:
+    """A file outside the memory root this user may not read or write (a third-party skill
+    folder's resource, an export target): its own permissions, not the root's."""
+    path = denied_path(exc) or "a file"
+    return f"{exc}: the user running skillbank may not read or write {path}; give it access there"
+
+
+def storage_message(exc: BaseException, root: Any = None) -> str | None:
     """One line naming the cause and the fix when `exc` is storage refusing a write (or a read
-    that needs one), else None."""
+    that needs one), else None. `root`: the memory root, so a refusal outside it is not told
+    to "copy the root" (the tools said so of a third-party skill's file, review, session 29)."""
     if _SQLITE_FULL in str(exc).lower():
         said = " ".join(str(exc).split())
         return f"{said} ({type(exc).__name__}): {DISK_FULL}"
@@ -83,12 +103,12 @@ def storage_message(exc: BaseException) -> str | None:
     if number == errno.EFBIG:
         return file_size_message(exc)
     if isinstance(exc, PermissionError) or number in (errno.EACCES, errno.EPERM):
-        return permission_message(exc)
+        return permission_message(exc) if under_root(exc, root) else outside_root_message(exc)
     return None
 
 
-def tool_message(exc: BaseException) -> str | None:
+def tool_message(exc: BaseException, root: Any = None) -> str | None:
     """For a model calling a tool (MCP, the LangChain and LlamaIndex tools): the cause, the fix
     and that the call saved nothing (a failed write is all or nothing), else None."""
-    said = storage_message(exc)
+    said = storage_message(exc, root)
     return f"{said}; nothing of this call was saved" if said is not None else None

@@ -120,3 +120,18 @@ def test_the_cli_names_the_file_size_limit_and_the_file(tmp_path):
     assert done.returncode == 1, done.stderr
     assert "ulimit -f" in done.stderr and "skills/pdf-tables/SKILL.md" in done.stderr, done.stderr
     assert "Use pdfplumber." in (root / "skills" / "pdf-tables" / "SKILL.md").read_text()
+
+
+def test_a_refusal_outside_the_root_is_not_told_to_copy_the_root(tmp_path):
+    """Review (session 29): the tools worded every PermissionError as the root's ("may not
+    write …; copy the root somewhere writable"), a read of a third-party skill's file outside
+    it too; the CLI says so only under the root. Fails before."""
+    from skillbank.storage_errors import tool_message
+
+    root = tmp_path / "root"
+    outside = PermissionError(13, "Permission denied", "/opt/vendor-skills/knit/guide.md")
+    inside = PermissionError(13, "Permission denied", str(root / "experiences" / "x.jsonl"))
+    said = tool_message(outside, root)
+    assert "may not read or write /opt/vendor-skills/knit/guide.md" in said
+    assert "copy the root" not in said and said.endswith("nothing of this call was saved")
+    assert "copy the root somewhere writable" in tool_message(inside, root)

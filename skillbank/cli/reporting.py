@@ -72,16 +72,9 @@ def _under_root(exc: PermissionError, root: Any = None) -> bool:
     import os
 
     from skillbank.settings import DEFAULT_ROOT, ENV_PREFIX
+    from skillbank.storage_errors import under_root
 
-    from skillbank.storage_errors import denied_path
-
-    path = denied_path(exc)
-    if path is None:
-        return True
-    chosen = root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT
-    base = os.path.realpath(os.path.expanduser(os.fspath(chosen)))
-    target = os.path.realpath(path)
-    return target == base or target.startswith(base + os.sep)
+    return under_root(exc, root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT)
 
 
 def echo_err(line: str) -> None:
