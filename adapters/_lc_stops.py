@@ -41,9 +41,12 @@ def stop_feedback(exc: BaseException) -> str:
     """The feedback of a stopped run: what stopped it, in words a reader of the record gets."""
     what = {"CancelledError": "cancelled", "KeyboardInterrupt": "interrupted (Ctrl-C)",
             "GeneratorExit": "abandoned (its stream was closed)",
-            "RunAbandoned": "abandoned (its stream was left early; recorded when its thread "
-                            "went on)"}.get(type(exc).__name__,
-                                                                     "stopped")
+            # No hook saw why: a stream left early, or an error raised outside skillbank's
+            # middleware (another middleware's hook; review of fix-agents, session 29, where
+            # such a failure read as "its stream was left early").
+            "RunAbandoned": "left unfinished (its stream was left early, or it raised outside "
+                            "skillbank's middleware; recorded when its thread went on)",
+            }.get(type(exc).__name__, "stopped")
     # No message: LangGraph cancels a closed stream's tasks with a sentinel object as the
     # message ("CancelledError: <object object at 0x...>"), which tells a reader nothing.
     return f"The run was {what} before it finished ({type(exc).__name__})."

@@ -142,7 +142,7 @@ def test_a_stream_left_early_is_recorded_when_its_thread_goes_on(tmp_path, remot
         records = {r.task: r for r in bank.experiences.list()}
         assert sorted(records) == ["What is the weather in Paris?", "Where is order 1234?"]
         stopped = records["Where is order 1234?"]
-        assert stopped.outcome == "partial" and "abandoned" in stopped.feedback
+        assert stopped.outcome == "partial" and "left unfinished" in stopped.feedback
         assert [s.action for s in stopped.steps if s.action][0] == "check_status"
         assert records["What is the weather in Paris?"].outcome == "success"
 
