@@ -9,7 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
-from datetime import datetime, timezone
+from datetime import datetime
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -18,7 +18,7 @@ from pydantic import ValidationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, check_topic, check_unicode, slugify
-from skillbank.moments import out_of_range
+from skillbank.moments import out_of_range, stored_utc
 from skillbank.records import (MAX_SHORT, Finding, Guideline, GuidelineSource,
                                SourceRecord)  # SourceRecord: re-exported
 
@@ -260,8 +260,8 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     # Hand-written times without a zone ("created: 2024-05-01") are read as UTC, so that every
     # time compares with every other.
     guideline = guideline.model_copy(update={
-        "created": _aware(guideline.created), "updated": _aware(guideline.updated),
-        "sources": [src.model_copy(update={"at": _aware(src.at)}) for src in guideline.sources]})
+        "created": stored_utc(guideline.created), "updated": stored_utc(guideline.updated),
+        "sources": [src.model_copy(update={"at": stored_utc(src.at)}) for src in guideline.sources]})
     for key in ("created", "updated"):  # year 1 loaded, then broke the Stats page (hunt-time #2)
         problem = out_of_range(getattr(guideline, key))
         if problem is not None:
@@ -345,10 +345,6 @@ def _outside_votes(value: Any, warn: Any) -> dict[str, int]:
         warn("outside-votes-type", "'outside_votes' must map principals to whole numbers; ignored")
         return {}
     return {k: v for k, v in value.items() if v}
-
-
-def _aware(value: datetime) -> datetime:
-    return value if value.tzinfo is not None else value.replace(tzinfo=timezone.utc)
 
 
 def _first_error(exc: ValidationError) -> str:
