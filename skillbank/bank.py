@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from skillbank.index_gone import recheck_all, resync_if_gone
 from skillbank.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
@@ -402,6 +403,7 @@ class Skillbank:
         process wrote to `kind`, re-read it first (one `stat` when nothing changed, see
         skillbank.changes)."""
         self._refuse_if_closed()
+        resync_if_gone(self, kind)  # its server lost the collection (hunt-chroma #1, session 29)
         if self.changes is None or kind not in self._memories:
             return
         take = getattr(self.changes, "take", None)  # team mode: which ids, or None for all
@@ -573,6 +575,7 @@ class Skillbank:
         """Bring every index up to date with the files; repairs what a crash left behind."""
         from skillbank.memories.skills.unreadable import sync_or_report
 
+        recheck_all(self)  # a collection its server lost is made again, then filled here
         return {  # a skills folder that cannot be used leaves the others working (hunt-disk #6)
             "skills": sync_or_report(lambda: self.skills),
             "guidelines": self.guidelines.sync(),
@@ -590,6 +593,7 @@ class Skillbank:
         first (`skillbank.index_reopen`)."""
         from skillbank.index_reopen import rebuilding
 
+        recheck_all(self)  # emptied, the collection its server holds now (hunt-chroma #1)
         return rebuilding(self, self._reindex)
 
     def _reindex(self) -> dict[str, Any]:
@@ -611,7 +615,8 @@ class Skillbank:
                 self.experiences.reset_index()
             else:
                 self.index(kind).reset()
-        return self.sync()
+        from skillbank.index_outage import rebuilt  # not "added" when not written (hunt-chroma #4)
+        return rebuilt(self.sync())
 
     def watch(self) -> None:
         """Keep the skill index current in a background thread while this process runs."""

@@ -36,7 +36,7 @@ def make_client(path: str | None = None, url: str | None = None,
 
     chroma_settings = ChromaSettings(anonymized_telemetry=False, allow_reset=True)
     if url:
-        parsed = urlparse(url if "://" in url else f"http://{url}")
+        parsed = checked_url(url)
         return bounded(chromadb.HttpClient(host=server_url(url), port=parsed.port or 8000,
                                            ssl=parsed.scheme == "https",
                                            headers=basic_auth(url), settings=chroma_settings),
@@ -56,12 +56,36 @@ def server_url(url: str) -> str:
     and password are left out (`basic_auth` sends them as a header: in the URL, httpx wrote
     them into every request's log line). No scheme means http; no port, chromadb's 8000 for
     http (443 for https)."""
-    parsed = urlparse(url if "://" in url else f"http://{url}")
-    scheme = parsed.scheme.lower() if parsed.scheme.lower() in {"http", "https"} else "http"
+    parsed = checked_url(url)
+    scheme = parsed.scheme.lower()
     netloc = parsed.netloc.rsplit("@", 1)[-1] or "127.0.0.1"
     if parsed.port is None:
         netloc = f"{netloc}:{443 if scheme == 'https' else 8000}"
     return urlunparse((scheme, netloc, parsed.path.rstrip("/"), "", "", ""))
+
+
+def checked_url(url: str) -> Any:
+    """`url` (``chroma_url``) parsed; a scheme other than http or https, or a port that cannot
+    be, is one clear error naming the setting (exit 2 in the CLI).
+
+    Why: a misspelt scheme (``htps://``, ``ftp://``) was taken as plain http, so a
+    ``htps://user:password@host`` URL sent the password in clear text (hunt-chroma #6), and
+    an impossible port (``:99999``, ``:80a``) was urllib's bare ValueError naming neither the
+    URL nor the setting (hunt-chroma #7, session 29)."""
+    from skillbank.errors import InvalidInputError
+    from skillbank.index_outage import without_credentials
+
+    parsed = urlparse(url if "://" in url else f"http://{url}")
+    fix = "fix --chroma-url, SKILLBANK_CHROMA_URL or chroma_url in <root>/skillbank.toml"
+    if parsed.scheme.lower() not in {"http", "https"}:
+        raise InvalidInputError(f"chroma_url must start with http:// or https://, not "
+                                f"{parsed.scheme}:// ({without_credentials(url)}); {fix}")
+    try:
+        parsed.port
+    except ValueError as exc:
+        raise InvalidInputError(f"chroma_url has an impossible port ({exc}: "
+                                f"{without_credentials(url)}); {fix}") from None
+    return parsed
 
 
 def basic_auth(url: str) -> dict[str, str] | None:

@@ -16,6 +16,7 @@ it: BM25 kept current after every write (`keyword_live`), whose entries are this
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import threading
@@ -34,6 +35,7 @@ from skillbank import index_batch, index_fill, index_mirror
 from skillbank.chroma_client import make_client  # noqa: F401 - re-exported
 from skillbank.index_fill import FILL_BATCH, PARTIAL  # noqa: F401 - re-exported
 from skillbank.index_outage import CHROMA_DOWN, clear_outage, dense_unless_down  # noqa: F401
+from skillbank.index_gone import reopen_when_gone
 from skillbank.index_ownership import OWNER_KEY, delete_owned, owned_where, owns, tag_entry
 from skillbank.keyword import (  # noqa: F401 - re-exported
     TOKENIZER_VERSION, KeywordStats, _Keyword, union_stats, keyword_format, tokenize,
@@ -100,20 +102,19 @@ class HybridIndex:
         self.name = name
         self.embedding_function = embedding_function
         self._lock = threading.RLock()
-        # None while a server has not answered (skillbank.index_mirror: keyword from the files)
-        self._coll = None if client is None else self._open_collection()
+        self._coll = None if client is None else self._open_collection()  # None: detached
         self._connect: Any = None  # how to reach the server again (index_mirror.open_index)
         self._detached, self._attach_after, self._unreached = False, 0.0, "not reached yet"
         self.on_attach: Callable[[], None] | None = None  # once a detached index reaches it
         self._mirror: dict[str, tuple[str, dict[str, Any]]] | None = None
         self._chunks = 0  # entries in the collection (items x their texts), kept with the mirror
-        # The mirror and BM25 saved by the last process (embedded mode only; see
-        # skillbank.index_snapshot).
+        # The mirror and BM25 the last process saved (embedded only: skillbank.index_snapshot).
         self._snapshot = None if shared else snapshot
         # BM25 over the mirror, kept current after every write (skillbank.keyword_live).
         self._live = LiveKeyword(self._load_mirror, self._lock, self._snapshot)
         self._dense = LiveDense(self)  # exact cosine in memory for a small collection (dense_live)
         self._in_write = self._write_failed = False
+        self.gone = False  # its server lost the collection: the memory re-syncs (index_gone)
         # Items keyword search knows but Chroma does not hold yet (or holds an older version
         # of): staged by `stage`, embedded by `fill`. Their mirror metadata counts only the
         # chunks Chroma really holds (0 for a new item), so deletes and updates stay exact.
@@ -170,10 +171,8 @@ class HybridIndex:
             if self._foreign or not self._adopt or self.shared:
                 delete_owned(self._collection, self.owner, self._batch_size())
             else:
-                try:
+                with contextlib.suppress(Exception):  # not there: nothing to drop
                     self.client.delete_collection(self.name)
-                except Exception:
-                    pass
             self._coll = self._open_collection()
             self._mirror = {}
             self._live.invalidate()
@@ -497,6 +496,7 @@ class HybridIndex:
                 best[parent] = similarity
         return best
 
+    @reopen_when_gone("it was searched by keyword only")  # hunt-chroma #1, session 29
     def dense_texts(
         self, query_vector: np.ndarray, n: int, where: dict[str, Any] | None = None
     ) -> dict[str, float]:

@@ -24,6 +24,7 @@ import threading
 import time
 from typing import TYPE_CHECKING, Any, Callable, Iterable
 
+from skillbank.errors import EmbeddingMismatchError
 from skillbank.index_ownership import OWNER_KEY, owns, tag_entry
 from skillbank.index_outage import (
     CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError, IndexUnreached, is_outage,
@@ -53,8 +54,13 @@ def open_index(connect: Connect, name: str, embedding_function: Any, *, shared: 
         if not (shared and detached_ok):
             raise
         client, owner, private, why = None, None, True, _first_line(exc)
-    index = HybridIndex(client, name, embedding_function, shared=shared, snapshot=snapshot,
-                        owner=owner, adopt_untagged=private)
+    try:
+        index = HybridIndex(client, name, embedding_function, shared=shared, snapshot=snapshot,
+                            owner=owner, adopt_untagged=private)
+    except EmbeddingMismatchError as exc:
+        if private:
+            raise
+        raise shared_mismatch(exc) from None
     if shared:
         from skillbank.index_outage import without_credentials
 
@@ -63,6 +69,18 @@ def open_index(connect: Connect, name: str, embedding_function: Any, *, shared: 
     if why is not None:
         detach(index, why)
     return index
+
+
+def shared_mismatch(exc: EmbeddingMismatchError) -> EmbeddingMismatchError:
+    """The error for another embedding's collection in a database shared with others
+    (`chroma_database` set by hand): `skillbank reindex` never drops a collection there, so
+    advising it made a loop, reindex failing with the same advice (hunt-chroma #5, session 29).
+    """
+    said = str(exc).split("; open it with", 1)[0]
+    return EmbeddingMismatchError(
+        f"{said}, in a Chroma database shared with other deployments (chroma_database), which "
+        "`skillbank reindex` never drops: give this deployment its own collection_prefix "
+        "(SKILLBANK_COLLECTION_PREFIX) or chroma_database, or open it with the same embedding")
 
 
 def detach(index: "HybridIndex", why: str, timed_out: bool = False) -> dict[str, Any]:

@@ -54,6 +54,10 @@ def clear_outage(what: str) -> Callable[[F], F]:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
+                from skillbank.index_gone import is_gone, reopen
+
+                if getattr(self, "shared", False) and is_gone(exc):  # hunt-chroma #1, s29
+                    raise reopen(self, what) from None
                 if not getattr(self, "shared", False) or not (
                         is_outage(exc) or isinstance(exc, IndexUnreached)):
                     raise
@@ -66,6 +70,22 @@ def clear_outage(what: str) -> Callable[[F], F]:
         return wrapper  # type: ignore[return-value]
 
     return decorate
+
+
+def rebuilt(reports: dict[str, Any]) -> dict[str, Any]:
+    """A reindex's sync `reports`, or ChromaUnavailableError when an index was not written.
+
+    Why: a server that died after the skills were rebuilt turned the guideline and experience
+    syncs' failures into warnings, and `skillbank reindex` exited 0 saying "86 added" of
+    memories it had not written (hunt-chroma #4, session 29); one that died during the skills
+    already failed (exit 1). Nothing is lost: the files are untouched."""
+    for name, report in reports.items():
+        for finding in getattr(report, "findings", None) or []:
+            if finding.code == "index-unavailable":
+                raise ChromaUnavailableError(
+                    f"reindex did not rebuild the {name} index: {finding.message}; the files "
+                    "are untouched: run `skillbank reindex` again once the server answers")
+    return reports
 
 
 def is_timeout(exc: BaseException) -> bool:

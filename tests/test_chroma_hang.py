@@ -245,3 +245,44 @@ def test_concurrent_opens_share_one_opener_and_fail_without_queueing(tmp_path, s
         assert openers() <= before + 1, "every caller started an opener of its own"
     finally:
         bank.close()
+
+
+def test_a_frozen_server_is_not_asked_again_by_every_recall(tmp_path, own_chroma):  # noqa: F811
+    """hunt-chroma #2, session 29: skill searches kept the quiet window after a request timed
+    out, experience recalls (and with them `context_for`, MCP `memory_context`) did not: each
+    waited the whole chroma_timeout again, up to three times after a record (its catch-up sync
+    asked for the collection and the record's metadata, then the dense query). Counted by the
+    requests asked, not by time: after the first timeout, neither the dense query nor the
+    catch-up sync is tried within the window."""
+    bank = Skillbank.open(tmp_path / "root", chroma_url=own_chroma.url, chroma_timeout=2,
+                          embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        old = bank.experiences.record(task="Migrate the billing schema with alembic",
+                                      outcome="success")
+        assert [h.why for h in bank.experiences.recall("migrate billing schema", k=1)] == \
+            ["both"]
+        os.kill(own_chroma.proc.pid, signal.SIGSTOP)
+        try:
+            box = _within(GIVE_UP, lambda: bank.experiences.recall("migrate billing schema",
+                                                                   k=1))
+            assert "error" not in box, box  # it timed out once: keyword
+            assert [(h.id, h.why) for h in box["value"]] == [(old, "keyword")]
+            box = _within(GIVE_UP, lambda: bank.experiences.record(
+                task="Rotate the nginx TLS certificate with certbot", outcome="success"))
+            assert "error" not in box, box  # kept in the journal
+            index, memory, asked = bank.index("experiences"), bank.experiences, []
+            real_dense, real_sync = index.dense_texts, memory.sync
+            index.dense_texts = lambda *a, **k: (asked.append("query"), real_dense(*a, **k))[1]
+            memory.sync = lambda *a, **k: (asked.append("sync"), real_sync(*a, **k))[1]
+            for _ in range(2):
+                box = _within(GIVE_UP, lambda: bank.experiences.recall(
+                    "migrate billing schema", k=1))
+                assert "error" not in box, box
+                assert [(h.id, h.why) for h in box["value"]] == [(old, "keyword")]
+                box = _within(GIVE_UP, lambda: bank.context_for("migrate the billing schema"))
+                assert "error" not in box, box
+            assert asked == [], asked
+        finally:
+            os.kill(own_chroma.proc.pid, signal.SIGCONT)
+    finally:
+        bank.close()

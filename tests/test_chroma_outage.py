@@ -317,3 +317,38 @@ def test_a_removal_that_fails_again_at_attach_waits_for_the_next_one(tmp_path, o
         assert index._collection.get(ids=["sql-tuning"])["ids"] == []
     finally:
         bank.close()
+
+
+def test_a_reindex_whose_server_died_after_the_skills_fails_instead_of_saying_added(
+        tmp_path, own_chroma):
+    """hunt-chroma #4, session 29: a server that died once the skills were rebuilt made the
+    guideline and experience syncs' failures warnings, and `skillbank reindex` exited 0 with
+    "86 added" for memories it had not written. The server is stopped for real, right after the
+    skills phase (the memory's own sync is where the test steps in, so the timing is sure)."""
+    from skillbank.index_outage import ChromaUnavailableError
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        bank.skills.save("sql-tuning", "Speed up a slow SQL query by reading its query plan.",
+                         "# Steps\n")
+        bank.guidelines.learn("Never put SQL in f-strings.")
+        bank.experiences.record(task="Tune the slow orders query", outcome="success")
+        guidelines = bank.guidelines
+        real_sync = guidelines.sync
+
+        def server_dies_first():
+            own_chroma.stop()
+            return real_sync()
+
+        guidelines.sync = server_dies_first
+        with pytest.raises(ChromaUnavailableError) as failed:
+            bank.reindex()
+        assert "reindex did not rebuild the guidelines index" in str(failed.value)
+        assert "does not answer" in str(failed.value)
+        guidelines.sync = real_sync
+        own_chroma.start()  # same folder and port: a reindex now rebuilds everything
+        report = bank.reindex()
+        assert report["guidelines"].added and report["experiences"].added, report
+    finally:
+        bank.close()

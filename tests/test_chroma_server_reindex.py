@@ -39,3 +39,44 @@ def test_reindex_from_another_process_keeps_this_ones_collections(tmp_path, chro
         assert bank.guidelines.search("merge pdf files", k=1)
     finally:
         bank.close()
+
+
+def test_another_embeddings_collections_in_a_shared_database_are_not_met_with_reindex_advice(
+        tmp_path, chroma_server):
+    """hunt-chroma #5, session 29: in a `chroma_database` shared with others, a collection
+    built with another embedding was refused with "run `skillbank reindex`", and reindex
+    (which never drops a shared database's collections) failed with the same advice. The
+    error now names what to do there; the others' rows stay untouched."""
+    import uuid
+
+    import chromadb
+    import pytest
+    from chromadb.api.client import AdminClient
+
+    from skillbank.errors import EmbeddingMismatchError
+
+    host, port = chroma_server.rsplit("//", 1)[1].split(":")
+    database = f"shared-{uuid.uuid4().hex[:8]}"
+    settings = chromadb.config.Settings(chroma_api_impl="chromadb.api.fastapi.FastAPI",
+                                        chroma_server_host=host,
+                                        chroma_server_http_port=int(port))
+    AdminClient(settings).create_database(database)
+    others = chromadb.HttpClient(host=host, port=int(port), database=database)
+    for kind in ("skills", "experiences", "guidelines"):
+        others.get_or_create_collection(f"skillbank_{kind}").upsert(
+            ids=["foreign-1"], embeddings=[[0.1, 0.2, 0.3]], documents=["someone else's"])
+    root = tmp_path / "root"
+    for step in ("open", "reindex"):
+        with pytest.raises(EmbeddingMismatchError) as refused:
+            bank = Skillbank.open(root, chroma_url=chroma_server, chroma_database=database,
+                                  embedding_function=HashEmbedding(), include_bundled=False)
+            try:
+                bank.stats() if step == "open" else bank.reindex()
+            finally:
+                bank.close()
+        said = str(refused.value)
+        assert "shared with other deployments" in said and "collection_prefix" in said, said
+        assert "run `skillbank reindex`" not in said, said
+    for kind in ("skills", "experiences", "guidelines"):
+        assert others.get_collection(f"skillbank_{kind}").get(ids=["foreign-1"])["ids"] == \
+            ["foreign-1"]

@@ -116,3 +116,44 @@ def test_the_urls_path_and_credentials_reach_the_server(caplog):
     assert path.startswith("/chroma/api/v2/"), path
     assert auth == "Basic " + base64.b64encode(b"alice:s3cret").decode()
     assert "HTTP Request" in caplog.text and "s3cret" not in caplog.text  # httpx logs URLs
+
+
+@pytest.mark.parametrize("url, says", [
+    ("htps://admin:S3cret@127.0.0.1:{port}", "must start with http:// or https://, not htps://"),
+    ("ftp://127.0.0.1:{port}", "must start with http:// or https://, not ftp://"),
+    ("htp://127.0.0.1:{port}", "must start with http:// or https://, not htp://"),
+    ("http://127.0.0.1:99999", "impossible port (Port out of range"),
+    ("http://127.0.0.1:80a", "impossible port (Port could not be cast"),
+])
+def test_a_chroma_url_that_cannot_be_right_is_refused_before_anything_is_sent(tmp_path, url,
+                                                                             says):
+    """hunt-chroma #6 and #7, session 29: a misspelt scheme was taken as plain http, so a
+    `htps://user:password@host` URL sent the password in clear text to whoever listened; an
+    impossible port was urllib's bare ValueError, exit 1, naming neither the URL nor the
+    setting. Now both are refused at open (exit 2 in the CLI), and nothing reaches the port."""
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    listener.settimeout(0.5)
+    url = url.format(port=listener.getsockname()[1])
+    from skillbank.errors import InvalidInputError
+
+    try:
+        with pytest.raises(InvalidInputError) as refused:
+            Skillbank.open(tmp_path / "root", chroma_url=url, chroma_timeout=5,
+                           embedding_function=HashEmbedding(), include_bundled=False)
+        with pytest.raises(OSError):  # nobody connected: no request, no credentials sent
+            listener.accept()
+    finally:
+        listener.close()
+    message = str(refused.value)
+    assert message.startswith("chroma_url ") and says in message, message
+    assert "SKILLBANK_CHROMA_URL" in message and "S3cret" not in message, message
+    env = {k: v for k, v in os.environ.items() if not k.startswith("SKILLBANK_")
+           or k == "SKILLBANK_MODEL_DIR"}
+    env.update(SKILLBANK_CLI_OWNER="0", SKILLBANK_EMBEDDING="hash", ANONYMIZED_TELEMETRY="False")
+    done = subprocess.run([sys.executable, "-m", "skillbank.cli", "--root", str(tmp_path / "cli"),
+                           "--chroma-url", url, "--no-bundled", "stats"], env=env,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert says in done.stderr and "S3cret" not in done.stderr + done.stdout, done.stderr

@@ -173,6 +173,7 @@ class JournalMixin:
             self.index_behind, self.only_vectors_behind = True, False
             if isinstance(exc, ChromaUnavailableError) or is_outage(exc):
                 self.unreached_at = time.monotonic()
+                quiet_after_timeout(self.index, exc)
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
             return
@@ -427,6 +428,7 @@ class JournalMixin:
         except ChromaUnavailableError as exc:
             self.index_behind, self.only_vectors_behind = True, False
             self.unreached_at = time.monotonic()
+            quiet_after_timeout(self.index, exc)
             report.findings.append(Finding(severity="warning", code="index-unavailable",
                                            path="", message=str(exc)))
         report.seconds = time.perf_counter() - started
@@ -551,3 +553,14 @@ def _vectors_current(record: Experience, meta: dict[str, Any]) -> bool:
     if record.kind != "experience" or record.when_to_use or not (record.feedback or record.lessons):
         return True  # one vector, as always: no need to build the texts
     return int(meta.get("chunks", 1) or 1) == len(embed_texts_of(record))
+
+
+def quiet_after_timeout(index: Any, exc: BaseException) -> None:
+    """A sync or write whose Chroma request timed out (a frozen server) starts the index's
+    quiet window, as a timed-out search does: recalls then answer by keyword at once and the
+    catch-up sync waits for the window's end (`_sync_due`), where each recall waited the whole
+    `chroma_timeout` up to three times again (hunt-chroma #2, session 29)."""
+    timed_out = getattr(index, "_timed_out", None)
+    if timed_out is not None:
+        timed_out(exc.__context__ if isinstance(exc, ChromaUnavailableError)
+                  and exc.__context__ is not None else exc)

@@ -343,8 +343,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         that worker; a team behind a load balancer never recalled them elsewhere."""
         if not getattr(self.index, "shared", False):
             return False
-        now = time.monotonic()
-        if now - self._shared_checked < INDEX_RETRY_SECONDS:
+        now = time.monotonic()  # nor within 30 s of a timed-out request (hunt-chroma #2)
+        if now - self._shared_checked < INDEX_RETRY_SECONDS or \
+                now < getattr(self.index, "_dense_quiet_until", 0.0):
             return False
         self._shared_checked = now
         try:
@@ -366,8 +367,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         INDEX_RETRY_SECONDS of a sync its Chroma server did not answer."""
         if not self.index_behind:
             return False
-        if not self.only_vectors_behind:  # a server that did not answer: asked every 2 s
-            return time.monotonic() - self.unreached_at >= INDEX_RETRY_SECONDS
+        if not self.only_vectors_behind:  # a server that did not answer: asked every 2 s,
+            quiet = getattr(self.index, "_dense_quiet_until", 0.0)  # 30 s after a timeout
+            return time.monotonic() >= max(self.unreached_at + INDEX_RETRY_SECONDS, quiet)
         from skillbank import embeddings
 
         failed = getattr(self.index.embedding_function, "_failed", None)

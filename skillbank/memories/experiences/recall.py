@@ -211,9 +211,13 @@ class RecallMixin:
             # A Chroma server that does not answer: keyword only, saying so (`dense_error`),
             # as skills and guidelines do; recall raised httpx's ConnectError, and with it
             # the whole memory block.
-            texts, index.dense_error = dense_unless_down(
-                lambda: index.dense_texts(vector, n * MAX_EMBED_TEXTS, where),
-                bool(getattr(index, "shared", False)), index.dense_error)
+            # Within the window after a request that timed out, keyword at once, as skill
+            # search does: each recall waited the whole chroma_timeout again (hunt-chroma #2).
+            quiet = getattr(index, "_quiet", None)
+            texts, index.dense_error = (None, index.dense_error) if quiet and quiet() else \
+                dense_unless_down(lambda: index.dense_texts(vector, n * MAX_EMBED_TEXTS, where),
+                                  bool(getattr(index, "shared", False)), index.dense_error,
+                                  on_outage=getattr(index, "_timed_out", None))
             for text_id, similarity in (texts or {}).items():
                 record_id, _, second = text_id.partition("#")
                 got[record_id] = max(got.get(record_id, -2.0), similarity)

@@ -1,0 +1,141 @@
+"""A Chroma server that lost an open index's collection: looked up again, rebuilt from the files.
+
+Why (hunt-chroma #1, session 29): an index keeps its `Collection` (its id) for the life of
+the bank. A server restarted on an empty path, or a collection deleted (or dropped and made
+again by another process), left every later call of a long-lived bank (an MCP server, an agent
+process) failing with chromadb's raw "Collection [...] does not exist" for good: `sync()` saw
+its own cached mirror and found nothing to do, `reindex()` emptied the stale collection and
+failed the same way, and the MCP tools answered a bare "Error executing tool".
+
+The files are the truth and Chroma an index derived from them, so "collection not found" means
+"index gone": the index looks its collection up by name again (created empty when it is gone,
+as a fresh open does), forgets what it held in memory, and marks itself `gone`; the call that
+met it fails with `IndexGoneError` (a clear `ChromaUnavailableError`: a write is kept in the
+journal as during an outage, a search answers by keyword), and the bank's next call of that
+memory re-syncs it from the files (`Skillbank._before_use`), as `sync()` and `reindex()` do.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from typing import Any, Callable, TypeVar
+
+from skillbank.index_outage import ChromaUnavailableError
+
+F = TypeVar("F", bound=Callable[..., Any])
+log = logging.getLogger("skillbank.index")
+
+
+class IndexGoneError(ChromaUnavailableError):
+    """The Chroma server no longer holds an index's collection; it is made again and rebuilt
+    from the files by the memory's next sync."""
+
+
+def is_gone(exc: BaseException) -> bool:
+    """Whether `exc` is Chroma saying a collection, or the database holding it, does not exist
+    (a server restarted on an empty path lost the deployment's database too), not an outage."""
+    try:
+        from chromadb.errors import ChromaError
+    except ImportError:  # pragma: no cover - chromadb is a dependency
+        return False
+    text = str(exc).lower()
+    return isinstance(exc, ChromaError) and "does not exist" in text and (
+        "collection" in text or "database" in text or "tenant" in text)
+
+
+def _open_again(index: Any) -> Any:
+    """`index`'s collection by name, created with its database when the server lost both."""
+    try:
+        return index._open_collection()
+    except Exception as exc:  # noqa: BLE001 - only a missing database is made here
+        if not is_gone(exc):
+            raise
+    from skillbank.index_ownership import ensure_database
+
+    client = index.client
+    ensure_database(client, client.tenant, client.database)
+    return index._open_collection()
+
+
+def reopen(index: Any, what: str) -> IndexGoneError:
+    """Look `index`'s collection up by name again (created empty when gone), forget what it held
+    in memory, mark it `gone` for its memory's re-sync; the error for the call that met it."""
+    with index._lock:
+        index._coll = _open_again(index)
+        index._mirror = None  # read again from the collection as it is now
+        index._live.invalidate()
+        index._chunks = 0
+        index._pending.clear()
+        index._rest.clear()
+        index.gone = True
+    log.warning("skillbank: the Chroma collection %s was gone from the server; it is made "
+                "again and rebuilt from the files", index.name)
+    server = getattr(index, "_server", "") or "the Chroma server"
+    return IndexGoneError(
+        f"the Chroma collection {index.name} was gone from {server} (a server restarted on an "
+        f"empty path, or the collection deleted), so {what}; it was made again and is rebuilt "
+        "from the files at this memory's next call (or `skillbank reindex`): try again")
+
+
+def reopen_when_gone(what: str) -> Callable[[F], F]:
+    """Decorate an index method: on a server, a collection that is gone is looked up again
+    (`reopen`) and the call fails with `IndexGoneError`, never chromadb's NotFoundError."""
+
+    def decorate(method: F) -> F:
+        @functools.wraps(method)
+        def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return method(self, *args, **kwargs)
+            except Exception as exc:
+                if not (getattr(self, "shared", False) and is_gone(exc)):
+                    raise
+                raise reopen(self, what) from None
+        return wrapper  # type: ignore[return-value]
+
+    return decorate
+
+
+def recheck(index: Any) -> None:
+    """Before a sync: reopen `index` if its server no longer holds the collection it has open
+    (one lookup by name), so the sync compares the files with the index as it is. A server
+    that does not answer is left to the sync (it words the outage)."""
+    if not getattr(index, "shared", False) or index._coll is None:
+        return
+    try:
+        found = index.client.get_collection(index.name,
+                                            embedding_function=index.embedding_function)
+    except Exception as exc:  # noqa: BLE001 - only "gone" is ours to handle here
+        if not is_gone(exc):
+            return
+        found = None
+    if found is None or found.id != index._coll.id:
+        reopen(index, "nothing was lost")
+
+
+def recheck_all(bank: Any) -> None:
+    """`recheck` every index `bank` has open (before its `sync` and `reindex`, which rebuild
+    what was lost themselves: no re-sync of their own first, whose work their report hid)."""
+    with bank._guard:
+        indexes = list(bank._indexes.values())
+    for index in indexes:
+        recheck(index)
+        index.gone = False
+
+
+def resync_if_gone(bank: Any, kind: str) -> None:
+    """Before `bank` hands out the memory `kind`: when its index found the collection gone,
+    that memory is synced from the files first, so the next call after the clear error finds
+    everything again instead of an empty index. A server that does not answer now leaves it
+    marked, for the call after."""
+    with bank._guard:
+        index, memory = bank._indexes.get(kind), bank._memories.get(kind)
+    if index is None or memory is None or not index.gone:
+        return
+    index.gone = False
+    try:
+        memory.sync()
+    except ChromaUnavailableError:
+        index.gone = True
+    except Exception:  # noqa: BLE001 - the call goes on; the memory's own error shows there
+        log.warning("skillbank: rebuilding %s from the files failed", index.name, exc_info=True)

@@ -1,0 +1,171 @@
+"""A Chroma server that lost a bank's collections while the bank is open (hunt-chroma #1,
+session 29): restarted on an empty path, or the collections deleted.
+
+The open bank kept each collection's id for its whole life, so every later call failed with
+chromadb's raw "Collection [...] does not exist" until the process restarted; `sync()` saw
+nothing to do and `reindex()` failed the same way. The files are the truth: the bank looks the
+collection up again and rebuilds it from them, at the next call, at `sync()` and at
+`reindex()`; the call that meets the loss answers (by keyword) or fails with a clear error.
+
+In process, and through a real MCP stdio session (another process): with a Chroma server each
+process opens the root itself, so there is no owner to be a client of (as in
+test_chroma_outage.py).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+
+import anyio
+import pytest
+
+from owner_client import bank_for
+from skillbank.index_ownership import database_for, deployment_of
+from skillbank.settings import load_settings
+from test_chroma_outage import own_chroma  # noqa: F401  (a fixture: a server of our own)
+
+KINDS = ("skills", "experiences", "guidelines")
+
+
+def _on_server(tmp_path, chroma_server) -> None:
+    """The root of `bank_for`, configured onto the test's Chroma server (both ways: the owner
+    process reads the same file)."""
+    root = tmp_path / "root"
+    root.mkdir(exist_ok=True)
+    (root / "skillbank.toml").write_text(f'chroma_url = "{chroma_server}"\n', encoding="utf-8")
+
+
+def _drop_collections(tmp_path, chroma_server) -> None:
+    """What a server restarted on an empty path, or an operator, does: the root's collections
+    are gone from its database (someone else's client, as in the hunt)."""
+    import chromadb
+
+    database = database_for(deployment_of(load_settings(tmp_path / "root"), shared=True))
+    host, port = chroma_server.rsplit("//", 1)[1].split(":")
+    other = chromadb.HttpClient(host=host, port=int(port), database=database)
+    names = {c.name for c in other.list_collections()}
+    assert {f"skillbank_{kind}" for kind in KINDS} <= names, names  # the bank's, as assumed
+    for kind in KINDS:
+        other.delete_collection(f"skillbank_{kind}")
+
+
+def _fill(bank) -> tuple[str, str]:
+    bank.skills.save("pg-backup", "Back up a postgres database with pg_dump.", "# Steps\n")
+    experience = bank.experiences.record(task="Back up the orders postgres database",
+                                         outcome="success")
+    guideline = bank.guidelines.learn("Always compress database dumps with gzip.").ids()[0]
+    return experience, guideline
+
+
+def _found(bank) -> dict[str, list[tuple[str, str]]]:
+    return {
+        "skills": [(h.name, h.why) for h in bank.skills.search("postgres database backup",
+                                                               k=1)],
+        "experiences": [(h.id, h.why) for h in bank.experiences.recall(
+            "back up the orders postgres database", k=1, count_use=False)],
+        "guidelines": [(h.id, h.why) for h in bank.guidelines.search(
+            "compress database dumps gzip", k=1)],
+    }
+
+
+def _everything(experience: str, guideline: str) -> dict[str, list[tuple[str, str]]]:
+    return {"skills": [("pg-backup", "both")], "experiences": [(experience, "both")],
+            "guidelines": [(guideline, "both")]}
+
+
+def test_the_next_call_after_the_collections_are_gone_finds_everything_again(
+        tmp_path, chroma_server):
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        assert _found(bank) == _everything(experience, guideline)
+        _drop_collections(tmp_path, chroma_server)
+        # The call that meets the loss: an answer, or the clear error; never chromadb's own.
+        for kind, call in (("skills", lambda: bank.skills.search("postgres backup", k=1)),
+                           ("experiences", lambda: bank.experiences.recall("orders backup")),
+                           ("guidelines", lambda: bank.guidelines.search("compress dumps"))):
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - which one is what is checked
+                assert "NotFound" not in type(exc).__name__ and "does not exist" not in str(exc)
+                assert f"skillbank_{kind}" in str(exc) and "was gone" in str(exc), exc
+        # The next ones: rebuilt from the files, found by their vectors too; writes go on.
+        assert _found(bank) == _everything(experience, guideline)
+        later = bank.experiences.record(task="Restore the orders database from a dump",
+                                        outcome="success")
+        assert [h.id for h in bank.experiences.recall("restore orders database from a dump",
+                                                      k=1, count_use=False)] == [later]
+
+
+def test_a_server_restarted_on_an_empty_path_gets_the_database_and_collections_again(
+        tmp_path, own_chroma):  # noqa: F811
+    """The hunt's first case: the server lost the deployment's database too, so looking the
+    collection up again had to make the database first ("Database [...] does not exist")."""
+    _on_server(tmp_path, own_chroma.url)
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        own_chroma.stop()
+        own_chroma.folder = tmp_path / "empty-chroma"  # same port, nothing in it
+        own_chroma.start()
+        for call in (lambda: bank.skills.search("postgres backup", k=1),
+                     lambda: bank.experiences.recall("orders backup"),
+                     lambda: bank.guidelines.search("compress dumps")):
+            try:
+                call()
+            except Exception as exc:  # noqa: BLE001 - which one is what is checked
+                assert "does not exist" not in str(exc) and "was gone" in str(exc), exc
+        assert _found(bank) == _everything(experience, guideline)
+
+
+@pytest.mark.parametrize("repair", ["sync", "reindex"])
+def test_sync_and_reindex_rebuild_collections_the_server_lost(tmp_path, chroma_server, repair):
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        _drop_collections(tmp_path, chroma_server)
+        report = getattr(bank, repair)()  # before any other call meets the loss
+        assert report["skills"].added == ["pg-backup"], report
+        assert report["guidelines"].added == [guideline], report
+        assert experience in report["experiences"].added, report
+        assert _found(bank) == _everything(experience, guideline)
+
+
+@pytest.mark.slow  # a stdio subprocess
+async def test_an_mcp_server_whose_chroma_lost_the_collections_recovers_without_a_restart(
+        tmp_path, chroma_server):
+    """Over MCP the tools answered a bare "Error executing tool" until the server restarted."""
+    from mcp import Client, StdioServerParameters
+    from mcp.client.stdio import stdio_client
+
+    from test_mcp_transports import base_env
+
+    _on_server(tmp_path, chroma_server)
+    params = StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "skillbank.mcp_server", "--root", str(tmp_path / "root"), "--no-bundled"],
+        env=base_env(), cwd=str(tmp_path))
+    task = "Back up the orders postgres database"
+    async with Client(stdio_client(params), read_timeout_seconds=120) as client:
+        recorded = (await client.call_tool("record_experience", {
+            "task": task, "outcome": "success"})).structured_content["id"]
+        await client.call_tool("learn_from_critique", {
+            "critique": "Always compress database dumps with gzip."})
+        _drop_collections(tmp_path, chroma_server)
+        for tool, arguments in (("recall_experiences", {"task": task}),
+                                ("memory_context", {"task": task})):
+            answer = await client.call_tool(tool, arguments)
+            shown = str(answer.content)
+            assert "does not exist" not in shown and (
+                not answer.is_error or "was gone" in shown), shown
+        deadline = time.monotonic() + 120  # the next call rebuilds; generous under load
+        while True:
+            found = (await client.call_tool("recall_experiences", {"task": task})
+                     ).structured_content
+            if [e["id"] for e in found["experiences"]] == [recorded] \
+                    and found["search_mode"] == "hybrid":
+                break
+            assert time.monotonic() < deadline, found
+            await anyio.sleep(0.5)
+        block = (await client.call_tool("memory_context", {"task": task})).structured_content
+        assert recorded in block["ids"], block
