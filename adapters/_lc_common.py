@@ -11,12 +11,13 @@ import asyncio
 import contextvars
 import difflib
 import functools
-from typing import TYPE_CHECKING, Any, Callable, Mapping, Sequence, Union
+from typing import TYPE_CHECKING, Any, Callable, List, Mapping, Optional, Sequence, Union
 
 from langchain_core.messages import BaseMessage
 from langchain_core.tools import BaseTool, BaseToolkit, StructuredTool, ToolException
 from pydantic import BaseModel, ConfigDict, Field
 
+from skillbank.adapters._agent_tools import gated, names_of
 from skillbank.adapters._runs import fill_namespace, template_fields
 from skillbank.adapters._tools import run_tool, select_tools
 from skillbank.errors import InvalidInputError, SkillbankError
@@ -141,14 +142,16 @@ def _refusing_extras(schema: type[BaseModel]) -> type[BaseModel]:
 
 
 def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any,
-                     namespace: NamespaceLike, trusted: bool) -> StructuredTool:
+                     namespace: NamespaceLike, trusted: bool,
+                     available_tools: Optional[List[str]] = None) -> StructuredTool:
     if isinstance(namespace, str):
         template_fields(namespace)  # a malformed template fails here, not mid-run
 
     def func(**kwargs: Any) -> str:
         try:
-            return run_tool(bank, name, kwargs, namespace=namespace_now(namespace),
-                            trusted=trusted)
+            with gated(available_tools):  # the agent's tools, when the caller named them
+                return run_tool(bank, name, kwargs, namespace=namespace_now(namespace),
+                                trusted=trusted)
         except SkillbankError as exc:
             raise ToolException(str(exc)) from exc
 
@@ -166,8 +169,8 @@ def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any
 
 
 def skillbank_tools(bank: "Skillbank", include: Sequence[str] | str | None = None,
-                    namespace: NamespaceLike = None, *, trusted: bool = True
-                    ) -> list[StructuredTool]:
+                    namespace: NamespaceLike = None, *, trusted: bool = True,
+                    available_tools: Sequence[Any] | None = None) -> list[StructuredTool]:
     """The skillbank memory tools for a LangChain agent.
 
     By default the compact set (`COMPACT_TOOLS`: four tools, about 760 schema tokens);
@@ -177,8 +180,16 @@ def skillbank_tools(bank: "Skillbank", include: Sequence[str] | str | None = Non
     context, for per-run namespaces). With `trusted=False`, guidelines a model adds or learns arrive as
     `pending` until a person approves them. A skillbank error becomes the tool's error reply to
     the model, never an exception that ends the run.
+
+    `available_tools`: the agent's other tools (names or tools): `find_skills` and
+    `memory_context` leave out skills that need tools it lacks and name them (#26's gate).
+    `SkillbankMiddleware` passes them itself; this is for an agent run without it (the toolkit
+    took no list, so such an agent was offered skills it could not follow; left from session
+    28, mended in session 29). Given, it wins over the middleware's.
     """
-    return [_structured_tool(bank, d.name, d.description, d.args_schema, namespace, trusted)
+    names = names_of(available_tools)
+    return [_structured_tool(bank, d.name, d.description, d.args_schema, namespace, trusted,
+                             names)
             for d in select_tools(include)]
 
 
@@ -196,6 +207,8 @@ class SkillbankToolkit(BaseToolkit):
     include: Union[str, list[str], None] = None
     namespace: Union[str, None] = None
     trusted: bool = True
+    #: The agent's other tools (names or tools): skills needing tools it lacks are left out.
+    available_tools: Optional[List[Any]] = None
 
     def __init__(self, bank: "Skillbank | None" = None, **kwargs: Any) -> None:
         if bank is not None:
@@ -205,7 +218,7 @@ class SkillbankToolkit(BaseToolkit):
 
     def get_tools(self) -> list[BaseTool]:
         return list(skillbank_tools(self.bank, self.include, self.namespace,
-                                    trusted=self.trusted))
+                                    trusted=self.trusted, available_tools=self.available_tools))
 
     def __repr_args__(self) -> Any:
         yield "bank", self.bank

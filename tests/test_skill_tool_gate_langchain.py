@@ -72,3 +72,33 @@ async def test_find_skills_gates_in_an_async_run_too(bank):
     out = await agent.ainvoke({"messages": [{"role": "user", "content": "tidy my repository"}]})
     answer = [m for m in out["messages"] if isinstance(m, ToolMessage)][0]
     assert "git-branch-cleanup" not in [s["name"] for s in json.loads(answer.content)["skills"]]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+@pytest.mark.parametrize("tools, found", [([bash, read_file], True), ([read_file], False)])
+def test_the_toolkit_alone_gates_on_the_tools_it_is_given(tmp_path, remote, tools, found):
+    """An agent run without the middleware: `SkillbankToolkit(available_tools=...)` gates its
+    find_skills as the middleware does. Fails before: the toolkit took no tool list (an unknown
+    option), so such an agent was offered skills it could not follow (left from session 28)."""
+    import json
+
+    from langchain_core.messages import ToolMessage
+
+    from conftest import write_skill
+    from owner_client import bank_for
+    from scripted import call
+    from skillbank.adapters.langchain import SkillbankToolkit
+
+    folder = tmp_path / "skills"
+    write_skill(folder, "git-branch-cleanup", "Clean up stale git branches after merges",
+                extra="allowed-tools: Bash(git:*)\n")
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as shared:
+        toolkit = SkillbankToolkit(shared, include=["find_skills"], available_tools=tools)
+        model = Scripted(messages=iter([call("find_skills", {"task": "clean up stale git "
+                                                                     "branches"}, "c1"),
+                                        AIMessage(content="done")]))
+        agent = create_agent(model, [*tools, *toolkit.get_tools()])
+        out = agent.invoke({"messages": [{"role": "user", "content": "tidy my repository"}]})
+    reply = json.loads([m for m in out["messages"] if isinstance(m, ToolMessage)][-1].content)
+    assert ("git-branch-cleanup" in [s["name"] for s in reply["skills"]]) is found
+    assert ("git-branch-cleanup" in reply.get("missing_tools", {})) is not found
