@@ -9,6 +9,7 @@ and added whole, best first, until the budget is reached; nothing is cut mid-ite
 from __future__ import annotations
 
 import contextvars
+import logging
 import os
 import re
 import threading
@@ -28,6 +29,8 @@ from skillbank.shown_experiences import one_line as _one_line
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
+
+log = logging.getLogger("skillbank.context")
 
 OPEN = "<skillbank-memory>"
 CLOSE = "</skillbank-memory>"
@@ -155,7 +158,7 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     search rather than the sum. A bank served by another process is asked one call at a time.
     """
     calls: list[Callable[[], Any]] = [
-        lambda: bank.skills.search(task, k=k_skills) if k_skills else [],
+        lambda: _skills_or_none(bank, task, k_skills),
         lambda: (bank.guidelines.search_candidates(task, k=k_guidelines, namespace=namespace)
                  if k_guidelines else []),
         lambda: ((bank.experiences.recall(task, k=k_experiences, namespace=namespace,
@@ -174,6 +177,22 @@ def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,
         except SkillbankError:
             pass  # no model (keyword-only mode): each search answers by keyword and says so
     return _parallel(calls)
+
+
+def _skills_or_none(bank: "Skillbank", task: str, k: int) -> Any:
+    """The skill hits; none when the library cannot be used (`<root>/skills` a broken link):
+    the block still shows guidelines and experiences. It failed whole, so an agent's middleware
+    got no memory at all (review of hunt-disk #6, session 29); `skillbank doctor` / `stats`
+    name the link."""
+    from skillbank.errors import PathBlockedError
+
+    if not k:
+        return []
+    try:
+        return bank.skills.search(task, k=k)
+    except PathBlockedError as exc:
+        log.warning("skillbank: skills left out of the memory block: %s", exc)
+        return []
 
 
 def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,

@@ -20,11 +20,7 @@ def bank_stats(bank: "Skillbank") -> dict[str, Any]:
         "chroma": without_credentials(settings.chroma_url) if settings.chroma_url
         else str(settings.chroma_path),
         "skills": bank.index("skills").count(),
-        "skill_roots": [str(r) for r, _ in bank.skills.roots],
-        # Skills by trust level, held for review, worse since a change (skills/trust.py).
-        "skill_trust": bank.skills.trust_summary(),
-        # Skills in git: the branch and commit served (None: the embedded default).
-        "skills_repo": bank.skills.repo_status(),
+        **_skill_parts(bank),
         "guidelines": bank.guidelines.counts(namespace="*"),
         # What the caller may read, every status (the bank's own admin view: the whole index,
         # as before); never other users' records.
@@ -32,3 +28,21 @@ def bank_stats(bank: "Skillbank") -> dict[str, Any]:
         "embedding": getattr(bank.embedding_function, "name", lambda: "custom")(),
         "recording_failures": getattr(getattr(bank, "recording_failures", None), "count", 0),
     }
+
+
+def _skill_parts(bank: "Skillbank") -> dict[str, Any]:
+    """The skill library's rows; a library that cannot be used (`<root>/skills` a broken link)
+    says why in them, and the other memories' counts are still given (the whole of `stats`
+    failed on it; review of hunt-disk #6, session 29)."""
+    from skillbank.errors import PathBlockedError
+
+    try:
+        skills = bank.skills
+        return {"skill_roots": [str(r) for r, _ in skills.roots],
+                # Skills by trust level, held for review, worse since a change (skills/trust.py).
+                "skill_trust": skills.trust_summary(),
+                # Skills in git: the branch and commit served (None: the embedded default).
+                "skills_repo": skills.repo_status()}
+    except PathBlockedError as exc:
+        return {"skill_roots": [], "skill_trust": {}, "skills_repo": None,
+                "skills_error": str(exc)}

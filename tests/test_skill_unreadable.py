@@ -155,3 +155,36 @@ def test_a_skill_made_unreadable_after_indexing_is_not_served(tmp_path, remote, 
         path.chmod(0o644)
         bank.skills.sync()
         assert "git bisect start" in bank.skills.load(BISECT).body
+
+
+def test_a_ctime_change_alone_is_read_once_then_remembered(tmp_path, monkeypatch):
+    """Review (session 29): since the stat key holds the ctime, a change of the ctime alone
+    (a chmod to the same mode, a chown, a hard link, a backup restoring modes, and every file
+    once after the upgrade) made every later sync read every SKILL.md again, for good: the new
+    key of a file whose content was the same was never written back. Fails before: 1 read at
+    each of the syncs after the chmod, not 1 then 0."""
+    from conftest import write_skill
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    folder = tmp_path / "skills"
+    path = write_skill(folder, "knit-sweater", "Knit a wool sweater and rib the cuffs.")
+    reads: list[str] = []
+    real = Path.read_bytes
+
+    def counted(self):
+        if self.name == "SKILL.md":
+            reads.append(str(self))
+        return real(self)
+
+    with Skillbank.open(tmp_path / "root", skill_roots=[folder], embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        time.sleep(0.05)  # past the racy window of the file's own write
+        monkeypatch.setattr(Path, "read_bytes", counted)
+        os.chmod(path, os.stat(path).st_mode)  # the same mode: only the ctime moves
+        first = bank.skills.sync()
+        after_first = len(reads)
+        second = bank.skills.sync()
+        assert first.unchanged == second.unchanged == 1
+        assert after_first == 1 and len(reads) == 1, reads
+        assert [h.name for h in bank.skills.search("knit a wool sweater")][:1] == ["knit-sweater"]

@@ -105,6 +105,23 @@ def test_a_broken_link_for_the_skills_folder_is_named(tmp_path, remote):
     assert (root / "skills").is_symlink() and not (tmp_path / "skills.gone").exists()
 
 
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_broken_skills_link_leaves_the_memory_block_and_stats_their_other_memories(
+        tmp_path, remote):
+    """Review (session 29): with the link broken the bank opened, but `context_for` (what a
+    middleware injects) and `stats` failed whole on the skill library, so an agent got no
+    guidelines or experiences either. Fails before: PathBlockedError from both."""
+    root = tmp_path / "root"
+    root.mkdir()
+    (root / "skills").symlink_to(tmp_path / "skills.gone")
+    with bank_for(tmp_path, remote) as bank:
+        bank.guidelines.learn("Always run the tests before committing.")
+        block = bank.context_for("run the tests before committing this change")
+        stats = bank.stats()
+    assert "Always run the tests before committing" in block.text and not block.skills
+    assert "is a broken link" in stats["skills_error"] and stats["guidelines"]
+
+
 def test_the_cli_names_a_broken_skills_link(cli_root, tmp_path, monkeypatch):
     from skillbank.cli import app
 

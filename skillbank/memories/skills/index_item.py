@@ -7,7 +7,9 @@ alone). Disclosure (catalog, hits, `load_skill`) shows the name and the whole de
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 from skillbank.index import IndexItem
 from skillbank.memories.skills.exclusions import without_exclusions
@@ -15,6 +17,7 @@ from skillbank.memories.skills.sections import (
     DENSE_TEXTS, SUMMARY_TEXTS, body_sections, section_texts, skill_sections,
 )
 from skillbank.memories.skills.skill_file import SkillDocument
+from skillbank.records import Finding
 
 #: Only the opening of a body is keyword-indexed: long bodies otherwise drown their own name and
 #: description in BM25's length normalisation (R@1 0.69 -> 0.82 for BM25 alone on the routing set).
@@ -69,3 +72,11 @@ def _stat_key(path: Path) -> str:
     from skillbank.memories.skills.freshness import stat_key
 
     return stat_key(path)
+
+
+def kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
+    """The findings a skill's file had when it was indexed (none kept by older indexes)."""
+    try:
+        return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
+    except (ValueError, TypeError):
+        return []

@@ -38,7 +38,7 @@ from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
 from skillbank.memories.skills.freshness import Freshness, key_of, skill_files, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
-    KEYWORD_BODY_CHARS, _humanise, index_item_for, summary_text,
+    KEYWORD_BODY_CHARS, _humanise, index_item_for, kept_findings, summary_text,
 )
 from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
@@ -75,14 +75,6 @@ class _Found:
     digest: str
     data: bytes | None = None
     stat: str = ""  # freshness.key_of: when it matches the index, the file is not even read
-
-
-def _kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
-    """The findings a skill's file had when it was indexed (none kept by older indexes)."""
-    try:
-        return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
-    except (ValueError, TypeError):
-        return []
 
 
 class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit,
@@ -239,7 +231,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     name, doc = known[0], None  # unchanged: no parse, no embedding
                     # ... but its findings every time, as when it was indexed (`skills sync`
                     # said "N skills break the spec" only on the sync that first indexed them).
-                    report.findings.extend(_kept_findings(metas.get(known[0])))
+                    report.findings.extend(kept_findings(metas.get(known[0])))
                 else:
                     doc, file_findings = _parse_bytes(entry)
                     report.findings.extend(file_findings)
@@ -266,10 +258,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             current = {name: digest if _embedded_whole(metas.get(name))
                        or self.index.completing(name) else ""
                        for name, digest in self.index.hashes().items()}
-            items = []
+            items, restat = [], {}
             for entry, name, doc in pending:
                 if current.get(name) == entry.digest:
                     report.unchanged += 1
+                    if (metas.get(name) or {}).get("stat") != entry.stat:  # ctime moved alone:
+                        restat[name] = {"stat": entry.stat}  # not read again next time (review)
                     if entry.writable and not last_good.has(self.writable_root.parent, name):
                         # indexed before copies were kept (second review): keep one now
                         last_good.keep_indexed(self.writable_root.parent, _digest,
@@ -298,6 +292,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             items = [item for item in items if item.id not in same] + \
                 self.index.keep_first([item for item in items if item.id in same])
             self.index.stage(items)
+            if restat:
+                self.index.update_metadatas(restat)
             staged = {item.id for item in items}
             last_good.keep_indexed(self.writable_root.parent, _digest, [
                 (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
