@@ -8,6 +8,7 @@ one resource at a time.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 import logging
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Iterator
 
 from skillbank import index_mirror
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import make_folder, safe_join, through_link
@@ -292,8 +294,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             items = [item for item in items if item.id not in same] + \
                 self.index.keep_first([item for item in items if item.id in same])
             self.index.stage(items)
-            if restat:
-                self.index.update_metadatas(restat)
+            if restat:  # best effort: a server that does not answer now gets it next sync
+                with contextlib.suppress(ChromaUnavailableError):
+                    self.index.update_metadatas(restat)
             staged = {item.id for item in items}
             last_good.keep_indexed(self.writable_root.parent, _digest, [
                 (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
