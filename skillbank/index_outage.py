@@ -49,15 +49,15 @@ def clear_outage(what: str) -> Callable[[F], F]:
     """Decorate an index method: on a server, an outage becomes `ChromaUnavailableError`."""
 
     def decorate(method: F) -> F:
+        from skillbank.index_gone import reopen_when_gone
+
+        method = reopen_when_gone(what)(method)  # a collection gone: reopened (hunt-chroma #1)
+
         @functools.wraps(method)
         def wrapper(self: Any, *args: Any, **kwargs: Any) -> Any:
             try:
                 return method(self, *args, **kwargs)
             except Exception as exc:
-                from skillbank.index_gone import is_gone, reopen
-
-                if getattr(self, "shared", False) and is_gone(exc):  # hunt-chroma #1, s29
-                    raise reopen(self, what) from None
                 if not getattr(self, "shared", False) or not (
                         is_outage(exc) or isinstance(exc, IndexUnreached)):
                     raise

@@ -24,27 +24,15 @@ pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage, ToolMessage  # noqa: E402
-from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from conftest import write_skill  # noqa: E402
 from owner_client import bank_for  # noqa: E402
 from scripted import call, script, system_text  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
+from test_skill_tool_gate_langchain import bash, read_file  # noqa: E402 - the agent's tools
 
 REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
-
-
-@tool
-def bash(command: str) -> str:
-    """Run a shell command."""
-    return "ok"
-
-
-@tool
-def read_file(path: str) -> str:
-    """Read a file."""
-    return "text"
 
 
 @REMOTE
