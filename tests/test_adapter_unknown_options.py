@@ -71,8 +71,8 @@ def test_a_misspelt_toolkit_option_is_refused_and_trusted_false_leaves_rules_pen
         tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         with pytest.raises(InvalidInputError, match=r"SkillbankToolkit has no option 'trustd' "
-                           r"\(did you mean 'trusted'\?\); its options are bank, include, "
-                           "namespace, trusted"):
+                           r"\(did you mean 'trusted'\?\); its options are available_tools, bank, "
+                           "include, namespace, trusted"):
             SkillbankToolkit(bank, include=["add_guideline"], trustd=False)
         with pytest.raises(InvalidInputError, match="has no option 'namspace'"):
             SkillbankToolkit(bank=bank, namspace="alice")
