@@ -188,3 +188,30 @@ def test_a_ctime_change_alone_is_read_once_then_remembered(tmp_path, monkeypatch
         assert first.unchanged == second.unchanged == 1
         assert after_first == 1 and len(reads) == 1, reads
         assert [h.name for h in bank.skills.search("knit a wool sweater")][:1] == ["knit-sweater"]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_vendor_skill_that_cannot_be_read_is_not_taken_over(tmp_path, remote, request):
+    """Review (session 29): `save` of a name a read-only root holds checks that the caller may
+    change that skill; an indexed vendor skill whose SKILL.md turned unreadable raised
+    UnreadableError in that check, which `save` took as "its file is gone: nothing to take
+    over" and wrote the caller's copy, which then served everyone under the vendor's name.
+    Fails before: the save returned the caller's skill."""
+    if not file_modes_apply(request):
+        return
+    from conftest import write_skill
+    from test_skill_trust import vendor_bank
+
+    vendor = tmp_path / "vendor"
+    path = write_skill(vendor, "csv-report", "Summarise a CSV file into a short report.",
+                       "# Steps\nSum each column.\n")
+    with vendor_bank(tmp_path / "root", vendor, remote) as bank:
+        assert "Sum each column." in bank.skills.load("csv-report").body
+        time.sleep(0.05)
+        path.chmod(0)
+        with pytest.raises(UnreadableError) as caught:
+            bank.skills.save("csv-report", "Summarise a CSV.", "# Steps\nMine.\n")
+        _named(caught, path)
+        assert not (bank.root / "skills" / "csv-report").exists()  # nothing written
+        path.chmod(0o644)
+        assert "Sum each column." in bank.skills.load("csv-report").body

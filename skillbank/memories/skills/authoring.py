@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any
 from skillbank.audit import note
 from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
-                              PermissionDeniedError, ReadOnlyError)
+                              PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
@@ -431,6 +431,8 @@ class SkillAuthoring:
                 if existing is not None:
                     try:
                         shadowed = self.load(name, include_held=True)  # type: ignore[attr-defined]
+                    except UnreadableError:  # there, but whose it is cannot be told: refused
+                        raise
                     except NotFoundError:  # indexed, but its file is gone: nothing to take over
                         shadowed = None
                     if shadowed is not None and any(map(last_good.is_as_it_is_note,
