@@ -96,30 +96,40 @@ def reopen_when_gone(what: str) -> Callable[[F], F]:
     return decorate
 
 
-def recheck(index: Any) -> None:
+def recheck(index: Any) -> bool:
     """Before a sync: reopen `index` if its server no longer holds the collection it has open
     (one lookup by name), so the sync compares the files with the index as it is. A server
-    that does not answer is left to the sync (it words the outage)."""
+    that does not answer is left to the sync (it words the outage): False, and a timeout
+    starts the index's quiet window."""
     if not getattr(index, "shared", False) or index._coll is None:
-        return
+        return True
     try:
         found = index.client.get_collection(index.name,
                                             embedding_function=index.embedding_function)
     except Exception as exc:  # noqa: BLE001 - only "gone" is ours to handle here
         if not is_gone(exc):
-            return
+            index._timed_out(exc)
+            return False
         found = None
     if found is None or found.id != index._coll.id:
         reopen(index, "nothing was lost")
+    return True
 
 
 def recheck_all(bank: Any) -> None:
     """`recheck` every index `bank` has open (before its `sync` and `reindex`, which rebuild
-    what was lost themselves: no re-sync of their own first, whose work their report hid)."""
+    what was lost themselves: no re-sync of their own first, whose work their report hid).
+
+    One server answers for them all: once it has not answered (a timed-out request moments
+    ago, or this lookup), the others are not asked. A frozen server cost each of the three
+    lookups the whole `chroma_timeout` before the sync met the same wait again (review,
+    session 29: a sync of 10 s at a 2 s timeout, 6 of them lookups)."""
     with bank._guard:
         indexes = list(bank._indexes.values())
+    answering = not any(getattr(index, "shared", False) and index._quiet() for index in indexes)
     for index in indexes:
-        recheck(index)
+        if answering:
+            answering = recheck(index)
         index.gone = False
 
 

@@ -286,3 +286,53 @@ def test_a_frozen_server_is_not_asked_again_by_every_recall(tmp_path, own_chroma
             os.kill(own_chroma.proc.pid, signal.SIGCONT)
     finally:
         bank.close()
+
+
+def test_a_sync_does_not_ask_a_frozen_server_for_each_collection(tmp_path, own_chroma):  # noqa: F811
+    """Review (session 29): before a sync, the bank looks each index's collection up by name
+    (a server that lost them is rebuilt from the files); on a frozen server each of the three
+    lookups waited the whole `chroma_timeout`, in or out of the quiet window a timed-out recall
+    had just started (a sync of 10 s at a 2 s timeout, 6 of them lookups). Now a quiet window
+    asks none, and a lookup that times out stops the others. Counted by requests, not time
+    (the skills' and guidelines' collections, which their syncs do not ask for): fails before
+    with two."""
+    bank = Skillbank.open(tmp_path / "root", chroma_url=own_chroma.url, chroma_timeout=2,
+                          embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        bank.experiences.record(task="Migrate the billing schema with alembic",
+                                outcome="success")
+        clients = {id(bank.index(kind).client): bank.index(kind).client
+                   for kind in ("skills", "experiences", "guidelines")}
+        asked: list[str] = []
+
+        def lookups() -> list[str]:  # the experiences' own sync reads its checkpoint's id too
+            return [name for name in asked if name != bank.index("experiences").name]
+
+        for client in clients.values():
+            real = client.get_collection
+            client.get_collection = lambda name, *a, _real=real, **k: (
+                asked.append(name), _real(name, *a, **k))[1]
+        os.kill(own_chroma.proc.pid, signal.SIGSTOP)
+        try:
+            assert "error" not in _within(GIVE_UP, lambda: bank.experiences.recall(
+                "migrate billing schema", k=1))  # times out once: the quiet window starts
+            asked.clear()
+            box = _within(GIVE_UP, bank.sync)
+            assert "error" not in box, box
+            assert lookups() == [], asked
+        finally:
+            os.kill(own_chroma.proc.pid, signal.SIGCONT)
+        for index in (bank.index(kind) for kind in ("skills", "experiences", "guidelines")):
+            index._dense_quiet_until = 0.0  # the window's end, without waiting for it
+        os.kill(own_chroma.proc.pid, signal.SIGSTOP)
+        try:
+            asked.clear()
+            box = _within(GIVE_UP, bank.sync)  # no window: the first lookup times out alone
+            assert "error" not in box, box
+            assert len(lookups()) <= 1, asked
+        finally:
+            os.kill(own_chroma.proc.pid, signal.SIGCONT)
+        bank.experiences.record(task="Rotate the nginx TLS certificate", outcome="success")
+        assert bank.sync()["experiences"].findings == []  # the server is back: synced
+    finally:
+        bank.close()
