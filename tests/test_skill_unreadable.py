@@ -215,3 +215,36 @@ def test_a_vendor_skill_that_cannot_be_read_is_not_taken_over(tmp_path, remote, 
         assert not (bank.root / "skills" / "csv-report").exists()  # nothing written
         path.chmod(0o644)
         assert "Sum each column." in bank.skills.load("csv-report").body
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_folder_that_cannot_be_looked_in_is_named(tmp_path, remote, request):
+    """Left from hunt-disk (session 29): a skills folder of mode 0700 owned by another user hid
+    its skills without a word: `skills list` and `skills sync` said nothing of it, and a skill
+    indexed before was "removed". Now both name the folder and why. Fails before: no finding."""
+    if not file_modes_apply(request):
+        return
+    with bank_for(tmp_path, remote) as bank:
+        bank.skills.create(BISECT, "Find the commit that introduced a bug with git bisect. Use "
+                           "when a regression appeared between two versions.",
+                           "Run git bisect start, mark good and bad.")
+        team = bank.root / "skills" / "team"
+        team.mkdir()
+        write = team / "deploy-app"
+        write.mkdir()
+        (write / "SKILL.md").write_text("---\nname: deploy-app\ndescription: Deploy the web app "
+                                        "to Fly.io. Use when asked to deploy.\n---\n\nfly deploy\n")
+        assert "deploy-app" in bank.skills.sync().added
+        team.chmod(0)
+        try:
+            report = bank.skills.sync()
+            named = [(f.path, f.code) for f in report.findings]
+            assert (str(team), "unreadable") in named, named
+            assert any("cannot be looked in (permission denied)" in f.message
+                       for f in report.findings)
+            assert [(f.path, f.code) for f in bank.skills.unreadable_files()] == [
+                (str(team), "unreadable")]
+            assert BISECT in bank.skills.names()  # the rest is served as before
+        finally:
+            team.chmod(0o755)
+        assert "deploy-app" in bank.skills.sync().added

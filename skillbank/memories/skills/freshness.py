@@ -106,11 +106,13 @@ class Listings:
 
 
 def skill_files(root: Path, max_depth: int, max_dirs: int,
-                listings: Listings | None = None) -> list[str]:
+                listings: Listings | None = None,
+                refused: list[tuple[str, OSError]] | None = None) -> list[str]:
     """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops
     (`SkillLibrary._walk`; with `listings`, unchanged folders are not listed again). Paths as
     text, gathered by plain recursion: `Path` objects and chained generators were half of a
-    re-check's time."""
+    re-check's time. Folders that could not be listed go to `refused` when it is given (their
+    skills are not found; `unreadable_files` names them)."""
     found: list[str] = []
     if not root.is_dir():
         return found
@@ -138,7 +140,9 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
         try:
             entries = listings.entries(folder) if listings is not None else \
                 sorted(os.scandir(folder), key=lambda e: e.name)
-        except OSError:
+        except OSError as exc:
+            if refused is not None:
+                refused.append((folder, exc))
             return
         if any(e.name == SKILL_FILE and e.is_file() for e in entries):
             found.append(os.path.join(folder, SKILL_FILE))

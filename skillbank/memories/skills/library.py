@@ -32,13 +32,13 @@ from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, last_good, near_copies, skill_trust_api, trust
 from skillbank.memories.skills.unserved import unserved
 from skillbank.memories.skills.unreadable import (UnreadableFiles, refuse_unread_file,
-                                                  refuse_unreadable)
+                                                  refuse_unreadable, walk)
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
 from skillbank.memories.skills.catalog import Catalog, CatalogEntry, catalog_line
 from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES, SkillAuthoring, sweep_removing
 from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
-from skillbank.memories.skills.freshness import Freshness, key_of, skill_files, stat_key
+from skillbank.memories.skills.freshness import Freshness, key_of, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
     KEYWORD_BODY_CHARS, _humanise, index_item_for, kept_findings, summary_text,
 )
@@ -126,9 +126,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         ordered = sorted(self.read_only_roots, key=lambda r: rank.get(level(r), len(rank)))
         return [(self.writable_root, True)] + [(r, False) for r in ordered]
 
-    def _walk(self, root: Path) -> Iterator[Path]:
-        """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops."""
-        return iter([Path(path) for path in skill_files(root, self.max_depth, self.max_dirs)])
+    def _walk(self, root: Path, findings: list[Finding] | None = None) -> Iterator[Path]:
+        """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops;
+        a folder it could not look in is a finding."""
+        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
               ) -> tuple[list[_Found], list[Finding]]:
@@ -144,7 +145,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         walked = {} if walked is None else walked
         served = getattr(self, "skills_repo", None) is not None
         for root, writable in self.roots:
-            for path in self._walk(root):
+            for path in self._walk(root, findings):
                 if writable and served and through_link(root, path):
                     if (linked := stat_key(path)):
                         walked[str(path)] = linked

@@ -82,6 +82,26 @@ def refuse_unread_file(path: str | Path, findings: list[Finding]) -> None:
             raise unreadable_error(path, reason)
 
 
+def unlisted_folders(refused: list[tuple[str, OSError]]) -> list[Finding]:
+    """A finding for each folder a walk of the skills could not look in (`skill_files`'
+    `refused`): a folder of mode 0700 owned by another user hid its skills without a word,
+    from `skills list` and `skills sync` alike (hunt-disk, session 29)."""
+    return [Finding(severity="error", code="unreadable", path=folder,
+                    message=f"{folder} cannot be looked in ({_reason(exc)}); the skills in it "
+                            "are not served until it can")
+            for folder, exc in refused]
+
+
+def walk(root: Path, max_depth: int, max_dirs: int,
+         findings: list[Finding] | None = None) -> list[str]:
+    """`skill_files` of `root`, each folder it could not look in a finding in `findings`."""
+    refused: list[tuple[str, OSError]] = []
+    paths = skill_files(root, max_depth, max_dirs, refused=refused)
+    if findings is not None:
+        findings.extend(unlisted_folders(refused))
+    return paths
+
+
 def sync_or_report(library: Callable[[], Any]) -> SyncReport:
     """`library().sync()`, or when the skills folder cannot be made (a broken link stands where
     it must be), a report naming why: `Skillbank.open` syncs every memory, and one dangling
@@ -106,12 +126,14 @@ class UnreadableFiles:
 
     def unreadable_files(self) -> list[Finding]:
         """Every SKILL.md under the roots that is not in the index because it cannot be read,
-        each with its path and why (`skills list` names them on stderr)."""
+        and every folder that could not be looked in (its skills are not found: a folder of
+        mode 0700 owned by another user hid them without a word), each with its path and why
+        (`skills list` names them on stderr)."""
         indexed = {str((self.index.metadata(item) or {}).get("path", ""))
                    for item in self.index.ids()}
         found = []
         for root, _ in self.roots:
-            for path in skill_files(root, self.max_depth, self.max_dirs):
+            for path in walk(root, self.max_depth, self.max_dirs, found):
                 if path in indexed:
                     continue
                 reason = why_unreadable(path)
