@@ -7,12 +7,19 @@ database" (code 1032) until the server was restarted. chromadb keeps one system 
 the life of the process, and that system still held the deleted database file open. `reindex`
 now lets go of that system and opens the folder afresh (an empty index), pointing every open
 index of the bank at the new client, before it rebuilds from the files.
+
+A reindex on a disk with almost no room left is refused before it drops anything
+(`refuse_without_room`): with 96 KiB free, the embedded Chroma's `delete_collection` never
+returned, and `skillbank reindex` hung without a word for good (hunt-disk #8, session 29; with
+128 KiB it failed cleanly). Rebuilding needs room for the index it writes anyway.
 """
 
 from __future__ import annotations
 
+import errno
 import logging
 import re
+import shutil
 from pathlib import Path
 from typing import Any, Callable, TypeVar
 
@@ -23,6 +30,8 @@ T = TypeVar("T")
 _STALE = re.compile(r"readonly database|code: 1032|SQLITE_READONLY_DBMOVED", re.I)
 #: The file an embedded Chroma keeps its records in.
 DATABASE_FILE = "chroma.sqlite3"
+#: Free bytes an embedded reindex needs before it drops a collection (ten times what hung).
+REINDEX_ROOM = 1 << 20
 
 
 def stale_handle(exc: BaseException) -> bool:
@@ -40,6 +49,7 @@ def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
     """`rebuild()` (the bank's reindex), on a freshly opened embedded index when the open one
     lost its files: before it when the folder is gone, and again once when it fails because
     the database file under it was deleted or replaced."""
+    refuse_without_room(bank)
     if folder_gone(bank):
         reopen(bank)
     try:
@@ -51,6 +61,21 @@ def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
                     "it again and rebuilding it from the files", bank.settings.chroma_path, exc)
     reopen(bank)
     return rebuild()
+
+
+def refuse_without_room(bank: Any) -> None:
+    """Raise ENOSPC, nothing dropped, when the disk under the bank's own embedded index has
+    less than `REINDEX_ROOM` free (a server's disk is the server's to mind)."""
+    if not _reopenable(bank):
+        return
+    folder = Path(bank.settings.chroma_path)
+    try:
+        free = shutil.disk_usage(folder if folder.exists() else folder.parent).free
+    except OSError:  # cannot tell: the rebuild says what it meets
+        return
+    if free < REINDEX_ROOM:
+        raise OSError(errno.ENOSPC, f"only {free // 1024} KiB free under {folder}; a reindex "
+                      f"needs at least {REINDEX_ROOM >> 20} MiB, and nothing was dropped")
 
 
 def _reopenable(bank: Any) -> bool:
