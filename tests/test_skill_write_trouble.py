@@ -87,6 +87,49 @@ def test_a_failed_write_keeps_no_version_and_no_folder(tmp_path, remote, monkeyp
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_failed_write_at_the_version_cap_loses_no_version(tmp_path, remote, monkeypatch):
+    """Left from hunt-disk (session 29): with MAX_KEPT versions kept, a failed update kept
+    its "before update" version, which pushed the oldest out, then the write failed and that
+    version was removed again: the oldest was lost for a write that never happened. Fails
+    before: the oldest version is gone after the failed update."""
+    from skillbank.memories.skills.versions import MAX_KEPT
+
+    with bank_whose_big_writes_fail(tmp_path, remote, monkeypatch) as bank:
+        bank.skills.create(NAME, DESCRIPTION, "Step 0.")
+        for n in range(1, MAX_KEPT + 1):
+            bank.skills.update(NAME, body=f"Step {n}.")
+        history = bank.skills.history(NAME)
+        assert len(history) == MAX_KEPT
+        with pytest.raises(OSError, match="No space left|File too large"):
+            bank.skills.update(NAME, body=BIG_BODY)
+        assert [v.version for v in bank.skills.history(NAME)] == [v.version for v in history]
+        versions = bank.root / "skills" / NAME / ".versions"
+        assert sorted(p.stem for p in versions.glob("*.json")) == \
+            sorted(p.stem for p in versions.glob("*.md"))  # no stray reason file
+        bank.skills.update(NAME, body="Step last.")  # a write that lands: the oldest goes now
+        after = bank.skills.history(NAME)
+        assert len(after) == MAX_KEPT and history[-1].version not in {v.version for v in after}
+
+
+def test_a_version_whose_text_cannot_be_written_leaves_no_reason_file(tmp_path, monkeypatch):
+    """A full disk met by the version's own text left its `.json` reason behind (written
+    first). Fails before: one stray `.json`."""
+    from skillbank.memories.skills import versions
+
+    real = versions.atomic_write
+
+    def full_for_md(path, data, *args, **kwargs):
+        if Path(path).suffix == ".md":
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real(path, data, *args, **kwargs)
+
+    monkeypatch.setattr(versions, "atomic_write", full_for_md)
+    with pytest.raises(OSError, match="No space left"):
+        versions.keep_version(tmp_path, "---\nname: x\n---\n", "before update")
+    assert list((tmp_path / versions.VERSIONS_DIR).iterdir()) == []
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_a_broken_link_for_the_skills_folder_is_named(tmp_path, remote):
     root = tmp_path / "root"
     root.mkdir()

@@ -43,7 +43,7 @@ from skillbank.memories.skills.skill_file import (
     validate_skill,
 )
 from skillbank.memories.skills.unreadable import refuse_unreadable
-from skillbank.memories.skills.versions import keep_version
+from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX
 from skillbank.records import Skill
 
@@ -142,7 +142,7 @@ def _keep_current(path: Path, text: str, reason: str) -> Path | None:
         current = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError):
         return None  # a file the loader could not read either; _claim_folder trashes those
-    return keep_version(path.parent, current, reason) if current != text else None
+    return keep_version(path.parent, current, reason, prune=False) if current != text else None
 
 
 def _undo_failed_write(made: Path | None, kept: Path | None) -> None:
@@ -301,6 +301,8 @@ class SkillAuthoring:
         except BaseException:  # disk full, ulimit -f, a refused resource: as it was before
             _undo_failed_write(made, kept)
             raise
+        if kept is not None:
+            drop_oldest(folder)  # only now: a failed write must not cost the oldest version
         return path
 
     def create(self, name: str, description: str, body: str = "", *,

@@ -11,6 +11,7 @@ keeps one, and an agent saving in a loop must not fill the disk.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -53,16 +54,35 @@ def _newest_kept(folder: Path) -> datetime | None:
     return max((t for t in stamps if t is not None), default=None)
 
 
-def keep_version(skill_folder: Path, text: str, reason: str) -> Path:
-    """Store `text` (a SKILL.md) as the newest version of the skill in `skill_folder`."""
+def keep_version(skill_folder: Path, text: str, reason: str, *, prune: bool = True) -> Path:
+    """Store `text` (a SKILL.md) as the newest version of the skill in `skill_folder`.
+
+    The version's text is written before its reason, and a write that fails leaves neither (a
+    full disk left a stray `.json`). With `prune=False` the oldest beyond `MAX_KEPT` stay until
+    the caller's own write has landed (`drop_oldest`): a write refused by a full disk after it
+    had pushed the oldest version out lost that version for nothing."""
     folder = skill_folder / VERSIONS_DIR
     folder.mkdir(parents=True, exist_ok=True)
     stamp = _new_stamp(folder)
-    atomic_write(folder / f"{stamp}.json", json.dumps({"reason": reason}) + "\n")
     path = folder / f"{stamp}.md"
-    atomic_write(path, text)
-    _drop_oldest(folder)
+    try:
+        atomic_write(path, text)
+        atomic_write(folder / f"{stamp}.json", json.dumps({"reason": reason}) + "\n")
+    except BaseException:
+        for leftover in (path, path.with_suffix(".json")):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+        raise
+    if prune:
+        _drop_oldest(folder)
     return path
+
+
+def drop_oldest(skill_folder: Path) -> None:
+    """Remove the oldest kept versions of the skill beyond MAX_KEPT."""
+    folder = skill_folder / VERSIONS_DIR
+    if folder.is_dir() and not folder.is_symlink():
+        _drop_oldest(folder)
 
 
 def _drop_oldest(folder: Path) -> None:
