@@ -14,6 +14,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
+from skillbank import root_format
 from skillbank.settings import load_settings
 
 if TYPE_CHECKING:
@@ -49,6 +50,7 @@ def open_bank(
         **overrides,
     )
     _refuse_embedded_team_root(settings)
+    root_format.refuse_newer(settings.root)
     if share and client is None and not settings.chroma_url:
         from skillbank.sharing import open_shared, served
 
@@ -108,11 +110,13 @@ def open_bank(
                            connect_timeout=lock_timeout, distiller=distiller,
                            asked=served.request(settings, include_bundled, embedding_function))
         if getattr(bank, "is_remote", False):
+            root_format.stamp(settings.root)
             return bank  # type: ignore[return-value] - the owner keeps the index in sync
     else:
         bank = cls(settings, embedding_function=embedding_function, distiller=distiller,
                    client=client, include_bundled=include_bundled,
                    lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout)
+    root_format.stamp(settings.root)
     if sync:
         try:
             bank.sync()
