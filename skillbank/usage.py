@@ -22,7 +22,12 @@ was told it failed, so it is never written later (hunt-disk #1 and #2, session 2
 Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`): they are
 counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
 move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
-journals one `accept` event folding them into the trusted counts.
+journals one `accept` event folding them into the trusted counts. An untrusted vote names who
+cast it (`"p": <principal>`), and each principal's net is kept; acceptance folds in each
+principal's net as his outside vote (`outside_votes.merge`), so one untrusted token's twelve
+"not helpful" are one failure once accepted, as a trusted outsider's are, not twelve
+(hunt-trust #2, session 30). Votes without a principal (lines written before, imported counts)
+are one principal, `outside_votes.UNNAMED`.
 
 An outsider's rating (`vote`: a trusted caller who may not change the item, see
 `skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
@@ -86,6 +91,7 @@ class UsageLog:
         self._counts: dict[str, Usage] = {}
         self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
         self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
+        self._voters: dict[str, dict[str, int]] = {}  # item -> untrusted principal -> net
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -181,11 +187,11 @@ class UsageLog:
         """Count again from a log's `lines` (the file `file`), then the events still buffered.
         The counts are made apart and put in place whole: reads take no lock."""
         fresh = object.__new__(UsageLog)
-        fresh._counts, fresh._untrusted, fresh._outside = {}, {}, {}
+        fresh._counts, fresh._untrusted, fresh._outside, fresh._voters = {}, {}, {}, {}
         for raw in [*lines, *(line.encode("utf-8") for line in self._pending)]:
             fresh._apply_line(raw)
-        self._counts, self._untrusted, self._outside = \
-            fresh._counts, fresh._untrusted, fresh._outside
+        self._counts, self._untrusted, self._outside, self._voters = \
+            fresh._counts, fresh._untrusted, fresh._outside, fresh._voters
         self._file = file
         self._hold(held)
         self._offset = sum(len(raw) for raw in lines)
@@ -227,7 +233,8 @@ class UsageLog:
                 return
             self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
-                        failures=int(event.get("f", 0)))
+                        failures=int(event.get("f", 0)),
+                        principal=str(event.get("p") or outside_votes.UNNAMED))
         except (ValueError, KeyError, TypeError, AttributeError):
             return  # a foreign line: skip, never fail the open
 
@@ -273,19 +280,28 @@ class UsageLog:
         self._own = [(start, end) for start, end in self._own if end > position]
 
     def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None, *,
-               untrusted: bool = False, successes: int = 0, failures: int = 0) -> None:
+               untrusted: bool = False, successes: int = 0, failures: int = 0,
+               principal: str = outside_votes.UNNAMED) -> None:
         usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
         usage.uses += int(uses)
-        usage.successes += int(ok is True) + max(0, successes)
-        usage.failures += int(ok is False) + max(0, failures)
+        up, down = int(ok is True) + max(0, successes), int(ok is False) + max(0, failures)
+        usage.successes += up
+        usage.failures += down
+        if untrusted and up != down:  # who cast them: each principal's net (module docstring)
+            voters = self._voters.setdefault(item_id, {})
+            voters[principal] = voters.get(principal, 0) + up - down
+            if not voters[principal]:
+                del voters[principal]
         _touch(usage, at)
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True) -> Usage:
+               trusted: bool = True, principal: str | None = None) -> Usage:
         """Count `use` uses of an item, and optionally whether it helped (`ok`).
 
         A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
-        module docstring). `trusted=False` counts it apart (returns the untrusted counts).
+        module docstring). `trusted=False` counts it apart (returns the untrusted counts); an
+        untrusted rating names who cast it (`principal`): its net per principal is what a
+        reviewer's `accept` folds in.
         """
         at = utcnow().isoformat()
         event: dict[str, object] = {"id": item_id, "use": use, "at": at}
@@ -293,12 +309,15 @@ class UsageLog:
             event["ok"] = ok
         if not trusted:
             event["u"] = 1
+            if ok is not None and principal:
+                event["p"] = principal
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
                 _start_idle_flusher()
             counts = self._counts if trusted else self._untrusted
-            apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted)
+            apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted,
+                                      principal=str(event.get("p") or outside_votes.UNNAMED))
             if ok is not None:  # a rating: on disk when this returns, or not counted at all
                 self._write_through(event, apply, item_id)
                 return counts[item_id].model_copy()
@@ -355,16 +374,25 @@ class UsageLog:
                 successes=counts.successes, failures=counts.failures), item_id)
 
     def untrusted(self, item_id: str) -> Usage:
-        """Untrusted uses and votes of an item, not yet accepted (they move nothing)."""
+        """Untrusted uses and votes of an item, not yet accepted (they move nothing); `outside`
+        holds who cast the votes (principal -> net; `outside_votes.UNNAMED` for votes that
+        name none): a reviewer sees that twelve came from one token before accepting them."""
+        if self.shared:
+            with self._lock:
+                self._refresh()
         usage = self._untrusted.get(item_id)
-        return usage.model_copy() if usage else Usage()
+        found = usage.model_copy() if usage else Usage()
+        found.outside = dict(self._voters.get(item_id, {}))
+        return found
 
     def accept(self, item_id: str) -> Usage:
-        """A reviewer accepts an item's untrusted signals: they join its trusted counts.
+        """A reviewer accepts an item's untrusted signals: they join its trusted counts, its
+        uses as they are and each principal's votes as his outside vote (its net's sign).
 
         One `accept` event, written through; returns the item's trusted counts after it."""
         at = utcnow().isoformat()
         with self._lock:
+            self._refresh()  # votes other processes took first: the accept folds those too
             self._write_through({"id": item_id, "accept": 1, "at": at},
                                 lambda: self._accept(item_id), item_id)
             usage = self._counts.get(item_id)
@@ -372,12 +400,19 @@ class UsageLog:
 
     def _accept(self, item_id: str) -> None:
         extra = self._untrusted.pop(item_id, None)
+        voters = self._voters.pop(item_id, {})
         if extra is None:
             return
         usage = self._counts.setdefault(item_id, Usage())
         usage.uses += extra.uses
-        usage.successes += extra.successes
-        usage.failures += extra.failures
+        nets = self._outside.setdefault(item_id, {})
+        for principal, net in voters.items():  # one vote each, as an outsider's
+            moved = outside_votes.merge(nets, principal, net, item_id)
+            up, down = outside_votes.counted(*moved) if moved else (0, 0)
+            usage.successes = max(0, usage.successes + up)
+            usage.failures = max(0, usage.failures + down)
+        if not nets:
+            del self._outside[item_id]
         if extra.last_used and (usage.last_used is None or extra.last_used > usage.last_used):
             usage.last_used = extra.last_used
 
@@ -409,7 +444,8 @@ class UsageLog:
         `success=False` that raised ENOSPC was written by the next flush once space came back,
         and a retry counted it twice (hunt-disk #2, session 29). Plain uses buffered before it
         stay buffered. Called with `_lock` held."""
-        tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside)
+        tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside,
+                                              self._voters)
         saved = [(table, item, _copied(table.get(item))) for table in tables for item in ids]
         line = json.dumps(event)
         self._pending.append(line)
@@ -427,7 +463,7 @@ class UsageLog:
             raise
 
     def _move(self, item_id: str, new_id: str) -> None:
-        tables = (self._counts, self._untrusted, self._outside)
+        tables = (self._counts, self._untrusted, self._outside, self._voters)
         if item_id == new_id or not any(item_id in table for table in tables):
             return  # nothing to carry (a second process journaling the same rename)
         for table in tables:
@@ -437,7 +473,7 @@ class UsageLog:
                 table[new_id] = moved  # type: ignore[index]
 
     def _reset(self, item_id: str) -> None:
-        for table in (self._counts, self._untrusted, self._outside):
+        for table in (self._counts, self._untrusted, self._outside, self._voters):
             table.pop(item_id, None)
 
     def flush(self) -> None:

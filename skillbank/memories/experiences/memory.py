@@ -599,7 +599,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if scope.trusted and not scope.can_change(record.namespace):
             self.usage.vote(record.id, scope.principal, helped)
         else:
-            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted)
+            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted,
+                              principal=scope.principal)  # (untrusted: one net each)
         note(self, "vote", kind_of(record.id), record.id, trusted=scope.trusted)
         return self.get(record_id)
 

@@ -162,6 +162,16 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, memory, item_id, principal)
         );
     """),
+    (8, "untrusted votes' net per principal (skillbank.outside_votes.merge on accept)", """
+        CREATE TABLE IF NOT EXISTS sb_usage_untrusted_votes (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            principal text NOT NULL,
+            net integer NOT NULL,
+            PRIMARY KEY (deployment, memory, item_id, principal)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
