@@ -22,17 +22,8 @@ was told it failed, so it is never written later (hunt-disk #1 and #2, session 2
 Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`): they are
 counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
 move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
-journals one `accept` event folding them into the trusted counts. An untrusted vote names who
-cast it (`"p": <principal>`), and each principal's net is kept; acceptance folds in each
-principal's net as his outside vote (`outside_votes.merge`), so one untrusted token's twelve
-"not helpful" are one failure once accepted, as a trusted outsider's are, not twelve
-(hunt-trust #2, session 30). Votes without a principal (lines written before, imported counts)
-are one principal, `outside_votes.UNNAMED`.
-
-An outsider's rating (`vote`: a trusted caller who may not change the item, see
-`skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
-(`outside`), and the trusted counts hold only its sign, so fifty "not helpful" votes of one
-contributor are one failure, not fifty.
+journals one `accept` event folding them into the trusted counts. How votes count (an
+outsider's once, as his net; untrusted ones per principal): `skillbank.usage_votes`.
 
 Counts are keyed by the item's id, which for a skill is its name, so a renamed skill's counts
 would stay behind for the next skill given the old name (users met a new, unrelated skill
@@ -61,7 +52,6 @@ import os
 import threading
 import time
 import weakref
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -69,6 +59,7 @@ from skillbank import outside_votes
 from skillbank.fsutil import atomic_write, can_lock_journals, locked_journal
 from skillbank.records import Usage, utcnow
 from skillbank.usage_fold import UsageFold
+from skillbank.usage_votes import UsageVotes, _touch
 
 log = logging.getLogger("skillbank.usage")
 
@@ -82,8 +73,9 @@ REFRESH_SECONDS = 0.2
 FOLD_BYTES = 1 << 20
 
 
-class UsageLog:
-    """Per-item uses / successes / failures, durable and cheap to update."""
+class UsageLog(UsageVotes):
+    """Per-item uses / successes / failures, durable and cheap to update; its votes are
+    counted by `skillbank.usage_votes.UsageVotes`."""
 
     def __init__(self, path: Path, *, shared: bool = False) -> None:
         self.path = path
@@ -329,36 +321,6 @@ class UsageLog:
                 self._write_buffered()
             return counts[item_id].model_copy()
 
-    def _apply_outside(self, item_id: str, principal: str, ok: bool, uses: int,
-                       at: str | None) -> None:
-        """An outsider's rating: his net moves; successes/failures only by its sign."""
-        moved = outside_votes.step(self._outside.setdefault(item_id, {}), principal, ok,
-                                   item_id)
-        up, down = outside_votes.counted(*moved) if moved else (0, 0)
-        usage = self._counts.setdefault(item_id, Usage())
-        usage.uses += uses
-        usage.successes = max(0, usage.successes + up)  # a sign moving back takes its vote away
-        usage.failures = max(0, usage.failures + down)
-        _touch(usage, at)
-
-    def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
-        """An outsider's rating of an item (with `use` uses): counted once per `principal`, as
-        the sign of his net (module docstring). Written through; returns the trusted counts."""
-        at = utcnow().isoformat()
-        event = {"id": item_id, "use": use, "at": at, "ok": bool(ok), "o": principal}
-        with self._lock:
-            self._refresh()  # his earlier votes from another process first: the net is his
-            self._write_through(event, lambda: self._apply_outside(
-                item_id, principal, bool(ok), use, at), item_id)
-            return self._counts[item_id].model_copy()
-
-    def outside(self, item_id: str) -> dict[str, int]:
-        """The outsiders' nets on an item (principal -> net vote; each counts once)."""
-        if self.shared:
-            with self._lock:
-                self._refresh()
-        return dict(self._outside.get(item_id, {}))
-
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage) in one event, written
         through; `trusted=False` adds them to the untrusted counters, which move nothing."""
@@ -372,49 +334,6 @@ class UsageLog:
             self._write_through(event, lambda: self._apply(
                 item_id, counts.uses, None, at, untrusted=not trusted,
                 successes=counts.successes, failures=counts.failures), item_id)
-
-    def untrusted(self, item_id: str) -> Usage:
-        """Untrusted uses and votes of an item, not yet accepted (they move nothing); `outside`
-        holds who cast the votes (principal -> net; `outside_votes.UNNAMED` for votes that
-        name none): a reviewer sees that twelve came from one token before accepting them."""
-        if self.shared:
-            with self._lock:
-                self._refresh()
-        usage = self._untrusted.get(item_id)
-        found = usage.model_copy() if usage else Usage()
-        found.outside = dict(self._voters.get(item_id, {}))
-        return found
-
-    def accept(self, item_id: str) -> Usage:
-        """A reviewer accepts an item's untrusted signals: they join its trusted counts, its
-        uses as they are and each principal's votes as his outside vote (its net's sign).
-
-        One `accept` event, written through; returns the item's trusted counts after it."""
-        at = utcnow().isoformat()
-        with self._lock:
-            self._refresh()  # votes other processes took first: the accept folds those too
-            self._write_through({"id": item_id, "accept": 1, "at": at},
-                                lambda: self._accept(item_id), item_id)
-            usage = self._counts.get(item_id)
-            return usage.model_copy() if usage else Usage()
-
-    def _accept(self, item_id: str) -> None:
-        extra = self._untrusted.pop(item_id, None)
-        voters = self._voters.pop(item_id, {})
-        if extra is None:
-            return
-        usage = self._counts.setdefault(item_id, Usage())
-        usage.uses += extra.uses
-        nets = self._outside.setdefault(item_id, {})
-        for principal, net in voters.items():  # one vote each, as an outsider's
-            moved = outside_votes.merge(nets, principal, net, item_id)
-            up, down = outside_votes.counted(*moved) if moved else (0, 0)
-            usage.successes = max(0, usage.successes + up)
-            usage.failures = max(0, usage.failures + down)
-        if not nets:
-            del self._outside[item_id]
-        if extra.last_used and (usage.last_used is None or extra.last_used > usage.last_used):
-            usage.last_used = extra.last_used
 
     def move(self, item_id: str, new_id: str) -> None:
         """An item now has the id `new_id` (a renamed skill): its counts, untrusted counts and
@@ -637,15 +556,6 @@ def _parsed(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return None
-
-
-def _touch(usage: Usage, at: str | None) -> None:
-    """Set `last_used` from an event's time (a malformed one is left out)."""
-    if at:
-        try:
-            usage.last_used = datetime.fromisoformat(at)
-        except ValueError:
-            pass
 
 
 _open_logs: "weakref.WeakSet[UsageLog]" = weakref.WeakSet()

@@ -102,7 +102,7 @@ def _plain(event: dict[str, Any]) -> tuple[str, bool] | None:
 
 
 def _when(value: Any) -> bool:
-    """Whether a replay sets `last_used` from this time (`usage._touch`)."""
+    """Whether a replay sets `last_used` from this time (`usage_votes._touch`)."""
     if not isinstance(value, str) or not value:
         return False
     try:
