@@ -25,6 +25,7 @@ principal, `UNNAMED`.
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 log = logging.getLogger("skillbank.votes")
 
@@ -37,6 +38,13 @@ MAX_OUTSIDE_NET = 1000
 #: The principal of untrusted votes that name none (kept before they did, or imported counts).
 #: No principal is empty (`skillbank.scope.PRINCIPAL_PATTERN`), so it is nobody's name.
 UNNAMED = ""
+
+
+def outsider_of(scope: Any, namespace: str | None) -> str | None:
+    """The principal of `scope` when it is an outsider to `namespace` (trusted, may not change
+    it): his uses of what is there count once, as his votes do; None for its own people, the
+    local user and an untrusted caller (whose uses are kept apart)."""
+    return scope.principal if scope.trusted and not scope.can_change(namespace) else None
 
 
 def step(votes: dict[str, int], principal: str, helpful: bool, item: str = ""

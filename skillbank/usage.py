@@ -84,6 +84,7 @@ class UsageLog(UsageVotes):
         self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
         self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
         self._voters: dict[str, dict[str, int]] = {}  # item -> untrusted principal -> net
+        self._users: dict[str, set[str]] = {}  # item -> outsiders whose use is counted
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -179,11 +180,12 @@ class UsageLog(UsageVotes):
         """Count again from a log's `lines` (the file `file`), then the events still buffered.
         The counts are made apart and put in place whole: reads take no lock."""
         fresh = object.__new__(UsageLog)
-        fresh._counts, fresh._untrusted, fresh._outside, fresh._voters = {}, {}, {}, {}
+        fresh._counts, fresh._untrusted, fresh._outside, fresh._voters, fresh._users = \
+            {}, {}, {}, {}, {}
         for raw in [*lines, *(line.encode("utf-8") for line in self._pending)]:
             fresh._apply_line(raw)
-        self._counts, self._untrusted, self._outside, self._voters = \
-            fresh._counts, fresh._untrusted, fresh._outside, fresh._voters
+        self._counts, self._untrusted, self._outside, self._voters, self._users = \
+            fresh._counts, fresh._untrusted, fresh._outside, fresh._voters, fresh._users
         self._file = file
         self._hold(held)
         self._offset = sum(len(raw) for raw in lines)
@@ -222,6 +224,10 @@ class UsageLog(UsageVotes):
             if "o" in event:
                 self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
                                     int(event.get("use", 0)), event.get("at"))
+                return
+            if "ou" in event:
+                self._apply_outside_use(event["id"], str(event["ou"]),
+                                        int(event.get("use", 0)), event.get("at"))
                 return
             self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
@@ -287,13 +293,15 @@ class UsageLog(UsageVotes):
         _touch(usage, at)
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True, principal: str | None = None) -> Usage:
+               trusted: bool = True, principal: str | None = None,
+               outsider: str | None = None) -> Usage:
         """Count `use` uses of an item, and optionally whether it helped (`ok`).
 
         A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
         module docstring). `trusted=False` counts it apart (returns the untrusted counts); an
         untrusted rating names who cast it (`principal`): its net per principal is what a
-        reviewer's `accept` folds in.
+        reviewer's `accept` folds in. A trusted plain use of an `outsider` (the principal, who
+        may not change the item) counts once per item, as his votes do.
         """
         at = utcnow().isoformat()
         event: dict[str, object] = {"id": item_id, "use": use, "at": at}
@@ -303,6 +311,8 @@ class UsageLog(UsageVotes):
             event["u"] = 1
             if ok is not None and principal:
                 event["p"] = principal
+        elif outsider and ok is None:
+            event["ou"] = outsider
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
@@ -310,6 +320,9 @@ class UsageLog(UsageVotes):
             counts = self._counts if trusted else self._untrusted
             apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted,
                                       principal=str(event.get("p") or outside_votes.UNNAMED))
+            if "ou" in event:
+                apply = functools.partial(self._apply_outside_use, item_id, str(event["ou"]),
+                                          use, at)
             if ok is not None:  # a rating: on disk when this returns, or not counted at all
                 self._write_through(event, apply, item_id)
                 return counts[item_id].model_copy()
@@ -364,7 +377,7 @@ class UsageLog(UsageVotes):
         and a retry counted it twice (hunt-disk #2, session 29). Plain uses buffered before it
         stay buffered. Called with `_lock` held."""
         tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside,
-                                              self._voters)
+                                              self._voters, self._users)
         saved = [(table, item, _copied(table.get(item))) for table in tables for item in ids]
         line = json.dumps(event)
         self._pending.append(line)
@@ -382,7 +395,7 @@ class UsageLog(UsageVotes):
             raise
 
     def _move(self, item_id: str, new_id: str) -> None:
-        tables = (self._counts, self._untrusted, self._outside, self._voters)
+        tables = (self._counts, self._untrusted, self._outside, self._voters, self._users)
         if item_id == new_id or not any(item_id in table for table in tables):
             return  # nothing to carry (a second process journaling the same rename)
         for table in tables:
@@ -392,7 +405,7 @@ class UsageLog(UsageVotes):
                 table[new_id] = moved  # type: ignore[index]
 
     def _reset(self, item_id: str) -> None:
-        for table in (self._counts, self._untrusted, self._outside, self._voters):
+        for table in (self._counts, self._untrusted, self._outside, self._voters, self._users):
             table.pop(item_id, None)
 
     def flush(self) -> None:
@@ -544,10 +557,12 @@ def _folded(lines: list[str]) -> list[str]:
 
 
 def _copied(value: Any) -> Any:
-    """A copy of one entry of the counts (a `Usage`, an outsider's nets, or None)."""
+    """A copy of one entry of the counts (a `Usage`, nets, outsiders who used it, or None)."""
     if value is None:
         return None
-    return dict(value) if isinstance(value, dict) else value.model_copy()
+    if isinstance(value, (dict, set)):
+        return type(value)(value)
+    return value.model_copy()
 
 
 def _parsed(raw: bytes) -> Any:

@@ -4,7 +4,11 @@ reviewer's acceptance of them (`UsageLog` is this and the log's own mechanics, s
 An outsider's rating (`vote`: a trusted caller who may not change the item, see
 `skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
 (`outside`), and the trusted counts hold only its sign, so fifty "not helpful" votes of one
-contributor are one failure, not fifty.
+contributor are one failure, not fifty. His uses count the same way, once per item (a use line
+with `"ou": <principal>`, and the use a rating carries): six recalls of a team experience that
+he marked helpful six times were six uses and one success, a help rate of 1/6 that made it a
+prune candidate (hunt-trust #1, session 30). An older skillbank reads such a line as a plain
+use.
 
 Untrusted votes name who cast them (`"p": <principal>`), and each principal's net is kept
 (`untrusted(id).outside`); acceptance folds each principal's net in as his outside vote
@@ -32,6 +36,7 @@ class UsageVotes:
     _untrusted: dict[str, Usage]
     _outside: dict[str, dict[str, int]]
     _voters: dict[str, dict[str, int]]
+    _users: dict[str, set[str]]
 
     def _refresh(self) -> None: ...  # (UsageLog's)
 
@@ -45,10 +50,28 @@ class UsageVotes:
                                    item_id)
         up, down = outside_votes.counted(*moved) if moved else (0, 0)
         usage = self._counts.setdefault(item_id, Usage())
-        usage.uses += uses
+        self._count_outside_use(item_id, principal, uses, usage)
         usage.successes = max(0, usage.successes + up)  # a sign moving back takes its vote away
         usage.failures = max(0, usage.failures + down)
         _touch(usage, at)
+
+    def _apply_outside_use(self, item_id: str, principal: str, uses: int,
+                           at: str | None) -> None:
+        """An outsider's plain use: counted once per item (module docstring)."""
+        usage = self._counts.setdefault(item_id, Usage())
+        self._count_outside_use(item_id, principal, uses, usage)
+        _touch(usage, at)
+
+    def _count_outside_use(self, item_id: str, principal: str, uses: int, usage: Usage) -> None:
+        if uses <= 0:
+            return
+        users = self._users.setdefault(item_id, set())
+        if principal in users:
+            return
+        if len(users) < outside_votes.MAX_OUTSIDE_VOTERS:  # (beyond: each use counts)
+            users.add(principal)
+            uses = 1
+        usage.uses += uses
 
     def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
         """An outsider's rating of an item (with `use` uses): counted once per `principal`, as

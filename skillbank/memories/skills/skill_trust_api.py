@@ -242,11 +242,13 @@ class SkillTrust:
         summary = self._summary(name)  # type: ignore[attr-defined]
         if success is not None:
             scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
-        if success is not None and rates_as_outsider(scope, summary.path):
+        outsider = scope.trusted and rates_as_outsider(scope, summary.path)
+        if success is not None and outsider:
             self.usage.vote(name, scope.principal, success, use=1)
-        else:
+        else:  # (untrusted: one net each; an outsider's bare uses count once, as his votes)
             self.usage.record(name, ok=success, trusted=scope.trusted,
-                              principal=scope.principal)  # (untrusted: one net each)
+                              principal=scope.principal,
+                              outsider=scope.principal if outsider else None)
         if success is not None:  # a judgement (a vote); a bare use is not a change of memory
             note(self, "vote", "skill", f"skill:{name}", trusted=scope.trusted)
 

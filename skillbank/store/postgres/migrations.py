@@ -172,6 +172,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, memory, item_id, principal)
         );
     """),
+    (9, "outsiders whose use of an item is counted (once each, as their votes)", """
+        CREATE TABLE IF NOT EXISTS sb_usage_users (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            principal text NOT NULL,
+            PRIMARY KEY (deployment, memory, item_id, principal)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)

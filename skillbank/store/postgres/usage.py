@@ -8,7 +8,8 @@ vote per item is a row of `sb_usage_votes` (`skillbank.outside_votes`); the trus
 only its sign, moved in the same transaction. An untrusted vote's net per principal is a row
 of `sb_usage_untrusted_votes`; `accept` folds each in as that principal's outside vote
 (`outside_votes.merge`), and the votes of the untrusted row no such row accounts for (counted
-before principals were kept, an import's counts) as one, `outside_votes.UNNAMED`. `move` (a renamed skill) re-keys an item's rows
+before principals were kept, an import's counts) as one, `outside_votes.UNNAMED`. An outsider's
+uses count once per item, as his votes (a row of `sb_usage_users` the first time). `move` (a renamed skill) re-keys an item's rows
 to its new id and `reset` (a deleted one) drops them, as `UsageLog.move`/`reset` do.
 """
 
@@ -43,7 +44,10 @@ _ADD_VOTE = f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_CO
 _VOTES = "FROM sb_usage_votes WHERE deployment = %s AND memory = %s AND item_id = %s"
 _VOTERS = ("FROM sb_usage_untrusted_votes WHERE deployment = %s AND memory = %s "
            "AND item_id = %s")
-_TABLES = ("sb_usage", "sb_usage_votes", "sb_usage_untrusted_votes")
+_TABLES = ("sb_usage", "sb_usage_votes", "sb_usage_untrusted_votes", "sb_usage_users")
+#: An outsider's first use of an item: the row that says it is counted (RETURNING: it is now).
+_FIRST_USE = ("INSERT INTO sb_usage_users (deployment, memory, item_id, principal) "
+              "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1")
 #: How stale the counts behind the ranking prior may be (seconds).
 PRIOR_TTL = 1.0
 
@@ -60,9 +64,18 @@ class PostgresUsageCounters:
         self._prior_cache: tuple[float, dict[str, Usage]] | None = None
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True, principal: str | None = None) -> Usage:
+               trusted: bool = True, principal: str | None = None,
+               outsider: str | None = None) -> Usage:
         at: datetime = utcnow()
         values = (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at)
+        if trusted and outsider and ok is None:  # counted once per item (`UsageLog.record`)
+            with self.db.transaction() as conn:
+                first = int(use) > 0 and conn.execute(
+                    _FIRST_USE, (*self.key, item_id, outsider)).fetchone() is not None
+                row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
+                                   (*values[:4], int(first), *values[5:])).fetchone()
+            self._prior_cache = None
+            return _usage(row)
         if trusted or ok is None:
             rows = self.db.execute(f"{_ADD} RETURNING {_COLUMNS}", values)
             self._prior_cache = None
@@ -95,7 +108,9 @@ class PostgresUsageCounters:
             elif moved:
                 conn.execute(f"DELETE {_VOTES} AND principal = %s",
                              (*self.key, item_id, principal))
-            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(use), up, down, utcnow(),
+            first = int(use) > 0 and conn.execute(
+                _FIRST_USE, (*self.key, item_id, principal)).fetchone() is not None
+            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(first), up, down, utcnow(),
                                            up, down)).fetchone()
         self._prior_cache = None
         return _usage(row)
