@@ -63,6 +63,8 @@ from skillbank.usage_votes import UsageVotes, _touch
 
 log = logging.getLogger("skillbank.usage")
 
+#: The per-item tables of a log's counts (each moved, reset and rebuilt with the item).
+_TABLES = ("_counts", "_untrusted", "_outside", "_voters", "_users", "_raters")
 #: Buffered use events are written once this many are waiting, or this long after the first.
 FLUSH_EVERY = 256
 FLUSH_SECONDS = 5.0
@@ -85,6 +87,7 @@ class UsageLog(UsageVotes):
         self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
         self._voters: dict[str, dict[str, int]] = {}  # item -> untrusted principal -> net
         self._users: dict[str, set[str]] = {}  # item -> outsiders whose use is counted
+        self._raters: dict[str, set[str]] = {}  # item -> untrusted raters whose use is
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -180,12 +183,12 @@ class UsageLog(UsageVotes):
         """Count again from a log's `lines` (the file `file`), then the events still buffered.
         The counts are made apart and put in place whole: reads take no lock."""
         fresh = object.__new__(UsageLog)
-        fresh._counts, fresh._untrusted, fresh._outside, fresh._voters, fresh._users = \
-            {}, {}, {}, {}, {}
+        for table in _TABLES:
+            setattr(fresh, table, {})
         for raw in [*lines, *(line.encode("utf-8") for line in self._pending)]:
             fresh._apply_line(raw)
-        self._counts, self._untrusted, self._outside, self._voters, self._users = \
-            fresh._counts, fresh._untrusted, fresh._outside, fresh._voters, fresh._users
+        for table in _TABLES:  # (one table after another: a read may see them mixed briefly)
+            setattr(self, table, getattr(fresh, table))
         self._file = file
         self._hold(held)
         self._offset = sum(len(raw) for raw in lines)
@@ -281,6 +284,8 @@ class UsageLog(UsageVotes):
                untrusted: bool = False, successes: int = 0, failures: int = 0,
                principal: str = outside_votes.UNNAMED) -> None:
         usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
+        if untrusted and principal and ok is not None:  # a named rating's use: once, as an
+            uses = self._first_rating_use(item_id, principal, int(uses))  # outsider's
         usage.uses += int(uses)
         up, down = int(ok is True) + max(0, successes), int(ok is False) + max(0, failures)
         usage.successes += up
@@ -376,8 +381,7 @@ class UsageLog(UsageVotes):
         `success=False` that raised ENOSPC was written by the next flush once space came back,
         and a retry counted it twice (hunt-disk #2, session 29). Plain uses buffered before it
         stay buffered. Called with `_lock` held."""
-        tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside,
-                                              self._voters, self._users)
+        tables: tuple[dict[str, Any], ...] = tuple(getattr(self, t) for t in _TABLES)
         saved = [(table, item, _copied(table.get(item))) for table in tables for item in ids]
         line = json.dumps(event)
         self._pending.append(line)
@@ -395,7 +399,7 @@ class UsageLog(UsageVotes):
             raise
 
     def _move(self, item_id: str, new_id: str) -> None:
-        tables = (self._counts, self._untrusted, self._outside, self._voters, self._users)
+        tables = tuple(getattr(self, t) for t in _TABLES)
         if item_id == new_id or not any(item_id in table for table in tables):
             return  # nothing to carry (a second process journaling the same rename)
         for table in tables:
@@ -405,8 +409,8 @@ class UsageLog(UsageVotes):
                 table[new_id] = moved  # type: ignore[index]
 
     def _reset(self, item_id: str) -> None:
-        for table in (self._counts, self._untrusted, self._outside, self._voters, self._users):
-            table.pop(item_id, None)
+        for table in _TABLES:
+            getattr(self, table).pop(item_id, None)
 
     def flush(self) -> None:
         """Write every buffered event (one append, one fsync); an OSError (a full disk) leaves

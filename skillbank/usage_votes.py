@@ -37,6 +37,7 @@ class UsageVotes:
     _outside: dict[str, dict[str, int]]
     _voters: dict[str, dict[str, int]]
     _users: dict[str, set[str]]
+    _raters: dict[str, set[str]]
 
     def _refresh(self) -> None: ...  # (UsageLog's)
 
@@ -72,6 +73,20 @@ class UsageVotes:
             users.add(principal)
             uses = 1
         usage.uses += uses
+
+    def _first_rating_use(self, item_id: str, principal: str, uses: int) -> int:
+        """The uses an untrusted principal's rating adds: its first on the item, one; any
+        later one, none (his accepted uses count once, as an outsider's: six accepted "it
+        helped" were six uses and one success, a 1/6 help rate; hunt-trust #1, session 30)."""
+        if uses <= 0:
+            return uses
+        raters = self._raters.setdefault(item_id, set())
+        if principal in raters or principal in self._users.get(item_id, ()):
+            return 0
+        if len(raters) < outside_votes.MAX_OUTSIDE_VOTERS:
+            raters.add(principal)
+            return 1
+        return uses
 
     def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
         """An outsider's rating of an item (with `use` uses): counted once per `principal`, as
@@ -123,6 +138,7 @@ class UsageVotes:
             return
         usage = self._counts.setdefault(item_id, Usage())
         usage.uses += extra.uses
+        self._users.setdefault(item_id, set()).update(self._raters.pop(item_id, set()))
         nets = self._outside.setdefault(item_id, {})
         for principal, net in voters.items():  # one vote each, as an outsider's
             moved = outside_votes.merge(nets, principal, net, item_id)

@@ -6,8 +6,9 @@ once, his net), a help rate of 1/6 under prune's 0.2, so the team reviewer's `pr
 retired a memory that helped every time. Rating a team skill "helpful" six times made six uses
 and one success, and `skills.review()` flagged it as "helped in at most 20% of its uses". Now
 an outsider's uses (his recalls, a skill's bare uses, the use a rating carries) count once per
-item, like his votes: one voice, one use, one vote. The item's own people and the local user
-count each use, as before. In process, through a client of an owner process, and in team mode.
+item, like his votes: one voice, one use, one vote; an untrusted client's ratings, once a
+reviewer accepts them, count the same way. The item's own people and the local user count each
+use, as before. In process, through a client of an owner process, and in team mode.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ from test_team_guidelines import workers  # noqa: F401 - a fixture
 CARL = Scope(principal="carl", namespace="carl", reads=("team",), role="contributor")
 TINA = Scope(principal="tina", namespace="team", role="contributor")
 RITA = Scope(principal="rita", namespace="team", role="reviewer")
+BOB = Scope(principal="bob", namespace="bob", reads=("team",), role="contributor",
+            trusted=False)
 TASK = "Vacuum the analytics warehouse tables"
 OTHER = "Reindex the product catalogue search"
 
@@ -53,6 +56,15 @@ def _check(bank, reader) -> None:
     skill = {s.name: s for s in reader.skills.list()}["xlsx-to-json"]
     assert (skill.usage.uses, skill.usage.successes) == (1, 1)  # (7, 1) before
     assert "xlsx-to-json" not in [s.name for s in reader.skills.review()]
+    # An untrusted client's six "helpful", once accepted, count as an outsider's: one use, one
+    # vote (seven uses and two successes before, a 2/7 help rate).
+    for _ in range(6):
+        assert bank.scoped(BOB).rate("skill:xlsx-to-json", helpful=True)["counted"] is False
+    accepted = reader.scoped(RITA).accept_votes("skill:xlsx-to-json")["usage"]
+    assert (accepted["uses"], accepted["successes"]) == (2, 2)
+    bank.scoped(BOB).rate("skill:xlsx-to-json", helpful=True)  # his use is counted already
+    accepted = reader.scoped(RITA).accept_votes("skill:xlsx-to-json")["usage"]
+    assert (accepted["uses"], accepted["successes"]) == (2, 2)
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])

@@ -178,6 +178,7 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             memory text NOT NULL,
             item_id text NOT NULL,
             principal text NOT NULL,
+            trusted boolean NOT NULL DEFAULT true,
             PRIMARY KEY (deployment, memory, item_id, principal)
         );
     """),

@@ -46,8 +46,10 @@ _VOTERS = ("FROM sb_usage_untrusted_votes WHERE deployment = %s AND memory = %s 
            "AND item_id = %s")
 _TABLES = ("sb_usage", "sb_usage_votes", "sb_usage_untrusted_votes", "sb_usage_users")
 #: An outsider's first use of an item: the row that says it is counted (RETURNING: it is now).
-_FIRST_USE = ("INSERT INTO sb_usage_users (deployment, memory, item_id, principal) "
-              "VALUES (%s, %s, %s, %s) ON CONFLICT DO NOTHING RETURNING 1")
+_FIRST_USE = ("INSERT INTO sb_usage_users (deployment, memory, item_id, principal, trusted) "
+              "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, principal) "
+              "DO UPDATE SET trusted = true WHERE excluded.trusted AND NOT sb_usage_users.trusted "
+              "RETURNING 1")  # (trusted: his first trusted use, an untrusted one pending or not)
 #: How stale the counts behind the ranking prior may be (seconds).
 PRIOR_TTL = 1.0
 
@@ -71,7 +73,7 @@ class PostgresUsageCounters:
         if trusted and outsider and ok is None:  # counted once per item (`UsageLog.record`)
             with self.db.transaction() as conn:
                 first = int(use) > 0 and conn.execute(
-                    _FIRST_USE, (*self.key, item_id, outsider)).fetchone() is not None
+                    _FIRST_USE, (*self.key, item_id, outsider, True)).fetchone() is not None
                 row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
                                    (*values[:4], int(first), *values[5:])).fetchone()
             self._prior_cache = None
@@ -81,7 +83,11 @@ class PostgresUsageCounters:
             self._prior_cache = None
             return _usage(rows[0])
         with self.db.transaction() as conn:  # an untrusted vote: its principal's net too
-            row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}", values).fetchone()
+            first = int(use) > 0 and conn.execute(  # and its use once (`_first_rating_use`)
+                _FIRST_USE, (*self.key, item_id, principal or outside_votes.UNNAMED, False)
+            ).fetchone() is not None
+            row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
+                               (*values[:4], int(first), *values[5:])).fetchone()
             conn.execute(
                 "INSERT INTO sb_usage_untrusted_votes (deployment, memory, item_id, principal, "
                 "net) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, "
@@ -109,7 +115,7 @@ class PostgresUsageCounters:
                 conn.execute(f"DELETE {_VOTES} AND principal = %s",
                              (*self.key, item_id, principal))
             first = int(use) > 0 and conn.execute(
-                _FIRST_USE, (*self.key, item_id, principal)).fetchone() is not None
+                _FIRST_USE, (*self.key, item_id, principal, True)).fetchone() is not None
             row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(first), up, down, utcnow(),
                                            up, down)).fetchone()
         self._prior_cache = None
@@ -171,6 +177,8 @@ class PostgresUsageCounters:
                 f"AND NOT trusted RETURNING {_COLUMNS}", (*self.key, item_id)).fetchone()
             voters = {row[0]: int(row[1]) for row in conn.execute(
                 f"DELETE {_VOTERS} RETURNING principal, net", (*self.key, item_id))}
+            conn.execute("UPDATE sb_usage_users SET trusted = true WHERE deployment = %s AND "
+                         "memory = %s AND item_id = %s AND NOT trusted", (*self.key, item_id))
             if extra is None:
                 row = conn.execute(
                     f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
