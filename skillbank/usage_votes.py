@@ -13,7 +13,8 @@ use.
 Untrusted votes name who cast them (`"p": <principal>`), and each principal's net is kept
 (`untrusted(id).outside`); acceptance folds each principal's net in as his outside vote
 (`outside_votes.merge`), so one untrusted token's twelve "not helpful" are one failure once
-accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30). Votes without a
+accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30); the use each
+named rating carries counts once per principal too (`_first_rating_use`). Votes without a
 principal (lines written before, imported counts) are one principal, `outside_votes.UNNAMED`.
 """
 
