@@ -33,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Protocol, runtime_checkable
 
-from skillbank.moments import stored_utc, typed_utc
+from skillbank.moments import stored_utc, typed_since, typed_utc
 
 log = logging.getLogger("skillbank.audit")
 
@@ -118,8 +118,9 @@ def matches(event: AuditEvent, *, principal: str | None = None, action: str | No
     if trusted is not None and event.trusted != trusted:
         return False
     if since is not None:
+        moment = typed_since(since)  # (a `since` that is no time: InvalidInputError)
         try:
-            if _parse_time(event.at) < typed_utc(since):
+            if _parse_time(event.at) < moment:
                 return False
         except ValueError:
             return False
@@ -279,7 +280,7 @@ class FileAuditLog:
         query for one action parsed every line of the month: 1.5 s at 100,000 events, paid by
         each rating of a kept context preview, which asks whether anything was forgotten since
         (hunt-ui #5, session 27)."""
-        first = f"{typed_utc(since):%Y-%m}" if since is not None else ""
+        first = f"{typed_since(since):%Y-%m}" if since is not None else ""
         needle = json.dumps(containing).encode("utf-8") if containing else None
         for path in self.files():
             if path.name[:7] < first:
@@ -297,7 +298,7 @@ class FileAuditLog:
         """`events`, newest first: each month's file read backwards from its end, a block at
         a time, so a query with a `limit` reads the tail it shows, not the whole log (the
         audit page read every line of every month at each view, hunt-pg #4, session 28)."""
-        first = f"{typed_utc(since):%Y-%m}" if since is not None else ""
+        first = f"{typed_since(since):%Y-%m}" if since is not None else ""
         needle = json.dumps(containing).encode("utf-8") if containing else None
         for path in reversed(self.files()):
             if path.name[:7] < first:
@@ -325,7 +326,9 @@ class FileAuditLog:
               namespaces: Iterable[str] | None = None,
               trusted: bool | None = None) -> list[AuditEvent]:
         """Matching events, oldest first; `limit` keeps the newest `limit` of them (read from
-        the end of the log: `newest_events`)."""
+        the end of the log: `newest_events`). `since` takes what `recall`'s does
+        (`moments.typed_since`)."""
+        since = None if since is None else typed_since(since)
         where = dict(principal=principal, action=action, since=since, item_id=item_id,
                      namespace=namespace, trusted=trusted,
                      namespaces=None if namespaces is None else frozenset(namespaces))

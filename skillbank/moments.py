@@ -35,7 +35,9 @@ def stored_utc(moment: datetime) -> datetime:
 #: The UTC offset of the process that typed the time, when it is not this one: a client of an
 #: owner process sends its own (`local_offset`) with every call. The owner read a client's
 #: zone-less `since` in the owner's zone: a client in Auckland asking a UTC owner for "the
-#: last hour" found nothing (review of hunt-time #3, session 29).
+#: last hour" found nothing (review of hunt-time #3, session 29). One offset is right only
+#: for times near the call's date, so a client now writes the zone into its typed times
+#: itself (`with_local_zone`); the offset still reads a client of an earlier release.
 _CALLER_OFFSET: contextvars.ContextVar[timedelta | None] = contextvars.ContextVar(
     "skillbank_caller_utc_offset", default=None)
 #: Offsets a zone can have (UTC-12 to UTC+14, with room).
@@ -46,6 +48,30 @@ def local_offset() -> float:
     """This process's UTC offset now, in seconds (what a client sends with a call)."""
     offset = datetime.now().astimezone().utcoffset()
     return offset.total_seconds() if offset is not None else 0.0
+
+
+#: The arguments that are typed times (read by `typed_since`): a client gives them a zone.
+TYPED_ARGUMENTS = ("since",)
+
+
+def with_local_zone(value: Any) -> Any:
+    """A typed time as this process reads it, with its zone written out: a naive datetime or
+    a date gets this process's UTC offset *on that date* (Python's local-time rule, DST
+    included), an ISO text without a zone the same (returned as aware ISO text); anything else
+    is returned as it is. A client of an owner process sends its typed times this way: it sent
+    one offset, its own at the moment of the call, so a July time typed in Berlin in December
+    was read an hour off (hunt-trust #3, session 30)."""
+    try:
+        if isinstance(value, datetime):
+            return value.astimezone() if value.tzinfo is None else value
+        if isinstance(value, date):
+            return datetime.combine(value, time()).astimezone()
+        if isinstance(value, str):
+            moment = datetime.fromisoformat(value.strip().replace("Z", "+00:00"))
+            return moment.astimezone().isoformat() if moment.tzinfo is None else value
+    except (ValueError, OverflowError, OSError):  # not a time, or past the years there are:
+        pass  # the owner reads it (and names what is wrong with it) as before
+    return value
 
 
 @contextlib.contextmanager
@@ -77,6 +103,40 @@ def typed_utc(moment: datetime | date) -> datetime:
     except (OverflowError, OSError, ValueError):  # year 1 east of UTC, 9999 west of it
         edge = datetime.min if moment.year < 1970 else datetime.max
         return edge.replace(tzinfo=timezone.utc)
+
+
+def typed_since(since: Any) -> datetime:
+    """A `since` a caller gave, as an aware UTC datetime: a datetime or date (`typed_utc`), an
+    ISO date or time (one without a zone is local time, as a datetime), unix seconds, or a
+    timedelta meaning "within the last ...". What `recall(since=...)` takes, for every `since`
+    of the API: `audit.query(since="2026-12-01")` raised a raw TypeError from deep inside the
+    log's reader (hunt-trust #4, session 30). Anything else is an InvalidInputError."""
+    from skillbank.errors import InvalidInputError
+
+    if isinstance(since, (datetime, date)):
+        return typed_utc(since)
+    edge = None
+    if isinstance(since, timedelta):
+        try:
+            return datetime.now(timezone.utc) - since
+        except OverflowError:
+            edge = since.total_seconds() < 0
+    elif isinstance(since, (int, float)) and not isinstance(since, bool) \
+            and math.isfinite(since):
+        try:
+            return datetime.fromtimestamp(since, timezone.utc)
+        except (OverflowError, OSError, ValueError):
+            edge = since > 0
+    elif isinstance(since, str):
+        try:
+            return typed_utc(datetime.fromisoformat(since.strip().replace("Z", "+00:00")))
+        except ValueError:
+            pass
+    if edge is not None:  # a span or a number past the years there are: the first or last
+        return (datetime.max if edge else datetime.min).replace(tzinfo=timezone.utc)
+    raise InvalidInputError(
+        f"since={since!r} is not a time: pass a datetime, an ISO date such as '2026-01-31', "
+        "a unix timestamp, or a timedelta meaning 'within the last …'")
 
 
 def out_of_range(moment: datetime) -> str | None:

@@ -13,11 +13,19 @@ before, each vote counted: the local user votes after every use.
 
 Guideline votes (`skillbank.memories.guidelines.review`), experience marks and skill ratings
 (`skillbank.usage.UsageLog`, `skillbank.store.postgres.usage`) all step a net with `step`.
+
+Untrusted votes on experiences and skills are kept per principal too (who cast them), and a
+reviewer's `accept_votes` folds each principal's net in as that principal's outside vote
+(`merge`): one untrusted token's twelve "not helpful" became twelve failures once accepted,
+while a trusted outsider's twelve were one (hunt-trust #2, session 30). Votes kept before
+principals were (a log line or a row without one, an imported record's counts) are one
+principal, `UNNAMED`.
 """
 
 from __future__ import annotations
 
 import logging
+from typing import Any
 
 log = logging.getLogger("skillbank.votes")
 
@@ -25,6 +33,18 @@ log = logging.getLogger("skillbank.votes")
 MAX_OUTSIDE_VOTERS = 500
 #: An outsider's stored net is bounded: it counts once whatever its size.
 MAX_OUTSIDE_NET = 1000
+
+
+#: The principal of untrusted votes that name none (kept before they did, or imported counts).
+#: No principal is empty (`skillbank.scope.PRINCIPAL_PATTERN`), so it is nobody's name.
+UNNAMED = ""
+
+
+def outsider_of(scope: Any, namespace: str | None) -> str | None:
+    """The principal of `scope` when it is an outsider to `namespace` (trusted, may not change
+    it): his uses of what is there count once, as his votes do; None for its own people, the
+    local user and an untrusted caller (whose uses are kept apart)."""
+    return scope.principal if scope.trusted and not scope.can_change(namespace) else None
 
 
 def step(votes: dict[str, int], principal: str, helpful: bool, item: str = ""
@@ -50,3 +70,23 @@ def counted(before: int, after: int) -> tuple[int, int]:
     """How (helpful, harmful) move when an outsider's net goes from `before` to `after`: only
     when its sign does, so each outsider is at most one vote of either kind."""
     return (after > 0) - (before > 0), (after < 0) - (before < 0)
+
+
+def merge(votes: dict[str, int], principal: str, net: int, item: str = ""
+          ) -> tuple[int, int] | None:
+    """Add `net` (a principal's accepted untrusted votes) to `principal`'s net in `votes`, as
+    that many votes of his would (`step`): returns (before, after), or None when nothing moved
+    or he is not counted (`MAX_OUTSIDE_VOTERS`)."""
+    if not net:
+        return None
+    if principal not in votes and len(votes) >= MAX_OUTSIDE_VOTERS:
+        log.info("%s has %d outside voters; %s's accepted votes are not counted",
+                 item or "an item", len(votes), principal)
+        return None
+    before = votes.get(principal, 0)
+    after = max(-MAX_OUTSIDE_NET, min(MAX_OUTSIDE_NET, before + net))
+    if after:
+        votes[principal] = after
+    else:
+        votes.pop(principal, None)
+    return before, after

@@ -74,7 +74,8 @@ class Usage(BaseModel):
     #: Outsiders' nets on the item (principal -> net vote, helpful +1, harmful -1), each
     #: counted once in successes/failures as its sign (`skillbank.outside_votes`). A curator
     #: could not see why a record's score moved; filled on a record's detail (`skills.load`,
-    #: `experiences.get`), left empty in lists and search hits (one look-up per record).
+    #: `experiences.get`), left empty in lists and search hits (one look-up per record). In
+    #: `usage.untrusted(id)`: who cast the untrusted votes, each principal's net.
     outside: dict[str, int] = Field(default_factory=dict)
 
     @property

@@ -22,12 +22,8 @@ was told it failed, so it is never written later (hunt-disk #1 and #2, session 2
 Untrusted signals are kept apart (`trusted=False`: an event line with `"u": 1`): they are
 counted in `untrusted(item_id)` and never in `get`/`all`/`prior`, so anonymous votes or recalls
 move no trusted ranking and make no prune candidate — until a reviewer `accept`s them, which
-journals one `accept` event folding them into the trusted counts.
-
-An outsider's rating (`vote`: a trusted caller who may not change the item, see
-`skillbank.outside_votes`) is an event line with `"o": <principal>`: his net per item is kept
-(`outside`), and the trusted counts hold only its sign, so fifty "not helpful" votes of one
-contributor are one failure, not fifty.
+journals one `accept` event folding them into the trusted counts. How votes count (an
+outsider's once, as his net; untrusted ones per principal): `skillbank.usage_votes`.
 
 Counts are keyed by the item's id, which for a skill is its name, so a renamed skill's counts
 would stay behind for the next skill given the old name (users met a new, unrelated skill
@@ -56,7 +52,6 @@ import os
 import threading
 import time
 import weakref
-from datetime import datetime
 from pathlib import Path
 from typing import Any, Callable
 
@@ -64,9 +59,12 @@ from skillbank import outside_votes
 from skillbank.fsutil import atomic_write, can_lock_journals, locked_journal
 from skillbank.records import Usage, utcnow
 from skillbank.usage_fold import UsageFold
+from skillbank.usage_votes import UsageVotes, _touch
 
 log = logging.getLogger("skillbank.usage")
 
+#: The per-item tables of a log's counts (each moved, reset and rebuilt with the item).
+_TABLES = ("_counts", "_untrusted", "_outside", "_voters", "_users", "_raters")
 #: Buffered use events are written once this many are waiting, or this long after the first.
 FLUSH_EVERY = 256
 FLUSH_SECONDS = 5.0
@@ -77,8 +75,9 @@ REFRESH_SECONDS = 0.2
 FOLD_BYTES = 1 << 20
 
 
-class UsageLog:
-    """Per-item uses / successes / failures, durable and cheap to update."""
+class UsageLog(UsageVotes):
+    """Per-item uses / successes / failures, durable and cheap to update; its votes are
+    counted by `skillbank.usage_votes.UsageVotes`."""
 
     def __init__(self, path: Path, *, shared: bool = False) -> None:
         self.path = path
@@ -86,6 +85,9 @@ class UsageLog:
         self._counts: dict[str, Usage] = {}
         self._untrusted: dict[str, Usage] = {}  # kept apart until accepted
         self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
+        self._voters: dict[str, dict[str, int]] = {}  # item -> untrusted principal -> net
+        self._users: dict[str, set[str]] = {}  # item -> outsiders whose use is counted
+        self._raters: dict[str, set[str]] = {}  # item -> untrusted raters whose use is
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -181,11 +183,12 @@ class UsageLog:
         """Count again from a log's `lines` (the file `file`), then the events still buffered.
         The counts are made apart and put in place whole: reads take no lock."""
         fresh = object.__new__(UsageLog)
-        fresh._counts, fresh._untrusted, fresh._outside = {}, {}, {}
+        for table in _TABLES:
+            setattr(fresh, table, {})
         for raw in [*lines, *(line.encode("utf-8") for line in self._pending)]:
             fresh._apply_line(raw)
-        self._counts, self._untrusted, self._outside = \
-            fresh._counts, fresh._untrusted, fresh._outside
+        for table in _TABLES:  # (one table after another: a read may see them mixed briefly)
+            setattr(self, table, getattr(fresh, table))
         self._file = file
         self._hold(held)
         self._offset = sum(len(raw) for raw in lines)
@@ -225,9 +228,14 @@ class UsageLog:
                 self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
                                     int(event.get("use", 0)), event.get("at"))
                 return
+            if "ou" in event:
+                self._apply_outside_use(event["id"], str(event["ou"]),
+                                        int(event.get("use", 0)), event.get("at"))
+                return
             self._apply(event["id"], event.get("use", 0), event.get("ok"), event.get("at"),
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
-                        failures=int(event.get("f", 0)))
+                        failures=int(event.get("f", 0)),
+                        principal=str(event.get("p") or outside_votes.UNNAMED))
         except (ValueError, KeyError, TypeError, AttributeError):
             return  # a foreign line: skip, never fail the open
 
@@ -273,19 +281,32 @@ class UsageLog:
         self._own = [(start, end) for start, end in self._own if end > position]
 
     def _apply(self, item_id: str, uses: int, ok: bool | None, at: str | None, *,
-               untrusted: bool = False, successes: int = 0, failures: int = 0) -> None:
+               untrusted: bool = False, successes: int = 0, failures: int = 0,
+               principal: str = outside_votes.UNNAMED) -> None:
         usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
+        if untrusted and principal and ok is not None:  # a named rating's use: once, as an
+            uses = self._first_rating_use(item_id, principal, int(uses))  # outsider's
         usage.uses += int(uses)
-        usage.successes += int(ok is True) + max(0, successes)
-        usage.failures += int(ok is False) + max(0, failures)
+        up, down = int(ok is True) + max(0, successes), int(ok is False) + max(0, failures)
+        usage.successes += up
+        usage.failures += down
+        if untrusted and up != down:  # who cast them: each principal's net (module docstring)
+            voters = self._voters.setdefault(item_id, {})
+            voters[principal] = voters.get(principal, 0) + up - down
+            if not voters[principal]:
+                del voters[principal]
         _touch(usage, at)
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True) -> Usage:
+               trusted: bool = True, principal: str | None = None,
+               outsider: str | None = None) -> Usage:
         """Count `use` uses of an item, and optionally whether it helped (`ok`).
 
         A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
-        module docstring). `trusted=False` counts it apart (returns the untrusted counts).
+        module docstring). `trusted=False` counts it apart (returns the untrusted counts); an
+        untrusted rating names who cast it (`principal`): its net per principal is what a
+        reviewer's `accept` folds in. A trusted plain use of an `outsider` (the principal, who
+        may not change the item) counts once per item, as his votes do.
         """
         at = utcnow().isoformat()
         event: dict[str, object] = {"id": item_id, "use": use, "at": at}
@@ -293,12 +314,20 @@ class UsageLog:
             event["ok"] = ok
         if not trusted:
             event["u"] = 1
+            if ok is not None and principal:
+                event["p"] = principal
+        elif outsider and ok is None:
+            event["ou"] = outsider
         with self._lock:
             if not self._pending:
                 self._since = time.monotonic()
                 _start_idle_flusher()
             counts = self._counts if trusted else self._untrusted
-            apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted)
+            apply = functools.partial(self._apply, item_id, use, ok, at, untrusted=not trusted,
+                                      principal=str(event.get("p") or outside_votes.UNNAMED))
+            if "ou" in event:
+                apply = functools.partial(self._apply_outside_use, item_id, str(event["ou"]),
+                                          use, at)
             if ok is not None:  # a rating: on disk when this returns, or not counted at all
                 self._write_through(event, apply, item_id)
                 return counts[item_id].model_copy()
@@ -309,36 +338,6 @@ class UsageLog:
                                              now - self._since >= FLUSH_SECONDS):
                 self._write_buffered()
             return counts[item_id].model_copy()
-
-    def _apply_outside(self, item_id: str, principal: str, ok: bool, uses: int,
-                       at: str | None) -> None:
-        """An outsider's rating: his net moves; successes/failures only by its sign."""
-        moved = outside_votes.step(self._outside.setdefault(item_id, {}), principal, ok,
-                                   item_id)
-        up, down = outside_votes.counted(*moved) if moved else (0, 0)
-        usage = self._counts.setdefault(item_id, Usage())
-        usage.uses += uses
-        usage.successes = max(0, usage.successes + up)  # a sign moving back takes its vote away
-        usage.failures = max(0, usage.failures + down)
-        _touch(usage, at)
-
-    def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
-        """An outsider's rating of an item (with `use` uses): counted once per `principal`, as
-        the sign of his net (module docstring). Written through; returns the trusted counts."""
-        at = utcnow().isoformat()
-        event = {"id": item_id, "use": use, "at": at, "ok": bool(ok), "o": principal}
-        with self._lock:
-            self._refresh()  # his earlier votes from another process first: the net is his
-            self._write_through(event, lambda: self._apply_outside(
-                item_id, principal, bool(ok), use, at), item_id)
-            return self._counts[item_id].model_copy()
-
-    def outside(self, item_id: str) -> dict[str, int]:
-        """The outsiders' nets on an item (principal -> net vote; each counts once)."""
-        if self.shared:
-            with self._lock:
-                self._refresh()
-        return dict(self._outside.get(item_id, {}))
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage) in one event, written
@@ -353,33 +352,6 @@ class UsageLog:
             self._write_through(event, lambda: self._apply(
                 item_id, counts.uses, None, at, untrusted=not trusted,
                 successes=counts.successes, failures=counts.failures), item_id)
-
-    def untrusted(self, item_id: str) -> Usage:
-        """Untrusted uses and votes of an item, not yet accepted (they move nothing)."""
-        usage = self._untrusted.get(item_id)
-        return usage.model_copy() if usage else Usage()
-
-    def accept(self, item_id: str) -> Usage:
-        """A reviewer accepts an item's untrusted signals: they join its trusted counts.
-
-        One `accept` event, written through; returns the item's trusted counts after it."""
-        at = utcnow().isoformat()
-        with self._lock:
-            self._write_through({"id": item_id, "accept": 1, "at": at},
-                                lambda: self._accept(item_id), item_id)
-            usage = self._counts.get(item_id)
-            return usage.model_copy() if usage else Usage()
-
-    def _accept(self, item_id: str) -> None:
-        extra = self._untrusted.pop(item_id, None)
-        if extra is None:
-            return
-        usage = self._counts.setdefault(item_id, Usage())
-        usage.uses += extra.uses
-        usage.successes += extra.successes
-        usage.failures += extra.failures
-        if extra.last_used and (usage.last_used is None or extra.last_used > usage.last_used):
-            usage.last_used = extra.last_used
 
     def move(self, item_id: str, new_id: str) -> None:
         """An item now has the id `new_id` (a renamed skill): its counts, untrusted counts and
@@ -409,7 +381,7 @@ class UsageLog:
         `success=False` that raised ENOSPC was written by the next flush once space came back,
         and a retry counted it twice (hunt-disk #2, session 29). Plain uses buffered before it
         stay buffered. Called with `_lock` held."""
-        tables: tuple[dict[str, Any], ...] = (self._counts, self._untrusted, self._outside)
+        tables: tuple[dict[str, Any], ...] = tuple(getattr(self, t) for t in _TABLES)
         saved = [(table, item, _copied(table.get(item))) for table in tables for item in ids]
         line = json.dumps(event)
         self._pending.append(line)
@@ -427,7 +399,7 @@ class UsageLog:
             raise
 
     def _move(self, item_id: str, new_id: str) -> None:
-        tables = (self._counts, self._untrusted, self._outside)
+        tables = tuple(getattr(self, t) for t in _TABLES)
         if item_id == new_id or not any(item_id in table for table in tables):
             return  # nothing to carry (a second process journaling the same rename)
         for table in tables:
@@ -437,8 +409,8 @@ class UsageLog:
                 table[new_id] = moved  # type: ignore[index]
 
     def _reset(self, item_id: str) -> None:
-        for table in (self._counts, self._untrusted, self._outside):
-            table.pop(item_id, None)
+        for table in _TABLES:
+            getattr(self, table).pop(item_id, None)
 
     def flush(self) -> None:
         """Write every buffered event (one append, one fsync); an OSError (a full disk) leaves
@@ -589,10 +561,12 @@ def _folded(lines: list[str]) -> list[str]:
 
 
 def _copied(value: Any) -> Any:
-    """A copy of one entry of the counts (a `Usage`, an outsider's nets, or None)."""
+    """A copy of one entry of the counts (a `Usage`, nets, outsiders who used it, or None)."""
     if value is None:
         return None
-    return dict(value) if isinstance(value, dict) else value.model_copy()
+    if isinstance(value, (dict, set)):
+        return type(value)(value)
+    return value.model_copy()
 
 
 def _parsed(raw: bytes) -> Any:
@@ -601,15 +575,6 @@ def _parsed(raw: bytes) -> Any:
         return json.loads(raw)
     except ValueError:
         return None
-
-
-def _touch(usage: Usage, at: str | None) -> None:
-    """Set `last_used` from an event's time (a malformed one is left out)."""
-    if at:
-        try:
-            usage.last_used = datetime.fromisoformat(at)
-        except ValueError:
-            pass
 
 
 _open_logs: "weakref.WeakSet[UsageLog]" = weakref.WeakSet()

@@ -22,8 +22,9 @@ import json
 from datetime import datetime
 from typing import Any
 
-#: The keys of a plain use event (`UsageLog.record` without `ok`): the only lines folded.
-PLAIN = frozenset({"id", "use", "at", "u"})
+#: The keys of a plain use event (`UsageLog.record` without `ok`): the only lines folded. An
+#: outsider's uses (`"ou": <principal>`, counted once per item) fold into one line per outsider.
+PLAIN = frozenset({"id", "use", "at", "u", "ou"})
 
 
 class UsageFold:
@@ -31,9 +32,10 @@ class UsageFold:
 
     def __init__(self) -> None:
         self._out: list[bytes | None] = []  # lines kept, None where a run's line goes, b"" gone
-        #: (item, untrusted) -> [uses, time of its last use, position] of its open run
-        self._runs: dict[tuple[str, bool], list[Any]] = {}
-        self._folded: dict[int, tuple[str, bool]] = {}  # position -> the run written there
+        #: (item, untrusted, or the outsider's name) -> [uses, time of its last use, position]
+        #: of its open run
+        self._runs: dict[tuple[str, bool | str], list[Any]] = {}
+        self._folded: dict[int, tuple[str, bool | str]] = {}  # position -> its run
         self._done: dict[int, list[Any]] = {}  # runs an event closed, by position
         self.read = 0  # bytes fed
 
@@ -64,10 +66,9 @@ class UsageFold:
         self._folded[run[2]] = key
 
     def _close(self, item: str) -> None:
-        for untrusted in (False, True):
-            run = self._runs.pop((item, untrusted), None)
-            if run is not None:
-                self._done[run[2]] = [*run, untrusted, item]
+        for key in [key for key in self._runs if key[0] == item]:
+            run = self._runs.pop(key)
+            self._done[run[2]] = [*run, key[1], item]
 
     def lines(self) -> list[bytes]:
         out = []
@@ -84,25 +85,32 @@ class UsageFold:
             event: dict[str, Any] = {"id": item, "use": uses}
             if at is not None:
                 event["at"] = at
-            if untrusted:
+            if isinstance(untrusted, str):
+                event["ou"] = untrusted
+            elif untrusted:
                 event["u"] = 1
             out.append(json.dumps(event).encode("utf-8") + b"\n")
         return out
 
 
-def _plain(event: dict[str, Any]) -> tuple[str, bool] | None:
-    """(item, untrusted) of a plain use event that replays as one (else None)."""
+def _plain(event: dict[str, Any]) -> tuple[str, bool | str] | None:
+    """(item, untrusted or the outsider's name) of a plain use event that replays as one (else
+    None)."""
     if not PLAIN.issuperset(event) or not isinstance(event["id"], str):
         return None
     try:
         int(event.get("use", 0))
     except (TypeError, ValueError):
         return None
+    if "ou" in event:
+        if "u" in event or not isinstance(event["ou"], str):
+            return None
+        return event["id"], event["ou"]
     return event["id"], bool(event.get("u"))
 
 
 def _when(value: Any) -> bool:
-    """Whether a replay sets `last_used` from this time (`usage._touch`)."""
+    """Whether a replay sets `last_used` from this time (`usage_votes._touch`)."""
     if not isinstance(value, str) or not value:
         return False
     try:

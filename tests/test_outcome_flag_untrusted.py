@@ -5,7 +5,8 @@ skill changed, and it rated it unhelpful six times. Every answer said `counted: 
 `stats()["skill_trust"]["flagged_by_outcome"]` named the skill (the review queue, with a
 `skills restore` hint): `outcome_flags` read every rating line, the untrusted ones too. The
 reverse hid a real regression. Now only the ratings `UsageLog` counts decide: trusted ones, and
-untrusted ones once `accept_votes` folded them in. In process and through a client of an owner.
+untrusted ones once `accept_votes` folded them in, each principal once per version, as an
+outsider (hunt-trust #2, session 30). In process and through a client of an owner.
 """
 
 from __future__ import annotations
@@ -16,7 +17,9 @@ from conftest import write_skill
 from owner_client import bank_for
 from skillbank.scope import Scope
 
-AGENT = Scope(principal="agent", namespace="default", role="contributor", trusted=False)
+AGENTS = [Scope(principal=f"agent-{n}", namespace="default", role="contributor", trusted=False)
+          for n in range(6)]
+AGENT = AGENTS[0]
 
 
 def _version(bank, name: str, body: str) -> None:
@@ -29,14 +32,24 @@ def _check(bank) -> None:
     agent = bank.scoped(AGENT)
     # Only untrusted ratings: no flag however they fall, until a reviewer accepts them.
     _version(bank, "fix-flaky-tests", "# Steps\n\nRerun the test.\n")
-    for _ in range(6):
-        assert agent.rate("skill:fix-flaky-tests", helpful=True)["counted"] is False
+    for who in AGENTS:
+        assert bank.scoped(who).rate("skill:fix-flaky-tests", helpful=True)["counted"] is False
     _version(bank, "fix-flaky-tests", "# Steps\n\nRetry every test three times.\n")
-    for _ in range(6):
-        agent.rate("skill:fix-flaky-tests", helpful=False)
+    for who in AGENTS:
+        bank.scoped(who).rate("skill:fix-flaky-tests", helpful=False)
     assert bank.skills.outcome_flags() == []
     bank.accept_votes("skill:fix-flaky-tests")  # now they count, each at the time it was given
     assert [f["name"] for f in bank.skills.outcome_flags()] == ["fix-flaky-tests"]
+    # Once accepted, one principal counts once per version, as an outsider (hunt-trust #2,
+    # session 30): six "helpful" and then six "failed" of one agent flag nothing.
+    _version(bank, "lint-yaml", "# Steps\n\nRun yamllint.\n")
+    for _ in range(6):
+        agent.rate("skill:lint-yaml", helpful=True)
+    _version(bank, "lint-yaml", "# Steps\n\nDelete the YAML.\n")
+    for _ in range(6):
+        agent.rate("skill:lint-yaml", helpful=False)
+    bank.accept_votes("skill:lint-yaml")
+    assert "lint-yaml" not in [f["name"] for f in bank.skills.outcome_flags()]
     # A real regression (trusted ratings) is not hidden by untrusted praise after the change.
     _version(bank, "tidy-imports", "# Steps\n\nSort the imports.\n")
     for _ in range(6):

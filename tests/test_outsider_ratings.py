@@ -62,9 +62,10 @@ def _skill_ratings(bank) -> None:
         return {s.name: s for s in bank.skills.list()}[name].usage
 
     assert _counts(usage("deploy-web")) == (0, 1)
-    assert usage("deploy-web").uses == 10  # each rating is still a use
+    # His uses count once too, as his votes (hunt-trust #1, session 30: ten uses, one vote).
+    assert usage("deploy-web").uses == 1
     carl.skills.record_use("deploy-web")  # a bare use is a use, never a vote
-    assert (usage("deploy-web").uses, _counts(usage("deploy-web"))) == (11, (0, 1))
+    assert (usage("deploy-web").uses, _counts(usage("deploy-web"))) == (1, (0, 1))
     # A reviewer and the local user count each rating; so does a skill's own author.
     for who in (bank.scoped(RITA), bank):
         who.rate("skill:deploy-web", helpful=True)

@@ -313,6 +313,11 @@ def test_background_jobs_run_as_the_caller_that_queued_them(tmp_path):
         bank.close()
 
 
+def bank_user(bank) -> str:
+    """The principal the bank's own calls run as (its local user)."""
+    return bank.caller_scope().principal
+
+
 def test_untrusted_votes_never_move_trusted_state_until_accepted(tmp_path):
     bank = open_bank(tmp_path / "root")
     try:
@@ -338,15 +343,18 @@ def test_untrusted_votes_never_move_trusted_state_until_accepted(tmp_path):
         assert bank.skills.usage.prior("keys-rotation") == 0.0
         with pytest.raises(PermissionDeniedError):
             bank.scoped(ALICE).accept_votes("skill:keys-rotation")
+        # Accepted, each principal's votes count once, as an outsider's (hunt-trust #2,
+        # session 30: they counted 30 and 6).
         accepted = bank.accept_votes("skill:keys-rotation")
-        assert accepted["usage"]["successes"] == 30 and bank.skills.usage.prior("keys-rotation") > 0
+        assert accepted["usage"]["successes"] == 1 and bank.skills.usage.prior("keys-rotation") > 0
+        assert bank.experiences.usage.untrusted(eid).outside == {"anon": -5, bank_user(bank): -1}
         accepted = bank.accept_votes(eid)
-        assert accepted["usage"]["failures"] == 6
+        assert accepted["usage"]["failures"] == 2  # anon's five and the local user's one
     finally:
         bank.close()
     reopened = open_bank(tmp_path / "root")  # the log replays the same way
     try:
-        assert reopened.experiences.get(eid).usage.failures == 6
+        assert reopened.experiences.get(eid).usage.failures == 2
         assert reopened.skills.usage.untrusted("keys-rotation").successes == 0
     finally:
         reopened.close()

@@ -60,7 +60,8 @@ def test_a_long_lived_roots_usage_log_is_folded_with_every_count(tmp_path, remot
 
 
 def every_count(log: UsageLog, ids) -> dict:
-    return {i: (log.get(i).model_dump(), log.untrusted(i).model_dump(), log.outside(i))
+    return {i: (log.get(i).model_dump(), log.untrusted(i).model_dump(), log.outside(i),
+                sorted(log._users.get(i, ())))
             for i in ids}
 
 
@@ -74,8 +75,11 @@ def test_folding_keeps_every_count_vote_and_dated_rating(tmp_path, monkeypatch):
             log.record("b")
             log.record("a", trusted=False)
             log.record("d")
+            log.record("a", outsider="carl")  # (counted once per item: hunt-trust #1)
+            log.record("d", outsider="carol")
         log.record("a", ok=round_ != 1)
         log.record("a", ok=False, trusted=False)
+        log.record("a", ok=round_ == 2, trusted=False, principal="bob")  # (hunt-trust #2)
         log.vote("b", "carol", ok=round_ == 0, use=1)
         if round_ == 1:
             log.accept("a")

@@ -124,5 +124,30 @@ def without_local_callbacks(target: str, name: str, args: tuple[Any, ...],
     return args, kwargs
 
 
+#: Where a typed time (`moments.TYPED_ARGUMENTS`) can also be given by position, by method.
+TYPED_TIME_POSITIONS: dict[tuple[str, str], dict[str, int]] = {
+    ("experiences", "recall"): {"since": 5},
+}
+
+
+def with_local_zones(target: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+                     ) -> tuple[tuple[Any, ...], dict[str, Any]]:
+    """`args`/`kwargs` with their typed times given this process's zone (`since=`: a naive
+    datetime, a date or an ISO text without a zone, `moments.with_local_zone`), so the owner
+    reads them as this process does, at the UTC offset of their own date. The owner applied
+    the client's offset at the moment of the call to every date: a July `since` typed in
+    Berlin in December was an hour off (hunt-trust #3, session 30)."""
+    from skillbank.moments import TYPED_ARGUMENTS, with_local_zone
+
+    positions = TYPED_TIME_POSITIONS.get((target, name), {})
+    if not any(k in kwargs for k in TYPED_ARGUMENTS) and \
+            not any(p < len(args) for p in positions.values()):
+        return args, kwargs
+    kwargs = {k: with_local_zone(v) if k in TYPED_ARGUMENTS else v for k, v in kwargs.items()}
+    at = set(positions.values())
+    args = tuple(with_local_zone(a) if i in at else a for i, a in enumerate(args))
+    return args, kwargs
+
+
 #: Calls whose lessons or drafts the owner's distiller writes (`BankClient._owner_distils`).
 OWNER_DISTILS = frozenset({("skills", "propose"), ("experiences", "distill")})

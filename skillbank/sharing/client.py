@@ -34,7 +34,7 @@ from skillbank.errors import BusyError
 from skillbank.sharing import endpoint as ep
 from skillbank.sharing import prepare, served, wire
 from skillbank.sharing.arguments import (OWNER_DISTILS, plain_chat_messages, resolve_paths,
-                                         without_local_callbacks)
+                                         with_local_zones, without_local_callbacks)
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -407,6 +407,7 @@ class BankClient:
                 args, kwargs = plain_chat_messages(target, name, args, kwargs)
                 here = (args, kwargs)  # run as given if this process takes the root over
                 args, kwargs = without_local_callbacks(target, name, args, kwargs)
+                args, kwargs = with_local_zones(target, name, args, kwargs)
                 if (target, name) in OWNER_DISTILS:
                     kwargs = self._owner_distils(target, name, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs, here=here)
@@ -433,7 +434,9 @@ class BankClient:
         envelope = {"target": target, "op": op, "name": name,
                     "args": wire.encode(list(args)), "kwargs": wire.encode(kwargs),
                     "scope": self.caller_scope().to_wire(),
-                    # a zone-less time it types is its local time, not the owner's (moments)
+                    # a zone-less time it types is its local time, not the owner's: its typed
+                    # times travel with their zone (`with_local_zones`); the offset now serves
+                    # any other zone-less time (moments)
                     "utc_offset": moments.local_offset()}
         from skillbank.memories.skills.dependencies import current_agent_tools
 

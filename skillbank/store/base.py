@@ -70,7 +70,8 @@ class WriteLock(Protocol):
 @runtime_checkable
 class UsageCounters(Protocol):
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True) -> "Usage": ...
+               trusted: bool = True, principal: str | None = None,
+               outsider: str | None = None) -> "Usage": ...
 
     def get(self, item_id: str) -> "Usage": ...
 

@@ -33,6 +33,7 @@ from skillbank.index import HybridIndex
 from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
                                     is_outage)
 from skillbank.records import Experience, Hit, Hits, Lesson, RecordedId, Step, utcnow
+from skillbank.outside_votes import outsider_of
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin, _index_failure
@@ -481,7 +482,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                      "(keyword only), and records written meanwhile are indexed when it is back")
         if a["count_use"]:
             for hit in hits:
-                self.usage.record(hit.id, use=1, trusted=scope.trusted)
+                self.usage.record(hit.id, use=1, trusted=scope.trusted,
+                                  outsider=outsider_of(scope, hit.record.namespace))
         return hits
 
     # Reading ----------------------------------------------------------------------------------
@@ -599,7 +601,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if scope.trusted and not scope.can_change(record.namespace):
             self.usage.vote(record.id, scope.principal, helped)
         else:
-            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted)
+            self.usage.record(record.id, use=0, ok=helped, trusted=scope.trusted,
+                              principal=scope.principal)  # (untrusted: one net each)
         note(self, "vote", kind_of(record.id), record.id, trusted=scope.trusted)
         return self.get(record_id)
 

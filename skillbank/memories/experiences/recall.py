@@ -23,6 +23,7 @@ from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.keyword import tokenize
 from skillbank.query_limits import MAX_TASK_CHARS
 from skillbank.records import MAX_TEXT, Experience, Hit
+from skillbank.outside_votes import outsider_of
 from skillbank.usage import UsageLog
 from skillbank.unread import mostly_unread
 from skillbank.memories.experiences.indexing import MAX_EMBED_TEXTS
@@ -415,5 +416,6 @@ class RecallMixin:
                                         record=record, dense=hit.dense, keyword=hit.keyword))
         if count_use:
             for hit in hits:  # an untrusted caller's recalls are counted apart
-                self.usage.record(hit.id, use=1, trusted=scope.trusted)
+                self.usage.record(hit.id, use=1, trusted=scope.trusted,
+                                  outsider=outsider_of(scope, hit.record.namespace))
         return hits

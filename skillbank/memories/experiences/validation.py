@@ -9,9 +9,8 @@ from __future__ import annotations
 import json
 import math
 import re
-import time
 import uuid
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
@@ -19,7 +18,7 @@ from pydantic_core import PydanticSerializationError
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import check_text, check_unicode
-from skillbank.moments import stored_utc, typed_utc
+from skillbank.moments import stored_utc, typed_since
 from skillbank.records import (MAX_SHORT, MAX_STEPS, MAX_TAGS, MAX_TEXT, Experience, Finding,
                                Lesson, Step, clip_task)
 from skillbank.memories.experiences.transcript import _jsonable, steps_from_messages
@@ -44,7 +43,8 @@ def _timestamp(value: datetime) -> float:
 
 
 def _since_timestamp(since: Any) -> float | None:
-    """`since` as a unix time: a datetime, an ISO string, a number, or a timedelta (ago).
+    """`since` as a unix time: a datetime or date, an ISO string, a number, or a timedelta
+    (ago); the one rule of every `since` (`moments.typed_since`).
 
     A datetime or ISO text without a zone is local time, as Python reads a naive datetime:
     `since=datetime.now() - timedelta(hours=1)` means the last hour. It was read as UTC, so
@@ -52,21 +52,9 @@ def _since_timestamp(since: Any) -> float | None:
     """
     if since is None:
         return None
-    if isinstance(since, timedelta):
-        return time.time() - since.total_seconds()
-    if isinstance(since, datetime):
-        return typed_utc(since).timestamp()
     if isinstance(since, (int, float)) and not isinstance(since, bool) and math.isfinite(since):
         return float(since)
-    if isinstance(since, str):
-        try:
-            return typed_utc(datetime.fromisoformat(since.strip().replace("Z", "+00:00"))
-                             ).timestamp()
-        except ValueError:
-            pass
-    raise InvalidInputError(
-        f"since={since!r} is not a time: pass a datetime, an ISO date such as '2026-01-31', "
-        "a unix timestamp, or a timedelta meaning 'within the last …'")
+    return typed_since(since).timestamp()
 
 
 def _findings(error: ValidationError) -> list[Finding]:

@@ -242,10 +242,13 @@ class SkillTrust:
         summary = self._summary(name)  # type: ignore[attr-defined]
         if success is not None:
             scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
-        if success is not None and rates_as_outsider(scope, summary.path):
+        outsider = scope.trusted and rates_as_outsider(scope, summary.path)
+        if success is not None and outsider:
             self.usage.vote(name, scope.principal, success, use=1)
-        else:
-            self.usage.record(name, ok=success, trusted=scope.trusted)
+        else:  # (untrusted: one net each; an outsider's bare uses count once, as his votes)
+            self.usage.record(name, ok=success, trusted=scope.trusted,
+                              principal=scope.principal,
+                              outsider=scope.principal if outsider else None)
         if success is not None:  # a judgement (a vote); a bare use is not a change of memory
             note(self, "vote", "skill", f"skill:{name}", trusted=scope.trusted)
 
@@ -363,6 +366,11 @@ def _timeline(path: Path) -> dict[str, list[tuple[str, datetime]]]:
     return {name: versions for name, versions in changes.items() if versions}
 
 
+#: The voter of accepted untrusted ratings that name none (`_counted_ratings`): never a
+#: principal's name (no principal holds a control character).
+UNNAMED_VOTER = "\x00unnamed"
+
+
 def _counted_ratings(events: list[dict[str, Any]], names: set[str]
                      ) -> dict[str, list[tuple[datetime, bool, str]]]:
     """Each skill's ratings (when, ok, outsider) that count, as `UsageLog` counts them:
@@ -371,7 +379,8 @@ def _counted_ratings(events: list[dict[str, Any]], names: set[str]
     an untrusted client's six "helpful" then six "unhelpful" votes (each answered `counted:
     false`) flagged a skill as worse since a change, with a restore hint; helpful ones could
     hide a real regression. An outsider's rating (`"o": <principal>`) names him: `_judged`
-    counts him once per version."""
+    counts him once per version; so does an accepted untrusted one (`"p": <principal>`, else
+    one unnamed voter), as `UsageLog.accept` counts it (hunt-trust #2, session 30)."""
     ratings: dict[str, list[tuple[datetime, bool, str]]] = {}
     waiting: dict[str, list[tuple[datetime, bool, str]]] = {}
     for event in events:
@@ -388,9 +397,11 @@ def _counted_ratings(events: list[dict[str, Any]], names: set[str]
         if event.get("accept"):
             ratings.setdefault(name, []).extend(waiting.pop(name, []))
         elif isinstance(event.get("ok"), bool):
-            counted = waiting if event.get("u") and "o" not in event else ratings
-            counted.setdefault(name, []).append(
-                (_when(event.get("at")), event["ok"], str(event.get("o") or "")))
+            untrusted = bool(event.get("u")) and "o" not in event
+            voter = str(event.get("p") or UNNAMED_VOTER) if untrusted else \
+                str(event.get("o") or "")
+            (waiting if untrusted else ratings).setdefault(name, []).append(
+                (_when(event.get("at")), event["ok"], voter))
     return {name: found for name, found in ratings.items() if name in names}
 
 

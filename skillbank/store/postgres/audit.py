@@ -14,7 +14,7 @@ from datetime import datetime, timezone
 from typing import Iterable
 
 from skillbank.audit import AuditEvent, UnsentEvents
-from skillbank.moments import typed_utc
+from skillbank.moments import typed_since
 from skillbank.store.postgres.db import Database
 
 _FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id", "trusted")
@@ -81,7 +81,7 @@ class PostgresAuditLog:
             params.append(trusted)
         if since is not None:
             where.append("at >= %s")
-            params.append(typed_utc(since))  # a naive `since` is local time (hunt-time #3)
+            params.append(typed_since(since))  # a naive `since` is local time (hunt-time #3)
         sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id, trusted "
                "FROM sb_audit "
                f"WHERE {' AND '.join(where)} ORDER BY seq DESC")

@@ -162,6 +162,26 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, memory, item_id, principal)
         );
     """),
+    (8, "untrusted votes' net per principal (skillbank.outside_votes.merge on accept)", """
+        CREATE TABLE IF NOT EXISTS sb_usage_untrusted_votes (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            principal text NOT NULL,
+            net integer NOT NULL,
+            PRIMARY KEY (deployment, memory, item_id, principal)
+        );
+    """),
+    (9, "outsiders whose use of an item is counted (once each, as their votes)", """
+        CREATE TABLE IF NOT EXISTS sb_usage_users (
+            deployment text NOT NULL,
+            memory text NOT NULL,
+            item_id text NOT NULL,
+            principal text NOT NULL,
+            trusted boolean NOT NULL DEFAULT true,
+            PRIMARY KEY (deployment, memory, item_id, principal)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)

@@ -5,7 +5,11 @@ row (`INSERT … ON CONFLICT DO UPDATE`), so a count is durable when `record` re
 worker reads the same totals. Untrusted signals get their own row until `accept` folds them
 into the trusted one (one transaction), as in `skillbank.usage.UsageLog`. An outsider's net
 vote per item is a row of `sb_usage_votes` (`skillbank.outside_votes`); the trusted row holds
-only its sign, moved in the same transaction. `move` (a renamed skill) re-keys an item's rows
+only its sign, moved in the same transaction. An untrusted vote's net per principal is a row
+of `sb_usage_untrusted_votes`; `accept` folds each in as that principal's outside vote
+(`outside_votes.merge`), and the votes of the untrusted row no such row accounts for (counted
+before principals were kept, an import's counts) as one, `outside_votes.UNNAMED`. An outsider's
+uses count once per item, as his votes (a row of `sb_usage_users` the first time). `move` (a renamed skill) re-keys an item's rows
 to its new id and `reset` (a deleted one) drops them, as `UsageLog.move`/`reset` do.
 """
 
@@ -38,6 +42,14 @@ _ADD_VOTE = f"""INSERT INTO sb_usage (deployment, memory, item_id, trusted, {_CO
                     last_used = greatest(sb_usage.last_used, excluded.last_used)
                 RETURNING {_COLUMNS}"""
 _VOTES = "FROM sb_usage_votes WHERE deployment = %s AND memory = %s AND item_id = %s"
+_VOTERS = ("FROM sb_usage_untrusted_votes WHERE deployment = %s AND memory = %s "
+           "AND item_id = %s")
+_TABLES = ("sb_usage", "sb_usage_votes", "sb_usage_untrusted_votes", "sb_usage_users")
+#: An outsider's first use of an item: the row that says it is counted (RETURNING: it is now).
+_FIRST_USE = ("INSERT INTO sb_usage_users (deployment, memory, item_id, principal, trusted) "
+              "VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, principal) "
+              "DO UPDATE SET trusted = true WHERE excluded.trusted AND NOT sb_usage_users.trusted "
+              "RETURNING 1")  # (trusted: his first trusted use, an untrusted one pending or not)
 #: How stale the counts behind the ranking prior may be (seconds).
 PRIOR_TTL = 1.0
 
@@ -54,13 +66,34 @@ class PostgresUsageCounters:
         self._prior_cache: tuple[float, dict[str, Usage]] | None = None
 
     def record(self, item_id: str, *, use: int = 1, ok: bool | None = None,
-               trusted: bool = True) -> Usage:
+               trusted: bool = True, principal: str | None = None,
+               outsider: str | None = None) -> Usage:
         at: datetime = utcnow()
-        rows = self.db.execute(
-            f"{_ADD} RETURNING {_COLUMNS}",
-            (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at))
-        self._prior_cache = None
-        return _usage(rows[0])
+        values = (*self.key, item_id, trusted, int(use), int(ok is True), int(ok is False), at)
+        if trusted and outsider and ok is None:  # counted once per item (`UsageLog.record`)
+            with self.db.transaction() as conn:
+                first = int(use) > 0 and conn.execute(
+                    _FIRST_USE, (*self.key, item_id, outsider, True)).fetchone() is not None
+                row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
+                                   (*values[:4], int(first), *values[5:])).fetchone()
+            self._prior_cache = None
+            return _usage(row)
+        if trusted or ok is None:
+            rows = self.db.execute(f"{_ADD} RETURNING {_COLUMNS}", values)
+            self._prior_cache = None
+            return _usage(rows[0])
+        with self.db.transaction() as conn:  # an untrusted vote: its principal's net too
+            first = int(use) > 0 and conn.execute(  # and its use once (`_first_rating_use`)
+                _FIRST_USE, (*self.key, item_id, principal or outside_votes.UNNAMED, False)
+            ).fetchone() is not None
+            row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
+                               (*values[:4], int(first), *values[5:])).fetchone()
+            conn.execute(
+                "INSERT INTO sb_usage_untrusted_votes (deployment, memory, item_id, principal, "
+                "net) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, "
+                "principal) DO UPDATE SET net = sb_usage_untrusted_votes.net + excluded.net",
+                (*self.key, item_id, principal or outside_votes.UNNAMED, 1 if ok else -1))
+        return _usage(row)
 
     def vote(self, item_id: str, principal: str, ok: bool, *, use: int = 0) -> Usage:
         """An outsider's rating, as `UsageLog.vote`: one transaction, under a lock on the item
@@ -81,7 +114,9 @@ class PostgresUsageCounters:
             elif moved:
                 conn.execute(f"DELETE {_VOTES} AND principal = %s",
                              (*self.key, item_id, principal))
-            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(use), up, down, utcnow(),
+            first = int(use) > 0 and conn.execute(
+                _FIRST_USE, (*self.key, item_id, principal, True)).fetchone() is not None
+            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(first), up, down, utcnow(),
                                            up, down)).fetchone()
         self._prior_cache = None
         return _usage(row)
@@ -116,7 +151,12 @@ class PostgresUsageCounters:
         return {item_id: found.get(item_id) or Usage() for item_id in item_ids}
 
     def untrusted(self, item_id: str) -> Usage:
-        return self._get(item_id, False)
+        """As `UsageLog.untrusted`: `outside` holds who cast the votes (principal -> net)."""
+        usage = self._get(item_id, False)
+        rows = self.db.execute(f"SELECT principal, net {_VOTERS} AND net <> 0",
+                               (*self.key, item_id))
+        usage.outside = {row[0]: int(row[1]) for row in rows}
+        return usage
 
     def all(self) -> dict[str, Usage]:
         rows = self.db.execute(
@@ -125,18 +165,47 @@ class PostgresUsageCounters:
         return {row[0]: _usage(row[1:]) for row in rows}
 
     def accept(self, item_id: str) -> Usage:
+        """As `UsageLog.accept`: the untrusted uses join the trusted row, and each principal's
+        votes count as his outside vote (its net's sign), in one transaction under the item's
+        vote lock."""
         self._prior_cache = None
         with self.db.transaction() as conn:
+            conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                         (lock_key("usage-vote", *self.key, item_id),))
             extra = conn.execute(
                 f"DELETE FROM sb_usage WHERE deployment = %s AND memory = %s AND item_id = %s "
                 f"AND NOT trusted RETURNING {_COLUMNS}", (*self.key, item_id)).fetchone()
+            voters = {row[0]: int(row[1]) for row in conn.execute(
+                f"DELETE {_VOTERS} RETURNING principal, net", (*self.key, item_id))}
+            conn.execute("UPDATE sb_usage_users SET trusted = true WHERE deployment = %s AND "
+                         "memory = %s AND item_id = %s AND NOT trusted", (*self.key, item_id))
             if extra is None:
                 row = conn.execute(
                     f"SELECT {_COLUMNS} FROM sb_usage WHERE deployment = %s AND memory = %s "
                     "AND item_id = %s AND trusted", (*self.key, item_id)).fetchone()
                 return _usage(row)
-            row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
-                               (*self.key, item_id, True, *extra)).fetchone()
+            unnamed = int(extra[1]) - int(extra[2]) - sum(voters.values())  # kept before
+            voters[outside_votes.UNNAMED] = voters.get(outside_votes.UNNAMED, 0) + unnamed
+            nets = {row[0]: int(row[1]) for row in
+                    conn.execute(f"SELECT principal, net {_VOTES}", (*self.key, item_id))}
+            up = down = 0
+            for principal, net in voters.items():
+                moved = outside_votes.merge(nets, principal, net, item_id)
+                if not moved:
+                    continue
+                more, less = outside_votes.counted(*moved)
+                up, down = up + more, down + less
+                if moved[1]:
+                    conn.execute(
+                        "INSERT INTO sb_usage_votes (deployment, memory, item_id, principal, "
+                        "net) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, "
+                        "item_id, principal) DO UPDATE SET net = excluded.net",
+                        (*self.key, item_id, principal, moved[1]))
+                else:
+                    conn.execute(f"DELETE {_VOTES} AND principal = %s",
+                                 (*self.key, item_id, principal))
+            row = conn.execute(_ADD_VOTE, (*self.key, item_id, int(extra[0]), up, down,
+                                           extra[3], up, down)).fetchone()
             return _usage(row)
 
     def move(self, item_id: str, new_id: str) -> None:
@@ -149,9 +218,9 @@ class PostgresUsageCounters:
         with self.db.transaction() as conn:
             if not any(conn.execute(f"SELECT 1 FROM {table} {where} LIMIT 1",
                                     (*self.key, item_id)).fetchone()
-                       for table in ("sb_usage", "sb_usage_votes")):
+                       for table in _TABLES):
                 return  # nothing to carry (another worker moved it already)
-            for table in ("sb_usage", "sb_usage_votes"):
+            for table in _TABLES:
                 conn.execute(f"DELETE FROM {table} {where}", (*self.key, new_id))
                 conn.execute(f"UPDATE {table} SET item_id = %s {where}",
                              (new_id, *self.key, item_id))
@@ -160,7 +229,7 @@ class PostgresUsageCounters:
     def reset(self, item_id: str) -> None:
         """Drop every row of `item_id`: the next item of that id starts at zero."""
         with self.db.transaction() as conn:
-            for table in ("sb_usage", "sb_usage_votes"):
+            for table in _TABLES:
                 conn.execute(f"DELETE FROM {table} WHERE deployment = %s AND memory = %s "
                              "AND item_id = %s", (*self.key, item_id))
         self._prior_cache = None
