@@ -24,8 +24,9 @@ from skillbank.fsutil import atomic_write
 
 #: The stamp's file, beside `.root-id.json`.
 FORMAT_FILE = ".format.json"
-#: This release's format: 1 = outsiders' votes (`"o"` usage lines) and a conversation's later
-#: turns as updates of its record (`"op": "update"` journal events).
+#: This release's format: 1 = outsiders' votes and uses (`"o"`, `"ou"` usage lines),
+#: untrusted votes naming their principal (`"p"`), and a conversation's later turns as
+#: updates of its record (`"op": "update"` journal events).
 FORMAT = 1
 
 
