@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
@@ -121,6 +122,7 @@ class Database:
         self.statement_timeout = float(statement_timeout) if bounded else None
         #: Why the last connection failed the pool's check (named when the pool times out).
         self.last_check_failure: str | None = None
+        self._holding = threading.local()  # the advisory write locks each thread holds here
         # One direct attempt first: the pool would only report a timeout, not the reason.
         try:
             psycopg.connect(url, connect_timeout=max(2, int(timeout)), autocommit=True).close()
@@ -140,6 +142,14 @@ class Database:
             name="skillbank-store", reconnect_timeout=max(1.0, timeout),
             kwargs={"autocommit": True, "connect_timeout": max(2, int(timeout))})
         self.pool.open(wait=False)
+
+    def held(self) -> list[Any]:
+        """The write locks (`locks.AdvisoryWriteLock`) the calling thread holds on this
+        database: a `fenced` write checks each is still held before it commits."""
+        locks = getattr(self._holding, "locks", None)
+        if locks is None:
+            locks = self._holding.locks = []
+        return locks
 
     @property
     def statement_wait(self) -> float | None:
@@ -199,9 +209,12 @@ class Database:
             yield conn
 
     @contextlib.contextmanager
-    def transaction(self, *, unbounded: bool = False) -> Iterator[psycopg.Connection]:
+    def transaction(self, *, unbounded: bool = False,
+                    fenced: bool = False) -> Iterator[psycopg.Connection]:
         """One transaction; `unbounded`: its statements may run as long as they take (schema
-        migrations, `skillbank migrate`'s import), never cut by `statement_timeout`."""
+        migrations, `skillbank migrate`'s import), never cut by `statement_timeout`; `fenced`:
+        a memory's write, which commits only if every write lock this thread holds is still
+        held (`locks.AdvisoryWriteLock.fence`), else it is rolled back with a clear error."""
         with self.connection() as conn, self.explained():
             if unbounded:
                 conn.wait_limit = None
@@ -210,10 +223,18 @@ class Database:
                     if unbounded:
                         conn.execute("SET LOCAL statement_timeout = 0")
                     yield conn
+                    if fenced:
+                        for lock in list(self.held()):
+                            lock.fence(conn)
             finally:
                 conn.wait_limit = self.statement_wait
 
-    def execute(self, sql: str, params: Any = None) -> list[tuple]:
+    def execute(self, sql: str, params: Any = None, *, fenced: bool = False) -> list[tuple]:
+        """One statement (autocommit); `fenced`: a memory's write (see `transaction`)."""
+        if fenced and self.held():
+            with self.transaction(fenced=True) as conn:
+                cur = conn.execute(sql, params)
+                return cur.fetchall() if cur.description else []
         with self.connection() as conn, self.explained():
             cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description else []
