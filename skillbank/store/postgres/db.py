@@ -100,6 +100,19 @@ def explain(url: str, exc: BaseException, last_failure: str | None = None) -> St
         f"and port in {SETTING} are right")
 
 
+#: The longest `statement_timeout` PostgreSQL takes (milliseconds, a 32-bit integer: ~24.8 days).
+MAX_STATEMENT_TIMEOUT_MS = 2**31 - 1
+
+
+def server_milliseconds(seconds: float) -> int:
+    """A positive `database_statement_timeout` as PostgreSQL's `statement_timeout`: whole
+    milliseconds, at least 1 and at most what PostgreSQL takes. `int(seconds * 1000)` made
+    0.0004 s a 0, PostgreSQL's "no limit": a lock wait then ran until the client's bound and
+    was reported as a PostgreSQL that "does not answer" (hunt-teamclock #5, session 30); and
+    30 days was past PostgreSQL's range, refused on every new connection ("unreachable")."""
+    return min(MAX_STATEMENT_TIMEOUT_MS, max(1, round(seconds * 1000)))
+
+
 class Database:
     """A connection pool with clear errors; connections are autocommit unless in `transaction`.
 
@@ -162,7 +175,8 @@ class Database:
         database where that is shorter. Ours replaced it, so a role's 5 s became 60 s and
         `database_statement_timeout = 0` removed it (review of session 28)."""
         conn.wait_limit = self.timeout
-        ours = 0 if self.statement_timeout is None else int(self.statement_timeout * 1000)
+        ours = 0 if self.statement_timeout is None else \
+            server_milliseconds(self.statement_timeout)
         row = conn.execute("SELECT setting::bigint FROM pg_settings "
                            "WHERE name = 'statement_timeout'").fetchone()
         theirs = int(row[0]) if row else 0
