@@ -6,18 +6,48 @@ could not insert are kept (`UnsentEvents`) and inserted first by the next append
 tries again when the store closes (hunt-pg #1, session 28). Inserting the event in the write's
 own transaction would need every write point of every memory to pass its events down to the
 store; this keeps them all on the one path they share.
+
+An event's time is stamped by the worker that made it, and workers' clocks may disagree: a
+worker an hour behind wrote events an hour in the past, which `skillbank audit --since 10m`
+left out, and the table's times went backwards (hunt-teamclock #4, session 30). The insert
+measures the worker's clock against PostgreSQL's (the one clock every worker shares) and, when
+they differ by more than `CLOCK_TOLERANCE`, moves the events' times onto PostgreSQL's clock. An
+event kept from a failed append keeps the time it happened (moved by the offset measured when
+it is inserted).
 """
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
-from typing import Iterable
+from datetime import datetime, timedelta, timezone
+from typing import Any, Iterable
 
 from skillbank.audit import AuditEvent, UnsentEvents
 from skillbank.moments import typed_since
 from skillbank.store.postgres.db import Database
 
 _FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id", "trusted")
+#: How far this worker's clock may be from PostgreSQL's before event times are moved onto
+#: PostgreSQL's (below it the measurement is mostly the round trip; NTP keeps clocks closer).
+CLOCK_TOLERANCE = timedelta(seconds=1)
+
+
+def clock_offset(conn: Any) -> timedelta:
+    """PostgreSQL's clock minus this process's, measured on `conn` (zero when within
+    `CLOCK_TOLERANCE`)."""
+    sent = datetime.now(timezone.utc)
+    theirs = conn.execute("SELECT clock_timestamp()").fetchone()[0]
+    ours = sent + (datetime.now(timezone.utc) - sent) / 2
+    offset = theirs - ours
+    return offset if abs(offset) > CLOCK_TOLERANCE else timedelta(0)
+
+
+def _moved(at: str, offset: timedelta) -> str:
+    if not offset:
+        return at
+    try:
+        return (datetime.fromisoformat(at) + offset).isoformat(timespec="microseconds")
+    except (TypeError, ValueError, OverflowError):
+        return at  # PostgreSQL refuses it as it is, as before
 
 
 class PostgresAuditLog:
@@ -36,10 +66,13 @@ class PostgresAuditLog:
         return len(self.unsent)
 
     def _insert(self, events: Iterable[AuditEvent]) -> None:
-        rows = [(self.deployment, *(getattr(e, f) for f in _FIELDS)) for e in events]
-        if not rows:
+        events = list(events)
+        if not events:
             return
         with self.db.transaction() as conn:
+            offset = clock_offset(conn)
+            rows = [(self.deployment, _moved(e.at, offset), *(getattr(e, f) for f in _FIELDS[1:]))
+                    for e in events]
             with conn.cursor() as cur:
                 cur.executemany(
                     "INSERT INTO sb_audit (deployment, at, principal, role, face, namespace, "

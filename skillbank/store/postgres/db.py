@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 from typing import Any, Iterator
 from urllib.parse import urlsplit, urlunsplit
 
@@ -99,6 +100,19 @@ def explain(url: str, exc: BaseException, last_failure: str | None = None) -> St
         f"and port in {SETTING} are right")
 
 
+#: The longest `statement_timeout` PostgreSQL takes (milliseconds, a 32-bit integer: ~24.8 days).
+MAX_STATEMENT_TIMEOUT_MS = 2**31 - 1
+
+
+def server_milliseconds(seconds: float) -> int:
+    """A positive `database_statement_timeout` as PostgreSQL's `statement_timeout`: whole
+    milliseconds, at least 1 and at most what PostgreSQL takes. `int(seconds * 1000)` made
+    0.0004 s a 0, PostgreSQL's "no limit": a lock wait then ran until the client's bound and
+    was reported as a PostgreSQL that "does not answer" (hunt-teamclock #5, session 30); and
+    30 days was past PostgreSQL's range, refused on every new connection ("unreachable")."""
+    return min(MAX_STATEMENT_TIMEOUT_MS, max(1, round(seconds * 1000)))
+
+
 class Database:
     """A connection pool with clear errors; connections are autocommit unless in `transaction`.
 
@@ -121,6 +135,7 @@ class Database:
         self.statement_timeout = float(statement_timeout) if bounded else None
         #: Why the last connection failed the pool's check (named when the pool times out).
         self.last_check_failure: str | None = None
+        self._holding = threading.local()  # the advisory write locks each thread holds here
         # One direct attempt first: the pool would only report a timeout, not the reason.
         try:
             psycopg.connect(url, connect_timeout=max(2, int(timeout)), autocommit=True).close()
@@ -141,6 +156,14 @@ class Database:
             kwargs={"autocommit": True, "connect_timeout": max(2, int(timeout))})
         self.pool.open(wait=False)
 
+    def held(self) -> list[Any]:
+        """The write locks (`locks.AdvisoryWriteLock`) the calling thread holds on this
+        database: a `fenced` write checks each is still held before it commits."""
+        locks = getattr(self._holding, "locks", None)
+        if locks is None:
+            locks = self._holding.locks = []
+        return locks
+
     @property
     def statement_wait(self) -> float | None:
         """How long a statement's answer is awaited here: the server cancels it at
@@ -152,7 +175,8 @@ class Database:
         database where that is shorter. Ours replaced it, so a role's 5 s became 60 s and
         `database_statement_timeout = 0` removed it (review of session 28)."""
         conn.wait_limit = self.timeout
-        ours = 0 if self.statement_timeout is None else int(self.statement_timeout * 1000)
+        ours = 0 if self.statement_timeout is None else \
+            server_milliseconds(self.statement_timeout)
         row = conn.execute("SELECT setting::bigint FROM pg_settings "
                            "WHERE name = 'statement_timeout'").fetchone()
         theirs = int(row[0]) if row else 0
@@ -199,9 +223,12 @@ class Database:
             yield conn
 
     @contextlib.contextmanager
-    def transaction(self, *, unbounded: bool = False) -> Iterator[psycopg.Connection]:
+    def transaction(self, *, unbounded: bool = False,
+                    fenced: bool = False) -> Iterator[psycopg.Connection]:
         """One transaction; `unbounded`: its statements may run as long as they take (schema
-        migrations, `skillbank migrate`'s import), never cut by `statement_timeout`."""
+        migrations, `skillbank migrate`'s import), never cut by `statement_timeout`; `fenced`:
+        a memory's write, which commits only if every write lock this thread holds is still
+        held (`locks.AdvisoryWriteLock.fence`), else it is rolled back with a clear error."""
         with self.connection() as conn, self.explained():
             if unbounded:
                 conn.wait_limit = None
@@ -210,10 +237,18 @@ class Database:
                     if unbounded:
                         conn.execute("SET LOCAL statement_timeout = 0")
                     yield conn
+                    if fenced:
+                        for lock in list(self.held()):
+                            lock.fence(conn)
             finally:
                 conn.wait_limit = self.statement_wait
 
-    def execute(self, sql: str, params: Any = None) -> list[tuple]:
+    def execute(self, sql: str, params: Any = None, *, fenced: bool = False) -> list[tuple]:
+        """One statement (autocommit); `fenced`: a memory's write (see `transaction`)."""
+        if fenced and self.held():
+            with self.transaction(fenced=True) as conn:
+                cur = conn.execute(sql, params)
+                return cur.fetchall() if cur.description else []
         with self.connection() as conn, self.explained():
             cur = conn.execute(sql, params)
             return cur.fetchall() if cur.description else []

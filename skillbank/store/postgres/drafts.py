@@ -64,7 +64,7 @@ class PostgresDrafts:
 
     def note(self, entry: dict[str, Any]) -> None:
         self.db.execute("INSERT INTO sb_draft_ledger (deployment, entry) VALUES (%s, %s)",
-                        (self.deployment, Jsonb(entry)))
+                        (self.deployment, Jsonb(entry)), fenced=True)
 
     def refresh(self) -> None:
         """Make `<root>/drafts/` hold exactly the pending drafts PostgreSQL holds, writing a
@@ -115,7 +115,7 @@ class PostgresDrafts:
         cur = self.db.execute(
             "UPDATE sb_drafts SET files = %s, at = now() WHERE deployment = %s AND name = %s "
             "AND NOT closed AND files = %s RETURNING name",
-            (Jsonb(here), self.deployment, name, Jsonb(row)))
+            (Jsonb(here), self.deployment, name, Jsonb(row)), fenced=True)
         if cur:
             self._mark(name, here)
             log.info("skillbank: draft %s edited in %s; written to PostgreSQL", name, self.folder)
@@ -162,13 +162,13 @@ class PostgresDrafts:
             "INSERT INTO sb_drafts (deployment, name, closed, files, sources) "
             "VALUES (%s, %s, false, %s, %s) ON CONFLICT (deployment, name, closed) DO UPDATE "
             "SET files = excluded.files, sources = excluded.sources, at = now()",
-            (self.deployment, name, Jsonb(files), list(sources)))
+            (self.deployment, name, Jsonb(files), list(sources)), fenced=True)
         self._mark(name, files)
 
     def close(self, name: str, status: str) -> None:
         """A closed draft keeps no text here: adopted, it is a skill; discarded, it is gone."""
         self.db.execute("DELETE FROM sb_drafts WHERE deployment = %s AND name = %s",
-                        (self.deployment, name))
+                        (self.deployment, name), fenced=True)
         self._mark(name, None)
 
     def erase(self, ids: set[str]) -> list[str]:
@@ -177,7 +177,7 @@ class PostgresDrafts:
         wanted = sorted(ids)
         if not wanted:
             return []
-        with self.db.transaction() as conn:
+        with self.db.transaction(fenced=True) as conn:
             return self.erase_in(conn, wanted)
 
     def erase_in(self, conn: Any, ids: list[str]) -> list[str]:

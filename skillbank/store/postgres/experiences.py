@@ -108,7 +108,7 @@ class PostgresExperienceLog:
                                               for l in lines):
             raise InvalidInputError("record is too large to store")
         parsed: list[Parsed] = []
-        with self.db.transaction() as conn:
+        with self.db.transaction(fenced=True) as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)",
                          (lock_key("skillbank", self.deployment, "experience-log"),))
             last = conn.execute("SELECT max(seq) FROM sb_experience_events WHERE deployment = %s",
@@ -311,7 +311,8 @@ class PostgresExperienceLog:
         self.db.execute(
             "INSERT INTO sb_index_checkpoints (deployment, memory, data) "
             "VALUES (%s, 'experiences', %s) ON CONFLICT (deployment, memory) "
-            "DO UPDATE SET data = excluded.data", (self.deployment, Jsonb(checkpoint)))
+            "DO UPDATE SET data = excluded.data", (self.deployment, Jsonb(checkpoint)),
+            fenced=True)
 
     # Forget means gone ----------------------------------------------------------------------------
     def erase(self, ids: list[str]) -> None:
@@ -320,7 +321,7 @@ class PostgresExperienceLog:
         wanted = [i for i in ids if isinstance(i, str) and i]
         if not wanted:
             return
-        with self.db.transaction() as conn:
+        with self.db.transaction(fenced=True) as conn:
             conn.execute("DELETE FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
                          (self.deployment, wanted))
             conn.execute("DELETE FROM sb_experience_events WHERE deployment = %s "
@@ -331,7 +332,7 @@ class PostgresExperienceLog:
         latest event, for the index (an update there folds from the rewritten versions). A
         `forget` event already did the rewrite in its own transaction (`_drop_from_parents`),
         so this mostly just reads."""
-        with self.db.transaction() as conn:
+        with self.db.transaction(fenced=True) as conn:
             changed = self.drop_lessons_in(conn, parent_id, texts)
             if changed:
                 return changed

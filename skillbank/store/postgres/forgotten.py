@@ -35,7 +35,8 @@ class PostgresForgottenIds:
         when = datetime.fromisoformat(at) if isinstance(at, str) else at
         if when.tzinfo is None:
             when = when.replace(tzinfo=timezone.utc)
-        self.db.execute(INSERT, (self.deployment, item_id, kind, when, _principal(principal)))
+        self.db.execute(INSERT, (self.deployment, item_id, kind, when, _principal(principal)),
+                        fenced=True)
 
     def list(self) -> list[dict[str, Any]]:
         rows = self.db.execute("SELECT id, kind, at, principal FROM sb_forgotten "

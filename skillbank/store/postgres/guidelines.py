@@ -132,7 +132,7 @@ class PostgresGuidelineRecords:
     def _write(self, what: str) -> Iterator[Any]:
         """One transaction; any refusal becomes a clear error saying nothing was written."""
         try:
-            with self.db.transaction() as conn:
+            with self.db.transaction(fenced=True) as conn:
                 yield conn
         except psycopg.Error as exc:
             first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
