@@ -29,7 +29,7 @@ from skillbank.audit import note
 from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
-from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
+from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
@@ -39,9 +39,10 @@ from skillbank.memories.skills.skill_file import (
     parse_skill_text,
     read_skill_file,
     render_skill,
-    validate_name,
     validate_skill,
 )
+from skillbank.memories.skills.own_folders import (never_through_link, new_skill_folder,
+                                                   own_skill_folder)
 from skillbank.memories.skills.unreadable import refuse_unreadable
 from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX
@@ -243,11 +244,12 @@ class SkillAuthoring:
         raise NotImplementedError
 
     def _writable_dir(self, name: str) -> Path:
-        check_slug(name, "skill name")
-        errors = [f for f in validate_name(name) if f.severity == "error"]
-        if errors:
-            raise InvalidInputError("; ".join(f.message for f in errors), errors)
-        return safe_join(self.writable_root, name)
+        """Where a *new* skill goes (`own_folders`); a skill the bank has may be nested."""
+        return new_skill_folder(self.writable_root, name)
+
+    def _own_skill_folder(self, name: str) -> Path | None:
+        """Where the bank's own skill `name` lives (`own_folders`; hunt-corpus #1, s. 30)."""
+        return own_skill_folder(self.index, self.writable_root, name)
 
     def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None,
                root: Path | None = None, *, keep: str | None = None) -> Path:
@@ -452,13 +454,7 @@ class SkillAuthoring:
 
     def _own_folder(self, skill: Skill) -> Path:
         """The folder of a writable skill, refused when it is a link or lies outside the root."""
-        folder = Path(skill.path).parent
-        root = self.writable_root
-        if (folder.is_symlink() or root not in folder.parents
-                or root.resolve() not in folder.resolve().parents):
-            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library "
-                                  "(or outside it); it is never written through")
-        return folder
+        return never_through_link(self.writable_root, Path(skill.path).parent)
 
     def rename(self, name: str, new_name: str) -> Skill:
         """Give a skill a new name (folder and frontmatter), crash-safely.
