@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from owner_client import bank_for
-from skillbank.errors import NotFoundError
+from skillbank.errors import InvalidInputError, NotFoundError
 from test_skill_drafts import DEPLOY_BODY, fail_with
 
 #: Where the curated corpus keeps a plugin's skills, two collections deep.
@@ -63,7 +63,8 @@ def test_a_folder_named_like_a_skill_holding_another_is_not_its_history(tmp_path
     `history('fuzz-notes')` listed ledger-notes' version, and restoring it rewrote ledger-notes'
     file as `name: fuzz-notes` (reported as success): ledger-notes left the index and the nested
     fuzz-notes was shadowed. Now only the nested skill's own versions are fuzz-notes', and
-    ledger-notes' history is found where it lives."""
+    ledger-notes' history is found where it lives. `update`'s hint no longer suggests renaming
+    it to `fuzz-notes`, which is refused (another skill's name; hunt-corpus #2)."""
     root = tmp_path / "root"
     nested = nested_skill(root, "fuzz-notes", "fuzz-notes", FUZZ)
     with bank_for(tmp_path, remote) as bank:
@@ -82,6 +83,36 @@ def test_a_folder_named_like_a_skill_holding_another_is_not_its_history(tmp_path
         assert moved.read_text() == before
         assert Path(bank.skills.load("fuzz-notes").path) == nested
         assert bank.skills.load("ledger-notes").description.startswith("Ledger notes v2")
+        with pytest.raises(InvalidInputError, match="is another skill's name") as refused:
+            bank.skills.update("ledger-notes", description="Ledger notes v3.")
+        assert "skills rename ledger-notes fuzz-notes" not in str(refused.value)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_nested_skill_renamed_to_its_folders_name_is_rewritten_in_place(tmp_path, remote):
+    """hunt-corpus #2, session 30: `rename('Tidy Notes', 'tidy-notes')` of a skill in
+    `.../skills/tidy-notes/` (the fix `update` names) deleted that folder and made
+    `skills/tidy-notes/` with no `.versions/`; renamed to another name it left its collection
+    too. Now `name:` is rewritten in place with the old file kept, and a rename to another name
+    stays beside it, versions and all."""
+    root = tmp_path / "root"
+    path = nested_skill(root, "tidy-notes", "Tidy Notes", "Keep meeting notes tidy and short.")
+    with bank_for(tmp_path, remote) as bank:
+        bank.skills.sync()
+        with pytest.raises(InvalidInputError,
+                           match="skillbank skills rename 'Tidy Notes' tidy-notes"):
+            bank.skills.update("Tidy Notes", description="Keep notes tidy.")
+        renamed = bank.skills.rename("Tidy Notes", "tidy-notes")
+        assert Path(renamed.path) == path and "name: tidy-notes" in path.read_text()
+        assert not (root / "skills" / "tidy-notes").exists()
+        [kept] = bank.skills.history("tidy-notes")
+        assert "before rename" in kept.reason and "name: Tidy Notes" in Path(kept.path).read_text()
+        restored = bank.skills.restore("tidy-notes", kept.version)  # under its current name
+        assert Path(restored.path) == path and restored.name == "tidy-notes"
+        moved = bank.skills.rename("tidy-notes", "neat-notes")
+        assert Path(moved.path) == path.parent.parent / "neat-notes" / "SKILL.md"
+        assert not path.parent.exists() and not (root / "skills" / "neat-notes").exists()
+        assert len(bank.skills.history("neat-notes")) == 2  # its .versions/ went with it
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])

@@ -14,13 +14,14 @@ this skill's; an adopted revision of a nested skill became a second copy at `ski
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import UnsafePathError, check_slug, safe_join
 from skillbank.memories.skills.folder_files import SKILL_FILE
-from skillbank.memories.skills.skill_file import read_skill_file, validate_name
+from skillbank.memories.skills.skill_file import SkillDocument, read_skill_file, validate_name
 from skillbank.skill_ids import same_name
 
 
@@ -60,3 +61,18 @@ def never_through_link(writable_root: Path, folder: Path) -> Path:
         raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library "
                               "(or outside it); it is never written through")
     return folder
+
+
+def mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path, *,
+                 taken: bool = False) -> str:
+    """How to fix a name that does not match its folder (the refusal alone left users stuck).
+    `taken`: another skill has the folder's name, so renaming to it is refused and is no fix
+    (hunt-corpus #2, session 30)."""
+    if not any(f.code == "name-mismatch" for f in findings):
+        return ""
+    if taken:
+        return (f" (to fix it: move the folder to one named after the skill, or edit name: in "
+                f"{folder / SKILL_FILE}; {folder.name!r} is another skill's name, so "
+                "`skillbank skills rename` to it is refused)")
+    return (f" (to fix it: skillbank skills rename {shlex.quote(doc.name)} "
+            f"{shlex.quote(folder.name)}, or edit name: in {folder / SKILL_FILE})")
