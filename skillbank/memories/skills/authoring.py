@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import shlex
 import shutil
 import stat as stat_module
 import tempfile
@@ -29,7 +28,7 @@ from skillbank.audit import note
 from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
-from skillbank.fsutil import UnsafePathError, atomic_write, check_slug, check_text, safe_join
+from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
@@ -39,9 +38,10 @@ from skillbank.memories.skills.skill_file import (
     parse_skill_text,
     read_skill_file,
     render_skill,
-    validate_name,
     validate_skill,
 )
+from skillbank.memories.skills.own_folders import (mismatch_fix, never_through_link,
+                                                   new_skill_folder, own_skill_folder)
 from skillbank.memories.skills.unreadable import refuse_unreadable
 from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX
@@ -243,11 +243,12 @@ class SkillAuthoring:
         raise NotImplementedError
 
     def _writable_dir(self, name: str) -> Path:
-        check_slug(name, "skill name")
-        errors = [f for f in validate_name(name) if f.severity == "error"]
-        if errors:
-            raise InvalidInputError("; ".join(f.message for f in errors), errors)
-        return safe_join(self.writable_root, name)
+        """Where a *new* skill goes (`own_folders`); a skill the bank has may be nested."""
+        return new_skill_folder(self.writable_root, name)
+
+    def _own_skill_folder(self, name: str) -> Path | None:
+        """Where the bank's own skill `name` lives (`own_folders`; hunt-corpus #1, s. 30)."""
+        return own_skill_folder(self.index, self.writable_root, name)
 
     def _write(self, folder: Path, doc: SkillDocument, resources: dict[str, str | bytes] | None,
                root: Path | None = None, *, keep: str | None = None) -> Path:
@@ -274,7 +275,7 @@ class SkillAuthoring:
         if findings:
             raise InvalidInputError(
                 "skill is not valid: " + "; ".join(f.message for f in findings)
-                + _mismatch_fix(findings, doc, folder), findings)
+                + mismatch_fix(findings, doc, folder, taken=folder.name in self), findings)
         try:
             text = render_skill(doc)
         except Exception as exc:  # yaml cannot represent it: nothing is written
@@ -452,13 +453,7 @@ class SkillAuthoring:
 
     def _own_folder(self, skill: Skill) -> Path:
         """The folder of a writable skill, refused when it is a link or lies outside the root."""
-        folder = Path(skill.path).parent
-        root = self.writable_root
-        if (folder.is_symlink() or root not in folder.parents
-                or root.resolve() not in folder.resolve().parents):
-            raise UnsafePathError(f"skill folder {folder.name!r} is a link out of the library "
-                                  "(or outside it); it is never written through")
-        return folder
+        return never_through_link(self.writable_root, Path(skill.path).parent)
 
     def rename(self, name: str, new_name: str) -> Skill:
         """Give a skill a new name (folder and frontmatter), crash-safely.
@@ -468,9 +463,14 @@ class SkillAuthoring:
         sight (one rename) and removed. A crash leaves the old skill, or both, never a folder
         naming another skill, nor a half-removed one.
         Its usage counts, votes and outcome timeline go with it (`_carry_usage`).
+        The renamed folder stays where the skill lives (beside the old one, in its collection);
+        renamed to its own folder's name, only `name:` is rewritten, in place. Both were
+        `skills/<new_name>/`: a nested skill renamed to its folder's name (the fix `update`
+        suggests for a name-mismatch) was moved out of its collection with no version kept
+        (hunt-corpus #2, session 30).
         """
         checks.check_str(name, "name")
-        target = self._writable_dir(new_name)
+        self._writable_dir(new_name)  # a valid name, checked before anything is read
         with self._sync_lock, self.write_lock:
             self._served_read_only("renaming")  # type: ignore[attr-defined] # git mode
             current = self.load(name)
@@ -479,6 +479,7 @@ class SkillAuthoring:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be renamed")
             check_may_change(current.frontmatter, name, "renaming")
             source = self._own_folder(current)
+            target = safe_join(source.parent, new_name)
             # Another skill of that name (a read-only team skill) is never shadowed nor its
             # usage taken over, in place or not (review of session 20: the in-place rename
             # skipped this check).
@@ -505,8 +506,9 @@ class SkillAuthoring:
             # trash copy under the old name kept the skill's text after `forget` of the new
             # name (forget means gone; review of session 20). Out of sight in one rename first:
             # a crash while removing it served a half-removed old skill (second review).
-            gone = Path(tempfile.mkdtemp(prefix=f"{REMOVING}{name}-", dir=self.writable_root))
-            os.replace(source, gone / name)
+            gone = Path(tempfile.mkdtemp(prefix=f"{REMOVING}{source.name}-",
+                                         dir=self.writable_root))
+            os.replace(source, gone / source.name)  # the folder's name: never a frontmatter one
             shutil.rmtree(gone, ignore_errors=True)
             self.index.delete([name])
             # The old name's rows still held the text in Chroma's file, which `forget` of the
@@ -631,14 +633,6 @@ def _refuse_building_on_last_good(current: Skill) -> None:
         f"({errors[:300]}), and this would write its last good version over that file. Fix "
         f"the file by hand, or make an earlier version current (`skillbank skills history "
         f"{current.name}`, then `--restore VERSION`)", findings)
-
-
-def _mismatch_fix(findings: list[Any], doc: SkillDocument, folder: Path) -> str:
-    """How to fix a name that does not match its folder (the refusal alone left users stuck)."""
-    if not any(f.code == "name-mismatch" for f in findings):
-        return ""
-    return (f" (to fix it: skillbank skills rename {shlex.quote(doc.name)} "
-            f"{shlex.quote(folder.name)}, or edit name: in {folder / SKILL_FILE})")
 
 
 def _normalise_body(body: str) -> str:

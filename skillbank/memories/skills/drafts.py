@@ -47,6 +47,7 @@ from skillbank.memories.skills.draft_files import (private_folder, stage_skill, 
                                                    write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
 from skillbank.memories.skills.folder_files import SKILL_FILE
+from skillbank.memories.skills.own_folders import never_through_link
 from skillbank.memories.skills.proposing import SkillProposing, ledger_skill
 from skillbank.memories.skills.skill_file import (
     SkillDocument,
@@ -204,12 +205,20 @@ class SkillDrafts(SkillProposing):
             out.append(self._against_current(draft))
         return out
 
+    def _own_file(self, name: str) -> Path | None:
+        """The SKILL.md of the bank's own skill `name` where it lives (`own_folders`), if any."""
+        try:
+            folder = self._own_skill_folder(name)  # type: ignore[attr-defined]
+        except InvalidInputError:  # not a name a folder of the bank's own can have
+            return None
+        own = folder / SKILL_FILE if folder is not None else None
+        return own if own is not None and own.is_file() else None
+
     def _revised_text(self, name: str) -> str | None:
         """The SKILL.md text a revision of `name` would replace, as it is now: the bank's own
         copy, else the (read-only) skill served under that name; None when there is none."""
-        own = self.writable_root / name / SKILL_FILE
         try:
-            path = own if own.is_file() else \
+            path = self._own_file(name) or \
                 Path(self._summary(name).path)  # type: ignore[attr-defined]
             return path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError, NotFoundError, InvalidInputError):
@@ -256,10 +265,10 @@ class SkillDrafts(SkillProposing):
         raise NotFoundError(f"no pending draft named {name!r}; drafts() lists them")
 
     def _already_adopted(self, draft: SkillDraft) -> bool:
-        target = self.writable_root / str(draft.skill) / SKILL_FILE
+        target = self._own_file(str(draft.skill))
         try:
-            return _adopted_as(target.read_text(encoding="utf-8"),
-                               Path(draft.path).read_text(encoding="utf-8"))
+            return target is not None and _adopted_as(
+                target.read_text(encoding="utf-8"), Path(draft.path).read_text(encoding="utf-8"))
         except (OSError, UnicodeDecodeError):
             return False
 
@@ -330,7 +339,7 @@ class SkillDrafts(SkillProposing):
                 return self._adopt_in_git(draft, folder, doc, text, drafted)
             self._not_a_served_checkout("adopting")  # type: ignore[attr-defined]
             remove_staging_copies(self.writable_root)  # a killed adopt's (hunt-drafts #4, s26)
-            target = self._writable_dir(name)  # type: ignore[attr-defined]
+            target = self._adopt_target(draft, name)
             if target.is_symlink():
                 raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
             if target.exists():
@@ -348,6 +357,18 @@ class SkillDrafts(SkillProposing):
             note(self, "adopt", "skill", f"skill:{name}")
             return self.load(name)  # type: ignore[attr-defined]
 
+    def _adopt_target(self, draft: SkillDraft, name: str) -> Path:
+        """Where an adopted draft of skill `name` goes: a revision into the folder the skill
+        lives in (`own_folders`), a new skill into `skills/<name>/`. A revision of a nested skill
+        became a second copy at `skills/<name>/`, or overwrote another skill there (s. 30)."""
+        if draft.revises != name:
+            return self._writable_dir(name)  # type: ignore[attr-defined]
+        folder = self._own_skill_folder(name)  # type: ignore[attr-defined]
+        if folder is None:
+            raise AlreadyExistsError(f"folder {name!r} holds another skill, not {name!r}; "
+                                     "rename or move that skill first (nothing was adopted)")
+        return never_through_link(self.writable_root, folder)
+
     def _adopted_author(self, draft: SkillDraft) -> str:
         """Who an adopted skill names as its author (`authoring.AUTHOR_KEY`), as `save` names
         one: a revision keeps the author of the skill it revises, anything else is the
@@ -355,8 +376,7 @@ class SkillDrafts(SkillProposing):
         contributors were refused with "(a skill written outside skillbank)" (hunt-scope #3,
         session 28). A read-only skill's author is not taken: a third-party SKILL.md could
         name any contributor, who could then change the bank's copy (review of session 28)."""
-        own = bool(draft.revises) and (self.writable_root / str(draft.revises) / SKILL_FILE
-                                       ).is_file()
+        own = bool(draft.revises) and self._own_file(str(draft.revises)) is not None
         current = self._revised_text(draft.revises) if own else None
         served = parse_skill_text(current)[0] if current is not None else None
         return (author_of(served.frontmatter) if served is not None else None) \
@@ -511,20 +531,27 @@ class SkillDrafts(SkillProposing):
 
     # Versions --------------------------------------------------------------------------------------
     def history(self, name: str) -> list[SkillVersion]:
-        """Earlier versions of a skill in the bank's own library, newest first."""
+        """Earlier versions of a skill in the bank's own library, newest first: those under
+        `.versions/` in the folder the skill lives in (`_own_skill_folder`: nested in a
+        collection too; hunt-corpus #1, session 30)."""
         checks.check_str(name, "name")
-        check_slug(name, "skill name")
-        return list_versions(name, self.writable_root / name)
+        self.freshness.recheck()  # type: ignore[attr-defined] # a folder moved by hand
+        folder = self._own_skill_folder(name)  # type: ignore[attr-defined]
+        return [] if folder is None else list_versions(name, folder)
 
     def restore(self, name: str, version: str) -> Skill:
-        """Make an earlier version current again; the current one is kept as a version first."""
+        """Make an earlier version current again; the current one is kept as a version first.
+        Written in the folder the skill lives in, never in another skill's (hunt-corpus #1)."""
         checks.check_str(name, "name")
         _decider("restoring a skill version")
         with self._sync_lock, self.write_lock:
             self._served_read_only("restoring")  # type: ignore[attr-defined] # git mode
-            folder = self._writable_dir(name)  # type: ignore[attr-defined]
-            if folder.is_symlink():
-                raise InvalidInputError(f"skill folder {name!r} is a link; it is never written through")
+            self.freshness.recheck()  # type: ignore[attr-defined]
+            folder = self._own_skill_folder(name)  # type: ignore[attr-defined]
+            if folder is None:  # `skills/<name>/` holds another skill: none of its versions
+                raise NotFoundError(f"skill {name!r} has no version {version!r}; history() "
+                                    "lists them")
+            never_through_link(self.writable_root, folder)
             text = under_name(read_version(name, folder, version), name)  # hunt-drafts #10
             _valid_skill(text, name, f"version {version} is not a valid skill named {name!r}")
             current = folder / SKILL_FILE
