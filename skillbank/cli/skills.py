@@ -112,9 +112,10 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     warnings = sum(1 for f in report.findings if f.severity == "warning"
                    and f.code in PLAIN_WARNINGS) - shadowed
     if shadowed:  # `skills validate` checks one file at a time: it never names these
-        out.print(text(f"  {shadowed} skills shadowed by a same-named skill in an earlier root "
-                       "(not served; which ones: `skillbank --json skills sync`, findings with "
-                       "code \"shadowed\")", "dim"))
+        out.print(text(f"  {shadowed} skills shadowed by a same-named skill that comes first "
+                       "(in an earlier root, or at an earlier path of the same root; not served; "
+                       "which ones: `skillbank --json skills sync`, findings with code "
+                       "\"shadowed\")", "dim"))
     if warnings:
         out.print(text(f"  {warnings} warnings (details: `skillbank skills validate ROOT` or "
                        "--json)", "dim"))
