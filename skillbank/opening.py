@@ -115,7 +115,7 @@ def open_bank(
                    lock_timeout=lock_timeout, write_lock_timeout=write_lock_timeout)
     if sync:
         try:
-            bank.sync()
+            bank.sync(asked=False)  # no one reads it: a later sync tells its skill changes
         except BaseException:
             bank.close()  # the caller never gets the bank: let go of the root now
             raise

@@ -251,7 +251,7 @@ class Freshness:
         sections, and everything of more skills (a `git checkout`), behind on the `Filler`'s
         thread, as the watcher does."""
         try:
-            report = self._library.sync(embed=False)
+            report = self._library.sync(embed=False, asked=False)  # told later: unasked.py
         except Exception as exc:  # noqa: BLE001 - a read answers from the index it has; the
             # next re-check tries again (a Chroma server down, a folder unreadable meanwhile)
             log.warning("skillbank: re-syncing the changed skill folders failed: %s", exc)

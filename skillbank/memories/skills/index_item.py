@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillbank.index import IndexItem
+from skillbank.index import PARTIAL, IndexItem
 from skillbank.memories.skills.exclusions import without_exclusions
 from skillbank.memories.skills.sections import (
     DENSE_TEXTS, SUMMARY_TEXTS, body_sections, section_texts, skill_sections,
@@ -80,3 +80,12 @@ def kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
         return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
     except (ValueError, TypeError):
         return []
+
+
+def _embedded_whole(meta: dict[str, Any] | None) -> bool:
+    """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
+    if not meta:
+        return False
+    if not body_sections():  # the summary is all it needs, whatever else the index holds
+        return True
+    return meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)

@@ -24,7 +24,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import make_folder, safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
-from skillbank.index import PARTIAL, HybridIndex
+from skillbank.index import HybridIndex
 from skillbank.skill_ids import same_name, unknown_name
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
@@ -40,8 +40,9 @@ from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
 from skillbank.memories.skills.freshness import Freshness, key_of, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
-    KEYWORD_BODY_CHARS, _humanise, index_item_for, kept_findings, summary_text,
+    KEYWORD_BODY_CHARS, _embedded_whole, _humanise, index_item_for, kept_findings, summary_text,
 )
+from skillbank.memories.skills.unasked import Unasked, record
 from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
@@ -112,6 +113,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         #: Reads re-sync when the folders changed (hunt-author #4, session 24); the bank sets
         #: `freshness.seconds` from `skills_recheck_seconds`.
         self.freshness = Freshness(self)
+        self.unasked = Unasked()  # what syncs no one asked for changed (unasked.py)
         make_folder(writable_root, "cannot use the skills folder")  # a broken link named (#6)
 
     # Roots and scanning ------------------------------------------------------------------------
@@ -173,7 +175,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     # Sync --------------------------------------------------------------------------------------
     def sync(self, progress: Callable[[int, int], None] | None = None, *,
-             embed: bool = True,
+             embed: bool = True, asked: bool = True,
              sections_progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the index equal to the files: embed only what is new or changed.
 
@@ -183,9 +185,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         MCP server does, so `find_skills` answers within seconds of a first start). `progress`
         is called with (skills whose summary is in, skills to embed) after each batch, then
         `sections_progress` likewise for the body sections, which follow every summary.
+        `asked=False` (a watcher, a read's re-check): its changes ride on the next asked-for
+        sync's `already` (`unasked.py`).
         """
         started = time.perf_counter()
-        report = self._stage_files()
+        report = record(self, self._stage_files(), asked)
         self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
             report.embedded += self.fill_dense(progress=progress,
@@ -677,15 +681,6 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             last_good.keep(self.writable_root.parent, doc.name, data)
             if getattr(self, "_levels_held", None) is not None:
                 self._levels_held.add("own")  # the bank's own skill, saved since the last sync
-
-
-def _embedded_whole(meta: dict[str, Any] | None) -> bool:
-    """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
-    if not meta:
-        return False
-    if not body_sections():  # the summary is all it needs, whatever else the index holds
-        return True
-    return meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)
 
 
 def _digest(path: Path, data: bytes) -> str:

@@ -102,7 +102,7 @@ def walk(root: Path, max_depth: int, max_dirs: int,
     return paths
 
 
-def sync_or_report(library: Callable[[], Any]) -> SyncReport:
+def sync_or_report(library: Callable[[], Any], asked: bool = True) -> SyncReport:
     """`library().sync()`, or when the skills folder cannot be made (a broken link stands where
     it must be), a report naming why: `Skillbank.open` syncs every memory, and one dangling
     `<root>/skills` link kept the bank from opening at all, experiences and guidelines
@@ -113,7 +113,7 @@ def sync_or_report(library: Callable[[], Any]) -> SyncReport:
         report = SyncReport()
         report.findings.append(Finding(severity="error", code="skills-folder", message=str(exc)))
         return report
-    return skills.sync()
+    return skills.sync(asked=asked)
 
 
 class UnreadableFiles:
