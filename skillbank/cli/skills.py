@@ -285,7 +285,7 @@ def _skill_files(path: Path) -> list[Path]:
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        if "SKILL.md" in filenames:
+        if "SKILL.md" in filenames or "SKILL.md" in dirnames:  # a folder is named too (#5)
             found.append(Path(dirpath) / "SKILL.md")
     return sorted(found)
 

@@ -82,7 +82,8 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     # is "served, flagged" (hunt-author #5, session 24: both were, by their folder's name).
     apart = {f.path for f in report.findings if f.severity == "error" or f.code == "shadowed"}
     broken = sorted({f.path or "" for f in report.findings if f.severity == "warning"
-                     and f.code not in PLAIN_WARNINGS and f.code != "kept-last-good"
+                     and f.code not in PLAIN_WARNINGS
+                     and f.code not in ("kept-last-good", "hidden-skills")
                      and f.path not in apart})
     if broken:
         names = [Path(p).parent.name for p in broken]
@@ -97,6 +98,15 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
                        "(in an earlier root, or at an earlier path of the same root; not served; "
                        "which ones: `skillbank --json skills sync`, findings with code "
                        "\"shadowed\")", "dim"))
+    hiding = [f for f in report.findings if f.code == "hidden-skills"]
+    if hiding:  # a skill's folder holding more skills: not served, and never said (#5)
+        out.print(text(f"  {len(hiding)} skills hide the SKILL.md files in the folders below "
+                       "theirs (not served; a skill's subfolders are its resources):", "yellow"))
+        for f in hiding[:10]:
+            out.print(text(f"    {f.path} {f.message}", "yellow"), soft_wrap=True)
+        if len(hiding) > 10:
+            out.print(text(f"    … and {len(hiding) - 10} more (`skillbank --json skills sync`, "
+                           "code \"hidden-skills\")", "dim"))
     if warnings:
         out.print(text(f"  {warnings} warnings (details: `skillbank skills validate ROOT` or "
                        "--json)", "dim"))

@@ -131,7 +131,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     def _walk(self, root: Path, findings: list[Finding] | None = None) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops;
         a folder it could not look in is a finding."""
-        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings)])
+        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
               ) -> tuple[list[_Found], list[Finding]]:
@@ -227,7 +227,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             started = time.monotonic()
             found, report.findings = self._scan(
                 {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()}, walked)
-            report.skipped.extend(f.path for f in report.findings if f.path)  # too large, unreadable
+            report.skipped.extend(f.path for f in report.findings  # too large, unreadable
+                                  if f.path and f.severity == "error")
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
             pending: list[tuple[_Found, str, SkillDocument | None]] = []
