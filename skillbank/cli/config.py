@@ -5,6 +5,7 @@ says which skills entered or left it, from the sync's own report, not the SKILL.
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -153,8 +154,12 @@ def _skills(report: Any, kind: str) -> str:
 
 
 def _under(path: Any, folder: str) -> bool:
+    """Whether the file at `path` is in `folder` (a resolved path), as walked or as resolved (a
+    SKILL.md linked from outside is where the walk found it)."""
     try:
-        return Path(str(path)).resolve().is_relative_to(folder)
+        found = Path(str(path))
+        return any(p.is_relative_to(folder) for p in (Path(os.path.abspath(found)),
+                                                       found.resolve()))
     except (OSError, RuntimeError, ValueError):
         return False
 
