@@ -43,3 +43,40 @@ def test_validate_and_sync_agree(cli_root, tmp_path):
     assert [(f["severity"], f["code"]) for f in report["findings"] if f["path"] == str(path)] \
         == [("error", "description-type")]
     run("skills", "show", "desclist", code=3)
+
+
+def test_one_indexed_before_is_no_longer_served(tmp_path, monkeypatch):
+    """An index made before kept serving such a skill: its file unchanged is not read again,
+    and when read it did not parse, so the indexed copy was kept as its "last good" version.
+    Fails before: the skill stayed served, as "['one way …', 'another way']". In process only:
+    the index is made as the older version made it (its parse is stood in for here)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.memories.skills import library as library_module
+    from skillbank.memories.skills.skill_file import parse_skill_text
+    from skillbank.records import Finding
+
+    folder = tmp_path / "extra"
+    path = write_skill(folder, "desclist", LISTED)
+    write_skill(folder, "plain", "Groom a parrot's feathers.")
+
+    def as_before(entry):  # the older version: loaded, with a warning
+        if entry.path != path:
+            return parse_skill_text(entry.path.read_text(), path=str(entry.path),
+                                    folder_name=entry.path.parent.name)
+        doc, _ = parse_skill_text("---\nname: desclist\ndescription: stand-in\n---\nbody\n")
+        doc.frontmatter["description"] = ["one way to groom a parrot", "another way"]
+        return doc, [Finding(severity="warning", code="description-type", path=str(path),
+                             message="'description' must be a string, got list")]
+
+    root = tmp_path / "root"
+    with monkeypatch.context() as patched:
+        patched.setattr(library_module, "_parse_bytes", as_before)
+        with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                            skill_roots=[folder]) as bank:
+            assert "desclist" in bank.skills.names()  # as the older version served it
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        skill_roots=[folder], sync=False) as bank:
+        report = bank.skills.sync()
+        assert report.removed == ["desclist"] and bank.skills.names() == ["plain"], report
+        assert [f.code for f in report.findings if f.path == str(path)] == ["description-type"]

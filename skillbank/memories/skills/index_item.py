@@ -82,6 +82,15 @@ def kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
         return []
 
 
+def unservable(meta: dict[str, Any] | None) -> bool:
+    """Whether a skill was indexed from a file no longer served: a description that is a YAML
+    list or mapping loaded with a warning before (hunt-corpus #7, session 30), and an index made
+    then kept serving it as "['one', 'two']" (an unchanged file is not read again). Its file is
+    parsed again, and it is not kept as a last good version."""
+    return any(f.code == "description-type" and f.message.endswith(("got list", "got dict"))
+               for f in kept_findings(meta))
+
+
 def _embedded_whole(meta: dict[str, Any] | None) -> bool:
     """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
     if not meta:

@@ -41,6 +41,7 @@ from skillbank.memories.skills.exclusions import ExclusionGate
 from skillbank.memories.skills.freshness import Freshness, key_of, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
     KEYWORD_BODY_CHARS, _embedded_whole, _humanise, index_item_for, kept_findings, summary_text,
+    unservable,
 )
 from skillbank.memories.skills.unasked import Unasked, record
 from skillbank.memories.skills.renames import hand_renames
@@ -235,6 +236,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             parsed: dict[str, list[Finding]] = {}
             for entry in found:
                 known = indexed.get(str(entry.path))
+                if known and unservable(metas.get(known[0])):  # indexed by an older version
+                    known = None  # parsed again, never kept as last good (index_item.py)
                 if known and known[1] == entry.digest:
                     name, doc = known[0], None  # unchanged: no parse, no embedding
                     # ... but its findings every time, as when it was indexed (`skills sync`
