@@ -119,8 +119,9 @@ def hiding(path: str, below: list[str]) -> Finding:
     shown = ", ".join(names[:5]) + (f", … ({len(names) - 5} more)" if len(names) > 5 else "")
     return Finding(severity="warning", code="hidden-skills", path=path,
                    message=f"hides {len(below)} SKILL.md files in the folders below it, which are "
-                           f"not served ({shown}): a skill's subfolders are its resources; move "
-                           "this SKILL.md, or those folders, out to serve them")
+                           f"not served ({shown}): a skill's subfolders are its resources; if "
+                           "they are skills of their own, move them out of its folder (or this "
+                           "SKILL.md away)")
 
 
 def sync_or_report(library: Callable[[], Any], asked: bool = True) -> SyncReport:
