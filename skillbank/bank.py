@@ -571,13 +571,13 @@ class Skillbank:
             return self._memories["guidelines"]
 
     # Whole-bank operations ------------------------------------------------------------------------
-    def sync(self) -> dict[str, Any]:
-        """Bring every index up to date with the files; repairs what a crash left behind."""
+    def sync(self, *, asked: bool = True) -> dict[str, Any]:
+        """Bring every index up to date with the files; repairs what a crash left behind
+        (`asked=False`: the skill changes ride on the next asked-for sync, skills/unasked.py)."""
         from skillbank.memories.skills.unreadable import sync_or_report
-
         recheck_all(self)  # a collection its server lost is made again, then filled here
         return {  # a skills folder that cannot be used leaves the others working (hunt-disk #6)
-            "skills": sync_or_report(lambda: self.skills),
+            "skills": sync_or_report(lambda: self.skills, asked),
             "guidelines": self.guidelines.sync(),
             "experiences": self.experiences.sync(),
         }

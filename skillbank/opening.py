@@ -119,7 +119,7 @@ def open_bank(
     root_format.stamp(settings.root)
     if sync:
         try:
-            bank.sync()
+            bank.sync(asked=False)  # no one reads it: a later sync tells its skill changes
         except BaseException:
             bank.close()  # the caller never gets the bank: let go of the root now
             raise

@@ -516,6 +516,10 @@ class SyncReport(BaseModel):
     findings: list[Finding] = Field(default_factory=list)
     embedded: int = 0  # how many texts were sent to the embedding function
     seconds: float = 0.0
+    #: What syncs no one asked for (a watcher's, a read's re-check, the opening sync) put in
+    #: the index since the last sync someone did ask for, by "added"/"changed"/"removed":
+    #: the three lists above are this sync's own (`skills/unasked.py`, hunt-corpus #4).
+    already: dict[str, list[str]] = Field(default_factory=dict)
 
     @property
     def changed_anything(self) -> bool:

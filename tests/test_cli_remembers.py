@@ -47,12 +47,13 @@ def test_changing_the_folders_is_explicit_and_says_what_it_reindexes(run, cli_ro
     write_skill(second, "csv-join", "Join two CSV files")
     sync(run, "--skills-dir", first)
     added = run("--no-bundled", "config", "add-skills-dir", second)
-    assert "2 SKILL.md files" in added.stderr and str(second.resolve()) in added.stdout
+    assert "2 skills (csv-clean, csv-join) entered the index" in " ".join(added.stderr.split())
+    assert str(second.resolve()) in added.stdout
     assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 3
     shown = json.loads(run("--json", "config").stdout)
     assert shown["skill_roots"] == [str(first.resolve()), str(second.resolve())]
     removed = run("--no-bundled", "config", "remove-skills-dir", first)
-    assert "1 SKILL.md files leave the index" in removed.stderr
+    assert "1 skill (pdf-merge) left the index" in " ".join(removed.stderr.split())
     assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 2
     missing = run("config", "remove-skills-dir", first, code=3)
     assert "not one of this root's skill folders" in missing.stderr
@@ -74,7 +75,7 @@ def test_removing_a_folder_on_purpose_gives_no_note_to_add_it_back(run, cli_root
 
     removed = run("--no-bundled", "config", "remove-skills-dir", team)
     said = " ".join(removed.stderr.split())
-    assert "1 SKILL.md files leave the index now" in said
+    assert "2 skills (csv-clean, zebra-pack) left the index" in said, said
     assert f"indexed from {team.resolve()} left the index" not in said, said
     assert f"1 skills indexed from {once.resolve()} left the index" in said, said  # still named
     assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 0

@@ -180,9 +180,19 @@ def test_missing_or_empty_description_is_a_load_error(value):
 
 
 def test_non_string_description():
-    doc, findings = parse_skill_text(fm(description="[a, b]"))
+    doc, findings = parse_skill_text(fm(description="42"))
     assert doc is not None and "description-type" in codes(findings, "warning")
     assert "description-type" in codes(validate_skill(doc), "error")
+
+
+@pytest.mark.parametrize("value", ["[a, b]", "{a: b}"])
+def test_a_list_or_mapping_description_is_a_load_error(value):
+    """hunt-corpus #7, session 30: a YAML-list description loaded (a warning) and was served as
+    Python text, "['a', 'b']", to search, list and agents. Fails before: it loaded."""
+    doc, findings = parse_skill_text(fm(description=value), path="x/SKILL.md")
+    assert doc is None
+    [finding] = [f for f in findings if f.code == "description-type"]
+    assert finding.severity == "error" and "not served" in finding.message
 
 
 # ------------------------------------------------------------------------------- optional fields

@@ -71,6 +71,9 @@ class State:
     #: Folders this command takes out of the index on purpose (`config remove-skills-dir`,
     #: `config bundled off`): their sync's "root-not-served" note is not shown (see `bank`).
     left_out: set[str] = field(default_factory=set)
+    #: The skill sync's report of this command (`bank(sync="skills")` in this process), so a
+    #: command can say what entered or left the index (`config add-skills-dir`).
+    skills_report: Any = None
     _bank: Any = None
     _out: "Output | None" = None
 
@@ -113,6 +116,8 @@ class State:
             if kind == "skills" and getattr(self._bank, "is_remote", False):
                 continue  # another process owns the root and watches its skill folders
             report = getattr(self._bank, kind).sync()
+            if kind == "skills":
+                self.skills_report = report
             for finding in getattr(report, "findings", None) or []:
                 if getattr(finding, "code", None) == "root-not-served" and \
                         not self._left_out(getattr(finding, "path", None)):  # never silently

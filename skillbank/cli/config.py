@@ -1,9 +1,11 @@
 """`skillbank config`: what the memory root remembers (its skill folders, whether it serves the
-bundled skills), shown and changed explicitly. Changing them says what the index gains or
-loses, then brings the index up to date (see `skillbank.remember` for why the root remembers)."""
+bundled skills), shown and changed explicitly. Changing them brings the index up to date, then
+says which skills entered or left it, from the sync's own report, not the SKILL.md files on disk
+(hunt-corpus #3; see `skillbank.remember` for why the root remembers)."""
 
 from __future__ import annotations
 
+import os
 from enum import Enum
 from pathlib import Path
 from typing import Annotated, Any
@@ -75,18 +77,24 @@ def add_skills_dir(
     if target in {str(Path(p).resolve()) for p in remember.recorded(root) or []}:
         st.out.note(f"{target} is already one of this root's skill folders; nothing to do.")
         return
-    count = _count_skills(folder)
     remember.add(root, [target])  # re-read under a lock: another command's change stays
     st.skills_dirs = []
     bank = st.bank(sync="skills")
     if getattr(bank, "is_remote", False) and target in str(getattr(bank, "note", "") or ""):
         # Another process (`skillbank serve`, an agent) owns the root and serves what it was
         # started with: the folder is remembered, not indexed, until that process restarts.
-        st.out.note(f"Remembered {target} ({count} SKILL.md files), but not indexed yet: the "
-                    "process that serves this root (named above) indexes it when it starts "
-                    "again.")
+        st.out.note(f"Remembered {target}, but not indexed yet: the process that serves this "
+                    "root (named above) indexes it when it starts again.")
     else:
-        st.out.note(f"Added {target} ({count} SKILL.md files): its skills are indexed now.")
+        report = _index_change(st, bank)
+        shadowed = sum(1 for f in report.findings if f.code == "shadowed"
+                       and _under(f.path, target))
+        st.out.note(f"Added {target}: {_skills(report, 'added')} entered the index"
+                    + (f"; {_skills(report, 'changed')} changed (served from it now, or edited)"
+                       if _names(report, "changed") else "")
+                    + (f"; {shadowed} of its skills are not served: a same-named skill comes "
+                       "first (`skillbank --json skills sync` names them, code \"shadowed\")"
+                       if shadowed else "") + ".")
     _show(ctx)
 
 
@@ -107,7 +115,6 @@ def remove_skills_dir(
         raise NotFoundError(f"{target} is not one of this root's skill folders ("
                             + (", ".join(known) or "none recorded") + "); `skillbank config` "
                             "lists them")
-    count = _count_skills(folder)
     remember.remove(root, target)  # re-read under a lock: another command's change stays
     st.skills_dirs = []
     st.left_out.add(target)  # said below: no note advising to add it back
@@ -116,9 +123,45 @@ def remove_skills_dir(
         st.out.note(f"Removed {target} from this root's skill folders, but {served} of its "
                     f"skills are still served: {_restart(bank)}")
     else:
-        st.out.note(f"Removed {target}: its {count} SKILL.md files leave the index now (the "
-                    "files are not touched).")
+        report = _index_change(st, bank)
+        st.out.note(f"Removed {target}: {_skills(report, 'removed')} left the index"
+                    + (f"; {_skills(report, 'changed')} changed (served from another folder "
+                       "now, or edited)" if _names(report, "changed") else "")
+                    + " (the files are not touched).")
     _show(ctx)
+
+
+def _index_change(st: Any, bank: Any) -> Any:
+    """The skill index's change this command made, as a sync's report: this process's sync
+    (`State.bank`), or while another process owns the root, a sync asked of it, whose
+    `already` holds what its opening sync applied (a fresh owner serves the changed folders).
+    Not the SKILL.md files on disk: 81 were said to enter the index where 3 did, the rest
+    shadowed by the library's own copies or nested in other skills (hunt-corpus #3)."""
+    return st.skills_report if st.skills_report is not None else bank.skills.sync()
+
+
+def _names(report: Any, kind: str) -> list[str]:
+    return sorted({*getattr(report, kind), *(getattr(report, "already", None) or {}).get(kind, [])})
+
+
+def _skills(report: Any, kind: str) -> str:
+    """"3 skills (a, b, c)", or "no skill"."""
+    names = _names(report, kind)
+    if not names:
+        return "no skill"
+    shown = ", ".join(names[:5]) + (f", … ({len(names) - 5} more)" if len(names) > 5 else "")
+    return f"{len(names)} skill{'s' if len(names) != 1 else ''} ({shown})"
+
+
+def _under(path: Any, folder: str) -> bool:
+    """Whether the file at `path` is in `folder` (a resolved path), as walked or as resolved (a
+    SKILL.md linked from outside is where the walk found it)."""
+    try:
+        found = Path(str(path))
+        return any(p.is_relative_to(folder) for p in (Path(os.path.abspath(found)),
+                                                       found.resolve()))
+    except (OSError, RuntimeError, ValueError):
+        return False
 
 
 def _restart(bank: object) -> str:
@@ -133,14 +176,12 @@ def _still_served(bank: Any, folder: Path | None) -> int:
     process serves the root itself: the sync just now left them out). `config bundled off`
     and `remove-skills-dir` said the skills "leave the index now" while `skillbank serve` or
     an agent kept serving them to every agent, the CLI included (hunt-procs #3, session 28);
-    `add-skills-dir` already said "not indexed yet". By folder name, as skills are named."""
+    `add-skills-dir` already said "not indexed yet". By where each served skill's file is: by
+    name, the library's own same-named copies counted as "still served" (hunt-corpus #3)."""
     if folder is None or not getattr(bank, "is_remote", False):
         return 0
-    try:
-        names = {p.parent.name for p in folder.rglob("SKILL.md")}
-    except OSError:
-        return 0
-    return len(names & set(bank.skills.names()))
+    target = str(folder.expanduser().resolve())
+    return sum(1 for skill in bank.skills.list(include_held=True) if _under(skill.path, target))
 
 
 class OnOff(str, Enum):

@@ -12,6 +12,9 @@ from typing import Annotated, Any, Optional
 import typer
 
 from skillbank.cli.hints import copy_advice
+from skillbank.cli.sync_report import (  # noqa: F401 - re-exported (commands, memory)
+    PLAIN_WARNINGS, print_changes, print_findings, render_sync_report, sync_summary,
+)
 from skillbank.memories.skills.folder_files import SKIP_DIRS
 from skillbank.memories.skills.last_good import is_as_it_is_note
 from skillbank.cli.common import (
@@ -35,89 +38,6 @@ PAGE = 50
 
 
 # ------------------------------------------------------------------------------------- rendering
-
-
-def sync_summary(report: Any) -> str:
-    parts = [f"{len(report.added)} added", f"{len(report.changed)} changed",
-             f"{len(report.removed)} removed", f"{report.unchanged} unchanged"]
-    if report.skipped:
-        parts.append(f"{len(report.skipped)} skipped")
-    return ", ".join(parts) + f" ({report.embedded} texts embedded, {report.seconds:.1f} s)"
-
-
-def print_findings(out: Output, findings: list[Any], limit: int | None = None) -> int:
-    """Linter style: each file, then one line per finding (paths stay whole). Returns how many
-    findings were left out by `limit`."""
-    by_path: dict[str, list[Any]] = {}
-    for f in findings:
-        by_path.setdefault(f.path or "", []).append(f)
-    shown = 0
-    for path, items in by_path.items():
-        if limit is not None and shown >= limit:
-            break
-        if path:
-            out.print(text(path, "bold"), soft_wrap=True)
-        for f in items:
-            line = text(f"  {f.severity:<8}", "red" if f.severity == "error" else "yellow")
-            line.append(f"{f.code:<20} ")
-            line.append(f.message)
-            out.print(line, soft_wrap=True)
-            shown += 1
-    return len(findings) - shown
-
-
-#: Warning codes that are only warnings; any other warning in a sync report is a spec error
-#: the lenient loader downgraded (see `skill_file.parse_skill_text`).
-PLAIN_WARNINGS = frozenset({"shadowed", "unknown-key", "yaml-repaired", "duplicate-key",
-                            "leading-blank-lines"})
-
-
-def print_changes(out: Output, report: Any, title: str) -> None:
-    """A sync report's first lines: the counts, then what was added, changed, removed."""
-    out.print(text(f"{title}: {sync_summary(report)}", "bold"))
-    for label, names in (("added", report.added), ("changed", report.changed),
-                         ("removed", report.removed)):
-        if names:
-            more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
-            shown = ", ".join(names[:10]) + more
-            out.print(text(f"  {label}: {shown}"))
-
-
-def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
-    """A skill sync's report (a guideline or experience report is not one: its warnings are no
-    Agent Skills spec violations; `commands.render_memory_report`)."""
-    print_changes(out, report, title)
-    errors = [f for f in report.findings if f.severity == "error"]
-    if errors:
-        out.print(text(f"  {len(report.skipped)} files could not be loaded:", "red"))
-        left = print_findings(out, errors, limit=10)
-        if left:
-            out.print(text(f"  … and {left} more errors", "dim"))
-    shadowed = sum(1 for f in report.findings if f.code == "shadowed")
-    # Loading downgrades Agent Skills spec violations to warnings (skills that break the spec
-    # are still served, as the spec's client guide says); they are errors under `skills
-    # validate`, so they are counted apart, by skill, not drowned among the warnings (#27).
-    # A file that does not parse is counted above; a shadowed copy is not served at all: neither
-    # is "served, flagged" (hunt-author #5, session 24: both were, by their folder's name).
-    apart = {f.path for f in report.findings if f.severity == "error" or f.code == "shadowed"}
-    broken = sorted({f.path or "" for f in report.findings if f.severity == "warning"
-                     and f.code not in PLAIN_WARNINGS and f.code != "kept-last-good"
-                     and f.path not in apart})
-    if broken:
-        names = [Path(p).parent.name for p in broken]
-        more = f", … ({len(names) - 10} more)" if len(names) > 10 else ""
-        out.print(text(f"  {len(broken)} skills break the Agent Skills spec (invalid name or "
-                       "frontmatter; served, flagged): " + ", ".join(names[:10]) + more,
-                       "yellow"))
-    warnings = sum(1 for f in report.findings if f.severity == "warning"
-                   and f.code in PLAIN_WARNINGS) - shadowed
-    if shadowed:  # `skills validate` checks one file at a time: it never names these
-        out.print(text(f"  {shadowed} skills shadowed by a same-named skill in an earlier root "
-                       "(not served; which ones: `skillbank --json skills sync`, findings with "
-                       "code \"shadowed\")", "dim"))
-    if warnings:
-        out.print(text(f"  {warnings} warnings (details: `skillbank skills validate ROOT` or "
-                       "--json)", "dim"))
 
 
 class SyncProgress:
@@ -365,7 +285,7 @@ def _skill_files(path: Path) -> list[Path]:
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
-        if "SKILL.md" in filenames:
+        if "SKILL.md" in filenames or "SKILL.md" in dirnames:  # a folder is named too (#5)
             found.append(Path(dirpath) / "SKILL.md")
     return sorted(found)
 

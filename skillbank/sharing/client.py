@@ -357,7 +357,7 @@ class BankClient:
         warm.start()
         try:
             if self._sync_on_promotion:
-                local.sync()
+                local.sync(asked=False)  # told by the next asked-for sync (unasked.py)
             if self._watching:
                 local.watch()
         except BaseException:

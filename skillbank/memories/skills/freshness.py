@@ -107,12 +107,21 @@ class Listings:
 
 def skill_files(root: Path, max_depth: int, max_dirs: int,
                 listings: Listings | None = None,
-                refused: list[tuple[str, OSError]] | None = None) -> list[str]:
+                refused: list[tuple[str, OSError]] | None = None,
+                odd: list[tuple[str, str]] | None = None,
+                hidden: list[tuple[str, list[str]]] | None = None) -> list[str]:
     """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops
     (`SkillLibrary._walk`; with `listings`, unchanged folders are not listed again). Paths as
     text, gathered by plain recursion: `Path` objects and chained generators were half of a
     re-check's time. Folders that could not be listed go to `refused` when it is given (their
-    skills are not found; `unreadable_files` names them)."""
+    skills are not found; `unreadable_files` names them).
+
+    Skipped without a word before (hunt-corpus #5, session 30), so named when asked: `odd`
+    gets each SKILL.md that is not a regular file (a FIFO, a link to a device, a folder) with
+    what it is; `hidden`, each skill's SKILL.md with the SKILL.md files below it that the walk
+    would have found without it (a skill's subfolders are its resources: a SKILL.md dropped in a
+    collection's folder took the skills below it out of the index). That look below has its own
+    budget and its own record of folders seen, so it never costs the walk a skill."""
     found: list[str] = []
     if not root.is_dir():
         return found
@@ -122,6 +131,7 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     # real path, as before.
     seen: set[object] = set()
     budget = [max_dirs]
+    below: tuple[set[object], list[int]] = (set(), [max_dirs])  # the look below skills'
 
     def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
         try:
@@ -132,31 +142,60 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
             return os.path.realpath(path)
         return (stat.st_dev, stat.st_ino)
 
-    def visit(folder: str, key: object, depth: int) -> None:
-        if key in seen or budget[0] <= 0:
+    def visit(folder: str, key: object, depth: int, into: list[str] = found,
+              walked: tuple[set[object], list[int]] = (seen, budget)) -> None:
+        if key in walked[0] or walked[1][0] <= 0:
             return
-        seen.add(key)
-        budget[0] -= 1
+        walked[0].add(key)
+        walked[1][0] -= 1
         try:
             entries = listings.entries(folder) if listings is not None else \
                 sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as exc:
-            if refused is not None:
+            if refused is not None and into is found:
                 refused.append((folder, exc))
             return
-        if any(e.name == SKILL_FILE and e.is_file() for e in entries):
-            found.append(os.path.join(folder, SKILL_FILE))
+        skill = next((e for e in entries if e.name == SKILL_FILE), None)
+        if skill is not None and skill.is_file():
+            into.append(os.path.join(folder, SKILL_FILE))
+            if hidden is not None and into is found:  # what it hides (see the docstring)
+                hides: list[str] = []
+                descend(entries, depth, hides, below)
+                if hides:
+                    hidden.append((into[-1], hides))
             return  # a skill's own subfolders are its resources, not more skills
+        if skill is not None and odd is not None and into is found:
+            odd.append((os.path.join(folder, SKILL_FILE), _what_it_is(skill)))
+        descend(entries, depth, into, walked)
+
+    def descend(entries: list[os.DirEntry[str]], depth: int, into: list[str],
+                walked: tuple[set[object], list[int]]) -> None:
         if depth >= max_depth:
             return
         for entry in entries:
             if entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             if entry.is_dir():
-                visit(entry.path, identity(entry.path, entry), depth + 1)
+                visit(entry.path, identity(entry.path, entry), depth + 1, into, walked)
 
     visit(str(root), identity(str(root)), 0)
     return found
+
+
+def _what_it_is(entry: os.DirEntry[str]) -> str:
+    """What a SKILL.md that is not a regular file is, in words."""
+    import stat as kinds
+
+    try:
+        mode = entry.stat().st_mode  # through a link: what it points at
+    except OSError as exc:
+        return f"a link that leads nowhere ({(exc.strerror or str(exc)).lower()})"
+    for test, words in ((kinds.S_ISDIR, "a folder"), (kinds.S_ISFIFO, "a FIFO"),
+                        (kinds.S_ISCHR, "a device"), (kinds.S_ISBLK, "a device"),
+                        (kinds.S_ISSOCK, "a socket")):
+        if test(mode):
+            return words
+    return "not a regular file"
 
 
 class Freshness:
@@ -251,7 +290,7 @@ class Freshness:
         sections, and everything of more skills (a `git checkout`), behind on the `Filler`'s
         thread, as the watcher does."""
         try:
-            report = self._library.sync(embed=False)
+            report = self._library.sync(embed=False, asked=False)  # told later: unasked.py
         except Exception as exc:  # noqa: BLE001 - a read answers from the index it has; the
             # next re-check tries again (a Chroma server down, a folder unreadable meanwhile)
             log.warning("skillbank: re-syncing the changed skill folders failed: %s", exc)

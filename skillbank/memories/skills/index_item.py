@@ -11,7 +11,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from skillbank.index import IndexItem
+from skillbank.index import PARTIAL, IndexItem
 from skillbank.memories.skills.exclusions import without_exclusions
 from skillbank.memories.skills.sections import (
     DENSE_TEXTS, SUMMARY_TEXTS, body_sections, section_texts, skill_sections,
@@ -80,3 +80,21 @@ def kept_findings(meta: dict[str, Any] | None) -> list[Finding]:
         return [Finding.model_validate(f) for f in json.loads((meta or {}).get("findings") or "[]")]
     except (ValueError, TypeError):
         return []
+
+
+def unservable(meta: dict[str, Any] | None) -> bool:
+    """Whether a skill was indexed from a file no longer served: a description that is a YAML
+    list or mapping loaded with a warning before (hunt-corpus #7, session 30), and an index made
+    then kept serving it as "['one', 'two']" (an unchanged file is not read again). Its file is
+    parsed again, and it is not kept as a last good version."""
+    return any(f.code == "description-type" and f.message.endswith(("got list", "got dict"))
+               for f in kept_findings(meta))
+
+
+def _embedded_whole(meta: dict[str, Any] | None) -> bool:
+    """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
+    if not meta:
+        return False
+    if not body_sections():  # the summary is all it needs, whatever else the index holds
+        return True
+    return meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)

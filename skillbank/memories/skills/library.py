@@ -24,7 +24,7 @@ from skillbank.audit import note
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import make_folder, safe_join, through_link
 from skillbank.embeddings import MiniLMEmbedding, ModelUnavailableError, embed_query, embed_texts
-from skillbank.index import PARTIAL, HybridIndex
+from skillbank.index import HybridIndex
 from skillbank.skill_ids import same_name, unknown_name
 from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
@@ -40,8 +40,10 @@ from skillbank.memories.skills.drafts import SkillDrafts
 from skillbank.memories.skills.exclusions import ExclusionGate
 from skillbank.memories.skills.freshness import Freshness, key_of, stat_key
 from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
-    KEYWORD_BODY_CHARS, _humanise, index_item_for, kept_findings, summary_text,
+    KEYWORD_BODY_CHARS, _embedded_whole, _humanise, index_item_for, kept_findings, summary_text,
+    unservable,
 )
+from skillbank.memories.skills.unasked import Unasked, record
 from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
@@ -112,6 +114,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         #: Reads re-sync when the folders changed (hunt-author #4, session 24); the bank sets
         #: `freshness.seconds` from `skills_recheck_seconds`.
         self.freshness = Freshness(self)
+        self.unasked = Unasked()  # what syncs no one asked for changed (unasked.py)
         make_folder(writable_root, "cannot use the skills folder")  # a broken link named (#6)
 
     # Roots and scanning ------------------------------------------------------------------------
@@ -129,7 +132,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     def _walk(self, root: Path, findings: list[Finding] | None = None) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops;
         a folder it could not look in is a finding."""
-        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings)])
+        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
               ) -> tuple[list[_Found], list[Finding]]:
@@ -173,7 +176,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     # Sync --------------------------------------------------------------------------------------
     def sync(self, progress: Callable[[int, int], None] | None = None, *,
-             embed: bool = True,
+             embed: bool = True, asked: bool = True,
              sections_progress: Callable[[int, int], None] | None = None) -> SyncReport:
         """Make the index equal to the files: embed only what is new or changed.
 
@@ -183,9 +186,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         MCP server does, so `find_skills` answers within seconds of a first start). `progress`
         is called with (skills whose summary is in, skills to embed) after each batch, then
         `sections_progress` likewise for the body sections, which follow every summary.
+        `asked=False` (a watcher, a read's re-check): its changes ride on the next asked-for
+        sync's `already` (`unasked.py`).
         """
         started = time.perf_counter()
-        report = self._stage_files()
+        report = record(self, self._stage_files(), asked)
         self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
             report.embedded += self.fill_dense(progress=progress,
@@ -223,13 +228,16 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             started = time.monotonic()
             found, report.findings = self._scan(
                 {str(m.get("path")): (str(m.get("stat", "")), str(m.get("hash"))) for m in metas.values()}, walked)
-            report.skipped.extend(f.path for f in report.findings if f.path)  # too large, unreadable
+            report.skipped.extend(f.path for f in report.findings  # too large, unreadable
+                                  if f.path and f.severity == "error")
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
             winners: dict[str, _Found] = {}
             pending: list[tuple[_Found, str, SkillDocument | None]] = []
             parsed: dict[str, list[Finding]] = {}
             for entry in found:
                 known = indexed.get(str(entry.path))
+                if known and unservable(metas.get(known[0])):  # indexed by an older version
+                    known = None  # parsed again, never kept as last good (index_item.py)
                 if known and known[1] == entry.digest:
                     name, doc = known[0], None  # unchanged: no parse, no embedding
                     # ... but its findings every time, as when it was indexed (`skills sync`
@@ -677,15 +685,6 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             last_good.keep(self.writable_root.parent, doc.name, data)
             if getattr(self, "_levels_held", None) is not None:
                 self._levels_held.add("own")  # the bank's own skill, saved since the last sync
-
-
-def _embedded_whole(meta: dict[str, Any] | None) -> bool:
-    """The index holds every text this version embeds for the skill (see DENSE_TEXTS)."""
-    if not meta:
-        return False
-    if not body_sections():  # the summary is all it needs, whatever else the index holds
-        return True
-    return meta.get("texts") == DENSE_TEXTS and not meta.get(PARTIAL)
 
 
 def _digest(path: Path, data: bytes) -> str:

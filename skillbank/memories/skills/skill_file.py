@@ -7,7 +7,9 @@ Two levels of strictness, because the format has two audiences:
 * **Loading** (:func:`parse_skill_text`, :func:`read_skill_file`) follows the client guide's
   lenient parsing: a skill written for another client should still load. Only files that cannot
   be understood at all are refused — too large, binary, not UTF-8, no frontmatter, unparseable or
-  hostile YAML, no description. Everything else is reported as a *warning* and the skill loads.
+  hostile YAML, no description, or one that is a YAML list or mapping (served as Python text
+  such as "['one', 'two']" before, hunt-corpus #7). Everything else is reported as a *warning*
+  and the skill loads.
   Contract: the returned document is ``None`` exactly when there is at least one ``error``
   finding.
 * **Validating** (:func:`validate_skill`, :func:`validate_name`) applies the spec as written and
@@ -377,6 +379,12 @@ def parse_skill_text(
         return None, [*findings, _finding("error", "missing-description",
                                           f"{label}: 'description' is missing or empty; the "
                                           "skill cannot be offered to a model without it", path)]
+    if isinstance(description, (list, dict)):  # served as "['one', 'two']" (hunt-corpus #7)
+        kind = "list" if isinstance(description, list) else "mapping"
+        return None, [*findings, _finding("error", "description-type",
+                                          f"{label}: 'description' must be a string, got a YAML "
+                                          f"{kind}; the skill is not served until it is one (one "
+                                          "line, or a folded '>' block)", path)]
 
     doc = SkillDocument(frontmatter=data, body=body, fallback_name=folder_name)
     for f in validate_skill(doc, folder_name=folder_name, path=path):

@@ -93,16 +93,38 @@ def unlisted_folders(refused: list[tuple[str, OSError]]) -> list[Finding]:
 
 
 def walk(root: Path, max_depth: int, max_dirs: int,
-         findings: list[Finding] | None = None) -> list[str]:
-    """`skill_files` of `root`, each folder it could not look in a finding in `findings`."""
+         findings: list[Finding] | None = None, hidden: bool = False) -> list[str]:
+    """`skill_files` of `root`, each folder it could not look in a finding in `findings`, and
+    each SKILL.md that is not a regular file; with `hidden` (a sync), each skill that hides
+    others below it (hunt-corpus #5, session 30: both were skipped without a word)."""
     refused: list[tuple[str, OSError]] = []
-    paths = skill_files(root, max_depth, max_dirs, refused=refused)
+    odd: list[tuple[str, str]] = []
+    hides: list[tuple[str, list[str]]] | None = [] if hidden and findings is not None else None
+    paths = skill_files(root, max_depth, max_dirs, refused=refused, odd=odd, hidden=hides)
     if findings is not None:
         findings.extend(unlisted_folders(refused))
+        findings.extend(Finding(severity="error", code="unreadable", path=path,
+                                message=f"{path} is not a regular file ({what}); the skill in "
+                                        "its folder is not served until it is one")
+                        for path, what in odd)
+        findings.extend(hiding(path, below) for path, below in hides or [])
     return paths
 
 
-def sync_or_report(library: Callable[[], Any]) -> SyncReport:
+def hiding(path: str, below: list[str]) -> Finding:
+    """A skill whose folder holds more SKILL.md files below it: they are its resources, not
+    skills, so none of them is served (a SKILL.md dropped in a collection's folder took the
+    collection's skills out of the index, named only as "removed")."""
+    names = [os.path.basename(os.path.dirname(p)) for p in below]
+    shown = ", ".join(names[:5]) + (f", … ({len(names) - 5} more)" if len(names) > 5 else "")
+    return Finding(severity="warning", code="hidden-skills", path=path,
+                   message=f"hides {len(below)} SKILL.md files in the folders below it, which are "
+                           f"not served ({shown}): a skill's subfolders are its resources; if "
+                           "they are skills of their own, move them out of its folder (or this "
+                           "SKILL.md away)")
+
+
+def sync_or_report(library: Callable[[], Any], asked: bool = True) -> SyncReport:
     """`library().sync()`, or when the skills folder cannot be made (a broken link stands where
     it must be), a report naming why: `Skillbank.open` syncs every memory, and one dangling
     `<root>/skills` link kept the bank from opening at all, experiences and guidelines
@@ -113,7 +135,7 @@ def sync_or_report(library: Callable[[], Any]) -> SyncReport:
         report = SyncReport()
         report.findings.append(Finding(severity="error", code="skills-folder", message=str(exc)))
         return report
-    return skills.sync()
+    return skills.sync(asked=asked)
 
 
 class UnreadableFiles:

@@ -135,7 +135,8 @@ def _watch(library: Any, stop: threading.Event, filler: Filler,
     findings = FindingsSeen()
 
     def synced() -> None:
-        report = library.sync(embed=False)  # searchable by keyword at once
+        report = library.sync(embed=False, asked=False)  # searchable by keyword at once;
+        # its changes are told by the next sync someone asks for (unasked.py)
         filler.ask()  # vectors behind, on the filler's thread (hunt-git #5)
         if on_sync and worth_telling(report, findings):
             on_sync(report)

@@ -1,0 +1,101 @@
+"""A sync someone asks for tells what syncs no one asked for already changed (hunt-corpus #4,
+session 30).
+
+At a terminal the CLI attaches to a background owner whose watcher syncs the skill folders:
+a curator who added a skill folder and typed `skillbank skills sync` was told "0 added, 0
+changed, 0 removed" (the watcher had applied it a moment before, and told no one); likewise
+after removing it. The report's `already` now says what the watcher (or the opening sync)
+applied since the last sync asked for, and `skills sync` prints it."""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import time
+from typing import Any, Callable, Iterator
+
+import pytest
+
+from conftest import write_skill
+from owner_client import client_bank, owner_process
+
+
+@contextlib.contextmanager
+def watched_bank(tmp_path, remote: bool, folder) -> Iterator[Any]:
+    """A bank whose skill folders are watched: in this process, or a client of an owner
+    process that watches them (as the CLI's background owner does)."""
+    root = tmp_path / "root"
+    if remote:
+        root.mkdir()
+        with owner_process(root, (folder,), watch=True), client_bank(root) as bank:
+            yield bank
+        return
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        skill_roots=[folder]) as bank:
+        bank.watch()
+        yield bank
+
+
+def until(check: Callable[[], bool], wait: float = 120.0) -> None:
+    """Wait for the watcher (bounded only against a hang; nothing is timed)."""
+    deadline = time.monotonic() + wait
+    while not check():
+        assert time.monotonic() < deadline, "the watcher never synced the change"
+        time.sleep(0.2)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_sync_tells_what_the_watcher_applied(tmp_path, remote):
+    """Fails before: both syncs said nothing was added or removed, and nothing else."""
+    folder = tmp_path / "extra"
+    write_skill(folder, "ledger", "Reconcile the monthly ledger.")
+    with watched_bank(tmp_path, remote, folder) as bank:
+        bank.skills.sync()  # what the opening sync did is told here; from now on, the watcher
+        write_skill(folder / "zz-plain", "otter-care", "Otter care routines.")
+        until(lambda: "otter-care" in bank.skills.names())
+        report = bank.skills.sync()
+        assert (report.added, report.removed) == ([], [])
+        assert report.already == {"added": ["otter-care"]}, report
+        assert bank.skills.sync().already == {}  # told once
+        shutil.rmtree(folder / "zz-plain")
+        until(lambda: "otter-care" not in bank.skills.names())
+        report = bank.skills.sync()
+        assert report.removed == [] and report.already == {"removed": ["otter-care"]}, report
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_opening_sync_is_told_too(tmp_path, remote):
+    """The background owner starts with the first command after it ended (idle): its opening
+    sync applied the change, and that command's `skills sync` said "0 added"."""
+    folder = tmp_path / "extra"
+    write_skill(folder, "ledger", "Reconcile the monthly ledger.")
+    with watched_bank(tmp_path, remote, folder) as bank:
+        report = bank.skills.sync()
+        assert report.added == [] and report.already == {"added": ["ledger"]}, report
+
+
+def test_net_change_of_unasked_syncs():
+    from skillbank.memories.skills.unasked import Unasked
+    from skillbank.records import SyncReport
+
+    kept = Unasked()
+    kept.keep(SyncReport(added=["a", "b"], removed=["c"], changed=["d"]))
+    kept.keep(SyncReport(removed=["a"], added=["c"], changed=["b"]))
+    assert kept.take() == {"added": ["b"], "changed": ["c", "d"]}
+    assert kept.take() == {}
+
+
+def test_skills_sync_prints_it(capsys):
+    from skillbank.cli.common import Output
+    from skillbank.cli.skills import render_sync_report
+    from skillbank.records import SyncReport
+
+    render_sync_report(Output(False), SyncReport(unchanged=3, already={
+        "added": ["otter-care"], "removed": ["ledger"]}))
+    out = " ".join(capsys.readouterr().out.split())
+    assert "0 added, 0 changed, 0 removed, 3 unchanged" in out
+    assert ("synced already, since the last sync asked for (the skill folders are watched): "
+            "1 added: otter-care; 1 removed: ledger") in out, out
