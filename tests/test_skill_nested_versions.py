@@ -161,3 +161,32 @@ def test_cli_history_versions_and_restore_of_a_nested_skill(cli_root):
     assert "restored fuzz-notes" in run("skills", "history", "fuzz-notes", "--restore", newest)
     assert "Curated notes" in path.read_text()
     assert not (cli_root / "skills" / "fuzz-notes").exists()
+
+
+def test_a_stale_index_never_sends_history_or_restore_into_another_skills_folder(tmp_path):
+    """Review (session 30): the index found a nested skill's folder by its indexed path
+    without looking at what is there now. With folders moved by hand and no re-check yet (a
+    server without --watch never re-checks), `history('alpha-notes')` listed the versions of
+    the skill now filed in alpha's old folder, and restoring one rewrote that skill's SKILL.md
+    as alpha. Fails before: beta's version listed as alpha's, and beta overwritten."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.memories.skills.versions import keep_version
+
+    root = tmp_path / "root"
+    alpha = nested_skill(root, "fa", "alpha-notes", "Alpha notes about alpha things.")
+    beta = nested_skill(root, "fb", "beta-notes", "Beta notes about beta things.")
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        skills_recheck_seconds=0) as bank:
+        keep_version(beta.parent, beta.read_text().replace("Beta notes", "Old beta notes"),
+                     "by hand")
+        alpha.parent.rename(alpha.parent.with_name("fa-moved"))
+        beta.parent.rename(alpha.parent)  # beta now lives where the index has alpha
+        before = alpha.read_text()
+        assert bank.skills.history("alpha-notes") == []
+        with pytest.raises(NotFoundError):
+            bank.skills.restore("alpha-notes", "20260101T000000000000Z")
+        assert alpha.read_text() == before  # beta, untouched
+        bank.skills.sync()
+        assert [v.description for v in bank.skills.history("beta-notes")] == \
+            ["Old beta notes about beta things."]

@@ -44,14 +44,23 @@ def own_skill_folder(index: Any, writable_root: Path, name: str) -> Path | None:
         indexed = same_name(name, index.ids())  # the name in its folder's NFD
         meta = index.metadata(indexed) if indexed is not None else None
     if meta is not None and meta.get("writable") and meta.get("path"):
-        return Path(str(meta["path"])).parent
+        folder = Path(str(meta["path"])).parent
+        # The index may not have seen folders moved by hand yet (a server without --watch
+        # re-checks never): the folder it names may hold another skill by now (review, s30).
+        return None if _holds_another(folder, name) else folder
     folder = new_skill_folder(writable_root, name)
+    return None if _holds_another(folder, name) else folder
+
+
+def _holds_another(folder: Path, name: str) -> bool:
+    """Whether `folder`'s SKILL.md parses and names a skill other than `name` (one that does
+    not parse, or names none, may still be this skill's, half saved: its history restores it)."""
     current = folder / SKILL_FILE
-    if current.is_file() and not current.is_symlink():
-        doc, _ = read_skill_file(current)
-        if doc is not None and doc.frontmatter.get("name") not in (None, "", name):
-            return None
-    return folder
+    if not current.is_file() or current.is_symlink():
+        return False
+    doc, _ = read_skill_file(current)
+    found = doc.frontmatter.get("name") if doc is not None else None
+    return found not in (None, "", name) and same_name(str(found), [name]) is None
 
 
 def never_through_link(writable_root: Path, folder: Path) -> Path:
