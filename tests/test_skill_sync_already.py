@@ -99,3 +99,23 @@ def test_skills_sync_prints_it(capsys):
     assert "0 added, 0 changed, 0 removed, 3 unchanged" in out
     assert ("synced already, since the last sync asked for (the skill folders are watched): "
             "1 added: otter-care; 1 removed: ledger") in out, out
+
+
+def test_a_delete_that_unshadows_a_skill_keeps_what_the_watcher_applied(tmp_path):
+    """Deleting the bank's own copy of a name a read-only root also has syncs, so the shadowed
+    skill is served again; that sync took the watcher's pending changes as asked for and
+    dropped them, so the next `skills sync` said nothing of them. Fails before: `already` empty."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    vendor = tmp_path / "vendor"
+    write_skill(vendor, "csv-report", "Summarise a CSV file into a short report.")
+    root = tmp_path / "root"
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                        skill_roots=[vendor]) as bank:
+        bank.skills.save("csv-report", "Our own CSV report. Use when asked for a CSV "
+                           "report.", "Sum each column.")
+        write_skill(root / "skills", "otter-care", "Feed and groom a pet otter.")
+        bank.skills.sync(asked=False)  # as the watcher does
+        bank.skills.delete("csv-report")  # the vendor's copy is served again
+        assert "otter-care" in bank.skills.sync().already.get("added", [])

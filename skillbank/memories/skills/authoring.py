@@ -547,7 +547,7 @@ class SkillAuthoring:
         next sync. A sync reads only changed files, so this is cheap; without read-only roots
         nothing can have been shadowed."""
         if any(not writable for _, writable in getattr(self, "roots", ())):
-            self.sync()  # type: ignore[attr-defined]
+            self.sync(asked=False)  # type: ignore[attr-defined] - no one reads its report
 
     def _trash(self, folder: Path, *, copy: bool = False) -> Path:
         """Move (or copy) a skill folder into `<root>/.trash`, named after the folder itself.
