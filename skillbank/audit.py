@@ -545,22 +545,27 @@ def _parse_time(text: str) -> datetime:
     return stored_utc(datetime.fromisoformat(text))
 
 
-def parse_since(text: str) -> datetime:
+def parse_since(text: str, *, span: bool = False) -> Any:
     """`--since` values: an ISO date or time, or a span back from now such as 30m, 12h, 7d.
 
     A date or time without a zone is local time, as a person typing it means (and as Python
     reads a naive datetime); it was read as UTC, so `--since 1h` and the same moment typed as
-    a time disagreed by the zone's offset (hunt-time #3, session 29). The result is in UTC."""
+    a time disagreed by the zone's offset (hunt-time #3, session 29). The result is in UTC.
+    With `span`, a span is returned as the timedelta it is, for the log to count back from its
+    own clock: in team mode PostgreSQL's, on which the events are stamped (review, session 30:
+    a worker an hour ahead asked for events later than any there were)."""
     from datetime import timedelta
 
     from skillbank.errors import InvalidInputError
 
     value = (text or "").strip()
-    span = re.fullmatch(r"(\d+)\s*([smhdw])", value)
-    if span:
-        seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[span.group(2)]
+    back = re.fullmatch(r"(\d+)\s*([smhdw])", value)
+    if back:
+        seconds = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}[back.group(2)]
         try:
-            return datetime.now(timezone.utc) - timedelta(seconds=int(span.group(1)) * seconds)
+            spanned = timedelta(seconds=int(back.group(1)) * seconds)
+            moment = datetime.now(timezone.utc) - spanned
+            return spanned if span else moment
         except OverflowError:  # "99999999d": before the first year there is
             raise InvalidInputError(f"invalid time {text!r}: that span reaches back before "
                                     "year 1; use a shorter one (30m, 12h, 7d)") from None

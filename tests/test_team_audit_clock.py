@@ -111,3 +111,32 @@ def test_an_hour_behind_workers_events_are_on_postgresqls_clock(
     finally:
         reader.close()
     assert dt.datetime is datetime  # the in-process clock is back
+
+
+class _Ahead(datetime):
+    @classmethod
+    def now(cls, tz=None):  # type: ignore[override]
+        return datetime.now(tz) + BEHIND
+
+
+def test_a_span_is_counted_back_on_postgresqls_clock(tmp_path, chroma_server, postgres,
+                                                      monkeypatch):
+    """Review (session 30): with events stamped on PostgreSQL's clock, `since=timedelta(10
+    minutes)` (and `audit --since 10m`) was still counted back from the reader's own clock: a
+    reader an hour ahead asked for events later than any there were. Fails before: []."""
+    import skillbank.audit
+    from skillbank.audit import parse_since
+
+    deployment = "d" + uuid.uuid4().hex[:12]
+    bank = open_bank(tmp_path / "root", chroma_server, postgres.url, deployment)
+    try:
+        gid = bank.guidelines.add(RULE, topic="release").guideline_id
+        with monkeypatch.context() as ahead:
+            ahead.setattr(skillbank.audit, "datetime", _Ahead)  # where parse_since reads it
+            log = bank.store.audit()
+            assert [e.id for e in log.query(since=timedelta(minutes=10))] == [gid]
+            assert [e.id for e in log.query(since=parse_since("10m", span=True))] == [gid]
+            assert log.query(since=parse_since("10m")) == []  # a moment: the reader's clock
+            assert [e.id for e in log.query(since=timedelta(days=10 ** 6))] == [gid]
+    finally:
+        bank.close()

@@ -49,7 +49,7 @@ def audit(
                 f"--namespace {st.namespace} acts for that namespace alone; audit events of "
                 f"{namespace!r} are read without --namespace")
         namespace = st.namespace  # the whole log was listed, ids and principals of every user
-    moment = parse_since(since) if since is not None else None
+    moment = parse_since(since, span=True) if since is not None else None
     settings = load_settings(Path(st.root) if st.root else None)
     root = settings.root
     where = {"principal": principal, "action": action, "since": moment, "item_id": item_id,

@@ -29,6 +29,9 @@ _FIELDS = ("at", "principal", "role", "face", "namespace", "action", "kind", "id
 #: How far this worker's clock may be from PostgreSQL's before event times are moved onto
 #: PostgreSQL's (below it the measurement is mostly the round trip; NTP keeps clocks closer).
 CLOCK_TOLERANCE = timedelta(seconds=1)
+#: Spans back from now counted on PostgreSQL's clock; a longer one (past the years there are)
+#: is read as a time by `typed_since`, which clamps it.
+SPAN_ON_SERVER = timedelta(days=365 * 1000)
 
 
 def clock_offset(conn: Any) -> timedelta:
@@ -112,7 +115,10 @@ class PostgresAuditLog:
         if trusted is not None:
             where.append("trusted = %s")
             params.append(trusted)
-        if since is not None:
+        if isinstance(since, timedelta) and timedelta(0) <= since <= SPAN_ON_SERVER:
+            where.append("at >= clock_timestamp() - %s")  # back from the clock `at` is on
+            params.append(since)
+        elif since is not None:
             where.append("at >= %s")
             params.append(typed_since(since))  # a naive `since` is local time (hunt-time #3)
         sql = ("SELECT at, principal, role, face, namespace, action, kind, item_id, trusted "
