@@ -72,6 +72,12 @@ def _unreadable_secret(root: Path) -> Path:
     return path
 
 
+def _create_bisect(bank) -> None:
+    bank.skills.create(BISECT, "Find the commit that introduced a bug with git bisect. Use "
+                       "when a regression appeared between two versions.",
+                       "Run git bisect start, mark good and bad.")
+
+
 def _named(caught: pytest.ExceptionInfo, path: Path) -> None:
     assert str(path) in str(caught.value) and "permission denied" in str(caught.value)
 
@@ -136,9 +142,7 @@ def test_a_skill_made_unreadable_after_indexing_is_not_served(tmp_path, remote, 
     if not file_modes_apply(request):
         return
     with bank_for(tmp_path, remote) as bank:
-        bank.skills.create(BISECT, "Find the commit that introduced a bug with git bisect. Use "
-                           "when a regression appeared between two versions.",
-                           "Run git bisect start, mark good and bad.")
+        _create_bisect(bank)
         assert BISECT in [h.name for h in bank.skills.search(BISECT_TASK)]
         path = bank.root / "skills" / BISECT / "SKILL.md"
         time.sleep(0.05)  # past the file system's timestamp tick: the chmod gets its own ctime
@@ -225,9 +229,7 @@ def test_a_folder_that_cannot_be_looked_in_is_named(tmp_path, remote, request):
     if not file_modes_apply(request):
         return
     with bank_for(tmp_path, remote) as bank:
-        bank.skills.create(BISECT, "Find the commit that introduced a bug with git bisect. Use "
-                           "when a regression appeared between two versions.",
-                           "Run git bisect start, mark good and bad.")
+        _create_bisect(bank)
         team = bank.root / "skills" / "team"
         team.mkdir()
         write = team / "deploy-app"
