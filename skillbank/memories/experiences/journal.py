@@ -53,7 +53,7 @@ import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any, Iterable, Mapping
 
 from pydantic import ValidationError
 
@@ -61,7 +61,7 @@ from skillbank import index_mirror
 from skillbank.errors import NotFoundError
 from skillbank.index import HybridIndex, IndexItem
 from skillbank.index_outage import ChromaUnavailableError, is_outage
-from skillbank.records import Experience, Finding, SyncReport, utcnow
+from skillbank.records import Experience, Finding, SyncReport
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import (
     CONTENT_KEY_VERSION, EMBED_LAYOUT, _index_item, content_key, embed_texts_of)
@@ -481,6 +481,24 @@ class JournalMixin:
                                         "layout": EMBED_LAYOUT,
                                         "content_key": CONTENT_KEY_VERSION})
                 self.index_behind, self.only_vectors_behind = False, False
+
+    def _catch_up(self, ids: Iterable[str]) -> None:
+        """Under the write lock: these index entries as the shared index holds them now (team
+        mode, or processes on one Chroma server), for a decision on them (a status checked, the
+        version a turn extends). Every writer indexes its status changes and turns before it
+        lets the lock go; this worker's copy of the entries is brought up to date before a call
+        (`Skillbank._before_use`, its change feed), not once the lock is taken, and a decision
+        on that copy was stale: an approve and a reject of one pending record on two workers
+        were both answered as done (hunt-teamclock #2), overlapping turns of a thread lost
+        turns (#3, session 30). One `get` of these ids; an index that only this process
+        writes is current under the lock already."""
+        ids = list(ids)
+        if not ids or not getattr(self.index, "shared", False):
+            return
+        try:
+            self.index.refresh(ids)
+        except ChromaUnavailableError:
+            pass  # the read goes on as in any outage (`get` falls back to the journal)
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:

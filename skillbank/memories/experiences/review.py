@@ -55,6 +55,9 @@ class ReviewMixin:
         if not isinstance(record_id, str) or not record_id.strip():
             raise InvalidInputError(
                 f"{verb} takes an id such as 'exp-…' or 'lsn-…' (as `pending` or `recall` show)")
+        # As the shared index holds it now, under the lock: another worker may have approved,
+        # rejected or forgotten it since this one last looked (hunt-teamclock #2, session 30).
+        self._catch_up([record_id.strip()])
         record = self.get(record_id)  # NotFoundError when unknown or outside the caller's scope
         scope = self._scope()  # type: ignore[attr-defined]
         allowed = scope.can_change(record.namespace) if verb == "forget" \

@@ -18,7 +18,8 @@ journal (agents hunt, session 18). A forget erases every line of the id, and an 
 of full adds reads the same way. A thread's records are never folded
 into another conversation's near-duplicate (their later turns would have nothing to update).
 A follow-up whose earlier record is gone (forgotten, pruned, never written) starts a new record
-and logs why: never an error in the agent.
+and logs why: never an error in the agent. Turns of one thread may overlap (see `record_turn`):
+the record a turn updates, and the version it extends, are looked up under the write lock.
 """
 
 from __future__ import annotations
@@ -34,7 +35,12 @@ from skillbank.store.deltas import make_update
 
 if TYPE_CHECKING:
     from skillbank.memories.experiences.memory import ExperienceMemory
+    from skillbank.records import Lesson
     from skillbank.store.deltas import Version
+
+    #: A turn merged into its thread's record: (its id, the merged record, the version it
+    #: extends, the lessons the turn adds).
+    _Turn = tuple[str, Experience, Version, list[Lesson]]
 
 log = logging.getLogger("skillbank.experiences")
 
@@ -68,16 +74,20 @@ def in_open_episode(metadata: Mapping[str, Any] | None, thread: str | None) -> b
 
 
 def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task: str,
-                   status: str) -> tuple[str, Mapping[str, Any]] | None:
-    """The newest open record of `thread` in `namespace` with this task and status, if any.
+                   status: str, *, fresh: bool = False) -> tuple[str, Mapping[str, Any]] | None:
+    """The newest open record of `thread` in `namespace` with this task and status, if any;
+    with `fresh`, their index entries re-read from a shared index first.
 
     A record with an outcome (success, failure, partial) is a closed episode: the same request
     asked again later in the thread is a new one. Updating it overwrote a success with the
     later failure, the successful run's steps filed under it."""
     where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"},
                       {"status": status}]}
+    ids = list(memory.index.ids_where(where))
+    if fresh:
+        memory._catch_up(ids)
     best: tuple[str, Mapping[str, Any]] | None = None
-    for found in memory.index.ids_where(where):
+    for found in ids:
         meta = memory.index.metadata(found)
         if meta is None or meta.get("thread") != thread or meta.get("status") != status:
             continue
@@ -122,17 +132,53 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
 
     `experience` is the turn as `record` would store it (validated, in the caller's namespace);
     `status` is what the caller may write ("active", or "pending" for an untrusted caller:
-    untrusted input only ever continues a pending record, never changes an active one)."""
+    untrusted input only ever continues a pending record, never changes an active one).
+
+    Turns of one thread may overlap (a LangChain middleware recording in the background, two
+    replicas or two threads of an app on one conversation). The turn is embedded before the
+    write lock, as the thread stands now; its record and the version it extends are looked up
+    again once the lock is held (`_turn`, `fresh`), so each turn extends the one journaled
+    before it. Both were looked up before the lock: two overlapping turns extended one version
+    and the later update dropped the other's steps, and two first turns each started a record,
+    splitting the thread (12 of 20 turns kept, in one process as across workers;
+    hunt-teamclock #3, session 30)."""
     experience = experience.model_copy(update={"thread": thread})
-    # Turns of one thread come one after another: the lookup needs no lock, the write takes it.
-    found = _thread_record(memory, thread, experience.namespace, experience.task, status)
+    seen = _turn(memory, experience, status)
+    # What the write under the lock most likely holds; a text it holds besides (a concurrent
+    # turn gave feedback or a lesson) is embedded by the index's upsert.
+    vectors = memory._embed([(experience, True) if seen is None else (seen[1], False)])
+    with memory.write_lock:
+        turn = _turn(memory, experience, status, fresh=True, seen=seen)
+        if turn is None:
+            if followup:
+                log.info("thread %r: no open record of its earlier turns in %r (an outcome "
+                         "closed it, or it was forgotten, pruned or never written); this "
+                         "follow-up starts a new experience", thread, experience.namespace)
+            return _store(memory, experience, status, vectors), False
+        record_id, merged, version, new_lessons = turn
+        _store(memory, merged, status, vectors, base=version)
+    if new_lessons:
+        memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
+                       statuses=[status] * len(new_lessons))
+    return record_id, True
+
+
+def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
+          fresh: bool = False, seen: _Turn | None = None) -> _Turn | None:
+    """The thread's open record this turn updates, as (its id, the record with the turn
+    merged in, the version it extends, the lessons the turn adds to it); None when the turn
+    starts a record. `fresh` (under the write lock): the thread's entries re-read from a
+    shared index first (`JournalMixin._catch_up`), another worker may have written a turn;
+    `seen` is this turn as merged before the lock, taken as is while its record's newest
+    version is still the one it extends (the same location and digest)."""
+    found = _thread_record(memory, str(experience.thread), experience.namespace,
+                           experience.task, status, fresh=fresh)
     if found is None:
-        if followup:
-            log.info("thread %r: no open record of its earlier turns in %r (an outcome closed "
-                     "it, or it was forgotten, pruned or never written); this follow-up starts "
-                     "a new experience", thread, experience.namespace)
-        return _store(memory, experience, status), False
+        return None
     record_id, meta = found
+    if seen is not None and seen[0] == record_id and \
+            (seen[2].loc, seen[2].digest) == (str(meta.get("loc", "")), str(meta.get("hash", ""))):
+        return seen
     version = memory._version(record_id, meta)  # the version this turn extends, as stored
     old = Experience.model_validate(version.record)
     known = {lesson.text for lesson in old.lessons}
@@ -148,11 +194,7 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
     })
-    _store(memory, merged, status, base=version)
-    if new_lessons:
-        memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
-                       statuses=[status] * len(new_lessons))
-    return record_id, True
+    return record_id, merged, version, new_lessons
 
 
 def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
@@ -199,25 +241,24 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     return turn
 
 
-def _store(memory: "ExperienceMemory", record: Experience, status: str, *,
-           base: "Version | None" = None) -> str:
+def _store(memory: "ExperienceMemory", record: Experience, status: str,
+           vectors: Mapping[str, Any], *, base: "Version | None" = None) -> str:
     """One event for `record`: an `add` (and, when new, its lesson records), or, for a later
     turn of the record at `base`, an `update` holding what changed (`make_update`; the whole
-    record as an `add` flagged "update" when a delta does not pay). Never folded."""
+    record as an `add` flagged "update" when a delta does not pay). Never folded. Called with
+    the write lock held (`record_turn`), `vectors` embedded before it."""
     update = base is not None
-    vectors = memory._embed([(record, not update)])
-    with memory.write_lock:
-        batch = _Batch(memory, vectors)
-        batch.threshold = 2.0  # never folded into another conversation's record
-        # An untrusted caller's new record waits in the review queue: its cap. A later turn
-        # only updates a record already queued, adding nothing (refusing it lost the turns,
-        # the outcome and the feedback of conversations in the queue; review, session 19).
-        batch.capped = status == "pending" and base is None
-        eid = batch.store(record, with_lessons=not update, status=status)
-        if base is not None:
-            for number, event in enumerate(batch.events):
-                if event.get("op") == "add" and event["record"].get("id") == record.id:
-                    delta = make_update(base, event["record"])
-                    batch.events[number] = delta if delta is not None else {**event, "update": True}
-        batch.flush()
+    batch = _Batch(memory, vectors)
+    batch.threshold = 2.0  # never folded into another conversation's record
+    # An untrusted caller's new record waits in the review queue: its cap. A later turn
+    # only updates a record already queued, adding nothing (refusing it lost the turns,
+    # the outcome and the feedback of conversations in the queue; review, session 19).
+    batch.capped = status == "pending" and base is None
+    eid = batch.store(record, with_lessons=not update, status=status)
+    if base is not None:
+        for number, event in enumerate(batch.events):
+            if event.get("op") == "add" and event["record"].get("id") == record.id:
+                delta = make_update(base, event["record"])
+                batch.events[number] = delta if delta is not None else {**event, "update": True}
+    batch.flush()
     return eid
