@@ -222,7 +222,9 @@ class BankHandle:
 
     @staticmethod
     def _sync_skills(bank: Any) -> None:
-        report = bank.skills.sync(embed=False)  # keyword-searchable now; vectors: _fill_skills
+        # keyword-searchable now (vectors: _fill_skills); no one reads its report, so what
+        # the watcher applied stays for the next sync a person asks for (review, session 30)
+        report = bank.skills.sync(embed=False, asked=False)
         for finding in report.findings[:20]:
             log.info("skill sync: %s", finding)
         if report.changed_anything:

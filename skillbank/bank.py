@@ -423,7 +423,7 @@ class Skillbank:
             except ChromaUnavailableError:
                 pass  # the records are read all the same; the memory re-syncs its index later
             try:
-                memory.sync()
+                memory.sync(**({"asked": False} if kind == "skills" else {}))  # no report read
             except ChromaUnavailableError:
                 # Chroma stopped answering between the other worker's write and this call: the
                 # call goes on (a write is journaled, a recall reads the journal) and a later

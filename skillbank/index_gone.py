@@ -144,7 +144,7 @@ def resync_if_gone(bank: Any, kind: str) -> None:
         return
     index.gone = False
     try:
-        memory.sync()
+        memory.sync(**({"asked": False} if kind == "skills" else {}))  # no report read
     except ChromaUnavailableError:
         index.gone = True
     except Exception:  # noqa: BLE001 - the call goes on; the memory's own error shows there

@@ -190,3 +190,20 @@ def test_a_stale_index_never_sends_history_or_restore_into_another_skills_folder
         bank.skills.sync()
         assert [v.description for v in bank.skills.history("beta-notes")] == \
             ["Old beta notes about beta things."]
+
+
+def test_a_skill_whose_yaml_name_is_a_number_keeps_its_history(tmp_path):
+    """Review (session 30): `name: 2048` is the skill "2048", but the check for a folder that
+    holds another skill compared the YAML integer with the name and found "another skill":
+    history was [] and restore refused. Fails before the fix of that check."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.memories.skills.versions import keep_version
+
+    root = tmp_path / "root"
+    path = root / "skills" / "2048" / "SKILL.md"
+    path.parent.mkdir(parents=True)
+    path.write_text("---\nname: 2048\ndescription: Play the 2048 puzzle well.\n---\n# Steps\n")
+    with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        kept = keep_version(path.parent, path.read_text().replace("well", "badly"), "by hand")
+        assert [v.version for v in bank.skills.history("2048")] == [kept.stem]

@@ -119,3 +119,25 @@ def test_a_delete_that_unshadows_a_skill_keeps_what_the_watcher_applied(tmp_path
         bank.skills.sync(asked=False)  # as the watcher does
         bank.skills.delete("csv-report")  # the vendor's copy is served again
         assert "otter-care" in bank.skills.sync().already.get("added", [])
+
+
+def test_an_mcp_servers_start_leaves_the_watchers_changes_to_be_told(tmp_path):
+    """Review (session 30): the MCP server's start-up sync (`skillbank serve`'s loader; also
+    `skills eval`, `skills watch`, a server-mode re-sync) took the watcher's pending changes as
+    asked for and dropped them, so a curator's `skills sync` after an editor started an MCP
+    session said nothing of them. Fails before: `already` empty."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.mcp_server.loader import BankHandle
+
+    root = tmp_path / "root"
+    bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False)
+    write_skill(root / "skills", "otter-care", "Feed and groom a pet otter.")
+    bank.skills.sync(asked=False)  # as the watcher does
+    handle = BankHandle(bank, sync=True, warm=False)
+    try:
+        served = handle.get("experiences", timeout=300)
+        assert "otter-care" in served.skills.names()
+        assert "otter-care" in served.skills.sync().already.get("added", [])
+    finally:
+        handle.close()

@@ -66,7 +66,7 @@ def eval_(
     if name is None:  # a skill held or not loaded keeps its eval file: an error row, not silence
         every = skills.list(include_held=True)
         errors += trigger_evals.held(every)
-        errors += trigger_evals.not_loaded(skills.sync().findings,
+        errors += trigger_evals.not_loaded(skills.sync(asked=False).findings,
                                            {Path(s.path).parent for s in every})
     _show(st, reports, errors, k)
     if errors:

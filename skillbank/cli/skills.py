@@ -552,7 +552,7 @@ def watch(
 
 def _watch(st: Any, timeout: float | None) -> None:
     bank = st.bank(sync=None)
-    report = bank.skills.sync()
+    report = bank.skills.sync(asked=False)  # its summary; a later `skills sync` tells the rest
     roots = [str(r) for r, _ in bank.skills.roots if r.is_dir()]
     if st.out.json:
         st.out.write_json({"event": "start", "roots": roots, "report": report}, compact=True)

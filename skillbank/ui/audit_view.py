@@ -65,7 +65,7 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
     if f.since:
         try:  # UTC, as the table and the Experiences page's dates are: a date typed here read
             with caller_offset(0):  # as the server's local time missed rows the table showed
-                since = parse_since(f.since)  # (review of hunt-time #3, session 29)
+                since = parse_since(f.since, span=True)  # (hunt-time #3); a span: the log's clock
         except InvalidInputError as exc:
             f.problems.append(str(exc))
     from skillbank import scope as scopes

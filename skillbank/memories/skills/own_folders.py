@@ -60,7 +60,9 @@ def _holds_another(folder: Path, name: str) -> bool:
         return False
     doc, _ = read_skill_file(current)
     found = doc.frontmatter.get("name") if doc is not None else None
-    return found not in (None, "", name) and same_name(str(found), [name]) is None
+    if found is None or str(found) in ("", name):  # `name: 2048` is the skill "2048"
+        return False
+    return same_name(str(found), [name]) is None
 
 
 def never_through_link(writable_root: Path, folder: Path) -> Path:
