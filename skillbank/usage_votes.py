@@ -13,8 +13,10 @@ use.
 Untrusted votes name who cast them (`"p": <principal>`), and each principal's net is kept
 (`untrusted(id).outside`); acceptance folds each principal's net in as his outside vote
 (`outside_votes.merge`), so one untrusted token's twelve "not helpful" are one failure once
-accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30); the use each
-named rating carries counts once per principal too (`_first_rating_use`). Votes without a
+accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30). His uses name
+him too and count once per principal and item (`_first_untrusted_use`: his recalls, a skill's
+bare uses, the use each rating carries): six recalls and six accepted "helpful" of one token
+were six uses and one success, a prune candidate (review1 #1, session 30). Votes without a
 principal (lines written before, imported counts) are one principal, `outside_votes.UNNAMED`.
 """
 
@@ -75,10 +77,12 @@ class UsageVotes:
             uses = 1
         usage.uses += uses
 
-    def _first_rating_use(self, item_id: str, principal: str, uses: int) -> int:
-        """The uses an untrusted principal's rating adds: its first on the item, one; any
-        later one, none (his accepted uses count once, as an outsider's: six accepted "it
-        helped" were six uses and one success, a 1/6 help rate; hunt-trust #1, session 30)."""
+    def _first_untrusted_use(self, item_id: str, principal: str, uses: int) -> int:
+        """The uses an untrusted principal's use or rating adds: its first on the item, one;
+        any later one, none (his accepted uses count once, as an outsider's: six accepted "it
+        helped" were six uses and one success, a 1/6 help rate; hunt-trust #1, session 30; and
+        his six recalls of it, six uses beside one accepted success, made it a prune candidate
+        again: review1 #1, session 30)."""
         if uses <= 0:
             return uses
         raters = self._raters.setdefault(item_id, set())
