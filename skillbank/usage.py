@@ -216,7 +216,7 @@ class UsageLog(UsageVotes):
     def _apply_event(self, event: Any) -> None:
         try:
             if event.get("accept"):
-                self._accept(event["id"])
+                self._accept(event["id"], journaled=event["accept"])
                 return
             if "to" in event:
                 self._move(event["id"], str(event["to"]))
@@ -226,7 +226,8 @@ class UsageLog(UsageVotes):
                 return
             if "o" in event:
                 self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
-                                    int(event.get("use", 0)), event.get("at"))
+                                    int(event.get("use", 0)), event.get("at"),
+                                    once="ou" in event)
                 return
             if "ou" in event:
                 self._apply_outside_use(event["id"], str(event["ou"]),
