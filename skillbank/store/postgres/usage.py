@@ -85,6 +85,9 @@ class PostgresUsageCounters:
             self._prior_cache = None
             return _usage(rows[0])
         with self.db.transaction() as conn:  # untrusted: its use once per principal
+            if ok is not None:  # a vote, under the lock `accept` holds: an accept between its
+                conn.execute("SELECT pg_advisory_xact_lock(%s)",  # statements took its net
+                             (lock_key("usage-vote", *self.key, item_id),))  # (review1 #6)
             uses = int(use)
             if principal and uses > 0:  # (`UsageLog._first_untrusted_use`)
                 uses = int(conn.execute(_FIRST_USE, (*self.key, item_id, principal, False)
@@ -172,7 +175,8 @@ class PostgresUsageCounters:
     def accept(self, item_id: str) -> Usage:
         """As `UsageLog.accept`: the untrusted uses join the trusted row, and each principal's
         votes count as his outside vote (its net's sign), in one transaction under the item's
-        vote lock."""
+        vote lock, which an untrusted vote takes too: one committed between its statements
+        lost its net, and the next accept counted it as the unnamed principal's (review1 #6)."""
         self._prior_cache = None
         with self.db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)",
