@@ -87,7 +87,7 @@ class UsageLog(UsageVotes):
         self._outside: dict[str, dict[str, int]] = {}  # item -> outsider -> net vote
         self._voters: dict[str, dict[str, int]] = {}  # item -> untrusted principal -> net
         self._users: dict[str, set[str]] = {}  # item -> outsiders whose use is counted
-        self._raters: dict[str, set[str]] = {}  # item -> untrusted raters whose use is
+        self._raters: dict[str, set[str]] = {}  # item -> untrusted principals whose use is
         self._pending: list[str] = []  # event lines applied in memory, not yet on disk
         self._since = 0.0  # when the oldest pending line was buffered (monotonic)
         #: Server mode (several processes append to this file): reads pick up the events the
@@ -216,7 +216,7 @@ class UsageLog(UsageVotes):
     def _apply_event(self, event: Any) -> None:
         try:
             if event.get("accept"):
-                self._accept(event["id"])
+                self._accept(event["id"], journaled=event["accept"])
                 return
             if "to" in event:
                 self._move(event["id"], str(event["to"]))
@@ -226,7 +226,8 @@ class UsageLog(UsageVotes):
                 return
             if "o" in event:
                 self._apply_outside(event["id"], str(event["o"]), event["ok"] is True,
-                                    int(event.get("use", 0)), event.get("at"))
+                                    int(event.get("use", 0)), event.get("at"),
+                                    once="ou" in event)
                 return
             if "ou" in event:
                 self._apply_outside_use(event["id"], str(event["ou"]),
@@ -284,8 +285,8 @@ class UsageLog(UsageVotes):
                untrusted: bool = False, successes: int = 0, failures: int = 0,
                principal: str = outside_votes.UNNAMED) -> None:
         usage = (self._untrusted if untrusted else self._counts).setdefault(item_id, Usage())
-        if untrusted and principal and ok is not None:  # a named rating's use: once, as an
-            uses = self._first_rating_use(item_id, principal, int(uses))  # outsider's
+        if untrusted and principal:  # a named use (a recall, a rating's): once, as an outsider's
+            uses = self._first_untrusted_use(item_id, principal, int(uses))
         usage.uses += int(uses)
         up, down = int(ok is True) + max(0, successes), int(ok is False) + max(0, failures)
         usage.successes += up
@@ -304,8 +305,9 @@ class UsageLog(UsageVotes):
 
         A rating (`ok` given) is on disk when this returns; a plain use is buffered (see the
         module docstring). `trusted=False` counts it apart (returns the untrusted counts); an
-        untrusted rating names who cast it (`principal`): its net per principal is what a
-        reviewer's `accept` folds in. A trusted plain use of an `outsider` (the principal, who
+        untrusted rating or use names who cast it (`principal`): its net per principal is what a
+        reviewer's `accept` folds in, and its uses count once per principal and item, as an
+        outsider's (a plain use names it too). A trusted plain use of an `outsider` (the principal, who
         may not change the item) counts once per item, as his votes do.
         """
         at = utcnow().isoformat()
@@ -314,7 +316,7 @@ class UsageLog(UsageVotes):
             event["ok"] = ok
         if not trusted:
             event["u"] = 1
-            if ok is not None and principal:
+            if principal:
                 event["p"] = principal
         elif outsider and ok is None:
             event["ou"] = outsider

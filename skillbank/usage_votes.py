@@ -13,9 +13,17 @@ use.
 Untrusted votes name who cast them (`"p": <principal>`), and each principal's net is kept
 (`untrusted(id).outside`); acceptance folds each principal's net in as his outside vote
 (`outside_votes.merge`), so one untrusted token's twelve "not helpful" are one failure once
-accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30); the use each
-named rating carries counts once per principal too (`_first_rating_use`). Votes without a
+accepted, as a trusted outsider's are, not twelve (hunt-trust #2, session 30). His uses name
+him too and count once per principal and item (`_first_untrusted_use`: his recalls, a skill's
+bare uses, the use each rating carries): six recalls and six accepted "helpful" of one token
+were six uses and one success, a prune candidate (review1 #1, session 30). Votes without a
 principal (lines written before, imported counts) are one principal, `outside_votes.UNNAMED`.
+
+A log written before replays as it counted then (review1 #3, session 30): an acceptance is
+journaled `"accept": 2` (per principal), and one of the release before (`"accept": 1`) over
+votes that name nobody adds each vote, as it did and as team mode's rows still hold; an
+outsider's vote whose use counts once says so (`"ou"`), and one without counts its use each
+time, as before.
 """
 
 from __future__ import annotations
@@ -26,6 +34,10 @@ from typing import Callable
 
 from skillbank import outside_votes
 from skillbank.records import Usage, utcnow
+
+
+#: An `accept` line's mark: folded per principal (a line of the release before says 1).
+ACCEPT_PER_PRINCIPAL = 2
 
 
 class UsageVotes:
@@ -46,13 +58,18 @@ class UsageVotes:
                        *ids: str) -> None: ...  # (UsageLog's)
 
     def _apply_outside(self, item_id: str, principal: str, ok: bool, uses: int,
-                       at: str | None) -> None:
-        """An outsider's rating: his net moves; successes/failures only by its sign."""
+                       at: str | None, *, once: bool = True) -> None:
+        """An outsider's rating: his net moves; successes/failures only by its sign. Its use
+        counts once per item (`once`: a line that says so, `"ou"`); a line of the release
+        before counts each, as it did then (review1 #3, session 30)."""
         moved = outside_votes.step(self._outside.setdefault(item_id, {}), principal, ok,
                                    item_id)
         up, down = outside_votes.counted(*moved) if moved else (0, 0)
         usage = self._counts.setdefault(item_id, Usage())
-        self._count_outside_use(item_id, principal, uses, usage)
+        if once:
+            self._count_outside_use(item_id, principal, uses, usage)
+        else:
+            usage.uses += uses
         usage.successes = max(0, usage.successes + up)  # a sign moving back takes its vote away
         usage.failures = max(0, usage.failures + down)
         _touch(usage, at)
@@ -75,10 +92,12 @@ class UsageVotes:
             uses = 1
         usage.uses += uses
 
-    def _first_rating_use(self, item_id: str, principal: str, uses: int) -> int:
-        """The uses an untrusted principal's rating adds: its first on the item, one; any
-        later one, none (his accepted uses count once, as an outsider's: six accepted "it
-        helped" were six uses and one success, a 1/6 help rate; hunt-trust #1, session 30)."""
+    def _first_untrusted_use(self, item_id: str, principal: str, uses: int) -> int:
+        """The uses an untrusted principal's use or rating adds: its first on the item, one;
+        any later one, none (his accepted uses count once, as an outsider's: six accepted "it
+        helped" were six uses and one success, a 1/6 help rate; hunt-trust #1, session 30; and
+        his six recalls of it, six uses beside one accepted success, made it a prune candidate
+        again: review1 #1, session 30)."""
         if uses <= 0:
             return uses
         raters = self._raters.setdefault(item_id, set())
@@ -93,7 +112,10 @@ class UsageVotes:
         """An outsider's rating of an item (with `use` uses): counted once per `principal`, as
         the sign of his net (module docstring). Written through; returns the trusted counts."""
         at = utcnow().isoformat()
-        event = {"id": item_id, "use": use, "at": at, "ok": bool(ok), "o": principal}
+        event: dict[str, object] = {"id": item_id, "use": use, "at": at, "ok": bool(ok),
+                                    "o": principal}
+        if use:
+            event["ou"] = principal  # its use counts once (a line without: each, as before)
         with self._lock:
             self._refresh()  # his earlier votes from another process first: the net is his
             self._write_through(event, lambda: self._apply_outside(
@@ -127,18 +149,27 @@ class UsageVotes:
         at = utcnow().isoformat()
         with self._lock:
             self._refresh()  # votes other processes took first: the accept folds those too
-            self._write_through({"id": item_id, "accept": 1, "at": at},
+            self._write_through({"id": item_id, "accept": ACCEPT_PER_PRINCIPAL, "at": at},
                                 lambda: self._accept(item_id), item_id)
             usage = self._counts.get(item_id)
             return usage.model_copy() if usage else Usage()
 
-    def _accept(self, item_id: str) -> None:
+    def _accept(self, item_id: str, journaled: object = ACCEPT_PER_PRINCIPAL) -> None:
+        """Fold an item's untrusted counts in (`accept`). An `accept` line of the release
+        before (`"accept": 1`) over votes that name nobody replays as it counted then, every
+        vote added: a log read again must give the counts it gave (twelve accepted
+        "helpful" became one success at the next open; review1 #3, session 30)."""
         extra = self._untrusted.pop(item_id, None)
         voters = self._voters.pop(item_id, {})
         if extra is None:
             return
         usage = self._counts.setdefault(item_id, Usage())
         usage.uses += extra.uses
+        if journaled == 1 and set(voters) <= {outside_votes.UNNAMED} and \
+                not self._raters.get(item_id):
+            usage.successes += extra.successes
+            usage.failures += extra.failures
+            voters = {}
         self._users.setdefault(item_id, set()).update(self._raters.pop(item_id, set()))
         nets = self._outside.setdefault(item_id, {})
         for principal, net in voters.items():  # one vote each, as an outsider's

@@ -335,7 +335,7 @@ def test_untrusted_votes_never_move_trusted_state_until_accepted(tmp_path):
         assert (usage.successes, usage.failures, usage.uses) == (1, 0, 3)
         assert bank.experiences.prune(dry_run=True) == []  # never a prune candidate
         untrusted = bank.experiences.usage.untrusted(eid)
-        assert (untrusted.failures, untrusted.uses) == (6, 5)
+        assert (untrusted.failures, untrusted.uses) == (6, 1)  # anon's uses once (review1 #1)
         # Skills: thirty untrusted up-votes do not re-rank inside a trusted session.
         bank.skills.save("keys-rotation", "Rotate signing keys.", "# Steps\n")
         for _ in range(30):

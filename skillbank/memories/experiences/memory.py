@@ -483,6 +483,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if a["count_use"]:
             for hit in hits:
                 self.usage.record(hit.id, use=1, trusted=scope.trusted,
+                                  principal=scope.principal,  # (untrusted: once each)
                                   outsider=outsider_of(scope, hit.record.namespace))
         return hits
 

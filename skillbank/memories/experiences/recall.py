@@ -417,5 +417,6 @@ class RecallMixin:
         if count_use:
             for hit in hits:  # an untrusted caller's recalls are counted apart
                 self.usage.record(hit.id, use=1, trusted=scope.trusted,
+                                  principal=scope.principal,  # (untrusted: once each)
                                   outsider=outsider_of(scope, hit.record.namespace))
         return hits

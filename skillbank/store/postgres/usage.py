@@ -9,8 +9,10 @@ only its sign, moved in the same transaction. An untrusted vote's net per princi
 of `sb_usage_untrusted_votes`; `accept` folds each in as that principal's outside vote
 (`outside_votes.merge`), and the votes of the untrusted row no such row accounts for (counted
 before principals were kept, an import's counts) as one, `outside_votes.UNNAMED`. An outsider's
-uses count once per item, as his votes (a row of `sb_usage_users` the first time). `move` (a renamed skill) re-keys an item's rows
-to its new id and `reset` (a deleted one) drops them, as `UsageLog.move`/`reset` do.
+uses count once per item, as his votes (a row of `sb_usage_users` the first time), and so do an
+untrusted principal's (that row with `trusted` false until accepted). `move` (a renamed skill)
+re-keys an item's rows to its new id and `reset` (a deleted one) drops them, as
+`UsageLog.move`/`reset` do.
 """
 
 from __future__ import annotations
@@ -78,16 +80,22 @@ class PostgresUsageCounters:
                                    (*values[:4], int(first), *values[5:])).fetchone()
             self._prior_cache = None
             return _usage(row)
-        if trusted or ok is None:
+        if trusted or (ok is None and not principal):
             rows = self.db.execute(f"{_ADD} RETURNING {_COLUMNS}", values)
             self._prior_cache = None
             return _usage(rows[0])
-        with self.db.transaction() as conn:  # an untrusted vote: its principal's net too
-            first = int(use) > 0 and conn.execute(  # and its use once (`_first_rating_use`)
-                _FIRST_USE, (*self.key, item_id, principal or outside_votes.UNNAMED, False)
-            ).fetchone() is not None
+        with self.db.transaction() as conn:  # untrusted: its use once per principal
+            if ok is not None:  # a vote, under the lock `accept` holds: an accept between its
+                conn.execute("SELECT pg_advisory_xact_lock(%s)",  # statements took its net
+                             (lock_key("usage-vote", *self.key, item_id),))  # (review1 #6)
+            uses = int(use)
+            if principal and uses > 0:  # (`UsageLog._first_untrusted_use`)
+                uses = int(conn.execute(_FIRST_USE, (*self.key, item_id, principal, False)
+                                        ).fetchone() is not None)
             row = conn.execute(f"{_ADD} RETURNING {_COLUMNS}",
-                               (*values[:4], int(first), *values[5:])).fetchone()
+                               (*values[:4], uses, *values[5:])).fetchone()
+            if ok is None:
+                return _usage(row)
             conn.execute(
                 "INSERT INTO sb_usage_untrusted_votes (deployment, memory, item_id, principal, "
                 "net) VALUES (%s, %s, %s, %s, %s) ON CONFLICT (deployment, memory, item_id, "
@@ -167,7 +175,8 @@ class PostgresUsageCounters:
     def accept(self, item_id: str) -> Usage:
         """As `UsageLog.accept`: the untrusted uses join the trusted row, and each principal's
         votes count as his outside vote (its net's sign), in one transaction under the item's
-        vote lock."""
+        vote lock, which an untrusted vote takes too: one committed between its statements
+        lost its net, and the next accept counted it as the unnamed principal's (review1 #6)."""
         self._prior_cache = None
         with self.db.transaction() as conn:
             conn.execute("SELECT pg_advisory_xact_lock(%s)",
