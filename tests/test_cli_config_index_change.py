@@ -72,3 +72,17 @@ def test_the_index_change_is_said_not_the_files_on_disk(cli_root, tmp_path, remo
            "same-named skill comes first" in added, added
     assert "1 skill (only-here) left the index (the files are not touched)" in removed, removed
     assert "still served" not in removed, removed
+
+
+def test_skills_other_folders_brought_in_the_same_sync_are_not_credited(cli_root, tmp_path):
+    """Review (session 30): on a fresh root with the bundled skills, `add-skills-dir` of a
+    folder holding one skill said "8 skills (debug-with-past-failures, learn-from-feedback,
+    otter-care, …) entered the index": the same sync indexed the bundled skills, and every name
+    in its report was credited to the folder. Fails before: the bundled names are listed."""
+    extra = tmp_path / "extra"
+    write_skill(extra, "otter-care", "Feed and groom a pet otter. Use when asked about otters.")
+    run = Run()
+    added = " ".join(run("config", "add-skills-dir", extra).stderr.split())
+    assert "1 skill (otter-care) entered the index" in added, added
+    removed = " ".join(run("config", "remove-skills-dir", extra).stderr.split())
+    assert "1 skill (otter-care) left the index" in removed, removed
