@@ -85,3 +85,18 @@ def test_removing_a_folder_on_purpose_gives_no_note_to_add_it_back(run, cli_root
     said = " ".join(off.stderr.split())
     assert "they leave the index now" in said and "left the index" not in said, said
     assert json.loads(run("--json", "stats").stdout)["skills"] == 0
+
+
+def test_a_deep_folder_is_credited_with_its_skills_by_the_roots_own_walk_limits(run, cli_root,
+                                                                               tmp_path):
+    """`config add-skills-dir` names the skills a folder brings by walking it as the sync does;
+    the command walked it with the default limits (depth 6), not the root's
+    `max_skill_roots_depth`, so a skill 7 folders down that the sync indexed under a root set
+    to depth 8 was said not to have entered ("no skill entered the index"; session 31)."""
+    cli_root.mkdir(parents=True, exist_ok=True)
+    (cli_root / "skillbank.toml").write_text("max_skill_roots_depth = 8\n")
+    deep = tmp_path / "deep"
+    write_skill(deep / "a" / "b" / "c" / "d" / "e" / "f", "pdf-merge", "Merge PDF files")
+    added = run("--no-bundled", "config", "add-skills-dir", deep)
+    assert "1 skill (pdf-merge) entered the index" in " ".join(added.stderr.split())
+    assert json.loads(run("--no-bundled", "--json", "stats").stdout)["skills"] == 1

@@ -89,9 +89,9 @@ def add_skills_dir(
         report = _index_change(st, bank)
         shadowed = sum(1 for f in report.findings if f.code == "shadowed"
                        and _under(f.path, target))
-        st.out.note(f"Added {target}: {_skills(report, 'added', target)} entered the index"
-                    + (f"; {_skills(report, 'changed', target)} changed (served from it now, "
-                       "or edited)" if _names(report, "changed", target) else "")
+        st.out.note(f"Added {target}: {_skills(report, 'added', target, bank)} entered the index"
+                    + (f"; {_skills(report, 'changed', target, bank)} changed (served from it now, "
+                       "or edited)" if _names(report, "changed", target, bank) else "")
                     + (f"; {shadowed} of its skills are not served: a same-named skill comes "
                        "first (`skillbank --json skills sync` names them, code \"shadowed\")"
                        if shadowed else "") + ".")
@@ -124,9 +124,9 @@ def remove_skills_dir(
                     f"skills are still served: {_restart(bank)}")
     else:
         report = _index_change(st, bank)
-        st.out.note(f"Removed {target}: {_skills(report, 'removed', target)} left the index"
-                    + (f"; {_skills(report, 'changed', target)} changed (served from another "
-                       "folder now, or edited)" if _names(report, "changed", target) else "")
+        st.out.note(f"Removed {target}: {_skills(report, 'removed', target, bank)} left the index"
+                    + (f"; {_skills(report, 'changed', target, bank)} changed (served from another "
+                       "folder now, or edited)" if _names(report, "changed", target, bank) else "")
                     + " (the files are not touched).")
     _show(ctx)
 
@@ -140,31 +140,25 @@ def _index_change(st: Any, bank: Any) -> Any:
     return st.skills_report if st.skills_report is not None else bank.skills.sync()
 
 
-def _names(report: Any, kind: str, folder: str | None = None) -> list[str]:
+def _names(report: Any, kind: str, folder: str | None = None, bank: Any = None) -> list[str]:
     """The skills of `kind` in the sync's report (and what it says was applied already), only
     those `folder` declares when given: the same sync indexes other folders' changes too, and
     on a fresh root `add-skills-dir` of a one-skill folder said 8 skills entered, the bundled
-    seven with it (review, session 30)."""
+    seven with it (review, session 30). The folder is walked with the bank's own limits."""
+    from skillbank.memories.skills.unreadable import declared_names
+    from skillbank.settings import Settings
+
     names = {*getattr(report, kind), *(getattr(report, "already", None) or {}).get(kind, [])}
-    return sorted(names & _declared(folder) if folder is not None else names)
+    if folder is None:
+        return sorted(names)
+    settings = getattr(bank, "settings", None) or Settings()
+    return sorted(names & declared_names(Path(folder), settings.max_skill_roots_depth,
+                                         settings.max_scan_dirs))
 
 
-def _declared(folder: str) -> set[str]:
-    """The names the SKILL.md files under `folder` declare, found as a sync walks it."""
-    from skillbank.memories.skills.freshness import skill_files
-    from skillbank.memories.skills.skill_file import read_skill_file
-
-    names = set()
-    for path in skill_files(Path(folder), 6, 20_000):  # SkillLibrary's walk limits
-        doc, _ = read_skill_file(path)
-        if doc is not None and doc.name:
-            names.add(doc.name)
-    return names
-
-
-def _skills(report: Any, kind: str, folder: str | None = None) -> str:
+def _skills(report: Any, kind: str, folder: str | None = None, bank: Any = None) -> str:
     """"3 skills (a, b, c)", or "no skill"."""
-    names = _names(report, kind, folder)
+    names = _names(report, kind, folder, bank)
     if not names:
         return "no skill"
     shown = ", ".join(names[:5]) + (f", … ({len(names) - 5} more)" if len(names) > 5 else "")

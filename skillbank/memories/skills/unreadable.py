@@ -111,6 +111,21 @@ def walk(root: Path, max_depth: int, max_dirs: int,
     return paths
 
 
+def declared_names(root: Path, max_depth: int, max_dirs: int) -> set[str]:
+    """The skill names the SKILL.md files under `root` declare, walked as a sync walks it
+    (the same limits, the same skipped files): what a folder brings to the index, so a command
+    that adds or removes it credits it with its own skills and not others the same sync
+    indexed (review 2, session 30)."""
+    from skillbank.memories.skills.skill_file import read_skill_file
+
+    names = set()
+    for path in skill_files(root, max_depth, max_dirs):
+        doc, _ = read_skill_file(path)
+        if doc is not None and doc.name:
+            names.add(doc.name)
+    return names
+
+
 def hiding(path: str, below: list[str]) -> Finding:
     """A skill whose folder holds more SKILL.md files below it: they are its resources, not
     skills, so none of them is served (a SKILL.md dropped in a collection's folder took the
