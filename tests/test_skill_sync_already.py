@@ -141,3 +141,44 @@ def test_an_mcp_servers_start_leaves_the_watchers_changes_to_be_told(tmp_path):
         assert "otter-care" in served.skills.sync().already.get("added", [])
     finally:
         handle.close()
+
+
+def test_a_sync_that_fails_to_embed_keeps_what_it_would_have_told(tmp_path):
+    """A sync asked for took what the watcher had applied, staged its own changes, then lost
+    the Chroma server while embedding: its caller got the error, not the report, and the next
+    sync said nothing of either (review 2, session 30). Now both ride on the next one."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.index_outage import ChromaUnavailableError
+
+    folder = tmp_path / "extra"
+    write_skill(folder, "ledger", "Reconcile the monthly ledger.")
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False, skill_roots=[folder]) as bank:
+        bank.skills.sync()
+        write_skill(folder, "otter-care", "Otter care routines.")
+        bank.skills.sync(asked=False)  # as the watcher does
+        write_skill(folder, "kiln-firing", "Fire a pottery kiln.")
+        index = bank.skills.index
+        upsert = index.upsert
+
+        def server_gone(items):  # the server went away between staging and embedding
+            index.upsert = upsert
+            raise ChromaUnavailableError("the Chroma server at http://127.0.0.1:9 is unreachable")
+
+        index.upsert = server_gone
+        with pytest.raises(ChromaUnavailableError):
+            bank.skills.sync()
+        report = bank.skills.sync()
+        assert report.already == {"added": ["kiln-firing", "otter-care"]}, report
+
+
+def test_given_back_changes_come_before_those_kept_since():
+    from skillbank.memories.skills.unasked import Unasked
+    from skillbank.records import SyncReport
+
+    kept = Unasked()
+    failed = SyncReport(added=["b"], already={"added": ["a"]})
+    kept.keep(SyncReport(removed=["a"]))  # kept after the failed sync took its changes
+    kept.give_back(failed)
+    assert kept.take() == {"added": ["b"]}  # a came and went before anyone was told

@@ -190,11 +190,17 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         sync's `already` (`unasked.py`).
         """
         started = time.perf_counter()
-        report = record(self, self._stage_files(), asked)
+        with self._sync_lock:  # kept or taken in the order the syncs applied their changes
+            report = record(self, self._stage_files(), asked)
         self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
-            report.embedded += self.fill_dense(progress=progress,
-                                               sections_progress=sections_progress)
+            try:
+                report.embedded += self.fill_dense(progress=progress,
+                                                   sections_progress=sections_progress)
+            except BaseException:
+                if asked:  # its caller never sees the report: the next asked sync tells it
+                    self.unasked.give_back(report)
+                raise
         report.seconds = time.perf_counter() - started
         return report
 

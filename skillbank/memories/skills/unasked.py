@@ -18,6 +18,8 @@ from __future__ import annotations
 import threading
 from typing import Any
 
+from skillbank.records import SyncReport
+
 KINDS = ("added", "changed", "removed")
 
 
@@ -48,6 +50,18 @@ class Unasked:
             state, self._state = self._state, {}
         return {kind: names for kind in KINDS
                 if (names := sorted(n for n, k in state.items() if k == kind))}
+
+
+    def give_back(self, report: Any) -> None:
+        """A sync someone asked for failed after it took what was kept (its embedding step
+        lost the Chroma server): what it took, then its own changes, come before whatever was
+        kept since, for the next sync someone asks for (review 2, session 30: both were lost)."""
+        with self._lock:
+            since, self._state = self._state, {}
+        self.keep(SyncReport(**(report.already or {})))
+        self.keep(report)
+        self.keep(SyncReport(**{kind: [n for n, k in since.items() if k == kind]
+                                for kind in KINDS}))
 
 
 def record(library: Any, report: Any, asked: bool) -> Any:
