@@ -60,3 +60,21 @@ def test_an_approve_on_a_after_a_reject_on_b_finds_nothing(two_machines):
         a_memory.approve(eid)
     for bank in (a, b):
         until(lambda: _status(bank, eid) is None)
+
+
+def test_an_approve_on_b_takes_the_lessons_distilled_on_a(two_machines):
+    """B's approve named the lessons the experience brought from B's own copy of the index: a
+    lesson distilled on A after B last read the change feed stayed pending for good, its
+    experience active (review 2, session 30). Now the shared index is asked for them."""
+    a, b = two_machines
+    eid = a.experiences.record("Check the nightly backup of the billing database", "success",
+                               feedback="Compare the row counts with the primary.",
+                               trusted=False, distill=False)
+    until(lambda: _status(b, eid) == "pending")
+    b_memory = b.experiences  # B's call began: its change feed was read
+    lessons = a.experiences.distill(eid)
+    assert lessons, "the deterministic distiller draws a lesson from the feedback"
+    approved = b_memory.approve(eid)["approved"]
+    assert sorted(approved) == sorted([eid, *lessons]), approved
+    for lesson in lessons:
+        until(lambda: _status(a, lesson) == "active")

@@ -18,6 +18,7 @@ from skillbank.forgetting import erase_experiences as erase
 from skillbank.forgetting import erasing
 from skillbank.errors import InvalidInputError, PermissionDeniedError
 from skillbank.index import HybridIndex
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.records import Experience, utcnow
 
 class ReviewMixin:
@@ -43,6 +44,7 @@ class ReviewMixin:
         """Ids of the lesson records an experience brought (their `source` is its id)."""
         if record.kind != "experience":
             return []
+        self._catch_up_lessons(record.id)
         out = []
         for record_id in self.index.ids():
             meta = self.index.metadata(record_id) or {}
@@ -50,6 +52,20 @@ class ReviewMixin:
                     (status is None or meta.get("status") == status):
                 out.append(record_id)
         return sorted(out)
+
+    def _catch_up_lessons(self, record_id: str) -> None:
+        """Under the write lock, on a shared index: the lessons of `record_id` as the index
+        holds them now. A lesson distilled on another worker after this one last read the
+        change feed was left out of an approve (pending for good under an active experience)
+        or a forget (its text kept); `_checked` catches up the record alone (review 2,
+        session 30). One filtered `get` and one `get` of what it finds."""
+        if not getattr(self.index, "shared", False):
+            return
+        try:
+            self.index.refresh(self.index.ids_where(
+                {"$and": [{"kind": "lesson"}, {"source": record_id}]}))
+        except ChromaUnavailableError:
+            pass  # as `_catch_up`: the decision goes on with this worker's copy
 
     def _checked(self, record_id: Any, verb: str) -> Experience:
         if not isinstance(record_id, str) or not record_id.strip():
