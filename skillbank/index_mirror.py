@@ -104,6 +104,24 @@ def detach(index: "HybridIndex", why: str, timed_out: bool = False) -> dict[str,
     return index._mirror
 
 
+def detach_on_outage(index: "HybridIndex", exc: BaseException) -> bool:
+    """Detach `index` now when `exc` says its server does not answer; whether it is detached.
+
+    A write that met the outage first, on an index that had reached its server, left the
+    memory nothing to stage into: the next search detached the index with a mirror lacking
+    that write, and an experience recorded during the outage was recalled by no one until
+    the server came back (session 29's note, reproduced in session 31). Detached here, the
+    memory stages it (searchable by keyword at once), as one started while the server was
+    down always did."""
+    if index._connect is None or not (isinstance(exc, ChromaUnavailableError)
+                                       or is_outage(exc)):
+        return detached(index)
+    with index._lock:
+        if not index._detached:
+            detach(index, _first_line(exc), timed_out=is_timeout(exc))
+    return True
+
+
 def attach_if_due(index: "HybridIndex") -> None:
     """Reach the server again if `index` is detached and the retry time has come; called where
     a search or write begins, before it reads the mirror (never with the index lock held by

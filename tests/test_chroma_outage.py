@@ -352,3 +352,32 @@ def test_a_reindex_whose_server_died_after_the_skills_fails_instead_of_saying_ad
         assert report["guidelines"].added and report["experiences"].added, report
     finally:
         bank.close()
+
+
+def test_an_experience_recorded_while_chroma_is_down_is_recalled_by_keyword(tmp_path,
+                                                                            own_chroma):
+    """A bank that had reached its server, then recorded an experience while it was down:
+    the record was journaled, but no recall found it until the server came back, however long
+    that took (the next search detached the index with a keyword side read before the write;
+    session 29's note, reproduced in session 31). Now the write detaches the index and stages
+    the record: recalled by keyword at once, and by the hybrid search once the server answers.
+    In process only: on a Chroma server no process owns the root for others (each opens the
+    index itself), so there is no client of an owner to route the call through."""
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        bank.experiences.record(task="Rotate the nginx TLS certificate", outcome="success")
+        own_chroma.stop()
+        eid = bank.experiences.record(task="Defragment the zookeeper snapshot volume",
+                                      outcome="success", feedback="Stop zookeeper first.")
+        hits = bank.experiences.recall("zookeeper snapshot defragment", count_use=False)
+        assert [h.id for h in hits][:1] == [eid] and not hits.dense_complete, hits
+        own_chroma.start()
+        deadline = time.monotonic() + 300  # bounded only against a hang: nothing is timed
+        while getattr(hits := bank.experiences.recall("zookeeper snapshot defragment",
+                                                      count_use=False), "note", None):
+            assert time.monotonic() < deadline, hits.note
+            time.sleep(0.5)
+        assert [h.id for h in hits][:1] == [eid], hits
+    finally:
+        bank.close()

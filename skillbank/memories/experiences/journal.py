@@ -48,6 +48,7 @@ is embedded again, or re-keyed by a metadata update, record by record, without a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import threading
 import time
@@ -174,6 +175,10 @@ class JournalMixin:
             if isinstance(exc, ChromaUnavailableError) or is_outage(exc):
                 self.unreached_at = time.monotonic()
                 quiet_after_timeout(self.index, exc)
+                if not index_mirror.detached(self.index) and \
+                        index_mirror.detach_on_outage(self.index, exc):
+                    with contextlib.suppress(ChromaUnavailableError):
+                        self._apply(parsed, vectors=vectors)  # staged: keyword-recallable now
             log.warning("skillbank: %d experience event(s) kept in the journal, indexed when "
                         "the index answers again: %s", len(parsed), exc)
             return
