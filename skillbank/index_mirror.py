@@ -117,8 +117,9 @@ def detach_on_outage(index: "HybridIndex", exc: BaseException) -> bool:
                                        or is_outage(exc)):
         return detached(index)
     with index._lock:
-        if not index._detached:
-            detach(index, _first_line(exc), timed_out=is_timeout(exc))
+        if not index._detached:  # `clear_outage` raises from None: the timeout is the context
+            detach(index, _first_line(exc),
+                   timed_out=is_timeout(exc) or is_timeout(exc.__context__))
     return True
 
 

@@ -336,3 +336,30 @@ def test_a_sync_does_not_ask_a_frozen_server_for_each_collection(tmp_path, own_c
         assert bank.sync()["experiences"].findings == []  # the server is back: synced
     finally:
         bank.close()
+
+
+def test_a_record_that_meets_a_frozen_server_starts_the_quiet_window(tmp_path, own_chroma):  # noqa: F811
+    """Session 31's review: a record whose index write timed out on a frozen server detached
+    the index (so the record is recalled by keyword) with the 2 s retry of a refused
+    connection, not the quiet window of a timeout: a recall 2 s later waited a whole
+    `chroma_timeout` again (60 s by default). The detach reads the timeout from the error's
+    context, as `quiet_after_timeout` does. Checked on the retry time the detach set, not by
+    timing a call."""
+    from skillbank.index_outage import INDEX_RETRY_SECONDS
+
+    bank = Skillbank.open(tmp_path / "root", chroma_url=own_chroma.url, chroma_timeout=2,
+                          embedding_function=HashEmbedding(), include_bundled=False)
+    try:
+        bank.experiences.record(task="Migrate the billing schema with alembic", outcome="success")
+        os.kill(own_chroma.proc.pid, signal.SIGSTOP)
+        try:
+            box = _within(GIVE_UP, lambda: bank.experiences.record(
+                task="Rotate the nginx TLS certificate with certbot", outcome="success"))
+            assert "error" not in box, box  # kept in the journal
+            index = bank.index("experiences")
+            assert index._detached
+            assert index._attach_after - time.monotonic() > INDEX_RETRY_SECONDS
+        finally:
+            os.kill(own_chroma.proc.pid, signal.SIGCONT)
+    finally:
+        bank.close()

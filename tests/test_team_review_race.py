@@ -18,6 +18,7 @@ import pytest
 
 from skillbank.errors import InvalidInputError, NotFoundError
 from team_worker import until
+from test_chroma_outage import own_chroma  # noqa: F401 - the fixture
 
 pytest.importorskip("psycopg")
 
@@ -78,3 +79,32 @@ def test_an_approve_on_b_takes_the_lessons_distilled_on_a(two_machines):
     assert sorted(approved) == sorted([eid, *lessons]), approved
     for lesson in lessons:
         until(lambda: _status(a, lesson) == "active")
+
+
+def test_an_approve_takes_a_lesson_distilled_while_chroma_was_down(tmp_path, own_chroma,
+                                                                     postgres):
+    """Worker A distilled a lesson while the Chroma server was down (kept in PostgreSQL, not
+    yet in Chroma); B's approve asked Chroma for the experience's lessons, met the outage and
+    decided on its own copy: the lesson stayed pending under the active experience even after
+    the server came back (session 31's review). The lessons come from PostgreSQL now."""
+    from team_worker import two_banks
+
+    with two_banks(tmp_path / "machine-a", tmp_path / "machine-b", own_chroma.url,
+                   postgres.url) as (a, b):
+        eid = a.experiences.record("Check the nightly backup of the billing database",
+                                   "success", feedback="Compare the row counts with the primary.",
+                                   trusted=False, distill=False)
+        until(lambda: _status(b, eid) == "pending")
+        own_chroma.stop()
+        lessons = a.experiences.distill(eid)
+        assert lessons, "the deterministic distiller draws a lesson from the feedback"
+        approved = b.experiences.approve(eid)["approved"]
+        assert sorted(approved) == sorted([eid, *lessons]), approved
+        own_chroma.start()
+
+        def active_after_a_recall(bank, lesson: str) -> bool:  # the recall indexes what waited
+            bank.experiences.recall("nightly backup of the billing database", count_use=False)
+            return _status(bank, lesson) == "active"
+
+        for lesson in lessons:
+            until(lambda: active_after_a_recall(a, lesson))

@@ -139,6 +139,10 @@ class ExperienceLog(Protocol):
         answer (None: this column has none; the index's keyword side answers). `namespaces`
         (None: all) filters before the limit, so other namespaces cannot crowd a caller out."""
 
+    def lessons_of(self, source_id: str) -> "list[tuple[str, str]] | None":
+        """(id, status) of the lessons an experience brought, as the column holds them now
+        (None: it keeps no table of records; the index names them)."""
+
     def read_checkpoint(self) -> dict[str, Any]:
         """How far the index has been brought (shared by every worker of an index)."""
 

@@ -502,8 +502,11 @@ class JournalMixin:
             return
         try:
             self.index.refresh(ids)
-        except ChromaUnavailableError:
-            pass  # the read goes on as in any outage (`get` falls back to the journal)
+        except ChromaUnavailableError as exc:
+            # The read goes on as in any outage (`get` falls back to the journal), and the
+            # calls after it in this decision do not ask the server again (a frozen one cost
+            # each a whole `chroma_timeout`: session 31's review).
+            index_mirror.detach_on_outage(self.index, exc)
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import threading
 from typing import Any, Callable
 
+from skillbank import index_mirror
 from skillbank.audit import note
 from skillbank.forgetting import erase_experiences as erase
 from skillbank.forgetting import erasing
@@ -41,9 +42,18 @@ class ReviewMixin:
         return self.list(namespace, limit=limit, status="pending")
 
     def _owned_lessons(self, record: Experience, status: str | None = None) -> list[str]:
-        """Ids of the lesson records an experience brought (their `source` is its id)."""
+        """Ids of the lesson records an experience brought (their `source` is its id), as the
+        journal holds them where it can say (team mode: PostgreSQL), else as the index does.
+
+        Not this worker's copy of the index alone: a lesson distilled on another worker after
+        this one last read the change feed, or while Chroma was down, was left out of an
+        approve (pending for good under an active experience) or a forget (its text kept;
+        review 2, session 30, and session 31's review)."""
         if record.kind != "experience":
             return []
+        held = self.journal.lessons_of(record.id)  # type: ignore[attr-defined]
+        if held is not None:
+            return sorted(i for i, s in held if status is None or s == status)
         self._catch_up_lessons(record.id)
         out = []
         for record_id in self.index.ids():
@@ -54,12 +64,11 @@ class ReviewMixin:
         return sorted(out)
 
     def _catch_up_lessons(self, record_id: str) -> None:
-        """Under the write lock, on a shared index: the lessons of `record_id` as the index
-        holds them now. A lesson distilled on another worker after this one last read the
-        change feed was left out of an approve (pending for good under an active experience)
-        or a forget (its text kept); `_checked` catches up the record alone (review 2,
-        session 30). One filtered `get` and one `get` of what it finds."""
-        if not getattr(self.index, "shared", False):
+        """Under the write lock, on a shared index whose journal keeps no table of records
+        (processes of one root on a `chroma run` server): the lessons of `record_id` as the
+        index holds them now. Not while the index is detached or quiet after a timeout: the
+        record's own catch-up has just met the outage (one `chroma_timeout` is enough)."""
+        if not getattr(self.index, "shared", False) or index_mirror.detached(self.index):
             return
         try:
             self.index.refresh(self.index.ids_where(

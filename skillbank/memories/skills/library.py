@@ -43,7 +43,7 @@ from skillbank.memories.skills.index_item import (  # noqa: F401 - re-exported
     KEYWORD_BODY_CHARS, _embedded_whole, _humanise, index_item_for, kept_findings, summary_text,
     unservable,
 )
-from skillbank.memories.skills.unasked import Unasked, record
+from skillbank.memories.skills.unasked import Unasked, given_back_if_failed, record
 from skillbank.memories.skills.renames import hand_renames
 from skillbank.memories.skills.repo_api import SkillsInGit
 from skillbank.memories.skills.sections import (  # noqa: F401 - re-exported
@@ -194,13 +194,9 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             report = record(self, self._stage_files(), asked)
         self._scan_changed(report)  # security scans catch up in the background (trust.py)
         if embed:
-            try:
+            with given_back_if_failed(self, report, asked):  # the next asked sync tells it
                 report.embedded += self.fill_dense(progress=progress,
                                                    sections_progress=sections_progress)
-            except BaseException:
-                if asked:  # its caller never sees the report: the next asked sync tells it
-                    self.unasked.give_back(report)
-                raise
         report.seconds = time.perf_counter() - started
         return report
 

@@ -15,8 +15,9 @@ before anyone asked is not mentioned; one removed then added again counts as cha
 
 from __future__ import annotations
 
+import contextlib
 import threading
-from typing import Any
+from typing import Any, Iterator
 
 from skillbank.records import SyncReport
 
@@ -33,16 +34,7 @@ class Unasked:
     def keep(self, report: Any) -> None:
         """Fold in the changes of a sync no one asked for."""
         with self._lock:
-            for name in report.added:
-                self._state[name] = "changed" if self._state.get(name) == "removed" else "added"
-            for name in report.changed:
-                self._state[name] = self._state.get(name) if self._state.get(name) == "added" \
-                    else "changed"
-            for name in report.removed:
-                if self._state.get(name) == "added":
-                    del self._state[name]  # came and went before anyone looked
-                else:
-                    self._state[name] = "removed"
+            _fold(self._state, report)
 
     def take(self) -> dict[str, list[str]]:
         """What was kept, by kind (only kinds with names), and start afresh."""
@@ -51,17 +43,31 @@ class Unasked:
         return {kind: names for kind in KINDS
                 if (names := sorted(n for n, k in state.items() if k == kind))}
 
-
     def give_back(self, report: Any) -> None:
         """A sync someone asked for failed after it took what was kept (its embedding step
         lost the Chroma server): what it took, then its own changes, come before whatever was
-        kept since, for the next sync someone asks for (review 2, session 30: both were lost)."""
+        kept since, for the next sync someone asks for (review 2, session 30: both were lost).
+        One hold of the lock, so no sync's changes fold in between."""
         with self._lock:
-            since, self._state = self._state, {}
-        self.keep(SyncReport(**(report.already or {})))
-        self.keep(report)
-        self.keep(SyncReport(**{kind: [n for n, k in since.items() if k == kind]
-                                for kind in KINDS}))
+            state: dict[str, str] = {}
+            _fold(state, SyncReport(**(report.already or {})))
+            _fold(state, report)
+            _fold(state, SyncReport(**{kind: [n for n, k in self._state.items() if k == kind]
+                                       for kind in KINDS}))
+            self._state = state
+
+
+def _fold(state: dict[str, str], report: Any) -> None:
+    """Fold a sync's changes into `state` (name -> kind), netting out what came and went."""
+    for name in report.added:
+        state[name] = "changed" if state.get(name) == "removed" else "added"
+    for name in report.changed:
+        state[name] = state[name] if state.get(name) == "added" else "changed"
+    for name in report.removed:
+        if state.get(name) == "added":
+            del state[name]  # came and went before anyone looked
+        else:
+            state[name] = "removed"
 
 
 def record(library: Any, report: Any, asked: bool) -> Any:
@@ -72,3 +78,17 @@ def record(library: Any, report: Any, asked: bool) -> Any:
     else:
         library.unasked.keep(report)
     return report
+
+
+@contextlib.contextmanager
+def given_back_if_failed(library: Any, report: Any, asked: bool) -> Iterator[None]:
+    """Around what an asked-for sync does after it took what was kept (its embedding): if it
+    fails, its caller never sees the report, so what it took and its own changes are given
+    back for the next sync someone asks for (under the sync lock: in order with the others)."""
+    try:
+        yield
+    except BaseException:
+        if asked:
+            with library._sync_lock:
+                library.unasked.give_back(report)
+        raise

@@ -195,6 +195,11 @@ class _JournalFiles:
                 return latest
         return None
 
+    def lessons_of(self, source_id: str) -> None:
+        """No table of records: the index, brought up to date by the journal's sync, names an
+        experience's lessons (None)."""
+        return None
+
     def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None) -> None:
         """No full-text search of its own: the index's keyword side answers (None)."""
         return None

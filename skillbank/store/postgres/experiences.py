@@ -265,6 +265,16 @@ class PostgresExperienceLog:
         version = self.load_version(record_id, loc)
         return version.record if version is not None else (rows[0][0] if rows else None)
 
+    def lessons_of(self, source_id: str) -> list[tuple[str, str]]:
+        """(id, status) of the lesson records whose `source` is this experience, as the
+        deployment holds them now: a decision on the experience (approve, forget) covers every
+        one, whichever worker distilled it and whether or not Chroma has it yet."""
+        rows = self.db.execute(
+            "SELECT id, status FROM sb_experiences WHERE deployment = %s "
+            "AND record->>'kind' = 'lesson' AND record->>'source' = %s",
+            (self.deployment, source_id))
+        return [(str(row[0]), str(row[1])) for row in rows]
+
     def search(self, text: str, limit: int, namespaces: tuple[str, ...] | None = None
                ) -> list[dict[str, Any]]:
         """Active records matching any word of `text` by PostgreSQL's full-text search, best
