@@ -22,7 +22,7 @@ import uuid
 
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding
-from team_worker import open_bank
+from team_worker import open_bank, until
 from test_chroma_outage import own_chroma  # noqa: F401 - the fixture
 
 TASK = "Upgrade the pipeline runners"
@@ -77,3 +77,31 @@ def test_a_thread_turn_recorded_while_chroma_is_down_is_kept_in_team_mode(
         _record_turns_through_an_outage(bank, own_chroma)
     finally:
         bank.close()
+
+
+def test_turns_of_one_thread_on_two_workers_while_chroma_is_down_are_all_kept(
+        tmp_path, own_chroma, postgres):  # noqa: F811 - the fixture
+    """One conversation served by two team workers (a shared checkpointer) while Chroma is
+    down: worker B's turn extends the version worker A wrote during the outage, which B's index
+    never received (its copy of the entry is the one from before the outage), and not that
+    older version: A's turn was dropped from the record (its steps "1", "3"). The thread's
+    record found in B's keyword side is read at its newest version in PostgreSQL first."""
+    deployment = uuid.uuid4().hex[:16]
+    a = open_bank(tmp_path / "a", own_chroma.url, postgres.url, deployment)
+    b = open_bank(tmp_path / "b", own_chroma.url, postgres.url, deployment)
+    try:
+        first = a.experiences.record_messages(_turn(1), task=TASK, thread="th-1")
+        assert b.experiences.get(first).id == first  # B has read the entry
+        own_chroma.stop()
+        assert a.experiences.record_messages(_turn(2), task=TASK, thread="th-1") == first
+        assert b.experiences.record_messages(_turn(3), task=TASK, thread="th-1") == first
+        assert _turns_of(b, first) == ["1", "2", "3"]  # B's turn dropped A's: ["1", "3"]
+        own_chroma.start()  # A's copy catches up by a sync (a recall), as after any outage
+
+        def a_has_all() -> bool:
+            a.experiences.recall("upgrade pipeline runners", count_use=False)
+            return _turns_of(a, first) == ["1", "2", "3"]
+        until(a_has_all, seconds=300)  # bounded only against a hang: nothing is timed
+    finally:
+        b.close()
+        a.close()
