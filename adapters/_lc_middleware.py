@@ -403,9 +403,13 @@ class SkillbankMiddleware(AgentMiddleware):
         try:
             response = await handler(shaped)
         except BaseException as exc:
-            self._on_failure(request.state, run, exc)
+            # In a worker thread: with background=False the failure is written inline, and that
+            # write (a lock, PostgreSQL) stalled every coroutine of the loop (hunt-agents-team
+            # #3, session 31); a run's last step is recorded in `_respond` the same way.
+            await asyncio.to_thread(self._on_failure, request.state, run, exc)
             raise
-        return self._respond(request.state, response, run, fresh, tools, shown)
+        return await asyncio.to_thread(self._respond, request.state, response, run, fresh, tools,
+                                       shown)
 
     # -- tools: the namespaces the block came from, and failures ------------------------------
     def _tool_scope(self, request: Any) -> Scope | None:
@@ -456,11 +460,12 @@ class SkillbankMiddleware(AgentMiddleware):
         try:
             with agent_tools(self._run_tools(request)), _maybe_using(self._tool_scope(request)):
                 result = await handler(request)
-        except BaseException as exc:
-            self._on_failure(request.state, self._current_run(request.state, request.runtime),
-                             exc, request.tool_call)
+        except BaseException as exc:  # recorded in a worker thread, as in awrap_model_call
+            await asyncio.to_thread(
+                self._on_failure, request.state,
+                self._current_run(request.state, request.runtime), exc, request.tool_call)
             raise
-        self._after_tool(request, result)
+        await asyncio.to_thread(self._after_tool, request, result)
         return result
 
     def _after_tool(self, request: Any, result: Any) -> None:

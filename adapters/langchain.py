@@ -63,6 +63,7 @@ from skillbank.distill import Distiller, LLMDistiller
 from skillbank.errors import InvalidInputError
 from skillbank.memories.experiences.validation import OUTCOMES
 from skillbank.retrieved_documents import normalise_kind, retrieve
+from skillbank.scope import narrowed, using
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -371,9 +372,12 @@ class SkillbankCallbackHandler(BaseCallbackHandler):
         task = (run["task"] or "").strip() or "(no task text)"
         outcome = "failure" if error is not None else self.outcome
         try:
-            eid = self.bank.experiences.record(
-                task=task, outcome=outcome, steps=steps, feedback=self.feedback,
-                tags=self.tags, namespace=self.namespace)
+            # As the namespace's principal, face "langchain", as the middleware records a run:
+            # the audit log named the OS user and face "python" (hunt-agents-team #4, session 31).
+            with using(narrowed(self.namespace, face="langchain")):
+                eid = self.bank.experiences.record(
+                    task=task, outcome=outcome, steps=steps, feedback=self.feedback,
+                    tags=self.tags, namespace=self.namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the run
             self.last_error = exc
             from skillbank.adapters._runs import recording_failed

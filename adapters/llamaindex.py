@@ -363,13 +363,19 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return
         try:
             with using(narrowed(namespace, trusted=self.trusted, face=FACE)):
-                record = await asyncio.to_thread(self.bank.experiences.open_thread, thread,
-                                                 namespace)
+                record = await asyncio.to_thread(self._open_thread, thread, namespace)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("recalling the session's goal", exc, warn=False)
             return
         if record is not None:
             self._goals[session] = {"goal": record.task, "open": True}
+
+    def _open_thread(self, thread: str, namespace: Optional[str]) -> Any:
+        """In the worker thread, `bank.experiences` included: the property syncs another
+        process's writes first, which may wait for the team's write lock; evaluated as
+        `to_thread`'s argument it ran on the event loop and froze it (~5 s a new session while
+        PostgreSQL was down; hunt-agents-team #2, session 31)."""
+        return self.bank.experiences.open_thread(thread, namespace)
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:

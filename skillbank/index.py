@@ -219,17 +219,9 @@ class HybridIndex:
     def ids_where(self, where: dict[str, Any], page: int = 200) -> Iterator[str]:
         """Ids of the items whose metadata match `where`, by an exact filter (no vector search),
         a page at a time: for finding an item by a key where the nearest-neighbour graph is
-        approximate (many near-identical vectors)."""
-        index_mirror.attach_if_due(self)
-        self._load_mirror()
-        offset = 0
-        while True:
-            mine = owned_where(self.owner, self._foreign, {"$and": [where, {"chunk": 0}]})
-            got = self._collection.get(where=mine, limit=page, offset=offset, include=[])
-            yield from got["ids"]
-            if len(got["ids"]) < page:
-                return
-            offset += page
+        approximate (many near-identical vectors). While the server does not answer, from the
+        keyword side's mirror (`index_mirror.ids_where`)."""
+        return index_mirror.ids_where(self, where, page)
 
     @clear_outage("this memory's index could not be read")
     def _fetch(self, item_id: str) -> tuple[str, dict[str, Any]] | None:

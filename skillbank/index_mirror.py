@@ -22,10 +22,11 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from typing import TYPE_CHECKING, Any, Callable, Iterable
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Iterator
 
 from skillbank.errors import EmbeddingMismatchError
-from skillbank.index_ownership import OWNER_KEY, owns, tag_entry
+from skillbank.filters import matches
+from skillbank.index_ownership import OWNER_KEY, owned_where, owns, tag_entry
 from skillbank.index_outage import (
     CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError, IndexUnreached, is_outage,
     is_timeout,
@@ -121,6 +122,40 @@ def detach_on_outage(index: "HybridIndex", exc: BaseException) -> bool:
             detach(index, _first_line(exc),
                    timed_out=is_timeout(exc) or is_timeout(exc.__context__))
     return True
+
+
+def ids_where(index: "HybridIndex", where: dict[str, Any], page: int = 200) -> Iterator[str]:
+    """`HybridIndex.ids_where`: Chroma's exact filter, a page at a time; while the server does
+    not answer (the index detached, or a request meeting the outage detaches it), the entries
+    of the keyword side's mirror that match `where` (what was read before the outage and what
+    the memory staged since).
+
+    Why: a conversation's turn finds its thread's open record this way, and asked Chroma
+    unguarded: while the server was down every turn recorded with a thread raised, and the
+    adapters always pass one (a LangChain thread id, a LlamaIndex session), so every agent run
+    was lost, where a record without a thread was kept and staged (hunt-agents-team #1,
+    session 31)."""
+    attach_if_due(index)
+    index._load_mirror()
+    given: set[str] = set()
+    offset = 0
+    try:
+        while not detached(index):
+            mine = owned_where(index.owner, index._foreign, {"$and": [where, {"chunk": 0}]})
+            got = index._collection.get(where=mine, limit=page, offset=offset, include=[])
+            for found in got["ids"]:
+                given.add(found)
+                yield found
+            if len(got["ids"]) < page:
+                return
+            offset += page
+    except Exception as exc:
+        if not detach_on_outage(index, exc):
+            raise
+    with index._lock:
+        held = [item_id for item_id, (_, meta) in index._load_mirror().items()
+                if item_id not in given and matches(where, meta)]
+    yield from held
 
 
 def attach_if_due(index: "HybridIndex") -> None:

@@ -507,6 +507,32 @@ class JournalMixin:
             # calls after it in this decision do not ask the server again (a frozen one cost
             # each a whole `chroma_timeout`: session 31's review).
             index_mirror.detach_on_outage(self.index, exc)
+        if index_mirror.detached(self.index):
+            self._catch_up_from_journal(ids)
+
+    def _catch_up_from_journal(self, ids: list[str]) -> None:
+        """`_catch_up` while the shared index does not answer (`refresh` reads nothing): these
+        entries at the versions the journal holds now, staged where this worker's copy is
+        older. Another worker's turn written during the outage had not reached this worker's
+        copy (its sync's upsert failed before the index was detached), and this worker's next
+        turn of the thread extended the version before it: the other turn was dropped from the
+        record (hunt-agents-team #1, session 31). One journal read per id."""
+        mirror = index_mirror.current(self.index)
+        items: list[IndexItem] = []
+        for record_id in ids:
+            entry = mirror.get(record_id)
+            version = self.journal.load_version(record_id, "") if entry is not None else None
+            if version is None or (version.loc, version.digest) == (
+                    str(entry[1].get("loc", "")), str(entry[1].get("hash", ""))):
+                continue
+            try:
+                record = Experience.model_validate(version.record)
+            except (ValidationError, TypeError):
+                continue
+            items.append(_index_item(record, version.loc, version.digest,
+                                     str(entry[1].get("status", "active")),
+                                     int(entry[1].get("duplicates", 0) or 0)))
+        self.index.stage(items)
 
     # Reading ------------------------------------------------------------------------------------
     def _read_record(self, record_id: str, meta: Mapping[str, Any]) -> Experience:
