@@ -216,7 +216,14 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         name, action = request.path_params["name"], request.path_params["action"]
         if action not in ("accept", "reject"):
             raise InvalidInputError(f"unknown review action {action!r}")
-        await call(bank.skills.review_skill, name, action)
+        if action == "accept":  # only the version the page listed (hunt-browser #1, s. 31)
+            version = str(form.get("version", "")).strip()
+            if not version:
+                raise InvalidInputError(f"this form names no version of skill {name!r} to "
+                                        "accept: reload the review page and read it again")
+            await call(bank.skills.review_skill, name, action, version=version)
+        else:
+            await call(bank.skills.review_skill, name, action)
         return back(form, "/review", f"{'Accepted' if action == 'accept' else 'Rejected'} "
                                      f"skill {name}.")
 

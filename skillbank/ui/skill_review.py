@@ -5,10 +5,24 @@ from __future__ import annotations
 
 from typing import Any
 
+from skillbank.errors import SkillbankError
+
 
 def review_page(bank: Any) -> dict[str, Any]:
-    """Held skills (pending review or rejected) with their findings, and outcome flags."""
+    """Held skills (pending review or rejected) with their findings, and outcome flags.
+
+    `versions`: each held skill's current version (`skill_versions`, as `skills review` and
+    `skills versions` name it), shown beside it and carried by its Accept form, so accepting
+    pins what was listed or is refused: the page sent no version and pinned whatever files were
+    on disk at the click (hunt-browser #1, session 31). A skill that cannot be versioned now
+    (gone meanwhile) gets none, and its Accept is refused."""
     queue = bank.skills.review_queue()
     flagged = bank.skills.outcome_flags()
     status = bank.skills.scan_status()
-    return {"queue": queue, "flagged": flagged, "scanner": status}
+    versions: dict[str, str] = {}
+    for skill in queue:
+        try:
+            versions[skill.name] = bank.skills.skill_versions(skill.name)[0].version
+        except (SkillbankError, IndexError):
+            continue
+    return {"queue": queue, "flagged": flagged, "scanner": status, "versions": versions}
