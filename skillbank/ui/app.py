@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -28,7 +28,7 @@ from starlette.templating import Jinja2Templates
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui import views
-from skillbank.ui.render import FILTERS
+from skillbank.ui.render import FILTERS, skill_path
 from skillbank.ui.security import Guard, GuardMiddleware, security_headers
 from skillbank.ui.stats import StatsCache
 
@@ -165,14 +165,20 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         return page(request, "skills.html", data)
 
     async def skill(request: Request) -> Response:
+        """A skill's page, or one of its files: told apart on the path as sent, where a `/` of
+        the name is `%2F` (`render.skill_path`; hunt-browser #2, session 31)."""
+        raw = request.scope.get("raw_path")
+        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+        name, relative = skill_path(sent.partition("/skills/")[2])  # (after a mount's prefix)
+        if relative is not None:
+            return await resource(request, name, relative)
         try:
-            data = await call(views.skill_detail, bank, request.path_params["name"])
+            data = await call(views.skill_detail, bank, name)
         except SkillbankError as exc:
             return failed(request, exc)
         return page(request, "skill.html", data)
 
-    async def resource(request: Request) -> Response:
-        name, relative = request.path_params["name"], request.path_params["path"]
+    async def resource(request: Request, name: str, relative: str) -> Response:
         try:
             # a person may read a held skill's files: the scan's findings point at them
             text = await call(bank.skills.read_resource, name, relative, include_held=True)
@@ -380,9 +386,9 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     routes = [
         Route("/", home),
         Route("/skills", skills),
-        # A read-only root may serve a name with `/` (`team/deploy`): names are taken whole.
-        Route("/skills/{name:path}/files/{path:path}", resource),
-        Route("/skills/{name:path}", skill),
+        # `/skills/{url_name}` and `/skills/{url_name}/files/{path}`: a name's `/` is `%2F`
+        # (a read-only root may serve `team/deploy`); `skill` reads the path as sent.
+        Route("/skills/{rest:path}", skill),
         Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
         Route("/review", skill_review),

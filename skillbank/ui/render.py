@@ -64,13 +64,32 @@ def tool_input(value: Any, limit: int = 2000) -> str:
 
 
 def url_name(name: str) -> str:
-    """A skill's name as the path part of its page's URL. A read-only root may serve names
-    with `/` (`team/deploy`), which the routes take whole; `.` and `..` parts are encoded so a
-    browser does not resolve them away (`../dotty` was opened as `/dotty`)."""
+    """A skill's name as one path segment of its page's URL, every `/` in it encoded (`%2F`).
+
+    A read-only root may serve names with `/` (`team/deploy`), and nothing stops a frontmatter
+    `name: "other/files/SKILL.md"`: kept unencoded, that skill's link was another skill's file
+    page (`/skills/{name}/files/{path}`), and its own body was unreachable in the browser while
+    Accept served it (hunt-browser #2, session 31). `.` and `..` are encoded so a browser does
+    not resolve them away (`../dotty` was opened as `/dotty`). `skill_path` reads it back."""
     from urllib.parse import quote
 
-    dots = {".": "%2E", "..": "%2E%2E"}
-    return "/".join(dots.get(part, quote(part, safe="")) for part in str(name).split("/"))
+    return {".": "%2E", "..": "%2E%2E"}.get(str(name), quote(str(name), safe=""))
+
+
+def skill_path(raw_path: str) -> tuple[str, str | None]:
+    """(skill name, file path or None) of a `/skills/...` URL's path as sent, still
+    percent-encoded (the ASGI `raw_path`; the decoded path cannot tell a `/` of the name from
+    one of the route): `{url_name}` alone is the skill's page, `{url_name}/files/{path}` one of
+    its files. A path whose name has a raw `/` and no `files/` after its first part (a link
+    written before names were encoded: `/skills/team/deploy`) names the whole skill."""
+    from urllib.parse import unquote
+
+    first, slash, rest = raw_path.partition("/")
+    if slash and rest.startswith("files/"):
+        return unquote(first, errors="replace"), unquote(rest[len("files/"):], errors="replace")
+    if slash and rest.strip("/"):
+        return unquote(raw_path.rstrip("/"), errors="replace"), None
+    return unquote(first, errors="replace"), None
 
 
 FILTERS = {"markdown": markdown, "when": when, "percent": percent, "score": score,
