@@ -100,14 +100,19 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
         return await run_in_threadpool(locked)
 
-    def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    async def page(request: Request, name: str, context: dict[str, Any],
+                   status: int = 200) -> Response:
+        """The template rendered in a worker thread (not under the bank's lock): rendering a
+        long body as markdown on the event loop stalled every request, assets too, for 22 s
+        (hunt-browser #3, session 31)."""
         context = {"nav": NAV.get(name, ""), "msg": flashes.pop(request.query_params.get("done", ""), ""),
                    "error": context.pop("error", ""), **context}
-        return templates.TemplateResponse(request, name, context, status_code=status)
+        return await run_in_threadpool(templates.TemplateResponse, request, name, context,
+                                       status_code=status)
 
-    def failed(request: Request, exc: SkillbankError, name: str = "error.html",
+    async def failed(request: Request, exc: SkillbankError, name: str = "error.html",
                context: dict[str, Any] | None = None) -> Response:
-        return page(request, name, {**(context or {}), "error": str(exc)},
+        return await page(request, name, {**(context or {}), "error": str(exc)},
                     status=status_of(exc))
 
     async def form_of(request: Request) -> Any:
@@ -134,13 +139,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             try:
                 form = await form_of(request)
             except PermissionError:
-                return page(request, "error.html", {"error": "This form has expired (the "
+                return await page(request, "error.html", {"error": "This form has expired (the "
                             "browser's server was restarted): reload the page and try again."},
                             status=403)
             try:
                 return await handler(request, form)
             except SkillbankError as exc:
-                return failed(request, exc)
+                return await failed(request, exc)
             finally:
                 stats_cache.clear()
         return endpoint
@@ -159,10 +164,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.skills_page, bank, q, pg,
                               request.query_params.get("invalid") == "1")
         except SkillbankError as exc:
-            return failed(request, exc, "skills.html", {"query": echoed(q), "hits": [],
+            return await failed(request, exc, "skills.html", {"query": echoed(q), "hits": [],
                                                         "skills": [], "drafts": None, "page": 1,
                                                         "pages": 1, "spec": {}, "invalid": False})
-        return page(request, "skills.html", data)
+        return await page(request, "skills.html", data)
 
     async def skill(request: Request) -> Response:
         """A skill's page, or one of its files: told apart on the path as sent, where a `/` of
@@ -175,23 +180,23 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.skill_detail, bank, name)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "skill.html", data)
+            return await failed(request, exc)
+        return await page(request, "skill.html", data)
 
     async def resource(request: Request, name: str, relative: str) -> Response:
         try:
             # a person may read a held skill's files: the scan's findings point at them
             text = await call(bank.skills.read_resource, name, relative, include_held=True)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "resource.html", {"name": name, "path": relative, "text": text})
+            return await failed(request, exc)
+        return await page(request, "resource.html", {"name": name, "path": relative, "text": text})
 
     async def draft(request: Request) -> Response:
         try:
             data = await call(views.draft_detail, bank, request.path_params["name"])
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "draft.html", data)
+            return await failed(request, exc)
+        return await page(request, "draft.html", data)
 
     async def draft_action(request: Request, form: Any) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
@@ -215,8 +220,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(review_page, bank)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "skill_review.html", data)
+            return await failed(request, exc)
+        return await page(request, "skill_review.html", data)
 
     async def skill_review_action(request: Request, form: Any) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
@@ -240,16 +245,16 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                               params.get("status", ""), params.get("namespace", ""),
                               views.page_number(params.get("page", "")))
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "guidelines.html", data)
+            return await failed(request, exc)
+        return await page(request, "guidelines.html", data)
 
     async def guideline(request: Request) -> Response:
         try:
             data = await call(views.guideline_detail, bank, request.path_params["gid"])
         except SkillbankError as exc:
-            return failed(request, exc)
+            return await failed(request, exc)
         forget_ok = callable(getattr(bank, "forget", None))
-        return page(request, "guideline.html", {**data, "can_forget": forget_ok})
+        return await page(request, "guideline.html", {**data, "can_forget": forget_ok})
 
     async def guideline_action(request: Request, form: Any) -> Response:
         gid, action = request.path_params["gid"], request.path_params["action"]
@@ -279,9 +284,9 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             queue = await call(views.pending_experiences, bank)
         except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
             base["f"] = dataclasses.replace(f, query=echoed(f.query))
-            return failed(request, exc, "experiences.html", {**base, "can_forget": False,
+            return await failed(request, exc, "experiences.html", {**base, "can_forget": False,
                                                              "pending": None, "serves": {}})
-        return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
+        return await page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
                                                   **queue, "error": "; ".join(f.problems)})
 
     async def experience(request: Request) -> Response:
@@ -289,8 +294,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.experience_detail, bank, request.path_params["eid"])
             forget_ok = await call(views.can_forget, bank)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "experience.html", {**data, "can_forget": forget_ok})
+            return await failed(request, exc)
+        return await page(request, "experience.html", {**data, "can_forget": forget_ok})
 
     async def forget(request: Request, form: Any) -> Response:
         item_id = request.path_params.get("eid") or request.path_params["gid"]
@@ -329,10 +334,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             rated.pop(kept["preview"], None)
             kept = None
         if kept is not None:  # back from rating one of its ids: the same preview, not rebuilt
-            return page(request, "context.html", {**kept, "rated": rated.get(
+            return await page(request, "context.html", {**kept, "rated": rated.get(
                 q.get("preview", ""), {})})
         task = q.get("task", "")
-        return page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
+        return await page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
                                               "namespace": q.get("namespace", ""),
                                               "prefilled": bool(task)})
 
@@ -344,7 +349,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
-            return failed(request, exc, "context.html", {**shown, "task": echoed(task)})
+            return await failed(request, exc, "context.html", {**shown, "task": echoed(task)})
         # Kept, so rating its ids one by one comes back to it: each rating used to land on an
         # empty form, and building the preview again for the next id counted another recall of
         # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
@@ -353,7 +358,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                          "forgets": forgets}
         while len(previews) > KEPT_PREVIEWS:
             rated.pop(previews.popitem(last=False)[0], None)
-        return page(request, "context.html", previews[key])
+        return await page(request, "context.html", previews[key])
 
     async def rate(request: Request, form: Any) -> Response:
         item_id = str(form.get("id", ""))
@@ -369,10 +374,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(stats_cache.get, bank)
         except SkillbankError as exc:
-            return failed(request, exc)
+            return await failed(request, exc)
         if data is None:  # a large memory's first drawing runs in the background
-            return page(request, "stats.html", {"drawing": True})
-        return page(request, "stats.html", data)
+            return await page(request, "stats.html", {"drawing": True})
+        return await page(request, "stats.html", data)
 
     async def audit(request: Request) -> Response:
         from skillbank.ui.audit_view import AuditFilter, audit_page
@@ -380,8 +385,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
         except SkillbankError as exc:  # below reviewer (`audit.visible_to`); PostgreSQL down
-            return failed(request, exc)
-        return page(request, "audit.html", data)
+            return await failed(request, exc)
+        return await page(request, "audit.html", data)
 
     routes = [
         Route("/", home),
@@ -410,7 +415,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     ]
     async def unexpected(request: Request, exc: Exception) -> Response:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        response = page(request, "error.html", {"error": f"Unexpected error: {detail} "
+        response = await page(request, "error.html", {"error": f"Unexpected error: {detail} "
                                                 f"({type(exc).__name__}); the server's log has "
                                                 "the traceback."}, status=500)
         # Starlette answers this outside GuardMiddleware: its headers are set here.
@@ -419,7 +424,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
     async def refused(request: Request, exc: Exception) -> Response:
         """A skillbank error no route caught: its own status and message, no traceback."""
-        return failed(request, exc)  # type: ignore[arg-type]
+        return await failed(request, exc)  # type: ignore[arg-type]
 
     app = Starlette(routes=routes, exception_handlers={SkillbankError: refused,
                                                        Exception: unexpected})

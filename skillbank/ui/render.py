@@ -24,9 +24,23 @@ def _markdown() -> Any:
     return md
 
 
+#: Longer text is shown as plain text, not rendered: markdown-it took 22 s on a 900 KB body of
+#: `![` (under the 1 MiB SKILL.md limit), a reviewer's page for a held skill (hunt-browser #3,
+#: session 31). The longest SKILL.md of a 1,853-skill corpus is 74 KB.
+MARKDOWN_LIMIT = 100_000
+
+
 def markdown(text: str | None) -> Markup:
-    """Markdown to HTML with every tag in the source escaped (never trusted)."""
-    return Markup(_markdown().render(text or ""))
+    """Markdown to HTML with every tag in the source escaped (never trusted); text longer than
+    MARKDOWN_LIMIT characters as it is, in a `<pre>`, saying why."""
+    from markupsafe import escape
+
+    text = text or ""
+    if len(text) > MARKDOWN_LIMIT:
+        return Markup(f'<p class="muted small too-long">This text is {len(text):,} characters, '
+                      f'more than the {MARKDOWN_LIMIT:,} rendered as markdown: it is shown as '
+                      f'plain text.</p>\n<pre class="block">{escape(text)}</pre>')
+    return Markup(_markdown().render(text))
 
 
 def when(value: Any) -> str:
