@@ -278,6 +278,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def experiences(request: Request) -> Response:
         f = views.TimelineFilter.parse(request.query_params)
         base = {"f": f, "rows": [], "total": None, "more": False}
+        if f.problems:  # a bad filter is a 400, never the records it did not filter
+            return await page(request, "experiences.html", {
+                **base, "f": dataclasses.replace(f, query=echoed(f.query)), "can_forget": False,
+                "pending": None, "serves": {}, "error": "; ".join(f.problems)}, status=400)
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
@@ -287,7 +291,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             return await failed(request, exc, "experiences.html", {**base, "can_forget": False,
                                                              "pending": None, "serves": {}})
         return await page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
-                                                  **queue, "error": "; ".join(f.problems)})
+                                                        **queue})
 
     async def experience(request: Request) -> Response:
         try:
@@ -386,7 +390,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
         except SkillbankError as exc:  # below reviewer (`audit.visible_to`); PostgreSQL down
             return await failed(request, exc)
-        return await page(request, "audit.html", data)
+        return await page(request, "audit.html", data, status=400 if data["f"].problems else 200)
 
     routes = [
         Route("/", home),
