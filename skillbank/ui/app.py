@@ -263,6 +263,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         g = bank.guidelines
         if action in ("helpful", "harmful"):
             result = await call(g.vote, gid, helpful=action == "helpful")
+        elif action == "approve" and (await call(g.get, gid)).status == "active":
+            # "Approved …; it is now active." was said of a rule that was never pending
+            result = await call(g.approve, gid)  # (hunt-browser #5, session 31)
+            if result.id == gid and result.status == "active":
+                return back(form, "/guidelines", f"{gid} is already active; nothing changed.")
         else:
             result = await call(getattr(g, action), gid)
         done = {"approve": "Approved", "reject": "Rejected", "retire": "Retired",
@@ -320,6 +325,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         if not callable(fn):
             raise SkillbankError(f"this skillbank cannot {action} experiences")
         done = await call(fn, eid)
+        if action == "approve" and isinstance(done, dict) and eid not in done.get("approved", [eid]):
+            return back(form, "/experiences", f"{eid} is already active; nothing changed.")
         lessons = sorted(i for i in (done.get("approved", []) if isinstance(done, dict) else [])
                          if i != eid)  # approved with it, and listed apart in the queue (hunt-ui #4)
         also = f" with its pending lessons {', '.join(lessons)}" if lessons else ""
