@@ -143,3 +143,33 @@ def test_names_are_one_url_segment_and_read_back():
         assert skill_path(url_name(name)) == (name, None)
         assert skill_path(url_name(name) + "/files/scripts/a%20b.sh") == (name, "scripts/a b.sh")
     assert skill_path("team/deploy") == ("team/deploy", None)  # a link from before encoding
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_review_queue_is_paged(tmp_path, remote):
+    """hunt-browser #6, session 31. Fails before: all 1,739 held corpus skills on one page
+    (2.3 MB of HTML, two forms each); here all 201 were on it, with no pager."""
+    from skillbank.ui.views import TIMELINE_SIZE
+
+    names = [f"held-{i:03d}" for i in range(2 * TIMELINE_SIZE + 1)]
+    folder = vendor(tmp_path, *names)
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        bank.skills.sync()
+        c, _ = client(bank)
+        seen: list[str] = []
+        for page in (1, 2, 3):
+            html = c.get(f"/review?page={page}").text
+            on_page = re.findall(r'<article class="review-item" id="review-([^"]+)"', html)
+            assert len(on_page) == (TIMELINE_SIZE if page < 3 else 1), page
+            assert f"page {page} of 3" in html and f"{len(names)} held for review" in html
+            seen += on_page
+        assert sorted(seen) == names  # each once, none missing
+        assert "page 3 of 3" in c.get("/review?page=99").text  # the last one
+        second = c.get("/review?page=2").text
+        assert '<a href="/review?page=3">next →</a>' in second
+        assert '<a href="/review?page=1">← previous</a>' in second
+        name = re.search(r'class="review-item" id="review-([^"]+)"', second).group(1)
+        form = form_of(second, name, "reject")
+        assert form["next"] == "/review?page=2"  # a decision returns to its page
+        done = c.post(form.pop("action"), data=form, headers=SAME, follow_redirects=False)
+        assert done.status_code == 303 and done.headers["location"].startswith("/review?page=2&")

@@ -218,7 +218,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         from skillbank.ui.skill_review import review_page
 
         try:
-            data = await call(review_page, bank)
+            data = await call(review_page, bank,
+                              views.page_number(request.query_params.get("page", "")))
         except SkillbankError as exc:
             return await failed(request, exc)
         return await page(request, "skill_review.html", data)
