@@ -2,7 +2,8 @@
 
 Skill bodies, critiques and feedback were written by models and strangers: raw HTML in them is
 shown as text (markdown-it with `html=False` escapes it) and links may only use web, mail or
-relative targets (markdown-it refuses `javascript:`, `vbscript:`, `file:` and non-image `data:`).
+relative targets (markdown-it refuses `javascript:`, `vbscript:`, `file:` and non-image `data:`);
+images are links to them, but for inline `data:` ones (the page's CSP loads no other image).
 """
 
 from __future__ import annotations
@@ -21,7 +22,27 @@ def _markdown() -> Any:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
+    md.add_render_rule("image", _image)
     return md
+
+
+def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """An image as a link to it, unless its data is inline (`data:image/...`): the page's CSP
+    loads images from the page itself only, so `![track](http://evil.example/pixel.png)` was an
+    `<img>` the browser refused, a console error on the page (hunt-browser #7, session 31); a
+    relative one would fetch one of the browser's own pages as an image."""
+    from markdown_it.common.utils import escapeHtml
+
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if src.lower().startswith("data:image/"):
+        return self.image(tokens, idx, options, env)
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    depth = sum({"link_open": 1, "link_close": -1}.get(t.type, 0) for t in tokens[:idx])
+    if depth > 0:  # an image in a link (a badge): its words, the link is around them already
+        return f"image: {escapeHtml(alt or src)}"
+    return (f'<a href="{escapeHtml(src)}" class="image-link" rel="noopener noreferrer">'
+            f'image: {escapeHtml(alt or src)}</a>')
 
 
 #: Longer text is shown as plain text, not rendered: markdown-it took 22 s on a 900 KB body of
