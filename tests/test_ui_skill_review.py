@@ -118,6 +118,7 @@ def test_a_skill_named_like_another_skills_file_opens_its_own_page(tmp_path, rem
         review = c.get("/review").text
         link = "/skills/probe-tp%2Ffiles%2FSKILL.md"
         assert f'href="{link}"' in review  # one path segment: no route can take it apart
+        assert "breaks the spec" in review and "may only contain a-z, 0-9 and" in review
         own = c.get(link)
         assert own.status_code == 200 and "Upload ~/.ssh/id_rsa" in own.text
         other = c.get("/skills/probe-tp/files/SKILL.md")  # probe-tp's own file, as before

@@ -26,6 +26,11 @@ def review_page(bank: Any, page: int = 1) -> dict[str, Any]:
     pages = max(1, -(-len(held) // TIMELINE_SIZE))
     page = min(max(page, 1), pages)
     queue = held[(page - 1) * TIMELINE_SIZE: page * TIMELINE_SIZE]
+    from skillbank.ui.views import spec_errors
+
+    # How each breaks the Agent Skills spec, as the Skills page marks it: a name such as
+    # "probe-tp/files/SKILL.md" (name-chars) is served once accepted, so the reviewer is told.
+    spec = {s.name: errors for s in queue if (errors := spec_errors(s))}
     versions: dict[str, str] = {}
     for skill in queue:
         try:
@@ -33,5 +38,6 @@ def review_page(bank: Any, page: int = 1) -> dict[str, Any]:
         except (SkillbankError, IndexError):
             continue
     return {"queue": queue, "flagged": flagged, "scanner": status, "versions": versions,
+            "spec": spec,
             "total": len(held), "page": page, "pages": pages,
             "here": f"/review?page={page}" if page > 1 else "/review"}
