@@ -255,8 +255,9 @@ def test_browser_audit_page(hash_bank):
         assert page.status_code == 200 and eid not in page.text
         page = httpx.get(f"{url}/audit?since=soonish&action=zap", cookies=cookies,
                          headers=headers)
-        assert page.status_code == 200
+        assert page.status_code == 400  # a bad filter is a 400 (hunt-browser #4, session 31)
         assert "invalid time" in page.text and "unknown action" in page.text
+        assert eid not in page.text  # not the events it did not filter
 
 
 def test_mcp_audit_resource_is_for_reviewers(hash_bank):

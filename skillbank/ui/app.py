@@ -16,7 +16,7 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 from typing import Any, Callable
-from urllib.parse import parse_qsl, urlencode
+from urllib.parse import parse_qsl, quote, urlencode
 
 from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
@@ -28,7 +28,7 @@ from starlette.templating import Jinja2Templates
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui import views
-from skillbank.ui.render import FILTERS
+from skillbank.ui.render import FILTERS, skill_path
 from skillbank.ui.security import Guard, GuardMiddleware, security_headers
 from skillbank.ui.stats import StatsCache
 
@@ -100,14 +100,19 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
         return await run_in_threadpool(locked)
 
-    def page(request: Request, name: str, context: dict[str, Any], status: int = 200) -> Response:
+    async def page(request: Request, name: str, context: dict[str, Any],
+                   status: int = 200) -> Response:
+        """The template rendered in a worker thread (not under the bank's lock): rendering a
+        long body as markdown on the event loop stalled every request, assets too, for 22 s
+        (hunt-browser #3, session 31)."""
         context = {"nav": NAV.get(name, ""), "msg": flashes.pop(request.query_params.get("done", ""), ""),
                    "error": context.pop("error", ""), **context}
-        return templates.TemplateResponse(request, name, context, status_code=status)
+        return await run_in_threadpool(templates.TemplateResponse, request, name, context,
+                                       status_code=status)
 
-    def failed(request: Request, exc: SkillbankError, name: str = "error.html",
+    async def failed(request: Request, exc: SkillbankError, name: str = "error.html",
                context: dict[str, Any] | None = None) -> Response:
-        return page(request, name, {**(context or {}), "error": str(exc)},
+        return await page(request, name, {**(context or {}), "error": str(exc)},
                     status=status_of(exc))
 
     async def form_of(request: Request) -> Any:
@@ -134,13 +139,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             try:
                 form = await form_of(request)
             except PermissionError:
-                return page(request, "error.html", {"error": "This form has expired (the "
+                return await page(request, "error.html", {"error": "This form has expired (the "
                             "browser's server was restarted): reload the page and try again."},
                             status=403)
             try:
                 return await handler(request, form)
             except SkillbankError as exc:
-                return failed(request, exc)
+                return await failed(request, exc)
             finally:
                 stats_cache.clear()
         return endpoint
@@ -159,33 +164,39 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             data = await call(views.skills_page, bank, q, pg,
                               request.query_params.get("invalid") == "1")
         except SkillbankError as exc:
-            return failed(request, exc, "skills.html", {"query": echoed(q), "hits": [],
+            return await failed(request, exc, "skills.html", {"query": echoed(q), "hits": [],
                                                         "skills": [], "drafts": None, "page": 1,
                                                         "pages": 1, "spec": {}, "invalid": False})
-        return page(request, "skills.html", data)
+        return await page(request, "skills.html", data)
 
     async def skill(request: Request) -> Response:
+        """A skill's page, or one of its files: told apart on the path as sent, where a `/` of
+        the name is `%2F` (`render.skill_path`; hunt-browser #2, session 31)."""
+        raw = request.scope.get("raw_path")
+        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+        name, relative = skill_path(sent.partition("/skills/")[2])  # (after a mount's prefix)
+        if relative is not None:
+            return await resource(request, name, relative)
         try:
-            data = await call(views.skill_detail, bank, request.path_params["name"])
+            data = await call(views.skill_detail, bank, name)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "skill.html", data)
+            return await failed(request, exc)
+        return await page(request, "skill.html", data)
 
-    async def resource(request: Request) -> Response:
-        name, relative = request.path_params["name"], request.path_params["path"]
+    async def resource(request: Request, name: str, relative: str) -> Response:
         try:
             # a person may read a held skill's files: the scan's findings point at them
             text = await call(bank.skills.read_resource, name, relative, include_held=True)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "resource.html", {"name": name, "path": relative, "text": text})
+            return await failed(request, exc)
+        return await page(request, "resource.html", {"name": name, "path": relative, "text": text})
 
     async def draft(request: Request) -> Response:
         try:
             data = await call(views.draft_detail, bank, request.path_params["name"])
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "draft.html", data)
+            return await failed(request, exc)
+        return await page(request, "draft.html", data)
 
     async def draft_action(request: Request, form: Any) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
@@ -207,16 +218,24 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         from skillbank.ui.skill_review import review_page
 
         try:
-            data = await call(review_page, bank)
+            data = await call(review_page, bank,
+                              views.page_number(request.query_params.get("page", "")))
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "skill_review.html", data)
+            return await failed(request, exc)
+        return await page(request, "skill_review.html", data)
 
     async def skill_review_action(request: Request, form: Any) -> Response:
         name, action = request.path_params["name"], request.path_params["action"]
         if action not in ("accept", "reject"):
             raise InvalidInputError(f"unknown review action {action!r}")
-        await call(bank.skills.review_skill, name, action)
+        if action == "accept":  # only the version the page listed (hunt-browser #1, s. 31)
+            version = str(form.get("version", "")).strip()
+            if not version:
+                raise InvalidInputError(f"this form names no version of skill {name!r} to "
+                                        "accept: reload the review page and read it again")
+            await call(bank.skills.review_skill, name, action, version=version)
+        else:
+            await call(bank.skills.review_skill, name, action)
         return back(form, "/review", f"{'Accepted' if action == 'accept' else 'Rejected'} "
                                      f"skill {name}.")
 
@@ -227,16 +246,16 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                               params.get("status", ""), params.get("namespace", ""),
                               views.page_number(params.get("page", "")))
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "guidelines.html", data)
+            return await failed(request, exc)
+        return await page(request, "guidelines.html", data)
 
     async def guideline(request: Request) -> Response:
         try:
             data = await call(views.guideline_detail, bank, request.path_params["gid"])
         except SkillbankError as exc:
-            return failed(request, exc)
+            return await failed(request, exc)
         forget_ok = callable(getattr(bank, "forget", None))
-        return page(request, "guideline.html", {**data, "can_forget": forget_ok})
+        return await page(request, "guideline.html", {**data, "can_forget": forget_ok})
 
     async def guideline_action(request: Request, form: Any) -> Response:
         gid, action = request.path_params["gid"], request.path_params["action"]
@@ -245,6 +264,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         g = bank.guidelines
         if action in ("helpful", "harmful"):
             result = await call(g.vote, gid, helpful=action == "helpful")
+        elif action == "approve" and (await call(g.get, gid)).status == "active":
+            # "Approved …; it is now active." was said of a rule that was never pending
+            result = await call(g.approve, gid)  # (hunt-browser #5, session 31)
+            if result.id == gid and result.status == "active":
+                return back(form, "/guidelines", f"{gid} is already active; nothing changed.")
         else:
             result = await call(getattr(g, action), gid)
         done = {"approve": "Approved", "reject": "Rejected", "retire": "Retired",
@@ -260,24 +284,28 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def experiences(request: Request) -> Response:
         f = views.TimelineFilter.parse(request.query_params)
         base = {"f": f, "rows": [], "total": None, "more": False}
+        if f.problems:  # a bad filter is a 400, never the records it did not filter
+            return await page(request, "experiences.html", {
+                **base, "f": dataclasses.replace(f, query=echoed(f.query)), "can_forget": False,
+                "pending": None, "serves": {}, "error": "; ".join(f.problems)}, status=400)
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
             queue = await call(views.pending_experiences, bank)
         except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
             base["f"] = dataclasses.replace(f, query=echoed(f.query))
-            return failed(request, exc, "experiences.html", {**base, "can_forget": False,
+            return await failed(request, exc, "experiences.html", {**base, "can_forget": False,
                                                              "pending": None, "serves": {}})
-        return page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
-                                                  **queue, "error": "; ".join(f.problems)})
+        return await page(request, "experiences.html", {**base, **data, "can_forget": forget_ok,
+                                                        **queue})
 
     async def experience(request: Request) -> Response:
         try:
             data = await call(views.experience_detail, bank, request.path_params["eid"])
             forget_ok = await call(views.can_forget, bank)
         except SkillbankError as exc:
-            return failed(request, exc)
-        return page(request, "experience.html", {**data, "can_forget": forget_ok})
+            return await failed(request, exc)
+        return await page(request, "experience.html", {**data, "can_forget": forget_ok})
 
     async def forget(request: Request, form: Any) -> Response:
         item_id = request.path_params.get("eid") or request.path_params["gid"]
@@ -298,6 +326,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         if not callable(fn):
             raise SkillbankError(f"this skillbank cannot {action} experiences")
         done = await call(fn, eid)
+        if action == "approve" and isinstance(done, dict) and eid not in done.get("approved", [eid]):
+            return back(form, "/experiences", f"{eid} is already active; nothing changed.")
         lessons = sorted(i for i in (done.get("approved", []) if isinstance(done, dict) else [])
                          if i != eid)  # approved with it, and listed apart in the queue (hunt-ui #4)
         also = f" with its pending lessons {', '.join(lessons)}" if lessons else ""
@@ -316,10 +346,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
             rated.pop(kept["preview"], None)
             kept = None
         if kept is not None:  # back from rating one of its ids: the same preview, not rebuilt
-            return page(request, "context.html", {**kept, "rated": rated.get(
+            return await page(request, "context.html", {**kept, "rated": rated.get(
                 q.get("preview", ""), {})})
         task = q.get("task", "")
-        return page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
+        return await page(request, "context.html", {"task": task, "budget": q.get("budget", 1500),
                                               "namespace": q.get("namespace", ""),
                                               "prefilled": bool(task)})
 
@@ -331,7 +361,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.context_preview, bank, task, budget, namespace)
         except SkillbankError as exc:
-            return failed(request, exc, "context.html", {**shown, "task": echoed(task)})
+            return await failed(request, exc, "context.html", {**shown, "task": echoed(task)})
         # Kept, so rating its ids one by one comes back to it: each rating used to land on an
         # empty form, and building the preview again for the next id counted another recall of
         # every experience in it (one preview's three ratings took a record's uses 1 -> 4).
@@ -340,7 +370,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                          "forgets": forgets}
         while len(previews) > KEPT_PREVIEWS:
             rated.pop(previews.popitem(last=False)[0], None)
-        return page(request, "context.html", previews[key])
+        return await page(request, "context.html", previews[key])
 
     async def rate(request: Request, form: Any) -> Response:
         item_id = str(form.get("id", ""))
@@ -356,10 +386,10 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(stats_cache.get, bank)
         except SkillbankError as exc:
-            return failed(request, exc)
+            return await failed(request, exc)
         if data is None:  # a large memory's first drawing runs in the background
-            return page(request, "stats.html", {"drawing": True})
-        return page(request, "stats.html", data)
+            return await page(request, "stats.html", {"drawing": True})
+        return await page(request, "stats.html", data)
 
     async def audit(request: Request) -> Response:
         from skillbank.ui.audit_view import AuditFilter, audit_page
@@ -367,15 +397,15 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(audit_page, bank, AuditFilter.parse(request.query_params))
         except SkillbankError as exc:  # below reviewer (`audit.visible_to`); PostgreSQL down
-            return failed(request, exc)
-        return page(request, "audit.html", data)
+            return await failed(request, exc)
+        return await page(request, "audit.html", data, status=400 if data["f"].problems else 200)
 
     routes = [
         Route("/", home),
         Route("/skills", skills),
-        # A read-only root may serve a name with `/` (`team/deploy`): names are taken whole.
-        Route("/skills/{name:path}/files/{path:path}", resource),
-        Route("/skills/{name:path}", skill),
+        # `/skills/{url_name}` and `/skills/{url_name}/files/{path}`: a name's `/` is `%2F`
+        # (a read-only root may serve `team/deploy`); `skill` reads the path as sent.
+        Route("/skills/{rest:path}", skill),
         Route("/drafts/{name}", draft),
         Route("/drafts/{name}/{action}", write(draft_action), methods=["POST"]),
         Route("/review", skill_review),
@@ -397,7 +427,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     ]
     async def unexpected(request: Request, exc: Exception) -> Response:
         detail = " ".join(str(exc).split()) or type(exc).__name__
-        response = page(request, "error.html", {"error": f"Unexpected error: {detail} "
+        response = await page(request, "error.html", {"error": f"Unexpected error: {detail} "
                                                 f"({type(exc).__name__}); the server's log has "
                                                 "the traceback."}, status=500)
         # Starlette answers this outside GuardMiddleware: its headers are set here.
@@ -406,7 +436,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
     async def refused(request: Request, exc: Exception) -> Response:
         """A skillbank error no route caught: its own status and message, no traceback."""
-        return failed(request, exc)  # type: ignore[arg-type]
+        return await failed(request, exc)  # type: ignore[arg-type]
 
     app = Starlette(routes=routes, exception_handlers={SkillbankError: refused,
                                                        Exception: unexpected})

@@ -2,8 +2,8 @@
 
 The browser is the local user's window on their own root (as the CLI is), so it shows the
 whole log (a browser started for one namespace: that namespace's events), filtered by what is
-typed in the page; bad filters are named on the page, never a
-500. The log is read from the bank's `audit` (an in-process bank) or from the root's files (a
+typed in the page; bad filters are named on the page, a 400 that shows no events (never a 500,
+nor the events a bad filter did not filter: hunt-browser #4, session 31). The log is read from the bank's `audit` (an in-process bank) or from the root's files (a
 client bank forwarding to the owner process: the log is plain files under the same root).
 """
 
@@ -68,6 +68,8 @@ def audit_page(bank: Any, f: AuditFilter) -> dict[str, Any]:
                 since = parse_since(f.since, span=True)  # (hunt-time #3); a span: the log's clock
         except InvalidInputError as exc:
             f.problems.append(str(exc))
+    if f.problems:  # a 400 showing no events: it showed the newest 500 unfiltered, as if they
+        return {"f": f, "rows": [], "more": False, "actions": sorted(ACTIONS)}  # matched (#4)
     from skillbank import scope as scopes
     from skillbank.audit import reviewed_namespaces
 

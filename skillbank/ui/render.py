@@ -2,7 +2,8 @@
 
 Skill bodies, critiques and feedback were written by models and strangers: raw HTML in them is
 shown as text (markdown-it with `html=False` escapes it) and links may only use web, mail or
-relative targets (markdown-it refuses `javascript:`, `vbscript:`, `file:` and non-image `data:`).
+relative targets (markdown-it refuses `javascript:`, `vbscript:`, `file:` and non-image `data:`);
+images are links to them, but for inline `data:` ones (the page's CSP loads no other image).
 """
 
 from __future__ import annotations
@@ -21,12 +22,46 @@ def _markdown() -> Any:
     md = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographer": False})
     md.enable("table")
     md.enable("strikethrough")
+    md.add_render_rule("image", _image)
     return md
 
 
+def _image(self: Any, tokens: Any, idx: int, options: Any, env: Any) -> str:
+    """An image as a link to it, unless its data is inline (`data:image/...`): the page's CSP
+    loads images from the page itself only, so `![track](http://evil.example/pixel.png)` was an
+    `<img>` the browser refused, a console error on the page (hunt-browser #7, session 31); a
+    relative one would fetch one of the browser's own pages as an image."""
+    from markdown_it.common.utils import escapeHtml
+
+    token = tokens[idx]
+    src = str(token.attrGet("src") or "")
+    if src.lower().startswith("data:image/"):
+        return self.image(tokens, idx, options, env)
+    alt = self.renderInlineAsText(token.children or [], options, env)
+    depth = sum({"link_open": 1, "link_close": -1}.get(t.type, 0) for t in tokens[:idx])
+    if depth > 0:  # an image in a link (a badge): its words, the link is around them already
+        return f"image: {escapeHtml(alt or src)}"
+    return (f'<a href="{escapeHtml(src)}" class="image-link" rel="noopener noreferrer">'
+            f'image: {escapeHtml(alt or src)}</a>')
+
+
+#: Longer text is shown as plain text, not rendered: markdown-it took 22 s on a 900 KB body of
+#: `![` (under the 1 MiB SKILL.md limit), a reviewer's page for a held skill (hunt-browser #3,
+#: session 31). The longest SKILL.md of a 1,853-skill corpus is 74 KB.
+MARKDOWN_LIMIT = 100_000
+
+
 def markdown(text: str | None) -> Markup:
-    """Markdown to HTML with every tag in the source escaped (never trusted)."""
-    return Markup(_markdown().render(text or ""))
+    """Markdown to HTML with every tag in the source escaped (never trusted); text longer than
+    MARKDOWN_LIMIT characters as it is, in a `<pre>`, saying why."""
+    from markupsafe import escape
+
+    text = text or ""
+    if len(text) > MARKDOWN_LIMIT:
+        return Markup(f'<p class="muted small too-long">This text is {len(text):,} characters, '
+                      f'more than the {MARKDOWN_LIMIT:,} rendered as markdown: it is shown as '
+                      f'plain text.</p>\n<pre class="block">{escape(text)}</pre>')
+    return Markup(_markdown().render(text))
 
 
 def when(value: Any) -> str:
@@ -64,13 +99,32 @@ def tool_input(value: Any, limit: int = 2000) -> str:
 
 
 def url_name(name: str) -> str:
-    """A skill's name as the path part of its page's URL. A read-only root may serve names
-    with `/` (`team/deploy`), which the routes take whole; `.` and `..` parts are encoded so a
-    browser does not resolve them away (`../dotty` was opened as `/dotty`)."""
+    """A skill's name as one path segment of its page's URL, every `/` in it encoded (`%2F`).
+
+    A read-only root may serve names with `/` (`team/deploy`), and nothing stops a frontmatter
+    `name: "other/files/SKILL.md"`: kept unencoded, that skill's link was another skill's file
+    page (`/skills/{name}/files/{path}`), and its own body was unreachable in the browser while
+    Accept served it (hunt-browser #2, session 31). `.` and `..` are encoded so a browser does
+    not resolve them away (`../dotty` was opened as `/dotty`). `skill_path` reads it back."""
     from urllib.parse import quote
 
-    dots = {".": "%2E", "..": "%2E%2E"}
-    return "/".join(dots.get(part, quote(part, safe="")) for part in str(name).split("/"))
+    return {".": "%2E", "..": "%2E%2E"}.get(str(name), quote(str(name), safe=""))
+
+
+def skill_path(raw_path: str) -> tuple[str, str | None]:
+    """(skill name, file path or None) of a `/skills/...` URL's path as sent, still
+    percent-encoded (the ASGI `raw_path`; the decoded path cannot tell a `/` of the name from
+    one of the route): `{url_name}` alone is the skill's page, `{url_name}/files/{path}` one of
+    its files. A path whose name has a raw `/` and no `files/` after its first part (a link
+    written before names were encoded: `/skills/team/deploy`) names the whole skill."""
+    from urllib.parse import unquote
+
+    first, slash, rest = raw_path.partition("/")
+    if slash and rest.startswith("files/"):
+        return unquote(first, errors="replace"), unquote(rest[len("files/"):], errors="replace")
+    if slash and rest.strip("/"):
+        return unquote(raw_path.rstrip("/"), errors="replace"), None
+    return unquote(first, errors="replace"), None
 
 
 FILTERS = {"markdown": markdown, "when": when, "percent": percent, "score": score,

@@ -20,6 +20,7 @@ from skillbank.ui.render import help_rate, percent
 PAGE_SIZE = 50
 TIMELINE_SIZE = 100
 OUTCOMES = ("success", "failure", "partial", "unknown")
+GUIDELINE_STATUSES = ("active", "pending", "superseded", "retired", "all")
 
 
 # ----------------------------------------------------------------------------------- skills
@@ -180,6 +181,9 @@ def guidelines_page(bank: Any, topic: str, status: str, namespace: str = "",
     by_id = {g.id: g for g in everything}
     pending = [g for g in everything if g.status == "pending"]
     wanted = status or "active"
+    if wanted not in GUIDELINE_STATUSES:  # "No bogus guidelines." read as an empty list
+        raise InvalidInputError(f"unknown status {status!r}: the statuses are "  # (hunt-browser
+                                f"{', '.join(GUIDELINE_STATUSES)}")  # #4, session 31)
     shown = [g for g in everything
              if (wanted == "all" or g.status == wanted) and (not topic or g.topic == topic)]
     # One total order (id breaks ties of topic and time): no rule on two pages, none on none.
@@ -268,7 +272,9 @@ def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
 
 @dataclass
 class TimelineFilter:
-    """The timeline's filters as typed in the page; `parse` checks them."""
+    """The timeline's filters as typed in the page; `parse` checks them, naming each bad one in
+    `problems` (the page is then a 400 that shows no records: it showed every record, as if
+    they matched, hunt-browser #4, session 31)."""
 
     query: str = ""
     outcome: str = ""
@@ -285,10 +291,11 @@ class TimelineFilter:
                 namespace=params.get("namespace", "").strip(), tag=params.get("tag", "").strip(),
                 kind=params.get("kind", "").strip())
         if f.outcome and f.outcome not in OUTCOMES:
-            f.problems.append(f"unknown outcome {f.outcome!r}")
+            f.problems.append(f"unknown outcome {f.outcome!r}: the outcomes are "
+                              f"{', '.join(OUTCOMES)}")
             f.outcome = ""
         if f.kind and f.kind not in ("experience", "lesson"):
-            f.problems.append(f"unknown kind {f.kind!r}")
+            f.problems.append(f"unknown kind {f.kind!r}: experience or lesson")
             f.kind = ""
         for name in ("since", "until"):
             raw = params.get(name, "").strip()

@@ -85,7 +85,9 @@ class GuidelineReview:
         return voted
 
     def approve(self, gid: str) -> Guideline:
-        """pending -> active; applies the supersessions it proposed. Active: no change.
+        """pending -> active; applies the supersessions it proposed. Active: no change, and no
+        audit event (each such call logged an `approve` of a review that did not take place,
+        hunt-browser #5, session 31).
 
         A pending rule worded as an active rule of its namespace (an untrusted client restating
         it: kept as a proposal, since untrusted input never changes an active rule) is folded
@@ -99,10 +101,12 @@ class GuidelineReview:
         queue promised ("approving it stops serving ...") was dropped: the old rule stayed
         active with its old when_to_use, the approved one retired (hunt-ui #7, session 27)."""
         twin: Guideline | None = None
+        already = False
 
         def apply(g: Guideline) -> dict[str, Any] | None:
-            nonlocal twin
+            nonlocal twin, already
             if g.status == "active":
+                already = True
                 return None
             if g.status != "pending":
                 raise InvalidInputError(
@@ -119,6 +123,8 @@ class GuidelineReview:
             return {"status": "active"}
         with self._lock, self.write_lock:
             g = self._change(gid, apply)
+            if already:
+                return g
             now = utcnow()
             serving = twin.id if twin is not None else gid
             for old_id in g.supersedes:
