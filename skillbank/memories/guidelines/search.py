@@ -14,7 +14,7 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
-    ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text, written_namespace)
+    ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
 from skillbank.scope import Role
@@ -284,13 +284,18 @@ class GuidelineSearch:
         return scope.can_review(namespace)
 
     def topics(self, namespace: str | None = None) -> list[str]:
-        """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
+        """Topics that hold an active guideline the caller reads, in a namespace (default: the
+        bank's): the topics `playbook` has rules for, and what every face lists.
+
+        Not those holding only pending rules: an untrusted client's proposal put its own topic
+        (a name it chose) into trusted sessions' `resources/list`, with a `list_changed`, as a
+        playbook reading "No active guidelines" before anyone approved it (hunt-mcp-longlived
+        #1, session 31). Pending rules are reviewed through `list(status="pending")`."""
         scope = self._scope()
         spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         with self._lock:
             self._refresh()
-            return sorted({g.topic for g in self._items.values()
-                           if g.status in IN_PLAY and self._shown(g, spaces, scope)})
+            return sorted(_served_topics(self._items.values(), spaces, scope, self._shown))
 
     def counts(self, namespace: str | None = None) -> dict[str, int]:
         """Guidelines by status; ``namespace=None`` is the bank's namespace, ``"*"`` all."""
@@ -346,8 +351,7 @@ class GuidelineSearch:
         with self._lock:
             self._refresh()
             items = list(self._items.values())
-        topics = {g.topic for g in items
-                  if g.status in IN_PLAY and self._shown(g, listed, scope)}
+        topics = _served_topics(items, listed, scope, self._shown)
         active: dict[str, list[Guideline]] = {}
         for g in items:
             if g.status == "active" and g.topic in topics and scopes.covers(spaces, g.namespace):
@@ -369,6 +373,13 @@ class GuidelineSearch:
             found = [self._items[gid] for gid in sorted(self._lookup.from_critique(critique))
                      if gid in self._items]
         return [g for g in found if scopes.covers(spaces, g.namespace)]
+
+
+def _served_topics(items: Any, spaces: tuple[str, ...], scope: "scopes.Scope",
+                   shown: Any) -> set[str]:
+    """The topics `topics()` lists (and `playbook_digests` digests): those holding an active
+    rule `shown` to the caller."""
+    return {g.topic for g in items if g.status == "active" and shown(g, spaces, scope)}
 
 
 def _render_playbook(topics: list[str], active: list[Guideline]) -> str:
