@@ -12,6 +12,7 @@ from typing import Any
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.index_rebuild import wait_rebuilt
 from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
@@ -103,6 +104,7 @@ class GuidelineSearch:
     def search(self, task: str, k: int = 5, namespace: str | None = None,
                topic: str | None = None) -> list[Hit[Guideline]]:
         """Active guidelines for a task, best first; [] when nothing has real evidence."""
+        wait_rebuilt(self.index)  # never from indexes a reindex emptied
         require_evidence = not _UNFLOORED.get()
         task = _check_text(task, "task", 4 * MAX_TEXT)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
