@@ -519,6 +519,38 @@ def shown_path(path: Any, root: Any) -> Any:
     return "(bundled skills)" if is_bundled(str(path)) else f"…/{Path(str(path)).name}"
 
 
+def shown_paths_in(text: str, root: Any, folders: Any = ()) -> str:
+    """`text` (an error's message) with the memory root and each of `folders` (the skill
+    roots) written as `shown_path` shows them, wherever they occur: whole for a local client.
+
+    Errors name files: `load_skill` of a third-party skill being edited told an untrusted HTTP
+    client "its SKILL.md at /srv/…/skills/zeta-one/SKILL.md does not parse", the parse error
+    quoting the path again, while `skillbank://stats` hid the same folders (hunt-mcp-longlived
+    #3, session 31). The server passes every error it replies with through here."""
+    if not text or not root or not remote_caller():
+        return text
+    forms: dict[str, str] = {}
+    for folder, shown in [*((f, str(shown_path(f, root))) for f in folders if f), (root, ".")]:
+        if "://" in str(folder):
+            continue
+        for form in (str(folder).rstrip("/"), _resolved(folder)):
+            if form:
+                forms.setdefault(form, shown)
+    for form in sorted(forms, key=len, reverse=True):  # a skill root inside the root first
+        shown = forms[form]
+        if shown == ".":  # inside the root: relative to it, as `shown_path` writes it
+            text = re.sub(re.escape(form) + "/", "", text)
+        text = re.sub(re.escape(form) + r"(?=[/\s'\"(),;:\]]|$)", lambda _m: shown, text)
+    return text
+
+
+def _resolved(folder: Any) -> str:
+    try:
+        return str(Path(folder).resolve())
+    except (OSError, RuntimeError, TypeError):
+        return ""
+
+
 def stats_for_caller(stats: dict[str, Any]) -> dict[str, Any]:
     """`bank.stats()` with its paths shown as `shown_path` shows them."""
     if not remote_caller():

@@ -317,7 +317,13 @@ def register_audit(server: Any, *, trusted: bool) -> None:
     Listed only by a server that may have reviewers (trusted clients, or a tokens file with
     principals); each read checks the caller's own scope: a session whose role is below
     reviewer gets a clear error, and a reviewer sees only the namespaces it reviews.
+
+    A server whose clients are all untrusted (HTTP without --trust, no tokens file) has no
+    reviewer, ever: it listed the resource and every read was refused "for reviewers"
+    (hunt-mcp-longlived #5, session 31), so it does not register it.
     """
+    if not trusted:
+        return
     from mcp.server.mcpserver.exceptions import ResourceError
 
     @server.resource(AUDIT_URI, name="audit", mime_type="application/json",

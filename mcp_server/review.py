@@ -51,6 +51,21 @@ def _pending(bank: Any) -> list[m.PendingItem]:
                           created=i.created) for i in pending_items(bank)]
 
 
+def _nothing_to_review(trusted: bool) -> str:
+    """What an empty review queue says, in `list_pending` and the `review_pending` prompt: that
+    nothing waits only to a session that may review. The queue is empty for every other caller
+    (pending items are shown only to whoever may decide on them), and the prompt told an
+    untrusted session's model "Nothing in the memory waits for review" while its own rule
+    waited (hunt-mcp-longlived #4, session 31)."""
+    from skillbank import scope as scopes
+
+    if trusted and scopes.current().reviewable:
+        return "Nothing waits for review."
+    return ("Nothing this session may review: pending items are shown only to whoever may "
+            "decide on them (a trusted session; `skillbank guidelines list --status "
+            "pending`).")
+
+
 def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
     """Add forget, list_pending and review_memory, and the prompts, to `server`."""
 
@@ -77,10 +92,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         note = ("Show these to the user; act on their decision with review_memory(id, "
                 "decision)." if items and trusted else
                 "Only a trusted session can approve or reject these." if items else
-                "Nothing waits for review." if trusted else
-                "Nothing this session may review: pending items are shown only to whoever may "
-                "decide on them (a trusted session; `skillbank guidelines list --status "
-                "pending`).")
+                _nothing_to_review(trusted))
         return m.PendingList(items=items, note=note)
 
     @tool("destroy")
@@ -180,7 +192,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool) -> None:
         except ToolError as exc:
             raise MCPError(code=types.INTERNAL_ERROR, message=f"review_pending: {exc}") from None
         if not items:
-            return "Nothing in the memory waits for review. Tell the user so."
+            return f"{_nothing_to_review(trusted)} Tell the user so."
         listing = "\n".join(
             f"- [{i.id}] ({i.kind}) {i.text}" + (f"\n  {i.detail}" if i.detail else "")
             + "".join(f"\n  Approving it stops serving [{s}]" for s in i.supersedes)

@@ -230,11 +230,36 @@ class SkillbankServer(MCPServer):
             raise MCPError(code=types.INVALID_PARAMS, message=(
                 f"{ctx.method}: invalid params: " + "; ".join(messages.describe_errors(exc.errors()))
                 + ". See the MCP specification of this method for its params.")) from None
+        except MCPError as exc:  # a resource read or prompt refused: the paths it names as shown
+            shown = self._shown_paths(exc.message)
+            if shown == exc.message:
+                raise
+            raise MCPError(code=exc.code, message=shown, data=exc.data) from None
+        if isinstance(result, dict) and result.get("isError"):  # a tool's error, the same way
+            result = {**result, "content": [
+                {**part, "text": self._shown_paths(part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str) else part
+                for part in result.get("content") or []]}
         if ctx.method == "initialize" and isinstance(result, dict):
             result = _declare_extensions(result, stateless=self.stateless)
         if ctx.method == "tools/call":
             await self._tell_notes(ctx)
         return result
+
+    def _shown_paths(self, text: str) -> str:
+        """An error's text with the host's folders (the memory root, the skill roots) written
+        for the caller as `identity.shown_paths_in` writes them: every error reaches a client
+        through `_middleware`, which passes it here."""
+        from skillbank.mcp_server.identity import remote_caller, shown_paths_in
+
+        bank = self.handle.bank
+        if bank is None or not remote_caller():  # a local client sees paths whole
+            return text
+        try:
+            folders = [str(p) for p in getattr(bank, "skill_roots", None) or []]
+        except Exception:  # noqa: BLE001 - a client bank whose owner is gone: the root only
+            folders = []
+        return shown_paths_in(text, getattr(bank, "root", None), folders)
 
     async def _tell_notes(self, ctx: Any) -> None:
         """What the bank has to tell (another process's root taken over, skill folders not

@@ -48,19 +48,24 @@ def folder_gone(bank: Any) -> bool:
 def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
     """`rebuild()` (the bank's reindex), on a freshly opened embedded index when the open one
     lost its files: before it when the folder is gone, and again once when it fails because
-    the database file under it was deleted or replaced."""
+    the database file under it was deleted or replaced. Searches of the bank wait for it
+    (`index_rebuild`)."""
+    from skillbank.index_rebuild import gate_closed
+
     refuse_without_room(bank)
-    if folder_gone(bank):
+    with gate_closed(bank):  # reads wait, never answer from the emptied indexes
+        if folder_gone(bank):
+            reopen(bank)
+        try:
+            return rebuild()
+        except Exception as exc:
+            if not (_reopenable(bank) and stale_handle(exc)):
+                raise
+            log.warning("skillbank: the index under %s changed while it was open (%s); opening "
+                        "it again and rebuilding it from the files", bank.settings.chroma_path,
+                        exc)
         reopen(bank)
-    try:
         return rebuild()
-    except Exception as exc:
-        if not (_reopenable(bank) and stale_handle(exc)):
-            raise
-        log.warning("skillbank: the index under %s changed while it was open (%s); opening "
-                    "it again and rebuilding it from the files", bank.settings.chroma_path, exc)
-    reopen(bank)
-    return rebuild()
 
 
 def refuse_without_room(bank: Any) -> None:

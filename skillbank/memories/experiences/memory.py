@@ -382,6 +382,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         search (PostgreSQL's, in team mode) answers instead, with a note in the result
         (`Hits.note`, `dense_complete` False). Records written during an outage are indexed
         by the first recall after it (a sync)."""
+        from skillbank.index_rebuild import wait_rebuilt
+
+        wait_rebuilt(self.index)  # never from indexes a reindex emptied
         if self._sync_due() or self._recalled_by_text or self._shared_index_behind():
             try:
                 self.sync()

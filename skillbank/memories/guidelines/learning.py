@@ -321,6 +321,9 @@ class GuidelineLearning:
             target = self._items[plan.same[1]]
             if trusted and target.status == "active":
                 return self._merge(target, text, source, plan, touched, now)
+            twin = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
+            if twin is not None and target.status == "active":  # a repeat: into its proposal
+                target, plan.same = self._items[twin], (1.0, twin, "its pending proposal's wording")
             if not trusted and target.status == "pending":
                 return self._merge(target, text, source, plan, touched, now)
             held = self._active_twin(text, source.critique, namespace) if trusted else None

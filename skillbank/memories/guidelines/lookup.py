@@ -74,6 +74,19 @@ class RuleLookup:
         wording = wording_key(text)
         return set(self._by_wording.get(wording, ())) if wording else set()
 
+    def pending_twin(self, items: dict[str, Guideline], text: str, namespace: str) -> str | None:
+        """The pending rule of `namespace` worded as `text` (the oldest, if several): where an
+        untrusted restatement of an active rule goes (`learn`). The active rule is the twin
+        `learn` finds first, so each identical untrusted call made a new proposal beside it
+        ("same rule as active …: kept as a proposal", 4 proposals in 4 calls), each counting
+        toward the queue's cap (hunt-mcp-longlived #6, session 31)."""
+        from skillbank.memories.guidelines.decisions import same_wording
+
+        twins = [g for gid in self.same_wording(text)
+                 if (g := items.get(gid)) is not None and g.namespace == namespace
+                 and g.status == "pending" and same_wording(text, g.text)]
+        return min(twins, key=lambda g: (g.created, g.id)).id if twins else None
+
     def from_critique(self, critique: str) -> set[str]:
         """Rules with a source of exactly this critique."""
         return set(self._by_critique.get(critique, ()))

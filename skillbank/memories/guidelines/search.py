@@ -12,9 +12,10 @@ from typing import Any
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.index_rebuild import wait_rebuilt
 from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
-    ALL_NAMESPACES, ID_RE, IN_PLAY, STATUSES, _check_text, written_namespace)
+    ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
 from skillbank.scope import Role
@@ -103,6 +104,7 @@ class GuidelineSearch:
     def search(self, task: str, k: int = 5, namespace: str | None = None,
                topic: str | None = None) -> list[Hit[Guideline]]:
         """Active guidelines for a task, best first; [] when nothing has real evidence."""
+        wait_rebuilt(self.index)  # never from indexes a reindex emptied
         require_evidence = not _UNFLOORED.get()
         task = _check_text(task, "task", 4 * MAX_TEXT)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
@@ -284,13 +286,18 @@ class GuidelineSearch:
         return scope.can_review(namespace)
 
     def topics(self, namespace: str | None = None) -> list[str]:
-        """Topics that have active or pending guidelines in a namespace (default: the bank's)."""
+        """Topics that hold an active guideline the caller reads, in a namespace (default: the
+        bank's): the topics `playbook` has rules for, and what every face lists.
+
+        Not those holding only pending rules: an untrusted client's proposal put its own topic
+        (a name it chose) into trusted sessions' `resources/list`, with a `list_changed`, as a
+        playbook reading "No active guidelines" before anyone approved it (hunt-mcp-longlived
+        #1, session 31). Pending rules are reviewed through `list(status="pending")`."""
         scope = self._scope()
         spaces = self._read_spaces(namespace, allow_all=True, scope=scope)
         with self._lock:
             self._refresh()
-            return sorted({g.topic for g in self._items.values()
-                           if g.status in IN_PLAY and self._shown(g, spaces, scope)})
+            return sorted(_served_topics(self._items.values(), spaces, scope, self._shown))
 
     def counts(self, namespace: str | None = None) -> dict[str, int]:
         """Guidelines by status; ``namespace=None`` is the bank's namespace, ``"*"`` all."""
@@ -346,8 +353,7 @@ class GuidelineSearch:
         with self._lock:
             self._refresh()
             items = list(self._items.values())
-        topics = {g.topic for g in items
-                  if g.status in IN_PLAY and self._shown(g, listed, scope)}
+        topics = _served_topics(items, listed, scope, self._shown)
         active: dict[str, list[Guideline]] = {}
         for g in items:
             if g.status == "active" and g.topic in topics and scopes.covers(spaces, g.namespace):
@@ -369,6 +375,13 @@ class GuidelineSearch:
             found = [self._items[gid] for gid in sorted(self._lookup.from_critique(critique))
                      if gid in self._items]
         return [g for g in found if scopes.covers(spaces, g.namespace)]
+
+
+def _served_topics(items: Any, spaces: tuple[str, ...], scope: "scopes.Scope",
+                   shown: Any) -> set[str]:
+    """The topics `topics()` lists (and `playbook_digests` digests): those holding an active
+    rule `shown` to the caller."""
+    return {g.topic for g in items if g.status == "active" and shown(g, spaces, scope)}
 
 
 def _render_playbook(topics: list[str], active: list[Guideline]) -> str:

@@ -247,7 +247,11 @@ class Freshness:
 
     def recheck(self) -> None:
         """Before a read: when due, sync if the folders changed since the last sync. A read
-        while another thread checks does not wait for it."""
+        while another thread checks does not wait for it; one while `reindex` rebuilds the
+        index does (`index_rebuild`: it searched an emptied index, "No skill fits")."""
+        from skillbank.index_rebuild import wait_rebuilt
+
+        wait_rebuilt(getattr(self._library, "index", None))
         if self.seconds <= 0 or self._watchers:
             return
         now = time.monotonic()
