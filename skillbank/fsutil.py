@@ -19,7 +19,7 @@ import unicodedata
 from contextlib import contextmanager
 from glob import escape as glob_escape
 from pathlib import Path
-from typing import Any, BinaryIO, Iterable, Iterator
+from typing import Any, BinaryIO, Callable, Iterable, Iterator
 
 from skillbank import text_words
 from skillbank.errors import (InvalidInputError, PathBlockedError,  # noqa: F401 - re-exported
@@ -221,7 +221,8 @@ def check_text(value: str, what: str = "text") -> str:
 
 
 def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
-                 mode: int | None = None, private: bool = True) -> os.stat_result | None:
+                 mode: int | None = None, private: bool = True,
+                 before_replace: Callable[[], object] | None = None) -> os.stat_result | None:
     """Write `data` to `path` so readers see the old content or the new, never a mix.
 
     Temp file in the same folder, fsync, rename over the target, fsync the folder. An iterable
@@ -237,6 +238,10 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
     Returns the written file's `stat` (None for a device or pipe written through): the file
     this call wrote, which `os.stat(path)` afterwards may not be when another process replaces
     it meanwhile (a usage log's fold, review2 #7, session 27).
+
+    `before_replace` runs once the new bytes are durable, just before the rename: an exception
+    it raises leaves the file as it is (a rule file a person edited while the bank rewrote it:
+    `skillbank.store.files.guidelines`).
     """
     if _special_file(path):
         _write_through(path, data)
@@ -251,6 +256,8 @@ def atomic_write(path: Path, data: str | bytes | Iterable[str | bytes], *,
             handle.flush()
             os.fsync(handle.fileno())
             written = os.fstat(handle.fileno())
+        if before_replace is not None:
+            before_replace()
         os.replace(tmp, path)
     except BaseException as exc:
         try:

@@ -24,6 +24,7 @@ OWNER = """
 import os, sys, time
 from skillbank import Skillbank
 from skillbank.embeddings import HashEmbedding, MiniLMEmbedding
+exec(os.environ.get('OWNER_PREAMBLE', ''))  # a test's hooks in the owner (edit_in_write.py)
 roots = [p for p in os.environ.get('OWNER_SKILL_ROOTS', '').split(os.pathsep) if p]
 embedding = (MiniLMEmbedding() if os.environ.get('OWNER_EMBEDDING') == 'minilm'
              else HashEmbedding())
@@ -44,15 +45,17 @@ bank.close()
 @contextlib.contextmanager
 def owner_process(root: Path, skill_roots: tuple[Path, ...] = (), *, minilm: bool = False,
                   bundled: bool = False, watch: bool = False,
-                  held: Path | None = None) -> Iterator[subprocess.Popen]:
+                  held: Path | None = None,
+                  preamble: str = "") -> Iterator[subprocess.Popen]:
     """Another process that owns `root` (the hash embedding, or the offline MiniLM where a test
     needs the model's judgement; the bundled skills only when asked) until the block ends
     (stdin closed: it closes the bank); with `watch`, its watcher syncs the skill files; with
-    `held`, its embedding holds on that folder's `hold` file (`held_embedding.py`)."""
+    `held`, its embedding holds on that folder's `hold` file (`held_embedding.py`); `preamble`
+    (Python) runs in it before it opens the root (hooks: `edit_in_write.py`)."""
     env = env_for(root, OWNER_SKILL_ROOTS=os.pathsep.join(map(str, skill_roots)),
                   OWNER_EMBEDDING="minilm" if minilm else "hash",
                   OWNER_BUNDLED="1" if bundled else "0", OWNER_WATCH="1" if watch else "0",
-                  OWNER_HELD=str(held or ""))
+                  OWNER_HELD=str(held or ""), OWNER_PREAMBLE=preamble)
     proc = subprocess.Popen([sys.executable, "-c", OWNER], env=env, text=True, cwd=root.parent,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE)
     try:

@@ -312,6 +312,7 @@ def render_experience(out: Any, e: Any) -> None:
         ("when to use", e.when_to_use), ("tags", ", ".join(e.tags)), ("namespace", e.namespace),
         ("source", e.source), ("status", e.status), ("created", when(e.created)),
         ("uses", usage_text(e.usage)),
+        ("runs", _runs(e)),
     ]))
     if e.lessons:
         out.print(table("lessons", ["kind", ("lesson", {"ratio": 2}), ("when", {"ratio": 1})],
@@ -321,6 +322,14 @@ def render_experience(out: Any, e: Any) -> None:
                                   ("observation", {"ratio": 1})],
                         [[i, short(s.action or s.thought, 80), short(_input(s.action_input), 80),
                           short(s.observation, 80)] for i, s in enumerate(e.steps, 1)]))
+
+
+def _runs(e: Any) -> str | None:
+    """How many runs the record stands for: itself and the repeats folded into it."""
+    if e.kind == "lesson":
+        return None
+    folded = getattr(e, "duplicates", 0) or 0
+    return f"{1 + folded} ({folded} folded in as repeats)" if folded else "1"
 
 
 def _input(value: Any) -> str | None:
@@ -452,7 +461,12 @@ def experiences_record(
     eid = memory.record(task=task, outcome=outcome.value, steps=steps, score=score_,
                         feedback=feedback, lessons=list(lesson or []), when_to_use=when_to_use,
                         tags=list(tag or []), distill=distill)
-    st.out.emit({"id": eid}, lambda: st.out.print(text(f"recorded {eid}", "green")))
+    # A run that repeats a stored one is counted on it, not stored: say so (the API's note), as
+    # the MCP and agent tools do; "recorded <id>" for it hid the fold (hunt-loop-shared #4).
+    folded, note = bool(getattr(eid, "folded", False)), str(getattr(eid, "note", "") or "")
+    st.out.emit({"id": eid, "folded": folded, "note": note},
+                lambda: st.out.print(text(note, "yellow") if folded and note
+                                     else text(f"recorded {eid}", "green")))
 
 
 @experiences_app.command("search")

@@ -115,12 +115,39 @@ def _clauses(sentence: str) -> list[str]:
     return out
 
 
+#: " and " before a clause with a subject and a verb of its own ("... and the examples are too
+#: long"); cut there only after a description with its own verb (`_described_pairs`).
+_AND_DESCRIPTION_RE = re.compile(
+    r"\s+and\s+(?=(?:the|these|those|its|their|our|your|all|some|most|many)\s+"
+    r"(?:[\w'-]+\s+){0,3}?(?:is|are|was|were|isn't|aren't|wasn't|weren't)\b)", re.I)
+_FINITE_VERB_RE = re.compile(r"\b(?:is|are|was|were|isn't|aren't|wasn't|weren't)\b", re.I)
+
+
+def _described_pairs(part: str) -> list[str]:
+    """Two descriptions joined by a bare "and", each with its own verb, as two pieces: "The
+    README is missing an install section and the examples are too long." was read as one
+    "is missing" shape that swallowed the second clause, the rule "Add an install section and
+    the examples are too long to the README." (hunt-loop-shared #3, session 31). Not after an
+    imperative ("Make sure the header is bold and the footer is small" is one instruction)."""
+    out: list[str] = []
+    start = 0
+    for m in _AND_DESCRIPTION_RE.finditer(part):
+        left = part[start:m.start()]
+        if _FINITE_VERB_RE.search(left) and not _starts_imperative(left.strip()):
+            out.append(left)
+            start = m.end()
+    out.append(part[start:])
+    return out
+
+
 def _pieces(clause: str) -> list[str]:
-    """A clause cut at weak joints and before independent ", and" clauses."""
+    """A clause cut at weak joints, before independent ", and" clauses and between two
+    descriptions joined by "and"."""
     out: list[str] = []
     for part in _WEAK_SPLIT_RE.split(clause):
         if part and part.strip():
-            out.extend(p for p in _AND_CLAUSE_RE.split(part) if p and p.strip())
+            out.extend(d for p in _AND_CLAUSE_RE.split(part) if p and p.strip()
+                       for d in _described_pairs(p) if d.strip())
     return out
 
 

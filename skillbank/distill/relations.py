@@ -469,6 +469,25 @@ def another_action_on_another_thing(new: str, old: str) -> str | None:
             f"{b!r} on {', '.join(repr(w) for w in sorted(objects_old)) or 'nothing named'}")
 
 
+def another_action(new: str, old: str) -> str | None:
+    """Two main verbs that say what is done, neither found in the other rule: "Never store
+    passwords in plain text." / "Never log passwords." act on the same thing in two ways, two
+    instructions. The model's cosine of the two (0.72) alone merged them, and the newer rule's
+    instruction was never served (hunt-loop-shared #2, session 31). Returns "'store' vs 'log'",
+    or None where the words cannot tell: a light verb on either side ("Use ...", "Keep ...",
+    "Avoid ..." say little of the action), a verb the other rule uses in another form ("Avoid
+    logging passwords."), or a pronoun object ("Split them.")."""
+    a, b = _action(new), _action(old)
+    if a is None or b is None or a == b or a in _LIGHT_WORDS or b in _LIGHT_WORDS:
+        return None
+    new_forms, old_forms = _word_forms(new), _word_forms(old)
+    if a in old_forms or _stem(a) in old_forms or b in new_forms or _stem(b) in new_forms:
+        return None
+    if _pronoun_object(new) or _pronoun_object(old):
+        return None
+    return f"{a!r} vs {b!r}"
+
+
 def _word_forms(rule: str) -> set[str]:
     """Stems and verb lemmas of every word of the rule and of the parts of hyphenated ones
     ("attached" -> attach, "submitted" -> submit, "sign-off" -> sign, off), so a verb or an

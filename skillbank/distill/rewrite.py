@@ -221,6 +221,12 @@ def _imperative_text(text: str) -> str | None:
     t = re.sub(r"^(?:please|pls|kindly)\s*,?\s+", "", t, flags=re.I)
     t = re.sub(r"^(?:try to|remember to|be sure to|make sure to|don't forget to|do not forget to)\s+",
                "", t, flags=re.I)
+    emphatic = re.match(r"^do\s+(?P<verb>[a-z]+)\b", t, re.I)
+    if emphatic and _is_base_verb(emphatic.group("verb").lower()):
+        # "do retry on 5xx errors" (after "Don't retry on 4xx errors but"): an emphatic "do" on
+        # an imperative was read as no instruction and the rule was dropped without a word
+        # (hunt-loop-shared #3, session 31).
+        t = t[emphatic.start("verb"):]
     if not _starts_imperative(t):
         return None
     t = re.sub(r"^(?:don't|dont)\b", "Do not", t, flags=re.I)

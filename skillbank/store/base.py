@@ -165,6 +165,12 @@ class LoadedGuidelines:
     skipped: list[str] = field(default_factory=list)  # where the unreadable ones are
 
 
+class RecordMovedError(Exception):
+    """A record changed under a write based on what it was before (a person's hand edit of a
+    rule file, which takes no lock): nothing was written. `GuidelineStore._save` reads the
+    record again and applies its change to what it reads."""
+
+
 @runtime_checkable
 class GuidelineRecords(Protocol):
     """Guideline records: what the guideline memory keeps, whichever column holds it.
@@ -194,7 +200,8 @@ class GuidelineRecords(Protocol):
 
     def save(self, guideline: "Guideline",
              previous: "Guideline | None" = None) -> "tuple[Guideline, str]":
-        """Write one record (replacing `previous`); returns it as stored and its digest."""
+        """Write one record (replacing `previous`); returns it as stored and its digest.
+        Raises `RecordMovedError` where `previous` was changed by hand since it was read."""
 
     def delete(self, guideline: "Guideline") -> "list[str] | None":
         """Remove one record for good, with every other copy of its id the column holds (a

@@ -23,7 +23,9 @@ each absent from the other rule, one acting on a thing the other never names ("A
 to every gecko expense report." against "Submit gecko expense reports before the 5th.",
 `relations.another_action_on_another_thing`); nor for the same words in the same places with
 other values in some ("... the bravo dashboards with owner golf" against "... the alpha
-dashboards with owner foxtrot", :func:`other_values`).
+dashboards with owner foxtrot", :func:`other_values`); nor, by the model's cosine alone, for
+two main verbs each absent from the other rule ("Never store passwords in plain text." against
+"Never log passwords.", `relations.another_action`).
 
 When unsure the memory keeps both and links them as ``related``. Rules from one critique are
 never merged into each other at all (the caller skips what the critique already touched).
@@ -37,7 +39,7 @@ from dataclasses import dataclass, field
 from typing import Sequence
 
 from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _stem,
-                                         another_action_on_another_thing,
+                                         another_action, another_action_on_another_thing,
                                          other_direct_objects,
                                          prohibition_against_another_action,
                                          same_action_object, same_action_on_referent)
@@ -180,6 +182,11 @@ def merge_evidence(text: str, members: Sequence[tuple[str, str | None, str | Non
     if similarity < EVIDENCE_FLOOR:
         return None
     if dense is not None and dense >= DENSE_BAR:
+        if wordings and all(another_action(text, rule) for rule in wordings):
+            # "Never store passwords in plain text." is not "Never log passwords.": the model
+            # reads the shared object (0.72), not that each does another thing to it; merged,
+            # the newer instruction was never served (hunt-loop-shared #2, session 31).
+            return None
         return (f"a paraphrase by meaning: model cosine {dense:.2f} >= {DENSE_BAR:.2f} "
                 f"(similarity {similarity:.2f})")
     if (context is not None and context >= CONTEXT_BAR and dense is not None

@@ -24,13 +24,17 @@ from typing import Callable
 
 from skillbank import scope as scopes
 from skillbank import text_words
-from skillbank.errors import InvalidInputError, NotFoundError, UnsafePathError
+from skillbank.errors import BusyError, InvalidInputError, NotFoundError, UnsafePathError
 from skillbank.fsutil import check_slug, check_topic, slugify
 from skillbank.index import IndexItem
 from skillbank.index_outage import INDEX_RETRY_SECONDS, ChromaUnavailableError
 from skillbank.memories.guidelines.files import (
     _INVISIBLE, ALL_NAMESPACES, ID_RE, IN_PLAY, MAX_NAMESPACE, _check_text, _trim_sources)
 from skillbank.records import MAX_SHORT, Finding, Guideline, SyncReport, utcnow
+from skillbank.store.base import RecordMovedError
+
+#: How many times a write re-reads a rule a person keeps editing under it before giving up.
+MOVED_TRIES = 5
 
 log = logging.getLogger("skillbank.guidelines")
 
@@ -354,8 +358,17 @@ class GuidelineStore:
         not answer does not fail the write: the record is kept and indexed later.
         """
         previous = self._items.get(g.id)
-        g, digest = self._records.save(
-            g.model_copy(update={"sources": _trim_sources(g.sources)}), previous)
+        for attempt in range(MOVED_TRIES):
+            try:
+                g, digest = self._records.save(
+                    g.model_copy(update={"sources": _trim_sources(g.sources)}), previous)
+                break
+            except RecordMovedError as exc:
+                if attempt == MOVED_TRIES - 1:
+                    raise BusyError(f"guideline {g.id} was edited by hand {MOVED_TRIES} times "
+                                    f"while it was written ({exc}); nothing was written: "
+                                    "try again") from None
+                g, previous = self._reapplied(g, previous)
         self._items[g.id] = g
         self._generation += 1  # change_marker
         self._lookup.put(g)
@@ -380,6 +393,20 @@ class GuidelineStore:
             except ChromaUnavailableError:
                 pass  # this process never read the index: the catch-up does it all
         return g
+
+    def _reapplied(self, g: Guideline,
+                   previous: Guideline | None) -> tuple[Guideline, Guideline | None]:
+        """`g`'s change from `previous`, applied to the record as it is now: a person edited
+        its file after it was read (`RecordMovedError`), and writing `g` would undo that edit
+        (hunt-loop-shared #1, session 31). Call with the write lock held."""
+        changes = {name: getattr(g, name) for name in type(g).model_fields
+                   if name != "path" and (previous is None
+                                          or getattr(g, name) != getattr(previous, name))}
+        self.sync()
+        now = self._items.get(g.id)
+        if now is None:  # removed, or no longer readable: the next load reports it
+            raise self._not_found(g.id)
+        return now.model_copy(update=changes), now
 
     def _unindex(self, gids: list[str], then: "Callable[[], object] | None" = None) -> None:
         """Drop removed records' entries from the index (then `then`, e.g. erase their text).

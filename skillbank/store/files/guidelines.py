@@ -4,6 +4,15 @@ Exactly what the embedded default always did: a person may read, edit, move or d
 by hand, and the next `load` sees it (the format is `skillbank.memories.guidelines.files`).
 Each write is atomic (a temp file renamed over the old one); the stat of every file read or
 written is kept, so `stale()` is a `stat` per file, with no reading.
+
+A write replaces a file a person may be editing at that moment (no lock binds an editor): it
+is based on the bytes the record was read from, checks the file still holds them when it reads
+it and again just before the rename, and raises `RecordMovedError` when not (the store reads
+the file again and re-applies its change). A vote landing in the same moment as a hand edit
+wrote the record as it was read over the edit, which was lost without a word; and the stat
+taken after the rename passed an edit made just after it for the bank's own write, so the next
+vote reverted it (hunt-loop-shared #1, session 31). What was written is now recorded by the
+written file's own stat and digest.
 """
 
 from __future__ import annotations
@@ -20,7 +29,7 @@ from skillbank.fsutil import (UnsafePathError, atomic_write, check_slug, check_t
 from skillbank.memories.guidelines.file_rewrite import rewrite_guideline
 from skillbank.memories.guidelines.files import ID_RE, MAX_FILE_BYTES, parse_guideline
 from skillbank.records import Finding, Guideline
-from skillbank.store.base import LoadedGuidelines
+from skillbank.store.base import LoadedGuidelines, RecordMovedError
 
 
 #: How far past its ``updated`` a rule file's write time must be to be a person's edit, for a
@@ -39,6 +48,7 @@ class FileGuidelineRecords:
         self.folder = Path(folder)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
+        self._read_digests: dict[str, str] = {}  # path -> digest of the bytes read or written
 
     # Reading -------------------------------------------------------------------------------------
     def _scan(self) -> tuple[dict[str, Path], list[Finding], list[os.DirEntry]]:
@@ -145,6 +155,7 @@ class FileGuidelineRecords:
         loaded = LoadedGuidelines()
         found, loaded.findings, shadowed = self._scan()
         files: dict[str, tuple[int, int]] = {}
+        read: dict[str, str] = {}
         for entry in shadowed:  # not read, but watched (`_entries`)
             try:
                 st = entry.stat()
@@ -163,7 +174,8 @@ class FileGuidelineRecords:
                 loaded.skipped.append(str(path))
                 continue
             loaded.records[gid] = (guideline, digest)
-        self._files = files
+            read[str(path)] = digest
+        self._files, self._read_digests = files, read
         return loaded
 
     def stale(self) -> bool:
@@ -254,12 +266,22 @@ class FileGuidelineRecords:
              previous: Guideline | None = None) -> tuple[Guideline, str]:
         path = self.path_for(guideline.topic, guideline.id)
         g = guideline.model_copy(update={"path": str(path)})
-        data = rewrite_guideline(g, self._current_text(previous)).encode("utf-8")
+        based_on = self._current_bytes(previous)
+        read = self._read_digests.get(previous.path) if previous is not None else None
+        if based_on is not None and read is not None \
+                and self._digest(Path(previous.path), based_on) != read:
+            raise RecordMovedError(previous.path)  # edited since `previous` was read from it
+        data = rewrite_guideline(g, _text(based_on)).encode("utf-8")
         if len(data) > MAX_FILE_BYTES:
             raise InvalidInputError(f"guideline {g.id} would exceed {MAX_FILE_BYTES} bytes")
+
+        def unmoved() -> None:  # the last look, under the write lock, before the rename
+            if self._current_bytes(previous) != based_on:
+                raise RecordMovedError(previous.path if previous else str(path))
+
         previous_digest = self._remember_written(g.id, data)
         try:
-            atomic_write(path, data)
+            written = atomic_write(path, data, before_replace=unmoved)
         except BaseException:
             self._forget_written(g.id, previous_digest)
             raise
@@ -269,22 +291,28 @@ class FileGuidelineRecords:
             except FileNotFoundError:
                 pass
             self._files.pop(previous.path, None)
-        st = path.stat()
+            self._read_digests.pop(previous.path, None)
+        # The written file's own stat (taken before the rename): an edit landing just after
+        # the rename changes it, so `stale()` sees it (a stat of the path now may be the edit's).
+        st = written if written is not None else path.stat()
         self._files[str(path)] = (st.st_mtime_ns, st.st_size)
-        return g, self._digest(path, data)
+        digest = self._digest(path, data)
+        self._read_digests[str(path)] = digest
+        return g, digest
 
     @staticmethod
-    def _current_text(previous: Guideline | None) -> str | None:
-        """The file a write replaces, as it is on disk now (None: none, or not readable text):
-        what a person wrote in it is kept (`rewrite_guideline`; hunt-curator #6, session 25)."""
+    def _current_bytes(previous: Guideline | None) -> bytes | None:
+        """The file a write replaces, as it is on disk now (None: none, or too large to be a
+        rule): what a person wrote in it is kept (`rewrite_guideline`; hunt-curator #6,
+        session 25)."""
         if previous is None or not previous.path:
             return None
         try:
             with open(previous.path, "rb") as file:
                 data = file.read(MAX_FILE_BYTES + 1)
-            return data.decode("utf-8") if len(data) <= MAX_FILE_BYTES else None
-        except (OSError, UnicodeDecodeError):
+        except OSError:
             return None
+        return data if len(data) <= MAX_FILE_BYTES else None
 
     def delete(self, guideline: Guideline) -> list[str]:
         """Erase the record's file and every other `<topic>/<id>.md` of its id (the others
@@ -347,6 +375,14 @@ class FileGuidelineRecords:
                     if entry.is_dir(follow_symlinks=False)]
         except OSError:
             return []
+
+
+def _text(data: bytes | None) -> str | None:
+    """A rule file's bytes as text (None: none, or not UTF-8: nothing of it to keep)."""
+    try:
+        return data.decode("utf-8") if data is not None else None
+    except UnicodeDecodeError:
+        return None
 
 
 def _is_readme(name: str) -> bool:
