@@ -16,6 +16,7 @@ returned, and `skillbank reindex` hung without a word for good (hunt-disk #8, se
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import logging
 import re
@@ -53,7 +54,10 @@ def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
     from skillbank.index_rebuild import gate_closed
 
     refuse_without_room(bank)
-    with gate_closed(bank):  # reads wait, never answer from the emptied indexes
+    # Skill writes wait for the whole rebuild (they take the library's sync lock first): one
+    # that came in once the gate closed held the locks the rebuild needs and waited on the
+    # gate, both stuck for REBUILD_WAIT, then failed on the emptied index (session 31's review).
+    with _skill_writes_held(bank), gate_closed(bank):  # reads wait, never see emptied indexes
         if folder_gone(bank):
             reopen(bank)
         try:
@@ -66,6 +70,12 @@ def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
                         exc)
         reopen(bank)
         return rebuild()
+
+
+def _skill_writes_held(bank: Any) -> Any:
+    """The skill library's sync lock (every skill write takes it first), or nothing."""
+    lock = getattr(bank.skills, "_sync_lock", None)
+    return lock if lock is not None else contextlib.nullcontext()
 
 
 def refuse_without_room(bank: Any) -> None:

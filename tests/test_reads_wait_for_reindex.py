@@ -80,3 +80,44 @@ def test_a_read_during_a_reindex_answers_from_the_rebuilt_index(tmp_path, remote
         assert "reindex" in done
         # Before: recall [] and no rule, with no note saying why.
         assert answers == {"recall": [eid], "rules": [gid]}
+
+
+def test_a_skill_write_during_a_reindex_waits_for_it_and_is_kept(tmp_path, monkeypatch):
+    """Session 31's review: a skill write that came in while a reindex was embedding took the
+    library's sync lock and the write lock, then waited on the closed gate (`load` re-checks
+    the folders); the rebuild needed the write lock for the experiences: both stuck for
+    REBUILD_WAIT (120 s), every search with them, and the write then failed on the emptied
+    index. Now the rebuild holds the skill library's sync lock throughout, so the write waits
+    for it and lands after it. Fails before: the write has not returned by the join's bound."""
+    import skillbank.index_rebuild as index_rebuild
+    from skillbank import Skillbank
+
+    monkeypatch.setattr(index_rebuild, "REBUILD_WAIT", 1200.0)  # a deadlock stays one
+    held = tmp_path / "held"
+    held.mkdir()
+    with Skillbank.open(tmp_path / "root", embedding_function=HeldEmbedding(held),
+                        include_bundled=False) as bank:
+        bank.skills.create("otter-count", "Count the otters along a river", "Walk and tally.")
+        bank.skills.create("csv-import", "Import a CSV file into the database", "Steps.")
+        bank.experiences.record(task=TASK, outcome="success")
+        (held / "hold").touch()
+        done: dict[str, Any] = {}
+        rebuild = threading.Thread(target=lambda: done.setdefault("reindex", bank.reindex()))
+        rebuild.start()
+        _until(held / "embedding")  # the indexes are emptied; the skills are being embedded
+
+        def write() -> None:
+            try:
+                done["update"] = bank.skills.update("csv-import", body="New steps.")
+            except Exception as exc:  # noqa: BLE001 - reported below
+                done["error"] = exc
+
+        writing = threading.Thread(target=write, daemon=True)
+        writing.start()
+        writing.join(timeout=1)
+        (held / "hold").unlink()
+        rebuild.join(timeout=300)
+        writing.join(timeout=300)
+        assert not writing.is_alive() and not rebuild.is_alive(), "the write and the rebuild hang"
+        assert "error" not in done, done
+        assert "reindex" in done and "New steps." in bank.skills.load("csv-import").body

@@ -251,7 +251,9 @@ class Freshness:
         index does (`index_rebuild`: it searched an emptied index, "No skill fits")."""
         from skillbank.index_rebuild import wait_rebuilt
 
-        wait_rebuilt(getattr(self._library, "index", None))
+        held = getattr(self._library, "_sync_lock", None)
+        if held is None or not held._is_owned():  # a write holding it: ordered with a reindex
+            wait_rebuilt(getattr(self._library, "index", None))
         if self.seconds <= 0 or self._watchers:
             return
         now = time.monotonic()
