@@ -540,7 +540,8 @@ def shown_paths_in(text: str, root: Any, folders: Any = ()) -> str:
         shown = forms[form]
         if shown == ".":  # inside the root: relative to it, as `shown_path` writes it
             text = re.sub(re.escape(form) + "/", "", text)
-        text = re.sub(re.escape(form) + r"(?=[/\s'\"(),;:\]]|$)", lambda _m: shown, text)
+        text = re.sub(re.escape(form) + r"(?=[/\s'\"(),;:\]`]|\.(?:\s|$)|$)", lambda _m: shown,
+                      text)  # ending a sentence too, not "/srv/bank.old"
     return text
 
 

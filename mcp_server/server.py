@@ -257,6 +257,9 @@ class SkillbankServer(MCPServer):
             return text
         try:
             folders = [str(p) for p in getattr(bank, "skill_roots", None) or []]
+            settings = getattr(bank, "settings", None)  # folders it was given outside the root
+            folders += [str(p) for p in (getattr(settings, "chroma_path", None),
+                                         getattr(settings, "model_dir", None)) if p]
         except Exception:  # noqa: BLE001 - a client bank whose owner is gone: the root only
             folders = []
         return shown_paths_in(text, getattr(bank, "root", None), folders)
