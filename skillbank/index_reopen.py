@@ -73,8 +73,12 @@ def rebuilding(bank: Any, rebuild: Callable[[], T]) -> T:
 
 
 def _skill_writes_held(bank: Any) -> Any:
-    """The skill library's sync lock (every skill write takes it first), or nothing."""
-    lock = getattr(bank.skills, "_sync_lock", None)
+    """The open skill library's sync lock (every skill write takes it first), or nothing. Not
+    `bank.skills`: opening the library before the rebuild opened its index with the new
+    embedding, and a reindex that switches embeddings failed on the old collection. A library
+    opened during the rebuild is not held: its writes do not wait on the gate (`freshness`)."""
+    skills = getattr(bank, "_memories", {}).get("skills")
+    lock = getattr(skills, "_sync_lock", None)
     return lock if lock is not None else contextlib.nullcontext()
 
 
