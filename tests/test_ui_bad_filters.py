@@ -58,3 +58,13 @@ def test_good_filters_still_answer(seeded):
                 "/audit?action=record"):
         assert c.get(url).status_code == 200, url
     assert ids["failed"] in c.get("/experiences?outcome=failure").text
+
+
+def test_an_outcome_or_kind_in_capitals_filters_as_the_library_reads_it(seeded):
+    """Review 3 (session 31): `/experiences?outcome=Failure` was a 400, "unknown outcome", for
+    a value `recall(outcome=...)` accepts (it reads outcomes and kinds in any case)."""
+    bank, ids = seeded
+    c, _ = client(bank)
+    page = c.get("/experiences?outcome=Failure&kind=Experience")
+    assert page.status_code == 200, page.text[-1500:]
+    assert ids["failed"] in page.text

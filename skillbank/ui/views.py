@@ -287,9 +287,10 @@ class TimelineFilter:
 
     @classmethod
     def parse(cls, params: Any) -> "TimelineFilter":
-        f = cls(query=params.get("q", "").strip(), outcome=params.get("outcome", "").strip(),
+        f = cls(query=params.get("q", "").strip(),  # in any case, as the library reads them
+                outcome=params.get("outcome", "").strip().lower(),
                 namespace=params.get("namespace", "").strip(), tag=params.get("tag", "").strip(),
-                kind=params.get("kind", "").strip())
+                kind=params.get("kind", "").strip().lower())
         if f.outcome and f.outcome not in OUTCOMES:
             f.problems.append(f"unknown outcome {f.outcome!r}: the outcomes are "
                               f"{', '.join(OUTCOMES)}")
