@@ -63,3 +63,35 @@ def test_the_browser_says_why_it_was_not_approved(tmp_path):
                        data={"csrf": guard.csrf, "next": "/guidelines"})
         assert f"{n} replaced since" in html.unescape(done.text)
         assert bank.guidelines.get(p).status == "pending"
+
+
+def test_approving_again_finishes_a_replace_a_failure_left_half_done(tmp_path):
+    """Review 3 (session 31): approving an active rule became "nothing changed", so a replace
+    whose approval saved the rule active and then failed before the rule it replaces was marked
+    superseded (PostgreSQL gone mid-way, the process killed) could not be finished: both rules
+    stayed active. Approving it again supersedes what is still in play (and audits that), as
+    before; an approval that changes nothing still writes no audit event. In process only: the
+    failure is injected in this process's memory."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        rules = bank.guidelines
+        t = rules.add("Never deploy on Fridays.", topic="deploy").guideline_id
+        p = rules.add("Deploy on Fridays only before noon.", topic="deploy", replaces=t,
+                      trusted=False).guideline_id
+
+        def fails(self, *args, **kwargs):
+            raise OSError("the disk went away")
+
+        with pytest.MonkeyPatch.context() as patch:
+            patch.setattr(type(rules), "_mark_superseded", fails)
+            with pytest.raises(OSError):
+                rules.approve(p)
+        assert (rules.get(p).status, rules.get(t).status) == ("active", "active")
+        rules.approve(p)
+        assert rules.get(t).status == "superseded" and rules.get(t).superseded_by == p
+        approvals = [e for e in bank.audit.query() if e.action == "approve" and e.id == p]
+        rules.approve(p)  # nothing left to do: no audit event
+        assert [e for e in bank.audit.query() if e.action == "approve" and e.id == p] == approvals

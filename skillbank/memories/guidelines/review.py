@@ -123,16 +123,18 @@ class GuidelineReview:
             return {"status": "active"}
         with self._lock, self.write_lock:
             g = self._change(gid, apply)
-            if already:
-                return g
             now = utcnow()
             serving = twin.id if twin is not None else gid
+            finished = []  # approving an active rule again finishes what a failure left undone
             for old_id in g.supersedes:
                 old = self._items.get(old_id)
                 if old_id == serving:  # folded into the rule it names: that rule stays active
                     continue
                 if old is not None and old.status in IN_PLAY and old.superseded_by in (None, gid):
                     self._mark_superseded(old_id, serving, now)
+                    finished.append(old_id)
+            if already and not finished:  # nothing changed: no audit event (review 3, s. 31)
+                return g
             note(self, "approve", "guideline", gid, namespace=g.namespace)
             if twin is None:
                 return g
