@@ -57,6 +57,16 @@ def _names_a_thing(m: re.Match[str]) -> bool:
             and (m.group("next") or "").lower() not in _DETERMINERS)
 
 
+#: A part that ends in "and, <setting>," (the joint after it is the setting's comma).
+_AND_SETTING_END_RE = re.compile(r",?\s+and,\s+(?P<setting>[^,]{3,80})$", re.I)
+
+
+def _after_and_setting(left: str) -> bool:
+    """Whether `left` ends in "and, <setting>" ("Use UTC everywhere and, in log lines")."""
+    m = _AND_SETTING_END_RE.search(left)
+    return bool(m and _setting(m.group("setting")))
+
+
 def _split_compound(rule: str) -> list[str]:
     """"Use X and label Y." -> ["Use X.", "Label Y."] when each part is an imperative."""
     body = rule.rstrip(".")
@@ -75,8 +85,9 @@ def _split_compound(rule: str) -> list[str]:
                             and not word.endswith(("ed", "ing")) and word not in _DETERMINERS
                             and (not bare_comma or word in _VERBS))
         verb = word in _VERBS and word not in _NOUN_LIKE
+        after_setting = bare_comma and _after_and_setting(body[start:m.start()])
         # "... and always reference the ticket number": an adverb of the imperative's head.
-        if verb_then_object or (verb and (not bare_comma or m.group("adverb"))):
+        if verb_then_object or (verb and (not bare_comma or m.group("adverb") or after_setting)):
             left = body[start:m.start()]
             # "always" is part of the rule; "also" and "please" only joined it to the first.
             keep = (m.group("adverb") or "").lower() == "always"
@@ -87,6 +98,14 @@ def _split_compound(rule: str) -> list[str]:
     parts.append(body[start:])
     if len(parts) == 1:
         return [rule]
+    for i in range(len(parts) - 1):
+        # "Cite your sources and, when quoting numbers, give the year": the setting after
+        # "and," is the second rule's ("Cite your sources and, when quoting numbers." and
+        # "Give the year they are from." were learnt, session 32).
+        m = _AND_SETTING_END_RE.search(parts[i])
+        if m and _after_and_setting(parts[i]):
+            parts[i] = parts[i][:m.start()]
+            parts[i + 1] = with_setting(parts[i + 1].strip(), m.group("setting"))
     out = []
     for p in parts:
         g = _guard(_finish(p))
@@ -140,14 +159,39 @@ def _described_pairs(part: str) -> list[str]:
     return out
 
 
+#: An ask after a description: " so rename ...", " and also please keep ...", " and please add".
+_ASK_AFTER_RE = re.compile(r"\s+(?:and\s+)?(?:(?:so|also|please)\s+)+(?P<verb>[a-z][\w-]*)\b", re.I)
+
+
+def _asks_after_description(part: str) -> list[str]:
+    """A description followed by an ask, as the two pieces: "the variable names were confusing
+    so rename them to say what they hold" and "the docstring was wrong and also please keep
+    functions under 40 lines" gave no rule for the ask (no comma before "so"; "please" after
+    "and"), and no word that anything was left (session 32). The ask's "them"/"it" is the
+    description's subject ("Rename the variable names ...")."""
+    m = _ASK_AFTER_RE.search(part)
+    if not m:
+        return [part]
+    left, verb = part[:m.start()], m.group("verb").lower()
+    if (verb not in _VERBS or verb in _NOUN_LIKE or not _FINITE_VERB_RE.search(left)
+            or _starts_imperative(left.strip())):
+        return [part]
+    ask = part[m.start("verb"):]
+    subject = subject_of(left)
+    if subject:
+        ask = _with_subject(ask, subject)
+    return [left, ask]
+
+
 def _pieces(clause: str) -> list[str]:
-    """A clause cut at weak joints, before independent ", and" clauses and between two
-    descriptions joined by "and"."""
+    """A clause cut at weak joints, before independent ", and" clauses, between two
+    descriptions joined by "and", and before an ask that follows a description."""
     out: list[str] = []
     for part in _WEAK_SPLIT_RE.split(clause):
         if part and part.strip():
-            out.extend(d for p in _AND_CLAUSE_RE.split(part) if p and p.strip()
-                       for d in _described_pairs(p) if d.strip())
+            out.extend(a for p in _AND_CLAUSE_RE.split(part) if p and p.strip()
+                       for d in _described_pairs(p) if d.strip()
+                       for a in _asks_after_description(d))
     return out
 
 
@@ -242,10 +286,26 @@ def with_setting(rule: str, setting: str | None) -> str:
     return f"{setting[:1].upper()}{setting[1:]}, {rule if keep else rule[:1].lower() + rule[1:]}"
 
 
-def _rules_in_sentence(sentence: str) -> list[str]:
+#: Words that say a clause asks for something, rule or not.
+_ASKS_RE = re.compile(r"\b(?:please|should(?:n't)?|must(?:n't)?|needs? to|ha(?:ve|s) to|ought to|"
+                      r"make sure|from now on)\b", re.I)
+
+
+def asks_something(piece: str) -> bool:
+    """Whether `piece` asks for something (an imperative, "please", a modal): a clause the
+    distiller reads no rule from is then reported as unread, not dropped without a word."""
+    return bool(_ASKS_RE.search(piece)) or _starts_imperative(piece.strip())
+
+
+def _rules_in_sentence(sentence: str, missed: list[str] | None = None) -> list[str]:
+    """The rules of one sentence. A piece that asks something and gives no rule is appended to
+    `missed` (when given), so the caller can say it was not read: "...; the report must list
+    the totals per region" next to a rule gave that rule only, and nothing said the second
+    request was dropped (session 31's left item)."""
     protected, spans = _protect(sentence, quotes=True)
     rules: list[str] = []
     label_rules: list[str] = []
+    unread: list[str] = []
     for clause in _clauses(protected):
         is_label = clause.startswith("\x00label\x00")
         clause = clause.replace("\x00label\x00", "")
@@ -261,36 +321,50 @@ def _rules_in_sentence(sentence: str) -> list[str]:
                 continue
             # Last resort: a leading condition or aside ("If you show output, put it ...").
             sub = [p for p in re.split(r",\s+", piece) if p.strip()]
+            before = len(target)
             if len(sub) > 1:
                 for p in sub:
                     found = _rewrite(p)
                     if found:
                         target.extend(with_setting(r, setting) for r in _split_compound(found))
+            if len(target) == before and asks_something(piece):
+                unread.append(piece.strip())
     if not rules:
         rules = label_rules
+    if missed is not None and rules:  # with no rule at all the sentence is reported whole
+        missed.extend(_restore(u, spans) for u in unread)
     return [_restore(r, spans) for r in rules]
+
+
+#: The subject of a description: "The steps are ...", "the variable names were ...".
+_SUBJECT_RE = re.compile(
+    r"^(?:[A-Z][a-z]+,\s+)?((?:the|these|those|your|our|all|every|each)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+"
+    r"(?:is|are|was|were|has|have|had|still|only|don't|doesn't|never|all)\b", re.I)
+
+
+def subject_of(description: str) -> str | None:
+    """The noun phrase a description is about, or None."""
+    pm = _SUBJECT_RE.match(description.strip())
+    return pm.group(1) if pm else None
+
+
+def _with_subject(rule: str, subject: str) -> str:
+    """`rule` with its first "them"/"it" replaced by `subject` when the number agrees."""
+    m = re.search(r"\b(them|it)\b", rule)
+    if not m:
+        return rule
+    plural = subject.split()[-1].lower().endswith("s") and not subject.split()[-1].lower().endswith("ss")
+    if (m.group(1) == "them") != plural:
+        return rule
+    return rule[: m.start()] + subject[:1].lower() + subject[1:] + rule[m.end():]
 
 
 def _resolve_pronoun(rule: str, previous: str | None) -> str:
     """'Number them.' after 'The steps are bullets.' -> 'Number the steps.' (short rules only)."""
     if not previous or len(_words(rule)) > 5:
         return rule
-    m = re.search(r"\b(them|it)\b", rule)
-    if not m:
-        return rule
-    pm = re.match(
-        r"^(?:[A-Z][a-z]+,\s+)?((?:the|these|those|your|our|all|every|each)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+"
-        r"(?:is|are|was|were|has|have|had|still|only|don't|doesn't|never|all)\b",
-        previous.strip(), re.I,
-    )
-    if not pm:
-        return rule
-    np = pm.group(1)
-    plural = np.split()[-1].lower().endswith("s") and not np.split()[-1].lower().endswith("ss")
-    if (m.group(1) == "them") != plural:
-        return rule
-    np = np[:1].lower() + np[1:]
-    return rule[: m.start()] + np + rule[m.end():]
+    subject = subject_of(previous)
+    return _with_subject(rule, subject) if subject else rule
 
 
 def normalise_rule(sentence: str) -> str | None:

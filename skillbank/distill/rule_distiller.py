@@ -49,7 +49,8 @@ class RuleDistiller:
         for sentence in split_sentences(critique or ""):
             # Not English: kept as written for the agent to read (see distill.language).
             verbatim = kept_verbatim(sentence)
-            rules = [verbatim] if verbatim else keep_subjects(_rules_in_sentence(sentence))
+            missed: list[str] = []
+            rules = [verbatim] if verbatim else keep_subjects(_rules_in_sentence(sentence, missed))
             if rules:
                 for rule in rules:
                     rule = _resolve_pronoun(rule, previous)
@@ -69,8 +70,10 @@ class RuleDistiller:
                             source_sentence=sentence[:MAX_SHORT],
                         )
                     )
-            else:
-                text = re.sub(r"\s+", " ", sentence).strip()
+            # A sentence with no rule, or a clause of one that asked something and gave none:
+            # reported (ignored, with why), never dropped without a word.
+            for unread in missed if rules else [sentence]:
+                text = re.sub(r"\s+", " ", unread).strip()
                 key = "\x00" + _key(text)
                 if key not in seen and text:
                     seen.add(key)

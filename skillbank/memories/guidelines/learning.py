@@ -43,12 +43,17 @@ def _ignored_why(text: str, distiller: Any) -> str:
     One of emoji or punctuation alone ("👍👍🔥", "!!!") gave no entry at all, where "" gets
     "empty critique" (hunt-badinput #3, session 26)."""
     from skillbank.distill import RuleDistiller
+    from skillbank.distill.clauses import asks_something
 
     if not has_words(text):
         return "no words to learn from (only symbols or emoji)"
     if isinstance(distiller, RuleDistiller) and not_read(text):
         return ("not read: written in a language the model-free distiller does not read; pass "
                 "rules= or use an LLM distiller")
+    if isinstance(distiller, RuleDistiller) and asks_something(text):
+        return ("not read as a rule: it seems to ask for something, but the model-free "
+                "distiller found no instruction in it; if it is one, pass rules= or use an LLM "
+                "distiller")
     return "no reusable advice (praise, a score, a one-off fix or a vague reaction)"
 
 
