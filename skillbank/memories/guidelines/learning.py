@@ -20,6 +20,7 @@ from skillbank.memories.guidelines.files import (
     IN_PLAY, MAX_SOURCE_NAME, NO_WORDS, SourceRecord, _check_text, _clean, _one_line,
     critique_excerpt, has_words, is_excerpt_of, MAX_PENDING_CRITIQUE)
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
+from skillbank.memories.guidelines.ignored import ignored_why
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
     merge_evidence, same_wording)
@@ -31,30 +32,9 @@ from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
-from skillbank.distill.language import not_read
 from skillbank.unread import mostly_unread
 
 log = logging.getLogger("skillbank.guidelines")
-
-
-def _ignored_why(text: str, distiller: Any) -> str:
-    """Why a sentence the distiller found no rule in was ignored. A Chinese or Russian critique
-    was reported as "praise", which it is not and which told the user nothing (hunt-i18n #5).
-    One of emoji or punctuation alone ("👍👍🔥", "!!!") gave no entry at all, where "" gets
-    "empty critique" (hunt-badinput #3, session 26)."""
-    from skillbank.distill import RuleDistiller
-    from skillbank.distill.clauses import asks_something
-
-    if not has_words(text):
-        return "no words to learn from (only symbols or emoji)"
-    if isinstance(distiller, RuleDistiller) and not_read(text):
-        return ("not read: written in a language the model-free distiller does not read; pass "
-                "rules= or use an LLM distiller")
-    if isinstance(distiller, RuleDistiller) and asks_something(text):
-        return ("not read as a rule: it seems to ask for something, but the model-free "
-                "distiller found no instruction in it; if it is one, pass rules= or use an LLM "
-                "distiller")
-    return "no reusable advice (praise, a score, a one-off fix or a vague reaction)"
 
 
 class GuidelineLearning:
@@ -121,7 +101,7 @@ class GuidelineLearning:
             if not found:  # no sentence at all: said, not an empty report
                 return LearnReport(entries=[LearnEntry(
                     action="ignored", text=_clean(critique, MAX_SHORT),
-                    detail=_ignored_why(critique, self.distiller))])
+                    detail=ignored_why(critique, self.distiller))])
             # As many as an agent may pass (agent_rules): one sampled reply of 3,000 "rules"
             # was written under the write lock for over 20 minutes, every other client waiting.
             beyond = found[MAX_AGENT_RULES:]
@@ -156,7 +136,7 @@ class GuidelineLearning:
             if not getattr(rule, "actionable", True) or not has_words(rule.text):
                 report.entries.append(LearnEntry(  # a candidates= rule of emoji alone, too
                     action="ignored", text=_clean(rule.text, MAX_SHORT),
-                    detail=_ignored_why(rule.text, self.distiller)))
+                    detail=ignored_why(rule.text, self.distiller)))
                 continue
             src = SourceRecord(critique=critique, task=task, source=source, score=score,
                                trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
