@@ -6,6 +6,7 @@ v1 there, the files change (v2), back to /review (no-store: re-rendered, v2 list
 v2 pinned though v1 was read. Now Accept lives on the skill's page and each of its files'
 pages and carries the version that page rendered; /review links to them with `?version=`, and
 a page opened for a version no longer current says so and offers no Accept.
+#2: a held skill's "held" link led to /review page 1, not the page listing it.
 #3: /review took a skill's findings and its version a moment apart.
 
 Through the browser's app, on a bank in process and on a client of an owner process.
@@ -106,6 +107,26 @@ def test_a_page_read_while_its_files_change_offers_no_accept(tmp_path, remote, m
             assert "changed while this page was read" in html, url
             assert 'action="/review/probe-tp/accept"' not in html, url
         assert pinned(bank, "probe-tp") is None
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_held_link_opens_the_review_page_listing_the_skill(tmp_path, remote):
+    """review 3 #2, session 31. Fails before: the "held" link of a skill on /review's third
+    page was `/review`, page 1, where it is not."""
+    from skillbank.ui.views import TIMELINE_SIZE
+
+    names = [f"held-{i:03d}" for i in range(2 * TIMELINE_SIZE + 1)]
+    folder = vendor(tmp_path, *names)
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        bank.skills.sync()
+        c, _ = client(bank)
+        for name, page in ((names[-1], 3), (names[TIMELINE_SIZE], 2), (names[0], 1)):
+            html = c.get(f"/skills/{name}").text
+            held = re.search(r'<a href="(/review[^"]*)">held:', html).group(1)
+            assert unquote(held.partition("#")[2]) == f"review-{name}"  # its anchor there
+            review = c.get(held.partition("#")[0]).text
+            assert f'id="review-{name}"' in review and f"page {page} of 3" in review
+        assert "page 1 of 3" in c.get("/review?skill=gone").text  # no such skill: page 1
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])

@@ -225,7 +225,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
         try:
             data = await call(review_page, bank,
-                              views.page_number(request.query_params.get("page", "")))
+                              views.page_number(request.query_params.get("page", "")),
+                              request.query_params.get("skill", ""))
         except SkillbankError as exc:
             return await failed(request, exc)
         return await page(request, "skill_review.html", data)

@@ -6,10 +6,11 @@ from __future__ import annotations
 from typing import Any
 
 
-def review_page(bank: Any, page: int = 1) -> dict[str, Any]:
+def review_page(bank: Any, page: int = 1, skill: str = "") -> dict[str, Any]:
     """Held skills (pending review or rejected) with their findings, and outcome flags, a page
     of `views.TIMELINE_SIZE` skills at a time, as the Guidelines page: 1,739 held corpus skills
-    were one page of 2.3 MB, two forms each (hunt-browser #6, session 31).
+    were one page of 2.3 MB, two forms each (hunt-browser #6, session 31). `skill`: the page
+    that lists that skill (a held skill's "held" link; it led to page 1, review 3 #2, s. 31).
 
     `versions`: each held skill's version as its findings were taken (`Skill.version`, one read
     of its files: the version was read a moment after the findings, and a file could change
@@ -23,6 +24,9 @@ def review_page(bank: Any, page: int = 1) -> dict[str, Any]:
     flagged = bank.skills.outcome_flags()
     status = bank.skills.scan_status()
     pages = max(1, -(-len(held) // TIMELINE_SIZE))
+    where = next((i for i, s in enumerate(held) if s.name == skill), None) if skill else None
+    if where is not None:
+        page = where // TIMELINE_SIZE + 1
     page = min(max(page, 1), pages)
     queue = held[(page - 1) * TIMELINE_SIZE: page * TIMELINE_SIZE]
     from skillbank.ui.views import spec_errors
