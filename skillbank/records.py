@@ -151,6 +151,10 @@ class Skill(BaseModel):
     review: str = ""  # "" (none needed) | "accepted" | "pending: <why>" | "rejected"
     held: bool = False  # kept out of search, catalog, context and disclosure until accepted
     notes: list[str] = Field(default_factory=list)  # shown beside the skill to agent and person
+    #: The version (`skill_versions`) its scan findings and review state were taken for, in the
+    #: same read of its files ("": not looked at): a page shows both without a moment between
+    #: them, in which a file could change (review 3 #3, session 31).
+    version: str = ""
     #: Skills in git: a save or adoption not yet served, as the commit it became (else None).
     proposal: SkillProposal | None = None
 

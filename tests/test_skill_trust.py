@@ -810,8 +810,8 @@ def test_the_browser_shows_the_review_queue_and_a_reviewer_accepts(tmp_path, ven
         assert client.post("/review/csv-report/accept", data={"csrf": "forged"},
                            headers={"origin": base}).status_code == 403
         assert bank.skills.load("csv-report", include_held=True).held
-        version = re.search(r'name="version" value="([^"]+)"', page.text).group(1)
-        assert version == bank.skills.skill_versions("csv-report")[0].version  # as listed
+        version = re.search(r'name="version" value="([^"]+)"', detail).group(1)  # as read
+        assert version == bank.skills.skill_versions("csv-report")[0].version
         done = client.post("/review/csv-report/accept",
                            data={"csrf": app.state.guard.csrf, "next": "/review",
                                  "version": version},

@@ -150,6 +150,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
                 stats_cache.clear()
         return endpoint
 
+    def listed_version(request: Request) -> str:
+        """The `?version=` a skill's page was opened for (/review's link): compared with the
+        version it renders, never trusted as one (a bound: it is echoed in the page)."""
+        return request.query_params.get("version", "").strip()[:80]
+
     # Pages ------------------------------------------------------------------------------------
     async def home(request: Request) -> Response:
         return RedirectResponse("/skills", status_code=307)
@@ -178,7 +183,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         if relative is not None:
             return await resource(request, name, relative)
         try:
-            data = await call(views.skill_detail, bank, name)
+            data = await call(views.skill_detail, bank, name, listed_version(request))
         except SkillbankError as exc:
             return await failed(request, exc)
         return await page(request, "skill.html", data)
@@ -186,10 +191,11 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
     async def resource(request: Request, name: str, relative: str) -> Response:
         try:
             # a person may read a held skill's files: the scan's findings point at them
-            text = await call(bank.skills.read_resource, name, relative, include_held=True)
+            data = await call(views.resource_detail, bank, name, relative,
+                              listed_version(request))
         except SkillbankError as exc:
             return await failed(request, exc)
-        return await page(request, "resource.html", {"name": name, "path": relative, "text": text})
+        return await page(request, "resource.html", data)
 
     async def draft(request: Request) -> Response:
         try:
@@ -219,7 +225,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
 
         try:
             data = await call(review_page, bank,
-                              views.page_number(request.query_params.get("page", "")))
+                              views.page_number(request.query_params.get("page", "")),
+                              request.query_params.get("skill", ""))
         except SkillbankError as exc:
             return await failed(request, exc)
         return await page(request, "skill_review.html", data)
@@ -228,11 +235,12 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         name, action = request.path_params["name"], request.path_params["action"]
         if action not in ("accept", "reject"):
             raise InvalidInputError(f"unknown review action {action!r}")
-        if action == "accept":  # only the version the page listed (hunt-browser #1, s. 31)
+        if action == "accept":  # only the version its page showed (review 3 #1, session 31)
             version = str(form.get("version", "")).strip()
             if not version:
                 raise InvalidInputError(f"this form names no version of skill {name!r} to "
-                                        "accept: reload the review page and read it again")
+                                        "accept: open the skill's page, read it again and "
+                                        "accept it there")
             await call(bank.skills.review_skill, name, action, version=version)
         else:
             await call(bank.skills.review_skill, name, action)

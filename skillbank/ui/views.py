@@ -126,9 +126,13 @@ def draft_detail(bank: Any, name: str) -> dict[str, Any]:
             "shown": {name: draft_hash(text)} if text is not None else {}}
 
 
-def skill_detail(bank: Any, name: str) -> dict[str, Any]:
+def skill_detail(bank: Any, name: str, listed: str = "") -> dict[str, Any]:
     """A skill's page. A SKILL.md that does not parse (half-saved, mid-merge) is shown as the
-    file is, verbatim, beside its validation error (hunt-git #6: the page was a 400)."""
+    file is, verbatim, beside its validation error (hunt-git #6: the page was a 400).
+
+    With its version as read (`read_version`): a held skill's Accept is on this page and its
+    files' pages, carrying the version they rendered, so what is pinned is what was read
+    (review 3 #1, session 31); `listed`, the version /review listed, is compared with it."""
     from skillbank.memories.skills.last_good import is_as_it_is_note
 
     skill = bank.skills.load(name, include_held=True)  # a person may read a held skill
@@ -137,7 +141,36 @@ def skill_detail(bank: Any, name: str) -> dict[str, Any]:
             "as_it_is": next((note for note in skill.notes if is_as_it_is_note(note)), ""),
             "help_rate": percent(usage.success_rate),
             "extra_frontmatter": {k: v for k, v in skill.frontmatter.items()
-                                  if k not in ("name", "description")}}
+                                  if k not in ("name", "description")},
+            **read_version(bank, skill.name, skill.version, listed)}
+
+
+def resource_detail(bank: Any, name: str, relative: str, listed: str = "") -> dict[str, Any]:
+    """One file of a skill, with the skill's version as the file was read (`read_version`)."""
+    skill = bank.skills.load(name, include_held=True)  # its review state; its version before
+    text = bank.skills.read_resource(skill.name, relative, include_held=True)
+    return {"name": skill.name, "path": relative, "text": text, "skill": skill,
+            **read_version(bank, skill.name, skill.version, listed)}
+
+
+def current_version(bank: Any, name: str) -> str:
+    """A skill's version as its files are now (`skill_versions`), "" if it cannot be had."""
+    try:
+        return bank.skills.skill_versions(name)[0].version
+    except (SkillbankError, IndexError):
+        return ""
+
+
+def read_version(bank: Any, name: str, before: str, listed: str) -> dict[str, Any]:
+    """The version of the content a page just read: `before` (taken as the read began) when
+    the files are still that version now, else "" with `changing` set (they changed while the
+    page was read: no version can be named for it, and it offers no Accept). `stale`: the page
+    was opened for `listed`, a version /review listed, and renders another."""
+    after = current_version(bank, name)
+    changing = bool(before and after and before != after)
+    version = "" if changing else after
+    return {"version": version, "changing": changing, "listed": listed,
+            "stale": bool(listed and version and listed != version)}
 
 
 def validation_findings(path: str, folder_name: str | None = None) -> list[Any]:

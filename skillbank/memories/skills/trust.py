@@ -306,7 +306,7 @@ class TrustBook:
         if result is None and digests:
             self.scanner.submit(folder, version, whole)
         update: dict[str, Any] = {"trust": trust, "held": False, "review": "", "notes": [],
-                                  "findings": []}
+                                  "findings": [], "version": version}
         if trust != "own":
             update["description"] = visible(skill.description)
         policy = self.policy[trust]
