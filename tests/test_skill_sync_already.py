@@ -182,3 +182,40 @@ def test_given_back_changes_come_before_those_kept_since():
     kept.keep(SyncReport(removed=["a"]))  # kept after the failed sync took its changes
     kept.give_back(failed)
     assert kept.take() == {"added": ["b"]}  # a came and went before anyone was told
+
+
+def test_a_failed_sync_gives_back_only_what_still_holds(tmp_path):
+    """Review 1 (session 31): a sync asked for took its changes ("added kiln-firing"), then
+    another asked sync ran while it embedded and told its own caller "removed kiln-firing",
+    then the first lost the Chroma server: it gave back "added kiln-firing", and the next sync
+    said a skill was added that was gone. What is given back is now checked against the index:
+    the next report tells nothing of kiln-firing. In process only: the failure is made in the
+    index of the process that syncs (a client's sync runs in its owner's)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.index_outage import ChromaUnavailableError
+
+    folder = tmp_path / "extra"
+    write_skill(folder, "ledger", "Reconcile the monthly ledger.")
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False, skill_roots=[folder]) as bank:
+        bank.skills.sync()
+        write_skill(folder, "kiln-firing", "Fire a pottery kiln.")
+        write_skill(folder, "otter-care", "Otter care routines.")
+        index = bank.skills.index
+        upsert = index.upsert
+        between: list = []
+
+        def server_gone(items):  # another asked sync ran while this one embedded
+            index.upsert = upsert
+            shutil.rmtree(folder / "kiln-firing")
+            between.append(bank.skills.sync(embed=False))
+            raise ChromaUnavailableError("the Chroma server at http://127.0.0.1:9 is unreachable")
+
+        index.upsert = server_gone
+        with pytest.raises(ChromaUnavailableError):
+            bank.skills.sync()
+        assert between[0].removed == ["kiln-firing"]
+        report = bank.skills.sync()
+        assert report.already == {"added": ["otter-care"]}, report
+        assert "kiln-firing" not in bank.skills.names()

@@ -43,15 +43,24 @@ class Unasked:
         return {kind: names for kind in KINDS
                 if (names := sorted(n for n, k in state.items() if k == kind))}
 
-    def give_back(self, report: Any) -> None:
+    def give_back(self, report: Any, present: set[str] | None = None) -> None:
         """A sync someone asked for failed after it took what was kept (its embedding step
         lost the Chroma server): what it took, then its own changes, come before whatever was
         kept since, for the next sync someone asks for (review 2, session 30: both were lost).
-        One hold of the lock, so no sync's changes fold in between."""
+        One hold of the lock, so no sync's changes fold in between.
+
+        `present`: the skills indexed now. Another asked sync may have run between the take
+        and the failure and told its own caller of later changes; what is given back is then
+        only what still holds: an "added" or "changed" skill that is gone, or a "removed" one
+        that is back, is dropped (the next report said "added" for a skill a report between
+        had told removed; review 1, session 31)."""
         with self._lock:
             state: dict[str, str] = {}
             _fold(state, SyncReport(**(report.already or {})))
             _fold(state, report)
+            if present is not None:
+                state = {name: kind for name, kind in state.items()
+                         if (kind == "removed") != (name in present)}
             _fold(state, SyncReport(**{kind: [n for n, k in self._state.items() if k == kind]
                                        for kind in KINDS}))
             self._state = state
@@ -90,5 +99,9 @@ def given_back_if_failed(library: Any, report: Any, asked: bool) -> Iterator[Non
     except BaseException:
         if asked:
             with library._sync_lock:
-                library.unasked.give_back(report)
+                try:  # the local copy of the index's ids (index_mirror), as staged
+                    present: set[str] | None = set(library.index.ids())
+                except Exception:  # noqa: BLE001 - unknown: given back as it was
+                    present = None
+                library.unasked.give_back(report, present)
         raise
