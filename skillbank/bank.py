@@ -591,32 +591,11 @@ class Skillbank:
         left every later call of theirs failing ("Collection ... does not exist") until they
         restarted. An embedded index whose files were deleted while open is opened again
         first (`skillbank.index_reopen`)."""
+        from skillbank.index_rebuild import empty_and_refill
         from skillbank.index_reopen import rebuilding
 
         recheck_all(self)  # emptied, the collection its server holds now (hunt-chroma #1)
-        return rebuilding(self, self._reindex)
-
-    def _reindex(self) -> dict[str, Any]:
-        from skillbank.errors import EmbeddingMismatchError
-
-        for kind in COLLECTIONS:
-            with self._guard:
-                opened = kind in self._indexes
-            if not opened and self.client is not None and self._placement.private:
-                try:
-                    self.index(kind)
-                except EmbeddingMismatchError:  # a collection shared with other deployments
-                    try:  # is never dropped (`_placement.private`)
-                        self.client.delete_collection(
-                            f"{self.settings.collection_prefix}_{COLLECTIONS[kind]}")
-                    except Exception:  # noqa: BLE001 - not there: nothing to drop
-                        pass
-            if kind == "experiences":
-                self.experiences.reset_index()
-            else:
-                self.index(kind).reset()
-        from skillbank.index_outage import rebuilt  # not "added" when not written (hunt-chroma #4)
-        return rebuilt(self.sync())
+        return rebuilding(self, partial(empty_and_refill, self))
 
     def watch(self) -> None:
         """Keep the skill index current in a background thread while this process runs."""

@@ -1,4 +1,5 @@
-"""Reads wait while `reindex` rebuilds the indexes they search.
+"""`reindex`'s rebuild (every index emptied, then filled again from the files), and the reads
+that wait while it runs.
 
 `Skillbank.reindex` empties every index and then fills it again from the files. The owner of a
 root serves other processes' reads side by side (docs/operating.md, Concurrency), so a read
@@ -75,3 +76,34 @@ def wait_rebuilt(index: Any) -> None:
     gate = getattr(index, "rebuild_gate", None)
     if gate is not None:
         gate.wait()
+
+
+def empty_and_refill(bank: Any) -> dict[str, Any]:
+    """Empty every index of `bank` and sync it again from the files (`Skillbank.reindex`, which
+    holds the gate and the skill library's sync lock around it: `index_reopen.rebuilding`).
+
+    A collection built with another embedding cannot be opened with this one: it is dropped
+    (how embeddings are switched), unless it is shared with other deployments
+    (`_placement.private`). Any other is emptied, not dropped: other processes of the root
+    hold handles to it."""
+    from skillbank.bank import COLLECTIONS
+    from skillbank.errors import EmbeddingMismatchError
+    from skillbank.index_outage import rebuilt  # not "added" when not written (hunt-chroma #4)
+
+    for kind in COLLECTIONS:
+        with bank._guard:
+            opened = kind in bank._indexes
+        if not opened and bank.client is not None and bank._placement.private:
+            try:
+                bank.index(kind)
+            except EmbeddingMismatchError:
+                try:
+                    bank.client.delete_collection(
+                        f"{bank.settings.collection_prefix}_{COLLECTIONS[kind]}")
+                except Exception:  # noqa: BLE001 - not there: nothing to drop
+                    pass
+        if kind == "experiences":
+            bank.experiences.reset_index()
+        else:
+            bank.index(kind).reset()
+    return rebuilt(bank.sync())
