@@ -170,3 +170,16 @@ NOT_INSTRUCTION_OPENERS = frozenset(
     overall honestly otherwise fyi btw imo imho tbh
     """.split()
 )
+
+#: Irregular past tenses (no "-ed" to tell them): a narration ("Wrote the tests first.", "Sent
+#: my draft too early.") is no imperative of an unlisted verb. Forms that are also base forms
+#: (read, put, set, cut, let, hit, split, spread, shut, quit) are not here.
+IRREGULAR_PAST = frozenset(
+    """
+    wrote rewrote overwrote sent took mistook made ran reran did undid redid forgot broke built
+    bought brought caught chose drew drove ate fell felt found gave got grew heard held hid
+    kept knew laid led left lent lost meant met paid rode rang rose said saw sold shook shot
+    slept slid spent spoke stood stole stuck struck swore swept swam taught tore told thought
+    threw understood woke wore won withdrew misread began became forbade froze
+    """.split()
+)
