@@ -256,10 +256,21 @@ class LockFile:
             return True
 
     def forget(self, name: str) -> None:
+        """`name`'s entry goes (`forget skill:NAME`), but for a rejection: forgetting the
+        bank's own copy of a skill must not serve a rejected team or third-party skill of that
+        name again, so the rejection stays, with what judges the files only (no reason, no
+        history of accepted versions)."""
         with self._lock:
             entries = dict(self.entries())
-            if entries.pop(name, None) is not None:
-                self._write(entries)
+            entry = entries.pop(name, None)
+            if entry is None:
+                return
+            if entry.get("decision") == "rejected":
+                entries[name] = {k: entry[k] for k in ("decision", "folder", "version", "files",
+                                                        "by", "at") if k in entry}
+                if entries[name] == entry:
+                    return
+            self._write(entries)
 
     def _write(self, entries: dict[str, Any]) -> None:
         text = json.dumps({"lock_version": LOCK_VERSION, "skills": entries}, indent=2,
