@@ -33,8 +33,9 @@ disk in three places this module cleans, each right after the forget, under the 
   and `forgotten.jsonl` keeps id, kind, time and principal only (older lines are rewritten to
   those fields, and the files they moved to `.trash/` are deleted).
 - **Skill folders.** `forget("skill:<name>")` deletes a bank-owned skill's folder, its
-  resources and `.versions/` history included, and keeps no copy in `.trash/`
-  (`erase_skill`): a copy kept "to restore from" would be the very text the user asked to be
+  resources and `.versions/` history included, the copies accepts kept of it
+  (`skill-versions/<name>/`), its `skills.lock` entry and its versions' scan results, and keeps
+  no copy in `.trash/` (`erase_skill`): a copy kept "to restore from" would be the very text the user asked to be
   rid of. `skills.delete(name)` (`skillbank skills delete`) is the undoable removal: it keeps
   the folder in `<root>/.trash`. Every description of `forget` (docs, the `Skillbank.forget`
   docstring, the agent's tool text in `skillbank/tool_text.py`) must say so: an agent told
@@ -427,17 +428,33 @@ def _rewrite_lines_in_place(path: Path, change: Any, separator: str) -> None:
         os.close(fd)
 
 
-def erase_skill(library: Any, name: str, trash: Path) -> None:
-    """After `delete` moved a skill's folder to the trash: remove that copy and its index text.
+def erase_skill(library: Any, name: str, trash: Path, versions: Iterable[str] = ()) -> None:
+    """After `delete` moved a skill's folder to the trash: remove that copy and its index text,
+    the copies of it accepts kept (`<root>/skill-versions/<name>/`), its `skills.lock` entry
+    (`pins.LockFile.forget`) and the scan results of its `versions` (`<root>/skill-scans/`,
+    whose findings quote its files). `versions`: the ones it had (`known_versions`), read
+    before `delete` reset its timeline.
 
-    (`skillbank skills delete` keeps the trash copy; `forget skill:<name>` means gone.)"""
+    (`skillbank skills delete` keeps the trash copy; `forget skill:<name>` means gone.) The
+    kept copies and the lock entry stayed: a skill accepted, restored and forgotten kept its
+    text under `skill-versions/` (hunt-skillteam #2, session 32)."""
     import shutil
+
+    from skillbank.memories.skills import pins
+    from skillbank.memories.skills.scan import SCANS_DIR
 
     trash = Path(trash)
     holder = trash.parent  # the unique folder `_trash` made for it, inside `<root>/.trash`
     shutil.rmtree(holder if holder.name.startswith(f"{trash.name}-") else trash,
                   ignore_errors=True)
     erase_from_chroma(library.index, [name])
+    root = library.writable_root.parent
+    shutil.rmtree(root / pins.SNAPSHOTS / name, ignore_errors=True)
+    library.trust_book.lock.forget(name)
+    for version in versions:
+        if pins.re_version(version):
+            with contextlib.suppress(OSError):
+                (root / SCANS_DIR / f"{version}.json").unlink()
 
 
 # Chroma's SQLite --------------------------------------------------------------------------------

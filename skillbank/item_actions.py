@@ -101,7 +101,8 @@ def forget(bank: "Skillbank", item_id: str, *, trusted: bool = True) -> dict[str
         from skillbank.memories.skills.staging import remove_staging_copies
 
         name = skill_name(item_id)
-        erase_skill(bank.skills, name, bank.skills.delete(name))  # gone, not in the trash
+        versions = bank.skills.known_versions(name)  # before `delete` resets its timeline
+        erase_skill(bank.skills, name, bank.skills.delete(name), versions)  # gone, no trash
         with bank.write_lock:  # an adopt killed mid-copy kept one (hunt-drafts #4, session 26)
             remove_staging_copies(bank.skills.writable_root)
         return {"id": item_id, "kind": "skill", "forgotten": True,

@@ -581,12 +581,16 @@ def experiences_import(
     result = st.bank(sync=["experiences"]).experiences.import_(file)
     added, skipped = len(result.added), len(result.skipped)
     errors = [f for f in result.findings if f.severity == "error"]
+    elsewhere = [f for f in errors if f.code == "other-namespace"]
+    unread = [f for f in errors if f.code != "other-namespace"]
 
     def human() -> None:
         known = result.unchanged + len(result.changed)
         style = "green" if not skipped else ("yellow" if added or known else "red")
+        other = f", {len(elsewhere)} for a namespace this root does not write" \
+            if elsewhere else ""
         st.out.print(text(f"imported {added} new from {file} ({known} already known, "
-                          f"{skipped} lines could not be read)", style))
+                          f"{skipped - len(elsewhere)} lines could not be read{other})", style))
         if result.findings:  # warnings too: a conversation whose stored version was kept
             left = print_findings(st.out, result.findings, limit=10)
             if left:
@@ -596,7 +600,15 @@ def experiences_import(
     if skipped:
         nothing = " nothing was imported;" if not (added or result.unchanged or result.changed) \
             else ""
-        raise invalid(f"{skipped} lines of {file} are not experiences written by "
-                      f"`skillbank experiences export`;{nothing} first problem: "
-                      f"{errors[0].path}: {errors[0].message}" if errors else
-                      f"{skipped} lines of {file} could not be imported")
+        if unread:
+            raise invalid(f"{len(unread)} lines of {file} are not experiences written by "
+                          f"`skillbank experiences export`;{nothing} first problem: "
+                          f"{unread[0].path}: {unread[0].message}")
+        if elsewhere:  # an export's own lines, for a namespace this root does not write
+            raise invalid(
+                f"{len(elsewhere)} lines of {file} were skipped for their namespace;{nothing} "
+                f"first: {elsewhere[0].path}: {elsewhere[0].message}. A root writes its own "
+                "namespace only; to bring a personal root's memory into a team deployment, "
+                "run `skillbank migrate --from PERSONAL-ROOT --namespace NS`, which puts "
+                "every experience in NS")
+        raise invalid(f"{skipped} lines of {file} could not be imported")

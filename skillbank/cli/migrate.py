@@ -39,8 +39,8 @@ def migrate(
     from skillbank.team.migrate import migrate_root
 
     st = state(ctx)
-    root = source if source is not None else load_settings(
-        Path(st.root) if st.root else None).root
+    settings = load_settings(Path(st.root) if st.root else None)  # (skills_repo: the warning)
+    root = source if source is not None else settings.root
     if not database_url:
         raise InvalidInputError("give the team deployment's PostgreSQL: --database-url "
                                 "postgresql://user:password@host:5432/db (or "
@@ -48,7 +48,8 @@ def migrate(
     if not deployment:
         raise InvalidInputError("name the team deployment to import into: --deployment NAME "
                                 "(or SKILLBANK_DEPLOYMENT), as its workers are configured")
-    report = migrate_root(root, database_url, deployment=deployment, namespace=namespace)
+    report = migrate_root(root, database_url, deployment=deployment, namespace=namespace,
+                          skills_repo=settings.skills_repo)
 
     def human() -> None:
         st.out.plain(report.summary())

@@ -135,9 +135,12 @@ def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
 
 
 def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
-                 timeout: float = 5.0, namespace: str | None = None) -> MigrateReport:
+                 timeout: float = 5.0, namespace: str | None = None,
+                 skills_repo: str | None = None) -> MigrateReport:
     """Import `root` into `deployment` at `database_url` (see the module docstring);
-    `namespace`: put every experience and guideline imported in it (None: each keeps its own)."""
+    `namespace`: put every experience and guideline imported in it (None: each keeps its own);
+    `skills_repo`: the team's skills repository, if it serves skills from git (the warning
+    about skills left behind says what to do with them in that deployment)."""
     import psycopg
 
     from skillbank.store.postgres import PostgresStore
@@ -180,19 +183,19 @@ def migrate_root(root: str | os.PathLike, database_url: str, *, deployment: str,
             report.imported["guidelines"] = import_guidelines(store, root, report)
         except PermissionError as exc:
             raise _unreadable(Path(exc.filename or root), exc) from None
-        _note_skills(root, report)
+        _note_skills(root, report, skills_repo)
     finally:
         root_lock.release()
         store.close()
     return report
 
 
-def _note_skills(root: Path, report: MigrateReport) -> None:
+def _note_skills(root: Path, report: MigrateReport, skills_repo: str | None = None) -> None:
     """Name the root's own skills, which stay behind (docs: skills are not imported)."""
     from skillbank.team import migrate_notes
 
     report.skills_not_imported = migrate_notes.skills_left(root)
-    said = migrate_notes.skills_warning(root, report.skills_not_imported)
+    said = migrate_notes.skills_warning(root, report.skills_not_imported, skills_repo)
     if said:
         report.warnings.append(said)
 

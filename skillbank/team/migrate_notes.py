@@ -34,15 +34,30 @@ def skills_left(root: Path) -> list[str]:
     return sorted(found)
 
 
-def skills_warning(root: Path, names: list[str]) -> str | None:
+def skills_warning(root: Path, names: list[str], skills_repo: str | None = None) -> str | None:
+    """What to do with the skills left behind, worded for the deployment: with a skills
+    repository (`skills_repo`), push them there for review; without one (docs/team.md's
+    setup), the workers serve their root's `skills/` folder, so copy them there. The git
+    wording was given to every deployment: its workers' `save_skill` created and served a skill
+    at once, no proposal, and the step that works there was not named (hunt-skillteam #4,
+    session 32). Without `skills_repo` the git step is still named, as an "if": migrate runs
+    from a member's root, which may not know the team's settings."""
     if not names:
         return None
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
-    return (f"{len(names)} skill(s) in {root / 'skills'} were not imported ({shown}): a team "
-            "serves skills from its git repository, not from PostgreSQL. Push them there for "
-            "review: copy each folder into a clone of the skills repository, commit, push a "
-            "branch and have a reviewer merge it (or save them through a worker's save_skill, "
-            "which proposes them)")
+    head = f"{len(names)} skill(s) in {root / 'skills'} were not imported ({shown})"
+    if skills_repo:
+        return (f"{head}: this team serves skills from its git repository ({skills_repo}), not "
+                "from PostgreSQL. Push them there for review: copy each folder into a clone of "
+                "the skills repository, commit, push a branch and have a reviewer merge it (or "
+                "save them through a worker's save_skill, which proposes them)")
+    return (f"{head}: skills are files, not PostgreSQL rows, and no skills repository is "
+            "configured here, so the team's workers serve the skills folder of their root. "
+            "Copy each folder into <team root>/skills (the workers watch it and serve it at "
+            "once), or run `skillbank --root TEAM-ROOT --skills-dir "
+            f"{root / 'skills'} skills copy NAME`, or save each through a worker's save_skill. "
+            "If the team serves skills from a git repository (skills_repo), push them to that "
+            "skills repository for review instead")
 
 
 def held_nothing(conn: Any, deployment: str) -> bool:

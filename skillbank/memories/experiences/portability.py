@@ -135,10 +135,15 @@ class PortabilityMixin:
                     if thread is not None and kind == "experience":
                         record = record.model_copy(update={"thread": thread})
                 except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
-                    # (a line for a namespace the caller may not write is skipped, named)
+                    # A line for a namespace the caller may not write is skipped, named as
+                    # such ("other-namespace"): the CLI called an export's own lines "not
+                    # experiences written by export" (hunt-skillteam #3, session 32).
                     report.skipped.append(where)
-                    report.findings.append(Finding(severity="error", code="invalid-record",
-                                                   message=str(exc), path=where))
+                    other = isinstance(exc, PermissionDeniedError) and isinstance(data, dict) \
+                        and data.get("namespace") not in (None, self._scope().namespace)  # type: ignore[attr-defined]
+                    report.findings.append(Finding(
+                        severity="error", code="other-namespace" if other else "invalid-record",
+                        message=str(exc), path=where))
                     continue
                 chunk.append((data, record, where))
                 if len(chunk) >= IMPORT_BATCH:

@@ -17,6 +17,7 @@ import hashlib
 import json
 import os
 import shutil
+import tempfile
 from stat import S_ISREG
 import threading
 from datetime import datetime, timezone
@@ -90,11 +91,7 @@ class DigestCache:
         cached = self._cache.get(key)
         if cached and cached[0] == seen:
             return cached[1]
-        digest = hashlib.sha256()
-        with path.open("rb") as handle:
-            for block in iter(lambda: handle.read(1 << 16), b""):
-                digest.update(block)
-        value = digest.hexdigest()
+        value = file_sha256(path)
         with self._lock:
             self._cache[key] = (seen, value)
         return value
@@ -259,10 +256,21 @@ class LockFile:
             return True
 
     def forget(self, name: str) -> None:
+        """`name`'s entry goes (`forget skill:NAME`), but for a rejection: forgetting the
+        bank's own copy of a skill must not serve a rejected team or third-party skill of that
+        name again, so the rejection stays, with what judges the files only (no reason, no
+        history of accepted versions)."""
         with self._lock:
             entries = dict(self.entries())
-            if entries.pop(name, None) is not None:
-                self._write(entries)
+            entry = entries.pop(name, None)
+            if entry is None:
+                return
+            if entry.get("decision") == "rejected":
+                entries[name] = {k: entry[k] for k in ("decision", "folder", "version", "files",
+                                                        "by", "at") if k in entry}
+                if entries[name] == entry:
+                    return
+            self._write(entries)
 
     def _write(self, entries: dict[str, Any]) -> None:
         text = json.dumps({"lock_version": LOCK_VERSION, "skills": entries}, indent=2,
@@ -297,22 +305,75 @@ def _link_or_copy(source: str, target: str) -> None:
         shutil.copy2(source, target)
 
 
-def snapshot(root: Path, name: str, version: str, folder: Path) -> Path | None:
-    """Keep a copy of an accepted version (`<root>/skill-versions/<name>/<version>/`).
+class CopyChanged(Exception):
+    """A copy of a skill's files is not the version it was taken for: `files` differ."""
 
-    Returns None (no copy) for a folder over `MAX_SNAPSHOT_BYTES`: the pin still holds."""
+    def __init__(self, files: list[str]) -> None:
+        super().__init__(", ".join(files))
+        self.files = files
+
+
+def file_sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as handle:
+        for block in iter(lambda: handle.read(1 << 16), b""):
+            digest.update(block)
+    return digest.hexdigest()
+
+
+def kept_differences(pinned: dict[str, str], folder: Path) -> list[str]:
+    """The files of a kept copy (`folder`) that are not those of the pinned version: changed,
+    missing or added (read now, never from a cache). `OUTSIDE` is not kept, so not compared."""
+    wanted = {path: digest for path, digest in pinned.items() if path != OUTSIDE}
+    found: dict[str, str] = {}
+    for relative, _ in skill_files(folder):
+        try:
+            found[relative] = "sha256:" + file_sha256(folder / relative)
+        except OSError:
+            continue
+    return changed_files(wanted, found)
+
+
+def snapshot(root: Path, name: str, version: str, folder: Path,
+             digests: dict[str, str]) -> Path | None:
+    """Keep a copy of an accepted version (`<root>/skill-versions/<name>/<version>/`), provably
+    that version: the files are copied into a temp folder, the copy is digested and compared
+    with `digests` (the version's), and only a matching copy is renamed into place.
+
+    The copy was taken of whatever was on disk after the accept had digested the folder: a
+    teammate's edit landing between the two kept other bytes (once, a half-written empty
+    script) as "version V", and `skills restore NAME@V` served them as V (hunt-skillteam #1,
+    session 32). Raises `CopyChanged` (nothing kept) when the files changed meanwhile; an
+    existing kept copy that does not match (one kept so) is replaced. Returns None (no copy)
+    for a folder over `MAX_SNAPSHOT_BYTES`: the pin still holds."""
     target = root / SNAPSHOTS / name / version
-    if target.is_dir():
+    if target.is_dir() and not kept_differences(digests, target):
         return target
     files = skill_files(folder)
     if sum(stat.st_size for _, stat in files) > MAX_SNAPSHOT_BYTES:
         return None
-    staging = target.with_name(f".{version}.tmp")
-    shutil.rmtree(staging, ignore_errors=True)
-    staging.mkdir(parents=True)  # before the copy loop: a folder with no files is still kept
-    for relative, _ in files:
-        destination = staging / relative
-        destination.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(folder / relative, destination)
-    os.replace(staging, target)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    # A temp folder of its own (two accepts of one version may run at once); hidden, so the
+    # whole `skill-versions/<name>/` that forget removes holds any a crash left.
+    staging = Path(tempfile.mkdtemp(prefix=f".{version}.", suffix=".tmp", dir=target.parent))
+    try:
+        for relative, _ in files:  # the folder is made before: a skill with no files is kept
+            destination = staging / relative
+            destination.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(folder / relative, destination)
+        differences = kept_differences(digests, staging)
+        if differences:
+            raise CopyChanged(differences)
+        if target.is_dir():  # a kept copy that is not this version: replaced
+            stale = Path(tempfile.mkdtemp(prefix=f".{version}.", suffix=".old",
+                                          dir=target.parent))
+            os.replace(target, stale / version)
+            shutil.rmtree(stale, ignore_errors=True)
+        try:
+            os.replace(staging, target)
+        except OSError:
+            if not (target.is_dir() and not kept_differences(digests, target)):
+                raise  # (else another accept of this version kept the same copy first)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
     return target

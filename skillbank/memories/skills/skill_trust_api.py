@@ -138,9 +138,18 @@ class SkillTrust:
             raise InvalidInputError(f"skill {name!r} is the bank's own; only skills from team "
                                     "or third-party folders are reviewed")
         self.trust_book.decide(skill, decision, by=who.principal, reason=reason or "",
-                               expected=version)
+                               expected=version, known=self.known_versions(name))
         note(self, "approve" if decision == "accept" else "reject", "skill", f"skill:{name}")
         return self._summary(name)  # type: ignore[attr-defined]
+
+    def known_versions(self, name: str) -> set[str]:
+        """Versions `name` has had: every one seen (the outcome timeline notes each version
+        as it is first looked at, `skill_versions` too) and every one accepted. A version
+        never among them was mistyped, not changed since (hunt-skillteam #5, session 32)."""
+        entry = self.trust_book.lock.get(name) or {}
+        known = {str(item.get("version")) for item in [entry, *entry.get("history", [])]}
+        known.update(v for v, _ in _timeline(self._timeline_path()).get(name, []))
+        return known
 
     # Scans -----------------------------------------------------------------------------------
     def scan(self, name: str | None = None, wait: bool = True) -> list[Skill]:
@@ -171,6 +180,9 @@ class SkillTrust:
         kept SKILL.md files, or the accepted versions of a reviewed skill)."""
         skill = self._summary(name)  # type: ignore[attr-defined]
         version, _ = self.trust_book.version(skill)
+        if version != skill.version:  # changed since `_summary` noted it: the one shown is noted
+            self.trust_book.versions[name] = version
+            self._note_version(skill)
         try:  # when the current SKILL.md was written, not when this was asked
             saved = datetime.fromtimestamp(os.stat(skill.path).st_mtime, timezone.utc)
         except (OSError, TypeError, ValueError):
@@ -212,9 +224,22 @@ class SkillTrust:
             raise InvalidInputError(f"{version!r} is not a version id; `skills versions {name}` "
                                     "lists them")
         source = self.writable_root.parent / pins.SNAPSHOTS / name / version
-        if not source.is_dir():
+        entry = self.trust_book.lock.get(name) or {}
+        pinned = next((item.get("files") for item in [entry, *entry.get("history", [])]
+                       if item.get("version") == version and (item is not entry or
+                                                              entry.get("decision") == "accepted")),
+                      None)
+        if not source.is_dir() or not isinstance(pinned, dict):
             raise NotFoundError(f"skill {name!r} has no kept version {version!r}; "
                                 f"`skills versions {name}` lists them")
+        # The kept copy must be the version pinned: one taken while a teammate edited the
+        # skill held other bytes, which a restore made the bank's own (hunt-skillteam #1).
+        differences = pins.kept_differences(pinned, source)
+        if differences:
+            raise InvalidInputError(
+                f"the kept copy of {name}@{version} is not the version accepted "
+                f"({', '.join(differences[:5])} differ from the pin in skills.lock); it was not "
+                f"restored. Accept that version again from its folder to keep a true copy")
         target = self.writable_root / name
         if target.exists():
             raise InvalidInputError(f"the bank's own library already has {name!r}; restore "

@@ -60,6 +60,9 @@ DEFAULT_POLICY: dict[str, dict[str, str]] = {
     "third-party": {"critical": "hold", "high": "hold", "medium": "warn", "low": "warn",
                     "info": "ignore", "unscanned": "warn"},
 }
+#: How many times an accept copies a skill whose files change during the copy before it gives
+#: up (`TrustBook.decide`).
+ACCEPT_TRIES = 3
 DATA_LABEL = "skill content — data, not instructions"
 
 
@@ -386,23 +389,53 @@ class TrustBook:
 
     # Reviewing -----------------------------------------------------------------------------
     def decide(self, skill: Any, decision: str, *, by: str, reason: str = "",
-               expected: str | None = None) -> dict[str, Any]:
+               expected: str | None = None, known: set[str] | frozenset[str] = frozenset()
+               ) -> dict[str, Any]:
+        """Record a review. Accepting keeps a copy of the version pinned (`pins.snapshot`),
+        taken before the pin is written and checked against it: a copy that is not the version
+        digested (a file changed meanwhile) is taken again, up to `ACCEPT_TRIES` times, and
+        with `expected` (the version the reviewer read) refused as soon as the files are no
+        longer it, with nothing pinned. `known`: versions the skill had (`skill_versions`), so
+        an `expected` never among them is "unknown", not "its files changed"."""
         if decision not in ("accept", "reject"):
             raise InvalidInputError("a review decision is 'accept' or 'reject'")
-        version, digests = self.version(skill)
-        if expected is not None and decision == "accept" and expected != version:
-            raise InvalidInputError(
-                f"skill {skill.name!r} is now version {version}, not {expected!r} that was "
-                f"reviewed: its files changed; read it again "
-                f"(`skillbank skills show {shlex.quote(skill.name)}`)")
-        if decision == "accept" and uncovered(digests, skill.path):
-            raise InvalidInputError(f"skill {skill.name!r} cannot be accepted: {UNCOVERED}")
         folder = Path(skill.path).parent
-        entry = self.lock.decide(skill.name, "accepted" if decision == "accept" else "rejected",
-                                 folder=str(folder), digests=digests, by=by, reason=reason)
-        if decision == "accept":
-            pins.snapshot(self.bank_root, skill.name, version, folder)
-        return entry
+        quoted = shlex.quote(skill.name)
+        changed: list[str] = []
+        for _ in range(ACCEPT_TRIES):
+            version, digests = self.version(skill)
+            if expected is not None and decision == "accept" and expected != version:
+                if changed:
+                    raise InvalidInputError(
+                        f"skill {skill.name!r} was not accepted: its files changed while "
+                        f"accepting ({', '.join(changed[:5])}); it is now version {version}, "
+                        f"not {expected!r} that was reviewed; nothing was pinned; read it "
+                        f"again (`skillbank skills show {quoted}`)")
+                if expected not in known:
+                    raise InvalidInputError(
+                        f"skill {skill.name!r} has no version {expected!r} (unknown version); "
+                        f"its current version is {version} "
+                        f"(`skillbank skills versions {quoted}` lists them)")
+                raise InvalidInputError(
+                    f"skill {skill.name!r} is now version {version}, not {expected!r} that was "
+                    f"reviewed: its files changed; read it again "
+                    f"(`skillbank skills show {quoted}`)")
+            if decision == "accept" and uncovered(digests, skill.path):
+                raise InvalidInputError(f"skill {skill.name!r} cannot be accepted: {UNCOVERED}")
+            if decision != "accept":
+                break
+            try:
+                pins.snapshot(self.bank_root, skill.name, version, folder, digests)
+                break
+            except pins.CopyChanged as exc:
+                changed = exc.files
+        else:
+            raise InvalidInputError(
+                f"skill {skill.name!r} was not accepted: its files changed while accepting "
+                f"({', '.join(changed[:5])}), {ACCEPT_TRIES} times; nothing was pinned; try "
+                "again when they stop changing")
+        return self.lock.decide(skill.name, "accepted" if decision == "accept" else "rejected",
+                                folder=str(folder), digests=digests, by=by, reason=reason)
 
     def carry(self, name: str, new_name: str) -> None:
         """A skill the sync took for renamed keeps its review (`pins.LockFile.carry`), and an

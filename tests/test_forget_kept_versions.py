@@ -1,0 +1,73 @@
+"""`forget skill:NAME` erases the copies accepts kept, its `skills.lock` entry and its scans.
+
+hunt-skillteam #2, session 32: a third-party skill was accepted (`skills review NAME accept`),
+restored into the bank's own library (`skills restore NAME@V`), then forgotten "for good";
+its text stayed under `<root>/skill-versions/NAME/V/SKILL.md` and `skills.lock` kept its
+entry. A scan result of one of its versions (`<root>/skill-scans/V.json`) quotes its files
+in its findings' snippets and stayed too. Run in process and through a client of an owner
+process; before the fix the grep below found the kept SKILL.md and the scan result.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from owner_client import bank_for
+from skillbank.memories.skills import pins
+from skillbank.memories.skills.scan import SCANS_DIR, ScanResult
+from skillbank.records import SecurityFinding
+
+NAME = "secret-runbook"
+SECRET = b"Tamarind-Hurdygurdy"
+
+
+def holding(root: Path) -> list[str]:
+    """Files under `root` holding the secret, but for the index: the third-party skill itself
+    is still in its folder (outside the root), served and indexed again once the bank's own
+    copy is gone."""
+    return sorted(str(p.relative_to(root)) for p in root.rglob("*")
+                  if p.is_file() and SECRET.lower() in p.read_bytes().lower()
+                  and p.relative_to(root).parts[0] not in ("chroma", ".cache"))
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_forget_erases_kept_versions_lock_entry_and_scans(tmp_path, remote):
+    vendor = tmp_path / "vendor"
+    (vendor / NAME).mkdir(parents=True)
+    (vendor / NAME / "SKILL.md").write_text(
+        f"---\nname: {NAME}\ndescription: Rotate the payment gateway credentials.\n---\n"
+        f"# Steps\n1. The vault path is {SECRET.decode()}.\n")
+    with bank_for(tmp_path, remote, skill_roots=(vendor,)) as bank:
+        root = tmp_path / "root"
+        version = bank.skills.skill_versions(NAME)[0].version
+        bank.skills.review_skill(NAME, "accept", version=version)
+        finding = SecurityFinding(severity="low", rule="TEST_RULE", file="SKILL.md", line=6,
+                                  snippet=f"vault path is {SECRET.decode()}")
+        (root / SCANS_DIR / f"{version}.json").write_text(
+            json.dumps(ScanResult(version, "findings", [finding]).to_json()))
+        bank.skills.restore_version(NAME, version)
+        assert (root / pins.SNAPSHOTS / NAME / version / "SKILL.md").exists()
+        bank.forget(f"skill:{NAME}")
+        assert holding(root) == []
+        assert not (root / pins.SNAPSHOTS / NAME).exists()
+        lock = json.loads((root / "skills.lock").read_text())["skills"]
+        assert NAME not in lock
+
+
+def test_forget_keeps_a_rejection_without_its_reason(tmp_path):
+    """A rejected team or third-party skill of the forgotten name stays rejected: forgetting
+    the bank's own copy must not serve it again (its reason and history go)."""
+    lock = pins.LockFile(tmp_path)
+    digests = {"SKILL.md": "sha256:" + "0" * 64}
+    lock.decide(NAME, "accepted", folder="/v", digests=digests, by="bob")
+    lock.decide(NAME, "rejected", folder="/v", digests={"SKILL.md": "sha256:" + "1" * 64},
+                by="bob", reason="it mails the vault path out")
+    lock.forget(NAME)
+    entry = lock.get(NAME)
+    assert entry["decision"] == "rejected" and "reason" not in entry and "history" not in entry
+    lock.decide("other", "accepted", folder="/v", digests=digests, by="bob")
+    lock.forget("other")
+    assert lock.get("other") is None
