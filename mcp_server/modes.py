@@ -17,13 +17,12 @@ KEYWORD_NOTE = ("Keyword search only for now: the embedding model is unavailable
                 "with the model, or allow its download, for meaning-based search).")
 
 
-def mode_of(hits: Any, bank: Any = None) -> str:
-    """'keyword' when these results came (partly) from keyword search alone, else 'hybrid'.
-    Results that do not say (a plain list) take the skill index's state: the model is one for
-    the whole bank, so when skills search without it, so does everything else."""
-    if hasattr(hits, "dense_complete") or bank is None:
-        return "hybrid" if getattr(hits, "dense_complete", True) else "keyword"
-    return skills_mode(bank)
+def mode_of(hits: Any) -> str:
+    """'keyword' when these results came (partly) from keyword search alone, else 'hybrid':
+    every search (skills, guidelines, experience recall) returns a `Hits` that says so. Recall
+    and guideline search returned a plain list when the index answered, and this took the
+    skill index's state for them (session 32)."""
+    return "hybrid" if hits.dense_complete else "keyword"
 
 
 def skills_mode(bank: Any) -> str:

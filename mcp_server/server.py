@@ -186,6 +186,9 @@ class SkillbankServer(MCPServer):
         self.stateless = False
         #: Served over HTTP (`build_app`): the lifespan is the app's, not a client's (_lifespan).
         self.over_http = False
+        #: Whether its clients are trusted (`build_server`): if not, every bank call runs as the
+        #: caller made untrusted (`as_caller`).
+        self.trusted = True
         with _sdk_logging_left_alone():
             super().__init__(subscriptions=self.bus, middleware=[self._middleware],
                              lifespan=self._lifespan, **kwargs)
@@ -358,7 +361,7 @@ class SkillbankServer(MCPServer):
         bank = await self.bank(stage)
         if self._limiter is None:
             self._limiter = anyio.CapacityLimiter(self.concurrency)
-        call = functools.partial(fn, bank, *args, **kwargs)
+        call = functools.partial(self.as_caller, bank, fn, bank, *args, **kwargs)
         try:
             return await anyio.to_thread.run_sync(call, limiter=self._limiter)
         except NotFoundError as exc:
@@ -380,6 +383,21 @@ class SkillbankServer(MCPServer):
             # The SDK said "Error executing tool X" and no more (hunt-mcpmany #1c, session 24).
             log.error("skillbank: %s", damaged)
             raise ToolError(damaged) from None
+
+    def as_caller(self, bank: Any, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`fn(*args, **kwargs)` as this server's caller: on a server whose clients are
+        untrusted, the caller's scope made untrusted. Only the writes passed `trusted=False`,
+        so an in-process `build_server(bank, trusted=False)` under the default local scope
+        (a reviewer of everything) listed every pending rule and experience to its clients
+        (fix-hits #3, session 32); `skillbank serve` over HTTP without --trust set an
+        untrusted scope around each request already (`http.PrincipallessTrust`)."""
+        if self.trusted:
+            return fn(*args, **kwargs)
+        from skillbank import scope as scopes
+
+        namespace = getattr(getattr(bank, "settings", None), "namespace", None) or "default"
+        with scopes.using(scopes.caller(namespace, trusted=False)):
+            return fn(*args, **kwargs)
 
     # Prompts ----------------------------------------------------------------------------------
     async def get_prompt(self, name: str, arguments: dict[str, Any] | None = None,
@@ -451,7 +469,7 @@ class SkillbankServer(MCPServer):
                 topics = []
             return res.list_entries(manifests), topics
 
-        entries, topics = await anyio.to_thread.run_sync(collect)
+        entries, topics = await anyio.to_thread.run_sync(self.as_caller, bank, collect)
         out = list(static)
         out.extend(types.Resource(**{k: v for k, v in e.items() if k != "meta"}, _meta=e["meta"])
                    for e in entries)
@@ -499,7 +517,7 @@ class SkillbankServer(MCPServer):
             return bank.guidelines.playbook(topic), "text/markdown"
 
         try:
-            content, mime = await anyio.to_thread.run_sync(read)
+            content, mime = await anyio.to_thread.run_sync(self.as_caller, bank, read)
         except NotFoundError as exc:
             raise ResourceNotFoundError(f"{exc}; resources/list shows what is served") from None
         except InvalidInputError as exc:  # a path that leaves its folder, a file too large …
@@ -537,7 +555,8 @@ class SkillsExtension(Extension):
         # Paged as resources/list is: the corpus's ~1,750 manifests were one 1.1 MB reply.
         start = _offset(getattr(params, "cursor", None) if params is not None else None,
                         "skills/list")
-        manifests = await anyio.to_thread.run_sync(self.server.manifests.all, bank)
+        manifests = await anyio.to_thread.run_sync(self.server.as_caller, bank,
+                                                   self.server.manifests.all, bank)
         page = manifests[start:start + self.server.page_size]
         end = start + len(page)
         result: dict[str, Any] = {"skills": [mf.entry() for mf in page], "ttlMs": 0,
@@ -556,7 +575,9 @@ class SkillsExtension(Extension):
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"{params.uri} is not a skill URI; use skill://<name>/SKILL.md")
         try:
-            manifest = await anyio.to_thread.run_sync(self.server.manifests.manifest, bank, parsed[0])
+            manifest = await anyio.to_thread.run_sync(self.server.as_caller, bank,
+                                                      self.server.manifests.manifest, bank,
+                                                      parsed[0])
         except SkillbankError:
             raise MCPError(code=types.INVALID_PARAMS,
                            message=f"No skill is served at {params.uri}; skills/list shows the "
@@ -594,6 +615,7 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
                              log_level=log_level, auth=auth,
                              token_verifier=token_verifier)  # type: ignore[arg-type]
     extension.server = server
+    server.trusted = trusted
     tool = registrar(server, trusted=trusted)
     tools_skills.register(tool, server, trusted=trusted)
     tools_memory.register(tool, server, trusted=trusted, sampling=sampling)

@@ -219,7 +219,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
     ) -> m.ExperienceSearch:
         def recall(b: Any) -> tuple[list[Any], str]:
             hits = b.experiences.recall(task, k=k, outcome=outcome)
-            return hits, mode_of(hits, b)
+            return hits, mode_of(hits)
 
         hits, mode = await server.run_bank("experiences", recall)
         return m.ExperienceSearch(task=task, experiences=[experience_match(h) for h in hits],
@@ -303,7 +303,7 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
     async def search_guidelines(task: Task, k: K = 5) -> m.GuidelineSearch:
         def search(b: Any) -> tuple[list[Any], str]:
             hits = b.guidelines.search(task, k=k)
-            return hits, mode_of(hits, b)
+            return hits, mode_of(hits)
 
         hits, mode = await server.run_bank("guidelines", search)
         return m.GuidelineSearch(task=task, guidelines=[guideline_match(h) for h in hits],

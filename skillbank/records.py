@@ -344,7 +344,10 @@ class LearnReport(BaseModel):
 
 
 class Hits(list):
-    """Search results, plus the best raw evidence seen for the query (for "nothing fits")."""
+    """Search results, plus the best raw evidence seen for the query (for "nothing fits").
+
+    What `skills.search`, `guidelines.search` and `experiences.recall` return on every path
+    (recall and guideline search gave a plain list when the index answered: session 32)."""
 
     best_dense: float = 0.0
     best_keyword: float = 0.0
@@ -356,7 +359,8 @@ class Hits(list):
     # (skills.search(..., available_tools=[...]); see memories/skills/dependencies.py).
     missing_tools: dict = {}
     reason: str = ""  # why the answer is empty when it is not "no skill fits" (skills.search)
-    note: str = ""  # why these answers came without the index (its server down), if they did
+    # why these answers came without dense search (the index's server down, no model), if so
+    note: str = ""
 
 
 class RecordedId(str):

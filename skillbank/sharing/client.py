@@ -31,6 +31,7 @@ from typing import TYPE_CHECKING, Any, Callable
 import orjson
 
 from skillbank.errors import BusyError
+from skillbank.records import Hits
 from skillbank.sharing import endpoint as ep
 from skillbank.sharing import prepare, served, wire
 from skillbank.sharing.arguments import (OWNER_DISTILS, plain_chat_messages, resolve_paths,
@@ -411,11 +412,10 @@ class BankClient:
                 if (target, name) in OWNER_DISTILS:
                     kwargs = self._owner_distils(target, name, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs, here=here)
-                if self.note and isinstance(result, list) and type(result) is not list:
-                    try:  # search results say what is not served as asked (records.Hits)
-                        result.note = self.note  # type: ignore[attr-defined]
-                    except AttributeError:
-                        pass
+                if self.note and isinstance(result, Hits):
+                    # Search results say what is not served as asked, after the search's own
+                    # note (an index outage), which this replaced before.
+                    result.note = "; ".join(n for n in (result.note, self.note) if n)
                 return result
 
             remote_method.__name__ = name

@@ -377,7 +377,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return failed is None or time.monotonic() - failed[0] >= embeddings.MODEL_RETRY_SECONDS
 
     @functools.wraps(RecallMixin.recall)
-    def recall(self, task: str, *args: Any, **kwargs: Any) -> list[Hit[Experience]]:
+    def recall(self, task: str, *args: Any, **kwargs: Any) -> Hits:
         """`RecallMixin.recall`; while the index does not answer, the journal's own full-text
         search (PostgreSQL's, in team mode) answers instead, with a note in the result
         (`Hits.note`, `dense_complete` False). Records written during an outage are indexed
@@ -401,28 +401,19 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             hits, down, failed = None, True, exc
         if not down:
             self._recalled_by_text = False
-            return self._keyword_only(hits)  # type: ignore[arg-type]
+            return hits  # type: ignore[return-value]  # a keyword-only answer says so itself
         found = self._recall_by_text(task, *args, **kwargs)
         if found is None:  # this column has no search of its own: the index's keyword side
             if failed is not None:
                 raise failed
-            found = Hits(hits or [])
+            found = hits if hits is not None else Hits()
             found.dense_complete = False
             found.note = f"{self.index.dense_error}; these were found by keyword"
             return found
         self._recalled_by_text = True
-        return found
-
-    def _keyword_only(self, hits: list[Hit[Experience]]) -> list[Hit[Experience]]:
-        """`hits` as recall found them; while no embedding model can be loaded, marked as a
-        keyword-only answer (`dense_complete` False, a note saying why), as skill search
-        marks its own."""
-        why = getattr(self.index, "dense_error", None)
-        if not why:
-            return hits
-        found = Hits(hits)
-        found.dense_complete = False
-        found.note = f"{why}; these were found by keyword"
+        found.dense_complete = False  # its empty answers too: nothing was searched densely
+        found.note = (f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
+                      "(keyword only), and records written meanwhile are indexed when it is back")
         return found
 
     def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:
@@ -480,9 +471,6 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                                                  "usage": self.usage.get(record.id)})))
             if len(hits) >= k:
                 break
-        hits.dense_complete = False
-        hits.note = (f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
-                     "(keyword only), and records written meanwhile are indexed when it is back")
         if a["count_use"]:
             for hit in hits:
                 self.usage.record(hit.id, use=1, trusted=scope.trusted,

@@ -21,8 +21,9 @@ from skillbank.fsutil import check_unicode
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.keyword import tokenize
+from skillbank.model_state import known_unavailable
 from skillbank.query_limits import MAX_TASK_CHARS
-from skillbank.records import MAX_TEXT, Experience, Hit
+from skillbank.records import MAX_TEXT, Experience, Hit, Hits
 from skillbank.outside_votes import outsider_of
 from skillbank.usage import UsageLog
 from skillbank.unread import mostly_unread
@@ -340,8 +341,12 @@ class RecallMixin:
         count_use: bool = True,
         min_score: float | None = None,
         exclude_thread: str | None = None,
-    ) -> list[Hit[Experience]]:
-        """Past experiences and lessons for a task, best first; [] when nothing matches.
+    ) -> Hits:
+        """Past experiences and lessons for a task, best first; empty when nothing matches.
+
+        A `Hits`, as skill and guideline search return, on every path: `dense_complete` False
+        (and `pending`: how many records had no vector to be found by) while some records are
+        searchable by keyword only, `best_dense` / `best_keyword` the best evidence seen.
 
         Filters (all applied inside the search, never after it): `outcome` (one or a list),
         `tags` (every tag given must be on the record), `since` (datetime, ISO date, unix time, or
@@ -359,19 +364,19 @@ class RecallMixin:
                 f"task is {len(task):,} characters; experience recall looks up tasks of at "
                 f"most {MAX_TASK_CHARS:,} (describe the task and leave the document out)")
         if not isinstance(task, str) or not task.strip():
-            return []
+            return Hits()
         task = check_unicode(task, "task")  # an empty bank too: the same answer as guidelines.search
         if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > MAX_K:
             raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
         if k == 0:
-            return []
+            return Hits()
         if namespace is not None:
             self._namespace(namespace)  # "*" is not a namespace to recall from
         scope = self._scope()  # type: ignore[attr-defined]
         spaces = self._read_spaces(namespace, scope)  # type: ignore[attr-defined]
         where = self._where(spaces or ("-",), outcome, tags, since, kind)
         if not spaces:
-            return []  # outside the caller's scope: empty, as if nothing were there
+            return Hits()  # outside the caller's scope: empty, as if nothing were there
         if min_score is not None and (isinstance(min_score, bool)
                                       or not isinstance(min_score, (int, float))
                                       or not math.isfinite(min_score)):
@@ -405,7 +410,18 @@ class RecallMixin:
             scored.append((hit.score + self.prior(hit.id, hit.metadata, now, usages.get(hit.id)),
                            hit))
         scored.sort(key=lambda pair: pair[0], reverse=True)
-        hits: list[Hit[Experience]] = []
+        hits = Hits()
+        index = self.index
+        # What dense search could not see: every record while its server or the model is out
+        # (`dense_error`; a model known missing before any record asked for it), else the
+        # records whose vectors are not written yet.
+        why = index.dense_error or known_unavailable(index.embedding_function)
+        hits.pending = index.count() if why else index.pending
+        hits.dense_complete = not (why or hits.pending)
+        if why:
+            hits.note = f"{why}; these were found by keyword"
+        hits.best_dense = max((h.dense for h in raw if h.dense is not None), default=0.0)
+        hits.best_keyword = max((h.keyword for h in raw if h.keyword is not None), default=0.0)
         for score, hit in scored[:k]:
             try:
                 record = self._read_record(hit.id, hit.metadata)

@@ -29,20 +29,18 @@ class GuidelineFallback:
     """`search` and `_fuse` with a way round an index that cannot answer."""
 
     def search(self, task: str, k: int = 5, namespace: str | None = None,
-               topic: str | None = None) -> Any:
+               topic: str | None = None) -> Hits:
         token = _WITHOUT_INDEX.set(None)
         try:
             hits = super().search(task, k, namespace, topic)  # type: ignore[misc]
             note = _WITHOUT_INDEX.get()
         finally:
             _WITHOUT_INDEX.reset(token)
-        if note is None:
-            return hits
-        noted = Hits(hits)
-        noted.dense_complete = False
-        noted.pending = len(self._items)  # type: ignore[attr-defined]
-        noted.note = note
-        return noted
+        if note is not None:  # every rule was out of dense search's reach
+            hits.dense_complete = False
+            hits.pending = len(self._items)  # type: ignore[attr-defined]
+            hits.note = note
+        return hits
 
     def _fuse(self, query: str, where: dict[str, Any], candidates: int
               ) -> list[tuple[str, float, float | None, float | None, dict[str, Any]]]:

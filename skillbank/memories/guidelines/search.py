@@ -17,7 +17,8 @@ from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
-from skillbank.records import MAX_TEXT, Finding, Guideline, Hit
+from skillbank.model_state import known_unavailable
+from skillbank.records import MAX_TEXT, Finding, Guideline, Hit, Hits
 from skillbank.scope import Role
 from skillbank.unread import mostly_unread
 
@@ -48,6 +49,9 @@ UNREAD_MIN_HELD = 2
 
 _UNFLOORED: contextvars.ContextVar[bool] = contextvars.ContextVar(
     "skillbank_guidelines_unfloored", default=False)
+#: Why the current search's dense side could not be asked (no embedding model), if it could not.
+_NO_MODEL: contextvars.ContextVar[str | None] = contextvars.ContextVar(
+    "skillbank_guidelines_no_model", default=None)
 
 
 def _one_per_wording(hits: list[Hit[Guideline]]) -> list[Hit[Guideline]]:
@@ -102,8 +106,30 @@ class GuidelineSearch:
             _UNFLOORED.reset(token)
 
     def search(self, task: str, k: int = 5, namespace: str | None = None,
-               topic: str | None = None) -> list[Hit[Guideline]]:
-        """Active guidelines for a task, best first; [] when nothing has real evidence."""
+               topic: str | None = None) -> Hits:
+        """Active guidelines for a task, best first; empty when nothing has real evidence.
+
+        A `Hits`, as skill search and experience recall return, on every path:
+        `dense_complete` False (`pending`: how many rules dense search could not see, `note`:
+        why) while some rules are searchable by keyword only, `best_dense` / `best_keyword`
+        the best evidence seen."""
+        token = _NO_MODEL.set(None)
+        try:
+            hits = self._search(task, k, namespace, topic)
+            # A model known missing before this search asked it (a task the model does not
+            # read never asks): keyword-only all the same.
+            no_model = _NO_MODEL.get() or known_unavailable(self.index.embedding_function)
+        finally:
+            _NO_MODEL.reset(token)
+        # Rules staged while their vectors could not be written (`store._save`), or every rule
+        # while no model can embed the task.
+        hits.pending = len(self._items) if no_model else getattr(self.index, "pending", 0)
+        hits.dense_complete = not (no_model or hits.pending)
+        if no_model:
+            hits.note = f"{no_model}; these were found by keyword"
+        return hits
+
+    def _search(self, task: str, k: int, namespace: str | None, topic: str | None) -> Hits:
         wait_rebuilt(self.index)  # never from indexes a reindex emptied
         require_evidence = not _UNFLOORED.get()
         task = _check_text(task, "task", 4 * MAX_TEXT)
@@ -113,7 +139,7 @@ class GuidelineSearch:
         if topic is not None:
             topic = self._check_topic(topic)
         if k == 0 or not task.strip() or not spaces:
-            return []
+            return Hits()
         with self._lock:
             self._recheck()  # rules changed by hand that the index would not offer
             in_scope = scopes.where(spaces)
@@ -138,7 +164,10 @@ class GuidelineSearch:
         # Look-alikes linked as related are not moved behind other hits: they were kept apart
         # because nothing showed they are one rule, so each ranks on its own relevance (moving
         # them cost the critique stream Recall@5 0.522 -> 0.503).
-        return hits[:k]
+        found = Hits(hits[:k])
+        found.best_dense = max((d for _, _, d, _, _ in fused if d is not None), default=0.0)
+        found.best_keyword = max((w for _, _, _, w, _ in fused if w is not None), default=0.0)
+        return found
 
     def _hits(self, fused: list[tuple[str, float, float | None, float | None, dict[str, Any]]],
               spaces: Any, topic: str | None, require_evidence: bool) -> list[Hit[Guideline]]:
@@ -175,8 +204,9 @@ class GuidelineSearch:
             # A task the model does not read ("给客户写道歉信") is as alike to every rule it does
             # not read as to its own: its cosine is no evidence, its words are (skillbank.unread).
             vector = None if unread else embed_query(self.index.embedding_function, query)
-        except ModelUnavailableError:  # keyword-only mode: no model here (yet)
+        except ModelUnavailableError as exc:  # keyword-only mode: no model here (yet)
             vector = None
+            _NO_MODEL.set(str(exc) or "no embedding model")  # `search` says so
         dense = self.index.dense(vector, candidates * 2, where) if vector is not None else {}
         keyword = self.index.keyword(query, candidates, where)
         if unread:
