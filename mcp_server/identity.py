@@ -187,8 +187,12 @@ def parse_principals(path: Path, raw: bytes) -> dict[str, Principal]:
                 raise InvalidInputError("trusted must be true or false")
         except InvalidInputError as exc:
             raise TokensFileError(f"{where}: {exc}") from None
-        by_hash[digest] = Principal(name=str(name), sha256=digest, namespace=namespace,
-                                    reads=reads, role=role, trusted=trusted, reviews=reviews)
+        principal = Principal(name=str(name), sha256=digest, namespace=namespace,
+                              reads=reads, role=role, trusted=trusted, reviews=reviews)
+        try:  # a hand-edited file too, not only `tokens add` (hunt-scopes #2, session 32)
+            by_hash[digest] = _reviews_what_it_reads(principal)
+        except TokensFileError as exc:
+            raise TokensFileError(f"{where}: {exc}") from None
     return by_hash
 
 
@@ -389,7 +393,7 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
                                                role=str(role), trusted=trusted,
                                                reviews=tuple(reviews or ()))],
                                     as_json=False).encode())
-    current[name] = _reviews_what_it_reads(next(iter(probe.values())))
+    current[name] = next(iter(probe.values()))  # reviews checked too (`parse_principals`)
     atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
                  mode=0o600)  # token hashes: this user only
     os.chmod(target, 0o600)
@@ -400,21 +404,21 @@ def _reviews_what_it_reads(principal: Principal) -> Principal:
     """Refuse `reviews` that could never be used: a namespace the principal does not read (a
     review finds only what its reader sees), or any reviews below the reviewer role. `tokens
     add --reviews team` without `--reads team` was stored and did nothing (left of session
-    27): the operator believed a reviewer existed."""
-    from skillbank.scope import ALL, Role
+    27): the operator believed a reviewer existed. Checked on every read of the file (start-up,
+    reload, `tokens add`); the reads part is `Scope`'s own check (`scope.unread_reviews`)."""
+    from skillbank.scope import ALL, Role, unread_reviews
 
     if not principal.reviews:
         return principal
     if not Role(principal.role).allows(Role.REVIEWER):
         raise TokensFileError(f"a {principal.role} reviews nothing: give --role reviewer (or "
                               f"admin) to review {', '.join(principal.reviews)}")
-    if ALL in principal.reads:
-        return principal
-    unread = [n for n in principal.reviews if n != principal.namespace and n not in principal.reads]
+    unread = unread_reviews(principal.namespace, principal.reads, principal.reviews)
     if unread:
         also = " ".join(f"--reads {n!r}" if n == ALL else f"--reads {n}" for n in unread)
         raise TokensFileError(f"a principal reviews only what it reads; {principal.name} does "
-                              f"not read {', '.join(repr(n) for n in unread)}: add {also}")
+                              f"not read {', '.join(repr(n) for n in unread)}: add it to its reads "
+                              f"({also})")
     return principal
 
 

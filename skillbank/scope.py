@@ -99,7 +99,7 @@ class Scope:
     trusted: bool = True
     face: str = "python"
     #: Namespaces this principal reviews (approve/reject pending items); empty means the ones it
-    #: reads, when its role is reviewer or admin.
+    #: reads, when its role is reviewer or admin. Only namespaces it reads (`unread_reviews`).
     reviews: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -116,6 +116,11 @@ class Scope:
             if key == "reads":
                 names = tuple(n for n in names if n != self.namespace)
             object.__setattr__(self, key, names)
+        unread = unread_reviews(self.namespace, self.reads, self.reviews)
+        if unread:
+            raise InvalidInputError(
+                f"a scope reviews only namespaces it reads; {self.principal} does not read "
+                f"{', '.join(repr(n) for n in unread)}: add them to its reads")
         if not isinstance(self.role, Role):
             try:
                 object.__setattr__(self, "role", Role(self.role))
@@ -252,6 +257,18 @@ class Scope:
 
     def with_face(self, face: str) -> "Scope":
         return replace(self, face=face)
+
+
+def unread_reviews(namespace: str, reads: Any, reviews: Any) -> list[str]:
+    """The namespaces of `reviews` that a scope writing `namespace` and reading `reads` does not
+    read (`"*"` in reviews needs `"*"` in reads): a review finds only what its reader sees.
+
+    The one check of `Scope` and of the tokens file (`mcp_server.identity`). A scope reviewing
+    a namespace it did not read wrote into it (a reviewer writes where it reviews) and, through
+    a learn's `nearest`, read its rules, active and pending (hunt-scopes #2, session 32)."""
+    if ALL in reads:
+        return []
+    return [n for n in dict.fromkeys(reviews) if n != namespace and n not in reads]
 
 
 def covers(namespaces: tuple[str, ...], namespace: Any) -> bool:

@@ -29,8 +29,8 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     trusted = false
 
 The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
-and `reviews` are the union of those groups'; a listed group with `trusted = false` makes the
-caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
+and `reviews` are the union of those groups' (reviews only where the caller reads); a listed
+group with `trusted = false` makes the caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
 namespace is its principal, so a principal named like a namespace the groups share (someone who
 signed up as `team-platform`) is refused rather than made that namespace's owner.
 
@@ -197,7 +197,7 @@ class OidcConfig:
     # Claims -> scope ------------------------------------------------------------------------
     def scope_for(self, claims: Mapping[str, Any]) -> Any:
         """The caller's scope from verified claims; InvalidInputError names a missing claim."""
-        from skillbank.scope import Role, Scope
+        from skillbank.scope import Role, Scope, unread_reviews
 
         principal = claims.get(self.principal_claim)
         if not isinstance(principal, str) or not principal:
@@ -224,7 +224,10 @@ class OidcConfig:
             if grant.role is not None and Role(grant.role).rank > role.rank:
                 role = Role(grant.role)
         reads = tuple(dict.fromkeys(n for g in grants for n in g.reads))
-        reviews = tuple(dict.fromkeys(n for g in grants for n in g.reviews))
+        # A group's reviews count where the caller reads (`scope.unread_reviews`): a review
+        # finds only what its reader sees, and a scope reviewing more is refused.
+        unread = set(unread_reviews(namespace, reads, [n for g in grants for n in g.reviews]))
+        reviews = tuple(dict.fromkeys(n for g in grants for n in g.reviews if n not in unread))
         trusted = self.trusted and all(g.trusted is not False for g in grants)
         return Scope(principal=principal, namespace=namespace, reads=reads, role=role,
                      trusted=trusted, face=FACE, reviews=reviews)

@@ -47,6 +47,10 @@ def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
         raise InvalidInputError(
             f"replaces={gid!r}: that rule is in namespace {g.namespace!r}, this rule is written "
             f"to {namespace!r}; a rule replaces only one of its own namespace")
+    if g.status == "pending" and caller.trusted and not caller.can_review(namespace):
+        raise InvalidInputError(
+            f"replaces={gid!r}: that rule is pending, and only a reviewer of {namespace!r} "
+            "decides on a pending rule; add the rule without replaces")
     if g.status not in IN_PLAY:
         by = f" by {g.superseded_by}" if g.superseded_by else ""
         raise InvalidInputError(
@@ -102,14 +106,17 @@ def says_when_anew(when_to_use: str, old_when_to_use: str) -> bool:
         " ".join(old_when_to_use.split()).casefold()
 
 
-def _retired_by(memory: Any, replaces: str, namespace: str) -> list[str]:
-    """The rules a replace of `replaces` supersedes: it, and each in-play copy worded as it."""
+def _retired_by(memory: Any, replaces: str, namespace: str,
+                statuses: tuple[str, ...] = IN_PLAY) -> list[str]:
+    """The rules a replace of `replaces` supersedes: it, and each copy worded as it in
+    `statuses` (in play; active only for a caller who does not review the namespace)."""
     old_text = memory._items[replaces].text
     return [replaces, *(gid for gid in sorted(memory._lookup.same_wording(old_text))
-                        if gid != replaces and memory._in_play_in(gid, namespace))]
+                        if gid != replaces and memory._in_play_in(gid, namespace, statuses))]
 
 
-def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: str) -> None:
+def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: str, *,
+                 statuses: tuple[str, ...] = IN_PLAY) -> None:
     """Bend `plan` to the caller's word that `text` replaces the rule `replaces`.
 
     The replaced rule is superseded, and so is each in-play rule of the namespace worded as it
@@ -119,7 +126,7 @@ def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: s
     look-alike A of B ("... any 5xx spike. (rev 8)"): NEW was stored nowhere and A's old
     wording stayed active, reported as "merged" (soak hunt #2).
     """
-    retired = _retired_by(memory, replaces, namespace)
+    retired = _retired_by(memory, replaces, namespace, statuses)
     if plan.same is not None:
         target = plan.same[1]
         if target in retired or not same_wording(text, memory._items[target].text):
@@ -136,13 +143,14 @@ def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: s
                          if gid != replaces else "replaced, as the caller asked (replaces=)")
 
 
-def nearest_view(memory: Any, neighbours: list[tuple[float, str]], limit: int = 3
-                 ) -> list[dict[str, Any]]:
-    """The nearest existing rules as a curating agent needs them: id, text, status, similarity."""
+def nearest_view(memory: Any, neighbours: list[tuple[float, str]], limit: int = 3, *,
+                 statuses: tuple[str, ...] = IN_PLAY) -> list[dict[str, Any]]:
+    """The nearest existing rules as a curating agent needs them: id, text, status, similarity;
+    only rules in `statuses` (a caller who does not review the namespace: active ones)."""
     out = []
-    for similarity, gid in neighbours[:limit]:
+    for similarity, gid in neighbours:
         g = memory._items.get(gid)
-        if g is not None:
+        if g is not None and g.status in statuses and len(out) < limit:
             out.append({"id": gid, "text": g.text, "status": g.status,
                         "similarity": round(float(similarity), 3)})
     return out

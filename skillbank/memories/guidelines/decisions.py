@@ -45,7 +45,7 @@ from skillbank.distill.relations import (_ANTONYM_WORDS, _action, _objects, _ste
                                          same_action_object, same_action_on_referent)
 from skillbank.distill.foreign_changes import announces_change
 from skillbank.distill.language import _FOREIGN, not_english
-from skillbank.distill.rule_numbers import other_limits
+from skillbank.distill.rule_numbers import _chosen, other_limits
 from skillbank.distill.vocabulary import _ANTONYMS, _STOPWORDS
 from skillbank.unread import mostly_unread
 
@@ -211,9 +211,14 @@ def other_values(new: str, old: str) -> list[tuple[str, str]]:
     keep every other word in its place. A slot may hold several words ("Format Python code
     with black." / "... with ruff format.": merged as the same action on the same code, the
     newer tool was lost). A synonym in one slot ("Keep paragraphs brief." / "... short.") is
-    kept apart too: a duplicate, not a lost instruction."""
+    kept apart too: a duplicate, not a lost instruction.
+
+    A value the stored rule says it replaced ("... before 11am instead of 9am.", "..., not 14")
+    is not one of its values: "Run the X migrations before 9am" has another value than that
+    rule, where the old rule's "9am" made them one and the new rule was merged into it, lost
+    (hunt-scopes #3, session 32)."""
     a = _TEMPLATE_WORD.findall(new.lower())
-    b = _TEMPLATE_WORD.findall(old.lower())
+    b = _TEMPLATE_WORD.findall(_chosen(old).lower())
     if min(len(a), len(b)) < 3:
         return []
     blocks = difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes()

@@ -277,10 +277,11 @@ class GuidelineLearning:
         # call at a time) are kept apart as the rules of one call are: the shared critique
         # says nothing about whether two of its rules are one ("Put the answer first" and
         # "Keep paragraphs short" from one review were merged at context cosine 1.00).
-        siblings = set(touched) | self._same_critique(source.critique, namespace)
+        seen = self._seen(namespace, trusted)
+        siblings = set(touched) | self._same_critique(source.critique, namespace, seen)
         neighbours = self._nearest(vector, query, namespace, topic, rule_vector,
-                                   frozenset(siblings))
-        twin = self._twin(text, namespace)
+                                   frozenset(siblings), statuses=seen)
+        twin = self._twin(text, namespace, seen)
         if twin is not None and all(gid != twin for _, gid in neighbours):
             # The very same rule again is always compared: among many look-alikes at 1.00
             # ("Always review the X before merging.") it fell off the shortlist and was added.
@@ -291,33 +292,37 @@ class GuidelineLearning:
         # What a curating agent is shown: the nearest rules, also below the merge floor.
         self._last_nearest = nearest_view(self, neighbours if len(neighbours) >= 3 else
                                           self._nearest(vector, query, namespace, topic, n=3,
-                                                        floor=NEAREST_FLOOR))
+                                                        floor=NEAREST_FLOOR, statuses=seen),
+                                          statuses=seen)
         if replaces is not None:  # the caller's word: supersede it, never merge into it
-            plan_replace(self, plan, text, replaces, namespace)
+            plan_replace(self, plan, text, replaces, namespace, statuses=seen)
         if trusted:
             self._dropped_practices(plan, source.critique, namespace, siblings)
         if plan.contradicted and trusted:
             plan.contradicted += self._more_contradicted(
                 text, vector, query, namespace, topic, plan.contradicted,
                 skip={gid for _, gid in plan.contradicted} | siblings
-                | ({plan.same[1]} if plan.same else set()))
+                | ({plan.same[1]} if plan.same else set()), statuses=seen)
         now = utcnow()
+        # An untrusted caller's rule worded as a pending proposal goes into that proposal (one
+        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31): the
+        # caller learns nothing it did not say. Pending rules worded otherwise it never sees.
+        proposal = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
+        if proposal is not None:
+            plan.same = (1.0, proposal, "its pending proposal's wording")
+            return self._merge(self._items[proposal], text, source, plan, touched, now)
         if plan.same is not None:
             target = self._items[plan.same[1]]
             if trusted and target.status == "active":
-                return self._merge(target, text, source, plan, touched, now)
-            twin = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
-            if twin is not None and target.status == "active":  # a repeat: into its proposal
-                target, plan.same = self._items[twin], (1.0, twin, "its pending proposal's wording")
-            if not trusted and target.status == "pending":
                 return self._merge(target, text, source, plan, touched, now)
             held = self._active_twin(text, source.critique, namespace) if trusted else None
             if held is not None:
                 return self._reinforce_over_pending(held, target.id, text, source, plan,
                                                     touched, now)
-            # Untrusted input never changes an active rule, and a trusted restatement of a
+            # Untrusted input never changes an active rule, and a reviewer's restatement of a
             # pending (untrusted) rule confirms the trusted wording, never the pending one: in
             # both cases the candidate becomes a guideline of its own, linked to the other.
+            # (A caller who does not review the namespace meets active rules only, `_seen`.)
             if trusted:  # the pending proposal is replaced by the trusted wording
                 plan.confirms = target.id
                 plan.why[target.id] = "confirmed: this is its trusted wording"  # no contradiction
@@ -357,11 +362,12 @@ class GuidelineLearning:
                 if gid in plan.related:
                     plan.related.remove(gid)
 
-    def _twin(self, text: str, namespace: str) -> str | None:
-        """The in-play guideline of `namespace` worded as `text` (the first held, if several).
-        From the wording map (`lookup`): a walk over every rule was a scan per learn."""
+    def _twin(self, text: str, namespace: str, statuses: tuple[str, ...] = IN_PLAY
+              ) -> str | None:
+        """The guideline of `namespace` in `statuses` worded as `text` (the first held, if
+        several). From the wording map (`lookup`): a walk over every rule was a scan per learn."""
         twins = {gid for gid in self._lookup.same_wording(text)
-                 if self._in_play_in(gid, namespace) and same_wording(text, self._items[gid].text)}
+                 if self._in_play_in(gid, namespace, statuses) and same_wording(text, self._items[gid].text)}
         if len(twins) > 1:  # the one the walk over every rule met first
             return next(gid for gid in self._items if gid in twins)
         return next(iter(twins), None)
@@ -394,22 +400,23 @@ class GuidelineLearning:
         entry.superseded_id = entry.superseded_id or pending
         return entry
 
-    def _in_play_in(self, gid: str, namespace: str) -> bool:
+    def _in_play_in(self, gid: str, namespace: str, statuses: tuple[str, ...] = IN_PLAY) -> bool:
         g = self._items.get(gid)
-        return g is not None and g.namespace == namespace and g.status in IN_PLAY
+        return g is not None and g.namespace == namespace and g.status in statuses
 
-    def _same_critique(self, critique: str, namespace: str) -> set[str]:
+    def _same_critique(self, critique: str, namespace: str,
+                       statuses: tuple[str, ...] = IN_PLAY) -> set[str]:
         """In-play guidelines of `namespace` that this exact critique already created or
         reinforced (a bare rule passed to add() is its own critique: only its same wording
         would merge, which ``_plan`` still allows)."""
         if not critique or not critique.strip():
             return set()
         found = {gid for gid in self._lookup.from_critique(critique)
-                 if self._in_play_in(gid, namespace)
+                 if self._in_play_in(gid, namespace, statuses)
                  and any(s.critique == critique for s in self._items[gid].sources)}
         if len(critique) > MAX_PENDING_CRITIQUE:  # an untrusted source keeps an excerpt of it
             found |= {gid for gid, g in self._items.items()
-                      if g.namespace == namespace and g.status in IN_PLAY
+                      if g.namespace == namespace and g.status in statuses
                       and any(_kept_of(s, critique) for s in g.sources)}
         return found
 
@@ -597,8 +604,8 @@ class GuidelineLearning:
                           detail="; ".join(["new rule"] + notes))
 
     def _more_contradicted(self, text: str, vector: np.ndarray, query: str, namespace: str,
-                           topic: str, contradicted: list[tuple[float, str]], skip: set[str]
-                           ) -> list[tuple[float, str]]:
+                           topic: str, contradicted: list[tuple[float, str]], skip: set[str],
+                           statuses: tuple[str, ...] = IN_PLAY) -> list[tuple[float, str]]:
         """Other wordings of an overruled rule, which the candidate did not rank among its own
         neighbours: an old rule often lives on in a second guideline. Each is still put to
         ``distiller.relate``, with the stronger of two pieces of evidence that it is about the
@@ -609,7 +616,7 @@ class GuidelineLearning:
             old = self._items[old_id]
             old_query = " ".join(dict.fromkeys(m[0] for m in self._members(old)))
             near = self._nearest(self._profile(old), old_query, namespace, old.topic,
-                                 n=MAX_NEIGHBOURS + len(skip) + 1)
+                                 n=MAX_NEIGHBOURS + len(skip) + 1, statuses=statuses)
             near = [(sim, gid) for sim, gid in near if gid != old_id and gid not in skip]
             for sim, gid in near[:MAX_NEIGHBOURS]:
                 via[gid] = max(via.get(gid, -1.0), sim)
@@ -625,7 +632,7 @@ class GuidelineLearning:
             profile = self._profile(old)
             for other_id in self._related_closure(old_id, hops=2):
                 other = self._items[other_id]
-                if (other_id not in skip and other.status in IN_PLAY
+                if (other_id not in skip and other.status in statuses
                         and other.namespace == namespace):
                     own = float(np.dot(profile, self._profile(other)))
                     via[other_id] = max(via.get(other_id, -1.0), own)
@@ -634,7 +641,7 @@ class GuidelineLearning:
         if not via:
             return found
         for similarity, gid in self._nearest(vector, query, namespace, topic, n=len(via),
-                                             only=via, floor=-1.0):
+                                             only=via, floor=-1.0, statuses=statuses):
             similarity = max(similarity, via[gid])
             other = self._items[gid].text
             relation = self.distiller.relate(text, other, similarity=similarity)
@@ -643,20 +650,6 @@ class GuidelineLearning:
                     for old_id in sorted(through.get(gid, ()))):
                 found.append((similarity, gid))
         return found
-
-    def _related_closure(self, gid: str, hops: int) -> list[str]:
-        """Guidelines linked to `gid` as related (either direction), up to `hops` links away."""
-        seen = {gid}
-        frontier = {gid}
-        for _ in range(hops):  # links both ways from the map (`lookup`), not a walk per hop
-            found = {other for f in frontier for other in self._lookup.linked(f)
-                     if other not in seen and other in self._items}
-            seen |= found
-            frontier = found
-            if not frontier:
-                break
-        seen.discard(gid)
-        return sorted(seen)
 
     def _mark_superseded(self, old_id: str, new_id: str, now: datetime) -> None:
         old = self._items.get(old_id)

@@ -222,7 +222,8 @@ class GuidelineMatching:
         return out
 
     def _shortlist(self, query: str, namespace: str, pool: list[Guideline],
-                   always: frozenset[str] = frozenset()) -> list[Guideline]:
+                   always: frozenset[str] = frozenset(),
+                   statuses: tuple[str, ...] = IN_PLAY) -> list[Guideline]:
         """The guidelines worth a profile comparison: all of a small pool, else the index's best.
 
         Profiles need every member embedded; the persistent index narrows a large pool first so
@@ -230,18 +231,44 @@ class GuidelineMatching:
         """
         if len(pool) <= SHORTLIST:
             return pool
-        where = {"$and": [{"namespace": namespace}, {"status": {"$in": list(IN_PLAY)}}]}
+        where = {"$and": [{"namespace": namespace}, {"status": {"$in": list(statuses)}}]}
         hits = self.index.search(query[:MAX_SHORT], k=SHORTLIST, where=where,
                                  candidates=SHORTLIST * 2)
         by_id = {g.id: g for g in pool}
         ids = list(dict.fromkeys([h.id for h in hits] + sorted(always)))
         return [by_id[i] for i in ids if i in by_id]
 
+    def _seen(self, namespace: str, trusted: bool) -> tuple[str, ...]:
+        """The statuses of the rules a write to `namespace` is decided against: in play
+        (active and pending) for a caller who reviews the namespace, else active only.
+
+        Pending items are shown only to whoever may decide on them (docs/scope.md). A learn's
+        `nearest` and `detail` quoted an untrusted client's pending rule (id and text) to a
+        contributor whose `list(status="pending")` was empty, another untrusted client's
+        paraphrase was merged into it, and a trusted contributor's restatement superseded it
+        ("confirms pending …"), a decision that is a reviewer's (hunt-scopes #1, session 32)."""
+        return IN_PLAY if trusted and self._scope().can_review(namespace) else ("active",)
+
+    def _related_closure(self, gid: str, hops: int) -> list[str]:
+        """Guidelines linked to `gid` as related (either direction), up to `hops` links away."""
+        seen = {gid}
+        frontier = {gid}
+        for _ in range(hops):  # links both ways from the map (`lookup`), not a walk per hop
+            found = {other for f in frontier for other in self._lookup.linked(f)
+                     if other not in seen and other in self._items}
+            seen |= found
+            frontier = found
+            if not frontier:
+                break
+        seen.discard(gid)
+        return sorted(seen)
+
     def _nearest(self, vector: np.ndarray, query: str, namespace: str, topic: str,
                  rule_vector: np.ndarray | None = None, touched: frozenset[str] = frozenset(),
                  n: int = MAX_NEIGHBOURS, only: Iterable[str] | None = None,
-                 floor: float | None = None) -> list[tuple[float, str]]:
-        """In-play guidelines of the namespace most like a candidate, best first.
+                 floor: float | None = None, statuses: tuple[str, ...] = IN_PLAY
+                 ) -> list[tuple[float, str]]:
+        """Guidelines of the namespace in `statuses` most like a candidate, best first.
 
         Similarity = cosine with the guideline's profile + LEXICAL_WEIGHT x TF-IDF cosine of
         words - TOPIC_PENALTY across topics; neighbours under `match_floor` are dropped.
@@ -249,17 +276,20 @@ class GuidelineMatching:
         which says nothing about whether two of its rules are one: they are compared by rule and
         sentence alone (`rule_vector` against what this critique contributed to them), so two
         rules from one sentence tend to merge and rules from different sentences stand apart.
-        ``only`` scores just those guidelines; ``floor`` replaces `match_floor`.
+        ``only`` scores just those guidelines; ``floor`` replaces `match_floor`. ``statuses``:
+        in play (active and pending) for a caller who reviews the namespace, else active only
+        (`_seen`): a pending rule is neither shown to nor decided on by a
+        caller who may not decide on it (hunt-scopes #1, session 32).
         """
         pool = [g for g in self._items.values()
-                if g.namespace == namespace and g.status in IN_PLAY]
+                if g.namespace == namespace and g.status in statuses]
         if not pool:
             return []
         if only is not None:
             wanted = set(only)
             scored = [g for g in pool if g.id in wanted]
         else:
-            scored = self._shortlist(query, namespace, pool, touched)
+            scored = self._shortlist(query, namespace, pool, touched, statuses)
         if not scored:
             return []
         profiles = self._profiles_of(scored)
