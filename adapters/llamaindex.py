@@ -51,7 +51,7 @@ from skillbank.adapters._runs import (
 )
 from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import (
-    _RESOLVED, _namespace_failed, _shown_namespaces, resolve_namespace)
+    _RESOLVED, _SESSION, _namespace_failed, _shown_namespaces, resolve_namespace, step_session)
 from skillbank.adapters._li_queue import QueuedAtClose, note_close
 from skillbank.adapters._li_retriever import SkillbankRetriever
 from skillbank.adapters._warm import warm_up
@@ -117,13 +117,18 @@ def _latest_user_turn(messages: Sequence[ChatMessage] | None) -> tuple[str, int]
 
 def _async_twin(name: str) -> Any:
     async def method(self: "SkillbankToolSpec", *args: Any, **kwargs: Any) -> str:
-        if template_fields(self.namespace):
-            token = _RESOLVED.set(await resolve_namespace(self.namespace))
-            try:
-                return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
-            finally:
-                _RESOLVED.reset(token)
-        return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+        # The run's session: its open record is no past experience (hunt-threads #2, s. 32).
+        session = _SESSION.set(await step_session())
+        try:
+            if template_fields(self.namespace):
+                token = _RESOLVED.set(await resolve_namespace(self.namespace))
+                try:
+                    return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+                finally:
+                    _RESOLVED.reset(token)
+            return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+        finally:
+            _SESSION.reset(session)
 
     method.__name__ = method.__qualname__ = f"a{name}"
     method.__doc__ = f"Async `{name}` (runs the facade call in a worker thread)."
@@ -167,7 +172,10 @@ class SkillbankToolSpec(BaseToolSpec):
     namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
     the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
     rule the user may not change counts once, as the user's outside vote); writes stay in
-    `namespace`. Each tool has a sync and an async function and a pydantic schema; a skillbank
+    `namespace`. Called by an agent run (the async functions), ``memory_context`` and
+    ``recall_experiences`` leave out the open record of the run's session (the `Memory` given
+    to ``agent.run``), as the memory block does; a sync call outside a run cannot know the
+    session. Each tool has a sync and an async function and a pydantic schema; a skillbank
     error is raised with a message written for the model, which agents turn into an error tool
     result.
     """
@@ -209,7 +217,7 @@ class SkillbankToolSpec(BaseToolSpec):
                     "call the async tool inside the workflow, with the field set in its Context")
         with _gated(self.available_tools):
             return run_tool(self.bank, _tool, arguments, namespace=namespace,
-                            trusted=self.trusted, reads=self.reads)
+                            trusted=self.trusted, reads=self.reads, thread=_SESSION.get())
 
 
 
