@@ -9,7 +9,9 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
 
 * ``before_agent``: the run's request is the latest human message; its goal is the thread's
   open goal (a follow-up), an explicit ``skillbank_task``, or the request; the namespace
-  template is filled from ``configurable`` and the runtime context.
+  template is filled from ``configurable`` and the runtime context. A thread whose state has
+  no goal (its checkpointer died with its process, or another worker has its own) takes it
+  from the thread's open episode in the bank, as the LlamaIndex block does (`open_goal`).
 * ``wrap_model_call``: the memory for goal + request is computed once per run and appended to
   the system message of every model call, also after a summary replaced the messages.
 * ``wrap_model_call`` / ``wrap_tool_call`` (and async twins): an exception from the model or a
@@ -52,6 +54,7 @@ from skillbank.adapters._runs import (
     context_value,
     failure_feedback,
     fill_namespace,
+    open_goal,
     plain_messages,
     plan_run,
     recording_failed,
@@ -281,18 +284,36 @@ class SkillbankMiddleware(AgentMiddleware):
             # or on another worker of the same checkpointer, the thread's next request was filed
             # under the failed goal, as a success (agents hunt, session 18).
             mine["open"] = False
+        thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
+        thread = str(thread) if thread else None
+        namespace, skip = None, False
+        try:
+            namespace = fill_namespace(self.namespace, config, context)
+        except SkillbankError as exc:
+            skip = True  # no memory rather than another user's memory
+            self._failed("namespace", exc)
+        if not mine.get("goal") and not explicit and not skip:
+            mine = self._open_goal(thread, namespace) or mine
         run = plan_run(mine, text_of(request) if request is not None else "",
                        str(explicit) if explicit else None)
-        thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
         run.update(key=uuid.uuid4().hex, request_id=getattr(request, "id", None), context=None,
-                   skip=False, namespace=None, thread=str(thread) if thread else None,
+                   skip=skip, namespace=namespace, thread=thread,
                    outcome=(state or {}).get("outcome"), feedback=(state or {}).get("feedback"))
-        try:
-            run["namespace"] = fill_namespace(self.namespace, config, context)
-        except SkillbankError as exc:
-            run["skip"] = True  # no memory rather than another user's memory
-            self._failed("namespace", exc)
         return run
+
+    def _open_goal(self, thread: str | None, namespace: str | None) -> dict[str, Any] | None:
+        """The thread's open episode in the bank, for a state with no goal: the thread picked
+        up by a new process (a checkpointer that died with the old one) or by a second worker
+        with its own checkpointer split into new records, the first follow-up its own task and
+        the outcome on "done, thanks" (hunt-threads #1, session 32). None when the lookup
+        fails: the request is the goal, as before."""
+        try:
+            return open_goal(self.bank, thread, namespace, trusted=self.trusted,
+                             face="langchain")
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+            self.last_error = exc
+            log.debug("skillbank: recalling the thread's goal failed", exc_info=True)
+            return None
 
     def _start(self, state: Any, runtime: Any) -> dict[str, Any]:
         stale = self._mine(state).get("run")

@@ -5,7 +5,10 @@
   follow-up attached to that goal, never a new task: memory is searched for the goal plus the
   latest request, and the run is recorded under the goal with the follow-up as a step. An
   episode ends when a run is given an outcome (success, failure, partial), so the next request
-  starts a new goal.
+  starts a new goal. Where a face's own state of the thread has no goal (a checkpointer or a
+  session that died with its process, a second worker with its own), the thread's open episode
+  in the bank is the goal (`open_goal`): the LangChain face started a new record with the
+  follow-up as its task, and the outcome landed on "done, thanks" (hunt-threads #1, session 32).
 * **The namespace.** ``namespace="{user_id}"`` is a template filled per run from the run's
   ``configurable`` and its runtime context, the way LangMem fills ``{langgraph_user_id}``.
 * **Recording.** A run (or a failure: the exception's type and message become the feedback) is
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
 __all__ = ["fill_namespace", "template_fields", "plan_run", "failure_feedback", "closes_episode",
-           "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
+           "open_goal", "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
 
 log = logging.getLogger("skillbank.adapters")
 
@@ -138,6 +141,22 @@ def plan_run(previous: Mapping[str, Any] | None, request: str,
 def closes_episode(outcome: str | None) -> bool:
     """Whether a run with this outcome ends its thread's episode (the next request is new)."""
     return str(outcome or "").strip().lower() in CLOSING_OUTCOMES
+
+
+def open_goal(bank: "Skillbank", thread: str | None, namespace: str | None, *,
+              trusted: bool, face: str) -> dict[str, Any] | None:
+    """The thread's open episode in the bank as a face's state of the thread (``goal`` and
+    ``open``, what `plan_run` reads), or None: for a face whose own state has no goal.
+
+    Run where the face may wait (a worker thread in async code): `bank.experiences` syncs
+    another process's writes first. A storage error propagates; the caller goes on without."""
+    if not thread:
+        return None
+    from skillbank.scope import narrowed, using
+
+    with using(narrowed(namespace, trusted=trusted, face=face)):
+        record = bank.experiences.open_thread(thread, namespace)
+    return {"goal": record.task, "open": True} if record is not None else None
 
 
 def failure_feedback(exc: BaseException, feedback: str | None = None) -> str:

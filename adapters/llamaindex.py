@@ -43,6 +43,7 @@ from skillbank.adapters._runs import (
     clip_task,
     closes_episode,
     failure_feedback,
+    open_goal,
     plain_messages,
     plan_run,
     recording_failed,
@@ -370,20 +371,17 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if thread is None or session in self._goals:
             return
         try:
-            with using(narrowed(namespace, trusted=self.trusted, face=FACE)):
-                record = await asyncio.to_thread(self._open_thread, thread, namespace)
+            # In the worker thread, `bank.experiences` included: the property syncs another
+            # process's writes first, which may wait for the team's write lock; evaluated as
+            # `to_thread`'s argument it ran on the event loop and froze it (~5 s a new session
+            # while PostgreSQL was down; hunt-agents-team #2, session 31).
+            goal = await asyncio.to_thread(open_goal, self.bank, thread, namespace,
+                                           trusted=self.trusted, face=FACE)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("recalling the session's goal", exc, warn=False)
             return
-        if record is not None:
-            self._goals[session] = {"goal": record.task, "open": True}
-
-    def _open_thread(self, thread: str, namespace: Optional[str]) -> Any:
-        """In the worker thread, `bank.experiences` included: the property syncs another
-        process's writes first, which may wait for the team's write lock; evaluated as
-        `to_thread`'s argument it ran on the event loop and froze it (~5 s a new session while
-        PostgreSQL was down; hunt-agents-team #2, session 31)."""
-        return self.bank.experiences.open_thread(thread, namespace)
+        if goal is not None:
+            self._goals[session] = goal
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
