@@ -43,10 +43,13 @@ from skillbank.adapters._runs import (
     clip_task,
     closes_episode,
     failure_feedback,
+    is_stop,
     open_goal,
     plain_messages,
     plan_run,
     recording_failed,
+    stop_feedback,
+    stop_record,
     submit,
     template_fields,
 )
@@ -480,8 +483,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         answers. `error` (the exception a failed run raised) records it as a failure with the
         exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
         ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
-        `FunctionAgent` holds in its scratchpad until a run ends. An outcome of success,
-        failure or partial ends the session's episode. It is recorded whatever ``record`` says
+        `FunctionAgent` holds in its scratchpad until a run ends. A stop as `error`
+        (``asyncio.CancelledError``, ``KeyboardInterrupt``) is no failure and no outcome: the
+        run is recorded with a last step naming it and, in a session, its episode goes on
+        (without a session: ``partial``). An outcome of success, failure or partial ends the
+        session's episode. It is recorded whatever ``record`` says
         (that flag is about flushes). With ``wait=False`` the write happens in the background
         and None is returned; otherwise the experience id, or None when recording failed (see
         ``last_error``).
@@ -513,20 +519,26 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             start = max((i for i in users if _is_goal(messages[i], plan["goal"])),
                         default=0)
             run = messages[start:]
-        if closes_episode(outcome) or error is not None:  # what Memory flushes later: not new
-            await note_close(self._queued, memory, session, messages, start, _key)
+        feedback_text: Optional[str] = feedback
         if error is not None:
-            outcome = "failure"
-            feedback_text: Optional[str] = failure_feedback(error, feedback)
+            if is_stop(error):
+                # A stop (cancelled, Ctrl-C) is no outcome: in a session its episode goes on,
+                # as in the LangChain middleware (`_runs.stop_record`; hunt-threads #3, s. 32).
+                said = stop_feedback(error)
+                outcome, feedback_text = stop_record(error, outcome=outcome, feedback=feedback,
+                                                     thread=_thread(session))
+            else:
+                said = failure_feedback(error)
+                outcome, feedback_text = "failure", failure_feedback(error, feedback)
             # The failure is a step of its own, as the LangChain middleware records it: as an
             # assistant message it was the run's "final answer" in the record and in later
             # memory blocks ("Produced: (the run failed: ...)", hunt-agents #5, session 29).
             run = [*run, *await _unfinished(ctx),
-                   ChatMessage(role="tool", content=f"error: {failure_feedback(error)}",
+                   ChatMessage(role="tool", content=f"error: {said}",
                                additional_kwargs={"tool_call_id": "skillbank-run-error",
                                                   "name": "agent run"})]
-        else:
-            feedback_text = feedback
+        if closes_episode(outcome):  # what Memory flushes later: not new
+            await note_close(self._queued, memory, session, messages, start, _key)
         if (plan["followup"] or not users) and not (
                 run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
