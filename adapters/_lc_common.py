@@ -121,6 +121,13 @@ def current_context() -> Any:
         return None
 
 
+def thread_now() -> str | None:
+    """The current run's thread (``configurable["thread_id"]``), None outside one: the tools
+    leave its open episode out of what they recall, as the middleware's block does."""
+    thread = run_config().get("thread_id")
+    return str(thread) if thread is not None and str(thread).strip() else None
+
+
 def namespace_now(namespace: NamespaceLike) -> str | None:
     """The namespace of this call: a function's answer, or a template such as
     ``"{user_id}"`` filled from the run's ``configurable`` and runtime context, as the
@@ -151,7 +158,7 @@ def _structured_tool(bank: "Skillbank", name: str, description: str, schema: Any
         try:
             with gated(available_tools):  # the agent's tools, when the caller named them
                 return run_tool(bank, name, kwargs, namespace=namespace_now(namespace),
-                                trusted=trusted)
+                                trusted=trusted, thread=thread_now())
         except SkillbankError as exc:
             raise ToolException(str(exc)) from exc
 

@@ -9,13 +9,16 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
 
 * ``before_agent``: the run's request is the latest human message; its goal is the thread's
   open goal (a follow-up), an explicit ``skillbank_task``, or the request; the namespace
-  template is filled from ``configurable`` and the runtime context.
+  template is filled from ``configurable`` and the runtime context. A thread whose state has
+  no goal (its checkpointer died with its process, or another worker has its own) takes it
+  from the thread's open episode in the bank, as the LlamaIndex block does (`open_goal`).
 * ``wrap_model_call``: the memory for goal + request is computed once per run and appended to
   the system message of every model call, also after a summary replaced the messages.
 * ``wrap_model_call`` / ``wrap_tool_call`` (and async twins): an exception from the model or a
   tool records the run as a failure (type and message as feedback, the steps up to it) before
   it propagates; ``after_agent`` never runs for such a run. Interrupts are not failures. A run
-  cancelled or interrupted (Ctrl-C) mid-call is recorded as stopped (outcome partial), and one
+  cancelled or interrupted (Ctrl-C) mid-call is recorded as stopped (no outcome: in a thread
+  its episode goes on, `_runs.stop_record`; without one, partial), and one
   whose last step before ``recursion_limit`` returns as the failure LangGraph raises next
   (`skillbank.adapters._lc_stops`).
 * ``before_agent`` also records a run of this process that stopped between two steps (a stream
@@ -52,15 +55,17 @@ from skillbank.adapters._runs import (
     context_value,
     failure_feedback,
     fill_namespace,
+    open_goal,
     plain_messages,
     plan_run,
     recording_failed,
+    stop_feedback,
+    stop_record,
     submit,
     template_fields,
 )
-from skillbank.adapters._lc_stops import (STOPPED_OUTCOME, LastStepCalls, RunAbandoned, is_stop,
-                                          messages_of, open_tool_calls, recursion_limit_error,
-                                          steps_left, stop_feedback)
+from skillbank.adapters._lc_stops import (LastStepCalls, RunAbandoned, is_stop, messages_of,
+                                          open_tool_calls, recursion_limit_error, steps_left)
 from skillbank.adapters._tools import MIDDLEWARE_TOOLS
 from skillbank.adapters._warm import warm_up
 from skillbank.memories.skills.dependencies import agent_tools
@@ -226,6 +231,9 @@ class SkillbankMiddleware(AgentMiddleware):
         #: before the run (its episode still "open"), so the thread's next request read as a
         #: follow-up of the failed goal and was recorded under it, even as a success.
         self._failed_runs: collections.deque[str] = collections.deque(maxlen=4096)
+        #: Of those, the runs stopped with no outcome in a thread: their episode goes on, so the
+        #: thread's next request is a follow-up of their goal (`_runs.stop_record`).
+        self._stopped_runs: collections.deque[str] = collections.deque(maxlen=4096)
         #: Runs this process started that have neither finished nor been recorded: a stream
         #: left early stops a run between two steps, where no hook runs (hunt-agents #2); its
         #: thread's next request records it. Only runs started here: one that raised was
@@ -274,25 +282,44 @@ class SkillbankMiddleware(AgentMiddleware):
         explicit = ((state or {}).get("skillbank_task") or config.get("skillbank_task")
                     or context_value(context, "skillbank_task"))
         mine = self._mine(state)
-        if mine.get("run"):
+        if mine.get("run") and mine["run"].get("key") not in self._stopped_runs:
             # A run the state still holds never reached after_agent: it raised (recorded as a
             # failure, which ends the episode) or its process died. Judged from the state the
             # checkpointer keeps, not only this process's memory of failures: after a restart,
             # or on another worker of the same checkpointer, the thread's next request was filed
-            # under the failed goal, as a success (agents hunt, session 18).
+            # under the failed goal, as a success (agents hunt, session 18). A run this process
+            # recorded as stopped with no outcome left its episode open (`_on_failure`).
             mine["open"] = False
+        thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
+        thread = str(thread) if thread else None
+        namespace, skip = None, False
+        try:
+            namespace = fill_namespace(self.namespace, config, context)
+        except SkillbankError as exc:
+            skip = True  # no memory rather than another user's memory
+            self._failed("namespace", exc)
+        if not mine.get("goal") and not explicit and not skip:
+            mine = self._open_goal(thread, namespace) or mine
         run = plan_run(mine, text_of(request) if request is not None else "",
                        str(explicit) if explicit else None)
-        thread = config.get("thread_id")  # one conversation = one experience (its turns update it)
         run.update(key=uuid.uuid4().hex, request_id=getattr(request, "id", None), context=None,
-                   skip=False, namespace=None, thread=str(thread) if thread else None,
+                   skip=skip, namespace=namespace, thread=thread,
                    outcome=(state or {}).get("outcome"), feedback=(state or {}).get("feedback"))
-        try:
-            run["namespace"] = fill_namespace(self.namespace, config, context)
-        except SkillbankError as exc:
-            run["skip"] = True  # no memory rather than another user's memory
-            self._failed("namespace", exc)
         return run
+
+    def _open_goal(self, thread: str | None, namespace: str | None) -> dict[str, Any] | None:
+        """The thread's open episode in the bank, for a state with no goal: the thread picked
+        up by a new process (a checkpointer that died with the old one) or by a second worker
+        with its own checkpointer split into new records, the first follow-up its own task and
+        the outcome on "done, thanks" (hunt-threads #1, session 32). None when the lookup
+        fails: the request is the goal, as before."""
+        try:
+            return open_goal(self.bank, thread, namespace, trusted=self.trusted,
+                             face="langchain")
+        except Exception as exc:  # noqa: BLE001 - memory must not break the agent
+            self.last_error = exc
+            log.debug("skillbank: recalling the thread's goal failed", exc_info=True)
+            return None
 
     def _start(self, state: Any, runtime: Any) -> dict[str, Any]:
         stale = self._mine(state).get("run")
@@ -312,7 +339,9 @@ class SkillbankMiddleware(AgentMiddleware):
         request = _request_of(messages)
         if request is not None and getattr(request, "id", None) != run.get("request_id"):
             messages = messages[:next(i for i, m in enumerate(messages) if m is request)]
-        self._on_failure({**state, "messages": messages}, run, RunAbandoned(), step="agent loop")
+        # The outcome and feedback in the state are the new request's, not the abandoned run's.
+        self._on_failure({**state, "messages": messages, "outcome": None, "feedback": None}, run,
+                         RunAbandoned(), step="agent loop")
 
     def before_agent(self, state: Any, runtime: Any) -> dict[str, Any] | None:
         return self._start(state, runtime)
@@ -485,7 +514,8 @@ class SkillbankMiddleware(AgentMiddleware):
                     tool_call: dict[str, Any] | None = None, made: Sequence[Any] = (),
                     step: str = "model call") -> None:
         """Record the run as a failure, once, unless the exception only pauses the graph; as
-        stopped when it was cancelled, interrupted or abandoned. `made`: the messages the
+        stopped when it was cancelled, interrupted or abandoned (no outcome given: in a thread
+        its episode goes on, `_runs.stop_record`). `made`: the messages the
         run's last step returned (it stops at the recursion limit after them)."""
         if isinstance(exc, _Bubble) or not self.record or run.get("skip") or not run.get("goal"):
             return
@@ -503,9 +533,14 @@ class SkillbankMiddleware(AgentMiddleware):
         seen.add(self._name)
         messages = _run_messages(list((state or {}).get("messages") or []), run.get("request_id"))
         messages.extend(made)
-        said = stop_feedback(exc) if is_stop(exc) else failure_feedback(exc)
         given = run.get("feedback") or (state or {}).get("feedback")
-        feedback = f"{given}\n{said}" if given else said
+        if is_stop(exc):  # no outcome given: in a thread the episode goes on (hunt-threads #3)
+            said = stop_feedback(exc)
+            outcome, feedback = stop_record(exc, outcome=run.get("outcome"), feedback=given,
+                                            thread=run.get("thread"))
+        else:
+            said = failure_feedback(exc)
+            outcome, feedback = "failure", f"{given}\n{said}" if given else said
         if tool_call:
             messages.append(ToolMessage(content=f"error: {said}",
                                         tool_call_id=str(tool_call.get("id") or "call"),
@@ -517,11 +552,12 @@ class SkillbankMiddleware(AgentMiddleware):
                                         tool_call_id="skillbank-model-call",
                                         name=step,
                                         status="error"))
-        self._write(run, messages, STOPPED_OUTCOME if is_stop(exc) else "failure", feedback,
-                    learn=None)
+        self._write(run, messages, outcome, feedback, learn=None)
         if run.get("key"):
             self._failed_runs.append(run["key"])
             self._unfinished.pop(run["key"], None)
+            if not closes_episode(outcome):
+                self._stopped_runs.append(run["key"])
 
     # -- recording after the run ----------------------------------------------------------------
     def _write(self, run: dict[str, Any], messages: list[Any], outcome: str,

@@ -11,7 +11,9 @@
 * **A stop from outside.** Cancellation (``asyncio.CancelledError``), ``KeyboardInterrupt`` and
   ``GeneratorExit`` are `BaseException`, not `Exception`: the hooks let them through unseen and
   the steps the run made (a tool's side effects among them) were lost (hunt-agents #2). Such a
-  run is recorded as stopped: outcome ``partial``, feedback naming the stop.
+  run is recorded with its steps and a last step naming the stop; a stop is no outcome
+  (`skillbank.adapters._runs.stop_record`): in a thread the episode stays open, and a run
+  without one is ``partial``.
 """
 
 from __future__ import annotations
@@ -21,35 +23,17 @@ from typing import Any, Sequence
 
 from langchain_core.messages import ToolMessage
 
-#: The outcome of a run stopped from outside (cancelled, interrupted, abandoned): it made steps
-#: and did not finish, neither a success nor the approach failing.
-STOPPED_OUTCOME = "partial"
+# What a stop is and how it is recorded are the faces' shared rule (`_runs.stop_record`).
+from skillbank.adapters._runs import STOPPED_OUTCOME, is_stop, stop_feedback
+
+__all__ = ["STOPPED_OUTCOME", "RunAbandoned", "is_stop", "stop_feedback", "steps_left",
+           "recursion_limit_error", "messages_of", "LastStepCalls", "open_tool_calls"]
 
 
 class RunAbandoned(BaseException):
     """A run of this process that stopped between two steps and never finished: its stream
     was left early (``break`` out of ``agent.stream(...)``), where no hook runs. Recorded when
     its thread's next request starts."""
-
-
-def is_stop(exc: BaseException) -> bool:
-    """Whether `exc` stopped the run from outside rather than the run failing."""
-    return not isinstance(exc, Exception)
-
-
-def stop_feedback(exc: BaseException) -> str:
-    """The feedback of a stopped run: what stopped it, in words a reader of the record gets."""
-    what = {"CancelledError": "cancelled", "KeyboardInterrupt": "interrupted (Ctrl-C)",
-            "GeneratorExit": "abandoned (its stream was closed)",
-            # No hook saw why: a stream left early, or an error raised outside skillbank's
-            # middleware (another middleware's hook; review of fix-agents, session 29, where
-            # such a failure read as "its stream was left early").
-            "RunAbandoned": "left unfinished (its stream was left early, or it raised outside "
-                            "skillbank's middleware; recorded when its thread went on)",
-            }.get(type(exc).__name__, "stopped")
-    # No message: LangGraph cancels a closed stream's tasks with a sentinel object as the
-    # message ("CancelledError: <object object at 0x...>"), which tells a reader nothing.
-    return f"The run was {what} before it finished ({type(exc).__name__})."
 
 
 def steps_left() -> int | None:

@@ -14,7 +14,7 @@ from skillbank.adapters._runs import fill_namespace, template_fields
 from skillbank.errors import InvalidInputError
 from skillbank.scope import check_namespace
 
-__all__ = ["resolve_namespace"]
+__all__ = ["resolve_namespace", "step_session"]
 
 log = logging.getLogger("skillbank.adapters.llamaindex")  # the adapter's own logger, as before
 
@@ -22,6 +22,27 @@ log = logging.getLogger("skillbank.adapters.llamaindex")  # the adapter's own lo
 #: by the sync work it hands to a thread: `asyncio.to_thread` copies context variables).
 _RESOLVED: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
     "skillbank_llamaindex_namespace", default=None)
+
+
+#: The session of the agent run a tool call is in (set by the tool's async method, read by the
+#: sync work it hands to a thread), None outside a run.
+_SESSION: contextvars.ContextVar[Optional[str]] = contextvars.ContextVar(
+    "skillbank_llamaindex_session", default=None)
+
+
+async def step_session() -> Optional[str]:
+    """The session id of the `Memory` the running workflow step's agent uses (``agent.run(...,
+    memory=memory)``: agent workflows keep it in the Context store as ``"memory"``), or None
+    outside a step: the conversation whose open record a memory tool must not recall."""
+    try:
+        from workflows import Context
+
+        ctx = Context.get_step_context()
+        memory = await ctx.store.get("memory", default=None)
+    except Exception:  # noqa: BLE001 - not inside a workflow step, or no memory there
+        return None
+    session = getattr(memory, "session_id", None)
+    return str(session) if session is not None and str(session).strip() else None
 
 
 async def _step_values(fields: Sequence[str]) -> dict[str, Any]:

@@ -5,7 +5,17 @@
   follow-up attached to that goal, never a new task: memory is searched for the goal plus the
   latest request, and the run is recorded under the goal with the follow-up as a step. An
   episode ends when a run is given an outcome (success, failure, partial), so the next request
-  starts a new goal.
+  starts a new goal. Where a face's own state of the thread has no goal (a checkpointer or a
+  session that died with its process, a second worker with its own), the thread's open episode
+  in the bank is the goal (`open_goal`): the LangChain face started a new record with the
+  follow-up as its task, and the outcome landed on "done, thanks" (hunt-threads #1, session 32).
+* **A stop is no outcome.** A run stopped from outside (cancelled, interrupted, a stream left
+  early) with no outcome given is recorded with its steps and a last step naming the stop; in a
+  thread its episode stays open (outcome ``unknown``), so the thread's next request goes on with
+  the same goal and record, and an outcome given later lands on it. Only a run with no thread,
+  which nothing can continue, is recorded as ``partial`` (`stop_record`). Recorded as
+  ``partial`` in a thread, the stop closed the episode: the follow-up became a task of its own
+  and the thread recalled its own first half as a past experience (hunt-threads #3, session 32).
 * **The namespace.** ``namespace="{user_id}"`` is a template filled per run from the run's
   ``configurable`` and its runtime context, the way LangMem fills ``{langgraph_user_id}``.
 * **Recording.** A run (or a failure: the exception's type and message become the feedback) is
@@ -37,7 +47,7 @@ if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
 __all__ = ["fill_namespace", "template_fields", "plan_run", "failure_feedback", "closes_episode",
-           "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
+           "open_goal", "is_stop", "stop_feedback", "stop_record", "STOPPED_OUTCOME", "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
 
 log = logging.getLogger("skillbank.adapters")
 
@@ -138,6 +148,66 @@ def plan_run(previous: Mapping[str, Any] | None, request: str,
 def closes_episode(outcome: str | None) -> bool:
     """Whether a run with this outcome ends its thread's episode (the next request is new)."""
     return str(outcome or "").strip().lower() in CLOSING_OUTCOMES
+
+
+def open_goal(bank: "Skillbank", thread: str | None, namespace: str | None, *,
+              trusted: bool, face: str) -> dict[str, Any] | None:
+    """The thread's open episode in the bank as a face's state of the thread (``goal`` and
+    ``open``, what `plan_run` reads), or None: for a face whose own state has no goal.
+
+    Run where the face may wait (a worker thread in async code): `bank.experiences` syncs
+    another process's writes first. A storage error propagates; the caller goes on without."""
+    if not thread:
+        return None
+    from skillbank.scope import narrowed, using
+
+    with using(narrowed(namespace, trusted=trusted, face=face)):
+        record = bank.experiences.open_thread(thread, namespace)
+    return {"goal": record.task, "open": True} if record is not None else None
+
+
+#: The outcome of a run stopped from outside that no thread can go on with (see `stop_record`):
+#: it made steps and did not finish, neither a success nor the approach failing.
+STOPPED_OUTCOME = "partial"
+
+
+def is_stop(exc: BaseException) -> bool:
+    """Whether `exc` stopped the run from outside rather than the run failing: cancellation,
+    ``KeyboardInterrupt``, ``GeneratorExit`` (a `BaseException`, not an `Exception`)."""
+    return not isinstance(exc, Exception)
+
+
+def stop_feedback(exc: BaseException) -> str:
+    """What stopped a run, in words a reader of the record gets."""
+    what = {"CancelledError": "cancelled", "KeyboardInterrupt": "interrupted (Ctrl-C)",
+            "GeneratorExit": "abandoned (its stream was closed)",
+            # No hook saw why: a stream left early, or an error raised outside skillbank's
+            # middleware (another middleware's hook; review of fix-agents, session 29, where
+            # such a failure read as "its stream was left early").
+            "RunAbandoned": "left unfinished (its stream was left early, or it raised outside "
+                            "skillbank's middleware; recorded when its thread went on)",
+            }.get(type(exc).__name__, "stopped")
+    # No message: LangGraph cancels a closed stream's tasks with a sentinel object as the
+    # message ("CancelledError: <object object at 0x...>"), which tells a reader nothing.
+    return f"The run was {what} before it finished ({type(exc).__name__})."
+
+
+def stop_record(exc: BaseException, *, outcome: str | None, feedback: str | None,
+                thread: str | None) -> tuple[str, str | None]:
+    """(outcome, feedback) of a run stopped by `exc` (`is_stop`), the stop being its last step.
+
+    An outcome given for the run is kept, with what stopped it after the feedback. Without one,
+    in a thread, the outcome stays ``unknown`` and the feedback is the run's own: a stop the
+    user declared no outcome for does not end the episode (a later turn and its outcome update
+    the same record, and a stop told in its feedback would outlive the success). Without a
+    thread nothing can continue the run: ``partial``, the feedback naming the stop."""
+    said = stop_feedback(exc)
+    declared = str(outcome or "").strip()
+    if declared and declared.lower() != "unknown":
+        return declared, f"{feedback}\n{said}" if feedback else said
+    if thread:
+        return "unknown", feedback or None
+    return STOPPED_OUTCOME, f"{feedback}\n{said}" if feedback else said
 
 
 def failure_feedback(exc: BaseException, feedback: str | None = None) -> str:

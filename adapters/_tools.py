@@ -224,6 +224,9 @@ def _json(value: Any) -> str:
 class _Options:
     namespace: str | None
     trusted: bool
+    #: The conversation the agent calling the tool is in (a LangChain thread id, a LlamaIndex
+    #: session), or None when the face cannot know it: its open episode is never recalled.
+    thread: str | None = None
 
 
 def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
@@ -263,8 +266,11 @@ def _save_skill(bank: "Skillbank", a: SaveSkillArgs, o: _Options) -> Any:
 
 
 def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any:
+    # The caller's own open conversation is no past experience (the memory block leaves it out
+    # too): the tools gave a thread its unfinished record back (hunt-threads #2, session 32).
+    extra = {"thread": o.thread} if o.thread else {}
     ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace,
-                           topic=a.topic)
+                           topic=a.topic, **extra)
     # Items over the budget, or skills the tool gate left out, are said so, with the block or
     # instead of it (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
     return memory_reply(ctx.text, ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
@@ -293,7 +299,9 @@ def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) 
 
 
 def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options) -> Any:
-    hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.namespace)
+    extra = {"exclude_thread": o.thread} if o.thread else {}
+    hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.namespace,
+                                   **extra)
     if not hits:
         return {"experiences": [], "note": "No similar past experience."}
     return {"experiences": [{**_experience(h.record), "score": _round(h.score)} for h in hits]}
@@ -418,13 +426,15 @@ def _bank_namespace(bank: "Skillbank") -> str:
 
 def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = None, *,
              namespace: str | None = None, trusted: bool = True,
-             reads: tuple[str, ...] = ()) -> str:
+             reads: tuple[str, ...] = (), thread: str | None = None) -> str:
     """Validate `arguments`, call the facade, and return the reply as text for a model.
 
     Raises `skillbank.errors.SkillbankError` (bad arguments become `InvalidInputError`, storage
     that refused a write one naming its cause, `skillbank.storage_errors`); each adapter turns
     that into its framework's tool-error reply. `reads`: the namespaces the
-    agent's other memory pieces show, read too (`skillbank.scope.narrowed`).
+    agent's other memory pieces show, read too (`skillbank.scope.narrowed`). `thread`: the
+    conversation the calling agent is in, whose open episode memory_context and
+    recall_experiences leave out (None: the face cannot know it).
     """
     definition = tool_defs([name])[0]
     try:
@@ -443,7 +453,8 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
         scope = caller(_bank_namespace(bank), False)
     try:
         with using(scope):
-            result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted))
+            result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted,
+                                                       thread=thread or None))
     except ValidationError as exc:  # a record refused what the model sent
         raise InvalidInputError(validation_message(name, exc)) from None
     except SkillbankError as exc:

@@ -43,15 +43,19 @@ from skillbank.adapters._runs import (
     clip_task,
     closes_episode,
     failure_feedback,
+    is_stop,
+    open_goal,
     plain_messages,
     plan_run,
     recording_failed,
+    stop_feedback,
+    stop_record,
     submit,
     template_fields,
 )
 from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import (
-    _RESOLVED, _namespace_failed, _shown_namespaces, resolve_namespace)
+    _RESOLVED, _SESSION, _namespace_failed, _shown_namespaces, resolve_namespace, step_session)
 from skillbank.adapters._li_queue import QueuedAtClose, note_close
 from skillbank.adapters._li_retriever import SkillbankRetriever
 from skillbank.adapters._warm import warm_up
@@ -117,13 +121,18 @@ def _latest_user_turn(messages: Sequence[ChatMessage] | None) -> tuple[str, int]
 
 def _async_twin(name: str) -> Any:
     async def method(self: "SkillbankToolSpec", *args: Any, **kwargs: Any) -> str:
-        if template_fields(self.namespace):
-            token = _RESOLVED.set(await resolve_namespace(self.namespace))
-            try:
-                return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
-            finally:
-                _RESOLVED.reset(token)
-        return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+        # The run's session: its open record is no past experience (hunt-threads #2, s. 32).
+        session = _SESSION.set(await step_session())
+        try:
+            if template_fields(self.namespace):
+                token = _RESOLVED.set(await resolve_namespace(self.namespace))
+                try:
+                    return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+                finally:
+                    _RESOLVED.reset(token)
+            return await asyncio.to_thread(getattr(self, name), *args, **kwargs)
+        finally:
+            _SESSION.reset(session)
 
     method.__name__ = method.__qualname__ = f"a{name}"
     method.__doc__ = f"Async `{name}` (runs the facade call in a worker thread)."
@@ -167,7 +176,10 @@ class SkillbankToolSpec(BaseToolSpec):
     namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
     the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
     rule the user may not change counts once, as the user's outside vote); writes stay in
-    `namespace`. Each tool has a sync and an async function and a pydantic schema; a skillbank
+    `namespace`. Called by an agent run (the async functions), ``memory_context`` and
+    ``recall_experiences`` leave out the open record of the run's session (the `Memory` given
+    to ``agent.run``), as the memory block does; a sync call outside a run cannot know the
+    session. Each tool has a sync and an async function and a pydantic schema; a skillbank
     error is raised with a message written for the model, which agents turn into an error tool
     result.
     """
@@ -209,7 +221,7 @@ class SkillbankToolSpec(BaseToolSpec):
                     "call the async tool inside the workflow, with the field set in its Context")
         with _gated(self.available_tools):
             return run_tool(self.bank, _tool, arguments, namespace=namespace,
-                            trusted=self.trusted, reads=self.reads)
+                            trusted=self.trusted, reads=self.reads, thread=_SESSION.get())
 
 
 
@@ -362,20 +374,17 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if thread is None or session in self._goals:
             return
         try:
-            with using(narrowed(namespace, trusted=self.trusted, face=FACE)):
-                record = await asyncio.to_thread(self._open_thread, thread, namespace)
+            # In the worker thread, `bank.experiences` included: the property syncs another
+            # process's writes first, which may wait for the team's write lock; evaluated as
+            # `to_thread`'s argument it ran on the event loop and froze it (~5 s a new session
+            # while PostgreSQL was down; hunt-agents-team #2, session 31).
+            goal = await asyncio.to_thread(open_goal, self.bank, thread, namespace,
+                                           trusted=self.trusted, face=FACE)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("recalling the session's goal", exc, warn=False)
             return
-        if record is not None:
-            self._goals[session] = {"goal": record.task, "open": True}
-
-    def _open_thread(self, thread: str, namespace: Optional[str]) -> Any:
-        """In the worker thread, `bank.experiences` included: the property syncs another
-        process's writes first, which may wait for the team's write lock; evaluated as
-        `to_thread`'s argument it ran on the event loop and froze it (~5 s a new session while
-        PostgreSQL was down; hunt-agents-team #2, session 31)."""
-        return self.bank.experiences.open_thread(thread, namespace)
+        if goal is not None:
+            self._goals[session] = goal
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
@@ -474,8 +483,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         answers. `error` (the exception a failed run raised) records it as a failure with the
         exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
         ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
-        `FunctionAgent` holds in its scratchpad until a run ends. An outcome of success,
-        failure or partial ends the session's episode. It is recorded whatever ``record`` says
+        `FunctionAgent` holds in its scratchpad until a run ends. A stop as `error`
+        (``asyncio.CancelledError``, ``KeyboardInterrupt``) is no failure and no outcome: the
+        run is recorded with a last step naming it and, in a session, its episode goes on
+        (without a session: ``partial``). An outcome of success, failure or partial ends the
+        session's episode. It is recorded whatever ``record`` says
         (that flag is about flushes). With ``wait=False`` the write happens in the background
         and None is returned; otherwise the experience id, or None when recording failed (see
         ``last_error``).
@@ -507,20 +519,26 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             start = max((i for i in users if _is_goal(messages[i], plan["goal"])),
                         default=0)
             run = messages[start:]
-        if closes_episode(outcome) or error is not None:  # what Memory flushes later: not new
-            await note_close(self._queued, memory, session, messages, start, _key)
+        feedback_text: Optional[str] = feedback
         if error is not None:
-            outcome = "failure"
-            feedback_text: Optional[str] = failure_feedback(error, feedback)
+            if is_stop(error):
+                # A stop (cancelled, Ctrl-C) is no outcome: in a session its episode goes on,
+                # as in the LangChain middleware (`_runs.stop_record`; hunt-threads #3, s. 32).
+                said = stop_feedback(error)
+                outcome, feedback_text = stop_record(error, outcome=outcome, feedback=feedback,
+                                                     thread=_thread(session))
+            else:
+                said = failure_feedback(error)
+                outcome, feedback_text = "failure", failure_feedback(error, feedback)
             # The failure is a step of its own, as the LangChain middleware records it: as an
             # assistant message it was the run's "final answer" in the record and in later
             # memory blocks ("Produced: (the run failed: ...)", hunt-agents #5, session 29).
             run = [*run, *await _unfinished(ctx),
-                   ChatMessage(role="tool", content=f"error: {failure_feedback(error)}",
+                   ChatMessage(role="tool", content=f"error: {said}",
                                additional_kwargs={"tool_call_id": "skillbank-run-error",
                                                   "name": "agent run"})]
-        else:
-            feedback_text = feedback
+        if closes_episode(outcome):  # what Memory flushes later: not new
+            await note_close(self._queued, memory, session, messages, start, _key)
         if (plan["followup"] or not users) and not (
                 run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]

@@ -7,7 +7,9 @@ steps (hunt-agents #1 and #2, session 29).
 * Stops from outside: an asyncio cancel, a Ctrl-C in a tool and a stream left early are
   `BaseException`s; the middleware caught `Exception` only (or never ran again), so the steps
   the run made, a tool's side effects among them, were lost. They are recorded as stopped:
-  outcome partial, feedback naming the stop.
+  a last step naming the stop; without a thread, outcome partial and feedback naming it. In a
+  thread a stop is no outcome: its episode goes on (hunt-threads #3, session 32; see
+  tests/test_stop_keeps_episode.py).
 
 Real `create_agent` runs with a scripted model, in process and through a client of another
 process that owns the root.
@@ -125,7 +127,9 @@ def test_a_run_interrupted_in_a_tool_is_recorded_as_stopped(tmp_path, remote):
 @REMOTE
 def test_a_stream_left_early_is_recorded_when_its_thread_goes_on(tmp_path, remote):
     """No hook runs when a caller breaks out of `stream` between two steps: the thread's next
-    request records the run, with the steps its state holds, and starts a goal of its own."""
+    request records the run, with the steps its state holds. A stop is no outcome: the next
+    request goes on with the same goal and record (it started a goal of its own, and the
+    stopped run was closed as partial: hunt-threads #3, session 32)."""
     with bank_for(tmp_path, remote) as bank:
         model = script(call("check_status", {"order": "1234"}, "c1"),
                        AIMessage(content="It is sunny in Paris."))
@@ -139,12 +143,13 @@ def test_a_stream_left_early_is_recorded_when_its_thread_goes_on(tmp_path, remot
         stream.close()
         agent.invoke({"messages": [{"role": "user", "content": "What is the weather in Paris?"}],
                       "outcome": "success"}, config)
-        records = {r.task: r for r in bank.experiences.list()}
-        assert sorted(records) == ["What is the weather in Paris?", "Where is order 1234?"]
-        stopped = records["Where is order 1234?"]
-        assert stopped.outcome == "partial" and "left unfinished" in stopped.feedback
-        assert [s.action for s in stopped.steps if s.action][0] == "check_status"
-        assert records["What is the weather in Paris?"].outcome == "success"
+        (record,) = bank.experiences.list()
+        assert record.task == "Where is order 1234?" and record.outcome == "success"
+        actions = [s.action for s in record.steps if s.action]
+        assert actions[0] == "check_status" and "agent loop" in actions
+        stop = next(s for s in record.steps if s.action == "agent loop")
+        assert "left unfinished" in stop.observation
+        assert "What is the weather in Paris?" in str([s.model_dump() for s in record.steps])
 
 
 @REMOTE
