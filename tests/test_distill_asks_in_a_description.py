@@ -32,9 +32,14 @@ UNREAD = "Use UTC; you should probably think about caching at some point."
      ["Cite your sources.", "When quoting numbers, give the year they are from."]),
     ("Use UTC everywhere and, in log lines, print ISO timestamps.",
      ["Use UTC everywhere.", "In log lines, print ISO timestamps."]),
-    # Unchanged: no ask after the description, or "so" before a word that is no verb.
+    ("The migration was risky so never run it on Fridays.", ["Never run the migration on Fridays."]),
+    ("The API was slow so do not call it in a loop.", ["Do not call the API in a loop."]),
+    # Unchanged: no ask after the description, or "so" before a word that is no verb, or
+    # "also" alone, which goes on describing (review 1, session 32: "Delete the temp files.").
     ("It was slow so users left.", []),
     ("The tests are also failing.", []),
+    ("The scripts were fast and also delete the temp files.", []),
+    ("The tests were thorough and also cover the edge cases.", []),
     ("The steps are bullets. Number them.", ["Number the steps."]),
 ])
 def test_each_ask_is_a_rule(critique, rules):

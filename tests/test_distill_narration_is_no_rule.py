@@ -21,6 +21,12 @@ from skillbank.distill import RuleDistiller
     ("Wrote the tests first.", []),
     ("Sent my draft first.", []),
     ("Found the bug in the parser.", []),
+    # review 1 (session 32): "Use ran the tests locally rather than on CI."
+    ("Ran the tests locally instead of on CI.", []),
+    ("Overwrote the config file instead of merging it.", []),
+    ("Deleted the branch instead of archiving it.", []),
+    ("Signed commits instead of unsigned ones.", ["Use signed commits rather than unsigned ones."]),
+    ("Tabs instead of spaces.", ["Use tabs rather than spaces."]),
     # Unchanged
     ("Decision and impact first.", ["Put decision and impact first."]),
     ("All the caveats first.", ["Put all the caveats first."]),

@@ -159,8 +159,12 @@ def _described_pairs(part: str) -> list[str]:
     return out
 
 
-#: An ask after a description: " so rename ...", " and also please keep ...", " and please add".
-_ASK_AFTER_RE = re.compile(r"\s+(?:and\s+)?(?:(?:so|also|please)\s+)+(?P<verb>[a-z][\w-]*)\b", re.I)
+#: An ask after a description: " so rename ...", " and also please keep ...", " and please add",
+#: " so never run ...". "also" alone is no ask: "The tests were thorough and also cover the edge
+#: cases." describes the tests (review 1, session 32).
+_ASK_AFTER_RE = re.compile(
+    r"\s+(?:and\s+)?(?:also\s+)?(?:so|please)\s+(?:please\s+)?"
+    r"(?P<head>(?:never|always|don't|do\s+not)\s+)?(?P<verb>[a-z][\w-]*)\b", re.I)
 
 
 def _asks_after_description(part: str) -> list[str]:
@@ -176,7 +180,8 @@ def _asks_after_description(part: str) -> list[str]:
     if (verb not in _VERBS or verb in _NOUN_LIKE or not _FINITE_VERB_RE.search(left)
             or _starts_imperative(left.strip())):
         return [part]
-    ask = part[m.start("verb"):]
+    ask = part[m.start("head") if m.group("head") else m.start("verb"):]
+    ask = ask[:1].upper() + ask[1:]
     subject = subject_of(left)
     if subject:
         ask = _with_subject(ask, subject)
@@ -288,7 +293,10 @@ def with_setting(rule: str, setting: str | None) -> str:
 
 #: Words that say a clause asks for something, rule or not.
 _ASKS_RE = re.compile(r"\b(?:please|should(?:n't)?|must(?:n't)?|needs? to|ha(?:ve|s) to|ought to|"
-                      r"make sure|from now on)\b", re.I)
+                      r"make sure|from now on)\b|"
+                      # "never"/"always" where an imperative starts, not "you always deliver"
+                      r"(?:^|\b(?:so|and|but|then)\s+)(?:never|always|don't|do not|avoid)\s+\w",
+                      re.I)
 
 
 def asks_something(piece: str) -> bool:

@@ -650,6 +650,7 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
     # "<X> rather than <Y>" without a verb -> "Use X rather than Y".
     m = re.match(r"^(?P<a>.+?),?\s+(?:rather than|instead of)\s+(?P<b>.+)$", c, re.I)
     if m and len(_words(m.group("a"))) <= 8 and not _FINITE_RE.search(m.group("a")) \
+            and not _narration(m.group("a")) \
             and not re.search(r"\b(?:should|must|need|needs)\b", c, re.I):
         return _guard(_finish(f"Use {_obj_np(m.group('a'))} rather than {m.group('b')}"))
 
@@ -659,6 +660,16 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
             and not _verb_then_object(m.group("np")):
         return _guard(_finish(f"Put {_obj_np(m.group('np'))} first"))
     return None
+
+
+def _narration(text: str) -> bool:
+    """A past-tense verb and its object ("Ran the tests locally", "Deleted the branch"): what
+    was done, not a thing to use: "Ran the tests locally instead of on CI." was learnt as "Use
+    ran the tests locally rather than on CI." (review 1, session 32). "Signed commits" (a
+    participle before a noun) is a thing."""
+    words = [w.lower() for w in _words(text)]
+    return (len(words) > 1 and words[1] in _OBJECT_OPENERS
+            and (words[0] in IRREGULAR_PAST or words[0].endswith("ed")))
 
 
 def _verb_then_object(np: str) -> bool:
