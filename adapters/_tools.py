@@ -291,8 +291,7 @@ def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) 
         steps=[s.model_dump(exclude_none=True) for s in a.steps],
         feedback=a.feedback, lessons=list(a.lessons), when_to_use=a.when_to_use,
         tags=list(a.tags), score=a.score, namespace=o.namespace)
-    record = bank.experiences.get(eid)
-    if str(getattr(record, "status", "") or "") == "pending":  # an untrusted caller's record
+    if eid.status == "pending":  # an untrusted caller's record (which `get` shows reviewers only)
         return {"id": eid, "recorded": True, "status": "pending", "note": PENDING_EXPERIENCE}
     folded = getattr(eid, "note", "")  # the core's word when the run repeats a stored one
     return {"id": eid, "recorded": True, "status": "active", **({"note": folded} if folded else {})}

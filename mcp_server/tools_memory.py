@@ -202,11 +202,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
             eid = b.experiences.record(task=task, outcome=outcome, steps=step_dicts, score=score,
                                        feedback=feedback, tags=list(tags or []),
                                        when_to_use=when_to_use or "", trusted=trusted)
-            return eid, b.experiences.get(eid)
+            # A pending run is shown to its reviewers only, not read back by its untrusted
+            # writer: the id says its status (and this tool gives it no lessons).
+            return eid, None if eid.status == "pending" else b.experiences.get(eid)
 
         eid, exp = await server.run_bank("experiences", record)
         lessons = [getattr(lesson, "text", str(lesson)) for lesson in getattr(exp, "lessons", []) or []]
-        pending = str(getattr(exp, "status", "") or "") == "pending"
+        pending = eid.status == "pending"
         return m.RecordedExperience(id=eid, task=task, outcome=outcome, lessons=lessons,
                                     status="pending" if pending else "active",
                                     note=PENDING_EXPERIENCE if pending else getattr(eid, "note", ""))

@@ -365,7 +365,9 @@ class Hits(list):
 
 class RecordedId(str):
     """What `experiences.record` returns: the record's id (a plain `str` to every caller) that
-    also says whether this run was folded into a record stored before (`folded`, `note`).
+    also says whether this run was folded into a record stored before (`folded`, `note`), and
+    the record's `status` ("pending" for an untrusted caller's run, which that caller cannot
+    read back with `get`: a pending record is shown only to its reviewers).
 
     A folded run returns the older record's id; the MCP tool answered it with `"note": ""`, so
     an agent believed its run was stored on its own (hunt i18n: two different Chinese runs
@@ -374,11 +376,14 @@ class RecordedId(str):
 
     folded: bool
     note: str
+    status: str
 
-    def __new__(cls, value: str, folded: bool = False, note: str = "") -> "RecordedId":
+    def __new__(cls, value: str, folded: bool = False, note: str = "",
+                status: str = "active") -> "RecordedId":
         made = super().__new__(cls, value)
         made.folded = folded
         made.note = note
+        made.status = status
         return made
 
     @classmethod

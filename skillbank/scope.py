@@ -20,8 +20,10 @@ Rules every memory follows:
 - Only `Role.REVIEWER` and `Role.ADMIN` approve, reject, or change another principal's items;
   an untrusted caller's writes are pending and its votes are kept apart.
 - Pending items are shown only to whoever may review them (`can_review`): a contributor, trusted
-  or not, lists none (pending records carry no principal, so "its own" cannot be told apart
-  from another untrusted client's in the same namespace; showing none is the safe answer).
+  or not, lists none, and `get` of a pending id is "not found" to it (pending records carry no
+  principal, so "its own" cannot be told apart from another untrusted client's in the same
+  namespace; showing none is the safe answer). A write still answers its writer (the ids and
+  status "pending"), and the memory's own reads inside a write skip this check.
 
 `"*"` in `reads` (or `reviews`) means every namespace. The bank's own default scope — the
 operating-system user who opened the root — is admin of its namespace with `reads=("*",)`:

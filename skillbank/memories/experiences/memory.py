@@ -184,7 +184,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         note(self, "record", "experience", eid, namespace=experience.namespace, trusted=trusted)
         if distill:
             self._distill_quietly(eid, trusted)
-        return RecordedId.folded_into(eid) if eid != experience.id else RecordedId(eid)
+        return RecordedId.folded_into(eid) if eid != experience.id else \
+            RecordedId(eid, status="active" if trusted else "pending")
 
     def record_many(self, records: Iterable[Mapping[str, Any]], *, trusted: bool = True
                     ) -> list[str]:
@@ -480,7 +481,20 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
     # Reading ----------------------------------------------------------------------------------
     def get(self, record_id: str) -> Experience:
-        """One experience or lesson by id, with its status, duplicate count and usage."""
+        """One experience or lesson by id, with its status, duplicate count and usage.
+
+        Pending only to whoever may review its namespace (`skillbank.scope`); to anyone else
+        it is not found, the answer for an unknown id (another untrusted client's pending run,
+        its task and feedback, was read by id)."""
+        record = self._get(record_id)
+        if record.status == "pending" and not self._scope().can_review(record.namespace):
+            raise NotFoundError(f"no experience or lesson with id {record_id.strip()!r}")
+        return record
+
+    def _get(self, record_id: str) -> Experience:
+        """`get` for the memory's own reads inside a write (distilling the run just recorded,
+        approve/reject/forget checking the record they change): any status, in a namespace
+        the caller reads."""
         if not isinstance(record_id, str) or not _ID.match(record_id.strip()):
             raise NotFoundError(
                 f"no experience {record_id!r}: ids look like 'exp-' or 'lsn-' and 12 hex digits")
@@ -518,7 +532,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if not isinstance(record_id, str):
             return False
         meta = self.index.metadata(record_id)
-        return meta is not None and self._scope().can_read(meta.get("namespace"))
+        scope = self._scope()
+        return meta is not None and scope.can_read(meta.get("namespace")) and (
+            meta.get("status") != "pending" or scope.can_review(meta.get("namespace")))
 
     def _selected(self, namespace: str | None, kind: str | None,
                   include_retired: bool = False, status: str | None = None
@@ -612,7 +628,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         """`distill`, with `trusted=False` when it is part of an untrusted write: the audit
         event says whether the call was untrusted, not whether the experience is pending (a
         trusted person distilling an untrusted client's record is not that client)."""
-        experience = self.get(record_id)
+        experience = self._get(record_id)
         if experience.kind != "experience":
             raise InvalidInputError(f"{record_id} is a lesson; distill experiences (exp-…)")
         caller = self._scope()

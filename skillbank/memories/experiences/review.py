@@ -83,7 +83,7 @@ class ReviewMixin:
         # As the shared index holds it now, under the lock: another worker may have approved,
         # rejected or forgotten it since this one last looked (hunt-teamclock #2, session 30).
         self._catch_up([record_id.strip()])
-        record = self.get(record_id)  # NotFoundError when unknown or outside the caller's scope
+        record = self._get(record_id)  # type: ignore[attr-defined]  # out of scope: not found
         scope = self._scope()  # type: ignore[attr-defined]
         allowed = scope.can_change(record.namespace) if verb == "forget" \
             else scope.can_review(record.namespace)

@@ -162,7 +162,7 @@ class GuidelineLearning:
                     entry = LearnEntry(action="ignored", text=_clean(rule.text, MAX_SHORT),
                                        detail=str(exc))
             report.entries.append(entry)
-        report.pending_review = any(self.get(gid).status == "pending" for gid in report.ids())
+        report.pending_review = any(self._get(gid).status == "pending" for gid in report.ids())
         note(self, "learn", "guideline", report.ids(), namespace=ns, trusted=trusted)
         return report
 

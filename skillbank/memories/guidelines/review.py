@@ -27,13 +27,16 @@ class GuidelineReview:
     def _change(self, gid: str, update: Callable[[Guideline], dict[str, Any] | None], *,
                 verb: str = "review") -> Guideline:
         """Apply `update` to a guideline the caller may `verb` ("vote": any it reads, as a
-        contributor; "review": one in a namespace it reviews). Out of scope: not found."""
+        contributor; "review": one in a namespace it reviews). Out of scope: not found, and so
+        is a pending rule to a voter who may not review it, as to `get` (a vote returns the
+        rule, with the critiques of whoever proposed it)."""
         self._check_id(gid)
         scope = self._scope()
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
-            if g is None or not scope.can_read(g.namespace):
+            if g is None or not scope.can_read(g.namespace) or (
+                    verb == "vote" and g.status == "pending" and not scope.can_review(g.namespace)):
                 raise self._not_found(gid)
             _allowed(scope, verb, gid, g.namespace)
             changes = update(g)

@@ -235,6 +235,18 @@ class GuidelineSearch:
 
     # Reading -------------------------------------------------------------------------------------
     def get(self, gid: str) -> Guideline:
+        """One guideline by id, as the caller may see it: in a namespace it reads, and, when
+        pending, one it reviews (`skillbank.scope`). Anything else is not found, the answer for
+        an unknown id: an untrusted client told the id of another's pending proposal (learn
+        joins a repeat of its wording to it) read that client's critiques in its `sources`."""
+        g = self._get(gid)
+        if g.status == "pending" and not self._scope().can_review(g.namespace):
+            raise self._not_found(gid)
+        return g
+
+    def _get(self, gid: str) -> Guideline:
+        """`get` for the memory's own reads inside a write (learn's report of its own pending
+        rules): any status, in a namespace the caller reads."""
         self._check_id(gid)
         with self._lock:
             self._ensure_loaded()
