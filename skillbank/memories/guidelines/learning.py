@@ -102,15 +102,19 @@ class GuidelineLearning:
                 return LearnReport(entries=[LearnEntry(
                     action="ignored", text=_clean(critique, MAX_SHORT),
                     detail=ignored_why(critique, self.distiller))])
-            # As many as an agent may pass (agent_rules): one sampled reply of 3,000 "rules"
-            # was written under the write lock for over 20 minutes, every other client waiting.
-            beyond = found[MAX_AGENT_RULES:]
-            found = found[:MAX_AGENT_RULES]
         else:
             if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
                 raise InvalidInputError(
                     "candidates must be a list of CandidateRule objects or dicts")
-            found = [self._as_candidate(c) for c in candidates]
+            found = list(candidates)
+        # As many as an agent may pass (agent_rules), whoever distilled them (this bank's
+        # distiller, MCP sampling's or a client bank's, both passed as candidates=): one sampled
+        # reply of 3,000 "rules" was written under the write lock for over 20 minutes, every
+        # other client waiting; a sampled reply of 100 was taken whole (hunt-llm #1, session 32).
+        beyond = found[MAX_AGENT_RULES:]
+        found = found[:MAX_AGENT_RULES]
+        if candidates is not None:
+            found = [self._as_candidate(c) for c in found]
         if replaces is not None:
             actionable = [r for r in found if getattr(r, "actionable", True)]
             if len(actionable) != 1:
@@ -120,7 +124,7 @@ class GuidelineLearning:
             found = [r.model_copy(update={"replaces": replaces})
                      if getattr(r, "actionable", True) else r for r in found]
         report = LearnReport()
-        if candidates is None and beyond:
+        if beyond:
             report.entries.append(LearnEntry(
                 action="ignored", text="", detail=f"the distiller gave {len(found) + len(beyond)} "
                 f"rules; the first {MAX_AGENT_RULES} were learnt (at most {MAX_AGENT_RULES} per "
