@@ -24,6 +24,7 @@ from skillbank.memories.guidelines.ignored import ignored_why
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
     merge_evidence, same_wording)
+from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
@@ -96,12 +97,14 @@ class GuidelineLearning:
             if not critique.strip():
                 return LearnReport(entries=[LearnEntry(action="ignored", text="",
                                                        detail="empty critique")])
-            found = list(self.distiller.rules_from_critique(
-                critique, task=task, response=response, score=score))
+            distilled = self.distiller.rules_from_critique(
+                critique, task=task, response=response, score=score)
+            said = distilled_by(self.distiller, distilled)
+            found = list(distilled)
             if not found:  # no sentence at all: said, not an empty report
                 return LearnReport(entries=[LearnEntry(
                     action="ignored", text=_clean(critique, MAX_SHORT),
-                    detail=ignored_why(critique, self.distiller))])
+                    detail=ignored_why(critique, self.distiller))], **said)
         else:
             if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
                 raise InvalidInputError(
@@ -123,7 +126,7 @@ class GuidelineLearning:
                     "rules=[{\"text\": ..., \"replaces\": \"gl-...\"}] to say which one replaces it")
             found = [r.model_copy(update={"replaces": replaces})
                      if getattr(r, "actionable", True) else r for r in found]
-        report = LearnReport()
+        report = LearnReport(**(said if candidates is None else {}))
         if beyond:
             report.entries.append(LearnEntry(
                 action="ignored", text="", detail=f"the distiller gave {len(found) + len(beyond)} "
