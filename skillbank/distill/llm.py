@@ -16,6 +16,7 @@ kind (hunt-llm #7, session 32).
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import re
@@ -85,6 +86,7 @@ def distilled_by(distiller: Any, found: Any) -> dict[str, Any]:
     return {"distilled_by": "rules" if isinstance(distiller, RuleDistiller) else None}
 
 
+_COROUTINE = "complete returned a coroutine: pass an async model as acomplete="
 
 
 _RELATION_RE = re.compile(r"\b(contradict\w*|conflict\w*|same|duplicate|equivalent|distinct|different|unrelated)\b", re.I)
@@ -297,7 +299,12 @@ class LLMDistiller:
         if "error" in box:
             exc = box["error"]
             return None, f"{type(exc).__name__}: {exc}"
-        return self._text(box["reply"]), None
+        reply = box["reply"]
+        if inspect.isawaitable(reply):  # an async model passed as complete=: never awaited
+            if inspect.iscoroutine(reply):
+                reply.close()
+            return None, _COROUTINE
+        return self._text(reply), None
 
     async def _acall(self, prompt: str) -> tuple[str | None, str | None]:
         if _hurry.is_set():
@@ -326,6 +333,8 @@ class LLMDistiller:
 
                 threading.Thread(target=run, name="skillbank-distiller-call", daemon=True).start()
                 reply = await asyncio.wait_for(future, self.timeout)
+                if inspect.isawaitable(reply):  # an async callable as complete=: on a loop here
+                    reply = await asyncio.wait_for(reply, self.timeout)
         except asyncio.TimeoutError:
             return None, self._too_slow()
         except Exception as exc:  # noqa: BLE001
