@@ -125,3 +125,32 @@ def test_interpreter_exit_writes_the_queued_runs_or_says_what_is_lost(tmp_path, 
                 "lost (still running: a stuck write, queued: a write behind it)") in done.stderr
     else:
         assert "did not finish" not in done.stderr
+
+
+async def test_mcp_sampling_is_bounded_by_its_own_timeout_only(tmp_path, monkeypatch):
+    """The MCP server's sampling distiller is not cut by SKILLBANK_DISTILLER_TIMEOUT: the
+    sampling request has SKILLBANK_MCP_SAMPLING_TIMEOUT (a slower client model set up with a
+    longer sampling timeout must still be used)."""
+    import anyio
+    import json
+
+    import mcp_types as types
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    monkeypatch.setenv("SKILLBANK_DISTILLER_TIMEOUT", "0.2")
+    reply = json.dumps([{"text": "Quote every identifier in generated SQL.", "topic": "sql"}])
+
+    async def slow(context, params):
+        await anyio.sleep(1.0)  # longer than the distiller timeout, well within sampling's
+        return types.CreateMessageResult(role="assistant", model="fake-llm",
+                                         content=types.TextContent(type="text", text=reply))
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        async with Client(build_server(bank, trusted=True), mode="legacy",
+                          sampling_callback=slow) as client:
+            result = await client.call_tool("learn_from_critique",
+                                            {"critique": "Quote the column names.", "task": "sql"})
+    assert result.structured_content["distilled_by"] == "client_model"

@@ -43,8 +43,12 @@ def test_the_report_says_who_read_the_critique_and_why_not_the_model(tmp_path, r
         assert given.distilled_by is None  # the caller read it
 
 
-def test_a_failure_is_logged_once_per_kind(caplog):
-    """Before: no log line at all."""
+def test_a_failure_is_logged_once_per_kind(caplog, monkeypatch):
+    """Before: no log line at all. (Once per process and kind: the MCP server makes a
+    distiller per call.)"""
+    import skillbank.distill.llm as llm
+
+    monkeypatch.setattr(llm, "_warned", set())
     distiller = LLMDistiller(model, timeout=30)
     with caplog.at_level(logging.WARNING, logger="skillbank.distill"):
         for _ in range(3):
@@ -55,6 +59,9 @@ def test_a_failure_is_logged_once_per_kind(caplog):
     assert len(lines) == 2, lines
     assert "PermissionError: 401 invalid API key" in lines[0]
     assert "unparseable reply" in lines[1] and "model-free" in lines[1]
+    with caplog.at_level(logging.WARNING, logger="skillbank.distill"):
+        LLMDistiller(model, timeout=30).rules_from_critique("This broken run used tabs.")
+    assert len([r for r in caplog.records if r.name == "skillbank.distill"]) == 2
 
 
 def test_each_call_has_its_own_answer_when_calls_share_a_distiller():

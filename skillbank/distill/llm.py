@@ -44,6 +44,7 @@ _TIMEOUT_ENV = "SKILLBANK_DISTILLER_TIMEOUT"
 _hurry = threading.Event()  # set at interpreter exit: no more waiting for a model
 _waiting: set[threading.Event] = set()  # the calls waiting for a reply just now
 _waiting_lock = threading.Lock()
+_warned: set[tuple[str, str]] = set()  # (distiller class, kind of failure) already logged
 
 
 def hurry() -> None:
@@ -112,7 +113,6 @@ class LLMDistiller:
         #: The last failure (exception text or "unparseable reply"), for logs and tests. Shared
         #: by every call: a call's own is its result's `reason` (`Distilled`).
         self.last_error: str | None = None
-        self._warned: set[str] = set()
 
     # -- prompts --------------------------------------------------------------------------
     @staticmethod
@@ -254,8 +254,9 @@ class LLMDistiller:
         """Keep `reason` as `last_error`; log it once per kind of failure."""
         self.last_error = reason
         kind = reason.split(":", 1)[0] if not reason.startswith("no reply within") else "timeout"
-        if kind not in self._warned:
-            self._warned.add(kind)
+        key = (type(self).__name__, kind)  # per process: the MCP server makes one per call
+        if key not in _warned:
+            _warned.add(key)
             log.warning("skillbank: the model distiller (%s) failed: %s; the model-free "
                         "distiller was used (said once per kind of failure; each result's "
                         "distilled_by says who distilled)", type(self).__name__, reason)
@@ -306,12 +307,22 @@ class LLMDistiller:
             return None, _COROUTINE
         return self._text(reply), None
 
+    async def _bounded(self, awaitable: Any) -> tuple[bool, Any]:
+        """(True, result) or (False, None) when `timeout` ran out; the model's own exceptions
+        (a TimeoutError of its client too) are raised, not taken for this timeout."""
+        task = asyncio.ensure_future(awaitable)
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            task.cancel()
+            return False, None
+        return True, task.result()
+
     async def _acall(self, prompt: str) -> tuple[str | None, str | None]:
         if _hurry.is_set():
             return None, self._too_slow()
         try:
             if self.acomplete is not None:
-                reply = await asyncio.wait_for(self.acomplete(prompt), self.timeout)
+                answered, reply = await self._bounded(self.acomplete(prompt))
             else:
                 # On a thread of its own (not the loop's executor, whose shutdown joins it).
                 loop = asyncio.get_running_loop()
@@ -332,13 +343,13 @@ class LLMDistiller:
                         pass
 
                 threading.Thread(target=run, name="skillbank-distiller-call", daemon=True).start()
-                reply = await asyncio.wait_for(future, self.timeout)
-                if inspect.isawaitable(reply):  # an async callable as complete=: on a loop here
-                    reply = await asyncio.wait_for(reply, self.timeout)
-        except asyncio.TimeoutError:
-            return None, self._too_slow()
+                answered, reply = await self._bounded(future)
+                if answered and inspect.isawaitable(reply):  # an async callable as complete=
+                    answered, reply = await self._bounded(reply)  # on a loop here: awaited
         except Exception as exc:  # noqa: BLE001
             return None, f"{type(exc).__name__}: {exc}"
+        if not answered:
+            return None, self._too_slow()
         return self._text(reply), None
 
     def _finish_rules(self, reply: str | None, error: str | None, critique: str, task, response,
