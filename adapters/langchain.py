@@ -404,7 +404,8 @@ class ChatModelDistiller(LLMDistiller):
     text is parsed, and any failure falls back to `fallback` (the rule distiller by default).
     """
 
-    def __init__(self, chat_model: Any, *, fallback: Distiller | None = None) -> None:
+    def __init__(self, chat_model: Any, *, fallback: Distiller | None = None,
+                 timeout: float | None = -1) -> None:
         self.chat_model = chat_model
 
         def complete(prompt: str) -> str:
@@ -413,4 +414,4 @@ class ChatModelDistiller(LLMDistiller):
         async def acomplete(prompt: str) -> str:
             return _text(await chat_model.ainvoke(prompt))
 
-        super().__init__(complete, fallback=fallback, acomplete=acomplete)
+        super().__init__(complete, fallback=fallback, acomplete=acomplete, timeout=timeout)

@@ -590,7 +590,8 @@ class LlamaIndexDistiller(LLMDistiller):
     to `fallback` (the rule distiller by default).
     """
 
-    def __init__(self, llm: Any, *, fallback: Distiller | None = None) -> None:
+    def __init__(self, llm: Any, *, fallback: Distiller | None = None,
+                 timeout: float | None = -1) -> None:
         self.llm = llm
 
         def complete(prompt: str) -> str:
@@ -599,4 +600,4 @@ class LlamaIndexDistiller(LLMDistiller):
         async def acomplete(prompt: str) -> str:
             return (await llm.acomplete(prompt)).text
 
-        super().__init__(complete, fallback=fallback, acomplete=acomplete)
+        super().__init__(complete, fallback=fallback, acomplete=acomplete, timeout=timeout)

@@ -261,7 +261,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
             def no_sync(prompt: str) -> str:
                 raise RuntimeError("sampling is asynchronous")
 
-            distiller = LLMDistiller(no_sync, acomplete=acomplete)
+            # timeout=0: the sampling request has its own (SKILLBANK_MCP_SAMPLING_TIMEOUT)
+            distiller = LLMDistiller(no_sync, acomplete=acomplete, timeout=0)
             candidates = await distiller.arules_from_critique(critique, task=task, response=response,
                                                               score=score)
             if distiller.last_error is None:

@@ -10,6 +10,9 @@ What it promises:
   `SkillbankError`), counted in `failed` and kept in `last_error`; its `Future` carries the
   exception. `flush()` waits until every job handed over so far has run; `Skillbank.close()`
   flushes before it lets go of the root, and so does interpreter exit for a bank never closed.
+  At exit a model distiller waiting for a reply gives up at once (`skillbank.distill.llm.hurry`),
+  so the queued runs are written with the model-free distiller; what still cannot finish in
+  the exit's time is logged (how many writes, and which), never dropped without a word.
 * **Bounded.** At most `maxsize` jobs wait; a caller that submits more waits for room
   (back-pressure), never drops a job. After `close()` (or from the writer thread itself, which
   would wait on itself) a job runs inline in the caller, so it still happens.
@@ -25,6 +28,7 @@ from __future__ import annotations
 import atexit
 import contextvars
 import logging
+import sys
 import threading
 import time
 import weakref
@@ -52,6 +56,7 @@ class BackgroundWriter:
         self._jobs: deque[tuple[Future, Callable[..., Any], tuple, dict, str,
                                 contextvars.Context]] = deque()
         self._running = 0  # jobs taken off the queue and not finished yet
+        self._current = ""  # what the job running on the thread is (for the exit's log line)
         self._cond = threading.Condition()
         self._thread: threading.Thread | None = None
         self._closed = False
@@ -98,6 +103,7 @@ class BackgroundWriter:
                     return  # closed and drained
                 job = self._jobs.popleft()
                 self._running += 1
+                self._current = job[4]
                 self._cond.notify_all()  # room for a waiting submitter
             self._run(*job)
 
@@ -163,13 +169,31 @@ class BackgroundWriter:
 
 
 _live: "weakref.WeakSet[BackgroundWriter]" = weakref.WeakSet()
+#: Seconds interpreter exit waits for a writer's queue (and as long again for its thread).
+EXIT_TIMEOUT = 60.0
 
 
 @atexit.register
 def _flush_at_exit() -> None:
-    """A bank that was never closed still gets its queued writes on a normal exit."""
+    """A bank that was never closed still gets its queued writes on a normal exit; what
+    cannot be written in time is said (a hung chat model's queued runs died with the thread
+    without a word)."""
+    llm = sys.modules.get("skillbank.distill.llm")
+    if llm is not None:
+        llm.hurry()  # a model that does not answer must not hold the queued runs
     for writer in list(_live):
         try:
-            writer.close(timeout=60)
+            if not writer.close(timeout=EXIT_TIMEOUT):
+                with writer._cond:
+                    waiting = [job[4] for job in writer._jobs]
+                    running = writer._running
+                if not waiting and not running:
+                    continue  # finished while the thread was joined
+                log.error("skillbank: %s: %d background write(s) did not finish before the "
+                          "interpreter exited and are lost (%s%s)", writer.name,
+                          len(waiting) + running,
+                          f"still running: {writer._current}" if running else "",
+                          (", " if running else "") + f"queued: {', '.join(waiting)}"
+                          if waiting else "")
         except Exception:  # noqa: BLE001 - exiting anyway
             log.exception("skillbank: flushing background writes at exit failed")

@@ -312,6 +312,13 @@ class LearnReport(BaseModel):
     entries: list[LearnEntry] = Field(default_factory=list)
     #: Some rule this call added or reinforced is waiting for a person's approval.
     pending_review: bool = False
+    #: Who read the critique: "model" (an LLM distiller's model), "rules" (the model-free
+    #: distiller, or an LLM distiller's fallback), None (the caller gave the rules, or a custom
+    #: distiller that does not say).
+    distilled_by: str | None = None
+    #: Why the model's rules were not used (this call's own: the distiller's `last_error` is
+    #: shared by every call), e.g. "no reply within 120 s (SKILLBANK_DISTILLER_TIMEOUT)".
+    distill_error: str | None = None
 
     def ids(self, *actions: str) -> list[str]:
         """Guideline ids touched (created, merged, superseding), optionally only for `actions`."""

@@ -1,10 +1,27 @@
-"""The LLM distiller: any ``prompt -> text`` callable, with a deterministic fallback."""
+"""The LLM distiller: any ``prompt -> text`` callable, with a deterministic fallback.
+
+A model call is bounded: it runs on a thread of its own and is abandoned (the thread left to
+finish on its own, never joined) after ``timeout`` seconds (``SKILLBANK_DISTILLER_TIMEOUT``,
+default 120, as MCP sampling's). The distiller usually runs on a bank's one background writer:
+a chat model that hung there stalled every later write of the bank, and ``close()`` never
+returned (hunt-llm #3, session 32). At interpreter exit (``hurry``) a call still waiting gives
+up at once, and later ones are not made, so the queued runs are still written, model-free.
+
+Each call says who distilled (``distilled_by`` "model" or "rules") and why the model was not
+used (``reason``) on its own result (:class:`Distilled`): ``last_error`` is one attribute of a
+shared distiller, overwritten by the next call on another thread. A failure is logged once per
+kind (hunt-llm #7, session 32).
+"""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
+import logging
+import os
 import re
-from typing import Awaitable, Callable, Sequence
+import threading
+from typing import Any, Awaitable, Callable, Sequence
 
 from skillbank.distill.base import CandidateRule, Distiller, Relation
 from skillbank.distill.json_reply import _as_bool, _items, extract_json
@@ -17,6 +34,60 @@ from skillbank.records import MAX_SHORT, Experience, Lesson
 
 
 _LESSON_KINDS = {"success_pattern", "failure_trigger", "comparison", "note"}
+
+log = logging.getLogger("skillbank.distill")
+
+#: Seconds a model call may take before the model-free fallback answers instead.
+DEFAULT_TIMEOUT = 120.0
+_TIMEOUT_ENV = "SKILLBANK_DISTILLER_TIMEOUT"
+
+_hurry = threading.Event()  # set at interpreter exit: no more waiting for a model
+_waiting: set[threading.Event] = set()  # the calls waiting for a reply just now
+_waiting_lock = threading.Lock()
+_warned: set[tuple[str, str]] = set()  # (distiller class, kind of failure) already logged
+
+
+def hurry() -> None:
+    """Make every model call that is waiting give up now, and later ones not be made (the
+    interpreter is exiting: the bank's queued writes are written with the fallback)."""
+    _hurry.set()
+    with _waiting_lock:
+        for event in list(_waiting):
+            event.set()
+
+
+def _timeout_from_env() -> float | None:
+    raw = os.environ.get(_TIMEOUT_ENV, "").strip()
+    if not raw:
+        return DEFAULT_TIMEOUT
+    try:
+        value = float(raw)
+    except ValueError:
+        log.warning("skillbank: %s=%r is not a number of seconds; using %s", _TIMEOUT_ENV, raw,
+                    DEFAULT_TIMEOUT)
+        return DEFAULT_TIMEOUT
+    return value if value > 0 else None  # 0: no limit
+
+
+class Distilled(list):
+    """A distiller's rules or lessons, and who made them: ``distilled_by`` "model" or "rules"
+    (the fallback's), ``reason`` why the model's were not used (None when they were)."""
+
+    def __init__(self, items: Any = (), distilled_by: str = "model", reason: str | None = None):
+        super().__init__(items)
+        self.distilled_by = distilled_by
+        self.reason = reason
+
+
+def distilled_by(distiller: Any, found: Any) -> dict[str, Any]:
+    """Who read a critique, from this call's own result (a `Distilled` says; the shared
+    `last_error` may be another call's): `LearnReport.distilled_by` and `distill_error`."""
+    if hasattr(found, "distilled_by"):
+        return {"distilled_by": found.distilled_by, "distill_error": getattr(found, "reason", None)}
+    return {"distilled_by": "rules" if isinstance(distiller, RuleDistiller) else None}
+
+
+_COROUTINE = "complete returned a coroutine: pass an async model as acomplete="
 
 
 _RELATION_RE = re.compile(r"\b(contradict\w*|conflict\w*|same|duplicate|equivalent|distinct|different|unrelated)\b", re.I)
@@ -31,11 +102,16 @@ class LLMDistiller:
         *,
         fallback: Distiller | None = None,
         acomplete: Callable[[str], Awaitable[str]] | None = None,
+        timeout: float | None = -1,
     ) -> None:
         self.complete = complete
         self.acomplete = acomplete
         self.fallback: Distiller = fallback if fallback is not None else RuleDistiller()
-        #: The last failure (exception text or "unparseable reply"), for logs and tests.
+        #: Seconds a model call may take (None: no limit); default SKILLBANK_DISTILLER_TIMEOUT.
+        self.timeout = _timeout_from_env() if timeout == -1 else (
+            float(timeout) if timeout and timeout > 0 else None)
+        #: The last failure (exception text or "unparseable reply"), for logs and tests. Shared
+        #: by every call: a call's own is its result's `reason` (`Distilled`).
         self.last_error: str | None = None
 
     # -- prompts --------------------------------------------------------------------------
@@ -173,62 +249,150 @@ class LLMDistiller:
             return "same"
         return "distinct"
 
-    # -- sync API -------------------------------------------------------------------------
-    def _call(self, prompt: str) -> str | None:
-        try:
-            reply = self.complete(prompt)
-        except Exception as exc:  # noqa: BLE001 - any model/client failure means: fall back
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            return None
+    # -- calling the model ----------------------------------------------------------------
+    def _failed(self, reason: str) -> None:
+        """Keep `reason` as `last_error`; log it once per kind of failure."""
+        self.last_error = reason
+        kind = reason.split(":", 1)[0] if not reason.startswith("no reply within") else "timeout"
+        key = (type(self).__name__, kind)  # per process: the MCP server makes one per call
+        if key not in _warned:
+            _warned.add(key)
+            log.warning("skillbank: the model distiller (%s) failed: %s; the model-free "
+                        "distiller was used (said once per kind of failure; each result's "
+                        "distilled_by says who distilled)", type(self).__name__, reason)
+
+    def _too_slow(self) -> str:
+        if _hurry.is_set():
+            return "no reply before the interpreter exited"
+        return f"no reply within {self.timeout:g} s ({_TIMEOUT_ENV})"
+
+    @staticmethod
+    def _text(reply: Any) -> str | None:
         if not isinstance(reply, str):
-            reply = getattr(reply, "content", None) or getattr(reply, "text", None) or (str(reply) if reply is not None else None)
+            reply = getattr(reply, "content", None) or getattr(reply, "text", None) or (
+                str(reply) if reply is not None else None)
         return reply
 
-    async def _acall(self, prompt: str) -> str | None:
+    def _call(self, prompt: str) -> tuple[str | None, str | None]:
+        """The model's reply, or (None, why not); the call waits at most `timeout` s."""
+        if _hurry.is_set():
+            return None, self._too_slow()
+        done = threading.Event()
+        box: dict[str, Any] = {}
+
+        def run() -> None:
+            try:
+                box["reply"] = self.complete(prompt)
+            except BaseException as exc:  # noqa: BLE001 - any model/client failure: fall back
+                box["error"] = exc
+            done.set()
+
+        with _waiting_lock:
+            _waiting.add(done)
+        try:
+            threading.Thread(target=run, name="skillbank-distiller-call", daemon=True).start()
+            done.wait(self.timeout)
+        finally:
+            with _waiting_lock:
+                _waiting.discard(done)
+        if "reply" not in box and "error" not in box:
+            return None, self._too_slow()  # the thread is abandoned, never joined
+        if "error" in box:
+            exc = box["error"]
+            return None, f"{type(exc).__name__}: {exc}"
+        reply = box["reply"]
+        if inspect.isawaitable(reply):  # an async model passed as complete=: never awaited
+            if inspect.iscoroutine(reply):
+                reply.close()
+            return None, _COROUTINE
+        return self._text(reply), None
+
+    async def _bounded(self, awaitable: Any) -> tuple[bool, Any]:
+        """(True, result) or (False, None) when `timeout` ran out; the model's own exceptions
+        (a TimeoutError of its client too) are raised, not taken for this timeout."""
+        task = asyncio.ensure_future(awaitable)
+        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        if not done:
+            task.cancel()
+            return False, None
+        return True, task.result()
+
+    async def _acall(self, prompt: str) -> tuple[str | None, str | None]:
+        if _hurry.is_set():
+            return None, self._too_slow()
         try:
             if self.acomplete is not None:
-                reply = await self.acomplete(prompt)
+                answered, reply = await self._bounded(self.acomplete(prompt))
             else:
-                reply = await asyncio.to_thread(self.complete, prompt)
-        except Exception as exc:  # noqa: BLE001
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            return None
-        if not isinstance(reply, str):
-            reply = getattr(reply, "content", None) or getattr(reply, "text", None) or (str(reply) if reply is not None else None)
-        return reply
+                # On a thread of its own (not the loop's executor, whose shutdown joins it).
+                loop = asyncio.get_running_loop()
+                future: asyncio.Future = loop.create_future()
 
-    def _finish_rules(self, reply: str | None, critique: str, task, response, score) -> list[CandidateRule]:
+                def settle(result: Any = None, error: BaseException | None = None) -> None:
+                    if not future.done():
+                        future.set_result(result) if error is None else future.set_exception(error)
+
+                def run() -> None:
+                    try:
+                        outcome: tuple = (self.complete(prompt), None)
+                    except BaseException as exc:  # noqa: BLE001
+                        outcome = (None, exc)
+                    try:
+                        loop.call_soon_threadsafe(settle, *outcome)
+                    except RuntimeError:  # the loop is gone: nobody waits for this reply
+                        pass
+
+                threading.Thread(target=run, name="skillbank-distiller-call", daemon=True).start()
+                answered, reply = await self._bounded(future)
+                if answered and inspect.isawaitable(reply):  # an async callable as complete=
+                    answered, reply = await self._bounded(reply)  # on a loop here: awaited
+        except Exception as exc:  # noqa: BLE001
+            return None, f"{type(exc).__name__}: {exc}"
+        if not answered:
+            return None, self._too_slow()
+        return self._text(reply), None
+
+    def _finish_rules(self, reply: str | None, error: str | None, critique: str, task, response,
+                      score) -> Distilled:
         if reply is not None:
             try:
                 parsed = self._parse_rules(reply, critique, task, response)
             except Exception as exc:  # noqa: BLE001
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                error = f"{type(exc).__name__}: {exc}"
                 parsed = None
             if parsed is not None:
-                return parsed
-            self.last_error = self.last_error or "unparseable reply"
-        return self.fallback.rules_from_critique(critique, task=task, response=response, score=score)
+                return Distilled(parsed)
+            error = error or "unparseable reply"
+        self._failed(error or "no reply")
+        return Distilled(self.fallback.rules_from_critique(
+            critique, task=task, response=response, score=score), "rules", error or "no reply")
 
-    def _finish_lessons(self, reply: str | None, experience: Experience, similar: Sequence[Experience]) -> list[Lesson]:
+    def _finish_lessons(self, reply: str | None, error: str | None, experience: Experience,
+                        similar: Sequence[Experience]) -> Distilled:
         if reply is not None:
             try:
                 parsed = self._parse_lessons(reply, experience, similar)
             except Exception as exc:  # noqa: BLE001
-                self.last_error = f"{type(exc).__name__}: {exc}"
+                error = f"{type(exc).__name__}: {exc}"
                 parsed = None
             if parsed is not None:
-                return parsed
-            self.last_error = self.last_error or "unparseable reply"
-        return self.fallback.lessons_from_experience(experience, similar=similar)
+                return Distilled(parsed)
+            error = error or "unparseable reply"
+        self._failed(error or "no reply")
+        return Distilled(self.fallback.lessons_from_experience(experience, similar=similar),
+                         "rules", error or "no reply")
 
-    def _finish_relation(self, reply: str | None, new_rule: str, old_rule: str, similarity: float) -> Relation:
+    def _finish_relation(self, reply: str | None, error: str | None, new_rule: str,
+                         old_rule: str, similarity: float) -> Relation:
         if reply is not None:
             parsed = self._parse_relation(reply)
             if parsed is not None:
                 return parsed
-            self.last_error = "unparseable reply"
+            error = "unparseable reply"
+        self._failed(error or "no reply")
         return self.fallback.relate(new_rule, old_rule, similarity=similarity)
 
+    # -- sync API -------------------------------------------------------------------------
     def rules_from_critique(
         self,
         critique: str,
@@ -238,18 +402,18 @@ class LLMDistiller:
         score: float | None = None,
     ) -> list[CandidateRule]:
         self.last_error = None
-        reply = self._call(self._rules_prompt(critique, task, response, score))
-        return self._finish_rules(reply, critique, task, response, score)
+        reply, error = self._call(self._rules_prompt(critique, task, response, score))
+        return self._finish_rules(reply, error, critique, task, response, score)
 
     def lessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
         self.last_error = None
-        reply = self._call(self._lessons_prompt(experience, similar))
-        return self._finish_lessons(reply, experience, similar)
+        reply, error = self._call(self._lessons_prompt(experience, similar))
+        return self._finish_lessons(reply, error, experience, similar)
 
     def relate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
         self.last_error = None
-        reply = self._call(self._relate_prompt(new_rule, old_rule, similarity))
-        return self._finish_relation(reply, new_rule, old_rule, similarity)
+        reply, error = self._call(self._relate_prompt(new_rule, old_rule, similarity))
+        return self._finish_relation(reply, error, new_rule, old_rule, similarity)
 
     # -- async API ------------------------------------------------------------------------
     async def arules_from_critique(
@@ -261,15 +425,15 @@ class LLMDistiller:
         score: float | None = None,
     ) -> list[CandidateRule]:
         self.last_error = None
-        reply = await self._acall(self._rules_prompt(critique, task, response, score))
-        return self._finish_rules(reply, critique, task, response, score)
+        reply, error = await self._acall(self._rules_prompt(critique, task, response, score))
+        return self._finish_rules(reply, error, critique, task, response, score)
 
     async def alessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
         self.last_error = None
-        reply = await self._acall(self._lessons_prompt(experience, similar))
-        return self._finish_lessons(reply, experience, similar)
+        reply, error = await self._acall(self._lessons_prompt(experience, similar))
+        return self._finish_lessons(reply, error, experience, similar)
 
     async def arelate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
         self.last_error = None
-        reply = await self._acall(self._relate_prompt(new_rule, old_rule, similarity))
-        return self._finish_relation(reply, new_rule, old_rule, similarity)
+        reply, error = await self._acall(self._relate_prompt(new_rule, old_rule, similarity))
+        return self._finish_relation(reply, error, new_rule, old_rule, similarity)

@@ -402,8 +402,9 @@ class BankClient:
         members = conn.members.get(target, {})
         if name in members.get("methods", ()):
             def remote_method(*args: Any, **kwargs: Any) -> Any:
+                distilled = None
                 if (target, name) == ("guidelines", "learn") and self.distiller is not None:
-                    kwargs = self._distil_here(args, kwargs)
+                    kwargs, distilled = self._distil_here(args, kwargs)
                 args, kwargs = resolve_paths(target, name, args, kwargs)
                 args, kwargs = plain_chat_messages(target, name, args, kwargs)
                 here = (args, kwargs)  # run as given if this process takes the root over
@@ -412,6 +413,11 @@ class BankClient:
                 if (target, name) in OWNER_DISTILS:
                     kwargs = self._owner_distils(target, name, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs, here=here)
+                if distilled is not None and hasattr(result, "distilled_by"):
+                    from skillbank.distill.llm import distilled_by
+
+                    for key, value in distilled_by(self.distiller, distilled).items():
+                        setattr(result, key, value)  # read here, not by the owner
                 if self.note and isinstance(result, Hits):
                     # Search results say what is not served as asked, after the search's own
                     # note (an index outage), which this replaced before.
@@ -521,17 +527,18 @@ class BankClient:
                     "with its own settings: %s is not used for it (only guidelines.learn reads "
                     "a critique with this process's distiller)", call, self.root, what)
 
-    def _distil_here(self, args: Any, kwargs: dict[str, Any]) -> dict[str, Any]:
-        """Read the critique with this process's distiller; the owner gets the candidate rules."""
+    def _distil_here(self, args: Any, kwargs: dict[str, Any]) -> tuple[dict[str, Any], Any]:
+        """Read the critique with this process's distiller; the owner gets the candidate rules
+        (and the caller's report says who read them: the distiller's result, or None)."""
         if kwargs.get("candidates") is not None or kwargs.get("rules") is not None:
-            return kwargs
+            return kwargs, None
         given = {**dict(zip(("critique", "task", "response", "score"), args)), **kwargs}
         if not isinstance(given.get("critique"), str):
-            return kwargs  # the owner reports the bad argument
+            return kwargs, None  # the owner reports the bad argument
         found = self.distiller.rules_from_critique(
             given["critique"], task=given.get("task"), response=given.get("response"),
             score=given.get("score"))
-        return {**kwargs, "candidates": list(found)}
+        return {**kwargs, "candidates": list(found)}, found
 
     def _drop(self, conn: _Connection) -> None:
         with self._switch:

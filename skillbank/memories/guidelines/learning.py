@@ -24,6 +24,7 @@ from skillbank.memories.guidelines.ignored import ignored_why
 from skillbank.memories.guidelines.decisions import (
     CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
     merge_evidence, same_wording)
+from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
@@ -96,21 +97,27 @@ class GuidelineLearning:
             if not critique.strip():
                 return LearnReport(entries=[LearnEntry(action="ignored", text="",
                                                        detail="empty critique")])
-            found = list(self.distiller.rules_from_critique(
-                critique, task=task, response=response, score=score))
+            distilled = self.distiller.rules_from_critique(
+                critique, task=task, response=response, score=score)
+            said = distilled_by(self.distiller, distilled)
+            found = list(distilled)
             if not found:  # no sentence at all: said, not an empty report
                 return LearnReport(entries=[LearnEntry(
                     action="ignored", text=_clean(critique, MAX_SHORT),
-                    detail=ignored_why(critique, self.distiller))])
-            # As many as an agent may pass (agent_rules): one sampled reply of 3,000 "rules"
-            # was written under the write lock for over 20 minutes, every other client waiting.
-            beyond = found[MAX_AGENT_RULES:]
-            found = found[:MAX_AGENT_RULES]
+                    detail=ignored_why(critique, self.distiller))], **said)
         else:
             if isinstance(candidates, (str, bytes, dict)) or not isinstance(candidates, Iterable):
                 raise InvalidInputError(
                     "candidates must be a list of CandidateRule objects or dicts")
-            found = [self._as_candidate(c) for c in candidates]
+            found = list(candidates)
+        # As many as an agent may pass (agent_rules), whoever distilled them (this bank's
+        # distiller, MCP sampling's or a client bank's, both passed as candidates=): one sampled
+        # reply of 3,000 "rules" was written under the write lock for over 20 minutes, every
+        # other client waiting; a sampled reply of 100 was taken whole (hunt-llm #1, session 32).
+        beyond = found[MAX_AGENT_RULES:]
+        found = found[:MAX_AGENT_RULES]
+        if candidates is not None:
+            found = [self._as_candidate(c) for c in found]
         if replaces is not None:
             actionable = [r for r in found if getattr(r, "actionable", True)]
             if len(actionable) != 1:
@@ -119,8 +126,8 @@ class GuidelineLearning:
                     "rules=[{\"text\": ..., \"replaces\": \"gl-...\"}] to say which one replaces it")
             found = [r.model_copy(update={"replaces": replaces})
                      if getattr(r, "actionable", True) else r for r in found]
-        report = LearnReport()
-        if candidates is None and beyond:
+        report = LearnReport(**(said if candidates is None else {}))
+        if beyond:
             report.entries.append(LearnEntry(
                 action="ignored", text="", detail=f"the distiller gave {len(found) + len(beyond)} "
                 f"rules; the first {MAX_AGENT_RULES} were learnt (at most {MAX_AGENT_RULES} per "
