@@ -7,7 +7,7 @@ import re
 from typing import Awaitable, Callable, Sequence
 
 from skillbank.distill.base import CandidateRule, Distiller, Relation
-from skillbank.distill.json_reply import _as_bool, _items, extract_json
+from skillbank.distill.json_reply import MAX_REPLY_CHARS, _as_bool, _items, extract_json
 from skillbank.distill.lessons import _actions, _step_label, compared, opposite_run
 from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT, _fmt
 from skillbank.distill.rule_distiller import RuleDistiller
@@ -149,7 +149,7 @@ class LLMDistiller:
 
     @staticmethod
     def _parse_relation(reply: str) -> Relation | None:
-        if not isinstance(reply, str):
+        if not isinstance(reply, str) or len(reply) > MAX_REPLY_CHARS:
             return None
         value = extract_json(reply) if reply.strip()[:1] in "[{" else None
         if isinstance(value, dict):
@@ -262,14 +262,15 @@ class LLMDistiller:
     ) -> list[CandidateRule]:
         self.last_error = None
         reply = await self._acall(self._rules_prompt(critique, task, response, score))
-        return self._finish_rules(reply, critique, task, response, score)
+        # Parsed off the event loop: an MCP server's other calls go on meanwhile (hunt-llm #4).
+        return await asyncio.to_thread(self._finish_rules, reply, critique, task, response, score)
 
     async def alessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
         self.last_error = None
         reply = await self._acall(self._lessons_prompt(experience, similar))
-        return self._finish_lessons(reply, experience, similar)
+        return await asyncio.to_thread(self._finish_lessons, reply, experience, similar)
 
     async def arelate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
         self.last_error = None
         reply = await self._acall(self._relate_prompt(new_rule, old_rule, similarity))
-        return self._finish_relation(reply, new_rule, old_rule, similarity)
+        return await asyncio.to_thread(self._finish_relation, reply, new_rule, old_rule, similarity)
