@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import bisect
 import re
 from typing import Awaitable, Callable, Sequence
 
@@ -20,6 +21,44 @@ _LESSON_KINDS = {"success_pattern", "failure_trigger", "comparison", "note"}
 
 
 _RELATION_RE = re.compile(r"\b(contradict\w*|conflict\w*|same|duplicate|equivalent|distinct|different|unrelated)\b", re.I)
+#: Words that negate a relation word after them in the same clause.
+_NEGATION_RE = re.compile(r"^(?:not|no|never|neither|nor|none|cannot|without|hardly|\w+n't)$", re.I)
+#: A label before the bare answer ("Answer: distinct").
+_LABEL_RE = re.compile(r"^\W*(?:(?:answer|relation|label|result)\W*\s)?\W*", re.I)
+
+
+def _relation_of(word: str) -> Relation:
+    word = word.lower()
+    if word.startswith(("contradict", "conflict")):
+        return "contradiction"
+    if word in ("same", "duplicate", "equivalent"):
+        return "same"
+    return "distinct"
+
+
+#: Where a clause ends: punctuation, a dash, "but".
+_CLAUSE_END_RE = re.compile(r"[,;:.!?()\n\u2014\u2013]|\s-\s|\bbut\b", re.I)
+
+
+def _negated(reply: str, clause_ends: list[int], at: int) -> bool:
+    """Whether a word of the clause before `reply[at]` (up to 200 characters of it) negates
+    what follows ("it is not in any way a contradiction"): the whole clause, not the word
+    before, since a doubt means no answer. `clause_ends`: where `_CLAUSE_END_RE` matches end."""
+    start = max(at - 200, 0)
+    i = bisect.bisect_right(clause_ends, at) - 1
+    if i >= 0:
+        start = max(start, clause_ends[i])
+    return any(_NEGATION_RE.match(w) for w in re.findall(r"[\w']+", reply[start:at]))
+
+
+def _first_word_at(reply: str) -> int:
+    """Where the reply's first word starts, after a label such as "Answer:"."""
+    return _LABEL_RE.match(reply).end()  # type: ignore[union-attr]
+
+
+def _last_word_at(reply: str) -> int:
+    m = re.search(r"[\w']+\W*$", reply)
+    return m.start() if m else -1
 
 
 class LLMDistiller:
@@ -149,29 +188,37 @@ class LLMDistiller:
 
     @staticmethod
     def _parse_relation(reply: str) -> Relation | None:
+        """The relation the reply answers, or None (the model-free relation then decides).
+
+        The prompt asks for one bare word, so that word is read first: the whole reply, a JSON
+        field, or the reply's first or last word ("... they are distinct."). Otherwise every
+        relation word that is not negated must agree. A negated word never counts ("not the
+        same", "don't contradict", "never conflicts", "no real contradiction"): a model saying
+        the rules do not conflict once had the new rule supersede the old (hunt-llm #2,
+        session 32). On doubt (the words disagree, or only negated ones) the answer is None,
+        so a rule is never superseded on a reply that does not clearly say so."""
         if not isinstance(reply, str) or len(reply) > MAX_REPLY_CHARS:
             return None
+        reply = reply.replace("\u2019", "'")
         value = extract_json(reply) if reply.strip()[:1] in "[{" else None
         if isinstance(value, dict):
             for k in ("relation", "answer", "label", "result"):
                 if isinstance(value.get(k), str):
                     reply = value[k]
                     break
-        m = None
-        for cand in _RELATION_RE.finditer(reply):
-            before = reply[max(0, cand.start() - 16): cand.start()].lower()
-            if re.search(r"\b(?:not|no|isn't|aren't|neither|nor)\b(?:\s+(?:a|an|the|quite|really))?\s*$", before):
-                continue  # "not the same", "not a contradiction"
-            m = cand
-            break
-        if not m:
+        clause_ends = [m.end() for m in _CLAUSE_END_RE.finditer(reply)]
+        found = [(m.start(), _relation_of(m.group(1))) for m in _RELATION_RE.finditer(reply)
+                 if not _negated(reply, clause_ends, m.start())]
+        if not found:
             return None
-        word = m.group(1).lower()
-        if word.startswith(("contradict", "conflict")):
-            return "contradiction"
-        if word in ("same", "duplicate", "equivalent"):
-            return "same"
-        return "distinct"
+        ends = (_first_word_at(reply), _last_word_at(reply))
+        bare = {rel for pos, rel in found if pos in ends}
+        if len(bare) == 1:
+            return bare.pop()
+        if bare:
+            return None  # the first and the last word disagree
+        relations = {rel for _, rel in found}
+        return relations.pop() if len(relations) == 1 else None
 
     # -- sync API -------------------------------------------------------------------------
     def _call(self, prompt: str) -> str | None:
