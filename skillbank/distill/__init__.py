@@ -17,6 +17,8 @@ Every model call in skillbank is optional, so there are two distillers behind on
   last word), else the relation words that are not negated, if they agree; a negated word
   ("don't contradict", "never conflicts") never counts, and on doubt the deterministic
   distiller's relation decides, so a rule is never superseded on an unclear reply.
+  A rule or lesson needs words: an echo of the prompt's template ("...") is none, and a
+  reply of nothing else falls back with the reason (``UnusableReply``).
 
 How the deterministic rules work (kept simple and explainable on purpose):
 

@@ -8,7 +8,7 @@ import re
 from typing import Awaitable, Callable, Sequence
 
 from skillbank.distill.base import CandidateRule, Distiller, Relation
-from skillbank.distill.json_reply import MAX_REPLY_CHARS, _as_bool, _items, extract_json
+from skillbank.distill.json_reply import MAX_REPLY_CHARS, UnusableReply, _as_bool, _items, extract_json
 from skillbank.distill.lessons import _actions, _step_label, compared, opposite_run
 from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT, _fmt
 from skillbank.distill.rule_distiller import RuleDistiller
@@ -137,7 +137,7 @@ class LLMDistiller:
             seen.add(key)
             topic = _slug(str(item.get("topic") or "")) or guess_topic(text, task, critique + "\n" + (response or ""))
             when = item.get("when_to_use") or item.get("applies_when") or ""
-            when = _clip(str(when), MAX_SHORT) if when else _when_to_use(text, topic, task)
+            when = _clip(str(when), MAX_SHORT) if when and _key(str(when)) else _when_to_use(text, topic, task)
             source = item.get("source_sentence") or item.get("source") or ""
             out.append(CandidateRule(text=text, topic=topic, when_to_use=when, actionable=actionable,
                                      source_sentence=_clip(str(source), MAX_SHORT)))
@@ -157,12 +157,19 @@ class LLMDistiller:
                        similar: Sequence[Experience] = ()) -> list[Lesson] | None:
         """The model's lessons. A "comparison" needs a run to compare with: with none given,
         a model's "The successful run used iconv…" was stored as a comparison of nothing; it
-        is dropped, and a kept one says what it compared (as the rule distiller's do)."""
+        is dropped, and a kept one says what it compared (as the rule distiller's do).
+
+        A lesson needs words (as a rule does, `_key`), and an echo of the prompt's template
+        (``"kind": "success_pattern|failure_trigger|…"``, ``"text": "..."``) is none: a model
+        that echoed the prompt had "..." stored as an active lesson (hunt-llm #6, session 32).
+        A reply with only such items raises `UnusableReply`, so the caller falls back and says
+        why; a wordless ``when_to_use`` is replaced by the experience's own."""
         items = _items(extract_json(reply), "lessons", "items")
         if items is None:
             return None
         when_default = exp.when_to_use or f"When {_task_kind(exp.task) or 'doing this task'}"
         out: list[Lesson] = []
+        echoed = 0
         for item in items:
             if isinstance(item, str):
                 item = {"text": item}
@@ -171,10 +178,15 @@ class LLMDistiller:
             text = item.get("text") or item.get("lesson")
             if not isinstance(text, str) or not text.strip():
                 continue
-            kind = str(item.get("kind") or "note").strip().lower().replace(" ", "_").replace("-", "_")
+            raw_kind = str(item.get("kind") or "note")
+            if not _key(text) or "|" in raw_kind:
+                echoed += 1
+                continue
+            kind = raw_kind.strip().lower().replace(" ", "_").replace("-", "_")
             if kind not in _LESSON_KINDS:
                 kind = "note"
-            when = item.get("when_to_use") or when_default
+            when = item.get("when_to_use")
+            when = when if isinstance(when, str) and _key(when) else when_default
             if kind == "comparison":
                 other = opposite_run(exp, similar)
                 if other is None:
@@ -183,6 +195,9 @@ class LLMDistiller:
                 text = f"{text.strip().rstrip('.')} ({compared(good, bad)})."
             out.append(Lesson(kind=kind, text=_clip(text, MAX_SHORT), when_to_use=_clip(str(when), MAX_SHORT)))  # type: ignore[arg-type]
         if not out and items != []:
+            if echoed:
+                raise UnusableReply("the reply's lessons have no words (the prompt's template "
+                                    "echoed back?)")
             return None
         return out
 
