@@ -10,7 +10,15 @@ Every model call in skillbank is optional, so there are two distillers behind on
   report it as ignored instead of silently dropping it.
 * :class:`LLMDistiller` wraps any ``prompt -> text`` callable (a LangChain chat model, a
   LlamaIndex LLM, MCP sampling ...). It asks for JSON, parses the reply forgivingly and falls back
-  to a deterministic distiller on any failure; it never raises to the caller.
+  to a deterministic distiller on any failure; it never raises to the caller. A reply over
+  ``json_reply.MAX_REPLY_CHARS`` (1,000,000 characters) is not read, and the JSON in a reply is
+  found in one scan; the async methods parse in a worker thread, off the event loop. A
+  relation is the bare word the prompt asks for (the whole reply, a JSON field, its first or
+  last word), else the relation words that are not negated, if they agree; a negated word
+  ("don't contradict", "never conflicts") never counts, and on doubt the deterministic
+  distiller's relation decides, so a rule is never superseded on an unclear reply.
+  A rule or lesson needs words: an echo of the prompt's template ("...") is none, and a
+  reply of nothing else falls back with the reason (``UnusableReply``).
 
 How the deterministic rules work (kept simple and explainable on purpose):
 

@@ -1,39 +1,68 @@
-"""Reading JSON out of model replies: fences, chatter and small errors tolerated."""
+"""Reading JSON out of model replies: fences, chatter and small errors tolerated.
+
+The work is linear in the reply: one scan finds every balanced bracketed span (the candidates),
+and at most `MAX_TRIES` of them are parsed, first-starting first. A reply over
+`MAX_REPLY_CHARS` is not read at all (`ReplyTooLong`): no rule or lesson needs a megabyte, and
+a 10 MB sampled reply of "[" once held the MCP server's event loop for ~20 s (hunt-llm #4,
+session 32).
+"""
 
 from __future__ import annotations
 
 import ast
+import itertools
 import json
 import re
 from typing import Any
 
+#: The longest model reply that is read; a longer one is unusable (the caller falls back).
+MAX_REPLY_CHARS = 1_000_000
+#: Bracketed spans parsed per text, first-starting first (bounded work on chatty replies).
+MAX_TRIES = 20
 
-def _balanced(text: str, start: int) -> str | None:
-    """The bracketed JSON value starting at text[start], respecting strings."""
-    open_ch = text[start]
-    close_ch = "]" if open_ch == "[" else "}"
-    depth = 0
+
+class UnusableReply(ValueError):
+    """A model reply that cannot be used, and why: the caller falls back and says so."""
+
+
+class ReplyTooLong(UnusableReply):
+    """A model reply over `MAX_REPLY_CHARS`: not read, so the caller falls back and says why."""
+
+
+def _balanced_spans(text: str) -> list[tuple[int, int]]:
+    """Every bracketed span of `text` that closes with its own kind of bracket, as (start, end),
+    first-starting first, in one scan. Brackets inside a string do not count; a quote opens a
+    string only inside brackets and where a JSON value or key may start (after ``[ { , :``), so
+    an apostrophe in chatter ("the users' table") opens none, and a string ends at the end of
+    its line at the latest (JSON and Python literals have no raw newline in a string)."""
+    spans: list[tuple[int, int]] = []
+    stack: list[int] = []
     quote: str | None = None
     escape = False
-    for i in range(start, len(text)):
-        ch = text[i]
+    last = ""  # the last character that is not white space, outside strings
+    for i, ch in enumerate(text):
         if quote:
             if escape:
                 escape = False
             elif ch == "\\":
                 escape = True
-            elif ch == quote:
+            elif ch == quote or ch == "\n":
                 quote = None
+                last = ch
             continue
-        if ch in "\"'" and (ch == '"' or not text[i - 1].isalnum()):
-            quote = ch
-        elif ch in "[{":
-            depth += 1
+        if ch in "[{":
+            stack.append(i)
         elif ch in "]}":
-            depth -= 1
-            if depth == 0:
-                return text[start : i + 1] if ch == close_ch else None
-    return None
+            if stack:
+                start = stack.pop()
+                if (text[start] == "[") == (ch == "]"):
+                    spans.append((start, i + 1))
+        elif ch in "\"'" and stack and last in "[{,:":
+            quote = ch
+        if not ch.isspace():
+            last = ch
+    spans.sort()
+    return spans
 
 
 def _loads_lenient(candidate: str) -> Any:
@@ -61,13 +90,16 @@ def _loads_lenient(candidate: str) -> Any:
 def extract_json(reply: str) -> Any:
     """The first JSON array or object in a model reply (fences, chatter and small errors tolerated).
 
-    Returns None when nothing parseable is found.
+    Returns None when nothing parseable is found; raises `ReplyTooLong` for a reply over
+    `MAX_REPLY_CHARS`.
     """
     if not isinstance(reply, str) or not reply.strip():
         return None
-    candidates: list[str] = []
-    for m in re.finditer(r"```(?:json|JSON|javascript|js)?\s*\n?(.*?)```", reply, re.S):
-        candidates.append(m.group(1).strip())
+    if len(reply) > MAX_REPLY_CHARS:
+        raise ReplyTooLong(f"the reply is {len(reply):,} characters; one over "
+                           f"{MAX_REPLY_CHARS:,} is not read")
+    fences = re.finditer(r"```(?:json|JSON|javascript|js)?\s*\n?(.*?)```", reply, re.S)
+    candidates = [m.group(1).strip() for m in itertools.islice(fences, MAX_TRIES)]
     candidates.append(reply)
     for text in candidates:
         stripped = text.strip()
@@ -75,18 +107,10 @@ def extract_json(reply: str) -> Any:
             value = _loads_lenient(stripped)
             if value is not None:
                 return value
-        tries = 0
-        for i, ch in enumerate(text):
-            if ch in "[{":
-                tries += 1
-                if tries > 20:  # bounded work on pathological replies
-                    break
-                chunk = _balanced(text, i)
-                if chunk is None:
-                    continue
-                value = _loads_lenient(chunk)
-                if isinstance(value, (list, dict)):
-                    return value
+        for start, end in _balanced_spans(text)[:MAX_TRIES]:
+            value = _loads_lenient(text[start:end])
+            if isinstance(value, (list, dict)):
+                return value
     return None
 
 

@@ -16,6 +16,7 @@ kind (hunt-llm #7, session 32).
 from __future__ import annotations
 
 import asyncio
+import bisect
 import inspect
 import logging
 import os
@@ -24,7 +25,7 @@ import threading
 from typing import Any, Awaitable, Callable, Sequence
 
 from skillbank.distill.base import CandidateRule, Distiller, Relation
-from skillbank.distill.json_reply import _as_bool, _items, extract_json
+from skillbank.distill.json_reply import MAX_REPLY_CHARS, UnusableReply, _as_bool, _items, extract_json
 from skillbank.distill.lessons import _actions, _step_label, compared, opposite_run
 from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMPT, _fmt
 from skillbank.distill.rule_distiller import RuleDistiller
@@ -91,6 +92,44 @@ _COROUTINE = "complete returned a coroutine: pass an async model as acomplete="
 
 
 _RELATION_RE = re.compile(r"\b(contradict\w*|conflict\w*|same|duplicate|equivalent|distinct|different|unrelated)\b", re.I)
+#: Words that negate a relation word after them in the same clause.
+_NEGATION_RE = re.compile(r"^(?:not|no|never|neither|nor|none|cannot|without|hardly|\w+n't)$", re.I)
+#: A label before the bare answer ("Answer: distinct").
+_LABEL_RE = re.compile(r"^\W*(?:(?:answer|relation|label|result)\W*\s)?\W*", re.I)
+
+
+def _relation_of(word: str) -> Relation:
+    word = word.lower()
+    if word.startswith(("contradict", "conflict")):
+        return "contradiction"
+    if word in ("same", "duplicate", "equivalent"):
+        return "same"
+    return "distinct"
+
+
+#: Where a clause ends: punctuation, a dash, "but".
+_CLAUSE_END_RE = re.compile(r"[,;:.!?()\n\u2014\u2013]|\s-\s|\bbut\b", re.I)
+
+
+def _negated(reply: str, clause_ends: list[int], at: int) -> bool:
+    """Whether a word of the clause before `reply[at]` (up to 200 characters of it) negates
+    what follows ("it is not in any way a contradiction"): the whole clause, not the word
+    before, since a doubt means no answer. `clause_ends`: where `_CLAUSE_END_RE` matches end."""
+    start = max(at - 200, 0)
+    i = bisect.bisect_right(clause_ends, at) - 1
+    if i >= 0:
+        start = max(start, clause_ends[i])
+    return any(_NEGATION_RE.match(w) for w in re.findall(r"[\w']+", reply[start:at]))
+
+
+def _first_word_at(reply: str) -> int:
+    """Where the reply's first word starts, after a label such as "Answer:"."""
+    return _LABEL_RE.match(reply).end()  # type: ignore[union-attr]
+
+
+def _last_word_at(reply: str) -> int:
+    m = re.search(r"[\w']+\W*$", reply)
+    return m.start() if m else -1
 
 
 class LLMDistiller:
@@ -174,7 +213,7 @@ class LLMDistiller:
             seen.add(key)
             topic = _slug(str(item.get("topic") or "")) or guess_topic(text, task, critique + "\n" + (response or ""))
             when = item.get("when_to_use") or item.get("applies_when") or ""
-            when = _clip(str(when), MAX_SHORT) if when else _when_to_use(text, topic, task)
+            when = _clip(str(when), MAX_SHORT) if when and _key(str(when)) else _when_to_use(text, topic, task)
             source = item.get("source_sentence") or item.get("source") or ""
             out.append(CandidateRule(text=text, topic=topic, when_to_use=when, actionable=actionable,
                                      source_sentence=_clip(str(source), MAX_SHORT)))
@@ -194,12 +233,19 @@ class LLMDistiller:
                        similar: Sequence[Experience] = ()) -> list[Lesson] | None:
         """The model's lessons. A "comparison" needs a run to compare with: with none given,
         a model's "The successful run used iconv…" was stored as a comparison of nothing; it
-        is dropped, and a kept one says what it compared (as the rule distiller's do)."""
+        is dropped, and a kept one says what it compared (as the rule distiller's do).
+
+        A lesson needs words (as a rule does, `_key`), and an echo of the prompt's template
+        (``"kind": "success_pattern|failure_trigger|…"``, ``"text": "..."``) is none: a model
+        that echoed the prompt had "..." stored as an active lesson (hunt-llm #6, session 32).
+        A reply with only such items raises `UnusableReply`, so the caller falls back and says
+        why; a wordless ``when_to_use`` is replaced by the experience's own."""
         items = _items(extract_json(reply), "lessons", "items")
         if items is None:
             return None
         when_default = exp.when_to_use or f"When {_task_kind(exp.task) or 'doing this task'}"
         out: list[Lesson] = []
+        echoed = 0
         for item in items:
             if isinstance(item, str):
                 item = {"text": item}
@@ -208,10 +254,15 @@ class LLMDistiller:
             text = item.get("text") or item.get("lesson")
             if not isinstance(text, str) or not text.strip():
                 continue
-            kind = str(item.get("kind") or "note").strip().lower().replace(" ", "_").replace("-", "_")
+            raw_kind = str(item.get("kind") or "note")
+            if not _key(text) or "|" in raw_kind:
+                echoed += 1
+                continue
+            kind = raw_kind.strip().lower().replace(" ", "_").replace("-", "_")
             if kind not in _LESSON_KINDS:
                 kind = "note"
-            when = item.get("when_to_use") or when_default
+            when = item.get("when_to_use")
+            when = when if isinstance(when, str) and _key(when) else when_default
             if kind == "comparison":
                 other = opposite_run(exp, similar)
                 if other is None:
@@ -220,34 +271,45 @@ class LLMDistiller:
                 text = f"{text.strip().rstrip('.')} ({compared(good, bad)})."
             out.append(Lesson(kind=kind, text=_clip(text, MAX_SHORT), when_to_use=_clip(str(when), MAX_SHORT)))  # type: ignore[arg-type]
         if not out and items != []:
+            if echoed:
+                raise UnusableReply("the reply's lessons have no words (the prompt's template "
+                                    "echoed back?)")
             return None
         return out
 
     @staticmethod
     def _parse_relation(reply: str) -> Relation | None:
-        if not isinstance(reply, str):
+        """The relation the reply answers, or None (the model-free relation then decides).
+
+        The prompt asks for one bare word, so that word is read first: the whole reply, a JSON
+        field, or the reply's first or last word ("... they are distinct."). Otherwise every
+        relation word that is not negated must agree. A negated word never counts ("not the
+        same", "don't contradict", "never conflicts", "no real contradiction"): a model saying
+        the rules do not conflict once had the new rule supersede the old (hunt-llm #2,
+        session 32). On doubt (the words disagree, or only negated ones) the answer is None,
+        so a rule is never superseded on a reply that does not clearly say so."""
+        if not isinstance(reply, str) or len(reply) > MAX_REPLY_CHARS:
             return None
+        reply = reply.replace("\u2019", "'")
         value = extract_json(reply) if reply.strip()[:1] in "[{" else None
         if isinstance(value, dict):
             for k in ("relation", "answer", "label", "result"):
                 if isinstance(value.get(k), str):
                     reply = value[k]
                     break
-        m = None
-        for cand in _RELATION_RE.finditer(reply):
-            before = reply[max(0, cand.start() - 16): cand.start()].lower()
-            if re.search(r"\b(?:not|no|isn't|aren't|neither|nor)\b(?:\s+(?:a|an|the|quite|really))?\s*$", before):
-                continue  # "not the same", "not a contradiction"
-            m = cand
-            break
-        if not m:
+        clause_ends = [m.end() for m in _CLAUSE_END_RE.finditer(reply)]
+        found = [(m.start(), _relation_of(m.group(1))) for m in _RELATION_RE.finditer(reply)
+                 if not _negated(reply, clause_ends, m.start())]
+        if not found:
             return None
-        word = m.group(1).lower()
-        if word.startswith(("contradict", "conflict")):
-            return "contradiction"
-        if word in ("same", "duplicate", "equivalent"):
-            return "same"
-        return "distinct"
+        ends = (_first_word_at(reply), _last_word_at(reply))
+        bare = {rel for pos, rel in found if pos in ends}
+        if len(bare) == 1:
+            return bare.pop()
+        if bare:
+            return None  # the first and the last word disagree
+        relations = {rel for _, rel in found}
+        return relations.pop() if len(relations) == 1 else None
 
     # -- calling the model ----------------------------------------------------------------
     def _failed(self, reason: str) -> None:
@@ -426,14 +488,17 @@ class LLMDistiller:
     ) -> list[CandidateRule]:
         self.last_error = None
         reply, error = await self._acall(self._rules_prompt(critique, task, response, score))
-        return self._finish_rules(reply, error, critique, task, response, score)
+        # Parsed off the event loop: an MCP server's other calls go on meanwhile (hunt-llm #4).
+        return await asyncio.to_thread(self._finish_rules, reply, error, critique, task,
+                                       response, score)
 
     async def alessons_from_experience(self, experience: Experience, *, similar: Sequence[Experience] = ()) -> list[Lesson]:
         self.last_error = None
         reply, error = await self._acall(self._lessons_prompt(experience, similar))
-        return self._finish_lessons(reply, error, experience, similar)
+        return await asyncio.to_thread(self._finish_lessons, reply, error, experience, similar)
 
     async def arelate(self, new_rule: str, old_rule: str, *, similarity: float) -> Relation:
         self.last_error = None
         reply, error = await self._acall(self._relate_prompt(new_rule, old_rule, similarity))
-        return self._finish_relation(reply, error, new_rule, old_rule, similarity)
+        return await asyncio.to_thread(self._finish_relation, reply, error, new_rule, old_rule,
+                                       similarity)

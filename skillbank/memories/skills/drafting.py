@@ -310,7 +310,13 @@ class LLMDrafter:
 
     @classmethod
     def from_chat_model(cls, chat_model: Any, **kw: Any) -> "LLMDrafter":
-        return cls(lambda prompt: chat_model.invoke(prompt), **kw)
+        """Through a LangChain chat model: the reply's text, whatever its content's shape (a
+        string, or content blocks as Anthropic and OpenAI's Responses API answer; those were
+        read as no reply, every draft the rules', hunt-llm #5), by the adapters' `text_of`,
+        as `ChatModelDistiller` reads it."""
+        from skillbank.adapters._lc_common import text_of  # LangChain: a chat model brings it
+
+        return cls(lambda prompt: text_of(chat_model.invoke(prompt)), **kw)
 
     @classmethod
     def from_llamaindex(cls, llm: Any, **kw: Any) -> "LLMDrafter":
