@@ -1,0 +1,67 @@
+"""A full disk under the embedded index (hunt-disk #1, session 32).
+
+#1: on a full disk, `experiences.recall` raised Chroma's raw "database or disk is full"
+(InternalError, code 13): before answering, recall replays the records the journal kept into
+the index, and only an outage of a Chroma server was caught there; the MCP recall tools and
+`memory_context` answered it as a refused write. Now the recall answers from what the index
+holds, with a note, and the journal keeps the records for a later sync.
+
+The full disk is simulated (`full_disk.py`): the embedded bindings' upsert raises what Chroma
+raised, and `shutil.disk_usage` says how much is free; in this process and in an owner
+process alike. No root, no mount.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from pathlib import Path
+from typing import Any, Iterator
+
+import pytest
+
+import full_disk
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+
+@contextlib.contextmanager
+def _bank(tmp_path: Path, remote: bool, monkeypatch: Any) -> Iterator[Any]:
+    """A bank whose disk `tmp_path`'s files fill (`full_disk`): in this process, or a client
+    of an owner process with the same patches."""
+    root = tmp_path / "root"
+    if remote:
+        from owner_client import client_bank, owner_process
+
+        root.mkdir()
+        with owner_process(root, preamble=full_disk.preamble(tmp_path)), \
+                client_bank(root) as bank:
+            yield bank
+        return
+    for target, name, value in full_disk.patches(tmp_path):
+        monkeypatch.setattr(target, name, value)
+    with Skillbank.open(root, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        yield bank
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_recall_answers_on_a_full_disk_and_the_journal_catches_up_later(tmp_path, remote,
+                                                                       monkeypatch):
+    """hunt-disk #1, session 32: the recall raised InternalError "database or disk is full"
+    from its catch-up sync (through a client: "the owner process raised InternalError")."""
+    with _bank(tmp_path, remote, monkeypatch) as bank:
+        memory = bank.experiences
+        indexed = memory.record(task="Migrate the orders table", outcome="failure",
+                                feedback="Lock the orders table first.")
+        (tmp_path / "upsert-error").write_text(full_disk.SQLITE_FULL)
+        kept = memory.record(task="Migrate the invoices table", outcome="failure",
+                             feedback="Lock the invoices table first.")  # kept in the journal
+        hits = memory.recall("Migrate the orders table")
+        assert indexed in [hit.id for hit in hits]
+        assert "not in the index yet" in hits.note and "later recall" in hits.note, hits.note
+        context = bank.context_for("Migrate the orders table")  # what memory_context answers
+        assert indexed in context.ids
+        (tmp_path / "upsert-error").unlink()  # space freed
+        memory.sync()
+        assert kept in [hit.id for hit in memory.recall("Migrate the invoices table")]
+        assert memory.count("*") == 2  # each stored once
