@@ -10,6 +10,11 @@ MCP server and the agent adapters' tools.
 
 Through a client of another process the error comes back as a plain OSError carrying its text
 alone (`skillbank.sharing.wire`), so the errno is read from "[Errno N]" when it has none.
+
+An embedded Chroma's failure that reads like a damaged index ("Error in compaction") while the
+disk under it has almost no room is the full disk (`full_disk`): `chroma_gate` raises it as
+ENOSPC, so the repair named for a damaged index (delete and rebuild it) is not advised where
+there is no room to rebuild (hunt-disk #2, session 32).
 """
 
 from __future__ import annotations
@@ -33,6 +38,42 @@ def error_number(exc: BaseException) -> int | None:
         return number
     found = _ERRNO.search(str(exc))
     return int(found.group(1)) if found else None
+
+
+#: Free bytes below which an embedded Chroma's failure to write counts as the disk being full.
+FULL_ROOM = 16 << 20
+
+
+def free_bytes(folder: Any) -> int | None:
+    """Bytes this user may still write on the disk under `folder` (its nearest existing
+    parent when it is not made yet), or None when that cannot be told."""
+    import shutil
+    from pathlib import Path
+
+    path = Path(folder)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return shutil.disk_usage(path).free  # statvfs: what a user other than root may write
+    except OSError:
+        return None
+
+
+def full_disk(exc: BaseException, folder: Any) -> bool:
+    """Whether `exc`, an embedded Chroma's failure in `folder`, is its disk being full: SQLite's
+    "database or disk is full", or what reads like a damaged index ("Error in compaction:
+    Failed to apply logs to the metadata segment") while the disk has less than `FULL_ROOM`
+    free. A skill save on a full disk was answered "the index looks damaged ... reindex
+    --fresh", which deletes the index where there is no room to build it (hunt-disk #2,
+    session 32)."""
+    from skillbank.index_repair import looks_damaged
+
+    if _SQLITE_FULL in str(exc).lower():
+        return True
+    if not looks_damaged(exc):
+        return False
+    free = free_bytes(folder)
+    return free is not None and free < FULL_ROOM
 
 
 def read_only_message(exc: BaseException) -> str:
