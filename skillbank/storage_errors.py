@@ -76,7 +76,19 @@ def full_disk(exc: BaseException, folder: Any) -> bool:
     return free is not None and free < FULL_ROOM
 
 
-def read_only_message(exc: BaseException) -> str:
+def read_only_message(exc: BaseException, root: Any = None) -> str:
+    """EROFS: the whole memory root read-only, or (`root` given, writable, and the path the
+    error names in a folder under it) that folder alone, named: a skill delete on a read-only
+    `skills/` mount said the root was read-only and that skillbank writes there even to read,
+    while the same root's reads all worked (hunt-disk #3, session 32)."""
+    path = denied_path(exc)
+    if path is not None and os.path.isabs(path) and root is not None and under_root(exc, root):
+        base = os.path.realpath(os.path.expanduser(os.fspath(root)))
+        folder = os.path.dirname(os.path.realpath(path))
+        if folder != base and os.access(base, os.W_OK):
+            return (f"{exc}: {folder} is on a read-only file system (the rest of the memory "
+                    "root is writable): skillbank reads what is in it but cannot change it; "
+                    "make it writable (remount it read-write) and retry")
     return (f"{exc}: the memory root is on a read-only file system, and skillbank writes its "
             "lock and index files there even to read; copy the root somewhere writable (cp -a) "
             "and pass that as --root")
@@ -140,7 +152,7 @@ def storage_message(exc: BaseException, root: Any = None) -> str | None:
     if number == errno.ENOSPC:
         return f"{exc}: {DISK_FULL}"
     if number == errno.EROFS:
-        return read_only_message(exc)
+        return read_only_message(exc, root)
     if number == errno.EFBIG:
         return file_size_message(exc)
     if isinstance(exc, PermissionError) or number in (errno.EACCES, errno.EPERM):
