@@ -143,8 +143,8 @@ def storage_message(exc: BaseException, root: Any = None) -> str | None:
     """One line naming the cause and the fix when `exc` is storage refusing a write (or a read
     that needs one), else None. `root`: the memory root, so a refusal outside it is not told
     to "copy the root" (the tools said so of a third-party skill's file, review, session 29)."""
-    if _SQLITE_FULL in str(exc).lower():
-        said = " ".join(str(exc).split())
+    if _SQLITE_FULL in str(exc).lower() and error_number(exc) != errno.ENOSPC:
+        said = " ".join(str(exc).split())  # (as ENOSPC from `chroma_gate`: worded below)
         return f"{said} ({type(exc).__name__}): {DISK_FULL}"
     if not isinstance(exc, OSError):
         return None

@@ -108,3 +108,13 @@ def test_the_same_failure_with_room_left_still_names_the_repair(tmp_path, monkey
             bank.skills.save("chart", "Make a chart.", "# Steps\n\n1. Label the axes.\n")
         assert "reindex --fresh" in (damaged_message(failed.value) or "")
         assert not isinstance(failed.value, OSError) or failed.value.errno != errno.ENOSPC
+
+
+def test_sqlite_full_raised_as_enospc_is_worded_once():
+    """What `chroma_gate` raises for SQLite's "database or disk is full" was worded with the
+    SQLite branch: "... (OSError): the disk under the memory root is full" (session 32)."""
+    from skillbank.storage_errors import storage_message
+
+    said = storage_message(OSError(errno.ENOSPC, f"No space left on device (InternalError: "
+                                                 f"{full_disk.SQLITE_FULL})", "/r/chroma"))
+    assert said is not None and said.endswith(DISK_FULL) and "(OSError)" not in said, said
