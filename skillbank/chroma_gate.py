@@ -15,8 +15,11 @@ calls in flight do not end within its wait.
 from __future__ import annotations
 
 import contextlib
+import errno
 import threading
 from typing import Any, Iterator
+
+from skillbank import storage_errors
 
 #: Seconds the zeroing waits for Chroma calls in flight before leaving it for the close.
 WAIT = 10.0
@@ -76,21 +79,37 @@ class Gate:
 
 
 class _GatedBindings:
-    """Chroma's Rust bindings, each method call passing the gate."""
+    """Chroma's Rust bindings, each method call passing the gate.
 
-    def __init__(self, bindings: Any, gate: Gate) -> None:
+    A failure of a call that reads like a damaged index ("Error in compaction: Failed to
+    apply logs to the metadata segment") on a disk with almost no room left, or SQLite's
+    "database or disk is full", is raised as the full disk it is: OSError ENOSPC, which every
+    face words as a full disk (`storage_errors`), and a write kept in the experience journal
+    waits for a later sync as for any index failure. Here because every call of the embedded
+    Chroma passes this place, and it knows the folder (hunt-disk #2, session 32: a skill save
+    on a full disk was answered "the index looks damaged ... reindex --fresh")."""
+
+    def __init__(self, bindings: Any, gate: Gate, folder: Any = None) -> None:
         self._bindings = bindings
         self._gate = gate
+        self._folder = folder
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._bindings, name)
         if not callable(value):
             return value
-        gate = self._gate
+        gate, folder = self._gate, self._folder
 
         def gated(*args: Any, **kwargs: Any) -> Any:
             with gate.call():
-                return value(*args, **kwargs)
+                try:
+                    return value(*args, **kwargs)
+                except Exception as exc:
+                    if folder is None or not storage_errors.full_disk(exc, folder):
+                        raise
+                    said = " ".join(str(exc).split())
+                    raise OSError(errno.ENOSPC, f"No space left on device ({type(exc).__name__}: "
+                                                f"{said})", str(folder)) from exc
 
         return gated
 
@@ -108,7 +127,8 @@ def install(client: Any) -> Gate | None:
     if not getattr(client.get_settings(), "is_persistent", False):
         return None
     gate = Gate()
-    api.bindings = _GatedBindings(bindings, gate)
+    api.bindings = _GatedBindings(bindings, gate,
+                                  getattr(client.get_settings(), "persist_directory", None))
     return gate
 
 

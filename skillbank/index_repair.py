@@ -30,10 +30,17 @@ _DAMAGED = re.compile(r"malformed|file is not a database|error in compaction|fai
 
 def looks_damaged(exc: BaseException) -> bool:
     """Whether an error, or one it was raised from (`raise ... from`), reads like a damaged
-    embedded index (and not, say, a full disk)."""
+    embedded index (and not, say, a full disk: Chroma's "Error in compaction" on a disk with
+    no room is raised as ENOSPC, `chroma_gate`, hunt-disk #2, session 32)."""
+    import errno
+
+    from skillbank.storage_errors import error_number
+
     seen: BaseException | None = exc
     for _ in range(8):  # a short chain; never loop on a cycle
         if seen is None:
+            return False
+        if isinstance(seen, OSError) and error_number(seen) == errno.ENOSPC:
             return False
         if _DAMAGED.search(f"{type(seen).__name__}: {seen}"):
             return True

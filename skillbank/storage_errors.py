@@ -10,6 +10,11 @@ MCP server and the agent adapters' tools.
 
 Through a client of another process the error comes back as a plain OSError carrying its text
 alone (`skillbank.sharing.wire`), so the errno is read from "[Errno N]" when it has none.
+
+An embedded Chroma's failure that reads like a damaged index ("Error in compaction") while the
+disk under it has almost no room is the full disk (`full_disk`): `chroma_gate` raises it as
+ENOSPC, so the repair named for a damaged index (delete and rebuild it) is not advised where
+there is no room to rebuild (hunt-disk #2, session 32).
 """
 
 from __future__ import annotations
@@ -35,7 +40,55 @@ def error_number(exc: BaseException) -> int | None:
     return int(found.group(1)) if found else None
 
 
-def read_only_message(exc: BaseException) -> str:
+#: Free bytes below which an embedded Chroma's failure to write counts as the disk being full.
+FULL_ROOM = 16 << 20
+
+
+def free_bytes(folder: Any) -> int | None:
+    """Bytes this user may still write on the disk under `folder` (its nearest existing
+    parent when it is not made yet), or None when that cannot be told."""
+    import shutil
+    from pathlib import Path
+
+    path = Path(folder)
+    while not path.exists() and path != path.parent:
+        path = path.parent
+    try:
+        return shutil.disk_usage(path).free  # statvfs: what a user other than root may write
+    except OSError:
+        return None
+
+
+def full_disk(exc: BaseException, folder: Any) -> bool:
+    """Whether `exc`, an embedded Chroma's failure in `folder`, is its disk being full: SQLite's
+    "database or disk is full", or what reads like a damaged index ("Error in compaction:
+    Failed to apply logs to the metadata segment") while the disk has less than `FULL_ROOM`
+    free. A skill save on a full disk was answered "the index looks damaged ... reindex
+    --fresh", which deletes the index where there is no room to build it (hunt-disk #2,
+    session 32)."""
+    from skillbank.index_repair import looks_damaged
+
+    if _SQLITE_FULL in str(exc).lower():
+        return True
+    if not looks_damaged(exc):
+        return False
+    free = free_bytes(folder)
+    return free is not None and free < FULL_ROOM
+
+
+def read_only_message(exc: BaseException, root: Any = None) -> str:
+    """EROFS: the whole memory root read-only, or (`root` given, writable, and the path the
+    error names in a folder under it) that folder alone, named: a skill delete on a read-only
+    `skills/` mount said the root was read-only and that skillbank writes there even to read,
+    while the same root's reads all worked (hunt-disk #3, session 32)."""
+    path = denied_path(exc)
+    if path is not None and os.path.isabs(path) and root is not None and under_root(exc, root):
+        base = os.path.realpath(os.path.expanduser(os.fspath(root)))
+        folder = os.path.dirname(os.path.realpath(path))
+        if folder != base and os.access(base, os.W_OK):
+            return (f"{exc}: {folder} is on a read-only file system (the rest of the memory "
+                    "root is writable): skillbank reads what is in it but cannot change it; "
+                    "make it writable (remount it read-write) and retry")
     return (f"{exc}: the memory root is on a read-only file system, and skillbank writes its "
             "lock and index files there even to read; copy the root somewhere writable (cp -a) "
             "and pass that as --root")
@@ -90,8 +143,8 @@ def storage_message(exc: BaseException, root: Any = None) -> str | None:
     """One line naming the cause and the fix when `exc` is storage refusing a write (or a read
     that needs one), else None. `root`: the memory root, so a refusal outside it is not told
     to "copy the root" (the tools said so of a third-party skill's file, review, session 29)."""
-    if _SQLITE_FULL in str(exc).lower():
-        said = " ".join(str(exc).split())
+    if _SQLITE_FULL in str(exc).lower() and error_number(exc) != errno.ENOSPC:
+        said = " ".join(str(exc).split())  # (as ENOSPC from `chroma_gate`: worded below)
         return f"{said} ({type(exc).__name__}): {DISK_FULL}"
     if not isinstance(exc, OSError):
         return None
@@ -99,7 +152,7 @@ def storage_message(exc: BaseException, root: Any = None) -> str | None:
     if number == errno.ENOSPC:
         return f"{exc}: {DISK_FULL}"
     if number == errno.EROFS:
-        return read_only_message(exc)
+        return read_only_message(exc, root)
     if number == errno.EFBIG:
         return file_size_message(exc)
     if isinstance(exc, PermissionError) or number in (errno.EACCES, errno.EPERM):

@@ -39,7 +39,7 @@ def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list
         # through a client the errno is read from the text (`storage_errors.error_number`).
         number = storage_errors.error_number(exc)
         if number == errno.EROFS:  # exit 5, as for any read-only place (crash hunt, s18)
-            return 5, storage_errors.read_only_message(exc), []
+            return 5, storage_errors.read_only_message(exc, _root(root)), []
         if isinstance(exc, PermissionError) and _under_root(exc, root):  # exit 5, as EROFS
             return 5, storage_errors.permission_message(exc), []
         if number in (errno.ENOSPC, errno.EFBIG):
@@ -64,17 +64,23 @@ def _error_details(exc: BaseException, root: Any = None) -> tuple[int, str, list
     return 1, f"{message} ({type(exc).__name__}; run with --debug for a traceback)", []
 
 
+def _root(root: Any = None) -> Any:
+    """The command's memory root: its --root, else SKILLBANK_ROOT or the default."""
+    import os
+
+    from skillbank.settings import DEFAULT_ROOT, ENV_PREFIX
+
+    return root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT
+
+
 def _under_root(exc: PermissionError, root: Any = None) -> bool:
     """Whether the denied path is in the memory root (`root`: the command's --root, else
     SKILLBANK_ROOT or the default), or names none: only then is it the root's trouble. An
     `experiences export` to a folder outside it exited 5 with "copy the root somewhere
     writable" (review, session 21): that is the target's, exit 1 with its errno."""
-    import os
-
-    from skillbank.settings import DEFAULT_ROOT, ENV_PREFIX
     from skillbank.storage_errors import under_root
 
-    return under_root(exc, root or os.environ.get(f"{ENV_PREFIX}ROOT") or DEFAULT_ROOT)
+    return under_root(exc, _root(root))
 
 
 def echo_err(line: str) -> None:

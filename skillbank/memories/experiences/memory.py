@@ -386,12 +386,15 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         from skillbank.index_rebuild import wait_rebuilt
 
         wait_rebuilt(self.index)  # never from indexes a reindex emptied
+        behind: str | None = None  # why the records waiting in the journal are not indexed
         if self._sync_due() or self._recalled_by_text or self._shared_index_behind():
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
-                if not self._outage(exc):
+                if not (self._outage(exc) or _index_failure(exc)):
                     raise
+                if not self._outage(exc):
+                    behind = self._catch_up_failed(exc)
         failed: Exception | None = None
         try:
             hits = RecallMixin.recall(self, task, *args, **kwargs)
@@ -402,6 +405,8 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             hits, down, failed = None, True, exc
         if not down:
             self._recalled_by_text = False
+            if behind is not None:
+                hits.note = "; ".join(filter(None, (hits.note, behind)))
             return hits  # type: ignore[return-value]  # a keyword-only answer says so itself
         found = self._recall_by_text(task, *args, **kwargs)
         if found is None:  # this column has no search of its own: the index's keyword side
@@ -416,6 +421,21 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         found.note = (f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
                       "(keyword only), and records written meanwhile are indexed when it is back")
         return found
+
+    def _catch_up_failed(self, exc: BaseException) -> str:
+        """A sync before a recall that the index refused (its disk full, its files damaged):
+        the read answers from what the index holds, the journal keeps the records for a later
+        sync (not before INDEX_RETRY_SECONDS), and the note says so. A full disk made every
+        recall raise Chroma's "database or disk is full" from the catch-up's upsert, and the MCP
+        tools answer it as a refused write (hunt-disk #1, session 32)."""
+        self.index_behind, self.only_vectors_behind = True, False
+        self.unreached_at = time.monotonic()
+        said = " ".join(str(exc).split())
+        log.warning("skillbank: the index could not take the experience events waiting in the "
+                    "journal (%s); recall answers from what it holds", said)
+        return (f"records kept in the journal are not in the index yet, which refused them "
+                f"({type(exc).__name__}: {said}); these were found among the records it holds, "
+                "and the rest are indexed by a later recall")
 
     def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:
         """Recall by the journal's full-text search, with recall's filters and scope."""

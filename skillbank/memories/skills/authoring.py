@@ -44,7 +44,7 @@ from skillbank.memories.skills.own_folders import (mismatch_fix, never_through_l
                                                    new_skill_folder, own_skill_folder)
 from skillbank.memories.skills.unreadable import refuse_unreadable
 from skillbank.memories.skills.versions import drop_oldest, keep_version
-from skillbank.memories.skills.staging import RENAME_PREFIX
+from skillbank.memories.skills.staging import RENAME_PREFIX, move_folder
 from skillbank.records import Skill
 
 if TYPE_CHECKING:
@@ -553,18 +553,22 @@ class SkillAuthoring:
         """Move (or copy) a skill folder into `<root>/.trash`, named after the folder itself.
 
         Never after the frontmatter name: a SKILL.md saying `name: ../../../x` must not choose
-        where anything goes.
+        where anything goes. A failed move leaves no trash folder (`staging.move_folder`: a
+        refused one copies nothing into it, hunt-disk #3, session 32).
         """
         trash_dir = self.writable_root.parent / ".trash"
         trash_dir.mkdir(parents=True, exist_ok=True)
         stamp = int(time.time() * 1000)
         trash = Path(tempfile.mkdtemp(prefix=f"{folder.name}-{stamp}-", dir=trash_dir))
-        if copy:
-            shutil.copytree(folder, trash / folder.name, symlinks=True, ignore=_special_files)
-            return trash / folder.name
-        destination = trash / folder.name
-        shutil.move(str(folder), str(destination))
-        return destination
+        try:
+            if copy:
+                shutil.copytree(folder, trash / folder.name, symlinks=True, ignore=_special_files)
+            else:
+                move_folder(folder, trash / folder.name, REMOVING)
+        except BaseException:
+            shutil.rmtree(trash, ignore_errors=True)
+            raise
+        return trash / folder.name
 
     def delete(self, name: str) -> Path:
         """Remove a skill from the writable root; its folder is kept in `<root>/.trash`.

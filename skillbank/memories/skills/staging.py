@@ -15,9 +15,11 @@ found while holding it belongs to a process that died: it is removed when the sk
 
 from __future__ import annotations
 
+import errno
 import logging
 import os
 import shutil
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -81,3 +83,31 @@ def sweep_at_open(writable_root: Path, write_lock: Any) -> int:
         return remove_staging_copies(writable_root)
     finally:
         write_lock.release()
+
+
+def move_folder(folder: Path, destination: Path, hidden_prefix: str) -> None:
+    """Move `folder` to `destination` (not there yet) by one rename. Where that is another file
+    system (a mount under the root), `folder` is first moved out of sight beside itself (a
+    `hidden_prefix` folder, which a crash leaves to the next sync's sweep), then copied and
+    removed: one that may not be changed is refused before anything is copied. `shutil.move`
+    copied a skill folder on a read-only `skills/` mount into `.trash`, failed to remove it,
+    and left the copy of a skill never deleted, once per try (hunt-disk #3, session 32)."""
+    try:
+        os.rename(folder, destination)
+        return
+    except OSError as exc:
+        if exc.errno != errno.EXDEV:
+            raise
+    aside = Path(tempfile.mkdtemp(prefix=f"{hidden_prefix}{folder.name}-", dir=folder.parent))
+    try:
+        os.rename(folder, aside / folder.name)
+    except OSError:
+        os.rmdir(aside)
+        raise
+    try:
+        shutil.copytree(aside / folder.name, destination, symlinks=True)
+    except BaseException:
+        os.rename(aside / folder.name, folder)  # the folder stays as it was
+        os.rmdir(aside)
+        raise
+    shutil.rmtree(aside, ignore_errors=True)  # what it leaves, the next sync sweeps
