@@ -8,6 +8,7 @@
 - `folding`: the write path, near-duplicates folded, one journal append and one upsert a batch;
 - `journal`: the append-only journal (the truth), its checkpoint and `sync` into the index;
 - `recall`: filtered hybrid search ranked with a usage-aware prior;
+- `text_recall`: recall by the journal's own full-text search while the index does not answer;
 - `portability`: export to and import from JSONL;
 - `review`: the quarantine of untrusted records (pending, approve, reject) and `forget`.
 
@@ -28,18 +29,17 @@ from typing import Any, Callable, Iterable, Mapping, Sequence
 
 from skillbank.audit import kind_of, note
 from skillbank import scope as scopes
-from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import HybridIndex
 from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
                                     is_outage)
-from skillbank.records import Experience, Hit, Hits, Lesson, RecordedId, Step, utcnow
-from skillbank.outside_votes import outsider_of
+from skillbank.records import Experience, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin, _index_failure
 from skillbank.memories.experiences.portability import PortabilityMixin
-from skillbank.memories.experiences.recall import MIN_KEYWORD, RecallMixin
-from skillbank.memories.experiences.threads import in_open_episode
+from skillbank.memories.experiences.recall import RecallMixin
+from skillbank.memories.experiences.text_recall import recall_by_journal_text
 from skillbank.distill.lessons import same_task
 from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
@@ -408,7 +408,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             if behind is not None:
                 hits.note = "; ".join(filter(None, (hits.note, behind)))
             return hits  # type: ignore[return-value]  # a keyword-only answer says so itself
-        found = self._recall_by_text(task, *args, **kwargs)
+        found = recall_by_journal_text(self, task, *args, **kwargs)
         if found is None:  # this column has no search of its own: the index's keyword side
             if failed is not None:
                 raise failed
@@ -436,68 +436,6 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return (f"records kept in the journal are not in the index yet, which refused them "
                 f"({type(exc).__name__}: {said}); these were found among the records it holds, "
                 "and the rest are indexed by a later recall")
-
-    def _recall_by_text(self, task: str, *args: Any, **kwargs: Any) -> Hits | None:
-        """Recall by the journal's full-text search, with recall's filters and scope."""
-        from skillbank.keyword import tokenize
-        from skillbank.memories.experiences.indexing import _index_item
-        from skillbank.memories.experiences.recall import (
-            MAX_K, MIN_SHARED_TOKENS, _predicate, shared_evidence)
-        from skillbank.records import MAX_TEXT
-        from skillbank.unread import mostly_unread
-
-        bound = inspect.signature(RecallMixin.recall).bind(self, task, *args, **kwargs)
-        bound.apply_defaults()
-        a = bound.arguments
-        k = a["k"]
-        if not isinstance(task, str) or not task.strip():
-            return Hits()
-        if isinstance(k, bool) or not isinstance(k, int) or not 0 <= k <= MAX_K:
-            raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
-        scope = self._scope()
-        spaces = self._read_spaces(a["namespace"], scope)
-        if not spaces or k == 0:
-            return Hits()
-        passes = _predicate(self._where(spaces, a["outcome"], a["tags"], a["since"], a["kind"]))
-        found = self.journal.search(task, max(50, 3 * k),
-                                    None if scopes.ALL in spaces else tuple(spaces))
-        if found is None:
-            return None
-        # A task the model does not read is judged as recall judges it (MIN_SHARED_TOKENS), not
-        # by the full-text share of its words: to PostgreSQL a clause of Chinese or Japanese is
-        # one word, so the task and two sentences more shared 0.2 with its own run, and recall
-        # had it while the full-text fallback dropped it (18 of 20 such requests).
-        words = set(tokenize(task[:MAX_TEXT])) if mostly_unread(task) else None
-        hits = Hits()
-        for row in found:
-            try:
-                record = Experience.model_validate(row["record"])
-            except (ValueError, TypeError):
-                continue
-            item = _index_item(record, row["loc"], row["digest"], row["status"],
-                               row["duplicates"])
-            meta = item.metadata
-            if in_open_episode(meta, a["exclude_thread"]) or not passes(meta):
-                continue
-            if words is None:
-                if row["score"] < MIN_KEYWORD:
-                    continue
-            elif shared_evidence(words, words & set(tokenize(item.keyword_text)),
-                                 record.task) < MIN_SHARED_TOKENS:
-                continue
-            hits.append(Hit[Experience](
-                id=record.id, score=row["score"], why="keyword", keyword=row["score"],
-                record=record.model_copy(update={"status": row["status"],
-                                                 "duplicates": row["duplicates"],
-                                                 "usage": self.usage.get(record.id)})))
-            if len(hits) >= k:
-                break
-        if a["count_use"]:
-            for hit in hits:
-                self.usage.record(hit.id, use=1, trusted=scope.trusted,
-                                  principal=scope.principal,  # (untrusted: once each)
-                                  outsider=outsider_of(scope, hit.record.namespace))
-        return hits
 
     # Reading ----------------------------------------------------------------------------------
     def get(self, record_id: str) -> Experience:

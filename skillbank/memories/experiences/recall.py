@@ -124,7 +124,7 @@ def shared_evidence(words: set[str], held: set[str], task: str) -> float:
     the share of the request's tokens (`words`) the record's text holds (`held`), or of the
     record's own `task`'s tokens found in `words`, the larger. Recall reads `held` from the BM25
     row (`RecallMixin._unread_evidence`); the journal's full-text fallback, from the record it
-    found (`ExperienceMemory._recall_by_text`): one judgement, whichever search answered."""
+    found (`text_recall.recall_by_journal_text`): one judgement, whichever search answered."""
     own = set(tokenize(task))
     return max(len(held) / len(words) if words else 0.0,
                len(own & words) / len(own) if own else 0.0)
