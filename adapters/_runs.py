@@ -9,6 +9,10 @@
   session that died with its process, a second worker with its own), the thread's open episode
   in the bank is the goal (`open_goal`): the LangChain face started a new record with the
   follow-up as its task, and the outcome landed on "done, thanks" (hunt-threads #1, session 32).
+  Only an episode whose last turn is recent (`thread_pickup_seconds`, an hour by default; the
+  rule is `ExperienceMemory.open_thread`'s): a thread id reused later for a new conversation
+  (``"1"``, as in every LangGraph example) is a new goal, not a follow-up of a task left open
+  days ago, which then got the new run's outcome (review 1 #2, session 32).
 * **A stop is no outcome.** A run stopped from outside (cancelled, interrupted, a stream left
   early) with no outcome given is recorded with its steps and a last step naming the stop; in a
   thread its episode stays open (outcome ``unknown``), so the thread's next request goes on with
@@ -153,7 +157,8 @@ def closes_episode(outcome: str | None) -> bool:
 def open_goal(bank: "Skillbank", thread: str | None, namespace: str | None, *,
               trusted: bool, face: str) -> dict[str, Any] | None:
     """The thread's open episode in the bank as a face's state of the thread (``goal`` and
-    ``open``, what `plan_run` reads), or None: for a face whose own state has no goal.
+    ``open``, what `plan_run` reads), or None: for a face whose own state has no goal. None
+    too when that episode's last turn is older than the bank's `thread_pickup_seconds`.
 
     Run where the face may wait (a worker thread in async code): `bank.experiences` syncs
     another process's writes first. A storage error propagates; the caller goes on without."""

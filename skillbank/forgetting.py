@@ -34,8 +34,9 @@ disk in three places this module cleans, each right after the forget, under the 
   those fields, and the files they moved to `.trash/` are deleted).
 - **Skill folders.** `forget("skill:<name>")` deletes a bank-owned skill's folder, its
   resources and `.versions/` history included, the copies accepts kept of it
-  (`skill-versions/<name>/`), its `skills.lock` entry and its versions' scan results, and keeps
-  no copy in `.trash/` (`erase_skill`): a copy kept "to restore from" would be the very text the user asked to be
+  (`skill-versions/<name>/`), its `skills.lock` entry and its versions' scan results (but what
+  a remaining skill uses: the entry while a skill of that name is served from another folder,
+  a scan while another skill has that version), and keeps no copy in `.trash/` (`erase_skill`): a copy kept "to restore from" would be the very text the user asked to be
   rid of. `skills.delete(name)` (`skillbank skills delete`) is the undoable removal: it keeps
   the folder in `<root>/.trash`. Every description of `forget` (docs, the `Skillbank.forget`
   docstring, the agent's tool text in `skillbank/tool_text.py`) must say so: an agent told
@@ -437,7 +438,14 @@ def erase_skill(library: Any, name: str, trash: Path, versions: Iterable[str] = 
 
     (`skillbank skills delete` keeps the trash copy; `forget skill:<name>` means gone.) The
     kept copies and the lock entry stayed: a skill accepted, restored and forgotten kept its
-    text under `skill-versions/` (hunt-skillteam #2, session 32)."""
+    text under `skill-versions/` (hunt-skillteam #2, session 32).
+
+    What a remaining skill still uses stays (review 1 #7, session 32): the lock entry while a
+    skill of that name is served from any folder (the team or third-party skill the bank's
+    own copy shadowed: it lost its accept and went back to review), and the scan result of a
+    version a remaining skill has (scans are keyed by the files' digests, no name: a vendor
+    skill restored as the bank's own, or copied under another name, shares them; it was left
+    unscanned, held or warned about by policy until scanned again)."""
     import shutil
 
     from skillbank.memories.skills import pins
@@ -450,9 +458,12 @@ def erase_skill(library: Any, name: str, trash: Path, versions: Iterable[str] = 
     erase_from_chroma(library.index, [name])
     root = library.writable_root.parent
     shutil.rmtree(root / pins.SNAPSHOTS / name, ignore_errors=True)
-    library.trust_book.lock.forget(name)
+    remaining = library.list(include_held=True)  # `delete` indexed what the copy shadowed
+    if not any(skill.name == name for skill in remaining):
+        library.trust_book.lock.forget(name)
+    kept = {skill.version for skill in remaining}
     for version in versions:
-        if pins.re_version(version):
+        if pins.re_version(version) and version not in kept:
             with contextlib.suppress(OSError):
                 (root / SCANS_DIR / f"{version}.json").unlink()
 

@@ -367,3 +367,18 @@ def _quiet_seconds() -> float:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+
+
+def count_where(index: "HybridIndex", where: dict[str, Any] | None) -> int:
+    """How many items of `index` match `where`, from the mirror (no request): what a search
+    filtered by `where` could see. `count()` is every item, of every namespace: a scoped caller
+    told it learnt the size of other tenants' memory (review 1 #8, session 32)."""
+    return sum(1 for _, meta in current(index).values() if matches(where, meta))
+
+
+def pending_where(index: "HybridIndex", where: dict[str, Any] | None) -> int:
+    """`index.pending` (items not embedded yet), of those matching `where` only."""
+    if not getattr(index, "_pending", None):
+        return 0
+    with index._lock:
+        return sum(1 for item in index._pending.values() if matches(where, item.metadata))

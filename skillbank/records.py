@@ -212,6 +212,15 @@ class Experience(BaseModel):
     #: The conversation this experience is (a LangChain thread id, a LlamaIndex session): each
     #: later turn of it updates this record instead of adding another (`record_messages`).
     thread: str | None = Field(default=None, max_length=MAX_SHORT)
+    #: When a later turn of that conversation last updated this record (None: only its first
+    #: turn, at `created`). A face that lost its state of a thread picks up its open episode
+    #: only while this is recent (`thread_pickup_seconds`; review 1 #2, session 32).
+    updated: datetime | None = None
+
+    @field_validator("updated")
+    @classmethod
+    def _updated_in_utc(cls, value: datetime | None) -> datetime | None:
+        return None if value is None else stored_utc(value)
 
     @field_validator("created")
     @classmethod

@@ -80,6 +80,11 @@ class Settings:
     prune_min_uses: int = 5  # prune only what was recalled at least this often …
     prune_max_help_rate: float = 0.2  # … and helped in at most this share of those uses
     duplicate_threshold: float = 0.97  # cosine above which two experiences of one task are one
+    # A face whose own state of a conversation is gone (a restart, another worker) goes on with
+    # the thread's open episode in the bank only when its last turn is at most this old;
+    # else the request is a new goal (a reused thread id; review 1 #2, session 32). 0: never;
+    # inf: at any age.
+    thread_pickup_seconds: float = 3600.0
     # Limits
     # The review queue: pending items per namespace past which an untrusted write is refused
     # (QueueFullError) until a reviewer decides on some; trusted writes never are; 0: no cap.

@@ -41,12 +41,15 @@ RANGES: dict[str, tuple[float | None, float | None, str]] = {
     "database_statement_timeout": (0.0, None,
                                    "a number of seconds of at least 0 (0 or inf: no limit)"),
     "skills_follow_seconds": (0.0, None, "a number of seconds of at least 0"),
+    "thread_pickup_seconds": (0.0, None,
+                              "a number of seconds of at least 0 (0: never; inf: any age)"),
     "skills_recheck_seconds": (0.0, None, "a number of seconds of at least 0 (0: never)"),
     "guidelines_recheck_seconds": (0.0, None,
                                    "a number of seconds of at least 0 (0: at every search)"),
 }
 #: Settings whose value may be infinite (no limit).
-_MAY_BE_INFINITE = frozenset({"chroma_timeout", "database_statement_timeout"})
+_MAY_BE_INFINITE = frozenset({"chroma_timeout", "database_statement_timeout",
+                              "thread_pickup_seconds"})
 #: Settings that are a folder.
 _FOLDERS = frozenset({"model_dir", "root"})
 

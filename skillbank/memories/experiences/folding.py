@@ -346,6 +346,8 @@ class FoldingMixin:
         dumped = record.model_dump(mode="json", exclude={"usage", "status", "duplicates"})
         if dumped.get("thread") is None:
             dumped.pop("thread", None)  # records outside a conversation keep their old lines
+        if dumped.get("updated") is None:
+            dumped.pop("updated", None)  # as a record's first turn always wrote it
         return dumped
 
     def _nearest_indexed(self, record: Experience, vector: Any) -> tuple[str | None, float]:

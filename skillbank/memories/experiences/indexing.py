@@ -134,6 +134,8 @@ def _index_item(record: Experience, loc: str, digest: str, status: str, duplicat
         "loc": loc,
         "duplicates": int(duplicates),
         "thread": record.thread or None,  # a conversation's turns update one record
+        # Its last turn (`open_episode` picks a thread up only while it is recent).
+        "updated": _timestamp(record.updated or record.created) if record.thread else None,
     }
     return IndexItem(id=record.id, embed_texts=embed_texts_of(record),
                      keyword_text=keyword_text(record), metadata=metadata)

@@ -250,13 +250,18 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         """A conversation's open episode (its goal is the task), or None: for a face that lost
         its own memory of the conversation — a restarted process whose chat history was
         saved recorded the thread's "yes, go ahead" as a task of its own, the goal's record
-        left open for good (agents hunt, session 18)."""
+        left open for good (agents hunt, session 18).
+
+        Only while its last turn is at most `settings.thread_pickup_seconds` old: a thread id
+        reused for a new conversation later (``"1"``, as in every LangGraph example) is a new
+        goal, not a follow-up of a task left open (review 1 #2, session 32)."""
         from skillbank.memories.experiences.threads import check_thread, open_episode
 
         scope = self._scope()  # type: ignore[attr-defined]
         space = scope.write_namespace(namespace)
         return open_episode(self, check_thread(thread), space,
-                            "active" if scope.trusted else "pending")
+                            "active" if scope.trusted else "pending",
+                            within=float(self.settings.thread_pickup_seconds))
 
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
                         outcome: str = "unknown", *, thread: str | None = None,

@@ -19,6 +19,7 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.fsutil import check_unicode
 from skillbank.index import FUSED_SCALE, HybridIndex, IndexHit, fuse_candidates, matches
+from skillbank.index_mirror import count_where, pending_where
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.keyword import tokenize
 from skillbank.model_state import known_unavailable
@@ -414,9 +415,10 @@ class RecallMixin:
         index = self.index
         # What dense search could not see: every record while its server or the model is out
         # (`dense_error`; a model known missing before any record asked for it), else the
-        # records whose vectors are not written yet.
+        # records whose vectors are not written yet; of those this search reads only (`where`:
+        # the caller's namespaces), never the whole bank's (review 1 #8, session 32).
         why = index.dense_error or known_unavailable(index.embedding_function)
-        hits.pending = index.count() if why else index.pending
+        hits.pending = count_where(index, where) if why else pending_where(index, where)
         hits.dense_complete = not (why or hits.pending)
         if why:
             hits.note = f"{why}; these were found by keyword"

@@ -25,10 +25,12 @@ the record a turn updates, and the version it extends, are looked up under the w
 from __future__ import annotations
 
 import logging
+import math
+import time
 from typing import TYPE_CHECKING, Any, Mapping
 
 from skillbank.errors import InvalidInputError, NotFoundError
-from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step
+from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step, utcnow
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
 from skillbank.store.deltas import make_update
@@ -44,7 +46,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger("skillbank.experiences")
 
-__all__ = ["check_thread", "in_open_episode", "record_turn"]
+__all__ = ["check_thread", "in_open_episode", "last_turn", "open_episode", "record_turn"]
 
 
 def check_thread(thread: Any) -> str:
@@ -102,12 +104,29 @@ def _thread_record(memory: "ExperienceMemory", thread: str, namespace: str, task
     return best
 
 
-def open_episode(memory: "ExperienceMemory", thread: str, namespace: str, status: str
-                 ) -> Experience | None:
-    """The newest open (no closing outcome) record of `thread` in `namespace` with `status`
-    (the one the caller's own turns would update: "active" for a trusted caller, "pending"
-    for an untrusted one; a pending record never feeds a trusted caller): the conversation's
-    goal and its steps so far."""
+#: The clock a thread's last turn is compared with (`open_episode`); a test ages an episode
+#: by moving it on.
+clock = time.time
+
+
+def last_turn(meta: Mapping[str, Any]) -> float:
+    """When a thread record's index entry was last written by a turn (unix time): its
+    ``updated``, else (an entry indexed before it was kept) its ``created``."""
+    return float(meta.get("updated") or meta.get("created") or 0.0)
+
+
+def open_episode(memory: "ExperienceMemory", thread: str, namespace: str, status: str, *,
+                 within: float = math.inf) -> Experience | None:
+    """The open (no closing outcome) record of `thread` in `namespace` with `status` (the one
+    the caller's own turns would update: "active" for a trusted caller, "pending" for an
+    untrusted one; a pending record never feeds a trusted caller) whose last turn is newest:
+    the conversation's goal and its steps so far. None when that turn is more than `within`
+    seconds old (0: always None).
+
+    Most episodes are never closed (a run given no outcome records ``unknown``), and a thread
+    id is reused (``thread_id "1"`` in every LangGraph example): a new conversation on it days
+    later, in a process that lost the old one's state, was filed as a follow-up of the old
+    task, which then got the new run's outcome (review 1 #2, session 32)."""
     where = {"$and": [{"thread": thread}, {"namespace": namespace}, {"kind": "experience"},
                       {"status": status}]}
     best: tuple[float, str, Mapping[str, Any]] | None = None
@@ -115,10 +134,10 @@ def open_episode(memory: "ExperienceMemory", thread: str, namespace: str, status
         meta = memory.index.metadata(found)
         if meta is None or not in_open_episode(meta, thread):
             continue
-        created = float(meta.get("created", 0.0))
-        if best is None or created > best[0]:
-            best = (created, found, meta)
-    if best is None:
+        last = last_turn(meta)
+        if best is None or last > best[0]:
+            best = (last, found, meta)
+    if best is None or within <= 0 or clock() - best[0] > within:
         return None
     try:
         return memory._read_record(best[1], best[2])
@@ -193,8 +212,22 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
         "lessons": [l.model_dump(mode="json") for l in [*old.lessons, *new_lessons]],
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
+        "updated": _turn_time(old),
     })
     return record_id, merged, version, new_lessons
+
+
+#: A later turn's time is kept to this many seconds (`Experience.updated`): a burst of turns
+#: writes it once, not into every turn's update event (the journal of a long thread).
+TURN_TIME_STEP = 60.0
+
+
+def _turn_time(old: Experience) -> Any:
+    """The `updated` of a record a turn is merged into: now, unless the record's last turn
+    time is less than TURN_TIME_STEP old (then that, unchanged)."""
+    now = utcnow()
+    last = old.updated or old.created
+    return now if (now - last).total_seconds() >= TURN_TIME_STEP else old.updated
 
 
 def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:

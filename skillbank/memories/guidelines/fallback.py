@@ -38,7 +38,7 @@ class GuidelineFallback:
             _WITHOUT_INDEX.reset(token)
         if note is not None:  # every rule was out of dense search's reach
             hits.dense_complete = False
-            hits.pending = len(self._items)  # type: ignore[attr-defined]
+            hits.pending = self._unseen(namespace, every=True)  # type: ignore[attr-defined]
             hits.note = note
         return hits
 

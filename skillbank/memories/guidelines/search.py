@@ -12,6 +12,7 @@ from typing import Any
 
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.index_mirror import pending_where
 from skillbank.index_rebuild import wait_rebuilt
 from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
@@ -123,7 +124,7 @@ class GuidelineSearch:
             _NO_MODEL.reset(token)
         # Rules staged while their vectors could not be written (`store._save`), or every rule
         # while no model can embed the task.
-        hits.pending = len(self._items) if no_model else getattr(self.index, "pending", 0)
+        hits.pending = self._unseen(namespace, every=bool(no_model))
         hits.dense_complete = not (no_model or hits.pending)
         if no_model:
             hits.note = f"{no_model}; these were found by keyword"
@@ -168,6 +169,21 @@ class GuidelineSearch:
         found.best_dense = max((d for _, _, d, _, _ in fused if d is not None), default=0.0)
         found.best_keyword = max((w for _, _, _, w, _ in fused if w is not None), default=0.0)
         return found
+
+    def _unseen(self, namespace: str | None, *, every: bool) -> int:
+        """How many of the active rules the caller reads dense search could not see: with
+        `every`, all of them (no model, no server), else those whose vectors are not written
+        yet. Only the caller's: every namespace's count told a scoped caller the size of other
+        tenants' memory, over the sharing wire too (review 1 #8, session 32)."""
+        spaces = self._read_spaces(namespace)  # as `_search` read them (it raised, or not)
+        if not spaces:
+            return 0
+        if every:
+            return sum(1 for g in list(self._items.values())
+                       if g.status == "active" and scopes.covers(spaces, g.namespace))
+        in_scope = scopes.where(spaces)
+        where = {"$and": [in_scope, {"status": "active"}]} if in_scope else {"status": "active"}
+        return pending_where(self.index, where)
 
     def _hits(self, fused: list[tuple[str, float, float | None, float | None, dict[str, Any]]],
               spaces: Any, topic: str | None, require_evidence: bool) -> list[Hit[Guideline]]:
