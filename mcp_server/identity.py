@@ -37,7 +37,7 @@ import sys
 import threading
 from contextlib import contextmanager
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any, Callable, Iterator, Mapping
@@ -90,6 +90,9 @@ class Principal:
     role: str = "contributor"
     trusted: bool = True
     reviews: tuple[str, ...] = ()
+    #: `reviews` the file gives a role below reviewer: ignored (they never granted anything;
+    #: `tokens add` wrote them before session 27), shown by `tokens list`, not written back.
+    ignored_reviews: tuple[str, ...] = field(default=(), compare=False)
 
     def scope(self) -> Any:
         from skillbank.scope import Scope
@@ -142,8 +145,13 @@ def _parse(path: Path, raw: bytes) -> Mapping[str, Any]:
     return data
 
 
-def parse_principals(path: Path, raw: bytes) -> dict[str, Principal]:
-    """sha256 -> Principal, or TokensFileError naming the entry and what is wrong with it."""
+def parse_principals(path: Path, raw: bytes, *,
+                     problems: dict[str, str] | None = None) -> dict[str, Principal]:
+    """sha256 -> Principal, or TokensFileError naming the entry and what is wrong with it.
+
+    `problems` (for `tokens remove`): an entry refused only for its `reviews` (a reviewer
+    reviewing a namespace it does not read) is kept as written and its problem put there by
+    name, so the operator can remove it with the CLI instead of by hand."""
     from skillbank.scope import Role, check_namespace
 
     data = _parse(path, raw)
@@ -192,7 +200,17 @@ def parse_principals(path: Path, raw: bytes) -> dict[str, Principal]:
         try:  # a hand-edited file too, not only `tokens add` (hunt-scopes #2, session 32)
             by_hash[digest] = _reviews_what_it_reads(principal)
         except TokensFileError as exc:
-            raise TokensFileError(f"{where}: {exc}") from None
+            problem = (f"{where}: {exc}, in the file or with `skillbank tokens remove {name}` "
+                       "then `skillbank tokens add` (dropping these reviews would widen them: "
+                       "no reviews means every namespace it reads)")
+            if problems is None:
+                raise TokensFileError(problem) from None
+            problems[principal.name], by_hash[digest] = problem, principal
+            continue
+        if by_hash[digest].ignored_reviews:
+            log.warning("skillbank: %s: a %s reviews nothing, so its reviews = %s are ignored "
+                        "(give it role reviewer to review them, or drop the line)", where,
+                        principal.role, list(principal.reviews))
     return by_hash
 
 
@@ -333,20 +351,27 @@ class TokensFile:
 
 
 # Writing (`skillbank tokens add`) -------------------------------------------------------------------
-def read_for_change(path: Path) -> dict[str, Principal]:
+def read_for_change(path: Path, *,
+                    problems: dict[str, str] | None = None) -> dict[str, Principal]:
     """name -> Principal of an existing tokens file, for `skillbank tokens list/add/remove`.
 
     A broken file is refused with its line and what that means for running servers: they keep
     the last version they could read, so a member removed in the broken edit still gets in
-    (team hunt, session 19: `tokens list` only said the TOML was invalid)."""
+    (team hunt, session 19: `tokens list` only said the TOML was invalid). `problems`: see
+    `parse_principals` (`tokens remove` of an entry refused for its reviews)."""
     check_permissions(path)
     try:
-        return {p.name: p for p in parse_principals(path, path.read_bytes()).values()}
+        found = parse_principals(path, path.read_bytes(), problems=problems).values()
     except TokensFileError as exc:
-        raise TokensFileError(
-            f"{exc}. Running servers still accept the tokens of the last version they could "
-            "read (a principal removed in this edit still gets in; /readyz and a team worker's "
-            "skillbank_tokens_file_stale show it): fix that line; nothing was changed") from None
+        raise _refused(exc) from None
+    return {p.name: p for p in found}
+
+
+def _refused(exc: Exception) -> TokensFileError:
+    return TokensFileError(
+        f"{exc}. Running servers still accept the tokens of the last version they could "
+        "read (a principal removed in this edit still gets in; /readyz and a team worker's "
+        "skillbank_tokens_file_stale show it): fix that line; nothing was changed")
 
 
 def render(principals: list[Principal], *, as_json: bool) -> str:
@@ -382,6 +407,12 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
     if name in current and not replace:
         raise TokensFileError(f"principal {name!r} is already in {target}; pass --replace to "
                               "issue a new token for it (the old one stops working)")
+    from skillbank.scope import Role
+
+    if reviews and role in {r.value for r in Role} and not Role(role).allows(Role.REVIEWER):
+        # A file read ignores such reviews (older files have them); asked for now: refused.
+        raise TokensFileError(f"a {role} reviews nothing: give --role reviewer (or admin) to "
+                              f"review {', '.join(reviews)}")
     token = new_token()
     entry = {"sha256": hash_token(token), "namespace": namespace, "reads": list(reads or []),
              "role": role, "trusted": trusted, "reviews": list(reviews or [])}
@@ -401,18 +432,24 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
 
 
 def _reviews_what_it_reads(principal: Principal) -> Principal:
-    """Refuse `reviews` that could never be used: a namespace the principal does not read (a
+    """Check `reviews` that could never be used: a namespace the principal does not read (a
     review finds only what its reader sees), or any reviews below the reviewer role. `tokens
     add --reviews team` without `--reads team` was stored and did nothing (left of session
     27): the operator believed a reviewer existed. Checked on every read of the file (start-up,
-    reload, `tokens add`); the reads part is `Scope`'s own check (`scope.unread_reviews`)."""
+    reload, `tokens add`); the reads part is `Scope`'s own check (`scope.unread_reviews`).
+
+    Below the reviewer role the reviews are ignored (`ignored_reviews`), not refused: older
+    `tokens add` wrote them, and they never granted anything, so refusing the file locked every
+    principal out (review 1 #5, session 32); `tokens add` still refuses them. A reviewer's
+    unread reviews stay refused: dropping them would widen it (empty means all it reads)."""
+    from dataclasses import replace
+
     from skillbank.scope import ALL, Role, unread_reviews
 
     if not principal.reviews:
         return principal
     if not Role(principal.role).allows(Role.REVIEWER):
-        raise TokensFileError(f"a {principal.role} reviews nothing: give --role reviewer (or "
-                              f"admin) to review {', '.join(principal.reviews)}")
+        return replace(principal, reviews=(), ignored_reviews=principal.reviews)
     unread = unread_reviews(principal.namespace, principal.reads, principal.reviews)
     if unread:
         also = " ".join(f"--reads {n!r}" if n == ALL else f"--reads {n}" for n in unread)
@@ -469,16 +506,24 @@ def standing_as(check: Callable[[], Any] | None) -> Iterator[None]:
 
 
 def remove_principal(path: str | os.PathLike, name: str) -> None:
-    """Drop a principal from the tokens file (its token stops working); NotFoundError if absent."""
+    """Drop a principal from the tokens file (its token stops working); NotFoundError if absent.
+
+    An entry refused for its reviews can be removed (how the operator fixes such a file with
+    the CLI, review 1 #5, session 32); while another such entry remains, removing a principal
+    is refused as on any broken file (servers keep the last good version, so it would still
+    get in)."""
     from skillbank.errors import NotFoundError
     from skillbank.fsutil import atomic_write
 
     target = Path(path).expanduser()
     if not target.exists():
         raise NotFoundError(f"no tokens file {target}")
-    current = read_for_change(target)
+    problems: dict[str, str] = {}
+    current = read_for_change(target, problems=problems)
     if name not in current:
         raise NotFoundError(f"no principal {name!r} in {target}")
+    if problems and name not in problems:
+        raise _refused(next(iter(problems.values())))
     del current[name]
     atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
                  mode=0o600)  # token hashes: this user only

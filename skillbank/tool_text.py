@@ -168,9 +168,10 @@ NO_MEMORY = "No relevant memory for this task."
 
 def folded_note(rule_id: str) -> str:
     """What approving an untrusted restatement of an active rule did: the approval reinforced
-    that rule and retired the proposal (two active rules of one wording were served before).
-    The CLI and MCP `review_memory` each wrote this wording (session 26); said once here."""
-    return f"folded into {rule_id}, an active rule of the same wording (reinforced)"
+    that rule and retired the proposal (two active rules of one wording were served before;
+    a paraphrase is folded too, review 1 #4, session 32). The CLI and MCP `review_memory` each
+    wrote this wording (session 26); said once here."""
+    return f"folded into {rule_id}, an active rule that says the same (reinforced)"
 
 
 def empty_memory_note(budget_tokens: int, omitted: int,

@@ -78,7 +78,7 @@ def test_the_browser_approves_the_replace_and_says_a_fold_was_a_fold(tmp_path, r
         folded = c.post(f"/guidelines/{restated}/approve",
                         data={"csrf": guard.csrf, "next": "/guidelines"}, headers=SAME)
         said = " ".join(folded.text.split())
-        assert f"Approved {restated}: folded into {held}, an active rule of the same wording " \
+        assert f"Approved {restated}: folded into {held}, an active rule that says the same " \
                f"(reinforced); {restated} is retired." in said
         assert "it is now active" not in said
         proposal_page = c.get(f"/guidelines/{restated}").text

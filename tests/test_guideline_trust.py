@@ -439,15 +439,20 @@ def test_no_active_rule_comes_only_from_untrusted_sources(shared_bank, ops):
                 approved.add(gid)
             elif op == "vote":
                 gm.vote(gid, helpful=helpful, trusted=trusted)
+    approved_texts = {gm.get(gid).text for gid in approved}  # a fold may take its wording
     for g in gm.list(status="active", namespace=ns):
         trusted_rules = {s.rule for s in g.sources if s.trusted is not False}
-        assert g.id in approved or g.text in trusted_rules, (g.text, g.sources)
+        assert g.id in approved or g.text in trusted_rules | approved_texts, (g.text, g.sources)
     # Untrusted votes alone never retire anything. A proposal a reviewer approved may be
     # retired by that approval: folded into the active rule of its wording (session 26); the
     # property missed that path, which Hypothesis found once in session 29 (learn untrusted,
     # approve, learn the same again, approve).
+    # Since review 1 #4 (session 32) a paraphrase is folded too: the rule it was folded into
+    # holds its sources.
     for g in gm.list(status="retired", namespace=ns):
-        folded = g.id in approved and any(gm.get(r).text == g.text for r in g.related)
+        mine = {s.critique for s in g.sources}
+        folded = g.id in approved and any(
+            mine <= {s.critique for s in gm.get(r).sources} for r in g.related)
         assert folded or g.harmful - g.helpful >= gm.retire_margin, (g.text, g.related)
 
 

@@ -87,3 +87,37 @@ def test_an_oidc_group_s_reviews_count_where_the_caller_reads():
     assert both.can_review("team") and not both.can_review("ops")
     lead = config.scope_for({"sub": "bo", "groups": ["leads"]})
     assert not lead.can_review("team") and not lead.can_review("ops")
+
+
+@pytest.mark.parametrize("role", ["reviewer", "admin"])
+def test_an_oidc_caller_whose_granted_reviews_are_all_unread_reviews_nothing(role):
+    """Review 1 #1, session 32: dropping a group's unread `reviews` left `reviews=()`, which
+    means "everything it reads": a caller in `platform` (reads team-platform) and `secops-leads`
+    (reviewer of secops, no reads) became a reviewer of alice and team-platform, which no group
+    granted. Now a caller whose granted reviews are all dropped reviews nothing (a contributor)."""
+    from skillbank.team.oidc_config import OidcConfig
+
+    config = OidcConfig.from_table({
+        "issuer": "https://issuer.example", "audience": "skillbank", "namespace_claim": "ns",
+        "groups": {"platform": {"reads": ["team-platform"]},
+                   "secops-leads": {"role": role, "reviews": ["secops"]}}}, "skillbank.toml")
+    scope = config.scope_for({"sub": "alice", "ns": "alice",
+                              "groups": ["platform", "secops-leads"]})
+    assert scope.reviewable == ()
+    for namespace in ("team-platform", "alice", "secops"):
+        assert not scope.can_review(namespace)
+    assert not scope.can_change("team-platform")
+    assert scope.role.value == "contributor" and scope.can_change("alice")  # its own, still
+    # A grant it can use is kept as granted, no wider.
+    config = OidcConfig.from_table({
+        "issuer": "https://issuer.example", "audience": "skillbank", "namespace_claim": "ns",
+        "groups": {"platform": {"reads": ["team-platform", "secops"]},
+                   "secops-leads": {"role": role, "reviews": ["secops"]}}}, "skillbank.toml")
+    scope = config.scope_for({"sub": "alice", "ns": "alice",
+                              "groups": ["platform", "secops-leads"]})
+    assert scope.reviewable == ("secops",) and not scope.can_review("team-platform")
+    # A reader granted unread reviews stays a reader (the role is only ever lowered).
+    config = OidcConfig.from_table({
+        "issuer": "https://issuer.example", "audience": "skillbank",
+        "groups": {"watchers": {"reviews": ["secops"]}}}, "skillbank.toml")
+    assert config.scope_for({"sub": "ann", "groups": ["watchers"]}).role.value == "reader"

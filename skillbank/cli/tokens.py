@@ -109,17 +109,26 @@ def list_(ctx: typer.Context, file: FileOption = None) -> None:
                          if not st.namespace or p.namespace == st.namespace),
                         key=lambda p: p.name)  # --namespace NS: NS's principals alone
     rows = [{"name": p.name, "namespace": p.namespace, "reads": list(p.reads), "role": p.role,
-             "reviews": list(p.reviews), "trusted": p.trusted, "sha256": p.sha256[:12] + "…"}
+             "reviews": list(p.reviews), "trusted": p.trusted, "sha256": p.sha256[:12] + "…",
+             **({"ignored_reviews": list(p.ignored_reviews)} if p.ignored_reviews else {})}
             for p in principals]
 
     def human() -> None:
         st.out.print(table(f"Principals in {path}", ["name", "namespace", "reads",
                                                              "role", "reviews", "trusted"],
                            [[r["name"], r["namespace"], ", ".join(r["reads"]), r["role"],
-                             ", ".join(r["reviews"]), "yes" if r["trusted"] else "no"]
+                             ", ".join(r["reviews"]) or _ignored(r),
+                             "yes" if r["trusted"] else "no"]
                             for r in rows]))
 
     st.out.emit(rows, human)
+
+
+def _ignored(row: dict) -> str:
+    """`reviews` the file gives a role below reviewer: they grant nothing (older `tokens add`
+    wrote them); shown so the operator sees them, dropped by the next add or remove."""
+    ignored = row.get("ignored_reviews")
+    return f"(ignored: {', '.join(ignored)}; a {row['role']} reviews nothing)" if ignored else ""
 
 
 @app.command("remove")
@@ -131,7 +140,8 @@ def remove(ctx: typer.Context,
 
     st = state(ctx)
     path = _file(ctx, file)
-    if path.is_file() and name in (current := read_for_change(path)):
+    # An entry refused for its reviews can still be removed (how the operator fixes it).
+    if path.is_file() and name in (current := read_for_change(path, problems={})):
         _refuse_outside_scope(ctx, "the principal is of namespace", [current[name].namespace])
     remove_principal(path, name)
     st.out.emit({"removed": name, "file": str(path)},

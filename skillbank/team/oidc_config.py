@@ -29,7 +29,8 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     trusted = false
 
 The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
-and `reviews` are the union of those groups' (reviews only where the caller reads); a listed
+and `reviews` are the union of those groups' (reviews only where the caller reads; a caller
+whose granted reviews are all unread reviews nothing: a contributor); a listed
 group with `trusted = false` makes the caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
 namespace is its principal, so a principal named like a namespace the groups share (someone who
 signed up as `team-platform`) is refused rather than made that namespace's owner.
@@ -226,8 +227,14 @@ class OidcConfig:
         reads = tuple(dict.fromkeys(n for g in grants for n in g.reads))
         # A group's reviews count where the caller reads (`scope.unread_reviews`): a review
         # finds only what its reader sees, and a scope reviewing more is refused.
-        unread = set(unread_reviews(namespace, reads, [n for g in grants for n in g.reviews]))
-        reviews = tuple(dict.fromkeys(n for g in grants for n in g.reviews if n not in unread))
+        granted = [n for g in grants for n in g.reviews]
+        unread = set(unread_reviews(namespace, reads, granted))
+        reviews = tuple(dict.fromkeys(n for n in granted if n not in unread))
+        if granted and not reviews and role.rank > Role.CONTRIBUTOR.rank:
+            # Every granted review dropped: empty `reviews` would mean "all it reads", more
+            # than any group granted (review 1 #1, session 32). It reviews nothing: the role
+            # below reviewer is how a scope says so.
+            role = Role.CONTRIBUTOR
         trusted = self.trusted and all(g.trusted is not False for g in grants)
         return Scope(principal=principal, namespace=namespace, reads=reads, role=role,
                      trusted=trusted, face=FACE, reviews=reviews)

@@ -14,7 +14,10 @@ from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
 from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.memories.guidelines.curation import says_when_anew
+from skillbank.memories.guidelines.decisions import critique_context
 from skillbank.memories.guidelines.files import IN_PLAY
+from skillbank.memories.guidelines.matching import more_specific
+from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import Guideline, utcnow
 
 log = logging.getLogger("skillbank.guidelines")
@@ -96,7 +99,11 @@ class GuidelineReview:
         it: kept as a proposal, since untrusted input never changes an active rule) is folded
         into that rule: the active rule is reinforced and takes its sources and supersessions,
         the proposal is retired (related to it), and the active rule is returned. Approving it
-        made two active rules of one wording, both served.
+        made two active rules of one wording, both served. So is a proposal an active rule says
+        in other words, by the decision a learn makes (`_active_paraphrase`; unless it replaces
+        rules, which like a learn's `replaces=` merges only into its own wording): a trusted
+        non-reviewer's paraphrase of the proposal, added active since it may not see pending
+        rules, and the approved proposal were two active paraphrases (review 1 #4, session 32).
 
         A proposal that replaces that very rule (``replaces=``) with a new ``when_to_use`` is no
         restatement: it is a replace, as the same call made trusted is (`replaces_itself`), so
@@ -120,6 +127,11 @@ class GuidelineReview:
             if twin is not None and twin.id in g.supersedes and \
                     says_when_anew(g.when_to_use, twin.when_to_use):
                 twin = None  # it replaces that rule: approved as a replace, not folded
+            elif held is None and not g.supersedes:  # in other words: as a learn merges it
+                # (a proposal replacing rules merges only into its own wording, as `replaces=`
+                # does in a learn: `plan_replace`; a look-alike is kept apart)
+                near = self._active_paraphrase(g)
+                twin = self._items.get(near) if near is not None else None
             if twin is not None:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
             self._refuse_stale_replace(g)
@@ -141,14 +153,42 @@ class GuidelineReview:
             note(self, "approve", "guideline", gid, namespace=g.namespace)
             if twin is None:
                 return g
-            log.info("approving %s folded it into %s, an active rule of the same wording",
+            log.info("approving %s folded it into %s, an active rule that says the same",
                      gid, twin.id)
+            # A learn's merge takes a more specific wording ("... for edge cases" into "Always
+            # add tests."); the reviewer approved it, so the fold does too.
+            wording = {"text": g.text} if more_specific(g.text, twin.text) else {}
             return self._save(twin.model_copy(update={
+                **wording,
                 "reinforcements": twin.reinforcements + 1 + g.reinforcements,
                 "sources": [*twin.sources, *g.sources],
                 "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
                                                           if i != twin.id)}),
-                "updated": now}), reembed=False)
+                "updated": now}), reembed=bool(wording))
+
+    def _active_paraphrase(self, g: Guideline) -> str | None:
+        """The active rule of `g`'s namespace that a learn of `g`'s rule would merge it into (the
+        same decision: `_nearest`, `_plan`, `merge_evidence`), or None; for `approve`.
+
+        A trusted caller who does not review the namespace meets active rules only (`_seen`),
+        so its paraphrase of a pending proposal is added active; approving the proposal then
+        served two active paraphrases of one rule (review 1 #4, session 32). Rules of the
+        proposal's own critique are kept apart, as a learn keeps a critique's rules apart."""
+        first = g.sources[0] if g.sources else None
+        critique = first.critique if first is not None and first.critique else g.text
+        sentence = (getattr(first, "sentence", None) or "") if first is not None else ""
+        active = ("active",)
+        with matching_by_words_if_unread(self, g.text):
+            vector = self._member_vector(g.text, sentence or None, critique)
+            query = " ".join(dict.fromkeys(t for t in (g.text, sentence, critique) if t))
+            siblings = self._same_critique(critique, g.namespace, active) - {g.id}
+            neighbours = self._nearest(vector, query, g.namespace, g.topic,
+                                       self._member_vector(g.text, sentence or None, None),
+                                       frozenset(siblings), statuses=active)
+            plan = self._plan(g.text, neighbours, siblings, vector=vector,
+                              context=critique_context(critique[:2000], sentence or g.text),
+                              sentence=sentence or g.text)
+        return plan.same[1] if plan.same is not None else None
 
     def _refuse_stale_replace(self, g: Guideline) -> None:
         """InvalidInputError when a rule `g` replaces was replaced by another, active rule since
