@@ -91,6 +91,28 @@ def test_a_pending_experience_or_lesson_by_id_is_not_found_to_who_may_not_review
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_calls_trusted_false_flag_reads_no_pending_item_by_id(tmp_path, remote):
+    """Review 2 (session 32): under the bank's own scope, the documented per-call flag
+    (`vote(..., trusted=False)`, `rate(..., trusted=False)`, `mark(..., trusted=False)`) still
+    answered the pending rule with its sources, its status, and the pending run's task and
+    feedback: the pending check read the caller's scope, not the one the flag narrows."""
+    with bank_for(tmp_path, remote) as bank:
+        gid = bank.guidelines.learn(RULE, trusted=False).entries[0].guideline_id
+        eid = bank.experiences.record(task="Pay the pecan supplier", outcome="success",
+                                      feedback="used the card ending 4417-PRIVATE",
+                                      trusted=False)
+        assert bank.guidelines.get(gid).status == "pending"  # the local admin reviews it
+        assert _not_found(lambda i: bank.guidelines.vote(i, False, trusted=False), gid) == \
+            _not_found(lambda i: bank.guidelines.vote(i, False, trusted=False), UNKNOWN_GL)
+        assert _not_found(lambda i: bank.experiences.mark(i, False, trusted=False), eid) == \
+            _not_found(lambda i: bank.experiences.mark(i, False, trusted=False), UNKNOWN_EXP)
+        for item in (gid, eid):
+            with pytest.raises(NotFoundError):
+                bank.rate(item, True, trusted=False)
+        assert bank.guidelines.get(gid).untrusted_harmful == 0  # nothing was counted
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 async def test_an_untrusted_mcp_session_is_not_told_a_pending_rule_by_id(tmp_path, remote):
     from mcp import Client
 

@@ -396,7 +396,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
-                if not (self._outage(exc) or _index_failure(exc)):
+                from skillbank.storage_errors import no_room
+
+                # A full disk only: a damaged index or another embedding still raises, with
+                # its repair, rather than a note promising a catch-up that never comes.
+                if not (self._outage(exc) or (_index_failure(exc) and no_room(exc))):
                     raise
                 if not self._outage(exc):
                     behind = self._catch_up_failed(exc)
@@ -449,8 +453,12 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         Pending only to whoever may review its namespace (`skillbank.scope`); to anyone else
         it is not found, the answer for an unknown id (another untrusted client's pending run,
         its task and feedback, was read by id)."""
+        return self._get_as(record_id, self._scope())
+
+    def _get_as(self, record_id: str, scope: scopes.Scope) -> Experience:
+        """`get` as `scope` sees it (a call's `trusted=False` narrows the caller's)."""
         record = self._get(record_id)
-        if record.status == "pending" and not self._scope().can_review(record.namespace):
+        if record.status == "pending" and not scope.can_review(record.namespace):
             raise NotFoundError(f"no experience or lesson with id {record_id.strip()!r}")
         return record
 
@@ -567,7 +575,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         if not isinstance(helped, bool):  # "no" is truthy: it must not count as helpful
             raise InvalidInputError(f"helped must be true or false, not {helped!r}")
         scope = self._scope(trusted)
-        record = self.get(record_id)
+        record = self._get_as(record_id, scope)  # trusted=False: pending is not found (review 2)
         scope.require(scopes.Role.CONTRIBUTOR, "rating memory")
         if scope.trusted and not scope.can_change(record.namespace):
             self.usage.vote(record.id, scope.principal, helped)

@@ -5,14 +5,13 @@ A mixin of ``GuidelineMemory``.
 
 from __future__ import annotations
 
-import json
 import logging
 from typing import Any, Callable
 
 from skillbank import outside_votes, scope as scopes
 from skillbank.audit import note
 from skillbank.forgetting import erase_from_chroma, note_forgotten
-from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
+from skillbank.errors import InvalidInputError, PermissionDeniedError
 from skillbank.memories.guidelines.curation import says_when_anew
 from skillbank.memories.guidelines.decisions import critique_context
 from skillbank.memories.guidelines.files import IN_PLAY
@@ -28,13 +27,14 @@ class GuidelineReview:
 
     # Feedback and review -------------------------------------------------------------------------
     def _change(self, gid: str, update: Callable[[Guideline], dict[str, Any] | None], *,
-                verb: str = "review") -> Guideline:
+                verb: str = "review", scope: Any = None) -> Guideline:
         """Apply `update` to a guideline the caller may `verb` ("vote": any it reads, as a
         contributor; "review": one in a namespace it reviews). Out of scope: not found, and so
         is a pending rule to a voter who may not review it, as to `get` (a vote returns the
-        rule, with the critiques of whoever proposed it)."""
+        rule, with the critiques of whoever proposed it). `scope`: the call's own (a vote's
+        `trusted=False` narrows it; review 2, session 32: such a vote returned the pending rule)."""
         self._check_id(gid)
-        scope = self._scope()
+        scope = scope if scope is not None else self._scope()
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
@@ -86,7 +86,7 @@ class GuidelineReview:
                 changes["status"] = "retired"
                 log.info("guideline %s retired by votes", gid)
             return changes
-        voted = self._change(gid, apply, verb="vote")
+        voted = self._change(gid, apply, verb="vote", scope=scope)
         note(self, "vote", "guideline", gid, namespace=voted.namespace, trusted=trusted)
         return voted
 
