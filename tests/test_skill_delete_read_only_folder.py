@@ -78,3 +78,47 @@ def test_a_read_only_root_is_still_named_as_the_whole_root(tmp_path):
     assert "copy the root somewhere writable" in storage_message(ro, "/mnt/ro/root")
     code, message, _ = _error_details(ro, tmp_path / "root")
     assert code == 5 and "copy the root somewhere writable" in message
+
+
+def test_a_sweep_during_a_delete_across_mounts_keeps_the_skill_whole(tmp_path, monkeypatch):
+    """Review 2 (session 32): a delete across file systems moved the folder aside under the
+    `.removing-` prefix, which every sync's `sweep_removing` deletes; another process's sync
+    during the copy deleted the only whole copy, the copy failed, and the skill was gone with
+    nothing in `.trash`. The aside is now a `.moving-` folder no sweep touches: the delete
+    ends with the skill whole in the trash."""
+    import os
+    import shutil
+
+    from skillbank.memories.skills.authoring import sweep_removing
+
+    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.skills.create("csv-report", "Build a CSV report of sales.", "# CSV\n\nSteps.\n")
+        skills = bank.skills.writable_root
+        for i in range(4):
+            (skills / "csv-report" / f"notes-{i}.md").write_text("x" * 100)
+        trash = skills.parent / ".trash"
+        real_rename, real_copytree = os.rename, shutil.copytree
+
+        def rename(src, dst, *a, **k):  # .trash on another file system
+            if Path(dst).parent.parent == trash:
+                raise OSError(errno.EXDEV, "Invalid cross-device link")
+            return real_rename(src, dst, *a, **k)
+
+        copied: list = []
+
+        def copy2(src, dst, **k):
+            copied.append(src)
+            if len(copied) == 2:
+                sweep_removing(skills)  # another process's sync, meanwhile
+            return shutil.copy2(src, dst, **k)
+
+        monkeypatch.setattr(os, "rename", rename)
+        monkeypatch.setattr(shutil, "copytree",
+                            lambda s, d, **k: real_copytree(s, d, copy_function=copy2, **k))
+        bank.skills.delete("csv-report")
+        monkeypatch.undo()
+        kept = [p for p in trash.rglob("SKILL.md")]
+        assert len(kept) == 1 and (kept[0].parent / "notes-3.md").exists()
+        assert not (skills / "csv-report").exists()
+        assert not [p for p in skills.iterdir() if p.name.startswith(".")]

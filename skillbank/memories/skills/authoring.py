@@ -209,6 +209,11 @@ def rates_as_outsider(scope: "scopes.Scope", path: str) -> bool:
 #: Hidden folders of the writable root a rename removes the old folder from (loaders skip dot
 #: entries); one a crash left behind is removed by the next sync (`sweep_removing`).
 REMOVING = ".removing-"
+#: Where a delete across file systems keeps the folder while it copies it to the trash: never
+#: swept, since it is the only whole copy until the copy is done (a sync's sweep of a
+#: `.removing-` folder mid-copy lost the skill and its trash copy; review 2, session 32). A
+#: crash leaves it in place, whole, for a person to delete or move back.
+MOVING = ".moving-"
 
 
 def sweep_removing(writable_root: Path) -> None:
@@ -564,7 +569,7 @@ class SkillAuthoring:
             if copy:
                 shutil.copytree(folder, trash / folder.name, symlinks=True, ignore=_special_files)
             else:
-                move_folder(folder, trash / folder.name, REMOVING)
+                move_folder(folder, trash / folder.name, MOVING)
         except BaseException:
             shutil.rmtree(trash, ignore_errors=True)
             raise

@@ -88,8 +88,9 @@ def sweep_at_open(writable_root: Path, write_lock: Any) -> int:
 def move_folder(folder: Path, destination: Path, hidden_prefix: str) -> None:
     """Move `folder` to `destination` (not there yet) by one rename. Where that is another file
     system (a mount under the root), `folder` is first moved out of sight beside itself (a
-    `hidden_prefix` folder, which a crash leaves to the next sync's sweep), then copied and
-    removed: one that may not be changed is refused before anything is copied. `shutil.move`
+    `hidden_prefix` folder no sweep removes: until the copy is done it is the only whole copy,
+    and a crash leaves it whole), then copied and removed: one that may not be changed is
+    refused before anything is copied. `shutil.move`
     copied a skill folder on a read-only `skills/` mount into `.trash`, failed to remove it,
     and left the copy of a skill never deleted, once per try (hunt-disk #3, session 32)."""
     try:
