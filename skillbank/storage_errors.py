@@ -76,6 +76,22 @@ def full_disk(exc: BaseException, folder: Any) -> bool:
     return free is not None and free < FULL_ROOM
 
 
+def no_room(exc: BaseException) -> bool:
+    """Whether `exc` (or what caused it) says the disk has no room: ENOSPC / EDQUOT, or
+    SQLite's "database or disk is full". What a read may answer past (the journal keeps what
+    the index refused), unlike a damaged index or a wrong embedding, which it must not hide."""
+    seen: BaseException | None = exc
+    for _ in range(5):
+        if seen is None:
+            return False
+        if isinstance(seen, OSError) and seen.errno in (errno.ENOSPC, errno.EDQUOT):
+            return True
+        if _SQLITE_FULL in str(seen).lower():
+            return True
+        seen = seen.__cause__ or seen.__context__
+    return False
+
+
 def read_only_message(exc: BaseException, root: Any = None) -> str:
     """EROFS: the whole memory root read-only, or (`root` given, writable, and the path the
     error names in a folder under it) that folder alone, named: a skill delete on a read-only

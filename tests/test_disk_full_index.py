@@ -118,3 +118,21 @@ def test_sqlite_full_raised_as_enospc_is_worded_once():
     said = storage_message(OSError(errno.ENOSPC, f"No space left on device (InternalError: "
                                                  f"{full_disk.SQLITE_FULL})", "/r/chroma"))
     assert said is not None and said.endswith(DISK_FULL) and "(OSError)" not in said, said
+
+
+def test_recall_past_a_damaged_index_still_raises(tmp_path, monkeypatch):
+    """Review 2 (session 32): the full-disk fix made recall answer past any index failure in
+    its catch-up (a damaged index, another embedding's dimension, EIO) with the note "the rest
+    are indexed by a later recall", which never comes for those, and hid the repair. Only a
+    disk with no room is answered past; the same Chroma text with room left is raised."""
+    with _bank(tmp_path, False, monkeypatch) as bank:
+        memory = bank.experiences
+        memory.record(task="Migrate the orders table", outcome="failure",
+                      feedback="Lock the orders table first.")
+        (tmp_path / "upsert-error").write_text(full_disk.COMPACTION)  # room left: damage
+        memory.record(task="Migrate the invoices table", outcome="failure",
+                      feedback="Lock the invoices table first.")  # kept in the journal
+        assert memory.index_behind  # so the recall's catch-up meets the damage
+        with pytest.raises(Exception) as caught:
+            memory.recall("Migrate the orders table")
+        assert "compaction" in str(caught.value).lower()
