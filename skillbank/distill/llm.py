@@ -373,7 +373,11 @@ class LLMDistiller:
         """(True, result) or (False, None) when `timeout` ran out; the model's own exceptions
         (a TimeoutError of its client too) are raised, not taken for this timeout."""
         task = asyncio.ensure_future(awaitable)
-        done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        try:
+            done, _ = await asyncio.wait({task}, timeout=self.timeout)
+        except asyncio.CancelledError:  # the caller gave up: so does the model call (a
+            task.cancel()  # cancelled MCP request left its sampling running; review 2)
+            raise
         if not done:
             task.cancel()
             return False, None
