@@ -39,6 +39,11 @@ UNREAD = "Use UTC; you should probably think about caching at some point."
     ("It was slow so users left.", []),
     ("The tests are also failing.", []),
     ("The scripts were fast and also delete the temp files.", []),
+    # "so" as an intensifier is praise (review 2, session 32: "Clean and readable." was learnt)
+    ("The code was so clean and readable.", []),
+    ("The layout was so open and airy.", []),
+    ("The code was so clean.", []),
+    ("The report was long so cut it.", ["Cut the report."]),
     ("The tests were thorough and also cover the edge cases.", []),
     ("The steps are bullets. Number them.", ["Number the steps."]),
 ])

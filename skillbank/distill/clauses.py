@@ -180,6 +180,12 @@ def _asks_after_description(part: str) -> list[str]:
     if (verb not in _VERBS or verb in _NOUN_LIKE or not _FINITE_VERB_RE.search(left)
             or _starts_imperative(left.strip())):
         return [part]
+    after = _words(part[m.end("verb"):])
+    if not (m.group("head") or re.search(r"\bplease\b", m.group(0), re.I)) and (
+            not after or after[0].lower() in ("and", "or", "but", "yet", "too", "enough")):
+        # "so" as an intensifier: "The code was so clean and readable." is praise, and was
+        # learnt as the rule "Clean and readable." (review 2, session 32)
+        return [part]
     ask = part[m.start("head") if m.group("head") else m.start("verb"):]
     ask = ask[:1].upper() + ask[1:]
     subject = subject_of(left)

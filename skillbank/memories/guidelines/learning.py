@@ -114,10 +114,10 @@ class GuidelineLearning:
         # distiller, MCP sampling's or a client bank's, both passed as candidates=): one sampled
         # reply of 3,000 "rules" was written under the write lock for over 20 minutes, every
         # other client waiting; a sampled reply of 100 was taken whole (hunt-llm #1, session 32).
+        if candidates is not None:  # each checked, past the cap too (review 2, session 32)
+            found = [self._as_candidate(c) for c in found]
         beyond = found[MAX_AGENT_RULES:]
         found = found[:MAX_AGENT_RULES]
-        if candidates is not None:
-            found = [self._as_candidate(c) for c in found]
         if replaces is not None:
             actionable = [r for r in found if getattr(r, "actionable", True)]
             if len(actionable) != 1:
