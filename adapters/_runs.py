@@ -51,7 +51,8 @@ if TYPE_CHECKING:
     from skillbank.bank import Skillbank
 
 __all__ = ["fill_namespace", "template_fields", "plan_run", "failure_feedback", "closes_episode",
-           "open_goal", "is_stop", "stop_feedback", "stop_record", "STOPPED_OUTCOME", "submit", "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
+           "open_goal", "is_stop", "stop_feedback", "stop_record", "STOPPED_OUTCOME", "submit",
+           "context_value", "MAX_QUERY_CHARS", "plain_messages", "clip_task"]
 
 log = logging.getLogger("skillbank.adapters")
 
