@@ -7,7 +7,8 @@ served root answers in a fraction of a second.
 
 Failover: when the owner exits or dies, the next call takes the root's owner lock itself (and
 from then on runs in process and serves the others) or connects to whichever process did. A call
-that never reached the owner is simply sent again. A call the owner was running when it died is
+the owner never began (refused, or cut before its reply began: skillbank.sharing.connection) is
+simply sent again. A call the owner was running when it died is
 sent again only if it cannot change memory (reads); a write then raises `OwnerLostError`, because
 it may or may not have been applied — retrying it is the caller's decision.
 
@@ -22,7 +23,6 @@ from __future__ import annotations
 
 import logging
 import os
-import secrets
 import threading
 import time
 from pathlib import Path
@@ -34,6 +34,8 @@ from skillbank.errors import BusyError
 from skillbank.records import Hits
 from skillbank.sharing import endpoint as ep
 from skillbank.sharing import prepare, served, wire
+from skillbank.sharing.connection import (_Connection, _NotRun, _OwnerChanged, _OwnerRaised,
+                                          _Untrusted)
 from skillbank.sharing.arguments import (OWNER_DISTILS, plain_chat_messages, resolve_paths,
                                          with_local_zones, without_local_callbacks)
 
@@ -65,6 +67,8 @@ def _warm_model(bank: Any) -> None:
 
 #: The longest a takeover waits for the background imports under way (skillbank.sharing.prepare).
 TAKEOVER_IMPORT_WAIT = 60.0
+#: How often a call cut before the owner's reply began (so never run) is sent again.
+NOT_RUN_TRIES = 5
 
 #: The least time a handshake gets (the owner streams a space every 0.5 s while it greets).
 HELLO_AT_LEAST = 1.5
@@ -90,87 +94,6 @@ def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "") 
                   f"(`kill {pid}`) so that another process can take the root over")
     return (f"{holder} holds the memory root {root} but did not answer within {seconds:g} s"
             f"{doing}; {advice}")
-
-
-class _OwnerChanged(Exception):
-    """The socket now belongs to a newer owner; reconnect (the call was refused unrun)."""
-
-
-class _OwnerRaised(Exception):
-    """The owner ran the call and it raised `error`: never a transport failure to retry (the
-    owner's FileNotFoundError was taken for a missing socket, and the call sent again without
-    end)."""
-
-    def __init__(self, error: BaseException) -> None:
-        super().__init__(str(error))
-        self.error = error
-
-
-class _Untrusted(Exception):
-    """The process on the socket could not prove it is the root's owner."""
-
-
-class _Connection:
-    """One verified connection to an owner process."""
-
-    def __init__(self, endpoint: ep.Endpoint, timeout: float) -> None:
-        import httpx
-
-        self.endpoint = endpoint
-        self.timeout = timeout
-        # Every phase has a deadline: the owner streams a space every half second while it
-        # works, so `read` bounds silence, not the length of a call.
-        self._http = httpx.Client(
-            transport=httpx.HTTPTransport(uds=endpoint.socket),
-            base_url="http://skillbank-owner",
-            headers={"x-skillbank-token": endpoint.token, "content-type": "application/json"},
-            timeout=httpx.Timeout(timeout),
-        )
-        self.members: dict[str, dict[str, list[str]]] = {}
-        self.namespace = "default"
-        self.skill_roots: list[Path] = []
-        self.served: dict[str, Any] | None = None
-
-    def hello(self, timeout: float | None = None) -> None:
-        nonce = secrets.token_hex(16)
-        response = self._http.post("/hello", content=orjson.dumps({"nonce": nonce}),
-                                   timeout=timeout if timeout is not None else self.timeout)
-        if response.status_code != 200:
-            raise _Untrusted(f"the owner refused our secret (HTTP {response.status_code})")
-        data = orjson.loads(response.content)
-        if not secrets.compare_digest(str(data.get("proof", "")), self.endpoint.proof(nonce)):
-            raise _Untrusted("the process on the socket does not know the root's secret")
-        if data.get("root_id") != self.endpoint.root_id:
-            raise _Untrusted(f"the process on the socket serves another memory root "
-                             f"({data.get('root')})")
-        self.members = data["members"]
-        self.namespace = data.get("namespace", "default")
-        self.skill_roots = [Path(p) for p in data.get("skill_roots", [])]
-        self.served = data.get("served") if isinstance(data.get("served"), dict) else None
-
-    def call(self, payload: bytes) -> Any:
-        response = self._http.post("/call", content=payload)
-        if response.status_code == 401:
-            # A new owner on the same socket path, with a new secret: the call was not run.
-            raise _OwnerChanged()
-        data = orjson.loads(response.content)
-        if "error" in data:
-            raise _OwnerRaised(wire.decode_error(data["error"]))
-        return wire.decode(data["ok"])
-
-    def changes(self, since: int, wait: float) -> dict[str, Any]:
-        """The owner's skill change events after `since` (a long poll of up to `wait` s)."""
-        response = self._http.post("/changes", content=orjson.dumps({"since": since,
-                                                                     "wait": wait}))
-        if response.status_code == 401:
-            raise _OwnerChanged()
-        data = orjson.loads(response.content)
-        if "error" in data:
-            raise _OwnerRaised(wire.decode_error(data["error"]))
-        return {**data["ok"], "reports": wire.decode(data["ok"]["reports"])}
-
-    def close(self) -> None:
-        self._http.close()
 
 
 class _MemoryProxy:
@@ -469,6 +392,7 @@ class BankClient:
               payload: bytes) -> Any:
         import httpx
 
+        unrun = 0
         while True:
             conn = self._ensure()
             if conn is None:  # we own the root now: run it here
@@ -479,6 +403,16 @@ class BankClient:
                 return conn.call(payload)
             except _OwnerRaised as raised:
                 raise raised.error from None
+            except _NotRun as exc:
+                # Cut before the reply began, so never run: sent again (to the next owner when
+                # this one was closing), but not without end to an owner that cuts every time.
+                self._drop(conn)
+                unrun += 1
+                if unrun >= NOT_RUN_TRIES:
+                    raise OwnerLostError(
+                        f"the process that owns {self.root} closed the connection before "
+                        f"running {target}.{name}, {unrun} times; it was not applied "
+                        f"({type(exc.__cause__).__name__})") from exc
             except (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout,
                     FileNotFoundError, ConnectionRefusedError, _OwnerChanged):
                 # Never sent: safe to send again. A connect or pool timeout is a loaded

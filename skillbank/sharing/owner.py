@@ -160,11 +160,12 @@ def _caller(request: dict[str, Any]) -> Any:
 
 
 class InFlight:
-    """Counts the clients' calls the owner is running, so closing waits for them to end.
+    """Counts the clients' calls the owner has taken, so closing waits for them to end.
 
-    A client write queued behind others (writes take turns) was cut when the owner closed
-    after its own work: the client got OwnerLostError for a write the owner had accepted
-    (test_concurrency, under load)."""
+    A call counts from the moment it is admitted (before its reply begins), not from when a
+    pool thread picks it up: a write admitted just before the owner started closing was not
+    yet counted, so closing did not wait for it, and the process ended under it (a client
+    write queued behind others was cut the same way: test_concurrency, under load)."""
 
     def __init__(self) -> None:
         self._running = 0
@@ -173,12 +174,19 @@ class InFlight:
         #: client takes as "send it to the next owner"), so none is cut half-way.
         self.closing = threading.Event()
 
-    def __enter__(self) -> "InFlight":
+    def admit(self) -> "Ticket | None":
+        """A ticket for one call, or None once closing began (checked and counted at once)."""
         with self._changed:
+            if self.closing.is_set():
+                return None
             self._running += 1
-        return self
+            return Ticket(self)
 
-    def __exit__(self, *exc: object) -> None:
+    def close(self) -> None:
+        with self._changed:
+            self.closing.set()
+
+    def _release(self) -> None:
         with self._changed:
             self._running -= 1
             self._changed.notify_all()
@@ -186,6 +194,23 @@ class InFlight:
     def wait_idle(self, timeout: float) -> bool:
         with self._changed:
             return self._changed.wait_for(lambda: self._running == 0, timeout)
+
+
+class Ticket:
+    """One admitted call: released once, by its work when that began, else by its reply."""
+
+    def __init__(self, flight: InFlight) -> None:
+        self._flight = flight
+        self._lock = threading.Lock()
+        self._released = False
+        self.started = False  # set on the event loop just before the work is handed to a thread
+
+    def release(self) -> None:
+        with self._lock:
+            if self._released:
+                return
+            self._released = True
+        self._flight._release()
 
 
 def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
@@ -201,9 +226,15 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
     token = endpoint.token.encode()
     writes = threading.Lock()  # one client write at a time (reads never wait for it)
 
-    def kept_alive(work: Any, *args: Any) -> StreamingResponse:
-        """Run `work(*args) -> bytes` in the thread pool; stream spaces until it is done."""
+    def kept_alive(work: Any, *args: Any, ticket: Ticket | None = None) -> Any:
+        """Run `work(*args) -> bytes` in the thread pool; stream spaces until it is done.
+
+        The work begins only once the reply's headers are out (StreamingResponse sends them
+        before it reads the body): a client whose connection closed before any reply began
+        therefore knows the call never ran, and sends it again (`client._NotRun`)."""
         async def body() -> Any:
+            if ticket is not None:
+                ticket.started = True
             task = asyncio.ensure_future(run_in_threadpool(work, *args))
             while True:
                 done, _ = await asyncio.wait({task}, timeout=KEEPALIVE)
@@ -212,7 +243,8 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
                 yield b" "
             yield task.result()
 
-        return StreamingResponse(body(), media_type="application/json")
+        response = StreamingResponse(body(), media_type="application/json")
+        return response if ticket is None else TicketedReply(ticket, response)
 
     def reply(payload: Any, status: int = 200) -> Response:
         return Response(orjson.dumps(payload), status_code=status, media_type="application/json")
@@ -252,9 +284,11 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
 
     flight = flight if flight is not None else InFlight()
 
-    def call(request_body: bytes) -> bytes:
-        with flight:
+    def call(ticket: Ticket, request_body: bytes) -> bytes:
+        try:
             return run_call(request_body)
+        finally:
+            ticket.release()
 
     def run_call(request_body: bytes) -> bytes:
         try:
@@ -278,9 +312,15 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
                                                "message": repr(str(exc))[:2000]}})
 
     async def call_route(request: Request) -> Response:
-        if not authorised(request) or flight.closing.is_set():
+        ticket = flight.admit() if authorised(request) else None
+        if ticket is None:
             return reply({"error": {"message": "wrong or missing secret, or closing"}}, 401)
-        return kept_alive(call, await request.body())
+        try:
+            request_body = await request.body()
+        except BaseException:
+            ticket.release()
+            raise
+        return kept_alive(call, ticket, request_body, ticket=ticket)
 
     async def changes(request: Request) -> Response:
         """Skill change events after `since`, waiting up to `wait` s for one: a long poll on
@@ -314,6 +354,22 @@ def _app(bank: "Skillbank", endpoint: ep.Endpoint, events: Any = None,
     return Starlette(routes=[Route("/hello", hello, methods=["POST"]),
                              Route("/call", call_route, methods=["POST"]),
                              Route("/changes", changes, methods=["POST"])])
+
+
+class TicketedReply:
+    """A reply (an ASGI app) that gives its ticket back if it ended before its work began
+    (the client went away first); the work, once begun, gives it back itself when done."""
+
+    def __init__(self, ticket: Ticket, response: Any) -> None:
+        self._ticket = ticket
+        self._response = response
+
+    async def __call__(self, scope: Any, receive: Any, send: Any) -> None:
+        try:
+            await self._response(scope, receive, send)
+        finally:
+            if not self._ticket.started:
+                self._ticket.release()
 
 
 class OwnerServer:
@@ -366,7 +422,7 @@ class OwnerServer:
         `timeout` s."""
         self._stopping.set()
         ep.remove_endpoint(self.root, self.endpoint)
-        self._flight.closing.set()  # new calls go to the next owner, unrun
+        self._flight.close()  # new calls go to the next owner, unrun
         if not self._flight.wait_idle(calls_timeout):
             log.warning("skillbank: closing %s with calls from other processes still running",
                         self.root)
