@@ -13,6 +13,7 @@ import json
 import os
 import shlex
 import shutil
+import tempfile
 import threading
 from datetime import datetime, timezone
 from pathlib import Path
@@ -24,6 +25,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedE
 from skillbank.fsutil import open_journal
 from skillbank.memories.skills import checks, pins
 from skillbank.memories.skills.authoring import rates_as_outsider
+from skillbank.memories.skills.staging import RESTORE_PREFIX
 from skillbank.memories.skills.trust import HeldError, TrustBook, held_message
 from skillbank.records import Skill, SkillVersion
 
@@ -232,23 +234,40 @@ class SkillTrust:
         if not source.is_dir() or not isinstance(pinned, dict):
             raise NotFoundError(f"skill {name!r} has no kept version {version!r}; "
                                 f"`skills versions {name}` lists them")
-        # The kept copy must be the version pinned: one taken while a teammate edited the
-        # skill held other bytes, which a restore made the bank's own (hunt-skillteam #1).
-        differences = pins.kept_differences(pinned, source)
-        if differences:
-            raise InvalidInputError(
-                f"the kept copy of {name}@{version} is not the version accepted "
-                f"({', '.join(differences[:5])} differ from the pin in skills.lock); it was not "
-                f"restored. Accept that version again from its folder to keep a true copy")
-        target = self.writable_root / name
-        if target.exists():
-            raise InvalidInputError(f"the bank's own library already has {name!r}; restore "
-                                    "that one with its own versions")
-        with self.write_lock:  # type: ignore[attr-defined]
-            shutil.copytree(source, target)
+        with self._sync_lock, self.write_lock:  # type: ignore[attr-defined] # as every write
+            target = self.writable_root / name
+            if target.exists() or target.is_symlink():
+                raise InvalidInputError(f"the bank's own library already has {name!r}; restore "
+                                        "that one with its own versions")
+            self._stage_restore(name, version, source, pinned, target)
             self._index_one(target / "SKILL.md")  # type: ignore[attr-defined]
         note(self, "restore", "skill", f"skill:{name}")
         return self._summary(name)  # type: ignore[attr-defined]
+
+    def _stage_restore(self, name: str, version: str, source: Path, pinned: dict[str, Any],
+                       target: Path) -> None:
+        """Copy the kept `source` beside the library (`staging.RESTORE_PREFIX`), check the copy
+        is the `pinned` version, and move it into `target` in one rename. It was copied straight
+        into `skills/<name>/`: a full disk or a kill mid-copy left a half skill there, which the
+        next sync indexed and served (session 33). The copy, not the kept folder, is checked:
+        what lands is what was compared with the pin (hunt-skillteam #1)."""
+        staging = Path(tempfile.mkdtemp(prefix=f"{RESTORE_PREFIX}{name}-",
+                                        dir=self.writable_root))  # type: ignore[attr-defined]
+        try:
+            staged = staging / name
+            shutil.copytree(source, staged)
+            # The kept copy must be the version pinned: one taken while a teammate edited the
+            # skill held other bytes, which a restore made the bank's own (hunt-skillteam #1).
+            differences = pins.kept_differences(pinned, staged)
+            if differences:
+                raise InvalidInputError(
+                    f"the kept copy of {name}@{version} is not the version accepted "
+                    f"({', '.join(differences[:5])} differ from the pin in skills.lock); it was "
+                    f"not restored. Accept that version again from its folder to keep a true "
+                    f"copy")
+            os.replace(staged, target)
+        finally:
+            shutil.rmtree(staging, ignore_errors=True)
 
     # Ratings and rollback by outcome ---------------------------------------------------------
     def record_use(self, name: str, success: bool | None = None, *, trusted: bool = True

@@ -8,7 +8,10 @@ experiences' text outlived "forget means gone" (hunt-drafts #4, session 26).
 
 `rename` stages the renamed copy the same way, in `.rename-<new>-XXXX/`: killed there, the
 whole skill stayed hidden beside the library and outlived `forget` of the skill (hunt-procs #2,
-session 28). Every adopt and rename stages under the root's write lock, so any staging folder
+session 28). `restore_version` of a reviewed skill stages its kept copy in `.restore-<name>-XXXX/`
+the same way: it copied straight into `skills/<name>/`, and a full disk or a kill mid-copy left a
+half skill there that the next sync indexed and served (session 33). Every adopt, rename and
+restore stages under the root's write lock, so any staging folder
 found while holding it belongs to a process that died: it is removed when the skills are opened
 (if the lock is free at once), at every forget, and before the next adopt.
 """
@@ -31,14 +34,16 @@ log = logging.getLogger("skillbank.skills")
 STAGING_PREFIX = ".adopt-"
 #: The prefix `SkillAuthoring.rename` gives its.
 RENAME_PREFIX = ".rename-"
+#: The prefix `SkillTrustAPI.restore_version` gives its.
+RESTORE_PREFIX = ".restore-"
 
 
 def staging_copies(writable_root: Path) -> list[Path]:
-    """The adopt and rename staging folders directly in `writable_root` (none when it is
+    """The adopt, rename and restore staging folders directly in `writable_root` (none when it is
     missing)."""
     try:
         names = [n for n in os.listdir(writable_root)
-                 if n.startswith((STAGING_PREFIX, RENAME_PREFIX))]
+                 if n.startswith((STAGING_PREFIX, RENAME_PREFIX, RESTORE_PREFIX))]
     except OSError:
         return []
     found = (writable_root / name for name in names)
