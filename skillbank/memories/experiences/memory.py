@@ -87,6 +87,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         #: Whether the last recall fell back to the journal's own full-text search.
         self._recalled_by_text = False
         self._shared_checked = 0.0  # monotonic time of the last `_shared_index_behind` look
+        #: The note of the last catch-up the index refused (`_catch_up_failed`), kept on the
+        #: recalls until the next catch-up is tried.
+        self._catch_up_note: str | None = None
         self.index = index
         self.usage = usage
         self.settings = settings or Settings()
@@ -394,6 +397,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         wait_rebuilt(self.index)  # never from indexes a reindex emptied
         behind: str | None = None  # why the records waiting in the journal are not indexed
         if self._sync_due() or self._recalled_by_text or self._shared_index_behind():
+            self._catch_up_note = None
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
@@ -405,6 +409,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                     raise
                 if not self._outage(exc):
                     behind = self._catch_up_failed(exc)
+        elif self.index_behind and self._catch_up_note is not None:
+            # Not retried yet (INDEX_RETRY_SECONDS): the records are still waiting, so the
+            # note stays; a second recall (memory_context after recall_experiences) said
+            # nothing of them (session 33).
+            behind = self._catch_up_note
         failed: Exception | None = None
         try:
             hits = RecallMixin.recall(self, task, *args, **kwargs)
@@ -443,9 +452,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         said = " ".join(str(exc).split())
         log.warning("skillbank: the index could not take the experience events waiting in the "
                     "journal (%s); recall answers from what it holds", said)
-        return (f"records kept in the journal are not in the index yet, which refused them "
-                f"({type(exc).__name__}: {said}); these were found among the records it holds, "
-                "and the rest are indexed by a later recall")
+        self._catch_up_note = (
+            f"records kept in the journal are not in the index yet, which refused them "
+            f"({type(exc).__name__}: {said}); these were found among the records it holds, "
+            "and the rest are indexed by a later recall")
+        return self._catch_up_note
 
     # Reading ----------------------------------------------------------------------------------
     def get(self, record_id: str) -> Experience:
