@@ -83,7 +83,9 @@ class MemoryContextResult(BaseModel):
     omitted: int = Field(0, description="relevant items left out to stay within the budget")
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
     note: str = Field("", description="why text is empty, or what it left out for the budget "
-                                      "or for tools you lack; and when another process owns "
+                                      "or for tools you lack; what the experiences may miss "
+                                      "(recorded, not yet searchable: a full disk); and when "
+                                      "another process owns "
                                       "this memory and serves other skill folders than this "
                                       "server was started with: which ones are missing, and "
                                       "what to do")
@@ -142,6 +144,10 @@ class ExperienceSearch(BaseModel):
     task: str
     experiences: list[ExperienceMatch]
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
+    note: str = Field("", description="what these results may miss: experiences recorded but "
+                                      "not yet searchable (the disk under the memory was full "
+                                      "when they were to be indexed), or why they were found "
+                                      "by keyword only")
 
 
 class GuidelineChange(BaseModel):

@@ -159,7 +159,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         return m.MemoryContextResult(text=ctx.text, ids=list(ctx.ids), tokens=ctx.tokens,
                                      budget_tokens=ctx.budget_tokens, omitted=ctx.omitted,
                                      search_mode=mode, missing_tools=missing_tools,
-                                     note=" ".join(part for part in (left_out, served) if part))
+                                     note=" ".join(part for part in (
+                                         left_out, getattr(ctx, "note", ""), served) if part))
 
     @tool("vote")
     async def rate_memory(
@@ -224,8 +225,10 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
             return hits, mode_of(hits)
 
         hits, mode = await server.run_bank("experiences", recall)
+        # What the recall may miss (records its catch-up could not index: a full disk), as
+        # Python's `Hits.note` says; the tool answered past it without a word (session 33).
         return m.ExperienceSearch(task=task, experiences=[experience_match(h) for h in hits],
-                                  search_mode=mode)
+                                  search_mode=mode, note=str(getattr(hits, "note", "") or ""))
 
     async def _sample_rules(critique: str, task: str | None, response: str | None,
                             score: float | None, ctx: Context) -> Sample | None:

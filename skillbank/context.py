@@ -71,6 +71,11 @@ class MemoryContext:
     #: punctuation has nothing to route on. `skills search` said so; `skillbank context` and
     #: MCP memory_context answered "No memory is relevant" (left from hunt-routing #11, s. 28).
     reason: str = ""
+    #: What the experience recall said it may have missed (its `Hits.note`): records the
+    #: journal holds that a catch-up could not write into the index (a full disk), or an index
+    #: outage answered by keyword. MCP memory_context answered past them without a word
+    #: (session 33).
+    note: str = ""
 
     def __str__(self) -> str:
         return self.text
@@ -78,7 +83,7 @@ class MemoryContext:
     def to_dict(self) -> dict[str, Any]:
         return {"task": self.task, "text": self.text, "ids": self.ids, "tokens": self.tokens,
                 "budget_tokens": self.budget_tokens, "omitted": self.omitted,
-                "missing_tools": self.missing_tools, "reason": self.reason}
+                "missing_tools": self.missing_tools, "reason": self.reason, "note": self.note}
 
 
 @dataclass
@@ -198,9 +203,11 @@ def _skills_or_none(bank: "Skillbank", task: str, k: int) -> Any:
 def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
                 k_guidelines: int, k_experiences: int, include_body: bool,
                 thread: str | None = None, topic: str | None = None
-                ) -> tuple[list[_Item], list[Any], list[Any], list[Any], dict[str, list[str]]]:
+                ) -> tuple[list[_Item], list[Any], list[Any], list[Any], dict[str, list[str]],
+                           str]:
     skills, guidelines, experiences = _search_all(bank, task, namespace, k_skills,
                                                   k_guidelines, k_experiences, thread)
+    recall_note = str(getattr(experiences, "note", "") or "")  # before the hits are filtered
     gated = dict(getattr(skills, "missing_tools", None) or {})
     chosen = coherent_guidelines(guidelines, topic=topic)
     guidelines = siblings_last(fit_to_task(bank, task, guidelines, chosen, topic))
@@ -272,7 +279,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
             ordered.append(body)
     if body is not None and not ordered:
         ordered.append(body)
-    return ordered, skills, guidelines, experiences, gated
+    return ordered, skills, guidelines, experiences, gated, recall_note
 
 
 #: A runner-up skill is listed as "may apply" only with evidence of its own: a dense cosine
@@ -364,7 +371,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
     if k_guidelines is None:
         k_guidelines = FAMILY_POOL
     # None: the caller's own and shared namespaces (skillbank.scope), decided by each memory.
-    ordered, skills, guidelines, experiences, gated = _candidates(
+    ordered, skills, guidelines, experiences, gated, recall_note = _candidates(
         bank, task, namespace, k_skills, k_guidelines, k_experiences, include_body, thread,
         topic)
     chosen, omitted = fit_budget(ordered, budget_tokens)
@@ -382,7 +389,7 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         skills=[h for h in skills if skill_id(h.name) in included],
         guidelines=[h for h in guidelines if h.id in included],
         experiences=[h for h in experiences if h.id in included],
-        omitted=omitted, missing_tools=gated, reason=reason,
+        omitted=omitted, missing_tools=gated, reason=reason, note=recall_note,
     )
 
 

@@ -150,9 +150,10 @@ def out_of_range(moment: datetime) -> str | None:
             f"({EARLIEST:%Y-%m-%d} to {LATEST.year - 1}-12-31)")
 
 
-def imported_time(value: Any) -> datetime | None:
-    """An import line's `created`: an ISO text (a time without a zone, or a date, is UTC, as in
-    guideline files) or a number of unix seconds; None when the line has none (then "now").
+def imported_time(value: Any, name: str = "created") -> datetime | None:
+    """An import line's `created` (or another time, `name`: an experience's `updated`): an ISO
+    text (a time without a zone, or a date, is UTC, as in guideline files) or a number of unix
+    seconds; None when the line has none (then "now" for `created`).
 
     Raises ValueError naming the value for anything else, so the line is named as not read:
     a zone-less time was stored naive and then broke `skills propose` (hunt-time #7), and a
@@ -161,21 +162,21 @@ def imported_time(value: Any) -> datetime | None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if not math.isfinite(value):
-            raise ValueError(f"created {value!r} is not a time")
+            raise ValueError(f"{name} {value!r} is not a time")
         try:
             moment = datetime.fromtimestamp(value, timezone.utc)
         except (OverflowError, OSError, ValueError):
-            raise ValueError(f"created {value!r} is not a time in unix seconds") from None
+            raise ValueError(f"{name} {value!r} is not a time in unix seconds") from None
     elif isinstance(value, str):
         try:
             moment = stored_utc(datetime.fromisoformat(value.strip().replace("Z", "+00:00")))
         except ValueError:
-            raise ValueError(f"created {value!r} is not an ISO date or time "
+            raise ValueError(f"{name} {value!r} is not an ISO date or time "
                              "(2024-05-01, 2024-05-01T09:00:00+00:00) or unix seconds") from None
     else:
-        raise ValueError(f"created must be an ISO date or time or unix seconds, "
+        raise ValueError(f"{name} must be an ISO date or time or unix seconds, "
                          f"not {type(value).__name__}")
     problem = out_of_range(moment)
     if problem is not None:
-        raise ValueError(f"created {problem}")
+        raise ValueError(f"{name} {problem}")
     return moment

@@ -379,6 +379,33 @@ class Hits(list):
     note: str = ""
 
 
+class Distilled(list):
+    """Lessons or rules and who distilled them. What `experiences.distill` returns: the ids of
+    the lessons it stored (a plain `list` to every caller), with `distilled_by` and
+    `distill_error` as `LearnReport` has them: "model" (an LLM distiller's model wrote them),
+    "rules" (the model-free distiller, or an LLM distiller's fallback), None (a custom
+    distiller that does not say); `distill_error`, why the model's were not used (this call's
+    own: the distiller's `last_error` is shared by every call). A distiller's own results are
+    this type too (`skillbank.distill.llm`), where `reason` is `distill_error`.
+
+    `experiences.distill` returned a bare list, so a caller could not tell a model's lessons
+    from the fallback's, nor why the model failed (session 33)."""
+
+    distilled_by: str | None = None
+    distill_error: str | None = None
+
+    def __init__(self, items: Any = (), distilled_by: str | None = None,
+                 distill_error: str | None = None):
+        super().__init__(items)
+        self.distilled_by = distilled_by
+        self.distill_error = distill_error
+
+    @property
+    def reason(self) -> str | None:
+        """`distill_error`, by the name a distiller's results have always given it."""
+        return self.distill_error
+
+
 class RecordedId(str):
     """What `experiences.record` returns: the record's id (a plain `str` to every caller) that
     also says whether this run was folded into a record stored before (`folded`, `note`), and

@@ -501,9 +501,14 @@ def experiences_distill(ctx: typer.Context,
     """Distill lessons from one experience (stored as lesson records)."""
     st = state(ctx)
     memory = st.bank(sync=["experiences"]).experiences
-    lesson_ids = list(memory.distill(experience_id))
+    distilled = memory.distill(experience_id)
+    lesson_ids = list(distilled)
+    error = getattr(distilled, "distill_error", None)
 
     def human() -> None:
+        if error:
+            st.out.print(f"The model's lessons were not used ({error}); the model-free "
+                         "distiller wrote these.")
         if not lesson_ids:
             st.out.print("No lesson could be distilled from this experience.")
             return
@@ -513,7 +518,9 @@ def experiences_distill(ctx: typer.Context,
             rows.append([lid, short(experience_summary(record), 110)])
         st.out.print(table(f"{len(lesson_ids)} lessons", ["id", ("lesson", {"ratio": 1})], rows))
 
-    st.out.emit({"source": experience_id, "lessons": lesson_ids}, human)
+    st.out.emit({"source": experience_id, "lessons": lesson_ids,
+                 "distilled_by": getattr(distilled, "distilled_by", None),
+                 "distill_error": error}, human)
 
 
 @experiences_app.command("prune")

@@ -31,6 +31,7 @@ from skillbank.distill.prompts import LESSONS_PROMPT, RELATE_PROMPT, RULES_PROMP
 from skillbank.distill.rule_distiller import RuleDistiller
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _slug, _task_kind, _when_to_use, guess_topic
+from skillbank import records
 from skillbank.records import MAX_SHORT, Experience, Lesson
 
 
@@ -70,21 +71,21 @@ def _timeout_from_env() -> float | None:
     return value if value > 0 else None  # 0: no limit
 
 
-class Distilled(list):
+class Distilled(records.Distilled):
     """A distiller's rules or lessons, and who made them: ``distilled_by`` "model" or "rules"
-    (the fallback's), ``reason`` why the model's were not used (None when they were)."""
+    (the fallback's), ``reason`` (`distill_error`) why the model's were not used (None when
+    they were). The public type is `skillbank.records.Distilled`."""
 
     def __init__(self, items: Any = (), distilled_by: str = "model", reason: str | None = None):
-        super().__init__(items)
-        self.distilled_by = distilled_by
-        self.reason = reason
+        super().__init__(items, distilled_by, reason)
 
 
 def distilled_by(distiller: Any, found: Any) -> dict[str, Any]:
     """Who read a critique, from this call's own result (a `Distilled` says; the shared
     `last_error` may be another call's): `LearnReport.distilled_by` and `distill_error`."""
     if hasattr(found, "distilled_by"):
-        return {"distilled_by": found.distilled_by, "distill_error": getattr(found, "reason", None)}
+        return {"distilled_by": found.distilled_by,
+                "distill_error": getattr(found, "distill_error", getattr(found, "reason", None))}
     return {"distilled_by": "rules" if isinstance(distiller, RuleDistiller) else None}
 
 

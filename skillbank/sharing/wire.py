@@ -40,7 +40,7 @@ REGISTRY: dict[str, tuple[str, ...]] = {
         "Usage", "Resource", "Skill", "Step", "Lesson", "Experience", "GuidelineSource",
         "SourceRecord", "Guideline", "LearnEntry", "LearnReport", "Hits", "Hit", "SkillDraft",
         "SkillVersion", "Finding", "SyncReport", "SecurityFinding", "SkillProposal",
-        "RecordedId"),
+        "RecordedId", "Distilled"),
     "skillbank.context": ("MemoryContext",),
     "skillbank.distill.base": ("CandidateRule",),
     "skillbank.memories.skills.catalog": ("Catalog", "CatalogEntry"),

@@ -33,7 +33,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import HybridIndex
 from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
                                     is_outage)
-from skillbank.records import Experience, Hits, Lesson, RecordedId, Step, utcnow
+from skillbank.records import Distilled, Experience, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
 from skillbank.memories.experiences.journal import CHECKPOINT, JournalMixin, _index_failure
@@ -41,6 +41,7 @@ from skillbank.memories.experiences.portability import PortabilityMixin
 from skillbank.memories.experiences.recall import RecallMixin
 from skillbank.memories.experiences.text_recall import recall_by_journal_text
 from skillbank.distill.lessons import same_task
+from skillbank.distill.llm import distilled_by
 from skillbank.memories.experiences.review import ReviewMixin
 from skillbank.memories.experiences.transcript import steps_from_messages
 from skillbank.memories.experiences.validation import (
@@ -86,6 +87,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         #: Whether the last recall fell back to the journal's own full-text search.
         self._recalled_by_text = False
         self._shared_checked = 0.0  # monotonic time of the last `_shared_index_behind` look
+        #: The note of the last catch-up the index refused (`_catch_up_failed`), kept on the
+        #: recalls until the next catch-up is tried.
+        self._catch_up_note: str | None = None
         self.index = index
         self.usage = usage
         self.settings = settings or Settings()
@@ -393,6 +397,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         wait_rebuilt(self.index)  # never from indexes a reindex emptied
         behind: str | None = None  # why the records waiting in the journal are not indexed
         if self._sync_due() or self._recalled_by_text or self._shared_index_behind():
+            self._catch_up_note = None
             try:
                 self.sync()
             except Exception as exc:  # noqa: BLE001 - still down: the fallback answers
@@ -404,6 +409,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                     raise
                 if not self._outage(exc):
                     behind = self._catch_up_failed(exc)
+        elif self.index_behind and self._catch_up_note is not None:
+            # Not retried yet (INDEX_RETRY_SECONDS): the records are still waiting, so the
+            # note stays; a second recall (memory_context after recall_experiences) said
+            # nothing of them (session 33).
+            behind = self._catch_up_note
         failed: Exception | None = None
         try:
             hits = RecallMixin.recall(self, task, *args, **kwargs)
@@ -442,9 +452,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         said = " ".join(str(exc).split())
         log.warning("skillbank: the index could not take the experience events waiting in the "
                     "journal (%s); recall answers from what it holds", said)
-        return (f"records kept in the journal are not in the index yet, which refused them "
-                f"({type(exc).__name__}: {said}); these were found among the records it holds, "
-                "and the rest are indexed by a later recall")
+        self._catch_up_note = (
+            f"records kept in the journal are not in the index yet, which refused them "
+            f"({type(exc).__name__}: {said}); these were found among the records it holds, "
+            "and the rest are indexed by a later recall")
+        return self._catch_up_note
 
     # Reading ----------------------------------------------------------------------------------
     def get(self, record_id: str) -> Experience:
@@ -585,8 +597,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         note(self, "vote", kind_of(record.id), record.id, trusted=scope.trusted)
         return self.get(record_id)
 
-    def distill(self, record_id: str) -> list[str]:
-        """Ask the distiller for lessons from one experience and store them; returns their ids.
+    def distill(self, record_id: str) -> Distilled:
+        """Ask the distiller for lessons from one experience and store them; returns their ids
+        (a `Distilled`: a list whose `distilled_by` / `distill_error` say who wrote the lessons,
+        the model or the model-free distiller, and why a model's were not used).
 
         The distiller sees a few similar experiences of the same namespace with the opposite
         outcome, so it can write comparisons. Lessons it repeats are folded into the existing
@@ -595,7 +609,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         """
         return self._distill(record_id, True)
 
-    def _distill(self, record_id: str, trusted: bool) -> list[str]:
+    def _distill(self, record_id: str, trusted: bool) -> Distilled:
         """`distill`, with `trusted=False` when it is part of an untrusted write: the audit
         event says whether the call was untrusted, not whether the experience is pending (a
         trusted person distilling an untrusted client's record is not that client)."""
@@ -613,7 +627,9 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             # refunds CSV" as a similar attempt at "Import the orders CSV" and compared them.
             similar = [h.record for h in hits if h.id != experience.id
                        and same_task(experience.task, h.record.task)][:3]
-        raw = self.distiller.lessons_from_experience(experience, similar=similar) or []
+        distiller = self.distiller
+        raw = distiller.lessons_from_experience(experience, similar=similar) or []
+        said = distilled_by(distiller, raw)  # who wrote them, from this call's own result
         lessons = [_coerce_lesson(l, i, experience.when_to_use) for i, l in enumerate(raw)]
         records = [self._lesson_records(experience, [lesson])[0] for lesson in lessons[:MAX_LESSONS]]
         trusted = caller.trusted and trusted
@@ -621,7 +637,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         ids = list(dict.fromkeys(self._commit(records, with_lessons=False,
                                               statuses=[status] * len(records))))
         note(self, "distill", "lesson", ids, namespace=experience.namespace, trusted=trusted)
-        return ids
+        return Distilled(ids, **said)
 
     def prune(self, dry_run: bool = True, namespace: str | None = "*") -> list[Experience]:
         """Retire what keeps being recalled without helping; returns what is (or would be) retired.

@@ -68,6 +68,11 @@ class PortabilityMixin:
         files) or unix seconds; any other value, or a date before 1970 or after 2999, names
         the line as not read: a zone-less time was stored naive and broke `skills propose`,
         a number became "now" silently (hunt-time #7 and #8, session 29).
+        A line's `updated` (a conversation's last turn time, read as `created` is) is kept: it
+        was dropped, so a moved conversation looked as old as its first turn to
+        `thread_pickup_seconds`, and importing a bank's own export warned "other-version" for
+        each conversation that had a later turn (session 33); a line without it (an older
+        export) imports as before, its last turn taken for its `created`.
         A line's `thread` is kept, so a conversation moved to another bank goes on in its
         record there, and its `duplicates` (the runs folded into it) come with a record this
         import adds, or fold along with it, for a trusted caller; both were dropped, so the
@@ -134,6 +139,9 @@ class PortabilityMixin:
                         source=data.get("source") if isinstance(data.get("source"), str) else None)
                     if thread is not None and kind == "experience":
                         record = record.model_copy(update={"thread": thread})
+                    updated = imported_time(data.get("updated"), "updated")
+                    if updated is not None:  # a conversation's last turn time comes along
+                        record = record.model_copy(update={"updated": updated})
                 except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
                     # A line for a namespace the caller may not write is skipped, named as
                     # such ("other-namespace"): the CLI called an export's own lines "not
