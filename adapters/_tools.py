@@ -273,8 +273,10 @@ def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any
                            topic=a.topic, **extra)
     # Items over the budget, or skills the tool gate left out, are said so, with the block or
     # instead of it (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
-    return memory_reply(ctx.text, ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
-                        "call memory_context again with a larger budget_tokens", ctx.reason)
+    reply = memory_reply(ctx.text, ctx.budget_tokens, ctx.omitted, ctx.missing_tools,
+                         "call memory_context again with a larger budget_tokens", ctx.reason)
+    # What the recall may have missed (records a full disk keeps waiting), as MCP says it.
+    return "\n\n".join(part for part in (reply, ctx.note) if part)
 
 
 #: Said with a pending record, as the MCP tool says it (mcp_server/tools_memory.py): the agent
@@ -301,9 +303,14 @@ def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options
     extra = {"exclude_thread": o.thread} if o.thread else {}
     hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.namespace,
                                    **extra)
+    # Why the answer may be short (an index outage answered by keyword, records a full disk
+    # keeps waiting), as MCP's recall says it: the adapters dropped it (session 33).
+    note = getattr(hits, "note", "")
     if not hits:
-        return {"experiences": [], "note": "No similar past experience."}
-    return {"experiences": [{**_experience(h.record), "score": _round(h.score)} for h in hits]}
+        return {"experiences": [], "note": " ".join(filter(None, ("No similar past experience.",
+                                                                  note)))}
+    return {"experiences": [{**_experience(h.record), "score": _round(h.score)} for h in hits],
+            **({"note": note} if note else {})}
 
 
 def _learn_from_critique(bank: "Skillbank", a: LearnFromCritiqueArgs, o: _Options) -> Any:
@@ -321,9 +328,11 @@ def _add_guideline(bank: "Skillbank", a: AddGuidelineArgs, o: _Options) -> Any:
 
 def _search_guidelines(bank: "Skillbank", a: SearchGuidelinesArgs, o: _Options) -> Any:
     hits = bank.guidelines.search(a.task, k=a.k, namespace=o.namespace, topic=a.topic)
+    note = getattr(hits, "note", "")
     if not hits:
-        return {"guidelines": [], "note": "No guideline applies."}
-    return {"guidelines": [{**_guideline(h.record), "score": _round(h.score)} for h in hits]}
+        return {"guidelines": [], "note": " ".join(filter(None, ("No guideline applies.", note)))}
+    return {"guidelines": [{**_guideline(h.record), "score": _round(h.score)} for h in hits],
+            **({"note": note} if note else {})}
 
 
 def _rate_memory(bank: "Skillbank", a: RateMemoryArgs, o: _Options) -> Any:

@@ -75,3 +75,27 @@ def test_a_recall_before_the_retry_still_says_so(tmp_path, remote, monkeypatch):
         assert WAITING in first.note
         assert second.note == first.note
         assert WAITING in bank.context_for("Migrate the orders table").note
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_langchain_tools_say_it_too(tmp_path, remote, monkeypatch):
+    """The adapters' `recall_experiences` and `memory_context` tools (LangChain here, the same
+    functions serve LlamaIndex) dropped the recall's note, as MCP did."""
+    import json
+
+    pytest.importorskip("langchain_core")
+    from skillbank.adapters.langchain import skillbank_tools
+
+    with _bank(tmp_path, remote, monkeypatch) as bank:
+        bank.experiences.record(task="Migrate the orders table", outcome="failure",
+                                feedback="Lock the orders table first.")
+        tools = {t.name: t for t in skillbank_tools(bank, include="all")}
+        found = json.loads(tools["recall_experiences"].invoke({"task": "Migrate the orders table"}))
+        assert "note" not in found  # nothing waiting: nothing to say
+        (tmp_path / "upsert-error").write_text(full_disk.SQLITE_FULL)
+        bank.experiences.record(task="Migrate the invoices table", outcome="failure",
+                                feedback="Lock the invoices table first.")
+        found = json.loads(tools["recall_experiences"].invoke({"task": "Migrate the orders table"}))
+        assert found["experiences"] and WAITING in found["note"], found
+        block = tools["memory_context"].invoke({"task": "Migrate the orders table"})
+        assert "Migrate the orders table" in block and WAITING in block, block
