@@ -271,7 +271,7 @@ class BankClient:
         prepare.wait_for_import(TAKEOVER_IMPORT_WAIT)
         ready = prepare.prepared.is_set()  # Chroma, the model runtime, the server imported
         if self._conn is not None:
-            self._conn.close()
+            self._conn.retire()
             self._conn = None
         local = self._become_owner(lock)
         # The model loads (mostly outside the GIL) while the sync runs, as the MCP server's
@@ -478,7 +478,7 @@ class BankClient:
         with self._switch:
             if self._conn is conn:
                 self._conn = None
-        conn.close()
+        conn.retire()  # other threads' calls on it run to their end (hunt-handoff #1)
 
     def __getattr__(self, name: str) -> Any:
         if name.startswith("_"):

@@ -7,7 +7,9 @@ the caller can decide to repeat it (`client.OwnerLostError`).
 
 from __future__ import annotations
 
+import contextlib
 import secrets
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -40,7 +42,12 @@ class _Untrusted(Exception):
 
 
 class _Connection:
-    """One verified connection to an owner process."""
+    """One verified connection to an owner process, shared by the threads of the client.
+
+    A thread that finds it dead (or refused by a closing owner) retires it: it is closed when
+    the last call on it ends. Closing it at once cut the other threads' calls still running on
+    it, and they were told "it may or may not have been applied" for writes the closing owner
+    finished (hunt-handoff #1, session 33)."""
 
     def __init__(self, endpoint: ep.Endpoint, timeout: float) -> None:
         import httpx
@@ -59,6 +66,30 @@ class _Connection:
         self.namespace = "default"
         self.skill_roots: list[Path] = []
         self.served: dict[str, Any] | None = None
+        self._users = 0
+        self._retired = False
+        self._state = threading.Lock()
+
+    @contextlib.contextmanager
+    def _in_use(self) -> Any:
+        with self._state:
+            self._users += 1
+        try:
+            yield
+        finally:
+            with self._state:
+                self._users -= 1
+                last = self._retired and not self._users
+            if last:
+                self._http.close()
+
+    def retire(self) -> None:
+        """No new calls go here; closed once the calls on it have ended."""
+        with self._state:
+            self._retired = True
+            idle = not self._users
+        if idle:
+            self._http.close()
 
     def hello(self, timeout: float | None = None) -> None:
         nonce = secrets.token_hex(16)
@@ -78,6 +109,10 @@ class _Connection:
         self.served = data.get("served") if isinstance(data.get("served"), dict) else None
 
     def call(self, payload: bytes) -> Any:
+        with self._in_use():
+            return self._call(payload)
+
+    def _call(self, payload: bytes) -> Any:
         import httpx
 
         try:
@@ -103,6 +138,10 @@ class _Connection:
 
     def changes(self, since: int, wait: float) -> dict[str, Any]:
         """The owner's skill change events after `since` (a long poll of up to `wait` s)."""
+        with self._in_use():
+            return self._changes(since, wait)
+
+    def _changes(self, since: int, wait: float) -> dict[str, Any]:
         response = self._http.post("/changes", content=orjson.dumps({"since": since,
                                                                      "wait": wait}))
         if response.status_code == 401:

@@ -18,6 +18,7 @@ index share one Chroma query (skillbank.index_batch), with exactly the results e
 from __future__ import annotations
 
 import asyncio
+import atexit
 import contextlib
 import hmac
 import inspect
@@ -387,10 +388,19 @@ class OwnerServer:
         self._flight = InFlight()
 
     def start(self) -> "OwnerServer":
-        """Bind the socket and publish the endpoint from a background thread (open never waits)."""
+        """Bind the socket and publish the endpoint from a background thread (open never waits).
+
+        A process that ends without `bank.close()` stops serving at its exit as close does
+        (before the other exit hooks flush: they run last-registered first): its server, a
+        daemon thread, went on admitting clients' calls while the process ended and died under
+        them, cutting writes it had not run (hunt-handoff #2, session 33)."""
+        atexit.register(self._stop_at_exit)
         self._thread = threading.Thread(target=self._run, name="skillbank-owner", daemon=True)
         self._thread.start()
         return self
+
+    def _stop_at_exit(self) -> None:
+        self.stop()
 
     def _run(self) -> None:
         try:
@@ -420,6 +430,7 @@ class OwnerServer:
         """Stop answering, withdraw the endpoint; calls already accepted run to their end (up to
         `calls_timeout` s: the bank is still open), other requests (a watch's long poll) get
         `timeout` s."""
+        atexit.unregister(self._stop_at_exit)
         self._stopping.set()
         ep.remove_endpoint(self.root, self.endpoint)
         self._flight.close()  # new calls go to the next owner, unrun

@@ -1,0 +1,131 @@
+"""An owner that ends, by `close()` or by just exiting, finishes the clients' calls it took and
+turns the others away unrun (hunt-handoff #1 and #2, session 33).
+
+#1: the threads of a client process share one connection. When the owner closed (waiting for a
+write it was running), another thread's call was refused, and that thread closed the shared
+connection: the running write was cut, and its caller told "it may or may not have been applied"
+for a write the owner finished. A refused or dead connection is now retired: closed when the
+last call on it ends.
+
+#2: an owner whose script ended without `bank.close()` went on admitting calls while the process
+exited and died under them (writes it never ran reported "may or may not"). It now stops serving
+at exit as close does: the calls it took run to their end, the rest go to the next owner.
+
+The owner's embedding holds (tests/held_embedding.py) so the write is surely running in the owner
+while it ends: the order is made by files, not by timing.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import threading
+import time
+
+from owner_client import client_bank, owner_process
+from test_multiprocess import env_for
+
+TASK = "Feed the otters at noon"  # "otters": the word the held embedding holds on
+
+
+def _wait_for(check, what: str, seconds: float = 120.0) -> None:
+    deadline = time.monotonic() + seconds
+    while not check():
+        assert time.monotonic() < deadline, f"waited {seconds} s for {what}"
+        time.sleep(0.05)
+
+
+def _write_in_thread(bank, task: str = TASK) -> tuple[threading.Thread, dict]:
+    result: dict = {}
+
+    def write() -> None:
+        try:
+            result["id"] = bank.experiences.record(task=task, outcome="success")
+        except Exception as exc:  # noqa: BLE001 - the test says what it was
+            result["error"] = exc
+
+    thread = threading.Thread(target=write)
+    thread.start()
+    return thread, result
+
+
+def _recorded(bank, task: str = TASK) -> list[str]:
+    return [e.id for e in bank.experiences.list() if e.task == task]
+
+
+def test_a_thread_refused_by_a_closing_owner_does_not_cut_another_thread_s_write(
+        tmp_path, monkeypatch):
+    from skillbank.sharing import connection
+
+    retired = threading.Event()
+    real_retire = connection._Connection.retire
+
+    def retire(self) -> None:
+        retired.set()
+        real_retire(self)
+
+    monkeypatch.setattr(connection._Connection, "retire", retire)
+    root, held = tmp_path / "root", tmp_path / "held"
+    (root / "skills").mkdir(parents=True)
+    held.mkdir()
+    (held / "hold").touch()
+    with owner_process(root, held=held) as owner, client_bank(root) as bank:
+        writing, result = _write_in_thread(bank)
+        _wait_for((held / "embedding").exists, "the owner to run the write")
+        owner.stdin.close()  # the owner closes: it waits for the write, refuses new calls
+        _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to start closing")
+        other = threading.Thread(target=lambda: bank.skills.names(), daemon=True)
+        other.start()  # another thread's call: refused, its connection retired
+        assert retired.wait(60), "the other thread's call was not refused"
+        (held / "hold").unlink()
+        writing.join(120)
+        assert "error" not in result, result.get("error")
+        assert owner.wait(60) == 0
+        other.join(60)
+        assert _recorded(bank) == [result["id"]]  # finished by the closing owner, once
+
+
+OWNER_EXITS = """
+import sys
+from skillbank import Skillbank
+from held_embedding import HeldEmbedding
+bank = Skillbank.open(sys.argv[1], embedding_function=HeldEmbedding(sys.argv[2]),
+                      include_bundled=False)
+print('ready', flush=True)
+sys.stdin.readline()
+# the script ends here without bank.close(): a normal interpreter exit
+"""
+
+
+def test_an_owner_that_exits_without_close_finishes_the_calls_it_took(tmp_path):
+    root, held = tmp_path / "root", tmp_path / "held"
+    (root / "skills").mkdir(parents=True)
+    held.mkdir()
+    (held / "hold").touch()
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_EXITS, str(root), str(held)],
+                             env=env_for(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert owner.stdout.readline().strip() == "ready"
+        _wait_for((root / ".owner.json").exists, "the owner to serve")
+        with client_bank(root) as bank:
+            writing, result = _write_in_thread(bank)
+            _wait_for((held / "embedding").exists, "the owner to run the write")
+            owner.stdin.write("end\n")
+            owner.stdin.flush()  # the owner's script ends while it runs the write
+            _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to stop serving")
+            # a call now is turned away unrun, and goes to the next owner (this process)
+            later, later_result = _write_in_thread(bank, "Water the ferns")
+            (held / "hold").unlink()
+            writing.join(120)
+            later.join(120)
+            assert "error" not in result, result.get("error")  # cut before: OwnerLostError
+            assert "error" not in later_result, later_result.get("error")
+            assert owner.wait(60) == 0
+            assert _recorded(bank) == [result["id"]]
+            assert _recorded(bank, "Water the ferns") == [later_result["id"]]
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()
+
