@@ -126,6 +126,20 @@ def _check_root(root: Path) -> None:
     if not any((root / name).exists() for name in known):
         raise InvalidInputError(f"{root} is not a skillbank memory root (none of "
                                 f"{', '.join(known)} is in it); give the root's folder")
+    from skillbank import remember
+
+    if remember.is_team(root):
+        # A team worker's root keeps its memory in PostgreSQL, not in its folder: reading its
+        # near-empty folders said "Nothing to import … already holds everything" (exit 0) and
+        # recorded the target as a deployment in use (hunt-roundtrip #1, session 33).
+        held = remember.deployment(root)
+        where = f"deployment {held!r}" if held else "its team deployment"
+        raise InvalidInputError(
+            f"{root} is a team worker's root (team = true in its {remember.CONFIG}): its "
+            f"memory is in PostgreSQL ({where}), not in its folder, so there is nothing to "
+            "migrate from it; nothing was imported. Give an embedded root (--from, default "
+            "~/.skillbank); to copy a deployment's experiences, run `skillbank experiences "
+            "export` on this root and `experiences import` on the other")
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
