@@ -77,3 +77,36 @@ def test_migrate_from_a_team_workers_root_is_a_clear_error_with_nothing_written(
 
     with pytest.raises(InvalidInputError, match="team worker's root"):
         migrate_root(worker_root, postgres.url, deployment=team)
+
+
+def test_import_of_a_roots_export_then_migrate_of_the_root_counts_usage_once(
+        tmp_path, postgres, chroma_server):
+    """#2: failures 2 -> 4 and successes 1 -> 2 in the deployment after the migrate."""
+    from skillbank.store.postgres import PostgresStore
+    from skillbank.team.migrate import migrate_root
+
+    root, out = tmp_path / "laptop", tmp_path / "A.jsonl"
+    with _embedded(root) as bank:
+        failed = bank.experiences.record("Resize the cache volume online", "failure")
+        helped = bank.experiences.record("Rotate the API signing key", "success")
+        for _ in range(2):
+            bank.experiences.mark(failed, helped=False)
+        bank.experiences.mark(helped, helped=True)
+        for _ in range(2):
+            bank.scoped(CAROL).experiences.mark(helped, helped=True)
+        assert bank.experiences.get(helped).usage.outside == {"carol": 2}
+        bank.experiences.export(out)
+        bank.experiences.mark(failed, helped=False)  # the laptop goes on after the export
+    deployment = uuid.uuid4().hex[:12]
+    with _worker(tmp_path / "worker", postgres, chroma_server, deployment) as worker:
+        assert sorted(worker.experiences.import_(out).added) == sorted([failed, helped])
+    migrate_root(root, postgres.url, deployment=deployment)
+    with PostgresStore(postgres.url, deployment=deployment) as store:
+        usage = store.usage("experiences")
+        assert usage.get(failed).failures == 3  # was 5: the export's 2 added again
+        assert (usage.get(helped).successes, usage.get(helped).failures) == (2, 0)  # was 4
+        assert usage.outside(helped) == {"carol": 2}  # was 4 (or lost before #3's fix)
+        usage.vote(helped, "carol", True)
+        assert usage.get(helped).successes == 2  # he still counts once
+    again = migrate_root(root, postgres.url, deployment=deployment)
+    assert not again.changed, again.imported
