@@ -110,3 +110,32 @@ def test_import_of_a_roots_export_then_migrate_of_the_root_counts_usage_once(
         assert usage.get(helped).successes == 2  # he still counts once
     again = migrate_root(root, postgres.url, deployment=deployment)
     assert not again.changed, again.imported
+
+
+def test_the_summary_counts_records_and_changes_apart(tmp_path, postgres):
+    """#4: "Imported 11 experiences" for a root of 9 records; a rerun after an approval, a
+    forget, a turn and one new record said "Imported 4 experiences"."""
+    from skillbank.team.migrate import migrate_root
+
+    root = tmp_path / "laptop"
+    with _embedded(root) as bank:
+        ids = [bank.experiences.record(f"Rebuild the search index of shard {n}", "success",
+                                       feedback=f"shard {n} took an hour")
+               for n in range(3)]
+        gone = bank.experiences.record("Print the seating plan", "success")
+        bank.forget(gone)
+        held = len(bank.experiences.export(tmp_path / "held.jsonl") and
+                   (tmp_path / "held.jsonl").read_text().splitlines())
+    deployment = uuid.uuid4().hex[:12]
+    first = migrate_root(root, postgres.url, deployment=deployment)
+    assert first.imported["experiences"] == held == 3, first.imported
+    assert "Imported 3 experiences" in first.summary()
+    with _embedded(root) as bank:
+        bank.forget(ids[0])
+        bank.experiences.record("Drain the old load balancer", "success")
+    second = migrate_root(root, postgres.url, deployment=deployment)
+    assert second.imported["experiences"] == 1, second.imported  # was 2: the forget counted
+    assert second.imported["experience_changes"] >= 1
+    assert "Imported 1 experiences, " in second.summary()
+    assert "experience changes" in second.summary()
+    assert json.loads(json.dumps(second.to_json()))["imported"]["experiences"] == 1

@@ -43,7 +43,10 @@ from typing import AbstractSet, Any
 from skillbank.errors import InvalidInputError
 from skillbank.team.migrate_guidelines import import_guidelines
 
-PARTS = ("experiences", "drafts", "usage", "audit", "forgotten", "guidelines")
+#: `experiences`: records new to the deployment; `experience_changes`: the other journal events
+#: imported (a conversation's turn, an approval, a retire, a fold, a forget). One count of
+#: events said "Imported 11 experiences" for a root of 9 records (hunt-roundtrip #4, session 33).
+PARTS = ("experiences", "experience_changes", "drafts", "usage", "audit", "forgotten", "guidelines")
 MEMORIES = ("skills", "experiences", "guidelines")
 
 
@@ -80,7 +83,8 @@ class MigrateReport:
             return (f"Nothing to import: deployment {self.deployment!r} at {self.database} "
                     f"already holds everything in {self.root} (running migrate again changes "
                     f"nothing).{self._copy_note()}")
-        parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
+        parts = ", ".join(f"{n} {part.replace('_', ' ')}" for part, n in self.imported.items()
+                          if n)
         return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
                 f"{self.database}. Team workers index the experiences on their next sync "
                 f"(they are told now); running migrate again changes nothing."
@@ -260,6 +264,13 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         forgot: list[str] = []
         # A copy's history before the copy is already here, imported from the original.
         shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
+        # Which added records are new to the deployment (the summary counts records, not events).
+        adding = [r.get("id") for r in (e.get("record") for e, _, _ in events
+                                        if e.get("op") == "add") if isinstance(r, dict)]
+        held = {row[0] for row in conn.execute(
+            "SELECT id FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
+            (deployment, [i for i in adding if isinstance(i, str)]))} if adding else set()
+        new_records: set[str] = set()
         for event, loc, _digest in events:
             event = _whole(journal, event, loc)
             lands = _place(event, report.into)
@@ -280,7 +291,14 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
             log._insert(conn, event, _line(event))
-            report.imported["experiences"] += 1
+            added = record.get("id") if isinstance(record, dict) and event.get("op") == "add" \
+                and not event.get("update") else None
+            if isinstance(added, str) and added not in held and added not in new_records:
+                new_records.add(added)
+            elif event.get("op") == "forget" and not new_records.isdisjoint(_forgets(event)):
+                new_records.difference_update(_forgets(event))  # added and gone in this run
+            else:
+                report.imported["experience_changes"] += 1
             if event.get("op") == "forget":
                 # Forget means gone here too, for what an earlier run imported: the root
                 # rewrote in place what this run's cursor does not reread.
@@ -288,6 +306,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                            if isinstance(t, str)]
                 for parent, texts in parents.items():
                     log.drop_lessons_in(conn, parent, texts)
+        report.imported["experiences"] = len(new_records)
         if forgot:
             names = store.drafts(root / "drafts").erase_in(conn, forgot)
             if names:
@@ -422,7 +441,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (deployment, source, part) "
                 "DO UPDATE SET position = excluded.position, at = now()",
                 (deployment, source, part, Jsonb(position)))
-        if report.imported["experiences"]:  # the workers sync the new events into the index
+        if report.imported["experiences"] or report.imported["experience_changes"]:
+            # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
 
@@ -543,6 +563,12 @@ def _named(event: dict[str, Any]) -> set[str]:
         if record.get("kind") == "lesson":
             ids.add(record.get("source"))
     return {i for i in ids if isinstance(i, str) and i}
+
+
+def _forgets(event: dict[str, Any]) -> set[str]:
+    """The ids a `forget` event removes: its record and the lessons distilled from it."""
+    lessons = event.get("lessons") if isinstance(event.get("lessons"), list) else []
+    return _named(event) | {t for t in lessons if isinstance(t, str)}
 
 
 def _forgotten_lessons(journal: Any, forgotten: AbstractSet[str]) -> dict[str, set[str]]:
