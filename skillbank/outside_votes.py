@@ -66,6 +66,27 @@ def step(votes: dict[str, int], principal: str, helpful: bool, item: str = ""
     return before, after
 
 
+def clamp(net: int) -> int:
+    """A net within the stored bounds (`MAX_OUTSIDE_NET`)."""
+    return max(-MAX_OUTSIDE_NET, min(MAX_OUTSIDE_NET, int(net)))
+
+
+def nets(value: Any) -> dict[str, int]:
+    """Outsiders' nets read from elsewhere (an export line's `usage.outside`, a usage log
+    line): principal -> net, bounded, without zeros, non-names or non-numbers, at most
+    `MAX_OUTSIDE_VOTERS` of them."""
+    if not isinstance(value, dict):
+        return {}
+    out: dict[str, int] = {}
+    for principal, net in value.items():
+        if len(out) >= MAX_OUTSIDE_VOTERS:
+            break
+        if isinstance(principal, str) and principal and isinstance(net, int) \
+                and not isinstance(net, bool) and net:
+            out[principal] = clamp(net)
+    return out
+
+
 def counted(before: int, after: int) -> tuple[int, int]:
     """How (helpful, harmful) move when an outsider's net goes from `before` to `after`: only
     when its sign does, so each outsider is at most one vote of either kind."""

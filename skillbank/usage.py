@@ -237,6 +237,8 @@ class UsageLog(UsageVotes):
                         untrusted=bool(event.get("u")), successes=int(event.get("s", 0)),
                         failures=int(event.get("f", 0)),
                         principal=str(event.get("p") or outside_votes.UNNAMED))
+            if "n" in event and not event.get("u"):  # an imported record's outsiders (`add`)
+                self._apply_nets(event["id"], outside_votes.nets(event["n"]))
         except (ValueError, KeyError, TypeError, AttributeError):
             return  # a foreign line: skip, never fail the open
 
@@ -343,17 +345,27 @@ class UsageLog(UsageVotes):
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
         """Add counts kept elsewhere (an imported record's usage) in one event, written
-        through; `trusted=False` adds them to the untrusted counters, which move nothing."""
+        through; `trusted=False` adds them to the untrusted counters, which move nothing.
+        Trusted, the outsiders' nets behind them (`counts.outside`, whose signs the counts
+        already hold) join the item's: an outsider still counts once (hunt-roundtrip #3,
+        session 33). An older skillbank reads the line as the counts alone."""
         at = (counts.last_used or utcnow()).isoformat()
         event: dict[str, object] = {"id": item_id, "use": int(counts.uses),
                                     "s": int(counts.successes), "f": int(counts.failures),
                                     "at": at}
+        nets = outside_votes.nets(counts.outside) if trusted else {}
         if not trusted:
             event["u"] = 1
+        elif nets:
+            event["n"] = nets
+
+        def apply() -> None:
+            self._apply(item_id, counts.uses, None, at, untrusted=not trusted,
+                        successes=counts.successes, failures=counts.failures)
+            self._apply_nets(item_id, nets)
+
         with self._lock:
-            self._write_through(event, lambda: self._apply(
-                item_id, counts.uses, None, at, untrusted=not trusted,
-                successes=counts.successes, failures=counts.failures), item_id)
+            self._write_through(event, apply, item_id)
 
     def move(self, item_id: str, new_id: str) -> None:
         """An item now has the id `new_id` (a renamed skill): its counts, untrusted counts and

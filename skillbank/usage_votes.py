@@ -74,6 +74,23 @@ class UsageVotes:
         usage.failures = max(0, usage.failures + down)
         _touch(usage, at)
 
+    def _apply_nets(self, item_id: str, nets: dict[str, int]) -> None:
+        """Imported outsiders' nets (`UsageLog.add`): each joins the principal's net here; the
+        counters already hold their signs, as the exporting bank's did."""
+        if not nets:
+            return
+        votes = self._outside.setdefault(item_id, {})
+        for principal, net in nets.items():
+            if principal not in votes and len(votes) >= outside_votes.MAX_OUTSIDE_VOTERS:
+                continue
+            total = outside_votes.clamp(votes.get(principal, 0) + net)
+            if total:
+                votes[principal] = total
+            else:
+                votes.pop(principal, None)
+        if not votes:
+            self._outside.pop(item_id, None)
+
     def _apply_outside_use(self, item_id: str, principal: str, uses: int,
                            at: str | None) -> None:
         """An outsider's plain use: counted once per item (module docstring)."""

@@ -21,7 +21,9 @@ far each part was imported — the journal's position, the number of audit event
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
 carry over by difference: `sb_imports` keeps the counts last imported per item, and a rerun adds
 only what each grew since (a root imported by an older skillbank, which kept no counts, starts
-counting from this run). The root's write lock is held while it is read, so a process still
+counting from this run). A root's first run takes what the deployment already holds of its items
+(an `experiences import` of its export brought them, counts and nets) as the root's, up to what
+the root holds: the export's counts were added twice (hunt-roundtrip #2, session 33). The root's write lock is held while it is read, so a process still
 running on it cannot write mid-import (it waits, or migrate says the root is busy). Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
 run cut short is finished by running it again; a rerun saves only rules the root changed since
@@ -41,7 +43,10 @@ from typing import AbstractSet, Any
 from skillbank.errors import InvalidInputError
 from skillbank.team.migrate_guidelines import import_guidelines
 
-PARTS = ("experiences", "drafts", "usage", "audit", "forgotten", "guidelines")
+#: `experiences`: records new to the deployment; `experience_changes`: the other journal events
+#: imported (a conversation's turn, an approval, a retire, a fold, a forget). One count of
+#: events said "Imported 11 experiences" for a root of 9 records (hunt-roundtrip #4, session 33).
+PARTS = ("experiences", "experience_changes", "drafts", "usage", "audit", "forgotten", "guidelines")
 MEMORIES = ("skills", "experiences", "guidelines")
 
 
@@ -78,7 +83,8 @@ class MigrateReport:
             return (f"Nothing to import: deployment {self.deployment!r} at {self.database} "
                     f"already holds everything in {self.root} (running migrate again changes "
                     f"nothing).{self._copy_note()}")
-        parts = ", ".join(f"{n} {part}" for part, n in self.imported.items() if n)
+        parts = ", ".join(f"{n} {part.replace('_', ' ')}" for part, n in self.imported.items()
+                          if n)
         return (f"Imported {parts} from {self.root} into deployment {self.deployment!r} at "
                 f"{self.database}. Team workers index the experiences on their next sync "
                 f"(they are told now); running migrate again changes nothing."
@@ -126,6 +132,20 @@ def _check_root(root: Path) -> None:
     if not any((root / name).exists() for name in known):
         raise InvalidInputError(f"{root} is not a skillbank memory root (none of "
                                 f"{', '.join(known)} is in it); give the root's folder")
+    from skillbank import remember
+
+    if remember.is_team(root):
+        # A team worker's root keeps its memory in PostgreSQL, not in its folder: reading its
+        # near-empty folders said "Nothing to import … already holds everything" (exit 0) and
+        # recorded the target as a deployment in use (hunt-roundtrip #1, session 33).
+        held = remember.deployment(root)
+        where = f"deployment {held!r}" if held else "its team deployment"
+        raise InvalidInputError(
+            f"{root} is a team worker's root (team = true in its {remember.CONFIG}): its "
+            f"memory is in PostgreSQL ({where}), not in its folder, so there is nothing to "
+            "migrate from it; nothing was imported. Give an embedded root (--from, default "
+            "~/.skillbank); to copy a deployment's experiences, run `skillbank experiences "
+            "export` on this root and `experiences import` on the other")
 
 
 def _unreadable(path: Path, exc: OSError) -> InvalidInputError:
@@ -244,6 +264,13 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         forgot: list[str] = []
         # A copy's history before the copy is already here, imported from the original.
         shared = migrate_source.imported_events(conn, deployment) if found.copy_of else set()
+        # Which added records are new to the deployment (the summary counts records, not events).
+        adding = [r.get("id") for r in (e.get("record") for e, _, _ in events
+                                        if e.get("op") == "add") if isinstance(r, dict)]
+        held = {row[0] for row in conn.execute(
+            "SELECT id FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
+            (deployment, [i for i in adding if isinstance(i, str)]))} if adding else set()
+        new_records: set[str] = set()
         for event, loc, _digest in events:
             event = _whole(journal, event, loc)
             lands = _place(event, report.into)
@@ -264,7 +291,14 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             parents = _lesson_parents(conn, deployment, event) if event.get("op") == "forget" \
                 else {}
             log._insert(conn, event, _line(event))
-            report.imported["experiences"] += 1
+            added = record.get("id") if isinstance(record, dict) and event.get("op") == "add" \
+                and not event.get("update") else None
+            if isinstance(added, str) and added not in held and added not in new_records:
+                new_records.add(added)
+            elif event.get("op") == "forget" and not new_records.isdisjoint(_forgets(event)):
+                new_records.difference_update(_forgets(event))  # added and gone in this run
+            else:
+                report.imported["experience_changes"] += 1
             if event.get("op") == "forget":
                 # Forget means gone here too, for what an earlier run imported: the root
                 # rewrote in place what this run's cursor does not reread.
@@ -272,6 +306,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                            if isinstance(t, str)]
                 for parent, texts in parents.items():
                     log.drop_lessons_in(conn, parent, texts)
+        report.imported["experiences"] = len(new_records)
         if forgot:
             names = store.drafts(root / "drafts").erase_in(conn, forgot)
             if names:
@@ -329,6 +364,14 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         nets_then = before.get("nets") if isinstance(before, dict) else None
         nets_then = nets_then if isinstance(nets_then, dict) else {}
         nets_now = root_nets(logs, team_forgot)
+        # A root's first run: what the deployment already holds of its items came from the
+        # root by another way (`experiences import` of its export, counts and nets with it):
+        # taken as the root's, up to what the root holds (hunt-roundtrip #2, session 33).
+        held_counts: dict[str, list[int]] = {}
+        if set(done) <= {migrate_source.ORIGIN} and not found.copy_of:
+            held_counts, held_nets = _held_usage(conn, deployment, logs)
+            nets_then = {key: _within(held_nets.get(key, 0), net)
+                         for key, net in nets_now.items() if _within(held_nets.get(key, 0), net)}
         moves = sign_moves(nets_now, nets_then)  # (memory, item) -> what outsiders moved
         rows, counts_now = [], {}
         for memory, counts in logs:
@@ -339,7 +382,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                     key = f"{memory}\t{item_id}\t{int(trusted)}"
                     now = [int(usage.uses), int(usage.successes), int(usage.failures)]
                     counts_now[key] = now
-                    then = imported_counts.get(key) or [0, 0, 0]
+                    then = imported_counts.get(key) or \
+                        [min(n, h) for n, h in zip(now, held_counts.get(key, [0, 0, 0]))]
                     if baseline_only:
                         continue
                     grew = _grown(now, then, moves.get((memory, item_id)) if trusted else None)
@@ -397,7 +441,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 "VALUES (%s, %s, %s, %s) ON CONFLICT (deployment, source, part) "
                 "DO UPDATE SET position = excluded.position, at = now()",
                 (deployment, source, part, Jsonb(position)))
-        if report.imported["experiences"]:  # the workers sync the new events into the index
+        if report.imported["experiences"] or report.imported["experience_changes"]:
+            # the workers sync the new events into the index
             conn.execute("SELECT pg_notify(%s, %s)",
                          (CHANNEL, f"{deployment}\texperiences\tmigrate\t*"))
 
@@ -460,6 +505,35 @@ def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
     return anew
 
 
+def _held_usage(conn: Any, deployment: str, logs: list[tuple[str, Any]]
+                ) -> tuple[dict[str, list[int]], dict[str, int]]:
+    """The deployment's counts (`memory\titem\ttrusted` -> uses, successes, failures) and
+    outsiders' nets (`memory\titem\tprincipal` -> net) of the items in the root's usage logs."""
+    counts: dict[str, list[int]] = {}
+    nets: dict[str, int] = {}
+    for memory, log in logs:
+        items = sorted({*log._counts, *log._untrusted, *log._outside})
+        if not items:
+            continue
+        for item_id, trusted, *numbers in conn.execute(
+                "SELECT item_id, trusted, uses, successes, failures FROM sb_usage "
+                "WHERE deployment = %s AND memory = %s AND item_id = ANY(%s)",
+                (deployment, memory, items)):
+            counts[f"{memory}\t{item_id}\t{int(trusted)}"] = [int(n) for n in numbers]
+        for item_id, principal, net in conn.execute(
+                "SELECT item_id, principal, net FROM sb_usage_votes "
+                "WHERE deployment = %s AND memory = %s AND item_id = ANY(%s)",
+                (deployment, memory, items)):
+            nets[f"{memory}\t{item_id}\t{principal}"] = int(net)
+    return counts, nets
+
+
+def _within(held: int, net: int) -> int:
+    """The part of the deployment's net `held` that the root's `net` accounts for (same sign,
+    at most as large); 0 when they disagree."""
+    return max(0, min(held, net)) if net > 0 else min(0, max(held, net))
+
+
 def _grown(now: list[int], then: list[int], moved: tuple[int, int] | None) -> list[int]:
     """What each count (uses, successes, failures) grew since the last import. A count that
     shrank means the root's usage was reset: all of it is new. Unless outsiders explain it: a
@@ -489,6 +563,12 @@ def _named(event: dict[str, Any]) -> set[str]:
         if record.get("kind") == "lesson":
             ids.add(record.get("source"))
     return {i for i in ids if isinstance(i, str) and i}
+
+
+def _forgets(event: dict[str, Any]) -> set[str]:
+    """The ids a `forget` event removes: its record and the lessons distilled from it."""
+    lessons = event.get("lessons") if isinstance(event.get("lessons"), list) else []
+    return _named(event) | {t for t in lessons if isinstance(t, str)}
 
 
 def _forgotten_lessons(journal: Any, forgotten: AbstractSet[str]) -> dict[str, set[str]]:

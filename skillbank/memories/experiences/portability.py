@@ -47,9 +47,21 @@ class PortabilityMixin:
             raise InvalidInputError("include_retired must be true or false")
         selected = self._selected(namespace, None, include_retired)
         selected.sort(key=lambda item: (float(item[1].get("created", 0.0)), item[0]))
-        atomic_write(target, (self._read_record(record_id, meta).model_dump_json() + "\n"
+        atomic_write(target, (self._exported(record_id, meta).model_dump_json() + "\n"
                               for record_id, meta in selected))
         return len(selected)
+
+    def _exported(self, record_id: str, meta: Any) -> Experience:
+        """A record as export writes it: its usage with the outsiders' nets behind the counts
+        (as `get` shows them), so import counts each outsider once again; the line said
+        `"outside": {}` and his next mark after the move counted a second time
+        (hunt-roundtrip #3, session 33)."""
+        record = self._read_record(record_id, meta)  # type: ignore[attr-defined]
+        nets = self.usage.outside(record_id)  # type: ignore[attr-defined]
+        if not nets:
+            return record
+        return record.model_copy(update={"usage": record.usage.model_copy(
+            update={"outside": nets})})
 
     def import_(self, path: str | os.PathLike) -> SyncReport:
         """Read records written by `export` (or any JSONL of experience dicts) and record them.

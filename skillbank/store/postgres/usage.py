@@ -135,10 +135,31 @@ class PostgresUsageCounters:
         return {row[0]: int(row[1]) for row in rows}
 
     def add(self, item_id: str, counts: Usage, *, trusted: bool = True) -> None:
-        """Add counts kept elsewhere (an imported record's usage), as `UsageLog.add`."""
-        self.db.execute(_ADD, (*self.key, item_id, trusted, int(counts.uses),
-                               int(counts.successes), int(counts.failures),
-                               counts.last_used or utcnow()))
+        """Add counts kept elsewhere (an imported record's usage), as `UsageLog.add`: trusted,
+        with the outsiders' nets behind them, under the item's vote lock."""
+        nets = outside_votes.nets(counts.outside) if trusted else {}
+        with self.db.transaction() as conn:
+            conn.execute(_ADD, (*self.key, item_id, trusted, int(counts.uses),
+                                int(counts.successes), int(counts.failures),
+                                counts.last_used or utcnow()))
+            if nets:
+                conn.execute("SELECT pg_advisory_xact_lock(%s)",
+                             (lock_key("usage-vote", *self.key, item_id),))
+                held = {row[0]: int(row[1]) for row in
+                        conn.execute(f"SELECT principal, net {_VOTES}", (*self.key, item_id))}
+                for principal, net in nets.items():
+                    if principal not in held and len(held) >= outside_votes.MAX_OUTSIDE_VOTERS:
+                        continue
+                    held[principal] = total = outside_votes.clamp(held.get(principal, 0) + net)
+                    if total:
+                        conn.execute(
+                            "INSERT INTO sb_usage_votes (deployment, memory, item_id, "
+                            "principal, net) VALUES (%s, %s, %s, %s, %s) ON CONFLICT "
+                            "(deployment, memory, item_id, principal) DO UPDATE SET "
+                            "net = excluded.net", (*self.key, item_id, principal, total))
+                    else:
+                        conn.execute(f"DELETE {_VOTES} AND principal = %s",
+                                     (*self.key, item_id, principal))
         self._prior_cache = None
 
     def _get(self, item_id: str, trusted: bool) -> Usage:
