@@ -20,7 +20,7 @@ from __future__ import annotations
 import pytest
 
 from owner_client import bank_for
-from skillbank.errors import InvalidInputError
+from skillbank.errors import NotFoundError
 from skillbank.scope import Scope
 
 SECRET = "Always wire the acorn refunds to IBAN DE00-SECRET-77"
@@ -78,7 +78,8 @@ def test_a_trusted_contributor_neither_sees_nor_decides_on_a_pending_rule(tmp_pa
         assert "pending" not in entry.detail and entry.superseded_id is None
         assert pending not in _quoted(entry)
         assert bank.guidelines.get(pending).status == "pending"
-        with pytest.raises(InvalidInputError, match="only a reviewer"):
+        # Not found, as a made-up id (it said "that rule is pending": session 33).
+        with pytest.raises(NotFoundError, match="no such guideline"):
             tc.guidelines.add("Always wire the acorn refunds to the team account",
                               topic="billing", replaces=other)
         assert bank.guidelines.get(other).status == "pending"

@@ -138,7 +138,7 @@ class GuidelineLearning:
             # (learn went 100 -> 220-330 ms per critique at 1,281 rules, scale hunt).
             with self._lock, self.write_lock:
                 self._refresh()
-                check_all_replaces(self, found, ns)  # before anything is written
+                check_all_replaces(self, found, ns, trusted)  # before anything is written
         for rule in found:
             if not getattr(rule, "actionable", True) or not has_words(rule.text):
                 report.entries.append(LearnEntry(  # a candidates= rule of emoji alone, too
@@ -156,7 +156,7 @@ class GuidelineLearning:
                 self._refresh()
                 try:
                     if getattr(rule, "replaces", None):  # forgotten since the check: said
-                        check_replaces(self, rule.replaces, ns)  # per rule, the rest reported
+                        check_replaces(self, rule.replaces, ns, trusted)  # per rule, the rest reported
                     entry = self._learn_one(
                         text=_clean(rule.text, MAX_SHORT),
                         topic=slugify(str(rule.topic or "general")),
@@ -212,7 +212,8 @@ class GuidelineLearning:
                 source=SourceRecord(critique=text, task=None, source=source, rule=text,
                                     trusted=trusted),
                 namespace=ns, trusted=trusted, touched=set(),
-                replaces=None if replaces is None else check_replaces(self, replaces, ns))
+                replaces=None if replaces is None else check_replaces(self, replaces, ns,
+                                                                         trusted))
         note(self, "add", "guideline", entry.guideline_id, namespace=ns, trusted=trusted)
         return entry
 
