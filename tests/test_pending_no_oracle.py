@@ -51,6 +51,32 @@ def _same_as_unknown(call, item_id: str, unknown: str) -> None:
 
 
 @pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_joining_another_clients_proposal_is_answered_as_a_new_proposal(tmp_path, remote):
+    """#1: before, "merged", "same as gl-… '…' (its pending proposal's wording);
+    reinforcements now 1": someone had proposed these words, and how often."""
+    with bank_for(tmp_path, remote) as bank:
+        mal, mal2, _tc, rev = _views(bank)
+        gid = mal.guidelines.add(RULE, topic="billing").guideline_id
+        fresh = mal2.guidelines.add(OTHER, topic="billing")  # a wording nobody proposed
+        joined = mal2.guidelines.add(RULE.upper().rstrip("."), topic="billing")
+        assert (joined.action, joined.detail, joined.superseded_id, joined.nearest) == \
+            (fresh.action, fresh.detail, fresh.superseded_id, fresh.nearest)
+        assert joined.text == RULE.upper().rstrip(".")  # its own words, not the proposal's
+        learnt = mal2.guidelines.learn(RULE)
+        assert [e.action for e in learnt.entries] == ["pending"] and learnt.pending_review
+        assert "reinforce" not in learnt.entries[0].detail and "same as" not in str(learnt)
+        # The dedupe stays: one proposal per wording, with every caller's critique.
+        pending = rev.guidelines.list(status="pending")
+        assert sorted(g.text for g in pending) == sorted([RULE, OTHER])
+        proposal = rev.guidelines.get(gid)
+        assert len(proposal.sources) == 3 and proposal.text == RULE
+        # The id it was told answers as the caller's own pending id does.
+        assert joined.guideline_id == gid
+        _same_as_unknown(mal2.guidelines.get, gid, UNKNOWN_GL)
+        _same_as_unknown(mal2.guidelines.get, fresh.guideline_id, UNKNOWN_GL)
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 def test_deciding_on_a_pending_item_one_may_not_review_is_not_found(tmp_path, remote):
     """#2: before, "approve gl-… needs the reviewer role for namespace 'team'" for a pending
     id, "no guideline 'gl-000000000000'" for a made-up one (experiences alike)."""
@@ -110,3 +136,33 @@ def test_distilling_a_pending_run_one_may_not_review_is_not_found(tmp_path, remo
             _same_as_unknown(view.experiences.distill, eid, UNKNOWN_EXP)
         assert rev.experiences.list(kind="lesson", status="pending") == before
         assert all(i.startswith("lsn-") for i in rev.experiences.distill(eid))
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_an_untrusted_mcp_session_is_not_told_another_ones_proposal(tmp_path, remote):
+    """#1 and #3 through MCP: `add_guideline` answered "merged" naming the proposal, and its
+    `replaces=` took the pending id a made-up one is refused for."""
+    from mcp import Client
+
+    from skillbank.mcp_server import build_server
+
+    with bank_for(tmp_path, remote) as bank:
+        mal = bank.scoped(Scope(principal="mal", namespace=bank.settings.namespace,
+                                role="contributor", trusted=False))
+        gid = mal.guidelines.add(RULE, topic="billing").guideline_id
+        async with Client(build_server(bank, trusted=False)) as untrusted:
+            fresh = (await untrusted.call_tool("add_guideline", {
+                "text": OTHER, "topic": "billing"})).structured_content
+            joined = (await untrusted.call_tool("add_guideline", {
+                "text": RULE, "topic": "billing"})).structured_content
+            assert joined["action"] == fresh["action"] == "pending"
+            assert joined["detail"] == fresh["detail"]
+            answers = []
+            for item in (gid, UNKNOWN_GL):
+                got = await untrusted.call_tool("add_guideline", {
+                    "text": "Send the pecan invoices to account 5000.", "replaces": item},
+                    )
+                assert got.is_error
+                answers.append(got.content[0].text.replace(item, "<id>"))
+            assert answers[0] == answers[1]
+        assert len(bank.guidelines.get(gid).sources) == 2

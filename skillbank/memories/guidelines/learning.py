@@ -313,12 +313,10 @@ class GuidelineLearning:
                 | ({plan.same[1]} if plan.same else set()), statuses=seen)
         now = utcnow()
         # An untrusted caller's rule worded as a pending proposal goes into that proposal (one
-        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31): the
-        # caller learns nothing it did not say. Pending rules worded otherwise it never sees.
+        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31), and is
+        # answered as a new proposal is (`_join_proposal`). Pending rules worded otherwise it
+        # never sees.
         proposal = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
-        if proposal is not None:
-            plan.same = (1.0, proposal, "its pending proposal's wording")
-            return self._merge(self._items[proposal], text, source, plan, touched, now)
         if plan.same is not None:
             target = self._items[plan.same[1]]
             if trusted and target.status == "active":
@@ -342,6 +340,8 @@ class GuidelineLearning:
                 plan.note = (f"same rule as active {target.id} ({plan.same[2]}): kept as a "
                              "proposal, since untrusted input never changes an active rule")
             plan.same = None
+        if proposal is not None:
+            return self._join_proposal(self._items[proposal], text, source, plan, touched, now)
         entry = self._add_new(text, topic, when_to_use, source, namespace, trusted, plan,
                               touched, now)
         if plan.confirms and entry.guideline_id:
@@ -516,13 +516,54 @@ class GuidelineLearning:
         except Exception:  # noqa: BLE001 - an explanation is optional
             return f"similarity {similarity:.2f}"
 
+    def _join_proposal(self, proposal: Guideline, text: str, source: SourceRecord, plan: Plan,
+                       touched: set[str], now: datetime) -> LearnEntry:
+        """An untrusted caller's rule worded as a pending proposal: its critique joins the
+        proposal (reinforced, its source kept, the wording and supersessions as proposed), and
+        the caller is answered as a new proposal is: "pending", its own wording, what the
+        proposal would supersede, the active look-alikes it is linked to (the proposal is
+        linked to them too). Pending records name no author, so the proposal may be another
+        client's: "merged: same as gl-… '<its text>' (its pending proposal's wording);
+        reinforcements now 2" told the caller that someone had proposed that wording, and how
+        often (session 33). The id it is given is the proposal's: ids are random, and every
+        call taking one answers a pending id as for the caller's own proposal ("not found" to
+        whoever may not review it; approved, it is readable), so it says nothing a new id
+        would not. A report naming no id, or an id of nothing (never readable once the rule is
+        approved), would differ from a new proposal's and tell it again. A full queue refuses
+        it as it refuses a new proposal."""
+        self._pending_room(proposal.namespace)
+        related = [r for r in dict.fromkeys(plan.related)
+                   if r not in proposal.supersedes and r != proposal.id]
+        plan.same = (1.0, proposal.id, "its pending proposal's wording")
+        plan.contradicted = []  # a proposal keeps the supersessions it was read with
+        linked = [r for r in related if r not in proposal.related]
+        self._merge(proposal, text, source, plan, touched, now,
+                    also={"related": [*proposal.related, *linked]} if linked else None)
+        return self._pending_entry(proposal.id, text, list(proposal.supersedes), related, plan)
+
+    def _pending_entry(self, gid: str, text: str, olds: list[str], related: list[str],
+                       plan: Plan) -> LearnEntry:
+        """What an untrusted caller is told of its proposal (new, or joined: the same words)."""
+        notes = [plan.note] if plan.note else []
+        if related and not plan.note:
+            notes.append("kept apart from look-alike " + ", ".join(
+                f"{r} ({plan.why.get(r, 'related')})" for r in related) + "; linked as related")
+        detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
+        if olds:
+            detail += f"; would supersede {', '.join(olds)} once approved"
+        return LearnEntry(action="pending", guideline_id=gid, text=text,
+                          superseded_id=olds[0] if olds else None,
+                          detail="; ".join([detail] + notes))
+
     def _merge(self, old: Guideline, text: str, source: SourceRecord, plan: Plan,
-               touched: set[str], now: datetime) -> LearnEntry:
+               touched: set[str], now: datetime, also: dict[str, Any] | None = None
+               ) -> LearnEntry:
         similarity, gid, evidence = plan.same  # type: ignore[misc]
         update: dict[str, Any] = {
             "reinforcements": old.reinforcements + 1,
             "sources": [*old.sources, _kept(source)],
             "updated": now,
+            **(also or {}),
         }
         notes = [f"same as {gid} {old.text!r} ({evidence}; similarity {similarity:.2f}); "
                  f"reinforcements now {old.reinforcements + 1}"]
@@ -601,13 +642,7 @@ class GuidelineLearning:
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
-            detail = ("untrusted source: a pending proposal; a trusted reviewer approves or "
-                      "rejects it")
-            if olds:
-                detail += f"; would supersede {', '.join(olds)} once approved"
-            return LearnEntry(action="pending", guideline_id=gid, text=new.text,
-                              superseded_id=olds[0] if olds else None,
-                              detail="; ".join([detail] + notes))
+            return self._pending_entry(gid, new.text, olds, related, plan)
         return LearnEntry(action="added", guideline_id=gid, text=new.text,
                           detail="; ".join(["new rule"] + notes))
 
