@@ -59,6 +59,23 @@ def check_replaces(memory: Any, gid: Any, namespace: str, trusted: bool = True) 
     return gid
 
 
+def pending_entry(gid: str, text: str, olds: list[str], related: list[str],
+                  plan: Plan) -> LearnEntry:
+    """What an untrusted caller is told of its proposal: a new one, or one it joined (the same
+    words, `_join_proposal`). Ids are random and every call taking an id answers a pending one
+    alike whoever proposed it ("not found" to whoever may not review it), so the joined
+    proposal's id says nothing a new one would not; an answer naming no id would differ."""
+    notes = [plan.note] if plan.note else []
+    if related and not plan.note:
+        notes.append("kept apart from look-alike " + ", ".join(
+            f"{r} ({plan.why.get(r, 'related')})" for r in related) + "; linked as related")
+    detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
+    if olds:
+        detail += f"; would supersede {', '.join(olds)} once approved"
+    return LearnEntry(action="pending", guideline_id=gid, text=text,
+                      superseded_id=olds[0] if olds else None, detail="; ".join([detail] + notes))
+
+
 def check_all_replaces(memory: Any, rules: list[Any], namespace: str,
                        trusted: bool = True) -> None:
     """Every ``replaces`` of one learn call checked before anything is written: each names a

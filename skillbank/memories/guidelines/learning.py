@@ -28,7 +28,8 @@ from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
-    NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, plan_replace, replaces_itself)
+    NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, pending_entry, plan_replace,
+    replaces_itself)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -518,19 +519,11 @@ class GuidelineLearning:
 
     def _join_proposal(self, proposal: Guideline, text: str, source: SourceRecord, plan: Plan,
                        touched: set[str], now: datetime) -> LearnEntry:
-        """An untrusted caller's rule worded as a pending proposal: its critique joins the
-        proposal (reinforced, its source kept, the wording and supersessions as proposed), and
-        the caller is answered as a new proposal is: "pending", its own wording, what the
-        proposal would supersede, the active look-alikes it is linked to (the proposal is
-        linked to them too). Pending records name no author, so the proposal may be another
-        client's: "merged: same as gl-… '<its text>' (its pending proposal's wording);
-        reinforcements now 2" told the caller that someone had proposed that wording, and how
-        often (session 33). The id it is given is the proposal's: ids are random, and every
-        call taking one answers a pending id as for the caller's own proposal ("not found" to
-        whoever may not review it; approved, it is readable), so it says nothing a new id
-        would not. A report naming no id, or an id of nothing (never readable once the rule is
-        approved), would differ from a new proposal's and tell it again. A full queue refuses
-        it as it refuses a new proposal."""
+        """An untrusted caller's rule worded as a pending proposal: its critique joins it (one
+        proposal per wording), and the caller is answered as a new proposal is
+        (`curation.pending_entry`): "merged … its pending proposal's wording; reinforcements
+        now 2" told it that another client had proposed those words (session 33). A full queue
+        refuses it as it refuses a new proposal."""
         self._pending_room(proposal.namespace)
         related = [r for r in dict.fromkeys(plan.related)
                    if r not in proposal.supersedes and r != proposal.id]
@@ -539,21 +532,7 @@ class GuidelineLearning:
         linked = [r for r in related if r not in proposal.related]
         self._merge(proposal, text, source, plan, touched, now,
                     also={"related": [*proposal.related, *linked]} if linked else None)
-        return self._pending_entry(proposal.id, text, list(proposal.supersedes), related, plan)
-
-    def _pending_entry(self, gid: str, text: str, olds: list[str], related: list[str],
-                       plan: Plan) -> LearnEntry:
-        """What an untrusted caller is told of its proposal (new, or joined: the same words)."""
-        notes = [plan.note] if plan.note else []
-        if related and not plan.note:
-            notes.append("kept apart from look-alike " + ", ".join(
-                f"{r} ({plan.why.get(r, 'related')})" for r in related) + "; linked as related")
-        detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
-        if olds:
-            detail += f"; would supersede {', '.join(olds)} once approved"
-        return LearnEntry(action="pending", guideline_id=gid, text=text,
-                          superseded_id=olds[0] if olds else None,
-                          detail="; ".join([detail] + notes))
+        return pending_entry(proposal.id, text, list(proposal.supersedes), related, plan)
 
     def _merge(self, old: Guideline, text: str, source: SourceRecord, plan: Plan,
                touched: set[str], now: datetime, also: dict[str, Any] | None = None
@@ -642,7 +621,7 @@ class GuidelineLearning:
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
-            return self._pending_entry(gid, new.text, olds, related, plan)
+            return pending_entry(gid, new.text, olds, related, plan)
         return LearnEntry(action="added", guideline_id=gid, text=new.text,
                           detail="; ".join(["new rule"] + notes))
 
