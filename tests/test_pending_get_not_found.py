@@ -48,7 +48,8 @@ def test_a_pending_rule_by_id_is_not_found_to_who_may_not_review_it(tmp_path, re
         gid = first.entries[0].guideline_id
         assert first.entries[0].action == "pending" and first.pending_review
         joined = mal2.guidelines.learn(RULE)
-        assert (joined.entries[0].action, joined.entries[0].guideline_id) == ("merged", gid)
+        # One proposal per wording, answered as a new one (it was "merged": session 33).
+        assert (joined.entries[0].action, joined.entries[0].guideline_id) == ("pending", gid)
         assert joined.pending_review  # the learn's own read of its rules still works
         unknown = _not_found(mal2.guidelines.get, UNKNOWN_GL)
         for view in (mal2, mal, tc):
@@ -122,7 +123,7 @@ async def test_an_untrusted_mcp_session_is_not_told_a_pending_rule_by_id(tmp_pat
         async with Client(build_server(bank, trusted=False)) as untrusted:
             added = [(await untrusted.call_tool("add_guideline", {"text": RULE, "topic": "billing"}))
                      .structured_content for _ in range(2)]
-            assert [a["action"] for a in added] == ["pending", "merged"]
+            assert [a["action"] for a in added] == ["pending", "pending"]  # "merged" before
             gid = added[1]["guideline_id"]
             # Before: rated, with {"status": "pending"}: the proposal's state by its id.
             rated = await untrusted.call_tool("rate_memory", {"id": gid, "helpful": True})

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import json
 import re
+from pathlib import Path
 
 import pytest
 from typer.testing import CliRunner
@@ -43,8 +44,16 @@ def _seed(bank) -> dict[str, str]:
     ids["trusted"] = rules.add("Run the linter before every commit.", topic="git").guideline_id
     ids["first"] = rules.add("Skip the linter on small commits.", topic="git",
                              replaces=ids["trusted"], trusted=False).guideline_id
-    ids["second"] = rules.add("Skip the linter entirely.", topic="git", replaces=ids["first"],
+    # A pending rule replacing a pending one: only a reviewer may name a pending rule in
+    # replaces= now (its id is "not found" to anyone else, session 33), and a reviewer's replace
+    # is active; an untrusted replace of an earlier release left such files, so it is written
+    # as it left them (proposed over the active rule, then its `supersedes` naming `first`).
+    ids["second"] = rules.add("Skip the linter entirely.", topic="git", replaces=ids["trusted"],
                               trusted=False).guideline_id
+    path = Path(rules.get(ids["second"]).path)
+    path.write_text(path.read_text(encoding="utf-8").replace(
+        f"supersedes:\n- {ids['trusted']}", f"supersedes:\n- {ids['first']}"), encoding="utf-8")
+    assert rules.get(ids["second"]).supersedes == [ids["first"]]
     rules.add("Run the linter and the type checker before every commit.", topic="git",
               replaces=ids["first"])
     assert rules.get(ids["first"]).status == "superseded"

@@ -25,7 +25,10 @@ def test_an_untrusted_repeat_of_an_active_rule_is_one_proposal(tmp_path, remote)
         active = bank.guidelines.add(RULE, topic="style").guideline_id
         entries = [bank.guidelines.add(RULE, topic="style", trusted=False) for _ in range(4)]
         # Before: ["pending", "pending", "pending", "pending"], four ids.
-        assert [e.action for e in entries] == ["pending", "merged", "merged", "merged"]
+        # Each answered as a new proposal (they said "merged" before session 33, which told a
+        # caller another client had proposed the wording: tests/test_pending_no_oracle.py).
+        assert [e.action for e in entries] == ["pending"] * 4
+        assert len({e.detail for e in entries}) == 1 and active in entries[0].detail
         assert len({e.guideline_id for e in entries}) == 1
         proposal = entries[0].guideline_id
         assert proposal != active

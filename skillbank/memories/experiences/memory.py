@@ -605,8 +605,11 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         The distiller sees a few similar experiences of the same namespace with the opposite
         outcome, so it can write comparisons. Lessons it repeats are folded into the existing
         lesson records (their ids are returned), so distilling twice stores nothing new. The
-        lessons of a pending (untrusted) experience are pending too, and never folded.
+        lessons of a pending (untrusted) experience are pending too, and never folded. A
+        pending experience is distilled only by whoever may review it: to anyone else it is not
+        found, as to `get` (another client's pending run answered with lesson ids, session 33).
         """
+        self.get(record_id)
         return self._distill(record_id, True)
 
     def _distill(self, record_id: str, trusted: bool) -> Distilled:

@@ -17,7 +17,7 @@ from skillbank import index_mirror
 from skillbank.audit import note
 from skillbank.forgetting import erase_experiences as erase
 from skillbank.forgetting import erasing
-from skillbank.errors import InvalidInputError, PermissionDeniedError
+from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedError
 from skillbank.index import HybridIndex
 from skillbank.index_outage import ChromaUnavailableError
 from skillbank.records import Experience, utcnow
@@ -87,6 +87,11 @@ class ReviewMixin:
         scope = self._scope()  # type: ignore[attr-defined]
         allowed = scope.can_change(record.namespace) if verb == "forget" \
             else scope.can_review(record.namespace)
+        if not allowed and record.status == "pending":
+            # A pending record it may not decide on is not found, as to `get`: "needs the
+            # reviewer role" told a contributor another client's pending run has this id,
+            # where a made-up id is not found (session 33).
+            raise NotFoundError(f"no experience or lesson with id {record_id.strip()!r}")
         if not allowed:
             raise PermissionDeniedError(
                 f"{verb} {record.id} needs the reviewer role for namespace {record.namespace!r}"

@@ -27,11 +27,14 @@ from skillbank.records import LearnEntry
 NEAREST_FLOOR = 0.15
 
 
-def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
+def check_replaces(memory: Any, gid: Any, namespace: str, trusted: bool = True) -> str:
     """The id of an in-play rule of `namespace` the caller may replace, or a clear error.
 
     Call with the memory loaded. An id outside the caller's namespaces reads as unknown (a
-    namespace one cannot read is never confirmed to exist)."""
+    namespace one cannot read is never confirmed to exist), and so does a pending rule to a
+    caller who may not review it (`trusted=False`: the call's flag narrows the caller), as to
+    `get`: "that rule is pending" told a trusted contributor, and an untrusted one's replace
+    was taken, that another caller's proposal has that id (session 33)."""
     from skillbank import scope as scopes
 
     if not isinstance(gid, str) or not ID_RE.match(gid):
@@ -39,18 +42,15 @@ def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
             f"replaces must be a guideline id such as 'gl-0123456789ab', got {gid!r}; the ids "
             "of the nearest rules are in each learn entry's 'nearest'")
     g = memory._items.get(gid)
-    caller = scopes.current(memory.default_namespace)
-    if g is None or not caller.can_read(g.namespace):
+    caller = scopes.caller(memory.default_namespace, trusted)
+    if g is None or not caller.can_read(g.namespace) or (
+            g.status == "pending" and not caller.can_review(g.namespace)):
         raise NotFoundError(f"replaces={gid!r}: no such guideline in your namespaces; find ids "
                             "with search() or in a learn entry's 'nearest'")
     if g.namespace != namespace:
         raise InvalidInputError(
             f"replaces={gid!r}: that rule is in namespace {g.namespace!r}, this rule is written "
             f"to {namespace!r}; a rule replaces only one of its own namespace")
-    if g.status == "pending" and caller.trusted and not caller.can_review(namespace):
-        raise InvalidInputError(
-            f"replaces={gid!r}: that rule is pending, and only a reviewer of {namespace!r} "
-            "decides on a pending rule; add the rule without replaces")
     if g.status not in IN_PLAY:
         by = f" by {g.superseded_by}" if g.superseded_by else ""
         raise InvalidInputError(
@@ -59,7 +59,25 @@ def check_replaces(memory: Any, gid: Any, namespace: str) -> str:
     return gid
 
 
-def check_all_replaces(memory: Any, rules: list[Any], namespace: str) -> None:
+def pending_entry(gid: str, text: str, olds: list[str], related: list[str],
+                  plan: Plan) -> LearnEntry:
+    """What an untrusted caller is told of its proposal: a new one, or one it joined (the same
+    words, `_join_proposal`). Ids are random and every call taking an id answers a pending one
+    alike whoever proposed it ("not found" to whoever may not review it), so the joined
+    proposal's id says nothing a new one would not; an answer naming no id would differ."""
+    notes = [plan.note] if plan.note else []
+    if related and not plan.note:
+        notes.append("kept apart from look-alike " + ", ".join(
+            f"{r} ({plan.why.get(r, 'related')})" for r in related) + "; linked as related")
+    detail = "untrusted source: a pending proposal; a trusted reviewer approves or rejects it"
+    if olds:
+        detail += f"; would supersede {', '.join(olds)} once approved"
+    return LearnEntry(action="pending", guideline_id=gid, text=text,
+                      superseded_id=olds[0] if olds else None, detail="; ".join([detail] + notes))
+
+
+def check_all_replaces(memory: Any, rules: list[Any], namespace: str,
+                       trusted: bool = True) -> None:
     """Every ``replaces`` of one learn call checked before anything is written: each names a
     rule the caller may replace (`check_replaces`), and no two retire the same rule (the rule
     named, or a copy worded as it). Two rules replacing one id wrote the first, then raised on
@@ -70,7 +88,7 @@ def check_all_replaces(memory: Any, rules: list[Any], namespace: str) -> None:
         gid = getattr(rule, "replaces", None)
         if not gid:
             continue
-        check_replaces(memory, gid, namespace)
+        check_replaces(memory, gid, namespace, trusted)
         for retired in _retired_by(memory, gid, namespace):
             if retired in taken:
                 raise InvalidInputError(

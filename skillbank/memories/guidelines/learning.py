@@ -28,7 +28,8 @@ from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
-    NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, plan_replace, replaces_itself)
+    NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, pending_entry, plan_replace,
+    replaces_itself)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
@@ -138,7 +139,7 @@ class GuidelineLearning:
             # (learn went 100 -> 220-330 ms per critique at 1,281 rules, scale hunt).
             with self._lock, self.write_lock:
                 self._refresh()
-                check_all_replaces(self, found, ns)  # before anything is written
+                check_all_replaces(self, found, ns, trusted)  # before anything is written
         for rule in found:
             if not getattr(rule, "actionable", True) or not has_words(rule.text):
                 report.entries.append(LearnEntry(  # a candidates= rule of emoji alone, too
@@ -156,7 +157,7 @@ class GuidelineLearning:
                 self._refresh()
                 try:
                     if getattr(rule, "replaces", None):  # forgotten since the check: said
-                        check_replaces(self, rule.replaces, ns)  # per rule, the rest reported
+                        check_replaces(self, rule.replaces, ns, trusted)  # per rule, the rest reported
                     entry = self._learn_one(
                         text=_clean(rule.text, MAX_SHORT),
                         topic=slugify(str(rule.topic or "general")),
@@ -212,7 +213,8 @@ class GuidelineLearning:
                 source=SourceRecord(critique=text, task=None, source=source, rule=text,
                                     trusted=trusted),
                 namespace=ns, trusted=trusted, touched=set(),
-                replaces=None if replaces is None else check_replaces(self, replaces, ns))
+                replaces=None if replaces is None else check_replaces(self, replaces, ns,
+                                                                         trusted))
         note(self, "add", "guideline", entry.guideline_id, namespace=ns, trusted=trusted)
         return entry
 
@@ -312,12 +314,10 @@ class GuidelineLearning:
                 | ({plan.same[1]} if plan.same else set()), statuses=seen)
         now = utcnow()
         # An untrusted caller's rule worded as a pending proposal goes into that proposal (one
-        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31): the
-        # caller learns nothing it did not say. Pending rules worded otherwise it never sees.
+        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31), and is
+        # answered as a new proposal is (`_join_proposal`). Pending rules worded otherwise it
+        # never sees.
         proposal = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
-        if proposal is not None:
-            plan.same = (1.0, proposal, "its pending proposal's wording")
-            return self._merge(self._items[proposal], text, source, plan, touched, now)
         if plan.same is not None:
             target = self._items[plan.same[1]]
             if trusted and target.status == "active":
@@ -341,6 +341,8 @@ class GuidelineLearning:
                 plan.note = (f"same rule as active {target.id} ({plan.same[2]}): kept as a "
                              "proposal, since untrusted input never changes an active rule")
             plan.same = None
+        if proposal is not None:
+            return self._join_proposal(self._items[proposal], text, source, plan, touched, now)
         entry = self._add_new(text, topic, when_to_use, source, namespace, trusted, plan,
                               touched, now)
         if plan.confirms and entry.guideline_id:
@@ -515,13 +517,32 @@ class GuidelineLearning:
         except Exception:  # noqa: BLE001 - an explanation is optional
             return f"similarity {similarity:.2f}"
 
+    def _join_proposal(self, proposal: Guideline, text: str, source: SourceRecord, plan: Plan,
+                       touched: set[str], now: datetime) -> LearnEntry:
+        """An untrusted caller's rule worded as a pending proposal: its critique joins it (one
+        proposal per wording), and the caller is answered as a new proposal is
+        (`curation.pending_entry`): "merged … its pending proposal's wording; reinforcements
+        now 2" told it that another client had proposed those words (session 33). A full queue
+        refuses it as it refuses a new proposal."""
+        self._pending_room(proposal.namespace)
+        related = [r for r in dict.fromkeys(plan.related)
+                   if r not in proposal.supersedes and r != proposal.id]
+        plan.same = (1.0, proposal.id, "its pending proposal's wording")
+        plan.contradicted = []  # a proposal keeps the supersessions it was read with
+        linked = [r for r in related if r not in proposal.related]
+        self._merge(proposal, text, source, plan, touched, now,
+                    also={"related": [*proposal.related, *linked]} if linked else None)
+        return pending_entry(proposal.id, text, list(proposal.supersedes), related, plan)
+
     def _merge(self, old: Guideline, text: str, source: SourceRecord, plan: Plan,
-               touched: set[str], now: datetime) -> LearnEntry:
+               touched: set[str], now: datetime, also: dict[str, Any] | None = None
+               ) -> LearnEntry:
         similarity, gid, evidence = plan.same  # type: ignore[misc]
         update: dict[str, Any] = {
             "reinforcements": old.reinforcements + 1,
             "sources": [*old.sources, _kept(source)],
             "updated": now,
+            **(also or {}),
         }
         notes = [f"same as {gid} {old.text!r} ({evidence}; similarity {similarity:.2f}); "
                  f"reinforcements now {old.reinforcements + 1}"]
@@ -600,13 +621,7 @@ class GuidelineLearning:
             return LearnEntry(action="superseded", guideline_id=gid, text=new.text,
                               superseded_id=olds[0], detail=detail)
         if not trusted:
-            detail = ("untrusted source: a pending proposal; a trusted reviewer approves or "
-                      "rejects it")
-            if olds:
-                detail += f"; would supersede {', '.join(olds)} once approved"
-            return LearnEntry(action="pending", guideline_id=gid, text=new.text,
-                              superseded_id=olds[0] if olds else None,
-                              detail="; ".join([detail] + notes))
+            return pending_entry(gid, new.text, olds, related, plan)
         return LearnEntry(action="added", guideline_id=gid, text=new.text,
                           detail="; ".join(["new rule"] + notes))
 

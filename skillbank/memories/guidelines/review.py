@@ -30,16 +30,18 @@ class GuidelineReview:
                 verb: str = "review", scope: Any = None) -> Guideline:
         """Apply `update` to a guideline the caller may `verb` ("vote": any it reads, as a
         contributor; "review": one in a namespace it reviews). Out of scope: not found, and so
-        is a pending rule to a voter who may not review it, as to `get` (a vote returns the
-        rule, with the critiques of whoever proposed it). `scope`: the call's own (a vote's
-        `trusted=False` narrows it; review 2, session 32: such a vote returned the pending rule)."""
+        is a pending rule to a caller who may not review it, as to `get` (a vote returns the
+        rule, with the critiques of whoever proposed it; approve, reject and retire said "needs
+        the reviewer role" where a made-up id is not found, session 33). `scope`: the call's
+        own (a vote's `trusted=False` narrows it; review 2, session 32: such a vote returned
+        the pending rule)."""
         self._check_id(gid)
         scope = scope if scope is not None else self._scope()
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
             if g is None or not scope.can_read(g.namespace) or (
-                    verb == "vote" and g.status == "pending" and not scope.can_review(g.namespace)):
+                    g.status == "pending" and not scope.can_review(g.namespace)):
                 raise self._not_found(gid)
             _allowed(scope, verb, gid, g.namespace)
             changes = update(g)
@@ -256,8 +258,9 @@ class GuidelineReview:
         with self._lock, self.write_lock:
             self._refresh()
             g = self._items.get(gid)
-            if g is None or not scope.can_read(g.namespace):
-                raise self._not_found(gid)
+            if g is None or not scope.can_read(g.namespace) or (
+                    g.status == "pending" and not scope.can_change(g.namespace)):
+                raise self._not_found(gid)  # a pending rule it may not forget: as `get`
             _allowed(scope, "forget", gid, g.namespace)
             # Gone for good, not to a trash (skillbank.forgetting); with any copy of its file
             # in another topic folder, which would load as the rule again (hunt-curator #5).
