@@ -212,6 +212,7 @@ class Skillbank:
                          share=share, **overrides)
 
     def close(self) -> None:
+        server = None
         if self._server is not None:
             server, self._server = self._server, None
             server.stop()  # no new calls from other processes: they fail over
@@ -253,6 +254,8 @@ class Skillbank:
 
                     scrub_vector_files(self.settings.chroma_path)
                 self._owner_lock.release()
+                if server is not None:
+                    server.closed()
         else:
             self._release_chroma()
 

@@ -24,6 +24,7 @@ import time
 
 from owner_client import client_bank, owner_process
 from test_multiprocess import env_for
+from workers.common import open_bank
 
 TASK = "Feed the otters at noon"  # "otters": the word the held embedding holds on
 
@@ -129,3 +130,47 @@ def test_an_owner_that_exits_without_close_finishes_the_calls_it_took(tmp_path):
             owner.kill()
             owner.wait()
 
+
+
+WAITS_FOR_THE_LOCK = """
+import sys
+from workers.common import open_bank
+print('started', flush=True)
+bank = open_bank(sys.argv[1], lock_timeout=2)
+print(bank.experiences.record(task='Water the ferns', outcome='success'), flush=True)
+bank.close()
+"""
+
+
+def test_another_process_waits_for_a_closing_owner_past_its_lock_timeout(tmp_path):
+    """hunt-handoff #3: a closing owner withdraws its endpoint and waits (up to 120 s) for the
+    calls it took; another process gave up after its lock_timeout with "it has not published
+    its endpoint yet ... share=False ... older skillbank", naming no process. It now waits for
+    the closing owner (`.owner-closing.json`), then takes the root over."""
+    root, held = tmp_path / "root", tmp_path / "held"
+    (root / "skills").mkdir(parents=True)
+    held.mkdir()
+    (held / "hold").touch()
+    with owner_process(root, held=held) as owner, client_bank(root) as bank:
+        writing, result = _write_in_thread(bank)
+        _wait_for((held / "embedding").exists, "the owner to run the write")
+        owner.stdin.close()  # the owner closes: it waits for the held write
+        _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to start closing")
+        other = subprocess.Popen([sys.executable, "-c", WAITS_FOR_THE_LOCK, str(root)],
+                                 env=env_for(root), stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True)
+        try:
+            assert other.stdout.readline().strip() == "started"
+            time.sleep(4)  # past its lock_timeout of 2 s, the owner still closing
+            (held / "hold").unlink()
+            out, err = other.communicate(timeout=180)
+        finally:
+            if other.poll() is None:
+                other.kill()
+        assert other.returncode == 0, err[-3000:]
+        writing.join(120)
+        assert "error" not in result, result.get("error")
+        assert owner.wait(60) == 0
+    with open_bank(root) as bank:
+        assert _recorded(bank, "Water the ferns") == [out.strip()]
+        assert _recorded(bank) == [result["id"]]

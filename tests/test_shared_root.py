@@ -228,6 +228,10 @@ except BusyError as exc:
                 assert "stopped" in text and f"kill -CONT {owner.pid}" in text, text
                 assert float(text.split()[0]) < 30  # about lock_timeout, with room for a loaded box
             assert "may or may not have been applied" in out
+            # a resumed owner still runs the write: check before running it again, where
+            # "then try again" stored it twice (hunt-handoff #4, session 33)
+            assert "whether it was applied before you run it again" in out, out
+            assert "then try again" in opened.stdout, opened.stdout
             assert time.monotonic() - started < 120
         finally:
             os.kill(owner.pid, signal.SIGCONT)

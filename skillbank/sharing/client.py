@@ -82,15 +82,21 @@ class OwnerNotAnsweringError(BusyError):
     """The owner holds the root but did not answer within the deadline (stopped or hung)."""
 
 
-def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "") -> str:
-    """Why the owner did not answer, and what to do about it, for a BusyError."""
+def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "",
+                  maybe_applied: bool = False) -> str:
+    """Why the owner did not answer, and what to do about it, for a BusyError.
+
+    `maybe_applied`: a write it had been sent, which a resumed owner still runs: "try again"
+    then stored it twice (hunt-handoff #4, session 33); the advice is to check first."""
     holder = ep.describe_holder(pid)
     state = ep.process_state(pid)
+    again = ("check (e.g. list or search) whether it was applied before you run it again"
+             if maybe_applied else "try again")
     if state == "stopped":
         advice = (f"it is stopped (Ctrl-Z or SIGSTOP): resume it (`fg` in its terminal, or "
-                  f"`kill -CONT {pid}`) or end it, then try again")
+                  f"`kill -CONT {pid}`) or end it, then {again}")
     else:
-        advice = (f"it may be hung or overloaded: wait and try again, or end it "
+        advice = (f"it may be hung or overloaded: wait and {again}, or end it "
                   f"(`kill {pid}`) so that another process can take the root over")
     return (f"{holder} holds the memory root {root} but did not answer within {seconds:g} s"
             f"{doing}; {advice}")
@@ -203,6 +209,14 @@ class BankClient:
                     self._promote(lock)
                     return None
                 endpoint = ep.read_endpoint(self.root)
+                closing = ep.read_closing(self.root) if endpoint is None else None
+                if closing is not None:  # its lock is let go once the calls it took end
+                    if ep.process_state(closing[0]) == "stopped":
+                        raise OwnerNotAnsweringError(not_answering(
+                            self.root, closing[0], self._connect_timeout, " while closing"))
+                    deadline = max(deadline, time.monotonic() + closing[1] - time.time())
+                    reason = (f"{ep.describe_holder(closing[0])} is closing it, and still runs "
+                              "calls of other processes")
                 if endpoint is None and (other := ep.other_protocol(self.root)) is not None:
                     raise BusyError(  # waiting will not change the owner's version
                         f"{ep.describe_holder(other[1])} holds the memory root {self.root} and "
@@ -240,8 +254,11 @@ class BankClient:
                             prepare.start(self._idle_since, self._done)
                             return conn
                 if time.monotonic() >= deadline:
-                    holder = ep.describe_holder(endpoint.pid if endpoint else None)
-                    if (self.root / ep.ENDPOINT_FILE).exists():
+                    holder = ep.describe_holder(endpoint.pid if endpoint else
+                                                closing[0] if closing else None)
+                    if closing is not None:
+                        advice = "Try again when it has ended."
+                    elif (self.root / ep.ENDPOINT_FILE).exists():
                         advice = ("Wait for that process to finish starting, or stop it; if no "
                                   "skillbank process is running, remove "
                                   f"{self.root / ep.ENDPOINT_FILE} and try again.")
@@ -426,7 +443,7 @@ class BankClient:
                     "; it may or may not have been applied"
                 raise OwnerNotAnsweringError(not_answering(
                     self.root, conn.endpoint.pid, self._read_timeout,
-                    f" to {target}.{name}{maybe}")) from exc
+                    f" to {target}.{name}{maybe}", maybe_applied=bool(maybe))) from exc
             except (httpx.TransportError, orjson.JSONDecodeError) as exc:
                 self._drop(conn)
                 if op == "get" or name in SAFE_TO_REPEAT:

@@ -432,6 +432,8 @@ class OwnerServer:
         `timeout` s."""
         atexit.unregister(self._stop_at_exit)
         self._stopping.set()
+        with contextlib.suppress(OSError):  # a read-only root: clients wait lock_timeout only
+            ep.write_closing(self.root, self.endpoint.pid, calls_timeout + timeout)
         ep.remove_endpoint(self.root, self.endpoint)
         self._flight.close()  # new calls go to the next owner, unrun
         if not self._flight.wait_idle(calls_timeout):
@@ -442,3 +444,7 @@ class OwnerServer:
         if self._thread is not None:
             self._thread.join(timeout)
         ep.remove_endpoint(self.root, self.endpoint)  # in case it was published meanwhile
+
+    def closed(self) -> None:
+        """The root's lock is let go: the closing note goes (clients take the lock now)."""
+        ep.remove_closing(self.root, self.endpoint.pid)
