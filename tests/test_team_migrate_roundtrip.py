@@ -4,9 +4,10 @@
   everything" (exit 0): it read the worker's near-empty folders, never its memory (which is in
   PostgreSQL), and wrote `sb_imports` rows that made the empty target look like a deployment in
   use. Now it is a clear error naming the root's deployment, with nothing written.
-- #2: `experiences import` of a root's export into a deployment, then `migrate` of that root
-  into it: every usage count (and outsider's net) was added a second time. A root's first run
-  now takes what the deployment holds of its items as the root's, up to what the root holds.
+- #2 (left): `experiences import` of a root's export into a deployment, then `migrate` of that
+  root into it, adds the usage counts a second time. The first fix (a root's first run took
+  what the deployment held of its items as the root's) dropped the counts of a second root
+  with a same-named skill (review, session 33): reverted; the guard below keeps both roots'.
 - #4: the summary counted journal events as experiences ("Imported 11 experiences" for 9
   records). Now `experiences` counts records new to the deployment and `experience_changes`
   the other events (a turn, an approval, a forget).
@@ -77,41 +78,6 @@ def test_migrate_from_a_team_workers_root_is_a_clear_error_with_nothing_written(
 
     with pytest.raises(InvalidInputError, match="team worker's root"):
         migrate_root(worker_root, postgres.url, deployment=team)
-
-
-def test_import_of_a_roots_export_then_migrate_of_the_root_counts_usage_once(
-        tmp_path, postgres, chroma_server):
-    """#2: failures 2 -> 4 and successes 1 -> 2 in the deployment after the migrate."""
-    from skillbank.store.postgres import PostgresStore
-    from skillbank.team.migrate import migrate_root
-
-    root, out = tmp_path / "laptop", tmp_path / "A.jsonl"
-    with _embedded(root) as bank:
-        failed = bank.experiences.record("Resize the cache volume online", "failure")
-        helped = bank.experiences.record("Rotate the API signing key", "success")
-        for _ in range(2):
-            bank.experiences.mark(failed, helped=False)
-        bank.experiences.mark(helped, helped=True)
-        for _ in range(2):
-            bank.scoped(CAROL).experiences.mark(helped, helped=True)
-        assert bank.experiences.get(helped).usage.outside == {"carol": 2}
-        bank.experiences.export(out)
-        bank.experiences.mark(failed, helped=False)  # the laptop goes on after the export
-    deployment = uuid.uuid4().hex[:12]
-    with _worker(tmp_path / "worker", postgres, chroma_server, deployment) as worker:
-        assert sorted(worker.experiences.import_(out).added) == sorted([failed, helped])
-    migrate_root(root, postgres.url, deployment=deployment)
-    with PostgresStore(postgres.url, deployment=deployment) as store:
-        usage = store.usage("experiences")
-        assert usage.get(failed).failures == 3  # was 5: the export's 2 added again
-        assert (usage.get(helped).successes, usage.get(helped).failures) == (2, 0)  # was 4
-        assert usage.outside(helped) == {"carol": 2}  # was 4 (or lost before #3's fix)
-        usage.vote(helped, "carol", True)
-        assert usage.get(helped).successes == 2  # he still counts once
-    again = migrate_root(root, postgres.url, deployment=deployment)
-    assert not again.changed, again.imported
-
-
 def test_the_summary_counts_records_and_changes_apart(tmp_path, postgres):
     """#4: "Imported 11 experiences" for a root of 9 records; a rerun after an approval, a
     forget, a turn and one new record said "Imported 4 experiences"."""
@@ -139,3 +105,27 @@ def test_the_summary_counts_records_and_changes_apart(tmp_path, postgres):
     assert "Imported 1 experiences, " in second.summary()
     assert "experience changes" in second.summary()
     assert json.loads(json.dumps(second.to_json()))["imported"]["experiences"] == 1
+
+
+def test_two_roots_using_a_same_named_skill_both_count(tmp_path, postgres):
+    """Skill usage is keyed by the skill's name: alice's 3 uses and bob's 2 of their own
+    `deploy` make 5 in the deployment (the first fix of #2 left 3)."""
+    from conftest import write_skill
+
+    from skillbank.team.migrate import migrate_root
+
+    deployment = uuid.uuid4().hex[:12]
+    for name, uses in (("alice", 3), ("bob", 2)):
+        root = tmp_path / name
+        write_skill(root / "skills", "deploy", "Deploy the service to production safely.")
+        with _embedded(root) as bank:
+            for _ in range(uses):
+                bank.skills.record_use("deploy", success=True)
+        migrate_root(root, postgres.url, deployment=deployment)
+    import psycopg
+
+    with psycopg.connect(postgres.url) as conn:
+        (total,) = conn.execute(
+            "SELECT sum(uses) FROM sb_usage WHERE deployment = %s AND memory = 'skills' "
+            "AND item_id = 'deploy'", (deployment,)).fetchone()
+    assert total == 5

@@ -21,9 +21,7 @@ far each part was imported — the journal's position, the number of audit event
 so a rerun adds only what the root gained since (usually nothing, and it says so). Usage counts
 carry over by difference: `sb_imports` keeps the counts last imported per item, and a rerun adds
 only what each grew since (a root imported by an older skillbank, which kept no counts, starts
-counting from this run). A root's first run takes what the deployment already holds of its items
-(an `experiences import` of its export brought them, counts and nets) as the root's, up to what
-the root holds: the export's counts were added twice (hunt-roundtrip #2, session 33). The root's write lock is held while it is read, so a process still
+counting from this run). The root's write lock is held while it is read, so a process still
 running on it cannot write mid-import (it waits, or migrate says the root is busy). Everything but the guidelines is one transaction: a failure leaves
 nothing half-written. Guidelines are then saved one transaction each and compared first, so a
 run cut short is finished by running it again; a rerun saves only rules the root changed since
@@ -364,14 +362,6 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
         nets_then = before.get("nets") if isinstance(before, dict) else None
         nets_then = nets_then if isinstance(nets_then, dict) else {}
         nets_now = root_nets(logs, team_forgot)
-        # A root's first run: what the deployment already holds of its items came from the
-        # root by another way (`experiences import` of its export, counts and nets with it):
-        # taken as the root's, up to what the root holds (hunt-roundtrip #2, session 33).
-        held_counts: dict[str, list[int]] = {}
-        if set(done) <= {migrate_source.ORIGIN} and not found.copy_of:
-            held_counts, held_nets = _held_usage(conn, deployment, logs)
-            nets_then = {key: _within(held_nets.get(key, 0), net)
-                         for key, net in nets_now.items() if _within(held_nets.get(key, 0), net)}
         moves = sign_moves(nets_now, nets_then)  # (memory, item) -> what outsiders moved
         rows, counts_now = [], {}
         for memory, counts in logs:
@@ -382,8 +372,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                     key = f"{memory}\t{item_id}\t{int(trusted)}"
                     now = [int(usage.uses), int(usage.successes), int(usage.failures)]
                     counts_now[key] = now
-                    then = imported_counts.get(key) or \
-                        [min(n, h) for n, h in zip(now, held_counts.get(key, [0, 0, 0]))]
+                    then = imported_counts.get(key) or [0, 0, 0]
                     if baseline_only:
                         continue
                     grew = _grown(now, then, moves.get((memory, item_id)) if trusted else None)
@@ -503,35 +492,6 @@ def _proposed_anew(ledger: list[dict[str, Any]], already: int) -> set[str]:
                 anew.add(name)
         named.add(name)
     return anew
-
-
-def _held_usage(conn: Any, deployment: str, logs: list[tuple[str, Any]]
-                ) -> tuple[dict[str, list[int]], dict[str, int]]:
-    """The deployment's counts (`memory\titem\ttrusted` -> uses, successes, failures) and
-    outsiders' nets (`memory\titem\tprincipal` -> net) of the items in the root's usage logs."""
-    counts: dict[str, list[int]] = {}
-    nets: dict[str, int] = {}
-    for memory, log in logs:
-        items = sorted({*log._counts, *log._untrusted, *log._outside})
-        if not items:
-            continue
-        for item_id, trusted, *numbers in conn.execute(
-                "SELECT item_id, trusted, uses, successes, failures FROM sb_usage "
-                "WHERE deployment = %s AND memory = %s AND item_id = ANY(%s)",
-                (deployment, memory, items)):
-            counts[f"{memory}\t{item_id}\t{int(trusted)}"] = [int(n) for n in numbers]
-        for item_id, principal, net in conn.execute(
-                "SELECT item_id, principal, net FROM sb_usage_votes "
-                "WHERE deployment = %s AND memory = %s AND item_id = ANY(%s)",
-                (deployment, memory, items)):
-            nets[f"{memory}\t{item_id}\t{principal}"] = int(net)
-    return counts, nets
-
-
-def _within(held: int, net: int) -> int:
-    """The part of the deployment's net `held` that the root's `net` accounts for (same sign,
-    at most as large); 0 when they disagree."""
-    return max(0, min(held, net)) if net > 0 else min(0, max(held, net))
 
 
 def _grown(now: list[int], then: list[int], moved: tuple[int, int] | None) -> list[int]:
