@@ -86,7 +86,10 @@ def test_an_export_without_updated_still_imports(tmp_path, remote):
         assert memory.open_thread("c1") is None
 
 
-def test_an_unreadable_updated_names_the_line(tmp_path):
+def test_an_unreadable_updated_names_the_line_and_keeps_the_record(tmp_path):
+    """The record comes with its `created` as its last turn, and a warning names the line
+    (review of session 33: the whole record was dropped, where the import before `updated`
+    stored it)."""
     out = tmp_path / "backup.jsonl"
     conversation_export(tmp_path, out)
     line = json.loads(out.read_text())
@@ -94,8 +97,11 @@ def test_an_unreadable_updated_names_the_line(tmp_path):
     out.write_text(json.dumps(line) + "\n")
     with bank_for(tmp_path / "target", False) as target:
         report = target.experiences.import_(out)
-        assert report.added == [] and report.skipped == ["backup.jsonl:1"]
-        assert "updated 'yesterday'" in report.findings[0].message
+        assert report.added == [line["id"]] and report.skipped == []
+        (finding,) = report.findings
+        assert finding.severity == "warning" and finding.path == "backup.jsonl:1"
+        assert "updated 'yesterday'" in finding.message
+        assert target.experiences.get(line["id"]).updated is None
 
 
 def test_the_cli_moves_the_last_turn_time(tmp_path, cli_root):

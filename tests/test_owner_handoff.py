@@ -174,3 +174,69 @@ def test_another_process_waits_for_a_closing_owner_past_its_lock_timeout(tmp_pat
     with open_bank(root) as bank:
         assert _recorded(bank, "Water the ferns") == [out.strip()]
         assert _recorded(bank) == [result["id"]]
+
+
+def test_a_call_on_a_connection_another_thread_retired_is_sent_on_the_next(tmp_path,
+                                                                            monkeypatch):
+    """Review of session 33: a thread that took the shared connection and had not sent its call
+    yet, while another thread retired it (closed at once: no call on it), raised RuntimeError
+    ("the client has been closed") to its caller. It now goes out on the next connection.
+    The window is made by a hook, not by timing."""
+    from skillbank.sharing import connection
+
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    with owner_process(root), client_bank(root) as bank:
+        bank.experiences.record(task="Warm up the connection", outcome="success")
+        real_call = connection._Connection.call
+        retired: list = []
+
+        def call(self, payload):
+            if not retired:
+                retired.append(self)
+                bank._drop(self)  # another thread found it dead, in the window
+            return real_call(self, payload)
+
+        monkeypatch.setattr(connection._Connection, "call", call)
+        eid = bank.experiences.record(task=TASK, outcome="success")
+        assert retired and _recorded(bank) == [eid]
+
+
+OWNER_EXITS_WITH_WORK_LEFT = """
+import sys, threading, time
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+bank = Skillbank.open(sys.argv[1], embedding_function=HashEmbedding(), include_bundled=False)
+print('ready', flush=True)
+sys.stdin.readline()
+threading.Thread(target=time.sleep, args=(6,)).start()  # the app's own work, not a daemon
+# the script ends here without bank.close()
+"""
+
+
+def test_an_ending_owner_stops_serving_before_the_interpreter_refuses_new_work(tmp_path):
+    """Review of session 33: the exit hook ran at atexit, after the interpreter had joined the
+    app's threads and shut `concurrent.futures` down; meanwhile the owner still admitted calls,
+    and a client's `context_for` (its searches run side by side on an executor) failed with
+    "cannot schedule new futures after interpreter shutdown". It now stops serving as the
+    interpreter starts to end: the call waits for the owner to go and runs here."""
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_EXITS_WITH_WORK_LEFT, str(root)],
+                             env=env_for(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             text=True)
+    try:
+        assert owner.stdout.readline().strip() == "ready"
+        _wait_for((root / ".owner.json").exists, "the owner to serve")
+        with client_bank(root) as bank:
+            bank.experiences.record(task=TASK, outcome="success")
+            owner.stdin.write("end\n")
+            owner.stdin.flush()
+            time.sleep(1.5)  # within the 6 s the owner's process still ends
+            ctx = bank.context_for("feed the otters")
+            assert TASK in ctx.text
+            assert owner.wait(60) == 0
+    finally:
+        if owner.poll() is None:
+            owner.kill()
+            owner.wait()

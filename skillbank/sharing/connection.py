@@ -73,6 +73,8 @@ class _Connection:
     @contextlib.contextmanager
     def _in_use(self) -> Any:
         with self._state:
+            if self._retired:  # another thread retired it (and may have closed it) meanwhile:
+                raise _OwnerChanged()  # nothing was sent; the next connection takes the call
             self._users += 1
         try:
             yield

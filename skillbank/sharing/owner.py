@@ -24,6 +24,7 @@ import hmac
 import inspect
 import logging
 import threading
+import weakref
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -373,6 +374,28 @@ class TicketedReply:
                 self._ticket.release()
 
 
+def _stop_at_exit(server: "OwnerServer") -> None:
+    """Stop `server` when the interpreter starts to end, if it is still serving then.
+
+    As threads are joined (`threading._register_atexit`, before `concurrent.futures` refuses
+    new work: a call admitted then failed with "cannot schedule new futures after shutdown",
+    review of session 33), and at atexit too (`skillbank.ending` runs only those). A weak
+    reference: a closed bank is not kept alive until the process ends."""
+    ref = weakref.ref(server)
+
+    def stop() -> None:
+        live = ref()
+        try:
+            if live is not None:
+                live.stop()
+        except Exception:  # noqa: BLE001 - the other exit hooks (a flush) must run all the same
+            log.warning("skillbank: could not stop serving %s at exit", live.root, exc_info=True)
+
+    with contextlib.suppress(RuntimeError):  # already ending: the atexit hook still runs
+        threading._register_atexit(stop)  # type: ignore[attr-defined]  # noqa: SLF001
+    atexit.register(stop)
+
+
 class OwnerServer:
     """Serves `bank` on the root's socket from a daemon thread until `stop()`."""
 
@@ -394,13 +417,10 @@ class OwnerServer:
         (before the other exit hooks flush: they run last-registered first): its server, a
         daemon thread, went on admitting clients' calls while the process ended and died under
         them, cutting writes it had not run (hunt-handoff #2, session 33)."""
-        atexit.register(self._stop_at_exit)
+        _stop_at_exit(self)
         self._thread = threading.Thread(target=self._run, name="skillbank-owner", daemon=True)
         self._thread.start()
         return self
-
-    def _stop_at_exit(self) -> None:
-        self.stop()
 
     def _run(self) -> None:
         try:
@@ -430,7 +450,8 @@ class OwnerServer:
         """Stop answering, withdraw the endpoint; calls already accepted run to their end (up to
         `calls_timeout` s: the bank is still open), other requests (a watch's long poll) get
         `timeout` s."""
-        atexit.unregister(self._stop_at_exit)
+        if self._stopping.is_set():
+            return  # stopped already (close, then the exit hook)
         self._stopping.set()
         with contextlib.suppress(OSError):  # a read-only root: clients wait lock_timeout only
             ep.write_closing(self.root, self.endpoint.pid, calls_timeout + timeout)

@@ -151,7 +151,15 @@ class PortabilityMixin:
                         source=data.get("source") if isinstance(data.get("source"), str) else None)
                     if thread is not None and kind == "experience":
                         record = record.model_copy(update={"thread": thread})
-                    updated = imported_time(data.get("updated"), "updated")
+                    try:
+                        updated = imported_time(data.get("updated"), "updated")
+                    except (InvalidInputError, ValueError, TypeError) as exc:
+                        # the record comes all the same, its last turn its `created` (review
+                        # of session 33: the whole line was dropped for a bad `updated`)
+                        updated = None
+                        report.findings.append(Finding(
+                            severity="warning", code="invalid-updated", path=where,
+                            message=f"{exc}; the record is imported without it"))
                     if updated is not None:  # a conversation's last turn time comes along
                         record = record.model_copy(update={"updated": updated})
                 except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
