@@ -166,3 +166,21 @@ async def test_an_untrusted_mcp_session_is_not_told_another_ones_proposal(tmp_pa
                 answers.append(got.content[0].text.replace(item, "<id>"))
             assert answers[0] == answers[1]
         assert len(bank.guidelines.get(gid).sources) == 2
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_proposal_that_replaces_another_rule_is_not_lost_in_a_join(tmp_path, remote):
+    """Review of session 33: an untrusted `add(RULE, replaces=OLD)` worded as another client's
+    proposal joined it and lost its `replaces=` (the reviewer never saw OLD was to go), and its
+    answer (no `superseded_id`) differed from a fresh proposal's: an oracle again. Such a rule
+    is now a proposal of its own, answered as the fresh one is."""
+    with bank_for(tmp_path, remote) as bank:
+        mal, mal2, _tc, rev = _views(bank)
+        old = rev.guidelines.add(OTHER, topic="billing").guideline_id
+        alone = mal2.guidelines.add(RULE, topic="billing", replaces=old)
+        rev.guidelines.reject(alone.guideline_id)  # gone: the next proposal of RULE is fresh
+        mal.guidelines.add(RULE, topic="billing")  # another client proposes the same words
+        joined = mal2.guidelines.add(RULE, topic="billing", replaces=old)
+        assert (joined.action, joined.superseded_id, joined.detail) == \
+            (alone.action, alone.superseded_id, alone.detail)
+        assert rev.guidelines.get(joined.guideline_id).supersedes == [old]

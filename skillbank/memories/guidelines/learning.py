@@ -313,10 +313,9 @@ class GuidelineLearning:
                 skip={gid for _, gid in plan.contradicted} | siblings
                 | ({plan.same[1]} if plan.same else set()), statuses=seen)
         now = utcnow()
-        # An untrusted caller's rule worded as a pending proposal goes into that proposal (one
-        # proposal per wording in the review queue, hunt-mcp-longlived #6, session 31), and is
-        # answered as a new proposal is (`_join_proposal`). Pending rules worded otherwise it
-        # never sees.
+        # An untrusted caller's rule worded as a pending proposal (that replaces what it
+        # replaces) joins it: one proposal per wording (hunt-mcp-longlived #6, session 31),
+        # answered as a new one (`_join_proposal`). Pending rules worded otherwise it never sees.
         proposal = None if trusted else self._lookup.pending_twin(self._items, text, namespace)
         if plan.same is not None:
             target = self._items[plan.same[1]]
@@ -341,7 +340,8 @@ class GuidelineLearning:
                 plan.note = (f"same rule as active {target.id} ({plan.same[2]}): kept as a "
                              "proposal, since untrusted input never changes an active rule")
             plan.same = None
-        if proposal is not None:
+        if proposal is not None and {g for _, g in plan.contradicted} <= set(
+                self._items[proposal].supersedes):  # else (a `replaces=` it lacks) its own
             return self._join_proposal(self._items[proposal], text, source, plan, touched, now)
         entry = self._add_new(text, topic, when_to_use, source, namespace, trusted, plan,
                               touched, now)
