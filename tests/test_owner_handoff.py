@@ -146,7 +146,7 @@ def test_another_process_waits_for_a_closing_owner_past_its_lock_timeout(tmp_pat
     """hunt-handoff #3: a closing owner withdraws its endpoint and waits (up to 120 s) for the
     calls it took; another process gave up after its lock_timeout with "it has not published
     its endpoint yet ... share=False ... older skillbank", naming no process. It now waits for
-    the closing owner (`.owner-closing.json`), then takes the root over."""
+    the closing owner (`.owner-holder.json`), then takes the root over."""
     root, held = tmp_path / "root", tmp_path / "held"
     (root / "skills").mkdir(parents=True)
     held.mkdir()
@@ -240,3 +240,74 @@ def test_an_ending_owner_stops_serving_before_the_interpreter_refuses_new_work(t
         if owner.poll() is None:
             owner.kill()
             owner.wait()
+
+
+OWNER_HELD_WHILE_OPENING = """
+import sys, time
+from pathlib import Path
+import skillbank.sharing.owner as owner_module
+real_start = owner_module.OwnerServer.start
+def start(self):  # holds the root's lock, not yet serving, until the gate file goes
+    print('opening', flush=True)
+    while Path(sys.argv[2]).exists():
+        time.sleep(0.05)
+    return real_start(self)
+owner_module.OwnerServer.start = start
+from workers.common import open_bank
+bank = open_bank(sys.argv[1])
+print('ready', flush=True)
+sys.stdin.readline()
+bank.close()
+"""
+
+
+def test_a_process_still_opening_the_root_is_named_and_a_stopped_one_said_so(tmp_path):
+    """hunt-handoff #3 (B): a process that held the root's lock while it opened (or was stopped
+    then) gave others "another process holds the memory root ...: it has not published its
+    endpoint yet. A process that opened it with share=False ...": no pid, nothing of the stop.
+    `.owner-holder.json` now names it: still opening (try again), or stopped (kill -CONT)."""
+    import os
+    import signal
+
+    from skillbank.errors import BusyError
+    from skillbank.sharing.client import OwnerNotAnsweringError
+
+    root, gate = tmp_path / "root", tmp_path / "gate"
+    (root / "skills").mkdir(parents=True)
+    gate.touch()
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_HELD_WHILE_OPENING, str(root),
+                              str(gate)], env=env_for(root), stdin=subprocess.PIPE,
+                             stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "opening"
+        try:
+            open_bank(root, lock_timeout=1).close()
+        except BusyError as exc:
+            opening = str(exc)
+        else:
+            raise AssertionError("opened while another process held the root")
+        assert f"process {owner.pid}" in opening and "opening the root" in opening, opening
+        assert "share=False" not in opening, opening
+        os.kill(owner.pid, signal.SIGSTOP)
+        try:
+            open_bank(root, lock_timeout=1).close()
+        except OwnerNotAnsweringError as exc:
+            stopped = str(exc)
+        else:
+            raise AssertionError("opened while another process held the root")
+        finally:
+            os.kill(owner.pid, signal.SIGCONT)
+        assert f"process {owner.pid}" in stopped and f"kill -CONT {owner.pid}" in stopped, stopped
+        gate.unlink()
+        assert owner.stdout.readline().strip() == "ready"
+        with client_bank(root) as bank:  # served now: the note is gone with the opening
+            bank.experiences.record(task=TASK, outcome="success")
+            assert not (root / ".owner-holder.json").exists()
+    finally:
+        if owner.poll() is None:
+            owner.stdin.close()
+            try:
+                owner.wait(60)
+            except subprocess.TimeoutExpired:
+                owner.kill()
+                owner.wait()

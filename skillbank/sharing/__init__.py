@@ -44,7 +44,16 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
     make_root(root)  # a new root is private (0700), as the bank makes it
 
     def try_lock() -> Any:
-        return try_owner_lock(root)
+        lock = try_owner_lock(root)
+        if lock is not None:  # named while it opens, till it publishes its endpoint
+            import contextlib
+            import os
+
+            from skillbank.sharing import endpoint
+
+            with contextlib.suppress(OSError):
+                endpoint.write_holder(root, os.getpid(), "opening")
+        return lock
 
     lock = try_lock()
     if lock is None:

@@ -209,14 +209,16 @@ class BankClient:
                     self._promote(lock)
                     return None
                 endpoint = ep.read_endpoint(self.root)
-                closing = ep.read_closing(self.root) if endpoint is None else None
-                if closing is not None:  # its lock is let go once the calls it took end
-                    if ep.process_state(closing[0]) == "stopped":
+                holder = ep.read_holder(self.root) if endpoint is None else None
+                if holder is not None:  # opening, or closing (the calls it took run first)
+                    if ep.process_state(holder[0]) == "stopped":
                         raise OwnerNotAnsweringError(not_answering(
-                            self.root, closing[0], self._connect_timeout, " while closing"))
-                    deadline = max(deadline, time.monotonic() + closing[1] - time.time())
-                    reason = (f"{ep.describe_holder(closing[0])} is closing it, and still runs "
-                              "calls of other processes")
+                            self.root, holder[0], self._connect_timeout, f" ({holder[1]})"))
+                    if holder[1] == "closing":
+                        deadline = max(deadline, time.monotonic() + holder[2] - time.time())
+                    reason = (f"it is {holder[1]} the root"
+                              + (", and still runs calls of other processes"
+                                 if holder[1] == "closing" else ""))
                 if endpoint is None and (other := ep.other_protocol(self.root)) is not None:
                     raise BusyError(  # waiting will not change the owner's version
                         f"{ep.describe_holder(other[1])} holds the memory root {self.root} and "
@@ -254,10 +256,11 @@ class BankClient:
                             prepare.start(self._idle_since, self._done)
                             return conn
                 if time.monotonic() >= deadline:
-                    holder = ep.describe_holder(endpoint.pid if endpoint else
-                                                closing[0] if closing else None)
-                    if closing is not None:
-                        advice = "Try again when it has ended."
+                    pid = endpoint.pid if endpoint else holder[0] if holder else None
+                    if holder is not None:
+                        advice = ("Try again when it has ended." if holder[1] == "closing" else
+                                  "It serves other processes once open (seconds; a first index "
+                                  "of many skills takes longer): try again.")
                     elif (self.root / ep.ENDPOINT_FILE).exists():
                         advice = ("Wait for that process to finish starting, or stop it; if no "
                                   "skillbank process is running, remove "
@@ -271,7 +274,8 @@ class BankClient:
                                   "skillbank older than 2026-12-02 never does: stop it and "
                                   "start it again with the version installed here.")
                     raise BusyError(
-                        f"{holder} holds the memory root {self.root}, but this process cannot "
+                        f"{ep.describe_holder(pid)} holds the memory root {self.root}, but this "
+                        "process cannot "
                         f"use it through that process: {reason}. {advice}")
                 time.sleep(delay)
                 delay = min(delay * 1.5, 0.5)

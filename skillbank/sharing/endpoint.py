@@ -35,8 +35,8 @@ OWNER_LOCK = ".owner.lock"
 ENDPOINT_FILE = ".owner.json"
 SOCKET_FILE = ".owner.sock"
 ROOT_ID_FILE = ".root-id.json"
-#: Written by an owner while it closes (`write_closing`).
-CLOSING_FILE = ".owner-closing.json"
+#: What the holder of the root's lock is doing while it publishes no endpoint (`write_holder`).
+HOLDER_FILE = ".owner-holder.json"
 #: The wire's version: a client and an owner of different versions refuse each other by it
 #: (3: `RecordedId` values and the catalog's records in their own module, session 22; an old
 #: client got "unknown value tag 'rstr'" for a record the owner had stored).
@@ -150,36 +150,37 @@ def write_endpoint(root: Path, endpoint: Endpoint) -> None:
     """Publish the endpoint atomically, readable by this user only (and remove what an owner
     killed mid-write left of it: only the owner, holding the owner lock, writes it)."""
     remove_leftovers(root / ENDPOINT_FILE)
-    remove_closing(root)  # a killed owner's, while it closed
     atomic_write(root / ENDPOINT_FILE, json.dumps(asdict(endpoint)), mode=0o600)  # its secret
 
 
-def write_closing(root: Path, pid: int, seconds: float) -> None:
-    """Say that process `pid`, which holds the root, is closing and may wait `seconds` for the
-    calls of other processes: a client that finds no endpoint waits that long for the lock,
-    not `lock_timeout`, and says who it waited for (hunt-handoff #3, session 33: it gave up
-    after lock_timeout with "it has not published its endpoint yet ... share=False")."""
-    atomic_write(root / CLOSING_FILE, json.dumps({"pid": pid, "until": time.time() + seconds}))
+def write_holder(root: Path, pid: int, state: str, seconds: float = 0.0) -> None:
+    """Say what process `pid`, which holds the root's lock, is doing while it publishes no
+    endpoint: "opening" (it serves once open) or "closing" (it may wait `seconds` for the calls
+    of other processes). A client that finds no endpoint names it, says when it is stopped,
+    and waits for a closing one past `lock_timeout` (hunt-handoff #3, session 33: "it has not
+    published its endpoint yet ... share=False ... older skillbank", naming no process)."""
+    atomic_write(root / HOLDER_FILE, json.dumps({"pid": pid, "state": state,
+                                                 "until": time.time() + seconds}))
 
 
-def remove_closing(root: Path, pid: int | None = None) -> None:
-    """Remove the closing note (only process `pid`'s, when given)."""
+def remove_holder(root: Path, pid: int) -> None:
+    """Remove process `pid`'s note (another's stays)."""
     try:
-        if pid is not None and json.loads((root / CLOSING_FILE).read_text()).get("pid") != pid:
-            return
-        (root / CLOSING_FILE).unlink()
+        if json.loads((root / HOLDER_FILE).read_text()).get("pid") == pid:
+            (root / HOLDER_FILE).unlink()
     except (OSError, ValueError, AttributeError):
         pass
 
 
-def read_closing(root: Path) -> tuple[int, float] | None:
-    """(pid, until) of a closing owner that is still there, else None (a killed one's file)."""
+def read_holder(root: Path) -> tuple[int, str, float] | None:
+    """(pid, state, until) of the holder's note while that process lives, else None (a
+    killed one's note)."""
     try:
-        data = json.loads((root / CLOSING_FILE).read_text())
-        pid, until = int(data["pid"]), float(data["until"])
+        data = json.loads((root / HOLDER_FILE).read_text())
+        pid, state, until = int(data["pid"]), str(data["state"]), float(data["until"])
     except (OSError, ValueError, KeyError, TypeError):
         return None
-    return (pid, until) if process_state(pid) not in ("gone", None) else None
+    return (pid, state, until) if process_state(pid) not in ("gone", None) else None
 
 
 def read_endpoint(root: Path) -> Endpoint | None:

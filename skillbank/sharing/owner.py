@@ -437,10 +437,12 @@ class OwnerServer:
                 sock.close()
                 return
             ep.write_endpoint(self.root, self.endpoint)
+            ep.remove_holder(self.root, self.endpoint.pid)  # "opening" (sharing.open_shared)
             self.ready.set()
             self._server.run(sockets=[sock])
         except BaseException as exc:  # noqa: BLE001 - clients then report who holds the root
             self.error = exc
+            ep.remove_holder(self.root, self.endpoint.pid)  # not "opening" it any more
             if not self._stopping.is_set():
                 log.warning("skillbank: could not serve %s to other processes: %s", self.root, exc)
         finally:
@@ -454,7 +456,7 @@ class OwnerServer:
             return  # stopped already (close, then the exit hook)
         self._stopping.set()
         with contextlib.suppress(OSError):  # a read-only root: clients wait lock_timeout only
-            ep.write_closing(self.root, self.endpoint.pid, calls_timeout + timeout)
+            ep.write_holder(self.root, self.endpoint.pid, "closing", calls_timeout + timeout)
         ep.remove_endpoint(self.root, self.endpoint)
         self._flight.close()  # new calls go to the next owner, unrun
         if not self._flight.wait_idle(calls_timeout):
@@ -468,4 +470,4 @@ class OwnerServer:
 
     def closed(self) -> None:
         """The root's lock is let go: the closing note goes (clients take the lock now)."""
-        ep.remove_closing(self.root, self.endpoint.pid)
+        ep.remove_holder(self.root, self.endpoint.pid)
