@@ -253,9 +253,9 @@ class Skillbank:
                     from skillbank.forgetting import scrub_vector_files
 
                     scrub_vector_files(self.settings.chroma_path)
-                self._owner_lock.release()
                 if server is not None:
-                    server.closed()
+                    server.closed()  # its note goes before the lock: the next holder's stays
+                self._owner_lock.release()
         else:
             self._release_chroma()
 

@@ -150,8 +150,12 @@ def _parallel(calls: list[Callable[[], Any]]) -> list[Any]:
         pool = _pool
     # Each search runs in a copy of the caller's context: its scope (skillbank.scope) is
     # what the search filters by, and pool threads would otherwise see none.
-    return [f.result() for f in [pool.submit(contextvars.copy_context().run, call)
-                                 for call in calls]]
+    try:
+        futures = [pool.submit(contextvars.copy_context().run, call) for call in calls]
+    except RuntimeError:  # the interpreter is ending ("cannot schedule new futures after
+        # shutdown"): an owner still serves its clients then (review of session 33)
+        return [call() for call in calls]
+    return [f.result() for f in futures]
 
 
 def _search_all(bank: "Skillbank", task: str, namespace: str, k_skills: int,

@@ -214,12 +214,13 @@ threading.Thread(target=time.sleep, args=(6,)).start()  # the app's own work, no
 """
 
 
-def test_an_ending_owner_stops_serving_before_the_interpreter_refuses_new_work(tmp_path):
-    """Review of session 33: the exit hook ran at atexit, after the interpreter had joined the
-    app's threads and shut `concurrent.futures` down; meanwhile the owner still admitted calls,
-    and a client's `context_for` (its searches run side by side on an executor) failed with
-    "cannot schedule new futures after interpreter shutdown". It now stops serving as the
-    interpreter starts to end: the call waits for the owner to go and runs here."""
+def test_an_ending_owner_serves_after_the_interpreter_refuses_new_work(tmp_path):
+    """Review of session 33: the exit hook runs at atexit, after the interpreter has shut
+    `concurrent.futures` down and while it joins the app's own threads; the owner still serves
+    then (as long as the app runs), and a client's `context_for` (its searches side by side on
+    an executor) failed with "cannot schedule new futures after interpreter shutdown". They now
+    run one after another then. (Stopping at threading's exit hooks instead stopped a parent's
+    server from every forked child: review 2.)"""
     root = tmp_path / "root"
     (root / "skills").mkdir(parents=True)
     owner = subprocess.Popen([sys.executable, "-c", OWNER_EXITS_WITH_WORK_LEFT, str(root)],
@@ -311,3 +312,70 @@ def test_a_process_still_opening_the_root_is_named_and_a_stopped_one_said_so(tmp
             except subprocess.TimeoutExpired:
                 owner.kill()
                 owner.wait()
+
+
+OWNER_FORKS = """
+import multiprocessing, os, sys
+from workers.common import open_bank
+bank = open_bank(sys.argv[1])
+bank._server.ready.wait(60)
+child = os.fork()
+if child == 0:
+    sys.exit(0)  # a child that ends normally: it runs the exit hooks it inherited
+os.waitpid(child, 0)
+worker = multiprocessing.get_context("fork").Process(target=int)
+worker.start()
+worker.join()
+print('forked', flush=True)
+sys.stdin.readline()
+bank.close()
+"""
+
+
+def test_a_forked_child_of_an_owner_leaves_its_parent_serving(tmp_path):
+    """Review 2 of session 33: a forked child (os.fork, or multiprocessing's default start on
+    Linux) ran the exit hook it inherited, stopped its copy of the parent's server and removed
+    the parent's endpoint: every other process then waited 125 s and was told the owner was
+    closing. A stop is a no-op in any process but the one that serves."""
+    root = tmp_path / "root"
+    (root / "skills").mkdir(parents=True)
+    owner = subprocess.Popen([sys.executable, "-c", OWNER_FORKS, str(root)], env=env_for(root),
+                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    try:
+        assert owner.stdout.readline().strip() == "forked"
+        assert (root / ".owner.json").exists() and not (root / ".owner-holder.json").exists()
+        bank = open_bank(root, lock_timeout=5)
+        try:
+            assert bank.is_remote and bank.owner_pid == owner.pid
+            bank.experiences.record(task=TASK, outcome="success")
+        finally:
+            bank.close()
+    finally:
+        owner.stdin.close()
+        try:
+            owner.wait(60)
+        except subprocess.TimeoutExpired:
+            owner.kill()
+            owner.wait()
+
+
+def test_a_failed_shared_open_takes_its_opening_note_away(tmp_path):
+    """Review 2 of session 33: an open that failed after taking the lock (an embedding the
+    root's index refuses, on a takeover) left its "opening" note while its process lived on;
+    a later holder (share=False) was then named after it, "opening the root ... try again"."""
+    import pytest
+
+    from skillbank.settings import load_settings
+    from skillbank.sharing import open_shared
+
+    root = tmp_path / "root"
+
+    def fail(lock):
+        raise RuntimeError("the index refuses this embedding")
+
+    with pytest.raises(RuntimeError):
+        open_shared(load_settings(root), fail)
+    assert not (root / ".owner-holder.json").exists()
+    from skillbank.locks import owner_lock_held
+
+    assert not owner_lock_held(root)

@@ -7,7 +7,11 @@ Unix socket; those get a `BankClient` with the same public API. See `owner` and 
 
 from __future__ import annotations
 
+import contextlib
+import os
 from typing import TYPE_CHECKING, Any, Callable
+
+from skillbank.sharing import endpoint
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -46,22 +50,24 @@ def open_shared(settings: "Settings", become_owner: Callable[[Any], "Skillbank"]
     def try_lock() -> Any:
         lock = try_owner_lock(root)
         if lock is not None:  # named while it opens, till it publishes its endpoint
-            import contextlib
-            import os
-
-            from skillbank.sharing import endpoint
-
             with contextlib.suppress(OSError):
                 endpoint.write_holder(root, os.getpid(), "opening")
         return lock
 
+    def let_go(lock: Any) -> None:
+        """An open that failed: its note goes before the lock (a later holder is not named
+        after it, review 2 of session 33)."""
+        endpoint.remove_holder(root, os.getpid())
+        lock.release()
+
     lock = try_lock()
     if lock is None:
         return BankClient(settings, become_owner=take_over or become_owner, try_lock=try_lock,
+                          let_go=let_go,
                           sync=sync, connect_timeout=connect_timeout, distiller=distiller,
                           asked=asked).connect()
     try:
         return become_owner(lock)  # the caller syncs it (Skillbank.open)
     except BaseException:
-        lock.release()
+        let_go(lock)
         raise

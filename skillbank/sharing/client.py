@@ -102,6 +102,13 @@ def not_answering(root: Path, pid: int | None, seconds: float, doing: str = "",
             f"{doing}; {advice}")
 
 
+def stopped_holding(root: Path, pid: int, state: str) -> str:
+    """A process that holds the root while it opens or closes it, and is stopped."""
+    return (f"{ep.describe_holder(pid)} holds the memory root {root} and is stopped while "
+            f"{state} it (Ctrl-Z or SIGSTOP): resume it (`fg` in its terminal, or "
+            f"`kill -CONT {pid}`) or end it, then try again")
+
+
 class _MemoryProxy:
     """`client.skills`, `client.experiences`, `client.guidelines`: forwards each public call."""
 
@@ -132,7 +139,8 @@ class BankClient:
     def __init__(self, settings: "Settings", *, become_owner: Callable[[Any], "Skillbank"],
                  try_lock: Callable[[], Any], sync: bool = True,
                  connect_timeout: float = 30.0, distiller: Any = None,
-                 asked: dict[str, Any] | None = None) -> None:
+                 asked: dict[str, Any] | None = None,
+                 let_go: Callable[[Any], None] | None = None) -> None:
         self.settings = settings
         #: This process's own distiller (e.g. a chat model): it reads critiques here, and the
         #: owner stores the rules it found (a model cannot be sent to another process).
@@ -140,6 +148,7 @@ class BankClient:
         self.root = Path(settings.root)
         self._become_owner = become_owner
         self._try_lock = try_lock
+        self._let_go = let_go or (lambda lock: lock.release())  # a takeover that failed
         self._sync_on_promotion = sync
         self._connect_timeout = connect_timeout
         #: How long a call may go without a byte from the owner (it streams one every 0.5 s).
@@ -212,12 +221,11 @@ class BankClient:
                 holder = ep.read_holder(self.root) if endpoint is None else None
                 if holder is not None:  # opening, or closing (the calls it took run first)
                     if ep.process_state(holder[0]) == "stopped":
-                        raise OwnerNotAnsweringError(not_answering(
-                            self.root, holder[0], self._connect_timeout, f" ({holder[1]})"))
+                        raise OwnerNotAnsweringError(stopped_holding(self.root, *holder[:2]))
                     if holder[1] == "closing":
                         deadline = max(deadline, time.monotonic() + holder[2] - time.time())
                     reason = (f"it is {holder[1]} the root"
-                              + (", and still runs calls of other processes"
+                              + (" (it first finishes the calls of other processes it took)"
                                  if holder[1] == "closing" else ""))
                 if endpoint is None and (other := ep.other_protocol(self.root)) is not None:
                     raise BusyError(  # waiting will not change the owner's version
@@ -294,7 +302,11 @@ class BankClient:
         if self._conn is not None:
             self._conn.retire()
             self._conn = None
-        local = self._become_owner(lock)
+        try:
+            local = self._become_owner(lock)
+        except BaseException:
+            self._let_go(lock)
+            raise
         # The model loads (mostly outside the GIL) while the sync runs, as the MCP server's
         # own start does: the first search after a takeover no longer pays for it alone.
         warm = threading.Thread(target=_warm_model, args=(local,), daemon=True,

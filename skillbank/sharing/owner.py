@@ -23,6 +23,7 @@ import contextlib
 import hmac
 import inspect
 import logging
+import os
 import threading
 import weakref
 from pathlib import Path
@@ -375,12 +376,13 @@ class TicketedReply:
 
 
 def _stop_at_exit(server: "OwnerServer") -> None:
-    """Stop `server` when the interpreter starts to end, if it is still serving then.
+    """Stop `server` at the interpreter's exit (atexit), if it still serves then.
 
-    As threads are joined (`threading._register_atexit`, before `concurrent.futures` refuses
-    new work: a call admitted then failed with "cannot schedule new futures after shutdown",
-    review of session 33), and at atexit too (`skillbank.ending` runs only those). A weak
-    reference: a closed bank is not kept alive until the process ends."""
+    At atexit, not as threads are joined (`threading._register_atexit`): the owner serves as
+    long as the app's own threads run, and a forked child (multiprocessing's default on Linux)
+    runs those hooks and stopped its parent's server (review 2 of session 33). A call admitted
+    after `concurrent.futures` shut down runs its searches one after another
+    (`context._parallel`). A weak reference: a closed bank is not kept alive until the end."""
     ref = weakref.ref(server)
 
     def stop() -> None:
@@ -391,8 +393,6 @@ def _stop_at_exit(server: "OwnerServer") -> None:
         except Exception:  # noqa: BLE001 - the other exit hooks (a flush) must run all the same
             log.warning("skillbank: could not stop serving %s at exit", live.root, exc_info=True)
 
-    with contextlib.suppress(RuntimeError):  # already ending: the atexit hook still runs
-        threading._register_atexit(stop)  # type: ignore[attr-defined]  # noqa: SLF001
     atexit.register(stop)
 
 
@@ -452,8 +452,8 @@ class OwnerServer:
         """Stop answering, withdraw the endpoint; calls already accepted run to their end (up to
         `calls_timeout` s: the bank is still open), other requests (a watch's long poll) get
         `timeout` s."""
-        if self._stopping.is_set():
-            return  # stopped already (close, then the exit hook)
+        if self._stopping.is_set() or os.getpid() != self.endpoint.pid:
+            return  # stopped already (close, then the exit hook), or a forked child's copy
         self._stopping.set()
         with contextlib.suppress(OSError):  # a read-only root: clients wait lock_timeout only
             ep.write_holder(self.root, self.endpoint.pid, "closing", calls_timeout + timeout)
@@ -469,5 +469,6 @@ class OwnerServer:
         ep.remove_endpoint(self.root, self.endpoint)  # in case it was published meanwhile
 
     def closed(self) -> None:
-        """The root's lock is let go: the closing note goes (clients take the lock now)."""
+        """The root's lock is being let go: the closing note goes first (so a note of the next
+        holder, written once it has the lock, is never the one removed)."""
         ep.remove_holder(self.root, self.endpoint.pid)
