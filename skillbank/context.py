@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from skillbank.block_family import FAMILY_POOL, coherent_guidelines, siblings_last
 from skillbank.block_fit import fit_to_task
+from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
@@ -231,14 +232,25 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
     body: _Item | None = None
     loaded: dict[str, str] = {}  # name -> the description of the file whose body is shown
     if include_body and skills and _clear_match(skills):
-        skill = bank.skills.load(skills[0].name)
-        # Its line says what the body's file says: an edit landing between the search and
-        # this load showed one version's description beside another's body (session 24).
-        loaded[skill.name] = skill.description
-        # A body from a folder not fully trusted is fenced and labelled as data.
-        body = _Item("body", skill_id(skill.name),
-                     f"### {shown_name(skill.name)}\n{skill.body.strip()}" if skill.trust == "own"
-                     else as_data(skill.name, skill.trust, skill.body))
+        top = skills[0].name
+        try:
+            skill = bank.skills.load(top)
+        except (InvalidInputError, NotFoundError) as exc:
+            # A skill that cannot be served now (another folder's SKILL.md half-saved or
+            # mid-merge, held since the search, gone) is left out and the note says why: the
+            # whole block failed with its refusal, guidelines and experiences too (hunt-watch
+            # #1, session 33).
+            skills = [h for h in skills if h.name != top]
+            recall_note = " ".join(part for part in (
+                recall_note, f"The skill {shown_name(top)} was left out: {exc}") if part)
+        else:
+            # Its line says what the body's file says: an edit landing between the search
+            # and this load showed one version's description beside another's body (s. 24).
+            loaded[skill.name] = skill.description
+            # A body from a folder not fully trusted is fenced and labelled as data.
+            body = _Item("body", skill_id(skill.name),
+                         f"### {shown_name(skill.name)}\n{skill.body.strip()}"
+                         if skill.trust == "own" else as_data(skill.name, skill.trust, skill.body))
     skills = may_apply(skills)
     for hit in skills:  # a skill's trust level and scan notes ride beside it (skills/trust.py)
         per_kind["skill"].append(_Item("skill", skill_id(hit.name),

@@ -34,10 +34,12 @@ from skillbank.records import Finding, SyncReport
 
 def why_unreadable(path: str | Path) -> str | None:
     """Why the file at `path` cannot be read ("permission denied", "not a regular file");
-    None when it can, or when nothing is there (an unknown name stays unknown)."""
+    None when it can, or when nothing is there (an unknown name stays unknown): no file, or
+    its folder replaced by a plain file (ENOTDIR was a "reason", so `load` and `create` said
+    "give this user read access" for a skill that is gone; hunt-watch #3, session 33)."""
     try:
         info = os.stat(path)
-    except FileNotFoundError:
+    except (FileNotFoundError, NotADirectoryError):
         return None
     except OSError as exc:
         return _reason(exc)
