@@ -74,3 +74,29 @@ def test_a_committed_write_whose_change_notice_fails_is_answered_done_and_saved_
     with _bank(tmp_path / "again", chroma_server, postgres.url, deployment) as again:
         assert again.guidelines.get(gid).helpful == 1  # counted once
         assert [h.record.task for h in again.experiences.recall(task)][:1] == [task]
+
+
+def test_an_experience_whose_index_checkpoint_fails_after_the_commit_is_answered_done(
+        tmp_path, chroma_server, postgres, monkeypatch, caplog):
+    """hunt-teamchurn #1, session 33 (found again while fixing it): after the experience is
+    committed and indexed, the shared index checkpoint is moved in a fenced statement; with
+    PostgreSQL going down it raised LockLostError ("trying it again is safe") out of `record`
+    although the experience was saved. Now it is logged and the next sync re-applies."""
+    from skillbank.store.postgres.experiences import PostgresExperienceLog
+    from skillbank.store.postgres.locks import LockLostError
+
+    def write_checkpoint(self, checkpoint):
+        raise LockLostError("this deployment's write lock was lost (the session ended)")
+
+    deployment = uuid.uuid4().hex[:12]
+    task = f"checkpoint probe {uuid.uuid4().hex}"
+    with _bank(tmp_path / "root", chroma_server, postgres.url, deployment) as bank:
+        caplog.set_level(logging.WARNING, logger="skillbank")
+        monkeypatch.setattr(PostgresExperienceLog, "write_checkpoint", write_checkpoint)
+        bank.experiences.record(task=task, outcome="success")  # raised before the fix
+        assert "the index checkpoint was not moved" in caplog.text
+        monkeypatch.undo()
+    assert _one(postgres.url, "SELECT count(*) FROM sb_experiences WHERE deployment = %s "
+                "AND record->>'task' = %s", (deployment, task)) == (1,)
+    with _bank(tmp_path / "again", chroma_server, postgres.url, deployment) as again:
+        assert [h.record.task for h in again.experiences.recall(task)][:1] == [task]
