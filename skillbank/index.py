@@ -402,7 +402,12 @@ class HybridIndex:
         #: The items the last write touched (None: any of them), for `after_write` to announce.
         self.last_written = written
         if self.after_write is not None:
-            self.after_write()
+            try:  # the write is committed: a failed notice must not answer it as failed, or a
+                self.after_write()  # retry writes it twice (hunt-teamchurn #1, session 33)
+            except Exception as exc:  # others re-read everything on their feed's reconnect
+                log.warning("skillbank: the write to %s is saved, but telling the other "
+                            "processes failed (%s); they see it at their next sync",
+                            self.name, (str(exc).strip() or type(exc).__name__).splitlines()[0])
 
     @clear_outage("this memory's index could not be read")
     def refresh(self, item_ids: Iterable[str]) -> None:

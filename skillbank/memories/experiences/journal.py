@@ -67,6 +67,7 @@ from skillbank.usage import UsageLog
 from skillbank.memories.experiences.indexing import (
     CONTENT_KEY_VERSION, EMBED_LAYOUT, _index_item, content_key, embed_texts_of)
 from skillbank.memories.experiences.validation import MAX_RECORD_BYTES
+from skillbank.store.base import StoreUnavailableError
 from skillbank.store.deltas import UPDATE, Version, chain_digest, fold, updated_id
 
 CHECKPOINT = ".indexed.json"  # the files column's checkpoint (skillbank.store.files)
@@ -191,7 +192,16 @@ class JournalMixin:
         if checkpoint.get("collection") == self._collection_id() and \
                 done == {n: v for n, v in before.items() if v}:
             checkpoint["files"] = dict(after)
-            self._write_checkpoint(checkpoint)
+            try:
+                self._write_checkpoint(checkpoint)
+            except StoreUnavailableError as exc:
+                # The events are committed and indexed: only the mark of how far the index got
+                # stays behind, and the next sync re-applies from the old one (idempotent).
+                # Raised, it told the caller a saved experience failed ("write lock ... lost;
+                # trying it again is safe"), and a retry was a second run (hunt-teamchurn #1).
+                log.warning("skillbank: %d experience event(s) saved and indexed; the index "
+                            "checkpoint was not moved (%s): the next sync re-applies them",
+                            len(parsed), (str(exc).strip() or type(exc).__name__).splitlines()[0])
 
     def _apply(self, parsed: list[tuple[dict[str, Any], str, str]],
                report: SyncReport | None = None, vectors: Mapping[str, Any] | None = None

@@ -30,7 +30,7 @@ from skillbank import scope as scopes
 from skillbank.memories.skills import checks, fit as fitting
 from skillbank.memories.skills import dependencies, search as routing
 from skillbank.memories.skills import gate, last_good, near_copies, skill_trust_api, trust
-from skillbank.memories.skills.unserved import unserved
+from skillbank.memories.skills.unserved import others_serve, unserved
 from skillbank.memories.skills.unreadable import (UnreadableFiles, refuse_unread_file,
                                                   refuse_unreadable, walk)
 from skillbank.memories.skills.fit import ABSTAIN_BELOW, fit_probability  # noqa: F401 - re-exported
@@ -293,7 +293,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 if parsed.get(str(entry.path)):
                     items[-1].metadata["findings"] = json.dumps(
                         [f.model_dump() for f in parsed[str(entry.path)]])
-            removed = [name for name in current if name not in winners]
+            removed = [name for name in current if name not in winners
+                       and not others_serve(self.index, metas.get(name), self.roots)]
             renames = hand_renames(removed, [item.metadata for item in items
                                              if item.id in report.added], metas)
             for old, new in renames:  # before the new name is staged: never served unjudged
