@@ -164,8 +164,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                         found.append(_Found(path, root, writable, seen[1], None, key))
                         continue
                     if stat.st_size > MAX_SKILL_BYTES:
-                        # Not read; its parse says "too-large" and an indexed skill keeps its
-                        # last good version (it was dropped at once: hunt-watch #2, s. 33).
+                        # Unread: parsed as "too-large", the last good kept (hunt-watch #2)
                         found.append(_Found(path, root, writable, f"too-large:{key}", None, key))
                         continue
                     data = path.read_bytes()
