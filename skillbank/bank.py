@@ -143,6 +143,7 @@ class Skillbank:
         self._memories: dict[str, Any] = {}
         self._guard = threading.RLock()
         self._closed = False  # set by close(): every later use raises ClosedError
+        self._pid = os.getpid()  # a forked child's copy closes nothing of its parent's
         self._watch: tuple[threading.Thread, threading.Event] | None = None
         self._background: Any = None  # skillbank.background.BackgroundWriter, made on first use
         self._usage_logs: dict[str, Any] = {}
@@ -212,6 +213,9 @@ class Skillbank:
                          share=share, **overrides)
 
     def close(self) -> None:
+        if os.getpid() != self._pid:  # a forked child leaving the parent's `with` block: its
+            self._closed = True  # Chroma close hung, and the lock it shares is the parent's
+            return  # (review 3 of session 33)
         server = None
         if self._server is not None:
             server, self._server = self._server, None
