@@ -50,6 +50,25 @@ def _write_in_thread(bank, task: str = TASK) -> tuple[threading.Thread, dict]:
     return thread, result
 
 
+def _held(tmp_path):
+    """A root, and the folder whose `hold` file makes the owner's embedding hold (it exists)."""
+    root, held = tmp_path / "root", tmp_path / "held"
+    (root / "skills").mkdir(parents=True)
+    held.mkdir()
+    (held / "hold").touch()
+    return root, held
+
+
+def _closing_while_writing(owner, bank, root, held) -> tuple[threading.Thread, dict]:
+    """A write held in the owner, which is then told to close: it waits for the write and
+    refuses new calls (its endpoint withdrawn)."""
+    writing, result = _write_in_thread(bank)
+    _wait_for((held / "embedding").exists, "the owner to run the write")
+    owner.stdin.close()
+    _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to start closing")
+    return writing, result
+
+
 def _recorded(bank, task: str = TASK) -> list[str]:
     return [e.id for e in bank.experiences.list() if e.task == task]
 
@@ -66,15 +85,9 @@ def test_a_thread_refused_by_a_closing_owner_does_not_cut_another_thread_s_write
         real_retire(self)
 
     monkeypatch.setattr(connection._Connection, "retire", retire)
-    root, held = tmp_path / "root", tmp_path / "held"
-    (root / "skills").mkdir(parents=True)
-    held.mkdir()
-    (held / "hold").touch()
+    root, held = _held(tmp_path)
     with owner_process(root, held=held) as owner, client_bank(root) as bank:
-        writing, result = _write_in_thread(bank)
-        _wait_for((held / "embedding").exists, "the owner to run the write")
-        owner.stdin.close()  # the owner closes: it waits for the write, refuses new calls
-        _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to start closing")
+        writing, result = _closing_while_writing(owner, bank, root, held)
         other = threading.Thread(target=lambda: bank.skills.names(), daemon=True)
         other.start()  # another thread's call: refused, its connection retired
         assert retired.wait(60), "the other thread's call was not refused"
@@ -99,10 +112,7 @@ sys.stdin.readline()
 
 
 def test_an_owner_that_exits_without_close_finishes_the_calls_it_took(tmp_path):
-    root, held = tmp_path / "root", tmp_path / "held"
-    (root / "skills").mkdir(parents=True)
-    held.mkdir()
-    (held / "hold").touch()
+    root, held = _held(tmp_path)
     owner = subprocess.Popen([sys.executable, "-c", OWNER_EXITS, str(root), str(held)],
                              env=env_for(root), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              text=True)
@@ -147,15 +157,9 @@ def test_another_process_waits_for_a_closing_owner_past_its_lock_timeout(tmp_pat
     calls it took; another process gave up after its lock_timeout with "it has not published
     its endpoint yet ... share=False ... older skillbank", naming no process. It now waits for
     the closing owner (`.owner-holder.json`), then takes the root over."""
-    root, held = tmp_path / "root", tmp_path / "held"
-    (root / "skills").mkdir(parents=True)
-    held.mkdir()
-    (held / "hold").touch()
+    root, held = _held(tmp_path)
     with owner_process(root, held=held) as owner, client_bank(root) as bank:
-        writing, result = _write_in_thread(bank)
-        _wait_for((held / "embedding").exists, "the owner to run the write")
-        owner.stdin.close()  # the owner closes: it waits for the held write
-        _wait_for(lambda: not (root / ".owner.json").exists(), "the owner to start closing")
+        writing, result = _closing_while_writing(owner, bank, root, held)
         other = subprocess.Popen([sys.executable, "-c", WAITS_FOR_THE_LOCK, str(root)],
                                  env=env_for(root), stdout=subprocess.PIPE,
                                  stderr=subprocess.PIPE, text=True)
