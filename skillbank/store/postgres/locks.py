@@ -20,6 +20,17 @@ callers were told were counted were lost (hunt-teamclock #1, session 30). Two th
   exclusively right after taking the lock, so it waits until a write that passed the check
   has committed: the check-then-commit window is closed too, and the new holder reads it.
 
+A holder that is alive but not running (SIGSTOP, a paused VM, a debugger, a machine cut off)
+kept its session, so every other worker's write waited out its timeout and failed, told that
+someone "is writing" for as long as the holder stayed frozen (hunt-teamchurn #2, session 33).
+So a holder *beats*: its lock session runs `SELECT 1` every `lease / 6` seconds on a thread of
+its own (it is named `skillbank lock <host>:<pid>` while held, so others can name it), and a
+waiter that finds the holder's session idle for longer than `lease` by PostgreSQL's clock ends
+that session (`pg_terminate_backend`, allowed on a session of the same role): the lock is free,
+and the frozen holder's writes, if it wakes, are refused by the fence above. A live holder in a
+long write keeps beating and is never broken; a holder that does not beat (an older skillbank)
+is never broken either, only named.
+
 A transaction-level advisory lock in each write's transaction would not do: the critical
 section is a read, then a write, in several transactions (a vote refreshes, adds one, saves),
 and only a lock over all of them keeps two workers' read-modify-writes apart. Only writes to
@@ -29,15 +40,26 @@ change feed's NOTIFY and the audit log's inserts (after the write, not part of i
 
 from __future__ import annotations
 
+import logging
+import os
+import socket
 import threading
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 import psycopg
 
 from skillbank.errors import BusyError
 from skillbank.store.base import StoreUnavailableError
 from skillbank.store.postgres.db import Database, explain, lock_key, masked
+
+
+log = logging.getLogger("skillbank.store.postgres")
+
+#: The application_name of a lock session while held (a waiter breaks only such sessions).
+HOLDER_NAME = "skillbank lock "
+#: Seconds a holder's lock session may stay silent before a waiter takes it for frozen.
+LEASE = 30.0
 
 
 class LockLostError(StoreUnavailableError):
@@ -52,12 +74,64 @@ _STILL_HELD = """SELECT EXISTS (
        AND l.objsubid = 1 AND l.granted AND l.mode = 'ExclusiveLock'
        AND l.pid = %s AND a.backend_start IS NOT DISTINCT FROM %s)"""
 
+_HELD_BY = """FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+ WHERE l.locktype = 'advisory' AND l.classid = %s::oid AND l.objid = %s::oid
+   AND l.objsubid = 1 AND l.granted"""
+
+#: The session holding `key`, as far as this role may see it: pid, application_name, client
+#: address, state and seconds since its last statement ended (NULLs for another role's).
+_HOLDER = """SELECT a.pid, a.application_name, host(a.client_addr), a.state,
+       EXTRACT(EPOCH FROM clock_timestamp() - a.state_change)::float8 """ + _HELD_BY
+
+#: End the holder's session if, in the same statement, it still holds `key`, beats (by its
+#: name) and has been idle longer than the lease: a holder that just let go is left alone.
+_BREAK = "SELECT pg_terminate_backend(a.pid) " + _HELD_BY + """
+   AND a.pid = %s AND a.state = 'idle' AND a.application_name LIKE 'skillbank lock %%'
+   AND clock_timestamp() - a.state_change > make_interval(secs => %s)"""
+
+
+class _Holder(NamedTuple):
+    pid: int
+    name: str | None
+    address: str | None
+    state: str | None
+    silent: float | None  # seconds since its session last answered
+
+    def __str__(self) -> str:
+        who = self.name[len(HOLDER_NAME):] if (self.name or "").startswith(HOLDER_NAME) \
+            else f"application {self.name!r}" if self.name else "a session"
+        where = f" from {self.address}" if self.address else ""
+        return f"held by {who}{where}, PostgreSQL session pid {self.pid}"
+
+
+class _Beat:
+    """A held lock's heartbeat: `SELECT 1` on its session every `every` seconds until
+    stopped, so waiters can tell a live holder from a frozen one (module docstring)."""
+
+    def __init__(self, conn: psycopg.Connection, every: float) -> None:
+        self._conn, self._every, self._stop = conn, every, threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True,
+                                        name="skillbank-lock-beat")
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self._every):
+            try:
+                self._conn.execute("SELECT 1")
+            except psycopg.Error:
+                return  # the session is gone: the fence refuses the holder's next write
+
+    def stop(self) -> None:
+        self._stop.set()
+        self._thread.join(timeout=self._every + 5.0)
+
 
 class AdvisoryWriteLock:
     def __init__(self, db: Database, deployment: str, timeout: float = 60.0,
-                 name: str = "write") -> None:
+                 name: str = "write", lease: float = LEASE) -> None:
         self.db = db
         self.timeout = timeout
+        self.lease = lease
         self.key = lock_key("skillbank", deployment, name)
         self.fence_key = lock_key("skillbank", deployment, name, "fence")
         self._halves = ((self.key >> 32) & 0xFFFFFFFF, self.key & 0xFFFFFFFF)
@@ -65,6 +139,8 @@ class AdvisoryWriteLock:
         self._local = threading.RLock()
         self._depth = 0
         self._conn: psycopg.Connection | None = None
+        self._beat: _Beat | None = None
+        self._unbreakable: str | None = None  # why the last frozen holder could not be ended
 
     @property
     def is_locked(self) -> bool:
@@ -87,13 +163,19 @@ class AdvisoryWriteLock:
             self._local.release()
             raise explain(self.db.url, exc) from None
         try:
+            looked = float("-inf")
+            self._unbreakable = None
             while True:
                 if conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
                     break
+                if time.monotonic() - looked >= 1.0:  # a frozen holder's lease ran out?
+                    looked = time.monotonic()
+                    self._break_frozen(conn)
                 if deadline is not None and time.monotonic() >= deadline:
+                    holder = self._holder(conn)
                     self.db.pool.putconn(conn)
                     self._local.release()
-                    raise self._busy(waited, blocking)
+                    raise self._busy(waited, blocking, holder)
                 time.sleep(0.02)
             # The last holder's fenced writes that passed their check have committed.
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.fence_key,))
@@ -101,13 +183,43 @@ class AdvisoryWriteLock:
                                    "WHERE pid = pg_backend_pid()").fetchone()
             if conn.info.server_version >= 140000:  # idle while held, never reaped as idle
                 conn.execute("SET idle_session_timeout = 0")
+            conn.execute("SELECT set_config('application_name', %s, false)",
+                         (f"{HOLDER_NAME}{socket.gethostname()}:{os.getpid()}"[:63],))
         except psycopg.Error as exc:
             self._unlock(conn)
             self._local.release()
             raise explain(self.db.url, exc) from None
         self._conn, self._depth, self._session = conn, 1, (int(session[0]), session[1])
+        self._beat = _Beat(conn, self.lease / 6)
         self.db.held().append(self)
         return self
+
+    def _holder(self, conn: psycopg.Connection) -> _Holder | None:
+        """Who holds the lock now, if anyone this role can see."""
+        try:
+            row = conn.execute(_HOLDER, self._halves).fetchone()
+        except psycopg.Error:
+            return None
+        return None if row is None else _Holder(int(row[0]), *row[1:])
+
+    def _break_frozen(self, conn: psycopg.Connection) -> None:
+        """End the holder's session if it beats and has been silent past the lease."""
+        holder = self._holder(conn)
+        if holder is None or holder.state != "idle" or holder.silent is None \
+                or holder.silent <= self.lease or not (holder.name or "").startswith(HOLDER_NAME):
+            return
+        try:
+            ended = conn.execute(_BREAK, (*self._halves, holder.pid, self.lease)).fetchall()
+        except psycopg.Error as exc:
+            self._unbreakable = str(exc).strip().splitlines()[0] if str(exc).strip() \
+                else type(exc).__name__
+            return
+        if ended and ended[0][0]:
+            log.warning("ended the session of this deployment's write lock (%s): not heard "
+                        "from for %.0f s (stopped, frozen or cut off); its writes, if it "
+                        "wakes, are refused", holder, holder.silent)
+        elif ended:
+            self._unbreakable = "pg_terminate_backend returned false"
 
     def fence(self, conn: psycopg.Connection) -> None:
         """In a write's transaction (`conn`), just before it commits: raise `LockLostError`
@@ -124,8 +236,22 @@ class AdvisoryWriteLock:
             "session holding it (a restart, a pg_terminate_backend, a proxy that cut it), so "
             "another worker may be writing; this change was not saved. Try it again")
 
-    def _busy(self, waited: float | None, blocking: Any) -> BusyError:
+    def _busy(self, waited: float | None, blocking: Any,
+              holder: _Holder | None = None) -> BusyError:
         how_long = f"within {waited:g} s" if blocking is not False and waited else "at once"
+        lock = f"this deployment's write lock (a PostgreSQL advisory lock at {masked(self.db.url)})"
+        if holder is not None and holder.silent is not None and holder.silent > self.lease \
+                and holder.state == "idle":
+            why = f" ({self._unbreakable})" if self._unbreakable else \
+                " (it does not announce itself: an older skillbank?)"
+            return BusyError(
+                f"{lock} is {holder}, which has not been heard from for {holder.silent:.0f} s "
+                f"(stopped, frozen or cut off?) and could not be ended from here{why}; stop "
+                f"that process, or end its session: SELECT pg_terminate_backend({holder.pid})")
+        if holder is not None:
+            return BusyError(
+                f"another worker is writing to this deployment: {lock} is {holder}, which did "
+                f"not release it {how_long}; try again when it has finished")
         return BusyError(
             f"another process is writing to this deployment and did not release its write lock "
             f"(a PostgreSQL advisory lock at {masked(self.db.url)}) {how_long}; try again when "
@@ -136,7 +262,9 @@ class AdvisoryWriteLock:
             return
         self._depth = 0 if force else self._depth - 1
         if self._depth == 0:
-            conn, self._conn, self._session = self._conn, None, None
+            if self._beat is not None:
+                self._beat.stop()
+            conn, self._conn, self._session, self._beat = self._conn, None, None, None
             held = self.db.held()
             if self in held:
                 held.remove(self)
@@ -148,6 +276,7 @@ class AdvisoryWriteLock:
         """Release the lock (if `conn` took it) and return `conn` to the pool."""
         try:
             conn.execute("SELECT pg_advisory_unlock(%s)", (self.key,))
+            conn.execute("RESET application_name")
             if conn.info.server_version >= 140000:
                 conn.execute("RESET idle_session_timeout")
         except psycopg.Error:
