@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, Callable
 
 from skillbank.block_family import FAMILY_POOL, coherent_guidelines, siblings_last
 from skillbank.block_fit import fit_to_task
-from skillbank.errors import InvalidInputError, NotFoundError
+from skillbank.errors import InvalidInputError, NotFoundError, UnreadableError
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
 from skillbank.skill_ids import skill_id
@@ -240,6 +240,8 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
             # mid-merge, held since the search, gone) is left out and the note says why: the
             # whole block failed with its refusal, guidelines and experiences too (hunt-watch
             # #1, session 33).
+            if isinstance(exc, UnreadableError):  # a person must fix it: say so in the log
+                log.warning("skillbank: skill %s left out of the memory block: %s", top, exc)
             skills = [h for h in skills if h.name != top]
             recall_note = " ".join(part for part in (
                 recall_note, f"The skill {shown_name(top)} was left out: {exc}") if part)

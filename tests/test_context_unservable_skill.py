@@ -42,3 +42,26 @@ def test_the_block_comes_without_a_skill_that_cannot_be_served(tmp_path, remote,
         assert "skill:csv-report" not in ctx.ids and "csv-report" not in ctx.text
         assert rule.guideline_id in ctx.ids, ctx.text  # the rest of the block still comes
         assert "The skill csv-report was left out" in ctx.note and why in ctx.note, ctx.note
+
+
+def test_an_unreadable_best_skill_is_left_out_and_logged_for_the_person_who_must_fix_it(
+        tmp_path, monkeypatch, caplog):
+    """Review 3 of session 33: an unreadable SKILL.md (permissions, not a regular file), which
+    `load` raises as `UnreadableError`, became only a note inside the agent's block; the person
+    who must fix the file got no log line. (Faked: the tests run as root, who reads a 000 file.)"""
+    import logging
+
+    from skillbank.errors import UnreadableError
+
+    vendor = tmp_path / "vendor"
+    write_skill(vendor, "csv-report", TASK, GOOD)
+    with vendor_bank(tmp_path / "root", vendor, False) as bank:
+        def unreadable(name: str, *args, **kwargs):
+            raise UnreadableError(f"skill {name!r} cannot be read: permission denied")
+
+        monkeypatch.setattr(bank.skills, "load", unreadable)
+        with caplog.at_level(logging.WARNING, logger="skillbank.context"):
+            ctx = bank.context_for(TASK)
+        assert "The skill csv-report was left out" in ctx.note, ctx.note
+        assert any("csv-report" in r.getMessage() and "permission denied" in r.getMessage()
+                   for r in caplog.records), caplog.records  # was: no log line

@@ -230,6 +230,9 @@ EDITING = "being edited: its SKILL.md does not parse right now"
 
 def editing_note(findings: list[Finding]) -> str:
     """The note served beside a skill's last good version (an agent and a person see why)."""
+    if any(f.code == "too-large" for f in findings):  # it will not fix itself (review 3, s. 33)
+        return (f"{EDITING} ({_errors(findings)}); this is the last good version until a "
+                "person cuts the file back (move long material to references/)")
     return f"{EDITING} ({_errors(findings)}); this is the last good version"
 
 
@@ -248,6 +251,11 @@ def being_edited(skill: Any, findings: list[Finding]) -> InvalidInputError:
             f"skill {skill.name!r} is not served: its SKILL.md at {skill.path} has an unresolved "
             f"merge conflict ({_errors(findings)}){why}; it is served again once a person "
             "resolves the conflict", findings)
+    if any(f.code == "too-large" for f in findings):  # nor will a file past the size limit
+        return InvalidInputError(
+            f"skill {skill.name!r} is not served: its SKILL.md at {skill.path} is too large "
+            f"({_errors(findings)}){why}; it is served again once a person cuts it back "
+            "(move long material to references/)", findings)
     return InvalidInputError(
         f"skill {skill.name!r} is being edited: its SKILL.md at {skill.path} does not parse "
         f"right now ({_errors(findings)}){why}; try again in a moment", findings)
