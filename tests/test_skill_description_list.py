@@ -71,7 +71,7 @@ def test_one_indexed_before_is_no_longer_served(tmp_path, monkeypatch):
 
     root = tmp_path / "root"
     with monkeypatch.context() as patched:
-        patched.setattr(library_module, "_parse_bytes", as_before)
+        patched.setattr(library_module, "parse_found", as_before)
         with Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
                             skill_roots=[folder]) as bank:
             assert "desclist" in bank.skills.names()  # as the older version served it

@@ -14,7 +14,6 @@ import json
 import logging
 import threading
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
@@ -59,6 +58,7 @@ from skillbank.memories.skills.skill_file import (
     parse_skill_text,
     read_skill_file,
 )
+from skillbank.memories.skills.scanned import TOO_LARGE, Found, digest_of, parse_found
 from skillbank.records import Finding, Hit, Hits, Skill, SyncReport
 from skillbank.tokens import count_tokens
 from skillbank.usage import UsageLog
@@ -69,18 +69,6 @@ MAX_RESOURCES = 500
 #: Usage prior on the z-score scale (one standard deviation ~ 1): a skill that always worked
 #: gains at most 0.15, enough to settle near-ties, never to lift a poor match over a good one.
 PRIOR_SCALE = 0.15
-@dataclass
-class _Found:
-    """One SKILL.md seen by a scan."""
-
-    path: Path
-    root: Path
-    writable: bool
-    digest: str
-    data: bytes | None = None
-    stat: str = ""  # freshness.key_of: when it matches the index, the file is not even read
-
-
 class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, SkillsInGit,
                    UnreadableFiles):
     """Skills across several roots, with one writable root; search, disclosure and authoring."""
@@ -135,7 +123,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
-              ) -> tuple[list[_Found], list[Finding]]:
+              ) -> tuple[list[Found], list[Finding]]:
         """Every SKILL.md under the roots with its content hash.
 
         `known` maps indexed paths to (stat key, hash): a file whose size and mtime are what the
@@ -143,7 +131,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         thousands of skills well under a second. `walked` gets each path's stat key (what a
         read's re-check compares the folders with: `freshness`).
         """
-        found: list[_Found] = []
+        found: list[Found] = []
         findings: list[Finding] = []
         walked = {} if walked is None else walked
         served = getattr(self, "skills_repo", None) is not None
@@ -161,17 +149,17 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     key = walked[str(path)] = key_of(stat)
                     seen = known.get(str(path))
                     if seen and seen[0] == key:
-                        found.append(_Found(path, root, writable, seen[1], None, key))
+                        found.append(Found(path, root, writable, seen[1], None, key))
                         continue
                     if stat.st_size > MAX_SKILL_BYTES:
                         # Unread: parsed as "too-large", the last good kept (hunt-watch #2)
-                        found.append(_Found(path, root, writable, f"too-large:{key}", None, key))
+                        found.append(Found(path, root, writable, f"{TOO_LARGE}{key}", None, key))
                         continue
                     data = path.read_bytes()
                 except OSError as exc:
                     findings.append(Finding(severity="error", code="unreadable", message=str(exc), path=str(path)))
                     continue
-                found.append(_Found(path, root, writable, _digest(path, data), data, key))
+                found.append(Found(path, root, writable, digest_of(path, data), data, key))
         return found, findings
 
     # Sync --------------------------------------------------------------------------------------
@@ -233,8 +221,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             report.skipped.extend(f.path for f in report.findings  # too large, unreadable
                                   if f.path and f.severity == "error")
             indexed = {m.get("path"): (item_id, m.get("hash")) for item_id, m in metas.items()}
-            winners: dict[str, _Found] = {}
-            pending: list[tuple[_Found, str, SkillDocument | None]] = []
+            winners: dict[str, Found] = {}
+            pending: list[tuple[Found, str, SkillDocument | None]] = []
             parsed: dict[str, list[Finding]] = {}
             for entry in found:
                 known = indexed.get(str(entry.path))
@@ -246,7 +234,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                     # said "N skills break the spec" only on the sync that first indexed them).
                     report.findings.extend(kept_findings(metas.get(known[0])))
                 else:
-                    doc, file_findings = _parse_bytes(entry)
+                    doc, file_findings = parse_found(entry)
                     report.findings.extend(file_findings)
                     parsed[str(entry.path)] = file_findings
                     if doc is None:
@@ -279,11 +267,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                         restat[name] = {"stat": entry.stat}  # not read again next time (review)
                     if entry.writable and not last_good.has(self.writable_root.parent, name):
                         # indexed before copies were kept (second review): keep one now
-                        last_good.keep_indexed(self.writable_root.parent, _digest,
+                        last_good.keep_indexed(self.writable_root.parent, digest_of,
                                                [(entry.path, entry.data, entry.digest, name)])
                     continue
                 if doc is None:  # known hash under another name: re-read
-                    doc, _ = _parse_bytes(entry)
+                    doc, _ = parse_found(entry)
                     if doc is None:
                         continue
                 (report.changed if name in current else report.added).append(name)
@@ -310,7 +298,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 with contextlib.suppress(ChromaUnavailableError):
                     self.index.update_metadatas(restat)
             staged = {item.id for item in items}
-            last_good.keep_indexed(self.writable_root.parent, _digest, [
+            last_good.keep_indexed(self.writable_root.parent, digest_of, [
                 (e.path, e.data, e.digest, n) for e, n, _ in pending if e.writable and n in staged])
             last_good.prune(self.writable_root.parent, (set(current) | staged) - set(removed))
             sweep_removing(self.writable_root)  # what a rename cut short left out of sight
@@ -400,7 +388,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             refuse_unread_file(path, findings)  # person sees the file, an agent the last good
             indexed = summary.content_hash  # version or a clear refusal (last_good.document)
             doc, summary = last_good.document(self.writable_root.parent, summary, findings, (
-                lambda data: _digest(path, data) == indexed), person=include_held)
+                lambda data: digest_of(path, data) == indexed), person=include_held)
         description, body = doc.description or summary.description, doc.body
         frontmatter = dict(doc.frontmatter)
         if summary.trust != "own" and not include_held:
@@ -475,7 +463,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                                   f"(changed while being read); it goes back to review")
         if relative == "SKILL.md" and not include_held:  # mid-save: what `load` serves
             data = last_good.skill_md(self.writable_root.parent, summary, data, lambda kept: (
-                _digest(path, kept) == summary.content_hash))
+                digest_of(path, kept) == summary.content_hash))
         if b"\0" in data:
             raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
@@ -679,8 +667,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
     # Authoring lives in authoring.SkillAuthoring (create, update, save, rename, delete).
     def _index_one(self, path: Path) -> None:
         data = path.read_bytes()
-        digest = _digest(path, data)
-        doc, _ = _parse_bytes(_Found(path, self.writable_root, True, digest, data))
+        digest = digest_of(path, data)
+        doc, _ = parse_found(Found(path, self.writable_root, True, digest, data))
         if doc is not None:
             item = index_item_for(doc, doc.name, path, self.writable_root, digest, True)
             self.index.upsert([item])
@@ -689,12 +677,3 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             if getattr(self, "_levels_held", None) is not None:
                 self._levels_held.add("own")  # the bank's own skill, saved since the last sync
 
-
-def _digest(path: Path, data: bytes) -> str:
-    """Content hash of a SKILL.md, salted with its path (a moved file is re-indexed)."""
-    return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
-
-
-def _parse_bytes(entry: _Found) -> tuple[SkillDocument | None, list[Finding]]:
-    """Parse scanned bytes through the file module (its size, binary and YAML rules apply)."""
-    return read_skill_file(entry.path)

@@ -405,14 +405,24 @@ def read_skill_file(path: str | os.PathLike[str]) -> tuple[SkillDocument | None,
         if not stat.S_ISREG(st.st_mode):
             return None, [_finding("error", "unreadable", f"{where} is not a regular file", where)]
         if st.st_size > MAX_SKILL_BYTES:
-            return None, [_too_large(where)]
+            return None, [too_large(where)]
         with open(p, "rb") as fh:
             data = fh.read(MAX_SKILL_BYTES + 1)
     except OSError as exc:
         return None, [_finding("error", "unreadable", f"cannot read {where}: {exc.strerror or exc}",
                                where)]
+    return parse_skill_bytes(data, p)
+
+
+def parse_skill_bytes(data: bytes, path: str | os.PathLike[str]
+                      ) -> tuple[SkillDocument | None, list[Finding]]:
+    """Parse the bytes of the SKILL.md at `path` as `read_skill_file` would, without reading
+    it again: a scan hashes the bytes it read, and the skill indexed beside that hash must be
+    the one those bytes say (a re-read could meet a later version)."""
+    p = Path(path)
+    where = str(p)
     if len(data) > MAX_SKILL_BYTES:  # grew between stat and read
-        return None, [_too_large(where)]
+        return None, [too_large(where)]
     if b"\x00" in data:
         return None, [_finding("error", "binary", f"{where} contains NUL bytes; not a text file",
                                where)]
@@ -424,7 +434,7 @@ def read_skill_file(path: str | os.PathLike[str]) -> tuple[SkillDocument | None,
     return parse_skill_text(text, path=where, folder_name=p.absolute().parent.name or None)
 
 
-def _too_large(where: str) -> Finding:
+def too_large(where: str) -> Finding:
     return _finding("error", "too-large", f"{where} is larger than {MAX_SKILL_BYTES} bytes", where)
 
 
