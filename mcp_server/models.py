@@ -147,7 +147,8 @@ class ExperienceSearch(BaseModel):
     note: str = Field("", description="what these results may miss: experiences recorded but "
                                       "not yet searchable (the disk under the memory was full "
                                       "when they were to be indexed), or why they were found "
-                                      "by keyword only")
+                                      "by keyword only, or why nothing was looked for "
+                                      "(a task with no letters or digits)")
 
 
 class GuidelineChange(BaseModel):

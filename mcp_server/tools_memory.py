@@ -227,8 +227,13 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         hits, mode = await server.run_bank("experiences", recall)
         # What the recall may miss (records its catch-up could not index: a full disk), as
         # Python's `Hits.note` says; the tool answered past it without a word (session 33).
+        # Why nothing was looked for (`Hits.reason`: emoji alone), as find_skills says it.
+        reason = str(getattr(hits, "reason", "") or "")
+        note = str(getattr(hits, "note", "") or "") or (
+            f"No experience was looked for: {reason}. Restate the task in words." if reason
+            else "")
         return m.ExperienceSearch(task=task, experiences=[experience_match(h) for h in hits],
-                                  search_mode=mode, note=str(getattr(hits, "note", "") or ""))
+                                  search_mode=mode, note=note)
 
     async def _sample_rules(critique: str, task: str | None, response: str | None,
                             score: float | None, ctx: Context) -> Sample | None:

@@ -6,6 +6,8 @@ timeout. Over HTTP it answers, but with a raw pydantic dump (and -32602 for a ba
 transports run every incoming message through `screen()` first:
 
 - not JSON at all -> -32700 parse error (id null: there is no id to read);
+- JSON holding an integer longer than Python converts (4,300 digits) -> -32700 saying so, with
+  the request's id when it has a usable one (it was "nested too deeply", id null: session 34);
 - JSON holding a lone UTF-16 surrogate (`"\\ud800"`) -> -32700, with the request's id when it
   has one (text must be valid Unicode; the SDK's parser refuses these silently on stdio);
 - a JSON array (a JSON-RPC batch; MCP dropped batching in 2025-06-18) -> -32600 for each
@@ -20,6 +22,7 @@ valid form is; they never carry pydantic's dumps or links.
 from __future__ import annotations
 
 import json
+import sys
 from typing import Any
 
 PARSE_ERROR = -32700
@@ -98,12 +101,17 @@ def screen(raw: str | bytes) -> list[dict[str, Any]]:
         return []
     try:
         parsed = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        where = (f" at line {exc.lineno} column {exc.colno}"
-                 if isinstance(exc, json.JSONDecodeError) else "")
-        reason = exc.msg if isinstance(exc, json.JSONDecodeError) else "nested too deeply"
-        return [error_reply(PARSE_ERROR, f"Parse error: not valid JSON ({reason}{where}); "
+    except json.JSONDecodeError as exc:
+        return [error_reply(PARSE_ERROR, f"Parse error: not valid JSON ({exc.msg} at line "
+                            f"{exc.lineno} column {exc.colno}); " + VALID_FORM)]
+    except RecursionError:
+        return [error_reply(PARSE_ERROR, "Parse error: not valid JSON (nested too deeply); "
                             + VALID_FORM)]
+    except ValueError:  # valid JSON, but an integer past Python's int_max_str_digits
+        limit = sys.get_int_max_str_digits()
+        return [error_reply(PARSE_ERROR, f"Parse error: a number in the message has more than "
+                            f"{limit:,} digits, more than this server reads; send such a value "
+                            "as a string", _id_past_long_numbers(text, limit))]
     if isinstance(parsed, list):
         message = ("Invalid request: JSON-RPC batches (arrays) are not supported since MCP "
                    "2025-06-18; " + VALID_FORM)
@@ -128,6 +136,19 @@ def screen(raw: str | bytes) -> list[dict[str, Any]]:
         return [error_reply(INVALID_REQUEST, f"Invalid request: {problem}; {VALID_FORM}",
                             request_id)]
     return []
+
+
+def _id_past_long_numbers(text: str, limit: int) -> Any:
+    """The request's usable id, read with every integer longer than `limit` digits left out
+    (one that long is no id to answer with); None when there is none to read."""
+    def integer(digits: str) -> Any:
+        return int(digits) if len(digits.lstrip("-")) <= limit else None
+
+    try:
+        parsed = json.loads(text, parse_int=integer)
+    except (ValueError, RecursionError):
+        return None
+    return _usable_id(parsed.get("id")) if isinstance(parsed, dict) else None
 
 
 def dumps(reply: dict[str, Any]) -> str:

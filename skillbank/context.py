@@ -394,9 +394,9 @@ def build_context(bank: "Skillbank", task: str, *, budget_tokens: int = 1500,
         topic)
     chosen, omitted = fit_budget(ordered, budget_tokens)
     text = render(chosen)
-    from skillbank.memories.skills.search import routable
+    from skillbank.query_limits import wordless
 
-    reason = "" if text else routable(task)[1]
+    reason = "" if text else wordless(task)  # each memory answered such a request empty
     ids: list[str] = []
     for item in chosen:
         if item.id not in ids:

@@ -374,7 +374,9 @@ class Hits(list):
     # Skills left out because the caller lacks tools they declare: {name: [missing tools]}
     # (skills.search(..., available_tools=[...]); see memories/skills/dependencies.py).
     missing_tools: dict = {}
-    reason: str = ""  # why the answer is empty when it is not "no skill fits" (skills.search)
+    # why the answer is empty when it is not "nothing fits" (a request of emoji alone:
+    # `query_limits.wordless`), on skill, guideline and experience search alike
+    reason: str = ""
     # why these answers came without dense search (the index's server down, no model), if so
     note: str = ""
 

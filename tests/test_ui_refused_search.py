@@ -25,7 +25,7 @@ def test_a_refused_skill_search_is_not_also_an_empty_answer(tmp_path, remote):
         browser = TestClient(create_app(bank, Guard()), base_url="http://127.0.0.1:8766")
         refused = browser.get("/skills", params={"q": "commit and push " * 3200})
         assert refused.status_code == 400
-        assert "skill search routes requests of at most 50,000" in refused.text
+        assert "skill search takes requests of at most 50,000" in refused.text
         assert ABSTAINED not in refused.text and "Ranked for" not in refused.text
         # a search that ran and found nothing still says so; one that found a skill lists it
         empty = browser.get("/skills", params={"q": "🙂"})

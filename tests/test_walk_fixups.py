@@ -64,10 +64,9 @@ async def test_the_cli_and_a_stdio_server_without_namespace_name_their_face(tmp_
 @pytest.mark.slow  # a second process owns the root
 def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
     from skillbank.errors import InvalidInputError
-    from skillbank.memories.experiences.recall import MAX_TASK_CHARS
-    from skillbank.memories.skills.search import MAX_TASK_CHARS as SKILL_SEARCH_LIMIT
+    from skillbank.query_limits import MAX_TASK_CHARS
 
-    assert MAX_TASK_CHARS == SKILL_SEARCH_LIMIT
+    assert MAX_TASK_CHARS == 50_000  # one limit for every search (query_limits)
     root = tmp_path / "root"
     document = "Import the orders CSV into the warehouse table. " * 2_100  # ~100 KB
     with owner_process(root):
@@ -77,16 +76,16 @@ def test_recall_refuses_a_pasted_document_as_skill_search_does(tmp_path):
                 bank.skills.search(document)
             with pytest.raises(InvalidInputError) as recall_error:
                 bank.experiences.recall(document)
-            shape = "task is {:,} characters; {} of at most 50,000 (describe the task"
+            shape = "task is {:,} characters; {} takes requests of at most 50,000 (describe the task"
             assert str(skill_error.value).startswith(
-                shape.format(len(document), "skill search routes requests"))
+                shape.format(len(document), "skill search"))
             assert str(recall_error.value).startswith(
-                shape.format(len(document), "experience recall looks up tasks"))
+                shape.format(len(document), "experience recall"))
             # Up to the limit, it still recalls.
             assert bank.experiences.recall("Import the orders CSV")
         done = cli(root, "experiences", "search", document)
         assert done.returncode != 0, done.stdout
-        assert "experience recall looks up tasks of at most 50,000" in done.stdout + done.stderr
+        assert "experience recall takes requests of at most 50,000" in done.stdout + done.stderr
 
 
 # ------------------------------------------------------------------------------- adapters, pending

@@ -23,7 +23,7 @@ from skillbank.index_mirror import count_where, pending_where
 from skillbank.index_outage import CHROMA_DOWN, dense_unless_down
 from skillbank.keyword import tokenize
 from skillbank.model_state import known_unavailable
-from skillbank.query_limits import MAX_TASK_CHARS
+from skillbank.query_limits import check_length, wordless
 from skillbank.records import MAX_TEXT, Experience, Hit, Hits
 from skillbank.outside_votes import outsider_of
 from skillbank.usage import UsageLog
@@ -360,13 +360,15 @@ class RecallMixin:
         `exclude_thread`: a conversation's open episode is left out (it never recalls itself;
         its closed episodes are past experiences like any other).
         """
-        if isinstance(task, str) and len(task) > MAX_TASK_CHARS:
-            raise InvalidInputError(
-                f"task is {len(task):,} characters; experience recall looks up tasks of at "
-                f"most {MAX_TASK_CHARS:,} (describe the task and leave the document out)")
+        if isinstance(task, str):
+            check_length(task, "experience recall")
         if not isinstance(task, str) or not task.strip():
             return Hits()
         task = check_unicode(task, "task")  # an empty bank too: the same answer as guidelines.search
+        if wordless(task):  # emoji or punctuation alone: nothing to recall on, and say so
+            empty = Hits()  # ("😀" recalled an "ok" run, two bidi marks four runs: session 34)
+            empty.reason = wordless(task)
+            return empty
         if isinstance(k, bool) or not isinstance(k, int) or k < 0 or k > MAX_K:
             raise InvalidInputError(f"k must be an integer from 0 to {MAX_K}")
         if k == 0:

@@ -19,6 +19,7 @@ from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
 from skillbank.model_state import known_unavailable
+from skillbank.query_limits import MAX_TASK_CHARS, check_length, wordless
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit, Hits
 from skillbank.scope import Role
 from skillbank.unread import mostly_unread
@@ -133,7 +134,9 @@ class GuidelineSearch:
     def _search(self, task: str, k: int, namespace: str | None, topic: str | None) -> Hits:
         wait_rebuilt(self.index)  # never from indexes a reindex emptied
         require_evidence = not _UNFLOORED.get()
-        task = _check_text(task, "task", 4 * MAX_TEXT)
+        if isinstance(task, str):  # one limit and wording for every search (query_limits)
+            check_length(task, "guideline search")
+        task = _check_text(task, "task", MAX_TASK_CHARS)
         if isinstance(k, bool) or not isinstance(k, int) or k < 0:
             raise InvalidInputError("k must be a non-negative integer")
         spaces = self._read_spaces(namespace)  # the caller's own and shared namespaces
@@ -141,6 +144,10 @@ class GuidelineSearch:
             topic = self._check_topic(topic)
         if k == 0 or not task.strip() or not spaces:
             return Hits()
+        if wordless(task):  # emoji or punctuation alone: as skill search and recall answer it
+            empty = Hits()
+            empty.reason = wordless(task)
+            return empty
         with self._lock:
             self._recheck()  # rules changed by hand that the index would not offer
             in_scope = scopes.where(spaces)

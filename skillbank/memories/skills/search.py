@@ -22,7 +22,7 @@ import math
 import threading
 from typing import Any
 
-from skillbank.query_limits import MAX_TASK_CHARS
+from skillbank.query_limits import check_length, wordless
 
 #: Words per item at which the keyword side gets its full say: one MiniLM window.
 FULL_TEXT_WORDS = 256
@@ -140,15 +140,12 @@ ROUTED_CHARS = 4_000
 
 def routable(task: str) -> tuple[str, str]:
     """(the part of `task` to route on, why nothing can be routed or ''); raises
-    InvalidInputError for a request over MAX_TASK_CHARS."""
-    from skillbank.errors import InvalidInputError
-
-    if len(task) > MAX_TASK_CHARS:
-        raise InvalidInputError(
-            f"task is {len(task):,} characters; skill search routes requests of at most "
-            f"{MAX_TASK_CHARS:,} (describe the task and leave the document out)")
-    if not any(c.isalnum() for c in task):
-        return task, "the request has no letters or digits to route on"
+    InvalidInputError for a request over MAX_TASK_CHARS (`skillbank.query_limits`, which every
+    search asks)."""
+    check_length(task, "skill search")
+    unroutable = wordless(task)
+    if unroutable:
+        return task, unroutable
     return task[:ROUTED_CHARS], ""
 
 

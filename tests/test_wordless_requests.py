@@ -1,0 +1,109 @@
+"""A request with no letters or digits, and an over-long one, answered alike by every search
+(hunt-badinput #2 and #6, session 34).
+
+#2: skill search answered "😀" or "!!!" empty with its reason, but experience recall served the
+"ok" run for them (MiniLM's vector of wordless text lies near short records'), two bidi marks
+recalled four runs, and `context_for` put them in the memory block; so did the LangChain
+`ExperienceRetriever` and MCP `recall_experiences`.
+#6: guideline search took requests of up to 80,000 characters with a bare refusal ("task is
+99994 characters; at most 80000"), where skill search and recall refuse over 50,000.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from owner_client import bank_for
+from skillbank.errors import InvalidInputError
+from skillbank.query_limits import NO_WORDS
+
+TASKS = ["Deploy", "Fix the bug", "Write tests", "ok", "Summarise",
+         "Migrate the users table to the new schema"]
+WORDLESS = ["😀" * 50, "\u202e\u200f", "!!!", "..."]
+
+
+@pytest.fixture(scope="module")
+def minilm():
+    from skillbank.embeddings import MiniLMEmbedding
+
+    return MiniLMEmbedding()
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_wordless_request_recalls_nothing_and_says_why(tmp_path, remote, minilm):
+    """Before: recall("😀"*50) gave [('ok', 0.0042)] and context_for's block showed that run;
+    two bidi marks recalled four runs. Now every memory answers empty with NO_WORDS."""
+    with bank_for(tmp_path, remote, embedding=minilm) as bank:
+        for task in TASKS:
+            bank.experiences.record(task=task, outcome="success")
+        bank.guidelines.learn("Always run the tests.")
+        for request in WORDLESS:
+            recalled = bank.experiences.recall(request)
+            assert list(recalled) == [] and recalled.reason == NO_WORDS, request
+            rules = bank.guidelines.search(request)
+            assert list(rules) == [] and rules.reason == NO_WORDS, request
+            skills = bank.skills.search(request)
+            assert list(skills) == [] and skills.reason == NO_WORDS, request
+            block = bank.context_for(request, budget_tokens=800)
+            assert block.ids == [] and block.text == "" and block.reason == NO_WORDS, request
+        # Words still recall, with no reason.
+        found = bank.experiences.recall("Fix the bug")
+        assert [h.record.task for h in found][:1] == ["Fix the bug"] and found.reason == ""
+
+
+def test_the_langchain_experience_retriever_answers_a_wordless_request_empty(tmp_path, minilm):
+    """Before: ExperienceRetriever gave 'Task: ok' for emoji and two documents for bidi marks."""
+    pytest.importorskip("langchain_core")
+    from skillbank import Skillbank
+    from skillbank.adapters.langchain import ExperienceRetriever
+
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm) as bank:
+        for task in TASKS:
+            bank.experiences.record(task=task, outcome="success")
+        retriever = ExperienceRetriever(bank)
+        for request in WORDLESS:
+            assert retriever.invoke(request) == [], request
+        assert retriever.invoke("Fix the bug")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_every_search_refuses_over_one_limit_in_one_wording(tmp_path, remote):
+    """Before: a 59,993-character request was answered by guideline search (its limit was
+    80,000) and refused by the others; at 99,994 its refusal was bare ("at most 80000")."""
+    request = "Run the tests before a release. " * 1_875  # 60,000 characters
+    with bank_for(tmp_path, remote) as bank:
+        bank.guidelines.learn("Always run the tests before a release.")
+        searches = {"skill search": bank.skills.search,
+                    "experience recall": bank.experiences.recall,
+                    "guideline search": bank.guidelines.search}
+        for searcher, search in searches.items():
+            with pytest.raises(InvalidInputError) as refused:
+                search(request)
+            assert str(refused.value) == (
+                f"task is 60,000 characters; {searcher} takes requests of at most 50,000 "
+                "(describe the task and leave the document out)")
+        assert bank.guidelines.search(request[:50_000]) is not None  # up to the limit: searched
+
+
+async def test_mcp_recall_experiences_says_why_nothing_was_looked_for(tmp_path, minilm):
+    """Before: recall_experiences {"task": "\\u202e\\u202e"} returned a run (score 0.0007) and
+    memory_context a "## Past experiences" block; the note said nothing."""
+    from mcp import Client
+
+    from skillbank import Skillbank
+    from skillbank.mcp_server import build_server
+    from test_mcp_server import call
+
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm) as bank:
+        for task in TASKS:
+            bank.experiences.record(task=task, outcome="success")
+        async with Client(build_server(bank, trusted=True)) as client:
+            for request in WORDLESS:
+                found = await call(client, "recall_experiences", {"task": request})
+                assert found["experiences"] == [], found
+                assert found["note"] == (f"No experience was looked for: {NO_WORDS}. "
+                                         "Restate the task in words."), found
+                context = await call(client, "memory_context", {"task": request})
+                assert context["ids"] == [] and NO_WORDS in context["note"], context
+            found = await call(client, "recall_experiences", {"task": "Fix the bug"})
+            assert found["experiences"] and found["note"] == "", found
