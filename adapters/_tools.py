@@ -21,7 +21,8 @@ from pydantic import BaseModel, Field, ValidationError
 
 from skillbank.errors import InvalidInputError, SkillbankError
 from skillbank.memories.skills.skill_file import MAX_SERVED_NAME
-from skillbank.tool_text import NO_MEMORY, TOOL_DESCRIPTIONS, memory_reply, skill_search_note
+from skillbank.tool_text import (NO_MEMORY, TOOL_DESCRIPTIONS, memory_reply, search_note,
+                                 skill_search_note)
 
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
@@ -305,10 +306,10 @@ def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options
                                    **extra)
     # Why the answer may be short (an index outage answered by keyword, records a full disk
     # keeps waiting), as MCP's recall says it: the adapters dropped it (session 33).
-    note = getattr(hits, "note", "")
+    note = search_note(hits, "experience")
     if not hits:
-        return {"experiences": [], "note": " ".join(filter(None, ("No similar past experience.",
-                                                                  note)))}
+        said = None if getattr(hits, "reason", "") else "No similar past experience."
+        return {"experiences": [], "note": " ".join(filter(None, (said, note)))}
     return {"experiences": [{**_experience(h.record), "score": _round(h.score)} for h in hits],
             **({"note": note} if note else {})}
 
@@ -328,9 +329,10 @@ def _add_guideline(bank: "Skillbank", a: AddGuidelineArgs, o: _Options) -> Any:
 
 def _search_guidelines(bank: "Skillbank", a: SearchGuidelinesArgs, o: _Options) -> Any:
     hits = bank.guidelines.search(a.task, k=a.k, namespace=o.namespace, topic=a.topic)
-    note = getattr(hits, "note", "")
+    note = search_note(hits, "guideline")
     if not hits:
-        return {"guidelines": [], "note": " ".join(filter(None, ("No guideline applies.", note)))}
+        said = None if getattr(hits, "reason", "") else "No guideline applies."
+        return {"guidelines": [], "note": " ".join(filter(None, (said, note)))}
     return {"guidelines": [{**_guideline(h.record), "score": _round(h.score)} for h in hits],
             **({"note": note} if note else {})}
 

@@ -185,6 +185,8 @@ class GuidelineSearch(BaseModel):
     task: str
     guidelines: list[GuidelineMatch]
     search_mode: Literal["hybrid", "keyword"] = "hybrid"
+    note: str = Field("", description="why these were found by keyword only, or why nothing "
+                                      "was looked for (a task with no letters or digits)")
 
 
 class Rating(BaseModel):

@@ -19,7 +19,7 @@ from skillbank.mcp_server import models as m
 from skillbank.mcp_server.annotations import Registrar
 from skillbank.mcp_server.modes import mode_of, skills_mode
 from skillbank.mcp_server.tools_skills import AvailableTools, K, Task
-from skillbank.tool_text import memory_note
+from skillbank.tool_text import memory_note, search_note
 
 log = logging.getLogger("skillbank.mcp")
 
@@ -228,12 +228,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
         # What the recall may miss (records its catch-up could not index: a full disk), as
         # Python's `Hits.note` says; the tool answered past it without a word (session 33).
         # Why nothing was looked for (`Hits.reason`: emoji alone), as find_skills says it.
-        reason = str(getattr(hits, "reason", "") or "")
-        note = str(getattr(hits, "note", "") or "") or (
-            f"No experience was looked for: {reason}. Restate the task in words." if reason
-            else "")
         return m.ExperienceSearch(task=task, experiences=[experience_match(h) for h in hits],
-                                  search_mode=mode, note=note)
+                                  search_mode=mode, note=search_note(hits, "experience"))
 
     async def _sample_rules(critique: str, task: str | None, response: str | None,
                             score: float | None, ctx: Context) -> Sample | None:
@@ -318,4 +314,4 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
 
         hits, mode = await server.run_bank("guidelines", search)
         return m.GuidelineSearch(task=task, guidelines=[guideline_match(h) for h in hits],
-                                 search_mode=mode)
+                                 search_mode=mode, note=search_note(hits, "guideline"))

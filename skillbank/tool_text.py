@@ -143,6 +143,18 @@ def tool_terms(message: str) -> str:
     return message
 
 
+def search_note(hits: object, what: str) -> str:
+    """What a face says beside a memory search's `hits`: the search's own note (what it may
+    miss) or, when nothing was looked for, why (`Hits.reason`: a request with no letters or
+    digits), worded for every face alike (the adapters and MCP's search_guidelines said
+    nothing, session 34). `what`: "experience" or "guideline"."""
+    note = str(getattr(hits, "note", "") or "")
+    reason = str(getattr(hits, "reason", "") or "")
+    if note or not reason:
+        return note
+    return f"No {what} was looked for: {reason}. Restate the task in words."
+
+
 def skill_search_note(found: bool, missing_tools: dict[str, list[str]] | None,
                       reason: str = "") -> str:
     """What to do after a skill search, said alike by every face that answers one for a model.

@@ -107,3 +107,42 @@ async def test_mcp_recall_experiences_says_why_nothing_was_looked_for(tmp_path, 
                 assert context["ids"] == [] and NO_WORDS in context["note"], context
             found = await call(client, "recall_experiences", {"task": "Fix the bug"})
             assert found["experiences"] and found["note"] == "", found
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_langchain_tools_say_why_nothing_was_looked_for(tmp_path, remote):
+    """Session 34: the adapters' recall_experiences and search_guidelines answered a wordless
+    request "No similar past experience." / "No guideline applies." as if searched."""
+    pytest.importorskip("langchain_core")
+    import json
+
+    from skillbank.adapters.langchain import skillbank_tools
+
+    with bank_for(tmp_path, remote) as bank:
+        bank.experiences.record(task="Fix the login bug", outcome="success")
+        bank.guidelines.add("Always run the tests before a release.")
+        tools = {t.name: t for t in skillbank_tools(bank, include="all")}
+        for name in ("recall_experiences", "search_guidelines"):
+            answer = tools[name].invoke({"task": "😀😀"})
+            answer = json.loads(answer) if isinstance(answer, str) else answer
+            what = "experience" if name == "recall_experiences" else "guideline"
+            assert answer["note"] == (f"No {what} was looked for: {NO_WORDS}. "
+                                      "Restate the task in words."), answer
+
+
+async def test_mcp_search_guidelines_says_why_nothing_was_looked_for(tmp_path):
+    """Session 34: MCP search_guidelines had no note at all."""
+    from mcp import Client
+
+    from skillbank import Skillbank
+    from skillbank.mcp_server import build_server
+    from test_mcp_server import call
+
+    with Skillbank.open(tmp_path / "root") as bank:
+        bank.guidelines.add("Always run the tests before a release.")
+        async with Client(build_server(bank, trusted=True)) as client:
+            found = await call(client, "search_guidelines", {"task": "!!!"})
+            assert found["guidelines"] == [] and found["note"] == (
+                f"No guideline was looked for: {NO_WORDS}. Restate the task in words."), found
+            found = await call(client, "search_guidelines", {"task": "run tests before release"})
+            assert found["guidelines"] and found["note"] == "", found

@@ -17,6 +17,7 @@ from skillbank.cli.common import (invalid, key_values, outsiders, score, short, 
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.skills import print_findings
 from skillbank.errors import PermissionDeniedError
+from skillbank.tool_text import search_note
 
 guidelines_app = typer.Typer(help="Guidelines: rules learned from critiques.", no_args_is_help=True)
 experiences_app = typer.Typer(help="Experiences: what was tried, how it went, lessons.",
@@ -228,7 +229,8 @@ def guidelines_search(
 
     def human() -> None:
         if not hits:
-            st.out.print("No guideline applies to this task.")
+            st.out.print(search_note(hits, "guideline") if getattr(hits, "reason", "")
+                         else "No guideline applies to this task.")
             return
         st.out.print(table(None, ["id", "score", "topic", ("rule", {"ratio": 1})],
                            [[h.id, score(h.score), h.record.topic, short(h.record.text, 110)]
@@ -485,7 +487,8 @@ def experiences_search(
 
     def human() -> None:
         if not hits:
-            st.out.print("Nothing relevant remembered.")
+            st.out.print(search_note(hits, "experience") if getattr(hits, "reason", "")
+                         else "Nothing relevant remembered.")
             return
         st.out.print(table(None, ["id", "score", "kind", "outcome", ("task / lesson", {"ratio": 1})],
                            [[h.id, score(h.score), h.record.kind,
