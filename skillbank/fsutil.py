@@ -132,6 +132,9 @@ def safe_join(root: Path, relative: str) -> Path:
         candidate = (root / relative).resolve()
     except OSError as exc:
         raise UnsafePathError(f"path {relative!r} cannot be used: {exc.strerror or exc}") from None
+    except RuntimeError:  # "Symlink loop from …" (Python before 3.13): not a SkillbankError
+        raise UnsafePathError(f"path {relative!r} cannot be used: a link on the way loops "
+                              "back on itself") from None
     if candidate != root_resolved and root_resolved not in candidate.parents:
         raise UnsafePathError(f"path {relative!r} resolves outside its folder")
     for parent in candidate.parents:

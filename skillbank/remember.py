@@ -89,12 +89,27 @@ def recorded(root: Path) -> list[str] | None:
     return None if written is None else [str(config_path(p, root)) for p in written]
 
 
-def bundled(root: Path) -> bool | None:
+def bundled(root: Path, checked: bool = True) -> bool | None:
     """Whether the root serves the skills that ship with skillbank, as recorded (None: not
-    recorded, the face's default applies)."""
+    recorded, the face's default applies). Anything but true or false is refused, as other
+    settings are (`settings_check`): `include_bundled = "false"`, `"no"` or `0` counted as not
+    recorded, so the bundled skills were served without a word (hunt-badinput #4, session 34).
+    Not `checked`: such a value is None (`skillbank config bundled on|off`, which replaces it)."""
+    value = _written_bundled(root)
+    if value is None or isinstance(value, bool):
+        return value
+    if not checked:
+        return None
+    from skillbank.errors import InvalidInputError
+
+    raise InvalidInputError(f"setting {BUNDLED} ({root / CONFIG}) must be true or false (no "
+                            f"quotes), not {value!r}; `skillbank config bundled on|off` "
+                            "writes it")
+
+
+def _written_bundled(root: Path) -> object:
     data = _load(root) or {}
-    value = data.get(BUNDLED, data.get("include-bundled"))
-    return value if isinstance(value, bool) else None
+    return data.get(BUNDLED, data.get("include-bundled"))
 
 
 def _changing(root: Path) -> ContextManager[None]:
@@ -223,7 +238,7 @@ _BUNDLED_LINE = re.compile(r"^[ \t]*include[_-]bundled[ \t]*=.*$", re.M)
 def set_bundled(root: Path, value: bool) -> bool | None:
     """Record whether the root serves the bundled skills; returns what was recorded before."""
     with _changing(root):
-        before = bundled(root)
+        before = bundled(root, checked=False)  # a bad value is what this replaces
         if before is not value:
             _set_line(root, _BUNDLED_LINE, f"{BUNDLED} = {'true' if value else 'false'}")
         return before

@@ -155,3 +155,20 @@ def test_a_root_held_by_a_skillbank_from_before_sharing_is_named(tmp_path):
         old.stdin.close()
         old.wait(60)
     assert "older than 2026-12-02" in str(caught.value), caught.value
+
+
+@pytest.mark.parametrize("written", ['"false"', '"no"', "0"])
+def test_include_bundled_that_is_not_a_boolean_is_refused(run, cli_root, written):
+    """hunt-badinput #4, session 34: `include_bundled = "false"` (or "no", or 0) counted as not
+    recorded, so the bundled skills were served without a word (exit 0). Now it is refused as
+    other settings are (exit 2, naming the setting and the file), and `skillbank config bundled
+    off` replaces it."""
+    cli_root.mkdir(parents=True, exist_ok=True)
+    (cli_root / "skillbank.toml").write_text(f"include_bundled = {written}\n")
+    refused = run("skills", "list", code=2)
+    said = " ".join(refused.stderr.split())
+    assert "setting include_bundled" in said and "skillbank.toml" in said, said
+    assert "must be true or false" in said, said
+    run("config", "bundled", "off")
+    assert "include_bundled = false" in (cli_root / "skillbank.toml").read_text()
+    assert stats(run)["bundled_skills"].startswith("left out (remembered")

@@ -175,3 +175,26 @@ def test_the_cli_and_the_browser_say_what_a_hand_edit_did_not_change(cli_root, r
         assert page.status_code == 200 and "could not be read" not in page.text
         assert "Hand edits not taken as written" in page.text
         assert MOVED in page.text and copy.name in page.text
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_namespace_written_as_a_list_is_named(tmp_path, remote):
+    """hunt-badinput #3, session 34: `namespace: [default, team]` was filed under the text
+    "['default', 'team']", so no reader found the rule and `problems()` said nothing. Now the
+    file is named with the field, and it stays as written."""
+    from owner_client import bank_for
+
+    with bank_for(tmp_path, remote) as bank:
+        g = bank.guidelines
+        gid = g.add("Use British spelling everywhere.", topic="writing").guideline_id
+        path = Path(g.get(gid).path)
+        _edit(path, "namespace: default", "namespace: [default, team]")
+        written = path.read_bytes()
+        [problem] = g.problems()
+        assert problem.code == "namespace-type" and problem.path == str(path), problem
+        assert "'namespace' must be one namespace name, got a list" in problem.message, problem
+        assert [x.namespace for x in g.list(namespace="*")] == []
+        assert g.search("use british spelling", k=3) == []
+        assert path.read_bytes() == written  # nothing lost: fixed by hand, it is served again
+        _edit(path, "namespace: [default, team]", "namespace: team")
+        assert g.problems() == [] and [x.namespace for x in g.list(namespace="*")] == ["team"]

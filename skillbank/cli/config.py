@@ -215,7 +215,7 @@ def bundled(
     st = state(ctx)
     root = remember.resolve_root(st.root)
     value = choice is OnOff.on
-    if (remember.bundled(root) is not False) == value:
+    if (remember.bundled(root, checked=False) is not False) == value:
         st.out.note(f"The bundled skills are already {'served' if value else 'left out'}; "
                     "nothing to do.")
         _show(ctx)

@@ -231,6 +231,14 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     if not isinstance(related, list) or not all(isinstance(x, str) for x in related):
         warn("related-type", "'related' must be a list of guideline ids; ignored")
         related = []
+    namespace = data.get("namespace")
+    if namespace is not None and not isinstance(namespace, str):
+        # str() filed `namespace: [default, team]` under "['default', 'team']", which no one
+        # reads: the rule vanished with no problem named (hunt-badinput #3, session 34)
+        return error("namespace-type",
+                     f"'namespace' must be one namespace name, got a {_yaml_kind(namespace)} "
+                     f"({str(namespace)[:80]}); the rule is not served until the file names "
+                     "one namespace")
     values = {
         "id": gid,
         "topic": topic,
@@ -247,7 +255,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         "untrusted_helpful": data.get("untrusted_helpful", 0) or 0,
         "untrusted_harmful": data.get("untrusted_harmful", 0) or 0,
         "outside_votes": _outside_votes(data.get("outside_votes"), warn),
-        "namespace": str(data.get("namespace") or "default"),
+        "namespace": namespace or "default",
         "path": path or "",
     }
     for key in ("created", "updated"):
@@ -272,6 +280,12 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
 
 
 _NAMESPACE_LINE = re.compile(r"^namespace:[ \t]*(.*?)[ \t]*\r?$", re.M)
+
+
+def _yaml_kind(value: Any) -> str:
+    """What a YAML value is, in words."""
+    return {list: "list", dict: "mapping", bool: "yes/no value", int: "number",
+            float: "number"}.get(type(value), type(value).__name__)
 
 
 def written_namespace(path: str | None) -> str | None:

@@ -87,7 +87,7 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
     out: list[tuple[str, os.stat_result]] = []
     try:
         real_folder = folder.resolve()
-    except OSError:
+    except (OSError, RuntimeError):  # RuntimeError: a link loop, on Python before 3.13
         return out
     for dirpath, dirnames, filenames in os.walk(folder):
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
@@ -99,7 +99,7 @@ def skill_files(folder: Path) -> list[tuple[str, os.stat_result]]:
                 if path.is_symlink() and real_folder not in path.resolve().parents:
                     continue
                 stat = path.stat()
-            except OSError:
+            except (OSError, RuntimeError):  # a link loop (`self -> self`) is no file of it
                 continue
             if not S_ISREG(stat.st_mode):
                 continue  # a FIFO, socket or device: reading it would block or never end
@@ -166,7 +166,7 @@ def leads_left_out(folder: Path, relative: str) -> bool:
     that `.git/config` itself no longer served (review of session 23)."""
     try:
         real = (folder / relative).resolve().relative_to(folder.resolve())
-    except (OSError, ValueError):
+    except (OSError, RuntimeError, ValueError):  # RuntimeError: a link loop (Python < 3.13)
         return True
     return left_out(real.as_posix())
 

@@ -156,7 +156,7 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
                 refused.append((folder, exc))
             return
         skill = next((e for e in entries if e.name == SKILL_FILE), None)
-        if skill is not None and skill.is_file():
+        if skill is not None and regular(skill):
             into.append(os.path.join(folder, SKILL_FILE))
             if hidden is not None and into is found:  # what it hides (see the docstring)
                 hides: list[str] = []
@@ -175,11 +175,29 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
         for entry in entries:
             if entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
-            if entry.is_dir():
+            try:
+                folder = entry.is_dir()
+            except OSError as exc:  # a link loop (ELOOP): no folder to look in; named (a
+                # SKILL.md that loops is named by `odd`) and skipped, not the walk's end
+                if refused is not None and into is found and entry.name != SKILL_FILE:
+                    refused.append((entry.path, exc))
+                continue
+            if folder:
                 visit(entry.path, identity(entry.path, entry), depth + 1, into, walked)
 
     visit(str(root), identity(str(root)), 0)
     return found
+
+
+def regular(entry: os.DirEntry[str]) -> bool:
+    """Whether an entry is (or links to) a regular file. A link that loops (`SKILL.md ->
+    SKILL.md`) is not: `is_file()` raised ELOOP out of the walk, and one such link in any skill
+    folder kept the bank from opening and every later search from answering (hunt-badinput #1,
+    session 34); it is named as `odd` instead."""
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
 
 
 def _what_it_is(entry: os.DirEntry[str]) -> str:
