@@ -30,7 +30,8 @@ from skillbank.store.postgres.locks import AdvisoryWriteLock
 
 pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="SIGSTOP")
 
-#: A holder process: takes the lock, says "held", waits for a line, then tries a fenced write.
+#: A holder process: takes the lock, says "held", waits for a line, then tries a fenced write;
+#: with "mid-write", it stops inside a fenced write that has updated row 1 of `frozen_rows`.
 HOLDER = """
 import sys
 from skillbank.store.postgres.db import Database
@@ -38,11 +39,17 @@ from skillbank.store.postgres.locks import AdvisoryWriteLock
 db = Database(sys.argv[1])
 lock = AdvisoryWriteLock(db, sys.argv[2], lease=float(sys.argv[3]))
 with lock:
-    print("held", flush=True)
-    sys.stdin.readline()
     try:
-        with db.transaction(fenced=True) as conn:
-            conn.execute("SELECT 1")
+        if sys.argv[4:] == ["mid-write"]:
+            with db.transaction(fenced=True) as conn:
+                conn.execute("UPDATE frozen_rows SET v = v + 100 WHERE id = 1")
+                print("held", flush=True)
+                sys.stdin.readline()
+        else:
+            print("held", flush=True)
+            sys.stdin.readline()
+            with db.transaction(fenced=True) as conn:
+                conn.execute("SELECT 1")
         print("written", flush=True)
     except Exception as exc:
         print(type(exc).__name__, flush=True)
@@ -127,3 +134,63 @@ def test_a_holder_that_does_not_beat_is_never_broken_and_the_error_says_how_to_e
             assert old.execute("SELECT 1").fetchone() == (1,)  # its session was left alone
         finally:
             db.close()
+
+
+def test_a_holder_stopped_inside_a_write_does_not_hold_its_rows_past_the_lease(postgres):
+    """Review 1 of session 34: ending a stopped holder's lock session left its write's
+    transaction open ("idle in transaction"), holding its row locks (and the fence key), so the
+    next holder's write to the same row waited out statement_timeout and failed, on every
+    worker, for as long as it stayed stopped. Now that transaction ends a lease later."""
+    deployment = "midwrite-" + uuid.uuid4().hex[:8]
+    with psycopg.connect(postgres.url, autocommit=True) as admin:
+        admin.execute("CREATE TABLE IF NOT EXISTS frozen_rows (id int PRIMARY KEY, v int)")
+        admin.execute("INSERT INTO frozen_rows VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = 0")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLDER, postgres.url, deployment, "2", "mid-write"],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    db = Database(postgres.url, statement_timeout=600)
+    try:
+        assert holder.stdout.readline().strip() == "held"
+        os.kill(holder.pid, signal.SIGSTOP)
+        with AdvisoryWriteLock(db, deployment, timeout=120, lease=2):
+            with db.transaction(fenced=True) as conn:  # was: waited on the row, then failed
+                conn.execute("UPDATE frozen_rows SET v = v + 1 WHERE id = 1")
+        os.kill(holder.pid, signal.SIGCONT)
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        assert holder.stdout.readline().strip() != "written"  # its write was rolled back
+        with psycopg.connect(postgres.url, autocommit=True) as admin:
+            assert admin.execute("SELECT v FROM frozen_rows WHERE id = 1").fetchone() == (1,)
+    finally:
+        if holder.poll() is None:
+            os.kill(holder.pid, signal.SIGCONT)
+            holder.kill()
+        db.close()
+
+
+def test_a_waiter_judges_and_ends_only_its_own_databases_holder(postgres):
+    """Review 1 of session 34: advisory locks conflict only within a database, but the holder
+    was looked up in every database: a waiter in one ended another database's stopped holder
+    of a same-named deployment (which was not blocking it), and named it in its busy error."""
+    deployment = "samename-" + uuid.uuid4().hex[:8]
+    other_db = "other_" + uuid.uuid4().hex[:8]
+    with psycopg.connect(postgres.url, autocommit=True) as admin:
+        admin.execute(f"CREATE DATABASE {other_db}")
+    other_url = postgres.url.rsplit("/", 1)[0] + "/" + other_db
+    db = Database(postgres.url)
+    lock = AdvisoryWriteLock(db, deployment, timeout=4, lease=1)
+    try:
+        with psycopg.connect(postgres.url, autocommit=True) as mine, \
+                psycopg.connect(other_url, autocommit=True) as theirs:
+            theirs.execute("SELECT set_config('application_name', 'skillbank lock far:1', false)")
+            theirs.execute("SELECT pg_advisory_lock(%s)", (lock.key,))  # silent past the lease
+            with db.connection() as conn:
+                assert lock._holder(conn) is None  # was: theirs, as this lock's holder
+            mine.execute("SELECT pg_advisory_lock(%s)", (lock.key,))  # unnamed: never ended
+            my_pid = mine.execute("SELECT pg_backend_pid()").fetchone()[0]
+            with pytest.raises(BusyError) as busy:
+                lock.acquire()
+            assert f"pg_terminate_backend({my_pid})" in str(busy.value), str(busy.value)
+            assert theirs.execute("SELECT 1").fetchone() == (1,)  # was: ended
+    finally:
+        db.close()

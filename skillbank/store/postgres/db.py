@@ -236,6 +236,9 @@ class Database:
                 with conn.transaction():
                     if unbounded:
                         conn.execute("SET LOCAL statement_timeout = 0")
+                    if fenced:
+                        for lock in list(self.held()):
+                            lock.fence_limits(conn)
                     yield conn
                     if fenced:
                         for lock in list(self.held()):

@@ -76,7 +76,10 @@ _STILL_HELD = """SELECT EXISTS (
 
 _HELD_BY = """FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
  WHERE l.locktype = 'advisory' AND l.classid = %s::oid AND l.objid = %s::oid
-   AND l.objsubid = 1 AND l.granted"""
+   AND l.objsubid = 1 AND l.granted
+   AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())"""
+#: (Advisory locks conflict only within one database: another database's deployment of the
+#: same name holds the same key without blocking this one, and was ended: review 1, s. 34.)
 
 #: The session holding `key`, as far as this role may see it: pid, application_name, client
 #: address, state and seconds since its last statement ended (NULLs for another role's).
@@ -163,28 +166,33 @@ class AdvisoryWriteLock:
             self._local.release()
             raise explain(self.db.url, exc) from None
         try:
-            looked = float("-inf")
+            looked, graced = float("-inf"), False
             self._unbreakable = None
             while True:
                 if conn.execute("SELECT pg_try_advisory_lock(%s)", (self.key,)).fetchone()[0]:
                     break
-                if time.monotonic() - looked >= 1.0:  # a frozen holder's lease ran out?
-                    looked = time.monotonic()
-                    self._break_frozen(conn)
-                if deadline is not None and time.monotonic() >= deadline:
+                now = time.monotonic()
+                last = deadline is not None and now >= deadline
+                if last or now - looked >= 1.0:  # a frozen holder's lease ran out? (and once
+                    looked = now  # more at the deadline: review 1, session 34)
+                    if self._break_frozen(conn) and last and not graced:
+                        deadline, last, graced = now + 2.0, False, True  # its session ends
+                if last:
                     holder = self._holder(conn)
                     self.db.pool.putconn(conn)
                     self._local.release()
                     raise self._busy(waited, blocking, holder)
                 time.sleep(0.02)
-            # The last holder's fenced writes that passed their check have committed.
+            # Named at once, so a waiter meanwhile can tell who holds it (review 1, s. 34).
+            conn.execute("SELECT set_config('application_name', %s, false)",
+                         (f"{HOLDER_NAME}{socket.gethostname()}:{os.getpid()}"[:63],))
+            # The last holder's fenced writes that passed their check have committed (a
+            # frozen one's is rolled back by its idle-in-transaction limit, `fence_limits`).
             conn.execute("SELECT pg_advisory_xact_lock(%s)", (self.fence_key,))
             session = conn.execute("SELECT pid, backend_start FROM pg_stat_activity "
                                    "WHERE pid = pg_backend_pid()").fetchone()
             if conn.info.server_version >= 140000:  # idle while held, never reaped as idle
                 conn.execute("SET idle_session_timeout = 0")
-            conn.execute("SELECT set_config('application_name', %s, false)",
-                         (f"{HOLDER_NAME}{socket.gethostname()}:{os.getpid()}"[:63],))
         except psycopg.Error as exc:
             self._unlock(conn)
             self._local.release()
@@ -202,24 +210,37 @@ class AdvisoryWriteLock:
             return None
         return None if row is None else _Holder(int(row[0]), *row[1:])
 
-    def _break_frozen(self, conn: psycopg.Connection) -> None:
-        """End the holder's session if it beats and has been silent past the lease."""
+    def _break_frozen(self, conn: psycopg.Connection) -> bool:
+        """End the holder's session if it beats and has been silent past the lease; whether
+        it was ended."""
         holder = self._holder(conn)
         if holder is None or holder.state != "idle" or holder.silent is None \
                 or holder.silent <= self.lease or not (holder.name or "").startswith(HOLDER_NAME):
-            return
+            return False
         try:
             ended = conn.execute(_BREAK, (*self._halves, holder.pid, self.lease)).fetchall()
         except psycopg.Error as exc:
             self._unbreakable = str(exc).strip().splitlines()[0] if str(exc).strip() \
                 else type(exc).__name__
-            return
+            return False
         if ended and ended[0][0]:
             log.warning("ended the session of this deployment's write lock (%s): not heard "
-                        "from for %.0f s (stopped, frozen or cut off); its writes, if it "
-                        "wakes, are refused", holder, holder.silent)
-        elif ended:
+                        "from for %.0f s (stopped, frozen or cut off); a write it had not "
+                        "committed is rolled back, and its writes, if it wakes, are refused",
+                        holder, holder.silent)
+            return True
+        if ended:
             self._unbreakable = "pg_terminate_backend returned false"
+        return False
+
+    def fence_limits(self, conn: psycopg.Connection) -> None:
+        """In a fenced write's transaction, first: if its process stops mid-transaction, the
+        transaction ends a lease later (`idle_in_transaction_session_timeout`). Ending a frozen
+        holder's lock session left its write's transaction open, holding its row locks and the
+        fence key, so the next holder's write waited out `statement_timeout` on every worker
+        for as long as it stayed stopped (review 1, session 34)."""
+        conn.execute("SELECT set_config('idle_in_transaction_session_timeout', %s, true)",
+                     (str(max(1, int(self.lease * 1000))),))
 
     def fence(self, conn: psycopg.Connection) -> None:
         """In a write's transaction (`conn`), just before it commits: raise `LockLostError`
@@ -240,8 +261,9 @@ class AdvisoryWriteLock:
               holder: _Holder | None = None) -> BusyError:
         how_long = f"within {waited:g} s" if blocking is not False and waited else "at once"
         lock = f"this deployment's write lock (a PostgreSQL advisory lock at {masked(self.db.url)})"
+        beats = holder is not None and (holder.name or "").startswith(HOLDER_NAME)
         if holder is not None and holder.silent is not None and holder.silent > self.lease \
-                and holder.state == "idle":
+                and holder.state == "idle" and (self._unbreakable or not beats):
             why = f" ({self._unbreakable})" if self._unbreakable else \
                 " (it does not announce itself: an older skillbank?)"
             return BusyError(
