@@ -1,6 +1,7 @@
 """LlamaIndex's namespace templates (``namespace="{user_id}"``), as in the LangChain middleware:
-filled from the memory's session and what the caller passed to ``memory.aget(...)``, then from
-the workflow's Context store of the running step. Moved out of `llamaindex` (kept under 700
+filled from the memory's session and what the caller passed to ``memory.aget(...)`` (a tool
+call: the session of the `Memory` its agent runs with), then from the workflow's Context store
+of the running step. Moved out of `llamaindex` (kept under 700
 lines); the pieces there import it.
 """
 
@@ -74,6 +75,13 @@ async def resolve_namespace(template: Optional[str], values: Optional[dict[str, 
     if not fields:
         return template
     known = {k: v for k, v in (values or {}).items() if v is not None and str(v).strip()}
+    if "session_id" in fields and "session_id" not in known:
+        # The session of the Memory given to agent.run, as its memory block fills it: a tool
+        # call is given none, and every write of `SkillbankToolSpec(namespace="{session_id}")`
+        # was refused (hunt-async #4, session 34).
+        session = await step_session()
+        if session is not None:
+            known["session_id"] = session
     missing = [f for f in fields if f not in known]
     if missing:
         known.update(await _step_values(missing))
@@ -81,10 +89,12 @@ async def resolve_namespace(template: Optional[str], values: Optional[dict[str, 
         return fill_namespace(template, known)
     except InvalidInputError as exc:
         field = next((f for f in fields if f not in known), fields[0])
+        where = ("run the agent with a Memory that has one (agent.run(..., memory=memory))"
+                 if field == "session_id" else f"pass it to memory.aget({field}=...)")
         raise InvalidInputError(
             f"namespace template {template!r} needs {field!r}: set it in the workflow's Context "
-            f"(await ctx.store.set({field!r}, ...) before agent.run(..., ctx=ctx)), or pass it "
-            f"to memory.aget({field}=...)") from exc
+            f"(await ctx.store.set({field!r}, ...) before agent.run(..., ctx=ctx)), or "
+            f"{where}") from exc
 
 
 def _namespace_failed(exc: BaseException) -> None:

@@ -154,6 +154,8 @@ class BankClient:
         #: How long a call may go without a byte from the owner (it streams one every 0.5 s).
         self._read_timeout = max(1.0, connect_timeout)
         self._conn: _Connection | None = None
+        #: The owner's API (`owner.describe`) from its last greeting: methods, values.
+        self._members: dict[str, dict[str, list[str]]] | None = None
         #: What this process asked the root to serve, and what it was told about it.
         self._asked = asked or {}
         #: Why what this process gets differs from what it asked for (None: it does not).
@@ -259,6 +261,7 @@ class BankClient:
                             reason = f"it does not answer on {endpoint.socket} ({type(exc).__name__})"
                         else:
                             self._conn = conn
+                            self._members = conn.members  # what _member offers from now on
                             self._last_owner = endpoint.pid
                             self._check_roots(conn)
                             prepare.start(self._idle_since, self._done)
@@ -351,11 +354,22 @@ class BankClient:
 
     # Calls ------------------------------------------------------------------------------------
     def _member(self, target: str, name: str) -> Any:
-        conn = self._ensure()
-        if conn is None:
-            obj = self._local if target == "bank" else getattr(self._local, target)
+        """`client.experiences.record` and the like: the API the owner greeted with, looked
+        up with no I/O and no lock — the call connects, or takes the root over, on its own
+        thread (an `asyncio.to_thread` worker's); looking the method up on the event loop
+        waited there for a takeover (hunt-async #3, session 34)."""
+        if self._closed:  # the facade's own error (hunt-rag #6)
+            from skillbank.errors import ClosedError
+
+            raise ClosedError.for_root(self.root)
+        local = self._local
+        if local is None and self._members is None:  # never greeted (connect() does at open)
+            self._ensure()
+            local = self._local
+        if local is not None:
+            obj = local if target == "bank" else getattr(local, target)
             return getattr(obj, name)
-        members = conn.members.get(target, {})
+        members = (self._members or {}).get(target, {})
         if name in members.get("methods", ()):
             def remote_method(*args: Any, **kwargs: Any) -> Any:
                 distilled = None
@@ -386,7 +400,7 @@ class BankClient:
         if name in members.get("values", ()):
             return self._invoke(target, "get", name, (), {})
         raise AttributeError(f"{target}.{name} is not part of the memory API served by "
-                             f"{ep.describe_holder(conn.endpoint.pid)}")
+                             f"{ep.describe_holder(self._last_owner)}")
 
     def _invoke(self, target: str, op: str, name: str, args: Any, kwargs: dict[str, Any],
                 here: tuple[Any, dict[str, Any]] | None = None) -> Any:
