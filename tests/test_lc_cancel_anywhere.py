@@ -1,0 +1,99 @@
+"""A cancelled LangChain run is recorded wherever the cancel lands (hunt-async #1, session 34).
+
+* #1: `asyncio.wait_for` / `task.cancel()` landing while `SkillbankMiddleware` built its memory
+  block (the `to_thread` awaits of `awrap_model_call` sat outside the try that records a
+  stop): without a thread nothing was recorded; in a thread the run was recorded only at the
+  thread's next request, as "left unfinished (its stream was left early ...)".
+
+Real `create_agent` runs with a scripted model, in process and through a client of another
+process that owns the root. The cancel is placed by events, not by timing.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+
+import pytest
+
+pytest.importorskip("langchain.agents")
+
+from langchain.agents import create_agent  # noqa: E402
+from langchain_core.messages import AIMessage  # noqa: E402
+from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
+
+from owner_client import bank_for  # noqa: E402
+from scripted import script  # noqa: E402
+from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
+
+REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+GOAL = "Rotate the API keys of the billing service"
+
+
+def user(text: str, **extra) -> dict:
+    return {"messages": [{"role": "user", "content": text}], **extra}
+
+
+def steps_text(record) -> str:
+    return str([s.model_dump() for s in record.steps])
+
+
+def held_compute(middleware: SkillbankMiddleware) -> tuple[threading.Event, threading.Event]:
+    """Make the middleware's memory block wait (in its worker thread) until released: the
+    cancel lands while it is being built. Returns (started, release)."""
+    started, release = threading.Event(), threading.Event()
+    compute = middleware._compute
+
+    def held(run):
+        started.set()
+        release.wait(60)
+        return compute(run)
+
+    middleware._compute = held
+    return started, release
+
+
+async def cancel_while_computing(agent, middleware, inp, config=None) -> None:
+    started, release = held_compute(middleware)
+    task = asyncio.create_task(agent.ainvoke(inp, config))
+    try:
+        assert await asyncio.to_thread(started.wait, 60)
+        task.cancel()
+    finally:
+        release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    del middleware._compute  # the class's own again
+
+
+@REMOTE
+async def test_a_run_cancelled_while_its_memory_is_built_is_recorded(tmp_path, remote):
+    """Without a thread: before, no record at all."""
+    with bank_for(tmp_path, remote) as bank:
+        middleware = SkillbankMiddleware(bank, background=False)
+        agent = create_agent(script(AIMessage(content="Done.")), tools=[],
+                             middleware=[middleware])
+        await cancel_while_computing(agent, middleware, user(GOAL))
+        (record,) = bank.experiences.list()
+        assert record.task == GOAL and record.outcome == "partial"
+        assert "cancelled" in record.feedback
+        assert "cancelled" in record.steps[-1].observation
+
+
+@REMOTE
+async def test_a_thread_run_cancelled_while_its_memory_is_built_goes_on(tmp_path, remote):
+    """In a thread: recorded at once as cancelled (before: only at the next request, as "left
+    unfinished"), the episode open; the retry lands on the same record."""
+    with bank_for(tmp_path, remote) as bank:
+        middleware = SkillbankMiddleware(bank, background=False)
+        agent = create_agent(script(AIMessage(content="Done.")), tools=[],
+                             checkpointer=InMemorySaver(), middleware=[middleware])
+        config = {"configurable": {"thread_id": "T"}}
+        await cancel_while_computing(agent, middleware, user(GOAL), config)
+        (record,) = bank.experiences.list()
+        assert record.outcome == "unknown"
+        assert "cancelled" in record.steps[-1].observation
+        await agent.ainvoke(user(GOAL, outcome="success"), config)
+        (record,) = bank.experiences.list()
+        assert record.task == GOAL and record.outcome == "success"
+        assert "left unfinished" not in steps_text(record)
