@@ -540,7 +540,10 @@ class SkillbankMiddleware(AgentMiddleware):
         given = run.get("feedback") or (state or {}).get("feedback")
         if is_stop(exc):  # no outcome given: in a thread the episode goes on (hunt-threads #3)
             said = stop_feedback(exc)
-            outcome, feedback = stop_record(exc, outcome=run.get("outcome"), feedback=given,
+            # The input's outcome said how the run would end, and it did not end: a cancelled
+            # run declared a success was stored as one, closing the episode, and its retry
+            # filed a second record (hunt-async #2, session 34). The retry's outcome lands.
+            outcome, feedback = stop_record(exc, outcome=None, feedback=given,
                                             thread=run.get("thread"))
         else:
             said = failure_feedback(exc)

@@ -1,9 +1,13 @@
-"""A cancelled LangChain run is recorded wherever the cancel lands (hunt-async #1, session 34).
+"""A cancelled LangChain run is recorded wherever the cancel lands, and never as the outcome its
+input declared (hunt-async #1 and #2, session 34).
 
 * #1: `asyncio.wait_for` / `task.cancel()` landing while `SkillbankMiddleware` built its memory
   block (the `to_thread` awaits of `awrap_model_call` sat outside the try that records a
   stop): without a thread nothing was recorded; in a thread the run was recorded only at the
   thread's next request, as "left unfinished (its stream was left early ...)".
+* #2: a run in a thread whose input carried ``"outcome": "success"``, cancelled in its tool, was
+  stored as a closed success whose only step was the cancel, and the retry on the thread filed
+  a second record. A stop is no outcome: the episode stays open and the retry lands on it.
 
 Real `create_agent` runs with a scripted model, in process and through a client of another
 process that owns the root. The cancel is placed by events, not by timing.
@@ -20,10 +24,11 @@ pytest.importorskip("langchain.agents")
 
 from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
+from langchain_core.tools import tool  # noqa: E402
 from langgraph.checkpoint.memory import InMemorySaver  # noqa: E402
 
 from owner_client import bank_for  # noqa: E402
-from scripted import script  # noqa: E402
+from scripted import call, script  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
 
 REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
@@ -97,3 +102,39 @@ async def test_a_thread_run_cancelled_while_its_memory_is_built_goes_on(tmp_path
         (record,) = bank.experiences.list()
         assert record.task == GOAL and record.outcome == "success"
         assert "left unfinished" not in steps_text(record)
+
+
+@REMOTE
+async def test_a_cancelled_run_declared_a_success_is_not_one(tmp_path, remote):
+    """hunt-async #2: before, a closed success holding only the cancel, and the retry a second
+    record."""
+    started = asyncio.Event()
+    calls = []
+
+    @tool
+    async def slow_rotate(key: str) -> str:
+        """Rotate one key (slowly the first time)."""
+        calls.append(key)
+        if len(calls) == 1:
+            started.set()
+            await asyncio.Event().wait()  # until cancelled
+        return f"rotated {key}"
+
+    with bank_for(tmp_path, remote) as bank:
+        model = script(call("slow_rotate", {"key": "k1"}, "c1"),
+                       call("slow_rotate", {"key": "k1"}, "c2"), AIMessage(content="Done."))
+        agent = create_agent(model, tools=[slow_rotate], checkpointer=InMemorySaver(),
+                             middleware=[SkillbankMiddleware(bank, background=False)])
+        config = {"configurable": {"thread_id": "T"}}
+        task = asyncio.create_task(agent.ainvoke(user(GOAL, outcome="success"), config))
+        await started.wait()
+        task.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        (record,) = bank.experiences.list()
+        assert record.outcome == "unknown"
+        assert "cancelled" in record.steps[-1].observation
+        await agent.ainvoke(user(GOAL, outcome="success"), config)
+        (record,) = bank.experiences.list()
+        assert record.task == GOAL and record.outcome == "success"
+        assert "rotated k1" in steps_text(record)
