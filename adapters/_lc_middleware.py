@@ -22,7 +22,9 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
   whose last step before ``recursion_limit`` returns as the failure LangGraph raises next
   (`skillbank.adapters._lc_stops`).
 * ``before_agent`` also records a run of this process that stopped between two steps (a stream
-  left early) when its thread's next request starts: no hook runs at such a stop.
+  left early) when its thread's next request starts: no hook runs at such a stop. Without a
+  thread nothing goes on with such a run, and it is not recorded (docs/api.md says so;
+  hunt-async #5, session 34).
 * ``after_agent``: the run is recorded under its goal and feedback is learned; an outcome
   (success / failure / partial) ends the episode.
 """

@@ -16,7 +16,9 @@ process that owns the root. The cancel is placed by events, not by timing.
 from __future__ import annotations
 
 import asyncio
+import re
 import threading
+from pathlib import Path
 
 import pytest
 
@@ -138,3 +140,34 @@ async def test_a_cancelled_run_declared_a_success_is_not_one(tmp_path, remote):
         (record,) = bank.experiences.list()
         assert record.task == GOAL and record.outcome == "success"
         assert "rotated k1" in steps_text(record)
+
+
+@REMOTE
+async def test_an_astream_left_between_steps_is_recorded_only_in_a_thread(tmp_path, remote):
+    """hunt-async #5: the README said every run is recorded, and api.md did not say what becomes
+    of a run without a thread whose stream is left between two steps, where no hook runs. The
+    docs now say it is the one stop not recorded (nothing goes on with it); in a thread, its
+    next request records it. This pins what the docs say."""
+    @tool
+    def rotate(key: str) -> str:
+        """Rotate one API key."""
+        return f"rotated {key}"
+
+    with bank_for(tmp_path, remote) as bank:
+        for config in (None, {"configurable": {"thread_id": "T"}}):
+            model = script(call("rotate", {"key": "k1"}, "c1"), AIMessage(content="Done."),
+                           AIMessage(content="Done again."))
+            agent = create_agent(model, tools=[rotate],
+                                 checkpointer=InMemorySaver() if config else None,
+                                 middleware=[SkillbankMiddleware(bank, background=False)])
+            stream = agent.astream(user(GOAL), config, stream_mode="updates")
+            async for chunk in stream:
+                if "model" in chunk:
+                    break
+            await stream.aclose()
+            assert bank.experiences.list() == []
+        await agent.ainvoke(user("go on", outcome="success"), config)
+        (record,) = bank.experiences.list()
+        assert record.task == GOAL and "left unfinished" in steps_text(record)
+    api = re.sub(r"\s+", " ", (Path(__file__).parents[1] / "docs" / "api.md").read_text())
+    assert "The one stop that is not recorded" in api
