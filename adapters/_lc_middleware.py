@@ -22,7 +22,9 @@ How a run goes (see `skillbank.adapters._runs` for the rules):
   whose last step before ``recursion_limit`` returns as the failure LangGraph raises next
   (`skillbank.adapters._lc_stops`).
 * ``before_agent`` also records a run of this process that stopped between two steps (a stream
-  left early) when its thread's next request starts: no hook runs at such a stop.
+  left early) when its thread's next request starts: no hook runs at such a stop. Without a
+  thread nothing goes on with such a run, and it is not recorded (docs/api.md says so;
+  hunt-async #5, session 34).
 * ``after_agent``: the run is recorded under its goal and feedback is learned; an outcome
   (success / failure / partial) ends the episode.
 """
@@ -409,36 +411,40 @@ class SkillbankMiddleware(AgentMiddleware):
         run = self._current_run(request.state, request.runtime)
         tools = _tool_names(request)  # find_skills, called later, gates on them too
         self._check_tool_names(request)
-        with agent_tools(tools):  # skills needing tools it lacks stay out
-            fresh = self._compute(run) if self._needs_context(run) else None
-        entry = fresh or run.get("context")
-        shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
-        try:
+        try:  # a stop while memory is computed or the step kept is the run's too (hunt-async #1)
+            with agent_tools(tools):  # skills needing tools it lacks stay out
+                fresh = self._compute(run) if self._needs_context(run) else None
+            entry = fresh or run.get("context")
+            shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
             response = handler(shaped)
+            return self._respond(request.state, response, run, fresh, tools, shown)
         except BaseException as exc:  # a cancelled or interrupted run too (hunt-agents #2)
             self._on_failure(request.state, run, exc)
             raise
-        return self._respond(request.state, response, run, fresh, tools, shown)
 
     async def awrap_model_call(self, request: ModelRequest, handler: Callable[..., Any]) -> Any:
         run = self._current_run(request.state, request.runtime)
         tools = _tool_names(request)
         self._check_tool_names(request)
-        with agent_tools(tools):  # to_thread carries the context variable
-            fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
-                     else None)
-        entry = fresh or run.get("context")
-        shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
+        # The awaits for memory and for keeping the step are in the try: a cancel landing at
+        # one of them (a `wait_for` timeout while the block is computed) left the run
+        # unrecorded, or recorded at the thread's next request as "left unfinished"
+        # (hunt-async #1, session 34).
         try:
+            with agent_tools(tools):  # to_thread carries the context variable
+                fresh = (await asyncio.to_thread(self._compute, run) if self._needs_context(run)
+                         else None)
+            entry = fresh or run.get("context")
+            shaped, shown = _with_memory(request, entry["text"]) if entry else (request, "")
             response = await handler(shaped)
+            return await asyncio.to_thread(self._respond, request.state, response, run, fresh,
+                                           tools, shown)
         except BaseException as exc:
             # In a worker thread: with background=False the failure is written inline, and that
             # write (a lock, PostgreSQL) stalled every coroutine of the loop (hunt-agents-team
             # #3, session 31); a run's last step is recorded in `_respond` the same way.
             await asyncio.to_thread(self._on_failure, request.state, run, exc)
             raise
-        return await asyncio.to_thread(self._respond, request.state, response, run, fresh, tools,
-                                       shown)
 
     # -- tools: the namespaces the block came from, and failures ------------------------------
     def _tool_scope(self, request: Any) -> Scope | None:
@@ -536,7 +542,10 @@ class SkillbankMiddleware(AgentMiddleware):
         given = run.get("feedback") or (state or {}).get("feedback")
         if is_stop(exc):  # no outcome given: in a thread the episode goes on (hunt-threads #3)
             said = stop_feedback(exc)
-            outcome, feedback = stop_record(exc, outcome=run.get("outcome"), feedback=given,
+            # The input's outcome said how the run would end, and it did not end: a cancelled
+            # run declared a success was stored as one, closing the episode, and its retry
+            # filed a second record (hunt-async #2, session 34). The retry's outcome lands.
+            outcome, feedback = stop_record(exc, outcome=None, feedback=given,
                                             thread=run.get("thread"))
         else:
             said = failure_feedback(exc)

@@ -17,7 +17,11 @@
   early) with no outcome given is recorded with its steps and a last step naming the stop; in a
   thread its episode stays open (outcome ``unknown``), so the thread's next request goes on with
   the same goal and record, and an outcome given later lands on it. Only a run with no thread,
-  which nothing can continue, is recorded as ``partial`` (`stop_record`). Recorded as
+  which nothing can continue, is recorded as ``partial`` (`stop_record`). The LangChain
+  middleware gives no outcome here even when the run's input carried one: that said how the
+  run would end, and it did not; kept, a cancelled run was a closed success and its retry a
+  second record (hunt-async #2, session 34). `arecord_run`'s outcome, given knowing the stop,
+  is kept. Recorded as
   ``partial`` in a thread, the stop closed the episode: the follow-up became a task of its own
   and the thread recalled its own first half as a past experience (hunt-threads #3, session 32).
 * **The namespace.** ``namespace="{user_id}"`` is a template filled per run from the run's
