@@ -45,6 +45,20 @@ def keyword_only(note: str | None) -> bool:
     return (note or "").startswith((CHROMA_DOWN, INDEX_GONE))
 
 
+def outage_reason(exc: BaseException) -> str:
+    """The first line of why `exc` did not reach the server: the transport error under a
+    `ChromaUnavailableError` already worded, not that wording again. Experience outage notes
+    said "the Chroma server does not answer (at ...: the Chroma server does not answer (...),
+    so ...), so ..." (hunt-chromahttp #3, session 34)."""
+    shown = exc
+    while isinstance(shown, ChromaUnavailableError):
+        under = shown.__cause__ or shown.__context__
+        if under is None or not (is_outage(under) or isinstance(under, ChromaUnavailableError)):
+            break
+        shown = under
+    return (str(shown).strip().splitlines() or [type(shown).__name__])[0]
+
+
 def is_outage(exc: BaseException) -> bool:
     """Whether `exc` is a failure to reach a Chroma server (not a bad request)."""
     try:
@@ -70,7 +84,7 @@ def clear_outage(what: str) -> Callable[[F], F]:
                 if not getattr(self, "shared", False) or not (
                         is_outage(exc) or isinstance(exc, IndexUnreached)):
                     raise
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                first = outage_reason(exc)
                 raise ChromaUnavailableError(
                     f"the Chroma server does not answer ({first}), so {what} "
                     f"({getattr(self, 'name', 'index')}); try again when it is back, and check "
@@ -123,7 +137,7 @@ def dense_unless_down(dense: Callable[[], T], shared: bool, error: str | None,
             raise
         if on_outage is not None:
             on_outage(exc)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = outage_reason(exc)
         if first.startswith(INDEX_GONE):  # the server answers: its own words, not "down"
             return None, first  # (hunt-chromahttp #2, session 34; index_gone logged it)
         if not (error or "").startswith(CHROMA_DOWN):
