@@ -116,21 +116,29 @@ class LiveDense:
     def _apply_stale(self) -> None:
         """Drop the changed items' rows and read their texts again from Chroma."""
         stale, self.stale = self.stale, set()
-        mirror = self._index._load_mirror()
-        wanted: list[str] = []
-        for item_id in stale:
-            if item_id in mirror:
-                chunks = int(mirror[item_id][1].get("chunks", 1))
-                wanted += [item_id] + [f"{item_id}#{n}" for n in range(1, chunks)]
         got_ids: list[str] = []
         got_vectors: list[np.ndarray] = []
         step = self._index._batch_size()
-        for start in range(0, len(wanted), step):
-            got = self._index._collection.get(ids=wanted[start:start + step],
-                                              include=["embeddings", "metadatas"])
-            more_ids, more = self._rows(got)
-            got_ids += more_ids
-            got_vectors += more
+        try:
+            mirror = self._index._load_mirror()
+            wanted: list[str] = []
+            for item_id in stale:
+                if item_id in mirror:
+                    chunks = int(mirror[item_id][1].get("chunks", 1))
+                    wanted += [item_id] + [f"{item_id}#{n}" for n in range(1, chunks)]
+            for start in range(0, len(wanted), step):
+                got = self._index._collection.get(ids=wanted[start:start + step],
+                                                  include=["embeddings", "metadatas"])
+                more_ids, more = self._rows(got)
+                got_ids += more_ids
+                got_vectors += more
+        except BaseException:
+            # Read again at the next search: a server that stopped answering here (the search
+            # answered by keyword) lost them for good, and a rule written just before the
+            # outage never ranked by its vector in this process again, hybrid as it said it
+            # was (hunt-chromahttp #1, session 34).
+            self.stale |= stale
+            raise
         assert self.matrix is not None
         keep = [row for row, text_id in enumerate(self.ids) if text_id.split("#", 1)[0] not in stale]
         kept = self.matrix[keep] if len(self.ids) else self.matrix

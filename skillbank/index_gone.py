@@ -58,16 +58,20 @@ def _open_again(index: Any) -> Any:
     return index._open_collection()
 
 
-def reopen(index: Any, what: str) -> IndexGoneError:
-    """Look `index`'s collection up by name again (created empty when gone), forget what it held
-    in memory, mark it `gone` for its memory's re-sync; the error for the call that met it."""
+def reopen(index: Any, what: str, *, forget: bool = True) -> IndexGoneError:
+    """Look `index`'s collection up by name again (created empty when gone), mark it `gone`
+    for its memory's re-sync, and (`forget`) forget what it held in memory; the error for the
+    call that met it.
+
+    The call that met the loss (`reopen_when_gone`) does not forget: it answers by keyword
+    from what this process holds (the mirror and BM25 of the files as they were), and its
+    memory's re-sync (`resync_if_gone`) forgets before it rebuilds. Forgetting here made that
+    keyword side read the new, empty collection: the call answered [] (hunt-chromahttp #2,
+    session 34)."""
     with index._lock:
         index._coll = _open_again(index)
-        index._mirror = None  # read again from the collection as it is now
-        index._live.invalidate()
-        index._chunks = 0
-        index._pending.clear()
-        index._rest.clear()
+        if forget:
+            _forget(index)
         index.gone = True
     log.warning("skillbank: the Chroma collection %s was gone from the server; it is made "
                 "again and rebuilt from the files", index.name)
@@ -76,6 +80,16 @@ def reopen(index: Any, what: str) -> IndexGoneError:
         f"the Chroma collection {index.name} was gone from {server} (a server restarted on an "
         f"empty path, or the collection deleted), so {what}; it was made again and is rebuilt "
         "from the files at this memory's next call (or `skillbank reindex`): try again")
+
+
+def _forget(index: Any) -> None:
+    """What `index` held in memory of its collection, dropped (under its lock): read again
+    from the collection as it is now."""
+    index._mirror = None
+    index._live.invalidate()
+    index._chunks = 0
+    index._pending.clear()
+    index._rest.clear()
 
 
 def reopen_when_gone(what: str) -> Callable[[F], F]:
@@ -90,7 +104,7 @@ def reopen_when_gone(what: str) -> Callable[[F], F]:
             except Exception as exc:
                 if not (getattr(self, "shared", False) and is_gone(exc)):
                     raise
-                raise reopen(self, what) from None
+                raise reopen(self, what, forget=False) from None
         return wrapper  # type: ignore[return-value]
 
     return decorate
@@ -142,6 +156,8 @@ def resync_if_gone(bank: Any, kind: str) -> None:
         index, memory = bank._indexes.get(kind), bank._memories.get(kind)
     if index is None or memory is None or not index.gone:
         return
+    with index._lock:
+        _forget(index)  # what the call that met the loss answered from (`reopen`)
     index.gone = False
     try:
         memory.sync(**({"asked": False} if kind == "skills" else {}))  # no report read

@@ -29,7 +29,7 @@ from skillbank.filters import matches
 from skillbank.index_ownership import OWNER_KEY, owned_where, owns, tag_entry
 from skillbank.index_outage import (
     CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError, IndexUnreached, is_outage,
-    is_timeout,
+    is_timeout, outage_reason,
 )
 
 if TYPE_CHECKING:
@@ -366,7 +366,8 @@ def _quiet_seconds() -> float:
 
 
 def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+    """Why the server was not reached, once (`index_outage.outage_reason`)."""
+    return outage_reason(exc)
 
 
 def count_where(index: "HybridIndex", where: dict[str, Any] | None) -> int:

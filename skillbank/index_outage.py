@@ -22,6 +22,9 @@ T = TypeVar("T")
 log = logging.getLogger("skillbank.index")
 #: How `dense_error` begins while a Chroma server does not answer.
 CHROMA_DOWN = "the Chroma server does not answer"
+#: How `dense_error` begins after the server lost an index's collection (`index_gone`): the
+#: server answers, so not CHROMA_DOWN; the search that met it answered by keyword.
+INDEX_GONE = "the Chroma collection "
 #: How often a memory whose shared index missed writes tries to catch up (guidelines and
 #: experiences alike).
 INDEX_RETRY_SECONDS = 2.0
@@ -34,6 +37,26 @@ class ChromaUnavailableError(SkillbankError):
 class IndexUnreached(ChromaUnavailableError):
     """A Chroma request of an index that has not reached its server (`index_mirror`): an
     outage like a transport error, which `clear_outage` words the same way."""
+
+
+def keyword_only(note: str | None) -> bool:
+    """Whether an index's `dense_error` says it answers by keyword because of its Chroma server
+    (down, or its collection gone), not because of the embedding model."""
+    return (note or "").startswith((CHROMA_DOWN, INDEX_GONE))
+
+
+def outage_reason(exc: BaseException) -> str:
+    """The first line of why `exc` did not reach the server: the transport error under a
+    `ChromaUnavailableError` already worded, not that wording again. Experience outage notes
+    said "the Chroma server does not answer (at ...: the Chroma server does not answer (...),
+    so ...), so ..." (hunt-chromahttp #3, session 34)."""
+    shown = exc
+    while isinstance(shown, ChromaUnavailableError):
+        under = shown.__cause__ or shown.__context__
+        if under is None or not (is_outage(under) or isinstance(under, ChromaUnavailableError)):
+            break
+        shown = under
+    return (str(shown).strip().splitlines() or [type(shown).__name__])[0]
 
 
 def is_outage(exc: BaseException) -> bool:
@@ -61,7 +84,7 @@ def clear_outage(what: str) -> Callable[[F], F]:
                 if not getattr(self, "shared", False) or not (
                         is_outage(exc) or isinstance(exc, IndexUnreached)):
                     raise
-                first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+                first = outage_reason(exc)
                 raise ChromaUnavailableError(
                     f"the Chroma server does not answer ({first}), so {what} "
                     f"({getattr(self, 'name', 'index')}); try again when it is back, and check "
@@ -114,12 +137,14 @@ def dense_unless_down(dense: Callable[[], T], shared: bool, error: str | None,
             raise
         if on_outage is not None:
             on_outage(exc)
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        first = outage_reason(exc)
+        if first.startswith(INDEX_GONE):  # the server answers: its own words, not "down"
+            return None, first  # (hunt-chromahttp #2, session 34; index_gone logged it)
         if not (error or "").startswith(CHROMA_DOWN):
             log.warning("skillbank: the Chroma server does not answer (%s); searching by "
                         "keyword only until it does", first)
         return None, f"{CHROMA_DOWN} ({first}); searching by keyword only"
-    return found, None if (error or "").startswith(CHROMA_DOWN) else error  # back
+    return found, None if keyword_only(error) else error  # back
 
 
 def server_client(url: str, make: Callable[[str], T]) -> T:

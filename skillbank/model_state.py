@@ -43,13 +43,15 @@ def keyword_reason(function: Any, skills_index: Any) -> str:
     The skill index speaks for the bank, as `Skillbank.search_mode` always did (another
     memory's index keeps its outage note until it is searched again); guidelines and
     experiences say per search (`Hits.note`)."""
-    from skillbank.index_outage import CHROMA_DOWN
+    from skillbank.index_outage import CHROMA_DOWN, keyword_only
 
     if known_unavailable(function):  # no model: no search is hybrid
         return MODEL_MISSING
     why = getattr(skills_index, "dense_error", None) or ""
     if why.startswith(CHROMA_DOWN):
         return f"{why} until it answers again"
+    if keyword_only(why):  # its collection was gone: rebuilt at the next call
+        return why
     if why:
         return MODEL_MISSING
     if getattr(skills_index, "pending", 0):  # a first index embedding behind keyword search

@@ -98,6 +98,39 @@ def test_the_next_call_after_the_collections_are_gone_finds_everything_again(
                                                       k=1, count_use=False)] == [later]
 
 
+def test_the_call_that_meets_the_loss_answers_by_keyword_from_what_the_process_holds(
+        tmp_path, chroma_server):
+    """hunt-chromahttp #2, session 34: the search that met a collection gone from the server
+    answered [] (experiences and guidelines with a note saying "the Chroma server does not
+    answer", which was false; skills silently), though exact matches were in the files: the
+    index forgot what it held before the search fell back to keyword, and read the new, empty
+    collection. Now it answers by keyword from what the process holds, saying the collection
+    was gone; the next call is hybrid again. In process only: on a Chroma server each process
+    opens the root itself, with no owner to be a client of (this module's docstring)."""
+    from skillbank.index_outage import CHROMA_DOWN
+
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        assert _found(bank) == _everything(experience, guideline)
+        _drop_collections(tmp_path, chroma_server)
+        skills = bank.skills.search("postgres database backup", k=1)
+        assert [(h.name, h.why) for h in skills] == [("pg-backup", "keyword")]
+        mode = bank.keyword_reason()
+        assert bank.search_mode() == "keyword" and "skillbank_skills was gone" in mode and CHROMA_DOWN not in mode, mode
+        recalled = bank.experiences.recall("back up the orders postgres database", k=1,
+                                           count_use=False)
+        assert [(h.id, h.why) for h in recalled] == [(experience, "keyword")]
+        assert "skillbank_experiences was gone" in recalled.note, recalled.note
+        assert CHROMA_DOWN not in recalled.note and not recalled.dense_complete
+        rules = bank.guidelines.search("compress database dumps gzip", k=1)
+        assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]
+        assert "skillbank_guidelines was gone" in rules.note, rules.note
+        assert CHROMA_DOWN not in rules.note and not rules.dense_complete
+        assert _found(bank) == _everything(experience, guideline)  # rebuilt: hybrid again
+        assert bank.search_mode() == "hybrid"
+
+
 def test_a_server_restarted_on_an_empty_path_gets_the_database_and_collections_again(
         tmp_path, own_chroma):  # noqa: F811
     """The hunt's first case: the server lost the deployment's database too, so looking the

@@ -381,3 +381,34 @@ def test_an_experience_recorded_while_chroma_is_down_is_recalled_by_keyword(tmp_
         assert [h.id for h in hits][:1] == [eid], hits
     finally:
         bank.close()
+
+
+def test_a_skill_create_refused_while_chroma_is_down_says_the_skill_was_not_saved(
+        tmp_path, own_chroma):
+    """hunt-chromahttp #3, session 34: a skill create refused while the server was down failed
+    with "... so this memory's index could not be read (skillbank_skills) ...", a failed read
+    that named neither the skill nor that it was not saved (docs/team.md §5: the message says
+    what was not written); and an experience recall's note said "the Chroma server does not
+    answer" twice, one wording nested in the other. In process only: on a Chroma server each
+    process opens the root itself, with no owner to be a client of."""
+    from skillbank.index_outage import ChromaUnavailableError
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        bank.skills.save("pg-backup", "Back up a postgres database with pg_dump.", "# Steps\n")
+        bank.experiences.record(task="Back up the orders postgres database", outcome="success")
+        assert [h.name for h in bank.skills.search("postgres backup", k=1)] == ["pg-backup"]
+        own_chroma.stop()
+        with pytest.raises(ChromaUnavailableError) as refused:
+            bank.skills.create("slide-deck", "Turn meeting notes into a slide deck.", "# S\n")
+        message = str(refused.value)
+        assert message.startswith("skill 'slide-deck' was not saved (nothing was written)"), \
+            message
+        assert "check that it is running" in message
+        assert not (tmp_path / "root" / "skills" / "slide-deck").exists()
+        bank.experiences.record(task="Restore the orders database", outcome="success")  # kept
+        hits = bank.experiences.recall("back up the orders postgres database", count_use=False)
+        assert not hits.dense_complete and hits.note.count("does not answer") == 1, hits.note
+    finally:
+        bank.close()

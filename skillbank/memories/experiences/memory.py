@@ -32,7 +32,7 @@ from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import HybridIndex
 from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
-                                    is_outage)
+                                    is_outage, keyword_only)
 from skillbank.records import Distilled, Experience, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
@@ -417,7 +417,7 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         failed: Exception | None = None
         try:
             hits = RecallMixin.recall(self, task, *args, **kwargs)
-            down = (getattr(self.index, "dense_error", None) or "").startswith(CHROMA_DOWN)
+            down = keyword_only(getattr(self.index, "dense_error", None))
         except Exception as exc:  # noqa: BLE001 - only an index outage is handled here
             if not self._outage(exc):
                 raise

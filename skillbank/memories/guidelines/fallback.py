@@ -5,7 +5,8 @@ answer, or while it has missed writes (``_index_behind``: kept in the records, i
 server is back), a search asks the records themselves (`GuidelineRecords.search_text`: in team
 mode, PostgreSQL's full-text search) and says so: the result is a `Hits` with
 ``dense_complete=False`` (what every face already reports as a keyword-only answer) and a
-``note`` that begins as the index's own outage note does (`index_outage.CHROMA_DOWN`). A column
+``note`` that begins as the index's own outage note does (`index_outage.CHROMA_DOWN`; a
+collection the server lost: its own words, `INDEX_GONE`). A column
 without a search of its own falls back to the index's in-process keyword side, with the same
 note. A mixin of ``GuidelineMemory``, ahead of ``GuidelineSearch``.
 """
@@ -15,7 +16,7 @@ from __future__ import annotations
 import contextvars
 from typing import Any
 
-from skillbank.index_outage import CHROMA_DOWN, ChromaUnavailableError, is_outage
+from skillbank.index_outage import CHROMA_DOWN, INDEX_GONE, ChromaUnavailableError, is_outage
 from skillbank.memories.guidelines.search import holding_enough
 from skillbank.records import Hits
 from skillbank.unread import mostly_unread
@@ -53,8 +54,10 @@ class GuidelineFallback:
                 why = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         else:
             why = "it missed writes while it was down; they are in the records"
-        _WITHOUT_INDEX.set(f"{CHROMA_DOWN} ({why}); searching by keyword only, with the "
-                           "records' own full-text search, until it is back")
+        _WITHOUT_INDEX.set(
+            f"{why}; these were found by keyword" if why.startswith(INDEX_GONE) else  # it answers (hunt-chromahttp #2, session 34)
+            f"{CHROMA_DOWN} ({why}); searching by keyword only, with the records' own "
+            "full-text search, until it is back")
         return self._fuse_records(query, where, candidates)
 
     def _fuse_records(self, query: str, where: dict[str, Any], candidates: int

@@ -29,6 +29,7 @@ from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
+from skillbank.index_outage import ChromaUnavailableError
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
@@ -330,7 +331,13 @@ class SkillAuthoring:
             check_may_publish(name, "writing")
         with self._sync_lock, self.write_lock:
             refuse_unreadable([(self.writable_root, True)], name)  # not "already exists" (#5)
-            if exclusive and (name in self or (folder / SKILL_FILE).exists()):
+            try:
+                taken = exclusive and (name in self or (folder / SKILL_FILE).exists())
+            except ChromaUnavailableError as exc:  # it read as a failed read, of what? (the
+                # hunt-chromahttp #3, session 34; docs/team.md §5: it says what was not written)
+                raise ChromaUnavailableError(
+                    f"skill {name!r} was not saved (nothing was written): {exc}") from exc
+            if taken:
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
             self._claim_folder(folder, name)
             extra = {k: v for k, v in _with_author(frontmatter or {}, scope.principal).items()
@@ -340,7 +347,12 @@ class SkillAuthoring:
             if getattr(self, "skills_repo", None) is None:  # (a hand-written SKILL.md not
                 # indexed yet is overwritten by `save`: kept first, as update keeps its text)
                 path = self._write(folder, doc, resources, keep=f"before save by {scope.principal}")
-                self._index_one(path)
+                try:
+                    self._index_one(path)
+                except ChromaUnavailableError as exc:
+                    raise ChromaUnavailableError(
+                        f"skill {name!r} was written to {path} but not indexed: {exc}; the "
+                        "next sync once it answers indexes it") from exc
                 note(self, "save", "skill", f"skill:{name}")
                 return self.load(name)
         # Git mode: a proposal commit, made outside the root's locks: its push waits on the
