@@ -148,7 +148,11 @@ async def test_the_mcp_hint_names_the_chroma_server_not_the_model(tmp_path, own_
             assert "Chroma" not in found["hint"], found["hint"]  # it is up: never blamed
             assert time.monotonic() < deadline, found
             await anyio.sleep(0.5)
+        # Now or after one more search, the vectors are held in this process and ranked there
+        # (dense_live): the server is not asked again until a skill changes. One does.
+        await client.call_tool("find_skills", {"task": "merge pdf files"})
         own_chroma.stop()
+        write_skill(skills, "pdf-merge", "Merge several PDF files into one PDF document")
         found = (await client.call_tool("find_skills", {"task": "merge pdf files"})
                  ).structured_content
         assert found["skills"][0]["name"] == "pdf-merge" and found["search_mode"] == "keyword"
