@@ -73,6 +73,18 @@ async def cancel_while_computing(agent, middleware, inp, config=None) -> None:
     del middleware._compute  # the class's own again
 
 
+async def open_then_retried(bank, agent, config):
+    """The thread's one record: open (`unknown`, its last step the cancel), then, after the
+    request is sent again declaring success, that same record a success; returned."""
+    (record,) = bank.experiences.list()
+    assert record.outcome == "unknown"
+    assert "cancelled" in record.steps[-1].observation
+    await agent.ainvoke(user(GOAL, outcome="success"), config)
+    (record,) = bank.experiences.list()
+    assert record.task == GOAL and record.outcome == "success"
+    return record
+
+
 @REMOTE
 async def test_a_run_cancelled_while_its_memory_is_built_is_recorded(tmp_path, remote):
     """Without a thread: before, no record at all."""
@@ -97,12 +109,7 @@ async def test_a_thread_run_cancelled_while_its_memory_is_built_goes_on(tmp_path
                              checkpointer=InMemorySaver(), middleware=[middleware])
         config = {"configurable": {"thread_id": "T"}}
         await cancel_while_computing(agent, middleware, user(GOAL), config)
-        (record,) = bank.experiences.list()
-        assert record.outcome == "unknown"
-        assert "cancelled" in record.steps[-1].observation
-        await agent.ainvoke(user(GOAL, outcome="success"), config)
-        (record,) = bank.experiences.list()
-        assert record.task == GOAL and record.outcome == "success"
+        record = await open_then_retried(bank, agent, config)
         assert "left unfinished" not in steps_text(record)
 
 
@@ -133,12 +140,7 @@ async def test_a_cancelled_run_declared_a_success_is_not_one(tmp_path, remote):
         task.cancel()
         with pytest.raises(asyncio.CancelledError):
             await task
-        (record,) = bank.experiences.list()
-        assert record.outcome == "unknown"
-        assert "cancelled" in record.steps[-1].observation
-        await agent.ainvoke(user(GOAL, outcome="success"), config)
-        (record,) = bank.experiences.list()
-        assert record.task == GOAL and record.outcome == "success"
+        record = await open_then_retried(bank, agent, config)
         assert "rotated k1" in steps_text(record)
 
 

@@ -14,12 +14,14 @@ Real PostgreSQL (tests/pg_cluster.py); the frozen holder is a real process under
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import threading
 import uuid
+from typing import Callable, Iterator
 
 import psycopg
 import pytest
@@ -57,29 +59,42 @@ db.close()
 """
 
 
-def test_a_stopped_holder_is_broken_after_its_lease_and_its_late_write_refused(postgres):
-    """Before: the waiter failed with BusyError ("another process is writing") after its whole
-    timeout, and again on every try while the holder stayed stopped."""
-    deployment = "frozen-" + uuid.uuid4().hex[:8]
-    holder = subprocess.Popen([sys.executable, "-c", HOLDER, postgres.url, deployment, "2"],
+@contextlib.contextmanager
+def stopped_holder(url: str, deployment: str, *mode: str) -> Iterator[Callable[[], str]]:
+    """A HOLDER process with a 2 s lease, SIGSTOPped once it holds the lock; yields `wake`,
+    which resumes it and returns what became of its write."""
+    holder = subprocess.Popen([sys.executable, "-c", HOLDER, url, deployment, "2", *mode],
                               stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
-    db = Database(postgres.url)
+
+    def wake() -> str:
+        os.kill(holder.pid, signal.SIGCONT)
+        holder.stdin.write("go\n")
+        holder.stdin.flush()
+        return holder.stdout.readline().strip()
+
     try:
         assert holder.stdout.readline().strip() == "held"
         os.kill(holder.pid, signal.SIGSTOP)
-        waiter = AdvisoryWriteLock(db, deployment, timeout=120, lease=2)
-        with waiter:  # was: BusyError after 120 s
-            with db.transaction(fenced=True) as conn:  # the new holder's write commits
-                conn.execute("SELECT 1")
-            os.kill(holder.pid, signal.SIGCONT)
-            holder.stdin.write("go\n")
-            holder.stdin.flush()
-            assert holder.stdout.readline().strip() == "LockLostError"  # nothing written
+        yield wake
         assert holder.wait(timeout=60) == 0
     finally:
         if holder.poll() is None:
             os.kill(holder.pid, signal.SIGCONT)
             holder.kill()
+
+
+def test_a_stopped_holder_is_broken_after_its_lease_and_its_late_write_refused(postgres):
+    """Before: the waiter failed with BusyError ("another process is writing") after its whole
+    timeout, and again on every try while the holder stayed stopped."""
+    deployment = "frozen-" + uuid.uuid4().hex[:8]
+    db = Database(postgres.url)
+    try:
+        with stopped_holder(postgres.url, deployment) as wake:
+            with AdvisoryWriteLock(db, deployment, timeout=120, lease=2):  # was: BusyError
+                with db.transaction(fenced=True) as conn:  # the new holder's write commits
+                    conn.execute("SELECT 1")
+                assert wake() == "LockLostError"  # nothing written
+    finally:
         db.close()
 
 
@@ -145,26 +160,16 @@ def test_a_holder_stopped_inside_a_write_does_not_hold_its_rows_past_the_lease(p
     with psycopg.connect(postgres.url, autocommit=True) as admin:
         admin.execute("CREATE TABLE IF NOT EXISTS frozen_rows (id int PRIMARY KEY, v int)")
         admin.execute("INSERT INTO frozen_rows VALUES (1, 0) ON CONFLICT (id) DO UPDATE SET v = 0")
-    holder = subprocess.Popen(
-        [sys.executable, "-c", HOLDER, postgres.url, deployment, "2", "mid-write"],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     db = Database(postgres.url, statement_timeout=600)
     try:
-        assert holder.stdout.readline().strip() == "held"
-        os.kill(holder.pid, signal.SIGSTOP)
-        with AdvisoryWriteLock(db, deployment, timeout=120, lease=2):
-            with db.transaction(fenced=True) as conn:  # was: waited on the row, then failed
-                conn.execute("UPDATE frozen_rows SET v = v + 1 WHERE id = 1")
-        os.kill(holder.pid, signal.SIGCONT)
-        holder.stdin.write("go\n")
-        holder.stdin.flush()
-        assert holder.stdout.readline().strip() != "written"  # its write was rolled back
+        with stopped_holder(postgres.url, deployment, "mid-write") as wake:
+            with AdvisoryWriteLock(db, deployment, timeout=120, lease=2):
+                with db.transaction(fenced=True) as conn:  # was: waited on the row, then failed
+                    conn.execute("UPDATE frozen_rows SET v = v + 1 WHERE id = 1")
+            assert wake() != "written"  # its write was rolled back
         with psycopg.connect(postgres.url, autocommit=True) as admin:
             assert admin.execute("SELECT v FROM frozen_rows WHERE id = 1").fetchone() == (1,)
     finally:
-        if holder.poll() is None:
-            os.kill(holder.pid, signal.SIGCONT)
-            holder.kill()
         db.close()
 
 
