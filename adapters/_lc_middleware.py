@@ -36,6 +36,7 @@ import collections
 import contextlib
 import dataclasses
 import logging
+import threading
 import uuid
 from typing import TYPE_CHECKING, Annotated, Any, Callable, Sequence
 
@@ -233,6 +234,7 @@ class SkillbankMiddleware(AgentMiddleware):
         #: before the run (its episode still "open"), so the thread's next request read as a
         #: follow-up of the failed goal and was recorded under it, even as a success.
         self._failed_runs: collections.deque[str] = collections.deque(maxlen=4096)
+        self._claiming = threading.Lock()  # a run is claimed in `_failed_runs` before its write
         #: Of those, the runs stopped with no outcome in a thread: their episode goes on, so the
         #: thread's next request is a follow-up of their goal (`_runs.stop_record`).
         self._stopped_runs: collections.deque[str] = collections.deque(maxlen=4096)
@@ -525,18 +527,25 @@ class SkillbankMiddleware(AgentMiddleware):
         run's last step returned (it stops at the recursion limit after them)."""
         if isinstance(exc, _Bubble) or not self.record or run.get("skip") or not run.get("goal"):
             return
-        if run.get("key") in self._failed_runs:
-            return  # a tool of the last step raised after the step was recorded
-        seen = getattr(exc, "_skillbank_recorded", None)
-        if seen is None:
-            seen = set()
-            try:
-                exc._skillbank_recorded = seen  # type: ignore[attr-defined]
-            except AttributeError:
-                pass
-        if self._name in seen:
-            return
-        seen.add(self._name)
+        # The run is claimed before it is written, under a lock: a cancel while the last
+        # step's recursion-limit failure was being written (in a worker thread the cancel does
+        # not stop) wrote its own record meanwhile, two for one run (review 2 #3, session 34).
+        # One record per run, whichever comes first.
+        with self._claiming:
+            if run.get("key") in self._failed_runs:
+                return  # a tool of the last step raised after the step was recorded
+            seen = getattr(exc, "_skillbank_recorded", None)
+            if seen is None:
+                seen = set()
+                try:
+                    exc._skillbank_recorded = seen  # type: ignore[attr-defined]
+                except AttributeError:
+                    pass
+            if self._name in seen:
+                return
+            seen.add(self._name)
+            if run.get("key"):
+                self._failed_runs.append(run["key"])
         messages = _run_messages(list((state or {}).get("messages") or []), run.get("request_id"))
         messages.extend(made)
         given = run.get("feedback") or (state or {}).get("feedback")
@@ -563,7 +572,6 @@ class SkillbankMiddleware(AgentMiddleware):
                                         status="error"))
         self._write(run, messages, outcome, feedback, learn=None)
         if run.get("key"):
-            self._failed_runs.append(run["key"])
             self._unfinished.pop(run["key"], None)
             if not closes_episode(outcome):
                 self._stopped_runs.append(run["key"])

@@ -19,7 +19,9 @@ MAX_TASK_CHARS = 50_000
 #: Why a request with no letters or digits (emoji, punctuation, bidi marks alone) is answered
 #: empty: nothing in it to search on, and the model's vector of such text lies near every short
 #: record's (recall served an "ok" run to "😀" and four runs to two bidi marks).
-NO_WORDS = "the request has no letters or digits to route on"
+#: Worded for any search: "to route on" was skill routing's, said by guideline search and
+#: recall too (review 2 #6, session 34).
+NO_WORDS = "the request has no letters or digits to search for"
 
 
 def wordless(query: str) -> str:

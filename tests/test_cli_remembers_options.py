@@ -172,3 +172,18 @@ def test_include_bundled_that_is_not_a_boolean_is_refused(run, cli_root, written
     run("config", "bundled", "off")
     assert "include_bundled = false" in (cli_root / "skillbank.toml").read_text()
     assert stats(run)["bundled_skills"].startswith("left out (remembered")
+
+
+@pytest.mark.parametrize("choice", ["on", "off"])
+def test_either_bundled_choice_replaces_a_value_that_is_not_a_boolean(run, cli_root, choice):
+    """Review 2 #4, session 34: with `include_bundled = "false"`, every command refuses and
+    names `skillbank config bundled on|off`, but `config bundled on` said "The bundled skills
+    are already served; nothing to do.", exited 2 and left the file. Both choices replace it."""
+    cli_root.mkdir(parents=True, exist_ok=True)
+    (cli_root / "skillbank.toml").write_text('include_bundled = "false"\n')
+    done = run("config", "bundled", choice)
+    assert "nothing to do" not in done.stdout + done.stderr, done.stdout + done.stderr
+    written = "true" if choice == "on" else "false"
+    assert f"include_bundled = {written}" in (cli_root / "skillbank.toml").read_text()
+    shown = stats(run)["bundled_skills"]
+    assert shown.startswith("served" if choice == "on" else "left out"), shown

@@ -173,3 +173,59 @@ async def test_an_astream_left_between_steps_is_recorded_only_in_a_thread(tmp_pa
         assert record.task == GOAL and "left unfinished" in steps_text(record)
     api = re.sub(r"\s+", " ", (Path(__file__).parents[1] / "docs" / "api.md").read_text())
     assert "The one stop that is not recorded" in api
+
+
+@REMOTE
+async def test_a_run_cancelled_while_its_recursion_limit_is_recorded_gets_one_record(
+        tmp_path, remote):
+    """Review 2 #3, session 34: a cancel landing while the run's last step (the recursion
+    limit's failure) was being written in its worker thread, which the cancel does not stop:
+    the cancel's handler wrote its own record meanwhile, as the run was claimed only after the
+    first write returned. Before: two records for one run (a `failure` and a `partial`). Now the
+    first to claim the run records it. The write is held by events (a slow PostgreSQL write or
+    `distill` has this window anyway), and released once the cancel's handler has returned."""
+    @tool
+    def rotate(key: str) -> str:
+        """Rotate one key."""
+        return f"rotated {key}"
+
+    with bank_for(tmp_path, remote) as bank:
+        middleware = SkillbankMiddleware(bank, background=False)
+        started, release, written, cancel_handled = (threading.Event() for _ in range(4))
+        write, on_failure = middleware._write, middleware._on_failure
+
+        def held_write(*args, **kwargs):
+            if started.is_set():
+                return write(*args, **kwargs)
+            started.set()  # the first write: the recursion limit's
+            release.wait(60)
+            try:
+                return write(*args, **kwargs)
+            finally:
+                written.set()
+
+        def noted_on_failure(state, run, exc, *args, **kwargs):
+            try:
+                return on_failure(state, run, exc, *args, **kwargs)
+            finally:
+                if isinstance(exc, asyncio.CancelledError):
+                    cancel_handled.set()
+
+        middleware._write, middleware._on_failure = held_write, noted_on_failure
+        agent = create_agent(script(call("rotate", {"key": "k1"}, "c1"),
+                                    AIMessage(content="Done.")),
+                             tools=[rotate], middleware=[middleware])
+        task = asyncio.create_task(agent.ainvoke(user(GOAL), {"recursion_limit": 2}))
+        try:
+            assert await asyncio.to_thread(started.wait, 60), "no recursion-limit write"
+            task.cancel()
+            assert await asyncio.to_thread(cancel_handled.wait, 60)
+        finally:
+            release.set()
+        with pytest.raises(asyncio.CancelledError):
+            await task
+        assert await asyncio.to_thread(written.wait, 60)  # its thread outlives the cancel
+        records = bank.experiences.list()
+        assert [r.outcome for r in records] == ["failure"], [
+            (r.outcome, r.feedback) for r in records]
+        assert "GraphRecursionError" in records[0].feedback

@@ -49,3 +49,31 @@ async def test_the_tools_write_into_the_memory_s_session_namespace(tmp_path, rem
             ["Write the weekly email"]
         # The run's record and the rule are alice's only.
         assert RULE not in [g.text for g in bank.guidelines.list()]
+
+
+async def test_the_memory_s_session_comes_before_the_context_store_s_and_the_docs_say_so():
+    """Review 2 #7, session 34: a step with `ctx.store.set("session_id", "alice")` and a
+    `Memory` fills a tool's `{session_id}` from the Memory (the memory block's order), and
+    `Memory.from_defaults()` has a random session: the tool's writes silently left "alice".
+    By design, but docs/scope.md did not say it. The order is pinned, and the docs say it."""
+    import re
+    from pathlib import Path
+
+    from workflows import Context, Workflow, step
+    from workflows.events import StartEvent, StopEvent
+
+    from skillbank.adapters._li_namespace import resolve_namespace
+
+    class Step(Workflow):
+        @step
+        async def go(self, ctx: Context, ev: StartEvent) -> StopEvent:
+            if ev.get("memory"):  # as agent.run(memory=...) keeps it
+                await ctx.store.set("memory", Memory.from_defaults(session_id="bob"))
+            await ctx.store.set("session_id", "alice")
+            return StopEvent(result=await resolve_namespace("{session_id}"))
+
+    assert await Step().run(memory=True) == "bob"
+    assert await Step().run(memory=False) == "alice"
+    scope = re.sub(r"\s+", " ", (Path(__file__).parents[1] / "docs" / "scope.md").read_text())
+    assert ("a Context-store `session_id` is used only when the step has no `Memory`" in scope)
+    assert "`Memory.from_defaults(session_id=\"alice\")`" in scope

@@ -28,7 +28,7 @@ from skillbank.errors import InvalidInputError
 REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 KNIT = "knit a wool sweater with ribbed cuffs"
 EMOJI = "🚀🔥💯 ?!"
-REASON = "the request has no letters or digits to route on"
+REASON = "the request has no letters or digits to search for"
 
 
 def _root_skills(root):

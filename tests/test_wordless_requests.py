@@ -146,3 +146,45 @@ async def test_mcp_search_guidelines_says_why_nothing_was_looked_for(tmp_path):
                 f"No guideline was looked for: {NO_WORDS}. Restate the task in words."), found
             found = await call(client, "search_guidelines", {"task": "run tests before release"})
             assert found["guidelines"] and found["note"] == "", found
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_cli_json_searches_and_the_browser_say_why_nothing_was_looked_for(
+        cli_root, remote):
+    """Review 2 #6, session 34: `guidelines search "😀" --json` and `experiences search "😀"
+    --json` printed [] and nothing on stderr (docs/api.md: the CLI prints the reason on stderr
+    with --json, as `skills search` does); the browser's Experiences search said "No experiences
+    match." as if recall had run; and the reason said "to route on" (skill routing's words) for
+    guideline and experience searches too."""
+    import contextlib
+    import json
+
+    from starlette.testclient import TestClient
+    from typer.testing import CliRunner
+
+    from owner_client import owner_process
+    from skillbank import Skillbank
+    from skillbank.cli import app
+    from skillbank.embeddings import HashEmbedding
+    from skillbank.ui import Guard, create_app
+
+    assert NO_WORDS == "the request has no letters or digits to search for"
+    cli_root.mkdir(parents=True, exist_ok=True)
+    with Skillbank.open(cli_root, embedding_function=HashEmbedding(),
+                        include_bundled=False) as bank:
+        bank.experiences.record(task="Fix the login bug", outcome="success")
+        bank.guidelines.add("Always run the tests before a release.")
+    with owner_process(cli_root) if remote else contextlib.nullcontext():
+        for what, group in (("guideline", "guidelines"), ("experience", "experiences")):
+            said = CliRunner().invoke(app, ["--no-bundled", "--json", group, "search", "😀"])
+            assert said.exit_code == 0 and json.loads(said.stdout) == [], said.output
+            assert said.stderr.strip() == (f"No {what} was looked for: {NO_WORDS}. "
+                                           "Restate the task in words."), said.stderr
+    with bank_for(cli_root.parent, remote) as bank:
+        browser = TestClient(create_app(bank, Guard()), base_url="http://127.0.0.1:8766")
+        page = browser.get("/experiences", params={"q": "😀"})
+        assert page.status_code == 200
+        assert f"No experience was looked for: {NO_WORDS}" in page.text, page.text
+        assert "No experiences match." not in page.text
+        found = browser.get("/experiences", params={"q": "login bug"})
+        assert "Fix the login bug" in found.text

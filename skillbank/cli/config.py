@@ -211,11 +211,19 @@ def bundled(
     what --no-bundled records); the index follows now."""
     from skillbank import remember
     from skillbank.bank import bundled_skills_dir
+    from skillbank.errors import InvalidInputError
 
     st = state(ctx)
     root = remember.resolve_root(st.root)
     value = choice is OnOff.on
-    if (remember.bundled(root, checked=False) is not False) == value:
+    try:
+        served: bool | None = remember.bundled(root) is not False
+    except InvalidInputError:
+        # Not true or false: every command refuses it and names this one, which replaces it
+        # either way. Read as not recorded, `on` said "already served; nothing to do", exited
+        # 2 and left the file (review 2 #4, session 34).
+        served = None
+    if served == value:
         st.out.note(f"The bundled skills are already {'served' if value else 'left out'}; "
                     "nothing to do.")
         _show(ctx)

@@ -216,6 +216,14 @@ def guidelines_learn(
     st.out.emit(report, lambda: render_learn_report(st.out, report))
 
 
+def _why_empty(st: Any, hits: Any, what: str) -> None:
+    """With --json the answer stays the bare list: why nothing was looked for (`hits.reason`)
+    goes to stderr, as `skills search` says it. It printed [] and nothing else (review 2 #6,
+    session 34); the human output said it."""
+    if st.out.json and not hits and getattr(hits, "reason", ""):
+        st.out.err.print(search_note(hits, what), highlight=False)
+
+
 @guidelines_app.command("search")
 def guidelines_search(
     ctx: typer.Context,
@@ -236,6 +244,7 @@ def guidelines_search(
                            [[h.id, score(h.score), h.record.topic, short(h.record.text, 110)]
                             for h in hits]))
 
+    _why_empty(st, hits, "guideline")
     st.out.emit(hits, human)
 
 
@@ -495,6 +504,7 @@ def experiences_search(
                              text(h.record.outcome, OUTCOME_STYLES.get(h.record.outcome)),
                              short(experience_summary(h.record), 100)] for h in hits]))
 
+    _why_empty(st, hits, "experience")
     st.out.emit(hits, human)
 
 

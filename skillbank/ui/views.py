@@ -15,6 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
+from skillbank.tool_text import search_note
 from skillbank.ui.render import help_rate, percent
 
 PAGE_SIZE = 50
@@ -360,7 +361,10 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
             f.query, k=TIMELINE_SIZE, outcome=f.outcome or None, tags=[f.tag] if f.tag else None,
             namespace=f.namespace or None, since=since, kind=kind, count_use=False)
         rows = [(h.record, h) for h in hits if f.keeps(h.record)]
-        return {"rows": rows, "total": None, "more": False}
+        # Why nothing was looked for (a request of emoji alone): the page said "No experiences
+        # match." as if recall had run (review 2 #6, session 34).
+        why = search_note(hits, "experience") if getattr(hits, "reason", "") else ""
+        return {"rows": rows, "total": None, "more": False, "why_empty": why}
     namespace = f.namespace or "*"
     total = bank.experiences.count(namespace=namespace, kind=kind)
     wanted = TIMELINE_SIZE
