@@ -27,8 +27,12 @@ def test_a_refused_skill_search_is_not_also_an_empty_answer(tmp_path, remote):
         assert refused.status_code == 400
         assert "skill search takes requests of at most 50,000" in refused.text
         assert ABSTAINED not in refused.text and "Ranked for" not in refused.text
-        # a search that ran and found nothing still says so; one that found a skill lists it
-        empty = browser.get("/skills", params={"q": "🙂"})
+        # a search that ran and found nothing still says so; one that found a skill lists it;
+        # one with nothing to search for says why (session 34: it said "abstains" then too)
+        empty = browser.get("/skills", params={"q": "zebra migration patterns"})
         assert empty.status_code == 200 and ABSTAINED in empty.text
+        wordless = browser.get("/skills", params={"q": "🙂"})
+        assert wordless.status_code == 200 and ABSTAINED not in wordless.text
+        assert "No skill was looked for: the request has no letters or digits" in wordless.text
         found = browser.get("/skills", params={"q": "commit and push my changes"})
         assert "Ranked for" in found.text and "git-pushing" in found.text

@@ -15,7 +15,7 @@ from typing import Any
 from urllib.parse import urlencode
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
-from skillbank.tool_text import search_note
+from skillbank.tool_text import search_note, skill_search_note
 from skillbank.ui.render import help_rate, percent
 
 PAGE_SIZE = 50
@@ -36,8 +36,10 @@ def skills_page(bank: Any, query: str, page: int, invalid: bool = False) -> dict
     query = query.strip()
     if query:
         hits = bank.skills.search(query, k=20)
+        reason = getattr(hits, "reason", "")  # nothing looked for (emoji alone): say why
         return {"query": query, "hits": hits, "skills": [], "page": 1, "pages": 1,
-                "total": len(hits), "drafts": drafts(bank), "spec": {}, "invalid": False}
+                "total": len(hits), "drafts": drafts(bank), "spec": {}, "invalid": False,
+                "why_empty": skill_search_note(False, {}, reason) if reason else ""}
     everything = bank.skills.list()
     spec: dict[str, list[Any]] = {}
     if invalid:  # one read per skill: only when asked for
