@@ -29,7 +29,6 @@ from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
-from skillbank.index_outage import ChromaUnavailableError
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
@@ -44,6 +43,7 @@ from skillbank.memories.skills.skill_file import (
 from skillbank.memories.skills.own_folders import (mismatch_fix, never_through_link,
                                                    new_skill_folder, own_skill_folder)
 from skillbank.memories.skills.unreadable import refuse_unreadable
+from skillbank.memories.skills.write_outage import index_written, not_saved
 from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX, move_folder
 from skillbank.records import Skill
@@ -64,30 +64,6 @@ def author_of(frontmatter: dict[str, Any]) -> str | None:
     metadata = frontmatter.get("metadata")
     author = metadata.get(AUTHOR_KEY) if isinstance(metadata, dict) else None
     return author if isinstance(author, str) and author else None
-
-
-@contextlib.contextmanager
-def _not_saved(name: str) -> Any:
-    """A Chroma outage met before a skill write wrote anything, said so: it read as a failed
-    read, of what? (hunt-chromahttp #3 for create; review 2 #2 for save, session 34;
-    docs/team.md §5: a skill write's message says what was not written)."""
-    try:
-        yield
-    except ChromaUnavailableError as exc:
-        raise ChromaUnavailableError(
-            f"skill {name!r} was not saved (nothing was written): {exc}") from exc
-
-
-def _index_written(library: Any, name: str, path: Path) -> None:
-    """Index the SKILL.md just written at `path`; a Chroma outage says the file was written
-    (create, save and update alike: update's said "the change was not written to the index",
-    which read as the change being lost)."""
-    try:
-        library._index_one(path)
-    except ChromaUnavailableError as exc:
-        raise ChromaUnavailableError(
-            f"skill {name!r} was written to {path} but not indexed: {exc}; the next sync "
-            "once it answers indexes it") from exc
 
 
 def _with_author(frontmatter: dict[str, Any], author: str | None) -> dict[str, Any]:
@@ -355,7 +331,7 @@ class SkillAuthoring:
             check_may_publish(name, "writing")
         with self._sync_lock, self.write_lock:
             refuse_unreadable([(self.writable_root, True)], name)  # not "already exists" (#5)
-            with _not_saved(name):
+            with not_saved(name):
                 taken = exclusive and (name in self or (folder / SKILL_FILE).exists())
             if taken:
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
@@ -367,7 +343,7 @@ class SkillAuthoring:
             if getattr(self, "skills_repo", None) is None:  # (a hand-written SKILL.md not
                 # indexed yet is overwritten by `save`: kept first, as update keeps its text)
                 path = self._write(folder, doc, resources, keep=f"before save by {scope.principal}")
-                _index_written(self, name, path)
+                index_written(self, name, path)
                 note(self, "save", "skill", f"skill:{name}")
                 return self.load(name)
         # Git mode: a proposal commit, made outside the root's locks: its push waits on the
@@ -436,7 +412,7 @@ class SkillAuthoring:
             if getattr(self, "skills_repo", None) is None:
                 by = scopes.caller("default").principal
                 path = self._write(folder, doc, resources, keep=f"before update by {by}")
-                _index_written(self, name, path)
+                index_written(self, name, path)
                 note(self, "update", "skill", f"skill:{name}")
                 return self.load(name)
         # Git mode: a proposal commit, outside the root's locks (see _write_new).
@@ -457,7 +433,7 @@ class SkillAuthoring:
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources)
         with self._sync_lock, self.write_lock:
-            with _not_saved(name):  # (review 2 #2, session 34: a failed read, as create's was)
+            with not_saved(name):  # (review 2 #2, session 34: a failed read, as create's was)
                 existing = self.index.metadata(name)
             own = existing is not None and bool(existing.get("writable"))
             if getattr(self, "skills_repo", None) is None:
