@@ -144,6 +144,11 @@ def recheck_all(bank: Any) -> None:
     for index in indexes:
         if answering:
             answering = recheck(index)
+        if index.gone:  # what the call that met the loss answered from (`reopen`), dropped
+            # first: the sync compared the files with that old mirror, found nothing to do
+            # and left the collection empty, every search keyword-only (review 2 #1, s. 34)
+            with index._lock:
+                _forget(index)
         index.gone = False
 
 

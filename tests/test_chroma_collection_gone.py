@@ -164,6 +164,52 @@ def test_sync_and_reindex_rebuild_collections_the_server_lost(tmp_path, chroma_s
         assert _found(bank) == _everything(experience, guideline)
 
 
+def test_sync_after_a_search_met_the_loss_rebuilds_the_collection(tmp_path, chroma_server):
+    """Review 2 #1, session 34: after a search met the collection gone (it keeps the old
+    mirror to answer by keyword), `bank.sync()` cleared the index's `gone` mark without
+    forgetting that mirror, compared the files with it and embedded nothing: the server's
+    collection stayed empty, and every later search was keyword-only with no note while
+    `search_mode()` said hybrid, until the process restarted. Now the sync rebuilds it. In
+    process only (this module's docstring: no owner to be a client of on a Chroma server)."""
+    import chromadb
+
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        _drop_collections(tmp_path, chroma_server)
+        rules = bank.guidelines.search("compress database dumps gzip", k=1)
+        assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]  # met the loss
+        report = bank.sync()
+        assert report["guidelines"].added == [guideline], report
+        assert _found(bank) == _everything(experience, guideline)
+        database = database_for(deployment_of(load_settings(tmp_path / "root"), shared=True))
+        host, port = chroma_server.rsplit("//", 1)[1].split(":")
+        other = chromadb.HttpClient(host=host, port=int(port), database=database)
+        assert other.get_collection("skillbank_guidelines").count() > 0
+
+
+def test_a_journal_recall_that_meets_the_loss_says_the_collection_was_gone(
+        tmp_path, chroma_server, monkeypatch):
+    """Review 2 #5, session 34: team mode's experience recall on a collection gone from a
+    server that answers (the PostgreSQL journal's full-text branch) noted "the Chroma server
+    does not answer", which was false; guideline search already said the collection was gone.
+    The journal's search is stood in for (files mode has none). In process only (as above)."""
+    import skillbank.memories.experiences.memory as experiences
+    from skillbank.index_outage import CHROMA_DOWN
+    from skillbank.records import Hits
+
+    monkeypatch.setattr(experiences, "recall_by_journal_text",
+                        lambda memory, task, *a, **k: Hits())
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        _fill(bank)
+        _drop_collections(tmp_path, chroma_server)
+        hits = bank.experiences.recall("back up the orders postgres database", k=1,
+                                       count_use=False)
+        assert "skillbank_experiences was gone" in hits.note, hits.note
+        assert "journal's own full-text search" in hits.note and CHROMA_DOWN not in hits.note
+
+
 @pytest.mark.slow  # a stdio subprocess
 async def test_an_mcp_server_whose_chroma_lost_the_collections_recovers_without_a_restart(
         tmp_path, chroma_server):

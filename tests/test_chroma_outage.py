@@ -416,3 +416,41 @@ def test_a_skill_create_refused_while_chroma_is_down_says_the_skill_was_not_save
         assert not hits.dense_complete and hits.note.count("does not answer") == 1, hits.note
     finally:
         bank.close()
+
+
+def test_a_skill_save_or_update_while_chroma_is_down_says_what_was_written(tmp_path, own_chroma):
+    """Review 2 #2, session 34: `skills.save` (the MCP `save_skill` and adapters' save tool)
+    of a new skill while the server was down still failed with the bare "... so this memory's
+    index could not be read (skillbank_skills) ...": it read the index before the code the
+    create fix wrapped. And `update` (and `save` of a skill the bank has), which write the file
+    before indexing it, said "the change was not written to the index", as if it were lost.
+    Now save says "was not saved (nothing was written)" as create does, and an update says the
+    file was written but not indexed; the next sync indexes it. In process only (as above)."""
+    from skillbank.index_outage import ChromaUnavailableError
+
+    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
+                          include_bundled=False, chroma_url=own_chroma.url)
+    try:
+        bank.skills.save("pg-backup", "Back up a postgres database with pg_dump.", "# Steps\n")
+        own_chroma.stop()
+        with pytest.raises(ChromaUnavailableError) as refused:
+            bank.skills.save("slide-deck", "Turn meeting notes into a slide deck.", "# S\n")
+        message = str(refused.value)
+        assert message.startswith("skill 'slide-deck' was not saved (nothing was written)"), \
+            message
+        assert not (tmp_path / "root" / "skills" / "slide-deck").exists()
+        for change in (lambda: bank.skills.update("pg-backup", body="# Use zstd compression\n"),
+                       lambda: bank.skills.save("pg-backup", "Back up postgres with pg_dump.",
+                                                "# Use zstd compression\n")):
+            with pytest.raises(ChromaUnavailableError) as unindexed:
+                change()
+            message = str(unindexed.value)
+            path = tmp_path / "root" / "skills" / "pg-backup" / "SKILL.md"
+            assert message.startswith(f"skill 'pg-backup' was written to {path} but not "
+                                      "indexed"), message
+            assert "next sync" in message and "zstd" in path.read_text(encoding="utf-8")
+        own_chroma.start()
+        bank.sync()
+        assert [h.name for h in bank.skills.search("zstd compression", k=1)] == ["pg-backup"]
+    finally:
+        bank.close()

@@ -31,8 +31,8 @@ from skillbank.audit import kind_of, note
 from skillbank import scope as scopes
 from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.index import HybridIndex
-from skillbank.index_outage import (CHROMA_DOWN, INDEX_RETRY_SECONDS, ChromaUnavailableError,
-                                    is_outage, keyword_only)
+from skillbank.index_outage import (CHROMA_DOWN, INDEX_GONE, INDEX_RETRY_SECONDS,
+                                    ChromaUnavailableError, is_outage, keyword_only)
 from skillbank.records import Distilled, Experience, Hits, Lesson, RecordedId, Step, utcnow
 from skillbank.usage import UsageLog
 from skillbank.memories.experiences.folding import FoldingMixin
@@ -437,8 +437,14 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             return found
         self._recalled_by_text = True
         found.dense_complete = False  # its empty answers too: nothing was searched densely
-        found.note = (f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
-                      "(keyword only), and records written meanwhile are indexed when it is back")
+        why = getattr(self.index, "dense_error", None) or (
+            (str(failed).strip().splitlines() or [""])[0] if failed is not None else "")
+        found.note = (  # a collection gone from a server that answers: its own words, as
+            # guideline search says (review 2 #5, session 34), not "does not answer"
+            f"{why}; these were found by the journal's own full-text search (keyword only)"
+            if why.startswith(INDEX_GONE) else
+            f"{CHROMA_DOWN}; these were found by the journal's own full-text search "
+            "(keyword only), and records written meanwhile are indexed when it is back")
         return found
 
     def _catch_up_failed(self, exc: BaseException) -> str:

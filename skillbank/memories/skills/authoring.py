@@ -29,7 +29,6 @@ from skillbank import scope as scopes
 from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundError,
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
-from skillbank.index_outage import ChromaUnavailableError
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
@@ -44,6 +43,7 @@ from skillbank.memories.skills.skill_file import (
 from skillbank.memories.skills.own_folders import (mismatch_fix, never_through_link,
                                                    new_skill_folder, own_skill_folder)
 from skillbank.memories.skills.unreadable import refuse_unreadable
+from skillbank.memories.skills.write_outage import index_written, not_saved
 from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX, move_folder
 from skillbank.records import Skill
@@ -331,12 +331,8 @@ class SkillAuthoring:
             check_may_publish(name, "writing")
         with self._sync_lock, self.write_lock:
             refuse_unreadable([(self.writable_root, True)], name)  # not "already exists" (#5)
-            try:
+            with not_saved(name):
                 taken = exclusive and (name in self or (folder / SKILL_FILE).exists())
-            except ChromaUnavailableError as exc:  # it read as a failed read, of what? (the
-                # hunt-chromahttp #3, session 34; docs/team.md §5: it says what was not written)
-                raise ChromaUnavailableError(
-                    f"skill {name!r} was not saved (nothing was written): {exc}") from exc
             if taken:
                 raise AlreadyExistsError(f"skill {name!r} already exists; update it instead")
             self._claim_folder(folder, name)
@@ -347,12 +343,7 @@ class SkillAuthoring:
             if getattr(self, "skills_repo", None) is None:  # (a hand-written SKILL.md not
                 # indexed yet is overwritten by `save`: kept first, as update keeps its text)
                 path = self._write(folder, doc, resources, keep=f"before save by {scope.principal}")
-                try:
-                    self._index_one(path)
-                except ChromaUnavailableError as exc:
-                    raise ChromaUnavailableError(
-                        f"skill {name!r} was written to {path} but not indexed: {exc}; the "
-                        "next sync once it answers indexes it") from exc
+                index_written(self, name, path)
                 note(self, "save", "skill", f"skill:{name}")
                 return self.load(name)
         # Git mode: a proposal commit, made outside the root's locks: its push waits on the
@@ -421,7 +412,7 @@ class SkillAuthoring:
             if getattr(self, "skills_repo", None) is None:
                 by = scopes.caller("default").principal
                 path = self._write(folder, doc, resources, keep=f"before update by {by}")
-                self._index_one(path)
+                index_written(self, name, path)
                 note(self, "update", "skill", f"skill:{name}")
                 return self.load(name)
         # Git mode: a proposal commit, outside the root's locks (see _write_new).
@@ -442,7 +433,8 @@ class SkillAuthoring:
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources)
         with self._sync_lock, self.write_lock:
-            existing = self.index.metadata(name)
+            with not_saved(name):  # (review 2 #2, session 34: a failed read, as create's was)
+                existing = self.index.metadata(name)
             own = existing is not None and bool(existing.get("writable"))
             if getattr(self, "skills_repo", None) is None:
                 if own:
