@@ -142,13 +142,16 @@ def recheck_all(bank: Any) -> None:
         indexes = list(bank._indexes.values())
     answering = not any(getattr(index, "shared", False) and index._quiet() for index in indexes)
     for index in indexes:
-        if answering:
-            answering = recheck(index)
-        if index.gone:  # what the call that met the loss answered from (`reopen`), dropped
-            # first: the sync compared the files with that old mirror, found nothing to do
-            # and left the collection empty, every search keyword-only (review 2 #1, s. 34)
-            with index._lock:
-                _forget(index)
+        reached = answering = answering and recheck(index)
+        if not index.gone:
+            continue
+        if not reached:  # the server does not answer: the mirror is all keyword search has
+            continue  # (dropping it emptied the answers; review 3, s. 34); a later call rebuilds
+        # What the call that met the loss answered from (`reopen`), dropped first: the sync
+        # compared the files with that old mirror, found nothing to do and left the collection
+        # empty, every search keyword-only (review 2 #1, session 34).
+        with index._lock:
+            _forget(index)
         index.gone = False
 
 
@@ -161,6 +164,9 @@ def resync_if_gone(bank: Any, kind: str) -> None:
         index, memory = bank._indexes.get(kind), bank._memories.get(kind)
     if index is None or memory is None or not index.gone:
         return
+    if getattr(index, "shared", False) and (index._quiet() or not recheck(index)):
+        return  # no answer: what the call that met the loss answered from is all keyword
+        # search has now (dropped, searches answered nothing; review 3, session 34)
     with index._lock:
         _forget(index)  # what the call that met the loss answered from (`reopen`)
     index.gone = False

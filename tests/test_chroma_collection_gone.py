@@ -188,6 +188,31 @@ def test_sync_after_a_search_met_the_loss_rebuilds_the_collection(tmp_path, chro
         assert other.get_collection("skillbank_guidelines").count() > 0
 
 
+
+def test_a_sync_while_the_server_is_down_keeps_what_keyword_search_answers_from(
+        tmp_path, own_chroma):  # noqa: F811
+    """Review 3, session 34: a search met the collection gone (it keeps the old mirror to
+    answer by keyword), then the server stopped and `bank.sync()` ran: the mirror was dropped
+    though nothing could be rebuilt, and the rule was found by no search until the server was
+    back. Now it is dropped only once the server answers; the rebuild follows then."""
+    _on_server(tmp_path, own_chroma.url)
+    (tmp_path / "root" / "skillbank.toml").write_text(
+        f'chroma_url = "{own_chroma.url}"\nchroma_timeout = 2\n', encoding="utf-8")
+    with bank_for(tmp_path, False) as bank:
+        experience, guideline = _fill(bank)
+        _drop_collections(tmp_path, own_chroma.url)
+        rules = bank.guidelines.search("compress database dumps gzip", k=1)
+        assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]  # met the loss
+        own_chroma.stop()
+        bank.sync()
+        rules = bank.guidelines.search("compress database dumps gzip", k=1)
+        assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]  # was: []
+        own_chroma.start()
+        deadline = time.monotonic() + 60
+        while _found(bank) != _everything(experience, guideline):  # back: rebuilt, hybrid
+            assert time.monotonic() < deadline, _found(bank)
+            time.sleep(0.5)
+
 def test_a_journal_recall_that_meets_the_loss_says_the_collection_was_gone(
         tmp_path, chroma_server, monkeypatch):
     """Review 2 #5, session 34: team mode's experience recall on a collection gone from a

@@ -176,7 +176,8 @@ def test_the_cli_json_searches_and_the_browser_say_why_nothing_was_looked_for(
         bank.guidelines.add("Always run the tests before a release.")
     with owner_process(cli_root) if remote else contextlib.nullcontext():
         for what, group in (("guideline", "guidelines"), ("experience", "experiences")):
-            said = CliRunner().invoke(app, ["--no-bundled", "--json", group, "search", "😀"])
+            said = CliRunner().invoke(app, ["--no-bundled", "--json", group, "search", "😀"],
+                                    env={"COLUMNS": "40"})  # one line, not wrapped (review 3)
             assert said.exit_code == 0 and json.loads(said.stdout) == [], said.output
             assert said.stderr.strip() == (f"No {what} was looked for: {NO_WORDS}. "
                                            "Restate the task in words."), said.stderr

@@ -221,7 +221,7 @@ def _why_empty(st: Any, hits: Any, what: str) -> None:
     goes to stderr, as `skills search` says it. It printed [] and nothing else (review 2 #6,
     session 34); the human output said it."""
     if st.out.json and not hits and getattr(hits, "reason", ""):
-        st.out.err.print(search_note(hits, what), highlight=False)
+        st.out.err.print(search_note(hits, what), highlight=False, soft_wrap=True)
 
 
 @guidelines_app.command("search")

@@ -518,7 +518,7 @@ def search(
               "description": h.record.description, "path": h.path} for h in hits]
     # `hits.reason` and, with --tool, what the gate left out were dropped (hunt-routing #2, #11)
     if st.out.json and reason and tool is None:  # the list stays bare: say why it is empty
-        st.out.err.print(f"no skill for this request: {reason}", highlight=False)
+        st.out.err.print(f"no skill for this request: {reason}", highlight=False, soft_wrap=True)
     st.out.emit(found if tool is None else
                 {"skills": found, "missing_tools": missing, "reason": reason}, human)
 
