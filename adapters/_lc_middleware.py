@@ -570,16 +570,7 @@ class SkillbankMiddleware(AgentMiddleware):
                                         tool_call_id="skillbank-model-call",
                                         name=step,
                                         status="error"))
-        try:
-            self._write(run, messages, outcome, feedback, learn=None)
-        except BaseException:
-            # Not written: let go of the claim, so the thread's next request (or a later
-            # handler) records the run; a claim kept lost it for good (review 3, session 34).
-            with self._claiming:
-                seen.discard(self._name)
-                if run.get("key") in self._failed_runs:
-                    self._failed_runs.remove(run["key"])
-            raise
+        self._write(run, messages, outcome, feedback, learn=None)
         if run.get("key"):
             self._unfinished.pop(run["key"], None)
             if not closes_episode(outcome):

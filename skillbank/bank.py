@@ -13,7 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
-from skillbank.index_gone import recheck_all, resync_if_gone
+from skillbank.index_gone import not_rebuilt, recheck_all, resync_if_gone
 from skillbank.settings import Settings, load_settings
 
 if TYPE_CHECKING:  # imported lazily at run time: `import skillbank` must stay light
@@ -582,12 +582,15 @@ class Skillbank:
         """Bring every index up to date with the files; repairs what a crash left behind
         (`asked=False`: the skill changes ride on the next asked-for sync, skills/unasked.py)."""
         from skillbank.memories.skills.unreadable import sync_or_report
-        recheck_all(self)  # a collection its server lost is made again, then filled here
-        return {  # a skills folder that cannot be used leaves the others working (hunt-disk #6)
+        left = recheck_all(self)  # a collection its server lost is made again, filled here
+        reports = {  # a skills folder that cannot be used leaves the others working (hunt-disk #6)
             "skills": sync_or_report(lambda: self.skills, asked),
             "guidelines": self.guidelines.sync(),
             "experiences": self.experiences.sync(),
         }
+        for kind in left:  # it said "unchanged", compared with what it answered from (review 4)
+            reports[kind].findings.append(not_rebuilt(self._indexes[kind]))
+        return reports
 
     def reindex(self) -> dict[str, Any]:
         """Drop every index and rebuild it from the files (the files are the truth).

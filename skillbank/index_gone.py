@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import functools
 import logging
+import threading
 from typing import Any, Callable, TypeVar
 
 from skillbank.index_outage import ChromaUnavailableError
@@ -130,29 +131,36 @@ def recheck(index: Any) -> bool:
     return True
 
 
-def recheck_all(bank: Any) -> None:
+def recheck_all(bank: Any) -> list[str]:
     """`recheck` every index `bank` has open (before its `sync` and `reindex`, which rebuild
-    what was lost themselves: no re-sync of their own first, whose work their report hid).
+    what was lost themselves: no re-sync of their own first, whose work their report hid);
+    the kinds of memory whose lost collection could not be rebuilt now (its server does not
+    answer), for their reports to say so.
 
     One server answers for them all: once it has not answered (a timed-out request moments
     ago, or this lookup), the others are not asked. A frozen server cost each of the three
     lookups the whole `chroma_timeout` before the sync met the same wait again (review,
-    session 29: a sync of 10 s at a 2 s timeout, 6 of them lookups)."""
+    session 29: a sync of 10 s at a 2 s timeout, 6 of them lookups). A lost collection is
+    asked about even then, once: a sync is the explicit repair (review 4, session 34)."""
     with bank._guard:
-        indexes = list(bank._indexes.values())
-    answering = not any(getattr(index, "shared", False) and index._quiet() for index in indexes)
-    for index in indexes:
+        indexes = list(bank._indexes.items())
+    answering = not any(getattr(index, "shared", False) and index._quiet()
+                        for _, index in indexes)
+    left: list[str] = []
+    for kind, index in indexes:
         reached = answering = answering and recheck(index)
         if not index.gone:
             continue
-        if not reached:  # the server does not answer: the mirror is all keyword search has
-            continue  # (dropping it emptied the answers; review 3, s. 34); a later call rebuilds
+        if not reached and not recheck(index):  # no answer: what keyword search answers
+            left.append(kind)  # from is kept (dropped, it answered nothing; review 3, s. 34)
+            continue  # and the first call once it answers rebuilds it
         # What the call that met the loss answered from (`reopen`), dropped first: the sync
         # compared the files with that old mirror, found nothing to do and left the collection
         # empty, every search keyword-only (review 2 #1, session 34).
         with index._lock:
             _forget(index)
         index.gone = False
+    return left
 
 
 def resync_if_gone(bank: Any, kind: str) -> None:
@@ -164,15 +172,31 @@ def resync_if_gone(bank: Any, kind: str) -> None:
         index, memory = bank._indexes.get(kind), bank._memories.get(kind)
     if index is None or memory is None or not index.gone:
         return
-    if getattr(index, "shared", False) and (index._quiet() or not recheck(index)):
-        return  # no answer: what the call that met the loss answered from is all keyword
-        # search has now (dropped, searches answered nothing; review 3, session 34)
-    with index._lock:
-        _forget(index)  # what the call that met the loss answered from (`reopen`)
-    index.gone = False
-    try:
-        memory.sync(**({"asked": False} if kind == "skills" else {}))  # no report read
-    except ChromaUnavailableError:
-        index.gone = True
-    except Exception:  # noqa: BLE001 - the call goes on; the memory's own error shows there
-        log.warning("skillbank: rebuilding %s from the files failed", index.name, exc_info=True)
+    # One rebuild per loss; the other callers wait for it, then answer from it (six threads
+    # each forgot and rebuilt it, some in the middle of another's rebuild: review 4, s. 34).
+    with index.__dict__.setdefault("_rebuilding", threading.Lock()):
+        if not index.gone:
+            return  # rebuilt while this caller waited
+        if getattr(index, "shared", False) and (index._quiet() or not recheck(index)):
+            return  # no answer: what the call that met the loss answered from is all keyword
+            # search has now (dropped, searches answered nothing; review 3, session 34)
+        with index._lock:
+            _forget(index)  # what the call that met the loss answered from (`reopen`)
+        index.gone = False
+        try:
+            memory.sync(**({"asked": False} if kind == "skills" else {}))  # no report read
+        except ChromaUnavailableError:
+            index.gone = True
+        except Exception:  # noqa: BLE001 - the call goes on; the memory's own error shows there
+            log.warning("skillbank: rebuilding %s from the files failed", index.name,
+                        exc_info=True)
+
+
+def not_rebuilt(index: Any) -> Any:
+    """The finding of a sync that could not rebuild `index`'s lost collection."""
+    from skillbank.records import Finding
+
+    return Finding(severity="warning", code="index-unavailable", path=index.name, message=(
+        f"the Chroma collection {index.name} was gone and the server does not answer now, so "
+        "it was not rebuilt; searches answer by keyword from what this process holds, and the "
+        "first call once the server answers rebuilds it from the files"))

@@ -204,7 +204,9 @@ def test_a_sync_while_the_server_is_down_keeps_what_keyword_search_answers_from(
         rules = bank.guidelines.search("compress database dumps gzip", k=1)
         assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]  # met the loss
         own_chroma.stop()
-        bank.sync()
+        report = bank.sync()  # review 4: said "unchanged" and nothing else
+        assert any(f.code == "index-unavailable" and "was not rebuilt" in f.message
+                   for f in report["guidelines"].findings), report["guidelines"].findings
         rules = bank.guidelines.search("compress database dumps gzip", k=1)
         assert [(h.id, h.why) for h in rules] == [(guideline, "keyword")]  # was: []
         own_chroma.start()
@@ -212,6 +214,41 @@ def test_a_sync_while_the_server_is_down_keeps_what_keyword_search_answers_from(
         while _found(bank) != _everything(experience, guideline):  # back: rebuilt, hybrid
             assert time.monotonic() < deadline, _found(bank)
             time.sleep(0.5)
+
+
+def test_threads_meeting_a_lost_collection_rebuild_it_once_and_all_answer(
+        tmp_path, chroma_server, monkeypatch):
+    """Review 4, session 34: six threads calling a memory whose collection was lost each
+    forgot and rebuilt its index, five of them in the middle of another's rebuild. Now one
+    rebuilds it; the others wait for it and answer from it. In process only (as above)."""
+    import threading
+
+    import skillbank.index_gone as gone
+
+    _on_server(tmp_path, chroma_server)
+    with bank_for(tmp_path, False) as bank:
+        _, guideline = _fill(bank)
+        _drop_collections(tmp_path, chroma_server)
+        bank.guidelines.search("compress database dumps gzip", k=1)  # meets the loss
+        memory, syncs = bank._memories["guidelines"], []
+        real_sync = memory.sync
+        monkeypatch.setattr(memory, "sync", lambda *a, **k: syncs.append(1) or real_sync(*a, **k))
+        forgets, real_forget = [], gone._forget
+        monkeypatch.setattr(gone, "_forget", lambda index: forgets.append(1) or real_forget(index))
+        start, answers = threading.Barrier(6), []
+
+        def search() -> None:
+            start.wait()
+            answers.append([h.id for h in bank.guidelines.search("compress database dumps gzip",
+                                                                   k=1)])
+
+        threads = [threading.Thread(target=search) for _ in range(6)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(120)
+        assert len(syncs) == 1 and len(forgets) == 1, (syncs, forgets)  # was: 6 and 6
+        assert answers == [[guideline]] * 6, answers
 
 def test_a_journal_recall_that_meets_the_loss_says_the_collection_was_gone(
         tmp_path, chroma_server, monkeypatch):

@@ -230,36 +230,3 @@ async def test_a_run_cancelled_while_its_recursion_limit_is_recorded_gets_one_re
             (r.outcome, r.feedback) for r in records]
         assert "GraphRecursionError" in records[0].feedback
 
-
-def test_a_failed_run_whose_record_could_not_be_written_is_recorded_at_the_next_request(
-        tmp_path, monkeypatch):
-    """Review 3 of session 34: the run was claimed before its failure was written, and a write
-    that raised (raise_errors=True) kept the claim: the thread's next request no longer
-    recorded the failed run, so it was never recorded at all. (In-process: the fault is
-    injected into this bank's recording.)"""
-    from skillbank import Skillbank
-    from skillbank.embeddings import HashEmbedding
-
-    with Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
-                        include_bundled=False) as bank:
-        middleware = SkillbankMiddleware(bank, background=False, raise_errors=True)
-        real, failed = bank.experiences.record_messages, []
-
-        def fails_once(*args, **kwargs):
-            if not failed:
-                failed.append(True)
-                raise RuntimeError("transient database error")
-            return real(*args, **kwargs)
-
-        monkeypatch.setattr(bank.experiences, "record_messages", fails_once)
-        config = {"configurable": {"thread_id": "t1"}}
-        saver = InMemorySaver()
-        agent = create_agent(script(RuntimeError("provider 500")), tools=[],
-                             middleware=[middleware], checkpointer=saver)
-        with pytest.raises(Exception):
-            agent.invoke(user(GOAL), config)
-        agent = create_agent(script(AIMessage(content="Done.")), tools=[],
-                             middleware=[middleware], checkpointer=saver)
-        agent.invoke(user("Summarise the quarterly report"), config)
-        assert failed and any(GOAL in r.task for r in bank.experiences.list()), \
-            [r.task for r in bank.experiences.list()]  # was: only the second request's
