@@ -148,10 +148,12 @@ def recheck_all(bank: Any) -> list[str]:
                         for _, index in indexes)
     left: list[str] = []
     for kind, index in indexes:
+        asked = answering
         reached = answering = answering and recheck(index)
         if not index.gone:
             continue
-        if not reached and not recheck(index):  # no answer: what keyword search answers
+        if not reached and (asked or not recheck(index)):  # no answer (asked once, not twice:
+            # a frozen server's timeout each): what keyword search answers
             left.append(kind)  # from is kept (dropped, it answered nothing; review 3, s. 34)
             continue  # and the first call once it answers rebuilds it
         # What the call that met the loss answered from (`reopen`), dropped first: the sync

@@ -310,3 +310,22 @@ async def test_an_mcp_server_whose_chroma_lost_the_collections_recovers_without_
             await anyio.sleep(0.5)
         block = (await client.call_tool("memory_context", {"task": task})).structured_content
         assert recorded in block["ids"], block
+
+
+def test_a_sync_asks_a_silent_server_about_a_lost_collection_once(monkeypatch):
+    """Last read of session 34: when the lookup of a lost collection's server failed,
+    `recheck_all` asked it again at once, two `chroma_timeout`s of a frozen server in a sync.
+    Now once; the kind is reported as not rebuilt. (The lookup is stood in for: what is counted
+    is how often it is made.)"""
+    import threading
+    from types import SimpleNamespace
+
+    import skillbank.index_gone as gone
+
+    asked: list[str] = []
+    monkeypatch.setattr(gone, "recheck", lambda index: asked.append(index.name) or False)
+    index = SimpleNamespace(name="skillbank_guidelines", shared=True, gone=True,
+                            _lock=threading.RLock(), _quiet=lambda: False)
+    bank = SimpleNamespace(_guard=threading.RLock(), _indexes={"guidelines": index})
+    assert gone.recheck_all(bank) == ["guidelines"]
+    assert asked == ["skillbank_guidelines"] and index.gone  # was: asked twice
