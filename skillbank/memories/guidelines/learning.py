@@ -134,10 +134,9 @@ class GuidelineLearning:
                 f"rules; the first {MAX_AGENT_RULES} were learnt (at most {MAX_AGENT_RULES} per "
                 "critique)"))
         touched: set[str] = set()
-        if any(getattr(rule, "replaces", None) for rule in found):
-            # Only then: each rule refreshes below anyway, and a refresh stats every rule file
-            # (learn went 100 -> 220-330 ms per critique at 1,281 rules, scale hunt).
-            with self._lock, self.write_lock:
+        if any(getattr(rule, "replaces", None) for rule in found):  # only then: a refresh
+            # stats every rule file (learn 100 -> 220-330 ms at 1,281 rules, scale hunt)
+            with self._writing():
                 self._refresh()
                 check_all_replaces(self, found, ns, trusted)  # before anything is written
         for rule in found:
@@ -150,10 +149,10 @@ class GuidelineLearning:
                                trusted=trusted, rule=_clean(rule.text, MAX_SHORT),
                                sentence=_clean(getattr(rule, "source_sentence", "") or "",
                                                MAX_SHORT) or None)
-            # The locks are taken per rule, not across the critique: one client's critique of
-            # 20 rules held them 4-9 s and every other client's memory_context waited behind it
-            # (trust hunt, session 18). Each rule is decided on what is stored when it is.
-            with self._lock, self.write_lock:
+            # Locked per rule, not per critique: 20 rules held the locks 4-9 s, every other
+            # client's memory_context waiting (trust hunt, session 18); the index read first.
+            self._warm_index(rule.text, ns)
+            with self._writing():
                 self._refresh()
                 try:
                     if getattr(rule, "replaces", None):  # forgotten since the check: said
@@ -206,7 +205,8 @@ class GuidelineLearning:
             guess_topic, guess_when = self._guess(text)
             topic = topic or guess_topic
             when = when or guess_when
-        with self._lock, self.write_lock:
+        self._warm_index(text, ns)
+        with self._writing():
             self._refresh()
             entry = self._learn_one(
                 text=text, topic=topic, when_to_use=when, sentence="",

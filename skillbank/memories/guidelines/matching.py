@@ -238,6 +238,19 @@ class GuidelineMatching:
         ids = list(dict.fromkeys([h.id for h in hits] + sorted(always)))
         return [by_id[i] for i in ids if i in by_id]
 
+    def _warm_index(self, text: str, namespace: str) -> None:
+        """Read what other processes wrote to a shared index before a write takes the
+        deployment's write lock, so that write's `_shortlist` answers from this process's memory.
+
+        Why: the shortlist's search reads other workers' new vectors from Chroma first; under
+        the lock, a Chroma server that stopped answering held every other worker's rule write
+        up for its whole timeout (hunt-teamchurn #3, session 33). Met here, it holds no one up,
+        and the search under the lock answers by keyword at once (the index's quiet window)."""
+        if not getattr(self.index, "shared", False) or sum(
+                g.namespace == namespace for g in self._items.values()) <= SHORTLIST:
+            return
+        self.index.search(text[:MAX_SHORT], k=1, where={"namespace": namespace})
+
     def _seen(self, namespace: str, trusted: bool) -> tuple[str, ...]:
         """The statuses of the rules a write to `namespace` is decided against: in play
         (active and pending) for a caller who reviews the namespace, else active only.

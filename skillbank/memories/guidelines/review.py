@@ -37,7 +37,7 @@ class GuidelineReview:
         the pending rule)."""
         self._check_id(gid)
         scope = scope if scope is not None else self._scope()
-        with self._lock, self.write_lock:
+        with self._writing():
             self._refresh()
             g = self._items.get(gid)
             if g is None or not scope.can_read(g.namespace) or (
@@ -138,7 +138,7 @@ class GuidelineReview:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
             self._refuse_stale_replace(g)
             return {"status": "active"}
-        with self._lock, self.write_lock:
+        with self._writing():
             g = self._change(gid, apply)
             now = utcnow()
             serving = twin.id if twin is not None else gid
@@ -255,7 +255,7 @@ class GuidelineReview:
                 f"forgetting {gid} needs a trusted caller; an untrusted client can vote or "
                 "propose rules, and a trusted reviewer removes them (skillbank guidelines "
                 "reject/retire)")
-        with self._lock, self.write_lock:
+        with self._writing():
             self._refresh()
             g = self._items.get(gid)
             if g is None or not scope.can_read(g.namespace) or (

@@ -7,12 +7,14 @@ files in the embedded default, PostgreSQL rows in team mode. Nothing here knows 
 and every write goes through :meth:`GuidelineStore._save` (the record first, durably and whole;
 then the map; then the index). The index is derived: when a Chroma server does not answer, a
 write is kept in the records and indexed by the next sync that reaches it
-(``_index_behind``). A mixin of :class:`~skillbank.memories.guidelines.memory.GuidelineMemory`,
+(``_index_behind``). The index work of a write runs after the deployment's write lock is
+released (``_writing``). A mixin of :class:`~skillbank.memories.guidelines.memory.GuidelineMemory`,
 which owns the state (``_records``, ``index``, ``_items`` ...).
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import re
@@ -20,7 +22,7 @@ import secrets
 import unicodedata
 import time
 from pathlib import PurePath
-from typing import Callable
+from typing import Callable, Iterator
 
 from skillbank import scope as scopes
 from skillbank import text_words
@@ -154,15 +156,15 @@ class GuidelineStore:
             "or run sync() if the file was just added by hand")
 
     def _new_id(self) -> str:
+        """48 random bits not among the records (just refreshed, under the write lock).
+
+        The index is not asked: an entry it holds without a record is replaced by the upsert,
+        and asking a Chroma server that does not answer held the deployment's write lock for
+        its whole timeout on every new rule (hunt-teamchurn #3, session 33)."""
         while True:
             gid = "gl-" + secrets.token_hex(6)
-            if gid in self._items:
-                continue
-            try:
-                if self.index.metadata(gid) is None:
-                    return gid
-            except ChromaUnavailableError:
-                return gid  # 48 random bits, and not among the records: new
+            if gid not in self._items and gid not in self._digests:
+                return gid
 
     # Sync ------------------------------------------------------------------------------------------
     def sync(self) -> SyncReport:
@@ -175,7 +177,7 @@ class GuidelineStore:
         """
         started = time.perf_counter()
         report = SyncReport()
-        with self._lock, self.write_lock:
+        with self._writing():
             loaded = self._records.load()
             report.findings, report.skipped = loaded.findings, loaded.skipped
             self._unreadable = [f for f in loaded.findings if f.severity == "error"]
@@ -189,12 +191,7 @@ class GuidelineStore:
             self._profiles = {k: v for k, v in self._profiles.items() if k in items}
             self._bags = {k: v for k, v in self._bags.items() if k in items}
             self._loaded = True
-            try:
-                self._sync_index(report)
-            except ChromaUnavailableError as exc:
-                self._index_behind = time.monotonic()
-                report.findings.append(Finding(severity="warning", code="index-unavailable",
-                                               path="", message=str(exc)))
+            self._index_later(lambda: self._sync_index_or_note(report))
             repaired, revived = self._repair_supersessions()
             for old_id, new_id in repaired:
                 report.findings.append(Finding(
@@ -208,6 +205,15 @@ class GuidelineStore:
                             f"it: both stay active, and {new_id} now lists it as related"))
         report.seconds = time.perf_counter() - started
         return report
+
+    def _sync_index_or_note(self, report: SyncReport) -> None:
+        """`_sync_index`, or while the server does not answer, a finding saying so."""
+        try:
+            self._sync_index(report)
+        except ChromaUnavailableError as exc:
+            self._index_behind = time.monotonic()
+            report.findings.append(Finding(severity="warning", code="index-unavailable",
+                                           path="", message=str(exc)))
 
     def _sync_index(self, report: SyncReport) -> None:
         """Upsert what the index lacks or holds an older version of; drop what is gone."""
@@ -350,6 +356,50 @@ class GuidelineStore:
         return IndexItem(id=g.id, embed_texts=texts, keyword_text=keyword, metadata=metadata)
 
     # Writing -------------------------------------------------------------------------------------
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """This process's lock and the deployment's write lock around a write; the index work
+        the write queued (`_index_later`) runs once the write lock is released, under this
+        process's lock alone.
+
+        Why: the records are the truth and need the write lock; the index is derived. With the
+        index write inside the lock, a Chroma server that stopped answering held the lock for
+        its whole `chroma_timeout` on each write, and every other worker's rule write failed
+        "another process is writing" (hunt-teamchurn #3, session 33). Two writers' index writes
+        may now land out of order: `_index_work` re-syncs the index when the records moved."""
+        with self._lock:
+            outer = self._index_work is None
+            if outer:
+                self._index_work = []
+            try:
+                with self.write_lock:
+                    yield
+            finally:
+                if outer:
+                    work, self._index_work = self._index_work or [], None
+                    self._run_index_work(work)
+
+    def _index_later(self, work: Callable[[], None]) -> None:
+        """Run `work` (an index write) after the write lock is released, if held by `_writing`."""
+        if self._index_work is None:
+            work()
+        else:
+            self._index_work.append(work)
+
+    def _run_index_work(self, work: list[Callable[[], None]]) -> None:
+        """The queued index writes, in order; then, on a Chroma server other processes write
+        too, if one of them wrote records since (its index writes may have landed before this
+        one's), one sync re-levels the index."""
+        for item in work:
+            item()
+        if work and getattr(self.index, "shared", False) and self._index_behind is None \
+                and not self._resyncing and self._records.stale():
+            self._resyncing = True
+            try:
+                self.sync()
+            finally:
+                self._resyncing = False
+
     def _save(self, g: Guideline, *, reembed: bool = True) -> Guideline:
         """Write the record (durably, whole), then bring the map and the index up to date.
 
@@ -373,11 +423,16 @@ class GuidelineStore:
         self._generation += 1  # change_marker
         self._lookup.put(g)
         self._digests[g.id] = digest
+        moved = previous is not None and previous.path != g.path
+        self._index_later(lambda: self._index_saved(g, digest, reembed=reembed, moved=moved))
+        return g
+
+    def _index_saved(self, g: Guideline, digest: str, *, reembed: bool, moved: bool) -> None:
+        """Bring the index level with a record `_save` wrote (under this process's lock)."""
         try:
             if self._index_behind is not None:
                 raise ChromaUnavailableError("the index is already behind")  # keep the order
-            if reembed or self.index.metadata(g.id) is None or (
-                    previous is not None and previous.path != g.path):
+            if reembed or moved or self.index.metadata(g.id) is None:
                 self.index.upsert([self._index_item(g, digest)])
             else:
                 self.index.update_metadata(g.id, status=g.status, hash=digest,
@@ -392,7 +447,6 @@ class GuidelineStore:
                 self.index.stage([self._index_item(g, digest)])
             except ChromaUnavailableError:
                 pass  # this process never read the index: the catch-up does it all
-        return g
 
     def _reapplied(self, g: Guideline,
                    previous: Guideline | None) -> tuple[Guideline, Guideline | None]:
@@ -414,6 +468,9 @@ class GuidelineStore:
         A Chroma server that does not answer does not fail the removal: the records are gone
         already; this process forgets what it read of the index, and the catch-up reads it
         again and drops what no record backs any more."""
+        self._index_later(lambda: self._unindex_now(gids, then))
+
+    def _unindex_now(self, gids: list[str], then: "Callable[[], object] | None") -> None:
         try:
             self.index.delete(gids)
             if then is not None:
