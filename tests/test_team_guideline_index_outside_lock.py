@@ -106,7 +106,8 @@ def test_another_workers_rule_write_goes_on_while_one_workers_index_write_hangs(
 def test_an_index_write_that_lands_after_another_workers_is_put_right(workers):
     """Out of order: A's vote is written to the records first, its index write lands after B's
     later vote on the same rule. The index must end with the records' last state (two helpful
-    votes), not A's older one (one), without waiting for A's next call."""
+    votes), not A's older one (one): A's write tells B (the change feed), and B's next call
+    re-reads the rule from Chroma and syncs it back."""
     a, b = workers
     gid = a.guidelines.add("Always run the linter before pushing.").guideline_id
     b.guidelines.list(namespace="*")
@@ -121,4 +122,62 @@ def test_an_index_write_that_lands_after_another_workers_is_put_right(workers):
         thread.join(60)
     assert "error" not in result, result.get("error")
     assert result["value"].helpful == 1
-    assert _chroma_meta(frozen.index, gid).get("helpful") == 2  # A's late write was levelled
+    assert _chroma_meta(frozen.index, gid).get("helpful") == 1  # A's late write landed last
+    b.guidelines.list(namespace="*")  # B's next call
+    assert _chroma_meta(frozen.index, gid).get("helpful") == 2
+
+
+def test_a_sync_never_drops_a_rule_another_worker_added_after_it_read_the_records(workers):
+    """Review 1 of session 35: a sync's index part runs after the write lock is released; a
+    rule worker A added in between (its record and its index entry, which B's index had
+    already read) was deleted from Chroma as one no record backs. Now a sync whose records
+    moved writes nothing and reads them again."""
+    a, b = workers
+    a.guidelines.add("Always pin third-party versions in the lock file.")
+    b.guidelines.list(namespace="*")
+    index = b.guidelines.index
+    real_hashes = index.hashes
+    added: list[str] = []
+
+    def hashes() -> dict[str, str]:
+        if not added:  # B read the records under the lock; A adds a rule now
+            added.append(a.guidelines.add("Rotate API keys every ninety days.").guideline_id)
+            index.refresh(added)  # as another thread's search reads it into B's index
+        return real_hashes()
+    index.hashes = hashes
+    try:
+        b.guidelines.sync()
+    finally:
+        del index.hashes
+    assert added and _chroma_meta(index, added[0]), "B's sync deleted A's new rule from Chroma"
+    assert added[0] in {g.id for g in b.guidelines.list(namespace="*")}
+
+
+def test_an_index_write_that_fails_does_not_fail_the_saved_write_or_drop_the_rest(hash_bank):
+    """Review 1 of session 35: the index work runs after the records are written; its first
+    item failing (a Chroma error that is no outage, a full disk) answered the saved write as
+    failed and dropped the rest of the queue: after `add(..., replaces=old)` both records
+    were written, the old rule stayed active in the index and the new one was never
+    indexed, so search found nothing. Now each item runs, the failure is logged, and the
+    next sync levels the index."""
+    rules = hash_bank.guidelines
+    old = rules.add("Always pin dependency versions in production builds.").guideline_id
+    real = rules.index.upsert
+    calls: list[int] = []
+
+    def upsert(items: Any) -> int:
+        calls.append(1)
+        if len(calls) == 1:
+            raise RuntimeError("simulated: Chroma's InternalError during upsert")
+        return real(items)
+    rules.index.upsert = upsert
+    try:
+        entry = rules.add("Pin dependency versions with a lockfile in every build.",
+                          replaces=old)
+    finally:
+        del rules.index.upsert
+    assert entry.action == "superseded", entry
+    assert rules._relevel_due  # the next sync levels the index
+    hits = rules.search("pin dependency versions lockfile build", k=3)
+    assert [h.id for h in hits] == [entry.guideline_id]
+    assert (rules.index.metadata(old) or {}).get("status") == "superseded"

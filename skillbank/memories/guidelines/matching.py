@@ -246,8 +246,8 @@ class GuidelineMatching:
         the lock, a Chroma server that stopped answering held every other worker's rule write
         up for its whole timeout (hunt-teamchurn #3, session 33). Met here, it holds no one up,
         and the search under the lock answers by keyword at once (the index's quiet window)."""
-        if not getattr(self.index, "shared", False) or sum(
-                g.namespace == namespace for g in self._items.values()) <= SHORTLIST:
+        if not getattr(self.index, "shared", False) or sum(  # a copy: writers may add meanwhile
+                g.namespace == namespace for g in list(self._items.values())) <= SHORTLIST:
             return
         self.index.search(text[:MAX_SHORT], k=1, where={"namespace": namespace})
 

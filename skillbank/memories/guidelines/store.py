@@ -25,7 +25,7 @@ from pathlib import PurePath
 from typing import Callable, Iterator
 
 from skillbank import scope as scopes
-from skillbank import text_words
+from skillbank import index_mirror, text_words
 from skillbank.errors import BusyError, InvalidInputError, NotFoundError, UnsafePathError
 from skillbank.fsutil import check_slug, check_topic, slugify
 from skillbank.index import IndexItem
@@ -37,6 +37,9 @@ from skillbank.store.base import RecordMovedError
 
 #: How many times a write re-reads a rule a person keeps editing under it before giving up.
 MOVED_TRIES = 5
+#: How many times a top-level sync reads the records again when they moved before its index
+#: part ran (`_sync_index`); past that the next sync levels the index.
+SYNC_TRIES = 3
 
 log = logging.getLogger("skillbank.guidelines")
 
@@ -176,6 +179,17 @@ class GuidelineStore:
         sync that reaches the server catches it up.
         """
         started = time.perf_counter()
+        with self._lock:
+            nested = self._index_work is not None  # in a write: its index part runs after it
+            for _ in range(SYNC_TRIES):
+                report = self._sync_once()
+                if nested or not self._relevel_due:
+                    break
+        report.seconds = time.perf_counter() - started
+        return report
+
+    def _sync_once(self) -> SyncReport:
+        """One `sync`: the records read under the write lock, the index levelled after it."""
         report = SyncReport()
         with self._writing():
             loaded = self._records.load()
@@ -203,7 +217,6 @@ class GuidelineStore:
                     severity="warning", code="supersede-undone", path=self._items[new_id].path,
                     message=f"{old_id} was made active again by hand after {new_id} superseded "
                             f"it: both stay active, and {new_id} now lists it as related"))
-        report.seconds = time.perf_counter() - started
         return report
 
     def _sync_index_or_note(self, report: SyncReport) -> None:
@@ -211,22 +224,36 @@ class GuidelineStore:
         try:
             self._sync_index(report)
         except ChromaUnavailableError as exc:
-            self._index_behind = time.monotonic()
+            self._index_behind = time.monotonic()  # the catch-up's clock, not `_relevel_due`
+            self._relevel_due = False
             report.findings.append(Finding(severity="warning", code="index-unavailable",
                                            path="", message=str(exc)))
 
     def _sync_index(self, report: SyncReport) -> None:
-        """Upsert what the index lacks or holds an older version of; drop what is gone."""
+        """Upsert what the index lacks or holds an older version of; drop what is gone.
+
+        Runs after the write lock is released (`_writing`), so the records may have moved
+        since they were read: then nothing is written (an id another worker has just added
+        would be dropped, a rule it has just changed put back to what was read) and the next
+        sync levels the index (`_relevel_due`; a top-level `sync` tries again at once). The
+        check comes after the index was read: what it holds was written before."""
         indexed = self.index.hashes()
         to_index: list[IndexItem] = []
+        counted = SyncReport()
         for gid, guideline in self._items.items():
             digest = self._digests[gid]
             if indexed.get(gid) == digest:
-                report.unchanged += 1
+                counted.unchanged += 1
                 continue
-            (report.changed if gid in indexed else report.added).append(gid)
+            (counted.changed if gid in indexed else counted.added).append(gid)
             to_index.append(self._index_item(guideline, digest))
         removed = sorted(gid for gid in indexed if gid not in self._items)
+        if (to_index or removed) and self._records.stale():
+            self._relevel_due = True
+            return
+        report.unchanged += counted.unchanged
+        report.changed += counted.changed
+        report.added += counted.added
         for start in range(0, len(to_index), 64):
             report.embedded += self.index.upsert(to_index[start:start + 64])
         if removed:
@@ -235,6 +262,7 @@ class GuidelineStore:
         if getattr(self.index, "pending", 0):  # staged while the server was down (`_save`)
             report.embedded += self.index.fill(wait=False)
         self._index_behind = None
+        self._relevel_due = False
 
     def _repair_supersessions(self) -> tuple[list[tuple[str, str]], list[tuple[str, str]]]:
         """Finish supersessions a crash split, and keep the ones a person undid undone.
@@ -314,9 +342,11 @@ class GuidelineStore:
             self.sync()
 
     def _index_due(self) -> bool:
-        """The index missed writes while its server was down: time to try again?"""
+        """The index missed writes while its server was down (time to try again?), or a
+        sync or an index write left it to the next sync."""
         behind = self._index_behind
-        return behind is not None and time.monotonic() - behind >= INDEX_RETRY_SECONDS
+        return self._relevel_due or (
+            behind is not None and time.monotonic() - behind >= INDEX_RETRY_SECONDS)
 
     # Index items ---------------------------------------------------------------------------------
     @staticmethod
@@ -365,8 +395,10 @@ class GuidelineStore:
         Why: the records are the truth and need the write lock; the index is derived. With the
         index write inside the lock, a Chroma server that stopped answering held the lock for
         its whole `chroma_timeout` on each write, and every other worker's rule write failed
-        "another process is writing" (hunt-teamchurn #3, session 33). Two writers' index writes
-        may now land out of order: `_index_work` re-syncs the index when the records moved."""
+        "another process is writing" (hunt-teamchurn #3, session 33). Two workers' index writes
+        of one rule may now land out of order; the worker whose write landed last tells the
+        others (the index's change feed), and their next call re-reads that rule from Chroma
+        and syncs, which puts the records' version back (`bank._before_use`)."""
         with self._lock:
             outer = self._index_work is None
             if outer:
@@ -387,18 +419,19 @@ class GuidelineStore:
             self._index_work.append(work)
 
     def _run_index_work(self, work: list[Callable[[], None]]) -> None:
-        """The queued index writes, in order; then, on a Chroma server other processes write
-        too, if one of them wrote records since (its index writes may have landed before this
-        one's), one sync re-levels the index."""
+        """The queued index writes, in order, each whatever became of the one before.
+
+        The records are written: an index write that fails (a Chroma error other than an
+        outage, which each handles) does not answer the write as failed or drop the rest; it
+        is logged and the next sync levels the index (`_relevel_due`)."""
         for item in work:
-            item()
-        if work and getattr(self.index, "shared", False) and self._index_behind is None \
-                and not self._resyncing and self._records.stale():
-            self._resyncing = True
             try:
-                self.sync()
-            finally:
-                self._resyncing = False
+                item()
+            except Exception as exc:  # noqa: BLE001 - the records are written; see above
+                self._relevel_due = True
+                log.warning("skillbank: a guideline change is saved, but indexing it failed "
+                            "(%s); the next sync indexes it", str(exc).strip().splitlines()[0]
+                            if str(exc).strip() else type(exc).__name__)
 
     def _save(self, g: Guideline, *, reembed: bool = True) -> Guideline:
         """Write the record (durably, whole), then bring the map and the index up to date.
@@ -428,10 +461,14 @@ class GuidelineStore:
         return g
 
     def _index_saved(self, g: Guideline, digest: str, *, reembed: bool, moved: bool) -> None:
-        """Bring the index level with a record `_save` wrote (under this process's lock)."""
+        """Bring the index level with a record `_save` wrote (under this process's lock),
+        unless a sync queued before it already did (the rule was embedded twice)."""
         try:
             if self._index_behind is not None:
                 raise ChromaUnavailableError("the index is already behind")  # keep the order
+            held = index_mirror.current(self.index).get(g.id)
+            if held is not None and str(held[1].get("hash", "")) == digest:
+                return
             if reembed or moved or self.index.metadata(g.id) is None:
                 self.index.upsert([self._index_item(g, digest)])
             else:
