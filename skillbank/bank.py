@@ -356,7 +356,8 @@ class Skillbank:
                     if self._opener is None:
                         from skillbank.chroma_client import ServerOpener
 
-                        self._opener = ServerOpener(self.settings, self._own_client)
+                        self._opener = ServerOpener(self.settings, self._own_client,
+                                                    store=self.store)
                     self._client, self._placement = self._opener.open(self._client)
                 else:
                     from skillbank.chroma_client import make_client
@@ -369,7 +370,7 @@ class Skillbank:
                     install(self._client)  # forget zeroes hnswlib's files between its calls
                     # A Chroma others reach: this deployment's own database (issue 24).
                     self._placement = place(self.settings, self._client,
-                                            own_client=self._own_client)
+                                            own_client=self._own_client, store=self.store)
             return self._placement.client
 
     def index(self, kind: str) -> Any:

@@ -148,9 +148,10 @@ class ServerOpener:
     deployment's database), within `chroma_timeout`; one open at a time, however many callers
     (`index_outage.Opening`)."""
 
-    def __init__(self, settings: Any, own_client: bool) -> None:
+    def __init__(self, settings: Any, own_client: bool, store: Any = None) -> None:
         self.settings = settings
         self.own_client = own_client
+        self.store = store  # team mode: the PostgreSQL database the index belongs to
         self._opening: Any = None
 
     def open(self, client: Any = None) -> tuple[Any, Any]:
@@ -165,7 +166,8 @@ class ServerOpener:
         def open_(url: str) -> tuple[Any, Any]:
             made = client or make_client(url=url, timeout=timeout)
             # A Chroma others reach: this deployment's own database (issue 24).
-            placement = place(self.settings, made, own_client=self.own_client)
+            placement = place(self.settings, made, own_client=self.own_client,
+                              store=self.store)
             bounded(placement.client, timeout)
             return made, placement
 

@@ -191,7 +191,8 @@ def claim_deployment(client: Any, deployment: str, root: Path, where: str, *,
     its own files and deleted the other's rules, experiences and skills; a long-lived bank on
     one root lost the dense side of its items whenever a CLI command ran on the other
     (hunt-chroma #1, session 24). Sharing one memory across root folders takes a shared record
-    store (team mode, which never calls this). A root is its `.skillbank-id`; the same one in
+    store (team mode, which never calls this: a team deployment is one PostgreSQL database's,
+    `skillbank.team.index_claim`). A root is its `.skillbank-id`; the same one in
     another folder (a copy) is another root too, unless the folder holds the same id file (one
     root at two paths: a bind mount, one network folder) or the claimed folder no longer holds
     that root on this machine (`moved_away`: a root moved or restored elsewhere, or deleted).
@@ -325,11 +326,12 @@ def ensure_database(client: Any, tenant: str, database: str) -> None:
             admin.get_database(database, tenant=tenant)
 
 
-def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
+def place(settings: Any, client: Any, *, own_client: bool, store: Any = None) -> Placement:
     """Choose the database a bank's collections live in, and whether it is the root's alone.
 
     `own_client`: the bank made `client` itself (embedded on `<root>/chroma`, or an HttpClient
     to `chroma_url`); otherwise the caller handed it in and it may be shared with anyone.
+    `store`: team mode's PostgreSQL store, whose database the deployment's index mirrors.
     """
     tenant = getattr(settings, "chroma_tenant", None)
     database = getattr(settings, "chroma_database", None)
@@ -347,10 +349,16 @@ def place(settings: Any, client: Any, *, own_client: bool) -> Placement:
     database = database or database_for(owner)
     ensure_database(client, tenant, database)
     placed = Client(tenant=tenant, database=database, settings=client.get_settings())
-    if getattr(settings, "deployment", None) and not getattr(settings, "database_url", None):
+    takeover = bool(getattr(settings, "deployment_takeover", False))
+    if store is not None:
+        # A team deployment's index is one PostgreSQL database's (hunt-teamport #1, session 35).
+        from skillbank.team.index_claim import claim_for_database
+
+        claim_for_database(placed, owner, store, settings.root, _where(settings),
+                           takeover=takeover)
+    elif getattr(settings, "deployment", None) and not getattr(settings, "database_url", None):
         # One deployment's index is one root folder's (team mode shares PostgreSQL instead).
-        claim_deployment(placed, owner, settings.root, _where(settings),
-                         takeover=bool(getattr(settings, "deployment_takeover", False)))
+        claim_deployment(placed, owner, settings.root, _where(settings), takeover=takeover)
     return Placement(placed, owner, private=private, tenant=tenant, database=database)
 
 

@@ -48,7 +48,9 @@ class Settings:
     deployment: str | None = None
     # Claim a `deployment` set by hand from whichever root folder holds it on a Chroma server
     # (index_ownership.claim_deployment): this root's files then replace that root's index
-    # entries. Without it a second root folder is refused forever (review F2, session 24).
+    # entries. Without it a second root folder is refused forever (review F2, session 24). In
+    # team mode, from whichever PostgreSQL database holds it (skillbank.team.index_claim): a
+    # deployment moved to another cluster, said once (SKILLBANK_DEPLOYMENT_TAKEOVER=1).
     deployment_takeover: bool = False
     chroma_tenant: str | None = None
     chroma_database: str | None = None

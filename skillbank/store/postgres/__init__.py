@@ -22,6 +22,7 @@ except ImportError as exc:  # pragma: no cover - depends on the install
         "team mode stores its memory in PostgreSQL and needs psycopg: "
         "pip install -e '.[team]' in your skillbank clone (it is on no package index)") from exc
 
+from skillbank.store.base import StoreUnavailableError
 from skillbank.store.postgres.audit import PostgresAuditLog
 from skillbank.store.postgres.changes import PostgresChangeFeed
 from skillbank.store.postgres.db import Database
@@ -98,6 +99,31 @@ class PostgresStore:
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless PostgreSQL answers in time (for /readyz)."""
         self.db.ping()
+
+    def identity(self) -> dict[str, Any]:
+        """Which PostgreSQL database this is (`skillbank.team.index_claim`: a deployment's
+        Chroma database is one database's): its cluster's system identifier (kept by a
+        failover to a streaming replica; None where the role may not read it), the database's
+        oid (kept by `pg_restore --clean` into it and by a rename) and name, and the server's
+        host and port (for messages only)."""
+        from urllib.parse import urlsplit
+
+        oid, name = self.db.execute("SELECT oid, datname FROM pg_database "
+                                    "WHERE datname = current_database()")[0]
+        try:
+            system = str(self.db.execute(
+                "SELECT system_identifier FROM pg_control_system()")[0][0])
+        except StoreUnavailableError as exc:  # revoked by a hosting provider: the oid and name
+            if "permission denied" not in str(exc):
+                raise
+            system = None
+        parts = urlsplit(self.db.url)
+        server = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+        return {"system": system, "oid": int(oid), "name": str(name), "server": server}
+
+    def holds_database(self, oid: int) -> bool:
+        """Whether this cluster still has a database with `oid`."""
+        return bool(self.db.execute("SELECT 1 FROM pg_database WHERE oid = %s", (oid,)))
 
     def close(self) -> None:
         if self._audit is not None:

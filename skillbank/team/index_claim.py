@@ -1,0 +1,100 @@
+"""A team deployment's Chroma database belongs to one PostgreSQL database (hunt-teamport #1,
+session 35).
+
+In team mode the records are in PostgreSQL and the deployment's Chroma database
+(`skillbank-<deployment>`, `index_ownership.place`) indexes them: every open syncs the index to
+its database's records, and `reindex` deletes the deployment's entries first. A second
+PostgreSQL database opened under the same deployment name on the same Chroma server (a restore
+drill into a fresh database, staging pointed at production's Chroma) therefore deleted every
+entry of the live deployment that its own records lacked. The live workers went on answering
+`search_mode: "hybrid"` with no hits and no note, their index checkpoint saying they were up to
+date, so nothing repaired it. `index_ownership.claim_deployment` refuses a second root folder,
+but team mode never called it (workers on roots of their own share one deployment through
+PostgreSQL).
+
+So the first PostgreSQL database to open a deployment on a Chroma is recorded there (the
+collection `skillbank-deployment-databases` of the deployment's Chroma database), and another
+database is refused at open, before anything is synced. A database is its cluster's system
+identifier and its oid: every worker of it, on any machine, after any restart, is admitted, and
+so is the same database after `pg_restore --clean` into it, a rename, or a failover to a
+streaming replica. A database restored after the recorded one was dropped from the same cluster
+(`dropdb`, `createdb`, `pg_restore`) takes the deployment over by itself: the recorded one is
+gone. A database in another cluster cannot be told from a copy (a drill on another machine), so
+moving a deployment to a new cluster (a replacement machine, a major upgrade) is said once by
+hand, `deployment_takeover` (`SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank reindex`). A deployment
+opened before this check has no record: the first database to open it is recorded.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+log = logging.getLogger("skillbank.index")
+
+#: The collection, in a deployment's Chroma database, that names the PostgreSQL database each
+#: team deployment belongs to: one entry per deployment.
+DATABASE_CLAIMS = "skillbank-deployment-databases"
+
+
+def claim_for_database(client: Any, deployment: str, store: Any, root: Any, where: str, *,
+                       takeover: bool = False) -> None:
+    """Record on `client` (the deployment's placed Chroma) that `deployment` is the database
+    of `store`'s, or refuse it if another PostgreSQL database has it, before anything is synced.
+    `takeover`: this database claims the deployment whichever database holds it."""
+    mine = store.identity()
+    record = {key: value for key, value in mine.items() if value is not None}
+    claims = client.get_or_create_collection(DATABASE_CLAIMS, embedding_function=None)
+    for _ in range(3):  # write, then read back: a database claiming it at the same time may win
+        got = claims.get(ids=[deployment], include=["metadatas"])
+        claim = got["metadatas"][0] if got["ids"] else None
+        if _claimed_by_this_database(claim, mine, store, deployment, root, where, takeover):
+            return
+        if claim is None:
+            claims.add(ids=[deployment], embeddings=[[0.0]], metadatas=[record])
+        else:
+            claims.update(ids=[deployment], metadatas=[record])
+
+
+def _named(identity: dict[str, Any]) -> str:
+    return (f"PostgreSQL database {identity.get('name')!r} at {identity.get('server')} "
+            f"(cluster {identity.get('system') or 'unknown'}, oid {identity.get('oid')})")
+
+
+def _claimed_by_this_database(claim: Any, mine: dict[str, Any], store: Any, deployment: str,
+                              root: Any, where: str, takeover: bool) -> bool:
+    """True: `claim` is this database's; False: no claim, or one this database takes over; or
+    the clear refusal when another PostgreSQL database holds `deployment`."""
+    if not isinstance(claim, dict) or claim.get("oid") is None:
+        return False
+    theirs = claim.get("system")
+    # Without a system identifier (a role that may not read it) the oid and the name tell the
+    # same database; whether the recorded one is gone cannot be asked of an unknown cluster.
+    same_cluster = theirs is not None and theirs == mine["system"]
+    if claim.get("oid") == mine["oid"] and (same_cluster or (
+            None in (theirs, mine["system"]) and claim.get("name") == mine["name"])):
+        return True
+    holder = _named(claim)
+    if same_cluster and not store.holds_database(int(claim["oid"])):
+        log.warning("skillbank: deployment %r was the %s, which this cluster no longer has "
+                    "(dropped and restored?): the deployment is the %s's now", deployment,
+                    holder, _named(mine))
+        return False
+    if takeover:
+        log.warning("skillbank: deployment %r taken over from the %s by the %s "
+                    "(deployment_takeover): its index entries are replaced by this database's",
+                    deployment, holder, _named(mine))
+        return False
+    from skillbank.errors import InvalidInputError
+
+    raise InvalidInputError(
+        f"deployment {deployment!r} belongs to the {holder}: its index on {where} mirrors "
+        f"that database's records, and this is the {_named(mine)}, so opening it would sync "
+        "that index to this database's records and delete the other's entries (its workers "
+        "would find nothing). A restore drill, staging or a second team: give this database a "
+        "deployment of its own (--deployment / SKILLBANK_DEPLOYMENT) or another Chroma server "
+        "(SKILLBANK_CHROMA_URL). If this database replaces that one (a restore on a new "
+        "machine, a major upgrade): stop that database's workers, then run "
+        f"SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank --root {root} reindex once with this "
+        "SKILLBANK_DATABASE_URL; the deployment is this database's from then on "
+        "(docs/team.md, step 8)")
