@@ -357,7 +357,12 @@ def place(settings: Any, client: Any, *, own_client: bool, store: Any = None) ->
         claim_for_database(placed, owner, store, settings.root, _where(settings),
                            takeover=takeover)
     elif getattr(settings, "deployment", None) and not getattr(settings, "database_url", None):
-        # One deployment's index is one root folder's (team mode shares PostgreSQL instead).
+        # One deployment's index is one root folder's (team mode shares PostgreSQL instead),
+        # and never a team's (its records are in PostgreSQL, not in this root's files).
+        from skillbank.team.index_claim import refuse_if_team_deployment
+
+        refuse_if_team_deployment(placed, owner, settings.root, _where(settings),
+                                  takeover=takeover)
         claim_deployment(placed, owner, settings.root, _where(settings), takeover=takeover)
     return Placement(placed, owner, private=private, tenant=tenant, database=database)
 

@@ -204,3 +204,25 @@ def test_a_role_that_may_not_read_the_clusters_identifier_is_told_apart_by_oid(
     assert "belongs to the PostgreSQL database" in _refused(
         tmp_path / "c", chroma_server, urls[1], deployment)
     assert _indexed(tmp_path / "view", chroma_server, urls[0], deployment) == [eid]
+
+
+def test_a_root_without_a_database_is_refused_a_team_deployment(tmp_path, chroma_server,
+                                                                postgres):
+    """Left by the fix of hunt-teamport #1 (session 35): a root with no database_url that
+    names a team's deployment on the same Chroma was checked against other roots only, so its
+    open synced the team's index to its own (empty) files and deleted the team's entries."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    deployment = "dep-" + uuid.uuid4().hex[:10]
+    _, url = _database(postgres)
+    with open_bank(tmp_path / "team", chroma_server, url, deployment) as team:
+        eid = team.experiences.record(task=TASK, outcome="success")
+    with pytest.raises(InvalidInputError) as refused:
+        Skillbank.open(tmp_path / "solo", embedding_function=HashEmbedding(),
+                       include_bundled=False, chroma_url=chroma_server,
+                       deployment=deployment).close()
+    said = str(refused.value)
+    assert f"deployment {deployment!r}" in said and "is a team deployment of the" in said, said
+    assert "has no database_url" in said and "deployment of its own" in said, said
+    assert eid in _indexed(tmp_path / "view", chroma_server, url, deployment)

@@ -98,3 +98,34 @@ def _claimed_by_this_database(claim: Any, mine: dict[str, Any], store: Any, depl
         f"SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank --root {root} reindex once with this "
         "SKILLBANK_DATABASE_URL; the deployment is this database's from then on "
         "(docs/team.md, step 8)")
+
+
+def refuse_if_team_deployment(client: Any, deployment: str, root: Any, where: str, *,
+                              takeover: bool = False) -> None:
+    """Refuse a root without a PostgreSQL database (`database_url`) that names a team's
+    deployment on the same Chroma, before anything is synced: its open would sync the team's
+    index to this root's files and delete every entry the team's records back (the hole the
+    root claim left: it is checked against other roots only; session 35). `takeover`: the
+    root opens it all the same (its entries are synced to this root's files), as
+    `claim_deployment` lets a root take one over from another."""
+    try:
+        claims = client.get_collection(DATABASE_CLAIMS)
+    except Exception:  # noqa: BLE001 - chromadb's NotFound differs across versions: no team
+        return
+    got = claims.get(ids=[deployment], include=["metadatas"])
+    claim = got["metadatas"][0] if got["ids"] else None
+    if not isinstance(claim, dict) or claim.get("oid") is None:
+        return
+    if takeover:
+        log.warning("skillbank: deployment %r taken over from the team deployment of the %s by "
+                    "root %s (deployment_takeover): its workers' next open syncs it back",
+                    deployment, _named(claim), root)
+        return
+    from skillbank.errors import InvalidInputError
+
+    raise InvalidInputError(
+        f"deployment {deployment!r} on {where} is a team deployment of the {_named(claim)}, "
+        f"and root {root} has no database_url: opening it would sync that index to this "
+        "root's files and delete the team's entries (its workers would find nothing). Give "
+        "this root a deployment of its own (--deployment / SKILLBANK_DEPLOYMENT), or join the "
+        "team with its database_url (SKILLBANK_DATABASE_URL; docs/team.md)")
