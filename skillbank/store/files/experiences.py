@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from skillbank.store.deltas import Version
 
 _JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
-_FORGET = b'"op":"forget"'  # how `write` and `append` spell a forget event
+_FORGET = b'"forget"'  # in every forget event's line, however its JSON is spaced
 
 
 def journal_files(folder: Path) -> list[Path]:
@@ -236,27 +236,27 @@ class _JournalFiles:
 
     def forgotten_ids(self) -> set[str]:
         """The ids the journal's `forget` events name (they stay, ids only, after the forgotten
-        records' lines became tombstones): one read of the month files, parsing only the lines
-        that hold a forget event."""
+        records' lines became tombstones): one read of the month files, a line at a time,
+        parsing only the lines that hold a forget event."""
         out: set[str] = set()
         for path in self._files():
             try:
-                data = path.read_bytes()
+                handle = path.open("rb")
             except FileNotFoundError:
                 continue
-            if _FORGET not in data:
-                continue
-            for raw in data.splitlines():
-                if _FORGET not in raw:
-                    continue
-                try:
-                    event = json.loads(raw)
-                except ValueError:
-                    continue
-                if isinstance(event, dict) and event.get("op") == "forget":
-                    lessons = event.get("lessons") if isinstance(event.get("lessons"), list) \
-                        else []
-                    out.update(t for t in [event.get("id"), *lessons] if isinstance(t, str))
+            with handle:
+                for raw in handle:
+                    if _FORGET not in raw:
+                        continue
+                    try:
+                        event = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict) and event.get("op") == "forget":
+                        lessons = event.get("lessons") \
+                            if isinstance(event.get("lessons"), list) else []
+                        out.update(t for t in [event.get("id"), *lessons]
+                                   if isinstance(t, str))
         return out
 
 
