@@ -226,14 +226,21 @@ def test_a_crash_after_the_forget_event_is_completed_by_the_next_open(tmp_path, 
         assert eid not in reopened.experiences and recalled(reopened) == []
 
 
-def test_an_id_forgotten_then_imported_again_is_a_new_record(tmp_path):
+def test_an_id_forgotten_then_imported_again_stays_forgotten(tmp_path):
+    """Import leaves a forgotten id out, forget meaning gone (hunt-teamport #2, session 35: it
+    stored the record again under its forgotten id). A journal that holds add, forget, add
+    all the same (an older version's import wrote them) replays to its last word."""
     root = tmp_path / "root"
     with open_bank(root) as bank:
         eid = bank.experiences.record(task=TASK, outcome="failure", feedback="forgot the flag")
         bank.experiences.export(tmp_path / "out.jsonl")
         bank.experiences.forget(eid)
         report = bank.experiences.import_(tmp_path / "out.jsonl")
-        assert report.added == [eid] and bank.experiences.get(eid).status == "active"
+        assert report.added == [] and [f.code for f in report.findings] == ["forgotten"]
+        with pytest.raises(NotFoundError):
+            bank.experiences.get(eid)
+        line = json.loads((tmp_path / "out.jsonl").read_text())
+        bank.experiences.journal.append([{"op": "add", "record": line}])
     (root / "experiences" / CHECKPOINT).unlink()
     with open_bank(root) as bank:  # add, forget, add: the last word wins on replay
         assert recalled(bank) == [eid]

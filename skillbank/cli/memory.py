@@ -603,13 +603,15 @@ def experiences_import(
     errors = [f for f in result.findings if f.severity == "error"]
     elsewhere = [f for f in errors if f.code == "other-namespace"]
     unread = [f for f in errors if f.code != "other-namespace"]
+    forgotten = sum(1 for f in result.findings if f.code == "forgotten")
 
     def human() -> None:
         known = result.unchanged + len(result.changed)
         style = "green" if not skipped else ("yellow" if added or known else "red")
+        gone = f", {forgotten} forgotten here and left out" if forgotten else ""
         other = f", {len(elsewhere)} for a namespace this root does not write" \
             if elsewhere else ""
-        st.out.print(text(f"imported {added} new from {file} ({known} already known, "
+        st.out.print(text(f"imported {added} new from {file} ({known} already known{gone}, "
                           f"{skipped - len(elsewhere)} lines could not be read{other})", style))
         if result.findings:  # warnings too: a conversation whose stored version was kept
             left = print_findings(st.out, result.findings, limit=10)

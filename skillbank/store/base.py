@@ -155,6 +155,10 @@ class ExperienceLog(Protocol):
                      ) -> list[tuple[dict[str, Any], str, str]]:
         """Rewrite a record without the lessons whose text is in `texts` (a forgotten lesson)."""
 
+    def forgotten_ids(self) -> set[str]:
+        """Every experience and lesson id a `forget` event (a forget, a reject) removed here:
+        what an import must not store again (forget means gone)."""
+
 
 @dataclass
 class LoadedGuidelines:

@@ -65,6 +65,12 @@ def merged(root: dict[str, Any], team: dict[str, Any], base: dict[str, Any] | No
 def import_guidelines(store: Any, root: Path, report: Any) -> int:
     """Guideline records the root gained or changed since it was last imported; one save each.
 
+    "Changed" is told by each rule file's bytes and its place in the root's `guidelines/`
+    folder (`FileGuidelineRecords.placed_digests`), not its full path: the full path made every
+    rule of a root restored from its backup to a new path count as changed, re-saved and
+    reported as imported (hunt-teamport #4, session 35). A note an older run kept by the full
+    path still counts while the root has not moved, and is noted again the new way.
+
     A rule forgotten (by the team or on the root) is never brought back, and one the root forgot
     since the last run leaves the deployment too (forget means gone). Under the deployment's
     guideline lock, so a worker's write is not interleaved with an import of the same rule."""
@@ -75,7 +81,8 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
     from skillbank.store.files.forgotten import FileForgottenIds
     from skillbank.store.files.guidelines import FileGuidelineRecords
 
-    loaded = FileGuidelineRecords(folder).load()
+    files = FileGuidelineRecords(folder, placed=True)
+    loaded = files.load()
     report.skipped.extend(loaded.skipped)
     root_forgot = {e["id"] for e in FileForgottenIds(folder / ".trash" / "forgotten.jsonl").list()
                    if isinstance(e.get("id"), str)}
@@ -90,14 +97,22 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
         for gid in sorted(root_forgot & set(held)):
             target.delete(held[gid][0])  # forgotten on the root since it was imported
         unchanged: dict[str, tuple[str, dict[str, Any]]] = {}
-        for gid, (guideline, digest) in sorted(loaded.records.items()):
+        for gid, (guideline, by_path) in sorted(loaded.records.items()):
             if gid in forgotten or gid in root_forgot:
                 continue  # forgotten: never brought back
+            # The rule file's version wherever the root is (its place in the folder and its
+            # bytes), so a root moved or restored to a new path is the same root here too.
+            digest = files.placed_digests.get(gid, by_path)
             if imported.get(gid) == digest:
                 continue  # the root's copy is as imported: the deployment's copy stands
             if report.into is not None:  # `--namespace`
                 guideline = guideline.model_copy(update={"namespace": report.into})
             mine = guideline.model_dump(mode="json", exclude={"path"})
+            if imported.get(gid) == by_path:
+                # As imported, noted by an older run by the file's full path: noted again as
+                # it is now, so the root can move after this run.
+                unchanged[gid] = (digest, bases.get(gid) or snapshot(mine))
+                continue
             team = held[gid][0].model_dump(mode="json", exclude={"path"}) if gid in held \
                 else None
             if team == mine:

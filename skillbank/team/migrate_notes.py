@@ -15,6 +15,7 @@ database does hold, so a typo is seen at once.
 
 from __future__ import annotations
 
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -41,7 +42,13 @@ def skills_warning(root: Path, names: list[str], skills_repo: str | None = None)
     wording was given to every deployment: its workers' `save_skill` created and served a skill
     at once, no proposal, and the step that works there was not named (hunt-skillteam #4,
     session 32). Without `skills_repo` the git step is still named, as an "if": migrate runs
-    from a member's root, which may not know the team's settings."""
+    from a member's root, which may not know the team's settings.
+
+    The `skills copy` command carries `--no-remember`: without it, the first `--skills-dir`
+    a command gets is recorded as a skill root of the team root (operating.md), so copying one
+    skill made the team's workers serve the member's whole personal skills folder, the skills
+    written there later included (hunt-teamport #3, session 35). The path is shell-quoted: the
+    command is meant to be pasted as it is."""
     if not names:
         return None
     shown = ", ".join(names[:10]) + (f" and {len(names) - 10} more" if len(names) > 10 else "")
@@ -55,9 +62,11 @@ def skills_warning(root: Path, names: list[str], skills_repo: str | None = None)
             "configured here, so the team's workers serve the skills folder of their root. "
             "Copy each folder into <team root>/skills (the workers watch it and serve it at "
             "once), or run `skillbank --root TEAM-ROOT --skills-dir "
-            f"{root / 'skills'} skills copy NAME`, or save each through a worker's save_skill. "
-            "If the team serves skills from a git repository (skills_repo), push them to that "
-            "skills repository for review instead")
+            f"{shlex.quote(str(root / 'skills'))} --no-remember skills copy NAME` for each "
+            "(--no-remember: without it the team root records your skills folder as one of its "
+            "own and its workers serve every skill in it), or save each through a worker's "
+            "save_skill. If the team serves skills from a git repository (skills_repo), push "
+            "them to that skills repository for review instead")
 
 
 def held_nothing(conn: Any, deployment: str) -> bool:

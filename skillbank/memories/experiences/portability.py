@@ -71,7 +71,10 @@ class PortabilityMixin:
         namespace (`_derived_id`), so the outcome never shows whether an id exists where it
         cannot read. A lesson's `source` follows its experience when that got a new id. A line whose id is already stored with the same
         content is skipped (counted in `unchanged`), so importing one export again adds
-        nothing; the stored record's status is kept. A line's `usage` counts (as export writes
+        nothing; the stored record's status is kept. What this bank forgot stays gone: a line
+        of a record forgotten here, or a lesson of one, is left out with a warning finding
+        "forgotten", and an experience's forgotten lesson text is dropped from its line
+        (`_forgotten_lines`). A line's `usage` counts (as export writes
         them) come with a record this import adds (untrusted apart for an untrusted caller), so
         moving memory keeps what helped. Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
@@ -108,19 +111,22 @@ class PortabilityMixin:
             raise NotFoundError(f"no file {str(source_path)!r} to import")
         renamed: dict[str, str] = {}
         kept: dict[str, dict[str, Any]] = {}  # ids this import stored as given -> their content
-        has_lesson_records: set[str] = set()  # experiences whose lessons the file carries itself
+        #: Experiences whose lessons the file carries itself -> those lesson lines (id, texts).
+        lesson_lines: dict[str, list[tuple[Any, set[str]]]] = {}
         with source_path.open("rb") as handle:
             for raw in handle:
                 if b'"lesson"' in raw:
                     try:
                         data = json.loads(raw)
                         if data.get("kind") == "lesson" and isinstance(data.get("source"), str):
-                            has_lesson_records.add(data["source"])
+                            lesson_lines.setdefault(data["source"], []).append(
+                                (data.get("id"), _lesson_texts(data)))
                     except (ValueError, AttributeError):
                         pass
         chunk: list[tuple[dict[str, Any], Experience, str]] = []
         full: QueueFullError | None = None
         with source_path.open("rb") as handle, self.write_lock:
+            forgotten = self.journal.forgotten_ids()  # type: ignore[attr-defined]
             for number, raw in enumerate(handle, 1):
                 if not raw.strip():
                     continue
@@ -175,31 +181,37 @@ class PortabilityMixin:
                     continue
                 chunk.append((data, record, where))
                 if len(chunk) >= IMPORT_BATCH:
-                    full = self._import_batch(chunk, report, renamed, has_lesson_records, kept)
+                    full = self._import_batch(chunk, report, renamed, lesson_lines, kept,
+                                              forgotten)
                     chunk = []
             if full is None:
-                self._import_batch(chunk, report, renamed, has_lesson_records, kept)
+                self._import_batch(chunk, report, renamed, lesson_lines, kept, forgotten)
         note(self, "import", None, report.added)
         report.seconds = time.perf_counter() - started
         return report
 
     def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience, str]],
-                      report: SyncReport, renamed: dict[str, str], has_lesson_records: set[str],
-                      kept: dict[str, dict[str, Any]]) -> QueueFullError | None:
+                      report: SyncReport, renamed: dict[str, str],
+                      lesson_lines: dict[str, list[tuple[Any, set[str]]]],
+                      kept: dict[str, dict[str, Any]], forgotten: set[str]
+                      ) -> QueueFullError | None:
         """Store parsed import lines (write lock held), settling ids and sources line by line.
 
         A line whose id is already stored (before this import, or by it under that id) with
         the same content is skipped, so the same file imported again, or twice in one go,
-        adds nothing. An untrusted import that fills the review queue stores the lines before
-        the one that did not fit and returns the refusal: the import's report still says what
-        was stored (it was lost with the error, the lines stored before it kept)."""
-        if not chunk:
-            return None
+        adds nothing. A line of a record forgotten here (`forgotten`: `ExperienceLog.
+        forgotten_ids`) is left out (`_forgotten_lines`). An untrusted import that fills the
+        review queue stores the lines before the one that did not fit and returns the refusal:
+        the import's report still says what was stored (it was lost with the error, the lines
+        stored before it kept)."""
 
         def wanted_id(data: dict[str, Any]) -> str:
             return data["id"] if isinstance(data.get("id"), str) else ""
 
-        vectors = self._embed([(record, wanted_id(data) not in has_lesson_records)
+        chunk = _forgotten_lines(chunk, report, lesson_lines, forgotten)
+        if not chunk:
+            return None
+        vectors = self._embed([(record, wanted_id(data) not in lesson_lines)
                                for data, record, _ in chunk])
         batch = _Batch(self, vectors)
         batch.capped = not self._scope().trusted  # type: ignore[attr-defined]
@@ -265,7 +277,7 @@ class PortabilityMixin:
                 status = "pending"  # an untrusted caller's import waits for review
             repeats = _repeats(data.get("duplicates")) if trusted else 0
             try:
-                stored = batch.store(record, with_lessons=wanted not in has_lesson_records,
+                stored = batch.store(record, with_lessons=wanted not in lesson_lines,
                                      status=status, repeats=repeats, fold=not detached)
             except QueueFullError as refused:
                 full = refused
@@ -326,6 +338,61 @@ class PortabilityMixin:
         return meta is not None and meta.get("thread") == record.thread \
             and meta.get("namespace") == record.namespace \
             and self._scope().can_read(meta.get("namespace"))  # type: ignore[attr-defined]
+
+
+def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report: SyncReport,
+                     lesson_lines: dict[str, list[tuple[Any, set[str]]]], forgotten: set[str]
+                     ) -> list[tuple[dict[str, Any], Experience, str]]:
+    """The lines of `chunk` to store, forget meaning gone: a line of a record forgotten here
+    (under its id, or the id `_derived_id` gives it) is left out, and so is a lesson of an
+    experience forgotten here, each with a warning finding "forgotten" naming its id only; an
+    experience whose lesson was forgotten here is kept without that lesson's text (the file's
+    lesson line says it). Before anything is embedded: the forgotten text goes nowhere.
+
+    Users met it (hunt-teamport #2, session 35): importing a backup taken before a forget
+    brought the forgotten experience back under its id, and after forgetting one lesson, the
+    same import stored the experience again under a new id, the forgotten lesson in it, and
+    the lesson itself back under its forgotten id."""
+    if not forgotten:
+        return chunk
+
+    def gone(record_id: Any, prefix: str, namespace: str) -> bool:
+        return isinstance(record_id, str) and _ID.match(record_id) is not None and (
+            record_id in forgotten or _derived_id(prefix, record_id, namespace) in forgotten)
+
+    out = []
+    for data, record, where in chunk:
+        wanted = data.get("id")
+        prefix = "lsn" if record.kind == "lesson" else "exp"
+        source = data.get("source") if record.kind == "lesson" else None
+        if gone(wanted, prefix, record.namespace):
+            said = f"{wanted} was forgotten here"
+        elif gone(source, "exp", record.namespace):
+            said = f"{wanted if isinstance(wanted, str) else 'this lesson'} is a lesson of " \
+                f"{source}, which was forgotten here"
+        else:
+            said = ""
+        if said:
+            report.findings.append(Finding(
+                severity="warning", code="forgotten", path=where,
+                message=f"{said}: not imported (forget means gone)"))
+            continue
+        texts = set().union(*(t for lesson, t in lesson_lines.get(wanted, ())
+                              if gone(lesson, "lsn", record.namespace))) \
+            if isinstance(wanted, str) and record.kind == "experience" else set()
+        if texts:
+            record = record.model_copy(update={"lessons": [
+                lesson for lesson in record.lessons if lesson.text not in texts]})
+        out.append((data, record, where))
+    return out
+
+
+def _lesson_texts(data: dict[str, Any]) -> set[str]:
+    """The texts a lesson line holds (its task, its lessons'): what its experience's own
+    `lessons` repeat, and what a forget of it removes from there (`forgetting._drop_from_parent`)."""
+    lessons = data.get("lessons") if isinstance(data.get("lessons"), list) else []
+    texts = {data.get("task"), *((l.get("text") if isinstance(l, dict) else l) for l in lessons)}
+    return {t for t in texts if isinstance(t, str) and t}
 
 
 def _repeats(value: Any) -> int:

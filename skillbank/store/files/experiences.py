@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from skillbank.store.deltas import Version
 
 _JOURNAL = re.compile(r"^\d{4}-\d{2}\.jsonl$")
+_FORGET = b'"forget"'  # in every forget event's line, however its JSON is spaced
 
 
 def journal_files(folder: Path) -> list[Path]:
@@ -232,6 +233,31 @@ class _JournalFiles:
         from skillbank.forgetting import rewrite_without_lessons
 
         return rewrite_without_lessons(self.folder, parent_id, texts)
+
+    def forgotten_ids(self) -> set[str]:
+        """The ids the journal's `forget` events name (they stay, ids only, after the forgotten
+        records' lines became tombstones): one read of the month files, a line at a time,
+        parsing only the lines that hold a forget event."""
+        out: set[str] = set()
+        for path in self._files():
+            try:
+                handle = path.open("rb")
+            except FileNotFoundError:
+                continue
+            with handle:
+                for raw in handle:
+                    if _FORGET not in raw:
+                        continue
+                    try:
+                        event = json.loads(raw)
+                    except ValueError:
+                        continue
+                    if isinstance(event, dict) and event.get("op") == "forget":
+                        lessons = event.get("lessons") \
+                            if isinstance(event.get("lessons"), list) else []
+                        out.update(t for t in [event.get("id"), *lessons]
+                                   if isinstance(t, str))
+        return out
 
 
 def _names(raw: bytes) -> str | None:

@@ -44,11 +44,16 @@ WRITTEN_SUFFIX = ".written"
 class FileGuidelineRecords:
     """`skillbank.store.base.GuidelineRecords` over one folder of markdown files."""
 
-    def __init__(self, folder: str | Path) -> None:
+    def __init__(self, folder: str | Path, *, placed: bool = False) -> None:
         self.folder = Path(folder)
+        self._placed = placed  # keep `placed_digests` (`skillbank migrate` only: a hash more)
         self.folder.mkdir(parents=True, exist_ok=True)
         self._files: dict[str, tuple[int, int]] = {}  # path -> (mtime_ns, size) at last read
         self._read_digests: dict[str, str] = {}  # path -> digest of the bytes read or written
+        #: With `placed`: id -> `_placed_digest` of each rule the last `load` read, the same
+        #: wherever the folder is (what `skillbank migrate` compares; `load`'s digests name the
+        #: full path).
+        self.placed_digests: dict[str, str] = {}
 
     # Reading -------------------------------------------------------------------------------------
     def _scan(self) -> tuple[dict[str, Path], list[Finding], list[os.DirEntry]]:
@@ -126,7 +131,19 @@ class FileGuidelineRecords:
 
     @staticmethod
     def _digest(path: Path, data: bytes) -> str:
+        """A version of one rule file: its bytes, salted with its full path, so a file that
+        moved (another topic folder, or the root moved with its embedded index) is indexed
+        again and the index's `path` names where it is now."""
         return hashlib.sha256(str(path).encode() + b"\0" + data).hexdigest()
+
+    def _placed_digest(self, path: Path, data: bytes) -> str:
+        """A version of one rule file as the folder holds it: its bytes, salted with its place
+        inside the folder (`<topic>/<id>.md`), not with where the folder is. `skillbank
+        migrate` keeps it for each rule it imported: with `_digest`, a root restored from its
+        backup to a new path had every rule re-saved and reported as imported (hunt-teamport
+        #4, session 35), though the root had changed none."""
+        place = path.relative_to(self.folder).as_posix()
+        return hashlib.sha256(b"placed\0" + place.encode() + b"\0" + data).hexdigest()
 
     def _read(self, gid: str, path: Path) -> tuple[Guideline | None, str, list[Finding]]:
         try:
@@ -149,6 +166,8 @@ class FileGuidelineRecords:
         guideline, findings = parse_guideline(text, path=str(path), expected_id=gid,
                                               expected_topic=unicodedata.normalize(
                                                   "NFC", path.parent.name))
+        if self._placed:
+            self.placed_digests[gid] = self._placed_digest(path, data)
         return guideline, self._digest(path, data), findings
 
     def load(self) -> LoadedGuidelines:
@@ -156,6 +175,7 @@ class FileGuidelineRecords:
         found, loaded.findings, shadowed = self._scan()
         files: dict[str, tuple[int, int]] = {}
         read: dict[str, str] = {}
+        self.placed_digests = {}
         for entry in shadowed:  # not read, but watched (`_entries`)
             try:
                 st = entry.stat()

@@ -353,6 +353,13 @@ class PostgresExperienceLog:
         return [(event, str(seq), digest) for seq, event, digest in rows
                 if isinstance(event, dict) and event.get("op") in ("add", "update")]
 
+    def forgotten_ids(self) -> set[str]:
+        """The experience and lesson ids `sb_forgotten` holds for this deployment (a forget
+        event adds them in its own transaction; migrate brings a root's), by their prefix."""
+        rows = self.db.execute("SELECT id FROM sb_forgotten WHERE deployment = %s "
+                               "AND (id LIKE 'exp-%%' OR id LIKE 'lsn-%%')", (self.deployment,))
+        return {row[0] for row in rows}
+
     def _drop_from_parents(self, conn: Any, targets: list[str]) -> None:
         """For a `forget` event, in its transaction: each forgotten lesson record's text leaves
         the `lessons` of the experience it came from (its `source`), so a failure cannot leave
