@@ -503,7 +503,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         `FunctionAgent` holds in its scratchpad until a run ends. A namespace template is
         filled from `ctx`'s store, else it is the one the `Memory`'s run read with (a list of
         messages without `ctx`: none, warned, nothing recorded). A stop as `error`
-        (``asyncio.CancelledError``, ``KeyboardInterrupt``) is no failure and no outcome: the
+        (``asyncio.CancelledError``, ``KeyboardInterrupt``, the ``WorkflowCancelledByUser`` of
+        ``handler.cancel_run()``) is no failure and no outcome: the
         run is recorded with a last step naming it and, in a session, its episode goes on
         (without a session: ``partial``). An outcome of success, failure or partial ends the
         session's episode. It is recorded whatever ``record`` says
