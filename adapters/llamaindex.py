@@ -328,6 +328,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             noted = self._ran_with.get(memory) if memory is not None else None
             if noted is not None:
                 return True, noted
+            if memory is not None and ctx is None:  # arecord_run: no read of this Memory here
+                exc = InvalidInputError(f"{exc}; to record a run after it, pass its Context: "
+                                        "arecord_run(memory, ctx=ctx)")
             self._last_error = exc
             if self.raise_errors:
                 raise

@@ -127,6 +127,8 @@ async def test_a_run_with_no_user_id_gets_no_one_s_memory(tmp_path, remote, capl
         assert "ALICE-BOSS" not in prompts
         warned = [r.getMessage() for r in caplog.records]
         assert any(WARNING in w and "needs 'user_id'" in w for w in warned), warned
+        # arecord_run's warning says how to name the run after it.
+        assert any("arecord_run(memory, ctx=ctx)" in w for w in warned), warned
         assert [(e.namespace, e.task, e.feedback) for e in
                 bank.experiences.list(namespace="*")] == [
             ("alice", "Write a severance letter", None)]
