@@ -27,7 +27,8 @@ T = TypeVar("T")
 
 
 class QueuedAtClose:
-    """Per session: Memory's queue when an episode last closed, as (message key, recorded)."""
+    """Per conversation (a session in one namespace): Memory's queue when an episode last
+    closed, as (message key, recorded)."""
 
     def __init__(self) -> None:
         self._notes: OrderedDict[Any, list[tuple[Hashable, bool]]] = OrderedDict()
@@ -68,16 +69,18 @@ class QueuedAtClose:
             return fresh
 
 
-async def note_close(notes: QueuedAtClose, memory: Any, session: Any, history: Sequence[T],
-                     start: int, key: Callable[[T], Hashable]) -> None:
-    """Note `memory`'s queue as an episode of `session` closes: `history` is the session's
-    messages as the run read them (``aget_all()``, archived first, no system message) and the
-    run recorded them from `start` on. A memory with no short-term queue flushes nothing."""
+async def note_close(notes: QueuedAtClose, memory: Any, conversation: Any,
+                     history: Sequence[T], start: int, key: Callable[[T], Hashable]) -> None:
+    """Note `memory`'s queue as an episode of `conversation` closes (its session in one
+    namespace: two users' Memories may share a session name; None: no session): `history` is
+    the session's messages as the run read them (``aget_all()``, archived first, no system
+    message) and the run recorded them from `start` on. A memory with no short-term queue
+    flushes nothing."""
     from llama_index.core.memory import Memory
     from llama_index.core.storage.chat_store.base_db import MessageStatus
 
-    if session is None or not isinstance(memory, Memory):
+    if conversation is None or not isinstance(memory, Memory):
         return
     queue = [m for m in await memory.aget_all(status=MessageStatus.ACTIVE)
              if getattr(m.role, "value", str(m.role)) != "system"]
-    notes.closed(session, [key(m) for m in queue], start - (len(history) - len(queue)))
+    notes.closed(conversation, [key(m) for m in queue], start - (len(history) - len(queue)))

@@ -14,9 +14,10 @@
   (``"1"``, as in every LangGraph example) is a new goal, not a follow-up of a task left open
   days ago, which then got the new run's outcome (review 1 #2, session 32).
 * **A stop is no outcome.** A run stopped from outside (cancelled, interrupted, a stream left
-  early) with no outcome given is recorded with its steps and a last step naming the stop; in a
-  thread its episode stays open (outcome ``unknown``), so the thread's next request goes on with
-  the same goal and record, and an outcome given later lands on it. Only a run with no thread,
+  early; LlamaIndex's ``handler.cancel_run()``) with no outcome given is recorded with its
+  steps and a last step naming the stop; in a thread its episode stays open (outcome
+  ``unknown``), so the thread's next request goes on with the same goal and record, and an
+  outcome given later lands on it. Only a run with no thread,
   which nothing can continue, is recorded as ``partial`` (`stop_record`). The LangChain
   middleware gives no outcome here even when the run's input carried one: that said how the
   run would end, and it did not; kept, a cancelled run was a closed success and its retry a
@@ -181,15 +182,30 @@ def open_goal(bank: "Skillbank", thread: str | None, namespace: str | None, *,
 STOPPED_OUTCOME = "partial"
 
 
+#: Stops a framework raises as an `Exception`, as (module, class name): named, not imported,
+#: so no framework is imported here. LlamaIndex's own way to cancel a run,
+#: ``handler.cancel_run()``, ends it with `WorkflowCancelledByUser`: recorded as a failure, it
+#: closed the episode and the retry became a second record (hunt-llama #3, session 35).
+FRAMEWORK_STOPS = frozenset({
+    ("workflows.errors", "WorkflowCancelledByUser"),
+    ("llama_index.core.workflow.errors", "WorkflowCancelledByUser"),  # before `workflows`
+})
+
+
 def is_stop(exc: BaseException) -> bool:
     """Whether `exc` stopped the run from outside rather than the run failing: cancellation,
-    ``KeyboardInterrupt``, ``GeneratorExit`` (a `BaseException`, not an `Exception`)."""
-    return not isinstance(exc, Exception)
+    ``KeyboardInterrupt``, ``GeneratorExit`` (a `BaseException`, not an `Exception`), or a
+    framework's own cancellation (`FRAMEWORK_STOPS`: LlamaIndex's ``handler.cancel_run()``)."""
+    if not isinstance(exc, Exception):
+        return True
+    return any((getattr(kind, "__module__", ""), kind.__name__) in FRAMEWORK_STOPS
+               for kind in type(exc).__mro__)
 
 
 def stop_feedback(exc: BaseException) -> str:
     """What stopped a run, in words a reader of the record gets."""
     what = {"CancelledError": "cancelled", "KeyboardInterrupt": "interrupted (Ctrl-C)",
+            "WorkflowCancelledByUser": "cancelled (handler.cancel_run())",
             "GeneratorExit": "abandoned (its stream was closed)",
             # No hook saw why: a stream left early, or an error raised outside skillbank's
             # middleware (another middleware's hook; review of fix-agents, session 29, where

@@ -55,7 +55,8 @@ from skillbank.adapters._runs import (
 )
 from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import (
-    _RESOLVED, _SESSION, _namespace_failed, _shown_namespaces, resolve_namespace, step_session)
+    _RESOLVED, _SESSION, RunNamespaces, _namespace_failed, _shown_namespaces, resolve_namespace,
+    step_memory, step_session)
 from skillbank.adapters._li_queue import QueuedAtClose, note_close
 from skillbank.adapters._li_retriever import SkillbankRetriever
 from skillbank.adapters._warm import warm_up
@@ -253,11 +254,14 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     ``system_prompt``, or build the memory with ``insert_method=InsertMethod.USER``.
     Memory errors are logged (last one in ``last_error``) unless ``raise_errors=True``.
 
-    ``namespace="{user_id}"`` (any ``{field}``) is filled per session from the memory's session
+    ``namespace="{user_id}"`` (any ``{field}``) is filled per run from the memory's session
     (``{session_id}``, and whatever is passed to ``memory.aget(...)``), then from the workflow's
-    Context store (``await ctx.store.set("user_id", "alice")`` before ``agent.run(..., ctx=ctx)``),
-    and kept for the session's later writes. With no value the block warns as the LangChain
-    middleware does and gives no memory (nothing read, nothing recorded).
+    Context store (``await ctx.store.set("user_id", "alice")`` before ``agent.run(..., ctx=ctx)``).
+    ``arecord_run`` after the run fills it from its ``ctx=``, else it files the run where that
+    `Memory`'s run read. The session's goal and open record are kept per session *and*
+    namespace: two users' Memories may share a session name. With no value the block warns as
+    the LangChain middleware does and gives no memory (nothing read, nothing recorded), never
+    another run's.
     """
 
     # A misspelt option is an error, not ignored: `namspace="{user_id}"` left every user on
@@ -289,8 +293,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         "family the task's best rules vote for.")
 
     _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
-    _goals: "OrderedDict[Any, dict]" = PrivateAttr(default_factory=OrderedDict)
-    _namespaces: "OrderedDict[Any, str]" = PrivateAttr(default_factory=OrderedDict)
+    # Per conversation, (session, namespace): a session name alone is no conversation, two
+    # users' Memories may share it (hunt-llama #1, session 35).
+    _goals: "OrderedDict[tuple, dict]" = PrivateAttr(default_factory=OrderedDict)
+    _ran_with: RunNamespaces = PrivateAttr(default_factory=RunNamespaces)
     _last_error: Optional[BaseException] = PrivateAttr(default=None)
     _queued: QueuedAtClose = PrivateAttr(default_factory=QueuedAtClose)  # see `_li_queue`
 
@@ -303,28 +309,37 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         super().__init__(**data)
         warm_up(self.bank)  # the embedding model loads on a thread now, not in the first turn
 
-    async def _namespace_for(self, session: Any, values: Optional[dict[str, Any]] = None
+    async def _namespace_for(self, session: Any, values: Optional[dict[str, Any]] = None, *,
+                             ctx: Any = None, memory: Any = None
                              ) -> tuple[bool, Optional[str]]:
-        """(ok, namespace) for a session: a template is filled from the session (`values`) and
-        the workflow's Context store, and remembered for the session's later writes
-        (`arecord_run` runs after the workflow). Not ok: warned, and no memory is used."""
+        """(ok, namespace) of a run: a template is filled from the session (`values`) and the
+        Context store of the running workflow step, or of `ctx` when given. Filled in a step,
+        it is noted for the step's `Memory`: `arecord_run(memory)` runs after the workflow,
+        where no Context is current, and takes it from there. Never from the session's name:
+        two users' Memories may share one, and another user's namespace filed alice's run
+        under bob and gave a run with no user id alice's memory (hunt-llama #1 and #2,
+        session 35). Not ok: warned, and no memory is used."""
         if not template_fields(self.namespace):
             return True, self.namespace
         try:
-            namespace = await resolve_namespace(self.namespace,
-                                                {"session_id": session, **(values or {})})
+            namespace = await resolve_namespace(
+                self.namespace, {"session_id": session, **(values or {})}, ctx=ctx)
         except InvalidInputError as exc:
-            if session in self._namespaces:
-                return True, self._namespaces[session]
+            noted = self._ran_with.get(memory) if memory is not None else None
+            if noted is not None:
+                return True, noted
+            if memory is not None and ctx is None:  # arecord_run: no read of this Memory here
+                exc = InvalidInputError(f"{exc}; to record a run after it, pass its Context: "
+                                        "arecord_run(memory, ctx=ctx)")
             self._last_error = exc
             if self.raise_errors:
                 raise
             _namespace_failed(exc)
             return False, None
-        self._namespaces[session] = namespace  # type: ignore[assignment]
-        self._namespaces.move_to_end(session)
-        while len(self._namespaces) > 1024:
-            self._namespaces.popitem(last=False)
+        if memory is None:  # a read or a flush inside the run: the run's own Memory
+            memory = await step_memory(ctx)
+        if memory is not None and getattr(memory, "session_id", None) == session:
+            self._ran_with.note(memory, namespace)
         return True, namespace
 
     def __repr_args__(self) -> Any:
@@ -357,21 +372,25 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return ""
         return text
 
-    def _plan(self, session: Any, request: str, task: Optional[str] = None) -> dict[str, Any]:
-        """This turn's goal and query; the goal stays for the session until an outcome."""
-        plan = plan_run(self._goals.get(session), request, task)
-        self._goals[session] = {"goal": plan["goal"], "open": True}
-        self._goals.move_to_end(session)
+    def _plan(self, session: Any, namespace: Optional[str], request: str,
+              task: Optional[str] = None) -> dict[str, Any]:
+        """This turn's goal and query; the goal stays for the conversation until an outcome."""
+        plan = plan_run(self._goals.get((session, namespace)), request, task)
+        self._set_goal(session, namespace, plan["goal"], True)
+        return plan
+
+    def _set_goal(self, session: Any, namespace: Optional[str], goal: str, open_: bool) -> None:
+        self._goals[(session, namespace)] = {"goal": goal, "open": open_}
+        self._goals.move_to_end((session, namespace))
         while len(self._goals) > 1024:
             self._goals.popitem(last=False)
-        return plan
 
     async def _recall_goal(self, session: Any, namespace: Optional[str]) -> None:
         """A session this process knows nothing of (restarted with a saved Memory) takes its
         goal from the bank's open record of the conversation: its "yes, go ahead" was recorded
         as a task of its own, the goal's record left open for good (agents hunt, session 18)."""
         thread = _thread(session)
-        if thread is None or session in self._goals:
+        if thread is None or (session, namespace) in self._goals:
             return
         try:
             # In the worker thread, `bank.experiences` included: the property syncs another
@@ -384,7 +403,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             self._failed("recalling the session's goal", exc, warn=False)
             return
         if goal is not None:
-            self._goals[session] = goal
+            self._set_goal(session, namespace, goal["goal"], goal["open"])
 
     async def _aget(self, messages: Optional[List[ChatMessage]] = None,
                     **block_kwargs: Any) -> str:
@@ -401,7 +420,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             text = self._cache[key]
         else:
             await self._recall_goal(session, namespace)
-            plan = self._plan(session, request, block_kwargs.get("skillbank_task"))
+            plan = self._plan(session, namespace, request, block_kwargs.get("skillbank_task"))
             text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
                                            _thread(session))
             self._cache[key] = text
@@ -417,20 +436,21 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return
         session = next((m.additional_kwargs.get("session_id") for m in messages
                         if m.additional_kwargs.get("session_id") is not None), None)
-        messages = self._queued.unrecorded(session, messages, _key)  # not a closed episode's
+        ok, namespace = await self._namespace_for(session)
+        if not ok:
+            return
+        # Not a closed episode's turns (of this conversation: the session in this namespace).
+        messages = self._queued.unrecorded(_conversation(session, namespace), messages, _key)
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         if task:
-            ok, namespace = await self._namespace_for(session)
-            if not ok:
-                return
             # Flushed turns are the session's oldest: they belong to its record (thread), under
             # its goal, which they open when the session has none yet; a later arecord_run of
             # the session then updates that one record instead of starting a second one.
             await self._recall_goal(session, namespace)
-            state = self._goals.get(session) if session is not None else None
+            state = self._goals.get((session, namespace)) if session is not None else None
             plan = plan_run(state, task)
             if session is not None and state is None:
-                self._goals[session] = {"goal": plan["goal"], "open": True}
+                self._set_goal(session, namespace, plan["goal"], True)
             # Handing a job over waits when the writer's queue is full: never on the event loop.
             await asyncio.to_thread(
                 submit, self.bank, self._record, list(messages), plan["goal"], "unknown", None,
@@ -483,8 +503,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         answers. `error` (the exception a failed run raised) records it as a failure with the
         exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
         ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
-        `FunctionAgent` holds in its scratchpad until a run ends. A stop as `error`
-        (``asyncio.CancelledError``, ``KeyboardInterrupt``) is no failure and no outcome: the
+        `FunctionAgent` holds in its scratchpad until a run ends. A namespace template is
+        filled from `ctx`'s store, else it is the one the `Memory`'s run read with (a list of
+        messages without `ctx`: none, warned, nothing recorded). A stop as `error`
+        (``asyncio.CancelledError``, ``KeyboardInterrupt``, the ``WorkflowCancelledByUser`` of
+        ``handler.cancel_run()``) is no failure and no outcome: the
         run is recorded with a last step naming it and, in a session, its episode goes on
         (without a session: ``partial``). An outcome of success, failure or partial ends the
         session's episode. It is recorded whatever ``record`` says
@@ -493,7 +516,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ``last_error``).
         """
         session = getattr(messages, "session_id", None)
-        ok, namespace = await self._namespace_for(session)
+        ok, namespace = await self._namespace_for(session, ctx=ctx, memory=messages)
         if not ok:
             return None  # no value for the template: nothing recorded (warned)
         memory = messages
@@ -507,7 +530,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return None
         request = _text(run[0]).strip() if users else ""
         await self._recall_goal(session, namespace)
-        state = self._goals.get(session) if session is not None else None
+        state = self._goals.get((session, namespace)) if session is not None else None
         plan = plan_run(state, request, task)
         if plan["followup"] and task is None:
             # The episode's turns still in the queue, not only the latest: with one
@@ -538,12 +561,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                                additional_kwargs={"tool_call_id": "skillbank-run-error",
                                                   "name": "agent run"})]
         if closes_episode(outcome):  # what Memory flushes later: not new
-            await note_close(self._queued, memory, session, messages, start, _key)
+            await note_close(self._queued, memory, _conversation(session, namespace), messages,
+                             start, _key)
         if (plan["followup"] or not users) and not (
                 run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]
         if session is not None:
-            self._goals[session] = {"goal": plan["goal"], "open": not closes_episode(outcome)}
+            self._set_goal(session, namespace, plan["goal"], not closes_episode(outcome))
         args = (run, plan["goal"] or "(no task text)", outcome, feedback_text, feedback,
                 namespace, _thread(session), bool(plan["followup"]))
         if not self.background:  # in a worker thread: never block the event loop
@@ -571,6 +595,11 @@ def _key(message: ChatMessage) -> tuple[str, str]:
 def _is_goal(message: Any, goal: str) -> bool:
     """Whether `message` is the one the goal was formed from (a long one's goal is its head)."""
     return clip_task(_text(message).strip()) == goal
+
+
+def _conversation(session: Any, namespace: Optional[str]) -> Optional[tuple]:
+    """A session of one namespace (None without a session): what the block keeps state per."""
+    return None if session is None else (session, namespace)
 
 
 def _thread(session: Any) -> Optional[str]:

@@ -96,7 +96,7 @@ async def test_a_failed_run_is_recorded_with_its_error(bank):
     assert experience.outcome == "failure" and experience.task == "Migrate the orders table"
     assert "TimeoutError" in experience.feedback and "timed out" in experience.feedback
     # A failure is an outcome: it ends the episode, so the next request is a new task.
-    assert not block._goals["s2"]["open"]
+    assert not block._goals[("s2", None)]["open"]  # per session and namespace
 
 
 async def test_distill_true_gives_a_recorded_run_its_lessons(bank):

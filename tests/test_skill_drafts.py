@@ -342,7 +342,10 @@ def test_the_banks_llm_distiller_drafts_too_and_bad_text_falls_back(bank):
     bank.distiller = ChatModelDistiller(GenericFakeChatModel(messages=iter(
         [AIMessage(content=scripted_reply()), AIMessage(content=too_long)])))
     drafts = sorted(bank.skills.propose(), key=lambda d: -len(d.sources))
-    assert [d.drafted_by for d in drafts] == ["model", "model"]
+    # A reply whose description is unusable is no model draft: the rules' whole, and its reason
+    # says why (it was labelled "model" with the rules' description, hunt-llama #5, session 35).
+    assert [d.drafted_by for d in drafts] == ["model", "rules"]
+    assert "not the model (no usable description in the reply)" in drafts[1].reason
     assert len(drafts[1].description) <= 1024 and "x" * 50 not in drafts[1].description
     for draft in drafts:
         assert_valid_agent_skill(draft.path)

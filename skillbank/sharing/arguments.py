@@ -151,3 +151,30 @@ def with_local_zones(target: str, name: str, args: tuple[Any, ...], kwargs: dict
 
 #: Calls whose lessons or drafts the owner's distiller writes (`BankClient._owner_distils`).
 OWNER_DISTILS = frozenset({("skills", "propose"), ("experiences", "distill")})
+
+#: Writes the owner distils when asked to, `distill=True` (by keyword, or at this position;
+#: `record_many`: in an item): the agent faces' `distill=True` records so. Their lessons came
+#: from the owner's distiller while a client's own one (`LlamaIndexDistiller(llm)`) was passed
+#: over without the warning the calls above give (hunt-llama #4, session 35).
+DISTILS_WHEN_ASKED: dict[tuple[str, str], int | None] = {
+    ("experiences", "record"): 10,
+    ("experiences", "record_messages"): None,  # in its **kw
+    ("experiences", "record_many"): None,
+}
+
+
+def owner_distils(target: str, name: str, args: tuple[Any, ...], kwargs: dict[str, Any]
+                  ) -> bool:
+    """Whether this call has the owner distil or draft (`OWNER_DISTILS`, or a write of
+    `DISTILS_WHEN_ASKED` asked to distil)."""
+    if (target, name) in OWNER_DISTILS:
+        return True
+    if (target, name) not in DISTILS_WHEN_ASKED:
+        return False
+    if name == "record_many":
+        items = kwargs.get("records", args[0] if args else None)
+        return isinstance(items, (list, tuple)) and any(
+            isinstance(item, dict) and item.get("distill") is True for item in items)
+    position = DISTILS_WHEN_ASKED[(target, name)]
+    at = args[position] if position is not None and position < len(args) else None
+    return kwargs.get("distill", at) is True

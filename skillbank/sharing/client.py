@@ -36,7 +36,7 @@ from skillbank.sharing import endpoint as ep
 from skillbank.sharing import prepare, served, wire
 from skillbank.sharing.connection import (_Connection, _NotRun, _OwnerChanged, _OwnerRaised,
                                           _Untrusted)
-from skillbank.sharing.arguments import (OWNER_DISTILS, plain_chat_messages, resolve_paths,
+from skillbank.sharing.arguments import (owner_distils, plain_chat_messages, resolve_paths,
                                          with_local_zones, without_local_callbacks)
 
 if TYPE_CHECKING:
@@ -380,7 +380,7 @@ class BankClient:
                 here = (args, kwargs)  # run as given if this process takes the root over
                 args, kwargs = without_local_callbacks(target, name, args, kwargs)
                 args, kwargs = with_local_zones(target, name, args, kwargs)
-                if (target, name) in OWNER_DISTILS:
+                if owner_distils(target, name, args, kwargs):
                     kwargs = self._owner_distils(target, name, kwargs)
                 result = self._invoke(target, "call", name, args, kwargs, here=here)
                 if distilled is not None and hasattr(result, "distilled_by"):
@@ -488,7 +488,8 @@ class BankClient:
         server's sampling drafter), and a warning, once, that the owner's distiller and drafter
         write the lessons and drafts: `skills.propose(drafter=...)` on a client failed ("an
         LLMDrafter cannot be sent"), and this process's own distiller was passed over without
-        a word. Drafts say who drafted them (`drafted_by`)."""
+        a word, also for a write with `distill=True` (an agent face's). Drafts say who drafted
+        them (`drafted_by`)."""
         drafter = kwargs.get("drafter")
         if drafter is not None:
             try:
@@ -497,7 +498,9 @@ class BankClient:
                 kwargs = {k: v for k, v in kwargs.items() if k != "drafter"}
                 self._warn_owner_distils(f"{target}.{name}", "its drafter")
         if self.distiller is not None:
-            self._warn_owner_distils(f"{target}.{name}", "this process's distiller")
+            call = f"{target}.{name}" + ("(distill=True)" if target == "experiences"
+                                         and name != "distill" else "")
+            self._warn_owner_distils(call, "this process's distiller")
         return kwargs
 
     def _warn_owner_distils(self, call: str, what: str) -> None:

@@ -12,7 +12,9 @@ claim in the body can be traced to an experience id.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import logging
 import re
 from collections import Counter
 from dataclasses import dataclass, field
@@ -32,6 +34,8 @@ _FAIL = re.compile(r"\b(fail\w*|error\w*|wrong|incorrect\w*|forgot|missed|mistak
                    r"never|don't|do not|instead of|invalid|non-existent|lower-scoring)\b", re.I)
 _SUCCEED = re.compile(r"\b(succeed\w*|success\w*|worked|correct\w*|higher-scoring|properly)\b", re.I)
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+log = logging.getLogger("skillbank.skills")
+_warned: set[str] = set()  # kinds of model failure already logged (once per process)
 _NAME_STOP = frozenset({"file", "all", "new", "given", "get", "one", "each", "every", "them",
                         "and", "list", "per", "via", "much", "since", "already", "went",
                         "involving", "respective", "maintaining", "day", "days", "year", "keep",
@@ -63,6 +67,9 @@ class DraftText:
     pitfalls: list[str]
     checks: list[str]
     drafted_by: str = "rules"
+    #: Why a model's text was not used (`LLMDrafter`'s fallback), None when it was or none
+    #: was asked: the draft's `reason` says it.
+    fallback_reason: str | None = None
 
 
 class SkillDrafter(Protocol):
@@ -299,8 +306,12 @@ class LLMDrafter:
 
     Build one from a model with `from_chat_model` (LangChain), `from_llamaindex` (LlamaIndex),
     or pass a sampling function (`complete`) directly. Each reply is checked: the description
-    must be a non-empty string within the spec's 1024 characters, and the lists strings; what
-    fails is taken from the rule drafter, and `last_error` says why.
+    must be a non-empty string within the spec's 1024 characters, and the lists strings; a
+    list that fails is taken from the rule drafter. A reply with no usable description (or a
+    model that failed) is no model draft: the rules' draft is used whole, ``drafted_by
+    "rules"``, and why is in the draft's `reason`, in `last_error` and, once per kind of
+    failure, in a warning, as the LLM distiller says it. Any JSON object was labelled
+    "model" before, every field of it the rules' (hunt-llama #5, session 35).
     """
 
     def __init__(self, complete: Callable[[str], Any], *, fallback: SkillDrafter | None = None) -> None:
@@ -341,22 +352,31 @@ class LLMDrafter:
                 reply = getattr(reply, "content", None) or getattr(reply, "text", None)
             data = extract_json(reply) if isinstance(reply, str) else None
         except Exception as exc:  # noqa: BLE001 - any model failure means: use the rules
-            self.last_error = f"{type(exc).__name__}: {exc}"
-            return rules
+            return self._rules(rules, f"{type(exc).__name__}: {exc}")
         if not isinstance(data, dict):
-            self.last_error = "unparseable reply"
-            return rules
+            return self._rules(rules, "unparseable reply")
         description = data.get("description")
         if (not isinstance(description, str) or not description.strip()
                 or len(description) > MAX_DESCRIPTION or _CONTROL.search(description)):
-            self.last_error = "no usable description in the reply"
-            description = rules.description
+            return self._rules(rules, "no usable description in the reply")
         lists = {}
         for key in ("steps", "pitfalls", "checks"):
             got = _strings(data.get(key), MAX_ITEMS[key])
             lists[key] = got if got else getattr(rules, key)
         return DraftText(re.sub(r"\s+", " ", description).strip(), lists["steps"],
                          lists["pitfalls"], lists["checks"], drafted_by="model")
+
+    def _rules(self, rules: DraftText, reason: str) -> DraftText:
+        """The rules' draft, saying why the model's was not used (`last_error`, the draft's
+        `fallback_reason`, a warning once per kind of failure)."""
+        self.last_error = reason
+        kind = reason.split(":", 1)[0]
+        if kind not in _warned:
+            _warned.add(kind)
+            log.warning("skillbank: the model drafter failed: %s; the rules drafted the skill "
+                        "(said once per kind of failure; each draft's drafted_by and reason "
+                        "say who drafted it)", reason[:300])
+        return dataclasses.replace(rules, drafted_by="rules", fallback_reason=reason[:300])
 
 
 # ------------------------------------------------------------------------------------ rendering

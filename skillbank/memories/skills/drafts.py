@@ -279,11 +279,14 @@ class SkillDrafts(SkillProposing):
                      revises: str | None, body: str | None = None, description: str | None = None,
                      frontmatter: dict[str, Any] | None = None, base_text: str | None = None,
                      reason: str = "", namespaces: list[str] | None = None,
-                     skill: str | None = None) -> SkillDraft:
+                     skill: str | None = None, not_the_model: str | None = None
+                     ) -> SkillDraft:
         """Write draft `name` of `skill` (the revised one, or `name`; a draft of another
-        namespace set than the bank's is named apart from its skill, `proposing`)."""
+        namespace set than the bank's is named apart from its skill, `proposing`).
+        `not_the_model`: why a model drafter's text was not used (its reason is the draft's)."""
         skill = skill or revises or name
         text = None if body is not None else drafter.write(material)
+        not_the_model = not_the_model or getattr(text, "fallback_reason", None)
         fm = dict(frontmatter or {})
         fm["name"] = skill
         fm["description"] = description if description is not None else text.description
@@ -293,8 +296,11 @@ class SkillDrafts(SkillProposing):
         errors = [f for f in validate_skill(doc, folder_name=skill) if f.severity == "error"]
         if errors:
             if text is not None and text.drafted_by == "model":  # the spec refuses the model's text
-                return self._write_draft(name, material, RuleDrafter(), revises=revises,
-                                         reason=reason, namespaces=namespaces, skill=skill)
+                return self._write_draft(
+                    name, material, RuleDrafter(), revises=revises, reason=reason,
+                    namespaces=namespaces, skill=skill,
+                    not_the_model="the model's text breaks the skill spec: "
+                                  + "; ".join(f.message for f in errors))
             raise InvalidInputError("the drafted skill is not valid: "
                                     + "; ".join(f.message for f in errors), errors)
         rendered = render_skill(doc)
@@ -304,8 +310,10 @@ class SkillDrafts(SkillProposing):
             name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
             sources=material.sources, revises=revises,
             diff=_diff(base_text, rendered, name, skill) if base_text is not None else None,
-            reason=reason or (f"{len(material.sources)} runs of one kind of task "
-                              f"({material.successes} succeeded, {material.failures} failed)"),
+            reason=(reason or (f"{len(material.sources)} runs of one kind of task "
+                               f"({material.successes} succeeded, {material.failures} failed)"))
+            + (f"; drafted by the rules, not the model ({not_the_model})" if not_the_model
+               else ""),
             drafted_by="model" if text is not None and text.drafted_by == "model" else "rules",
             base_hash=base_hash, written_hash=_text_hash(rendered),
             namespaces=namespaces if namespaces is not None else [self.default_namespace],
