@@ -120,9 +120,11 @@ async def test_a_second_database_under_a_deployment_is_refused_before_it_syncs(
 
 def test_the_workers_of_one_database_keep_opening_it(tmp_path, chroma_server, postgres):
     """Workers on two machines (roots of their own), a restart, a `pg_restore --clean` into
-    the same database (step 8's restore) and a database restored after the recorded one was
-    dropped (`dropdb`, `createdb`, `pg_restore`: the recorded one is gone from the cluster)
-    open as before; a fresh database is still refused."""
+    the same database (step 8's restore) open as before; a fresh database is refused, and so
+    is a database restored after the recorded one was dropped (`dropdb`, `createdb`,
+    `pg_restore`) until the move is said by hand: two databases opened at once both took it
+    over by themselves (review 2, session 35). A multi-host URL (libpq failover) opens: its
+    port could not be read from the URL and every open failed (review 2)."""
     deployment = "dep-" + uuid.uuid4().hex[:10]
     name, url = _database(postgres)
     with open_bank(tmp_path / "a", chroma_server, url, deployment) as a, \
@@ -144,7 +146,14 @@ def test_the_workers_of_one_database_keep_opening_it(tmp_path, chroma_server, po
         admin.execute(f"CREATE DATABASE {name}")
     subprocess.run([str(PG_BIN / "pg_restore"), "--dbname", url, str(dump)], check=True,
                    capture_output=True, timeout=120)
-    with open_bank(tmp_path / "a", chroma_server, url, deployment) as a:
+    assert "SKILLBANK_DEPLOYMENT_TAKEOVER=1" in _refused(tmp_path / "a", chroma_server, url,
+                                                         deployment)
+    moved = _cli(tmp_path / "a", chroma_server, url, deployment, "reindex",
+                 SKILLBANK_DEPLOYMENT_TAKEOVER="1")
+    assert moved.returncode == 0, moved.stderr
+    host_port = url.split("@", 1)[1].split("/", 1)[0]
+    multi = url.replace(host_port, f"{host_port},{host_port}")  # libpq's failover form
+    with open_bank(tmp_path / "a", chroma_server, multi, deployment) as a:
         assert eid in [h.id for h in a.experiences.recall(TASK, count_use=False)]
     assert "belongs to the PostgreSQL database" in _refused(
         tmp_path / "fresh", chroma_server, fresh_url, deployment)
@@ -226,3 +235,26 @@ def test_a_root_without_a_database_is_refused_a_team_deployment(tmp_path, chroma
     assert f"deployment {deployment!r}" in said and "is a team deployment of the" in said, said
     assert "has no database_url" in said and "deployment of its own" in said, said
     assert eid in _indexed(tmp_path / "view", chroma_server, url, deployment)
+
+
+def test_a_team_is_refused_the_deployment_of_a_root_without_a_database(
+        tmp_path, chroma_server, postgres):
+    """Review 2 of session 35: a team's first open of a deployment a root without a database
+    held synced that index to the team's records and deleted the root's entries (and the
+    root was then refused its own deployment)."""
+    from skillbank import Skillbank
+    from skillbank.embeddings import HashEmbedding
+
+    deployment = "dep-" + uuid.uuid4().hex[:10]
+    with Skillbank.open(tmp_path / "solo", embedding_function=HashEmbedding(),
+                        include_bundled=False, chroma_url=chroma_server,
+                        deployment=deployment) as solo:
+        eid = solo.experiences.record(task=TASK, outcome="success")
+    _, url = _database(postgres)
+    said = _refused(tmp_path / "team", chroma_server, url, deployment)
+    assert f"is the index of root {(tmp_path / 'solo').resolve()}" in said, said
+    assert "skillbank migrate" in said, said
+    with Skillbank.open(tmp_path / "solo", embedding_function=HashEmbedding(),
+                        include_bundled=False, chroma_url=chroma_server,
+                        deployment=deployment) as solo:
+        assert eid in [h.id for h in solo.experiences.recall(TASK, count_use=False)]

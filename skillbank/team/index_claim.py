@@ -17,12 +17,16 @@ collection `skillbank-deployment-databases` of the deployment's Chroma database)
 database is refused at open, before anything is synced. A database is its cluster's system
 identifier and its oid: every worker of it, on any machine, after any restart, is admitted, and
 so is the same database after `pg_restore --clean` into it, a rename, or a failover to a
-streaming replica. A database restored after the recorded one was dropped from the same cluster
-(`dropdb`, `createdb`, `pg_restore`) takes the deployment over by itself: the recorded one is
-gone. A database in another cluster cannot be told from a copy (a drill on another machine), so
-moving a deployment to a new cluster (a replacement machine, a major upgrade) is said once by
-hand, `deployment_takeover` (`SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank reindex`). A deployment
-opened before this check has no record: the first database to open it is recorded.
+streaming replica. Any other database is refused, even one restored after the recorded one
+was dropped (`dropdb`, `createdb`, `pg_restore`: two databases opened at once both took it
+over by themselves; review 2, session 35) or one in another cluster (a copy cannot be told
+from a move): moving a deployment (a restore into a new database, a replacement machine, a
+major upgrade) is said once by hand, `deployment_takeover`
+(`SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank reindex`). A physical copy of the cluster
+(`pg_basebackup`, a point-in-time restore, a VM snapshot) has the same identifier and oid: it
+is the same database to this check, so a drill from one needs a deployment name or a Chroma
+server of its own (docs/team.md, step 8). A deployment opened before this check has no
+record: the first database to open it is recorded.
 """
 
 from __future__ import annotations
@@ -51,9 +55,37 @@ def claim_for_database(client: Any, deployment: str, store: Any, root: Any, wher
         if _claimed_by_this_database(claim, mine, store, deployment, root, where, takeover):
             return
         if claim is None:
+            _refuse_if_a_roots(client, deployment, mine, root, where, takeover)
             claims.add(ids=[deployment], embeddings=[[0.0]], metadatas=[record])
         else:
             claims.update(ids=[deployment], metadatas=[record])
+
+
+def _refuse_if_a_roots(client: Any, deployment: str, mine: dict[str, Any], root: Any,
+                       where: str, takeover: bool) -> None:
+    """Refuse the first team open of a deployment a root folder without a database holds
+    (`index_ownership.claim_deployment`): its sync to this database's records deleted the
+    root's entries, and the root was then refused its own deployment (review 2, session 35)."""
+    from skillbank.index_ownership import CLAIMS
+
+    got = client.get_or_create_collection(CLAIMS, embedding_function=None).get(
+        ids=[deployment], include=["metadatas"])
+    held = got["metadatas"][0] if got["ids"] else None
+    if not isinstance(held, dict):
+        return
+    if takeover:
+        log.warning("skillbank: deployment %r taken over from root %s by the %s "
+                    "(deployment_takeover)", deployment, held.get("path") or "?", _named(mine))
+        return
+    from skillbank.errors import InvalidInputError
+
+    raise InvalidInputError(
+        f"deployment {deployment!r} on {where} is the index of root {held.get('path') or '?'} "
+        f"(a root without a database), and this is the {_named(mine)}: opening it would sync "
+        "that index to this database's records and delete the root's entries. Give this team "
+        "a deployment of its own (--deployment / SKILLBANK_DEPLOYMENT); to bring that root's "
+        "memory into the team, run `skillbank migrate` from it, then "
+        f"SKILLBANK_DEPLOYMENT_TAKEOVER=1 skillbank --root {root} reindex once (docs/team.md)")
 
 
 def _named(identity: dict[str, Any]) -> str:
@@ -68,18 +100,18 @@ def _claimed_by_this_database(claim: Any, mine: dict[str, Any], store: Any, depl
     if not isinstance(claim, dict) or claim.get("oid") is None:
         return False
     theirs = claim.get("system")
-    # Without a system identifier (a role that may not read it) the oid and the name tell the
-    # same database; whether the recorded one is gone cannot be asked of an unknown cluster.
+    # Without a system identifier (a role that may not read it) a database is its oid, name
+    # and server address: oids of fresh clusters repeat (16386 for the first `createdb` on
+    # each), so two clusters' `appdb` were one database (review 2, session 35).
     same_cluster = theirs is not None and theirs == mine["system"]
     if claim.get("oid") == mine["oid"] and (same_cluster or (
-            None in (theirs, mine["system"]) and claim.get("name") == mine["name"])):
+            None in (theirs, mine["system"]) and claim.get("name") == mine["name"]
+            and claim.get("server") == mine["server"])):
         return True
     holder = _named(claim)
-    if same_cluster and not store.holds_database(int(claim["oid"])):
-        log.warning("skillbank: deployment %r was the %s, which this cluster no longer has "
-                    "(dropped and restored?): the deployment is the %s's now", deployment,
-                    holder, _named(mine))
-        return False
+    # A recorded database dropped from this cluster is not taken over by itself: two
+    # databases opened at once both took it, and so did any database opened before the
+    # restore (review 2, session 35). Its restore is a move, said by hand (takeover).
     if takeover:
         log.warning("skillbank: deployment %r taken over from the %s by the %s "
                     "(deployment_takeover): its index entries are replaced by this database's",
@@ -108,10 +140,7 @@ def refuse_if_team_deployment(client: Any, deployment: str, root: Any, where: st
     root claim left: it is checked against other roots only; session 35). `takeover`: the
     root opens it all the same (its entries are synced to this root's files), as
     `claim_deployment` lets a root take one over from another."""
-    try:
-        claims = client.get_collection(DATABASE_CLAIMS)
-    except Exception:  # noqa: BLE001 - chromadb's NotFound differs across versions: no team
-        return
+    claims = client.get_or_create_collection(DATABASE_CLAIMS, embedding_function=None)
     got = claims.get(ids=[deployment], include=["metadatas"])
     claim = got["metadatas"][0] if got["ids"] else None
     if not isinstance(claim, dict) or claim.get("oid") is None:

@@ -104,12 +104,12 @@ class PostgresStore:
         """Which PostgreSQL database this is (`skillbank.team.index_claim`: a deployment's
         Chroma database is one database's): its cluster's system identifier (kept by a
         failover to a streaming replica; None where the role may not read it), the database's
-        oid (kept by `pg_restore --clean` into it and by a rename) and name, and the server's
-        host and port (for messages only)."""
-        from urllib.parse import urlsplit
-
-        oid, name = self.db.execute("SELECT oid, datname FROM pg_database "
-                                    "WHERE datname = current_database()")[0]
+        oid (kept by `pg_restore --clean` into it and by a rename) and name, and the address
+        and port the server answers on (as it says: a multi-host URL, `host1,host2`, made the
+        URL's own port unreadable and every open failed; review 2, session 35)."""
+        oid, name, address, port = self.db.execute(
+            "SELECT oid, datname, host(inet_server_addr()), inet_server_port() "
+            "FROM pg_database WHERE datname = current_database()")[0]
         try:
             system = str(self.db.execute(
                 "SELECT system_identifier FROM pg_control_system()")[0][0])
@@ -117,13 +117,8 @@ class PostgresStore:
             if "permission denied" not in str(exc):
                 raise
             system = None
-        parts = urlsplit(self.db.url)
-        server = f"{parts.hostname or 'localhost'}:{parts.port or 5432}"
+        server = f"{address}:{port}" if address else "a local socket"
         return {"system": system, "oid": int(oid), "name": str(name), "server": server}
-
-    def holds_database(self, oid: int) -> bool:
-        """Whether this cluster still has a database with `oid`."""
-        return bool(self.db.execute("SELECT 1 FROM pg_database WHERE oid = %s", (oid,)))
 
     def close(self) -> None:
         if self._audit is not None:
