@@ -208,7 +208,12 @@ class PortabilityMixin:
         def wanted_id(data: dict[str, Any]) -> str:
             return data["id"] if isinstance(data.get("id"), str) else ""
 
-        chunk = _forgotten_lines(chunk, report, lesson_lines, forgotten)
+        # Read again each batch: in team mode another worker's forget since the import began
+        # is in sb_forgotten, and this process's write lock does not hold that worker off
+        # (review 3, session 35).
+        forgotten |= self.journal.forgotten_ids()  # type: ignore[attr-defined]
+        chunk = _forgotten_lines(chunk, report, lesson_lines, forgotten,
+                                 self._scope().reads_all)  # type: ignore[attr-defined]
         if not chunk:
             return None
         vectors = self._embed([(record, wanted_id(data) not in lesson_lines)
@@ -341,8 +346,8 @@ class PortabilityMixin:
 
 
 def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report: SyncReport,
-                     lesson_lines: dict[str, list[tuple[Any, set[str]]]], forgotten: set[str]
-                     ) -> list[tuple[dict[str, Any], Experience, str]]:
+                     lesson_lines: dict[str, list[tuple[Any, set[str]]]], forgotten: set[str],
+                     reads_all: bool) -> list[tuple[dict[str, Any], Experience, str]]:
     """The lines of `chunk` to store, forget meaning gone: a line of a record forgotten here
     (under its id, or the id `_derived_id` gives it) is left out, and so is a lesson of an
     experience forgotten here, each with a warning finding "forgotten" naming its id only; an
@@ -352,13 +357,21 @@ def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report
     Users met it (hunt-teamport #2, session 35): importing a backup taken before a forget
     brought the forgotten experience back under its id, and after forgetting one lesson, the
     same import stored the experience again under a new id, the forgotten lesson in it, and
-    the lesson itself back under its forgotten id."""
+    the lesson itself back under its forgotten id.
+
+    Only the id this caller would store a line under counts (`reads_all`: the file's id; any
+    other caller: the one `_derived_id` gives it): a caller in one namespace was refused its
+    own line, and told the id had been forgotten, when a record of that id had been
+    forgotten in a namespace it cannot read (review 3, session 35; issue 22).
+
+    A forgotten lesson's text is known from the file's lesson lines: an experience line from
+    a file without them (written by hand, filtered) is stored with it again."""
     if not forgotten:
         return chunk
 
     def gone(record_id: Any, prefix: str, namespace: str) -> bool:
         return isinstance(record_id, str) and _ID.match(record_id) is not None and (
-            record_id in forgotten or _derived_id(prefix, record_id, namespace) in forgotten)
+            record_id if reads_all else _derived_id(prefix, record_id, namespace)) in forgotten
 
     out = []
     for data, record, where in chunk:
