@@ -139,6 +139,14 @@ class RunNamespaces:
             while len(self._by_id) > self.MAX:
                 self._by_id.popitem(last=False)
 
+    def forget(self, memory: Any) -> None:
+        """`memory`'s latest run read with no namespace (no value for the template): its
+        writes after the run have none either, not the run's before (review 4, session 35)."""
+        with self._lock:
+            found = self._by_id.get(id(memory))
+            if found is not None and found[0]() is memory:
+                del self._by_id[id(memory)]
+
     def get(self, memory: Any) -> Optional[str]:
         """The namespace `memory`'s latest run read with, or None (no run of it read here)."""
         with self._lock:

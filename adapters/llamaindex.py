@@ -328,9 +328,13 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             noted = self._ran_with.get(memory) if memory is not None else None
             if noted is not None:
                 return True, noted
-            if memory is not None and ctx is None:  # arecord_run: no read of this Memory here
-                exc = InvalidInputError(f"{exc}; to record a run after it, pass its Context: "
-                                        "arecord_run(memory, ctx=ctx)")
+            if memory is None:  # a read with no value: the run's later writes have none
+                self._ran_with.forget(await step_memory(ctx))  # (review 4, session 35)
+            elif ctx is None and not values:  # arecord_run: no read of this Memory here
+                exc = InvalidInputError(
+                    f"{exc}; to record a run after it, pass the values its reads had: "
+                    "arecord_run(memory, ctx=ctx) with the run's Context, or outside a "
+                    "workflow arecord_run(memory, values={\"user_id\": ...})")
             self._last_error = exc
             if self.raise_errors:
                 raise
@@ -494,7 +498,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
                           feedback: Optional[str] = None, error: Optional[BaseException] = None,
                           task: Optional[str] = None, wait: bool = True,
-                          ctx: Any = None) -> Optional[str]:
+                          ctx: Any = None, values: Optional[dict[str, Any]] = None
+                          ) -> Optional[str]:
         """Record a run as an experience, and learn guidelines from `feedback` if given.
 
         `messages` is a list of `ChatMessage`s or a `Memory`; the run is taken from the latest
@@ -504,8 +509,10 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         exception's type and message as feedback; with the run's `ctx` (``agent.run(...,
         ctx=ctx)``, or ``handler.ctx``) also the tool calls it made before it raised, which
         `FunctionAgent` holds in its scratchpad until a run ends. A namespace template is
-        filled from `ctx`'s store, else it is the one the `Memory`'s run read with (a list of
-        messages without `ctx`: none, warned, nothing recorded). A stop as `error`
+        filled from `values` (what a custom loop's ``memory.aget(user_id=...)`` was given) and
+        `ctx`'s store, else it is the one the `Memory`'s run read with in a workflow step (a
+        list of messages without either, or a run whose read had no value: none, warned,
+        nothing recorded). A stop as `error`
         (``asyncio.CancelledError``, ``KeyboardInterrupt``, the ``WorkflowCancelledByUser`` of
         ``handler.cancel_run()``) is no failure and no outcome: the
         run is recorded with a last step naming it and, in a session, its episode goes on
@@ -516,7 +523,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ``last_error``).
         """
         session = getattr(messages, "session_id", None)
-        ok, namespace = await self._namespace_for(session, ctx=ctx, memory=messages)
+        ok, namespace = await self._namespace_for(session, values, ctx=ctx, memory=messages)
         if not ok:
             return None  # no value for the template: nothing recorded (warned)
         memory = messages

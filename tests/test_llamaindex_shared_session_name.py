@@ -135,6 +135,52 @@ async def test_a_run_with_no_user_id_gets_no_one_s_memory(tmp_path, remote, capl
         assert not [g for g in bank.guidelines.list(namespace="*") if "ANON" in g.text]
 
 
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_a_run_with_no_user_id_on_a_reused_memory_is_recorded_nowhere(tmp_path, remote):
+    """Review 4 of session 35: alice's run, then a run with no user id on the *same* Memory.
+    Its read was refused, but its `arecord_run` (with or without ctx=) still filed the run,
+    feedback and all, in alice's namespace: the Memory's note was alice's run's."""
+    with bank_for(tmp_path, remote) as bank:
+        block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+        llm, _ = scripted([ChatMessage(role="assistant", content="Done.")] * 2)
+        agent = FunctionAgent(tools=[], llm=llm, system_prompt="You help.")
+        memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
+        ctx = Context(agent)
+        await ctx.store.set("user_id", "alice")
+        await agent.run(user_msg="Write a severance letter", memory=memory, ctx=ctx)
+        assert await block.arecord_run(memory, outcome="success")
+        anonymous = Context(agent)
+        await agent.run(user_msg="Write another letter", memory=memory, ctx=anonymous)
+        assert await block.arecord_run(memory, outcome="success",
+                                       feedback="Never cc bosses.") is None
+        assert await block.arecord_run(memory, outcome="success", ctx=anonymous) is None
+        bank.flush()
+        assert [(e.namespace, e.task) for e in bank.experiences.list(namespace="*")] == [
+            ("alice", "Write a severance letter")]
+        assert not [g for g in bank.guidelines.list(namespace="*") if "bosses" in g.text]
+
+
+async def test_a_custom_loop_records_with_the_values_its_reads_had(tmp_path):
+    """Review 4 of session 35: a loop outside any workflow reads with
+    `memory.aget(user_id="alice")` (docs/scope.md) and records after it: no Context names the
+    run, so `arecord_run(memory, values={"user_id": "alice"})` says whose it is; without it,
+    the warning says so and nothing is recorded (it was filed by the session name before)."""
+    with bank_for(tmp_path, False) as bank:
+        bank.guidelines.add("Always cc ALICE-BOSS on severance letters.", namespace="alice")
+        block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+        memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
+        await memory.aput(ChatMessage(role="user", content="Write a severance letter"))
+        chat = await memory.aget(user_id="alice")
+        assert "ALICE-BOSS" in "\n".join(m.content or "" for m in chat)
+        await memory.aput(ChatMessage(role="assistant", content="Here it is."))
+        assert await block.arecord_run(memory, outcome="success") is None
+        assert "values=" in str(block.last_error)
+        assert await block.arecord_run(memory, outcome="success", values={"user_id": "alice"})
+        bank.flush()
+        assert [(e.namespace, e.task) for e in bank.experiences.list(namespace="*")] == [
+            ("alice", "Write a severance letter")]
+
+
 async def test_a_run_given_as_messages_is_filed_by_its_ctx(tmp_path):
     """`arecord_run(messages, ctx=ctx)`: the run's Context names whose run it is, as the brief
     of #1 asks (the Memory object, `ctx=`, the Context store). Before, `ctx=` served only the
