@@ -100,23 +100,19 @@ def test_a_scoped_callers_reimport_leaves_out_what_it_forgot(tmp_path, remote):
 
 
 @REMOTE
-def test_an_id_forgotten_in_another_namespace_neither_stops_nor_tells_a_scoped_import(
-        tmp_path, remote):
-    """Review 3 of session 35: a caller in namespace bob imports his own file, whose line has
-    an id alice's namespace had and forgot. bob stores under an id derived from it, so the
-    line is his to store; it was left out, and bob told "exp-... was forgotten here", which
-    says what another namespace held (issue 22)."""
-    with bank_for(tmp_path, remote) as bank:
-        with scopes.using(scopes.narrowed("alice")):
-            eid = bank.experiences.record(task="alice private deploy", outcome="success")
-            bank.forget(eid)
-        mine = tmp_path / "bob.jsonl"
-        mine.write_text(json.dumps({"id": eid, "kind": "experience", "task": "bob's own task",
-                                    "outcome": "success"}) + "\n")
-        with scopes.using(scopes.narrowed("bob")):
-            report = bank.experiences.import_(mine)
-            assert len(report.added) == 1 and forgotten_findings(report) == []
-            assert [e.task for e in bank.experiences.list()] == ["bob's own task"]
+def test_a_scoped_callers_backup_of_its_own_records_leaves_out_what_it_forgot(tmp_path, remote):
+    """Review 6 of session 35: a caller in namespace alice records (its records keep their
+    own ids), exports, forgets, imports the backup. Counting only the id derived for its
+    namespace stored all three lines again under new ids, the forgotten lesson's text in
+    them; both ids count."""
+    out = tmp_path / "backup.jsonl"
+    with bank_for(tmp_path, remote) as bank, scopes.using(scopes.narrowed("alice")):
+        memory = bank.experiences
+        eid, _, _ = record_and_export(memory, out)
+        bank.forget(eid)
+        report = memory.import_(out)
+        assert report.added == [] and len(forgotten_findings(report)) == 3
+        assert memory.list() == [] and SECRET not in every_text(memory)
 
 
 def test_the_cli_line_counts_the_lines_left_out(cli_root, tmp_path):

@@ -212,8 +212,7 @@ class PortabilityMixin:
         # is in sb_forgotten, and this process's write lock does not hold that worker off
         # (review 3, session 35).
         forgotten |= self.journal.forgotten_ids()  # type: ignore[attr-defined]
-        chunk = _forgotten_lines(chunk, report, lesson_lines, forgotten,
-                                 self._scope().reads_all)  # type: ignore[attr-defined]
+        chunk = _forgotten_lines(chunk, report, lesson_lines, forgotten)
         if not chunk:
             return None
         vectors = self._embed([(record, wanted_id(data) not in lesson_lines)
@@ -346,8 +345,8 @@ class PortabilityMixin:
 
 
 def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report: SyncReport,
-                     lesson_lines: dict[str, list[tuple[Any, set[str]]]], forgotten: set[str],
-                     reads_all: bool) -> list[tuple[dict[str, Any], Experience, str]]:
+                     lesson_lines: dict[str, list[tuple[Any, set[str]]]], forgotten: set[str]
+                     ) -> list[tuple[dict[str, Any], Experience, str]]:
     """The lines of `chunk` to store, forget meaning gone: a line of a record forgotten here
     (under its id, or the id `_derived_id` gives it) is left out, and so is a lesson of an
     experience forgotten here, each with a warning finding "forgotten" naming its id only; an
@@ -359,10 +358,12 @@ def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report
     same import stored the experience again under a new id, the forgotten lesson in it, and
     the lesson itself back under its forgotten id.
 
-    Only the id this caller would store a line under counts (`reads_all`: the file's id; any
-    other caller: the one `_derived_id` gives it): a caller in one namespace was refused its
-    own line, and told the id had been forgotten, when a record of that id had been
-    forgotten in a namespace it cannot read (review 3, session 35; issue 22).
+    Both the file's id and the one `_derived_id` gives it count, for every caller: a scoped
+    caller's own records keep their ids, and counting only the derived one brought back what
+    it had forgotten, secret lesson and all (review 6, session 35). The forget events say no
+    namespace, so a scoped caller whose file shares an id with a record forgotten in another
+    namespace has that line left out too, and told so (review 3): ids are 48 random bits, so
+    such a file came from this deployment's own export.
 
     A forgotten lesson's text is known from the file's lesson lines: an experience line from
     a file without them (written by hand, filtered) is stored with it again."""
@@ -371,7 +372,7 @@ def _forgotten_lines(chunk: list[tuple[dict[str, Any], Experience, str]], report
 
     def gone(record_id: Any, prefix: str, namespace: str) -> bool:
         return isinstance(record_id, str) and _ID.match(record_id) is not None and (
-            record_id if reads_all else _derived_id(prefix, record_id, namespace)) in forgotten
+            record_id in forgotten or _derived_id(prefix, record_id, namespace) in forgotten)
 
     out = []
     for data, record, where in chunk:
