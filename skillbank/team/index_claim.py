@@ -100,13 +100,14 @@ def _claimed_by_this_database(claim: Any, mine: dict[str, Any], store: Any, depl
     if not isinstance(claim, dict) or claim.get("oid") is None:
         return False
     theirs = claim.get("system")
-    # Without a system identifier (a role that may not read it) a database is its oid, name
-    # and server address: oids of fresh clusters repeat (16386 for the first `createdb` on
-    # each), so two clusters' `appdb` were one database (review 2, session 35).
+    # Without a system identifier (a role that may not read it) a database is its oid and
+    # name. Oids of fresh clusters repeat (16386 for the first `createdb` on each), so two
+    # clusters' `appdb` made alike are one database to this check (review 2, session 35);
+    # the server address did not help: the same database reached over a unix socket or
+    # another address was refused (review 6). docs/team.md says so.
     same_cluster = theirs is not None and theirs == mine["system"]
     if claim.get("oid") == mine["oid"] and (same_cluster or (
-            None in (theirs, mine["system"]) and claim.get("name") == mine["name"]
-            and claim.get("server") == mine["server"])):
+            None in (theirs, mine["system"]) and claim.get("name") == mine["name"])):
         return True
     holder = _named(claim)
     # A recorded database dropped from this cluster is not taken over by itself: two
