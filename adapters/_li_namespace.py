@@ -118,13 +118,29 @@ async def resolve_namespace(template: Optional[str], values: Optional[dict[str, 
 
 class RunNamespaces:
     """Per `Memory` object (held weakly, the last `MAX` used): the namespace its latest run read
-    memory with, for the writes after the run, where no Context store is current."""
+    memory with, for the writes after the run, where no Context store is current.
+
+    A read outside a workflow step (a custom loop's `memory.aget(...)`) names no Memory, only
+    its session: after one on a Memory's session name, that Memory's note is not used (it may
+    be an earlier run's, another user's: review 6, session 35); the write needs `ctx=` or
+    `values=`."""
 
     MAX = 1024
 
     def __init__(self) -> None:
-        self._by_id: OrderedDict[int, tuple[weakref.ref, str]] = OrderedDict()
+        self._by_id: OrderedDict[int, tuple[weakref.ref, str, int]] = OrderedDict()
+        self._loose: OrderedDict[Any, int] = OrderedDict()  # session -> the last loose read
+        self._count = 0
         self._lock = threading.Lock()
+
+    def loose_read(self, session: Any) -> None:
+        """A read of `session` outside a workflow step (no Memory to note)."""
+        with self._lock:
+            self._count += 1
+            self._loose[session] = self._count
+            self._loose.move_to_end(session)
+            while len(self._loose) > self.MAX:
+                self._loose.popitem(last=False)
 
     def note(self, memory: Any, namespace: Optional[str]) -> None:
         if memory is None or namespace is None:
@@ -134,7 +150,8 @@ class RunNamespaces:
         except TypeError:  # an object that cannot be referenced weakly: nothing kept
             return
         with self._lock:
-            self._by_id[id(memory)] = (ref, namespace)
+            self._count += 1
+            self._by_id[id(memory)] = (ref, namespace, self._count)
             self._by_id.move_to_end(id(memory))
             while len(self._by_id) > self.MAX:
                 self._by_id.popitem(last=False)
@@ -151,8 +168,11 @@ class RunNamespaces:
         """The namespace `memory`'s latest run read with, or None (no run of it read here)."""
         with self._lock:
             found = self._by_id.get(id(memory))
+            loose = self._loose.get(getattr(memory, "session_id", None), 0)
         # The id of a Memory gone since may be another object's now.
-        return found[1] if found is not None and found[0]() is memory else None
+        if found is None or found[0]() is not memory or loose > found[2]:
+            return None
+        return found[1]
 
 
 def _namespace_failed(exc: BaseException) -> None:

@@ -310,7 +310,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         warm_up(self.bank)  # the embedding model loads on a thread now, not in the first turn
 
     async def _namespace_for(self, session: Any, values: Optional[dict[str, Any]] = None, *,
-                             ctx: Any = None, memory: Any = None
+                             ctx: Any = None, memory: Any = None, reading: bool = False
                              ) -> tuple[bool, Optional[str]]:
         """(ok, namespace) of a run: a template is filled from the session (`values`) and the
         Context store of the running workflow step, or of `ctx` when given. Filled in a step,
@@ -325,11 +325,15 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             namespace = await resolve_namespace(
                 self.namespace, {"session_id": session, **(values or {})}, ctx=ctx)
         except InvalidInputError as exc:
-            noted = self._ran_with.get(memory) if memory is not None else None
+            # Given `values`, the caller named the run: never an earlier run's (review 6).
+            noted = self._ran_with.get(memory) if memory is not None and not values else None
             if noted is not None:
                 return True, noted
             if memory is None:  # a read with no value: the run's later writes have none
-                self._ran_with.forget(await step_memory(ctx))  # (review 4, session 35)
+                step = await step_memory(ctx)
+                if step is None and reading:
+                    self._ran_with.loose_read(session)
+                self._ran_with.forget(step)  # (review 4, session 35)
             elif ctx is None and not values:  # arecord_run: no read of this Memory here
                 exc = InvalidInputError(
                     f"{exc}; to record a run after it, pass the values its reads had: "
@@ -342,6 +346,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             return False, None
         if memory is None:  # a read or a flush inside the run: the run's own Memory
             memory = await step_memory(ctx)
+            if memory is None and reading:  # a custom loop's read: no Memory to note
+                self._ran_with.loose_read(session)  # (review 6, session 35)
         if memory is not None and getattr(memory, "session_id", None) == session:
             self._ran_with.note(memory, namespace)
         return True, namespace
@@ -415,7 +421,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         if not request:
             return ""
         session = block_kwargs.get("session_id")
-        ok, namespace = await self._namespace_for(session, block_kwargs)
+        ok, namespace = await self._namespace_for(session, block_kwargs, reading=True)
         if not ok:
             return ""  # no memory rather than another user's (warned)
         key = (session, namespace, position, request)

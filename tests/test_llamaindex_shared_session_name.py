@@ -195,3 +195,37 @@ async def test_a_run_given_as_messages_is_filed_by_its_ctx(tmp_path):
         bank.flush()
         assert records(bank, "alice") == [(ALICE_TASK, "success", None)]
         assert bank.experiences.list(namespace="*") == bank.experiences.list(namespace="alice")
+
+
+@pytest.mark.parametrize("mode", ["wrong-key", "no-values", "anonymous-loop", "values"])
+async def test_a_loop_read_after_a_workflow_run_never_records_into_that_run_s_user(tmp_path,
+                                                                                   mode):
+    """Review 6 of session 35: alice's workflow run reads a Memory; then a custom loop reads
+    it for bob (`aget(user_id="bob")`, or `aget()` with no user) and records. With a
+    misspelt `values` key, no `values`, or an anonymous read, the run, its feedback and the
+    rule learnt from it went to alice's namespace. Now only `values` naming bob records it."""
+    with bank_for(tmp_path, False) as bank:
+        block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+        llm, _ = scripted([ChatMessage(role="assistant", content="Done.")])
+        agent = FunctionAgent(tools=[], llm=llm, system_prompt="You help.")
+        memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
+        ctx = Context(agent)
+        await ctx.store.set("user_id", "alice")
+        await agent.run(user_msg="Write a severance letter", memory=memory, ctx=ctx)
+        assert await block.arecord_run(memory, outcome="success")
+        await memory.aput(ChatMessage(role="user", content="Book bob a flight"))
+        await (memory.aget() if mode == "anonymous-loop" else memory.aget(user_id="bob"))
+        await memory.aput(ChatMessage(role="assistant", content="Booked."))
+        given = {"wrong-key": {"values": {"userid": "bob"}}, "values": {"values": {
+            "user_id": "bob"}}}.get(mode, {})
+        recorded = await block.arecord_run(memory, outcome="failure",
+                                           feedback="Use aisle seats.", **given)
+        bank.flush()
+        filed = {(e.namespace, e.task) for e in bank.experiences.list(namespace="*")}
+        rules = {(g.namespace, g.text) for g in bank.guidelines.list(namespace="*")}
+        if mode == "values":
+            assert recorded and ("bob", "Book bob a flight") in filed
+            assert rules == {("bob", "Use aisle seats.")}
+        else:
+            assert recorded is None and filed == {("alice", "Write a severance letter")}
+            assert rules == set()
