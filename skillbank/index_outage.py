@@ -104,10 +104,12 @@ def rebuilt(reports: dict[str, Any]) -> dict[str, Any]:
     already failed (exit 1). Nothing is lost: the files are untouched."""
     for name, report in reports.items():
         for finding in getattr(report, "findings", None) or []:
-            if finding.code == "index-unavailable":
+            if finding.code in ("index-unavailable", "index-behind"):
                 raise ChromaUnavailableError(
                     f"reindex did not rebuild the {name} index: {finding.message}; the files "
-                    "are untouched: run `skillbank reindex` again once the server answers")
+                    "are untouched: run `skillbank reindex` again " + (
+                        "once the server answers" if finding.code == "index-unavailable"
+                        else "when no other process is writing"))
     return reports
 
 

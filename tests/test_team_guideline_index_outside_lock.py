@@ -177,7 +177,32 @@ def test_an_index_write_that_fails_does_not_fail_the_saved_write_or_drop_the_res
     finally:
         del rules.index.upsert
     assert entry.action == "superseded", entry
-    assert rules._relevel_due  # the next sync levels the index
+    assert rules._relevel_due is not None  # the next sync levels the index
+    assert not [f for f in rules.sync().findings if f.code == "index-behind"]
     hits = rules.search("pin dependency versions lockfile build", k=3)
     assert [h.id for h in hits] == [entry.guideline_id]
     assert (rules.index.metadata(old) or {}).get("status") == "superseded"
+
+
+
+def test_a_sync_that_could_not_level_the_index_says_so(hash_bank):
+    """Review 5 of session 35: a sync whose index part was skipped every try (the records kept
+    moving) or failed (an index error that is no outage) reported nothing, its counts as if
+    written, so `skillbank reindex` would say it rebuilt an index it had not."""
+    from skillbank.index_outage import ChromaUnavailableError, rebuilt
+
+    rules = hash_bank.guidelines
+    rules.add("Always pin dependency versions in production builds.")
+
+    def upsert(items: Any) -> int:
+        raise RuntimeError("simulated: Chroma's InternalError during upsert")
+    rules.index.upsert = upsert
+    rules.index.hashes = lambda: {}  # the index lacks the rule: the sync must write it
+    try:
+        report = rules.sync()
+    finally:
+        del rules.index.upsert, rules.index.hashes
+    assert report.added == [] and [f.code for f in report.findings] == ["index-behind"]
+    with pytest.raises(ChromaUnavailableError, match="did not rebuild the guidelines index"):
+        rebuilt({"guidelines": report})
+    assert not rules.sync().findings  # the next sync levels it

@@ -136,7 +136,8 @@ class GuidelineMemory(GuidelineFallback, GuidelineLearning, GuidelineReview, Gui
         self._rechecked = -math.inf  # when a search last checked the records (`_recheck`)
         self._index_behind: float | None = None  # when the index began to miss writes
         self._index_work: list[Callable[[], None]] | None = None  # `_writing`'s queue
-        self._relevel_due = False  # an index write or sync left levelling to the next sync
+        #: When an index write or a sync left levelling the index to the next sync.
+        self._relevel_due: float | None = None
         self._unreadable: list[Finding] = []  # files the last load could not read
         self._file_warnings: list[Finding] = []  # files it read in part, or skipped by name
         self._vectors: dict[str, np.ndarray] = {}  # text -> unit vector (matching cache)
