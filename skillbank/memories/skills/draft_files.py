@@ -16,6 +16,7 @@ and a script the skill's text tells the agent to run was gone (hunt-drafts #8, s
 
 from __future__ import annotations
 
+import difflib
 import os
 import shutil
 import stat
@@ -125,3 +126,24 @@ def _copy_file(source: Path, destination: Path) -> None:
     wanted = stat.S_IMODE(os.stat(source).st_mode) & allowed
     if wanted != made:
         os.chmod(destination, wanted)
+
+
+def revision_diff(before: str, after: str, name: str, skill: str, revised: Path | None,
+                  root: Path) -> str:
+    """Draft `name` (`after`) against `before`, the text of `skill`'s SKILL.md at `revised`,
+    headed with that file's path relative to `root` where it is inside it (as written, else
+    resolved; nested in a collection too), else whole (a read-only skill served from another
+    folder). It read `skills/<skill>/SKILL.md` for a skill kept in `skills/<collection>/`, a
+    file that does not exist (hunt-skilllife #2, session 35)."""
+    source = f"skills/{skill}/SKILL.md"
+    if revised is not None:
+        source = str(revised)
+        for inner, outer in ((revised, root), (revised.resolve(), root.resolve())):
+            try:
+                source = inner.relative_to(outer).as_posix()
+                break
+            except ValueError:
+                continue
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
+                                        after.splitlines(keepends=True),
+                                        fromfile=source, tofile=f"drafts/{name}/SKILL.md"))

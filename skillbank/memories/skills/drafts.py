@@ -25,7 +25,6 @@ memory's public API, or callers pass `experiences=` directly.
 
 from __future__ import annotations
 
-import difflib
 import hashlib
 import json
 import logging
@@ -43,8 +42,8 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
 from skillbank.fsutil import atomic_write, check_slug
 from skillbank.memories.skills import checks
 from skillbank.memories.skills.authoring import _with_author, author_of, text_with_author
-from skillbank.memories.skills.draft_files import (private_folder, stage_skill, tighten,
-                                                   write_private)
+from skillbank.memories.skills.draft_files import (private_folder, revision_diff, stage_skill,
+                                                   tighten, write_private)
 from skillbank.memories.skills.drafting import DraftMaterial, RuleDrafter, SkillDrafter, render_body
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.own_folders import never_through_link
@@ -78,12 +77,10 @@ class SkillDrafts(SkillProposing):
     experience_source: Callable[[str | None], list[Experience]] | None = None
     #: Set by the facade: returns the bank's distiller; an LLM distiller's model drafts too.
     distiller_source: Callable[[], Any] | None = None
-    #: Set by the facade: the bank's namespace (`settings.namespace`), the caller's default and
-    #: the namespace of drafts written before their sources' namespaces were recorded.
+    #: Set by the facade: the bank's namespace, the caller's default, and that of older drafts.
     default_namespace: str = "default"
 
-    # Supplied by SkillLibrary / SkillAuthoring.
-    writable_root: Path
+    writable_root: Path  # this and the four below: supplied by SkillLibrary / SkillAuthoring
     index: Any
     usage: Any
     write_lock: Any
@@ -214,15 +211,27 @@ class SkillDrafts(SkillProposing):
         own = folder / SKILL_FILE if folder is not None else None
         return own if own is not None and own.is_file() else None
 
-    def _revised_text(self, name: str) -> str | None:
-        """The SKILL.md text a revision of `name` would replace, as it is now: the bank's own
-        copy, else the (read-only) skill served under that name; None when there is none."""
+    def _revised_file(self, name: str) -> Path | None:
+        """The SKILL.md a revision of `name` would replace: the bank's own copy where it lives
+        (nested in a collection too), else the read-only skill of that name; None if none."""
         try:
-            path = self._own_file(name) or \
+            return self._own_file(name) or \
                 Path(self._summary(name).path)  # type: ignore[attr-defined]
-            return path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError, NotFoundError, InvalidInputError):
+        except (OSError, NotFoundError, InvalidInputError):
             return None
+
+    def _revised_text(self, name: str) -> str | None:
+        """The text of `_revised_file` as it is now; None when there is none."""
+        path = self._revised_file(name)
+        try:
+            return path.read_text(encoding="utf-8") if path is not None else None
+        except (OSError, UnicodeDecodeError):
+            return None
+
+    def _diff_of(self, before: str, after: str, name: str, skill: str) -> str:
+        """Draft `name` against `skill`'s SKILL.md, named where it lives (`revision_diff`)."""
+        return revision_diff(before, after, name, skill, self._revised_file(skill),
+                             self.writable_root.parent)
 
     def _against_current(self, draft: SkillDraft) -> SkillDraft:
         """A revision with its diff against the skill as it is now, and whether that is still the
@@ -237,7 +246,8 @@ class SkillDrafts(SkillProposing):
         except (OSError, UnicodeDecodeError):
             return draft
         changed = draft.base_hash is not None and _text_hash(current) != draft.base_hash
-        return draft.model_copy(update={"diff": _diff(current, text, draft.name, draft.skill),
+        return draft.model_copy(update={"diff": self._diff_of(current, text, draft.name,
+                                                           str(draft.revises)),
                                         "base_changed": changed})
 
     def _may_redraw(self, draft: SkillDraft, name: str) -> bool:
@@ -309,7 +319,7 @@ class SkillDrafts(SkillProposing):
         draft = SkillDraft(
             name=name, path=str(folder / SKILL_FILE), description=str(fm["description"]),
             sources=material.sources, revises=revises,
-            diff=_diff(base_text, rendered, name, skill) if base_text is not None else None,
+            diff=self._diff_of(base_text, rendered, name, skill) if base_text is not None else None,
             reason=(reason or (f"{len(material.sources)} runs of one kind of task "
                                f"({material.successes} succeeded, {material.failures} failed)"))
             + (f"; drafted by the rules, not the model ({not_the_model})" if not_the_model
@@ -514,7 +524,8 @@ class SkillDrafts(SkillProposing):
             diff, base_hash = draft.diff, draft.base_hash
             current = self._revised_text(draft.revises) if draft.revises else None
             if current is not None:  # the person wrote it against the skill as it is now
-                diff, base_hash = _diff(current, text, name, draft.skill), _text_hash(current)
+                diff = self._diff_of(current, text, name, str(draft.revises))
+                base_hash = _text_hash(current)
             edited = draft.model_copy(update={
                 "description": str(doc.frontmatter.get("description") or draft.description),
                 "diff": diff, "base_hash": base_hash, "base_changed": False})
@@ -677,14 +688,6 @@ def _stale_in_git(draft: SkillDraft, base: Any) -> str:
                "from the skill as it is now")
     return (f"draft {name!r} was not adopted: {why}; nothing was proposed. To go on, {way}; or "
             f"discard it (`skillbank skills discard {name}`)")
-
-
-def _diff(before: str, after: str, name: str, skill: str | None = None) -> str:
-    """Draft `name` against the SKILL.md of `skill` (by default a skill of the same name)."""
-    return "".join(difflib.unified_diff(before.splitlines(keepends=True),
-                                        after.splitlines(keepends=True),
-                                        fromfile=f"skills/{skill or name}/SKILL.md",
-                                        tofile=f"drafts/{name}/SKILL.md"))
 
 
 def _decider(action: str) -> None:
