@@ -55,6 +55,19 @@ async def run_as(block, user, text, session):
     return memory, ctx, prompts
 
 
+async def alice_s_recorded_run(bank):
+    """alice's workflow run on a Memory of session "chat", recorded; (block, agent, Memory)."""
+    block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+    llm, _ = scripted([ChatMessage(role="assistant", content="Done.")] * 2)
+    agent = FunctionAgent(tools=[], llm=llm, system_prompt="You help.")
+    memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
+    ctx = Context(agent)
+    await ctx.store.set("user_id", "alice")
+    await agent.run(user_msg="Write a severance letter", memory=memory, ctx=ctx)
+    assert await block.arecord_run(memory, outcome="success")
+    return block, agent, memory
+
+
 def records(bank, namespace):
     return [(e.task, e.outcome, e.feedback) for e in bank.experiences.list(namespace=namespace)]
 
@@ -141,14 +154,7 @@ async def test_a_run_with_no_user_id_on_a_reused_memory_is_recorded_nowhere(tmp_
     Its read was refused, but its `arecord_run` (with or without ctx=) still filed the run,
     feedback and all, in alice's namespace: the Memory's note was alice's run's."""
     with bank_for(tmp_path, remote) as bank:
-        block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
-        llm, _ = scripted([ChatMessage(role="assistant", content="Done.")] * 2)
-        agent = FunctionAgent(tools=[], llm=llm, system_prompt="You help.")
-        memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
-        ctx = Context(agent)
-        await ctx.store.set("user_id", "alice")
-        await agent.run(user_msg="Write a severance letter", memory=memory, ctx=ctx)
-        assert await block.arecord_run(memory, outcome="success")
+        block, agent, memory = await alice_s_recorded_run(bank)
         anonymous = Context(agent)
         await agent.run(user_msg="Write another letter", memory=memory, ctx=anonymous)
         assert await block.arecord_run(memory, outcome="success",
@@ -205,14 +211,7 @@ async def test_a_loop_read_after_a_workflow_run_never_records_into_that_run_s_us
     misspelt `values` key, no `values`, or an anonymous read, the run, its feedback and the
     rule learnt from it went to alice's namespace. Now only `values` naming bob records it."""
     with bank_for(tmp_path, False) as bank:
-        block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
-        llm, _ = scripted([ChatMessage(role="assistant", content="Done.")])
-        agent = FunctionAgent(tools=[], llm=llm, system_prompt="You help.")
-        memory = Memory.from_defaults(session_id="chat", memory_blocks=[block])
-        ctx = Context(agent)
-        await ctx.store.set("user_id", "alice")
-        await agent.run(user_msg="Write a severance letter", memory=memory, ctx=ctx)
-        assert await block.arecord_run(memory, outcome="success")
+        block, _, memory = await alice_s_recorded_run(bank)
         await memory.aput(ChatMessage(role="user", content="Book bob a flight"))
         await (memory.aget() if mode == "anonymous-loop" else memory.aget(user_id="bob"))
         await memory.aput(ChatMessage(role="assistant", content="Booked."))
