@@ -409,13 +409,15 @@ class GuidelineStore:
             outer = self._index_work is None
             if outer:
                 self._index_work = []
+            failed = True
             try:
                 with self.write_lock:
                     yield
+                failed = False
             finally:
                 if outer:
                     work, self._index_work = self._index_work or [], None
-                    self._run_index_work(work)
+                    self._run_index_work(work, raise_first=not failed)
 
     def _index_later(self, work: Callable[[], None]) -> None:
         """Run `work` (an index write) after the write lock is released, if held by `_writing`."""
@@ -424,20 +426,23 @@ class GuidelineStore:
         else:
             self._index_work.append(work)
 
-    def _run_index_work(self, work: list[Callable[[], None]]) -> None:
+    def _run_index_work(self, work: list[Callable[[], None]], raise_first: bool) -> None:
         """The queued index writes, in order, each whatever became of the one before.
 
-        The records are written: an index write that fails (a Chroma error other than an
-        outage, which each handles) does not answer the write as failed or drop the rest; it
-        is logged and the next sync levels the index (`_relevel_due`)."""
+        An index write that fails (a Chroma error other than an outage, which each handles)
+        does not drop the rest: the next sync levels the index (`_relevel_due`). The first such
+        error is then raised (`raise_first`: the write itself did not fail), as it was before
+        the index work left the lock: a damaged index must say its repair (`skillbank reindex
+        --fresh`, `index_repair`) on the write that met it, not only in a log."""
+        first: Exception | None = None
         for item in work:
             try:
                 item()
-            except Exception as exc:  # noqa: BLE001 - the records are written; see above
+            except Exception as exc:  # noqa: BLE001 - raised below, after the rest
                 self._relevel_due = time.monotonic()
-                log.warning("skillbank: a guideline change is saved, but indexing it failed "
-                            "(%s); the next sync indexes it", str(exc).strip().splitlines()[0]
-                            if str(exc).strip() else type(exc).__name__)
+                first = first or exc
+        if first is not None and raise_first:
+            raise first
 
     def _save(self, g: Guideline, *, reembed: bool = True) -> Guideline:
         """Write the record (durably, whole), then bring the map and the index up to date.
