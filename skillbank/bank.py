@@ -266,11 +266,17 @@ class Skillbank:
     def _refuse_if_closed(self) -> None:
         """The gate every use of the bank passes (its memories, indexes and Chroma client):
         after close() a retriever, tool or middleware built on it reopened Chroma and wrote
-        into a root another process owned by then (hunt-rag #6, session 24)."""
+        into a root another process owned by then (hunt-rag #6, session 24). A copy of the
+        bank in a forked child raises ForkedError: the parent's Chroma engine, locks and
+        connections stayed in the parent, and a search there waited for ever."""
         if self._closed:
             from skillbank.errors import ClosedError
 
             raise ClosedError.for_root(self.root)
+        if os.getpid() != self._pid:
+            from skillbank.errors import ForkedError
+
+            raise ForkedError.for_pid(self._pid)
 
     def _release_chroma(self) -> None:
         """Let go of Chroma's per-path system, so reopening this root later reads it afresh.

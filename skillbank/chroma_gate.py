@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import os
 import threading
 from typing import Any, Iterator
 
@@ -87,20 +88,28 @@ class _GatedBindings:
     face words as a full disk (`storage_errors`), and a write kept in the experience journal
     waits for a later sync as for any index failure. Here because every call of the embedded
     Chroma passes this place, and it knows the folder (hunt-disk #2, session 32: a skill save
-    on a full disk was answered "the index looks damaged ... reindex --fresh")."""
+    on a full disk was answered "the index looks damaged ... reindex --fresh").
+
+    In a child forked from the process that made the client every call raises ForkedError:
+    the engine's threads stayed in the parent and the call waited for ever."""
 
     def __init__(self, bindings: Any, gate: Gate, folder: Any = None) -> None:
         self._bindings = bindings
         self._gate = gate
         self._folder = folder
+        self._pid = os.getpid()
 
     def __getattr__(self, name: str) -> Any:
         value = getattr(self._bindings, name)
         if not callable(value):
             return value
-        gate, folder = self._gate, self._folder
+        gate, folder, pid = self._gate, self._folder, self._pid
 
         def gated(*args: Any, **kwargs: Any) -> Any:
+            if os.getpid() != pid:  # a forked child: Chroma's engine would never answer
+                from skillbank.errors import ForkedError
+
+                raise ForkedError.for_pid(pid)
             with gate.call():
                 try:
                     return value(*args, **kwargs)

@@ -98,6 +98,23 @@ class ClosedError(SkillbankError):
                    "Skillbank.open(root)")
 
 
+class ForkedError(SkillbankError):
+    """An embedded bank opened in one process used in a child forked from it.
+
+    chromadb's engine (a Rust runtime with its own threads) does not survive `fork`: the
+    child's first call into the parent's Chroma client waited for ever (a `multiprocessing`
+    worker on Linux's default 'fork' start method, handed the parent's bank). Its message says
+    how to get a working bank in the child."""
+
+    @classmethod
+    def for_pid(cls, opened_in: int) -> "ForkedError":
+        return cls(f"this Skillbank was opened in process {opened_in}, and this process is a "
+                   "child forked from it: its Chroma engine, locks and connections do not "
+                   "survive a fork (a search would hang). Open the root in the child "
+                   "(Skillbank.open(root) shares it with the process that owns it), or start "
+                   "the child with multiprocessing's 'spawn' or 'forkserver' method")
+
+
 class IndexError_(RuntimeError):
     """Base for index problems the caller should see as a clear message."""
 
