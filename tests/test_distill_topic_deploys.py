@@ -56,3 +56,7 @@ def test_a_learnt_deploy_rule_is_infra():
         "Every deploy of the billing service needs a rollback plan.",
         task="Deploy the billing service to staging") if r.actionable]
     assert rule.topic == "infra" and "customers" not in rule.when_to_use
+
+
+def test_a_lock_release_call_is_no_deploy():
+    assert guess_topic("Call `self._lock.release()` in a finally block.") != "infra"

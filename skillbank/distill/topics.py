@@ -85,7 +85,7 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         # The deployments the description names: a deploy or rollback rule had no infra word
         # and went to whatever the rest of its words said (hunt-lcteam #1, session 36).
         r"|(?:re)?deploy(?:s|ed|ing|ments?)?|rollbacks?|roll(?:s|ed|ing)? (?:it |them )?back"
-        r"|rollouts?|releases?(?! notes)|hotfix(?:es)?|downtime|outages?|staging",
+        r"|rollouts?|(?<!\.)releases?(?! notes)(?!\()|hotfix(?:es)?|downtime|outages?|staging",
     ),
     (
         # "Keep the abstract under 200 words" was filed as slides (learning-loop hunt #10).
