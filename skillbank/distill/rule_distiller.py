@@ -12,7 +12,8 @@ from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _w
 from skillbank.distill.relations import _compare
 from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
-from skillbank.distill.standalone import keep_subjects, leans_on_previous, task_kind
+from skillbank.distill.standalone import (keep_subjects, leans_on_previous, points_to_sentence,
+                                          resolve_reference, task_kind)
 from skillbank.distill.sentences import split_sentences
 from skillbank.distill.text import _clip, _finish, _key
 from skillbank.distill.topics import _task_kind, _when_to_use, guess_topic
@@ -60,6 +61,17 @@ class RuleDistiller:
                     seen.add(key)
                     if _join_previous(out, rule, sentence):
                         continue
+                    if points_to_sentence(rule):
+                        # No rule before to join: read "there" / "do that" from the clause or
+                        # sentence before, or report it unread; alone it means nothing
+                        # (hunt-lcteam #2, session 36).
+                        read = resolve_reference(rule, _before(sentence, rule) or previous)
+                        if read is None:
+                            out.append(CandidateRule(text=rule[:MAX_SHORT], topic="general",
+                                                     when_to_use="", actionable=False,
+                                                     source_sentence=sentence[:MAX_SHORT]))
+                            continue
+                        rule = read
                     topic = guess_topic(rule, task, (critique or "") + "\n" + (response or ""))
                     out.append(
                         CandidateRule(
@@ -251,3 +263,15 @@ def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:
         f"{prev.source_sentence} {sentence}"
     out[last] = prev.model_copy(update={"text": text, "source_sentence": said[:MAX_SHORT]})
     return True
+
+
+def _before(sentence: str, rule: str) -> str | None:
+    """The clause of `sentence` before the one `rule` came from ("You forgot to announce the
+    deploy in the billing channel; always announce billing deploys there."), or None when the
+    rule is the sentence's first clause."""
+    pieces = [p for p in re.split(r"\s*;\s+", sentence) if p.strip()]
+    key = _key(rule)
+    for i, piece in enumerate(pieces):
+        if i and key and key in _key(piece):
+            return pieces[i - 1]
+    return None

@@ -60,6 +60,92 @@ _EACH = re.compile(r"\b(?:each|every)\s+\w", re.I)
 _POSSESSIVE = re.compile(r"\b(?:their|its)\b", re.I)
 
 
+#: "there" as a place named before ("...in the billing channel; always announce billing deploys
+#: there."), not the "there" of "there is/are" ("Make sure there are tests.").
+_THERE = re.compile(r"\bthere\b(?!\s*(?:is|are|was|were|'s|’s|isn't|aren't|wasn't|weren't|will|"
+                    r"would|should|must|may|might|can|could|shall|has|have|had|seems?|appears?|"
+                    r"remains?|exists?|needs?|ought)\b)", re.I)
+#: An act named before: "Always do that before a migration.", "Never do so.", "Always check this."
+_DO_THAT = re.compile(r"\bdo\s+(?:that|this|so)\b", re.I)
+_ENDS_IN_THAT = re.compile(r"\b(?:that|this)\W*$", re.I)
+
+
+def points_to_sentence(rule: str) -> bool:
+    """Whether `rule` names its place or its act only by pointing back ("there", "do that", a
+    trailing "that"/"this"): alone, "Always do that before a migration." and "Always announce
+    billing deploys there." were stored as active rules with no meaning (hunt-lcteam #2,
+    session 36). Such a rule joins the rule before it, is read from the sentence before it
+    (:func:`resolve_reference`), or is reported as not read."""
+    return bool(_THERE.search(rule) or _DO_THAT.search(rule) or _ENDS_IN_THAT.search(rule))
+
+
+#: The place a sentence ends on: "... in the billing channel.", "... in #general."
+_PLACE_END = re.compile(r"\b(?:in|on|at|into)\s+(?:#[\w-]+|(?:the|our|your)\s+(?:[\w#/-]+\s+){0,3}"
+                        r"[\w#/-]+)\W*$", re.I)
+#: An act a reproach says was missed: "You forgot to back up the database."
+_MISSED_ACT = re.compile(r"^\W*you(?:'ve| have)?\s+(?:forgot(?:ten)?\s+to|neglected\s+to|failed\s+to|"
+                         r"didn't|did not)\s+(?P<act>[a-z].*?)\W*$", re.I)
+#: An act a description says was not done: "The staging database was not backed up."
+_NOT_DONE = re.compile(r"^\W*(?P<np>(?:the|your|our)\s+(?:[\w-]+\s+){0,3}?[\w-]+)\s+(?:(?:was|were)\s+"
+                       r"(?:not|never)|wasn't|weren't)\s+(?P<verb>[a-z]+ed)(?P<particle>\s+(?:up|out|"
+                       r"down|off|back|over|in))?\W*$", re.I)
+
+
+def _base(participle: str, phrasal: bool) -> str | None:
+    """"reviewed" -> "review"; "backed" (before "up") -> "back": a phrasal verb's head need not
+    be a known verb, the particle says it is one."""
+    from skillbank.distill.morphology import _lemma
+
+    lemma = _lemma(participle)
+    if lemma or not phrasal:
+        return lemma
+    stem = participle.lower()[:-2]
+    if len(stem) > 3 and stem[-1] == stem[-2] and stem[-1] not in "lsfz":
+        stem = stem[:-1]  # "topped up" -> "top up"
+    return stem if len(stem) >= 2 else None
+
+
+def _act(before: str) -> str | None:
+    """The act `before` says was missed, as a verb phrase ("back up the staging database")."""
+    m = _MISSED_ACT.match(before)
+    if m:
+        return m.group("act")
+    m = _NOT_DONE.match(before)
+    if not m:
+        return None
+    particle = (m.group("particle") or "").strip()
+    verb = _base(m.group("verb"), bool(particle))
+    if not verb:
+        return None
+    np = re.sub(r"^(?:your|our)\s+", "the ", m.group("np"), flags=re.I)
+    return f"{verb} {particle + ' ' if particle else ''}{np[:1].lower()}{np[1:]}"
+
+
+def resolve_reference(rule: str, before: str | None) -> str | None:
+    """`rule` read with what it points back to in `before` (the clause or sentence before it,
+    itself no rule), or None when that is not clear: "there" becomes the place `before` ends on
+    ("... in the billing channel"), "do that" the act it says was missed ("The staging
+    database was not backed up." -> "Always back up the staging database before a
+    migration."). A trailing "that"/"this" is never guessed."""
+    if not before or not before.strip():
+        return None
+    text = rule
+    if _THERE.search(text):
+        place = _PLACE_END.search(before.strip())
+        if not place:
+            return None
+        where = place.group(0).rstrip(" .;,!?:")
+        text = _THERE.sub(lambda _: where[:1].lower() + where[1:], text, count=1)
+    if _DO_THAT.search(text):
+        act = _act(before.strip())
+        if not act:
+            return None
+        text = _DO_THAT.sub(lambda _: act, text, count=1)
+    if points_to_sentence(text) or text == rule:
+        return None
+    return text[:1].upper() + text[1:]
+
+
 def leans_on_previous(rule: str, sentence: str) -> bool:
     """Whether `rule` (read from critique `sentence`) means nothing without the rule before it:
     a pronoun after a preposition, a sentence whose subject is a pronoun ("It should be no more
@@ -68,6 +154,8 @@ def leans_on_previous(rule: str, sentence: str) -> bool:
     and served as a rule of its own (learning-loop hunt #7)."""
     if _SUBJECT_PRONOUN.match(sentence):
         return True
+    if points_to_sentence(rule):
+        return True  # "there", "do that" (hunt-lcteam #2, session 36)
     if _POINTS_BACK.search(rule) and not _EACH.search(rule):
         return True  # "each metric ... next to it" names what "it" is
     action = _action(rule)

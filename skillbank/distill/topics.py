@@ -60,8 +60,11 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         "replying to customers in support conversations",
         1.0,
         r"customers?|tickets?|repl(?:y|ies)|refunds?|apolog\w*|support|agents?|escalat\w*"
-        r"|sign-?offs?|inquir(?:y|ies)|complaints?|billing|empathy|csat|discounts?|coupons?"
-        r"|vouchers?",
+        # "billing" alone names a system as often as a customer matter ("Every deploy of the
+        # billing service needs a rollback plan." was filed as support, hunt-lcteam #1, session
+        # 36): only billing questions, issues and disputes are support.
+        r"|sign-?offs?|inquir(?:y|ies)|complaints?|empathy|csat|discounts?|coupons?"
+        r"|vouchers?|billing (?:questions?|issues?|disputes?|inquir(?:y|ies)|problems?|concerns?)",
     ),
     (
         "slides",
@@ -78,7 +81,11 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         1.0,
         r"terraform|tf|tfvars|hcl|ansible|playbooks?|kubernetes|k8s|kubectl|helm|dockerfiles?"
         r"|docker|cloudformation|pulumi|infrastructure|iac|provisioners?|load balancers?|vpcs?"
-        r"|iam|ec2|rds|s3|gcs|nginx|eks|gke|aks|node (?:groups?|pools?)|pods?",
+        r"|iam|ec2|rds|s3|gcs|nginx|eks|gke|aks|node (?:groups?|pools?)|pods?"
+        # The deployments the description names: a deploy or rollback rule had no infra word
+        # and went to whatever the rest of its words said (hunt-lcteam #1, session 36).
+        r"|(?:re)?deploy(?:s|ed|ing|ments?)?|rollbacks?|roll(?:s|ed|ing)? (?:it |them )?back"
+        r"|rollouts?|(?<!\.)releases?(?! notes)(?!\()|hotfix(?:es)?|downtime|outages?|staging",
     ),
     (
         # "Keep the abstract under 200 words" was filed as slides (learning-loop hunt #10).

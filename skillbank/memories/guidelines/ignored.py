@@ -11,6 +11,7 @@ from typing import Any
 from skillbank.distill import RuleDistiller
 from skillbank.distill.clauses import asks_something
 from skillbank.distill.language import not_read
+from skillbank.distill.standalone import points_to_sentence
 from skillbank.memories.guidelines.files import has_words
 
 
@@ -24,6 +25,12 @@ def ignored_why(text: str, distiller: Any) -> str:
     if isinstance(distiller, RuleDistiller) and not_read(text):
         return ("not read: written in a language the model-free distiller does not read; pass "
                 "rules= or use an LLM distiller")
+    if isinstance(distiller, RuleDistiller) and points_to_sentence(text):
+        # "Always do that before a migration." after a sentence that names no rule and no
+        # clear act or place (hunt-lcteam #2, session 36)
+        return ("not read as a rule: it points back (\"there\", \"do that\", \"this\") to "
+                "something the sentence before does not name as a rule; say it in full, or pass "
+                "rules=")
     if isinstance(distiller, RuleDistiller) and asks_something(text):
         return ("not read as a rule: it seems to ask for something, but the model-free "
                 "distiller found no instruction in it; if it is one, pass rules= or use an LLM "

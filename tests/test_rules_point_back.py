@@ -1,0 +1,65 @@
+"""A rule that points back with "there" or "do that" is never an active rule on its own.
+
+Alice's critique "You forgot to announce the deploy in the billing channel; always announce
+billing deploys there." became the active rule "Always announce billing deploys there.", and
+"The staging database was not backed up. Always do that before a migration." the rule "Always do
+that before a migration." (hunt-lcteam #2, session 36). Such a rule joins the rule before it;
+with none, it is read from the sentence before it when that is clear, or reported `ignored`.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from skillbank import Skillbank
+from skillbank.distill import RuleDistiller
+from skillbank.embeddings import HashEmbedding
+
+
+def _read(critique: str) -> tuple[list[str], list[str]]:
+    out = RuleDistiller().rules_from_critique(critique, task="Deploy the billing service")
+    return [r.text for r in out if r.actionable], [r.text for r in out if not r.actionable]
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("You forgot to announce the deploy in the billing channel; always announce billing deploys "
+     "there.", "Always announce billing deploys in the billing channel."),
+    ("The staging database was not backed up. Always do that before a migration.",
+     "Always back up the staging database before a migration."),
+    ("You posted the outage update in #general. Always post outage updates in #incidents "
+     "instead of there.", "Always post outage updates in #incidents instead of in #general."),
+    ("You forgot to tag the release. Always do that before a deploy.",
+     "Tag the release; always do that before a deploy."),  # joined to the reproach's rule
+])
+def test_the_reference_is_read_from_the_sentence_before(critique, rule):
+    rules, _ = _read(critique)
+    assert rules == [rule]
+
+
+@pytest.mark.parametrize("critique, dangling", [
+    ("Always do that before a migration.", "Always do that before a migration."),
+    ("The build looked fine. Always announce billing deploys there.",
+     "Always announce billing deploys there."),
+    ("The staging database was slow. Never forget this.", "Never forget this."),
+])
+def test_with_nothing_to_read_it_from_it_is_reported_not_learnt(critique, dangling):
+    rules, ignored = _read(critique)
+    assert rules == [] and dangling in ignored
+
+
+def test_there_is_and_there_are_still_read_as_rules():
+    assert _read("Make sure there are tests for every endpoint.")[0] == [
+        "Make sure there are tests for every endpoint."]
+
+
+def test_the_bank_reports_it_ignored_with_the_reason(tmp_path):
+    with Skillbank.open(tmp_path, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        report = bank.guidelines.learn("Always do that before a migration.", namespace="alice")
+        (entry,) = report.entries
+        assert entry.action == "ignored" and "points back" in entry.detail
+        report = bank.guidelines.learn(
+            "The staging database was not backed up. Always do that before a migration.",
+            namespace="alice")
+        added = [e.text for e in report.entries if e.action == "added"]
+        assert added == ["Always back up the staging database before a migration."]
+        assert [g.text for g in bank.guidelines.list(namespace="alice")] == added
