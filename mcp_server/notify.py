@@ -10,6 +10,10 @@ it works the same over a bank that another process owns:
 - when the set of URIs changed: `notifications/resources/list_changed`;
 - when a URI's content changed: `notifications/resources/updated` for it.
 
+The first look at a client's scope is taken as the client registers, before its request goes
+on (`ChangeMonitor.baseline`): taken at the thread's next tick, it absorbed a change made in
+the session's first second, never notified (hunt-mcphttp #2, session 36).
+
 What a client is served depends on its scope (a token's namespace and the ones it reads), so
 the list is computed once per distinct `Scope.listing_key` among the clients to notify (the
 namespaces read and the pending items shown: tokens of one team share it; the skill files,
@@ -61,6 +65,7 @@ from typing import Any, Callable
 import anyio
 import anyio.from_thread
 import anyio.lowlevel
+import anyio.to_thread
 from mcp.server.subscriptions import ListenHandler, ResourcesListChanged, ResourceUpdated
 from mcp.shared.subscriptions import SUBSCRIPTION_ID_META_KEY
 from mcp_types import SubscriptionsListenResult
@@ -199,6 +204,9 @@ class ChangeMonitor:
         #: handshake sessions whose caller cannot be confirmed now (the tokens file is
         #: missing): kept, with their subscriptions, but sent nothing (review F4, session 25)
         self._muted: weakref.WeakSet[Any] = weakref.WeakSet()
+        #: audience -> uri -> digest as a client of it registered (`baseline`), until the
+        #: thread's next look at that audience compares with it (hunt-mcphttp #2, session 36)
+        self._baselines: dict[Audience, dict[str, str]] = {}
 
     # Registration (event loop) -------------------------------------------------------------
     @staticmethod
@@ -223,6 +231,47 @@ class ChangeMonitor:
             if notifiable:
                 self._hold(connection)
         self._start()
+
+    async def baseline(self, session: Any, protocol_version: str | None,
+                       method: str | None = None) -> None:
+        """Called on every request before `attach`: when it registers a client to notify (a
+        handshake connection's first request, a `subscriptions/listen` stream), or a registered
+        session's scope has had no look yet, what its scope serves now is kept for the thread's
+        first look at that scope to compare with.
+
+        The thread's first look at a scope was its baseline, one interval after the thread
+        started (or at the next tick of a running one, for a new principal's scope): a skill
+        saved within about a second of a session's `resources/list` was folded into it and
+        never notified, and the client's list stayed stale (hunt-mcphttp #2, session 36).
+        Taken before the registration, so the thread cannot look at the scope without it."""
+        if session is None:
+            return
+        audience = scopes.active()
+        if protocol_version in MODERN_PROTOCOL_VERSIONS:
+            if method != "subscriptions/listen":
+                return
+        elif getattr(self.server, "stateless", False):
+            return
+        else:
+            with self._lock:
+                entry = self._sessions.get(self._connection(session))
+            if entry is not None:  # registered: only while its scope has had no look
+                audience, seen = entry[0], self._seen
+                if audience in self._baselines or (seen is not None and audience in seen):
+                    return
+                if method == "resources/list":  # it waits for the bank: so does its baseline
+                    try:
+                        await self.server.handle.aget("guidelines")
+                    except Exception:  # noqa: BLE001 - the list says why; the first look is it
+                        return
+        try:
+            views = await anyio.to_thread.run_sync(self.snapshot, {audience}, False)
+        except Exception:  # noqa: BLE001 - no baseline: the thread's first look is it, as before
+            log.debug("could not take a scope's baseline", exc_info=True)
+            return
+        if views is not None and audience in views:  # None: the bank is not ready yet
+            with self._lock:
+                self._baselines[audience] = views[audience]
 
     def _hold(self, connection: Any) -> None:
         """Count `connection` as a client until the SDK closes it (its `exit_stack`), once."""
@@ -287,6 +336,7 @@ class ChangeMonitor:
             running = self._thread is not None and not self._stop.is_set()
             self._stop.set()
             self._seen = None  # a new thread takes a new baseline (its own `seen`)
+            self._baselines.clear()  # no client left (or one whose `baseline` is running)
         if running:
             log.debug("change monitor stopped: no client to notify")
 
@@ -329,7 +379,7 @@ class ChangeMonitor:
                 elif now != audience:
                     self._sessions[session] = (now, uris, check)
 
-    def snapshot(self, audiences: set[Audience] | None = None
+    def snapshot(self, audiences: set[Audience] | None = None, remember: bool = True
                  ) -> dict[Audience, dict[str, str]] | None:
         """For each audience (default: only None, the bank's own scope), uri -> digest of
         everything its `resources/list` serves from the bank (None: not ready). The skill
@@ -340,7 +390,8 @@ class ChangeMonitor:
         on: tokens reading the same namespaces share it), and kept while the guideline
         memory's `change_marker` has not moved: every scope's every playbook each second cost
         24 ms per token, 1.2 s a poll with 50 tokens connected, longer than the interval
-        (review F3, session 24)."""
+        (review F3, session 24). A `baseline` (not `remember`) reads that cache and leaves it
+        as the poll thread keeps it."""
         handle = self.server.handle
         if not handle.is_ready("guidelines"):
             return None
@@ -371,7 +422,8 @@ class ChangeMonitor:
                     continue
             views[key] = part
             out[audience] = {**skills, **part}
-        self._views = (marker, views)  # only the keys asked now: gone scopes are forgotten
+        if remember:
+            self._views = (marker, views)  # only the keys asked now: gone scopes are forgotten
         return out
 
     def _run(self, stop: threading.Event) -> None:
@@ -402,9 +454,14 @@ class ChangeMonitor:
             news: dict[Audience, tuple[bool, list[str]]] = {}
             for audience, view in current.items():
                 previous, seen[audience] = seen.get(audience), view
-                if previous is None:  # a scope's first look is its baseline
-                    known[audience] = dict(view)
-                    continue
+                with self._lock:  # taken as a client of it registered (`baseline`)
+                    registered = self._baselines.pop(audience, None)
+                if previous is None:
+                    previous = registered
+                    if previous is None:  # none taken (the bank was not ready): this look
+                        known[audience] = dict(view)
+                        continue
+                    known[audience] = dict(previous)
                 if previous == view:
                     continue
                 listed, updated = changes(previous, view, known[audience])

@@ -225,6 +225,9 @@ class SkillbankServer(MCPServer):
     async def _middleware(self, ctx: Any, call_next: Callable[[Any], Any]) -> Any:
         """Every request: register the session for change notifications; params the SDK
         refuses become a -32602 that names the fields."""
+        await self.monitor.baseline(getattr(ctx, "session", None),
+                                    getattr(ctx, "protocol_version", None),
+                                    getattr(ctx, "method", None))
         self.monitor.attach(getattr(ctx, "session", None), getattr(ctx, "protocol_version", None),
                             getattr(ctx, "method", None))
         try:
