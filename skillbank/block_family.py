@@ -32,7 +32,7 @@ def _family_of(topic: str, text: str, when: str) -> str:
     stored = topic_family(topic)
     if not when or (topic != "general" and topic not in {row[0] for row in TOPIC_KEYWORDS}):
         return stored  # a topic the writer named (not one of the keyword guess's): theirs
-    guess = guess_topic(f"{text} {when}")
+    guess = guess_topic(f"{text} {when}", own_words=text)
     return topic_family(guess) if guess != "general" else stored
 
 

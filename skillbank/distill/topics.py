@@ -81,11 +81,7 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         1.0,
         r"terraform|tf|tfvars|hcl|ansible|playbooks?|kubernetes|k8s|kubectl|helm|dockerfiles?"
         r"|docker|cloudformation|pulumi|infrastructure|iac|provisioners?|load balancers?|vpcs?"
-        r"|iam|ec2|rds|s3|gcs|nginx|eks|gke|aks|node (?:groups?|pools?)|pods?"
-        # The deployments the description names: a deploy or rollback rule had no infra word
-        # and went to whatever the rest of its words said (hunt-lcteam #1, session 36).
-        r"|(?:re)?deploy(?:s|ed|ing|ments?)?|rollbacks?|roll(?:s|ed|ing)? (?:it |them )?back"
-        r"|rollouts?|(?<!\.)releases?(?! notes)(?!\()|hotfix(?:es)?|downtime|outages?|staging",
+        r"|iam|ec2|rds|s3|gcs|nginx|eks|gke|aks|node (?:groups?|pools?)|pods?",
     ),
     (
         # "Keep the abstract under 200 words" was filed as slides (learning-loop hunt #10).
@@ -105,6 +101,22 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
         r"|logging|loggers?|refactor\w*|commits?|apis?|endpoints?|modules?|librar(?:y|ies)"
         r"|dependenc(?:y|ies)|lint\w*|compil\w*|loops?|git|pull requests?|scripts?|snippets?",
     ),
+)
+#: Words that file a rule by the rule's own text only. The deployments the infra row's
+#: description names: a deploy or rollback rule had no infra word and went to whatever the rest
+#: of its words said ("Every deploy of the billing service needs a rollback plan." was filed as
+#: support, hunt-lcteam #1, session 36). In a task or a critique the same words name what other
+#: work is about ("Write a tutorial on deploying the service", "Document the `acme deploy`
+#: command"): counted there, they filed writing rules as infra and the learning loop's no-model
+#: arm prevented 7 fewer of 162 repeated mistakes (benchmarks/learning_loop.py, session 36).
+RULE_ONLY_WORDS: tuple[tuple[str, str], ...] = (
+    ("infra", r"(?:re)?deploy(?:s|ed|ing|ments?)?|rollbacks?|roll(?:s|ed|ing)? (?:it |them )?back"
+              r"|rollouts?|(?<!\.)releases?(?! notes)(?!\()|hotfix(?:es)?|downtime|outages?"
+              r"|staging"),
+)
+_RULE_ONLY_RES = tuple(
+    (slug, re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])", re.I))
+    for slug, pattern in RULE_ONLY_WORDS
 )
 _TOPIC_RES = tuple(
     (slug, desc, weight, re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])", re.I))
@@ -130,7 +142,8 @@ def topic_family(topic: str | None) -> str:
 _LEADING_SETTING = re.compile(rf"^(?:{'|'.join(SETTING_LEADS)})\s+([^,]{{2,80}}),", re.I)
 
 
-def guess_topic(rule: str, task: str | None = None, context: str | None = None) -> str:
+def guess_topic(rule: str, task: str | None = None, context: str | None = None, *,
+                own_words: str | None = None) -> str:
     """A short topic slug from keyword hits (rule counts most, then task, then context).
 
     The rule's own words decide only through their weight, not alone: ranking the rule's hits
@@ -139,13 +152,19 @@ def guess_topic(rule: str, task: str | None = None, context: str | None = None) 
     0.488), so the sum stays. A leading setting of the rule ("In commit messages, always
     reference the ticket number.") counts three times: it says where the rule holds (the ticket
     filed that rule under support). "Use markdown tables ..." is filed under writing by its own
-    words: a markdown or HTML table is not an SQL table (see ``TOPIC_KEYWORDS``)."""
+    words: a markdown or HTML table is not an SQL table (see ``TOPIC_KEYWORDS``).
+    `RULE_ONLY_WORDS` count in `own_words` only (default: `rule`; the block's family guess reads
+    a rule with its ``when_to_use``, whose task kind names what other work was about: "When
+    writing a tutorial on deploying the service")."""
     best, best_score = "general", 0.0
     lead = _LEADING_SETTING.match(rule or "")
     setting = lead.group(1) if lead else ""  # "In commit messages, ...": where the rule holds
+    own = rule if own_words is None else own_words
+    rule_only = {slug: len(rx.findall(own or "")) for slug, rx in _RULE_ONLY_RES}
     for slug, _, weight, rx in _TOPIC_RES:
         score = weight * (
-            3 * len(rx.findall(rule or "")) + 6 * len(rx.findall(setting))
+            3 * (len(rx.findall(rule or "")) + rule_only.get(slug, 0))
+            + 6 * len(rx.findall(setting))
             + 2 * len(rx.findall(task or ""))
             + 1 * len(rx.findall(context or ""))
         )
