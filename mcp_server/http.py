@@ -12,7 +12,9 @@ The guard answers before the MCP app sees a request:
   with `WWW-Authenticate: Bearer realm="skillbank"` (plus `error="invalid_token"` when a wrong
   token was sent, RFC 6750) and no `resource_metadata`, and a JSON-RPC error body that says how
   to send the token;
+- 421 on a loopback bind when the Host header is not a name of this machine (DNS rebinding);
 - 403 when an Origin header names anything but this machine (DNS-rebinding and browser pages);
+  both with a JSON-RPC error body, and decided here on every bind (`build_app`);
 - 413 when the body is larger than the limit (declared or streamed);
 - 400 with a JSON-RPC error for a POST body that is not one JSON-RPC message (invalid JSON, a
   lone surrogate, a missing method): see `wire.py`; a batch gets an array of errors, one per
@@ -57,13 +59,29 @@ def origin_allowed(origin: str | None) -> bool:
     return parts.scheme in ("http", "https") and bool(parts.hostname) and is_loopback(parts.hostname)
 
 
+def host_allowed(host: str | None) -> bool:
+    """On a loopback bind: the Host header names this machine (localhost, 127.0.0.0/8, [::1]),
+    with or without a port. A page whose DNS name was rebound to 127.0.0.1 sends its own name
+    (a browser always sends Host), so it is refused even when it sends no Origin."""
+    if not host:
+        return False
+    try:
+        name = urlsplit(f"//{host}").hostname
+    except ValueError:
+        return False
+    return bool(name) and is_loopback(name)
+
+
 class GuardMiddleware:
     """ASGI middleware: bearer token, Origin and body size checks."""
 
     def __init__(self, app: Any, *, token: str | None, max_body_bytes: int,
                  tokens: Any = None, identity: Any = None,
-                 metadata_url: str | None = None, stateless: bool = False) -> None:
+                 metadata_url: str | None = None, stateless: bool = False,
+                 check_host: bool = False) -> None:
         self.app = app
+        #: Bound to loopback: refuse a Host that is not this machine (`host_allowed`).
+        self.check_host = check_host
         self.token = token
         self.max_body_bytes = max_body_bytes
         #: `identity.TokensFile`: tokens that map to principals, each request in its scope.
@@ -119,8 +137,15 @@ class GuardMiddleware:
                          "SKILLBANK_TOKEN) as 'Authorization: Bearer <token>'; this server does "
                          "not use OAuth", [(b"www-authenticate", challenge)], rpc=True)
             return
+        if self.check_host and not host_allowed(headers.get("host")):
+            await _reply(send, 421, "this server is bound to loopback and answers only to this "
+                         "machine's names (localhost, 127.0.0.1, [::1]) in the Host header; a "
+                         "reverse proxy in front of it must pass one of them", rpc=True)
+            return
         if not origin_allowed(headers.get("origin")):
-            await _reply(send, 403, "requests from this Origin are not allowed")
+            await _reply(send, 403, "requests from this Origin are not allowed: only pages on "
+                         "this machine (localhost, 127.0.0.1, [::1]) may call this server",
+                         rpc=True)
             return
         declared = headers.get("content-length")
         if declared is not None:
@@ -293,10 +318,12 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
     2026-07-28 sessions sample through the input-required flow either way."""
     from mcp.server.transport_security import TransportSecuritySettings
 
-    security = None
-    if not is_loopback(host):
-        # The Host header is whatever name clients use for this machine; the token guards it.
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    # The guard decides Host and Origin on every bind; the SDK's own check, on by default on
+    # loopback, allowed only `http://localhost:<port>`-style Origins and Hosts with a port, so a
+    # local page on https://localhost:5173 or a Host without a port got a plain-text 403/421
+    # there but passed on other binds (hunt-mcphttp #3, session 36). Off a loopback bind the
+    # Host is whatever name clients use for this machine, and the token guards it.
+    security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     server.stateless = stateless
     server.over_http = True  # the change monitor counts sessions, not the app's lifespan
     app = server.streamable_http_app(streamable_http_path="/mcp", host=host,
@@ -304,7 +331,8 @@ def build_app(server: Any, *, host: str, token: str | None, max_body_bytes: int,
                                      max_request_body_size=max_body_bytes,
                                      stateless_http=stateless)
     return GuardMiddleware(app, token=token, max_body_bytes=max_body_bytes, tokens=tokens,
-                           identity=identity, metadata_url=metadata_url, stateless=stateless)
+                           identity=identity, metadata_url=metadata_url, stateless=stateless,
+                           check_host=is_loopback(host))
 
 
 class PrincipallessTrust:

@@ -351,6 +351,38 @@ class TokensFile:
 
 
 # Writing (`skillbank tokens add`) -------------------------------------------------------------------
+#: Seconds a `tokens add/remove` waits for another one changing the same file before `BusyError`.
+CHANGE_LOCK_TIMEOUT = 60.0
+
+
+@contextmanager
+def changing(target: Path, timeout: float = CHANGE_LOCK_TIMEOUT) -> Iterator[None]:
+    """Hold `<tokens file>.lock` from reading the file to writing its new version.
+
+    Each change reads the file, edits its copy and renames it into place: two at once (`tokens
+    remove mallory` revoking a leaked token while a script runs `tokens add newhire`) both
+    succeeded and the last rename undid the other, bringing the revoked token back (hunt-mcphttp
+    #1, session 36). An OS lock, released however the process ends; a sibling file, as the
+    tokens file itself is replaced by each write."""
+    from filelock import FileLock, Timeout
+
+    from skillbank.errors import BusyError
+    from skillbank.fsutil import make_folder
+
+    make_folder(target.parent, f"cannot write {target}")  # a first `tokens add` makes it
+    lock = FileLock(f"{target}.lock", timeout=timeout, thread_local=False)
+    try:
+        lock.acquire()
+    except Timeout:
+        raise BusyError(f"another `skillbank tokens` command is changing {target} and did not "
+                        f"release {lock.lock_file} within {timeout:g} s; try again when it has "
+                        "finished (nothing was changed)") from None
+    try:
+        yield
+    finally:
+        lock.release()
+
+
 def read_for_change(path: Path, *,
                     problems: dict[str, str] | None = None) -> dict[str, Principal]:
     """name -> Principal of an existing tokens file, for `skillbank tokens list/add/remove`.
@@ -395,9 +427,18 @@ def add_principal(path: str | os.PathLike, name: str, *, namespace: str, role: s
 
     The file is written atomically with mode 0600; an existing file must already be private
     and valid (the same checks as at start-up)."""
+    target = Path(path).expanduser()
+    with changing(target):  # from the read to the write (hunt-mcphttp #1, session 36)
+        return _add_principal(target, name, namespace=namespace, role=role, reads=reads,
+                              trusted=trusted, reviews=reviews, replace=replace)
+
+
+def _add_principal(target: Path, name: str, *, namespace: str, role: str,
+                   reads: list[str] | None, trusted: bool, reviews: list[str] | None,
+                   replace: bool) -> str:
+    """`add_principal`, run while its caller holds the file's change lock."""
     from skillbank.fsutil import atomic_write
 
-    target = Path(path).expanduser()
     current: dict[str, Principal] = {}
     if target.exists():
         current = read_for_change(target)
@@ -518,16 +559,18 @@ def remove_principal(path: str | os.PathLike, name: str) -> None:
     target = Path(path).expanduser()
     if not target.exists():
         raise NotFoundError(f"no tokens file {target}")
-    problems: dict[str, str] = {}
-    current = read_for_change(target, problems=problems)
-    if name not in current:
-        raise NotFoundError(f"no principal {name!r} in {target}")
-    if problems and name not in problems:
-        raise _refused(next(iter(problems.values())))
-    del current[name]
-    atomic_write(target, render(list(current.values()), as_json=target.suffix.lower() == ".json"),
-                 mode=0o600)  # token hashes: this user only
-    os.chmod(target, 0o600)
+    with changing(target):  # from the read to the write (hunt-mcphttp #1, session 36)
+        problems: dict[str, str] = {}
+        current = read_for_change(target, problems=problems)
+        if name not in current:
+            raise NotFoundError(f"no principal {name!r} in {target}")
+        if problems and name not in problems:
+            raise _refused(next(iter(problems.values())))
+        del current[name]
+        atomic_write(target, render(list(current.values()),
+                                    as_json=target.suffix.lower() == ".json"),
+                     mode=0o600)  # token hashes: this user only
+        os.chmod(target, 0o600)
 
 
 # stdio ---------------------------------------------------------------------------------------------

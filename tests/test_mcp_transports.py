@@ -359,6 +359,33 @@ def test_http_refuses_foreign_origins(http_server):
         assert mcp_post(http_server, headers={**auth, "Origin": origin}).status_code != 403
 
 
+def test_http_on_loopback_admits_every_local_origin_and_host_and_refuses_others(http_server):
+    """One rule on every bind: on loopback the MCP SDK's own guard answered `http://localhost`,
+    `https://localhost:5173` and a Host without a port with a plain-text 403/421, while
+    `origin_allowed` (other binds) and docs/mcp.md let them in (hunt-mcphttp #3, session 36).
+    A Host that is not this machine is still refused (DNS rebinding), with a JSON-RPC error."""
+    auth = {"Authorization": f"Bearer {TOKEN}"}
+    port = http_server.rsplit(":", 1)[1]
+    hello = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"}}})
+    for origin in ("http://localhost", "http://127.0.0.1", "http://[::1]",
+                   "https://localhost:5173", "https://127.0.0.1:8443", "http://localhost:5173"):
+        answer = mcp_post(http_server, headers={**auth, "Origin": origin}, content=hello)
+        assert answer.status_code == 200, (origin, answer.text)
+    for host in ("localhost", "127.0.0.1", "[::1]", f"localhost:{port}", f"127.0.0.1:{port}"):
+        answer = mcp_post(http_server, headers={**auth, "Host": host}, content=hello)
+        assert answer.status_code == 200, (host, answer.text)
+    for host in ("mcp.example.internal", f"evil.example:{port}", "localhost.evil.example"):
+        refused = mcp_post(http_server, headers={**auth, "Host": host})
+        assert refused.status_code == 421, host
+        error = refused.json()["error"]
+        assert refused.json()["jsonrpc"] == "2.0" and "answers only to this machine" in \
+            error["message"], refused.text
+    refused = mcp_post(http_server, headers={**auth, "Origin": "https://evil.example"})
+    assert refused.status_code == 403 and "Origin" in refused.json()["error"]["message"]
+
+
 def test_http_refuses_oversized_bodies(http_server):
     auth = {"Authorization": f"Bearer {TOKEN}"}
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {
@@ -448,6 +475,12 @@ def test_origin_and_loopback_rules():
     for bad in ("null", "http://evil.example", "http://localhost.evil.example", "file://",
                 "http://192.168.1.10:8765", "ftp://localhost", "not a url"):
         assert not origin_allowed(bad), bad
+    from skillbank.mcp_server.http import host_allowed
+
+    for ok in ("localhost", "localhost:8765", "127.0.0.1", "127.0.0.1:8765", "[::1]:8765", "[::1]"):
+        assert host_allowed(ok), ok
+    for bad in (None, "", "evil.example", "localhost.evil.example:8765", "10.0.0.1", "[::1"):
+        assert not host_allowed(bad), bad
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("[::1]")
     assert is_loopback("localhost") and not is_loopback("0.0.0.0") and not is_loopback("example.com")
 

@@ -21,7 +21,8 @@ from dataclasses import dataclass, field
 from typing import Any, Callable, Protocol, Sequence
 
 from skillbank.memories.skills.grouping import central_order, tokens
-from skillbank.memories.skills.skill_file import MAX_DESCRIPTION, MAX_NAME, validate_name
+from skillbank.memories.skills.skill_file import BIDI_CONTROL, MAX_DESCRIPTION, MAX_NAME, \
+    validate_name
 from skillbank.records import Experience
 from skillbank.text_cut import cut_at_word
 
@@ -357,7 +358,8 @@ class LLMDrafter:
             return self._rules(rules, "unparseable reply")
         description = data.get("description")
         if (not isinstance(description, str) or not description.strip()
-                or len(description) > MAX_DESCRIPTION or _CONTROL.search(description)):
+                or len(description) > MAX_DESCRIPTION or _CONTROL.search(description)
+                or BIDI_CONTROL.search(description)):  # refused on save (hunt-mcphttp #4b)
             return self._rules(rules, "no usable description in the reply")
         lists = {}
         for key in ("steps", "pitfalls", "checks"):

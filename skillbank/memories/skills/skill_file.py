@@ -104,6 +104,11 @@ _OPEN = re.compile(r"\A(?:[ \t]*\r?\n)*?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
 _NAME_CHARS = re.compile(r"[a-z0-9-]+")
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Bidirectional embedding, override and isolate controls: a description holding U+202E shows
+#: its text in another order than it is stored ("Trojan Source"), and was accepted and served
+#: while C0 controls were refused (hunt-mcphttp #4b, session 36). No description needs them
+#: (right-to-left scripts display without them; the marks U+200E/U+200F stay allowed).
+BIDI_CONTROL = re.compile("[\u202a-\u202e\u2066-\u2069]")
 # A top-level `key: value` line whose plain value may hold a colon (repair candidates).
 _PLAIN_LINE = re.compile(r"([A-Za-z0-9_][\w.-]*[ \t]*:[ \t]+)(.*)")
 _NOT_PLAIN = tuple("'\"|>[{&*!#%@`")
@@ -531,6 +536,10 @@ def validate_skill(
                 f"description must be at most {MAX_DESCRIPTION} characters, got {len(description)}")
         if _CONTROL.search(description):
             err("description-control", "description contains control characters")
+        elif bidi := BIDI_CONTROL.search(description):
+            err("description-control", f"description contains a bidirectional control character "
+                f"(U+{ord(bidi.group()):04X}), which shows the text in another order than it is "
+                "stored; remove it")
 
     if "license" in fm and not isinstance(fm["license"], str):
         err("license-type", f"'license' must be a string, got {type(fm['license']).__name__}")
