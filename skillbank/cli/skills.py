@@ -13,7 +13,8 @@ import typer
 
 from skillbank.cli.hints import copy_advice
 from skillbank.cli.sync_report import (  # noqa: F401 - re-exported (commands, memory)
-    PLAIN_WARNINGS, print_changes, print_findings, render_sync_report, sync_summary,
+    PLAIN_WARNINGS, print_changes, print_findings, print_hidden_folders, render_sync_report,
+    sync_summary,
 )
 from skillbank.memories.skills.folder_files import SKIP_DIRS
 from skillbank.memories.skills.last_good import is_as_it_is_note
@@ -143,8 +144,11 @@ def list_(
 
     def human() -> None:
         if not everything:
-            st.out.print("No skills yet. Add roots with --skills-dir or create one with "
+            hidden = st.bank(sync=None).skills.hidden_folders()  # hunt-clicorpus #1
+            st.out.print("No skills indexed." if hidden else
+                         "No skills yet. Add roots with --skills-dir or create one with "
                          "`skillbank skills new`.")
+            print_hidden_folders(st.out, [(f.path or "", f.message) for f in hidden])
             return
         if not skills:
             st.out.print(f"No skill name or description contains {match!r} "
@@ -278,12 +282,20 @@ def _field(value: Any) -> str:
     return str(value)
 
 
-def _skill_files(path: Path) -> list[Path]:
-    """SKILL.md files named by a path: the file itself, or every SKILL.md under a folder."""
+def _skill_files(path: Path, hidden: list[tuple[Path, int]] | None = None) -> list[Path]:
+    """SKILL.md files named by a path: the file itself, or every SKILL.md under a folder.
+
+    Hidden folders are skipped, as a sync skips them; `hidden` gets each that holds SKILL.md
+    files, with how many `validate` of it would check: a checkout keeping its skills in
+    `skills/.curated` was "no SKILL.md found" (hunt-clicorpus #1, session 36)."""
     if path.is_file():
         return [path]
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
+        for name in sorted(dirnames) if hidden is not None else []:
+            if name.startswith(".") and name not in SKIP_DIRS:
+                if (count := len(_skill_files(Path(dirpath) / name))):
+                    hidden.append((Path(dirpath) / name, count))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         if "SKILL.md" in filenames or "SKILL.md" in dirnames:  # a folder is named too (#5)
             found.append(Path(dirpath) / "SKILL.md")
@@ -323,11 +335,18 @@ def validate(
                 severity="error", code="missing", message="no such file or folder",
                 path=str(given))]})
             continue
-        found = _skill_files(given)
-        if not found:
-            files.append({"path": str(given), "findings": [Finding(
-                severity="error", code="no-skills", message="no SKILL.md found under this folder",
-                path=str(given))]})
+        hidden: list[tuple[Path, int]] = []
+        found = _skill_files(given, hidden)
+        folder = [Finding(severity="error", code="no-skills", path=str(given), message=(
+            "no SKILL.md found under this folder outside its hidden folders (named below)"
+            if hidden else "no SKILL.md found under this folder"))] if not found else []
+        folder += [Finding(  # named, with the way in (hunt-clicorpus #1, session 36)
+            severity="warning", code="hidden-folder", path=str(path), message=(
+                f"{count} SKILL.md files here are not checked: folders whose name starts with "
+                "'.' are skipped; give this folder to check them (and as --skills-dir to index "
+                "them)")) for path, count in hidden]
+        if folder:
+            files.append({"path": str(given), "findings": folder})
         for path in found:
             files.append({"path": str(path), "findings": validate_file(path)})
     for entry in files:
@@ -335,11 +354,13 @@ def validate(
     errors = sum(1 for e in files for f in e["findings"] if f.severity == "error")
     warnings = sum(1 for e in files for f in e["findings"] if f.severity == "warning")
     invalid = sum(1 for e in files if not e["valid"])
+    checked = sum(1 for e in files  # a folder named for its hidden folders alone is no file
+                  if not e["findings"] or any(f.code != "hidden-folder" for f in e["findings"]))
 
     def human() -> None:
         print_findings(st.out, [f for e in files for f in e["findings"]])
         style = "red" if errors else "green"
-        st.out.print(text(f"{len(files)} checked: {len(files) - invalid} valid, {invalid} invalid "
+        st.out.print(text(f"{checked} checked: {checked - invalid} valid, {invalid} invalid "
                           f"({errors} errors, {warnings} warnings)", style))
 
     st.out.emit({"files": files, "errors": errors, "warnings": warnings, "valid": not errors},

@@ -119,8 +119,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def _walk(self, root: Path, findings: list[Finding] | None = None) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops;
-        a folder it could not look in is a finding."""
-        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True)])
+        a folder it could not look in is a finding, and a hidden folder holding skills (not in
+        the bank's own folder: its hidden folders are renames and deletes under way)."""
+        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True,
+                                           dotted=root != self.writable_root)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
               ) -> tuple[list[Found], list[Finding]]:
