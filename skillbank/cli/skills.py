@@ -27,6 +27,7 @@ from skillbank.cli.common import (
     score,
     short,
     state,
+    stdout_is_terminal,
     table,
     text,
     usage_text,
@@ -165,11 +166,16 @@ def list_(
         # broken at its hyphens onto more lines (whole, never cut), not the description
         # squeezed to "Automa…" by one 48-character name (walk finding, 80 columns).
         others = max(4, *map(len, uses)) + max(5, *map(len, trust)) + 11  # borders, padding
+        # The path's tail is cut to the column's own width, which is fixed: the tail of 48
+        # was cut again at its end by a narrower column, "…me-skills/skills/xss-html-inje…",
+        # losing the part that tells folders apart (hunt-clicorpus #2, session 36).
+        path_width = max(16, min(48, max(len(_where(s)) for s in skills),
+                                 width - others - 14 - 16 - DESCRIPTION_MIN))
         if wide:
-            others += 16 + 8 + 6  # path (its min width), writable, their borders and padding
+            others += path_width + 8 + 6  # path, writable, their borders and padding
         name_width = max(16, width - others - DESCRIPTION_MIN)
         rows = [[_wrap_name(s.name, name_width), short(s.description, 70)]
-                + ([_tail(_where(s), 48), "yes" if s.writable else "no"] if wide else [])
+                + ([_tail(_where(s), path_width), "yes" if s.writable else "no"] if wide else [])
                 + [n, t] for s, n, t in zip(skills, uses, trust)]
         title = f"{len(skills)} skills" if len(skills) == len(everything) else \
             f"{len(skills)} of {len(everything)} skills"
@@ -178,8 +184,7 @@ def list_(
         columns: list[Any] = ["name", ("description", {"ratio": 2, "min_width": 16,
                                                        "overflow": "ellipsis", "no_wrap": True})]
         if wide:
-            columns += [("path", {"ratio": 1, "min_width": 16, "overflow": "ellipsis",
-                                  "no_wrap": True}), "writable"]
+            columns += [("path", {"width": path_width, "overflow": "fold"}), "writable"]
         st.out.print(table(title, columns + ["uses", "trust"], rows))
         if len(skills) < len(matching):
             st.out.note(f"{len(matching) - len(skills)} more: --limit N or --all shows them, "
@@ -250,8 +255,15 @@ def show(
     skill = bank.skills.load(name, include_held=True)
 
     def human() -> None:
-        st.out.print(key_values([
-            ("name", skill.name), ("description", skill.description), ("path", skill.path),
+        # The path whole: folded on a terminal, on one line when piped (`skills show X | grep
+        # path` got it cut with "…" at 80 columns; hunt-clicorpus #2, session 36).
+        path = text(skill.path)
+        path.overflow = "fold"
+        shown = max(len(str(k)) for k in ("description", *skill.frontmatter)) + 2
+        wide = None if stdout_is_terminal() else \
+            max(st.out.console.width, shown + len(str(skill.path)))
+        st.out.print_at(key_values([
+            ("name", skill.name), ("description", skill.description), ("path", path),
             ("trust", f"{skill.trust}; scan: {skill.scan or '-'}"
                       + (f"; {len(skill.findings)} findings" if skill.findings else "")
                       + (f"; HELD: {skill.review}" if skill.held else
@@ -259,7 +271,7 @@ def show(
             ("writable", "yes" if skill.writable else "no (read-only root)"),
             ("uses", usage_text(skill.usage)),
             *[(k, _field(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
-        ]))
+        ]), wide)
         if skill.resources:
             st.out.print(table("resources", ["path", ("bytes", {"justify": "right"}), "sha256"],
                                [[r.path, r.size, r.sha256[:12]] for r in skill.resources]))
