@@ -15,7 +15,12 @@ def sync_summary(report: Any) -> str:
              f"{len(report.removed)} removed", f"{report.unchanged} unchanged"]
     if report.skipped:
         parts.append(f"{len(report.skipped)} skipped")
-    return ", ".join(parts) + f" ({report.embedded} texts embedded, {report.seconds:.1f} s)"
+    # Texts a watcher's thread embeds are "queued", not "0 embedded" (hunt-clicorpus #4)
+    queued = getattr(report, "queued", 0)
+    done = f"{report.embedded} texts embedded" if report.embedded or not queued else ""
+    done += (", " if done and queued else "") + (f"{queued} texts queued for embedding"
+                                                 if queued else "")
+    return ", ".join(parts) + f" ({done}, {report.seconds:.1f} s)"
 
 
 def print_findings(out: Output, findings: list[Any], limit: int | None = None) -> int:
