@@ -572,7 +572,12 @@ class SyncReport(BaseModel):
     unchanged: int = 0
     skipped: list[str] = Field(default_factory=list)  # paths that could not be loaded
     findings: list[Finding] = Field(default_factory=list)
-    embedded: int = 0  # how many texts were sent to the embedding function
+    embedded: int = 0  # how many texts were sent to the embedding function (in this call)
+    #: Texts this sync staged and left to be embedded behind it (`sync(embed=False)`: a
+    #: watcher's own thread, the MCP server's start), searchable by keyword meanwhile; 0 when
+    #: the sync embedded them itself. A watch event said "0 texts embedded" for the skill it
+    #: had just added (hunt-clicorpus #4, session 36).
+    queued: int = 0
     seconds: float = 0.0
     #: What syncs no one asked for (a watcher's, a read's re-check, the opening sync) put in
     #: the index since the last sync someone did ask for, by "added"/"changed"/"removed":

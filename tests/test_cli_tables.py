@@ -47,3 +47,46 @@ def test_search_tables_drop_rows_scored_zero_and_keep_descriptions_readable(libr
     found = run(*base, "skills", "search", "turn spreadsheets into reports", "-k", "10").stdout
     assert "0.000" not in found
     assert "Turn spreadsheets into reports with" in " ".join(found.split())
+
+
+@pytest.fixture
+def twins(cli_root, tmp_path):
+    """Two skills whose paths differ only near their end (hunt-clicorpus #2, session 36)."""
+    folder = tmp_path / "checkouts" / "sickn33+antigravity-awesome-skills" / "skills"
+    for name in ("xss-html-injection", "xss-html-injection-v2"):
+        write_skill(folder, name, f"Use when testing for XSS and HTML injection ({name}).")
+    Run()("--no-bundled", "--skills-dir", tmp_path / "checkouts", "skills", "sync")
+    return folder
+
+
+@pytest.mark.parametrize("columns", [110, 130, 160, 200])
+def test_wide_skills_list_shows_the_paths_tail_whole(twins, monkeypatch, columns):
+    """Fails before: the tail of 48 was cut again at its end by a narrower column, at 160
+    columns "…me-skills/skills/xss-html-inje…": the part that tells the two apart was lost."""
+    monkeypatch.setenv("COLUMNS", str(columns))
+    shown = Run()("skills", "list").stdout
+    lines = shown.splitlines()
+    assert all(len(line) <= columns for line in lines), max(lines, key=len)
+    cells = [line.split("│")[3].strip() for line in lines if line.startswith("│")]
+    for name in ("xss-html-injection", "xss-html-injection-v2"):
+        path = str(twins / name / "SKILL.md")
+        # its tail, uncut at its end (down to the skill's own folder where there is room)
+        tails = [c for c in cells if c.endswith("/SKILL.md") and path.endswith(c.lstrip("…"))
+                 and (columns < 130 or c.endswith(f"/{name}/SKILL.md"))]
+        assert tails, shown
+
+
+def test_skills_show_gives_the_path_whole(twins, monkeypatch):
+    """Fails before: piped at 80 columns, the path line ended "…awesome-sk…"."""
+    monkeypatch.setenv("COLUMNS", "80")
+    path = str(twins / "xss-html-injection-v2" / "SKILL.md")
+    assert len(path) > 80
+    shown = Run()("skills", "show", "xss-html-injection-v2").stdout
+    [line] = [line for line in shown.splitlines() if line.startswith("path")]
+    assert line.split(None, 1)[1].rstrip() == path, shown
+    # On a terminal the path is folded over lines at its width, never cut.
+    monkeypatch.setattr("skillbank.cli.skills.stdout_is_terminal", lambda: True)
+    lines = Run()("skills", "show", "xss-html-injection-v2").stdout.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.startswith("path"))
+    assert all(len(line) <= 80 for line in lines[:start + 3])
+    assert "".join(line[13:].rstrip() for line in lines[start:start + 3]).startswith(path), lines

@@ -102,3 +102,25 @@ def test_an_accented_name_is_suggested_without_its_accents():
     assert suggested_name("Größe Über") == "grosse-uber"
     assert suggested_name("Excel Automation") == "excel-automation"
     assert suggested_name("数据库") == "copied-skill"  # nothing a spec name can hold
+
+
+def test_a_name_starting_with_a_hyphen_gets_a_command_the_cli_takes(cli_root, tmp_path):
+    """Fails before: the advice was `skillbank skills copy -2chat-automation --as
+    2chat-automation`, which the CLI refuses ("No such option: -2"), and it blamed the
+    characters "(a-z, 0-9 and '-')" where the fault is the leading '-' (hunt-clicorpus #3,
+    session 36)."""
+    import re
+    import shlex
+
+    ro = tmp_path / "dash"
+    (ro / "-2chat-automation").mkdir(parents=True)
+    (ro / "-2chat-automation" / "SKILL.md").write_text(
+        "---\nname: -2chat-automation\ndescription: Automate 2chat tasks.\n---\n# Steps\n")
+    refused = flat(run(ro, "skills", "copy", "--", "-2chat-automation", code=2).stderr)
+    assert "must not start or end with '-'" in refused and "a-z, 0-9" not in refused, refused
+    [advice] = re.findall(r"`(skillbank skills copy [^`]*)`", refused)
+    assert advice == "skillbank skills copy --as 2chat-automation -- -2chat-automation"
+    hint = flat(run(ro, "skills", "update", "-d", "x", "--", "-2chat-automation", code=5).stderr)
+    assert f"`{advice}`, then change it with `skillbank skills update 2chat-automation`" in hint
+    run(ro, *shlex.split(advice)[1:])  # the command given is one the CLI takes
+    assert (cli_root / "skills" / "2chat-automation" / "SKILL.md").is_file()

@@ -306,6 +306,19 @@ class Output:
         self.console.print(*[text(r) if isinstance(r, str) else r for r in renderables],
                            **kwargs)
 
+    def print_at(self, renderable: Any, width: int | None) -> None:
+        """`renderable` laid out `width` columns wide, even past the console's width (rich's
+        `print(width=…)` never goes past it); None: as `print`. For piped output that must stay
+        whole on its line (a path; hunt-clicorpus #2, session 36)."""
+        if width is None or width <= self.console.width:
+            self.print(renderable)
+            return
+        from rich.segment import Segments
+
+        lines = self.console.render_lines(renderable, self.console.options.update(width=width),
+                                          pad=False, new_lines=True)
+        self.console.print(Segments([s for line in lines for s in line]), soft_wrap=True)
+
     def plain(self, text: str) -> None:
         """User content, printed exactly (no markup, no wrapping games) when piped, so
         `skills show NAME > file` is the body; on a terminal its characters that drive one are

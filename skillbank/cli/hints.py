@@ -14,18 +14,28 @@ import shlex
 from typing import Any
 
 #: (pattern, replacement): applied in order to every message the CLI prints.
+def copy_command(name: str, new_name: str | None = None) -> str:
+    """`skillbank skills copy NAME [--as NEW]` as a shell takes it: the name quoted ("Excel
+    Automation"), and after `--` when it starts with '-', which the CLI would take for an
+    option ("No such option: -2" for the advice given for `-2chat-automation`; hunt-clicorpus
+    #3, session 36)."""
+    as_new = f" --as {shlex.quote(new_name)}" if new_name is not None else ""
+    if name.startswith("-"):
+        return f"skillbank skills copy{as_new} -- {shlex.quote(name)}"
+    return f"skillbank skills copy {shlex.quote(name)}{as_new}"
+
+
 def copy_advice(name: str) -> str:
     """The one way to make a read-only skill the bank's own, named by `skills new`, `skills
-    update` and `skills copy` itself; the name quoted for a shell ("Excel Automation")."""
+    update` and `skills copy` itself (`copy_command`)."""
     from skillbank.cli.skill_copy import suggested_name
     from skillbank.memories.skills.skill_file import validate_name
 
-    quoted = own = shlex.quote(name)
-    advice = f"make it the bank's own with `skillbank skills copy {quoted}"
+    own = None
     if validate_name(name):  # not a name the bank's own library can hold
         own = suggested_name(name)
-        advice += f" --as {own}"
-    return advice + f"`, then change it with `skillbank skills update {own}`"
+    return (f"make it the bank's own with `{copy_command(name, own)}`, then change it with "
+            f"`skillbank skills update {shlex.quote(own or name)}`")
 
 
 HINTS: tuple[tuple[re.Pattern[str], Any], ...] = tuple((re.compile(p), r) for p, r in (

@@ -19,7 +19,6 @@ from __future__ import annotations
 import json
 import os
 import re
-import shlex
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -73,11 +72,16 @@ def copy_name(name: str, new_name: str | None) -> str:
         if problems:
             raise InvalidInputError(f"--as {new_name!r}: {problems[0].message}")
         return new_name
-    if validate_name(name):
+    problems = validate_name(name)
+    if problems:  # the rule it breaks, in the validator's words: "a-z, 0-9 and '-'" blamed
+        # the characters of '-2chat-automation', whose fault is its leading '-' (hunt-clicorpus
+        # #3, session 36); the command given is one the CLI takes (`copy_command`)
+        from skillbank.cli.hints import copy_command
+
         raise InvalidInputError(
-            f"{name!r} is not a valid skill name for the bank's own library (a-z, 0-9 and '-'); "
-            f"copy it under one: `skillbank skills copy {shlex.quote(name)} --as "
-            f"{suggested_name(name)}`")
+            f"{name!r} is not a valid skill name for the bank's own library "
+            f"({problems[0].message}); copy it under one: "
+            f"`{copy_command(name, suggested_name(name))}`")
     return name
 
 

@@ -13,7 +13,8 @@ import typer
 
 from skillbank.cli.hints import copy_advice
 from skillbank.cli.sync_report import (  # noqa: F401 - re-exported (commands, memory)
-    PLAIN_WARNINGS, print_changes, print_findings, render_sync_report, sync_summary,
+    PLAIN_WARNINGS, print_changes, print_findings, print_hidden_folders, render_sync_report,
+    sync_summary,
 )
 from skillbank.memories.skills.folder_files import SKIP_DIRS
 from skillbank.memories.skills.last_good import is_as_it_is_note
@@ -26,6 +27,7 @@ from skillbank.cli.common import (
     score,
     short,
     state,
+    stdout_is_terminal,
     table,
     text,
     usage_text,
@@ -143,8 +145,11 @@ def list_(
 
     def human() -> None:
         if not everything:
-            st.out.print("No skills yet. Add roots with --skills-dir or create one with "
+            hidden = st.bank(sync=None).skills.hidden_folders()  # hunt-clicorpus #1
+            st.out.print("No skills indexed." if hidden else
+                         "No skills yet. Add roots with --skills-dir or create one with "
                          "`skillbank skills new`.")
+            print_hidden_folders(st.out, [(f.path or "", f.message) for f in hidden])
             return
         if not skills:
             st.out.print(f"No skill name or description contains {match!r} "
@@ -161,11 +166,16 @@ def list_(
         # broken at its hyphens onto more lines (whole, never cut), not the description
         # squeezed to "Automa…" by one 48-character name (walk finding, 80 columns).
         others = max(4, *map(len, uses)) + max(5, *map(len, trust)) + 11  # borders, padding
+        # The path's tail is cut to the column's own width, which is fixed: the tail of 48
+        # was cut again at its end by a narrower column, "…me-skills/skills/xss-html-inje…",
+        # losing the part that tells folders apart (hunt-clicorpus #2, session 36).
+        path_width = max(16, min(48, max(len(_where(s)) for s in skills),
+                                 width - others - 14 - 16 - DESCRIPTION_MIN))
         if wide:
-            others += 16 + 8 + 6  # path (its min width), writable, their borders and padding
+            others += path_width + 8 + 6  # path, writable, their borders and padding
         name_width = max(16, width - others - DESCRIPTION_MIN)
         rows = [[_wrap_name(s.name, name_width), short(s.description, 70)]
-                + ([_tail(_where(s), 48), "yes" if s.writable else "no"] if wide else [])
+                + ([_tail(_where(s), path_width), "yes" if s.writable else "no"] if wide else [])
                 + [n, t] for s, n, t in zip(skills, uses, trust)]
         title = f"{len(skills)} skills" if len(skills) == len(everything) else \
             f"{len(skills)} of {len(everything)} skills"
@@ -174,8 +184,7 @@ def list_(
         columns: list[Any] = ["name", ("description", {"ratio": 2, "min_width": 16,
                                                        "overflow": "ellipsis", "no_wrap": True})]
         if wide:
-            columns += [("path", {"ratio": 1, "min_width": 16, "overflow": "ellipsis",
-                                  "no_wrap": True}), "writable"]
+            columns += [("path", {"width": path_width, "overflow": "fold"}), "writable"]
         st.out.print(table(title, columns + ["uses", "trust"], rows))
         if len(skills) < len(matching):
             st.out.note(f"{len(matching) - len(skills)} more: --limit N or --all shows them, "
@@ -246,8 +255,15 @@ def show(
     skill = bank.skills.load(name, include_held=True)
 
     def human() -> None:
-        st.out.print(key_values([
-            ("name", skill.name), ("description", skill.description), ("path", skill.path),
+        # The path whole: folded on a terminal, on one line when piped (`skills show X | grep
+        # path` got it cut with "…" at 80 columns; hunt-clicorpus #2, session 36).
+        path = text(skill.path)
+        path.overflow = "fold"
+        shown = max(len(str(k)) for k in ("description", *skill.frontmatter)) + 2
+        wide = None if stdout_is_terminal() else \
+            max(st.out.console.width, shown + len(str(skill.path)))
+        st.out.print_at(key_values([
+            ("name", skill.name), ("description", skill.description), ("path", path),
             ("trust", f"{skill.trust}; scan: {skill.scan or '-'}"
                       + (f"; {len(skill.findings)} findings" if skill.findings else "")
                       + (f"; HELD: {skill.review}" if skill.held else
@@ -255,7 +271,7 @@ def show(
             ("writable", "yes" if skill.writable else "no (read-only root)"),
             ("uses", usage_text(skill.usage)),
             *[(k, _field(v)) for k, v in skill.frontmatter.items() if k not in ("name", "description")],
-        ]))
+        ]), wide)
         if skill.resources:
             st.out.print(table("resources", ["path", ("bytes", {"justify": "right"}), "sha256"],
                                [[r.path, r.size, r.sha256[:12]] for r in skill.resources]))
@@ -278,12 +294,20 @@ def _field(value: Any) -> str:
     return str(value)
 
 
-def _skill_files(path: Path) -> list[Path]:
-    """SKILL.md files named by a path: the file itself, or every SKILL.md under a folder."""
+def _skill_files(path: Path, hidden: list[tuple[Path, int]] | None = None) -> list[Path]:
+    """SKILL.md files named by a path: the file itself, or every SKILL.md under a folder.
+
+    Hidden folders are skipped, as a sync skips them; `hidden` gets each that holds SKILL.md
+    files, with how many `validate` of it would check: a checkout keeping its skills in
+    `skills/.curated` was "no SKILL.md found" (hunt-clicorpus #1, session 36)."""
     if path.is_file():
         return [path]
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
+        for name in sorted(dirnames) if hidden is not None else []:
+            if name.startswith(".") and name not in SKIP_DIRS:
+                if (count := len(_skill_files(Path(dirpath) / name))):
+                    hidden.append((Path(dirpath) / name, count))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
         if "SKILL.md" in filenames or "SKILL.md" in dirnames:  # a folder is named too (#5)
             found.append(Path(dirpath) / "SKILL.md")
@@ -323,11 +347,18 @@ def validate(
                 severity="error", code="missing", message="no such file or folder",
                 path=str(given))]})
             continue
-        found = _skill_files(given)
-        if not found:
-            files.append({"path": str(given), "findings": [Finding(
-                severity="error", code="no-skills", message="no SKILL.md found under this folder",
-                path=str(given))]})
+        hidden: list[tuple[Path, int]] = []
+        found = _skill_files(given, hidden)
+        folder = [Finding(severity="error", code="no-skills", path=str(given), message=(
+            "no SKILL.md found under this folder outside its hidden folders (named below)"
+            if hidden else "no SKILL.md found under this folder"))] if not found else []
+        folder += [Finding(  # named, with the way in (hunt-clicorpus #1, session 36)
+            severity="warning", code="hidden-folder", path=str(path), message=(
+                f"{count} SKILL.md files here are not checked: folders whose name starts with "
+                "'.' are skipped; give this folder to check them (and as --skills-dir to index "
+                "them)")) for path, count in hidden]
+        if folder:
+            files.append({"path": str(given), "findings": folder})
         for path in found:
             files.append({"path": str(path), "findings": validate_file(path)})
     for entry in files:
@@ -335,11 +366,13 @@ def validate(
     errors = sum(1 for e in files for f in e["findings"] if f.severity == "error")
     warnings = sum(1 for e in files for f in e["findings"] if f.severity == "warning")
     invalid = sum(1 for e in files if not e["valid"])
+    checked = sum(1 for e in files  # a folder named for its hidden folders alone is no file
+                  if not e["findings"] or any(f.code != "hidden-folder" for f in e["findings"]))
 
     def human() -> None:
         print_findings(st.out, [f for e in files for f in e["findings"]])
         style = "red" if errors else "green"
-        st.out.print(text(f"{len(files)} checked: {len(files) - invalid} valid, {invalid} invalid "
+        st.out.print(text(f"{checked} checked: {checked - invalid} valid, {invalid} invalid "
                           f"({errors} errors, {warnings} warnings)", style))
 
     st.out.emit({"files": files, "errors": errors, "warnings": warnings, "valid": not errors},

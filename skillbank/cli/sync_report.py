@@ -15,7 +15,12 @@ def sync_summary(report: Any) -> str:
              f"{len(report.removed)} removed", f"{report.unchanged} unchanged"]
     if report.skipped:
         parts.append(f"{len(report.skipped)} skipped")
-    return ", ".join(parts) + f" ({report.embedded} texts embedded, {report.seconds:.1f} s)"
+    # Texts a watcher's thread embeds are "queued", not "0 embedded" (hunt-clicorpus #4)
+    queued = getattr(report, "queued", 0)
+    done = f"{report.embedded} texts embedded" if report.embedded or not queued else ""
+    done += (", " if done and queued else "") + (f"{queued} texts queued for embedding"
+                                                 if queued else "")
+    return ", ".join(parts) + f" ({done}, {report.seconds:.1f} s)"
 
 
 def print_findings(out: Output, findings: list[Any], limit: int | None = None) -> int:
@@ -83,7 +88,7 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
     apart = {f.path for f in report.findings if f.severity == "error" or f.code == "shadowed"}
     broken = sorted({f.path or "" for f in report.findings if f.severity == "warning"
                      and f.code not in PLAIN_WARNINGS
-                     and f.code not in ("kept-last-good", "hidden-skills")
+                     and f.code not in ("kept-last-good", "hidden-skills", "hidden-folder")
                      and f.path not in apart})
     if broken:
         names = [Path(p).parent.name for p in broken]
@@ -107,6 +112,25 @@ def render_sync_report(out: Output, report: Any, title: str = "skills") -> None:
         if len(hiding) > 10:
             out.print(text(f"    … and {len(hiding) - 10} more (`skillbank --json skills sync`, "
                            "code \"hidden-skills\")", "dim"))
+    print_hidden_folders(out, [(f.path or "", f.message) for f in report.findings
+                               if f.code == "hidden-folder"])
     if warnings:
         out.print(text(f"  {warnings} warnings (details: `skillbank skills validate ROOT` or "
                        "--json)", "dim"))
+
+
+def print_hidden_folders(out: Output, folders: list[tuple[str, str]]) -> None:
+    """The hidden folders a walk skipped that hold SKILL.md files, each with what it says
+    (`unreadable.hidden_folder`): a root whose skills all sit in `.curated` synced "0 added"
+    without a word why (hunt-clicorpus #1, session 36)."""
+    if not folders:
+        return
+    out.print(text(f"  {len(folders)} hidden folders hold SKILL.md files that are not indexed "
+                   "(folders whose name starts with '.' are skipped):", "yellow"))
+    for path, message in folders[:10]:
+        out.print(text(f"    {path}: {message.split(':')[0]}", "yellow"), soft_wrap=True)
+    if len(folders) > 10:
+        out.print(text(f"    … and {len(folders) - 10} more (`skillbank --json skills sync`, "
+                       "code \"hidden-folder\")", "dim"))
+    out.print(text("  give such a folder as --skills-dir (or `skillbank config add-skills-dir "
+                   "FOLDER`) to index its skills", "yellow"))

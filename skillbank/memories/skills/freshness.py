@@ -109,7 +109,8 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
                 listings: Listings | None = None,
                 refused: list[tuple[str, OSError]] | None = None,
                 odd: list[tuple[str, str]] | None = None,
-                hidden: list[tuple[str, list[str]]] | None = None) -> list[str]:
+                hidden: list[tuple[str, list[str]]] | None = None,
+                dotted: list[tuple[str, int]] | None = None) -> list[str]:
     """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops
     (`SkillLibrary._walk`; with `listings`, unchanged folders are not listed again). Paths as
     text, gathered by plain recursion: `Path` objects and chained generators were half of a
@@ -121,7 +122,12 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     what it is; `hidden`, each skill's SKILL.md with the SKILL.md files below it that the walk
     would have found without it (a skill's subfolders are its resources: a SKILL.md dropped in a
     collection's folder took the skills below it out of the index). That look below has its own
-    budget and its own record of folders seen, so it never costs the walk a skill."""
+    budget and its own record of folders seen, so it never costs the walk a skill. `dotted`
+    gets each hidden folder (a name starting with '.', not a VCS or vendored one) the walk
+    skipped with how many SKILL.md files a walk of it would find, when it holds any: a checkout
+    keeping all its skills in `skills/.curated` was "no SKILL.md found" and an empty index
+    without a word why (hunt-clicorpus #1, session 36). Hidden folders stay unwalked: looking
+    in them has a budget and a record of folders seen of its own too."""
     found: list[str] = []
     if not root.is_dir():
         return found
@@ -132,6 +138,7 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     seen: set[object] = set()
     budget = [max_dirs]
     below: tuple[set[object], list[int]] = (set(), [max_dirs])  # the look below skills'
+    dots: tuple[set[object], list[int]] = (set(), [max_dirs])  # the look in hidden folders
 
     def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
         try:
@@ -173,6 +180,12 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
         if depth >= max_depth:
             return
         for entry in entries:
+            if entry.name.startswith(".") and dotted is not None and into is found \
+                    and entry.name not in SKIP_DIRS and _is_folder(entry):
+                inside: list[str] = []
+                visit(entry.path, identity(entry.path, entry), 0, inside, dots)
+                if inside:
+                    dotted.append((entry.path, len(inside)))
             if entry.name.startswith(".") or entry.name in SKIP_DIRS:
                 continue
             try:
@@ -197,6 +210,13 @@ def regular(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_file()
     except OSError:
+        return False
+
+
+def _is_folder(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()
+    except OSError:  # a link loop: no folder to look in
         return False
 
 

@@ -119,8 +119,10 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def _walk(self, root: Path, findings: list[Finding] | None = None) -> Iterator[Path]:
         """SKILL.md files under `root`, skipping hidden and vendored folders and symlink loops;
-        a folder it could not look in is a finding."""
-        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True)])
+        a folder it could not look in is a finding, and a hidden folder holding skills (not in
+        the bank's own folder: its hidden folders are renames and deletes under way)."""
+        return iter([Path(p) for p in walk(root, self.max_depth, self.max_dirs, findings, True,
+                                           dotted=root != self.writable_root)])
 
     def _scan(self, known: dict[str, tuple[str, str]], walked: dict[str, str] | None = None
               ) -> tuple[list[Found], list[Finding]]:
@@ -185,6 +187,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             with given_back_if_failed(self, report, asked):  # the next asked sync tells it
                 report.embedded += self.fill_dense(progress=progress,
                                                    sections_progress=sections_progress)
+            report.queued = 0  # embedded in this call, not behind it
         report.seconds = time.perf_counter() - started
         return report
 
@@ -291,8 +294,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             # the sections are embedded (the summary text is the one embedded then).
             same = {item.id for item in items
                     if item.id in metas and metas[item.id].get("hash") == item.metadata["hash"]}
-            items = [item for item in items if item.id not in same] + \
-                self.index.keep_first([item for item in items if item.id in same])
+            kept = [item for item in items if item.id in same]
+            items = [item for item in items if item.id not in same] + self.index.keep_first(kept)
+            whole = {item.id for item in items}  # texts to embed: all, or all but the first
+            report.queued = sum(len(i.embed_texts[:32] or [" "]) for i in items) + \
+                sum(len(i.embed_texts[:32]) - 1 for i in kept if i.id not in whole)
             self.index.stage(items)
             if restat:  # best effort: a server that does not answer now gets it next sync
                 with contextlib.suppress(ChromaUnavailableError):

@@ -95,14 +95,21 @@ def unlisted_folders(refused: list[tuple[str, OSError]]) -> list[Finding]:
 
 
 def walk(root: Path, max_depth: int, max_dirs: int,
-         findings: list[Finding] | None = None, hidden: bool = False) -> list[str]:
+         findings: list[Finding] | None = None, hidden: bool = False,
+         dotted: bool | None = None) -> list[str]:
     """`skill_files` of `root`, each folder it could not look in a finding in `findings`, and
     each SKILL.md that is not a regular file; with `hidden` (a sync), each skill that hides
-    others below it (hunt-corpus #5, session 30: both were skipped without a word)."""
+    others below it (hunt-corpus #5, session 30: both were skipped without a word), and each
+    hidden folder holding SKILL.md files the walk skips (hunt-clicorpus #1, session 36), unless
+    `dotted` is False (the bank's own folder: its hidden folders are its renames and deletes
+    under way, never a person's skills)."""
     refused: list[tuple[str, OSError]] = []
     odd: list[tuple[str, str]] = []
     hides: list[tuple[str, list[str]]] | None = [] if hidden and findings is not None else None
-    paths = skill_files(root, max_depth, max_dirs, refused=refused, odd=odd, hidden=hides)
+    folders: list[tuple[str, int]] | None = \
+        [] if hides is not None and dotted is not False else None
+    paths = skill_files(root, max_depth, max_dirs, refused=refused, odd=odd, hidden=hides,
+                        dotted=folders)
     if findings is not None:
         findings.extend(unlisted_folders(refused))
         findings.extend(Finding(severity="error", code="unreadable", path=path,
@@ -110,6 +117,7 @@ def walk(root: Path, max_depth: int, max_dirs: int,
                                         "its folder is not served until it is one")
                         for path, what in odd)
         findings.extend(hiding(path, below) for path, below in hides or [])
+        findings.extend(hidden_folder(path, count) for path, count in folders or [])
     return paths
 
 
@@ -139,6 +147,16 @@ def hiding(path: str, below: list[str]) -> Finding:
                            f"not served ({shown}): a skill's subfolders are its resources; if "
                            "they are skills of their own, move them out of its folder (or this "
                            "SKILL.md away)")
+
+
+def hidden_folder(path: str, count: int) -> Finding:
+    """A hidden folder (its name starts with '.') holding SKILL.md files: the walk skips such
+    folders (a checkout's `.git`, an editor's settings), so its skills are not served; its own
+    path as a skill folder is how to include them (hunt-clicorpus #1, session 36)."""
+    return Finding(severity="warning", code="hidden-folder", path=path,
+                   message=f"{count} SKILL.md files here are not indexed: folders whose name "
+                           "starts with '.' are skipped; give this folder as --skills-dir (or "
+                           "`skillbank config add-skills-dir`) to index them")
 
 
 def sync_or_report(library: Callable[[], Any], asked: bool = True) -> SyncReport:
@@ -180,3 +198,11 @@ class UnreadableFiles:
                     found.append(Finding(severity="error", code="unreadable", path=path,
                                          message=f"{path} cannot be read ({reason})"))
         return found
+
+    def hidden_folders(self) -> list[Finding]:
+        """The hidden folders under the roots that hold SKILL.md files (`hidden_folder`): an
+        empty `skills list` says why rather than only "add roots" (hunt-clicorpus #1)."""
+        found: list[Finding] = []
+        for root, writable in self.roots:
+            walk(root, self.max_depth, self.max_dirs, found, hidden=True, dotted=not writable)
+        return [f for f in found if f.code == "hidden-folder"]
