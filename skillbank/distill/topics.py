@@ -264,6 +264,18 @@ def _when_to_use(rule: str, topic: str, task: str | None) -> str:
     return line[:MAX_SHORT]
 
 
+def named_topic_when(rule: str, topic: str) -> str:
+    """A ``when_to_use`` for a rule added under a topic its caller named, where the guess from
+    its words filed it elsewhere: ``add("Run database migrations before rolling out the billing
+    API", topic="deploy")`` was told "When replying to customers in support conversations"
+    (hunt-mcphttp #4, session 36), and blocks show that label to the model."""
+    if topic in _TOPIC_DESC and topic != "general":
+        return _when_to_use(rule, topic, None)
+    keys = _keywords(rule)
+    line = "When working on " + topic.replace("-", " ")
+    return (line + (f"; about {', '.join(keys)}" if keys else ""))[:MAX_SHORT]
+
+
 _ABOUT_TAIL = re.compile(r"; about [^;()]{1,120}$")
 
 

@@ -26,6 +26,7 @@ from skillbank.memories.guidelines.decisions import (
     merge_evidence, same_wording)
 from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
+from skillbank.distill.topics import named_topic_when
 from skillbank.memories.guidelines.values import value_change
 from skillbank.memories.guidelines.curation import (
     NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, pending_entry, plan_replace,
@@ -203,8 +204,9 @@ class GuidelineLearning:
         when = _one_line(when_to_use)
         if topic is None or not when:
             guess_topic, guess_when = self._guess(text)
+            named = topic is not None and topic != guess_topic  # not the words' (hunt-mcphttp #4)
+            when = when or (named_topic_when(text, topic) if named else guess_when)
             topic = topic or guess_topic
-            when = when or guess_when
         self._warm_index(text, ns)
         with self._writing():
             self._refresh()
@@ -259,9 +261,8 @@ class GuidelineLearning:
     def _learn_one(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                    source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
                    replaces: str | None = None) -> LearnEntry:
-        """Decide what one candidate rule does to the memory (see ``decisions``) and do it;
-        by words alone while no embedding model can be loaded, or for a rule it does not read
-        (``words_only``)."""
+        """Decide what one candidate rule does to the memory (see ``decisions``) and do it; by
+        words alone while no model can be loaded, or for a rule it does not read (words_only)."""
         with matching_by_words_if_unread(self, text):
             entry = self._decide(text=text, topic=topic, when_to_use=when_to_use,
                                  sentence=sentence, source=source, namespace=namespace,
@@ -697,4 +698,3 @@ def _kept_of(source: SourceRecord, critique: str) -> bool:
     again by an untrusted caller is still recognised as the one these rules came from."""
     return source.trusted is False and is_excerpt_of(source.critique, critique,
                                                      source.sentence or source.rule)
-
