@@ -48,6 +48,7 @@ _VERBS = frozenset(
     repair require rerun resolve restart restore restrict retain retrieve revert revise revoke
     simulate solve squash-merge standardise standardize submit subscribe suggest suppress
     terminate throttle treat type-annotate uninstall unlock unpack unset unwrap wait
+    roll
     """.split()
 )
 
