@@ -462,6 +462,11 @@ def _embedding(options: Any, made: dict[str, Any]) -> Any:
     return embedding
 
 
+def settings_for(options: Any) -> Any:
+    """The settings the options describe (what the opened bank will have)."""
+    return _settings(options)
+
+
 def _settings(options: Any) -> Any:
     from skillbank.settings import load_settings
 

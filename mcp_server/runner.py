@@ -199,7 +199,14 @@ def _serve(opts: ServeOptions, token: str | None, tokens: Any, session_scope: An
         # With a tokens file each principal's own scope says what it may do (role, trust); a
         # request with only the static token has none, and is trusted only with --trust.
         trusted = opts.transport == "stdio" or opts.trust or tokens is not None
-        server = build_server(handle, trusted=trusted, log_level=opts.log_level)
+        security = None
+        if wire is None:  # over HTTP a retry may reach another process (hunt-sampling #2)
+            from skillbank.mcp_server.loader import settings_for
+            from skillbank.mcp_server.state_key import shared_security
+
+            security = shared_security(handle, settings_for(opts))
+        server = build_server(handle, trusted=trusted, log_level=opts.log_level,
+                              request_state=security)
         handle.note("server_built")
         # Started once mcp is imported: the two imports would only take turns on the GIL.
         # Measured again with `initialize` answered early (A/B, 5 alternating cold starts, 140

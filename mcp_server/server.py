@@ -594,7 +594,8 @@ class GetSkillParams(types.RequestParams):
 
 def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str = SERVER_NAME,
                  log_level: str = "WARNING", report_timing: bool | None = None,
-                 auth: Any = None, token_verifier: Any = None) -> SkillbankServer:
+                 auth: Any = None, token_verifier: Any = None,
+                 request_state: Any = None) -> SkillbankServer:
     """An MCP server over `bank` (a `Skillbank`, or a `BankHandle` that is still opening it).
 
     `trusted`: whether this server's clients are trusted (stdio: the local user; HTTP: only with
@@ -604,6 +605,8 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     server-side milliseconds of each tool call to its result's `_meta["skillbank/server_ms"]`.
     `auth` / `token_verifier`: the SDK's `AuthSettings` and `TokenVerifier` (`skillbank server`
     with OIDC, skillbank/team/auth.py): bearer auth on /mcp and the protected-resource metadata.
+    `request_state`: the SDK's `RequestStateSecurity` (`state_key.shared_security`: one key for
+    every process of the memory); None: a key of this process only (stdio, tests).
     """
     from skillbank.mcp_server import review, tools_drafts, tools_memory, tools_skills
 
@@ -616,7 +619,8 @@ def build_server(bank: Any, *, trusted: bool, sampling: bool = True, name: str =
     server = SkillbankServer(handle, report_timing=report_timing, name=name, version=__version__,
                              instructions=INSTRUCTIONS, extensions=[extension],
                              log_level=log_level, auth=auth,
-                             token_verifier=token_verifier)  # type: ignore[arg-type]
+                             token_verifier=token_verifier,  # type: ignore[arg-type]
+                             request_state_security=request_state)
     extension.server = server
     server.trusted = trusted
     tool = registrar(server, trusted=trusted)

@@ -93,6 +93,15 @@ def client_model(ctx: Context, sampled: Any) -> Callable[[str], Awaitable[str]] 
     return None
 
 
+def _reason(error: str) -> str:
+    """A sampling failure (`LLMDistiller.last_error`) in a few words for the caller: the
+    sampling timeout's error has no message of its own."""
+    text = error.strip().rstrip(":").strip()
+    if text == "TimeoutError":
+        return f"no reply within {sampling_timeout()} s"
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
 def _sample_text(result: Any) -> str | None:
     content = getattr(result, "content", None)
     if isinstance(content, list):  # a result with tool-use content: take the text blocks
@@ -232,9 +241,16 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                   search_mode=mode, note=search_note(hits, "experience"))
 
     async def _sample_rules(critique: str, task: str | None, response: str | None,
-                            score: float | None, ctx: Context) -> Sample | None:
-        """Ask the client's LLM to extract rules (2026-07-28+: through the input-required flow)."""
-        if not sampling or not _modern(ctx) or not _client_samples(ctx):
+                            score: float | None, use_client_model: bool,
+                            ctx: Context) -> Sample | None:
+        """Ask the client's LLM to extract rules (2026-07-28+: through the input-required flow).
+
+        A client that declines this request, whose handler fails, or whose reply the HTTP guard
+        refuses never sends the retry: the SDK's client driver raises at home
+        (`mcp.client._input_required._dispatch_all`), so the server never learns of it and
+        cannot fall back. `use_client_model: false` lets such a client learn with the rules
+        (hunt-sampling #3, session 36)."""
+        if not sampling or not use_client_model or not _modern(ctx) or not _client_samples(ctx):
             return None
         from skillbank.distill import LLMDistiller
 
@@ -252,15 +268,21 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                                               description="excerpt of the work that was criticised")] = None,
         score: Annotated[float | None, Field(strict=True, allow_inf_nan=False,
                                             description="grade given, if any")] = None,
+        use_client_model: Annotated[bool, Field(
+            strict=True, description="false: extract the rules with the built-in distiller "
+                                     "instead of asking your client's LLM (MCP sampling); use "
+                                     "it when that request is declined or fails")] = True,
         *,
         sampled: Annotated[Any, Resolve(_sample_rules)],
         ctx: Context,
     ) -> m.LearnResult:
         from skillbank.distill import LLMDistiller
 
-        acomplete = client_model(ctx, sampled) if sampled is not None or sampling else None
+        acomplete = (client_model(ctx, sampled)
+                     if sampled is not None or (sampling and use_client_model) else None)
         candidates = None
         distilled_by = "rules"
+        why = ""  # why the rules distilled though the client's model was asked (hunt #4)
         if acomplete is not None:
             def no_sync(prompt: str) -> str:
                 raise RuntimeError("sampling is asynchronous")
@@ -274,6 +296,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
             else:
                 log.info("sampling did not give rules (%s); used the rule-based distiller",
                          distiller.last_error)
+                why = (f"Your client's model gave no usable rules ({_reason(distiller.last_error)});"
+                       " the built-in rule-based distiller extracted them.")
 
         def learn(b: Any) -> Any:
             return b.guidelines.learn(critique, task=task, response=response, score=score,
@@ -285,7 +309,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
                 "(review_memory in a trusted session, or `skillbank guidelines approve <id>`)."
                 if pending else "")
         return m.LearnResult(entries=[change(e) for e in report.entries],
-                             distilled_by=distilled_by, pending_review=pending, note=note)
+                             distilled_by=distilled_by, pending_review=pending,
+                             note=" ".join(part for part in (why, note) if part))
 
     @tool("add")
     async def add_guideline(

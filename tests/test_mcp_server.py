@@ -268,6 +268,8 @@ async def test_an_unusable_sampling_reply_falls_back_to_the_rule_distiller(serve
             "critique": "Always close files with a context manager.", "task": "Python file handling"})
     assert seen and learned["distilled_by"] == "rules"
     assert learned["entries"][0]["action"] == "added"
+    # Why, for the caller: the note was empty (hunt-sampling #4, session 36).
+    assert "no usable rules (unparseable reply)" in learned["note"], learned["note"]
 
 
 async def test_a_sampling_reply_that_never_comes_falls_back_to_the_rules(bank, monkeypatch):
@@ -293,6 +295,7 @@ async def test_a_sampling_reply_that_never_comes_falls_back_to_the_rules(bank, m
                 "task": "Python file handling"})
     assert asked and learned["distilled_by"] == "rules"
     assert learned["entries"][0]["action"] == "added"
+    assert "no reply within 1 s" in learned["note"], learned["note"]
 
 
 def test_a_bad_sampling_timeout_stops_the_server_named(bank, monkeypatch):

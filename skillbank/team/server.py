@@ -210,8 +210,14 @@ def build_worker_app(bank: Any, *, host: str, token: str | None, trusted: bool,
     # untrusted whatever `--trust` says). A request with no principal (the static `--token`)
     # runs in the server's own scope, trusted only with `--trust` (PrincipallessTrust).
     per_principal = tokens is not None or identity is not None
+    from skillbank.mcp_server.loader import BankHandle
+    from skillbank.mcp_server.state_key import shared_security
+
+    # One requestState key for every worker: a sampling retry may reach any of them
+    # (hunt-sampling #2, session 36).
     server = build_server(bank, trusted=trusted or per_principal, auth=auth,
-                          token_verifier=identity if auth is not None else None)
+                          token_verifier=identity if auth is not None else None,
+                          request_state=shared_security(BankHandle.ready(bank), bank.settings))
     metrics = Metrics()
     metrics.instrument_bank(bank)
     if tokens is not None:

@@ -96,6 +96,20 @@ class PostgresStore:
     def forgotten(self) -> PostgresForgottenIds:
         return PostgresForgottenIds(self.db, self.deployment)
 
+    def shared_secret(self, name: str) -> bytes:
+        """The deployment's secret `name` (32 random bytes, hex), made by whichever worker asks
+        first: the insert that loses the race changes nothing and every worker reads the one
+        row, so all of them hold the same key (the MCP requestState key: hunt-sampling #2,
+        session 36)."""
+        import secrets
+
+        self.db.execute("INSERT INTO sb_secrets (deployment, name, value) VALUES (%s, %s, %s) "
+                        "ON CONFLICT (deployment, name) DO NOTHING",
+                        (self.deployment, name, secrets.token_hex(32)))
+        rows = self.db.execute("SELECT value FROM sb_secrets WHERE deployment = %s AND name = %s",
+                               (self.deployment, name))
+        return str(rows[0][0]).encode("ascii")
+
     def ping(self) -> None:
         """Raise `StoreUnavailableError` unless PostgreSQL answers in time (for /readyz)."""
         self.db.ping()

@@ -182,6 +182,15 @@ MIGRATIONS: list[tuple[int, str, str]] = [
             PRIMARY KEY (deployment, memory, item_id, principal)
         );
     """),
+    (10, "secrets every worker of a deployment shares (the MCP requestState key)", """
+        CREATE TABLE IF NOT EXISTS sb_secrets (
+            deployment text NOT NULL,
+            name text NOT NULL,
+            value text NOT NULL,
+            created_at timestamptz NOT NULL DEFAULT now(),
+            PRIMARY KEY (deployment, name)
+        );
+    """),
 ]
 
 LATEST = max(version for version, _, _ in MIGRATIONS)
