@@ -63,8 +63,8 @@ def host_allowed(host: str | None) -> bool:
     """On a loopback bind: the Host header names this machine (localhost, 127.0.0.0/8, [::1]),
     with or without a port. A page whose DNS name was rebound to 127.0.0.1 sends its own name
     (a browser always sends Host), so it is refused even when it sends no Origin."""
-    if not host:
-        return False
+    if not host or any(c in host for c in "@/\\?#") or any(c.isspace() for c in host):
+        return False  # "evil.com@localhost", "localhost/evil": no Host a browser sends (review 1)
     try:
         name = urlsplit(f"//{host}").hostname
     except ValueError:

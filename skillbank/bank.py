@@ -273,7 +273,9 @@ class Skillbank:
             from skillbank.errors import ClosedError
 
             raise ClosedError.for_root(self.root)
-        if os.getpid() != self._pid:
+        if os.getpid() != self._pid and (not self.settings.chroma_url or self.store is not None):
+            # embedded Chroma (its engine) or team mode (database connections): a bank on a
+            # Chroma server alone works in a child (review 1, session 36: gunicorn --preload)
             from skillbank.errors import ForkedError
 
             raise ForkedError.for_pid(self._pid)

@@ -109,8 +109,9 @@ class ForkedError(SkillbankError):
     @classmethod
     def for_pid(cls, opened_in: int) -> "ForkedError":
         return cls(f"this Skillbank was opened in process {opened_in}, and this process is a "
-                   "child forked from it: its Chroma engine, locks and connections do not "
-                   "survive a fork (a search would hang). Open the root in the child "
+                   "child forked from it: its embedded Chroma engine, or its database "
+                   "connections, stay with the parent (a search would hang). Open the root in "
+                   "the child "
                    "(Skillbank.open(root) shares it with the process that owns it), or start "
                    "the child with multiprocessing's 'spawn' or 'forkserver' method")
 

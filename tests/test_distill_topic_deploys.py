@@ -40,6 +40,11 @@ def test_release_notes_are_still_writing():
     assert guess_topic("Write release notes for every release.") == "writing"
 
 
+def test_a_press_release_is_no_deploy():
+    """Review 1, session 36: "Press release drafts need a quote" was filed as infra."""
+    assert guess_topic("Press release drafts need a quote from the CEO.") != "infra"
+
+
 def test_the_rule_is_served_to_an_infra_agent_and_not_called_a_support_rule(tmp_path):
     with Skillbank.open(tmp_path, embedding_function=HashEmbedding(), include_bundled=False) as bank:
         gid = bank.guidelines.add("Every deploy of the billing service needs a rollback plan.",

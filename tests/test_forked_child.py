@@ -61,3 +61,36 @@ def test_a_forked_child_is_told_to_open_its_own_bank(tmp_path):
         assert f"{call}: ForkedError True" in lines, (call, lines, done.stderr[-2000:])
     assert "own: slide-deck" in lines, lines
     assert "parent: slide-deck" in lines, lines
+
+
+ON_A_SERVER = r"""
+import multiprocessing, sys
+from skillbank import Skillbank
+from skillbank.embeddings import HashEmbedding
+
+def child(bank, out):
+    out.put(",".join(hit.id for hit in bank.skills.search("slide deck")))
+
+if __name__ == "__main__":
+    root, url = sys.argv[1], sys.argv[2]
+    with Skillbank.open(root, embedding_function=HashEmbedding(), chroma_url=url,
+                        collection_prefix="forked") as bank:
+        bank.skills.save("slide-deck", "Turn meeting notes into a short slide deck.",
+                         "# Steps\n\n1. One idea per slide.\n")
+        bank.skills.search("slide deck")
+        ctx = multiprocessing.get_context("fork")
+        out = ctx.Queue()
+        worker = ctx.Process(target=child, args=(bank, out))
+        worker.start()
+        print("child:", out.get(timeout=240), flush=True)
+        worker.join(60)
+"""
+
+
+def test_a_bank_on_a_chroma_server_alone_works_in_a_forked_child(tmp_path, chroma_server):
+    """Review 1, session 36: the refusal covered every bank, and a pre-forking server (gunicorn
+    --preload) over a Chroma server, which worked, got ForkedError."""
+    done = subprocess.run([sys.executable, "-c", ON_A_SERVER, str(tmp_path / "root"),
+                           chroma_server], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "child: slide-deck" in done.stdout.splitlines(), (done.stdout, done.stderr[-2000:])

@@ -479,7 +479,8 @@ def test_origin_and_loopback_rules():
 
     for ok in ("localhost", "localhost:8765", "127.0.0.1", "127.0.0.1:8765", "[::1]:8765", "[::1]"):
         assert host_allowed(ok), ok
-    for bad in (None, "", "evil.example", "localhost.evil.example:8765", "10.0.0.1", "[::1"):
+    for bad in (None, "", "evil.example", "localhost.evil.example:8765", "10.0.0.1", "[::1",
+                "evil.com@localhost", "evil.com\\@localhost", "localhost/evil", "local host"):
         assert not host_allowed(bad), bad
     assert is_loopback("127.0.0.1") and is_loopback("::1") and is_loopback("[::1]")
     assert is_loopback("localhost") and not is_loopback("0.0.0.0") and not is_loopback("example.com")

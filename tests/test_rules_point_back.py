@@ -63,3 +63,22 @@ def test_the_bank_reports_it_ignored_with_the_reason(tmp_path):
         added = [e.text for e in report.entries if e.action == "added"]
         assert added == ["Always back up the staging database before a migration."]
         assert [g.text for g in bank.guidelines.list(namespace="alice")] == added
+
+
+@pytest.mark.parametrize("critique", [
+    "Do not hardcode credentials; use the vault for that.",
+    "Never force-push to main; open a pull request instead of doing that.",
+    "Never edit generated files; regenerate them instead of doing that.",
+])
+def test_a_pointer_to_a_clause_of_the_rule_itself_is_a_whole_rule(critique):
+    """Review 1, session 36: a closing "for that" was read as pointing back, and these rules
+    were reported not read (lost)."""
+    assert _read(critique)[0] == [critique]
+
+
+@pytest.mark.parametrize("praise", ["Great answer, exactly like that.", "Thanks for doing that.",
+                                    "Nice work there!", "I liked this."])
+def test_praise_is_called_praise_not_a_rule_that_points_back(tmp_path, praise):
+    with Skillbank.open(tmp_path, embedding_function=HashEmbedding(), include_bundled=False) as bank:
+        (entry,) = bank.guidelines.learn(praise).entries
+        assert entry.action == "ignored" and "no reusable advice" in entry.detail, entry.detail

@@ -75,8 +75,41 @@ def points_to_sentence(rule: str) -> bool:
     trailing "that"/"this"): alone, "Always do that before a migration." and "Always announce
     billing deploys there." were stored as active rules with no meaning (hunt-lcteam #2,
     session 36). Such a rule joins the rule before it, is read from the sentence before it
-    (:func:`resolve_reference`), or is reported as not read."""
-    return bool(_THERE.search(rule) or _DO_THAT.search(rule) or _ENDS_IN_THAT.search(rule))
+    (:func:`resolve_reference`), or is reported as not read.
+
+    A pointer after a clause of the rule's own points to that clause: "Do not hardcode
+    credentials; use the vault for that." and "Never edit generated files; regenerate them
+    instead of doing that." are whole rules (review 1, session 36: they were reported not
+    read)."""
+    for pointer in (_THERE, _DO_THAT, _ENDS_IN_THAT):
+        found = pointer.search(rule)
+        if found and not _OWN_CLAUSE.search(rule[:found.start()]):
+            return True
+    return False
+
+
+#: A clause of the rule's own before a pointer: what "that" / "there" can point to.
+_OWN_CLAUSE = re.compile(r"\w[^;:,\u2014]*\w\W*[;:,\u2014]\s*\S")
+
+
+def instruction_points_back(text: str) -> bool:
+    """Whether a sentence of `text` is an instruction that points back (`points_to_sentence`):
+    "Always do that before a migration.", not praise ("Great answer, exactly like that.",
+    "Thanks for doing that."), which is no rule at all (review 1, session 36)."""
+    from skillbank.distill.sentences import split_sentences
+    from skillbank.distill.text import _words
+    from skillbank.distill.vocabulary import _VERBS
+
+    for sentence in split_sentences(text or ""):
+        words = [w.lower() for w in _words(sentence)]
+        opens = bool(words) and (words[0] in _VERBS or words[0] in _INSTRUCTION_OPENERS)
+        if opens and points_to_sentence(sentence):
+            return True
+    return False
+
+
+_INSTRUCTION_OPENERS = frozenset({"always", "never", "please", "do", "don't", "dont", "make",
+                                  "be", "remember", "avoid", "stop"})
 
 
 #: The place a sentence ends on: "... in the billing channel.", "... in #general."

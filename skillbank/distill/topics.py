@@ -111,7 +111,7 @@ TOPIC_KEYWORDS: tuple[tuple[str, str, float, str], ...] = (
 #: arm prevented 7 fewer of 162 repeated mistakes (benchmarks/learning_loop.py, session 36).
 RULE_ONLY_WORDS: tuple[tuple[str, str], ...] = (
     ("infra", r"(?:re)?deploy(?:s|ed|ing|ments?)?|rollbacks?|roll(?:s|ed|ing)? (?:it |them )?back"
-              r"|rollouts?|(?<!\.)releases?(?! notes)(?!\()|hotfix(?:es)?|downtime|outages?"
+              r"|rollouts?|(?<!\.)(?<!press )releases?(?! notes)(?!\()|downtime|outages?"
               r"|staging"),
 )
 _RULE_ONLY_RES = tuple(

@@ -11,7 +11,7 @@ from typing import Any
 from skillbank.distill import RuleDistiller
 from skillbank.distill.clauses import asks_something
 from skillbank.distill.language import not_read
-from skillbank.distill.standalone import points_to_sentence
+from skillbank.distill.standalone import instruction_points_back
 from skillbank.memories.guidelines.files import has_words
 
 
@@ -25,7 +25,7 @@ def ignored_why(text: str, distiller: Any) -> str:
     if isinstance(distiller, RuleDistiller) and not_read(text):
         return ("not read: written in a language the model-free distiller does not read; pass "
                 "rules= or use an LLM distiller")
-    if isinstance(distiller, RuleDistiller) and points_to_sentence(text):
+    if isinstance(distiller, RuleDistiller) and instruction_points_back(text):
         # "Always do that before a migration." after a sentence that names no rule and no
         # clear act or place (hunt-lcteam #2, session 36)
         return ("not read as a rule: it points back (\"there\", \"do that\", \"this\") to "
