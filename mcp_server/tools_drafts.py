@@ -35,6 +35,10 @@ class DraftedSkill(BaseModel):
     path: str
     diff: Optional[str] = Field(None, description="for a revision: unified diff against the skill")
     drafted_by: str = Field("rules", description="'model' when the client's LLM wrote the text")
+    reason: str = Field("", description=(
+        "why it was drafted (the runs it was drawn from, or a revised skill's failures) and, "
+        "when drafted_by is 'rules' though the client's model was asked, why its text was not "
+        "used"))
 
 
 class ProposedSkills(BaseModel):
@@ -85,6 +89,6 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
             drafts=[DraftedSkill(name=d.name, skill=d.skill, description=d.description,
                                  revises=d.revises,
                                  sources=list(d.sources), path=shown_path(d.path, root), diff=d.diff,
-                                 drafted_by=d.drafted_by) for d in drafts],
+                                 drafted_by=d.drafted_by, reason=d.reason) for d in drafts],
             pending_review=bool(drafts),
             note=PENDING_NOTE if drafts else "Nothing new to propose from the recorded experience.")

@@ -35,6 +35,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, PermissionDeniedE
 from skillbank.memories.skills import checks, last_good
 from skillbank.memories.skills.drafting import (
     DraftMaterial,
+    DraftText,
     LLMDrafter,
     RuleDrafter,
     SkillDrafter,
@@ -106,8 +107,11 @@ class SkillProposing:
         distilled = _distilled_lessons(records)
         drafter = drafter or self._default_drafter()
         gone = self._proposals_gone()  # asks the remote: outside the locks (review #2, s27)
+        drafter = self._predrafted(pool, min_support, threshold, drafter, scope, gone)
         with self._sync_lock, self.write_lock:
             # Every pending draft, the caller's or not: a new draft never takes another's name.
+            # Read again here, after the model drafted: another proposer, an adoption, a
+            # discard or a person's edit made meanwhile decides as if no model had been asked.
             pending = {d.name: d for d in self._all_drafts()}  # type: ignore[attr-defined]
             ledger = self._ledger_seen_by(scope, pending)
             written = self._propose_new(pool, min_support, threshold, drafter, ledger, pending,
@@ -115,6 +119,26 @@ class SkillProposing:
             written += self._propose_revisions(pool, distilled, drafter, ledger, pending, scope)
         note(self, "propose", "draft", [d.name for d in written])
         return written
+
+    def _predrafted(self, pool: list[Experience], min_support: int, threshold: float,
+                    drafter: SkillDrafter, scope: scopes.Scope, gone: set[str]) -> SkillDrafter:
+        """`drafter`'s texts for the new-skill drafts `propose` would write now, asked outside
+        the library's locks: a model drafter (MCP sampling, up to 120 s a group; any LLM) was
+        asked inside them, and every other session's write waited on it and failed after 60 s
+        saying "another process" held the lock (hunt-sampling #1, session 36). The groups are
+        chosen under the locks (reading pending drafts may close one, the ledger may note a
+        withdrawn proposal), the model is asked with none held, and `propose` then decides
+        again under the locks, writing only the drafts still due, each with its text from here
+        (`_Drafted`). The rule drafter waits on nothing: it drafts under the locks as before."""
+        if isinstance(drafter, RuleDrafter):
+            return drafter
+        planned: list[DraftMaterial] = []
+        with self._sync_lock, self.write_lock:
+            pending = {d.name: d for d in self._all_drafts()}  # type: ignore[attr-defined]
+            self._propose_new(pool, min_support, threshold, drafter,
+                              self._ledger_seen_by(scope, pending), pending, scope, gone,
+                              planned=planned)
+        return _Drafted([(material, drafter.write(material)) for material in planned])
 
     def _experiences(self, namespace: str | None,
                      experiences: Sequence[Experience] | None) -> list[Experience]:
@@ -287,8 +311,10 @@ class SkillProposing:
 
     def _propose_new(self, pool: list[Experience], min_support: int, threshold: float,
                      drafter: SkillDrafter, ledger: list[dict[str, Any]],
-                     pending: dict[str, SkillDraft], scope: scopes.Scope,
-                     gone: set[str]) -> list[SkillDraft]:
+                     pending: dict[str, SkillDraft], scope: scopes.Scope, gone: set[str], *,
+                     planned: list[DraftMaterial] | None = None) -> list[SkillDraft]:
+        """The new-skill drafts due now, written; with `planned`, only their material is
+        collected there (`_predrafted`) and nothing is written."""
         written: list[SkillDraft] = []
         for group in group_experiences(pool, threshold=threshold):
             if len(group.members) < min_support:
@@ -324,8 +350,16 @@ class SkillProposing:
             else:
                 name, skill = self._new_draft_names(material, spaces, pending, scope, previous,
                                                     previous_skill)
-            written.append(self._write_draft(name, material, drafter, revises=None,  # type: ignore[attr-defined]
-                                             namespaces=spaces, skill=skill))
+            if planned is not None:
+                planned.append(material)
+                continue
+            try:
+                written.append(self._write_draft(name, material, drafter, revises=None,  # type: ignore[attr-defined]
+                                                 namespaces=spaces, skill=skill))
+            except _NotDrafted:
+                log.info("draft %s not written: it became due while the model drafted the "
+                         "others; the next propose drafts it", name)
+                continue
             pending[name] = written[-1]
         return written
 
@@ -389,6 +423,25 @@ class SkillProposing:
         except InvalidInputError:
             return False
         return bool(hits) and hits[0].name == name
+
+
+class _NotDrafted(Exception):
+    """A group's draft became due only after the model was asked (`_Drafted`)."""
+
+
+class _Drafted:
+    """The texts a drafter wrote outside the locks, by their material (`_predrafted`). A group
+    not asked then (due only now: say a skill of its kind was deleted meanwhile) is left for
+    the next `propose` rather than asking the model under the locks again."""
+
+    def __init__(self, texts: list[tuple[DraftMaterial, DraftText]]) -> None:
+        self.texts = texts
+
+    def write(self, material: DraftMaterial) -> DraftText:
+        for drafted, text in self.texts:
+            if drafted == material:
+                return text
+        raise _NotDrafted(material.sources)
 
 
 def _runs(records: list[Experience]) -> list[Experience]:
