@@ -23,6 +23,10 @@ def collection(tmp_path):
     write_skill(checkout / "skills" / ".system", "installer", "Use when installing skills.")
     write_skill(checkout / ".git", "in-git", "A VCS folder is never looked in.")
     write_skill(checkout / "skills" / ".curated" / ".deeper", "deep", "Not in .curated's walk.")
+    # a tool's cache is never looked in (review 1, session 36: a .tox of 6,600 folders made a
+    # no-change sync 1 ms -> 121 ms)
+    write_skill(checkout / ".tox" / "py311" / "lib", "vendored", "In a tool's cache.")
+    write_skill(checkout / "skills" / ".mypy_cache", "cached", "In a tool's cache.")
     return checkout
 
 

@@ -14,7 +14,7 @@ import typer
 from skillbank.cli.hints import copy_advice
 from skillbank.cli.sync_report import (  # noqa: F401 - re-exported (commands, memory)
     PLAIN_WARNINGS, print_changes, print_findings, print_hidden_folders, render_sync_report,
-    sync_summary,
+    hidden_folders_once, sync_summary,
 )
 from skillbank.memories.skills.folder_files import SKIP_DIRS
 from skillbank.memories.skills.last_good import is_as_it_is_note
@@ -300,12 +300,14 @@ def _skill_files(path: Path, hidden: list[tuple[Path, int]] | None = None) -> li
     Hidden folders are skipped, as a sync skips them; `hidden` gets each that holds SKILL.md
     files, with how many `validate` of it would check: a checkout keeping its skills in
     `skills/.curated` was "no SKILL.md found" (hunt-clicorpus #1, session 36)."""
+    from skillbank.memories.skills.freshness import is_tool_cache
+
     if path.is_file():
         return [path]
     found: list[Path] = []
     for dirpath, dirnames, filenames in os.walk(path):
         for name in sorted(dirnames) if hidden is not None else []:
-            if name.startswith(".") and name not in SKIP_DIRS:
+            if name.startswith(".") and name not in SKIP_DIRS and not is_tool_cache(name):
                 if (count := len(_skill_files(Path(dirpath) / name))):
                     hidden.append((Path(dirpath) / name, count))
         dirnames[:] = sorted(d for d in dirnames if not d.startswith(".") and d not in SKIP_DIRS)
@@ -595,12 +597,15 @@ def _watch(st: Any, timeout: float | None) -> None:
             st.out.print(text(f"  {root}", "dim"))
         st.out.print(text("Ctrl-C to stop", "dim"))
 
+    told: list[set[tuple[str, str]]] = [set()]  # the hidden folders said last (the watch's)
+
     def on_sync(change: Any) -> None:
         if st.out.json:
             st.out.write_json({"event": "sync", "report": change}, compact=True)
-        else:
-            st.out.print(text(time.strftime("%H:%M:%S "), "dim"), end="")
-            render_sync_report(st.out, change, title="changed")
+            return
+        change = hidden_folders_once(change, told)
+        st.out.print(text(time.strftime("%H:%M:%S "), "dim"), end="")
+        render_sync_report(st.out, change, title="changed")
 
     stop = threading.Event()
     timer = threading.Timer(timeout, stop.set) if timeout else None

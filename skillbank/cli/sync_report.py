@@ -134,3 +134,17 @@ def print_hidden_folders(out: Output, folders: list[tuple[str, str]]) -> None:
                        "code \"hidden-folder\")", "dim"))
     out.print(text("  give such a folder as --skills-dir (or `skillbank config add-skills-dir "
                    "FOLDER`) to index its skills", "yellow"))
+
+
+def hidden_folders_once(report: Any, told: list[set[tuple[str, str]]]) -> Any:
+    """`report` without its hidden-folder findings when they are the ones `told[0]` holds (what
+    the watch said last), and `told[0]` updated: every watch event repeated the same block
+    (review 1, session 36). Said again when the set changes."""
+    hidden = {(f.path or "", f.message) for f in report.findings if f.code == "hidden-folder"}
+    same = hidden == told[0]
+    told[0] = hidden
+    if not same:
+        return report
+    return report.model_copy(update={"findings": [
+        f for f in report.findings if f.code != "hidden-folder"]})
+
