@@ -380,7 +380,10 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
             return False
         if not self.only_vectors_behind:  # a server that did not answer: asked every 2 s,
             quiet = getattr(self.index, "_dense_quiet_until", 0.0)  # 30 s after a timeout
-            return time.monotonic() >= max(self.unreached_at + INDEX_RETRY_SECONDS, quiet)
+            # never unreached (an index that refused a write, a full disk): due now, not
+            # INDEX_RETRY_SECONDS after the machine started (`monotonic`'s zero; session 36)
+            since = self.unreached_at + INDEX_RETRY_SECONDS if self.unreached_at else 0.0
+            return time.monotonic() >= max(since, quiet)
         from skillbank import embeddings
 
         failed = getattr(self.index.embedding_function, "_failed", None)
