@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
+import queue
 import socket
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -93,6 +96,23 @@ def write_skill(root: Path, name: str, description: str, body: str = "# Steps\n\
     path = folder / "SKILL.md"
     path.write_text(f"---\nname: {name}\ndescription: {description}\n{extra}---\n{body}")
     return path
+
+
+@contextlib.contextmanager
+def watching(bank):
+    """`bank.skills.watch` on its own thread; yields the queue its reports arrive on, and stops
+    it (bounded) when the block ends."""
+    reports: queue.Queue = queue.Queue()
+    stop = threading.Event()
+    watcher = threading.Thread(target=bank.skills.watch,
+                               kwargs={"stop_event": stop, "on_sync": reports.put})
+    watcher.start()
+    try:
+        yield reports
+    finally:
+        stop.set()
+        watcher.join(60)
+    assert not watcher.is_alive()
 
 
 def free_port() -> int:

@@ -75,13 +75,21 @@ class Proposing(threading.Thread):
         return self.drafts
 
 
-def test_writes_complete_while_the_drafter_is_waiting(bank):
-    record_groups(bank)
+def proposing_blocked(bank: Skillbank) -> tuple[BlockedDrafter, Proposing]:
+    """A propose on its own thread whose drafter was asked and waits for `go`."""
     drafter = BlockedDrafter()
     proposing = Proposing(bank, drafter)
     proposing.start()
+    if not drafter.asked.wait(BOUND):
+        proposing.finish()
+        raise AssertionError("the drafter was never asked")
+    return drafter, proposing
+
+
+def test_writes_complete_while_the_drafter_is_waiting(bank):
+    record_groups(bank)
+    drafter, proposing = proposing_blocked(bank)
     try:
-        assert drafter.asked.wait(BOUND)
         # Another session's writes, while the model is still drafting: they did wait on the
         # lock and failed with "another process is writing" (BusyError) before.
         recorded = bank.experiences.record(task="Rotate the TLS certificate on the gateway",
@@ -98,11 +106,8 @@ def test_writes_complete_while_the_drafter_is_waiting(bank):
 
 def test_a_draft_another_proposer_wrote_meanwhile_is_not_written_twice(bank):
     record_groups(bank)
-    drafter = BlockedDrafter()
-    proposing = Proposing(bank, drafter)
-    proposing.start()
+    _, proposing = proposing_blocked(bank)
     try:
-        assert drafter.asked.wait(BOUND)
         theirs = bank.skills.propose(drafter=RuleDrafter())  # another session, meanwhile
         assert len(theirs) == 2
     finally:
@@ -122,11 +127,8 @@ def test_a_persons_edit_made_while_the_model_drafts_is_kept(bank):
     bank.experiences.record(task="Import the vendors CSV file into the suppliers database table",
                             outcome="success", when_to_use="When loading CSV exports into a SQL database",
                             steps=[{"action": "detect_encoding"}, {"action": "copy_into_table"}])
-    drafter = BlockedDrafter()
-    proposing = Proposing(bank, drafter)
-    proposing.start()  # the CSV draft is due again (a new run of its kind)
+    _, proposing = proposing_blocked(bank)  # the CSV draft is due again (a new run of its kind)
     try:
-        assert drafter.asked.wait(BOUND)
         text = Path(csv.path).read_text(encoding="utf-8").replace("## Checks", "## Checks\n\n- A person's check.")
         bank.skills.edit_draft(csv.name, text)  # a person, meanwhile
     finally:

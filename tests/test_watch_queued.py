@@ -9,11 +9,10 @@ vector was in a moment later. The report now carries `queued` (texts left to tha
 from __future__ import annotations
 
 import queue
-import threading
 
 import pytest
 
-from conftest import write_skill
+from conftest import watching, write_skill
 from owner_client import bank_for
 from skillbank.cli.sync_report import sync_summary
 from skillbank.records import SyncReport
@@ -26,12 +25,7 @@ def test_a_watch_event_counts_what_it_queued(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         write_skill(folder, "alpha", "Use when filling PDF forms.")
         assert bank.skills.sync().queued == 0  # an asked-for sync embeds what it staged
-        reports: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        watcher = threading.Thread(target=bank.skills.watch,
-                                   kwargs={"stop_event": stop, "on_sync": reports.put})
-        watcher.start()
-        try:
+        with watching(bank) as reports:
             told = None
             for take in range(60):  # a ceiling for a loaded machine, not a speed
                 write_skill(folder, "gamma", f"Use when pruning fruit trees, take {take}.")
@@ -44,10 +38,6 @@ def test_a_watch_event_counts_what_it_queued(tmp_path, remote):
                     break
             assert told is not None, "the watcher told nothing"
             assert told.embedded == 0 and told.queued >= 1, told
-        finally:
-            stop.set()
-            watcher.join(60)
-        assert not watcher.is_alive()
 
 
 def test_sync_counts_texts_left_to_embed_and_the_summary_says_so(tmp_path):

@@ -8,11 +8,10 @@ at the next `skills sync` (hunt-author #3, session 24). In process and as a clie
 from __future__ import annotations
 
 import queue
-import threading
 
 import pytest
 
-from conftest import write_skill
+from conftest import watching, write_skill
 from owner_client import bank_for
 
 
@@ -28,12 +27,7 @@ def test_the_watcher_tells_a_broken_edit_and_its_mend(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         skill = write_skill(tmp_path / "root" / "skills", "notes", "Write release notes.")
         bank.skills.sync()
-        reports: queue.Queue = queue.Queue()
-        stop = threading.Event()
-        watcher = threading.Thread(target=bank.skills.watch,
-                                   kwargs={"stop_event": stop, "on_sync": reports.put})
-        watcher.start()
-        try:
+        with watching(bank) as reports:
             def until_told(edit, wanted):
                 """Edit (again, a little differently each time: the watcher may take the first
                 edit in as its starting state) until a report shows it; a ceiling for a loaded
@@ -57,10 +51,6 @@ def test_the_watcher_tells_a_broken_edit_and_its_mend(tmp_path, remote):
                                                       f"Write release notes well, take {n}."),
                                 lambda r: "notes" in r.changed)
             assert not any(f.severity == "error" for f in mended.findings)
-        finally:
-            stop.set()
-            watcher.join(60)
-        assert not watcher.is_alive()
 
 
 def test_the_sync_summary_lists_served_skills_alone_as_flagged(tmp_path):
