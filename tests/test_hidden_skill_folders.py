@@ -84,3 +84,17 @@ def test_cli_validate_sync_and_list_name_them(cli_root, tmp_path):
     out = " ".join(run("--no-bundled", "skills", "list").stdout.split())
     assert "No skills yet" not in out and "No skills indexed." in out, out
     assert f"{checkout}/skills/.system: 1 SKILL.md files here are not indexed" in out, out
+
+
+def test_a_big_hidden_folder_does_not_hide_a_later_collection(tmp_path):
+    """Review 2, session 36: one budget for every hidden folder of a walk was spent on an early
+    checkout's `.github` (workflows, templates), and a later `.curated` went unnamed."""
+    from skillbank.memories.skills.freshness import skill_files
+
+    checkout = tmp_path / "checkouts"
+    for n in range(100):
+        (checkout / "a-first" / ".github" / f"workflow-{n:03}").mkdir(parents=True)
+    write_skill(checkout / "b-second" / "skills" / ".curated", "pdf", "Use when editing PDFs.")
+    dotted: list = []
+    skill_files(checkout, 6, 20000, dotted=dotted)
+    assert [(path.rsplit("/", 1)[-1], count) for path, count in dotted] == [(".curated", 1)]

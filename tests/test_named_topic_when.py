@@ -26,5 +26,7 @@ def test_a_named_topic_says_when(tmp_path, remote):
         # the caller's own when_to_use is kept; no topic: the words' guess, as before
         assert when("Sign every reply with the team name", topic="support",
                     when_to_use="When closing a ticket") == "When closing a ticket"
+        general = when("Quote identifiers in generated SQL", topic="general")
+        assert general.startswith("When doing any task"), general  # not "working on general"
         guessed = when("Answer billing questions within a day")
         assert "support" in guessed or "customers" in guessed, guessed

@@ -38,6 +38,9 @@ def test_the_reference_is_read_from_the_sentence_before(critique, rule):
 
 @pytest.mark.parametrize("critique, dangling", [
     ("Always do that before a migration.", "Always do that before a migration."),
+    # a setting before a comma is no clause to point to (review 2, session 36)
+    ("The release went out on Friday. In production, always do that before a migration.",
+     "In production, always do that before a migration."),
     ("The build looked fine. Always announce billing deploys there.",
      "Always announce billing deploys there."),
     ("The staging database was slow. Never forget this.", "Never forget this."),

@@ -83,13 +83,30 @@ def points_to_sentence(rule: str) -> bool:
     read)."""
     for pointer in (_THERE, _DO_THAT, _ENDS_IN_THAT):
         found = pointer.search(rule)
-        if found and not _OWN_CLAUSE.search(rule[:found.start()]):
+        if found and not _own_clause(rule[:found.start()]):
             return True
     return False
 
 
-#: A clause of the rule's own before a pointer: what "that" / "there" can point to.
-_OWN_CLAUSE = re.compile(r"\w[^;:,\u2014]*\w\W*[;:,\u2014]\s*\S")
+#: A clause of the rule's own before a pointer, set off by ";" or a dash: what "that" / "there"
+#: can point to.
+_OWN_CLAUSE = re.compile(r"\w[^;\u2014]*\w\W*[;\u2014]\s*\S")
+
+
+def _own_clause(before: str) -> bool:
+    """Whether the words `before` a pointer hold a clause of the rule's own: one set off by ";"
+    or a dash, or an instruction before a comma ("Use the vault, never anything else for
+    that"). A comma after a setting is none: "In production, always do that before a
+    migration." still points back (review 2, session 36)."""
+    if _OWN_CLAUSE.search(before):
+        return True
+    from skillbank.distill.text import _words
+    from skillbank.distill.vocabulary import _VERBS
+
+    head, comma, _ = before.partition(",")
+    words = [w.lower() for w in _words(head)]
+    return bool(comma) and len(words) >= 2 and (words[0] in _VERBS or words[0] in (
+        "always", "never", "don't", "dont"))
 
 
 def instruction_points_back(text: str) -> bool:

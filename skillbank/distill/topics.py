@@ -269,7 +269,7 @@ def named_topic_when(rule: str, topic: str) -> str:
     its words filed it elsewhere: ``add("Run database migrations before rolling out the billing
     API", topic="deploy")`` was told "When replying to customers in support conversations"
     (hunt-mcphttp #4, session 36), and blocks show that label to the model."""
-    if topic in _TOPIC_DESC and topic != "general":
+    if topic in _TOPIC_DESC:  # "general" too: "When doing any task; about ..." (review 2)
         return _when_to_use(rule, topic, None)
     keys = _keywords(rule)
     line = "When working on " + topic.replace("-", " ")

@@ -106,8 +106,11 @@ class Listings:
         self._kept, self._visited = self._visited, {}
 
 
-#: Folders a walk looks in per call to count the skills hidden folders hold (`skill_files`).
+#: Folders a walk looks in per hidden folder, and in all, to count the skills hidden folders
+#: hold (`skill_files`): one shared budget was spent on the `.github` folders of earlier
+#: checkouts and the later ones' `.curated` went unnamed (review 2, session 36).
 DOT_BUDGET = 64
+DOT_TOTAL = 512
 #: Hidden folders tools keep caches and settings in: never a skill collection.
 _TOOL_CACHE = re.compile(r"^\.(?:tox|nox|eggs|idea|vscode|npm|yarn|gradle|m2|next|nuxt|terraform"
                          r"|cargo|rustup|pnpm-store|docker|local|config|DS_Store|direnv|hypothesis"
@@ -141,8 +144,8 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     skipped with how many SKILL.md files a walk of it would find, when it holds any: a checkout
     keeping all its skills in `skills/.curated` was "no SKILL.md found" and an empty index
     without a word why (hunt-clicorpus #1, session 36). Hidden folders stay unwalked: looking
-    in them has a small budget (`DOT_BUDGET` folders per walk, from the walk's own depth) and a
-    record of folders seen of its own, and tool caches (`.tox`, `.mypy_cache` ...) are not
+    in them has a small budget (`DOT_BUDGET` folders each, `DOT_TOTAL` a walk, from the walk's
+    own depth) and a record of folders seen of its own, and tool caches (`.tox`, `.mypy_cache` ...) are not
     looked in: a root holding a `.tox` of 6,600 folders made a no-change sync 1 ms -> 121 ms
     (review 1, session 36). A count is then at least what it says."""
     found: list[str] = []
@@ -155,7 +158,8 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     seen: set[object] = set()
     budget = [max_dirs]
     below: tuple[set[object], list[int]] = (set(), [max_dirs])  # the look below skills'
-    dots: tuple[set[object], list[int]] = (set(), [min(max_dirs, DOT_BUDGET)])  # hidden ones
+    dots_seen: set[object] = set()  # the look in hidden folders: its own record and budget
+    dots_left = [min(max_dirs, DOT_TOTAL)]
 
     def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
         try:
@@ -201,7 +205,10 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
                     and entry.name not in SKIP_DIRS and not is_tool_cache(entry.name) \
                     and _is_folder(entry):
                 inside: list[str] = []
-                visit(entry.path, identity(entry.path, entry), depth + 1, inside, dots)
+                each = (dots_seen, [min(DOT_BUDGET, dots_left[0])])
+                given = each[1][0]
+                visit(entry.path, identity(entry.path, entry), depth + 1, inside, each)
+                dots_left[0] -= given - each[1][0]
                 if inside:
                     dotted.append((entry.path, len(inside)))
             if entry.name.startswith(".") or entry.name in SKIP_DIRS:
