@@ -29,6 +29,7 @@ import logging
 import os
 import secrets
 import threading
+import time
 from pathlib import Path
 from typing import Any, Callable
 
@@ -42,6 +43,8 @@ KEY_FILE = ".request-state.key"
 SECRET_NAME = "mcp-request-state"
 #: Seconds a sealed state stays good: the SDK's default, kept (docs/mcp.md says so).
 TTL = 600.0
+#: Seconds a key that could not be read (PostgreSQL down) is not asked for again.
+RETRY_SECONDS = 10.0
 
 
 def root_secret(root: Path) -> bytes:
@@ -83,11 +86,32 @@ class SharedKeyCodec:
         self._resolve = resolve
         self._codec: AESGCMRequestStateCodec | None = None
         self._lock = threading.Lock()
+        self._failed: tuple[float, BaseException] | None = None  # (when, why) of the last read
+
+    def warm(self) -> None:
+        """Read the key on a thread now, so the first sampling call does not read it on the
+        event loop (the SDK seals and opens synchronously; in team mode the read is a query
+        that waited up to the pool's timeout with PostgreSQL down, stalling every client of the
+        worker; review 2, session 36)."""
+        threading.Thread(target=self._quietly, name="skillbank-state-key", daemon=True).start()
+
+    def _quietly(self) -> None:
+        try:
+            self._inner()
+        except Exception as exc:  # noqa: BLE001 - said when a call needs the key
+            log.warning("the requestState key could not be read yet: %s", exc)
 
     def _inner(self) -> AESGCMRequestStateCodec:
         with self._lock:
             if self._codec is None:
-                self._codec = AESGCMRequestStateCodec([self._resolve()])
+                if self._failed is not None and \
+                        time.monotonic() - self._failed[0] < RETRY_SECONDS:
+                    raise self._failed[1]  # not asked again on every call meanwhile
+                try:
+                    self._codec = AESGCMRequestStateCodec([self._resolve()])
+                except Exception as exc:
+                    self._failed = (time.monotonic(), exc)
+                    raise
             return self._codec
 
     def seal(self, payload: bytes) -> str:
@@ -108,8 +132,9 @@ def shared_security(handle: Any, settings: Any) -> RequestStateSecurity:
     """The policy for a server over `handle` (a `BankHandle`) with the bank's `settings`.
 
     Team mode: the secret is the deployment's in PostgreSQL, read through the open bank's store
-    (the first sampling call before the bank is open waits for it). An embedded root: the
-    root's key file, read without the bank."""
+    on a thread as the server is built (`SharedKeyCodec.warm`); a read that failed is not tried
+    again for `RETRY_SECONDS`. An embedded root: the root's key file, read without the bank on
+    first use."""
     if getattr(settings, "database_url", None):
         from skillbank.index_ownership import deployment_of
 
@@ -117,6 +142,10 @@ def shared_security(handle: Any, settings: Any) -> RequestStateSecurity:
 
         def resolve() -> bytes:
             return handle.get("experiences").store.shared_secret(SECRET_NAME)
+
+        codec = SharedKeyCodec(resolve)
+        codec.warm()
+        return RequestStateSecurity(codec=codec, ttl=TTL, audience=audience)
     else:
         root = Path(os.path.realpath(settings.root))
         audience = f"skillbank root {root}"
