@@ -27,11 +27,16 @@ FAMILY_POOL = 40
 
 @functools.lru_cache(maxsize=8192)
 def _family_of(topic: str, text: str, when: str) -> str:
-    from skillbank.distill.topics import TOPIC_KEYWORDS, guess_topic, topic_family
+    from skillbank.distill.topics import TOPIC_KEYWORDS, guess_topic, rule_only_topic, topic_family
 
     stored = topic_family(topic)
-    if not when or (topic != "general" and topic not in {row[0] for row in TOPIC_KEYWORDS}):
-        return stored  # a topic the writer named (not one of the keyword guess's): theirs
+    if topic != "general" and topic not in {row[0] for row in TOPIC_KEYWORDS}:
+        # a topic the writer named (not one of the keyword guess's): theirs, unless its name is
+        # a word that files a rule ("deploy": infra, as the rule's own words would)
+        meant = rule_only_topic(topic)
+        return topic_family(meant) if meant else stored
+    if not when:
+        return stored
     guess = guess_topic(f"{text} {when}", own_words=text)
     return topic_family(guess) if guess != "general" else stored
 

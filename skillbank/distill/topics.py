@@ -118,6 +118,15 @@ _RULE_ONLY_RES = tuple(
     (slug, re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])", re.I))
     for slug, pattern in RULE_ONLY_WORDS
 )
+def rule_only_topic(name: str) -> str | None:
+    """The topic a named topic outside the vocabulary means when it is one of `RULE_ONLY_WORDS`
+    ("deploy", "deployments", "rollback" -> infra), else None: a rule a person filed under
+    "deploy" is a deploy rule, and the block kept it from "deploy the billing service" beside
+    an infra rule of the same matter (session 36)."""
+    words = " ".join((name or "").replace("-", " ").replace("_", " ").split())
+    return next((slug for slug, rx in _RULE_ONLY_RES if rx.fullmatch(words)), None)
+
+
 _TOPIC_RES = tuple(
     (slug, desc, weight, re.compile(rf"(?<![A-Za-z0-9_])(?:{pattern})(?![A-Za-z0-9_])", re.I))
     for slug, desc, weight, pattern in TOPIC_KEYWORDS
