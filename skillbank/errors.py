@@ -99,7 +99,8 @@ class ClosedError(SkillbankError):
 
 
 class ForkedError(SkillbankError):
-    """An embedded bank opened in one process used in a child forked from it.
+    """An embedded or team bank opened in one process used in a child forked from it (a bank
+    on a Chroma server alone works in a child).
 
     chromadb's engine (a Rust runtime with its own threads) does not survive `fork`: the
     child's first call into the parent's Chroma client waited for ever (a `multiprocessing`
