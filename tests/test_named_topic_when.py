@@ -19,8 +19,11 @@ def test_a_named_topic_says_when(tmp_path, remote):
 
         deploy = when("Run database migrations before rolling out the billing API",
                       topic="deploy")
-        assert deploy.startswith("When working on deploy"), deploy
+        # a deploy word names infra, as the block files the rule (docs: topics)
+        assert deploy.startswith("When changing infrastructure as code or deployments"), deploy
         assert "customer" not in deploy
+        ops = when("Page the on-call engineer for every sev-1", topic="ops")
+        assert ops.startswith("When working on ops"), ops  # a topic of the writer's own
         python = when("Reply to refund tickets within one day", topic="python")
         assert python.startswith("When writing or reviewing Python code"), python
         # the caller's own when_to_use is kept; no topic: the words' guess, as before

@@ -278,8 +278,9 @@ def named_topic_when(rule: str, topic: str) -> str:
     its words filed it elsewhere: ``add("Run database migrations before rolling out the billing
     API", topic="deploy")`` was told "When replying to customers in support conversations"
     (hunt-mcphttp #4, session 36), and blocks show that label to the model."""
-    if topic in _TOPIC_DESC:  # "general" too: "When doing any task; about ..." (review 2)
-        return _when_to_use(rule, topic, None)
+    meant = topic if topic in _TOPIC_DESC else rule_only_topic(topic)  # "deploy": infra's, as
+    if meant:  # the block files it; "general" too: "When doing any task; about ..." (review 2)
+        return _when_to_use(rule, meant, None)
     keys = _keywords(rule)
     line = "When working on " + topic.replace("-", " ")
     return (line + (f"; about {', '.join(keys)}" if keys else ""))[:MAX_SHORT]
