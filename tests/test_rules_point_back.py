@@ -85,3 +85,24 @@ def test_praise_is_called_praise_not_a_rule_that_points_back(tmp_path, praise):
     with Skillbank.open(tmp_path, embedding_function=HashEmbedding(), include_bundled=False) as bank:
         (entry,) = bank.guidelines.learn(praise).entries
         assert entry.action == "ignored" and "no reusable advice" in entry.detail, entry.detail
+
+
+@pytest.mark.parametrize("critique, rule", [
+    ("Run the tests; do that before every push.", "Run the tests; do that before every push."),
+    ("Run the tests. Do that before every push.", "Run the tests; do that before every push."),
+    ("Lint the code, and do it before every commit.", "Lint the code; do it before every commit."),
+    ("Always run the linter; do this before the Friday deploy.",
+     "Always run the linter; do this before the Friday deploy."),
+    ("The staging database was not backed up. Do that before a migration.",
+     "Back up the staging database before a migration."),
+])
+def test_when_to_do_the_act_before_is_kept_with_it(critique, rule):
+    """Session 37: "do that before every push" after a rule was dropped without a word (only
+    "Run the tests." was learnt): the when of the instruction was lost."""
+    assert _read(critique)[0] == [rule]
+
+
+def test_praise_is_no_rule_and_do_it_without_when_is_the_rule_itself():
+    assert _read("Great job. Do that again next time.")[0] == []
+    assert _read("Never do it by hand; use the release script.")[0] == [
+        "Never do it by hand; use the release script."]

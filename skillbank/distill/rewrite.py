@@ -254,6 +254,12 @@ def _with_adverb(adverb: str, verb: str) -> str:
 _PARTICIPLE_END = ("ed", "en", "wn", "lt", "pt", "ut", "et", "id", "ld", "ng", "ck", "ad", "ot", "it")
 
 
+#: "do that/this/so/it" and when: "do that before every push", "and do it before each commit".
+_DO_THAT_WHEN = re.compile(r"^(?:(?:and|but|then)\s+)?do\s+(?:that|this|so|it)\s+(?=(?:before|after|"
+                           r"when|whenever|once|every|each|on|at|during|until|first|too|again)\b)",
+                           re.I)
+
+
 def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat list of shapes
     """One clause -> an imperative rule text, or None when it gives no advice.
 
@@ -292,6 +298,13 @@ def _rewrite(clause: str, depth: int = 0) -> str | None:  # noqa: C901 - a flat 
         if m:
             return _imperative_text(m.group(1))
         return None
+
+    # "...; do that before every push": an act named before, with when to do it. A rule that
+    # points back (the distiller joins it to the rule before it); it was dropped without a word
+    # ("Run the tests; do that before every push." kept "Run the tests." only, session 37).
+    if _DO_THAT_WHEN.match(c):
+        act = re.sub(r"^(?:and|but|then)\s+", "", c, flags=re.I)
+        return _finish(act[:1].upper() + act[1:])
 
     # "Use X", "Never do Y", "Please add Z".
     direct = _imperative_text(c)

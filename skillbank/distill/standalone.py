@@ -65,8 +65,10 @@ _POSSESSIVE = re.compile(r"\b(?:their|its)\b", re.I)
 _THERE = re.compile(r"\bthere\b(?!\s*(?:is|are|was|were|'s|’s|isn't|aren't|wasn't|weren't|will|"
                     r"would|should|must|may|might|can|could|shall|has|have|had|seems?|appears?|"
                     r"remains?|exists?|needs?|ought)\b)", re.I)
-#: An act named before: "Always do that before a migration.", "Never do so.", "Always check this."
-_DO_THAT = re.compile(r"\bdo\s+(?:that|this|so)\b", re.I)
+#: An act named before: "Always do that before a migration.", "Never do so.", "Always check this.",
+#: "Do it before every commit." ("do it" only with when: "Never do it by hand" is not read back).
+_DO_THAT = re.compile(r"\bdo\s+(?:that|this|so)\b|\bdo\s+it(?=\s+(?:before|after|when|whenever|once|"
+                      r"every|each|first|again)\b)", re.I)
 _ENDS_IN_THAT = re.compile(r"\b(?:that|this)\W*$", re.I)
 
 
