@@ -57,3 +57,15 @@ def test_the_second_instruction_of_a_critique_is_learnt(tmp_path):
         assert [e.action for e in report.entries] == ["added", "added"], report
         active = {g.text for g in bank.guidelines.list()}
         assert "Truncate each token to its first six characters." in active
+
+
+@pytest.mark.parametrize("sentence, actionable", [
+    ("Back up the database before every migration.", True),
+    ("Back up your notes before the upgrade.", True),
+    ("Back in March we used tabs.", False),
+    ("Back up plans matter.", False),
+])
+def test_back_up_is_a_verb_only_before_its_object(sentence, actionable):
+    """Session 37: "Back up the database before every migration." was reported as no
+    instruction ("back" is no listed verb, and listing it read "Back in March ..." as one)."""
+    assert _read(sentence) == [(sentence, actionable)]

@@ -127,6 +127,8 @@ def _starts_imperative(text: str) -> bool:
         return True
     if first == "do" and len(words) > 1 and words[1].lower() == "not":
         return True
+    if first == "back" and len(words) > 2 and words[1].lower() == "up":  # not "Back in March"
+        return words[2].lower() in _OBJECT_OPENERS  # "Back up the database ..." (session 37)
     if not _is_base_verb(first):
         return _unlisted_verb(words)
     if len(words) > 1 and words[1].lower() in _NOT_IMPERATIVE_NEXT:
