@@ -1,0 +1,80 @@
+"""Trigger evals and the tool gate (hunt-evalgate #1-#5, session 37).
+
+#1: `skills eval` skipped in silence the eval file of a skill shadowed by a same-named one, or
+nested inside another skill's folder: "No skill keeps trigger evals", exit 0 with
+`--fail-on-miss`. #2: `missing_tools` named gated skills that do not fit the request (a skill's
+cosine against chance alone passed), more than k of them. #3: `allowed-tools: Bash(git:*)Read`
+was one tool "bash(git:*)read": the skill was hidden from every agent and validate called it
+valid. #4: an eval query with no letter or digit was a miss, not a bad entry. #5: the LangChain
+toolkit took a blank tool name that every other face refuses.
+
+Real parts: Chroma, the offline MiniLM where routing is judged, the real CLI, a real owner
+process for the client path.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from conftest import write_skill
+from owner_client import bank_for, owner_process
+from skillbank.cli import app
+from skillbank.errors import InvalidInputError
+from skillbank.memories.skills.dependencies import declared
+from skillbank.memories.skills.skill_file import SkillDocument, validate_skill
+
+REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+
+
+def _evals(folder: Path, *queries: str) -> None:
+    (folder / "evals").mkdir()
+    (folder / "evals" / "trigger_evals.json").write_text(
+        json.dumps([{"query": q, "should_trigger": True} for q in queries]))
+
+
+def run(*args, code=0):
+    result = CliRunner().invoke(app, ["--no-bundled", *map(str, args)])
+    assert result.exit_code == code, (args, result.stdout, result.stderr, result.exception)
+    return result
+
+
+# --- #1: a shadowed or nested skill's evals are an error row -------------------------------
+
+@pytest.fixture
+def unserved(cli_root, tmp_path, monkeypatch) -> Path:
+    """A vendor folder whose `pdf` is shadowed by the root's own and whose `2d-games` is nested
+    inside the `games` skill's folder; both keep evals that would miss."""
+    vendor = tmp_path / "vendor"
+    write_skill(cli_root / "skills", "pdf", "Merge, split and fill PDF forms with qpdf.")
+    _evals(write_skill(vendor, "pdf", "Work with PDF files: merge, split, extract text.").parent,
+           "bake a chocolate cake")
+    write_skill(vendor, "games", "Game development overview.")
+    _evals(write_skill(vendor / "games", "2d-games", "Build 2D platformer games.").parent,
+           "file my taxes")
+    monkeypatch.setenv("SKILLBANK_SKILL_ROOTS", str(vendor))
+    return vendor
+
+
+def _check_unserved(vendor: Path) -> None:
+    out = json.loads(run("--json", "skills", "eval", code=2).stdout)
+    assert out["skills"] == []
+    rows = {e["skill"]: e for e in out["errors"]}
+    assert sorted(rows) == ["2d-games", "pdf"]
+    assert rows["pdf"]["file"] == str(vendor / "pdf" / "evals" / "trigger_evals.json")
+    assert "not run" in rows["pdf"]["error"] and "which wins" in rows["pdf"]["error"]
+    assert str(vendor / "games" / "SKILL.md") in rows["2d-games"]["error"]
+    run("skills", "eval", "--fail-on-miss", code=2)
+
+
+def test_eval_names_shadowed_and_nested_skills(unserved):
+    """Fails before: `{"skills": [], "errors": []}`, exit 0."""
+    _check_unserved(unserved)
+
+
+def test_eval_names_them_through_a_client_of_the_owner(unserved, cli_root):
+    with owner_process(cli_root, (unserved,)):
+        _check_unserved(unserved)
