@@ -78,3 +78,15 @@ def test_eval_names_shadowed_and_nested_skills(unserved):
 def test_eval_names_them_through_a_client_of_the_owner(unserved, cli_root):
     with owner_process(cli_root, (unserved,)):
         _check_unserved(unserved)
+
+
+# --- #4: a query with nothing to route on is a bad entry ----------------------------------
+
+def test_an_unroutable_eval_query_is_a_bad_entry(cli_root):
+    """Fails before: two "missed ... -> nothing fits" rows and exit 1 with --fail-on-miss."""
+    _evals(write_skill(cli_root / "skills", "pdf-merge", "Merge and split PDF files.").parent,
+           "merge these two PDFs", "📄➕📄", "\u200b")
+    result = run("skills", "eval", "pdf-merge", "--fail-on-miss", code=2)
+    error = " ".join(result.stderr.split())
+    assert "2 bad entries" in error and "item 2" in error and "item 3" in error
+    assert "no letters or digits" in error

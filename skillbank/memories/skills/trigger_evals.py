@@ -172,10 +172,15 @@ def _unroutable(query: str) -> str:
     """Why skill search would refuse `query` ('' when it routes), checked as the file loads:
     one query over 50,000 characters or with a lone surrogate (a JSON "\\ud83d") raised from
     the search, outside the per-file handling, so `skills eval` over every skill ended with no
-    row for any skill and a message naming no file or item (hunt-badinput #1, session 26)."""
-    from skillbank.query_limits import unsearchable
+    row for any skill and a message naming no file or item (hunt-badinput #1, session 26).
+    A query with no letter or digit (emoji only, a zero-width space) routes nowhere: it was
+    counted a miss ("-> nothing fits") and failed `--fail-on-miss` as if the description were
+    wrong; it is a bad entry, with the reason `skills search` gives (hunt-evalgate #4,
+    session 37)."""
+    from skillbank.query_limits import unsearchable, wordless
 
-    return unsearchable(query, "skill search")
+    why = unsearchable(query, "skill search")
+    return why or (f"has nothing to route on: {wordless(query)}" if wordless(query) else "")
 
 
 def _read(path: Path) -> str:
