@@ -90,3 +90,30 @@ def test_an_unroutable_eval_query_is_a_bad_entry(cli_root):
     error = " ".join(result.stderr.split())
     assert "2 bad entries" in error and "item 2" in error and "item 3" in error
     assert "no letters or digits" in error
+
+
+# --- #3: text glued to a closing parenthesis declares nothing, with a warning ---------------
+
+def test_text_after_a_closing_parenthesis_declares_nothing():
+    """Fails before: one tool "bash(git:*)read" and no warning."""
+    need = declared({"allowed-tools": "Bash(git:*)Read"})
+    assert not need and "right after a closing parenthesis" in need.warnings[0]
+    listed = declared({"allowed-tools": ["Bash(git:*)Read", "Write"]})
+    assert listed.approved == {"write"} and len(listed.warnings) == 1
+    assert declared({"allowed-tools": "Bash(git:*), Read"}).tools == {"bash"}
+    assert not declared({"allowed-tools": "Bash(git:*) Read(x)"}).warnings
+    doc = SkillDocument({"name": "x", "description": "d", "allowed-tools": "Bash(git:*)Read"}, "")
+    assert [(f.severity, f.code) for f in validate_skill(doc, folder_name="x")] == [
+        ("warning", "tool-gate-unread")]
+
+
+@REMOTE
+def test_a_glued_entry_hides_the_skill_from_no_agent(tmp_path, remote):
+    """Fails before: nothing served and missing_tools {"git-push": ["bash(git:*)read"]}."""
+    folder = tmp_path / "skills"
+    write_skill(folder, "git-push", "Commit and push changes with git to the remote.",
+                extra="allowed-tools: Bash(git:*)Read\n")
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        hits = bank.skills.search("commit and push my changes with git",
+                                  available_tools=["Bash", "Read", "Write", "Edit"])
+        assert [h.name for h in hits] == ["git-push"] and hits.missing_tools == {}
