@@ -117,3 +117,26 @@ def test_a_glued_entry_hides_the_skill_from_no_agent(tmp_path, remote):
         hits = bank.skills.search("commit and push my changes with git",
                                   available_tools=["Bash", "Read", "Write", "Edit"])
         assert [h.name for h in hits] == ["git-push"] and hits.missing_tools == {}
+
+
+# --- #5: every face refuses a blank tool name ----------------------------------------------
+
+@REMOTE
+def test_the_langchain_toolkit_refuses_a_blank_tool_name(tmp_path, remote):
+    """Fails before: `["  "]` and `["Bash", "  "]` were taken, gating out every declaring skill."""
+    from skillbank.adapters.langchain import SkillbankToolkit
+    from skillbank.memories.skills.dependencies import agent_tools
+
+    folder = tmp_path / "skills"
+    write_skill(folder, "git-push", "Commit and push changes with git to the remote.",
+                extra="allowed-tools: Bash(git:*) Read\n")
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        for tools in (["  "], ["Bash", "  "]):
+            with pytest.raises(InvalidInputError, match="empty tool name"):
+                SkillbankToolkit(bank, available_tools=tools, include="all")
+            with pytest.raises(InvalidInputError, match="empty tool name"), agent_tools(tools):
+                bank.context_for("commit and push my changes")
+        tools = {t.name: t for t in SkillbankToolkit(bank, available_tools=["Bash"],
+                                                     include="all").get_tools()}
+        answer = json.loads(tools["find_skills"].invoke({"task": "commit and push with git"}))
+        assert [s["name"] for s in answer["skills"]] == ["git-push"]

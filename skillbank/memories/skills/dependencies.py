@@ -306,8 +306,12 @@ _agent_tools = contextvars.ContextVar("skillbank_agent_tools", default=None)
 
 @contextmanager
 def agent_tools(names: Iterable[str] | None) -> Any:
-    """Within this block, skill search gates on these tool names (None: no gate)."""
-    value = None if names is None else tuple(str(n) for n in names if n)
+    """Within this block, skill search gates on these tool names (None: no gate). They pass the
+    one check every face's `available_tools` passes (`check_available`): a blank name set here
+    was dropped or gated out every skill that declares tools, where MCP refused it (the
+    LangChain toolkit took `["  "]`; hunt-evalgate #5, session 37)."""
+    checked = None if names is None else check_available(list(names))
+    value = None if checked is None else tuple(checked)
     token = _agent_tools.set(value)
     try:
         yield
