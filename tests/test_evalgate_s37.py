@@ -119,6 +119,47 @@ def test_a_glued_entry_hides_the_skill_from_no_agent(tmp_path, remote):
         assert [h.name for h in hits] == ["git-push"] and hits.missing_tools == {}
 
 
+# --- #2: missing_tools names only gated skills that would have been served -----------------
+
+RUBE = "requires:\n  mcp: [rube]\n"
+UNRELATED = {
+    "semrush-automation": "Automate SEO analysis with SEMrush: research keywords, analyze "
+                          "domain organic rankings, audit backlinks, through the Composio "
+                          "SEMrush integration.",
+    "page-x-automation": "Automate Page X tasks via Rube MCP (Composio). Always search tools "
+                         "first for current schemas.",
+    "snowflake-automation": "Automate Snowflake data warehouse operations: list databases, "
+                            "schemas, and tables, execute SQL statements via the Composio MCP "
+                            "integration.",
+    "prismic-automation": "Automate headless CMS operations in Prismic: query documents, search "
+                          "content, retrieve custom types through the Composio integration.",
+    "eventbrite-automation": "Automate Eventbrite event management, attendee tracking, "
+                             "organization discovery, and category browsing.",
+    "apollo-automation": "Automate Apollo.io lead generation: search organizations, discover "
+                         "contacts, enrich prospect data through the Composio MCP integration.",
+}
+
+
+@REMOTE
+def test_missing_tools_names_no_unrelated_gated_skill(tmp_path, minilm, remote):
+    """Fails before: the Rube skills for SEMrush, Page X ... were named for a Notion request."""
+    folder = tmp_path / "skills"
+    for name, description in UNRELATED.items():
+        write_skill(folder, name, description, extra=RUBE)
+    write_skill(folder, "notion-pages", "Automate Notion pages and databases with the Notion "
+                "API: create pages, query databases. Use when asked to automate Notion.",
+                extra=RUBE)
+    write_skill(folder, "notion-template-business", "Build and sell Notion templates as a "
+                "business: template design, pricing, marketplaces.")
+    with bank_for(tmp_path, remote, minilm, skill_roots=(folder,)) as bank:
+        task = "automate notion pages and databases"
+        assert bank.skills.search(task)[0].name == "notion-pages"  # it fits; the others do not
+        hits = bank.skills.search(task, k=5, available_tools=["Read", "Write", "Bash"])
+        assert hits.missing_tools == {"notion-pages": ["mcp:rube"]}
+        assert len(bank.skills.search("automate my work", k=1, available_tools=["Read"])
+                   .missing_tools) <= 1  # at most k named
+
+
 # --- #5: every face refuses a blank tool name ----------------------------------------------
 
 @REMOTE
