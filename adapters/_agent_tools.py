@@ -10,7 +10,7 @@ from contextlib import nullcontext
 from typing import Any, List, Optional
 
 from skillbank.errors import InvalidInputError
-from skillbank.memories.skills.dependencies import agent_tools
+from skillbank.memories.skills.dependencies import agent_tools, check_available
 
 
 def names_of(tools: Any) -> Optional[List[str]]:
@@ -28,7 +28,9 @@ def names_of(tools: Any) -> Optional[List[str]]:
             raise InvalidInputError(f"available_tools: {tool!r} is neither a tool name nor a "
                                     "tool with a name")
         names.append(name)
-    return names
+    # The one check every face passes: `["  "]` was taken here and gated out every skill that
+    # declares tools, where MCP refused it (hunt-evalgate #5, session 37).
+    return check_available(names)
 
 
 def gated(names: Optional[List[str]]) -> Any:

@@ -685,6 +685,6 @@ def _tool_names(request: Any) -> list[str] | None:
     names = []
     for tool in tools:
         name = tool.get("name") if isinstance(tool, dict) else getattr(tool, "name", None)
-        if isinstance(name, str) and name:
-            names.append(name)
+        if isinstance(name, str) and name.strip():  # a nameless tool meets no skill's need;
+            names.append(name)  # agent_tools refuses a blank name (hunt-evalgate #5, s. 37)
     return names

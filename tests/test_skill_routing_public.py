@@ -136,7 +136,15 @@ def test_tool_gate_hides_skills_whose_tools_the_agent_lacks(tmp_path, minilm, ca
             gated = bank.skills.search(task, k=5, available_tools=["Read", "write_file"])
         names = [h.name for h in gated]
         assert "git-cleanup" not in names and "slack-branches" not in names
-        assert gated.missing_tools == {"git-cleanup": ["bash"], "slack-branches": ["mcp:slack"]}
+        # Named only when its score reaches the floor (hunt-evalgate #2, session 37): here the
+        # served best match fits and the gated ones score 0.14 and 0.09 behind it.
+        assert gated.missing_tools == {}
+        for request, named in (("delete stale local git branches after squash merges",
+                                 {"git-cleanup": ["bash"]}),
+                               ("post the stale git branches list to slack",
+                                {"slack-branches": ["mcp:slack"]})):
+            assert bank.skills.search(request, k=5, available_tools=["Read", "write_file"]
+                                      ).missing_tools == named
         assert "odd-branches" in names  # malformed declaration: a warning, never hidden
         assert any("allowed-tools" in r.getMessage() for r in caplog.records)
         # scores are the ones earned: the gate does not promote what was behind

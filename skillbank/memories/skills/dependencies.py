@@ -45,6 +45,7 @@ _PATTERN = re.compile(r"\(.*\)$")
 #: whose 65th required tool the agent lacked (hunt-routing #1, session 28).
 MAX_NAMES = 1000
 _UNCLOSED = "has an unclosed parenthesis"
+_GLUED = "has text right after a closing parenthesis (separate names with a space)"
 _NOT_A_NAME = "is not a tool name"
 
 
@@ -91,11 +92,15 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
             label = where if isinstance(value, str) else f"{where} item {number}"
             warnings.append(f"{label}, {shown_item(item)}, {_NOT_A_NAME}; ignored")
             continue
-        entries = split_entries(item) if split else [item.strip()]
+        why: list[str] = []
+        entries = split_entries(item, why) if split else [item.strip()]
         if entries is None:
             # `Bash(git:*` was read as a tool named "bash(git:*" that no agent has, hiding the
-            # skill from all of them (hunt-disclose #4, session 25): it declares nothing.
-            warnings.append(f"{where} entry {item.strip()[:80]!r} {_UNCLOSED}; ignored")
+            # skill from all of them (hunt-disclose #4, session 25): it declares nothing. So
+            # does `Bash(git:*)Read`, read as one tool "bash(git:*)read" (hunt-evalgate #3,
+            # session 37).
+            warnings.append(f"{where} entry {item.strip()[:80]!r} "
+                            f"{why[0] if why else _UNCLOSED}; ignored")
             continue
         for entry in entries:
             name = _PATTERN.sub("", entry).strip().lower()
@@ -108,18 +113,27 @@ def _entries(value: Any, where: str, warnings: list[str], split: bool
     return found
 
 
-def split_entries(text: str) -> list[str] | None:
+def split_entries(text: str, why: list[str] | None = None) -> list[str] | None:
     """The entries of one `allowed-tools` string: names with an optional argument pattern,
     split at spaces and commas outside the pattern (`Bash(npm run test:*)` is one entry; it was
     split into three "tools"). A pattern's quoted text is not scanned for parentheses, so
     `Bash(echo ")")` is one entry (counting parentheses called it unclosed; review F6, session
     25); a quote with no partner, or an apostrophe inside a word (`Bash(don't:*)
     Read(it's)`), is a plain character. `Bash (git:*)` is read
-    as `Bash(git:*)`. None when a parenthesis does not close, or closes nothing."""
+    as `Bash(git:*)`. None when a parenthesis does not close, or closes nothing, or when text
+    follows a closing parenthesis with no space or comma: `Bash(git:*)Read` was one tool
+    "bash(git:*)read" that no agent has, hiding the skill from every agent while validate called
+    it valid (hunt-evalgate #3, session 37). Guessing where the typo ends is not ours to do, so
+    it declares nothing, as an unclosed one does; `why` (when given) gets the reason."""
     entries: list[str] = []
     current = ""
-    depth, quote = 0, ""
+    depth, quote, closed = 0, "", False
     for at, char in enumerate(text):
+        if closed and not (char.isspace() or char == ","):
+            if why is not None:
+                why.append(_GLUED)
+            return None
+        closed = False
         if quote:
             current += char
             quote = "" if char == quote else quote
@@ -129,6 +143,7 @@ def split_entries(text: str) -> list[str] | None:
                     char == "'" and at and text[at - 1].isalnum()):
                 quote = char  # an apostrophe inside a word (`don't`) opens nothing
             depth += {"(": 1, ")": -1}.get(char, 0)
+            closed = not depth
         elif char == "(":
             if not current and entries:
                 current = entries.pop()
@@ -291,8 +306,12 @@ _agent_tools = contextvars.ContextVar("skillbank_agent_tools", default=None)
 
 @contextmanager
 def agent_tools(names: Iterable[str] | None) -> Any:
-    """Within this block, skill search gates on these tool names (None: no gate)."""
-    value = None if names is None else tuple(str(n) for n in names if n)
+    """Within this block, skill search gates on these tool names (None: no gate). They pass the
+    one check every face's `available_tools` passes (`check_available`): a blank name set here
+    was dropped or gated out every skill that declares tools, where MCP refused it (the
+    LangChain toolkit took `["  "]`; hunt-evalgate #5, session 37)."""
+    checked = None if names is None else check_available(list(names))
+    value = None if checked is None else tuple(checked)
     token = _agent_tools.set(value)
     try:
         yield

@@ -152,18 +152,6 @@ def hit_score(fit: float, z: float, best_z: float) -> float:
     return fit * math.exp(min(0.0, z - best_z))
 
 
-def fit_alone(hit: Any, library_size: int, calibrated: bool, min_cosine: float,
-              min_keyword: float) -> float:
-    """The fit of one hit on its own evidence, as if it were the best: a skill the tool gate
-    left out is named in missing_tools when this (or its score) reaches the bar a served answer
-    must reach. Every gated candidate of the pool was named, a git skill for a scraping request
-    (hunt-disclose #3, session 25); a gated skill ranked behind a better one may still fit."""
-    cosine, keyword = hit.dense or 0.0, hit.keyword or 0.0
-    if not calibrated or hit.dense is None:  # not embedded yet: its words are the evidence
-        return plain_fit(cosine, keyword, min_cosine, min_keyword)
-    return fit_probability(cosine, library_size, shares_word=keyword > 0)
-
-
 def keyword_fit(best_keyword: float, min_keyword: float) -> float:
     """Fit from keyword evidence alone (items not embedded yet): a quarter of the best BM25."""
     return sigmoid((best_keyword - min_keyword) / KEYWORD_SLOPE)

@@ -540,7 +540,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             return hits
         ranked = sorted(((hit.score + self.usage.prior(hit.id, scale=PRIOR_SCALE), hit)
                          for hit in raw), key=lambda entry: entry[0], reverse=True)
-        best_z, size = (ranked[0][0] if ranked else 0.0), self.index.count()
+        best_z = ranked[0][0] if ranked else 0.0
         if available is not None:
             hits.missing_tools = {}
         chosen = []
@@ -557,10 +557,12 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
                 continue  # "Not for X" and the request asks for X: it takes no slot
             # A held skill is not checked for tools: `missing_tools` would name it to the agent
             # (it still takes its slot here and is dropped by the trust gate below).
+            # Named only with the score it would have been served with, at most k of them: a
+            # fit on its own cosine named 9 Rube skills at 0.02-0.09 for "automate notion
+            # pages" (hunt-evalgate #2, session 37).
             if available is not None and not record.held and self._lacks_tools(
                     record, available, hits, fitting.hit_score(fit, z, best_z) >= floor
-                    or fitting.fit_alone(hit, size, calibrated, self.min_score,
-                                         self.min_keyword) >= floor):
+                    and len(hits.missing_tools) < k):
                 continue
             chosen.append((z, hit, record))
         for z, hit, record in near_copies.trusted_first(chosen)[:k]:
@@ -588,8 +590,8 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
 
     def _lacks_tools(self, record: Skill, available: list[str], hits: Hits, fits: bool) -> bool:
         """Whether the agent lacks tools the skill declares; named in `hits.missing_tools` only
-        when it `fits` (`fit.fit_alone`). Skills after it keep the scores they earned (a gated
-        best match promotes nothing)."""
+        when it `fits` (the score it would have been served with reaches the floor). Skills
+        after it keep the scores they earned (a gated best match promotes nothing)."""
         need = dependencies.of_file(record.path, self.freshness.declaration_key(
             record.path, record.content_hash))  # an edit since the last sync counts at once
         dependencies.warn_once(record.name, need)

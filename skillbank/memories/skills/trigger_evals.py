@@ -23,6 +23,7 @@ from __future__ import annotations
 import json
 import stat
 from dataclasses import dataclass, field
+from itertools import islice
 from pathlib import Path
 from typing import Any, Iterable
 
@@ -92,24 +93,42 @@ def find_file(skill_folder: Path) -> Path | None:
 
 
 def not_loaded(findings: Iterable[Any], loaded: set[Path]) -> list[dict[str, str]]:
-    """Error rows for skill folders that keep an eval file but whose SKILL.md did not load
-    (`findings`: a sync's; `loaded`: the folders of the skills that did).
+    """Error rows for skill folders that keep an eval file but whose SKILL.md is not served
+    (`findings`: a sync's; `loaded`: the folders of the skills that are).
 
     Users met a 1.08 MB SKILL.md refused as too large while its eval file was skipped in
-    silence: "passed 1/1", and `--fail-on-miss` exited 0 with the skill not served at all."""
+    silence: "passed 1/1", and `--fail-on-miss` exited 0 with the skill not served at all. A
+    skill shadowed by a same-named one, or nested inside another skill's folder, is a warning,
+    not an error, and its evals were skipped the same way: "No skill keeps trigger evals", exit
+    0 (hunt-evalgate #1, session 37)."""
     rows: dict[Path, dict[str, str]] = {}
     for finding in findings:
         path = Path(str(getattr(finding, "path", "") or ""))
-        if getattr(finding, "severity", "") != "error" or path.name != "SKILL.md":
+        code, message = getattr(finding, "code", ""), getattr(finding, "message", "")
+        if path.name != "SKILL.md":
             continue
-        folder = path.parent
-        found = find_file(folder)
-        if folder in loaded or folder in rows or found is None:
+        if getattr(finding, "severity", "") == "error":
+            unserved = [(path.parent, f"SKILL.md could not be loaded ({code}): {message}")]
+        elif code == "shadowed":
+            unserved = [(path.parent, f"its evals were not run: it is not served ({message})")]
+        elif code == "hidden-skills":
+            unserved = [(inner.parent, f"its evals were not run: it is not served, as it is "
+                                       f"inside the folder of the skill at {path}, whose "
+                                       "subfolders are its resources; move it out")
+                        for inner in _nested(path.parent)]
+        else:
             continue
-        rows[folder] = {"skill": folder.name, "file": str(found),
-                        "error": f"SKILL.md could not be loaded ({finding.code}): "
-                                 f"{finding.message}"}
+        for folder, error in unserved:
+            found = find_file(folder)
+            if folder in loaded or folder in rows or found is None:
+                continue
+            rows[folder] = {"skill": folder.name, "file": str(found), "error": error}
     return list(rows.values())
+
+
+def _nested(folder: Path, most: int = 1_000) -> list[Path]:
+    """The SKILL.md files below a skill's folder (not its own), at most `most` of them."""
+    return [p for p in islice(folder.rglob("SKILL.md"), most + 1) if p.parent != folder][:most]
 
 
 def held(skills: Iterable[Any]) -> list[dict[str, str]]:
@@ -153,10 +172,15 @@ def _unroutable(query: str) -> str:
     """Why skill search would refuse `query` ('' when it routes), checked as the file loads:
     one query over 50,000 characters or with a lone surrogate (a JSON "\\ud83d") raised from
     the search, outside the per-file handling, so `skills eval` over every skill ended with no
-    row for any skill and a message naming no file or item (hunt-badinput #1, session 26)."""
-    from skillbank.query_limits import unsearchable
+    row for any skill and a message naming no file or item (hunt-badinput #1, session 26).
+    A query with no letter or digit (emoji only, a zero-width space) routes nowhere: it was
+    counted a miss ("-> nothing fits") and failed `--fail-on-miss` as if the description were
+    wrong; it is a bad entry, with the reason `skills search` gives (hunt-evalgate #4,
+    session 37)."""
+    from skillbank.query_limits import unsearchable, wordless
 
-    return unsearchable(query, "skill search")
+    why = unsearchable(query, "skill search")
+    return why or (f"has nothing to route on: {wordless(query)}" if wordless(query) else "")
 
 
 def _read(path: Path) -> str:
