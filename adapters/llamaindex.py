@@ -244,7 +244,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     ``Memory.from_defaults(session_id=..., memory_blocks=[SkillbankMemoryBlock(bank)])``.
     On every read the block returns the memory for the session's goal (its first request, until
     `arecord_run` ends the episode with an outcome) plus the latest request, computed once per
-    session and user turn; `Memory` puts it in ``<memory><skillbank-memory>…`` (the block's
+    user turn of a run (a new run reads memory as it is now; a failed read is not kept; a
+    search by keyword only says so); `Memory` puts it in ``<memory><skillbank-memory>…`` (the block's
     own delimiters are dropped: wrapped once). It is never truncated (priority 0) since it fits
     ``budget_tokens``. With ``record=True``, messages flushed out of the short-term queue are
     recorded as an experience in the background. A short run is rarely flushed: call
