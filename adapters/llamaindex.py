@@ -177,7 +177,8 @@ class SkillbankToolSpec(BaseToolSpec):
     ctx.store.set("user_id", "alice")``), as the LangChain middleware fills it from the run's
     config; a call with no value is refused (the model sees why), never served from a shared
     namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
-    the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
+    the tools read those namespaces too: the searching tools search them beside `namespace`,
+    and an id a team block shows can be rated (a vote on a
     rule the user may not change counts once, as the user's outside vote); writes stay in
     `namespace`. Called by an agent run (the async functions), ``memory_context`` and
     ``recall_experiences`` leave out the open record of the run's session (the `Memory` given
