@@ -228,6 +228,13 @@ class _Options:
     #: The conversation the agent calling the tool is in (a LangChain thread id, a LlamaIndex
     #: session), or None when the face cannot know it: its open episode is never recalled.
     thread: str | None = None
+    #: What the searching tools (search_guidelines, recall_experiences, memory_context) read:
+    #: `namespace`, or None when the call's scope writes `namespace` and reads others too (a
+    #: team block beside the user's: `reads=`, the middleware's instances), i.e. every
+    #: namespace that scope reads, as the core reads for a scoped caller. Searched with
+    #: `namespace` alone, a team rule the block showed was "No guideline applies" to the tools
+    #: (hunt-lxteam #5, session 37).
+    searched: str | None = None
 
 
 def _find_skills(bank: "Skillbank", a: FindSkillsArgs, o: _Options) -> Any:
@@ -270,7 +277,7 @@ def _memory_context(bank: "Skillbank", a: MemoryContextArgs, o: _Options) -> Any
     # The caller's own open conversation is no past experience (the memory block leaves it out
     # too): the tools gave a thread its unfinished record back (hunt-threads #2, session 32).
     extra = {"thread": o.thread} if o.thread else {}
-    ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.namespace,
+    ctx = bank.context_for(a.task, budget_tokens=a.budget_tokens, namespace=o.searched,
                            topic=a.topic, **extra)
     # Items over the budget, or skills the tool gate left out, are said so, with the block or
     # instead of it (hunt-disclose #2, session 25), as the CLI and MCP's `omitted` do.
@@ -302,7 +309,7 @@ def _record_experience(bank: "Skillbank", a: RecordExperienceArgs, o: _Options) 
 
 def _recall_experiences(bank: "Skillbank", a: RecallExperiencesArgs, o: _Options) -> Any:
     extra = {"exclude_thread": o.thread} if o.thread else {}
-    hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.namespace,
+    hits = bank.experiences.recall(a.task, k=a.k, outcome=a.outcome, namespace=o.searched,
                                    **extra)
     # Why the answer may be short (an index outage answered by keyword, records a full disk
     # keeps waiting), as MCP's recall says it: the adapters dropped it (session 33).
@@ -328,7 +335,7 @@ def _add_guideline(bank: "Skillbank", a: AddGuidelineArgs, o: _Options) -> Any:
 
 
 def _search_guidelines(bank: "Skillbank", a: SearchGuidelinesArgs, o: _Options) -> Any:
-    hits = bank.guidelines.search(a.task, k=a.k, namespace=o.namespace, topic=a.topic)
+    hits = bank.guidelines.search(a.task, k=a.k, namespace=o.searched, topic=a.topic)
     note = search_note(hits, "guideline")
     if not hits:
         said = None if getattr(hits, "reason", "") else "No guideline applies."
@@ -462,9 +469,12 @@ def run_tool(bank: "Skillbank", name: str, arguments: dict[str, Any] | None = No
     if scope is None and not trusted:
         scope = caller(_bank_namespace(bank), False)
     try:
-        with using(scope):
-            result = definition.fn(bank, args, _Options(namespace=namespace, trusted=trusted,
-                                                       thread=thread or None))
+        with using(scope) as active:
+            wide = (namespace is not None and active is not None
+                    and active.namespace == namespace and bool(active.reads))
+            result = definition.fn(bank, args, _Options(
+                namespace=namespace, trusted=trusted, thread=thread or None,
+                searched=None if wide else namespace))
     except ValidationError as exc:  # a record refused what the model sent
         raise InvalidInputError(validation_message(name, exc)) from None
     except SkillbankError as exc:

@@ -28,8 +28,10 @@ import langchain, and `import skillbank` does not import this module.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import logging
+import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence
 
@@ -175,7 +177,8 @@ class SkillbankToolSpec(BaseToolSpec):
     ctx.store.set("user_id", "alice")``), as the LangChain middleware fills it from the run's
     config; a call with no value is refused (the model sees why), never served from a shared
     namespace. `reads=[team_block]` (the agent's other memory blocks, or their plain namespaces):
-    the tools read those namespaces too, so an id a team block shows can be rated (a vote on a
+    the tools read those namespaces too: the searching tools search them beside `namespace`,
+    and an id a team block shows can be rated (a vote on a
     rule the user may not change counts once, as the user's outside vote); writes stay in
     `namespace`. Called by an agent run (the async functions), ``memory_context`` and
     ``recall_experiences`` leave out the open record of the run's session (the `Memory` given
@@ -242,7 +245,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     ``Memory.from_defaults(session_id=..., memory_blocks=[SkillbankMemoryBlock(bank)])``.
     On every read the block returns the memory for the session's goal (its first request, until
     `arecord_run` ends the episode with an outcome) plus the latest request, computed once per
-    session and user turn; `Memory` puts it in ``<memory><skillbank-memory>…`` (the block's
+    user turn of a run (a new run reads memory as it is now; a failed read is not kept; a
+    search by keyword only says so); `Memory` puts it in ``<memory><skillbank-memory>…`` (the block's
     own delimiters are dropped: wrapped once). It is never truncated (priority 0) since it fits
     ``budget_tokens``. With ``record=True``, messages flushed out of the short-term queue are
     recorded as an experience in the background. A short run is rarely flushed: call
@@ -292,7 +296,8 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         "'customer-support'): its memory shows only that topic's guidelines. None: the "
         "family the task's best rules vote for.")
 
-    _cache: "OrderedDict[tuple, str]" = PrivateAttr(default_factory=OrderedDict)
+    # (session, namespace, turn) -> (the run's Memory, weakly, or None; (text, note)): see _aget
+    _cache: "OrderedDict[tuple, tuple]" = PrivateAttr(default_factory=OrderedDict)
     # Per conversation, (session, namespace): a session name alone is no conversation, two
     # users' Memories may share it (hunt-llama #1, session 35).
     _goals: "OrderedDict[tuple, dict]" = PrivateAttr(default_factory=OrderedDict)
@@ -369,18 +374,22 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                         exc_info=not isinstance(exc, SkillbankError))
 
     def _context_text(self, query: str, namespace: Optional[str] = None,
-                      thread: Optional[str] = None) -> str:
+                      thread: Optional[str] = None) -> Optional[tuple[str, str]]:
+        """(memory text, what the read may have missed), or None when the read failed: a
+        failure is never cached as "no memory" (hunt-lxteam #2, session 37)."""
         # The session's own record is never shown back to it as a past experience.
         extra = {"thread": thread} if thread else {}
         try:
             with using(narrowed(namespace, face=FACE)), _gated(self.available_tools):
-                text = self.bank.context_for(query, budget_tokens=self.budget_tokens,
-                                             namespace=namespace, topic=self.topic,
-                                             **extra).text
+                ctx = self.bank.context_for(query, budget_tokens=self.budget_tokens,
+                                            namespace=namespace, topic=self.topic, **extra)
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
-            return ""
-        return text
+            return None
+        # The note ("the Chroma server does not answer; … keyword only") rides along, as the
+        # memory_context tool says it: the agent can tell its memory may be partial
+        # (hunt-lxteam #6, session 37).
+        return ctx.text, ctx.note
 
     def _plan(self, session: Any, namespace: Optional[str], request: str,
               task: Optional[str] = None) -> dict[str, Any]:
@@ -424,22 +433,34 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ok, namespace = await self._namespace_for(session, block_kwargs, reading=True)
         if not ok:
             return ""  # no memory rather than another user's (warned)
-        key = (session, namespace, position, request)
-        if key in self._cache:
-            self._cache.move_to_end(key)
-            text = self._cache[key]
+        # One lookup per user turn of one run: `FunctionAgent` reads memory before every LLM
+        # call of its tool loop. The turn is its conversation so far, and the run its `Memory`:
+        # keyed on the session and request alone, a new Memory (a new run) with the same
+        # question was served the first run's memory for good, rules learned since never
+        # shown (hunt-lxteam #1, session 37).
+        key = (session, namespace, position, request,
+               hash(tuple(_key(m) for m in (messages or [])[:position])))
+        memory = await step_memory()
+        found = self._cache.get(key)
+        if found is not None and _same_run(found[0], memory):
+            with contextlib.suppress(KeyError):  # cleared by a recording meanwhile
+                self._cache.move_to_end(key)
+            read: Optional[tuple[str, str]] = found[1]
         else:
             await self._recall_goal(session, namespace)
             plan = self._plan(session, namespace, request, block_kwargs.get("skillbank_task"))
-            text = await asyncio.to_thread(self._context_text, plan["query"], namespace,
+            read = await asyncio.to_thread(self._context_text, plan["query"], namespace,
                                            _thread(session))
-            self._cache[key] = text
-            while len(self._cache) > 64:
-                self._cache.popitem(last=False)
+            if read is not None:  # a failed read is retried next time, never kept as ""
+                self._cache[key] = (_run_ref(memory), read)
+                while len(self._cache) > 64:
+                    self._cache.popitem(last=False)
+        text, note = read or ("", "")
         # Another skillbank block of this Memory asked before this one shows its items once.
         text = SHOWN.compose(self, session, messages, text)
         # Memory wraps the block in <{name}>: with our own name that is the one wrapper needed.
-        return unwrap(text) if self.name == OPEN.strip("<>") else text
+        text = unwrap(text) if self.name == OPEN.strip("<>") else text
+        return "\n\n".join(part for part in (text, note) if part)
 
     async def _aput(self, messages: List[ChatMessage]) -> None:
         if not self.record or not messages:
@@ -499,6 +520,9 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             except Exception as exc:  # noqa: BLE001
                 recording_failed(self.bank, "learning from feedback", exc)
                 self._failed("learning from feedback", exc, warn=False)
+        # What this block just recorded or learned is memory the next read must show, also
+        # to a read no Memory names (a custom loop's `memory.aget`; hunt-lxteam #1, s. 37).
+        self._cache.clear()
         return eid
 
     async def arecord_run(self, messages: Any, *, outcome: str = "unknown",
@@ -613,6 +637,25 @@ def _is_goal(message: Any, goal: str) -> bool:
 def _conversation(session: Any, namespace: Optional[str]) -> Optional[tuple]:
     """A session of one namespace (None without a session): what the block keeps state per."""
     return None if session is None else (session, namespace)
+
+
+def _run_ref(memory: Any) -> Any:
+    """The run a cached read belongs to: its `Memory`, held weakly (None outside a step)."""
+    if memory is None:
+        return None
+    try:
+        return weakref.ref(memory)
+    except TypeError:  # cannot be referenced weakly: a read never served from the cache
+        return lambda: _NO_RUN
+
+
+_NO_RUN = object()
+
+
+def _same_run(ref: Any, memory: Any) -> bool:
+    """Whether a read cached with `ref` belongs to this read's run (`memory`, None outside a
+    step): a Memory gone since may have left its id to the new one, the weak reference not."""
+    return ref is None if memory is None else ref is not None and ref() is memory
 
 
 def _thread(session: Any) -> Optional[str]:

@@ -70,6 +70,39 @@ async def test_the_user_tools_rate_the_rules_the_team_block_shows(tmp_path, remo
         assert any("no guideline" in r for r in replies), replies
 
 
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_the_user_tools_search_the_namespaces_they_read(tmp_path, remote):
+    """hunt-lxteam #5, session 37: `reads=[team_block]` made ids of the team block ratable, but
+    search_guidelines answered "No guideline applies." for the team rule the block showed, and
+    memory_context and recall_experiences left the team's memory out: they searched the user's
+    namespace alone. They search the namespaces the tools read (the user's and the team's),
+    never another user's."""
+    with bank_for(tmp_path, remote) as bank:
+        team_rule = bank.guidelines.add("Always list breaking changes first in release notes.",
+                                        namespace="team").guideline_id
+        bobs = bank.guidelines.add("Always sign release notes with Bob's initials.",
+                                   namespace="bob").guideline_id
+        team_run = bank.experiences.record(task=TASK, outcome="success", namespace="team")
+        team_block = SkillbankMemoryBlock(bank, namespace="team", name="team-memory",
+                                          record=False, background=False)
+        user_block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
+        calls = [tool_call("search_guidelines", {"task": TASK}, "c1"),
+                 tool_call("recall_experiences", {"task": TASK}, "c2"),
+                 tool_call("memory_context", {"task": TASK}, "c3")]
+        spec = SkillbankToolSpec(bank, namespace="{user_id}", reads=[team_block],
+                                 include="all")
+        replies, seen = await run_agent(bank, spec, [team_block, user_block], calls)
+        assert f"[{team_rule}]" in str(seen[0])  # what the team block shows ...
+        assert team_rule in replies[0] and team_run in replies[1], replies  # ... is found
+        assert team_rule in replies[2] and team_run in replies[2], replies[2]
+        assert not any(bobs in r for r in replies), replies  # never another user's
+        # Without reads=, the user's tools search only the user's memory (as before).
+        alone = SkillbankToolSpec(bank, namespace="{user_id}", include="all")
+        replies, _ = await run_agent(bank, alone, [team_block, user_block], calls)
+        assert not any(team_rule in r or team_run in r or bobs in r for r in replies), replies
+
+
 def test_reads_takes_blocks_or_plain_namespaces_only(tmp_path):
     with bank_for(tmp_path, False) as bank:
         assert SkillbankToolSpec(bank, reads="team").reads == ("team",)

@@ -124,6 +124,43 @@ def test_the_personal_instances_tools_rate_what_the_team_instance_showed(tmp_pat
         assert any("no guideline" in m.content for m in out["messages"] if m.type == "tool")
 
 
+
+@pytest.mark.parametrize("through", ["in-process", "client-of-owner"])
+def test_the_personal_instances_tools_search_what_the_team_instance_showed(tmp_path, through):
+    """hunt-lxteam #5, session 37 (the LlamaIndex `reads=` gap, here in its LangChain twin):
+    the personal instance's tools could rate a team rule the team instance showed, but
+    search_guidelines, recall_experiences and memory_context searched the user's namespace
+    alone ("No guideline applies."). They search what the tools read, never another user's."""
+    with _bank(tmp_path, through) as bank:
+        team_rule = bank.guidelines.add("Every migration of the orders table needs a rollback "
+                                        "plan.", namespace="team").guideline_id
+        bobs = bank.guidelines.add("Bob's private rule about the orders table migration.",
+                                   namespace="bob").guideline_id
+        team_run = bank.experiences.record(task=TASK, outcome="success", namespace="team")
+        calls = [{"name": "search_guidelines", "args": {"task": TASK}, "id": "c1"},
+                 {"name": "recall_experiences", "args": {"task": TASK}, "id": "c2"},
+                 {"name": "memory_context", "args": {"task": TASK}, "id": "c3"}]
+        personal = SkillbankMiddleware(bank, namespace="{user_id}", background=False, tools=[
+            "search_guidelines", "recall_experiences", "memory_context"])
+
+        def replies(middleware: list, thread: str) -> list:
+            agent = create_agent(script(AIMessage(content="", tool_calls=calls),
+                                        AIMessage(content="done")), personal.tools,
+                                 checkpointer=InMemorySaver(), middleware=middleware)
+            out = agent.invoke({"messages": [{"role": "user", "content": TASK}]},
+                               {"configurable": {"user_id": "alice", "thread_id": thread}})
+            return [m.content for m in out["messages"] if m.type == "tool"]
+
+        found = replies([SkillbankMiddleware(bank, namespace="team", record=False,
+                                             background=False), personal], "t1")
+        assert team_rule in found[0] and team_run in found[1], found
+        assert team_rule in found[2] and team_run in found[2], found[2]
+        assert not any(bobs in r for r in found), found
+        # Without the team instance in the run, the user's tools see only the user's memory.
+        alone = replies([personal], "t2")
+        assert not any(team_rule in r or team_run in r or bobs in r for r in alone), alone
+
+
 def test_a_forged_state_entry_widens_nothing(tmp_path):
     """An app may pass a caller's JSON to invoke: an entry claiming an instance showed another
     user's namespace must not let this user's tools read it. The tools read the namespaces
