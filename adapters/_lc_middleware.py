@@ -373,7 +373,10 @@ class SkillbankMiddleware(AgentMiddleware):
         except Exception as exc:  # noqa: BLE001 - memory must not break the agent
             self._failed("context", exc)
             return None
-        return {"text": ctx.text, "ids": list(ctx.ids)}
+        # The note ("the Chroma server does not answer; ... keyword only") rides along, as the
+        # memory_context tool and the LlamaIndex block give it (hunt-lxteam #6, session 37).
+        text = "\n\n".join(part for part in (ctx.text, ctx.note) if part)
+        return {"text": text, "ids": list(ctx.ids)}
 
     def _needs_context(self, run: dict[str, Any]) -> bool:
         return run.get("context") is None and bool(run.get("query")) and not run.get("skip")
