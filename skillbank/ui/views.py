@@ -373,11 +373,15 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
     filtered = bool(f.outcome or f.tag or f.since or f.until)
     limit = wanted * 4 if filtered else wanted + 1
     while True:
-        batch = bank.experiences.list(namespace=namespace, kind=kind, limit=min(limit, total))
+        asked = min(limit, total)
+        batch = bank.experiences.list(namespace=namespace, kind=kind, limit=asked)
         rows = [(e, None) for e in batch if f.keeps(e)]
         older_than_window = (f.since is not None and batch and
                              batch[-1].created.astimezone(timezone.utc).date() < f.since)
-        if len(rows) > wanted or len(batch) >= total or older_than_window:
+        # A short batch means the store has nothing more: a record forgotten elsewhere between
+        # count() and list() left `len(batch) >= total` unreachable, and the page spun for
+        # good holding the bank lock (hunt-ui #1, session 37).
+        if len(rows) > wanted or len(batch) >= total or len(batch) < asked or older_than_window:
             break
         limit *= 4
     return {"rows": rows[:wanted], "total": total, "more": len(rows) > wanted}
