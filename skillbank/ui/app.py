@@ -299,7 +299,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
-            queue = await call(views.pending_experiences, bank)
+            queue = await call(views.pending_experiences, bank, views.page_number(
+                request.query_params.get("pending_page", "")))
         except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
             base["f"] = dataclasses.replace(f, query=echoed(f.query))
             return await failed(request, exc, "experiences.html", {**base, "can_forget": False,
