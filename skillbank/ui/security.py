@@ -17,7 +17,7 @@ import ipaddress
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
@@ -111,7 +111,7 @@ class GuardMiddleware:
                 # Trade the token in the address for a cookie, and drop it from the address bar.
                 params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 query = urlencode(params)
-                response = RedirectResponse(request.url.path + (f"?{query}" if query else ""),
+                response = RedirectResponse(exchange_target(scope) + (f"?{query}" if query else ""),
                                             status_code=303)
                 response.set_cookie(COOKIE, self.guard.token, httponly=True, samesite="strict",
                                     path="/")
@@ -149,6 +149,26 @@ class GuardMiddleware:
         for key, value in security_headers().items():
             response.headers[key] = value
         return response
+
+
+#: What a path keeps as sent when it goes back into a Location: every other byte (a space, a
+#: backslash, a non-ASCII byte) is percent-encoded; `%` stays, so `%2F` stays `%2F`.
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+def exchange_target(scope: Scope) -> str:
+    """The path the token exchange redirects to: the path as the client sent it (`raw_path`),
+    not the decoded one, which turned `/skills/x%2Ffiles%2FSKILL.md` (the skill named so) into
+    skill `x`'s file page (hunt-ui #5, session 37). A path that a browser would read as another
+    host (`//evil.example`, `/\\evil.example`) goes to `/`: never an open redirect."""
+    raw = scope.get("raw_path")
+    if raw:
+        path = quote(raw.split(b"?", 1)[0], safe=_PATH_SAFE)
+    else:  # a server that gives no raw path: the decoded one, its `%` encoded again
+        path = quote(scope.get("path", "/"), safe=_PATH_SAFE.replace("%", ""))
+    if not path.startswith("/") or path.startswith("//"):
+        return "/"
+    return path
 
 
 def same_secret(offered: str, secret: str) -> bool:
