@@ -30,7 +30,8 @@ def token_ui(tmp_path):
 def _exchange(url: str, path: str) -> str:
     answer = httpx.get(f"{url}{path}", follow_redirects=False, timeout=60)
     assert answer.status_code == 303, (path, answer.status_code, answer.text[:300])
-    assert TOKEN in answer.headers["set-cookie"]
+    assert "skillbank_ui_" in answer.headers["set-cookie"]
+    assert TOKEN not in answer.headers["set-cookie"]  # a session value (hunt-ui #2)
     return answer.headers["location"]
 
 

@@ -6,7 +6,10 @@ The page is for the trusted local user, so the threats are other parties reachin
 - DNS rebinding (an attacker's name resolving to 127.0.0.1): the Host header must name an
   address this server answers on;
 - other machines, when bound beyond loopback: a token is then required (query once, then an
-  HttpOnly SameSite=Strict cookie, or `Authorization: Bearer`).
+  HttpOnly SameSite=Strict cookie, or `Authorization: Bearer`). The cookie is named for the
+  port and holds a per-process session value, never the token: cookies ignore ports, so two
+  UIs on one host overwrote each other's cookie (one answered 401), and every other web server
+  on that host name received the master token (hunt-ui #2, session 37).
 Responses carry a strict Content-Security-Policy: only the page's own assets, no inline script.
 """
 
@@ -23,7 +26,8 @@ from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-COOKIE = "skillbank_ui_token"
+#: The session cookie's name is this, then the port (`Guard.cookie`).
+COOKIE = "skillbank_ui_"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")
@@ -50,6 +54,14 @@ class Guard:
     token: str | None = None  # required from clients when set
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     extra_hosts: tuple[str, ...] = ()
+    #: What the token is traded for, in the cookie: valid for this process only, so the token
+    #: itself never sits in a cookie that every server on this host name is sent.
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name: one per port, as cookies are shared across ports."""
+        return f"{COOKIE}{self.port}"
 
     def allowed_host(self, header: str) -> bool:
         """DNS-rebinding check: the Host header must be one of our own names."""
@@ -66,11 +78,12 @@ class Guard:
     def token_ok(self, request: Request) -> bool:
         if not self.token:
             return True
-        offered = request.cookies.get(COOKIE, "")
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
-        return bool(offered) and same_secret(offered, self.token)
+            return bool(offered) and same_secret(offered, self.token)
+        offered = request.cookies.get(self.cookie, "")
+        return bool(offered) and same_secret(offered, self.session)
 
     def csrf_ok(self, value: Any) -> bool:
         return isinstance(value, str) and same_secret(value, self.csrf)
@@ -113,8 +126,8 @@ class GuardMiddleware:
                 query = urlencode(params)
                 response = RedirectResponse(exchange_target(scope) + (f"?{query}" if query else ""),
                                             status_code=303)
-                response.set_cookie(COOKIE, self.guard.token, httponly=True, samesite="strict",
-                                    path="/")
+                response.set_cookie(self.guard.cookie, self.guard.session, httponly=True,
+                                    samesite="strict", path="/")
             elif not self.guard.token_ok(request):
                 response = PlainTextResponse(
                     "This memory browser needs its token: open the address `skillbank ui` "
