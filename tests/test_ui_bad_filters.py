@@ -34,7 +34,10 @@ BAD = [("/guidelines?status=bogus", "unknown status 'bogus'"),
        ("/experiences?until=soon&q=table", "until must be a date"),
        ("/audit?since=garbage", "invalid time"),
        ("/audit?action=frob", "unknown action 'frob'"),
-       ("/audit?trusted=maybe", "trusted must be yes, no or empty")]
+       ("/audit?trusted=maybe", "trusted must be yes, no or empty"),
+       # hunt-ui #6 (session 37): answered 200 here, a 500 on PostgreSQL (team test beside).
+       ("/audit?principal=%00", "principal must not contain control characters"),
+       ("/audit?id=%00x", "id must not contain control characters")]
 
 
 @pytest.mark.parametrize("url,named", BAD, ids=[u for u, _ in BAD])

@@ -28,7 +28,7 @@ from starlette.templating import Jinja2Templates
 
 from skillbank.errors import InvalidInputError, NotFoundError, SkillbankError
 from skillbank.ui import views
-from skillbank.ui.render import FILTERS, skill_path
+from skillbank.ui.render import FILTERS, name_of, skill_path
 from skillbank.ui.security import Guard, GuardMiddleware, security_headers
 from skillbank.ui.stats import StatsCache
 
@@ -232,7 +232,13 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         return await page(request, "skill_review.html", data)
 
     async def skill_review_action(request: Request, form: Any) -> Response:
-        name, action = request.path_params["name"], request.path_params["action"]
+        # The name as sent (`render.name_of`): the decoded path cannot tell `!..` (the skill
+        # named `..`, hunt-ui #4, session 37) from `%21..` (the one named `!..`).
+        raw = request.scope.get("raw_path")
+        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+        segment = sent.partition("/review/")[2].rpartition("/")[0]
+        name = name_of(segment) if segment else request.path_params["name"]
+        action = request.path_params["action"]
         if action not in ("accept", "reject"):
             raise InvalidInputError(f"unknown review action {action!r}")
         if action == "accept":  # only the version its page showed (review 3 #1, session 31)
@@ -299,7 +305,8 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         try:
             data = await call(views.experiences_page, bank, f)
             forget_ok = await call(views.can_forget, bank)
-            queue = await call(views.pending_experiences, bank)
+            queue = await call(views.pending_experiences, bank, views.page_number(
+                request.query_params.get("pending_page", "")))
         except SkillbankError as exc:  # a refused query is shown shortened (as /skills does)
             base["f"] = dataclasses.replace(f, query=echoed(f.query))
             return await failed(request, exc, "experiences.html", {**base, "can_forget": False,

@@ -9,12 +9,17 @@ client bank forwarding to the owner process: the log is plain files under the sa
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 PAGE_LIMIT = 500
 #: The `trusted` filter's values ("" = any).
 TRUSTED = ("", "yes", "no")
+#: Control characters no principal or id holds (the log's own rule, `skillbank.audit`): a NUL
+#: reached PostgreSQL, which refused it as a 500 with a traceback, while the file log answered
+#: 200 (hunt-ui #6, session 37). Refused here, on both stores alike, as a named problem.
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass
@@ -42,6 +47,11 @@ class AuditFilter:
         if f.action and f.action not in ACTIONS:
             f.problems.append(f"unknown action {f.action!r}")
             f.action = ""
+        for label, attr in (("principal", "principal"), ("id", "item_id")):
+            if _CONTROL.search(getattr(f, attr)):
+                f.problems.append(f"{label} must not contain control characters, "
+                                  f"not {getattr(f, attr)!r}")
+                setattr(f, attr, "")
         if f.trusted not in TRUSTED:
             f.problems.append(f"trusted must be yes, no or empty, not {f.trusted!r}")
             f.trusted = ""

@@ -118,11 +118,28 @@ def url_name(name: str) -> str:
     A read-only root may serve names with `/` (`team/deploy`), and nothing stops a frontmatter
     `name: "other/files/SKILL.md"`: kept unencoded, that skill's link was another skill's file
     page (`/skills/{name}/files/{path}`), and its own body was unreachable in the browser while
-    Accept served it (hunt-browser #2, session 31). `.` and `..` are encoded so a browser does
-    not resolve them away (`../dotty` was opened as `/dotty`). `skill_path` reads it back."""
+    Accept served it (hunt-browser #2, session 31). A name of `.` or `..` is `!.` / `!..`:
+    browsers read `%2E` and `%2E%2E` as dot segments too (WHATWG URL), so `/skills/%2E%2E` opened
+    the library and the skill could not be read or accepted (hunt-ui #4, session 37). A literal
+    `!` begins no other name's segment (`quote` makes it `%21`, which no browser decodes), so
+    the marker is unambiguous. `name_of` (and `skill_path`) read it back."""
     from urllib.parse import quote
 
-    return {".": "%2E", "..": "%2E%2E"}.get(str(name), quote(str(name), safe=""))
+    name = str(name)
+    return DOT_MARK + name if name in (".", "..") else quote(name, safe="")
+
+
+#: What precedes a name of `.` or `..` in its URL segment (`url_name`).
+DOT_MARK = "!"
+
+
+def name_of(segment: str) -> str:
+    """A skill's name from its URL segment as sent (still percent-encoded): `url_name` undone."""
+    from urllib.parse import unquote
+
+    if segment in (DOT_MARK + ".", DOT_MARK + ".."):
+        return segment[len(DOT_MARK):]
+    return unquote(segment, errors="replace")
 
 
 def skill_path(raw_path: str) -> tuple[str, str | None]:
@@ -135,10 +152,10 @@ def skill_path(raw_path: str) -> tuple[str, str | None]:
 
     first, slash, rest = raw_path.partition("/")
     if slash and rest.startswith("files/"):
-        return unquote(first, errors="replace"), unquote(rest[len("files/"):], errors="replace")
+        return name_of(first), unquote(rest[len("files/"):], errors="replace")
     if slash and rest.strip("/"):
         return unquote(raw_path.rstrip("/"), errors="replace"), None
-    return unquote(first, errors="replace"), None
+    return name_of(first), None
 
 
 FILTERS = {"markdown": markdown, "when": when, "percent": percent, "score": score,

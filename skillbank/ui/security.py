@@ -6,7 +6,10 @@ The page is for the trusted local user, so the threats are other parties reachin
 - DNS rebinding (an attacker's name resolving to 127.0.0.1): the Host header must name an
   address this server answers on;
 - other machines, when bound beyond loopback: a token is then required (query once, then an
-  HttpOnly SameSite=Strict cookie, or `Authorization: Bearer`).
+  HttpOnly SameSite=Strict cookie, or `Authorization: Bearer`). The cookie is named for the
+  port and holds a per-process session value, never the token: cookies ignore ports, so two
+  UIs on one host overwrote each other's cookie (one answered 401), and every other web server
+  on that host name received the master token (hunt-ui #2, session 37).
 Responses carry a strict Content-Security-Policy: only the page's own assets, no inline script.
 """
 
@@ -17,13 +20,14 @@ import ipaddress
 import secrets
 from dataclasses import dataclass, field
 from typing import Any
-from urllib.parse import urlencode, urlsplit
+from urllib.parse import quote, urlencode, urlsplit
 
 from starlette.requests import Request
 from starlette.responses import PlainTextResponse, RedirectResponse, Response
 from starlette.types import ASGIApp, Receive, Scope, Send
 
-COOKIE = "skillbank_ui_token"
+#: The session cookie's name is this, then the port (`Guard.cookie`).
+COOKIE = "skillbank_ui_"
 CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; "
        "font-src 'self'; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; "
        "base-uri 'none'")
@@ -50,6 +54,14 @@ class Guard:
     token: str | None = None  # required from clients when set
     csrf: str = field(default_factory=lambda: secrets.token_urlsafe(32))
     extra_hosts: tuple[str, ...] = ()
+    #: What the token is traded for, in the cookie: valid for this process only, so the token
+    #: itself never sits in a cookie that every server on this host name is sent.
+    session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
+
+    @property
+    def cookie(self) -> str:
+        """The session cookie's name: one per port, as cookies are shared across ports."""
+        return f"{COOKIE}{self.port}"
 
     def allowed_host(self, header: str) -> bool:
         """DNS-rebinding check: the Host header must be one of our own names."""
@@ -66,11 +78,12 @@ class Guard:
     def token_ok(self, request: Request) -> bool:
         if not self.token:
             return True
-        offered = request.cookies.get(COOKIE, "")
         auth = request.headers.get("authorization", "")
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
-        return bool(offered) and same_secret(offered, self.token)
+            return bool(offered) and same_secret(offered, self.token)
+        offered = request.cookies.get(self.cookie, "")
+        return bool(offered) and same_secret(offered, self.session)
 
     def csrf_ok(self, value: Any) -> bool:
         return isinstance(value, str) and same_secret(value, self.csrf)
@@ -111,10 +124,10 @@ class GuardMiddleware:
                 # Trade the token in the address for a cookie, and drop it from the address bar.
                 params = [(k, v) for k, v in request.query_params.multi_items() if k != "token"]
                 query = urlencode(params)
-                response = RedirectResponse(request.url.path + (f"?{query}" if query else ""),
+                response = RedirectResponse(exchange_target(scope) + (f"?{query}" if query else ""),
                                             status_code=303)
-                response.set_cookie(COOKIE, self.guard.token, httponly=True, samesite="strict",
-                                    path="/")
+                response.set_cookie(self.guard.cookie, self.guard.session, httponly=True,
+                                    samesite="strict", path="/")
             elif not self.guard.token_ok(request):
                 response = PlainTextResponse(
                     "This memory browser needs its token: open the address `skillbank ui` "
@@ -149,6 +162,26 @@ class GuardMiddleware:
         for key, value in security_headers().items():
             response.headers[key] = value
         return response
+
+
+#: What a path keeps as sent when it goes back into a Location: every other byte (a space, a
+#: backslash, a non-ASCII byte) is percent-encoded; `%` stays, so `%2F` stays `%2F`.
+_PATH_SAFE = "/%:@!$&'()*+,;=-._~"
+
+
+def exchange_target(scope: Scope) -> str:
+    """The path the token exchange redirects to: the path as the client sent it (`raw_path`),
+    not the decoded one, which turned `/skills/x%2Ffiles%2FSKILL.md` (the skill named so) into
+    skill `x`'s file page (hunt-ui #5, session 37). A path that a browser would read as another
+    host (`//evil.example`, `/\\evil.example`) goes to `/`: never an open redirect."""
+    raw = scope.get("raw_path")
+    if raw:
+        path = quote(raw.split(b"?", 1)[0], safe=_PATH_SAFE)
+    else:  # a server that gives no raw path: the decoded one, its `%` encoded again
+        path = quote(scope.get("path", "/"), safe=_PATH_SAFE.replace("%", ""))
+    if not path.startswith("/") or path.startswith("//"):
+        return "/"
+    return path
 
 
 def same_secret(offered: str, secret: str) -> bool:

@@ -51,8 +51,14 @@ def stats_page(bank: Any, counts: dict[str, Any] | None = None) -> dict[str, Any
     most = bar_chart([(s.name, s.usage.uses, f"{s.usage.uses} use{'s' * (s.usage.uses != 1)} "
                        f"· helped {percent(s.usage.success_rate)}") for s in used],
                      title="Most-used skills", colour=PALETTE[2])
+    # The headline counts are `bank.stats()`'s, as `skillbank stats` prints them, with what the
+    # pictures leave out named beside them: the page said "skills 8, experiences 3" where the
+    # CLI said 9 and 5 (held skills, pending records), without a word (hunt-ui #7, session 37).
+    held = len(bank.skills.list(include_held=True)) - len(skills)
+    parts = {s: bank.experiences.count(namespace="*", status=s) for s in ("pending", "retired")}
     return {"counts": counts, "growth": growth, "rates": rates, "most": most,
-            "n_skills": len(skills), "n_experiences": n_exp,
+            "n_skills": len(skills), "n_experiences": n_exp, "n_held_skills": held,
+            "n_pending_experiences": parts["pending"], "n_retired_experiences": parts["retired"],
             "as_of": datetime.now(timezone.utc)}
 
 

@@ -373,29 +373,44 @@ def experiences_page(bank: Any, f: TimelineFilter) -> dict[str, Any]:
     filtered = bool(f.outcome or f.tag or f.since or f.until)
     limit = wanted * 4 if filtered else wanted + 1
     while True:
-        batch = bank.experiences.list(namespace=namespace, kind=kind, limit=min(limit, total))
+        asked = min(limit, total)
+        batch = bank.experiences.list(namespace=namespace, kind=kind, limit=asked)
         rows = [(e, None) for e in batch if f.keeps(e)]
         older_than_window = (f.since is not None and batch and
                              batch[-1].created.astimezone(timezone.utc).date() < f.since)
-        if len(rows) > wanted or len(batch) >= total or older_than_window:
+        # A short batch means the store has nothing more: a record forgotten elsewhere between
+        # count() and list() left `len(batch) >= total` unreachable, and the page spun for
+        # good holding the bank lock (hunt-ui #1, session 37).
+        if len(rows) > wanted or len(batch) >= total or len(batch) < asked or older_than_window:
             break
         limit *= 4
     return {"rows": rows[:wanted], "total": total, "more": len(rows) > wanted}
 
 
-def pending_experiences(bank: Any) -> dict[str, Any]:
+def pending_experiences(bank: Any, page: int = 1) -> dict[str, Any]:
     """Records from untrusted faces waiting for review (`pending`: None when this bank has no
     such queue), each with what approving it serves (`serves`: feedback, lessons, when to use,
     steps — `review_queue.experience_detail`, as the CLI shows it). The queue's Approve showed
     the task and feedback alone: a step's `curl … | sh` was approved unseen (hunt-ui #4,
-    session 27)."""
+    session 27).
+
+    A page of `TIMELINE_SIZE` at a time, newest first, with the whole queue's count
+    (`pending_total`): the queue stopped at 100 without a word, so older records dropped out
+    of sight (hunt-ui #3, session 37); /review says "Showing 100 of N" with pages, so does this."""
     from skillbank.review_queue import experience_detail
 
     lister = getattr(bank.experiences, "pending", None)
     if not callable(lister):
         return {"pending": None, "serves": {}}
-    records = list(lister(namespace="*", limit=TIMELINE_SIZE))
-    return {"pending": records, "serves": {e.id: experience_detail(e) for e in records}}
+    total = bank.experiences.count(namespace="*", status="pending")
+    pages = max(1, -(-total // TIMELINE_SIZE))
+    page = min(max(page, 1), pages)
+    records = list(lister(namespace="*", limit=page * TIMELINE_SIZE))
+    records = records[(page - 1) * TIMELINE_SIZE:]
+    here = f"/experiences?pending_page={page}" if page > 1 else "/experiences"
+    return {"pending": records, "serves": {e.id: experience_detail(e) for e in records},
+            "pending_total": max(total, len(records)), "pending_page": page,
+            "pending_pages": pages, "pending_here": here}
 
 
 def can_forget(bank: Any) -> bool:

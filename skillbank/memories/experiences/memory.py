@@ -574,12 +574,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
         return [self._read_record(i, m) for i, m in selected[:limit]]
 
     def count(self, namespace: str | None = None, kind: str | None = None, *,
-              include_retired: bool = False) -> int:
+              include_retired: bool = False, status: str | None = None) -> int:
         """Active records (experiences and lessons unless `kind`; every status with
-        `include_retired`) the caller may read; "*" counts every namespace it reads."""
+        `include_retired`, exactly `status` with it: the UI's review queue says "of N", hunt-ui
+        #3, session 37) the caller may read; "*" counts every namespace it reads."""
         if not isinstance(include_retired, bool):
             raise InvalidInputError("include_retired must be true or false")
-        return len(self._selected(namespace, kind, include_retired))
+        return len(self._selected(namespace, kind, include_retired, status))
 
     # Learning -----------------------------------------------------------------------------------
     def mark(self, record_id: str, helped: bool = True, *, trusted: bool = True) -> Experience:
