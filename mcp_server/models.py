@@ -103,7 +103,10 @@ def whole_number(value: Any) -> Any:
     return value
 
 
-#: Put before ``Field(strict=True)`` on an int argument (``Annotated[int, WHOLE, Field(...)]``).
+#: Put after ``Field(strict=True)`` on an int argument (``Annotated[int, Field(...), WHOLE]``): it
+#: still runs first, and the schema keeps JSON Schema's ``minimum``/``maximum``. Put before the
+#: Field, pydantic wrote its ``ge``/``le`` into the tool schema as they are, keys no client reads,
+#: so MCP clients saw ``k`` with no range (session 37).
 WHOLE = BeforeValidator(whole_number)
 
 

@@ -67,8 +67,8 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
 
     @tool("add")
     async def propose_skills(
-        min_support: Annotated[int, m.WHOLE, Field(ge=1, le=1000, strict=True, description=(
-            "fewest recorded experiences of one kind of task to draft a skill from"))] = 3,
+        min_support: Annotated[int, Field(ge=1, le=1000, strict=True, description=(
+            "fewest recorded experiences of one kind of task to draft a skill from")), m.WHOLE] = 3,
         namespace: Annotated[Optional[str], Field(max_length=64, description=(
             "experiences of this namespace ('*' for all); default: the memory's"))] = None,
         *,

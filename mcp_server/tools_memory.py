@@ -141,8 +141,9 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool) -> 
     @tool("read")
     async def memory_context(
         task: Task,
-        budget_tokens: Annotated[int, m.WHOLE, Field(ge=50, le=20_000, strict=True,
-                                            description="most tokens the returned text may use")] = 1500,
+        budget_tokens: Annotated[int, Field(ge=50, le=20_000, strict=True,
+                                            description="most tokens the returned text may use"),
+                                 m.WHOLE] = 1500,
         available_tools: AvailableTools = None,
         topic: Annotated[str | None, Field(
             min_length=1, max_length=100,

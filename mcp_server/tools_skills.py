@@ -19,7 +19,7 @@ from skillbank.tool_text import skill_search_note
 
 Task = Annotated[str, Field(min_length=1, max_length=20_000,
                             description="the task in plain words, as the user would state it")]
-K = Annotated[int, m.WHOLE, Field(ge=1, le=50, strict=True, description="how many results at most (1-50)")]
+K = Annotated[int, Field(ge=1, le=50, strict=True, description="how many results at most (1-50)"), m.WHOLE]
 AvailableTools = Annotated[Optional[list[Annotated[str, Field(min_length=1, max_length=200)]]], Field(
     max_length=2000, description="your tool names, if you know them: skills that need tools you "
     "lack (their allowed-tools / requires) are left out and named in missing_tools")]
