@@ -33,17 +33,67 @@ _backgrounds: dict[int, Any] = {}
 _lock = threading.Lock()
 
 
-def _dense(hit: Any) -> float:
+def _dense(hit: Any, local: dict[int, float] | None = None) -> float:
     value = getattr(hit, "dense", None)
+    if value is None and local:
+        value = local.get(id(hit))
     return float(value) if value is not None else 0.0
 
 
-def with_clear_matches(hits: list[Any], chosen: list[Any]) -> list[Any]:
-    """`chosen` plus the hits of other families that clearly match the task, in `hits` order."""
+def with_clear_matches(hits: list[Any], chosen: list[Any],
+                       local: dict[int, float] | None = None) -> list[Any]:
+    """`chosen` plus the hits of other families that clearly match the task, in `hits` order
+    (`local`: the model cosine of hits the index gave none, see `local_cosines`)."""
     kept = {id(h) for h in chosen}
-    bar = max([CLEAR_MATCH, *(_dense(h) for h in chosen)])
-    kept |= {id(h) for h in hits if _dense(h) >= bar}
+    bar = max([CLEAR_MATCH, *(_dense(h, local) for h in chosen)])
+    kept |= {id(h) for h in hits if _dense(h, local) >= bar}
     return [h for h in hits if id(h) in kept]
+
+
+def local_cosines(bank: Any, task: str, hits: list[Any]) -> dict[int, float]:
+    """The model cosine (by `id(hit)`) of the hits the index gave no dense score, computed in
+    this process from the texts the index embeds for each rule, when the search's dense side
+    did not answer for them: a Chroma outage (every hit found by keyword) or rules staged for
+    the index. Why: with no cosine a rule of a family that lost the vote could never be a
+    clear match, so during an outage a relevant rule that search still found was hidden from
+    the block (hunt-lxteam #3, session 37: the infra rule "Always renew the gateway TLS
+    certificate with certbot staging first", cosine 0.75, dropped for a rule filed under
+    `code`). Empty on the normal path (every hit has its cosine, or the search's dense side was
+    complete: a hit beyond the index's nearest texts is no clear match), for a task the model
+    does not read (its cosine is no evidence, `skillbank.unread`) and without a model."""
+    missing = [h for h in hits if getattr(h, "dense", None) is None]
+    if not missing or not _model_cosine(bank):
+        return {}
+    if len(missing) < len(hits) and getattr(hits, "dense_complete", True):
+        return {}
+    from skillbank.embeddings import embed_query, embed_texts
+    from skillbank.unread import mostly_unread
+
+    if mostly_unread(task):
+        return {}
+    function = bank.embedding_function
+    index_item = getattr(getattr(bank, "guidelines", None), "_index_item", None)
+    texts: list[list[str]] = []
+    for hit in missing:
+        g = hit.record
+        try:
+            texts.append(list(index_item(g, "").embed_texts) if index_item else [])
+        except Exception:  # noqa: BLE001 - the rule and its `when`, as the index's first text
+            texts.append([])
+        if not texts[-1]:
+            when = " ".join(str(getattr(g, "when_to_use", "") or "").split())
+            texts[-1] = [f"{g.text} {when}".strip()]
+    try:
+        query = embed_query(function, task)
+        vectors = embed_texts(function, [t for group in texts for t in group])
+    except Exception:  # noqa: BLE001 - no model at hand: keyword-only, as before
+        return {}
+    cosines: dict[int, float] = {}
+    start = 0
+    for hit, group in zip(missing, texts):
+        cosines[id(hit)] = float(max(vectors[start:start + len(group)] @ query))
+        start += len(group)
+    return cosines
 
 
 def _background(function: Any) -> Any:
@@ -56,14 +106,16 @@ def _background(function: Any) -> Any:
         return found
 
 
-def off_topic(bank: Any, task: str, chosen: list[Any]) -> bool:
+def off_topic(bank: Any, task: str, chosen: list[Any],
+              local: dict[int, float] | None = None) -> bool:
     """Whether the task is about something no chosen rule is about: their best model cosine
     is below the nearest background prototype's by more than the skills' margin."""
     from skillbank.embeddings import MiniLMEmbedding, embed_query
     from skillbank.memories.skills.fit import BACKGROUND_MARGIN
 
     function = getattr(bank, "embedding_function", None)
-    dense = [h.dense for h in chosen if getattr(h, "dense", None) is not None]
+    dense = [_dense(h, local) for h in chosen
+             if getattr(h, "dense", None) is not None or id(h) in (local or {})]
     if not isinstance(function, MiniLMEmbedding) or not dense:
         return False
     try:
@@ -94,6 +146,7 @@ def fit_to_task(bank: Any, task: str, hits: list[Any], chosen: list[Any],
     docstring). A topic the caller named is kept to as it is."""
     if topic is not None:
         return chosen
+    local = local_cosines(bank, task, hits)  # none on the normal path
     if _model_cosine(bank):
-        chosen = with_clear_matches(hits, chosen)
-    return [] if chosen and off_topic(bank, task, chosen) else chosen
+        chosen = with_clear_matches(hits, chosen, local)
+    return [] if chosen and off_topic(bank, task, chosen, local) else chosen

@@ -123,7 +123,48 @@ def open_bank(
         except BaseException:
             bank.close()  # the caller never gets the bank: let go of the root now
             raise
+    _mark_team_root(settings)
     return bank
+
+
+def _mark_team_root(settings: Any) -> None:
+    """Record `team = true` in the root's skillbank.toml once a bank opened it in team mode (a
+    `database_url`), as `skillbank server` does: an app opening its team bank in-process
+    (LlamaIndex workers, no `skillbank server`) left the root unmarked, so the CLI in a shell
+    without SKILLBANK_DATABASE_URL opened it embedded, said "No guidelines" and learnt rules no
+    agent saw (hunt-lxteam #4, session 37). Never fatal: a read-only root or settings file that
+    cannot be changed is logged and the bank still opens. A root that already holds embedded
+    memory (`<root>/guidelines`, `<root>/experiences` files) is left unmarked, with a warning:
+    marked, its own memory could no longer be opened, nor migrated (`skillbank migrate`
+    refuses a team root)."""
+    if not getattr(settings, "database_url", None):
+        return
+    import logging
+
+    from skillbank import remember
+    from skillbank.errors import InvalidInputError
+
+    root = Path(settings.root)
+    log = logging.getLogger("skillbank")
+    try:
+        if remember.is_team(root):
+            return  # marked already (a read-only root stays untouched)
+        if _holds_embedded_memory(root):
+            log.warning("skillbank: %s holds embedded memory and is opened in team mode: not "
+                        "recorded as a team root (an embedded open still reads that memory); "
+                        "`skillbank migrate` brings it into the team (docs/team.md)", root)
+            return
+        remember.mark_team(root)  # under the settings file's lock: two opens at once both land
+    except (OSError, InvalidInputError) as exc:
+        log.warning("skillbank: could not record team = true in %s: %s; a shell without "
+                    "SKILLBANK_DATABASE_URL may open this root embedded", root / remember.CONFIG,
+                    exc)
+
+
+def _holds_embedded_memory(root: Path) -> bool:
+    """Whether the root's folders hold guidelines or experiences written by an embedded bank."""
+    return any(True for _ in root.glob("guidelines/**/*.md")) or \
+        any(True for _ in root.glob("experiences/**/*.jsonl"))
 
 
 def _refuse_embedded_team_root(settings: Any) -> None:

@@ -22,7 +22,7 @@ from skillbank.memories.guidelines.files import (
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.ignored import ignored_why
 from skillbank.memories.guidelines.decisions import (
-    CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context, kept_apart_why,
+    CONTEXT_DENSE_FLOOR, DENSE_BAR, EVIDENCE_FLOOR, Plan, critique_context,
     merge_evidence, same_wording)
 from skillbank.distill.llm import distilled_by
 from skillbank.distill.supersession import dropped, drops, echoes_overruled, other_terms, overrules
@@ -498,7 +498,7 @@ class GuidelineLearning:
                     plan.same = (similarity, gid, evidence)
                 else:
                     plan.related.append(gid)
-                    plan.why.setdefault(gid, kept_apart_why(text, old.text, similarity))
+                    plan.why.setdefault(gid, self._kept_apart_why(text, old.text, similarity))
         return plan
 
     def _overrules_member(self, text: str, old: Guideline, sentence: str) -> str | None:

@@ -14,7 +14,7 @@ from typing import Callable, Iterable, Sequence
 import numpy as np
 
 from skillbank.index import tokenize
-from skillbank.memories.guidelines.decisions import critique_context
+from skillbank.memories.guidelines.decisions import critique_context, kept_apart_why
 from skillbank.memories.guidelines.files import IN_PLAY
 from skillbank.records import MAX_SHORT, Guideline
 
@@ -98,6 +98,25 @@ class GuidelineMatching:
         weights = np.asarray([w for _, w in parts], dtype=np.float32)[:, None]
         total = (vectors * weights).sum(axis=0)
         return total / (float(np.linalg.norm(total)) or 1.0)
+
+    def _kept_apart_why(self, text: str, old: str, score: float) -> str:
+        """`decisions.kept_apart_why` for a look-alike, with the model cosine of the two rules'
+        own words as its similarity. Why: the matching score (`_nearest`: profile cosine plus
+        TF-IDF cosine, capped at 1) told an agent "similarity 1.00" for "Always drain
+        connections before restarting the primary database." beside "Always warn the team
+        before ..." (cosine 0.67): it reads as one rule (hunt-lxteam #6, session 37). The score
+        is kept where the model cannot read the words (no model; mostly unread text)."""
+        from skillbank.errors import SkillbankError
+        from skillbank.unread import mostly_unread
+
+        similarity = score
+        if not (mostly_unread(text) or mostly_unread(old)):
+            try:
+                first, second = self._vectors_for([text, old])
+                similarity = float(first @ second)
+            except SkillbankError:  # no model: keyword-only learning, the score as before
+                pass
+        return kept_apart_why(text, old, similarity)
 
     @staticmethod
     def _members(g: Guideline) -> tuple[tuple[str, str | None, str | None], ...]:
