@@ -451,10 +451,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
             plan = self._plan(session, namespace, request, block_kwargs.get("skillbank_task"))
             read = await asyncio.to_thread(self._context_text, plan["query"], namespace,
                                            _thread(session))
-            if read is not None:  # a failed read is retried next time, never kept as ""
-                self._cache[key] = (_run_ref(memory), read)
-                while len(self._cache) > 64:
-                    self._cache.popitem(last=False)
+            if read is not None and memory is not None:  # a failed read is retried, never
+                self._cache[key] = (_run_ref(memory), read)  # kept as ""
+                with contextlib.suppress(KeyError):  # a recording's clear on its thread
+                    while len(self._cache) > 64:
+                        self._cache.popitem(last=False)
         text, note = read or ("", "")
         # Another skillbank block of this Memory asked before this one shows its items once.
         text = SHOWN.compose(self, session, messages, text)
@@ -653,9 +654,11 @@ _NO_RUN = object()
 
 
 def _same_run(ref: Any, memory: Any) -> bool:
-    """Whether a read cached with `ref` belongs to this read's run (`memory`, None outside a
-    step): a Memory gone since may have left its id to the new one, the weak reference not."""
-    return ref is None if memory is None else ref is not None and ref() is memory
+    """Whether a read cached with `ref` belongs to this read's run (`memory`): a Memory gone
+    since may have left its id to the new one, the weak reference not. Outside a workflow step
+    (`memory` None: a custom loop's `aget`) no read is the same run's: served from the cache, a
+    new run with the same question was shown the first run's memory (review 1, session 37)."""
+    return memory is not None and ref is not None and ref() is memory
 
 
 def _thread(session: Any) -> Optional[str]:

@@ -94,6 +94,18 @@ async def test_a_read_outside_a_workflow_shows_what_the_block_learned_since(tmp_
         assert "tracking link" in await block.aget(turn, session_id="s")
 
 
+async def test_a_read_outside_a_workflow_shows_a_rule_added_by_someone_else(tmp_path):
+    """Review 1, session 37: outside a workflow step every read with the same session, question
+    and history was served from one cache entry, so a rule another worker added never came
+    (a block that records nothing never cleared it)."""
+    with Skillbank.open(tmp_path / "bank", include_bundled=False) as bank:
+        block = SkillbankMemoryBlock(bank, namespace="alice", record=False, background=False)
+        turn = [ChatMessage(role="user", content=QUESTION)]
+        assert "tracking link" not in await block.aget(turn, session_id="s1")
+        bank.guidelines.add(TRACKING, namespace="alice")  # a colleague, elsewhere
+        assert "tracking link" in await block.aget(turn, session_id="s1")
+
+
 async def test_a_read_that_failed_is_not_kept_after_postgres_is_back(
         tmp_path, chroma_server, own_postgres):
     root = tmp_path / "root"

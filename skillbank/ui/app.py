@@ -178,7 +178,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         """A skill's page, or one of its files: told apart on the path as sent, where a `/` of
         the name is `%2F` (`render.skill_path`; hunt-browser #2, session 31)."""
         raw = request.scope.get("raw_path")
-        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path, safe="/!")
         name, relative = skill_path(sent.partition("/skills/")[2])  # (after a mount's prefix)
         if relative is not None:
             return await resource(request, name, relative)
@@ -235,7 +235,7 @@ def create_app(bank: Any, guard: Guard | None = None, scope: Any = None) -> Star
         # The name as sent (`render.name_of`): the decoded path cannot tell `!..` (the skill
         # named `..`, hunt-ui #4, session 37) from `%21..` (the one named `!..`).
         raw = request.scope.get("raw_path")
-        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path)
+        sent = raw.decode("latin-1") if isinstance(raw, bytes) else quote(request.url.path, safe="/!")
         segment = sent.partition("/review/")[2].rpartition("/")[0]
         name = name_of(segment) if segment else request.path_params["name"]
         action = request.path_params["action"]

@@ -58,10 +58,16 @@ class Guard:
     #: itself never sits in a cookie that every server on this host name is sent.
     session: str = field(default_factory=lambda: secrets.token_urlsafe(32))
 
-    @property
-    def cookie(self) -> str:
-        """The session cookie's name: one per port, as cookies are shared across ports."""
-        return f"{COOKIE}{self.port}"
+    def cookie(self, request: Request | None = None) -> str:
+        """The session cookie's name: one per port, as cookies are shared across ports. The
+        port is the one the request reached (the ASGI server's), so an app served by any ASGI
+        server on its own port keeps its own cookie; `port` only where the server names none
+        (a Unix socket). With `port` alone, two apps served outside `skillbank ui` shared the
+        default's name and logged each other out (review 1, session 37)."""
+        server = request.scope.get("server") if request is not None else None
+        port = server[1] if isinstance(server, (tuple, list)) and len(server) > 1 and server[1] \
+            else self.port
+        return f"{COOKIE}{port}"
 
     def allowed_host(self, header: str) -> bool:
         """DNS-rebinding check: the Host header must be one of our own names."""
@@ -82,7 +88,7 @@ class Guard:
         if auth.lower().startswith("bearer "):
             offered = auth[7:].strip()
             return bool(offered) and same_secret(offered, self.token)
-        offered = request.cookies.get(self.cookie, "")
+        offered = request.cookies.get(self.cookie(request), "")
         return bool(offered) and same_secret(offered, self.session)
 
     def csrf_ok(self, value: Any) -> bool:
@@ -126,7 +132,7 @@ class GuardMiddleware:
                 query = urlencode(params)
                 response = RedirectResponse(exchange_target(scope) + (f"?{query}" if query else ""),
                                             status_code=303)
-                response.set_cookie(self.guard.cookie, self.guard.session, httponly=True,
+                response.set_cookie(self.guard.cookie(request), self.guard.session, httponly=True,
                                     samesite="strict", path="/")
             elif not self.guard.token_ok(request):
                 response = PlainTextResponse(
