@@ -121,15 +121,18 @@ def fit_experiences(bank: Any, task: str, hits: list[Any]) -> list[Any]:
     """The recalled runs a block shows: `hits`, or none when the task is about something no
     run is about (no hit reaches `EXPERIENCE_FLOOR` by model cosine, none shares most of the
     task's words, `KEYWORD_SUPPORT`). Only with all-MiniLM-L6-v2, for which the floor was
-    measured; a hit without a cosine (found by keyword while the model is out, or not
-    embedded yet) and a task the model does not read (`mostly_unread`: recall weighs its
-    shared tokens) keep them all."""
+    measured. A hit without a cosine is one BM25 found and dense search did not: judged by
+    its words alone (the cake task's third run, "Add a comment 'Thank you so much!' to all
+    the venmo payments", shared one word at 0.30). Recall whose dense side did not see every
+    record (`dense_complete` false: the model or its server out, records not embedded yet)
+    and a task the model does not read (`mostly_unread`: recall weighs its shared tokens)
+    keep them all."""
     from skillbank.embeddings import MiniLMEmbedding
     from skillbank.unread import mostly_unread
 
     if not hits or not isinstance(getattr(bank, "embedding_function", None), MiniLMEmbedding):
         return hits
-    if any(getattr(h, "dense", None) is None for h in hits) or mostly_unread(task):
+    if not getattr(hits, "dense_complete", True) or mostly_unread(task):
         return hits
     if max(_dense(h) for h in hits) >= EXPERIENCE_FLOOR \
             or any((getattr(h, "keyword", None) or 0.0) >= KEYWORD_SUPPORT for h in hits):

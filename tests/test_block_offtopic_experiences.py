@@ -77,14 +77,16 @@ def test_an_unrelated_task_gets_no_experience_in_the_block(tmp_path, minilm, rem
 
 
 def test_what_the_section_keeps(minilm):
-    """The section keeps its runs when it cannot judge or the words say so: a hit without a
-    cosine (keyword only, model out or not embedded yet), a task the model does not read, most
-    of the task's words shared; one shared word ("book") is not enough; a hash-embedded bank
-    is not judged (the floor is measured for MiniLM)."""
+    """The section keeps its runs when it cannot judge or the words say so: recall whose dense
+    side did not see every record (model out, not embedded yet), a task the model does not
+    read, most of the task's words shared; one shared word ("book") is not enough, also on a
+    hit BM25 alone found (no cosine); a hash-embedded bank is not judged (the floor is
+    measured for MiniLM)."""
     from types import SimpleNamespace as Hit
 
     from skillbank.block_fit import KEYWORD_SUPPORT, fit_experiences
     from skillbank.embeddings import HashEmbedding
+    from skillbank.records import Hits
 
     bank = Hit(embedding_function=minilm)
     weak = [Hit(dense=0.25, keyword=0.36), Hit(dense=0.2, keyword=None)]
@@ -93,6 +95,10 @@ def test_what_the_section_keeps(minilm):
                            weak + [Hit(dense=EXPERIENCE_FLOOR, keyword=None)])
     assert fit_experiences(bank, "Book a dentist appointment",
                            [Hit(dense=0.1, keyword=KEYWORD_SUPPORT)])
-    assert fit_experiences(bank, "Book a dentist appointment", [Hit(dense=None, keyword=0.3)])
+    assert fit_experiences(bank, "Book a dentist appointment",
+                           [Hit(dense=None, keyword=0.36)]) == []
+    unseen = Hits([Hit(dense=None, keyword=0.3)])
+    unseen.dense_complete = False
+    assert fit_experiences(bank, "Book a dentist appointment", unseen)
     assert fit_experiences(bank, "迁移用户表的数据", [Hit(dense=0.05, keyword=0.3)])
     assert fit_experiences(Hit(embedding_function=HashEmbedding()), "Bake a cake", weak) == weak
