@@ -27,6 +27,13 @@ environment with reflections and an inferred task type asks with its first refle
 reflections of *other* environments of the same task type (its own are excluded). Task types
 come from a keyword heuristic in the source file, not from people: compare systems, not absolute
 numbers. There is no cross-scenario mode on this set.
+
+Guards beside the headline (hunt-expscale #1, session 37): "off-topic answered empty", the
+share of `OFF_TOPIC_TASKS` (everyday tasks nothing in either set fits: a cake, a hiking trip,
+a dentist) for which `recall` returns nothing and for which the memory block
+(`context_for`, what an agent sees) shows no experience; and "own queries kept by the block",
+the share of the set's own queries (their leave-one-out hits) whose experiences the block's
+section keeps (`block_fit.fit_experiences`), with MRR / R@5 of what it keeps.
 """
 
 from __future__ import annotations
@@ -51,6 +58,16 @@ MODES = {
     "cross-scenario": ("relevant_cross_scenario", "exclude_eids_cross_scenario"),
 }
 METRICS = ("R@5", "MRR", "nDCG@10", "P@5")
+#: Everyday tasks no experience of either set answers (phone-app tasks, household ALFWorld
+#: runs): the abstention guard on what an agent is shown, recall and block.
+OFF_TOPIC_TASKS = (
+    "Bake a chocolate cake for the party", "Plan a hiking trip to the Alps",
+    "Book a dentist appointment", "Water the tomato plants in the garden",
+    "Knit a scarf for the winter", "Write a poem about the autumn sea",
+    "Fix the puncture on my bike's rear tyre", "Explain how photosynthesis works",
+    "Teach my dog to sit and stay", "Summarise the causes of the French Revolution",
+    "Practise the C major scale on the piano", "Train for a half marathon in twelve weeks",
+)
 
 
 def reflexion_set(path: Path) -> tuple[list[dict], list[dict]]:
@@ -229,6 +246,48 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
             return out
 
         ours = evaluate(recall, queries)
+        try:  # the block's experience section (absent before session 37: keeps every hit)
+            from skillbank.block_fit import fit_experiences
+        except ImportError:
+            def fit_experiences(bank: Any, task: str, hits: Any) -> Any:  # noqa: ARG001
+                return hits
+        kept_by_block: list[bool] = []
+        best: dict[str, list[list[float]]] = {"own": [], "off-topic": []}
+
+        def block(query: str, n: int) -> list[str]:
+            """What the block's section keeps of the leave-one-out recall (`evaluate` drops
+            the excluded eids, so they are dropped here before the section decides)."""
+            hits = memory.recall(query, k=min(200, n), count_use=False, min_score=min_score)
+            exclude = set(current["exclude"])
+            hits = [h for h in hits if not set(id_to_eids.get(h.id, [])) <= exclude]
+            kept = fit_experiences(bank, query, hits)
+            kept_by_block.append(bool(kept) or not hits)
+            best["own"].append([max((h.dense or 0.0 for h in hits), default=0.0),
+                                max((h.keyword or 0.0 for h in hits), default=0.0)])
+            out: list[str] = []
+            for hit in kept:
+                out.extend(e for e in id_to_eids.get(hit.id, []) if e not in out)
+            return out
+
+        current: dict[str, Any] = {"exclude": []}
+        normal = [dict(q, exclude_eids_cross_scenario=None, relevant_cross_scenario=None)
+                  for q in queries]
+
+        def with_exclusions(query: str, n: int) -> list[str]:
+            query_row = next(q for q in normal if q["query"] == query)
+            current["exclude"] = query_row.get("exclude_eids") or []
+            return block(query, n)
+
+        in_block = evaluate(with_exclusions, normal)["normal"]
+        block_kept = sum(kept_by_block) / max(len(kept_by_block), 1)
+        off_recall = off_block = 0
+        for text in OFF_TOPIC_TASKS:
+            hits = memory.recall(text, k=5, count_use=False, min_score=min_score)
+            best["off-topic"].append([max((h.dense or 0.0 for h in hits), default=0.0),
+                                      max((h.keyword or 0.0 for h in hits), default=0.0)])
+            off_recall += not hits
+            shown = bank.context_for(text, budget_tokens=800).ids
+            off_block += not any(i.startswith(("exp-", "lsn-")) for i in shown)
         # Abstention: the share of real queries answered with nothing (should be ~0) and of
         # unrelated ones (should be high), at the bank's own floor.
         answered_empty = sum(not memory.recall(q["query"], k=5, count_use=False,
@@ -245,6 +304,11 @@ def run(folder: Path, model_dir: str | None, store: str, min_score: float | None
         "experiences": len(experiences), "queries": len(queries), "folded": folded,
         "skillbank": ours, "baseline": baseline_scores, "bm25": bm25_scores,
         "real_empty": answered_empty / max(len(queries), 1),
+        "off_topic_empty": {"recall": off_recall / len(OFF_TOPIC_TASKS),
+                            "block": off_block / len(OFF_TOPIC_TASKS),
+                            "tasks": len(OFF_TOPIC_TASKS)},
+        "block": {"own_kept": block_kept, **{m: in_block[m] for m in ("MRR", "R@5")}},
+        "best_evidence": best,
         "unrelated_empty": unrelated, "unrelated_queries": unrelated_sizes,
         "build_seconds": round(build_seconds, 1), "baseline_seconds": round(baseline_seconds, 1),
         "recall_ms_p50": round(1000 * latencies[len(latencies) // 2], 2),
@@ -273,6 +337,11 @@ def print_table(result: dict[str, Any]) -> None:
         lost = [m for m in ("MRR", "R@5") if ours[m] < max(base[m], bm25[m]) - 1e-9]
         print(f"{'':<15} guard: skillbank >= both on MRR and R@5: "
               f"{'yes' if not lost else 'NO (' + ', '.join(lost) + ')'}")
+    off, kept = result["off_topic_empty"], result["block"]
+    print(f"guard: off-topic answered empty ({off['tasks']} everyday tasks): recall "
+          f"{off['recall']:.0%}, memory block {off['block']:.0%}; own queries kept by the "
+          f"block {kept['own_kept']:.0%} (normal mode as the block keeps it: MRR "
+          f"{kept['MRR']:.3f}, R@5 {kept['R@5']:.3f})")
     shares = ", ".join(f"{group} {share:.0%} of {result['unrelated_queries'][group]}"
                        for group, share in result["unrelated_empty"].items())
     print(f"abstention (answered with nothing): unrelated queries: {shares}; "

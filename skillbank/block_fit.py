@@ -18,6 +18,14 @@ Two defects users met with ``coherent_guidelines``' one family per block (hunt, 
   (less ``BACKGROUND_MARGIN``), the task is about something else and the section abstains. Only
   with all-MiniLM-L6-v2, for which those prototypes were measured; not when the caller named
   the topic (then the block keeps to it, as ``coherent_guidelines`` says).
+
+The experience section abstains too (hunt-expscale #1, session 37): with a few hundred software
+runs in the bank, "Bake a chocolate cake for the party" got two of them ("Write a SQL query
+joining sessions…", cosine 0.19-0.20), as recall's floor is the skills' 0.18 and the
+background prototypes sit lower still for such tasks (0.15), so ``off_topic`` cannot tell.
+``fit_experiences`` shows none when no recalled run reaches ``EXPERIENCE_FLOOR`` by model
+cosine and none shares most of the task's words (``KEYWORD_SUPPORT``). ``recall`` itself keeps its
+floor: a caller ranking runs (the benchmark's leave-one-out queries) still gets them.
 """
 
 from __future__ import annotations
@@ -28,6 +36,16 @@ from typing import Any
 #: Model cosine (task against the rule and its ``when_to_use``) from which a rule of a family
 #: that lost the vote is still shown, when no rule of the winning family matches better.
 CLEAR_MATCH = 0.5
+
+#: Model cosine (all-MiniLM-L6-v2, task against a run's task / when_to_use) from which a
+#: recalled run is about the task: unrelated English tasks reach 0.18-0.25 against a bank of
+#: 2,000 runs (docs/benchmarks.md, experience recall, session 37).
+EXPERIENCE_FLOOR = 0.3
+#: BM25 share of the task's best possible score from which a run below that floor is shown
+#: all the same: most of the task's words, not one ("Book a dentist appointment" shares
+#: "book" with household runs at 0.36, "Bake a chocolate cake for the party" "party" at 0.30;
+#: recall's own bar, 0.25, lets one such word through).
+KEYWORD_SUPPORT = 0.5
 
 _backgrounds: dict[int, Any] = {}
 _lock = threading.Lock()
@@ -150,3 +168,26 @@ def fit_to_task(bank: Any, task: str, hits: list[Any], chosen: list[Any],
     if _model_cosine(bank):
         chosen = with_clear_matches(hits, chosen, local)
     return [] if chosen and off_topic(bank, task, chosen, local) else chosen
+
+
+def fit_experiences(bank: Any, task: str, hits: list[Any]) -> list[Any]:
+    """The recalled runs a block shows: `hits`, or none when the task is about something no
+    run is about (no hit reaches `EXPERIENCE_FLOOR` by model cosine, none shares most of the
+    task's words, `KEYWORD_SUPPORT`). Only with all-MiniLM-L6-v2, for which the floor was
+    measured. A hit without a cosine is one BM25 found and dense search did not: judged by
+    its words alone (the cake task's third run, "Add a comment 'Thank you so much!' to all
+    the venmo payments", shared one word at 0.30). Recall whose dense side did not see every
+    record (`dense_complete` false: the model or its server out, records not embedded yet)
+    and a task the model does not read (`mostly_unread`: recall weighs its shared tokens)
+    keep them all."""
+    from skillbank.embeddings import MiniLMEmbedding
+    from skillbank.unread import mostly_unread
+
+    if not hits or not isinstance(getattr(bank, "embedding_function", None), MiniLMEmbedding):
+        return hits
+    if not getattr(hits, "dense_complete", True) or mostly_unread(task):
+        return hits
+    if max(_dense(h) for h in hits) >= EXPERIENCE_FLOOR \
+            or any((getattr(h, "keyword", None) or 0.0) >= KEYWORD_SUPPORT for h in hits):
+        return hits
+    return []

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Callable
 
 from skillbank.block_family import FAMILY_POOL, coherent_guidelines, siblings_last
-from skillbank.block_fit import fit_to_task
+from skillbank.block_fit import fit_experiences, fit_to_task
 from skillbank.errors import InvalidInputError, NotFoundError, UnreadableError
 from skillbank.feedback_view import feedback_view
 from skillbank.tokens import count_tokens
@@ -272,6 +272,8 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
 
     # The same run twice, or a lesson its experience's line (or another item) already says,
     # is not paid for twice: the rule the retrievers follow too (skillbank/shown_experiences.py).
+    # None when the task is about something no recalled run is about (hunt-expscale #1, s. 37).
+    experiences = fit_experiences(bank, task, experiences)
     distinct = DistinctExperiences(experiences, known)
     kept_experiences = []
     for hit in experiences:

@@ -76,7 +76,8 @@ class PortabilityMixin:
         "forgotten", and an experience's forgotten lesson text is dropped from its line
         (`_forgotten_lines`). A line's `usage` counts (as export writes
         them) come with a record this import adds (untrusted apart for an untrusted caller), so
-        moving memory keeps what helped. Near-duplicates fold as in `record`
+        moving memory keeps what helped; counts that are not counts (negative, over 10**9,
+        not numbers) name the line as not read (`_usage`). Near-duplicates fold as in `record`
         (counted in `unchanged`); lines that are not valid records are listed in `skipped`
         with findings. A line's status "retired" or "pending" is kept.
         A line's `created` is an ISO date or time (one without a zone is UTC, as in guideline
@@ -168,6 +169,7 @@ class PortabilityMixin:
                             message=f"{exc}; the record is imported without it"))
                     if updated is not None:  # a conversation's last turn time comes along
                         record = record.model_copy(update={"updated": updated})
+                    _usage(data.get("usage"))  # bad counts name the line (hunt-expscale #3)
                 except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
                     # A line for a namespace the caller may not write is skipped, named as
                     # such ("other-namespace"): the CLI called an export's own lines "not
@@ -419,18 +421,28 @@ def _repeats(value: Any) -> int:
 
 def _usage(value: Any) -> Usage | None:
     """The usage counts an export line carries (`{"uses", "successes", "failures",
-    "last_used"}`), or None when there are none or they are not counts (the record is still
-    imported; its usage starts at zero)."""
-    if not isinstance(value, dict):
+    "last_used"}`), or None when it carries none (absent, null, or all zero).
+
+    Counts that are not counts (a negative or absurd number, a word, not an object) raise
+    InvalidInputError, so the line is named and not read, as for any other bad field: they
+    were reset to zero without a word, exit 0, and a damaged backup lost the help counts
+    `prune` reads (hunt-expscale #3, session 37)."""
+    if value is None:
         return None
+    if not isinstance(value, dict):
+        raise InvalidInputError(f"usage must be an object of counts, not {value!r:.80}")
     try:
         counts = Usage.model_validate(value)
-    except ValueError:
-        return None
+    except ValueError as exc:
+        raise InvalidInputError(f"usage is not counts: {value!r:.200}") from exc
     numbers = (counts.uses, counts.successes, counts.failures)
-    if any(n < 0 or n > 10**9 for n in numbers) or not any(numbers):
-        return None
-    return counts
+    if any(isinstance(value.get(k), bool) for k in ("uses", "successes", "failures")) \
+            or any(n < 0 or n > 10**9 for n in numbers):
+        raise InvalidInputError(
+            "usage counts must be whole numbers from 0 to 1,000,000,000, not "
+            f"uses={value.get('uses')!r:.40}, successes={value.get('successes')!r:.40}, "
+            f"failures={value.get('failures')!r:.40}")
+    return counts if any(numbers) else None
 
 
 def _derived_id(prefix: str, record_id: str, namespace: str) -> str:
