@@ -358,8 +358,12 @@ class TeamIdentity:
     where to sign in."""
 
     def __init__(self, *, oidc: OidcConfig | None = None, tokens: Any = None,
-                 static_token: str | None = None) -> None:
+                 static_token: str | None = None, bank_namespace: str = "default") -> None:
         self.oidc = oidc
+        #: The worker's own namespace (the bank's `settings.namespace`): the CLI's on the served
+        #: root, the static token's and principal-less callers', and where `skillbank migrate`
+        #: without --namespace puts a root. Never a JWT's own by name (hunt-oidc #3, session 37).
+        self.bank_namespace = bank_namespace
         self.jwt = JwtVerifier(oidc) if oidc is not None else None
         self.tokens = tokens
         self.static_token = static_token
@@ -476,14 +480,26 @@ class TeamIdentity:
     def _clash_with_tokens_file(self, admitted: Admitted,
                                 claims: Mapping[str, Any]) -> Refusal | None:
         """A JWT may not take a tokens-file principal's name, nor (without a namespace claim)
-        a namespace the file gives its principals: the principal claim is often a name people
+        the worker's own namespace or a namespace the file gives its principals: the principal
+        claim is often a name people
         choose (preferred_username). A JWT with `sub` = a tokens-file principal's name acted
         as that principal and overwrote its skill (hunt-oidc #7, session 26): the two are
         different identities, so such a JWT is refused rather than merged."""
         assert self.oidc is not None
+        scope = admitted.scope
+        named = not (self.oidc.namespace_claim and self.oidc.namespace_claim in claims)
+        if named and scope.namespace == self.bank_namespace:
+            # An IdP account named "default" read and forgot the CLI's and migrated memory
+            # (hunt-oidc #3, session 37): refused as a tokens-file namespace is.
+            refusal = Refusal(401, f"the JWT's principal {scope.principal!r} names this "
+                                   "worker's own namespace (the CLI's, the server token's and "
+                                   "memory migrated without --namespace), so it cannot be this "
+                                   "caller's own; rename the account, or set namespace_claim "
+                                   "in [oidc]")
+            log.info("bearer token refused: %s", refusal.reason)
+            return refusal
         if self.tokens is None:
             return None
-        scope = admitted.scope
         entries = self.tokens.reserved()
         refusal = None
         if any(entry.name == scope.principal for entry in entries):
@@ -493,7 +509,7 @@ class TeamIdentity:
                                    "Rename the account or the tokens-file principal, or set "
                                    "principal_claim in [oidc] to a claim the identity provider "
                                    "controls")
-        elif not (self.oidc.namespace_claim and self.oidc.namespace_claim in claims) and any(
+        elif named and any(
                 scope.namespace in (e.namespace, *e.reads, *e.reviews) for e in entries):
             refusal = Refusal(401, f"the JWT's principal {scope.principal!r} names a "
                                    "namespace the tokens file gives its principals, so it "

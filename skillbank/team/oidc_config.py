@@ -33,7 +33,8 @@ and `reviews` are the union of those groups' (reviews only where the caller read
 whose granted reviews are all unread reviews nothing: a contributor); a listed
 group with `trusted = false` makes the caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
 namespace is its principal, so a principal named like a namespace the groups share (someone who
-signed up as `team-platform`) is refused rather than made that namespace's owner.
+signed up as `team-platform`) is refused rather than made that namespace's owner; so is one named
+like the worker's own namespace (`skillbank.team.auth.TeamIdentity`, hunt-oidc #3, session 37).
 
 A bad table stops the worker at start-up naming the file and the key (`AuthConfigError`).
 Split from `skillbank.team.auth` (which verifies tokens) at the seam between reading the
