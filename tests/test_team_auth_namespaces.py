@@ -87,3 +87,25 @@ def test_a_principal_named_like_the_workers_own_namespace_is_refused(issuer, tmp
                                            skillbank_namespace="ops"))
     assert isinstance(claimed, Admitted) and claimed.scope.namespace == "ops", claimed
 
+
+def test_a_group_may_read_every_namespace(issuer, tmp_path):
+    """hunt-oidc #4, session 37: `reads = ["*"]` in an [oidc.groups] table stopped the worker
+    with a message about writing; a tokens file's --reads '*' is taken. Now so is the group's."""
+    from skillbank.team.auth import Admitted, AuthConfigError, TeamIdentity, load_oidc
+
+    config = tmp_path / "auth.toml"
+    config.write_text(issuer.config_toml() + '\n[oidc.groups.auditors]\nreads = ["*"]\n\n'
+                      '[oidc.groups.admins]\nrole = "reviewer"\nreads = ["*"]\nreviews = ["*"]\n')
+    both = TeamIdentity(oidc=load_oidc(config, {}))
+    auditor = both.check_token(issuer.token("audrey", groups=["auditors"]))
+    assert isinstance(auditor, Admitted), auditor
+    scope = auditor.scope
+    assert (scope.reads, scope.reads_all, scope.role.value, scope.namespace) == (
+        ("*",), True, "reader", "audrey")
+    admin = both.check_token(issuer.token("ada", groups=["admins"])).scope
+    assert admin.role.value == "reviewer" and admin.reviewable == ("*",), admin
+    nobody = both.check_token(issuer.token("nora")).scope
+    assert not nobody.reads_all and nobody.readable == ("nora",)
+    config.write_text(issuer.config_toml() + '\n[oidc.groups.bad]\nreads = ["*", " x"]\n')
+    with pytest.raises(AuthConfigError, match="reads: invalid namespace"):
+        load_oidc(config, {})

@@ -28,6 +28,9 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     [oidc.groups.agents]                    # model-driven clients: their writes wait for review
     trusted = false
 
+    [oidc.groups.auditors]                  # read every namespace ("*", as a tokens file's)
+    reads = ["*"]
+
 The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
 and `reviews` are the union of those groups' (reviews only where the caller reads; a caller
 whose granted reviews are all unread reviews nothing: a contributor); a listed
@@ -90,7 +93,7 @@ class OidcConfig:
     # Reading the table ----------------------------------------------------------------------
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str) -> "OidcConfig":
-        from skillbank.scope import Role, check_namespace
+        from skillbank.scope import ALL, Role, check_namespace
 
         def fail(message: str) -> AuthConfigError:
             return AuthConfigError(f"{where}: {message}")
@@ -125,10 +128,12 @@ class OidcConfig:
             return str(value)
 
         def names(value: Any, what: str) -> tuple[str, ...]:
+            # "*" (every namespace) as a tokens file's --reads '*' takes it: an admin group's
+            # read-all was refused with a message about writing (hunt-oidc #4, session 37).
             if not isinstance(value, list):
                 raise fail(f"{what} must be a list of namespaces")
             try:
-                return tuple(check_namespace(v) for v in value)
+                return tuple(v if v == ALL else check_namespace(v) for v in value)
             except InvalidInputError as exc:
                 raise fail(f"{what}: {exc}") from None
 
