@@ -30,6 +30,9 @@ class Issuer:
         self.kid = kid
         self.fetches = 0
         self.discoveries = 0
+        #: Served at /jwks.json instead of the key set when set: an HTML page, `{"keys": []}`
+        #: (an issuer or proxy answering 200 with no usable keys).
+        self.jwks_body: bytes | None = None
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -44,6 +47,8 @@ class Issuer:
                     self.send_error(404)
                     return
                 body = json.dumps(document).encode()
+                if self.path == "/jwks.json" and issuer.jwks_body is not None:
+                    body = issuer.jwks_body
                 self.send_response(200)
                 self.send_header("content-type", "application/json")
                 self.send_header("content-length", str(len(body)))

@@ -243,5 +243,16 @@ async def test_jwt_and_tokens_file_edges_on_a_team_worker(tmp_path, issuer, chro
             async with bearer_session(url, " " + token) as spaced:
                 ok, found = await call(spaced, "recall_experiences", {"task": TEAM_TASK})
                 assert ok, found
+
+        # hunt-oidc #3, session 37: an IdP account named like the worker's own namespace
+        # ("default": the CLI's, the static token's, migrated memory) does not own it; the
+        # identity provider's namespace claim still may name it.
+        refused = post(url, f"Bearer {issuer.token('default', groups=['platform'])}")
+        assert refused.status_code == 401, refused.text
+        assert "worker's own namespace" in refused.json()["error"]["message"], refused.text
+        admin = issuer.token("ops-admin", skillbank_namespace="default")
+        async with bearer_session(url, admin) as on_default:
+            ok, found = await call(on_default, "recall_experiences", {"task": TEAM_TASK})
+            assert ok, found
     finally:
         stop_process(proc)

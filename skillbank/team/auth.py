@@ -4,8 +4,9 @@ and the server's static token, behind one MCP SDK `TokenVerifier`.
 Why here and not in a gateway: every request must run in its caller's `skillbank.scope.Scope`
 (whose memory it reads, which namespace it writes, its role), and a worker is stateless, so the
 scope is derived from the request itself. A JWT from the team's identity provider is verified
-against the issuer's published keys (JWKS, fetched and cached by PyJWT's `PyJWKClient`; a key
-rotated by the issuer is picked up on the first token that names it); issuer, audience,
+against the issuer's published keys (JWKS, `IssuerKeys`: re-read every 5 minutes, and within
+10 s for a kid it lacks or a key replaced under the same kid; a key is trusted only while
+published, and a failed read keeps the last good set); issuer, audience,
 expiry and not-before are checked; its claims give the principal and personal namespace, its
 groups the role and the shared namespaces (the `[oidc]` table, `skillbank.team.oidc_config`). Small teams keep the
 hashed tokens file (`skillbank tokens add`); both can be on at once.
@@ -23,8 +24,8 @@ the audience should be one only access tokens carry (the API's, not the client i
 
 A token that does not pass is a 401 whose body and `WWW-Authenticate` say why (expired, issued
 by another issuer, for another audience, unsigned, signed by a key the issuer does not
-publish, a claim missing); the issuer's keys unreachable is a 503 naming the JWKS URL. Never a
-500 and never a traceback.
+publish, a claim missing); the issuer's keys unreachable, or its JWKS URL answering with no
+usable key set, is a 503 naming the JWKS URL. Never a 500 and never a traceback.
 """
 
 from __future__ import annotations
@@ -52,6 +53,12 @@ CACHE_SECONDS = 60.0
 #: long (PyJWT's cooldown): a flood of made-up key ids cannot hammer the identity provider,
 #: and a key the issuer rotates in is picked up within seconds.
 JWKS_REFRESH_COOLDOWN = 10.0
+#: The issuer's key set is re-read this long after the last good read: a key the issuer
+#: withdraws is trusted at most this long after (plus CACHE_SECONDS for a token verified
+#: before). PyJWT's per-kid key cache (`cache_keys=True`) never expired, so a withdrawn key
+#: stayed trusted, and a key replaced under the same kid refused everyone, for the process's
+#: life (hunt-oidc #1, session 37).
+JWKS_LIFESPAN = 300.0
 
 
 @dataclass(frozen=True)
@@ -72,6 +79,97 @@ def _when(timestamp: Any) -> str:
         return "an unreadable time"
 
 
+class JwksUnavailable(Exception):
+    """The issuer's keys cannot be had: its JWKS URL is unreachable, or it answers with no usable
+    key set (an HTML page, `{"keys": []}`, JSON that is not an object). A 503 naming the URL,
+    never a 500 nor a 401 blaming the caller's token (hunt-oidc #2, session 37)."""
+
+    def __init__(self, reason: str, *, unreachable: bool) -> None:
+        super().__init__(reason)
+        self.unreachable = unreachable
+
+
+class IssuerKeys:
+    """The issuer's published signing keys by kid: trusted only while published.
+
+    The whole set is replaced on every good read of the JWKS URL (after `JWKS_LIFESPAN`, or for
+    a kid it does not hold, or for a signature that fails against the key its kid names, at
+    most every `JWKS_REFRESH_COOLDOWN`), so a withdrawn key goes and a key replaced under the
+    same kid comes in. A read that fails keeps the last good set (an issuer outage is not a 503
+    for everyone once the lifespan passes) and is retried at most every cooldown; only a caller
+    whose kid the kept set lacks gets the 503 (hunt-oidc #1 #2, session 37). PyJWT's client
+    fetches and parses; its caches are off (its per-kid `lru_cache` never expired)."""
+
+    def __init__(self, url: str, timeout: float = 10) -> None:
+        import jwt
+
+        self.url = url
+        self._fetcher = jwt.PyJWKClient(url, cache_keys=False, cache_jwk_set=False,
+                                        timeout=timeout)
+        self._keys: dict[str, Any] | None = None
+        self._read_at = -float("inf")  # the last good read
+        self._tried_at = -float("inf")  # the last read, good or not
+        self._failure: JwksUnavailable | None = None  # why the last read failed
+        self._lock = threading.Lock()
+
+    def key(self, kid: Any, *, failed: Any = None) -> Any:
+        """The published key of `kid` (a PyJWK). `failed`: the key a signature did not verify
+        against, so the set is re-read if the cooldown allows (None back: nothing new).
+        JwksUnavailable: no key set to judge by; PyJWKClientError: the issuer publishes no
+        key of that kid."""
+        import jwt
+
+        with self._lock:
+            now = time.monotonic()
+            if self._keys is None or now - self._read_at >= JWKS_LIFESPAN:
+                self._read(now)
+            found = self._keys.get(kid) if self._keys is not None and isinstance(kid, str) \
+                else None
+            if (found is None or found is failed) and self._may_read(now):
+                self._read(now)
+                found = self._keys.get(kid) if isinstance(kid, str) and self._keys else None
+            if failed is not None:
+                return None if found is None or found is failed else found
+            if found is None:
+                if self._keys is None or self._failure is not None:
+                    raise self._failure or JwksUnavailable("no key set read yet",
+                                                           unreachable=True)
+                raise jwt.PyJWKClientError(f"Unable to find a signing key that matches: {kid!r}")
+            return found
+
+    def _may_read(self, now: float) -> bool:
+        return (now - self._tried_at >= JWKS_REFRESH_COOLDOWN
+                and now - self._read_at >= JWKS_REFRESH_COOLDOWN)
+
+    def _read(self, now: float) -> None:
+        """Re-read the set (at most every cooldown while reads fail); a failure keeps the last
+        good set and is raised only when there is none."""
+        import jwt
+
+        if self._failure is not None and now - self._tried_at < JWKS_REFRESH_COOLDOWN:
+            if self._keys is None:
+                raise self._failure
+            return
+        self._tried_at = now
+        try:
+            data = self._fetcher.fetch_data()
+            keys = {k.key_id: k for k in jwt.PyJWKSet.from_dict(data).keys
+                    if k.key_id and k.public_key_use in ("sig", None)}
+            if not keys:
+                raise jwt.PyJWKSetError("it holds no signing key with a kid")
+        except jwt.PyJWKClientConnectionError as exc:
+            self._failure = JwksUnavailable(str(exc), unreachable=True)
+        except (jwt.PyJWTError, ValueError) as exc:  # HTML, [], {"keys": []}, not JSON at all
+            self._failure = JwksUnavailable(f"{type(exc).__name__}: {exc}", unreachable=False)
+        else:
+            self._keys, self._read_at, self._failure = keys, now, None
+            return
+        if self._keys is None:
+            raise self._failure
+        log.warning("reading the issuer's keys at %s failed (%s); the last good key set is "
+                    "kept", self.url, self._failure)
+
+
 class JwtVerifier:
     """Verifies one JWT against the configured issuer; returns (scope, claims) or a Refusal."""
 
@@ -86,8 +184,8 @@ class JwtVerifier:
     def discovery_url(self) -> str:
         return self.config.issuer.rstrip("/") + "/.well-known/openid-configuration"
 
-    def client(self) -> Any:
-        """PyJWT's JWKS client, for `jwks_url` or the `jwks_uri` the issuer's OpenID
+    def client(self) -> IssuerKeys:
+        """The issuer's keys, at `jwks_url` or the `jwks_uri` the issuer's OpenID
         configuration names (read once; a failure is retried at most every 10 s)."""
         import jwt
 
@@ -102,8 +200,7 @@ class JwtVerifier:
                     except jwt.PyJWKClientConnectionError:
                         self._discovery_failed_at = time.monotonic()
                         raise
-                self._jwks = jwt.PyJWKClient(self.jwks_url, cache_keys=True, lifespan=300,
-                                             timeout=10, cooldown_duration=JWKS_REFRESH_COOLDOWN)
+                self._jwks = IssuerKeys(self.jwks_url)
             return self._jwks
 
     def _discover(self) -> str:
@@ -145,8 +242,12 @@ class JwtVerifier:
             return Refusal(401, f"the JWT was issued by {issuer!r}; this server accepts tokens "
                                 f"from {config.issuer} only")
         try:
-            key = self.client().get_signing_key_from_jwt(token)
-        except jwt.PyJWKClientConnectionError as exc:
+            key = self.client().key(header.get("kid"))
+        except (jwt.PyJWKClientConnectionError, JwksUnavailable) as exc:
+            if isinstance(exc, JwksUnavailable) and not exc.unreachable:
+                return Refusal(503, f"the issuer's keys at {self.jwks_url} are not a usable JWK "
+                                    f"set ({exc}); check the identity provider's JWKS endpoint "
+                                    "and jwks_url in [oidc]", "temporarily_unavailable")
             return Refusal(503, f"the issuer's keys could not be fetched from "
                                 f"{self.jwks_url or self.discovery_url} ({exc}); check that the "
                                 "identity provider is reachable from this worker and that "
@@ -157,9 +258,19 @@ class JwtVerifier:
         except jwt.InvalidTokenError as exc:
             return Refusal(401, f"the JWT's signing key cannot be read ({exc})")
         try:
-            claims = jwt.decode(token, key.key, algorithms=[alg], audience=list(config.audience),
-                                issuer=config.issuer, leeway=config.leeway,
-                                options={"require": ["exp", "iss", "aud"]})
+            try:
+                claims = self._decode(token, key, alg)
+            except jwt.InvalidSignatureError:
+                # The issuer may have replaced the key under the same kid: re-read the set (at
+                # most every cooldown) and try the key it publishes now (hunt-oidc #1, s. 37).
+                try:
+                    newer = self.client().key(header.get("kid"), failed=key)
+                except (jwt.PyJWTError, JwksUnavailable):
+                    newer = None
+                if newer is None:
+                    raise
+                key = newer
+                claims = self._decode(token, key, alg)
         except jwt.ExpiredSignatureError:
             return Refusal(401, f"the JWT expired at {_when(unverified.get('exp'))}; get a "
                                 "fresh token from the identity provider")
@@ -193,6 +304,15 @@ class JwtVerifier:
             return self.config.scope_for(claims), claims
         except InvalidInputError as exc:
             return Refusal(401, f"the JWT's claims give no usable scope: {exc}")
+
+
+    def _decode(self, token: str, key: Any, alg: str) -> dict[str, Any]:
+        import jwt
+
+        config = self.config
+        return jwt.decode(token, key.key, algorithms=[alg], audience=list(config.audience),
+                          issuer=config.issuer, leeway=config.leeway,
+                          options={"require": ["exp", "iss", "aud"]})
 
 
 def _not_an_access_token(header: Mapping[str, Any], claims: Mapping[str, Any],
@@ -238,8 +358,12 @@ class TeamIdentity:
     where to sign in."""
 
     def __init__(self, *, oidc: OidcConfig | None = None, tokens: Any = None,
-                 static_token: str | None = None) -> None:
+                 static_token: str | None = None, bank_namespace: str = "default") -> None:
         self.oidc = oidc
+        #: The worker's own namespace (the bank's `settings.namespace`): the CLI's on the served
+        #: root, the static token's and principal-less callers', and where `skillbank migrate`
+        #: without --namespace puts a root. Never a JWT's own by name (hunt-oidc #3, session 37).
+        self.bank_namespace = bank_namespace
         self.jwt = JwtVerifier(oidc) if oidc is not None else None
         self.tokens = tokens
         self.static_token = static_token
@@ -356,14 +480,26 @@ class TeamIdentity:
     def _clash_with_tokens_file(self, admitted: Admitted,
                                 claims: Mapping[str, Any]) -> Refusal | None:
         """A JWT may not take a tokens-file principal's name, nor (without a namespace claim)
-        a namespace the file gives its principals: the principal claim is often a name people
+        the worker's own namespace or a namespace the file gives its principals: the principal
+        claim is often a name people
         choose (preferred_username). A JWT with `sub` = a tokens-file principal's name acted
         as that principal and overwrote its skill (hunt-oidc #7, session 26): the two are
         different identities, so such a JWT is refused rather than merged."""
         assert self.oidc is not None
+        scope = admitted.scope
+        named = not (self.oidc.namespace_claim and self.oidc.namespace_claim in claims)
+        if named and scope.namespace == self.bank_namespace:
+            # An IdP account named "default" read and forgot the CLI's and migrated memory
+            # (hunt-oidc #3, session 37): refused as a tokens-file namespace is.
+            refusal = Refusal(401, f"the JWT's principal {scope.principal!r} names this "
+                                   "worker's own namespace (the CLI's, the server token's and "
+                                   "memory migrated without --namespace), so it cannot be this "
+                                   "caller's own; rename the account, or set namespace_claim "
+                                   "in [oidc]")
+            log.info("bearer token refused: %s", refusal.reason)
+            return refusal
         if self.tokens is None:
             return None
-        scope = admitted.scope
         entries = self.tokens.reserved()
         refusal = None
         if any(entry.name == scope.principal for entry in entries):
@@ -373,7 +509,7 @@ class TeamIdentity:
                                    "Rename the account or the tokens-file principal, or set "
                                    "principal_claim in [oidc] to a claim the identity provider "
                                    "controls")
-        elif not (self.oidc.namespace_claim and self.oidc.namespace_claim in claims) and any(
+        elif named and any(
                 scope.namespace in (e.namespace, *e.reads, *e.reviews) for e in entries):
             refusal = Refusal(401, f"the JWT's principal {scope.principal!r} names a "
                                    "namespace the tokens file gives its principals, so it "

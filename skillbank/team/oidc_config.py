@@ -28,12 +28,16 @@ with `--oidc-issuer`, `--oidc-audience`, `--oidc-jwks-url` overriding its keys:
     [oidc.groups.agents]                    # model-driven clients: their writes wait for review
     trusted = false
 
+    [oidc.groups.auditors]                  # read every namespace ("*", as a tokens file's)
+    reads = ["*"]
+
 The role is the highest of `default_role` and the roles of the caller's listed groups; `reads`
 and `reviews` are the union of those groups' (reviews only where the caller reads; a caller
 whose granted reviews are all unread reviews nothing: a contributor); a listed
 group with `trusted = false` makes the caller untrusted. Groups not listed grant nothing. Without `namespace_claim` the caller's own
 namespace is its principal, so a principal named like a namespace the groups share (someone who
-signed up as `team-platform`) is refused rather than made that namespace's owner.
+signed up as `team-platform`) is refused rather than made that namespace's owner; so is one named
+like the worker's own namespace (`skillbank.team.auth.TeamIdentity`, hunt-oidc #3, session 37).
 
 A bad table stops the worker at start-up naming the file and the key (`AuthConfigError`).
 Split from `skillbank.team.auth` (which verifies tokens) at the seam between reading the
@@ -89,7 +93,7 @@ class OidcConfig:
     # Reading the table ----------------------------------------------------------------------
     @classmethod
     def from_table(cls, table: Mapping[str, Any], where: str) -> "OidcConfig":
-        from skillbank.scope import Role, check_namespace
+        from skillbank.scope import ALL, Role, check_namespace
 
         def fail(message: str) -> AuthConfigError:
             return AuthConfigError(f"{where}: {message}")
@@ -124,10 +128,12 @@ class OidcConfig:
             return str(value)
 
         def names(value: Any, what: str) -> tuple[str, ...]:
+            # "*" (every namespace) as a tokens file's --reads '*' takes it: an admin group's
+            # read-all was refused with a message about writing (hunt-oidc #4, session 37).
             if not isinstance(value, list):
                 raise fail(f"{what} must be a list of namespaces")
             try:
-                return tuple(check_namespace(v) for v in value)
+                return tuple(v if v == ALL else check_namespace(v) for v in value)
             except InvalidInputError as exc:
                 raise fail(f"{what}: {exc}") from None
 

@@ -389,11 +389,6 @@ def _main(argv: Sequence[str] | None) -> int:
         except InvalidInputError as exc:
             print(f"skillbank server: {exc}", file=sys.stderr)
             return 2
-    identity = None
-    if oidc is not None:
-        from skillbank.team.auth import TeamIdentity
-
-        identity = TeamIdentity(oidc=oidc, tokens=tokens, static_token=args.token)
     shown = f"[{args.host}]" if ":" in args.host else args.host
     resource_url = (args.public_url or f"http://{shown}:{args.port}").rstrip("/") + "/mcp"
     import uvicorn
@@ -435,6 +430,12 @@ def _main(argv: Sequence[str] | None) -> int:
               f"({reason}); start it (chroma run --path DIR --port PORT) or fix --chroma-url "
               "(SKILLBANK_CHROMA_URL)", file=sys.stderr)
         return 1
+    identity = None
+    if oidc is not None:  # after the bank opens: its namespace is never a JWT's own
+        from skillbank.team.auth import TeamIdentity
+
+        identity = TeamIdentity(oidc=oidc, tokens=tokens, static_token=args.token,
+                                bank_namespace=bank.settings.namespace)
     if args.watch:
         bank.watch()  # hand edits on the shared root reach this worker's index (and, through
         # the change feed, the other workers')
