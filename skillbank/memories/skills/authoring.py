@@ -178,31 +178,41 @@ def check_may_publish(name: str, verb: str) -> None:
             "`skillbank skills new`")
 
 
-def check_may_change(frontmatter: dict[str, Any], name: str, verb: str) -> None:
+def check_may_change(frontmatter: dict[str, Any], name: str, verb: str, *,
+                     own: bool = True) -> None:
     """PermissionDeniedError unless the caller may `verb` this skill: a trusted contributor
     changes the skills it wrote; another author's skill, or one written outside skillbank (no
     author), needs the reviewer role (see `skillbank.scope`); an untrusted caller changes none
-    (`check_may_publish`)."""
+    (`check_may_publish`).
+
+    `own=False` (a read-only folder's skill): its author claim, written by whoever published
+    it, does not count; a third-party SKILL.md naming bob let contributor bob take its name
+    over, past the review hold, as the bank's own (hunt-mcpauthor #1, session 37)."""
     scope = scopes.caller("default")
     scope.require(scopes.Role.CONTRIBUTOR, f"{verb} a skill")
     check_may_publish(name, verb)
-    author = author_of(frontmatter)
+    author = author_of(frontmatter) if own else None
     if author is not None and author == scope.principal:
         return
     if scope.trusted and scope.role.allows(scopes.Role.REVIEWER):
         return
-    whose = f"{author}'s skill" if author else "a skill written outside skillbank"
+    whose = (f"{author}'s skill" if author else "a skill written outside skillbank" if own
+             else "a skill of a read-only folder")
     raise PermissionDeniedError(
         f"{verb} skill {name!r} ({whose}) needs the reviewer role; {scope.principal} is "
         f"{'an untrusted ' if not scope.trusted else 'a '}{scope.role.value}")
 
 
-def rates_as_outsider(scope: "scopes.Scope", path: str) -> bool:
+def rates_as_outsider(scope: "scopes.Scope", path: str, *, own: bool = True) -> bool:
     """Whether `scope` rates the skill at `path` as an outsider (`skillbank.outside_votes`):
     a trusted caller who may not change it (`check_may_change`: not its author, no reviewer
-    role). A bundled, team or hand-written skill is such for a plain contributor."""
+    role). A bundled, team, third-party or hand-written skill is such for a plain contributor:
+    the author claim of a skill not the bank's own (`own=False`) does not count, as in
+    `check_may_change` (hunt-mcpauthor #1, session 37)."""
     if not scope.trusted or scope.role.allows(scopes.Role.REVIEWER):
         return False
+    if not own:
+        return True
     doc, _ = read_skill_file(Path(path)) if path else (None, [])
     return doc is None or author_of(dict(doc.frontmatter)) != scope.principal
 
@@ -452,7 +462,8 @@ class SkillAuthoring:
                         raise InvalidInputError(f"skill {name!r} cannot be taken over while its "
                                                 f"SKILL.md does not parse: fix {shadowed.path}")
                     if shadowed is not None:
-                        check_may_change(shadowed.frontmatter, name, "taking over the name of")
+                        check_may_change(shadowed.frontmatter, name, "taking over the name of",
+                                         own=shadowed.writable)  # (False: read-only, #1 s37)
                 return self._write_new(name, description, body, frontmatter, resources,
                                        exclusive=False)
         # Git mode: each takes the locks only to read, not for the proposal's push.
