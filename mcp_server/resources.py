@@ -31,7 +31,6 @@ DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is
 NAME_ISSUES_META = "skillbank/name_issues"
 #: `_meta` key with a skill's trust level, scan state, review state and findings (#28)
 TRUST_META = "skillbank/trust"
-MAX_BINARY_BYTES = 1 << 20
 
 
 def skill_uri(name: str, path: str = "SKILL.md") -> str:
@@ -285,25 +284,14 @@ def _served_skill_md(bank: Any, skill: Any, mtime: float) -> FileEntry | None:
 
 
 def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
-    """Content and mime type of one skill file. Text through the library (which refuses unsafe
-    paths); binary files within the size limit are returned as bytes."""
-    from skillbank.errors import InvalidInputError, NotFoundError
-    from skillbank.fsutil import safe_join
-
-    try:
-        return bank.skills.read_resource(name, path), (
-            "text/markdown" if path == "SKILL.md" else mime_type_for(path, False))
-    except InvalidInputError as exc:
-        message = str(exc)
-        if "binary" not in message and "UTF-8" not in message:
-            raise
-        folder = Path(bank.skills.load(name).path).parent
-        target = safe_join(folder, path)
-        if not target.is_file():
-            raise NotFoundError(f"skill {name!r} has no file {path!r}") from None
-        if target.stat().st_size > MAX_BINARY_BYTES:
-            raise
-        return target.read_bytes(), mime_type_for(path, True)
+    """Content and mime type of one skill file, through the library (which refuses unsafe
+    paths and checks a pinned file's bytes): text, or the bytes of a file that is not text.
+    It read such a file again here, past the pin check and the hidden-character rules of a
+    skill not the bank's own (hunt-mcpauthor #2, session 37)."""
+    content = bank.skills.read_resource(name, path, blob=True)
+    if isinstance(content, bytes):
+        return content, mime_type_for(path, True)
+    return content, "text/markdown" if path == "SKILL.md" else mime_type_for(path, False)
 
 
 # The audit log for reviewers ------------------------------------------------------------------
