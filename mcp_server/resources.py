@@ -31,6 +31,8 @@ DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is
 NAME_ISSUES_META = "skillbank/name_issues"
 #: `_meta` key with a skill's trust level, scan state, review state and findings (#28)
 TRUST_META = "skillbank/trust"
+#: `_meta` key marking a listed file a read never returns (over `MAX_RESOURCE_BYTES`, 1 MiB)
+TOO_LARGE_META = "skillbank/too_large"
 
 
 def skill_uri(name: str, path: str = "SKILL.md") -> str:
@@ -243,6 +245,8 @@ class ManifestCache:
 
 def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
     """`resources/list` entries (as dicts for mcp_types.Resource) for every skill file."""
+    from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES
+
     out: list[dict[str, Any]] = []
     for manifest in manifests:
         issues = manifest.name_issues
@@ -253,12 +257,15 @@ def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
                 meta[NAME_ISSUES_META] = issues
             if is_main:
                 meta[TRUST_META] = manifest.trust
+            about = manifest.description if is_main else f"File {f.path} of skill {manifest.name}"
+            if not is_main and f.size > MAX_RESOURCE_BYTES:  # listed but never readable:
+                meta[TOO_LARGE_META] = True  # said so (hunt-mcpauthor #4, session 37)
+                about += f" ({f.size} bytes: too large to read; reads stop at 1 MiB)"
             out.append({
                 "uri": skill_uri(manifest.name, f.path),
                 "name": manifest.name if is_main else f"{manifest.name}/{f.path}",
                 "title": None,
-                "description": manifest.description if is_main else
-                f"File {f.path} of skill {manifest.name}",
+                "description": about,
                 "mime_type": f.mime_type,
                 "size": f.size,
                 "annotations": {"last_modified": datetime.fromtimestamp(f.mtime, timezone.utc)
