@@ -30,7 +30,7 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
 from skillbank.forgetting import erase_from_chroma
-from skillbank.memories.skills import checks, last_good
+from skillbank.memories.skills import checks, draft_files, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -430,7 +430,7 @@ class SkillAuthoring:
 
     def save(self, name: str, description: str, body: str = "", *,
              frontmatter: dict[str, Any] | None = None,
-             resources: dict[str, str | bytes] | None = None) -> Skill:
+             resources: dict[str, str | bytes] | None = None, carry: bool = True) -> Skill:
         """Create the skill, or update the bank's own copy if it already has one.
 
         A skill of that name in a read-only root is not changed: the new one is written to the
@@ -438,14 +438,15 @@ class SkillAuthoring:
         caller, so taking over that name needs what changing the skill needs (its author or
         the reviewer role): a contributor's `save_skill` of a bundled or team skill's name
         served its body to everyone, reviewers included, as the bank's own (trust hunt,
-        session 18). In git mode it is a proposal a reviewer merges, as any save.
-        """
+        session 18). Its files come too (`carry`: `draft_files.carry_files`; `skills copy`
+        copies its own way). In git mode it is a proposal a reviewer merges, as any save."""
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources)
         with self._sync_lock, self.write_lock:
             with not_saved(name):  # (review 2 #2, session 34: a failed read, as create's was)
                 existing = self.index.metadata(name)
             own = existing is not None and bool(existing.get("writable"))
+            shadowed: Skill | None = None  # a read-only skill of that name
             if getattr(self, "skills_repo", None) is None:
                 if own:
                     return self._update(name, description, body, frontmatter, resources,
@@ -464,8 +465,8 @@ class SkillAuthoring:
                     if shadowed is not None:
                         check_may_change(shadowed.frontmatter, name, "taking over the name of",
                                          own=shadowed.writable)  # (False: read-only, #1 s37)
-                return self._write_new(name, description, body, frontmatter, resources,
-                                       exclusive=False)
+                saved = self._write_new(name, description, body, frontmatter, resources, exclusive=False)
+                return draft_files.carry_files(self, shadowed if carry else None, saved, resources)
         # Git mode: each takes the locks only to read, not for the proposal's push.
         if own:
             return self._update(name, description, body, frontmatter, resources, whole=True)
