@@ -31,7 +31,8 @@ DIGEST_META = "skillbank/digest"  # our own _meta prefix; the manifest digest is
 NAME_ISSUES_META = "skillbank/name_issues"
 #: `_meta` key with a skill's trust level, scan state, review state and findings (#28)
 TRUST_META = "skillbank/trust"
-MAX_BINARY_BYTES = 1 << 20
+#: `_meta` key marking a listed file a read never returns (over `MAX_RESOURCE_BYTES`, 1 MiB)
+TOO_LARGE_META = "skillbank/too_large"
 
 
 def skill_uri(name: str, path: str = "SKILL.md") -> str:
@@ -244,6 +245,8 @@ class ManifestCache:
 
 def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
     """`resources/list` entries (as dicts for mcp_types.Resource) for every skill file."""
+    from skillbank.memories.skills.authoring import MAX_RESOURCE_BYTES
+
     out: list[dict[str, Any]] = []
     for manifest in manifests:
         issues = manifest.name_issues
@@ -254,12 +257,15 @@ def list_entries(manifests: list[SkillManifest]) -> list[dict[str, Any]]:
                 meta[NAME_ISSUES_META] = issues
             if is_main:
                 meta[TRUST_META] = manifest.trust
+            about = manifest.description if is_main else f"File {f.path} of skill {manifest.name}"
+            if not is_main and f.size > MAX_RESOURCE_BYTES:  # listed but never readable:
+                meta[TOO_LARGE_META] = True  # said so (hunt-mcpauthor #4, session 37)
+                about += f" ({f.size} bytes: too large to read; reads stop at 1 MiB)"
             out.append({
                 "uri": skill_uri(manifest.name, f.path),
                 "name": manifest.name if is_main else f"{manifest.name}/{f.path}",
                 "title": None,
-                "description": manifest.description if is_main else
-                f"File {f.path} of skill {manifest.name}",
+                "description": about,
                 "mime_type": f.mime_type,
                 "size": f.size,
                 "annotations": {"last_modified": datetime.fromtimestamp(f.mtime, timezone.utc)
@@ -285,25 +291,14 @@ def _served_skill_md(bank: Any, skill: Any, mtime: float) -> FileEntry | None:
 
 
 def read_skill_file(bank: Any, name: str, path: str) -> tuple[str | bytes, str]:
-    """Content and mime type of one skill file. Text through the library (which refuses unsafe
-    paths); binary files within the size limit are returned as bytes."""
-    from skillbank.errors import InvalidInputError, NotFoundError
-    from skillbank.fsutil import safe_join
-
-    try:
-        return bank.skills.read_resource(name, path), (
-            "text/markdown" if path == "SKILL.md" else mime_type_for(path, False))
-    except InvalidInputError as exc:
-        message = str(exc)
-        if "binary" not in message and "UTF-8" not in message:
-            raise
-        folder = Path(bank.skills.load(name).path).parent
-        target = safe_join(folder, path)
-        if not target.is_file():
-            raise NotFoundError(f"skill {name!r} has no file {path!r}") from None
-        if target.stat().st_size > MAX_BINARY_BYTES:
-            raise
-        return target.read_bytes(), mime_type_for(path, True)
+    """Content and mime type of one skill file, through the library (which refuses unsafe
+    paths and checks a pinned file's bytes): text, or the bytes of a file that is not text.
+    It read such a file again here, past the pin check and the hidden-character rules of a
+    skill not the bank's own (hunt-mcpauthor #2, session 37)."""
+    content = bank.skills.read_resource(name, path, blob=True)
+    if isinstance(content, bytes):
+        return content, mime_type_for(path, True)
+    return content, "text/markdown" if path == "SKILL.md" else mime_type_for(path, False)
 
 
 # The audit log for reviewers ------------------------------------------------------------------

@@ -88,7 +88,9 @@ def register(tool: Registrar, server: Any, *, trusted: bool, sampling: bool = Tr
         return ProposedSkills(
             drafts=[DraftedSkill(name=d.name, skill=d.skill, description=d.description,
                                  revises=d.revises,
-                                 sources=list(d.sources), path=shown_path(d.path, root), diff=d.diff,
+                                 sources=list(d.sources), path=shown_path(d.path, root),
+                                 diff=server._shown_paths(d.diff),  # its header names files:
+                                 # host paths hidden from HTTP clients (hunt-mcpauthor #3, s. 37)
                                  drafted_by=d.drafted_by, reason=d.reason) for d in drafts],
             pending_review=bool(drafts),
             note=PENDING_NOTE if drafts else "Nothing new to propose from the recorded experience.")

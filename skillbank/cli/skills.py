@@ -466,7 +466,7 @@ def copy(
     extra = skill_copy.spec_frontmatter(skill.frontmatter, plan)
     description = skill_copy.spec_description(skill.description, plan)
     copied = bank.skills.save(target, description, skill.body, frontmatter=extra,
-                              resources=dict(plan.resources) or None)
+                              resources=dict(plan.resources) or None, carry=False)  # the plan's
     if skill_copy.finish_copy(plan, copied):
         copied = bank.skills.load(target)  # its resources now list the large files too
 

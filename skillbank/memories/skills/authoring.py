@@ -30,7 +30,7 @@ from skillbank.errors import (AlreadyExistsError, InvalidInputError, NotFoundErr
                               PermissionDeniedError, ReadOnlyError, UnreadableError)
 from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_join
 from skillbank.forgetting import erase_from_chroma
-from skillbank.memories.skills import checks, last_good
+from skillbank.memories.skills import checks, draft_files, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
 from skillbank.memories.skills.skill_file import (
     MAX_SKILL_BYTES,
@@ -178,31 +178,41 @@ def check_may_publish(name: str, verb: str) -> None:
             "`skillbank skills new`")
 
 
-def check_may_change(frontmatter: dict[str, Any], name: str, verb: str) -> None:
+def check_may_change(frontmatter: dict[str, Any], name: str, verb: str, *,
+                     own: bool = True) -> None:
     """PermissionDeniedError unless the caller may `verb` this skill: a trusted contributor
     changes the skills it wrote; another author's skill, or one written outside skillbank (no
     author), needs the reviewer role (see `skillbank.scope`); an untrusted caller changes none
-    (`check_may_publish`)."""
+    (`check_may_publish`).
+
+    `own=False` (a read-only folder's skill): its author claim, written by whoever published
+    it, does not count; a third-party SKILL.md naming bob let contributor bob take its name
+    over, past the review hold, as the bank's own (hunt-mcpauthor #1, session 37)."""
     scope = scopes.caller("default")
     scope.require(scopes.Role.CONTRIBUTOR, f"{verb} a skill")
     check_may_publish(name, verb)
-    author = author_of(frontmatter)
+    author = author_of(frontmatter) if own else None
     if author is not None and author == scope.principal:
         return
     if scope.trusted and scope.role.allows(scopes.Role.REVIEWER):
         return
-    whose = f"{author}'s skill" if author else "a skill written outside skillbank"
+    whose = (f"{author}'s skill" if author else "a skill written outside skillbank" if own
+             else "a skill of a read-only folder")
     raise PermissionDeniedError(
         f"{verb} skill {name!r} ({whose}) needs the reviewer role; {scope.principal} is "
         f"{'an untrusted ' if not scope.trusted else 'a '}{scope.role.value}")
 
 
-def rates_as_outsider(scope: "scopes.Scope", path: str) -> bool:
+def rates_as_outsider(scope: "scopes.Scope", path: str, *, own: bool = True) -> bool:
     """Whether `scope` rates the skill at `path` as an outsider (`skillbank.outside_votes`):
     a trusted caller who may not change it (`check_may_change`: not its author, no reviewer
-    role). A bundled, team or hand-written skill is such for a plain contributor."""
+    role). A bundled, team, third-party or hand-written skill is such for a plain contributor:
+    the author claim of a skill not the bank's own (`own=False`) does not count, as in
+    `check_may_change` (hunt-mcpauthor #1, session 37)."""
     if not scope.trusted or scope.role.allows(scopes.Role.REVIEWER):
         return False
+    if not own:
+        return True
     doc, _ = read_skill_file(Path(path)) if path else (None, [])
     return doc is None or author_of(dict(doc.frontmatter)) != scope.principal
 
@@ -420,7 +430,7 @@ class SkillAuthoring:
 
     def save(self, name: str, description: str, body: str = "", *,
              frontmatter: dict[str, Any] | None = None,
-             resources: dict[str, str | bytes] | None = None) -> Skill:
+             resources: dict[str, str | bytes] | None = None, carry: bool = True) -> Skill:
         """Create the skill, or update the bank's own copy if it already has one.
 
         A skill of that name in a read-only root is not changed: the new one is written to the
@@ -428,14 +438,15 @@ class SkillAuthoring:
         caller, so taking over that name needs what changing the skill needs (its author or
         the reviewer role): a contributor's `save_skill` of a bundled or team skill's name
         served its body to everyone, reviewers included, as the bank's own (trust hunt,
-        session 18). In git mode it is a proposal a reviewer merges, as any save.
-        """
+        session 18). Its files come too (`carry`: `draft_files.carry_files`; `skills copy`
+        copies its own way). In git mode it is a proposal a reviewer merges, as any save."""
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources)
         with self._sync_lock, self.write_lock:
             with not_saved(name):  # (review 2 #2, session 34: a failed read, as create's was)
                 existing = self.index.metadata(name)
             own = existing is not None and bool(existing.get("writable"))
+            shadowed: Skill | None = None  # a read-only skill of that name
             if getattr(self, "skills_repo", None) is None:
                 if own:
                     return self._update(name, description, body, frontmatter, resources,
@@ -452,9 +463,10 @@ class SkillAuthoring:
                         raise InvalidInputError(f"skill {name!r} cannot be taken over while its "
                                                 f"SKILL.md does not parse: fix {shadowed.path}")
                     if shadowed is not None:
-                        check_may_change(shadowed.frontmatter, name, "taking over the name of")
-                return self._write_new(name, description, body, frontmatter, resources,
-                                       exclusive=False)
+                        check_may_change(shadowed.frontmatter, name, "taking over the name of",
+                                         own=shadowed.writable)  # (False: read-only, #1 s37)
+                saved = self._write_new(name, description, body, frontmatter, resources, exclusive=False)
+                return draft_files.carry_files(self, shadowed if carry else None, saved, resources)
         # Git mode: each takes the locks only to read, not for the proposal's push.
         if own:
             return self._update(name, description, body, frontmatter, resources, whole=True)

@@ -21,6 +21,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
+from typing import Any
 
 from skillbank.errors import InvalidInputError
 from skillbank.fsutil import atomic_write, safe_join
@@ -114,6 +115,22 @@ def copy_served(skill_folder: Path, destination: Path) -> None:
     what a revision adopted over it must carry (here, and in git mode's proposal)."""
     for relative, _ in served_files(skill_folder, own=False):
         _copy_file(skill_folder / relative, safe_join(destination, relative))
+
+
+def carry_files(library: Any, shadowed: Any, saved: Any, given: dict[str, Any] | None) -> Any:
+    """`saved` (the bank's own skill `save` just wrote over the name of the read-only skill
+    `shadowed`) with the files a read of `shadowed` served carried over (`copy_served`, as an
+    adopted revision and `skills copy` take them), but those `given` as resources. The new copy
+    shadows the old one, so a body saying "run scripts/merge.py" was served without it
+    (hunt-mcpauthor #6, session 37). A held skill's files (never served, maybe rejected) are
+    not carried: they would be served as the bank's own. Called under the library's locks."""
+    if shadowed is None or shadowed.held:
+        return saved
+    source, target = Path(shadowed.path).parent, Path(saved.path).parent
+    for relative, _ in served_files(source, own=False):
+        if relative not in (given or {}) and not (target / relative).exists():
+            _copy_file(source / relative, safe_join(target, relative))
+    return library.load(saved.name)
 
 
 def _copy_file(source: Path, destination: Path) -> None:

@@ -430,8 +430,11 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
             return read_skill_file(path)
         return parse_skill_text(text, path=str(path), folder_name=path.absolute().parent.name)
 
-    def read_resource(self, name: str, relative: str, include_held: bool = False) -> str:
-        """Step three: one file of the skill, as text. Binary or huge files are refused.
+    def read_resource(self, name: str, relative: str, include_held: bool = False, *,
+                      blob: bool = False) -> Any:
+        """Step three: one file of the skill, as text. Binary or huge files are refused; with
+        `blob` (MCP `skill://` reads) a file that is not text is returned as the bytes read and
+        checked here (`trust.served_blob`), never read again (hunt-mcpauthor #2, session 37).
 
         A held skill's file raises HeldError unless `include_held` (a person reviewing it, as
         `load`): reviewers met `skills show NAME -r scripts/clean.py` refused while the scan's
@@ -470,12 +473,16 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if relative == "SKILL.md" and not include_held:  # mid-save: what `load` serves
             data = last_good.skill_md(self.writable_root.parent, summary, data, lambda kept: (
                 digest_of(path, kept) == summary.content_hash))
-        if b"\0" in data:
-            raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError:
-            raise InvalidInputError(f"{relative!r} is not UTF-8 text") from None
+            text = None
+        if blob and (text is None or "\0" in text):
+            return trust.served_blob(data, relative, summary.trust == "own" or include_held)
+        if b"\0" in data:
+            raise InvalidInputError(f"{relative!r} is a binary file; only text resources are returned")
+        if text is None:
+            raise InvalidInputError(f"{relative!r} is not UTF-8 text")
         # An agent's read of a skill not the bank's own, as `load`: without hidden characters.
         return trust.visible(text) if summary.trust != "own" and not include_held else text
 

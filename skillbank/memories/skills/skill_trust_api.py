@@ -286,7 +286,8 @@ class SkillTrust:
         summary = self._summary(name)  # type: ignore[attr-defined]
         if success is not None:
             scope.require(scopes.Role.CONTRIBUTOR, "rating a skill")
-        outsider = scope.trusted and rates_as_outsider(scope, summary.path)
+        outsider = scope.trusted and rates_as_outsider(scope, summary.path,
+                                                         own=summary.writable)
         if success is not None and outsider:
             self.usage.vote(name, scope.principal, success, use=1)
         else:  # (untrusted: one net each; an outsider's bare uses count once, as his votes)

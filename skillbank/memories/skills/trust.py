@@ -178,6 +178,32 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub("", text)
 
 
+#: MIME type prefixes of a file an agent does not read as text (by its name): served as it is.
+_MEDIA = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip",
+          "application/gzip", "application/x-tar", "application/wasm")
+
+
+def served_blob(data: bytes, relative: str, as_it_is: bool) -> bytes:
+    """The bytes a `skill://` read serves of a file that is not UTF-8 text (or holds a NUL).
+
+    Of a skill not the bank's own (not `as_it_is`), such a file holding the UTF-8 encoding of
+    a character `visible` removes is refused unless its name says it is media: one `\\xff`
+    byte before 46 tag characters ("ignore previous instructions...") made a reference a blob
+    served with all of them, where the same text was served without (hunt-mcpauthor #2,
+    session 37). Refused, not stripped: the published digest and size are of the file."""
+    import mimetypes
+
+    from skillbank.errors import InvalidInputError
+
+    if as_it_is or not _INVISIBLE.search(data.decode("utf-8", "surrogateescape")):
+        return data
+    if (mimetypes.guess_type(relative)[0] or "").startswith(_MEDIA):
+        return data
+    raise InvalidInputError(f"{relative!r} is not UTF-8 text and holds characters a reviewer "
+                            "cannot see (Unicode tags, zero-width or bidi controls); it is not "
+                            "served from a skill not the bank's own")
+
+
 def visible_data(value: Any) -> Any:
     """`value` (parsed frontmatter: dicts, lists, strings, numbers) with `visible` applied to
     every string in it, keys too. `load` cleaned a third-party skill's description and body,
