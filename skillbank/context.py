@@ -272,7 +272,7 @@ def _candidates(bank: "Skillbank", task: str, namespace: str, k_skills: int,
 
     # The same run twice, or a lesson its experience's line (or another item) already says,
     # is not paid for twice: the rule the retrievers follow too (skillbank/shown_experiences.py).
-    # None when the task is about something no recalled run is about (hunt-expscale #1, s. 37).
+    # Only the runs about the task: none when no run is (hunt-expscale #1, review 2, s. 37).
     experiences = fit_experiences(bank, task, experiences)
     distinct = DistinctExperiences(experiences, known)
     kept_experiences = []
