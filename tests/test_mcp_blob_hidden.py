@@ -66,3 +66,82 @@ async def test_a_third_party_blob_never_serves_hidden_characters(tmp_path, remot
                            resources={"references/raw.md": b"\xff" + SMUGGLED})
         assert bank.skills.read_resource("own-notes", "references/raw.md", blob=True) == \
             b"\xff" + SMUGGLED
+
+
+# hunt-blob #2 and #3, session 37: every non-UTF-8 blob was decoded as UTF-8 and searched, so
+# an ordinary binary holding the bytes of a zero-width character (random or compressed data
+# does, about every 800 KB) was refused; and UTF-16/32 text was never decoded, so its tag
+# characters were served.
+ZWSP = "\u200b".encode("utf-8")  # what random bytes hold now and then
+
+
+def _binaries() -> dict[str, bytes]:
+    """Real-ish binaries of a third-party skill, each holding the UTF-8 bytes of a hidden
+    character somewhere, as random bytes do, plus plain random bytes of several sizes."""
+    import io
+    import random
+    import zipfile
+
+    rnd = random.Random(37)
+    jpeg = rnd.randbytes(20_000) + ZWSP + rnd.randbytes(20_000)
+    office = io.BytesIO()
+    with zipfile.ZipFile(office, "w", zipfile.ZIP_DEFLATED) as archive:
+        archive.writestr("[Content_Types].xml", "<Types/>")
+        archive.writestr("word/document.xml", "<w:document>Totals</w:document>")
+        archive.writestr("word/media/image1.jpeg", jpeg, compress_type=zipfile.ZIP_STORED)
+    files = {"template.docx": office.getvalue(), "template.zipped": office.getvalue(),
+             "logo": b"\x89PNG\r\n\x1a\n" + jpeg,  # an image without an extension
+             "model.onnx": jpeg, "weights.npy": b"\x93NUMPY" + jpeg,
+             "data.db": b"SQLite format 3\x00" + b"\x00" * 84 + b"CREATE TABLE t" + ZWSP}
+    for size in (16, 300, 4_096, 65_536, 1_000_000):
+        files[f"random-{size}.bin"] = rnd.randbytes(size)
+    return files
+
+
+def _texts_with_tags() -> dict[str, bytes]:
+    text = "Totals.\n" + TAGS
+    return {"notes-utf16.txt": text.encode("utf-16"), "notes-utf16be.txt":
+            b"\xfe\xff" + text.encode("utf-16-be"), "notes-utf32.txt": text.encode("utf-32"),
+            "notes-utf16-nobom.txt": text.encode("utf-16-le"),
+            "zw-utf16-nobom": ("Run the totals \u200b\u202e then stop.").encode("utf-16-le"),
+            "dressed.bin": b"PK\x03\x04" + SMUGGLED}  # zip's first bytes, no zip
+
+
+def test_binaries_are_served_and_utf16_32_hidden_text_refused():
+    from skillbank.errors import InvalidInputError
+    from skillbank.memories.skills.trust import served_blob
+
+    for name, data in _binaries().items():
+        assert served_blob(data, f"assets/{name}", False) == data, name
+    for name, data in _texts_with_tags().items():
+        with pytest.raises(InvalidInputError, match="cannot see"):
+            served_blob(data, f"assets/{name}", False)
+        assert served_blob(data, f"assets/{name}", True) == data  # the bank's own: as it is
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_third_party_binaries_served_utf16_hidden_text_refused(tmp_path, remote):
+    from mcp import Client
+    from mcp.shared.exceptions import MCPError
+
+    from skillbank.mcp_server import build_server
+
+    vendor = tmp_path / "vendor"
+    write_skill(vendor, "office-docs", "Fill in the company's Word and Excel templates.",
+                "# Steps\n\nUse assets/.\n")
+    assets = vendor / "office-docs" / "assets"
+    assets.mkdir()
+    binaries = {k: v for k, v in _binaries().items() if len(v) < 200_000}
+    for name, data in {**binaries, **_texts_with_tags()}.items():
+        (assets / name).write_bytes(data)
+    with vendor_bank(tmp_path / "root", vendor, remote) as bank:
+        async with Client(build_server(bank, trusted=True)) as client:
+            async def read(path: str) -> bytes:
+                content = (await client.read_resource(f"skill://office-docs/{path}")).contents[0]
+                return base64.b64decode(content.blob)
+
+            for name, data in binaries.items():
+                assert await read(f"assets/{name}") == data, name
+            for name in ("notes-utf16.txt", "notes-utf32.txt", "notes-utf16-nobom.txt"):
+                with pytest.raises(MCPError, match="cannot see"):
+                    await read(f"assets/{name}")

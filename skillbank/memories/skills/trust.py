@@ -179,25 +179,76 @@ def visible(text: str) -> str:
 
 
 #: MIME type prefixes of a file an agent does not read as text (by its name): served as it is.
+#: Office documents are zip archives (hunt-blob #2, session 37).
 _MEDIA = ("image/", "audio/", "video/", "font/", "application/pdf", "application/zip",
-          "application/gzip", "application/x-tar", "application/wasm")
+          "application/gzip", "application/x-tar", "application/wasm",
+          "application/vnd.openxmlformats", "application/vnd.oasis.opendocument")
+
+#: The first bytes of binary formats (zip and Office, PNG, PDF, GIF, JPEG, SQLite, ELF, gzip,
+#: bzip2, xz, zstd, 7z, RIFF, Ogg, FLAC, TIFF, WOFF, wasm, NumPy, Mach-O/Java class).
+_MAGIC = (b"PK\x03\x04", b"PK\x05\x06", b"PK\x07\x08", b"\x89PNG\r\n\x1a\n", b"%PDF-",
+          b"GIF87a", b"GIF89a", b"\xff\xd8\xff", b"SQLite format 3\x00", b"\x7fELF",
+          b"\x1f\x8b", b"BZh", b"\xfd7zXZ\x00", b"\x28\xb5\x2f\xfd", b"7z\xbc\xaf\x27\x1c",
+          b"RIFF", b"OggS", b"fLaC", b"II*\x00", b"MM\x00*", b"wOFF", b"wOF2", b"\x00asm",
+          b"\x93NUMPY", b"\xca\xfe\xba\xbe")
+
+#: Two or more Unicode tag characters in a row (an "ASCII smuggled" instruction) in UTF-8,
+#: UTF-16 or UTF-32 bytes, whatever the file: a run of them occurs in random bytes about once
+#: in 2^50 positions, so no binary is refused for it, and a file dressed as a binary (magic
+#: bytes) or as UTF-16 without a byte order mark still cannot carry one.
+_TAG_RUN = re.compile(b"(?:\xf3\xa0[\x80\x81][\x80-\xbf]){2}|(?:\x40\xdb[\x00-\x7f]\xdc){2}"
+                      b"|(?:\xdb\x40\xdc[\x00-\x7f]){2}|(?:[\x00-\x7f]\x00\x0e\x00){2}"
+                      b"|(?:\x00\x0e\x00[\x00-\x7f]){2}")
+
+
+def _texts(data: bytes) -> list[str]:
+    """The text a blob reads as, for each encoding it is plainly in; none for a binary.
+
+    By byte order mark (UTF-32 before UTF-16: FF FE 00 00 starts both), else as UTF-8 when at
+    most 1 byte in 20 is not valid UTF-8, and as UTF-16 when one byte of every other is mostly
+    NUL (ASCII text without a mark). Random or compressed bytes are none of these: decoding
+    them all as UTF-8 found a hidden character about every 800 KB, refusing ordinary .docx,
+    .onnx and PNG files (hunt-blob #2, session 37); UTF-16/32 text was never decoded, so its
+    hidden characters were served (hunt-blob #3, session 37)."""
+    for mark, codec in ((b"\xff\xfe\x00\x00", "utf-32"), (b"\x00\x00\xfe\xff", "utf-32"),
+                        (b"\xff\xfe", "utf-16"), (b"\xfe\xff", "utf-16"),
+                        (b"\xef\xbb\xbf", "utf-8-sig")):
+        if data.startswith(mark):
+            return [data.decode(codec, "replace")]
+    texts = []
+    utf8 = data.decode("utf-8", "replace")
+    if (utf8.count("\ufffd") - data.count(b"\xef\xbf\xbd")) * 20 <= len(data):
+        texts.append(utf8)
+    half = len(data) // 2
+    for nuls, others, codec in ((data[1::2], data[0::2], "utf-16-le"),
+                                (data[0::2], data[1::2], "utf-16-be")):
+        if half and nuls.count(0) * 10 >= half * 3 and others.count(0) * 20 <= half:
+            texts.append(data.decode(codec, "replace"))
+    return texts
 
 
 def served_blob(data: bytes, relative: str, as_it_is: bool) -> bytes:
     """The bytes a `skill://` read serves of a file that is not UTF-8 text (or holds a NUL).
 
-    Of a skill not the bank's own (not `as_it_is`), such a file holding the UTF-8 encoding of
-    a character `visible` removes is refused unless its name says it is media: one `\\xff`
-    byte before 46 tag characters ("ignore previous instructions...") made a reference a blob
-    served with all of them, where the same text was served without (hunt-mcpauthor #2,
-    session 37). Refused, not stripped: the published digest and size are of the file."""
+    Of a skill not the bank's own (not `as_it_is`), such a file reading as text (`_texts`)
+    that holds a character `visible` removes, or any file holding a run of tag characters, is
+    refused unless its name says it is media: one `\\xff` byte before 46 tag characters
+    ("ignore previous instructions...") made a reference a blob served with all of them, where
+    the same text was served without (hunt-mcpauthor #2, session 37). A binary (by its first
+    bytes, unless its name says text) is not read as text (hunt-blob #2, session 37). Refused,
+    not stripped: the published digest and size are of the file."""
     import mimetypes
 
     from skillbank.errors import InvalidInputError
 
-    if as_it_is or not _INVISIBLE.search(data.decode("utf-8", "surrogateescape")):
+    if as_it_is:
         return data
-    if (mimetypes.guess_type(relative)[0] or "").startswith(_MEDIA):
+    named = mimetypes.guess_type(relative)[0] or ""
+    if named.startswith(_MEDIA):
+        return data
+    binary = data.startswith(_MAGIC) and not named.startswith("text/")
+    if not _TAG_RUN.search(data) and (binary or not any(
+            _INVISIBLE.search(text) for text in _texts(data))):
         return data
     raise InvalidInputError(f"{relative!r} is not UTF-8 text and holds characters a reviewer "
                             "cannot see (Unicode tags, zero-width or bidi controls); it is not "
