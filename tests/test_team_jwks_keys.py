@@ -76,6 +76,7 @@ def test_a_failed_reread_keeps_the_last_good_key_set(issuer, tmp_path, no_cooldo
     fetched = issuer.fetches
     issuer.jwks_body = b"<html>maintenance</html>"
     assert isinstance(identity.check_token(issuer.token("bob")), Admitted)
+    identity.jwt.client().wait_read(30)  # bob's key is known: the re-read runs in the background
     assert issuer.fetches > fetched  # it did try
     verdict = identity.check_token(issuer.token("carol", key=new_key(), kid="key-9"))
     assert isinstance(verdict, Refusal) and verdict.status == 503, verdict

@@ -5,8 +5,9 @@ Why here and not in a gateway: every request must run in its caller's `skillbank
 (whose memory it reads, which namespace it writes, its role), and a worker is stateless, so the
 scope is derived from the request itself. A JWT from the team's identity provider is verified
 against the issuer's published keys (JWKS, `IssuerKeys`: re-read every 5 minutes, and within
-10 s for a kid it lacks or a key replaced under the same kid; a key is trusted only while
-published, and a failed read keeps the last good set); issuer, audience,
+10 s for a kid it lacks or a key replaced under the same kid, in the background for a kid it
+holds; a key is trusted only while published, dropped once two reads in a row miss it, and a
+failed read keeps the last good set); issuer, audience,
 expiry and not-before are checked; its claims give the principal and personal namespace, its
 groups the role and the shared namespaces (the `[oidc]` table, `skillbank.team.oidc_config`). Small teams keep the
 hashed tokens file (`skillbank tokens add`); both can be on at once.
@@ -49,15 +50,20 @@ log = logging.getLogger("skillbank.team.auth")
 #: (tokens-file principals are looked up every time: a removal takes effect at once).
 CACHE_SIZE = 4096
 CACHE_SECONDS = 60.0
-#: After a successful JWKS fetch, a token naming an unknown key id refetches only after this
-#: long (PyJWT's cooldown): a flood of made-up key ids cannot hammer the identity provider,
-#: and a key the issuer rotates in is picked up within seconds.
+#: After a JWKS read ends (good or not), a token naming an unknown key id re-reads only after
+#: this long (PyJWT's cooldown): a flood of made-up key ids cannot hammer the identity
+#: provider, a hung one is asked again only this long after its timeout (not at once: the
+#: cooldown ran from the read's start, hunt-jwks #1, session 37), and a key the issuer rotates
+#: in is picked up within seconds.
 JWKS_REFRESH_COOLDOWN = 10.0
-#: The issuer's key set is re-read this long after the last good read: a key the issuer
-#: withdraws is trusted at most this long after (plus CACHE_SECONDS for a token verified
-#: before). PyJWT's per-kid key cache (`cache_keys=True`) never expired, so a withdrawn key
-#: stayed trusted, and a key replaced under the same kid refused everyone, for the process's
-#: life (hunt-oidc #1, session 37).
+#: The issuer's key set is re-read (in the background) this long after the last good read. A
+#: key the issuer withdraws is dropped once two reads in a row miss it (one read may hit a
+#: load-balanced node that still publishes the old set, hunt-jwks #4, session 37): new tokens
+#: signed with it verify at most JWKS_LIFESPAN + JWKS_REFRESH_COOLDOWN (plus two reads' time)
+#: after it is withdrawn, plus CACHE_SECONDS for a token verified before. PyJWT's per-kid key
+#: cache (`cache_keys=True`) never expired, so a withdrawn key stayed trusted, and a key
+#: replaced under the same kid refused everyone, for the process's life (hunt-oidc #1,
+#: session 37).
 JWKS_LIFESPAN = 300.0
 
 
@@ -92,24 +98,37 @@ class JwksUnavailable(Exception):
 class IssuerKeys:
     """The issuer's published signing keys by kid: trusted only while published.
 
-    The whole set is replaced on every good read of the JWKS URL (after `JWKS_LIFESPAN`, or for
-    a kid it does not hold, or for a signature that fails against the key its kid names, at
-    most every `JWKS_REFRESH_COOLDOWN`), so a withdrawn key goes and a key replaced under the
-    same kid comes in. A read that fails keeps the last good set (an issuer outage is not a 503
-    for everyone once the lifespan passes) and is retried at most every cooldown; only a caller
-    whose kid the kept set lacks gets the 503 (hunt-oidc #1 #2, session 37). PyJWT's client
-    fetches and parses; its caches are off (its per-kid `lru_cache` never expired)."""
+    Each good read of the JWKS URL (after `JWKS_LIFESPAN`, or for a kid the set lacks, or for a
+    signature that fails against the key its kid names, at most every `JWKS_REFRESH_COOLDOWN`)
+    brings in the keys it publishes, replaces a key republished under the same kid, and drops a
+    key missing from it and from the read before (`_pending`): behind a load balancer, nodes
+    mid-rotation publish different sets, and one read from a node with the old set dropped the
+    new key for a cooldown of 401s (hunt-jwks #4, session 37). A kept-but-missing key is used
+    only when a re-read is not allowed yet; otherwise its caller waits for the re-read, so a
+    withdrawn key goes within one cooldown of the first read that misses it.
+
+    Reads run without the lock, one at a time, and a caller whose key the last good set holds
+    never waits on one: the read after `JWKS_LIFESPAN` runs in a background thread. The lock
+    was held across the fetch (up to its 10 s timeout) and the cooldown stamped at its start,
+    so an issuer that hung made every OIDC request wait 10 s in turn (hunt-jwks #1, session 37);
+    the cooldown now runs from the end of a read. A read that fails keeps the last good set (an
+    issuer outage is not a 503 for everyone once the lifespan passes); only a caller whose kid
+    the kept set lacks gets the 503 (hunt-oidc #1 #2, session 37). PyJWT's client fetches and
+    parses; its caches are off (its per-kid `lru_cache` never expired)."""
 
     def __init__(self, url: str, timeout: float = 10) -> None:
         import jwt
 
         self.url = url
+        self.timeout = timeout
         self._fetcher = jwt.PyJWKClient(url, cache_keys=False, cache_jwk_set=False,
                                         timeout=timeout)
         self._keys: dict[str, Any] | None = None
-        self._read_at = -float("inf")  # the last good read
-        self._tried_at = -float("inf")  # the last read, good or not
+        self._pending: set[str] = set()  # kids in _keys the last good read did not publish
+        self._read_at = -float("inf")  # when the last good read ended
+        self._tried_at = -float("inf")  # when the last read ended, good or not
         self._failure: JwksUnavailable | None = None  # why the last read failed
+        self._reading: threading.Event | None = None  # set when the read under way ends
         self._lock = threading.Lock()
 
     def key(self, kid: Any, *, failed: Any = None) -> Any:
@@ -120,16 +139,27 @@ class IssuerKeys:
         import jwt
 
         with self._lock:
+            found = self._find(kid, failed)
             now = time.monotonic()
-            if self._keys is None or now - self._read_at >= JWKS_LIFESPAN:
-                self._read(now)
-            found = self._keys.get(kid) if self._keys is not None and isinstance(kid, str) \
-                else None
-            if (found is None or found is failed) and self._may_read(now):
-                self._read(now)
-                found = self._keys.get(kid) if isinstance(kid, str) and self._keys else None
+            may_read = now - self._tried_at >= JWKS_REFRESH_COOLDOWN
+            if found is not None and kid not in self._pending:  # in the last good set
+                if now - self._read_at >= JWKS_LIFESPAN and may_read and self._reading is None:
+                    done = self._reading = threading.Event()
+                    threading.Thread(target=self._read, args=(done,), daemon=True,
+                                     name="skillbank-jwks").start()
+                return found  # with `failed`: a newer key another caller's read brought
+            own = None
+            if self._reading is None and may_read:
+                own = self._reading = threading.Event()
+            wait = self._reading
+        if own is not None:
+            self._read(own)
+        elif wait is not None:
+            wait.wait(self.timeout + 5)  # the read is bounded by its timeout; this in case
+        with self._lock:
+            found = self._find(kid, failed)
             if failed is not None:
-                return None if found is None or found is failed else found
+                return found
             if found is None:
                 if self._keys is None or self._failure is not None:
                     raise self._failure or JwksUnavailable("no key set read yet",
@@ -137,20 +167,24 @@ class IssuerKeys:
                 raise jwt.PyJWKClientError(f"Unable to find a signing key that matches: {kid!r}")
             return found
 
-    def _may_read(self, now: float) -> bool:
-        return (now - self._tried_at >= JWKS_REFRESH_COOLDOWN
-                and now - self._read_at >= JWKS_REFRESH_COOLDOWN)
+    def wait_read(self, timeout: float | None = None) -> None:
+        """Return once no read is under way (a background read ends within its timeout)."""
+        with self._lock:
+            reading = self._reading
+        if reading is not None:
+            reading.wait(timeout)
 
-    def _read(self, now: float) -> None:
-        """Re-read the set (at most every cooldown while reads fail); a failure keeps the last
-        good set and is raised only when there is none."""
+    def _find(self, kid: Any, failed: Any) -> Any:
+        found = self._keys.get(kid) if self._keys is not None and isinstance(kid, str) else None
+        return None if found is failed else found
+
+    def _read(self, done: threading.Event) -> None:
+        """Read the set, outside the lock; `done` is set when it ends, good or not. A failure
+        keeps the last good set and is what a caller whose kid that set lacks is told."""
         import jwt
 
-        if self._failure is not None and now - self._tried_at < JWKS_REFRESH_COOLDOWN:
-            if self._keys is None:
-                raise self._failure
-            return
-        self._tried_at = now
+        keys: dict[str, Any] = {}
+        failure: JwksUnavailable | None = None
         try:
             data = self._fetcher.fetch_data()
             keys = {k.key_id: k for k in jwt.PyJWKSet.from_dict(data).keys
@@ -158,16 +192,27 @@ class IssuerKeys:
             if not keys:
                 raise jwt.PyJWKSetError("it holds no signing key with a kid")
         except jwt.PyJWKClientConnectionError as exc:
-            self._failure = JwksUnavailable(str(exc), unreachable=True)
+            failure = JwksUnavailable(str(exc), unreachable=True)
         except (jwt.PyJWTError, ValueError) as exc:  # HTML, [], {"keys": []}, not JSON at all
-            self._failure = JwksUnavailable(f"{type(exc).__name__}: {exc}", unreachable=False)
-        else:
-            self._keys, self._read_at, self._failure = keys, now, None
-            return
-        if self._keys is None:
-            raise self._failure
-        log.warning("reading the issuer's keys at %s failed (%s); the last good key set is "
-                    "kept", self.url, self._failure)
+            failure = JwksUnavailable(f"{type(exc).__name__}: {exc}", unreachable=False)
+        except Exception as exc:  # noqa: BLE001 - a reader thread must end and say why
+            failure = JwksUnavailable(f"{type(exc).__name__}: {exc}", unreachable=True)
+        with self._lock:
+            self._tried_at = time.monotonic()
+            if failure is None:
+                pending = {kid for kid in self._keys or {}
+                           if kid not in keys and kid not in self._pending}
+                for kid in pending:  # missing once: kept; missing twice in a row: gone
+                    keys[kid] = self._keys[kid]  # type: ignore[index]
+                self._keys, self._pending = keys, pending
+                self._read_at, self._failure = self._tried_at, None
+            else:
+                self._failure = failure
+            self._reading = None
+            done.set()
+        if failure is not None and self._keys is not None:
+            log.warning("reading the issuer's keys at %s failed (%s); the last good key set "
+                        "is kept", self.url, failure)
 
 
 class JwtVerifier:
