@@ -5,6 +5,7 @@ call failed with httpx's ConnectError while the server was down.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -49,6 +50,21 @@ class ChromaServer:
         if self.proc is not None:
             stop_process(self.proc)
             self.proc = None
+
+
+@contextlib.contextmanager
+def alice_bank_while_chroma_is_down(root: Path, server: "ChromaServer", rule: str, task: str):
+    """A bank on `server` holding alice's `rule` and a run of `task`, then the server stopped:
+    every search answers by keyword only (the adapters' outage-note tests)."""
+    bank = Skillbank.open(root, embedding_function=HashEmbedding(), include_bundled=False,
+                          chroma_url=server.url)
+    try:
+        bank.guidelines.add(rule, namespace="alice")
+        bank.experiences.record(task=task, outcome="success", namespace="alice")
+        server.stop()
+        yield bank
+    finally:
+        bank.close()
 
 
 @pytest.fixture

@@ -31,8 +31,7 @@ from workflows import Context  # noqa: E402
 
 from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.llamaindex import SkillbankMemoryBlock, SkillbankToolSpec  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
-from test_chroma_outage import own_chroma  # noqa: E402,F401 - the fixture
+from test_chroma_outage import alice_bank_while_chroma_is_down, own_chroma  # noqa: E402,F401
 
 QUESTION = "Where is my order 1234?"
 TRACKING = "Always include the tracking link when telling a customer where an order is."
@@ -132,12 +131,8 @@ async def test_a_read_that_failed_is_not_kept_after_postgres_is_back(
 
 async def test_the_block_says_its_memory_was_searched_by_keyword_while_chroma_is_down(
         tmp_path, own_chroma):  # noqa: F811 - the fixture
-    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
-                          include_bundled=False, chroma_url=own_chroma.url)
-    try:
-        bank.guidelines.add(TRACKING, namespace="alice")
-        bank.experiences.record(task=QUESTION, outcome="success", namespace="alice")
-        own_chroma.stop()
+    with alice_bank_while_chroma_is_down(tmp_path / "root", own_chroma, TRACKING,
+                                         QUESTION) as bank:
         block = SkillbankMemoryBlock(bank, namespace="{user_id}", background=False)
         spec = SkillbankToolSpec(bank, namespace="{user_id}")
         _, _, seen, replies = await ask(
@@ -146,5 +141,3 @@ async def test_the_block_says_its_memory_was_searched_by_keyword_while_chroma_is
         shown = _system(seen[0])
         assert "tracking link" in shown
         assert "keyword only" in shown, shown  # ... the block tells it too
-    finally:
-        bank.close()

@@ -16,10 +16,8 @@ from langchain.agents import create_agent  # noqa: E402
 from langchain_core.messages import AIMessage  # noqa: E402
 from scripted import script, system_text  # noqa: E402
 
-from skillbank import Skillbank  # noqa: E402
 from skillbank.adapters.langchain import SkillbankMiddleware  # noqa: E402
-from skillbank.embeddings import HashEmbedding  # noqa: E402
-from test_chroma_outage import own_chroma  # noqa: E402,F401 - the fixture
+from test_chroma_outage import alice_bank_while_chroma_is_down, own_chroma  # noqa: E402,F401
 
 QUESTION = "Where is my order 1234?"
 TRACKING = "Always include the tracking link when telling a customer where an order is."
@@ -27,12 +25,8 @@ TRACKING = "Always include the tracking link when telling a customer where an or
 
 def test_the_block_says_its_memory_was_searched_by_keyword_while_chroma_is_down(
         tmp_path, own_chroma):  # noqa: F811 - the fixture
-    bank = Skillbank.open(tmp_path / "root", embedding_function=HashEmbedding(),
-                          include_bundled=False, chroma_url=own_chroma.url)
-    try:
-        bank.guidelines.add(TRACKING, namespace="alice")
-        bank.experiences.record(task=QUESTION, outcome="success", namespace="alice")
-        own_chroma.stop()
+    with alice_bank_while_chroma_is_down(tmp_path / "root", own_chroma, TRACKING,
+                                         QUESTION) as bank:
         model = script(AIMessage(content="It ships today."))
         agent = create_agent(model, [], middleware=[
             SkillbankMiddleware(bank, namespace="alice", record=False, learn=False,
@@ -41,5 +35,3 @@ def test_the_block_says_its_memory_was_searched_by_keyword_while_chroma_is_down(
         shown = system_text(model.seen[0])
         assert "tracking link" in shown, shown
         assert "keyword only" in shown, shown
-    finally:
-        bank.close()
