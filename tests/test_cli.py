@@ -663,6 +663,21 @@ def test_forget_deletes_an_item_for_good_after_asking(run):
     run("forget", "nonsense", "--yes", code=2)
 
 
+def test_forget_from_a_script_asks_on_stderr_and_names_yes(run):
+    """`skillbank --json forget ID` in a script wrote its prompt to stdout (not one JSON
+    document), and with no answer on stdin exited 130, "interrupted" (hunt-docs #1, session 38):
+    the prompt goes to stderr, no answer is invalid input naming --yes, nothing is forgotten."""
+    eid = run.json("experiences", "record", "--task", "Backfill the ledger", "--outcome",
+                   "failure")["id"]
+    refused = run("--json", "forget", eid, input="", code=2)
+    assert refused.stdout == ""
+    prompt, error = refused.stderr.strip().splitlines()
+    assert prompt.startswith(f"Forget {eid} for good?") and "--yes" in json.loads(error)["error"]
+    assert run.json("experiences", "show", eid)["id"] == eid  # nothing forgotten
+    assert run.json("forget", eid, input="y\n")["id"] == eid  # stdout: the JSON alone
+    run("experiences", "show", eid, code=3)
+
+
 def test_export_to_stdout_with_a_dash(run, env):
     """`experiences export -` wrote a file named "-" (docs hunt, session 18)."""
     import os

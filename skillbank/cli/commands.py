@@ -386,6 +386,26 @@ def _drop_embedded_index(st: State) -> None:
         st.out.note(f"deleted the index under {root / 'chroma'}; building it from the files")
 
 
+def _confirmed(question: str) -> bool:
+    """A yes/no asked on stderr and read from stdin: stdout carries only the command's output
+    (with `--json` one JSON document; `typer.confirm` wrote the prompt, or with `err=True` its
+    last space, to stdout). A stdin with no answer (a script's /dev/null) is invalid input that
+    names `--yes`: the exit code was 130 ("interrupted") and nothing said why (hunt-docs #1,
+    session 38)."""
+    sys.stderr.write(f"{question} [y/N]: ")
+    sys.stderr.flush()
+    answer = sys.stdin.readline() if sys.stdin is not None else ""
+    if not answer:
+        sys.stderr.write("\n")
+        if sys.stdin is not None and sys.stdin.isatty():
+            raise typer.Abort()  # Ctrl-D at a terminal: interrupted
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError("no answer on stdin (not a terminal) to confirm it: pass --yes "
+                                "to run it without asking")
+    return answer.strip().lower() in ("y", "yes")
+
+
 @app.command()
 def forget(
     ctx: typer.Context,
@@ -398,7 +418,7 @@ def forget(
     the bank's own): its text leaves the files and the index; only its id stays in the audit
     log. Nothing is kept to restore it."""
     st = state(ctx)
-    if not yes and not typer.confirm(f"Forget {item_id} for good? This cannot be undone"):
+    if not yes and not _confirmed(f"Forget {item_id} for good? This cannot be undone"):
         raise typer.Exit(1)
     result = st.bank(sync=None).forget(item_id)
 

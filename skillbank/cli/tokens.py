@@ -88,10 +88,15 @@ def add(
             "trusted": not untrusted}
 
     def human() -> None:
+        import shlex
+
+        # the root too when one was named: the hint served ~/.skillbank with this root's
+        # tokens when copied as printed (hunt-docs #3, session 38)
+        root = f"--root {shlex.quote(str(st.root))} " if st.root else ""
         st.out.plain(token)
         st.out.note(f"Token for {name} ({role} of {namespace!r}) — shown only now; {path} "
-                    "keeps its sha256. Serve with: skillbank serve --transport http "
-                    f"--tokens {path}")
+                    f"keeps its sha256. Serve with: skillbank serve {root}--transport http "
+                    f"--tokens {shlex.quote(str(path))}")
 
     st.out.emit(data, human)
 
