@@ -86,3 +86,30 @@ async def test_llamaindex_retriever_tool_leaves_out_the_calling_session(tmp_path
         assert own.outcome == "unknown"
         assert len(shown) == 1 and "Copied in batches." in shown[0], shown
         assert PLAN not in shown[0] and own.id not in shown[0], shown
+
+
+def test_langchain_retriever_tool_fills_its_namespace_from_the_run(tmp_path):
+    """The same lost config: `ExperienceRetriever(bank, namespace="{user_id}")` through
+    `create_retriever_tool` raised "needs 'user_id'" with the user id in the run's
+    configurable, and the agent's run ended on it. It reads that user's namespace alone."""
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage, ToolMessage
+    from langchain_core.tools import create_retriever_tool
+
+    from scripted import call, script
+    from skillbank.adapters.langchain import ExperienceRetriever
+
+    with bank_for(tmp_path, False) as bank:
+        for user in ("alice", "bob"):
+            bank.experiences.record(task="Rotate the API keys", outcome="success",
+                                    namespace=user,
+                                    steps=[{"action": "rotate", "observation": f"{user}'s run"}])
+        past = create_retriever_tool(ExperienceRetriever(bank, namespace="{user_id}"),
+                                     "past_runs", "Past runs of tasks like this one.")
+        agent = create_agent(script(call("past_runs", {"query": "Rotate the API keys"}, "c1"),
+                                    AIMessage(content="Done.")), tools=[past])
+        out = agent.invoke({"messages": [{"role": "user", "content": "Rotate the API keys"}]},
+                           {"configurable": {"user_id": "alice"}})
+        (shown,) = [m.content for m in out["messages"] if isinstance(m, ToolMessage)]
+        assert "alice's run" in shown and "bob's run" not in shown, shown
