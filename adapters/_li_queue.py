@@ -1,4 +1,4 @@
-"""Which of the messages a LlamaIndex ``Memory`` flushes a closed episode already recorded.
+"""Which of the messages a LlamaIndex ``Memory`` flushes a run already recorded.
 
 ``arecord_run(memory, outcome=...)`` records the episode's turns, the ones still in Memory's
 short-term queue too, and an outcome ends the episode. Memory flushes those same queued messages
@@ -8,10 +8,17 @@ claimed episode 1's closing "ok thanks" and its answer, and episode 2's first an
 twice (hunt-exp #6, session 27). Deciding this from the records' text would drop a genuinely
 repeated "ok" or "Done." of the next episode; the queue's order says it exactly.
 
-So at each close the block notes Memory's queue as it stands, each message with whether a run
-recorded it; a flush takes the queue's oldest messages, so it is matched in order against the
-front of that note, and only what no run recorded is handed on to be recorded. A flush that does
-not match (the memory was reset or set anew since) drops the note: its messages are new.
+So at each ``arecord_run`` the block notes Memory's queue as it stands, each message with whether
+a run recorded it; a flush takes the queue's oldest messages, so it is matched in order against
+the front of that note, and only what no run recorded is handed on to be recorded. A flush that
+does not match (the memory was reset or set anew since) drops the note: its messages are new.
+
+The note was taken only when an outcome closed the episode. Within an open episode a flush was
+then judged by the record's text alone: a flushed stretch equal to the record's last turns was
+kept as the user asking again, and the next run's transcript, no longer ending like the record,
+was appended whole: with tool calls, turns and calls were stored two and three times
+(hunt-threads #2, session 38). Open or closed, a run's messages are recorded: the note is taken
+at every recording.
 """
 
 from __future__ import annotations
@@ -26,18 +33,18 @@ MAX_SESSIONS = 1024
 T = TypeVar("T")
 
 
-class QueuedAtClose:
-    """Per conversation (a session in one namespace): Memory's queue when an episode last
-    closed, as (message key, recorded)."""
+class QueuedAtRecord:
+    """Per conversation (a session in one namespace): Memory's queue when a run was last
+    recorded, as (message key, recorded)."""
 
     def __init__(self) -> None:
         self._notes: OrderedDict[Any, list[tuple[Hashable, bool]]] = OrderedDict()
         self._lock = threading.Lock()  # closes and flushes of one session may overlap
 
-    def closed(self, session: Any, queue: Sequence[Hashable], recorded_from: int) -> None:
-        """An episode closed with `queue` (message keys, oldest first) in Memory's queue, its
-        run recorded from position `recorded_from` on. The front of the queue is what an
-        earlier close noted and no flush took yet: those keep what that close said."""
+    def recorded(self, session: Any, queue: Sequence[Hashable], recorded_from: int) -> None:
+        """A run was recorded with `queue` (message keys, oldest first) in Memory's queue, from
+        position `recorded_from` on. The front of the queue is what an earlier recording noted
+        and no flush took yet: those keep what that note said."""
         with self._lock:
             before = self._notes.get(session, [])
             self._notes[session] = [
@@ -51,7 +58,7 @@ class QueuedAtClose:
     def unrecorded(self, session: Any, flushed: Sequence[T], key: Callable[[T], Hashable]
                    ) -> list[T]:
         """The flushed messages (oldest first) no run recorded: the rest were in the queue
-        when an episode closed, and its run holds them."""
+        when a run was recorded, and its record holds them."""
         with self._lock:
             note = self._notes.get(session)
             if not note:
@@ -69,9 +76,9 @@ class QueuedAtClose:
             return fresh
 
 
-async def note_close(notes: QueuedAtClose, memory: Any, conversation: Any,
+async def note_queue(notes: QueuedAtRecord, memory: Any, conversation: Any,
                      history: Sequence[T], start: int, key: Callable[[T], Hashable]) -> None:
-    """Note `memory`'s queue as an episode of `conversation` closes (its session in one
+    """Note `memory`'s queue as a run of `conversation` is recorded (its session in one
     namespace: two users' Memories may share a session name; None: no session): `history` is
     the session's messages as the run read them (``aget_all()``, archived first, no system
     message) and the run recorded them from `start` on. A memory with no short-term queue
@@ -83,4 +90,4 @@ async def note_close(notes: QueuedAtClose, memory: Any, conversation: Any,
         return
     queue = [m for m in await memory.aget_all(status=MessageStatus.ACTIVE)
              if getattr(m.role, "value", str(m.role)) != "system"]
-    notes.closed(conversation, [key(m) for m in queue], start - (len(history) - len(queue)))
+    notes.recorded(conversation, [key(m) for m in queue], start - (len(history) - len(queue)))

@@ -12,7 +12,13 @@ from typing import TYPE_CHECKING, Any, List
 from llama_index.core.base.base_retriever import BaseRetriever
 from llama_index.core.schema import NodeWithScore, QueryBundle, TextNode
 
-from skillbank.adapters._li_namespace import _RESOLVED, _namespace_failed, resolve_namespace
+from skillbank.adapters._li_namespace import (
+    _RESOLVED,
+    _SESSION,
+    _namespace_failed,
+    resolve_namespace,
+    step_session,
+)
 from skillbank.adapters._runs import template_fields
 from skillbank.errors import InvalidInputError
 from skillbank.retrieved_documents import normalise_kind, retrieve
@@ -118,7 +124,7 @@ class SkillbankRetriever(BaseRetriever):
         with using(narrowed(namespace, face=FACE)):  # "{user_id}": that principal's alone
             found = retrieve(self.bank, self.kind, query_bundle.query_str, self.similarity_top_k,
                              namespace=namespace, filters=self.filters,
-                             include_body=self.include_body)
+                             include_body=self.include_body, exclude_thread=_SESSION.get())
         nodes = []
         for node_id, text, metadata, score in found:
             hidden = [key for key in metadata if key != "kind"]
@@ -128,6 +134,16 @@ class SkillbankRetriever(BaseRetriever):
         return nodes
 
     async def _aretrieve(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
+        # The session of the agent run calling it (a `RetrieverTool` of a `FunctionAgent`): its
+        # open record is no past experience, as the tool spec leaves it out; a retriever tool
+        # served an agent its own unfinished record (hunt-threads #4, session 38).
+        session = _SESSION.set(await step_session())
+        try:
+            return await self._aretrieve_in_session(query_bundle)
+        finally:
+            _SESSION.reset(session)
+
+    async def _aretrieve_in_session(self, query_bundle: QueryBundle) -> List[NodeWithScore]:
         if template_fields(self.namespace):
             try:
                 namespace = await resolve_namespace(self.namespace)

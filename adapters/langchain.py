@@ -41,6 +41,7 @@ from langchain_core.callbacks import (
 from langchain_core.documents import Document
 from langchain_core.messages import AIMessage, BaseMessage
 from langchain_core.retrievers import BaseRetriever
+from langchain_core.runnables import ensure_config
 from pydantic import ConfigDict, Field, field_validator
 
 from skillbank.adapters._lc_common import (
@@ -50,6 +51,7 @@ from skillbank.adapters._lc_common import (
     namespace_now,
     refuse_unknown_options,
     skillbank_tools,
+    thread_now,
 )
 from skillbank.adapters._lc_common import text_of as _text
 from skillbank.adapters._lc_middleware import SkillbankMiddleware, SkillbankState
@@ -174,21 +176,20 @@ class SkillbankRetriever(BaseRetriever):
         found = retrieve(self.bank, self.kind, query, opts.get("k", self.k),
                          namespace=namespace_now(opts.get("namespace", self.namespace)),
                          filters=opts.get("filter"),
-                         include_body=opts.get("include_body", self.include_body))
+                         include_body=opts.get("include_body", self.include_body),
+                         exclude_thread=thread_now())
         return [Document(id=doc_id, page_content=text, metadata=meta)
                 for doc_id, text, meta, _ in found]
 
     def invoke(self, input: str, config: Any = None, **kwargs: Any) -> list[Document]:
-        token = GIVEN_CONFIGURABLE.set(dict((config or {}).get("configurable") or {})
-                                       if config else None)
+        token = GIVEN_CONFIGURABLE.set(_configurable(config))
         try:  # the namespace template is filled from this call's configurable
             return super().invoke(input, config, **kwargs)
         finally:
             GIVEN_CONFIGURABLE.reset(token)
 
     async def ainvoke(self, input: str, config: Any = None, **kwargs: Any) -> list[Document]:
-        token = GIVEN_CONFIGURABLE.set(dict((config or {}).get("configurable") or {})
-                                       if config else None)
+        token = GIVEN_CONFIGURABLE.set(_configurable(config))
         try:
             return await super().ainvoke(input, config, **kwargs)
         finally:
@@ -202,6 +203,16 @@ class SkillbankRetriever(BaseRetriever):
             self, query: str, *, run_manager: AsyncCallbackManagerForRetrieverRun,
             **options: Any) -> list[Document]:
         return await asyncio.to_thread(self._documents, query, **options)
+
+
+def _configurable(config: Any) -> dict[str, Any] | None:
+    """A retriever call's ``configurable``: its own, else the run it is called in (None when
+    given no config: `run_config` asks the graph then). `create_retriever_tool` passes only its
+    callbacks, so the run's ``thread_id`` was lost and the thread was served its own open
+    record as a past experience (hunt-threads #4, session 38): `ensure_config` adds the run's."""
+    if not config:
+        return None
+    return dict(ensure_config(config).get("configurable") or {})
 
 
 class SkillRetriever(SkillbankRetriever):

@@ -59,7 +59,7 @@ from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import (
     _RESOLVED, _SESSION, RunNamespaces, _namespace_failed, _shown_namespaces, resolve_namespace,
     step_memory, step_session)
-from skillbank.adapters._li_queue import QueuedAtClose, note_close
+from skillbank.adapters._li_queue import QueuedAtRecord, note_queue
 from skillbank.adapters._li_retriever import SkillbankRetriever
 from skillbank.adapters._warm import warm_up
 from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
@@ -303,7 +303,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
     _goals: "OrderedDict[tuple, dict]" = PrivateAttr(default_factory=OrderedDict)
     _ran_with: RunNamespaces = PrivateAttr(default_factory=RunNamespaces)
     _last_error: Optional[BaseException] = PrivateAttr(default=None)
-    _queued: QueuedAtClose = PrivateAttr(default_factory=QueuedAtClose)  # see `_li_queue`
+    _queued: QueuedAtRecord = PrivateAttr(default_factory=QueuedAtRecord)  # see `_li_queue`
 
     def __init__(self, bank: "Skillbank | None" = None, **data: Any) -> None:
         if bank is not None:
@@ -471,7 +471,7 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ok, namespace = await self._namespace_for(session)
         if not ok:
             return
-        # Not a closed episode's turns (of this conversation: the session in this namespace).
+        # Not turns a run of this conversation (the session in this namespace) recorded.
         messages = self._queued.unrecorded(_conversation(session, namespace), messages, _key)
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         if task:
@@ -598,9 +598,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
                    ChatMessage(role="tool", content=f"error: {said}",
                                additional_kwargs={"tool_call_id": "skillbank-run-error",
                                                   "name": "agent run"})]
-        if closes_episode(outcome):  # what Memory flushes later: not new
-            await note_close(self._queued, memory, _conversation(session, namespace), messages,
-                             start, _key)
+        # What Memory flushes later is not new, whether or not an outcome closes the episode:
+        # noted only at a close, an open episode's flushes were told by text and stored turns
+        # two and three times (hunt-threads #2, session 38).
+        await note_queue(self._queued, memory, _conversation(session, namespace), messages,
+                         start, _key)
         if (plan["followup"] or not users) and not (
                 run and _role(run[0]) == "user" and _is_goal(run[0], plan["goal"])):
             run = [ChatMessage(role="user", content=plan["goal"]), *run]

@@ -63,7 +63,8 @@ _NATIVE_FILTERS = {"experiences": ("outcome", "tags", "kind"), "guidelines": ("t
 
 
 def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
-                namespace: str | None = None, native: dict[str, Any] | None = None) -> list[Any]:
+                namespace: str | None = None, native: dict[str, Any] | None = None,
+                exclude_thread: str | None = None) -> list[Any]:
     """The facade search behind a retriever of `kind` (with the filters it understands).
 
     Experiences are recalled with ``count_use=False``: a retriever is a read, as a vector
@@ -71,14 +72,17 @@ def search_hits(bank: "Skillbank", kind: str, query: str, k: int,
     only read wrote the usage log, moved the records' ranking prior (the same query scored
     0.001, then 0.0007) and lowered their help rate, which `prune` retires by (hunt-rag #5,
     session 24). The memory block and middleware, which put memory in an agent's prompt and
-    let it be rated, still count."""
+    let it be rated, still count. `exclude_thread`: the calling conversation, whose open record
+    is no past experience of its own (as `recall_experiences` leaves it out)."""
     kind = normalise_kind(kind)
     native = native or {}
     if kind == "skills":
         return bank.skills.search(query, k=k)
     if kind == "guidelines":
         return bank.guidelines.search(query, k=k, namespace=namespace, topic=native.get("topic"))
-    return bank.experiences.recall(query, k=k, namespace=namespace, count_use=False, **native)
+    extra = {"exclude_thread": exclude_thread} if exclude_thread else {}
+    return bank.experiences.recall(query, k=k, namespace=namespace, count_use=False, **native,
+                                   **extra)
 
 
 def document_score(kind: str, hit: Any) -> float:
@@ -182,13 +186,16 @@ def _matches(meta: dict[str, Any], filters: dict[str, Any]) -> bool:
 
 
 def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str | None = None,
-             filters: dict[str, Any] | None = None,
-             include_body: bool = False) -> list[tuple[str, str, dict[str, Any], float]]:
+             filters: dict[str, Any] | None = None, include_body: bool = False,
+             exclude_thread: str | None = None) -> list[tuple[str, str, dict[str, Any], float]]:
     """What a retriever returns: (id, text, metadata, score), at most `k`, best first.
 
     `filters` match the documents' metadata (``{"outcome": "failure"}``, ``{"tags": "csv"}``,
     ``{"topic": {"$in": ["data", "python"]}}``); the ones the facade knows are applied in the
     search, the rest to a wider candidate list. `include_body` adds each skill's instructions.
+    `exclude_thread` is the calling conversation (a LangChain thread id, a LlamaIndex session):
+    a retriever tool served an agent its own unfinished record as a past experience, where the
+    memory tools leave it out (hunt-threads #4, session 38).
     """
     kind = normalise_kind(kind)
     if isinstance(k, bool) or not isinstance(k, int) or k < 1:
@@ -213,7 +220,8 @@ def retrieve(bank: "Skillbank", kind: str, query: str, k: int, *, namespace: str
         return []
     fetch = k if not filters else min(max(4 * k, 20), MAX_FETCH)
     while True:
-        hits = search_hits(bank, kind, query, fetch, namespace=namespace, native=native)
+        hits = search_hits(bank, kind, query, fetch, namespace=namespace, native=native,
+                           exclude_thread=exclude_thread)
         out = _documents(bank, kind, hits, k, filters, include_body)
         if len(out) >= k or len(hits) < fetch or fetch >= MAX_FETCH:
             return out

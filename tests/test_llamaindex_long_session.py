@@ -58,6 +58,54 @@ async def test_every_turn_once(tmp_path, remote, each):
         assert set(answered.values()) == {1}, answered  # none twice
 
 
+
+def check_disk(host: str) -> str:
+    """Check the disk of a host."""
+    return f"{host}: 91% used " + "x" * 1500
+
+
+def ops(messages, **kw):
+    """Calls `check_disk` for "check disk <host>", answers anything else."""
+    from scripted_llama import tool_call
+
+    last = messages[-1]
+    if last.role.value == "user" and last.content.startswith("check disk"):
+        host = last.content.split()[-1]
+        return tool_call("check_disk", {"host": host}, f"call-{host}")
+    return ChatMessage(role="assistant", content=f"Reply to <{(last.content or '')[:30]}>")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+async def test_runs_with_tool_calls_are_recorded_once(tmp_path, remote):
+    """Runs that call a tool, `arecord_run` after each, the outcome on the last: once Memory
+    flushed its oldest turns into the block, follow-ups and tool calls were recorded two and
+    three times (30 steps for 14): the queue was noted only when an outcome closed the
+    episode, and an open episode's flush was judged by text (hunt-threads #2, session 38)."""
+    from llama_index.core.tools import FunctionTool
+
+    with bank_for(tmp_path, remote) as bank:
+        block = SkillbankMemoryBlock(bank, background=False)
+        memory = Memory.from_defaults(session_id="ops-1", memory_blocks=[block],
+                                      token_limit=800, chat_history_token_ratio=0.5,
+                                      token_flush_size=300)
+        agent = FunctionAgent(tools=[FunctionTool.from_defaults(check_disk)],
+                              llm=MockFunctionCallingLLM(response_generator=ops),
+                              system_prompt="Ops.")
+        turns = ["Free disk space before the backup", "check disk db1", "clean /tmp on db1",
+                 "check disk db2", "clean /tmp on db2", "check disk db3"]
+        for i, text in enumerate(turns):
+            await agent.run(user_msg=text, memory=memory)
+            await block.arecord_run(memory, outcome="success" if i == len(turns) - 1
+                                    else "unknown")
+        (record,) = bank.experiences.list(kind="experience", include_retired=True)
+        assert record.task == turns[0] and record.outcome == "success"
+        asked = [s.observation[len("User: "):] for s in record.steps
+                 if (s.observation or "").startswith("User: ")]
+        assert asked == turns[1:], asked  # each follow-up once, in order
+        calls = [s.action_input["host"] for s in record.steps if s.action == "check_disk"]
+        assert calls == ["db1", "db2", "db3"], calls
+
+
 def test_what_a_turn_adds_to_a_thread_record():
     from skillbank.memories.experiences.threads import _new_steps
     from skillbank.records import Step
