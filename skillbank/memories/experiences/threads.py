@@ -33,6 +33,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step, utcnow
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
+from skillbank.memories.experiences.validation import MAX_RECORD_BYTES, _fit_record
 from skillbank.store.deltas import make_update
 
 if TYPE_CHECKING:
@@ -202,10 +203,9 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
     old = Experience.model_validate(version.record)
     known = {lesson.text for lesson in old.lessons}
     new_lessons = [lesson for lesson in experience.lessons if lesson.text not in known]
-    merged = Experience.model_validate({
+    steps = [*old.steps, *_new_steps(old.steps, experience.steps)]
+    fields = {
         **memory._dump(old),
-        "steps": [s.model_dump(mode="json")
-                  for s in _fit_steps([*old.steps, *_new_steps(old.steps, experience.steps)])],
         "outcome": experience.outcome if experience.outcome != "unknown" else old.outcome,
         "score": experience.score if experience.score is not None else old.score,
         "feedback": experience.feedback or old.feedback,
@@ -213,7 +213,15 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
         "updated": _turn_time(old),
-    })
+    }
+    # Bounded in bytes as a single `record` is, not only in steps: the head, the latest steps
+    # and the outcome kept, the middle counted by the marker. Bounded by count alone, a long
+    # thread with large tool outputs outgrew what the journal stores and every later turn, the
+    # outcome too, was refused (hunt-threads #1, session 38).
+    bare = Experience.model_validate({**fields, "steps": []})
+    budget = MAX_RECORD_BYTES - len(bare.model_dump_json().encode("utf-8"))
+    merged = _fit_record(Experience.model_validate({
+        **fields, "steps": [s.model_dump(mode="json") for s in _fit_steps(steps, budget)]}))
     return record_id, merged, version, new_lessons
 
 
