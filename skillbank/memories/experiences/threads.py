@@ -245,7 +245,7 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     turn's final answer reads as a thought once more messages follow it, so both count alike.
     A turn equal to the record's last steps is kept (asking the same thing twice is two
     turns); the record's last steps opening a longer turn, or a run of two or more steps the
-    record holds before its end, are not appended again.
+    record holds just before its last turn, are not appended again.
 
     Steps are compared by everything they say, the user's words of a follow-up ("User: …", an
     observation without an action) included: left out, every follow-up looked alike, so a turn
@@ -269,10 +269,14 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     size = len(given)
     if size <= len(held) and held[-size:] == given:
         return turn
-    # A turn the record holds whole, in order, before its end: turns recorded already and
-    # passed again (a LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn
-    # session ended with 150 steps, every answer twice; agents hunt, session 18).
-    if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size)):
+    # A turn the record holds whole, in order, just before its end (only the record's last
+    # turn after it): turns recorded already and passed again (a LlamaIndex Memory flushing
+    # turns that arecord_run recorded: a 40-turn session ended with 150 steps, every answer
+    # twice; agents hunt, session 18). Only there, as docs/api.md says: a copy anywhere
+    # earlier dropped a question asked again later ("is it done?" … "restart the worker" … two
+    # turns on, "is it done?" lost; hunt-threads #3, session 38).
+    if size >= 2 and any(held[i:i + size] == given and _one_turn(old[i + size:])
+                         for i in range(len(held) - size)):
         return []
     # The longest run that ends the record and starts the turn, with something new after it:
     # the earlier turns again (the whole transcript, or all a memory still queues).
@@ -280,6 +284,14 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
         if (size >= 2 or size == len(held)) and held[-size:] == given[:size]:
             return turn[size:]
     return turn
+
+
+def _one_turn(steps: list[Step]) -> bool:
+    """Whether `steps` are one follow-up turn: the user's request ("User: …", an observation
+    without an action) first and no other after it."""
+    asks = [n for n, step in enumerate(steps)
+            if step.action is None and (step.observation or "").startswith("User: ")]
+    return asks == [0]
 
 
 def _store(memory: "ExperienceMemory", record: Experience, status: str,
