@@ -108,6 +108,54 @@ def test_what_a_turn_adds_when_answers_repeat():
     assert _new_steps(held, steps("b?", "ok", "c?", "ok")) == steps("c?", "ok")
     polled = steps("a?", "no", "a?", "no")
     assert _new_steps(polled, steps("a?", "no")) == steps("a?", "no")  # the third poll
+    # Held further back than just before the end (docs/api.md): asked again, not delivered
+    # again (hunt-threads #3, session 38).
+    longer = steps("a?", "ok", "b?", "ok", "c?", "ok")
+    assert _new_steps(longer, steps("a?", "ok")) == steps("a?", "ok")
+    assert _new_steps(longer, steps("b?", "ok")) == []  # just before the end: as before
+
+
+@REMOTE
+def test_a_question_asked_again_turns_later_is_kept(tmp_path, remote):
+    """A LangChain thread polls "is it done?", restarts the worker, reads the logs, and polls
+    again with the same answer: the second poll was dropped as a turn delivered again, and the
+    record read as if the restart had fixed the deploy (hunt-threads #3, session 38)."""
+    pytest.importorskip("langchain.agents")
+    from langchain.agents import create_agent
+    from langchain_core.messages import AIMessage
+    from langchain_core.tools import tool
+    from langgraph.checkpoint.memory import InMemorySaver
+    from scripted import call, script
+
+    from skillbank.adapters.langchain import SkillbankMiddleware
+
+    @tool
+    def deploy_status() -> str:
+        """Status of the deploy."""
+        return "rolling: 3/10 pods"
+
+    @tool
+    def restart_worker() -> str:
+        """Restart the worker."""
+        return "restarted"
+
+    model = script(AIMessage(content="Started the deploy."),
+                   call("deploy_status", {}, "c1"), AIMessage(content="Not yet: 3/10 pods."),
+                   call("restart_worker", {}, "c2"), AIMessage(content="Restarted."),
+                   AIMessage(content="The logs show a slow image pull."),
+                   call("deploy_status", {}, "c3"), AIMessage(content="Not yet: 3/10 pods."))
+    with bank_for(tmp_path, remote) as bank:
+        agent = create_agent(model, tools=[deploy_status, restart_worker],
+                             checkpointer=InMemorySaver(), middleware=[SkillbankMiddleware(bank)])
+        config = {"configurable": {"thread_id": "ops-2"}}
+        for text in ["Deploy release 4.2 to production", "is it done?", "restart the worker",
+                     "what do the logs say?", "is it done?"]:
+            agent.invoke({"messages": [{"role": "user", "content": text}]}, config)
+            assert bank.flush(timeout=WAIT)
+        (record,) = bank.experiences.list(kind="experience", include_retired=True)
+        steps = said(bank, record.id)
+        assert steps.count("User: is it done?") == 2, steps
+        assert steps[-3:] == ["User: is it done?", "rolling: 3/10 pods", "Not yet: 3/10 pods."]
 
 
 @REMOTE

@@ -33,6 +33,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step, utcnow
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
+from skillbank.memories.experiences.validation import MAX_RECORD_BYTES, _fit_record
 from skillbank.store.deltas import make_update
 
 if TYPE_CHECKING:
@@ -202,10 +203,9 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
     old = Experience.model_validate(version.record)
     known = {lesson.text for lesson in old.lessons}
     new_lessons = [lesson for lesson in experience.lessons if lesson.text not in known]
-    merged = Experience.model_validate({
+    steps = [*old.steps, *_new_steps(old.steps, experience.steps)]
+    fields = {
         **memory._dump(old),
-        "steps": [s.model_dump(mode="json")
-                  for s in _fit_steps([*old.steps, *_new_steps(old.steps, experience.steps)])],
         "outcome": experience.outcome if experience.outcome != "unknown" else old.outcome,
         "score": experience.score if experience.score is not None else old.score,
         "feedback": experience.feedback or old.feedback,
@@ -213,7 +213,15 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
         "updated": _turn_time(old),
-    })
+    }
+    # Bounded in bytes as a single `record` is, not only in steps: the head, the latest steps
+    # and the outcome kept, the middle counted by the marker. Bounded by count alone, a long
+    # thread with large tool outputs outgrew what the journal stores and every later turn, the
+    # outcome too, was refused (hunt-threads #1, session 38).
+    bare = Experience.model_validate({**fields, "steps": []})
+    budget = MAX_RECORD_BYTES - len(bare.model_dump_json().encode("utf-8"))
+    merged = _fit_record(Experience.model_validate({
+        **fields, "steps": [s.model_dump(mode="json") for s in _fit_steps(steps, budget)]}))
     return record_id, merged, version, new_lessons
 
 
@@ -237,7 +245,7 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     turn's final answer reads as a thought once more messages follow it, so both count alike.
     A turn equal to the record's last steps is kept (asking the same thing twice is two
     turns); the record's last steps opening a longer turn, or a run of two or more steps the
-    record holds before its end, are not appended again.
+    record holds just before its last turn, are not appended again.
 
     Steps are compared by everything they say, the user's words of a follow-up ("User: …", an
     observation without an action) included: left out, every follow-up looked alike, so a turn
@@ -261,10 +269,14 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     size = len(given)
     if size <= len(held) and held[-size:] == given:
         return turn
-    # A turn the record holds whole, in order, before its end: turns recorded already and
-    # passed again (a LlamaIndex Memory flushing turns that arecord_run recorded: a 40-turn
-    # session ended with 150 steps, every answer twice; agents hunt, session 18).
-    if size >= 2 and any(held[i:i + size] == given for i in range(len(held) - size)):
+    # A turn the record holds whole, in order, just before its end (only the record's last
+    # turn after it): turns recorded already and passed again (a LlamaIndex Memory flushing
+    # turns that arecord_run recorded: a 40-turn session ended with 150 steps, every answer
+    # twice; agents hunt, session 18). Only there, as docs/api.md says: a copy anywhere
+    # earlier dropped a question asked again later ("is it done?" … "restart the worker" … two
+    # turns on, "is it done?" lost; hunt-threads #3, session 38).
+    if size >= 2 and any(held[i:i + size] == given and _one_turn(old[i + size:])
+                         for i in range(len(held) - size)):
         return []
     # The longest run that ends the record and starts the turn, with something new after it:
     # the earlier turns again (the whole transcript, or all a memory still queues).
@@ -272,6 +284,14 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
         if (size >= 2 or size == len(held)) and held[-size:] == given[:size]:
             return turn[size:]
     return turn
+
+
+def _one_turn(steps: list[Step]) -> bool:
+    """Whether `steps` are one follow-up turn: the user's request ("User: …", an observation
+    without an action) first and no other after it."""
+    asks = [n for n, step in enumerate(steps)
+            if step.action is None and (step.observation or "").startswith("User: ")]
+    return asks == [0]
 
 
 def _store(memory: "ExperienceMemory", record: Experience, status: str,

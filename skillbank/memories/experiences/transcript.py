@@ -8,6 +8,7 @@ experience memory must accept what any face hands it without depending on that f
 from __future__ import annotations
 
 import json
+import math
 import re
 from typing import Any, Iterable, Mapping, Sequence
 
@@ -262,20 +263,45 @@ def _repaired_value(value: Any) -> Any:
     return value
 
 
-def _fit_steps(steps: list[Step]) -> list[Step]:
+def _fit_steps(steps: list[Step], budget: int | None = None) -> list[Step]:
     """Keep the head and the tail of an over-long trajectory, with a marker between saying how
     many steps are left out.
 
     A long thread is fitted again at every turn, its earlier marker among the steps it drops:
     the marker stands for the steps it left out, so the new one counts them too ("[3 steps
-    omitted]" where 101 were gone after 300 turns; hunt-exp #5, session 27)."""
-    if len(steps) <= MAX_STEPS:
+    omitted]" where 101 were gone after 300 turns; hunt-exp #5, session 27).
+
+    `budget`: the bytes the steps' JSON may take (a thread's record, `threads._turn`). Bounded
+    by count alone, a thread with large tool outputs grew past the record limit, and once its
+    record was too large to journal every later turn and the outcome were refused (479 steps,
+    3.4 MB; hunt-threads #1, session 38). The head is at most half the budget and ends at an
+    earlier marker, so it stays the same turn after turn; the tail, the latest steps, takes
+    the rest (at least the last step; `validation._fit_record` trims texts if it alone is too
+    large)."""
+    sizes = [len(step.model_dump_json().encode("utf-8")) + 1 for step in steps] \
+        if budget is not None else []
+    if len(steps) <= MAX_STEPS and (budget is None or sum(sizes) <= budget):
         return steps
-    head = MAX_STEPS // 2
-    tail = MAX_STEPS - head - 1
+    room = math.inf if budget is None else budget - _MARKER_BYTES
+    head, used = 0, 0
+    while head < min(MAX_STEPS // 2, len(steps) - 1) and not _is_marker(steps[head]) \
+            and (budget is None or used + sizes[head] <= room / 2):
+        used += sizes[head] if budget is not None else 0
+        head += 1
+    tail = 0
+    while tail < min(MAX_STEPS - head - 1, len(steps) - head) and \
+            (tail == 0 or budget is None or used + sizes[-tail - 1] <= room):
+        used += sizes[-tail - 1] if budget is not None else 0
+        tail += 1
+    if head + tail >= len(steps):
+        return steps
     skipped = sum(_stands_for(step) for step in steps[head:len(steps) - tail])
     marker = Step(thought=f"[{skipped} steps omitted]")
-    return steps[:head] + [marker] + steps[-tail:]
+    return steps[:head] + [marker] + steps[len(steps) - tail:]
+
+
+#: Room kept for the marker's JSON in a byte budget (`{"thought":"[N steps omitted]",…}`).
+_MARKER_BYTES = 200
 
 
 _MARKER = re.compile(r"\[(\d+) steps omitted\]")
@@ -284,11 +310,13 @@ _MARKER = re.compile(r"\[(\d+) steps omitted\]")
 def _stands_for(step: Step) -> int:
     """How many steps of the trajectory `step` is: a marker `_fit_steps` wrote is the steps it
     left out, any other step one."""
-    found = _MARKER.fullmatch(step.thought or "")
-    if found and step.action is None and step.observation is None \
-            and step.action_input is None:
-        return int(found.group(1))
-    return 1
+    return int(_MARKER.fullmatch(step.thought or "").group(1)) if _is_marker(step) else 1
+
+
+def _is_marker(step: Step) -> bool:
+    """Whether `step` is a marker `_fit_steps` wrote (its text only, nothing else)."""
+    return bool(_MARKER.fullmatch(step.thought or "")) and step.action is None \
+        and step.observation is None and step.action_input is None
 
 
 def _jsonable(value: Any) -> Any:
