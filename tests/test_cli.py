@@ -678,6 +678,35 @@ def test_forget_from_a_script_asks_on_stderr_and_names_yes(run):
     run("experiences", "show", eid, code=3)
 
 
+@pytest.mark.skipif(sys.platform == "win32", reason="a pseudo-terminal")
+def test_ctrl_d_at_the_forget_prompt_is_no(run, cli_root):
+    """Ctrl-D at a terminal's `[y/N]` is no (exit 1, nothing forgotten), not "Aborted." as an
+    interruption (review 1, session 38)."""
+    import pty
+
+    eid = run.json("experiences", "record", "--task", "Backfill the ledger", "--outcome",
+                   "failure")["id"]
+    main, tty = pty.openpty()
+    script = Path(sys.executable).with_name("skillbank")
+    env = {**os.environ, "SKILLBANK_CLI_OWNER": "0"}
+    done = subprocess.Popen([str(script), "forget", eid], stdin=tty, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, env=env)
+    os.close(tty)
+    try:
+        prompt = b""
+        while b"[y/N]" not in prompt:
+            chunk = done.stderr.read1(256)
+            assert chunk, prompt
+            prompt += chunk
+        os.write(main, b"\x04")  # Ctrl-D at the start of a line: end of input
+        out, err = done.communicate(timeout=120)
+    finally:
+        os.close(main)
+    assert done.returncode == 1, (out, prompt + err)
+    assert b"Aborted" not in err and out == b""
+    assert run.json("experiences", "show", eid)["id"] == eid
+
+
 def test_export_to_stdout_with_a_dash(run, env):
     """`experiences export -` wrote a file named "-" (docs hunt, session 18)."""
     import os

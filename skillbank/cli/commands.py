@@ -398,7 +398,7 @@ def _confirmed(question: str) -> bool:
     if not answer:
         sys.stderr.write("\n")
         if sys.stdin is not None and sys.stdin.isatty():
-            raise typer.Abort()  # Ctrl-D at a terminal: interrupted
+            return False  # Ctrl-D at a terminal: no, as [y/N] says (review 1, session 38)
         from skillbank.errors import InvalidInputError
 
         raise InvalidInputError("no answer on stdin (not a terminal) to confirm it: pass --yes "
