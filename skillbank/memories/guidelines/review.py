@@ -222,12 +222,17 @@ class GuidelineReview:
         return rejected
 
     def retire(self, gid: str) -> Guideline:
-        """Stop serving a guideline (active or pending -> retired); the file is kept."""
+        """Stop serving a guideline (active or pending -> retired); the file is kept.
+
+        An active rule may be retired by whoever may change its namespace (a trusted contributor
+        of her own, as her votes retire it and `forget` deletes it): "needs the reviewer role"
+        refused her the milder, reversible action (hunt-teamvotes #4, session 38). A pending
+        one is its reviewers' still (`_change` answers "not found" to anyone else)."""
         def apply(g: Guideline) -> dict[str, Any] | None:
             if g.status in ("retired", "superseded"):
                 return None
             return {"status": "retired"}
-        retired = self._change(gid, apply)
+        retired = self._change(gid, apply, verb="retire")
         note(self, "retire", "guideline", gid, namespace=retired.namespace)
         return retired
 
@@ -368,14 +373,18 @@ def _deciding(helpful: int, harmful: int, outside: dict[str, int]) -> tuple[int,
 def _allowed(scope: "scopes.Scope", verb: str, gid: str, namespace: str) -> None:
     """PermissionDeniedError unless `scope` may `verb` a guideline of `namespace` (see
     `skillbank.scope`: voting needs a contributor, forgetting a trusted contributor of the
-    namespace or its reviewer, approve/reject/retire its reviewer)."""
+    namespace or its reviewer, and so retiring an active rule (`retire` reaches a pending one
+    only for its reviewer), approve/reject its reviewer)."""
     if verb == "vote":
         scope.require(scopes.Role.CONTRIBUTOR, "voting on a guideline")
         return
-    allowed = scope.can_change(namespace) if verb == "forget" else scope.can_review(namespace)
+    changing = verb in ("forget", "retire")
+    allowed = scope.can_change(namespace) if changing else scope.can_review(namespace)
     if not allowed:
+        needed = "a trusted contributor of that namespace or the reviewer role" if changing \
+            else "the reviewer role"
         raise PermissionDeniedError(
-            f"{verb} {gid} needs the reviewer role for namespace {namespace!r}; "
+            f"{verb} {gid} needs {needed} for namespace {namespace!r}; "
             f"{scope.principal} is {'an untrusted ' if not scope.trusted else 'a '}"
             f"{scope.role.value}")
 
