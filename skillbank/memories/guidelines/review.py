@@ -111,7 +111,15 @@ class GuidelineReview:
         restatement: it is a replace, as the same call made trusted is (`replaces_itself`), so
         approving it activates it and supersedes the rule. It was folded, and the change the
         queue promised ("approving it stops serving ...") was dropped: the old rule stayed
-        active with its old when_to_use, the approved one retired (hunt-ui #7, session 27)."""
+        active with its old when_to_use, the approved one retired (hunt-ui #7, session 27).
+
+        UNTRUSTED_REPEATS: a pending proposal's reinforcements are untrusted repeats only (only
+        an untrusted learn joins a proposal, `_join_proposal`; a trusted one reinforces the
+        active rule or confirms with its own wording), and pending records carry no principal
+        to count them by. So one approval is one reinforcement: none for the approved rule
+        itself, one for the rule it folds into. One client repeating a critique 20 times made
+        "reinforced 20×" and a full-strength ranking prior after one approval (hunt-teamvotes
+        #5, session 38); the proposal keeps its count for the reviewer, its sources go along."""
         twin: Guideline | None = None
         already = False
 
@@ -137,7 +145,7 @@ class GuidelineReview:
             if twin is not None:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
             self._refuse_stale_replace(g)
-            return {"status": "active"}
+            return {"status": "active", "reinforcements": 0}  # see UNTRUSTED_REPEATS
         with self._writing():
             g = self._change(gid, apply)
             now = utcnow()
@@ -162,7 +170,7 @@ class GuidelineReview:
             wording = {"text": g.text} if more_specific(g.text, twin.text) else {}
             return self._save(twin.model_copy(update={
                 **wording,
-                "reinforcements": twin.reinforcements + 1 + g.reinforcements,
+                "reinforcements": twin.reinforcements + 1,  # UNTRUSTED_REPEATS
                 "sources": [*twin.sources, *g.sources],
                 "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
                                                           if i != twin.id)}),
