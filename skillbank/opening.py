@@ -9,6 +9,8 @@ layer (owner and client) only ever sees a finished facade — the arrows point o
 
 from __future__ import annotations
 
+import contextlib
+import contextvars
 import dataclasses
 import os
 from pathlib import Path
@@ -20,6 +22,23 @@ from skillbank.settings import load_settings
 if TYPE_CHECKING:
     from skillbank.bank import Skillbank
     from skillbank.distill import Distiller
+
+
+# Set by `skillbank server` while it opens its bank: it records the deployment itself once the
+# worker can serve, so that a failed start (a setting to fix, a typo'd --deployment) records
+# none (see `_mark_team_root`).
+_DEPLOYMENT_RECORDED_LATER: contextvars.ContextVar[bool] = contextvars.ContextVar(
+    "skillbank_deployment_recorded_later", default=False)
+
+
+@contextlib.contextmanager
+def deployment_recorded_later() -> Any:
+    """Opens inside this block leave the root's `deployment` line to the caller."""
+    token = _DEPLOYMENT_RECORDED_LATER.set(True)
+    try:
+        yield
+    finally:
+        _DEPLOYMENT_RECORDED_LATER.reset(token)
 
 
 def open_bank(
@@ -50,6 +69,7 @@ def open_bank(
         **overrides,
     )
     _refuse_embedded_team_root(settings)
+    _refuse_another_deployment(settings)
     root_format.refuse_newer(settings.root)
     if share and client is None and not settings.chroma_url:
         from skillbank.sharing import open_shared, served
@@ -147,18 +167,47 @@ def _mark_team_root(settings: Any) -> None:
     root = Path(settings.root)
     log = logging.getLogger("skillbank")
     try:
-        if remember.is_team(root):
-            return  # marked already (a read-only root stays untouched)
-        if _holds_embedded_memory(root):
-            log.warning("skillbank: %s holds embedded memory and is opened in team mode: not "
-                        "recorded as a team root (an embedded open still reads that memory); "
-                        "`skillbank migrate` brings it into the team (docs/team.md)", root)
-            return
-        remember.mark_team(root)  # under the settings file's lock: two opens at once both land
+        if not remember.is_team(root):
+            if _holds_embedded_memory(root):
+                log.warning("skillbank: %s holds embedded memory and is opened in team mode: "
+                            "not recorded as a team root (an embedded open still reads that "
+                            "memory); `skillbank migrate` brings it into the team "
+                            "(docs/team.md)", root)
+                return
+            remember.mark_team(root)  # under the settings file's lock: two opens both land
+        # The deployment too, as `skillbank server` records it: with `team = true` alone the
+        # CLI on this root (same SKILLBANK_DATABASE_URL) opened the root-id deployment, said
+        # "No guidelines" and learnt rules the app never saw (hunt-teamvotes #2, session 38).
+        if settings.deployment and not _DEPLOYMENT_RECORDED_LATER.get() and \
+                remember.deployment(root) is None:
+            remember.keep_setting(root, remember.DEPLOYMENT, settings.deployment)
     except (OSError, InvalidInputError) as exc:
-        log.warning("skillbank: could not record team = true in %s: %s; a shell without "
-                    "SKILLBANK_DATABASE_URL may open this root embedded", root / remember.CONFIG,
-                    exc)
+        log.warning("skillbank: could not record team = true (deployment %r) in %s: %s; a "
+                    "shell without SKILLBANK_DATABASE_URL may open this root embedded, and the "
+                    "CLI on it needs SKILLBANK_DEPLOYMENT", settings.deployment,
+                    root / remember.CONFIG, exc)
+
+
+def _refuse_another_deployment(settings: Any) -> None:
+    """One root is one deployment, in-process as on a worker (`skillbank server` refuses to
+    start with another `--deployment`): a team open given a deployment other than the one the
+    root's skillbank.toml records (an argument or SKILLBANK_DEPLOYMENT override the file) would
+    read and write where the root's other processes never look (hunt-teamvotes #2, session 38).
+    Settings merge the file under the environment and arguments, so a differing value can only
+    come from one of those."""
+    if not getattr(settings, "database_url", None) or not settings.deployment:
+        return
+    from skillbank import remember
+    from skillbank.errors import InvalidInputError
+
+    recorded = remember.deployment(settings.root)
+    if recorded is not None and recorded != settings.deployment:
+        raise InvalidInputError(
+            f"{Path(settings.root) / remember.CONFIG} says deployment = {recorded!r}, and this "
+            f"process was given {settings.deployment!r}; one root is one deployment (the CLI, "
+            f"every worker and every in-process bank on it open the same one): open it with "
+            f"deployment {recorded!r} (SKILLBANK_DEPLOYMENT={recorded}), or change that line "
+            "by hand")
 
 
 def _holds_embedded_memory(root: Path) -> bool:

@@ -11,12 +11,17 @@ Real PostgreSQL (tests/pg_cluster.py) and a `chroma run` server.
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 import uuid
+
 import pytest
 
 from skillbank import Skillbank, remember
 from skillbank.embeddings import HashEmbedding
 from skillbank.errors import InvalidInputError
+from mcp_http import team_env
 from team_worker import open_bank
 
 pytest.importorskip("psycopg")
@@ -54,3 +59,33 @@ def test_a_settings_file_that_cannot_be_written_does_not_stop_the_team_open(
     with open_bank(root, chroma_server, postgres.url, uuid.uuid4().hex[:16]) as bank:
         assert bank.guidelines.add("Always sign the release tarball.").guideline_id
     assert not remember.is_team(root)
+
+
+def test_the_deployment_given_in_process_is_recorded_and_another_is_refused(
+        tmp_path, chroma_server, postgres):
+    """hunt-teamvotes #2, session 38: `team = true` alone was recorded, so the CLI on the root
+    (same SKILLBANK_DATABASE_URL and SKILLBANK_CHROMA_URL) opened the root-id deployment: "No
+    guidelines", and a rule it learnt was one the app never saw."""
+    root = tmp_path / "root"
+    deployment = "prod-" + uuid.uuid4().hex[:8]
+    with open_bank(root, chroma_server, postgres.url, deployment) as bank:
+        gid = bank.guidelines.add("Never run database migrations on Fridays.").guideline_id
+    assert remember.deployment(root) == deployment and remember.is_team(root)
+    env = {**team_env(), "SKILLBANK_DATABASE_URL": postgres.url,
+           "SKILLBANK_CHROMA_URL": chroma_server}
+    listed = subprocess.run([sys.executable, "-m", "skillbank.cli", "--root", str(root),
+                             "--json", "guidelines", "list"], env=env, capture_output=True,
+                            text=True, timeout=180)
+    assert listed.returncode == 0, listed.stderr
+    assert gid in {g["id"] for g in json.loads(listed.stdout)}
+    with pytest.raises(InvalidInputError, match=f"deployment = '{deployment}'"):
+        open_bank(root, chroma_server, postgres.url, "another")  # as the server refuses
+    refused = subprocess.run([sys.executable, "-m", "skillbank.cli", "--root", str(root),
+                              "guidelines", "learn", "Always announce deploys."],
+                             env={**env, "SKILLBANK_DEPLOYMENT": "another"},
+                             capture_output=True, text=True, timeout=180)
+    assert refused.returncode == 2 and "one root is one deployment" in refused.stderr
+    assert remember.deployment(root) == deployment
+    with open_bank(root, chroma_server, postgres.url, deployment) as bank:
+        assert [g.text for g in bank.guidelines.list(namespace="*")] == [
+            "Never run database migrations on Fridays."]

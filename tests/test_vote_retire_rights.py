@@ -15,7 +15,7 @@ from __future__ import annotations
 import pytest
 
 from owner_client import bank_for
-from skillbank.errors import PermissionDeniedError
+from skillbank.errors import NotFoundError, PermissionDeniedError
 from skillbank.memories.guidelines.files import parse_guideline, render_guideline
 from skillbank.scope import Scope
 from test_team_guidelines import workers  # noqa: F401 - a fixture
@@ -70,6 +70,40 @@ def _votes(bank) -> None:
 def test_only_those_who_may_retire_a_rule_decide_its_retirement(tmp_path, remote):
     with bank_for(tmp_path, remote) as bank:
         _votes(bank)
+
+
+def _own_retire(bank) -> None:
+    """hunt-teamvotes #4, session 38: Carl could forget his own rule and retire it with his
+    votes, yet `retire()` said "needs the reviewer role"; now retiring an active rule takes what
+    forgetting takes. Untrusted he still may not, nor retire a rule of a namespace he only reads,
+    nor reach a pending rule (his reviewer's)."""
+    carl = bank.scoped(CARL)
+    mine = carl.guidelines.add("Sign every release tag.").guideline_id
+    team = bank.guidelines.add("Use conventional commit messages.", namespace="team").guideline_id
+    with pytest.raises(PermissionDeniedError):
+        bank.scoped(CARL.untrusted()).guidelines.retire(mine)
+    with pytest.raises(PermissionDeniedError):
+        carl.guidelines.retire(team)
+    pending = bank.scoped(CARL.untrusted()).guidelines.add(
+        "Tag releases from the main branch only.").guideline_id
+    with pytest.raises(NotFoundError):
+        carl.guidelines.retire(pending)
+    assert bank.guidelines.get(mine).status == "active"
+    assert carl.guidelines.retire(mine).status == "retired"
+    assert bank.guidelines.get(mine).status == "retired"
+    assert (bank.guidelines.get(team).status, bank.guidelines.get(pending).status) == \
+        ("active", "pending")
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_trusted_contributor_retires_her_own_active_rule(tmp_path, remote):
+    with bank_for(tmp_path, remote) as bank:
+        _own_retire(bank)
+
+
+def test_a_trusted_contributor_retires_her_own_active_rule_in_team_mode(workers):
+    a, b = workers
+    _own_retire(a)
 
 
 def test_outside_votes_round_trip_through_the_rule_file(tmp_path):

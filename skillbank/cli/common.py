@@ -434,6 +434,15 @@ def outsiders(nets: dict[str, int]) -> str:
     return f"; outsiders (each counted once): {shown}{more}"
 
 
+def untrusted_votes(helpful: int, harmful: int) -> str:
+    """`; untrusted (never counted): 2 helpful, 5 harmful`, or "" when none came. An untrusted
+    client is told its vote is "recorded for review", yet `guidelines show` printed 0/0 beside
+    `untrusted_harmful = 5` (hunt-teamvotes #3, session 38)."""
+    if not helpful and not harmful:
+        return ""
+    return f"; untrusted (never counted): {helpful} helpful, {harmful} harmful"
+
+
 def when(value: Any, *, zone: bool = True) -> str:
     """A stored time as shown: in UTC, saying so ("2026-12-02 05:01 UTC"); `zone=False` in a
     table whose column header says "(UTC)". Times were shown in UTC naming no zone, so a user in

@@ -13,7 +13,7 @@ from typing import Annotated, Any, Optional
 import typer
 
 from skillbank.cli.common import (invalid, key_values, outsiders, score, short, state, table, text,
-                                  usage_text, when)
+                                  untrusted_votes, usage_text, when)
 from skillbank.cli.hints import cli_terms
 from skillbank.cli.skills import print_findings
 from skillbank.errors import PermissionDeniedError
@@ -115,7 +115,8 @@ def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> N
         ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
         ("rule", g.text), ("when to use", g.when_to_use),
         ("votes", f"{g.helpful} helpful, {g.harmful} harmful, {g.reinforcements} reinforcements"
-                  + outsiders(g.outside_votes)),
+                  + outsiders(g.outside_votes)
+                  + untrusted_votes(g.untrusted_helpful, g.untrusted_harmful)),
         ("supersedes", ", ".join(g.supersedes)), ("superseded by", superseded_by),
         ("related", ", ".join(f"{r.id} ({r.status})" for r in related)),
         ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),

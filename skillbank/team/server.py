@@ -409,13 +409,17 @@ def _main(argv: Sequence[str] | None) -> int:
                   "(the CLI and every worker on it must open the same one): start it with "
                   f"--deployment {recorded}, or change that line by hand", file=sys.stderr)
             return 2
+    from skillbank.opening import deployment_recorded_later
+
     try:  # interruptible: Ctrl-C while PostgreSQL or the Chroma server hangs (signals.py)
-        bank = interruptible(lambda: Skillbank.open(
-            args.root, chroma_url=args.chroma_url, database_url=args.database_url,
-            deployment=args.deployment, embedding_function=embedding_from_env(),
-            include_bundled=True, start_without_chroma=True, **skills_overrides(args),
-            # --no-watch: skill files changed are not synced, neither by reads (freshness.py)
-            skills_recheck_seconds=None if args.watch else 0))
+        with deployment_recorded_later():  # by _remember_serving, once it can serve
+            bank = interruptible(lambda: Skillbank.open(
+                args.root, chroma_url=args.chroma_url, database_url=args.database_url,
+                deployment=args.deployment, embedding_function=embedding_from_env(),
+                include_bundled=True, start_without_chroma=True, **skills_overrides(args),
+                # --no-watch: skill files changed are not synced, neither by reads
+                # (freshness.py)
+                skills_recheck_seconds=None if args.watch else 0))
     except SkillbankError as exc:
         print(f"skillbank server: {exc}", file=sys.stderr)
         return 1

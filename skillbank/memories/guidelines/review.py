@@ -111,7 +111,15 @@ class GuidelineReview:
         restatement: it is a replace, as the same call made trusted is (`replaces_itself`), so
         approving it activates it and supersedes the rule. It was folded, and the change the
         queue promised ("approving it stops serving ...") was dropped: the old rule stayed
-        active with its old when_to_use, the approved one retired (hunt-ui #7, session 27)."""
+        active with its old when_to_use, the approved one retired (hunt-ui #7, session 27).
+
+        UNTRUSTED_REPEATS: a pending proposal's reinforcements are untrusted repeats only (only
+        an untrusted learn joins a proposal, `_join_proposal`; a trusted one reinforces the
+        active rule or confirms with its own wording), and pending records carry no principal
+        to count them by. So one approval is one reinforcement: none for the approved rule
+        itself, one for the rule it folds into. One client repeating a critique 20 times made
+        "reinforced 20×" and a full-strength ranking prior after one approval (hunt-teamvotes
+        #5, session 38); the proposal keeps its count for the reviewer, its sources go along."""
         twin: Guideline | None = None
         already = False
 
@@ -137,7 +145,7 @@ class GuidelineReview:
             if twin is not None:
                 return {"status": "retired", "related": sorted({*g.related, twin.id})}
             self._refuse_stale_replace(g)
-            return {"status": "active"}
+            return {"status": "active", "reinforcements": 0}  # see UNTRUSTED_REPEATS
         with self._writing():
             g = self._change(gid, apply)
             now = utcnow()
@@ -162,7 +170,7 @@ class GuidelineReview:
             wording = {"text": g.text} if more_specific(g.text, twin.text) else {}
             return self._save(twin.model_copy(update={
                 **wording,
-                "reinforcements": twin.reinforcements + 1 + g.reinforcements,
+                "reinforcements": twin.reinforcements + 1,  # UNTRUSTED_REPEATS
                 "sources": [*twin.sources, *g.sources],
                 "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
                                                           if i != twin.id)}),
@@ -222,12 +230,17 @@ class GuidelineReview:
         return rejected
 
     def retire(self, gid: str) -> Guideline:
-        """Stop serving a guideline (active or pending -> retired); the file is kept."""
+        """Stop serving a guideline (active or pending -> retired); the file is kept.
+
+        An active rule may be retired by whoever may change its namespace (a trusted contributor
+        of her own, as her votes retire it and `forget` deletes it): "needs the reviewer role"
+        refused her the milder, reversible action (hunt-teamvotes #4, session 38). A pending
+        one is its reviewers' still (`_change` answers "not found" to anyone else)."""
         def apply(g: Guideline) -> dict[str, Any] | None:
             if g.status in ("retired", "superseded"):
                 return None
             return {"status": "retired"}
-        retired = self._change(gid, apply)
+        retired = self._change(gid, apply, verb="retire")
         note(self, "retire", "guideline", gid, namespace=retired.namespace)
         return retired
 
@@ -368,14 +381,18 @@ def _deciding(helpful: int, harmful: int, outside: dict[str, int]) -> tuple[int,
 def _allowed(scope: "scopes.Scope", verb: str, gid: str, namespace: str) -> None:
     """PermissionDeniedError unless `scope` may `verb` a guideline of `namespace` (see
     `skillbank.scope`: voting needs a contributor, forgetting a trusted contributor of the
-    namespace or its reviewer, approve/reject/retire its reviewer)."""
+    namespace or its reviewer, and so retiring an active rule (`retire` reaches a pending one
+    only for its reviewer), approve/reject its reviewer)."""
     if verb == "vote":
         scope.require(scopes.Role.CONTRIBUTOR, "voting on a guideline")
         return
-    allowed = scope.can_change(namespace) if verb == "forget" else scope.can_review(namespace)
+    changing = verb in ("forget", "retire")
+    allowed = scope.can_change(namespace) if changing else scope.can_review(namespace)
     if not allowed:
+        needed = "a trusted contributor of that namespace or the reviewer role" if changing \
+            else "the reviewer role"
         raise PermissionDeniedError(
-            f"{verb} {gid} needs the reviewer role for namespace {namespace!r}; "
+            f"{verb} {gid} needs {needed} for namespace {namespace!r}; "
             f"{scope.principal} is {'an untrusted ' if not scope.trusted else 'a '}"
             f"{scope.role.value}")
 
