@@ -22,7 +22,7 @@ RUN apt-get update \
 
 WORKDIR /src
 # The folders pyproject.toml maps into the package ([tool.setuptools.package-dir]).
-COPY pyproject.toml README.md ./
+COPY pyproject.toml README.md LICENSE ./
 COPY skillbank ./skillbank
 COPY adapters ./adapters
 COPY mcp_server ./mcp_server

@@ -19,8 +19,8 @@ A thin face over `skillbank.Skillbank`: every piece here calls the facade (`bank
 * `ChatModelDistiller(chat_model)` — a `skillbank.distill.LLMDistiller` whose model is any
   LangChain chat model, for `Skillbank.open(..., distiller=...)`.
 
-Needs the `langchain` extra (`pip install skillbank[langchain]`). Importing this module does not
-import llama_index, and `import skillbank` does not import this module.
+Needs the `langchain` extra (`pip install -e '.[langchain]'` in a skillbank clone; it is on no
+package index). Importing it does not import llama_index; `import skillbank` does not import it.
 """
 
 from __future__ import annotations
@@ -33,7 +33,10 @@ import threading
 from typing import TYPE_CHECKING, Any, Sequence
 from uuid import UUID
 
-from langchain_core.callbacks import (
+from skillbank.adapters._extras import require_extra
+
+require_extra("langchain", ("langchain_core", "langchain", "langgraph"))  # names the extra (hunt-wheel #2)
+from langchain_core.callbacks import (  # noqa: E402 - after the extra's check
     AsyncCallbackManagerForRetrieverRun,
     BaseCallbackHandler,
     CallbackManagerForRetrieverRun,

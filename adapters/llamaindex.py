@@ -21,8 +21,8 @@ A thin face over `skillbank.Skillbank`: every piece calls the facade and holds n
   LLM (``llm.complete`` / ``llm.acomplete``), for ``Skillbank.open(..., distiller=...)``. Named
   apart from `skillbank.distill.LLMDistiller`, which takes a plain ``prompt -> text`` callable.
 
-Needs the `llamaindex` extra (`pip install skillbank[llamaindex]`). Importing this module does not
-import langchain, and `import skillbank` does not import this module.
+Needs the `llamaindex` extra (`pip install -e '.[llamaindex]'` in a skillbank clone; it is on no
+package index). Importing it does not import langchain; `import skillbank` does not import it.
 """
 
 from __future__ import annotations
@@ -35,7 +35,10 @@ import weakref
 from collections import OrderedDict
 from typing import TYPE_CHECKING, Any, List, Optional, Sequence
 
-from llama_index.core.base.llms.types import ChatMessage, TextBlock
+from skillbank.adapters._extras import require_extra
+
+require_extra("llamaindex", ("llama_index.core",))  # an error naming the extra (hunt-wheel #2)
+from llama_index.core.base.llms.types import ChatMessage, TextBlock  # noqa: E402 - after the check
 from llama_index.core.memory import BaseMemoryBlock
 from llama_index.core.tools import ToolMetadata
 from llama_index.core.tools.tool_spec.base import BaseToolSpec

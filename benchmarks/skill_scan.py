@@ -91,7 +91,7 @@ def main() -> int:
     args = parser.parse_args()
     python = scanner_python()
     if python is None:
-        print("no scanner: pip install 'skillbank[scan]' or set SKILLBANK_SCANNER_PYTHON")
+        print("no scanner: pip install -e '.[scan]' or set SKILLBANK_SCANNER_PYTHON")
         return 2
     if args.first_answer:
         return first_answers(args.corpus, python, 600.0)

@@ -221,3 +221,25 @@ def test_reindex_fresh_ends_the_background_owner_first(tmp_path):
     found = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "skills",
                 "search", "merge pdf files", SKILLBANK_CLI_OWNER="0")
     assert json.loads(found.stdout)[0]["name"] == "pdf-merge"
+
+
+def test_python_files_at_the_roots_top_level_never_run_in_the_owner(tmp_path):
+    """The owner runs in the root; started with `python -m`, it had the root first on sys.path,
+    so a `filelock.py` or `json.py` there ran as the owner (hunt-wheel #3, session 38). Here
+    such files would leave a mark and fail; the owner imports neither and serves the root."""
+    root = tmp_path / "root"
+    root.mkdir()
+    shadow = ("import os\n"
+              "open(os.path.join(os.path.dirname(os.path.abspath(__file__)), 'RAN-' + __name__),"
+              " 'w').close()\nraise ImportError('a file in the memory root')\n")
+    for name in ("filelock", "json"):
+        (root / f"{name}.py").write_text(shadow)
+    write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
+    done = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "stats",
+               SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="60")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["skills"] == 1
+    assert sorted(p.name for p in root.glob("RAN-*")) == []
+    pid, state = (root / ".cli-owner.pid").read_text().split()
+    assert state == "ready"  # the command was served by the owner, not by itself
+    os.kill(int(pid), 15)

@@ -14,7 +14,14 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
 PAGES = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md")),
-         *sorted((REPO / "examples").glob("*.md"))]
+         *sorted((REPO / "examples").glob("*.md")),
+         # what the code tells users too: the adapters' docstrings said `pip install
+         # skillbank[langchain]`, the memory browser `pip install 'skillbank[scan]'`
+         # (hunt-wheel #2, session 38)
+         *sorted(path for folder in ("skillbank", "adapters", "mcp_server", "benchmarks")
+                 for pattern in ("*.py", "*.html") for path in (REPO / folder).rglob(pattern)
+                 if not path.is_relative_to(REPO / "skillbank" / "adapters")
+                 and not path.is_relative_to(REPO / "skillbank" / "mcp_server"))]
 #: `pip install` (options allowed before it), then `skillbank` as a requirement name: from an
 #: index. A path (`-e .`, `/path/to/skillbank[team]`, `'.[scan]'`) is a checkout.
 FROM_INDEX = re.compile(r"pip install\s+(?:-{1,2}[\w-]+\s+)*[\"']?skillbank\b(?![/\w-])")

@@ -98,9 +98,10 @@ def test_client_configs_start_the_same_launcher():
 
 # The launcher on a fresh machine -----------------------------------------------------------------
 def copy_sources(to: Path) -> Path:
-    """What a skillbank build reads (pyproject.toml, README.md, the package folders), copied."""
+    """What a skillbank build reads (pyproject.toml, README.md, LICENSE, MANIFEST.in, the
+    package folders), copied."""
     to.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "README.md", "LICENSE", "MANIFEST.in"):
         shutil.copy2(REPO / name, to / name)
     for name in ("skillbank", "adapters", "mcp_server", "skills"):
         shutil.copytree(REPO / name, to / name,

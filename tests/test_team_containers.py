@@ -139,10 +139,14 @@ def test_the_image_installs_every_packaged_folder_with_the_team_extra():
     copied = {m.group(1).rstrip("/") for m in re.finditer(r"^COPY\s+(\S+)\s+\S+\s*$", text, re.M)}
     assert folders <= copied, f"the image misses {folders - copied}"
     assert pyproject["project"]["readme"] in " ".join(re.findall(r"^COPY .*$", text, re.M))
+    # the licence text goes into the image's install too (hunt-wheel #4, session 38)
+    for licence in pyproject["project"]["license-files"]:
+        assert licence in " ".join(re.findall(r"^COPY .*$", text, re.M))
     assert re.search(r'pip install "\.\[team\]"', text)
     ignored = {line.strip().rstrip("/") for line in (REPO / ".dockerignore").read_text()
                .splitlines() if line.strip() and not line.startswith("#")}
-    assert not (folders | {"pyproject.toml", "README.md"}) & ignored
+    assert not (folders | {"pyproject.toml", "README.md",
+                           *pyproject["project"]["license-files"]}) & ignored
     assert re.search(r"^EXPOSE 8080$", text, re.M) and "127.0.0.1:8080/healthz" in text
     assert re.search(r"^USER skillbank$", text, re.M)  # never root
 

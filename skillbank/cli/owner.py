@@ -140,10 +140,19 @@ def _await_ready(root: Path, deadline: float) -> bool:
     return False
 
 
+# How the owner starts. Not `python -m`: it puts its cwd, the root, first on sys.path, so a
+# `filelock.py` or `json.py` at the root's top level ran as the owner (hunt-wheel #3, session 38).
+# Not `-I` either (it also drops PYTHONPATH and the user site, where skillbank may be installed),
+# nor `-P` (Python 3.11+): with `-c` the cwd is sys.path's '' entry, dropped before the first
+# import that is not built in (`sys` is).
+_BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p != '']; "
+         "from skillbank.cli.owner import main; sys.exit(main())")
+
+
 def _spawn(root: Path, asked: dict[str, Any], namespace: Any) -> None:
     """Start the owner in its own session and record its pid as starting (held under
     `_starting`); the owner rewrites the file as ready once it owns the root."""
-    argv = [sys.executable, "-m", "skillbank.cli.owner", "--root", str(root)]
+    argv = [sys.executable, "-c", _BOOT, "--root", str(root)]
     for folder in asked["skill_roots"]:
         argv += ["--skills-dir", folder]
     if asked["model_dir"]:
