@@ -144,3 +144,27 @@ def test_a_personal_rule_that_agrees_or_adds_hides_no_team_rule(tmp_path):
         assert team in _block(bank, ALICE)
     finally:
         bank.close()
+
+
+async def test_mcp_learn_names_the_team_rule_and_memory_context_serves_hers(tmp_path):
+    from mcp import Client
+
+    from skillbank import scope as scopes
+    from skillbank.mcp_server import build_server
+
+    bank = _open(tmp_path / "root")
+    try:
+        team = bank.scoped(LEAD).guidelines.learn(TEAM_RULE).entries[0].guideline_id
+        with scopes.using(ALICE):
+            async with Client(build_server(bank, trusted=True)) as client:
+                learnt = await client.call_tool("learn_from_critique", {
+                    "critique": HERS, "use_client_model": False})
+                assert not learnt.is_error, learnt.content[0].text
+                said = str(learnt.structured_content)
+                assert team in said and "'team'" in said, said
+                block = await client.call_tool("memory_context", {"task": TASK})
+                text = block.structured_content["text"]
+                assert "Do not write a changelog entry." in text and team not in text, text
+        assert team in _block(bank, BOB)
+    finally:
+        bank.close()
