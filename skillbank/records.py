@@ -277,6 +277,10 @@ class Guideline(BaseModel):
     superseded_by: str | None = None
     #: Guidelines that looked alike without strong evidence of being one rule (kept apart).
     related: list[str] = Field(default_factory=list)
+    #: Rules of namespaces this rule's namespace reads (a team's) that this newer rule
+    #: contradicts: not served beside it to whoever writes its namespace; they stay as they
+    #: are for everyone else (`guidelines.shared_rules`, hunt-teamvotes #1, session 38).
+    overrides: list[str] = Field(default_factory=list)
     #: Votes from untrusted callers: recorded, never a reason to change the status.
     untrusted_helpful: int = 0
     untrusted_harmful: int = 0

@@ -26,7 +26,7 @@ COUNTS = ("helpful", "harmful", "untrusted_helpful", "untrusted_harmful", "reinf
 #: without `--namespace` took the root's `default` for a change the root made and moved the
 #: team's rule out of every `--reads team` token.
 FIELDS = ("topic", "text", "when_to_use", "status", "supersedes", "superseded_by", "related",
-          "sources")
+          "overrides", "sources")
 
 
 def snapshot(record: dict[str, Any]) -> dict[str, Any]:

@@ -41,8 +41,8 @@ _OPEN = re.compile(r"\A\ufeff?---[ \t]*\r?\n")
 _CLOSE = re.compile(r"^---[ \t]*\r?$", re.M)
 FRONTMATTER_KEYS = (
     "id", "topic", "when_to_use", "status", "helpful", "harmful", "reinforcements", "sources",
-    "supersedes", "superseded_by", "related", "untrusted_helpful", "untrusted_harmful",
-    "outside_votes", "namespace", "created", "updated",
+    "supersedes", "superseded_by", "related", "overrides", "untrusted_helpful",
+    "untrusted_harmful", "outside_votes", "namespace", "created", "updated",
 )
 
 
@@ -81,7 +81,7 @@ def frontmatter_text(g: Guideline) -> str:
 
 
 #: Frontmatter keys written only when they hold something.
-OPTIONAL_KEYS = ("related", "untrusted_helpful", "untrusted_harmful", "outside_votes")
+OPTIONAL_KEYS = ("related", "overrides", "untrusted_helpful", "untrusted_harmful", "outside_votes")
 
 
 def dump_yaml(data: dict[str, Any]) -> str:
@@ -122,6 +122,7 @@ def frontmatter_values(g: Guideline) -> dict[str, Any]:
         "supersedes": list(g.supersedes),
         "superseded_by": g.superseded_by,
         "related": list(g.related),
+        "overrides": list(g.overrides),
         "untrusted_helpful": g.untrusted_helpful,
         "untrusted_harmful": g.untrusted_harmful,
         "outside_votes": dict(sorted(g.outside_votes.items())),
@@ -231,6 +232,12 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
     if not isinstance(related, list) or not all(isinstance(x, str) for x in related):
         warn("related-type", "'related' must be a list of guideline ids; ignored")
         related = []
+    overrides = data.get("overrides") or []
+    if isinstance(overrides, str):
+        overrides = [overrides]
+    if not isinstance(overrides, list) or not all(isinstance(x, str) for x in overrides):
+        warn("overrides-type", "'overrides' must be a list of guideline ids; ignored")
+        overrides = []
     namespace = data.get("namespace")
     if namespace is not None and not isinstance(namespace, str):
         # str() filed `namespace: [default, team]` under "['default', 'team']", which no one
@@ -252,6 +259,7 @@ def parse_guideline(text: str, *, path: str | None = None, expected_id: str | No
         "supersedes": supersedes,
         "superseded_by": data.get("superseded_by"),
         "related": related,
+        "overrides": overrides,
         "untrusted_helpful": data.get("untrusted_helpful", 0) or 0,
         "untrusted_harmful": data.get("untrusted_harmful", 0) or 0,
         "outside_votes": _outside_votes(data.get("outside_votes"), warn),
@@ -408,6 +416,14 @@ def is_excerpt_of(stored: str, critique: str, sentence: str | None) -> bool:
     return (len(critique) > MAX_PENDING_CRITIQUE
             and stored.endswith(f" of {len(critique)}{_EXCERPT_TAIL}")
             and stored == critique_excerpt(critique, sentence))
+
+
+def kept_excerpt_of(source: SourceRecord, critique: str) -> bool:
+    """Whether `source` keeps an excerpt of `critique` (`learning._kept`): the same critique
+    learned again by an untrusted caller is still recognised as the one these rules came from.
+    (Moved from `learning`, which keeps to the module size limit.)"""
+    return source.trusted is False and is_excerpt_of(source.critique, critique,
+                                                     source.sentence or source.rule)
 
 
 def has_words(text: str) -> bool:

@@ -18,7 +18,7 @@ from skillbank.errors import InvalidInputError, NotFoundError, QueueFullError
 from skillbank.fsutil import slugify
 from skillbank.memories.guidelines.files import (
     IN_PLAY, MAX_SOURCE_NAME, NO_WORDS, SourceRecord, _check_text, _clean, _one_line,
-    critique_excerpt, has_words, is_excerpt_of, MAX_PENDING_CRITIQUE)
+    critique_excerpt, has_words, kept_excerpt_of, MAX_PENDING_CRITIQUE)
 from skillbank.memories.guidelines.agent_rules import MAX_AGENT_RULES, agent_rules
 from skillbank.memories.guidelines.ignored import ignored_why
 from skillbank.memories.guidelines.decisions import (
@@ -32,6 +32,7 @@ from skillbank.memories.guidelines.curation import (
     NEAREST_FLOOR, check_all_replaces, check_replaces, nearest_view, pending_entry, plan_replace,
     replaces_itself)
 from skillbank.memories.guidelines.matching import MAX_NEIGHBOURS, more_specific
+from skillbank.memories.guidelines.shared_rules import record_overrides, shared_contradicted
 from skillbank.memories.guidelines.words_only import matching_by_words_if_unread
 from skillbank.records import MAX_SHORT, MAX_TEXT, Guideline, LearnEntry, LearnReport, utcnow
 from skillbank.review_queue import check_room
@@ -267,12 +268,14 @@ class GuidelineLearning:
             entry = self._decide(text=text, topic=topic, when_to_use=when_to_use,
                                  sentence=sentence, source=source, namespace=namespace,
                                  trusted=trusted, touched=touched, replaces=replaces)
-        # The rules this very critique wrote are no "existing" rules to curate against (a
-        # sibling showed up at similarity 1.0: the shared critique, not the rule, matched).
+            shared = shared_contradicted(self, text, sentence, source, namespace, topic)
+        # This critique's own rules are no "existing" rules to curate against (a sibling
+        # matched at 1.0 on the shared critique, not the rule). A shared rule it contradicts
+        # is said and not served beside it to its namespace (hunt-teamvotes #1, session 38).
         entry.nearest = [n for n in getattr(self, "_last_nearest", [])
                          if n["id"] != entry.guideline_id and n["id"] not in touched]
         self._last_nearest = []
-        return entry
+        return record_overrides(self, entry, shared)
 
     def _decide(self, *, text: str, topic: str, when_to_use: str, sentence: str,
                 source: SourceRecord, namespace: str, trusted: bool, touched: set[str],
@@ -427,7 +430,7 @@ class GuidelineLearning:
         if len(critique) > MAX_PENDING_CRITIQUE:  # an untrusted source keeps an excerpt of it
             found |= {gid for gid, g in self._items.items()
                       if g.namespace == namespace and g.status in statuses
-                      and any(_kept_of(s, critique) for s in g.sources)}
+                      and any(kept_excerpt_of(s, critique) for s in g.sources)}
         return found
 
     def _plan(self, text: str, neighbours: list[tuple[float, str]], touched: set[str], *,
@@ -691,10 +694,3 @@ def _kept(source: SourceRecord) -> SourceRecord:
         return source
     return source.model_copy(update={
         "critique": critique_excerpt(source.critique, source.sentence or source.rule)})
-
-
-def _kept_of(source: SourceRecord, critique: str) -> bool:
-    """Whether `source` keeps an excerpt of `critique` (`_kept`): the same critique learned
-    again by an untrusted caller is still recognised as the one these rules came from."""
-    return source.trusted is False and is_excerpt_of(source.critique, critique,
-                                                     source.sentence or source.rule)

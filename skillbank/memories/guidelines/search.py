@@ -18,6 +18,7 @@ from skillbank.keyword import tokenize
 from skillbank.memories.guidelines.files import (
     ALL_NAMESPACES, ID_RE, STATUSES, _check_text, written_namespace)
 from skillbank.memories.guidelines.lookup import wording_key
+from skillbank.memories.guidelines.shared_rules import overridden
 from skillbank.model_state import known_unavailable
 from skillbank.query_limits import MAX_TASK_CHARS, check_length, wordless
 from skillbank.records import MAX_TEXT, Finding, Guideline, Hit, Hits
@@ -194,12 +195,17 @@ class GuidelineSearch:
 
     def _hits(self, fused: list[tuple[str, float, float | None, float | None, dict[str, Any]]],
               spaces: Any, topic: str | None, require_evidence: bool) -> list[Hit[Guideline]]:
-        """The fused candidates that may be served, best first."""
+        """The fused candidates that may be served, best first. Not a shared rule that a
+        newer rule of the caller's own namespace contradicts (`shared_rules.overridden`): her
+        block served both opposite rules (hunt-teamvotes #1, session 38)."""
         hits: list[Hit[Guideline]] = []
+        hidden = overridden(self, self._scope(), spaces)
         for gid, score, dense, keyword, _meta in fused:
             g = self._items.get(gid)
             if g is None or g.status != "active" or not scopes.covers(spaces, g.namespace):
                 continue  # the files are the truth, even before the index catches up
+            if gid in hidden:
+                continue
             if topic is not None and g.topic != topic:
                 continue
             if require_evidence and not has_evidence(dense, keyword):
