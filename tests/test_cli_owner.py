@@ -9,6 +9,7 @@ import os
 import subprocess
 import sys
 import time
+import pytest
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
@@ -223,7 +224,8 @@ def test_reindex_fresh_ends_the_background_owner_first(tmp_path):
     assert json.loads(found.stdout)[0]["name"] == "pdf-merge"
 
 
-def test_python_files_at_the_roots_top_level_never_run_in_the_owner(tmp_path):
+@pytest.mark.parametrize("pythonpath", ["", ":"], ids=["plain", "empty-pythonpath-entry"])
+def test_python_files_at_the_roots_top_level_never_run_in_the_owner(tmp_path, pythonpath):
     """The owner runs in the root; started with `python -m`, it had the root first on sys.path,
     so a `filelock.py` or `json.py` there ran as the owner (hunt-wheel #3, session 38). Here
     such files would leave a mark and fail; the owner imports neither and serves the root."""
@@ -236,7 +238,10 @@ def test_python_files_at_the_roots_top_level_never_run_in_the_owner(tmp_path):
         (root / f"{name}.py").write_text(shadow)
     write_skill(tmp_path / "lib", "pdf-merge", "Merge PDF files into one document")
     done = cli(root, "--no-bundled", "--skills-dir", str(tmp_path / "lib"), "--json", "stats",
-               SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="60")
+               SKILLBANK_CLI_OWNER="1", SKILLBANK_CLI_OWNER_IDLE="60",
+               # an empty entry puts the cwd on sys.path by its full path (review 2, s. 38)
+               **({"PYTHONPATH": pythonpath + os.environ.get("PYTHONPATH", "")}
+                  if pythonpath else {}))
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["skills"] == 1
     assert sorted(p.name for p in root.glob("RAN-*")) == []

@@ -87,7 +87,7 @@ def ensure(root: Path, options: dict[str, Any], wait: float = 120.0,
     """Touch the root's activity mark, start a background owner when none runs, and wait until
     it owns the root. False when it could not (the caller opens the root itself). `announce`
     is told, in a sentence for people, when this command starts one."""
-    # The owner runs in the root (cwd): every path it is given must not depend on ours.
+    # The owner runs elsewhere (see `_BOOT`): every path it is given must not depend on ours.
     root = Path(os.path.abspath(root))
     try:
         from skillbank.fsutil import make_root
@@ -140,11 +140,13 @@ def _await_ready(root: Path, deadline: float) -> bool:
     return False
 
 
-# How the owner starts. Not `python -m`: it puts its cwd, the root, first on sys.path, so a
-# `filelock.py` or `json.py` at the root's top level ran as the owner (hunt-wheel #3, session 38).
-# Not `-I` either (it also drops PYTHONPATH and the user site, where skillbank may be installed),
-# nor `-P` (Python 3.11+): with `-c` the cwd is sys.path's '' entry, dropped before the first
-# import that is not built in (`sys` is).
+# How the owner starts. Not `python -m` in the root: it put its cwd, the root, first on
+# sys.path, so a `filelock.py` or `json.py` at the root's top level ran as the owner (hunt-wheel
+# #3, session 38). Not `-I` either (it also drops PYTHONPATH and the user site, where skillbank
+# may be installed), nor `-P` (Python 3.11+): with `-c` the cwd is sys.path's '' entry, dropped
+# before the first import that is not built in (`sys` is), and the cwd is the file system's
+# root, not the memory root: an empty PYTHONPATH entry (`PYTHONPATH=$PYTHONPATH:/x` with it
+# unset) puts the cwd on sys.path by its full path (review 2, session 38).
 _BOOT = ("import sys; sys.path[:] = [p for p in sys.path if p != '']; "
          "from skillbank.cli.owner import main; sys.exit(main())")
 
@@ -165,7 +167,7 @@ def _spawn(root: Path, asked: dict[str, Any], namespace: Any) -> None:
         log.write(f"{time.strftime('%Y-%m-%d %H:%M:%S')} starting\n".encode())
         log.flush()
         child = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                 start_new_session=True, cwd=str(root))
+                                 start_new_session=True, cwd=root.anchor or os.sep)
     try:  # unless it is ready already (it takes seconds; this takes microseconds)
         if (root / PIDFILE).read_text().strip() == f"{child.pid} ready":
             return
