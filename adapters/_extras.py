@@ -11,9 +11,18 @@ import importlib.util
 
 
 def _installed(name: str) -> bool:
+    """Whether `name` can be found. find_spec imports `name`'s parent packages: a parent that
+    is missing is "not installed", but a parent that is there and fails on an import of its
+    own raises that error, naming the module it lacks (it was reported as the extra missing,
+    the real cause hidden; review 2, session 38)."""
     try:
         return importlib.util.find_spec(name) is not None
-    except (ImportError, ValueError):  # a missing parent package, or a module with no spec
+    except ModuleNotFoundError as exc:
+        parents = {".".join(name.split(".")[:n]) for n in range(1, name.count(".") + 2)}
+        if exc.name in parents:
+            return False
+        raise
+    except ValueError:  # a module with no spec (`__spec__` None)
         return False
 
 

@@ -143,11 +143,16 @@ def open_bank(
         except BaseException:
             bank.close()  # the caller never gets the bank: let go of the root now
             raise
-    _mark_team_root(settings)
+    recorded = _mark_team_root(settings)
+    if recorded is not None:
+        bank.close()
+        from skillbank.errors import InvalidInputError
+
+        raise InvalidInputError(_another_deployment(settings, recorded))
     return bank
 
 
-def _mark_team_root(settings: Any) -> None:
+def _mark_team_root(settings: Any) -> str | None:
     """Record `team = true` in the root's skillbank.toml once a bank opened it in team mode (a
     `database_url`), as `skillbank server` does: an app opening its team bank in-process
     (LlamaIndex workers, no `skillbank server`) left the root unmarked, so the CLI in a shell
@@ -156,9 +161,10 @@ def _mark_team_root(settings: Any) -> None:
     cannot be changed is logged and the bank still opens. A root that already holds embedded
     memory (`<root>/guidelines`, `<root>/experiences` files) is left unmarked, with a warning:
     marked, its own memory could no longer be opened, nor migrated (`skillbank migrate`
-    refuses a team root)."""
+    refuses a team root). Returns the deployment the root records when it is not the one
+    this open serves (another open recorded its own first), else None."""
     if not getattr(settings, "database_url", None):
-        return
+        return None
     import logging
 
     from skillbank import remember
@@ -173,19 +179,25 @@ def _mark_team_root(settings: Any) -> None:
                             "not recorded as a team root (an embedded open still reads that "
                             "memory); `skillbank migrate` brings it into the team "
                             "(docs/team.md)", root)
-                return
+                return None
             remember.mark_team(root)  # under the settings file's lock: two opens both land
         # The deployment too, as `skillbank server` records it: with `team = true` alone the
         # CLI on this root (same SKILLBANK_DATABASE_URL) opened the root-id deployment, said
         # "No guidelines" and learnt rules the app never saw (hunt-teamvotes #2, session 38).
         if settings.deployment and not _DEPLOYMENT_RECORDED_LATER.get() and \
-                remember.deployment(root) is None:
-            remember.keep_setting(root, remember.DEPLOYMENT, settings.deployment)
+                remember.deployment(root) != settings.deployment:
+            # Checked again under the settings file's lock: two first opens of a new root with
+            # different deployments both passed `_refuse_another_deployment` and the one that
+            # recorded second served a deployment the file does not name (review 2, session 38).
+            before = remember.keep_setting(root, remember.DEPLOYMENT, settings.deployment)
+            if before is not None and before != settings.deployment:
+                return before
     except (OSError, InvalidInputError) as exc:
         log.warning("skillbank: could not record team = true (deployment %r) in %s: %s; a "
                     "shell without SKILLBANK_DATABASE_URL may open this root embedded, and the "
                     "CLI on it needs SKILLBANK_DEPLOYMENT", settings.deployment,
                     root / remember.CONFIG, exc)
+    return None
 
 
 def _refuse_another_deployment(settings: Any) -> None:
@@ -202,8 +214,13 @@ def _refuse_another_deployment(settings: Any) -> None:
 
     recorded = remember.deployment(settings.root)
     if recorded is not None and recorded != settings.deployment:
-        raise InvalidInputError(
-            f"{Path(settings.root) / remember.CONFIG} says deployment = {recorded!r}, and this "
+        raise InvalidInputError(_another_deployment(settings, recorded))
+
+
+def _another_deployment(settings: Any, recorded: str) -> str:
+    from skillbank import remember
+
+    return (f"{Path(settings.root) / remember.CONFIG} says deployment = {recorded!r}, and this "
             f"process was given {settings.deployment!r}; one root is one deployment (the CLI, "
             f"every worker and every in-process bank on it open the same one): open it with "
             f"deployment {recorded!r} (SKILLBANK_DEPLOYMENT={recorded}), or change that line "

@@ -52,3 +52,23 @@ def test_a_missing_framework_names_the_extra_and_the_module(module, extra, absen
 def test_the_adapters_import_when_the_extras_are_there():
     for module in ("skillbank.adapters.langchain", "skillbank.adapters.llamaindex"):
         assert import_without(module) == {"error": None}
+
+
+def test_a_broken_framework_is_not_reported_as_a_missing_extra(tmp_path):
+    """An installed framework whose own import fails (a dependency of it missing) was reported
+    as "llama_index.core is not installed", the real missing module never named (review 2,
+    session 38): its own error comes through."""
+    import os
+
+    fake = tmp_path / "llama_index"
+    fake.mkdir()
+    (fake / "__init__.py").write_text("import not_there_dependency_xyz\n")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(
+        [str(tmp_path), *filter(None, [os.environ.get("PYTHONPATH")])])}
+    out = subprocess.run([sys.executable, "-c", CODE, "skillbank.adapters.llamaindex"],
+                         capture_output=True, text=True, timeout=120, env=env)
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["error"] == "ModuleNotFoundError"
+    assert result["name"] == "not_there_dependency_xyz", result
+    assert "extra" not in result["message"]

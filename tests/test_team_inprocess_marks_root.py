@@ -89,3 +89,29 @@ def test_the_deployment_given_in_process_is_recorded_and_another_is_refused(
     with open_bank(root, chroma_server, postgres.url, deployment) as bank:
         assert [g.text for g in bank.guidelines.list(namespace="*")] == [
             "Never run database migrations on Fridays."]
+
+
+def test_two_first_opens_with_different_deployments_one_is_refused(
+        tmp_path, chroma_server, postgres, monkeypatch):
+    """Review 2, session 38: two first opens of a new root both passed the check at the start
+    of the open (nothing recorded yet); the one that recorded second served a deployment the
+    root's file does not name. Here the other open records first, between this open's check
+    and its mark: this one is refused and closes its bank."""
+    from skillbank import opening
+
+    root = tmp_path / "root"
+    first, second = "prod-" + uuid.uuid4().hex[:8], "prdo-" + uuid.uuid4().hex[:8]
+    checked = opening._refuse_another_deployment
+
+    def check_then_lose_the_race(settings):
+        checked(settings)  # passes: nothing is recorded yet
+        remember.mark_team(root)
+        remember.keep_setting(root, remember.DEPLOYMENT, first)  # the other open's mark
+
+    monkeypatch.setattr(opening, "_refuse_another_deployment", check_then_lose_the_race)
+    with pytest.raises(InvalidInputError, match=f"deployment = '{first}'"):
+        open_bank(root, chroma_server, postgres.url, second)
+    monkeypatch.setattr(opening, "_refuse_another_deployment", checked)
+    assert remember.deployment(root) == first
+    with open_bank(root, chroma_server, postgres.url, first) as bank:  # the root is free
+        assert bank.guidelines.add("Never run database migrations on Fridays.").guideline_id
