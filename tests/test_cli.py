@@ -768,3 +768,15 @@ def test_skills_a_python_process_indexed_from_another_folder_are_named_when_drop
     assert "No skill fits" in done.stdout
     assert f"1 skills indexed from {corpus}" in " ".join(done.stderr.split())
     assert "--skills-dir" in done.stderr
+
+
+def test_a_learn_that_supersedes_says_so_once(run):
+    """The learn table's detail read "supersedes gl-X; supersedes gl-X "Use 'shall' f…", the
+    reason cut off at 80 columns (hunt-learnfaces #4, session 38)."""
+    old = run.json("guidelines", "learn", "Use 'shall' for obligations in contracts.")[
+        "entries"][0]["guideline_id"]
+    shown = " ".join(run("guidelines", "learn",
+                         "Use 'must' instead of 'shall' for obligations.").stdout.split())
+    assert "superseded" in shown and old in shown, shown
+    assert shown.count("supersedes") == 1, shown
+    assert run.json("guidelines", "show", old)["status"] == "superseded"

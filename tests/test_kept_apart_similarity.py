@@ -28,3 +28,21 @@ def test_the_kept_apart_detail_says_the_rules_model_cosine(tmp_path, minilm):
     assert said, entry.detail
     first, second = minilm.embed([NEW, OLD])
     assert float(said.group(1)) == round(float(first @ second), 2) < 0.9
+
+
+def test_a_learns_nearest_says_the_rules_model_cosine(tmp_path, minilm):
+    """A learn's `nearest`, what a curating agent reads to add, replace or leave a rule, said
+    similarity 1.0 for "Address customers by their last name." beside "... first name." and
+    for the two restart rules above: the capped matching score (hunt-learnfaces #3, session
+    38). It says the model cosine of the two rules' words, as the kept-apart detail does."""
+    with Skillbank.open(tmp_path / "root", embedding_function=minilm, include_bundled=False,
+                        share=False) as bank:
+        pairs = [("Address customers by their first name.", "Address customers by their last name."),
+                 (OLD, NEW)]
+        for first, second in pairs:
+            old = bank.guidelines.add(first).guideline_id
+            entry = bank.guidelines.learn(second, task="Reply to a customer").entries[0]
+            shown = {n["id"]: n["similarity"] for n in entry.nearest}
+            assert old in shown, entry.nearest
+            a, b = minilm.embed([entry.text, first])
+            assert shown[old] == round(float(a @ b), 3) < 0.99, (entry.text, shown)

@@ -95,7 +95,9 @@ def render_learn_report(out: Any, report: Any) -> None:
     rows = []
     for e in entries:
         detail = cli_terms(getattr(e, "detail", "") or "")
-        if getattr(e, "superseded_id", None):
+        if getattr(e, "superseded_id", None) and f"supersedes {e.superseded_id}" not in detail:
+            # only where the detail does not say it: it did, and the row read "supersedes gl-X;
+            # supersedes gl-X …" with the reason cut off (hunt-learnfaces #4, session 38)
             detail = f"supersedes {e.superseded_id}" + (f"; {detail}" if detail else "")
         rows.append([text(e.action, ACTION_STYLES.get(e.action)), e.guideline_id or "",
                      short(e.text, 90), short(detail, 70)])

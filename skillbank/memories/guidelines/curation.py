@@ -162,13 +162,19 @@ def plan_replace(memory: Any, plan: Plan, text: str, replaces: str, namespace: s
 
 
 def nearest_view(memory: Any, neighbours: list[tuple[float, str]], limit: int = 3, *,
-                 statuses: tuple[str, ...] = IN_PLAY) -> list[dict[str, Any]]:
+                 statuses: tuple[str, ...] = IN_PLAY, text: str | None = None
+                 ) -> list[dict[str, Any]]:
     """The nearest existing rules as a curating agent needs them: id, text, status, similarity;
-    only rules in `statuses` (a caller who does not review the namespace: active ones)."""
+    only rules in `statuses` (a caller who does not review the namespace: active ones). With
+    the learnt rule's `text`, similarity is the model cosine of the two rules' words, not the
+    capped matching score that ranked them ("similarity 1.0" for "first name" beside "last
+    name", cosine 0.88; hunt-learnfaces #3, session 38)."""
     out = []
     for similarity, gid in neighbours:
         g = memory._items.get(gid)
         if g is not None and g.status in statuses and len(out) < limit:
+            if text:
+                similarity = memory._words_similarity(text, g.text, similarity)
             out.append({"id": gid, "text": g.text, "status": g.status,
                         "similarity": round(float(similarity), 3)})
     return out

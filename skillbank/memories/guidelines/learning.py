@@ -306,7 +306,7 @@ class GuidelineLearning:
         self._last_nearest = nearest_view(self, neighbours if len(neighbours) >= 3 else
                                           self._nearest(vector, query, namespace, topic, n=3,
                                                         floor=NEAREST_FLOOR, statuses=seen),
-                                          statuses=seen)
+                                          statuses=seen, text=text)
         if replaces is not None:  # the caller's word: supersede it, never merge into it
             plan_replace(self, plan, text, replaces, namespace, statuses=seen)
         if trusted:

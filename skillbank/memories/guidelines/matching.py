@@ -100,23 +100,28 @@ class GuidelineMatching:
         return total / (float(np.linalg.norm(total)) or 1.0)
 
     def _kept_apart_why(self, text: str, old: str, score: float) -> str:
-        """`decisions.kept_apart_why` for a look-alike, with the model cosine of the two rules'
-        own words as its similarity. Why: the matching score (`_nearest`: profile cosine plus
-        TF-IDF cosine, capped at 1) told an agent "similarity 1.00" for "Always drain
-        connections before restarting the primary database." beside "Always warn the team
-        before ..." (cosine 0.67): it reads as one rule (hunt-lxteam #6, session 37). The score
-        is kept where the model cannot read the words (no model; mostly unread text)."""
+        """`decisions.kept_apart_why` for a look-alike, with `_words_similarity` as its
+        similarity (hunt-lxteam #6, session 37)."""
+        return kept_apart_why(text, old, self._words_similarity(text, old, score))
+
+    def _words_similarity(self, text: str, old: str, score: float) -> float:
+        """The model cosine of two rules' own words, what an agent or a person reads as
+        "similarity". Why not the matching score (`_nearest`: profile cosine plus TF-IDF
+        cosine, capped at 1): it told "similarity 1.00" for "Always drain connections before
+        restarting the primary database." beside "Always warn the team before ..." (cosine
+        0.67), and for "last name" beside "first name" in a learn's `nearest` (hunt-lxteam #6,
+        session 37; hunt-learnfaces #3, session 38). The score is kept where the model cannot
+        read the words (no model; mostly unread text)."""
         from skillbank.errors import SkillbankError
         from skillbank.unread import mostly_unread
 
-        similarity = score
-        if not (mostly_unread(text) or mostly_unread(old)):
-            try:
-                first, second = self._vectors_for([text, old])
-                similarity = float(first @ second)
-            except SkillbankError:  # no model: keyword-only learning, the score as before
-                pass
-        return kept_apart_why(text, old, similarity)
+        if mostly_unread(text) or mostly_unread(old):
+            return score
+        try:
+            first, second = self._vectors_for([text, old])
+        except SkillbankError:  # no model: keyword-only learning, the score as before
+            return score
+        return float(first @ second)
 
     @staticmethod
     def _members(g: Guideline) -> tuple[tuple[str, str | None, str | None], ...]:
