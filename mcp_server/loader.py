@@ -61,6 +61,8 @@ class BankHandle:
         #: Called with (skills embedded, skills to embed) while vectors fill in (MCP progress).
         self.fill_listeners: list[Callable[[int, int], None]] = []
         self._started = time.perf_counter()
+        #: What the skill syncs already logged: the sync after the watcher starts repeats it.
+        self._logged: set[str] = set()
         if bank is not None and opener is None and not sync:
             for event in self._events.values():
                 event.set()
@@ -220,13 +222,11 @@ class BankHandle:
             except Exception:  # noqa: BLE001 - a listener must not stop the embedding
                 log.debug("fill progress listener failed", exc_info=True)
 
-    @staticmethod
-    def _sync_skills(bank: Any) -> None:
+    def _sync_skills(self, bank: Any) -> None:
         # keyword-searchable now (vectors: _fill_skills); no one reads its report, so what
         # the watcher applied stays for the next sync a person asks for (review, session 30)
         report = bank.skills.sync(embed=False, asked=False)
-        for finding in report.findings[:20]:
-            log.info("skill sync: %s", finding)
+        log_sync_findings(report, self._logged)
         if report.changed_anything:
             log.info("skill sync: %d added, %d changed, %d removed", len(report.added),
                      len(report.changed), len(report.removed))
@@ -529,3 +529,37 @@ def opener_for(options: Any, made: dict[str, Any] | None = None) -> Callable[[],
         )
 
     return open_bank
+
+
+#: At most this many "not served" lines per sync at WARNING; the rest are one count line.
+LOGGED_ERRORS = 50
+
+
+def log_sync_findings(report: Any, logged: set[str]) -> None:
+    """Log a startup sync's report: each skill file it could not load (too large, not UTF-8,
+    no frontmatter, unreadable) and each error at WARNING, errors first; warnings at INFO.
+
+    Why (hunt-mcpcorpus #1, session 38): only the first 20 findings were logged, all at INFO
+    and in no order, so at the default WARNING level a 1.6 MB or Latin-1 SKILL.md vanished
+    without a word, and at INFO a library's unknown-key warnings pushed its errors out. Bounded
+    (`LOGGED_ERRORS`, then a count) so a corpus of broken files does not flood stderr; a line
+    already logged (`logged`) is not repeated by the next sync."""
+    errors = [str(f) for f in report.findings if f.severity == "error"]
+    named = {f.path for f in report.findings if f.severity == "error"}
+    errors += [f"{path}: not loaded; the skill is not served" for path in report.skipped
+               if path not in named]
+    warnings = [str(f) for f in report.findings if f.severity != "error"]
+    fresh = [line for line in dict.fromkeys(errors) if line not in logged]
+    for line in fresh[:LOGGED_ERRORS]:
+        log.warning("skill sync: %s", line)
+    if len(fresh) > LOGGED_ERRORS:
+        log.warning("skill sync: %d more skill files not served; `skillbank skills sync` lists "
+                    "them all", len(fresh) - LOGGED_ERRORS)
+    logged.update(fresh)
+    shown = [line for line in warnings if line not in logged]
+    for line in shown[:20]:
+        log.info("skill sync: %s", line)
+    if len(shown) > 20:
+        log.info("skill sync: %d more warnings; `skillbank skills sync` lists them all",
+                 len(shown) - 20)
+    logged.update(shown)

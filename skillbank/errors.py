@@ -31,7 +31,8 @@ class HeldError(NotFoundError):
 
 class UnreadableError(NotFoundError):
     """A skill whose SKILL.md is there but cannot be read (permission denied, not a regular
-    file): a NotFoundError to callers that route (it cannot be served), named for the person.
+    file) or does not load (too large, not UTF-8: hunt-mcpcorpus #1, session 38): a
+    NotFoundError to callers that route (it cannot be served), named for the person.
 
     Why (hunt-disk #5, session 29): `skills show/update/delete` of a 0600 SKILL.md owned by
     another user said "no skill named ...", `skills new` "already exists; change it with

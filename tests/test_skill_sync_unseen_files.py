@@ -77,3 +77,39 @@ def test_validate_names_a_skill_md_that_is_a_folder(cli_root, tmp_path):
     [entry] = checked["files"]
     assert entry["path"] == str(folder / "dir-skill" / "SKILL.md")
     assert "is not a regular file" in entry["findings"][0]["message"]
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_a_link_out_of_a_skill_hides_nothing(tmp_path, remote):
+    """`alpha/up -> ..` made every sync say alpha hides alpha, beta and gamma, "not served",
+    though all three are (hunt-mcpcorpus #2, session 38). A link out of the skill's folder is
+    not what it hides; what is below it, by a link or not, still is. Fails before: a
+    hidden-skills finding on alpha naming the three."""
+    folder = tmp_path / "extra"
+    for name in ("alpha", "beta", "gamma"):
+        write_skill(folder, name, f"Skill {name}.")
+    (folder / "alpha" / "up").symlink_to("..")
+    (folder / "alpha" / "self").symlink_to(".")
+    with bank_for(tmp_path, remote, skill_roots=(folder,)) as bank:
+        report = bank.skills.sync()
+        assert bank.skills.names() == ["alpha", "beta", "gamma"]
+        assert [f for f in report.findings if f.code == "hidden-skills"] == [], report.findings
+        write_skill(folder / "beta" / "examples", "nested", "A skill below beta.")
+        (folder / "alpha" / "examples").symlink_to(folder / "alpha" / "real")
+        write_skill(folder / "alpha" / "real", "linked", "A skill below alpha.")
+        said = {f.path: f.message for f in bank.skills.sync().findings
+                if f.code == "hidden-skills"}
+        assert set(said) == {str(folder / n / "SKILL.md") for n in ("alpha", "beta")}, said
+        assert "hides 1 SKILL.md files" in said[str(folder / "beta" / "SKILL.md")]
+        assert "(linked)" in said[str(folder / "alpha" / "SKILL.md")]
+
+
+def test_skills_sync_says_no_skill_hides_its_siblings(cli_root, tmp_path, monkeypatch):
+    """The CLI's report, which a user follows: it said to move beta and gamma out of alpha."""
+    monkeypatch.setenv("SKILLBANK_CLI_OWNER", "0")
+    folder = tmp_path / "extra"
+    for name in ("alpha", "beta", "gamma"):
+        write_skill(folder, name, f"Skill {name}.")
+    (folder / "alpha" / "up").symlink_to("..")
+    out = " ".join(Run()("--no-bundled", "--skills-dir", folder, "skills", "sync").stdout.split())
+    assert "hides" not in out and "3 added" in out, out

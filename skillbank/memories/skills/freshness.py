@@ -160,6 +160,7 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
     below: tuple[set[object], list[int]] = (set(), [max_dirs])  # the look below skills'
     dots_seen: set[object] = set()  # the look in hidden folders: its own record and budget
     dots_left = [min(max_dirs, DOT_TOTAL)]
+    looking_below = [""]  # the skill folder whose look below runs (`descend`'s links)
 
     def identity(path: str, entry: os.DirEntry[str] | None = None) -> object:
         try:
@@ -188,6 +189,7 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
             into.append(os.path.join(folder, SKILL_FILE))
             if hidden is not None and into is found:  # what it hides (see the docstring)
                 hides: list[str] = []
+                looking_below[0] = folder
                 descend(entries, depth, hides, below)
                 if hides:
                     hidden.append((into[-1], hides))
@@ -220,11 +222,24 @@ def skill_files(root: Path, max_depth: int, max_dirs: int,
                 if refused is not None and into is found and entry.name != SKILL_FILE:
                     refused.append((entry.path, exc))
                 continue
+            if folder and walked is below and entry.is_symlink() \
+                    and not _strictly_inside(entry.path, looking_below[0]):
+                # A link out of the skill's folder (`up -> ..`) is not what it hides: the look
+                # below followed it into the sibling skills the walk serves, and said the skill
+                # hid them all (hunt-mcpcorpus #2, session 38). Reads refuse such paths too.
+                continue
             if folder:
                 visit(entry.path, identity(entry.path, entry), depth + 1, into, walked)
 
     visit(str(root), identity(str(root)), 0)
     return found
+
+
+def _strictly_inside(path: str, folder: str) -> bool:
+    """Whether `path`, links resolved, is inside `folder` (and not `folder` itself). Only a
+    link's target is resolved: `realpath` costs an lstat per path component."""
+    base = os.path.realpath(folder)
+    return os.path.realpath(path).startswith(base.rstrip(os.sep) + os.sep)
 
 
 def regular(entry: os.DirEntry[str]) -> bool:

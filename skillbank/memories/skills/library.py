@@ -362,7 +362,7 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
         if meta is None:  # a SKILL.md there that cannot be read is named so (hunt-disk #5)
-            refuse_unreadable(self.roots, name)
+            refuse_unreadable(self.roots, name, loads=True)  # or does not load (#1 s38)
         if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
             raise NotFoundError(f"no skill named {unknown_name(name)}; search or list the "
                                 "skills to find its name")

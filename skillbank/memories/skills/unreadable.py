@@ -62,9 +62,16 @@ def unreadable_error(path: str | Path, reason: str) -> UnreadableError:
                            "it can (give this user read access to the file, or remove it)")
 
 
-def refuse_unreadable(roots: list[tuple[Path, bool]], name: str) -> None:
+def refuse_unreadable(roots: list[tuple[Path, bool]], name: str, *,
+                      loads: bool = False) -> None:
     """Raise `UnreadableError` when a folder `name` under one of `roots` holds a SKILL.md that
-    cannot be read; return when there is none (the name is unknown, or readable)."""
+    cannot be read; return when there is none (the name is unknown, or readable).
+
+    With `loads` (a read of a name the index does not hold), also when the file is read but
+    does not load: too large, not UTF-8, no frontmatter. Its error says why in the sync's words
+    (the size and the limit; the byte), where "no skill named" sent an MCP client to search for
+    a skill that is there (hunt-mcpcorpus #1, session 38). Writes leave this out: a save over
+    such a file in the bank's own folder is how it gets fixed."""
     for root, _ in roots:
         try:
             path = safe_join(root, name) / SKILL_FILE
@@ -73,6 +80,30 @@ def refuse_unreadable(roots: list[tuple[Path, bool]], name: str) -> None:
         reason = why_unreadable(path)
         if reason is not None:
             raise unreadable_error(path, reason)
+        if loads:
+            refuse_unloadable(path)
+
+
+def refuse_unloadable(path: Path) -> None:
+    """Raise `UnreadableError` when the regular file at `path` does not load as a skill; return
+    when nothing is there or it loads (then its name is not the folder's, or it is not served
+    for another reason the caller names)."""
+    from skillbank.memories.skills.skill_file import read_skill_file
+
+    if not path.is_file():
+        return
+    doc, findings = read_skill_file(path)
+    if doc is not None:
+        return
+    errors = [f.message for f in findings if f.severity == "error"] or ["it does not load"]
+    shown = ""
+    if any(f.code == "too-large" for f in findings):
+        try:
+            shown = f" (it has {path.stat().st_size} bytes)"
+        except OSError:  # gone meanwhile: the limit alone
+            pass
+    raise UnreadableError(f"{'; '.join(errors)}{shown}; the skill is not served until it loads "
+                          "(fix the file; `skillbank skills sync` reports every such file)")
 
 
 def refuse_unread_file(path: str | Path, findings: list[Finding]) -> None:
