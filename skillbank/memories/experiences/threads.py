@@ -269,6 +269,16 @@ def _turn_time(old: Experience) -> Any:
     return now if (now - last).total_seconds() >= TURN_TIME_STEP else old.updated
 
 
+def step_key(step: Step) -> tuple[Any, ...]:
+    """What a step says, for telling a turn delivered again (`_new_steps`, and the LlamaIndex
+    face's flushes): an answer is its text, as the thought it reads as when more messages
+    follow it."""
+    answer = step.action == "final answer"
+    return (None if answer else step.action,
+            step.thought or (step.observation if answer else None),
+            None if answer else step.observation, repr(step.action_input))
+
+
 def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     """The steps of `turn` the record does not hold yet. A caller that passes the whole
     transcript on every turn (not only the new messages) repeats the earlier turns first: their
@@ -282,14 +292,7 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     observation without an action) included: left out, every follow-up looked alike, so a turn
     whose answer repeated an earlier one ("Done.", "ok") was taken for that turn delivered again
     and dropped (4 turns of a thread answered "Done." kept 3; hunt-exp #3, session 27)."""
-    def key(step: Step) -> tuple[Any, ...]:
-        answer = step.action == "final answer"
-        # An answer is its text, as the thought it reads as when more messages follow it.
-        return (None if answer else step.action,
-                step.thought or (step.observation if answer else None),
-                None if answer else step.observation, repr(step.action_input))
-
-    held, given = [key(s) for s in old], [key(s) for s in turn]
+    held, given = [step_key(s) for s in old], [step_key(s) for s in turn]
     if not held or not given:
         return turn
     if given == held:
