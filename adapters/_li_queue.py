@@ -134,8 +134,11 @@ async def held_by_record(bank: Any, memory: Any, thread: str | None, namespace: 
     if start < 0 or [(role(m), m.content) for m in history[start:archived]] != \
             [(role(m), m.content) for m in flushed]:
         return list(flushed)  # not this memory's latest flush
-    record = await asyncio.to_thread(open_record, bank, thread, namespace,
-                                     trusted=trusted, face=face)
+    try:
+        record = await asyncio.to_thread(open_record, bank, thread, namespace,
+                                         trusted=trusted, face=face)
+    except Exception:  # noqa: BLE001 - memory must not break the agent: new, as before
+        return list(flushed)
     if record is None or not record.steps:
         return list(flushed)
     goal = max((i for i in range(start + 1) if role(history[i]) == "user"
