@@ -23,6 +23,7 @@ at every recording.
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import OrderedDict
 from typing import Any, Callable, Hashable, Sequence, TypeVar
@@ -54,6 +55,11 @@ class QueuedAtRecord:
             self._notes.move_to_end(session)
             while len(self._notes) > MAX_SESSIONS:
                 self._notes.popitem(last=False)
+
+    def has(self, session: Any) -> bool:
+        """Whether a recording of `session` was noted here (and no flush has used it up)."""
+        with self._lock:
+            return bool(self._notes.get(session))
 
     def unrecorded(self, session: Any, flushed: Sequence[T], key: Callable[[T], Hashable]
                    ) -> list[T]:
@@ -91,3 +97,65 @@ async def note_queue(notes: QueuedAtRecord, memory: Any, conversation: Any,
     queue = [m for m in await memory.aget_all(status=MessageStatus.ACTIVE)
              if getattr(m.role, "value", str(m.role)) != "system"]
     notes.recorded(conversation, [key(m) for m in queue], start - (len(history) - len(queue)))
+
+
+async def held_by_record(bank: Any, memory: Any, thread: str | None, namespace: str | None,
+                         flushed: Sequence[Any], *, trusted: bool, face: str) -> list[Any]:
+    """The flushed messages (oldest first) the thread's open record does not hold, told by
+    position, for a block with no note of the queue (see `QueuedAtRecord`).
+
+    The note lives in the block: a web handler that builds a block and a Memory per request
+    over a persistent chat store, or a restarted process, had none, so each flush was recorded
+    whole and the next `arecord_run`, no longer matching the record's end, appended the whole
+    queue again (26 steps stored as 89; review 1 #1, session 38). The Memory (the running
+    step's) holds the conversation: the flushed stretch is the last archived, and a run recorded
+    it when the record's steps are exactly the conversation's from its goal's message up to a
+    turn boundary at or after the stretch (after a "[N steps omitted]" marker: its latest steps
+    end so). Anything else (no such Memory, no open record, no match): all are new, as before.
+    """
+    from llama_index.core.memory import Memory
+    from llama_index.core.storage.chat_store.base_db import MessageStatus
+
+    from skillbank.adapters._runs import clip_task, open_record, plain_messages
+    from skillbank.memories.experiences.threads import step_key
+    from skillbank.memories.experiences.transcript import _is_marker, steps_from_messages
+
+    if thread is None or not flushed or not isinstance(memory, Memory) \
+            or str(memory.session_id) != thread:
+        return list(flushed)
+
+    def role(message: Any) -> str:
+        return getattr(message.role, "value", str(message.role))
+
+    history = [m for m in await memory.aget_all() if role(m) != "system"]
+    archived = sum(role(m) != "system"
+                   for m in await memory.aget_all(status=MessageStatus.ARCHIVED))
+    start = archived - len(flushed)
+    if start < 0 or [(role(m), m.content) for m in history[start:archived]] != \
+            [(role(m), m.content) for m in flushed]:
+        return list(flushed)  # not this memory's latest flush
+    try:
+        record = await asyncio.to_thread(open_record, bank, thread, namespace,
+                                         trusted=trusted, face=face)
+    except Exception:  # noqa: BLE001 - memory must not break the agent: new, as before
+        return list(flushed)
+    if record is None or not record.steps:
+        return list(flushed)
+    goal = max((i for i in range(start + 1) if role(history[i]) == "user"
+                and clip_task((history[i].content or "").strip()) == record.task), default=None)
+    if goal is None:
+        return list(flushed)
+    marker = max((n + 1 for n, step in enumerate(record.steps) if _is_marker(step)), default=0)
+    held = [step_key(step) for step in record.steps[marker:]]
+    for end in range(len(history), start, -1):  # the latest turn boundary the record ends at
+        if end < len(history) and role(history[end]) != "user":
+            continue
+        try:
+            steps = steps_from_messages(plain_messages(history[goal:end]), task=record.task)[0]
+        except Exception:  # noqa: BLE001 - too long to compare: taken as new, as before
+            return list(flushed)
+        given = [step_key(step) for step in steps]
+        if given == held or (marker and held and len(given) >= len(held)
+                             and given[len(given) - len(held):] == held):
+            return list(flushed[end - start:])
+    return list(flushed)

@@ -168,13 +168,20 @@ def open_goal(bank: "Skillbank", thread: str | None, namespace: str | None, *,
 
     Run where the face may wait (a worker thread in async code): `bank.experiences` syncs
     another process's writes first. A storage error propagates; the caller goes on without."""
+    record = open_record(bank, thread, namespace, trusted=trusted, face=face)
+    return {"goal": record.task, "open": True} if record is not None else None
+
+
+def open_record(bank: "Skillbank", thread: str | None, namespace: str | None, *,
+                trusted: bool, face: str) -> Any:
+    """The thread's open episode in the bank (an `Experience`, or None), read as the face's
+    caller: see `open_goal`."""
     if not thread:
         return None
     from skillbank.scope import narrowed, using
 
     with using(narrowed(namespace, trusted=trusted, face=face)):
-        record = bank.experiences.open_thread(thread, namespace)
-    return {"goal": record.task, "open": True} if record is not None else None
+        return bank.experiences.open_thread(thread, namespace)
 
 
 #: The outcome of a run stopped from outside that no thread can go on with (see `stop_record`):

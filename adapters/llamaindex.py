@@ -62,7 +62,7 @@ from skillbank.adapters._li_compose import SHOWN
 from skillbank.adapters._li_namespace import (
     _RESOLVED, _SESSION, RunNamespaces, _namespace_failed, _shown_namespaces, resolve_namespace,
     step_memory, step_session)
-from skillbank.adapters._li_queue import QueuedAtRecord, note_queue
+from skillbank.adapters._li_queue import QueuedAtRecord, held_by_record, note_queue
 from skillbank.adapters._li_retriever import SkillbankRetriever
 from skillbank.adapters._warm import warm_up
 from skillbank.adapters._agent_tools import gated as _gated, names_of as _names_of
@@ -474,7 +474,11 @@ class SkillbankMemoryBlock(BaseMemoryBlock[str]):
         ok, namespace = await self._namespace_for(session)
         if not ok:
             return
-        # Not turns a run of this conversation (the session in this namespace) recorded.
+        # Not turns a run of this conversation (the session in this namespace) recorded; with
+        # no note here (a block per request, a restart), told by the record (review 1 #1, s. 38).
+        if not self._queued.has(_conversation(session, namespace)):
+            messages = await held_by_record(self.bank, await step_memory(), _thread(session),
+                                            namespace, messages, trusted=self.trusted, face=FACE)
         messages = self._queued.unrecorded(_conversation(session, namespace), messages, _key)
         task = next((_text(m).strip() for m in messages if _role(m) == "user"), "")
         if task:

@@ -33,7 +33,7 @@ from skillbank.errors import InvalidInputError, NotFoundError
 from skillbank.records import MAX_SHORT, MAX_TAGS, Experience, Step, utcnow
 from skillbank.memories.experiences.folding import _Batch
 from skillbank.memories.experiences.transcript import _fit_steps
-from skillbank.memories.experiences.validation import MAX_RECORD_BYTES, _fit_record
+from skillbank.memories.experiences.validation import MAX_LESSONS, MAX_RECORD_BYTES, _fit_record
 from skillbank.store.deltas import make_update
 
 if TYPE_CHECKING:
@@ -203,26 +203,57 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
     old = Experience.model_validate(version.record)
     known = {lesson.text for lesson in old.lessons}
     new_lessons = [lesson for lesson in experience.lessons if lesson.text not in known]
-    steps = [*old.steps, *_new_steps(old.steps, experience.steps)]
+    # A record holds at most MAX_LESSONS, as a single `record` does: merged without a cap, two
+    # turns of 50 held 100 (review 1 #2, session 38). A record stored before the cap
+    # keeps what it has.
+    room = max(0, MAX_LESSONS - len(old.lessons))
+    if len(new_lessons) > room:
+        log.warning("thread %r: %d lesson(s) of this turn left out: the record holds at most "
+                    "%d", experience.thread, len(new_lessons) - room, MAX_LESSONS)
+        new_lessons = new_lessons[:room]
+    appended = _new_steps(old.steps, experience.steps)
+    steps = [*old.steps, *appended]
     fields = {
         **memory._dump(old),
         "outcome": experience.outcome if experience.outcome != "unknown" else old.outcome,
         "score": experience.score if experience.score is not None else old.score,
         "feedback": experience.feedback or old.feedback,
-        "lessons": [l.model_dump(mode="json") for l in [*old.lessons, *new_lessons]],
+        "lessons": [l.model_dump(mode="json") for l in old.lessons],
         "tags": list(dict.fromkeys([*old.tags, *experience.tags]))[:MAX_TAGS],
         "when_to_use": old.when_to_use or experience.when_to_use,
         "updated": _turn_time(old),
     }
-    # Bounded in bytes as a single `record` is, not only in steps: the head, the latest steps
-    # and the outcome kept, the middle counted by the marker. Bounded by count alone, a long
-    # thread with large tool outputs outgrew what the journal stores and every later turn, the
-    # outcome too, was refused (hunt-threads #1, session 38).
+    without = _fitted(fields, steps)  # the turn's steps and outcome, no new lessons
+    if not new_lessons:
+        return record_id, without, version, new_lessons
+    # The turn's steps and outcome come before its new lessons: lessons that pushed the record
+    # past the byte limit got the whole turn refused, its steps and outcome lost, and lessons
+    # close to it left of the turn only its last step (review 1 #2, session 38). Older middle
+    # steps give way to lessons as they do to new steps.
+    lessons = [l.model_dump(mode="json") for l in [*old.lessons, *new_lessons]]
+    try:
+        merged = _fitted({**fields, "lessons": lessons}, steps)
+    except InvalidInputError:
+        merged = None
+    latest = len(appended)
+    if merged is None or (latest and merged.steps[-latest:] != without.steps[-latest:]):
+        log.warning("thread %r: the %d new lesson(s) of this turn left out: with them the "
+                    "record passes %d bytes and its latest steps would be cut",
+                    experience.thread, len(new_lessons), MAX_RECORD_BYTES)
+        return record_id, without, version, []
+    return record_id, merged, version, new_lessons
+
+
+def _fitted(fields: dict[str, Any], steps: list[Step]) -> Experience:
+    """The record of `fields` with `steps`, bounded in bytes as a single `record` is, not only
+    in steps: the head, the latest steps and the outcome kept, the middle counted by the
+    marker. Bounded by count alone, a long thread with large tool outputs outgrew what the
+    journal stores and every later turn, the outcome too, was refused (hunt-threads #1,
+    session 38). InvalidInputError when the record is too large even so."""
     bare = Experience.model_validate({**fields, "steps": []})
     budget = MAX_RECORD_BYTES - len(bare.model_dump_json().encode("utf-8"))
-    merged = _fit_record(Experience.model_validate({
+    return _fit_record(Experience.model_validate({
         **fields, "steps": [s.model_dump(mode="json") for s in _fit_steps(steps, budget)]}))
-    return record_id, merged, version, new_lessons
 
 
 #: A later turn's time is kept to this many seconds (`Experience.updated`): a burst of turns
@@ -238,6 +269,16 @@ def _turn_time(old: Experience) -> Any:
     return now if (now - last).total_seconds() >= TURN_TIME_STEP else old.updated
 
 
+def step_key(step: Step) -> tuple[Any, ...]:
+    """What a step says, for telling a turn delivered again (`_new_steps`, and the LlamaIndex
+    face's flushes): an answer is its text, as the thought it reads as when more messages
+    follow it."""
+    answer = step.action == "final answer"
+    return (None if answer else step.action,
+            step.thought or (step.observation if answer else None),
+            None if answer else step.observation, repr(step.action_input))
+
+
 def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     """The steps of `turn` the record does not hold yet. A caller that passes the whole
     transcript on every turn (not only the new messages) repeats the earlier turns first: their
@@ -251,14 +292,7 @@ def _new_steps(old: list[Step], turn: list[Step]) -> list[Step]:
     observation without an action) included: left out, every follow-up looked alike, so a turn
     whose answer repeated an earlier one ("Done.", "ok") was taken for that turn delivered again
     and dropped (4 turns of a thread answered "Done." kept 3; hunt-exp #3, session 27)."""
-    def key(step: Step) -> tuple[Any, ...]:
-        answer = step.action == "final answer"
-        # An answer is its text, as the thought it reads as when more messages follow it.
-        return (None if answer else step.action,
-                step.thought or (step.observation if answer else None),
-                None if answer else step.observation, repr(step.action_input))
-
-    held, given = [key(s) for s in old], [key(s) for s in turn]
+    held, given = [step_key(s) for s in old], [step_key(s) for s in turn]
     if not held or not given:
         return turn
     if given == held:
