@@ -15,7 +15,9 @@ from typing import Any
 #: Guidelines are shown only from one topic family: keyword and embedding overlap alone let
 #: rules of another domain into a block ("Always cite the source" in a Python task).
 COHERENT_TOP = 2  # the best hits with evidence of their own: a "general" rule only among them
-#: The family is the one the best candidates vote for, each with its fused score. The two
+#: The family is the one the best candidates with evidence of their own vote for, each with
+#: its fused score (hunt-learnfaces #1, session 38: rules without evidence outvoted the one
+#: that matched, by their number). The two
 #: best hits were of two domains on about a quarter of the tasks (critique stream, dev,
 #: agent-written rules: 92 of 396 best hits off-domain), and a block took both families.
 #: Five voters: 3 / 5 / 8 / 12 were tried on the stream and on the set's 26 held-out tasks.
@@ -71,7 +73,8 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
 
     Families, not slugs: a Python task's "code" rules and an analysis task's "sql" rules are
     its own (``skillbank.distill.topics.topic_family``). The family is chosen by the first
-    `voters` hits, each weighted by its score, not by the two best hits alone: the best two
+    `voters` hits that have evidence of their own (all of them when none has), each weighted
+    by its score, not by the two best hits alone: the best two
     were of two domains on about a quarter of the tasks, and the block then showed both
     families. One family, all of its rules in the pool (not only the first 8-16 candidates):
     see docs/benchmarks.md (learning loop, session 7) for the figures and for the curve of a
@@ -104,8 +107,14 @@ def coherent_guidelines(hits: list[Any], top: int = COHERENT_TOP,
         return [h for h in hits if id(h) in chosen or stored(h) == stated]
     family = lambda h: rule_family(h.record)  # noqa: E731
     chosen = {id(h) for h in best if family(h) == "general"}
+    # Only voters with evidence of their own (hunt-learnfaces #1, session 38): the fused
+    # scores of the first candidates are nearly flat (0.0328 vs 0.0308), so rules the task
+    # shares no meaning with (cosine 0.03-0.13, under both floors) outvoted the one rule that
+    # matched, by their number alone: a SQL task got two support rules, or (the off-topic
+    # guard then judging them) no section at all. All of them vote when none has evidence.
+    voting = [h for h in hits[:voters] if has_evidence(h.dense, h.keyword)] or hits[:voters]
     votes: dict[str, float] = defaultdict(float)
-    for hit in hits[:voters]:
+    for hit in voting:
         if family(hit) != "general":
             votes[family(hit)] += max(1e-9, float(getattr(hit, "score", 0.0) or 0.0))
     if not votes:
