@@ -32,6 +32,7 @@ root forgot since.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -269,13 +270,26 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             "SELECT id FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
             (deployment, [i for i in adding if isinstance(i, str)]))} if adding else set()
         new_records: set[str] = set()
+        from skillbank.team import migrate_versions as versions
+
+        seen: dict[str, dict[str, Any]] = {}  # the root's versions read so far, by id
         for event, loc, _digest in events:
+            before = versions.root_before(journal, event, loc, seen)
             event = _whole(journal, event, loc)
+            turn = versions.record_id(event)
+            if event.get("op") == "add" and isinstance(event.get("record"), dict):
+                seen[str(event["record"].get("id"))] = copy.deepcopy(event["record"])
             lands = _place(event, report.into)
             if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
                 continue  # a forgotten record's tombstone, or a line the original brought
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
                 left_out += 1  # the team forgot it: a later turn must not bring it back
+                continue
+            if turn is not None and versions.team_changed(conn, deployment, turn, before,
+                                                          forgotten_lessons.get(turn)):
+                # The team recorded a turn since: its version stands (hunt-expimport #3,
+                # session 38; skillbank.team.migrate_versions).
+                report.skipped.append(versions.skipped_note(turn))
                 continue
             if lands is not None:
                 report.namespaces.add(lands)
