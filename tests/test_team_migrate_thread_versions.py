@@ -104,3 +104,48 @@ def test_a_turn_on_a_version_the_team_left_alone_is_imported(tmp_path, postgres,
     finally:
         team.close()
 
+
+def test_the_cli_names_what_it_left_out_apart_from_what_it_could_not_read(tmp_path, postgres,
+                                                                          chroma_server):
+    """The CLI put "not imported (unreadable):" before every skipped entry, also before the
+    events of records the deployment forgot, which were left out on purpose (hunt-expimport #5,
+    session 38): a reason of its own says why; only what could not be read is "unreadable"."""
+    import subprocess
+    import sys
+
+    from test_multiprocess import env_for
+
+    laptop = tmp_path / "laptop"
+    bank = _open(laptop)
+    try:
+        eid = bank.experiences.record_messages(FIRST, thread="chat-7")
+    finally:
+        bank.close()
+    deployment = uuid.uuid4().hex[:16]
+
+    def migrate() -> str:
+        done = subprocess.run(
+            [sys.executable, "-m", "skillbank.cli", "migrate", "--from", str(laptop),
+             "--database-url", postgres.url, "--deployment", deployment],
+            env=env_for(laptop), capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, done.stderr
+        return done.stdout + done.stderr
+
+    migrate()
+    team = _team(tmp_path, chroma_server, postgres, deployment)
+    try:
+        team.forget(eid)
+    finally:
+        team.close()
+    bank = _open(laptop)
+    try:
+        bank.experiences.record_messages(_turn("ROOT TURN: book flights", "Flights booked."),
+                                         thread="chat-7")
+    finally:
+        bank.close()
+    with open(next((laptop / "experiences").glob("*.jsonl")), "a", encoding="utf-8") as f:
+        f.write("{not json\n")
+    out = " ".join(migrate().split())
+    assert "left out: 1 experience event(s) of records the deployment forgot" in out, out
+    assert "unreadable): 1 experience event" not in out, out
+    assert "not imported (unreadable):" in out and ".jsonl:" in out, out
