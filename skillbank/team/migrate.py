@@ -285,7 +285,8 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             before = versions.root_before(journal, event, loc, seen)
             event = _whole(journal, event, loc)
             turn = versions.record_id(event)
-            if event.get("op") == "add" and isinstance(event.get("record"), dict):
+            if event.get("op") == "add" and isinstance(event.get("record"), dict) and \
+                    event["record"].get("thread"):  # a conversation: a later turn may follow
                 seen[str(event["record"].get("id"))] = copy.deepcopy(event["record"])
             lands = _place(event, report.into)
             if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
