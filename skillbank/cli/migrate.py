@@ -53,8 +53,9 @@ def migrate(
 
     def human() -> None:
         st.out.plain(report.summary())
-        for where in report.skipped:
-            st.out.note(f"not imported (unreadable): {where}")
+        for where in report.skipped:  # left out on purpose, it says why; else unreadable
+            said = "left out" if where in report.left_out else "not imported (unreadable)"
+            st.out.note(f"{said}: {where}")
         for warning in report.warnings:
             st.out.note(f"warning: {warning}")
 

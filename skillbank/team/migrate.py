@@ -32,6 +32,7 @@ root forgot since.
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 from dataclasses import dataclass, field
@@ -58,6 +59,9 @@ class MigrateReport:
     database: str
     imported: dict[str, int] = field(default_factory=lambda: dict.fromkeys(PARTS, 0))
     skipped: list[str] = field(default_factory=list)  # what could not be read, and where
+    #: The entries of `skipped` left out on purpose, each saying why (`leave_out`); the CLI
+    #: called them "unreadable" too (hunt-expimport #5, session 38).
+    left_out: set[str] = field(default_factory=set, repr=False)
     #: `--namespace`: the namespace every imported record and rule is put in (None: each keeps
     #: its own, an embedded root's being "default").
     into: str | None = None
@@ -71,6 +75,11 @@ class MigrateReport:
     #: What the user must see beside the counts: skills left behind, a deployment that held
     #: nothing before this run (a typo?).
     warnings: list[str] = field(default_factory=list)
+
+    def leave_out(self, entry: str) -> None:
+        """Name something not imported on purpose, `entry` saying why (under `skipped`)."""
+        self.skipped.append(entry)
+        self.left_out.add(entry)
 
     @property
     def changed(self) -> bool:
@@ -269,13 +278,27 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
             "SELECT id FROM sb_experiences WHERE deployment = %s AND id = ANY(%s)",
             (deployment, [i for i in adding if isinstance(i, str)]))} if adding else set()
         new_records: set[str] = set()
+        from skillbank.team import migrate_versions as versions
+
+        seen: dict[str, dict[str, Any]] = {}  # the root's versions read so far, by id
         for event, loc, _digest in events:
+            before = versions.root_before(journal, event, loc, seen)
             event = _whole(journal, event, loc)
+            turn = versions.record_id(event)
+            if event.get("op") == "add" and isinstance(event.get("record"), dict) and \
+                    event["record"].get("thread"):  # a conversation: a later turn may follow
+                seen[str(event["record"].get("id"))] = copy.deepcopy(event["record"])
             lands = _place(event, report.into)
             if event.get("op") == "erased" or (shared and line_digest(_line(event)) in shared):
                 continue  # a forgotten record's tombstone, or a line the original brought
             if event.get("op") != "forget" and not team_forgot.isdisjoint(_named(event)):
                 left_out += 1  # the team forgot it: a later turn must not bring it back
+                continue
+            if turn is not None and versions.team_changed(conn, deployment, turn, before,
+                                                          forgotten_lessons.get(turn)):
+                # The team recorded a turn since: its version stands (hunt-expimport #3,
+                # session 38; skillbank.team.migrate_versions).
+                report.leave_out(versions.skipped_note(turn))
                 continue
             if lands is not None:
                 report.namespaces.add(lands)
@@ -311,7 +334,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 conn.execute("UPDATE sb_audit SET item_id = '' WHERE deployment = %s "
                              "AND kind = 'draft' AND item_id = ANY(%s)", (deployment, names))
         if left_out:
-            report.skipped.append(f"{left_out} experience event(s) of records the deployment "
+            report.leave_out(f"{left_out} experience event(s) of records the deployment "
                                   "forgot: not imported (forget means gone)")
         positions["experiences"] = {"files": {**starts, **ends}}
 
@@ -328,7 +351,7 @@ def _import_rows(store: Any, root: Path, report: MigrateReport) -> None:
                 continue  # a copy's entry from before the copy: imported from the original
             if not team_forgot.isdisjoint(_sources(entry)):
                 # A draft of runs the deployment forgot (see _import_pending_drafts).
-                report.skipped.append(f"drafts ledger entry {entry.get('op')} "
+                report.leave_out(f"drafts ledger entry {entry.get('op')} "
                                       f"{entry.get('name')!r}: drawn from experiences the "
                                       "deployment forgot")
                 continue
@@ -592,7 +615,7 @@ def _import_pending_drafts(conn: Any, deployment: str, drafts_root: Path, before
         if not forgotten.isdisjoint(sources):
             # Drawn from runs the deployment forgot (the root still holds them): importing
             # it would bring what they said back to the team.
-            report.skipped.append(f"{folder}: drawn from experiences the deployment forgot")
+            report.leave_out(f"{folder}: drawn from experiences the deployment forgot")
             continue
         name, now[folder.name] = folder.name, digest(files)
         if imported.get(name) == now[name]:

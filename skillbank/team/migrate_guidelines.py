@@ -107,6 +107,7 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
                 continue  # the root's copy is as imported: the deployment's copy stands
             if report.into is not None:  # `--namespace`
                 guideline = guideline.model_copy(update={"namespace": report.into})
+            guideline, note = _own_overrides(guideline, held, loaded.records, report.into)
             mine = guideline.model_dump(mode="json", exclude={"path"})
             if imported.get(gid) == by_path:
                 # As imported, noted by an older run by the file's full path: noted again as
@@ -128,9 +129,49 @@ def import_guidelines(store: Any, root: Path, report: Any) -> int:
                         also=lambda conn, done=done: _mark(conn.execute, store.deployment,
                                                            report.source, done))
             report.namespaces.add(record.namespace)
+            if note:
+                report.warnings.append(note)
             saved += 1
         _mark(store.db.execute, store.deployment, report.source, unchanged)
     return saved
+
+
+def _own_overrides(guideline: Any, held: dict[str, Any], root: dict[str, Any],
+                   into: str | None) -> tuple[Any, str | None]:
+    """`guideline` without the `overrides` of rules that live in its own namespace here.
+
+    An override only stops a rule of another namespace from being served beside its
+    overrider; in one namespace both were served. Users met it (hunt-expimport #2, session
+    38): `migrate --namespace team` put alice's rule, which overrode the team's "Always write a
+    changelog entry", in `team` as an active team rule, so the team served both contradicting
+    rules, and alice's without review. Such a rule arrives as one namespace would have it: the
+    overridden rules become what it `supersedes` (approving it stops serving them), and an
+    active one waits as `pending` for a reviewer; returns the rule and the run's warning."""
+    home = held[guideline.id][0].namespace if guideline.id in held else guideline.namespace
+
+    def lives(gid: str) -> str | None:  # where a rule is once this run is done
+        if gid in held:
+            return str(held[gid][0].namespace)
+        if gid in root:
+            return into or str(root[gid][0].namespace)
+        return None
+
+    inside = [gid for gid in guideline.overrides if lives(gid) == home]
+    if not inside:
+        return guideline, None
+    update: dict[str, Any] = {
+        "overrides": [gid for gid in guideline.overrides if gid not in inside],
+        "supersedes": list(dict.fromkeys([*guideline.supersedes, *inside]))}
+    note = None
+    if guideline.status == "active":
+        update["status"] = "pending"
+        note = (
+            f"rule {guideline.id} ({guideline.text[:80]!r}) overrides {', '.join(inside)}, "
+            f"which is in namespace {home!r} too, where an override does not apply: it was "
+            "imported as pending, so the team does not serve both; a reviewer approves it "
+            f"(`skillbank guidelines approve {guideline.id}`: it then supersedes them) or "
+            "rejects it")
+    return guideline.model_copy(update=update), note
 
 
 def _position(store: Any, source: str, part: str) -> dict[str, Any]:
