@@ -121,6 +121,21 @@ def test_the_shared_check_asks_the_distiller_nothing(tmp_path):
         bank.close()
 
 
+def test_the_playbook_and_its_digests_leave_out_the_overridden_rule(tmp_path):
+    bank = _open(tmp_path / "root")
+    try:
+        team = bank.scoped(LEAD).guidelines.add(TEAM_RULE, topic="writing").guideline_id
+        mine = bank.scoped(ALICE).guidelines.add(HERS, topic="writing").guideline_id
+        hers = bank.scoped(ALICE).guidelines
+        assert team not in hers.playbook("writing") and mine in hers.playbook("writing")
+        assert team not in hers.playbook()
+        assert team in bank.scoped(BOB).guidelines.playbook("writing")
+        digest = hers.playbook_digests()["writing"]
+        assert digest == hashlib.sha256(hers.playbook("writing").encode()).hexdigest()
+    finally:
+        bank.close()
+
+
 def test_a_reworded_team_rule_stays_overridden_while_hers_still_replaces_it(tmp_path):
     bank = _open(tmp_path / "root")
     try:
