@@ -152,3 +152,19 @@ def test_a_reworded_team_rule_stays_overridden_while_hers_still_replaces_it(tmp_
         assert other in _searched(bank, ALICE, "write the changelog")
     finally:
         bank.close()
+
+
+def test_approving_a_proposal_folded_into_her_rule_keeps_its_override(tmp_path):
+    bank = _open(tmp_path / "root")
+    try:
+        mine = bank.scoped(ALICE).guidelines.learn(HERS).entries[0].guideline_id  # before
+        team = bank.scoped(LEAD).guidelines.add(TEAM_RULE).guideline_id  # the team's rule
+        proposal = bank.scoped(ALICE_AGENT).guidelines.learn(HERS).entries[0]
+        assert proposal.action == "pending" and proposal.guideline_id != mine
+        assert bank.scoped(ALICE_LEAD).guidelines.get(proposal.guideline_id).overrides == [team]
+        assert team in _searched(bank, ALICE, TASK)  # a proposal hides nothing
+        bank.scoped(ALICE_LEAD).guidelines.approve(proposal.guideline_id)
+        assert bank.scoped(ALICE).guidelines.get(mine).overrides == [team]
+        assert team not in _searched(bank, ALICE, TASK) and team in _searched(bank, BOB, TASK)
+    finally:
+        bank.close()
