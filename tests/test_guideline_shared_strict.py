@@ -14,6 +14,7 @@ show` nor the rule page said a rule is overridden. Real parts: an embedded root,
 from __future__ import annotations
 
 import hashlib
+import io
 from typing import Any
 
 import pytest
@@ -166,5 +167,40 @@ def test_approving_a_proposal_folded_into_her_rule_keeps_its_override(tmp_path):
         bank.scoped(ALICE_LEAD).guidelines.approve(proposal.guideline_id)
         assert bank.scoped(ALICE).guidelines.get(mine).overrides == [team]
         assert team not in _searched(bank, ALICE, TASK) and team in _searched(bank, BOB, TASK)
+    finally:
+        bank.close()
+
+
+def test_show_and_the_rule_page_name_the_override_both_ways(tmp_path):
+    from rich.console import Console
+
+    from skillbank.cli.memory import render_guideline
+    from skillbank.ui.views import guideline_detail
+
+    bank = _open(tmp_path / "root")
+    try:
+        team = bank.scoped(LEAD).guidelines.add(TEAM_RULE).guideline_id
+        mine = bank.scoped(ALICE).guidelines.learn(HERS).entries[0].guideline_id
+        reviewer = bank.scoped(Scope(principal="rev", namespace="team", reads=("alice",),
+                                     role="reviewer", face="test"))
+        rules = {r.id: r for r in reviewer.guidelines.list(namespace="*")}
+
+        class Out:
+            console = Console(file=io.StringIO(), width=200)
+
+            def print(self, thing: Any) -> None:
+                self.console.print(thing)
+
+        for gid, said in ((mine, f"{team} (namespace team)"),
+                          (team, f"namespace alice (overridden by {mine})")):
+            out = Out()
+            render_guideline(out, reviewer.guidelines.get(gid), rules)
+            assert said in out.console.file.getvalue()
+        page = guideline_detail(reviewer, team)
+        assert [r.id for r in page["overridden_by"]] == [mine] and page["overrides"] == []
+        assert [r.id for r in guideline_detail(reviewer, mine)["overrides"]] == [team]
+        # A viewer who does not read alice's namespace is told nothing about her rule.
+        bob = bank.scoped(BOB)
+        assert guideline_detail(bob, team)["overridden_by"] == []
     finally:
         bank.close()
