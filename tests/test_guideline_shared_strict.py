@@ -204,3 +204,22 @@ def test_show_and_the_rule_page_name_the_override_both_ways(tmp_path):
         assert guideline_detail(bob, team)["overridden_by"] == []
     finally:
         bank.close()
+
+
+def test_her_rewording_of_her_rule_keeps_the_override_it_still_holds(tmp_path):
+    """Her rule replaced by her own rewording (`replaces=`) that names no change itself: the
+    replace is the explicit act, the rewording still opposes and covers the team's rule."""
+    bank = _open(tmp_path / "root")
+    try:
+        team = bank.scoped(LEAD).guidelines.add(TEAM_RULE).guideline_id
+        mine = bank.scoped(ALICE).guidelines.learn(HERS).entries[0].guideline_id
+        again = bank.scoped(ALICE).guidelines.add("Skip the changelog entry.", replaces=mine)
+        assert bank.scoped(ALICE).guidelines.get(again.guideline_id).overrides == [team]
+        assert team not in _searched(bank, ALICE, TASK) and team in _searched(bank, BOB, TASK)
+        # Reworded into something that no longer opposes it: the team's rule is served again.
+        other = bank.scoped(ALICE).guidelines.add("Write the changelog entry in English.",
+                                                  replaces=again.guideline_id)
+        assert bank.scoped(ALICE).guidelines.get(other.guideline_id).overrides == []
+        assert team in _searched(bank, ALICE, TASK)
+    finally:
+        bank.close()

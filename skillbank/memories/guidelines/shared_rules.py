@@ -161,7 +161,10 @@ def record_overrides(memory: Any, entry: LearnEntry, found: list[Found]) -> Lear
     replaces, and say so in the entry; name the merely related ones in its ``nearest``. The
     shared rules themselves are not written."""
     g = memory._items.get(entry.guideline_id) if entry.guideline_id else None
-    if g is None or not found or entry.action == "ignored":
+    if g is None or entry.action == "ignored":
+        return entry
+    found = found + _carried(memory, g, entry.superseded_id, {f[1] for f in found})
+    if not found:
         return entry
     shared = [f for f in found if f[1] in memory._items
               and memory._items[f[1]].namespace != g.namespace
@@ -184,6 +187,27 @@ def record_overrides(memory: Any, entry: LearnEntry, found: list[Found]) -> Lear
                               **({} if hides else {"why": f"related, still served: {why}"})})
     entry.detail = "; ".join(p for p in (entry.detail, *notes) if p)
     return entry
+
+
+def _carried(memory: Any, g: Guideline, replaced: str | None, seen: set[str]) -> list[Found]:
+    """The overrides of the caller's rule `g` replaces (`replaced`) that `g` still opposes
+    (`overrules`) and covers: her "Skip the changelog entry." restating "From now on, do not
+    write a changelog entry." keeps the team's rule out, though it names no change itself
+    (the replace is the explicit act)."""
+    prior = memory._items.get(replaced) if replaced else None
+    if prior is None or prior.namespace != g.namespace:
+        return []
+    out: list[Found] = []
+    for gid in prior.overrides:
+        now = _successor(memory._items, gid)
+        if now is None or now.id in seen or now.namespace == g.namespace:
+            continue
+        why = overrules(g.text, now.text, g.text)
+        if why and covers(g.text, now.text):
+            vector = memory._member_vector(g.text, None, None)
+            out.append((float(memory._profile(now) @ vector), now.id,
+                        f"{why}; {prior.id}, which it replaces, overrode it", True))
+    return out
 
 
 def _successor(items: dict[str, Guideline], gid: str) -> Guideline | None:
