@@ -202,6 +202,9 @@ def test_show_and_the_rule_page_name_the_override_both_ways(tmp_path):
         # A viewer who does not read alice's namespace is told nothing about her rule.
         bob = bank.scoped(BOB)
         assert guideline_detail(bob, team)["overridden_by"] == []
+        from test_ui_security import client
+        page = client(bank)[0].get(f"/guidelines/{team}")
+        assert page.status_code == 200 and 'id="overrides"' in page.text and mine in page.text
     finally:
         bank.close()
 
