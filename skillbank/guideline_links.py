@@ -32,3 +32,13 @@ def replaced_by_gone(g: Any, rules: dict[str, Any]) -> str | None:
 
 
 GONE_NOTE = "no longer exists (forgotten); no rule serves in this one's place"
+
+
+def override_links(g: Any, rules: dict[str, Any]) -> tuple[list[Any], list[Any]]:
+    """(the shared rules `g` overrides, the active rules that override `g`), both among
+    `rules` (those the caller reads): a reviewer reading a namespace saw both rules and could
+    not tell that the shared one is not served to it (review 3 #6, session 38)."""
+    own = [rules[i] for i in dict.fromkeys(g.overrides) if i in rules and i != g.id]
+    by = sorted((r for r in rules.values() if g.id in r.overrides and r.status == "active"),
+                key=lambda r: r.id)
+    return own, by

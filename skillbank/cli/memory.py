@@ -107,12 +107,14 @@ def render_learn_report(out: Any, report: Any) -> None:
 def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> None:
     """One rule; with `rules` (id -> the rules the caller reads), its related rules both ways
     and a replacement that no longer exists said as such (`skillbank.guideline_links`)."""
-    from skillbank.guideline_links import GONE_NOTE, related_rules, replaced_by_gone
+    from skillbank.guideline_links import (GONE_NOTE, override_links, related_rules,
+                                           replaced_by_gone)
 
     superseded_by = g.superseded_by
     if rules is not None and replaced_by_gone(g, rules):
         superseded_by = f"{g.superseded_by}, which {GONE_NOTE}"
     related = related_rules(g, rules) if rules is not None else []
+    overrides, overridden_by = override_links(g, rules) if rules is not None else ([], [])
     out.print(key_values([
         ("id", g.id), ("topic", g.topic), ("status", text(g.status, STATUS_STYLES.get(g.status))),
         ("rule", g.text), ("when to use", g.when_to_use),
@@ -121,6 +123,9 @@ def render_guideline(out: Any, g: Any, rules: dict[str, Any] | None = None) -> N
                   + untrusted_votes(g.untrusted_helpful, g.untrusted_harmful)),
         ("supersedes", ", ".join(g.supersedes)), ("superseded by", superseded_by),
         ("related", ", ".join(f"{r.id} ({r.status})" for r in related)),
+        ("overrides", ", ".join(f"{r.id} (namespace {r.namespace})" for r in overrides)),
+        ("not served to", ", ".join(f"namespace {r.namespace} (overridden by {r.id})"
+                                    for r in overridden_by)),
         ("namespace", g.namespace), ("created", when(g.created)), ("updated", when(g.updated)),
         ("file", g.path),
     ]))

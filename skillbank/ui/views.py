@@ -286,7 +286,8 @@ def chain(by_id: dict[str, Any], guideline: Any) -> list[Any]:
 def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
     """A rule's page: its supersede chain both ways, the rules related to it, and a
     replacement that no longer exists said as such (`skillbank.guideline_links`)."""
-    from skillbank.guideline_links import GONE_NOTE, related_rules, replaced_by_gone
+    from skillbank.guideline_links import (GONE_NOTE, override_links, related_rules,
+                                           replaced_by_gone)
 
     g = bank.guidelines.get(gid)
     everything = {x.id: x for x in bank.guidelines.list(namespace="*")}
@@ -299,6 +300,9 @@ def guideline_detail(bank: Any, gid: str) -> dict[str, Any]:
         nxt = everything[nxt].superseded_by
     return {"g": g, "older": chain(everything, g), "newer": newer,
             "related": related_rules(g, everything),
+            # Overrides both ways among the rules the viewer reads (review 3 #6, session 38).
+            "overrides": override_links(g, everything)[0],
+            "overridden_by": override_links(g, everything)[1],
             "replaced_by_gone": replaced_by_gone(g, everything), "gone_note": GONE_NOTE,
             "help_rate": percent(help_rate(g.helpful, g.harmful))}
 

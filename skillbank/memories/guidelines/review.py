@@ -174,6 +174,9 @@ class GuidelineReview:
                 "sources": [*twin.sources, *g.sources],
                 "supersedes": sorted({*twin.supersedes, *(i for i in g.supersedes
                                                           if i != twin.id)}),
+                # The shared rules the approved proposal overrides: the fold lost them, and
+                # the team rule was served beside hers again (review 3 #5, session 38).
+                "overrides": list(dict.fromkeys([*twin.overrides, *g.overrides])),
                 "updated": now}), reembed=bool(wording))
 
     def _active_paraphrase(self, g: Guideline) -> str | None:

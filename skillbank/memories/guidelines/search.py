@@ -389,12 +389,16 @@ class GuidelineSearch:
         """
         if topic is not None:
             topic = self._check_topic(topic)
-        spaces = self._read_spaces(namespace)
+        scope = self._scope()
+        spaces = self._read_spaces(namespace, scope=scope)
         with self._lock:
             self._refresh()
+            # Not a shared rule a rule of the caller's namespace overrides, as in search: the
+            # `guidelines://` resource served both opposite rules (review 3 #3, session 38).
+            hidden = overridden(self, scope, spaces)
             active = [g for g in self._items.values()
                       if g.status == "active" and scopes.covers(spaces, g.namespace)
-                      and (topic is None or g.topic == topic)]
+                      and (topic is None or g.topic == topic) and g.id not in hidden]
         topics = [topic] if topic is not None else sorted({g.topic for g in active})
         return _render_playbook(topics, active)
 
@@ -424,10 +428,12 @@ class GuidelineSearch:
         with self._lock:
             self._refresh()
             items = list(self._items.values())
+            hidden = overridden(self, scope, spaces)  # as `playbook` (review 3 #3)
         topics = _served_topics(items, listed, scope, self._shown)
         active: dict[str, list[Guideline]] = {}
         for g in items:
-            if g.status == "active" and g.topic in topics and scopes.covers(spaces, g.namespace):
+            if (g.status == "active" and g.topic in topics and scopes.covers(spaces, g.namespace)
+                    and g.id not in hidden):
                 active.setdefault(g.topic, []).append(g)
         return {topic: hashlib.sha256(
                     _render_playbook([topic], active.get(topic, [])).encode()).hexdigest()
