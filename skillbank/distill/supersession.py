@@ -214,6 +214,21 @@ def has_flip(rule: str) -> bool:
     return any(v > 0 for v in n.values()) and any(v < 0 for v in n.values())
 
 
+def _made_into(rule: str, other: dict[str, int]) -> set[str]:
+    """The words of what `rule` turns into something ("Turn the nested subqueries into CTEs.")
+    when the `other` stance asks for every word of that something; else none. An other rule
+    that rejects the target ("..., not CTEs") keeps the opposition."""
+    from skillbank.distill.relations import _content, transform_parts
+
+    parts = transform_parts(rule)
+    if parts is None:
+        return set()
+    target = _content(parts[2])
+    if not target or any(other.get(w, 0) <= 0 for w in target):
+        return set()
+    return set(_content(parts[1]))
+
+
 def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     """Why `new` (from critique `sentence`) overrules `old`, or None when it does not."""
     if not new or not old:
@@ -255,8 +270,12 @@ def overrules(new: str, old: str, sentence: str | None = None) -> str | None:
     shared = set(n) & set(o)
     smaller = min(len(n), len(o))
     overlap = len(shared) / smaller if smaller else 0.0
-    rejected = sorted(w for w in shared if n[w] < 0 < o[w])
-    wanted = sorted(w for w in shared if n[w] > 0 > o[w])
+    # A thing one rule turns into something the other asks for too is no opposition: "Define
+    # the same subquery once as a CTE." agrees with "Turn the nested subqueries into CTEs." (a
+    # correct reading of "Define it once as a CTE." superseded it; session 38).
+    made = _made_into(new, o) | _made_into(old, n)
+    rejected = sorted(w for w in shared - made if n[w] < 0 < o[w])
+    wanted = sorted(w for w in shared - made if n[w] > 0 > o[w])
     # Both rules rejecting the same thing are on one side ("... not with your name" and
     # "... leave out team names"), whatever else a word shares.
     agreed = [w for w in shared if n[w] < 0 and o[w] < 0]

@@ -152,7 +152,10 @@ def shared_contradicted(memory: Any, text: str, sentence: str, source: Any, name
             continue
         if vector is None:
             vector = memory._member_vector(text, sentence or None, None)
-        found.append((float(memory._profile(memory._items[gid]) @ vector), gid, *verdict))
+        old = memory._items[gid]  # similarity as `nearest` says it: the two rules' words
+        found.append((memory._words_similarity(text, old.text,
+                                               float(memory._profile(old) @ vector)),
+                      gid, *verdict))
     return found
 
 
