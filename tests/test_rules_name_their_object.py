@@ -35,6 +35,9 @@ def _rules(critique: str, task: str | None = None) -> list[str]:
     ("Improve the form validation",
      "The error message is unclear; it should say which field failed and why.",
      ["Make the error message say which field failed and why."]),
+    ("Write the troubleshooting page for connection drops",
+     "The actual fix doesn't show up until the fifth paragraph. Put it at the top.",
+     ["Put the actual fix at the top."]),
     # Both qualities kept.
     ("Draft customer email", "Address customers by first name. It should be warm but short.",
      ["Address customers by first name; make it warm but short."]),
@@ -48,17 +51,24 @@ def test_a_pronoun_object_is_read_with_what_it_names(task, critique, rules):
     assert _rules(critique, task) == rules
 
 
-@pytest.mark.parametrize("critique, rules", [
+@pytest.mark.parametrize("task, critique, rules", [
     # "it" is the answer itself: nothing before names it, or the rule before is about
     # something else; kept as written.
-    ("Keep it under 200 words.", ["Keep it under 200 words."]),
-    ("Answer the question first, and keep it under 150 words.",
+    (None, "Keep it under 200 words.", ["Keep it under 200 words."]),
+    (None, "Answer the question first, and keep it under 150 words.",
      ["Answer the question first.", "Keep it under 150 words."]),
-    ("Reply to the customer first. Keep it short.", ["Reply to the customer first.",
-                                                     "Keep it short."]),
+    (None, "Reply to the customer first. Keep it short.", ["Reply to the customer first.",
+                                                           "Keep it short."]),
+    # After a sentence of its own, "it" is something that sentence names, not the task's
+    # thing (not "Put the troubleshooting page at the top.").
+    ("Write the troubleshooting page for connection drops",
+     "The actual fix (raise the timeout) doesn't show up until the fifth paragraph. "
+     "Put it at the top.", ["Put it at the top."]),
+    ("Write the conceptual overview of caching",
+     "It's hard to follow in the narrow column. Break it up.", ["Break it up."]),
 ])
-def test_the_answer_itself_stays_as_written(critique, rules):
-    assert _rules(critique) == rules
+def test_the_answer_itself_stays_as_written(task, critique, rules):
+    assert _rules(critique, task) == rules
 
 
 def test_the_learnt_rules_name_their_object(tmp_path):
