@@ -34,7 +34,9 @@ from skillbank.distill import RuleDistiller
     # guess.", "Never open email."); a lone verb stays with its sentence, nothing dropped.
     ("Always check the logs and never guess.", ["Always check the logs and never guess."]),
     ("Always open a ticket and never email.", ["Always open a ticket and never email."]),
-    ("Always write tests and never skip them.", ["Always write tests.", "Never skip them."]),
+    # "them" points back to the tests: one rule, not "Never skip them." alone
+    # (hunt-learnfaces #2, session 38).
+    ("Always write tests and never skip them.", ["Always write tests; never skip them."]),
 ])
 def test_the_negated_half_is_kept(critique, rules):
     assert [r.text for r in RuleDistiller().rules_from_critique(critique) if r.actionable] == rules

@@ -194,11 +194,36 @@ def _asks_after_description(part: str) -> list[str]:
     return [left, ask]
 
 
+#: "<be / keep / make ...> <quality> but": the quality is one half of the complement.
+_COMPLEMENT_BEFORE_BUT = re.compile(r"\b(?:be|keep|make|stay|sound|look|feel|remain)\s+(?:\w+\s+)?"
+                                    r"[\w-]+\s*$", re.I)
+#: A second quality: "short", "not curt", "very clear" (up to 3 words).
+_QUALITY_AFTER_BUT = re.compile(r"^\s*(?:(?:not|too|very|still|also)\s+)?[a-z-]+\W*$", re.I)
+
+
+def _weak_split(clause: str) -> list[str]:
+    """`clause` cut at weak joints, but not inside "warm but short": "It should be warm but
+    short." gave "Make it warm." and "short" was lost without a word (hunt-learnfaces #2,
+    session 38). A bare "but" between two qualities of one complement is no joint."""
+    parts: list[str] = []
+    start = 0
+    for m in _WEAK_SPLIT_RE.finditer(clause):
+        rest = clause[m.end():]
+        if (m.group(0).strip().lower() == "but"
+                and _COMPLEMENT_BEFORE_BUT.search(clause[start:m.start()])
+                and _QUALITY_AFTER_BUT.match(rest) and _words(rest)[-1].lower() not in _VERBS):
+            continue
+        parts.append(clause[start:m.start()])
+        start = m.end()
+    parts.append(clause[start:])
+    return parts
+
+
 def _pieces(clause: str) -> list[str]:
     """A clause cut at weak joints, before independent ", and" clauses, between two
     descriptions joined by "and", and before an ask that follows a description."""
     out: list[str] = []
-    for part in _WEAK_SPLIT_RE.split(clause):
+    for part in _weak_split(clause):
         if part and part.strip():
             out.extend(a for p in _AND_CLAUSE_RE.split(part) if p and p.strip()
                        for d in _described_pairs(p) if d.strip()

@@ -11,6 +11,8 @@ from skillbank.distill.lessons import (_contrast, _key_steps, _outcome_class, _w
                                        same_task)
 from skillbank.distill.relations import _compare
 from skillbank.distill.supersession import has_flip, names_only, two_objects, two_things
+from skillbank.distill.antecedents import (head_pronoun, object_points_back, read_from_critique,
+                                           read_from_task)
 from skillbank.distill.clauses import _resolve_pronoun, _rules_in_sentence
 from skillbank.distill.standalone import (keep_subjects, leans_on_previous, points_to_sentence,
                                           resolve_reference, task_kind)
@@ -53,14 +55,23 @@ class RuleDistiller:
             missed: list[str] = []
             rules = [verbatim] if verbatim else keep_subjects(_rules_in_sentence(sentence, missed))
             if rules:
-                for rule in rules:
+                for number, rule in enumerate(rules):
                     rule = _resolve_pronoun(rule, previous)
                     key = _key(rule)
                     if not key or key in seen:
                         continue
                     seen.add(key)
+                    # An object pronoun ("run it", "rotate them") is read from a description
+                    # just before, joined to the rule whose thing it names, or read from a
+                    # sentence before or the task; else kept, as the answer itself
+                    # (hunt-learnfaces #2, session 38).
+                    rule = read_from_critique(rule, _clause_before(sentence, rule)) or rule
                     if _join_previous(out, rule, sentence):
                         continue
+                    if head_pronoun(rule):
+                        opens = previous is None and not out and number == 0
+                        rule = (read_from_critique(rule, previous)
+                                or (read_from_task(rule, task) if opens else None) or rule)
                     if points_to_sentence(rule):
                         # No rule before to join: read "there" / "do that" from the clause or
                         # sentence before, or report it unread; alone it means nothing
@@ -253,7 +264,8 @@ def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:
     a cancellation; make it no more than 15%." is one rule, served together and retired
     together (alone, "Make it no more than 15%." outlived the discount rule it belonged to)."""
     last = next((i for i in range(len(out) - 1, -1, -1) if out[i].actionable), None)
-    if last is None or not leans_on_previous(rule, sentence):
+    if last is None or not (leans_on_previous(rule, sentence)
+                            or object_points_back(rule, out[last].text)):
         return False
     prev = out[last]
     text = f"{prev.text.rstrip(' .')}; {rule[:1].lower()}{rule[1:]}"
@@ -263,6 +275,17 @@ def _join_previous(out: list[CandidateRule], rule: str, sentence: str) -> bool:
         f"{prev.source_sentence} {sentence}"
     out[last] = prev.model_copy(update={"text": text, "source_sentence": said[:MAX_SHORT]})
     return True
+
+
+def _clause_before(sentence: str, rule: str) -> str | None:
+    """The clause of `sentence` before the one `rule`'s object pronoun came from ("The error
+    message is unclear" before "it should say which field failed"), or None."""
+    pieces = [p for p in re.split(r"\s*;\s+|,\s+(?:and|so|but)\s+", sentence) if p.strip()]
+    pronoun = head_pronoun(rule)
+    for i, piece in enumerate(pieces):
+        if i and pronoun and re.search(rf"\b{pronoun}\b", piece, re.I):
+            return pieces[i - 1]
+    return None
 
 
 def _before(sentence: str, rule: str) -> str | None:
