@@ -145,7 +145,7 @@ async def held_by_record(bank: Any, memory: Any, thread: str | None, namespace: 
     # first, and the conversation is read turn by turn as the record was written: a turn that
     # repeats the task (a user asking the conversation's first question again) is recorded
     # without its request. Anchored at the latest such message, read whole, no end matched and
-    # the flush was recorded whole, its turns twice (hunt-X #2, session 38).
+    # the flush was recorded whole, its turns twice (review 4 #2, session 38).
     goals = [i for i in range(start + 1) if role(history[i]) == "user"
              and clip_task((history[i].content or "").strip()) == record.task]
     if not goals:

@@ -60,7 +60,7 @@ async def test_a_block_per_request_records_each_turn_once(tmp_path, remote):
 
 
 async def test_a_user_repeating_the_first_message_is_recorded_once(tmp_path):
-    # hunt-X #2, session 38: the flush was anchored at the LATEST user message equal to the
+    # review 4 #2, session 38: the flush was anchored at the LATEST user message equal to the
     # record's task, and read whole, where the record left that repeated request out: no end
     # matched, the flush was recorded whole (20 steps, "clean /tmp on db2" asked twice, db1
     # checked three times). A block shared by every request records 16 steps.

@@ -69,14 +69,14 @@ def test_new_lessons_that_would_cut_the_turn_are_left_out_not_its_steps(hash_ban
     assert len(record.model_dump_json().encode("utf-8")) <= MAX_RECORD_BYTES
     assert "new lesson(s) of this turn left out" in caplog.text
     # The lessons left off the record's list are stored as lesson items all the same
-    # (hunt-X #1, session 38: they were lost with a log line alone).
+    # (review 4 #1, session 38: they were lost with a log line alone).
     stored = {r.lessons[0].text for r in hash_bank.experiences.list(
         kind="lesson", include_retired=True, limit=1000)}
     assert {l["text"] for l in lessons(1)} <= stored
 
 
 def test_lessons_past_the_records_cap_are_stored_as_items_and_noted(hash_bank, caplog):
-    # hunt-X #1, session 38: two turns of 30 lessons; the record's list holds 50, the other 10
+    # review 4 #1, session 38: two turns of 30 lessons; the record's list holds 50, the other 10
     # were dropped with a log line alone, their lesson items never stored (a single `record`
     # of 60 is refused loudly). Now every lesson is a lesson item and the id's note says so.
     alpha = [f"Lesson alpha number {i} about rotating keys" for i in range(30)]

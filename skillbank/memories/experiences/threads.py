@@ -152,7 +152,7 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
     note): the note says how many of the turn's new lessons the record's list has no room for
     ("" when none). Those are stored as lesson items all the same (`lsn-…`, found by recall on
     their own): only the record's list is capped, and a capped turn dropped them with a log
-    line alone (hunt-X #1, session 38).
+    line alone (review 4 #1, session 38).
 
     `experience` is the turn as `record` would store it (validated, in the caller's namespace);
     `status` is what the caller may write ("active", or "pending" for an untrusted caller:
