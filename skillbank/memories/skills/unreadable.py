@@ -110,7 +110,11 @@ def own_unloadable(roots: list[tuple[Path, bool]], name: str) -> Path | None:
         return None
     for root, writable in roots:
         path = root / name / SKILL_FILE
-        if writable and path.is_file() and why_unreadable(path) is None:
+        try:
+            there = writable and path.is_file() and why_unreadable(path) is None
+        except (OSError, ValueError):  # no file name at all (too long, a NUL): unknown
+            return None
+        if there:
             return path if read_skill_file(path)[0] is None else None
     return None
 
