@@ -99,3 +99,21 @@ def test_lessons_past_the_records_cap_are_stored_as_items_and_noted(hash_bank, c
     stored = {r.lessons[0].text for r in ex.list(kind="lesson", include_retired=True,
                                                  limit=1000)}
     assert stored == set(alpha) | set(beta)
+
+
+def test_an_untrusted_threads_lessons_stay_those_its_reviewer_sees(hash_bank):
+    # A pending record's lesson items are approved with it: past its list they would be
+    # approved unseen, so an untrusted thread keeps the cap and is told (review 4 #1).
+    ex = hash_bank.experiences
+    first = ex.record_messages([{"role": "user", "content": "Rotate the keys"},
+                                {"role": "assistant", "content": "done 1"}],
+                               lessons=[f"alpha {i}" for i in range(30)], thread="u-1",
+                               trusted=False)
+    second = ex.record_messages([{"role": "user", "content": "and the db ones"},
+                                 {"role": "assistant", "content": "done 2"}],
+                                task="Rotate the keys", lessons=[f"beta {i}" for i in range(30)],
+                                thread="u-1", followup=True, trusted=False)
+    assert second == first and second.status == "pending"
+    assert "10 lesson(s) of this turn not kept" in second.note and "not stored" in second.note
+    items = ex.list(kind="lesson", status="pending", limit=1000)
+    assert len(items) == MAX_LESSONS

@@ -152,7 +152,8 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
     note): the note says how many of the turn's new lessons the record's list has no room for
     ("" when none). Those are stored as lesson items all the same (`lsn-…`, found by recall on
     their own): only the record's list is capped, and a capped turn dropped them with a log
-    line alone (review 4 #1, session 38).
+    line alone (review 4 #1, session 38). Not for an untrusted caller ("pending"): approving
+    its record approves its lesson items, so they stay those the reviewer sees on it.
 
     `experience` is the turn as `record` would store it (validated, in the caller's namespace);
     `status` is what the caller may write ("active", or "pending" for an untrusted caller:
@@ -181,13 +182,18 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
             return _store(memory, experience, status, vectors), False, ""
         record_id, merged, version, new_lessons = turn
         _store(memory, merged, status, vectors, base=version)
+    kept = {lesson.text for lesson in merged.lessons}
+    left = sum(lesson.text not in kept for lesson in new_lessons)
+    if status == "pending":  # approved with the record, so only those its reviewer sees on it
+        new_lessons = [lesson for lesson in new_lessons if lesson.text in kept]
     if new_lessons:
         memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
                        statuses=[status] * len(new_lessons))
-    kept = {lesson.text for lesson in merged.lessons}
-    left = sum(lesson.text not in kept for lesson in new_lessons)
-    note = (f"{left} lesson(s) of this turn not kept on the record {record_id} (its list is "
-            f"full or at its size limit); each is stored as a lesson item") if left else ""
+    note = "" if not left else (
+        f"{left} lesson(s) of this turn not kept on the record {record_id} (its list is full "
+        "or at its size limit); " + ("not stored: a record waiting for review holds only the "
+                                     "lessons its reviewer sees" if status == "pending"
+                                     else "each is stored as a lesson item"))
     return record_id, True, note
 
 
