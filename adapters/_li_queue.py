@@ -141,21 +141,39 @@ async def held_by_record(bank: Any, memory: Any, thread: str | None, namespace: 
         return list(flushed)
     if record is None or not record.steps:
         return list(flushed)
-    goal = max((i for i in range(start + 1) if role(history[i]) == "user"
-                and clip_task((history[i].content or "").strip()) == record.task), default=None)
-    if goal is None:
+    # Every user message whose text is the record's task may be where it starts, earliest
+    # first, and the conversation is read turn by turn as the record was written: a turn that
+    # repeats the task (a user asking the conversation's first question again) is recorded
+    # without its request. Anchored at the latest such message, read whole, no end matched and
+    # the flush was recorded whole, its turns twice (review 4 #2, session 38).
+    goals = [i for i in range(start + 1) if role(history[i]) == "user"
+             and clip_task((history[i].content or "").strip()) == record.task]
+    if not goals:
         return list(flushed)
     marker = max((n + 1 for n, step in enumerate(record.steps) if _is_marker(step)), default=0)
     held = [step_key(step) for step in record.steps[marker:]]
+    turns = [i for i in range(goals[0], len(history)) if role(history[i]) == "user"]
+    bounds = [*turns, len(history)]
+
+    def keys(messages: Sequence[Any]) -> list[Any]:
+        steps = steps_from_messages(plain_messages(messages), task=record.task)[0]
+        return [step_key(step) for step in steps]
+
+    try:
+        by_turn = {here: keys(history[here:after]) for here, after in zip(bounds, bounds[1:])}
+    except Exception:  # noqa: BLE001 - too long to compare: taken as new, as before
+        return list(flushed)
     for end in range(len(history), start, -1):  # the latest turn boundary the record ends at
         if end < len(history) and role(history[end]) != "user":
             continue
-        try:
-            steps = steps_from_messages(plain_messages(history[goal:end]), task=record.task)[0]
-        except Exception:  # noqa: BLE001 - too long to compare: taken as new, as before
-            return list(flushed)
-        given = [step_key(step) for step in steps]
-        if given == held or (marker and held and len(given) >= len(held)
-                             and given[len(given) - len(held):] == held):
-            return list(flushed[end - start:])
+        for goal in goals:
+            read = [[key for here in turns if goal <= here < end for key in by_turn[here]]]
+            try:  # as one stretch too: a flush recorded several turns as one
+                read.append(keys(history[goal:end]))
+            except Exception:  # noqa: BLE001 - too long to compare: taken as new, as before
+                return list(flushed)
+            if any(given == held or (marker and held and len(given) >= len(held)
+                                     and given[len(given) - len(held):] == held)
+                   for given in read):
+                return list(flushed[end - start:])
     return list(flushed)

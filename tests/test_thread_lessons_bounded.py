@@ -68,7 +68,52 @@ def test_new_lessons_that_would_cut_the_turn_are_left_out_not_its_steps(hash_ban
     assert [lesson.text for lesson in record.lessons] == [l["text"] for l in lessons(0)]
     assert len(record.model_dump_json().encode("utf-8")) <= MAX_RECORD_BYTES
     assert "new lesson(s) of this turn left out" in caplog.text
-    # Only the lessons the record holds are stored as lesson records.
-    stored = {r.lessons[0].text for r in hash_bank.experiences.list(kind="lesson",
-                                                                     include_retired=True)}
-    assert not any(text.startswith("t1.") for text in stored)
+    # The lessons left off the record's list are stored as lesson items all the same
+    # (review 4 #1, session 38: they were lost with a log line alone).
+    stored = {r.lessons[0].text for r in hash_bank.experiences.list(
+        kind="lesson", include_retired=True, limit=1000)}
+    assert {l["text"] for l in lessons(1)} <= stored
+
+
+def test_lessons_past_the_records_cap_are_stored_as_items_and_noted(hash_bank, caplog):
+    # review 4 #1, session 38: two turns of 30 lessons; the record's list holds 50, the other 10
+    # were dropped with a log line alone, their lesson items never stored (a single `record`
+    # of 60 is refused loudly). Now every lesson is a lesson item and the id's note says so.
+    alpha = [f"Lesson alpha number {i} about rotating keys" for i in range(30)]
+    beta = [f"Lesson beta number {i} about draining pools" for i in range(30)]
+    ex = hash_bank.experiences
+    first = ex.record_messages([{"role": "user", "content": "Rotate the keys"},
+                                {"role": "assistant", "content": "done 1"}],
+                               lessons=alpha, thread="th-1")
+    assert first.note == ""
+    with caplog.at_level(logging.WARNING, logger="skillbank.experiences"):
+        second = ex.record_messages([{"role": "user", "content": "and the db ones"},
+                                     {"role": "assistant", "content": "done 2"}],
+                                    task="Rotate the keys", lessons=beta, thread="th-1",
+                                    followup=True)
+    assert second == first
+    assert second.note.startswith("10 lesson(s) of this turn not kept on the record")
+    assert "10 lesson(s) of this turn left out" in caplog.text
+    record = ex.get(first)
+    assert len(record.lessons) == MAX_LESSONS
+    stored = {r.lessons[0].text for r in ex.list(kind="lesson", include_retired=True,
+                                                 limit=1000)}
+    assert stored == set(alpha) | set(beta)
+
+
+def test_an_untrusted_threads_lessons_stay_those_its_reviewer_sees(hash_bank):
+    # A pending record's lesson items are approved with it: past its list they would be
+    # approved unseen, so an untrusted thread keeps the cap and is told (review 4 #1).
+    ex = hash_bank.experiences
+    first = ex.record_messages([{"role": "user", "content": "Rotate the keys"},
+                                {"role": "assistant", "content": "done 1"}],
+                               lessons=[f"alpha {i}" for i in range(30)], thread="u-1",
+                               trusted=False)
+    second = ex.record_messages([{"role": "user", "content": "and the db ones"},
+                                 {"role": "assistant", "content": "done 2"}],
+                                task="Rotate the keys", lessons=[f"beta {i}" for i in range(30)],
+                                thread="u-1", followup=True, trusted=False)
+    assert second == first and second.status == "pending"
+    assert "10 lesson(s) of this turn not kept" in second.note and "not stored" in second.note
+    items = ex.list(kind="lesson", status="pending", limit=1000)
+    assert len(items) == MAX_LESSONS

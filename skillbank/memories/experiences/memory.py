@@ -269,13 +269,14 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
 
     def record_messages(self, messages: Sequence[Any], task: str | None = None,
                         outcome: str = "unknown", *, thread: str | None = None,
-                        followup: bool = False, **kw: Any) -> str:
+                        followup: bool = False, **kw: Any) -> RecordedId:
         """`record` from a raw chat trajectory (LangChain, LlamaIndex or OpenAI-style messages).
 
         `thread` (a conversation's id: a LangChain thread id, a LlamaIndex session) makes each
         turn of the conversation update one experience: its steps are appended, its outcome and
-        feedback set when given; returns that record's id (see `threads`). An outcome closes the
-        episode: a later turn with the same task starts a new record. `followup` says the turn
+        feedback set when given; returns that record's id (see `threads`), whose `note` says how
+        many new lessons its full list left off (each is stored as a lesson item all the same).
+        An outcome closes the episode: a later turn with the same task starts a new record. `followup` says the turn
         continues an earlier one, so a missing open record is logged (a new one starts).
         """
         if thread is None:
@@ -291,13 +292,13 @@ class ExperienceMemory(JournalMixin, FoldingMixin, RecallMixin, PortabilityMixin
                   "when_to_use": "", "tags": None, "namespace": None, **kw}
         experience = self._prepare(task=task, outcome=outcome, messages=messages, **fields)
         status = "active" if self._scope(trusted).trusted else "pending"
-        eid, updated = record_turn(self, experience, thread=thread, status=status,
-                                   followup=followup)
+        eid, updated, left_out = record_turn(self, experience, thread=thread, status=status,
+                                             followup=followup)
         note(self, "update" if updated else "record", "experience", eid,
              namespace=experience.namespace, trusted=status == "active")
         if distill:
             self._distill_quietly(eid, status == "active")
-        return eid
+        return RecordedId(eid, note=left_out, status=status)
 
     def _distill_quietly(self, eid: str, trusted: bool) -> None:
         """Distill right after a write, as part of it: `trusted` is that write's own trust."""

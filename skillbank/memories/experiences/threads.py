@@ -147,8 +147,13 @@ def open_episode(memory: "ExperienceMemory", thread: str, namespace: str, status
 
 
 def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: str,
-                status: str, followup: bool) -> tuple[str, bool]:
-    """Store one turn of `thread`: update its record, or start one. Returns (id, updated).
+                status: str, followup: bool) -> tuple[str, bool, str]:
+    """Store one turn of `thread`: update its record, or start one. Returns (id, updated,
+    note): the note says how many of the turn's new lessons the record's list has no room for
+    ("" when none). Those are stored as lesson items all the same (`lsn-…`, found by recall on
+    their own): only the record's list is capped, and a capped turn dropped them with a log
+    line alone (review 4 #1, session 38). Not for an untrusted caller ("pending"): approving
+    its record approves its lesson items, so they stay those the reviewer sees on it.
 
     `experience` is the turn as `record` would store it (validated, in the caller's namespace);
     `status` is what the caller may write ("active", or "pending" for an untrusted caller:
@@ -174,19 +179,30 @@ def record_turn(memory: "ExperienceMemory", experience: Experience, *, thread: s
                 log.info("thread %r: no open record of its earlier turns in %r (an outcome "
                          "closed it, or it was forgotten, pruned or never written); this "
                          "follow-up starts a new experience", thread, experience.namespace)
-            return _store(memory, experience, status, vectors), False
+            return _store(memory, experience, status, vectors), False, ""
         record_id, merged, version, new_lessons = turn
         _store(memory, merged, status, vectors, base=version)
+    kept = {lesson.text for lesson in merged.lessons}
+    left = sum(lesson.text not in kept for lesson in new_lessons)
+    if status == "pending":  # approved with the record, so only those its reviewer sees on it
+        new_lessons = [lesson for lesson in new_lessons if lesson.text in kept]
     if new_lessons:
         memory._commit(memory._lesson_records(merged, new_lessons), with_lessons=False,
                        statuses=[status] * len(new_lessons))
-    return record_id, True
+    note = "" if not left else (
+        f"{left} lesson(s) of this turn not kept on the record {record_id} (its list is full "
+        "or at its size limit); " + ("not stored: a record waiting for review holds only the "
+                                     "lessons its reviewer sees" if status == "pending"
+                                     else "each is stored as a lesson item"))
+    return record_id, True, note
 
 
 def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
           fresh: bool = False, seen: _Turn | None = None) -> _Turn | None:
     """The thread's open record this turn updates, as (its id, the record with the turn
-    merged in, the version it extends, the lessons the turn adds to it); None when the turn
+    merged in, the version it extends, the lessons the turn adds: every one the record did not
+    hold, also those its list has no room for, which are stored as lesson items all the same,
+    `record_turn`); None when the turn
     starts a record. `fresh` (under the write lock): the thread's entries re-read from a
     shared index first (`JournalMixin._catch_up`), another worker may have written a turn;
     `seen` is this turn as merged before the lock, taken as is while its record's newest
@@ -207,10 +223,11 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
     # turns of 50 held 100 (review 1 #2, session 38). A record stored before the cap
     # keeps what it has.
     room = max(0, MAX_LESSONS - len(old.lessons))
+    listed = new_lessons[:room]
     if len(new_lessons) > room:
-        log.warning("thread %r: %d lesson(s) of this turn left out: the record holds at most "
-                    "%d", experience.thread, len(new_lessons) - room, MAX_LESSONS)
-        new_lessons = new_lessons[:room]
+        log.warning("thread %r: %d lesson(s) of this turn left out of the record, which holds at "
+                    "most %d; they are stored as lesson items", experience.thread,
+                    len(new_lessons) - room, MAX_LESSONS)
     appended = _new_steps(old.steps, experience.steps)
     steps = [*old.steps, *appended]
     fields = {
@@ -224,23 +241,23 @@ def _turn(memory: "ExperienceMemory", experience: Experience, status: str, *,
         "updated": _turn_time(old),
     }
     without = _fitted(fields, steps)  # the turn's steps and outcome, no new lessons
-    if not new_lessons:
+    if not listed:
         return record_id, without, version, new_lessons
     # The turn's steps and outcome come before its new lessons: lessons that pushed the record
     # past the byte limit got the whole turn refused, its steps and outcome lost, and lessons
     # close to it left of the turn only its last step (review 1 #2, session 38). Older middle
     # steps give way to lessons as they do to new steps.
-    lessons = [l.model_dump(mode="json") for l in [*old.lessons, *new_lessons]]
+    lessons = [l.model_dump(mode="json") for l in [*old.lessons, *listed]]
     try:
         merged = _fitted({**fields, "lessons": lessons}, steps)
     except InvalidInputError:
         merged = None
     latest = len(appended)
     if merged is None or (latest and merged.steps[-latest:] != without.steps[-latest:]):
-        log.warning("thread %r: the %d new lesson(s) of this turn left out: with them the "
-                    "record passes %d bytes and its latest steps would be cut",
-                    experience.thread, len(new_lessons), MAX_RECORD_BYTES)
-        return record_id, without, version, []
+        log.warning("thread %r: the %d new lesson(s) of this turn left out of the record: with "
+                    "them it passes %d bytes and its latest steps would be cut; they are "
+                    "stored as lesson items", experience.thread, len(listed), MAX_RECORD_BYTES)
+        return record_id, without, version, new_lessons
     return record_id, merged, version, new_lessons
 
 

@@ -32,17 +32,13 @@ from skillbank.fsutil import UnsafePathError, atomic_write, check_text, safe_joi
 from skillbank.forgetting import erase_from_chroma
 from skillbank.memories.skills import checks, draft_files, last_good
 from skillbank.memories.skills.folder_files import SKILL_FILE
-from skillbank.memories.skills.skill_file import (
-    MAX_SKILL_BYTES,
-    SkillDocument,
-    parse_skill_text,
-    read_skill_file,
-    render_skill,
-    validate_skill,
-)
+from skillbank.memories.skills.skill_file import (MAX_SKILL_BYTES, SkillDocument,
+                                                  parse_skill_text, read_skill_file,
+                                                  render_skill, validate_skill)
 from skillbank.memories.skills.own_folders import (mismatch_fix, never_through_link,
                                                    new_skill_folder, own_skill_folder)
-from skillbank.memories.skills.unreadable import refuse_unreadable
+from skillbank.memories.skills.unreadable import (own_unloadable_skill, refuse_unreadable,
+                                                  replace_unloadable)
 from skillbank.memories.skills.write_outage import index_written, not_saved
 from skillbank.memories.skills.versions import drop_oldest, keep_version
 from skillbank.memories.skills.staging import RENAME_PREFIX, move_folder
@@ -400,6 +396,9 @@ class SkillAuthoring:
         checks.check_str(name, "name")
         _check_content(description, body, frontmatter, resources, optional=True)
         with self._sync_lock, self.write_lock:
+            fixed = replace_unloadable(self, name, description, body, frontmatter, resources)
+            if fixed is not None:  # its SKILL.md does not load (review 4 #4, session 38)
+                return fixed
             current = self.load(name)
             if not whole:
                 _refuse_building_on_last_good(current)
@@ -598,7 +597,7 @@ class SkillAuthoring:
         checks.check_str(name, "name")
         with self._sync_lock, self.write_lock:
             self._served_read_only("deleting")  # type: ignore[attr-defined] # git mode
-            current = self._summary(name)
+            current = own_unloadable_skill(self, name) or self._summary(name)  # (#4 s38)
             if not current.writable:
                 raise ReadOnlyError(f"skill {name!r} is in a read-only root; it cannot be deleted here")
             folder = Path(current.path).parent

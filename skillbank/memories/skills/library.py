@@ -356,13 +356,15 @@ class SkillLibrary(SkillAuthoring, SkillDrafts, skill_trust_api.SkillTrust, Skil
         """A skill's catalog-level record with its trust state; `fresh=False` on the ranking
         path (list, search, catalog: trust_cache.OUTSIDE_TTL), never when it is served.
         `on_disk` (load, read_resource): a SKILL.md gone since the last sync is not found, as an
-        unknown name; a team skill deleted by git was "held for review" (hunt-git #3)."""
+        unknown name; a team skill deleted by git was "held for review" (hunt-git #3); one
+        that does not load says why (#1 s38), only on these reads: writes went through here,
+        and a save over the file was refused (review 4 #4, session 38)."""
         meta = self.index.metadata(name)
         indexed = same_name(name, self.index.ids()) if meta is None else None
         if indexed is not None:  # the name in its folder's Unicode normalisation (NFD)
             name, meta = indexed, self.index.metadata(indexed)
         if meta is None:  # a SKILL.md there that cannot be read is named so (hunt-disk #5)
-            refuse_unreadable(self.roots, name, loads=True)  # or does not load (#1 s38)
+            refuse_unreadable(self.roots, name, loads=on_disk)  # reads: or does not load
         if meta is None or (on_disk and file_gone(str(meta.get("path", "")))):
             raise NotFoundError(f"no skill named {unknown_name(name)}; search or list the "
                                 "skills to find its name")

@@ -71,7 +71,15 @@ def refuse_unreadable(roots: list[tuple[Path, bool]], name: str, *,
     does not load: too large, not UTF-8, no frontmatter. Its error says why in the sync's words
     (the size and the limit; the byte), where "no skill named" sent an MCP client to search for
     a skill that is there (hunt-mcpcorpus #1, session 38). Writes leave this out: a save over
-    such a file in the bank's own folder is how it gets fixed."""
+    such a file in the bank's own folder is how it gets fixed.
+
+    Only a name that is one folder not starting with "." is looked for: one a sync's walk
+    serves and reports. "a/b/c", ".secret" or "ok-skill/references" reached here and told any
+    caller, an untrusted MCP client too, whether SKILL.md files exist in hidden or deep folders
+    and their size or encoding, with a false "sync reports every such file" (review 4 #3,
+    session 38): they are unknown names."""
+    if not served_name(name):
+        return
     for root, _ in roots:
         try:
             path = safe_join(root, name) / SKILL_FILE
@@ -82,6 +90,68 @@ def refuse_unreadable(roots: list[tuple[Path, bool]], name: str, *,
             raise unreadable_error(path, reason)
         if loads:
             refuse_unloadable(path)
+
+
+def served_name(name: str) -> bool:
+    """Whether `name` can be a skill folder directly under a root that a sync's walk serves:
+    one path part, not hidden (the walk skips folders whose name starts with ".")."""
+    return isinstance(name, str) and bool(name) and not name.startswith(".") \
+        and "/" not in name and "\\" not in name
+
+
+def own_unloadable(roots: list[tuple[Path, bool]], name: str) -> Path | None:
+    """The SKILL.md of folder `name` in the bank's own (writable) root when it is there,
+    readable, and does not load (too large, not UTF-8, no frontmatter), so the index does not
+    hold it; else None. `update` (a whole new text) and `delete` fix or remove it: both were
+    refused with "fix the file" (review 4 #4, session 38)."""
+    from skillbank.memories.skills.skill_file import read_skill_file
+
+    if not served_name(name):
+        return None
+    for root, writable in roots:
+        path = root / name / SKILL_FILE
+        try:
+            there = writable and path.is_file() and why_unreadable(path) is None
+        except (OSError, ValueError):  # no file name at all (too long, a NUL): unknown
+            return None
+        if there:
+            return path if read_skill_file(path)[0] is None else None
+    return None
+
+
+def own_unloadable_skill(library: Any, name: str) -> Any:
+    """The summary `delete` works on for a name the index does not hold whose SKILL.md in the
+    bank's own folder does not load (`own_unloadable`; no author can be read, so removing it
+    needs the reviewer role); None otherwise."""
+    from skillbank.records import Skill
+
+    path = None if name in library else own_unloadable(library.roots, name)
+    return None if path is None else Skill(name=name, description="", path=str(path),
+                                           root=str(library.writable_root), writable=True)
+
+
+def replace_unloadable(library: Any, name: str, description: str | None, body: str | None,
+                       frontmatter: dict[str, Any] | None,
+                       resources: dict[str, str | bytes] | None) -> Any:
+    """`update` of a name whose SKILL.md in the bank's own folder does not load (the index
+    does not hold it): a whole new text (a description and a body) is written over it, the
+    file kept in the trash first (`_claim_folder`), as `save` does; a part alone cannot be
+    built on a file that cannot be read: refused, saying how to fix it. None when the name is
+    not such a file (the update goes on as usual)."""
+    from skillbank.errors import InvalidInputError
+    from skillbank.memories.skills.authoring import check_may_change
+
+    path = None if name in library else own_unloadable(library.roots, name)
+    if path is None:
+        return None
+    if description is None or body is None:
+        raise InvalidInputError(
+            f"skill {name!r} was not changed: its SKILL.md at {path} does not load, so nothing "
+            "of it can be kept; give both a description and a body to write it anew (the file "
+            "is kept in the trash first), or delete it")
+    if getattr(library, "skills_repo", None) is None:  # git mode: a proposal, reviewed
+        check_may_change({}, name, "changing")  # no author can be read from it
+    return library._write_new(name, description, body, frontmatter, resources, exclusive=False)
 
 
 def refuse_unloadable(path: Path) -> None:
