@@ -96,7 +96,11 @@ class PortabilityMixin:
         export folded each conversation into itself, one more run each time (hunt-exp #1,
         session 27). A line whose id is stored as another version of the same conversation
         (the thread went on in one of the banks) leaves the stored one as it is: counted in
-        `unchanged`, with a warning finding naming it.
+        `unchanged`, with a warning finding "other-version" naming it; so does a line whose id
+        is stored (where the caller reads it) as another version of its record, the same task
+        and `created` (a lesson forgotten in the other bank), never stored beside it or folded
+        into it (`_other_version`). A line that only shares an id with a different record gets
+        a new id as before.
         Lines are stored in batches of `IMPORT_BATCH` as `record_many` stores them (one
         embedding call, journal append and index upsert each), with the same result as one by
         one.
@@ -262,13 +266,16 @@ class PortabilityMixin:
                 else:
                     candidate = None
                 if candidate is None:
-                    candidate = next((c for c in contents if self._same_conversation(c, record)),
-                                     None)
+                    dated = data.get("created") is not None
+                    candidate = next((c for c in contents if self._other_version(
+                        c, contents[c], record, kept, dated)), None)
                     if candidate is not None:
+                        what = f"conversation {record.thread!r}" if record.thread is not None \
+                            else "this record (the same task and time)"
                         report.findings.append(Finding(
                             severity="warning", code="other-version",
                             message=f"{candidate} is stored already as another version of "
-                            f"conversation {record.thread!r}; the stored one is kept", path=where))
+                            f"{what}; the stored one is kept", path=where))
                 if candidate is not None:
                     report.unchanged += 1  # this very record is here already: importing again
                     if candidate != wanted:
@@ -332,6 +339,39 @@ class PortabilityMixin:
                     and meta.get("status") != "retired":
                 return found
         return None
+
+    def _other_version(self, record_id: str, content: dict[str, Any], record: Experience,
+                       kept: dict[str, dict[str, Any]], dated: bool) -> bool:
+        """Whether `record_id` is stored (by an earlier import, or by this one: `kept`) where
+        the caller reads it as another version of the line's record (`content`, its `_dump`
+        under that id): a version of its conversation (`_same_conversation`), or the same
+        kind, namespace, task and `created` as a line that says its `created` (an export line:
+        a line without one is "now" and names no stored run). Importing keeps the stored one
+        and neither stores the line beside it nor folds it in.
+
+        Why: another bank's version of a moved record (a lesson forgotten there, a conversation
+        that became a past run there) was stored as a second copy of the run under a new id,
+        and every later import of the file folded it into that copy, one more run each time,
+        while the report said "unchanged" (hunt-expimport #1, session 38). A different record
+        whose id only collides (another task or time, a hand-made line) is still imported
+        under a new id, and an id stored where the caller cannot read it is never compared."""
+        if record_id in kept:
+            stored = kept[record_id]
+        else:
+            meta = self.index.metadata(record_id)
+            if meta is None or not self._scope().can_read(meta.get("namespace")):  # type: ignore[attr-defined]
+                return False
+            if self._same_conversation(record_id, record):
+                return True
+            try:
+                stored = self._dump(self._read_record(record_id, meta))
+            except NotFoundError:
+                return False
+        if record.thread is not None and stored.get("thread") == record.thread \
+                and stored.get("namespace") == record.namespace:
+            return True
+        return dated and all(stored.get(key) == content.get(key)
+                             for key in ("kind", "namespace", "task", "created"))
 
     def _same_conversation(self, record_id: str, record: Experience) -> bool:
         """Whether the index holds `record_id` as a version of `record`'s conversation (the
