@@ -18,17 +18,21 @@ process and as a client of an owner process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from pathlib import Path
 
 import pytest
+from typer.testing import CliRunner
 
-from owner_client import bank_for
+from owner_client import bank_for, owner_process
 from skillbank import Scope, Skillbank
+from skillbank.cli import app
 from skillbank.embeddings import HashEmbedding
 
 REMOTE = pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
 TASK = "Migrate the orders table"
+LEAD = Scope(principal="lead", namespace="team", role="reviewer", face="test")
 
 
 def other_bank(path: Path) -> Skillbank:
@@ -117,3 +121,51 @@ def test_an_id_stored_where_the_caller_cannot_read_is_still_imported(tmp_path, r
         assert bob.get(report.added[0]).outcome == "failure"
         assert alice.get(hers).outcome == "success"
         assert bob.import_(path).added == []  # again: nothing
+
+
+def lesson_first(path: Path) -> Path:
+    exp = {"id": "exp-aaaaaaaaaaaa", "task": "Write the weekly report", "outcome": "success",
+           "lessons": ["The finance numbers come from the Q3 sheet."], "namespace": "team"}
+    lsn = {"id": "lsn-bbbbbbbbbbbb", "kind": "lesson", "source": exp["id"], "namespace": "team",
+           "task": "The finance numbers come from the Q3 sheet.", "outcome": "success",
+           "lessons": ["The finance numbers come from the Q3 sheet."]}
+    path.write_text(json.dumps(lsn) + "\n" + json.dumps(exp) + "\n")  # a re-sorted file
+    return path
+
+
+@REMOTE
+def test_a_scoped_import_of_a_lesson_before_its_experience_keeps_them_together(tmp_path,
+                                                                                remote):
+    path = lesson_first(tmp_path / "f.jsonl")
+    with bank_for(tmp_path, remote) as bank:
+        team = bank.scoped(LEAD).experiences
+        report = team.import_(path)
+        assert len(report.added) == 2 and report.findings == []
+        [eid] = [i for i in report.added if i.startswith("exp-")]
+        [lesson] = team.list(kind="lesson")
+        assert lesson.source == eid  # was the file's exp-aaaaaaaaaaaa: nothing
+        assert team.forget(eid)["lessons"] == [lesson.id]
+        assert team.list(namespace="*", include_retired=True) == []
+        assert team.recall("weekly report finance numbers", k=5, count_use=False) == []
+        assert team.import_(path).added == []  # forget means gone, on the next import too
+
+
+def _cli(*args: str) -> tuple[int, str]:
+    result = CliRunner().invoke(app, ["--no-bundled", *args])
+    return result.exit_code, result.output
+
+
+@pytest.mark.parametrize("remote", [False, True], ids=["in-process", "client-of-owner"])
+def test_the_cli_scoped_import_of_a_lesson_before_its_experience(cli_root, tmp_path, remote):
+    cli_root.mkdir(parents=True, exist_ok=True)
+    path = lesson_first(tmp_path / "f.jsonl")
+    with owner_process(cli_root) if remote else contextlib.nullcontext():
+        code, out = _cli("--json", "--namespace", "team", "experiences", "import", str(path))
+        assert code == 0, out
+        added = json.JSONDecoder().raw_decode(out)[0]["result"]["added"]
+        [eid] = [i for i in added if i.startswith("exp-")]
+        code, out = _cli("--namespace", "team", "forget", eid, "--yes")
+        assert code == 0, out
+    with other_bank(cli_root) as bank:
+        left = bank.experiences.list(namespace="*", include_retired=True)
+        assert [(e.id, e.task) for e in left] == []  # the lesson went with its experience

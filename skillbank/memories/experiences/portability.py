@@ -69,9 +69,10 @@ class PortabilityMixin:
         Ids are kept when they are well-formed and not taken, for a caller who reads every
         namespace; any other caller's records get ids derived from the file's ids and their
         namespace (`_derived_id`), so the outcome never shows whether an id exists where it
-        cannot read. A lesson's `source` follows its experience when that got a new id. A line whose id is already stored with the same
-        content is skipped (counted in `unchanged`), so importing one export again adds
-        nothing; the stored record's status is kept. What this bank forgot stays gone: a line
+        cannot read. A lesson's `source` follows its experience when that got a new id, wherever
+        the lesson's line is in the file (one before its experience's waits for it). A line
+        whose id is already stored with the same content is skipped (counted in `unchanged`),
+        so importing one export again adds nothing; the stored record's status is kept. What this bank forgot stays gone: a line
         of a record forgotten here, or a lesson of one, is left out with a warning finding
         "forgotten", and an experience's forgotten lesson text is dropped from its line
         (`_forgotten_lines`). A line's `usage` counts (as export writes
@@ -129,6 +130,14 @@ class PortabilityMixin:
                     except (ValueError, AttributeError):
                         pass
         chunk: list[tuple[dict[str, Any], Experience, str]] = []
+        # A lesson line before its experience's line waits until the rest is stored: its
+        # `source` follows the experience's id only once that is settled, so it kept the file's
+        # id while the experience got a derived one (a scoped caller) or a new one (a taken
+        # id): the lesson dangled, or hung on another record, and a forget of the experience
+        # left its text recallable (hunt-expimport #4, session 38). Lines in export's order
+        # are stored in file order as before (folding follows that order).
+        seen: set[str] = set()  # ids of the experience lines read so far
+        later: list[tuple[dict[str, Any], Experience, str]] = []
         full: QueueFullError | None = None
         with source_path.open("rb") as handle, self.write_lock:
             forgotten = self.journal.forgotten_ids()  # type: ignore[attr-defined]
@@ -139,62 +148,85 @@ class PortabilityMixin:
                 if full is not None:  # the review queue filled: the rest waits, each line named
                     report.skipped.append(where)
                     continue
-                try:
-                    data = json.loads(raw)
-                    if not isinstance(data, dict):
-                        raise InvalidInputError("a line must be a JSON object")
-                    kind = data.get("kind", "experience")
-                    if kind not in ("experience", "lesson"):
-                        raise InvalidInputError(f"unknown kind {kind!r}")
-                    created = data.get("created")
-                    thread = data.get("thread")
-                    if thread is not None and kind == "experience":
-                        thread = check_thread(thread)
-                    # The id and a renamed source are settled when the line is stored.
-                    record = self._prepare(
-                        task=data.get("task"), outcome=data.get("outcome", "unknown"),
-                        steps=data.get("steps"), score=data.get("score"),
-                        feedback=data.get("feedback"), lessons=data.get("lessons"),
-                        when_to_use=data.get("when_to_use", ""), tags=data.get("tags"),
-                        namespace=data.get("namespace"), messages=data.get("messages"),
-                        created=imported_time(created),
-                        kind=kind,
-                        source=data.get("source") if isinstance(data.get("source"), str) else None)
-                    if thread is not None and kind == "experience":
-                        record = record.model_copy(update={"thread": thread})
-                    try:
-                        updated = imported_time(data.get("updated"), "updated")
-                    except (InvalidInputError, ValueError, TypeError) as exc:
-                        # the record comes all the same, its last turn its `created` (review
-                        # of session 33: the whole line was dropped for a bad `updated`)
-                        updated = None
-                        report.findings.append(Finding(
-                            severity="warning", code="invalid-updated", path=where,
-                            message=f"{exc}; the record is imported without it"))
-                    if updated is not None:  # a conversation's last turn time comes along
-                        record = record.model_copy(update={"updated": updated})
-                    _usage(data.get("usage"))  # bad counts name the line (hunt-expscale #3)
-                except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
-                    # A line for a namespace the caller may not write is skipped, named as
-                    # such ("other-namespace"): the CLI called an export's own lines "not
-                    # experiences written by export" (hunt-skillteam #3, session 32).
-                    report.skipped.append(where)
-                    other = isinstance(exc, PermissionDeniedError) and isinstance(data, dict) \
-                        and data.get("namespace") not in (None, self._scope().namespace)  # type: ignore[attr-defined]
-                    report.findings.append(Finding(
-                        severity="error", code="other-namespace" if other else "invalid-record",
-                        message=str(exc), path=where))
+                parsed = self._import_line(raw, where, report)
+                if parsed is None:
+                    continue
+                data, record = parsed
+                if record.kind == "experience" and isinstance(data.get("id"), str):
+                    seen.add(data["id"])
+                elif record.source is not None and record.source not in seen:
+                    later.append((data, record, where))
                     continue
                 chunk.append((data, record, where))
                 if len(chunk) >= IMPORT_BATCH:
                     full = self._import_batch(chunk, report, renamed, lesson_lines, kept,
                                               forgotten)
                     chunk = []
-            if full is None:
-                self._import_batch(chunk, report, renamed, lesson_lines, kept, forgotten)
+            for lines in [chunk] + [later[i:i + IMPORT_BATCH]
+                                    for i in range(0, len(later), IMPORT_BATCH)]:
+                if full is None:
+                    full = self._import_batch(lines, report, renamed, lesson_lines, kept,
+                                              forgotten)
+                else:  # the review queue filled: a waiting lesson is named as the rest
+                    report.skipped.extend(where for _, _, where in lines)
+        # in file order: a lesson line that waited for its experience is named in its place
+        report.skipped.sort(key=lambda where: int(where.rpartition(":")[2]))
         note(self, "import", None, report.added)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _import_line(self, raw: bytes, where: str, report: SyncReport
+                     ) -> tuple[dict[str, Any], Experience] | None:
+        """One import line read into a record (its id and a renamed source are settled when
+        it is stored), or None when it is not one: then it is named in `report`."""
+        data: Any = None
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                raise InvalidInputError("a line must be a JSON object")
+            kind = data.get("kind", "experience")
+            if kind not in ("experience", "lesson"):
+                raise InvalidInputError(f"unknown kind {kind!r}")
+            created = data.get("created")
+            thread = data.get("thread")
+            if thread is not None and kind == "experience":
+                thread = check_thread(thread)
+            # The id and a renamed source are settled when the line is stored.
+            record = self._prepare(
+                task=data.get("task"), outcome=data.get("outcome", "unknown"),
+                steps=data.get("steps"), score=data.get("score"),
+                feedback=data.get("feedback"), lessons=data.get("lessons"),
+                when_to_use=data.get("when_to_use", ""), tags=data.get("tags"),
+                namespace=data.get("namespace"), messages=data.get("messages"),
+                created=imported_time(created),
+                kind=kind,
+                source=data.get("source") if isinstance(data.get("source"), str) else None)
+            if thread is not None and kind == "experience":
+                record = record.model_copy(update={"thread": thread})
+            try:
+                updated = imported_time(data.get("updated"), "updated")
+            except (InvalidInputError, ValueError, TypeError) as exc:
+                # the record comes all the same, its last turn its `created` (review
+                # of session 33: the whole line was dropped for a bad `updated`)
+                updated = None
+                report.findings.append(Finding(
+                    severity="warning", code="invalid-updated", path=where,
+                    message=f"{exc}; the record is imported without it"))
+            if updated is not None:  # a conversation's last turn time comes along
+                record = record.model_copy(update={"updated": updated})
+            _usage(data.get("usage"))  # bad counts name the line (hunt-expscale #3)
+        except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
+            # A line for a namespace the caller may not write is skipped, named as
+            # such ("other-namespace"): the CLI called an export's own lines "not
+            # experiences written by export" (hunt-skillteam #3, session 32).
+            report.skipped.append(where)
+            other = isinstance(exc, PermissionDeniedError) and isinstance(data, dict) \
+                and data.get("namespace") not in (None, self._scope().namespace)  # type: ignore[attr-defined]
+            report.findings.append(Finding(
+                severity="error", code="other-namespace" if other else "invalid-record",
+                message=str(exc), path=where))
+            return None
+        return data, record
 
     def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience, str]],
                       report: SyncReport, renamed: dict[str, str],
