@@ -69,9 +69,10 @@ class PortabilityMixin:
         Ids are kept when they are well-formed and not taken, for a caller who reads every
         namespace; any other caller's records get ids derived from the file's ids and their
         namespace (`_derived_id`), so the outcome never shows whether an id exists where it
-        cannot read. A lesson's `source` follows its experience when that got a new id. A line whose id is already stored with the same
-        content is skipped (counted in `unchanged`), so importing one export again adds
-        nothing; the stored record's status is kept. What this bank forgot stays gone: a line
+        cannot read. A lesson's `source` follows its experience when that got a new id, wherever
+        the lesson's line is in the file (one before its experience's waits for it). A line
+        whose id is already stored with the same content is skipped (counted in `unchanged`),
+        so importing one export again adds nothing; the stored record's status is kept. What this bank forgot stays gone: a line
         of a record forgotten here, or a lesson of one, is left out with a warning finding
         "forgotten", and an experience's forgotten lesson text is dropped from its line
         (`_forgotten_lines`). A line's `usage` counts (as export writes
@@ -96,7 +97,11 @@ class PortabilityMixin:
         export folded each conversation into itself, one more run each time (hunt-exp #1,
         session 27). A line whose id is stored as another version of the same conversation
         (the thread went on in one of the banks) leaves the stored one as it is: counted in
-        `unchanged`, with a warning finding naming it.
+        `unchanged`, with a warning finding "other-version" naming it; so does a line whose id
+        is stored (where the caller reads it) as another version of its record, the same task
+        and `created` (a lesson forgotten in the other bank), never stored beside it or folded
+        into it (`_other_version`). A line that only shares an id with a different record gets
+        a new id as before.
         Lines are stored in batches of `IMPORT_BATCH` as `record_many` stores them (one
         embedding call, journal append and index upsert each), with the same result as one by
         one.
@@ -125,6 +130,14 @@ class PortabilityMixin:
                     except (ValueError, AttributeError):
                         pass
         chunk: list[tuple[dict[str, Any], Experience, str]] = []
+        # A lesson line before its experience's line waits until the rest is stored: its
+        # `source` follows the experience's id only once that is settled, so it kept the file's
+        # id while the experience got a derived one (a scoped caller) or a new one (a taken
+        # id): the lesson dangled, or hung on another record, and a forget of the experience
+        # left its text recallable (hunt-expimport #4, session 38). Lines in export's order
+        # are stored in file order as before (folding follows that order).
+        seen: set[str] = set()  # ids of the experience lines read so far
+        later: list[tuple[dict[str, Any], Experience, str]] = []
         full: QueueFullError | None = None
         with source_path.open("rb") as handle, self.write_lock:
             forgotten = self.journal.forgotten_ids()  # type: ignore[attr-defined]
@@ -135,62 +148,85 @@ class PortabilityMixin:
                 if full is not None:  # the review queue filled: the rest waits, each line named
                     report.skipped.append(where)
                     continue
-                try:
-                    data = json.loads(raw)
-                    if not isinstance(data, dict):
-                        raise InvalidInputError("a line must be a JSON object")
-                    kind = data.get("kind", "experience")
-                    if kind not in ("experience", "lesson"):
-                        raise InvalidInputError(f"unknown kind {kind!r}")
-                    created = data.get("created")
-                    thread = data.get("thread")
-                    if thread is not None and kind == "experience":
-                        thread = check_thread(thread)
-                    # The id and a renamed source are settled when the line is stored.
-                    record = self._prepare(
-                        task=data.get("task"), outcome=data.get("outcome", "unknown"),
-                        steps=data.get("steps"), score=data.get("score"),
-                        feedback=data.get("feedback"), lessons=data.get("lessons"),
-                        when_to_use=data.get("when_to_use", ""), tags=data.get("tags"),
-                        namespace=data.get("namespace"), messages=data.get("messages"),
-                        created=imported_time(created),
-                        kind=kind,
-                        source=data.get("source") if isinstance(data.get("source"), str) else None)
-                    if thread is not None and kind == "experience":
-                        record = record.model_copy(update={"thread": thread})
-                    try:
-                        updated = imported_time(data.get("updated"), "updated")
-                    except (InvalidInputError, ValueError, TypeError) as exc:
-                        # the record comes all the same, its last turn its `created` (review
-                        # of session 33: the whole line was dropped for a bad `updated`)
-                        updated = None
-                        report.findings.append(Finding(
-                            severity="warning", code="invalid-updated", path=where,
-                            message=f"{exc}; the record is imported without it"))
-                    if updated is not None:  # a conversation's last turn time comes along
-                        record = record.model_copy(update={"updated": updated})
-                    _usage(data.get("usage"))  # bad counts name the line (hunt-expscale #3)
-                except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
-                    # A line for a namespace the caller may not write is skipped, named as
-                    # such ("other-namespace"): the CLI called an export's own lines "not
-                    # experiences written by export" (hunt-skillteam #3, session 32).
-                    report.skipped.append(where)
-                    other = isinstance(exc, PermissionDeniedError) and isinstance(data, dict) \
-                        and data.get("namespace") not in (None, self._scope().namespace)  # type: ignore[attr-defined]
-                    report.findings.append(Finding(
-                        severity="error", code="other-namespace" if other else "invalid-record",
-                        message=str(exc), path=where))
+                parsed = self._import_line(raw, where, report)
+                if parsed is None:
+                    continue
+                data, record = parsed
+                if record.kind == "experience" and isinstance(data.get("id"), str):
+                    seen.add(data["id"])
+                elif record.source is not None and record.source not in seen:
+                    later.append((data, record, where))
                     continue
                 chunk.append((data, record, where))
                 if len(chunk) >= IMPORT_BATCH:
                     full = self._import_batch(chunk, report, renamed, lesson_lines, kept,
                                               forgotten)
                     chunk = []
-            if full is None:
-                self._import_batch(chunk, report, renamed, lesson_lines, kept, forgotten)
+            for lines in [chunk] + [later[i:i + IMPORT_BATCH]
+                                    for i in range(0, len(later), IMPORT_BATCH)]:
+                if full is None:
+                    full = self._import_batch(lines, report, renamed, lesson_lines, kept,
+                                              forgotten)
+                else:  # the review queue filled: a waiting lesson is named as the rest
+                    report.skipped.extend(where for _, _, where in lines)
+        # in file order: a lesson line that waited for its experience is named in its place
+        report.skipped.sort(key=lambda where: int(where.rpartition(":")[2]))
         note(self, "import", None, report.added)
         report.seconds = time.perf_counter() - started
         return report
+
+    def _import_line(self, raw: bytes, where: str, report: SyncReport
+                     ) -> tuple[dict[str, Any], Experience] | None:
+        """One import line read into a record (its id and a renamed source are settled when
+        it is stored), or None when it is not one: then it is named in `report`."""
+        data: Any = None
+        try:
+            data = json.loads(raw)
+            if not isinstance(data, dict):
+                raise InvalidInputError("a line must be a JSON object")
+            kind = data.get("kind", "experience")
+            if kind not in ("experience", "lesson"):
+                raise InvalidInputError(f"unknown kind {kind!r}")
+            created = data.get("created")
+            thread = data.get("thread")
+            if thread is not None and kind == "experience":
+                thread = check_thread(thread)
+            # The id and a renamed source are settled when the line is stored.
+            record = self._prepare(
+                task=data.get("task"), outcome=data.get("outcome", "unknown"),
+                steps=data.get("steps"), score=data.get("score"),
+                feedback=data.get("feedback"), lessons=data.get("lessons"),
+                when_to_use=data.get("when_to_use", ""), tags=data.get("tags"),
+                namespace=data.get("namespace"), messages=data.get("messages"),
+                created=imported_time(created),
+                kind=kind,
+                source=data.get("source") if isinstance(data.get("source"), str) else None)
+            if thread is not None and kind == "experience":
+                record = record.model_copy(update={"thread": thread})
+            try:
+                updated = imported_time(data.get("updated"), "updated")
+            except (InvalidInputError, ValueError, TypeError) as exc:
+                # the record comes all the same, its last turn its `created` (review
+                # of session 33: the whole line was dropped for a bad `updated`)
+                updated = None
+                report.findings.append(Finding(
+                    severity="warning", code="invalid-updated", path=where,
+                    message=f"{exc}; the record is imported without it"))
+            if updated is not None:  # a conversation's last turn time comes along
+                record = record.model_copy(update={"updated": updated})
+            _usage(data.get("usage"))  # bad counts name the line (hunt-expscale #3)
+        except (InvalidInputError, PermissionDeniedError, ValueError, TypeError) as exc:
+            # A line for a namespace the caller may not write is skipped, named as
+            # such ("other-namespace"): the CLI called an export's own lines "not
+            # experiences written by export" (hunt-skillteam #3, session 32).
+            report.skipped.append(where)
+            other = isinstance(exc, PermissionDeniedError) and isinstance(data, dict) \
+                and data.get("namespace") not in (None, self._scope().namespace)  # type: ignore[attr-defined]
+            report.findings.append(Finding(
+                severity="error", code="other-namespace" if other else "invalid-record",
+                message=str(exc), path=where))
+            return None
+        return data, record
 
     def _import_batch(self, chunk: list[tuple[dict[str, Any], Experience, str]],
                       report: SyncReport, renamed: dict[str, str],
@@ -262,13 +298,16 @@ class PortabilityMixin:
                 else:
                     candidate = None
                 if candidate is None:
-                    candidate = next((c for c in contents if self._same_conversation(c, record)),
-                                     None)
+                    dated = data.get("created") is not None
+                    candidate = next((c for c in contents if self._other_version(
+                        c, contents[c], record, kept, dated)), None)
                     if candidate is not None:
+                        what = f"conversation {record.thread!r}" if record.thread is not None \
+                            else "this record (the same task and time)"
                         report.findings.append(Finding(
                             severity="warning", code="other-version",
                             message=f"{candidate} is stored already as another version of "
-                            f"conversation {record.thread!r}; the stored one is kept", path=where))
+                            f"{what}; the stored one is kept", path=where))
                 if candidate is not None:
                     report.unchanged += 1  # this very record is here already: importing again
                     if candidate != wanted:
@@ -332,6 +371,39 @@ class PortabilityMixin:
                     and meta.get("status") != "retired":
                 return found
         return None
+
+    def _other_version(self, record_id: str, content: dict[str, Any], record: Experience,
+                       kept: dict[str, dict[str, Any]], dated: bool) -> bool:
+        """Whether `record_id` is stored (by an earlier import, or by this one: `kept`) where
+        the caller reads it as another version of the line's record (`content`, its `_dump`
+        under that id): a version of its conversation (`_same_conversation`), or the same
+        kind, namespace, task and `created` as a line that says its `created` (an export line:
+        a line without one is "now" and names no stored run). Importing keeps the stored one
+        and neither stores the line beside it nor folds it in.
+
+        Why: another bank's version of a moved record (a lesson forgotten there, a conversation
+        that became a past run there) was stored as a second copy of the run under a new id,
+        and every later import of the file folded it into that copy, one more run each time,
+        while the report said "unchanged" (hunt-expimport #1, session 38). A different record
+        whose id only collides (another task or time, a hand-made line) is still imported
+        under a new id, and an id stored where the caller cannot read it is never compared."""
+        if record_id in kept:
+            stored = kept[record_id]
+        else:
+            meta = self.index.metadata(record_id)
+            if meta is None or not self._scope().can_read(meta.get("namespace")):  # type: ignore[attr-defined]
+                return False
+            if self._same_conversation(record_id, record):
+                return True
+            try:
+                stored = self._dump(self._read_record(record_id, meta))
+            except NotFoundError:
+                return False
+        if record.thread is not None and stored.get("thread") == record.thread \
+                and stored.get("namespace") == record.namespace:
+            return True
+        return dated and all(stored.get(key) == content.get(key)
+                             for key in ("kind", "namespace", "task", "created"))
 
     def _same_conversation(self, record_id: str, record: Experience) -> bool:
         """Whether the index holds `record_id` as a version of `record`'s conversation (the
