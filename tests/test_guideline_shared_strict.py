@@ -24,18 +24,8 @@ from skillbank.distill.rule_distiller import RuleDistiller
 from skillbank.embeddings import HashEmbedding
 from skillbank.scope import Scope
 
-LEAD = Scope(principal="lead", namespace="team", role="reviewer", face="test")
-ALICE = Scope(principal="alice", namespace="alice", reads=("team",), role="contributor",
-              face="test")
-ALICE_AGENT = Scope(principal="alice-agent", namespace="alice", reads=("team",),
-                    role="contributor", trusted=False, face="test")
-ALICE_LEAD = Scope(principal="alice-lead", namespace="alice", reads=("team",), role="reviewer",
-                   face="test")
-BOB = Scope(principal="bob", namespace="bob", reads=("team",), role="contributor", face="test")
-
-TEAM_RULE = "Always write a changelog entry."
-HERS = "From now on, do not write a changelog entry."
-TASK = "Write the changelog entry for the release"
+from test_guideline_shared_contradiction import (  # noqa: F401 - one cast for both files
+    ALICE, ALICE_AGENT, ALICE_LEAD, BOB, HERS, LEAD, TASK, TEAM_RULE)
 
 
 def _open(root: Any, **kw: Any) -> Skillbank:
