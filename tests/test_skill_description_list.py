@@ -42,7 +42,10 @@ def test_validate_and_sync_agree(cli_root, tmp_path):
     report = run.json("--no-bundled", "--skills-dir", folder, "skills", "sync")
     assert [(f["severity"], f["code"]) for f in report["findings"] if f["path"] == str(path)] \
         == [("error", "description-type")]
-    run("skills", "show", "desclist", code=3)
+    # Not served, and a read says why (exit 5, as for a SKILL.md it may not read), not "no
+    # skill named" (hunt-mcpcorpus #1, session 38).
+    shown = run("skills", "show", "desclist", code=5)
+    assert "YAML list" in shown.stderr and "not served" in shown.stderr
 
 
 def test_one_indexed_before_is_no_longer_served(tmp_path, monkeypatch):
